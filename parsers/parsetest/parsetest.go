@@ -1,0 +1,180 @@
+// Package parsetest holds the test helpers shared by the parser packages:
+// txtar golden files under the repository's testdata/ with an -update flag,
+// fuzz seeds taken from the same files, and JSON rendering for goldens.
+//
+// A golden case is a txtar archive: its comment says where the input came
+// from, its "input" section (or several input sections) is what the parser
+// reads, and the other sections are the expected outputs, rewritten by
+// `go test ./... -update`.
+package parsetest
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+// Update is the -update flag: rewrite golden sections instead of comparing.
+var Update = flag.Bool("update", false, "rewrite golden files with the current output")
+
+// Root returns the repository root (the directory holding go.mod), found by
+// walking up from the working directory.
+func Root(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			tb.Fatal("go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Files returns the txtar files matching pattern, relative to the
+// repository's testdata directory (e.g. "parsers/iptables/*.txtar").
+func Files(tb testing.TB, pattern string) []string {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join(Root(tb), "testdata", pattern))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(files) == 0 {
+		tb.Fatalf("no golden files match testdata/%s", pattern)
+	}
+	sort.Strings(files)
+	return files
+}
+
+// Section returns the named section of a, or nil.
+func Section(a *txtar.Archive, name string) []byte {
+	for _, f := range a.Files {
+		if f.Name == name {
+			return f.Data
+		}
+	}
+	return nil
+}
+
+// Golden runs fn for every txtar archive matching pattern (see [Files]),
+// each in a subtest named after the file. fn returns the sections it
+// produced; each is compared with the archive's section of the same name,
+// and with -update the archive is rewritten with the new sections (sections
+// fn did not return are kept).
+func Golden(t *testing.T, pattern string, fn func(t *testing.T, name string, a *txtar.Archive) map[string][]byte) {
+	t.Helper()
+	for _, file := range Files(t, pattern) {
+		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
+		t.Run(name, func(t *testing.T) {
+			a, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := fn(t, name, a)
+			if t.Failed() && !*Update {
+				return
+			}
+			rewrite := false
+			for _, sec := range sortedKeys(got) {
+				want := Section(a, sec)
+				if bytes.Equal(want, got[sec]) {
+					continue
+				}
+				if *Update {
+					setSection(a, sec, got[sec])
+					rewrite = true
+					continue
+				}
+				t.Errorf("section %q differs from %s (run go test -update to accept):\n%s", sec, file, Diff(want, got[sec]))
+			}
+			if rewrite {
+				if err := os.WriteFile(file, txtar.Format(a), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// Seeds adds every section named "input" (or starting with "input") of the
+// archives matching pattern to the fuzz corpus of f.
+func Seeds(f *testing.F, pattern string) {
+	f.Helper()
+	for _, file := range Files(f, pattern) {
+		a, err := txtar.ParseFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, s := range a.Files {
+			if strings.HasPrefix(s.Name, "input") {
+				f.Add(s.Data)
+			}
+		}
+	}
+}
+
+// JSON renders v as indented JSON with a trailing newline, for goldens.
+func JSON(tb testing.TB, v any) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// Diff returns a short line diff of want and got: the first differing line
+// with a little context.
+func Diff(want, got []byte) string {
+	wl := strings.Split(string(want), "\n")
+	gl := strings.Split(string(got), "\n")
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g || i >= len(wl) || i >= len(gl) {
+			return "line " + strconv.Itoa(i+1) + ":\n  want: " + w + "\n  got:  " + g
+		}
+	}
+	return "(equal)"
+}
+
+func setSection(a *txtar.Archive, name string, data []byte) {
+	for i := range a.Files {
+		if a.Files[i].Name == name {
+			a.Files[i].Data = data
+			return
+		}
+	}
+	a.Files = append(a.Files, txtar.File{Name: name, Data: data})
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
