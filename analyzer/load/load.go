@@ -1,0 +1,185 @@
+package load
+
+import (
+	"fmt"
+	"path"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/kube"
+)
+
+// Options tune loading.
+type Options struct {
+	// Node, when set, is the node name to analyse as (the --node flag).
+	Node string
+	// Version, when set, overrides the kube-proxy version ("1.28").
+	Version string
+	// Limits bound archive and directory reading; zero means DefaultLimits.
+	Limits Limits
+}
+
+// parseFunc parses one file of a kind into its value.
+type parseFunc func(name string, data []byte) (any, error)
+
+// parsersByKind maps each input kind to its parser. A kind without a
+// parser is listed in the snapshot's inputs as not analysed.
+var parsersByKind = map[parsers.Kind]parseFunc{
+	parsers.KindIPTablesSave:    func(n string, d []byte) (any, error) { return iptables.Parse(n, d) },
+	parsers.KindKube:            func(n string, d []byte) (any, error) { return kube.Parse(n, d) },
+	parsers.KindKubeProxyConfig: func(n string, d []byte) (any, error) { return parseConfigFile(n, d) },
+}
+
+type parsed struct {
+	f     file
+	kind  parsers.Kind
+	value any
+	err   error
+}
+
+// Load reads every path and returns one snapshot per node: each bundle
+// (an archive, or a directory holding manifest.json or node/) is a node of
+// its own; loose files form one more; Kubernetes exports and configuration
+// given as loose files apply to every node.
+func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
+	lim := opts.Limits
+	if lim.MaxFiles == 0 {
+		lim = DefaultLimits
+	}
+	var files []file
+	for _, p := range paths {
+		fs, err := readPath(p, lim)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, regroup(p, fs)...)
+	}
+	if len(files) == 0 {
+		return nil, inputErrorf("no input files")
+	}
+	results := parseAll(files)
+	var errs parsers.ErrorList
+	var other []string
+	for _, r := range results {
+		if r.err == nil {
+			continue
+		}
+		switch e := r.err.(type) {
+		case parsers.ErrorList:
+			errs = append(errs, e...)
+		case *parsers.Error:
+			errs = append(errs, e)
+		default:
+			other = append(other, fmt.Sprintf("%s: %v", r.f.name, r.err))
+		}
+	}
+	if len(other) > 0 {
+		return nil, inputErrorf("%s", strings.Join(other, "; "))
+	}
+	if len(errs) > 0 {
+		errs.Sort()
+		return nil, errs
+	}
+	return assemble(results, opts)
+}
+
+// parseAll parses files concurrently, keeping their order.
+func parseAll(files []file) []parsed {
+	out := make([]parsed, len(files))
+	workers := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f := files[i]
+				k := parsers.Detect(f.data)
+				r := parsed{f: f, kind: k}
+				if fn := parsersByKind[k]; fn != nil {
+					r.value, r.err = fn(f.name, f.data)
+				}
+				out[i] = r
+			}
+		}()
+	}
+	// Largest files first, so that the big dump and the big export are
+	// parsed side by side.
+	order := make([]int, len(files))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return len(files[order[a]].data) > len(files[order[b]].data) })
+	for _, i := range order {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// regroup assigns the files read from one argument to bundles: a directory
+// (or archive) prefix holding manifest.json or node/ is a bundle.
+func regroup(arg string, fs []file) []file {
+	if len(fs) == 0 || fs[0].group == "" {
+		return fs
+	}
+	fs = stripCommonDir(fs)
+	roots := map[string]bool{}
+	if fs[0].archive {
+		roots[""] = true // an archive is a bundle even without a manifest
+	}
+	for _, f := range fs {
+		dir, base := path.Split(f.name)
+		if base == "manifest.json" {
+			roots[strings.TrimSuffix(dir, "/")] = true
+		}
+		if i := strings.Index("/"+f.name, "/node/"); i >= 0 {
+			roots[strings.TrimSuffix(f.name[:i], "/")] = true
+		}
+	}
+	for i := range fs {
+		best := ""
+		found := false
+		for r := range roots {
+			if (r == "" || strings.HasPrefix(fs[i].name, r+"/")) && (!found || len(r) > len(best)) {
+				best, found = r, true
+			}
+		}
+		if !found {
+			fs[i].group = "" // loose file inside a plain directory
+			continue
+		}
+		if best != "" {
+			fs[i].name = strings.TrimPrefix(fs[i].name, best+"/")
+			fs[i].group = path.Join(arg, best)
+		} else {
+			fs[i].group = arg
+		}
+	}
+	return fs
+}
+
+// stripCommonDir removes a single top directory shared by every entry of
+// an archive ("proxyscan-node1-20260302T081500Z/node/...").
+func stripCommonDir(fs []file) []file {
+	first, _, ok := strings.Cut(fs[0].name, "/")
+	if !ok || first == "node" || first == "cluster" || first == "kube-proxy" {
+		return fs
+	}
+	for _, f := range fs {
+		if !strings.HasPrefix(f.name, first+"/") {
+			return fs
+		}
+	}
+	for i := range fs {
+		fs[i].name = strings.TrimPrefix(fs[i].name, first+"/")
+	}
+	return fs
+}

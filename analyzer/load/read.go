@@ -1,0 +1,235 @@
+// Package load reads analysis inputs — bundle archives (.tgz), directories
+// and single files, in any mix — detects the kind of every file by its
+// content, parses it, and assembles one model.Snapshot per node.
+//
+// Archives are untrusted: entries with absolute paths, ".." components,
+// links or device nodes are refused, and the number of files and the
+// decompressed size are capped.
+package load
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/parsers"
+)
+
+// Limits bound what the loader reads.
+type Limits struct {
+	// MaxFiles is the most files read from one archive or directory.
+	MaxFiles int
+	// MaxTotal is the most bytes read from one archive or directory
+	// (decompressed).
+	MaxTotal int64
+	// MaxFile is the largest single file.
+	MaxFile int64
+}
+
+// DefaultLimits are generous for real bundles (a 10,000-service node is
+// under 100 MB) and stop decompression bombs.
+var DefaultLimits = Limits{MaxFiles: 10000, MaxTotal: 2 << 30, MaxFile: 1 << 30}
+
+// file is one input file read into memory.
+type file struct {
+	// name is the path shown to users: the path inside the bundle, or the
+	// path as given on the command line.
+	name string
+	// group is the bundle or directory the file belongs to ("" for a loose
+	// file).
+	group string
+	// archive is set for files read from a bundle archive.
+	archive bool
+	data    []byte
+}
+
+// errInput marks input errors that are not positioned parser errors.
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string { return e.msg }
+
+// IsInputError reports whether err is a problem with the inputs (exit 2)
+// rather than an internal failure.
+func IsInputError(err error) bool {
+	var ie *inputError
+	return errors.As(err, &ie) || parsers.IsInputError(err)
+}
+
+func inputErrorf(format string, args ...any) error {
+	return &inputError{msg: fmt.Sprintf(format, args...)}
+}
+
+// readPath reads one command-line argument: an archive, a directory or a
+// single file.
+func readPath(p string, lim Limits) ([]file, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
+	}
+	if st.IsDir() {
+		return readDir(p, lim)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, inputErrorf("reading %s: not a regular file", p)
+	}
+	if st.Size() > lim.MaxFile {
+		return nil, inputErrorf("reading %s: file is %d bytes, over the %d-byte limit", p, st.Size(), lim.MaxFile)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, inputErrorf("reading %s: %v", p, err)
+	}
+	if isGzip(data) {
+		return readArchive(p, data, lim)
+	}
+	return []file{{name: p, data: data}}, nil
+}
+
+func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
+
+// readArchive reads a gzip-compressed tar archive (a bundle).
+func readArchive(name string, data []byte, lim Limits) ([]file, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, inputErrorf("%s: not a valid gzip archive: %v", name, err)
+	}
+	zr.Multistream(false)
+	tr := tar.NewReader(zr)
+	var out []file
+	var total int64
+	seen := map[string]bool{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, inputErrorf("%s: corrupt or truncated archive after %d files: %v", name, len(out), err)
+		}
+		clean, err := entryName(h.Name)
+		if err != nil {
+			return nil, inputErrorf("%s: refusing archive entry %q: %v", name, h.Name, err)
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			continue
+		case tar.TypeReg, tar.TypeRegA:
+		case tar.TypeSymlink, tar.TypeLink:
+			return nil, inputErrorf("%s: refusing archive entry %q: links are not allowed in a bundle", name, h.Name)
+		case tar.TypeXGlobalHeader:
+			continue
+		default:
+			return nil, inputErrorf("%s: refusing archive entry %q: type %q is not a regular file", name, h.Name, string(h.Typeflag))
+		}
+		if clean == "" {
+			continue
+		}
+		if seen[clean] {
+			return nil, inputErrorf("%s: archive entry %q appears twice", name, clean)
+		}
+		seen[clean] = true
+		if len(out) >= lim.MaxFiles {
+			return nil, inputErrorf("%s: more than %d files in archive", name, lim.MaxFiles)
+		}
+		if h.Size > lim.MaxFile || h.Size < 0 {
+			return nil, inputErrorf("%s: archive entry %q is %d bytes, over the %d-byte limit", name, clean, h.Size, lim.MaxFile)
+		}
+		if total+h.Size > lim.MaxTotal {
+			return nil, inputErrorf("%s: archive decompresses to more than %d bytes", name, lim.MaxTotal)
+		}
+		buf := make([]byte, 0, h.Size)
+		w := bytes.NewBuffer(buf)
+		n, err := io.Copy(w, io.LimitReader(tr, h.Size+1))
+		if err != nil {
+			return nil, inputErrorf("%s: reading archive entry %q: %v", name, clean, err)
+		}
+		if n != h.Size {
+			return nil, inputErrorf("%s: archive entry %q is truncated (%d of %d bytes)", name, clean, n, h.Size)
+		}
+		total += n
+		out = append(out, file{name: clean, group: name, archive: true, data: w.Bytes()})
+	}
+	if len(out) == 0 {
+		return nil, inputErrorf("%s: archive holds no files", name)
+	}
+	return out, nil
+}
+
+// entryName validates an archive entry name and returns it cleaned, with a
+// single leading directory of the bundle (proxyscan-host-time/) removed.
+func entryName(n string) (string, error) {
+	if strings.ContainsRune(n, 0) {
+		return "", errors.New("NUL byte in name")
+	}
+	n = strings.ReplaceAll(n, "\\", "/")
+	if strings.HasPrefix(n, "/") || len(n) > 1 && n[1] == ':' {
+		return "", errors.New("absolute path")
+	}
+	for _, part := range strings.Split(n, "/") {
+		if part == ".." {
+			return "", errors.New("path escapes the bundle (\"..\")")
+		}
+	}
+	clean := path.Clean(n)
+	if clean == "." {
+		return "", nil
+	}
+	return clean, nil
+}
+
+// readDir reads every regular file below dir (links are not followed).
+func readDir(dir string, lim Limits) ([]file, error) {
+	var out []file
+	var total int64
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return inputErrorf("reading %s: %v", p, err)
+		}
+		if d.IsDir() {
+			if p != dir && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil // links, sockets, devices: never followed
+		}
+		info, err := d.Info()
+		if err != nil {
+			return inputErrorf("reading %s: %v", p, err)
+		}
+		if len(out) >= lim.MaxFiles {
+			return inputErrorf("%s: more than %d files", dir, lim.MaxFiles)
+		}
+		if info.Size() > lim.MaxFile {
+			return inputErrorf("reading %s: file is %d bytes, over the %d-byte limit", p, info.Size(), lim.MaxFile)
+		}
+		if total += info.Size(); total > lim.MaxTotal {
+			return inputErrorf("%s: more than %d bytes of files", dir, lim.MaxTotal)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return inputErrorf("reading %s: %v", p, err)
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out = append(out, file{name: filepath.ToSlash(rel), group: dir, data: data})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out, nil
+}

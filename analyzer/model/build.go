@@ -1,0 +1,302 @@
+package model
+
+import (
+	"net/netip"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/proxyscan/proxyscan/parsers/kube"
+)
+
+// Labels kube-proxy's informers filter on (cmd/kube-proxy/app/server.go).
+const (
+	LabelServiceProxyName = "service.kubernetes.io/service-proxy-name"
+	LabelHeadless         = "service.kubernetes.io/headless"
+)
+
+// BuildOptions tune [BuildServicePorts] to a node and a kube-proxy version.
+type BuildOptions struct {
+	// NodeName decides which endpoints are local.
+	NodeName string
+	// HonourIPMode applies the LoadBalancer ingress ipMode (Proxy ingress IPs
+	// are not programmed), as kube-proxy does since 1.30.
+	HonourIPMode bool
+}
+
+// BuildServicePorts derives the service ports of every Service in objs,
+// with their endpoints from the EndpointSlices (or, for a Service that has
+// no EndpointSlice at all, from legacy Endpoints objects). Ports of
+// Services kube-proxy skips are included with Skip set. The result is
+// sorted by service port name, then protocol.
+func BuildServicePorts(objs *kube.Objects, opts BuildOptions) []*ServicePort {
+	slicesBySvc := map[string][]*kube.EndpointSlice{}
+	for _, s := range objs.EndpointSlices {
+		name := s.Labels[discoveryv1.LabelServiceName]
+		if name == "" {
+			continue
+		}
+		if _, headless := s.Labels[LabelHeadless]; headless {
+			continue
+		}
+		key := s.Namespace + "/" + name
+		slicesBySvc[key] = append(slicesBySvc[key], s)
+	}
+	epsBySvc := map[string]*kube.Endpoints{}
+	for _, e := range objs.Endpoints {
+		epsBySvc[e.Namespace+"/"+e.Name] = e
+	}
+	var out []*ServicePort
+	for _, svc := range objs.Services {
+		key := svc.Namespace + "/" + svc.Name
+		ports := servicePorts(svc, opts)
+		slices := slicesBySvc[key]
+		sort.Slice(slices, func(i, j int) bool { return slices[i].Name < slices[j].Name })
+		for _, sp := range ports {
+			switch {
+			case len(slices) > 0:
+				sp.Endpoints = endpointsFromSlices(sp, slices, opts.NodeName)
+				sp.EndpointSource = "EndpointSlice"
+			case epsBySvc[key] != nil:
+				sp.Endpoints = endpointsFromLegacy(sp, epsBySvc[key], opts.NodeName)
+				sp.EndpointSource = "Endpoints"
+			}
+		}
+		out = append(out, ports...)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].Name.String(), out[j].Name.String()
+		if a != b {
+			return a < b
+		}
+		return out[i].Protocol < out[j].Protocol
+	})
+	return out
+}
+
+func servicePorts(svc *kube.Service, opts BuildOptions) []*ServicePort {
+	spec := &svc.Spec
+	skip := ""
+	switch {
+	case svc.Labels[LabelServiceProxyName] != "":
+		skip = SkipProxyName
+	case spec.Type == corev1.ServiceTypeExternalName:
+		skip = SkipExternalName
+	case spec.ClusterIP == corev1.ClusterIPNone:
+		skip = SkipHeadless
+	case spec.ClusterIP == "":
+		skip = SkipNoClusterIP
+	}
+	var clusterIPs []netip.Addr
+	ips := spec.ClusterIPs
+	if len(ips) == 0 && spec.ClusterIP != "" {
+		ips = []string{spec.ClusterIP}
+	}
+	seen := map[Family]bool{}
+	for _, s := range ips {
+		if a, err := netip.ParseAddr(strings.TrimSpace(s)); err == nil && !seen[FamilyOf(a)] {
+			seen[FamilyOf(a)] = true
+			clusterIPs = append(clusterIPs, a.Unmap())
+		}
+	}
+	var externalIPs []netip.Addr
+	for _, s := range spec.ExternalIPs {
+		if a, err := netip.ParseAddr(strings.TrimSpace(s)); err == nil {
+			externalIPs = append(externalIPs, a.Unmap())
+		}
+	}
+	var vips, proxyIPs []netip.Addr
+	if spec.Type == corev1.ServiceTypeLoadBalancer {
+		for _, ing := range svc.Status.LoadBalancer.Ingress {
+			a, err := netip.ParseAddr(ing.IP)
+			if err != nil {
+				continue
+			}
+			if opts.HonourIPMode && ing.IPMode != nil && *ing.IPMode == corev1.LoadBalancerIPModeProxy {
+				proxyIPs = append(proxyIPs, a.Unmap())
+				continue
+			}
+			vips = append(vips, a.Unmap())
+		}
+	}
+	var ranges []netip.Prefix
+	if spec.Type == corev1.ServiceTypeLoadBalancer {
+		for _, s := range spec.LoadBalancerSourceRanges {
+			if p, err := netip.ParsePrefix(strings.TrimSpace(s)); err == nil {
+				ranges = append(ranges, p.Masked())
+			}
+		}
+	}
+	externallyAccessible := spec.Type == corev1.ServiceTypeNodePort || spec.Type == corev1.ServiceTypeLoadBalancer || len(externalIPs) > 0
+	extLocal := externallyAccessible && spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
+	intLocal := spec.InternalTrafficPolicy != nil && *spec.InternalTrafficPolicy == corev1.ServiceInternalTrafficPolicyLocal
+	var hc int32
+	if spec.Type == corev1.ServiceTypeLoadBalancer && extLocal {
+		hc = spec.HealthCheckNodePort
+	}
+	affinity := spec.SessionAffinity == corev1.ServiceAffinityClientIP
+	timeout := int32(corev1.DefaultClientIPServiceAffinitySeconds)
+	if c := spec.SessionAffinityConfig; c != nil && c.ClientIP != nil && c.ClientIP.TimeoutSeconds != nil {
+		timeout = *c.ClientIP.TimeoutSeconds
+	}
+	var out []*ServicePort
+	for _, p := range spec.Ports {
+		proto := p.Protocol
+		if proto == "" {
+			proto = corev1.ProtocolTCP
+		}
+		sp := &ServicePort{
+			Name:                ServicePortName{Namespace: svc.Namespace, Name: svc.Name, Port: p.Name},
+			Service:             svc,
+			Protocol:            proto,
+			Port:                p.Port,
+			ClusterIPs:          clusterIPs,
+			ExternalIPs:         externalIPs,
+			LoadBalancerVIPs:    vips,
+			ProxyIPs:            proxyIPs,
+			SourceRanges:        ranges,
+			ExternalPolicyLocal: extLocal,
+			InternalPolicyLocal: intLocal,
+			HealthCheckNodePort: hc,
+			AffinityClientIP:    affinity,
+			AffinityTimeout:     timeout,
+			Skip:                skip,
+		}
+		if spec.Type == corev1.ServiceTypeNodePort || spec.Type == corev1.ServiceTypeLoadBalancer {
+			sp.NodePort = p.NodePort
+		}
+		if !affinity {
+			sp.AffinityTimeout = 0
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// endpointsFromSlices mirrors pkg/proxy/endpointslicecache.go: one
+// endpoint per slice endpoint whose slice port matches the service port by
+// name and protocol; only addresses[0] is used; duplicates are merged, a
+// local copy winning.
+func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node string) []*Endpoint {
+	byAddr := map[string]*Endpoint{}
+	var order []string
+	for _, s := range slices {
+		if s.AddressType != discoveryv1.AddressTypeIPv4 && s.AddressType != discoveryv1.AddressTypeIPv6 {
+			continue
+		}
+		for _, port := range s.Ports {
+			if port.Port == nil {
+				continue
+			}
+			name := ""
+			if port.Name != nil {
+				name = *port.Name
+			}
+			proto := corev1.ProtocolTCP
+			if port.Protocol != nil {
+				proto = *port.Protocol
+			}
+			if name != sp.Name.Port || proto != sp.Protocol {
+				continue
+			}
+			for i := range s.Endpoints {
+				se := &s.Endpoints[i]
+				if len(se.Addresses) == 0 {
+					continue
+				}
+				ip, err := netip.ParseAddr(se.Addresses[0])
+				if err != nil {
+					continue
+				}
+				e := &Endpoint{
+					IP:          ip.Unmap(),
+					Port:        *port.Port,
+					Ready:       se.Conditions.Ready == nil || *se.Conditions.Ready,
+					Serving:     se.Conditions.Serving == nil || *se.Conditions.Serving,
+					Terminating: se.Conditions.Terminating != nil && *se.Conditions.Terminating,
+					Pos:         s.Pos,
+				}
+				if se.NodeName != nil {
+					e.NodeName = *se.NodeName
+					e.Local = node != "" && e.NodeName == node
+				}
+				if se.Zone != nil {
+					e.Zone = *se.Zone
+				}
+				if se.Hints != nil {
+					for _, z := range se.Hints.ForZones {
+						e.ZoneHints = append(e.ZoneHints, z.Name)
+					}
+					for _, n := range se.Hints.ForNodes {
+						e.NodeHints = append(e.NodeHints, n.Name)
+					}
+				}
+				if se.TargetRef != nil {
+					e.TargetRef = se.TargetRef.Kind + " " + se.TargetRef.Namespace + "/" + se.TargetRef.Name
+				}
+				k := e.String()
+				if old, ok := byAddr[k]; ok {
+					if e.Local && !old.Local {
+						byAddr[k] = e
+					}
+					continue
+				}
+				byAddr[k] = e
+				order = append(order, k)
+			}
+		}
+	}
+	out := make([]*Endpoint, 0, len(order))
+	for _, k := range order {
+		out = append(out, byAddr[k])
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// endpointsFromLegacy reads a core/v1 Endpoints object, for exports that
+// have no EndpointSlices: addresses are ready and serving, notReadyAddresses
+// neither.
+func endpointsFromLegacy(sp *ServicePort, eps *kube.Endpoints, node string) []*Endpoint {
+	byAddr := map[string]*Endpoint{}
+	for _, ss := range eps.Subsets {
+		for _, port := range ss.Ports {
+			proto := port.Protocol
+			if proto == "" {
+				proto = corev1.ProtocolTCP
+			}
+			if port.Name != sp.Name.Port || proto != sp.Protocol {
+				continue
+			}
+			add := func(addrs []corev1.EndpointAddress, ready bool) {
+				for _, a := range addrs {
+					ip, err := netip.ParseAddr(a.IP)
+					if err != nil {
+						continue
+					}
+					e := &Endpoint{IP: ip.Unmap(), Port: port.Port, Ready: ready, Serving: ready, Pos: eps.Pos}
+					if a.NodeName != nil {
+						e.NodeName = *a.NodeName
+						e.Local = node != "" && e.NodeName == node
+					}
+					if a.TargetRef != nil {
+						e.TargetRef = a.TargetRef.Kind + " " + a.TargetRef.Namespace + "/" + a.TargetRef.Name
+					}
+					if _, ok := byAddr[e.String()]; !ok {
+						byAddr[e.String()] = e
+					}
+				}
+			}
+			add(ss.Addresses, true)
+			add(ss.NotReadyAddresses, false)
+		}
+	}
+	out := make([]*Endpoint, 0, len(byAddr))
+	for _, e := range byAddr {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}

@@ -1,0 +1,217 @@
+package model
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strconv"
+
+	kpv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
+
+	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/kube"
+)
+
+// Proxy modes.
+const (
+	ModeIPTables = "iptables"
+	ModeIPVS     = "ipvs"
+	ModeNFTables = "nftables"
+)
+
+// A Snapshot is everything known about one node: the inputs it was read
+// from, the Kubernetes objects, the kube-proxy configuration and version,
+// and the captured data plane.
+type Snapshot struct {
+	// Node is the node the data plane was captured on.
+	Node Node
+	// Inputs lists every file read, with its detected kind; files of
+	// unknown kind are listed too.
+	Inputs []Input
+	// Objects holds the Kubernetes objects of the exports.
+	Objects *kube.Objects
+	// Config is the kube-proxy configuration, nil when none was found.
+	Config *Config
+	// Version is the kube-proxy version the analysis assumes.
+	Version Version
+	// Ports holds every service port, including those of Services
+	// kube-proxy skips (with Skip set).
+	Ports []*ServicePort
+	// IPTables holds the iptables-save dumps (IPv4 and IPv6, each backend).
+	IPTables []*iptables.Dump
+	// Notes are things the loader wants users to know (which node was
+	// picked, how the version was chosen, ...).
+	Notes []string
+}
+
+// An Input is one file that was read.
+type Input struct {
+	// Path is the file's path inside the bundle or directory (or as given).
+	Path string `json:"path"`
+	// Kind is its detected kind.
+	Kind parsers.Kind `json:"kind"`
+	// Bytes is its size.
+	Bytes int64 `json:"bytes"`
+	// Bundle is the bundle or directory the file came from, if any.
+	Bundle string `json:"bundle,omitempty"`
+	// Note says what was done with the file (e.g. why it was not used).
+	Note string `json:"note,omitempty"`
+}
+
+// Node describes the node of a snapshot.
+type Node struct {
+	// Name is the node name ("" when unknown); NameSource says how it was
+	// found.
+	Name, NameSource string
+	// Addresses are the node's IP addresses (status.addresses, ip addr).
+	Addresses []netip.Addr
+	// PodCIDRs are the node's pod CIDRs.
+	PodCIDRs []netip.Prefix
+	// Zone is the topology.kubernetes.io/zone label.
+	Zone string
+	// Object is the Node object, when exported.
+	Object *kube.Node
+}
+
+// IsLocal reports whether a is one of the node's addresses.
+func (n *Node) IsLocal(a netip.Addr) bool {
+	for _, x := range n.Addresses {
+		if x == a {
+			return true
+		}
+	}
+	return false
+}
+
+// Config is a kube-proxy configuration and where it came from.
+type Config struct {
+	*kpv1alpha1.KubeProxyConfiguration
+	// Pos is where the configuration starts (the file, or the line of
+	// config.conf inside the ConfigMap).
+	Pos parsers.Pos
+	// Source describes it: "kube-proxy/config.yaml", "ConfigMap
+	// kube-system/kube-proxy", "command line".
+	Source string
+	// Lines maps field paths ("ipvs.scheduler") to their file line.
+	Lines map[string]int
+}
+
+// FieldPos returns the position of a field, or of the configuration.
+func (c *Config) FieldPos(path string) parsers.Pos {
+	p := c.Pos
+	if l, ok := c.Lines[path]; ok {
+		p.Line = l
+	}
+	return p
+}
+
+// EffectiveMode returns the proxy mode kube-proxy runs in: the configured
+// one, or iptables when it is empty (Linux).
+func (c *Config) EffectiveMode() string {
+	if c == nil || c.Mode == "" {
+		return ModeIPTables
+	}
+	return string(c.Mode)
+}
+
+// A Version is a kube-proxy version ("v1.37.2"), with where it came from.
+type Version struct {
+	Major, Minor, Patch int
+	// Source says how the version was found ("kube-proxy/version.txt",
+	// "assumed: newest supported").
+	Source string
+}
+
+// Newest is the newest kube-proxy minor version proxyscan knows.
+var Newest = Version{Major: 1, Minor: 37, Patch: 0}
+
+// Oldest is the oldest kube-proxy minor version proxyscan knows.
+var Oldest = Version{Major: 1, Minor: 20}
+
+var reVersion = regexp.MustCompile(`v?(\d+)\.(\d+)(?:\.(\d+))?`)
+
+// ParseVersion reads "v1.37.2", "1.30", "Kubernetes v1.28.0", ...
+func ParseVersion(s string) (Version, error) {
+	m := reVersion.FindStringSubmatch(s)
+	if m == nil {
+		return Version{}, fmt.Errorf("no version number in %q", s)
+	}
+	v := Version{}
+	v.Major, _ = strconv.Atoi(m[1])
+	v.Minor, _ = strconv.Atoi(m[2])
+	if m[3] != "" {
+		v.Patch, _ = strconv.Atoi(m[3])
+	}
+	return v, nil
+}
+
+// AtLeast reports whether v is 1.minor or newer.
+func (v Version) AtLeast(minor int) bool { return v.Major > 1 || v.Major == 1 && v.Minor >= minor }
+
+// Known reports whether the version is set.
+func (v Version) Known() bool { return v.Major > 0 }
+
+// String formats the version as "v1.37.2" ("v1.37" when the patch is 0 and
+// unknown).
+func (v Version) String() string {
+	if !v.Known() {
+		return "unknown"
+	}
+	return fmt.Sprintf("v%d.%d.%d", v.Major, v.Minor, v.Patch)
+}
+
+// FeatureGate reports the value of a kube-proxy feature gate: the
+// configured value, else def.
+func (s *Snapshot) FeatureGate(name string, def bool) bool {
+	if s.Config != nil {
+		if v, ok := s.Config.FeatureGates[name]; ok {
+			return v
+		}
+	}
+	return def
+}
+
+// CategorizeOptions returns the endpoint selection rules of the snapshot's
+// node and kube-proxy version.
+func (s *Snapshot) CategorizeOptions() CategorizeOptions {
+	v := s.Version
+	return CategorizeOptions{
+		NodeName:                 s.Node.Name,
+		Zone:                     s.Node.Zone,
+		TerminatingFallback:      v.AtLeast(26),
+		LocalTerminatingFallback: v.AtLeast(26) || v.AtLeast(22) && s.FeatureGate("ProxyTerminatingEndpoints", false),
+		NodeHints:                v.AtLeast(34) || v.AtLeast(33) && s.FeatureGate("PreferSameTrafficDistribution", false),
+		TopologyNeedsAnnotation:  !v.AtLeast(31),
+	}
+}
+
+// ActivePorts returns the service ports kube-proxy programs (Skip empty).
+func (s *Snapshot) ActivePorts() []*ServicePort {
+	out := make([]*ServicePort, 0, len(s.Ports))
+	for _, sp := range s.Ports {
+		if sp.Skip == "" {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// Evidence points at what supports a finding: a file and line (or JSON
+// path) and the exact text there.
+type Evidence struct {
+	File string `json:"file"`
+	Line int    `json:"line,omitempty"`
+	Path string `json:"path,omitempty"`
+	Text string `json:"text,omitempty"`
+}
+
+// EvidenceAt returns evidence at a position with a text.
+func EvidenceAt(p parsers.Pos, text string) Evidence {
+	return Evidence{File: p.File, Line: p.Line, Path: p.Path, Text: text}
+}
+
+// RuleEvidence returns the evidence of an iptables rule.
+func RuleEvidence(r *iptables.Rule) Evidence {
+	return Evidence{File: r.Pos().File, Line: r.Line, Text: r.Raw}
+}

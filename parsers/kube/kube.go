@@ -1,0 +1,351 @@
+// Package kube reads kubectl exports — YAML or JSON, a v1 List,
+// multi-document YAML or single objects — into typed Kubernetes API objects
+// (k8s.io/api), each with the position where it starts in its file.
+//
+// It recognises Service, EndpointSlice (discovery.k8s.io/v1 and v1beta1),
+// Endpoints, ConfigMap, Node, Pod and DaemonSet. A KubeProxyConfiguration
+// document found among them is kept as raw text for the kpconfig parser.
+// Other kinds are listed as ignored, never silently dropped.
+//
+// Large exports are split into their items with a cheap scanner and the
+// items are decoded concurrently.
+package kube
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	discoveryv1beta1 "k8s.io/api/discovery/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/proxyscan/proxyscan/parsers"
+)
+
+// Service is a Service and where it was read.
+type Service struct {
+	*corev1.Service
+	Pos parsers.Pos
+}
+
+// EndpointSlice is an EndpointSlice (converted to discovery/v1 when it was
+// exported as v1beta1) and where it was read.
+type EndpointSlice struct {
+	*discoveryv1.EndpointSlice
+	Pos parsers.Pos
+}
+
+// Endpoints is a legacy core/v1 Endpoints object and where it was read.
+type Endpoints struct {
+	*corev1.Endpoints
+	Pos parsers.Pos
+}
+
+// ConfigMap is a ConfigMap, where it was read, and for every data key the
+// line where its value starts (0 when unknown, as in JSON).
+type ConfigMap struct {
+	*corev1.ConfigMap
+	Pos       parsers.Pos
+	DataLines map[string]int
+}
+
+// Node is a Node and where it was read.
+type Node struct {
+	*corev1.Node
+	Pos parsers.Pos
+}
+
+// Pod is a Pod and where it was read.
+type Pod struct {
+	*corev1.Pod
+	Pos parsers.Pos
+}
+
+// DaemonSet is a DaemonSet and where it was read.
+type DaemonSet struct {
+	*appsv1.DaemonSet
+	Pos parsers.Pos
+}
+
+// RawDocument is a document kept as text for another parser (a
+// KubeProxyConfiguration inside a multi-document export).
+type RawDocument struct {
+	Kind string
+	Data []byte
+	Pos  parsers.Pos
+}
+
+// Ignored is an object of a kind proxyscan does not use.
+type Ignored struct {
+	APIVersion, Kind, Namespace, Name string
+	Pos                               parsers.Pos
+}
+
+// Objects is everything read from one or more exports.
+type Objects struct {
+	Services       []*Service
+	EndpointSlices []*EndpointSlice
+	Endpoints      []*Endpoints
+	ConfigMaps     []*ConfigMap
+	Nodes          []*Node
+	Pods           []*Pod
+	DaemonSets     []*DaemonSet
+	Raw            []*RawDocument
+	Ignored        []*Ignored
+}
+
+// Len returns the number of objects, ignored ones included.
+func (o *Objects) Len() int {
+	return len(o.Services) + len(o.EndpointSlices) + len(o.Endpoints) + len(o.ConfigMaps) +
+		len(o.Nodes) + len(o.Pods) + len(o.DaemonSets) + len(o.Raw) + len(o.Ignored)
+}
+
+// Merge appends the objects of other to o.
+func (o *Objects) Merge(other *Objects) {
+	o.Services = append(o.Services, other.Services...)
+	o.EndpointSlices = append(o.EndpointSlices, other.EndpointSlices...)
+	o.Endpoints = append(o.Endpoints, other.Endpoints...)
+	o.ConfigMaps = append(o.ConfigMaps, other.ConfigMaps...)
+	o.Nodes = append(o.Nodes, other.Nodes...)
+	o.Pods = append(o.Pods, other.Pods...)
+	o.DaemonSets = append(o.DaemonSets, other.DaemonSets...)
+	o.Raw = append(o.Raw, other.Raw...)
+	o.Ignored = append(o.Ignored, other.Ignored...)
+}
+
+// chunk is one object's text and where it starts.
+type chunk struct {
+	data       []byte
+	line       int // line of the object's first line in the file
+	json       bool
+	apiVersion string
+	kind       string
+	// lineMap maps a line of data (1-based) to a line of the file when data
+	// was de-indented from a List (nil: line = chunk line + n - 1).
+	configLines map[string]int
+}
+
+// Parse reads the kubectl export in data, read from the file called name.
+// Errors name the file and line of the object that failed.
+func Parse(name string, data []byte) (*Objects, error) {
+	var chunks []chunk
+	var err error
+	if isJSON(data) {
+		chunks, err = splitJSON(name, data)
+	} else {
+		chunks, err = splitYAML(name, data)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(chunks) == 0 {
+		return nil, parsers.ErrorList{parsers.Errorf(parsers.Pos{File: name}, "no Kubernetes object in file")}
+	}
+	return decodeChunks(name, chunks)
+}
+
+type result struct {
+	obj any
+	err *parsers.Error
+}
+
+func decodeChunks(name string, chunks []chunk) (*Objects, error) {
+	results := make([]result, len(chunks))
+	workers := runtime.GOMAXPROCS(0)
+	if workers > len(chunks) {
+		workers = len(chunks)
+	}
+	var wg sync.WaitGroup
+	next := make(chan int, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				obj, err := decodeChunk(name, &chunks[i])
+				results[i] = result{obj: obj, err: err}
+			}
+		}()
+	}
+	for i := range chunks {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+
+	out := &Objects{}
+	var errs parsers.ErrorList
+	for _, r := range results {
+		if r.err != nil {
+			errs = append(errs, r.err)
+			continue
+		}
+		switch o := r.obj.(type) {
+		case *Service:
+			out.Services = append(out.Services, o)
+		case *EndpointSlice:
+			out.EndpointSlices = append(out.EndpointSlices, o)
+		case *Endpoints:
+			out.Endpoints = append(out.Endpoints, o)
+		case *ConfigMap:
+			out.ConfigMaps = append(out.ConfigMaps, o)
+		case *Node:
+			out.Nodes = append(out.Nodes, o)
+		case *Pod:
+			out.Pods = append(out.Pods, o)
+		case *DaemonSet:
+			out.DaemonSets = append(out.DaemonSets, o)
+		case *RawDocument:
+			out.Raw = append(out.Raw, o)
+		case *Ignored:
+			out.Ignored = append(out.Ignored, o)
+		}
+	}
+	if len(errs) > 0 {
+		errs.Sort()
+		return nil, errs
+	}
+	return out, nil
+}
+
+func decodeChunk(name string, c *chunk) (any, *parsers.Error) {
+	pos := parsers.Pos{File: name, Line: c.line}
+	if c.kind == "" {
+		return nil, parsers.Errorf(pos, "object without a kind")
+	}
+	group, version := splitAPIVersion(c.apiVersion)
+	var err error
+	switch {
+	case c.kind == "Service" && group == "":
+		o := &corev1.Service{}
+		if err = unmarshal(c, o); err == nil {
+			slim(&o.ObjectMeta)
+			return &Service{Service: o, Pos: pos}, nil
+		}
+	case c.kind == "EndpointSlice" && group == "discovery.k8s.io" && version == "v1beta1":
+		o := &discoveryv1beta1.EndpointSlice{}
+		if err = unmarshal(c, o); err == nil {
+			slim(&o.ObjectMeta)
+			return &EndpointSlice{EndpointSlice: sliceFromV1beta1(o), Pos: pos}, nil
+		}
+	case c.kind == "EndpointSlice" && group == "discovery.k8s.io":
+		o := &discoveryv1.EndpointSlice{}
+		if err = unmarshal(c, o); err == nil {
+			slim(&o.ObjectMeta)
+			return &EndpointSlice{EndpointSlice: o, Pos: pos}, nil
+		}
+	case c.kind == "Endpoints" && group == "":
+		o := &corev1.Endpoints{}
+		if err = unmarshal(c, o); err == nil {
+			slim(&o.ObjectMeta)
+			return &Endpoints{Endpoints: o, Pos: pos}, nil
+		}
+	case c.kind == "ConfigMap" && group == "":
+		o := &corev1.ConfigMap{}
+		if err = unmarshal(c, o); err == nil {
+			slim(&o.ObjectMeta)
+			return &ConfigMap{ConfigMap: o, Pos: pos, DataLines: c.configLines}, nil
+		}
+	case c.kind == "Node" && group == "":
+		o := &corev1.Node{}
+		if err = unmarshal(c, o); err == nil {
+			slim(&o.ObjectMeta)
+			return &Node{Node: o, Pos: pos}, nil
+		}
+	case c.kind == "Pod" && group == "":
+		o := &corev1.Pod{}
+		if err = unmarshal(c, o); err == nil {
+			slim(&o.ObjectMeta)
+			return &Pod{Pod: o, Pos: pos}, nil
+		}
+	case c.kind == "DaemonSet" && group == "apps":
+		o := &appsv1.DaemonSet{}
+		if err = unmarshal(c, o); err == nil {
+			slim(&o.ObjectMeta)
+			return &DaemonSet{DaemonSet: o, Pos: pos}, nil
+		}
+	case c.kind == "KubeProxyConfiguration":
+		return &RawDocument{Kind: c.kind, Data: c.data, Pos: pos}, nil
+	default:
+		meta := &metav1.PartialObjectMetadata{}
+		if err = unmarshal(c, meta); err == nil {
+			return &Ignored{APIVersion: c.apiVersion, Kind: c.kind, Namespace: meta.Namespace, Name: meta.Name, Pos: pos}, nil
+		}
+	}
+	return nil, decodeError(name, c, err)
+}
+
+// slim drops the metadata that proxyscan never reads and that can be most
+// of an object's size.
+func slim(m *metav1.ObjectMeta) {
+	m.ManagedFields = nil
+	delete(m.Annotations, "kubectl.kubernetes.io/last-applied-configuration")
+}
+
+func splitAPIVersion(av string) (group, version string) {
+	if i := strings.IndexByte(av, '/'); i >= 0 {
+		return av[:i], av[i+1:]
+	}
+	return "", av
+}
+
+// sliceFromV1beta1 converts a discovery/v1beta1 EndpointSlice (Kubernetes
+// 1.17-1.24) to discovery/v1: topology's zone label becomes zone, the rest
+// is the same.
+func sliceFromV1beta1(in *discoveryv1beta1.EndpointSlice) *discoveryv1.EndpointSlice {
+	out := &discoveryv1.EndpointSlice{
+		TypeMeta:    metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
+		ObjectMeta:  in.ObjectMeta,
+		AddressType: discoveryv1.AddressType(in.AddressType),
+	}
+	for _, p := range in.Ports {
+		out.Ports = append(out.Ports, discoveryv1.EndpointPort{Name: p.Name, Protocol: p.Protocol, Port: p.Port, AppProtocol: p.AppProtocol})
+	}
+	for _, e := range in.Endpoints {
+		ne := discoveryv1.Endpoint{
+			Addresses: e.Addresses,
+			Conditions: discoveryv1.EndpointConditions{
+				Ready: e.Conditions.Ready, Serving: e.Conditions.Serving, Terminating: e.Conditions.Terminating,
+			},
+			Hostname:  e.Hostname,
+			TargetRef: e.TargetRef,
+			NodeName:  e.NodeName,
+		}
+		if ne.NodeName == nil {
+			if n, ok := e.Topology[corev1.LabelHostname]; ok {
+				ne.NodeName = &n
+			}
+		}
+		if z, ok := e.Topology[corev1.LabelTopologyZone]; ok {
+			ne.Zone = &z
+		}
+		if e.Hints != nil {
+			ne.Hints = &discoveryv1.EndpointHints{}
+			for _, z := range e.Hints.ForZones {
+				ne.Hints.ForZones = append(ne.Hints.ForZones, discoveryv1.ForZone{Name: z.Name})
+			}
+		}
+		out.Endpoints = append(out.Endpoints, ne)
+	}
+	return out
+}
+
+// SortedKinds returns the kinds of the ignored objects with their counts,
+// for reports ("Deployment ×3").
+func (o *Objects) SortedKinds() []string {
+	counts := map[string]int{}
+	for _, i := range o.Ignored {
+		counts[i.Kind]++
+	}
+	var out []string
+	for k, n := range counts {
+		out = append(out, fmt.Sprintf("%s ×%d", k, n))
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,553 @@
+package kube
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/proxyscan/proxyscan/parsers"
+)
+
+func isJSON(data []byte) bool {
+	t := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
+}
+
+func unmarshal(c *chunk, v any) error {
+	if c.json {
+		return json.Unmarshal(c.data, v)
+	}
+	return yaml.Unmarshal(c.data, v)
+}
+
+var reYAMLLine = regexp.MustCompile(`^(?:error converting YAML to JSON: )?yaml: line (\d+): (.*)$`)
+
+// decodeError turns a decoding error of chunk c into a positioned error.
+func decodeError(name string, c *chunk, err error) *parsers.Error {
+	pos := parsers.Pos{File: name, Line: c.line}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case c.json && errors.As(err, &syn):
+		pos.Line += bytes.Count(c.data[:min(int(syn.Offset), len(c.data))], []byte("\n"))
+		return parsers.Errorf(pos, "invalid JSON in %s: %v", describe(c), syn)
+	case errors.As(err, &typ):
+		if c.json {
+			pos.Line += bytes.Count(c.data[:min(int(typ.Offset), len(c.data))], []byte("\n"))
+		}
+		field := typ.Field
+		if field == "" {
+			field = "(top level)"
+		}
+		return parsers.Errorf(pos, "%s: field %s: cannot use a JSON %s as %s", describe(c), field, typ.Value, typ.Type)
+	}
+	msg := err.Error()
+	if m := reYAMLLine.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		pos.Line += n - 1
+		return parsers.Errorf(pos, "invalid YAML in %s: %s", describe(c), m[2])
+	}
+	return parsers.Errorf(pos, "decoding %s: %s", describe(c), strings.TrimPrefix(msg, "error unmarshaling JSON: while decoding JSON: "))
+}
+
+func describe(c *chunk) string {
+	if c.apiVersion != "" {
+		return c.kind + " (" + c.apiVersion + ")"
+	}
+	return c.kind
+}
+
+// splitYAML splits multi-document YAML into objects, and a List document
+// into its items (de-indented so that each item is a document of its own,
+// keeping its line count so that positions stay exact).
+func splitYAML(name string, data []byte) ([]chunk, error) {
+	var chunks []chunk
+	var errs parsers.ErrorList
+	lines := splitLines(data)
+	start := 0
+	flush := func(end int) {
+		if start < end {
+			cs, err := yamlDocument(name, data, lines[start:end])
+			chunks = append(chunks, cs...)
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	for i, l := range lines {
+		s := data[l.start:l.end]
+		if bytes.Equal(s, []byte("---")) || bytes.HasPrefix(s, []byte("--- ")) || bytes.Equal(s, []byte("...")) {
+			flush(i)
+			start = i + 1
+		}
+	}
+	flush(len(lines))
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return chunks, nil
+}
+
+type lineSpan struct {
+	start, end int // byte offsets, end excludes the newline (and \r)
+	num        int // 1-based line number
+}
+
+func splitLines(data []byte) []lineSpan {
+	out := make([]lineSpan, 0, bytes.Count(data, []byte("\n"))+1)
+	off, num := 0, 1
+	for off < len(data) {
+		end := bytes.IndexByte(data[off:], '\n')
+		next := 0
+		if end < 0 {
+			end = len(data)
+			next = len(data)
+		} else {
+			end += off
+			next = end + 1
+		}
+		e := end
+		if e > off && data[e-1] == '\r' {
+			e--
+		}
+		out = append(out, lineSpan{start: off, end: e, num: num})
+		off = next
+		num++
+	}
+	return out
+}
+
+func isBlankOrComment(s []byte) bool {
+	t := bytes.TrimLeft(s, " \t")
+	return len(t) == 0 || t[0] == '#'
+}
+
+// yamlDocument turns one YAML document into chunks.
+func yamlDocument(name string, data []byte, lines []lineSpan) ([]chunk, *parsers.Error) {
+	first := -1
+	itemsAt := -1
+	for i, l := range lines {
+		s := data[l.start:l.end]
+		if isBlankOrComment(s) {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		if s[0] != ' ' && s[0] != '\t' && (bytes.Equal(bytes.TrimRight(s, " "), []byte("items:")) || bytes.HasPrefix(s, []byte("items: "))) {
+			itemsAt = i
+		}
+	}
+	if first < 0 {
+		return nil, nil
+	}
+	if itemsAt < 0 {
+		body := data[lines[first].start:lines[len(lines)-1].end]
+		c := chunk{data: body, line: lines[first].num}
+		c.apiVersion, c.kind = topLevelKind(body)
+		if c.kind == "ConfigMap" {
+			c.configLines = configDataLines(body, c.line)
+		}
+		return []chunk{c}, nil
+	}
+	// A List: items start at "<ind>- " lines after "items:".
+	rest := bytes.TrimSpace(data[lines[itemsAt].start+len("items:") : lines[itemsAt].end])
+	if len(rest) > 0 {
+		if bytes.Equal(rest, []byte("[]")) {
+			return nil, nil
+		}
+		return nil, parsers.Errorf(parsers.Pos{File: name, Line: lines[itemsAt].num}, "unsupported inline items list (expected one item per block)")
+	}
+	var chunks []chunk
+	ind := -1
+	var cur []lineSpan
+	emit := func() *parsers.Error {
+		if len(cur) == 0 {
+			return nil
+		}
+		c, err := listItem(name, data, cur, ind)
+		cur = nil
+		if err != nil {
+			return err
+		}
+		chunks = append(chunks, c)
+		return nil
+	}
+	for i := itemsAt + 1; i < len(lines); i++ {
+		l := lines[i]
+		s := data[l.start:l.end]
+		if isBlankOrComment(s) {
+			if cur != nil {
+				cur = append(cur, l)
+			}
+			continue
+		}
+		lead := len(s) - len(bytes.TrimLeft(s, " "))
+		if ind < 0 {
+			if !bytes.HasPrefix(s[lead:], []byte("- ")) && !bytes.Equal(s[lead:], []byte("-")) {
+				return nil, parsers.Errorf(parsers.Pos{File: name, Line: l.num}, "expected a list item (\"- ...\") after items:")
+			}
+			ind = lead
+		}
+		switch {
+		case lead == ind && (bytes.HasPrefix(s[lead:], []byte("- ")) || bytes.Equal(s[lead:], []byte("-"))):
+			if err := emit(); err != nil {
+				return nil, err
+			}
+			cur = append(cur, l)
+		case lead >= ind+2:
+			cur = append(cur, l)
+		case lead == 0:
+			// The List's own fields after items (kind: List, metadata: ...).
+			if err := emit(); err != nil {
+				return nil, err
+			}
+			i = len(lines)
+		default:
+			return nil, parsers.Errorf(parsers.Pos{File: name, Line: l.num}, "unexpected indentation in list item")
+		}
+	}
+	if err := emit(); err != nil {
+		return nil, err
+	}
+	return chunks, nil
+}
+
+// listItem de-indents one List item by ind+2 columns, keeping one output
+// line per input line.
+func listItem(name string, data []byte, lines []lineSpan, ind int) (chunk, *parsers.Error) {
+	size := 0
+	for _, l := range lines {
+		size += l.end - l.start + 1
+	}
+	buf := make([]byte, 0, size)
+	for i, l := range lines {
+		s := data[l.start:l.end]
+		switch {
+		case i == 0:
+			s = s[ind+1:] // drop "<ind>-"
+			if len(s) > 0 && s[0] == ' ' {
+				s = s[1:]
+			}
+		case isBlankOrComment(s) && len(s)-len(bytes.TrimLeft(s, " ")) < ind+2:
+			s = nil
+		default:
+			if len(s) < ind+2 {
+				return chunk{}, parsers.Errorf(parsers.Pos{File: name, Line: l.num}, "unexpected indentation in list item")
+			}
+			s = s[ind+2:]
+		}
+		buf = append(buf, s...)
+		buf = append(buf, '\n')
+	}
+	c := chunk{data: buf, line: lines[0].num}
+	c.apiVersion, c.kind = topLevelKind(buf)
+	if c.kind == "ConfigMap" {
+		c.configLines = configDataLines(buf, c.line)
+	}
+	return c, nil
+}
+
+// topLevelKind finds the top-level apiVersion and kind of a YAML object.
+func topLevelKind(doc []byte) (apiVersion, kind string) {
+	for len(doc) > 0 {
+		var ln []byte
+		if i := bytes.IndexByte(doc, '\n'); i >= 0 {
+			ln, doc = doc[:i], doc[i+1:]
+		} else {
+			ln, doc = doc, nil
+		}
+		if v, ok := bytes.CutPrefix(ln, []byte("apiVersion:")); ok {
+			apiVersion = yamlScalar(v)
+		} else if v, ok := bytes.CutPrefix(ln, []byte("kind:")); ok {
+			kind = yamlScalar(v)
+		}
+		if apiVersion != "" && kind != "" {
+			break
+		}
+	}
+	return apiVersion, kind
+}
+
+func yamlScalar(v []byte) string {
+	s := strings.TrimSpace(string(v))
+	if i := strings.Index(s, " #"); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	if len(s) >= 2 && (s[0] == '"' && s[len(s)-1] == '"' || s[0] == '\'' && s[len(s)-1] == '\'') {
+		s = s[1 : len(s)-1]
+	}
+	return s
+}
+
+// configDataLines maps the keys of a ConfigMap's top-level data: block to
+// the file line where their value starts (the line after "key: |").
+func configDataLines(doc []byte, firstLine int) map[string]int {
+	out := map[string]int{}
+	inData := false
+	for n, ln := range bytes.Split(doc, []byte("\n")) {
+		if len(ln) > 0 && ln[0] != ' ' {
+			inData = bytes.Equal(bytes.TrimSpace(ln), []byte("data:"))
+			continue
+		}
+		if !inData || !bytes.HasPrefix(ln, []byte("  ")) || len(ln) > 2 && ln[2] == ' ' {
+			continue
+		}
+		key, val, ok := bytes.Cut(bytes.TrimSpace(ln), []byte(":"))
+		if !ok {
+			continue
+		}
+		k := yamlScalar(key)
+		v := bytes.TrimSpace(val)
+		if len(v) > 0 && (v[0] == '|' || v[0] == '>') {
+			out[k] = firstLine + n + 1
+		} else {
+			out[k] = firstLine + n
+		}
+	}
+	return out
+}
+
+// splitJSON splits a JSON export (one object, a List, an array of objects
+// or several concatenated values) into objects, without decoding them.
+func splitJSON(name string, data []byte) ([]chunk, error) {
+	s := &jscan{data: data, name: name, line: 1}
+	var chunks []chunk
+	for {
+		s.ws()
+		if s.i >= len(data) {
+			break
+		}
+		switch data[s.i] {
+		case '[':
+			s.i++
+			for {
+				s.ws()
+				if s.i < len(data) && data[s.i] == ']' {
+					s.i++
+					break
+				}
+				c, err := s.object(false)
+				if err != nil {
+					return nil, err
+				}
+				chunks = append(chunks, c.chunk)
+				s.ws()
+				if s.i < len(data) && data[s.i] == ',' {
+					s.i++
+				}
+			}
+		case '{':
+			c, err := s.object(true)
+			if err != nil {
+				return nil, err
+			}
+			if c.items != nil {
+				chunks = append(chunks, c.items...)
+			} else {
+				chunks = append(chunks, c.chunk)
+			}
+		default:
+			return nil, s.errorf("expected a JSON object or array, found %q", data[s.i])
+		}
+	}
+	return chunks, nil
+}
+
+type jscan struct {
+	data []byte
+	name string
+	i    int
+	line int // line of offset lineOff
+	off  int
+}
+
+func (s *jscan) lineAt(off int) int {
+	if off < s.off {
+		return s.line - bytes.Count(s.data[off:s.off], []byte("\n"))
+	}
+	s.line += bytes.Count(s.data[s.off:off], []byte("\n"))
+	s.off = off
+	return s.line
+}
+
+func (s *jscan) errorf(format string, args ...any) error {
+	return parsers.ErrorList{parsers.Errorf(parsers.Pos{File: s.name, Line: s.lineAt(min(s.i, len(s.data)))}, format, args...)}
+}
+
+func (s *jscan) ws() {
+	for s.i < len(s.data) {
+		switch s.data[s.i] {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			if s.i == 0 && bytes.HasPrefix(s.data, []byte("\ufeff")) {
+				s.i += 3
+				continue
+			}
+			return
+		}
+	}
+}
+
+type jobject struct {
+	chunk
+	items []chunk // set when the object has an "items" array (a List)
+}
+
+// object scans the object at s.i; with top, an "items" array is split.
+func (s *jscan) object(top bool) (jobject, error) {
+	start := s.i
+	startLine := s.lineAt(start)
+	var o jobject
+	if s.i >= len(s.data) || s.data[s.i] != '{' {
+		return o, s.errorf("expected a JSON object")
+	}
+	s.i++
+	for {
+		s.ws()
+		if s.i >= len(s.data) {
+			return o, parsers.ErrorList{parsers.Errorf(parsers.Pos{File: s.name, Line: startLine}, "truncated JSON: object starting here is not closed")}
+		}
+		if s.data[s.i] == '}' {
+			s.i++
+			break
+		}
+		if s.data[s.i] == ',' {
+			s.i++
+			continue
+		}
+		key, err := s.str()
+		if err != nil {
+			return o, err
+		}
+		s.ws()
+		if s.i >= len(s.data) || s.data[s.i] != ':' {
+			return o, s.errorf("expected ':' after object key %q", key)
+		}
+		s.i++
+		s.ws()
+		switch {
+		case top && key == "items" && s.i < len(s.data) && s.data[s.i] == '[':
+			s.i++
+			o.items = []chunk{}
+			for {
+				s.ws()
+				if s.i >= len(s.data) {
+					return o, parsers.ErrorList{parsers.Errorf(parsers.Pos{File: s.name, Line: startLine}, "truncated JSON: items array is not closed")}
+				}
+				if s.data[s.i] == ']' {
+					s.i++
+					break
+				}
+				if s.data[s.i] == ',' {
+					s.i++
+					continue
+				}
+				it, err := s.object(false)
+				if err != nil {
+					return o, err
+				}
+				o.items = append(o.items, it.chunk)
+			}
+		case (key == "kind" || key == "apiVersion") && s.i < len(s.data) && s.data[s.i] == '"':
+			v, err := s.str()
+			if err != nil {
+				return o, err
+			}
+			if key == "kind" {
+				o.kind = v
+			} else {
+				o.apiVersion = v
+			}
+		default:
+			if err := s.skip(); err != nil {
+				return o, err
+			}
+		}
+	}
+	o.data = s.data[start:s.i]
+	o.line = startLine
+	o.json = true
+	return o, nil
+}
+
+// str reads a JSON string at s.i.
+func (s *jscan) str() (string, error) {
+	if s.i >= len(s.data) || s.data[s.i] != '"' {
+		return "", s.errorf("expected a JSON string")
+	}
+	start := s.i
+	s.i++
+	escaped := false
+	for s.i < len(s.data) {
+		switch s.data[s.i] {
+		case '\\':
+			escaped = true
+			s.i += 2
+			continue
+		case '"':
+			s.i++
+			raw := s.data[start:s.i]
+			if !escaped {
+				return string(raw[1 : len(raw)-1]), nil
+			}
+			var v string
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return "", s.errorf("invalid JSON string: %v", err)
+			}
+			return v, nil
+		}
+		s.i++
+	}
+	return "", s.errorf("truncated JSON: unterminated string")
+}
+
+// skip moves past one JSON value of any type.
+func (s *jscan) skip() error {
+	if s.i >= len(s.data) {
+		return s.errorf("truncated JSON: missing value")
+	}
+	switch s.data[s.i] {
+	case '"':
+		_, err := s.str()
+		return err
+	case '{', '[':
+		depth := 0
+		startLine := s.lineAt(s.i)
+		for s.i < len(s.data) {
+			switch s.data[s.i] {
+			case '"':
+				if _, err := s.str(); err != nil {
+					return err
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					s.i++
+					return nil
+				}
+			}
+			s.i++
+		}
+		return parsers.ErrorList{parsers.Errorf(parsers.Pos{File: s.name, Line: startLine}, "truncated JSON: value starting here is not closed")}
+	default:
+		for s.i < len(s.data) {
+			switch s.data[s.i] {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				return nil
+			}
+			s.i++
+		}
+		return nil
+	}
+}
+
