@@ -118,7 +118,6 @@ func (b *builder) add(r parsed) {
 	b.snap.Inputs = append(b.snap.Inputs, in)
 }
 
-
 func (b *builder) finish(opts Options) error {
 	s := b.snap
 	sort.SliceStable(s.Inputs, func(i, j int) bool { return s.Inputs[i].Path < s.Inputs[j].Path })

@@ -550,4 +550,3 @@ func (s *jscan) skip() error {
 		return nil
 	}
 }
-
