@@ -31,6 +31,28 @@ import (
 type Service struct {
 	*corev1.Service
 	Pos parsers.Pos
+	// Ports holds the line of each spec.ports item (YAML exports only).
+	Ports []LineText
+}
+
+// LineText is a line of an input and its text (trimmed).
+type LineText struct {
+	Line int
+	Text string
+	// Name and Port identify a spec.ports item.
+	Name string
+	Port int32
+}
+
+// PortLine returns the line of the spec.ports item with this name and
+// port, when known.
+func (s *Service) PortLine(name string, port int32) (LineText, bool) {
+	for _, l := range s.Ports {
+		if l.Name == name && (l.Port == port || l.Port == 0) {
+			return l, true
+		}
+	}
+	return LineText{}, false
 }
 
 // EndpointSlice is an EndpointSlice (converted to discovery/v1 when it was
@@ -225,7 +247,11 @@ func decodeChunk(name string, c *chunk) (any, *parsers.Error) {
 		o := &corev1.Service{}
 		if err = unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
-			return &Service{Service: o, Pos: pos}, nil
+			svc := &Service{Service: o, Pos: pos}
+			if !c.json {
+				svc.Ports = portLines(c.data, c.line)
+			}
+			return svc, nil
 		}
 	case c.kind == "EndpointSlice" && group == "discovery.k8s.io" && version == "v1beta1":
 		o := &discoveryv1beta1.EndpointSlice{}

@@ -550,3 +550,57 @@ func (s *jscan) skip() error {
 		return nil
 	}
 }
+
+// portLines finds the spec.ports items of a YAML Service (block style, as
+// kubectl prints it) and the line of each.
+func portLines(doc []byte, firstLine int) []LineText {
+	var out []LineText
+	inSpec, inPorts := false, false
+	portsIndent := -1
+	cur := -1
+	for n, ln := range bytes.Split(doc, []byte("\n")) {
+		t := bytes.TrimLeft(ln, " ")
+		if len(t) == 0 || t[0] == '#' {
+			continue
+		}
+		indent := len(ln) - len(t)
+		if indent == 0 {
+			inSpec = bytes.HasPrefix(t, []byte("spec:"))
+			inPorts = false
+			continue
+		}
+		if !inSpec {
+			continue
+		}
+		if indent == 2 && !bytes.HasPrefix(t, []byte("- ")) {
+			inPorts = bytes.Equal(bytes.TrimSpace(t), []byte("ports:"))
+			portsIndent = -1
+			continue
+		}
+		if !inPorts {
+			continue
+		}
+		if bytes.HasPrefix(t, []byte("- ")) && (portsIndent < 0 || indent == portsIndent) {
+			portsIndent = indent
+			out = append(out, LineText{Line: firstLine + n, Text: strings.Clone(string(bytes.TrimSpace(t)))})
+			cur = len(out) - 1
+			t = t[2:]
+		}
+		if cur < 0 {
+			continue
+		}
+		key, val, ok := bytes.Cut(t, []byte(":"))
+		if !ok {
+			continue
+		}
+		switch string(bytes.TrimSpace(key)) {
+		case "name":
+			out[cur].Name = yamlScalar(val)
+		case "port":
+			if p, err := strconv.Atoi(yamlScalar(val)); err == nil {
+				out[cur].Port = int32(p)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,27 @@
+package checks
+
+// All is every check, in the order reports list them. To add a check,
+// write its file and add it here.
+var All = []*Check{
+	serviceMissing,
+	nodePortMissing,
+	externalMissing,
+	endpointStale,
+	endpointMissing,
+	noEndpointsUnrejected,
+	orphanRules,
+	affinityMismatch,
+	trafficPolicyMismatch,
+	loadBalanceSkew,
+	iptablesBackendMixed,
+}
+
+// ByID returns the check with the given ID, or nil.
+func ByID(id string) *Check {
+	for _, c := range All {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}

@@ -1,0 +1,274 @@
+// Package checks holds proxyscan's checks and the driver that runs them.
+//
+// A check is a value ([Check]) in one explicit list ([All]): a stable ID from
+// the contract, a severity, a title and its documentation (what the finding
+// means, why it matters, how to fix it), the inputs it needs, and a Run
+// function that reports [Finding]s through a [Pass]. Checks never print;
+// findings are data with evidence pointing at files and lines.
+//
+// A check whose inputs are absent is reported as skipped with the reason,
+// never silently passed.
+package checks
+
+import (
+		"fmt"
+	"sort"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+)
+
+// Severity ranks findings.
+type Severity int
+
+// Severities, lowest first.
+const (
+	Info Severity = iota + 1
+	Warning
+	Error
+)
+
+// String returns "info", "warning" or "error".
+func (s Severity) String() string {
+	switch s {
+	case Info:
+		return "info"
+	case Warning:
+		return "warning"
+	case Error:
+		return "error"
+	}
+	return "unknown"
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *Severity) UnmarshalText(b []byte) error {
+	v, err := ParseSeverity(string(b))
+	*s = v
+	return err
+}
+
+// ParseSeverity reads "error", "warning" or "info".
+func ParseSeverity(s string) (Severity, error) {
+	switch strings.ToLower(s) {
+	case "error":
+		return Error, nil
+	case "warning", "warn":
+		return Warning, nil
+	case "info":
+		return Info, nil
+	}
+	return 0, fmt.Errorf("unknown severity %q (want error, warning or info)", s)
+}
+
+// Need is an input a check requires.
+type Need string
+
+// Inputs checks can need.
+const (
+	NeedServices  Need = "services"  // Services exported
+	NeedEndpoints Need = "endpoints" // EndpointSlices or Endpoints exported
+	NeedDataplane Need = "dataplane" // a data plane of the node's mode
+	NeedIPTables  Need = "iptables"  // an iptables-save dump
+	NeedConfig    Need = "config"    // the kube-proxy configuration
+)
+
+// needHints explains how to provide each input.
+var needHints = map[Need]string{
+	NeedServices:  "no Services in the inputs (add the output of kubectl get services -A -o yaml)",
+	NeedEndpoints: "no EndpointSlices in the inputs (add the output of kubectl get endpointslices -A -o yaml)",
+	NeedDataplane: "no data plane of the node's proxy mode in the inputs (add iptables-save, ipvsadm -Ln or nft list ruleset output)",
+	NeedIPTables:  "no iptables-save dump in the inputs",
+	NeedConfig:    "no kube-proxy configuration in the inputs (add the kube-proxy ConfigMap or its --config file)",
+}
+
+// A Check is one documented analysis.
+type Check struct {
+	// ID is the stable, kebab-case identifier from the contract.
+	ID string
+	// Severity of its findings (a finding may lower or raise its own).
+	Severity Severity
+	// Title is a one-line summary: lower case, no final period, ≤ 60
+	// characters.
+	Title string
+	// What the finding means, Why it matters, and how to Fix it: markdown
+	// paragraphs, full sentences.
+	What, Why, Fix string
+	// Needs lists the inputs without which the check is skipped.
+	Needs []Need
+	// Run reports findings through the pass; it may also skip.
+	Run func(*Pass)
+}
+
+// A Finding is one problem found, with its evidence.
+type Finding struct {
+	Check    string           `json:"check"`
+	Severity Severity         `json:"severity"`
+	Node     string           `json:"node,omitempty"`
+	Service  string           `json:"service,omitempty"`
+	Protocol string           `json:"protocol,omitempty"`
+	Endpoint string           `json:"endpoint,omitempty"`
+	Message  string           `json:"message"`
+	Evidence []model.Evidence `json:"evidence,omitempty"`
+	Advice   string           `json:"advice,omitempty"`
+}
+
+// Status says what happened to a check in a run.
+type Status struct {
+	ID string `json:"id"`
+	// State is "ran" or "skipped".
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+	// Findings is how many findings the check reported.
+	Findings int `json:"findings"`
+	// Notes say what part of the inputs the check could not cover.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Result is the outcome of running checks on one snapshot.
+type Result struct {
+	Findings []Finding
+	Statuses []Status
+}
+
+// Options select checks.
+type Options struct {
+	// Only, when not empty, runs just these IDs; Skip never runs these.
+	Only, Skip []string
+}
+
+// Select returns the checks of all that opts selects, or an error naming an
+// unknown ID.
+func Select(all []*Check, opts Options) ([]*Check, error) {
+	known := map[string]bool{}
+	for _, c := range all {
+		known[c.ID] = true
+	}
+	for _, id := range append(append([]string{}, opts.Only...), opts.Skip...) {
+		if !known[id] {
+			return nil, fmt.Errorf("unknown check %q (see proxyscan checks)", id)
+		}
+	}
+	in := func(list []string, id string) bool {
+		for _, x := range list {
+			if x == id {
+				return true
+			}
+		}
+		return false
+	}
+	var out []*Check
+	for _, c := range all {
+		if len(opts.Only) > 0 && !in(opts.Only, c.ID) || in(opts.Skip, c.ID) {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// Run runs the checks on a snapshot and returns the sorted findings and
+// every check's status.
+func Run(snap *model.Snapshot, checks []*Check) *Result {
+	f := newFacts(snap)
+	res := &Result{}
+	for _, c := range checks {
+		st := Status{ID: c.ID, State: "ran"}
+		if reason := f.missing(c.Needs); reason != "" {
+			st.State, st.Reason = "skipped", reason
+			res.Statuses = append(res.Statuses, st)
+			continue
+		}
+		p := &Pass{Snap: snap, Check: c, facts: f}
+		c.Run(p)
+		if p.skipped != "" && len(p.findings) == 0 {
+			st.State, st.Reason = "skipped", p.skipped
+		}
+		st.Findings = len(p.findings)
+		st.Notes = p.notes
+		res.Findings = append(res.Findings, p.findings...)
+		res.Statuses = append(res.Statuses, st)
+	}
+	SortFindings(res.Findings)
+	return res
+}
+
+// SortFindings orders findings deterministically: severity (highest
+// first), check, service, endpoint, message, first evidence.
+func SortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Severity != b.Severity {
+			return a.Severity > b.Severity
+		}
+		if a.Node != b.Node {
+			return a.Node < b.Node
+		}
+		if a.Check != b.Check {
+			return a.Check < b.Check
+		}
+		if a.Service != b.Service {
+			return a.Service < b.Service
+		}
+		if a.Endpoint != b.Endpoint {
+			return a.Endpoint < b.Endpoint
+		}
+		if a.Message != b.Message {
+			return a.Message < b.Message
+		}
+		return evKey(a) < evKey(b)
+	})
+}
+
+func evKey(f Finding) string {
+	if len(f.Evidence) == 0 {
+		return ""
+	}
+	e := f.Evidence[0]
+	return fmt.Sprintf("%s:%09d:%s", e.File, e.Line, e.Path)
+}
+
+// A Pass is one check's run on one snapshot.
+type Pass struct {
+	Snap     *model.Snapshot
+	Check    *Check
+	facts    *facts
+	findings []Finding
+	skipped  string
+	notes    []string
+}
+
+// Note records a limit of this run (something the check could not cover),
+// once.
+func (p *Pass) Note(format string, args ...any) {
+	n := fmt.Sprintf(format, args...)
+	for _, x := range p.notes {
+		if x == n {
+			return
+		}
+	}
+	p.notes = append(p.notes, n)
+}
+
+// Report records a finding; Check, Severity and Node default to the
+// check's and the snapshot's.
+func (p *Pass) Report(f Finding) {
+	f.Check = p.Check.ID
+	if f.Severity == 0 {
+		f.Severity = p.Check.Severity
+	}
+	if f.Node == "" {
+		f.Node = p.Snap.Node.Name
+	}
+	p.findings = append(p.findings, f)
+}
+
+// Skip marks the check as skipped with a reason (when it reports nothing).
+func (p *Pass) Skip(reason string) {
+	if p.skipped == "" {
+		p.skipped = reason
+	}
+}

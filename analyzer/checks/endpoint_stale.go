@@ -1,0 +1,77 @@
+package checks
+
+import (
+	"fmt"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+)
+
+var endpointStale = &Check{
+	ID:       "endpoint-stale",
+	Severity: Error,
+	Title:    "the data plane forwards to an endpoint that is not usable",
+	What: "A rule (a `KUBE-SEP` DNAT, a real server, an nft endpoint chain) sends traffic of a Service to an IP:port " +
+		"that is not a usable endpoint of that Service port: no EndpointSlice lists it any more, it is not ready while " +
+		"ready endpoints exist, or it runs on another node while the traffic policy is Local.",
+	Why: "Connections sent there fail or reach the wrong pod (IPs are reused): this is the \"endpoints not updated\" " +
+		"failure, usually a kube-proxy that stopped receiving EndpointSlice updates from the API server.",
+	Fix: "Check that the EndpointSlices are right (`kubectl get endpointslices -l kubernetes.io/service-name=NAME`), " +
+		"then the kube-proxy logs for watch errors (`Failed to list *v1.EndpointSlice`, connection refused) and the " +
+		"API server's load; restart kube-proxy on the node.",
+	Needs: endpointNeeds,
+	Run:   runEndpointStale,
+}
+
+func runEndpointStale(p *Pass) {
+	for _, v := range p.Views() {
+		for _, sp := range p.PortsOf(v) {
+			e := p.Expect(sp, v.Family)
+			for _, u := range dispatches(v, sp) {
+				want := e.Endpoints(u.d.Policy)
+				for _, b := range u.d.Backends {
+					if b.Graceful || model.Has(want, b.Endpoint) {
+						continue
+					}
+					p.Report(Finding{
+						Service: sp.Name.String(), Protocol: string(sp.Protocol), Endpoint: b.Endpoint,
+						Message:  staleMessage(sp, u.d, b),
+						Evidence: append(append([]model.Evidence{}, b.Evidence...), staleEvidence(sp, b)...),
+						Advice:   "Compare with the EndpointSlices of the Service; if they are right, kube-proxy on this node missed updates: check its logs for watch errors and restart it.",
+					})
+				}
+			}
+		}
+	}
+}
+
+func staleMessage(sp *model.ServicePort, d *view.Dispatch, b *view.Backend) string {
+	ep := findEndpoint(sp, b.Endpoint)
+	head := fmt.Sprintf("%s forwards to %s", d.ID, b.Endpoint)
+	switch {
+	case ep == nil:
+		return fmt.Sprintf("%s, which no EndpointSlice of %s lists", head, sp.Name.Service())
+	case d.Policy == view.PolicyLocal && !ep.Local:
+		return fmt.Sprintf("%s, which runs on node %q while the traffic policy is Local", head, ep.NodeName)
+	case !ep.Ready && !(ep.Serving && ep.Terminating):
+		return fmt.Sprintf("%s, which is %s", head, epState(ep))
+	default:
+		return fmt.Sprintf("%s, which is %s while other endpoints are ready", head, epState(ep))
+	}
+}
+
+func staleEvidence(sp *model.ServicePort, b *view.Backend) []model.Evidence {
+	if ep := findEndpoint(sp, b.Endpoint); ep != nil {
+		return []model.Evidence{EndpointEvidence(sp, ep)}
+	}
+	return []model.Evidence{ServiceEvidence(sp)}
+}
+
+func findEndpoint(sp *model.ServicePort, s string) *model.Endpoint {
+	for _, ep := range sp.Endpoints {
+		if ep.String() == s {
+			return ep
+		}
+	}
+	return nil
+}

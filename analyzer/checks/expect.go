@@ -1,0 +1,119 @@
+package checks
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+)
+
+// Expect is what kube-proxy programs for one service port in one family,
+// at the level the view describes: which entries forward, reject or drop,
+// with which policy, to which endpoints. It follows syncProxyRules of the
+// iptables and nftables proxiers (v1.25-v1.37; earlier layouts reach the
+// same decisions with other rules).
+type Expect struct {
+	SP     *model.ServicePort
+	Family model.Family
+	Cat    model.Category
+	// HasEndpoints: a usable endpoint exists anywhere. HasInternal: traffic
+	// to the cluster IP has endpoints under its policy; HasExternal: the
+	// same for external destinations.
+	HasEndpoints, HasInternal, HasExternal bool
+	InternalPolicy, ExternalPolicy         view.Policy
+}
+
+func newExpect(s *model.Snapshot, sp *model.ServicePort, fam model.Family) *Expect {
+	e := &Expect{SP: sp, Family: fam, Cat: model.Categorize(sp, fam, s.CategorizeOptions())}
+	e.HasEndpoints = e.Cat.HasAny
+	e.HasInternal, e.HasExternal = e.HasEndpoints, e.HasEndpoints
+	e.InternalPolicy, e.ExternalPolicy = view.PolicyCluster, view.PolicyCluster
+	if sp.InternalPolicyLocal {
+		e.InternalPolicy = view.PolicyLocal
+		e.HasInternal = len(e.Cat.Local) > 0
+	}
+	if sp.ExternalPolicyLocal {
+		e.ExternalPolicy = view.PolicyLocal
+		e.HasExternal = len(e.Cat.Local) > 0
+	}
+	return e
+}
+
+// Endpoints returns the endpoints a dispatch of the given policy uses.
+func (e *Expect) Endpoints(p view.Policy) []*model.Endpoint {
+	if p == view.PolicyLocal {
+		return e.Cat.Local
+	}
+	return e.Cat.Cluster
+}
+
+// BlockAction is the filter verdict when a destination has no endpoints
+// under its policy: reject when none exist at all, drop when only remote
+// ones do.
+func (e *Expect) BlockAction() view.Action {
+	if !e.HasEndpoints {
+		return view.Reject
+	}
+	return view.Drop
+}
+
+// ExternalDests lists the external destinations of the port in the family:
+// external IPs, load balancer VIPs and the node port.
+func (e *Expect) ExternalDests() []Dest {
+	var out []Dest
+	for _, ip := range e.SP.ExternalIPsOf(e.Family) {
+		out = append(out, Dest{Kind: view.ExternalIP, IP: ip.String(), entryIP: ip})
+	}
+	for _, ip := range e.SP.LoadBalancerVIPsOf(e.Family) {
+		out = append(out, Dest{Kind: view.LoadBalancerIP, IP: ip.String(), entryIP: ip})
+	}
+	if e.SP.NodePort != 0 {
+		out = append(out, Dest{Kind: view.NodePort})
+	}
+	return out
+}
+
+// ServiceEvidence returns the evidence of a service port's Service object.
+func ServiceEvidence(sp *model.ServicePort) model.Evidence {
+	text := fmt.Sprintf("Service %s: port %d/%s", sp.Name.Service(), sp.Port, sp.Protocol)
+	if sp.Name.Port != "" {
+		text = fmt.Sprintf("Service %s: port %s %d/%s", sp.Name.Service(), sp.Name.Port, sp.Port, sp.Protocol)
+	}
+	if sp.Service != nil {
+		if l, ok := sp.Service.PortLine(sp.Name.Port, sp.Port); ok {
+			return model.Evidence{File: sp.Service.Pos.File, Line: l.Line, Text: l.Text}
+		}
+	}
+	return model.EvidenceAt(sp.Pos(), text)
+}
+
+// EndpointEvidence returns the evidence of an endpoint's EndpointSlice.
+func EndpointEvidence(sp *model.ServicePort, ep *model.Endpoint) model.Evidence {
+	state := []string{}
+	if ep.Ready {
+		state = append(state, "ready")
+	}
+	if ep.Serving && !ep.Ready {
+		state = append(state, "serving")
+	}
+	if ep.Terminating {
+		state = append(state, "terminating")
+	}
+	if len(state) == 0 {
+		state = append(state, "not ready")
+	}
+	where := ""
+	if ep.NodeName != "" {
+		where = " on node " + ep.NodeName
+	}
+	return model.EvidenceAt(ep.Pos, fmt.Sprintf("EndpointSlice of %s: %s (%s)%s", sp.Name.Service(), ep.String(), strings.Join(state, ", "), where))
+}
+
+// Dest is an external destination of a service port.
+type Dest struct {
+	Kind    view.Kind
+	IP      string
+	entryIP netip.Addr
+}

@@ -1,0 +1,84 @@
+package checks
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+)
+
+var externalMissing = &Check{
+	ID:       "external-missing",
+	Severity: Error,
+	Title:    "an external or load balancer IP has no entry",
+	What: "A Service's `spec.externalIPs` entry or LoadBalancer ingress IP (ipMode VIP) has usable endpoints, " +
+		"but the data plane has no entry forwarding it, or it does not restrict it to `loadBalancerSourceRanges`.",
+	Why: "Traffic that a load balancer or a router sends to this node for the IP is not forwarded: clients outside " +
+		"the cluster see timeouts while in-cluster traffic through the cluster IP works. A missing source-range filter " +
+		"exposes the Service to every source.",
+	Fix: "Check the Service status (`kubectl get svc -o wide`) and the kube-proxy logs of the node; restart kube-proxy " +
+		"on the node to force a full resync. An ingress IP with `ipMode: Proxy` is deliberately not programmed.",
+	Needs: serviceNeeds,
+	Run:   runExternalMissing,
+}
+
+func runExternalMissing(p *Pass) {
+	for _, v := range p.Views() {
+		for _, sp := range p.PortsOf(v) {
+			e := p.Expect(sp, v.Family)
+			if !e.HasEndpoints {
+				continue
+			}
+			ranges := sp.SourceRangesOf(v.Family)
+			for _, d := range e.ExternalDests() {
+				if d.Kind == view.NodePort {
+					continue
+				}
+				ip := d.entryIP
+				ent := forward(v, d.Kind, ip, sp.ProtoLower(), sp.Port)
+				if ent == nil {
+					p.Report(Finding{
+						Service: sp.Name.String(), Protocol: string(sp.Protocol),
+						Message:  fmt.Sprintf("no entry for %s in %s", destText(d.Kind, ip, sp), where(v, d.Kind)),
+						Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, d.Kind)},
+						Advice:   syncAdvice(v),
+					})
+					continue
+				}
+				if d.Kind == view.LoadBalancerIP && len(ranges) > 0 {
+					checkFirewall(p, v, sp, ent, ip, ranges)
+				}
+			}
+		}
+	}
+}
+
+// checkFirewall verifies that a load balancer entry only admits the
+// Service's source ranges.
+func checkFirewall(p *Pass, v *view.View, sp *model.ServicePort, ent *view.Entry, ip netip.Addr, ranges []netip.Prefix) {
+	dest := destText(view.LoadBalancerIP, ip, sp)
+	if ent.Firewall == nil || !ent.Firewall.DefaultDrop {
+		p.Report(Finding{
+			Service: sp.Name.String(), Protocol: string(sp.Protocol),
+			Message:  fmt.Sprintf("%s is not restricted to its loadBalancerSourceRanges %v: every source is admitted", dest, ranges),
+			Evidence: append(append([]model.Evidence{}, ent.Evidence...), ServiceEvidence(sp)),
+			Advice:   syncAdvice(v),
+		})
+		return
+	}
+	have := map[netip.Prefix]bool{}
+	for _, r := range ent.Firewall.Ranges {
+		have[r.Masked()] = true
+	}
+	for _, r := range ranges {
+		if !have[r] {
+			p.Report(Finding{
+				Service: sp.Name.String(), Protocol: string(sp.Protocol),
+				Message:  fmt.Sprintf("source range %s of %s is not admitted by the firewall rules", r, dest),
+				Evidence: append(append([]model.Evidence{}, ent.Firewall.Evidence...), ServiceEvidence(sp)),
+				Advice:   syncAdvice(v),
+			})
+		}
+	}
+}

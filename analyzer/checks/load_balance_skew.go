@@ -1,0 +1,122 @@
+package checks
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/view"
+)
+
+var loadBalanceSkew = &Check{
+	ID:       "load-balance-skew",
+	Severity: Warning,
+	Title:    "the rules do not spread traffic evenly over the endpoints",
+	What: "kube-proxy gives every endpoint of a Service the same share of new connections: in iptables mode rule " +
+		"i of n matches with probability 1/(n-i), in nftables mode `numgen random mod n` maps to n endpoints, " +
+		"in IPVS mode every real server has weight 1. Here the shares are unequal, some traffic matches no endpoint, " +
+		"or an endpoint can never be chosen.",
+	Why: "Some pods are overloaded while others idle, or part of the new connections fall through the service chain " +
+		"and are not load-balanced at all. Hand-edited rules and partial restores leave this behind.",
+	Fix: "Restart kube-proxy on the node so that it rewrites the service chains; if it comes back, look for another " +
+		"tool editing kube-proxy's chains.",
+	Needs: serviceNeeds,
+	Run:   runLoadBalanceSkew,
+}
+
+// skewTolerance allows for the kernel's rounding of probabilities
+// (iptables stores them in 1/2^31 units).
+const skewTolerance = 0.005
+
+func runLoadBalanceSkew(p *Pass) {
+	for _, v := range p.Views() {
+		for _, sp := range p.PortsOf(v) {
+			for _, u := range dispatches(v, sp) {
+				d := u.d
+				var live []string
+				total, n := 0.0, 0
+				seen := map[string]int{}
+				var unreachable []string
+				for _, b := range d.Backends {
+					if b.Graceful {
+						continue
+					}
+					seen[b.Endpoint]++
+					if b.Unreachable {
+						unreachable = append(unreachable, b.Endpoint)
+						continue
+					}
+					if b.Share >= 0 {
+						total += b.Share
+						n++
+						live = append(live, fmt.Sprintf("%s %.1f%%", b.Endpoint, 100*b.Share))
+					}
+				}
+				if n == 0 {
+					continue
+				}
+				f := Finding{Service: sp.Name.String(), Protocol: string(sp.Protocol), Evidence: d.Evidence}
+				for _, b := range d.Backends {
+					f.Evidence = append(f.Evidence, b.Evidence...)
+				}
+				switch {
+				case len(unreachable) > 0:
+					f.Message = fmt.Sprintf("%s can never choose %s: an earlier rule matches all remaining traffic", d.ID, strings.Join(unreachable, ", "))
+				case total < 1-skewTolerance:
+					f.Message = fmt.Sprintf("%.1f%% of new connections to %s match no endpoint rule (%s)", 100*(1-total), d.ID, strings.Join(live, ", "))
+				case dup(seen) != "":
+					f.Message = fmt.Sprintf("%s lists endpoint %s more than once (%s)", d.ID, dup(seen), strings.Join(live, ", "))
+				case skewed(d.Backends, n):
+					f.Message = fmt.Sprintf("%s spreads traffic unevenly: %s instead of %.1f%% each", d.ID, strings.Join(live, ", "), 100/float64(n))
+				case weightSkew(d.Backends) != "":
+					f.Message = fmt.Sprintf("%s gives its real servers unequal weights (%s); kube-proxy sets weight 1", d.ID, weightSkew(d.Backends))
+				default:
+					continue
+				}
+				f.Advice = "Restart kube-proxy on the node so that it rewrites the chain; if the skew returns, find what else edits kube-proxy's rules."
+				p.Report(f)
+			}
+		}
+	}
+}
+
+func dup(seen map[string]int) string {
+	for ep, n := range seen {
+		if n > 1 {
+			return ep
+		}
+	}
+	return ""
+}
+
+func skewed(bs []*view.Backend, n int) bool {
+	want := 1 / float64(n)
+	for _, b := range bs {
+		if b.Graceful || b.Unreachable || b.Share < 0 {
+			continue
+		}
+		if math.Abs(b.Share-want) > skewTolerance {
+			return true
+		}
+	}
+	return false
+}
+
+func weightSkew(bs []*view.Backend) string {
+	var ws []string
+	uneven := false
+	for _, b := range bs {
+		if b.Graceful {
+			continue
+		}
+		ws = append(ws, fmt.Sprintf("%s=%d", b.Endpoint, b.Weight))
+		if b.Weight != 1 {
+			uneven = true
+		}
+	}
+	if !uneven {
+		return ""
+	}
+	return strings.Join(ws, ", ")
+}
+

@@ -1,0 +1,56 @@
+package checks
+
+import (
+	"fmt"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+)
+
+var nodePortMissing = &Check{
+	ID:       "nodeport-missing",
+	Severity: Error,
+	Title:    "a node port has no entry in the data plane",
+	What: "A NodePort or LoadBalancer Service port has usable endpoints, but the data plane of the node does not " +
+		"forward its node port (`KUBE-NODEPORTS` in iptables mode, a virtual server per node IP in IPVS mode, " +
+		"`service-nodeports` in nftables mode), or the node ports are not reachable at all.",
+	Why: "Load balancers and clients that target <node IP>:<node port> get no answer from this node; load balancer " +
+		"health checks fail and the node is taken out of rotation, or traffic is black-holed.",
+	Fix: "Check the kube-proxy logs of the node and `nodePortAddresses` in its configuration (node ports are only " +
+		"programmed on matching addresses); restart kube-proxy on the node to force a full resync.",
+	Needs: serviceNeeds,
+	Run:   runNodePortMissing,
+}
+
+func runNodePortMissing(p *Pass) {
+	for _, v := range p.Views() {
+		anyNodePort := false
+		for _, sp := range p.PortsOf(v) {
+			if sp.NodePort == 0 {
+				continue
+			}
+			anyNodePort = true
+			e := p.Expect(sp, v.Family)
+			if !e.HasEndpoints {
+				continue
+			}
+			if forward(v, view.NodePort, netipZero, sp.ProtoLower(), sp.NodePort) != nil {
+				continue
+			}
+			p.Report(Finding{
+				Service: sp.Name.String(), Protocol: string(sp.Protocol),
+				Message:  fmt.Sprintf("no entry for %s in %s (%s)", destText(view.NodePort, netipZero, sp), where(v, view.NodePort), v.Family),
+				Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, view.NodePort)},
+				Advice:   syncAdvice(v),
+			})
+		}
+		if anyNodePort && !v.NodePorts && v.Mode == model.ModeIPTables {
+			p.Report(Finding{
+				Message: fmt.Sprintf("nat KUBE-SERVICES has no rule jumping to KUBE-NODEPORTS (%s): no node port of this node is reachable", v.Family),
+				Evidence: []model.Evidence{anchor(v, view.ClusterIP)},
+				Advice: "kube-proxy writes this rule last in KUBE-SERVICES at every sync; its absence means the chain was " +
+					"rewritten by something else or the last sync failed. Restart kube-proxy on the node.",
+			})
+		}
+	}
+}

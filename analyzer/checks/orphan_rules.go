@@ -1,0 +1,112 @@
+package checks
+
+import (
+	"fmt"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+)
+
+var orphanRules = &Check{
+	ID:       "orphan-rules",
+	Severity: Warning,
+	Title:    "rules, chains or entries that belong to no existing service",
+	What: "The data plane holds kube-proxy objects — per-service chains, rules in the dispatch chains, virtual " +
+		"servers, map elements — for a Service (or Service port) that does not exist in the exports, or objects " +
+		"nothing leads to any more.",
+	Why: "Rules of a deleted Service keep capturing traffic to its old IPs (which the API server may give to a new " +
+		"Service), and leftovers show that kube-proxy's cleanup did not run: a crashed sync, a second kube-proxy, " +
+		"or rules restored from a backup.",
+	Fix: "Make sure the exports are complete and current (`kubectl get svc,endpointslices -A -o yaml` at the time " +
+		"of the capture). If they are, restart kube-proxy on the node: a full sync deletes what it no longer owns. " +
+		"Leftovers of another proxy mode are removed with `kube-proxy --cleanup`.",
+	Needs: serviceNeeds,
+	Run:   runOrphanRules,
+}
+
+func runOrphanRules(p *Pass) {
+	ports := servicePortByName(p.Snap)
+	all := map[string]*model.ServicePort{}
+	for _, sp := range p.Snap.Ports {
+		all[sp.Name.String()] = sp
+	}
+	large := largeCluster(p.Snap)
+	for _, v := range p.Views() {
+		for _, e := range v.Entries {
+			if e.Service != "" {
+				if ports[e.Service] != nil {
+					continue
+				}
+				reason := "which does not exist"
+				if sp := all[e.Service]; sp != nil {
+					reason = "which kube-proxy ignores (" + sp.Skip + ")"
+				}
+				p.Report(Finding{
+					Service:  e.Service,
+					Protocol: upper(e.Protocol),
+					Message:  fmt.Sprintf("%s entry for %s belongs to Service port %s, %s", e.Action, e.Dest(), e.Service, reason),
+					Evidence: e.Evidence,
+					Advice:   "Restart kube-proxy on the node so that a full sync removes the rules of deleted Services.",
+				})
+				continue
+			}
+			p.Report(Finding{
+				Protocol: upper(e.Protocol),
+				Message:  fmt.Sprintf("%s entry for %s matches no Service", e.Action, e.Dest()),
+				Evidence: e.Evidence,
+				Advice:   "If no Service uses this address any more, restart kube-proxy on the node so that a full sync removes the rule.",
+			})
+		}
+		for _, o := range v.Objects {
+			switch {
+			case o.Service != "" && ports[o.Service] == nil:
+				p.Report(Finding{
+					Service:  o.Service,
+					Message:  fmt.Sprintf("%s %s belongs to %s, which is not an existing Service port", o.Kind, o.Name, o.Service),
+					Evidence: o.Evidence,
+					Advice:   "Restart kube-proxy on the node so that a full sync deletes the objects of deleted Services.",
+				})
+			case o.Service == "" && o.Hash != "" && !o.Referenced:
+				p.Report(Finding{
+					Message:  fmt.Sprintf("%s %s belongs to no Service and nothing leads to it", o.Kind, o.Name),
+					Evidence: o.Evidence,
+					Advice:   "Restart kube-proxy on the node so that a full sync deletes it.",
+				})
+			case !o.Referenced:
+				f := Finding{
+					Service:  o.Service,
+					Message:  fmt.Sprintf("%s %s is not referenced by any rule", o.Kind, o.Name),
+					Evidence: o.Evidence,
+					Advice:   "kube-proxy deletes unreferenced chains of its own at its next full sync; if this one stays, restart kube-proxy on the node.",
+				}
+				if large {
+					f.Severity = Info
+					f.Message += " (large-cluster mode deletes stale chains at most once per sync period)"
+				}
+				p.Report(f)
+			}
+		}
+	}
+}
+
+// largeCluster reports kube-proxy's large-cluster mode: more than 1000
+// endpoints in total (pkg/proxy/iptables largeClusterEndpointsThreshold).
+func largeCluster(s *model.Snapshot) bool {
+	n := 0
+	for _, sp := range s.ActivePorts() {
+		n += len(sp.Endpoints)
+	}
+	return n > 1000
+}
+
+func upper(proto string) string {
+	switch proto {
+	case "tcp":
+		return "TCP"
+	case "udp":
+		return "UDP"
+	case "sctp":
+		return "SCTP"
+	}
+	return proto
+}
+

@@ -1,0 +1,156 @@
+package checks
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+)
+
+// serviceNeeds are the inputs of the service checks.
+var serviceNeeds = []Need{NeedServices, NeedDataplane}
+
+// endpointNeeds are the inputs of the endpoint checks.
+var endpointNeeds = []Need{NeedServices, NeedEndpoints, NeedDataplane}
+
+// anchor returns the evidence of where entries of a kind live in a view.
+func anchor(v *view.View, k view.Kind) model.Evidence {
+	if e, ok := v.Anchors[k]; ok {
+		return e
+	}
+	return model.Evidence{File: v.Source}
+}
+
+// where names where entries of a kind live, for messages.
+func where(v *view.View, k view.Kind) string {
+	if w, ok := v.Where[k]; ok {
+		return w
+	}
+	return "the " + v.Mode + " data plane"
+}
+
+// forward returns the forward entry of a destination (any external kind
+// for external IPs and load balancer IPs, whose rules may be classified
+// either way when they carry no comment).
+func forward(v *view.View, k view.Kind, ip netip.Addr, proto string, port int32) *view.Entry {
+	kinds := []view.Kind{k}
+	if k == view.ExternalIP || k == view.LoadBalancerIP {
+		kinds = []view.Kind{view.ExternalIP, view.LoadBalancerIP}
+	}
+	for _, kind := range kinds {
+		for _, e := range v.Lookup(kind, ip, proto, port) {
+			if e.Action == view.Forward && e.Dispatch != nil {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// blocked returns the reject or drop entry of a destination.
+func blocked(v *view.View, k view.Kind, ip netip.Addr, proto string, port int32) *view.Entry {
+	kinds := []view.Kind{k}
+	if k == view.ExternalIP || k == view.LoadBalancerIP {
+		kinds = []view.Kind{view.ExternalIP, view.LoadBalancerIP}
+	}
+	for _, kind := range kinds {
+		for _, e := range v.Lookup(kind, ip, proto, port) {
+			if e.Action == view.Reject || e.Action == view.Drop {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// destText formats a destination for messages.
+func destText(k view.Kind, ip netip.Addr, sp *model.ServicePort) string {
+	switch k {
+	case view.NodePort:
+		return fmt.Sprintf("node port %d/%s", sp.NodePort, sp.ProtoLower())
+	case view.ClusterIP:
+		return "cluster IP " + model.JoinHostPort(ip, sp.Port) + "/" + sp.ProtoLower()
+	case view.ExternalIP:
+		return "external IP " + model.JoinHostPort(ip, sp.Port) + "/" + sp.ProtoLower()
+	}
+	return "load balancer IP " + model.JoinHostPort(ip, sp.Port) + "/" + sp.ProtoLower()
+}
+
+// portOf returns the port an entry of kind k uses for sp.
+func portOf(k view.Kind, sp *model.ServicePort) int32 {
+	if k == view.NodePort {
+		return sp.NodePort
+	}
+	return sp.Port
+}
+
+// dispatches returns the distinct dispatches reachable from the forward
+// entries of a service port in a view, with the entry that leads to each.
+func dispatches(v *view.View, sp *model.ServicePort) []dispatchUse {
+	var out []dispatchUse
+	seen := map[string]bool{}
+	name := sp.Name.String()
+	for _, e := range v.Entries {
+		if e.Service != name || e.Action != view.Forward || e.Protocol != sp.ProtoLower() {
+			continue
+		}
+		for _, o := range view.Origins {
+			d := e.Dispatch[o]
+			if d == nil || seen[d.ID] {
+				continue
+			}
+			seen[d.ID] = true
+			out = append(out, dispatchUse{entry: e, d: d})
+		}
+	}
+	return out
+}
+
+type dispatchUse struct {
+	entry *view.Entry
+	d     *view.Dispatch
+}
+
+// servicePortByName indexes active service ports by name.
+func servicePortByName(s *model.Snapshot) map[string]*model.ServicePort {
+	out := map[string]*model.ServicePort{}
+	for _, sp := range s.ActivePorts() {
+		out[sp.Name.String()] = sp
+	}
+	return out
+}
+
+// modeAdvice returns advice for rules kube-proxy should have written.
+func syncAdvice(v *view.View) string {
+	switch v.Mode {
+	case model.ModeIPVS:
+		return "Check that kube-proxy runs on this node and that its syncs succeed (kube-proxy logs, kubeproxy_sync_proxy_rules_last_timestamp_seconds); IPVS mode rewrites every virtual server at each sync, so a restart of the kube-proxy pod restores missing ones."
+	case model.ModeNFTables:
+		return "Check that kube-proxy runs on this node and that its syncs succeed (kube-proxy logs, kubeproxy_sync_proxy_rules_last_timestamp_seconds); restarting the kube-proxy pod forces a full resync of the kube-proxy table."
+	}
+	return "Check that kube-proxy runs on this node and that its syncs succeed (kube-proxy logs: iptables-restore errors; metric kubeproxy_sync_proxy_rules_last_timestamp_seconds); restarting the kube-proxy pod forces a full resync."
+}
+
+// epState describes why an endpoint is or is not usable.
+func epState(ep *model.Endpoint) string {
+	var parts []string
+	switch {
+	case ep.Ready:
+		parts = append(parts, "ready")
+	case ep.Serving && ep.Terminating:
+		parts = append(parts, "serving but terminating")
+	case ep.Terminating:
+		parts = append(parts, "terminating")
+	default:
+		parts = append(parts, "not ready")
+	}
+	if ep.NodeName != "" {
+		parts = append(parts, "on node "+ep.NodeName)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// netipZero is the address of node port entries.
+var netipZero netip.Addr

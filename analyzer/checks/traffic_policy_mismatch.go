@@ -1,0 +1,82 @@
+package checks
+
+import (
+	"fmt"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+)
+
+var trafficPolicyMismatch = &Check{
+	ID:       "traffic-policy-mismatch",
+	Severity: Error,
+	Title:    "a Local traffic policy is not honoured",
+	What: "With `externalTrafficPolicy: Local`, traffic from outside to a node port, external or load balancer IP " +
+		"must only go to endpoints on the receiving node (preserving the client IP), and the health check node port " +
+		"must answer; with `internalTrafficPolicy: Local`, cluster IP traffic must stay on the node. Here the data " +
+		"plane sends such traffic under the other policy.",
+	Why: "A Local policy that is not honoured loses client source IPs (SNAT) and adds a hop, or, the other way " +
+		"round, drops traffic the Service expects to be spread over the cluster; load balancers that rely on the " +
+		"health check node port send traffic to nodes without endpoints.",
+	Fix: "Check the traffic policies of the Service; if they are right, the rules were written for an older version " +
+		"of the Service: restart kube-proxy on the node.",
+	Needs: serviceNeeds,
+	Run:   runTrafficPolicyMismatch,
+}
+
+func runTrafficPolicyMismatch(p *Pass) {
+	for _, v := range p.Views() {
+		for _, sp := range p.PortsOf(v) {
+			e := p.Expect(sp, v.Family)
+			if e.HasInternal {
+				cip, _ := sp.ClusterIP(v.Family)
+				if ent := forward(v, view.ClusterIP, cip, sp.ProtoLower(), sp.Port); ent != nil {
+					policyFinding(p, sp, ent, ent.Dispatch[view.FromPod], e.InternalPolicy, "internalTrafficPolicy", destText(view.ClusterIP, cip, sp))
+				}
+			}
+			if e.HasExternal {
+				for _, d := range e.ExternalDests() {
+					ent := forward(v, d.Kind, d.entryIP, sp.ProtoLower(), portOf(d.Kind, sp))
+					if ent == nil {
+						continue
+					}
+					policyFinding(p, sp, ent, ent.Dispatch[view.FromExternal], e.ExternalPolicy, "externalTrafficPolicy", destText(d.Kind, d.entryIP, sp))
+				}
+			}
+			checkHealthCheck(p, v, sp)
+		}
+	}
+}
+
+func policyFinding(p *Pass, sp *model.ServicePort, ent *view.Entry, d *view.Dispatch, want view.Policy, field, dest string) {
+	if d == nil || d.Policy == want {
+		return
+	}
+	p.Report(Finding{
+		Service: sp.Name.String(), Protocol: string(sp.Protocol),
+		Message: fmt.Sprintf("traffic to %s goes to %s (%s policy) but the Service's %s is %s", dest, d.ID, d.Policy, field, want),
+		Evidence: append(append(append([]model.Evidence{}, ent.Evidence...), d.Evidence...), ServiceEvidence(sp)),
+		Advice:   "Restart kube-proxy on the node so that it rewrites the Service's rules for its current traffic policy.",
+	})
+}
+
+// checkHealthCheck verifies that the health check node port of an
+// externalTrafficPolicy Local load balancer is accepted (iptables 1.21+).
+func checkHealthCheck(p *Pass, v *view.View, sp *model.ServicePort) {
+	if sp.HealthCheckNodePort == 0 || v.Mode != model.ModeIPTables || !p.Snap.Version.AtLeast(21) || v.Family != model.IPv4 && !hasHealthChecks(v) {
+		return
+	}
+	for _, h := range v.HealthChecks {
+		if h.Port == sp.HealthCheckNodePort {
+			return
+		}
+	}
+	p.Report(Finding{
+		Service: sp.Name.String(), Protocol: string(sp.Protocol), Severity: Warning,
+		Message:  fmt.Sprintf("health check node port %d of the externalTrafficPolicy Local Service is not accepted in filter KUBE-NODEPORTS", sp.HealthCheckNodePort),
+		Evidence: []model.Evidence{ServiceEvidence(sp), {File: v.Source}},
+		Advice:   "Load balancers probe this port to find the nodes with local endpoints; restart kube-proxy on the node so that it writes the rule.",
+	})
+}
+
+func hasHealthChecks(v *view.View) bool { return len(v.HealthChecks) > 0 }

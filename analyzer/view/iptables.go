@@ -1,0 +1,653 @@
+package view
+
+import (
+	"math"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
+)
+
+// iptables object kinds.
+const (
+	ObjChain ObjectKind = "chain"
+)
+
+// Attribution is what the view needs from the model to name hashed chains:
+// for every service port, the hash of its chain names.
+type Attribution struct {
+	byHash map[string]*model.ServicePort
+	byAddr map[string][]*model.ServicePort // "ip proto port"
+}
+
+// NewAttribution indexes the service ports of a snapshot.
+func NewAttribution(ports []*model.ServicePort) *Attribution {
+	a := &Attribution{byHash: map[string]*model.ServicePort{}, byAddr: map[string][]*model.ServicePort{}}
+	for _, sp := range ports {
+		a.byHash[model.PortProtoHash(sp.Name, sp.ProtoLower())] = sp
+		if sp.Skip != "" {
+			continue
+		}
+		add := func(ip netip.Addr) {
+			k := ip.String() + " " + sp.ProtoLower() + " " + strconv.Itoa(int(sp.Port))
+			a.byAddr[k] = append(a.byAddr[k], sp)
+		}
+		for _, ip := range sp.ClusterIPs {
+			add(ip)
+		}
+		for _, ip := range sp.ExternalIPs {
+			add(ip)
+		}
+		for _, ip := range sp.LoadBalancerVIPs {
+			add(ip)
+		}
+	}
+	return a
+}
+
+// byChainHash returns the service port whose chains carry hash.
+func (a *Attribution) byChainHash(hash string) *model.ServicePort {
+	if a == nil {
+		return nil
+	}
+	return a.byHash[hash]
+}
+
+func (a *Attribution) byDest(ip netip.Addr, proto string, port int32) []*model.ServicePort {
+	if a == nil {
+		return nil
+	}
+	return a.byAddr[ip.String()+" "+proto+" "+strconv.Itoa(int(port))]
+}
+
+// chainHash splits a kube-proxy per-service chain name into its prefix and
+// hash: "KUBE-SVC-", "NPX46M4PTMTKRN6Y".
+func chainHash(name string) (prefix, hash string, ok bool) {
+	for _, p := range []string{model.ChainSVC, model.ChainSVL, model.ChainEXT, model.ChainFW, model.ChainXLB, model.ChainSEP} {
+		if h, found := strings.CutPrefix(name, p); found && len(h) == 16 {
+			return p, h, true
+		}
+	}
+	return "", "", false
+}
+
+// commentService extracts the service port name from a kube-proxy rule
+// comment ("ns/svc:port cluster IP", "ns/svc:port -> 10.0.0.1:80", ...).
+func commentService(c string) string {
+	for _, pre := range []string{"masquerade traffic for ", "masquerade LOCAL traffic for ", "route LOCAL traffic for ", "pod traffic for ", "other traffic to "} {
+		if rest, ok := strings.CutPrefix(c, pre); ok {
+			c = rest
+			break
+		}
+	}
+	name, _, _ := strings.Cut(c, " ")
+	if _, ok := model.ParseServicePortName(name); !ok {
+		return ""
+	}
+	return name
+}
+
+type iptExtractor struct {
+	d     *iptables.Dump
+	attr  *Attribution
+	v     *View
+	nat   *iptables.Table
+	disp  map[string]*Dispatch
+	obj   map[string]*Object
+	entry map[string]*Entry
+}
+
+// FromIPTables builds the view of an iptables-mode dump. attr, built from
+// the snapshot's service ports, names chains whose rules carry no
+// comments (large-cluster mode) and classifies rules by destination.
+func FromIPTables(d *iptables.Dump, attr *Attribution) *View {
+	x := &iptExtractor{
+		d: d, attr: attr,
+		v:     &View{Mode: model.ModeIPTables, Family: model.Family(d.Family), Source: d.Name},
+		nat:   d.Table("nat"),
+		disp:  map[string]*Dispatch{},
+		obj:   map[string]*Object{},
+		entry: map[string]*Entry{},
+	}
+	x.v.Anchors = map[Kind]model.Evidence{}
+	x.v.Where = map[Kind]string{ClusterIP: "nat KUBE-SERVICES", ExternalIP: "nat KUBE-SERVICES", LoadBalancerIP: "nat KUBE-SERVICES", NodePort: "nat KUBE-NODEPORTS"}
+	if x.nat != nil {
+		for k, name := range map[Kind]string{ClusterIP: "KUBE-SERVICES", ExternalIP: "KUBE-SERVICES", LoadBalancerIP: "KUBE-SERVICES", NodePort: "KUBE-NODEPORTS"} {
+			if c := x.nat.Chain(name); c != nil {
+				x.v.Anchors[k] = chainEvidence(c)
+			} else {
+				x.v.Anchors[k] = model.EvidenceAt(x.nat.Pos(), "*nat (no "+name+" chain)")
+			}
+		}
+	}
+	x.objects()
+	if x.nat != nil {
+		x.services()
+		x.nodePorts()
+	}
+	if f := d.Table("filter"); f != nil {
+		x.filter(f)
+	}
+	x.v.SortEntries()
+	return x.v
+}
+
+// objects lists every per-service chain of the nat table.
+func (x *iptExtractor) objects() {
+	if x.nat == nil {
+		return
+	}
+	for _, c := range x.nat.Chains {
+		prefix, hash, ok := chainHash(c.Name)
+		if !ok {
+			continue
+		}
+		o := &Object{Kind: ObjChain, Name: c.Name, Hash: hash, Evidence: []model.Evidence{chainEvidence(c)}}
+		if prefix != model.ChainSEP {
+			if sp := x.attr.byChainHash(hash); sp != nil {
+				o.Service = sp.Name.String()
+			}
+		}
+		if o.Service == "" {
+			for _, r := range c.Rules {
+				if s := commentService(r.Comment()); s != "" {
+					o.Service = s
+					break
+				}
+			}
+		}
+		x.obj[c.Name] = o
+		x.v.Objects = append(x.v.Objects, o)
+	}
+}
+
+func chainEvidence(c *iptables.Chain) model.Evidence {
+	return model.EvidenceAt(c.Pos(), ":"+c.Name+" "+c.Policy)
+}
+
+func (x *iptExtractor) reference(chain string) {
+	if o := x.obj[chain]; o != nil {
+		o.Referenced = true
+	}
+}
+
+// services reads nat KUBE-SERVICES: cluster IP, external IP and load
+// balancer entries, and the node-port tail rule.
+func (x *iptExtractor) services() {
+	c := x.nat.Chain("KUBE-SERVICES")
+	if c == nil {
+		return
+	}
+	for _, r := range c.Rules {
+		tgt := r.Target()
+		switch {
+		case tgt == "KUBE-NODEPORTS":
+			x.v.NodePorts = true
+			x.v.NodePortsEvidence = append(x.v.NodePortsEvidence, model.RuleEvidence(r))
+			continue
+		case tgt == "KUBE-MARK-MASQ" || tgt == "RETURN" || tgt == "ACCEPT":
+			continue // 1.20-1.21 masquerade rules; IPVS-mode rules
+		}
+		ip, proto, port, ok := ruleDest(r)
+		if !ok {
+			x.v.Unrecognised = append(x.v.Unrecognised, model.RuleEvidence(r))
+			continue
+		}
+		comment := r.Comment()
+		kind := Kind("")
+		switch {
+		case strings.HasSuffix(comment, " cluster IP"):
+			kind = ClusterIP
+		case strings.HasSuffix(comment, " external IP"):
+			kind = ExternalIP
+		case strings.HasSuffix(comment, " loadbalancer IP"):
+			kind = LoadBalancerIP
+		default:
+			kind = x.kindByAddress(ip, proto, port, tgt)
+		}
+		e := x.entryFor(kind, ip, proto, port)
+		e.Evidence = append(e.Evidence, model.RuleEvidence(r))
+		x.attribute(e, comment, tgt, ip)
+		if e.Action == "" || e.Dispatch == nil {
+			e.Action = Forward
+			x.route(e, tgt)
+		}
+	}
+}
+
+// kindByAddress classifies a KUBE-SERVICES rule without a telling comment
+// by the Service address it matches, else by its target.
+func (x *iptExtractor) kindByAddress(ip netip.Addr, proto string, port int32, tgt string) Kind {
+	for _, sp := range x.attr.byDest(ip, proto, port) {
+		for _, a := range sp.ClusterIPs {
+			if a == ip {
+				return ClusterIP
+			}
+		}
+		for _, a := range sp.LoadBalancerVIPs {
+			if a == ip {
+				return LoadBalancerIP
+			}
+		}
+		return ExternalIP
+	}
+	if strings.HasPrefix(tgt, model.ChainFW) {
+		return LoadBalancerIP
+	}
+	if strings.HasPrefix(tgt, model.ChainEXT) || strings.HasPrefix(tgt, model.ChainXLB) {
+		return ExternalIP
+	}
+	return ClusterIP
+}
+
+func (x *iptExtractor) entryFor(kind Kind, ip netip.Addr, proto string, port int32) *Entry {
+	e := &Entry{Kind: kind, IP: ip, Protocol: proto, Port: port}
+	if old := x.entry[e.Key()]; old != nil {
+		return old
+	}
+	x.entry[e.Key()] = e
+	x.v.Entries = append(x.v.Entries, e)
+	return e
+}
+
+// attribute names the service of an entry: from the rule comment, else the
+// target chain's hash, else the Service owning the address.
+func (x *iptExtractor) attribute(e *Entry, comment, tgt string, ip netip.Addr) {
+	if e.Service != "" {
+		return
+	}
+	if s := commentService(comment); s != "" {
+		e.Service, e.How = s, "comment"
+		return
+	}
+	if _, hash, ok := chainHash(tgt); ok {
+		if sp := x.attr.byChainHash(hash); sp != nil {
+			e.Service, e.How = sp.Name.String(), "hash"
+			return
+		}
+	}
+	if sps := x.attr.byDest(ip, e.Protocol, e.Port); len(sps) == 1 {
+		e.Service, e.How = sps[0].Name.String(), "address"
+	}
+}
+
+// ruleDest reads "-d IP -p proto --dport N" of a rule.
+func ruleDest(r *iptables.Rule) (netip.Addr, string, int32, bool) {
+	d, ok := r.Find("-d")
+	if !ok || d.Neg {
+		return netip.Addr{}, "", 0, false
+	}
+	ip, ok := parseHostAddr(d.Value)
+	if !ok {
+		return netip.Addr{}, "", 0, false
+	}
+	proto, port, ok := protoPort(r)
+	return ip, proto, port, ok
+}
+
+func protoPort(r *iptables.Rule) (string, int32, bool) {
+	p, ok := r.Find("-p")
+	if !ok || p.Neg {
+		return "", 0, false
+	}
+	dp, ok := r.Find("--dport")
+	if !ok || dp.Neg {
+		return "", 0, false
+	}
+	n, err := strconv.ParseUint(dp.Value, 10, 16)
+	if err != nil {
+		return "", 0, false
+	}
+	return strings.ToLower(p.Value), int32(n), true
+}
+
+// parseHostAddr reads "10.0.0.1", "10.0.0.1/32" or "fd00::1/128".
+func parseHostAddr(s string) (netip.Addr, bool) {
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.Unmap(), true
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil || p.Bits() != p.Addr().BitLen() {
+		return netip.Addr{}, false
+	}
+	return p.Addr().Unmap(), true
+}
+
+// nodePorts reads nat KUBE-NODEPORTS.
+func (x *iptExtractor) nodePorts() {
+	c := x.nat.Chain("KUBE-NODEPORTS")
+	if c == nil {
+		return
+	}
+	for _, r := range c.Rules {
+		tgt := r.Target()
+		if tgt == "KUBE-MARK-MASQ" {
+			continue // 1.20-1.23 masquerade rules
+		}
+		proto, port, ok := protoPort(r)
+		if !ok {
+			x.v.Unrecognised = append(x.v.Unrecognised, model.RuleEvidence(r))
+			continue
+		}
+		e := x.entryFor(NodePort, netip.Addr{}, proto, port)
+		e.Evidence = append(e.Evidence, model.RuleEvidence(r))
+		if d, ok := r.Find("-d"); ok && !d.Neg && strings.HasPrefix(d.Value, "127.") {
+			e.Localhost = true
+		}
+		x.attribute(e, r.Comment(), tgt, netip.Addr{})
+		if e.Dispatch == nil {
+			e.Action = Forward
+			x.route(e, tgt)
+		}
+	}
+}
+
+// route fills the per-origin dispatch of a forward entry whose rule jumps
+// to tgt.
+func (x *iptExtractor) route(e *Entry, tgt string) {
+	x.reference(tgt)
+	e.Dispatch = map[Origin]*Dispatch{}
+	for _, o := range Origins {
+		e.Dispatch[o] = x.follow(e, tgt, o, 0)
+	}
+}
+
+// follow returns the dispatch that traffic from origin reaches from chain.
+func (x *iptExtractor) follow(e *Entry, chain string, origin Origin, depth int) *Dispatch {
+	if depth > 8 {
+		return nil
+	}
+	prefix, _, ok := chainHash(chain)
+	if !ok {
+		return nil
+	}
+	c := x.nat.Chain(chain)
+	if c == nil {
+		return nil
+	}
+	switch prefix {
+	case model.ChainSVC, model.ChainSVL:
+		return x.dispatch(c)
+	case model.ChainEXT, model.ChainXLB:
+		return x.external(e, c, origin, depth)
+	case model.ChainFW:
+		return x.firewall(e, c, origin, depth)
+	}
+	return nil
+}
+
+// external follows an EXT (1.24+) or XLB (1.20-1.23) chain: pod and node
+// traffic may be short-circuited to the cluster chain; the rest goes to the
+// local (or cluster) chain, or in XLB straight to endpoints.
+func (x *iptExtractor) external(e *Entry, c *iptables.Chain, origin Origin, depth int) *Dispatch {
+	for _, r := range c.Rules {
+		tgt := r.Target()
+		if tgt == "KUBE-MARK-MASQ" || tgt == "" {
+			continue
+		}
+		if _, _, ok := chainHash(tgt); !ok || strings.HasPrefix(tgt, model.ChainSEP) {
+			continue
+		}
+		x.reference(tgt)
+		switch {
+		case isLocalSourceMatch(r):
+			if origin == FromNode {
+				return x.follow(e, tgt, origin, depth+1)
+			}
+		case isPodSourceMatch(r):
+			if origin == FromPod {
+				return x.follow(e, tgt, origin, depth+1)
+			}
+		case r.Has("-s") || r.Has("-i"):
+			// some other source condition: not modelled, keep looking
+		default:
+			return x.follow(e, tgt, origin, depth+1)
+		}
+	}
+	if strings.HasPrefix(c.Name, model.ChainXLB) {
+		d := x.dispatch(c)
+		d.Policy = PolicyLocal
+		return d
+	}
+	return nil
+}
+
+// firewall follows a FW chain (loadBalancerSourceRanges): records the
+// ranges and follows the first allowed range for external traffic.
+func (x *iptExtractor) firewall(e *Entry, c *iptables.Chain, origin Origin, depth int) *Dispatch {
+	if e.Firewall == nil {
+		e.Firewall = &Firewall{Evidence: []model.Evidence{chainEvidence(c)}}
+	}
+	var allowed, pass string
+	for _, r := range c.Rules {
+		tgt := r.Target()
+		switch {
+		case tgt == "KUBE-MARK-MASQ":
+			continue
+		case tgt == "" || tgt == "KUBE-MARK-DROP" || tgt == "DROP":
+			if origin == FromExternal {
+				e.Firewall.DefaultDrop = true
+				e.Firewall.Evidence = append(e.Firewall.Evidence, model.RuleEvidence(r))
+			}
+			continue
+		}
+		s, ok := r.Find("-s")
+		if !ok {
+			if pass == "" {
+				pass = tgt
+			}
+			continue
+		}
+		if origin == FromExternal {
+			if p, err := netip.ParsePrefix(s.Value); err == nil {
+				e.Firewall.Ranges = append(e.Firewall.Ranges, p)
+			} else if a, err := netip.ParseAddr(s.Value); err == nil {
+				e.Firewall.Ranges = append(e.Firewall.Ranges, netip.PrefixFrom(a, a.BitLen()))
+			}
+		}
+		if allowed == "" {
+			allowed = tgt
+		}
+	}
+	next := allowed
+	if next == "" {
+		next = pass
+	}
+	if next == "" {
+		return nil
+	}
+	x.reference(next)
+	return x.follow(e, next, origin, depth+1)
+}
+
+// isLocalSourceMatch matches "-m addrtype --src-type LOCAL".
+func isLocalSourceMatch(r *iptables.Rule) bool {
+	a, ok := r.Find("--src-type")
+	return ok && !a.Neg && a.Value == "LOCAL"
+}
+
+// isPodSourceMatch matches the local-traffic detectors kube-proxy uses:
+// "-s CIDR", "-i bridge", "-i prefix+".
+func isPodSourceMatch(r *iptables.Rule) bool {
+	if a, ok := r.Find("-s"); ok && !a.Neg {
+		return true
+	}
+	a, ok := r.Find("-i")
+	return ok && !a.Neg
+}
+
+// dispatch reads a chain that balances over KUBE-SEP chains (SVC, SVL,
+// XLB).
+func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
+	if d := x.disp[c.Name]; d != nil {
+		return d
+	}
+	d := &Dispatch{ID: c.Name, Policy: PolicyCluster, Scheduler: "random", Evidence: []model.Evidence{chainEvidence(c)}}
+	if strings.HasPrefix(c.Name, model.ChainSVL) || strings.HasPrefix(c.Name, model.ChainXLB) {
+		d.Policy = PolicyLocal
+	}
+	if o := x.obj[c.Name]; o != nil {
+		d.Service = o.Service
+	}
+	x.disp[c.Name] = d
+	remaining := 1.0
+	var affinityRules, setRules int
+	for _, r := range c.Rules {
+		tgt := r.Target()
+		switch {
+		case tgt == "KUBE-MARK-DROP":
+			d.Drops = true
+			d.Evidence = append(d.Evidence, model.RuleEvidence(r))
+			continue
+		case !strings.HasPrefix(tgt, model.ChainSEP):
+			continue // masquerade rule, XLB short-circuits
+		}
+		x.reference(tgt)
+		if r.Has("--rcheck") {
+			secs, _ := strconv.Atoi(r.Value("--seconds"))
+			if d.Affinity == nil {
+				d.Affinity = &Affinity{Timeout: secs}
+			}
+			d.Affinity.Evidence = append(d.Affinity.Evidence, model.RuleEvidence(r))
+			affinityRules++
+			continue
+		}
+		b := x.backend(tgt)
+		b.Evidence = append([]model.Evidence{model.RuleEvidence(r)}, b.Evidence...)
+		if p := r.Value("--probability"); p != "" && r.Value("--mode") == "random" {
+			f, err := strconv.ParseFloat(p, 64)
+			if err != nil {
+				f = math.NaN()
+			}
+			b.Share = remaining * f
+			remaining *= 1 - f
+		} else {
+			if remaining == 0 {
+				b.Unreachable = true
+			}
+			b.Share = remaining
+			remaining = 0
+		}
+		if b.setsAffinity {
+			setRules++
+		}
+		d.Backends = append(d.Backends, &b.Backend)
+	}
+	if d.Affinity != nil {
+		d.Affinity.Complete = affinityRules == len(d.Backends) && setRules == len(d.Backends)
+	}
+	return d
+}
+
+type sepBackend struct {
+	Backend
+	setsAffinity bool
+}
+
+// backend reads a KUBE-SEP chain: its DNAT destination.
+func (x *iptExtractor) backend(name string) *sepBackend {
+	b := &sepBackend{Backend: Backend{ID: name, Weight: 1}}
+	c := x.nat.Chain(name)
+	if c == nil {
+		b.Endpoint = "(missing chain " + name + ")"
+		return b
+	}
+	for _, r := range c.Rules {
+		if r.Target() != "DNAT" {
+			continue
+		}
+		dest := r.Value("--to-destination")
+		b.Endpoint = dest
+		if ap, err := netip.ParseAddrPort(dest); err == nil {
+			b.IP, b.Port = ap.Addr().Unmap(), int32(ap.Port())
+			b.Endpoint = model.JoinHostPort(b.IP, b.Port)
+		}
+		b.Evidence = append(b.Evidence, model.RuleEvidence(r))
+		b.setsAffinity = r.Has("--set") && r.HasModule("recent")
+		break
+	}
+	if b.Endpoint == "" {
+		b.Endpoint = "(no DNAT in " + name + ")"
+		b.Evidence = append(b.Evidence, chainEvidence(c))
+	}
+	return b
+}
+
+// filter reads the filter table: reject and drop entries, health checks,
+// and the load balancer firewall drops.
+func (x *iptExtractor) filter(f *iptables.Table) {
+	if c := f.Chain("KUBE-SERVICES"); c != nil {
+		for _, r := range c.Rules {
+			x.filterEntry(r, false)
+		}
+	}
+	if c := f.Chain("KUBE-EXTERNAL-SERVICES"); c != nil {
+		for _, r := range c.Rules {
+			x.filterEntry(r, true)
+		}
+	}
+	if c := f.Chain("KUBE-NODEPORTS"); c != nil {
+		for _, r := range c.Rules {
+			if r.Target() != "ACCEPT" {
+				continue
+			}
+			_, port, ok := protoPort(r)
+			if !ok {
+				continue
+			}
+			x.v.HealthChecks = append(x.v.HealthChecks, &HealthCheck{Port: port, Service: commentService(r.Comment()), Evidence: []model.Evidence{model.RuleEvidence(r)}})
+		}
+	}
+	if c := f.Chain("KUBE-PROXY-FIREWALL"); c != nil {
+		for _, r := range c.Rules {
+			ip, proto, port, ok := ruleDest(r)
+			if !ok || r.Target() != "DROP" {
+				continue
+			}
+			e := x.entryFor(LoadBalancerIP, ip, proto, port)
+			if e.Firewall == nil {
+				e.Firewall = &Firewall{}
+			}
+			e.Firewall.DefaultDrop = true
+			e.Firewall.Evidence = append(e.Firewall.Evidence, model.RuleEvidence(r))
+			x.attribute(e, r.Comment(), "", ip)
+			if e.Action == "" {
+				e.Action = Forward // a firewall drop without a nat entry: dispatch stays empty
+			}
+		}
+	}
+}
+
+func (x *iptExtractor) filterEntry(r *iptables.Rule, external bool) {
+	var action Action
+	switch r.Target() {
+	case "REJECT":
+		action = Reject
+	case "DROP":
+		action = Drop
+	default:
+		return
+	}
+	var e *Entry
+	if ip, proto, port, ok := ruleDest(r); ok {
+		kind := ClusterIP
+		if external {
+			kind = x.kindByAddress(ip, proto, port, "")
+			if kind == ClusterIP {
+				kind = ExternalIP
+			}
+		}
+		e = &Entry{Kind: kind, IP: ip, Protocol: proto, Port: port}
+	} else if proto, port, ok := protoPort(r); ok && external {
+		e = &Entry{Kind: NodePort, Protocol: proto, Port: port}
+	} else {
+		x.v.Unrecognised = append(x.v.Unrecognised, model.RuleEvidence(r))
+		return
+	}
+	e.Action = action
+	e.Evidence = []model.Evidence{model.RuleEvidence(r)}
+	x.attribute(e, r.Comment(), "", e.IP)
+	x.v.Entries = append(x.v.Entries, e)
+}

@@ -1,0 +1,262 @@
+// Package view reduces a captured data plane — iptables, IPVS or nftables —
+// to a mode-neutral description of what it programs for Service traffic:
+// entries (a cluster IP, external IP, load balancer IP or node port with
+// what happens to packets sent to it), the dispatch each entry leads to
+// (the endpoints, with their share of the traffic, and session affinity),
+// and the per-service objects (chains, virtual servers, map elements) with
+// the Service they belong to.
+//
+// A view says what is there, not whether it is right: the checks compare it
+// with what kube-proxy would program. Every element carries evidence (file
+// and line, or JSON path) of the rules it was read from.
+package view
+
+import (
+	"net/netip"
+	"sort"
+	"strconv"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+)
+
+// Kind is the kind of destination an entry programs.
+type Kind string
+
+// Entry kinds.
+const (
+	ClusterIP      Kind = "ClusterIP"
+	ExternalIP     Kind = "ExternalIP"
+	LoadBalancerIP Kind = "LoadBalancerIP"
+	NodePort       Kind = "NodePort"
+)
+
+// Action is what an entry does with new connections.
+type Action string
+
+// Entry actions.
+const (
+	Forward Action = "forward" // load-balanced to endpoints
+	Reject  Action = "reject"  // no endpoints: rejected
+	Drop    Action = "drop"    // no local endpoints for a Local policy: dropped
+)
+
+// Origin is where a packet comes from; external entries treat pod, node
+// and external traffic differently.
+type Origin string
+
+// Packet origins.
+const (
+	FromPod      Origin = "pod"
+	FromNode     Origin = "node"
+	FromExternal Origin = "external"
+)
+
+// Origins lists the origins in a fixed order.
+var Origins = []Origin{FromPod, FromNode, FromExternal}
+
+// Policy is the traffic policy of a dispatch.
+type Policy string
+
+// Dispatch policies.
+const (
+	PolicyCluster Policy = "Cluster"
+	PolicyLocal   Policy = "Local"
+)
+
+// A View is what one data plane (one mode, one IP family) programs.
+type View struct {
+	Mode   string
+	Family model.Family
+	// Source is the file the view was read from.
+	Source string
+	// Entries in the order they were found.
+	Entries []*Entry
+	// HealthChecks are the health-check node ports accepted.
+	HealthChecks []*HealthCheck
+	// Objects are the per-service objects (chains, virtual servers, map
+	// elements) with their attribution.
+	Objects []*Object
+	// NodePorts reports whether node ports are reachable at all (the
+	// KUBE-SERVICES tail rule, the nft nodeport map lookup); its evidence.
+	NodePorts         bool
+	NodePortsEvidence []model.Evidence
+	// Unrecognised lists rules in kube-proxy's chains that the view could
+	// not interpret.
+	Unrecognised []model.Evidence
+	// Anchors point at where entries of each kind live (the chain, map or
+	// table), so that a finding about a missing entry can say where it
+	// should have been.
+	Anchors map[Kind]model.Evidence
+	// Where names, for messages, where entries of each kind live ("nat
+	// KUBE-SERVICES", "the service-ips map", "the IPVS table").
+	Where map[Kind]string
+}
+
+// An Entry is one programmed destination.
+type Entry struct {
+	Kind     Kind
+	IP       netip.Addr // invalid for NodePort entries
+	Protocol string     // lower case: tcp, udp, sctp
+	Port     int32
+	// Service is the service port name the entry is attributed to ("" when
+	// it could not be attributed), and How says how ("comment", "hash",
+	// "element", "address").
+	Service, How string
+	Action       Action
+	// Dispatch gives, for forward entries, where each origin's traffic is
+	// sent (nil: the origin's traffic is not forwarded by this entry).
+	Dispatch map[Origin]*Dispatch
+	// Firewall holds the source-range filter of a load balancer entry.
+	Firewall *Firewall
+	// Localhost reports a node port also accepted on 127.0.0.1.
+	Localhost bool
+	Evidence  []model.Evidence
+}
+
+// Key returns "Kind IP proto/port" (no IP for node ports).
+func (e *Entry) Key() string {
+	s := string(e.Kind) + " "
+	if e.IP.IsValid() {
+		s += e.IP.String() + " "
+	}
+	return s + e.Protocol + "/" + strconv.Itoa(int(e.Port))
+}
+
+// Dest returns "IP:port" (or ":port" for a node port), as users write it.
+func (e *Entry) Dest() string {
+	if !e.IP.IsValid() {
+		return "node port " + strconv.Itoa(int(e.Port)) + "/" + e.Protocol
+	}
+	return model.JoinHostPort(e.IP, e.Port) + "/" + e.Protocol
+}
+
+// A Dispatch is a load-balancing decision: a service or local chain, an
+// IPVS virtual server, an nft service chain.
+type Dispatch struct {
+	// ID names it in the data plane (chain name, virtual server).
+	ID string
+	// Service is the service port name it is attributed to.
+	Service string
+	Policy  Policy
+	// Backends in the order the data plane tries them.
+	Backends []*Backend
+	// Affinity is set when the dispatch pins clients to endpoints.
+	Affinity *Affinity
+	// Drops reports that traffic reaching the dispatch is dropped (no
+	// local endpoints, kube-proxy before 1.25).
+	Drops bool
+	// Scheduler is the IPVS scheduler, "random" for iptables and nftables.
+	Scheduler string
+	Evidence  []model.Evidence
+}
+
+// Endpoints returns the backend endpoint strings.
+func (d *Dispatch) Endpoints() []string {
+	out := make([]string, 0, len(d.Backends))
+	for _, b := range d.Backends {
+		out = append(out, b.Endpoint)
+	}
+	return out
+}
+
+// Backend returns the backend for an endpoint string, or nil.
+func (d *Dispatch) Backend(ep string) *Backend {
+	for _, b := range d.Backends {
+		if b.Endpoint == ep {
+			return b
+		}
+	}
+	return nil
+}
+
+// A Backend is one destination of a dispatch.
+type Backend struct {
+	// Endpoint is "IP:port" ("[IP]:port" for IPv6).
+	Endpoint string
+	IP       netip.Addr
+	Port     int32
+	// Share is the fraction of new connections the backend receives (its
+	// probability), or -1 when the data plane does not say (IPVS lc).
+	Share float64
+	// Weight is the IPVS weight (1 elsewhere).
+	Weight int
+	// Graceful marks an IPVS real server at weight 0 (terminating).
+	Graceful bool
+	// Unreachable marks a backend that no packet can reach (a rule after an
+	// unconditional one).
+	Unreachable bool
+	// ID names the backend's own object (KUBE-SEP chain, endpoint chain).
+	ID       string
+	Evidence []model.Evidence
+}
+
+// Affinity is ClientIP session affinity as programmed.
+type Affinity struct {
+	// Timeout in seconds.
+	Timeout int
+	// Complete reports whether every backend takes part (iptables: a
+	// --rcheck rule and a --set on its DNAT rule).
+	Complete bool
+	Evidence []model.Evidence
+}
+
+// A Firewall is the loadBalancerSourceRanges filter of an entry.
+type Firewall struct {
+	Ranges []netip.Prefix
+	// DefaultDrop reports that sources outside the ranges are dropped.
+	DefaultDrop bool
+	Evidence    []model.Evidence
+}
+
+// A HealthCheck is an accepted health-check node port.
+type HealthCheck struct {
+	Port     int32
+	Service  string
+	Evidence []model.Evidence
+}
+
+// ObjectKind names a kind of per-service data-plane object.
+type ObjectKind string
+
+// An Object is a per-service object of the data plane: a chain, a virtual
+// server, a map element, an ipset member, an address on kube-ipvs0.
+type Object struct {
+	Kind ObjectKind
+	Name string
+	// Service is the service port name it belongs to by its name, comment
+	// or contents ("" when nothing says).
+	Service string
+	// Hash is the hash part of a hashed name (KUBE-SVC-<hash>).
+	Hash string
+	// Referenced reports whether anything in the data plane leads to it.
+	Referenced bool
+	Evidence   []model.Evidence
+}
+
+// Lookup returns the entries of a kind for an address (invalid for node
+// ports), protocol and port.
+func (v *View) Lookup(kind Kind, ip netip.Addr, proto string, port int32) []*Entry {
+	var out []*Entry
+	for _, e := range v.Entries {
+		if e.Kind == kind && e.IP == ip && e.Protocol == proto && e.Port == port {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Find returns the first entry matching, preferring forward entries.
+func (v *View) Find(kind Kind, ip netip.Addr, proto string, port int32) *Entry {
+	var best *Entry
+	for _, e := range v.Lookup(kind, ip, proto, port) {
+		if best == nil || e.Action == Forward && best.Action != Forward {
+			best = e
+		}
+	}
+	return best
+}
+
+// SortEntries orders entries by kind, address, protocol and port.
+func (v *View) SortEntries() {
+	sort.SliceStable(v.Entries, func(i, j int) bool { return v.Entries[i].Key() < v.Entries[j].Key() })
+}
