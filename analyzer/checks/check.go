@@ -11,7 +11,7 @@
 package checks
 
 import (
-		"fmt"
+	"fmt"
 	"sort"
 	"strings"
 

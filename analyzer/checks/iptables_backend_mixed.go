@@ -54,7 +54,7 @@ func runIPTablesBackendMixed(p *Pass) {
 		nft, legacy := m[iptables.BackendNFT], m[iptables.BackendLegacy]
 		if nft != nil && legacy != nil {
 			p.Report(Finding{
-				Message: fmt.Sprintf("kube-proxy chains exist in both the nf_tables (%s) and the legacy (%s) iptables backends (%s)", nft.Name, legacy.Name, fam),
+				Message:  fmt.Sprintf("kube-proxy chains exist in both the nf_tables (%s) and the legacy (%s) iptables backends (%s)", nft.Name, legacy.Name, fam),
 				Evidence: []model.Evidence{chainEv(kubeChain(nft)), chainEv(kubeChain(legacy))},
 				Advice:   "Keep kube-proxy's chains in the backend it uses and flush them from the other (kube-proxy --cleanup with that backend's binaries).",
 			})

@@ -119,4 +119,3 @@ func weightSkew(bs []*view.Backend) string {
 	}
 	return strings.Join(ws, ", ")
 }
-

@@ -46,7 +46,7 @@ func runNodePortMissing(p *Pass) {
 		}
 		if anyNodePort && !v.NodePorts && v.Mode == model.ModeIPTables {
 			p.Report(Finding{
-				Message: fmt.Sprintf("nat KUBE-SERVICES has no rule jumping to KUBE-NODEPORTS (%s): no node port of this node is reachable", v.Family),
+				Message:  fmt.Sprintf("nat KUBE-SERVICES has no rule jumping to KUBE-NODEPORTS (%s): no node port of this node is reachable", v.Family),
 				Evidence: []model.Evidence{anchor(v, view.ClusterIP)},
 				Advice: "kube-proxy writes this rule last in KUBE-SERVICES at every sync; its absence means the chain was " +
 					"rewritten by something else or the last sync failed. Restart kube-proxy on the node.",

@@ -109,4 +109,3 @@ func upper(proto string) string {
 	}
 	return proto
 }
-
