@@ -132,6 +132,10 @@ type Status struct {
 type Result struct {
 	Findings []Finding
 	Statuses []Status
+	// Mode is the proxy mode the checks assumed, ModeSource how it was
+	// determined, Programmed the modes the data plane shows rules of.
+	Mode, ModeSource string
+	Programmed       []string
 }
 
 // Options select checks.
@@ -174,7 +178,7 @@ func Select(all []*Check, opts Options) ([]*Check, error) {
 // every check's status.
 func Run(snap *model.Snapshot, checks []*Check) *Result {
 	f := newFacts(snap)
-	res := &Result{}
+	res := &Result{Mode: f.mode, ModeSource: f.modeSource, Programmed: f.programmed}
 	for _, c := range checks {
 		st := Status{ID: c.ID, State: "ran"}
 		if reason := f.missing(c.Needs); reason != "" {

@@ -57,7 +57,9 @@ func runLoadBalanceSkew(p *Pass) {
 				}
 				f := Finding{Service: sp.Name.String(), Protocol: string(sp.Protocol), Evidence: d.Evidence}
 				for _, b := range d.Backends {
-					f.Evidence = append(f.Evidence, b.Evidence...)
+					if len(b.Evidence) > 0 {
+						f.Evidence = append(f.Evidence, b.Evidence[0]) // the balancing rule
+					}
 				}
 				switch {
 				case len(unreachable) > 0:

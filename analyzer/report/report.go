@@ -1,0 +1,131 @@
+// Package report builds the report of an analysis — the stable value of
+// the contract's JSON report — and renders it. Every format is a pure
+// function of the [Report] value: renderers never run checks or look at
+// the model.
+package report
+
+import (
+	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/model"
+)
+
+// SchemaVersion is the version of the JSON report's shape.
+const SchemaVersion = 1
+
+// Tool names the program that wrote a report.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Summary counts findings by severity.
+type Summary struct {
+	Error   int `json:"error"`
+	Warning int `json:"warning"`
+	Info    int `json:"info"`
+}
+
+// Add counts a finding.
+func (s *Summary) Add(sev checks.Severity) {
+	switch sev {
+	case checks.Error:
+		s.Error++
+	case checks.Warning:
+		s.Warning++
+	case checks.Info:
+		s.Info++
+	}
+}
+
+// Report is the result of analysing one or more nodes. Its JSON form is
+// the contract's `analyze -o json` output; fields after Summary extend it.
+type Report struct {
+	SchemaVersion int              `json:"schemaVersion"`
+	Tool          Tool             `json:"tool"`
+	Inputs        []model.Input    `json:"inputs"`
+	Node          string           `json:"node,omitempty"`
+	Mode          string           `json:"mode,omitempty"`
+	Findings      []checks.Finding `json:"findings"`
+	Summary       Summary          `json:"summary"`
+
+	// KubeProxyVersion is the version the analysis assumed, and its source.
+	KubeProxyVersion string `json:"kubeProxyVersion,omitempty"`
+	VersionSource    string `json:"versionSource,omitempty"`
+	// ModeSource says how the mode was determined.
+	ModeSource string `json:"modeSource,omitempty"`
+	// Checks lists every check with its state (ran or skipped, and why).
+	Checks []checks.Status `json:"checks,omitempty"`
+	// Notes are remarks of the loader (which node, which version...).
+	Notes []string `json:"notes,omitempty"`
+	// Nodes holds one entry per node when several were analysed.
+	Nodes []NodeReport `json:"nodes,omitempty"`
+	// Unknown lists the input files whose kind was not recognised.
+	Unknown []string `json:"unknownInputs,omitempty"`
+}
+
+// NodeReport summarises one node of a multi-node report.
+type NodeReport struct {
+	Node             string          `json:"node"`
+	Bundle           string          `json:"bundle,omitempty"`
+	Mode             string          `json:"mode,omitempty"`
+	KubeProxyVersion string          `json:"kubeProxyVersion,omitempty"`
+	Summary          Summary         `json:"summary"`
+	Checks           []checks.Status `json:"checks,omitempty"`
+	Notes            []string        `json:"notes,omitempty"`
+}
+
+// NodeResult is the analysis of one node, the input of [Build].
+type NodeResult struct {
+	Snap   *model.Snapshot
+	Result *checks.Result
+}
+
+// Build assembles the report of one or more analysed nodes.
+func Build(tool Tool, nodes []NodeResult) *Report {
+	r := &Report{SchemaVersion: SchemaVersion, Tool: tool, Findings: []checks.Finding{}}
+	for _, n := range nodes {
+		s := n.Snap
+		for _, in := range s.Inputs {
+			r.Inputs = append(r.Inputs, in)
+			if in.Kind == "unknown" {
+				r.Unknown = append(r.Unknown, in.Path)
+			}
+		}
+		r.Findings = append(r.Findings, n.Result.Findings...)
+		var sum Summary
+		for _, f := range n.Result.Findings {
+			sum.Add(f.Severity)
+			r.Summary.Add(f.Severity)
+		}
+		if len(nodes) > 1 {
+			nr := NodeReport{Node: s.Node.Name, Mode: n.Result.Mode, KubeProxyVersion: s.Version.String(), Summary: sum, Checks: n.Result.Statuses, Notes: s.Notes}
+			if len(s.Inputs) > 0 {
+				nr.Bundle = s.Inputs[0].Bundle
+			}
+			r.Nodes = append(r.Nodes, nr)
+		}
+	}
+	if len(nodes) == 1 {
+		n := nodes[0]
+		r.Node = n.Snap.Node.Name
+		r.Mode = n.Result.Mode
+		r.ModeSource = n.Result.ModeSource
+		r.KubeProxyVersion = n.Snap.Version.String()
+		r.VersionSource = n.Snap.Version.Source
+		r.Checks = n.Result.Statuses
+		r.Notes = n.Snap.Notes
+	}
+	checks.SortFindings(r.Findings)
+	return r
+}
+
+// Count returns how many findings are at or above a severity.
+func (r *Report) Count(min checks.Severity) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity >= min {
+			n++
+		}
+	}
+	return n
+}

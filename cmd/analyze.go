@@ -1,0 +1,127 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/analyzer/report"
+)
+
+// AnalyzeOptions are the flags and arguments of `proxyscan analyze`.
+type AnalyzeOptions struct {
+	IO      *IOStreams
+	Paths   []string
+	Output  string
+	FailOn  string
+	Only    []string
+	Skip    []string
+	Node    string
+	Version string
+	NoColor bool
+	Tool    report.Tool
+}
+
+// NewCmdAnalyze builds `proxyscan analyze`; runF replaces analyzeRun in
+// tests.
+func NewCmdAnalyze(f *Factory, runF func(*AnalyzeOptions) error) *cobra.Command {
+	opts := &AnalyzeOptions{IO: f.IO, Tool: report.Tool{Name: "proxyscan", Version: f.Version}}
+	c := &cobra.Command{
+		Use:   "analyze PATH...",
+		Short: "Analyze bundles, directories or dump files and report findings",
+		Long: "Load every PATH — a bundle (.tgz), a directory, or single files such as iptables-save output and\n" +
+			"kubectl YAML/JSON exports, in any mix — into one model per node, run the checks and report.\n" +
+			"File kinds are recognised by content, not by name.\n\n" +
+			"Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 usage or input error.",
+		Example: "  proxyscan analyze bundle.tgz\n" +
+			"  proxyscan analyze iptables-save.txt cluster.yaml --node worker-1\n" +
+			"  proxyscan analyze ./dumps -o json --fail-on warning",
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return flagErrorf("analyze needs at least one PATH")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Paths = args
+			if !c.Flags().Changed("output") {
+				opts.Output = defaultOutput(f.IO)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return analyzeRun(opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVarP(&opts.Output, "output", "o", "table", "output format: "+strings.Join(report.Formats(), ", ")+" (default table on a terminal, json otherwise)")
+	fl.StringVar(&opts.FailOn, "fail-on", "error", "lowest severity that makes the exit status 1: error, warning, info or never")
+	fl.StringSliceVar(&opts.Only, "only", nil, "run only these checks (comma-separated IDs)")
+	fl.StringSliceVar(&opts.Skip, "skip", nil, "do not run these checks (comma-separated IDs)")
+	fl.StringVar(&opts.Node, "node", "", "name of the node the data plane was captured on (decides which endpoints are local)")
+	fl.StringVar(&opts.Version, "version", "", "kube-proxy version to assume, e.g. 1.28 (default: from the inputs, else the newest)")
+	fl.BoolVar(&opts.NoColor, "no-color", false, "disable colour (NO_COLOR is honoured too)")
+	return c
+}
+
+func defaultOutput(io *IOStreams) string {
+	if io.OutTTY {
+		return "table"
+	}
+	return "json"
+}
+
+// failThreshold reads --fail-on; 0 means never.
+func failThreshold(s string) (checks.Severity, error) {
+	if strings.EqualFold(s, "never") || strings.EqualFold(s, "none") {
+		return 0, nil
+	}
+	sev, err := checks.ParseSeverity(s)
+	if err != nil {
+		return 0, flagErrorf("invalid --fail-on %q (want error, warning, info or never)", s)
+	}
+	return sev, nil
+}
+
+func analyzeRun(opts *AnalyzeOptions) error {
+	threshold, err := failThreshold(opts.FailOn)
+	if err != nil {
+		return err
+	}
+	selected, err := checks.Select(checks.All, checks.Options{Only: opts.Only, Skip: opts.Skip})
+	if err != nil {
+		return &FlagError{Err: err}
+	}
+	if _, err := checkFormat(opts.Output); err != nil {
+		return err
+	}
+	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version})
+	if err != nil {
+		return err
+	}
+	var nodes []report.NodeResult
+	for _, s := range snaps {
+		nodes = append(nodes, report.NodeResult{Snap: s, Result: checks.Run(s, selected)})
+	}
+	rep := report.Build(opts.Tool, nodes)
+	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width}
+	if err := report.Render(opts.IO.Out, opts.Output, rep, ropts); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	if threshold > 0 && rep.Count(threshold) > 0 {
+		return errFindings
+	}
+	return nil
+}
+
+func checkFormat(format string) (string, error) {
+	for _, f := range report.Formats() {
+		if f == format {
+			return f, nil
+		}
+	}
+	return "", flagErrorf("unknown output format %q (want one of %s)", format, strings.Join(report.Formats(), ", "))
+}

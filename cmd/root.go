@@ -1,0 +1,70 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/proxyscan/proxyscan/parsers"
+)
+
+// Main runs proxyscan with args and returns the process exit code.
+func Main(args []string) int {
+	return Run(NewFactory(System()), args)
+}
+
+// Run runs the root command with a factory; the testable Main.
+func Run(f *Factory, args []string) int {
+	root := NewRootCmd(f)
+	root.SetArgs(args)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	err := root.Execute()
+	if err != nil && !errors.Is(err, errFindings) {
+		printError(f, err)
+	}
+	return exitCode(err)
+}
+
+func printError(f *Factory, err error) {
+	var list parsers.ErrorList
+	if errors.As(err, &list) {
+		for i, e := range list {
+			if i == 10 {
+				fmt.Fprintf(f.IO.ErrOut, "... and %d more errors\n", len(list)-10)
+				break
+			}
+			fmt.Fprintf(f.IO.ErrOut, "proxyscan: %s\n", e)
+		}
+		return
+	}
+	msg := err.Error()
+	fmt.Fprintf(f.IO.ErrOut, "proxyscan: %s\n", msg)
+	var fe *FlagError
+	if errors.As(err, &fe) && !strings.Contains(msg, "--help") {
+		fmt.Fprintln(f.IO.ErrOut, "Run 'proxyscan --help' for usage.")
+	}
+}
+
+// NewRootCmd builds the command tree.
+func NewRootCmd(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "proxyscan",
+		Short: "Inspect kube-proxy's data plane offline",
+		Long: "proxyscan makes kube-proxy's data plane inspectable offline.\n\n" +
+			"It reads the rules kube-proxy programmed on a node (iptables, IPVS and ipset, nftables), the\n" +
+			"Services and EndpointSlices they come from and kube-proxy's configuration, and reports what is\n" +
+			"missing, stale or misconfigured, with the exact rule, file and line as evidence.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &FlagError{Err: err} })
+	root.AddCommand(
+		NewCmdAnalyze(f, nil),
+		NewCmdChecks(f, nil),
+		NewCmdVersion(f),
+	)
+	return root
+}
