@@ -12,7 +12,7 @@ type Options struct {
 	// Color enables ANSI colour (the caller decides: a terminal, NO_COLOR
 	// unset, no --no-color).
 	Color bool
-	// Width is the terminal width for the table (0: 100 columns).
+	// Width is the terminal width for the table (0: 120 columns).
 	Width int
 }
 

@@ -55,7 +55,7 @@ func RenderTable(w io.Writer, r *Report, opts Options) error {
 	t := newTheme(w, opts.Color)
 	width := opts.Width
 	if width <= 0 {
-		width = 100
+		width = 120
 	}
 	var b strings.Builder
 	b.WriteString(t.title.Render(header(r)))
@@ -171,7 +171,7 @@ func findingsTable(t *theme, fs []checks.Finding, multi bool, width int) string 
 	last := len(headers) - 1
 	svcW, checkW, nodeW := 9, 7, 6
 	for _, f := range fs {
-		svcW = max(svcW, min(len(f.Service)+len(f.Protocol)+5, 34))
+		svcW = max(svcW, min(len(f.Service)+len(f.Protocol)+5, 28))
 		checkW = max(checkW, len(f.Check)+2)
 		nodeW = max(nodeW, min(len(f.Node)+2, 24))
 	}
@@ -188,7 +188,6 @@ func findingsTable(t *theme, fs []checks.Finding, multi bool, width int) string 
 		BorderStyle(t.border).
 		Headers(headers...).
 		Rows(rows...).
-		Width(width).
 		StyleFunc(func(row, col int) lipgloss.Style {
 			st := t.cell
 			if row == table.HeaderRow {
