@@ -60,6 +60,9 @@ type parser struct {
 	last    *Table // last committed table, which receives trailer comments
 	family  Family
 	toks    []token
+	// skipping is set after a table header error: its lines are ignored up
+	// to its COMMIT, so that one error is not reported many times.
+	skipping bool
 }
 
 type token struct {
@@ -99,6 +102,12 @@ func (p *parser) run() {
 
 func (p *parser) parseLine(ln string) {
 	trimmed := strings.TrimLeft(ln, " \t")
+	if p.skipping {
+		if trimmed == "COMMIT" {
+			p.skipping = false
+		}
+		return
+	}
 	switch {
 	case trimmed == "":
 		return
@@ -107,6 +116,10 @@ func (p *parser) parseLine(ln string) {
 	case trimmed[0] == '*':
 		p.openTable(strings.TrimSpace(trimmed[1:]))
 	case trimmed[0] == ':':
+		if p.table == nil {
+			p.errorf("chain header outside a table (no *filter/*nat/... header before it)")
+			return
+		}
 		p.chainHeader(trimmed)
 	case trimmed == "COMMIT":
 		if p.table == nil {
@@ -142,14 +155,17 @@ func (p *parser) comment(ln string) {
 // header reads "iptables-save v1.8.9 (nf_tables) on DATE".
 func (p *parser) header(rest string) {
 	tool, _, _ := strings.Cut(rest, " on ")
+	// iptables 1.8 tags the nf_tables flavour; the legacy one has no tag
+	// (some distributions print "(legacy)").
+	backend := BackendLegacy
 	if i := strings.Index(tool, " ("); i >= 0 {
-		switch strings.TrimSuffix(tool[i+2:], ")") {
-		case "nf_tables":
-			p.d.Backend = BackendNFT
-		case "legacy":
-			p.d.Backend = BackendLegacy
+		if strings.TrimSuffix(tool[i+2:], ")") == "nf_tables" {
+			backend = BackendNFT
 		}
 		tool = tool[:i]
+	}
+	if p.d.Backend == BackendUnknown {
+		p.d.Backend = backend
 	}
 	if p.d.Tool == "" {
 		p.d.Tool = tool
@@ -168,10 +184,12 @@ func (p *parser) openTable(name string) {
 	}
 	if _, ok := builtinChains[name]; !ok {
 		p.errorf("unknown table %q (expected filter, nat, mangle, raw or security)", clip(name))
+		p.skipping = true
 		return
 	}
 	if p.d.Table(name) != nil {
 		p.errorf("table %s appears twice", name)
+		p.skipping = true
 		return
 	}
 	t := &Table{Name: name, Line: p.line, Dump: p.d, chains: map[string]*Chain{}, Comments: p.pending}

@@ -1,0 +1,100 @@
+// Package netnstest creates scratch network namespaces for tests that run
+// the real iptables, nft, ipset or conntrack tools. A namespace made here
+// has no link to the host's network; it is deleted when the test ends.
+package netnstest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+var seq atomic.Int64
+
+// RequireRoot skips the test unless it runs as root.
+func RequireRoot(tb testing.TB) {
+	tb.Helper()
+	if os.Geteuid() != 0 {
+		tb.Skip("skipping: needs root to create network namespaces (run the tests as root)")
+	}
+}
+
+// RequireTools skips the test when a tool is not installed.
+func RequireTools(tb testing.TB, tools ...string) {
+	tb.Helper()
+	for _, t := range tools {
+		if _, err := exec.LookPath(t); err != nil {
+			tb.Skipf("skipping: %s is not installed (apt-get install iptables nftables ipset conntrack nfacct)", t)
+		}
+	}
+}
+
+// NS is a scratch network namespace.
+type NS struct {
+	Name string
+	tb   testing.TB
+}
+
+// New creates a namespace deleted at the end of the test; it skips the test
+// when not root.
+func New(tb testing.TB) *NS {
+	tb.Helper()
+	RequireRoot(tb)
+	RequireTools(tb, "ip")
+	name := fmt.Sprintf("proxyscan-test-%d-%d", os.Getpid(), seq.Add(1))
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		tb.Fatalf("ip netns add %s: %v: %s", name, err, out)
+	}
+	ns := &NS{Name: name, tb: tb}
+	tb.Cleanup(func() {
+		if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
+			tb.Errorf("ip netns del %s: %v: %s", name, err, out)
+		}
+	})
+	// Bring loopback up so that local traffic works inside.
+	ns.Run(nil, "ip", "link", "set", "lo", "up")
+	return ns
+}
+
+// Run runs a command inside the namespace with stdin and returns its
+// stdout; a failure ends the test.
+func (ns *NS) Run(stdin []byte, name string, args ...string) []byte {
+	ns.tb.Helper()
+	out, err := ns.Try(stdin, name, args...)
+	if err != nil {
+		ns.tb.Fatalf("%s %s in %s: %v", name, strings.Join(args, " "), ns.Name, err)
+	}
+	return out
+}
+
+// Try runs a command inside the namespace and returns its stdout, or an
+// error carrying its stderr.
+func (ns *NS) Try(stdin []byte, name string, args ...string) ([]byte, error) {
+	cmd := exec.Command("ip", append([]string{"netns", "exec", ns.Name, name}, args...)...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.Bytes(), fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.Bytes(), nil
+}
+
+// Shell runs each non-empty, non-comment line of script with sh -c inside
+// the namespace.
+func (ns *NS) Shell(script string) {
+	ns.tb.Helper()
+	for _, line := range strings.Split(script, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		ns.Run(nil, "sh", "-c", line)
+	}
+}

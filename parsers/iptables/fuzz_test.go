@@ -1,0 +1,35 @@
+package iptables
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
+)
+
+// FuzzParse checks that Parse never panics, that every error names the
+// file, and that a parsed dump survives Format and Parse unchanged.
+func FuzzParse(f *testing.F) {
+	parsetest.Seeds(f, "parsers/iptables/*.txtar")
+	f.Add([]byte("*nat\n:A - [0:0]\n-A A ! -s 1.2.3.4 -m comment --comment \"x\\\"y\" -j A\nCOMMIT\n"))
+	f.Add([]byte("*filter\n-I INPUT 1 -j DROP\n-N X\n-X X\n-F\nCOMMIT\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := Parse("fuzz.txt", append([]byte(nil), data...))
+		if err != nil {
+			if !bytes.HasPrefix([]byte(err.Error()), []byte("fuzz.txt")) {
+				t.Fatalf("error without the file name: %v", err)
+			}
+			return
+		}
+		for _, tb := range d.Tables {
+			for _, c := range tb.Chains {
+				for _, r := range c.Rules {
+					_ = r.Args()
+					_ = r.Target()
+					_ = r.TargetArgs()
+				}
+			}
+		}
+		checkRoundTrip(t, "fuzz", d)
+	})
+}
