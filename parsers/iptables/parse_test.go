@@ -33,7 +33,7 @@ type jsonTable struct {
 type jsonChain struct {
 	Name, Policy   string
 	Line           int
-	Packets, Bytes uint64 `json:",omitempty"`
+	Packets, Bytes uint64     `json:",omitempty"`
 	Rules          []jsonRule `json:",omitempty"`
 }
 
