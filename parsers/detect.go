@@ -143,13 +143,16 @@ func jsonObjectWithKey(h []byte, key string) bool {
 // isCmdline recognises a kube-proxy command line: /proc/PID/cmdline
 // (NUL-separated) or the same on one line separated by spaces.
 func isCmdline(h []byte) bool {
-	t := bytes.TrimSpace(bytes.ReplaceAll(h, []byte{0}, []byte{' '}))
+	t := bytes.ReplaceAll(h, []byte("\\\n"), []byte{' '}) // shell line continuations
+	t = bytes.TrimSpace(bytes.ReplaceAll(t, []byte{0}, []byte{' '}))
 	if bytes.Count(t, []byte("\n")) > 0 || len(t) == 0 {
 		return false
 	}
-	first := t
-	if i := bytes.IndexByte(t, ' '); i >= 0 {
-		first = t[:i]
+	fields := bytes.Fields(t)
+	first := fields[0]
+	if bytes.HasSuffix(first, []byte("hyperkube")) && len(fields) > 1 &&
+		(string(fields[1]) == "kube-proxy" || string(fields[1]) == "proxy") {
+		return true
 	}
 	return bytes.HasSuffix(first, []byte("kube-proxy")) || bytes.HasPrefix(t, []byte("--")) && bytes.Contains(t, []byte("--proxy-mode")) ||
 		bytes.HasPrefix(t, []byte("--")) && bytes.Contains(t, []byte("--config"))

@@ -91,9 +91,8 @@ func portOf(k view.Kind, sp *model.ServicePort) int32 {
 func dispatches(v *view.View, sp *model.ServicePort) []dispatchUse {
 	var out []dispatchUse
 	seen := map[string]bool{}
-	name := sp.Name.String()
-	for _, e := range v.Entries {
-		if e.Service != name || e.Action != view.Forward || e.Protocol != sp.ProtoLower() {
+	for _, e := range v.ServiceEntries(sp.Name.String()) {
+		if e.Action != view.Forward || e.Protocol != sp.ProtoLower() {
 			continue
 		}
 		for _, o := range view.Origins {

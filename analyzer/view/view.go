@@ -90,6 +90,37 @@ type View struct {
 	// Where names, for messages, where entries of each kind live ("nat
 	// KUBE-SERVICES", "the service-ips map", "the IPVS table").
 	Where map[Kind]string
+
+	// byKey and byService index Entries; built by Index.
+	byKey     map[entryKey][]*Entry
+	byService map[string][]*Entry
+}
+
+type entryKey struct {
+	kind  Kind
+	ip    netip.Addr
+	proto string
+	port  int32
+}
+
+// Index (re)builds the lookup indexes after Entries changed. Extractors
+// call it once they are done.
+func (v *View) Index() {
+	v.byKey = make(map[entryKey][]*Entry, len(v.Entries))
+	v.byService = map[string][]*Entry{}
+	for _, e := range v.Entries {
+		k := entryKey{e.Kind, e.IP, e.Protocol, e.Port}
+		v.byKey[k] = append(v.byKey[k], e)
+		v.byService[e.Service] = append(v.byService[e.Service], e)
+	}
+}
+
+// ServiceEntries returns the entries attributed to a service port name.
+func (v *View) ServiceEntries(name string) []*Entry {
+	if v.byService == nil {
+		v.Index()
+	}
+	return v.byService[name]
 }
 
 // An Entry is one programmed destination.
@@ -236,13 +267,10 @@ type Object struct {
 // Lookup returns the entries of a kind for an address (invalid for node
 // ports), protocol and port.
 func (v *View) Lookup(kind Kind, ip netip.Addr, proto string, port int32) []*Entry {
-	var out []*Entry
-	for _, e := range v.Entries {
-		if e.Kind == kind && e.IP == ip && e.Protocol == proto && e.Port == port {
-			out = append(out, e)
-		}
+	if v.byKey == nil {
+		v.Index()
 	}
-	return out
+	return v.byKey[entryKey{kind, ip, proto, port}]
 }
 
 // Find returns the first entry matching, preferring forward entries.
@@ -259,4 +287,5 @@ func (v *View) Find(kind Kind, ip netip.Addr, proto string, port int32) *Entry {
 // SortEntries orders entries by kind, address, protocol and port.
 func (v *View) SortEntries() {
 	sort.SliceStable(v.Entries, func(i, j int) bool { return v.Entries[i].Key() < v.Entries[j].Key() })
+	v.Index()
 }

@@ -1,0 +1,225 @@
+// Package checktest runs checks on scenario files and compares their
+// findings with expectations written next to the evidence, in the style of
+// go/analysis's analysistest.
+//
+// A scenario is a txtar archive whose files form a bundle (node/..., cluster/...,
+// kube-proxy/...). Its comment may hold directives, one per line:
+//
+//	base: bundles/iptables-healthy   start from this directory of testdata/ and overlay the files
+//	remove: node/ip6tables-save.txt  drop a file of the base
+//	node: worker-1                   the --node option
+//	version: 1.23                    the --version option
+//
+// In any file, a line
+//
+//	# want check-id "regexp"
+//
+// expects a finding of that check whose message matches the regexp and whose
+// evidence points at the next line that is not itself a want line. Every
+// finding must be expected and every expectation met. A scenario without
+// wants must produce no finding at all (the healthy scenarios).
+package checktest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
+)
+
+// Want is one expectation of a scenario.
+type Want struct {
+	Check string
+	Re    *regexp.Regexp
+	File  string
+	Line  int // the line the evidence must point at
+	// At is where the want line itself is (for messages).
+	At string
+}
+
+var reWant = regexp.MustCompile(`^\s*#\s*want\s+([a-z0-9-]+)\s+"((?:[^"\\]|\\.)*)"\s*$`)
+
+// Scenario is a parsed scenario file.
+type Scenario struct {
+	Name    string
+	Dir     string // where its bundle was written
+	Wants   []Want
+	Options load.Options
+}
+
+// Load writes the bundle of a scenario file into a temporary directory and
+// collects its expectations.
+func Load(t *testing.T, file string) *Scenario {
+	t.Helper()
+	a, err := txtar.ParseFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Scenario{Name: strings.TrimSuffix(filepath.Base(file), ".txtar"), Dir: t.TempDir()}
+	for _, line := range strings.Split(string(a.Comment), "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		val = strings.TrimSpace(val)
+		if !ok {
+			continue
+		}
+		switch strings.TrimSpace(key) {
+		case "base":
+			copyDir(t, filepath.Join(parsetest.Root(t), "testdata", val), s.Dir)
+		case "remove":
+			if err := os.Remove(filepath.Join(s.Dir, val)); err != nil {
+				t.Fatalf("%s: remove %s: %v", file, val, err)
+			}
+		case "node":
+			s.Options.Node = val
+		case "version":
+			s.Options.Version = val
+		}
+	}
+	for _, f := range a.Files {
+		p := filepath.Join(s.Dir, filepath.FromSlash(f.Name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s.Wants = append(s.Wants, wants(t, file, f)...)
+	}
+	return s
+}
+
+func wants(t *testing.T, file string, f txtar.File) []Want {
+	var out, pending []Want
+	for i, line := range strings.Split(string(f.Data), "\n") {
+		if m := reWant.FindStringSubmatch(line); m != nil {
+			re, err := regexp.Compile(strings.ReplaceAll(m[2], `\"`, `"`))
+			if err != nil {
+				t.Fatalf("%s: %s:%d: bad regexp: %v", file, f.Name, i+1, err)
+			}
+			pending = append(pending, Want{Check: m[1], Re: re, File: f.Name, At: fmt.Sprintf("%s:%d", f.Name, i+1)})
+			continue
+		}
+		if strings.Contains(line, "# want") {
+			t.Fatalf("%s: %s:%d: malformed want line %q", file, f.Name, i+1, line)
+		}
+		for _, w := range pending {
+			w.Line = i + 1
+			out = append(out, w)
+		}
+		pending = nil
+	}
+	if len(pending) > 0 {
+		t.Fatalf("%s: %s: want line at the end of the file", file, f.Name)
+	}
+	return out
+}
+
+// Run loads a scenario, runs the checks and reports unexpected findings and
+// unmet expectations as test errors. It returns the findings.
+func Run(t *testing.T, file string, list []*checks.Check) []checks.Finding {
+	t.Helper()
+	s := Load(t, file)
+	snaps, err := load.Load([]string{s.Dir}, s.Options)
+	if err != nil {
+		t.Fatalf("%s: loading: %v", s.Name, err)
+	}
+	var all []checks.Finding
+	for _, snap := range snaps {
+		all = append(all, checks.Run(snap, list).Findings...)
+	}
+	met := make([]bool, len(s.Wants))
+	for _, f := range all {
+		matched := false
+		for i, w := range s.Wants {
+			if w.Check == f.Check && w.Re.MatchString(f.Message) && points(f, w) {
+				met[i] = true
+				matched = true
+			}
+		}
+		if !matched {
+			t.Errorf("%s: unexpected finding %s: %s\n\tevidence: %s", s.Name, f.Check, f.Message, evidence(f))
+		}
+	}
+	for i, w := range s.Wants {
+		if !met[i] {
+			t.Errorf("%s: %s: no %s finding matching %q with evidence at %s:%d", s.Name, w.At, w.Check, w.Re, w.File, w.Line)
+		}
+	}
+	return all
+}
+
+func points(f checks.Finding, w Want) bool {
+	for _, e := range f.Evidence {
+		if filepath.ToSlash(e.File) == w.File && e.Line == w.Line {
+			return true
+		}
+	}
+	return false
+}
+
+func evidence(f checks.Finding) string {
+	var parts []string
+	for _, e := range f.Evidence {
+		parts = append(parts, e.File+":"+strconv.Itoa(e.Line))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Files returns the scenario files matching a pattern under testdata/.
+func Files(t *testing.T, pattern string) []string {
+	return parsetest.Files(t, pattern)
+}
+
+// WantedChecks returns the check IDs the scenarios of a pattern expect.
+func WantedChecks(t *testing.T, pattern string) map[string][]string {
+	out := map[string][]string{}
+	for _, file := range Files(t, pattern) {
+		a, err := txtar.ParseFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range a.Files {
+			for _, line := range strings.Split(string(f.Data), "\n") {
+				if m := reWant.FindStringSubmatch(line); m != nil {
+					out[m[1]] = append(out[m[1]], filepath.Base(file))
+				}
+			}
+		}
+	}
+	for k := range out {
+		sort.Strings(out[k])
+	}
+	return out
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("copying base %s: %v", from, err)
+	}
+}

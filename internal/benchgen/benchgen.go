@@ -1,0 +1,280 @@
+// Package benchgen generates large, consistent inputs for benchmarks: a
+// cluster export of N Services with their EndpointSlices (as kubectl prints
+// it, JSON or YAML) and the iptables-save dump kube-proxy's iptables mode
+// produces for it in large-cluster mode (more than 1000 endpoints: no
+// comments on the endpoint rules), so that analysing the pair finds
+// nothing and every check walks every service.
+package benchgen
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/netip"
+	"sort"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+)
+
+// Spec sizes a generated cluster.
+type Spec struct {
+	// Services is the number of Services; Endpoints the total number of
+	// endpoints, spread as evenly as possible.
+	Services, Endpoints int
+	// NodePortEvery makes every n-th Service a NodePort (0: none).
+	NodePortEvery int
+	// Node is the node the dump belongs to; every third endpoint is local.
+	Node string
+}
+
+// Default is the size of the benchmarks: 10,000 Services, 55,000
+// endpoints, one NodePort Service in four.
+var Default = Spec{Services: 10000, Endpoints: 55000, NodePortEvery: 4, Node: "bench-node-1"}
+
+type svc struct {
+	ns, name string
+	ip       netip.Addr
+	nodePort int32
+	eps      []netip.Addr
+}
+
+func (s Spec) services() []svc {
+	out := make([]svc, s.Services)
+	ep := 0
+	for i := range out {
+		n := s.Endpoints / s.Services
+		if i < s.Endpoints%s.Services {
+			n++
+		}
+		v := &out[i]
+		v.ns = fmt.Sprintf("ns-%03d", i%200)
+		v.name = fmt.Sprintf("svc-%05d", i)
+		v.ip = netip.AddrFrom4([4]byte{10, byte(96 + i/65536), byte(i / 256 % 256), byte(i % 256)})
+		if s.NodePortEvery > 0 && i%s.NodePortEvery == 0 {
+			v.nodePort = int32(30000 + i/s.NodePortEvery%2700)
+		}
+		for j := 0; j < n; j++ {
+			v.eps = append(v.eps, netip.AddrFrom4([4]byte{10, byte(128 + ep/65536), byte(ep / 256 % 256), byte(ep % 256)}))
+			ep++
+		}
+	}
+	return out
+}
+
+func spn(v svc) model.ServicePortName {
+	return model.ServicePortName{Namespace: v.ns, Name: v.name, Port: "http"}
+}
+
+// Objects returns the Services and EndpointSlices of the cluster, in the
+// order kubectl lists them.
+func (s Spec) Objects() []any {
+	var out []any
+	ts := metav1.NewTime(metav1.Now().Rfc3339Copy().Time)
+	for i, v := range s.services() {
+		svcType := corev1.ServiceTypeClusterIP
+		if v.nodePort != 0 {
+			svcType = corev1.ServiceTypeNodePort
+		}
+		itp := corev1.ServiceInternalTrafficPolicyCluster
+		family := corev1.IPFamilyPolicySingleStack
+		service := &corev1.Service{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+			ObjectMeta: metav1.ObjectMeta{
+				Name: v.name, Namespace: v.ns, CreationTimestamp: ts,
+				Labels:          map[string]string{"app.kubernetes.io/name": v.name, "app.kubernetes.io/part-of": "bench"},
+				ResourceVersion: strconv.Itoa(100000 + i), UID: types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", i)),
+			},
+			Spec: corev1.ServiceSpec{
+				Type: svcType, ClusterIP: v.ip.String(), ClusterIPs: []string{v.ip.String()},
+				IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol}, IPFamilyPolicy: &family,
+				InternalTrafficPolicy: &itp, SessionAffinity: corev1.ServiceAffinityNone,
+				Selector: map[string]string{"app.kubernetes.io/name": v.name},
+				Ports:    []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8080), NodePort: v.nodePort}},
+			},
+		}
+		if v.nodePort != 0 {
+			service.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
+		}
+		out = append(out, service)
+	}
+	for i, v := range s.services() {
+		name, proto, port := "http", corev1.ProtocolTCP, int32(8080)
+		slice := &discoveryv1.EndpointSlice{
+			TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
+			ObjectMeta: metav1.ObjectMeta{
+				Name: v.name + "-" + fmt.Sprintf("%05x", i), Namespace: v.ns, CreationTimestamp: ts,
+				Labels: map[string]string{
+					discoveryv1.LabelServiceName: v.name, discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io",
+				},
+			},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Ports:       []discoveryv1.EndpointPort{{Name: &name, Protocol: &proto, Port: &port}},
+		}
+		for j, ip := range v.eps {
+			ready, serving, term := true, true, false
+			node := fmt.Sprintf("bench-node-%d", (i+j)%3+1)
+			zone := "zone-a"
+			slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
+				Addresses:  []string{ip.String()},
+				Conditions: discoveryv1.EndpointConditions{Ready: &ready, Serving: &serving, Terminating: &term},
+				NodeName:   &node, Zone: &zone,
+				TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: v.ns, Name: fmt.Sprintf("%s-%d", v.name, j)},
+			})
+		}
+		out = append(out, slice)
+	}
+	return out
+}
+
+// WriteJSON writes the cluster as `kubectl get -o json` prints a List.
+func (s Spec) WriteJSON(w io.Writer) error {
+	list := map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]string{"resourceVersion": ""}, "items": s.Objects()}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "    ")
+	return enc.Encode(list)
+}
+
+// WriteYAML writes the cluster as `kubectl get -o yaml` prints a List.
+func (s Spec) WriteYAML(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("apiVersion: v1\nitems:\n")
+	for _, o := range s.Objects() {
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			return err
+		}
+		first := true
+		for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+			if len(line) == 0 {
+				continue
+			}
+			if first {
+				bw.WriteString("- ")
+				first = false
+			} else {
+				bw.WriteString("  ")
+			}
+			bw.Write(line)
+		}
+	}
+	bw.WriteString("kind: List\nmetadata:\n  resourceVersion: \"\"\n")
+	return bw.Flush()
+}
+
+// probability formats 1/n as iptables-save prints what the kernel stored
+// (the statistic match keeps p·2^31 as an integer).
+func probability(n int) string {
+	return strconv.FormatFloat(math.Round(1/float64(n)*(1<<31))/(1<<31), 'f', 11, 64)
+}
+
+// IPTablesSave writes the iptables-save dump of the cluster's node, with
+// the rule comments kube-proxy writes outside large-cluster mode (the
+// larger form of the dump).
+func (s Spec) IPTablesSave(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	svcs := s.services()
+	hdr := "# Generated by iptables-save v1.8.9 (nf_tables) on Sun Mar  1 12:00:00 2026\n"
+	end := "COMMIT\n# Completed on Sun Mar  1 12:00:00 2026\n"
+	bw.WriteString(hdr + "*mangle\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:KUBE-PROXY-CANARY - [0:0]\n" + end)
+	bw.WriteString(hdr + "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:KUBE-EXTERNAL-SERVICES - [0:0]\n:KUBE-FIREWALL - [0:0]\n:KUBE-FORWARD - [0:0]\n:KUBE-NODEPORTS - [0:0]\n:KUBE-PROXY-CANARY - [0:0]\n:KUBE-PROXY-FIREWALL - [0:0]\n:KUBE-SERVICES - [0:0]\n")
+	bw.WriteString(`-A INPUT -j KUBE-FIREWALL
+-A INPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL
+-A INPUT -m comment --comment "kubernetes health check service ports" -j KUBE-NODEPORTS
+-A INPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES
+-A FORWARD -m conntrack --ctstate NEW -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL
+-A FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD
+-A FORWARD -m conntrack --ctstate NEW -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+-A FORWARD -m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES
+-A OUTPUT -j KUBE-FIREWALL
+-A OUTPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL
+-A OUTPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+-A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment "block incoming localnet connections" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP
+-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP
+-A KUBE-FORWARD -m comment --comment "kubernetes forwarding rules" -m mark --mark 0x4000/0x4000 -j ACCEPT
+-A KUBE-FORWARD -m comment --comment "kubernetes forwarding conntrack rule" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
+`)
+	bw.WriteString(end)
+	bw.WriteString(hdr + "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n")
+	// Chain headers, sorted as iptables-save sorts them.
+	var chains []string
+	for _, v := range svcs {
+		h := model.PortProtoHash(spn(v), "tcp")
+		chains = append(chains, model.ChainSVC+h)
+		if v.nodePort != 0 {
+			chains = append(chains, model.ChainEXT+h)
+		}
+		for _, ep := range v.eps {
+			chains = append(chains, model.ChainSEP+model.EndpointChainHash(spn(v), "tcp", ep.String()+":8080"))
+		}
+	}
+	chains = append(chains, "KUBE-MARK-MASQ", "KUBE-NODEPORTS", "KUBE-POSTROUTING", "KUBE-PROXY-CANARY", "KUBE-SERVICES")
+	sort.Strings(chains)
+	for _, c := range chains {
+		bw.WriteString(":" + c + " - [0:0]\n")
+	}
+	bw.WriteString(`-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+-A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+-A POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING
+-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000
+`)
+	for _, v := range svcs {
+		if v.nodePort == 0 {
+			continue
+		}
+		h := model.PortProtoHash(spn(v), "tcp")
+		fmt.Fprintf(bw, "-A KUBE-NODEPORTS -p tcp -m comment --comment \"%s\" -m tcp --dport %d -j %s%s\n", spn(v), v.nodePort, model.ChainEXT, h)
+	}
+	bw.WriteString(`-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN
+-A KUBE-POSTROUTING -j MARK --set-xmark 0x4000/0x0
+-A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE --random-fully
+`)
+	for _, v := range svcs {
+		for _, ep := range v.eps {
+			sep := model.ChainSEP + model.EndpointChainHash(spn(v), "tcp", ep.String()+":8080")
+			fmt.Fprintf(bw, "-A %s -s %s/32 -m comment --comment \"%s\" -j KUBE-MARK-MASQ\n-A %s -p tcp -m comment --comment \"%s\" -m tcp -j DNAT --to-destination %s:8080\n", sep, ep, spn(v), sep, spn(v), ep)
+		}
+	}
+	for _, v := range svcs {
+		h := model.PortProtoHash(spn(v), "tcp")
+		fmt.Fprintf(bw, "-A KUBE-SERVICES -d %s/32 -p tcp -m comment --comment \"%s cluster IP\" -m tcp --dport 80 -j %s%s\n", v.ip, spn(v), model.ChainSVC, h)
+	}
+	bw.WriteString("-A KUBE-SERVICES -m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in this chain\" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n")
+	for _, v := range svcs {
+		if v.nodePort == 0 {
+			continue
+		}
+		h := model.PortProtoHash(spn(v), "tcp")
+		fmt.Fprintf(bw, "-A %s%s -m comment --comment \"masquerade traffic for %s external destinations\" -j KUBE-MARK-MASQ\n-A %s%s -j %s%s\n", model.ChainEXT, h, spn(v), model.ChainEXT, h, model.ChainSVC, h)
+	}
+	for _, v := range svcs {
+		h := model.PortProtoHash(spn(v), "tcp")
+		svcChain := model.ChainSVC + h
+		fmt.Fprintf(bw, "-A %s ! -s 10.128.0.0/9 -d %s/32 -p tcp -m comment --comment \"%s cluster IP\" -m tcp --dport 80 -j KUBE-MARK-MASQ\n", svcChain, v.ip, spn(v))
+		for i, ep := range v.eps {
+			sep := model.ChainSEP + model.EndpointChainHash(spn(v), "tcp", ep.String()+":8080")
+			if i < len(v.eps)-1 {
+				fmt.Fprintf(bw, "-A %s -m comment --comment \"%s -> %s:8080\" -m statistic --mode random --probability %s -j %s\n", svcChain, spn(v), ep, probability(len(v.eps)-i), sep)
+			} else {
+				fmt.Fprintf(bw, "-A %s -m comment --comment \"%s -> %s:8080\" -j %s\n", svcChain, spn(v), ep, sep)
+			}
+		}
+	}
+	bw.WriteString(end)
+	return bw.Flush()
+}
+
+// Config is a KubeProxyConfiguration for the generated node.
+func (s Spec) Config() []byte {
+	return []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: iptables\nclusterCIDR: 10.128.0.0/9\nhostnameOverride: " + s.Node + "\n")
+}

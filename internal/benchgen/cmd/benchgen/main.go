@@ -1,0 +1,53 @@
+// Command benchgen writes the generated benchmark inputs into a directory:
+// node/iptables-save.txt, cluster/cluster.json, cluster/cluster.yaml and
+// kube-proxy/config.yaml.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/proxyscan/proxyscan/internal/benchgen"
+)
+
+func main() {
+	out := flag.String("out", "", "directory to write into")
+	spec := benchgen.Default
+	flag.IntVar(&spec.Services, "services", spec.Services, "number of Services")
+	flag.IntVar(&spec.Endpoints, "endpoints", spec.Endpoints, "number of endpoints")
+	flag.Parse()
+	if *out == "" {
+		fmt.Fprintln(os.Stderr, "usage: benchgen -out DIR [-services N] [-endpoints N]")
+		os.Exit(2)
+	}
+	files := map[string]func(io.Writer) error{
+		"node/iptables-save.txt": spec.IPTablesSave,
+		"cluster/cluster.json":   spec.WriteJSON,
+		"cluster/cluster.yaml":   spec.WriteYAML,
+		"kube-proxy/config.yaml": func(w io.Writer) error { _, err := w.Write(spec.Config()); return err },
+	}
+	for name, write := range files {
+		p := filepath.Join(*out, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			fail(err)
+		}
+		f, err := os.Create(p)
+		if err != nil {
+			fail(err)
+		}
+		if err := write(f); err != nil {
+			fail(err)
+		}
+		if err := f.Close(); err != nil {
+			fail(err)
+		}
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "benchgen:", err)
+	os.Exit(1)
+}
