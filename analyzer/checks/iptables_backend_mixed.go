@@ -11,7 +11,7 @@ import (
 var iptablesBackendMixed = &Check{
 	ID:       "iptables-backend-mixed",
 	Severity: Error,
-	Title:    "kube-proxy chains in both the legacy and nft iptables backends",
+	Title:    "kube-proxy chains in both legacy and nft iptables backends",
 	What: "The node has KUBE-* chains in both iptables backends: iptables-legacy (x_tables) and iptables-nft " +
 		"(nf_tables). kube-proxy writes through one of them only (its image's iptables wrapper picks the backend " +
 		"with the most rules at start-up), so the other holds rules from an earlier kube-proxy, kubelet or CNI.",

@@ -1,19 +1,19 @@
 package load
 
 import (
-	"bytes"
 	"fmt"
 	"net/netip"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	kpv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/kpcmdline"
+	"github.com/proxyscan/proxyscan/parsers/kpconfig"
+	"github.com/proxyscan/proxyscan/parsers/kpversion"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
@@ -21,7 +21,7 @@ import (
 // so applies to every node) rather than one node's data plane.
 func clusterLevel(p parsed) bool {
 	switch p.value.(type) {
-	case *kube.Objects, *model.Config:
+	case *kube.Objects, *kpconfig.Config:
 		return true
 	}
 	return false
@@ -30,9 +30,16 @@ func clusterLevel(p parsed) bool {
 // builder accumulates one snapshot.
 type builder struct {
 	snap    *model.Snapshot
-	configs []*model.Config
-	version string // raw text of a version file
+	configs []configCandidate
+	version *kpversion.Version
 	vpos    parsers.Pos
+	cmdline *kpcmdline.Cmdline
+}
+
+// configCandidate is one configuration found in the inputs.
+type configCandidate struct {
+	cfg    *kpconfig.Config
+	source string
 }
 
 func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
@@ -95,22 +102,25 @@ func (b *builder) add(r parsed) {
 		b.snap.Objects.Merge(v)
 		for _, raw := range v.Raw {
 			if raw.Kind == "KubeProxyConfiguration" {
-				if c, err := decodeConfig(raw.Data, raw.Pos, "KubeProxyConfiguration in "+raw.Pos.File); err == nil {
-					b.configs = append(b.configs, c)
-				} else {
+				c, err := kpconfig.Decode(raw.Pos.File, raw.Data, kpconfig.Options{Line: raw.Pos.Line, Lenient: true})
+				if err != nil {
 					in.Note = err.Error()
+					continue
 				}
+				b.configs = append(b.configs, configCandidate{c, "KubeProxyConfiguration in " + raw.Pos.File})
 			}
 		}
-	case *model.Config:
-		b.configs = append(b.configs, v)
+	case *kpconfig.Config:
+		b.configs = append(b.configs, configCandidate{v, r.f.name})
+	case *kpversion.Version:
+		b.version = v
+		b.vpos = parsers.Pos{File: r.f.name, Line: 1}
+	case *kpcmdline.Cmdline:
+		b.cmdline = v
 	case nil:
 		switch r.kind {
 		case parsers.KindUnknown:
 			in.Note = "unknown kind of file: not analysed"
-		case parsers.KindVersion:
-			b.version = strings.TrimSpace(string(r.f.data))
-			b.vpos = parsers.Pos{File: r.f.name, Line: 1}
 		default:
 			in.Note = "recognised as " + string(r.kind) + " but not analysed"
 		}
@@ -127,8 +137,10 @@ func (b *builder) finish(opts Options) error {
 		}
 		return s.IPTables[i].Name < s.IPTables[j].Name
 	})
-	b.pickConfig()
 	if err := b.pickVersion(opts); err != nil {
+		return err
+	}
+	if err := b.pickConfig(); err != nil {
 		return err
 	}
 	b.pickNode(opts)
@@ -139,56 +151,93 @@ func (b *builder) finish(opts Options) error {
 	return nil
 }
 
-// pickConfig chooses the configuration: a bare KubeProxyConfiguration file
-// wins over the ConfigMap (it is what the process reads).
-func (b *builder) pickConfig() {
+// pickConfig chooses the configuration kube-proxy runs with: a bare
+// KubeProxyConfiguration file wins over the ConfigMap (it is what the
+// process reads), flags of a captured command line are merged as kube-proxy
+// merges them, and the result is defaulted for the snapshot's version.
+func (b *builder) pickConfig() error {
 	s := b.snap
 	for _, cm := range s.Objects.ConfigMaps {
 		if cm.Namespace != "kube-system" || cm.Name != "kube-proxy" {
 			continue
 		}
-		for _, key := range []string{"config.conf", "config.yaml", "kube-proxy-config.yaml"} {
+		for _, key := range []string{kpconfig.ConfigMapKey, "config.yaml", "kube-proxy-config.yaml"} {
 			data, ok := cm.Data[key]
 			if !ok {
 				continue
 			}
-			pos := cm.Pos
-			if l := cm.DataLines[key]; l > 0 {
-				pos.Line = l
+			opts := kpconfig.Options{Line: cm.DataLines[key], Lenient: true}
+			if opts.Line == 0 {
+				opts.Line, opts.SingleLine = cm.Pos.Line, true
 			}
-			c, err := decodeConfig([]byte(data), pos, "ConfigMap kube-system/kube-proxy")
+			c, err := kpconfig.Decode(cm.Pos.File, []byte(data), opts)
 			if err != nil {
-				s.Notes = append(s.Notes, fmt.Sprintf("the kube-proxy ConfigMap's %s could not be read: %v", key, err))
-				continue
+				return fmt.Errorf("reading %s of the kube-proxy ConfigMap: %w", key, err)
 			}
-			b.configs = append(b.configs, c)
+			b.configs = append(b.configs, configCandidate{c, "ConfigMap kube-system/kube-proxy"})
 			break
 		}
 	}
-	if len(b.configs) == 0 {
-		return
+	if len(b.configs) == 0 && b.cmdline == nil {
+		return nil
 	}
 	sort.SliceStable(b.configs, func(i, j int) bool {
-		return !strings.HasPrefix(b.configs[i].Source, "ConfigMap") && strings.HasPrefix(b.configs[j].Source, "ConfigMap")
+		return !strings.HasPrefix(b.configs[i].source, "ConfigMap") && strings.HasPrefix(b.configs[j].source, "ConfigMap")
 	})
-	s.Config = b.configs[0]
-	for _, c := range b.configs[1:] {
-		if c.EffectiveMode() != s.Config.EffectiveMode() {
-			s.Notes = append(s.Notes, fmt.Sprintf("%s (%s) sets mode %s but %s sets %s; using %s",
-				c.Source, c.Pos, c.EffectiveMode(), s.Config.Source, s.Config.EffectiveMode(), s.Config.Source))
+	var read *kpconfig.Config
+	cfg := &model.Config{}
+	if len(b.configs) > 0 {
+		read, cfg.Source, cfg.Pos = b.configs[0].cfg, b.configs[0].source, b.configs[0].cfg.Pos
+		for _, c := range b.configs[1:] {
+			if mode(c.cfg) != mode(read) {
+				s.Notes = append(s.Notes, fmt.Sprintf("%s (%s) sets mode %q but %s sets %q; using %s",
+					c.source, c.cfg.Pos, mode(c.cfg), cfg.Source, mode(read), cfg.Source))
+			}
 		}
 	}
+	eff := read
+	if b.cmdline != nil {
+		flags, err := kpconfig.ParseFlags(b.cmdline, s.Version.Version)
+		if err != nil {
+			s.Notes = append(s.Notes, "the kube-proxy command line could not be interpreted: "+err.Error())
+		} else {
+			cfg.Flags = flags
+			if e, err := kpconfig.Effective(flags, read); err == nil {
+				eff = e
+				if read == nil {
+					cfg.Source, cfg.Pos = "command line", b.cmdline.Pos
+				}
+			} else {
+				s.Notes = append(s.Notes, "merging the kube-proxy flags and configuration file: "+err.Error())
+			}
+		}
+	}
+	if eff == nil {
+		return nil
+	}
+	eff = eff.Clone()
+	kpconfig.Defaults(eff, s.Version.Version)
+	cfg.Read, cfg.Effective = read, eff
+	cfg.KubeProxyConfiguration = &eff.Config
+	s.Config = cfg
+	return nil
+}
+
+func mode(c *kpconfig.Config) string {
+	if c.Config.Mode == "" {
+		return model.ModeIPTables
+	}
+	return string(c.Config.Mode)
 }
 
 func (b *builder) pickVersion(opts Options) error {
 	s := b.snap
 	set := func(raw, source string) bool {
-		v, err := model.ParseVersion(raw)
-		if err != nil || !v.AtLeast(1) {
+		v, err := kpversion.ParseString(raw)
+		if err != nil || v.Major != 1 {
 			return false
 		}
-		v.Source = source
-		s.Version = v
+		s.Version = model.Version{Version: v, Source: source}
 		return true
 	}
 	if opts.Version != "" {
@@ -197,7 +246,8 @@ func (b *builder) pickVersion(opts Options) error {
 		}
 		return nil
 	}
-	if b.version != "" && set(b.version, b.vpos.File) {
+	if b.version != nil {
+		s.Version = model.Version{Version: *b.version, Source: b.vpos.File}
 		return nil
 	}
 	for _, ds := range s.Objects.DaemonSets {
@@ -225,7 +275,7 @@ func (b *builder) pickVersion(opts Options) error {
 	}
 	s.Version = model.Newest
 	s.Version.Source = "assumed: newest supported"
-	s.Notes = append(s.Notes, "no kube-proxy version in the inputs; assuming "+model.Newest.String()+" (use --version)")
+	s.Notes = append(s.Notes, "no kube-proxy version in the inputs; assuming "+model.Newest.Version.MinorString()+" (use --version)")
 	return nil
 }
 
@@ -233,7 +283,7 @@ func (b *builder) pickNode(opts Options) {
 	s := b.snap
 	name, source := opts.Node, "--node flag"
 	if name == "" && s.Config != nil && s.Config.HostnameOverride != "" {
-		name, source = s.Config.HostnameOverride, "hostnameOverride of "+s.Config.Source
+		name, source = strings.ToLower(strings.TrimSpace(s.Config.HostnameOverride)), "hostnameOverride of "+s.Config.Source
 	}
 	if name == "" && len(s.Objects.Nodes) == 1 {
 		name, source = s.Objects.Nodes[0].Name, "the only Node in the exports"
@@ -269,54 +319,4 @@ func (b *builder) pickNode(opts Options) {
 		}
 		s.Node.Zone = n.Labels[corev1.LabelTopologyZone]
 	}
-}
-
-// parseConfigFile reads a bare KubeProxyConfiguration file.
-func parseConfigFile(name string, data []byte) (*model.Config, error) {
-	return decodeConfig(data, parsers.Pos{File: name, Line: 1}, name)
-}
-
-// decodeConfig decodes a KubeProxyConfiguration (YAML or JSON); pos is
-// where its first line is.
-func decodeConfig(data []byte, pos parsers.Pos, source string) (*model.Config, error) {
-	cfg := &kpv1alpha1.KubeProxyConfiguration{}
-	if err := yaml.Unmarshal(data, cfg); err != nil {
-		return nil, parsers.ErrorList{parsers.Errorf(pos, "decoding KubeProxyConfiguration: %v", err)}
-	}
-	if cfg.Kind != "" && cfg.Kind != "KubeProxyConfiguration" {
-		return nil, parsers.ErrorList{parsers.Errorf(pos, "kind %q is not KubeProxyConfiguration", cfg.Kind)}
-	}
-	return &model.Config{KubeProxyConfiguration: cfg, Pos: pos, Source: source, Lines: yamlFieldLines(data, pos.Line)}, nil
-}
-
-// yamlFieldLines maps dotted field paths of a block-style YAML document to
-// their lines (first is the file line of the document's first line).
-func yamlFieldLines(data []byte, first int) map[string]int {
-	out := map[string]int{}
-	type level struct {
-		indent int
-		key    string
-	}
-	var stack []level
-	for n, ln := range bytes.Split(data, []byte("\n")) {
-		t := bytes.TrimLeft(ln, " ")
-		if len(t) == 0 || t[0] == '#' || t[0] == '-' {
-			continue
-		}
-		key, _, ok := bytes.Cut(t, []byte(":"))
-		if !ok || bytes.ContainsAny(key, " \"'{[") {
-			continue
-		}
-		indent := len(ln) - len(t)
-		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
-			stack = stack[:len(stack)-1]
-		}
-		stack = append(stack, level{indent: indent, key: string(key)})
-		parts := make([]string, len(stack))
-		for i, l := range stack {
-			parts[i] = l.key
-		}
-		out[strings.Join(parts, ".")] = first + n
-	}
-	return out
 }

@@ -11,6 +11,9 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/kpcmdline"
+	"github.com/proxyscan/proxyscan/parsers/kpconfig"
+	"github.com/proxyscan/proxyscan/parsers/kpversion"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
@@ -32,7 +35,9 @@ type parseFunc func(name string, data []byte) (any, error)
 var parsersByKind = map[parsers.Kind]parseFunc{
 	parsers.KindIPTablesSave:    func(n string, d []byte) (any, error) { return iptables.Parse(n, d) },
 	parsers.KindKube:            func(n string, d []byte) (any, error) { return kube.Parse(n, d) },
-	parsers.KindKubeProxyConfig: func(n string, d []byte) (any, error) { return parseConfigFile(n, d) },
+	parsers.KindKubeProxyConfig: func(n string, d []byte) (any, error) { return kpconfig.ParseLenient(n, d) },
+	parsers.KindVersion:         func(n string, d []byte) (any, error) { return kpversion.Parse(n, d) },
+	parsers.KindCmdline:         func(n string, d []byte) (any, error) { return kpcmdline.Parse(n, d) },
 }
 
 type parsed struct {

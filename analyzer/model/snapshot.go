@@ -1,15 +1,14 @@
 package model
 
 import (
-	"fmt"
 	"net/netip"
-	"regexp"
-	"strconv"
 
 	kpv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
 
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/kpconfig"
+	"github.com/proxyscan/proxyscan/parsers/kpversion"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
@@ -84,26 +83,55 @@ func (n *Node) IsLocal(a netip.Addr) bool {
 	return false
 }
 
-// Config is a kube-proxy configuration and where it came from.
+// Config is the kube-proxy configuration of a node: the configuration
+// kube-proxy runs with (Effective: file and flags merged as kube-proxy
+// merges them, defaulted for the snapshot's version), as read (Read, with
+// the position of every field written), and where it came from.
 type Config struct {
+	// KubeProxyConfiguration is Effective's configuration, embedded so that
+	// checks read fields directly (c.Mode, c.IPVS.Scheduler).
 	*kpv1alpha1.KubeProxyConfiguration
+	// Effective is the defaulted configuration kube-proxy runs with; Read
+	// is the file (or ConfigMap) as written, nil when only flags are known.
+	Effective, Read *kpconfig.Config
+	// Flags is the interpreted command line, when one was captured.
+	Flags *kpconfig.Flags
 	// Pos is where the configuration starts (the file, or the line of
 	// config.conf inside the ConfigMap).
 	Pos parsers.Pos
 	// Source describes it: "kube-proxy/config.yaml", "ConfigMap
 	// kube-system/kube-proxy", "command line".
 	Source string
-	// Lines maps field paths ("ipvs.scheduler") to their file line.
-	Lines map[string]int
 }
 
-// FieldPos returns the position of a field, or of the configuration.
+// FieldPos returns the position of a field (where it was written, or the
+// flag that set it), else of the configuration.
 func (c *Config) FieldPos(path string) parsers.Pos {
-	p := c.Pos
-	if l, ok := c.Lines[path]; ok {
-		p.Line = l
+	for _, k := range []*kpconfig.Config{c.Read, c.Effective} {
+		if k == nil {
+			continue
+		}
+		if f := k.Field(path); f != nil && f.Pos.IsValid() && f.Origin != kpconfig.OriginDefault {
+			return f.Pos
+		}
 	}
-	return p
+	return c.Pos
+}
+
+// IsSet reports whether the user wrote the field (in the file or a flag),
+// rather than kube-proxy defaulting it.
+func (c *Config) IsSet(path string) bool {
+	if c.Read != nil && c.Read.IsSet(path) {
+		return true
+	}
+	if c.Flags != nil {
+		for _, f := range c.Flags.Applied {
+			if f.Field == path {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // EffectiveMode returns the proxy mode kube-proxy runs in: the configured
@@ -115,50 +143,30 @@ func (c *Config) EffectiveMode() string {
 	return string(c.Mode)
 }
 
-// A Version is a kube-proxy version ("v1.37.2"), with where it came from.
+// A Version is the kube-proxy version an analysis assumes, and where it
+// came from.
 type Version struct {
-	Major, Minor, Patch int
+	kpversion.Version
 	// Source says how the version was found ("kube-proxy/version.txt",
 	// "assumed: newest supported").
 	Source string
 }
 
-// Newest is the newest kube-proxy minor version proxyscan knows.
-var Newest = Version{Major: 1, Minor: 37, Patch: 0}
-
-// Oldest is the oldest kube-proxy minor version proxyscan knows.
-var Oldest = Version{Major: 1, Minor: 20}
-
-var reVersion = regexp.MustCompile(`v?(\d+)\.(\d+)(?:\.(\d+))?`)
-
-// ParseVersion reads "v1.37.2", "1.30", "Kubernetes v1.28.0", ...
-func ParseVersion(s string) (Version, error) {
-	m := reVersion.FindStringSubmatch(s)
-	if m == nil {
-		return Version{}, fmt.Errorf("no version number in %q", s)
-	}
-	v := Version{}
-	v.Major, _ = strconv.Atoi(m[1])
-	v.Minor, _ = strconv.Atoi(m[2])
-	if m[3] != "" {
-		v.Patch, _ = strconv.Atoi(m[3])
-	}
-	return v, nil
-}
+// Newest is the newest kube-proxy version proxyscan knows.
+var Newest = Version{Version: kpversion.Newest}
 
 // AtLeast reports whether v is 1.minor or newer.
-func (v Version) AtLeast(minor int) bool { return v.Major > 1 || v.Major == 1 && v.Minor >= minor }
+func (v Version) AtLeast(minor int) bool { return v.Version.AtLeast(1, minor) }
 
 // Known reports whether the version is set.
 func (v Version) Known() bool { return v.Major > 0 }
 
-// String formats the version as "v1.37.2" ("v1.37" when the patch is 0 and
-// unknown).
+// String formats the version as "v1.37.2", or "unknown".
 func (v Version) String() string {
 	if !v.Known() {
 		return "unknown"
 	}
-	return fmt.Sprintf("v%d.%d.%d", v.Major, v.Minor, v.Patch)
+	return v.Version.String()
 }
 
 // FeatureGate reports the value of a kube-proxy feature gate: the
