@@ -31,6 +31,9 @@ func TestGolden(t *testing.T) {
 			}
 			return map[string][]byte{"error": []byte(err.Error() + "\n")}
 		}
+		if k := parsers.Detect(parsetest.Section(a, "input")); k != parsers.KindHealthz {
+			t.Errorf("Detect says %q, want %q", k, parsers.KindHealthz)
+		}
 		return map[string][]byte{"want.json": parsetest.JSON(t, summary{h, h.IsHealthy(), h.Unhealthy(), h.Staleness().String()})}
 	})
 }

@@ -28,6 +28,9 @@ func TestGolden(t *testing.T) {
 			}
 			return map[string][]byte{"error": []byte(err.Error() + "\n")}
 		}
+		if k := parsers.Detect(input); k != parsers.KindLog {
+			t.Errorf("Detect says %q, want %q", k, parsers.KindLog)
+		}
 		lines := strings.Split(string(input), "\n")
 		for _, e := range l.Entries {
 			want := strings.Join(lines[e.Pos.Line-1:e.EndLine], "\n")

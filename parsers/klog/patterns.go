@@ -1,6 +1,9 @@
 package klog
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 // Pattern is a known kube-proxy log message and what it means.
 type Pattern struct {
@@ -11,6 +14,10 @@ type Pattern struct {
 	// Regexp matches the entry's Text (the payload after the klog header:
 	// the message and the key/values as printed, quotes escaped as \").
 	Regexp *regexp.Regexp `json:"-"`
+	// Hints are lower-case substrings of which the lower-cased text must
+	// contain at least one for the pattern to be tried: a cheap filter in
+	// front of the regular expression. Empty means always try.
+	Hints []string `json:"-"`
 	// Meaning says in one sentence what the message tells.
 	Meaning string `json:"meaning"`
 	// Advice says in one or two sentences what to do about it.
@@ -32,6 +39,7 @@ const listWatch = `(?i)failed to (?:list|watch) \*v1(?:beta1)?\.(?:Service|Endpo
 var Known = []Pattern{
 	{
 		ID:       "list-watch-forbidden",
+		Hints:    []string{"failed to list", "failed to watch"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(listWatch + `.*(?:is forbidden|Forbidden)`),
 		Meaning:  "kube-proxy's service account may not list or watch Services, EndpointSlices or its Node, so it never learns about changes and its rules go stale.",
@@ -39,6 +47,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "list-watch-tls",
+		Hints:    []string{"failed to list", "failed to watch"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(listWatch + `.*(?:x509: |tls: |certificate)`),
 		Meaning:  "kube-proxy cannot list or watch API objects because the TLS handshake with the API server fails (untrusted or expired certificate, wrong CA in the kubeconfig).",
@@ -46,6 +55,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "list-watch-unreachable",
+		Hints:    []string{"failed to list", "failed to watch"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(listWatch + `.*(?:connection refused|no route to host|i/o timeout|context deadline exceeded|TLS handshake timeout|connection reset by peer|EOF|network is unreachable|server has asked for the client to provide credentials|Unauthorized)`),
 		Meaning:  "kube-proxy cannot reach the API server to list or watch Services or EndpointSlices, so rule updates stop until it reconnects.",
@@ -53,6 +63,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "list-watch-failed",
+		Hints:    []string{"failed to list", "failed to watch"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(listWatch),
 		Meaning:  "kube-proxy's informer failed to list or watch Services, EndpointSlices or its Node.",
@@ -60,6 +71,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "iptables-xtables-lock",
+		Hints:    []string{"xtables lock"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(`(?i)Another app is currently holding the xtables lock|xtables lock.*(?:timed out|timeout)`),
 		Meaning:  "iptables-restore could not take the xtables lock because another program (a CNI plugin, firewalld, a second kube-proxy) held it, so the sync failed.",
@@ -67,6 +79,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "iptables-restore-missing-chain",
+		Hints:    []string{"kube-"},
 		Severity: "warning",
 		Regexp:   regexp.MustCompile(`(?i)Couldn't load target .?KUBE-|Chain .?KUBE-[A-Z0-9-]+.? does not exist|Couldn't find target .?KUBE-`),
 		Meaning:  "An iptables-restore referenced a KUBE- chain that is not in the kernel, typically a partial (incremental) sync after something else deleted kube-proxy's chains; kube-proxy counts a partial restore failure and falls back to a full sync.",
@@ -74,6 +87,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "iptables-restore-line-failed",
+		Hints:    []string{"tables-restore"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(`(?i)ip6?tables-restore(?:-legacy|-nft)?: (?:line \d+ failed|input error on line \d+)|iptables-restore.*line \d+ failed`),
 		Meaning:  "The kernel rejected one rule of kube-proxy's iptables-restore payload, so the whole transaction was discarded and the rules were not updated.",
@@ -81,6 +95,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "iptables-restore-failed",
+		Hints:    []string{"tables-restore"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(`(?i)Failed to execute ip6?tables-restore`),
 		Meaning:  "kube-proxy's iptables-restore of its rules failed, so the data plane was not updated in that sync.",
@@ -88,6 +103,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "nftables-sync-failed",
+		Hints:    []string{"nftables sync failed", "failed to list"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(`(?i)nftables sync failed|Failed to (?:list nftables elements|list existing (?:chains|sets))`),
 		Meaning:  "kube-proxy's nftables transaction failed, so the kube-proxy table was not updated in that sync.",
@@ -95,6 +111,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "nftables-cleanup-failed",
+		Hints:    []string{"stale chains"},
 		Severity: "warning",
 		Regexp:   regexp.MustCompile(`(?i)Unable to delete stale chains; will retry later`),
 		Meaning:  "kube-proxy could not delete nftables chains of removed services; they stay until a later attempt succeeds.",
@@ -102,6 +119,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "ipvs-modules-missing",
+		Hints:    []string{"kernel modules", "ipvs not supported", "dummy vs"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(`(?i)required kernel modules are not loaded|ipvs not supported by the kernel|Dummy VS not created|Could not create dummy VS`),
 		Meaning:  "The IPVS kernel modules (ip_vs and its schedulers) are missing, so kube-proxy cannot use ipvs mode (before 1.26 it fell back to iptables; since 1.26 it exits).",
@@ -109,6 +127,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "ipset-version",
+		Hints:    []string{"ipset version"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(`(?i)ipset version: \S+ is less than min required version|error getting ipset version|no ipset version found`),
 		Meaning:  "The ipset tool is missing or older than 6.0, which ipvs mode requires.",
@@ -116,6 +135,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "ipvs-unusable",
+		Hints:    []string{"ipvs proxier"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(`(?i)can't use the IPVS proxier`),
 		Meaning:  "kube-proxy was configured for ipvs mode but its start-up probe failed; before 1.26 it fell back to iptables mode, since 1.26 it refuses to start.",
@@ -123,6 +143,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "sysctl-failed",
+		Hints:    []string{"sysctl", "/proc/sys/", "hashsize"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(`(?i)can't set sysctl|failed to set sysctl|open /proc/sys/\S+: (?:permission denied|read-only file system|no such file)|write /sys/module/nf_conntrack/parameters/hashsize`),
 		Meaning:  "kube-proxy could not set a kernel parameter it needs (route_localnet, ip_forward, conntrack limits or timeouts), usually because /proc/sys is read-only in its container or the parameter is namespaced.",
@@ -130,6 +151,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "node-info-failed",
+		Hints:    []string{"node info", "node ip", "waiting for", "node informer"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(`(?i)Failed to retrieve node info|Failed to retrieve node IP|Timed out waiting for node to (?:exist|be assigned IPs)|timeout waiting for (?:node \S+ to exist|PodCIDR allocation)|can not sync node informer`),
 		Meaning:  "kube-proxy could not read its Node object (wrong --hostname-override, the Node not registered yet, or no API access), so it cannot learn the node IPs and pod CIDRs.",
@@ -137,6 +159,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "node-ip-loopback",
+		Hints:    []string{"this node's ip", "invalid nodeip"},
 		Severity: "warning",
 		Regexp:   regexp.MustCompile(`(?i)Can't determine this node's IP, assuming (?:loopback|127\.0\.0\.1|::1)|invalid nodeIP, initializing kube-proxy with 127\.0\.0\.1`),
 		Meaning:  "kube-proxy found no node IP and uses loopback instead, which breaks NodePorts and node-IP based rules.",
@@ -144,6 +167,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "conntrack-cleanup-failed",
+		Hints:    []string{"conntrack", "connections", "connection tracking"},
 		Severity: "warning",
 		Regexp:   regexp.MustCompile(`(?i)Failed to (?:delete stale service connections|delete endpoint connections|clear all conntrack entries|list conntrack entries)|error deleting conntrack entries|error deleting connection tracking state|conntrack command returned|error looking for path of conntrack`),
 		Meaning:  "kube-proxy could not delete stale conntrack entries, so UDP flows (DNS above all) can keep going to endpoints that no longer exist.",
@@ -151,6 +175,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "health-server-bind-failed",
+		Hints:    []string{"bind"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(`(?i)(?:Healthz server failed|failed to start proxy(?:ier)? healthz|metrics server failed).*(?:address already in use|bind: )|(?:healthz|metrics).*bind: address already in use`),
 		Meaning:  "kube-proxy's health (10256) or metrics (10249) server could not bind its port, usually because another kube-proxy or another program already listens there; probes against it then fail.",
@@ -158,6 +183,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "sync-failed",
+		Hints:    []string{"sync failed"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(`(?i)Sync failed`),
 		Meaning:  "A rule sync failed and kube-proxy will retry after the sync period.",
@@ -165,6 +191,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "ipvs-deprecated",
+		Hints:    []string{"deprecated"},
 		Severity: "warning",
 		Regexp:   regexp.MustCompile(`(?i)The ipvs proxier (?:has been|is now) deprecated`),
 		Meaning:  "ipvs mode is deprecated since Kubernetes 1.35 and is planned to be disabled by default in 1.40 and removed in 1.43.",
@@ -172,6 +199,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "mode-defaulted",
+		Hints:    []string{"mode specified"},
 		Severity: "warning",
 		Regexp:   regexp.MustCompile(`(?i)No kube-proxy mode specified: defaulting to`),
 		Meaning:  "No proxy mode is configured, so kube-proxy uses iptables; 1.37 warns that the default will become nftables in 1.40.",
@@ -179,6 +207,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "config-incomplete",
+		Hints:    []string{"may be incomplete"},
 		Severity: "warning",
 		Regexp:   regexp.MustCompile(`(?i)Kube-proxy configuration may be incomplete or incorrect`),
 		Meaning:  "kube-proxy found a configuration that works but is likely not what was meant (for example nodePortAddresses unset, or a cluster CIDR of the wrong family).",
@@ -186,6 +215,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "apiserver-tls",
+		Hints:    []string{"x509", "tls:", "certificate"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(`(?i)x509: certificate|tls: failed to verify certificate|certificate signed by unknown authority|certificate has expired`),
 		Meaning:  "A TLS connection to the API server fails certificate verification.",
@@ -193,6 +223,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "apiserver-unreachable",
+		Hints:    []string{"dial tcp", "handshake timeout", "client.timeout"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(`(?i)dial tcp \S+: (?:connect: (?:connection refused|no route to host|network is unreachable)|i/o timeout)|net/http: TLS handshake timeout|Client\.Timeout exceeded`),
 		Meaning:  "kube-proxy cannot connect to the API server.",
@@ -200,6 +231,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "panic",
+		Hints:    []string{"panic", "goroutine"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(`(?i)Observed a panic|^panic: |goroutine \d+ \[running\]`),
 		Meaning:  "kube-proxy panicked.",
@@ -207,6 +239,7 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "startup-failed",
+		Hints:    []string{"proxyserver", "command failed", "create proxier", "failed complete", "failed validate"},
 		Severity: "error",
 		Regexp:   regexp.MustCompile(`(?i)Error running ProxyServer|"command failed"|unable to create proxier|failed complete: |failed validate: `),
 		Meaning:  "kube-proxy failed to start and exited.",
@@ -218,12 +251,29 @@ var Known = []Pattern{
 // nil. Entries of unknown format are matched too, so that the
 // continuation of a stack trace or a pasted error still counts.
 func Match(e *Entry) *Pattern {
+	lower := strings.ToLower(e.Text)
 	for i := range Known {
-		if Known[i].Regexp.MatchString(e.Text) {
-			return &Known[i]
+		p := &Known[i]
+		if !p.hinted(lower) {
+			continue
+		}
+		if p.Regexp.MatchString(e.Text) {
+			return p
 		}
 	}
 	return nil
+}
+
+func (p *Pattern) hinted(lower string) bool {
+	if len(p.Hints) == 0 {
+		return true
+	}
+	for _, h := range p.Hints {
+		if strings.Contains(lower, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // Finding is an entry that matched a known pattern.

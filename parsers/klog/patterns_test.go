@@ -186,10 +186,23 @@ func matchLine(t *testing.T, line string) string {
 	} else {
 		e = &Entry{Format: FormatText, Text: line}
 	}
+	var id string
 	if p := Match(e); p != nil {
-		return p.ID
+		id = p.ID
 	}
-	return ""
+	// The hints are only a filter: the first pattern whose regexp matches
+	// must be the one Match returns.
+	var slow string
+	for i := range Known {
+		if Known[i].Regexp.MatchString(e.Text) {
+			slow = Known[i].ID
+			break
+		}
+	}
+	if slow != id {
+		t.Errorf("hints change the result: %q with hints, %q without:\n%s", id, slow, line)
+	}
+	return id
 }
 
 func TestCatalogue(t *testing.T) {
@@ -204,6 +217,11 @@ func TestCatalogue(t *testing.T) {
 		case "error", "warning", "info":
 		default:
 			t.Errorf("%s: severity %q", p.ID, p.Severity)
+		}
+		for _, h := range p.Hints {
+			if h != strings.ToLower(h) {
+				t.Errorf("%s: hint %q is not lower-case", p.ID, h)
+			}
 		}
 		for _, s := range []string{p.Meaning, p.Advice} {
 			if len(s) < 10 || !strings.HasSuffix(s, ".") {

@@ -36,6 +36,9 @@ func TestGolden(t *testing.T) {
 			}
 			return map[string][]byte{"error": []byte(err.Error() + "\n")}
 		}
+		if k := parsers.Detect(input); k != parsers.KindMetrics {
+			t.Errorf("Detect says %q, want %q", k, parsers.KindMetrics)
+		}
 		checkLines(t, p, input)
 		return map[string][]byte{
 			"kubeproxy.json": parsetest.JSON(t, p.KubeProxy()),

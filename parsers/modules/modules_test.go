@@ -29,6 +29,9 @@ func TestGolden(t *testing.T) {
 			}
 			return map[string][]byte{"error": []byte(err.Error() + "\n")}
 		}
+		if k := parsers.Detect(parsetest.Section(a, "input")); k != parsers.KindModules {
+			t.Errorf("Detect says %q, want %q", k, parsers.KindModules)
+		}
 		checkRoundTrip(t, l)
 		var has bytes.Buffer
 		for _, m := range []string{"ip_vs", "ip_vs_rr", "ip_vs_wrr", "ip_vs_sh", "ip_vs_mh", "nf_conntrack", "br_netfilter", "nf_nat_ftp", "nf-conntrack"} {

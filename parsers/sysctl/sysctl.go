@@ -160,6 +160,14 @@ func pathKey(p string) (string, error) {
 
 // checkKey rejects keys with characters no kernel parameter name has.
 func checkKey(key string) error {
+	// Components are separated by dots; a slash inside a component stands
+	// for a dot of the /proc/sys name (eth0/100), so it cannot start or end
+	// one, and the top-level directory (net, kernel, ...) has none.
+	for i, c := range strings.Split(key, ".") {
+		if c == "" || c[0] == '/' || c[len(c)-1] == '/' || strings.Contains(c, "//") || i == 0 && strings.Contains(c, "/") {
+			return fmt.Errorf("invalid sysctl key %q", truncate(key))
+		}
+	}
 	for i := 0; i < len(key); i++ {
 		c := key[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_-./@+", c) >= 0) {

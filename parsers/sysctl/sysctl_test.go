@@ -23,6 +23,9 @@ func TestGolden(t *testing.T) {
 			checkError(t, err, file)
 			return map[string][]byte{"error": []byte(err.Error() + "\n")}
 		}
+		if k := parsers.Detect(parsetest.Section(a, "input")); k != parsers.KindSysctl {
+			t.Errorf("Detect says %q, want %q", k, parsers.KindSysctl)
+		}
 		checkRoundTrip(t, l)
 		return map[string][]byte{"want.json": parsetest.JSON(t, l), "format.txt": Format(l)}
 	})
