@@ -60,9 +60,12 @@ type Health struct {
 
 // Header is one HTTP response header.
 type Header struct {
-	Name  string      `json:"name"`
-	Value string      `json:"value"`
-	Pos   parsers.Pos `json:"pos"`
+	// Name is the header name as sent; Value its value without blanks
+	// around it.
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	// Pos is the header's line.
+	Pos parsers.Pos `json:"pos"`
 }
 
 // Family is the health of the proxier of one IP family (1.33+).

@@ -103,7 +103,10 @@ type Entry struct {
 
 // KV is a key/value pair of a structured entry.
 type KV struct {
-	Key   string `json:"key"`
+	// Key is the key as printed (kube-proxy has keys with a space, such
+	// as "primary ipFamily").
+	Key string `json:"key"`
+	// Value is the unquoted value; multi-line values are joined by "\n".
 	Value string `json:"value"`
 }
 

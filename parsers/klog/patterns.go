@@ -278,8 +278,10 @@ func (p *Pattern) hinted(lower string) bool {
 
 // Finding is an entry that matched a known pattern.
 type Finding struct {
+	// Pattern is the first pattern of [Known] that matched.
 	Pattern *Pattern `json:"pattern"`
-	Entry   *Entry   `json:"entry"`
+	// Entry is the matching entry.
+	Entry *Entry `json:"entry"`
 }
 
 // Matches returns the entries of l that match a known pattern, in file

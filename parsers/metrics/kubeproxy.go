@@ -91,6 +91,11 @@ type FamilyView struct {
 	LastSync   *Scalar `json:"lastSync,omitempty"`
 	LastQueued *Scalar `json:"lastQueued,omitempty"`
 
+	// IPTablesRestoreFailures .. ConntrackDeletedEntries are the failure
+	// and conntrack counters: iptables-restore failures (iptables and
+	// ipvs modes), partial-restore failures that fell back to a full sync
+	// (1.26+), nftables sync and cleanup failures, and conntrack entries
+	// deleted by the reconciler (1.33+).
 	IPTablesRestoreFailures        *Scalar `json:"iptablesRestoreFailures,omitempty"`
 	IPTablesPartialRestoreFailures *Scalar `json:"iptablesPartialRestoreFailures,omitempty"`
 	NFTablesSyncFailures           *Scalar `json:"nftablesSyncFailures,omitempty"`
@@ -108,9 +113,11 @@ type FamilyView struct {
 
 // Scalar is one counter or gauge sample.
 type Scalar struct {
-	Value Float       `json:"value"`
-	Pos   parsers.Pos `json:"pos"`
-	Raw   string      `json:"raw"`
+	// Value is the sample value.
+	Value Float `json:"value"`
+	// Pos is the sample's line; Raw its text.
+	Pos parsers.Pos `json:"pos"`
+	Raw string      `json:"raw"`
 }
 
 // HistogramStats summarises one histogram series.

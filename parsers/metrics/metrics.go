@@ -94,16 +94,20 @@ type Bucket struct {
 
 // Summary is a Prometheus summary.
 type Summary struct {
-	Count     Float         `json:"count"`
-	Sum       Float         `json:"sum"`
+	// Count and Sum are the _count and _sum samples.
+	Count Float `json:"count"`
+	Sum   Float `json:"sum"`
+	// Quantiles are the precomputed quantiles in page order.
 	Quantiles []QuantileVal `json:"quantiles"`
 }
 
 // QuantileVal is one precomputed quantile of a summary.
 type QuantileVal struct {
-	Quantile Float       `json:"quantile"`
-	Value    Float       `json:"value"`
-	Pos      parsers.Pos `json:"pos"`
+	// Quantile is the quantile label; Value the estimate for it.
+	Quantile Float `json:"quantile"`
+	Value    Float `json:"value"`
+	// Pos is the line of the quantile sample.
+	Pos parsers.Pos `json:"pos"`
 }
 
 // Float is a sample value. It marshals to JSON as a number, or as the
