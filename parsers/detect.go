@@ -53,11 +53,12 @@ var (
 	reKubeYAMLAPI   = regexp.MustCompile(`(?m)^(- )?apiVersion: *\S+`)
 	reKubeYAMLList  = regexp.MustCompile(`(?m)^items:\s*$`)
 	reMetrics       = regexp.MustCompile(`(?m)^(# (HELP|TYPE) \S+ |[a-z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eEInfNa]+( \d+)?$)`)
-	reKlog          = regexp.MustCompile(`(?m)^(\S+ (stdout|stderr) [FP] )?[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ \S+:\d+\]`)
-	reJSONLog       = regexp.MustCompile(`(?m)^\{"ts":[0-9.]+,.*"msg":`)
-	reSysctl        = regexp.MustCompile(`(?m)^(net|kernel|vm|fs|user)\.[a-z0-9_./-]+ = `)
-	reProcModules   = regexp.MustCompile(`(?m)^[a-z0-9_]+ \d+ \d+ (-|[a-z0-9_,]+,?) (Live|Loading|Unloading)`)
+	reKlog          = regexp.MustCompile(`(?m)^(\d{4}-\d\d-\d\dT\S+ ((stdout|stderr) [FP] )?)?[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ \S+:\d+\]`)
+	reJSONLog       = regexp.MustCompile(`(?m)^(\d{4}-\d\d-\d\dT\S+ ((stdout|stderr) [FP] )?)?\{"ts":[0-9.e+]+,.*"msg":`)
+	reSysctl        = regexp.MustCompile(`(?m)^((net|kernel|vm|fs|user|dev|abi|crypto|debug)[./][A-Za-z0-9_./@+-]+( = | =$|=)|/proc/sys/[A-Za-z0-9_./@+-]+(: ?| |\t)\S)`)
+	reProcModules   = regexp.MustCompile(`(?m)^[A-Za-z0-9_-]+ \d+ (\d+|-) (-|[A-Za-z0-9_,-]+,?) (Live|Loading|Unloading) 0x`)
 	reLsmod         = regexp.MustCompile(`(?m)^Module\s+Size\s+Used by`)
+	reBuiltin       = regexp.MustCompile(`(?m)\A(#[^\n]*\n)*kernel/[A-Za-z0-9_/.-]+\.ko\s*$`)
 	reIPAddr        = regexp.MustCompile(`(?m)^\d+: \S+: <[A-Z_,-]*> mtu \d+`)
 	reIPRoute       = regexp.MustCompile(`(?m)^(default|unreachable|local|broadcast|blackhole|prohibit|[0-9a-f.:]+(/\d+)?) (via|dev|proto|table) \S+`)
 	reVersion       = regexp.MustCompile(`^\s*Kubernetes v\d+\.\d+`)
@@ -72,7 +73,11 @@ var detectors = []detector{
 	{KindManifest, func(h []byte) bool {
 		return jsonObjectWithKey(h, `"schema"`) && bytes.Contains(h, []byte(`"sources"`))
 	}},
-	{KindHealthz, func(h []byte) bool { return jsonObjectWithKey(h, `"lastUpdated"`) }},
+	{KindHealthz, func(h []byte) bool {
+		b := httpBody(h)
+		return jsonObjectWithKey(b, `"lastUpdated"`) && bytes.Contains(b, []byte(`"currentTime"`)) &&
+			!bytes.HasPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte(`{"ts":`))
+	}},
 	{KindKube, func(h []byte) bool {
 		return jsonObjectWithKey(h, `"apiVersion"`) && bytes.Contains(h, []byte(`"kind"`)) &&
 			!bytes.Contains(h, []byte(`"KubeProxyConfiguration"`))
@@ -107,7 +112,7 @@ var detectors = []detector{
 		return bytes.Contains(h, []byte("kubeproxy_")) && reMetrics.Match(h)
 	}},
 	{KindSysctl, func(h []byte) bool { return reSysctl.Match(h) }},
-	{KindModules, func(h []byte) bool { return reProcModules.Match(h) || reLsmod.Match(h) }},
+	{KindModules, func(h []byte) bool { return reProcModules.Match(h) || reLsmod.Match(h) || reBuiltin.Match(h) }},
 	{KindIPAddr, func(h []byte) bool { return reIPAddr.Match(h) }},
 	{KindIPRoute, func(h []byte) bool { return reIPRoute.Match(h) }},
 }
@@ -128,6 +133,21 @@ func Detect(head []byte) Kind {
 		}
 	}
 	return KindUnknown
+}
+
+// httpBody returns what follows the status line and headers of a saved
+// HTTP response (`curl -i`), or h itself when it does not start with one.
+func httpBody(h []byte) []byte {
+	if !bytes.HasPrefix(h, []byte("HTTP/")) {
+		return h
+	}
+	if i := bytes.Index(h, []byte("\r\n\r\n")); i >= 0 {
+		return h[i+4:]
+	}
+	if i := bytes.Index(h, []byte("\n\n")); i >= 0 {
+		return h[i+2:]
+	}
+	return nil
 }
 
 // jsonObjectWithKey reports whether h looks like a JSON object (or a JSON

@@ -3,7 +3,7 @@ package parsers
 import "testing"
 
 func TestDetect(t *testing.T) {
-	for _, tc := range []struct {
+	tests := []struct {
 		name string
 		in   string
 		want Kind
@@ -18,9 +18,36 @@ func TestDetect(t *testing.T) {
 		{"KubeProxyConfiguration YAML kind first", "kind: KubeProxyConfiguration\napiVersion: kubeproxy.config.k8s.io/v1alpha1\n", KindKubeProxyConfig},
 		{"KubeProxyConfiguration JSON", `{"apiVersion": "kubeproxy.config.k8s.io/v1alpha1", "kind": "KubeProxyConfiguration"}`, KindKubeProxyConfig},
 		{"kube-proxy ConfigMap is a kube object", "apiVersion: v1\ndata:\n  config.conf: |\n    kind: KubeProxyConfiguration\nkind: ConfigMap\n", KindKube},
-	} {
-		if got := Detect([]byte(tc.in)); got != tc.want {
-			t.Errorf("%s: Detect = %s, want %s", tc.name, got, tc.want)
-		}
+		// kube-proxy /metrics
+		{"metrics page", "# HELP go_goroutines Number of goroutines that currently exist.\n# TYPE go_goroutines gauge\ngo_goroutines 48\n# HELP kubeproxy_sync_proxy_rules_duration_seconds [ALPHA] SyncProxyRules latency in seconds\n", KindMetrics},
+		{"metrics page from curl -i", "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n\r\n# TYPE kubeproxy_sync_proxy_rules_last_timestamp_seconds gauge\nkubeproxy_sync_proxy_rules_last_timestamp_seconds 1.74e+09\n", KindMetrics},
+		{"metrics of another component", "# TYPE go_goroutines gauge\ngo_goroutines 48\n", KindUnknown},
+		// /healthz and /livez
+		{"healthz before 1.33", `{"lastUpdated": "2025-03-02 08:15:31.002213977 +0000 UTC m=+202.631797660","currentTime": "2025-03-02 08:15:31.002213977 +0000 UTC m=+202.631797660"}`, KindHealthz},
+		{"healthz 1.33+", `{"lastUpdated":"2026-03-02T08:15:31Z","currentTime":"2026-03-02T08:15:31Z","nodeEligible":true,"healthy":true,"status":{"IPv4":{"lastUpdated":"2026-03-02T08:15:29Z","healthy":true}}}`, KindHealthz},
+		{"healthz from curl -i", "HTTP/1.1 503 Service Unavailable\nContent-Type: application/json\n\n{\"lastUpdated\":\"2026-03-02T08:15:29Z\",\"currentTime\":\"2026-03-02T08:15:31Z\",\"healthy\":false}", KindHealthz},
+		{"json log mentioning lastUpdated", `{"ts":1772439300118.02,"caller":"a.go:1","msg":"x","lastUpdated":"y","currentTime":"z","v":0}`, KindLog},
+		// logs
+		{"klog text", "I0302 08:15:00.123456       1 server_linux.go:144] \"Using iptables Proxier\"\n", KindLog},
+		{"klog unstructured", "I0125 10:00:00.000000 1 server.go:650] Using ipvs Proxier.\n", KindLog},
+		{"CRI log", "2026-03-02T08:15:00.123456789Z stderr F I0302 08:15:00.123456       1 server_linux.go:144] \"Using iptables Proxier\"\n", KindLog},
+		{"kubectl logs --timestamps", "2026-03-02T08:15:00.123456789Z I0302 08:15:00.123456       1 server_linux.go:144] \"Using iptables Proxier\"\n", KindLog},
+		{"JSON log", `{"ts":1772439300118.0234,"caller":"app/server.go:228","msg":"Successfully retrieved NodeIPs","v":0}` + "\n", KindLog},
+		{"JSON log in CRI", `2026-03-02T08:15:00.123456789Z stderr F {"ts":1772439300118.0234,"caller":"app/server.go:228","msg":"x","v":0}` + "\n", KindLog},
+		// sysctl
+		{"sysctl -a", "net.bridge.bridge-nf-call-iptables = 1\nnet.ipv4.ip_forward = 1\n", KindSysctl},
+		{"sysctl key=value", "net.ipv4.ip_forward=1\n", KindSysctl},
+		{"proc sys paths", "/proc/sys/net/ipv4/ip_forward:1\n/proc/sys/net/ipv4/conf/eth0.100/rp_filter:0\n", KindSysctl},
+		// modules
+		{"proc modules", "ip_vs 196608 12 ip_vs_sh,ip_vs_wrr,ip_vs_rr, Live 0x0000000000000000\nnf_conntrack 184320 6 - Live 0x0000000000000000\n", KindModules},
+		{"lsmod", "Module                  Size  Used by\nip_vs                 196608  12 ip_vs_sh\n", KindModules},
+		{"modules.builtin", "kernel/net/netfilter/ipvs/ip_vs.ko\nkernel/net/netfilter/ipvs/ip_vs_rr.ko\n", KindModules},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Detect([]byte(tc.in)); got != tc.want {
+				t.Errorf("Detect = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

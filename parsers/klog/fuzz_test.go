@@ -1,0 +1,35 @@
+package klog
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
+)
+
+// FuzzParse checks that Parse never panics, returns only input errors, and
+// that entries cover the input lines in order with their raw text.
+func FuzzParse(f *testing.F) {
+	parsetest.Seeds(f, "parsers/klog/*.txtar")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := Parse("log", data)
+		if err != nil {
+			if !parsers.IsInputError(err) {
+				t.Fatalf("not an input error: %v", err)
+			}
+			return
+		}
+		prev := 0
+		for _, e := range l.Entries {
+			if e.Pos.Line <= prev || e.EndLine < e.Pos.Line || e.EndLine > l.Lines {
+				t.Fatalf("entry lines %d-%d after %d (of %d)", e.Pos.Line, e.EndLine, prev, l.Lines)
+			}
+			if strings.Count(e.Raw, "\n") != e.EndLine-e.Pos.Line {
+				t.Fatalf("raw text of %d-%d has %d lines", e.Pos.Line, e.EndLine, strings.Count(e.Raw, "\n")+1)
+			}
+			prev = e.EndLine
+			Match(e)
+		}
+	})
+}

@@ -1,0 +1,631 @@
+package klog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/proxyscan/proxyscan/parsers"
+)
+
+// Format is the logging format of an entry.
+type Format string
+
+// The entry formats.
+const (
+	FormatKlog Format = "klog" // klog text header
+	FormatJSON Format = "json" // component-base JSON
+	FormatText Format = "text" // a line in no known log format
+)
+
+// Wrapper is what carried an entry's line.
+type Wrapper string
+
+// The wrappers.
+const (
+	WrapperNone       Wrapper = ""           // the bare log line
+	WrapperCRI        Wrapper = "cri"        // CRI log file (/var/log/pods)
+	WrapperTimestamps Wrapper = "timestamps" // kubectl logs --timestamps
+)
+
+// Severity is a log severity.
+type Severity string
+
+// The severities.
+const (
+	Info    Severity = "info"
+	Warning Severity = "warning"
+	Error   Severity = "error"
+	Fatal   Severity = "fatal"
+)
+
+// Log is a parsed kube-proxy log.
+type Log struct {
+	// File is the name the log was parsed from.
+	File string `json:"file"`
+	// Entries are the log entries in file order.
+	Entries []*Entry `json:"entries"`
+	// Lines is the number of lines in the file.
+	Lines int `json:"lines"`
+	// Unrecognized counts the entries of format FormatText.
+	Unrecognized int `json:"unrecognized"`
+}
+
+// Entry is one log entry, possibly spanning several lines.
+type Entry struct {
+	// Pos is the entry's first line; EndLine its last.
+	Pos     parsers.Pos `json:"pos"`
+	EndLine int         `json:"endLine"`
+	// Raw is the entry's lines as in the file, joined by "\n".
+	Raw string `json:"raw"`
+	// Format is the logging format.
+	Format Format `json:"format"`
+	// Wrapper is what carried the line; Stream the CRI stream (stdout or
+	// stderr); Partial is true when a CRI entry ends with a partial record
+	// (the file was cut).
+	Wrapper Wrapper `json:"wrapper,omitempty"`
+	Stream  string  `json:"stream,omitempty"`
+	Partial bool    `json:"partial,omitempty"`
+	// Time is the full time of the entry when known: the CRI or kubectl
+	// timestamp, or the JSON ts. Zero for bare klog lines, whose header has
+	// no year; see [Entry.When].
+	Time time.Time `json:"time,omitzero"`
+	// Header is the klog header time as printed ("0302 08:15:00.123456").
+	Header string `json:"header,omitempty"`
+	// Severity is the entry's severity (empty for FormatText).
+	Severity Severity `json:"severity,omitempty"`
+	// Verbosity is the JSON "v" field.
+	Verbosity *int `json:"v,omitempty"`
+	// PID is the klog thread id field (the process id in containers).
+	PID int `json:"pid,omitempty"`
+	// Source is the source location, "server.go:650" (klog) or the JSON
+	// caller "app/server.go:650".
+	Source string `json:"source,omitempty"`
+	// Logger is the JSON "logger" name or the klog logger="..." value.
+	Logger string `json:"logger,omitempty"`
+	// Message is the log message (unquoted for structured entries).
+	Message string `json:"message"`
+	// Structured is true for InfoS/ErrorS style entries: a quoted message
+	// followed by key/value pairs.
+	Structured bool `json:"structured,omitempty"`
+	// KV are the key/value pairs in order; values are unquoted strings or
+	// the JSON text of non-string values.
+	KV []KV `json:"kv,omitempty"`
+	// Text is the entry's payload after the header: what the patterns of
+	// [Known] are matched against. For JSON entries, the message and the
+	// key/values rendered the klog way.
+	Text string `json:"-"`
+}
+
+// KV is a key/value pair of a structured entry.
+type KV struct {
+	// Key is the key as printed (kube-proxy has keys with a space, such
+	// as "primary ipFamily").
+	Key string `json:"key"`
+	// Value is the unquoted value; multi-line values are joined by "\n".
+	Value string `json:"value"`
+}
+
+// Get returns the value of key and whether the entry has it.
+func (e *Entry) Get(key string) (string, bool) {
+	for _, kv := range e.KV {
+		if kv.Key == key {
+			return kv.Value, true
+		}
+	}
+	return "", false
+}
+
+// When returns the entry's time: Time when known, else the klog header
+// time in the given year (UTC, which is what kube-proxy containers log
+// in), else the zero time.
+func (e *Entry) When(year int) time.Time {
+	if !e.Time.IsZero() || e.Header == "" {
+		return e.Time
+	}
+	t, err := time.Parse("0102 15:04:05.000000", e.Header)
+	if err != nil {
+		return time.Time{}
+	}
+	return t.AddDate(year-t.Year(), 0, 0)
+}
+
+// MaxLineLength is the longest line Parse accepts.
+const MaxLineLength = 1 << 20
+
+// logical is one log line after unwrapping: a physical line, or CRI
+// partial records joined.
+type logical struct {
+	line, end int
+	raw       []string
+	wrapper   Wrapper
+	stream    string
+	time      time.Time
+	partial   bool
+	content   string
+}
+
+// Parse parses a kube-proxy log read from the file called name. Lines in no
+// known format become FormatText entries (counted in Unrecognized), except
+// that lines following a klog entry are its continuation lines; the log is
+// rejected only when no line at all is a kube-proxy log line, or a line is
+// longer than [MaxLineLength].
+func Parse(name string, data []byte) (*Log, error) {
+	l := &Log{File: name, Entries: []*Entry{}}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	lines, err := unwrap(name, data, &l.Lines)
+	if err != nil {
+		return nil, err
+	}
+	var cur *Entry
+	var curLines []string
+	flush := func() {
+		if cur == nil {
+			return
+		}
+		if cur.Format == FormatKlog {
+			finishKlog(cur, curLines)
+		}
+		l.Entries = append(l.Entries, cur)
+		cur, curLines = nil, nil
+	}
+	known := 0
+	for i := range lines {
+		ln := &lines[i]
+		if e, payload, ok := klogHeader(ln.content); ok {
+			flush()
+			e.setWrap(name, ln)
+			cur, curLines = e, []string{payload}
+			known++
+			continue
+		}
+		if e, ok := jsonEntry(ln.content); ok {
+			flush()
+			e.setWrap(name, ln)
+			l.Entries = append(l.Entries, e)
+			known++
+			continue
+		}
+		if cur != nil && cur.Format == FormatKlog && (ln.wrapper == cur.Wrapper) {
+			// Continuation of a multi-line klog entry.
+			cur.EndLine = ln.end
+			cur.Raw += "\n" + strings.Join(ln.raw, "\n")
+			cur.Partial = cur.Partial || ln.partial
+			curLines = append(curLines, ln.content)
+			continue
+		}
+		flush()
+		if strings.TrimSpace(ln.content) == "" {
+			continue
+		}
+		e := &Entry{Format: FormatText, Message: ln.content, Text: ln.content}
+		e.setWrap(name, ln)
+		l.Entries = append(l.Entries, e)
+		l.Unrecognized++
+	}
+	flush()
+	if known == 0 {
+		return nil, parsers.Errorf(parsers.Pos{File: name, Line: 1}, "no kube-proxy log lines found (want klog, CRI, kubectl --timestamps or JSON log lines)")
+	}
+	return l, nil
+}
+
+func (e *Entry) setWrap(name string, ln *logical) {
+	e.Pos = parsers.Pos{File: name, Line: ln.line}
+	e.EndLine = ln.end
+	e.Raw = strings.Join(ln.raw, "\n")
+	e.Wrapper, e.Stream, e.Partial = ln.wrapper, ln.stream, ln.partial
+	if !ln.time.IsZero() {
+		e.Time = ln.time
+	}
+}
+
+// unwrap splits data into logical lines, removing CRI and kubectl
+// timestamp prefixes and joining CRI partial records.
+func unwrap(name string, data []byte, count *int) ([]logical, error) {
+	var out []logical
+	var part *logical
+	lineNo := 0
+	for len(data) > 0 {
+		var b []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			b, data = data[:i], data[i+1:]
+		} else {
+			b, data = data, nil
+		}
+		lineNo++
+		if len(b) > MaxLineLength {
+			return nil, parsers.Errorf(parsers.Pos{File: name, Line: lineNo}, "line of %d bytes exceeds the limit of %d", len(b), MaxLineLength)
+		}
+		raw := strings.TrimSuffix(string(b), "\r")
+		if ts, stream, tag, content, ok := criLine(raw); ok {
+			if part != nil && part.stream == stream {
+				part.end = lineNo
+				part.raw = append(part.raw, raw)
+				part.content += content
+			} else {
+				if part != nil {
+					part.partial = true
+					out = append(out, *part)
+				}
+				part = &logical{line: lineNo, end: lineNo, raw: []string{raw}, wrapper: WrapperCRI, stream: stream, time: ts, content: content}
+			}
+			if tag == 'F' {
+				out = append(out, *part)
+				part = nil
+			}
+			continue
+		}
+		if part != nil {
+			part.partial = true
+			out = append(out, *part)
+			part = nil
+		}
+		ln := logical{line: lineNo, end: lineNo, raw: []string{raw}, content: raw}
+		if ts, content, ok := timestampLine(raw); ok {
+			ln.wrapper, ln.time, ln.content = WrapperTimestamps, ts, content
+		}
+		out = append(out, ln)
+	}
+	if part != nil {
+		part.partial = true
+		out = append(out, *part)
+	}
+	*count = lineNo
+	return out, nil
+}
+
+// parseTimestamp parses an RFC 3339 timestamp as CRI and kubectl print it.
+func parseTimestamp(s string) (time.Time, bool) {
+	if len(s) < 20 || s[4] != '-' || s[10] != 'T' {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return t, err == nil
+}
+
+// criLine splits "TIMESTAMP STREAM TAG CONTENT".
+func criLine(s string) (time.Time, string, byte, string, bool) {
+	i := strings.IndexByte(s, ' ')
+	if i < 0 {
+		return time.Time{}, "", 0, "", false
+	}
+	ts, ok := parseTimestamp(s[:i])
+	if !ok {
+		return time.Time{}, "", 0, "", false
+	}
+	rest := s[i+1:]
+	var stream string
+	switch {
+	case strings.HasPrefix(rest, "stdout "):
+		stream, rest = "stdout", rest[7:]
+	case strings.HasPrefix(rest, "stderr "):
+		stream, rest = "stderr", rest[7:]
+	default:
+		return time.Time{}, "", 0, "", false
+	}
+	if len(rest) < 1 || rest[0] != 'F' && rest[0] != 'P' {
+		return time.Time{}, "", 0, "", false
+	}
+	tag := rest[0]
+	// The tag may carry more flags separated by ':' (F:x); the content
+	// follows one space. An empty F record ends with the tag.
+	j := strings.IndexByte(rest, ' ')
+	if j < 0 {
+		return ts, stream, tag, "", len(rest) == 1
+	}
+	if j > 1 && rest[1] != ':' {
+		return time.Time{}, "", 0, "", false
+	}
+	return ts, stream, tag, rest[j+1:], true
+}
+
+// timestampLine splits the "TIMESTAMP " prefix of kubectl logs --timestamps.
+func timestampLine(s string) (time.Time, string, bool) {
+	i := strings.IndexByte(s, ' ')
+	if i < 0 {
+		return time.Time{}, "", false
+	}
+	ts, ok := parseTimestamp(s[:i])
+	if !ok {
+		return time.Time{}, "", false
+	}
+	return ts, s[i+1:], true
+}
+
+// klogHeader parses "Lmmdd hh:mm:ss.uuuuuu threadid file:line] payload".
+func klogHeader(s string) (*Entry, string, bool) {
+	// Minimal header: "I0302 08:15:00.123456 1 a.go:1]" is 32 bytes.
+	if len(s) < 30 {
+		return nil, "", false
+	}
+	var sev Severity
+	switch s[0] {
+	case 'I':
+		sev = Info
+	case 'W':
+		sev = Warning
+	case 'E':
+		sev = Error
+	case 'F':
+		sev = Fatal
+	default:
+		return nil, "", false
+	}
+	if !digits(s[1:5]) || s[5] != ' ' || !digits(s[6:8]) || s[8] != ':' || !digits(s[9:11]) || s[11] != ':' || !digits(s[12:14]) || s[14] != '.' {
+		return nil, "", false
+	}
+	i := 15
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 15 || i >= len(s) || s[i] != ' ' {
+		return nil, "", false
+	}
+	header := s[1:i]
+	for i < len(s) && s[i] == ' ' {
+		i++
+	}
+	j := i
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	if j == i || j >= len(s) || s[j] != ' ' {
+		return nil, "", false
+	}
+	pid, err := strconv.Atoi(s[i:j])
+	if err != nil {
+		return nil, "", false
+	}
+	k := strings.IndexByte(s[j+1:], ']')
+	if k < 0 {
+		return nil, "", false
+	}
+	src := s[j+1 : j+1+k]
+	colon := strings.LastIndexByte(src, ':')
+	if colon <= 0 || !digits(src[colon+1:]) || strings.ContainsAny(src, " \t") {
+		return nil, "", false
+	}
+	payload := s[j+1+k+1:]
+	payload = strings.TrimPrefix(payload, " ")
+	return &Entry{Format: FormatKlog, Severity: sev, Header: header, PID: pid, Source: src}, payload, true
+}
+
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// finishKlog fills message, key/values and text from the payload lines.
+func finishKlog(e *Entry, lines []string) {
+	text := strings.Join(lines, "\n")
+	e.Text = text
+	if strings.HasPrefix(text, `"`) {
+		if q, err := strconv.QuotedPrefix(text); err == nil {
+			if msg, err := strconv.Unquote(q); err == nil {
+				rest := text[len(q):]
+				if rest == "" || rest[0] == ' ' || rest[0] == '\n' {
+					e.Message, e.Structured = msg, true
+					e.KV = parseKVs(rest)
+					if v, ok := e.Get("logger"); ok {
+						e.Logger = v
+					}
+					return
+				}
+			}
+		}
+	}
+	e.Message = text
+}
+
+// parseKVs parses klog's " key=value key2=<\n\tline\n > key3=[...]" form.
+// Parsing stops at the first token that is not a key/value pair.
+func parseKVs(s string) []KV {
+	var kvs []KV
+	for {
+		s = strings.TrimLeft(s, " ")
+		if s == "" {
+			return kvs
+		}
+		eq := strings.IndexByte(s, '=')
+		if eq <= 0 {
+			return kvs
+		}
+		key := s[:eq]
+		if strings.ContainsAny(key, "\"\n\t=<>") {
+			return kvs
+		}
+		s = s[eq+1:]
+		var val string
+		switch {
+		case strings.HasPrefix(s, `"`):
+			q, err := strconv.QuotedPrefix(s)
+			if err != nil {
+				return kvs
+			}
+			val, _ = strconv.Unquote(q)
+			s = s[len(q):]
+		case strings.HasPrefix(s, "<\n"):
+			// Multi-line value: tab-indented lines up to a " >" line.
+			s = s[2:]
+			var vl []string
+			closed := false
+			for s != "" {
+				line := s
+				rest := ""
+				if i := strings.IndexByte(s, '\n'); i >= 0 {
+					line, rest = s[:i], s[i+1:]
+				}
+				if strings.HasPrefix(line, " >") {
+					s = line[2:]
+					if rest != "" {
+						s += "\n" + rest
+					}
+					closed = true
+					break
+				}
+				vl = append(vl, strings.TrimPrefix(line, "\t"))
+				s = rest
+			}
+			val = strings.Join(vl, "\n")
+			if !closed {
+				kvs = append(kvs, KV{Key: key, Value: val})
+				return kvs
+			}
+		case strings.HasPrefix(s, "[") || strings.HasPrefix(s, "{"):
+			n := balanced(s)
+			if n < 0 {
+				return kvs
+			}
+			val, s = s[:n], s[n:]
+		default:
+			n := strings.IndexAny(s, " \n")
+			if n < 0 {
+				n = len(s)
+			}
+			val, s = s[:n], s[n:]
+		}
+		kvs = append(kvs, KV{Key: key, Value: val})
+		s = strings.TrimPrefix(s, "\n")
+	}
+}
+
+// balanced returns the length of the JSON-like bracketed value at the
+// start of s, or -1.
+func balanced(s string) int {
+	depth := 0
+	inStr := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if inStr {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case '\n':
+			return -1
+		}
+	}
+	return -1
+}
+
+// jsonEntry parses one component-base JSON log line.
+func jsonEntry(s string) (*Entry, bool) {
+	t := strings.TrimSpace(s)
+	if len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
+		return nil, false
+	}
+	dec := json.NewDecoder(strings.NewReader(t))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	e := &Entry{Format: FormatJSON, Severity: Error}
+	hasMsg := false
+	var text strings.Builder
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil, false
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, false
+		}
+		var str string
+		isStr := json.Unmarshal(raw, &str) == nil
+		switch key {
+		case "ts":
+			f, err := strconv.ParseFloat(string(raw), 64)
+			if err != nil || f < 0 || f > 1e15 {
+				return nil, false
+			}
+			if f < 1e11 { // seconds, not milliseconds
+				f *= 1000
+			}
+			ms := int64(f)
+			e.Time = time.UnixMilli(ms).Add(time.Duration((f - float64(ms)) * float64(time.Millisecond))).UTC()
+			continue
+		case "msg":
+			if !isStr {
+				return nil, false
+			}
+			e.Message, hasMsg = str, true
+			continue
+		case "caller":
+			if isStr {
+				e.Source = str
+				continue
+			}
+		case "v":
+			if v, err := strconv.Atoi(string(raw)); err == nil {
+				e.Verbosity = &v
+				e.Severity = Info
+				continue
+			}
+		case "logger":
+			if isStr {
+				e.Logger = str
+			}
+		}
+		val := string(raw)
+		if isStr {
+			val = str
+		} else {
+			var b bytes.Buffer
+			if json.Compact(&b, raw) == nil {
+				val = b.String()
+			}
+		}
+		e.KV = append(e.KV, KV{Key: key, Value: val})
+		text.WriteByte(' ')
+		text.WriteString(key)
+		text.WriteByte('=')
+		if isStr {
+			text.WriteString(strconv.Quote(str))
+		} else {
+			text.WriteString(val)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, false
+	}
+	if !hasMsg {
+		return nil, false
+	}
+	e.Structured = true
+	e.Text = strconv.Quote(e.Message) + text.String()
+	return e, true
+}
