@@ -9,7 +9,7 @@ import (
 var affinityMismatch = &Check{
 	ID:       "affinity-mismatch",
 	Severity: Warning,
-	Title:    "session affinity differs between the Service and the data plane",
+	Title:    "session affinity differs between Service and data plane",
 	What: "`sessionAffinity: ClientIP` makes kube-proxy pin each client IP to one endpoint for " +
 		"`sessionAffinityConfig.clientIP.timeoutSeconds` (default 10800): `-m recent` rules in iptables mode, " +
 		"persistence in IPVS mode, affinity sets in nftables mode. Here the data plane pins clients although the " +

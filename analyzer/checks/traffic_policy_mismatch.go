@@ -73,8 +73,8 @@ func checkHealthCheck(p *Pass, v *view.View, sp *model.ServicePort) {
 	}
 	p.Report(Finding{
 		Service: sp.Name.String(), Protocol: string(sp.Protocol), Severity: Warning,
-		Message:  fmt.Sprintf("health check node port %d of the externalTrafficPolicy Local Service is not accepted in filter KUBE-NODEPORTS", sp.HealthCheckNodePort),
-		Evidence: []model.Evidence{ServiceEvidence(sp), {File: v.Source}},
+		Message:  fmt.Sprintf("health check node port %d of the externalTrafficPolicy Local Service is not accepted in %s", sp.HealthCheckNodePort, where(v, view.HealthCheckPort)),
+		Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, view.HealthCheckPort)},
 		Advice:   "Load balancers probe this port to find the nodes with local endpoints; restart kube-proxy on the node so that it writes the rule.",
 	})
 }

@@ -588,7 +588,10 @@ func (x *iptExtractor) filter(f *iptables.Table) {
 			x.filterEntry(r, true)
 		}
 	}
+	x.v.Anchors[HealthCheckPort] = model.EvidenceAt(f.Pos(), "*filter (no KUBE-NODEPORTS chain)")
+	x.v.Where[HealthCheckPort] = "filter KUBE-NODEPORTS"
 	if c := f.Chain("KUBE-NODEPORTS"); c != nil {
+		x.v.Anchors[HealthCheckPort] = chainEvidence(c)
 		for _, r := range c.Rules {
 			if r.Target() != "ACCEPT" {
 				continue

@@ -28,6 +28,9 @@ const (
 	ExternalIP     Kind = "ExternalIP"
 	LoadBalancerIP Kind = "LoadBalancerIP"
 	NodePort       Kind = "NodePort"
+	// HealthCheckPort is the anchor kind of health-check node ports (no entry
+	// has it: health checks are listed in View.HealthChecks).
+	HealthCheckPort Kind = "HealthCheck"
 )
 
 // Action is what an entry does with new connections.

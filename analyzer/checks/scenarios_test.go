@@ -1,0 +1,42 @@
+package checks_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/checktest"
+)
+
+// TestScenarios runs every check on every scenario of testdata/scenarios
+// and compares the findings with the scenarios' "# want" lines.
+func TestScenarios(t *testing.T) {
+	for _, file := range checktest.Files(t, "scenarios/*/*.txtar") {
+		name := filepath.Base(filepath.Dir(file)) + "/" + strings.TrimSuffix(filepath.Base(file), ".txtar")
+		t.Run(name, func(t *testing.T) {
+			for _, f := range checktest.Run(t, file, checks.All) {
+				if f.Advice != "" && !strings.HasSuffix(f.Advice, ".") {
+					t.Errorf("%s: advice is not a full sentence: %q", f.Check, f.Advice)
+				}
+				if f.Message == "" || strings.HasSuffix(f.Message, ".") {
+					t.Errorf("%s: message must be lower case without a final period: %q", f.Check, f.Message)
+				}
+				if len(f.Evidence) == 0 {
+					t.Errorf("%s: finding without evidence: %s", f.Check, f.Message)
+				}
+			}
+		})
+	}
+}
+
+// TestEveryCheckFires checks that every check has a scenario where it
+// fires.
+func TestEveryCheckFires(t *testing.T) {
+	wanted := checktest.WantedChecks(t, "scenarios/*/*.txtar")
+	for _, c := range checks.All {
+		if len(wanted[c.ID]) == 0 {
+			t.Errorf("check %s has no scenario in testdata/scenarios that expects it to fire", c.ID)
+		}
+	}
+}
