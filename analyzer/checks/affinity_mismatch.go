@@ -30,7 +30,7 @@ func runAffinityMismatch(p *Pass) {
 				if len(d.Backends) == 0 {
 					continue
 				}
-				f := Finding{Service: sp.Name.String(), Protocol: string(sp.Protocol)}
+				f := Finding{Service: sp.String(), Protocol: string(sp.Protocol)}
 				switch {
 				case sp.AffinityClientIP && d.Affinity == nil:
 					f.Message = fmt.Sprintf("sessionAffinity is ClientIP but %s does not pin clients to endpoints", d.ID)

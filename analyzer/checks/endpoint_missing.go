@@ -33,7 +33,7 @@ func runEndpointMissing(p *Pass) {
 						continue
 					}
 					p.Report(Finding{
-						Service: sp.Name.String(), Protocol: string(sp.Protocol), Endpoint: ep.String(),
+						Service: sp.String(), Protocol: string(sp.Protocol), Endpoint: ep.String(),
 						Message:  fmt.Sprintf("%s does not forward to %s (%s), a usable endpoint of %s", u.d.ID, ep.String(), epState(ep), sp.Name),
 						Evidence: append([]model.Evidence{EndpointEvidence(sp, ep)}, u.d.Evidence...),
 						Advice:   "kube-proxy has not programmed this endpoint yet: check its logs for EndpointSlice watch errors and its sync metrics, then restart it on the node.",

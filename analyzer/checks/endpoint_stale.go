@@ -34,7 +34,7 @@ func runEndpointStale(p *Pass) {
 						continue
 					}
 					p.Report(Finding{
-						Service: sp.Name.String(), Protocol: string(sp.Protocol), Endpoint: b.Endpoint,
+						Service: sp.String(), Protocol: string(sp.Protocol), Endpoint: b.Endpoint,
 						Message:  staleMessage(sp, u.d, b),
 						Evidence: append(append([]model.Evidence{}, b.Evidence...), staleEvidence(sp, b)...),
 						Advice:   "Compare with the EndpointSlices of the Service; if they are right, kube-proxy on this node missed updates: check its logs for watch errors and restart it.",

@@ -39,7 +39,7 @@ func runExternalMissing(p *Pass) {
 				ent := forward(v, d.Kind, ip, sp.ProtoLower(), sp.Port)
 				if ent == nil {
 					p.Report(Finding{
-						Service: sp.Name.String(), Protocol: string(sp.Protocol),
+						Service: sp.String(), Protocol: string(sp.Protocol),
 						Message:  fmt.Sprintf("no entry for %s in %s", destText(d.Kind, ip, sp), where(v, d.Kind)),
 						Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, d.Kind)},
 						Advice:   syncAdvice(v),
@@ -60,7 +60,7 @@ func checkFirewall(p *Pass, v *view.View, sp *model.ServicePort, ent *view.Entry
 	dest := destText(view.LoadBalancerIP, ip, sp)
 	if ent.Firewall == nil || !ent.Firewall.DefaultDrop {
 		p.Report(Finding{
-			Service: sp.Name.String(), Protocol: string(sp.Protocol),
+			Service: sp.String(), Protocol: string(sp.Protocol),
 			Message:  fmt.Sprintf("%s is not restricted to its loadBalancerSourceRanges %v: every source is admitted", dest, ranges),
 			Evidence: append(append([]model.Evidence{}, ent.Evidence...), ServiceEvidence(sp)),
 			Advice:   syncAdvice(v),
@@ -74,7 +74,7 @@ func checkFirewall(p *Pass, v *view.View, sp *model.ServicePort, ent *view.Entry
 	for _, r := range ranges {
 		if !have[r] {
 			p.Report(Finding{
-				Service: sp.Name.String(), Protocol: string(sp.Protocol),
+				Service: sp.String(), Protocol: string(sp.Protocol),
 				Message:  fmt.Sprintf("source range %s of %s is not admitted by the firewall rules", r, dest),
 				Evidence: append(append([]model.Evidence{}, ent.Firewall.Evidence...), ServiceEvidence(sp)),
 				Advice:   syncAdvice(v),

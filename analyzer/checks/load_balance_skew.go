@@ -55,7 +55,7 @@ func runLoadBalanceSkew(p *Pass) {
 				if n == 0 {
 					continue
 				}
-				f := Finding{Service: sp.Name.String(), Protocol: string(sp.Protocol), Evidence: d.Evidence}
+				f := Finding{Service: sp.String(), Protocol: string(sp.Protocol), Evidence: d.Evidence}
 				for _, b := range d.Backends {
 					if len(b.Evidence) > 0 {
 						f.Evidence = append(f.Evidence, b.Evidence[0]) // the balancing rule

@@ -59,7 +59,7 @@ func checkBlocked(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, k vie
 			why = "has no endpoints on this node and a Local traffic policy"
 		}
 		p.Report(Finding{
-			Service: sp.Name.String(), Protocol: string(sp.Protocol),
+			Service: sp.String(), Protocol: string(sp.Protocol),
 			Message:  fmt.Sprintf("nothing %ss %s although the Service %s", want, dest, why),
 			Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, k)},
 			Advice:   syncAdvice(v),
@@ -68,7 +68,7 @@ func checkBlocked(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, k vie
 	}
 	if b.Action != want {
 		p.Report(Finding{
-			Service: sp.Name.String(), Protocol: string(sp.Protocol),
+			Service: sp.String(), Protocol: string(sp.Protocol),
 			Message:  fmt.Sprintf("%s is %sed but kube-proxy would %s it", dest, b.Action, want),
 			Evidence: append(append([]model.Evidence{}, b.Evidence...), ServiceEvidence(sp)),
 			Advice:   "The rule reflects an older state of the Service's endpoints; restart kube-proxy on the node if it persists.",

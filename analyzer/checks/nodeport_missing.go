@@ -38,7 +38,7 @@ func runNodePortMissing(p *Pass) {
 				continue
 			}
 			p.Report(Finding{
-				Service: sp.Name.String(), Protocol: string(sp.Protocol),
+				Service: sp.String(), Protocol: string(sp.Protocol),
 				Message:  fmt.Sprintf("no entry for %s in %s (%s)", destText(view.NodePort, netipZero, sp), where(v, view.NodePort), v.Family),
 				Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, view.NodePort)},
 				Advice:   syncAdvice(v),

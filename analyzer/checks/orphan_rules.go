@@ -27,7 +27,7 @@ func runOrphanRules(p *Pass) {
 	ports := servicePortByName(p.Snap)
 	all := map[string]*model.ServicePort{}
 	for _, sp := range p.Snap.Ports {
-		all[sp.Name.String()] = sp
+		all[sp.String()] = sp
 	}
 	large := largeCluster(p.Snap)
 	for _, v := range p.Views() {

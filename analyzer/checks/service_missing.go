@@ -39,7 +39,7 @@ func runServiceMissing(p *Pass) {
 			dest := destText(view.ClusterIP, cip, sp)
 			if b := blocked(v, view.ClusterIP, cip, proto, sp.Port); b != nil {
 				p.Report(Finding{
-					Service: sp.Name.String(), Protocol: string(sp.Protocol),
+					Service: sp.String(), Protocol: string(sp.Protocol),
 					Message: fmt.Sprintf("%s is %sed as if the Service had no endpoints, but it has %d usable", dest, b.Action,
 						len(e.Endpoints(e.InternalPolicy))),
 					Evidence: append(append([]model.Evidence{}, b.Evidence...), ServiceEvidence(sp)),
@@ -48,7 +48,7 @@ func runServiceMissing(p *Pass) {
 				continue
 			}
 			p.Report(Finding{
-				Service: sp.Name.String(), Protocol: string(sp.Protocol),
+				Service: sp.String(), Protocol: string(sp.Protocol),
 				Message:  fmt.Sprintf("no entry for %s in %s (%s)", dest, where(v, view.ClusterIP), v.Family),
 				Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, view.ClusterIP)},
 				Advice:   syncAdvice(v),

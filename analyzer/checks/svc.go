@@ -91,7 +91,7 @@ func portOf(k view.Kind, sp *model.ServicePort) int32 {
 func dispatches(v *view.View, sp *model.ServicePort) []dispatchUse {
 	var out []dispatchUse
 	seen := map[string]bool{}
-	for _, e := range v.ServiceEntries(sp.Name.String()) {
+	for _, e := range v.ServiceEntries(sp.String()) {
 		if e.Action != view.Forward || e.Protocol != sp.ProtoLower() {
 			continue
 		}
@@ -116,7 +116,7 @@ type dispatchUse struct {
 func servicePortByName(s *model.Snapshot) map[string]*model.ServicePort {
 	out := map[string]*model.ServicePort{}
 	for _, sp := range s.ActivePorts() {
-		out[sp.Name.String()] = sp
+		out[sp.String()] = sp
 	}
 	return out
 }

@@ -53,7 +53,7 @@ func policyFinding(p *Pass, sp *model.ServicePort, ent *view.Entry, d *view.Disp
 		return
 	}
 	p.Report(Finding{
-		Service: sp.Name.String(), Protocol: string(sp.Protocol),
+		Service: sp.String(), Protocol: string(sp.Protocol),
 		Message:  fmt.Sprintf("traffic to %s goes to %s (%s policy) but the Service's %s is %s", dest, d.ID, d.Policy, field, want),
 		Evidence: append(append(append([]model.Evidence{}, ent.Evidence...), d.Evidence...), ServiceEvidence(sp)),
 		Advice:   "Restart kube-proxy on the node so that it rewrites the Service's rules for its current traffic policy.",
@@ -72,7 +72,7 @@ func checkHealthCheck(p *Pass, v *view.View, sp *model.ServicePort) {
 		}
 	}
 	p.Report(Finding{
-		Service: sp.Name.String(), Protocol: string(sp.Protocol), Severity: Warning,
+		Service: sp.String(), Protocol: string(sp.Protocol), Severity: Warning,
 		Message:  fmt.Sprintf("health check node port %d of the externalTrafficPolicy Local Service is not accepted in %s", sp.HealthCheckNodePort, where(v, view.HealthCheckPort)),
 		Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, view.HealthCheckPort)},
 		Advice:   "Load balancers probe this port to find the nodes with local endpoints; restart kube-proxy on the node so that it writes the rule.",

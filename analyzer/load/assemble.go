@@ -88,7 +88,7 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 }
 
 func (b *builder) add(r parsed) {
-	in := model.Input{Path: r.f.name, Kind: r.kind, Bytes: int64(len(r.f.data)), Bundle: r.f.group}
+	in := model.Input{Path: r.f.name, Kind: r.kind, Bytes: r.size, Bundle: r.f.group}
 	switch v := r.value.(type) {
 	case *iptables.Dump:
 		if v.Family == iptables.FamilyUnknown {

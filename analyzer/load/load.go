@@ -43,6 +43,7 @@ var parsersByKind = map[parsers.Kind]parseFunc{
 type parsed struct {
 	f     file
 	kind  parsers.Kind
+	size  int64
 	value any
 	err   error
 }
@@ -106,10 +107,14 @@ func parseAll(files []file) []parsed {
 			for i := range next {
 				f := files[i]
 				k := parsers.Detect(f.data)
-				r := parsed{f: f, kind: k}
+				r := parsed{f: f, kind: k, size: int64(len(f.data))}
 				if fn := parsersByKind[k]; fn != nil {
 					r.value, r.err = fn(f.name, f.data)
 				}
+				// The parsed value keeps what it needs; drop the bytes so
+				// that a large export is freed as soon as it is decoded.
+				r.f.data = nil
+				files[i].data = nil
 				out[i] = r
 			}
 		}()

@@ -67,7 +67,7 @@ func BuildServicePorts(objs *kube.Objects, opts BuildOptions) []*ServicePort {
 		out = append(out, ports...)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i].Name.String(), out[j].Name.String()
+		a, b := out[i].String(), out[j].String()
 		if a != b {
 			return a < b
 		}

@@ -100,10 +100,17 @@ type ServicePort struct {
 	// EndpointSource says where the endpoints came from: "EndpointSlice",
 	// "Endpoints" (legacy objects), or "" when the export had none.
 	EndpointSource string
+
+	name string // Name.String(), computed once
 }
 
-// String returns the service port name.
-func (sp *ServicePort) String() string { return sp.Name.String() }
+// String returns the service port name ("ns/name:port").
+func (sp *ServicePort) String() string {
+	if sp.name == "" {
+		sp.name = sp.Name.String()
+	}
+	return sp.name
+}
 
 // Pos returns the position of the Service object.
 func (sp *ServicePort) Pos() parsers.Pos {
@@ -191,11 +198,18 @@ type Endpoint struct {
 	Pos parsers.Pos
 	// TargetRef names the backing object ("Pod ns/name") when known.
 	TargetRef string
+
+	str string // String(), computed once
 }
 
 // String returns the endpoint as kube-proxy writes it: "IP:port", with
 // brackets around IPv6 addresses.
-func (e *Endpoint) String() string { return JoinHostPort(e.IP, e.Port) }
+func (e *Endpoint) String() string {
+	if e.str == "" {
+		e.str = JoinHostPort(e.IP, e.Port)
+	}
+	return e.str
+}
 
 // Family returns the IP family of the endpoint.
 func (e *Endpoint) Family() Family { return FamilyOf(e.IP) }

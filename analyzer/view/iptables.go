@@ -130,6 +130,9 @@ func FromIPTables(d *iptables.Dump, attr *Attribution) *View {
 	if f := d.Table("filter"); f != nil {
 		x.filter(f)
 	}
+	if x.nat != nil {
+		x.attributeEndpointChains()
+	}
 	x.v.SortEntries()
 	return x.v
 }
@@ -147,24 +150,53 @@ func (x *iptExtractor) objects() {
 		o := &Object{Kind: ObjChain, Name: c.Name, Hash: hash, Evidence: []model.Evidence{chainEvidence(c)}}
 		if prefix != model.ChainSEP {
 			if sp := x.attr.byChainHash(hash); sp != nil {
-				o.Service = sp.Name.String()
+				o.Service = sp.String()
 			}
 		}
-		if o.Service == "" {
-			for _, r := range c.Rules {
-				if s := commentService(r.Comment()); s != "" {
-					o.Service = s
-					break
-				}
-			}
+		if o.Service == "" && prefix != model.ChainSEP {
+			o.Service = chainCommentService(c)
 		}
 		x.obj[c.Name] = o
 		x.v.Objects = append(x.v.Objects, o)
 	}
 }
 
+// chainCommentService returns the service named by the first rule comment
+// of a chain that names one.
+func chainCommentService(c *iptables.Chain) string {
+	for _, r := range c.Rules {
+		if s := commentService(r.Comment()); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// attributeEndpointChains names the KUBE-SEP chains: those a dispatch
+// reaches take its service; the others (orphan candidates) their comment.
+func (x *iptExtractor) attributeEndpointChains() {
+	for _, d := range x.disp {
+		for _, b := range d.Backends {
+			if o := x.obj[b.ID]; o != nil && o.Service == "" {
+				o.Service = d.Service
+			}
+		}
+	}
+	for _, o := range x.v.Objects {
+		if o.Service == "" && strings.HasPrefix(o.Name, model.ChainSEP) {
+			if c := x.nat.Chain(o.Name); c != nil {
+				o.Service = chainCommentService(c)
+			}
+		}
+	}
+}
+
 func chainEvidence(c *iptables.Chain) model.Evidence {
-	return model.EvidenceAt(c.Pos(), ":"+c.Name+" "+c.Policy)
+	text := c.Header
+	if text == "" {
+		text = ":" + c.Name + " " + c.Policy
+	}
+	return model.Evidence{File: c.Table.Dump.Name, Line: c.Line, Text: text}
 }
 
 func (x *iptExtractor) reference(chain string) {
@@ -264,12 +296,12 @@ func (x *iptExtractor) attribute(e *Entry, comment, tgt string, ip netip.Addr) {
 	}
 	if _, hash, ok := chainHash(tgt); ok {
 		if sp := x.attr.byChainHash(hash); sp != nil {
-			e.Service, e.How = sp.Name.String(), "hash"
+			e.Service, e.How = sp.String(), "hash"
 			return
 		}
 	}
 	if sps := x.attr.byDest(ip, e.Protocol, e.Port); len(sps) == 1 {
-		e.Service, e.How = sps[0].Name.String(), "address"
+		e.Service, e.How = sps[0].String(), "address"
 	}
 }
 
@@ -562,7 +594,9 @@ func (x *iptExtractor) backend(name string) *sepBackend {
 		b.Endpoint = dest
 		if ap, err := netip.ParseAddrPort(dest); err == nil {
 			b.IP, b.Port = ap.Addr().Unmap(), int32(ap.Port())
-			b.Endpoint = model.JoinHostPort(b.IP, b.Port)
+			if ap.Addr().Is6() || ap.Addr().Is4In6() {
+				b.Endpoint = model.JoinHostPort(b.IP, b.Port) // canonical IPv6 spelling
+			}
 		}
 		b.Evidence = append(b.Evidence, model.RuleEvidence(r))
 		b.setsAffinity = r.Has("--set") && r.HasModule("recent")

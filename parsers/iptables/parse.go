@@ -224,7 +224,7 @@ func (p *parser) chainHeader(ln string) {
 		return
 	}
 	c := p.ensureChain(name)
-	c.Policy, c.Line = policy, p.line
+	c.Policy, c.Line, c.Header = policy, p.line, ln
 	if len(f) == 3 {
 		pk, by, ok := parseCounters(f[2])
 		if !ok {

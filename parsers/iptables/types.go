@@ -114,6 +114,9 @@ type Chain struct {
 	// Line is the line of the ":NAME POLICY [p:b]" header, 0 for a built-in
 	// chain that has no header in the input.
 	Line int
+	// Header is the header line as written (":NAME - [0:0]"), "" when the
+	// chain had none.
+	Header string
 	// Rules in evaluation order.
 	Rules []*Rule
 	// Table is the table holding the chain.

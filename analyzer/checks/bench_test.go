@@ -1,0 +1,53 @@
+package checks_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/internal/benchgen"
+)
+
+// benchSnapshot loads a generated 10,000-service node once.
+func benchSnapshot(b *testing.B) *model.Snapshot {
+	b.Helper()
+	dir := b.TempDir()
+	spec := benchgen.Default
+	write := func(name string, fn func(*os.File) error) string {
+		p := filepath.Join(dir, name)
+		f, err := os.Create(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := fn(f); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+		return p
+	}
+	paths := []string{
+		write("iptables-save.txt", func(f *os.File) error { return spec.IPTablesSave(f) }),
+		write("cluster.json", func(f *os.File) error { return spec.WriteJSON(f) }),
+		write("config.yaml", func(f *os.File) error { _, err := f.Write(spec.Config()); return err }),
+	}
+	snaps, err := load.Load(paths, load.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return snaps[0]
+}
+
+// BenchmarkChecks runs every check (views included) on a loaded
+// 10,000-service snapshot.
+func BenchmarkChecks(b *testing.B) {
+	s := benchSnapshot(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := checks.Run(s, checks.All); len(r.Findings) != 0 {
+			b.Fatalf("%d findings, first %+v", len(r.Findings), r.Findings[0])
+		}
+	}
+}
