@@ -764,6 +764,9 @@ func parseCounter(tok string, plainOnly bool) (uint64, bool, string) {
 	if tok == "" {
 		return 0, false, "empty number"
 	}
+	if len(tok) > 1 && tok[0] == '0' {
+		return 0, false, "number " + strconv.Quote(tok) + " with leading zeros"
+	}
 	last := tok[len(tok)-1]
 	if last >= '0' && last <= '9' {
 		v, err := strconv.ParseUint(tok, 10, 64)
