@@ -165,6 +165,9 @@ var linkKeywords = map[string]bool{"brd": true, "peer": true, "link-netnsid": tr
 func parseLink(i *Interface, text string) string {
 	f := strings.Fields(text)
 	i.LinkType = strings.TrimPrefix(f[0], "link/")
+	if i.LinkType == "" {
+		return "link line without a link type"
+	}
 	f = f[1:]
 	if len(f) > 0 && !linkKeywords[f[0]] {
 		i.LinkAddress, f = f[0], f[1:]
