@@ -19,6 +19,10 @@
 // glibc's merge sort, including their wrap-around on large address
 // differences).
 //
+// An IPv4 persistence netmask is the kernel's network-order word read in
+// host order, as moby/ipvs reads it: "mask 255.255.255.0" is 0x00ffffff on
+// a little-endian host; an IPv6 one is the prefix length.
+//
 // On Linux the embedded types are the moby/ipvs types themselves. On other
 // systems, where moby/ipvs does not build, they are field-for-field copies
 // so that analysis code compiles everywhere.
