@@ -287,6 +287,9 @@ func parseFlow(l string) (*Flow, string) {
 			case 0:
 				dir, cur = 1, &fl.Orig
 			case 1:
+				if msg := checkTuple(seen); msg != "" {
+					return nil, "original tuple: " + msg
+				}
 				dir, cur = 2, &fl.Reply
 				seen = map[string]bool{}
 			default:
@@ -310,6 +313,11 @@ func parseFlow(l string) (*Flow, string) {
 		if (k == "srckey" || k == "dstkey") && dir <= 2 {
 			cur.Extra = append(cur.Extra, Attr{k, v})
 			continue
+		}
+		if dir == 2 {
+			if msg := checkTuple(seen); msg != "" {
+				return nil, "reply tuple: " + msg
+			}
 		}
 		if dir <= 2 {
 			dir = 3 // flow-level items end the tuples
@@ -341,6 +349,11 @@ func parseFlow(l string) (*Flow, string) {
 			return nil, "bad " + k + " " + strconv.Quote(v)
 		}
 	}
+	if dir == 2 {
+		if msg := checkTuple(seen); msg != "" {
+			return nil, "reply tuple: " + msg
+		}
+	}
 	if !fl.Orig.Src.IsValid() || !fl.Orig.Dst.IsValid() {
 		return nil, "flow without an original tuple (truncated?)"
 	}
@@ -354,6 +367,22 @@ func parseFlow(l string) (*Flow, string) {
 		return nil, "layer-3 protocol " + fl.L3 + " with addresses of the other family"
 	}
 	return fl, ""
+}
+
+// checkTuple rejects tuples that conntrack cannot print: ports and ICMP
+// fields together, or half of either.
+func checkTuple(seen map[string]bool) string {
+	ports := seen["sport"] || seen["dport"]
+	icmp := seen["type"] || seen["code"] || seen["id"]
+	switch {
+	case ports && icmp:
+		return "mixes ports and ICMP fields"
+	case ports && !(seen["sport"] && seen["dport"]):
+		return "sport= without dport= or the reverse (truncated?)"
+	case icmp && !(seen["type"] && seen["code"] && seen["id"]):
+		return "incomplete ICMP fields (type=, code=, id=)"
+	}
+	return ""
 }
 
 func setTuple(t *Tuple, k, v string) string {
