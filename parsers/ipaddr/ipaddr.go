@@ -1,0 +1,183 @@
+package ipaddr
+
+import (
+	"net/netip"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/parsers"
+)
+
+// Form is the output form a Dump was read from.
+type Form string
+
+// The forms of `ip addr` output.
+const (
+	FormText    Form = "text"    // ip addr
+	FormOneline Form = "oneline" // ip -o addr
+	FormJSON    Form = "json"    // ip -j addr
+)
+
+// KubeIPVSInterface is the dummy interface kube-proxy's IPVS mode binds
+// service addresses to.
+const KubeIPVSInterface = "kube-ipvs0"
+
+// Forever is the lifetime iproute2 prints as "forever" (4294967295 in JSON).
+const Forever = 1<<32 - 1
+
+// Dump is a listing of interfaces in input order.
+type Dump struct {
+	Form       Form         `json:"form"`
+	Interfaces []*Interface `json:"interfaces"`
+}
+
+// Attr is one key/value attribute as printed ("mtu 1500", "qdisc noqueue").
+type Attr struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Interface is one network interface.
+type Interface struct {
+	Index int    `json:"index"`
+	Name  string `json:"name"`
+	// Peer is the part after "@" (the link of a veth or VLAN: a name, or
+	// "ifN" when it lives in another namespace); empty when absent.
+	Peer string `json:"peer,omitempty"`
+	// Flags are the <...> flags, e.g. UP, LOWER_UP, BROADCAST.
+	Flags []string `json:"flags"`
+	MTU   int      `json:"mtu,omitempty"`
+	Qdisc string   `json:"qdisc,omitempty"`
+	// Master is the bridge or bond the interface belongs to.
+	Master string `json:"master,omitempty"`
+	// State is the operational state: UP, DOWN, UNKNOWN, ...
+	State string `json:"state,omitempty"`
+	Group string `json:"group,omitempty"`
+	Qlen  int    `json:"qlen,omitempty"`
+	// Attrs are all header attributes in the order printed (mtu, qdisc,
+	// master, state, group, qlen and any others).
+	Attrs []Attr `json:"attrs,omitempty"`
+	// LinkType is the "link/…" type (ether, loopback, none, …).
+	LinkType string `json:"linkType,omitempty"`
+	// LinkAddress and Broadcast are the link-layer addresses.
+	LinkAddress string `json:"linkAddress,omitempty"`
+	Broadcast   string `json:"broadcast,omitempty"`
+	// LinkAttrs are further attributes of the link line (link-netnsid, …).
+	LinkAttrs []Attr `json:"linkAttrs,omitempty"`
+	// AltNames are the "altname" lines.
+	AltNames  []string   `json:"altNames,omitempty"`
+	Addresses []*Address `json:"addresses"`
+	// Pos and Raw locate the header line (text form) or the first line of
+	// the interface (one-line form).
+	Pos parsers.Pos `json:"pos"`
+	Raw string      `json:"raw"`
+}
+
+// Address is one address of an interface.
+type Address struct {
+	// Family is "inet" or "inet6".
+	Family string `json:"family"`
+	// Local is the address, PrefixLen its prefix length.
+	Local     netip.Addr `json:"local"`
+	PrefixLen int        `json:"prefixLen"`
+	// Peer is the peer address of a point-to-point address.
+	Peer      netip.Prefix `json:"peer,omitzero"`
+	Broadcast netip.Addr   `json:"broadcast,omitzero"`
+	Scope     string       `json:"scope,omitempty"`
+	// Flags are the address flags printed after the scope: secondary,
+	// dynamic, noprefixroute, nodad, tentative, deprecated, ...
+	Flags []string `json:"flags,omitempty"`
+	// Label is the IPv4 label (the interface name, or "eth0:vip").
+	Label string `json:"label,omitempty"`
+	// ValidLft and PreferredLft are the lifetimes in seconds; Forever for
+	// "forever".
+	ValidLft     uint32 `json:"validLft"`
+	PreferredLft uint32 `json:"preferredLft"`
+	// Pos and Raw locate the address line.
+	Pos parsers.Pos `json:"pos"`
+	Raw string      `json:"raw"`
+}
+
+// Prefix returns the address with its prefix length.
+func (a *Address) Prefix() netip.Prefix { return netip.PrefixFrom(a.Local, a.PrefixLen) }
+
+// HasFlag reports whether the address has the given flag ("secondary").
+func (a *Address) HasFlag(f string) bool {
+	for _, x := range a.Flags {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// HasFlag reports whether the interface has the given <...> flag ("UP").
+func (i *Interface) HasFlag(f string) bool {
+	for _, x := range i.Flags {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// IsLoopback reports whether the interface is a loopback interface.
+func (i *Interface) IsLoopback() bool { return i.HasFlag("LOOPBACK") || i.LinkType == "loopback" }
+
+// Interface returns the interface with the given name, or nil.
+func (d *Dump) Interface(name string) *Interface {
+	for _, i := range d.Interfaces {
+		if i.Name == name {
+			return i
+		}
+	}
+	return nil
+}
+
+// LocalAddresses returns every address of every interface, in input order.
+func (d *Dump) LocalAddresses() []netip.Addr {
+	var out []netip.Addr
+	for _, i := range d.Interfaces {
+		for _, a := range i.Addresses {
+			out = append(out, a.Local)
+		}
+	}
+	return out
+}
+
+// KubeIPVSAddresses returns the addresses bound to kube-ipvs0 (nil when
+// there is no such interface).
+func (d *Dump) KubeIPVSAddresses() []*Address {
+	if i := d.Interface(KubeIPVSInterface); i != nil {
+		return i.Addresses
+	}
+	return nil
+}
+
+// NodeAddresses returns the addresses kube-proxy's IPVS mode serves
+// NodePorts on when nodePortAddresses is unset: every local address except
+// those on kube-ipvs0, on loopback interfaces, loopback addresses and IPv6
+// link-local ones.
+func (d *Dump) NodeAddresses() []netip.Addr {
+	var out []netip.Addr
+	for _, i := range d.Interfaces {
+		if i.Name == KubeIPVSInterface || i.IsLoopback() {
+			continue
+		}
+		for _, a := range i.Addresses {
+			if a.Local.IsLoopback() || (a.Local.Is6() && a.Local.IsLinkLocalUnicast()) {
+				continue
+			}
+			out = append(out, a.Local)
+		}
+	}
+	return out
+}
+
+// knownAddrFlags are the address flags iproute2 prints after the scope.
+var knownAddrFlags = map[string]bool{
+	"secondary": true, "temporary": true, "dynamic": true, "noprefixroute": true, "nodad": true,
+	"tentative": true, "deprecated": true, "optimistic": true, "dadfailed": true, "home": true,
+	"mngtmpaddr": true, "autojoin": true, "stable-privacy": true, "permanent": true,
+}
+
+func isAddrFlag(s string) bool { return knownAddrFlags[s] || strings.HasPrefix(s, "flags") }

@@ -1,0 +1,298 @@
+package ipset
+
+import (
+	"bytes"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+func format(d *Dump) []byte {
+	if d.Form == FormList {
+		return FormatList(d)
+	}
+	return FormatSave(d)
+}
+
+var ignorePos = cmp.Options{
+	cmpopts.IgnoreFields(Set{}, "Pos", "Raw"),
+	cmpopts.IgnoreFields(Entry{}, "Pos", "Raw"),
+	cmpopts.EquateComparable(netip.Addr{}, netip.Prefix{}),
+}
+
+func errorText(err error) []byte {
+	var b bytes.Buffer
+	if l, ok := err.(parsers.ErrorList); ok {
+		for _, e := range l {
+			b.WriteString(e.Error() + "\n")
+		}
+		return b.Bytes()
+	}
+	return []byte(err.Error() + "\n")
+}
+
+// TestRealIpset runs the real ipset on each restore script next to the
+// goldens, inside a network namespace it creates and deletes, and checks
+// that the golden inputs are what ipset prints (up to what changes from
+// run to run: initval, memory size, remaining timeouts, hash order). With
+// -update it rewrites the golden inputs from the real tool.
+func TestRealIpset(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create a network namespace")
+	}
+	for _, tool := range []string{"ipset", "ip"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	scripts, _ := filepath.Glob(filepath.Join(parsetest.Root(t), "testdata/parsers/ipset/*.restore"))
+	if len(scripts) == 0 {
+		t.Fatal("no restore scripts")
+	}
+	for _, script := range scripts {
+		name := strings.TrimSuffix(filepath.Base(script), ".restore")
+		t.Run(name, func(t *testing.T) {
+			ns := fmt.Sprintf("proxyscan-ipset-%d", os.Getpid())
+			if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
+				t.Fatalf("ip netns add: %v: %s", err, out)
+			}
+			defer exec.Command("ip", "netns", "del", ns).Run()
+			in, err := os.ReadFile(script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := func(args ...string) []byte {
+				cmd := exec.Command("ip", append([]string{"netns", "exec", ns, "ipset"}, args...)...)
+				cmd.Stdin = bytes.NewReader(in)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("ipset %v: %v: %s", args, err, stderr.Bytes())
+				}
+				return out
+			}
+			run("restore")
+			save, list := run("save"), run("list")
+			file := filepath.Join(parsetest.Root(t), "testdata/parsers/ipset", name+".txtar")
+			a, err := txtar.ParseFile(file)
+			if err != nil {
+				if !*parsetest.Update {
+					t.Fatal(err)
+				}
+				a = &txtar.Archive{Comment: []byte("Captured with " + ipsetVersion() + " (ipset restore < " + name + ".restore; ipset save; ipset list)\ninside a throw-away network namespace; regenerate with go test -update as root.\n")}
+			}
+			if *parsetest.Update {
+				a.Files = []txtar.File{{Name: "input-save", Data: save}, {Name: "input-list", Data: list}}
+				if err := os.WriteFile(file, txtar.Format(a), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			for _, c := range []struct {
+				sec  string
+				real []byte
+			}{{"input-save", save}, {"input-list", list}} {
+				want, err := Parse(c.sec, parsetest.Section(a, c.sec))
+				if err != nil {
+					t.Fatalf("golden %s: %v", c.sec, err)
+				}
+				got, err := Parse(c.sec, c.real)
+				if err != nil {
+					t.Fatalf("real %s: %v", c.sec, err)
+				}
+				if diff := cmp.Diff(stable(want), stable(got)); diff != "" {
+					t.Errorf("%s: real ipset output differs from the golden (-golden +real):\n%s", c.sec, diff)
+				}
+			}
+		})
+	}
+}
+
+func ipsetVersion() string {
+	out, err := exec.Command("ipset", "version").Output()
+	if err != nil {
+		return "ipset"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// stable renders what does not change between runs of the same script.
+func stable(d *Dump) []string {
+	var out []string
+	for _, s := range d.Sets {
+		var opts []string
+		for _, o := range s.Options {
+			if o.Name != "initval" {
+				opts = append(opts, o.Name+"="+o.Value)
+			}
+		}
+		out = append(out, "set "+s.Name+" "+s.Type+" "+strings.Join(opts, " "))
+		var es []string
+		for _, e := range s.Entries {
+			var eo []string
+			for _, o := range e.Options {
+				if o.Name == "timeout" {
+					o.Value = "?"
+				}
+				eo = append(eo, o.Name+"="+o.Value)
+			}
+			es = append(es, "  "+e.Elem+" "+strings.Join(eo, " "))
+		}
+		sort.Strings(es)
+		out = append(out, es...)
+	}
+	return out
+}
+
+func TestGolden(t *testing.T) {
+	parsetest.Golden(t, "parsers/ipset/*.txtar", func(t *testing.T, name string, a *txtar.Archive) map[string][]byte {
+		got := map[string][]byte{}
+		for _, f := range a.Files {
+			if !strings.HasPrefix(f.Name, "input") {
+				continue
+			}
+			suffix := strings.TrimPrefix(f.Name, "input")
+			d, err := Parse(f.Name, f.Data)
+			if err != nil {
+				if !parsers.IsInputError(err) {
+					t.Errorf("%s: not an input error: %v", f.Name, err)
+				}
+				got["want"+suffix+".error"] = errorText(err)
+				continue
+			}
+			got["want"+suffix+".json"] = parsetest.JSON(t, d)
+			out := format(d)
+			if !bytes.Equal(out, f.Data) || parsetest.Section(a, "formatted"+suffix) != nil {
+				got["formatted"+suffix] = out
+			}
+			d2, err := Parse(f.Name, out)
+			if err != nil {
+				t.Errorf("%s: reparse: %v", f.Name, err)
+				continue
+			}
+			if diff := cmp.Diff(d, d2, ignorePos); diff != "" {
+				t.Errorf("%s: Parse(Format(x)) != x:\n%s", f.Name, diff)
+			}
+		}
+		return got
+	})
+}
+
+// TestSaveAndListAgree checks that the save and list captures of one
+// script describe the same sets.
+func TestSaveAndListAgree(t *testing.T) {
+	for _, file := range parsetest.Files(t, "parsers/ipset/*.txtar") {
+		a, _ := txtar.ParseFile(file)
+		save, list := parsetest.Section(a, "input-save"), parsetest.Section(a, "input-list")
+		if save == nil || list == nil {
+			continue
+		}
+		ds, err1 := Parse("save", save)
+		dl, err2 := Parse("list", list)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: %v %v", file, err1, err2)
+		}
+		if diff := cmp.Diff(stable(ds), stable(dl)); diff != "" {
+			t.Errorf("%s: save and list differ:\n%s", file, diff)
+		}
+	}
+}
+
+func TestProtocolNumbers(t *testing.T) {
+	d, err := Parse("s", []byte("create S hash:ip,port family inet hashsize 1024 maxelem 65536\nadd S 10.96.0.10,17:53\nadd S 10.96.0.10,udp:53\nadd S 10.96.0.1,6:443\nadd S 10.96.0.2,132:3868\nadd S 10.96.0.3,8080\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		proto uint8
+		port  uint16
+	}{{17, 53}, {17, 53}, {6, 443}, {132, 3868}, {6, 8080}}
+	for i, e := range d.Sets[0].Entries {
+		if e.Proto != want[i].proto || e.Port != want[i].port {
+			t.Errorf("%s: proto %d port %d, want %d %d", e.Elem, e.Proto, e.Port, want[i].proto, want[i].port)
+		}
+	}
+	if ProtoName(17) != "udp" || ProtoName(6) != "tcp" || ProtoName(132) != "sctp" || ProtoName(200) != "200" {
+		t.Error("ProtoName")
+	}
+}
+
+// withoutPos returns a copy of d without positions and raw text.
+func withoutPos(d *Dump) *Dump {
+	c := &Dump{Form: d.Form}
+	for _, s := range d.Sets {
+		cs := *s
+		cs.Pos, cs.Raw, cs.Entries = parsers.Pos{}, "", nil
+		for _, e := range s.Entries {
+			ce := *e
+			ce.Pos, ce.Raw = parsers.Pos{}, ""
+			cs.Entries = append(cs.Entries, &ce)
+		}
+		c.Sets = append(c.Sets, &cs)
+	}
+	return c
+}
+
+func FuzzParse(f *testing.F) {
+	parsetest.Seeds(f, "parsers/ipset/*.txtar")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := Parse("fuzz", data)
+		if err != nil {
+			if !parsers.IsInputError(err) {
+				t.Fatalf("not an input error: %v", err)
+			}
+			return
+		}
+		out := format(d)
+		d2, err := Parse("fuzz", out)
+		if err != nil {
+			t.Fatalf("reparse: %v\n%q\n%q", err, data, out)
+		}
+		// reflect.DeepEqual on copies without positions is much faster
+		// than cmp; cmp only explains a difference.
+		if !reflect.DeepEqual(withoutPos(d), withoutPos(d2)) {
+			t.Fatalf("Parse(Format(x)) != x:\n%s\n%q\n%q", cmp.Diff(d, d2, ignorePos), data, out)
+		}
+	})
+}
+
+func BenchmarkParseSave10k(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteString("create KUBE-CLUSTER-IP hash:ip,port family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x1234abcd\n")
+	for i := range 7000 {
+		fmt.Fprintf(&buf, "add KUBE-CLUSTER-IP 10.96.%d.%d,tcp:80\n", i>>8, i&255)
+	}
+	buf.WriteString("create KUBE-NODE-PORT-TCP bitmap:port range 0-65535\n")
+	for i := range 3000 {
+		fmt.Fprintf(&buf, "add KUBE-NODE-PORT-TCP %d\n", 30000+i)
+	}
+	buf.WriteString("create KUBE-LOOP-BACK hash:ip,port,ip family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x1234abcd\n")
+	for i := range 10000 {
+		fmt.Fprintf(&buf, "add KUBE-LOOP-BACK 10.244.%d.%d,tcp:8080,10.244.%d.%d\n", i>>8, i&255, i>>8, i&255)
+	}
+	buf.WriteString("create KUBE-IPVS-IPS hash:ip family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x1234abcd\n")
+	for i := range 7000 {
+		fmt.Fprintf(&buf, "add KUBE-IPVS-IPS 10.96.%d.%d\n", i>>8, i&255)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse("bench", data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,283 @@
+package ipvs
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+// format prints d in the form it was read from.
+func format(d *Dump) []byte {
+	if d.Form == FormSave {
+		return FormatSave(d)
+	}
+	return FormatList(d, d.ListOptions())
+}
+
+// ignorePos drops what a re-print cannot keep: positions and raw text.
+var ignorePos = cmp.Options{
+	cmpopts.IgnoreFields(Service{}, "Pos", "Raw"),
+	cmpopts.IgnoreFields(Destination{}, "Pos", "Raw"),
+	cmpopts.IgnoreFields(Timeouts{}, "Pos", "Raw"),
+	cmpopts.IgnoreFields(Dump{}, "HeaderPos"),
+}
+
+// roundTripView drops what the dump's own form cannot print back: the save
+// form has no thresholds (ipvsadm -Sn does not write -x and -y).
+func roundTripView(d *Dump) *Dump {
+	if d.Form != FormSave {
+		return d
+	}
+	out := *d
+	out.Services = nil
+	for _, s := range d.Services {
+		c := *s
+		c.Destinations = nil
+		for _, dst := range s.Destinations {
+			cd := *dst
+			cd.UpperThreshold, cd.LowerThreshold = 0, 0
+			c.Destinations = append(c.Destinations, &cd)
+		}
+		out.Services = append(out.Services, &c)
+	}
+	return &out
+}
+
+// saveView keeps what the save form carries.
+func saveView(d *Dump) *Dump {
+	out := &Dump{Form: FormSave, Services: []*Service{}}
+	for _, s := range d.Services {
+		c := &Service{VirtualServer: s.VirtualServer, Destinations: []*Destination{}}
+		c.Stats = SvcStats{}
+		for _, dst := range s.Destinations {
+			cd := &Destination{RealServer: dst.RealServer, Tunnel: dst.Tunnel}
+			cd.Stats = DstStats{}
+			cd.ActiveConnections, cd.InactiveConnections = 0, 0
+			cd.UpperThreshold, cd.LowerThreshold = 0, 0
+			if cd.ConnectionFlags == FwdLocalNode {
+				cd.ConnectionFlags = FwdDirectRoute
+			}
+			if cd.ConnectionFlags == FwdTunnel && cd.Tunnel == nil {
+				cd.Tunnel = &Tunnel{Type: "ipip"}
+			}
+			c.Destinations = append(c.Destinations, cd)
+		}
+		out.Services = append(out.Services, c)
+	}
+	return out
+}
+
+// errorText renders an error for a golden: every error of a list, one a
+// line.
+func errorText(err error) []byte {
+	var b bytes.Buffer
+	if l, ok := err.(parsers.ErrorList); ok {
+		for _, e := range l {
+			b.WriteString(e.Error() + "\n")
+		}
+		return b.Bytes()
+	}
+	return []byte(err.Error() + "\n")
+}
+
+func TestGolden(t *testing.T) {
+	parsetest.Golden(t, "parsers/ipvs/*.txtar", func(t *testing.T, name string, a *txtar.Archive) map[string][]byte {
+		got := map[string][]byte{}
+		for _, f := range a.Files {
+			if !strings.HasPrefix(f.Name, "input") {
+				continue
+			}
+			suffix := strings.TrimPrefix(f.Name, "input")
+			d, err := Parse(f.Name, f.Data)
+			if err != nil {
+				if !parsers.IsInputError(err) {
+					t.Errorf("%s: error is not an input error: %v", f.Name, err)
+				}
+				got["want"+suffix+".error"] = errorText(err)
+				continue
+			}
+			got["want"+suffix+".json"] = parsetest.JSON(t, d)
+			out := format(d)
+			if !bytes.Equal(out, f.Data) || parsetest.Section(a, "formatted"+suffix) != nil {
+				got["formatted"+suffix] = out
+			}
+			d2, err := Parse(f.Name, out)
+			if err != nil {
+				t.Errorf("%s: reparse of formatted output: %v", f.Name, err)
+				continue
+			}
+			if diff := cmp.Diff(roundTripView(d), roundTripView(d2), ignorePos); diff != "" {
+				t.Errorf("%s: Parse(Format(x)) != x (-x +reparsed):\n%s", f.Name, diff)
+			}
+		}
+		return got
+	})
+}
+
+// TestListAndSaveAgree checks that the listing and the save form of one
+// table give the same model, as far as the save form carries it.
+func TestListAndSaveAgree(t *testing.T) {
+	n := 0
+	for _, file := range parsetest.Files(t, "parsers/ipvs/*.txtar") {
+		a, err := txtar.ParseFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		save, list := parsetest.Section(a, "input"), parsetest.Section(a, "input-list")
+		if list == nil {
+			continue
+		}
+		n++
+		ds, err := ParseSave("save", save)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dl, err := ParseList("list", list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(saveView(dl), saveView(ds), ignorePos); diff != "" {
+			t.Errorf("%s: list and save forms differ (-list +save):\n%s", file, diff)
+		}
+		if got := FormatSave(dl); !bytes.Equal(got, save) {
+			t.Errorf("%s: FormatSave(listing) differs from the save form:\n%s", file, parsetest.Diff(save, got))
+		}
+	}
+	if n == 0 {
+		t.Fatal("no golden has both forms")
+	}
+}
+
+func TestServiceString(t *testing.T) {
+	d, err := Parse("x", []byte("-A -t 10.96.0.1:443 -s rr\n-A -u [fd00::a]:53 -s rr\n-A --sctp-service 10.96.0.5:3868 -s rr\n-A -f 7 -s rr\n-A -f 8 -6 -s rr\n-a -t 10.96.0.1:443 -r 10.0.0.1:6443 -m -w 1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"10.96.0.1:443/TCP", "[fd00::a]:53/UDP", "10.96.0.5:3868/SCTP", "FWM 7", "FWM 8 IPv6"}
+	for i, s := range d.Services {
+		if got := s.String(); got != want[i] {
+			t.Errorf("service %d: String() = %q, want %q", i, got, want[i])
+		}
+	}
+	if got := d.Services[0].Destinations[0].String(); got != "10.0.0.1:6443" {
+		t.Errorf("destination String() = %q", got)
+	}
+	if d.Find(d.Services[1].Address, 53, ProtoUDP) != d.Services[1] || d.Find(d.Services[1].Address, 53, ProtoTCP) != nil {
+		t.Error("Find does not find the UDP service by address, port and protocol")
+	}
+}
+
+func TestCounterText(t *testing.T) {
+	for _, tc := range []struct {
+		v     uint64
+		exact bool
+		want  string
+	}{
+		{0, false, "0"},
+		{99999999, false, "99999999"},
+		{100000000, false, "100000K"},
+		{999999999, false, "999999K"},
+		{1000000000, false, "1000M"},
+		{99999999999, false, "99999M"},
+		{100000000000, false, "100G"},
+		{99999999999999, false, "99999G"},
+		{100000000000000, false, "100T"},
+		{18446744073709551615, false, "18446744T"},
+		{18446744073709551615, true, "18446744073709551615"},
+	} {
+		if got := FormatCounter(tc.v, tc.exact); got != tc.want {
+			t.Errorf("FormatCounter(%d, %v) = %q, want %q", tc.v, tc.exact, got, tc.want)
+		}
+		v, abbr, msg := parseCounter(tc.want, false)
+		if msg != "" {
+			t.Errorf("parseCounter(%q): %s", tc.want, msg)
+			continue
+		}
+		if abbr != (tc.v >= 1e8 && !tc.exact) {
+			t.Errorf("parseCounter(%q): abbreviated = %v", tc.want, abbr)
+		}
+		if FormatCounter(v, tc.exact) != tc.want {
+			t.Errorf("parseCounter(%q) = %d, which prints as %q", tc.want, v, FormatCounter(v, tc.exact))
+		}
+		if v > tc.v {
+			t.Errorf("parseCounter(%q) = %d, above the true value %d", tc.want, v, tc.v)
+		}
+	}
+}
+
+func TestInetNtop6(t *testing.T) {
+	for in, want := range map[string]string{
+		"::":                   "::",
+		"::1":                  "::1",
+		"fd00:0:0:1::3":        "fd00:0:0:1::3",
+		"2001:db8:0:1:1:1:1:1": "2001:db8:0:1:1:1:1:1",
+		"1:0:0:2:0:0:0:3":      "1:0:0:2::3",
+		"1:0:0:2:0:0:3:4":      "1::2:0:0:3:4",
+		"::ffff:10.1.2.3":      "::ffff:10.1.2.3",
+		"::10.1.2.3":           "::10.1.2.3",
+		"::ffff:0:10.1.2.3":    "::ffff:0:a01:203",
+		"fe80::":               "fe80::",
+	} {
+		_, ip, _, _, msg := parseAddrPort("["+in+"]:1", true)
+		if msg != "" {
+			t.Fatalf("%s: %s", in, msg)
+		}
+		if got := inetNtop6(ip); got != want {
+			t.Errorf("inetNtop6(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLongLine(t *testing.T) {
+	in := "IP Virtual Server version 1.2.1 (size=4096)\n" + strings.Repeat("x", MaxLineLength+1) + "\n"
+	_, err := Parse("ipvsadm.txt", []byte(in))
+	if err == nil || err.Error() != "ipvsadm.txt:2: line too long (65537 bytes, limit 65536)" {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestErrorsAreCollected(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("-A -t 10.0.0.1:80 -s rr\n")
+	for range 30 {
+		b.WriteString("-a -t 10.0.0.1:80 -r 10.0.0.300:80 -m -w 1\n")
+	}
+	_, err := Parse("s.txt", []byte(b.String()))
+	l, ok := err.(parsers.ErrorList)
+	if !ok {
+		t.Fatalf("want an ErrorList, got %T %v", err, err)
+	}
+	if len(l) != maxErrors || l[0].Pos.Line != 2 || l[9].Pos.Line != 11 {
+		t.Errorf("got %d errors, first at %v, last at %v", len(l), l[0].Pos, l[len(l)-1].Pos)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	parsetest.Seeds(f, "parsers/ipvs/*.txtar")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := Parse("fuzz", data)
+		if err != nil {
+			if !parsers.IsInputError(err) {
+				t.Fatalf("not an input error: %v", err)
+			}
+			return
+		}
+		out := format(d)
+		d2, err := Parse("fuzz", out)
+		if err != nil {
+			t.Fatalf("reparse failed: %v\ninput:\n%q\nformatted:\n%q", err, data, out)
+		}
+		if diff := cmp.Diff(roundTripView(d), roundTripView(d2), ignorePos); diff != "" {
+			t.Fatalf("Parse(Format(x)) != x:\n%s\ninput:\n%q\nformatted:\n%q", diff, data, out)
+		}
+		if out2 := format(d2); !bytes.Equal(out, out2) {
+			t.Fatalf("Format not idempotent:\n%q\n%q", out, out2)
+		}
+	})
+}
