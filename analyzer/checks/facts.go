@@ -55,6 +55,9 @@ func ProgrammedModes(s *model.Snapshot) []string {
 	if ipt {
 		out = append(out, model.ModeIPTables)
 	}
+	for _, d := range s.IPVS {
+		ipvs = ipvs || len(d.Services) > 0
+	}
 	if ipvs {
 		out = append(out, model.ModeIPVS)
 	}

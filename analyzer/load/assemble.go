@@ -10,11 +10,21 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/conntrack"
+	"github.com/proxyscan/proxyscan/parsers/healthz"
+	"github.com/proxyscan/proxyscan/parsers/ipaddr"
+	"github.com/proxyscan/proxyscan/parsers/iproute"
+	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/ipvs"
+	"github.com/proxyscan/proxyscan/parsers/klog"
 	"github.com/proxyscan/proxyscan/parsers/kpcmdline"
 	"github.com/proxyscan/proxyscan/parsers/kpconfig"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 	"github.com/proxyscan/proxyscan/parsers/kube"
+	"github.com/proxyscan/proxyscan/parsers/metrics"
+	"github.com/proxyscan/proxyscan/parsers/modules"
+	"github.com/proxyscan/proxyscan/parsers/sysctl"
 )
 
 // clusterLevel reports whether a parsed value describes the cluster (and
@@ -117,6 +127,35 @@ func (b *builder) add(r parsed) {
 		b.vpos = parsers.Pos{File: r.f.name, Line: 1}
 	case *kpcmdline.Cmdline:
 		b.cmdline = v
+	case *ipvs.Dump:
+		b.snap.IPVS = append(b.snap.IPVS, v)
+	case *ipset.Dump:
+		b.snap.IPSets = append(b.snap.IPSets, v)
+	case *ipaddr.Dump:
+		b.one(&in, b.snap.Addrs != nil)
+		b.snap.Addrs = v
+	case *iproute.Dump:
+		b.snap.Routes = append(b.snap.Routes, v)
+	case *sysctl.Listing:
+		b.one(&in, b.snap.Sysctls != nil)
+		b.snap.Sysctls = v
+	case *modules.List:
+		b.one(&in, b.snap.Modules != nil)
+		b.snap.Modules = v
+	case *metrics.Page:
+		b.one(&in, b.snap.Metrics != nil)
+		b.snap.Metrics = v
+	case *healthz.Health:
+		b.one(&in, b.snap.Healthz != nil)
+		b.snap.Healthz = v
+	case *klog.Log:
+		b.snap.Logs = append(b.snap.Logs, v)
+	case *conntrack.Dump:
+		b.one(&in, b.snap.Conntrack != nil)
+		b.snap.Conntrack = v
+	case *conntrack.Stats:
+		b.one(&in, b.snap.ConntrackStats != nil)
+		b.snap.ConntrackStats = v
 	case nil:
 		switch r.kind {
 		case parsers.KindUnknown:
@@ -126,6 +165,14 @@ func (b *builder) add(r parsed) {
 		}
 	}
 	b.snap.Inputs = append(b.snap.Inputs, in)
+}
+
+// one notes that a file replaced another of a kind a node has only one of
+// (the last one read wins).
+func (b *builder) one(in *model.Input, replaced bool) {
+	if replaced {
+		in.Note = "another file of this kind was read before; this one is used"
+	}
 }
 
 func (b *builder) finish(opts Options) error {
@@ -318,5 +365,13 @@ func (b *builder) pickNode(opts Options) {
 			}
 		}
 		s.Node.Zone = n.Labels[corev1.LabelTopologyZone]
+	}
+	if s.Addrs != nil {
+		s.Node.Local = s.Addrs.LocalAddresses()
+		for _, a := range s.Addrs.NodeAddresses() {
+			if !s.Node.IsLocal(a) {
+				s.Node.Addresses = append(s.Node.Addresses, a)
+			}
+		}
 	}
 }

@@ -10,11 +10,21 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/conntrack"
+	"github.com/proxyscan/proxyscan/parsers/healthz"
+	"github.com/proxyscan/proxyscan/parsers/ipaddr"
+	"github.com/proxyscan/proxyscan/parsers/iproute"
+	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/ipvs"
+	"github.com/proxyscan/proxyscan/parsers/klog"
 	"github.com/proxyscan/proxyscan/parsers/kpcmdline"
 	"github.com/proxyscan/proxyscan/parsers/kpconfig"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 	"github.com/proxyscan/proxyscan/parsers/kube"
+	"github.com/proxyscan/proxyscan/parsers/metrics"
+	"github.com/proxyscan/proxyscan/parsers/modules"
+	"github.com/proxyscan/proxyscan/parsers/sysctl"
 )
 
 // Options tune loading.
@@ -38,6 +48,19 @@ var parsersByKind = map[parsers.Kind]parseFunc{
 	parsers.KindKubeProxyConfig: func(n string, d []byte) (any, error) { return kpconfig.ParseLenient(n, d) },
 	parsers.KindVersion:         func(n string, d []byte) (any, error) { return kpversion.Parse(n, d) },
 	parsers.KindCmdline:         func(n string, d []byte) (any, error) { return kpcmdline.Parse(n, d) },
+	parsers.KindIPVSList:        func(n string, d []byte) (any, error) { return ipvs.Parse(n, d) },
+	parsers.KindIPVSSave:        func(n string, d []byte) (any, error) { return ipvs.Parse(n, d) },
+	parsers.KindIPSetSave:       func(n string, d []byte) (any, error) { return ipset.Parse(n, d) },
+	parsers.KindIPSetList:       func(n string, d []byte) (any, error) { return ipset.Parse(n, d) },
+	parsers.KindIPAddr:          func(n string, d []byte) (any, error) { return ipaddr.Parse(n, d) },
+	parsers.KindIPRoute:         func(n string, d []byte) (any, error) { return iproute.Parse(n, d) },
+	parsers.KindSysctl:          func(n string, d []byte) (any, error) { return sysctl.Parse(n, d) },
+	parsers.KindModules:         func(n string, d []byte) (any, error) { return modules.Parse(n, d) },
+	parsers.KindMetrics:         func(n string, d []byte) (any, error) { return metrics.Parse(n, d) },
+	parsers.KindHealthz:         func(n string, d []byte) (any, error) { return healthz.Parse(n, d) },
+	parsers.KindLog:             func(n string, d []byte) (any, error) { return klog.Parse(n, d) },
+	parsers.KindConntrack:       func(n string, d []byte) (any, error) { return conntrack.Parse(n, d) },
+	parsers.KindConntrackStats:  func(n string, d []byte) (any, error) { return conntrack.ParseStats(n, d) },
 }
 
 type parsed struct {

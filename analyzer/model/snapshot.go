@@ -6,10 +6,20 @@ import (
 	kpv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
 
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/conntrack"
+	"github.com/proxyscan/proxyscan/parsers/healthz"
+	"github.com/proxyscan/proxyscan/parsers/ipaddr"
+	"github.com/proxyscan/proxyscan/parsers/iproute"
+	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/ipvs"
+	"github.com/proxyscan/proxyscan/parsers/klog"
 	"github.com/proxyscan/proxyscan/parsers/kpconfig"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 	"github.com/proxyscan/proxyscan/parsers/kube"
+	"github.com/proxyscan/proxyscan/parsers/metrics"
+	"github.com/proxyscan/proxyscan/parsers/modules"
+	"github.com/proxyscan/proxyscan/parsers/sysctl"
 )
 
 // Proxy modes.
@@ -39,6 +49,24 @@ type Snapshot struct {
 	Ports []*ServicePort
 	// IPTables holds the iptables-save dumps (IPv4 and IPv6, each backend).
 	IPTables []*iptables.Dump
+	// IPVS holds the ipvsadm listings (-Ln and/or -Sn, one per file read).
+	IPVS []*ipvs.Dump
+	// IPSets holds the ipset save or list output.
+	IPSets []*ipset.Dump
+	// Addrs is `ip addr` of the node; Routes its `ip route` listings.
+	Addrs  *ipaddr.Dump
+	Routes []*iproute.Dump
+	// Sysctls and Modules are the node's sysctl and module listings.
+	Sysctls *sysctl.Listing
+	Modules *modules.List
+	// Metrics, Healthz and Logs are kube-proxy's /metrics, /healthz and logs.
+	Metrics *metrics.Page
+	Healthz *healthz.Health
+	Logs    []*klog.Log
+	// Conntrack is a sample of the node's conntrack table, ConntrackStats
+	// its per-CPU counters.
+	Conntrack      *conntrack.Dump
+	ConntrackStats *conntrack.Stats
 	// Notes are things the loader wants users to know (which node was
 	// picked, how the version was chosen, ...).
 	Notes []string
@@ -65,6 +93,9 @@ type Node struct {
 	Name, NameSource string
 	// Addresses are the node's IP addresses (status.addresses, ip addr).
 	Addresses []netip.Addr
+	// Local holds every address of the node's interfaces (from ip addr),
+	// kube-ipvs0 and loopback included: what "addrtype LOCAL" matches.
+	Local []netip.Addr
 	// PodCIDRs are the node's pod CIDRs.
 	PodCIDRs []netip.Prefix
 	// Zone is the topology.kubernetes.io/zone label.
