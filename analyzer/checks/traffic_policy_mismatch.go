@@ -31,7 +31,7 @@ func runTrafficPolicyMismatch(p *Pass) {
 			if e.HasInternal {
 				cip, _ := sp.ClusterIP(v.Family)
 				if ent := forward(v, view.ClusterIP, cip, sp.ProtoLower(), sp.Port); ent != nil {
-					policyFinding(p, sp, ent, ent.Dispatch[view.FromPod], e.InternalPolicy, "internalTrafficPolicy", destText(view.ClusterIP, cip, sp))
+					policyFinding(p, sp, ent, view.FromPod, e.InternalPolicy, "internalTrafficPolicy", destText(view.ClusterIP, cip, sp))
 				}
 			}
 			if e.HasExternal {
@@ -40,7 +40,7 @@ func runTrafficPolicyMismatch(p *Pass) {
 					if ent == nil {
 						continue
 					}
-					policyFinding(p, sp, ent, ent.Dispatch[view.FromExternal], e.ExternalPolicy, "externalTrafficPolicy", destText(d.Kind, d.entryIP, sp))
+					policyFinding(p, sp, ent, view.FromExternal, e.ExternalPolicy, "externalTrafficPolicy", destText(d.Kind, d.entryIP, sp))
 				}
 			}
 			checkHealthCheck(p, v, sp)
@@ -48,14 +48,15 @@ func runTrafficPolicyMismatch(p *Pass) {
 	}
 }
 
-func policyFinding(p *Pass, sp *model.ServicePort, ent *view.Entry, d *view.Dispatch, want view.Policy, field, dest string) {
+func policyFinding(p *Pass, sp *model.ServicePort, ent *view.Entry, origin view.Origin, want view.Policy, field, dest string) {
+	d := ent.Dispatch[origin]
 	if d == nil || d.Policy == want {
 		return
 	}
 	p.Report(Finding{
 		Service: sp.String(), Protocol: string(sp.Protocol),
 		Message:  fmt.Sprintf("traffic to %s goes to %s (%s policy) but the Service's %s is %s", dest, d.ID, d.Policy, field, want),
-		Evidence: append(append(append([]model.Evidence{}, ent.Evidence...), d.Evidence...), ServiceEvidence(sp)),
+		Evidence: append(append(append(append([]model.Evidence{}, ent.Evidence...), ent.Via[origin]...), d.Evidence...), ServiceEvidence(sp)),
 		Advice:   "Restart kube-proxy on the node so that it rewrites the Service's rules for its current traffic policy.",
 	})
 }

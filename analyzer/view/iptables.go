@@ -381,6 +381,7 @@ func (x *iptExtractor) nodePorts() {
 func (x *iptExtractor) route(e *Entry, tgt string) {
 	x.reference(tgt)
 	e.Dispatch = map[Origin]*Dispatch{}
+	e.Via = map[Origin][]model.Evidence{}
 	for _, o := range Origins {
 		e.Dispatch[o] = x.follow(e, tgt, o, 0)
 	}
@@ -423,18 +424,19 @@ func (x *iptExtractor) external(e *Entry, c *iptables.Chain, origin Origin, dept
 			continue
 		}
 		x.reference(tgt)
+		taken := false
 		switch {
 		case isLocalSourceMatch(r):
-			if origin == FromNode {
-				return x.follow(e, tgt, origin, depth+1)
-			}
+			taken = origin == FromNode
 		case isPodSourceMatch(r):
-			if origin == FromPod {
-				return x.follow(e, tgt, origin, depth+1)
-			}
+			taken = origin == FromPod
 		case r.Has("-s") || r.Has("-i"):
 			// some other source condition: not modelled, keep looking
 		default:
+			taken = true
+		}
+		if taken {
+			e.Via[origin] = append(e.Via[origin], model.RuleEvidence(r))
 			return x.follow(e, tgt, origin, depth+1)
 		}
 	}

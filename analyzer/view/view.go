@@ -140,6 +140,9 @@ type Entry struct {
 	// Dispatch gives, for forward entries, where each origin's traffic is
 	// sent (nil: the origin's traffic is not forwarded by this entry).
 	Dispatch map[Origin]*Dispatch
+	// Via holds, per origin, the rules between the entry and its dispatch
+	// (external and firewall chains) that decided where the traffic goes.
+	Via map[Origin][]model.Evidence
 	// Firewall holds the source-range filter of a load balancer entry.
 	Firewall *Firewall
 	// Localhost reports a node port also accepted on 127.0.0.1.

@@ -1,0 +1,122 @@
+package cmd
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proxyscan/proxyscan/analyzer/checktest"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
+)
+
+// scenarioDir writes an iptables scenario's bundle into a directory.
+func scenarioDir(t *testing.T, name string) string {
+	return checktest.Load(t, testdata(t, "scenarios", "iptables", name)).Dir
+}
+
+func writeTemp(t *testing.T, name, content string) string {
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func hostileArchive(t *testing.T) string {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	tw.WriteHeader(&tar.Header{Name: "../../etc/cron.d/x", Mode: 0o644, Size: 1, Typeflag: tar.TypeReg})
+	tw.Write([]byte("x"))
+	tw.Close()
+	zw.Close()
+	return writeTemp(t, "bundle.tgz", buf.String())
+}
+
+func testFactory() (*Factory, func() (string, string)) {
+	io, out, errOut := Test()
+	f := &Factory{IO: io, Now: func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) }, Version: "v0.0.0-test", Commit: "test"}
+	return f, func() (string, string) { return out.String(), errOut.String() }
+}
+
+func testdata(t *testing.T, parts ...string) string {
+	return filepath.Join(append([]string{parsetest.Root(t), "testdata"}, parts...)...)
+}
+
+// TestExitCodes runs the CLI end to end and checks the contract's exit
+// codes.
+func TestExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		args       []string
+		code       int
+		stdout     string // substring expected in stdout
+		stderr     string // substring expected in stderr
+		emptyStdio bool
+	}{
+		{name: "healthy bundle", args: []string{"analyze", testdata(t, "bundles", "iptables-mini"), "-o", "json"}, code: 0, stdout: `"findings": []`},
+		{name: "findings", args: []string{"analyze", scenarioDir(t, "service-missing.txtar"), "-o", "json"}, code: 1, stdout: `"check": "service-missing"`},
+		{name: "findings as table", args: []string{"analyze", scenarioDir(t, "service-missing.txtar"), "-o", "table"}, code: 1, stdout: "no entry for cluster IP 10.96.10.10:80/tcp"},
+		{name: "only other checks", args: []string{"analyze", scenarioDir(t, "service-missing.txtar"), "--only", "orphan-rules"}, code: 0},
+		{name: "skip the check", args: []string{"analyze", scenarioDir(t, "service-missing.txtar"), "--skip", "service-missing"}, code: 0},
+		{name: "no path", args: []string{"analyze"}, code: 2, stderr: "analyze needs at least one PATH"},
+		{name: "unknown flag", args: []string{"analyze", "--bogus", "x"}, code: 2, stderr: "unknown flag: --bogus"},
+		{name: "bad fail-on", args: []string{"analyze", "--fail-on", "sometimes", testdata(t, "bundles", "iptables-mini")}, code: 2, stderr: "invalid --fail-on"},
+		{name: "bad format", args: []string{"analyze", "-o", "yaml", testdata(t, "bundles", "iptables-mini")}, code: 2, stderr: "unknown output format"},
+		{name: "unknown check", args: []string{"analyze", "--only", "nope", testdata(t, "bundles", "iptables-mini")}, code: 2, stderr: `unknown check "nope"`},
+		{name: "missing file", args: []string{"analyze", "/nonexistent/bundle.tgz"}, code: 2, stderr: "/nonexistent/bundle.tgz"},
+		{name: "malformed dump", args: []string{"analyze", writeTemp(t, "dump.txt", "*nat\n:PREROUTING ACCEPT [0:0]\n-A KUBE-X -j RETURN\nCOMMIT\n")}, code: 2, stderr: "dump.txt:3: rule for chain"},
+		{name: "hostile archive", args: []string{"analyze", hostileArchive(t)}, code: 2, stderr: "path escapes the bundle"},
+		{name: "checks", args: []string{"checks"}, code: 0, stdout: "service-missing"},
+		{name: "explain", args: []string{"checks", "endpoint-stale"}, code: 0, stdout: "Fix"},
+		{name: "explain unknown", args: []string{"checks", "nope"}, code: 2, stderr: "unknown check"},
+		{name: "version", args: []string{"version"}, code: 0, stdout: "proxyscan v0.0.0-test"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, outputs := testFactory()
+			code := Run(f, tc.args)
+			stdout, stderr := outputs()
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
+			}
+			if tc.stdout != "" && !strings.Contains(stdout, tc.stdout) {
+				t.Errorf("stdout does not contain %q:\n%s", tc.stdout, stdout)
+			}
+			if tc.stderr != "" && !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stderr does not contain %q:\n%s", tc.stderr, stderr)
+			}
+		})
+	}
+}
+
+// TestFailOn checks --fail-on against a bundle with findings of each
+// severity.
+func TestFailOn(t *testing.T) {
+	dir := scenarioDir(t, "no-local-endpoints-rejected.txtar") // one warning
+	for _, tc := range []struct {
+		failOn string
+		code   int
+	}{{"error", 0}, {"warning", 1}, {"info", 1}, {"never", 0}} {
+		f, outputs := testFactory()
+		code := Run(f, []string{"analyze", dir, "-o", "json", "--fail-on", tc.failOn})
+		stdout, stderr := outputs()
+		if code != tc.code {
+			t.Errorf("--fail-on %s: exit %d, want %d (%s)", tc.failOn, code, tc.code, stderr)
+		}
+		var rep struct {
+			Summary map[string]int `json:"summary"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatalf("report is not JSON: %v\n%s", err, stdout)
+		}
+		if rep.Summary["warning"] != 1 || rep.Summary["error"] != 0 {
+			t.Errorf("summary %v, want one warning", rep.Summary)
+		}
+	}
+}
