@@ -32,63 +32,80 @@ func runLoadBalanceSkew(p *Pass) {
 	for _, v := range p.Views() {
 		for _, sp := range p.PortsOf(v) {
 			for _, u := range dispatches(v, sp) {
-				d := u.d
-				var live []string
-				total, n := 0.0, 0
-				seen := map[string]int{}
-				var unreachable []string
-				for _, b := range d.Backends {
-					if b.Graceful {
-						continue
+				if msg := skewMessage(u.d); msg != "" {
+					f := Finding{Service: sp.String(), Protocol: string(sp.Protocol), Evidence: u.d.Evidence, Message: msg}
+					for _, b := range u.d.Backends {
+						if len(b.Evidence) > 0 {
+							f.Evidence = append(f.Evidence, b.Evidence[0]) // the balancing rule
+						}
 					}
-					seen[b.Endpoint]++
-					if b.Unreachable {
-						unreachable = append(unreachable, b.Endpoint)
-						continue
-					}
-					if b.Share >= 0 {
-						total += b.Share
-						n++
-						live = append(live, fmt.Sprintf("%s %.1f%%", b.Endpoint, 100*b.Share))
-					}
+					f.Advice = "Restart kube-proxy on the node so that it rewrites the chain; if the skew returns, find what else edits kube-proxy's rules."
+					p.Report(f)
 				}
-				if n == 0 {
-					continue
-				}
-				f := Finding{Service: sp.String(), Protocol: string(sp.Protocol), Evidence: d.Evidence}
-				for _, b := range d.Backends {
-					if len(b.Evidence) > 0 {
-						f.Evidence = append(f.Evidence, b.Evidence[0]) // the balancing rule
-					}
-				}
-				switch {
-				case len(unreachable) > 0:
-					f.Message = fmt.Sprintf("%s can never choose %s: an earlier rule matches all remaining traffic", d.ID, strings.Join(unreachable, ", "))
-				case total < 1-skewTolerance:
-					f.Message = fmt.Sprintf("%.1f%% of new connections to %s match no endpoint rule (%s)", 100*(1-total), d.ID, strings.Join(live, ", "))
-				case dup(seen) != "":
-					f.Message = fmt.Sprintf("%s lists endpoint %s more than once (%s)", d.ID, dup(seen), strings.Join(live, ", "))
-				case skewed(d.Backends, n):
-					f.Message = fmt.Sprintf("%s spreads traffic unevenly: %s instead of %.1f%% each", d.ID, strings.Join(live, ", "), 100/float64(n))
-				case weightSkew(d.Backends) != "":
-					f.Message = fmt.Sprintf("%s gives its real servers unequal weights (%s); kube-proxy sets weight 1", d.ID, weightSkew(d.Backends))
-				default:
-					continue
-				}
-				f.Advice = "Restart kube-proxy on the node so that it rewrites the chain; if the skew returns, find what else edits kube-proxy's rules."
-				p.Report(f)
 			}
 		}
 	}
 }
 
-func dup(seen map[string]int) string {
-	for ep, n := range seen {
-		if n > 1 {
-			return ep
+// skewMessage returns what is uneven about a dispatch, or "" when its
+// backends share the traffic equally. Strings are only built when there
+// is something to say.
+func skewMessage(d *view.Dispatch) string {
+	total, n := 0.0, 0
+	unreachable, duplicate, weights := false, "", false
+	for i, b := range d.Backends {
+		if b.Graceful {
+			continue
+		}
+		for _, o := range d.Backends[:i] {
+			if !o.Graceful && o.Endpoint == b.Endpoint && duplicate == "" {
+				duplicate = b.Endpoint
+			}
+		}
+		if b.Unreachable {
+			unreachable = true
+			continue
+		}
+		if b.Weight != 1 {
+			weights = true
+		}
+		if b.Share >= 0 {
+			total += b.Share
+			n++
 		}
 	}
+	if n == 0 {
+		return ""
+	}
+	switch {
+	case unreachable:
+		var eps []string
+		for _, b := range d.Backends {
+			if b.Unreachable {
+				eps = append(eps, b.Endpoint)
+			}
+		}
+		return fmt.Sprintf("%s can never choose %s: an earlier rule matches all remaining traffic", d.ID, strings.Join(eps, ", "))
+	case total < 1-skewTolerance:
+		return fmt.Sprintf("%.1f%% of new connections to %s match no endpoint rule (%s)", 100*(1-total), d.ID, shares(d))
+	case duplicate != "":
+		return fmt.Sprintf("%s lists endpoint %s more than once (%s)", d.ID, duplicate, shares(d))
+	case skewed(d.Backends, n):
+		return fmt.Sprintf("%s spreads traffic unevenly: %s instead of %.1f%% each", d.ID, shares(d), 100/float64(n))
+	case weights:
+		return fmt.Sprintf("%s gives its real servers unequal weights (%s); kube-proxy sets weight 1", d.ID, weightList(d.Backends))
+	}
 	return ""
+}
+
+func shares(d *view.Dispatch) string {
+	var live []string
+	for _, b := range d.Backends {
+		if !b.Graceful && !b.Unreachable && b.Share >= 0 {
+			live = append(live, fmt.Sprintf("%s %.1f%%", b.Endpoint, 100*b.Share))
+		}
+	}
+	return strings.Join(live, ", ")
 }
 
 func skewed(bs []*view.Backend, n int) bool {
@@ -104,20 +121,12 @@ func skewed(bs []*view.Backend, n int) bool {
 	return false
 }
 
-func weightSkew(bs []*view.Backend) string {
+func weightList(bs []*view.Backend) string {
 	var ws []string
-	uneven := false
 	for _, b := range bs {
-		if b.Graceful {
-			continue
+		if !b.Graceful {
+			ws = append(ws, fmt.Sprintf("%s=%d", b.Endpoint, b.Weight))
 		}
-		ws = append(ws, fmt.Sprintf("%s=%d", b.Endpoint, b.Weight))
-		if b.Weight != 1 {
-			uneven = true
-		}
-	}
-	if !uneven {
-		return ""
 	}
 	return strings.Join(ws, ", ")
 }

@@ -90,17 +90,21 @@ func portOf(k view.Kind, sp *model.ServicePort) int32 {
 // entries of a service port in a view, with the entry that leads to each.
 func dispatches(v *view.View, sp *model.ServicePort) []dispatchUse {
 	var out []dispatchUse
-	seen := map[string]bool{}
 	for _, e := range v.ServiceEntries(sp.String()) {
 		if e.Action != view.Forward || e.Protocol != sp.ProtoLower() {
 			continue
 		}
+	origins:
 		for _, o := range view.Origins {
 			d := e.Dispatch[o]
-			if d == nil || seen[d.ID] {
+			if d == nil {
 				continue
 			}
-			seen[d.ID] = true
+			for _, u := range out {
+				if u.d == d {
+					continue origins
+				}
+			}
 			out = append(out, dispatchUse{entry: e, d: d})
 		}
 	}

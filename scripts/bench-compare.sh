@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# bench-compare.sh PROXYSCAN
+#
+# Times `proxyscan analyze` of a generated 10,000-Service / 55,000-endpoint
+# iptables-save dump plus its cluster export (kubectl JSON, then YAML)
+# against the real `iptables-restore --test` reading the same dump in a
+# scratch network namespace, and prints both, their ratio and proxyscan's
+# peak RSS against the input size. Each command runs RUNS times (default 5)
+# and the median is reported. Needs root (network namespace) and GNU time.
+set -euo pipefail
+
+bin=${1:?usage: bench-compare.sh PROXYSCAN}
+runs=${RUNS:-5}
+[ "$(id -u)" = 0 ] || { echo "bench-compare: needs root (it creates a network namespace)" >&2; exit 2; }
+command -v iptables-restore >/dev/null || { echo "bench-compare: iptables-restore not found (apt-get install iptables)" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "bench-compare: GNU time not found (apt-get install time)" >&2; exit 2; }
+
+dir=$(mktemp -d)
+ns=proxyscan-bench-$$
+cleanup() { ip netns del "$ns" 2>/dev/null || true; rm -rf "$dir"; }
+trap cleanup EXIT
+echo "generating inputs in $dir ..."
+go run ./internal/benchgen/cmd/benchgen -out "$dir"
+ip netns add "$ns"
+dump=$dir/node/iptables-save.txt
+
+# measure CMD...: prints "seconds max-rss-kb" of the median run.
+measure() {
+	local out=() i
+	for ((i = 0; i < runs; i++)); do
+		out+=("$(/usr/bin/time -f '%e %M' "$@" 2>&1 >/dev/null | tail -n 1)")
+	done
+	printf '%s\n' "${out[@]}" | sort -n | sed -n "$(((runs + 1) / 2))p"
+}
+
+restore=$(measure sh -c "ip netns exec $ns iptables-restore --test < $dump")
+json=$(measure "$bin" analyze "$dump" "$dir/cluster/cluster.json" "$dir/kube-proxy/config.yaml" -o json)
+yaml=$(measure "$bin" analyze "$dump" "$dir/cluster/cluster.yaml" "$dir/kube-proxy/config.yaml" -o json)
+
+size() { stat -c %s "$1"; }
+dump_b=$(size "$dump")
+json_b=$(size "$dir/cluster/cluster.json")
+yaml_b=$(size "$dir/cluster/cluster.yaml")
+lines=$(wc -l <"$dump")
+
+awk -v r="$restore" -v j="$json" -v y="$yaml" -v db="$dump_b" -v jb="$json_b" -v yb="$yaml_b" -v lines="$lines" -v runs="$runs" '
+function mb(b) { return b / 1048576 }
+BEGIN {
+	split(r, R, " "); split(j, J, " "); split(y, Y, " ")
+	printf "dump: %d lines, %.1f MB; export: JSON %.1f MB, YAML %.1f MB; median of %d runs\n\n", lines, mb(db), mb(jb), mb(yb), runs
+	printf "%-44s %8s %10s %12s\n", "command", "seconds", "peak RSS", "RSS / input"
+	printf "%-44s %8.2f %8.0f MB %12s\n", "iptables-restore --test (dump)", R[1], R[2] / 1024, "-"
+	printf "%-44s %8.2f %8.0f MB %11.2fx\n", "proxyscan analyze (dump + JSON export)", J[1], J[2] / 1024, J[2] * 1024 / (db + jb)
+	printf "%-44s %8.2f %8.0f MB %11.2fx\n", "proxyscan analyze (dump + YAML export)", Y[1], Y[2] / 1024, Y[2] * 1024 / (db + yb)
+	printf "\nspeed-up over iptables-restore --test: JSON %.2fx (target >= 3), YAML %.2fx (target >= 1)\n", R[1] / J[1], R[1] / Y[1]
+}'
