@@ -30,7 +30,11 @@ func runEndpointStale(p *Pass) {
 			for _, u := range dispatches(v, sp) {
 				want := e.Endpoints(u.d.Policy)
 				for _, b := range u.d.Backends {
-					if b.Graceful || model.Has(want, b.Endpoint) {
+					if model.Has(want, b.Endpoint) {
+						continue
+					}
+					if b.Graceful {
+						drainingStale(p, sp, u.d, b)
 						continue
 					}
 					p.Report(Finding{
@@ -74,4 +78,27 @@ func findEndpoint(sp *model.ServicePort, s string) *model.Endpoint {
 		}
 	}
 	return nil
+}
+
+// drainingStale reports an IPVS real server at weight 0 that kube-proxy's
+// graceful termination (pkg/proxy/ipvs/graceful_termination.go) would have
+// deleted: UDP and SCTP real servers are deleted at once, TCP ones as soon
+// as they have no connections (checked every minute). A real server that
+// is still draining TCP connections is normal.
+func drainingStale(p *Pass, sp *model.ServicePort, d *view.Dispatch, b *view.Backend) {
+	why := ""
+	switch {
+	case sp.Protocol != "TCP":
+		why = fmt.Sprintf("kube-proxy deletes %s real servers at once instead of draining them", sp.Protocol)
+	case b.Connections == 0:
+		why = "it has no connections left, and kube-proxy deletes a draining real server once its connections are gone (checked every minute)"
+	default:
+		return
+	}
+	p.Report(Finding{
+		Service: sp.String(), Protocol: string(sp.Protocol), Endpoint: b.Endpoint, Severity: Warning,
+		Message:  fmt.Sprintf("%s keeps %s at weight 0, which is no usable endpoint: %s", d.ID, b.Endpoint, why),
+		Evidence: append(append([]model.Evidence{}, b.Evidence...), staleEvidence(sp, b)...),
+		Advice:   "A weight-0 real server that stays means kube-proxy's graceful termination is not running for it (kube-proxy restarted and lost its list, or something else set the weight): delete it with ipvsadm -d, or restart kube-proxy on the node.",
+	})
 }

@@ -38,13 +38,17 @@ func runExternalMissing(p *Pass) {
 				ip := d.entryIP
 				ent := forward(v, d.Kind, ip, sp.ProtoLower(), sp.Port)
 				if ent == nil {
+					also, alsoEv := ipvsAlso(p, v, sp, d.Kind, ip)
 					p.Report(Finding{
 						Service: sp.String(), Protocol: string(sp.Protocol),
-						Message:  fmt.Sprintf("no entry for %s in %s", destText(d.Kind, ip, sp), where(v, d.Kind)),
-						Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, d.Kind)},
+						Message:  fmt.Sprintf("no entry for %s in %s%s", destText(d.Kind, ip, sp), where(v, d.Kind), also),
+						Evidence: append([]model.Evidence{ServiceEvidence(sp), anchor(v, d.Kind)}, alsoEv...),
 						Advice:   syncAdvice(v),
 					})
 					continue
+				}
+				if v.Mode == model.ModeIPVS {
+					reportIPVSMissing(p, v, sp, d.Kind, ip, ent)
 				}
 				if d.Kind == view.LoadBalancerIP && len(ranges) > 0 {
 					checkFirewall(p, v, sp, ent, ip, ranges)

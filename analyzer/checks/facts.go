@@ -131,6 +131,8 @@ func (f *facts) buildViews() []*view.View {
 				out = append(out, view.FromIPTables(d, f.attr))
 			}
 		}
+	case model.ModeIPVS:
+		out = ipvsViews(f.snap)
 	}
 	return out
 }
@@ -172,7 +174,7 @@ func (p *Pass) Expect(sp *model.ServicePort, fam model.Family) *Expect {
 	if e := p.facts.exp[k]; e != nil {
 		return e
 	}
-	e := newExpect(p.Snap, sp, fam)
+	e := newExpect(p.Snap, sp, fam, p.facts.mode)
 	p.facts.exp[k] = e
 	return e
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
 )
 
 var orphanRules = &Check{
@@ -65,7 +66,7 @@ func runOrphanRules(p *Pass) {
 					Evidence: o.Evidence,
 					Advice:   "Restart kube-proxy on the node so that a full sync deletes the objects of deleted Services.",
 				})
-			case o.Service == "" && o.Hash != "" && !o.Referenced:
+			case o.Service == "" && (o.Hash != "" || o.Kind != view.ObjChain) && !o.Referenced:
 				p.Report(Finding{
 					Message:  fmt.Sprintf("%s %s belongs to no Service and nothing leads to it", o.Kind, o.Name),
 					Evidence: o.Evidence,

@@ -43,6 +43,9 @@ func runTrafficPolicyMismatch(p *Pass) {
 					policyFinding(p, sp, ent, view.FromExternal, e.ExternalPolicy, "externalTrafficPolicy", destText(d.Kind, d.entryIP, sp))
 				}
 			}
+			if v.Mode == model.ModeIPVS {
+				checkIPVSLocalSets(p, v, sp)
+			}
 			checkHealthCheck(p, v, sp)
 		}
 	}
@@ -62,9 +65,11 @@ func policyFinding(p *Pass, sp *model.ServicePort, ent *view.Entry, origin view.
 }
 
 // checkHealthCheck verifies that the health check node port of an
-// externalTrafficPolicy Local load balancer is accepted (iptables 1.21+).
+// externalTrafficPolicy Local load balancer is accepted (iptables and ipvs
+// 1.21+).
 func checkHealthCheck(p *Pass, v *view.View, sp *model.ServicePort) {
-	if sp.HealthCheckNodePort == 0 || v.Mode != model.ModeIPTables || !p.Snap.Version.AtLeast(21) || v.Family != model.IPv4 && !hasHealthChecks(v) {
+	sets := v.Mode == model.ModeIPVS && v.IPVS != nil && v.IPVS.HasSets // KUBE-HEALTH-CHECK-NODE-PORT
+	if sp.HealthCheckNodePort == 0 || v.Mode != model.ModeIPTables && !sets || !p.Snap.Version.AtLeast(21) || v.Family != model.IPv4 && !hasHealthChecks(v) {
 		return
 	}
 	for _, h := range v.HealthChecks {
