@@ -14,6 +14,20 @@ var All = []*Check{
 	trafficPolicyMismatch,
 	loadBalanceSkew,
 	iptablesBackendMixed,
+	configInvalid,
+	ipvsSchedulerInvalid,
+	ipvsSchedulerMismatch,
+	ipvsModuleMissing,
+	modeMismatch,
+	modeUnsupported,
+	syncSlow,
+	syncStale,
+	syncFailures,
+	rulesetScale,
+	sysctlUnsafe,
+	kubeProxyUnhealthy,
+	logErrors,
+	conntrackStale,
 }
 
 // ByID returns the check with the given ID, or nil.
