@@ -175,8 +175,9 @@ var ipvsModuleMissing = &Check{
 	Severity: Error,
 	Title:    "ipvs mode without its kernel modules",
 	What: "IPVS mode needs the kernel modules `ip_vs`, the scheduler's `ip_vs_<scheduler>` (ip_vs_rr by default) " +
-		"and `nf_conntrack` (nf_conntrack_ipv4 on kernels before 4.19), loaded or built into the kernel. The module " +
-		"listing of the node lacks one of them, or kube-proxy's log says the IPVS proxier cannot be used.",
+		"and `nf_conntrack` (nf_conntrack_ipv4 on kernels before 4.19), loaded or built into the kernel; kube-proxy " +
+		"1.20–1.26 also insists on ip_vs_rr, ip_vs_wrr and ip_vs_sh. The module listing of the node lacks one of " +
+		"them, or kube-proxy's log says the IPVS proxier cannot be used.",
 	Why: "Since 1.26 kube-proxy exits when it cannot use IPVS: after switching a cluster to IPVS mode without the " +
 		"modules, the kube-proxy pods go into CrashLoopBackOff and no Service rule is maintained. Before 1.26 it " +
 		"silently fell back to iptables mode, which leaves a configuration that says ipvs on a node that runs iptables.",
@@ -210,8 +211,17 @@ func runIPVSModuleMissing(p *Pass) {
 	type need struct{ module, why string }
 	sched := configuredScheduler(c)
 	needs := []need{{"ip_vs", "IPVS itself"}, {"ip_vs_" + sched, "scheduler " + sched}}
+	seen := map[string]bool{sched: true}
+	if !s.Version.AtLeast(27) {
+		// kube-proxy 1.20-1.26 checks the modules list of GetRequiredIPVSModules.
+		for _, n := range []string{"rr", "wrr", "sh"} {
+			if !seen[n] {
+				seen[n] = true
+				needs = append(needs, need{"ip_vs_" + n, "required by kube-proxy " + minorOf(p) + "'s start-up check"})
+			}
+		}
+	}
 	if t := ipvsTable(s); t != nil {
-		seen := map[string]bool{sched: true}
 		for _, svc := range t.Services {
 			if n := svc.SchedName; n != "" && !seen[n] {
 				seen[n] = true

@@ -57,9 +57,16 @@ func runKubeProxyUnhealthy(p *Pass) {
 		case st > 0:
 			why = append(why, fmt.Sprintf("last update %s before its currentTime", st.Round(time.Second)))
 		}
+		ev := []model.Evidence{{File: h.File, Line: h.BodyLine, Text: firstLine(h.Body)}}
+		if s.Metrics != nil {
+			if c := s.Metrics.KubeProxy().HealthzTotal["503"]; c != nil {
+				why = append(why, fmt.Sprintf("%v failed probes counted since kube-proxy started", float64(c.Value)))
+				ev = append(ev, scalarEvidence(c))
+			}
+		}
 		p.Report(Finding{
 			Message:  "kube-proxy's health check fails: " + strings.Join(why, ", "),
-			Evidence: []model.Evidence{{File: h.File, Line: h.BodyLine, Text: firstLine(h.Body)}},
+			Evidence: ev,
 			Advice:   "kube-proxy reports unhealthy when a queued change waits more than twice its sync period: look at sync-stale and sync-failures, and at its log.",
 		})
 	}

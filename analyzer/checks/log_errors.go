@@ -75,7 +75,7 @@ var logErrors = &Check{
 		"EndpointSlices or its Node (RBAC denials, an unreachable API server, TLS errors), it cannot read its Node " +
 		"or set a sysctl, its health or metrics server cannot bind, conntrack cleanup fails, it panicked or failed " +
 		"to start. Each pattern is reported once per log file with how often it occurs and its first and last " +
-		"lines. Failed rule syncs are reported by `sync-failures`, IPVS module errors by `ipvs-module-missing`, " +
+		"lines. Failed rule syncs are reported by `sync-failures`, IPVS start-up errors (in ipvs mode) by `ipvs-module-missing`, " +
 		"the ipvs deprecation notice by `mode-unsupported`; the start-up advice kube-proxy logs about an unset " +
 		"nodePortAddresses is not reported.",
 	Why: "Most of these failures leave kube-proxy running with stale rules: an informer that cannot watch stops " +
@@ -92,7 +92,7 @@ func runLogErrors(p *Pass) {
 	}
 	skip := append([]string{"ipvs-deprecated"}, syncFailurePatterns...)
 	if ipvsConfigured(s) {
-		skip = append(skip, "ipvs-modules-missing")
+		skip = append(skip, "ipvs-modules-missing", "ipvs-unusable")
 	}
 	for _, l := range s.Logs {
 		var order []string

@@ -82,7 +82,10 @@ func runModeMismatch(p *Pass) {
 		switch {
 		case current == "":
 			f.Message = fmt.Sprintf("the data plane holds rules of both %s (%s); with no configuration in the inputs, which one kube-proxy maintains is unknown", strings.Join(programmed, " and "), modeRulesSummary(s, m))
+		case m == model.ModeIPTables && current == model.ModeIPVS && !iptablesModeReachable(s):
+			f.Message = fmt.Sprintf("iptables-mode chains are left on this IPVS-mode node (%s); no rule jumps to them any more, but they would win over IPVS again if anything did", modeRulesSummary(s, m))
 		case m == model.ModeIPTables && current == model.ModeIPVS:
+			f.Severity = Error
 			f.Message = fmt.Sprintf("iptables-mode rules are left on this IPVS-mode node (%s): their DNAT in nat PREROUTING and OUTPUT runs before IPVS, so they win for every cluster IP they list", modeRulesSummary(s, m))
 		case m == model.ModeIPVS && current == model.ModeIPTables:
 			f.Message = fmt.Sprintf("IPVS-mode leftovers on this iptables-mode node (%s): iptables-mode DNAT runs first and wins for the Services it lists; the IPVS virtual servers, kube-ipvs0 addresses and ipsets still take traffic for the addresses it does not", modeRulesSummary(s, m))
@@ -270,4 +273,42 @@ func nodeKernel(s *model.Snapshot) (major, minor int, ok bool) {
 	}
 	minor, err2 := strconv.Atoi(minorText)
 	return major, minor, err1 == nil && err2 == nil
+}
+
+// iptablesModeReachable reports whether traffic can reach iptables-mode
+// service rules: a rule outside the per-service chains jumps to one, or
+// KUBE-SERVICES matches Service addresses itself.
+func iptablesModeReachable(s *model.Snapshot) bool {
+	for _, d := range s.IPTables {
+		nat := d.Table("nat")
+		if nat == nil || !IsIPTablesMode(d) {
+			continue
+		}
+		for _, c := range nat.Chains {
+			if _, _, ok := serviceChainHash(c.Name); ok {
+				continue
+			}
+			for _, r := range c.Rules {
+				if _, _, ok := serviceChainHash(r.Target()); ok {
+					return true
+				}
+				if c.Name == "KUBE-SERVICES" && r.Has("-d") && r.Has("--dport") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// serviceChainHash reports whether a chain name is an iptables-mode
+// per-service chain (KUBE-SVC-, KUBE-SVL-, KUBE-EXT-, KUBE-FW-, KUBE-XLB-,
+// KUBE-SEP- and a 16-character hash).
+func serviceChainHash(name string) (prefix, hash string, ok bool) {
+	for _, p := range []string{model.ChainSVC, model.ChainSVL, model.ChainEXT, model.ChainFW, model.ChainXLB, model.ChainSEP} {
+		if h, found := strings.CutPrefix(name, p); found && len(h) == 16 {
+			return p, h, true
+		}
+	}
+	return "", "", false
 }

@@ -92,7 +92,9 @@ var syncSlow = &Check{
 	Title:    "rule syncs take a second or more",
 	What: "The p99 of kube-proxy's rule sync duration (`kubeproxy_sync_proxy_rules_duration_seconds`, and its full " +
 		"and partial variants of 1.28+), estimated from the histogram buckets as PromQL's histogram_quantile does, " +
-		"is at or above 1 s, per IP family.",
+		"is at or above 1 s, per IP family, and the buckets show it: more than 1% of the syncs took longer than " +
+		"the first bucket bound at or above 1 s (1.024 s), so an estimate interpolated inside the bucket below " +
+		"does not count.",
 	Why: "While a sync runs, no change is programmed: new endpoints wait and removed ones keep receiving traffic. " +
 		"Slow syncs are the symptom of a rule set too large for iptables-restore (every full sync rewrites it all), " +
 		"lock contention with other iptables users, or a starved kube-proxy container (CPU limits).",
@@ -119,6 +121,14 @@ func runSyncSlow(p *Pass) {
 			if h.stats == nil || h.stats.P99 == nil || float64(*h.stats.P99) < slowSync {
 				continue
 			}
+			// The estimate interpolates inside a bucket; report only when the
+			// buckets show that more than 1% of the syncs took longer than
+			// the first bound at or above 1 s.
+			bound := slowBucket(h.stats)
+			if bound == nil || float64(h.stats.Count)-float64(bound.Count) <= 0.01*float64(h.stats.Count) {
+				continue
+			}
+			over := float64(h.stats.Count) - float64(bound.Count)
 			p99 := float64(*h.stats.P99)
 			kind := "rule syncs"
 			switch h.name {
@@ -127,17 +137,30 @@ func runSyncSlow(p *Pass) {
 			case metrics.SyncPartialProxyRulesDuration:
 				kind = "partial rule syncs"
 			}
-			msg := fmt.Sprintf("%s take %.2f s at p99 over %v syncs (%s, %s)", kind, p99, float64(h.stats.Count), familyName(f), h.name)
+			mean := ""
 			if h.stats.Mean != nil {
-				msg = fmt.Sprintf("%s take %.2f s at p99, %.2f s on average, over %v syncs (%s, %s)", kind, p99, float64(*h.stats.Mean), float64(h.stats.Count), familyName(f), h.name)
+				mean = fmt.Sprintf(", %.2f s on average", float64(*h.stats.Mean))
 			}
+			msg := fmt.Sprintf("%s take %.2f s at p99%s; %v of %v took more than %v s (%s, %s)", kind, p99, mean, over, float64(h.stats.Count),
+				float64(bound.UpperBound), familyName(f), h.name)
 			p.Report(Finding{
-				Message:  msg,
-				Evidence: []model.Evidence{quantileEvidence(h.stats, 0.99), model.EvidenceAt(h.stats.Pos, h.stats.Raw)},
+				Message: msg,
+				Evidence: []model.Evidence{model.EvidenceAt(bound.Pos, fmt.Sprintf("bucket le=%v: %v of %v syncs", float64(bound.UpperBound), float64(bound.Count), float64(h.stats.Count))),
+					model.EvidenceAt(h.stats.Pos, h.stats.Raw)},
 				Advice:   syncSlowAdvice(p),
 			})
 		}
 	}
+}
+
+// slowBucket returns the first bucket whose bound is at least slowSync.
+func slowBucket(h *metrics.HistogramStats) *metrics.Bucket {
+	for i := range h.Buckets {
+		if float64(h.Buckets[i].UpperBound) >= slowSync {
+			return &h.Buckets[i]
+		}
+	}
+	return nil
 }
 
 func syncSlowAdvice(p *Pass) string {
