@@ -147,7 +147,7 @@ func runSyncSlow(p *Pass) {
 				Message: msg,
 				Evidence: []model.Evidence{model.EvidenceAt(bound.Pos, fmt.Sprintf("bucket le=%v: %v of %v syncs", float64(bound.UpperBound), float64(bound.Count), float64(h.stats.Count))),
 					model.EvidenceAt(h.stats.Pos, h.stats.Raw)},
-				Advice:   syncSlowAdvice(p),
+				Advice: syncSlowAdvice(p),
 			})
 		}
 	}
