@@ -136,6 +136,9 @@ type Result struct {
 	// determined, Programmed the modes the data plane shows rules of.
 	Mode, ModeSource string
 	Programmed       []string
+	// Migration says what a move to nftables mode would change, for an
+	// IPVS-mode node; nil otherwise.
+	Migration *Migration
 }
 
 // Options select checks.
@@ -178,7 +181,7 @@ func Select(all []*Check, opts Options) ([]*Check, error) {
 // every check's status.
 func Run(snap *model.Snapshot, checks []*Check) *Result {
 	f := newFacts(snap)
-	res := &Result{Mode: f.mode, ModeSource: f.modeSource, Programmed: f.programmed}
+	res := &Result{Mode: f.mode, ModeSource: f.modeSource, Programmed: f.programmed, Migration: migration(f)}
 	for _, c := range checks {
 		st := Status{ID: c.ID, State: "ran"}
 		if reason := f.missing(c.Needs); reason != "" {

@@ -61,6 +61,9 @@ type Report struct {
 	Nodes []NodeReport `json:"nodes,omitempty"`
 	// Unknown lists the input files whose kind was not recognised.
 	Unknown []string `json:"unknownInputs,omitempty"`
+	// Migration is, for an IPVS-mode node, what a move to nftables mode
+	// would change (single-node reports; see NodeReport otherwise).
+	Migration *checks.Migration `json:"migration,omitempty"`
 }
 
 // NodeReport summarises one node of a multi-node report.
@@ -72,6 +75,8 @@ type NodeReport struct {
 	Summary          Summary         `json:"summary"`
 	Checks           []checks.Status `json:"checks,omitempty"`
 	Notes            []string        `json:"notes,omitempty"`
+	// Migration is the node's IPVS-to-nftables migration section.
+	Migration *checks.Migration `json:"migration,omitempty"`
 }
 
 // NodeResult is the analysis of one node, the input of [Build].
@@ -98,7 +103,8 @@ func Build(tool Tool, nodes []NodeResult) *Report {
 			r.Summary.Add(f.Severity)
 		}
 		if len(nodes) > 1 {
-			nr := NodeReport{Node: s.Node.Name, Mode: n.Result.Mode, KubeProxyVersion: s.Version.String(), Summary: sum, Checks: n.Result.Statuses, Notes: s.Notes}
+			nr := NodeReport{Node: s.Node.Name, Mode: n.Result.Mode, KubeProxyVersion: s.Version.String(), Summary: sum, Checks: n.Result.Statuses, Notes: s.Notes,
+				Migration: n.Result.Migration}
 			if len(s.Inputs) > 0 {
 				nr.Bundle = s.Inputs[0].Bundle
 			}
@@ -114,6 +120,7 @@ func Build(tool Tool, nodes []NodeResult) *Report {
 		r.VersionSource = n.Snap.Version.Source
 		r.Checks = n.Result.Statuses
 		r.Notes = n.Snap.Notes
+		r.Migration = n.Result.Migration
 	}
 	checks.SortFindings(r.Findings)
 	return r
