@@ -607,7 +607,7 @@ func (p *textParser) elements(lt []token, s *Set) ([]Element, error) {
 		toks = append(toks, lt...)
 	}
 	sp := &stmtParser{toks: toks}
-	els, err := sp.elements(true)
+	els, err := sp.elements(true, nil, nil)
 	if err == nil && sp.i != len(toks) {
 		err = fmt.Errorf("unexpected %s after the elements", quoteTok(toks[sp.i]))
 	}
@@ -780,14 +780,14 @@ func (p *stmtParser) stmt1() Stmt {
 	switch {
 	case p.is("set"):
 		p.i++
-		v := p.valueExpr()
+		v := p.valueExpr(exprType(left))
 		if v == nil {
 			return nil
 		}
 		return &Mangle{Key: left, Value: v}
 	case p.is("vmap"):
 		p.i++
-		d := p.mapData(true)
+		d := p.mapData(exprTypes(left), nil)
 		if d == nil {
 			return nil
 		}
@@ -799,20 +799,24 @@ func (p *stmtParser) stmt1() Stmt {
 func (p *stmtParser) match(left Expr) Stmt {
 	op, implicit := OpEq, true
 	if t := p.peek(0); t != nil && t.kind == tWord {
-		switch Op(t.text) {
+		w := t.text
+		if o, ok := relWords[w]; ok {
+			w = o
+		}
+		switch Op(w) {
 		case OpEq, OpNeq, OpLt, OpGt, OpLte, OpGte:
-			op, implicit = Op(t.text), false
+			op, implicit = Op(w), false
 			p.i++
 		}
 	}
-	right := p.rhs()
+	right := p.rhs(left)
 	if right == nil {
 		return nil
 	}
 	if p.is("/") {
 		// flag comparison: `tcp flags syn / syn,ack`
 		p.i++
-		mask := p.value()
+		mask := p.value(exprType(left))
 		if mask == nil || (op != OpEq && op != OpNeq) || !isBitmask(exprType(left)) {
 			return nil
 		}
@@ -924,16 +928,19 @@ func (p *stmtParser) selector() Expr {
 	return nil
 }
 
-var binopBP = map[string]int{"|": 1, "^": 2, "&": 3, "<<": 4, ">>": 4}
+var binopBP = map[string]int{"|": 1, "^": 2, "&": 3, "<<": 4, ">>": 4, "or": 1, "xor": 2, "and": 3, "lshift": 4, "rshift": 4}
+
+// binopWords are nft's keyword spellings of the bitwise operators.
+var binopWords = map[string]string{"or": "|", "xor": "^", "and": "&", "lshift": "<<", "rshift": ">>"}
 
 // binexpr reads operands joined by bitwise operators (precedence
 // climbing); the first operand must be a selector when sel is set.
-func (p *stmtParser) binexpr(minBP int, sel bool) Expr {
+func (p *stmtParser) binexpr(minBP int, sel bool, hint string) Expr {
 	var left Expr
 	if sel {
 		left = p.selector()
 	} else if left = p.selector(); left == nil {
-		if v := p.value(); v != nil {
+		if v := p.value(hint); v != nil {
 			left = v
 		}
 	}
@@ -950,25 +957,33 @@ func (p *stmtParser) binexpr(minBP int, sel bool) Expr {
 			return left
 		}
 		p.i++
-		right := p.binexpr(bp+1, false)
+		rt := exprType(left)
+		if rt == "" {
+			rt = hint
+		}
+		right := p.binexpr(bp+1, false, rt)
 		if right == nil {
 			return nil
 		}
-		left = &Binop{Op: t.text, Left: left, Right: right}
+		op := t.text
+		if w, ok := binopWords[op]; ok {
+			op = w
+		}
+		left = &Binop{Op: op, Left: left, Right: right}
 	}
 }
 
 // lhs reads the left side of a match, vmap or mangle: selectors, binops
 // and concatenations.
 func (p *stmtParser) lhs() Expr {
-	e := p.binexpr(1, true)
+	e := p.binexpr(1, true, "")
 	if e == nil || !p.is(".") {
 		return e
 	}
 	c := &Concat{Parts: []Expr{e}}
 	for p.is(".") {
 		p.i++
-		e := p.binexpr(1, true)
+		e := p.binexpr(1, true, "")
 		if e == nil {
 			return nil
 		}
@@ -979,8 +994,8 @@ func (p *stmtParser) lhs() Expr {
 
 // valueExpr reads a value: an expression or constant, optionally looked
 // up in a map (`numgen random mod 2 map { ... }`).
-func (p *stmtParser) valueExpr() Expr {
-	e := p.binexpr(1, false)
+func (p *stmtParser) valueExpr(hint string) Expr {
+	e := p.binexpr(1, false, hint)
 	if e == nil {
 		return nil
 	}
@@ -988,7 +1003,7 @@ func (p *stmtParser) valueExpr() Expr {
 		c := &Concat{Parts: []Expr{e}}
 		for p.is(".") {
 			p.i++
-			e := p.binexpr(1, false)
+			e := p.binexpr(1, false, "")
 			if e == nil {
 				return nil
 			}
@@ -998,17 +1013,22 @@ func (p *stmtParser) valueExpr() Expr {
 	}
 	if p.is("map") {
 		p.i++
-		d := p.mapData(false)
+		d := p.mapData(exprTypes(e), []string{hint})
 		if d == nil {
 			return nil
 		}
 		return &Map{Key: e, Data: d}
 	}
+	if v, ok := e.(*Value); ok && hint != "" && !validValue(v.Text, strings.HasPrefix(v.Text, `"`), hint) {
+		return nil
+	}
 	return e
 }
 
-// mapData reads `@name` or an anonymous map.
-func (p *stmtParser) mapData(verdict bool) Expr {
+// mapData reads `@name` or an anonymous map; dataTypes is nil for a
+// verdict map.
+func (p *stmtParser) mapData(keyTypes, dataTypes []string) Expr {
+	verdict := dataTypes == nil
 	if t := p.peek(0); t != nil && t.kind == tWord && strings.HasPrefix(t.text, "@") && len(t.text) > 1 {
 		p.i++
 		return &SetRef{Name: t.text[1:]}
@@ -1016,7 +1036,7 @@ func (p *stmtParser) mapData(verdict bool) Expr {
 	if !p.isPunct("{") {
 		return nil
 	}
-	els, err := p.elements(false)
+	els, err := p.elements(false, keyTypes, dataTypes)
 	if err != nil || len(els) == 0 {
 		return nil
 	}
@@ -1030,7 +1050,8 @@ func (p *stmtParser) mapData(verdict bool) Expr {
 
 // rhs reads the right side of a match: a set reference, an anonymous
 // set, or constants (possibly concatenated).
-func (p *stmtParser) rhs() Expr {
+func (p *stmtParser) rhs(left Expr) Expr {
+	types := exprTypes(left)
 	t := p.peek(0)
 	if t == nil {
 		return nil
@@ -1040,7 +1061,7 @@ func (p *stmtParser) rhs() Expr {
 		return &SetRef{Name: t.text[1:]}
 	}
 	if p.isPunct("{") {
-		els, err := p.elements(false)
+		els, err := p.elements(false, types, nil)
 		if err != nil || len(els) == 0 {
 			return nil
 		}
@@ -1051,7 +1072,13 @@ func (p *stmtParser) rhs() Expr {
 		}
 		return &AnonSet{Elements: els}
 	}
-	v := p.value()
+	typeAt := func(i int) string {
+		if i < len(types) {
+			return types[i]
+		}
+		return ""
+	}
+	v := p.value(typeAt(0))
 	if v == nil {
 		return nil
 	}
@@ -1061,7 +1088,7 @@ func (p *stmtParser) rhs() Expr {
 	c := &Concat{Parts: []Expr{v}}
 	for p.is(".") {
 		p.i++
-		v := p.value()
+		v := p.value(typeAt(len(c.Parts)))
 		if v == nil {
 			return nil
 		}
@@ -1112,16 +1139,31 @@ func (p *stmtParser) valueText() (string, bool) {
 	return b.String(), true
 }
 
-func (p *stmtParser) value() *Value {
+// value reads a constant that must be valid for datatype t.
+func (p *stmtParser) value(t string) *Value {
+	save := p.i
 	s, ok := p.valueText()
-	if !ok {
+	if !ok || !validValue(s, strings.HasPrefix(s, `"`), t) {
+		p.i = save
 		return nil
 	}
 	return &Value{Text: s}
 }
 
-// elements reads `{ e, e, ... }`. Named sets record each element's line.
-func (p *stmtParser) elements(named bool) ([]Element, error) {
+// elements reads `{ e, e, ... }`. Named sets record each element's line;
+// the constants of anonymous ones are checked against keyTypes and
+// dataTypes.
+func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Element, error) {
+	check := func(s string, types []string, i int) bool {
+		if named {
+			return true
+		}
+		t := ""
+		if i < len(types) {
+			t = types[i]
+		}
+		return validValue(s, strings.HasPrefix(s, `"`), t)
+	}
 	if !p.isPunct("{") {
 		return nil, fmt.Errorf("expected '{'")
 	}
@@ -1138,7 +1180,7 @@ func (p *stmtParser) elements(named bool) ([]Element, error) {
 		}
 		for {
 			v, ok := p.valueText()
-			if !ok {
+			if !ok || !check(v, keyTypes, len(e.Key)) {
 				return nil, p.unexpected("element key")
 			}
 			e.Key = append(e.Key, v)
@@ -1191,7 +1233,7 @@ func (p *stmtParser) elements(named bool) ([]Element, error) {
 			} else {
 				for {
 					v, ok := p.valueText()
-					if !ok {
+					if !ok || !check(v, dataTypes, len(e.Data)) {
 						return nil, p.unexpected("element data")
 					}
 					e.Data = append(e.Data, v)
@@ -1393,7 +1435,7 @@ func (p *stmtParser) reject() Stmt {
 			r.Type = "tcp reset"
 		case "icmp", "icmpv6", "icmpx":
 			code, ok := p.word()
-			if !ok {
+			if !ok || !validRejectCode(w, code) {
 				return nil
 			}
 			r.Type, r.Code = w, code
@@ -1431,12 +1473,12 @@ func (p *stmtParser) nat(kind string) Stmt {
 			save := p.i
 			if p.selector() != nil {
 				p.i = save
-				if n.Addr = p.valueExpr(); n.Addr == nil {
+				if n.Addr = p.valueExpr(""); n.Addr == nil {
 					return nil
 				}
 			} else {
 				p.i = save + 1
-				if !natAddr(n, t.text) {
+				if !natAddr(n, t.text) || !p.validNAT(n) {
 					return nil
 				}
 			}
@@ -1520,3 +1562,24 @@ func (p *stmtParser) setUpdate(op, set string) Stmt {
 	p.i++
 	return u
 }
+
+// validNAT checks the constant address and port of a NAT statement.
+func (p *stmtParser) validNAT(n *NAT) bool {
+	if v, ok := n.Port.(*Value); ok && !validValue(v.Text, false, "inet_service") {
+		return false
+	}
+	v, ok := n.Addr.(*Value)
+	if !ok {
+		return true
+	}
+	switch {
+	case n.Family == "ip" || p.fam == nftables.TableFamilyIPv4:
+		return validValue(v.Text, false, "ipv4_addr")
+	case n.Family == "ip6" || p.fam == nftables.TableFamilyIPv6:
+		return validValue(v.Text, false, "ipv6_addr")
+	}
+	return validValue(v.Text, false, "ipv4_addr") || validValue(v.Text, false, "ipv6_addr")
+}
+
+// relWords are nft's keyword spellings of the relational operators.
+var relWords = map[string]string{"eq": "==", "ne": "!=", "lt": "<", "gt": ">", "le": "<=", "ge": ">="}

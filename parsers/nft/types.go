@@ -2,6 +2,7 @@ package nft
 
 import (
 	"errors"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -504,3 +505,88 @@ func isLogLevel(s string) bool {
 }
 
 var verdictKinds = map[string]bool{"accept": true, "drop": true, "continue": true, "return": true, "jump": true, "goto": true}
+
+// reserved are words of nft's grammar that are never constants of an
+// unknown datatype: meeting one where a constant is expected means the
+// statement is one the package does not model.
+var reserved = map[string]bool{
+	"map": true, "vmap": true, "set": true, "mod": true, "seed": true, "offset": true, "jhash": true,
+	"symhash": true, "numgen": true, "meta": true, "ct": true, "fib": true, "rt": true, "socket": true,
+	"osf": true, "at": true, "with": true, "to": true, "over": true, "burst": true, "comment": true,
+	"counter": true, "log": true, "limit": true, "reject": true, "accept": true, "drop": true,
+	"return": true, "jump": true, "goto": true, "continue": true, "queue": true, "masquerade": true,
+	"redirect": true, "notrack": true, "update": true, "add": true, "delete": true, "dup": true,
+	"fwd": true, "synproxy": true, "flow": true, "xt": true, "option": true, "by": true, "typeof": true,
+	"type": true, "timeout": true, "expires": true, "quota": true, "tproxy": true, "ipsec": true,
+	"exthdr": true, "hbh": true, "rt0": true, "frag": true, "dst": true, "mh": true, "srh": true,
+}
+
+// validValue reports whether text (a word, or a quoted string when quoted
+// is set) can be a constant of datatype t as nft prints it. Unknown
+// datatypes accept anything but reserved words.
+func validValue(text string, quoted bool, t string) bool {
+	if quoted {
+		return t == "" || isQuoted(t)
+	}
+	if text == "" || reserved[text] {
+		return false
+	}
+	single := func(s string) bool {
+		switch t {
+		case "ipv4_addr":
+			a, err := netip.ParseAddr(s)
+			return err == nil && a.Is4()
+		case "ipv6_addr":
+			a, err := netip.ParseAddr(s)
+			return err == nil && a.Is6()
+		case "inet_service", "integer", "mark", "uid", "gid", "time", "iface_index", "realm", "devgroup":
+			return isNumber(s)
+		}
+		return true
+	}
+	switch t {
+	case "ipv4_addr", "ipv6_addr":
+		if a, l, ok := strings.Cut(text, "/"); ok {
+			n, err := strconv.Atoi(l)
+			return err == nil && n >= 0 && n <= 128 && single(a)
+		}
+		if lo, hi, ok := strings.Cut(text, "-"); ok {
+			return single(lo) && single(hi)
+		}
+		return single(text)
+	case "inet_service", "integer", "mark", "uid", "gid":
+		if lo, hi, ok := strings.Cut(text, "-"); ok {
+			return single(lo) && single(hi)
+		}
+		return single(text)
+	case "ifname", "string":
+		return false
+	case "iface_index":
+		return isNumber(text)
+	}
+	return true
+}
+
+func isNumber(s string) bool {
+	if strings.HasPrefix(s, "0x") {
+		_, err := strconv.ParseUint(s[2:], 16, 64)
+		return err == nil && len(s) > 2
+	}
+	_, err := strconv.ParseUint(s, 10, 64)
+	return err == nil
+}
+
+var rejectCodes = map[string][]string{
+	"icmp":   {"net-unreachable", "host-unreachable", "prot-unreachable", "port-unreachable", "frag-needed", "net-prohibited", "host-prohibited", "admin-prohibited"},
+	"icmpv6": {"no-route", "admin-prohibited", "addr-unreachable", "port-unreachable", "policy-fail", "reject-route"},
+	"icmpx":  {"port-unreachable", "admin-prohibited", "no-route", "host-unreachable"},
+}
+
+func validRejectCode(typ, code string) bool {
+	for _, c := range rejectCodes[typ] {
+		if c == code {
+			return true
+		}
+	}
+	return isNumber(code)
+}
