@@ -114,11 +114,11 @@ func TestGolden(t *testing.T) {
 		text := parsetest.Section(a, "input.txt")
 		js := parsetest.Section(a, "input.json")
 		if strings.HasPrefix(name, "error-") {
-			in, parse := text, ParseText
+			in, file, parse := text, "input.txt", ParseText
 			if js != nil {
-				in, parse = js, ParseJSON
+				in, file, parse = js, "input.json", ParseJSON
 			}
-			rs, err := parse(name, in)
+			rs, err := parse(file, in)
 			if err == nil {
 				t.Fatalf("no error; parsed %d tables", len(rs.Tables))
 			}
@@ -150,7 +150,9 @@ func TestGolden(t *testing.T) {
 		default:
 			t.Fatal("no input section")
 		}
-		checkRoundTrip(t, rs)
+		if !jsonOnly(rs) {
+			checkRoundTrip(t, rs)
+		}
 		if h := parsetest.Section(a, "input-handles.txt"); h != nil {
 			hm, err := ParseText("input-handles.txt", h)
 			if err != nil {
@@ -165,6 +167,28 @@ func TestGolden(t *testing.T) {
 		}
 		return map[string][]byte{"want.json": parsetest.JSON(t, rs)}
 	})
+}
+
+// jsonOnly reports whether rs holds parts known only as JSON, which
+// Format cannot print as nft text.
+func jsonOnly(rs *Ruleset) bool {
+	for _, t := range rs.Tables {
+		for _, o := range t.Objects {
+			if o.Body == nil && o.JSON != "" {
+				return true
+			}
+		}
+		for _, c := range t.Chains {
+			for _, r := range c.Rules {
+				for _, s := range r.Stmts {
+					if u, ok := s.(*Unsupported); ok && u.Text == "" {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 // checkRoundTrip checks Parse(Format(x)) == x and that Format is stable.
