@@ -251,7 +251,7 @@ func TestCapture(t *testing.T) {
 			js := run("ip", "netns", "exec", ns, "nft", "-j", "list", "ruleset")
 			handles := run("ip", "netns", "exec", ns, "nft", "-a", "list", "ruleset")
 			version := strings.TrimSpace(string(run("nft", "--version")))
-			checkSameRuleset(t, text, js)
+			checkNetlink(t, ns, checkSameRuleset(t, text, js))
 			hm, err := ParseText("handles", handles)
 			if err != nil {
 				t.Fatal(err)
