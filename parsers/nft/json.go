@@ -49,6 +49,7 @@ type jconv struct {
 	chains map[objKey]*Chain
 	sets   map[objKey]*Set
 	prefix []byte // scratch for positions
+	render []byte // scratch for Rule.Raw
 	// curFamily is the family of the table of the rule being converted.
 	curFamily nftables.TableFamily
 }
@@ -876,6 +877,7 @@ func (c *jconv) rule(n *jnode) error {
 		return err
 	}
 	c.push("expr")
+	r.Stmts = make([]Stmt, 0, ex.n)
 	for i, k := range c.r.kids(ex) {
 		c.pushIdx(i)
 		s, err := c.stmt(&k, t.Family)
@@ -890,7 +892,8 @@ func (c *jconv) rule(n *jnode) error {
 		c.pop()
 	}
 	c.pop()
-	r.Raw = string(appendRule(nil, r))
+	c.render = appendRule(c.render[:0], r)
+	r.Raw = string(c.render)
 	ch.Rules = append(ch.Rules, r)
 	return nil
 }

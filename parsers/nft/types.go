@@ -567,13 +567,28 @@ func validValue(text string, quoted bool, t string) bool {
 	return true
 }
 
+// isNumber reports whether s is a decimal or 0x-prefixed hexadecimal
+// number of at most 64 bits.
 func isNumber(s string) bool {
-	if strings.HasPrefix(s, "0x") {
-		_, err := strconv.ParseUint(s[2:], 16, 64)
-		return err == nil && len(s) > 2
+	hex := strings.HasPrefix(s, "0x")
+	if hex {
+		s = s[2:]
 	}
-	_, err := strconv.ParseUint(s, 10, 64)
-	return err == nil
+	if s == "" || len(s) > 20 || hex && len(s) > 16 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= '0' && c <= '9' || hex && (c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			continue
+		}
+		return false
+	}
+	if !hex && len(s) == 20 {
+		_, err := strconv.ParseUint(s, 10, 64)
+		return err == nil
+	}
+	return true
 }
 
 var rejectCodes = map[string][]string{
