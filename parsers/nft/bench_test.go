@@ -19,7 +19,9 @@ func genKubeProxy(n, eps int) []byte {
 	var b bytes.Buffer
 	svcIP := func(i int) string { return fmt.Sprintf("10.%d.%d.%d", 96+i>>16, i>>8&255, i&255) }
 	epIP := func(i, j int) string { k := i*eps + j; return fmt.Sprintf("10.%d.%d.%d", 128+k>>16, k>>8&255, k&255) }
-	svc := func(i int) string { return fmt.Sprintf("service-%08X-ns%d/svc%d/tcp/http", i*2654435761&0xffffffff, i%50, i) }
+	svc := func(i int) string {
+		return fmt.Sprintf("service-%08X-ns%d/svc%d/tcp/http", i*2654435761&0xffffffff, i%50, i)
+	}
 	ep := func(i, j int) string {
 		return fmt.Sprintf("endpoint-%08X-ns%d/svc%d/tcp/http__%s/8080", (i*eps+j)*2246822519&0xffffffff, i%50, i, epIP(i, j))
 	}

@@ -45,6 +45,16 @@
 // parsed from nft's own text output it reproduces the input byte for byte
 // (without `# handle` annotations, see [FormatOptions]).
 //
+// [FormatJSON] prints a model as `nft -j list ruleset` prints it (nft 1.0.6
+// member order and spacing); for a ruleset parsed from that output it
+// reproduces the input byte for byte.
+//
+// nft 1.0.6 itself prints a dormant table's flags wrongly in JSON (the
+// name of the table's first object instead of "dormant"); [ParseJSON] keeps
+// what it finds.
+//
 // [FromTable], [FromChain] and [FromSet] convert the netlink values of
-// github.com/google/nftables into the same model.
+// github.com/google/nftables into the same model (tables, chains, sets and
+// their elements; rules stay out of scope, their netlink form being the
+// low-level expressions nft decompiles).
 package nft

@@ -14,6 +14,9 @@ import (
 
 func FuzzParseText(f *testing.F) {
 	parsetest.Seeds(f, "parsers/nft/*.txtar")
+	for _, tc := range stmtCases {
+		f.Add([]byte("table " + tc.family + " t {\n\tchain c {\n\t\t" + tc.text + "\n\t}\n}\n"))
+	}
 	f.Add([]byte("table ip t {\n\tchain c {\n\t\tip saddr . tcp dport { 10.0.0.1 . 80, 10.0.0.2 . 443 } tcp flags syn / syn,ack accept\n\t}\n}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rs, err := ParseText("fuzz", data)
@@ -49,6 +52,12 @@ func FuzzParseText(f *testing.F) {
 
 func FuzzParseJSON(f *testing.F) {
 	parsetest.Seeds(f, "parsers/nft/*.txtar")
+	for _, tc := range stmtCases {
+		f.Add([]byte(`{"nftables":[{"metainfo":{"json_schema_version":1}},{"table":{"family":"` + tc.family + `","name":"t","handle":1}},` +
+			`{"set":{"family":"` + tc.family + `","name":"s","table":"t","type":["ipv4_addr","inet_service"],"handle":2,"flags":["interval"],"elem":[{"concat":[{"prefix":{"addr":"10.0.0.0","len":8}},{"range":[80,90]}]}]}},` +
+			`{"chain":{"family":"` + tc.family + `","table":"t","name":"c","handle":1,"type":"filter","hook":"input","prio":-10,"policy":"drop"}},` +
+			`{"rule":{"family":"` + tc.family + `","table":"t","chain":"c","handle":2,"comment":"x","expr":[` + tc.json + `]}}]}`))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rs, err := ParseJSON("fuzz", data)
 		if err != nil {
