@@ -737,3 +737,9 @@ func appendTime(b []byte, d time.Duration) []byte {
 	}
 	return b
 }
+
+// ExprString returns e in nft's text form (`ip daddr . meta l4proto . th dport`).
+func ExprString(e Expr) string { return string(appendExpr(nil, e)) }
+
+// StmtString returns s in nft's text form (`dnat to 10.0.0.1:80`).
+func StmtString(s Stmt) string { return string(s.appendStmt(nil)) }

@@ -3,6 +3,7 @@ package nft
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -256,4 +257,25 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func TestStringers(t *testing.T) {
+	for _, tc := range stmtCases {
+		var parts []string
+		for _, s := range tc.want {
+			parts = append(parts, StmtString(s))
+		}
+		if got := strings.Join(parts, " "); got != tc.text {
+			t.Errorf("StmtString: %q, want %q", got, tc.text)
+		}
+	}
+	e := &Concat{Parts: []Expr{&Payload{"ip", "daddr"}, &Meta{"l4proto"}, &Payload{"th", "dport"}}}
+	if got := ExprString(e); got != "ip daddr . meta l4proto . th dport" {
+		t.Errorf("ExprString = %q", got)
+	}
+	// nft's parentheses: a looser operand of a tighter operator.
+	b := &Binop{Op: "&", Left: &Binop{Op: "|", Left: &Meta{"mark"}, Right: &Value{"0x00000001"}}, Right: &Value{"0x000000ff"}}
+	if got := ExprString(b); got != "(meta mark | 0x00000001) & 0x000000ff" {
+		t.Errorf("ExprString = %q", got)
+	}
 }
