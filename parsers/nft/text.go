@@ -414,16 +414,17 @@ func (p *textParser) priority(pt []string, fam nftables.TableFamily, hook string
 
 func (p *textParser) set(toks []token, fam nftables.TableFamily) (*Set, error) {
 	start := p.line
-	name, handle, err := p.header(toks, toks[0].text, 1)
+	kind := toks[0].text // toks is reused for the following lines
+	name, handle, err := p.header(toks, kind, 1)
 	if err != nil {
 		return nil, err
 	}
-	s := &Set{Name: name, IsMap: toks[0].text == "map", Handle: handle, Pos: p.pos(start)}
+	s := &Set{Name: name, IsMap: kind == "map", Handle: handle, Pos: p.pos(start)}
 	sawType := false
 	for {
 		line, ok := p.next()
 		if !ok {
-			return nil, p.errf(p.line, "unexpected end of input: %s %s opened at line %d is not closed", toks[0].text, name, start)
+			return nil, p.errf(p.line, "unexpected end of input: %s %s opened at line %d is not closed", kind, name, start)
 		}
 		lt, err := p.lex(line)
 		if err != nil {
@@ -437,7 +438,7 @@ func (p *textParser) set(toks []token, fam nftables.TableFamily) (*Set, error) {
 		switch {
 		case w == "}" && len(lt) == 1:
 			if !sawType {
-				return nil, p.errf(p.line, "%s %s has no type", toks[0].text, name)
+				return nil, p.errf(p.line, "%s %s has no type", kind, name)
 			}
 			if s.Timeout != 0 && !s.HasFlag("timeout") {
 				s.Flags, _ = canonSetFlags(append(s.Flags, "timeout"))
@@ -485,7 +486,7 @@ func (p *textParser) set(toks []token, fam nftables.TableFamily) (*Set, error) {
 			s.Comment = unquote(lt[1].text)
 		case w == "elements" && len(lt) >= 3 && lt[1].text == "=" && lt[2].text == "{":
 			if s.Elements != nil {
-				return nil, p.errf(p.line, "%s %s has two element lists", toks[0].text, name)
+				return nil, p.errf(p.line, "%s %s has two element lists", kind, name)
 			}
 			els, err := p.elements(lt[2:], s)
 			if err != nil {
@@ -493,7 +494,7 @@ func (p *textParser) set(toks []token, fam nftables.TableFamily) (*Set, error) {
 			}
 			s.Elements = els
 		default:
-			return nil, p.errf(p.line, "unexpected %s in %s %s", quoteTok(lt[0]), toks[0].text, name)
+			return nil, p.errf(p.line, "unexpected %s in %s %s", quoteTok(lt[0]), kind, name)
 		}
 	}
 }
