@@ -96,12 +96,19 @@ func appendObject(b []byte, ob *Object, o FormatOptions) []byte {
 	b = append(b, " {"...)
 	b = appendHandle(b, o, ob.Handle)
 	b = append(b, '\n')
+	if ob.Counter != nil {
+		b = append(b, "\t\tpackets "...)
+		b = strconv.AppendUint(b, ob.Counter.Packets, 10)
+		b = append(b, " bytes "...)
+		b = strconv.AppendUint(b, ob.Counter.Bytes, 10)
+		b = append(b, '\n')
+	}
 	for _, l := range ob.Body {
 		b = append(b, "\t\t"...)
 		b = append(b, l...)
 		b = append(b, '\n')
 	}
-	if ob.JSON != "" && ob.Body == nil {
+	if ob.JSON != "" && ob.Body == nil && ob.Counter == nil {
 		// Only JSON is known: nft refuses this line, see Unsupported.
 		b = append(b, "\t\tunsupported-json "...)
 		b = append(b, ob.JSON...)

@@ -847,6 +847,22 @@ func (c *jconv) object(kv, item *jnode) error {
 	if o.Handle, err = c.uintField(kv, "handle", 64); err != nil {
 		return err
 	}
+	if kv.key == "counter" {
+		plain := true
+		for _, m := range c.r.kids(kv) {
+			switch m.key {
+			case "family", "name", "table", "handle", "packets", "bytes":
+			default:
+				plain = false
+			}
+		}
+		if plain {
+			if o.Counter, err = c.counterObj(kv); err != nil {
+				return err
+			}
+			o.JSON = ""
+		}
+	}
 	t.Objects = append(t.Objects, o)
 	return nil
 }

@@ -110,7 +110,7 @@ func (w *jwriter) table(t *Table) {
 	w.raw("}}")
 	for _, o := range t.Objects {
 		if o.Kind != "flowtable" {
-			w.object(o)
+			w.object(t, o)
 		}
 	}
 	for _, s := range t.Sets {
@@ -118,7 +118,7 @@ func (w *jwriter) table(t *Table) {
 	}
 	for _, o := range t.Objects {
 		if o.Kind == "flowtable" {
-			w.object(o)
+			w.object(t, o)
 		}
 	}
 	for _, c := range t.Chains {
@@ -131,7 +131,22 @@ func (w *jwriter) table(t *Table) {
 	}
 }
 
-func (w *jwriter) object(o *Object) {
+func (w *jwriter) object(t *Table, o *Object) {
+	if o.Counter != nil {
+		w.head("counter", t)
+		w.key(false, "name")
+		w.str(o.Name)
+		w.key(false, "table")
+		w.str(t.Name)
+		w.key(false, "handle")
+		w.uint(o.Handle)
+		w.key(false, "packets")
+		w.uint(o.Counter.Packets)
+		w.key(false, "bytes")
+		w.uint(o.Counter.Bytes)
+		w.raw("}}")
+		return
+	}
 	if o.JSON != "" {
 		w.raw(", ")
 		w.raw(o.JSON)

@@ -29,17 +29,18 @@ type Table struct {
 	Pos     parsers.Pos `json:"pos"`
 }
 
-// Object is a table-level object the package does not model: a named
-// counter, quota, limit, ct helper/timeout/expectation, secmark, synproxy
-// or flowtable. Body holds the lines between the braces (text input) and
-// JSON the object's JSON (JSON input).
+// Object is a table-level stateful object or flowtable. Named counters
+// are modelled (Counter); of the others (quota, limit, ct helper/timeout/
+// expectation, secmark, synproxy, flowtable) Body holds the lines between
+// the braces (text input) and JSON the object's JSON (JSON input).
 type Object struct {
-	Kind   string      `json:"kind"` // "counter", "quota", "ct helper", "flowtable", ...
-	Name   string      `json:"name"`
-	Handle uint64      `json:"handle,omitempty"`
-	Body   []string    `json:"body,omitempty"`
-	JSON   string      `json:"json,omitempty"`
-	Pos    parsers.Pos `json:"pos"`
+	Kind    string      `json:"kind"` // "counter", "quota", "ct helper", "flowtable", ...
+	Name    string      `json:"name"`
+	Handle  uint64      `json:"handle,omitempty"`
+	Counter *Counter    `json:"counter,omitempty"` // the values of a named counter
+	Body    []string    `json:"body,omitempty"`
+	JSON    string      `json:"json,omitempty"`
+	Pos     parsers.Pos `json:"pos"`
 }
 
 // Chain is a chain of a table. Base chains have a Type, Hook, Priority and

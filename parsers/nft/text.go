@@ -232,6 +232,14 @@ func (p *textParser) object(toks []token) (*Object, error) {
 			if len(toks) != 1 {
 				return nil, p.errf(p.line, "unexpected text after the end of %s %s", o.Kind, o.Name)
 			}
+			if o.Kind == "counter" && len(o.Body) == 1 {
+				if lt, err := lexLine(nil, o.Body[0], 0); err == nil {
+					sp := &stmtParser{toks: lt}
+					if c, ok := sp.counter().(*Counter); ok && sp.i == len(lt) && len(lt) == 4 {
+						o.Counter, o.Body = c, nil
+					}
+				}
+			}
 			return o, nil
 		}
 		if depth < 0 {
