@@ -587,6 +587,9 @@ func (c *jconv) elems(n *jnode, s *Set) error {
 	prefix = append(prefix, ".elem["...)
 	c.prefix = prefix
 	kids := c.r.kids(el)
+	if len(kids) == 0 {
+		return nil
+	}
 	if s.Elements == nil {
 		s.Elements = make([]Element, 0, len(kids))
 	}
