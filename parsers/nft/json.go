@@ -897,9 +897,11 @@ func (c *jconv) rule(n *jnode) error {
 	}
 	c.push("expr")
 	r.Stmts = make([]Stmt, 0, ex.n)
+	depth := len(c.path)
 	for i, k := range c.r.kids(ex) {
 		c.pushIdx(i)
 		s, err := c.stmt(&k, t.Family)
+		c.path = c.path[:depth+1] // an unsupported statement leaves the path as it was
 		if errors.Is(err, errUnsupported) {
 			s, err = &Unsupported{JSON: c.r.raw(&k)}, nil
 			r.Unsupported = true
@@ -925,7 +927,12 @@ func (c *jconv) stmt(n *jnode, fam nftables.TableFamily) (Stmt, error) {
 		return nil, c.errf("expected an object with one member naming the statement")
 	}
 	c.push(kv.key)
-	defer c.pop()
+	s, err := c.stmtKV(kv, n, fam)
+	c.pop()
+	return s, err
+}
+
+func (c *jconv) stmtKV(kv, n *jnode, fam nftables.TableFamily) (Stmt, error) {
 	switch kv.key {
 	case "accept", "drop", "continue", "return", "jump", "goto":
 		return c.verdictKV(kv)
@@ -1007,8 +1014,9 @@ func (c *jconv) exprField(obj *jnode, key, hint string) (Expr, error) {
 		return nil, c.errf("missing %q", key)
 	}
 	c.push(key)
-	defer c.pop()
-	return c.expr(m, hint, nil)
+	e, err := c.expr(m, hint, nil)
+	c.pop()
+	return e, err
 }
 
 func (c *jconv) match(kv *jnode) (Stmt, error) {
@@ -1113,7 +1121,12 @@ func (c *jconv) expr(n *jnode, hint string, parts []string) (Expr, error) {
 		return nil, c.errf("expected an object with one member naming the expression")
 	}
 	c.push(kv.key)
-	defer c.pop()
+	e, err := c.exprKV(kv, n, hint, parts)
+	c.pop()
+	return e, err
+}
+
+func (c *jconv) exprKV(kv, n *jnode, hint string, parts []string) (Expr, error) {
 	obj := func() error {
 		if kv.kind != jObject {
 			return c.typeErr(kv, "an object")
