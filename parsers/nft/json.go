@@ -990,7 +990,14 @@ func (c *jconv) stmtKV(kv, n *jnode, fam nftables.TableFamily) (Stmt, error) {
 			return nil, c.typeErr(kv, "an object")
 		}
 		switch r.Type {
-		case "", "icmp", "icmpv6", "icmpx", "tcp reset":
+		case "", "tcp reset":
+			if r.Code != "" {
+				return nil, errUnsupported
+			}
+		case "icmp", "icmpv6", "icmpx":
+			if !validRejectCode(r.Type, r.Code) {
+				return nil, errUnsupported
+			}
 		default:
 			return nil, errUnsupported
 		}

@@ -225,6 +225,10 @@ func (r *jreader) string() (string, error) {
 	for i < len(s) {
 		c := s[i]
 		if c == '"' {
+			if !utf8.ValidString(s[start:i]) {
+				r.i = start
+				return "", r.fail("invalid UTF-8 in JSON string")
+			}
 			r.i = i + 1
 			return s[start:i], nil
 		}
@@ -243,6 +247,10 @@ func (r *jreader) string() (string, error) {
 		c := s[i]
 		switch {
 		case c == '"':
+			if !utf8.Valid(b) {
+				r.i = start
+				return "", r.fail("invalid UTF-8 in JSON string")
+			}
 			r.i = i + 1
 			return string(b), nil
 		case c < 0x20:

@@ -41,6 +41,9 @@ func ParseText(name string, data []byte) (*Ruleset, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(toks) == 0 || toks[0].kind == tComment {
+			continue
+		}
 		if toks[0].text != "table" {
 			return nil, p.errf(p.line, "expected a table, found %s", quoteTok(toks[0]))
 		}
