@@ -83,8 +83,8 @@ func bigInputs(tb testing.TB) ([]byte, []byte) {
 	return big.text, big.json
 }
 
-// TestBigRuleset checks the generated benchmark input: canonical text,
-// JSON giving the same model, and parse times within bounds.
+// TestBigRuleset checks the generated benchmark input: canonical text and
+// JSON giving the same model (the times are logged; the benchmarks measure).
 func TestBigRuleset(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large input")
@@ -113,9 +113,6 @@ func TestBigRuleset(t *testing.T) {
 		t.Errorf("JSON model does not print as the text")
 	}
 	t.Logf("text %d bytes parsed in %v; JSON %d bytes parsed in %v", len(text), tText, len(js), tJSON)
-	if tText > 5*time.Second || tJSON > 5*time.Second {
-		t.Errorf("parsing is far too slow: text %v, JSON %v", tText, tJSON)
-	}
 }
 
 func benchParse(b *testing.B, data []byte, parse func(string, []byte) (*Ruleset, error)) {
