@@ -30,8 +30,12 @@ type Renderer func(w io.Writer, r *Report, opts Options) error
 
 // renderers maps format names to renderers.
 var renderers = map[string]Renderer{
-	"table": RenderTable,
-	"json":  RenderJSON,
+	"table":    RenderTable,
+	"json":     RenderJSON,
+	"sarif":    RenderSARIF,
+	"junit":    RenderJUnit,
+	"markdown": RenderMarkdown,
+	"html":     RenderHTML,
 }
 
 // Formats returns the known format names, sorted.
