@@ -230,7 +230,9 @@ func compareRow(p *FleetPass, r *driftRow) DriftPort {
 	}
 	missing := make([][]string, len(p.Nodes))
 	extra := make([][]string, len(p.Nodes))
-	for _, k := range sortedKeys(union) {
+	keys := sortedKeys(union)
+	sort.SliceStable(keys, func(a, b int) bool { return !union[keys[a]].backend && union[keys[b]].backend })
+	for _, k := range keys {
 		var in, out []int
 		for _, i := range have {
 			if r.nodes[i][k] != nil {

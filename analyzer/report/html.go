@@ -45,13 +45,13 @@ type htmlItem struct {
 }
 
 var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"loc":      evidenceLoc,
-	"port":     portTitle,
-	"cell":     cellText,
-	"sev":      func(s checks.Severity) string { return s.String() },
-	"plural":   plural,
-	"orDash":   orDash,
-	"add":      func(a, b int) int { return a + b },
+	"loc":    evidenceLoc,
+	"port":   portTitle,
+	"cell":   cellText,
+	"sev":    func(s checks.Severity) string { return s.String() },
+	"plural": plural,
+	"orDash": orDash,
+	"add":    func(a, b int) int { return a + b },
 }).Parse(htmlSource))
 
 // RenderHTML writes the report as one self-contained HTML page (inline
