@@ -66,6 +66,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdChecks(f, nil),
 		NewCmdDiff(f, nil),
 		NewCmdVersion(f),
+		NewCmdDocs(f, nil),
 	)
 	return root
 }
