@@ -41,14 +41,27 @@ type (
 		Classname string        `xml:"classname,attr"`
 		Skipped   *junitMessage `xml:"skipped,omitempty"`
 		Failure   *junitMessage `xml:"failure,omitempty"`
-		SystemOut string        `xml:"system-out,omitempty"`
+		SystemOut *junitOut     `xml:"system-out,omitempty"`
 	}
+	// The texts are escaped by escapeText, with their line breaks kept so
+	// that evidence reads in the XML as in the dump.
 	junitMessage struct {
 		Message string `xml:"message,attr,omitempty"`
 		Type    string `xml:"type,attr,omitempty"`
-		Text    string `xml:",chardata"`
+		Text    string `xml:",innerxml"`
+	}
+	junitOut struct {
+		Text string `xml:",innerxml"`
 	}
 )
+
+// escapeText escapes s for XML element content, keeping newlines and tabs
+// as they are (encoding/xml writes them as character references).
+func escapeText(s string) string {
+	var b strings.Builder
+	xml.EscapeText(&b, []byte(s))
+	return strings.NewReplacer("&#xA;", "\n", "&#x9;", "\t").Replace(b.String())
+}
 
 // RenderJUnit writes the report as JUnit XML: a test suite per node, a
 // test case per check (classname the node), failing with the messages and
@@ -127,7 +140,7 @@ func RenderJUnit(w io.Writer, r *Report, opts Options) error {
 				if len(failing) > 1 {
 					msg = fmt.Sprintf("%d findings; first: %s", len(failing), msg)
 				}
-				c.Failure = &junitMessage{Message: msg, Type: worst.String(), Text: junitText(failing)}
+				c.Failure = &junitMessage{Message: msg, Type: worst.String(), Text: escapeText(findingsText(failing))}
 				js.Failures++
 			}
 			var outText []string
@@ -135,9 +148,11 @@ func RenderJUnit(w io.Writer, r *Report, opts Options) error {
 				outText = append(outText, "note: "+n)
 			}
 			if len(other) > 0 {
-				outText = append(outText, strings.TrimRight(junitText(other), "\n"))
+				outText = append(outText, strings.TrimRight(findingsText(other), "\n"))
 			}
-			c.SystemOut = strings.Join(outText, "\n")
+			if len(outText) > 0 {
+				c.SystemOut = &junitOut{escapeText(strings.Join(outText, "\n"))}
+			}
 			js.Cases = append(js.Cases, c)
 			js.Tests++
 		}
@@ -157,8 +172,8 @@ func RenderJUnit(w io.Writer, r *Report, opts Options) error {
 	return err
 }
 
-// junitText lists findings with their evidence and advice.
-func junitText(fs []checks.Finding) string {
+// findingsText lists findings with their evidence and advice.
+func findingsText(fs []checks.Finding) string {
 	var b strings.Builder
 	for _, f := range fs {
 		fmt.Fprintf(&b, "%s", f.Severity)
