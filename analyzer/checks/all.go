@@ -28,6 +28,7 @@ var All = []*Check{
 	kubeProxyUnhealthy,
 	logErrors,
 	conntrackStale,
+	nodeDrift,
 }
 
 // ByID returns the check with the given ID, or nil.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/nftables"
+
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
@@ -60,6 +62,12 @@ func ProgrammedModes(s *model.Snapshot) []string {
 	}
 	if ipvs {
 		out = append(out, model.ModeIPVS)
+	}
+	for _, rs := range s.NFT {
+		if rs.Table(nftables.TableFamilyIPv4, "kube-proxy") != nil || rs.Table(nftables.TableFamilyIPv6, "kube-proxy") != nil {
+			out = append(out, model.ModeNFTables)
+			break
+		}
 	}
 	return out
 }
@@ -165,8 +173,29 @@ func (f *facts) missing(needs []Need) string {
 // Mode returns the node's proxy mode and how it was determined.
 func (p *Pass) Mode() (mode, source string) { return p.facts.mode, p.facts.modeSource }
 
-// Views returns the views of the node's data plane, one per family.
-func (p *Pass) Views() []*view.View { return p.facts.views }
+// Views returns the views of the node's data plane, one per family. A
+// family whose service ports have no view (no dump of it) is noted.
+func (p *Pass) Views() []*view.View {
+	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+		covered := false
+		for _, v := range p.facts.views {
+			covered = covered || v.Family == fam
+		}
+		if covered || len(p.facts.views) == 0 {
+			continue
+		}
+		n := 0
+		for _, sp := range p.Snap.ActivePorts() {
+			if _, ok := sp.ClusterIP(fam); ok {
+				n++
+			}
+		}
+		if n > 0 {
+			p.Note("no %s data plane in the inputs: %d %s service ports not checked", fam, n, fam)
+		}
+	}
+	return p.facts.views
+}
 
 // Expect returns what kube-proxy programs for a service port in a family.
 func (p *Pass) Expect(sp *model.ServicePort, fam model.Family) *Expect {

@@ -244,15 +244,6 @@ func migration(f *facts) *Migration {
 	return m
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // entryDispatchList returns the dispatches of an entry: one per origin
 // (without repeats) and Also.
 func entryDispatchList(e *view.Entry) []*view.Dispatch {

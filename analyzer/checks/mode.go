@@ -5,9 +5,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/nftables"
+
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/kpconfig"
+	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
 var modeMismatch = &Check{
@@ -54,7 +57,7 @@ func runModeMismatch(p *Pass) {
 			Advice:   "Find out why kube-proxy did not use the configured mode (the log lines before \"Using " + logged + " Proxier\"), or correct the configuration, and restart kube-proxy.",
 		})
 	}
-	if configured != "" && len(programmed) > 0 && !contains(programmed, configured) && configured != model.ModeNFTables {
+	if configured != "" && len(programmed) > 0 && !contains(programmed, configured) {
 		p.Report(Finding{
 			Message: fmt.Sprintf("the configuration selects %s mode but the data plane holds only %s-mode rules (%s)", configured, strings.Join(programmed, " and "),
 				modeRulesSummary(s, programmed[0])),
@@ -89,6 +92,10 @@ func runModeMismatch(p *Pass) {
 			f.Message = fmt.Sprintf("iptables-mode rules are left on this IPVS-mode node (%s): their DNAT in nat PREROUTING and OUTPUT runs before IPVS, so they win for every cluster IP they list", modeRulesSummary(s, m))
 		case m == model.ModeIPVS && current == model.ModeIPTables:
 			f.Message = fmt.Sprintf("IPVS-mode leftovers on this iptables-mode node (%s): iptables-mode DNAT runs first and wins for the Services it lists; the IPVS virtual servers, kube-ipvs0 addresses and ipsets still take traffic for the addresses it does not", modeRulesSummary(s, m))
+		case current == model.ModeNFTables:
+			f.Message = fmt.Sprintf("%s-mode rules are left on this nftables-mode node (%s): their nat chains hook at the same priority as kube-proxy's nftables table, so which DNAT a packet gets first is not defined", m, modeRulesSummary(s, m))
+		case m == model.ModeNFTables:
+			f.Message = fmt.Sprintf("nftables-mode leftovers on this %s-mode node (%s): the kube-proxy nftables table still DNATs the Service addresses it lists, at the same hook priority as the %s rules", current, modeRulesSummary(s, m), current)
 		default:
 			f.Message = fmt.Sprintf("%s-mode rules are left on this %s-mode node (%s)", m, current, modeRulesSummary(s, m))
 		}
@@ -140,6 +147,12 @@ func modeRulesSummary(s *model.Snapshot, mode string) string {
 			bound = len(s.Addrs.KubeIPVSAddresses())
 		}
 		return fmt.Sprintf("%d virtual servers, %d kube-ipvs0 addresses", vs, bound)
+	case model.ModeNFTables:
+		chains := 0
+		for _, t := range kubeProxyTables(s) {
+			chains += len(t.Chains)
+		}
+		return fmt.Sprintf("%d chains in the kube-proxy nftables tables", chains)
 	}
 	return mode + " rules"
 }
@@ -154,6 +167,10 @@ func modeEvidence(s *model.Snapshot, mode string) []model.Evidence {
 				out = append(out, chainEv(c))
 				break
 			}
+		}
+	case model.ModeNFTables:
+		for _, t := range kubeProxyTables(s) {
+			out = append(out, model.EvidenceAt(t.Pos, "table "+t.Name))
 		}
 	case model.ModeIPVS:
 		if t := ipvsTable(s); t != nil && len(t.Services) > 0 {
@@ -311,4 +328,18 @@ func serviceChainHash(name string) (prefix, hash string, ok bool) {
 		}
 	}
 	return "", "", false
+}
+
+// kubeProxyTables returns the kube-proxy tables (ip and ip6) of the
+// snapshot's nft rulesets.
+func kubeProxyTables(s *model.Snapshot) []*nft.Table {
+	var out []*nft.Table
+	for _, rs := range s.NFT {
+		for _, fam := range []nftables.TableFamily{nftables.TableFamilyIPv4, nftables.TableFamilyIPv6} {
+			if t := rs.Table(fam, "kube-proxy"); t != nil {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
 }

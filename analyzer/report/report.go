@@ -64,6 +64,12 @@ type Report struct {
 	// Migration is, for an IPVS-mode node, what a move to nftables mode
 	// would change (single-node reports; see NodeReport otherwise).
 	Migration *checks.Migration `json:"migration,omitempty"`
+	// Drift is the comparison of the nodes (node-drift), when several were
+	// analysed.
+	Drift *checks.Drift `json:"drift,omitempty"`
+	// Checklist is the operational checklist filled with the inputs'
+	// values (one node; per node in Nodes otherwise).
+	Checklist []ChecklistItem `json:"checklist,omitempty"`
 }
 
 // NodeReport summarises one node of a multi-node report.
@@ -75,6 +81,7 @@ type NodeReport struct {
 	Summary          Summary         `json:"summary"`
 	Checks           []checks.Status `json:"checks,omitempty"`
 	Notes            []string        `json:"notes,omitempty"`
+	Checklist        []ChecklistItem `json:"checklist,omitempty"`
 	// Migration is the node's IPVS-to-nftables migration section.
 	Migration *checks.Migration `json:"migration,omitempty"`
 }
@@ -83,6 +90,18 @@ type NodeReport struct {
 type NodeResult struct {
 	Snap   *model.Snapshot
 	Result *checks.Result
+}
+
+// BuildFleet assembles the report of a [checks.RunFleet] run: Build's
+// report with the fleet's drift matrix.
+func BuildFleet(tool Tool, snaps []*model.Snapshot, fr *checks.FleetResult) *Report {
+	nodes := make([]NodeResult, len(snaps))
+	for i, s := range snaps {
+		nodes[i] = NodeResult{Snap: s, Result: fr.Results[i]}
+	}
+	r := Build(tool, nodes)
+	r.Drift = fr.Drift
+	return r
 }
 
 // Build assembles the report of one or more analysed nodes.
@@ -104,7 +123,7 @@ func Build(tool Tool, nodes []NodeResult) *Report {
 		}
 		if len(nodes) > 1 {
 			nr := NodeReport{Node: s.Node.Name, Mode: n.Result.Mode, KubeProxyVersion: s.Version.String(), Summary: sum, Checks: n.Result.Statuses, Notes: s.Notes,
-				Migration: n.Result.Migration}
+				Migration: n.Result.Migration, Checklist: BuildChecklist(s, n.Result)}
 			if len(s.Inputs) > 0 {
 				nr.Bundle = s.Inputs[0].Bundle
 			}
@@ -121,6 +140,7 @@ func Build(tool Tool, nodes []NodeResult) *Report {
 		r.Checks = n.Result.Statuses
 		r.Notes = n.Snap.Notes
 		r.Migration = n.Result.Migration
+		r.Checklist = BuildChecklist(n.Snap, n.Result)
 	}
 	checks.SortFindings(r.Findings)
 	return r

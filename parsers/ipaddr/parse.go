@@ -14,29 +14,11 @@ const MaxLineLength = 64 << 10
 
 const maxErrors = 10
 
-type line struct {
-	pos  parsers.Pos
-	text string
-}
+// line is one input line.
+type line = parsers.Line
 
 func splitLines(name string, data []byte) ([]line, error) {
-	var out []line
-	n := 0
-	for len(data) > 0 {
-		n++
-		i := bytes.IndexByte(data, '\n')
-		var l []byte
-		if i < 0 {
-			l, data = data, nil
-		} else {
-			l, data = data[:i], data[i+1:]
-		}
-		if len(l) > MaxLineLength {
-			return nil, parsers.Errorf(parsers.Pos{File: name, Line: n}, "line too long (%d bytes, limit %d)", len(l), MaxLineLength)
-		}
-		out = append(out, line{parsers.Pos{File: name, Line: n}, string(bytes.TrimSuffix(l, []byte("\r")))})
-	}
-	return out, nil
+	return parsers.Lines(name, data, MaxLineLength)
 }
 
 // Parse reads `ip addr`, `ip -o addr` or `ip -j addr` output, telling the
@@ -51,16 +33,16 @@ func Parse(name string, data []byte) (*Dump, error) {
 		return nil, err
 	}
 	for _, l := range lines {
-		if strings.TrimSpace(l.text) == "" {
+		if strings.TrimSpace(l.Text) == "" {
 			continue
 		}
-		if _, rest, ok := cutIndex(l.text); ok && !strings.HasPrefix(rest, " ") && strings.Contains(rest, ": <") {
+		if _, rest, ok := cutIndex(l.Text); ok && !strings.HasPrefix(rest, " ") && strings.Contains(rest, ": <") {
 			return parseText(lines)
 		}
-		if strings.Contains(l.text, `\`) {
+		if strings.Contains(l.Text, `\`) {
 			return parseOneline(lines)
 		}
-		return nil, parsers.Errorf(l.pos, "not ip addr output: %s", quoteShort(l.text))
+		return nil, parsers.Errorf(l.Pos, "not ip addr output: %s", quoteShort(l.Text))
 	}
 	return nil, parsers.Errorf(parsers.Pos{File: name}, "empty input: no interface")
 }
@@ -106,19 +88,19 @@ func splitName(s string) (name, peer string) {
 
 // header parses "2: eth0@if5: <FLAGS> mtu 1500 qdisc … qlen 1000".
 func parseHeader(l line) (*Interface, string) {
-	ix, rest, ok := cutIndex(l.text)
+	ix, rest, ok := cutIndex(l.Text)
 	if !ok {
-		return nil, "bad interface header " + quoteShort(l.text)
+		return nil, "bad interface header " + quoteShort(l.Text)
 	}
 	nameStr, rest, ok := strings.Cut(rest, ": <")
 	if !ok || nameStr == "" {
-		return nil, "bad interface header " + quoteShort(l.text)
+		return nil, "bad interface header " + quoteShort(l.Text)
 	}
 	flags, attrs, ok := strings.Cut(rest, ">")
 	if !ok {
-		return nil, "unterminated flags in " + quoteShort(l.text)
+		return nil, "unterminated flags in " + quoteShort(l.Text)
 	}
-	i := &Interface{Index: ix, Pos: l.pos, Raw: l.text, Addresses: []*Address{}, Flags: []string{}}
+	i := &Interface{Index: ix, Pos: l.Pos, Raw: l.Text, Addresses: []*Address{}, Flags: []string{}}
 	i.Name, i.Peer = splitName(nameStr)
 	if flags != "" {
 		i.Flags = strings.Split(flags, ",")
@@ -188,7 +170,7 @@ func parseLink(i *Interface, text string) string {
 // parseAddr parses "inet 10.0.0.1/24 brd 10.0.0.255 scope global secondary eth0".
 func parseAddr(l line, text string) (*Address, string) {
 	f := strings.Fields(text)
-	a := &Address{Family: f[0], Pos: l.pos, Raw: l.text, ValidLft: Forever, PreferredLft: Forever}
+	a := &Address{Family: f[0], Pos: l.Pos, Raw: l.Text, ValidLft: Forever, PreferredLft: Forever}
 	if len(f) < 2 {
 		return nil, "truncated address line"
 	}
@@ -291,18 +273,18 @@ func parseText(lines []line) (*Dump, error) {
 		if len(p.errs) >= maxErrors {
 			break
 		}
-		if strings.TrimSpace(l.text) == "" {
+		if strings.TrimSpace(l.Text) == "" {
 			continue
 		}
-		if !strings.HasPrefix(l.text, " ") {
+		if !strings.HasPrefix(l.Text, " ") {
 			i, msg := parseHeader(l)
 			if msg != "" {
-				p.errorf(l.pos, "%s", msg)
+				p.errorf(l.Pos, "%s", msg)
 				cur, last = nil, nil
 				continue
 			}
 			if old := p.byIx[i.Index]; old != nil {
-				p.errorf(l.pos, "interface index %d listed twice (first at line %d)", i.Index, old.Pos.Line)
+				p.errorf(l.Pos, "interface index %d listed twice (first at line %d)", i.Index, old.Pos.Line)
 				cur, last = nil, nil
 				continue
 			}
@@ -313,15 +295,15 @@ func parseText(lines []line) (*Dump, error) {
 		}
 		if cur == nil {
 			if len(p.d.Interfaces) == 0 && len(p.errs) == 0 {
-				p.errorf(l.pos, "indented line before any interface header")
+				p.errorf(l.Pos, "indented line before any interface header")
 			}
 			continue
 		}
-		t := strings.TrimLeft(l.text, " ")
+		t := strings.TrimLeft(l.Text, " ")
 		switch {
 		case strings.HasPrefix(t, "link/"):
 			if msg := parseLink(cur, t); msg != "" {
-				p.errorf(l.pos, "%s", msg)
+				p.errorf(l.Pos, "%s", msg)
 			}
 			last = nil
 		case strings.HasPrefix(t, "altname "):
@@ -330,7 +312,7 @@ func parseText(lines []line) (*Dump, error) {
 		case strings.HasPrefix(t, "inet ") || strings.HasPrefix(t, "inet6 "):
 			a, msg := parseAddr(l, t)
 			if msg != "" {
-				p.errorf(l.pos, "%s", msg)
+				p.errorf(l.Pos, "%s", msg)
 				last, lastFailed = nil, true
 				continue
 			}
@@ -339,17 +321,17 @@ func parseText(lines []line) (*Dump, error) {
 		case strings.HasPrefix(t, "valid_lft "):
 			if last == nil {
 				if !lastFailed {
-					p.errorf(l.pos, "lifetime line without an address line")
+					p.errorf(l.Pos, "lifetime line without an address line")
 				}
 				lastFailed = false
 				continue
 			}
 			if msg := parseLifetimes(last, t); msg != "" {
-				p.errorf(l.pos, "%s", msg)
+				p.errorf(l.Pos, "%s", msg)
 			}
 			last = nil
 		default:
-			p.errorf(l.pos, "unexpected line %s", quoteShort(l.text))
+			p.errorf(l.Pos, "unexpected line %s", quoteShort(l.Text))
 		}
 	}
 	if err := p.errs.Err(); err != nil {
@@ -365,27 +347,27 @@ func parseOneline(lines []line) (*Dump, error) {
 		if len(p.errs) >= maxErrors {
 			break
 		}
-		if strings.TrimSpace(l.text) == "" {
+		if strings.TrimSpace(l.Text) == "" {
 			continue
 		}
-		ix, rest, ok := cutIndex(l.text)
+		ix, rest, ok := cutIndex(l.Text)
 		if !ok {
-			p.errorf(l.pos, "expected \"N: name\" at the start of the line, found %s", quoteShort(l.text))
+			p.errorf(l.Pos, "expected \"N: name\" at the start of the line, found %s", quoteShort(l.Text))
 			continue
 		}
 		nameStr, addrPart, ok := strings.Cut(rest, " ")
 		if !ok || nameStr == "" {
-			p.errorf(l.pos, "truncated line")
+			p.errorf(l.Pos, "truncated line")
 			continue
 		}
 		addrText, lft, ok := strings.Cut(addrPart, `\`)
 		if !ok {
-			p.errorf(l.pos, "missing lifetimes after \\ (truncated?)")
+			p.errorf(l.Pos, "missing lifetimes after \\ (truncated?)")
 			continue
 		}
 		t := strings.TrimLeft(addrText, " ")
 		if !strings.HasPrefix(t, "inet ") && !strings.HasPrefix(t, "inet6 ") {
-			p.errorf(l.pos, "expected an inet or inet6 address, found %s", quoteShort(t))
+			p.errorf(l.Pos, "expected an inet or inet6 address, found %s", quoteShort(t))
 			continue
 		}
 		a, msg := parseAddr(l, t)
@@ -393,17 +375,17 @@ func parseOneline(lines []line) (*Dump, error) {
 			msg = parseLifetimes(a, lft)
 		}
 		if msg != "" {
-			p.errorf(l.pos, "%s", msg)
+			p.errorf(l.Pos, "%s", msg)
 			continue
 		}
 		name, peer := splitName(nameStr)
 		i := p.byIx[ix]
 		if i == nil {
-			i = &Interface{Index: ix, Name: name, Peer: peer, Flags: []string{}, Addresses: []*Address{}, Pos: l.pos, Raw: l.text}
+			i = &Interface{Index: ix, Name: name, Peer: peer, Flags: []string{}, Addresses: []*Address{}, Pos: l.Pos, Raw: l.Text}
 			p.byIx[ix] = i
 			p.d.Interfaces = append(p.d.Interfaces, i)
 		} else if i.Name != name {
-			p.errorf(l.pos, "interface %d is %s here but %s at line %d", ix, name, i.Name, i.Pos.Line)
+			p.errorf(l.Pos, "interface %d is %s here but %s at line %d", ix, name, i.Name, i.Pos.Line)
 			continue
 		}
 		i.Addresses = append(i.Addresses, a)

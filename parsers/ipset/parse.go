@@ -1,7 +1,6 @@
 package ipset
 
 import (
-	"bytes"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -29,10 +28,8 @@ var entryValueOptions = map[string]bool{
 	"skbmark": true, "skbprio": true, "skbqueue": true,
 }
 
-type line struct {
-	pos  parsers.Pos
-	text string
-}
+// line is one input line.
+type line = parsers.Line
 
 type parser struct {
 	name string
@@ -48,23 +45,7 @@ func (p *parser) errorf(pos parsers.Pos, format string, args ...any) {
 }
 
 func splitLines(name string, data []byte) ([]line, error) {
-	var out []line
-	n := 0
-	for len(data) > 0 {
-		n++
-		i := bytes.IndexByte(data, '\n')
-		var l []byte
-		if i < 0 {
-			l, data = data, nil
-		} else {
-			l, data = data[:i], data[i+1:]
-		}
-		if len(l) > MaxLineLength {
-			return nil, parsers.Errorf(parsers.Pos{File: name, Line: n}, "line too long (%d bytes, limit %d)", len(l), MaxLineLength)
-		}
-		out = append(out, line{parsers.Pos{File: name, Line: n}, string(bytes.TrimSuffix(l, []byte("\r")))})
-	}
-	return out, nil
+	return parsers.Lines(name, data, MaxLineLength)
 }
 
 // Parse reads `ipset save` or `ipset list` output, telling them apart by
@@ -76,7 +57,7 @@ func Parse(name string, data []byte) (*Dump, error) {
 		return nil, err
 	}
 	for _, l := range lines {
-		t := strings.TrimSpace(l.text)
+		t := strings.TrimSpace(l.Text)
 		if t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
@@ -86,7 +67,7 @@ func Parse(name string, data []byte) (*Dump, error) {
 		if strings.HasPrefix(t, "create ") || strings.HasPrefix(t, "add ") {
 			return parseSave(name, lines)
 		}
-		return nil, parsers.Errorf(l.pos, "not ipset output: %s", quoteShort(l.text))
+		return nil, parsers.Errorf(l.Pos, "not ipset output: %s", quoteShort(l.Text))
 	}
 	return nil, parsers.Errorf(parsers.Pos{File: name}, "empty input: no ipset create line or Name: block")
 }
@@ -391,22 +372,22 @@ func checkRange(opts []Option) string {
 func parseSave(name string, lines []line) (*Dump, error) {
 	p := &parser{name: name, d: &Dump{Form: FormSave, Sets: []*Set{}}, sets: map[string]*Set{}}
 	for _, l := range lines {
-		t := strings.TrimSpace(l.text)
+		t := strings.TrimSpace(l.Text)
 		if t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
 		if len(p.errs) >= maxErrors {
 			break
 		}
-		f, q, msg := fields(l.text)
+		f, q, msg := fields(l.Text)
 		if msg != "" {
-			p.errorf(l.pos, "%s", msg)
+			p.errorf(l.Pos, "%s", msg)
 			continue
 		}
 		switch f[0] {
 		case "create":
 			if len(f) < 3 {
-				p.errorf(l.pos, "create needs a name and a type")
+				p.errorf(l.Pos, "create needs a name and a type")
 				continue
 			}
 			opts, msg := parseOptions(f[3:], q[3:])
@@ -414,34 +395,34 @@ func parseSave(name string, lines []line) (*Dump, error) {
 				msg = checkRange(opts)
 			}
 			if msg != "" {
-				p.errorf(l.pos, "%s", msg)
+				p.errorf(l.Pos, "%s", msg)
 				continue
 			}
 			s, msg := newSet(f[1], f[2], opts)
 			if msg != "" {
-				p.errorf(l.pos, "%s", msg)
+				p.errorf(l.Pos, "%s", msg)
 				continue
 			}
 			if old := p.sets[s.Name]; old != nil {
-				p.errorf(l.pos, "set %s created twice (first at line %d)", s.Name, old.Pos.Line)
+				p.errorf(l.Pos, "set %s created twice (first at line %d)", s.Name, old.Pos.Line)
 				continue
 			}
-			s.Pos, s.Raw = l.pos, l.text
+			s.Pos, s.Raw = l.Pos, l.Text
 			p.sets[s.Name] = s
 			p.d.Sets = append(p.d.Sets, s)
 		case "add":
 			if len(f) < 3 {
-				p.errorf(l.pos, "add needs a set name and an element")
+				p.errorf(l.Pos, "add needs a set name and an element")
 				continue
 			}
 			s := p.sets[f[1]]
 			if s == nil {
-				p.errorf(l.pos, "add to set %s, which no create line above defines", f[1])
+				p.errorf(l.Pos, "add to set %s, which no create line above defines", f[1])
 				continue
 			}
 			p.addEntry(s, l, f[2], f[3:], q[3:])
 		default:
-			p.errorf(l.pos, "unknown command %s (want create or add)", strconv.Quote(f[0]))
+			p.errorf(l.Pos, "unknown command %s (want create or add)", strconv.Quote(f[0]))
 		}
 	}
 	if err := p.errs.Err(); err != nil {
@@ -456,10 +437,10 @@ func (p *parser) addEntry(s *Set, l line, elem string, f []string, q []bool) {
 		e.Options, msg = parseEntryOptions(f, q)
 	}
 	if msg != "" {
-		p.errorf(l.pos, "%s", msg)
+		p.errorf(l.Pos, "%s", msg)
 		return
 	}
-	e.Pos, e.Raw = l.pos, l.text
+	e.Pos, e.Raw = l.Pos, l.Text
 	s.Entries = append(s.Entries, e)
 }
 
@@ -482,12 +463,12 @@ func parseList(name string, lines []line) (*Dump, error) {
 	i := 0
 	for i < len(lines) && len(p.errs) < maxErrors {
 		l := lines[i]
-		if strings.TrimSpace(l.text) == "" {
+		if strings.TrimSpace(l.Text) == "" {
 			i++
 			continue
 		}
-		if !strings.HasPrefix(l.text, "Name: ") {
-			p.errorf(l.pos, "expected \"Name: \" to start a set, found %s", quoteShort(l.text))
+		if !strings.HasPrefix(l.Text, "Name: ") {
+			p.errorf(l.Pos, "expected \"Name: \" to start a set, found %s", quoteShort(l.Text))
 			i++
 			continue
 		}
@@ -503,13 +484,13 @@ func parseList(name string, lines []line) (*Dump, error) {
 // index after it.
 func (p *parser) listBlock(lines []line, i int) int {
 	start := lines[i]
-	name := strings.TrimPrefix(start.text, "Name: ")
+	name := strings.TrimPrefix(start.Text, "Name: ")
 	i++
 	vals := map[string]string{}
 	var header line
 	for _, fld := range listFields {
-		if i < len(lines) && strings.HasPrefix(lines[i].text, fld.prefix) {
-			vals[fld.prefix] = strings.TrimPrefix(lines[i].text, fld.prefix)
+		if i < len(lines) && strings.HasPrefix(lines[i].Text, fld.prefix) {
+			vals[fld.prefix] = strings.TrimPrefix(lines[i].Text, fld.prefix)
 			if fld.prefix == "Header: " {
 				header = lines[i]
 			}
@@ -517,18 +498,18 @@ func (p *parser) listBlock(lines []line, i int) int {
 			continue
 		}
 		if !fld.optional {
-			at := lines[len(lines)-1].pos
+			at := lines[len(lines)-1].Pos
 			if i < len(lines) {
-				at = lines[i].pos
+				at = lines[i].Pos
 			}
 			p.errorf(at, "set %s: missing %q line (truncated?)", name, strings.TrimSpace(fld.prefix))
 			return skipBlock(lines, i)
 		}
 	}
-	if i >= len(lines) || lines[i].text != "Members:" {
-		at := lines[len(lines)-1].pos
+	if i >= len(lines) || lines[i].Text != "Members:" {
+		at := lines[len(lines)-1].Pos
 		if i < len(lines) {
-			at = lines[i].pos
+			at = lines[i].Pos
 		}
 		p.errorf(at, "set %s: missing \"Members:\" line (truncated?)", name)
 		return skipBlock(lines, i)
@@ -543,15 +524,15 @@ func (p *parser) listBlock(lines []line, i int) int {
 		msg = checkRange(opts)
 	}
 	if msg != "" {
-		p.errorf(header.pos, "%s", msg)
+		p.errorf(header.Pos, "%s", msg)
 		return skipBlock(lines, i)
 	}
 	s, msg := newSet(name, vals["Type: "], opts)
 	if msg != "" {
-		p.errorf(start.pos, "%s", msg)
+		p.errorf(start.Pos, "%s", msg)
 		return skipBlock(lines, i)
 	}
-	s.Pos, s.Raw = start.pos, start.text
+	s.Pos, s.Raw = start.Pos, start.Text
 	info := &ListInfo{Entries: -1}
 	for _, x := range []struct {
 		key string
@@ -563,7 +544,7 @@ func (p *parser) listBlock(lines []line, i int) int {
 		}
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil || n < 0 {
-			p.errorf(start.pos, "set %s: bad %s%q", name, x.key, v)
+			p.errorf(start.Pos, "set %s: bad %s%q", name, x.key, v)
 			return skipBlock(lines, i)
 		}
 		*x.dst = int(n)
@@ -572,24 +553,24 @@ func (p *parser) listBlock(lines []line, i int) int {
 		info.Revision = -1
 	}
 	s.List = info
-	for i < len(lines) && lines[i].text != "" && !strings.HasPrefix(lines[i].text, "Name: ") {
+	for i < len(lines) && lines[i].Text != "" && !strings.HasPrefix(lines[i].Text, "Name: ") {
 		l := lines[i]
-		f, q, msg := fields(l.text)
+		f, q, msg := fields(l.Text)
 		if msg != "" {
-			p.errorf(l.pos, "%s", msg)
+			p.errorf(l.Pos, "%s", msg)
 		} else if len(f) == 0 {
-			p.errorf(l.pos, "blank member line")
+			p.errorf(l.Pos, "blank member line")
 		} else {
 			p.addEntry(s, l, f[0], f[1:], q[1:])
 		}
 		i++
 	}
 	if old := p.sets[s.Name]; old != nil {
-		p.errorf(start.pos, "set %s listed twice (first at line %d)", s.Name, old.Pos.Line)
+		p.errorf(start.Pos, "set %s listed twice (first at line %d)", s.Name, old.Pos.Line)
 		return i
 	}
 	if info.Entries >= 0 && info.Entries != len(s.Entries) && len(p.errs) == 0 {
-		p.errorf(start.pos, "set %s: \"Number of entries: %d\" but %d members (truncated?)", s.Name, info.Entries, len(s.Entries))
+		p.errorf(start.Pos, "set %s: \"Number of entries: %d\" but %d members (truncated?)", s.Name, info.Entries, len(s.Entries))
 	}
 	p.sets[s.Name] = s
 	p.d.Sets = append(p.d.Sets, s)
@@ -597,7 +578,7 @@ func (p *parser) listBlock(lines []line, i int) int {
 }
 
 func skipBlock(lines []line, i int) int {
-	for i < len(lines) && !strings.HasPrefix(lines[i].text, "Name: ") {
+	for i < len(lines) && !strings.HasPrefix(lines[i].Text, "Name: ") {
 		i++
 	}
 	return i

@@ -32,11 +32,11 @@ func Format(d *Dump) []byte {
 		}
 		for _, c := range t.Chains {
 			for _, r := range c.Rules {
-				if r.HasCounters {
+				if pk, by, ok := r.Counters(); ok {
 					b.WriteByte('[')
-					b.WriteString(strconv.FormatUint(r.Packets, 10))
+					b.WriteString(strconv.FormatUint(pk, 10))
 					b.WriteByte(':')
-					b.WriteString(strconv.FormatUint(r.Bytes, 10))
+					b.WriteString(strconv.FormatUint(by, 10))
 					b.WriteString("] ")
 				}
 				b.WriteString(r.Raw)

@@ -29,7 +29,11 @@ func Parse(name string, data []byte) (*Dump, error) {
 		d:    &Dump{Name: name},
 		text: bytesToString(data),
 	}
+	p.d.arena = make([]arg, 0, len(data)/20) // kube-proxy dumps have about one option per 20 bytes
 	p.run()
+	if cap(p.d.arena) > len(p.d.arena)+len(p.d.arena)/4 {
+		p.d.arena = append([]arg(nil), p.d.arena...) // give back the unused capacity
+	}
 	if err := p.errs.Err(); err != nil {
 		return nil, err
 	}
@@ -60,6 +64,8 @@ type parser struct {
 	last    *Table // last committed table, which receives trailer comments
 	family  Family
 	toks    []token
+	// slab hands out Rules from chunks, one allocation per chunk.
+	slab []Rule
 	// skipping is set after a table header error: its lines are ignored up
 	// to its COMMIT, so that one error is not reported many times.
 	skipping bool
@@ -369,6 +375,16 @@ func (p *parser) deleteChain(name string) {
 	}
 }
 
+// newRule returns a zeroed Rule from the current chunk.
+func (p *parser) newRule() *Rule {
+	if len(p.slab) == 0 {
+		p.slab = make([]Rule, 1024)
+	}
+	r := &p.slab[0]
+	p.slab = p.slab[1:]
+	return r
+}
+
 // rule tokenizes raw ("-A CHAIN opts...") into a Rule of chain.
 func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule {
 	if len(raw) > maxRuleLen {
@@ -393,8 +409,10 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 		p.errorf("%s", err)
 		return nil
 	}
-	r := &Rule{Chain: c, Raw: raw, Line: p.line, Packets: pk, Bytes: by, HasCounters: counters, dump: p.d, first: uint32(len(p.d.arena))}
+	r := p.newRule()
+	*r = Rule{Chain: c, Raw: raw, Line: p.line, dump: p.d, first: uint32(len(p.d.arena))}
 	if counters {
+		r.counters = &[2]uint64{pk, by}
 		p.d.Counters = true
 	}
 	// toks[0] is "-A", toks[1] the chain name.

@@ -55,8 +55,8 @@ func toJSON(d *Dump) jsonDump {
 			jc := jsonChain{Name: c.Name, Policy: c.Policy, Line: c.Line, Packets: c.Packets, Bytes: c.Bytes}
 			for _, r := range c.Rules {
 				jr := jsonRule{Line: r.Line, Target: r.Target(), Goto: r.IsGoto(), Comment: r.Comment()}
-				if r.HasCounters {
-					jr.Counters = fmt.Sprintf("%d:%d", r.Packets, r.Bytes)
+				if pk, by, ok := r.Counters(); ok {
+					jr.Counters = fmt.Sprintf("%d:%d", pk, by)
 				}
 				for _, a := range r.Args() {
 					s := a.Name

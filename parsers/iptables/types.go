@@ -138,13 +138,19 @@ type Rule struct {
 	Raw string
 	// Line is the 1-based line of the rule in the dump.
 	Line int
-	// Packets and Bytes are the rule counters when HasCounters is set.
-	Packets, Bytes uint64
-	// HasCounters reports whether the line had a [packets:bytes] prefix.
-	HasCounters bool
 
+	counters    *[2]uint64 // [packets, bytes] of a "[p:b]" prefix, nil without
 	dump        *Dump
 	first, narg uint32
+}
+
+// Counters returns the rule's packet and byte counters, and whether the
+// line had a [packets:bytes] prefix (iptables-save -c).
+func (r *Rule) Counters() (packets, bytes uint64, ok bool) {
+	if r.counters == nil {
+		return 0, 0, false
+	}
+	return r.counters[0], r.counters[1], true
 }
 
 // An Arg is one option of a rule, in the order written: its name ("-s",

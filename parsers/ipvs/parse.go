@@ -1,7 +1,6 @@
 package ipvs
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"strconv"
@@ -34,31 +33,10 @@ const (
 )
 
 // line is one input line with its position.
-type line struct {
-	pos  parsers.Pos
-	text string // without the line end
-}
+type line = parsers.Line
 
-// splitLines cuts data into lines, rejecting over-long lines.
 func splitLines(name string, data []byte) ([]line, error) {
-	var out []line
-	n := 0
-	for len(data) > 0 {
-		n++
-		i := bytes.IndexByte(data, '\n')
-		var l []byte
-		if i < 0 {
-			l, data = data, nil
-		} else {
-			l, data = data[:i], data[i+1:]
-		}
-		if len(l) > MaxLineLength {
-			return nil, parsers.Errorf(parsers.Pos{File: name, Line: n}, "line too long (%d bytes, limit %d)", len(l), MaxLineLength)
-		}
-		l = bytes.TrimSuffix(l, []byte("\r"))
-		out = append(out, line{pos: parsers.Pos{File: name, Line: n}, text: string(l)})
-	}
-	return out, nil
+	return parsers.Lines(name, data, MaxLineLength)
 }
 
 // skippable reports blank lines and # comment lines, which the parser
@@ -79,21 +57,21 @@ func Parse(name string, data []byte) (*Dump, error) {
 		return nil, err
 	}
 	for _, l := range lines {
-		if skippable(l.text) {
+		if skippable(l.Text) {
 			continue
 		}
-		t := strings.TrimLeft(l.text, " \t")
+		t := strings.TrimLeft(l.Text, " \t")
 		switch {
 		case strings.HasPrefix(t, "-A ") || strings.HasPrefix(t, "-a ") ||
 			strings.HasPrefix(t, "--add-service ") || strings.HasPrefix(t, "--add-server "):
 			return parseSave(lines)
-		case strings.HasPrefix(l.text, versionPrefix), strings.HasPrefix(l.text, "Prot LocalAddress:Port"),
-			strings.HasPrefix(l.text, timeoutPrefix):
+		case strings.HasPrefix(l.Text, versionPrefix), strings.HasPrefix(l.Text, "Prot LocalAddress:Port"),
+			strings.HasPrefix(l.Text, timeoutPrefix):
 			return parseList(lines)
-		case strings.HasPrefix(l.text, "IPVS connection entries"):
-			return nil, parsers.Errorf(l.pos, "connection listing (ipvsadm -Lc) is not supported")
+		case strings.HasPrefix(l.Text, "IPVS connection entries"):
+			return nil, parsers.Errorf(l.Pos, "connection listing (ipvsadm -Lc) is not supported")
 		}
-		return nil, parsers.Errorf(l.pos, "not ipvsadm output: %s", quoteShort(l.text))
+		return nil, parsers.Errorf(l.Pos, "not ipvsadm output: %s", quoteShort(l.Text))
 	}
 	return nil, parsers.Errorf(parsers.Pos{File: name}, "empty input: no ipvsadm header, service or timeout line")
 }
@@ -148,7 +126,7 @@ func parseList(lines []line) (*Dump, error) {
 		for i < len(lines) {
 			l := lines[i]
 			i++
-			if !skippable(l.text) {
+			if !skippable(l.Text) {
 				return l, true
 			}
 		}
@@ -156,36 +134,36 @@ func parseList(lines []line) (*Dump, error) {
 	}
 	l, ok := next()
 	if !ok {
-		return nil, parsers.Errorf(lines[0].pos, "empty input")
+		return nil, parsers.Errorf(lines[0].Pos, "empty input")
 	}
-	if strings.HasPrefix(l.text, timeoutPrefix) {
-		t, msg := parseTimeouts(l.text)
+	if strings.HasPrefix(l.Text, timeoutPrefix) {
+		t, msg := parseTimeouts(l.Text)
 		if msg != "" {
-			return nil, parsers.Errorf(l.pos, "%s", msg)
+			return nil, parsers.Errorf(l.Pos, "%s", msg)
 		}
-		t.Pos, t.Raw = l.pos, l.text
+		t.Pos, t.Raw = l.Pos, l.Text
 		p.d.Timeouts = t
 		if l, ok = next(); !ok {
 			p.d.Form = FormTimeout
 			return p.d, nil
 		}
 	}
-	if strings.HasPrefix(l.text, versionPrefix) {
-		v, size, msg := parseVersion(l.text)
+	if strings.HasPrefix(l.Text, versionPrefix) {
+		v, size, msg := parseVersion(l.Text)
 		if msg != "" {
-			return nil, parsers.Errorf(l.pos, "%s", msg)
+			return nil, parsers.Errorf(l.Pos, "%s", msg)
 		}
-		p.d.Version, p.d.Size, p.d.HeaderPos = v, size, l.pos
+		p.d.Version, p.d.Size, p.d.HeaderPos = v, size, l.Pos
 		if l, ok = next(); !ok {
-			return nil, parsers.Errorf(lines[len(lines)-1].pos, "truncated listing: no column title after the version header")
+			return nil, parsers.Errorf(lines[len(lines)-1].Pos, "truncated listing: no column title after the version header")
 		}
 	}
-	t1 := strings.TrimRight(l.text, " ")
+	t1 := strings.TrimRight(l.Text, " ")
 	l2, ok := next()
 	if !ok {
-		return nil, parsers.Errorf(l.pos, "truncated listing: column title has one line of two")
+		return nil, parsers.Errorf(l.Pos, "truncated listing: column title has one line of two")
 	}
-	t2 := strings.TrimRight(l2.text, " ")
+	t2 := strings.TrimRight(l2.Text, " ")
 	switch {
 	case t1 == titlePlain1 && t2 == titlePlain2:
 		p.d.Columns = ColumnsPlain
@@ -201,9 +179,9 @@ func parseList(lines []line) (*Dump, error) {
 		p.d.Columns = ColumnsPersistent
 	default:
 		if strings.HasPrefix(t1, "Prot LocalAddress:Port") {
-			return nil, parsers.Errorf(l.pos, "unknown column title %s / %s", quoteShort(l.text), quoteShort(l2.text))
+			return nil, parsers.Errorf(l.Pos, "unknown column title %s / %s", quoteShort(l.Text), quoteShort(l2.Text))
 		}
-		return nil, parsers.Errorf(l.pos, "expected the ipvsadm column title, found %s", quoteShort(l.text))
+		return nil, parsers.Errorf(l.Pos, "expected the ipvsadm column title, found %s", quoteShort(l.Text))
 	}
 	for {
 		l, ok := next()
@@ -213,7 +191,7 @@ func parseList(lines []line) (*Dump, error) {
 		if len(p.errs) >= maxErrors {
 			break
 		}
-		t := strings.TrimLeft(l.text, " ")
+		t := strings.TrimLeft(l.Text, " ")
 		if strings.HasPrefix(t, "->") {
 			p.destLine(l)
 		} else {
@@ -337,13 +315,13 @@ func protoFromName(s string) (uint16, bool) {
 func (p *listParser) serviceLine(l line) {
 	p.svc = nil
 	p.sawSvc = true
-	f := strings.Fields(l.text)
+	f := strings.Fields(l.Text)
 	if _, ok := protoFromName(f[0]); !ok && f[0] != "FWM" && f[0] != "?" {
-		p.errorf(l.pos, "expected a service line (TCP, UDP, SCTP or FWM), found %s", quoteShort(l.text))
+		p.errorf(l.Pos, "expected a service line (TCP, UDP, SCTP or FWM), found %s", quoteShort(l.Text))
 		return
 	}
 	if len(f) < 2 {
-		p.errorf(l.pos, "truncated service line %s", quoteShort(l.text))
+		p.errorf(l.Pos, "truncated service line %s", quoteShort(l.Text))
 		return
 	}
 	var s *Service
@@ -351,7 +329,7 @@ func (p *listParser) serviceLine(l line) {
 	if f[0] == "FWM" {
 		mark, err := strconv.ParseUint(f[1], 10, 32)
 		if err != nil || mark == 0 {
-			p.errorf(l.pos, "bad firewall mark %s", strconv.Quote(f[1]))
+			p.errorf(l.Pos, "bad firewall mark %s", strconv.Quote(f[1]))
 			return
 		}
 		fam := uint16(FamilyIPv4)
@@ -363,20 +341,20 @@ func (p *listParser) serviceLine(l line) {
 		proto, ok := protoFromName(f[0])
 		if !ok {
 			if f[0] == "?" {
-				p.errorf(l.pos, "service of an unknown protocol (ipvsadm prints \"?\")")
+				p.errorf(l.Pos, "service of an unknown protocol (ipvsadm prints \"?\")")
 			} else {
-				p.errorf(l.pos, "expected a service line (TCP, UDP, SCTP or FWM), found %s", quoteShort(l.text))
+				p.errorf(l.Pos, "expected a service line (TCP, UDP, SCTP or FWM), found %s", quoteShort(l.Text))
 			}
 			return
 		}
 		fam, ip, port, _, msg := parseAddrPort(f[1], true)
 		if msg != "" {
-			p.errorf(l.pos, "%s", msg)
+			p.errorf(l.Pos, "%s", msg)
 			return
 		}
 		s = newServiceFromSpec(proto, fam, ip, port)
 	}
-	s.Pos, s.Raw = l.pos, l.text
+	s.Pos, s.Raw = l.Pos, l.Text
 	switch p.d.Columns {
 	case ColumnsStats, ColumnsRate:
 		st, ok := p.counters(l, rest, p.d.Columns, false)
@@ -392,7 +370,7 @@ func (p *listParser) serviceLine(l line) {
 	}
 	k := serviceKey(s)
 	if p.keys[k] {
-		p.errorf(l.pos, "duplicate virtual service %s", s)
+		p.errorf(l.Pos, "duplicate virtual service %s", s)
 		return
 	}
 	p.keys[k] = true
@@ -404,19 +382,19 @@ func (p *listParser) serviceLine(l line) {
 // serviceOptions parses "rr [(flags)] [persistent N [mask M] [pe NAME]] [ops]".
 func (p *listParser) serviceOptions(l line, s *Service, f []string) bool {
 	if len(f) == 0 {
-		p.errorf(l.pos, "service line without a scheduler")
+		p.errorf(l.Pos, "service line without a scheduler")
 		return false
 	}
 	s.SchedName = f[0]
 	f = f[1:]
 	if len(f) > 0 && strings.HasPrefix(f[0], "(") {
 		if !strings.HasSuffix(f[0], ")") {
-			p.errorf(l.pos, "unterminated scheduler flags %s", strconv.Quote(f[0]))
+			p.errorf(l.Pos, "unterminated scheduler flags %s", strconv.Quote(f[0]))
 			return false
 		}
 		flags, msg := parseSchedFlags(s.SchedName, f[0][1:len(f[0])-1], true)
 		if msg != "" {
-			p.errorf(l.pos, "%s", msg)
+			p.errorf(l.Pos, "%s", msg)
 			return false
 		}
 		s.Flags |= flags
@@ -424,12 +402,12 @@ func (p *listParser) serviceOptions(l line, s *Service, f []string) bool {
 	}
 	if len(f) > 0 && f[0] == "persistent" {
 		if len(f) < 2 {
-			p.errorf(l.pos, "persistent without a timeout")
+			p.errorf(l.Pos, "persistent without a timeout")
 			return false
 		}
 		t, err := strconv.ParseUint(f[1], 10, 32)
 		if err != nil {
-			p.errorf(l.pos, "bad persistence timeout %s", strconv.Quote(f[1]))
+			p.errorf(l.Pos, "bad persistence timeout %s", strconv.Quote(f[1]))
 			return false
 		}
 		s.Flags |= FlagPersistent
@@ -437,12 +415,12 @@ func (p *listParser) serviceOptions(l line, s *Service, f []string) bool {
 		f = f[2:]
 		if len(f) > 0 && f[0] == "mask" {
 			if len(f) < 2 {
-				p.errorf(l.pos, "mask without a value")
+				p.errorf(l.Pos, "mask without a value")
 				return false
 			}
 			m, msg := parseMask(s.AddressFamily, f[1])
 			if msg != "" {
-				p.errorf(l.pos, "%s", msg)
+				p.errorf(l.Pos, "%s", msg)
 				return false
 			}
 			s.Netmask = m
@@ -450,7 +428,7 @@ func (p *listParser) serviceOptions(l line, s *Service, f []string) bool {
 		}
 		if len(f) > 0 && f[0] == "pe" {
 			if len(f) < 2 {
-				p.errorf(l.pos, "pe without a persistence engine name")
+				p.errorf(l.Pos, "pe without a persistence engine name")
 				return false
 			}
 			s.PEName = f[1]
@@ -462,7 +440,7 @@ func (p *listParser) serviceOptions(l line, s *Service, f []string) bool {
 		f = f[1:]
 	}
 	if len(f) > 0 {
-		p.errorf(l.pos, "unexpected %s on service line", strconv.Quote(f[0]))
+		p.errorf(l.Pos, "unexpected %s on service line", strconv.Quote(f[0]))
 		return false
 	}
 	return true
@@ -539,39 +517,39 @@ func parseSchedFlags(sched, list string, listing bool) (uint32, string) {
 func (p *listParser) destLine(l line) {
 	if p.svc == nil {
 		if !p.sawSvc {
-			p.errorf(l.pos, "real server line before any virtual service")
+			p.errorf(l.Pos, "real server line before any virtual service")
 		}
 		// After a bad service line its servers are skipped silently: the
 		// service line already has an error.
 		return
 	}
-	t := strings.TrimLeft(l.text, " ")
+	t := strings.TrimLeft(l.Text, " ")
 	f := strings.Fields(strings.TrimPrefix(t, "->"))
 	if len(f) == 0 {
-		p.errorf(l.pos, "truncated real server line")
+		p.errorf(l.Pos, "truncated real server line")
 		return
 	}
 	fam, ip, port, _, msg := parseAddrPort(f[0], true)
 	if msg != "" {
-		p.errorf(l.pos, "%s", msg)
+		p.errorf(l.Pos, "%s", msg)
 		return
 	}
-	d := &Destination{Pos: l.pos, Raw: l.text}
+	d := &Destination{Pos: l.Pos, Raw: l.Text}
 	d.AddressFamily, d.Address, d.Port = fam, ip, port
 	f = f[1:]
 	want := map[Columns]int{ColumnsPlain: 4, ColumnsTunnel: 5, ColumnsStats: 5, ColumnsRate: 5, ColumnsThresholds: 4, ColumnsPersistent: 4}[p.d.Columns]
 	if len(f) != want {
 		if len(f) < want {
-			p.errorf(l.pos, "truncated real server line: %d of %d columns after the address", len(f), want)
+			p.errorf(l.Pos, "truncated real server line: %d of %d columns after the address", len(f), want)
 		} else {
-			p.errorf(l.pos, "real server line has %d columns after the address, want %d", len(f), want)
+			p.errorf(l.Pos, "real server line has %d columns after the address, want %d", len(f), want)
 		}
 		return
 	}
 	num := func(s, what string, max uint64) (uint64, bool) {
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil || n > max {
-			p.errorf(l.pos, "bad %s %s", what, strconv.Quote(s))
+			p.errorf(l.Pos, "bad %s %s", what, strconv.Quote(s))
 			return 0, false
 		}
 		return n, true
@@ -583,7 +561,7 @@ func (p *listParser) destLine(l line) {
 	case ColumnsPlain, ColumnsTunnel:
 		fwd, okf := fwdFromName(f[0])
 		if !okf {
-			p.errorf(l.pos, "unknown forwarding method %s", strconv.Quote(f[0]))
+			p.errorf(l.Pos, "unknown forwarding method %s", strconv.Quote(f[0]))
 			return
 		}
 		d.ConnectionFlags = fwd
@@ -592,16 +570,16 @@ func (p *listParser) destLine(l line) {
 			if f[0] != "n/a" {
 				tun, msg := parseTunInfo(f[0])
 				if msg != "" {
-					p.errorf(l.pos, "%s", msg)
+					p.errorf(l.Pos, "%s", msg)
 					return
 				}
 				if fwd != FwdTunnel {
-					p.errorf(l.pos, "tunnel info %s on a %s real server", strconv.Quote(f[0]), fwdName(fwd))
+					p.errorf(l.Pos, "tunnel info %s on a %s real server", strconv.Quote(f[0]), fwdName(fwd))
 					return
 				}
 				d.Tunnel = tun
 			} else if fwd == FwdTunnel {
-				p.errorf(l.pos, "tunnel real server without tunnel info")
+				p.errorf(l.Pos, "tunnel real server without tunnel info")
 				return
 			}
 			f = f[1:]
@@ -646,7 +624,7 @@ func (p *listParser) destLine(l line) {
 	}
 	k := destinationKey(d)
 	if p.dkeys[k] {
-		p.errorf(l.pos, "duplicate real server %s in %s", d, p.svc)
+		p.errorf(l.Pos, "duplicate real server %s in %s", d, p.svc)
 		return
 	}
 	p.dkeys[k] = true
@@ -715,9 +693,9 @@ func validCsum(s string) bool { return s == "-c" || s == "+c" || s == "r+c" }
 func (p *listParser) counters(l line, f []string, cols Columns, dest bool) (*Stats, bool) {
 	if len(f) != 5 {
 		if len(f) < 5 {
-			p.errorf(l.pos, "truncated statistics: %d of 5 numbers", len(f))
+			p.errorf(l.Pos, "truncated statistics: %d of 5 numbers", len(f))
 		} else {
-			p.errorf(l.pos, "%d statistics numbers, want 5", len(f))
+			p.errorf(l.Pos, "%d statistics numbers, want 5", len(f))
 		}
 		return nil, false
 	}
@@ -726,11 +704,11 @@ func (p *listParser) counters(l line, f []string, cols Columns, dest bool) (*Sta
 		plainOnly := cols == ColumnsRate && dest && j < 3
 		v, abbr, msg := parseCounter(tok, plainOnly)
 		if msg != "" {
-			p.errorf(l.pos, "%s", msg)
+			p.errorf(l.Pos, "%s", msg)
 			return nil, false
 		}
 		c[j] = Counter{Value: v, Text: tok, Abbreviated: abbr}
-		pos := l.pos
+		pos := l.Pos
 		if abbr && p.sawAbbr == nil {
 			p.sawAbbr = &pos
 		}

@@ -35,7 +35,7 @@ func parseSave(lines []line) (*Dump, error) {
 		failed: map[svcKey]bool{},
 	}
 	for _, l := range lines {
-		if skippable(l.text) {
+		if skippable(l.Text) {
 			continue
 		}
 		if len(p.errs) >= maxErrors {
@@ -129,7 +129,7 @@ var saveOptions = map[string]string{
 }
 
 func (p *saveParser) line(l line) {
-	f := strings.Fields(l.text)
+	f := strings.Fields(l.Text)
 	a := &saveArgs{fwd: -1, weight: 1}
 	nerr := len(p.errs)
 	defer func() {
@@ -137,7 +137,7 @@ func (p *saveParser) line(l line) {
 			p.failed[serviceKey(a.svc)] = true
 		}
 	}()
-	bad := func(format string, args ...any) { p.errorf(l.pos, format, args...) }
+	bad := func(format string, args ...any) { p.errorf(l.Pos, format, args...) }
 	for i := 0; i < len(f); i++ {
 		tok := f[i]
 		key, ok := saveOptions[tok]
@@ -311,7 +311,7 @@ func (p *saveParser) line(l line) {
 		bad("missing virtual service (-t, -u, --sctp-service or -f)")
 		return
 	}
-	a.svc.Pos, a.svc.Raw = l.pos, l.text
+	a.svc.Pos, a.svc.Raw = l.Pos, l.Text
 	if a.cmd == 'A' {
 		p.addService(l, a)
 	} else {
@@ -320,7 +320,7 @@ func (p *saveParser) line(l line) {
 }
 
 func (p *saveParser) addService(l line, a *saveArgs) {
-	bad := func(format string, args ...any) { p.errorf(l.pos, format, args...) }
+	bad := func(format string, args ...any) { p.errorf(l.Pos, format, args...) }
 	for _, o := range []string{"r", "forward", "w", "x", "y", "tun-type", "tun-port", "tun-csum"} {
 		if a.has(o) {
 			bad("real-server option with -A")
@@ -379,7 +379,7 @@ func (p *saveParser) addService(l line, a *saveArgs) {
 }
 
 func (p *saveParser) addDest(l line, a *saveArgs) {
-	bad := func(format string, args ...any) { p.errorf(l.pos, format, args...) }
+	bad := func(format string, args ...any) { p.errorf(l.Pos, format, args...) }
 	for _, o := range []string{"s", "p", "M", "pe", "o", "b"} {
 		if a.has(o) {
 			bad("virtual-service option with -a")
@@ -403,7 +403,7 @@ func (p *saveParser) addDest(l line, a *saveArgs) {
 		bad("real server: %s", msg)
 		return
 	}
-	d := &Destination{Pos: l.pos, Raw: l.text}
+	d := &Destination{Pos: l.Pos, Raw: l.Text}
 	d.AddressFamily, d.Address, d.Port = fam, ip, port
 	if !hasPort {
 		d.Port = s.Port

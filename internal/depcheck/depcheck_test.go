@@ -1,0 +1,80 @@
+// Package depcheck holds tests that fence the dependencies of the analysis
+// packages, so that "offline analysis" stays true as the code grows: the
+// analyzer and the parsers never run programs, never open network
+// connections, and never pull in the collector or the Kubernetes client.
+package depcheck
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/proxyscan/proxyscan/"
+
+// direct lists the packages no analyzer or parser package may import
+// itself (Kubernetes' API machinery imports net/http for its own reasons;
+// package net is allowed for its address types).
+var direct = []string{"os/exec", "net/http", "syscall"}
+
+// transitive lists what must not be reachable at all. (The moby/ipvs and
+// google/nftables packages are allowed: the parsers use their types, so that
+// netlink readers in collect fill the same model.)
+var transitive = []string{"k8s.io/client-go", module + "collect"}
+
+type pkg struct {
+	path    string
+	imports []string
+}
+
+func list(t *testing.T, deps bool, patterns ...string) []pkg {
+	t.Helper()
+	args := []string{"list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}"}
+	if deps {
+		args = append(args, "-deps")
+	}
+	out, err := exec.Command("go", append(args, patterns...)...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkgs = append(pkgs, pkg{path: f[0], imports: f[1:]})
+	}
+	return pkgs
+}
+
+func TestAnalysisIsOffline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the dependency fence in -short mode")
+	}
+	patterns := []string{module + "analyzer/...", module + "parsers/..."}
+	for _, p := range list(t, false, patterns...) {
+		for _, imp := range p.imports {
+			for _, f := range direct {
+				if imp == f {
+					t.Errorf("%s imports %s", p.path, imp)
+				}
+			}
+		}
+	}
+	for _, p := range list(t, true, patterns...) {
+		for _, f := range transitive {
+			if p.path == f || strings.HasPrefix(p.path, f+"/") {
+				t.Errorf("the analyzer or a parser depends on %s", p.path)
+			}
+		}
+	}
+}
+
+func TestParsersDoNotImportAnalyzer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the dependency fence in -short mode")
+	}
+	for _, p := range list(t, true, module+"parsers/...") {
+		if strings.HasPrefix(p.path, module+"analyzer") {
+			t.Errorf("a parser depends on %s", p.path)
+		}
+	}
+}
