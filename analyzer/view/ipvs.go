@@ -196,24 +196,40 @@ type IPVSInput struct {
 // portIndex finds service ports by the addresses the IPVS data plane uses.
 type portIndex struct {
 	byName     map[string]*model.ServicePort
-	byDest     map[string][]*model.ServicePort // "ip proto port"
-	kind       map[string]Kind
+	byDest     map[dest][]*model.ServicePort
+	kind       map[dest]Kind
 	byAddr     map[netip.Addr][]*model.ServicePort
-	byNodePort map[string][]*model.ServicePort // "proto port"
+	byNodePort map[portKey][]*model.ServicePort
 	byHealth   map[int32][]*model.ServicePort
-	byEndpoint map[string][]*model.ServicePort // "proto ip:port"
-	endpoints  map[string]map[string]*model.Endpoint
+	byEndpoint map[backendKey][]*model.ServicePort
+	endpoints  map[string]map[string]*model.Endpoint // of the Local-policy ports
 }
 
-func destKey(ip netip.Addr, proto string, port int32) string {
-	return ip.String() + " " + proto + " " + strconv.Itoa(int(port))
-}
+// dest is an address, protocol and port; portKey a protocol and port;
+// backendKey a protocol and endpoint.
+type (
+	dest struct {
+		ip    netip.Addr
+		proto string
+		port  int32
+	}
+	portKey struct {
+		proto string
+		port  int32
+	}
+	backendKey struct {
+		proto string
+		ep    netip.AddrPort
+	}
+)
+
+func destKey(ip netip.Addr, proto string, port int32) dest { return dest{ip, proto, port} }
 
 func newPortIndex(ports []*model.ServicePort, fam model.Family) *portIndex {
 	x := &portIndex{
-		byName: map[string]*model.ServicePort{}, byDest: map[string][]*model.ServicePort{}, kind: map[string]Kind{},
-		byAddr: map[netip.Addr][]*model.ServicePort{}, byNodePort: map[string][]*model.ServicePort{},
-		byHealth: map[int32][]*model.ServicePort{}, byEndpoint: map[string][]*model.ServicePort{},
+		byName: map[string]*model.ServicePort{}, byDest: map[dest][]*model.ServicePort{}, kind: map[dest]Kind{},
+		byAddr: map[netip.Addr][]*model.ServicePort{}, byNodePort: map[portKey][]*model.ServicePort{},
+		byHealth: map[int32][]*model.ServicePort{}, byEndpoint: map[backendKey][]*model.ServicePort{},
 		endpoints: map[string]map[string]*model.Endpoint{},
 	}
 	for _, sp := range ports {
@@ -246,22 +262,28 @@ func newPortIndex(ports []*model.ServicePort, fam model.Family) *portIndex {
 			add(ip, LoadBalancerIP)
 		}
 		if sp.NodePort != 0 {
-			k := proto + " " + strconv.Itoa(int(sp.NodePort))
+			k := portKey{proto, sp.NodePort}
 			x.byNodePort[k] = append(x.byNodePort[k], sp)
 		}
 		if sp.HealthCheckNodePort != 0 {
 			x.byHealth[sp.HealthCheckNodePort] = append(x.byHealth[sp.HealthCheckNodePort], sp)
 		}
-		eps := map[string]*model.Endpoint{}
+		local := sp.InternalPolicyLocal || sp.ExternalPolicyLocal
+		var eps map[string]*model.Endpoint
+		if local {
+			eps = map[string]*model.Endpoint{} // for policies; only Local ports need it
+			x.endpoints[name] = eps
+		}
 		for _, ep := range sp.Endpoints {
 			if ep.Family() != fam {
 				continue
 			}
-			eps[ep.String()] = ep
-			k := proto + " " + ep.String()
+			if local {
+				eps[ep.String()] = ep
+			}
+			k := backendKey{proto, netip.AddrPortFrom(ep.IP, uint16(ep.Port))}
 			x.byEndpoint[k] = append(x.byEndpoint[k], sp)
 		}
-		x.endpoints[name] = eps
 	}
 	return x
 }
@@ -293,14 +315,14 @@ type ipvsExtractor struct {
 	idx     *portIndex
 	nodeIPs map[netip.Addr]bool
 	// nodePort holds the node-port entries by "proto port".
-	nodePort   map[string]*Entry
+	nodePort   map[portKey]*Entry
 	nodePortVS map[*Entry][]*Dispatch
 	// vsKeys, vsAddrs and vsNodePorts record what has a virtual server
 	// ("ip proto port", addresses, "proto port" of node ports).
-	vsKeys      map[string]bool
+	vsKeys      map[dest]bool
 	vsAddrs     map[netip.Addr]bool
-	vsNodePorts map[string]bool
-	vsBackends  map[string]bool // "proto ip:port" of every real server
+	vsNodePorts map[portKey]bool
+	vsBackends  map[backendKey]bool // every real server
 }
 
 // FromIPVS builds the view of an IPVS-mode data plane in one family: every
@@ -323,12 +345,12 @@ func FromIPVS(in IPVSInput) *View {
 		in: in, st: st, idx: newPortIndex(in.Ports, in.Family),
 		v:           &View{Mode: model.ModeIPVS, Family: in.Family, IPVS: st, NodePorts: true},
 		nodeIPs:     map[netip.Addr]bool{},
-		nodePort:    map[string]*Entry{},
+		nodePort:    map[portKey]*Entry{},
 		nodePortVS:  map[*Entry][]*Dispatch{},
-		vsKeys:      map[string]bool{},
+		vsKeys:      map[dest]bool{},
 		vsAddrs:     map[netip.Addr]bool{},
-		vsNodePorts: map[string]bool{},
-		vsBackends:  map[string]bool{},
+		vsNodePorts: map[portKey]bool{},
+		vsBackends:  map[backendKey]bool{},
 	}
 	for _, ip := range in.NodeIPs {
 		if model.FamilyOf(ip) == in.Family && !x.nodeIPs[ip] {
@@ -535,7 +557,6 @@ func (x *ipvsExtractor) dispatch(s *ipvs.Service, proto string, connsKnown bool)
 		b := &Backend{IP: ip, Port: int32(rs.Port), Weight: rs.Weight, Graceful: rs.Weight == 0, Connections: -1,
 			Evidence: []model.Evidence{model.EvidenceAt(rs.Pos, rs.Raw)}}
 		b.Endpoint = model.JoinHostPort(ip, b.Port)
-		b.ID = d.ID + " -> " + b.Endpoint
 		if connsKnown {
 			b.Connections = rs.ActiveConnections + rs.InactiveConnections
 		}
@@ -543,7 +564,7 @@ func (x *ipvsExtractor) dispatch(s *ipvs.Service, proto string, connsKnown bool)
 			total += rs.Weight
 			live++
 		}
-		x.vsBackends[proto+" "+b.Endpoint] = true
+		x.vsBackends[backendKey{proto, netip.AddrPortFrom(ip, rs.Port)}] = true
 		d.Backends = append(d.Backends, b)
 	}
 	for _, b := range d.Backends {
@@ -605,7 +626,7 @@ func (x *ipvsExtractor) classify(ip netip.Addr, proto string, port int32) Kind {
 	if _, inSet := x.st.Member(SetClusterIP, key); bound || inSet {
 		return ClusterIP
 	}
-	if len(x.idx.byNodePort[proto+" "+strconv.Itoa(int(port))]) > 0 {
+	if len(x.idx.byNodePort[portKey{proto, port}]) > 0 {
 		return NodePort
 	}
 	for _, sp := range x.idx.byAddr[ip] {
@@ -626,7 +647,7 @@ func (x *ipvsExtractor) classify(ip netip.Addr, proto string, port int32) Kind {
 // addNodePort records the virtual server of one node address for the
 // entry of its node port.
 func (x *ipvsExtractor) addNodePort(ip netip.Addr, proto string, port int32, s *ipvs.Service, d *Dispatch) {
-	k := proto + " " + strconv.Itoa(int(port))
+	k := portKey{proto, port}
 	x.vsNodePorts[k] = true
 	e := x.nodePort[k]
 	if e == nil {
@@ -872,16 +893,16 @@ func (x *ipvsExtractor) member(base string, s *ipset.Set, m *ipset.Entry) (svc s
 		if strings.HasSuffix(base, "-UDP") {
 			proto = "udp"
 		}
-		k := proto + " " + strconv.Itoa(int(port))
+		k := portKey{proto, port}
 		return first(x.idx.byNodePort[k]), x.vsNodePorts[k]
 	case SetNodePortSCTP, SetNodePortLocalSCTP:
-		k := proto + " " + strconv.Itoa(int(port))
+		k := portKey{proto, port}
 		return first(x.idx.byNodePort[k]), x.vsNodePorts[k]
 	case SetHealthCheckNodePort:
 		return first(x.idx.byHealth[port]), false
 	case SetLoopBack:
-		ep := model.JoinHostPort(ip, port)
-		return first(x.idx.byEndpoint[proto+" "+ep]), x.vsBackends[proto+" "+ep]
+		k := backendKey{proto, netip.AddrPortFrom(ip, uint16(port))}
+		return first(x.idx.byEndpoint[k]), x.vsBackends[k]
 	case SetIPVSIPs:
 		_, bound := x.st.Bound[ip]
 		return first(x.idx.byAddr[ip]), x.vsAddrs[ip] || bound
