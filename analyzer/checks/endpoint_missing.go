@@ -11,7 +11,8 @@ var endpointMissing = &Check{
 	Severity: Error,
 	Title:    "a usable endpoint is absent from the data plane",
 	What: "An endpoint that kube-proxy would use for this Service port (ready, or serving and terminating when no " +
-		"endpoint is ready; local ones for a Local policy) is not among the destinations the data plane balances over.",
+		"endpoint is ready; local ones for a Local policy) is not among the destinations the data plane balances over, " +
+		"or is an IPVS real server left at weight 0, which gets no new connections.",
 	Why: "The remaining endpoints take all the traffic of this node; a newly scaled-up or rescheduled pod gets none. " +
 		"It is the other half of \"endpoints not updated\".",
 	Fix: "Check the kube-proxy logs of the node for EndpointSlice watch errors and restore failures, and " +

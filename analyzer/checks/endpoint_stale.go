@@ -13,7 +13,9 @@ var endpointStale = &Check{
 	Title:    "the data plane forwards to an endpoint that is not usable",
 	What: "A rule (a `KUBE-SEP` DNAT, a real server, an nft endpoint chain) sends traffic of a Service to an IP:port " +
 		"that is not a usable endpoint of that Service port: no EndpointSlice lists it any more, it is not ready while " +
-		"ready endpoints exist, or it runs on another node while the traffic policy is Local.",
+		"ready endpoints exist, or it runs on another node while the traffic policy is Local. An IPVS real server at " +
+		"weight 0 is being drained (graceful termination) and is only reported when kube-proxy would have deleted " +
+		"it: at once for UDP and SCTP, as soon as it has no connections for TCP.",
 	Why: "Connections sent there fail or reach the wrong pod (IPs are reused): this is the \"endpoints not updated\" " +
 		"failure, usually a kube-proxy that stopped receiving EndpointSlice updates from the API server.",
 	Fix: "Check that the EndpointSlices are right (`kubectl get endpointslices -l kubernetes.io/service-name=NAME`), " +

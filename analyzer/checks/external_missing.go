@@ -13,7 +13,9 @@ var externalMissing = &Check{
 	Severity: Error,
 	Title:    "an external or load balancer IP has no entry",
 	What: "A Service's `spec.externalIPs` entry or LoadBalancer ingress IP (ipMode VIP) has usable endpoints, " +
-		"but the data plane has no entry forwarding it, or it does not restrict it to `loadBalancerSourceRanges`.",
+		"but the data plane has no entry forwarding it, or it does not restrict it to `loadBalancerSourceRanges`. In " +
+		"IPVS mode the address must also be bound to `kube-ipvs0` (unless it is a node address) and listed in " +
+		"`KUBE-EXTERNAL-IP` (`-LOCAL` for externalTrafficPolicy Local) or `KUBE-LOAD-BALANCER`.",
 	Why: "Traffic that a load balancer or a router sends to this node for the IP is not forwarded: clients outside " +
 		"the cluster see timeouts while in-cluster traffic through the cluster IP works. A missing source-range filter " +
 		"exposes the Service to every source.",

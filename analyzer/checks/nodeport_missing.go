@@ -15,7 +15,9 @@ var nodePortMissing = &Check{
 	Title:    "a node port has no entry in the data plane",
 	What: "A NodePort or LoadBalancer Service port has usable endpoints, but the data plane of the node does not " +
 		"forward its node port (`KUBE-NODEPORTS` in iptables mode, a virtual server per node IP in IPVS mode, " +
-		"`service-nodeports` in nftables mode), or the node ports are not reachable at all.",
+		"`service-nodeports` in nftables mode), or the node ports are not reachable at all. In IPVS mode each node " +
+		"address kube-proxy serves node ports on needs its own virtual server, and the port a member of " +
+		"`KUBE-NODE-PORT-<PROTO>` for its traffic to be masqueraded.",
 	Why: "Load balancers and clients that target <node IP>:<node port> get no answer from this node; load balancer " +
 		"health checks fail and the node is taken out of rotation, or traffic is black-holed.",
 	Fix: "Check the kube-proxy logs of the node and `nodePortAddresses` in its configuration (node ports are only " +

@@ -12,8 +12,8 @@ var orphanRules = &Check{
 	Severity: Warning,
 	Title:    "rules, chains or entries that belong to no existing service",
 	What: "The data plane holds kube-proxy objects — per-service chains, rules in the dispatch chains, virtual " +
-		"servers, map elements — for a Service (or Service port) that does not exist in the exports, or objects " +
-		"nothing leads to any more.",
+		"servers, `kube-ipvs0` addresses, ipset members, map elements — for a Service (or Service port) that does " +
+		"not exist in the exports, or objects nothing leads to any more.",
 	Why: "Rules of a deleted Service keep capturing traffic to its old IPs (which the API server may give to a new " +
 		"Service), and leftovers show that kube-proxy's cleanup did not run: a crashed sync, a second kube-proxy, " +
 		"or rules restored from a backup.",

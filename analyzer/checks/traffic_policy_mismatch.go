@@ -14,7 +14,10 @@ var trafficPolicyMismatch = &Check{
 	What: "With `externalTrafficPolicy: Local`, traffic from outside to a node port, external or load balancer IP " +
 		"must only go to endpoints on the receiving node (preserving the client IP), and the health check node port " +
 		"must answer; with `internalTrafficPolicy: Local`, cluster IP traffic must stay on the node. Here the data " +
-		"plane sends such traffic under the other policy.",
+		"plane sends such traffic under the other policy. In IPVS mode a Local policy without a local endpoint falls " +
+		"back to the cluster endpoints, as kube-proxy does (not reported), and the node ports, external and load " +
+		"balancer IPs of externalTrafficPolicy Local Services must be in the -LOCAL ipsets that spare them the " +
+		"masquerade (and only those); its health check node ports are in KUBE-HEALTH-CHECK-NODE-PORT.",
 	Why: "A Local policy that is not honoured loses client source IPs (SNAT) and adds a hop, or, the other way " +
 		"round, drops traffic the Service expects to be spread over the cluster; load balancers that rely on the " +
 		"health check node port send traffic to nodes without endpoints.",
