@@ -64,6 +64,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(
 		NewCmdAnalyze(f, nil),
 		NewCmdChecks(f, nil),
+		NewCmdExpect(f, nil),
 		NewCmdVersion(f),
 	)
 	return root
