@@ -13,14 +13,14 @@ type DiffKind string
 
 // Kinds of differences.
 const (
-	// MissingRule: kube-proxy writes the rule, the capture lacks it.
+	// MissingRule is a rule kube-proxy writes that the capture lacks.
 	MissingRule DiffKind = "missing-rule"
-	// ExtraRule: the capture has a rule kube-proxy does not write.
+	// ExtraRule is a rule of the capture that kube-proxy does not write.
 	ExtraRule DiffKind = "extra-rule"
-	// MissingChain: kube-proxy creates the chain, the capture lacks it.
+	// MissingChain is a chain kube-proxy creates that the capture lacks.
 	MissingChain DiffKind = "missing-chain"
-	// ExtraChain: the capture has a kube-proxy chain kube-proxy does not
-	// create (a stale or foreign chain).
+	// ExtraChain is a chain of the capture, named like kube-proxy's, that
+	// kube-proxy does not create (a stale chain, or another version's).
 	ExtraChain DiffKind = "extra-chain"
 )
 

@@ -38,9 +38,10 @@ const (
 // iptablesMode generates kube-proxy's iptables mode.
 type iptablesMode struct{}
 
+// Name returns "iptables".
 func (iptablesMode) Name() string { return model.ModeIPTables }
 
-// Generate returns the iptables dumps kube-proxy programs, one per family
+// generate returns the iptables dumps kube-proxy programs, one per family
 // (a single-stack proxier each, as pkg/proxy/metaproxier runs them for a
 // dual-stack node).
 func (iptablesMode) generate(in *input, families []model.Family) (*Dataplane, error) {
