@@ -112,12 +112,11 @@ func analyzeRun(opts *AnalyzeOptions) error {
 	if err != nil {
 		return err
 	}
-	var nodes []report.NodeResult
-	for _, s := range snaps {
-		nodes = append(nodes, report.NodeResult{Snap: s, Result: checks.Run(s, selected)})
+	rep := report.BuildFleet(opts.Tool, snaps, checks.RunFleet(snaps, selected))
+	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width, FailOn: threshold}
+	if threshold == 0 {
+		ropts.FailOn = report.NeverFail
 	}
-	rep := report.Build(opts.Tool, nodes)
-	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width}
 	if err := report.Render(opts.IO.Out, opts.Output, rep, ropts); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}

@@ -49,6 +49,7 @@ var (
 	reIPSetSave     = regexp.MustCompile(`(?m)^create \S+ (hash|bitmap|list):\S+`)
 	reIPSetList     = regexp.MustCompile(`(?m)^Name: \S+\s*\nType: (hash|bitmap|list):`)
 	reNFTTable      = regexp.MustCompile(`(?m)^table (ip|ip6|inet|arp|bridge|netdev) \S+ \{`)
+	reNFTJSON       = regexp.MustCompile(`^\s*\{\s*"nftables"\s*:\s*\[`)
 	reKubeYAMLKind  = regexp.MustCompile(`(?m)^kind: *["']?([A-Za-z]+)`)
 	reKubeYAMLAPI   = regexp.MustCompile(`(?m)^(- )?apiVersion: *\S+`)
 	reKubeYAMLList  = regexp.MustCompile(`(?m)^items:\s*$`)
@@ -71,7 +72,7 @@ var (
 // detectors is the ordered list of content detectors: the first that
 // accepts the head wins, so more specific formats come first.
 var detectors = []detector{
-	{KindNFTJSON, func(h []byte) bool { return jsonObjectWithKey(h, `"nftables"`) }},
+	{KindNFTJSON, func(h []byte) bool { return reNFTJSON.Match(h) }},
 	{KindManifest, func(h []byte) bool {
 		return jsonObjectWithKey(h, `"schema"`) && bytes.Contains(h, []byte(`"sources"`))
 	}},

@@ -42,6 +42,12 @@ func TestDetect(t *testing.T) {
 		{"proc modules", "ip_vs 196608 12 ip_vs_sh,ip_vs_wrr,ip_vs_rr, Live 0x0000000000000000\nnf_conntrack 184320 6 - Live 0x0000000000000000\n", KindModules},
 		{"lsmod", "Module                  Size  Used by\nip_vs                 196608  12 ip_vs_sh\n", KindModules},
 		{"modules.builtin", "kernel/net/netfilter/ipvs/ip_vs.ko\nkernel/net/netfilter/ipvs/ip_vs_rr.ko\n", KindModules},
+		{"nft text", "table ip kube-proxy {\n\tcomment \"rules for kube-proxy\"\n}\n", KindNFTText},
+		{"nft -a text", "table inet filter { # handle 3\n\tchain input { # handle 1\n\t}\n}\n", KindNFTText},
+		{"nft json", `{"nftables": [{"metainfo": {"version": "1.0.6", "json_schema_version": 1}}]}`, KindNFTJSON},
+		{"nft json compact", "\n{\"nftables\":[]}", KindNFTJSON},
+		{"kube-proxy config json in nftables mode", `{"apiVersion": "kubeproxy.config.k8s.io/v1alpha1", "kind": "KubeProxyConfiguration", "mode": "nftables"}`, KindKubeProxyConfig},
+		{"configmap json mentioning nftables", `{"apiVersion": "v1", "kind": "ConfigMap", "data": {"mode": "nftables"}}`, KindKube},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

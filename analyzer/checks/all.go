@@ -14,6 +14,7 @@ var All = []*Check{
 	trafficPolicyMismatch,
 	loadBalanceSkew,
 	iptablesBackendMixed,
+	nodeDrift,
 }
 
 // ByID returns the check with the given ID, or nil.

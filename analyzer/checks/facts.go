@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/nftables"
+
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
@@ -60,6 +62,12 @@ func ProgrammedModes(s *model.Snapshot) []string {
 	}
 	if ipvs {
 		out = append(out, model.ModeIPVS)
+	}
+	for _, rs := range s.NFT {
+		if rs.Table(nftables.TableFamilyIPv4, "kube-proxy") != nil || rs.Table(nftables.TableFamilyIPv6, "kube-proxy") != nil {
+			out = append(out, model.ModeNFTables)
+			break
+		}
 	}
 	return out
 }

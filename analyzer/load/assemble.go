@@ -24,6 +24,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/metrics"
 	"github.com/proxyscan/proxyscan/parsers/modules"
+	"github.com/proxyscan/proxyscan/parsers/nft"
 	"github.com/proxyscan/proxyscan/parsers/sysctl"
 )
 
@@ -131,6 +132,8 @@ func (b *builder) add(r parsed) {
 		b.snap.IPVS = append(b.snap.IPVS, v)
 	case *ipset.Dump:
 		b.snap.IPSets = append(b.snap.IPSets, v)
+	case *nft.Ruleset:
+		b.snap.NFT = append(b.snap.NFT, v)
 	case *ipaddr.Dump:
 		b.one(&in, b.snap.Addrs != nil)
 		b.snap.Addrs = v

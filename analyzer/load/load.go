@@ -24,6 +24,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/metrics"
 	"github.com/proxyscan/proxyscan/parsers/modules"
+	"github.com/proxyscan/proxyscan/parsers/nft"
 	"github.com/proxyscan/proxyscan/parsers/sysctl"
 )
 
@@ -52,6 +53,8 @@ var parsersByKind = map[parsers.Kind]parseFunc{
 	parsers.KindIPVSSave:        func(n string, d []byte) (any, error) { return ipvs.Parse(n, d) },
 	parsers.KindIPSetSave:       func(n string, d []byte) (any, error) { return ipset.Parse(n, d) },
 	parsers.KindIPSetList:       func(n string, d []byte) (any, error) { return ipset.Parse(n, d) },
+	parsers.KindNFTText:         func(n string, d []byte) (any, error) { return nft.ParseText(n, d) },
+	parsers.KindNFTJSON:         func(n string, d []byte) (any, error) { return nft.ParseJSON(n, d) },
 	parsers.KindIPAddr:          func(n string, d []byte) (any, error) { return ipaddr.Parse(n, d) },
 	parsers.KindIPRoute:         func(n string, d []byte) (any, error) { return iproute.Parse(n, d) },
 	parsers.KindSysctl:          func(n string, d []byte) (any, error) { return sysctl.Parse(n, d) },

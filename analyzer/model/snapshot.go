@@ -19,6 +19,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/metrics"
 	"github.com/proxyscan/proxyscan/parsers/modules"
+	"github.com/proxyscan/proxyscan/parsers/nft"
 	"github.com/proxyscan/proxyscan/parsers/sysctl"
 )
 
@@ -53,6 +54,9 @@ type Snapshot struct {
 	IPVS []*ipvs.Dump
 	// IPSets holds the ipset save or list output.
 	IPSets []*ipset.Dump
+	// NFT holds the nft rulesets (nft list ruleset and nft -j list ruleset
+	// of the same node are two entries).
+	NFT []*nft.Ruleset
 	// Addrs is `ip addr` of the node; Routes its `ip route` listings.
 	Addrs  *ipaddr.Dump
 	Routes []*iproute.Dump

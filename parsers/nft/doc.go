@@ -1,0 +1,60 @@
+// Package nft parses the nftables ruleset listings that proxyscan collects:
+// the text of `nft list ruleset` (as printed by nft 1.0.x) and the JSON of
+// `nft -j list ruleset` (libnftables JSON schema version 1). Both forms give
+// the same model: a [Ruleset] of [Table]s holding [Chain]s, [Set]s (sets,
+// maps and verdict maps, with their [Element]s) and [Rule]s made of typed
+// statements ([Stmt]) over typed expressions ([Expr]).
+//
+// The model is syntax, not meaning: it knows that a rule is
+// `ip daddr . meta l4proto . th dport vmap @service-ips`, not which Service
+// that map belongs to.
+//
+// # Values
+//
+// Constants (addresses, prefixes, ranges, ports, protocol names, marks,
+// flag lists, quoted interface names) are kept as the text nft prints for
+// them ([Value], [Element.Key]). Values read from JSON are rendered the way
+// nft's text form shows them, using the datatype of the expression they are
+// compared with or the set they belong to: a mark 16384 becomes 0x00004000,
+// an interface name eth0 becomes "eth0", a port stays 80.
+//
+// # Statements nobody models
+//
+// A statement the package does not model is never guessed at: the text from
+// that statement to the end of the rule (before the rule comment) is kept in
+// an [Unsupported] statement and the rule is flagged ([Rule.Unsupported]).
+// For JSON input the statement's JSON is kept instead.
+//
+// # Text and JSON
+//
+// [Parse] reads either form (JSON when the input starts with '{'); [ParseText]
+// and [ParseJSON] read one form. For the same ruleset both give equal models
+// except for what the two forms carry differently:
+//
+//   - positions: text objects have a line ([parsers.Pos.Line]); JSON objects
+//     have a JSON path such as $.nftables[42] ([parsers.Pos.Path]);
+//   - handles: JSON always carries them, text only from `nft -a`;
+//   - [Rule.Raw]: the text line for text input, the rendering of the
+//     statements for JSON input (equal when the rule is fully modelled);
+//   - what nft 1.0.6's JSON output omits: table and chain comments, chain
+//     devices, the set flag "dynamic", "auto-merge", "typeof" declarations
+//     (JSON gives the datatypes instead) and "interval" map data;
+//   - element expiry times, which count down between two listings.
+//
+// [Format] prints a model as `nft list ruleset` prints it; for a ruleset
+// parsed from nft's own text output it reproduces the input byte for byte
+// (without `# handle` annotations, see [FormatOptions]).
+//
+// [FormatJSON] prints a model as `nft -j list ruleset` prints it (nft 1.0.6
+// member order and spacing); for a ruleset parsed from that output it
+// reproduces the input byte for byte.
+//
+// nft 1.0.6 itself prints a dormant table's flags wrongly in JSON (the
+// name of the table's first object instead of "dormant"); [ParseJSON] keeps
+// what it finds.
+//
+// [FromTable], [FromChain] and [FromSet] convert the netlink values of
+// github.com/google/nftables into the same model (tables, chains, sets and
+// their elements; rules stay out of scope, their netlink form being the
+// low-level expressions nft decompiles).
+package nft

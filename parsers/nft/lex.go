@@ -1,0 +1,79 @@
+package nft
+
+import "fmt"
+
+// token kinds
+const (
+	tWord    = 'w' // a run of non-blank, non-punctuation characters
+	tString  = 's' // a quoted string; text includes the quotes
+	tPunct   = 'p' // one of { } , ; ( )
+	tComment = '#' // a comment to the end of the line; text excludes '#'
+)
+
+// token is a lexical token of a line of nft text.
+type token struct {
+	kind byte
+	sp   bool // preceded by blank space (or at the start of the line)
+	text string
+	off  int // byte offsets of the token in its line
+	end  int
+	line int // 1-based line number
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' }
+
+func isPunct(c byte) bool {
+	switch c {
+	case '{', '}', ',', ';', '(', ')':
+		return true
+	}
+	return false
+}
+
+// lexLine splits one line into tokens, appending them to toks.
+func lexLine(toks []token, s string, line int) ([]token, error) {
+	i := 0
+	sp := true
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case isBlank(c):
+			i++
+			sp = true
+			continue
+		case c == '#':
+			toks = append(toks, token{kind: tComment, sp: sp, text: s[i+1:], off: i, end: len(s), line: line})
+			return toks, nil
+		case c == '"':
+			j := i + 1
+			for j < len(s) && s[j] != '"' {
+				j++
+			}
+			if j >= len(s) {
+				return toks, fmt.Errorf("unterminated string")
+			}
+			toks = append(toks, token{kind: tString, sp: sp, text: s[i : j+1], off: i, end: j + 1, line: line})
+			i = j + 1
+		case isPunct(c):
+			toks = append(toks, token{kind: tPunct, sp: sp, text: s[i : i+1], off: i, end: i + 1, line: line})
+			i++
+		default:
+			j := i
+			for j < len(s) && !isBlank(s[j]) && !isPunct(s[j]) && s[j] != '"' && s[j] != '#' {
+				j++
+			}
+			toks = append(toks, token{kind: tWord, sp: sp, text: s[i:j], off: i, end: j, line: line})
+			i = j
+		}
+		sp = false
+	}
+	return toks, nil
+}
+
+// unquote strips the quotes of a string token's text.
+func unquote(s string) string {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		return s[1 : len(s)-1]
+	}
+	return s
+}

@@ -1,0 +1,239 @@
+package nft
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/nftables"
+
+	"github.com/proxyscan/proxyscan/parsers"
+)
+
+// Ruleset is a whole ruleset listing: its tables in listing order.
+type Ruleset struct {
+	Tables []*Table `json:"tables"`
+}
+
+// Table is an nftables table.
+type Table struct {
+	Family  nftables.TableFamily `json:"-"`
+	Name    string               `json:"name"`
+	Comment string               `json:"comment,omitempty"`
+	Flags   []string             `json:"flags,omitempty"` // "dormant", "owner"
+	Handle  uint64               `json:"handle,omitempty"`
+	// Objects are the stateful objects (counters, quotas, ...) and
+	// flowtables of the table, kept as raw text or JSON.
+	Objects []*Object   `json:"objects,omitempty"`
+	Sets    []*Set      `json:"sets,omitempty"`   // named sets and maps, in listing order
+	Chains  []*Chain    `json:"chains,omitempty"` // in listing order
+	Pos     parsers.Pos `json:"pos"`
+}
+
+// Object is a table-level stateful object or flowtable. Named counters
+// are modelled (Counter); of the others (quota, limit, ct helper/timeout/
+// expectation, secmark, synproxy, flowtable) Body holds the lines between
+// the braces (text input) and JSON the object's JSON (JSON input).
+type Object struct {
+	Kind    string      `json:"kind"` // "counter", "quota", "ct helper", "flowtable", ...
+	Name    string      `json:"name"`
+	Handle  uint64      `json:"handle,omitempty"`
+	Counter *Counter    `json:"counter,omitempty"` // the values of a named counter
+	Body    []string    `json:"body,omitempty"`
+	JSON    string      `json:"json,omitempty"`
+	Pos     parsers.Pos `json:"pos"`
+}
+
+// Chain is a chain of a table. Base chains have a Type, Hook, Priority and
+// Policy; regular chains have none of them.
+type Chain struct {
+	Name    string             `json:"name"`
+	Comment string             `json:"comment,omitempty"`
+	Type    nftables.ChainType `json:"type,omitempty"`
+	// Hook is the hook name as nft prints it ("prerouting", "input",
+	// "ingress", ...): hook numbers depend on the family, see [HookNum].
+	Hook     string                `json:"hook,omitempty"`
+	Devices  []string              `json:"devices,omitempty"` // netdev/inet ingress devices
+	Priority *Priority             `json:"priority,omitempty"`
+	Policy   *nftables.ChainPolicy `json:"-"`
+	Flags    []string              `json:"flags,omitempty"` // "offload"
+	Handle   uint64                `json:"handle,omitempty"`
+	Rules    []*Rule               `json:"rules,omitempty"`
+	Pos      parsers.Pos           `json:"pos"`
+}
+
+// IsBase reports whether c is a base chain (attached to a hook).
+func (c *Chain) IsBase() bool { return c.Hook != "" }
+
+// Priority is a base chain priority: its numeric value and the form nft
+// prints for it ("dstnat - 10", "filter", "-110"), which depends on the
+// family and the hook.
+type Priority struct {
+	Value nftables.ChainPriority `json:"value"`
+	Text  string                 `json:"text"`
+}
+
+// Set is a named set or map. Maps have IsMap set and a DataType; verdict
+// maps have the DataType "verdict".
+type Set struct {
+	Name  string `json:"name"`
+	IsMap bool   `json:"map,omitempty"`
+	// KeyType holds the key datatype names, one per concatenated part
+	// ("ipv4_addr", "inet_proto", "inet_service").
+	KeyType []string `json:"keyType,omitempty"`
+	// Typeof is the key expression when the set was declared with typeof
+	// (text input only); KeyType then holds the datatypes derived from it
+	// when they are known.
+	Typeof string `json:"typeof,omitempty"`
+	// DataType holds the map data datatype names ("verdict", "ipv4_addr",
+	// or the parts of a concatenation).
+	DataType     []string `json:"dataType,omitempty"`
+	DataTypeof   string   `json:"dataTypeof,omitempty"`
+	DataInterval bool     `json:"dataInterval,omitempty"` // "type K : interval D"
+	// Flags are the set flags in nft's order: constant, dynamic, interval,
+	// timeout. A set with a default timeout always has the timeout flag.
+	Flags      []string      `json:"flags,omitempty"`
+	Policy     string        `json:"policy,omitempty"` // "memory"; empty for the default
+	Size       uint32        `json:"size,omitempty"`
+	Timeout    time.Duration `json:"timeout,omitempty"`
+	GCInterval time.Duration `json:"gcInterval,omitempty"`
+	AutoMerge  bool          `json:"autoMerge,omitempty"`
+	Counter    bool          `json:"counter,omitempty"` // elements carry counters
+	Comment    string        `json:"comment,omitempty"`
+	Handle     uint64        `json:"handle,omitempty"`
+	Elements   []Element     `json:"elements,omitempty"`
+	Pos        parsers.Pos   `json:"pos"`
+}
+
+// HasFlag reports whether s has the flag f ("interval", "timeout", ...).
+func (s *Set) HasFlag(f string) bool {
+	for _, x := range s.Flags {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// IsVerdictMap reports whether s is a verdict map.
+func (s *Set) IsVerdictMap() bool {
+	return s.IsMap && len(s.DataType) == 1 && s.DataType[0] == "verdict"
+}
+
+// KeyDatatypes returns the github.com/google/nftables datatypes of the key
+// parts, and false when one of them is not known to that package.
+func (s *Set) KeyDatatypes() ([]nftables.SetDatatype, bool) {
+	return datatypes(s.KeyType)
+}
+
+// DataDatatypes returns the github.com/google/nftables datatypes of the
+// map data parts, and false when one of them is not known to that package.
+func (s *Set) DataDatatypes() ([]nftables.SetDatatype, bool) {
+	return datatypes(s.DataType)
+}
+
+// Element is an element of a set or map (named or anonymous).
+type Element struct {
+	// Key holds the key's concatenated parts as nft prints them: addresses,
+	// prefixes ("10.0.0.0/8"), ranges ("80-90"), protocol names, ports,
+	// marks, quoted strings.
+	Key []string `json:"key"`
+	// Data holds the parts of a map element's data when it is not a
+	// verdict; Verdict the verdict of a verdict map element.
+	Data    []string      `json:"data,omitempty"`
+	Verdict *Verdict      `json:"verdict,omitempty"`
+	Comment string        `json:"comment,omitempty"`
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// Expires is the remaining lifetime when the element has a timeout.
+	Expires time.Duration `json:"expires,omitempty"`
+	Counter *Counter      `json:"counter,omitempty"`
+	Pos     parsers.Pos   `json:"pos"`
+}
+
+// Rule is a rule of a chain.
+type Rule struct {
+	// Raw is the rule as nft lists it, without indentation and without the
+	// `# handle N` annotation; for JSON input, the text rendering of the
+	// rule.
+	Raw     string `json:"raw"`
+	Stmts   []Stmt `json:"stmts"`
+	Comment string `json:"comment,omitempty"`
+	Handle  uint64 `json:"handle,omitempty"`
+	// Unsupported reports that the rule holds an [Unsupported] statement.
+	Unsupported bool        `json:"unsupported,omitempty"`
+	Pos         parsers.Pos `json:"pos"`
+}
+
+// Counter returns the rule's first anonymous counter statement, or nil.
+func (r *Rule) Counter() *Counter {
+	for _, s := range r.Stmts {
+		if c, ok := s.(*Counter); ok && c.Name == "" {
+			return c
+		}
+	}
+	return nil
+}
+
+// Verdict returns the rule's verdict statement (its last statement when
+// that is a verdict), or nil.
+func (r *Rule) Verdict() *Verdict {
+	if len(r.Stmts) == 0 {
+		return nil
+	}
+	v, _ := r.Stmts[len(r.Stmts)-1].(*Verdict)
+	return v
+}
+
+// String returns the rule in nft's text form.
+func (r *Rule) String() string { return string(appendRule(nil, r)) }
+
+// Table returns the table of the given family and name, or nil.
+func (rs *Ruleset) Table(family nftables.TableFamily, name string) *Table {
+	for _, t := range rs.Tables {
+		if t.Family == family && t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// Chain returns the chain of the given name, or nil.
+func (t *Table) Chain(name string) *Chain {
+	for _, c := range t.Chains {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Set returns the set or map of the given name, or nil.
+func (t *Table) Set(name string) *Set {
+	for _, s := range t.Sets {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// MarshalJSON renders the table with its family spelled as nft spells it.
+func (t *Table) MarshalJSON() ([]byte, error) {
+	type plain Table
+	return json.Marshal(struct {
+		Family string `json:"family"`
+		*plain
+	}{FamilyName(t.Family), (*plain)(t)})
+}
+
+// MarshalJSON renders the chain with its policy spelled as nft spells it.
+func (c *Chain) MarshalJSON() ([]byte, error) {
+	type plain Chain
+	pol := ""
+	if c.Policy != nil {
+		pol = PolicyName(*c.Policy)
+	}
+	return json.Marshal(struct {
+		*plain
+		Policy string `json:"policy,omitempty"`
+	}{(*plain)(c), pol})
+}

@@ -1,0 +1,357 @@
+package nft
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/google/nftables"
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
+)
+
+// ignorePosHandle ignores what differs between the text and JSON forms of
+// the same ruleset by construction: positions and handles.
+var ignorePosHandle = cmp.Options{
+	cmpopts.IgnoreFields(Table{}, "Pos", "Handle"),
+	cmpopts.IgnoreFields(Chain{}, "Pos", "Handle"),
+	cmpopts.IgnoreFields(Set{}, "Pos", "Handle"),
+	cmpopts.IgnoreFields(Element{}, "Pos"),
+	cmpopts.IgnoreFields(Rule{}, "Pos", "Handle"),
+	cmpopts.IgnoreFields(Object{}, "Pos", "Handle"),
+}
+
+// ignorePos ignores positions only.
+var ignorePos = cmp.Options{
+	cmpopts.IgnoreFields(Table{}, "Pos"),
+	cmpopts.IgnoreFields(Chain{}, "Pos"),
+	cmpopts.IgnoreFields(Set{}, "Pos"),
+	cmpopts.IgnoreFields(Element{}, "Pos"),
+	cmpopts.IgnoreFields(Rule{}, "Pos"),
+	cmpopts.IgnoreFields(Object{}, "Pos"),
+}
+
+// ignoreRaw also ignores the raw rule text, which keeps non-canonical
+// spellings of hand-written or fuzzed input.
+var ignoreRaw = cmpopts.IgnoreFields(Rule{}, "Raw")
+
+// jsonView removes from a model what nft 1.0.6's JSON output does not
+// carry (see the package documentation) and the element expiry times,
+// which count down between two listings.
+func jsonView(rs *Ruleset) {
+	for _, t := range rs.Tables {
+		t.Comment = ""
+		for _, c := range t.Chains {
+			c.Comment = ""
+			c.Devices = nil
+		}
+		for _, s := range t.Sets {
+			var fl []string
+			for _, f := range s.Flags {
+				if f != "dynamic" {
+					fl = append(fl, f)
+				}
+			}
+			s.Flags = fl
+			s.AutoMerge, s.DataInterval = false, false
+			s.Typeof, s.DataTypeof = "", ""
+			for i := range s.Elements {
+				s.Elements[i].Expires = 0
+			}
+		}
+	}
+}
+
+// checkSameRuleset checks that the models of the text and JSON listings of
+// one ruleset are equal, and that the JSON model prints as the text.
+func checkSameRuleset(t *testing.T, text, js []byte) *Ruleset {
+	t.Helper()
+	tm, err := ParseText("input.txt", text)
+	if err != nil {
+		t.Fatalf("text: %v", err)
+	}
+	if got := Format(tm); !bytes.Equal(got, text) {
+		t.Errorf("Format(ParseText(input.txt)) differs from input.txt:\n%s", parsetest.Diff(text, got))
+	}
+	jm, err := ParseJSON("input.json", js)
+	if err != nil {
+		t.Fatalf("json: %v", err)
+	}
+	for _, tb := range jm.Tables {
+		for _, c := range tb.Chains {
+			for _, r := range c.Rules {
+				if r.Unsupported {
+					t.Errorf("%s: unsupported statement in %q", r.Pos, r.Raw)
+				}
+			}
+		}
+	}
+	if got := FormatJSON(jm); !bytes.Equal(got, js) {
+		t.Errorf("FormatJSON(ParseJSON(input.json)) differs from input.json:\n%s", jsonDiff(js, got))
+	}
+	view, err := ParseText("input.txt", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonView(view)
+	jsonView(jm)
+	if d := cmp.Diff(view, jm, ignorePosHandle); d != "" {
+		t.Errorf("text and JSON models differ (-text +json):\n%s", d)
+	}
+	if got, want := Format(jm), Format(view); !bytes.Equal(got, want) {
+		t.Errorf("Format(json model) differs from the text form:\n%s", parsetest.Diff(want, got))
+	}
+	return tm
+}
+
+func TestGolden(t *testing.T) {
+	parsetest.Golden(t, "parsers/nft/*.txtar", func(t *testing.T, name string, a *txtar.Archive) map[string][]byte {
+		text := parsetest.Section(a, "input.txt")
+		js := parsetest.Section(a, "input.json")
+		if strings.HasPrefix(name, "error-") {
+			in, file, parse := text, "input.txt", ParseText
+			if js != nil {
+				in, file, parse = js, "input.json", ParseJSON
+			}
+			rs, err := parse(file, in)
+			if err == nil {
+				t.Fatalf("no error; parsed %d tables", len(rs.Tables))
+			}
+			if rs != nil {
+				t.Errorf("a result came with the error")
+			}
+			if !parsers.IsInputError(err) {
+				t.Errorf("error %v is not an input error", err)
+			}
+			return map[string][]byte{"error": []byte(err.Error() + "\n")}
+		}
+		var rs *Ruleset
+		switch {
+		case text != nil && js != nil:
+			rs = checkSameRuleset(t, text, js)
+		case text != nil:
+			var err error
+			if rs, err = ParseText("input.txt", text); err != nil {
+				t.Fatal(err)
+			}
+			if got := Format(rs); !bytes.Equal(got, text) && !strings.HasSuffix(name, "-noncanonical") {
+				t.Errorf("Format differs from input.txt:\n%s", parsetest.Diff(text, got))
+			}
+		case js != nil:
+			var err error
+			if rs, err = ParseJSON("input.json", js); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			t.Fatal("no input section")
+		}
+		if !jsonOnly(rs) {
+			checkRoundTrip(t, rs)
+		}
+		if h := parsetest.Section(a, "input-handles.txt"); h != nil {
+			hm, err := ParseText("input-handles.txt", h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := FormatWith(hm, FormatOptions{Handles: true}); !bytes.Equal(got, h) {
+				t.Errorf("FormatWith(handles) differs from input-handles.txt:\n%s", parsetest.Diff(h, got))
+			}
+			if d := cmp.Diff(rs, hm, ignorePosHandle, cmpopts.IgnoreFields(Element{}, "Expires")); d != "" && text != nil {
+				t.Errorf("listing with handles differs (-plain +handles):\n%s", d)
+			}
+		}
+		return map[string][]byte{"want.json": parsetest.JSON(t, rs)}
+	})
+}
+
+// jsonOnly reports whether rs holds parts known only as JSON, which
+// Format cannot print as nft text.
+func jsonOnly(rs *Ruleset) bool {
+	for _, t := range rs.Tables {
+		for _, o := range t.Objects {
+			if o.Body == nil && o.JSON != "" {
+				return true
+			}
+		}
+		for _, c := range t.Chains {
+			for _, r := range c.Rules {
+				for _, s := range r.Stmts {
+					if u, ok := s.(*Unsupported); ok && u.Text == "" {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// checkRoundTrip checks Parse(Format(x)) == x and that Format is stable.
+func checkRoundTrip(t *testing.T, rs *Ruleset) {
+	t.Helper()
+	out := Format(rs)
+	again, err := ParseText("formatted", out)
+	if err != nil {
+		t.Fatalf("reparse of Format output: %v\n%s", err, out)
+	}
+	if d := cmp.Diff(rs, again, ignorePos, ignoreRaw); d != "" {
+		t.Errorf("Parse(Format(x)) != x (-x +reparsed):\n%s", d)
+	}
+	if out2 := Format(again); !bytes.Equal(out, out2) {
+		t.Errorf("Format is not stable:\n%s", parsetest.Diff(out, out2))
+	}
+}
+
+// TestCapture loads the transaction scripts next to the goldens into a
+// fresh network namespace with the real nft, lists the ruleset as text and
+// JSON and checks that both give the same model. With -update (or
+// PROXYSCAN_NFT_CAPTURE=1) it rewrites the input sections of the goldens.
+func TestCapture(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create a network namespace")
+	}
+	for _, tool := range []string{"nft", "ip"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	update := *parsetest.Update || os.Getenv("PROXYSCAN_NFT_CAPTURE") == "1"
+	scripts, err := filepath.Glob(filepath.Join(parsetest.Root(t), "testdata/parsers/nft/*.nft"))
+	if err != nil || len(scripts) == 0 {
+		t.Fatalf("no transaction scripts: %v", err)
+	}
+	for _, script := range scripts {
+		name := strings.TrimSuffix(filepath.Base(script), ".nft")
+		t.Run(name, func(t *testing.T) {
+			ns := "proxyscan-nft-" + name
+			if len(ns) > 30 {
+				ns = ns[:30]
+			}
+			run := func(args ...string) []byte {
+				t.Helper()
+				var stderr bytes.Buffer
+				cmd := exec.Command(args[0], args[1:]...)
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, stderr.Bytes())
+				}
+				return out
+			}
+			_ = exec.Command("ip", "netns", "del", ns).Run()
+			run("ip", "netns", "add", ns)
+			t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+			run("ip", "netns", "exec", ns, "nft", "-f", script)
+			text := run("ip", "netns", "exec", ns, "nft", "list", "ruleset")
+			js := run("ip", "netns", "exec", ns, "nft", "-j", "list", "ruleset")
+			handles := run("ip", "netns", "exec", ns, "nft", "-a", "list", "ruleset")
+			version := strings.TrimSpace(string(run("nft", "--version")))
+			checkNetlink(t, ns, checkSameRuleset(t, text, js))
+			hm, err := ParseText("handles", handles)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := FormatWith(hm, FormatOptions{Handles: true}); !bytes.Equal(got, handles) {
+				t.Errorf("FormatWith(handles) differs from nft -a output:\n%s", parsetest.Diff(handles, got))
+			}
+			if !update {
+				return
+			}
+			golden := strings.TrimSuffix(script, ".nft") + ".txtar"
+			a := &txtar.Archive{Comment: []byte("Captured with " + version + " in a scratch network namespace:\n" +
+				"  ip netns exec NS nft -f " + filepath.Base(script) + "\n" +
+				"  ip netns exec NS nft list ruleset     > input.txt\n" +
+				"  ip netns exec NS nft -j list ruleset  > input.json\n" +
+				"  ip netns exec NS nft -a list ruleset  > input-handles.txt\n" +
+				"Regenerate (as root): go test ./parsers/nft -run TestCapture -update\n")}
+			if old, err := txtar.ParseFile(golden); err == nil {
+				for _, f := range old.Files {
+					if !strings.HasPrefix(f.Name, "input") {
+						a.Files = append(a.Files, f)
+					}
+				}
+			}
+			a.Files = append([]txtar.File{{Name: "input.txt", Data: text}, {Name: "input.json", Data: js}, {Name: "input-handles.txt", Data: handles}}, a.Files...)
+			if err := os.WriteFile(golden, txtar.Format(a), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestAccessors(t *testing.T) {
+	rs, err := Parse("x", []byte("table ip kube-proxy {\n\tset s {\n\t\ttype ipv4_addr\n\t}\n\n\tchain c {\n\t\taccept\n\t}\n}\ntable ip6 kube-proxy {\n}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := rs.Table(nftables.TableFamilyIPv6, "kube-proxy")
+	if tb == nil || tb.Family != nftables.TableFamilyIPv6 {
+		t.Fatalf("Table(ip6, kube-proxy) = %v", tb)
+	}
+	if rs.Table(nftables.TableFamilyIPv4, "nat") != nil {
+		t.Errorf("Table(ip, nat) found a table")
+	}
+	t4 := rs.Table(nftables.TableFamilyIPv4, "kube-proxy")
+	if t4.Chain("c") == nil || t4.Chain("s") != nil || t4.Set("s") == nil || t4.Set("c") != nil {
+		t.Errorf("Chain/Set lookups wrong")
+	}
+	if v := t4.Chain("c").Rules[0].Verdict(); v == nil || v.Kind != "accept" {
+		t.Errorf("Verdict() = %v", v)
+	}
+	if c := t4.Chain("c").Rules[0].Counter(); c != nil {
+		t.Errorf("Counter() = %v, want nil", c)
+	}
+}
+
+func TestParseDispatch(t *testing.T) {
+	_, err := Parse("x.json", []byte(` {"nftables": [{"metainfo": {"json_schema_version": 2}}]}`))
+	var pe *parsers.Error
+	if !errors.As(err, &pe) || pe.Pos.Path != "$.nftables[0].metainfo.json_schema_version" {
+		t.Fatalf("Parse of JSON: %v", err)
+	}
+	rs, err := Parse("empty", nil)
+	if err != nil || len(rs.Tables) != 0 {
+		t.Fatalf("Parse(empty) = %v, %v", rs, err)
+	}
+}
+
+func TestDetect(t *testing.T) {
+	for _, f := range parsetest.Files(t, "parsers/nft/*.txtar") {
+		a, err := txtar.ParseFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(f, "error-") {
+			continue
+		}
+		if in := parsetest.Section(a, "input.txt"); in != nil {
+			if k := parsers.Detect(in); k != parsers.KindNFTText {
+				t.Errorf("%s: Detect(input.txt) = %s", filepath.Base(f), k)
+			}
+		}
+		if in := parsetest.Section(a, "input.json"); in != nil {
+			if k := parsers.Detect(in); k != parsers.KindNFTJSON {
+				t.Errorf("%s: Detect(input.json) = %s", filepath.Base(f), k)
+			}
+		}
+	}
+}
+
+// jsonDiff shows where two one-line JSON documents part.
+func jsonDiff(want, got []byte) string {
+	i := 0
+	for i < len(want) && i < len(got) && want[i] == got[i] {
+		i++
+	}
+	lo := max(i-120, 0)
+	return "at byte " + strconv.Itoa(i) + ":\n  want: " + string(want[lo:min(i+80, len(want))]) + "\n  got:  " + string(got[lo:min(i+80, len(got))])
+}
