@@ -202,6 +202,7 @@ func (c *converter) slice(o map[string]any, name string) error {
 	o["apiVersion"] = c.rel.SliceAPIVersion
 	eps, _ := o["endpoints"].([]any)
 	var kept []any
+	droppedConds := false
 	for _, e := range eps {
 		ep, ok := e.(map[string]any)
 		if !ok {
@@ -216,6 +217,7 @@ func (c *converter) slice(o map[string]any, name string) error {
 			for _, f := range []string{"serving", "terminating"} {
 				if _, ok := cond[f]; ok {
 					delete(cond, f)
+					droppedConds = true
 				}
 			}
 		}
@@ -235,7 +237,7 @@ func (c *converter) slice(o map[string]any, name string) error {
 		}
 		kept = append(kept, ep)
 	}
-	if c.rel.Minor <= 21 {
+	if droppedConds {
 		c.note("EndpointSlice %s: dropped conditions.serving and conditions.terminating (EndpointSliceTerminatingCondition is alpha and off)", name)
 	}
 	if c.rel.SliceAPIVersion == "discovery.k8s.io/v1beta1" {

@@ -88,15 +88,18 @@ type Release struct {
 
 // Main is the command of one release.
 func Main(rel *Release) {
+	// A flag set of its own: some releases' dependencies register flags
+	// (such as -v) on the global one.
+	fs := flag.NewFlagSet(os.Args[0], flag.ExitOnError)
 	var (
-		inDir     = flag.String("in", "", "input directory (cluster/*.yaml, kube-proxy/config.yaml)")
-		outDir    = flag.String("out", "", "output directory")
-		doConvert = flag.Bool("convert", false, "write the inputs as the release's cluster exports them, instead of running the proxier")
-		sortRules = flag.Bool("sort", false, "stable-sort the rules kube-proxy writes in Go map order by service port name")
-		verbose   = flag.Int("v", 0, "kube-proxy log verbosity (logs go to stderr)")
+		inDir     = fs.String("in", "", "input directory (cluster/*.yaml, kube-proxy/config.yaml)")
+		outDir    = fs.String("out", "", "output directory")
+		doConvert = fs.Bool("convert", false, "write the inputs as the release's cluster exports them, instead of running the proxier")
+		sortRules = fs.Bool("sort", false, "stable-sort the rules kube-proxy writes in Go map order by service port name")
+		verbose   = fs.Int("v", 0, "kube-proxy log verbosity (logs go to stderr)")
 	)
-	flag.Parse()
-	if *inDir == "" || *outDir == "" || flag.NArg() != 0 {
+	_ = fs.Parse(os.Args[1:])
+	if *inDir == "" || *outDir == "" || fs.NArg() != 0 {
 		fmt.Fprintln(os.Stderr, "usage: kpgen [-convert] -in DIR -out DIR [-sort] [-v N]")
 		os.Exit(2)
 	}
@@ -159,7 +162,7 @@ func generate(rel *Release, inDir, outDir string, sortRules bool) error {
 	nodeIP := in.nodeIP
 	if rel.DualStack {
 		nodeIP = net.IPv4zero
-		if ip := netutils.ParseIPSloppy(in.config.BindAddress); ip != nil && !netutils.IsIPv6(ip) {
+		if ip := net.ParseIP(in.config.BindAddress); ip != nil && !netutils.IsIPv6(ip) {
 			nodeIP = ip
 		}
 	}
