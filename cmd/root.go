@@ -65,6 +65,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdAnalyze(f, nil),
 		NewCmdChecks(f, nil),
 		NewCmdDiff(f, nil),
+		NewCmdExpect(f, nil),
 		NewCmdVersion(f),
 		NewCmdDocs(f, nil),
 	)

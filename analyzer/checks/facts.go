@@ -134,9 +134,17 @@ func (f *facts) buildViews() []*view.View {
 	switch f.mode {
 	case model.ModeIPTables:
 		dumps := kubeDumps(f.snap)
+		itpLocal := map[string]bool{}
+		for _, sp := range f.snap.ActivePorts() {
+			itpLocal[sp.String()] = sp.InternalPolicyLocal
+		}
 		for _, fam := range []model.Family{model.IPv4, model.IPv6} {
 			if d := dumps[fam]; d != nil {
-				out = append(out, view.FromIPTables(d, f.attr))
+				v := view.FromIPTables(d, f.attr)
+				if !f.snap.Version.AtLeast(24) {
+					view.MarkLegacyInternalLocal(v, func(s string) bool { return itpLocal[s] })
+				}
+				out = append(out, v)
 			}
 		}
 	case model.ModeIPVS:
