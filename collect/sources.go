@@ -66,6 +66,9 @@ type Command struct {
 const (
 	dumpCap    = 512 << 20 // rule dumps
 	listingCap = 64 << 20  // smaller listings
+	// dumpTimeout bounds rule dumps: iptables-nft-save and nft list
+	// ruleset take minutes on a node with tens of thousands of chains.
+	dumpTimeout = 5 * time.Minute
 )
 
 // Sources is the collection table. Its files are the bundle layout of
@@ -74,23 +77,23 @@ var Sources = []Source{
 	{Name: "kube-proxy-cmdline", File: "kube-proxy/cmdline.txt", Method: manifest.MethodFile, Path: "/proc/PID/cmdline", Timeout: 5 * time.Second, Phase: 0, Read: readKubeProxyCmdline},
 	{Name: "kube-proxy-config", File: "kube-proxy/config.yaml", Method: manifest.MethodFile, Path: "/proc/PID/root/<--config>", Timeout: 5 * time.Second, MaxBytes: 4 << 20, Phase: 0, Read: readKubeProxyConfig},
 
-	{Name: "iptables-nft-save", File: "node/iptables-save.txt", Method: manifest.MethodExec, Timeout: 60 * time.Second, MaxBytes: dumpCap, Phase: 1,
+	{Name: "iptables-nft-save", File: "node/iptables-save.txt", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
 		Commands: []Command{{Args: []string{"iptables-nft-save", "-c"}, Requires: needNFTables}, {Args: []string{"iptables-save", "-c"}, NotSameAs: "iptables-legacy-save"}}},
-	{Name: "ip6tables-nft-save", File: "node/ip6tables-save.txt", Method: manifest.MethodExec, Timeout: 60 * time.Second, MaxBytes: dumpCap, Phase: 1,
+	{Name: "ip6tables-nft-save", File: "node/ip6tables-save.txt", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
 		Commands: []Command{{Args: []string{"ip6tables-nft-save", "-c"}, Requires: needNFTables}, {Args: []string{"ip6tables-save", "-c"}, NotSameAs: "ip6tables-legacy-save"}}},
-	{Name: "iptables-legacy-save", File: "node/iptables-legacy-save.txt", Method: manifest.MethodExec, Timeout: 60 * time.Second, MaxBytes: dumpCap, Phase: 1,
+	{Name: "iptables-legacy-save", File: "node/iptables-legacy-save.txt", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
 		Requires: needLegacy("/proc/net/ip_tables_names", "ip_tables"), Commands: []Command{{Args: []string{"iptables-legacy-save", "-c"}}}},
-	{Name: "ip6tables-legacy-save", File: "node/ip6tables-legacy-save.txt", Method: manifest.MethodExec, Timeout: 60 * time.Second, MaxBytes: dumpCap, Phase: 1,
+	{Name: "ip6tables-legacy-save", File: "node/ip6tables-legacy-save.txt", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
 		Requires: needLegacy("/proc/net/ip6_tables_names", "ip6_tables"), Commands: []Command{{Args: []string{"ip6tables-legacy-save", "-c"}}}},
-	{Name: "ipvsadm", File: "node/ipvsadm.txt", Method: manifest.MethodExec, Timeout: 60 * time.Second, MaxBytes: dumpCap, Phase: 1,
+	{Name: "ipvsadm", File: "node/ipvsadm.txt", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
 		Requires: needIPVS, Commands: []Command{{Args: []string{"ipvsadm", "-Ln", "--exact"}}}, Netlink: netlinkIPVSList},
-	{Name: "ipvsadm-save", File: "node/ipvsadm-save.txt", Method: manifest.MethodExec, Timeout: 60 * time.Second, MaxBytes: dumpCap, Phase: 1,
+	{Name: "ipvsadm-save", File: "node/ipvsadm-save.txt", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
 		Requires: needIPVS, Commands: []Command{{Args: []string{"ipvsadm", "-Sn"}}}, Netlink: netlinkIPVSSave},
-	{Name: "ipset-save", File: "node/ipset-save.txt", Method: manifest.MethodExec, Timeout: 60 * time.Second, MaxBytes: dumpCap, Phase: 1,
+	{Name: "ipset-save", File: "node/ipset-save.txt", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
 		Requires: needModule("ip_set", "ipset"), Commands: []Command{{Args: []string{"ipset", "save"}}}},
-	{Name: "nft-ruleset", File: "node/nft-ruleset.txt", Method: manifest.MethodExec, Timeout: 60 * time.Second, MaxBytes: dumpCap, Phase: 1,
+	{Name: "nft-ruleset", File: "node/nft-ruleset.txt", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
 		Requires: needNFTables, Commands: []Command{{Args: []string{"nft", "list", "ruleset"}}}, Netlink: netlinkNFTText},
-	{Name: "nft-ruleset-json", File: "node/nft-ruleset.json", Method: manifest.MethodExec, Timeout: 60 * time.Second, MaxBytes: dumpCap, Phase: 1,
+	{Name: "nft-ruleset-json", File: "node/nft-ruleset.json", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
 		Requires: needNFTables, Commands: []Command{{Args: []string{"nft", "-j", "list", "ruleset"}}}},
 	{Name: "ip-addr", File: "node/ip-addr.txt", Method: manifest.MethodExec, Timeout: 10 * time.Second, MaxBytes: listingCap, Phase: 1,
 		Commands: []Command{{Args: []string{"ip", "addr", "show"}}}},
