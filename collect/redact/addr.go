@@ -28,20 +28,28 @@ func newPAN(key []byte) *pan {
 	return p
 }
 
-// keep are the ranges mapped to themselves.
-var keep = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("127.0.0.0/8"),
-	netip.MustParsePrefix("169.254.0.0/16"),
-	netip.MustParsePrefix("224.0.0.0/3"),
-	netip.MustParsePrefix("::/96"),
-	netip.MustParsePrefix("fe80::/10"),
-	netip.MustParsePrefix("ff00::/8"),
+// keep are the ranges mapped to themselves inside the permutation: the
+// loopback network, whose meaning the rules and checks rely on
+// (127.0.0.0/8 in KUBE-FIREWALL, route_localnet, localhost NodePorts).
+// Every range kept this way also keeps the leading bits of the addresses
+// sharing a prefix with it, so there is only the one.
+var keep = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+
+// singles are addresses kept outside the permutation: the unspecified,
+// broadcast and IPv6 loopback addresses. The address the permutation
+// would send onto one of them takes that one's image instead, so the
+// mapping stays one to one.
+var singles = map[netip.Addr]bool{
+	netip.MustParseAddr("0.0.0.0"): true, netip.MustParseAddr("255.255.255.255"): true,
+	netip.MustParseAddr("::"): true, netip.MustParseAddr("::1"): true,
 }
 
-// Kept reports whether a is in a range that is never mapped.
+// Kept reports whether a is never mapped.
 func Kept(a netip.Addr) bool {
 	a = a.Unmap()
+	if singles[a] {
+		return true
+	}
 	for _, k := range keep {
 		if k.Contains(a) {
 			return true
@@ -80,6 +88,22 @@ func fixedFlip(addr []byte, i int, is4 bool) bool {
 
 // Map returns the image of a.
 func (p *pan) Map(a netip.Addr) netip.Addr {
+	a = a.WithZone("")
+	if singles[a] {
+		return a
+	}
+	m := p.permute(a)
+	if singles[m] {
+		// a takes the image the kept address would have had.
+		m = p.permute(m)
+		for singles[m] {
+			m = p.permute(m)
+		}
+	}
+	return m
+}
+
+func (p *pan) permute(a netip.Addr) netip.Addr {
 	if a.Is4In6() {
 		v4 := p.Map(a.Unmap()).As4()
 		b := a.As16()
