@@ -149,35 +149,56 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	return &Result{Manifest: m, Path: path}, nil
 }
 
-// runAll reads the sources idx of table with a bounded worker pool.
+// runAll reads the sources idx of table with a bounded worker pool; the
+// sources of a Serial group form one job, read one after the other.
 func (e *env) runAll(ctx context.Context, table []Source, idx []int, recs []manifest.Source) {
 	n := e.opts.Parallel
 	if n <= 0 {
 		n = 4
 	}
+	var jobs [][]int
+	group := map[string]int{}
+	for _, i := range idx {
+		g := table[i].Serial
+		if g == "" {
+			jobs = append(jobs, []int{i})
+			continue
+		}
+		if j, ok := group[g]; ok {
+			jobs[j] = append(jobs[j], i)
+			continue
+		}
+		group[g] = len(jobs)
+		jobs = append(jobs, []int{i})
+	}
 	var wg sync.WaitGroup
-	next := make(chan int)
+	next := make(chan []int)
 	var mu sync.Mutex
 	for w := 0; w < n; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
-				rec := e.read(ctx, &table[i])
-				mu.Lock()
-				recs[i] = rec
-				if e.opts.Progress != nil && ctx.Err() == nil {
-					e.opts.Progress(rec)
+			for job := range next {
+				for _, i := range job {
+					if ctx.Err() != nil {
+						break
+					}
+					rec := e.read(ctx, &table[i])
+					mu.Lock()
+					recs[i] = rec
+					if e.opts.Progress != nil && ctx.Err() == nil {
+						e.opts.Progress(rec)
+					}
+					mu.Unlock()
 				}
-				mu.Unlock()
 			}
 		}()
 	}
-	for _, i := range idx {
+	for _, job := range jobs {
 		if ctx.Err() != nil {
 			break
 		}
-		next <- i
+		next <- job
 	}
 	close(next)
 	wg.Wait()

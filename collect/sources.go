@@ -37,6 +37,10 @@ type Source struct {
 	// Sample marks a bounded sample: output stops at the sample size
 	// (Options.ConntrackSample lines) and is kept.
 	Sample bool
+	// Serial names a group of sources read one at a time: listing
+	// nf_tables is costly in the kernel, and concurrent listings slow each
+	// other down.
+	Serial string
 	// Phase orders sources: all of phase 0 before phase 1 (phase 0 reads
 	// what later sources need: kube-proxy's command line and
 	// configuration).
@@ -77,9 +81,9 @@ var Sources = []Source{
 	{Name: "kube-proxy-cmdline", File: "kube-proxy/cmdline.txt", Method: manifest.MethodFile, Path: "/proc/PID/cmdline", Timeout: 5 * time.Second, Phase: 0, Read: readKubeProxyCmdline},
 	{Name: "kube-proxy-config", File: "kube-proxy/config.yaml", Method: manifest.MethodFile, Path: "/proc/PID/root/<--config>", Timeout: 5 * time.Second, MaxBytes: 4 << 20, Phase: 0, Read: readKubeProxyConfig},
 
-	{Name: "iptables-nft-save", File: "node/iptables-save.txt", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
+	{Name: "iptables-nft-save", Serial: "nf_tables", File: "node/iptables-save.txt", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
 		Commands: []Command{{Args: []string{"iptables-nft-save", "-c"}, Requires: needNFTables}, {Args: []string{"iptables-save", "-c"}, NotSameAs: "iptables-legacy-save"}}},
-	{Name: "ip6tables-nft-save", File: "node/ip6tables-save.txt", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
+	{Name: "ip6tables-nft-save", Serial: "nf_tables", File: "node/ip6tables-save.txt", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
 		Commands: []Command{{Args: []string{"ip6tables-nft-save", "-c"}, Requires: needNFTables}, {Args: []string{"ip6tables-save", "-c"}, NotSameAs: "ip6tables-legacy-save"}}},
 	{Name: "iptables-legacy-save", File: "node/iptables-legacy-save.txt", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
 		Requires: needLegacy("/proc/net/ip_tables_names", "ip_tables"), Commands: []Command{{Args: []string{"iptables-legacy-save", "-c"}}}},
@@ -91,9 +95,9 @@ var Sources = []Source{
 		Requires: needIPVS, Commands: []Command{{Args: []string{"ipvsadm", "-Sn"}}}, Netlink: netlinkIPVSSave},
 	{Name: "ipset-save", File: "node/ipset-save.txt", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
 		Requires: needModule("ip_set", "ipset"), Commands: []Command{{Args: []string{"ipset", "save"}}}},
-	{Name: "nft-ruleset", File: "node/nft-ruleset.txt", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
+	{Name: "nft-ruleset", Serial: "nf_tables", File: "node/nft-ruleset.txt", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
 		Requires: needNFTables, Commands: []Command{{Args: []string{"nft", "list", "ruleset"}}}, Netlink: netlinkNFTText},
-	{Name: "nft-ruleset-json", File: "node/nft-ruleset.json", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
+	{Name: "nft-ruleset-json", Serial: "nf_tables", File: "node/nft-ruleset.json", Method: manifest.MethodExec, Timeout: dumpTimeout, MaxBytes: dumpCap, Phase: 1,
 		Requires: needNFTables, Commands: []Command{{Args: []string{"nft", "-j", "list", "ruleset"}}}},
 	{Name: "ip-addr", File: "node/ip-addr.txt", Method: manifest.MethodExec, Timeout: 10 * time.Second, MaxBytes: listingCap, Phase: 1,
 		Commands: []Command{{Args: []string{"ip", "addr", "show"}}}},
