@@ -272,6 +272,24 @@ func TestE2ENFTables(t *testing.T) {
 			t.Errorf("source %s: %+v", name, s)
 		}
 	}
+	// Without nft, the ruleset is read over netlink and rendered in the
+	// same form.
+	empty := t.TempDir()
+	ndir, nm, _ := collectIn(t, ns, []string{"env", "PATH=" + empty})
+	s := nm.Source("nft-ruleset")
+	if s == nil || s.Method != manifest.MethodNetlink || s.File != "node/nft-ruleset.txt" || !strings.Contains(strings.Join(s.Notes, " "), "nft is not installed (not found in PATH): read over netlink instead") {
+		t.Fatalf("nft-ruleset without nft: %+v", s)
+	}
+	nl, _ := os.ReadFile(filepath.Join(ndir, "node/nft-ruleset.txt"))
+	for _, want := range []string{
+		"\tchain service-AXK6CI2C-demo/web/tcp/http {\n\t\tip daddr 10.96.10.20 tcp dport 80 ip saddr != 10.244.0.0/16 jump mark-for-masquerade\n",
+		"\t\ttype filter hook prerouting priority dstnat - 10; policy accept;\n",
+		"\t\tmeta l4proto tcp dnat to 10.244.1.5:8080\n",
+	} {
+		if !bytes.Contains(nl, []byte(want)) {
+			t.Errorf("the netlink rendering lacks %q:\n%s", want, nl)
+		}
+	}
 	r, out := analyze(t, dir)
 	kinds := map[string]string{}
 	for _, in := range r.Inputs {

@@ -350,6 +350,7 @@ type item struct {
 	kind   fieldKind
 	length int
 	prefix int    // a prefix mask applied (addresses), 0 when none
+	loaded int    // bytes of the field loaded, when fewer than its length
 	mask   []byte // a bitwise mask applied (marks, ct state)
 	raw    []byte // immediate data
 	// proto is the transport protocol a "th" field is known to be.
@@ -507,7 +508,14 @@ func (r *nftRenderer) rule(fam nftables.TableFamily, rule *nftables.Rule) (strin
 					continue
 				}
 			}
-			val := value(it.kind, x.Data)
+			data := x.Data
+			if it.loaded > 0 && len(data) < it.length {
+				data = append(append([]byte(nil), data...), make([]byte, it.length-len(data))...)
+			}
+			if it.mask != nil && (it.kind == kindAddr4 || it.kind == kindAddr6) && len(data) == len(it.mask) {
+				data = append([]byte(nil), data...)
+			}
+			val := value(it.kind, data)
 			if it.prefix > 0 && it.prefix < it.length*8 {
 				val += "/" + strconv.Itoa(it.prefix)
 			}
@@ -649,11 +657,24 @@ func payloadField(fam nftables.TableFamily, p *expr.Payload, l4 string) *item {
 	switch p.Base {
 	case expr.PayloadBaseNetworkHeader:
 		v6 := fam == nftables.TableFamilyIPv6
+		// A prefix match loads only the bytes it needs: ip daddr
+		// 127.0.0.0/8 is a one-byte load.
+		partial := func(desc string, kind fieldKind, full uint32) *item {
+			it := &item{desc: desc, kind: kind, length: int(full)}
+			if p.Len < full {
+				it.prefix, it.loaded = int(p.Len)*8, int(p.Len)
+			}
+			return it
+		}
 		switch {
-		case !v6 && p.Offset == 12 && p.Len == 4:
-			return &item{desc: "ip saddr", kind: kindAddr4, length: 4}
-		case !v6 && p.Offset == 16 && p.Len == 4:
-			return &item{desc: "ip daddr", kind: kindAddr4, length: 4}
+		case !v6 && p.Offset == 12 && p.Len <= 4:
+			return partial("ip saddr", kindAddr4, 4)
+		case !v6 && p.Offset == 16 && p.Len <= 4:
+			return partial("ip daddr", kindAddr4, 4)
+		case v6 && p.Offset == 8 && p.Len <= 16:
+			return partial("ip6 saddr", kindAddr6, 16)
+		case v6 && p.Offset == 24 && p.Len <= 16:
+			return partial("ip6 daddr", kindAddr6, 16)
 		case !v6 && p.Offset == 9 && p.Len == 1:
 			return &item{desc: "ip protocol", kind: kindProto, length: 1}
 		case v6 && p.Offset == 8 && p.Len == 16:
@@ -870,8 +891,15 @@ func (r *nftRenderer) elements(s *nftSet) []string {
 		}
 	}
 	var out []string
-	elems := s.elems
-	// The kernel returns elements newest first.
+	elems := append([]nftables.SetElement(nil), s.elems...)
+	// The kernel returns elements newest first; nft lists them in key
+	// order. Interval sets come as end/start pairs, kept together.
+	if !s.s.Interval {
+		sort.SliceStable(elems, func(i, j int) bool { return keyLess(elems[i].Key, elems[j].Key, kinds) })
+		for i, j := 0, len(elems)-1; i < j; i, j = i+1, j-1 {
+			elems[i], elems[j] = elems[j], elems[i]
+		}
+	}
 	for i := len(elems) - 1; i >= 0; i-- {
 		el := elems[i]
 		if el.IntervalEnd {
@@ -891,9 +919,12 @@ func (r *nftRenderer) elements(s *nftSet) []string {
 			t += " comment " + strconv.Quote(el.Comment)
 		}
 		if s.s.IsMap {
+			v, isVerdict := rawVerdict(el.Val)
 			switch {
 			case el.VerdictData != nil:
 				t += " : " + verdictString(el.VerdictData)
+			case isVerdict:
+				t += " : " + v
 			case dataKinds != nil:
 				t += " : " + splitKey(el.Val, dataKinds)
 			default:
@@ -981,4 +1012,57 @@ func (r *nftRenderer) set(fam nftables.TableFamily, s *nftSet) string {
 	}
 	b.WriteString("\t}\n")
 	return b.String()
+}
+
+// rawVerdict decodes verdict data the netlink library left encoded
+// (NFTA_DATA_VERDICT: NFTA_VERDICT_CODE, NFTA_VERDICT_CHAIN).
+func rawVerdict(b []byte) (string, bool) {
+	code, chain, ok := int32(0), "", false
+	for len(b) >= 4 {
+		n := int(binary.NativeEndian.Uint16(b[0:2]))
+		typ := binary.NativeEndian.Uint16(b[2:4]) &^ 0xc000
+		if n < 4 || n > len(b) {
+			return "", false
+		}
+		v := b[4:n]
+		switch typ {
+		case 1:
+			if len(v) != 4 {
+				return "", false
+			}
+			code, ok = int32(binary.BigEndian.Uint32(v)), true
+		case 2:
+			chain = strings.TrimRight(string(v), "\x00")
+		}
+		b = b[(n+3)&^3:]
+	}
+	if !ok {
+		return "", false
+	}
+	switch code {
+	case 0:
+		return "drop", true
+	case 1:
+		return "accept", true
+	case -1:
+		return "continue", true
+	case -2:
+		return "break", true
+	case -3:
+		return "jump " + chain, true
+	case -4:
+		return "goto " + chain, true
+	case -5:
+		return "return", true
+	}
+	return "", false
+}
+
+// keyLess orders set keys: integers (host byte order) by value, the
+// rest (network byte order) by bytes.
+func keyLess(a, b []byte, kinds []fieldKind) bool {
+	if len(kinds) == 1 && kinds[0] == kindInt && len(a) == 4 && len(b) == 4 {
+		return binary.NativeEndian.Uint32(a) < binary.NativeEndian.Uint32(b)
+	}
+	return string(a) < string(b)
 }
