@@ -52,6 +52,9 @@ func findings(t *testing.T, dir string) []checks.Finding {
 	}
 	var out []checks.Finding
 	for _, s := range snaps {
+		if s.Manifest == nil || len(s.Manifest.Sources) == 0 {
+			t.Errorf("%s: the loader did not read manifest.json", dir)
+		}
 		out = append(out, checks.Run(s, checks.All).Findings...)
 	}
 	return out

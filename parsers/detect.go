@@ -58,6 +58,7 @@ var (
 	reSysctl        = regexp.MustCompile(`(?m)^(net|kernel|vm|fs|user)\.[a-z0-9_./-]+ = `)
 	reProcModules   = regexp.MustCompile(`(?m)^[a-z0-9_]+ \d+ \d+ (-|[a-z0-9_,]+,?) (Live|Loading|Unloading)`)
 	reLsmod         = regexp.MustCompile(`(?m)^Module\s+Size\s+Used by`)
+	reModBuiltin    = regexp.MustCompile(`^kernel/[a-z0-9_/-]+\.ko\r?\n`) // modules.builtin
 	reIPAddr        = regexp.MustCompile(`(?m)^\d+: \S+: <[A-Z_,-]*> mtu \d+`)
 	reIPRoute       = regexp.MustCompile(`(?m)^(default|unreachable|local|broadcast|blackhole|prohibit|[0-9a-f.:]+(/\d+)?) (via|dev|proto|table) \S+`)
 	reVersion       = regexp.MustCompile(`^\s*Kubernetes v\d+\.\d+`)
@@ -107,7 +108,7 @@ var detectors = []detector{
 		return bytes.Contains(h, []byte("kubeproxy_")) && reMetrics.Match(h)
 	}},
 	{KindSysctl, func(h []byte) bool { return reSysctl.Match(h) }},
-	{KindModules, func(h []byte) bool { return reProcModules.Match(h) || reLsmod.Match(h) }},
+	{KindModules, func(h []byte) bool { return reProcModules.Match(h) || reLsmod.Match(h) || reModBuiltin.Match(h) }},
 	{KindIPAddr, func(h []byte) bool { return reIPAddr.Match(h) }},
 	{KindIPRoute, func(h []byte) bool { return reIPRoute.Match(h) }},
 }

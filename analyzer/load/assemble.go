@@ -15,6 +15,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/kube"
+	"github.com/proxyscan/proxyscan/parsers/manifest"
 )
 
 // clusterLevel reports whether a parsed value describes the cluster (and
@@ -104,6 +105,8 @@ func (b *builder) add(r parsed) {
 		}
 	case *model.Config:
 		b.configs = append(b.configs, v)
+	case *manifest.Manifest:
+		b.snap.Manifest = v
 	case nil:
 		switch r.kind {
 		case parsers.KindUnknown:

@@ -12,6 +12,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/kube"
+	"github.com/proxyscan/proxyscan/parsers/manifest"
 )
 
 // Options tune loading.
@@ -33,6 +34,7 @@ var parsersByKind = map[parsers.Kind]parseFunc{
 	parsers.KindIPTablesSave:    func(n string, d []byte) (any, error) { return iptables.Parse(n, d) },
 	parsers.KindKube:            func(n string, d []byte) (any, error) { return kube.Parse(n, d) },
 	parsers.KindKubeProxyConfig: func(n string, d []byte) (any, error) { return parseConfigFile(n, d) },
+	parsers.KindManifest:        func(n string, d []byte) (any, error) { return manifest.Parse(n, d) },
 }
 
 type parsed struct {

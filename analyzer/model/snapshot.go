@@ -11,6 +11,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/kube"
+	"github.com/proxyscan/proxyscan/parsers/manifest"
 )
 
 // Proxy modes.
@@ -43,6 +44,9 @@ type Snapshot struct {
 	// Notes are things the loader wants users to know (which node was
 	// picked, how the version was chosen, ...).
 	Notes []string
+	// Manifest is the bundle's manifest.json (how every source was read,
+	// when), nil for inputs that are not a collected bundle.
+	Manifest *manifest.Manifest
 }
 
 // An Input is one file that was read.
