@@ -57,7 +57,12 @@ func NewCmdCollect(f *Factory, runF func(*CollectOptions) error) *cobra.Command 
 			"  sudo proxyscan collect -o node1.tgz --kubeconfig ~/.kube/config\n" +
 			"  sudo proxyscan collect --dir ./node1\n" +
 			"  sudo proxyscan collect --redact --redact-map node1-map.json -o node1.tgz",
-		Args: cobra.NoArgs,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return flagErrorf("collect takes no arguments (unknown command %q); see proxyscan collect --help", args[0])
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			if opts.Output != "" && opts.Dir != "" {
 				return flagErrorf("-o and --dir cannot be used together")

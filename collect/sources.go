@@ -105,8 +105,6 @@ var Sources = []Source{
 		Commands: []Command{{Args: []string{"ip", "route", "show"}}}},
 	{Name: "ip6-route", File: "node/ip6-route.txt", Method: manifest.MethodExec, Timeout: 10 * time.Second, MaxBytes: listingCap, Phase: 1,
 		Commands: []Command{{Args: []string{"ip", "-6", "route", "show"}}}},
-	{Name: "ip-route-local", File: "node/ip-route-local.txt", Method: manifest.MethodExec, Timeout: 10 * time.Second, MaxBytes: listingCap, Phase: 1,
-		Commands: []Command{{Args: []string{"ip", "route", "show", "table", "local"}}}},
 	{Name: "sysctl", File: "node/sysctl.txt", Method: manifest.MethodFile, Path: "/proc/sys", Timeout: 5 * time.Second, Phase: 1, Read: readSysctls},
 	{Name: "modules", File: "node/modules.txt", Method: manifest.MethodFile, Path: "/proc/modules", Timeout: 5 * time.Second, MaxBytes: listingCap, Phase: 1, Read: readFileSource},
 	{Name: "modules-builtin", File: "node/modules-builtin.txt", Method: manifest.MethodFile, Path: "/lib/modules/RELEASE/modules.builtin", Timeout: 5 * time.Second, MaxBytes: listingCap, Phase: 1, Read: readBuiltinModules},
