@@ -132,6 +132,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		if err := e.redact(opts.Redact, m); err != nil {
 			return nil, fmt.Errorf("redacting the bundle: %w", err)
 		}
+		// The bundle's name carries the host name too.
+		out.base = "proxyscan-" + safeName(m.Host) + "-" + stamp
 	}
 	if err := os.WriteFile(filepath.Join(out.staging, "manifest.json"), manifest.Format(m), 0o600); err != nil {
 		return nil, fmt.Errorf("writing manifest.json: %w", err)

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/proxyscan/proxyscan/collect/redact"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/manifest"
@@ -437,5 +438,35 @@ func TestInterruptedRunLeavesNothing(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("left behind: %v", ents)
+	}
+}
+
+func TestRedactedArchiveName(t *testing.T) {
+	root := fakeNode(t, "127.0.0.1:1", "127.0.0.1:1")
+	r, err := redact.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "b.tgz")
+	res, err := Run(context.Background(), Options{Root: root, Output: out, Sources: pick("sysctl", "kube-proxy-cmdline"), Redact: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Manifest.Host == "Worker-1" || !strings.HasPrefix(res.Manifest.Host, "node-") {
+		t.Errorf("host %q not redacted", res.Manifest.Host)
+	}
+	for _, n := range tarNames(t, out) {
+		if strings.Contains(n, "Worker-1") || !strings.HasPrefix(n, "proxyscan-"+res.Manifest.Host+"-") {
+			t.Errorf("archive entry %s names the host", n)
+		}
+	}
+	cmdline := ""
+	for _, n := range tarNames(t, out) {
+		if strings.HasSuffix(n, "cmdline.txt") {
+			cmdline = n
+		}
+	}
+	if cmdline == "" {
+		t.Fatal("no cmdline.txt")
 	}
 }

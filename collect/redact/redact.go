@@ -93,7 +93,7 @@ func wordSet(s string) map[string]bool {
 	return m
 }
 
-var reName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+var reName = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9._]*[A-Za-z0-9])?$`)
 
 // AddName records a Kubernetes name in a role (namespace, service, node,
 // pod, object).
