@@ -29,10 +29,11 @@ import (
 // fakeRunner answers commands from a table: output, exit status, or
 // absence.
 type fakeRunner struct {
-	out  map[string]string // program -> stdout
-	exit map[string]int
-	err  map[string]string // program -> stderr
-	ran  []string
+	out    map[string]string // program -> stdout
+	byArgs map[string]string // whole command line -> stdout, first
+	exit   map[string]int
+	err    map[string]string // program -> stderr
+	ran    []string
 }
 
 func (f *fakeRunner) LookPath(name string) (string, error) {
@@ -46,6 +47,9 @@ func (f *fakeRunner) Run(ctx context.Context, c Cmd, stdout io.Writer) CmdResult
 	name := filepath.Base(c.Args[0])
 	f.ran = append(f.ran, strings.Join(c.Args, " "))
 	out, ok := f.out[name]
+	if o, found := f.byArgs[strings.Join(c.Args, " ")]; found {
+		out, ok = o, true
+	}
 	if !ok {
 		return CmdResult{ExitStatus: -1, Err: fmt.Errorf("not found")}
 	}
@@ -468,5 +472,43 @@ func TestRedactedArchiveName(t *testing.T) {
 	}
 	if cmdline == "" {
 		t.Fatal("no cmdline.txt")
+	}
+}
+
+func TestNFTLeavesOutIPTablesTablesOnBigNodes(t *testing.T) {
+	root := fakeNode(t, "127.0.0.1:1", "127.0.0.1:1")
+	big := "*nat\n" + strings.Repeat("-A KUBE-SERVICES -j KUBE-SVC-ABCDEFGHIJKLMNOP\n", bigIPTables/45+1) + "COMMIT\n"
+	f := &fakeRunner{
+		out: map[string]string{"iptables-nft-save": big, "nft": "unexpected"},
+		byArgs: map[string]string{
+			"nft list tables":                 "table ip filter\ntable ip nat\ntable ip kube-proxy\ntable inet cilium\n",
+			"nft list table ip kube-proxy":    "table ip kube-proxy {\n}\n",
+			"nft list table inet cilium":      "table inet cilium {\n}\n",
+			"nft -j list table ip kube-proxy": `{"nftables": [{"metainfo": {"version": "1.0.6"}}, {"table": {"family": "ip", "name": "kube-proxy"}}]}`,
+			"nft -j list table inet cilium":   `{"nftables": [{"metainfo": {"version": "1.0.6"}}, {"table": {"family": "inet", "name": "cilium"}}]}`,
+		},
+	}
+	dir := filepath.Join(t.TempDir(), "b")
+	res, err := Run(context.Background(), Options{Root: root, Runner: f, Dir: dir, Sources: pick("iptables-nft-save", "nft-ruleset", "nft-ruleset-json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"nft-ruleset", "nft-ruleset-json"} {
+		s := res.Manifest.Source(name)
+		if s.Status != manifest.StatusPartial || !strings.Contains(strings.Join(s.Notes, " "), "the tables of iptables-nft (ip filter, ip nat) are left out") {
+			t.Errorf("%s: %+v", name, s)
+		}
+	}
+	if got := bundleFile(t, dir, "node/nft-ruleset.txt"); got != "table ip kube-proxy {\n}\ntable inet cilium {\n}\n" {
+		t.Errorf("nft-ruleset.txt = %q", got)
+	}
+	want := `{"nftables":[{"metainfo":{"version":"1.0.6"}},{"table":{"family":"ip","name":"kube-proxy"}},{"table":{"family":"inet","name":"cilium"}}]}` + "\n"
+	if got := bundleFile(t, dir, "node/nft-ruleset.json"); got != want {
+		t.Errorf("nft-ruleset.json = %s", got)
+	}
+	for _, c := range f.ran {
+		if c == "nft list ruleset" || c == "nft -j list ruleset" {
+			t.Errorf("listed the whole ruleset on a big node: %s", c)
+		}
 	}
 }
