@@ -99,8 +99,10 @@ func NewCmdCollect(f *Factory, runF func(*CollectOptions) error) *cobra.Command 
 // program.
 var reraise = func(sig os.Signal) {
 	signal.Reset(sig)
-	if s, ok := sig.(syscall.Signal); ok {
-		_ = syscall.Kill(os.Getpid(), s)
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = p.Signal(sig)
+		// The default action ends the process; give it the moment it takes.
+		time.Sleep(time.Second)
 	}
 }
 

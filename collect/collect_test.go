@@ -306,12 +306,17 @@ type failingNetlink struct{}
 
 func (failingNetlink) IPVS() ([]VirtualServer, error)         { return nil, fmt.Errorf("no IPVS") }
 func (failingNetlink) NFTables(w io.Writer) ([]string, error) { return nil, fmt.Errorf("no nf_tables") }
+func (failingNetlink) NFTTables() ([]string, error)           { return nil, fmt.Errorf("no nf_tables") }
 
-// fakeNetlink returns fixed virtual servers.
-type fakeNetlink struct{ vs []VirtualServer }
+// fakeNetlink returns fixed virtual servers and tables.
+type fakeNetlink struct {
+	vs     []VirtualServer
+	tables []string
+}
 
 func (f fakeNetlink) IPVS() ([]VirtualServer, error)       { return f.vs, nil }
 func (fakeNetlink) NFTables(w io.Writer) ([]string, error) { return nil, fmt.Errorf("no nf_tables") }
+func (f fakeNetlink) NFTTables() ([]string, error)         { return f.tables, nil }
 
 func TestIPVSOverNetlinkWhenIpvsadmIsMissing(t *testing.T) {
 	root := fakeNode(t, "127.0.0.1:1", "127.0.0.1:1")
@@ -489,7 +494,8 @@ func TestNFTLeavesOutIPTablesTablesOnBigNodes(t *testing.T) {
 		},
 	}
 	dir := filepath.Join(t.TempDir(), "b")
-	res, err := Run(context.Background(), Options{Root: root, Runner: f, Dir: dir, Sources: pick("iptables-nft-save", "nft-ruleset", "nft-ruleset-json")})
+	nl := fakeNetlink{tables: []string{"ip filter", "ip nat", "ip kube-proxy", "inet cilium"}}
+	res, err := Run(context.Background(), Options{Root: root, Runner: f, Netlink: nl, Dir: dir, Sources: pick("iptables-nft-save", "nft-ruleset", "nft-ruleset-json")})
 	if err != nil {
 		t.Fatal(err)
 	}

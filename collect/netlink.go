@@ -16,6 +16,8 @@ type Netlink interface {
 	// NFTables writes the nf_tables ruleset in `nft list ruleset` form, as
 	// far as it can be rendered; the notes say what could not be.
 	NFTables(w io.Writer) (notes []string, err error)
+	// NFTTables lists the nf_tables tables as "family name".
+	NFTTables() ([]string, error)
 }
 
 func (e *env) netlink() Netlink {

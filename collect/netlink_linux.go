@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/netip"
 
+	"github.com/google/nftables"
 	"github.com/moby/ipvs"
 )
 
@@ -47,6 +48,23 @@ func (systemNetlink) IPVS() ([]VirtualServer, error) {
 				ActiveConns: d.ActiveConnections, InactConns: d.InactiveConnections})
 		}
 		out = append(out, v)
+	}
+	return out, nil
+}
+
+// NFTTables implements Netlink.
+func (systemNetlink) NFTTables() ([]string, error) {
+	c, err := nftables.New()
+	if err != nil {
+		return nil, fmt.Errorf("opening nf_tables netlink: %w", err)
+	}
+	tables, err := c.ListTables()
+	if err != nil {
+		return nil, fmt.Errorf("listing nf_tables tables: %w", err)
+	}
+	var out []string
+	for _, t := range tables {
+		out = append(out, familyName(t.Family)+" "+t.Name)
 	}
 	return out, nil
 }

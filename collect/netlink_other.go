@@ -9,3 +9,4 @@ type systemNetlink struct{}
 
 func (systemNetlink) IPVS() ([]VirtualServer, error)         { return nil, errNoNetlink }
 func (systemNetlink) NFTables(w io.Writer) ([]string, error) { return nil, errNoNetlink }
+func (systemNetlink) NFTTables() ([]string, error)           { return nil, errNoNetlink }

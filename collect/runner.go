@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -97,7 +96,7 @@ func (r ExecRunner) Run(ctx context.Context, c Cmd, stdout io.Writer) CmdResult 
 	defer stop(nil)
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	capw := &capWriter{w: stdout, maxBytes: c.MaxBytes, maxLines: c.MaxLines, stop: func() { stop(errCapped) }}
 	var stderr limitedBuffer
 	cmd.Stdout, cmd.Stderr = capw, &stderr
@@ -111,7 +110,7 @@ func (r ExecRunner) Run(ctx context.Context, c Cmd, stdout io.Writer) CmdResult 
 	res.Started = true
 	done := make(chan struct{})
 	var once sync.Once
-	kill := func() { once.Do(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }) }
+	kill := func() { once.Do(func() { killGroup(cmd.Process) }) }
 	go func() {
 		select {
 		case <-ctx.Done():
