@@ -63,6 +63,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &FlagError{Err: err} })
 	root.AddCommand(
 		NewCmdAnalyze(f, nil),
+		NewCmdCollect(f, nil),
 		NewCmdChecks(f, nil),
 		NewCmdDiff(f, nil),
 		NewCmdExpect(f, nil),

@@ -17,6 +17,8 @@ func TestDetect(t *testing.T) {
 		{"KubeProxyConfiguration YAML", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: ipvs\n", KindKubeProxyConfig},
 		{"KubeProxyConfiguration YAML kind first", "kind: KubeProxyConfiguration\napiVersion: kubeproxy.config.k8s.io/v1alpha1\n", KindKubeProxyConfig},
 		{"KubeProxyConfiguration JSON", `{"apiVersion": "kubeproxy.config.k8s.io/v1alpha1", "kind": "KubeProxyConfiguration"}`, KindKubeProxyConfig},
+		{"bundle manifest", "{\n  \"schema\": 1,\n  \"tool\": {\"name\": \"proxyscan\"},\n  \"sources\": []\n}\n", KindManifest},
+		{"modules.builtin", "kernel/net/netfilter/nf_conntrack.ko\nkernel/net/netfilter/nf_tables.ko\n", KindModules},
 		{"kube-proxy ConfigMap is a kube object", "apiVersion: v1\ndata:\n  config.conf: |\n    kind: KubeProxyConfiguration\nkind: ConfigMap\n", KindKube},
 		// kube-proxy /metrics
 		{"metrics page", "# HELP go_goroutines Number of goroutines that currently exist.\n# TYPE go_goroutines gauge\ngo_goroutines 48\n# HELP kubeproxy_sync_proxy_rules_duration_seconds [ALPHA] SyncProxyRules latency in seconds\n", KindMetrics},

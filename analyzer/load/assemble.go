@@ -22,6 +22,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/kpconfig"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 	"github.com/proxyscan/proxyscan/parsers/kube"
+	"github.com/proxyscan/proxyscan/parsers/manifest"
 	"github.com/proxyscan/proxyscan/parsers/metrics"
 	"github.com/proxyscan/proxyscan/parsers/modules"
 	"github.com/proxyscan/proxyscan/parsers/nft"
@@ -133,6 +134,8 @@ func (b *builder) add(r parsed) {
 		}
 	case *kpconfig.Config:
 		b.configs = append(b.configs, configCandidate{v, r.f.name})
+	case *manifest.Manifest:
+		b.snap.Manifest = v
 	case *kpversion.Version:
 		b.version = v
 		b.vpos = parsers.Pos{File: r.f.name, Line: 1}

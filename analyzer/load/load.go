@@ -22,6 +22,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/kpconfig"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 	"github.com/proxyscan/proxyscan/parsers/kube"
+	"github.com/proxyscan/proxyscan/parsers/manifest"
 	"github.com/proxyscan/proxyscan/parsers/metrics"
 	"github.com/proxyscan/proxyscan/parsers/modules"
 	"github.com/proxyscan/proxyscan/parsers/nft"
@@ -47,6 +48,7 @@ var parsersByKind = map[parsers.Kind]parseFunc{
 	parsers.KindIPTablesSave:    func(n string, d []byte) (any, error) { return iptables.Parse(n, d) },
 	parsers.KindKube:            func(n string, d []byte) (any, error) { return kube.Parse(n, d) },
 	parsers.KindKubeProxyConfig: func(n string, d []byte) (any, error) { return kpconfig.ParseLenient(n, d) },
+	parsers.KindManifest:        func(n string, d []byte) (any, error) { return manifest.Parse(n, d) },
 	parsers.KindVersion:         func(n string, d []byte) (any, error) { return kpversion.Parse(n, d) },
 	parsers.KindCmdline:         func(n string, d []byte) (any, error) { return kpcmdline.Parse(n, d) },
 	parsers.KindIPVSList:        func(n string, d []byte) (any, error) { return ipvs.Parse(n, d) },

@@ -17,6 +17,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/kpconfig"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 	"github.com/proxyscan/proxyscan/parsers/kube"
+	"github.com/proxyscan/proxyscan/parsers/manifest"
 	"github.com/proxyscan/proxyscan/parsers/metrics"
 	"github.com/proxyscan/proxyscan/parsers/modules"
 	"github.com/proxyscan/proxyscan/parsers/nft"
@@ -74,6 +75,9 @@ type Snapshot struct {
 	// Notes are things the loader wants users to know (which node was
 	// picked, how the version was chosen, ...).
 	Notes []string
+	// Manifest is the bundle's manifest.json (how every source was read,
+	// when), nil for inputs that are not a collected bundle.
+	Manifest *manifest.Manifest
 }
 
 // An Input is one file that was read.

@@ -1,0 +1,263 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"github.com/spf13/cobra"
+
+	"github.com/proxyscan/proxyscan/collect"
+	"github.com/proxyscan/proxyscan/collect/redact"
+	"github.com/proxyscan/proxyscan/parsers/manifest"
+)
+
+// CollectOptions are the flags of `proxyscan collect`.
+type CollectOptions struct {
+	IO              *IOStreams
+	Output          string
+	Dir             string
+	Kubeconfig      string
+	Redact          bool
+	RedactMap       string
+	RedactKeyFile   string
+	Timeout         time.Duration
+	ConntrackSample int
+	LogLines        int
+	Root            string
+	NoColor         bool
+	Tool            manifest.Tool
+	Now             func() time.Time
+}
+
+// NewCmdCollect builds `proxyscan collect`; runF replaces collectRun in
+// tests.
+func NewCmdCollect(f *Factory, runF func(*CollectOptions) error) *cobra.Command {
+	opts := &CollectOptions{IO: f.IO, Tool: manifest.Tool{Name: "proxyscan", Version: f.Version}, Now: f.Now}
+	c := &cobra.Command{
+		Use:   "collect [-o FILE | --dir DIR]",
+		Short: "Snapshot this node's kube-proxy data plane into a bundle",
+		Long: "Read everything proxyscan can analyze on this node — iptables (every backend), IPVS, ipset and nftables\n" +
+			"rules, addresses, routes, sysctls, modules, conntrack, kube-proxy's command line, version, configuration,\n" +
+			"metrics, health and logs, and with a kubeconfig the Services, EndpointSlices, kube-proxy ConfigMap,\n" +
+			"DaemonSet, pods and this Node — into one bundle. Nothing on the node is changed: every source is read\n" +
+			"with a timeout and a size cap, and one that is missing or fails is recorded in manifest.json instead of\n" +
+			"stopping the collection. Run it as root.\n\n" +
+			"Exit status: 0 when the bundle was written (whatever sources failed), 2 on a usage error, 3 when no\n" +
+			"bundle could be written.",
+		Example: "  sudo proxyscan collect\n" +
+			"  sudo proxyscan collect -o node1.tgz --kubeconfig ~/.kube/config\n" +
+			"  sudo proxyscan collect --dir ./node1\n" +
+			"  sudo proxyscan collect --redact --redact-map node1-map.json -o node1.tgz",
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return flagErrorf("collect takes no arguments (unknown command %q); see proxyscan collect --help", args[0])
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			if opts.Output != "" && opts.Dir != "" {
+				return flagErrorf("-o and --dir cannot be used together")
+			}
+			if (opts.RedactMap != "" || opts.RedactKeyFile != "") && !opts.Redact {
+				return flagErrorf("--redact-map and --redact-key-file need --redact")
+			}
+			if opts.Output == "-" && opts.IO.OutTTY {
+				return flagErrorf("refusing to write a binary bundle to a terminal (-o -): redirect stdout")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return collectRun(opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVarP(&opts.Output, "output", "o", "", "write the bundle to FILE (.tgz); - writes it to stdout (default proxyscan-<host>-<UTC time>.tgz)")
+	fl.StringVar(&opts.Dir, "dir", "", "write an unpacked bundle into DIR (which must not exist or be empty)")
+	fl.StringVar(&opts.Kubeconfig, "kubeconfig", "", "kubeconfig for the cluster objects (default $KUBECONFIG, else in-cluster, else none)")
+	fl.BoolVar(&opts.Redact, "redact", false, "replace IP addresses and node/namespace/service names by consistent pseudonyms")
+	fl.StringVar(&opts.RedactMap, "redact-map", "", "with --redact: where to write the translation table (kept locally, never in the bundle); an existing map's key and pseudonyms are reused")
+	fl.StringVar(&opts.RedactKeyFile, "redact-key-file", "", "with --redact: a file whose content keys the pseudonyms (the same key on every node gives the same pseudonyms)")
+	fl.DurationVar(&opts.Timeout, "timeout", 0, "cap every source's own timeout (e.g. 5s)")
+	fl.IntVar(&opts.ConntrackSample, "conntrack-sample", 5000, "most NATed conntrack entries listed per IP family")
+	fl.IntVar(&opts.LogLines, "log-lines", 10000, "most lines of kube-proxy's log kept")
+	fl.StringVar(&opts.Root, "root", "/", "where the node's file system is (/proc, /var/log/pods, /lib/modules are read below it)")
+	fl.BoolVar(&opts.NoColor, "no-color", false, "disable colour in the progress lines (NO_COLOR is honoured too)")
+	return c
+}
+
+// reraise ends the process by the signal that interrupted it, after the
+// partial bundle was removed, as a shell expects of an interrupted
+// program.
+var reraise = func(sig os.Signal) {
+	signal.Reset(sig)
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = p.Signal(sig)
+		// The default action ends the process; give it the moment it takes.
+		time.Sleep(time.Second)
+	}
+}
+
+func collectRun(opts *CollectOptions) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var got os.Signal
+	go func() {
+		if s, ok := <-sigs; ok {
+			got = s
+			cancel()
+		}
+	}()
+
+	copts := collect.Options{
+		Root: opts.Root, Tool: opts.Tool, Now: opts.Now, Timeout: opts.Timeout,
+		ConntrackSample: opts.ConntrackSample, LogLines: opts.LogLines,
+		Dir: opts.Dir, Output: opts.Output, Stdout: opts.IO.Out,
+		Kube: collect.Kubeconfig(opts.Kubeconfig),
+	}
+	if opts.IO.ErrTTY {
+		p := newProgress(opts.IO.ErrOut, !opts.NoColor && !opts.IO.NoColorEnv)
+		copts.Progress = p.line
+	}
+	var r *redact.Redactor
+	if opts.Redact {
+		var err error
+		if r, err = redactor(opts); err != nil {
+			return err
+		}
+		copts.Redact = r
+	}
+	res, err := collect.Run(ctx, copts)
+	if errors.Is(err, collect.ErrInterrupted) {
+		fmt.Fprintln(opts.IO.ErrOut, "proxyscan: interrupted: no bundle written")
+		if got != nil {
+			reraise(got)
+		}
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if r != nil {
+		path := opts.RedactMap
+		if path == "" {
+			path = strings.TrimSuffix(bundleName(res), ".tgz") + "-redact-map.json"
+		}
+		if err := os.WriteFile(path, r.Map().Format(), 0o600); err != nil {
+			return fmt.Errorf("writing the redaction map %s: %w", path, err)
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "proxyscan: redaction map written to %s: keep it to translate findings back, and do not send it with the bundle\n", path)
+	}
+	if opts.IO.ErrTTY {
+		failed := 0
+		for _, s := range res.Manifest.Sources {
+			if s.Status == manifest.StatusFailed {
+				failed++
+			}
+		}
+		where := res.Path
+		if where == "-" {
+			where = "stdout"
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "bundle written to %s (%d sources, %d failed)\n", where, len(res.Manifest.Sources), failed)
+	}
+	return nil
+}
+
+func bundleName(res *collect.Result) string {
+	if res.Path == "-" {
+		return "proxyscan-" + res.Manifest.Host + "-" + res.Manifest.CollectedAt.UTC().Format("20060102T150405Z")
+	}
+	return strings.TrimSuffix(res.Path, "/")
+}
+
+func redactor(opts *CollectOptions) (*redact.Redactor, error) {
+	if opts.RedactMap != "" {
+		if data, err := os.ReadFile(opts.RedactMap); err == nil {
+			r, err := redact.FromMap(data)
+			if err != nil {
+				return nil, &FlagError{Err: fmt.Errorf("--redact-map %s: %w", opts.RedactMap, err)}
+			}
+			return r, nil
+		}
+	}
+	var key []byte
+	if opts.RedactKeyFile != "" {
+		data, err := os.ReadFile(opts.RedactKeyFile)
+		if err != nil {
+			return nil, &FlagError{Err: fmt.Errorf("--redact-key-file: %w", err)}
+		}
+		if len(strings.TrimSpace(string(data))) < 16 {
+			return nil, flagErrorf("--redact-key-file %s holds less than 16 bytes of key", opts.RedactKeyFile)
+		}
+		key = []byte(strings.TrimSpace(string(data)))
+	}
+	return redact.New(key)
+}
+
+// progress prints one line per source on a terminal.
+type progress struct {
+	w                      io.Writer
+	ok, partial, skip, bad lipgloss.Style
+	dim                    lipgloss.Style
+}
+
+func newProgress(w io.Writer, color bool) *progress {
+	re := lipgloss.NewRenderer(w)
+	if color {
+		re.SetColorProfile(termenv.ANSI256)
+	} else {
+		re.SetColorProfile(termenv.Ascii)
+	}
+	return &progress{
+		w:       w,
+		ok:      re.NewStyle().Foreground(lipgloss.Color("34")).Bold(true),
+		partial: re.NewStyle().Foreground(lipgloss.Color("214")).Bold(true),
+		skip:    re.NewStyle().Foreground(lipgloss.Color("245")),
+		bad:     re.NewStyle().Foreground(lipgloss.Color("196")).Bold(true),
+		dim:     re.NewStyle().Foreground(lipgloss.Color("245")),
+	}
+}
+
+func (p *progress) line(s manifest.Source) {
+	mark, style := "ok  ", p.ok
+	switch s.Status {
+	case manifest.StatusPartial:
+		mark, style = "part", p.partial
+	case manifest.StatusSkipped:
+		mark, style = "skip", p.skip
+	case manifest.StatusFailed:
+		mark, style = "FAIL", p.bad
+	}
+	detail := s.File
+	if s.File != "" {
+		detail += " " + humanBytes(s.Bytes)
+	}
+	if s.Error != "" {
+		detail = s.Error
+	} else if s.Method == manifest.MethodNetlink {
+		detail += " (netlink)"
+	}
+	fmt.Fprintf(p.w, "%s %-30s %s %s\n", style.Render(mark), s.Name, detail, p.dim.Render(fmt.Sprintf("%dms", s.DurationMS)))
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

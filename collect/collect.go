@@ -1,0 +1,356 @@
+package collect
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/proxyscan/proxyscan/collect/redact"
+	"github.com/proxyscan/proxyscan/parsers/manifest"
+)
+
+// ErrInterrupted is returned by [Run] when its context was cancelled (the
+// user pressed Ctrl-C): nothing was written.
+var ErrInterrupted = errors.New("collection interrupted: no bundle written")
+
+// Options configure a collection.
+type Options struct {
+	// Runner runs commands; nil means ExecRunner{}.
+	Runner Runner
+	// Root is where the node's file system is ("/" when empty): /proc,
+	// /var/log/pods and /lib/modules are read below it.
+	Root string
+	// HTTP fetches kube-proxy's metrics and health endpoints; nil means a
+	// client that never follows redirects.
+	HTTP *http.Client
+	// Kube gives access to the cluster's API; nil means none.
+	Kube KubeAccess
+	// Netlink reads IPVS and nf_tables directly when the tools are absent;
+	// nil means the system's (Linux only).
+	Netlink Netlink
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// Hostname overrides the node's host name.
+	Hostname string
+	// Tool is written into the manifest.
+	Tool manifest.Tool
+	// Sources is the table to collect (nil: [Sources]).
+	Sources []Source
+	// Parallel is how many sources are read at once (4 when 0).
+	Parallel int
+	// Timeout, when set, caps every source's own timeout.
+	Timeout time.Duration
+	// ConntrackSample is the most conntrack entries listed per family
+	// (5000 when 0).
+	ConntrackSample int
+	// LogLines and LogBytes bound the kube-proxy log tail (10000 lines,
+	// 8 MiB when 0).
+	LogLines int
+	LogBytes int64
+	// Progress, when set, is called as each source finishes.
+	Progress func(manifest.Source)
+
+	// Dir writes an unpacked bundle into this directory (which must not
+	// exist or be empty).
+	Dir string
+	// Output writes a .tgz bundle to this file; "-" writes it to Stdout.
+	// With neither Dir nor Output, the bundle is
+	// proxyscan-<host>-<UTC time>.tgz in the working directory.
+	Output string
+	Stdout io.Writer
+
+	// Redact, when set, replaces addresses and names in every file by
+	// consistent pseudonyms; the mapping is returned in Result.Redaction
+	// and never written into the bundle.
+	Redact *redact.Redactor
+}
+
+// Result is what a collection wrote.
+type Result struct {
+	// Manifest is the bundle's manifest.
+	Manifest *manifest.Manifest
+	// Path is the bundle written ("-" for stdout).
+	Path string
+}
+
+// Run collects a bundle. Sources that fail or are missing are recorded in
+// the manifest and never stop the collection; Run's error means that no
+// bundle was written (an unwritable output, or ErrInterrupted).
+func Run(ctx context.Context, opts Options) (*Result, error) {
+	e := newEnv(opts)
+	started := e.now()
+	host := e.hostname()
+	stamp := started.UTC().Format("20060102T150405Z")
+	base := "proxyscan-" + safeName(host) + "-" + stamp
+	out, err := newOutput(opts, base)
+	if err != nil {
+		return nil, err
+	}
+	defer out.cleanup()
+	e.staging = out.staging
+	e.prepare(ctx)
+
+	table := opts.Sources
+	if table == nil {
+		table = Sources
+	}
+	recs := make([]manifest.Source, len(table))
+	byPhase := map[int][]int{}
+	var phases []int
+	for i, s := range table {
+		if _, ok := byPhase[s.Phase]; !ok {
+			phases = append(phases, s.Phase)
+		}
+		byPhase[s.Phase] = append(byPhase[s.Phase], i)
+	}
+	sort.Ints(phases)
+	for _, ph := range phases {
+		e.runAll(ctx, table, byPhase[ph], recs)
+		if ctx.Err() != nil {
+			return nil, ErrInterrupted
+		}
+		e.afterPhase(ph)
+	}
+
+	m := &manifest.Manifest{
+		Schema: manifest.Schema, Tool: opts.Tool, Host: host, Kernel: e.kernelRelease(),
+		NodeIPs: e.nodeIPs(), CollectedAt: started.UTC(), Sources: recs,
+	}
+	if opts.Redact != nil {
+		if err := e.redact(opts.Redact, m); err != nil {
+			return nil, fmt.Errorf("redacting the bundle: %w", err)
+		}
+		// The bundle's name carries the host name too.
+		out.base = "proxyscan-" + safeName(m.Host) + "-" + stamp
+	}
+	if err := os.WriteFile(filepath.Join(out.staging, "manifest.json"), manifest.Format(m), 0o600); err != nil {
+		return nil, fmt.Errorf("writing manifest.json: %w", err)
+	}
+	if ctx.Err() != nil {
+		return nil, ErrInterrupted
+	}
+	path, err := out.commit(ctx, m)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ErrInterrupted
+		}
+		return nil, err
+	}
+	return &Result{Manifest: m, Path: path}, nil
+}
+
+// runAll reads the sources idx of table with a bounded worker pool; the
+// sources of a Serial group form one job, read one after the other.
+func (e *env) runAll(ctx context.Context, table []Source, idx []int, recs []manifest.Source) {
+	n := e.opts.Parallel
+	if n <= 0 {
+		n = 4
+	}
+	var jobs [][]int
+	group := map[string]int{}
+	for _, i := range idx {
+		g := table[i].Serial
+		if g == "" {
+			jobs = append(jobs, []int{i})
+			continue
+		}
+		if j, ok := group[g]; ok {
+			jobs[j] = append(jobs[j], i)
+			continue
+		}
+		group[g] = len(jobs)
+		jobs = append(jobs, []int{i})
+	}
+	var wg sync.WaitGroup
+	next := make(chan []int)
+	var mu sync.Mutex
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for job := range next {
+				for _, i := range job {
+					if ctx.Err() != nil {
+						break
+					}
+					rec := e.read(ctx, &table[i])
+					mu.Lock()
+					recs[i] = rec
+					if e.opts.Progress != nil && ctx.Err() == nil {
+						e.opts.Progress(rec)
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, job := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- job
+	}
+	close(next)
+	wg.Wait()
+}
+
+// read reads one source and returns its manifest record.
+func (e *env) read(ctx context.Context, s *Source) manifest.Source {
+	w := &Writer{env: e, rec: manifest.Source{Name: s.Name, Method: s.Method, Path: s.Path}, file: s.File}
+	if len(s.Commands) > 0 {
+		w.rec.Command = s.Commands[0].Args
+	}
+	start := time.Now()
+	if reason := s.check(e); reason != "" {
+		w.Skip("%s", reason)
+	} else if s.Read != nil {
+		s.Read(ctx, e, s, w)
+	} else {
+		runExec(ctx, e, s, w)
+	}
+	w.finish()
+	w.rec.DurationMS = time.Since(start).Milliseconds()
+	return w.rec
+}
+
+// A Writer receives one source's output and its outcome. The bundle file
+// is created on the first write; a source that fails or is skipped
+// leaves no file, and an empty output writes none.
+type Writer struct {
+	env    *env
+	rec    manifest.Source
+	file   string
+	f      *os.File
+	h      hash.Hash
+	n      int64
+	err    error
+	status string
+}
+
+// Write implements io.Writer.
+func (w *Writer) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	if w.f == nil {
+		if w.file == "" {
+			w.err = errors.New("source has no bundle file")
+			return 0, w.err
+		}
+		p := filepath.Join(w.env.staging, filepath.FromSlash(w.file))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			w.err = err
+			return 0, err
+		}
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			w.err = err
+			return 0, err
+		}
+		w.f, w.h = f, sha256.New()
+	}
+	n, err := w.f.Write(p)
+	w.h.Write(p[:n])
+	w.n += int64(n)
+	if err != nil {
+		w.err = err
+	}
+	return n, err
+}
+
+// Skip marks the source skipped: what it needs is absent.
+func (w *Writer) Skip(format string, args ...any) {
+	w.status, w.rec.Error = manifest.StatusSkipped, fmt.Sprintf(format, args...)
+}
+
+// Fail marks the source failed.
+func (w *Writer) Fail(format string, args ...any) {
+	w.status, w.rec.Error = manifest.StatusFailed, fmt.Sprintf(format, args...)
+}
+
+// Partial marks the output as bounded or incomplete by design, with a note.
+func (w *Writer) Partial(format string, args ...any) {
+	if w.status == "" {
+		w.status = manifest.StatusPartial
+	}
+	w.Note(format, args...)
+}
+
+// Note adds a note to the source's record.
+func (w *Writer) Note(format string, args ...any) {
+	w.rec.Notes = append(w.rec.Notes, fmt.Sprintf(format, args...))
+}
+
+// Record gives access to the record (method, command, path, statuses).
+func (w *Writer) Record() *manifest.Source { return &w.rec }
+
+// Failed reports whether the source was marked failed or skipped.
+func (w *Writer) Failed() bool {
+	return w.status == manifest.StatusFailed || w.status == manifest.StatusSkipped
+}
+
+func (w *Writer) finish() {
+	if w.err != nil && w.status != manifest.StatusFailed && w.status != manifest.StatusSkipped {
+		w.Fail("writing %s: %v", w.file, w.err)
+	}
+	if w.f != nil {
+		if err := w.f.Close(); err != nil && !w.Failed() {
+			w.Fail("writing %s: %v", w.file, err)
+		}
+		if w.Failed() || w.n == 0 {
+			_ = os.Remove(w.f.Name())
+		} else {
+			w.rec.File = w.file
+			w.rec.Bytes = w.n
+			w.rec.SHA256 = hex.EncodeToString(w.h.Sum(nil))
+		}
+	}
+	if !w.Failed() && w.n == 0 {
+		w.Note("empty output: nothing written")
+	}
+	if w.status == "" {
+		w.status = manifest.StatusOK
+	}
+	w.rec.Status = w.status
+}
+
+// safeName keeps a host name usable in a file name.
+func safeName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.', r == '_':
+			return r
+		}
+		return '_'
+	}, s)
+	if s == "" || s[0] == '.' {
+		s = "node" + s
+	}
+	return s
+}
+
+// nodeIPs returns the node's addresses: those of its Node object, else
+// the global addresses of ip addr (without kube-ipvs0's service VIPs and
+// the pod-network interfaces).
+func (e *env) nodeIPs() []netip.Addr {
+	if len(e.nodeAddrs) > 0 {
+		return e.nodeAddrs
+	}
+	data, err := os.ReadFile(filepath.Join(e.staging, "node", "ip-addr.txt"))
+	if err != nil {
+		return []netip.Addr{}
+	}
+	return hostAddrs(data)
+}

@@ -1,0 +1,12 @@
+//go:build !linux
+
+package collect
+
+import "io"
+
+// systemNetlink is unavailable off Linux.
+type systemNetlink struct{}
+
+func (systemNetlink) IPVS() ([]VirtualServer, error)         { return nil, errNoNetlink }
+func (systemNetlink) NFTables(w io.Writer) ([]string, error) { return nil, errNoNetlink }
+func (systemNetlink) NFTTables() ([]string, error)           { return nil, errNoNetlink }

@@ -1,0 +1,14 @@
+//go:build !unix
+
+package collect
+
+import (
+	"os"
+	"os/exec"
+)
+
+// ownGroup does nothing where there are no process groups.
+func ownGroup(c *exec.Cmd) {}
+
+// killGroup kills the process.
+func killGroup(p *os.Process) { _ = p.Kill() }
