@@ -54,6 +54,11 @@ func ProgrammedModes(s *model.Snapshot) []string {
 		ipt = ipt || IsIPTablesMode(d)
 		ipvs = ipvs || IsIPVSMode(d)
 	}
+	for _, rs := range s.NFT {
+		for _, t := range rs.Tables {
+			ipt = ipt || nftHasIPTablesMode(t) // iptables-nft's tables as nft lists them
+		}
+	}
 	if ipt {
 		out = append(out, model.ModeIPTables)
 	}
@@ -139,6 +144,8 @@ func (f *facts) buildViews() []*view.View {
 				out = append(out, view.FromIPTables(d, f.attr))
 			}
 		}
+	case model.ModeNFTables:
+		out = nftViews(f.snap, f.attr)
 	}
 	return out
 }
