@@ -42,9 +42,11 @@ lint:
 
 docs:
 	$(GO) run ./cmd/proxyscan checks -o markdown > docs/checks.md
+	$(GO) run ./cmd/proxyscan docs --dir docs
 
 verify: lint
 	$(GO) run ./cmd/proxyscan checks -o markdown | diff -u docs/checks.md -
+	$(GO) test ./cmd -run TestDocsCurrent
 	$(GO) mod tidy -diff
 
 clean:

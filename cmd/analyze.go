@@ -8,6 +8,8 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/checks"
 	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/report"
 )
 
@@ -23,6 +25,10 @@ type AnalyzeOptions struct {
 	Version string
 	NoColor bool
 	Tool    report.Tool
+	// Service, when set, prints the comparison of the expected and
+	// captured data planes for that Service or service port instead of
+	// the report.
+	Service string
 }
 
 // NewCmdAnalyze builds `proxyscan analyze`; runF replaces analyzeRun in
@@ -64,6 +70,7 @@ func NewCmdAnalyze(f *Factory, runF func(*AnalyzeOptions) error) *cobra.Command 
 	fl.StringVar(&opts.Node, "node", "", "name of the node the data plane was captured on (decides which endpoints are local)")
 	fl.StringVar(&opts.Version, "version", "", "kube-proxy version to assume, e.g. 1.28 (default: from the inputs, else the newest)")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "disable colour (NO_COLOR is honoured too)")
+	fl.StringVar(&opts.Service, "service", "", "print, instead of the report, the rules kube-proxy should have programmed for this Service (ns/name or ns/name:port) that are missing or extra; exit status 1 when there are any (table or json output)")
 	return c
 }
 
@@ -91,6 +98,9 @@ func analyzeRun(opts *AnalyzeOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.Service != "" {
+		return serviceRun(opts, threshold)
+	}
 	selected, err := checks.Select(checks.All, checks.Options{Only: opts.Only, Skip: opts.Skip})
 	if err != nil {
 		return &FlagError{Err: err}
@@ -102,12 +112,11 @@ func analyzeRun(opts *AnalyzeOptions) error {
 	if err != nil {
 		return err
 	}
-	var nodes []report.NodeResult
-	for _, s := range snaps {
-		nodes = append(nodes, report.NodeResult{Snap: s, Result: checks.Run(s, selected)})
+	rep := report.BuildFleet(opts.Tool, snaps, checks.RunFleet(snaps, selected))
+	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width, FailOn: threshold}
+	if threshold == 0 {
+		ropts.FailOn = report.NeverFail
 	}
-	rep := report.Build(opts.Tool, nodes)
-	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width}
 	if err := report.Render(opts.IO.Out, opts.Output, rep, ropts); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
@@ -124,4 +133,40 @@ func checkFormat(format string) (string, error) {
 		}
 	}
 	return "", flagErrorf("unknown output format %q (want one of %s)", format, strings.Join(report.Formats(), ", "))
+}
+
+// serviceRun prints the expected-versus-captured comparison of one
+// Service for every node.
+func serviceRun(opts *AnalyzeOptions, threshold checks.Severity) error {
+	if _, ok := model.ParseServicePortName(opts.Service); !ok {
+		return flagErrorf("invalid --service %q (want ns/name or ns/name:port)", opts.Service)
+	}
+	if opts.Output != "table" && opts.Output != "json" {
+		return flagErrorf("--service prints table or json output, not %q", opts.Output)
+	}
+	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version})
+	if err != nil {
+		return err
+	}
+	var reps []*proxier.ServiceReport
+	diffs := 0
+	for _, s := range snaps {
+		rep, err := proxier.ServiceDiff(s, opts.Service, proxier.Options{})
+		if err != nil {
+			return &FlagError{Err: err}
+		}
+		reps = append(reps, rep)
+		diffs += len(rep.Differences)
+	}
+	write := proxier.WriteServiceReports
+	if opts.Output == "json" {
+		write = proxier.WriteServiceReportsJSON
+	}
+	if err := write(opts.IO.Out, reps); err != nil {
+		return fmt.Errorf("writing the comparison: %w", err)
+	}
+	if threshold > 0 && diffs > 0 {
+		return errFindings
+	}
+	return nil
 }

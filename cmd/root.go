@@ -64,7 +64,10 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(
 		NewCmdAnalyze(f, nil),
 		NewCmdChecks(f, nil),
+		NewCmdDiff(f, nil),
+		NewCmdExpect(f, nil),
 		NewCmdVersion(f),
+		NewCmdDocs(f, nil),
 	)
 	return root
 }

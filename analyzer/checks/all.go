@@ -14,6 +14,21 @@ var All = []*Check{
 	trafficPolicyMismatch,
 	loadBalanceSkew,
 	iptablesBackendMixed,
+	configInvalid,
+	ipvsSchedulerInvalid,
+	ipvsSchedulerMismatch,
+	ipvsModuleMissing,
+	modeMismatch,
+	modeUnsupported,
+	syncSlow,
+	syncStale,
+	syncFailures,
+	rulesetScale,
+	sysctlUnsafe,
+	kubeProxyUnhealthy,
+	logErrors,
+	conntrackStale,
+	nodeDrift,
 }
 
 // ByID returns the check with the given ID, or nil.

@@ -101,6 +101,9 @@ type Check struct {
 	Needs []Need
 	// Run reports findings through the pass; it may also skip.
 	Run func(*Pass)
+	// RunFleet, for a cross-node check (whose Run is nil), runs once over
+	// the snapshots of every node analysed (see [RunFleet]).
+	RunFleet func(*FleetPass)
 }
 
 // A Finding is one problem found, with its evidence.
@@ -136,6 +139,9 @@ type Result struct {
 	// determined, Programmed the modes the data plane shows rules of.
 	Mode, ModeSource string
 	Programmed       []string
+	// Migration says what a move to nftables mode would change, for an
+	// IPVS-mode node; nil otherwise.
+	Migration *Migration
 }
 
 // Options select checks.
@@ -175,12 +181,22 @@ func Select(all []*Check, opts Options) ([]*Check, error) {
 }
 
 // Run runs the checks on a snapshot and returns the sorted findings and
-// every check's status.
+// every check's status. Cross-node checks are skipped ([SingleNode]); use
+// [RunFleet] for several nodes.
 func Run(snap *model.Snapshot, checks []*Check) *Result {
-	f := newFacts(snap)
-	res := &Result{Mode: f.mode, ModeSource: f.modeSource, Programmed: f.programmed}
+	return run(snap, newFacts(snap), checks)
+}
+
+func run(snap *model.Snapshot, f *facts, checks []*Check) *Result {
+	res := &Result{Mode: f.mode, ModeSource: f.modeSource, Programmed: f.programmed, Migration: migration(f)}
 	for _, c := range checks {
 		st := Status{ID: c.ID, State: "ran"}
+		if c.Run == nil {
+			// A cross-node check: RunFleet runs it when there are several nodes.
+			st.State, st.Reason = "skipped", SingleNode
+			res.Statuses = append(res.Statuses, st)
+			continue
+		}
 		if reason := f.missing(c.Needs); reason != "" {
 			st.State, st.Reason = "skipped", reason
 			res.Statuses = append(res.Statuses, st)

@@ -13,7 +13,9 @@ var endpointStale = &Check{
 	Title:    "the data plane forwards to an endpoint that is not usable",
 	What: "A rule (a `KUBE-SEP` DNAT, a real server, an nft endpoint chain) sends traffic of a Service to an IP:port " +
 		"that is not a usable endpoint of that Service port: no EndpointSlice lists it any more, it is not ready while " +
-		"ready endpoints exist, or it runs on another node while the traffic policy is Local.",
+		"ready endpoints exist, or it runs on another node while the traffic policy is Local. An IPVS real server at " +
+		"weight 0 is being drained (graceful termination) and is only reported when kube-proxy would have deleted " +
+		"it: at once for UDP and SCTP, as soon as it has no connections for TCP.",
 	Why: "Connections sent there fail or reach the wrong pod (IPs are reused): this is the \"endpoints not updated\" " +
 		"failure, usually a kube-proxy that stopped receiving EndpointSlice updates from the API server.",
 	Fix: "Check that the EndpointSlices are right (`kubectl get endpointslices -l kubernetes.io/service-name=NAME`), " +
@@ -33,7 +35,11 @@ func runEndpointStale(p *Pass) {
 				}
 				want := e.Endpoints(u.d.Policy)
 				for _, b := range u.d.Backends {
-					if b.Graceful || model.Has(want, b.Endpoint) {
+					if model.Has(want, b.Endpoint) {
+						continue
+					}
+					if b.Graceful {
+						drainingStale(p, sp, u.d, b)
 						continue
 					}
 					p.Report(Finding{
@@ -77,4 +83,27 @@ func findEndpoint(sp *model.ServicePort, s string) *model.Endpoint {
 		}
 	}
 	return nil
+}
+
+// drainingStale reports an IPVS real server at weight 0 that kube-proxy's
+// graceful termination (pkg/proxy/ipvs/graceful_termination.go) would have
+// deleted: UDP and SCTP real servers are deleted at once, TCP ones as soon
+// as they have no connections (checked every minute). A real server that
+// is still draining TCP connections is normal.
+func drainingStale(p *Pass, sp *model.ServicePort, d *view.Dispatch, b *view.Backend) {
+	why := ""
+	switch {
+	case sp.Protocol != "TCP":
+		why = fmt.Sprintf("kube-proxy deletes %s real servers at once instead of draining them", sp.Protocol)
+	case b.Connections == 0:
+		why = "it has no connections left, and kube-proxy deletes a draining real server once its connections are gone (checked every minute)"
+	default:
+		return
+	}
+	p.Report(Finding{
+		Service: sp.String(), Protocol: string(sp.Protocol), Endpoint: b.Endpoint, Severity: Warning,
+		Message:  fmt.Sprintf("%s keeps %s at weight 0, which is no usable endpoint: %s", d.ID, b.Endpoint, why),
+		Evidence: append(append([]model.Evidence{}, b.Evidence...), staleEvidence(sp, b)...),
+		Advice:   "A weight-0 real server that stays means kube-proxy's graceful termination is not running for it (kube-proxy restarted and lost its list, or something else set the weight): delete it with ipvsadm -d, or restart kube-proxy on the node.",
+	})
 }

@@ -13,20 +13,30 @@ import (
 // at the level the view describes: which entries forward, reject or drop,
 // with which policy, to which endpoints. It follows syncProxyRules of the
 // iptables and nftables proxiers (v1.25-v1.37; earlier layouts reach the
-// same decisions with other rules).
+// same decisions with other rules), and syncEndpoint of the ipvs proxier,
+// which falls back to the cluster endpoints when a Local policy finds none
+// on the node and has no drop: a virtual server without real servers
+// rejects.
 type Expect struct {
 	SP     *model.ServicePort
 	Family model.Family
-	Cat    model.Category
+	// Mode is the proxy mode the expectation is for.
+	Mode string
+	Cat  model.Category
 	// HasEndpoints: a usable endpoint exists anywhere. HasInternal: traffic
 	// to the cluster IP has endpoints under its policy; HasExternal: the
 	// same for external destinations.
 	HasEndpoints, HasInternal, HasExternal bool
 	InternalPolicy, ExternalPolicy         view.Policy
+	// clusterAll, in IPVS mode, holds the endpoints the Cluster policy
+	// would use for a port that kube-proxy only reaches under a Local
+	// policy (Cat.Cluster is empty then), so that a virtual server written
+	// for the Cluster policy is judged against them.
+	clusterAll []*model.Endpoint
 }
 
-func newExpect(s *model.Snapshot, sp *model.ServicePort, fam model.Family) *Expect {
-	e := &Expect{SP: sp, Family: fam, Cat: model.Categorize(sp, fam, s.CategorizeOptions())}
+func newExpect(s *model.Snapshot, sp *model.ServicePort, fam model.Family, mode string) *Expect {
+	e := &Expect{SP: sp, Family: fam, Mode: mode, Cat: model.Categorize(sp, fam, s.CategorizeOptions())}
 	e.HasEndpoints = e.Cat.HasAny
 	e.HasInternal, e.HasExternal = e.HasEndpoints, e.HasEndpoints
 	e.InternalPolicy, e.ExternalPolicy = view.PolicyCluster, view.PolicyCluster
@@ -38,6 +48,22 @@ func newExpect(s *model.Snapshot, sp *model.ServicePort, fam model.Family) *Expe
 		e.ExternalPolicy = view.PolicyLocal
 		e.HasExternal = len(e.Cat.Local) > 0
 	}
+	if mode == model.ModeIPVS {
+		// pkg/proxy/ipvs syncEndpoint: a Local policy without local
+		// endpoints uses the cluster endpoints (#97081), which a port that
+		// is only reached by its cluster IP does not compute.
+		if e.InternalPolicy == view.PolicyLocal && len(e.Cat.Local) == 0 {
+			e.InternalPolicy, e.HasInternal = view.PolicyCluster, len(e.Cat.Cluster) > 0
+		}
+		if e.ExternalPolicy == view.PolicyLocal && len(e.Cat.Local) == 0 {
+			e.ExternalPolicy, e.HasExternal = view.PolicyCluster, len(e.Cat.Cluster) > 0
+		}
+		if !sp.UsesClusterEndpoints(fam) {
+			c := *sp
+			c.InternalPolicyLocal = false
+			e.clusterAll = model.Categorize(&c, fam, s.CategorizeOptions()).Cluster
+		}
+	}
 	return e
 }
 
@@ -46,14 +72,18 @@ func (e *Expect) Endpoints(p view.Policy) []*model.Endpoint {
 	if p == view.PolicyLocal {
 		return e.Cat.Local
 	}
+	if e.Cat.Cluster == nil {
+		return e.clusterAll
+	}
 	return e.Cat.Cluster
 }
 
 // BlockAction is the filter verdict when a destination has no endpoints
 // under its policy: reject when none exist at all, drop when only remote
-// ones do.
+// ones do. IPVS mode has no drop: its virtual server without real servers
+// answers ICMP port unreachable.
 func (e *Expect) BlockAction() view.Action {
-	if !e.HasEndpoints {
+	if !e.HasEndpoints || e.Mode == model.ModeIPVS {
 		return view.Reject
 	}
 	return view.Drop

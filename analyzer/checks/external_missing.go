@@ -13,7 +13,9 @@ var externalMissing = &Check{
 	Severity: Error,
 	Title:    "an external or load balancer IP has no entry",
 	What: "A Service's `spec.externalIPs` entry or LoadBalancer ingress IP (ipMode VIP) has usable endpoints, " +
-		"but the data plane has no entry forwarding it, or it does not restrict it to `loadBalancerSourceRanges`.",
+		"but the data plane has no entry forwarding it, or it does not restrict it to `loadBalancerSourceRanges`. In " +
+		"IPVS mode the address must also be bound to `kube-ipvs0` (unless it is a node address) and listed in " +
+		"`KUBE-EXTERNAL-IP` (`-LOCAL` for externalTrafficPolicy Local) or `KUBE-LOAD-BALANCER`.",
 	Why: "Traffic that a load balancer or a router sends to this node for the IP is not forwarded: clients outside " +
 		"the cluster see timeouts while in-cluster traffic through the cluster IP works. A missing source-range filter " +
 		"exposes the Service to every source.",
@@ -38,13 +40,17 @@ func runExternalMissing(p *Pass) {
 				ip := d.entryIP
 				ent := forward(v, d.Kind, ip, sp.ProtoLower(), sp.Port)
 				if ent == nil {
+					also, alsoEv := ipvsAlso(p, v, sp, d.Kind, ip)
 					p.Report(Finding{
 						Service: sp.String(), Protocol: string(sp.Protocol),
-						Message:  fmt.Sprintf("no entry for %s in %s", destText(d.Kind, ip, sp), where(v, d.Kind)),
-						Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, d.Kind)},
+						Message:  fmt.Sprintf("no entry for %s in %s%s", destText(d.Kind, ip, sp), where(v, d.Kind), also),
+						Evidence: append([]model.Evidence{ServiceEvidence(sp), anchor(v, d.Kind)}, alsoEv...),
 						Advice:   syncAdvice(v),
 					})
 					continue
+				}
+				if v.Mode == model.ModeIPVS {
+					reportIPVSMissing(p, v, sp, d.Kind, ip, ent)
 				}
 				if d.Kind == view.LoadBalancerIP && len(ranges) > 0 {
 					checkFirewall(p, v, sp, ent, ip, ranges)

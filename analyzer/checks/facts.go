@@ -139,11 +139,21 @@ func (f *facts) buildViews() []*view.View {
 	switch f.mode {
 	case model.ModeIPTables:
 		dumps := kubeDumps(f.snap)
+		itpLocal := map[string]bool{}
+		for _, sp := range f.snap.ActivePorts() {
+			itpLocal[sp.String()] = sp.InternalPolicyLocal
+		}
 		for _, fam := range []model.Family{model.IPv4, model.IPv6} {
 			if d := dumps[fam]; d != nil {
-				out = append(out, view.FromIPTables(d, f.attr))
+				v := view.FromIPTables(d, f.attr)
+				if !f.snap.Version.AtLeast(24) {
+					view.MarkLegacyInternalLocal(v, func(s string) bool { return itpLocal[s] })
+				}
+				out = append(out, v)
 			}
 		}
+	case model.ModeIPVS:
+		out = ipvsViews(f.snap)
 	case model.ModeNFTables:
 		out = nftViews(f.snap, f.attr)
 	}
@@ -208,7 +218,7 @@ func (p *Pass) Expect(sp *model.ServicePort, fam model.Family) *Expect {
 	if e := p.facts.exp[k]; e != nil {
 		return e
 	}
-	e := newExpect(p.Snap, sp, fam)
+	e := newExpect(p.Snap, sp, fam, p.facts.mode)
 	p.facts.exp[k] = e
 	return e
 }

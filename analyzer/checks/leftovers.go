@@ -88,8 +88,15 @@ func ModeLeftovers(s *model.Snapshot, current, left string) (f Finding, ok bool)
 			onlyOld++
 		}
 	}
+	// The leftovers are an error when they can take traffic the current
+	// rules program (they win, or the order is undefined), a warning when
+	// the current rules win and the leftovers only hold other addresses.
+	sev := Warning
+	if both > 0 && leftoversMayWin(nf, o, old) {
+		sev = Error
+	}
 	f = Finding{
-		Severity: Warning,
+		Severity: sev,
 		Advice: "Remove the " + old.mode + "-mode leftovers (" + old.cleanup + ") and restart kube-proxy; until then " +
 			"traffic to the Services both program can take the stale rules.",
 	}
@@ -405,6 +412,21 @@ func precedence(nf, o *leftSide, both, onlyOld int, old *leftSide) string {
 		fmt.Fprintf(&b, ", and the %d destinations only the leftovers program are still DNATed by them", onlyOld)
 	}
 	return b.String()
+}
+
+// leftoversMayWin reports whether the rules of old can take a packet that
+// the rules of the other mode also program: the nat hooks of both hook at
+// the same priority, or old's first; against IPVS, nftables always runs
+// first.
+func leftoversMayWin(nf, o, old *leftSide) bool {
+	if o.mode == model.ModeIPVS {
+		return old == nf
+	}
+	pn, pi := nf.prio["prerouting"], o.prio["prerouting"]
+	if pn == nil || pi == nil || pn.Value == pi.Value {
+		return true
+	}
+	return (pn.Value < pi.Value) == (old == nf)
 }
 
 func nodePortKey(proto, port string) string { return "node " + proto + " " + port }

@@ -75,8 +75,8 @@ func skewMessage(d *view.Dispatch) string {
 			n++
 		}
 	}
-	if n == 0 {
-		return ""
+	if n == 0 && !weights {
+		return "" // shares unknown (IPVS schedulers other than rr and wrr) and weights equal
 	}
 	switch {
 	case unreachable:
@@ -87,11 +87,11 @@ func skewMessage(d *view.Dispatch) string {
 			}
 		}
 		return fmt.Sprintf("%s can never choose %s: an earlier rule matches all remaining traffic", d.ID, strings.Join(eps, ", "))
-	case total < 1-skewTolerance:
+	case n > 0 && total < 1-skewTolerance:
 		return fmt.Sprintf("%.1f%% of new connections to %s match no endpoint rule (%s)", 100*(1-total), d.ID, shares(d))
 	case duplicate != "":
 		return fmt.Sprintf("%s lists endpoint %s more than once (%s)", d.ID, duplicate, shares(d))
-	case skewed(d.Backends, n):
+	case n > 0 && skewed(d.Backends, n):
 		return fmt.Sprintf("%s spreads traffic unevenly: %s instead of %.1f%% each", d.ID, shares(d), 100/float64(n))
 	case weights:
 		return fmt.Sprintf("%s gives its real servers unequal weights (%s); kube-proxy sets weight 1", d.ID, weightList(d.Backends))

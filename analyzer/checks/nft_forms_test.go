@@ -121,11 +121,6 @@ func analyse(t *testing.T, dir string, opts load.Options) *checks.Result {
 	return analyseWithOpts(t, dir, opts, checks.All)
 }
 
-func analyseWith(t *testing.T, dir string, list []*checks.Check) *checks.Result {
-	t.Helper()
-	return analyseWithOpts(t, dir, load.Options{}, list)
-}
-
 func analyseWithOpts(t *testing.T, dir string, opts load.Options, list []*checks.Check) *checks.Result {
 	t.Helper()
 	snaps, err := load.Load([]string{dir}, opts)
@@ -181,26 +176,4 @@ func nftPositions(t *testing.T, a, b *nft.Ruleset) map[string]parsers.Pos {
 		}
 	}
 	return m
-}
-
-func copyTree(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		dst := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

@@ -55,7 +55,7 @@ func checkBlocked(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, k vie
 			}
 		}
 		why := "has no endpoints"
-		if want == view.Drop {
+		if e.HasEndpoints {
 			why = "has no endpoints on this node and a Local traffic policy"
 		}
 		p.Report(Finding{

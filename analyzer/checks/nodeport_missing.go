@@ -2,6 +2,8 @@ package checks
 
 import (
 	"fmt"
+	"net/netip"
+	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
@@ -13,7 +15,9 @@ var nodePortMissing = &Check{
 	Title:    "a node port has no entry in the data plane",
 	What: "A NodePort or LoadBalancer Service port has usable endpoints, but the data plane of the node does not " +
 		"forward its node port (`KUBE-NODEPORTS` in iptables mode, a virtual server per node IP in IPVS mode, " +
-		"`service-nodeports` in nftables mode), or the node ports are not reachable at all.",
+		"`service-nodeports` in nftables mode), or the node ports are not reachable at all. In IPVS mode each node " +
+		"address kube-proxy serves node ports on needs its own virtual server, and the port a member of " +
+		"`KUBE-NODE-PORT-<PROTO>` for its traffic to be masqueraded.",
 	Why: "Load balancers and clients that target <node IP>:<node port> get no answer from this node; load balancer " +
 		"health checks fail and the node is taken out of rotation, or traffic is black-holed.",
 	Fix: "Check the kube-proxy logs of the node and `nodePortAddresses` in its configuration (node ports are only " +
@@ -34,7 +38,11 @@ func runNodePortMissing(p *Pass) {
 			if !e.HasEndpoints {
 				continue
 			}
-			if forward(v, view.NodePort, netipZero, sp.ProtoLower(), sp.NodePort) != nil {
+			if ent := forward(v, view.NodePort, netipZero, sp.ProtoLower(), sp.NodePort); ent != nil {
+				if v.Mode == model.ModeIPVS {
+					reportIPVSMissing(p, v, sp, view.NodePort, netipZero, ent)
+					checkNodePortAddresses(p, v, sp, ent)
+				}
 				continue
 			}
 			p.Report(Finding{
@@ -67,4 +75,38 @@ func runNodePortMissing(p *Pass) {
 			})
 		}
 	}
+}
+
+// checkNodePortAddresses verifies that an IPVS node port has a virtual
+// server on every node address kube-proxy serves node ports on.
+func checkNodePortAddresses(p *Pass, v *view.View, sp *model.ServicePort, ent *view.Entry) {
+	want, ok := ipvsNodePortIPs(p.Snap, v.Family)
+	if !ok {
+		p.Note("node addresses not known (no ip addr, or a nodePortAddresses keyword): node-port virtual servers not checked per address")
+		return
+	}
+	have := map[netip.Addr]bool{}
+	for _, a := range ent.NodeIPs {
+		have[a] = true
+	}
+	for _, a := range want {
+		if have[a] {
+			continue
+		}
+		p.Report(Finding{
+			Service: sp.String(), Protocol: string(sp.Protocol),
+			Message: fmt.Sprintf("%s has no virtual server on node address %s (it has on %s)", destText(view.NodePort, netipZero, sp), a,
+				joinAddrs(ent.NodeIPs)),
+			Evidence: append([]model.Evidence{ServiceEvidence(sp)}, ent.Evidence...),
+			Advice:   "kube-proxy creates one virtual server per node address (nodePortAddresses selects them); an address added after kube-proxy's last sync gets one at the next sync, so check the kube-proxy logs for sync errors and restart it on the node.",
+		})
+	}
+}
+
+func joinAddrs(as []netip.Addr) string {
+	var parts []string
+	for _, a := range as {
+		parts = append(parts, a.String())
+	}
+	return strings.Join(parts, ", ")
 }

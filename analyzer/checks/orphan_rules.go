@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
 )
 
 var orphanRules = &Check{
@@ -11,8 +12,8 @@ var orphanRules = &Check{
 	Severity: Warning,
 	Title:    "rules, chains or entries that belong to no existing service",
 	What: "The data plane holds kube-proxy objects — per-service chains, rules in the dispatch chains, virtual " +
-		"servers, map elements — for a Service (or Service port) that does not exist in the exports, or objects " +
-		"nothing leads to any more.",
+		"servers, `kube-ipvs0` addresses, ipset members, map elements — for a Service (or Service port) that does " +
+		"not exist in the exports, or objects nothing leads to any more.",
 	Why: "Rules of a deleted Service keep capturing traffic to its old IPs (which the API server may give to a new " +
 		"Service), and leftovers show that kube-proxy's cleanup did not run: a crashed sync, a second kube-proxy, " +
 		"or rules restored from a backup.",
@@ -74,7 +75,7 @@ func runOrphanRules(p *Pass) {
 					Evidence: o.Evidence,
 					Advice:   "Restart kube-proxy on the node so that a full sync deletes the objects of deleted Services.",
 				})
-			case o.Service == "" && o.Hash != "" && !o.Referenced:
+			case o.Service == "" && (o.Hash != "" || o.Kind != view.ObjChain) && !o.Referenced:
 				p.Report(Finding{
 					Message:  fmt.Sprintf("%s %s belongs to no Service and nothing leads to it", o.Kind, o.Name),
 					Evidence: o.Evidence,

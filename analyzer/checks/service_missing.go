@@ -13,7 +13,10 @@ var serviceMissing = &Check{
 	Title:    "a service port has no cluster IP entry in the data plane",
 	What: "The Service port has usable endpoints, so kube-proxy should forward its cluster IP: " +
 		"a rule in nat `KUBE-SERVICES` (iptables), a virtual server (IPVS) or a `service-ips` element (nftables). " +
-		"The data plane has none, or rejects the cluster IP as if the Service had no endpoints.",
+		"The data plane has none, or rejects the cluster IP as if the Service had no endpoints. In IPVS mode the " +
+		"virtual server is not enough: the address must also be bound to `kube-ipvs0` (so that packets to it are " +
+		"delivered locally, where IPVS sees them) and listed in ipset `KUBE-CLUSTER-IP` (or `KUBE-IPVS-FILTER` " +
+		"rejects new connections to it); the finding says which of the three is missing.",
 	Why: "Pods and nodes that connect to the cluster IP get no answer (or a reject): the Service is down on this node " +
 		"even though its pods are healthy. This is the classic sign of a kube-proxy that stopped syncing, " +
 		"failed its last restore, or runs in another mode than its configuration says.",
@@ -33,7 +36,10 @@ func runServiceMissing(p *Pass) {
 			}
 			cip, _ := sp.ClusterIP(v.Family)
 			proto := sp.ProtoLower()
-			if forward(v, view.ClusterIP, cip, proto, sp.Port) != nil {
+			if ent := forward(v, view.ClusterIP, cip, proto, sp.Port); ent != nil {
+				if v.Mode == model.ModeIPVS {
+					reportIPVSMissing(p, v, sp, view.ClusterIP, cip, ent)
+				}
 				continue
 			}
 			dest := destText(view.ClusterIP, cip, sp)
@@ -47,10 +53,11 @@ func runServiceMissing(p *Pass) {
 				})
 				continue
 			}
+			also, alsoEv := ipvsAlso(p, v, sp, view.ClusterIP, cip)
 			p.Report(Finding{
 				Service: sp.String(), Protocol: string(sp.Protocol),
-				Message:  fmt.Sprintf("no entry for %s in %s (%s)", dest, where(v, view.ClusterIP), v.Family),
-				Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, view.ClusterIP)},
+				Message:  fmt.Sprintf("no entry for %s in %s (%s)%s", dest, where(v, view.ClusterIP), v.Family, also),
+				Evidence: append([]model.Evidence{ServiceEvidence(sp), anchor(v, view.ClusterIP)}, alsoEv...),
 				Advice:   syncAdvice(v),
 			})
 		}

@@ -107,6 +107,9 @@ func dispatches(v *view.View, sp *model.ServicePort) []dispatchUse {
 			}
 			out = append(out, dispatchUse{entry: e, d: d})
 		}
+		for _, d := range e.Also { // IPVS: the virtual servers of the other node addresses
+			out = append(out, dispatchUse{entry: e, d: d})
+		}
 	}
 	return out
 }

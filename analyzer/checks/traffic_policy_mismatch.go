@@ -14,7 +14,10 @@ var trafficPolicyMismatch = &Check{
 	What: "With `externalTrafficPolicy: Local`, traffic from outside to a node port, external or load balancer IP " +
 		"must only go to endpoints on the receiving node (preserving the client IP), and the health check node port " +
 		"must answer; with `internalTrafficPolicy: Local`, cluster IP traffic must stay on the node. Here the data " +
-		"plane sends such traffic under the other policy.",
+		"plane sends such traffic under the other policy. In IPVS mode a Local policy without a local endpoint falls " +
+		"back to the cluster endpoints, as kube-proxy does (not reported), and the node ports, external and load " +
+		"balancer IPs of externalTrafficPolicy Local Services must be in the -LOCAL ipsets that spare them the " +
+		"masquerade (and only those); its health check node ports are in KUBE-HEALTH-CHECK-NODE-PORT.",
 	Why: "A Local policy that is not honoured loses client source IPs (SNAT) and adds a hop, or, the other way " +
 		"round, drops traffic the Service expects to be spread over the cluster; load balancers that rely on the " +
 		"health check node port send traffic to nodes without endpoints.",
@@ -43,6 +46,9 @@ func runTrafficPolicyMismatch(p *Pass) {
 					policyFinding(p, sp, ent, view.FromExternal, e.ExternalPolicy, "externalTrafficPolicy", destText(d.Kind, d.entryIP, sp))
 				}
 			}
+			if v.Mode == model.ModeIPVS {
+				checkIPVSLocalSets(p, v, sp)
+			}
 			checkHealthCheck(p, v, sp)
 		}
 	}
@@ -62,9 +68,11 @@ func policyFinding(p *Pass, sp *model.ServicePort, ent *view.Entry, origin view.
 }
 
 // checkHealthCheck verifies that the health check node port of an
-// externalTrafficPolicy Local load balancer is accepted (iptables 1.21+).
+// externalTrafficPolicy Local load balancer is accepted (iptables and ipvs
+// 1.21+).
 func checkHealthCheck(p *Pass, v *view.View, sp *model.ServicePort) {
-	if sp.HealthCheckNodePort == 0 || v.Mode != model.ModeIPTables || !p.Snap.Version.AtLeast(21) || v.Family != model.IPv4 && !hasHealthChecks(v) {
+	sets := v.Mode == model.ModeIPVS && v.IPVS != nil && v.IPVS.HasSets // KUBE-HEALTH-CHECK-NODE-PORT
+	if sp.HealthCheckNodePort == 0 || v.Mode != model.ModeIPTables && !sets || !p.Snap.Version.AtLeast(21) || v.Family != model.IPv4 && !hasHealthChecks(v) {
 		return
 	}
 	for _, h := range v.HealthChecks {

@@ -33,8 +33,8 @@ func TestCatalogue(t *testing.T) {
 				t.Errorf("%s: %s must be full sentences ending with a period", c.ID, name)
 			}
 		}
-		if c.Run == nil {
-			t.Errorf("%s: no Run", c.ID)
+		if (c.Run == nil) == (c.RunFleet == nil) {
+			t.Errorf("%s: needs exactly one of Run and RunFleet", c.ID)
 		}
 	}
 }

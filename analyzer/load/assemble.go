@@ -65,20 +65,25 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 		}
 	}
 	sort.Strings(names)
-	var shared []parsed
+	// Loose files: cluster-level values (exports, configuration) apply to
+	// every bundle; data-plane files form a node of their own; files with
+	// no parsed value (unknown kinds) are listed with the first node.
+	var shared, listed []parsed
 	if loose := groups[""]; len(loose) > 0 {
 		nodeLevel := false
 		for _, r := range loose {
-			if !clusterLevel(r) {
+			switch {
+			case r.value == nil:
+				listed = append(listed, r)
+			case clusterLevel(r):
+				shared = append(shared, r)
+			default:
 				nodeLevel = true
-				shared = nil
-				break
 			}
-			shared = append(shared, r)
 		}
 		if nodeLevel || len(names) == 0 {
 			names = append(names, "")
-			shared = nil
+			shared, listed = nil, nil
 		}
 	}
 	var out []*model.Snapshot
@@ -89,6 +94,11 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 		}
 		for _, r := range shared {
 			b.add(r)
+		}
+		if len(out) == 0 {
+			for _, r := range listed {
+				b.add(r)
+			}
 		}
 		if err := b.finish(opts); err != nil {
 			return nil, err

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
+
+	"github.com/proxyscan/proxyscan/analyzer/checks"
 )
 
 // Options are what renderers may vary on.
@@ -14,15 +16,26 @@ type Options struct {
 	Color bool
 	// Width is the terminal width for the table (0: 120 columns).
 	Width int
+	// FailOn is the lowest severity whose findings are failures in formats
+	// that have the notion (JUnit); 0 counts every finding, [NeverFail]
+	// none (the --fail-on flag).
+	FailOn checks.Severity
 }
+
+// NeverFail is the FailOn of --fail-on never.
+const NeverFail = checks.Error + 1
 
 // A Renderer writes a report in one format.
 type Renderer func(w io.Writer, r *Report, opts Options) error
 
 // renderers maps format names to renderers.
 var renderers = map[string]Renderer{
-	"table": RenderTable,
-	"json":  RenderJSON,
+	"table":    RenderTable,
+	"json":     RenderJSON,
+	"sarif":    RenderSARIF,
+	"junit":    RenderJUnit,
+	"markdown": RenderMarkdown,
+	"html":     RenderHTML,
 }
 
 // Formats returns the known format names, sorted.

@@ -72,6 +72,8 @@ func RenderTable(w io.Writer, r *Report, opts Options) error {
 		b.WriteString("\n\n")
 		b.WriteString(details(t, fs, width))
 	}
+	b.WriteString(migrationSection(t, r, width))
+	b.WriteString(driftTable(t, r, width))
 	b.WriteString(statusLines(t, r))
 	b.WriteString(summaryLine(t, r))
 	_, err := io.WriteString(w, b.String())

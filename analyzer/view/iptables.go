@@ -690,3 +690,17 @@ func (x *iptExtractor) filterEntry(r *iptables.Rule, external bool) {
 	x.attribute(e, r.Comment(), "", e.IP)
 	x.v.Entries = append(x.v.Entries, e)
 }
+
+// MarkLegacyInternalLocal marks as Local policy the KUBE-SVC dispatches of
+// the service ports for which local reports internalTrafficPolicy Local:
+// kube-proxy 1.22 and 1.23 honour that policy by listing only the local
+// endpoints in KUBE-SVC itself (KUBE-SVL came in 1.24).
+func MarkLegacyInternalLocal(v *View, local func(service string) bool) {
+	for _, e := range v.Entries {
+		for _, d := range e.Dispatch {
+			if d != nil && strings.HasPrefix(d.ID, model.ChainSVC) && local(d.Service) {
+				d.Policy = PolicyLocal
+			}
+		}
+	}
+}

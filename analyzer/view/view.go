@@ -96,6 +96,10 @@ type View struct {
 	// Where names, for messages, where entries of each kind live ("nat
 	// KUBE-SERVICES", "the service-ips map", "the IPVS table").
 	Where map[Kind]string
+	// IPVS holds what an IPVS-mode data plane programs besides its virtual
+	// servers (kube-ipvs0 addresses, ipsets, the filter rules); nil in the
+	// other modes.
+	IPVS *IPVSState
 
 	// byKey and byService index Entries; built by Index.
 	byKey     map[entryKey][]*Entry
@@ -150,7 +154,12 @@ type Entry struct {
 	Firewall *Firewall
 	// Localhost reports a node port also accepted on 127.0.0.1.
 	Localhost bool
-	Evidence  []model.Evidence
+	// NodeIPs lists, for an IPVS node port, the node addresses that have a
+	// virtual server for it; Also holds the dispatches of those after the
+	// first (one virtual server per node address).
+	NodeIPs  []netip.Addr
+	Also     []*Dispatch
+	Evidence []model.Evidence
 }
 
 // Key returns "Kind IP proto/port" (no IP for node ports).
@@ -222,6 +231,9 @@ type Backend struct {
 	Weight int
 	// Graceful marks an IPVS real server at weight 0 (terminating).
 	Graceful bool
+	// Connections is, for an IPVS real server, its active plus inactive
+	// connections (-1 when the listing does not show them); 0 elsewhere.
+	Connections int
 	// Unreachable marks a backend that no packet can reach (a rule after an
 	// unconditional one).
 	Unreachable bool

@@ -1,0 +1,257 @@
+package checks
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+)
+
+// SingleNode is the reason a cross-node check is skipped when one node is
+// analysed.
+const SingleNode = "a single node: this check compares the bundles of several nodes (pass one bundle per node)"
+
+// A FleetPass is one cross-node check's run over every analysed node. The
+// nodes' facts (mode, views, expectations) are those the per-node checks
+// used.
+type FleetPass struct {
+	Check *Check
+	// Nodes are the analysed nodes, in the order they were loaded.
+	Nodes    []*FleetNode
+	findings []fleetFinding
+	notes    []string
+	skipped  string
+	drift    *Drift
+}
+
+type fleetFinding struct {
+	node int
+	f    Finding
+}
+
+// A FleetNode is one node of a fleet pass.
+type FleetNode struct {
+	// Snap is the node's snapshot.
+	Snap *model.Snapshot
+	// Name names the node in messages: its name, else its bundle, made
+	// unique within the fleet.
+	Name  string
+	index int
+	facts *facts
+}
+
+// Mode returns the node's proxy mode and how it was determined.
+func (n *FleetNode) Mode() (mode, source string) { return n.facts.mode, n.facts.modeSource }
+
+// Views returns the views of the node's data plane, one per family.
+func (n *FleetNode) Views() []*view.View { return n.facts.views }
+
+// Expect returns what kube-proxy programs on the node for a service port in
+// a family.
+func (n *FleetNode) Expect(sp *model.ServicePort, fam model.Family) *Expect {
+	p := &Pass{Snap: n.Snap, facts: n.facts}
+	return p.Expect(sp, fam)
+}
+
+// Report records a finding about a node; Check and Severity default to the
+// check's, Node to the node's name.
+func (p *FleetPass) Report(n *FleetNode, f Finding) {
+	f.Check = p.Check.ID
+	if f.Severity == 0 {
+		f.Severity = p.Check.Severity
+	}
+	if f.Node == "" {
+		f.Node = n.Name
+	}
+	p.findings = append(p.findings, fleetFinding{n.index, f})
+}
+
+// Note records a limit of this run, once.
+func (p *FleetPass) Note(format string, args ...any) {
+	n := fmt.Sprintf(format, args...)
+	for _, x := range p.notes {
+		if x == n {
+			return
+		}
+	}
+	p.notes = append(p.notes, n)
+}
+
+// Skip marks the check as skipped with a reason (when it reports nothing).
+func (p *FleetPass) Skip(reason string) {
+	if p.skipped == "" {
+		p.skipped = reason
+	}
+}
+
+// SetDrift records the cross-node comparison the check made, for reports.
+func (p *FleetPass) SetDrift(d *Drift) { p.drift = d }
+
+// FleetResult is the outcome of running checks on several nodes.
+type FleetResult struct {
+	// Results holds one result per snapshot, in the order given; findings
+	// of cross-node checks are in the result of the node they name.
+	Results []*Result
+	// Drift is node-drift's comparison of the nodes, nil when it did not
+	// run.
+	Drift *Drift
+}
+
+// RunFleet runs the checks on every snapshot, then the cross-node checks
+// (those with RunFleet) once over all of them. With fewer than two
+// snapshots the cross-node checks are skipped with [SingleNode].
+func RunFleet(snaps []*model.Snapshot, checks []*Check) *FleetResult {
+	out := &FleetResult{}
+	nodes := make([]*FleetNode, len(snaps))
+	names := fleetNames(snaps)
+	for i, s := range snaps {
+		f := newFacts(s)
+		nodes[i] = &FleetNode{Snap: s, Name: names[i], index: i, facts: f}
+		out.Results = append(out.Results, run(s, f, checks))
+	}
+	if len(snaps) < 2 {
+		return out
+	}
+	for _, c := range checks {
+		if c.RunFleet == nil {
+			continue
+		}
+		p := &FleetPass{Check: c, Nodes: nodes}
+		c.RunFleet(p)
+		counts := make([]int, len(snaps))
+		for _, ff := range p.findings {
+			out.Results[ff.node].Findings = append(out.Results[ff.node].Findings, ff.f)
+			counts[ff.node]++
+		}
+		for i, res := range out.Results {
+			for j := range res.Statuses {
+				st := &res.Statuses[j]
+				if st.ID != c.ID {
+					continue
+				}
+				st.State, st.Reason, st.Findings, st.Notes = "ran", "", counts[i], append([]string(nil), p.notes...)
+				if p.skipped != "" && len(p.findings) == 0 {
+					st.State, st.Reason = "skipped", p.skipped
+				}
+			}
+		}
+		if p.drift != nil {
+			out.Drift = p.drift
+		}
+	}
+	for _, res := range out.Results {
+		SortFindings(res.Findings)
+	}
+	return out
+}
+
+// fleetNames names each snapshot for messages: the node name, else the base
+// name of its bundle, else "node N"; repeated names get "#2", "#3".
+func fleetNames(snaps []*model.Snapshot) []string {
+	out := make([]string, len(snaps))
+	seen := map[string]int{}
+	for i, s := range snaps {
+		name := s.Node.Name
+		if name == "" && len(s.Inputs) > 0 && s.Inputs[0].Bundle != "" {
+			name = path.Base(strings.TrimRight(s.Inputs[0].Bundle, "/"))
+		}
+		if name == "" {
+			name = fmt.Sprintf("node %d", i+1)
+		}
+		seen[name]++
+		if seen[name] > 1 {
+			name = fmt.Sprintf("%s#%d", name, seen[name])
+		}
+		out[i] = name
+	}
+	return out
+}
+
+// ViewsOf returns the proxy mode of a snapshot (and how it was determined),
+// and the views of its data plane in that mode, one per family present: what
+// the checks compare with the model. It is empty when the inputs hold no
+// data plane of the mode, or proxyscan cannot read that mode's yet.
+func ViewsOf(s *model.Snapshot) (mode, source string, views []*view.View) {
+	f := newFacts(s)
+	return f.mode, f.modeSource, f.views
+}
+
+// ConfigValues flattens the kube-proxy configuration a node runs with into
+// its fields, keyed by the YAML paths kpconfig records ("mode",
+// "iptables.syncPeriod", "featureGates.X"): scalars as written by the JSON
+// form ("30s", "14", "true"), lists as "[a, b]". Unset fields are absent;
+// apiVersion and kind are left out.
+func ConfigValues(c *model.Config) map[string]string {
+	out := map[string]string{}
+	if c == nil || c.KubeProxyConfiguration == nil {
+		return out
+	}
+	data, err := json.Marshal(c.KubeProxyConfiguration)
+	if err != nil {
+		return out
+	}
+	var top map[string]any
+	if err := json.Unmarshal(data, &top); err != nil {
+		return out
+	}
+	delete(top, "apiVersion")
+	delete(top, "kind")
+	flattenConfig("", top, out)
+	return out
+}
+
+func flattenConfig(prefix string, v any, out map[string]string) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			flattenConfig(p, e, out)
+		}
+	case []any:
+		if len(x) == 0 {
+			return
+		}
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = scalarText(e)
+		}
+		out[prefix] = "[" + strings.Join(parts, ", ") + "]"
+	case nil:
+	case string:
+		if x != "" {
+			out[prefix] = x
+		}
+	default:
+		out[prefix] = scalarText(x)
+	}
+}
+
+func scalarText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return "null"
+	case map[string]any, []any:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+	return fmt.Sprint(v)
+}
+
+// sortedKeys returns the keys of a map, sorted.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

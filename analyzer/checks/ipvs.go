@@ -1,0 +1,388 @@
+package checks
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/ipvs"
+)
+
+// ipvsTable returns the IPVS table the views are read from: the listing
+// (-Ln, which shows connection counts) with the most virtual servers, else
+// the save form (-Sn) with the most; timeout listings hold no table.
+func ipvsTable(s *model.Snapshot) *ipvs.Dump {
+	var list, save *ipvs.Dump
+	for _, d := range s.IPVS {
+		switch d.Form {
+		case ipvs.FormList:
+			if list == nil || len(d.Services) > len(list.Services) {
+				list = d
+			}
+		case ipvs.FormSave:
+			if save == nil || len(d.Services) > len(save.Services) {
+				save = d
+			}
+		}
+	}
+	if list != nil {
+		return list
+	}
+	return save
+}
+
+// ipvsIPTables returns, per family, the iptables dump holding the rules of
+// IPVS mode (else any dump of the family).
+func ipvsIPTables(s *model.Snapshot) map[model.Family]*iptables.Dump {
+	out := map[model.Family]*iptables.Dump{}
+	for _, d := range s.IPTables {
+		fam := model.Family(d.Family)
+		if old, ok := out[fam]; !ok || !IsIPVSMode(old) && IsIPVSMode(d) {
+			out[fam] = d
+		}
+	}
+	return out
+}
+
+// nodeIPs returns the node's addresses: those of the Node object and those
+// ip addr shows kube-proxy would serve node ports on.
+func nodeIPs(s *model.Snapshot) []netip.Addr {
+	seen := map[netip.Addr]bool{}
+	var out []netip.Addr
+	add := func(a netip.Addr) {
+		if a = a.Unmap(); a.IsValid() && !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	for _, a := range s.Node.Addresses {
+		add(a)
+	}
+	if s.Addrs != nil {
+		for _, a := range s.Addrs.NodeAddresses() {
+			add(a)
+		}
+	}
+	return out
+}
+
+// ipvsViews builds the views of an IPVS-mode node: IPv4 whenever an IPVS
+// table was captured, IPv6 when it or the other inputs show IPv6.
+func ipvsViews(s *model.Snapshot) []*view.View {
+	t := ipvsTable(s)
+	dumps := ipvsIPTables(s)
+	if t == nil {
+		return nil
+	}
+	fams := map[model.Family]bool{model.IPv4: true}
+	for _, svc := range t.Services {
+		if svc.AddressFamily == ipvs.FamilyIPv6 {
+			fams[model.IPv6] = true
+		}
+	}
+	if d := dumps[model.IPv6]; d != nil && IsIPVSMode(d) {
+		fams[model.IPv6] = true
+	}
+	if s.Addrs != nil {
+		for _, a := range s.Addrs.KubeIPVSAddresses() {
+			if model.FamilyOf(a.Local) == model.IPv6 {
+				fams[model.IPv6] = true
+			}
+		}
+	}
+	var out []*view.View
+	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+		if !fams[fam] {
+			continue
+		}
+		out = append(out, view.FromIPVS(view.IPVSInput{
+			Family: fam, Table: t, Sets: s.IPSets, Addrs: s.Addrs, IPTables: dumps[fam],
+			Ports: s.Ports, NodeIPs: nodeIPs(s),
+		}))
+	}
+	return out
+}
+
+// ipvsPart is something besides its virtual server that IPVS mode needs
+// for a destination, found missing.
+type ipvsPart struct {
+	what, effect string
+	ev           model.Evidence
+}
+
+// ipvsMissing returns what kube-proxy's IPVS mode programs for a
+// destination of sp other than its virtual server and the view lacks: the
+// binding of the address to kube-ipvs0 (unless it is a node address) and
+// its member in the set that admits and masquerades it (KUBE-CLUSTER-IP,
+// KUBE-EXTERNAL-IP or KUBE-EXTERNAL-IP-LOCAL, KUBE-LOAD-BALANCER,
+// KUBE-NODE-PORT-<PROTO>). Inputs that were not captured are not judged.
+func ipvsMissing(p *Pass, v *view.View, sp *model.ServicePort, k view.Kind, ip netip.Addr) []ipvsPart {
+	st := v.IPVS
+	if st == nil {
+		return nil
+	}
+	var out []ipvsPart
+	proto, port := sp.ProtoLower(), portOf(k, sp)
+	if k != view.NodePort && st.HasAddrs && !isNodeAddr(p.Snap, ip) {
+		if _, ok := st.IsBound(ip); !ok {
+			what := "not bound on kube-ipvs0"
+			if !st.HasInterface {
+				what = "not bound on kube-ipvs0 (the node has no kube-ipvs0 interface)"
+			}
+			out = append(out, ipvsPart{what: what, ev: st.Interface,
+				effect: "packets to it are not delivered locally, so they never reach the IPVS virtual server"})
+		}
+	}
+	if !st.HasSets {
+		return out
+	}
+	var set string
+	switch k {
+	case view.ClusterIP:
+		set = view.SetClusterIP
+	case view.ExternalIP:
+		set = view.SetExternalIP
+		if sp.ExternalPolicyLocal {
+			set = view.SetExternalIPLocal
+		}
+	case view.LoadBalancerIP:
+		set = view.SetLoadBalancer
+	case view.NodePort:
+		set = view.NodePortSet(proto, false)
+	}
+	keys := []string{view.MemberKey(ip, proto, port)}
+	switch {
+	case k == view.NodePort && proto == "sctp":
+		keys = nil
+		for _, a := range nodeIPs(p.Snap) {
+			if model.FamilyOf(a) == v.Family {
+				keys = append(keys, view.MemberKey(a, proto, port))
+			}
+		}
+	case k == view.NodePort:
+		keys = []string{view.PortKey(port)}
+	}
+	for _, key := range keys {
+		if _, ok := st.Member(set, key); ok {
+			continue
+		}
+		name := view.SetName(set, v.Family)
+		part := ipvsPart{what: fmt.Sprintf("not in ipset %s (no member %s)", name, key), ev: st.SetEvidence(set)}
+		switch {
+		case k == view.NodePort:
+			part.effect = "node-port traffic to it is not masqueraded, so replies from endpoints on other nodes do not return through this node"
+		case k == view.ExternalIP && sp.ExternalPolicyLocal:
+			part.effect = "traffic to it is not admitted as external-IP traffic"
+		case ipvsRejects(st, ip, proto, port):
+			part.effect = "KUBE-IPVS-FILTER rejects new connections to the address, which KUBE-IPVS-IPS lists"
+		default:
+			part.effect = "traffic to it from outside the cluster is not masqueraded"
+		}
+		out = append(out, part)
+	}
+	return out
+}
+
+// ipvsRejects reports whether KUBE-IPVS-FILTER rejects new connections to
+// a destination: its address is in KUBE-IPVS-IPS and no set of admitted
+// destinations lists it.
+func ipvsRejects(st *view.IPVSState, ip netip.Addr, proto string, port int32) bool {
+	if st.FilterReject == nil {
+		return false
+	}
+	if _, ok := st.Member(view.SetIPVSIPs, ip.String()); !ok {
+		return false
+	}
+	key := view.MemberKey(ip, proto, port)
+	for _, s := range []string{view.SetLoadBalancer, view.SetClusterIP, view.SetExternalIP, view.SetExternalIPLocal} {
+		if _, ok := st.Member(s, key); ok {
+			return false
+		}
+	}
+	return true
+}
+
+// reportIPVSMissing reports the parts ipvsMissing found for a destination
+// whose virtual server exists.
+func reportIPVSMissing(p *Pass, v *view.View, sp *model.ServicePort, k view.Kind, ip netip.Addr, ent *view.Entry) {
+	for _, part := range ipvsMissing(p, v, sp, k, ip) {
+		ev := []model.Evidence{ServiceEvidence(sp)}
+		if len(ent.Evidence) > 0 {
+			ev = append(ev, ent.Evidence[0])
+		}
+		if part.ev.File != "" {
+			ev = append(ev, part.ev)
+		}
+		p.Report(Finding{
+			Service: sp.String(), Protocol: string(sp.Protocol),
+			Message:  fmt.Sprintf("%s has a virtual server but is %s: %s", destText(k, ip, sp), part.what, part.effect),
+			Evidence: ev,
+			Advice:   syncAdvice(v),
+		})
+	}
+}
+
+// ipvsAlso returns, for a destination without a virtual server, what else
+// is missing ("; it is also not bound on kube-ipvs0"), or "".
+func ipvsAlso(p *Pass, v *view.View, sp *model.ServicePort, k view.Kind, ip netip.Addr) (string, []model.Evidence) {
+	parts := ipvsMissing(p, v, sp, k, ip)
+	if len(parts) == 0 {
+		return "", nil
+	}
+	var whats []string
+	var ev []model.Evidence
+	for _, part := range parts {
+		whats = append(whats, part.what)
+		if part.ev.File != "" {
+			ev = append(ev, part.ev)
+		}
+	}
+	return "; it is also " + strings.Join(whats, " and "), ev
+}
+
+// isNodeAddr reports whether an address is one of the node's own.
+func isNodeAddr(s *model.Snapshot, ip netip.Addr) bool {
+	for _, a := range nodeIPs(s) {
+		if a == ip {
+			return true
+		}
+	}
+	return false
+}
+
+// ipvsNodePortIPs returns the node addresses kube-proxy's IPVS mode
+// creates node-port virtual servers on (pkg/proxy/ipvs syncProxyRules):
+// every node address when nodePortAddresses is unset, else the local
+// addresses in its CIDRs (or the node's primary address for "primary").
+// ok is false when ip addr was not captured or a keyword is not modelled.
+func ipvsNodePortIPs(s *model.Snapshot, fam model.Family) (ips []netip.Addr, ok bool) {
+	if s.Addrs == nil {
+		return nil, false
+	}
+	var npa []string
+	if s.Config != nil {
+		npa = s.Config.NodePortAddresses
+	}
+	if len(npa) == 0 {
+		for _, a := range s.Addrs.NodeAddresses() {
+			if model.FamilyOf(a) == fam {
+				ips = append(ips, a.Unmap())
+			}
+		}
+		return ips, true
+	}
+	seen := map[netip.Addr]bool{}
+	add := func(a netip.Addr) {
+		if a = a.Unmap(); model.FamilyOf(a) == fam && !a.IsLoopback() && !seen[a] {
+			seen[a] = true
+			ips = append(ips, a)
+		}
+	}
+	for _, e := range npa {
+		switch e {
+		case "primary":
+			for _, a := range s.Node.Addresses {
+				if model.FamilyOf(a) == fam {
+					add(a)
+					break
+				}
+			}
+			continue
+		case "all":
+			for _, a := range s.Addrs.NodeAddresses() {
+				add(a)
+			}
+			continue
+		case "localhost":
+			continue // loopback addresses get no virtual server
+		}
+		pfx, err := netip.ParsePrefix(strings.TrimSpace(e))
+		if err != nil {
+			return nil, false
+		}
+		for _, a := range s.Addrs.LocalAddresses() {
+			if pfx.Contains(a.Unmap()) {
+				add(a)
+			}
+		}
+	}
+	return ips, true
+}
+
+// checkIPVSLocalSets verifies the sets by which IPVS mode keeps the client
+// source of externalTrafficPolicy Local traffic: its node ports, external
+// IPs and load balancer IPs are listed in the -LOCAL sets (which return
+// before the masquerade rules), and those of Cluster-policy Services are
+// not.
+func checkIPVSLocalSets(p *Pass, v *view.View, sp *model.ServicePort) {
+	st := v.IPVS
+	if st == nil || !st.HasSets {
+		return
+	}
+	local := sp.ExternalPolicyLocal
+	proto := sp.ProtoLower()
+	e := p.Expect(sp, v.Family)
+	for _, d := range e.ExternalDests() {
+		ent := forward(v, d.Kind, d.entryIP, proto, portOf(d.Kind, sp))
+		if ent == nil {
+			continue
+		}
+		var set string
+		var keys []string
+		wantIn := local
+		switch d.Kind {
+		case view.NodePort:
+			set = view.NodePortSet(proto, true)
+			keys = []string{view.PortKey(sp.NodePort)}
+			if proto == "sctp" {
+				keys = nil
+				for _, a := range ent.NodeIPs {
+					keys = append(keys, view.MemberKey(a, proto, sp.NodePort))
+				}
+			}
+		case view.LoadBalancerIP:
+			set = view.SetLoadBalancerLocal
+			keys = []string{view.MemberKey(d.entryIP, proto, sp.Port)}
+		case view.ExternalIP:
+			// The member of the right set is checked by ipvsMissing; here
+			// only the set of the other policy.
+			set, wantIn = view.SetExternalIPLocal, false
+			if local {
+				set = view.SetExternalIP
+			}
+			keys = []string{view.MemberKey(d.entryIP, proto, sp.Port)}
+		}
+		dest := destText(d.Kind, d.entryIP, sp)
+		name := view.SetName(set, v.Family)
+		for _, key := range keys {
+			mev, in := st.Member(set, key)
+			ev := []model.Evidence{ServiceEvidence(sp)}
+			if len(ent.Evidence) > 0 {
+				ev = append(ev, ent.Evidence[0])
+			}
+			var msg string
+			switch {
+			case wantIn && !in:
+				msg = fmt.Sprintf("%s is not in ipset %s although the Service's externalTrafficPolicy is Local: its traffic is masqueraded and the client source IP is lost", dest, name)
+				if sev := st.SetEvidence(set); sev.File != "" {
+					ev = append(ev, sev)
+				}
+			case !wantIn && in && d.Kind == view.ExternalIP && local:
+				msg = fmt.Sprintf("%s is in ipset %s, which masquerades its traffic, although the Service's externalTrafficPolicy is Local", dest, name)
+				ev = append(ev, mev)
+			case !wantIn && in:
+				msg = fmt.Sprintf("%s is in ipset %s (externalTrafficPolicy Local) but the Service's externalTrafficPolicy is Cluster: its traffic is not masqueraded, so replies from endpoints on other nodes bypass this node", dest, name)
+				ev = append(ev, mev)
+			default:
+				continue
+			}
+			p.Report(Finding{
+				Service: sp.String(), Protocol: string(sp.Protocol), Message: msg, Evidence: ev,
+				Advice: "Restart kube-proxy on the node so that it rewrites its ipsets for the Service's current traffic policy.",
+			})
+		}
+	}
+}

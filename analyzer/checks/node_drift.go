@@ -1,0 +1,619 @@
+package checks
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+)
+
+var nodeDrift = &Check{
+	ID:       "node-drift",
+	Severity: Warning,
+	Title:    "nodes program a service, endpoint or setting differently",
+	What: "With the bundles of several nodes, the data planes are compared with each other: every node should program the same " +
+		"entries (cluster IPs, external and load balancer IPs, node ports) for each Service port, and the same endpoints " +
+		"behind the Cluster traffic policy; the kube-proxy version, the proxy mode and the configuration fields should be " +
+		"the same. The finding names the node that differs from the others and what it lacks or has in excess. " +
+		"Differences kube-proxy makes on purpose (Local traffic policies, topology hints) are not compared.",
+	Why: "A Service that works from some nodes and not from others is the hardest kind of outage to see: the node whose " +
+		"kube-proxy stopped syncing keeps serving an old picture of the cluster (a missing Service, endpoints that are gone), " +
+		"and a node left on another version, mode or setting after a partial rollout behaves differently from its peers.",
+	Fix: "Look at the kube-proxy of the node named (its logs, `kubeproxy_sync_proxy_rules_last_timestamp_seconds`, whether its pod " +
+		"is running) and restart it to force a full resync (`kubectl -n kube-system delete pod -l k8s-app=kube-proxy " +
+		"--field-selector spec.nodeName=NODE`). For a version, mode or configuration difference, finish the rollout: one " +
+		"ConfigMap and one DaemonSet image for every node, then `kubectl -n kube-system rollout restart daemonset kube-proxy`.",
+	RunFleet: runNodeDrift,
+}
+
+// Drift is node-drift's comparison of the nodes: per service port, what each
+// node programs compared with the others, and the fields (version, mode,
+// configuration) whose values differ.
+type Drift struct {
+	// Nodes names the columns.
+	Nodes []string `json:"nodes"`
+	// Ports has one row per service port programmed on at least one node,
+	// sorted by name.
+	Ports []DriftPort `json:"ports"`
+	// Fields lists the settings that differ between nodes.
+	Fields []DriftField `json:"fields,omitempty"`
+}
+
+// A DriftPort is one service port's row of the matrix.
+type DriftPort struct {
+	Service  string `json:"service"`
+	Protocol string `json:"protocol,omitempty"`
+	// Cells has one cell per node, in the order of Drift.Nodes.
+	Cells []DriftCell `json:"cells"`
+}
+
+// Drifted reports whether a node of the row is not in line with the others.
+func (p DriftPort) Drifted() bool {
+	for _, c := range p.Cells {
+		if c.State != CellOK && c.State != CellNone && c.State != CellUnknown {
+			return true
+		}
+	}
+	return false
+}
+
+// Cell states of the drift matrix.
+const (
+	CellOK      = "ok"      // programmed like on the other nodes
+	CellNone    = "none"    // not programmed, like on most nodes
+	CellMissing = "missing" // not programmed while the other nodes program it
+	CellDiffers = "differs" // programmed, but with entries or endpoints missing or in excess
+	CellExtra   = "extra"   // programmed only here
+	CellUnknown = "unknown" // no data plane of the node's mode in the inputs
+)
+
+// A DriftCell is what one node programs for one service port.
+type DriftCell struct {
+	State string `json:"state"`
+	// Entries and Backends count what the node programs (entries, and
+	// endpoints behind the Cluster policy).
+	Entries  int `json:"entries,omitempty"`
+	Backends int `json:"backends,omitempty"`
+	// Missing lists what the other nodes program and this one does not;
+	// Extra what only this one programs.
+	Missing []string `json:"missing,omitempty"`
+	Extra   []string `json:"extra,omitempty"`
+}
+
+// A DriftField is a setting whose value differs between nodes.
+type DriftField struct {
+	// Field is "kube-proxy version", "mode", or a configuration path.
+	Field string `json:"field"`
+	// Values has one value per node, in the order of Drift.Nodes ("" when
+	// the node's inputs do not say).
+	Values []string `json:"values"`
+}
+
+// driftElem is something a node programs for a service port.
+type driftElem struct {
+	backend  bool
+	label    string // "ClusterIP 10.96.0.10 udp/53" or "10.244.1.5:8080"
+	family   model.Family
+	kind     view.Kind
+	evidence []model.Evidence
+}
+
+// driftRow gathers what every node programs for one service port.
+type driftRow struct {
+	service, protocol string
+	// per node (nil: the node has no view): element key → element.
+	nodes []map[string]*driftElem
+	// dispatch is, per node, the evidence of its Cluster dispatch.
+	dispatch [][]model.Evidence
+	// noBackends is set when endpoints are not comparable (topology).
+	noBackends bool
+}
+
+func runNodeDrift(p *FleetPass) {
+	names := make([]string, len(p.Nodes))
+	for i, n := range p.Nodes {
+		names[i] = n.Name
+	}
+	d := &Drift{Nodes: names, Ports: []DriftPort{}}
+	rows := map[string]*driftRow{}
+	compared := 0
+	for i, n := range p.Nodes {
+		if len(n.Views()) == 0 {
+			mode, _ := n.Mode()
+			p.Note("%s: no %s data plane in the inputs: its service ports were not compared", n.Name, mode)
+			continue
+		}
+		compared++
+		ports := servicePortByName(n.Snap)
+		for _, v := range n.Views() {
+			for _, e := range v.Entries {
+				if e.Service == "" {
+					continue
+				}
+				r := rows[e.Service]
+				if r == nil {
+					r = &driftRow{service: e.Service, nodes: make([]map[string]*driftElem, len(p.Nodes)), dispatch: make([][]model.Evidence, len(p.Nodes))}
+					rows[e.Service] = r
+				}
+				if r.nodes[i] == nil {
+					r.nodes[i] = map[string]*driftElem{}
+				}
+				sp := ports[e.Service]
+				if r.protocol == "" {
+					r.protocol = strings.ToUpper(e.Protocol)
+					if sp != nil {
+						r.protocol = string(sp.Protocol)
+					}
+				}
+				if sp != nil && model.Categorize(sp, v.Family, n.Snap.CategorizeOptions()).Topology != "" {
+					r.noBackends = true
+				}
+				r.nodes[i]["entry "+e.Key()] = &driftElem{label: entryLabel(e), family: v.Family, kind: e.Kind, evidence: e.Evidence}
+				for _, o := range view.Origins {
+					dp := e.Dispatch[o]
+					if dp == nil || dp.Policy != view.PolicyCluster {
+						continue
+					}
+					if r.dispatch[i] == nil {
+						r.dispatch[i] = dp.Evidence
+					}
+					for _, b := range dp.Backends {
+						k := "backend " + b.Endpoint
+						if r.nodes[i][k] == nil {
+							r.nodes[i][k] = &driftElem{backend: true, label: b.Endpoint, family: v.Family, evidence: b.Evidence}
+						}
+					}
+				}
+			}
+		}
+	}
+	// Rows of nodes with a view but no entry for the port are empty maps.
+	for _, r := range rows {
+		for i, n := range p.Nodes {
+			if r.nodes[i] == nil && len(n.Views()) > 0 {
+				r.nodes[i] = map[string]*driftElem{}
+			}
+		}
+	}
+	var keys []string
+	for k := range rows {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		d.Ports = append(d.Ports, compareRow(p, rows[k]))
+	}
+	fieldDrift(p, d)
+	if compared < 2 {
+		p.Note("fewer than two nodes have a data plane of their mode in the inputs: service ports were not compared")
+	}
+	p.SetDrift(d)
+}
+
+func entryLabel(e *view.Entry) string {
+	if !e.IP.IsValid() {
+		return fmt.Sprintf("%s %s/%d", e.Kind, e.Protocol, e.Port)
+	}
+	return fmt.Sprintf("%s %s %s/%d", e.Kind, e.IP, e.Protocol, e.Port)
+}
+
+// compareRow compares one service port across the nodes, reports the nodes
+// that differ from the others and returns the row of the matrix.
+func compareRow(p *FleetPass, r *driftRow) DriftPort {
+	row := DriftPort{Service: r.service, Protocol: r.protocol, Cells: make([]DriftCell, len(p.Nodes))}
+	var have []int // nodes with a view
+	union := map[string]*driftElem{}
+	for i, m := range r.nodes {
+		if m == nil {
+			row.Cells[i].State = CellUnknown
+			continue
+		}
+		have = append(have, i)
+		for k, e := range m {
+			if r.noBackends && e.backend {
+				continue
+			}
+			if union[k] == nil {
+				union[k] = e
+			}
+			if e.backend {
+				row.Cells[i].Backends++
+			} else {
+				row.Cells[i].Entries++
+			}
+		}
+	}
+	if r.noBackends {
+		p.Note("%s: endpoints are chosen by topology hints per node: only its entries were compared", r.service)
+	}
+	missing := make([][]string, len(p.Nodes))
+	extra := make([][]string, len(p.Nodes))
+	keys := sortedKeys(union)
+	sort.SliceStable(keys, func(a, b int) bool { return !union[keys[a]].backend && union[keys[b]].backend })
+	for _, k := range keys {
+		var in, out []int
+		for _, i := range have {
+			if r.nodes[i][k] != nil {
+				in = append(in, i)
+			} else {
+				out = append(out, i)
+			}
+		}
+		if len(out) == 0 || len(in) == 0 {
+			continue
+		}
+		lacking, excess := oddNodes(p, r, union[k], in, out)
+		for _, i := range lacking {
+			missing[i] = append(missing[i], k)
+		}
+		for _, i := range excess {
+			extra[i] = append(extra[i], k)
+		}
+	}
+	for _, i := range have {
+		c := &row.Cells[i]
+		for _, k := range missing[i] {
+			c.Missing = append(c.Missing, union[k].label)
+		}
+		for _, k := range extra[i] {
+			c.Extra = append(c.Extra, r.nodes[i][k].label)
+		}
+		switch {
+		case c.Entries == 0 && len(c.Missing) > 0:
+			c.State = CellMissing
+		case c.Entries == 0:
+			c.State = CellNone
+		case len(c.Missing) > 0:
+			c.State = CellDiffers
+		case len(c.Extra) > 0 && c.Entries == countEntries(extra[i]):
+			c.State = CellExtra
+		case len(c.Extra) > 0:
+			c.State = CellDiffers
+		default:
+			c.State = CellOK
+		}
+		reportRow(p, r, i, union, missing[i], extra[i], have)
+	}
+	return row
+}
+
+func countEntries(keys []string) int {
+	n := 0
+	for _, k := range keys {
+		if strings.HasPrefix(k, "entry ") {
+			n++
+		}
+	}
+	return n
+}
+
+// oddNodes decides which nodes are out of line for an element some nodes
+// program (in) and others do not (out): the minority; on a tie, the nodes
+// whose own Services and EndpointSlices disagree with what they program.
+func oddNodes(p *FleetPass, r *driftRow, e *driftElem, in, out []int) (lacking, excess []int) {
+	switch {
+	case len(in) > len(out):
+		return out, nil
+	case len(in) < len(out):
+		return nil, in
+	}
+	for _, i := range out {
+		if expected(p.Nodes[i], r.service, e) {
+			lacking = append(lacking, i)
+		}
+	}
+	for _, i := range in {
+		if !expected(p.Nodes[i], r.service, e) {
+			excess = append(excess, i)
+		}
+	}
+	if len(lacking) == 0 && len(excess) == 0 {
+		return out, nil
+	}
+	return lacking, excess
+}
+
+// expected reports whether a node's own inputs say it should program e.
+func expected(n *FleetNode, service string, e *driftElem) bool {
+	sp := servicePortByName(n.Snap)[service]
+	if sp == nil {
+		return false
+	}
+	if !e.backend {
+		return true
+	}
+	return model.Has(n.Expect(sp, e.family).Endpoints(view.PolicyCluster), e.label)
+}
+
+// reportRow reports what node i lacks and has in excess for a service port.
+func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*driftElem, missing, extra []string, have []int) {
+	n := p.Nodes[i]
+	sp := servicePortByName(n.Snap)[r.service]
+	others := func(keys []string, with bool) string {
+		var names []string
+		for _, j := range have {
+			if j == i {
+				continue
+			}
+			if (r.nodes[j][keys[0]] != nil) == with {
+				names = append(names, p.Nodes[j].Name)
+			}
+		}
+		return joinNames(names)
+	}
+	var missEntries, extraEntries []string
+	hasEntries := false
+	for k := range r.nodes[i] {
+		hasEntries = hasEntries || strings.HasPrefix(k, "entry ")
+	}
+	for _, k := range missing {
+		e := union[k]
+		if !e.backend {
+			missEntries = append(missEntries, k)
+			continue
+		}
+		if !hasEntries {
+			continue // the whole service port is missing: one finding below
+		}
+		ev := append([]model.Evidence{}, r.dispatch[i]...)
+		if sp != nil {
+			if ep := findEndpoint(sp, e.label); ep != nil {
+				ev = append(ev, EndpointEvidence(sp, ep))
+			}
+		}
+		if len(ev) == 0 {
+			ev = nodeAnchor(n, e)
+		}
+		p.Report(n, Finding{
+			Service: r.service, Protocol: r.protocol, Endpoint: e.label,
+			Message:  fmt.Sprintf("%s forward to %s, %s does not", others([]string{k}, true), e.label, n.Name),
+			Evidence: ev,
+			Advice:   "The node's kube-proxy has not programmed an endpoint its peers use: check its logs for EndpointSlice watch errors and restart it.",
+		})
+	}
+	for _, k := range extra {
+		e := r.nodes[i][k]
+		if !e.backend {
+			extraEntries = append(extraEntries, k)
+			continue
+		}
+		p.Report(n, Finding{
+			Service: r.service, Protocol: r.protocol, Endpoint: e.label,
+			Message:  fmt.Sprintf("%s forwards to %s, %s do not", n.Name, e.label, others([]string{k}, false)),
+			Evidence: e.evidence,
+			Advice:   "The node's kube-proxy still forwards to an endpoint its peers dropped: it missed EndpointSlice updates; restart it.",
+		})
+	}
+	if len(missEntries) > 0 {
+		var labels []string
+		var ev []model.Evidence
+		for _, k := range missEntries {
+			labels = append(labels, union[k].label)
+			ev = appendEvidence(ev, nodeAnchor(n, union[k])...)
+		}
+		if sp != nil {
+			ev = append(ev, ServiceEvidence(sp))
+		}
+		what := "programmed on " + others(missEntries[:1], true) + " but not on " + n.Name
+		p.Report(n, Finding{
+			Service: r.service, Protocol: r.protocol,
+			Message:  fmt.Sprintf("%s: no entry for %s", what, listLabels(labels)),
+			Evidence: ev,
+			Advice:   "The node's kube-proxy has not programmed a Service its peers serve: check that it runs and syncs (its logs, its sync metrics) and restart it.",
+		})
+	}
+	if len(extraEntries) > 0 {
+		var labels []string
+		var ev []model.Evidence
+		for _, k := range extraEntries {
+			labels = append(labels, r.nodes[i][k].label)
+			ev = appendEvidence(ev, r.nodes[i][k].evidence...)
+		}
+		p.Report(n, Finding{
+			Service: r.service, Protocol: r.protocol,
+			Message:  fmt.Sprintf("%s programs %s, which %s do not", n.Name, listLabels(labels), others(extraEntries[:1], false)),
+			Evidence: ev,
+			Advice:   "The node's kube-proxy keeps rules its peers removed: it missed Service updates; restart it.",
+		})
+	}
+}
+
+// nodeAnchor returns where a node's data plane would hold an element.
+func nodeAnchor(n *FleetNode, e *driftElem) []model.Evidence {
+	for _, v := range n.Views() {
+		if v.Family == e.family || e.kind == view.NodePort {
+			k := e.kind
+			if e.backend {
+				k = view.ClusterIP
+			}
+			return []model.Evidence{anchor(v, k)}
+		}
+	}
+	if vs := n.Views(); len(vs) > 0 {
+		return []model.Evidence{{File: vs[0].Source}}
+	}
+	return nil
+}
+
+func appendEvidence(list []model.Evidence, evs ...model.Evidence) []model.Evidence {
+next:
+	for _, e := range evs {
+		for _, x := range list {
+			if x == e {
+				continue next
+			}
+		}
+		list = append(list, e)
+	}
+	return list
+}
+
+func listLabels(labels []string) string {
+	if len(labels) > 4 {
+		return strings.Join(labels[:4], ", ") + fmt.Sprintf(" and %d more", len(labels)-4)
+	}
+	return strings.Join(labels, ", ")
+}
+
+// joinNames writes "a", "a and b", "a, b and c".
+func joinNames(names []string) string {
+	switch len(names) {
+	case 0:
+		return "no other node"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// fieldDrift compares the kube-proxy version, the mode and the
+// configuration of the nodes.
+func fieldDrift(p *FleetPass, d *Drift) {
+	nodes := p.Nodes
+	compare := func(field string, values []string, evidence func(i int) []model.Evidence) {
+		odd := oddValues(values)
+		if len(odd) == 0 {
+			return
+		}
+		d.Fields = append(d.Fields, DriftField{Field: field, Values: values})
+		for _, i := range odd {
+			var others [][2]string
+			for j := range nodes {
+				if j != i && values[j] != "" && values[j] != values[i] {
+					others = append(others, [2]string{values[j], nodes[j].Name})
+				}
+			}
+			p.Report(nodes[i], Finding{
+				Message:  fmt.Sprintf("%s is %s on %s but %s", field, values[i], nodes[i].Name, groupValues(others)),
+				Evidence: evidence(i),
+				Advice:   "Roll the same kube-proxy version, mode and configuration out to every node (one DaemonSet, one ConfigMap), then restart the DaemonSet.",
+			})
+		}
+	}
+
+	versions := make([]string, len(nodes))
+	for i, n := range nodes {
+		if v := n.Snap.Version; v.Known() && !strings.HasPrefix(v.Source, "assumed") && v.Source != "--version flag" {
+			versions[i] = v.String()
+		}
+	}
+	compare("kube-proxy version", versions, func(i int) []model.Evidence {
+		v := nodes[i].Snap.Version
+		return []model.Evidence{{File: v.Source, Line: lineIfFile(nodes[i].Snap, v.Source), Text: "kube-proxy " + v.String()}}
+	})
+
+	modes := make([]string, len(nodes))
+	for i, n := range nodes {
+		if mode, src := n.Mode(); !strings.HasPrefix(src, "assumed") {
+			modes[i] = mode
+		}
+	}
+	compare("mode", modes, func(i int) []model.Evidence {
+		n := nodes[i]
+		mode, src := n.Mode()
+		if c := n.Snap.Config; c != nil {
+			return []model.Evidence{model.EvidenceAt(c.FieldPos("mode"), "mode: "+mode)}
+		}
+		var ev []model.Evidence
+		for _, v := range n.Views() {
+			ev = append(ev, model.Evidence{File: v.Source, Text: mode + " rules (" + src + ")"})
+		}
+		return ev
+	})
+
+	vals := make([]map[string]string, len(nodes))
+	fields := map[string]bool{}
+	withConfig := 0
+	for i, n := range nodes {
+		if n.Snap.Config == nil {
+			continue
+		}
+		withConfig++
+		vals[i] = ConfigValues(n.Snap.Config)
+		for k := range vals[i] {
+			fields[k] = true
+		}
+	}
+	if withConfig < len(nodes) && withConfig > 0 {
+		p.Note("the configuration of some nodes is not in the inputs: it was compared between the others only")
+	}
+	for _, field := range sortedKeys(fields) {
+		if field == "mode" || field == "hostnameOverride" {
+			continue // the mode is compared above; the host name is per node
+		}
+		values := make([]string, len(nodes))
+		for i := range nodes {
+			if vals[i] == nil {
+				continue
+			}
+			values[i] = vals[i][field]
+			if values[i] == "" {
+				values[i] = "unset"
+			}
+		}
+		compare(field, values, func(i int) []model.Evidence {
+			c := nodes[i].Snap.Config
+			return []model.Evidence{model.EvidenceAt(c.FieldPos(field), field+": "+values[i])}
+		})
+	}
+}
+
+func lineIfFile(s *model.Snapshot, name string) int {
+	for _, in := range s.Inputs {
+		if in.Path == name {
+			return 1
+		}
+	}
+	return 0
+}
+
+// oddValues returns the nodes whose value differs from the most common one
+// (every node with a value when no value is the most common); nodes with
+// no value ("") are left out.
+func oddValues(values []string) []int {
+	count := map[string]int{}
+	for _, v := range values {
+		if v != "" {
+			count[v]++
+		}
+	}
+	if len(count) < 2 {
+		return nil
+	}
+	best, tie := "", false
+	for _, v := range sortedKeys(count) {
+		switch {
+		case count[v] > count[best]:
+			best, tie = v, false
+		case count[v] == count[best]:
+			tie = true
+		}
+	}
+	var out []int
+	for i, v := range values {
+		if v != "" && (tie || v != best) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// groupValues writes "30s on node-a and node-b" from (value, node) pairs.
+func groupValues(parts [][2]string) string {
+	var order []string
+	by := map[string][]string{}
+	for _, p := range parts {
+		v, node := p[0], p[1]
+		if by[v] == nil {
+			order = append(order, v)
+		}
+		by[v] = append(by[v], node)
+	}
+	var out []string
+	for _, v := range order {
+		out = append(out, v+" on "+joinNames(by[v]))
+	}
+	return strings.Join(out, ", ")
+}

@@ -1,0 +1,185 @@
+package checks_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
+)
+
+func fleetDirs(t *testing.T, root string) []string {
+	var out []string
+	for _, n := range []string{"node-a", "node-b", "node-c"} {
+		out = append(out, filepath.Join(root, n))
+	}
+	return out
+}
+
+func runFleet(t *testing.T, dirs []string) (*checks.FleetResult, []checks.Finding) {
+	t.Helper()
+	snaps, err := load.Load(dirs, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := checks.RunFleet(snaps, checks.All)
+	var drift []checks.Finding
+	for _, r := range fr.Results {
+		for _, f := range r.Findings {
+			if f.Check == "node-drift" {
+				drift = append(drift, f)
+			}
+		}
+	}
+	return fr, drift
+}
+
+// TestNodeDriftFleet runs node-drift on the three-node fixture, where node-c
+// is stale: it lacks Service shop/sessions and still forwards shop/web:http
+// to an old endpoint.
+func TestNodeDriftFleet(t *testing.T) {
+	fr, drift := runFleet(t, fleetDirs(t, filepath.Join(parsetest.Root(t), "testdata", "fleet", "nodes")))
+	want := []struct{ service, endpoint, re string }{
+		{"shop/sessions", "", `^programmed on node-a and node-b but not on node-c: no entry for ClusterIP 10\.96\.10\.30 tcp/8443$`},
+		{"shop/web:http", "10.244.3.4:8080", `^node-c forwards to 10\.244\.3\.4:8080, node-a and node-b do not$`},
+		{"shop/web:http", "10.244.3.5:8080", `^node-a and node-b forward to 10\.244\.3\.5:8080, node-c does not$`},
+	}
+	if len(drift) != len(want) {
+		for _, f := range drift {
+			t.Logf("%s %s %s: %s", f.Node, f.Service, f.Endpoint, f.Message)
+		}
+		t.Fatalf("%d node-drift findings, want %d", len(drift), len(want))
+	}
+	for i, w := range want {
+		f := drift[i]
+		if f.Node != "node-c" || f.Service != w.service || f.Endpoint != w.endpoint || !regexp.MustCompile(w.re).MatchString(f.Message) {
+			t.Errorf("finding %d: node %q service %q endpoint %q message %q; want node-c, %q, %q, %s", i, f.Node, f.Service, f.Endpoint, f.Message, w.service, w.endpoint, w.re)
+		}
+		if len(f.Evidence) == 0 {
+			t.Errorf("finding %d has no evidence", i)
+		}
+	}
+	// The stale endpoint's evidence is its DNAT rule on node-c.
+	if ev := drift[1].Evidence; !strings.Contains(ev[0].Text, "10.244.3.4:8080") || ev[0].File != "node/iptables-save.txt" {
+		t.Errorf("stale endpoint evidence %+v", ev)
+	}
+	if fr.Drift == nil {
+		t.Fatal("no drift matrix")
+	}
+	if got := strings.Join(fr.Drift.Nodes, ","); got != "node-a,node-b,node-c" {
+		t.Errorf("matrix nodes %s", got)
+	}
+	states := map[string]string{}
+	for _, p := range fr.Drift.Ports {
+		var s []string
+		for _, c := range p.Cells {
+			s = append(s, c.State)
+		}
+		states[p.Service] = strings.Join(s, ",")
+	}
+	for svc, want := range map[string]string{"shop/sessions": "ok,ok,missing", "shop/web:http": "ok,ok,differs", "kube-system/dns:dns": "ok,ok,ok"} {
+		if states[svc] != want {
+			t.Errorf("matrix row %s: %s, want %s", svc, states[svc], want)
+		}
+	}
+	for i, r := range fr.Results {
+		for _, st := range r.Statuses {
+			if st.ID == "node-drift" && st.State != "ran" {
+				t.Errorf("node %d: node-drift %s (%s)", i, st.State, st.Reason)
+			}
+		}
+	}
+}
+
+// TestNodeDriftHealthy: two healthy nodes of the same cluster do not drift,
+// though their Local-policy rules differ.
+func TestNodeDriftHealthy(t *testing.T) {
+	root := filepath.Join(parsetest.Root(t), "testdata", "fleet", "nodes")
+	_, drift := runFleet(t, []string{filepath.Join(root, "node-a"), filepath.Join(root, "node-b")})
+	for _, f := range drift {
+		t.Errorf("unexpected finding on %s: %s", f.Node, f.Message)
+	}
+}
+
+// TestNodeDriftSettings changes the configuration and the version of one
+// node of the healthy pair and a third copy.
+func TestNodeDriftSettings(t *testing.T) {
+	src := filepath.Join(parsetest.Root(t), "testdata", "fleet", "nodes")
+	dir := t.TempDir()
+	for _, n := range []string{"node-a", "node-b", "node-c"} {
+		from := n
+		if n == "node-c" {
+			from = "node-a" // a copy of node-a (named node-a#2 in messages)
+		}
+		copyTree(t, filepath.Join(src, from), filepath.Join(dir, n))
+	}
+	cfg := filepath.Join(dir, "node-b", "kube-proxy", "config.yaml")
+	data, _ := os.ReadFile(cfg)
+	data = []byte(strings.Replace(string(data), "  syncPeriod: 30s\nipvs:", "  syncPeriod: 1m0s\nipvs:", 1))
+	os.WriteFile(cfg, data, 0o644)
+	os.WriteFile(filepath.Join(dir, "node-b", "kube-proxy", "version.txt"), []byte("Kubernetes v1.37.1\n"), 0o644)
+	fr, drift := runFleet(t, fleetDirs(t, dir))
+	var msgs []string
+	for _, f := range drift {
+		if f.Node != "node-b" {
+			t.Errorf("finding names %s: %s", f.Node, f.Message)
+		}
+		msgs = append(msgs, f.Message)
+	}
+	got := strings.Join(msgs, "\n")
+	for _, want := range []string{
+		"iptables.syncPeriod is 1m0s on node-b but 30s on node-a and node-a#2",
+		"kube-proxy version is v1.37.1 on node-b but v1.37.2 on node-a and node-a#2",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no finding %q in:\n%s", want, got)
+		}
+	}
+	if len(fr.Drift.Fields) != 2 {
+		t.Errorf("drift fields %+v", fr.Drift.Fields)
+	}
+	for _, f := range drift {
+		if strings.HasPrefix(f.Message, "iptables.syncPeriod") && (f.Evidence[0].File != "kube-proxy/config.yaml" || f.Evidence[0].Line == 0) {
+			t.Errorf("syncPeriod evidence %+v", f.Evidence)
+		}
+	}
+}
+
+// TestNodeDriftSingleNode: one node, the check is skipped with the reason.
+func TestNodeDriftSingleNode(t *testing.T) {
+	fr, drift := runFleet(t, []string{filepath.Join(parsetest.Root(t), "testdata", "bundles", "iptables-mini")})
+	if len(drift) != 0 || fr.Drift != nil {
+		t.Fatalf("node-drift ran on one node")
+	}
+	for _, st := range fr.Results[0].Statuses {
+		if st.ID == "node-drift" && (st.State != "skipped" || st.Reason != checks.SingleNode) {
+			t.Errorf("status %+v", st)
+		}
+	}
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,358 @@
+package checks
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/parsers/klog"
+	"github.com/proxyscan/proxyscan/parsers/metrics"
+)
+
+// slowSync is the sync duration p99 from which syncs count as slow: the
+// operating checklist's "sync duration < 1s".
+const slowSync = 1.0
+
+// fullSyncPeriod is how often the iptables and nftables proxiers resync
+// without any change (pkg/proxy/util FullSyncPeriod); the ipvs proxier
+// resyncs every ipvs.syncPeriod instead.
+const fullSyncPeriod = time.Hour
+
+// syncGrace is the slack allowed on top of the sync periods: a sync takes
+// time, and the inputs are not all read at the same instant.
+const syncGrace = 10 * time.Second
+
+// kubeProxyMetrics returns kube-proxy's metrics of the snapshot, skipping
+// the pass when there are none.
+func kubeProxyMetrics(p *Pass) *metrics.View {
+	if p.Snap.Metrics == nil {
+		p.Skip("no kube-proxy /metrics page in the inputs (add curl -s http://127.0.0.1:10249/metrics from the node)")
+		return nil
+	}
+	return p.Snap.Metrics.KubeProxy()
+}
+
+// familyName returns the ip_family label for messages.
+func familyName(f *metrics.FamilyView) string {
+	if f.IPFamily == "" {
+		return "all families"
+	}
+	return f.IPFamily
+}
+
+// scalarEvidence returns the evidence of a metric sample.
+func scalarEvidence(s *metrics.Scalar) model.Evidence { return model.EvidenceAt(s.Pos, s.Raw) }
+
+// quantileEvidence returns the evidence of a histogram at the bucket its
+// q-quantile falls in.
+func quantileEvidence(h *metrics.HistogramStats, q float64) model.Evidence {
+	rank := q * float64(h.Count)
+	for _, b := range h.Buckets {
+		if float64(b.Count) >= rank {
+			return model.EvidenceAt(b.Pos, fmt.Sprintf("bucket le=%v: %v of %v syncs", float64(b.UpperBound), float64(b.Count), float64(h.Count)))
+		}
+	}
+	return model.EvidenceAt(h.Pos, h.Raw)
+}
+
+// syncPeriods returns the sync period and minimum sync period of the
+// running mode's proxier (kube-proxy's defaults without a configuration).
+func syncPeriods(p *Pass) (period, minPeriod time.Duration, field string) {
+	mode, _ := p.Mode()
+	c := p.Snap.Config
+	period, minPeriod = 30*time.Second, time.Second
+	section := "iptables"
+	switch mode {
+	case model.ModeIPVS:
+		section, minPeriod = "ipvs", 0
+		if c != nil {
+			period, minPeriod = c.IPVS.SyncPeriod.Duration, c.IPVS.MinSyncPeriod.Duration
+		}
+	case model.ModeNFTables:
+		section = "nftables"
+		if c != nil {
+			period, minPeriod = c.NFTables.SyncPeriod.Duration, c.NFTables.MinSyncPeriod.Duration
+		}
+	default:
+		if c != nil {
+			period, minPeriod = c.IPTables.SyncPeriod.Duration, c.IPTables.MinSyncPeriod.Duration
+		}
+	}
+	if period <= 0 {
+		period = 30 * time.Second
+	}
+	return period, minPeriod, section
+}
+
+var syncSlow = &Check{
+	ID:       "sync-slow",
+	Severity: Warning,
+	Title:    "rule syncs take a second or more",
+	What: "The p99 of kube-proxy's rule sync duration (`kubeproxy_sync_proxy_rules_duration_seconds`, and its full " +
+		"and partial variants of 1.28+), estimated from the histogram buckets as PromQL's histogram_quantile does, " +
+		"is at or above 1 s, per IP family, and the buckets show it: more than 1% of the syncs took longer than " +
+		"the first bucket bound at or above 1 s (1.024 s), so an estimate interpolated inside the bucket below " +
+		"does not count.",
+	Why: "While a sync runs, no change is programmed: new endpoints wait and removed ones keep receiving traffic. " +
+		"Slow syncs are the symptom of a rule set too large for iptables-restore (every full sync rewrites it all), " +
+		"lock contention with other iptables users, or a starved kube-proxy container (CPU limits).",
+	Fix: "In iptables mode, move to nftables mode (1.31+) or raise `iptables.minSyncPeriod` so that changes are " +
+		"batched; remove CPU limits from the kube-proxy container; look for other programs holding the xtables lock. " +
+		"In IPVS mode every sync is full: a long `ipvs.syncPeriod` and fewer Service ports help.",
+	Run: runSyncSlow,
+}
+
+func runSyncSlow(p *Pass) {
+	v := kubeProxyMetrics(p)
+	if v == nil {
+		return
+	}
+	for _, f := range v.Families {
+		for _, h := range []struct {
+			name  string
+			stats *metrics.HistogramStats
+		}{
+			{metrics.SyncProxyRulesDuration, f.SyncDuration},
+			{metrics.SyncFullProxyRulesDuration, f.SyncFullDuration},
+			{metrics.SyncPartialProxyRulesDuration, f.SyncPartialDuration},
+		} {
+			if h.stats == nil || h.stats.P99 == nil || float64(*h.stats.P99) < slowSync {
+				continue
+			}
+			// The estimate interpolates inside a bucket; report only when the
+			// buckets show that more than 1% of the syncs took longer than
+			// the first bound at or above 1 s.
+			bound := slowBucket(h.stats)
+			if bound == nil || float64(h.stats.Count)-float64(bound.Count) <= 0.01*float64(h.stats.Count) {
+				continue
+			}
+			over := float64(h.stats.Count) - float64(bound.Count)
+			p99 := float64(*h.stats.P99)
+			kind := "rule syncs"
+			switch h.name {
+			case metrics.SyncFullProxyRulesDuration:
+				kind = "full rule syncs"
+			case metrics.SyncPartialProxyRulesDuration:
+				kind = "partial rule syncs"
+			}
+			mean := ""
+			if h.stats.Mean != nil {
+				mean = fmt.Sprintf(", %.2f s on average", float64(*h.stats.Mean))
+			}
+			msg := fmt.Sprintf("%s take %.2f s at p99%s; %v of %v took more than %v s (%s, %s)", kind, p99, mean, over, float64(h.stats.Count),
+				float64(bound.UpperBound), familyName(f), h.name)
+			p.Report(Finding{
+				Message: msg,
+				Evidence: []model.Evidence{model.EvidenceAt(bound.Pos, fmt.Sprintf("bucket le=%v: %v of %v syncs", float64(bound.UpperBound), float64(bound.Count), float64(h.stats.Count))),
+					model.EvidenceAt(h.stats.Pos, h.stats.Raw)},
+				Advice: syncSlowAdvice(p),
+			})
+		}
+	}
+}
+
+// slowBucket returns the first bucket whose bound is at least slowSync.
+func slowBucket(h *metrics.HistogramStats) *metrics.Bucket {
+	for i := range h.Buckets {
+		if float64(h.Buckets[i].UpperBound) >= slowSync {
+			return &h.Buckets[i]
+		}
+	}
+	return nil
+}
+
+func syncSlowAdvice(p *Pass) string {
+	switch mode, _ := p.Mode(); mode {
+	case model.ModeIPVS:
+		return "Every IPVS sync is a full one: lengthen ipvs.syncPeriod, give the kube-proxy container CPU (no tight limit), and check the number of virtual servers (see ruleset-scale)."
+	case model.ModeNFTables:
+		return "Give the kube-proxy container CPU (no tight limit) and check the size of the ruleset; raise nftables.minSyncPeriod to batch changes."
+	}
+	return "Batch changes with a larger iptables.minSyncPeriod, give the kube-proxy container CPU, look for other programs holding the xtables lock, and consider nftables mode for large clusters."
+}
+
+var syncStale = &Check{
+	ID:       "sync-stale",
+	Severity: Error,
+	Title:    "the last successful sync is older than allowed",
+	What: "`kubeproxy_sync_proxy_rules_last_timestamp_seconds` is the time of the last successful sync. At " +
+		"collection time (the healthz response's currentTime) it must not be older than the proxier allows: the " +
+		"ipvs proxier resyncs every `ipvs.syncPeriod`; the iptables and nftables proxiers resync at least hourly " +
+		"and serve a queued change within `minSyncPeriod` (a failed sync is retried after `syncPeriod`), so a change " +
+		"queued (`..._last_queued_timestamp_seconds`) longer ago than that and still not synced is stale. Without a " +
+		"collection time only the gap between last queued and last synced is judged.",
+	Why: "A proxier that stopped syncing leaves the node's rules frozen: scaled, moved and deleted pods are not " +
+		"reflected, which is the \"endpoints not updated\" failure even though kube-proxy looks alive.",
+	Fix: "Look at kube-proxy's log around the time of the last sync (restore failures, a deadlock, API watch errors) " +
+		"and at `kube-proxy-unhealthy`; restart the kube-proxy pod of the node.",
+	Run: runSyncStale,
+}
+
+func runSyncStale(p *Pass) {
+	v := kubeProxyMetrics(p)
+	if v == nil {
+		return
+	}
+	mode, _ := p.Mode()
+	period, minPeriod, section := syncPeriods(p)
+	var now time.Time
+	var nowEv model.Evidence
+	if h := p.Snap.Healthz; h != nil && !h.CurrentTime.Time.IsZero() {
+		now = h.CurrentTime.Time
+		nowEv = model.Evidence{File: h.File, Line: h.BodyLine, Path: "$.currentTime", Text: "currentTime " + h.CurrentTime.Text}
+	} else {
+		p.Note("no collection time (healthz currentTime): only the gap between the last queued and the last successful sync is judged")
+	}
+	periodic := mode == model.ModeIPVS
+	maxAge := fullSyncPeriod + period + syncGrace
+	if periodic {
+		maxAge = period + minPeriod + syncGrace
+	}
+	maxPending := period + minPeriod + syncGrace
+	for _, f := range v.Families {
+		if f.LastSync == nil {
+			continue
+		}
+		last := unixTime(float64(f.LastSync.Value))
+		ev := []model.Evidence{scalarEvidence(f.LastSync)}
+		var queued time.Time
+		if f.LastQueued != nil {
+			queued = unixTime(float64(f.LastQueued.Value))
+		}
+		var msg string
+		switch {
+		case !now.IsZero() && now.Sub(last) > maxAge:
+			msg = fmt.Sprintf("the last successful sync (%s) was %s before collection", last.UTC().Format(time.RFC3339), roundDur(now.Sub(last)))
+			if periodic {
+				msg += fmt.Sprintf(", but the ipvs proxier resyncs every %s (%s.syncPeriod)", period, section)
+			} else {
+				msg += fmt.Sprintf(", but the %s proxier resyncs at least every %s", mode, fullSyncPeriod)
+			}
+			ev = append(ev, nowEv)
+		case !now.IsZero() && queued.After(last) && now.Sub(queued) > maxPending:
+			msg = fmt.Sprintf("a sync queued at %s is still not done %s later (last success %s): changes are served within %s.minSyncPeriod (%s), failed syncs retried after %s",
+				queued.UTC().Format(time.RFC3339), roundDur(now.Sub(queued)), last.UTC().Format(time.RFC3339), section, minPeriod, period)
+			ev = append(ev, scalarEvidence(f.LastQueued), nowEv)
+		case queued.Sub(last) > maxPending && (periodic || queued.Sub(last) > maxAge):
+			msg = fmt.Sprintf("the last queued sync (%s) is %s after the last successful one (%s): syncs have been failing or hung at least that long",
+				queued.UTC().Format(time.RFC3339), roundDur(queued.Sub(last)), last.UTC().Format(time.RFC3339))
+			ev = append(ev, scalarEvidence(f.LastQueued))
+		default:
+			continue
+		}
+		p.Report(Finding{
+			Message:  msg + " (" + familyName(f) + ")",
+			Evidence: ev,
+			Advice:   "The rules of this node are frozen since the last successful sync: check kube-proxy's log for sync errors and watch failures, then restart its pod on the node.",
+		})
+	}
+}
+
+func unixTime(sec float64) time.Time {
+	s, frac := math.Modf(sec)
+	return time.Unix(int64(s), int64(frac*1e9))
+}
+
+func roundDur(d time.Duration) time.Duration {
+	if d > time.Minute {
+		return d.Round(time.Second)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
+var syncFailures = &Check{
+	ID:       "sync-failures",
+	Severity: Error,
+	Title:    "rule syncs failed (metrics or logs)",
+	What: "kube-proxy counts failed rule syncs: `kubeproxy_sync_proxy_rules_iptables_restore_failures_total` " +
+		"(iptables and ipvs modes), `..._iptables_partial_restore_failures_total` (1.26+, a partial sync that fell " +
+		"back to a full one), `..._nftables_sync_failures_total`; and logs them (\"Failed to execute " +
+		"iptables-restore\", \"Sync failed\", xtables lock timeouts, nftables transaction errors). The counters are " +
+		"cumulative since kube-proxy started.",
+	Why: "A failed sync leaves the previous rules in place until the retry after `syncPeriod`; repeated failures " +
+		"freeze the data plane. The usual causes are another program holding the xtables lock, an iptables backend " +
+		"mismatch between kube-proxy's image and the node, a missing kernel module, or something deleting " +
+		"kube-proxy's chains between syncs.",
+	Fix: "Read the failing restore's error in kube-proxy's log (the rules= lines name the rejected rule), align the " +
+		"iptables backend (`iptables-backend-mixed`), stop other writers of kube-proxy's chains, and restart kube-proxy.",
+	Run: runSyncFailures,
+}
+
+func runSyncFailures(p *Pass) {
+	s := p.Snap
+	if s.Metrics == nil && len(s.Logs) == 0 {
+		p.Skip("no kube-proxy /metrics page or log in the inputs")
+		return
+	}
+	if s.Metrics != nil {
+		for _, f := range s.Metrics.KubeProxy().Families {
+			pending := f.LastQueued != nil && f.LastSync != nil && float64(f.LastQueued.Value) > float64(f.LastSync.Value)
+			for _, c := range []struct {
+				s       *metrics.Scalar
+				what    string
+				partial bool
+			}{
+				{f.IPTablesRestoreFailures, "iptables-restore runs failed", false},
+				{f.IPTablesPartialRestoreFailures, "partial iptables-restore runs failed and fell back to a full sync", true},
+				{f.NFTablesSyncFailures, "nftables transactions failed", false},
+			} {
+				if c.s == nil || float64(c.s.Value) <= 0 {
+					continue
+				}
+				fnd := Finding{
+					Message:  fmt.Sprintf("%v %s since kube-proxy started (%s)", float64(c.s.Value), c.what, familyName(f)),
+					Evidence: []model.Evidence{scalarEvidence(c.s)},
+					Advice:   "Find the failing restore in kube-proxy's log (it logs the error and the rejected rules) and fix its cause; kube-proxy retries after its sync period.",
+				}
+				switch {
+				case c.partial:
+					fnd.Severity = Warning
+				case pending:
+					fnd.Message += ", and a sync is still pending"
+					fnd.Evidence = append(fnd.Evidence, scalarEvidence(f.LastQueued), scalarEvidence(f.LastSync))
+				default:
+					fnd.Severity = Warning
+					if f.LastSync != nil {
+						fnd.Message += "; the last sync succeeded"
+						fnd.Evidence = append(fnd.Evidence, scalarEvidence(f.LastSync))
+					}
+				}
+				p.Report(fnd)
+			}
+		}
+	}
+	for _, l := range s.Logs {
+		var order []string
+		by := map[string][]int{}
+		ms := l.Matches()
+		for i, m := range ms {
+			if !contains(syncFailurePatterns, m.Pattern.ID) {
+				continue
+			}
+			if by[m.Pattern.ID] == nil {
+				order = append(order, m.Pattern.ID)
+			}
+			by[m.Pattern.ID] = append(by[m.Pattern.ID], i)
+		}
+		for _, id := range order {
+			idx := by[id]
+			var sel []klog.Finding
+			for _, i := range idx {
+				sel = append(sel, ms[i])
+			}
+			pat := sel[0].Pattern
+			times := "once"
+			if len(sel) > 1 {
+				times = fmt.Sprintf("%d times", len(sel))
+			}
+			p.Report(Finding{
+				Severity: logSeverity(pat.Severity),
+				Message:  fmt.Sprintf("%s logged %s (%s): %s", l.File, times, id, strings.TrimSuffix(pat.Meaning, ".")),
+				Evidence: logEvidence(sel, 3),
+				Advice:   pat.Advice,
+			})
+		}
+	}
+}

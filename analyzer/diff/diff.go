@@ -1,0 +1,702 @@
+// Package diff compares two analyses of the same nodes — before and after
+// a change — and lists the semantic differences: Services and service
+// ports added or removed, endpoints added or removed per service port,
+// data-plane entries and dispatch backends per service port (compared in
+// the mode-neutral form of analyzer/view, so that a mode switch compares
+// too), kube-proxy configuration fields (by kpconfig's YAML paths), the
+// kube-proxy version and mode, and the findings that appeared or were
+// resolved.
+//
+// A [Result] is a value; its renderers (table, JSON, markdown) are pure
+// functions of it, as the report's are.
+package diff
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+	"github.com/proxyscan/proxyscan/parsers/kpconfig"
+)
+
+// SchemaVersion is the version of the JSON shape of a Result.
+const SchemaVersion = 1
+
+// Kinds of change, in the order results list them.
+const (
+	NodeAdded          = "node-added"
+	NodeRemoved        = "node-removed"
+	NodeRenamed        = "node-renamed"
+	ModeChanged        = "mode-changed"
+	VersionChanged     = "version-changed"
+	ConfigChanged      = "config-changed"
+	ServiceAdded       = "service-added"
+	ServiceRemoved     = "service-removed"
+	ServicePortAdded   = "service-port-added"
+	ServicePortRemoved = "service-port-removed"
+	ServicePortChanged = "service-port-changed"
+	EndpointAdded      = "endpoint-added"
+	EndpointRemoved    = "endpoint-removed"
+	EndpointChanged    = "endpoint-changed"
+	EntryAdded         = "entry-added"
+	EntryRemoved       = "entry-removed"
+	BackendAdded       = "backend-added"
+	BackendRemoved     = "backend-removed"
+	FindingAppeared    = "finding-appeared"
+	FindingResolved    = "finding-resolved"
+)
+
+var kindOrder = map[string]int{}
+
+func init() {
+	for i, k := range []string{NodeAdded, NodeRemoved, NodeRenamed, ModeChanged, VersionChanged, ConfigChanged,
+		ServiceAdded, ServiceRemoved, ServicePortAdded, ServicePortRemoved, ServicePortChanged,
+		EndpointAdded, EndpointRemoved, EndpointChanged, EntryAdded, EntryRemoved, BackendAdded, BackendRemoved,
+		FindingAppeared, FindingResolved} {
+		kindOrder[k] = i
+	}
+}
+
+// A Change is one difference between the two sides.
+type Change struct {
+	Kind string `json:"kind"`
+	// Node is the node (of the new side, else the old) the change is on.
+	Node string `json:"node,omitempty"`
+	// Service is the Service ("namespace/name") or service port name
+	// ("namespace/name:port") concerned.
+	Service string `json:"service,omitempty"`
+	// Subject is what changed within it: an entry, an endpoint, a
+	// configuration path, a check ID.
+	Subject string `json:"subject,omitempty"`
+	// Old and New are the values before and after ("" when absent).
+	Old string `json:"old,omitempty"`
+	New string `json:"new,omitempty"`
+	// Message describes the change in a sentence fragment.
+	Message string `json:"message"`
+	// Details are what the change carries along (the ports of a removed
+	// Service, the defaults that follow a mode change).
+	Details []string `json:"details,omitempty"`
+	// OldEvidence and NewEvidence point at each side's inputs.
+	OldEvidence []model.Evidence `json:"oldEvidence,omitempty"`
+	NewEvidence []model.Evidence `json:"newEvidence,omitempty"`
+}
+
+// A Side describes one side of a node pair.
+type Side struct {
+	Node             string `json:"node,omitempty"`
+	Bundle           string `json:"bundle,omitempty"`
+	Mode             string `json:"mode,omitempty"`
+	ModeSource       string `json:"modeSource,omitempty"`
+	KubeProxyVersion string `json:"kubeProxyVersion,omitempty"`
+	// DataPlane reports whether the side's data plane could be read in its
+	// mode (a view exists).
+	DataPlane bool `json:"dataPlane"`
+	Inputs    int  `json:"inputs"`
+}
+
+// A Pair is a node compared across the two sides (one side is nil for a
+// node added or removed).
+type Pair struct {
+	Node string `json:"node"`
+	Old  *Side  `json:"old,omitempty"`
+	New  *Side  `json:"new,omitempty"`
+}
+
+// Tool names the program that wrote a result.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Result is the comparison of two analyses.
+type Result struct {
+	SchemaVersion int    `json:"schemaVersion"`
+	Tool          Tool   `json:"tool"`
+	OldPath       string `json:"old,omitempty"`
+	NewPath       string `json:"new,omitempty"`
+	Pairs         []Pair `json:"nodes"`
+	// Changes are sorted: node, kind, service, subject.
+	Changes []Change `json:"changes"`
+	// Notes say what could not be compared.
+	Notes []string `json:"notes,omitempty"`
+	// Summary counts the changes by kind.
+	Summary map[string]int `json:"summary"`
+}
+
+// Differs reports whether the sides differ.
+func (r *Result) Differs() bool { return len(r.Changes) > 0 }
+
+// Options tune a comparison.
+type Options struct {
+	// Checks are run on both sides to compare findings (default checks.All).
+	Checks []*checks.Check
+}
+
+// Compare compares the snapshots of two sides. Nodes are paired by name;
+// when each side holds one node, they are paired whatever their names.
+func Compare(tool Tool, oldSnaps, newSnaps []*model.Snapshot, opts Options) *Result {
+	list := opts.Checks
+	if list == nil {
+		list = checks.All
+	}
+	r := &Result{SchemaVersion: SchemaVersion, Tool: tool, Changes: []Change{}, Summary: map[string]int{}}
+	type match struct{ old, new *model.Snapshot }
+	var pairs []match
+	if len(oldSnaps) == 1 && len(newSnaps) == 1 {
+		pairs = append(pairs, match{oldSnaps[0], newSnaps[0]})
+	} else {
+		byName := map[string]*model.Snapshot{}
+		for _, s := range newSnaps {
+			byName[s.Node.Name] = s
+		}
+		used := map[*model.Snapshot]bool{}
+		for _, o := range oldSnaps {
+			n := byName[o.Node.Name]
+			if n != nil && !used[n] {
+				used[n] = true
+			} else {
+				n = nil
+			}
+			pairs = append(pairs, match{o, n})
+		}
+		for _, n := range newSnaps {
+			if !used[n] {
+				pairs = append(pairs, match{nil, n})
+			}
+		}
+	}
+	for _, p := range pairs {
+		c := &comparer{r: r, checks: list}
+		c.pair(p.old, p.new)
+	}
+	sort.SliceStable(r.Changes, func(i, j int) bool {
+		a, b := r.Changes[i], r.Changes[j]
+		if a.Node != b.Node {
+			return a.Node < b.Node
+		}
+		if kindOrder[a.Kind] != kindOrder[b.Kind] {
+			return kindOrder[a.Kind] < kindOrder[b.Kind]
+		}
+		if a.Service != b.Service {
+			return a.Service < b.Service
+		}
+		return a.Subject < b.Subject
+	})
+	for _, ch := range r.Changes {
+		r.Summary[ch.Kind]++
+	}
+	return r
+}
+
+// comparer compares one pair of nodes.
+type comparer struct {
+	r      *Result
+	checks []*checks.Check
+	node   string
+}
+
+func (c *comparer) add(ch Change) {
+	ch.Node = c.node
+	c.r.Changes = append(c.r.Changes, ch)
+}
+
+func (c *comparer) note(format string, args ...any) {
+	n := fmt.Sprintf(format, args...)
+	if c.node != "" {
+		n = c.node + ": " + n
+	}
+	c.r.Notes = append(c.r.Notes, n)
+}
+
+// sideOf summarises a snapshot.
+func sideOf(s *model.Snapshot, mode, source string, views []*view.View) *Side {
+	sd := &Side{Node: s.Node.Name, Mode: mode, ModeSource: source, DataPlane: len(views) > 0, Inputs: len(s.Inputs)}
+	if s.Version.Known() {
+		sd.KubeProxyVersion = s.Version.String()
+	}
+	if len(s.Inputs) > 0 {
+		sd.Bundle = s.Inputs[0].Bundle
+	}
+	return sd
+}
+
+func (c *comparer) pair(o, n *model.Snapshot) {
+	switch {
+	case o == nil:
+		mode, src, views := checks.ViewsOf(n)
+		c.node = n.Node.Name
+		c.r.Pairs = append(c.r.Pairs, Pair{Node: c.node, New: sideOf(n, mode, src, views)})
+		c.add(Change{Kind: NodeAdded, Subject: n.Node.Name, New: n.Node.Name, Message: "node " + orUnknown(n.Node.Name) + " only on the new side"})
+		return
+	case n == nil:
+		mode, src, views := checks.ViewsOf(o)
+		c.node = o.Node.Name
+		c.r.Pairs = append(c.r.Pairs, Pair{Node: c.node, Old: sideOf(o, mode, src, views)})
+		c.add(Change{Kind: NodeRemoved, Subject: o.Node.Name, Old: o.Node.Name, Message: "node " + orUnknown(o.Node.Name) + " only on the old side"})
+		return
+	}
+	oMode, oSrc, oViews := checks.ViewsOf(o)
+	nMode, nSrc, nViews := checks.ViewsOf(n)
+	c.node = n.Node.Name
+	if c.node == "" {
+		c.node = o.Node.Name
+	}
+	c.r.Pairs = append(c.r.Pairs, Pair{Node: c.node, Old: sideOf(o, oMode, oSrc, oViews), New: sideOf(n, nMode, nSrc, nViews)})
+	if o.Node.Name != n.Node.Name {
+		c.add(Change{Kind: NodeRenamed, Subject: "node", Old: o.Node.Name, New: n.Node.Name,
+			Message: fmt.Sprintf("node %s → %s", orUnknown(o.Node.Name), orUnknown(n.Node.Name))})
+	}
+	var modeChange, versionChange *Change
+	if oMode != nMode {
+		ch := Change{Kind: ModeChanged, Subject: "mode", Old: oMode, New: nMode, Message: fmt.Sprintf("proxy mode %s → %s", oMode, nMode),
+			OldEvidence: modeEvidence(o, oMode), NewEvidence: modeEvidence(n, nMode)}
+		modeChange = &ch
+	}
+	if o.Version.String() != n.Version.String() {
+		ch := Change{Kind: VersionChanged, Subject: "kube-proxy version", Old: o.Version.String(), New: n.Version.String(),
+			Message:     fmt.Sprintf("kube-proxy %s → %s", o.Version, n.Version),
+			OldEvidence: versionEvidence(o), NewEvidence: versionEvidence(n)}
+		versionChange = &ch
+	}
+	c.config(o, n, modeChange, versionChange)
+	if modeChange != nil {
+		c.add(*modeChange)
+	}
+	if versionChange != nil {
+		c.add(*versionChange)
+	}
+	removed := c.services(o, n)
+	c.ports(o, n, removed)
+	c.dataPlane(o, n, oMode, nMode, oViews, nViews, removed)
+	c.findings(o, n)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
+}
+
+func modeEvidence(s *model.Snapshot, mode string) []model.Evidence {
+	if s.Config != nil {
+		return []model.Evidence{model.EvidenceAt(s.Config.FieldPos("mode"), "mode: "+mode)}
+	}
+	return nil
+}
+
+func versionEvidence(s *model.Snapshot) []model.Evidence {
+	for _, in := range s.Inputs {
+		if in.Path == s.Version.Source {
+			return []model.Evidence{{File: in.Path, Line: 1, Text: "kube-proxy " + s.Version.String()}}
+		}
+	}
+	return nil
+}
+
+// config compares the configuration fields. Fields neither side sets (the
+// defaults kube-proxy fills in) follow from a mode or version change and
+// are listed as its details.
+func (c *comparer) config(o, n *model.Snapshot, modeChange, versionChange *Change) {
+	if (o.Config == nil) != (n.Config == nil) {
+		c.note("the kube-proxy configuration is only in the inputs of the %s side: it was not compared", map[bool]string{true: "old", false: "new"}[o.Config != nil])
+		return
+	}
+	if o.Config == nil {
+		return
+	}
+	ov, nv := checks.ConfigValues(o.Config), checks.ConfigValues(n.Config)
+	fields := map[string]bool{}
+	for k := range ov {
+		fields[k] = true
+	}
+	for k := range nv {
+		fields[k] = true
+	}
+	var keys []string
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if ov[k] == nv[k] || k == "mode" && modeChange != nil || k == "hostnameOverride" && o.Node.Name != n.Node.Name {
+			continue
+		}
+		old, new := valueOrUnset(ov[k]), valueOrUnset(nv[k])
+		explicit := explicitlySet(o.Config, k, ov[k]) || explicitlySet(n.Config, k, nv[k])
+		if !explicit && (modeChange != nil || versionChange != nil) {
+			into := modeChange
+			if into == nil {
+				into = versionChange
+			}
+			d := fmt.Sprintf("%s: %s → %s", k, old, new)
+			if note := defaultNote(n.Config, k); note != "" {
+				d += " (" + note + ")"
+			}
+			into.Details = append(into.Details, d)
+			continue
+		}
+		c.add(Change{Kind: ConfigChanged, Subject: k, Old: old, New: new, Message: fmt.Sprintf("%s: %s → %s", k, old, new),
+			OldEvidence: []model.Evidence{model.EvidenceAt(o.Config.FieldPos(k), k+": "+old)},
+			NewEvidence: []model.Evidence{model.EvidenceAt(n.Config.FieldPos(k), k+": "+new)}})
+	}
+}
+
+// explicitlySet reports whether the user gave a field its value (in the
+// file or a flag), rather than kube-proxy defaulting it: a field written as
+// null or empty is unset.
+func explicitlySet(c *model.Config, path, value string) bool {
+	if value == "" {
+		return false
+	}
+	if c.Effective != nil {
+		if f := c.Effective.Field(path); f != nil {
+			return f.Origin == kpconfig.OriginFile || f.Origin == kpconfig.OriginFlag
+		}
+	}
+	return c.IsSet(path)
+}
+
+func valueOrUnset(s string) string {
+	if s == "" {
+		return "unset"
+	}
+	return s
+}
+
+func defaultNote(c *model.Config, path string) string {
+	if c.Effective == nil {
+		return ""
+	}
+	if f := c.Effective.Field(path); f != nil {
+		return f.Note
+	}
+	return ""
+}
+
+// services compares the Services and returns the names of those removed
+// or added (their ports and rules are not listed one by one).
+func (c *comparer) services(o, n *model.Snapshot) map[string]bool {
+	gone := map[string]bool{}
+	index := func(s *model.Snapshot) (map[string][]*model.ServicePort, map[string]model.Evidence) {
+		ports := map[string][]*model.ServicePort{}
+		ev := map[string]model.Evidence{}
+		for _, x := range s.Objects.Services {
+			k := x.Namespace + "/" + x.Name
+			ports[k] = nil
+			ev[k] = model.EvidenceAt(x.Pos, "Service "+k)
+		}
+		for _, sp := range s.Ports {
+			k := sp.Name.Service()
+			ports[k] = append(ports[k], sp)
+		}
+		return ports, ev
+	}
+	op, oev := index(o)
+	np, nev := index(n)
+	describe := func(ports []*model.ServicePort) []string {
+		var out []string
+		for _, sp := range ports {
+			d := fmt.Sprintf("port %s %d/%s", orDash(sp.Name.Port), sp.Port, sp.Protocol)
+			if sp.Skip != "" {
+				d += " (" + sp.Skip + ")"
+			}
+			d += fmt.Sprintf(", %d endpoints", len(sp.Endpoints))
+			out = append(out, d)
+		}
+		return out
+	}
+	for _, k := range sortedKeys(op) {
+		if _, ok := np[k]; !ok {
+			gone[k] = true
+			c.add(Change{Kind: ServiceRemoved, Service: k, Old: k, Message: "Service " + k + " removed", Details: describe(op[k]),
+				OldEvidence: []model.Evidence{oev[k]}})
+		}
+	}
+	for _, k := range sortedKeys(np) {
+		if _, ok := op[k]; !ok {
+			gone[k] = true
+			c.add(Change{Kind: ServiceAdded, Service: k, New: k, Message: "Service " + k + " added", Details: describe(np[k]),
+				NewEvidence: []model.Evidence{nev[k]}})
+		}
+	}
+	return gone
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// portSig describes what kube-proxy derives from a service port, to tell
+// that it changed.
+func portSig(sp *model.ServicePort) map[string]string {
+	addrs := func(a []string) string { return strings.Join(a, ",") }
+	var cips, eips, lbs []string
+	for _, a := range sp.ClusterIPs {
+		cips = append(cips, a.String())
+	}
+	for _, a := range sp.ExternalIPs {
+		eips = append(eips, a.String())
+	}
+	for _, a := range sp.LoadBalancerVIPs {
+		lbs = append(lbs, a.String())
+	}
+	sig := map[string]string{
+		"clusterIPs":            addrs(cips),
+		"externalIPs":           addrs(eips),
+		"loadBalancerIPs":       addrs(lbs),
+		"port":                  fmt.Sprint(sp.Port),
+		"protocol":              string(sp.Protocol),
+		"nodePort":              fmt.Sprint(sp.NodePort),
+		"externalTrafficPolicy": map[bool]string{true: "Local", false: "Cluster"}[sp.ExternalPolicyLocal],
+		"internalTrafficPolicy": map[bool]string{true: "Local", false: "Cluster"}[sp.InternalPolicyLocal],
+		"sessionAffinity":       map[bool]string{true: fmt.Sprintf("ClientIP %ds", sp.AffinityTimeout), false: "None"}[sp.AffinityClientIP],
+		"skipped":               sp.Skip,
+	}
+	if sp.NodePort == 0 {
+		sig["nodePort"] = ""
+	}
+	return sig
+}
+
+// ports compares the service ports and their endpoints of Services on
+// both sides.
+func (c *comparer) ports(o, n *model.Snapshot, gone map[string]bool) {
+	index := func(s *model.Snapshot) map[string]*model.ServicePort {
+		out := map[string]*model.ServicePort{}
+		for _, sp := range s.Ports {
+			out[sp.String()] = sp
+		}
+		return out
+	}
+	op, np := index(o), index(n)
+	for _, k := range sortedKeys(op) {
+		sp := op[k]
+		if gone[sp.Name.Service()] {
+			continue
+		}
+		nsp := np[k]
+		if nsp == nil {
+			c.add(Change{Kind: ServicePortRemoved, Service: k, Old: k, Message: "service port " + k + " removed",
+				OldEvidence: []model.Evidence{checks.ServiceEvidence(sp)}})
+			continue
+		}
+		os, ns := portSig(sp), portSig(nsp)
+		for _, f := range sortedKeys(os) {
+			if os[f] != ns[f] {
+				c.add(Change{Kind: ServicePortChanged, Service: k, Subject: f, Old: orDash(os[f]), New: orDash(ns[f]),
+					Message:     fmt.Sprintf("%s %s: %s → %s", k, f, orDash(os[f]), orDash(ns[f])),
+					OldEvidence: []model.Evidence{checks.ServiceEvidence(sp)}, NewEvidence: []model.Evidence{checks.ServiceEvidence(nsp)}})
+			}
+		}
+		c.endpoints(k, sp, nsp)
+	}
+	for _, k := range sortedKeys(np) {
+		sp := np[k]
+		if gone[sp.Name.Service()] || op[k] != nil {
+			continue
+		}
+		c.add(Change{Kind: ServicePortAdded, Service: k, New: k, Message: "service port " + k + " added",
+			NewEvidence: []model.Evidence{checks.ServiceEvidence(sp)}})
+	}
+}
+
+func epState(e *model.Endpoint) string {
+	var s []string
+	if e.Ready {
+		s = append(s, "ready")
+	} else if e.Serving {
+		s = append(s, "serving")
+	} else {
+		s = append(s, "not ready")
+	}
+	if e.Terminating {
+		s = append(s, "terminating")
+	}
+	return strings.Join(s, ", ")
+}
+
+func (c *comparer) endpoints(name string, o, n *model.ServicePort) {
+	index := func(sp *model.ServicePort) map[string]*model.Endpoint {
+		out := map[string]*model.Endpoint{}
+		for _, e := range sp.Endpoints {
+			out[e.String()] = e
+		}
+		return out
+	}
+	oe, ne := index(o), index(n)
+	for _, k := range sortedKeys(oe) {
+		e := oe[k]
+		if ne[k] == nil {
+			c.add(Change{Kind: EndpointRemoved, Service: name, Subject: k, Old: epState(e), Message: fmt.Sprintf("%s: endpoint %s removed", name, k),
+				OldEvidence: []model.Evidence{checks.EndpointEvidence(o, e)}})
+		} else if a, b := epState(e), epState(ne[k]); a != b {
+			c.add(Change{Kind: EndpointChanged, Service: name, Subject: k, Old: a, New: b, Message: fmt.Sprintf("%s: endpoint %s %s → %s", name, k, a, b),
+				OldEvidence: []model.Evidence{checks.EndpointEvidence(o, e)}, NewEvidence: []model.Evidence{checks.EndpointEvidence(n, ne[k])}})
+		}
+	}
+	for _, k := range sortedKeys(ne) {
+		if oe[k] == nil {
+			c.add(Change{Kind: EndpointAdded, Service: name, Subject: k, New: epState(ne[k]), Message: fmt.Sprintf("%s: endpoint %s added", name, k),
+				NewEvidence: []model.Evidence{checks.EndpointEvidence(n, ne[k])}})
+		}
+	}
+}
+
+// planeIndex is what a data plane programs, per service port: entries and
+// backends (endpoints of its dispatches), each with its evidence.
+type planeIndex map[string]map[string][]model.Evidence
+
+func indexViews(views []*view.View) (entries, backends planeIndex) {
+	entries, backends = planeIndex{}, planeIndex{}
+	put := func(p planeIndex, svc, key string, ev []model.Evidence) {
+		if p[svc] == nil {
+			p[svc] = map[string][]model.Evidence{}
+		}
+		if _, ok := p[svc][key]; !ok {
+			p[svc][key] = ev
+		}
+	}
+	for _, v := range views {
+		for _, e := range v.Entries {
+			if e.Service == "" {
+				continue
+			}
+			put(entries, e.Service, e.Key(), e.Evidence)
+			for _, o := range view.Origins {
+				d := e.Dispatch[o]
+				if d == nil {
+					continue
+				}
+				for _, b := range d.Backends {
+					put(backends, e.Service, b.Endpoint, b.Evidence)
+				}
+			}
+		}
+	}
+	return entries, backends
+}
+
+// dataPlane compares the entries and backends of each service port.
+func (c *comparer) dataPlane(o, n *model.Snapshot, oMode, nMode string, oViews, nViews []*view.View, gone map[string]bool) {
+	switch {
+	case len(oViews) == 0 && len(nViews) == 0:
+		c.note("neither side has a data plane proxyscan can read (old: %s mode, new: %s mode): the data planes were not compared", oMode, nMode)
+		return
+	case len(oViews) == 0:
+		c.note("the data plane of the old side (%s mode) could not be compared: %s", oMode, noViewReason(o, oMode))
+		return
+	case len(nViews) == 0:
+		c.note("the data plane of the new side (%s mode) could not be compared: %s", nMode, noViewReason(n, nMode))
+		return
+	}
+	if oMode != nMode {
+		c.note("the mode changed: entries and backends are compared in mode-neutral form (%s rules before, %s after)", oMode, nMode)
+	}
+	oe, ob := indexViews(oViews)
+	ne, nb := indexViews(nViews)
+	cmp := func(old, new planeIndex, added, removed, what string) {
+		svcs := map[string]bool{}
+		for k := range old {
+			svcs[k] = true
+		}
+		for k := range new {
+			svcs[k] = true
+		}
+		for _, svc := range sortedKeys(svcs) {
+			sp, _ := model.ParseServicePortName(svc)
+			if gone[sp.Service()] {
+				continue
+			}
+			for _, k := range sortedKeys(old[svc]) {
+				if _, ok := new[svc][k]; !ok {
+					c.add(Change{Kind: removed, Service: svc, Subject: k, Old: k, Message: fmt.Sprintf("%s: %s %s no longer programmed", svc, what, k),
+						OldEvidence: old[svc][k]})
+				}
+			}
+			for _, k := range sortedKeys(new[svc]) {
+				if _, ok := old[svc][k]; !ok {
+					c.add(Change{Kind: added, Service: svc, Subject: k, New: k, Message: fmt.Sprintf("%s: %s %s newly programmed", svc, what, k),
+						NewEvidence: new[svc][k]})
+				}
+			}
+		}
+	}
+	cmp(oe, ne, EntryAdded, EntryRemoved, "entry")
+	cmp(ob, nb, BackendAdded, BackendRemoved, "backend")
+}
+
+func noViewReason(s *model.Snapshot, mode string) string {
+	for _, in := range s.Inputs {
+		if strings.HasPrefix(string(in.Kind), "nft") && mode == model.ModeNFTables {
+			return fmt.Sprintf("%s holds no kube-proxy table", in.Path)
+		}
+		if strings.HasPrefix(string(in.Kind), "ipvs") && mode == model.ModeIPVS {
+			return fmt.Sprintf("proxyscan does not read a %s data plane into its view yet (%s is in the inputs)", mode, in.Path)
+		}
+	}
+	return fmt.Sprintf("no %s data plane in the inputs", mode)
+}
+
+// findings runs the checks on both sides and lists the findings that
+// appeared and those resolved (by check, service, endpoint and message).
+func (c *comparer) findings(o, n *model.Snapshot) {
+	or, nr := checks.Run(o, c.checks), checks.Run(n, c.checks)
+	key := func(f checks.Finding) string {
+		return strings.Join([]string{f.Check, f.Service, f.Endpoint, f.Message}, "\x00")
+	}
+	ran := func(res *checks.Result) map[string]checks.Status {
+		out := map[string]checks.Status{}
+		for _, s := range res.Statuses {
+			out[s.ID] = s
+		}
+		return out
+	}
+	nran := ran(nr)
+	ok, nk := map[string]checks.Finding{}, map[string]checks.Finding{}
+	for _, f := range or.Findings {
+		ok[key(f)] = f
+	}
+	for _, f := range nr.Findings {
+		nk[key(f)] = f
+	}
+	unchecked := map[string]int{}
+	for _, k := range sortedKeys(ok) {
+		f := ok[k]
+		if _, still := nk[k]; still {
+			continue
+		}
+		if st := nran[f.Check]; st.State != "ran" {
+			unchecked[f.Check]++
+			continue
+		}
+		c.add(Change{Kind: FindingResolved, Service: f.Service, Subject: f.Check, Old: f.Severity.String(),
+			Message: fmt.Sprintf("%s resolved: %s", f.Check, f.Message), OldEvidence: f.Evidence})
+	}
+	for _, k := range sortedKeys(nk) {
+		f := nk[k]
+		if _, before := ok[k]; before {
+			continue
+		}
+		c.add(Change{Kind: FindingAppeared, Service: f.Service, Subject: f.Check, New: f.Severity.String(),
+			Message: fmt.Sprintf("%s appeared: %s", f.Check, f.Message), NewEvidence: f.Evidence})
+	}
+	for _, id := range sortedKeys(unchecked) {
+		c.note("%d %s findings of the old side could not be re-checked: the check was skipped on the new side (%s)", unchecked[id], id, nran[id].Reason)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

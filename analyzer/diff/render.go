@@ -1,0 +1,283 @@
+package diff
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/lipgloss/table"
+	"github.com/muesli/termenv"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+)
+
+// RenderOptions are what renderers may vary on.
+type RenderOptions struct {
+	// Color enables ANSI colour; Width is the terminal width (0: 120).
+	Color bool
+	Width int
+}
+
+// A Renderer writes a result in one format.
+type Renderer func(w io.Writer, r *Result, opts RenderOptions) error
+
+var renderers = map[string]Renderer{
+	"table":    RenderTable,
+	"json":     RenderJSON,
+	"markdown": RenderMarkdown,
+}
+
+// Formats returns the known format names, sorted.
+func Formats() []string {
+	out := make([]string, 0, len(renderers))
+	for k := range renderers {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Render writes r in the named format.
+func Render(w io.Writer, format string, r *Result, opts RenderOptions) error {
+	fn, ok := renderers[format]
+	if !ok {
+		return fmt.Errorf("unknown output format %q (want one of %v)", format, Formats())
+	}
+	return fn(w, r, opts)
+}
+
+// RenderJSON writes the result as indented JSON.
+func RenderJSON(w io.Writer, r *Result, _ RenderOptions) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+func sideText(s *Side) string {
+	if s == nil {
+		return "absent"
+	}
+	parts := []string{}
+	if s.Mode != "" {
+		parts = append(parts, "mode "+s.Mode)
+	}
+	if s.KubeProxyVersion != "" {
+		parts = append(parts, "kube-proxy "+s.KubeProxyVersion)
+	}
+	parts = append(parts, fmt.Sprintf("%d files", s.Inputs))
+	if s.Bundle != "" {
+		parts = append([]string{s.Bundle}, parts...)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func title(r *Result) string {
+	t := "proxyscan diff"
+	if r.OldPath != "" || r.NewPath != "" {
+		t += " " + r.OldPath + " → " + r.NewPath
+	}
+	return t
+}
+
+func summaryText(r *Result) string {
+	if len(r.Changes) == 0 {
+		return "no differences"
+	}
+	var parts []string
+	for _, k := range sortedKinds(r.Summary) {
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, r.Summary[k]))
+	}
+	n := len(r.Changes)
+	word := "differences"
+	if n == 1 {
+		word = "difference"
+	}
+	return fmt.Sprintf("%d %s (%s)", n, word, strings.Join(parts, ", "))
+}
+
+func sortedKinds(m map[string]int) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return kindOrder[out[i]] < kindOrder[out[j]] })
+	return out
+}
+
+func evText(e model.Evidence) string {
+	loc := e.File
+	if e.Line > 0 {
+		loc += fmt.Sprintf(":%d", e.Line)
+	}
+	if e.Path != "" {
+		loc += " " + e.Path
+	}
+	return loc
+}
+
+// RenderTable writes the result for a terminal: the node pairs, one row
+// per change, then the evidence, the notes and the summary.
+func RenderTable(w io.Writer, r *Result, opts RenderOptions) error {
+	re := lipgloss.NewRenderer(w)
+	if opts.Color {
+		re.SetColorProfile(termenv.ANSI256)
+	} else {
+		re.SetColorProfile(termenv.Ascii)
+	}
+	bold := re.NewStyle().Bold(true)
+	dim := re.NewStyle().Foreground(lipgloss.Color("245"))
+	add := re.NewStyle().Foreground(lipgloss.Color("34"))
+	del := re.NewStyle().Foreground(lipgloss.Color("196"))
+	chg := re.NewStyle().Foreground(lipgloss.Color("214"))
+	width := opts.Width
+	if width <= 0 {
+		width = 120
+	}
+	var b strings.Builder
+	b.WriteString(bold.Render(title(r)) + "\n")
+	for _, p := range r.Pairs {
+		b.WriteString(dim.Render(fmt.Sprintf("node %s: old %s; new %s", orUnknown(p.Node), sideText(p.Old), sideText(p.New))) + "\n")
+	}
+	b.WriteString("\n")
+	if len(r.Changes) == 0 {
+		b.WriteString(add.Bold(true).Render("✓ no differences") + "\n")
+	} else {
+		style := func(kind string) lipgloss.Style {
+			switch {
+			case strings.HasSuffix(kind, "-added") || kind == FindingResolved:
+				return add
+			case strings.HasSuffix(kind, "-removed") || kind == FindingAppeared:
+				return del
+			}
+			return chg
+		}
+		var rows [][]string
+		for i, ch := range r.Changes {
+			msg := ch.Message
+			for _, d := range ch.Details {
+				msg += "\n· " + d
+			}
+			rows = append(rows, []string{fmt.Sprint(i + 1), style(ch.Kind).Render(ch.Kind), orDash(ch.Node), msg})
+		}
+		kindW := 8
+		for _, ch := range r.Changes {
+			kindW = max(kindW, len(ch.Kind)+2)
+		}
+		nodeW := 6
+		for _, ch := range r.Changes {
+			nodeW = max(nodeW, min(len(ch.Node)+2, 24))
+		}
+		rest := max(30, width-1-4-4-kindW-nodeW)
+		tbl := table.New().Border(lipgloss.RoundedBorder()).BorderStyle(re.NewStyle().Foreground(lipgloss.Color("240"))).
+			Headers("#", "CHANGE", "NODE", "WHAT").Rows(rows...).
+			StyleFunc(func(row, col int) lipgloss.Style {
+				st := re.NewStyle().Padding(0, 1)
+				if row == table.HeaderRow {
+					st = st.Bold(true)
+				}
+				switch col {
+				case 0:
+					return st.Width(4)
+				case 1:
+					return st.Width(kindW)
+				case 2:
+					return st.Width(nodeW)
+				}
+				return st.Width(rest)
+			})
+		b.WriteString(tbl.Render() + "\n\n")
+		for i, ch := range r.Changes {
+			if len(ch.OldEvidence)+len(ch.NewEvidence) == 0 {
+				continue
+			}
+			b.WriteString(style(ch.Kind).Render(fmt.Sprintf("[%d] %s", i+1, ch.Kind)) + "\n")
+			for _, side := range []struct {
+				name string
+				evs  []model.Evidence
+			}{{"old", ch.OldEvidence}, {"new", ch.NewEvidence}} {
+				for _, e := range side.evs {
+					b.WriteString("    " + side.name + " " + dim.Render(evText(e)) + "\n")
+					if e.Text != "" {
+						b.WriteString("      " + e.Text + "\n")
+					}
+				}
+			}
+		}
+		b.WriteString("\n")
+	}
+	for _, n := range r.Notes {
+		b.WriteString(dim.Render("note: "+n) + "\n")
+	}
+	b.WriteString(summaryText(r) + "\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// RenderMarkdown writes the result as markdown for a ticket or a merge
+// request.
+func RenderMarkdown(w io.Writer, r *Result, _ RenderOptions) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n**%s**\n\n", md(title(r)), md(summaryText(r)))
+	b.WriteString("| node | old | new |\n|---|---|---|\n")
+	for _, p := range r.Pairs {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(orUnknown(p.Node)), cell(sideText(p.Old)), cell(sideText(p.New)))
+	}
+	b.WriteString("\n")
+	if len(r.Changes) > 0 {
+		b.WriteString("## Changes\n\n")
+		for _, ch := range r.Changes {
+			fmt.Fprintf(&b, "- `%s`", ch.Kind)
+			if ch.Node != "" {
+				fmt.Fprintf(&b, " on `%s`", ch.Node)
+			}
+			fmt.Fprintf(&b, ": %s\n", md(ch.Message))
+			for _, d := range ch.Details {
+				fmt.Fprintf(&b, "  - %s\n", md(d))
+			}
+			var ev []string
+			for _, side := range []struct {
+				name string
+				evs  []model.Evidence
+			}{{"old", ch.OldEvidence}, {"new", ch.NewEvidence}} {
+				for _, e := range side.evs {
+					ev = append(ev, side.name+" "+evText(e))
+					if e.Text != "" {
+						ev = append(ev, "    "+e.Text)
+					}
+				}
+			}
+			if len(ev) > 0 {
+				fence := "```"
+				for strings.Contains(strings.Join(ev, "\n"), fence) {
+					fence += "`"
+				}
+				fmt.Fprintf(&b, "\n  %stext\n", fence)
+				for _, l := range ev {
+					b.WriteString("  " + l + "\n")
+				}
+				fmt.Fprintf(&b, "  %s\n\n", fence)
+			}
+		}
+		b.WriteString("\n")
+	}
+	if len(r.Notes) > 0 {
+		b.WriteString("## Notes\n\n")
+		for _, n := range r.Notes {
+			b.WriteString("- " + md(n) + "\n")
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "Written by %s %s.\n", orDash(r.Tool.Name), r.Tool.Version)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func md(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "`", "\\`", "<", "&lt;", "[", `\[`).Replace(s)
+}
+
+func cell(s string) string { return strings.ReplaceAll(md(s), "|", `\|`) }

@@ -1,0 +1,43 @@
+// Package proxier is proxyscan's reference proxier: it computes what
+// kube-proxy programs for a snapshot's Services, EndpointSlices, Node and
+// configuration, for an explicit kube-proxy version (1.20 to 1.37), and
+// compares that with the captured data plane.
+//
+// [Expect] returns a [Dataplane] of the same types the parsers produce: for
+// iptables mode one [iptables.Dump] per IP family, as iptables-save prints
+// it after one full sync (dual-stack nodes get both families, one
+// single-stack proxier each, as kube-proxy's metaproxier runs them). The
+// dump text ([Dataplane.Files]) loads with iptables-restore.
+//
+// The generator mirrors pkg/proxy/iptables/proxier.go by name: the
+// rules are written with the same words, in the same order, as kube-proxy
+// writes its restore input (syncProxyRules, writeServiceToEndpointRules,
+// the jump chains and their EnsureRule prepends), and are turned into
+// iptables-save's spelling by the canonicaliser ([CanonicalRule],
+// [Canonicalize]), which follows iptables 1.8.9: -s -d -i -o -p first,
+// matches in load order each printing its options as its extension's save
+// function does, host addresses with /32 or /128, comments quoted unless
+// they are one plain word, MARK as --set-xmark, probabilities with the 11
+// decimals the kernel's fixed-point value gives. Endpoint selection is
+// model.Categorize (pkg/proxy/topology.go CategorizeEndpoints) from 1.24
+// and the filter-then-scan of syncProxyRules before. Chain names are
+// model.PortProtoHash and model.EndpointChainHash. Three layouts are
+// modelled, each in its own function citing its release: 1.25-1.37
+// (syncProxyRules), 1.24 (syncProxyRules124: KUBE-EXT and KUBE-SVL with
+// KUBE-MARK-DROP) and 1.20-1.23 (syncProxyRulesXLB: KUBE-XLB, KUBE-FW for
+// every load balancer IP), with the smaller differences of each release
+// inside them.
+//
+// [Compare] sets an expected data plane against a captured one and returns
+// [Difference]s: chains and rules missing or extra, each attributed to the
+// service port (and endpoint) it belongs to, by its comment, its chain's or
+// target's hash, or its addresses, or to nothing (an orphan). Both sides
+// are compared in iptables-save form, so restore input and the output of
+// another iptables version compare as well. Where kube-proxy's order
+// carries no meaning (the chains it fills in Go map order, built-in chains)
+// rules are compared per service port; elsewhere order matters. Only
+// kube-proxy's chains are compared; kubelet's rules in the chains the two
+// share are ignored.
+//
+// Other proxy modes plug in as a [Mode] listed in [Modes].
+package proxier

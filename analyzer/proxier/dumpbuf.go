@@ -1,0 +1,176 @@
+package proxier
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/parsers/iptables"
+)
+
+// ruleTable accumulates one table of an iptables dump in iptables-save
+// form: kube-proxy's rules are written to it as kube-proxy writes its
+// restore input (words, in any order iptables-restore accepts) and stored
+// as iptables-save prints them.
+type ruleTable struct {
+	name   string
+	fam    iptables.Family
+	chains map[string]*ruleChain
+	user   []string
+	err    error
+
+	words []string
+	args  []iptables.Arg
+	canon canonicalizer
+}
+
+// ruleChain is one chain of a ruleTable: its policy and its rules, as
+// newline-terminated lines.
+type ruleChain struct {
+	name, policy string
+	lines        []byte
+	n            int
+}
+
+func newRuleTable(name string, fam iptables.Family) *ruleTable {
+	t := &ruleTable{name: name, fam: fam, chains: map[string]*ruleChain{}}
+	for _, c := range iptables.BuiltinChains(name) {
+		t.chains[c] = &ruleChain{name: c, policy: "ACCEPT"}
+	}
+	return t
+}
+
+// chain returns the named chain, declaring it (":NAME - [0:0]", as
+// MakeChainLine) when it is new.
+func (t *ruleTable) chain(name string) *ruleChain {
+	if c := t.chains[name]; c != nil {
+		return c
+	}
+	c := &ruleChain{name: name, policy: "-"}
+	t.chains[name] = c
+	t.user = append(t.user, name)
+	return c
+}
+
+// declare declares a user chain; declaring it twice is harmless, as
+// iptables-restore flushes a chain named twice.
+func (t *ruleTable) declare(name string) { t.chain(name) }
+
+// has reports whether a chain is declared.
+func (t *ruleTable) has(name string) bool { return t.chains[name] != nil }
+
+// Write appends one rule given as kube-proxy's LineBuffer.Write takes it:
+// strings and string slices, starting with "-A" and the chain; quoted
+// values ("\"kubernetes service portals\"") lose their quotes, "!" negates
+// the next option. The chain must have been declared.
+func (t *ruleTable) Write(words ...any) {
+	t.words = t.words[:0]
+	for _, w := range words {
+		switch w := w.(type) {
+		case string:
+			t.words = append(t.words, w)
+		case []string:
+			t.words = append(t.words, w...)
+		default:
+			panic(fmt.Sprintf("ruleTable.Write: unexpected %T", w))
+		}
+	}
+	if len(t.words) < 2 || t.words[0] != "-A" {
+		t.fail(fmt.Errorf("rule %q does not start with -A CHAIN", strings.Join(t.words, " ")))
+		return
+	}
+	c := t.chains[t.words[1]]
+	if c == nil {
+		t.fail(fmt.Errorf("rule for undeclared chain %s in table %s", t.words[1], t.name))
+		return
+	}
+	t.args = wordsToArgs(t.args[:0], t.words[2:])
+	c.lines = t.canon.appendRule(c.lines, t.fam, c.name, t.args)
+	c.lines = append(c.lines, '\n')
+	c.n++
+}
+
+func (t *ruleTable) fail(err error) {
+	if t.err == nil {
+		t.err = err
+	}
+}
+
+// wordsToArgs reads restore-input words into options.
+func wordsToArgs(dst []iptables.Arg, words []string) []iptables.Arg {
+	neg := false
+	for _, w := range words {
+		switch {
+		case w == "!":
+			neg = true
+		case len(w) > 1 && w[0] == '-' && (w[1] == '-' || w[1] >= 'a' && w[1] <= 'z' || w[1] >= 'A' && w[1] <= 'Z'):
+			dst = append(dst, iptables.Arg{Name: w, Neg: neg})
+			neg = false
+		case len(dst) > 0:
+			if len(w) >= 2 && w[0] == '"' && w[len(w)-1] == '"' {
+				w = w[1 : len(w)-1]
+			}
+			last := &dst[len(dst)-1]
+			if last.Value == "" {
+				last.Value = w
+			} else {
+				last.Value += " " + w
+			}
+		}
+	}
+	return dst
+}
+
+// writeTo writes the table as iptables-save prints it: "*name", the
+// built-in chains in their fixed order, the user chains sorted by name,
+// every chain's rules in that order, "COMMIT".
+func (t *ruleTable) writeTo(b *bytes.Buffer) {
+	b.WriteByte('*')
+	b.WriteString(t.name)
+	b.WriteByte('\n')
+	order := append([]string(nil), iptables.BuiltinChains(t.name)...)
+	user := append([]string(nil), t.user...)
+	sort.Strings(user)
+	order = append(order, user...)
+	for _, name := range order {
+		c := t.chains[name]
+		b.WriteByte(':')
+		b.WriteString(c.name)
+		b.WriteByte(' ')
+		b.WriteString(c.policy)
+		b.WriteString(" [0:0]\n")
+	}
+	for _, name := range order {
+		b.Write(t.chains[name].lines)
+	}
+	b.WriteString("COMMIT\n")
+}
+
+// canonicalDump assembles tables (in iptables-save's table order) into
+// text and parses it into a dump named name.
+func canonicalDump(name string, fam iptables.Family, header string, tables ...*ruleTable) (*iptables.Dump, []byte, error) {
+	var b bytes.Buffer
+	if header != "" {
+		b.WriteString(header)
+	}
+	byName := map[string]*ruleTable{}
+	for _, t := range tables {
+		if t.err != nil {
+			return nil, nil, t.err
+		}
+		byName[t.name] = t
+	}
+	for _, n := range tableOrder {
+		if t := byName[n]; t != nil {
+			t.writeTo(&b)
+		}
+	}
+	text := b.Bytes()
+	d, err := iptables.Parse(name, text)
+	if err != nil {
+		return nil, nil, fmt.Errorf("parsing the generated dump: %w", err)
+	}
+	d.Family = fam
+	return d, text, nil
+}

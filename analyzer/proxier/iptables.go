@@ -1,0 +1,487 @@
+package proxier
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
+)
+
+// Chain names of kube-proxy's iptables mode (pkg/proxy/iptables/proxier.go).
+const (
+	kubeServicesChain         = "KUBE-SERVICES"
+	kubeExternalServicesChain = "KUBE-EXTERNAL-SERVICES"
+	kubeNodePortsChain        = "KUBE-NODEPORTS"
+	kubePostroutingChain      = "KUBE-POSTROUTING"
+	kubeMarkMasqChain         = "KUBE-MARK-MASQ"
+	kubeMarkDropChain         = "KUBE-MARK-DROP"
+	kubeForwardChain          = "KUBE-FORWARD"
+	kubeProxyFirewallChain    = "KUBE-PROXY-FIREWALL"
+	kubeProxyCanaryChain      = "KUBE-PROXY-CANARY"
+	kubeletFirewallChain      = "KUBE-FIREWALL"
+
+	// largeClusterEndpointsThreshold is the number of endpoints above
+	// which kube-proxy drops the per-endpoint comments
+	// (largeClusterEndpointsThreshold 1.25+, endpointChainsNumberThreshold
+	// before).
+	largeClusterEndpointsThreshold = 1000
+
+	// nfacct counters (pkg/proxy/metrics, 1.31+).
+	nfacctCTStateInvalidDropped = "ct_state_invalid_dropped_pkts"
+	nfacctLocalhostNodePorts    = "localhost_nps_accepted_pkts"
+)
+
+// iptablesMode generates kube-proxy's iptables mode.
+type iptablesMode struct{}
+
+// Name returns "iptables".
+func (iptablesMode) Name() string { return model.ModeIPTables }
+
+// generate returns the iptables dumps kube-proxy programs, one per family
+// (a single-stack proxier each, as pkg/proxy/metaproxier runs them for a
+// dual-stack node).
+func (iptablesMode) generate(in *input, families []model.Family) (*Dataplane, error) {
+	dp := &Dataplane{Mode: model.ModeIPTables}
+	for _, f := range families {
+		p := newIPTablesProxier(in, f)
+		d, text, err := p.sync()
+		if err != nil {
+			return nil, fmt.Errorf("generating the %s iptables rules: %w", f, err)
+		}
+		dp.IPTables = append(dp.IPTables, d)
+		dp.Files = append(dp.Files, File{Name: iptablesFileName(f), Family: f, Data: text})
+	}
+	return dp, nil
+}
+
+func iptablesFileName(f model.Family) string {
+	if f == model.IPv6 {
+		return "ip6tables-save.txt"
+	}
+	return "iptables-save.txt"
+}
+
+// iptablesProxier is the state of one single-family iptables proxier that
+// syncProxyRules reads (the fields of pkg/proxy/iptables/proxier.go's
+// Proxier, resolved from the configuration the way NewProxier resolves
+// them).
+type iptablesProxier struct {
+	in     *input
+	minor  int
+	family model.Family
+	isIPv6 bool
+
+	masqueradeAll       bool
+	masqueradeMark      string
+	localDetector       localDetector
+	nodeIP              netip.Addr
+	localhostNodePorts  bool
+	nodePortAddresses   *nodePortAddresses
+	conntrackTCPLiberal bool
+	nfacct              bool
+	randomFully         bool
+	largeClusterMode    bool
+
+	ports    []*model.ServicePort
+	sepNames map[*model.Endpoint]string
+
+	mangle, filter, nat *ruleTable
+}
+
+func newIPTablesProxier(in *input, f model.Family) *iptablesProxier {
+	fam := iptables.Family(f)
+	p := &iptablesProxier{
+		in: in, minor: in.minor, family: f, isIPv6: f == model.IPv6,
+		masqueradeAll: in.cfg.IPTables.MasqueradeAll,
+		nodeIP:        in.nodeIPs[f],
+		ports:         in.portsOf(f),
+		sepNames:      map[*model.Endpoint]string{},
+		mangle:        newRuleTable("mangle", fam),
+		filter:        newRuleTable("filter", fam),
+		nat:           newRuleTable("nat", fam),
+	}
+	bit := int32(14)
+	if b := in.cfg.IPTables.MasqueradeBit; b != nil {
+		bit = *b
+	}
+	// fmt.Sprintf("%#08x", 1<<bit): "0x00004000".
+	p.masqueradeMark = fmt.Sprintf("%#08x", 1<<uint(bit))
+	p.localDetector = newLocalDetector(in, f)
+	p.nodePortAddresses = newNodePortAddresses(f, in.nodePortAddresses())
+
+	// localhostNodePorts (1.26+): IPv4 only, and only when nodePortAddresses
+	// include 127.0.0.1 (1.27+). Before 1.26 localhost node ports always
+	// worked on IPv4.
+	switch {
+	case p.isIPv6:
+		p.localhostNodePorts = false
+	case in.minor < 26:
+		p.localhostNodePorts = true
+	default:
+		p.localhostNodePorts = in.cfg.IPTables.LocalhostNodePorts == nil || *in.cfg.IPTables.LocalhostNodePorts
+		if in.minor >= 27 && !p.nodePortAddresses.containsIPv4Loopback {
+			p.localhostNodePorts = false
+		}
+	}
+	p.conntrackTCPLiberal = in.minor >= 29 && (in.env.TCPBeLiberal || in.cfg.Conntrack.TCPBeLiberal)
+	p.nfacct = in.minor >= 31 && !in.env.NoNFAcct
+	p.randomFully = in.minor >= 37 || !in.env.NoRandomFully
+
+	total := 0
+	for _, sp := range p.ports {
+		total += p.endpointsMapLen(sp)
+	}
+	p.largeClusterMode = total > largeClusterEndpointsThreshold
+	return p
+}
+
+// endpointsMapLen returns how many endpoints of sp's family kube-proxy's
+// endpoints map holds: all of them (1.21+), only the ready ones (1.20,
+// whose EndpointSlice cache dropped the others).
+func (p *iptablesProxier) endpointsMapLen(sp *model.ServicePort) int {
+	n := 0
+	for _, e := range sp.Endpoints {
+		if e.Family() == p.family && (p.minor >= 21 || e.Ready) {
+			n++
+		}
+	}
+	return n
+}
+
+// sync writes the whole data plane and returns it parsed, with its text.
+func (p *iptablesProxier) sync() (*iptables.Dump, []byte, error) {
+	p.ensureChains()
+	switch {
+	case p.minor >= 25:
+		p.syncProxyRules()
+	case p.minor == 24:
+		p.syncProxyRules124()
+	default:
+		p.syncProxyRulesXLB()
+	}
+	name := "expected/" + iptablesFileName(p.family)
+	return canonicalDump(name, iptables.Family(p.family), "", p.mangle, p.filter, p.nat)
+}
+
+// jumpChain is one iptablesJumpChains entry: a rule in a built-in chain
+// that jumps to one of kube-proxy's chains.
+type jumpChain struct {
+	table, dst, src, comment string
+	extra                    []string
+}
+
+var ctNew = []string{"-m", "conntrack", "--ctstate", "NEW"}
+
+// jumpChains returns iptablesJumpChains and, from 1.27,
+// iptablesKubeletJumpChains of the version (pkg/proxy/iptables/proxier.go
+// v1.20-v1.37: KUBE-NODEPORTS in filter from 1.21, KUBE-PROXY-FIREWALL from
+// 1.25, the KUBE-FIREWALL jumps without comment from 1.27).
+func (p *iptablesProxier) jumpChains() []jumpChain {
+	var out []jumpChain
+	add := func(table, dst, src, comment string, extra []string, since int) {
+		if p.minor >= since {
+			out = append(out, jumpChain{table, dst, src, comment, extra})
+		}
+	}
+	add("filter", kubeExternalServicesChain, "INPUT", "kubernetes externally-visible service portals", ctNew, 20)
+	add("filter", kubeExternalServicesChain, "FORWARD", "kubernetes externally-visible service portals", ctNew, 20)
+	add("filter", kubeNodePortsChain, "INPUT", "kubernetes health check service ports", nil, 21)
+	add("filter", kubeServicesChain, "FORWARD", "kubernetes service portals", ctNew, 20)
+	add("filter", kubeServicesChain, "OUTPUT", "kubernetes service portals", ctNew, 20)
+	add("filter", kubeForwardChain, "FORWARD", "kubernetes forwarding rules", nil, 20)
+	add("filter", kubeProxyFirewallChain, "INPUT", "kubernetes load balancer firewall", ctNew, 25)
+	add("filter", kubeProxyFirewallChain, "OUTPUT", "kubernetes load balancer firewall", ctNew, 25)
+	add("filter", kubeProxyFirewallChain, "FORWARD", "kubernetes load balancer firewall", ctNew, 25)
+	add("nat", kubeServicesChain, "OUTPUT", "kubernetes service portals", nil, 20)
+	add("nat", kubeServicesChain, "PREROUTING", "kubernetes service portals", nil, 20)
+	add("nat", kubePostroutingChain, "POSTROUTING", "kubernetes postrouting rules", nil, 20)
+	add("filter", kubeletFirewallChain, "INPUT", "", nil, 27)
+	add("filter", kubeletFirewallChain, "OUTPUT", "", nil, 27)
+	return out
+}
+
+func (p *iptablesProxier) table(name string) *ruleTable {
+	switch name {
+	case "filter":
+		return p.filter
+	case "nat":
+		return p.nat
+	}
+	return p.mangle
+}
+
+// ensureChains creates what kube-proxy creates outside the restore input:
+// the canary chains of ipt.Monitor in mangle, nat and filter, the jump
+// chains with their EnsureRule(Prepend, ...) rules (each prepended, so a
+// built-in chain holds them in the reverse of the list order), and, up to
+// 1.24, the nat KUBE-MARK-DROP chain (iptablesEnsureChains, no rules).
+func (p *iptablesProxier) ensureChains() {
+	for _, t := range []*ruleTable{p.mangle, p.nat, p.filter} {
+		t.declare(kubeProxyCanaryChain)
+	}
+	jumps := p.jumpChains()
+	bySrc := map[string][]jumpChain{}
+	for _, j := range jumps {
+		p.table(j.table).declare(j.dst)
+		key := j.table + " " + j.src
+		bySrc[key] = append([]jumpChain{j}, bySrc[key]...)
+	}
+	keys := make([]string, 0, len(bySrc))
+	for k := range bySrc {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, j := range bySrc[k] {
+			args := append([]string(nil), j.extra...)
+			if j.comment != "" || p.minor < 27 {
+				args = append(args, "-m", "comment", "--comment", j.comment)
+			}
+			p.table(j.table).Write("-A", j.src, args, "-j", j.dst)
+		}
+	}
+	if p.minor <= 24 {
+		p.nat.declare(kubeMarkDropChain)
+	}
+}
+
+// localDetector mirrors pkg/proxy/util/localdetector.go (v1.24+
+// IfLocal/IfNotLocal; JumpIfLocal/JumpIfNotLocal before, the same words).
+type localDetector struct {
+	ifLocal, ifNotLocal []string
+}
+
+func (d localDetector) implemented() bool { return len(d.ifLocal) > 0 }
+
+// newLocalDetector returns the detector of family f for detectLocalMode
+// (cmd/kube-proxy/app getLocalDetectors): ClusterCIDR (the default) uses
+// the first cluster CIDR of the family, NodeCIDR the node's pod CIDR of
+// the family, BridgeInterface "-i NAME" and InterfaceNamePrefix "-i
+// PREFIX+" (both 1.24+); anything missing gives the no-op detector.
+func newLocalDetector(in *input, f model.Family) localDetector {
+	byCIDR := func(cidrs []netip.Prefix) localDetector {
+		for _, c := range cidrs {
+			if model.FamilyOf(c.Addr()) == f {
+				s := c.Masked().String()
+				return localDetector{ifLocal: []string{"-s", s}, ifNotLocal: []string{"!", "-s", s}}
+			}
+		}
+		return localDetector{}
+	}
+	mode := string(in.cfg.DetectLocalMode)
+	switch {
+	case mode == "" || mode == "ClusterCIDR":
+		return byCIDR(in.clusterCIDRs(f))
+	case mode == "NodeCIDR":
+		return byCIDR(in.podCIDRs)
+	case mode == "BridgeInterface" && in.minor >= 24:
+		if b := strings.TrimSpace(in.cfg.DetectLocal.BridgeInterface); b != "" {
+			return localDetector{ifLocal: []string{"-i", b}, ifNotLocal: []string{"!", "-i", b}}
+		}
+	case mode == "InterfaceNamePrefix" && in.minor >= 24:
+		if pre := strings.TrimSpace(in.cfg.DetectLocal.InterfaceNamePrefix); pre != "" {
+			return localDetector{ifLocal: []string{"-i", pre + "+"}, ifNotLocal: []string{"!", "-i", pre + "+"}}
+		}
+	}
+	return localDetector{}
+}
+
+// nodePortAddresses mirrors pkg/proxy/util/nodeport_addresses.go (v1.28+;
+// the string-set GetNodeAddresses of earlier releases selects the same
+// addresses).
+type nodePortAddresses struct {
+	cidrs                []netip.Prefix
+	matchAll             bool
+	containsIPv4Loopback bool
+}
+
+func newNodePortAddresses(f model.Family, strs []string) *nodePortAddresses {
+	npa := &nodePortAddresses{}
+	var cidrs []netip.Prefix
+	for _, s := range strs {
+		if pfx, err := netip.ParsePrefix(strings.TrimSpace(s)); err == nil && model.FamilyOf(pfx.Addr()) == f {
+			cidrs = append(cidrs, pfx.Masked())
+		}
+	}
+	if len(cidrs) == 0 {
+		if f == model.IPv4 {
+			cidrs = []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")}
+		} else {
+			cidrs = []netip.Prefix{netip.MustParsePrefix("::/0")}
+		}
+	}
+	loopback := netip.MustParseAddr("127.0.0.0")
+	for _, c := range cidrs {
+		if c.Addr().Is4() && (c.Addr().IsLoopback() || c.Contains(loopback)) {
+			npa.containsIPv4Loopback = true
+		}
+		if c.Bits() == 0 {
+			npa.cidrs, npa.matchAll = []netip.Prefix{c}, true
+			break
+		}
+		npa.cidrs = append(npa.cidrs, c)
+	}
+	return npa
+}
+
+// nodeIPs returns the node addresses the CIDRs select, sorted (kube-proxy
+// iterates a map; the order of the rules they give carries no meaning).
+func (npa *nodePortAddresses) nodeIPs(addrs []netip.Addr) []netip.Addr {
+	seen := map[netip.Addr]bool{}
+	var out []netip.Addr
+	for _, c := range npa.cidrs {
+		for _, a := range addrs {
+			if c.Contains(a) && !seen[a] {
+				seen[a] = true
+				out = append(out, a)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
+	return out
+}
+
+// probability mirrors computeProbability: fmt.Sprintf("%0.10f", 1/n).
+func probability(n int) string { return strconv.FormatFloat(1.0/float64(n), 'f', 10, 64) }
+
+// appendServiceComment mirrors appendServiceCommentLocked: no comment in
+// large-cluster mode.
+func (p *iptablesProxier) appendServiceComment(args []string, comment string) []string {
+	if p.largeClusterMode {
+		return args
+	}
+	return append(args, "-m", "comment", "--comment", comment)
+}
+
+// Chain names of one service port (pkg/proxy/iptables/proxier.go
+// servicePortPolicyClusterChain and friends).
+func svcChain(sp *model.ServicePort) string {
+	return model.ChainSVC + model.PortProtoHash(sp.Name, sp.ProtoLower())
+}
+func svlChain(sp *model.ServicePort) string {
+	return model.ChainSVL + model.PortProtoHash(sp.Name, sp.ProtoLower())
+}
+func extChain(sp *model.ServicePort) string {
+	return model.ChainEXT + model.PortProtoHash(sp.Name, sp.ProtoLower())
+}
+func fwChain(sp *model.ServicePort) string {
+	return model.ChainFW + model.PortProtoHash(sp.Name, sp.ProtoLower())
+}
+func xlbChain(sp *model.ServicePort) string {
+	return model.ChainXLB + model.PortProtoHash(sp.Name, sp.ProtoLower())
+}
+func sepChain(sp *model.ServicePort, ep *model.Endpoint) string {
+	return model.ChainSEP + model.EndpointChainHash(sp.Name, sp.ProtoLower(), ep.String())
+}
+
+// sepChain returns the endpoint chain name of ep, computed once per
+// endpoint.
+func (p *iptablesProxier) sepChain(sp *model.ServicePort, ep *model.Endpoint) string {
+	if n, ok := p.sepNames[ep]; ok {
+		return n
+	}
+	n := sepChain(sp, ep)
+	p.sepNames[ep] = n
+	return n
+}
+
+// writeStaticRules writes KUBE-POSTROUTING and KUBE-MARK-MASQ, the same
+// in every version but for --random-fully (probed before 1.37).
+func (p *iptablesProxier) writeStaticRules() {
+	for _, c := range []string{kubeServicesChain, kubeNodePortsChain, kubePostroutingChain, kubeMarkMasqChain} {
+		p.nat.declare(c)
+	}
+	mark := p.masqueradeMark
+	p.nat.Write("-A", kubePostroutingChain, "-m", "mark", "!", "--mark", mark+"/"+mark, "-j", "RETURN")
+	p.nat.Write("-A", kubePostroutingChain, "-j", "MARK", "--xor-mark", mark)
+	masq := []string{"-A", kubePostroutingChain, "-m", "comment", "--comment", `"kubernetes service traffic requiring SNAT"`, "-j", "MASQUERADE"}
+	if p.randomFully {
+		masq = append(masq, "--random-fully")
+	}
+	p.nat.Write(masq)
+	p.nat.Write("-A", kubeMarkMasqChain, "-j", "MARK", "--or-mark", mark)
+}
+
+// writeForwardRules writes KUBE-FORWARD: the INVALID drop (omitted 1.29+
+// with a liberal conntrack; counted with nfacct 1.31+), the accept of
+// marked packets, and the conntrack accept rules (two until 1.22, one
+// since 1.23).
+func (p *iptablesProxier) writeForwardRules() {
+	if !p.conntrackTCPLiberal {
+		rule := []string{"-A", kubeForwardChain, "-m", "conntrack", "--ctstate", "INVALID"}
+		if p.nfacct {
+			rule = append(rule, "-m", "nfacct", "--nfacct-name", nfacctCTStateInvalidDropped)
+		}
+		p.filter.Write(rule, "-j", "DROP")
+	}
+	mark := p.masqueradeMark
+	p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding rules"`,
+		"-m", "mark", "--mark", mark+"/"+mark, "-j", "ACCEPT")
+	if p.minor >= 23 {
+		p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding conntrack rule"`,
+			"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
+		return
+	}
+	// v1.20-v1.22: two identical rules, for pod sources and destinations
+	// by their comments.
+	for _, c := range []string{`"kubernetes forwarding conntrack pod source rule"`, `"kubernetes forwarding conntrack pod destination rule"`} {
+		p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", c,
+			"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
+	}
+}
+
+// writeKubeletFirewall writes kube-proxy's copy of kubelet's martian
+// packet rule (1.27+, IPv4 with localhost node ports).
+func (p *iptablesProxier) writeKubeletFirewall() {
+	if p.minor < 27 || p.isIPv6 || !p.localhostNodePorts {
+		return
+	}
+	p.filter.declare(kubeletFirewallChain)
+	p.filter.Write("-A", kubeletFirewallChain,
+		"-m", "comment", "--comment", `"block incoming localnet connections"`,
+		"-d", "127.0.0.0/8", "!", "-s", "127.0.0.0/8",
+		"-m", "conntrack", "!", "--ctstate", "RELATED,ESTABLISHED,DNAT", "-j", "DROP")
+}
+
+// writeNodePortsTail writes the last rules of nat KUBE-SERVICES, which send
+// node-local destinations to KUBE-NODEPORTS: one addrtype rule when
+// nodePortAddresses match everything, else one per selected node IP
+// (loopback skipped on IPv6 and, 1.26+, without localhost node ports).
+func (p *iptablesProxier) writeNodePortsTail() {
+	const comment = `"kubernetes service nodeports; NOTE: this must be the last rule in this chain"`
+	if p.nodePortAddresses.matchAll {
+		dest := []string{"-m", "addrtype", "--dst-type", "LOCAL"}
+		if p.minor >= 26 {
+			if p.isIPv6 {
+				dest = append(dest, "!", "-d", "::1/128")
+			} else if !p.localhostNodePorts {
+				dest = append(dest, "!", "-d", "127.0.0.0/8")
+			}
+		}
+		p.nat.Write("-A", kubeServicesChain, "-m", "comment", "--comment", comment, dest, "-j", kubeNodePortsChain)
+		return
+	}
+	for _, ip := range p.nodePortAddresses.nodeIPs(p.in.ifaceAddrs) {
+		if ip.IsLoopback() && p.minor >= 26 && (p.isIPv6 || !p.localhostNodePorts) {
+			continue
+		}
+		p.nat.Write("-A", kubeServicesChain, "-m", "comment", "--comment", comment, "-d", ip.String(), "-j", kubeNodePortsChain)
+	}
+}
+
+// nodePortsEnabled reports whether NodePort rules are written at all:
+// before 1.27 kube-proxy skipped them when nodePortAddresses selected no
+// address of the node.
+func (p *iptablesProxier) nodePortsEnabled() bool {
+	return p.minor >= 27 || p.nodePortAddresses.matchAll || len(p.nodePortAddresses.nodeIPs(p.in.ifaceAddrs)) > 0
+}
+
+// ipOf formats an address as kube-proxy writes it (the canonical form is
+// the same for every version).
+func ipOf(a netip.Addr) string { return a.String() }
+
+func port(n int32) string { return strconv.Itoa(int(n)) }

@@ -1,0 +1,194 @@
+package proxier
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/kpversion"
+)
+
+// A Dataplane is what one proxy mode programs on a node, in the types the
+// parsers produce for that mode's dumps: for iptables mode one
+// iptables-save dump per IP family.
+type Dataplane struct {
+	// Mode is the proxy mode ("iptables").
+	Mode string
+	// Version is the kube-proxy version the data plane was generated for;
+	// zero for a captured data plane.
+	Version kpversion.Version
+	// IPTables holds one dump per family, IPv4 first.
+	IPTables []*iptables.Dump
+	// Files are the dumps in their native text form, one per family, as
+	// the tools print them (iptables-save output, loadable with
+	// iptables-restore); empty for a captured data plane.
+	Files []File
+
+	// ports are the service ports the data plane is compared for.
+	ports []*model.ServicePort
+	// canonical reports dumps already in iptables-save form (generated
+	// ones), which Compare need not canonicalise again.
+	canonical bool
+}
+
+// A File is one generated dump.
+type File struct {
+	// Name is the file name a bundle uses for it ("iptables-save.txt",
+	// "ip6tables-save.txt").
+	Name string
+	// Family is the IP family of the dump.
+	Family model.Family
+	// Data is the dump's text.
+	Data []byte
+}
+
+// IPTablesFor returns the dump of a family, or nil.
+func (dp *Dataplane) IPTablesFor(f model.Family) *iptables.Dump {
+	for _, d := range dp.IPTables {
+		if model.Family(d.Family) == f {
+			return d
+		}
+	}
+	return nil
+}
+
+// Mode is one proxy mode's generator: given the resolved inputs, it
+// returns the data plane of each requested family. Modes plug in by being
+// listed in [Modes].
+type Mode interface {
+	// Name returns the mode's name as the configuration spells it.
+	Name() string
+	generate(in *input, families []model.Family) (*Dataplane, error)
+}
+
+// Modes lists the modes the proxier generates, by name.
+var Modes = map[string]Mode{
+	model.ModeIPTables: iptablesMode{},
+}
+
+// ModeNames returns the names of the modes, sorted.
+func ModeNames() []string {
+	var out []string
+	for n := range Modes {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Options choose what [Expect] generates.
+type Options struct {
+	// Mode is the proxy mode; "" means the snapshot's configured mode
+	// (iptables when none is configured).
+	Mode string
+	// Version is the kube-proxy version to mirror; the zero value means the
+	// snapshot's version.
+	Version kpversion.Version
+	// Families lists the IP families to generate; nil means those kube-proxy
+	// runs a proxier for on the snapshot's node (see [Families]).
+	Families []model.Family
+	// Env describes the node's start-up environment.
+	Env Env
+}
+
+// Expect returns the data plane kube-proxy programs for the Services,
+// EndpointSlices, Node and configuration of snap: what one full sync of
+// the given mode and version writes (nothing left from earlier syncs).
+// An error says why it cannot (an unknown mode or an unmodelled version).
+func Expect(snap *model.Snapshot, opts Options) (*Dataplane, error) {
+	mode := opts.Mode
+	if mode == "" {
+		mode = snap.Config.EffectiveMode()
+	}
+	m, ok := Modes[mode]
+	if !ok {
+		return nil, fmt.Errorf("proxy mode %q is not generated (available: %s)", mode, strings.Join(ModeNames(), ", "))
+	}
+	v := opts.Version
+	if v.Major == 0 {
+		v = snap.Version.Version
+	}
+	if v.Major == 0 {
+		v = kpversion.Newest
+	}
+	in, err := newInput(snap, v, opts.Env)
+	if err != nil {
+		return nil, err
+	}
+	fams := opts.Families
+	if len(fams) == 0 {
+		fams = in.families()
+	}
+	dp, err := m.generate(in, fams)
+	if err != nil {
+		return nil, err
+	}
+	dp.Version = v
+	dp.ports = snap.Ports
+	dp.canonical = true
+	return dp, nil
+}
+
+// Families returns the IP families kube-proxy runs a proxier for on the
+// node of snap: the families of the node's addresses and of the captured
+// dumps holding kube-proxy rules (kube-proxy runs both whenever the host
+// supports both), else those of the cluster IPs, else IPv4.
+func Families(snap *model.Snapshot) []model.Family {
+	in := &input{snap: snap, nodeIPs: map[model.Family]netip.Addr{}}
+	in.cfg = resolveConfig(snap, kpversion.Newest)
+	in.nodeAddresses()
+	in.ports = snap.ActivePorts()
+	return in.families()
+}
+
+// Captured returns the data plane of a mode captured in snap: for iptables
+// mode, per family the dump kube-proxy wrote to (the one with kube-proxy
+// chains, the largest when both iptables backends have some).
+func Captured(snap *model.Snapshot, mode string) (*Dataplane, error) {
+	if mode == "" {
+		mode = snap.Config.EffectiveMode()
+	}
+	if _, ok := Modes[mode]; !ok {
+		return nil, fmt.Errorf("proxy mode %q is not compared (available: %s)", mode, strings.Join(ModeNames(), ", "))
+	}
+	dp := &Dataplane{Mode: mode, ports: snap.Ports}
+	best := map[model.Family]*iptables.Dump{}
+	for _, d := range snap.IPTables {
+		f := model.Family(d.Family)
+		if old := best[f]; old == nil || score(d) > score(old) {
+			best[f] = d
+		}
+	}
+	for _, f := range []model.Family{model.IPv4, model.IPv6} {
+		if d := best[f]; d != nil {
+			dp.IPTables = append(dp.IPTables, d)
+		}
+	}
+	return dp, nil
+}
+
+func score(d *iptables.Dump) int {
+	if !hasKubeChains(d) {
+		return 0
+	}
+	return 1 + d.NumRules()
+}
+
+// hasKubeChains reports whether a dump holds chains kube-proxy's iptables
+// mode writes.
+func hasKubeChains(d *iptables.Dump) bool {
+	for _, t := range d.Tables {
+		if t.Name != "nat" && t.Name != "filter" {
+			continue
+		}
+		for _, c := range t.Chains {
+			if c.Name == kubeServicesChain || c.Name == kubeNodePortsChain || isServiceChain(c.Name) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,62 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
+)
+
+// fleetReport analyses the three-node fixture of testdata/fleet as
+// `proxyscan analyze testdata/fleet/nodes/node-*` does.
+func fleetReport(t *testing.T) *Report {
+	t.Helper()
+	root := parsetest.Root(t)
+	var dirs []string
+	for _, n := range []string{"node-a", "node-b", "node-c"} {
+		dirs = append(dirs, filepath.Join("testdata", "fleet", "nodes", n))
+	}
+	wd, _ := os.Getwd()
+	if err := os.Chdir(root); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	snaps, err := load.Load(dirs, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return BuildFleet(Tool{Name: "proxyscan", Version: "v0.0.0-test"}, snaps, checks.RunFleet(snaps, checks.All))
+}
+
+// TestFleetInput keeps testdata/report/fleet.in.json, the input of the
+// renderer goldens with a drift matrix and checklists, equal to the
+// analysis of testdata/fleet (rewritten with -update).
+func TestFleetInput(t *testing.T) {
+	var buf bytes.Buffer
+	if err := RenderJSON(&buf, fleetReport(t), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join(parsetest.Root(t), "testdata", "report", "fleet.in.json")
+	if *parsetest.Update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(want, buf.Bytes()) {
+		t.Errorf("fleet.in.json differs from the analysis of testdata/fleet (go test -update to accept):\n%s", parsetest.Diff(want, buf.Bytes()))
+	}
+	for _, s := range []string{`"drift"`, `"checklist"`, `"node-drift"`} {
+		if !strings.Contains(buf.String(), s) {
+			t.Errorf("fleet report has no %s", s)
+		}
+	}
+}

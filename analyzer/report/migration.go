@@ -1,0 +1,92 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/checks"
+)
+
+// migrationSection renders the IPVS-to-nftables migration sections of a
+// report: the single node's, or each node's of a multi-node report.
+func migrationSection(t *theme, r *Report, width int) string {
+	var b strings.Builder
+	if r.Migration != nil {
+		b.WriteString(renderMigration(t, "", r.Migration, width))
+	}
+	for _, n := range r.Nodes {
+		if n.Migration != nil {
+			b.WriteString(renderMigration(t, n.Node, n.Migration, width))
+		}
+	}
+	return b.String()
+}
+
+// impactMarks are the table's markers of the migration impacts.
+var impactMarks = map[string]string{checks.ImpactBlocker: "blocker", checks.ImpactChange: "change ", checks.ImpactInfo: "info   "}
+
+func renderMigration(t *theme, node string, m *checks.Migration, width int) string {
+	var b strings.Builder
+	head := fmt.Sprintf("Migration %s → %s", m.From, m.To)
+	if node != "" {
+		head += " · node " + node
+	}
+	if m.Ready {
+		head += ": nothing blocks it, " + plural(count(m, checks.ImpactChange), "change") + " to plan"
+	} else {
+		head += ": " + plural(count(m, checks.ImpactBlocker), "blocker")
+	}
+	b.WriteString(t.title.Render(head))
+	b.WriteString("\n")
+	for _, it := range m.Items {
+		style := t.dim
+		switch it.Impact {
+		case checks.ImpactBlocker:
+			style = t.sev[checks.Error]
+		case checks.ImpactChange:
+			style = t.sev[checks.Warning]
+		}
+		mark := impactMarks[it.Impact]
+		if mark == "" {
+			mark = it.Impact
+		}
+		b.WriteString("  ")
+		b.WriteString(style.Render(mark))
+		b.WriteString(" ")
+		b.WriteString(t.checkStyle.Render(it.Topic))
+		b.WriteString("\n")
+		b.WriteString("      ")
+		b.WriteString(strings.ReplaceAll(wrapText(it.Summary, width-6), "\n", "\n      "))
+		b.WriteString("\n")
+		if len(it.Services) > 0 {
+			b.WriteString("      ")
+			b.WriteString(t.dim.Render(strings.ReplaceAll(wrapText("services: "+strings.Join(it.Services, ", "), width-6), "\n", "\n      ")))
+			b.WriteString("\n")
+		}
+		for _, e := range it.Evidence {
+			loc := e.File
+			if e.Line > 0 {
+				loc += fmt.Sprintf(":%d", e.Line)
+			}
+			b.WriteString("      ")
+			b.WriteString(t.evidenceFile.Render(loc))
+			if e.Text != "" {
+				b.WriteString(" ")
+				b.WriteString(t.dim.Render(e.Text))
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func count(m *checks.Migration, impact string) int {
+	n := 0
+	for _, it := range m.Items {
+		if it.Impact == impact {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,92 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/proxyscan/proxyscan/analyzer/diff"
+	"github.com/proxyscan/proxyscan/analyzer/load"
+)
+
+// DiffOptions are the flags and arguments of `proxyscan diff`.
+type DiffOptions struct {
+	IO       *IOStreams
+	Old, New string
+	Output   string
+	Version  string
+	NoColor  bool
+	Tool     diff.Tool
+}
+
+// errDifferences reports differences; the result has been written, and the
+// exit status is 1 as for findings.
+var errDifferences = fmt.Errorf("the two sides differ: %w", errFindings)
+
+// NewCmdDiff builds `proxyscan diff OLD NEW`; runF replaces diffRun in
+// tests.
+func NewCmdDiff(f *Factory, runF func(*DiffOptions) error) *cobra.Command {
+	opts := &DiffOptions{IO: f.IO, Tool: diff.Tool{Name: "proxyscan", Version: f.Version}}
+	c := &cobra.Command{
+		Use:   "diff OLD NEW",
+		Short: "Show what changed between two bundles",
+		Long: "Load OLD and NEW — each a bundle (.tgz), a directory or a dump file, as for analyze — and list the\n" +
+			"semantic changes: Services and service ports added or removed, endpoints per service port, the\n" +
+			"data plane's entries and backends per service port (compared across modes), kube-proxy\n" +
+			"configuration fields, version and mode, and the findings that appeared or were resolved.\n\n" +
+			"Exit status: 0 no difference, 1 differences, 2 usage or input error.",
+		Example: "  proxyscan diff before.tgz after.tgz\n" +
+			"  proxyscan diff ./node-1-monday ./node-1-tuesday -o markdown",
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return flagErrorf("diff needs two paths, OLD and NEW")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Old, opts.New = args[0], args[1]
+			if !c.Flags().Changed("output") {
+				opts.Output = defaultOutput(f.IO)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return diffRun(opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVarP(&opts.Output, "output", "o", "table", "output format: "+strings.Join(diff.Formats(), ", ")+" (default table on a terminal, json otherwise)")
+	fl.StringVar(&opts.Version, "version", "", "kube-proxy version to assume on both sides, e.g. 1.28 (default: from the inputs)")
+	fl.BoolVar(&opts.NoColor, "no-color", false, "disable colour (NO_COLOR is honoured too)")
+	return c
+}
+
+func diffRun(opts *DiffOptions) error {
+	known := false
+	for _, f := range diff.Formats() {
+		known = known || f == opts.Output
+	}
+	if !known {
+		return flagErrorf("unknown output format %q (want one of %s)", opts.Output, strings.Join(diff.Formats(), ", "))
+	}
+	lo := load.Options{Version: opts.Version}
+	oldSnaps, err := load.Load([]string{opts.Old}, lo)
+	if err != nil {
+		return err
+	}
+	newSnaps, err := load.Load([]string{opts.New}, lo)
+	if err != nil {
+		return err
+	}
+	res := diff.Compare(opts.Tool, oldSnaps, newSnaps, diff.Options{})
+	res.OldPath, res.NewPath = opts.Old, opts.New
+	ropts := diff.RenderOptions{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width}
+	if err := diff.Render(opts.IO.Out, opts.Output, res, ropts); err != nil {
+		return fmt.Errorf("writing the diff: %w", err)
+	}
+	if res.Differs() {
+		return errDifferences
+	}
+	return nil
+}

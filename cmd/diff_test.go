@@ -1,0 +1,56 @@
+package cmd
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDiffExitCodes: 0 without difference, 1 with differences, 2 for usage
+// and input errors.
+func TestDiffExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"same", []string{"diff", testdata(t, "bundles", "iptables-mini"), testdata(t, "bundles", "iptables-mini"), "-o", "json"}, 0, `"changes": []`, ""},
+		{"mode switch", []string{"diff", testdata(t, "bundles", "iptables-healthy"), testdata(t, "diff", "after"), "-o", "json"}, 1, `"kind": "service-removed"`, ""},
+		{"markdown", []string{"diff", testdata(t, "bundles", "iptables-healthy"), testdata(t, "diff", "after"), "-o", "markdown"}, 1, "proxy mode iptables → nftables", ""},
+		{"one path", []string{"diff", testdata(t, "bundles", "iptables-mini")}, 2, "", "diff needs two paths"},
+		{"bad format", []string{"diff", "-o", "sarif", testdata(t, "bundles", "iptables-mini"), testdata(t, "bundles", "iptables-mini")}, 2, "", "unknown output format"},
+		{"missing", []string{"diff", "/nonexistent/a", testdata(t, "bundles", "iptables-mini")}, 2, "", "/nonexistent/a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, outputs := testFactory()
+			code := Run(f, tc.args)
+			stdout, stderr := outputs()
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\nstderr: %s", code, tc.code, stderr)
+			}
+			if !strings.Contains(stdout, tc.stdout) || !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stdout %q / stderr %q lack %q / %q", stdout, stderr, tc.stdout, tc.stderr)
+			}
+		})
+	}
+}
+
+// TestAnalyzeFormats runs analyze in each new format on the fleet fixture.
+func TestAnalyzeFormats(t *testing.T) {
+	nodes := []string{testdata(t, "fleet", "nodes", "node-a"), testdata(t, "fleet", "nodes", "node-b"), testdata(t, "fleet", "nodes", "node-c")}
+	for format, want := range map[string]string{
+		"sarif":    `"ruleId": "node-drift"`,
+		"junit":    `<testcase name="node-drift" classname="node-c">`,
+		"markdown": "## Drift between nodes",
+		"html":     "<h2>Operational checklist</h2>",
+		"table":    "drift between nodes",
+	} {
+		f, outputs := testFactory()
+		code := Run(f, append([]string{"analyze", "-o", format, "--fail-on", "never"}, nodes...))
+		stdout, stderr := outputs()
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("-o %s: exit %d, output lacks %q\n%s", format, code, want, stderr)
+		}
+	}
+}

@@ -1,0 +1,148 @@
+package cmd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/proxier"
+	"github.com/proxyscan/proxyscan/parsers/kpversion"
+)
+
+// ExpectOptions are the flags and arguments of `proxyscan expect`.
+type ExpectOptions struct {
+	IO      *IOStreams
+	Paths   []string
+	Mode    string
+	Version string
+	Family  string
+	Node    string
+	Dir     string
+}
+
+// NewCmdExpect builds `proxyscan expect`; runF replaces expectRun in tests.
+func NewCmdExpect(f *Factory, runF func(*ExpectOptions) error) *cobra.Command {
+	opts := &ExpectOptions{IO: f.IO}
+	c := &cobra.Command{
+		Use:   "expect PATH...",
+		Short: "Print the rules kube-proxy should have programmed",
+		Long: "Load the Services, EndpointSlices, Node and kube-proxy configuration in PATH and print what one\n" +
+			"full sync of kube-proxy programs for them, in the native dump format of the mode: for iptables\n" +
+			"mode an iptables-save file per IP family (IPv4 then IPv6 on a dual-stack node), each loadable\n" +
+			"with iptables-restore (ip6tables-restore). On stdout the files follow each other, each after a\n" +
+			"comment line naming it; with --dir they are written as DIR/iptables-save.txt and\n" +
+			"DIR/ip6tables-save.txt (DIR/NODE/... for several nodes).",
+		Example: "  proxyscan expect bundle.tgz\n" +
+			"  proxyscan expect cluster.yaml kube-proxy.yaml --node worker-1 --version 1.23\n" +
+			"  proxyscan expect ./bundle --family IPv6 --dir expected/",
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return flagErrorf("expect needs at least one PATH")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Paths = args
+			if runF != nil {
+				return runF(opts)
+			}
+			return expectRun(opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&opts.Mode, "mode", "", "proxy mode: "+strings.Join(proxier.ModeNames(), ", ")+" (default: the configured mode, else iptables)")
+	fl.StringVar(&opts.Version, "version", "", "kube-proxy version to mirror, 1.20 to 1.37 (default: from the inputs, else the newest)")
+	fl.StringVar(&opts.Family, "family", "", "only this IP family: IPv4 or IPv6 (default: the families kube-proxy runs on the node)")
+	fl.StringVar(&opts.Node, "node", "", "name of the node to generate for (decides which endpoints are local)")
+	fl.StringVar(&opts.Dir, "dir", "", "write one file per family into this directory instead of stdout")
+	return c
+}
+
+func expectRun(opts *ExpectOptions) error {
+	popts := proxier.Options{Mode: opts.Mode}
+	if opts.Mode != "" {
+		if _, ok := proxier.Modes[opts.Mode]; !ok {
+			return flagErrorf("unknown --mode %q (want one of %s)", opts.Mode, strings.Join(proxier.ModeNames(), ", "))
+		}
+	}
+	if opts.Version != "" {
+		v, err := kpversion.ParseString(opts.Version)
+		if err != nil || !v.Supported() {
+			return flagErrorf("invalid --version %q (want 1.%d to 1.%d)", opts.Version, kpversion.OldestMinor, kpversion.NewestMinor)
+		}
+		popts.Version = v
+	}
+	switch strings.ToLower(opts.Family) {
+	case "":
+	case "ipv4", "4":
+		popts.Families = []model.Family{model.IPv4}
+	case "ipv6", "6":
+		popts.Families = []model.Family{model.IPv6}
+	default:
+		return flagErrorf("invalid --family %q (want IPv4 or IPv6)", opts.Family)
+	}
+	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version})
+	if err != nil {
+		return err
+	}
+	for _, s := range snaps {
+		dp, err := proxier.Expect(s, popts)
+		if err != nil {
+			return &FlagError{Err: err}
+		}
+		if opts.Dir != "" {
+			dir := opts.Dir
+			if len(snaps) > 1 {
+				dir = filepath.Join(dir, nodeDirName(s))
+			}
+			if err := writeExpectFiles(dir, dp); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, f := range dp.Files {
+			fmt.Fprintf(opts.IO.Out, "# proxyscan expect: %s, kube-proxy %s %s mode, %s, node %s\n",
+				f.Name, dp.Version.MinorString(), dp.Mode, f.Family, nodeLabel(s))
+			if _, err := opts.IO.Out.Write(f.Data); err != nil {
+				return fmt.Errorf("writing the expected rules: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+func writeExpectFiles(dir string, dp *proxier.Dataplane) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	for _, f := range dp.Files {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
+			return fmt.Errorf("writing the expected rules: %w", err)
+		}
+	}
+	return nil
+}
+
+func nodeLabel(s *model.Snapshot) string {
+	if s.Node.Name == "" {
+		return "unknown"
+	}
+	return s.Node.Name
+}
+
+func nodeDirName(s *model.Snapshot) string {
+	if s.Node.Name != "" {
+		return s.Node.Name
+	}
+	for _, in := range s.Inputs {
+		if in.Bundle != "" {
+			return filepath.Base(in.Bundle)
+		}
+	}
+	return "node"
+}
