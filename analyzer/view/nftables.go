@@ -182,6 +182,8 @@ type nftExtractor struct {
 	back  map[string]*nftBackend
 	// fw holds the firewall of each destination.
 	fw map[nftDestKey]*Firewall
+	// clusterIPs holds the members of the cluster-ips set (1.30+).
+	clusterIPs map[netip.Addr]bool
 }
 
 // FromNFT builds the view of kube-proxy's table of one family (table ip
@@ -223,6 +225,16 @@ func FromNFT(t *nft.Table, attr *Attribution) *View {
 	}
 	for _, s := range t.Sets {
 		x.sets[s.Name] = s
+	}
+	if s := x.sets["cluster-ips"]; s != nil && !s.IsMap {
+		x.clusterIPs = make(map[netip.Addr]bool, len(s.Elements))
+		for i := range s.Elements {
+			if len(s.Elements[i].Key) == 1 {
+				if a, err := netip.ParseAddr(s.Elements[i].Key[0]); err == nil {
+					x.clusterIPs[a.Unmap()] = true
+				}
+			}
+		}
 	}
 	x.walk()
 	x.objects()
@@ -614,7 +626,7 @@ func (x *nftExtractor) blockAction(v *nft.Verdict) Action {
 }
 
 // kindOf classifies a destination: by the Service owning the address,
-// else by the firewall and the chain it leads to.
+// else by the cluster-ips set, the firewall and the chain it leads to.
 func (x *nftExtractor) kindOf(ip netip.Addr, proto string, port int32, target string) Kind {
 	for _, sp := range x.names.dest(ip, proto, port) {
 		for _, a := range sp.ClusterIPs {
@@ -628,6 +640,9 @@ func (x *nftExtractor) kindOf(ip netip.Addr, proto string, port int32, target st
 			}
 		}
 		return ExternalIP
+	}
+	if x.clusterIPs[ip] {
+		return ClusterIP
 	}
 	if x.fw[nftDestKey{ip, proto, port}] != nil {
 		return LoadBalancerIP
