@@ -26,6 +26,9 @@ func runEndpointMissing(p *Pass) {
 		for _, sp := range p.PortsOf(v) {
 			e := p.Expect(sp, v.Family)
 			for _, u := range dispatches(v, sp) {
+				if policyUnused(v, sp, u.d) {
+					continue // traffic-policy-mismatch reports the dispatch
+				}
 				if u.d.Drops {
 					continue
 				}

@@ -30,6 +30,9 @@ func runEndpointStale(p *Pass) {
 		for _, sp := range p.PortsOf(v) {
 			e := p.Expect(sp, v.Family)
 			for _, u := range dispatches(v, sp) {
+				if policyUnused(v, sp, u.d) {
+					continue // traffic-policy-mismatch reports the dispatch
+				}
 				want := e.Endpoints(u.d.Policy)
 				for _, b := range u.d.Backends {
 					if model.Has(want, b.Endpoint) {

@@ -54,6 +54,11 @@ func ProgrammedModes(s *model.Snapshot) []string {
 		ipt = ipt || IsIPTablesMode(d)
 		ipvs = ipvs || IsIPVSMode(d)
 	}
+	for _, rs := range s.NFT {
+		for _, t := range rs.Tables {
+			ipt = ipt || nftHasIPTablesMode(t) // iptables-nft's tables as nft lists them
+		}
+	}
 	if ipt {
 		out = append(out, model.ModeIPTables)
 	}
@@ -149,6 +154,8 @@ func (f *facts) buildViews() []*view.View {
 		}
 	case model.ModeIPVS:
 		out = ipvsViews(f.snap)
+	case model.ModeNFTables:
+		out = nftViews(f.snap, f.attr)
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 )
 
@@ -35,7 +36,7 @@ func runLoadBalanceSkew(p *Pass) {
 				if msg := skewMessage(u.d); msg != "" {
 					f := Finding{Service: sp.String(), Protocol: string(sp.Protocol), Evidence: u.d.Evidence, Message: msg}
 					for _, b := range u.d.Backends {
-						if len(b.Evidence) > 0 {
+						if len(b.Evidence) > 0 && !hasEvidence(f.Evidence, b.Evidence[0]) {
 							f.Evidence = append(f.Evidence, b.Evidence[0]) // the balancing rule
 						}
 					}
@@ -129,4 +130,15 @@ func weightList(bs []*view.Backend) string {
 		}
 	}
 	return strings.Join(ws, ", ")
+}
+
+// hasEvidence reports whether ev is in list (nftables balances over all
+// endpoints in one rule).
+func hasEvidence(list []model.Evidence, ev model.Evidence) bool {
+	for _, e := range list {
+		if e == ev {
+			return true
+		}
+	}
+	return false
 }

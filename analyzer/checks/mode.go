@@ -26,7 +26,10 @@ var modeMismatch = &Check{
 		"PREROUTING and OUTPUT run before IPVS sees a packet (IPVS works in LOCAL_IN), so stale `KUBE-SVC-*` chains " +
 		"win over the IPVS table for every cluster IP they list, while `kube-ipvs0` addresses and IPVS-mode filter " +
 		"rules left on an iptables node make the node accept, or reject, traffic for addresses kube-proxy no " +
-		"longer manages. A configuration that differs from what runs makes every other finding suspect.",
+		"longer manages. kube-proxy's nftables table and the iptables nat table hook prerouting and output at the same " +
+		"priority (dstnat), where the kernel runs chains of equal priority in the order they were registered, which no " +
+		"dump shows, and the first DNAT wins: leftovers of either mode next to the other make the outcome undefined " +
+		"for every address both list. A configuration that differs from what runs makes every other finding suspect.",
 	Fix: "Check which configuration the running kube-proxy loaded (its log's \"Using ... Proxier\" line). Remove " +
 		"the leftovers of the old mode with `kube-proxy --cleanup` (run with the old mode's binaries, e.g. in a " +
 		"debug pod on the node), or reboot the node, then restart kube-proxy.",
@@ -75,6 +78,11 @@ func runModeMismatch(p *Pass) {
 	}
 	for _, m := range programmed {
 		if m == current {
+			continue
+		}
+		if f, ok := ModeLeftovers(s, current, m); ok {
+			f.Evidence = append(append([]model.Evidence{}, cfgEv...), f.Evidence...)
+			p.Report(f)
 			continue
 		}
 		f := Finding{

@@ -60,6 +60,20 @@ func runNodePortMissing(p *Pass) {
 					"rewritten by something else or the last sync failed. Restart kube-proxy on the node.",
 			})
 		}
+		if anyNodePort && !v.NodePorts && v.Mode == model.ModeNFTables {
+			ev := append([]model.Evidence{}, v.NodePortsEvidence...)
+			if len(ev) == 0 {
+				ev = append(ev, anchor(v, view.NodePort))
+			}
+			p.Report(Finding{
+				Message:  fmt.Sprintf("no node port of this node is reachable (%s): %s", v.Family, v.NodePortsWhy),
+				Evidence: ev,
+				Advice: "kube-proxy's services chain looks up service-nodeports for the addresses in nodeport-ips (or for every " +
+					"local address when nodePortAddresses is unset before 1.31). An empty nodeport-ips set means that " +
+					"nodePortAddresses matches no address of the node: check it against `ip addr` and the kube-proxy log; " +
+					"a missing rule means the table was edited or the last sync failed: restart kube-proxy on the node.",
+			})
+		}
 	}
 }
 

@@ -58,6 +58,15 @@ func runOrphanRules(p *Pass) {
 			})
 		}
 		for _, o := range v.Objects {
+			if o.Flushed && !o.Referenced {
+				p.Report(Finding{
+					Service: o.Service, Severity: Info,
+					Message:  fmt.Sprintf("%s %s is empty and not referenced by any rule: kube-proxy flushes the chains it stops using and deletes them at a later sync", o.Kind, o.Name),
+					Evidence: o.Evidence,
+					Advice:   "Nothing to do if it is gone in a capture taken a few seconds later; if it stays, restart kube-proxy on the node.",
+				})
+				continue
+			}
 			switch {
 			case o.Service != "" && ports[o.Service] == nil:
 				p.Report(Finding{
@@ -79,7 +88,7 @@ func runOrphanRules(p *Pass) {
 					Evidence: o.Evidence,
 					Advice:   "kube-proxy deletes unreferenced chains of its own at its next full sync; if this one stays, restart kube-proxy on the node.",
 				}
-				if large {
+				if large && v.Mode == model.ModeIPTables {
 					f.Severity = Info
 					f.Message += " (large-cluster mode deletes stale chains at most once per sync period)"
 				}

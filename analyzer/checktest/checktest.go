@@ -15,8 +15,23 @@
 //	# want check-id "regexp"
 //
 // expects a finding of that check whose message matches the regexp and whose
-// evidence points at the next line that is not itself a want line. Every
-// finding must be expected and every expectation met. A scenario without
+// evidence points at the next line that is not itself a want line.
+//
+// Files that cannot hold comments (JSON: `nft -j list ruleset`, kubectl -o
+// json) take their expectations from a section named "want", which is not
+// written to the bundle. Each of its lines (blank lines and lines starting
+// with # aside) is
+//
+//	FILE LOCATION check-id "regexp"
+//
+// where FILE is the file's name in the bundle and LOCATION the JSON path the
+// evidence must point at ($.nftables[42], $.nftables[10].map.elem[1]) or a
+// 1-based line number:
+//
+//	-- want --
+//	node/nft-ruleset.json $.nftables[10].map.elem[1] service-missing "cluster IP"
+//
+// Every finding must be expected and every expectation met. A scenario without
 // wants must produce no finding at all (the healthy scenarios).
 package checktest
 
@@ -42,12 +57,23 @@ type Want struct {
 	Check string
 	Re    *regexp.Regexp
 	File  string
-	Line  int // the line the evidence must point at
+	// Line is the line the evidence must point at, or Path (when not
+	// empty) the JSON path.
+	Line int
+	Path string
 	// At is where the want line itself is (for messages).
 	At string
 }
 
-var reWant = regexp.MustCompile(`^\s*#\s*want\s+([a-z0-9-]+)\s+"((?:[^"\\]|\\.)*)"\s*$`)
+// WantSection is the name of the txtar section of expectations by
+// location.
+const WantSection = "want"
+
+var (
+	reWant    = regexp.MustCompile(`^\s*#\s*want\s+([a-z0-9-]+)\s+"((?:[^"\\]|\\.)*)"\s*$`)
+	reWantAt  = regexp.MustCompile(`^\s*(\S+)\s+(\$\S*|[0-9]+)\s+([a-z0-9-]+)\s+"((?:[^"\\]|\\.)*)"\s*$`)
+	reWantKey = regexp.MustCompile(`^[a-z0-9-]+$`)
+)
 
 // Scenario is a parsed scenario file.
 type Scenario struct {
@@ -86,6 +112,10 @@ func Load(t *testing.T, file string) *Scenario {
 		}
 	}
 	for _, f := range a.Files {
+		if f.Name == WantSection {
+			s.Wants = append(s.Wants, sectionWants(t, file, f)...)
+			continue
+		}
 		p := filepath.Join(s.Dir, filepath.FromSlash(f.Name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -124,6 +154,32 @@ func wants(t *testing.T, file string, f txtar.File) []Want {
 	return out
 }
 
+// sectionWants reads the expectations of the want section.
+func sectionWants(t *testing.T, file string, f txtar.File) []Want {
+	var out []Want
+	for i, line := range strings.Split(string(f.Data), "\n") {
+		if tl := strings.TrimSpace(line); tl == "" || strings.HasPrefix(tl, "#") {
+			continue
+		}
+		m := reWantAt.FindStringSubmatch(line)
+		if m == nil || !reWantKey.MatchString(m[3]) {
+			t.Fatalf("%s: %s:%d: malformed want %q (want FILE LOCATION check-id \"regexp\")", file, f.Name, i+1, line)
+		}
+		re, err := regexp.Compile(strings.ReplaceAll(m[4], `\"`, `"`))
+		if err != nil {
+			t.Fatalf("%s: %s:%d: bad regexp: %v", file, f.Name, i+1, err)
+		}
+		w := Want{Check: m[3], Re: re, File: m[1], At: fmt.Sprintf("%s:%d", f.Name, i+1)}
+		if strings.HasPrefix(m[2], "$") {
+			w.Path = m[2]
+		} else {
+			w.Line, _ = strconv.Atoi(m[2])
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
 // Run loads a scenario, runs the checks and reports unexpected findings and
 // unmet expectations as test errors. It returns the findings.
 func Run(t *testing.T, file string, list []*checks.Check) []checks.Finding {
@@ -152,15 +208,26 @@ func Run(t *testing.T, file string, list []*checks.Check) []checks.Finding {
 	}
 	for i, w := range s.Wants {
 		if !met[i] {
-			t.Errorf("%s: %s: no %s finding matching %q with evidence at %s:%d", s.Name, w.At, w.Check, w.Re, w.File, w.Line)
+			t.Errorf("%s: %s: no %s finding matching %q with evidence at %s", s.Name, w.At, w.Check, w.Re, w.Location())
 		}
 	}
 	return all
 }
 
+// Location returns "file:line" or "file:path".
+func (w Want) Location() string {
+	if w.Path != "" {
+		return w.File + ":" + w.Path
+	}
+	return w.File + ":" + strconv.Itoa(w.Line)
+}
+
 func points(f checks.Finding, w Want) bool {
 	for _, e := range f.Evidence {
-		if filepath.ToSlash(e.File) == w.File && e.Line == w.Line {
+		if filepath.ToSlash(e.File) != w.File {
+			continue
+		}
+		if w.Path != "" && e.Path == w.Path || w.Path == "" && e.Path == "" && e.Line == w.Line {
 			return true
 		}
 	}
@@ -170,6 +237,10 @@ func points(f checks.Finding, w Want) bool {
 func evidence(f checks.Finding) string {
 	var parts []string
 	for _, e := range f.Evidence {
+		if e.Path != "" {
+			parts = append(parts, e.File+":"+e.Path)
+			continue
+		}
 		parts = append(parts, e.File+":"+strconv.Itoa(e.Line))
 	}
 	return strings.Join(parts, ", ")
@@ -192,6 +263,9 @@ func WantedChecks(t *testing.T, pattern string) map[string][]string {
 			for _, line := range strings.Split(string(f.Data), "\n") {
 				if m := reWant.FindStringSubmatch(line); m != nil {
 					out[m[1]] = append(out[m[1]], filepath.Base(file))
+				}
+				if m := reWantAt.FindStringSubmatch(line); m != nil && f.Name == WantSection {
+					out[m[3]] = append(out[m[3]], filepath.Base(file))
 				}
 			}
 		}

@@ -634,7 +634,10 @@ func (c *comparer) dataPlane(o, n *model.Snapshot, oMode, nMode string, oViews, 
 
 func noViewReason(s *model.Snapshot, mode string) string {
 	for _, in := range s.Inputs {
-		if strings.HasPrefix(string(in.Kind), "nft") && mode == model.ModeNFTables || strings.HasPrefix(string(in.Kind), "ipvs") && mode == model.ModeIPVS {
+		if strings.HasPrefix(string(in.Kind), "nft") && mode == model.ModeNFTables {
+			return fmt.Sprintf("%s holds no kube-proxy table", in.Path)
+		}
+		if strings.HasPrefix(string(in.Kind), "ipvs") && mode == model.ModeIPVS {
 			return fmt.Sprintf("proxyscan does not read a %s data plane into its view yet (%s is in the inputs)", mode, in.Path)
 		}
 	}

@@ -83,6 +83,9 @@ type View struct {
 	// KUBE-SERVICES tail rule, the nft nodeport map lookup); its evidence.
 	NodePorts         bool
 	NodePortsEvidence []model.Evidence
+	// NodePortsWhy says, when NodePorts is false, why node ports are not
+	// reachable ("" when the mode does not say).
+	NodePortsWhy string
 	// Unrecognised lists rules in kube-proxy's chains that the view could
 	// not interpret.
 	Unrecognised []model.Evidence
@@ -279,7 +282,10 @@ type Object struct {
 	Hash string
 	// Referenced reports whether anything in the data plane leads to it.
 	Referenced bool
-	Evidence   []model.Evidence
+	// Flushed marks an empty nftables chain: kube-proxy flushes the chains
+	// it no longer uses in one sync and deletes them in a later one.
+	Flushed  bool
+	Evidence []model.Evidence
 }
 
 // Lookup returns the entries of a kind for an address (invalid for node
@@ -304,6 +310,17 @@ func (v *View) Find(kind Kind, ip netip.Addr, proto string, port int32) *Entry {
 
 // SortEntries orders entries by kind, address, protocol and port.
 func (v *View) SortEntries() {
-	sort.SliceStable(v.Entries, func(i, j int) bool { return v.Entries[i].Key() < v.Entries[j].Key() })
+	type keyed struct {
+		key string
+		e   *Entry
+	}
+	ks := make([]keyed, len(v.Entries))
+	for i, e := range v.Entries {
+		ks[i] = keyed{e.Key(), e}
+	}
+	sort.SliceStable(ks, func(i, j int) bool { return ks[i].key < ks[j].key })
+	for i := range ks {
+		v.Entries[i] = ks[i].e
+	}
 	v.Index()
 }

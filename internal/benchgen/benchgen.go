@@ -16,6 +16,7 @@ import (
 	"net/netip"
 	"sort"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -277,4 +278,122 @@ func (s Spec) IPTablesSave(w io.Writer) error {
 // Config is a KubeProxyConfiguration for the generated node.
 func (s Spec) Config() []byte {
 	return []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: iptables\nclusterCIDR: 10.128.0.0/9\nhostnameOverride: " + s.Node + "\n")
+}
+
+// NodeIP is the address of the generated node (the nodeport-ips set of
+// its nftables ruleset).
+const NodeIP = "172.30.0.11"
+
+// NFTRuleset writes the `nft list ruleset` output (nft 1.0.6) of the
+// node's table ip kube-proxy as kube-proxy v1.37's nftables mode programs
+// it for the cluster: a service-ips element and a service chain per
+// Service (one dnat, or a dnat to a numgen map of its endpoints), a
+// service-nodeports element and an external chain per NodePort Service,
+// the cluster-ips and hairpin sets, and the fixed chains.
+func (s Spec) NFTRuleset(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	svcs := s.services()
+	local := func(i, j int) bool { return fmt.Sprintf("bench-node-%d", (i+j)%3+1) == s.Node }
+	elements := func(items []string, perLine int) {
+		if len(items) == 0 {
+			return
+		}
+		bw.WriteString("\t\telements = { ")
+		for k, it := range items {
+			if k > 0 {
+				if k%perLine == 0 {
+					bw.WriteString(",\n\t\t\t     ")
+				} else {
+					bw.WriteString(", ")
+				}
+			}
+			bw.WriteString(it)
+		}
+		bw.WriteString(" }\n")
+	}
+	set := func(kind, name, typ, comment string, items []string, perLine int) {
+		fmt.Fprintf(bw, "\t%s %s {\n\t\ttype %s\n\t\tcomment %q\n", kind, name, typ, comment)
+		elements(items, perLine)
+		bw.WriteString("\t}\n\n")
+	}
+	base := func(v svc) string { return model.NFTServiceChainBase(spn(v), "tcp") }
+	var cips, hairpin, svcIPs, nodePorts []string
+	for i, v := range svcs {
+		cips = append(cips, v.ip.String())
+		for j, ep := range v.eps {
+			if local(i, j) {
+				hairpin = append(hairpin, ep.String()+" . "+ep.String()+" . tcp . 8080")
+			}
+		}
+		svcIPs = append(svcIPs, v.ip.String()+" . tcp . 80 : goto service-"+base(v))
+		if v.nodePort != 0 {
+			nodePorts = append(nodePorts, "tcp . "+strconv.Itoa(int(v.nodePort))+" : goto external-"+base(v))
+		}
+	}
+	bw.WriteString("table ip kube-proxy {\n\tcomment \"rules for kube-proxy\"\n")
+	set("set", "cluster-ips", "ipv4_addr", "Active ClusterIPs", cips, 2)
+	set("set", "hairpin-connections", "ipv4_addr . ipv4_addr . inet_proto . inet_service", "service hairpin connections", hairpin, 1)
+	set("set", "nodeport-ips", "ipv4_addr", "IPs that accept NodePort traffic", []string{NodeIP}, 2)
+	set("map", "firewall-ips", "ipv4_addr . inet_proto . inet_service : verdict", "destinations that are subject to LoadBalancerSourceRanges", nil, 1)
+	set("map", "no-endpoint-nodeports", "inet_proto . inet_service : verdict", "vmap to drop or reject packets to service nodeports with no endpoints", nil, 1)
+	set("map", "no-endpoint-services", "ipv4_addr . inet_proto . inet_service : verdict", "vmap to drop or reject packets to services with no endpoints", nil, 1)
+	set("map", "service-ips", "ipv4_addr . inet_proto . inet_service : verdict", "ClusterIP, ExternalIP and LoadBalancer IP traffic", svcIPs, 1)
+	fmt.Fprintf(bw, "\tmap service-nodeports {\n\t\ttype inet_proto . inet_service : verdict\n\t\tcomment \"NodePort traffic\"\n")
+	elements(nodePorts, 1)
+	bw.WriteString("\t}\n")
+	// Chains, in the order nft lists them for kube-proxy's transaction
+	// (sorted by name).
+	chains := map[string]string{
+		"cluster-ips-check":          "\t\tip daddr @cluster-ips reject comment \"Reject traffic to invalid ports of ClusterIPs\"\n",
+		"filter-forward":             "\t\ttype filter hook forward priority filter; policy accept;\n\t\tct state new jump service-endpoints-check\n\t\tct state new jump cluster-ips-check\n",
+		"filter-input":               "\t\ttype filter hook input priority filter; policy accept;\n\t\tct state new jump nodeport-endpoints-check\n\t\tct state new jump service-endpoints-check\n",
+		"filter-output":              "\t\ttype filter hook output priority filter; policy accept;\n\t\tct state new jump service-endpoints-check\n\t\tct state new jump cluster-ips-check\n",
+		"filter-output-pre-dnat":     "\t\ttype filter hook output priority -110; policy accept;\n\t\tct state new jump firewall-check\n",
+		"filter-prerouting-pre-dnat": "\t\ttype filter hook prerouting priority dstnat - 10; policy accept;\n\t\tct state new jump firewall-check\n",
+		"firewall-check":             "\t\tip daddr . meta l4proto . th dport vmap @firewall-ips\n",
+		"masquerading":               "\t\tmeta mark & 0x00004000 != 0x00000000 meta mark set meta mark ^ 0x00004000 masquerade fully-random\n\t\tct status dnat ip saddr . ip daddr . meta l4proto . th dport @hairpin-connections masquerade fully-random\n",
+		"nat-output":                 "\t\ttype nat hook output priority -100; policy accept;\n\t\tjump services\n",
+		"nat-postrouting":            "\t\ttype nat hook postrouting priority srcnat; policy accept;\n\t\tjump masquerading\n",
+		"nat-prerouting":             "\t\ttype nat hook prerouting priority dstnat; policy accept;\n\t\tjump services\n",
+		"nodeport-endpoints-check":   "\t\tip daddr @nodeport-ips meta l4proto . th dport vmap @no-endpoint-nodeports\n",
+		"reject-chain":               "\t\tcomment \"helper for @no-endpoint-services / @no-endpoint-nodeports\"\n\t\treject\n",
+		"service-endpoints-check":    "\t\tip daddr . meta l4proto . th dport vmap @no-endpoint-services\n",
+		"services": "\t\tip daddr @cluster-ips ip saddr != 10.128.0.0/9 meta mark set meta mark | 0x00004000 comment \"masquerade clusterIP traffic from outside cluster\"\n" +
+			"\t\tip daddr . meta l4proto . th dport vmap @service-ips\n\t\tip daddr @nodeport-ips meta l4proto . th dport vmap @service-nodeports\n",
+	}
+	for _, v := range svcs {
+		var b strings.Builder
+		if len(v.eps) == 1 {
+			b.WriteString("\t\tmeta l4proto tcp dnat to " + v.eps[0].String() + ":8080\n")
+		} else {
+			fmt.Fprintf(&b, "\t\tmeta l4proto tcp dnat ip to numgen random mod %d map { ", len(v.eps))
+			for j, ep := range v.eps {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%d : %s . 8080", j, ep)
+			}
+			b.WriteString(" }\n")
+		}
+		chains["service-"+base(v)] = b.String()
+		if v.nodePort != 0 {
+			chains["external-"+base(v)] = "\t\tmeta mark set meta mark | 0x00004000 comment \"masquerade\"\n\t\tgoto service-" + base(v) + "\n"
+		}
+	}
+	names := make([]string, 0, len(chains))
+	for n := range chains {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		bw.WriteString("\n\tchain " + n + " {\n" + chains[n] + "\t}\n")
+	}
+	bw.WriteString("}\n")
+	return bw.Flush()
+}
+
+// NFTConfig is the KubeProxyConfiguration of the generated node in
+// nftables mode.
+func (s Spec) NFTConfig() []byte {
+	return []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: nftables\nclusterCIDR: 10.128.0.0/9\nhostnameOverride: " + s.Node + "\n")
 }

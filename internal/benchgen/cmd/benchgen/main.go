@@ -1,6 +1,6 @@
 // Command benchgen writes the generated benchmark inputs into a directory:
-// node/iptables-save.txt, cluster/cluster.json, cluster/cluster.yaml and
-// kube-proxy/config.yaml.
+// node/iptables-save.txt (or, with -mode nftables, node/nft-ruleset.txt),
+// cluster/cluster.json, cluster/cluster.yaml and kube-proxy/config.yaml.
 package main
 
 import (
@@ -18,9 +18,10 @@ func main() {
 	spec := benchgen.Default
 	flag.IntVar(&spec.Services, "services", spec.Services, "number of Services")
 	flag.IntVar(&spec.Endpoints, "endpoints", spec.Endpoints, "number of endpoints")
+	mode := flag.String("mode", "iptables", "proxy mode of the node: iptables or nftables")
 	flag.Parse()
 	if *out == "" {
-		fmt.Fprintln(os.Stderr, "usage: benchgen -out DIR [-services N] [-endpoints N]")
+		fmt.Fprintln(os.Stderr, "usage: benchgen -out DIR [-services N] [-endpoints N] [-mode iptables|nftables]")
 		os.Exit(2)
 	}
 	files := map[string]func(io.Writer) error{
@@ -28,6 +29,16 @@ func main() {
 		"cluster/cluster.json":   spec.WriteJSON,
 		"cluster/cluster.yaml":   spec.WriteYAML,
 		"kube-proxy/config.yaml": func(w io.Writer) error { _, err := w.Write(spec.Config()); return err },
+	}
+	switch *mode {
+	case "iptables":
+	case "nftables":
+		delete(files, "node/iptables-save.txt")
+		files["node/nft-ruleset.txt"] = spec.NFTRuleset
+		files["kube-proxy/config.yaml"] = func(w io.Writer) error { _, err := w.Write(spec.NFTConfig()); return err }
+	default:
+		fmt.Fprintf(os.Stderr, "benchgen: unknown mode %q (want iptables or nftables)\n", *mode)
+		os.Exit(2)
 	}
 	for name, write := range files {
 		p := filepath.Join(*out, name)
