@@ -46,8 +46,10 @@ func BenchmarkChecks(b *testing.B) {
 	s := benchSnapshot(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if r := checks.Run(s, checks.All); len(r.Findings) != 0 {
-			b.Fatalf("%d findings, first %+v", len(r.Findings), r.Findings[0])
+		for _, f := range checks.Run(s, checks.All).Findings {
+			if f.Check != "ruleset-scale" { // rightly advises another mode at this size
+				b.Fatalf("unexpected finding on a consistent input: %+v", f)
+			}
 		}
 	}
 }
