@@ -167,8 +167,13 @@ func (b *builder) add(r parsed) {
 	case *klog.Log:
 		b.snap.Logs = append(b.snap.Logs, v)
 	case *conntrack.Dump:
-		b.one(&in, b.snap.Conntrack != nil)
-		b.snap.Conntrack = v
+		if b.snap.Conntrack == nil {
+			b.snap.Conntrack = v
+		} else {
+			// IPv4 and IPv6 samples (conntrack-dnat.txt, conntrack6-dnat.txt):
+			// one table of flows, each with its own position.
+			b.snap.Conntrack.Flows = append(b.snap.Conntrack.Flows, v.Flows...)
+		}
 	case *conntrack.Stats:
 		b.one(&in, b.snap.ConntrackStats != nil)
 		b.snap.ConntrackStats = v
