@@ -7,8 +7,11 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/ipvs"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
+	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
 // A Dataplane is what one proxy mode programs on a node, in the types the
@@ -20,8 +23,16 @@ type Dataplane struct {
 	// Version is the kube-proxy version the data plane was generated for;
 	// zero for a captured data plane.
 	Version kpversion.Version
-	// IPTables holds one dump per family, IPv4 first.
+	// IPTables holds one dump per family, IPv4 first: iptables mode's
+	// rules, or the iptables rules of IPVS mode.
 	IPTables []*iptables.Dump
+	// NFT is nftables mode's ruleset (tables ip and ip6 kube-proxy).
+	NFT *nft.Ruleset
+	// IPVS is IPVS mode's virtual and real servers, IPSets its ipsets, and
+	// Bound the addresses it binds on the kube-ipvs0 dummy interface.
+	IPVS   *ipvs.Dump
+	IPSets *ipset.Dump
+	Bound  []netip.Addr
 	// Files are the dumps in their native text form, one per family, as
 	// the tools print them (iptables-save output, loadable with
 	// iptables-restore); empty for a captured data plane.

@@ -1,0 +1,378 @@
+package trace
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/proxier"
+	"github.com/proxyscan/proxyscan/parsers/ipset"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/ipvs"
+	"github.com/proxyscan/proxyscan/parsers/nft"
+)
+
+// From says where a traced packet enters the node.
+type From string
+
+// Where packets enter.
+const (
+	// FromPod is a packet sent by a pod on this node: it arrives on the
+	// pod's interface and is forwarded (PREROUTING, FORWARD, POSTROUTING).
+	FromPod From = "pod"
+	// FromNode is a packet sent by a process on the node itself (OUTPUT,
+	// POSTROUTING).
+	FromNode From = "node"
+	// FromExternal is a packet from outside the node, to a NodePort, an
+	// externalIP or a load balancer IP, arriving on the node's interface.
+	FromExternal From = "external"
+)
+
+// ParseFrom returns the From named s ("pod", "node", "external").
+func ParseFrom(s string) (From, error) {
+	switch f := From(strings.ToLower(s)); f {
+	case FromPod, FromNode, FromExternal:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown packet origin %q (want pod, node or external)", s)
+}
+
+// A Packet is the first packet of a connection to trace.
+type Packet struct {
+	// Src is the source address; the zero value lets the tracer choose one
+	// for From (a pod address, a node address, an outside address).
+	Src netip.Addr `json:"src"`
+	// Dst is the destination address and port.
+	Dst netip.AddrPort `json:"dst"`
+	// Proto is "tcp", "udp" or "sctp".
+	Proto string `json:"proto"`
+	// From says where the packet enters.
+	From From `json:"from"`
+	// InIface is the interface the packet arrives on ("" for FromNode);
+	// the zero value lets the tracer choose one for From.
+	InIface string `json:"inIface,omitempty"`
+}
+
+// String formats the packet as "proto src -> dst (from)".
+func (p Packet) String() string {
+	src := "*"
+	if p.Src.IsValid() {
+		src = p.Src.String()
+	}
+	return fmt.Sprintf("%s %s -> %s (from %s)", p.Proto, src, p.Dst, p.From)
+}
+
+// Verdict is how a path ends.
+type Verdict string
+
+// Verdicts of a path (contract "Trace JSON").
+const (
+	// VerdictDNAT: the destination was rewritten (to an endpoint).
+	VerdictDNAT Verdict = "DNAT"
+	// VerdictAccept: the packet passed untouched.
+	VerdictAccept Verdict = "ACCEPT"
+	// VerdictReject: a REJECT rule or reject statement answered it.
+	VerdictReject Verdict = "REJECT"
+	// VerdictDrop: a DROP rule, drop statement or DROP policy ate it.
+	VerdictDrop Verdict = "DROP"
+	// VerdictLocal: delivered to the node itself (IPVS, or a local address
+	// nothing rewrote).
+	VerdictLocal Verdict = "LOCAL"
+)
+
+// A Step is one rule (or virtual server, or policy) the packet met, in the
+// order the kernel evaluates them.
+type Step struct {
+	// Table is the iptables table ("nat"), the nft table ("ip kube-proxy")
+	// or "ipvs".
+	Table string `json:"table"`
+	// Chain is the chain holding the rule ("" for IPVS).
+	Chain string `json:"chain"`
+	// Rule is the rule's text exactly as in the dump (iptables: the "-A"
+	// line without counters; nft: the rule as listed; IPVS: the virtual or
+	// real server line).
+	Rule string `json:"rule"`
+	// File, Line and Path locate the rule in its dump (Path is the JSON
+	// path for nft -j input).
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+	Path string `json:"path,omitempty"`
+	// Note explains what the step did when the rule alone does not say it
+	// ("chain policy ACCEPT", "probability 1/3", "affinity entry present").
+	Note string `json:"note,omitempty"`
+	// Warning is set when the step holds a match or statement the tracer
+	// does not model.
+	Warning string `json:"warning,omitempty"`
+}
+
+// A Path is one way through the data plane.
+type Path struct {
+	// Probability of this path among all paths of the packet.
+	Probability float64 `json:"probability"`
+	// Verdict is how the path ends.
+	Verdict Verdict `json:"verdict"`
+	// Destination is the address and port the packet leaves with (after
+	// DNAT), or its original destination.
+	Destination string `json:"destination,omitempty"`
+	// Masquerade reports a MASQUERADE (or SNAT) on the way out.
+	Masquerade bool `json:"masquerade"`
+	// SNAT is the source address of an explicit SNAT, if any.
+	SNAT string `json:"snat,omitempty"`
+	// Conditions lists what the path depends on beyond chance ("affinity
+	// entry for the source", "source hash").
+	Conditions []string `json:"conditions,omitempty"`
+	// Steps lists every rule that matched, in evaluation order.
+	Steps []Step `json:"steps"`
+	// Warnings collects the steps' warnings and other doubts about the path.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// A Result is every path of one packet through one data plane.
+type Result struct {
+	// Packet is the traced packet, with the source and interface chosen.
+	Packet Packet `json:"packet"`
+	// Mode is the proxy mode of the data plane traced.
+	Mode string `json:"mode"`
+	// Node names the node whose data plane was traced.
+	Node string `json:"node,omitempty"`
+	// Expected reports a trace through the reference proxier's data plane.
+	Expected bool `json:"expected,omitempty"`
+	// Paths, most probable first; their probabilities sum to 1.
+	Paths []Path `json:"paths"`
+	// Warnings are doubts about the trace as a whole (no dump of the
+	// packet's family, a mode without captured rules, ...).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// A Dataplane is everything the tracer reads for one node.
+type Dataplane struct {
+	// Mode is the proxy mode whose rules are walked: "iptables", "ipvs" or
+	// "nftables".
+	Mode string
+	// Node names the node.
+	Node string
+	// IPTables are the iptables dumps (iptables mode, and the iptables side
+	// of IPVS mode), one per family and backend.
+	IPTables []*iptables.Dump
+	// NFT are the nftables rulesets.
+	NFT []*nft.Ruleset
+	// IPVS are the IPVS tables.
+	IPVS []*ipvs.Dump
+	// IPSets are the ipsets the iptables rules of IPVS mode match.
+	IPSets []*ipset.Dump
+	// Local are the node's local addresses (addrtype LOCAL, fib daddr type
+	// local, IPVS virtual servers bound on kube-ipvs0).
+	Local []netip.Addr
+	// PodCIDRs are the node's pod ranges (to choose a pod source address).
+	PodCIDRs []netip.Prefix
+	// Expected reports a data plane generated by the reference proxier.
+	Expected bool
+}
+
+// IsLocal reports whether a is one of the node's local addresses.
+func (dp *Dataplane) IsLocal(a netip.Addr) bool {
+	a = a.Unmap()
+	if a.IsLoopback() {
+		return true
+	}
+	for _, l := range dp.Local {
+		if l == a {
+			return true
+		}
+	}
+	return false
+}
+
+// FromSnapshot returns the captured data plane of a snapshot, for the mode
+// given ("" means the mode actually programmed: the configured one, else
+// what the dumps hold).
+func FromSnapshot(snap *model.Snapshot, mode string) *Dataplane {
+	if mode == "" {
+		mode = programmedMode(snap)
+	}
+	dp := &Dataplane{
+		Mode:     mode,
+		Node:     snap.Node.Name,
+		IPTables: snap.IPTables,
+		NFT:      snap.NFT,
+		IPVS:     snap.IPVS,
+		IPSets:   snap.IPSets,
+		PodCIDRs: snap.Node.PodCIDRs,
+	}
+	dp.Local = localAddrs(snap)
+	return dp
+}
+
+// programmedMode is the configured mode when the snapshot says one, else
+// the mode whose data plane the dumps hold.
+func programmedMode(snap *model.Snapshot) string {
+	if snap.Config != nil && snap.Config.Mode != "" {
+		return snap.Config.EffectiveMode()
+	}
+	for _, rs := range snap.NFT {
+		for _, t := range rs.Tables {
+			if t.Name == "kube-proxy" {
+				return model.ModeNFTables
+			}
+		}
+	}
+	for _, d := range snap.IPVS {
+		if len(d.Services) > 0 {
+			return model.ModeIPVS
+		}
+	}
+	return model.ModeIPTables
+}
+
+// localAddrs returns the node's addresses: those of ip addr when captured
+// (kube-ipvs0 included), else the node object's.
+func localAddrs(snap *model.Snapshot) []netip.Addr {
+	seen := map[netip.Addr]bool{}
+	var out []netip.Addr
+	add := func(a netip.Addr) {
+		a = a.Unmap()
+		if a.IsValid() && !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	for _, a := range snap.Node.Local {
+		add(a)
+	}
+	for _, a := range snap.Node.Addresses {
+		add(a)
+	}
+	return out
+}
+
+// Options tune a trace.
+type Options struct {
+	// MaxPaths bounds the number of paths kept (0: 4096); a trace that
+	// would fork further says so in its warnings.
+	MaxPaths int
+	// MaxSteps bounds the rules one path may meet before it is cut as a
+	// loop (0: 10000).
+	MaxSteps int
+}
+
+func (o Options) maxPaths() int {
+	if o.MaxPaths > 0 {
+		return o.MaxPaths
+	}
+	return 4096
+}
+
+func (o Options) maxSteps() int {
+	if o.MaxSteps > 0 {
+		return o.MaxSteps
+	}
+	return 10000
+}
+
+// engine walks one mode's data plane.
+type engine func(dp *Dataplane, pkt Packet, opts Options) (*Result, error)
+
+// engines lists the modes the tracer walks.
+var engines = map[string]engine{
+	model.ModeIPTables: traceIPTables,
+	model.ModeIPVS:     traceIPVS,
+	model.ModeNFTables: traceNFT,
+}
+
+// Trace replays pkt through dp and returns every path it can take.
+func Trace(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
+	if !pkt.Dst.IsValid() {
+		return nil, fmt.Errorf("trace: destination address and port are required")
+	}
+	switch pkt.Proto {
+	case "tcp", "udp", "sctp":
+	case "":
+		pkt.Proto = "tcp"
+	default:
+		return nil, fmt.Errorf("trace: unknown protocol %q (want tcp, udp or sctp)", pkt.Proto)
+	}
+	if pkt.From == "" {
+		pkt.From = FromPod
+	}
+	e, ok := engines[dp.Mode]
+	if !ok {
+		return nil, fmt.Errorf("trace: proxy mode %q is not traced (want iptables, ipvs or nftables)", dp.Mode)
+	}
+	res, err := e(dp, pkt, opts)
+	if err != nil {
+		return nil, err
+	}
+	res.Mode = dp.Mode
+	res.Node = dp.Node
+	res.Expected = dp.Expected
+	res.Paths = Merge(res.Paths)
+	return res, nil
+}
+
+// Merge folds paths that took the same steps to the same end into one,
+// adding their probabilities, and sorts them most probable first (then by
+// destination, for a stable order).
+func Merge(paths []Path) []Path {
+	idx := map[string]int{}
+	var out []Path
+	for _, p := range paths {
+		k := pathKey(p)
+		if i, ok := idx[k]; ok {
+			out[i].Probability += p.Probability
+			continue
+		}
+		idx[k] = len(out)
+		out = append(out, p)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Probability != out[j].Probability {
+			return out[i].Probability > out[j].Probability
+		}
+		return out[i].Destination < out[j].Destination
+	})
+	return out
+}
+
+func pathKey(p Path) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%s|%t|%s|%s", p.Verdict, p.Destination, p.Masquerade, p.SNAT, strings.Join(p.Conditions, ","))
+	for _, s := range p.Steps {
+		fmt.Fprintf(&b, "|%s:%d:%s:%s", s.File, s.Line, s.Path, s.Rule)
+	}
+	return b.String()
+}
+
+// FromExpected returns the data plane the reference proxier generated for
+// snap (see proxier.Expect), with the node's addresses of snap.
+func FromExpected(snap *model.Snapshot, exp *proxier.Dataplane) *Dataplane {
+	dp := &Dataplane{
+		Mode:     exp.Mode,
+		Node:     snap.Node.Name,
+		IPTables: exp.IPTables,
+		PodCIDRs: snap.Node.PodCIDRs,
+		Expected: true,
+	}
+	if exp.NFT != nil {
+		dp.NFT = []*nft.Ruleset{exp.NFT}
+	}
+	if exp.IPVS != nil {
+		dp.IPVS = []*ipvs.Dump{exp.IPVS}
+	}
+	if exp.IPSets != nil {
+		dp.IPSets = []*ipset.Dump{exp.IPSets}
+	}
+	dp.Local = localAddrs(snap)
+	seen := map[netip.Addr]bool{}
+	for _, a := range dp.Local {
+		seen[a] = true
+	}
+	for _, a := range exp.Bound {
+		if !seen[a] {
+			seen[a] = true
+			dp.Local = append(dp.Local, a)
+		}
+	}
+	return dp
+}
