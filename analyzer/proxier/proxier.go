@@ -78,6 +78,7 @@ type Mode interface {
 // Modes lists the modes the proxier generates, by name.
 var Modes = map[string]Mode{
 	model.ModeIPTables: iptablesMode{},
+	model.ModeNFTables: nftablesMode{},
 }
 
 // ModeNames returns the names of the modes, sorted.
@@ -166,6 +167,9 @@ func Captured(snap *model.Snapshot, mode string) (*Dataplane, error) {
 		return nil, fmt.Errorf("proxy mode %q is not compared (available: %s)", mode, strings.Join(ModeNames(), ", "))
 	}
 	dp := &Dataplane{Mode: mode, ports: snap.Ports}
+	if mode == model.ModeNFTables {
+		return capturedNFT(snap, dp), nil
+	}
 	best := map[model.Family]*iptables.Dump{}
 	for _, d := range snap.IPTables {
 		f := model.Family(d.Family)
