@@ -36,10 +36,13 @@ func NewCmdExpect(f *Factory, runF func(*ExpectOptions) error) *cobra.Command {
 			"mode an iptables-save file per IP family (IPv4 then IPv6 on a dual-stack node), each loadable\n" +
 			"with iptables-restore (ip6tables-restore). On stdout the files follow each other, each after a\n" +
 			"comment line naming it; with --dir they are written as DIR/iptables-save.txt and\n" +
-			"DIR/ip6tables-save.txt (DIR/NODE/... for several nodes).",
+			"DIR/ip6tables-save.txt (DIR/NODE/... for several nodes). For nftables mode (kube-proxy 1.37)\n" +
+			"it is the tables ip and ip6 kube-proxy as `nft list ruleset` prints them, loadable with nft -f\n" +
+			"(DIR/nft-ruleset.txt).",
 		Example: "  proxyscan expect bundle.tgz\n" +
 			"  proxyscan expect cluster.yaml kube-proxy.yaml --node worker-1 --version 1.23\n" +
-			"  proxyscan expect ./bundle --family IPv6 --dir expected/",
+			"  proxyscan expect ./bundle --family IPv6 --dir expected/\n" +
+			"  proxyscan expect ./bundle --mode nftables",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return flagErrorf("expect needs at least one PATH")
@@ -106,8 +109,12 @@ func expectRun(opts *ExpectOptions) error {
 			continue
 		}
 		for _, f := range dp.Files {
+			fam := string(f.Family)
+			if fam == "" { // one file for both families (nftables mode)
+				fam = "IPv4 and IPv6"
+			}
 			fmt.Fprintf(opts.IO.Out, "# proxyscan expect: %s, kube-proxy %s %s mode, %s, node %s\n",
-				f.Name, dp.Version.MinorString(), dp.Mode, f.Family, nodeLabel(s))
+				f.Name, dp.Version.MinorString(), dp.Mode, fam, nodeLabel(s))
 			if _, err := opts.IO.Out.Write(f.Data); err != nil {
 				return fmt.Errorf("writing the expected rules: %w", err)
 			}

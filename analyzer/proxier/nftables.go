@@ -164,13 +164,13 @@ type nftProxier struct {
 	masqueradeAll bool
 	// masqRule is "meta mark set meta mark | MARK", as nft lists the
 	// "mark set mark or MARK" kube-proxy writes.
-	masqRule           string
-	masqueradeMark     string
+	masqRule            string
+	masqueradeMark      string
 	ifLocal, ifNotLocal string
-	nodeIP             netip.Addr
-	nodePortAddresses  *nodePortAddresses
-	serviceCIDRs       []netip.Prefix
-	ports              []*model.ServicePort
+	nodeIP              netip.Addr
+	nodePortAddresses   *nodePortAddresses
+	serviceCIDRs        []netip.Prefix
+	ports               []*model.ServicePort
 
 	chains map[string]*nftChainText
 	sets   map[string]*nftSetText
@@ -210,7 +210,7 @@ func newNFTProxier(in *input, f model.Family) *nftProxier {
 	p.masqueradeMark = fmt.Sprintf("0x%08x", uint32(1)<<uint(bit))
 	p.masqRule = "meta mark set meta mark | " + p.masqueradeMark
 	p.ifLocal, p.ifNotLocal = nftLocalDetector(in, f)
-	p.nodePortAddresses = newNodePortAddresses(f, in.nodePortAddresses())
+	p.nodePortAddresses = newNodePortAddresses(f, nftNodePortAddresses(in))
 	p.serviceCIDRs = in.nftServiceCIDRs(f)
 	return p
 }
@@ -237,6 +237,24 @@ func nftLocalDetector(in *input, f model.Family) (ifLocal, ifNotLocal string) {
 		}
 		return "iifname " + strconv.Quote(name), "iifname != " + strconv.Quote(name)
 	}
+}
+
+// nftNodePortAddresses returns the nodePortAddresses of the configuration
+// with the keywords expanded; an empty list is ["primary"], as kube-proxy's
+// start-up defaults it in nftables mode (1.31+) whatever mode the
+// configuration names.
+func nftNodePortAddresses(in *input) []string {
+	if len(in.cfg.NodePortAddresses) > 0 {
+		return in.nodePortAddresses()
+	}
+	var out []string
+	if ip, ok := in.nodeIPs[model.IPv4]; ok && !ip.IsLoopback() {
+		out = append(out, ip.String()+"/32")
+	}
+	if ip, ok := in.nodeIPs[model.IPv6]; ok && !ip.IsLoopback() {
+		out = append(out, ip.String()+"/128")
+	}
+	return out
 }
 
 // nftServiceCIDRs returns the ServiceCIDRs of family f: those of the

@@ -38,9 +38,21 @@ var nftFamilies = []struct {
 }{{model.IPv4, nftables.TableFamilyIPv4}, {model.IPv6, nftables.TableFamilyIPv6}}
 
 // capturedNFT fills dp with the kube-proxy tables of the snapshot's
-// nftables rulesets (the first listing holding them).
+// nftables rulesets: those of the text listing, else of the JSON one
+// (which lacks chain comments and the set flag "dynamic").
 func capturedNFT(snap *model.Snapshot, dp *Dataplane) *Dataplane {
+	rulesets := make([]*nft.Ruleset, 0, len(snap.NFT))
 	for _, rs := range snap.NFT {
+		if !nftJSONForm(rs) {
+			rulesets = append(rulesets, rs)
+		}
+	}
+	for _, rs := range snap.NFT {
+		if nftJSONForm(rs) {
+			rulesets = append(rulesets, rs)
+		}
+	}
+	for _, rs := range rulesets {
 		out := &nft.Ruleset{}
 		for _, t := range rs.Tables {
 			if t.Name == nftTable && (t.Family == nftables.TableFamilyIPv4 || t.Family == nftables.TableFamilyIPv6) {
@@ -53,6 +65,32 @@ func capturedNFT(snap *model.Snapshot, dp *Dataplane) *Dataplane {
 		}
 	}
 	return dp
+}
+
+// nftJSONForm reports a ruleset read from `nft -j list ruleset`.
+func nftJSONForm(rs *nft.Ruleset) bool {
+	return len(rs.Tables) > 0 && rs.Tables[0].Pos.Path != ""
+}
+
+// nftJSONLossy returns the declarations of c and s as the JSON listing
+// gives them: without chain comments and the set flag "dynamic".
+func nftJSONLossy(c *nft.Chain, s *nft.Set) (*nft.Chain, *nft.Set) {
+	if c != nil {
+		cc := *c
+		cc.Comment = ""
+		c = &cc
+	}
+	if s != nil {
+		ss := *s
+		ss.Flags = nil
+		for _, f := range s.Flags {
+			if f != "dynamic" {
+				ss.Flags = append(ss.Flags, f)
+			}
+		}
+		s = &ss
+	}
+	return c, s
 }
 
 // nftChainDecl is a chain's declaration as one line: what a changed chain
@@ -211,6 +249,19 @@ func compareNFTTable(f model.Family, et, at *nft.Table, attr *nftAttributor) []D
 	if at == nil {
 		at = &nft.Table{Family: et.Family, Name: nftTable}
 	}
+	lossy := at.Pos.Path != "" // a JSON listing
+	chainDecl := func(c *nft.Chain) string {
+		if lossy {
+			c, _ = nftJSONLossy(c, nil)
+		}
+		return nftChainDecl(c)
+	}
+	setDecl := func(s *nft.Set) string {
+		if lossy {
+			_, s = nftJSONLossy(nil, s)
+		}
+		return nftSetDecl(s)
+	}
 	var out []Difference
 	chainDiff := func(kind DiffKind, c *nft.Chain, note string) Difference {
 		a := attr.name(c.Name)
@@ -223,7 +274,7 @@ func compareNFTTable(f model.Family, et, at *nft.Table, attr *nftAttributor) []D
 			out = append(out, chainDiff(MissingChain, ec, ""))
 			continue
 		}
-		if ed, ad := nftChainDecl(ec), nftChainDecl(ac); ed != ad {
+		if ed, ad := chainDecl(ec), chainDecl(ac); ed != ad {
 			out = append(out, chainDiff(ChangedChain, ac, "expected "+ed))
 		}
 		out = append(out, compareNFTRules(f, table, ec, ac, attr)...)
@@ -244,7 +295,7 @@ func compareNFTTable(f model.Family, et, at *nft.Table, attr *nftAttributor) []D
 			out = append(out, setDiff(MissingSet, es, ""))
 			continue
 		}
-		if ed, ad := nftSetDecl(es), nftSetDecl(as); ed != ad {
+		if ed, ad := setDecl(es), setDecl(as); ed != ad {
 			out = append(out, setDiff(ChangedSet, as, "expected "+ed))
 		}
 		if !nftDynamic(es) {
@@ -471,4 +522,35 @@ func (a *nftAttributor) element(s *nft.Set, e *nft.Element) attribution {
 		return one(a.byNode[key], "address")
 	}
 	return attribution{}
+}
+
+// nftExpectedFor counts the rules and map and set elements of an expected
+// nftables data plane that belong to a service port ("ns/name:port") or
+// to every port of a Service ("ns/name").
+func nftExpectedFor(exp *Dataplane, name string) int {
+	if exp.NFT == nil {
+		return 0
+	}
+	attr := newNFTAttributor(exp.ports)
+	match := func(s string) bool {
+		return s == name || !strings.Contains(name, ":") && strings.HasPrefix(s, name+":")
+	}
+	n := 0
+	for _, t := range exp.NFT.Tables {
+		for _, c := range t.Chains {
+			for _, r := range c.Rules {
+				if match(attr.rule(c.Name, r).Service) {
+					n++
+				}
+			}
+		}
+		for _, s := range t.Sets {
+			for i := range s.Elements {
+				if match(attr.element(s, &s.Elements[i]).Service) {
+					n++
+				}
+			}
+		}
+	}
+	return n
 }

@@ -133,3 +133,24 @@ func TestNFTUpstreamConformance(t *testing.T) {
 		})
 	}
 }
+
+// TestNFTBundleConformance checks that for the nftables bundle captured
+// from kube-proxy v1.37.2 the proxier reproduces the captured tables:
+// Compare finds nothing, in either family.
+func TestNFTBundleConformance(t *testing.T) {
+	snap := loadScenario(t, "../../testdata/bundles/nftables-healthy")
+	exp, err := Expect(snap, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	act, err := Captured(snap, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exp.Mode != model.ModeNFTables || act.NFT == nil || len(act.NFT.Tables) != len(exp.NFT.Tables) {
+		t.Fatalf("mode %s: captured %v, expected %d tables", exp.Mode, act.NFT != nil, len(exp.NFT.Tables))
+	}
+	for _, d := range Compare(exp, act) {
+		t.Errorf("%s %s %s: %s %s (%s) %s", d.Kind, d.Family, d.Chain, d.Rule, d.Evidence.Text, d.Service, d.Note)
+	}
+}

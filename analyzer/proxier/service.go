@@ -48,11 +48,12 @@ func ServiceDiff(snap *model.Snapshot, name string, opts Options) (*ServiceRepor
 	if err != nil {
 		return nil, err
 	}
-	rep.Mode, rep.Version, rep.Captured = exp.Mode, exp.Version.MinorString(), len(act.IPTables) > 0
+	rep.Mode, rep.Version, rep.Captured = exp.Mode, exp.Version.MinorString(), len(act.IPTables) > 0 || act.NFT != nil
 	rep.Differences = ForService(Compare(exp, act), name)
 	if rep.Differences == nil {
 		rep.Differences = []Difference{}
 	}
+	rep.ExpectedRules = nftExpectedFor(exp, name)
 	attr := newAttributor(snap.Ports)
 	for _, d := range exp.IPTables {
 		for _, t := range d.Tables {
