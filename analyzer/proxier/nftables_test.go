@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
@@ -152,5 +153,213 @@ func TestNFTBundleConformance(t *testing.T) {
 	}
 	for _, d := range Compare(exp, act) {
 		t.Errorf("%s %s %s: %s %s (%s) %s", d.Kind, d.Family, d.Chain, d.Rule, d.Evidence.Text, d.Service, d.Note)
+	}
+}
+
+// TestNFTFilesRoundTrip checks that the generated listing is the model in
+// nft's text form: it parses back to the same tables, and formatting the
+// model gives it byte for byte.
+func TestNFTFilesRoundTrip(t *testing.T) {
+	for _, name := range []string{"dualstack", "session-affinity", "loadbalancer-sourceranges"} {
+		t.Run(name, func(t *testing.T) {
+			snap, env := loadNFTScenario(t, name)
+			exp, err := Expect(snap, Options{Mode: model.ModeNFTables, Env: env})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(exp.Files) != 1 || exp.Files[0].Name != "nft-ruleset.txt" {
+				t.Fatalf("files %v, want one nft-ruleset.txt", exp.Files)
+			}
+			data := exp.Files[0].Data
+			if !bytes.Equal(data, nft.Format(exp.NFT)) {
+				t.Error("the file is not the formatted model")
+			}
+			back, err := nft.ParseText("back", data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(nftSummary(exp.NFT), nftSummary(back)); diff != "" {
+				t.Errorf("the file parses to another ruleset:\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestNFTVersions checks that versions without the nftables mode, or with
+// a layout the proxier does not model, give an error naming the version.
+func TestNFTVersions(t *testing.T) {
+	snap, env := loadNFTScenario(t, "clusterip-basic")
+	for _, tc := range []struct {
+		minor int
+		want  string
+	}{
+		{28, "kube-proxy 1.28 has no nftables mode"},
+		{29, "nftables layout of kube-proxy 1.29 is not modelled"},
+		{36, "nftables layout of kube-proxy 1.36 is not modelled"},
+	} {
+		_, err := Expect(snap, Options{Mode: model.ModeNFTables, Version: kpversion.V(tc.minor), Env: env})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("1.%d: error %v, want %q", tc.minor, err, tc.want)
+		}
+	}
+}
+
+// copyBundle copies the nftables bundle into a temporary directory, with
+// its text listing changed by edit (nil: the bundle as it is) and without
+// the listing forms drop names.
+func copyBundle(t *testing.T, edit func(string) string, drop ...string) string {
+	t.Helper()
+	src := "../../testdata/bundles/nftables-healthy"
+	dir := t.TempDir()
+	for _, sub := range []string{"cluster", "kube-proxy", "node"} {
+		copyDir(t, filepath.Join(src, sub), filepath.Join(dir, sub))
+	}
+	for _, d := range drop {
+		if err := os.Remove(filepath.Join(dir, "node", d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if edit != nil {
+		p := filepath.Join(dir, "node", "nft-ruleset.txt")
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed := edit(string(data))
+		if changed == string(data) {
+			t.Fatal("the edit changed nothing")
+		}
+		writeFile(t, p, []byte(changed))
+	}
+	return dir
+}
+
+// TestNFTCompareJSONListing checks that a bundle holding only the JSON
+// listing (which lacks chain comments and the set flag "dynamic")
+// compares clean.
+func TestNFTCompareJSONListing(t *testing.T) {
+	snap := loadScenario(t, copyBundle(t, nil, "nft-ruleset.txt"))
+	exp, err := Expect(snap, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	act, err := Captured(snap, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if act.NFT == nil || !nftJSONForm(act.NFT) {
+		t.Fatal("no JSON listing captured")
+	}
+	for _, d := range Compare(exp, act) {
+		t.Errorf("%s %s %s: %s (%s) %s", d.Kind, d.Family, d.Chain, d.Rule, d.Service, d.Note)
+	}
+}
+
+// TestNFTServiceDiff changes the captured listing of the nftables bundle
+// and checks that `analyze --service` names each change with its service
+// port, and finds nothing for the other Services.
+func TestNFTServiceDiff(t *testing.T) {
+	const (
+		cartElem  = "10.112.60.61 . tcp . 80 : goto service-242WI43H-shop/cart/tcp/http"
+		cartRule  = "ip saddr @affinity-BUHRB2YX-shop/cart/tcp/http__10.88.2.31/3000 goto endpoint-BUHRB2YX-shop/cart/tcp/http__10.88.2.31/3000"
+		staleName = "service-AAAAAAAA-shop/gone/tcp/http"
+	)
+	edit := func(s string) string {
+		s = strings.Replace(s, "\t\t\t     "+cartElem+",\n", "", 1)
+		s = strings.Replace(s, "\t\t"+cartRule+"\n", "", 1)
+		return strings.Replace(s, "\tchain services {", "\tchain "+staleName+" {\n\t\tmeta l4proto tcp dnat to 10.88.9.9:80\n\t}\n\n\tchain services {", 1)
+	}
+	snap := loadScenario(t, copyBundle(t, edit, "nft-ruleset.json"))
+	rep, err := ServiceDiff(snap, "shop/cart", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Mode != model.ModeNFTables || !rep.Captured || rep.ExpectedRules == 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	var got []string
+	for _, d := range rep.Differences {
+		got = append(got, string(d.Kind)+" "+string(d.Family)+" "+d.Chain+": "+d.Rule+" ("+d.Service+" by "+d.How+")")
+	}
+	want := []string{
+		"missing-rule IPv4 service-242WI43H-shop/cart/tcp/http: " + cartRule + " (shop/cart:http by chain)",
+		"missing-element IPv4 service-ips: " + cartElem + " (shop/cart:http by target)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("differences (-want +got):\n%s", diff)
+	}
+	var orphans []string
+	act, err := Captured(snap, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := Expect(snap, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range Compare(exp, act) {
+		if d.Service == "" {
+			orphans = append(orphans, string(d.Kind)+" "+d.Chain)
+		}
+	}
+	if diff := cmp.Diff([]string{"extra-chain " + staleName}, orphans); diff != "" {
+		t.Errorf("orphans (-want +got):\n%s", diff)
+	}
+	other, err := ServiceDiff(snap, "shop/checkout", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(other.Differences) != 0 {
+		t.Errorf("shop/checkout: %d differences, want none", len(other.Differences))
+	}
+}
+
+// TestNFTLoadsWithNFT checks the generated listing with the real nft in a
+// scratch network namespace, for every conformance scenario and the
+// bundle: `nft -c -f` accepts it, `nft -f` loads it, and what nft lists
+// back is the generated ruleset.
+func TestNFTLoadsWithNFT(t *testing.T) {
+	netnstest.RequireRoot(t)
+	netnstest.RequireTools(t, "ip", "nft")
+	type gen struct {
+		name string
+		dp   func(t *testing.T) *Dataplane
+	}
+	var cases []gen
+	for _, name := range nftScenarios(t) {
+		cases = append(cases, gen{name, func(t *testing.T) *Dataplane {
+			snap, env := loadNFTScenario(t, name)
+			dp, err := Expect(snap, Options{Mode: model.ModeNFTables, Env: env})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return dp
+		}})
+	}
+	cases = append(cases, gen{"bundle-nftables-healthy", func(t *testing.T) *Dataplane {
+		dp, err := Expect(loadScenario(t, "../../testdata/bundles/nftables-healthy"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dp
+	}})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dp := tc.dp(t)
+			data := dp.Files[0].Data
+			ns := netnstest.New(t)
+			if out, err := ns.Try(data, "nft", "-c", "-f", "-"); err != nil {
+				t.Fatalf("nft -c rejects the listing: %v\n%s", err, out)
+			}
+			ns.Run(data, "nft", "-f", "-")
+			listed := ns.Run(nil, "nft", "list", "ruleset")
+			back, err := nft.ParseText("listed", listed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(nftSummary(dp.NFT), nftSummary(back)); diff != "" {
+				t.Errorf("nft lists another ruleset (-generated +listed):\n%s", diff)
+			}
+		})
 	}
 }
