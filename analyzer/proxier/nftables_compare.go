@@ -268,8 +268,9 @@ func compareNFTTable(f model.Family, et, at *nft.Table, attr *nftAttributor) []D
 		return Difference{Kind: kind, Family: f, Table: table, Chain: c.Name, Service: a.Service, Endpoint: a.Endpoint, How: a.How,
 			Note: note, Evidence: nftChainEvidence(c)}
 	}
+	eChains, aChains := nftChainIndex(et), nftChainIndex(at)
 	for _, ec := range et.Chains {
-		ac := at.Chain(ec.Name)
+		ac := aChains[ec.Name]
 		if ac == nil {
 			out = append(out, chainDiff(MissingChain, ec, ""))
 			continue
@@ -280,7 +281,7 @@ func compareNFTTable(f model.Family, et, at *nft.Table, attr *nftAttributor) []D
 		out = append(out, compareNFTRules(f, table, ec, ac, attr)...)
 	}
 	for _, ac := range at.Chains {
-		if et.Chain(ac.Name) == nil {
+		if eChains[ac.Name] == nil {
 			out = append(out, chainDiff(ExtraChain, ac, ""))
 		}
 	}
@@ -289,8 +290,9 @@ func compareNFTTable(f model.Family, et, at *nft.Table, attr *nftAttributor) []D
 		return Difference{Kind: kind, Family: f, Table: table, Chain: s.Name, Service: a.Service, Endpoint: a.Endpoint, How: a.How,
 			Note: note, Evidence: model.EvidenceAt(s.Pos, nftSetDecl(s))}
 	}
+	eSets, aSets := nftSetIndex(et), nftSetIndex(at)
 	for _, es := range et.Sets {
-		as := at.Set(es.Name)
+		as := aSets[es.Name]
 		if as == nil {
 			out = append(out, setDiff(MissingSet, es, ""))
 			continue
@@ -303,11 +305,29 @@ func compareNFTTable(f model.Family, et, at *nft.Table, attr *nftAttributor) []D
 		}
 	}
 	for _, as := range at.Sets {
-		if et.Set(as.Name) == nil {
+		if eSets[as.Name] == nil {
 			out = append(out, setDiff(ExtraSet, as, ""))
 		}
 	}
 	return out
+}
+
+// nftChainIndex maps the chains of a table by name.
+func nftChainIndex(t *nft.Table) map[string]*nft.Chain {
+	m := make(map[string]*nft.Chain, len(t.Chains))
+	for _, c := range t.Chains {
+		m[c.Name] = c
+	}
+	return m
+}
+
+// nftSetIndex maps the sets and maps of a table by name.
+func nftSetIndex(t *nft.Table) map[string]*nft.Set {
+	m := make(map[string]*nft.Set, len(t.Sets))
+	for _, s := range t.Sets {
+		m[s.Name] = s
+	}
+	return m
 }
 
 // compareNFTRules compares the rules of a chain in order (matchRules: the

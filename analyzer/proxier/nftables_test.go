@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/nftables"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/internal/netnstest"
@@ -49,6 +50,13 @@ func nftScenarios(t testing.TB) []string {
 // defaults of the mode apply), and returns the ServiceCIDRs it fed.
 func loadNFTScenario(t testing.TB, name string) (*model.Snapshot, Env) {
 	t.Helper()
+	return loadNFTVariant(t, name, nil)
+}
+
+// loadNFTVariant is loadNFTScenario with the configuration changed by
+// edit.
+func loadNFTVariant(t testing.TB, name string, edit func(string) string) (*model.Snapshot, Env) {
+	t.Helper()
 	src := filepath.Join(nftInputsRoot, name)
 	dir := t.TempDir()
 	copyDir(t, filepath.Join(src, "cluster"), filepath.Join(dir, "cluster"))
@@ -56,7 +64,15 @@ func loadNFTScenario(t testing.TB, name string) (*model.Snapshot, Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "kube-proxy", "config.yaml"), reModeLine.ReplaceAll(cfg, []byte("mode: nftables")))
+	cfg = reModeLine.ReplaceAll(cfg, []byte("mode: nftables"))
+	if edit != nil {
+		changed := edit(string(cfg))
+		if changed == string(cfg) {
+			t.Fatal("the edit changed nothing")
+		}
+		cfg = []byte(changed)
+	}
+	writeFile(t, filepath.Join(dir, "kube-proxy", "config.yaml"), cfg)
 	env := Env{ServiceCIDRs: []netip.Prefix{}}
 	if data, err := os.ReadFile(filepath.Join(src, "service-cidrs.txt")); err == nil {
 		sc := bufio.NewScanner(bytes.NewReader(data))
@@ -336,6 +352,16 @@ func TestNFTLoadsWithNFT(t *testing.T) {
 			return dp
 		}})
 	}
+	for name, edit := range nftVariants {
+		cases = append(cases, gen{name, func(t *testing.T) *Dataplane {
+			snap, env := loadNFTVariant(t, "nodeport-etp-local", edit)
+			dp, err := Expect(snap, Options{Mode: model.ModeNFTables, Env: env})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return dp
+		}})
+	}
 	cases = append(cases, gen{"bundle-nftables-healthy", func(t *testing.T) *Dataplane {
 		dp, err := Expect(loadScenario(t, "../../testdata/bundles/nftables-healthy"), Options{})
 		if err != nil {
@@ -359,6 +385,75 @@ func TestNFTLoadsWithNFT(t *testing.T) {
 			}
 			if diff := cmp.Diff(nftSummary(dp.NFT), nftSummary(back)); diff != "" {
 				t.Errorf("nft lists another ruleset (-generated +listed):\n%s", diff)
+			}
+		})
+	}
+}
+
+// nftVariants change the configuration of the nodeport-etp-local scenario
+// for what no golden covers: node ports on every address (the fib rule),
+// another masquerade bit, no local traffic detector.
+var nftVariants = map[string]func(string) string{
+	"nodeport-addresses-all": func(s string) string {
+		return strings.Replace(s, "nodePortAddresses: null", "nodePortAddresses:\n- 0.0.0.0/0\n- ::/0", 1)
+	},
+	"masquerade-bit-15": func(s string) string {
+		return strings.Replace(s, "nftables:\n  masqueradeAll: false\n  masqueradeBit: 14", "nftables:\n  masqueradeAll: false\n  masqueradeBit: 15", 1)
+	},
+	"no-cluster-cidr": func(s string) string {
+		return strings.Replace(s, "clusterCIDR: 10.88.0.0/16", `clusterCIDR: ""`, 1)
+	},
+}
+
+// TestNFTVariants checks the rules the variants change.
+func TestNFTVariants(t *testing.T) {
+	for _, tc := range []struct {
+		variant, chain string
+		want           []string
+		absent         string
+	}{
+		{"nodeport-addresses-all", "services", []string{
+			"ip daddr @cluster-ips ip saddr != 10.88.0.0/16 meta mark set meta mark | 0x00004000 comment \"masquerade clusterIP traffic from outside cluster\"",
+			"ip daddr . meta l4proto . th dport vmap @service-ips",
+			"fib daddr type local ip daddr != 127.0.0.0/8 meta l4proto . th dport vmap @service-nodeports",
+		}, "nodeport-ips"},
+		{"nodeport-addresses-all", "nodeport-endpoints-check", []string{
+			"ip daddr != 127.0.0.0/8 meta l4proto . th dport vmap @no-endpoint-nodeports",
+		}, ""},
+		{"masquerade-bit-15", "masquerading", []string{
+			"meta mark & 0x00008000 != 0x00000000 meta mark set meta mark ^ 0x00008000 masquerade fully-random",
+			"ct status dnat ip saddr . ip daddr . meta l4proto . th dport @hairpin-connections masquerade fully-random",
+		}, ""},
+		{"no-cluster-cidr", "services", []string{
+			"ip daddr . meta l4proto . th dport vmap @service-ips",
+			"ip daddr @nodeport-ips meta l4proto . th dport vmap @service-nodeports",
+		}, ""},
+		{"no-cluster-cidr", "external-TOVE3TUL-app/np-local/tcp/http", []string{
+			"fib saddr type local meta mark set meta mark | 0x00004000 comment \"masquerade local traffic\"",
+			"fib saddr type local goto service-TOVE3TUL-app/np-local/tcp/http comment \"short-circuit local traffic\"",
+			"goto local-TOVE3TUL-app/np-local/tcp/http",
+		}, ""},
+	} {
+		t.Run(tc.variant+"/"+tc.chain, func(t *testing.T) {
+			snap, env := loadNFTVariant(t, "nodeport-etp-local", nftVariants[tc.variant])
+			dp, err := Expect(snap, Options{Mode: model.ModeNFTables, Env: env})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tb := dp.NFT.Table(nftables.TableFamilyIPv4, "kube-proxy")
+			c := tb.Chain(tc.chain)
+			if c == nil {
+				t.Fatalf("no chain %s", tc.chain)
+			}
+			var got []string
+			for _, r := range c.Rules {
+				got = append(got, r.String())
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("rules (-want +got):\n%s", diff)
+			}
+			if tc.absent != "" && tb.Set(tc.absent) != nil {
+				t.Errorf("set %s exists", tc.absent)
 			}
 		})
 	}
