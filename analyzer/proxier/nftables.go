@@ -44,6 +44,11 @@ const (
 	nftFirewallCheckChain     = "firewall-check"
 	nftMasqueradingChain      = "masquerading"
 	nftHairpinSet             = "hairpin-connections"
+	nftMarkMasqChain          = "mark-for-masquerade" // up to 1.35
+
+	// Base chains up to 1.33.
+	nftFilterPrerouting     = "filter-prerouting"
+	nftFilterOutputPostDNAT = "filter-output-post-dnat"
 
 	// nftCommentLengthMax is knftables.CommentLengthMax: longer element
 	// comments are truncated (truncateNFTablesComment).
@@ -79,9 +84,9 @@ type nftBaseChain struct {
 	priority        int32
 }
 
-// nftBaseChains mirrors nftablesBaseChains of v1.37: the pre-DNAT filter
-// chains at dstnat-10 (-110), the filter chains at filter (0), the nat
-// chains at dstnat (-100) and srcnat (100).
+// nftBaseChains mirrors nftablesBaseChains of v1.34-v1.37: the pre-DNAT
+// filter chains at dstnat-10 (-110), the filter chains at filter (0), the
+// nat chains at dstnat (-100) and srcnat (100).
 var nftBaseChains = []nftBaseChain{
 	{nftFilterPreroutingPreDNAT, "filter", "prerouting", -110},
 	{nftFilterOutputPreDNAT, "filter", "output", -110},
@@ -93,11 +98,25 @@ var nftBaseChains = []nftBaseChain{
 	{nftNATPostrouting, "nat", "postrouting", 100},
 }
 
+// nftBaseChains133 mirrors nftablesBaseChains of v1.30-v1.33: every
+// filter chain at dstnat-10 (-110) but filter-output-post-dnat at
+// dstnat+10 (-90).
+var nftBaseChains133 = []nftBaseChain{
+	{nftFilterPrerouting, "filter", "prerouting", -110},
+	{nftFilterInput, "filter", "input", -110},
+	{nftFilterForward, "filter", "forward", -110},
+	{nftFilterOutput, "filter", "output", -110},
+	{nftFilterOutputPostDNAT, "filter", "output", -90},
+	{nftNATPrerouting, "nat", "prerouting", -100},
+	{nftNATOutput, "nat", "output", -100},
+	{nftNATPostrouting, "nat", "postrouting", 100},
+}
+
 // nftJumpChain is one nftablesJumpChains entry.
 type nftJumpChain struct{ dst, src, extra string }
 
-// nftJumpChains mirrors nftablesJumpChains of v1.37, in its order (the
-// order of the rules in each base chain).
+// nftJumpChains mirrors nftablesJumpChains of v1.34-v1.37, in its order
+// (the order of the rules in each base chain).
 var nftJumpChains = []nftJumpChain{
 	{nftNodePortEndpointsCheck, nftFilterInput, "ct state new"},
 	{nftServiceEndpointsCheck, nftFilterInput, "ct state new"},
@@ -112,6 +131,21 @@ var nftJumpChains = []nftJumpChain{
 	{nftClusterIPsCheckChain, nftFilterOutput, "ct state new"},
 }
 
+// nftJumpChains133 mirrors nftablesJumpChains of v1.30-v1.33.
+var nftJumpChains133 = []nftJumpChain{
+	{nftNodePortEndpointsCheck, nftFilterInput, "ct state new"},
+	{nftServiceEndpointsCheck, nftFilterInput, "ct state new"},
+	{nftServiceEndpointsCheck, nftFilterForward, "ct state new"},
+	{nftServiceEndpointsCheck, nftFilterOutput, "ct state new"},
+	{nftFirewallCheckChain, nftFilterPrerouting, "ct state new"},
+	{nftFirewallCheckChain, nftFilterOutput, "ct state new"},
+	{nftServicesChain, nftNATOutput, ""},
+	{nftServicesChain, nftNATPrerouting, ""},
+	{nftMasqueradingChain, nftNATPostrouting, ""},
+	{nftClusterIPsCheckChain, nftFilterForward, "ct state new"},
+	{nftClusterIPsCheckChain, nftFilterOutputPostDNAT, "ct state new"},
+}
+
 // nftablesMode generates kube-proxy's nftables mode.
 type nftablesMode struct{}
 
@@ -121,8 +155,9 @@ func (nftablesMode) Name() string { return model.ModeNFTables }
 // nftOldestMinor is the first release with the nftables mode (alpha).
 const nftOldestMinor = 29
 
-// nftModelledMinor is the release whose nftables layout is modelled.
-const nftModelledMinor = 37
+// nftModelledMinor is the first release whose nftables layout is
+// modelled (1.33 to 1.37).
+const nftModelledMinor = 33
 
 // generate returns the tables ip and ip6 kube-proxy that one full sync of
 // each family's proxier writes, as one ruleset listing (the form of
@@ -131,9 +166,9 @@ func (nftablesMode) generate(in *input, families []model.Family) (*Dataplane, er
 	switch {
 	case in.minor < nftOldestMinor:
 		return nil, fmt.Errorf("kube-proxy 1.%d has no nftables mode (it exists from 1.%d)", in.minor, nftOldestMinor)
-	case in.minor != nftModelledMinor:
-		return nil, fmt.Errorf("the nftables layout of kube-proxy 1.%d is not modelled (modelled: 1.%d)", in.minor, nftModelledMinor)
-	case in.gate("KubeProxyNFTablesLocalhostNodePorts", false):
+	case in.minor < nftModelledMinor:
+		return nil, fmt.Errorf("the nftables layout of kube-proxy 1.%d is not modelled (modelled: 1.%d to 1.37)", in.minor, nftModelledMinor)
+	case in.minor >= 37 && in.gate("KubeProxyNFTablesLocalhostNodePorts", false):
 		return nil, fmt.Errorf("the KubeProxyNFTablesLocalhostNodePorts feature gate (localhost node ports in nftables mode) is not modelled")
 	}
 	var buf bytes.Buffer
@@ -157,13 +192,19 @@ func (nftablesMode) generate(in *input, families []model.Family) (*Dataplane, er
 // and the table it writes.
 type nftProxier struct {
 	in     *input
+	minor  int
 	family model.Family
+	// hairpin reports the layout of 1.36+: the hairpin-connections set and
+	// one masquerade rule for ClusterIPs instead of mark-for-masquerade
+	// jumps, endpoint chains only for session affinity.
+	hairpin bool
 	// ipX is "ip" or "ip6", addrType "ipv4_addr" or "ipv6_addr".
 	ipX, addrType string
 
 	masqueradeAll bool
 	// masqRule is "meta mark set meta mark | MARK", as nft lists the
-	// "mark set mark or MARK" kube-proxy writes.
+	// "mark set mark or MARK" kube-proxy 1.36+ writes, and "jump
+	// mark-for-masquerade" before.
 	masqRule            string
 	masqueradeMark      string
 	ifLocal, ifNotLocal string
@@ -193,7 +234,8 @@ type nftSetText struct {
 
 func newNFTProxier(in *input, f model.Family) *nftProxier {
 	p := &nftProxier{
-		in: in, family: f, ipX: "ip", addrType: "ipv4_addr",
+		in: in, minor: in.minor, family: f, ipX: "ip", addrType: "ipv4_addr",
+		hairpin:       in.minor >= 36,
 		masqueradeAll: in.cfg.NFTables.MasqueradeAll,
 		nodeIP:        in.nodeIPs[f],
 		ports:         in.portsOf(f),
@@ -209,6 +251,9 @@ func newNFTProxier(in *input, f model.Family) *nftProxier {
 	}
 	p.masqueradeMark = fmt.Sprintf("0x%08x", uint32(1)<<uint(bit))
 	p.masqRule = "meta mark set meta mark | " + p.masqueradeMark
+	if !p.hairpin {
+		p.masqRule = "jump " + nftMarkMasqChain
+	}
 	p.ifLocal, p.ifNotLocal = nftLocalDetector(in, f)
 	p.nodePortAddresses = newNodePortAddresses(f, nftNodePortAddresses(in))
 	p.serviceCIDRs = in.nftServiceCIDRs(f)
@@ -244,7 +289,7 @@ func nftLocalDetector(in *input, f model.Family) (ifLocal, ifNotLocal string) {
 // start-up defaults it in nftables mode (1.31+) whatever mode the
 // configuration names.
 func nftNodePortAddresses(in *input) []string {
-	if len(in.cfg.NodePortAddresses) > 0 {
+	if len(in.cfg.NodePortAddresses) > 0 || in.minor < 31 {
 		return in.nodePortAddresses()
 	}
 	var out []string
@@ -364,17 +409,21 @@ func (p *nftProxier) sync(buf *bytes.Buffer) {
 	p.write(buf)
 }
 
-// setup mirrors setupNFTables (v1.37.2): the base chains and their jumps,
-// the masquerading chain and hairpin set, the ClusterIP checks, the node
-// port addresses, the no-endpoint maps, the firewall map and the service
-// dispatch.
+// setup mirrors setupNFTables (v1.33-v1.37): the base chains and their
+// jumps, the masquerading chains (1.36+: and the hairpin set), the
+// ClusterIP checks, the node port addresses, the no-endpoint maps, the
+// firewall map and the service dispatch.
 func (p *nftProxier) setup() {
 	ipX, addr := p.ipX, p.addrType
 	matchNotLocalhost := "ip daddr != 127.0.0.0/8"
 	if p.family == model.IPv6 {
 		matchNotLocalhost = "ip6 daddr != ::1"
 	}
-	for _, bc := range nftBaseChains {
+	bases, jumps := nftBaseChains, nftJumpChains
+	if p.minor <= 33 {
+		bases, jumps = nftBaseChains133, nftJumpChains133
+	}
+	for _, bc := range bases {
 		c := p.chain(bc.name)
 		fam := nftables.TableFamilyIPv4
 		if p.family == model.IPv6 {
@@ -382,7 +431,7 @@ func (p *nftProxier) setup() {
 		}
 		c.header = []string{fmt.Sprintf("type %s hook %s priority %s; policy accept;", bc.typ, bc.hook, nft.PriorityText(fam, bc.hook, nftables.ChainPriority(bc.priority)))}
 	}
-	for _, j := range nftJumpChains {
+	for _, j := range jumps {
 		p.chain(j.dst)
 		text := "jump " + j.dst
 		if j.extra != "" {
@@ -394,10 +443,17 @@ func (p *nftProxier) setup() {
 	p.chain(nftClusterIPsCheckChain)
 	p.chain(nftMasqueradingChain)
 
-	p.set(nftHairpinSet, false, "type "+addr+" . "+addr+" . inet_proto . inet_service", `comment "service hairpin connections"`)
 	mark := p.masqueradeMark
-	p.rule(nftMasqueradingChain, "meta mark & "+mark+" != 0x00000000 meta mark set meta mark ^ "+mark+" masquerade fully-random", "")
-	p.rule(nftMasqueradingChain, "ct status dnat "+ipX+" saddr . "+ipX+" daddr . meta l4proto . th dport @"+nftHairpinSet+" masquerade fully-random", "")
+	if p.hairpin {
+		p.set(nftHairpinSet, false, "type "+addr+" . "+addr+" . inet_proto . inet_service", `comment "service hairpin connections"`)
+		p.rule(nftMasqueradingChain, "meta mark & "+mark+" != 0x00000000 meta mark set meta mark ^ "+mark+" masquerade fully-random", "")
+		p.rule(nftMasqueradingChain, "ct status dnat "+ipX+" saddr . "+ipX+" daddr . meta l4proto . th dport @"+nftHairpinSet+" masquerade fully-random", "")
+	} else {
+		p.rule(nftMarkMasqChain, "meta mark set meta mark | "+mark, "")
+		p.rule(nftMasqueradingChain, "meta mark & "+mark+" == 0x00000000 return", "")
+		p.rule(nftMasqueradingChain, "meta mark set meta mark ^ "+mark, "")
+		p.rule(nftMasqueradingChain, "masquerade fully-random", "")
+	}
 
 	p.set(nftClusterIPsSet, false, "type "+addr, `comment "Active ClusterIPs"`)
 	p.rule(nftClusterIPsCheckChain, ipX+" daddr @"+nftClusterIPsSet+" reject", "Reject traffic to invalid ports of ClusterIPs")
@@ -431,6 +487,7 @@ func (p *nftProxier) setup() {
 	p.set(nftServiceIPsMap, true, "type "+addr+" . inet_proto . inet_service : verdict", `comment "ClusterIP, ExternalIP and LoadBalancer IP traffic"`)
 	p.set(nftServiceNodePortsMap, true, "type inet_proto . inet_service : verdict", `comment "NodePort traffic"`)
 	switch {
+	case !p.hairpin: // the masquerade rules are per service port
 	case p.masqueradeAll:
 		p.rule(nftServicesChain, ipX+" daddr @"+nftClusterIPsSet+" "+p.masqRule, "masquerade all clusterIP traffic")
 	case p.ifNotLocal != "":
@@ -485,7 +542,7 @@ func nftEndpointBase(sp *model.ServicePort, ep *model.Endpoint) string {
 }
 
 // syncServicePort writes one service port: the body of syncProxyRules'
-// loop over svcPortMap (v1.37.2).
+// loop over svcPortMap (v1.33-v1.37).
 func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 	f, ipX := p.family, p.ipX
 	protocol := sp.ProtoLower()
@@ -504,10 +561,10 @@ func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 	epBase := make(map[*model.Endpoint]string, len(allReachable))
 	for _, ep := range allReachable {
 		epBase[ep] = nftEndpointBase(sp, ep)
-		if affinity {
+		if affinity || !p.hairpin {
 			p.chain(nftEndpointPrefix + epBase[ep])
 		}
-		if ep.Local {
+		if ep.Local && p.hairpin {
 			ip := ep.IP.String()
 			p.element(nftHairpinSet, ip+" . "+ip+" . "+protocol+" . "+strconv.Itoa(int(ep.Port)), "", "")
 		}
@@ -610,10 +667,30 @@ func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 		}
 	}
 
+	// Internal traffic handling (up to 1.35): masquerade the ClusterIP
+	// traffic of all sources, or of those outside the cluster (up to 1.33
+	// for the service port only).
+	if hasInternalEndpoints && !p.hairpin {
+		match := ipX + " daddr " + clusterIP.String()
+		if p.minor <= 33 {
+			match += " " + protocol + " dport " + svcPort
+		}
+		switch {
+		case p.masqueradeAll:
+			p.rule(internalTrafficChain, match+" "+p.masqRule, "")
+		case p.ifNotLocal != "":
+			p.rule(internalTrafficChain, match+" "+p.ifNotLocal+" "+p.masqRule, "")
+		}
+	}
+
 	// External traffic handling.
 	if usesExternalTrafficChain {
 		if !sp.ExternalPolicyLocal {
-			p.rule(externalTrafficChain, p.masqRule, "masquerade")
+			masqComment := "masquerade"
+			if !p.hairpin {
+				masqComment = ""
+			}
+			p.rule(externalTrafficChain, p.masqRule, masqComment)
 		} else {
 			if p.ifLocal != "" {
 				p.rule(externalTrafficChain, p.ifLocal+" goto "+clusterPolicyChain, "short-circuit pod traffic")
@@ -652,6 +729,23 @@ func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 	}
 
 	// The endpoint rules and chains.
+	if !p.hairpin {
+		if usesClusterPolicyChain {
+			p.writeJumps(clusterPolicyChain, clusterEndpoints, epBase, affinity)
+		}
+		if usesLocalPolicyChain {
+			p.writeJumps(localPolicyChain, localEndpoints, epBase, affinity)
+		}
+		for _, ep := range allReachable {
+			chain := nftEndpointPrefix + epBase[ep]
+			p.rule(chain, ipX+" saddr "+ep.IP.String()+" "+p.masqRule, "")
+			if affinity {
+				p.rule(chain, "update @"+nftAffinityPrefix+epBase[ep]+" { "+ipX+" saddr }", "")
+			}
+			p.rule(chain, "meta l4proto "+protocol+" dnat to "+ep.String(), "")
+		}
+		return
+	}
 	if !affinity {
 		if usesClusterPolicyChain {
 			p.writeDNATs(sp, clusterPolicyChain, clusterEndpoints)
@@ -662,10 +756,10 @@ func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 		return
 	}
 	if usesClusterPolicyChain {
-		p.writeJumps(clusterPolicyChain, clusterEndpoints, epBase)
+		p.writeJumps(clusterPolicyChain, clusterEndpoints, epBase, true)
 	}
 	if usesLocalPolicyChain {
-		p.writeJumps(localPolicyChain, localEndpoints, epBase)
+		p.writeJumps(localPolicyChain, localEndpoints, epBase, true)
 	}
 	for _, ep := range allReachable {
 		chain := nftEndpointPrefix + epBase[ep]
@@ -674,11 +768,12 @@ func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 	}
 }
 
-// writeDNATs mirrors writeServiceToEndpointDNATs: one DNAT to the only
-// endpoint, else a DNAT through a numgen map of address . port.
+// writeDNATs mirrors writeServiceToEndpointDNATs (1.36+): one DNAT to the
+// only endpoint (1.37+), else a DNAT through a numgen map of address .
+// port.
 func (p *nftProxier) writeDNATs(sp *model.ServicePort, chain string, endpoints []*model.Endpoint) {
 	protocol := sp.ProtoLower()
-	if len(endpoints) == 1 {
+	if len(endpoints) == 1 && p.minor >= 37 {
 		p.rule(chain, "meta l4proto "+protocol+" dnat to "+endpoints[0].String(), "")
 		return
 	}
@@ -694,13 +789,19 @@ func (p *nftProxier) writeDNATs(sp *model.ServicePort, chain string, endpoints [
 	p.rule(chain, b.String(), "")
 }
 
-// writeJumps mirrors writeServiceToEndpointJumps: an affinity rule per
-// endpoint, then a numgen verdict map over the endpoint chains.
-func (p *nftProxier) writeJumps(chain string, endpoints []*model.Endpoint, epBase map[*model.Endpoint]string) {
+// writeJumps mirrors writeServiceToEndpointJumps (1.36+) and
+// writeServiceToEndpointRules (before): with affinity, a rule per endpoint
+// for the clients it remembers, then a numgen verdict map over the
+// endpoint chains.
+func (p *nftProxier) writeJumps(chain string, endpoints []*model.Endpoint, epBase map[*model.Endpoint]string, affinity bool) {
+	if affinity {
+		for _, ep := range endpoints {
+			p.rule(chain, p.ipX+" saddr @"+nftAffinityPrefix+epBase[ep]+" goto "+nftEndpointPrefix+epBase[ep], "")
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "numgen random mod %d vmap { ", len(endpoints))
 	for i, ep := range endpoints {
-		p.rule(chain, p.ipX+" saddr @"+nftAffinityPrefix+epBase[ep]+" goto "+nftEndpointPrefix+epBase[ep], "")
 		if i > 0 {
 			b.WriteString(", ")
 		}

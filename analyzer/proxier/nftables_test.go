@@ -3,6 +3,7 @@ package proxier
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -12,11 +13,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/nftables"
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/proxyscan/proxyscan/analyzer/load"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 	"github.com/proxyscan/proxyscan/parsers/nft"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
 const (
@@ -211,7 +216,7 @@ func TestNFTVersions(t *testing.T) {
 	}{
 		{28, "kube-proxy 1.28 has no nftables mode"},
 		{29, "nftables layout of kube-proxy 1.29 is not modelled"},
-		{36, "nftables layout of kube-proxy 1.36 is not modelled"},
+		{32, "nftables layout of kube-proxy 1.32 is not modelled"},
 	} {
 		_, err := Expect(snap, Options{Mode: model.ModeNFTables, Version: kpversion.V(tc.minor), Env: env})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -362,6 +367,15 @@ func TestNFTLoadsWithNFT(t *testing.T) {
 			return dp
 		}})
 	}
+	for minor := nftModelledMinor; minor <= 37; minor++ {
+		cases = append(cases, gen{fmt.Sprintf("mini-v1.%d", minor), func(t *testing.T) *Dataplane {
+			dp, err := Expect(loadScenario(t, "../../testdata/bundles/iptables-mini"), Options{Mode: model.ModeNFTables, Version: kpversion.V(minor)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return dp
+		}})
+	}
 	cases = append(cases, gen{"bundle-nftables-healthy", func(t *testing.T) *Dataplane {
 		dp, err := Expect(loadScenario(t, "../../testdata/bundles/nftables-healthy"), Options{})
 		if err != nil {
@@ -457,4 +471,33 @@ func TestNFTVariants(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNFTVersionGoldens generates the nftables data plane of the releases
+// before 1.37 for the inputs named by each archive of
+// testdata/proxier/nftables-versions and compares it with the archive's
+// listing, which was checked by hand against syncProxyRules and
+// setupNFTables in pkg/proxy/nftables/proxier.go of the release it names
+// (rewrite them with -update, then check the diff by hand again).
+func TestNFTVersionGoldens(t *testing.T) {
+	parsetest.Golden(t, "proxier/nftables-versions/*.txtar", func(t *testing.T, name string, a *txtar.Archive) map[string][]byte {
+		inputs := strings.TrimSpace(string(parsetest.Section(a, "inputs")))
+		version := strings.TrimSpace(string(parsetest.Section(a, "version")))
+		if inputs == "" || version == "" {
+			t.Fatal("archive needs an inputs and a version section")
+		}
+		v, err := kpversion.ParseString(version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps, err := load.Load([]string{filepath.Join(parsetest.Root(t), "testdata", inputs)}, load.Options{Version: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dp, err := Expect(snaps[0], Options{Mode: model.ModeNFTables, Version: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return map[string][]byte{dp.Files[0].Name: dp.Files[0].Data}
+	})
 }
