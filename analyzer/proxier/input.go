@@ -173,6 +173,9 @@ func (in *input) families() []model.Family {
 			have[model.Family(d.Family)] = true
 		}
 	}
+	for f := range nftCapturedFamilies(in.snap) {
+		have[f] = true
+	}
 	if len(have) == 0 {
 		for _, sp := range in.ports {
 			for _, ip := range sp.ClusterIPs {

@@ -558,10 +558,16 @@ func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 	affinity := sp.AffinityClientIP
 
 	base := nftChainBase(sp)
-	epBase := make(map[*model.Endpoint]string, len(allReachable))
+	// Endpoint chains (affinity sets) exist with affinity, and for every
+	// endpoint before 1.36.
+	epChains := affinity || !p.hairpin
+	var epBase map[*model.Endpoint]string
+	if epChains {
+		epBase = make(map[*model.Endpoint]string, len(allReachable))
+	}
 	for _, ep := range allReachable {
-		epBase[ep] = nftEndpointBase(sp, ep)
-		if affinity || !p.hairpin {
+		if epChains {
+			epBase[ep] = nftEndpointBase(sp, ep)
 			p.chain(nftEndpointPrefix + epBase[ep])
 		}
 		if ep.Local && p.hairpin {

@@ -67,6 +67,20 @@ func capturedNFT(snap *model.Snapshot, dp *Dataplane) *Dataplane {
 	return dp
 }
 
+// nftCapturedFamilies returns the families of the kube-proxy tables the
+// snapshot's nftables rulesets hold.
+func nftCapturedFamilies(snap *model.Snapshot) map[model.Family]bool {
+	out := map[model.Family]bool{}
+	for _, rs := range snap.NFT {
+		for _, ff := range nftFamilies {
+			if rs.Table(ff.fam, nftTable) != nil {
+				out[ff.f] = true
+			}
+		}
+	}
+	return out
+}
+
 // nftJSONForm reports a ruleset read from `nft -j list ruleset`.
 func nftJSONForm(rs *nft.Ruleset) bool {
 	return len(rs.Tables) > 0 && rs.Tables[0].Pos.Path != ""
@@ -396,8 +410,11 @@ func nftChainEvidence(c *nft.Chain) model.Evidence { return model.EvidenceAt(c.P
 
 // nftAttributor names the service port (and endpoint) an nftables object
 // belongs to: by the hashed base of its name, the chains its rules and
-// verdicts go to, its comment or its key.
+// verdicts go to, its comment or its key. Its indexes are built on first
+// use: a comparison without differences never needs them.
 type nftAttributor struct {
+	ports    []*model.ServicePort
+	built    bool
 	byBase   map[string]string    // "HASH8-ns/name/proto/port" -> service port
 	byEPBase map[string][2]string // endpoint base -> service port, endpoint
 	byHash   map[string]string    // HASH8 -> service port, for truncated names
@@ -408,9 +425,18 @@ type nftAttributor struct {
 }
 
 func newNFTAttributor(ports []*model.ServicePort) *nftAttributor {
-	a := &nftAttributor{byBase: map[string]string{}, byEPBase: map[string][2]string{}, byHash: map[string]string{},
-		byDest: map[string][]string{}, byNode: map[string][]string{}, byEP: map[string][]string{}, names: map[string]bool{}}
-	for _, sp := range ports {
+	return &nftAttributor{ports: ports}
+}
+
+// build indexes the service ports.
+func (a *nftAttributor) build() {
+	if a.built {
+		return
+	}
+	a.built = true
+	a.byBase, a.byEPBase, a.byHash = map[string]string{}, map[string][2]string{}, map[string]string{}
+	a.byDest, a.byNode, a.byEP, a.names = map[string][]string{}, map[string][]string{}, map[string][]string{}, map[string]bool{}
+	for _, sp := range a.ports {
 		name, proto := sp.String(), sp.ProtoLower()
 		a.names[name] = true
 		base := nftChainBase(sp)
@@ -418,7 +444,7 @@ func newNFTAttributor(ports []*model.ServicePort) *nftAttributor {
 		a.byHash[base[:8]] = name
 		for _, e := range sp.Endpoints {
 			a.byEPBase[nftEndpointBase(sp, e)] = [2]string{name, e.String()}
-			k := e.IP.String() + " . " + proto + " . " + fmt.Sprint(e.Port)
+			k := e.IP.String() + " . " + proto + " . " + strconv.Itoa(int(e.Port))
 			a.byEP[k] = appendOnce(a.byEP[k], name)
 		}
 		if sp.Skip != "" {
@@ -426,20 +452,20 @@ func newNFTAttributor(ports []*model.ServicePort) *nftAttributor {
 		}
 		for _, ips := range [][]netip.Addr{sp.ClusterIPs, sp.ExternalIPs, sp.LoadBalancerVIPs} {
 			for _, ip := range ips {
-				k := ip.String() + " . " + proto + " . " + fmt.Sprint(sp.Port)
+				k := ip.String() + " . " + proto + " . " + strconv.Itoa(int(sp.Port))
 				a.byDest[k] = appendOnce(a.byDest[k], name)
 			}
 		}
 		if sp.NodePort != 0 {
-			k := proto + " . " + fmt.Sprint(sp.NodePort)
+			k := proto + " . " + strconv.Itoa(int(sp.NodePort))
 			a.byNode[k] = appendOnce(a.byNode[k], name)
 		}
 	}
-	return a
 }
 
 // name attributes a chain or set by its name.
 func (a *nftAttributor) name(n string) attribution {
+	a.build()
 	for _, pre := range []string{nftServicePrefix, nftLocalPrefix, nftExternalPrefix, nftFirewallPrefix, nftEndpointPrefix, nftAffinityPrefix} {
 		base, ok := strings.CutPrefix(n, pre)
 		if !ok || !strings.Contains(base, "/") {
@@ -511,6 +537,7 @@ func nftStmtRefs(s nft.Stmt, ref func(string)) {
 // to, its comment (the service port name), its destination key or, for
 // the hairpin set, its endpoint.
 func (a *nftAttributor) element(s *nft.Set, e *nft.Element) attribution {
+	a.build()
 	if e.Verdict != nil && e.Verdict.Target != "" {
 		if at := a.name(e.Verdict.Target); at.Service != "" {
 			at.How = "target"

@@ -501,3 +501,22 @@ func TestNFTVersionGoldens(t *testing.T) {
 		return map[string][]byte{dp.Files[0].Name: dp.Files[0].Data}
 	})
 }
+
+// TestNFTCapturedFamilies checks that the families of the captured
+// kube-proxy tables decide the proxiers run, as for iptables dumps: the
+// bundle with its node's IPv6 address removed still gets both tables.
+func TestNFTCapturedFamilies(t *testing.T) {
+	snap := loadScenario(t, "../../testdata/bundles/nftables-healthy")
+	var v4 []netip.Addr
+	for _, a := range snap.Node.Addresses {
+		if a.Is4() {
+			v4 = append(v4, a)
+		}
+	}
+	snap.Node.Addresses = v4
+	snap.Node.Object = nil
+	snap.Addrs = nil
+	if got := Families(snap); len(got) != 2 {
+		t.Fatalf("families %v, want IPv4 and IPv6", got)
+	}
+}
