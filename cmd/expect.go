@@ -37,7 +37,7 @@ func NewCmdExpect(f *Factory, runF func(*ExpectOptions) error) *cobra.Command {
 			"with iptables-restore (ip6tables-restore). On stdout the files follow each other, each after a\n" +
 			"comment line naming it; with --dir they are written as DIR/iptables-save.txt and\n" +
 			"DIR/ip6tables-save.txt (DIR/NODE/... for several nodes). For nftables mode (kube-proxy\n" +
-			"1.33 to 1.37) it is the tables ip and ip6 kube-proxy as `nft list ruleset` prints them,\n" +
+			"1.30, 1.33 to 1.37) it is the tables ip and ip6 kube-proxy as `nft list ruleset` prints them,\n" +
 			"loadable with nft -f (DIR/nft-ruleset.txt).",
 		Example: "  proxyscan expect bundle.tgz\n" +
 			"  proxyscan expect cluster.yaml kube-proxy.yaml --node worker-1 --version 1.23\n" +

@@ -98,7 +98,7 @@ var nftBaseChains = []nftBaseChain{
 	{nftNATPostrouting, "nat", "postrouting", 100},
 }
 
-// nftBaseChains133 mirrors nftablesBaseChains of v1.30-v1.33: every
+// nftBaseChains133 mirrors nftablesBaseChains of v1.30 and v1.33: every
 // filter chain at dstnat-10 (-110) but filter-output-post-dnat at
 // dstnat+10 (-90).
 var nftBaseChains133 = []nftBaseChain{
@@ -131,7 +131,7 @@ var nftJumpChains = []nftJumpChain{
 	{nftClusterIPsCheckChain, nftFilterOutput, "ct state new"},
 }
 
-// nftJumpChains133 mirrors nftablesJumpChains of v1.30-v1.33.
+// nftJumpChains133 mirrors nftablesJumpChains of v1.30 and v1.33.
 var nftJumpChains133 = []nftJumpChain{
 	{nftNodePortEndpointsCheck, nftFilterInput, "ct state new"},
 	{nftServiceEndpointsCheck, nftFilterInput, "ct state new"},
@@ -155,9 +155,15 @@ func (nftablesMode) Name() string { return model.ModeNFTables }
 // nftOldestMinor is the first release with the nftables mode (alpha).
 const nftOldestMinor = 29
 
-// nftModelledMinor is the first release whose nftables layout is
-// modelled (1.33 to 1.37).
+// nftModelledMinor is the first release of the nftables layouts modelled
+// without a gap (1.33 to 1.37); 1.30 is modelled too.
 const nftModelledMinor = 33
+
+// nftModelled reports the releases whose layout is modelled: 1.30 and
+// 1.33-1.37, each checked against pkg/proxy/nftables/proxier.go of its
+// release (1.30 differs from 1.33 only by the comments of the firewall-ips
+// elements; 1.31 and 1.32 were not checked).
+func nftModelled(minor int) bool { return minor == 30 || minor >= nftModelledMinor }
 
 // generate returns the tables ip and ip6 kube-proxy that one full sync of
 // each family's proxier writes, as one ruleset listing (the form of
@@ -166,8 +172,8 @@ func (nftablesMode) generate(in *input, families []model.Family) (*Dataplane, er
 	switch {
 	case in.minor < nftOldestMinor:
 		return nil, fmt.Errorf("kube-proxy 1.%d has no nftables mode (it exists from 1.%d)", in.minor, nftOldestMinor)
-	case in.minor < nftModelledMinor:
-		return nil, fmt.Errorf("the nftables layout of kube-proxy 1.%d is not modelled (modelled: 1.%d to 1.37)", in.minor, nftModelledMinor)
+	case !nftModelled(in.minor):
+		return nil, fmt.Errorf("the nftables layout of kube-proxy 1.%d is not modelled (modelled: 1.30 and 1.%d to 1.37)", in.minor, nftModelledMinor)
 	case in.minor >= 37 && in.gate("KubeProxyNFTablesLocalhostNodePorts", false):
 		return nil, fmt.Errorf("the KubeProxyNFTablesLocalhostNodePorts feature gate (localhost node ports in nftables mode) is not modelled")
 	}
@@ -409,7 +415,7 @@ func (p *nftProxier) sync(buf *bytes.Buffer) {
 	p.write(buf)
 }
 
-// setup mirrors setupNFTables (v1.33-v1.37): the base chains and their
+// setup mirrors setupNFTables (v1.30, v1.33-v1.37): the base chains and their
 // jumps, the masquerading chains (1.36+: and the hairpin set), the
 // ClusterIP checks, the node port addresses, the no-endpoint maps, the
 // firewall map and the service dispatch.
@@ -542,7 +548,7 @@ func nftEndpointBase(sp *model.ServicePort, ep *model.Endpoint) string {
 }
 
 // syncServicePort writes one service port: the body of syncProxyRules'
-// loop over svcPortMap (v1.33-v1.37).
+// loop over svcPortMap (v1.30, v1.33-v1.37).
 func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 	f, ipX := p.family, p.ipX
 	protocol := sp.ProtoLower()
@@ -653,7 +659,11 @@ func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 			p.element(nftServiceIPsMap, dest(lbip), "", "goto "+externalTrafficChain)
 		}
 		if usesFWChain {
-			p.element(nftFirewallIPsMap, dest(lbip), "", "goto "+fwChain)
+			fwComment := ""
+			if p.minor <= 30 {
+				fwComment = comment
+			}
+			p.element(nftFirewallIPsMap, dest(lbip), fwComment, "goto "+fwChain)
 		}
 	}
 	if !hasExternalEndpoints {
