@@ -230,13 +230,18 @@ type nftChainText struct {
 }
 
 // nftSetText is a set or map being written: its declaration lines and its
-// elements by key (a later element of the same key replaces the earlier
-// one, as nftElementStorage.ensureElem does).
+// elements by key. As nftElementStorage.ensureElem does, an element whose
+// key is already there replaces it only when its verdict differs (the
+// comment is not compared).
 type nftSetText struct {
 	isMap    bool
 	header   []string
-	elements map[string]string
+	elements map[string]nftPendingElement
 }
+
+// nftPendingElement is an element being written: its comment (quoted, with
+// the word "comment") and its verdict.
+type nftPendingElement struct{ comment, verdict string }
 
 func newNFTProxier(in *input, f model.Family) *nftProxier {
 	p := &nftProxier{
@@ -386,7 +391,7 @@ func (p *nftProxier) rule(chain, text, comment string) {
 
 // set declares a set or map with its declaration lines.
 func (p *nftProxier) set(name string, isMap bool, header ...string) {
-	p.sets[name] = &nftSetText{isMap: isMap, header: header, elements: map[string]string{}}
+	p.sets[name] = &nftSetText{isMap: isMap, header: header, elements: map[string]nftPendingElement{}}
 }
 
 // element adds an element: key (with its comment, if any) and, for maps,
@@ -397,12 +402,15 @@ func (p *nftProxier) element(set, key, comment, verdict string) {
 		return
 	}
 	if comment != "" {
-		if len(comment) > nftCommentLengthMax {
-			comment = comment[:nftCommentLengthMax]
+		if len(comment) > nftCommentLengthMax && p.minor >= 37 {
+			comment = comment[:nftCommentLengthMax] // truncateNFTablesComment
 		}
-		key += " comment " + strconv.Quote(comment)
+		comment = " comment " + strconv.Quote(comment)
 	}
-	s.elements[key] = verdict
+	if old, ok := s.elements[key]; ok && old.verdict == verdict {
+		return
+	}
+	s.elements[key] = nftPendingElement{comment, verdict}
 }
 
 // sync writes the family's table: setupNFTables, then the loop of
@@ -864,9 +872,10 @@ func (p *nftProxier) write(buf *bytes.Buffer) {
 				if i > 0 {
 					buf.WriteString(",\n\t\t\t     ")
 				}
-				buf.WriteString(k)
+				e := s.elements[k]
+				buf.WriteString(k + e.comment)
 				if s.isMap {
-					buf.WriteString(" : " + s.elements[k])
+					buf.WriteString(" : " + e.verdict)
 				}
 			}
 			buf.WriteString(" }\n")

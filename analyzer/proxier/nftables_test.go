@@ -524,3 +524,27 @@ func TestNFTCapturedFamilies(t *testing.T) {
 		t.Fatalf("families %v, want IPv4 and IPv6", got)
 	}
 }
+
+// TestNFTElementReplace checks how a second element of the same key is
+// written, as nftElementStorage.ensureElem treats it: kept out when its
+// verdict is the same (the first comment stays), replacing the first
+// otherwise.
+func TestNFTElementReplace(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		second, secondComment string
+		want                  nftPendingElement
+	}{
+		{"same verdict", "goto reject-chain", "ns/b:http", nftPendingElement{` comment "ns/a:http"`, "goto reject-chain"}},
+		{"other verdict", "drop", "ns/b:http", nftPendingElement{` comment "ns/b:http"`, "drop"}},
+	} {
+		p := &nftProxier{minor: 37, sets: map[string]*nftSetText{}}
+		p.set(nftNoEndpointServicesMap, true)
+		p.element(nftNoEndpointServicesMap, "10.0.0.1 . tcp . 80", "ns/a:http", "goto reject-chain")
+		p.element(nftNoEndpointServicesMap, "10.0.0.1 . tcp . 80", tc.secondComment, tc.second)
+		els := p.sets[nftNoEndpointServicesMap].elements
+		if len(els) != 1 || els["10.0.0.1 . tcp . 80"] != tc.want {
+			t.Errorf("%s: elements %v, want %v", tc.name, els, tc.want)
+		}
+	}
+}
