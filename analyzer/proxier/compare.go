@@ -96,6 +96,9 @@ func kubeletRule(chain string, r *iptables.Rule) bool {
 // in expected order, extra rules in captured order, and rules out of
 // order.
 func Compare(expected, actual *Dataplane) []Difference {
+	if expected.Mode == model.ModeIPVS {
+		return compareIPVS(expected, actual)
+	}
 	ports := expected.ports
 	if ports == nil {
 		ports = actual.ports

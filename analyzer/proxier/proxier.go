@@ -40,6 +40,8 @@ type Dataplane struct {
 
 	// ports are the service ports the data plane is compared for.
 	ports []*model.ServicePort
+	// ipvs holds what IPVS mode compares besides the dumps.
+	ipvs *ipvsExtra
 	// canonical reports dumps already in iptables-save form (generated
 	// ones), which Compare need not canonicalise again.
 	canonical bool
@@ -78,6 +80,7 @@ type Mode interface {
 // Modes lists the modes the proxier generates, by name.
 var Modes = map[string]Mode{
 	model.ModeIPTables: iptablesMode{},
+	model.ModeIPVS:     ipvsMode{},
 }
 
 // ModeNames returns the names of the modes, sorted.
@@ -177,6 +180,9 @@ func Captured(snap *model.Snapshot, mode string) (*Dataplane, error) {
 		if d := best[f]; d != nil {
 			dp.IPTables = append(dp.IPTables, d)
 		}
+	}
+	if mode == model.ModeIPVS {
+		capturedIPVS(snap, dp)
 	}
 	return dp, nil
 }

@@ -49,6 +49,10 @@ func ServiceDiff(snap *model.Snapshot, name string, opts Options) (*ServiceRepor
 		return nil, err
 	}
 	rep.Mode, rep.Version, rep.Captured = exp.Mode, exp.Version.MinorString(), len(act.IPTables) > 0
+	if exp.Mode == model.ModeIPVS {
+		rep.Captured = act.IPVS != nil
+		rep.ExpectedRules += ipvsExpectedItems(exp, name)
+	}
 	rep.Differences = ForService(Compare(exp, act), name)
 	if rep.Differences == nil {
 		rep.Differences = []Difference{}
