@@ -389,6 +389,19 @@ func compareIPSets(exp, act *ipset.Dump, fams []model.Family, at *ipvsAttributor
 		}
 		return d
 	}
+	// add appends the differences of a member: one per service port for
+	// an address of KUBE-IPVS-IPS several ports share.
+	add := func(kind DiffKind, s *ipset.Set, e *ipset.Entry, note string) {
+		d := diff(kind, s, e, note)
+		if list := at.byIP[e.IP]; bases[s.Name] == view.SetIPVSIPs && len(list) > 1 {
+			for _, sp := range list {
+				d.Service, d.How = sp, "address"
+				out = append(out, d)
+			}
+			return
+		}
+		out = append(out, d)
+	}
 	for _, e := range exp.Sets {
 		if _, ok := bases[e.Name]; !ok {
 			continue
@@ -400,7 +413,7 @@ func compareIPSets(exp, act *ipset.Dump, fams []model.Family, at *ipvsAttributor
 			}
 			out = append(out, diff(MissingSet, e, nil, ""))
 			for _, m := range e.Entries {
-				out = append(out, diff(MissingSetEntry, e, m, "its set is missing"))
+				add(MissingSetEntry, e, m, "its set is missing")
 			}
 			continue
 		}
@@ -417,12 +430,12 @@ func compareIPSets(exp, act *ipset.Dump, fams []model.Family, at *ipvsAttributor
 			k := setMemberKey(e, m)
 			want[k] = true
 			if !have[k] {
-				out = append(out, diff(MissingSetEntry, e, m, ""))
+				add(MissingSetEntry, e, m, "")
 			}
 		}
 		for _, m := range a.Entries {
 			if !want[setMemberKey(a, m)] {
-				out = append(out, diff(ExtraSetEntry, a, m, ""))
+				add(ExtraSetEntry, a, m, "")
 			}
 		}
 	}
@@ -436,18 +449,23 @@ func compareBound(exp, act *Dataplane, inFam map[model.Family]bool, at *ipvsAttr
 		have[a] = true
 	}
 	want := map[netip.Addr]bool{}
-	diff := func(kind DiffKind, a netip.Addr, ev model.Evidence) Difference {
+	// An address shared by several service ports gives a difference for
+	// each: every one of them needs it.
+	diff := func(kind DiffKind, a netip.Addr, ev model.Evidence) {
 		d := Difference{Kind: kind, Family: model.FamilyOf(a), Table: tableBound,
-			Rule: netip.PrefixFrom(a, a.BitLen()).String(), Service: only(at.byIP[a]), Evidence: ev}
-		if d.Service != "" {
-			d.How = "address"
+			Rule: netip.PrefixFrom(a, a.BitLen()).String(), Evidence: ev}
+		if len(at.byIP[a]) == 0 {
+			out = append(out, d)
 		}
-		return d
+		for _, s := range at.byIP[a] {
+			d.Service, d.How = s, "address"
+			out = append(out, d)
+		}
 	}
 	for _, a := range exp.Bound {
 		want[a] = true
 		if !have[a] {
-			out = append(out, diff(MissingBoundAddress, a, model.Evidence{File: "expected/kube-ipvs0", Text: netip.PrefixFrom(a, a.BitLen()).String()}))
+			diff(MissingBoundAddress, a, model.Evidence{File: "expected/kube-ipvs0", Text: netip.PrefixFrom(a, a.BitLen()).String()})
 		}
 	}
 	for _, a := range act.Bound {
@@ -458,7 +476,7 @@ func compareBound(exp, act *Dataplane, inFam map[model.Family]bool, at *ipvsAttr
 		if act.ipvs != nil {
 			ev = act.ipvs.bound[a]
 		}
-		out = append(out, diff(ExtraBoundAddress, a, ev))
+		diff(ExtraBoundAddress, a, ev)
 	}
 	return out
 }
@@ -612,8 +630,11 @@ func ipvsExpectedItems(exp *Dataplane, name string) int {
 		}
 	}
 	for _, a := range exp.Bound {
-		if match(only(at.byIP[a])) {
-			n++
+		for _, s := range at.byIP[a] {
+			if match(s) {
+				n++
+				break
+			}
 		}
 	}
 	return n

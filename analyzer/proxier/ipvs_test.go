@@ -170,3 +170,170 @@ func addrStrings(as []netip.Addr) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestIPVSBundleConformance checks that for every IPVS-mode bundle of
+// testdata/bundles (captured from kube-proxy 1.37) the proxier reproduces
+// the captured virtual servers, ipsets, kube-ipvs0 addresses and iptables
+// rules: Compare finds nothing.
+func TestIPVSBundleConformance(t *testing.T) {
+	root := "../../testdata/bundles"
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		dir := filepath.Join(root, e.Name())
+		if _, err := os.Stat(filepath.Join(dir, "node", "ipvsadm-save.txt")); err != nil || !e.IsDir() {
+			continue
+		}
+		snap := loadScenario(t, dir)
+		if snap.Config.EffectiveMode() != model.ModeIPVS {
+			continue
+		}
+		n++
+		t.Run(e.Name(), func(t *testing.T) {
+			exp, err := Expect(snap, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			act, err := Captured(snap, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if act.IPVS == nil || act.IPSets == nil || act.Bound == nil || len(act.IPTables) != len(exp.IPTables) {
+				t.Fatalf("capture incomplete: ipvs %v, ipsets %v, kube-ipvs0 %v, %d iptables families (expected %d)",
+					act.IPVS != nil, act.IPSets != nil, act.Bound != nil, len(act.IPTables), len(exp.IPTables))
+			}
+			if len(exp.IPVS.Services) == 0 || len(exp.Bound) == 0 {
+				t.Fatal("nothing generated")
+			}
+			for _, d := range Compare(exp, act) {
+				t.Errorf("%s %s %s %s: %s (%s) %s", d.Kind, d.Family, d.Table, d.Chain, d.Rule, d.Service, d.Note)
+			}
+		})
+	}
+	if n < 2 {
+		t.Fatalf("%d IPVS bundles found, want at least 2", n)
+	}
+}
+
+// copyBundle copies a bundle directory into a temporary one, applying
+// edit to the text of the named files.
+func copyBundle(t *testing.T, src string, edit map[string]func(string) string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if f := edit[filepath.ToSlash(rel)]; f != nil {
+			data = []byte(f(string(data)))
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func dropLine(t *testing.T, line string) func(string) string {
+	return func(s string) string {
+		out := strings.Replace(s, line+"\n", "", 1)
+		if out == s {
+			t.Fatalf("line %q not in the file", line)
+		}
+		return out
+	}
+}
+
+func replaceLine(t *testing.T, old, repl string) func(string) string {
+	return func(s string) string {
+		out := strings.Replace(s, old+"\n", repl+"\n", 1)
+		if out == s {
+			t.Fatalf("line %q not in the file", old)
+		}
+		return out
+	}
+}
+
+// TestIPVSCompareDifferences breaks a healthy IPVS bundle in every part
+// of the data plane and checks that Compare names each break, attributed
+// to its service port, and that ServiceDiff reports the missing real
+// server of the Service.
+func TestIPVSCompareDifferences(t *testing.T) {
+	edits := map[string]func(string) string{
+		"node/ipvsadm-save.txt": func(s string) string {
+			s = dropLine(t, "-a -t 172.20.8.12:30180 -r 10.88.2.10:8080 -m -w 1")(s)
+			return replaceLine(t, "-a -t 172.20.8.12:30443 -r 10.88.2.10:8443 -m -w 1", "-a -t 172.20.8.12:30443 -r 10.88.2.10:8443 -m -w 0")(s)
+		},
+		"node/ipset-save.txt": dropLine(t, "add KUBE-6-LOOP-BACK fd88:0:0:2::60,tcp:8080,fd88:0:0:2::60"),
+		"node/ip-addr.txt": func(s string) string {
+			return strings.Replace(s, "    inet 10.112.0.10/32 scope global kube-ipvs0\n       valid_lft forever preferred_lft forever\n", "", 1)
+		},
+		"node/iptables-save.txt": dropLine(t, "-A KUBE-SOURCE-RANGES-FIREWALL -j DROP"),
+	}
+	dir := copyBundle(t, "../../testdata/bundles/ipvs-healthy", edits)
+	// The listing form would also be read; the save form is preferred.
+	snap := loadScenario(t, dir)
+	exp, err := Expect(snap, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	act, err := Captured(snap, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range Compare(exp, act) {
+		got = append(got, fmt.Sprintf("%s %s %s %s | %s | %s %s | %s", d.Kind, d.Family, d.Table, d.Chain, d.Rule, d.Service, d.Endpoint, d.Note))
+	}
+	np := func(port int32) string {
+		for _, p := range snap.Ports {
+			if p.NodePort == port {
+				return p.String()
+			}
+		}
+		return "?"
+	}
+	ep := func(addr string) string {
+		for _, p := range snap.Ports {
+			for _, e := range p.Endpoints {
+				if e.String() == addr && e.Local {
+					return p.String()
+				}
+			}
+		}
+		return "?"
+	}
+	want := []string{
+		"missing-real-server IPv4 ipvs 172.20.8.12:30180/TCP | -a -t 172.20.8.12:30180 -r 10.88.2.10:8080 -m -w 1 | " + np(30180) + " 10.88.2.10:8080 | ",
+		"real-server-differs IPv4 ipvs 172.20.8.12:30443/TCP | -a -t 172.20.8.12:30443 -r 10.88.2.10:8443 -m -w 0 | " + np(30443) + " 10.88.2.10:8443 | weight 0, expected 1 (weight 0: being removed gracefully while connections drain)",
+		"missing-bound-address IPv4 kube-ipvs0  | 10.112.0.10/32 | kube-system/kube-dns:dns  | ",
+		"missing-bound-address IPv4 kube-ipvs0  | 10.112.0.10/32 | kube-system/kube-dns:dns-tcp  | ",
+		"missing-bound-address IPv4 kube-ipvs0  | 10.112.0.10/32 | kube-system/kube-dns:metrics  | ",
+		"missing-rule IPv4 filter KUBE-SOURCE-RANGES-FIREWALL | -A KUBE-SOURCE-RANGES-FIREWALL -j DROP |   | ",
+		"missing-set-entry IPv6 ipset KUBE-6-LOOP-BACK | add KUBE-6-LOOP-BACK fd88:0:0:2::60,tcp:8080,fd88:0:0:2::60 | " + ep("[fd88:0:0:2::60]:8080") + " [fd88:0:0:2::60]:8080 | ",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("differences (-want +got):\n%s", diff)
+	}
+	rep, err := ServiceDiff(snap, np(30180), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Captured || rep.ExpectedRules == 0 || len(rep.Differences) == 0 || rep.Differences[0].Kind != MissingRealServer ||
+		rep.Differences[0].Endpoint != "10.88.2.10:8080" {
+		t.Errorf("ServiceDiff %s: %+v", np(30180), rep)
+	}
+}
