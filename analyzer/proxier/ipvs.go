@@ -37,6 +37,7 @@ const (
 	ipvsDefaultScheduler     = "rr"
 	ipvsFileIPVSAdm          = "ipvsadm-save.txt"
 	ipvsFileIPSet            = "ipset-save.txt"
+	ipvsFileBound            = "kube-ipvs0.txt"
 	ipvsSetHashOptions       = "hashsize 1024 maxelem 65536"
 	ipvsSetBitmapRange       = "range 0-65535"
 	ipvsSchedulerMaglev      = "mh"
@@ -163,13 +164,22 @@ func (ipvsMode) generate(in *input, families []model.Family) (*Dataplane, error)
 		return nil, fmt.Errorf("parsing the generated ipsets: %w", err)
 	}
 	dp.IPSets = sd
-	dp.Files = append([]File{
+	sort.Slice(dp.Bound, func(i, j int) bool { return dp.Bound[i].Less(dp.Bound[j]) })
+	var bound bytes.Buffer
+	for _, a := range dp.Bound {
+		bound.WriteString(netip.PrefixFrom(a, a.BitLen()).String() + "\n")
+	}
+	shared := []File{
 		{Name: ipvsFileIPSet, Data: setText},
 		{Name: ipvsFileIPVSAdm, Data: ipvsText},
-	}, files...)
-	if len(families) == 1 {
-		dp.Files[0].Family, dp.Files[1].Family = families[0], families[0]
+		{Name: ipvsFileBound, Data: bound.Bytes()},
 	}
+	if len(families) == 1 {
+		for i := range shared {
+			shared[i].Family = families[0]
+		}
+	}
+	dp.Files = append(shared, files...)
 	return dp, nil
 }
 

@@ -52,7 +52,9 @@ type File struct {
 	// Name is the file name a bundle uses for it ("iptables-save.txt",
 	// "ip6tables-save.txt").
 	Name string
-	// Family is the IP family of the dump.
+	// Family is the IP family of the dump; empty for a file IPVS mode
+	// shares between the families of a dual-stack node (the ipsets, the
+	// IPVS table).
 	Family model.Family
 	// Data is the dump's text.
 	Data []byte
