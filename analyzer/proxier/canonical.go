@@ -412,6 +412,14 @@ func (c *canonicalizer) appendMatch(dst []byte, k int, name string, fam iptables
 		}
 	case "recent":
 		dst = c.appendRecent(dst, k, fam)
+	case "set":
+		// --match-set takes two words, the set and its flags, printed
+		// unquoted.
+		if i := c.find(k, "--match-set"); i >= 0 {
+			dst = appendNeg(dst, c.args[i].Neg)
+			dst = append(dst, " --match-set "...)
+			dst = append(dst, strings.Join(strings.Fields(c.args[i].Value), " ")...)
+		}
 	case "ipvs":
 		// libxt_ipvs prints --vproto as a number, --vaddr without a
 		// full-length mask.

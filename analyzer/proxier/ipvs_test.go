@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
@@ -335,5 +336,76 @@ func TestIPVSCompareDifferences(t *testing.T) {
 	if !rep.Captured || rep.ExpectedRules == 0 || len(rep.Differences) == 0 || rep.Differences[0].Kind != MissingRealServer ||
 		rep.Differences[0].Endpoint != "10.88.2.10:8080" {
 		t.Errorf("ServiceDiff %s: %+v", np(30180), rep)
+	}
+}
+
+// TestIPVSCanonicalMatchesIPTablesSave loads the iptables rules of every
+// IPVS golden into the real iptables-restore, after ipset restore of the
+// golden's sets, in a scratch network namespace per scenario, and checks
+// that iptables-save prints what Canonicalize predicts. Rules with the
+// ipvs match are left out when the kernel lacks xt_ipvs (TestCanonicalRule
+// pins their form).
+func TestIPVSCanonicalMatchesIPTablesSave(t *testing.T) {
+	netnstest.RequireRoot(t)
+	netnstest.RequireTools(t, "ipset", "iptables-restore", "iptables-save", "ip6tables-restore", "ip6tables-save")
+	for _, tc := range ipvsGoldenCases(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := netnstest.New(t)
+			sets, err := os.ReadFile(filepath.Join(tc.golden, "ipset-restore.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ns.Run(sets, "ipset", "restore")
+			for _, fam := range []iptables.Family{iptables.IPv4, iptables.IPv6} {
+				file, restore, save := "iptables-restore.v4", "iptables-restore", "iptables-save"
+				if fam == iptables.IPv6 {
+					file, restore, save = "iptables-restore.v6", "ip6tables-restore", "ip6tables-save"
+				}
+				data, err := os.ReadFile(filepath.Join(tc.golden, file))
+				if os.IsNotExist(err) {
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				var kept []string
+				for _, l := range strings.Split(string(data), "\n") {
+					if !strings.Contains(l, " -m ipvs ") {
+						kept = append(kept, l)
+					}
+				}
+				text := []byte(strings.Join(kept, "\n"))
+				ns.Run(text, restore)
+				back, err := iptables.Parse(save, ns.Run(nil, save))
+				if err != nil {
+					t.Fatal(err)
+				}
+				in, err := iptables.Parse(file, text)
+				if err != nil {
+					t.Fatal(err)
+				}
+				in.Family = fam
+				c, err := Canonicalize(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, want := map[string][]string{}, map[string][]string{}
+				for _, tb := range c.Tables {
+					for _, ch := range tb.Chains {
+						for _, r := range ch.Rules {
+							want[tb.Name+" "+ch.Name] = append(want[tb.Name+" "+ch.Name], r.Raw)
+						}
+						if bc := back.Chain(tb.Name, ch.Name); bc != nil {
+							for _, r := range bc.Rules {
+								got[tb.Name+" "+ch.Name] = append(got[tb.Name+" "+ch.Name], r.Raw)
+							}
+						}
+					}
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("%s: iptables-save differs from Canonicalize (-canonical +iptables-save):\n%s", file, diff)
+				}
+			}
+		})
 	}
 }
