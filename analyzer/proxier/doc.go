@@ -39,5 +39,19 @@
 // kube-proxy's chains are compared; kubelet's rules in the chains the two
 // share are ignored.
 //
+// IPVS mode (1.30 to 1.37, pkg/proxy/ipvs/proxier.go syncProxyRules and
+// writeIptablesRules) gives the virtual and real servers ([ipvs.Dump], one
+// table for both families, in ipvsadm's order), the ipsets ([ipset.Dump],
+// KUBE-6- names for IPv6), the addresses bound to kube-ipvs0 and, per
+// family, the iptables rules; its files are ipset-save.txt (for ipset
+// restore), ipvsadm-save.txt (for ipvsadm -R), kube-ipvs0.txt and the
+// iptables-save files. Compare sets them against the captured ipvsadm,
+// ipset, ip addr and iptables-save dumps: virtual servers missing, extra or
+// with another scheduler or persistence, real servers missing, extra or
+// with another weight (weight 0 is noted as graceful termination), set
+// members, bound addresses and rules, each attributed to the service port
+// whose address, port or endpoint it holds. Virtual servers in
+// ipvs.excludeCIDRs are not kube-proxy's and are not compared.
+//
 // Other proxy modes plug in as a [Mode] listed in [Modes].
 package proxier

@@ -137,6 +137,9 @@ func (ipvsMode) generate(in *input, families []model.Family) (*Dataplane, error)
 		return nil, fmt.Errorf("kube-proxy 1.%d IPVS mode is not modelled (supported: 1.%d to 1.%d)", in.minor, ipvsOldestMinor, kpversion.NewestMinor)
 	}
 	dp := &Dataplane{Mode: model.ModeIPVS, ipvs: &ipvsExtra{}}
+	if c := in.cfg.IPVS; c.TCPTimeout.Duration > 0 || c.TCPFinTimeout.Duration > 0 || c.UDPTimeout.Duration > 0 {
+		dp.ipvs.timeouts = &[3]int{int(c.TCPTimeout.Seconds()), int(c.TCPFinTimeout.Seconds()), int(c.UDPTimeout.Seconds())}
+	}
 	table := &ipvs.Dump{Form: ipvs.FormSave, Services: []*ipvs.Service{}}
 	var sets []*ipvsSet
 	var files []File

@@ -27,7 +27,10 @@ const (
 	ExtraRealServer      DiffKind = "extra-real-server"
 	// RealServerDiffers is a real server on both sides whose weight or
 	// forwarding method differ.
-	RealServerDiffers   DiffKind = "real-server-differs"
+	RealServerDiffers DiffKind = "real-server-differs"
+	// TimeoutsDiffer is an IPVS connection timeout that is not the one
+	// the configuration sets.
+	TimeoutsDiffer      DiffKind = "timeouts-differ"
 	MissingSet          DiffKind = "missing-set"
 	SetDiffers          DiffKind = "set-differs"
 	MissingSetEntry     DiffKind = "missing-set-entry"
@@ -49,14 +52,25 @@ const (
 type ipvsExtra struct {
 	exclude []netip.Prefix
 	bound   map[netip.Addr]model.Evidence
+	// timeouts are the IPVS connection timeouts in seconds (tcp, tcpfin,
+	// udp): on the expected side those the configuration sets (0 keeps
+	// the kernel's), on the captured side those of ipvsadm -Ln --timeout
+	// (nil when not captured).
+	timeouts   *[3]int
+	timeoutsEv model.Evidence
 }
 
 // capturedIPVS fills the IPVS part of a captured data plane: the IPVS
 // table (the save form when both were captured), the ipsets and the
 // kube-ipvs0 addresses (nil when ip addr was not captured).
 func capturedIPVS(snap *model.Snapshot, dp *Dataplane) {
+	dp.ipvs = &ipvsExtra{bound: map[netip.Addr]model.Evidence{}}
 	for _, d := range snap.IPVS {
 		if d.Form == ipvs.FormTimeout {
+			if t := d.Timeouts; t != nil {
+				dp.ipvs.timeouts = &[3]int{t.TCP, t.TCPFin, t.UDP}
+				dp.ipvs.timeoutsEv = model.EvidenceAt(t.Pos, t.Raw)
+			}
 			continue
 		}
 		if dp.IPVS == nil || dp.IPVS.Form != ipvs.FormSave && d.Form == ipvs.FormSave {
@@ -68,7 +82,6 @@ func capturedIPVS(snap *model.Snapshot, dp *Dataplane) {
 			dp.IPSets = d
 		}
 	}
-	dp.ipvs = &ipvsExtra{bound: map[netip.Addr]model.Evidence{}}
 	if snap.Addrs != nil {
 		dp.Bound = []netip.Addr{}
 		for _, a := range snap.Addrs.KubeIPVSAddresses() {
@@ -236,6 +249,7 @@ func compareIPVS(exp, act *Dataplane) []Difference {
 	if act.Bound != nil {
 		out = append(out, compareBound(exp, act, inFam, at)...)
 	}
+	out = append(out, compareTimeouts(exp, act)...)
 	for _, f := range fams {
 		out = append(out, compareIPVSIPTables(f, exp.IPTablesFor(f), act.IPTablesFor(f), exp.canonical, act.canonical, at)...)
 	}
@@ -440,6 +454,28 @@ func compareIPSets(exp, act *ipset.Dump, fams []model.Family, at *ipvsAttributor
 		}
 	}
 	return out
+}
+
+// compareTimeouts compares the IPVS connection timeouts the
+// configuration sets (ipvs.tcpTimeout, tcpFinTimeout, udpTimeout; kube-proxy
+// runs the equivalent of ipvsadm --set when any is set) with ipvsadm -Ln
+// --timeout, when captured.
+func compareTimeouts(exp, act *Dataplane) []Difference {
+	if exp.ipvs == nil || exp.ipvs.timeouts == nil || act.ipvs == nil || act.ipvs.timeouts == nil {
+		return nil
+	}
+	var notes []string
+	for i, name := range []string{"tcp", "tcpfin", "udp"} {
+		if want, got := exp.ipvs.timeouts[i], act.ipvs.timeouts[i]; want > 0 && want != got {
+			notes = append(notes, fmt.Sprintf("%s %ds, configured %ds", name, got, want))
+		}
+	}
+	if len(notes) == 0 {
+		return nil
+	}
+	ev := act.ipvs.timeoutsEv
+	return []Difference{{Kind: TimeoutsDiffer, Family: model.IPv4, Table: tableIPVS, Chain: "timeouts", Rule: ev.Text,
+		Note: strings.Join(notes, "; "), Evidence: ev}}
 }
 
 func compareBound(exp, act *Dataplane, inFam map[model.Family]bool, at *ipvsAttributor) []Difference {

@@ -8,14 +8,17 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	kpv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
+	"github.com/proxyscan/proxyscan/parsers/kpconfig"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 )
 
@@ -408,4 +411,118 @@ func TestIPVSCanonicalMatchesIPTablesSave(t *testing.T) {
 			}
 		})
 	}
+}
+
+// captureOf parses the expected files back as a captured data plane,
+// what a node that matches gives.
+func captureOf(t *testing.T, exp *Dataplane) *Dataplane {
+	t.Helper()
+	act := &Dataplane{Mode: model.ModeIPVS, Bound: append([]netip.Addr{}, exp.Bound...), ports: exp.ports, ipvs: &ipvsExtra{}}
+	for _, f := range exp.Files {
+		var err error
+		switch f.Name {
+		case "ipvsadm-save.txt":
+			act.IPVS, err = ipvs.ParseSave("node/"+f.Name, f.Data)
+		case "ipset-save.txt":
+			act.IPSets, err = ipset.Parse("node/"+f.Name, f.Data)
+		case "iptables-save.txt", "ip6tables-save.txt":
+			var d *iptables.Dump
+			if d, err = iptables.Parse("node/"+f.Name, f.Data); err == nil {
+				if f.Name == "ip6tables-save.txt" {
+					d.Family = iptables.IPv6
+				} else {
+					d.Family = iptables.IPv4
+				}
+				act.IPTables = append(act.IPTables, d)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return act
+}
+
+// TestIPVSConfig checks the settings the upstream scenarios leave at their
+// defaults: the mh scheduler (mh-port flag), ipvs.excludeCIDRs (virtual
+// servers in them are not kube-proxy's to compare), the connection
+// timeouts, and the versions modelled.
+func TestIPVSConfig(t *testing.T) {
+	load := func(t *testing.T, edit func(c *kpv1alpha1.KubeProxyConfiguration)) *model.Snapshot {
+		snap := loadScenario(t, "../../testdata/upstream/scenarios/session-affinity")
+		for _, c := range []*kpconfig.Config{snap.Config.Effective, snap.Config.Read} {
+			if c != nil {
+				edit(&c.Config)
+			}
+		}
+		return snap
+	}
+	t.Run("mh", func(t *testing.T) {
+		snap := load(t, func(c *kpv1alpha1.KubeProxyConfiguration) { c.IPVS.Scheduler = "mh" })
+		exp, err := Expect(snap, Options{Mode: model.ModeIPVS})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range exp.IPVS.Services {
+			if s.SchedName != "mh" || s.Flags&ipvs.FlagSchedMask != ipvs.FlagSched2 {
+				t.Errorf("%s: scheduler %s flags %#x, want mh with mh-port", s, s.SchedName, s.Flags)
+			}
+		}
+		if text := string(exp.Files[1].Data); !strings.Contains(text, "-A -t 10.112.50.10:80 -s mh -p 10800 -b mh-port\n") {
+			t.Errorf("ipvsadm-save.txt lacks the mh-port service line:\n%s", text)
+		}
+		act := captureOf(t, exp)
+		act.IPVS.Services[0].SchedName = "rr"
+		act.IPVS.Services[0].Flags &^= ipvs.FlagSchedMask
+		diffs := Compare(exp, act)
+		if len(diffs) != 1 || diffs[0].Kind != VirtualServerDiffers || !strings.Contains(diffs[0].Note, "scheduler rr") {
+			t.Errorf("differences %+v, want the scheduler of %s", diffs, act.IPVS.Services[0])
+		}
+	})
+	t.Run("excludeCIDRs", func(t *testing.T) {
+		snap := load(t, func(c *kpv1alpha1.KubeProxyConfiguration) { c.IPVS.ExcludeCIDRs = []string{"192.0.2.0/24"} })
+		exp, err := Expect(snap, Options{Mode: model.ModeIPVS})
+		if err != nil {
+			t.Fatal(err)
+		}
+		act := captureOf(t, exp)
+		extra, err := ipvs.ParseSave("node/extra", []byte("-A -t 192.0.2.10:80 -s rr\n-A -t 198.51.100.10:80 -s rr\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		act.IPVS.Services = append(act.IPVS.Services, extra.Services...)
+		diffs := Compare(exp, act)
+		if len(diffs) != 1 || diffs[0].Kind != ExtraVirtualServer || diffs[0].Chain != "198.51.100.10:80/TCP" {
+			t.Errorf("differences %+v, want only the virtual server outside the excluded CIDR", diffs)
+		}
+	})
+	t.Run("timeouts", func(t *testing.T) {
+		snap := load(t, func(c *kpv1alpha1.KubeProxyConfiguration) { c.IPVS.TCPTimeout.Duration = 900 * time.Second })
+		exp, err := Expect(snap, Options{Mode: model.ModeIPVS})
+		if err != nil {
+			t.Fatal(err)
+		}
+		act := captureOf(t, exp)
+		act.ipvs.timeouts = &[3]int{7200, 120, 300}
+		diffs := Compare(exp, act)
+		if len(diffs) != 1 || diffs[0].Kind != TimeoutsDiffer || diffs[0].Note != "tcp 7200s, configured 900s" {
+			t.Errorf("differences %+v, want the tcp timeout", diffs)
+		}
+		act.ipvs.timeouts = &[3]int{900, 30, 30}
+		if diffs := Compare(exp, act); len(diffs) != 0 {
+			t.Errorf("unset timeouts compared: %+v", diffs)
+		}
+	})
+	t.Run("versions", func(t *testing.T) {
+		snap := loadScenario(t, "../../testdata/upstream/scenarios/clusterip-basic")
+		for minor := kpversion.OldestMinor; minor <= kpversion.NewestMinor; minor++ {
+			_, err := Expect(snap, Options{Mode: model.ModeIPVS, Version: kpversion.V(minor)})
+			switch {
+			case minor < ipvsOldestMinor && (err == nil || !strings.Contains(err.Error(), "IPVS mode is not modelled (supported: 1.30 to 1.37)")):
+				t.Errorf("1.%d: error %v, want not modelled", minor, err)
+			case minor >= ipvsOldestMinor && err != nil:
+				t.Errorf("1.%d: %v", minor, err)
+			}
+		}
+	})
 }
