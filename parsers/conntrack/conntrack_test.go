@@ -20,17 +20,6 @@ var ignorePos = cmp.Options{
 	cmpopts.EquateEmpty(),
 }
 
-func errorText(err error) []byte {
-	var b bytes.Buffer
-	if l, ok := err.(parsers.ErrorList); ok {
-		for _, e := range l {
-			b.WriteString(e.Error() + "\n")
-		}
-		return b.Bytes()
-	}
-	return []byte(err.Error() + "\n")
-}
-
 // parseAny parses a section by its name: input-stats is conntrack -S.
 func parseAny(sec string, data []byte) (any, []byte, error) {
 	if strings.HasSuffix(sec, "stats") {
@@ -60,7 +49,7 @@ func TestGolden(t *testing.T) {
 				if !parsers.IsInputError(err) {
 					t.Errorf("not an input error: %v", err)
 				}
-				got["want"+suffix+".error"] = errorText(err)
+				got["want"+suffix+".error"] = parsetest.ErrorText(err)
 				continue
 			}
 			got["want"+suffix+".json"] = parsetest.JSON(t, v)

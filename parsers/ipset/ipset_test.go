@@ -32,17 +32,6 @@ var ignorePos = cmp.Options{
 	cmpopts.EquateComparable(netip.Addr{}, netip.Prefix{}),
 }
 
-func errorText(err error) []byte {
-	var b bytes.Buffer
-	if l, ok := err.(parsers.ErrorList); ok {
-		for _, e := range l {
-			b.WriteString(e.Error() + "\n")
-		}
-		return b.Bytes()
-	}
-	return []byte(err.Error() + "\n")
-}
-
 // TestRealIpset runs the real ipset on each restore script next to the
 // goldens, inside a network namespace it creates and deletes, and checks
 // that the golden inputs are what ipset prints (up to what changes from
@@ -170,7 +159,7 @@ func TestGolden(t *testing.T) {
 				if !parsers.IsInputError(err) {
 					t.Errorf("%s: not an input error: %v", f.Name, err)
 				}
-				got["want"+suffix+".error"] = errorText(err)
+				got["want"+suffix+".error"] = parsetest.ErrorText(err)
 				continue
 			}
 			got["want"+suffix+".json"] = parsetest.JSON(t, d)

@@ -75,17 +75,6 @@ func saveView(d *Dump) *Dump {
 
 // errorText renders an error for a golden: every error of a list, one a
 // line.
-func errorText(err error) []byte {
-	var b bytes.Buffer
-	if l, ok := err.(parsers.ErrorList); ok {
-		for _, e := range l {
-			b.WriteString(e.Error() + "\n")
-		}
-		return b.Bytes()
-	}
-	return []byte(err.Error() + "\n")
-}
-
 func TestGolden(t *testing.T) {
 	parsetest.Golden(t, "parsers/ipvs/*.txtar", func(t *testing.T, name string, a *txtar.Archive) map[string][]byte {
 		got := map[string][]byte{}
@@ -99,7 +88,7 @@ func TestGolden(t *testing.T) {
 				if !parsers.IsInputError(err) {
 					t.Errorf("%s: error is not an input error: %v", f.Name, err)
 				}
-				got["want"+suffix+".error"] = errorText(err)
+				got["want"+suffix+".error"] = parsetest.ErrorText(err)
 				continue
 			}
 			got["want"+suffix+".json"] = parsetest.JSON(t, d)

@@ -127,6 +127,20 @@ func Seeds(f *testing.F, pattern string) {
 	}
 }
 
+// ErrorText renders a parse error for a golden's want.error section: one
+// line per error of a list (a parsers.ErrorList, or any error whose
+// Unwrap returns several), else the error's text.
+func ErrorText(err error) []byte {
+	var b bytes.Buffer
+	if l, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range l.Unwrap() {
+			b.WriteString(e.Error() + "\n")
+		}
+		return b.Bytes()
+	}
+	return []byte(err.Error() + "\n")
+}
+
 // JSON renders v as indented JSON with a trailing newline, for goldens.
 func JSON(tb testing.TB, v any) []byte {
 	tb.Helper()
