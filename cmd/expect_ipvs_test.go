@@ -157,3 +157,17 @@ func TestExpectIPVSLoads(t *testing.T) {
 	}
 	t.Logf("%d iptables files loaded", loaded)
 }
+
+// TestAnalyzeServiceIPVS checks analyze --service on an IPVS-mode bundle.
+func TestAnalyzeServiceIPVS(t *testing.T) {
+	mini := testdata(t, "bundles", "ipvs-healthy-mini")
+	f, stdio := testFactory()
+	code := Run(f, []string{"analyze", mini, "--service", "default/kubernetes", "-o", "table"})
+	out, errOut := stdio()
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if want := "default/kubernetes on node node-a: kube-proxy 1.37 ipvs mode, 5 expected rules; the captured data plane matches"; !strings.Contains(out, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, out)
+	}
+}
