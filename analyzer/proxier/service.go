@@ -19,7 +19,9 @@ type ServiceReport struct {
 	Version string `json:"version"`
 	// Ports are the service port names the report covers.
 	Ports []string `json:"ports"`
-	// ExpectedRules counts the expected rules attributed to the ports.
+	// ExpectedRules counts the expected rules attributed to the ports (in
+	// IPVS mode also the virtual and real servers, set members and
+	// kube-ipvs0 addresses).
 	ExpectedRules int `json:"expectedRules"`
 	// Captured reports whether the inputs hold a data plane of the mode;
 	// when not, every expected rule is missing.
