@@ -403,7 +403,7 @@ func (p *ipvsProxier) table(name string) *ruleTable {
 	return p.filter
 }
 
-// entry formats a hash:ip,port member ("10.96.0.1,tcp:443").
+// setEntry formats a hash:ip,port member ("10.96.0.1,tcp:443").
 func setEntry(ip netip.Addr, proto string, port int32) string {
 	return view.MemberKey(ip, proto, port)
 }
