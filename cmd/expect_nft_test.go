@@ -23,7 +23,7 @@ func TestExpectNFTablesBundle(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	out, _ := stdio()
-	if first := strings.SplitN(out, "\n", 2)[0]; first != "# proxyscan expect: nft-ruleset.txt, kube-proxy 1.37 nftables mode, IPv4 and IPv6, node east-w2" {
+	if first := strings.SplitN(out, "\n", 2)[0]; first != "# proxyscan expect: nft-ruleset.txt, kube-proxy 1.37 nftables mode, node east-w2" {
 		t.Errorf("header comment %q", first)
 	}
 	got, err := nft.ParseText("stdout", []byte(out))

@@ -13,18 +13,17 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
-// Kinds of differences of nftables mode, besides chains and rules.
+// Kinds of differences of nftables mode, besides those of chains and rules
+// and MissingSet and SetDiffers (shared with IPVS mode: a set or map
+// kube-proxy creates that the capture lacks, one declared differently).
+// Their Table is "ip kube-proxy" or "ip6 kube-proxy", Chain the chain, set
+// or map.
 const (
-	// ChangedChain is a chain whose declaration (type, hook, priority,
+	// ChainDiffers is a chain whose declaration (type, hook, priority,
 	// policy, comment) differs.
-	ChangedChain DiffKind = "changed-chain"
-	// MissingSet is a set or map kube-proxy creates that the capture lacks;
-	// ExtraSet one of the capture kube-proxy does not create.
-	MissingSet DiffKind = "missing-set"
-	ExtraSet   DiffKind = "extra-set"
-	// ChangedSet is a set or map whose declaration (types, flags,
-	// timeout, size, comment) differs.
-	ChangedSet DiffKind = "changed-set"
+	ChainDiffers DiffKind = "chain-differs"
+	// ExtraSet is a set or map of the capture kube-proxy does not create.
+	ExtraSet DiffKind = "extra-set"
 	// MissingElement is a set or map element kube-proxy writes that the
 	// capture lacks; ExtraElement one of the capture it does not write.
 	MissingElement DiffKind = "missing-element"
@@ -290,7 +289,7 @@ func compareNFTTable(f model.Family, et, at *nft.Table, attr *nftAttributor) []D
 			continue
 		}
 		if ed, ad := chainDecl(ec), chainDecl(ac); ed != ad {
-			out = append(out, chainDiff(ChangedChain, ac, "expected "+ed))
+			out = append(out, chainDiff(ChainDiffers, ac, "expected "+ed))
 		}
 		out = append(out, compareNFTRules(f, table, ec, ac, attr)...)
 	}
@@ -312,7 +311,7 @@ func compareNFTTable(f model.Family, et, at *nft.Table, attr *nftAttributor) []D
 			continue
 		}
 		if ed, ad := setDecl(es), setDecl(as); ed != ad {
-			out = append(out, setDiff(ChangedSet, as, "expected "+ed))
+			out = append(out, setDiff(SetDiffers, as, "expected "+ed))
 		}
 		if !nftDynamic(es) {
 			out = append(out, compareNFTElements(f, table, es, as, attr)...)

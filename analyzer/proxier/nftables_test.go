@@ -226,10 +226,10 @@ func TestNFTVersions(t *testing.T) {
 	}
 }
 
-// copyBundle copies the nftables bundle into a temporary directory, with
+// copyNFTBundle copies the nftables bundle into a temporary directory, with
 // its text listing changed by edit (nil: the bundle as it is) and without
 // the listing forms drop names.
-func copyBundle(t *testing.T, edit func(string) string, drop ...string) string {
+func copyNFTBundle(t *testing.T, edit func(string) string, drop ...string) string {
 	t.Helper()
 	src := "../../testdata/bundles/nftables-healthy"
 	dir := t.TempDir()
@@ -260,7 +260,7 @@ func copyBundle(t *testing.T, edit func(string) string, drop ...string) string {
 // listing (which lacks chain comments and the set flag "dynamic")
 // compares clean.
 func TestNFTCompareJSONListing(t *testing.T) {
-	snap := loadScenario(t, copyBundle(t, nil, "nft-ruleset.txt"))
+	snap := loadScenario(t, copyNFTBundle(t, nil, "nft-ruleset.txt"))
 	exp, err := Expect(snap, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +291,7 @@ func TestNFTServiceDiff(t *testing.T) {
 		s = strings.Replace(s, "\t\t"+cartRule+"\n", "", 1)
 		return strings.Replace(s, "\tchain services {", "\tchain "+staleName+" {\n\t\tmeta l4proto tcp dnat to 10.88.9.9:80\n\t}\n\n\tchain services {", 1)
 	}
-	snap := loadScenario(t, copyBundle(t, edit, "nft-ruleset.json"))
+	snap := loadScenario(t, copyNFTBundle(t, edit, "nft-ruleset.json"))
 	rep, err := ServiceDiff(snap, "shop/cart", Options{})
 	if err != nil {
 		t.Fatal(err)
