@@ -152,9 +152,23 @@ type chunk struct {
 	configLines map[string]int
 }
 
+// Options tune [ParseWith].
+type Options struct {
+	// Reference decodes every object with the reference decoders only
+	// (encoding/json, sigs.k8s.io/yaml), without the fast path (a
+	// converter of kubectl-shaped YAML to JSON and json-iterator). Both
+	// give the same objects; the reference path is there to compare with.
+	Reference bool
+}
+
 // Parse reads the kubectl export in data, read from the file called name.
 // Errors name the file and line of the object that failed.
 func Parse(name string, data []byte) (*Objects, error) {
+	return ParseWith(name, data, Options{})
+}
+
+// ParseWith is [Parse] with options.
+func ParseWith(name string, data []byte, opts Options) (*Objects, error) {
 	var chunks []chunk
 	var err error
 	if isJSON(data) {
@@ -168,7 +182,7 @@ func Parse(name string, data []byte) (*Objects, error) {
 	if len(chunks) == 0 {
 		return nil, parsers.ErrorList{parsers.Errorf(parsers.Pos{File: name}, "no Kubernetes object in file")}
 	}
-	return decodeChunks(name, chunks)
+	return decodeChunks(name, chunks, !opts.Reference)
 }
 
 type result struct {
@@ -176,7 +190,7 @@ type result struct {
 	err *parsers.Error
 }
 
-func decodeChunks(name string, chunks []chunk) (*Objects, error) {
+func decodeChunks(name string, chunks []chunk, fast bool) (*Objects, error) {
 	results := make([]result, len(chunks))
 	workers := runtime.GOMAXPROCS(0)
 	if workers > len(chunks) {
@@ -188,8 +202,9 @@ func decodeChunks(name string, chunks []chunk) (*Objects, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			d := &decoder{fast: fast}
 			for i := range next {
-				obj, err := decodeChunk(name, &chunks[i])
+				obj, err := d.decode(name, &chunks[i])
 				results[i] = result{obj: obj, err: err}
 			}
 		}()
@@ -235,7 +250,7 @@ func decodeChunks(name string, chunks []chunk) (*Objects, error) {
 	return out, nil
 }
 
-func decodeChunk(name string, c *chunk) (any, *parsers.Error) {
+func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 	pos := parsers.Pos{File: name, Line: c.line}
 	if c.kind == "" {
 		return nil, parsers.Errorf(pos, "object without a kind")
@@ -245,7 +260,7 @@ func decodeChunk(name string, c *chunk) (any, *parsers.Error) {
 	switch {
 	case c.kind == "Service" && group == "":
 		o := &corev1.Service{}
-		if err = unmarshal(c, o); err == nil {
+		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			svc := &Service{Service: o, Pos: pos}
 			if !c.json {
@@ -255,43 +270,43 @@ func decodeChunk(name string, c *chunk) (any, *parsers.Error) {
 		}
 	case c.kind == "EndpointSlice" && group == "discovery.k8s.io" && version == "v1beta1":
 		o := &discoveryv1beta1.EndpointSlice{}
-		if err = unmarshal(c, o); err == nil {
+		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &EndpointSlice{EndpointSlice: sliceFromV1beta1(o), Pos: pos}, nil
 		}
 	case c.kind == "EndpointSlice" && group == "discovery.k8s.io":
 		o := &discoveryv1.EndpointSlice{}
-		if err = unmarshal(c, o); err == nil {
+		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &EndpointSlice{EndpointSlice: o, Pos: pos}, nil
 		}
 	case c.kind == "Endpoints" && group == "":
 		o := &corev1.Endpoints{}
-		if err = unmarshal(c, o); err == nil {
+		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &Endpoints{Endpoints: o, Pos: pos}, nil
 		}
 	case c.kind == "ConfigMap" && group == "":
 		o := &corev1.ConfigMap{}
-		if err = unmarshal(c, o); err == nil {
+		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &ConfigMap{ConfigMap: o, Pos: pos, DataLines: c.configLines}, nil
 		}
 	case c.kind == "Node" && group == "":
 		o := &corev1.Node{}
-		if err = unmarshal(c, o); err == nil {
+		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &Node{Node: o, Pos: pos}, nil
 		}
 	case c.kind == "Pod" && group == "":
 		o := &corev1.Pod{}
-		if err = unmarshal(c, o); err == nil {
+		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &Pod{Pod: o, Pos: pos}, nil
 		}
 	case c.kind == "DaemonSet" && group == "apps":
 		o := &appsv1.DaemonSet{}
-		if err = unmarshal(c, o); err == nil {
+		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &DaemonSet{DaemonSet: o, Pos: pos}, nil
 		}
@@ -299,7 +314,7 @@ func decodeChunk(name string, c *chunk) (any, *parsers.Error) {
 		return &RawDocument{Kind: c.kind, Data: c.data, Pos: pos}, nil
 	default:
 		meta := &metav1.PartialObjectMetadata{}
-		if err = unmarshal(c, meta); err == nil {
+		if err = d.unmarshal(c, meta); err == nil {
 			return &Ignored{APIVersion: c.apiVersion, Kind: c.kind, Namespace: meta.Namespace, Name: meta.Name, Pos: pos}, nil
 		}
 	}

@@ -18,7 +18,9 @@ func isJSON(data []byte) bool {
 	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
 }
 
-func unmarshal(c *chunk, v any) error {
+// referenceUnmarshal decodes c into v with the reference decoders, whose
+// errors are the ones reported.
+func referenceUnmarshal(c *chunk, v any) error {
 	if c.json {
 		return json.Unmarshal(c.data, v)
 	}

@@ -1,0 +1,72 @@
+package kube
+
+import (
+	"bytes"
+	"reflect"
+	"unicode/utf8"
+
+	jsoniter "github.com/json-iterator/go"
+)
+
+// fastJSON decodes like encoding/json (same field matching, same
+// json.Unmarshaler calls) at several times its speed.
+var fastJSON = jsoniter.ConfigCompatibleWithStandardLibrary
+
+// decoder decodes chunks; each decoding goroutine has its own, as it
+// holds scratch space.
+type decoder struct {
+	fast bool
+	buf  []byte // the JSON form of the current YAML chunk
+}
+
+// unmarshal decodes chunk c into v. The fast path (YAML converted to JSON
+// by yamlToJSON, JSON decoded by json-iterator) is tried first; when it
+// refuses the input or fails, v is reset and the reference decoders decode
+// it, so that results and error messages are theirs.
+func (d *decoder) unmarshal(c *chunk, v any) error {
+	if d.fast {
+		var js []byte
+		if c.json {
+			if fastJSONSafe(c.data) {
+				js = c.data
+			}
+		} else if out, ok := yamlToJSON(d.buf[:0], c.data); ok {
+			d.buf, js = out, out
+		}
+		if js != nil {
+			if err := fastJSON.Unmarshal(js, v); err == nil {
+				d.release()
+				return nil
+			}
+			reflect.ValueOf(v).Elem().SetZero()
+		}
+		d.release()
+	}
+	return referenceUnmarshal(c, v)
+}
+
+// release drops a scratch buffer grown by an unusually large object.
+func (d *decoder) release() {
+	if cap(d.buf) > 1<<20 {
+		d.buf = nil
+	}
+}
+
+// fastJSONSafe reports whether json-iterator decodes data exactly as
+// encoding/json does: it is valid UTF-8 and has no escaped UTF-16
+// surrogate (which encoding/json replaces when unpaired).
+func fastJSONSafe(data []byte) bool {
+	if !utf8.Valid(data) {
+		return false
+	}
+	for i := 0; ; {
+		j := bytes.Index(data[i:], []byte(`\u`))
+		if j < 0 {
+			return true
+		}
+		i += j + 2
+		if i < len(data) && (data[i] == 'd' || data[i] == 'D') {
+			return false
+		}
+	}
+}
