@@ -17,6 +17,7 @@ var fastJSON = jsoniter.ConfigCompatibleWithStandardLibrary
 type decoder struct {
 	fast bool
 	buf  []byte // the JSON form of the current YAML chunk
+	conv yconv
 }
 
 // unmarshal decodes chunk c into v. The fast path (YAML converted to JSON
@@ -30,7 +31,7 @@ func (d *decoder) unmarshal(c *chunk, v any) error {
 			if fastJSONSafe(c.data) {
 				js = c.data
 			}
-		} else if out, ok := yamlToJSON(d.buf[:0], c.data); ok {
+		} else if out, ok := d.conv.convert(d.buf[:0], c.data); ok {
 			d.buf, js = out, out
 		}
 		if js != nil {
@@ -50,6 +51,10 @@ func (d *decoder) release() {
 	if cap(d.buf) > 1<<20 {
 		d.buf = nil
 	}
+	if cap(d.conv.lines) > 1<<16 {
+		d.conv.lines = nil
+	}
+	d.conv.doc, d.conv.out = nil, nil
 }
 
 // fastJSONSafe reports whether json-iterator decodes data exactly as

@@ -168,21 +168,66 @@ func Parse(name string, data []byte) (*Objects, error) {
 }
 
 // ParseWith is [Parse] with options.
+//
+// The export is split into objects by one goroutine while others decode
+// them, so that each object's text is dropped as soon as it is decoded.
 func ParseWith(name string, data []byte, opts Options) (*Objects, error) {
-	var chunks []chunk
+	type job struct {
+		i int
+		c chunk
+	}
+	type done struct {
+		i int
+		r result
+	}
+	workers := runtime.GOMAXPROCS(0)
+	jobs := make(chan job, 4*workers)
+	dones := make(chan done, 4*workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := &decoder{fast: !opts.Reference}
+			for j := range jobs {
+				obj, err := d.decode(name, &j.c)
+				dones <- done{j.i, result{obj: obj, err: err}}
+			}
+		}()
+	}
+	var results []result
+	collected := make(chan struct{})
+	go func() {
+		for d := range dones {
+			for len(results) <= d.i {
+				results = append(results, result{})
+			}
+			results[d.i] = d.r
+		}
+		close(collected)
+	}()
+	n := 0
+	emit := func(c chunk) {
+		jobs <- job{n, c}
+		n++
+	}
 	var err error
 	if isJSON(data) {
-		chunks, err = splitJSON(name, data)
+		err = splitJSON(name, data, emit)
 	} else {
-		chunks, err = splitYAML(name, data)
+		err = splitYAML(name, data, emit)
 	}
+	close(jobs)
+	wg.Wait()
+	close(dones)
+	<-collected
 	if err != nil {
 		return nil, err
 	}
-	if len(chunks) == 0 {
+	if n == 0 {
 		return nil, parsers.ErrorList{parsers.Errorf(parsers.Pos{File: name}, "no Kubernetes object in file")}
 	}
-	return decodeChunks(name, chunks, !opts.Reference)
+	return gather(results)
 }
 
 type result struct {
@@ -190,31 +235,9 @@ type result struct {
 	err *parsers.Error
 }
 
-func decodeChunks(name string, chunks []chunk, fast bool) (*Objects, error) {
-	results := make([]result, len(chunks))
-	workers := runtime.GOMAXPROCS(0)
-	if workers > len(chunks) {
-		workers = len(chunks)
-	}
-	var wg sync.WaitGroup
-	next := make(chan int, workers)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d := &decoder{fast: fast}
-			for i := range next {
-				obj, err := d.decode(name, &chunks[i])
-				results[i] = result{obj: obj, err: err}
-			}
-		}()
-	}
-	for i := range chunks {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-
+// gather sorts decoded objects by kind, keeping their order, or returns
+// every error.
+func gather(results []result) (*Objects, error) {
 	out := &Objects{}
 	var errs parsers.ErrorList
 	for _, r := range results {

@@ -15,7 +15,13 @@ import (
 // reports true, the JSON holds the same values sigs.k8s.io/yaml's
 // YAMLToJSON gives, so correctness never depends on this path.
 func yamlToJSON(dst, doc []byte) ([]byte, bool) {
-	c := yconv{doc: doc, out: dst}
+	var c yconv
+	return c.convert(dst, doc)
+}
+
+// convert is yamlToJSON reusing c's scratch space.
+func (c *yconv) convert(dst, doc []byte) ([]byte, bool) {
+	c.doc, c.out, c.i, c.keys = doc, dst, 0, c.keys[:0]
 	if !c.scanLines() {
 		return dst, false
 	}
@@ -43,8 +49,7 @@ type yconv struct {
 // (tabs, carriage returns and control characters included).
 func (c *yconv) scanLines() bool {
 	doc := c.doc
-	n := bytes.Count(doc, []byte("\n")) + 1
-	c.lines = make([]yline, 0, n)
+	c.lines = c.lines[:0]
 	start := 0
 	for start <= len(doc) {
 		end := start
@@ -395,6 +400,9 @@ func resolvePlain(s []byte) byte {
 		if digits == 4 && len(s) > 4 && s[4] == '-' {
 			return 0 // maybe a timestamp
 		}
+		if !numberLike(s) {
+			return 's'
+		}
 		plain := string(bytes.ReplaceAll(s, []byte("_"), nil))
 		if _, err := strconv.ParseInt(plain, 0, 64); err == nil {
 			return 0
@@ -410,6 +418,24 @@ func resolvePlain(s []byte) byte {
 		}
 	}
 	return 's'
+}
+
+// numberLike reports whether strconv might read s as a number (in any
+// base, with underscores, or as inf or nan): it has at most one dot and
+// only letters, digits, signs and underscores otherwise. Addresses such
+// as 10.0.0.1 or 10.0.0.0/8 are not.
+func numberLike(s []byte) bool {
+	dots := 0
+	for _, b := range s {
+		switch {
+		case b == '.':
+			dots++
+		case b >= '0' && b <= '9', b >= 'a' && b <= 'z', b >= 'A' && b <= 'Z', b == '_', b == '+', b == '-':
+		default:
+			return false
+		}
+	}
+	return dots <= 1
 }
 
 // canonicalInt reports whether s is a decimal integer without sign or
