@@ -2,6 +2,7 @@ package kube
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"unicode/utf8"
 
@@ -35,7 +36,7 @@ func (d *decoder) unmarshal(c *chunk, v any) error {
 			d.buf, js = out, out
 		}
 		if js != nil {
-			if err := fastJSON.Unmarshal(js, v); err == nil {
+			if err := fastUnmarshal(js, v); err == nil {
 				d.release()
 				return nil
 			}
@@ -74,4 +75,16 @@ func fastJSONSafe(data []byte) bool {
 			return false
 		}
 	}
+}
+
+// fastUnmarshal decodes js with json-iterator. It turns a panic into an
+// error: on malformed input json-iterator can hand a json.Unmarshaler an
+// empty value, which some Kubernetes types do not expect.
+func fastUnmarshal(js []byte, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("json-iterator: %v", r)
+		}
+	}()
+	return fastJSON.Unmarshal(js, v)
 }

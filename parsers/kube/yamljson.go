@@ -3,6 +3,7 @@ package kube
 import (
 	"bytes"
 	"strconv"
+	"strings"
 )
 
 // yamlToJSON converts one YAML document in the regular shape kubectl
@@ -413,11 +414,27 @@ func resolvePlain(s []byte) byte {
 		if _, err := strconv.ParseFloat(plain, 64); err == nil {
 			return 0
 		}
-		if bytes.HasPrefix(s, []byte("0b")) || bytes.HasPrefix(s, []byte("-0b")) || bytes.HasPrefix(s, []byte("+0b")) {
+		// go-yaml reads 0b and -0b binary integers itself.
+		if bin, ok := strings.CutPrefix(plain, "0b"); ok && isBinary(bin) {
+			return 0
+		}
+		if bin, ok := strings.CutPrefix(plain, "-0b"); ok && isBinary(bin) {
 			return 0
 		}
 	}
 	return 's'
+}
+
+func isBinary(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, b := range []byte(s) {
+		if b != '0' && b != '1' {
+			return false
+		}
+	}
+	return true
 }
 
 // numberLike reports whether strconv might read s as a number (in any
