@@ -2,7 +2,9 @@ package kube
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"unicode/utf8"
 
@@ -19,6 +21,7 @@ type decoder struct {
 	fast bool
 	buf  []byte // the JSON form of the current YAML chunk
 	conv yconv
+	iter *jsoniter.Iterator
 }
 
 // unmarshal decodes chunk c into v. The fast path (YAML converted to JSON
@@ -36,7 +39,7 @@ func (d *decoder) unmarshal(c *chunk, v any) error {
 			d.buf, js = out, out
 		}
 		if js != nil {
-			if err := fastUnmarshal(js, v); err == nil {
+			if err := d.fastUnmarshal(js, v); err == nil {
 				d.release()
 				return nil
 			}
@@ -77,14 +80,34 @@ func fastJSONSafe(data []byte) bool {
 	}
 }
 
-// fastUnmarshal decodes js with json-iterator. It turns a panic into an
-// error: on malformed input json-iterator can hand a json.Unmarshaler an
-// empty value, which some Kubernetes types do not expect.
-func fastUnmarshal(js []byte, v any) (err error) {
+// fastUnmarshal decodes js with json-iterator, like its Unmarshal but
+// with an iterator of its own that lets go of js afterwards: a pooled one
+// would keep the whole export it was a slice of alive. It turns a panic
+// into an error: on malformed input json-iterator can hand a
+// json.Unmarshaler an empty value, which some Kubernetes types do not
+// expect.
+func (d *decoder) fastUnmarshal(js []byte, v any) (err error) {
+	if d.iter == nil {
+		d.iter = jsoniter.NewIterator(fastJSON)
+	}
+	it := d.iter
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("json-iterator: %v", r)
 		}
+		it.ResetBytes(nil)
+		it.Error = nil
 	}()
-	return fastJSON.Unmarshal(js, v)
+	it.ResetBytes(js)
+	it.Error = nil
+	it.ReadVal(v)
+	if it.Error != nil {
+		return it.Error
+	}
+	// Only white space may follow: looking further must reach the end.
+	it.WhatIsNext()
+	if it.Error != io.EOF {
+		return errors.New("json-iterator: data after the value")
+	}
+	return nil
 }
