@@ -6,7 +6,7 @@ COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS  := -X github.com/proxyscan/proxyscan/cmd.version=$(VERSION) -X github.com/proxyscan/proxyscan/cmd.commit=$(COMMIT)
 FUZZTIME ?= 30s
 
-.PHONY: all build test update bench bench-compare fuzz lint docs verify clean
+.PHONY: all build test update bench bench-load bench-compare fuzz lint docs verify clean
 
 all: build
 
@@ -22,6 +22,11 @@ update:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Decoding of the generated 10,000-service export (JSON and YAML, fast and
+# reference decoders), and loading plus every check on it.
+bench-load:
+	$(GO) test -run '^$$' -bench . -benchmem ./parsers/kube/ ./analyzer/load/
 
 # Time `proxyscan analyze` of a generated 10,000-service dump and export
 # against `iptables-restore --test` reading the same dump (needs root).

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -112,6 +113,9 @@ func analyzeRun(opts *AnalyzeOptions) error {
 	if err != nil {
 		return err
 	}
+	// The raw inputs are garbage now: collect them before the checks
+	// allocate, so that the heap grows from what the snapshots hold.
+	runtime.GC()
 	rep := report.BuildFleet(opts.Tool, snaps, checks.RunFleet(snaps, selected))
 	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width, FailOn: threshold}
 	if threshold == 0 {

@@ -6,7 +6,9 @@
 # against the real `iptables-restore --test` reading the same dump in a
 # scratch network namespace, and prints both, their ratio and proxyscan's
 # peak RSS against the input size. Each command runs RUNS times (default 5)
-# and the median is reported. Needs root (network namespace) and GNU time.
+# and the median is reported, in wall-clock seconds and in CPU seconds
+# (user + system: steadier than wall time on a shared machine). Needs root
+# (network namespace) and GNU time.
 set -euo pipefail
 
 bin=${1:?usage: bench-compare.sh PROXYSCAN}
@@ -24,13 +26,18 @@ go run ./internal/benchgen/cmd/benchgen -out "$dir"
 ip netns add "$ns"
 dump=$dir/node/iptables-save.txt
 
-# measure CMD...: prints "seconds max-rss-kb" of the median run.
+# measure CMD...: prints "seconds max-rss-kb cpu-seconds": the median of
+# each over the runs.
 measure() {
 	local out=() i
 	for ((i = 0; i < runs; i++)); do
-		out+=("$(/usr/bin/time -f '%e %M' "$@" 2>&1 >/dev/null | tail -n 1)")
+		out+=("$(/usr/bin/time -f '%e %M %U %S' "$@" 2>&1 >/dev/null | tail -n 1)")
 	done
-	printf '%s\n' "${out[@]}" | sort -n | sed -n "$(((runs + 1) / 2))p"
+	local mid=$(((runs + 1) / 2))
+	printf '%s %s %s\n' \
+		"$(printf '%s\n' "${out[@]}" | awk '{print $1}' | sort -n | sed -n "${mid}p")" \
+		"$(printf '%s\n' "${out[@]}" | awk '{print $2}' | sort -n | sed -n "${mid}p")" \
+		"$(printf '%s\n' "${out[@]}" | awk '{print $3 + $4}' | sort -n | sed -n "${mid}p")"
 }
 
 restore=$(measure sh -c "ip netns exec $ns iptables-restore --test < $dump")
@@ -48,9 +55,11 @@ function mb(b) { return b / 1048576 }
 BEGIN {
 	split(r, R, " "); split(j, J, " "); split(y, Y, " ")
 	printf "dump: %d lines, %.1f MB; export: JSON %.1f MB, YAML %.1f MB; median of %d runs\n\n", lines, mb(db), mb(jb), mb(yb), runs
-	printf "%-44s %8s %10s %12s\n", "command", "seconds", "peak RSS", "RSS / input"
-	printf "%-44s %8.2f %8.0f MB %12s\n", "iptables-restore --test (dump)", R[1], R[2] / 1024, "-"
-	printf "%-44s %8.2f %8.0f MB %11.2fx\n", "proxyscan analyze (dump + JSON export)", J[1], J[2] / 1024, J[2] * 1024 / (db + jb)
-	printf "%-44s %8.2f %8.0f MB %11.2fx\n", "proxyscan analyze (dump + YAML export)", Y[1], Y[2] / 1024, Y[2] * 1024 / (db + yb)
+	printf "%-44s %8s %8s %10s %12s\n", "command", "seconds", "CPU s", "peak RSS", "RSS / input"
+	printf "%-44s %8.2f %8.2f %8.0f MB %12s\n", "iptables-restore --test (dump)", R[1], R[3], R[2] / 1024, "-"
+	printf "%-44s %8.2f %8.2f %8.0f MB %11.2fx\n", "proxyscan analyze (dump + JSON export)", J[1], J[3], J[2] / 1024, J[2] * 1024 / (db + jb)
+	printf "%-44s %8.2f %8.2f %8.0f MB %11.2fx\n", "proxyscan analyze (dump + YAML export)", Y[1], Y[3], Y[2] / 1024, Y[2] * 1024 / (db + yb)
 	printf "\nspeed-up over iptables-restore --test: JSON %.2fx (target >= 3), YAML %.2fx (target >= 1)\n", R[1] / J[1], R[1] / Y[1]
+	printf "in CPU time:                            JSON %.2fx, YAML %.2fx\n", R[3] / J[3], R[3] / Y[3]
+	printf "peak RSS / input (target < 3):          JSON %.2fx, YAML %.2fx\n", J[2] * 1024 / (db + jb), Y[2] * 1024 / (db + yb)
 }'

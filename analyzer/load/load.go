@@ -46,7 +46,7 @@ type parseFunc func(name string, data []byte) (any, error)
 // parser is listed in the snapshot's inputs as not analysed.
 var parsersByKind = map[parsers.Kind]parseFunc{
 	parsers.KindIPTablesSave:    func(n string, d []byte) (any, error) { return iptables.Parse(n, d) },
-	parsers.KindKube:            func(n string, d []byte) (any, error) { return kube.Parse(n, d) },
+	parsers.KindKube:            func(n string, d []byte) (any, error) { return kube.ParseWith(n, d, kubeOptions) },
 	parsers.KindKubeProxyConfig: func(n string, d []byte) (any, error) { return kpconfig.ParseLenient(n, d) },
 	parsers.KindManifest:        func(n string, d []byte) (any, error) { return manifest.Parse(n, d) },
 	parsers.KindVersion:         func(n string, d []byte) (any, error) { return kpversion.Parse(n, d) },
@@ -67,6 +67,10 @@ var parsersByKind = map[parsers.Kind]parseFunc{
 	parsers.KindConntrack:       func(n string, d []byte) (any, error) { return conntrack.Parse(n, d) },
 	parsers.KindConntrackStats:  func(n string, d []byte) (any, error) { return conntrack.ParseStats(n, d) },
 }
+
+// kubeOptions tune the decoding of Kubernetes exports (tests compare the
+// fast path with the reference decoders).
+var kubeOptions kube.Options
 
 type parsed struct {
 	f     file

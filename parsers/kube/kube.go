@@ -152,23 +152,82 @@ type chunk struct {
 	configLines map[string]int
 }
 
+// Options tune [ParseWith].
+type Options struct {
+	// Reference decodes every object with the reference decoders only
+	// (encoding/json, sigs.k8s.io/yaml), without the fast path (a
+	// converter of kubectl-shaped YAML to JSON and json-iterator). Both
+	// give the same objects; the reference path is there to compare with.
+	Reference bool
+}
+
 // Parse reads the kubectl export in data, read from the file called name.
 // Errors name the file and line of the object that failed.
 func Parse(name string, data []byte) (*Objects, error) {
-	var chunks []chunk
+	return ParseWith(name, data, Options{})
+}
+
+// ParseWith is [Parse] with options.
+//
+// The export is split into objects by one goroutine while others decode
+// them, so that each object's text is dropped as soon as it is decoded.
+func ParseWith(name string, data []byte, opts Options) (*Objects, error) {
+	type job struct {
+		i int
+		c chunk
+	}
+	type done struct {
+		i int
+		r result
+	}
+	workers := runtime.GOMAXPROCS(0)
+	jobs := make(chan job, 4*workers)
+	dones := make(chan done, 4*workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := &decoder{fast: !opts.Reference}
+			for j := range jobs {
+				obj, err := d.decode(name, &j.c)
+				dones <- done{j.i, result{obj: obj, err: err}}
+			}
+		}()
+	}
+	var results []result
+	collected := make(chan struct{})
+	go func() {
+		for d := range dones {
+			for len(results) <= d.i {
+				results = append(results, result{})
+			}
+			results[d.i] = d.r
+		}
+		close(collected)
+	}()
+	n := 0
+	emit := func(c chunk) {
+		jobs <- job{n, c}
+		n++
+	}
 	var err error
 	if isJSON(data) {
-		chunks, err = splitJSON(name, data)
+		err = splitJSON(name, data, emit)
 	} else {
-		chunks, err = splitYAML(name, data)
+		err = splitYAML(name, data, emit)
 	}
+	close(jobs)
+	wg.Wait()
+	close(dones)
+	<-collected
 	if err != nil {
 		return nil, err
 	}
-	if len(chunks) == 0 {
+	if n == 0 {
 		return nil, parsers.ErrorList{parsers.Errorf(parsers.Pos{File: name}, "no Kubernetes object in file")}
 	}
-	return decodeChunks(name, chunks)
+	return gather(results)
 }
 
 type result struct {
@@ -176,30 +235,9 @@ type result struct {
 	err *parsers.Error
 }
 
-func decodeChunks(name string, chunks []chunk) (*Objects, error) {
-	results := make([]result, len(chunks))
-	workers := runtime.GOMAXPROCS(0)
-	if workers > len(chunks) {
-		workers = len(chunks)
-	}
-	var wg sync.WaitGroup
-	next := make(chan int, workers)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				obj, err := decodeChunk(name, &chunks[i])
-				results[i] = result{obj: obj, err: err}
-			}
-		}()
-	}
-	for i := range chunks {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-
+// gather sorts decoded objects by kind, keeping their order, or returns
+// every error.
+func gather(results []result) (*Objects, error) {
 	out := &Objects{}
 	var errs parsers.ErrorList
 	for _, r := range results {
@@ -235,7 +273,7 @@ func decodeChunks(name string, chunks []chunk) (*Objects, error) {
 	return out, nil
 }
 
-func decodeChunk(name string, c *chunk) (any, *parsers.Error) {
+func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 	pos := parsers.Pos{File: name, Line: c.line}
 	if c.kind == "" {
 		return nil, parsers.Errorf(pos, "object without a kind")
@@ -245,7 +283,7 @@ func decodeChunk(name string, c *chunk) (any, *parsers.Error) {
 	switch {
 	case c.kind == "Service" && group == "":
 		o := &corev1.Service{}
-		if err = unmarshal(c, o); err == nil {
+		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			svc := &Service{Service: o, Pos: pos}
 			if !c.json {
@@ -255,43 +293,43 @@ func decodeChunk(name string, c *chunk) (any, *parsers.Error) {
 		}
 	case c.kind == "EndpointSlice" && group == "discovery.k8s.io" && version == "v1beta1":
 		o := &discoveryv1beta1.EndpointSlice{}
-		if err = unmarshal(c, o); err == nil {
+		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &EndpointSlice{EndpointSlice: sliceFromV1beta1(o), Pos: pos}, nil
 		}
 	case c.kind == "EndpointSlice" && group == "discovery.k8s.io":
 		o := &discoveryv1.EndpointSlice{}
-		if err = unmarshal(c, o); err == nil {
+		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &EndpointSlice{EndpointSlice: o, Pos: pos}, nil
 		}
 	case c.kind == "Endpoints" && group == "":
 		o := &corev1.Endpoints{}
-		if err = unmarshal(c, o); err == nil {
+		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &Endpoints{Endpoints: o, Pos: pos}, nil
 		}
 	case c.kind == "ConfigMap" && group == "":
 		o := &corev1.ConfigMap{}
-		if err = unmarshal(c, o); err == nil {
+		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &ConfigMap{ConfigMap: o, Pos: pos, DataLines: c.configLines}, nil
 		}
 	case c.kind == "Node" && group == "":
 		o := &corev1.Node{}
-		if err = unmarshal(c, o); err == nil {
+		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &Node{Node: o, Pos: pos}, nil
 		}
 	case c.kind == "Pod" && group == "":
 		o := &corev1.Pod{}
-		if err = unmarshal(c, o); err == nil {
+		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &Pod{Pod: o, Pos: pos}, nil
 		}
 	case c.kind == "DaemonSet" && group == "apps":
 		o := &appsv1.DaemonSet{}
-		if err = unmarshal(c, o); err == nil {
+		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &DaemonSet{DaemonSet: o, Pos: pos}, nil
 		}
@@ -299,7 +337,7 @@ func decodeChunk(name string, c *chunk) (any, *parsers.Error) {
 		return &RawDocument{Kind: c.kind, Data: c.data, Pos: pos}, nil
 	default:
 		meta := &metav1.PartialObjectMetadata{}
-		if err = unmarshal(c, meta); err == nil {
+		if err = d.unmarshal(c, meta); err == nil {
 			return &Ignored{APIVersion: c.apiVersion, Kind: c.kind, Namespace: meta.Namespace, Name: meta.Name, Pos: pos}, nil
 		}
 	}

@@ -18,7 +18,9 @@ func isJSON(data []byte) bool {
 	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
 }
 
-func unmarshal(c *chunk, v any) error {
+// referenceUnmarshal decodes c into v with the reference decoders, whose
+// errors are the ones reported.
+func referenceUnmarshal(c *chunk, v any) error {
 	if c.json {
 		return json.Unmarshal(c.data, v)
 	}
@@ -65,16 +67,13 @@ func describe(c *chunk) string {
 // splitYAML splits multi-document YAML into objects, and a List document
 // into its items (de-indented so that each item is a document of its own,
 // keeping its line count so that positions stay exact).
-func splitYAML(name string, data []byte) ([]chunk, error) {
-	var chunks []chunk
+func splitYAML(name string, data []byte, emit func(chunk)) error {
 	var errs parsers.ErrorList
 	lines := splitLines(data)
 	start := 0
 	flush := func(end int) {
 		if start < end {
-			cs, err := yamlDocument(name, data, lines[start:end])
-			chunks = append(chunks, cs...)
-			if err != nil {
+			if err := yamlDocument(name, data, lines[start:end], emit); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -87,15 +86,12 @@ func splitYAML(name string, data []byte) ([]chunk, error) {
 		}
 	}
 	flush(len(lines))
-	if err := errs.Err(); err != nil {
-		return nil, err
-	}
-	return chunks, nil
+	return errs.Err()
 }
 
 type lineSpan struct {
-	start, end int // byte offsets, end excludes the newline (and \r)
-	num        int // 1-based line number
+	start, end int32 // byte offsets, end excludes the newline (and \r)
+	num        int32 // 1-based line number
 }
 
 func splitLines(data []byte) []lineSpan {
@@ -115,7 +111,7 @@ func splitLines(data []byte) []lineSpan {
 		if e > off && data[e-1] == '\r' {
 			e--
 		}
-		out = append(out, lineSpan{start: off, end: e, num: num})
+		out = append(out, lineSpan{start: int32(off), end: int32(e), num: int32(num)})
 		off = next
 		num++
 	}
@@ -128,7 +124,7 @@ func isBlankOrComment(s []byte) bool {
 }
 
 // yamlDocument turns one YAML document into chunks.
-func yamlDocument(name string, data []byte, lines []lineSpan) ([]chunk, *parsers.Error) {
+func yamlDocument(name string, data []byte, lines []lineSpan, emit func(chunk)) *parsers.Error {
 	first := -1
 	itemsAt := -1
 	for i, l := range lines {
@@ -144,78 +140,73 @@ func yamlDocument(name string, data []byte, lines []lineSpan) ([]chunk, *parsers
 		}
 	}
 	if first < 0 {
-		return nil, nil
+		return nil
 	}
 	if itemsAt < 0 {
 		body := data[lines[first].start:lines[len(lines)-1].end]
-		c := chunk{data: body, line: lines[first].num}
+		c := chunk{data: body, line: int(lines[first].num)}
 		c.apiVersion, c.kind = topLevelKind(body)
 		if c.kind == "ConfigMap" {
 			c.configLines = configDataLines(body, c.line)
 		}
-		return []chunk{c}, nil
+		emit(c)
+		return nil
 	}
 	// A List: items start at "<ind>- " lines after "items:".
-	rest := bytes.TrimSpace(data[lines[itemsAt].start+len("items:") : lines[itemsAt].end])
+	rest := bytes.TrimSpace(data[int(lines[itemsAt].start)+len("items:") : lines[itemsAt].end])
 	if len(rest) > 0 {
 		if bytes.Equal(rest, []byte("[]")) {
-			return nil, nil
-		}
-		return nil, parsers.Errorf(parsers.Pos{File: name, Line: lines[itemsAt].num}, "unsupported inline items list (expected one item per block)")
-	}
-	var chunks []chunk
-	ind := -1
-	var cur []lineSpan
-	emit := func() *parsers.Error {
-		if len(cur) == 0 {
 			return nil
 		}
-		c, err := listItem(name, data, cur, ind)
-		cur = nil
+		return parsers.Errorf(parsers.Pos{File: name, Line: int(lines[itemsAt].num)}, "unsupported inline items list (expected one item per block)")
+	}
+	ind := -1
+	// The current item is lines[cur:i]: an item runs to the next one,
+	// blank and comment lines included.
+	cur := -1
+	flushItem := func(end int) *parsers.Error {
+		if cur < 0 {
+			return nil
+		}
+		c, err := listItem(name, data, lines[cur:end], ind)
+		cur = -1
 		if err != nil {
 			return err
 		}
-		chunks = append(chunks, c)
+		emit(c)
 		return nil
 	}
 	for i := itemsAt + 1; i < len(lines); i++ {
 		l := lines[i]
 		s := data[l.start:l.end]
 		if isBlankOrComment(s) {
-			if cur != nil {
-				cur = append(cur, l)
-			}
 			continue
 		}
 		lead := len(s) - len(bytes.TrimLeft(s, " "))
 		if ind < 0 {
 			if !bytes.HasPrefix(s[lead:], []byte("- ")) && !bytes.Equal(s[lead:], []byte("-")) {
-				return nil, parsers.Errorf(parsers.Pos{File: name, Line: l.num}, "expected a list item (\"- ...\") after items:")
+				return parsers.Errorf(parsers.Pos{File: name, Line: int(l.num)}, "expected a list item (\"- ...\") after items:")
 			}
 			ind = lead
 		}
 		switch {
 		case lead == ind && (bytes.HasPrefix(s[lead:], []byte("- ")) || bytes.Equal(s[lead:], []byte("-"))):
-			if err := emit(); err != nil {
-				return nil, err
+			if err := flushItem(i); err != nil {
+				return err
 			}
-			cur = append(cur, l)
+			cur = i
 		case lead >= ind+2:
-			cur = append(cur, l)
 		case lead == 0:
 			// The List's own fields after items (kind: List, metadata: ...).
-			if err := emit(); err != nil {
-				return nil, err
+			if err := flushItem(i); err != nil {
+				return err
 			}
-			i = len(lines)
+			return nil
 		default:
-			return nil, parsers.Errorf(parsers.Pos{File: name, Line: l.num}, "unexpected indentation in list item")
+			return parsers.Errorf(parsers.Pos{File: name, Line: int(l.num)}, "unexpected indentation in list item")
 		}
 	}
-	if err := emit(); err != nil {
-		return nil, err
-	}
-	return chunks, nil
+	return flushItem(len(lines))
 }
 
 // listItem de-indents one List item by ind+2 columns, keeping one output
@@ -223,7 +214,7 @@ func yamlDocument(name string, data []byte, lines []lineSpan) ([]chunk, *parsers
 func listItem(name string, data []byte, lines []lineSpan, ind int) (chunk, *parsers.Error) {
 	size := 0
 	for _, l := range lines {
-		size += l.end - l.start + 1
+		size += int(l.end-l.start) + 1
 	}
 	buf := make([]byte, 0, size)
 	for i, l := range lines {
@@ -238,14 +229,14 @@ func listItem(name string, data []byte, lines []lineSpan, ind int) (chunk, *pars
 			s = nil
 		default:
 			if len(s) < ind+2 {
-				return chunk{}, parsers.Errorf(parsers.Pos{File: name, Line: l.num}, "unexpected indentation in list item")
+				return chunk{}, parsers.Errorf(parsers.Pos{File: name, Line: int(l.num)}, "unexpected indentation in list item")
 			}
 			s = s[ind+2:]
 		}
 		buf = append(buf, s...)
 		buf = append(buf, '\n')
 	}
-	c := chunk{data: buf, line: lines[0].num}
+	c := chunk{data: buf, line: int(lines[0].num)}
 	c.apiVersion, c.kind = topLevelKind(buf)
 	if c.kind == "ConfigMap" {
 		c.configLines = configDataLines(buf, c.line)
@@ -315,9 +306,8 @@ func configDataLines(doc []byte, firstLine int) map[string]int {
 
 // splitJSON splits a JSON export (one object, a List, an array of objects
 // or several concatenated values) into objects, without decoding them.
-func splitJSON(name string, data []byte) ([]chunk, error) {
-	s := &jscan{data: data, name: name, line: 1}
-	var chunks []chunk
+func splitJSON(name string, data []byte, emit func(chunk)) error {
+	s := &jscan{data: data, name: name, line: 1, emit: emit}
 	for {
 		s.ws()
 		if s.i >= len(data) {
@@ -334,9 +324,9 @@ func splitJSON(name string, data []byte) ([]chunk, error) {
 				}
 				c, err := s.object(false)
 				if err != nil {
-					return nil, err
+					return err
 				}
-				chunks = append(chunks, c.chunk)
+				emit(c.chunk)
 				s.ws()
 				if s.i < len(data) && data[s.i] == ',' {
 					s.i++
@@ -345,18 +335,16 @@ func splitJSON(name string, data []byte) ([]chunk, error) {
 		case '{':
 			c, err := s.object(true)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if c.items != nil {
-				chunks = append(chunks, c.items...)
-			} else {
-				chunks = append(chunks, c.chunk)
+			if !c.list {
+				emit(c.chunk)
 			}
 		default:
-			return nil, s.errorf("expected a JSON object or array, found %q", data[s.i])
+			return s.errorf("expected a JSON object or array, found %q", data[s.i])
 		}
 	}
-	return chunks, nil
+	return nil
 }
 
 type jscan struct {
@@ -365,6 +353,7 @@ type jscan struct {
 	i    int
 	line int // line of offset lineOff
 	off  int
+	emit func(chunk)
 }
 
 func (s *jscan) lineAt(off int) int {
@@ -397,7 +386,7 @@ func (s *jscan) ws() {
 
 type jobject struct {
 	chunk
-	items []chunk // set when the object has an "items" array (a List)
+	list bool // the object has an "items" array (a List), whose items were emitted
 }
 
 // object scans the object at s.i; with top, an "items" array is split.
@@ -435,7 +424,7 @@ func (s *jscan) object(top bool) (jobject, error) {
 		switch {
 		case top && key == "items" && s.i < len(s.data) && s.data[s.i] == '[':
 			s.i++
-			o.items = []chunk{}
+			o.list = true
 			for {
 				s.ws()
 				if s.i >= len(s.data) {
@@ -453,7 +442,7 @@ func (s *jscan) object(top bool) (jobject, error) {
 				if err != nil {
 					return o, err
 				}
-				o.items = append(o.items, it.chunk)
+				s.emit(it.chunk)
 			}
 		case (key == "kind" || key == "apiVersion") && s.i < len(s.data) && s.data[s.i] == '"':
 			v, err := s.str()
@@ -508,7 +497,8 @@ func (s *jscan) str() (string, error) {
 	return "", s.errorf("truncated JSON: unterminated string")
 }
 
-// skip moves past one JSON value of any type.
+// skip moves past one JSON value of any type. Strings inside objects
+// and arrays are skipped, not decoded: the decoder checks them.
 func (s *jscan) skip() error {
 	if s.i >= len(s.data) {
 		return s.errorf("truncated JSON: missing value")
@@ -518,27 +508,28 @@ func (s *jscan) skip() error {
 		_, err := s.str()
 		return err
 	case '{', '[':
+		d := s.data
 		depth := 0
-		startLine := s.lineAt(s.i)
-		for s.i < len(s.data) {
-			switch s.data[s.i] {
+		for i := s.i; i < len(d); i++ {
+			switch d[i] {
 			case '"':
-				if _, err := s.str(); err != nil {
-					return err
+				end := skipString(d, i)
+				if end < 0 {
+					s.i = len(d)
+					return s.errorf("truncated JSON: unterminated string")
 				}
-				continue
+				i = end - 1
 			case '{', '[':
 				depth++
 			case '}', ']':
 				depth--
 				if depth == 0 {
-					s.i++
+					s.i = i + 1
 					return nil
 				}
 			}
-			s.i++
 		}
-		return parsers.ErrorList{parsers.Errorf(parsers.Pos{File: s.name, Line: startLine}, "truncated JSON: value starting here is not closed")}
+		return parsers.ErrorList{parsers.Errorf(parsers.Pos{File: s.name, Line: s.lineAt(s.i)}, "truncated JSON: value starting here is not closed")}
 	default:
 		for s.i < len(s.data) {
 			switch s.data[s.i] {
@@ -551,6 +542,26 @@ func (s *jscan) skip() error {
 	}
 }
 
+// skipString returns the offset after the JSON string starting at d[i]
+// (a quote), or -1 when it is not closed.
+func skipString(d []byte, i int) int {
+	for j := i + 1; ; {
+		k := bytes.IndexByte(d[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		bs := 0
+		for bs < j-i-1 && d[j-1-bs] == '\\' {
+			bs++
+		}
+		j++
+		if bs%2 == 0 {
+			return j
+		}
+	}
+}
+
 // portLines finds the spec.ports items of a YAML Service (block style, as
 // kubectl prints it) and the line of each.
 func portLines(doc []byte, firstLine int) []LineText {
@@ -558,7 +569,9 @@ func portLines(doc []byte, firstLine int) []LineText {
 	inSpec, inPorts := false, false
 	portsIndent := -1
 	cur := -1
-	for n, ln := range bytes.Split(doc, []byte("\n")) {
+	for n, rest := 0, doc; rest != nil; n++ {
+		var ln []byte
+		ln, rest = nextLine(rest)
 		t := bytes.TrimLeft(ln, " ")
 		if len(t) == 0 || t[0] == '#' {
 			continue
@@ -603,4 +616,13 @@ func portLines(doc []byte, firstLine int) []LineText {
 		}
 	}
 	return out
+}
+
+// nextLine returns the first line of s (without its newline) and the rest,
+// nil after the last line.
+func nextLine(s []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(s, '\n'); i >= 0 {
+		return s[:i], s[i+1:]
+	}
+	return s, nil
 }

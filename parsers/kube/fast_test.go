@@ -1,0 +1,244 @@
+package kube
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
+)
+
+// exportInputs returns every Kubernetes export of the repository's
+// testdata: files detected as exports and the inputs of the kube goldens.
+func exportInputs(t *testing.T) map[string][]byte {
+	t.Helper()
+	root := filepath.Join(parsetest.Root(t), "testdata")
+	out := map[string][]byte{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if strings.HasSuffix(p, ".txtar") {
+			for _, f := range txtar.Parse(data).Files {
+				if strings.HasPrefix(f.Name, "input") && parsers.Detect(f.Data) == parsers.KindKube {
+					out[rel+"#"+f.Name] = f.Data
+				}
+			}
+			return nil
+		}
+		if parsers.Detect(data) == parsers.KindKube {
+			out[rel] = data
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) < 20 {
+		t.Fatalf("only %d exports found under %s", len(out), root)
+	}
+	return out
+}
+
+// TestFastPathMatchesReference checks that the fast path (YAML converted
+// to JSON, json-iterator) reads every export of the testdata into the same
+// objects, or the same errors, as the reference decoders.
+func TestFastPathMatchesReference(t *testing.T) {
+	for name, data := range exportInputs(t) {
+		fast, ferr := ParseWith(name, data, Options{})
+		ref, rerr := ParseWith(name, data, Options{Reference: true})
+		if (ferr == nil) != (rerr == nil) || ferr != nil && ferr.Error() != rerr.Error() {
+			t.Errorf("%s: fast path error %v, reference error %v", name, ferr, rerr)
+			continue
+		}
+		if !reflect.DeepEqual(fast, ref) {
+			t.Errorf("%s: fast path and reference decoders read different objects", name)
+		}
+	}
+}
+
+// TestFastPathTaken checks that the converter accepts the documents of the
+// kubectl-shaped YAML exports of the testdata, so that the fast path is the
+// one used on them.
+func TestFastPathTaken(t *testing.T) {
+	accepted, total := 0, 0
+	for name, data := range exportInputs(t) {
+		if isJSON(data) {
+			continue
+		}
+		err := splitYAML(name, data, func(c chunk) {
+			total++
+			if _, ok := yamlToJSON(nil, c.data); ok {
+				accepted++
+			} else if (c.kind == "Service" || c.kind == "EndpointSlice") && !strings.Contains(name, "/err-") {
+				if !bytes.Contains(c.data, []byte("\t")) && isASCII(c.data) && !bytes.ContainsAny(c.data, "|>&*!{[") {
+					t.Errorf("%s:%d: %s refused by the YAML converter", name, c.line, c.kind)
+				}
+			}
+		})
+		if err != nil && !strings.Contains(name, "err-") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if accepted*10 < total*8 {
+		t.Errorf("converter accepted %d of %d YAML documents, want at least 80%%", accepted, total)
+	}
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func TestYAMLToJSON(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string // want "" means refused
+	}{
+		{"a: 1\nb: x\n", `{"a":1,"b":"x"}`},
+		{"a:\n  b: true\n  c: null\n  d:\n", `{"a":{"b":true,"c":null,"d":null}}`},
+		{"l:\n- 1\n- two\n-   three # c\n", `{"l":[1,"two","three"]}`},
+		{"l:\n  - a: 1\n    b: 2\n  - c: 3\n", `{"l":[{"a":1,"b":2},{"c":3}]}`},
+		{"l:\n- - a\n  - b\n", `{"l":[["a","b"]]}`},
+		{"ip: 10.96.0.1\ncidr: 10.0.0.0/8\nv6: fd00::1\nuid: 0a1b2c3d-0000\n", `{"ip":"10.96.0.1","cidr":"10.0.0.0/8","v6":"fd00::1","uid":"0a1b2c3d-0000"}`},
+		{`s: "a \"q\" \\ b"` + "\n" + `t: 'it''s'` + "\n", `{"s":"a \"q\" \\ b","t":"it's"}`},
+		{"e: {}\nf: []\n# comment\n\ng: ~\n", `{"e":{},"f":[],"g":null}`},
+		{"app.kubernetes.io/name: x\n\"quoted key\": z\n", `{"app.kubernetes.io/name":"x","quoted key":"z"}`},
+		{"uid: 0bc25cc4-b5a6\nb: 0b12\n", `{"uid":"0bc25cc4-b5a6","b":"0b12"}`},
+		{"a: 0b101\n", ""},
+		{"a: y\n", ""},
+		{"a: -5\nb: 0\nc: --v=2\nd: a#b\n", `{"a":-5,"b":0,"c":"--v=2","d":"a#b"}`},
+		// Refused: YAML 1.1 types, other syntax, duplicates.
+		{"a: yes\n", ""},
+		{"a: 0777\n", ""},
+		{"a: 1.5\n", ""},
+		{"a: 1e3\n", ""},
+		{"a: -0\n", ""},
+		{"a: 0x1f\n", ""},
+		{"a: .inf\n", ""},
+		{"a: 2026-01-02\n", ""},
+		{"a: |\n  text\n", ""},
+		{"a: &x 1\nb: *x\n", ""},
+		{"a: !!str 1\n", ""},
+		{"a: [1, 2]\n", ""},
+		{"a: {b: 1}\n", ""},
+		{"a: 1\na: 2\n", ""},
+		{"a: 1\nA: 2\n", ""},
+		{"a: multi\n  line\n", ""},
+		{"a:\n  plain scalar\n", ""},
+		{"a: \"\\u00e9\"\n", ""},
+		{"a: 'open\n", ""},
+		{"a:\tb\n", ""},
+		{"a: b: c\n", ""},
+		{"<<: x\n", ""},
+		{"1: x\n", ""},
+		{"a: caf\xc3\xa9\n", ""},
+		{" a: 1\n", ""},
+		{"- a\n- b\n", `["a","b"]`},
+	} {
+		got, ok := yamlToJSON(nil, []byte(tc.in))
+		switch {
+		case tc.want == "" && ok:
+			t.Errorf("%q: converted to %s, want it refused", tc.in, got)
+		case tc.want != "" && !ok:
+			t.Errorf("%q: refused, want %s", tc.in, tc.want)
+		case ok && string(got) != tc.want:
+			t.Errorf("%q: got %s, want %s", tc.in, got, tc.want)
+		}
+		if ok {
+			requireSameAsReference(t, []byte(tc.in), got)
+		}
+	}
+}
+
+// requireSameAsReference fails unless js, the converter's output for doc,
+// holds the values sigs.k8s.io/yaml reads from doc.
+func requireSameAsReference(t *testing.T, doc, js []byte) {
+	t.Helper()
+	ref, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		t.Fatalf("%q: converted to %s, but sigs.k8s.io/yaml fails: %v", doc, js, err)
+	}
+	if !reflect.DeepEqual(genericJSON(t, js), genericJSON(t, ref)) {
+		t.Fatalf("%q: converted to %s, sigs.k8s.io/yaml gives %s", doc, js, ref)
+	}
+}
+
+func genericJSON(t *testing.T, js []byte) any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(js))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatalf("invalid JSON %s: %v", js, err)
+	}
+	return v
+}
+
+// FuzzYAMLToJSON checks that whatever the converter accepts, it converts
+// to the values sigs.k8s.io/yaml reads, and that decoding into a Service
+// through the fast path gives the reference result.
+func FuzzYAMLToJSON(f *testing.F) {
+	parsetest.Seeds(f, "parsers/kube/*.txtar")
+	f.Add([]byte("a: 1\nb:\n- x\n- 'y'\nc:\n  d: \"e\"\n"))
+	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata:\n  name: a\nspec:\n  clusterIP: 10.0.0.1\n  ports:\n  - port: 80\n    targetPort: 8080\n"))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		js, ok := yamlToJSON(nil, doc)
+		if !ok {
+			return
+		}
+		requireSameAsReference(t, doc, js)
+		c := &chunk{data: doc}
+		fast, ref := &corev1.Service{}, &corev1.Service{}
+		d := &decoder{fast: true}
+		ferr := d.unmarshal(c, fast)
+		rerr := referenceUnmarshal(c, ref)
+		if (ferr == nil) != (rerr == nil) || ferr == nil && !reflect.DeepEqual(fast, ref) {
+			t.Fatalf("%q: fast path (%v) and reference (%v) differ", doc, ferr, rerr)
+		}
+	})
+}
+
+// FuzzFastJSON checks that json-iterator, where the fast path uses it,
+// decodes a Service and an EndpointSlice as encoding/json does.
+func FuzzFastJSON(f *testing.F) {
+	f.Add([]byte(`{"kind":"Service","metadata":{"name":"a","labels":{"x":"y"}},"spec":{"ports":[{"port":80,"targetPort":"http"}],"clusterIP":"10.0.0.1"}}`))
+	f.Add([]byte(`{"kind":"Service","spec":{"ports":[{"port":08}]}}`))
+	f.Add([]byte(`{"metadata":{"name":"\u00e9\ud800"},"spec":{"type":"NodePort","ports":null}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := &chunk{data: data, json: true}
+		fast, ref := &corev1.Service{}, &corev1.Service{}
+		d := &decoder{fast: true}
+		ferr := d.unmarshal(c, fast)
+		rerr := json.Unmarshal(data, ref)
+		if (ferr == nil) != (rerr == nil) || ferr == nil && !reflect.DeepEqual(fast, ref) {
+			t.Fatalf("%q: fast path (%v) and encoding/json (%v) differ", data, ferr, rerr)
+		}
+		if !fastJSONSafe(data) {
+			return
+		}
+		// Where json-iterator alone succeeds, encoding/json must agree.
+		it := &corev1.Service{}
+		if err := (&decoder{}).fastUnmarshal(data, it); err == nil && rerr == nil && !reflect.DeepEqual(it, ref) {
+			t.Fatalf("%q: json-iterator and encoding/json read different Services", data)
+		}
+	})
+}
