@@ -248,7 +248,7 @@ func (w *walker) run(s *state) {
 // fork queues a copy of s with probability p of the current one (the
 // current one keeps 1-p) and returns it.
 func (w *walker) fork(s *state, p float64) *state {
-	if len(w.paths)+len(w.work) >= w.opts.maxPaths() {
+	if len(w.paths)+len(w.work)+1 >= w.opts.maxPaths() {
 		w.cut = true
 		return nil
 	}
