@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
@@ -321,7 +322,17 @@ func Trace(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 func Merge(paths []Path) []Path {
 	idx := map[string]int{}
 	var out []Path
+	// Paths can only be the same when their ends are: the full key (every
+	// step) is built only for ends that occur more than once.
+	ends := make(map[string]int, len(paths))
 	for _, p := range paths {
+		ends[endKey(p)]++
+	}
+	for _, p := range paths {
+		if ends[endKey(p)] == 1 {
+			out = append(out, p)
+			continue
+		}
 		k := pathKey(p)
 		if i, ok := idx[k]; ok {
 			out[i].Probability += p.Probability
@@ -341,11 +352,33 @@ func Merge(paths []Path) []Path {
 	return out
 }
 
+func endKey(p Path) string {
+	return string(p.Verdict) + "|" + p.Destination + "|" + strconv.FormatBool(p.Masquerade) + "|" + p.SNAT + "|" + strings.Join(p.Conditions, ",")
+}
+
 func pathKey(p Path) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%s|%t|%s|%s", p.Verdict, p.Destination, p.Masquerade, p.SNAT, strings.Join(p.Conditions, ","))
+	b.WriteString(string(p.Verdict))
+	b.WriteByte('|')
+	b.WriteString(p.Destination)
+	b.WriteByte('|')
+	b.WriteString(strconv.FormatBool(p.Masquerade))
+	b.WriteByte('|')
+	b.WriteString(p.SNAT)
+	b.WriteByte('|')
+	b.WriteString(strings.Join(p.Conditions, ","))
 	for _, s := range p.Steps {
-		fmt.Fprintf(&b, "|%s:%d:%s:%s", s.File, s.Line, s.Path, s.Rule)
+		b.WriteByte('|')
+		b.WriteString(s.File)
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(s.Line))
+		b.WriteByte(':')
+		b.WriteString(s.Path)
+		if s.Line == 0 && s.Path == "" {
+			// Without a position the rule text tells the steps apart.
+			b.WriteByte(':')
+			b.WriteString(s.Rule)
+		}
 	}
 	return b.String()
 }
