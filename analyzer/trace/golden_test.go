@@ -1,7 +1,6 @@
 package trace_test
 
 import (
-	"flag"
 	"fmt"
 	"net/netip"
 	"os"
@@ -15,9 +14,8 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func loadBundle(t testing.TB, name string) *model.Snapshot {
 	t.Helper()
@@ -87,7 +85,7 @@ func runGolden(t *testing.T, bundle string, cases []goldenCase) {
 	}
 	got := txtar.Format(&ar)
 	path := filepath.Join("testdata", bundle+".txtar")
-	if *update {
+	if *parsetest.Update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
