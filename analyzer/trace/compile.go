@@ -131,9 +131,10 @@ type crule struct {
 
 // cchain is a compiled chain.
 type cchain struct {
-	c     *iptables.Chain
-	table string
-	rules []*crule
+	c       *iptables.Chain
+	table   string
+	builtin bool
+	rules   []*crule
 	// byDst indexes big chains: rules whose only destination is one
 	// address, by that address; others are the rest, in order.
 	byDst  map[netip.Addr][]int32
@@ -175,7 +176,7 @@ func (cp *compiled) chainLocked(dp *Dataplane, c *iptables.Chain) *cchain {
 	if cc, ok := cp.chains[c]; ok {
 		return cc
 	}
-	cc := &cchain{c: c, table: c.Table.Name, rules: make([]*crule, len(c.Rules))}
+	cc := &cchain{c: c, table: c.Table.Name, builtin: c.Builtin(), rules: make([]*crule, len(c.Rules))}
 	cp.chains[c] = cc
 	for i, r := range c.Rules {
 		cc.rules[i] = cp.compileRule(dp, r)
@@ -258,7 +259,6 @@ func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule) *crule {
 	var statOpts []iptables.Arg
 	var ipvsOpts []iptables.Arg
 	var tcpFlags []iptables.Arg
-	modules := []string{}
 	flush := func() {
 		switch module {
 		case "recent":
@@ -291,7 +291,9 @@ func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule) *crule {
 		case "-m", "--match":
 			flush()
 			module = a.Value
-			modules = append(modules, module)
+			if !knownModule(module) {
+				cr.unknown = append(cr.unknown, "-m "+module)
+			}
 			continue
 		}
 		if module == "recent" {
@@ -334,11 +336,6 @@ func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule) *crule {
 		}
 	}
 	flush()
-	for _, mod := range modules {
-		if !knownModule(mod) {
-			cr.unknown = append(cr.unknown, "-m "+mod)
-		}
-	}
 	return cr
 }
 

@@ -489,7 +489,7 @@ func ruleStep(cr *crule) Step {
 func (w *walker) chainEnd(s *state) {
 	f := s.frames[len(s.frames)-1]
 	c := f.c.c
-	if !c.Builtin() {
+	if !f.c.builtin {
 		s.frames = s.frames[:len(s.frames)-1]
 		return
 	}
@@ -517,7 +517,7 @@ func (w *walker) endHook(s *state) {
 	for len(s.frames) > 0 {
 		top := s.frames[len(s.frames)-1]
 		s.frames = s.frames[:len(s.frames)-1]
-		if top.c.c.Builtin() {
+		if top.c.builtin {
 			return
 		}
 	}
@@ -541,7 +541,7 @@ func (w *walker) target(s *state, cr *crule) {
 	case "RETURN":
 		top := s.frames[len(s.frames)-1]
 		s.frames = s.frames[:len(s.frames)-1]
-		if top.c.c.Builtin() {
+		if top.c.builtin {
 			w.policy(s, top.c.c)
 		}
 		return
@@ -615,7 +615,7 @@ func (w *walker) target(s *state, cr *crule) {
 			// A goto replaces the current chain: on return the walk goes
 			// back to the chain that called it.
 			top := s.frames[len(s.frames)-1]
-			if !top.c.c.Builtin() {
+			if !top.c.builtin {
 				s.frames = s.frames[:len(s.frames)-1]
 			} else {
 				// goto from a built-in chain: returning from the target
