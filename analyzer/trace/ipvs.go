@@ -126,15 +126,15 @@ func (w *walker) ipvs(s *state, in bool) {
 		}
 		c := s.clone()
 		c.prob = base * probs[i]
-		w.toReal(c, live[i], probs[i], total, in)
+		w.toReal(c, live[i], probs[i], in)
 		w.work = append(w.work, c)
 	}
 	s.prob = base * probs[0]
-	w.toReal(s, live[0], probs[0], total, in)
+	w.toReal(s, live[0], probs[0], in)
 }
 
 // toReal sends s to real server d.
-func (w *walker) toReal(s *state, d *ipvs.Destination, p float64, total int, in bool) {
+func (w *walker) toReal(s *state, d *ipvs.Destination, p float64, in bool) {
 	st := Step{Table: "ipvs", Rule: d.Raw, File: d.Pos.File, Line: d.Pos.Line,
 		Note: "real server " + d.String() + ", weight " + strconv.Itoa(d.Weight) + ", probability " + formatProb(p)}
 	a, _ := netip.AddrFromSlice(d.Address)

@@ -48,29 +48,28 @@ type frame struct {
 
 // state is one packet on one path, mid-walk.
 type state struct {
-	src, dst   netip.Addr
-	sport      uint16
-	dport      uint16
-	proto      uint8
-	in, out    string
-	mark       uint32
-	dnat       bool
-	dnatTo     netip.AddrPort
-	ipvsVS     *ipvs.Service
-	untracked  bool
-	prob       float64
-	verdict    Verdict
-	done       bool
-	masq       bool
-	snat       string
-	local      bool // delivered locally
-	stages     []string
-	frames     []frame
-	steps      []stepRef
-	conds      []string
-	warnings   []string
-	nsteps     int
-	dumpFamily iptables.Family
+	src, dst  netip.Addr
+	sport     uint16
+	dport     uint16
+	proto     uint8
+	in, out   string
+	mark      uint32
+	dnat      bool
+	dnatTo    netip.AddrPort
+	ipvsVS    *ipvs.Service
+	untracked bool
+	prob      float64
+	verdict   Verdict
+	done      bool
+	masq      bool
+	snat      string
+	local     bool // delivered locally
+	stages    []string
+	frames    []frame
+	steps     []stepRef
+	conds     []string
+	warnings  []string
+	nsteps    int
 }
 
 // stepRef is a step during the walk: a matched rule, turned into a Step
@@ -179,7 +178,7 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 	pkt = w.choosePacket(pkt)
 	s := &state{
 		src: pkt.Src.Unmap(), dst: dst, dport: pkt.Dst.Port(), sport: defaultSourcePort,
-		in: pkt.InIface, prob: 1, dumpFamily: fam, steps: make([]stepRef, 0, 24),
+		in: pkt.InIface, prob: 1, steps: make([]stepRef, 0, 24),
 	}
 	s.proto, _ = protoNumber(pkt.Proto)
 	if pkt.From == FromNode {
