@@ -29,6 +29,8 @@ func TestTraceCommand(t *testing.T) {
 			[]string{"(expected rules)", "10.88.2.3:53"}, ""},
 		{"compare agrees", []string{"trace", ipt, "--dst", "10.112.31.40:443", "--compare", "-o", "table"}, 0,
 			[]string{"✓ the captured rules take the packet where the expected rules do"}, ""},
+		{"compare ipvs", []string{"trace", ipvs, "--dst", "10.112.60.61:80", "--compare", "-o", "table"}, 0,
+			[]string{"mode ipvs", "✓ the captured rules take the packet where the expected rules do"}, ""},
 		{"mode forced", []string{"trace", ipt, "--dst", "10.112.31.40:80", "--mode", "nftables"}, 2, nil, "nftables"},
 		{"missing dst", []string{"trace", ipt}, 2, nil, "trace needs --dst IP:PORT"},
 		{"bad dst", []string{"trace", ipt, "--dst", "10.0.0.1"}, 2, nil, `invalid --dst "10.0.0.1"`},
