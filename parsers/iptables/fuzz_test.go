@@ -33,3 +33,23 @@ func FuzzParse(f *testing.F) {
 		checkRoundTrip(t, "fuzz", d)
 	})
 }
+
+// TestCarriageReturns: line ends of "\r\n" or more carriage returns are
+// line ends, so a dump edited on another system round-trips.
+func TestCarriageReturns(t *testing.T) {
+	for _, in := range []string{
+		"*nat\r\n:A - [0:0]\r\n-A A -j RETURN\r\nCOMMIT\r\n",
+		"*nat\n:A - [0:0]\n-A A -j RETURN\r\r\nCOMMIT\n",
+		"*nat\n:A - [0:0]\n-A A -j RETURN \r\nCOMMIT\r\r",
+	} {
+		d, err := Parse("cr.txt", []byte(in))
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		r := d.Tables[0].Chains[0].Rules[0]
+		if got := r.Target(); got != "RETURN" {
+			t.Errorf("%q: target %q, want RETURN", in, got)
+		}
+		checkRoundTrip(t, "cr", d)
+	}
+}

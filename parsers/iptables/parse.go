@@ -91,7 +91,7 @@ func (p *parser) run() {
 			ln, text = text, ""
 		}
 		p.line++
-		ln = strings.TrimSuffix(ln, "\r")
+		ln = strings.TrimRight(ln, "\r")
 		p.parseLine(ln)
 	}
 	if len(p.errs) >= maxErrors {
