@@ -32,8 +32,14 @@ import (
 // natCorePriority is where the kernel's NAT hook sits in each hook.
 var natCorePriority = map[string]int32{"prerouting": -100, "output": -100, "input": 100, "postrouting": 100}
 
-// natDest reports the hooks whose nat chains rewrite the destination.
-var natDest = map[string]bool{"prerouting": true, "output": true}
+// natIdx is 0 for the hooks whose nat chains rewrite the destination,
+// 1 for those rewriting the source.
+func natIdx(hook string) int {
+	if hook == "prerouting" || hook == "output" {
+		return 0
+	}
+	return 1
+}
 
 // nftBase is a base chain with the table it belongs to.
 type nftBase struct {
@@ -52,9 +58,10 @@ type nftTable struct {
 	// dynamic holds the sets rules add to from the packet path (affinity).
 	dynamic map[string]bool
 
-	mu    sync.Mutex
-	named map[*nft.Set]*setIndex
-	anon  map[*nft.AnonSet]*setIndex
+	mu     sync.Mutex
+	named  map[*nft.Set]*setIndex
+	anon   map[*nft.AnonSet]*setIndex
+	values map[*nft.Value]*part
 }
 
 // nftWalk is the walk of one packet.
@@ -83,7 +90,7 @@ type nftState struct {
 	conds    []string
 	steps    []Step
 	warnings []string
-	natDone  map[bool]bool // by natDest
+	natDone  [2]bool // by natIdx: destination, source
 	updated  map[string]bool
 	hook     string
 }
@@ -93,10 +100,6 @@ func (s *nftState) clone() *nftState {
 	c.conds = s.conds[:len(s.conds):len(s.conds)]
 	c.steps = s.steps[:len(s.steps):len(s.steps)]
 	c.warnings = s.warnings[:len(s.warnings):len(s.warnings)]
-	c.natDone = map[bool]bool{}
-	for k, v := range s.natDone {
-		c.natDone[k] = v
-	}
 	if s.updated != nil {
 		c.updated = map[string]bool{}
 		for k, v := range s.updated {
@@ -177,7 +180,7 @@ func isJSONRuleset(rs *nft.Ruleset) bool {
 func newNFTTable(t *nft.Table) *nftTable {
 	nt := &nftTable{t: t, label: nft.FamilyName(t.Family) + " " + t.Name,
 		chains: make(map[string]*nft.Chain, len(t.Chains)), sets: make(map[string]*nft.Set, len(t.Sets)), dynamic: map[string]bool{},
-		named: map[*nft.Set]*setIndex{}, anon: map[*nft.AnonSet]*setIndex{}}
+		named: map[*nft.Set]*setIndex{}, anon: map[*nft.AnonSet]*setIndex{}, values: map[*nft.Value]*part{}}
 	for _, c := range t.Chains {
 		nt.chains[c.Name] = c
 		for _, r := range c.Rules {
@@ -263,7 +266,7 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 	pkt = w.choose(pkt, tables, v4)
 	w.pkt = pkt
 	st := &nftState{prob: 1, src: pkt.Src.Unmap(), dst: dst, dport: pkt.Dst.Port(), proto: pkt.Proto,
-		iif: pkt.InIface, natDone: map[bool]bool{}}
+		iif: pkt.InIface, steps: make([]Step, 0, 16)}
 	switch pkt.From {
 	case FromNode:
 		for _, s := range w.hook([]*nftState{st}, "output") {
@@ -286,10 +289,13 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 		}
 	}
 	res.Packet = pkt
-	res.Paths = Merge(w.done)
+	res.Paths = w.done
 	if max := opts.maxPaths(); len(res.Paths) > max {
-		w.warnings = append(w.warnings, fmt.Sprintf("%d paths, only the %d most probable are kept", len(res.Paths), max))
-		res.Paths = res.Paths[:max]
+		res.Paths = Merge(res.Paths)
+		if len(res.Paths) > max {
+			w.warnings = append(w.warnings, fmt.Sprintf("%d paths, only the %d most probable are kept", len(res.Paths), max))
+			res.Paths = res.Paths[:max]
+		}
 	}
 	res.Warnings = w.warnings
 	return res, nil
@@ -426,7 +432,7 @@ func (w *nftWalk) hook(in []*nftState, hook string) []*nftState {
 	for _, b := range w.hooks[hook] {
 		var next []*nftState
 		for _, st := range cur {
-			if b.nat && st.natDone[natDest[hook]] {
+			if b.nat && st.natDone[natIdx(hook)] {
 				next = append(next, st)
 				continue
 			}
@@ -454,7 +460,7 @@ func (w *nftWalk) hook(in []*nftState, hook string) []*nftState {
 	}
 	for _, st := range cur {
 		if _, ok := natCorePriority[hook]; ok {
-			st.natDone[natDest[hook]] = true
+			st.natDone[natIdx(hook)] = true
 		}
 	}
 	return cur
@@ -578,6 +584,18 @@ func (t *nftTable) anonIndex(a *nft.AnonSet) *setIndex {
 	ix := newSetIndex(a.Elements)
 	t.anon[a] = ix
 	return ix
+}
+
+// valuePart returns the constant v of a rule, read once.
+func (t *nftTable) valuePart(v *nft.Value) *part {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p := t.values[v]; p != nil {
+		return p
+	}
+	p := compilePart(v.Text)
+	t.values[v] = &p
+	return &p
 }
 
 // nftIndex is what the engine reads of a data plane's rulesets, built once

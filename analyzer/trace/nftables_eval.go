@@ -187,12 +187,24 @@ type variant struct {
 // (`tcp dport` of a UDP packet, `ip saddr` of an IPv6 packet): the match
 // fails, as in the kernel.
 type selResult struct {
+	// isOne marks a single value (one), kept out of vars to spare the
+	// allocations of the common case.
+	isOne  bool
+	one    nval
 	vars   []variant
 	absent bool
 	why    string // not modelled
 }
 
-func one(v nval) selResult { return selResult{vars: []variant{{vals: []nval{v}, weight: 1}}} }
+func one(v nval) selResult { return selResult{isOne: true, one: v} }
+
+// expand moves a single value into vars.
+func (r *selResult) expand() {
+	if r.isOne {
+		r.vars = []variant{{vals: []nval{r.one}, weight: 1}}
+		r.isOne = false
+	}
+}
 
 var protoNums = map[string]uint64{"icmp": 1, "igmp": 2, "tcp": 6, "udp": 17, "ipv6-icmp": 58, "icmpv6": 58, "sctp": 132, "udplite": 136, "gre": 47, "esp": 50, "ah": 51}
 
@@ -295,10 +307,10 @@ func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 			return l
 		}
 		n, ok2 := parseNum(textOf(r, ok))
-		if !ok || !ok2 || len(l.vars) != 1 || len(l.vars[0].vals) != 1 || l.vars[0].vals[0].kind != kNum {
+		if !ok || !ok2 || !l.isOne || l.one.kind != kNum {
 			break
 		}
-		v := l.vars[0].vals[0].num
+		v := l.one.num
 		switch e.Op {
 		case "&":
 			v &= n
@@ -313,12 +325,22 @@ func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 		}
 		return one(nval{kind: kNum, num: v})
 	case *nft.Concat:
+		vals := make([]nval, 0, len(e.Parts))
 		res := selResult{vars: []variant{{weight: 1}}}
 		for _, p := range e.Parts {
 			pr := w.evalKey(st, p)
 			if pr.absent || pr.why != "" {
 				return pr
 			}
+			if pr.isOne && vals != nil {
+				vals = append(vals, pr.one)
+				continue
+			}
+			if vals != nil {
+				res.vars[0].vals = vals
+				vals = nil
+			}
+			pr.expand()
 			var next []variant
 			for _, a := range res.vars {
 				for _, b := range pr.vars {
@@ -331,6 +353,9 @@ func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 				}
 			}
 			res.vars = next
+		}
+		if vals != nil {
+			res.vars[0].vals = vals
 		}
 		return res
 	}
@@ -443,29 +468,41 @@ func parseNum(s string) (uint64, bool) {
 	return n, err == nil
 }
 
-// exact reports whether p matches one value only, and its hash key.
-func (p *part) exact() (string, bool) {
-	switch {
-	case p.hasAddr:
-		return "a" + p.addr.String(), true
-	case p.hasNum:
-		return "n" + strconv.FormatUint(p.lo, 10), true
-	case p.isPrefix || p.isAddrRng || p.isNumRange || p.wildcard:
-		return "", false
-	}
-	return "s" + p.str, true
+// hpart is one part of a hash key; hkey a key of up to maxHashParts parts.
+type hpart struct {
+	kind int
+	addr netip.Addr
+	num  uint64
+	str  string
 }
 
-func valKey(v nval) (string, bool) {
+const maxHashParts = 6
+
+type hkey [maxHashParts]hpart
+
+// exact reports whether p matches one value only, and its hash key part.
+func (p *part) exact() (hpart, bool) {
+	switch {
+	case p.hasAddr:
+		return hpart{kind: kAddr, addr: p.addr}, true
+	case p.hasNum:
+		return hpart{kind: kNum, num: p.lo}, true
+	case p.isPrefix || p.isAddrRng || p.isNumRange || p.wildcard:
+		return hpart{}, false
+	}
+	return hpart{kind: kStr, str: p.str}, true
+}
+
+func valKey(v nval) (hpart, bool) {
 	switch v.kind {
 	case kAddr:
-		return "a" + v.addr.String(), true
+		return hpart{kind: kAddr, addr: v.addr}, true
 	case kNum:
-		return "n" + strconv.FormatUint(v.num, 10), true
+		return hpart{kind: kNum, num: v.num}, true
 	case kStr:
-		return "s" + v.str, true
+		return hpart{kind: kStr, str: v.str}, true
 	}
-	return "", false
+	return hpart{}, false
 }
 
 // match reports whether v matches the constant p; ok is false when the
@@ -513,29 +550,28 @@ func (p *part) match(v nval) (match, ok bool) {
 type setIndex struct {
 	elems  []nft.Element
 	parts  [][]part
-	exact  map[string]int
+	exact  map[hkey]int
 	ranged []int
 }
 
 func newSetIndex(elems []nft.Element) *setIndex {
-	ix := &setIndex{elems: elems, parts: make([][]part, len(elems)), exact: make(map[string]int, len(elems))}
-	var b strings.Builder
+	ix := &setIndex{elems: elems, parts: make([][]part, len(elems)), exact: make(map[hkey]int, len(elems))}
 	for i, e := range elems {
 		ps := make([]part, len(e.Key))
-		isExact := true
-		b.Reset()
+		isExact := len(e.Key) <= maxHashParts
+		var key hkey
 		for j, k := range e.Key {
 			ps[j] = compilePart(k)
-			key, ok := ps[j].exact()
+			hp, ok := ps[j].exact()
 			if !ok {
 				isExact = false
+			} else if j < maxHashParts {
+				key[j] = hp
 			}
-			b.WriteString(key)
-			b.WriteByte(0)
 		}
 		ix.parts[i] = ps
-		if _, dup := ix.exact[b.String()]; isExact && !dup {
-			ix.exact[b.String()] = i
+		if _, dup := ix.exact[key]; isExact && !dup {
+			ix.exact[key] = i
 		} else if !isExact {
 			ix.ranged = append(ix.ranged, i)
 		}
@@ -546,20 +582,22 @@ func newSetIndex(elems []nft.Element) *setIndex {
 // lookup returns the index of the element vals match, or -1; ok is false
 // when the values cannot be compared with the elements.
 func (ix *setIndex) lookup(vals []nval) (int, bool) {
-	var b strings.Builder
-	hashable := true
-	for _, v := range vals {
-		k, ok := valKey(v)
+	var key hkey
+	hashable := len(vals) <= maxHashParts
+	for j, v := range vals {
+		if !hashable {
+			break
+		}
+		hp, ok := valKey(v)
 		if !ok {
 			hashable = false
 			break
 		}
-		b.WriteString(k)
-		b.WriteByte(0)
+		key[j] = hp
 	}
 	cands := ix.ranged
 	if hashable {
-		if i, ok := ix.exact[b.String()]; ok {
+		if i, ok := ix.exact[key]; ok {
 			return i, true
 		}
 	} else {
@@ -616,6 +654,10 @@ func (w *nftWalk) evalMatch(st *nftState, t *nftTable, m *nft.Match) []branch {
 	if key.why != "" {
 		return unknown(st, key.why+"; assumed not to match")
 	}
+	if key.isOne {
+		vals := [1]nval{key.one}
+		return w.matchValue(st, t, m, variant{vals: vals[:], weight: 1})
+	}
 	var out []branch
 	for _, v := range key.vars {
 		bst := st
@@ -667,7 +709,7 @@ func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, v variant)
 		}
 		return w.boolBranch(st, found == want, note)
 	case *nft.Value:
-		p := compilePart(r.Text)
+		p := t.valuePart(r)
 		if len(v.vals) != 1 {
 			return unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
 		}
@@ -715,6 +757,14 @@ type draw struct {
 }
 
 func (w *nftWalk) draws(st *nftState, key selResult, ix *setIndex) ([]draw, string) {
+	if key.isOne {
+		vals := [1]nval{key.one}
+		i, ok := ix.lookup(vals[:])
+		if !ok {
+			return nil, "cannot compare the key with the elements"
+		}
+		return []draw{{elem: i, weight: 1}}, ""
+	}
 	var out []draw
 	pos := map[int]int{}
 	for _, v := range key.vars {
@@ -792,7 +842,7 @@ func (w *nftWalk) evalVmap(st *nftState, t *nftTable, vm *nft.Vmap) []branch {
 }
 
 func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
-	bind := func(st *nftState) { st.natDone[natDest[st.hook]] = true }
+	bind := func(st *nftState) { st.natDone[natIdx(st.hook)] = true }
 	switch n.Kind {
 	case "masquerade":
 		st.masq = true
