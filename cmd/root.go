@@ -67,6 +67,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdChecks(f, nil),
 		NewCmdDiff(f, nil),
 		NewCmdExpect(f, nil),
+		NewCmdTrace(f, nil),
 		NewCmdVersion(f),
 		NewCmdDocs(f, nil),
 	)

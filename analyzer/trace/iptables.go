@@ -1,7 +1,6 @@
 package trace
 
-import "errors"
-
+// traceIPTables walks the iptables dumps of an iptables-mode data plane.
 func traceIPTables(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
-	return nil, errors.New("trace: iptables mode is not traced yet")
+	return walk(dp, pkt, opts, false)
 }

@@ -173,6 +173,10 @@ type Dataplane struct {
 	// nftIdx caches the nftables engine's index of NFT, by family (IPv4:
 	// true).
 	nftIdx map[bool]*nftIndex
+
+	// cache holds the iptables chains compiled for walking, built on the
+	// first trace.
+	cache *compiled
 }
 
 // IsLocal reports whether a is one of the node's local addresses.
@@ -331,8 +335,10 @@ func Merge(paths []Path) []Path {
 		out = append(out, p)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Probability != out[j].Probability {
-			return out[i].Probability > out[j].Probability
+		// Probabilities that differ by rounding only (1/3 reached as
+		// 1/3 or as 2/3 * 1/2) count as equal.
+		if d := out[i].Probability - out[j].Probability; d > 1e-12 || d < -1e-12 {
+			return d > 0
 		}
 		return out[i].Destination < out[j].Destination
 	})

@@ -1,0 +1,870 @@
+package trace
+
+import (
+	"fmt"
+	"math"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/proxyscan/proxyscan/parsers/ipset"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
+)
+
+// This file turns iptables rules into a form the walker evaluates quickly:
+// every match of a rule parsed once, big chains indexed by destination.
+
+// mkind is the kind of a compiled match.
+type mkind uint8
+
+const (
+	mSrc mkind = iota
+	mDst
+	mInIface
+	mOutIface
+	mProto
+	mDport
+	mSport
+	mMark
+	mSrcType
+	mDstType
+	mCtState
+	mSet
+	mPhysdev
+	mTrue     // comment, nfacct, recent --set, limit: always true
+	mFragment // -f: never for the first packet
+	mSyn      // tcp flags of a SYN
+	mIPVS     // -m ipvs
+	mRandom   // statistic random / nth: a fork
+	mRecent   // recent --rcheck / --update: a fork on state
+	mUnknown  // not modelled: the rule is assumed not to match
+)
+
+// addrtype bits.
+const (
+	atLocal = 1 << iota
+	atUnicast
+	atBroadcast
+	atMulticast
+)
+
+// conntrack state bits.
+const (
+	ctNew = 1 << iota
+	ctEstablished
+	ctRelated
+	ctInvalid
+	ctUntracked
+	ctSNAT
+	ctDNAT
+)
+
+type portRange struct{ lo, hi uint16 }
+
+// cmatch is one compiled match of a rule.
+type cmatch struct {
+	kind   mkind
+	neg    bool
+	prefix netip.Prefix
+	iface  string // interface name; a trailing "+" is a prefix match
+	proto  uint8
+	ports  []portRange
+	value  uint32 // mark value, addrtype bits, ctstate bits
+	mask   uint32
+	set    *setMatch
+	prob   float64
+	text   string // the match as written, for notes and warnings
+	ipvs   *ipvsMatch
+	synMsk uint8 // --tcp-flags mask and comparison
+	synCmp uint8
+}
+
+// ipvsMatch holds the options of -m ipvs.
+type ipvsMatch struct {
+	property, propNeg bool
+	vaddr             netip.Prefix
+	vaddrNeg          bool
+	vport             uint16
+	vportNeg          bool
+	vproto            uint8
+	vprotoNeg         bool
+	unknown           []string
+}
+
+// setMatch is a compiled --match-set.
+type setMatch struct {
+	name  string
+	flags []bool // true: src, false: dst, per dimension
+	set   *cset
+}
+
+// cset is an ipset indexed for lookups.
+type cset struct {
+	typ     string
+	entries map[string]bool // canonical element keys
+	nets    []setNet        // hash:net, hash:ip,port,net, hash:net,port
+}
+
+type setNet struct {
+	prefix netip.Prefix
+	key    string // the non-net dimensions, canonical
+	first  bool   // the net is the first dimension
+}
+
+// crule is a compiled rule.
+type crule struct {
+	r        *iptables.Rule
+	det      []cmatch // deterministic matches
+	fork     []cmatch // statistic and recent matches, evaluated last
+	unknown  []string // matches not modelled
+	target   string
+	isGoto   bool
+	targs    []iptables.Arg
+	jump     *cchain // the user chain jumped to
+	dst32    netip.Addr
+	hasDst32 bool
+}
+
+// cchain is a compiled chain.
+type cchain struct {
+	c     *iptables.Chain
+	table string
+	rules []*crule
+	// byDst indexes big chains: rules whose only destination is one
+	// address, by that address; others are the rest, in order.
+	byDst  map[netip.Addr][]int32
+	others []int32
+}
+
+// indexThreshold is the chain size from which a chain is indexed by
+// destination address.
+const indexThreshold = 64
+
+// compiled caches the compiled chains of the dumps a data plane holds.
+type compiled struct {
+	mu     sync.Mutex
+	chains map[*iptables.Chain]*cchain
+	sets   map[string]*cset
+	setsOK bool
+}
+
+var cacheInit sync.Mutex
+
+func (dp *Dataplane) compiled() *compiled {
+	cacheInit.Lock()
+	defer cacheInit.Unlock()
+	if dp.cache == nil {
+		dp.cache = &compiled{chains: map[*iptables.Chain]*cchain{}}
+	}
+	return dp.cache
+}
+
+// chain returns the compiled form of c.
+func (cp *compiled) chain(dp *Dataplane, c *iptables.Chain) *cchain {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return cp.chainLocked(dp, c)
+}
+
+func (cp *compiled) chainLocked(dp *Dataplane, c *iptables.Chain) *cchain {
+	if cc, ok := cp.chains[c]; ok {
+		return cc
+	}
+	cc := &cchain{c: c, table: c.Table.Name, rules: make([]*crule, len(c.Rules))}
+	cp.chains[c] = cc
+	for i, r := range c.Rules {
+		cc.rules[i] = cp.compileRule(dp, r)
+	}
+	if len(cc.rules) >= indexThreshold {
+		cc.byDst = map[netip.Addr][]int32{}
+		for i, cr := range cc.rules {
+			if cr.hasDst32 {
+				cc.byDst[cr.dst32] = append(cc.byDst[cr.dst32], int32(i))
+			} else {
+				cc.others = append(cc.others, int32(i))
+			}
+		}
+	}
+	return cc
+}
+
+// candidates returns the indexes of the rules of cc that can match a
+// packet to dst, in order; nil means all of them.
+func (cc *cchain) candidates(dst netip.Addr) []int32 {
+	if cc.byDst == nil {
+		return nil
+	}
+	a, b := cc.byDst[dst], cc.others
+	out := make([]int32, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		if j >= len(b) || (i < len(a) && a[i] < b[j]) {
+			out = append(out, a[i])
+			i++
+		} else {
+			out = append(out, b[j])
+			j++
+		}
+	}
+	return out
+}
+
+func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule) *crule {
+	cr := &crule{r: r, target: r.Target(), isGoto: r.IsGoto()}
+	args := r.Args()
+	module := ""
+	var recentOpts []iptables.Arg
+	var statOpts []iptables.Arg
+	var ipvsOpts []iptables.Arg
+	var tcpFlags []iptables.Arg
+	modules := []string{}
+	flush := func() {
+		switch module {
+		case "recent":
+			cp.recent(cr, recentOpts)
+		case "statistic":
+			cp.statistic(cr, statOpts)
+		case "ipvs":
+			cr.det = append(cr.det, compileIPVS(ipvsOpts))
+		}
+		if len(tcpFlags) > 0 {
+			cr.det = append(cr.det, compileTCPFlags(tcpFlags)...)
+			tcpFlags = nil
+		}
+		recentOpts, statOpts, ipvsOpts = nil, nil, nil
+		module = ""
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch a.Name {
+		case "-j", "-g", "--jump", "--goto":
+			flush()
+			cr.targs = args[i+1:]
+			i = len(args)
+			continue
+		case "-m", "--match":
+			flush()
+			module = a.Value
+			modules = append(modules, module)
+			continue
+		}
+		if module == "recent" {
+			recentOpts = append(recentOpts, a)
+			continue
+		}
+		if module == "statistic" {
+			statOpts = append(statOpts, a)
+			continue
+		}
+		if module == "ipvs" {
+			ipvsOpts = append(ipvsOpts, a)
+			continue
+		}
+		if a.Name == "--tcp-flags" || a.Name == "--syn" {
+			tcpFlags = append(tcpFlags, a)
+			continue
+		}
+		m, ok := compileArg(a, module)
+		if !ok {
+			cr.unknown = append(cr.unknown, argText(a, module))
+			continue
+		}
+		if m.kind == mSet {
+			cp.resolveSet(dp, &m)
+		}
+		if m.kind == mDst && !m.neg && m.prefix.IsSingleIP() {
+			cr.dst32, cr.hasDst32 = m.prefix.Addr(), true
+		}
+		if m.kind != mTrue {
+			cr.det = append(cr.det, m)
+		}
+	}
+	flush()
+	for _, mod := range modules {
+		if !knownModule(mod) {
+			cr.unknown = append(cr.unknown, "-m "+mod)
+		}
+	}
+	return cr
+}
+
+func argText(a iptables.Arg, module string) string {
+	if module != "" {
+		return "-m " + module + " " + a.String()
+	}
+	return a.String()
+}
+
+func knownModule(m string) bool {
+	switch m {
+	case "tcp", "udp", "sctp", "multiport", "comment", "mark", "addrtype", "conntrack", "state", "set",
+		"physdev", "nfacct", "statistic", "recent", "ipvs", "icmp", "icmp6", "icmpv6", "limit":
+		return true
+	}
+	return false
+}
+
+// compileArg compiles one option of a rule outside recent/statistic/ipvs.
+func compileArg(a iptables.Arg, module string) (cmatch, bool) {
+	m := cmatch{neg: a.Neg, text: argText(a, module)}
+	switch a.Name {
+	case "-s", "--source", "-d", "--destination":
+		p, ok := parsePrefix(a.Value)
+		if !ok {
+			return m, false
+		}
+		m.prefix = p
+		m.kind = mSrc
+		if a.Name == "-d" || a.Name == "--destination" {
+			m.kind = mDst
+		}
+		return m, true
+	case "-i", "--in-interface", "-o", "--out-interface":
+		m.iface = a.Value
+		m.kind = mInIface
+		if a.Name == "-o" || a.Name == "--out-interface" {
+			m.kind = mOutIface
+		}
+		return m, true
+	case "-p", "--protocol":
+		p, ok := protoNumber(a.Value)
+		if !ok {
+			return m, false
+		}
+		m.kind, m.proto = mProto, p
+		return m, true
+	case "-f", "--fragment":
+		m.kind = mFragment
+		return m, true
+	}
+	switch module {
+	case "tcp", "udp", "sctp", "multiport":
+		switch a.Name {
+		case "--dport", "--destination-port", "--dports", "--destination-ports":
+			m.kind = mDport
+		case "--sport", "--source-port", "--sports", "--source-ports":
+			m.kind = mSport
+		case "--ports":
+			m.kind = mDport // handled as "either" below
+			pr, ok := parsePorts(a.Value)
+			if !ok {
+				return m, false
+			}
+			m.ports = pr
+			m.value = 1 // either port
+			return m, true
+		default:
+			return m, false
+		}
+		pr, ok := parsePorts(a.Value)
+		if !ok {
+			return m, false
+		}
+		m.ports = pr
+		return m, true
+	case "comment", "nfacct":
+		m.kind = mTrue
+		return m, true
+	case "limit":
+		// The first packet of a connection is within any limit's burst.
+		m.kind = mTrue
+		return m, true
+	case "icmp", "icmp6", "icmpv6":
+		return m, false
+	case "mark":
+		if a.Name != "--mark" {
+			return m, false
+		}
+		v, mask, ok := parseMark(a.Value)
+		if !ok {
+			return m, false
+		}
+		m.kind, m.value, m.mask = mMark, v, mask
+		return m, true
+	case "addrtype":
+		switch a.Name {
+		case "--src-type", "--dst-type":
+			bits, ok := parseAddrTypes(a.Value)
+			if !ok {
+				return m, false
+			}
+			m.kind, m.value = mSrcType, bits
+			if a.Name == "--dst-type" {
+				m.kind = mDstType
+			}
+			return m, true
+		case "--limit-iface-in", "--limit-iface-out":
+			// The node's addresses are not known per interface: LOCAL is
+			// judged against all of them.
+			m.kind = mTrue
+			return m, true
+		}
+		return m, false
+	case "conntrack", "state":
+		if a.Name != "--ctstate" && a.Name != "--state" {
+			return m, false
+		}
+		bits, ok := parseCtStates(a.Value)
+		if !ok {
+			return m, false
+		}
+		m.kind, m.value = mCtState, bits
+		return m, true
+	case "set":
+		if a.Name != "--match-set" && a.Name != "--set" {
+			return m, false
+		}
+		name, flags, ok := strings.Cut(strings.TrimSpace(a.Value), " ")
+		if !ok {
+			return m, false
+		}
+		sm := &setMatch{name: name}
+		for _, f := range strings.Split(strings.TrimSpace(flags), ",") {
+			switch f {
+			case "src":
+				sm.flags = append(sm.flags, true)
+			case "dst":
+				sm.flags = append(sm.flags, false)
+			default:
+				return m, false
+			}
+		}
+		m.kind, m.set = mSet, sm
+		return m, true
+	case "physdev":
+		switch a.Name {
+		case "--physdev-is-in", "--physdev-is-out", "--physdev-is-bridged", "--physdev-in", "--physdev-out":
+			m.kind = mPhysdev
+			return m, true
+		}
+		return m, false
+	}
+	return m, false
+}
+
+func (cp *compiled) statistic(cr *crule, opts []iptables.Arg) {
+	mode, prob, every := "", -1.0, 0
+	neg := false
+	text := "-m statistic"
+	for _, o := range opts {
+		text += " " + o.String()
+		switch o.Name {
+		case "--mode":
+			mode = o.Value
+		case "--probability":
+			p, err := strconv.ParseFloat(o.Value, 64)
+			if err == nil {
+				prob = p
+			}
+			neg = neg || o.Neg
+		case "--every":
+			n, err := strconv.Atoi(o.Value)
+			if err == nil {
+				every = n
+			}
+			neg = neg || o.Neg
+		case "--packet":
+		default:
+			cr.unknown = append(cr.unknown, text)
+			return
+		}
+	}
+	m := cmatch{kind: mRandom, text: text}
+	switch {
+	case mode == "random" && prob >= 0 && prob <= 1:
+		m.prob = kernelProbability(prob)
+	case mode == "nth" && every > 0:
+		m.prob = 1 / float64(every)
+	default:
+		cr.unknown = append(cr.unknown, text)
+		return
+	}
+	if neg {
+		m.prob = 1 - m.prob
+	}
+	cr.fork = append(cr.fork, m)
+}
+
+// kernelProbability returns the probability the kernel applies for a
+// statistic --probability p: it stores p as a 31-bit fraction and
+// iptables-save prints that fraction back with 11 decimals, so the printed
+// value is read back to the exact stored fraction.
+func kernelProbability(p float64) float64 {
+	stored := math.Round(p * (1 << 31))
+	if stored >= 1<<31 {
+		return 1
+	}
+	if stored <= 0 {
+		return 0
+	}
+	// The printed value of 1/n rounds back to 1/n: keep the exact ratio
+	// when it is within the kernel's resolution of one.
+	inv := 1 / p
+	if n := math.Round(inv); n >= 1 && math.Abs(stored-math.Round((1<<31)/n)) <= 1 {
+		return 1 / n
+	}
+	return stored / (1 << 31)
+}
+
+func (cp *compiled) recent(cr *crule, opts []iptables.Arg) {
+	name, check := "DEFAULT", ""
+	text := "-m recent"
+	for _, o := range opts {
+		text += " " + o.String()
+		switch o.Name {
+		case "--name":
+			name = o.Value
+		case "--rcheck", "--update", "--remove":
+			check = o.Name
+		case "--set":
+			if check == "" {
+				check = "--set"
+			}
+		case "--seconds", "--reap", "--hitcount", "--rttl", "--mask", "--rsource", "--rdest":
+		default:
+			cr.unknown = append(cr.unknown, text)
+			return
+		}
+	}
+	if check == "--set" || check == "" {
+		return // always matches; records the source
+	}
+	cr.fork = append(cr.fork, cmatch{kind: mRecent, text: name})
+}
+
+func compileIPVS(opts []iptables.Arg) cmatch {
+	im := &ipvsMatch{}
+	text := "-m ipvs"
+	for _, o := range opts {
+		text += " " + o.String()
+		switch o.Name {
+		case "--ipvs":
+			im.property, im.propNeg = true, o.Neg
+		case "--vaddr":
+			p, ok := parsePrefix(o.Value)
+			if !ok {
+				im.unknown = append(im.unknown, o.String())
+				continue
+			}
+			im.vaddr, im.vaddrNeg = p, o.Neg
+		case "--vport":
+			n, err := strconv.ParseUint(o.Value, 10, 16)
+			if err != nil {
+				im.unknown = append(im.unknown, o.String())
+				continue
+			}
+			im.vport, im.vportNeg = uint16(n), o.Neg
+		case "--vproto":
+			p, ok := protoNumber(o.Value)
+			if !ok {
+				im.unknown = append(im.unknown, o.String())
+				continue
+			}
+			im.vproto, im.vprotoNeg = p, o.Neg
+		default:
+			im.unknown = append(im.unknown, o.String())
+		}
+	}
+	return cmatch{kind: mIPVS, ipvs: im, text: text}
+}
+
+// compileTCPFlags compiles --syn and --tcp-flags for the first packet of a
+// connection, a SYN.
+func compileTCPFlags(opts []iptables.Arg) []cmatch {
+	var out []cmatch
+	for _, o := range opts {
+		m := cmatch{kind: mSyn, neg: o.Neg, text: o.String()}
+		if o.Name == "--syn" {
+			m.synMsk, m.synCmp = tcpFIN|tcpSYN|tcpRST|tcpACK, tcpSYN
+		} else {
+			mask, cmp, ok := strings.Cut(o.Value, " ")
+			if !ok {
+				m.kind = mUnknown
+			}
+			m.synMsk, m.synCmp = parseTCPFlags(mask), parseTCPFlags(cmp)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+const (
+	tcpFIN = 1 << iota
+	tcpSYN
+	tcpRST
+	tcpPSH
+	tcpACK
+	tcpURG
+)
+
+func parseTCPFlags(s string) uint8 {
+	var f uint8
+	for _, n := range strings.Split(s, ",") {
+		switch strings.ToUpper(n) {
+		case "FIN":
+			f |= tcpFIN
+		case "SYN":
+			f |= tcpSYN
+		case "RST":
+			f |= tcpRST
+		case "PSH":
+			f |= tcpPSH
+		case "ACK":
+			f |= tcpACK
+		case "URG":
+			f |= tcpURG
+		case "ALL":
+			f |= 0x3f
+		}
+	}
+	return f
+}
+
+func parsePrefix(s string) (netip.Prefix, bool) {
+	if addr, mask, ok := strings.Cut(s, "/"); ok {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			return p.Masked(), true
+		}
+		// A dotted mask: iptables-save prints contiguous masks as lengths,
+		// so only those are accepted.
+		a, err1 := netip.ParseAddr(addr)
+		m, err2 := netip.ParseAddr(mask)
+		if err1 != nil || err2 != nil || !m.Is4() {
+			return netip.Prefix{}, false
+		}
+		b := m.As4()
+		v := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+		n := 0
+		for v&(1<<31) != 0 {
+			n++
+			v <<= 1
+		}
+		if v != 0 {
+			return netip.Prefix{}, false
+		}
+		return netip.PrefixFrom(a.Unmap(), n).Masked(), true
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, false
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), true
+}
+
+func protoNumber(s string) (uint8, bool) {
+	switch strings.ToLower(s) {
+	case "tcp":
+		return 6, true
+	case "udp":
+		return 17, true
+	case "sctp":
+		return 132, true
+	case "icmp":
+		return 1, true
+	case "icmpv6", "ipv6-icmp":
+		return 58, true
+	case "all":
+		return 0, true
+	}
+	n, err := strconv.ParseUint(s, 10, 8)
+	return uint8(n), err == nil
+}
+
+func parsePorts(s string) ([]portRange, bool) {
+	var out []portRange
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, ":")
+		a, err := strconv.ParseUint(lo, 10, 16)
+		if lo == "" {
+			a, err = 0, nil
+		}
+		if err != nil {
+			return nil, false
+		}
+		b := a
+		if isRange {
+			b = 65535
+			if hi != "" {
+				b, err = strconv.ParseUint(hi, 10, 16)
+				if err != nil {
+					return nil, false
+				}
+			}
+		}
+		out = append(out, portRange{uint16(a), uint16(b)})
+	}
+	return out, len(out) > 0
+}
+
+func parseMark(s string) (uint32, uint32, bool) {
+	v, m, hasMask := strings.Cut(s, "/")
+	val, err := strconv.ParseUint(v, 0, 32)
+	if err != nil {
+		return 0, 0, false
+	}
+	mask := uint64(0xffffffff)
+	if hasMask {
+		mask, err = strconv.ParseUint(m, 0, 32)
+		if err != nil {
+			return 0, 0, false
+		}
+	}
+	return uint32(val), uint32(mask), true
+}
+
+func parseAddrTypes(s string) (uint32, bool) {
+	var bits uint32
+	for _, t := range strings.Split(s, ",") {
+		switch strings.ToUpper(t) {
+		case "LOCAL":
+			bits |= atLocal
+		case "UNICAST":
+			bits |= atUnicast
+		case "BROADCAST":
+			bits |= atBroadcast
+		case "MULTICAST":
+			bits |= atMulticast
+		default:
+			return 0, false
+		}
+	}
+	return bits, true
+}
+
+func parseCtStates(s string) (uint32, bool) {
+	var bits uint32
+	for _, t := range strings.Split(s, ",") {
+		switch strings.ToUpper(t) {
+		case "NEW":
+			bits |= ctNew
+		case "ESTABLISHED":
+			bits |= ctEstablished
+		case "RELATED":
+			bits |= ctRelated
+		case "INVALID":
+			bits |= ctInvalid
+		case "UNTRACKED":
+			bits |= ctUntracked
+		case "SNAT":
+			bits |= ctSNAT
+		case "DNAT":
+			bits |= ctDNAT
+		default:
+			return 0, false
+		}
+	}
+	return bits, true
+}
+
+// resolveSet finds the set a --match-set names among the captured ipsets.
+func (cp *compiled) resolveSet(dp *Dataplane, m *cmatch) {
+	if !cp.setsOK {
+		cp.sets = map[string]*cset{}
+		for _, d := range dp.IPSets {
+			for _, s := range d.Sets {
+				if _, dup := cp.sets[s.Name]; !dup {
+					cp.sets[s.Name] = compileSet(s)
+				}
+			}
+		}
+		cp.setsOK = true
+	}
+	m.set.set = cp.sets[m.set.name]
+}
+
+func compileSet(s *ipset.Set) *cset {
+	cs := &cset{typ: s.Type, entries: map[string]bool{}}
+	dims := setDims(s.Type)
+	for _, e := range s.Entries {
+		if _, nomatch := e.Option("nomatch"); nomatch {
+			continue
+		}
+		var parts []string
+		netIdx := -1
+		for i, d := range dims {
+			switch d {
+			case "ip":
+				if i == 2 {
+					parts = append(parts, e.IP2.String())
+				} else {
+					parts = append(parts, e.IP.String())
+				}
+			case "port":
+				parts = append(parts, strconv.Itoa(int(e.Proto))+":"+strconv.Itoa(int(e.Port)))
+			case "net":
+				netIdx = i
+				parts = append(parts, "")
+			default:
+				parts = append(parts, "?")
+			}
+		}
+		if netIdx >= 0 {
+			p := e.Net
+			if !p.IsValid() && e.IP.IsValid() {
+				p = netip.PrefixFrom(e.IP, e.IP.BitLen())
+			}
+			rest := append(append([]string(nil), parts[:netIdx]...), parts[netIdx+1:]...)
+			cs.nets = append(cs.nets, setNet{prefix: p, key: strings.Join(rest, ","), first: netIdx == 0})
+			continue
+		}
+		cs.entries[strings.Join(parts, ",")] = true
+	}
+	return cs
+}
+
+// setDims returns the dimensions of a set type: "hash:ip,port,net" gives
+// ip, port, net; bitmap:port gives port.
+func setDims(typ string) []string {
+	_, d, ok := strings.Cut(typ, ":")
+	if !ok {
+		return nil
+	}
+	return strings.Split(d, ",")
+}
+
+// contains reports whether the set holds the element made of the values
+// of the packet the flags pick.
+func (cs *cset) contains(vals []setVal) (bool, error) {
+	dims := setDims(cs.typ)
+	if len(vals) < len(dims) {
+		return false, fmt.Errorf("set of type %s needs %d flags, the rule gives %d", cs.typ, len(dims), len(vals))
+	}
+	parts := make([]string, len(dims))
+	netIdx := -1
+	for i, d := range dims {
+		switch d {
+		case "ip":
+			parts[i] = vals[i].addr.String()
+		case "port":
+			parts[i] = strconv.Itoa(int(vals[i].proto)) + ":" + strconv.Itoa(int(vals[i].port))
+		case "net":
+			netIdx = i
+		default:
+			return false, fmt.Errorf("set type %s is not modelled", cs.typ)
+		}
+	}
+	if strings.HasPrefix(cs.typ, "bitmap:port") {
+		// bitmap:port stores the port alone.
+		return cs.entries["0:"+strconv.Itoa(int(vals[0].port))] || cs.entries[parts[0]], nil
+	}
+	if netIdx < 0 {
+		return cs.entries[strings.Join(parts, ",")], nil
+	}
+	rest := append(append([]string(nil), parts[:netIdx]...), parts[netIdx+1:]...)
+	key := strings.Join(rest, ",")
+	for _, n := range cs.nets {
+		if n.key == key && n.prefix.Contains(vals[netIdx].addr) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// setVal is the packet's value for one dimension of a set lookup.
+type setVal struct {
+	addr  netip.Addr
+	proto uint8
+	port  uint16
+}

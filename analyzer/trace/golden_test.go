@@ -1,0 +1,161 @@
+package trace_test
+
+import (
+	"flag"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/trace"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func loadBundle(t testing.TB, name string) *model.Snapshot {
+	t.Helper()
+	snaps, err := load.Load([]string{filepath.Join("..", "..", "testdata", "bundles", name)}, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snaps) != 1 {
+		t.Fatalf("%s: %d snapshots, want 1", name, len(snaps))
+	}
+	return snaps[0]
+}
+
+// summary writes a result compactly: one block per path, one line per step.
+func summary(res *trace.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "packet %s src %s in %q mode %s\n", res.Packet.Dst, res.Packet.Src, res.Packet.InIface, res.Mode)
+	for _, w := range res.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
+	for i, p := range res.Paths {
+		fmt.Fprintf(&b, "path %d: p=%.6f %s %s masq=%t", i+1, p.Probability, p.Verdict, p.Destination, p.Masquerade)
+		if p.SNAT != "" {
+			fmt.Fprintf(&b, " snat=%s", p.SNAT)
+		}
+		b.WriteString("\n")
+		for _, c := range p.Conditions {
+			fmt.Fprintf(&b, "  if %s\n", c)
+		}
+		for _, s := range p.Steps {
+			fmt.Fprintf(&b, "  %s:%d %s %s", filepath.Base(s.File), s.Line, s.Table, s.Chain)
+			if s.Note != "" {
+				fmt.Fprintf(&b, " (%s)", s.Note)
+			}
+			if s.Warning != "" {
+				fmt.Fprintf(&b, " WARNING %s", s.Warning)
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+type goldenCase struct {
+	name  string
+	dst   string
+	proto string
+	from  trace.From
+	src   string
+}
+
+func runGolden(t *testing.T, bundle string, cases []goldenCase) {
+	snap := loadBundle(t, bundle)
+	dp := trace.FromSnapshot(snap, "")
+	var ar txtar.Archive
+	for _, c := range cases {
+		pkt := trace.Packet{Dst: netip.MustParseAddrPort(c.dst), Proto: c.proto, From: c.from}
+		if c.src != "" {
+			pkt.Src = netip.MustParseAddr(c.src)
+		}
+		res, err := trace.Trace(dp, pkt, trace.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		checkResult(t, c.name, res)
+		ar.Files = append(ar.Files, txtar.File{Name: fmt.Sprintf("%s: %s %s from %s", c.name, c.proto, c.dst, c.from), Data: []byte(summary(res))})
+	}
+	got := txtar.Format(&ar)
+	path := filepath.Join("testdata", bundle+".txtar")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if d := cmp.Diff(string(want), string(got)); d != "" {
+		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, d)
+	}
+}
+
+// checkResult holds for every trace: probabilities sum to 1, every path
+// has a verdict and steps that name a file and line.
+func checkResult(t *testing.T, name string, res *trace.Result) {
+	t.Helper()
+	sum := 0.0
+	for _, p := range res.Paths {
+		sum += p.Probability
+		if p.Verdict == "" {
+			t.Errorf("%s: path without verdict", name)
+		}
+		for _, s := range p.Steps {
+			if s.File == "" || s.Line == 0 {
+				t.Errorf("%s: step %+v has no position", name, s)
+			}
+		}
+	}
+	if len(res.Paths) == 0 || sum < 1-1e-9 || sum > 1+1e-9 {
+		t.Errorf("%s: %d paths, probabilities sum to %v, want 1", name, len(res.Paths), sum)
+	}
+}
+
+// healthyCases cover every service type and policy of the example
+// bundles (the iptables and IPVS bundles are made from the same cluster).
+var healthyCases = []goldenCase{
+	{"clusterip-udp", "10.112.0.10:53", "udp", trace.FromPod, ""},
+	{"clusterip-udp-node", "10.112.0.10:53", "udp", trace.FromNode, ""},
+	{"clusterip-three-endpoints", "10.112.31.40:80", "tcp", trace.FromPod, ""},
+	{"clusterip-three-endpoints-node", "10.112.31.40:443", "tcp", trace.FromNode, ""},
+	{"clusterip-host-endpoint", "10.112.0.1:443", "tcp", trace.FromPod, ""},
+	{"clusterip-sctp", "10.112.88.30:3868", "sctp", trace.FromPod, ""},
+	{"session-affinity", "10.112.60.61:80", "tcp", trace.FromPod, ""},
+	{"itp-local", "10.112.70.2:80", "tcp", trace.FromPod, ""},
+	{"itp-local-no-local-endpoints", "10.112.70.9:80", "tcp", trace.FromPod, ""},
+	{"no-endpoints", "10.112.100.20:6379", "tcp", trace.FromPod, ""},
+	{"terminating-drain", "10.112.120.8:80", "tcp", trace.FromPod, ""},
+	{"terminating-rollout", "10.112.120.15:80", "tcp", trace.FromPod, ""},
+	{"nodeport", "172.20.8.12:30180", "tcp", trace.FromExternal, ""},
+	{"nodeport-udp", "172.20.8.12:30504", "udp", trace.FromExternal, ""},
+	{"nodeport-localhost", "127.0.0.1:30180", "tcp", trace.FromNode, ""},
+	{"nodeport-from-pod", "172.20.8.12:30554", "tcp", trace.FromPod, ""},
+	{"nodeport-etp-local", "172.20.8.12:31080", "tcp", trace.FromExternal, ""},
+	{"nodeport-etp-local-no-local-endpoints", "172.20.8.12:30943", "tcp", trace.FromExternal, ""},
+	{"health-check-nodeport", "172.20.8.12:32080", "tcp", trace.FromExternal, ""},
+	{"loadbalancer-allowed-source", "203.0.113.10:80", "tcp", trace.FromExternal, "192.0.2.7"},
+	{"loadbalancer-denied-source", "203.0.113.10:443", "tcp", trace.FromExternal, "198.51.100.7"},
+	{"loadbalancer-etp-local", "203.0.113.11:80", "tcp", trace.FromExternal, ""},
+	{"loadbalancer-etp-local-from-pod", "203.0.113.11:80", "tcp", trace.FromPod, ""},
+	{"loadbalancer-etp-local-from-node", "203.0.113.11:80", "tcp", trace.FromNode, ""},
+	{"external-ip", "172.20.8.200:80", "tcp", trace.FromExternal, ""},
+	{"external-ip-from-pod", "172.20.8.200:80", "tcp", trace.FromPod, ""},
+	{"not-a-service", "10.112.1.1:80", "tcp", trace.FromPod, ""},
+	{"ipv6-clusterip", "[fd00:112::5a04]:80", "tcp", trace.FromPod, ""},
+}
+
+func TestGoldenIPTablesHealthy(t *testing.T) { runGolden(t, "iptables-healthy", healthyCases) }
+
+func TestGoldenIPVSHealthy(t *testing.T) { runGolden(t, "ipvs-healthy", healthyCases) }

@@ -1,0 +1,876 @@
+package trace
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/ipvs"
+)
+
+// This file walks a packet through the netfilter hooks of an iptables
+// data plane (and, in IPVS mode, the IPVS hooks), forking at every random
+// or state-dependent match.
+
+// Stages of a walk: "table:CHAIN" runs a built-in chain; the others are
+// decisions the kernel makes between hooks.
+const (
+	stRoute   = "route"    // routing decision after PREROUTING
+	stIPVSIn  = "ipvs-in"  // IPVS at LOCAL_IN
+	stIPVSOut = "ipvs-out" // IPVS at LOCAL_OUT
+	stNodeOut = "node-out" // a locally sent packet after POSTROUTING
+	stDeliver = "deliver"  // local delivery
+	stOut     = "out"      // the packet leaves the node
+)
+
+var (
+	stagesPrerouting = []string{"raw:PREROUTING", "mangle:PREROUTING", "nat:PREROUTING", stRoute}
+	stagesInput      = []string{"mangle:INPUT", "filter:INPUT", "security:INPUT", stIPVSIn, "nat:INPUT", stDeliver}
+	stagesForward    = []string{"mangle:FORWARD", "filter:FORWARD", "security:FORWARD", "mangle:POSTROUTING", "nat:POSTROUTING", stOut}
+	stagesOutput     = []string{"raw:OUTPUT", "mangle:OUTPUT", "nat:OUTPUT", stIPVSOut, "filter:OUTPUT", "security:OUTPUT", "mangle:POSTROUTING", "nat:POSTROUTING", stNodeOut}
+	// After IPVS forwarded a packet received on an interface, it sends it
+	// on through LOCAL_OUT and POSTROUTING (the nat and raw OUTPUT chains
+	// do not see it: the connection is IPVS's).
+	stagesIPVSXmit = []string{"mangle:OUTPUT", "filter:OUTPUT", "security:OUTPUT", "mangle:POSTROUTING", "nat:POSTROUTING", stOut}
+	// A locally sent packet to a local address comes back in on lo; its
+	// NAT is settled, so the nat chains do not see it again.
+	stagesLoopback = []string{"raw:PREROUTING", "mangle:PREROUTING", "mangle:INPUT", "filter:INPUT", "security:INPUT", stDeliver}
+)
+
+// frame is one chain on the walk's call stack.
+type frame struct {
+	c     *cchain
+	pos   int     // next position in cands (or rules when cands is nil)
+	cands []int32 // candidate rules, nil for all
+}
+
+// state is one packet on one path, mid-walk.
+type state struct {
+	src, dst   netip.Addr
+	sport      uint16
+	dport      uint16
+	proto      uint8
+	in, out    string
+	mark       uint32
+	dnat       bool
+	dnatTo     netip.AddrPort
+	ipvsVS     *ipvs.Service
+	untracked  bool
+	prob       float64
+	verdict    Verdict
+	done       bool
+	masq       bool
+	snat       string
+	local      bool // delivered locally
+	stages     []string
+	frames     []frame
+	steps      []Step
+	conds      []string
+	warnings   []string
+	nsteps     int
+	dumpFamily iptables.Family
+}
+
+func (s *state) clone() *state {
+	c := *s
+	c.frames = append([]frame(nil), s.frames...)
+	c.steps = s.steps[:len(s.steps):len(s.steps)]
+	c.conds = s.conds[:len(s.conds):len(s.conds)]
+	c.warnings = s.warnings[:len(s.warnings):len(s.warnings)]
+	return &c
+}
+
+func (s *state) warn(w string) {
+	for _, x := range s.warnings {
+		if x == w {
+			return
+		}
+	}
+	s.warnings = append(s.warnings, w)
+}
+
+// walker holds what one trace needs.
+type walker struct {
+	dp       *Dataplane
+	cp       *compiled
+	dumps    []*iptables.Dump
+	ipvsMode bool
+	opts     Options
+	work     []*state
+	paths    []Path
+	cut      bool
+	warnings []string
+}
+
+func (w *walker) warnOnce(msg string) {
+	for _, x := range w.warnings {
+		if x == msg {
+			return
+		}
+	}
+	w.warnings = append(w.warnings, msg)
+}
+
+// walk traces pkt through the iptables dumps of dp (and IPVS when ipvsMode).
+func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, error) {
+	dst := pkt.Dst.Addr().Unmap()
+	fam := iptables.IPv4
+	if dst.Is6() {
+		fam = iptables.IPv6
+	}
+	w := &walker{dp: dp, cp: dp.compiled(), ipvsMode: ipvsMode, opts: opts}
+	for _, d := range dp.IPTables {
+		if d.Family == fam || d.Family == iptables.FamilyUnknown {
+			w.dumps = append(w.dumps, d)
+		}
+	}
+	if len(w.dumps) == 0 {
+		w.warnOnce(fmt.Sprintf("no %s iptables dump was captured: no rules were walked", fam))
+	} else if len(w.dumps) > 1 {
+		w.warnOnce(fmt.Sprintf("%d %s iptables dumps (several backends or files): the chains of each are walked in turn, in input order", len(w.dumps), fam))
+	}
+	pkt = w.choosePacket(pkt)
+	s := &state{
+		src: pkt.Src.Unmap(), dst: dst, dport: pkt.Dst.Port(), sport: defaultSourcePort,
+		in: pkt.InIface, prob: 1, dumpFamily: fam,
+	}
+	s.proto, _ = protoNumber(pkt.Proto)
+	if pkt.From == FromNode {
+		s.stages = stagesOutput
+	} else {
+		s.stages = stagesPrerouting
+	}
+	w.work = append(w.work, s)
+	for len(w.work) > 0 {
+		s := w.work[len(w.work)-1]
+		w.work = w.work[:len(w.work)-1]
+		w.run(s)
+	}
+	if w.cut {
+		w.warnOnce(fmt.Sprintf("more than %d paths: the walk stopped forking; the paths listed do not cover every case", w.opts.maxPaths()))
+	}
+	return &Result{Packet: pkt, Paths: w.paths, Warnings: w.warnings}, nil
+}
+
+// defaultSourcePort is the source port of the traced packet.
+const defaultSourcePort = 40000
+
+// choosePacket fills in the source and interface the packet left open.
+func (w *walker) choosePacket(pkt Packet) Packet {
+	dst := pkt.Dst.Addr().Unmap()
+	pkt.Dst = netip.AddrPortFrom(dst, pkt.Dst.Port())
+	if !pkt.Src.IsValid() {
+		switch pkt.From {
+		case FromPod:
+			for _, p := range w.dp.PodCIDRs {
+				if p.Addr().Is4() == dst.Is4() {
+					pkt.Src = p.Masked().Addr().Next()
+					break
+				}
+			}
+			if !pkt.Src.IsValid() {
+				w.warnOnce("the node's pod CIDR is not known: the pod source address is made up")
+				if dst.Is4() {
+					pkt.Src = netip.MustParseAddr("10.244.0.2")
+				} else {
+					pkt.Src = netip.MustParseAddr("fd00:10:244::2")
+				}
+			}
+		case FromNode:
+			for _, a := range w.dp.Local {
+				if a.Is4() == dst.Is4() && !a.IsLoopback() && !a.IsLinkLocalUnicast() && !w.isVIP(a) {
+					pkt.Src = a
+					break
+				}
+			}
+			if !pkt.Src.IsValid() {
+				w.warnOnce("no address of the node is known: the node source address is made up")
+				if dst.Is4() {
+					pkt.Src = netip.MustParseAddr("192.168.0.1")
+				} else {
+					pkt.Src = netip.MustParseAddr("fd00::1")
+				}
+			}
+		case FromExternal:
+			if dst.Is4() {
+				pkt.Src = netip.MustParseAddr("192.0.2.200")
+			} else {
+				pkt.Src = netip.MustParseAddr("2001:db8:ff::200")
+			}
+		}
+	}
+	if pkt.InIface == "" {
+		switch pkt.From {
+		case FromPod:
+			pkt.InIface = "vethpod0"
+		case FromExternal:
+			pkt.InIface = "eth0"
+		}
+	}
+	return pkt
+}
+
+// isVIP reports an address IPVS serves (bound on kube-ipvs0 rather than
+// a node address).
+func (w *walker) isVIP(a netip.Addr) bool {
+	if !w.ipvsMode {
+		return false
+	}
+	for _, d := range w.dp.IPVS {
+		for _, s := range d.Services {
+			if ip, ok := netip.AddrFromSlice(s.Address); ok && ip.Unmap() == a {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// run advances s until it ends, forking onto w.work.
+func (w *walker) run(s *state) {
+	for !s.done {
+		if s.nsteps > w.opts.maxSteps() {
+			s.warn(fmt.Sprintf("more than %d rules on one path: the walk was cut (a loop?)", w.opts.maxSteps()))
+			s.verdict = VerdictDrop
+			break
+		}
+		if len(s.frames) == 0 {
+			w.nextStage(s)
+			continue
+		}
+		w.step(s)
+	}
+	w.finish(s)
+}
+
+// fork queues a copy of s with probability p of the current one (the
+// current one keeps 1-p) and returns it.
+func (w *walker) fork(s *state, p float64) *state {
+	if len(w.paths)+len(w.work) >= w.opts.maxPaths() {
+		w.cut = true
+		return nil
+	}
+	c := s.clone()
+	c.prob = s.prob * p
+	s.prob *= 1 - p
+	w.work = append(w.work, c)
+	return c
+}
+
+// nextStage runs the next stage of s.
+func (w *walker) nextStage(s *state) {
+	if len(s.stages) == 0 {
+		s.done = true
+		return
+	}
+	st := s.stages[0]
+	s.stages = s.stages[1:]
+	switch st {
+	case stRoute:
+		if w.isLocal(s.dst) {
+			s.stages = stagesInput
+		} else {
+			s.out = w.outIface(s.dst)
+			s.stages = stagesForward
+		}
+		return
+	case stIPVSIn, stIPVSOut:
+		if w.ipvsMode {
+			w.ipvs(s, st == stIPVSIn)
+		}
+		return
+	case stNodeOut:
+		if w.isLocal(s.dst) {
+			s.in = "lo"
+			s.stages = stagesLoopback
+		} else {
+			s.stages = []string{stOut}
+		}
+		return
+	case stDeliver:
+		s.local = true
+		s.done = true
+		return
+	case stOut:
+		s.done = true
+		return
+	}
+	table, chain, _ := strings.Cut(st, ":")
+	if chain == "OUTPUT" && s.out == "" {
+		s.out = w.outIface(s.dst)
+	}
+	// frames is a stack: the first dump's chain is pushed last, so that
+	// it runs first and the next dump's chain runs when it ends.
+	for i := len(w.dumps) - 1; i >= 0; i-- {
+		if c := w.dumps[i].Chain(table, chain); c != nil {
+			w.push(s, c)
+		}
+	}
+}
+
+// push enters chain c.
+func (w *walker) push(s *state, c *iptables.Chain) {
+	cc := w.cp.chain(w.dp, c)
+	s.frames = append(s.frames, frame{c: cc, cands: cc.candidates(s.dst)})
+}
+
+// isLocal reports whether a is an address of the node (or bound for IPVS).
+func (w *walker) isLocal(a netip.Addr) bool { return w.dp.IsLocal(a) }
+
+// outIface guesses the interface a packet to dst leaves on: lo for a local
+// address, "" (unknown) for an address in the node's pod range (a pod's
+// veth), else the node's external interface.
+func (w *walker) outIface(dst netip.Addr) string {
+	if w.isLocal(dst) {
+		return "lo"
+	}
+	for _, p := range w.dp.PodCIDRs {
+		if p.Contains(dst) {
+			return ""
+		}
+	}
+	return "eth0"
+}
+
+// step evaluates the next rule of the innermost chain of s.
+func (w *walker) step(s *state) {
+	f := &s.frames[len(s.frames)-1]
+	cc := f.c
+	var idx int
+	if f.cands != nil {
+		if f.pos >= len(f.cands) {
+			w.chainEnd(s)
+			return
+		}
+		idx = int(f.cands[f.pos])
+	} else {
+		if f.pos >= len(cc.rules) {
+			w.chainEnd(s)
+			return
+		}
+		idx = f.pos
+	}
+	f.pos++
+	cr := cc.rules[idx]
+	s.nsteps++
+	if len(cr.unknown) > 0 {
+		// Decide the modelled matches first: a rule that fails them does
+		// not match whatever the others say.
+		if ok, _ := w.matchDet(s, cr); !ok {
+			return
+		}
+		st := ruleStep(cr)
+		st.Note = "rule skipped: not modelled, assumed not to match"
+		st.Warning = "match not modelled: " + strings.Join(cr.unknown, "; ")
+		s.steps = append(s.steps, st)
+		s.warn(fmt.Sprintf("%s:%d: %s", st.File, st.Line, st.Warning))
+		return
+	}
+	ok, note := w.matchDet(s, cr)
+	if !ok {
+		return
+	}
+	for _, m := range cr.fork {
+		switch m.kind {
+		case mRandom:
+			// Fork: the copy is the branch where the rule does not match.
+			if m.prob >= 1 {
+				continue
+			}
+			if m.prob <= 0 {
+				return
+			}
+			c := w.fork(s, 1-m.prob)
+			if c != nil {
+				c.steps = append(c.steps, ruleStepNote(cr, "statistic: not taken, probability "+formatProb(1-m.prob)))
+			}
+			note = joinNote(note, "statistic: taken, probability "+formatProb(m.prob))
+		case mRecent:
+			// The first connection of a client finds no entry, so the rule
+			// does not match; a client with an entry is a separate case,
+			// of probability 0, with the entry as its condition.
+			cond := "affinity entry for the source in recent list " + m.text
+			if c := w.fork(s, 0); c != nil {
+				c.conds = append(c.conds, cond)
+				c.steps = append(c.steps, ruleStepNote(cr, cond))
+				w.target(c, cr)
+			}
+			return
+		}
+	}
+	st := ruleStep(cr)
+	st.Note = joinNote(note, st.Note)
+	s.steps = append(s.steps, st)
+	w.target(s, cr)
+}
+
+func joinNote(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+func formatProb(p float64) string {
+	for n := 2.0; n <= 1000; n++ {
+		for k := 1.0; k < n; k++ {
+			if abs(p-k/n) < 1e-9 {
+				return fmt.Sprintf("%g/%g", k, n)
+			}
+		}
+		if n > 20 {
+			break
+		}
+	}
+	return strconv.FormatFloat(p, 'g', 6, 64)
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func ruleStep(cr *crule) Step {
+	p := cr.r.Pos()
+	return Step{Table: cr.r.Chain.Table.Name, Chain: cr.r.Chain.Name, Rule: cr.r.Raw, File: p.File, Line: p.Line}
+}
+
+func ruleStepNote(cr *crule, note string) Step {
+	st := ruleStep(cr)
+	st.Note = note
+	return st
+}
+
+// chainEnd handles falling off the end of the innermost chain: a user
+// chain returns, a built-in chain applies its policy.
+func (w *walker) chainEnd(s *state) {
+	f := s.frames[len(s.frames)-1]
+	c := f.c.c
+	if !c.Builtin() {
+		s.frames = s.frames[:len(s.frames)-1]
+		return
+	}
+	s.frames = s.frames[:len(s.frames)-1]
+	w.policy(s, c)
+}
+
+// policy applies the policy of built-in chain c.
+func (w *walker) policy(s *state, c *iptables.Chain) {
+	switch c.Policy {
+	case "DROP":
+		p := c.Pos()
+		s.steps = append(s.steps, Step{Table: c.Table.Name, Chain: c.Name, Rule: "-P " + c.Name + " DROP", File: p.File, Line: p.Line, Note: "chain policy DROP"})
+		s.verdict = VerdictDrop
+		s.done = true
+	}
+}
+
+// endHook leaves the current built-in chain (ACCEPT, or a NAT target):
+// the frames of this chain's dump are dropped; another dump's chain of
+// the same hook, if any, still runs.
+func (w *walker) endHook(s *state) {
+	// The bottom-most frame of this table's call chain is the built-in
+	// chain; frames below it belong to other dumps of the same hook.
+	for len(s.frames) > 0 {
+		top := s.frames[len(s.frames)-1]
+		s.frames = s.frames[:len(s.frames)-1]
+		if top.c.c.Builtin() {
+			return
+		}
+	}
+}
+
+// target applies the target of a matched rule.
+func (w *walker) target(s *state, cr *crule) {
+	t := cr.target
+	last := &s.steps[len(s.steps)-1]
+	switch t {
+	case "":
+		return
+	case "ACCEPT":
+		w.endHook(s)
+		return
+	case "DROP":
+		s.verdict, s.done = VerdictDrop, true
+		return
+	case "REJECT":
+		s.verdict, s.done = VerdictReject, true
+		return
+	case "RETURN":
+		top := s.frames[len(s.frames)-1]
+		s.frames = s.frames[:len(s.frames)-1]
+		if top.c.c.Builtin() {
+			w.policy(s, top.c.c)
+		}
+		return
+	case "DNAT":
+		to := targetValue(cr, "--to-destination")
+		ap, warn := parseNATTo(to, s.dport)
+		if !ap.IsValid() {
+			last.Warning = "DNAT target not understood: " + to + "; the packet is assumed unchanged"
+			s.warn(last.Warning)
+			w.endHook(s)
+			return
+		}
+		if warn != "" {
+			last.Warning = warn
+			s.warn(warn)
+		}
+		s.dst, s.dport = ap.Addr(), ap.Port()
+		s.dnat, s.dnatTo = true, ap
+		last.Note = joinNote(last.Note, "DNAT to "+ap.String())
+		w.endHook(s)
+		return
+	case "REDIRECT":
+		port := s.dport
+		if v := targetValue(cr, "--to-ports"); v != "" {
+			if n, err := strconv.ParseUint(strings.SplitN(v, "-", 2)[0], 10, 16); err == nil {
+				port = uint16(n)
+			}
+		}
+		s.dnat = true
+		s.dport = port
+		s.dnatTo = netip.AddrPortFrom(s.dst, port)
+		last.Note = joinNote(last.Note, "REDIRECT to a local port "+strconv.Itoa(int(port)))
+		s.local = true
+		w.endHook(s)
+		return
+	case "SNAT":
+		s.snat = targetValue(cr, "--to-source")
+		w.endHook(s)
+		return
+	case "MASQUERADE":
+		s.masq = true
+		w.endHook(s)
+		return
+	case "MARK":
+		w.mark(s, cr, last)
+		return
+	case "LOG", "NFLOG", "ULOG", "TRACE", "AUDIT":
+		return
+	case "NOTRACK":
+		s.untracked = true
+		last.Note = joinNote(last.Note, "the packet is not tracked: NAT does not apply to it")
+		return
+	case "CT":
+		for _, a := range cr.targs {
+			if a.Name == "--notrack" {
+				s.untracked = true
+				last.Note = joinNote(last.Note, "the packet is not tracked: NAT does not apply to it")
+				return
+			}
+		}
+		last.Note = joinNote(last.Note, "conntrack template set; no effect on the path")
+		return
+	case "QUEUE", "NFQUEUE":
+		last.Warning = t + " hands the packet to a user-space program: its verdict is not known; assumed ACCEPT"
+		s.warn(last.Warning)
+		w.endHook(s)
+		return
+	}
+	if chain := w.userChain(cr); chain != nil {
+		if cr.isGoto {
+			// A goto replaces the current chain: on return the walk goes
+			// back to the chain that called it.
+			top := s.frames[len(s.frames)-1]
+			if !top.c.c.Builtin() {
+				s.frames = s.frames[:len(s.frames)-1]
+			} else {
+				// goto from a built-in chain: returning from the target
+				// applies the built-in chain's policy.
+				s.frames[len(s.frames)-1].pos = 1 << 30
+				if s.frames[len(s.frames)-1].cands != nil {
+					s.frames[len(s.frames)-1].pos = len(s.frames[len(s.frames)-1].cands)
+				}
+			}
+		}
+		w.push(s, chain)
+		return
+	}
+	last.Warning = "target " + t + " is not modelled: the walk continues with the next rule, as the kernel does for a non-terminal target"
+	s.warn(last.Warning)
+}
+
+// userChain returns the user chain a rule jumps to, in the rule's table.
+func (w *walker) userChain(cr *crule) *iptables.Chain {
+	if iptables.StandardTargets[cr.target] {
+		return nil
+	}
+	c := cr.r.Chain.Table.Chain(cr.target)
+	if c == nil || c.Builtin() {
+		return nil
+	}
+	return c
+}
+
+func targetValue(cr *crule, name string) string {
+	for _, a := range cr.targs {
+		if a.Name == name {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+// parseNATTo reads a --to-destination value: "ip", "ip:port",
+// "[ip6]:port", ranges ("ip1-ip2:p1-p2", of which the first is taken).
+func parseNATTo(v string, port uint16) (netip.AddrPort, string) {
+	warn := ""
+	host, ports := v, ""
+	switch {
+	case strings.HasPrefix(v, "["):
+		end := strings.Index(v, "]")
+		if end < 0 {
+			return netip.AddrPort{}, ""
+		}
+		host = v[1:end]
+		ports = strings.TrimPrefix(v[end+1:], ":")
+	case strings.Count(v, ":") == 1:
+		host, ports, _ = strings.Cut(v, ":")
+	}
+	if lo, _, ok := strings.Cut(host, "-"); ok {
+		host = lo
+		warn = "DNAT to an address range: the kernel picks one; the first is shown"
+	}
+	if ports != "" {
+		lo, _, ok := strings.Cut(ports, "-")
+		if ok {
+			warn = "DNAT to a port range: the kernel picks one; the first is shown"
+		}
+		n, err := strconv.ParseUint(lo, 10, 16)
+		if err != nil {
+			return netip.AddrPort{}, ""
+		}
+		port = uint16(n)
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.AddrPort{}, ""
+	}
+	return netip.AddrPortFrom(a.Unmap(), port), warn
+}
+
+// mark applies a MARK target.
+func (w *walker) mark(s *state, cr *crule, last *Step) {
+	before := s.mark
+	for _, a := range cr.targs {
+		v, m, ok := parseMark(a.Value)
+		if !ok {
+			continue
+		}
+		switch a.Name {
+		case "--set-xmark":
+			s.mark = (s.mark &^ m) ^ v
+		case "--set-mark":
+			if !strings.Contains(a.Value, "/") {
+				m = 0xffffffff
+			}
+			s.mark = (s.mark &^ m) | v
+		case "--or-mark":
+			s.mark |= v
+		case "--and-mark":
+			s.mark &= v
+		case "--xor-mark":
+			s.mark ^= v
+		default:
+			last.Warning = "MARK option " + a.Name + " is not modelled"
+			s.warn(last.Warning)
+		}
+	}
+	last.Note = joinNote(last.Note, fmt.Sprintf("mark %#x -> %#x", before, s.mark))
+}
+
+// matchDet evaluates the deterministic matches of cr.
+func (w *walker) matchDet(s *state, cr *crule) (bool, string) {
+	note := ""
+	for i := range cr.det {
+		m := &cr.det[i]
+		ok, n := w.match(s, m)
+		if n != "" {
+			note = joinNote(note, n)
+		}
+		if ok == m.neg && m.kind != mSet && m.kind != mIPVS && m.kind != mPhysdev {
+			return false, ""
+		}
+		if (m.kind == mSet || m.kind == mIPVS || m.kind == mPhysdev) && !ok {
+			return false, ""
+		}
+	}
+	return true, note
+}
+
+// match evaluates one match before negation (sets, ipvs and physdev
+// apply their negation themselves).
+func (w *walker) match(s *state, m *cmatch) (bool, string) {
+	switch m.kind {
+	case mSrc:
+		return m.prefix.Contains(s.src), ""
+	case mDst:
+		return m.prefix.Contains(s.dst), ""
+	case mInIface:
+		return ifaceMatch(m.iface, s.in), ""
+	case mOutIface:
+		return ifaceMatch(m.iface, s.out), ""
+	case mProto:
+		return m.proto == 0 || m.proto == s.proto, ""
+	case mDport, mSport:
+		if m.value == 1 {
+			return inPorts(m.ports, s.dport) || inPorts(m.ports, s.sport), ""
+		}
+		if m.kind == mDport {
+			return inPorts(m.ports, s.dport), ""
+		}
+		return inPorts(m.ports, s.sport), ""
+	case mMark:
+		return s.mark&m.mask == m.value&m.mask, ""
+	case mSrcType:
+		return w.addrType(s.src)&m.value != 0, ""
+	case mDstType:
+		return w.addrType(s.dst)&m.value != 0, ""
+	case mCtState:
+		st := uint32(ctNew)
+		if s.untracked {
+			st = ctUntracked
+		}
+		if s.dnat {
+			st |= ctDNAT
+		}
+		if s.masq || s.snat != "" {
+			st |= ctSNAT
+		}
+		return st&m.value != 0, ""
+	case mFragment:
+		return false, ""
+	case mSyn:
+		if s.proto != 6 {
+			return false, ""
+		}
+		return tcpSYN&m.synMsk == m.synCmp, ""
+	case mPhysdev:
+		// The packet is routed, not bridged: physdev options fail unless
+		// negated.
+		return m.neg, ""
+	case mSet:
+		ok, note := w.setMatch(s, m)
+		return ok != m.neg, note
+	case mIPVS:
+		return w.ipvsMatch(s, m.ipvs), ""
+	}
+	return false, ""
+}
+
+func ifaceMatch(pattern, iface string) bool {
+	if iface == "" {
+		return false
+	}
+	if p, ok := strings.CutSuffix(pattern, "+"); ok {
+		return strings.HasPrefix(iface, p)
+	}
+	return pattern == iface
+}
+
+func inPorts(rs []portRange, p uint16) bool {
+	for _, r := range rs {
+		if p >= r.lo && p <= r.hi {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *walker) addrType(a netip.Addr) uint32 {
+	switch {
+	case w.isLocal(a):
+		return atLocal
+	case a.IsMulticast():
+		return atMulticast
+	case a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return atBroadcast
+	}
+	return atUnicast
+}
+
+func (w *walker) setMatch(s *state, m *cmatch) (bool, string) {
+	sm := m.set
+	if sm.set == nil {
+		s.warn(fmt.Sprintf("ipset %s is not in the captured ipsets: --match-set %s assumed not to match", sm.name, sm.name))
+		return false, "ipset " + sm.name + " not captured"
+	}
+	vals := make([]setVal, len(sm.flags))
+	for i, src := range sm.flags {
+		if src {
+			vals[i] = setVal{addr: s.src, proto: s.proto, port: s.sport}
+		} else {
+			vals[i] = setVal{addr: s.dst, proto: s.proto, port: s.dport}
+		}
+	}
+	ok, err := sm.set.contains(vals)
+	if err != nil {
+		s.warn(fmt.Sprintf("ipset %s: %v: assumed not to match", sm.name, err))
+		return false, ""
+	}
+	return ok, ""
+}
+
+func (w *walker) ipvsMatch(s *state, im *ipvsMatch) bool {
+	if len(im.unknown) > 0 {
+		s.warn("-m ipvs options not modelled: " + strings.Join(im.unknown, " ") + ": assumed not to match")
+		return false
+	}
+	vs := s.ipvsVS
+	if im.property && (vs != nil) == im.propNeg {
+		return false
+	}
+	if vs == nil {
+		// Without IPVS property the v* options cannot match unless negated.
+		return (!im.vaddr.IsValid() || im.vaddrNeg) && (im.vport == 0 || im.vportNeg) && (im.vproto == 0 || im.vprotoNeg)
+	}
+	if im.vaddr.IsValid() {
+		a, _ := netip.AddrFromSlice(vs.Address)
+		if im.vaddr.Contains(a.Unmap()) == im.vaddrNeg {
+			return false
+		}
+	}
+	if im.vport != 0 && (vs.Port == im.vport) == im.vportNeg {
+		return false
+	}
+	if im.vproto != 0 && (uint8(vs.Protocol) == im.vproto) == im.vprotoNeg {
+		return false
+	}
+	return true
+}
+
+// finish turns an ended state into a path.
+func (w *walker) finish(s *state) {
+	p := Path{
+		Probability: s.prob,
+		Verdict:     s.verdict,
+		Masquerade:  s.masq,
+		SNAT:        s.snat,
+		Conditions:  s.conds,
+		Steps:       s.steps,
+		Warnings:    s.warnings,
+	}
+	if p.Steps == nil {
+		p.Steps = []Step{}
+	}
+	p.Destination = netip.AddrPortFrom(s.dst, s.dport).String()
+	if p.Verdict == "" {
+		switch {
+		case s.dnat || s.ipvsVS != nil:
+			p.Verdict = VerdictDNAT
+		case s.local:
+			p.Verdict = VerdictLocal
+		default:
+			p.Verdict = VerdictAccept
+		}
+	}
+	w.paths = append(w.paths, p)
+}

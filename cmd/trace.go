@@ -1,0 +1,226 @@
+package cmd
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/proxier"
+	"github.com/proxyscan/proxyscan/analyzer/report"
+	"github.com/proxyscan/proxyscan/analyzer/trace"
+)
+
+// TraceOptions are the flags and arguments of `proxyscan trace`.
+type TraceOptions struct {
+	IO       *IOStreams
+	Paths    []string
+	Dst      string
+	Proto    string
+	Src      string
+	From     string
+	Iface    string
+	Output   string
+	Node     string
+	Version  string
+	Mode     string
+	Expected bool
+	Compare  bool
+	NoColor  bool
+}
+
+// NewCmdTrace builds `proxyscan trace`; runF replaces traceRun in tests.
+func NewCmdTrace(f *Factory, runF func(*TraceOptions) error) *cobra.Command {
+	opts := &TraceOptions{IO: f.IO}
+	c := &cobra.Command{
+		Use:   "trace PATH... --dst IP:PORT",
+		Short: "Replay one packet through the captured rules",
+		Long: "Load the node's data plane from PATH and replay the first packet of a connection to --dst the way\n" +
+			"the kernel would: through the iptables chains (and IPVS, in IPVS mode), from a pod on the node,\n" +
+			"from the node itself or from outside. Every path the packet can take is listed with its\n" +
+			"probability, how it ends (DNAT to an endpoint, LOCAL, ACCEPT untouched, DROP, REJECT), whether\n" +
+			"it is masqueraded, and the rules it matched with their file and line.\n\n" +
+			"--expected traces the rules kube-proxy should have programmed instead; --compare traces both\n" +
+			"and shows where they diverge.\n\n" +
+			"Exit status: 0 some path reaches an endpoint (with --compare: the two traces agree), 1 no path\n" +
+			"does (with --compare: they diverge), 2 usage or input error.",
+		Example: "  proxyscan trace bundle.tgz --dst 10.96.0.10:53 --proto udp\n" +
+			"  proxyscan trace ./bundle --dst 192.168.1.10:30080 --from external --src 198.51.100.7\n" +
+			"  proxyscan trace ./bundle --dst 10.96.12.34:80 --compare -o json",
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return flagErrorf("trace needs at least one PATH")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Paths = args
+			if !c.Flags().Changed("output") {
+				opts.Output = defaultOutput(f.IO)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return traceRun(opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&opts.Dst, "dst", "", "destination IP:PORT of the packet (required; [IPv6]:PORT)")
+	fl.StringVar(&opts.Proto, "proto", "tcp", "protocol: tcp, udp or sctp")
+	fl.StringVar(&opts.Src, "src", "", "source address (default: a pod address of the node, a node address, or 192.0.2.200 from outside)")
+	fl.StringVar(&opts.From, "from", "pod", "where the packet enters: pod (a pod on the node), node (the node itself) or external")
+	fl.StringVar(&opts.Iface, "iface", "", "interface the packet arrives on (default: a pod veth, or eth0 from outside)")
+	fl.StringVarP(&opts.Output, "output", "o", "table", "output format: table or json (default table on a terminal, json otherwise)")
+	fl.StringVar(&opts.Node, "node", "", "name of the node to trace on, when PATH holds several")
+	fl.StringVar(&opts.Version, "version", "", "kube-proxy version to assume for --expected and --compare, e.g. 1.28")
+	fl.StringVar(&opts.Mode, "mode", "", "proxy mode to trace: iptables or ipvs (default: the mode programmed on the node)")
+	fl.BoolVar(&opts.Expected, "expected", false, "trace the rules kube-proxy should have programmed instead of the captured ones")
+	fl.BoolVar(&opts.Compare, "compare", false, "trace both the captured and the expected rules and show where they diverge")
+	fl.BoolVar(&opts.NoColor, "no-color", false, "disable colour (NO_COLOR is honoured too)")
+	return c
+}
+
+func (opts *TraceOptions) packet() (trace.Packet, error) {
+	var pkt trace.Packet
+	if opts.Dst == "" {
+		return pkt, flagErrorf("trace needs --dst IP:PORT")
+	}
+	dst, err := netip.ParseAddrPort(opts.Dst)
+	if err != nil {
+		return pkt, flagErrorf("invalid --dst %q (want IP:PORT, [IPv6]:PORT)", opts.Dst)
+	}
+	pkt.Dst = dst
+	switch p := strings.ToLower(opts.Proto); p {
+	case "tcp", "udp", "sctp":
+		pkt.Proto = p
+	default:
+		return pkt, flagErrorf("invalid --proto %q (want tcp, udp or sctp)", opts.Proto)
+	}
+	if opts.Src != "" {
+		src, err := netip.ParseAddr(opts.Src)
+		if err != nil {
+			return pkt, flagErrorf("invalid --src %q (want an IP address)", opts.Src)
+		}
+		if src.Unmap().Is4() != dst.Addr().Unmap().Is4() {
+			return pkt, flagErrorf("--src %s and --dst %s are of different IP families", opts.Src, opts.Dst)
+		}
+		pkt.Src = src
+	}
+	from, err := trace.ParseFrom(opts.From)
+	if err != nil {
+		return pkt, &FlagError{Err: err}
+	}
+	pkt.From = from
+	pkt.InIface = opts.Iface
+	return pkt, nil
+}
+
+func traceRun(opts *TraceOptions) error {
+	pkt, err := opts.packet()
+	if err != nil {
+		return err
+	}
+	if opts.Output != "table" && opts.Output != "json" {
+		return flagErrorf("unknown output format %q (want table or json)", opts.Output)
+	}
+	if opts.Expected && opts.Compare {
+		return flagErrorf("--expected and --compare exclude each other")
+	}
+	switch opts.Mode {
+	case "", model.ModeIPTables, model.ModeIPVS, model.ModeNFTables:
+	default:
+		return flagErrorf("unknown --mode %q (want iptables, ipvs or nftables)", opts.Mode)
+	}
+	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version})
+	if err != nil {
+		return err
+	}
+	if opts.Node != "" {
+		snaps = nodeSnapshots(snaps, opts.Node)
+		if len(snaps) == 0 {
+			return flagErrorf("no node %q in the inputs", opts.Node)
+		}
+	}
+	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width}
+	if opts.Compare {
+		var cmps []*trace.Comparison
+		diverged := false
+		for _, s := range snaps {
+			act, err := trace.Trace(trace.FromSnapshot(s, opts.Mode), pkt, trace.Options{})
+			if err != nil {
+				return &FlagError{Err: err}
+			}
+			exp, err := traceExpected(s, act.Mode, pkt)
+			if err != nil {
+				return err
+			}
+			c := trace.Compare(act, exp)
+			diverged = diverged || c.Diverged
+			cmps = append(cmps, c)
+		}
+		if err := report.RenderCompare(opts.IO.Out, opts.Output, cmps, ropts); err != nil {
+			return fmt.Errorf("writing the comparison: %w", err)
+		}
+		if diverged {
+			return errFindings
+		}
+		return nil
+	}
+	var results []*trace.Result
+	reached := true
+	for _, s := range snaps {
+		var res *trace.Result
+		if opts.Expected {
+			res, err = traceExpected(s, opts.Mode, pkt)
+		} else {
+			res, err = trace.Trace(trace.FromSnapshot(s, opts.Mode), pkt, trace.Options{})
+			if err != nil {
+				err = &FlagError{Err: err}
+			}
+		}
+		if err != nil {
+			return err
+		}
+		reached = reached && res.Reached()
+		results = append(results, res)
+	}
+	if err := report.RenderTrace(opts.IO.Out, opts.Output, results, ropts); err != nil {
+		return fmt.Errorf("writing the trace: %w", err)
+	}
+	if !reached {
+		return errFindings
+	}
+	return nil
+}
+
+// traceExpected traces pkt through the data plane the reference proxier
+// generates for s in mode ("" for the configured mode).
+func traceExpected(s *model.Snapshot, mode string, pkt trace.Packet) (*trace.Result, error) {
+	exp, err := proxier.Expect(s, proxier.Options{Mode: mode})
+	if err != nil {
+		return nil, &FlagError{Err: fmt.Errorf("generating the expected rules: %w", err)}
+	}
+	res, err := trace.Trace(trace.FromExpected(s, exp), pkt, trace.Options{})
+	if err != nil {
+		return nil, &FlagError{Err: err}
+	}
+	return res, nil
+}
+
+// nodeSnapshots keeps the snapshots of the named node.
+func nodeSnapshots(snaps []*model.Snapshot, node string) []*model.Snapshot {
+	var out []*model.Snapshot
+	for _, s := range snaps {
+		if s.Node.Name == node {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 && len(snaps) == 1 {
+		// One node given --node names it (a loose dump has no name).
+		return snaps
+	}
+	return out
+}
