@@ -98,7 +98,8 @@ type nftState struct {
 func (s *nftState) clone() *nftState {
 	c := *s
 	c.conds = s.conds[:len(s.conds):len(s.conds)]
-	c.steps = s.steps[:len(s.steps):len(s.steps)]
+	c.steps = make([]Step, len(s.steps), len(s.steps)+12)
+	copy(c.steps, s.steps)
 	c.warnings = s.warnings[:len(s.warnings):len(s.warnings)]
 	if s.updated != nil {
 		c.updated = map[string]bool{}

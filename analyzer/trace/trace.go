@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
@@ -346,12 +347,30 @@ func Merge(paths []Path) []Path {
 }
 
 func pathKey(p Path) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%s|%t|%s|%s", p.Verdict, p.Destination, p.Masquerade, p.SNAT, strings.Join(p.Conditions, ","))
+	n := 64
 	for _, s := range p.Steps {
-		fmt.Fprintf(&b, "|%s:%d:%s:%s", s.File, s.Line, s.Path, s.Rule)
+		n += len(s.File) + len(s.Path) + len(s.Rule) + 16
 	}
-	return b.String()
+	b := make([]byte, 0, n)
+	b = append(b, p.Verdict...)
+	b = append(b, '|')
+	b = append(b, p.Destination...)
+	b = strconv.AppendBool(append(b, '|'), p.Masquerade)
+	b = append(append(b, '|'), p.SNAT...)
+	b = append(b, '|')
+	for i, c := range p.Conditions {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, c...)
+	}
+	for _, s := range p.Steps {
+		b = append(append(b, '|'), s.File...)
+		b = strconv.AppendInt(append(b, ':'), int64(s.Line), 10)
+		b = append(append(b, ':'), s.Path...)
+		b = append(append(b, ':'), s.Rule...)
+	}
+	return string(b)
 }
 
 // FromExpected returns the data plane the reference proxier generated for
