@@ -90,6 +90,7 @@ type nftState struct {
 	conds    []string
 	steps    []Step
 	warnings []string
+	nsteps   int // rules met (steps are not kept for a summary)
 	natDone  [2]bool // by natIdx: destination, source
 	updated  map[string]bool
 	hook     string
@@ -98,8 +99,10 @@ type nftState struct {
 func (s *nftState) clone() *nftState {
 	c := *s
 	c.conds = s.conds[:len(s.conds):len(s.conds)]
-	c.steps = make([]Step, len(s.steps), len(s.steps)+12)
-	copy(c.steps, s.steps)
+	if s.steps != nil {
+		c.steps = make([]Step, len(s.steps), len(s.steps)+12)
+		copy(c.steps, s.steps)
+	}
 	c.warnings = s.warnings[:len(s.warnings):len(s.warnings)]
 	if s.updated != nil {
 		c.updated = map[string]bool{}
@@ -267,7 +270,10 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 	pkt = w.choose(pkt, tables, v4)
 	w.pkt = pkt
 	st := &nftState{prob: 1, src: pkt.Src.Unmap(), dst: dst, dport: pkt.Dst.Port(), proto: pkt.Proto,
-		iif: pkt.InIface, steps: make([]Step, 0, 16)}
+		iif: pkt.InIface}
+	if !opts.Summary {
+		st.steps = make([]Step, 0, 16)
+	}
 	switch pkt.From {
 	case FromNode:
 		for _, s := range w.hook([]*nftState{st}, "output") {
@@ -508,7 +514,7 @@ func (w *nftWalk) runRules(st *nftState, t *nftTable, c *nft.Chain, i, depth int
 	var out []chainEnd
 	for ; i < len(c.Rules); i++ {
 		r := c.Rules[i]
-		if len(st.steps) >= w.opts.maxSteps() {
+		if st.nsteps >= w.opts.maxSteps() {
 			st.warn(fmt.Sprintf("more than %d rules met: path cut as a loop", w.opts.maxSteps()))
 			return append(out, chainEnd{st, vDrop})
 		}

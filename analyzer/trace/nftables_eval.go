@@ -90,6 +90,10 @@ func (w *nftWalk) evalRule(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule)
 
 // step records rule r as met by st.
 func (w *nftWalk) step(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule, notes, warns []string) {
+	st.nsteps++
+	if w.opts.Summary {
+		return
+	}
 	s := Step{Table: t.label, Chain: c.Name, Rule: r.Raw, File: r.Pos.File, Line: r.Pos.Line, Path: r.Pos.Path,
 		Note: strings.Join(notes, "; ")}
 	if len(warns) > 0 {

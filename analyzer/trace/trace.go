@@ -264,6 +264,10 @@ type Options struct {
 	// MaxSteps bounds the rules one path may meet before it is cut as a
 	// loop (0: 10000).
 	MaxSteps int
+	// Summary asks for paths without their steps (probability, verdict,
+	// destination, conditions and warnings only), which is cheaper when
+	// only where packets end matters; engines may still fill the steps.
+	Summary bool
 }
 
 func (o Options) maxPaths() int {
