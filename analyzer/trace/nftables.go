@@ -73,6 +73,8 @@ type nftWalk struct {
 	done  []Path
 	// warnings for the whole result.
 	warnings []string
+	// arena holds the statement outcomes of the walk (see one1).
+	arena []branch
 }
 
 // nftState is one branch of the walk: the packet as the rules see it.
@@ -90,7 +92,7 @@ type nftState struct {
 	conds    []string
 	steps    []Step
 	warnings []string
-	nsteps   int // rules met (steps are not kept for a summary)
+	nsteps   int     // rules met (steps are not kept for a summary)
 	natDone  [2]bool // by natIdx: destination, source
 	updated  map[string]bool
 	hook     string
@@ -329,7 +331,7 @@ func (w *nftWalk) choose(pkt Packet, tables []*nftTable, v4 bool) Packet {
 				pkt.Src = netip.MustParseAddr("2001:db8:ffff::77")
 			}
 		default:
-			pkt.Src = podSource(w.dp, tables, v4)
+			pkt.Src = w.podSource(tables, v4)
 		}
 		if !pkt.Src.IsValid() {
 			w.warnings = append(w.warnings, "no source address known for a packet from "+string(pkt.From))
@@ -349,6 +351,18 @@ func (w *nftWalk) choose(pkt Packet, tables []*nftTable, v4 bool) Packet {
 		}
 	}
 	return pkt
+}
+
+// podSource returns the pod source address of the family, chosen once per
+// data plane.
+func (w *nftWalk) podSource(tables []*nftTable, v4 bool) netip.Addr {
+	ix := nftIndexOf(w.dp, v4)
+	nftIndexMu.Lock()
+	defer nftIndexMu.Unlock()
+	if !ix.podSrcDone {
+		ix.podSrc, ix.podSrcDone = podSource(w.dp, tables, v4), true
+	}
+	return ix.podSrc
 }
 
 // nodeSource is the node's first address of the family that is neither
@@ -611,6 +625,9 @@ type nftIndex struct {
 	tables []*nftTable
 	hooks  map[string][]nftBase
 	warns  []string
+	// podSrc is the pod source address chosen for the family, once.
+	podSrc     netip.Addr
+	podSrcDone bool
 }
 
 var nftIndexMu sync.Mutex

@@ -40,21 +40,28 @@ func benchNFT(tb testing.TB) (*trace.Dataplane, []trace.Packet) {
 }
 
 // BenchmarkTraceNFT traces every service port of a 10,000-service
-// nftables ruleset (one op is the whole set of packets).
+// nftables ruleset (one op is the whole set of packets), with every step
+// and as a summary (what analyze asks for).
 func BenchmarkTraceNFT(b *testing.B) {
 	dp, pkts := benchNFT(b)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		for _, p := range pkts {
-			res, err := trace.Trace(dp, p, trace.Options{})
-			if err != nil {
-				b.Fatal(err)
+	for _, c := range []struct {
+		name string
+		opts trace.Options
+	}{{"steps", trace.Options{}}, {"summary", trace.Options{Summary: true}}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, p := range pkts {
+					res, err := trace.Trace(dp, p, c.opts)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if res.Paths[0].Verdict != trace.VerdictDNAT {
+						b.Fatalf("%s: %s", p, res.Paths[0].Verdict)
+					}
+				}
 			}
-			if res.Paths[0].Verdict != trace.VerdictDNAT {
-				b.Fatalf("%s: %s", p, res.Paths[0].Verdict)
-			}
-		}
+			b.ReportMetric(float64(len(pkts)), "packets/op")
+		})
 	}
-	b.ReportMetric(float64(len(pkts)), "packets/op")
 }

@@ -102,12 +102,23 @@ func (w *nftWalk) step(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule, not
 	st.steps = append(st.steps, s)
 }
 
-func passed(st *nftState) []branch { return []branch{{st: st, pass: true}} }
-func ended(st *nftState, kind int) []branch {
-	return []branch{{st: st, end: kind}}
+// one1 returns b as a slice of one, carved from the walk's arena (the
+// slices are never appended to in place: their capacity is their length).
+func (w *nftWalk) one1(b branch) []branch {
+	if len(w.arena) == cap(w.arena) {
+		w.arena = make([]branch, 0, 64)
+	}
+	w.arena = append(w.arena, b)
+	n := len(w.arena)
+	return w.arena[n-1 : n : n]
 }
-func unknown(st *nftState, why string) []branch {
-	return []branch{{st: st, end: rNoMatch, warn: why}}
+
+func (w *nftWalk) passed(st *nftState) []branch { return w.one1(branch{st: st, pass: true}) }
+func (w *nftWalk) ended(st *nftState, kind int) []branch {
+	return w.one1(branch{st: st, end: kind})
+}
+func (w *nftWalk) unknown(st *nftState, why string) []branch {
+	return w.one1(branch{st: st, end: rNoMatch, warn: why})
 }
 
 func (w *nftWalk) evalStmt(st *nftState, t *nftTable, s nft.Stmt) []branch {
@@ -115,49 +126,49 @@ func (w *nftWalk) evalStmt(st *nftState, t *nftTable, s nft.Stmt) []branch {
 	case *nft.Match:
 		return w.evalMatch(st, t, s)
 	case *nft.Verdict:
-		return verdictBranch(st, s)
+		return w.verdictBranch(st, s)
 	case *nft.Vmap:
 		return w.evalVmap(st, t, s)
 	case *nft.NAT:
 		return w.evalNAT(st, t, s)
 	case *nft.Mangle:
-		return evalMangle(st, s)
+		return w.evalMangle(st, s)
 	case *nft.Counter, *nft.Log:
-		return passed(st)
+		return w.passed(st)
 	case *nft.SetUpdate:
 		if st.updated == nil {
 			st.updated = map[string]bool{}
 		}
 		st.updated[s.Set] = true
-		return passed(st)
+		return w.passed(st)
 	case *nft.Reject:
-		return ended(st, rReject)
+		return w.ended(st, rReject)
 	case *nft.Limit:
-		return unknown(st, "not modelled: "+nft.StmtString(s)+" (rate limits depend on traffic); assumed not to match")
+		return w.unknown(st, "not modelled: "+nft.StmtString(s)+" (rate limits depend on traffic); assumed not to match")
 	case *nft.Notrack:
 		return []branch{{st: st, pass: true, warn: "not modelled: notrack (the connection would not be NATed)"}}
 	case *nft.Unsupported:
-		return unknown(st, "not modelled: "+nft.StmtString(s)+"; assumed not to match")
+		return w.unknown(st, "not modelled: "+nft.StmtString(s)+"; assumed not to match")
 	}
-	return unknown(st, "not modelled: "+nft.StmtString(s)+"; assumed not to match")
+	return w.unknown(st, "not modelled: "+nft.StmtString(s)+"; assumed not to match")
 }
 
-func verdictBranch(st *nftState, v *nft.Verdict) []branch {
+func (w *nftWalk) verdictBranch(st *nftState, v *nft.Verdict) []branch {
 	switch v.Kind {
 	case "accept":
-		return ended(st, rAccept)
+		return w.ended(st, rAccept)
 	case "drop":
-		return ended(st, rDrop)
+		return w.ended(st, rDrop)
 	case "return":
-		return ended(st, rReturn)
+		return w.ended(st, rReturn)
 	case "continue":
-		return passed(st)
+		return w.passed(st)
 	case "jump":
-		return []branch{{st: st, end: rJump, target: v.Target}}
+		return w.one1(branch{st: st, end: rJump, target: v.Target})
 	case "goto":
-		return []branch{{st: st, end: rGoto, target: v.Target}}
+		return w.one1(branch{st: st, end: rGoto, target: v.Target})
 	}
-	return unknown(st, "not modelled: verdict "+v.Kind+"; assumed not to match")
+	return w.unknown(st, "not modelled: verdict "+v.Kind+"; assumed not to match")
 }
 
 // ---- values ----
@@ -418,10 +429,14 @@ type part struct {
 	str        string
 	wildcard   bool
 	quoted     bool
+	flags      []string // the comma-separated names, for flag values
 }
 
 func compilePart(text string) part {
 	p := part{text: text}
+	for _, f := range strings.Split(text, ",") {
+		p.flags = append(p.flags, strings.TrimSpace(f))
+	}
 	if strings.HasPrefix(text, "\"") && strings.HasSuffix(text, "\"") && len(text) >= 2 {
 		p.quoted = true
 		p.str = text[1 : len(text)-1]
@@ -535,9 +550,9 @@ func (p *part) match(v nval) (match, ok bool) {
 		}
 		return p.str == v.str, true
 	case kFlags:
-		for _, f := range strings.Split(p.text, ",") {
+		for _, f := range p.flags {
 			for _, g := range v.flags {
-				if strings.TrimSpace(f) == g {
+				if f == g {
 					return true, true
 				}
 			}
@@ -653,10 +668,10 @@ func (w *nftWalk) index(t *nftTable, e nft.Expr) (*setIndex, *nft.Set, string) {
 func (w *nftWalk) evalMatch(st *nftState, t *nftTable, m *nft.Match) []branch {
 	key := w.evalKey(st, m.Left)
 	if key.absent {
-		return ended(st, rNoMatch)
+		return w.ended(st, rNoMatch)
 	}
 	if key.why != "" {
-		return unknown(st, key.why+"; assumed not to match")
+		return w.unknown(st, key.why+"; assumed not to match")
 	}
 	if key.isOne {
 		vals := [1]nval{key.one}
@@ -680,15 +695,15 @@ func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, v variant)
 	case *nft.SetRef, *nft.AnonSet:
 		ix, set, why := w.index(t, r)
 		if why != "" {
-			return unknown(st, why+"; assumed not to match")
+			return w.unknown(st, why+"; assumed not to match")
 		}
 		i, ok := ix.lookup(v.vals)
 		if !ok {
-			return unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
+			return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
 		}
 		found := i >= 0
 		if set != nil && t.dynamic[set.Name] && !found && m.Op != nft.OpNeq && m.Op != nft.OpEq && m.Op != nft.OpIn {
-			return unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
+			return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
 		}
 		if set != nil && t.dynamic[set.Name] && !found {
 			if st.updated[set.Name] {
@@ -715,13 +730,13 @@ func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, v variant)
 	case *nft.Value:
 		p := t.valuePart(r)
 		if len(v.vals) != 1 {
-			return unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
+			return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
 		}
 		val := v.vals[0]
 		switch m.Op {
 		case nft.OpLt, nft.OpGt, nft.OpLte, nft.OpGte:
 			if val.kind != kNum || !p.hasNum {
-				return unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
+				return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
 			}
 			var res bool
 			switch m.Op {
@@ -738,18 +753,18 @@ func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, v variant)
 		}
 		ok, cmp := p.match(val)
 		if !cmp {
-			return unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
+			return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
 		}
 		return w.boolBranch(st, ok == want, v.note)
 	}
-	return unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
+	return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
 }
 
 func (w *nftWalk) boolBranch(st *nftState, ok bool, note string) []branch {
 	if ok {
-		return []branch{{st: st, pass: true, note: note}}
+		return w.one1(branch{st: st, pass: true, note: note})
 	}
-	return []branch{{st: st, end: rNoMatch}}
+	return w.one1(branch{st: st, end: rNoMatch})
 }
 
 // draws groups the variants of a key by the element they select, so that
@@ -786,8 +801,8 @@ func (w *nftWalk) draws(st *nftState, key selResult, ix *setIndex) ([]draw, stri
 	return out, ""
 }
 
-func probNote(note string, weight float64, n int) string {
-	if note == "" || weight == 1 {
+func (w *nftWalk) probNote(note string, weight float64, n int) string {
+	if note == "" || weight == 1 || w.opts.Summary {
 		return ""
 	}
 	return fmt.Sprintf("%s: probability %s", note, fraction(weight, n))
@@ -807,18 +822,18 @@ func fraction(w float64, n int) string {
 func (w *nftWalk) evalVmap(st *nftState, t *nftTable, vm *nft.Vmap) []branch {
 	key := w.evalKey(st, vm.Key)
 	if key.absent {
-		return ended(st, rNoMatch)
+		return w.ended(st, rNoMatch)
 	}
 	if key.why != "" {
-		return unknown(st, key.why+"; assumed not to match")
+		return w.unknown(st, key.why+"; assumed not to match")
 	}
 	ix, _, why := w.index(t, vm.Data)
 	if why != "" {
-		return unknown(st, why+"; assumed not to match")
+		return w.unknown(st, why+"; assumed not to match")
 	}
 	ds, why := w.draws(st, key, ix)
 	if why != "" {
-		return unknown(st, "not modelled: "+nft.StmtString(vm)+": "+why+"; assumed not to match")
+		return w.unknown(st, "not modelled: "+nft.StmtString(vm)+": "+why+"; assumed not to match")
 	}
 	var out []branch
 	for _, d := range ds {
@@ -827,7 +842,7 @@ func (w *nftWalk) evalVmap(st *nftState, t *nftTable, vm *nft.Vmap) []branch {
 			bst = st.clone()
 			bst.prob *= d.weight
 		}
-		note := probNote(d.note, d.weight, len(key.vars))
+		note := w.probNote(d.note, d.weight, len(key.vars))
 		if d.elem < 0 {
 			out = append(out, branch{st: bst, end: rNoMatch})
 			continue
@@ -837,7 +852,7 @@ func (w *nftWalk) evalVmap(st *nftState, t *nftTable, vm *nft.Vmap) []branch {
 			out = append(out, branch{st: bst, end: rNoMatch, warn: "verdict map element without a verdict"})
 			continue
 		}
-		for _, b := range verdictBranch(bst, v) {
+		for _, b := range w.verdictBranch(bst, v) {
 			b.note = note
 			out = append(out, b)
 		}
@@ -851,20 +866,20 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 	case "masquerade":
 		st.masq = true
 		bind(st)
-		return ended(st, rAccept)
+		return w.ended(st, rAccept)
 	case "snat":
 		if v, ok := n.Addr.(*nft.Value); ok && n.Port == nil {
 			st.snat = v.Text
 			bind(st)
-			return ended(st, rAccept)
+			return w.ended(st, rAccept)
 		}
-		return unknown(st, "not modelled: "+nft.StmtString(n)+"; assumed not to match")
+		return w.unknown(st, "not modelled: "+nft.StmtString(n)+"; assumed not to match")
 	case "redirect":
 		port := st.dport
 		if v, ok := n.Port.(*nft.Value); ok {
 			p, ok := parseNum(v.Text)
 			if !ok {
-				return unknown(st, "not modelled: "+nft.StmtString(n)+"; assumed not to match")
+				return w.unknown(st, "not modelled: "+nft.StmtString(n)+"; assumed not to match")
 			}
 			port = uint16(p)
 		}
@@ -878,7 +893,7 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 		return []branch{{st: st, end: rAccept, warn: "redirect: the destination is taken as the loopback address"}}
 	case "dnat":
 	default:
-		return unknown(st, "not modelled: "+nft.StmtString(n)+"; assumed not to match")
+		return w.unknown(st, "not modelled: "+nft.StmtString(n)+"; assumed not to match")
 	}
 	port := func(st *nftState, v nft.Expr) (uint16, bool) {
 		if v == nil {
@@ -908,18 +923,18 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 	case *nft.Map:
 		key := w.evalKey(st, a.Key)
 		if key.absent {
-			return ended(st, rNoMatch)
+			return w.ended(st, rNoMatch)
 		}
 		if key.why != "" {
-			return unknown(st, key.why+"; assumed not to match")
+			return w.unknown(st, key.why+"; assumed not to match")
 		}
 		ix, _, why := w.index(t, a.Data)
 		if why != "" {
-			return unknown(st, why+"; assumed not to match")
+			return w.unknown(st, why+"; assumed not to match")
 		}
 		ds, why := w.draws(st, key, ix)
 		if why != "" {
-			return unknown(st, "not modelled: "+nft.StmtString(n)+": "+why+"; assumed not to match")
+			return w.unknown(st, "not modelled: "+nft.StmtString(n)+": "+why+"; assumed not to match")
 		}
 		var out []branch
 		for _, d := range ds {
@@ -933,7 +948,7 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 				continue
 			}
 			data := ix.elems[d.elem].Data
-			note := probNote(d.note, d.weight, len(key.vars))
+			note := w.probNote(d.note, d.weight, len(key.vars))
 			switch {
 			case len(data) == 2 && n.Port == nil:
 				out = append(out, to(bst, data[0], &nft.Value{Text: data[1]}, note))
@@ -945,10 +960,10 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 		}
 		return out
 	}
-	return unknown(st, "not modelled: "+nft.StmtString(n)+"; assumed not to match")
+	return w.unknown(st, "not modelled: "+nft.StmtString(n)+"; assumed not to match")
 }
 
-func evalMangle(st *nftState, m *nft.Mangle) []branch {
+func (w *nftWalk) evalMangle(st *nftState, m *nft.Mangle) []branch {
 	var target *uint32
 	switch k := m.Key.(type) {
 	case *nft.Meta:
@@ -956,7 +971,7 @@ func evalMangle(st *nftState, m *nft.Mangle) []branch {
 		case "mark":
 			target = &st.mark
 		case "nftrace":
-			return passed(st)
+			return w.passed(st)
 		}
 	case *nft.Ct:
 		if k.Key == "mark" && k.Dir == "" {
@@ -971,7 +986,7 @@ func evalMangle(st *nftState, m *nft.Mangle) []branch {
 		return []branch{{st: st, pass: true, warn: "not modelled: " + nft.StmtString(m) + " (ignored)"}}
 	}
 	*target = v
-	return passed(st)
+	return w.passed(st)
 }
 
 // markValue evaluates the value of a mark statement: a constant, the
