@@ -75,6 +75,7 @@ type nftWalk struct {
 	warnings []string
 	// arena holds the statement outcomes of the walk (see one1).
 	arena []branch
+	outs  []ruleOut
 }
 
 // nftState is one branch of the walk: the packet as the rules see it.

@@ -49,16 +49,57 @@ type branch struct {
 // evalRule evaluates the statements of r left to right for st, forking
 // where a statement does (numgen, an affinity set).
 func (w *nftWalk) evalRule(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule) []ruleOut {
+	// Fast path: statements that give one outcome each, up to the first
+	// that forks.
+	var notes, warns []string
+	i := 0
+	var forked []branch
+	for ; i < len(r.Stmts); i++ {
+		bs := w.evalStmt(st, t, r.Stmts[i])
+		if len(bs) != 1 {
+			forked = bs
+			break
+		}
+		b := bs[0]
+		if b.note != "" {
+			notes = append(notes, b.note)
+		}
+		if b.warn != "" {
+			warns = append(warns, b.warn)
+			b.st.warn(b.warn)
+		}
+		switch {
+		case b.pass:
+			st = b.st
+			continue
+		case b.end == rNoMatch:
+			if len(warns) > 0 {
+				// A match the tracer cannot decide: shown, assumed not
+				// to match.
+				w.step(b.st, t, c, r, notes, warns)
+			}
+			return w.out1(ruleOut{st: b.st, kind: rNoMatch})
+		default:
+			w.step(b.st, t, c, r, notes, warns)
+			return w.out1(ruleOut{st: b.st, kind: b.end, target: b.target})
+		}
+	}
+	if i == len(r.Stmts) {
+		w.step(st, t, c, r, notes, warns)
+		return w.out1(ruleOut{st: st, kind: rContinue})
+	}
 	var out []ruleOut
-	var run func(st *nftState, i int, notes []string, warns []string)
-	run = func(st *nftState, i int, notes, warns []string) {
+	var run func(st *nftState, i int, bs []branch, notes []string, warns []string)
+	run = func(st *nftState, i int, bs []branch, notes, warns []string) {
 		if i == len(r.Stmts) {
 			w.step(st, t, c, r, notes, warns)
 			out = append(out, ruleOut{st: st, kind: rContinue})
 			return
 		}
-		bs := w.evalStmt(st, t, r.Stmts[i])
-		for k, b := range bs {
+		if bs == nil {
+			bs = w.evalStmt(st, t, r.Stmts[i])
+		}
+		for _, b := range bs {
 			n, ws := notes, warns
 			if b.note != "" {
 				n = append(n[:len(n):len(n)], b.note)
@@ -67,14 +108,11 @@ func (w *nftWalk) evalRule(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule)
 				ws = append(ws[:len(ws):len(ws)], b.warn)
 				b.st.warn(b.warn)
 			}
-			_ = k
 			switch {
 			case b.pass:
-				run(b.st, i+1, n, ws)
+				run(b.st, i+1, nil, n, ws)
 			case b.end == rNoMatch:
 				if len(ws) > 0 {
-					// A match the tracer cannot decide: shown, assumed
-					// not to match.
 					w.step(b.st, t, c, r, n, ws)
 				}
 				out = append(out, ruleOut{st: b.st, kind: rNoMatch})
@@ -84,8 +122,19 @@ func (w *nftWalk) evalRule(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule)
 			}
 		}
 	}
-	run(st, 0, nil, nil)
+	// Statement i forked: its branches go on one by one.
+	run(st, i, forked, notes, warns)
 	return out
+}
+
+// out1 returns o as a slice of one, carved from the walk's arena.
+func (w *nftWalk) out1(o ruleOut) []ruleOut {
+	if len(w.outs) == cap(w.outs) {
+		w.outs = make([]ruleOut, 0, 24)
+	}
+	w.outs = append(w.outs, o)
+	n := len(w.outs)
+	return w.outs[n-1 : n : n]
 }
 
 // step records rule r as met by st.
@@ -106,7 +155,7 @@ func (w *nftWalk) step(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule, not
 // slices are never appended to in place: their capacity is their length).
 func (w *nftWalk) one1(b branch) []branch {
 	if len(w.arena) == cap(w.arena) {
-		w.arena = make([]branch, 0, 64)
+		w.arena = make([]branch, 0, 24)
 	}
 	w.arena = append(w.arena, b)
 	n := len(w.arena)
