@@ -120,7 +120,7 @@ func (w *walker) ipvs(s *state, in bool) {
 	}
 	base := s.prob
 	for i := len(live) - 1; i >= 1; i-- {
-		if len(w.paths)+len(w.work) >= w.opts.maxPaths() {
+		if len(w.paths)+len(w.work)+1 >= w.opts.maxPaths() {
 			w.cut = true
 			break
 		}

@@ -248,7 +248,7 @@ func (w *walker) run(s *state) {
 // fork queues a copy of s with probability p of the current one (the
 // current one keeps 1-p) and returns it.
 func (w *walker) fork(s *state, p float64) *state {
-	if len(w.paths)+len(w.work) >= w.opts.maxPaths() {
+	if len(w.paths)+len(w.work)+1 >= w.opts.maxPaths() {
 		w.cut = true
 		return nil
 	}
@@ -382,10 +382,9 @@ func (w *walker) step(s *state) {
 			if m.prob <= 0 {
 				return
 			}
-			c := w.fork(s, 1-m.prob)
-			if c != nil {
-				c.steps = append(c.steps, ruleStepNote(cr, "statistic: not taken, probability "+formatProb(1-m.prob)))
-			}
+			// Steps list matched rules only: the branch where the
+			// statistic fails goes on with the next rule.
+			w.fork(s, 1-m.prob)
 			note = joinNote(note, "statistic: taken, probability "+formatProb(m.prob))
 		case mRecent:
 			// The first connection of a client finds no entry, so the rule
