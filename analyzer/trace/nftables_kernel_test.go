@@ -153,7 +153,7 @@ func TestNFTKernelAgreement(t *testing.T) {
 		}
 		for i := 0; i < p.count; i++ {
 			sport++
-			if err := sendIn(ns, p.proto, p.src, sport, p.dst); err != nil {
+			if err := nftSendIn(ns, p.proto, p.src, sport, p.dst); err != nil {
 				t.Fatalf("send %s %s:%d -> %s: %v", p.proto, p.src, sport, p.dst, err)
 			}
 			sends = append(sends, sent{p, sport})
@@ -322,7 +322,7 @@ func parseKernelTrace(out string) map[string]kernelPath {
 
 // sendIn sends one packet from src:sport to dst inside the named network
 // namespace: a UDP datagram, or a TCP SYN (a connection attempt cut short).
-func sendIn(ns, proto, src string, sport int, dst string) error {
+func nftSendIn(ns, proto, src string, sport int, dst string) error {
 	errc := make(chan error, 1)
 	go func() {
 		// The thread enters the namespace and is never handed back: it
@@ -338,12 +338,12 @@ func sendIn(ns, proto, src string, sport int, dst string) error {
 			errc <- fmt.Errorf("setns %s: %w", ns, err)
 			return
 		}
-		errc <- send(proto, src, sport, dst)
+		errc <- nftSend(proto, src, sport, dst)
 	}()
 	return <-errc
 }
 
-func send(proto, src string, sport int, dst string) error {
+func nftSend(proto, src string, sport int, dst string) error {
 	srcIP := net.ParseIP(src)
 	switch proto {
 	case "udp":
