@@ -58,10 +58,15 @@ type nftTable struct {
 	// dynamic holds the sets rules add to from the packet path (affinity).
 	dynamic map[string]bool
 
-	mu     sync.Mutex
-	named  map[*nft.Set]*setIndex
-	anon   map[*nft.AnonSet]*setIndex
-	values map[*nft.Value]*part
+	// named, anon and values are built with the table and only read
+	// afterwards; the lazy maps (under mu) hold what they miss.
+	named      map[*nft.Set]*setIndex
+	anon       map[*nft.AnonSet]*setIndex
+	values     map[*nft.Value]*part
+	mu         sync.Mutex
+	lazySets   map[*nft.Set]*setIndex
+	lazyAnon   map[*nft.AnonSet]*setIndex
+	lazyValues map[*nft.Value]*part
 }
 
 // nftWalk is the walk of one packet.
@@ -187,7 +192,8 @@ func isJSONRuleset(rs *nft.Ruleset) bool {
 func newNFTTable(t *nft.Table) *nftTable {
 	nt := &nftTable{t: t, label: nft.FamilyName(t.Family) + " " + t.Name,
 		chains: make(map[string]*nft.Chain, len(t.Chains)), sets: make(map[string]*nft.Set, len(t.Sets)), dynamic: map[string]bool{},
-		named: map[*nft.Set]*setIndex{}, anon: map[*nft.AnonSet]*setIndex{}, values: map[*nft.Value]*part{}}
+		named: map[*nft.Set]*setIndex{}, anon: map[*nft.AnonSet]*setIndex{}, values: map[*nft.Value]*part{},
+		lazySets: map[*nft.Set]*setIndex{}, lazyAnon: map[*nft.AnonSet]*setIndex{}, lazyValues: map[*nft.Value]*part{}}
 	for _, c := range t.Chains {
 		nt.chains[c.Name] = c
 		for _, r := range c.Rules {
@@ -195,11 +201,13 @@ func newNFTTable(t *nft.Table) *nftTable {
 				if u, ok := s.(*nft.SetUpdate); ok {
 					nt.dynamic[u.Set] = true
 				}
+				nt.precompile(s)
 			}
 		}
 	}
 	for _, s := range t.Sets {
 		nt.sets[s.Name] = s
+		nt.named[s] = newSetIndex(s.Elements)
 		if s.HasFlag("dynamic") {
 			nt.dynamic[s.Name] = true
 		}
@@ -584,40 +592,86 @@ func (w *nftWalk) runRules(st *nftState, t *nftTable, c *nft.Chain, i, depth int
 	return append(out, chainEnd{st, vFall})
 }
 
-// setIndex returns the index of a named set, built on first use.
+// setIndex returns the index of a named set.
 func (t *nftTable) setIndex(s *nft.Set) *setIndex {
+	if ix := t.named[s]; ix != nil {
+		return ix // built with the table: read without the lock
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if ix := t.named[s]; ix != nil {
+	if ix := t.lazySets[s]; ix != nil {
 		return ix
 	}
 	ix := newSetIndex(s.Elements)
-	t.named[s] = ix
+	t.lazySets[s] = ix
 	return ix
 }
 
 // anonIndex returns the index of an anonymous set of a rule.
 func (t *nftTable) anonIndex(a *nft.AnonSet) *setIndex {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	if ix := t.anon[a]; ix != nil {
 		return ix
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ix := t.lazyAnon[a]; ix != nil {
+		return ix
+	}
 	ix := newSetIndex(a.Elements)
-	t.anon[a] = ix
+	t.lazyAnon[a] = ix
 	return ix
 }
 
 // valuePart returns the constant v of a rule, read once.
 func (t *nftTable) valuePart(v *nft.Value) *part {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	if p := t.values[v]; p != nil {
 		return p
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p := t.lazyValues[v]; p != nil {
+		return p
+	}
 	p := compilePart(v.Text)
-	t.values[v] = &p
+	t.lazyValues[v] = &p
 	return &p
+}
+
+// precompile reads the constants and anonymous sets of an expression.
+func (t *nftTable) precompile(e any) {
+	switch e := e.(type) {
+	case *nft.Match:
+		t.precompile(e.Left)
+		t.precompile(e.Right)
+	case *nft.Vmap:
+		t.precompile(e.Key)
+		t.precompile(e.Data)
+	case *nft.NAT:
+		t.precompile(e.Addr)
+		t.precompile(e.Port)
+	case *nft.Mangle:
+		t.precompile(e.Key)
+		t.precompile(e.Value)
+	case *nft.Map:
+		t.precompile(e.Key)
+		t.precompile(e.Data)
+	case *nft.Concat:
+		for _, p := range e.Parts {
+			t.precompile(p)
+		}
+	case *nft.Binop:
+		t.precompile(e.Left)
+		t.precompile(e.Right)
+	case *nft.AnonSet:
+		if t.anon[e] == nil {
+			t.anon[e] = newSetIndex(e.Elements)
+		}
+	case *nft.Value:
+		if t.values[e] == nil {
+			p := compilePart(e.Text)
+			t.values[e] = &p
+		}
+	}
 }
 
 // nftIndex is what the engine reads of a data plane's rulesets, built once
