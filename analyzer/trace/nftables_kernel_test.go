@@ -4,7 +4,6 @@ package trace_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -126,25 +126,66 @@ func TestNFTKernelAgreement(t *testing.T) {
 	}
 
 	mon := exec.Command("ip", "netns", "exec", node.Name, "nft", "monitor", "trace")
-	var out bytes.Buffer
-	mon.Stdout = &out
-	mon.Stderr = &out
+	var mu sync.Mutex
+	var out strings.Builder
+	pipe, err := mon.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := mon.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		if mon.Process != nil {
-			_ = mon.Process.Kill()
-			_ = mon.Wait()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(pipe)
+		sc.Buffer(make([]byte, 1<<16), 1<<20)
+		for sc.Scan() {
+			mu.Lock()
+			out.WriteString(sc.Text() + "\n")
+			mu.Unlock()
 		}
 	}()
-	time.Sleep(500 * time.Millisecond) // let the monitor subscribe
+	defer func() {
+		_ = mon.Process.Kill()
+		<-done
+		_ = mon.Wait()
+	}()
+	traced := func() map[string]kernelPath {
+		mu.Lock()
+		defer mu.Unlock()
+		return parseKernelTrace(out.String())
+	}
+	// waitFor polls the monitor's output until every key is traced.
+	waitFor := func(keys []string, d time.Duration) {
+		for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			got, all := traced(), true
+			for _, k := range keys {
+				_, ok := got[k]
+				all = all && ok
+			}
+			if all {
+				return
+			}
+		}
+	}
+	// The monitor is ready once a first packet shows up in it.
+	for i := 0; i < 50; i++ {
+		if err := nftSendIn(pod.Name, "udp", kPodIP, 19000+i, "10.112.0.10:53"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor([]string{fmt.Sprintf("%s:%d", kPodIP, 19000+i)}, 200*time.Millisecond)
+		if _, ok := traced()[fmt.Sprintf("%s:%d", kPodIP, 19000+i)]; ok {
+			break
+		}
+	}
 
 	type sent struct {
 		p     probe
 		sport int
 	}
 	var sends []sent
+	var keys []string
 	sport := 20000
 	for _, p := range probes {
 		ns := pod.Name
@@ -157,13 +198,12 @@ func TestNFTKernelAgreement(t *testing.T) {
 				t.Fatalf("send %s %s:%d -> %s: %v", p.proto, p.src, sport, p.dst, err)
 			}
 			sends = append(sends, sent{p, sport})
+			keys = append(keys, fmt.Sprintf("%s:%d", p.src, sport))
 		}
 	}
-	time.Sleep(time.Second)
-	_ = mon.Process.Kill()
-	_ = mon.Wait()
-	mon.Process = nil
-	kpaths := parseKernelTrace(out.String())
+	waitFor(keys, 15*time.Second)
+	time.Sleep(200 * time.Millisecond) // the last lines of the last packets
+	kpaths := traced()
 
 	s := bundle(t, "nftables-healthy")
 	dp := trace.FromSnapshot(onlyForm(s, false), model.ModeNFTables)
