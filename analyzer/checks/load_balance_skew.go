@@ -30,6 +30,7 @@ var loadBalanceSkew = &Check{
 const skewTolerance = 0.005
 
 func runLoadBalanceSkew(p *Pass) {
+	p.prefetchTraces()
 	for _, v := range p.Views() {
 		for _, sp := range p.PortsOf(v) {
 			for _, u := range dispatches(v, sp) {

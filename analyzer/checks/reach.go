@@ -3,7 +3,9 @@ package checks
 import (
 	"fmt"
 	"net/netip"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
@@ -39,9 +41,9 @@ const lossTolerance = 0.005
 // traceFacts holds the data plane the tracer walks and the results of the
 // packets traced, shared by the checks of a run.
 type traceFacts struct {
-	dp      *trace.Dataplane
-	err     error
-	results map[trace.Packet]traceOutcome
+	dp         *trace.Dataplane
+	results    map[trace.Packet]traceOutcome
+	prefetched bool
 }
 
 type traceOutcome struct {
@@ -52,18 +54,21 @@ type traceOutcome struct {
 // traced returns the trace of pkt through the node's data plane (of its
 // mode), or an error when the mode is not traced.
 func (p *Pass) traced(pkt trace.Packet) (*trace.Result, error) {
-	tf := p.facts.tracer
-	if tf == nil {
-		tf = &traceFacts{results: map[trace.Packet]traceOutcome{}}
-		tf.dp = trace.FromSnapshot(p.Snap, p.facts.mode)
-		p.facts.tracer = tf
-	}
+	tf := p.tracerFacts()
 	if o, ok := tf.results[pkt]; ok {
 		return o.res, o.err
 	}
 	res, err := trace.Trace(tf.dp, pkt, trace.Options{Summary: true})
 	tf.results[pkt] = traceOutcome{res, err}
 	return res, err
+}
+
+// tracerFacts returns the run's tracer state, made on first use.
+func (p *Pass) tracerFacts() *traceFacts {
+	if p.facts.tracer == nil {
+		p.facts.tracer = &traceFacts{results: map[trace.Packet]traceOutcome{}, dp: trace.FromSnapshot(p.Snap, p.facts.mode)}
+	}
+	return p.facts.tracer
 }
 
 // tracedSteps traces pkt again with every step, for evidence.
@@ -107,6 +112,7 @@ func runServiceUnreachable(p *Pass) {
 			return
 		}
 	}
+	p.prefetchTraces()
 	for _, v := range p.Views() {
 		nodeIP := nodePortAddr(p, v.Family)
 		for _, sp := range p.PortsOf(v) {
@@ -114,43 +120,105 @@ func runServiceUnreachable(p *Pass) {
 				continue // another check's finding already explains it
 			}
 			e := p.Expect(sp, v.Family)
-			proto := sp.ProtoLower()
-			var targets []reachTarget
-			if cip, ok := sp.ClusterIP(v.Family); ok && e.HasInternal {
-				if ent := forward(v, view.ClusterIP, cip, proto, sp.Port); ent != nil {
-					targets = append(targets, reachTarget{kind: view.ClusterIP, ip: cip, port: sp.Port,
-						from: []trace.From{trace.FromPod, trace.FromNode}, entry: ent})
-				}
-			}
-			if e.HasExternal {
-				for _, d := range e.ExternalDests() {
-					t := reachTarget{kind: d.Kind, ip: d.entryIP, port: sp.Port, from: []trace.From{trace.FromExternal}}
-					if d.Kind == view.NodePort {
-						if !v.NodePorts || !nodeIP.IsValid() {
-							continue
-						}
-						t.ip, t.port = nodeIP, sp.NodePort
-						t.entry = forward(v, view.NodePort, netip.Addr{}, proto, sp.NodePort)
-					} else {
-						t.entry = forward(v, d.Kind, d.entryIP, proto, sp.Port)
-					}
-					if t.entry == nil {
-						continue // external-missing or nodeport-missing says so
-					}
-					if d.Kind == view.LoadBalancerIP && len(sp.SourceRanges) > 0 {
-						src, ok := allowedSource(sp.SourceRanges, v.Family)
-						if !ok {
-							continue
-						}
-						t.src = src
-					}
-					targets = append(targets, t)
-				}
-			}
-			for _, t := range targets {
+			for _, t := range reachTargets(v, sp, e, nodeIP) {
 				reportUnreachable(p, v, sp, e, t, mode)
 			}
 		}
+	}
+}
+
+// reachTargets returns the destinations of a service port to trace: those
+// kube-proxy has an entry for and that have endpoints under their policy.
+func reachTargets(v *view.View, sp *model.ServicePort, e *Expect, nodeIP netip.Addr) []reachTarget {
+	proto := sp.ProtoLower()
+	var targets []reachTarget
+	if cip, ok := sp.ClusterIP(v.Family); ok && e.HasInternal {
+		if ent := forward(v, view.ClusterIP, cip, proto, sp.Port); ent != nil {
+			targets = append(targets, reachTarget{kind: view.ClusterIP, ip: cip, port: sp.Port,
+				from: []trace.From{trace.FromPod, trace.FromNode}, entry: ent})
+		}
+	}
+	if !e.HasExternal {
+		return targets
+	}
+	for _, d := range e.ExternalDests() {
+		t := reachTarget{kind: d.Kind, ip: d.entryIP, port: sp.Port, from: []trace.From{trace.FromExternal}}
+		if d.Kind == view.NodePort {
+			if !v.NodePorts || !nodeIP.IsValid() {
+				continue
+			}
+			t.ip, t.port = nodeIP, sp.NodePort
+			t.entry = forward(v, view.NodePort, netip.Addr{}, proto, sp.NodePort)
+		} else {
+			t.entry = forward(v, d.Kind, d.entryIP, proto, sp.Port)
+		}
+		if t.entry == nil {
+			continue // external-missing or nodeport-missing says so
+		}
+		if d.Kind == view.LoadBalancerIP && len(sp.SourceRanges) > 0 {
+			src, ok := allowedSource(sp.SourceRanges, v.Family)
+			if !ok {
+				continue
+			}
+			t.src = src
+		}
+		targets = append(targets, t)
+	}
+	return targets
+}
+
+// prefetchTraces traces, once per run, the packets of every service port
+// the reachability pass and load-balance-skew will look at, on all CPUs,
+// when the node's mode has an engine that may run concurrently
+// (nftables); the checks then read the results from the cache.
+func (p *Pass) prefetchTraces() {
+	p.tracerFacts()
+	tf := p.facts.tracer
+	if tf.prefetched || p.facts.mode != model.ModeNFTables {
+		return
+	}
+	tf.prefetched = true
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 {
+		return
+	}
+	var pkts []trace.Packet
+	for _, v := range p.facts.views {
+		nodeIP := nodePortAddr(p, v.Family)
+		for _, sp := range p.Snap.ActivePorts() {
+			if _, ok := sp.ClusterIP(v.Family); !ok {
+				continue
+			}
+			for _, t := range reachTargets(v, sp, p.Expect(sp, v.Family), nodeIP) {
+				for _, from := range t.from {
+					pkt := trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src}
+					if _, ok := tf.results[pkt]; !ok {
+						pkts = append(pkts, pkt)
+					}
+				}
+			}
+		}
+	}
+	outs := make([]traceOutcome, len(pkts))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				res, err := trace.Trace(tf.dp, pkts[i], trace.Options{Summary: true})
+				outs[i] = traceOutcome{res, err}
+			}
+		}()
+	}
+	for i := range pkts {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, pkt := range pkts {
+		tf.results[pkt] = outs[i]
 	}
 }
 
