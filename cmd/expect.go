@@ -36,10 +36,17 @@ func NewCmdExpect(f *Factory, runF func(*ExpectOptions) error) *cobra.Command {
 			"mode an iptables-save file per IP family (IPv4 then IPv6 on a dual-stack node), each loadable\n" +
 			"with iptables-restore (ip6tables-restore). On stdout the files follow each other, each after a\n" +
 			"comment line naming it; with --dir they are written as DIR/iptables-save.txt and\n" +
-			"DIR/ip6tables-save.txt (DIR/NODE/... for several nodes).",
+			"DIR/ip6tables-save.txt (DIR/NODE/... for several nodes). For ipvs mode (kube-proxy 1.30 to\n" +
+			"1.37) the files are ipset-save.txt (ipset save form, loadable with ipset restore),\n" +
+			"ipvsadm-save.txt (the virtual and real servers, ipvsadm -Sn form, loadable with ipvsadm -R),\n" +
+			"kube-ipvs0.txt (the addresses bound to kube-ipvs0) and the iptables-save files of the rules\n" +
+			"ipvs mode writes. For nftables mode (kube-proxy 1.30, 1.33 to 1.37) it is nft-ruleset.txt:\n" +
+			"the tables ip and ip6 kube-proxy as `nft list ruleset` prints them, loadable with nft -f.",
 		Example: "  proxyscan expect bundle.tgz\n" +
 			"  proxyscan expect cluster.yaml kube-proxy.yaml --node worker-1 --version 1.23\n" +
-			"  proxyscan expect ./bundle --family IPv6 --dir expected/",
+			"  proxyscan expect ./bundle --family IPv6 --dir expected/\n" +
+			"  proxyscan expect ./bundle --mode ipvs --dir expected/\n" +
+			"  proxyscan expect ./bundle --mode nftables",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return flagErrorf("expect needs at least one PATH")
@@ -106,8 +113,12 @@ func expectRun(opts *ExpectOptions) error {
 			continue
 		}
 		for _, f := range dp.Files {
-			fmt.Fprintf(opts.IO.Out, "# proxyscan expect: %s, kube-proxy %s %s mode, %s, node %s\n",
-				f.Name, dp.Version.MinorString(), dp.Mode, f.Family, nodeLabel(s))
+			fam := ""
+			if f.Family != "" {
+				fam = ", " + string(f.Family)
+			}
+			fmt.Fprintf(opts.IO.Out, "# proxyscan expect: %s, kube-proxy %s %s mode%s, node %s\n",
+				f.Name, dp.Version.MinorString(), dp.Mode, fam, nodeLabel(s))
 			if _, err := opts.IO.Out.Write(f.Data); err != nil {
 				return fmt.Errorf("writing the expected rules: %w", err)
 			}

@@ -79,6 +79,16 @@ func (l ErrorList) Error() string {
 	return fmt.Sprintf("%s (and %d more errors)", l[0].Error(), len(l)-1)
 }
 
+// Unwrap returns the errors of the list, so errors.Is and errors.As see
+// each of them.
+func (l ErrorList) Unwrap() []error {
+	out := make([]error, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
+}
+
 // Err returns nil for an empty list and the list itself otherwise.
 func (l ErrorList) Err() error {
 	if len(l) == 0 {

@@ -232,6 +232,19 @@ func (c *canonicalizer) appendRest(dst []byte, owner int) []byte {
 	return dst
 }
 
+// protoNumber returns the number of a protocol name ("6" for "tcp").
+func protoNumber(p string) string {
+	switch strings.ToLower(p) {
+	case "tcp":
+		return "6"
+	case "udp":
+		return "17"
+	case "sctp":
+		return "132"
+	}
+	return p
+}
+
 func protoName(p string) string {
 	switch strings.ToLower(p) {
 	case "6", "tcp":
@@ -399,6 +412,29 @@ func (c *canonicalizer) appendMatch(dst []byte, k int, name string, fam iptables
 		}
 	case "recent":
 		dst = c.appendRecent(dst, k, fam)
+	case "set":
+		// --match-set takes two words, the set and its flags, printed
+		// unquoted.
+		if i := c.find(k, "--match-set"); i >= 0 {
+			dst = appendNeg(dst, c.args[i].Neg)
+			dst = append(dst, " --match-set "...)
+			dst = append(dst, strings.Join(strings.Fields(c.args[i].Value), " ")...)
+		}
+	case "ipvs":
+		// libxt_ipvs prints --vproto as a number, --vaddr without a
+		// full-length mask.
+		dst = c.ordered(dst, k, "--ipvs")
+		if i := c.find(k, "--vproto"); i >= 0 {
+			dst = c.appendOpt(dst, i, protoNumber(c.args[i].Value))
+		}
+		if i := c.find(k, "--vaddr"); i >= 0 {
+			v := c.args[i].Value
+			if p, err := netip.ParsePrefix(v); err == nil && p.Bits() == p.Addr().BitLen() {
+				v = p.Addr().String()
+			}
+			dst = c.appendOpt(dst, i, v)
+		}
+		dst = c.ordered(dst, k, "--vport", "--vdir", "--vmethod", "--vportctl")
 	case "nfacct":
 		if i := c.find(k, "--nfacct-name"); i >= 0 {
 			dst = appendNeg(dst, c.args[i].Neg)

@@ -94,8 +94,15 @@ func kubeletRule(chain string, r *iptables.Rule) bool {
 // rules that jump to them. The result is sorted by family, table and
 // chain; within a chain the chain itself comes first, then missing rules
 // in expected order, extra rules in captured order, and rules out of
-// order.
+// order. IPVS-mode data planes also compare their virtual and real
+// servers, ipsets and kube-ipvs0 addresses (see the package doc).
 func Compare(expected, actual *Dataplane) []Difference {
+	if expected.Mode == model.ModeNFTables {
+		return compareNFT(expected, actual)
+	}
+	if expected.Mode == model.ModeIPVS {
+		return compareIPVS(expected, actual)
+	}
 	ports := expected.ports
 	if ports == nil {
 		ports = actual.ports

@@ -39,5 +39,31 @@
 // kube-proxy's chains are compared; kubelet's rules in the chains the two
 // share are ignored.
 //
+// IPVS mode (1.30 to 1.37, pkg/proxy/ipvs/proxier.go syncProxyRules and
+// writeIptablesRules) gives the virtual and real servers ([ipvs.Dump], one
+// table for both families, in ipvsadm's order), the ipsets ([ipset.Dump],
+// KUBE-6- names for IPv6), the addresses bound to kube-ipvs0 and, per
+// family, the iptables rules; its files are ipset-save.txt (for ipset
+// restore), ipvsadm-save.txt (for ipvsadm -R), kube-ipvs0.txt and the
+// iptables-save files. Compare sets them against the captured ipvsadm,
+// ipset, ip addr and iptables-save dumps: virtual servers missing, extra or
+// with another scheduler or persistence, real servers missing, extra or
+// with another weight (weight 0 is noted as graceful termination), set
+// members, bound addresses and rules, each attributed to the service port
+// whose address, port or endpoint it holds. Virtual servers in
+// ipvs.excludeCIDRs are not kube-proxy's and are not compared.
+//
+// nftables mode (1.30 and 1.33 to 1.37, pkg/proxy/nftables/proxier.go
+// setupNFTables and syncProxyRules) gives the tables ip and ip6 kube-proxy
+// as one [nft.Ruleset], in the form `nft list ruleset` prints (sets, maps,
+// chains each sorted by name, elements sorted: kube-proxy creates them in
+// Go map order); its file, nft-ruleset.txt, loads with nft -f. Compare
+// sets it against the captured listing (text, else JSON): chains and their
+// declarations, rules in order, sets and maps with their declarations and
+// elements in any order (not those of the dynamic affinity sets), each
+// attributed by its name's hash, the chain its verdict goes to, its
+// comment or its key. The ServiceCIDRs behind the cluster-ips-check drop
+// rule come from [Env], else from the captured rule.
+//
 // Other proxy modes plug in as a [Mode] listed in [Modes].
 package proxier

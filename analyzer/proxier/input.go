@@ -28,6 +28,10 @@ type Env struct {
 	// TCPBeLiberal reports net.netfilter.nf_conntrack_tcp_be_liberal set
 	// (1.29+ then writes no INVALID drop rule).
 	TCPBeLiberal bool
+	// ServiceCIDRs are the cluster's ServiceCIDRs (API objects the inputs
+	// do not hold), which nftables mode drops unallocated traffic to; nil
+	// means those of the captured nftables ruleset.
+	ServiceCIDRs []netip.Prefix
 }
 
 // input is what every mode's generator reads: the snapshot's service
@@ -168,6 +172,9 @@ func (in *input) families() []model.Family {
 		if hasKubeChains(d) {
 			have[model.Family(d.Family)] = true
 		}
+	}
+	for f := range nftCapturedFamilies(in.snap) {
+		have[f] = true
 	}
 	if len(have) == 0 {
 		for _, sp := range in.ports {

@@ -40,6 +40,8 @@ type Dataplane struct {
 
 	// ports are the service ports the data plane is compared for.
 	ports []*model.ServicePort
+	// ipvs holds what IPVS mode compares besides the dumps.
+	ipvs *ipvsExtra
 	// canonical reports dumps already in iptables-save form (generated
 	// ones), which Compare need not canonicalise again.
 	canonical bool
@@ -50,7 +52,9 @@ type File struct {
 	// Name is the file name a bundle uses for it ("iptables-save.txt",
 	// "ip6tables-save.txt").
 	Name string
-	// Family is the IP family of the dump.
+	// Family is the IP family of the dump; empty for a file IPVS mode
+	// shares between the families of a dual-stack node (the ipsets, the
+	// IPVS table).
 	Family model.Family
 	// Data is the dump's text.
 	Data []byte
@@ -78,6 +82,8 @@ type Mode interface {
 // Modes lists the modes the proxier generates, by name.
 var Modes = map[string]Mode{
 	model.ModeIPTables: iptablesMode{},
+	model.ModeIPVS:     ipvsMode{},
+	model.ModeNFTables: nftablesMode{},
 }
 
 // ModeNames returns the names of the modes, sorted.
@@ -166,6 +172,9 @@ func Captured(snap *model.Snapshot, mode string) (*Dataplane, error) {
 		return nil, fmt.Errorf("proxy mode %q is not compared (available: %s)", mode, strings.Join(ModeNames(), ", "))
 	}
 	dp := &Dataplane{Mode: mode, ports: snap.Ports}
+	if mode == model.ModeNFTables {
+		return capturedNFT(snap, dp), nil
+	}
 	best := map[model.Family]*iptables.Dump{}
 	for _, d := range snap.IPTables {
 		f := model.Family(d.Family)
@@ -177,6 +186,9 @@ func Captured(snap *model.Snapshot, mode string) (*Dataplane, error) {
 		if d := best[f]; d != nil {
 			dp.IPTables = append(dp.IPTables, d)
 		}
+	}
+	if mode == model.ModeIPVS {
+		capturedIPVS(snap, dp)
 	}
 	return dp, nil
 }

@@ -19,7 +19,9 @@ type ServiceReport struct {
 	Version string `json:"version"`
 	// Ports are the service port names the report covers.
 	Ports []string `json:"ports"`
-	// ExpectedRules counts the expected rules attributed to the ports.
+	// ExpectedRules counts the expected rules attributed to the ports (in
+	// IPVS mode also the virtual and real servers, set members and
+	// kube-ipvs0 addresses).
 	ExpectedRules int `json:"expectedRules"`
 	// Captured reports whether the inputs hold a data plane of the mode;
 	// when not, every expected rule is missing.
@@ -49,6 +51,14 @@ func ServiceDiff(snap *model.Snapshot, name string, opts Options) (*ServiceRepor
 		return nil, err
 	}
 	rep.Mode, rep.Version, rep.Captured = exp.Mode, exp.Version.MinorString(), len(act.IPTables) > 0
+	if exp.Mode == model.ModeIPVS {
+		rep.Captured = act.IPVS != nil
+		rep.ExpectedRules += ipvsExpectedItems(exp, name)
+	}
+	if exp.Mode == model.ModeNFTables {
+		rep.Captured = act.NFT != nil
+		rep.ExpectedRules += nftExpectedFor(exp, name)
+	}
 	rep.Differences = ForService(Compare(exp, act), name)
 	if rep.Differences == nil {
 		rep.Differences = []Difference{}

@@ -319,6 +319,10 @@ func RenderCompareTable(w io.Writer, cmps []*trace.Comparison, opts Options) err
 			b.WriteString(t.sev[checks.Error].Render("✗ the captured rules and the expected rules diverge"))
 			b.WriteString("\n")
 			for _, d := range c.Divergences {
+				if d.Note != "" {
+					b.WriteString(fmt.Sprintf("\n%s: %s\n", d.Outcome, d.Note))
+					continue
+				}
 				b.WriteString(fmt.Sprintf("\n%s: first difference at step %d\n", d.Outcome, d.Index+1))
 				b.WriteString("  captured:\n")
 				if d.Actual != nil {

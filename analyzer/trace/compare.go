@@ -26,6 +26,9 @@ type Divergence struct {
 	Index    int   `json:"index"`
 	Actual   *Step `json:"actual,omitempty"`
 	Expected *Step `json:"expected,omitempty"`
+	// Note explains a divergence without a differing step: both sides
+	// take the same rules to the outcome, with different probabilities.
+	Note string `json:"note,omitempty"`
 }
 
 // A Comparison sets the trace of a packet through the captured data plane
@@ -140,6 +143,10 @@ func divergence(o Outcome, actual, expected []Path) (Divergence, bool) {
 		}
 	}
 	dv := Divergence{Outcome: o.String(), Index: max(bestAt, 0)}
+	if best >= 0 && bestAt == len(path.Steps) && bestAt == len(to[best].Steps) {
+		dv.Note = "both sides take the same rules to this outcome; only its probability differs (the rules before it send a different share of the packets elsewhere)"
+		return dv, true
+	}
 	var mine, theirs *Step
 	if dv.Index < len(path.Steps) {
 		s := path.Steps[dv.Index]

@@ -74,7 +74,7 @@ type cmatch struct {
 	mask   uint32
 	set    *setMatch
 	prob   float64
-	text   string // the match as written, for notes and warnings
+	text   string // the recent list name; the note of a statistic match
 	ipvs   *ipvsMatch
 	synMsk uint8 // --tcp-flags mask and comparison
 	synCmp uint8
@@ -114,26 +114,31 @@ type setNet struct {
 
 // crule is a compiled rule.
 type crule struct {
-	r        *iptables.Rule
-	det      []cmatch // deterministic matches
-	fork     []cmatch // statistic and recent matches, evaluated last
-	unknown  []string // matches not modelled
-	target   string
-	isGoto   bool
-	targs    []iptables.Arg
-	jump     *cchain // the user chain jumped to
-	dst32    netip.Addr
-	hasDst32 bool
+	r         *iptables.Rule
+	det       []cmatch // deterministic matches
+	fork      []cmatch // statistic and recent matches, evaluated last
+	unknown   []string // matches not modelled
+	target    string
+	isGoto    bool
+	targs     []iptables.Arg
+	jump      *iptables.Chain // the user chain jumped to, nil for other targets
+	dst32     netip.Addr
+	hasDst32  bool
+	dport     uint16 // the one destination port the rule requires, if hasDport
+	hasDport  bool
+	portMulti bool
 }
 
 // cchain is a compiled chain.
 type cchain struct {
-	c     *iptables.Chain
-	table string
-	rules []*crule
+	c       *iptables.Chain
+	table   string
+	builtin bool
+	rules   []*crule
 	// byDst indexes big chains: rules whose only destination is one
 	// address, by that address; others are the rest, in order.
 	byDst  map[netip.Addr][]int32
+	byPort map[uint16][]int32 // rules with no single destination but one destination port
 	others []int32
 }
 
@@ -171,16 +176,19 @@ func (cp *compiled) chainLocked(dp *Dataplane, c *iptables.Chain) *cchain {
 	if cc, ok := cp.chains[c]; ok {
 		return cc
 	}
-	cc := &cchain{c: c, table: c.Table.Name, rules: make([]*crule, len(c.Rules))}
+	cc := &cchain{c: c, table: c.Table.Name, builtin: c.Builtin(), rules: make([]*crule, len(c.Rules))}
 	cp.chains[c] = cc
 	for i, r := range c.Rules {
 		cc.rules[i] = cp.compileRule(dp, r)
 	}
 	if len(cc.rules) >= indexThreshold {
 		cc.byDst = map[netip.Addr][]int32{}
+		cc.byPort = map[uint16][]int32{}
 		for i, cr := range cc.rules {
 			if cr.hasDst32 {
 				cc.byDst[cr.dst32] = append(cc.byDst[cr.dst32], int32(i))
+			} else if cr.hasDport {
+				cc.byPort[cr.dport] = append(cc.byPort[cr.dport], int32(i))
 			} else {
 				cc.others = append(cc.others, int32(i))
 			}
@@ -190,21 +198,49 @@ func (cp *compiled) chainLocked(dp *Dataplane, c *iptables.Chain) *cchain {
 }
 
 // candidates returns the indexes of the rules of cc that can match a
-// packet to dst, in order; nil means all of them.
-func (cc *cchain) candidates(dst netip.Addr) []int32 {
+// packet to dst and dport, in order; nil means all of them. The slice may
+// be shared: callers do not modify it.
+func (cc *cchain) candidates(dst netip.Addr, dport uint16) []int32 {
 	if cc.byDst == nil {
 		return nil
 	}
-	a, b := cc.byDst[dst], cc.others
-	out := make([]int32, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		if j >= len(b) || (i < len(a) && a[i] < b[j]) {
-			out = append(out, a[i])
-			i++
-		} else {
-			out = append(out, b[j])
-			j++
+	a, b, c := cc.byDst[dst], cc.byPort[dport], cc.others
+	switch {
+	case len(a) == 0 && len(b) == 0:
+		if c == nil {
+			return []int32{}
+		}
+		return c
+	case len(b) == 0 && len(c) == 0:
+		return a
+	case len(a) == 0 && len(c) == 0:
+		return b
+	}
+	return merge3(a, b, c)
+}
+
+// merge3 merges three sorted lists.
+func merge3(a, b, c []int32) []int32 {
+	out := make([]int32, 0, len(a)+len(b)+len(c))
+	for len(a) > 0 || len(b) > 0 || len(c) > 0 {
+		next, from := int32(1<<31-1), 0
+		if len(a) > 0 && a[0] < next {
+			next, from = a[0], 1
+		}
+		if len(b) > 0 && b[0] < next {
+			next, from = b[0], 2
+		}
+		if len(c) > 0 && c[0] < next {
+			next, from = c[0], 3
+		}
+		out = append(out, next)
+		switch from {
+		case 1:
+			a = a[1:]
+		case 2:
+			b = b[1:]
+		default:
+			c = c[1:]
 		}
 	}
 	return out
@@ -212,13 +248,17 @@ func (cc *cchain) candidates(dst netip.Addr) []int32 {
 
 func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule) *crule {
 	cr := &crule{r: r, target: r.Target(), isGoto: r.IsGoto()}
-	args := r.Args()
+	if cr.target != "" && !iptables.StandardTargets[cr.target] {
+		if c := r.Chain.Table.Chain(cr.target); c != nil && !c.Builtin() {
+			cr.jump = c
+		}
+	}
+	n := r.NumArgs()
 	module := ""
 	var recentOpts []iptables.Arg
 	var statOpts []iptables.Arg
 	var ipvsOpts []iptables.Arg
 	var tcpFlags []iptables.Arg
-	modules := []string{}
 	flush := func() {
 		switch module {
 		case "recent":
@@ -235,18 +275,25 @@ func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule) *crule {
 		recentOpts, statOpts, ipvsOpts = nil, nil, nil
 		module = ""
 	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
+	for i := 0; i < n; i++ {
+		a := r.Arg(i)
 		switch a.Name {
 		case "-j", "-g", "--jump", "--goto":
 			flush()
-			cr.targs = args[i+1:]
-			i = len(args)
+			if i+1 < n {
+				cr.targs = make([]iptables.Arg, 0, n-i-1)
+				for j := i + 1; j < n; j++ {
+					cr.targs = append(cr.targs, r.Arg(j))
+				}
+			}
+			i = n
 			continue
 		case "-m", "--match":
 			flush()
 			module = a.Value
-			modules = append(modules, module)
+			if !knownModule(module) {
+				cr.unknown = append(cr.unknown, "-m "+module)
+			}
 			continue
 		}
 		if module == "recent" {
@@ -276,16 +323,19 @@ func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule) *crule {
 		if m.kind == mDst && !m.neg && m.prefix.IsSingleIP() {
 			cr.dst32, cr.hasDst32 = m.prefix.Addr(), true
 		}
+		if m.kind == mDport && !m.neg && m.value == 0 && len(m.ports) == 1 && m.ports[0].lo == m.ports[0].hi {
+			if cr.hasDport || cr.portMulti {
+				// Several port matches: left out of the port index.
+				cr.hasDport, cr.portMulti = false, true
+			} else {
+				cr.dport, cr.hasDport = m.ports[0].lo, true
+			}
+		}
 		if m.kind != mTrue {
 			cr.det = append(cr.det, m)
 		}
 	}
 	flush()
-	for _, mod := range modules {
-		if !knownModule(mod) {
-			cr.unknown = append(cr.unknown, "-m "+mod)
-		}
-	}
 	return cr
 }
 
@@ -307,7 +357,7 @@ func knownModule(m string) bool {
 
 // compileArg compiles one option of a rule outside recent/statistic/ipvs.
 func compileArg(a iptables.Arg, module string) (cmatch, bool) {
-	m := cmatch{neg: a.Neg, text: argText(a, module)}
+	m := cmatch{neg: a.Neg}
 	switch a.Name {
 	case "-s", "--source", "-d", "--destination":
 		p, ok := parsePrefix(a.Value)
@@ -483,6 +533,7 @@ func (cp *compiled) statistic(cr *crule, opts []iptables.Arg) {
 	if neg {
 		m.prob = 1 - m.prob
 	}
+	m.text = "statistic: taken, probability " + formatProb(m.prob)
 	cr.fork = append(cr.fork, m)
 }
 
@@ -574,7 +625,7 @@ func compileIPVS(opts []iptables.Arg) cmatch {
 func compileTCPFlags(opts []iptables.Arg) []cmatch {
 	var out []cmatch
 	for _, o := range opts {
-		m := cmatch{kind: mSyn, neg: o.Neg, text: o.String()}
+		m := cmatch{kind: mSyn, neg: o.Neg}
 		if o.Name == "--syn" {
 			m.synMsk, m.synCmp = tcpFIN|tcpSYN|tcpRST|tcpACK, tcpSYN
 		} else {

@@ -1,7 +1,6 @@
 package trace_test
 
 import (
-	"flag"
 	"fmt"
 	"net/netip"
 	"os"
@@ -14,10 +13,10 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func loadBundle(t testing.TB, name string) *model.Snapshot {
 	t.Helper()
@@ -87,7 +86,7 @@ func runGolden(t *testing.T, bundle string, cases []goldenCase) {
 	}
 	got := txtar.Format(&ar)
 	path := filepath.Join("testdata", bundle+".txtar")
-	if *update {
+	if *parsetest.Update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -159,3 +158,36 @@ var healthyCases = []goldenCase{
 func TestGoldenIPTablesHealthy(t *testing.T) { runGolden(t, "iptables-healthy", healthyCases) }
 
 func TestGoldenIPVSHealthy(t *testing.T) { runGolden(t, "ipvs-healthy", healthyCases) }
+
+// TestHealthyAgreesWithExpected traces every case through the captured
+// rules of the healthy bundles and through the rules the reference
+// proxier generates for them: a healthy node takes every packet where
+// kube-proxy would.
+func TestHealthyAgreesWithExpected(t *testing.T) {
+	for _, bundle := range []string{"iptables-healthy", "ipvs-healthy"} {
+		snap := loadBundle(t, bundle)
+		actual := trace.FromSnapshot(snap, "")
+		exp, err := proxier.Expect(snap, proxier.Options{Mode: actual.Mode})
+		if err != nil {
+			t.Fatalf("%s: %v", bundle, err)
+		}
+		expected := trace.FromExpected(snap, exp)
+		for _, c := range healthyCases {
+			pkt := trace.Packet{Dst: netip.MustParseAddrPort(c.dst), Proto: c.proto, From: c.from}
+			if c.src != "" {
+				pkt.Src = netip.MustParseAddr(c.src)
+			}
+			a, err := trace.Trace(actual, pkt, trace.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := trace.Trace(expected, pkt, trace.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cmp := trace.Compare(a, e); cmp.Diverged {
+				t.Errorf("%s %s: captured and expected traces diverge: %+v", bundle, c.name, cmp.Outcomes)
+			}
+		}
+	}
+}

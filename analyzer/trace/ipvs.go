@@ -90,7 +90,7 @@ func (w *walker) ipvs(s *state, in bool) {
 			vsStep.Note += "; every real server has weight 0 (terminating)"
 		}
 		vsStep.Note += ": IPVS answers ICMP port unreachable and drops the packet"
-		s.steps = append(s.steps, vsStep)
+		s.add(vsStep)
 		s.ipvsVS = svc
 		s.verdict, s.done = VerdictReject, true
 		return
@@ -106,7 +106,7 @@ func (w *walker) ipvs(s *state, in bool) {
 	default:
 		conds = append(conds, "scheduler "+sched+": the real server depends on the connection counts; any live real server can be chosen")
 	}
-	s.steps = append(s.steps, vsStep)
+	s.add(vsStep)
 	s.conds = append(s.conds, conds...)
 	s.ipvsVS = svc
 	probs := make([]float64, len(live))
@@ -126,15 +126,15 @@ func (w *walker) ipvs(s *state, in bool) {
 		}
 		c := s.clone()
 		c.prob = base * probs[i]
-		w.toReal(c, live[i], probs[i], total, in)
+		w.toReal(c, live[i], probs[i], in)
 		w.work = append(w.work, c)
 	}
 	s.prob = base * probs[0]
-	w.toReal(s, live[0], probs[0], total, in)
+	w.toReal(s, live[0], probs[0], in)
 }
 
 // toReal sends s to real server d.
-func (w *walker) toReal(s *state, d *ipvs.Destination, p float64, total int, in bool) {
+func (w *walker) toReal(s *state, d *ipvs.Destination, p float64, in bool) {
 	st := Step{Table: "ipvs", Rule: d.Raw, File: d.Pos.File, Line: d.Pos.Line,
 		Note: "real server " + d.String() + ", weight " + strconv.Itoa(d.Weight) + ", probability " + formatProb(p)}
 	a, _ := netip.AddrFromSlice(d.Address)
@@ -145,7 +145,7 @@ func (w *walker) toReal(s *state, d *ipvs.Destination, p float64, total int, in 
 		s.dnatTo = netip.AddrPortFrom(s.dst, s.dport)
 	case ipvs.FwdLocalNode:
 		st.Note += "; local forwarding: delivered to the node"
-		s.steps = append(s.steps, st)
+		s.add(st)
 		s.local, s.done = true, true
 		return
 	default:
@@ -153,7 +153,7 @@ func (w *walker) toReal(s *state, d *ipvs.Destination, p float64, total int, in 
 		s.warn(st.Warning)
 		s.dst, s.dport = a.Unmap(), d.Port
 	}
-	s.steps = append(s.steps, st)
+	s.add(st)
 	if in {
 		s.out = w.outIface(s.dst)
 		s.stages = stagesIPVSXmit

@@ -16,6 +16,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
 var (
@@ -208,7 +209,7 @@ func goldenFiles(t *testing.T, pattern string, fn func(t *testing.T, name string
 				if bytes.Equal(section(a, sec), data) {
 					continue
 				}
-				if !*update {
+				if !*parsetest.Update {
 					t.Errorf("section %q differs from %s (go test -update rewrites it):\n%s", sec, file, lineDiff(section(a, sec), data))
 					continue
 				}

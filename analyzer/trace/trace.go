@@ -330,7 +330,17 @@ func Trace(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 func Merge(paths []Path) []Path {
 	idx := map[string]int{}
 	var out []Path
+	// Paths can only be the same when their ends are: the full key (every
+	// step) is built only for ends that occur more than once.
+	ends := make(map[string]int, len(paths))
 	for _, p := range paths {
+		ends[endKey(p)]++
+	}
+	for _, p := range paths {
+		if ends[endKey(p)] == 1 {
+			out = append(out, p)
+			continue
+		}
 		k := pathKey(p)
 		if i, ok := idx[k]; ok {
 			out[i].Probability += p.Probability
@@ -350,31 +360,35 @@ func Merge(paths []Path) []Path {
 	return out
 }
 
+func endKey(p Path) string {
+	return string(p.Verdict) + "|" + p.Destination + "|" + strconv.FormatBool(p.Masquerade) + "|" + p.SNAT + "|" + strings.Join(p.Conditions, ",")
+}
+
 func pathKey(p Path) string {
-	n := 64
+	var b strings.Builder
+	b.WriteString(string(p.Verdict))
+	b.WriteByte('|')
+	b.WriteString(p.Destination)
+	b.WriteByte('|')
+	b.WriteString(strconv.FormatBool(p.Masquerade))
+	b.WriteByte('|')
+	b.WriteString(p.SNAT)
+	b.WriteByte('|')
+	b.WriteString(strings.Join(p.Conditions, ","))
 	for _, s := range p.Steps {
-		n += len(s.File) + len(s.Path) + len(s.Rule) + 16
-	}
-	b := make([]byte, 0, n)
-	b = append(b, p.Verdict...)
-	b = append(b, '|')
-	b = append(b, p.Destination...)
-	b = strconv.AppendBool(append(b, '|'), p.Masquerade)
-	b = append(append(b, '|'), p.SNAT...)
-	b = append(b, '|')
-	for i, c := range p.Conditions {
-		if i > 0 {
-			b = append(b, ',')
+		b.WriteByte('|')
+		b.WriteString(s.File)
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(s.Line))
+		b.WriteByte(':')
+		b.WriteString(s.Path)
+		if s.Line == 0 && s.Path == "" {
+			// Without a position the rule text tells the steps apart.
+			b.WriteByte(':')
+			b.WriteString(s.Rule)
 		}
-		b = append(b, c...)
 	}
-	for _, s := range p.Steps {
-		b = append(append(b, '|'), s.File...)
-		b = strconv.AppendInt(append(b, ':'), int64(s.Line), 10)
-		b = append(append(b, ':'), s.Path...)
-		b = append(append(b, ':'), s.Rule...)
-	}
-	return string(b)
+	return b.String()
 }
 
 // FromExpected returns the data plane the reference proxier generated for

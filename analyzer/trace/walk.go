@@ -48,29 +48,73 @@ type frame struct {
 
 // state is one packet on one path, mid-walk.
 type state struct {
-	src, dst   netip.Addr
-	sport      uint16
-	dport      uint16
-	proto      uint8
-	in, out    string
-	mark       uint32
-	dnat       bool
-	dnatTo     netip.AddrPort
-	ipvsVS     *ipvs.Service
-	untracked  bool
-	prob       float64
-	verdict    Verdict
-	done       bool
-	masq       bool
-	snat       string
-	local      bool // delivered locally
-	stages     []string
-	frames     []frame
-	steps      []Step
-	conds      []string
-	warnings   []string
-	nsteps     int
-	dumpFamily iptables.Family
+	src, dst  netip.Addr
+	sport     uint16
+	dport     uint16
+	proto     uint8
+	in, out   string
+	mark      uint32
+	dnat      bool
+	dnatTo    netip.AddrPort
+	ipvsVS    *ipvs.Service
+	untracked bool
+	prob      float64
+	verdict   Verdict
+	done      bool
+	masq      bool
+	snat      string
+	local     bool // delivered locally
+	stages    []string
+	frames    []frame
+	steps     []stepRef
+	conds     []string
+	warnings  []string
+	nsteps    int
+}
+
+// stepRef is a step during the walk: a matched rule, turned into a Step
+// when the path ends, or a Step already made (with a note, or not a rule).
+type stepRef struct {
+	cr   *crule
+	full *Step
+}
+
+// add appends a made step.
+func (s *state) add(st Step) { s.steps = append(s.steps, stepRef{full: &st}) }
+
+// addRule appends a matched rule, with a note if any.
+func (s *state) addRule(cr *crule, note string) {
+	if note == "" {
+		s.steps = append(s.steps, stepRef{cr: cr})
+		return
+	}
+	st := ruleStep(cr)
+	st.Note = note
+	s.add(st)
+}
+
+// last returns the last step for a note or warning. The walk forks only
+// before appending a rule's step, so the last step is never shared with
+// another path.
+func (s *state) last() *Step {
+	r := &s.steps[len(s.steps)-1]
+	if r.full == nil {
+		st := ruleStep(r.cr)
+		r.full, r.cr = &st, nil
+	}
+	return r.full
+}
+
+func (s *state) materialize() []Step {
+	out := make([]Step, len(s.steps))
+	for i, r := range s.steps {
+		if r.full != nil {
+			out[i] = *r.full
+		} else {
+			out[i] = ruleStep(r.cr)
+		}
+	}
+	return out
 }
 
 func (s *state) clone() *state {
@@ -134,7 +178,7 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 	pkt = w.choosePacket(pkt)
 	s := &state{
 		src: pkt.Src.Unmap(), dst: dst, dport: pkt.Dst.Port(), sport: defaultSourcePort,
-		in: pkt.InIface, prob: 1, dumpFamily: fam,
+		in: pkt.InIface, prob: 1, steps: make([]stepRef, 0, 24),
 	}
 	s.proto, _ = protoNumber(pkt.Proto)
 	if pkt.From == FromNode {
@@ -313,7 +357,7 @@ func (w *walker) nextStage(s *state) {
 // push enters chain c.
 func (w *walker) push(s *state, c *iptables.Chain) {
 	cc := w.cp.chain(w.dp, c)
-	s.frames = append(s.frames, frame{c: cc, cands: cc.candidates(s.dst)})
+	s.frames = append(s.frames, frame{c: cc, cands: cc.candidates(s.dst, s.dport)})
 }
 
 // isLocal reports whether a is an address of the node (or bound for IPVS).
@@ -364,7 +408,7 @@ func (w *walker) step(s *state) {
 		st := ruleStep(cr)
 		st.Note = "rule skipped: not modelled, assumed not to match"
 		st.Warning = "match not modelled: " + strings.Join(cr.unknown, "; ")
-		s.steps = append(s.steps, st)
+		s.add(st)
 		s.warn(fmt.Sprintf("%s:%d: %s", st.File, st.Line, st.Warning))
 		return
 	}
@@ -385,7 +429,7 @@ func (w *walker) step(s *state) {
 			// Steps list matched rules only: the branch where the
 			// statistic fails goes on with the next rule.
 			w.fork(s, 1-m.prob)
-			note = joinNote(note, "statistic: taken, probability "+formatProb(m.prob))
+			note = joinNote(note, m.text)
 		case mRecent:
 			// The first connection of a client finds no entry, so the rule
 			// does not match; a client with an entry is a separate case,
@@ -393,15 +437,13 @@ func (w *walker) step(s *state) {
 			cond := "affinity entry for the source in recent list " + m.text
 			if c := w.fork(s, 0); c != nil {
 				c.conds = append(c.conds, cond)
-				c.steps = append(c.steps, ruleStepNote(cr, cond))
+				c.addRule(cr, cond)
 				w.target(c, cr)
 			}
 			return
 		}
 	}
-	st := ruleStep(cr)
-	st.Note = joinNote(note, st.Note)
-	s.steps = append(s.steps, st)
+	s.addRule(cr, note)
 	w.target(s, cr)
 }
 
@@ -441,18 +483,12 @@ func ruleStep(cr *crule) Step {
 	return Step{Table: cr.r.Chain.Table.Name, Chain: cr.r.Chain.Name, Rule: cr.r.Raw, File: p.File, Line: p.Line}
 }
 
-func ruleStepNote(cr *crule, note string) Step {
-	st := ruleStep(cr)
-	st.Note = note
-	return st
-}
-
 // chainEnd handles falling off the end of the innermost chain: a user
 // chain returns, a built-in chain applies its policy.
 func (w *walker) chainEnd(s *state) {
 	f := s.frames[len(s.frames)-1]
 	c := f.c.c
-	if !c.Builtin() {
+	if !f.c.builtin {
 		s.frames = s.frames[:len(s.frames)-1]
 		return
 	}
@@ -465,7 +501,7 @@ func (w *walker) policy(s *state, c *iptables.Chain) {
 	switch c.Policy {
 	case "DROP":
 		p := c.Pos()
-		s.steps = append(s.steps, Step{Table: c.Table.Name, Chain: c.Name, Rule: "-P " + c.Name + " DROP", File: p.File, Line: p.Line, Note: "chain policy DROP"})
+		s.add(Step{Table: c.Table.Name, Chain: c.Name, Rule: "-P " + c.Name + " DROP", File: p.File, Line: p.Line, Note: "chain policy DROP"})
 		s.verdict = VerdictDrop
 		s.done = true
 	}
@@ -480,7 +516,7 @@ func (w *walker) endHook(s *state) {
 	for len(s.frames) > 0 {
 		top := s.frames[len(s.frames)-1]
 		s.frames = s.frames[:len(s.frames)-1]
-		if top.c.c.Builtin() {
+		if top.c.builtin {
 			return
 		}
 	}
@@ -489,7 +525,6 @@ func (w *walker) endHook(s *state) {
 // target applies the target of a matched rule.
 func (w *walker) target(s *state, cr *crule) {
 	t := cr.target
-	last := &s.steps[len(s.steps)-1]
 	switch t {
 	case "":
 		return
@@ -505,7 +540,7 @@ func (w *walker) target(s *state, cr *crule) {
 	case "RETURN":
 		top := s.frames[len(s.frames)-1]
 		s.frames = s.frames[:len(s.frames)-1]
-		if top.c.c.Builtin() {
+		if top.c.builtin {
 			w.policy(s, top.c.c)
 		}
 		return
@@ -513,18 +548,18 @@ func (w *walker) target(s *state, cr *crule) {
 		to := targetValue(cr, "--to-destination")
 		ap, warn := parseNATTo(to, s.dport)
 		if !ap.IsValid() {
-			last.Warning = "DNAT target not understood: " + to + "; the packet is assumed unchanged"
-			s.warn(last.Warning)
+			s.last().Warning = "DNAT target not understood: " + to + "; the packet is assumed unchanged"
+			s.warn(s.last().Warning)
 			w.endHook(s)
 			return
 		}
 		if warn != "" {
-			last.Warning = warn
+			s.last().Warning = warn
 			s.warn(warn)
 		}
 		s.dst, s.dport = ap.Addr(), ap.Port()
 		s.dnat, s.dnatTo = true, ap
-		last.Note = joinNote(last.Note, "DNAT to "+ap.String())
+		s.last().Note = joinNote(s.last().Note, "DNAT to "+ap.String())
 		w.endHook(s)
 		return
 	case "REDIRECT":
@@ -537,7 +572,7 @@ func (w *walker) target(s *state, cr *crule) {
 		s.dnat = true
 		s.dport = port
 		s.dnatTo = netip.AddrPortFrom(s.dst, port)
-		last.Note = joinNote(last.Note, "REDIRECT to a local port "+strconv.Itoa(int(port)))
+		s.last().Note = joinNote(s.last().Note, "REDIRECT to a local port "+strconv.Itoa(int(port)))
 		s.local = true
 		w.endHook(s)
 		return
@@ -550,36 +585,36 @@ func (w *walker) target(s *state, cr *crule) {
 		w.endHook(s)
 		return
 	case "MARK":
-		w.mark(s, cr, last)
+		w.mark(s, cr)
 		return
 	case "LOG", "NFLOG", "ULOG", "TRACE", "AUDIT":
 		return
 	case "NOTRACK":
 		s.untracked = true
-		last.Note = joinNote(last.Note, "the packet is not tracked: NAT does not apply to it")
+		s.last().Note = joinNote(s.last().Note, "the packet is not tracked: NAT does not apply to it")
 		return
 	case "CT":
 		for _, a := range cr.targs {
 			if a.Name == "--notrack" {
 				s.untracked = true
-				last.Note = joinNote(last.Note, "the packet is not tracked: NAT does not apply to it")
+				s.last().Note = joinNote(s.last().Note, "the packet is not tracked: NAT does not apply to it")
 				return
 			}
 		}
-		last.Note = joinNote(last.Note, "conntrack template set; no effect on the path")
+		s.last().Note = joinNote(s.last().Note, "conntrack template set; no effect on the path")
 		return
 	case "QUEUE", "NFQUEUE":
-		last.Warning = t + " hands the packet to a user-space program: its verdict is not known; assumed ACCEPT"
-		s.warn(last.Warning)
+		s.last().Warning = t + " hands the packet to a user-space program: its verdict is not known; assumed ACCEPT"
+		s.warn(s.last().Warning)
 		w.endHook(s)
 		return
 	}
-	if chain := w.userChain(cr); chain != nil {
+	if chain := cr.jump; chain != nil {
 		if cr.isGoto {
 			// A goto replaces the current chain: on return the walk goes
 			// back to the chain that called it.
 			top := s.frames[len(s.frames)-1]
-			if !top.c.c.Builtin() {
+			if !top.c.builtin {
 				s.frames = s.frames[:len(s.frames)-1]
 			} else {
 				// goto from a built-in chain: returning from the target
@@ -593,20 +628,8 @@ func (w *walker) target(s *state, cr *crule) {
 		w.push(s, chain)
 		return
 	}
-	last.Warning = "target " + t + " is not modelled: the walk continues with the next rule, as the kernel does for a non-terminal target"
-	s.warn(last.Warning)
-}
-
-// userChain returns the user chain a rule jumps to, in the rule's table.
-func (w *walker) userChain(cr *crule) *iptables.Chain {
-	if iptables.StandardTargets[cr.target] {
-		return nil
-	}
-	c := cr.r.Chain.Table.Chain(cr.target)
-	if c == nil || c.Builtin() {
-		return nil
-	}
-	return c
+	s.last().Warning = "target " + t + " is not modelled: the walk continues with the next rule, as the kernel does for a non-terminal target"
+	s.warn(s.last().Warning)
 }
 
 func targetValue(cr *crule, name string) string {
@@ -657,7 +680,7 @@ func parseNATTo(v string, port uint16) (netip.AddrPort, string) {
 }
 
 // mark applies a MARK target.
-func (w *walker) mark(s *state, cr *crule, last *Step) {
+func (w *walker) mark(s *state, cr *crule) {
 	before := s.mark
 	for _, a := range cr.targs {
 		v, m, ok := parseMark(a.Value)
@@ -679,11 +702,11 @@ func (w *walker) mark(s *state, cr *crule, last *Step) {
 		case "--xor-mark":
 			s.mark ^= v
 		default:
-			last.Warning = "MARK option " + a.Name + " is not modelled"
-			s.warn(last.Warning)
+			s.last().Warning = "MARK option " + a.Name + " is not modelled"
+			s.warn(s.last().Warning)
 		}
 	}
-	last.Note = joinNote(last.Note, fmt.Sprintf("mark %#x -> %#x", before, s.mark))
+	s.last().Note = joinNote(s.last().Note, "mark 0x"+strconv.FormatUint(uint64(before), 16)+" -> 0x"+strconv.FormatUint(uint64(s.mark), 16))
 }
 
 // matchDet evaluates the deterministic matches of cr.
@@ -854,11 +877,8 @@ func (w *walker) finish(s *state) {
 		Masquerade:  s.masq,
 		SNAT:        s.snat,
 		Conditions:  s.conds,
-		Steps:       s.steps,
+		Steps:       s.materialize(),
 		Warnings:    s.warnings,
-	}
-	if p.Steps == nil {
-		p.Steps = []Step{}
 	}
 	p.Destination = netip.AddrPortFrom(s.dst, s.dport).String()
 	if p.Verdict == "" {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 var seq atomic.Int64
@@ -97,4 +98,28 @@ func (ns *NS) Shell(script string) {
 		}
 		ns.Run(nil, "sh", "-c", line)
 	}
+}
+
+// FromScript builds a namespace with a shell script that takes the
+// namespace's name as its argument and creates it (ip netns add "$1", then
+// ip -n "$1" ...), deletes it at the end of the test, and waits for IPv6
+// duplicate address detection to settle, so that listings no longer show
+// "tentative" addresses. It skips the test when not root.
+func FromScript(tb testing.TB, script string) *NS {
+	tb.Helper()
+	RequireRoot(tb)
+	RequireTools(tb, "ip", "bash")
+	name := fmt.Sprintf("proxyscan-test-%d-%d", os.Getpid(), seq.Add(1))
+	tb.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
+	if out, err := exec.Command("bash", script, name).CombinedOutput(); err != nil {
+		tb.Fatalf("%s: %v: %s", script, err, out)
+	}
+	for range 50 {
+		out, _ := exec.Command("ip", "-n", name, "addr").Output()
+		if !strings.Contains(string(out), "tentative") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return &NS{Name: name, tb: tb}
 }

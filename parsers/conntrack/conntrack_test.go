@@ -1,7 +1,6 @@
 package conntrack
 
 import (
-	"bytes"
 	"net/netip"
 	"strings"
 	"testing"
@@ -20,63 +19,28 @@ var ignorePos = cmp.Options{
 	cmpopts.EquateEmpty(),
 }
 
-func errorText(err error) []byte {
-	var b bytes.Buffer
-	if l, ok := err.(parsers.ErrorList); ok {
-		for _, e := range l {
-			b.WriteString(e.Error() + "\n")
-		}
-		return b.Bytes()
+// parseAny parses a section as conntrack -S output when its name ends in
+// "stats", else as conntrack -L output.
+func parseAny(sec string, data []byte) (any, error) {
+	if strings.HasSuffix(sec, "stats") {
+		return ParseStats(sec, data)
 	}
-	return []byte(err.Error() + "\n")
+	return Parse(sec, data)
 }
 
-// parseAny parses a section by its name: input-stats is conntrack -S.
-func parseAny(sec string, data []byte) (any, []byte, error) {
-	if strings.HasSuffix(sec, "stats") {
-		s, err := ParseStats(sec, data)
-		if err != nil {
-			return nil, nil, err
-		}
-		return s, FormatStats(s), nil
+// formatAny prints what parseAny returned.
+func formatAny(v any) []byte {
+	if s, ok := v.(*Stats); ok {
+		return FormatStats(s)
 	}
-	d, err := Parse(sec, data)
-	if err != nil {
-		return nil, nil, err
-	}
-	return d, Format(d), nil
+	return Format(v.(*Dump))
 }
 
 func TestGolden(t *testing.T) {
-	parsetest.Golden(t, "parsers/conntrack/*.txtar", func(t *testing.T, name string, a *txtar.Archive) map[string][]byte {
-		got := map[string][]byte{}
-		for _, f := range a.Files {
-			if !strings.HasPrefix(f.Name, "input") {
-				continue
-			}
-			suffix := strings.TrimPrefix(f.Name, "input")
-			v, out, err := parseAny(f.Name, f.Data)
-			if err != nil {
-				if !parsers.IsInputError(err) {
-					t.Errorf("not an input error: %v", err)
-				}
-				got["want"+suffix+".error"] = errorText(err)
-				continue
-			}
-			got["want"+suffix+".json"] = parsetest.JSON(t, v)
-			if !bytes.Equal(out, f.Data) {
-				t.Errorf("%s: Format(Parse(input)) differs from the input:\n%s", f.Name, parsetest.Diff(f.Data, out))
-			}
-			v2, _, err := parseAny(f.Name, out)
-			if err != nil {
-				t.Fatalf("reparse: %v", err)
-			}
-			if diff := cmp.Diff(v, v2, ignorePos); diff != "" {
-				t.Errorf("Parse(Format(x)) != x:\n%s", diff)
-			}
-		}
-		return got
-	})
+	parsetest.Golden(t, "parsers/conntrack/*.txtar", parsetest.RoundTrip(parsetest.Codec[any]{
+		Parse: parseAny, Format: formatAny, Exact: true, InputError: parsers.IsInputError,
+		Diff: func(x, y any) string { return cmp.Diff(x, y, ignorePos) },
+	}))
 }
 
 func TestNAT(t *testing.T) {
@@ -122,14 +86,15 @@ func FuzzParse(f *testing.F) {
 	parsetest.Seeds(f, "parsers/conntrack/*.txtar")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, sec := range []string{"input", "input-stats"} {
-			v, out, err := parseAny(sec, data)
+			v, err := parseAny(sec, data)
 			if err != nil {
 				if !parsers.IsInputError(err) {
 					t.Fatalf("not an input error: %v", err)
 				}
 				continue
 			}
-			v2, _, err := parseAny(sec, out)
+			out := formatAny(v)
+			v2, err := parseAny(sec, out)
 			if err != nil {
 				t.Fatalf("reparse: %v\n%q\n%q", err, data, out)
 			}

@@ -21,17 +21,6 @@ var ignorePos = cmp.Options{
 	cmpopts.EquateEmpty(),
 }
 
-func errorText(err error) []byte {
-	var b bytes.Buffer
-	if l, ok := err.(parsers.ErrorList); ok {
-		for _, e := range l {
-			b.WriteString(e.Error() + "\n")
-		}
-		return b.Bytes()
-	}
-	return []byte(err.Error() + "\n")
-}
-
 func TestGolden(t *testing.T) {
 	parsetest.Golden(t, "parsers/ipaddr/*.txtar", func(t *testing.T, name string, a *txtar.Archive) map[string][]byte {
 		in := parsetest.Section(a, "input")
@@ -40,7 +29,7 @@ func TestGolden(t *testing.T) {
 			if !parsers.IsInputError(err) {
 				t.Errorf("not an input error: %v", err)
 			}
-			return map[string][]byte{"want.error": errorText(err)}
+			return map[string][]byte{"want.error": parsetest.ErrorText(err)}
 		}
 		got := map[string][]byte{"want.json": parsetest.JSON(t, d)}
 		out := Format(d)

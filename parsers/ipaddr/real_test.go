@@ -1,47 +1,23 @@
 package ipaddr
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
-// TestRealIPAddr rebuilds the namespace of the goldens with setup.sh,
+// TestRealIPAddr rebuilds the namespace of the goldens with ../node-netns.sh,
 // runs the real ip in it and checks that the goldens still describe what
 // it prints (lifetimes of addresses that count down are not compared).
 func TestRealIPAddr(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a network namespace")
-	}
-	for _, tool := range []string{"ip", "bash"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
 	dir := filepath.Join(parsetest.Root(t), "testdata/parsers/ipaddr")
-	ns := fmt.Sprintf("proxyscan-ipaddr-%d", os.Getpid())
-	defer exec.Command("ip", "netns", "del", ns).Run()
-	if out, err := exec.Command("bash", filepath.Join(dir, "setup.sh"), ns).CombinedOutput(); err != nil {
-		t.Fatalf("setup.sh: %v: %s", err, out)
-	}
-	// Wait for IPv6 duplicate address detection to finish, as the capture
-	// did: link-local addresses are "tentative" until then.
-	for range 50 {
-		out, _ := exec.Command("ip", "-n", ns, "addr").Output()
-		if !strings.Contains(string(out), "tentative") {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	ns := netnstest.FromScript(t, filepath.Join(dir, "../node-netns.sh")).Name
 	opts := cmp.Options{ignorePos, cmpopts.IgnoreFields(Dump{}, "Form"),
 		cmpopts.IgnoreFields(Address{}, "ValidLft", "PreferredLft")}
 	for golden, args := range map[string][]string{

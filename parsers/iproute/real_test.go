@@ -2,44 +2,20 @@ package iproute
 
 import (
 	"bytes"
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
+	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
-// TestRealIPRoute rebuilds the namespace of the goldens with setup.sh and
+// TestRealIPRoute rebuilds the namespace of the goldens with ../node-netns.sh and
 // checks that the real ip prints the golden routes byte for byte.
 func TestRealIPRoute(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a network namespace")
-	}
-	for _, tool := range []string{"ip", "bash"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
 	dir := filepath.Join(parsetest.Root(t), "testdata/parsers/iproute")
-	ns := fmt.Sprintf("proxyscan-iproute-%d", os.Getpid())
-	defer exec.Command("ip", "netns", "del", ns).Run()
-	if out, err := exec.Command("bash", filepath.Join(dir, "setup.sh"), ns).CombinedOutput(); err != nil {
-		t.Fatalf("setup.sh: %v: %s", err, out)
-	}
-	// Wait for IPv6 duplicate address detection to finish, as the capture
-	// did: link-local addresses are "tentative" until then.
-	for range 50 {
-		out, _ := exec.Command("ip", "-n", ns, "addr").Output()
-		if !strings.Contains(string(out), "tentative") {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	ns := netnstest.FromScript(t, filepath.Join(dir, "../node-netns.sh")).Name
 	for golden, args := range map[string][]string{
 		"route": {"route"}, "route6": {"-6", "route"}, "route-all": {"route", "show", "table", "all"}, "route6-all": {"-6", "route", "show", "table", "all"},
 	} {

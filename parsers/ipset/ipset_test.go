@@ -32,17 +32,6 @@ var ignorePos = cmp.Options{
 	cmpopts.EquateComparable(netip.Addr{}, netip.Prefix{}),
 }
 
-func errorText(err error) []byte {
-	var b bytes.Buffer
-	if l, ok := err.(parsers.ErrorList); ok {
-		for _, e := range l {
-			b.WriteString(e.Error() + "\n")
-		}
-		return b.Bytes()
-	}
-	return []byte(err.Error() + "\n")
-}
-
 // TestRealIpset runs the real ipset on each restore script next to the
 // goldens, inside a network namespace it creates and deletes, and checks
 // that the golden inputs are what ipset prints (up to what changes from
@@ -158,37 +147,10 @@ func stable(d *Dump) []string {
 }
 
 func TestGolden(t *testing.T) {
-	parsetest.Golden(t, "parsers/ipset/*.txtar", func(t *testing.T, name string, a *txtar.Archive) map[string][]byte {
-		got := map[string][]byte{}
-		for _, f := range a.Files {
-			if !strings.HasPrefix(f.Name, "input") {
-				continue
-			}
-			suffix := strings.TrimPrefix(f.Name, "input")
-			d, err := Parse(f.Name, f.Data)
-			if err != nil {
-				if !parsers.IsInputError(err) {
-					t.Errorf("%s: not an input error: %v", f.Name, err)
-				}
-				got["want"+suffix+".error"] = errorText(err)
-				continue
-			}
-			got["want"+suffix+".json"] = parsetest.JSON(t, d)
-			out := format(d)
-			if !bytes.Equal(out, f.Data) || parsetest.Section(a, "formatted"+suffix) != nil {
-				got["formatted"+suffix] = out
-			}
-			d2, err := Parse(f.Name, out)
-			if err != nil {
-				t.Errorf("%s: reparse: %v", f.Name, err)
-				continue
-			}
-			if diff := cmp.Diff(d, d2, ignorePos); diff != "" {
-				t.Errorf("%s: Parse(Format(x)) != x:\n%s", f.Name, diff)
-			}
-		}
-		return got
-	})
+	parsetest.Golden(t, "parsers/ipset/*.txtar", parsetest.RoundTrip(parsetest.Codec[*Dump]{
+		Parse: Parse, Format: format, InputError: parsers.IsInputError,
+		Diff: func(x, y *Dump) string { return cmp.Diff(x, y, ignorePos) },
+	}))
 }
 
 // TestSaveAndListAgree checks that the save and list captures of one

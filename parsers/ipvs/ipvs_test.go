@@ -75,49 +75,11 @@ func saveView(d *Dump) *Dump {
 
 // errorText renders an error for a golden: every error of a list, one a
 // line.
-func errorText(err error) []byte {
-	var b bytes.Buffer
-	if l, ok := err.(parsers.ErrorList); ok {
-		for _, e := range l {
-			b.WriteString(e.Error() + "\n")
-		}
-		return b.Bytes()
-	}
-	return []byte(err.Error() + "\n")
-}
-
 func TestGolden(t *testing.T) {
-	parsetest.Golden(t, "parsers/ipvs/*.txtar", func(t *testing.T, name string, a *txtar.Archive) map[string][]byte {
-		got := map[string][]byte{}
-		for _, f := range a.Files {
-			if !strings.HasPrefix(f.Name, "input") {
-				continue
-			}
-			suffix := strings.TrimPrefix(f.Name, "input")
-			d, err := Parse(f.Name, f.Data)
-			if err != nil {
-				if !parsers.IsInputError(err) {
-					t.Errorf("%s: error is not an input error: %v", f.Name, err)
-				}
-				got["want"+suffix+".error"] = errorText(err)
-				continue
-			}
-			got["want"+suffix+".json"] = parsetest.JSON(t, d)
-			out := format(d)
-			if !bytes.Equal(out, f.Data) || parsetest.Section(a, "formatted"+suffix) != nil {
-				got["formatted"+suffix] = out
-			}
-			d2, err := Parse(f.Name, out)
-			if err != nil {
-				t.Errorf("%s: reparse of formatted output: %v", f.Name, err)
-				continue
-			}
-			if diff := cmp.Diff(roundTripView(d), roundTripView(d2), ignorePos); diff != "" {
-				t.Errorf("%s: Parse(Format(x)) != x (-x +reparsed):\n%s", f.Name, diff)
-			}
-		}
-		return got
-	})
+	parsetest.Golden(t, "parsers/ipvs/*.txtar", parsetest.RoundTrip(parsetest.Codec[*Dump]{
+		Parse: Parse, Format: format, InputError: parsers.IsInputError,
+		Diff: func(x, y *Dump) string { return cmp.Diff(roundTripView(x), roundTripView(y), ignorePos) },
+	}))
 }
 
 // TestListAndSaveAgree checks that the listing and the save form of one

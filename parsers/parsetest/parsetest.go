@@ -127,6 +127,20 @@ func Seeds(f *testing.F, pattern string) {
 	}
 }
 
+// ErrorText renders a parse error for a golden's want.error section: one
+// line per error of a list (a parsers.ErrorList, or any error whose
+// Unwrap returns several), else the error's text.
+func ErrorText(err error) []byte {
+	var b bytes.Buffer
+	if l, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range l.Unwrap() {
+			b.WriteString(e.Error() + "\n")
+		}
+		return b.Bytes()
+	}
+	return []byte(err.Error() + "\n")
+}
+
 // JSON renders v as indented JSON with a trailing newline, for goldens.
 func JSON(tb testing.TB, v any) []byte {
 	tb.Helper()
@@ -177,4 +191,64 @@ func sortedKeys(m map[string][]byte) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// A Codec is a parser with its formatter, for [RoundTrip].
+type Codec[T any] struct {
+	// Parse parses one input section.
+	Parse func(name string, data []byte) (T, error)
+	// Format prints a parsed value back in the input's form.
+	Format func(T) []byte
+	// Exact requires Format(Parse(input)) to equal the input byte for
+	// byte; otherwise a formatted text that differs is kept in a
+	// "formatted<suffix>" section of the golden.
+	Exact bool
+	// Diff compares a value with the parse of its formatted text: "" when
+	// they are the same.
+	Diff func(x, reparsed T) string
+	// InputError tells an error about the input (parsers.IsInputError)
+	// from a failure of the parser; every parse error must be the former.
+	InputError func(error) bool
+}
+
+// RoundTrip returns a [Golden] callback for a parser with a formatter.
+// Every "input<suffix>" section is parsed: an error, which must be an
+// input error, is kept in "want<suffix>.error", a value as JSON in
+// "want<suffix>.json"; the value is then formatted and parsed again, which
+// must give the same value.
+func RoundTrip[T any](c Codec[T]) func(t *testing.T, name string, a *txtar.Archive) map[string][]byte {
+	return func(t *testing.T, name string, a *txtar.Archive) map[string][]byte {
+		got := map[string][]byte{}
+		for _, f := range a.Files {
+			suffix, ok := strings.CutPrefix(f.Name, "input")
+			if !ok {
+				continue
+			}
+			v, err := c.Parse(f.Name, f.Data)
+			if err != nil {
+				if !c.InputError(err) {
+					t.Errorf("%s: not an input error: %v", f.Name, err)
+				}
+				got["want"+suffix+".error"] = ErrorText(err)
+				continue
+			}
+			got["want"+suffix+".json"] = JSON(t, v)
+			out := c.Format(v)
+			switch {
+			case c.Exact && !bytes.Equal(out, f.Data):
+				t.Errorf("%s: Format(Parse(input)) differs from the input:\n%s", f.Name, Diff(f.Data, out))
+			case !c.Exact && (!bytes.Equal(out, f.Data) || Section(a, "formatted"+suffix) != nil):
+				got["formatted"+suffix] = out
+			}
+			v2, err := c.Parse(f.Name, out)
+			if err != nil {
+				t.Errorf("%s: reparse of the formatted text: %v", f.Name, err)
+				continue
+			}
+			if diff := c.Diff(v, v2); diff != "" {
+				t.Errorf("%s: Parse(Format(x)) != x (-x +reparsed):\n%s", f.Name, diff)
+			}
+		}
+		return got
+	}
 }

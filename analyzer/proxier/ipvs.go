@@ -1,0 +1,646 @@
+package proxier
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/ipset"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/ipvs"
+	"github.com/proxyscan/proxyscan/parsers/kpversion"
+)
+
+// IPVS mode's layout is modelled from 1.30 on: that release added the
+// KUBE-IPVS-OUT-FILTER chain (LoadBalancer source ranges that leave the
+// node out) and the KUBE-EXTERNAL-IP-LOCAL RETURN of KUBE-IPVS-FILTER;
+// pkg/proxy/ipvs/proxier.go syncProxyRules and writeIptablesRules keep the
+// same rules through 1.37.
+const ipvsOldestMinor = 30
+
+// Chain names of kube-proxy's IPVS mode (pkg/proxy/ipvs/proxier.go).
+const (
+	ipvsNodePortChain        = "KUBE-NODE-PORT"
+	ipvsLoadBalancerChain    = "KUBE-LOAD-BALANCER"
+	ipvsSourceRangesFirewall = "KUBE-SOURCE-RANGES-FIREWALL"
+	ipvsFilterChain          = "KUBE-IPVS-FILTER"
+	ipvsOutFilterChain       = "KUBE-IPVS-OUT-FILTER"
+	ipvsDefaultScheduler     = "rr"
+	ipvsFileIPVSAdm          = "ipvsadm-save.txt"
+	ipvsFileIPSet            = "ipset-save.txt"
+	ipvsFileBound            = "kube-ipvs0.txt"
+	ipvsSetHashOptions       = "hashsize 1024 maxelem 65536"
+	ipvsSetBitmapRange       = "range 0-65535"
+	ipvsSchedulerMaglev      = "mh"
+	ipvsExpectedIPVSFile     = "expected/" + ipvsFileIPVSAdm
+	ipvsExpectedIPSetFile    = "expected/" + ipvsFileIPSet
+)
+
+// ipvsSetInfo is pkg/proxy/ipvs/ipset.go's set list: the IPv4 name, the
+// type and the comment the rules that match the set carry.
+var ipvsSetInfo = []struct {
+	name, typ, comment string
+}{
+	{view.SetLoopBack, "hash:ip,port,ip", "Kubernetes endpoints dst ip:port, source ip for solving hairpin purpose"},
+	{view.SetClusterIP, "hash:ip,port", "Kubernetes service cluster ip + port for masquerade purpose"},
+	{view.SetExternalIP, "hash:ip,port", "Kubernetes service external ip + port for masquerade and filter purpose"},
+	{view.SetExternalIPLocal, "hash:ip,port", "Kubernetes service external ip + port with externalTrafficPolicy=local"},
+	{view.SetLoadBalancer, "hash:ip,port", "Kubernetes service lb portal"},
+	{view.SetLoadBalancerFW, "hash:ip,port", "Kubernetes service load balancer ip + port for load balancer with sourceRange"},
+	{view.SetLoadBalancerLocal, "hash:ip,port", "Kubernetes service load balancer ip + port with externalTrafficPolicy=local"},
+	{view.SetLoadBalancerSrcIP, "hash:ip,port,ip", "Kubernetes service load balancer ip + port + source IP for packet filter purpose"},
+	{view.SetLoadBalancerSrcCIDR, "hash:ip,port,net", "Kubernetes service load balancer ip + port + source cidr for packet filter purpose"},
+	{view.SetNodePortTCP, "bitmap:port", "Kubernetes nodeport TCP port for masquerade purpose"},
+	{view.SetNodePortLocalTCP, "bitmap:port", "Kubernetes nodeport TCP port with externalTrafficPolicy=local"},
+	{view.SetNodePortUDP, "bitmap:port", "Kubernetes nodeport UDP port for masquerade purpose"},
+	{view.SetNodePortLocalUDP, "bitmap:port", "Kubernetes nodeport UDP port with externalTrafficPolicy=local"},
+	{view.SetNodePortSCTP, "hash:ip,port", "Kubernetes nodeport SCTP port for masquerade purpose with type 'hash ip:port'"},
+	{view.SetNodePortLocalSCTP, "hash:ip,port", "Kubernetes nodeport SCTP port with externalTrafficPolicy=local with type 'hash ip:port'"},
+	{view.SetHealthCheckNodePort, "bitmap:port", "Kubernetes health check node port"},
+	{view.SetIPVSIPs, "hash:ip", "Addresses on the ipvs interface"},
+}
+
+// ipvsSetComment returns the comment of a set by its IPv4 name.
+func ipvsSetComment(base string) string {
+	for _, s := range ipvsSetInfo {
+		if s.name == base {
+			return s.comment
+		}
+	}
+	return ""
+}
+
+// ipvsSetWithIPTablesChain is ipsetWithIptablesChain: the rules written
+// for each non-empty set, in this order (the Local node-port sets before
+// the others).
+var ipvsSetWithIPTablesChain = []struct {
+	set, table, from, to, match, proto string
+}{
+	{view.SetLoopBack, "nat", kubePostroutingChain, "MASQUERADE", "dst,dst,src", ""},
+	{view.SetLoadBalancer, "nat", kubeServicesChain, ipvsLoadBalancerChain, "dst,dst", ""},
+	{view.SetLoadBalancerLocal, "nat", ipvsLoadBalancerChain, "RETURN", "dst,dst", ""},
+	{view.SetNodePortLocalTCP, "nat", ipvsNodePortChain, "RETURN", "dst", "tcp"},
+	{view.SetNodePortTCP, "nat", ipvsNodePortChain, kubeMarkMasqChain, "dst", "tcp"},
+	{view.SetNodePortLocalUDP, "nat", ipvsNodePortChain, "RETURN", "dst", "udp"},
+	{view.SetNodePortUDP, "nat", ipvsNodePortChain, kubeMarkMasqChain, "dst", "udp"},
+	{view.SetNodePortLocalSCTP, "nat", ipvsNodePortChain, "RETURN", "dst,dst", "sctp"},
+	{view.SetNodePortSCTP, "nat", ipvsNodePortChain, kubeMarkMasqChain, "dst,dst", "sctp"},
+	{view.SetLoadBalancerFW, "filter", kubeProxyFirewallChain, ipvsSourceRangesFirewall, "dst,dst", ""},
+	{view.SetLoadBalancerSrcCIDR, "filter", ipvsSourceRangesFirewall, "RETURN", "dst,dst,src", ""},
+	{view.SetLoadBalancerSrcIP, "filter", ipvsSourceRangesFirewall, "RETURN", "dst,dst,src", ""},
+}
+
+// ipvsChains is iptablesChains of IPVS mode: the chains it creates.
+var ipvsChains = []struct{ table, chain string }{
+	{"nat", kubeServicesChain}, {"nat", kubePostroutingChain}, {"nat", ipvsNodePortChain},
+	{"nat", ipvsLoadBalancerChain}, {"nat", kubeMarkMasqChain},
+	{"filter", kubeForwardChain}, {"filter", ipvsNodePortChain}, {"filter", kubeProxyFirewallChain},
+	{"filter", ipvsSourceRangesFirewall}, {"filter", ipvsFilterChain}, {"filter", ipvsOutFilterChain},
+}
+
+// ipvsJumpChains is iptablesJumpChain of IPVS mode, in its order; each is
+// prepended (EnsureRule(Prepend)), so a built-in chain holds them in the
+// reverse order.
+var ipvsJumpChains = []struct{ table, from, to, comment string }{
+	{"nat", "OUTPUT", kubeServicesChain, "kubernetes service portals"},
+	{"nat", "PREROUTING", kubeServicesChain, "kubernetes service portals"},
+	{"nat", "POSTROUTING", kubePostroutingChain, "kubernetes postrouting rules"},
+	{"filter", "FORWARD", kubeForwardChain, "kubernetes forwarding rules"},
+	{"filter", "INPUT", ipvsNodePortChain, "kubernetes health check rules"},
+	{"filter", "INPUT", kubeProxyFirewallChain, "kube-proxy firewall rules"},
+	{"filter", "FORWARD", kubeProxyFirewallChain, "kube-proxy firewall rules"},
+	{"filter", "INPUT", ipvsFilterChain, "kubernetes ipvs access filter"},
+	{"filter", "OUTPUT", ipvsOutFilterChain, "kubernetes ipvs access filter"},
+}
+
+// ipvsMode generates kube-proxy's IPVS mode.
+type ipvsMode struct{}
+
+// Name returns "ipvs".
+func (ipvsMode) Name() string { return model.ModeIPVS }
+
+// generate returns what the IPVS proxiers of the families program after
+// one full sync: the virtual and real servers and the ipsets (one kernel
+// table shared by both families, as on a node), the addresses bound to
+// kube-ipvs0, and per family the iptables rules.
+func (ipvsMode) generate(in *input, families []model.Family) (*Dataplane, error) {
+	if in.minor < ipvsOldestMinor {
+		return nil, fmt.Errorf("kube-proxy 1.%d IPVS mode is not modelled (supported: 1.%d to 1.%d)", in.minor, ipvsOldestMinor, kpversion.NewestMinor)
+	}
+	dp := &Dataplane{Mode: model.ModeIPVS, ipvs: &ipvsExtra{}}
+	if c := in.cfg.IPVS; c.TCPTimeout.Duration > 0 || c.TCPFinTimeout.Duration > 0 || c.UDPTimeout.Duration > 0 {
+		dp.ipvs.timeouts = &[3]int{int(c.TCPTimeout.Seconds()), int(c.TCPFinTimeout.Seconds()), int(c.UDPTimeout.Seconds())}
+	}
+	table := &ipvs.Dump{Form: ipvs.FormSave, Services: []*ipvs.Service{}}
+	var sets []*ipvsSet
+	var files []File
+	for _, f := range families {
+		p := newIPVSProxier(in, f)
+		p.syncProxyRules()
+		d, text, err := canonicalDump("expected/"+iptablesFileName(f), iptables.Family(f), "", p.filter, p.nat)
+		if err != nil {
+			return nil, fmt.Errorf("generating the %s iptables rules of IPVS mode: %w", f, err)
+		}
+		dp.IPTables = append(dp.IPTables, d)
+		files = append(files, File{Name: iptablesFileName(f), Family: f, Data: text})
+		table.Services = append(table.Services, p.services...)
+		dp.Bound = append(dp.Bound, p.boundAddrs()...)
+		sets = append(sets, p.setList()...)
+		dp.ipvs.exclude = append(dp.ipvs.exclude, p.exclude...)
+	}
+	ipvs.Sort(table)
+	ipvsText := formatIPVSSave(table)
+	dp.IPVS = table
+	sort.Slice(sets, func(i, j int) bool { return sets[i].name < sets[j].name })
+	setText := formatIPSets(sets)
+	sd, err := ipset.Parse(ipvsExpectedIPSetFile, setText)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the generated ipsets: %w", err)
+	}
+	dp.IPSets = sd
+	sort.Slice(dp.Bound, func(i, j int) bool { return dp.Bound[i].Less(dp.Bound[j]) })
+	var bound bytes.Buffer
+	for _, a := range dp.Bound {
+		bound.WriteString(netip.PrefixFrom(a, a.BitLen()).String() + "\n")
+	}
+	shared := []File{
+		{Name: ipvsFileIPSet, Data: setText},
+		{Name: ipvsFileIPVSAdm, Data: ipvsText},
+		{Name: ipvsFileBound, Data: bound.Bytes()},
+	}
+	if len(families) == 1 {
+		for i := range shared {
+			shared[i].Family = families[0]
+		}
+	}
+	dp.Files = append(shared, files...)
+	return dp, nil
+}
+
+// formatIPVSSave prints the table in ipvsadm -Sn form and points every
+// service and destination at its line.
+func formatIPVSSave(d *ipvs.Dump) []byte {
+	text := ipvs.FormatSave(d)
+	line := 0
+	rest := text
+	next := func() string {
+		line++
+		i := bytes.IndexByte(rest, '\n')
+		l := string(rest[:i])
+		rest = rest[i+1:]
+		return l
+	}
+	for _, s := range d.Services {
+		s.Raw = next()
+		s.Pos = parsers.Pos{File: ipvsExpectedIPVSFile, Line: line}
+		for _, dst := range s.Destinations {
+			dst.Raw = next()
+			dst.Pos = parsers.Pos{File: ipvsExpectedIPVSFile, Line: line}
+		}
+	}
+	return text
+}
+
+// ipvsSet is one ipset being filled: its name in the family, type, and
+// members (entry strings as ipset prints them).
+type ipvsSet struct {
+	base, name, typ string
+	family          model.Family
+	entries         map[string]bool
+}
+
+func (s *ipvsSet) add(e string) { s.entries[e] = true }
+
+func (s *ipvsSet) empty() bool { return len(s.entries) == 0 }
+
+// formatIPSets prints sets in ipset save form, loadable by ipset restore:
+// each create line (without the initval the kernel picks) and its add
+// lines, sorted.
+func formatIPSets(sets []*ipvsSet) []byte {
+	var b bytes.Buffer
+	for _, s := range sets {
+		b.WriteString("create " + s.name + " " + s.typ)
+		if strings.HasPrefix(s.typ, "bitmap:") {
+			b.WriteString(" " + ipvsSetBitmapRange)
+		} else {
+			fam := "inet"
+			if s.family == model.IPv6 {
+				fam = "inet6"
+			}
+			b.WriteString(" family " + fam + " " + ipvsSetHashOptions)
+		}
+		b.WriteByte('\n')
+		entries := make([]string, 0, len(s.entries))
+		for e := range s.entries {
+			entries = append(entries, e)
+		}
+		sort.Strings(entries)
+		for _, e := range entries {
+			b.WriteString("add " + s.name + " " + e + "\n")
+		}
+	}
+	return b.Bytes()
+}
+
+// ipvsProxier is the state of one single-family IPVS proxier that
+// syncProxyRules reads and writes (pkg/proxy/ipvs/proxier.go's Proxier,
+// resolved from the configuration as NewProxier resolves it).
+type ipvsProxier struct {
+	in     *input
+	family model.Family
+	isIPv6 bool
+
+	scheduler     string
+	masqueradeAll bool
+	mark          string
+	localDetector localDetector
+	nodeIP        netip.Addr
+	randomFully   bool
+	exclude       []netip.Prefix
+	// nodeAddrs are the node's addresses of the family except those on
+	// kube-ipvs0 (GetAllLocalAddressesExcept); nodePortIPs the addresses
+	// NodePort virtual servers are created on.
+	nodeAddrs   map[netip.Addr]bool
+	nodePortIPs []netip.Addr
+
+	ports    []*model.ServicePort
+	sets     map[string]*ipvsSet
+	services []*ipvs.Service
+	bound    map[netip.Addr]bool
+	// noNodeAccess are the load balancer IP, protocol and port entries
+	// whose source ranges leave the node out.
+	noNodeAccess []lbEntry
+
+	filter, nat *ruleTable
+}
+
+type lbEntry struct {
+	ip    netip.Addr
+	proto string
+	port  int32
+}
+
+func newIPVSProxier(in *input, f model.Family) *ipvsProxier {
+	fam := iptables.Family(f)
+	p := &ipvsProxier{
+		in: in, family: f, isIPv6: f == model.IPv6,
+		scheduler:     in.cfg.IPVS.Scheduler,
+		masqueradeAll: in.cfg.IPTables.MasqueradeAll,
+		nodeIP:        in.nodeIPs[f],
+		randomFully:   in.minor >= 37 || !in.env.NoRandomFully,
+		ports:         in.portsOf(f),
+		sets:          map[string]*ipvsSet{},
+		bound:         map[netip.Addr]bool{},
+		nodeAddrs:     map[netip.Addr]bool{},
+		filter:        newRuleTable("filter", fam),
+		nat:           newRuleTable("nat", fam),
+	}
+	if p.scheduler == "" {
+		p.scheduler = ipvsDefaultScheduler
+	}
+	bit := int32(14)
+	if b := in.cfg.IPTables.MasqueradeBit; b != nil {
+		bit = *b
+	}
+	p.mark = fmt.Sprintf("%#08x", 1<<uint(bit))
+	p.localDetector = newLocalDetector(in, f)
+	for _, s := range in.cfg.IPVS.ExcludeCIDRs {
+		if c, err := netip.ParsePrefix(strings.TrimSpace(s)); err == nil && model.FamilyOf(c.Addr()) == f {
+			p.exclude = append(p.exclude, c.Masked())
+		}
+	}
+	for _, s := range ipvsSetInfo {
+		p.sets[s.name] = &ipvsSet{base: s.name, name: view.SetName(s.name, f), typ: s.typ, family: f, entries: map[string]bool{}}
+	}
+	skip := map[netip.Addr]bool{}
+	if a := in.snap.Addrs; a != nil {
+		for _, x := range a.KubeIPVSAddresses() {
+			skip[x.Local] = true
+		}
+		for _, i := range a.Interfaces {
+			if i.IsLoopback() {
+				for _, x := range i.Addresses {
+					skip[x.Local] = true
+				}
+			}
+		}
+	}
+	for _, ip := range in.ifaceAddrs {
+		if model.FamilyOf(ip) != f || ip.IsLoopback() || ip.IsLinkLocalUnicast() || skip[ip] {
+			continue
+		}
+		p.nodeAddrs[ip] = true
+	}
+	npa := newNodePortAddresses(f, in.nodePortAddresses())
+	if npa.matchAll {
+		for ip := range p.nodeAddrs {
+			p.nodePortIPs = append(p.nodePortIPs, ip)
+		}
+		sort.Slice(p.nodePortIPs, func(i, j int) bool { return p.nodePortIPs[i].Less(p.nodePortIPs[j]) })
+	} else {
+		for _, ip := range npa.nodeIPs(in.ifaceAddrs) {
+			if !ip.IsLoopback() && !skip[ip] {
+				p.nodePortIPs = append(p.nodePortIPs, ip)
+			}
+		}
+	}
+	return p
+}
+
+// syncProxyRules mirrors the IPVS proxier's syncProxyRules of a first
+// sync on a clean node: createAndLinkKubeChain, then per service port the
+// cluster IP, external IPs, load balancer IPs and node ports with their
+// set entries, virtual servers, bound addresses and real servers, then
+// writeIptablesRules.
+func (p *ipvsProxier) syncProxyRules() {
+	p.createAndLinkKubeChain()
+	for _, sp := range p.ports {
+		p.syncServicePort(sp)
+	}
+	ips := p.sets[view.SetIPVSIPs]
+	for ip := range p.bound {
+		ips.add(ip.String())
+	}
+	p.writeIPTablesRules()
+}
+
+// createAndLinkKubeChain declares the chains and prepends the jumps.
+func (p *ipvsProxier) createAndLinkKubeChain() {
+	for _, c := range ipvsChains {
+		p.table(c.table).declare(c.chain)
+	}
+	type jump struct{ to, comment string }
+	bySrc := map[string][]jump{}
+	var keys []string
+	for _, j := range ipvsJumpChains {
+		k := j.table + " " + j.from
+		if _, ok := bySrc[k]; !ok {
+			keys = append(keys, k)
+		}
+		bySrc[k] = append([]jump{{j.to, j.comment}}, bySrc[k]...)
+	}
+	for _, k := range keys {
+		table, from, _ := strings.Cut(k, " ")
+		for _, j := range bySrc[k] {
+			p.table(table).Write("-A", from, "-m", "comment", "--comment", j.comment, "-j", j.to)
+		}
+	}
+}
+
+func (p *ipvsProxier) table(name string) *ruleTable {
+	if name == "nat" {
+		return p.nat
+	}
+	return p.filter
+}
+
+// setEntry formats a hash:ip,port member ("10.96.0.1,tcp:443").
+func setEntry(ip netip.Addr, proto string, port int32) string {
+	return view.MemberKey(ip, proto, port)
+}
+
+// virtualServer returns the virtual server of an address and port of sp:
+// the configured scheduler, persistence for ClientIP affinity, mh-port
+// for the mh scheduler.
+func (p *ipvsProxier) virtualServer(sp *model.ServicePort, ip netip.Addr, port int32) *ipvs.Service {
+	s := &ipvs.Service{Destinations: []*ipvs.Destination{}}
+	s.Address = net.IP(ip.AsSlice())
+	s.Port = uint16(port)
+	s.Protocol = ipvsProto(sp.Protocol)
+	s.SchedName = p.scheduler
+	s.Flags = ipvs.FlagHashed
+	if p.isIPv6 {
+		s.AddressFamily, s.Netmask = ipvs.FamilyIPv6, 128
+	} else {
+		s.AddressFamily, s.Netmask = ipvs.FamilyIPv4, 0xffffffff
+	}
+	if sp.AffinityClientIP {
+		s.Flags |= ipvs.FlagPersistent
+		s.Timeout = uint32(sp.AffinityTimeout)
+	}
+	if p.scheduler == ipvsSchedulerMaglev {
+		s.Flags |= ipvs.FlagSched2
+	}
+	return s
+}
+
+func ipvsProto(p corev1.Protocol) uint16 {
+	switch p {
+	case corev1.ProtocolUDP:
+		return ipvs.ProtoUDP
+	case corev1.ProtocolSCTP:
+		return ipvs.ProtoSCTP
+	}
+	return ipvs.ProtoTCP
+}
+
+// addVirtualServer adds a virtual server with the real servers syncEndpoint
+// gives it, binding its address to kube-ipvs0 when bind is set.
+func (p *ipvsProxier) addVirtualServer(s *ipvs.Service, eps []*model.Endpoint, bind bool, ip netip.Addr) {
+	for _, e := range eps {
+		d := &ipvs.Destination{}
+		d.Address = net.IP(e.IP.AsSlice())
+		d.AddressFamily = s.AddressFamily
+		d.Port = uint16(e.Port)
+		d.Weight = 1
+		d.ConnectionFlags = ipvs.FwdMasq
+		s.Destinations = append(s.Destinations, d)
+	}
+	p.services = append(p.services, s)
+	if bind {
+		p.bound[ip] = true
+	}
+}
+
+// syncServicePort writes what one service port gets in syncProxyRules.
+func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
+	proto := sp.ProtoLower()
+	cat := model.Categorize(sp, p.family, p.in.cat)
+	// syncEndpoint: the Local endpoints for a Local policy, the Cluster
+	// ones when there are none (#97081), else the Cluster ones.
+	endpoints := func(onlyLocal bool) []*model.Endpoint {
+		if onlyLocal && len(cat.Local) > 0 {
+			return cat.Local
+		}
+		return cat.Cluster
+	}
+	for _, e := range sp.Endpoints {
+		if e.Local && e.Family() == p.family {
+			p.sets[view.SetLoopBack].add(setEntry(e.IP, proto, e.Port) + "," + e.IP.String())
+		}
+	}
+	cip, _ := sp.ClusterIP(p.family)
+	p.sets[view.SetClusterIP].add(setEntry(cip, proto, sp.Port))
+	p.addVirtualServer(p.virtualServer(sp, cip, sp.Port), endpoints(sp.InternalPolicyLocal), true, cip)
+
+	for _, ip := range sp.ExternalIPsOf(p.family) {
+		if sp.ExternalPolicyLocal {
+			p.sets[view.SetExternalIPLocal].add(setEntry(ip, proto, sp.Port))
+		} else {
+			p.sets[view.SetExternalIP].add(setEntry(ip, proto, sp.Port))
+		}
+		p.addVirtualServer(p.virtualServer(sp, ip, sp.Port), endpoints(sp.ExternalPolicyLocal), !p.nodeAddrs[ip], ip)
+	}
+
+	for _, ip := range sp.LoadBalancerVIPsOf(p.family) {
+		e := setEntry(ip, proto, sp.Port)
+		p.sets[view.SetLoadBalancer].add(e)
+		if sp.ExternalPolicyLocal {
+			p.sets[view.SetLoadBalancerLocal].add(e)
+		}
+		if ranges := sp.SourceRangesOf(p.family); len(ranges) > 0 {
+			p.sets[view.SetLoadBalancerFW].add(e)
+			allowFromNode := false
+			for _, c := range ranges {
+				p.sets[view.SetLoadBalancerSrcCIDR].add(e + "," + c.Masked().String())
+				if p.nodeIP.IsValid() && c.Contains(p.nodeIP) {
+					allowFromNode = true
+				}
+			}
+			if allowFromNode {
+				p.sets[view.SetLoadBalancerSrcIP].add(e + "," + ip.String())
+			} else {
+				p.noNodeAccess = append(p.noNodeAccess, lbEntry{ip, proto, sp.Port})
+			}
+		}
+		p.addVirtualServer(p.virtualServer(sp, ip, sp.Port), endpoints(sp.ExternalPolicyLocal), !p.nodeAddrs[ip], ip)
+	}
+
+	if sp.NodePort != 0 {
+		if len(p.nodePortIPs) == 0 {
+			// kube-proxy skips the node ports, and the health check
+			// port, when no node address is selected.
+			return
+		}
+		var entries []string
+		set, local := "", ""
+		switch proto {
+		case "tcp", "udp":
+			set, local = view.NodePortSet(proto, false), view.NodePortSet(proto, true)
+			entries = []string{view.PortKey(sp.NodePort)}
+		case "sctp":
+			set, local = view.SetNodePortSCTP, view.SetNodePortLocalSCTP
+			for _, ip := range p.nodePortIPs {
+				entries = append(entries, setEntry(ip, proto, sp.NodePort))
+			}
+		}
+		for _, e := range entries {
+			p.sets[set].add(e)
+			if sp.ExternalPolicyLocal {
+				p.sets[local].add(e)
+			}
+		}
+		for _, ip := range p.nodePortIPs {
+			p.addVirtualServer(p.virtualServer(sp, ip, sp.NodePort), endpoints(sp.ExternalPolicyLocal), false, ip)
+		}
+	}
+	if sp.HealthCheckNodePort != 0 {
+		p.sets[view.SetHealthCheckNodePort].add(view.PortKey(sp.HealthCheckNodePort))
+	}
+}
+
+// writeIPTablesRules mirrors writeIptablesRules.
+func (p *ipvsProxier) writeIPTablesRules() {
+	lo := "127.0.0.0/8"
+	if p.isIPv6 {
+		lo = "::1/128"
+	}
+	p.nat.Write("-A", kubeServicesChain, "-s", lo, "-j", "RETURN")
+	for _, s := range ipvsSetWithIPTablesChain {
+		set := p.sets[s.set]
+		if set.empty() {
+			continue
+		}
+		args := []string{"-A", s.from}
+		if s.proto != "" {
+			args = append(args, "-p", s.proto)
+		}
+		args = append(args, "-m", "comment", "--comment", ipvsSetComment(s.set), "-m", "set", "--match-set", set.name, s.match)
+		p.table(s.table).Write(args, "-j", s.to)
+	}
+	if set := p.sets[view.SetClusterIP]; !set.empty() {
+		args := []string{"-A", kubeServicesChain, "-m", "comment", "--comment", ipvsSetComment(view.SetClusterIP), "-m", "set", "--match-set", set.name}
+		switch {
+		case p.masqueradeAll:
+			p.nat.Write(args, "dst,dst", "-j", kubeMarkMasqChain)
+		case p.localDetector.implemented():
+			p.nat.Write(args, "dst,dst", p.localDetector.ifNotLocal, "-j", kubeMarkMasqChain)
+		default:
+			p.nat.Write(args, "src,dst", "-j", kubeMarkMasqChain)
+		}
+	}
+	externalIPRules := func(args []string) {
+		p.nat.Write(args, "-m", "physdev", "!", "--physdev-is-in", "-m", "addrtype", "!", "--src-type", "LOCAL", "-j", "ACCEPT")
+		p.nat.Write(args, "-m", "addrtype", "--dst-type", "LOCAL", "-j", "ACCEPT")
+	}
+	if set := p.sets[view.SetExternalIP]; !set.empty() {
+		args := []string{"-A", kubeServicesChain, "-m", "comment", "--comment", ipvsSetComment(view.SetExternalIP), "-m", "set", "--match-set", set.name, "dst,dst"}
+		p.nat.Write(args, "-j", kubeMarkMasqChain)
+		externalIPRules(args)
+	}
+	if set := p.sets[view.SetExternalIPLocal]; !set.empty() {
+		externalIPRules([]string{"-A", kubeServicesChain, "-m", "comment", "--comment", ipvsSetComment(view.SetExternalIPLocal), "-m", "set", "--match-set", set.name, "dst,dst"})
+	}
+	p.nat.Write("-A", kubeServicesChain, "-m", "addrtype", "--dst-type", "LOCAL", "-j", ipvsNodePortChain)
+	p.nat.Write("-A", ipvsLoadBalancerChain, "-j", kubeMarkMasqChain)
+	p.filter.Write("-A", ipvsSourceRangesFirewall, "-j", "DROP")
+	for _, e := range p.noNodeAccess {
+		p.filter.Write("-A", ipvsOutFilterChain, "-s", e.ip.String(), "-m", "ipvs", "--vaddr", e.ip.String(),
+			"--vproto", e.proto, "--vport", strconv.Itoa(int(e.port)), "-j", "DROP")
+	}
+	for _, s := range []string{view.SetClusterIP, view.SetLoadBalancer} {
+		if set := p.sets[s]; !set.empty() {
+			p.nat.Write("-A", kubeServicesChain, "-m", "set", "--match-set", set.name, "dst,dst", "-j", "ACCEPT")
+		}
+	}
+	mark := p.mark
+	p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding rules"`,
+		"-m", "mark", "--mark", mark+"/"+mark, "-j", "ACCEPT")
+	p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding conntrack rule"`,
+		"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
+	hc := p.sets[view.SetHealthCheckNodePort].name
+	p.filter.Write("-A", ipvsNodePortChain, "-m", "comment", "--comment", ipvsSetComment(view.SetHealthCheckNodePort),
+		"-m", "set", "--match-set", hc, "dst", "-j", "ACCEPT")
+	for _, s := range []string{view.SetLoadBalancer, view.SetClusterIP, view.SetExternalIP, view.SetExternalIPLocal} {
+		p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", p.sets[s].name, "dst,dst", "-j", "RETURN")
+	}
+	p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", hc, "dst", "-j", "RETURN")
+	p.filter.Write("-A", ipvsFilterChain, "-m", "conntrack", "--ctstate", "NEW",
+		"-m", "set", "--match-set", p.sets[view.SetIPVSIPs].name, "dst", "-j", "REJECT")
+	p.nat.Write("-A", kubePostroutingChain, "-m", "mark", "!", "--mark", mark+"/"+mark, "-j", "RETURN")
+	p.nat.Write("-A", kubePostroutingChain, "-j", "MARK", "--xor-mark", mark)
+	masq := []string{"-A", kubePostroutingChain, "-m", "comment", "--comment", `"kubernetes service traffic requiring SNAT"`, "-j", "MASQUERADE"}
+	if p.randomFully {
+		masq = append(masq, "--random-fully")
+	}
+	p.nat.Write(masq)
+	p.nat.Write("-A", kubeMarkMasqChain, "-j", "MARK", "--or-mark", mark)
+}
+
+// boundAddrs returns the addresses bound to kube-ipvs0, sorted.
+func (p *ipvsProxier) boundAddrs() []netip.Addr {
+	out := make([]netip.Addr, 0, len(p.bound))
+	for ip := range p.bound {
+		out = append(out, ip)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
+	return out
+}
+
+// setList returns the family's sets.
+func (p *ipvsProxier) setList() []*ipvsSet {
+	out := make([]*ipvsSet, 0, len(p.sets))
+	for _, s := range ipvsSetInfo {
+		out = append(out, p.sets[s.name])
+	}
+	return out
+}
