@@ -209,6 +209,7 @@ func run(snap *model.Snapshot, f *facts, checks []*Check) *Result {
 		}
 		st.Findings = len(p.findings)
 		st.Notes = p.notes
+		f.record(p.findings)
 		res.Findings = append(res.Findings, p.findings...)
 		res.Statuses = append(res.Statuses, st)
 	}

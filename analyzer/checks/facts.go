@@ -23,6 +23,12 @@ type facts struct {
 	views []*view.View
 	attr  *view.Attribution
 	exp   map[expKey]*Expect
+	// tracer holds the traces of packets through the node's data plane
+	// (built on first use).
+	tracer *traceFacts
+	// fired holds the IDs of the checks of the run that reported
+	// findings so far, services the service ports they named.
+	fired, services map[string]bool
 }
 
 type expKey struct {

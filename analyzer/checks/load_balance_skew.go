@@ -30,10 +30,11 @@ var loadBalanceSkew = &Check{
 const skewTolerance = 0.005
 
 func runLoadBalanceSkew(p *Pass) {
+	p.prefetchTraces()
 	for _, v := range p.Views() {
 		for _, sp := range p.PortsOf(v) {
 			for _, u := range dispatches(v, sp) {
-				if msg := skewMessage(u.d); msg != "" {
+				if msg := skewMessage(tracedDispatch(p, v, u)); msg != "" {
 					f := Finding{Service: sp.String(), Protocol: string(sp.Protocol), Evidence: u.d.Evidence, Message: msg}
 					for _, b := range u.d.Backends {
 						if len(b.Evidence) > 0 && !hasEvidence(f.Evidence, b.Evidence[0]) {
@@ -46,6 +47,68 @@ func runLoadBalanceSkew(p *Pass) {
 			}
 		}
 	}
+}
+
+// tracedDispatch returns the dispatch with the shares the tracer finds for
+// the packets of its entry: unchanged when they agree with the shares read
+// from the rules (or when the entry is not traced), else a copy carrying
+// the traced shares.
+func tracedDispatch(p *Pass, v *view.View, u dispatchUse) *view.Dispatch {
+	var origin view.Origin
+	for _, o := range view.Origins {
+		if u.entry.Dispatch[o] == u.d {
+			origin = o
+			break
+		}
+	}
+	if origin == "" {
+		return u.d // IPVS: the virtual server of another node address
+	}
+	count := map[string]int{}
+	read := map[string]float64{}
+	for _, b := range u.d.Backends {
+		if b.Graceful || b.Unreachable {
+			continue
+		}
+		if b.Share < 0 {
+			return u.d // shares the rules do not say (IPVS schedulers)
+		}
+		count[b.Endpoint]++
+		read[b.Endpoint] += b.Share
+	}
+	traced, ok := tracedShares(p, v, u.entry, origin)
+	if !ok {
+		return u.d
+	}
+	total, reached := 0.0, 0.0
+	for ep, s := range read {
+		total += s
+		reached += traced[ep]
+	}
+	if reached < total-skewTolerance {
+		// Part of the traffic never gets to the dispatch: lost before it
+		// (service-unreachable's finding), not spread unevenly by it.
+		return u.d
+	}
+	agree := true
+	for ep, s := range read {
+		if math.Abs(s-traced[ep]) > skewTolerance {
+			agree = false
+		}
+	}
+	if agree {
+		return u.d
+	}
+	d := *u.d
+	d.Backends = make([]*view.Backend, len(u.d.Backends))
+	for i, b := range u.d.Backends {
+		c := *b
+		if !c.Graceful && !c.Unreachable {
+			c.Share = traced[c.Endpoint] / float64(count[c.Endpoint])
+		}
+		d.Backends[i] = &c
+	}
+	return &d
 }
 
 // skewMessage returns what is uneven about a dispatch, or "" when its

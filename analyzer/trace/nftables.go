@@ -1,7 +1,704 @@
 package trace
 
-import "errors"
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/google/nftables"
+
+	"github.com/proxyscan/proxyscan/parsers/nft"
+)
+
+// The nftables engine walks the base chains of every table of the packet's
+// family (ip or ip6, and inet) hook by hook, in priority order across
+// tables, the way nf_tables evaluates them for the first packet of a
+// connection:
+//
+//   - from a pod or from outside: prerouting, then input when the
+//     (DNATed) destination is local, else forward and postrouting;
+//   - from the node: output and postrouting, then prerouting and input
+//     when the destination is local (the loopback re-entry).
+//
+// nat chains run at the NAT core's place in the hook (-100 for
+// prerouting and output, 100 for input and postrouting), ordered among
+// themselves by priority, and only until one of them binds the
+// connection; once a hook of a manipulation type (destination or source)
+// has run, the nat chains of that type are not run again for the
+// connection.
+
+// natCorePriority is where the kernel's NAT hook sits in each hook.
+var natCorePriority = map[string]int32{"prerouting": -100, "output": -100, "input": 100, "postrouting": 100}
+
+// natIdx is 0 for the hooks whose nat chains rewrite the destination,
+// 1 for those rewriting the source.
+func natIdx(hook string) int {
+	if hook == "prerouting" || hook == "output" {
+		return 0
+	}
+	return 1
+}
+
+// nftBase is a base chain with the table it belongs to.
+type nftBase struct {
+	t   *nftTable
+	c   *nft.Chain
+	key int32 // evaluation order within the hook
+	nat bool
+}
+
+// nftTable is one table the walk reads, with its lookups.
+type nftTable struct {
+	t      *nft.Table
+	label  string // "ip kube-proxy"
+	chains map[string]*nft.Chain
+	sets   map[string]*nft.Set
+	// dynamic holds the sets rules add to from the packet path (affinity).
+	dynamic map[string]bool
+
+	// named, anon and values are built with the table and only read
+	// afterwards; the lazy maps (under mu) hold what they miss.
+	named      map[*nft.Set]*setIndex
+	anon       map[*nft.AnonSet]*setIndex
+	values     map[*nft.Value]*part
+	mu         sync.Mutex
+	lazySets   map[*nft.Set]*setIndex
+	lazyAnon   map[*nft.AnonSet]*setIndex
+	lazyValues map[*nft.Value]*part
+}
+
+// nftWalk is the walk of one packet.
+type nftWalk struct {
+	dp    *Dataplane
+	pkt   Packet
+	opts  Options
+	hooks map[string][]nftBase
+	done  []Path
+	// warnings for the whole result.
+	warnings []string
+	// arena holds the statement outcomes of the walk (see one1).
+	arena []branch
+	outs  []ruleOut
+}
+
+// nftState is one branch of the walk: the packet as the rules see it.
+type nftState struct {
+	prob     float64
+	src, dst netip.Addr
+	dport    uint16
+	proto    string
+	iif, oif string
+	mark     uint32
+	ctmark   uint32
+	dnat     string // destination after DNAT ("" when none)
+	masq     bool
+	snat     string
+	conds    []string
+	steps    []Step
+	warnings []string
+	nsteps   int     // rules met (steps are not kept for a summary)
+	natDone  [2]bool // by natIdx: destination, source
+	updated  map[string]bool
+	hook     string
+}
+
+func (s *nftState) clone() *nftState {
+	c := *s
+	c.conds = s.conds[:len(s.conds):len(s.conds)]
+	if s.steps != nil {
+		c.steps = make([]Step, len(s.steps), len(s.steps)+12)
+		copy(c.steps, s.steps)
+	}
+	c.warnings = s.warnings[:len(s.warnings):len(s.warnings)]
+	if s.updated != nil {
+		c.updated = map[string]bool{}
+		for k, v := range s.updated {
+			c.updated[k] = v
+		}
+	}
+	return &c
+}
+
+func (s *nftState) warn(msg string) {
+	for _, w := range s.warnings {
+		if w == msg {
+			return
+		}
+	}
+	s.warnings = append(s.warnings, msg)
+}
+
+// is4 reports whether the packet is IPv4.
+func (s *nftState) is4() bool { return s.dst.Is4() }
+
+// kernel verdict kinds of one chain run.
+const (
+	vFall   = iota // end of chain reached (or return): back to the caller, policy in a base chain
+	vAccept        // accept (or a NAT statement): ends the base chain
+	vDrop
+	vReject
+)
+
+// chainEnd is one way a chain run ends.
+type chainEnd struct {
+	st   *nftState
+	kind int
+}
+
+// nftTables returns the tables of the packet's family, one per family and
+// name: of several listings of the same table, the text one (with line
+// numbers) before the JSON one.
+func nftTables(dp *Dataplane, v4 bool) []*nftTable {
+	type key struct {
+		f    nftables.TableFamily
+		name string
+	}
+	rulesets := append([]*nft.Ruleset(nil), dp.NFT...)
+	sort.SliceStable(rulesets, func(i, j int) bool { return !isJSONRuleset(rulesets[i]) && isJSONRuleset(rulesets[j]) })
+	seen := map[key]bool{}
+	var out []*nftTable
+	for _, rs := range rulesets {
+		for _, t := range rs.Tables {
+			switch t.Family {
+			case nftables.TableFamilyINet:
+			case nftables.TableFamilyIPv4:
+				if !v4 {
+					continue
+				}
+			case nftables.TableFamilyIPv6:
+				if v4 {
+					continue
+				}
+			default:
+				continue
+			}
+			k := key{t.Family, t.Name}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			out = append(out, newNFTTable(t))
+		}
+	}
+	return out
+}
+
+func isJSONRuleset(rs *nft.Ruleset) bool {
+	return len(rs.Tables) > 0 && strings.HasPrefix(rs.Tables[0].Pos.Path, "$")
+}
+
+func newNFTTable(t *nft.Table) *nftTable {
+	nt := &nftTable{t: t, label: nft.FamilyName(t.Family) + " " + t.Name,
+		chains: make(map[string]*nft.Chain, len(t.Chains)), sets: make(map[string]*nft.Set, len(t.Sets)), dynamic: map[string]bool{},
+		named: map[*nft.Set]*setIndex{}, anon: map[*nft.AnonSet]*setIndex{}, values: map[*nft.Value]*part{},
+		lazySets: map[*nft.Set]*setIndex{}, lazyAnon: map[*nft.AnonSet]*setIndex{}, lazyValues: map[*nft.Value]*part{}}
+	for _, c := range t.Chains {
+		nt.chains[c.Name] = c
+		for _, r := range c.Rules {
+			for _, s := range r.Stmts {
+				if u, ok := s.(*nft.SetUpdate); ok {
+					nt.dynamic[u.Set] = true
+				}
+				nt.precompile(s)
+			}
+		}
+	}
+	for _, s := range t.Sets {
+		nt.sets[s.Name] = s
+		nt.named[s] = newSetIndex(s.Elements)
+		if s.HasFlag("dynamic") {
+			nt.dynamic[s.Name] = true
+		}
+	}
+	return nt
+}
+
+// nftHooks orders the filter, nat and route base chains of tables by hook.
+func nftHooks(tables []*nftTable) (map[string][]nftBase, []string) {
+	hooks := map[string][]nftBase{}
+	var warns []string
+	for _, t := range tables {
+		for _, c := range t.t.Chains {
+			if !c.IsBase() {
+				continue
+			}
+			switch c.Hook {
+			case "prerouting", "input", "forward", "output", "postrouting":
+			default:
+				warns = append(warns, fmt.Sprintf("%s chain %s at hook %s is not traced", t.label, c.Name, c.Hook))
+				continue
+			}
+			var prio int32
+			if c.Priority != nil {
+				prio = int32(c.Priority.Value)
+			}
+			b := nftBase{t: t, c: c, key: prio}
+			if c.Type == nftables.ChainTypeNAT {
+				b.nat = true
+				b.key = natCorePriority[c.Hook]
+			}
+			hooks[c.Hook] = append(hooks[c.Hook], b)
+		}
+	}
+	for h, bs := range hooks {
+		sort.SliceStable(bs, func(i, j int) bool {
+			if bs[i].key != bs[j].key {
+				return bs[i].key < bs[j].key
+			}
+			if bs[i].nat && bs[j].nat {
+				return chainPrio(bs[i].c) < chainPrio(bs[j].c)
+			}
+			return false
+		})
+		hooks[h] = bs
+	}
+	return hooks, warns
+}
+
+func chainPrio(c *nft.Chain) int32 {
+	if c.Priority == nil {
+		return 0
+	}
+	return int32(c.Priority.Value)
+}
 
 func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
-	return nil, errors.New("trace: nftables mode is not traced yet")
+	dst := pkt.Dst.Addr().Unmap()
+	v4 := dst.Is4()
+	if len(dp.NFT) == 0 {
+		return nil, fmt.Errorf("trace: no nftables ruleset captured")
+	}
+	ix := nftIndexOf(dp, v4)
+	tables := ix.tables
+	res := &Result{}
+	w := &nftWalk{dp: dp, opts: opts, hooks: ix.hooks}
+	w.warnings = append(w.warnings, ix.warns...)
+	if len(tables) == 0 {
+		w.warnings = append(w.warnings, fmt.Sprintf("no nftables table of the %s family in the ruleset", familyWord(v4)))
+	}
+	pkt = w.choose(pkt, tables, v4)
+	w.pkt = pkt
+	st := &nftState{prob: 1, src: pkt.Src.Unmap(), dst: dst, dport: pkt.Dst.Port(), proto: pkt.Proto,
+		iif: pkt.InIface}
+	if !opts.Summary {
+		st.steps = make([]Step, 0, 16)
+	}
+	switch pkt.From {
+	case FromNode:
+		for _, s := range w.hook([]*nftState{st}, "output") {
+			for _, s := range w.hook([]*nftState{s}, "postrouting") {
+				if dp.IsLocal(s.dst) {
+					s.iif = "lo"
+					w.finish(w.hook(w.hook([]*nftState{s}, "prerouting"), "input"))
+				} else {
+					w.finish([]*nftState{s})
+				}
+			}
+		}
+	default:
+		for _, s := range w.hook([]*nftState{st}, "prerouting") {
+			if dp.IsLocal(s.dst) {
+				w.finish(w.hook([]*nftState{s}, "input"))
+			} else {
+				w.finish(w.hook(w.hook([]*nftState{s}, "forward"), "postrouting"))
+			}
+		}
+	}
+	res.Packet = pkt
+	res.Paths = w.done
+	if max := opts.maxPaths(); len(res.Paths) > max {
+		res.Paths = Merge(res.Paths)
+		if len(res.Paths) > max {
+			w.warnings = append(w.warnings, fmt.Sprintf("%d paths, only the %d most probable are kept", len(res.Paths), max))
+			res.Paths = res.Paths[:max]
+		}
+	}
+	res.Warnings = w.warnings
+	return res, nil
+}
+
+func familyWord(v4 bool) string {
+	if v4 {
+		return "IPv4"
+	}
+	return "IPv6"
+}
+
+// choose fills in the source address and interface the packet leaves
+// unset.
+func (w *nftWalk) choose(pkt Packet, tables []*nftTable, v4 bool) Packet {
+	if !pkt.Src.IsValid() {
+		switch pkt.From {
+		case FromNode:
+			pkt.Src = nodeSource(w.dp, v4)
+		case FromExternal:
+			if v4 {
+				pkt.Src = netip.MustParseAddr("198.51.100.77")
+			} else {
+				pkt.Src = netip.MustParseAddr("2001:db8:ffff::77")
+			}
+		default:
+			pkt.Src = w.podSource(tables, v4)
+		}
+		if !pkt.Src.IsValid() {
+			w.warnings = append(w.warnings, "no source address known for a packet from "+string(pkt.From))
+			if v4 {
+				pkt.Src = netip.MustParseAddr("192.0.2.1")
+			} else {
+				pkt.Src = netip.MustParseAddr("2001:db8::1")
+			}
+		}
+	}
+	if pkt.InIface == "" {
+		switch pkt.From {
+		case FromPod:
+			pkt.InIface = "pod0"
+		case FromExternal:
+			pkt.InIface = "eth0"
+		}
+	}
+	return pkt
+}
+
+// podSource returns the pod source address of the family, chosen once per
+// data plane.
+func (w *nftWalk) podSource(tables []*nftTable, v4 bool) netip.Addr {
+	ix := nftIndexOf(w.dp, v4)
+	nftIndexMu.Lock()
+	defer nftIndexMu.Unlock()
+	if !ix.podSrcDone {
+		ix.podSrc, ix.podSrcDone = podSource(w.dp, tables, v4), true
+	}
+	return ix.podSrc
+}
+
+// nodeSource is the node's first address of the family that is neither
+// loopback nor link-local.
+func nodeSource(dp *Dataplane, v4 bool) netip.Addr {
+	for _, a := range dp.Local {
+		if a.Is4() == v4 && !a.IsLoopback() && !a.IsLinkLocalUnicast() && !inPrefixes(a, dp.PodCIDRs) {
+			return a
+		}
+	}
+	for _, a := range dp.Local {
+		if a.Is4() == v4 && !a.IsLoopback() && !a.IsLinkLocalUnicast() {
+			return a
+		}
+	}
+	return netip.Addr{}
+}
+
+func inPrefixes(a netip.Addr, ps []netip.Prefix) bool {
+	for _, p := range ps {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// podSource is an address of the node's pod range (the 250th, or the
+// last but one of a smaller range), or
+// of the pod range the rules name (`ip saddr != CIDR` in a masquerade
+// rule) when the node's ranges are not known.
+func podSource(dp *Dataplane, tables []*nftTable, v4 bool) netip.Addr {
+	for _, p := range dp.PodCIDRs {
+		if p.Addr().Is4() == v4 {
+			return podAddr(p.Masked())
+		}
+	}
+	for _, t := range tables {
+		for _, c := range t.t.Chains {
+			for _, r := range c.Rules {
+				for _, s := range r.Stmts {
+					m, ok := s.(*nft.Match)
+					if !ok {
+						continue
+					}
+					pl, ok := m.Left.(*nft.Payload)
+					v, ok2 := m.Right.(*nft.Value)
+					if !ok || !ok2 || pl.Field != "saddr" {
+						continue
+					}
+					if p, err := netip.ParsePrefix(v.Text); err == nil && p.Addr().Is4() == v4 && p.Bits() < p.Addr().BitLen() {
+						return podAddr(p.Masked())
+					}
+				}
+			}
+		}
+	}
+	return netip.Addr{}
+}
+
+// podAddr returns the 250th address of p, or the last but one when p is
+// smaller.
+func podAddr(p netip.Prefix) netip.Addr {
+	if p.Addr().BitLen()-p.Bits() >= 8 {
+		a := p.Addr()
+		for i := 0; i < 250; i++ {
+			a = a.Next()
+		}
+		return a
+	}
+	return lastButOne(p)
+}
+
+// lastButOne returns the address before the last of p.
+func lastButOne(p netip.Prefix) netip.Addr {
+	b := p.Addr().AsSlice()
+	for i := p.Bits(); i < len(b)*8; i++ {
+		b[i/8] |= 0x80 >> (i % 8)
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return a.Prev()
+}
+
+// hook runs the base chains of one hook for every state and returns the
+// states that pass it; the others end their paths.
+func (w *nftWalk) hook(in []*nftState, hook string) []*nftState {
+	cur := in
+	for _, b := range w.hooks[hook] {
+		var next []*nftState
+		for _, st := range cur {
+			if b.nat && st.natDone[natIdx(hook)] {
+				next = append(next, st)
+				continue
+			}
+			st.hook = hook
+			for _, e := range w.runChain(st, b.t, b.c, 0) {
+				switch e.kind {
+				case vFall:
+					if b.c.Policy != nil && *b.c.Policy == nftables.ChainPolicyDrop {
+						e.st.steps = append(e.st.steps, Step{Table: b.t.label, Chain: b.c.Name, Rule: "policy drop",
+							File: b.c.Pos.File, Line: b.c.Pos.Line, Path: b.c.Pos.Path, Note: "chain policy DROP"})
+						w.end(e.st, VerdictDrop)
+						continue
+					}
+					next = append(next, e.st)
+				case vAccept:
+					next = append(next, e.st)
+				case vDrop:
+					w.end(e.st, VerdictDrop)
+				case vReject:
+					w.end(e.st, VerdictReject)
+				}
+			}
+		}
+		cur = next
+	}
+	for _, st := range cur {
+		if _, ok := natCorePriority[hook]; ok {
+			st.natDone[natIdx(hook)] = true
+		}
+	}
+	return cur
+}
+
+// finish ends the paths of states that passed every hook.
+func (w *nftWalk) finish(sts []*nftState) {
+	for _, st := range sts {
+		switch {
+		case st.dnat != "":
+			w.end(st, VerdictDNAT)
+		case w.dp.IsLocal(st.dst):
+			w.end(st, VerdictLocal)
+		default:
+			w.end(st, VerdictAccept)
+		}
+	}
+}
+
+func (w *nftWalk) end(st *nftState, v Verdict) {
+	p := Path{Probability: st.prob, Verdict: v, Masquerade: st.masq, SNAT: st.snat,
+		Conditions: st.conds, Steps: st.steps, Warnings: st.warnings}
+	if st.dnat != "" {
+		p.Destination = st.dnat
+	} else {
+		p.Destination = netip.AddrPortFrom(st.dst, st.dport).String()
+	}
+	if p.Steps == nil {
+		p.Steps = []Step{}
+	}
+	w.done = append(w.done, p)
+}
+
+// maxJumps is the kernel's jump stack depth (NFT_JUMP_STACK_SIZE).
+const maxJumps = 16
+
+// runChain runs the rules of chain c from the top for st.
+func (w *nftWalk) runChain(st *nftState, t *nftTable, c *nft.Chain, depth int) []chainEnd {
+	return w.runRules(st, t, c, 0, depth)
+}
+
+// runRules runs the rules of c from rule i on.
+func (w *nftWalk) runRules(st *nftState, t *nftTable, c *nft.Chain, i, depth int) []chainEnd {
+	var out []chainEnd
+	for ; i < len(c.Rules); i++ {
+		r := c.Rules[i]
+		if st.nsteps >= w.opts.maxSteps() {
+			st.warn(fmt.Sprintf("more than %d rules met: path cut as a loop", w.opts.maxSteps()))
+			return append(out, chainEnd{st, vDrop})
+		}
+		outs := w.evalRule(st, t, c, r)
+		if len(outs) == 1 && outs[0].kind == rNoMatch {
+			st = outs[0].st
+			continue
+		}
+		var cont *nftState
+		for k, o := range outs {
+			switch o.kind {
+			case rNoMatch, rContinue:
+				if k == len(outs)-1 {
+					cont = o.st // the last branch goes on in this loop
+					continue
+				}
+				out = append(out, w.runRules(o.st, t, c, i+1, depth)...)
+			case rAccept:
+				out = append(out, chainEnd{o.st, vAccept})
+			case rDrop:
+				out = append(out, chainEnd{o.st, vDrop})
+			case rReject:
+				out = append(out, chainEnd{o.st, vReject})
+			case rReturn:
+				out = append(out, chainEnd{o.st, vFall})
+			case rJump, rGoto:
+				target := t.chains[o.target]
+				if target == nil {
+					o.st.warn(fmt.Sprintf("%s chain %s: %s to unknown chain %s", t.label, c.Name, o.kindName(), o.target))
+					out = append(out, chainEnd{o.st, vDrop})
+					continue
+				}
+				if depth+1 > maxJumps {
+					o.st.warn(fmt.Sprintf("%s chain %s: more than %d nested jumps", t.label, c.Name, maxJumps))
+					out = append(out, chainEnd{o.st, vDrop})
+					continue
+				}
+				for _, e := range w.runChain(o.st, t, target, depth+1) {
+					if e.kind == vFall && o.kind == rJump {
+						out = append(out, w.runRules(e.st, t, c, i+1, depth)...)
+						continue
+					}
+					out = append(out, e)
+				}
+			}
+		}
+		if cont == nil {
+			return out
+		}
+		st = cont
+	}
+	return append(out, chainEnd{st, vFall})
+}
+
+// setIndex returns the index of a named set.
+func (t *nftTable) setIndex(s *nft.Set) *setIndex {
+	if ix := t.named[s]; ix != nil {
+		return ix // built with the table: read without the lock
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ix := t.lazySets[s]; ix != nil {
+		return ix
+	}
+	ix := newSetIndex(s.Elements)
+	t.lazySets[s] = ix
+	return ix
+}
+
+// anonIndex returns the index of an anonymous set of a rule.
+func (t *nftTable) anonIndex(a *nft.AnonSet) *setIndex {
+	if ix := t.anon[a]; ix != nil {
+		return ix
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ix := t.lazyAnon[a]; ix != nil {
+		return ix
+	}
+	ix := newSetIndex(a.Elements)
+	t.lazyAnon[a] = ix
+	return ix
+}
+
+// valuePart returns the constant v of a rule, read once.
+func (t *nftTable) valuePart(v *nft.Value) *part {
+	if p := t.values[v]; p != nil {
+		return p
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p := t.lazyValues[v]; p != nil {
+		return p
+	}
+	p := compilePart(v.Text)
+	t.lazyValues[v] = &p
+	return &p
+}
+
+// precompile reads the constants and anonymous sets of an expression.
+func (t *nftTable) precompile(e any) {
+	switch e := e.(type) {
+	case *nft.Match:
+		t.precompile(e.Left)
+		t.precompile(e.Right)
+	case *nft.Vmap:
+		t.precompile(e.Key)
+		t.precompile(e.Data)
+	case *nft.NAT:
+		t.precompile(e.Addr)
+		t.precompile(e.Port)
+	case *nft.Mangle:
+		t.precompile(e.Key)
+		t.precompile(e.Value)
+	case *nft.Map:
+		t.precompile(e.Key)
+		t.precompile(e.Data)
+	case *nft.Concat:
+		for _, p := range e.Parts {
+			t.precompile(p)
+		}
+	case *nft.Binop:
+		t.precompile(e.Left)
+		t.precompile(e.Right)
+	case *nft.AnonSet:
+		if t.anon[e] == nil {
+			t.anon[e] = newSetIndex(e.Elements)
+		}
+	case *nft.Value:
+		if t.values[e] == nil {
+			p := compilePart(e.Text)
+			t.values[e] = &p
+		}
+	}
+}
+
+// nftIndex is what the engine reads of a data plane's rulesets, built once
+// per data plane and family.
+type nftIndex struct {
+	tables []*nftTable
+	hooks  map[string][]nftBase
+	warns  []string
+	// podSrc is the pod source address chosen for the family, once.
+	podSrc     netip.Addr
+	podSrcDone bool
+}
+
+var nftIndexMu sync.Mutex
+
+// nftIndexOf returns the index of dp for the family.
+func nftIndexOf(dp *Dataplane, v4 bool) *nftIndex {
+	nftIndexMu.Lock()
+	defer nftIndexMu.Unlock()
+	if dp.nftIdx == nil {
+		dp.nftIdx = map[bool]*nftIndex{}
+	}
+	if ix := dp.nftIdx[v4]; ix != nil {
+		return ix
+	}
+	ix := &nftIndex{tables: nftTables(dp, v4)}
+	ix.hooks, ix.warns = nftHooks(ix.tables)
+	dp.nftIdx[v4] = ix
+	return ix
 }

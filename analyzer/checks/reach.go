@@ -1,0 +1,424 @@
+package checks
+
+import (
+	"fmt"
+	"net/netip"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/trace"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+)
+
+var serviceUnreachable = &Check{
+	ID:       "service-unreachable",
+	Severity: Error,
+	Title:    "a packet to a service port does not reach its endpoints",
+	What: "Every service port with usable endpoints is traced through the node's data plane the way the kernel " +
+		"evaluates it: the cluster IP from a pod and from the node, the node port, external IPs and load balancer " +
+		"IPs from outside (from an allowed source when loadBalancerSourceRanges are set). kube-proxy's entry for the " +
+		"destination exists, yet some or all of the new connections end elsewhere: dropped or rejected by a rule " +
+		"that runs before or after kube-proxy's (a host firewall, another table at a higher priority), sent to an " +
+		"address that is no endpoint by a rule that shadows kube-proxy's, or never rewritten at all. The finding " +
+		"gives the share of connections lost and the rules the lost packet met.",
+	Why: "The Service looks programmed (its entries, chains and endpoints are all there) but clients time out or are " +
+		"refused on this node, for all connections or only for the share that lands on the affected endpoints. " +
+		"The rules of the other checks are correct, so nothing else points at the cause.",
+	Fix: "Read the rules of the evidence: the first one that is not kube-proxy's is usually the culprit (a firewall " +
+		"table dropping forwarded traffic to the pod network, a DNAT of another tool, a mark that clears kube-proxy's " +
+		"masquerade bit). Allow the pod and service ranges in the host firewall, or order its chains after kube-proxy's; " +
+		"`proxyscan trace BUNDLE --dst IP:PORT --from pod|node|external` shows every path of one packet.",
+	Needs: endpointNeeds,
+	Run:   runServiceUnreachable,
+}
+
+// lossTolerance is the share of new connections below which a loss is
+// rounding (iptables probabilities are stored in 1/2^31 units).
+const lossTolerance = 0.005
+
+// traceFacts holds the data plane the tracer walks and the results of the
+// packets traced, shared by the checks of a run.
+type traceFacts struct {
+	dp         *trace.Dataplane
+	results    map[trace.Packet]traceOutcome
+	prefetched bool
+}
+
+type traceOutcome struct {
+	res *trace.Result
+	err error
+}
+
+// traced returns the trace of pkt through the node's data plane (of its
+// mode), or an error when the mode is not traced.
+func (p *Pass) traced(pkt trace.Packet) (*trace.Result, error) {
+	tf := p.tracerFacts()
+	if o, ok := tf.results[pkt]; ok {
+		return o.res, o.err
+	}
+	res, err := trace.Trace(tf.dp, pkt, trace.Options{Summary: true})
+	tf.results[pkt] = traceOutcome{res, err}
+	return res, err
+}
+
+// tracerFacts returns the run's tracer state, made on first use.
+func (p *Pass) tracerFacts() *traceFacts {
+	if p.facts.tracer == nil {
+		p.facts.tracer = &traceFacts{results: map[trace.Packet]traceOutcome{}, dp: trace.FromSnapshot(p.Snap, p.facts.mode)}
+	}
+	return p.facts.tracer
+}
+
+// tracedSteps traces pkt again with every step, for evidence.
+func (p *Pass) tracedSteps(pkt trace.Packet) (*trace.Result, error) {
+	return trace.Trace(p.facts.tracer.dp, pkt, trace.Options{})
+}
+
+// reachTarget is one destination of a service port and the origins it is
+// traced from.
+type reachTarget struct {
+	kind  view.Kind
+	ip    netip.Addr // the address traced (a node address for node ports)
+	port  int32
+	from  []trace.From
+	src   netip.Addr // the source, when one must be chosen (source ranges)
+	entry *view.Entry
+}
+
+// record notes the findings of a check for the checks after it.
+func (f *facts) record(fs []Finding) {
+	for _, x := range fs {
+		if f.fired == nil {
+			f.fired, f.services = map[string]bool{}, map[string]bool{}
+		}
+		f.fired[x.Check] = true
+		if x.Service != "" {
+			f.services[x.Service] = true
+		}
+	}
+}
+
+// reachDeferred are the checks whose findings explain any lost packet of
+// a node: the pass does not trace such a node.
+var reachDeferred = []string{"iptables-backend-mixed", "mode-mismatch"}
+
+func runServiceUnreachable(p *Pass) {
+	mode, _ := p.Mode()
+	for _, id := range reachDeferred {
+		if p.facts.fired[id] {
+			p.Note("%s reported: service ports not traced", id)
+			return
+		}
+	}
+	p.prefetchTraces()
+	for _, v := range p.Views() {
+		nodeIP := nodePortAddr(p, v.Family)
+		for _, sp := range p.PortsOf(v) {
+			if p.facts.services[sp.String()] {
+				continue // another check's finding already explains it
+			}
+			e := p.Expect(sp, v.Family)
+			for _, t := range reachTargets(v, sp, e, nodeIP) {
+				reportUnreachable(p, v, sp, e, t, mode)
+			}
+		}
+	}
+}
+
+// reachTargets returns the destinations of a service port to trace: those
+// kube-proxy has an entry for and that have endpoints under their policy.
+func reachTargets(v *view.View, sp *model.ServicePort, e *Expect, nodeIP netip.Addr) []reachTarget {
+	proto := sp.ProtoLower()
+	var targets []reachTarget
+	if cip, ok := sp.ClusterIP(v.Family); ok && e.HasInternal {
+		if ent := forward(v, view.ClusterIP, cip, proto, sp.Port); ent != nil {
+			targets = append(targets, reachTarget{kind: view.ClusterIP, ip: cip, port: sp.Port,
+				from: []trace.From{trace.FromPod, trace.FromNode}, entry: ent})
+		}
+	}
+	if !e.HasExternal {
+		return targets
+	}
+	for _, d := range e.ExternalDests() {
+		t := reachTarget{kind: d.Kind, ip: d.entryIP, port: sp.Port, from: []trace.From{trace.FromExternal}}
+		if d.Kind == view.NodePort {
+			if !v.NodePorts || !nodeIP.IsValid() {
+				continue
+			}
+			t.ip, t.port = nodeIP, sp.NodePort
+			t.entry = forward(v, view.NodePort, netip.Addr{}, proto, sp.NodePort)
+		} else {
+			t.entry = forward(v, d.Kind, d.entryIP, proto, sp.Port)
+		}
+		if t.entry == nil {
+			continue // external-missing or nodeport-missing says so
+		}
+		if d.Kind == view.LoadBalancerIP && len(sp.SourceRanges) > 0 {
+			src, ok := allowedSource(sp.SourceRanges, v.Family)
+			if !ok {
+				continue
+			}
+			t.src = src
+		}
+		targets = append(targets, t)
+	}
+	return targets
+}
+
+// prefetchTraces traces, once per run, the packets of every service port
+// the reachability pass and load-balance-skew will look at, on all CPUs,
+// when the node's mode has an engine that may run concurrently
+// (nftables); the checks then read the results from the cache.
+func (p *Pass) prefetchTraces() {
+	p.tracerFacts()
+	tf := p.facts.tracer
+	if tf.prefetched || p.facts.mode != model.ModeNFTables {
+		return
+	}
+	tf.prefetched = true
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 {
+		return
+	}
+	var pkts []trace.Packet
+	for _, v := range p.facts.views {
+		nodeIP := nodePortAddr(p, v.Family)
+		for _, sp := range p.Snap.ActivePorts() {
+			if _, ok := sp.ClusterIP(v.Family); !ok {
+				continue
+			}
+			for _, t := range reachTargets(v, sp, p.Expect(sp, v.Family), nodeIP) {
+				for _, from := range t.from {
+					pkt := trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src}
+					if _, ok := tf.results[pkt]; !ok {
+						pkts = append(pkts, pkt)
+					}
+				}
+			}
+		}
+	}
+	outs := make([]traceOutcome, len(pkts))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				res, err := trace.Trace(tf.dp, pkts[i], trace.Options{Summary: true})
+				outs[i] = traceOutcome{res, err}
+			}
+		}()
+	}
+	for i := range pkts {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, pkt := range pkts {
+		tf.results[pkt] = outs[i]
+	}
+}
+
+// nodePortAddr is the node address node ports are traced to: the first
+// kube-proxy serves node ports on, else the node's first address.
+func nodePortAddr(p *Pass, fam model.Family) netip.Addr {
+	if ips, ok := ipvsNodePortIPs(p.Snap, fam); ok && len(ips) > 0 {
+		return ips[0]
+	}
+	for _, a := range p.Snap.Node.Addresses {
+		if model.FamilyOf(a) == fam {
+			return a.Unmap()
+		}
+	}
+	return netip.Addr{}
+}
+
+// allowedSource returns an address inside the first source range of the
+// family.
+func allowedSource(ranges []netip.Prefix, fam model.Family) (netip.Addr, bool) {
+	for _, r := range ranges {
+		if model.FamilyOf(r.Addr()) != fam {
+			continue
+		}
+		a := r.Masked().Addr()
+		if r.Bits() < a.BitLen() {
+			a = a.Next()
+		}
+		return a, true
+	}
+	return netip.Addr{}, false
+}
+
+// reportUnreachable traces the target from each of its origins and reports
+// the share of new connections that reach no endpoint.
+func reportUnreachable(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, t reachTarget, mode string) {
+	good := map[string]bool{}
+	for _, ep := range sp.Endpoints {
+		good[ep.String()] = true
+	}
+	for _, d := range t.entry.Dispatch {
+		if d == nil {
+			continue
+		}
+		for _, b := range d.Backends {
+			good[b.Endpoint] = true // stale backends are endpoint-stale's
+		}
+	}
+	var lost []string
+	var evidence []model.Evidence
+	for _, from := range t.from {
+		if t.entry.Dispatch != nil && t.entry.Dispatch[view.Origin(from)] == nil {
+			continue // the entry does not forward this origin (traffic-policy-mismatch's)
+		}
+		pkt := trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src}
+		res, err := p.traced(pkt)
+		if err != nil {
+			p.Note("%s mode is not traced (%v): service ports not traced", mode, err)
+			return
+		}
+		loss, _ := lostShare(p, res, good, mode, pkt)
+		if loss <= lossTolerance {
+			continue
+		}
+		if full, err := p.tracedSteps(pkt); err == nil {
+			res = full
+		}
+		loss, worst := lostShare(p, res, good, mode, pkt)
+		if worst < 0 {
+			continue
+		}
+		path := res.Paths[worst]
+		lost = append(lost, fmt.Sprintf("%.1f%% %s (%s)", 100*loss, fromText(from), outcome(path)))
+		for _, s := range path.Steps {
+			ev := model.Evidence{File: s.File, Line: s.Line, Path: s.Path, Text: s.Table + " " + s.Chain + ": " + s.Rule}
+			if !hasEvidence(evidence, ev) {
+				evidence = append(evidence, ev)
+			}
+		}
+	}
+	if len(lost) == 0 {
+		return
+	}
+	// The rules nearest to where the packet was lost come first.
+	for i, j := 0, len(evidence)-1; i < j; i, j = i+1, j-1 {
+		evidence[i], evidence[j] = evidence[j], evidence[i]
+	}
+	dest := destText(t.kind, t.ip, sp)
+	if t.kind == view.NodePort {
+		dest = fmt.Sprintf("node port %s/%s", model.JoinHostPort(t.ip, t.port), sp.ProtoLower())
+	}
+	p.Report(Finding{
+		Service: sp.String(), Protocol: string(sp.Protocol),
+		Message: fmt.Sprintf("new connections to %s do not reach its %d usable endpoints although kube-proxy's entry exists: %s",
+			dest, len(e.Endpoints(policyOf(e, t.kind))), strings.Join(lost, "; ")),
+		Evidence: append(evidence, ServiceEvidence(sp)),
+		Advice: "Read the rules of the evidence, nearest to the loss first: a rule that is not kube-proxy's (a host firewall, " +
+			"another tool's NAT) usually decides; proxyscan trace shows every path of the packet.",
+	})
+}
+
+// lostShare returns the share of new connections of res that reach no
+// endpoint, and the most probable lost path (-1 when none).
+func lostShare(p *Pass, res *trace.Result, good map[string]bool, mode string, pkt trace.Packet) (float64, int) {
+	loss, worst := 0.0, -1
+	for i, path := range res.Paths {
+		if len(path.Conditions) > 0 || reached(path, good, mode) {
+			continue
+		}
+		if len(path.Warnings) > 0 {
+			p.Note("%s from %s: a path met rules the tracer does not model", pkt.Dst, pkt.From)
+			continue
+		}
+		loss += path.Probability
+		if worst < 0 || path.Probability > res.Paths[worst].Probability {
+			worst = i
+		}
+	}
+	return loss, worst
+}
+
+func policyOf(e *Expect, k view.Kind) view.Policy {
+	if k == view.ClusterIP {
+		return e.InternalPolicy
+	}
+	return e.ExternalPolicy
+}
+
+func fromText(f trace.From) string {
+	switch f {
+	case trace.FromPod:
+		return "from a pod"
+	case trace.FromNode:
+		return "from the node"
+	}
+	return "from outside"
+}
+
+// reached reports whether a path ends at an endpoint: DNAT to one (or
+// local delivery to a virtual server, in IPVS mode).
+func reached(p trace.Path, good map[string]bool, mode string) bool {
+	switch p.Verdict {
+	case trace.VerdictDNAT:
+		return good[p.Destination]
+	case trace.VerdictLocal:
+		return mode == model.ModeIPVS
+	}
+	return false
+}
+
+// outcome says how a lost path ended, with the rule that ended it.
+func outcome(p trace.Path) string {
+	what := ""
+	switch p.Verdict {
+	case trace.VerdictDrop:
+		what = "dropped"
+	case trace.VerdictReject:
+		what = "rejected"
+	case trace.VerdictDNAT:
+		what = "sent to " + p.Destination + ", which is no endpoint"
+	default:
+		what = "never rewritten to an endpoint"
+	}
+	if len(p.Steps) > 0 && (p.Verdict == trace.VerdictDrop || p.Verdict == trace.VerdictReject || p.Verdict == trace.VerdictDNAT) {
+		s := p.Steps[len(p.Steps)-1]
+		what += " by " + s.Table + " " + s.Chain + ": " + s.Rule
+	}
+	return what
+}
+
+// tracedShares returns, per endpoint, the share of new connections the
+// tracer sends to it for one entry and origin, and false when the entry's
+// packet is not traced (mode without an engine, unmodelled rules).
+func tracedShares(p *Pass, v *view.View, e *view.Entry, o view.Origin) (map[string]float64, bool) {
+	ip := e.IP
+	if e.Kind == view.NodePort {
+		ip = nodePortAddr(p, v.Family)
+	}
+	if !ip.IsValid() {
+		return nil, false
+	}
+	pkt := trace.Packet{Dst: netip.AddrPortFrom(ip, uint16(e.Port)), Proto: e.Protocol, From: trace.From(o)}
+	if e.Firewall != nil {
+		return nil, false // the source decides; shares are read from the rules
+	}
+	res, err := p.traced(pkt)
+	if err != nil || len(res.Warnings) > 0 {
+		return nil, false
+	}
+	out := map[string]float64{}
+	for _, path := range res.Paths {
+		if len(path.Warnings) > 0 {
+			return nil, false
+		}
+		if len(path.Conditions) > 0 {
+			continue
+		}
+		if path.Verdict == trace.VerdictDNAT {
+			out[path.Destination] += path.Probability
+		}
+	}
+	return out, true
+}

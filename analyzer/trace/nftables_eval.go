@@ -1,0 +1,1076 @@
+package trace
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/parsers/nft"
+)
+
+// Outcomes of one rule for one branch.
+const (
+	rNoMatch  = iota // a match failed: next rule
+	rContinue        // every statement ran, no verdict: next rule
+	rAccept          // accept, or a NAT statement
+	rDrop
+	rReject
+	rReturn
+	rJump
+	rGoto
+)
+
+// ruleOut is one branch's outcome of a rule.
+type ruleOut struct {
+	st     *nftState
+	kind   int
+	target string
+}
+
+func (o ruleOut) kindName() string {
+	if o.kind == rGoto {
+		return "goto"
+	}
+	return "jump"
+}
+
+// branch is one branch's outcome of a statement: it passed (next
+// statement), or ended the rule with end.
+type branch struct {
+	st     *nftState
+	pass   bool
+	end    int
+	target string
+	note   string
+	warn   string
+}
+
+// evalRule evaluates the statements of r left to right for st, forking
+// where a statement does (numgen, an affinity set).
+func (w *nftWalk) evalRule(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule) []ruleOut {
+	// Fast path: statements that give one outcome each, up to the first
+	// that forks.
+	var notes, warns []string
+	i := 0
+	var forked []branch
+	for ; i < len(r.Stmts); i++ {
+		bs := w.evalStmt(st, t, r.Stmts[i])
+		if len(bs) != 1 {
+			forked = bs
+			break
+		}
+		b := bs[0]
+		if b.note != "" {
+			notes = append(notes, b.note)
+		}
+		if b.warn != "" {
+			warns = append(warns, b.warn)
+			b.st.warn(b.warn)
+		}
+		switch {
+		case b.pass:
+			st = b.st
+			continue
+		case b.end == rNoMatch:
+			if len(warns) > 0 {
+				// A match the tracer cannot decide: shown, assumed not
+				// to match.
+				w.step(b.st, t, c, r, notes, warns)
+			}
+			return w.out1(ruleOut{st: b.st, kind: rNoMatch})
+		default:
+			w.step(b.st, t, c, r, notes, warns)
+			return w.out1(ruleOut{st: b.st, kind: b.end, target: b.target})
+		}
+	}
+	if i == len(r.Stmts) {
+		w.step(st, t, c, r, notes, warns)
+		return w.out1(ruleOut{st: st, kind: rContinue})
+	}
+	var out []ruleOut
+	var run func(st *nftState, i int, bs []branch, notes []string, warns []string)
+	run = func(st *nftState, i int, bs []branch, notes, warns []string) {
+		if i == len(r.Stmts) {
+			w.step(st, t, c, r, notes, warns)
+			out = append(out, ruleOut{st: st, kind: rContinue})
+			return
+		}
+		if bs == nil {
+			bs = w.evalStmt(st, t, r.Stmts[i])
+		}
+		for _, b := range bs {
+			n, ws := notes, warns
+			if b.note != "" {
+				n = append(n[:len(n):len(n)], b.note)
+			}
+			if b.warn != "" {
+				ws = append(ws[:len(ws):len(ws)], b.warn)
+				b.st.warn(b.warn)
+			}
+			switch {
+			case b.pass:
+				run(b.st, i+1, nil, n, ws)
+			case b.end == rNoMatch:
+				if len(ws) > 0 {
+					w.step(b.st, t, c, r, n, ws)
+				}
+				out = append(out, ruleOut{st: b.st, kind: rNoMatch})
+			default:
+				w.step(b.st, t, c, r, n, ws)
+				out = append(out, ruleOut{st: b.st, kind: b.end, target: b.target})
+			}
+		}
+	}
+	// Statement i forked: its branches go on one by one.
+	run(st, i, forked, notes, warns)
+	return out
+}
+
+// out1 returns o as a slice of one, carved from the walk's arena.
+func (w *nftWalk) out1(o ruleOut) []ruleOut {
+	if len(w.outs) == cap(w.outs) {
+		w.outs = make([]ruleOut, 0, 24)
+	}
+	w.outs = append(w.outs, o)
+	n := len(w.outs)
+	return w.outs[n-1 : n : n]
+}
+
+// step records rule r as met by st.
+func (w *nftWalk) step(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule, notes, warns []string) {
+	st.nsteps++
+	if w.opts.Summary {
+		return
+	}
+	s := Step{Table: t.label, Chain: c.Name, Rule: r.Raw, File: r.Pos.File, Line: r.Pos.Line, Path: r.Pos.Path,
+		Note: strings.Join(notes, "; ")}
+	if len(warns) > 0 {
+		s.Warning = strings.Join(warns, "; ")
+	}
+	st.steps = append(st.steps, s)
+}
+
+// one1 returns b as a slice of one, carved from the walk's arena (the
+// slices are never appended to in place: their capacity is their length).
+func (w *nftWalk) one1(b branch) []branch {
+	if len(w.arena) == cap(w.arena) {
+		w.arena = make([]branch, 0, 24)
+	}
+	w.arena = append(w.arena, b)
+	n := len(w.arena)
+	return w.arena[n-1 : n : n]
+}
+
+func (w *nftWalk) passed(st *nftState) []branch { return w.one1(branch{st: st, pass: true}) }
+func (w *nftWalk) ended(st *nftState, kind int) []branch {
+	return w.one1(branch{st: st, end: kind})
+}
+func (w *nftWalk) unknown(st *nftState, why string) []branch {
+	return w.one1(branch{st: st, end: rNoMatch, warn: why})
+}
+
+func (w *nftWalk) evalStmt(st *nftState, t *nftTable, s nft.Stmt) []branch {
+	switch s := s.(type) {
+	case *nft.Match:
+		return w.evalMatch(st, t, s)
+	case *nft.Verdict:
+		return w.verdictBranch(st, s)
+	case *nft.Vmap:
+		return w.evalVmap(st, t, s)
+	case *nft.NAT:
+		return w.evalNAT(st, t, s)
+	case *nft.Mangle:
+		return w.evalMangle(st, s)
+	case *nft.Counter, *nft.Log:
+		return w.passed(st)
+	case *nft.SetUpdate:
+		if st.updated == nil {
+			st.updated = map[string]bool{}
+		}
+		st.updated[s.Set] = true
+		return w.passed(st)
+	case *nft.Reject:
+		return w.ended(st, rReject)
+	case *nft.Limit:
+		return w.unknown(st, "not modelled: "+nft.StmtString(s)+" (rate limits depend on traffic); assumed not to match")
+	case *nft.Notrack:
+		return []branch{{st: st, pass: true, warn: "not modelled: notrack (the connection would not be NATed)"}}
+	case *nft.Unsupported:
+		return w.unknown(st, "not modelled: "+nft.StmtString(s)+"; assumed not to match")
+	}
+	return w.unknown(st, "not modelled: "+nft.StmtString(s)+"; assumed not to match")
+}
+
+func (w *nftWalk) verdictBranch(st *nftState, v *nft.Verdict) []branch {
+	switch v.Kind {
+	case "accept":
+		return w.ended(st, rAccept)
+	case "drop":
+		return w.ended(st, rDrop)
+	case "return":
+		return w.ended(st, rReturn)
+	case "continue":
+		return w.passed(st)
+	case "jump":
+		return w.one1(branch{st: st, end: rJump, target: v.Target})
+	case "goto":
+		return w.one1(branch{st: st, end: rGoto, target: v.Target})
+	}
+	return w.unknown(st, "not modelled: verdict "+v.Kind+"; assumed not to match")
+}
+
+// ---- values ----
+
+// Kinds of value a selector yields.
+const (
+	kAddr = iota
+	kNum
+	kStr
+	kFlags // ct state, ct status: a set of flag names
+)
+
+// nval is the value of a selector for the packet.
+type nval struct {
+	kind  int
+	addr  netip.Addr
+	num   uint64
+	str   string
+	flags []string
+}
+
+// variant is one value of a key (a concatenation, or a numgen draw) with
+// its share of the branches.
+type variant struct {
+	vals   []nval
+	weight float64
+	note   string
+}
+
+// errAbsent reports a selector on a header the packet does not have
+// (`tcp dport` of a UDP packet, `ip saddr` of an IPv6 packet): the match
+// fails, as in the kernel.
+type selResult struct {
+	// isOne marks a single value (one), kept out of vars to spare the
+	// allocations of the common case.
+	isOne  bool
+	one    nval
+	vars   []variant
+	absent bool
+	why    string // not modelled
+}
+
+func one(v nval) selResult { return selResult{isOne: true, one: v} }
+
+// expand moves a single value into vars.
+func (r *selResult) expand() {
+	if r.isOne {
+		r.vars = []variant{{vals: []nval{r.one}, weight: 1}}
+		r.isOne = false
+	}
+}
+
+var protoNums = map[string]uint64{"icmp": 1, "igmp": 2, "tcp": 6, "udp": 17, "ipv6-icmp": 58, "icmpv6": 58, "sctp": 132, "udplite": 136, "gre": 47, "esp": 50, "ah": 51}
+
+// evalKey returns the values of expression e for st.
+func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
+	switch e := e.(type) {
+	case *nft.Payload:
+		return payloadVal(st, e)
+	case *nft.Meta:
+		switch e.Key {
+		case "l4proto", "protocol":
+			if e.Key == "protocol" {
+				if st.is4() {
+					return one(nval{kind: kStr, str: "ip"})
+				}
+				return one(nval{kind: kStr, str: "ip6"})
+			}
+			return one(nval{kind: kNum, num: protoNums[st.proto]})
+		case "mark":
+			return one(nval{kind: kNum, num: uint64(st.mark)})
+		case "nfproto":
+			if st.is4() {
+				return one(nval{kind: kStr, str: "ipv4"})
+			}
+			return one(nval{kind: kStr, str: "ipv6"})
+		case "iifname":
+			if st.hook == "output" || st.hook == "postrouting" && st.iif == "" {
+				return one(nval{kind: kStr, str: ""})
+			}
+			return one(nval{kind: kStr, str: st.iif})
+		case "oifname":
+			if st.oif != "" {
+				return one(nval{kind: kStr, str: st.oif})
+			}
+			if st.hook == "prerouting" || st.hook == "input" {
+				return one(nval{kind: kStr, str: ""})
+			}
+		}
+		return selResult{why: "not modelled: " + nft.ExprString(e)}
+	case *nft.Ct:
+		if e.Dir != "" {
+			break
+		}
+		switch e.Key {
+		case "state":
+			return one(nval{kind: kFlags, flags: []string{"new"}})
+		case "status":
+			var fl []string
+			if st.dnat != "" {
+				fl = append(fl, "dnat")
+			}
+			if st.masq || st.snat != "" {
+				fl = append(fl, "snat")
+			}
+			return one(nval{kind: kFlags, flags: fl})
+		case "mark":
+			return one(nval{kind: kNum, num: uint64(st.ctmark)})
+		case "direction":
+			return one(nval{kind: kStr, str: "original"})
+		}
+	case *nft.Fib:
+		if e.Result != "type" || len(e.Flags) == 0 {
+			break
+		}
+		var a netip.Addr
+		switch e.Flags[0] {
+		case "daddr":
+			a = st.dst
+		case "saddr":
+			a = st.src
+		default:
+			return selResult{why: "not modelled: " + nft.ExprString(e)}
+		}
+		for _, f := range e.Flags[1:] {
+			if f != "iif" && f != "oif" {
+				return selResult{why: "not modelled: " + nft.ExprString(e)}
+			}
+		}
+		switch {
+		case w.dp.IsLocal(a):
+			return one(nval{kind: kStr, str: "local"})
+		case a.IsMulticast():
+			return one(nval{kind: kStr, str: "multicast"})
+		}
+		return one(nval{kind: kStr, str: "unicast"})
+	case *nft.Numgen:
+		if e.Mod == 0 {
+			break
+		}
+		note := "numgen " + e.Mode
+		vars := make([]variant, e.Mod)
+		for i := range vars {
+			vars[i] = variant{vals: []nval{{kind: kNum, num: uint64(e.Offset) + uint64(i)}}, weight: 1 / float64(e.Mod), note: note}
+		}
+		return selResult{vars: vars}
+	case *nft.Binop:
+		l := w.evalKey(st, e.Left)
+		r, ok := e.Right.(*nft.Value)
+		if l.absent || l.why != "" {
+			return l
+		}
+		n, ok2 := parseNum(textOf(r, ok))
+		if !ok || !ok2 || !l.isOne || l.one.kind != kNum {
+			break
+		}
+		v := l.one.num
+		switch e.Op {
+		case "&":
+			v &= n
+		case "|":
+			v |= n
+		case "^":
+			v ^= n
+		case "<<":
+			v <<= n
+		case ">>":
+			v >>= n
+		}
+		return one(nval{kind: kNum, num: v})
+	case *nft.Concat:
+		vals := make([]nval, 0, len(e.Parts))
+		res := selResult{vars: []variant{{weight: 1}}}
+		for _, p := range e.Parts {
+			pr := w.evalKey(st, p)
+			if pr.absent || pr.why != "" {
+				return pr
+			}
+			if pr.isOne && vals != nil {
+				vals = append(vals, pr.one)
+				continue
+			}
+			if vals != nil {
+				res.vars[0].vals = vals
+				vals = nil
+			}
+			pr.expand()
+			var next []variant
+			for _, a := range res.vars {
+				for _, b := range pr.vars {
+					vals := append(a.vals[:len(a.vals):len(a.vals)], b.vals...)
+					note := a.note
+					if b.note != "" {
+						note = b.note
+					}
+					next = append(next, variant{vals: vals, weight: a.weight * b.weight, note: note})
+				}
+			}
+			res.vars = next
+		}
+		if vals != nil {
+			res.vars[0].vals = vals
+		}
+		return res
+	}
+	return selResult{why: "not modelled: " + nft.ExprString(e)}
+}
+
+func textOf(v *nft.Value, ok bool) string {
+	if !ok || v == nil {
+		return ""
+	}
+	return v.Text
+}
+
+func payloadVal(st *nftState, e *nft.Payload) selResult {
+	switch e.Proto {
+	case "ip", "ip6":
+		if (e.Proto == "ip") != st.is4() {
+			return selResult{absent: true}
+		}
+		switch e.Field {
+		case "saddr":
+			return one(nval{kind: kAddr, addr: st.src})
+		case "daddr":
+			return one(nval{kind: kAddr, addr: st.dst})
+		case "protocol", "nexthdr":
+			return one(nval{kind: kNum, num: protoNums[st.proto]})
+		}
+	case "th", "tcp", "udp", "sctp":
+		if e.Proto != "th" && e.Proto != st.proto {
+			return selResult{absent: true}
+		}
+		switch e.Field {
+		case "dport":
+			return one(nval{kind: kNum, num: uint64(st.dport)})
+		case "sport":
+			return selResult{why: "not modelled: " + nft.ExprString(e) + " (the source port is chosen by the client)"}
+		}
+	}
+	return selResult{why: "not modelled: " + nft.ExprString(e)}
+}
+
+// ---- constants ----
+
+// part is a constant as the rules print it, read once: an address, a
+// prefix, a range, a number, a protocol name or a string.
+type part struct {
+	text       string
+	hasAddr    bool
+	addr, hi   netip.Addr
+	isPrefix   bool
+	prefix     netip.Prefix
+	isAddrRng  bool
+	hasNum     bool
+	lo, numHi  uint64
+	isNumRange bool
+	str        string
+	wildcard   bool
+	quoted     bool
+	flags      []string // the comma-separated names, for flag values
+}
+
+func compilePart(text string) part {
+	p := part{text: text}
+	for _, f := range strings.Split(text, ",") {
+		p.flags = append(p.flags, strings.TrimSpace(f))
+	}
+	if strings.HasPrefix(text, "\"") && strings.HasSuffix(text, "\"") && len(text) >= 2 {
+		p.quoted = true
+		p.str = text[1 : len(text)-1]
+		if strings.HasSuffix(p.str, "*") && !strings.HasSuffix(p.str, "\\*") {
+			p.wildcard = true
+			p.str = strings.TrimSuffix(p.str, "*")
+		}
+		return p
+	}
+	p.str = text
+	if a, err := netip.ParseAddr(text); err == nil {
+		p.hasAddr, p.addr = true, a.Unmap()
+		return p
+	}
+	if pf, err := netip.ParsePrefix(text); err == nil {
+		p.isPrefix, p.prefix = true, pf.Masked()
+		return p
+	}
+	if lo, hi, ok := strings.Cut(text, "-"); ok {
+		if a, err := netip.ParseAddr(lo); err == nil {
+			if b, err := netip.ParseAddr(hi); err == nil {
+				p.isAddrRng, p.addr, p.hi = true, a.Unmap(), b.Unmap()
+				return p
+			}
+		}
+		if a, ok := parseNum(lo); ok {
+			if b, ok := parseNum(hi); ok {
+				p.isNumRange, p.lo, p.numHi = true, a, b
+				return p
+			}
+		}
+	}
+	if n, ok := parseNum(text); ok {
+		p.hasNum, p.lo = true, n
+		return p
+	}
+	if n, ok := protoNums[text]; ok {
+		p.hasNum, p.lo = true, n
+	}
+	return p
+}
+
+func parseNum(s string) (uint64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, 0, 64)
+	return n, err == nil
+}
+
+// hpart is one part of a hash key; hkey a key of up to maxHashParts parts.
+type hpart struct {
+	kind int
+	addr netip.Addr
+	num  uint64
+	str  string
+}
+
+const maxHashParts = 6
+
+type hkey [maxHashParts]hpart
+
+// exact reports whether p matches one value only, and its hash key part.
+func (p *part) exact() (hpart, bool) {
+	switch {
+	case p.hasAddr:
+		return hpart{kind: kAddr, addr: p.addr}, true
+	case p.hasNum:
+		return hpart{kind: kNum, num: p.lo}, true
+	case p.isPrefix || p.isAddrRng || p.isNumRange || p.wildcard:
+		return hpart{}, false
+	}
+	return hpart{kind: kStr, str: p.str}, true
+}
+
+func valKey(v nval) (hpart, bool) {
+	switch v.kind {
+	case kAddr:
+		return hpart{kind: kAddr, addr: v.addr}, true
+	case kNum:
+		return hpart{kind: kNum, num: v.num}, true
+	case kStr:
+		return hpart{kind: kStr, str: v.str}, true
+	}
+	return hpart{}, false
+}
+
+// match reports whether v matches the constant p; ok is false when the
+// two cannot be compared.
+func (p *part) match(v nval) (match, ok bool) {
+	switch v.kind {
+	case kAddr:
+		switch {
+		case p.hasAddr:
+			return p.addr == v.addr, true
+		case p.isPrefix:
+			return p.prefix.Contains(v.addr), true
+		case p.isAddrRng:
+			return p.addr.Compare(v.addr) <= 0 && v.addr.Compare(p.hi) <= 0, true
+		}
+	case kNum:
+		switch {
+		case p.hasNum:
+			return p.lo == v.num, true
+		case p.isNumRange:
+			return p.lo <= v.num && v.num <= p.numHi, true
+		}
+	case kStr:
+		if p.wildcard {
+			return strings.HasPrefix(v.str, p.str), true
+		}
+		return p.str == v.str, true
+	case kFlags:
+		for _, f := range p.flags {
+			for _, g := range v.flags {
+				if f == g {
+					return true, true
+				}
+			}
+		}
+		return false, true
+	}
+	return false, false
+}
+
+// ---- sets ----
+
+// setIndex is a set's or map's elements read once: a hash of the elements
+// with exact keys, and the others in order.
+type setIndex struct {
+	elems  []nft.Element
+	parts  [][]part
+	exact  map[hkey]int
+	ranged []int
+}
+
+func newSetIndex(elems []nft.Element) *setIndex {
+	ix := &setIndex{elems: elems, parts: make([][]part, len(elems)), exact: make(map[hkey]int, len(elems))}
+	for i, e := range elems {
+		ps := make([]part, len(e.Key))
+		isExact := len(e.Key) <= maxHashParts
+		var key hkey
+		for j, k := range e.Key {
+			ps[j] = compilePart(k)
+			hp, ok := ps[j].exact()
+			if !ok {
+				isExact = false
+			} else if j < maxHashParts {
+				key[j] = hp
+			}
+		}
+		ix.parts[i] = ps
+		if _, dup := ix.exact[key]; isExact && !dup {
+			ix.exact[key] = i
+		} else if !isExact {
+			ix.ranged = append(ix.ranged, i)
+		}
+	}
+	return ix
+}
+
+// lookup returns the index of the element vals match, or -1; ok is false
+// when the values cannot be compared with the elements.
+func (ix *setIndex) lookup(vals []nval) (int, bool) {
+	var key hkey
+	hashable := len(vals) <= maxHashParts
+	for j, v := range vals {
+		if !hashable {
+			break
+		}
+		hp, ok := valKey(v)
+		if !ok {
+			hashable = false
+			break
+		}
+		key[j] = hp
+	}
+	cands := ix.ranged
+	if hashable {
+		if i, ok := ix.exact[key]; ok {
+			return i, true
+		}
+	} else {
+		cands = nil
+		for i := range ix.elems {
+			cands = append(cands, i)
+		}
+	}
+	for _, i := range cands {
+		ps := ix.parts[i]
+		if len(ps) != len(vals) {
+			continue
+		}
+		all := true
+		for j := range ps {
+			m, ok := ps[j].match(vals[j])
+			if !ok {
+				return -1, false
+			}
+			if !m {
+				all = false
+				break
+			}
+		}
+		if all {
+			return i, true
+		}
+	}
+	return -1, true
+}
+
+// index returns the index of a named set of t, or of an anonymous set.
+func (w *nftWalk) index(t *nftTable, e nft.Expr) (*setIndex, *nft.Set, string) {
+	switch e := e.(type) {
+	case *nft.SetRef:
+		s := t.sets[e.Name]
+		if s == nil {
+			return nil, nil, "unknown set @" + e.Name
+		}
+		return t.setIndex(s), s, ""
+	case *nft.AnonSet:
+		return t.anonIndex(e), nil, ""
+	}
+	return nil, nil, "not modelled: " + nft.ExprString(e)
+}
+
+// ---- statements ----
+
+func (w *nftWalk) evalMatch(st *nftState, t *nftTable, m *nft.Match) []branch {
+	key := w.evalKey(st, m.Left)
+	if key.absent {
+		return w.ended(st, rNoMatch)
+	}
+	if key.why != "" {
+		return w.unknown(st, key.why+"; assumed not to match")
+	}
+	if key.isOne {
+		vals := [1]nval{key.one}
+		return w.matchValue(st, t, m, variant{vals: vals[:], weight: 1})
+	}
+	var out []branch
+	for _, v := range key.vars {
+		bst := st
+		if len(key.vars) > 1 {
+			bst = st.clone()
+			bst.prob *= v.weight
+		}
+		out = append(out, w.matchValue(bst, t, m, v)...)
+	}
+	return out
+}
+
+func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, v variant) []branch {
+	want := m.Op != nft.OpNeq
+	switch r := m.Right.(type) {
+	case *nft.SetRef, *nft.AnonSet:
+		ix, set, why := w.index(t, r)
+		if why != "" {
+			return w.unknown(st, why+"; assumed not to match")
+		}
+		i, ok := ix.lookup(v.vals)
+		if !ok {
+			return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
+		}
+		found := i >= 0
+		if set != nil && t.dynamic[set.Name] && !found && m.Op != nft.OpNeq && m.Op != nft.OpEq && m.Op != nft.OpIn {
+			return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
+		}
+		if set != nil && t.dynamic[set.Name] && !found {
+			if st.updated[set.Name] {
+				return w.boolBranch(st, want, "entry added by this packet")
+			}
+			// History the listing cannot show: an entry from an earlier
+			// connection of the same client. Both ways are paths; the one
+			// with the entry carries the condition and no probability of
+			// its own (the first connection of a client has none).
+			present := st.clone()
+			present.prob = 0
+			cond := "affinity entry present in @" + set.Name + " for " + st.src.String()
+			present.conds = append(present.conds, cond)
+			var out []branch
+			out = append(out, w.boolBranch(present, want, "affinity entry present")...)
+			out = append(out, w.boolBranch(st, !want, "")...)
+			return out
+		}
+		note := ""
+		if set != nil && t.dynamic[set.Name] && found {
+			note = "affinity entry listed"
+		}
+		return w.boolBranch(st, found == want, note)
+	case *nft.Value:
+		p := t.valuePart(r)
+		if len(v.vals) != 1 {
+			return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
+		}
+		val := v.vals[0]
+		switch m.Op {
+		case nft.OpLt, nft.OpGt, nft.OpLte, nft.OpGte:
+			if val.kind != kNum || !p.hasNum {
+				return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
+			}
+			var res bool
+			switch m.Op {
+			case nft.OpLt:
+				res = val.num < p.lo
+			case nft.OpGt:
+				res = val.num > p.lo
+			case nft.OpLte:
+				res = val.num <= p.lo
+			default:
+				res = val.num >= p.lo
+			}
+			return w.boolBranch(st, res, v.note)
+		}
+		ok, cmp := p.match(val)
+		if !cmp {
+			return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
+		}
+		return w.boolBranch(st, ok == want, v.note)
+	}
+	return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
+}
+
+func (w *nftWalk) boolBranch(st *nftState, ok bool, note string) []branch {
+	if ok {
+		return w.one1(branch{st: st, pass: true, note: note})
+	}
+	return w.one1(branch{st: st, end: rNoMatch})
+}
+
+// draws groups the variants of a key by the element they select, so that
+// N numgen draws over N elements give N branches.
+type draw struct {
+	elem   int
+	weight float64
+	note   string
+}
+
+func (w *nftWalk) draws(st *nftState, key selResult, ix *setIndex) ([]draw, string) {
+	if key.isOne {
+		vals := [1]nval{key.one}
+		i, ok := ix.lookup(vals[:])
+		if !ok {
+			return nil, "cannot compare the key with the elements"
+		}
+		return []draw{{elem: i, weight: 1}}, ""
+	}
+	var out []draw
+	pos := map[int]int{}
+	for _, v := range key.vars {
+		i, ok := ix.lookup(v.vals)
+		if !ok {
+			return nil, "cannot compare the key with the elements"
+		}
+		if k, seen := pos[i]; seen {
+			out[k].weight += v.weight
+			continue
+		}
+		pos[i] = len(out)
+		out = append(out, draw{elem: i, weight: v.weight, note: v.note})
+	}
+	return out, ""
+}
+
+func (w *nftWalk) probNote(note string, weight float64, n int) string {
+	if note == "" || weight == 1 || w.opts.Summary {
+		return ""
+	}
+	return fmt.Sprintf("%s: probability %s", note, fraction(weight, n))
+}
+
+// fraction prints w as k/n when it is one.
+func fraction(w float64, n int) string {
+	if n > 0 {
+		k := w * float64(n)
+		if r := float64(int(k + 0.5)); r-k < 1e-9 && k-r < 1e-9 {
+			return fmt.Sprintf("%d/%d", int(r), n)
+		}
+	}
+	return strconv.FormatFloat(w, 'g', 6, 64)
+}
+
+func (w *nftWalk) evalVmap(st *nftState, t *nftTable, vm *nft.Vmap) []branch {
+	key := w.evalKey(st, vm.Key)
+	if key.absent {
+		return w.ended(st, rNoMatch)
+	}
+	if key.why != "" {
+		return w.unknown(st, key.why+"; assumed not to match")
+	}
+	ix, _, why := w.index(t, vm.Data)
+	if why != "" {
+		return w.unknown(st, why+"; assumed not to match")
+	}
+	ds, why := w.draws(st, key, ix)
+	if why != "" {
+		return w.unknown(st, "not modelled: "+nft.StmtString(vm)+": "+why+"; assumed not to match")
+	}
+	var out []branch
+	for _, d := range ds {
+		bst := st
+		if len(ds) > 1 || d.weight != 1 {
+			bst = st.clone()
+			bst.prob *= d.weight
+		}
+		note := w.probNote(d.note, d.weight, len(key.vars))
+		if d.elem < 0 {
+			out = append(out, branch{st: bst, end: rNoMatch})
+			continue
+		}
+		v := ix.elems[d.elem].Verdict
+		if v == nil {
+			out = append(out, branch{st: bst, end: rNoMatch, warn: "verdict map element without a verdict"})
+			continue
+		}
+		for _, b := range w.verdictBranch(bst, v) {
+			b.note = note
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
+	bind := func(st *nftState) { st.natDone[natIdx(st.hook)] = true }
+	switch n.Kind {
+	case "masquerade":
+		st.masq = true
+		bind(st)
+		return w.ended(st, rAccept)
+	case "snat":
+		if v, ok := n.Addr.(*nft.Value); ok && n.Port == nil {
+			st.snat = v.Text
+			bind(st)
+			return w.ended(st, rAccept)
+		}
+		return w.unknown(st, "not modelled: "+nft.StmtString(n)+"; assumed not to match")
+	case "redirect":
+		port := st.dport
+		if v, ok := n.Port.(*nft.Value); ok {
+			p, ok := parseNum(v.Text)
+			if !ok {
+				return w.unknown(st, "not modelled: "+nft.StmtString(n)+"; assumed not to match")
+			}
+			port = uint16(p)
+		}
+		lo := netip.MustParseAddr("127.0.0.1")
+		if !st.is4() {
+			lo = netip.IPv6Loopback()
+		}
+		st.dst, st.dport = lo, port
+		st.dnat = netip.AddrPortFrom(lo, port).String()
+		bind(st)
+		return []branch{{st: st, end: rAccept, warn: "redirect: the destination is taken as the loopback address"}}
+	case "dnat":
+	default:
+		return w.unknown(st, "not modelled: "+nft.StmtString(n)+"; assumed not to match")
+	}
+	port := func(st *nftState, v nft.Expr) (uint16, bool) {
+		if v == nil {
+			return st.dport, true
+		}
+		pv, ok := v.(*nft.Value)
+		if !ok {
+			return 0, false
+		}
+		p, ok := parseNum(pv.Text)
+		return uint16(p), ok && p < 65536
+	}
+	to := func(st *nftState, addr string, pt nft.Expr, note string) branch {
+		a, err := netip.ParseAddr(strings.Trim(addr, "[]"))
+		p, ok := port(st, pt)
+		if err != nil || !ok {
+			return branch{st: st, end: rNoMatch, warn: "not modelled: " + nft.StmtString(n) + "; assumed not to match"}
+		}
+		st.dst, st.dport = a.Unmap(), p
+		st.dnat = netip.AddrPortFrom(st.dst, p).String()
+		bind(st)
+		return branch{st: st, end: rAccept, note: note}
+	}
+	switch a := n.Addr.(type) {
+	case *nft.Value:
+		return []branch{to(st, a.Text, n.Port, "")}
+	case *nft.Map:
+		key := w.evalKey(st, a.Key)
+		if key.absent {
+			return w.ended(st, rNoMatch)
+		}
+		if key.why != "" {
+			return w.unknown(st, key.why+"; assumed not to match")
+		}
+		ix, _, why := w.index(t, a.Data)
+		if why != "" {
+			return w.unknown(st, why+"; assumed not to match")
+		}
+		ds, why := w.draws(st, key, ix)
+		if why != "" {
+			return w.unknown(st, "not modelled: "+nft.StmtString(n)+": "+why+"; assumed not to match")
+		}
+		var out []branch
+		for _, d := range ds {
+			bst := st
+			if len(ds) > 1 || d.weight != 1 {
+				bst = st.clone()
+				bst.prob *= d.weight
+			}
+			if d.elem < 0 {
+				out = append(out, branch{st: bst, end: rNoMatch})
+				continue
+			}
+			data := ix.elems[d.elem].Data
+			note := w.probNote(d.note, d.weight, len(key.vars))
+			switch {
+			case len(data) == 2 && n.Port == nil:
+				out = append(out, to(bst, data[0], &nft.Value{Text: data[1]}, note))
+			case len(data) == 1:
+				out = append(out, to(bst, data[0], n.Port, note))
+			default:
+				out = append(out, branch{st: bst, end: rNoMatch, warn: "not modelled: " + nft.StmtString(n) + "; assumed not to match"})
+			}
+		}
+		return out
+	}
+	return w.unknown(st, "not modelled: "+nft.StmtString(n)+"; assumed not to match")
+}
+
+func (w *nftWalk) evalMangle(st *nftState, m *nft.Mangle) []branch {
+	var target *uint32
+	switch k := m.Key.(type) {
+	case *nft.Meta:
+		switch k.Key {
+		case "mark":
+			target = &st.mark
+		case "nftrace":
+			return w.passed(st)
+		}
+	case *nft.Ct:
+		if k.Key == "mark" && k.Dir == "" {
+			target = &st.ctmark
+		}
+	}
+	if target == nil {
+		return []branch{{st: st, pass: true, warn: "not modelled: " + nft.StmtString(m) + " (ignored)"}}
+	}
+	v, ok := markValue(st, m.Value)
+	if !ok {
+		return []branch{{st: st, pass: true, warn: "not modelled: " + nft.StmtString(m) + " (ignored)"}}
+	}
+	*target = v
+	return w.passed(st)
+}
+
+// markValue evaluates the value of a mark statement: a constant, the
+// packet or connection mark, or a bitwise operation on them.
+func markValue(st *nftState, e nft.Expr) (uint32, bool) {
+	switch e := e.(type) {
+	case *nft.Value:
+		n, ok := parseNum(e.Text)
+		return uint32(n), ok
+	case *nft.Meta:
+		if e.Key == "mark" {
+			return st.mark, true
+		}
+	case *nft.Ct:
+		if e.Key == "mark" && e.Dir == "" {
+			return st.ctmark, true
+		}
+	case *nft.Binop:
+		l, ok1 := markValue(st, e.Left)
+		r, ok2 := markValue(st, e.Right)
+		if !ok1 || !ok2 {
+			return 0, false
+		}
+		switch e.Op {
+		case "&":
+			return l & r, true
+		case "|":
+			return l | r, true
+		case "^":
+			return l ^ r, true
+		case "<<":
+			return l << r, true
+		case ">>":
+			return l >> r, true
+		}
+	}
+	return 0, false
+}
