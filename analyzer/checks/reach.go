@@ -168,13 +168,13 @@ func reachTargets(v *view.View, sp *model.ServicePort, e *Expect, nodeIP netip.A
 }
 
 // prefetchTraces traces, once per run, the packets of every service port
-// the reachability pass and load-balance-skew will look at, on all CPUs,
-// when the node's mode has an engine that may run concurrently
-// (nftables); the checks then read the results from the cache.
+// the reachability pass and load-balance-skew will look at, on all CPUs
+// (every engine may run concurrently over one data plane); the checks
+// then read the results from the cache.
 func (p *Pass) prefetchTraces() {
 	p.tracerFacts()
 	tf := p.facts.tracer
-	if tf.prefetched || p.facts.mode != model.ModeNFTables {
+	if tf.prefetched {
 		return
 	}
 	tf.prefetched = true
@@ -404,6 +404,7 @@ func tracedShares(p *Pass, v *view.View, e *view.Entry, o view.Origin) (map[stri
 	if e.Firewall != nil {
 		return nil, false // the source decides; shares are read from the rules
 	}
+	p.prefetchTraces()
 	res, err := p.traced(pkt)
 	if err != nil || len(res.Warnings) > 0 {
 		return nil, false

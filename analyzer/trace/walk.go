@@ -877,8 +877,10 @@ func (w *walker) finish(s *state) {
 		Masquerade:  s.masq,
 		SNAT:        s.snat,
 		Conditions:  s.conds,
-		Steps:       s.materialize(),
 		Warnings:    s.warnings,
+	}
+	if !w.opts.Summary {
+		p.Steps = s.materialize()
 	}
 	p.Destination = netip.AddrPortFrom(s.dst, s.dport).String()
 	if p.Verdict == "" {
