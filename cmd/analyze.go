@@ -109,7 +109,7 @@ func analyzeRun(opts *AnalyzeOptions) error {
 	if _, err := checkFormat(opts.Output); err != nil {
 		return err
 	}
-	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version})
+	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version, Compact: true})
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,13 @@ type Options struct {
 	Version string
 	// Limits bound archive and directory reading; zero means DefaultLimits.
 	Limits Limits
+	// Compact drops, once every snapshot's service ports are built, the
+	// endpoint lists of the EndpointSlices (the ports hold them as model
+	// endpoints, with the slices' positions). The slices themselves stay,
+	// so that their names, labels and positions can still be read. For
+	// callers that read endpoints only from the model; the reference
+	// proxier rebuilds ports from the objects and needs them whole.
+	Compact bool
 }
 
 // parseFunc parses one file of a kind into its value.
@@ -101,6 +108,10 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		return nil, inputErrorf("no input files")
 	}
 	results := parseAll(files)
+	// The raw files are garbage now (what the parsed values keep is
+	// theirs); collecting here keeps the heap from growing on them while
+	// the snapshots are assembled.
+	runtime.GC()
 	var errs parsers.ErrorList
 	var other []string
 	for _, r := range results {
