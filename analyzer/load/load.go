@@ -108,10 +108,6 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		return nil, inputErrorf("no input files")
 	}
 	results := parseAll(files)
-	// The raw files are garbage now (what the parsed values keep is
-	// theirs); collecting here keeps the heap from growing on them while
-	// the snapshots are assembled.
-	runtime.GC()
 	var errs parsers.ErrorList
 	var other []string
 	for _, r := range results {
@@ -137,9 +133,39 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 	return assemble(results, opts)
 }
 
-// parseAll parses files concurrently, keeping their order.
+// parseAll parses files, keeping their order. Kubernetes exports are
+// decoded first, one at a time, as their decoder uses every core and
+// frees each export's text once decoded; the other files are then parsed
+// concurrently, largest first. So the text of a large export and the parse
+// of a large dump are never on the heap together.
 func parseAll(files []file) []parsed {
 	out := make([]parsed, len(files))
+	parse := func(i int) {
+		f := files[i]
+		k := parsers.Detect(f.data)
+		r := parsed{f: f, kind: k, size: int64(len(f.data))}
+		if fn := parsersByKind[k]; fn != nil {
+			r.value, r.err = fn(f.name, f.data)
+		}
+		// The parsed value keeps what it needs; drop the bytes so
+		// that a large export is freed as soon as it is decoded.
+		r.f.data = nil
+		files[i].data = nil
+		out[i] = r
+	}
+	order := make([]int, len(files))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return len(files[order[a]].data) > len(files[order[b]].data) })
+	rest := order[:0:0]
+	for _, i := range order {
+		if parsers.Detect(files[i].data) == parsers.KindKube {
+			parse(i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
 	workers := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -148,28 +174,11 @@ func parseAll(files []file) []parsed {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				f := files[i]
-				k := parsers.Detect(f.data)
-				r := parsed{f: f, kind: k, size: int64(len(f.data))}
-				if fn := parsersByKind[k]; fn != nil {
-					r.value, r.err = fn(f.name, f.data)
-				}
-				// The parsed value keeps what it needs; drop the bytes so
-				// that a large export is freed as soon as it is decoded.
-				r.f.data = nil
-				files[i].data = nil
-				out[i] = r
+				parse(i)
 			}
 		}()
 	}
-	// Largest files first, so that the big dump and the big export are
-	// parsed side by side.
-	order := make([]int, len(files))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return len(files[order[a]].data) > len(files[order[b]].data) })
-	for _, i := range order {
+	for _, i := range rest {
 		next <- i
 	}
 	close(next)
