@@ -1,9 +1,13 @@
 package load
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"reflect"
 	"testing"
+
+	"github.com/proxyscan/proxyscan/parsers"
 )
 
 const miniSlice = `---
@@ -71,5 +75,40 @@ func TestCompactKeepsPorts(t *testing.T) {
 				t.Errorf("snapshot %d: without Compact the slice lost its endpoints", i)
 			}
 		}
+	}
+}
+
+// TestFilesReadWhenParsed checks that files on disk are read as they are
+// parsed: only their kind is known before, and a file gone by then is an
+// error naming it.
+func TestFilesReadWhenParsed(t *testing.T) {
+	dir := t.TempDir()
+	dump := writeFile(t, dir, "iptables-save.txt", []byte(miniDump))
+	export := writeFile(t, dir, "svc.yaml", []byte(miniService+miniSlice))
+	var files []file
+	for _, p := range []string{dump, export} {
+		fs, err := readPath(p, DefaultLimits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, fs...)
+	}
+	for _, f := range files {
+		if f.data != nil || f.length() == 0 {
+			t.Errorf("%s: read before it is parsed (%d bytes held, size %d)", f.name, len(f.data), f.length())
+		}
+	}
+	if k := files[1].detectKind(); k != parsers.KindKube {
+		t.Errorf("export detected as %q", k)
+	}
+	if err := os.Remove(dump); err != nil {
+		t.Fatal(err)
+	}
+	res := parseAll(files)
+	if res[0].err == nil || !strings.Contains(res[0].err.Error(), "no such file") {
+		t.Errorf("removed dump: err = %v, want no such file", res[0].err)
+	}
+	if res[1].err != nil || res[1].size != int64(len(miniService+miniSlice)) {
+		t.Errorf("export: err %v, size %d", res[1].err, res[1].size)
 	}
 }

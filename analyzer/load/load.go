@@ -136,16 +136,21 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 // parseAll parses files, keeping their order. Kubernetes exports are
 // decoded first, one at a time, as their decoder uses every core and
 // frees each export's text once decoded; the other files are then parsed
-// concurrently, largest first. So the text of a large export and the parse
-// of a large dump are never on the heap together.
+// concurrently, largest first. Files on disk are read as they are parsed.
+// So the text of a large export and the parse of a large dump are never on
+// the heap together.
 func parseAll(files []file) []parsed {
 	out := make([]parsed, len(files))
 	parse := func(i int) {
 		f := files[i]
-		k := parsers.Detect(f.data)
-		r := parsed{f: f, kind: k, size: int64(len(f.data))}
-		if fn := parsersByKind[k]; fn != nil {
-			r.value, r.err = fn(f.name, f.data)
+		k := f.detectKind()
+		r := parsed{f: f, kind: k}
+		data, err := f.load()
+		r.size = int64(len(data))
+		if err != nil {
+			r.err = err
+		} else if fn := parsersByKind[k]; fn != nil {
+			r.value, r.err = fn(f.name, data)
 		}
 		// The parsed value keeps what it needs; drop the bytes so
 		// that a large export is freed as soon as it is decoded.
@@ -157,14 +162,21 @@ func parseAll(files []file) []parsed {
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return len(files[order[a]].data) > len(files[order[b]].data) })
+	sort.SliceStable(order, func(a, b int) bool { return files[order[a]].length() > files[order[b]].length() })
 	rest := order[:0:0]
+	var exports int64
 	for _, i := range order {
-		if parsers.Detect(files[i].data) == parsers.KindKube {
+		if files[i].detectKind() == parsers.KindKube {
+			exports += files[i].length()
 			parse(i)
 		} else {
 			rest = append(rest, i)
 		}
+	}
+	if exports > 8<<20 {
+		// The exports' text is garbage now: collecting it before the dumps
+		// are read keeps the heap from growing to twice what it held.
+		runtime.GC()
 	}
 	workers := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
