@@ -3,8 +3,8 @@ package load
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/proxyscan/proxyscan/parsers"
