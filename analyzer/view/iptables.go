@@ -567,7 +567,8 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 			continue
 		}
 		b := x.backend(tgt)
-		b.Evidence = append([]model.Evidence{model.RuleEvidence(r)}, b.Evidence...)
+		ev := make([]model.Evidence, 0, 1+len(b.Evidence))
+		b.Evidence = append(append(ev, model.RuleEvidence(r)), b.Evidence...)
 		if p := r.Value("--probability"); p != "" && r.Value("--mode") == "random" {
 			f, err := strconv.ParseFloat(p, 64)
 			if err != nil {
