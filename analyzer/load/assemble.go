@@ -106,6 +106,15 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 		}
 		out = append(out, b.snap)
 	}
+	if opts.Compact {
+		// Exports given as loose files are shared by every snapshot: only
+		// now, with all ports built, can their endpoints go.
+		for _, s := range out {
+			for _, es := range s.Objects.EndpointSlices {
+				es.Endpoints = nil
+			}
+		}
+	}
 	return out, nil
 }
 

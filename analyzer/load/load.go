@@ -37,6 +37,13 @@ type Options struct {
 	Version string
 	// Limits bound archive and directory reading; zero means DefaultLimits.
 	Limits Limits
+	// Compact drops, once every snapshot's service ports are built, the
+	// endpoint lists of the EndpointSlices (the ports hold them as model
+	// endpoints, with the slices' positions). The slices themselves stay,
+	// so that their names, labels and positions can still be read. For
+	// callers that read endpoints only from the model; the reference
+	// proxier rebuilds ports from the objects and needs them whole.
+	Compact bool
 }
 
 // parseFunc parses one file of a kind into its value.
@@ -126,9 +133,51 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 	return assemble(results, opts)
 }
 
-// parseAll parses files concurrently, keeping their order.
+// parseAll parses files, keeping their order. Kubernetes exports are
+// decoded first, one at a time, as their decoder uses every core and
+// frees each export's text once decoded; the other files are then parsed
+// concurrently, largest first. Files on disk are read as they are parsed.
+// So the text of a large export and the parse of a large dump are never on
+// the heap together.
 func parseAll(files []file) []parsed {
 	out := make([]parsed, len(files))
+	parse := func(i int) {
+		f := files[i]
+		k := f.detectKind()
+		r := parsed{f: f, kind: k}
+		data, err := f.load()
+		r.size = int64(len(data))
+		if err != nil {
+			r.err = err
+		} else if fn := parsersByKind[k]; fn != nil {
+			r.value, r.err = fn(f.name, data)
+		}
+		// The parsed value keeps what it needs; drop the bytes so
+		// that a large export is freed as soon as it is decoded.
+		r.f.data = nil
+		files[i].data = nil
+		out[i] = r
+	}
+	order := make([]int, len(files))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return files[order[a]].length() > files[order[b]].length() })
+	rest := order[:0:0]
+	var exports int64
+	for _, i := range order {
+		if files[i].detectKind() == parsers.KindKube {
+			exports += files[i].length()
+			parse(i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	if exports > 8<<20 {
+		// The exports' text is garbage now: collecting it before the dumps
+		// are read keeps the heap from growing to twice what it held.
+		runtime.GC()
+	}
 	workers := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -137,28 +186,11 @@ func parseAll(files []file) []parsed {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				f := files[i]
-				k := parsers.Detect(f.data)
-				r := parsed{f: f, kind: k, size: int64(len(f.data))}
-				if fn := parsersByKind[k]; fn != nil {
-					r.value, r.err = fn(f.name, f.data)
-				}
-				// The parsed value keeps what it needs; drop the bytes so
-				// that a large export is freed as soon as it is decoded.
-				r.f.data = nil
-				files[i].data = nil
-				out[i] = r
+				parse(i)
 			}
 		}()
 	}
-	// Largest files first, so that the big dump and the big export are
-	// parsed side by side.
-	order := make([]int, len(files))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return len(files[order[a]].data) > len(files[order[b]].data) })
-	for _, i := range order {
+	for _, i := range rest {
 		next <- i
 	}
 	close(next)

@@ -50,6 +50,60 @@ type file struct {
 	// archive is set for files read from a bundle archive.
 	archive bool
 	data    []byte
+	// path, when set, is where data is read from when the file is parsed
+	// (files on disk are read one by one as they are parsed, not all
+	// first); kind and size are then known from the file's head and its
+	// size on disk.
+	path string
+	kind parsers.Kind
+	size int64
+}
+
+// lazyFile returns the file at p, of the given size, to be read when it is
+// parsed: only its head is read now, to detect its kind.
+func lazyFile(name, group, p string, size int64) (file, []byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return file{}, nil, err
+	}
+	defer f.Close()
+	head := make([]byte, min(size, parsers.DetectSize))
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return file{}, nil, err
+	}
+	head = head[:n]
+	return file{name: name, group: group, path: p, kind: parsers.Detect(head), size: size}, head, nil
+}
+
+// load returns the file's contents, reading them if they are still on
+// disk.
+func (f *file) load() ([]byte, error) {
+	if f.path == "" {
+		return f.data, nil
+	}
+	data, err := os.ReadFile(f.path)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the caller names the file
+	}
+	return data, err
+}
+
+// detectKind returns the file's kind.
+func (f *file) detectKind() parsers.Kind {
+	if f.path != "" {
+		return f.kind
+	}
+	return parsers.Detect(f.data)
+}
+
+// length returns the file's size.
+func (f *file) length() int64 {
+	if f.path != "" {
+		return f.size
+	}
+	return int64(len(f.data))
 }
 
 // errInput marks input errors that are not positioned parser errors.
@@ -84,14 +138,18 @@ func readPath(p string, lim Limits) ([]file, error) {
 	if st.Size() > lim.MaxFile {
 		return nil, inputErrorf("reading %s: file is %d bytes, over the %d-byte limit", p, st.Size(), lim.MaxFile)
 	}
-	data, err := os.ReadFile(p)
+	f, head, err := lazyFile(p, "", p, st.Size())
 	if err != nil {
 		return nil, inputErrorf("reading %s: %v", p, err)
 	}
-	if isGzip(data) {
+	if isGzip(head) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, inputErrorf("reading %s: %v", p, err)
+		}
 		return readArchive(p, data, lim)
 	}
-	return []file{{name: p, data: data}}, nil
+	return []file{f}, nil
 }
 
 func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
@@ -219,12 +277,12 @@ func readDir(dir string, lim Limits) ([]file, error) {
 		if total += info.Size(); total > lim.MaxTotal {
 			return inputErrorf("%s: more than %d bytes of files", dir, lim.MaxTotal)
 		}
-		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		f, _, err := lazyFile(filepath.ToSlash(rel), dir, p, info.Size())
 		if err != nil {
 			return inputErrorf("reading %s: %v", p, err)
 		}
-		rel, _ := filepath.Rel(dir, p)
-		out = append(out, file{name: filepath.ToSlash(rel), group: dir, data: data})
+		out = append(out, f)
 		return nil
 	})
 	if err != nil {

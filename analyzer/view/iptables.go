@@ -3,6 +3,7 @@ package view
 import (
 	"math"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -142,12 +143,29 @@ func (x *iptExtractor) objects() {
 	if x.nat == nil {
 		return
 	}
+	// Nearly every chain of a large nat table is a per-service one: size
+	// the index and the list once, and allocate the objects and their
+	// evidence together.
+	n := 0
+	for _, c := range x.nat.Chains {
+		if _, _, ok := chainHash(c.Name); ok {
+			n++
+		}
+	}
+	x.obj = make(map[string]*Object, n)
+	x.v.Objects = slices.Grow(x.v.Objects, n)
+	objs := make([]Object, n)
+	evs := make([]model.Evidence, n)
+	i := 0
 	for _, c := range x.nat.Chains {
 		prefix, hash, ok := chainHash(c.Name)
 		if !ok {
 			continue
 		}
-		o := &Object{Kind: ObjChain, Name: c.Name, Hash: hash, Evidence: []model.Evidence{chainEvidence(c)}}
+		evs[i] = chainEvidence(c)
+		o := &objs[i]
+		*o = Object{Kind: ObjChain, Name: c.Name, Hash: hash, Evidence: evs[i : i+1 : i+1]}
+		i++
 		if prefix != model.ChainSEP {
 			if sp := x.attr.byChainHash(hash); sp != nil {
 				o.Service = sp.String()
@@ -549,7 +567,8 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 			continue
 		}
 		b := x.backend(tgt)
-		b.Evidence = append([]model.Evidence{model.RuleEvidence(r)}, b.Evidence...)
+		ev := make([]model.Evidence, 0, 1+len(b.Evidence))
+		b.Evidence = append(append(ev, model.RuleEvidence(r)), b.Evidence...)
 		if p := r.Value("--probability"); p != "" && r.Value("--mode") == "random" {
 			f, err := strconv.ParseFloat(p, 64)
 			if err != nil {

@@ -69,23 +69,27 @@ func describe(c *chunk) string {
 // keeping its line count so that positions stay exact).
 func splitYAML(name string, data []byte, emit func(chunk)) error {
 	var errs parsers.ErrorList
-	lines := splitLines(data)
-	start := 0
-	flush := func(end int) {
-		if start < end {
-			if err := yamlDocument(name, data, lines[start:end], emit); err != nil {
+	it := lineIter{data: data, stop: len(data), num: 1}
+	start, num := 0, 1
+	flush := func(stop int) {
+		if start < stop {
+			if err := yamlDocument(name, data, lineIter{data: data, off: start, stop: stop, num: num}, emit); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
-	for i, l := range lines {
+	for {
+		l, ok := it.next()
+		if !ok {
+			break
+		}
 		s := data[l.start:l.end]
 		if bytes.Equal(s, []byte("---")) || bytes.HasPrefix(s, []byte("--- ")) || bytes.Equal(s, []byte("...")) {
-			flush(i)
-			start = i + 1
+			flush(int(l.start))
+			start, num = it.off, it.num
 		}
 	}
-	flush(len(lines))
+	flush(len(data))
 	return errs.Err()
 }
 
@@ -94,28 +98,38 @@ type lineSpan struct {
 	num        int32 // 1-based line number
 }
 
-func splitLines(data []byte) []lineSpan {
-	out := make([]lineSpan, 0, bytes.Count(data, []byte("\n"))+1)
-	off, num := 0, 1
-	for off < len(data) {
-		end := bytes.IndexByte(data[off:], '\n')
-		next := 0
-		if end < 0 {
-			end = len(data)
-			next = len(data)
-		} else {
-			end += off
-			next = end + 1
-		}
-		e := end
-		if e > off && data[e-1] == '\r' {
-			e--
-		}
-		out = append(out, lineSpan{start: int32(off), end: int32(e), num: int32(num)})
-		off = next
-		num++
+// lineIter reads the lines of data[off:stop), the first one numbered num.
+// Lines are found as they are read (a copy of the iterator reads them
+// again), so that a large export never holds an index of all its lines.
+type lineIter struct {
+	data      []byte
+	off, stop int
+	num       int
+}
+
+// next returns the next line, or false at the end.
+func (it *lineIter) next() (lineSpan, bool) {
+	if it.off >= it.stop {
+		return lineSpan{}, false
 	}
-	return out
+	off := it.off
+	end := bytes.IndexByte(it.data[off:it.stop], '\n')
+	next := 0
+	if end < 0 {
+		end = it.stop
+		next = it.stop
+	} else {
+		end += off
+		next = end + 1
+	}
+	e := end
+	if e > off && it.data[e-1] == '\r' {
+		e--
+	}
+	l := lineSpan{start: int32(off), end: int32(e), num: int32(it.num)}
+	it.off = next
+	it.num++
+	return l, true
 }
 
 func isBlankOrComment(s []byte) bool {
@@ -123,28 +137,34 @@ func isBlankOrComment(s []byte) bool {
 	return len(t) == 0 || t[0] == '#'
 }
 
-// yamlDocument turns one YAML document into chunks.
-func yamlDocument(name string, data []byte, lines []lineSpan, emit func(chunk)) *parsers.Error {
-	first := -1
-	itemsAt := -1
-	for i, l := range lines {
+// yamlDocument turns one YAML document, the lines of doc, into chunks.
+func yamlDocument(name string, data []byte, doc lineIter, emit func(chunk)) *parsers.Error {
+	var first, itemsAt, last lineSpan
+	haveFirst, haveItems := false, false
+	var afterItems lineIter // the lines after itemsAt
+	for it := doc; ; {
+		l, ok := it.next()
+		if !ok {
+			break
+		}
+		last = l
 		s := data[l.start:l.end]
 		if isBlankOrComment(s) {
 			continue
 		}
-		if first < 0 {
-			first = i
+		if !haveFirst {
+			first, haveFirst = l, true
 		}
 		if s[0] != ' ' && s[0] != '\t' && (bytes.Equal(bytes.TrimRight(s, " "), []byte("items:")) || bytes.HasPrefix(s, []byte("items: "))) {
-			itemsAt = i
+			itemsAt, haveItems, afterItems = l, true, it
 		}
 	}
-	if first < 0 {
+	if !haveFirst {
 		return nil
 	}
-	if itemsAt < 0 {
-		body := data[lines[first].start:lines[len(lines)-1].end]
-		c := chunk{data: body, line: int(lines[first].num)}
+	if !haveItems {
+		body := data[first.start:last.end]
+		c := chunk{data: body, line: int(first.num)}
 		c.apiVersion, c.kind = topLevelKind(body)
 		if c.kind == "ConfigMap" {
 			c.configLines = configDataLines(body, c.line)
@@ -153,31 +173,35 @@ func yamlDocument(name string, data []byte, lines []lineSpan, emit func(chunk)) 
 		return nil
 	}
 	// A List: items start at "<ind>- " lines after "items:".
-	rest := bytes.TrimSpace(data[int(lines[itemsAt].start)+len("items:") : lines[itemsAt].end])
+	rest := bytes.TrimSpace(data[int(itemsAt.start)+len("items:") : itemsAt.end])
 	if len(rest) > 0 {
 		if bytes.Equal(rest, []byte("[]")) {
 			return nil
 		}
-		return parsers.Errorf(parsers.Pos{File: name, Line: int(lines[itemsAt].num)}, "unsupported inline items list (expected one item per block)")
+		return parsers.Errorf(parsers.Pos{File: name, Line: int(itemsAt.num)}, "unsupported inline items list (expected one item per block)")
 	}
 	ind := -1
-	// The current item is lines[cur:i]: an item runs to the next one,
-	// blank and comment lines included.
-	cur := -1
-	flushItem := func(end int) *parsers.Error {
-		if cur < 0 {
+	// The current item runs from line cur to the next item, blank and
+	// comment lines included.
+	var cur lineSpan
+	haveCur := false
+	flushItem := func(stop int) *parsers.Error {
+		if !haveCur {
 			return nil
 		}
-		c, err := listItem(name, data, lines[cur:end], ind)
-		cur = -1
+		haveCur = false
+		c, err := listItem(name, data, lineIter{data: data, off: int(cur.start), stop: stop, num: int(cur.num)}, ind)
 		if err != nil {
 			return err
 		}
 		emit(c)
 		return nil
 	}
-	for i := itemsAt + 1; i < len(lines); i++ {
-		l := lines[i]
+	for it := afterItems; ; {
+		l, ok := it.next()
+		if !ok {
+			break
+		}
 		s := data[l.start:l.end]
 		if isBlankOrComment(s) {
 			continue
@@ -191,14 +215,14 @@ func yamlDocument(name string, data []byte, lines []lineSpan, emit func(chunk)) 
 		}
 		switch {
 		case lead == ind && (bytes.HasPrefix(s[lead:], []byte("- ")) || bytes.Equal(s[lead:], []byte("-"))):
-			if err := flushItem(i); err != nil {
+			if err := flushItem(int(l.start)); err != nil {
 				return err
 			}
-			cur = i
+			cur, haveCur = l, true
 		case lead >= ind+2:
 		case lead == 0:
 			// The List's own fields after items (kind: List, metadata: ...).
-			if err := flushItem(i); err != nil {
+			if err := flushItem(int(l.start)); err != nil {
 				return err
 			}
 			return nil
@@ -206,18 +230,26 @@ func yamlDocument(name string, data []byte, lines []lineSpan, emit func(chunk)) 
 			return parsers.Errorf(parsers.Pos{File: name, Line: int(l.num)}, "unexpected indentation in list item")
 		}
 	}
-	return flushItem(len(lines))
+	return flushItem(doc.stop)
 }
 
-// listItem de-indents one List item by ind+2 columns, keeping one output
-// line per input line.
-func listItem(name string, data []byte, lines []lineSpan, ind int) (chunk, *parsers.Error) {
+// listItem de-indents one List item, the lines of item, by ind+2
+// columns, keeping one output line per input line.
+func listItem(name string, data []byte, item lineIter, ind int) (chunk, *parsers.Error) {
 	size := 0
-	for _, l := range lines {
+	for it := item; ; {
+		l, ok := it.next()
+		if !ok {
+			break
+		}
 		size += int(l.end-l.start) + 1
 	}
 	buf := make([]byte, 0, size)
-	for i, l := range lines {
+	for i, it := 0, item; ; i++ {
+		l, ok := it.next()
+		if !ok {
+			break
+		}
 		s := data[l.start:l.end]
 		switch {
 		case i == 0:
@@ -236,7 +268,7 @@ func listItem(name string, data []byte, lines []lineSpan, ind int) (chunk, *pars
 		buf = append(buf, s...)
 		buf = append(buf, '\n')
 	}
-	c := chunk{data: buf, line: int(lines[0].num)}
+	c := chunk{data: buf, line: int(item.num)}
 	c.apiVersion, c.kind = topLevelKind(buf)
 	if c.kind == "ConfigMap" {
 		c.configLines = configDataLines(buf, c.line)

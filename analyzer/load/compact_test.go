@@ -1,0 +1,114 @@
+package load
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/parsers"
+)
+
+const miniSlice = `---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: web-abc
+  namespace: shop
+  labels:
+    kubernetes.io/service-name: web
+addressType: IPv4
+ports:
+- name: http
+  port: 8080
+  protocol: TCP
+endpoints:
+- addresses: ["10.244.1.5"]
+  conditions: {ready: true}
+  nodeName: node-a
+  zone: zone-1
+- addresses: ["10.244.2.7"]
+  conditions: {ready: false, serving: true, terminating: true}
+  nodeName: node-b
+`
+
+// TestCompactKeepsPorts loads two bundles sharing a loose export with and
+// without Compact: the service ports (endpoints, positions, locality) are
+// the same, and with Compact the slices keep their metadata but no
+// endpoint list.
+func TestCompactKeepsPorts(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "a/node/iptables-save.txt", []byte(miniDump))
+	writeFile(t, dir, "a/manifest.json", []byte(`{"node":"node-a"}`))
+	writeFile(t, dir, "b/node/iptables-save.txt", []byte(miniDump))
+	export := writeFile(t, dir, "svc.yaml", []byte(miniService+miniSlice))
+	paths := []string{filepath.Join(dir, "a"), filepath.Join(dir, "b"), export}
+	for _, node := range []string{"", "node-b"} {
+		full, err := Load(paths, Options{Node: node})
+		if err != nil {
+			t.Fatal(err)
+		}
+		compact, err := Load(paths, Options{Node: node, Compact: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(full) != 2 || len(compact) != 2 {
+			t.Fatalf("got %d and %d snapshots, want 2", len(full), len(compact))
+		}
+		for i := range full {
+			f, c := full[i], compact[i]
+			if len(f.Ports) != 1 || len(f.Ports[0].Endpoints) != 2 {
+				t.Fatalf("snapshot %d: ports %v, want one with 2 endpoints", i, f.Ports)
+			}
+			if !reflect.DeepEqual(f.Ports, c.Ports) {
+				t.Errorf("snapshot %d (node %q): compact ports differ:\n%+v\nwant\n%+v", i, node, c.Ports, f.Ports)
+			}
+			if len(c.Objects.EndpointSlices) != 1 {
+				t.Fatalf("snapshot %d: %d slices kept, want 1", i, len(c.Objects.EndpointSlices))
+			}
+			es := c.Objects.EndpointSlices[0]
+			if es.Endpoints != nil || es.Name != "web-abc" || es.Pos.Line == 0 {
+				t.Errorf("snapshot %d: compact slice %s at %v has %d endpoints, want none", i, es.Name, es.Pos, len(es.Endpoints))
+			}
+			if len(f.Objects.EndpointSlices[0].Endpoints) != 2 {
+				t.Errorf("snapshot %d: without Compact the slice lost its endpoints", i)
+			}
+		}
+	}
+}
+
+// TestFilesReadWhenParsed checks that files on disk are read as they are
+// parsed: only their kind is known before, and a file gone by then is an
+// error naming it.
+func TestFilesReadWhenParsed(t *testing.T) {
+	dir := t.TempDir()
+	dump := writeFile(t, dir, "iptables-save.txt", []byte(miniDump))
+	export := writeFile(t, dir, "svc.yaml", []byte(miniService+miniSlice))
+	var files []file
+	for _, p := range []string{dump, export} {
+		fs, err := readPath(p, DefaultLimits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, fs...)
+	}
+	for _, f := range files {
+		if f.data != nil || f.length() == 0 {
+			t.Errorf("%s: read before it is parsed (%d bytes held, size %d)", f.name, len(f.data), f.length())
+		}
+	}
+	if k := files[1].detectKind(); k != parsers.KindKube {
+		t.Errorf("export detected as %q", k)
+	}
+	if err := os.Remove(dump); err != nil {
+		t.Fatal(err)
+	}
+	res := parseAll(files)
+	if res[0].err == nil || !strings.Contains(res[0].err.Error(), "no such file") {
+		t.Errorf("removed dump: err = %v, want no such file", res[0].err)
+	}
+	if res[1].err != nil || res[1].size != int64(len(miniService+miniSlice)) {
+		t.Errorf("export: err %v, size %d", res[1].err, res[1].size)
+	}
+}
