@@ -156,14 +156,14 @@ func (nftablesMode) Name() string { return model.ModeNFTables }
 const nftOldestMinor = 29
 
 // nftModelledMinor is the first release of the nftables layouts modelled
-// without a gap (1.33 to 1.37); 1.30 is modelled too.
-const nftModelledMinor = 33
+// (1.30 to 1.37).
+const nftModelledMinor = 30
 
-// nftModelled reports the releases whose layout is modelled: 1.30 and
-// 1.33-1.37, each checked against pkg/proxy/nftables/proxier.go of its
-// release (1.30 differs from 1.33 only by the comments of the firewall-ips
-// elements; 1.31 and 1.32 were not checked).
-func nftModelled(minor int) bool { return minor == 30 || minor >= nftModelledMinor }
+// nftModelled reports the releases whose layout is modelled: 1.30-1.37,
+// each checked against pkg/proxy/nftables/proxier.go of its release (1.31
+// and 1.32 write the rules of 1.33; 1.30 differs from them only by the
+// comments of the firewall-ips elements).
+func nftModelled(minor int) bool { return minor >= nftModelledMinor }
 
 // generate returns the tables ip and ip6 kube-proxy that one full sync of
 // each family's proxier writes, as one ruleset listing (the form of
@@ -173,7 +173,7 @@ func (nftablesMode) generate(in *input, families []model.Family) (*Dataplane, er
 	case in.minor < nftOldestMinor:
 		return nil, fmt.Errorf("kube-proxy 1.%d has no nftables mode (it exists from 1.%d)", in.minor, nftOldestMinor)
 	case !nftModelled(in.minor):
-		return nil, fmt.Errorf("the nftables layout of kube-proxy 1.%d is not modelled (modelled: 1.30 and 1.%d to 1.37)", in.minor, nftModelledMinor)
+		return nil, fmt.Errorf("the nftables layout of kube-proxy 1.%d is not modelled (modelled: 1.%d to 1.37)", in.minor, nftModelledMinor)
 	case in.minor >= 37 && in.gate("KubeProxyNFTablesLocalhostNodePorts", false):
 		return nil, fmt.Errorf("the KubeProxyNFTablesLocalhostNodePorts feature gate (localhost node ports in nftables mode) is not modelled")
 	}
@@ -423,7 +423,7 @@ func (p *nftProxier) sync(buf *bytes.Buffer) {
 	p.write(buf)
 }
 
-// setup mirrors setupNFTables (v1.30, v1.33-v1.37): the base chains and their
+// setup mirrors setupNFTables (v1.30-v1.37): the base chains and their
 // jumps, the masquerading chains (1.36+: and the hairpin set), the
 // ClusterIP checks, the node port addresses, the no-endpoint maps, the
 // firewall map and the service dispatch.
@@ -556,7 +556,7 @@ func nftEndpointBase(sp *model.ServicePort, ep *model.Endpoint) string {
 }
 
 // syncServicePort writes one service port: the body of syncProxyRules'
-// loop over svcPortMap (v1.30, v1.33-v1.37).
+// loop over svcPortMap (v1.30-v1.37).
 func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 	f, ipX := p.family, p.ipX
 	protocol := sp.ProtoLower()
