@@ -53,7 +53,7 @@
 // whose address, port or endpoint it holds. Virtual servers in
 // ipvs.excludeCIDRs are not kube-proxy's and are not compared.
 //
-// nftables mode (1.30 and 1.33 to 1.37, pkg/proxy/nftables/proxier.go
+// nftables mode (1.29 to 1.37, 1.29 with the NFTablesProxyMode gate; pkg/proxy/nftables/proxier.go
 // setupNFTables and syncProxyRules) gives the tables ip and ip6 kube-proxy
 // as one [nft.Ruleset], in the form `nft list ruleset` prints (sets, maps,
 // chains each sorted by name, elements sorted: kube-proxy creates them in
