@@ -20,12 +20,10 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 )
 
-// IPVS mode's layout is modelled from 1.30 on: that release added the
-// KUBE-IPVS-OUT-FILTER chain (LoadBalancer source ranges that leave the
-// node out) and the KUBE-EXTERNAL-IP-LOCAL RETURN of KUBE-IPVS-FILTER;
-// pkg/proxy/ipvs/proxier.go syncProxyRules and writeIptablesRules keep the
-// same rules through 1.37.
-const ipvsOldestMinor = 30
+// IPVS mode's layout is modelled from 1.26 on: pkg/proxy/ipvs/proxier.go
+// syncProxyRules and writeIptablesRules keep the rules of 1.30 through
+// 1.37; the changes of 1.27 to 1.30 are listed in ipvs_legacy.go.
+const ipvsOldestMinor = 26
 
 // Chain names of kube-proxy's IPVS mode (pkg/proxy/ipvs/proxier.go).
 const (
@@ -256,6 +254,7 @@ func formatIPSets(sets []*ipvsSet) []byte {
 // resolved from the configuration as NewProxier resolves it).
 type ipvsProxier struct {
 	in     *input
+	minor  int
 	family model.Family
 	isIPv6 bool
 
@@ -292,7 +291,7 @@ type lbEntry struct {
 func newIPVSProxier(in *input, f model.Family) *ipvsProxier {
 	fam := iptables.Family(f)
 	p := &ipvsProxier{
-		in: in, family: f, isIPv6: f == model.IPv6,
+		in: in, minor: in.minor, family: f, isIPv6: f == model.IPv6,
 		scheduler:     in.cfg.IPVS.Scheduler,
 		masqueradeAll: in.cfg.IPTables.MasqueradeAll,
 		nodeIP:        in.nodeIPs[f],
@@ -375,13 +374,13 @@ func (p *ipvsProxier) syncProxyRules() {
 
 // createAndLinkKubeChain declares the chains and prepends the jumps.
 func (p *ipvsProxier) createAndLinkKubeChain() {
-	for _, c := range ipvsChains {
+	for _, c := range ipvsChainsOf(p.minor) {
 		p.table(c.table).declare(c.chain)
 	}
 	type jump struct{ to, comment string }
 	bySrc := map[string][]jump{}
 	var keys []string
-	for _, j := range ipvsJumpChains {
+	for _, j := range ipvsJumpChainsOf(p.minor) {
 		k := j.table + " " + j.from
 		if _, ok := bySrc[k]; !ok {
 			keys = append(keys, k)
@@ -427,7 +426,7 @@ func (p *ipvsProxier) virtualServer(sp *model.ServicePort, ip netip.Addr, port i
 		s.Flags |= ipvs.FlagPersistent
 		s.Timeout = uint32(sp.AffinityTimeout)
 	}
-	if p.scheduler == ipvsSchedulerMaglev {
+	if p.scheduler == ipvsSchedulerMaglev && p.minor >= ipvsMinorMaglevPort {
 		s.Flags |= ipvs.FlagSched2
 	}
 	return s
@@ -488,7 +487,7 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 		} else {
 			p.sets[view.SetExternalIP].add(setEntry(ip, proto, sp.Port))
 		}
-		p.addVirtualServer(p.virtualServer(sp, ip, sp.Port), endpoints(sp.ExternalPolicyLocal), !p.nodeAddrs[ip], ip)
+		p.addVirtualServer(p.virtualServer(sp, ip, sp.Port), endpoints(sp.ExternalPolicyLocal), p.shouldBind(ip), ip)
 	}
 
 	for _, ip := range sp.LoadBalancerVIPsOf(p.family) {
@@ -512,7 +511,7 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 				p.noNodeAccess = append(p.noNodeAccess, lbEntry{ip, proto, sp.Port})
 			}
 		}
-		p.addVirtualServer(p.virtualServer(sp, ip, sp.Port), endpoints(sp.ExternalPolicyLocal), !p.nodeAddrs[ip], ip)
+		p.addVirtualServer(p.virtualServer(sp, ip, sp.Port), endpoints(sp.ExternalPolicyLocal), p.shouldBind(ip), ip)
 	}
 
 	if sp.NodePort != 0 {
@@ -593,9 +592,11 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	p.nat.Write("-A", kubeServicesChain, "-m", "addrtype", "--dst-type", "LOCAL", "-j", ipvsNodePortChain)
 	p.nat.Write("-A", ipvsLoadBalancerChain, "-j", kubeMarkMasqChain)
 	p.filter.Write("-A", ipvsSourceRangesFirewall, "-j", "DROP")
-	for _, e := range p.noNodeAccess {
-		p.filter.Write("-A", ipvsOutFilterChain, "-s", e.ip.String(), "-m", "ipvs", "--vaddr", e.ip.String(),
-			"--vproto", e.proto, "--vport", strconv.Itoa(int(e.port)), "-j", "DROP")
+	if p.minor >= ipvsMinorOutFilter {
+		for _, e := range p.noNodeAccess {
+			p.filter.Write("-A", ipvsOutFilterChain, "-s", e.ip.String(), "-m", "ipvs", "--vaddr", e.ip.String(),
+				"--vproto", e.proto, "--vport", strconv.Itoa(int(e.port)), "-j", "DROP")
+		}
 	}
 	for _, s := range []string{view.SetClusterIP, view.SetLoadBalancer} {
 		if set := p.sets[s]; !set.empty() {
@@ -610,10 +611,12 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	hc := p.sets[view.SetHealthCheckNodePort].name
 	p.filter.Write("-A", ipvsNodePortChain, "-m", "comment", "--comment", ipvsSetComment(view.SetHealthCheckNodePort),
 		"-m", "set", "--match-set", hc, "dst", "-j", "ACCEPT")
-	for _, s := range []string{view.SetLoadBalancer, view.SetClusterIP, view.SetExternalIP, view.SetExternalIPLocal} {
+	for _, s := range ipvsFilterReturnSets(p.minor) {
 		p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", p.sets[s].name, "dst,dst", "-j", "RETURN")
 	}
-	p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", hc, "dst", "-j", "RETURN")
+	if p.minor >= ipvsMinorNodeAddrUnbound {
+		p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", hc, "dst", "-j", "RETURN")
+	}
 	p.filter.Write("-A", ipvsFilterChain, "-m", "conntrack", "--ctstate", "NEW",
 		"-m", "set", "--match-set", p.sets[view.SetIPVSIPs].name, "dst", "-j", "REJECT")
 	p.nat.Write("-A", kubePostroutingChain, "-m", "mark", "!", "--mark", mark+"/"+mark, "-j", "RETURN")
@@ -624,6 +627,12 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	}
 	p.nat.Write(masq)
 	p.nat.Write("-A", kubeMarkMasqChain, "-j", "MARK", "--or-mark", mark)
+}
+
+// shouldBind reports whether an external or load balancer IP is bound to
+// kube-ipvs0: unless it is an address of the node (1.28+), always before.
+func (p *ipvsProxier) shouldBind(ip netip.Addr) bool {
+	return p.minor < ipvsMinorNodeAddrUnbound || !p.nodeAddrs[ip]
 }
 
 // boundAddrs returns the addresses bound to kube-ipvs0, sorted.
