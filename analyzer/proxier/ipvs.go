@@ -20,10 +20,10 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 )
 
-// IPVS mode's layout is modelled from 1.26 on: pkg/proxy/ipvs/proxier.go
+// IPVS mode's layout is modelled from 1.25 on: pkg/proxy/ipvs/proxier.go
 // syncProxyRules and writeIptablesRules keep the rules of 1.30 through
-// 1.37; the changes of 1.27 to 1.30 are listed in ipvs_legacy.go.
-const ipvsOldestMinor = 26
+// 1.37; the changes of 1.26 to 1.30 are listed in ipvs_legacy.go.
+const ipvsOldestMinor = 25
 
 // Chain names of kube-proxy's IPVS mode (pkg/proxy/ipvs/proxier.go).
 const (
@@ -479,7 +479,10 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 	}
 	cip, _ := sp.ClusterIP(p.family)
 	p.sets[view.SetClusterIP].add(setEntry(cip, proto, sp.Port))
-	p.addVirtualServer(p.virtualServer(sp, cip, sp.Port), endpoints(sp.InternalPolicyLocal), true, cip)
+	// Before 1.26 internalTrafficPolicy Local needs the
+	// ServiceInternalTrafficPolicy gate (on by default from 1.22).
+	internalLocal := sp.InternalPolicyLocal && (p.minor >= ipvsMinorIPVSFilter || p.in.gate("ServiceInternalTrafficPolicy", p.minor >= 22))
+	p.addVirtualServer(p.virtualServer(sp, cip, sp.Port), endpoints(internalLocal), true, cip)
 
 	for _, ip := range sp.ExternalIPsOf(p.family) {
 		if sp.ExternalPolicyLocal {
@@ -553,7 +556,9 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	if p.isIPv6 {
 		lo = "::1/128"
 	}
-	p.nat.Write("-A", kubeServicesChain, "-s", lo, "-j", "RETURN")
+	if p.minor >= ipvsMinorIPVSFilter {
+		p.nat.Write("-A", kubeServicesChain, "-s", lo, "-j", "RETURN")
+	}
 	for _, s := range ipvsSetWithIPTablesChain {
 		set := p.sets[s.set]
 		if set.empty() {
@@ -611,14 +616,16 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	hc := p.sets[view.SetHealthCheckNodePort].name
 	p.filter.Write("-A", ipvsNodePortChain, "-m", "comment", "--comment", ipvsSetComment(view.SetHealthCheckNodePort),
 		"-m", "set", "--match-set", hc, "dst", "-j", "ACCEPT")
-	for _, s := range ipvsFilterReturnSets(p.minor) {
-		p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", p.sets[s].name, "dst,dst", "-j", "RETURN")
+	if p.minor >= ipvsMinorIPVSFilter {
+		for _, s := range ipvsFilterReturnSets(p.minor) {
+			p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", p.sets[s].name, "dst,dst", "-j", "RETURN")
+		}
+		if p.minor >= ipvsMinorNodeAddrUnbound {
+			p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", hc, "dst", "-j", "RETURN")
+		}
+		p.filter.Write("-A", ipvsFilterChain, "-m", "conntrack", "--ctstate", "NEW",
+			"-m", "set", "--match-set", p.sets[view.SetIPVSIPs].name, "dst", "-j", "REJECT")
 	}
-	if p.minor >= ipvsMinorNodeAddrUnbound {
-		p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", hc, "dst", "-j", "RETURN")
-	}
-	p.filter.Write("-A", ipvsFilterChain, "-m", "conntrack", "--ctstate", "NEW",
-		"-m", "set", "--match-set", p.sets[view.SetIPVSIPs].name, "dst", "-j", "REJECT")
 	p.nat.Write("-A", kubePostroutingChain, "-m", "mark", "!", "--mark", mark+"/"+mark, "-j", "RETURN")
 	p.nat.Write("-A", kubePostroutingChain, "-j", "MARK", "--xor-mark", mark)
 	masq := []string{"-A", kubePostroutingChain, "-m", "comment", "--comment", `"kubernetes service traffic requiring SNAT"`, "-j", "MASQUERADE"}
@@ -645,10 +652,13 @@ func (p *ipvsProxier) boundAddrs() []netip.Addr {
 	return out
 }
 
-// setList returns the family's sets.
+// setList returns the family's sets (KUBE-IPVS-IPS from 1.26).
 func (p *ipvsProxier) setList() []*ipvsSet {
 	out := make([]*ipvsSet, 0, len(p.sets))
 	for _, s := range ipvsSetInfo {
+		if s.name == view.SetIPVSIPs && p.minor < ipvsMinorIPVSFilter {
+			continue
+		}
 		out = append(out, p.sets[s.name])
 	}
 	return out

@@ -2,11 +2,17 @@ package proxier
 
 import "github.com/proxyscan/proxyscan/analyzer/view"
 
-// The IPVS layouts of kube-proxy 1.26 to 1.29, where they differ from
+// The IPVS layouts of kube-proxy 1.25 to 1.29, where they differ from
 // 1.30's (pkg/proxy/ipvs/proxier.go of each release, syncProxyRules and
 // writeIptablesRules). Each constant is the first release of a change;
 // the older releases write the rules without it.
 const (
+	// ipvsMinorIPVSFilter: 1.26 adds the KUBE-IPVS-FILTER chain, jumped to
+	// from INPUT, which rejects new connections to the addresses on
+	// kube-ipvs0 (the KUBE-IPVS-IPS set, new too) but to the service
+	// ports, and the KUBE-SERVICES RETURN for loopback sources; the
+	// ServiceInternalTrafficPolicy gate, GA, is no longer read.
+	ipvsMinorIPVSFilter = 26
 	// ipvsMinorMaglevPort: 1.27 gives the virtual servers of the mh
 	// scheduler the flag FlagSourceHash (mh-port, IP_VS_SVC_F_SCHED2).
 	ipvsMinorMaglevPort = 27
@@ -25,30 +31,35 @@ const (
 	ipvsMinorExternalIPLocalFilter = 30
 )
 
-// ipvsChainsOf returns ipvsChains as the release writes them (no
-// KUBE-IPVS-OUT-FILTER before 1.29).
-func ipvsChainsOf(minor int) []struct{ table, chain string } {
-	if minor >= ipvsMinorOutFilter {
-		return ipvsChains
+// ipvsChainAbsent reports the chains the release does not write:
+// KUBE-IPVS-OUT-FILTER before 1.29, KUBE-IPVS-FILTER before 1.26.
+func ipvsChainAbsent(minor int, chain string) bool {
+	switch chain {
+	case ipvsOutFilterChain:
+		return minor < ipvsMinorOutFilter
+	case ipvsFilterChain:
+		return minor < ipvsMinorIPVSFilter
 	}
+	return false
+}
+
+// ipvsChainsOf returns ipvsChains as the release writes them.
+func ipvsChainsOf(minor int) []struct{ table, chain string } {
 	var out []struct{ table, chain string }
 	for _, c := range ipvsChains {
-		if c.chain != ipvsOutFilterChain {
+		if !ipvsChainAbsent(minor, c.chain) {
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
-// ipvsJumpChainsOf returns ipvsJumpChains as the release writes them (no
-// OUTPUT jump to KUBE-IPVS-OUT-FILTER before 1.29).
+// ipvsJumpChainsOf returns ipvsJumpChains as the release writes them
+// (without the jumps to the chains it does not write).
 func ipvsJumpChainsOf(minor int) []struct{ table, from, to, comment string } {
-	if minor >= ipvsMinorOutFilter {
-		return ipvsJumpChains
-	}
 	var out []struct{ table, from, to, comment string }
 	for _, j := range ipvsJumpChains {
-		if j.to != ipvsOutFilterChain {
+		if !ipvsChainAbsent(minor, j.to) {
 			out = append(out, j)
 		}
 	}
