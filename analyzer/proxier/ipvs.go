@@ -20,10 +20,10 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 )
 
-// IPVS mode's layout is modelled from 1.25 on: pkg/proxy/ipvs/proxier.go
+// IPVS mode's layout is modelled from 1.24 on: pkg/proxy/ipvs/proxier.go
 // syncProxyRules and writeIptablesRules keep the rules of 1.30 through
-// 1.37; the changes of 1.26 to 1.30 are listed in ipvs_legacy.go.
-const ipvsOldestMinor = 25
+// 1.37; the changes of 1.25 to 1.30 are listed in ipvs_legacy.go.
+const ipvsOldestMinor = 24
 
 // Chain names of kube-proxy's IPVS mode (pkg/proxy/ipvs/proxier.go).
 const (
@@ -374,6 +374,10 @@ func (p *ipvsProxier) syncProxyRules() {
 
 // createAndLinkKubeChain declares the chains and prepends the jumps.
 func (p *ipvsProxier) createAndLinkKubeChain() {
+	if p.minor < ipvsMinorProxyFirewall {
+		// iptablesEnsureChains: kubelet's KUBE-MARK-DROP, no rules.
+		p.nat.declare(kubeMarkDropChain)
+	}
 	for _, c := range ipvsChainsOf(p.minor) {
 		p.table(c.table).declare(c.chain)
 	}
@@ -559,7 +563,7 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	if p.minor >= ipvsMinorIPVSFilter {
 		p.nat.Write("-A", kubeServicesChain, "-s", lo, "-j", "RETURN")
 	}
-	for _, s := range ipvsSetWithIPTablesChain {
+	for _, s := range ipvsSetRules(p.minor) {
 		set := p.sets[s.set]
 		if set.empty() {
 			continue
@@ -596,7 +600,11 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	}
 	p.nat.Write("-A", kubeServicesChain, "-m", "addrtype", "--dst-type", "LOCAL", "-j", ipvsNodePortChain)
 	p.nat.Write("-A", ipvsLoadBalancerChain, "-j", kubeMarkMasqChain)
-	p.filter.Write("-A", ipvsSourceRangesFirewall, "-j", "DROP")
+	if p.minor >= ipvsMinorProxyFirewall {
+		p.filter.Write("-A", ipvsSourceRangesFirewall, "-j", "DROP")
+	} else {
+		p.nat.Write("-A", ipvsNATFirewallChain124, "-j", kubeMarkDropChain)
+	}
 	if p.minor >= ipvsMinorOutFilter {
 		for _, e := range p.noNodeAccess {
 			p.filter.Write("-A", ipvsOutFilterChain, "-s", e.ip.String(), "-m", "ipvs", "--vaddr", e.ip.String(),

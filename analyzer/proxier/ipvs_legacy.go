@@ -2,11 +2,18 @@ package proxier
 
 import "github.com/proxyscan/proxyscan/analyzer/view"
 
-// The IPVS layouts of kube-proxy 1.25 to 1.29, where they differ from
+// The IPVS layouts of kube-proxy 1.24 to 1.29, where they differ from
 // 1.30's (pkg/proxy/ipvs/proxier.go of each release, syncProxyRules and
 // writeIptablesRules). Each constant is the first release of a change;
 // the older releases write the rules without it.
 const (
+	// ipvsMinorProxyFirewall: 1.25 checks LoadBalancer source ranges in
+	// the filter table (KUBE-PROXY-FIREWALL, jumped to from INPUT and
+	// FORWARD, to KUBE-SOURCE-RANGES-FIREWALL, which ends with DROP).
+	// Before, KUBE-LOAD-BALANCER jumps to the nat chain KUBE-FIREWALL
+	// (ipvsNATFirewallChain124), which returns for the allowed sources and
+	// ends with a jump to kubelet's KUBE-MARK-DROP (ensured, not written).
+	ipvsMinorProxyFirewall = 25
 	// ipvsMinorIPVSFilter: 1.26 adds the KUBE-IPVS-FILTER chain, jumped to
 	// from INPUT, which rejects new connections to the addresses on
 	// kube-ipvs0 (the KUBE-IPVS-IPS set, new too) but to the service
@@ -31,10 +38,44 @@ const (
 	ipvsMinorExternalIPLocalFilter = 30
 )
 
+// ipvsNATFirewallChain124 is the nat chain of source ranges up to 1.24.
+const ipvsNATFirewallChain124 = "KUBE-FIREWALL"
+
+// ipvsSetWithIPTablesChain124 is ipsetWithIptablesChain of v1.24, in its
+// order: the load balancer firewall sets in nat, before the Local RETURN
+// of KUBE-LOAD-BALANCER.
+var ipvsSetWithIPTablesChain124 = []struct {
+	set, table, from, to, match, proto string
+}{
+	{view.SetLoopBack, "nat", kubePostroutingChain, "MASQUERADE", "dst,dst,src", ""},
+	{view.SetLoadBalancer, "nat", kubeServicesChain, ipvsLoadBalancerChain, "dst,dst", ""},
+	{view.SetLoadBalancerFW, "nat", ipvsLoadBalancerChain, ipvsNATFirewallChain124, "dst,dst", ""},
+	{view.SetLoadBalancerSrcCIDR, "nat", ipvsNATFirewallChain124, "RETURN", "dst,dst,src", ""},
+	{view.SetLoadBalancerSrcIP, "nat", ipvsNATFirewallChain124, "RETURN", "dst,dst,src", ""},
+	{view.SetLoadBalancerLocal, "nat", ipvsLoadBalancerChain, "RETURN", "dst,dst", ""},
+	{view.SetNodePortLocalTCP, "nat", ipvsNodePortChain, "RETURN", "dst", "tcp"},
+	{view.SetNodePortTCP, "nat", ipvsNodePortChain, kubeMarkMasqChain, "dst", "tcp"},
+	{view.SetNodePortLocalUDP, "nat", ipvsNodePortChain, "RETURN", "dst", "udp"},
+	{view.SetNodePortUDP, "nat", ipvsNodePortChain, kubeMarkMasqChain, "dst", "udp"},
+	{view.SetNodePortLocalSCTP, "nat", ipvsNodePortChain, "RETURN", "dst,dst", "sctp"},
+	{view.SetNodePortSCTP, "nat", ipvsNodePortChain, kubeMarkMasqChain, "dst,dst", "sctp"},
+}
+
+// ipvsSetRules returns ipsetWithIptablesChain of the release.
+func ipvsSetRules(minor int) []struct{ set, table, from, to, match, proto string } {
+	if minor < ipvsMinorProxyFirewall {
+		return ipvsSetWithIPTablesChain124
+	}
+	return ipvsSetWithIPTablesChain
+}
+
 // ipvsChainAbsent reports the chains the release does not write:
-// KUBE-IPVS-OUT-FILTER before 1.29, KUBE-IPVS-FILTER before 1.26.
+// KUBE-IPVS-OUT-FILTER before 1.29, KUBE-IPVS-FILTER before 1.26,
+// KUBE-PROXY-FIREWALL and KUBE-SOURCE-RANGES-FIREWALL before 1.25.
 func ipvsChainAbsent(minor int, chain string) bool {
 	switch chain {
+	case kubeProxyFirewallChain, ipvsSourceRangesFirewall:
+		return minor < ipvsMinorProxyFirewall
 	case ipvsOutFilterChain:
 		return minor < ipvsMinorOutFilter
 	case ipvsFilterChain:
@@ -43,13 +84,17 @@ func ipvsChainAbsent(minor int, chain string) bool {
 	return false
 }
 
-// ipvsChainsOf returns ipvsChains as the release writes them.
+// ipvsChainsOf returns ipvsChains as the release writes them (up to
+// 1.24 with the nat KUBE-FIREWALL).
 func ipvsChainsOf(minor int) []struct{ table, chain string } {
 	var out []struct{ table, chain string }
 	for _, c := range ipvsChains {
 		if !ipvsChainAbsent(minor, c.chain) {
 			out = append(out, c)
 		}
+	}
+	if minor < ipvsMinorProxyFirewall {
+		out = append(out, struct{ table, chain string }{"nat", ipvsNATFirewallChain124})
 	}
 	return out
 }
