@@ -20,10 +20,10 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 )
 
-// IPVS mode's layout is modelled from 1.24 on: pkg/proxy/ipvs/proxier.go
+// IPVS mode's layout is modelled from 1.23 on: pkg/proxy/ipvs/proxier.go
 // syncProxyRules and writeIptablesRules keep the rules of 1.30 through
-// 1.37; the changes of 1.25 to 1.30 are listed in ipvs_legacy.go.
-const ipvsOldestMinor = 24
+// 1.37; the changes of 1.24 to 1.30 are listed in ipvs_legacy.go.
+const ipvsOldestMinor = 23
 
 // Chain names of kube-proxy's IPVS mode (pkg/proxy/ipvs/proxier.go).
 const (
@@ -471,6 +471,9 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 	// syncEndpoint: the Local endpoints for a Local policy, the Cluster
 	// ones when there are none (#97081), else the Cluster ones.
 	endpoints := func(onlyLocal bool) []*model.Endpoint {
+		if p.minor < ipvsMinorCategorize {
+			return p.ipvsLegacyEndpoints(sp, onlyLocal)
+		}
 		if onlyLocal && len(cat.Local) > 0 {
 			return cat.Local
 		}

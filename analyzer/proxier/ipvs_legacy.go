@@ -1,6 +1,9 @@
 package proxier
 
-import "github.com/proxyscan/proxyscan/analyzer/view"
+import (
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+)
 
 // The IPVS layouts of kube-proxy 1.24 to 1.29, where they differ from
 // 1.30's (pkg/proxy/ipvs/proxier.go of each release, syncProxyRules and
@@ -119,4 +122,42 @@ func ipvsFilterReturnSets(minor int) []string {
 		sets = append(sets, view.SetExternalIPLocal)
 	}
 	return sets
+}
+
+// ipvsMinorCategorize: 1.24 selects the real servers with
+// CategorizeEndpoints, falling back to the cluster endpoints for a Local
+// policy without local ones (#97081); see ipvsLegacyEndpoints before.
+const ipvsMinorCategorize = 24
+
+// ipvsLegacyEndpoints mirrors syncEndpoint of 1.22-1.23: the endpoints of
+// the family filtered by FilterEndpoints (pkg/proxy/topology.go: left
+// alone for externalTrafficPolicy Local, only local ones for
+// internalTrafficPolicy Local with the ServiceInternalTrafficPolicy gate,
+// else the zone hints with the TopologyAwareHints gate), then the ready
+// ones, or with onlyLocal the local ready ones (none is none: no
+// fallback), the local serving terminating ones when there are none and
+// the ProxyTerminatingEndpoints gate is on.
+func (p *ipvsProxier) ipvsLegacyEndpoints(sp *model.ServicePort, onlyLocal bool) []*model.Endpoint {
+	var eps []*model.Endpoint
+	for _, e := range sp.Endpoints {
+		if e.Family() == p.family {
+			eps = append(eps, e)
+		}
+	}
+	if !nodeLocalExternal(sp) {
+		switch {
+		case sp.InternalPolicyLocal && p.in.gate("ServiceInternalTrafficPolicy", p.minor >= 22):
+			eps = filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local })
+		case p.in.gate("TopologyAwareHints", false):
+			eps = filterByHints(eps, sp, p.in.cat.Zone)
+		}
+	}
+	if !onlyLocal {
+		return filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Ready })
+	}
+	out := filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local && e.Ready })
+	if len(out) == 0 && p.in.gate("ProxyTerminatingEndpoints", false) {
+		out = filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local && e.Serving && e.Terminating })
+	}
+	return out
 }
