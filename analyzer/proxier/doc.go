@@ -39,7 +39,7 @@
 // kube-proxy's chains are compared; kubelet's rules in the chains the two
 // share are ignored.
 //
-// IPVS mode (1.23 to 1.37, pkg/proxy/ipvs/proxier.go syncProxyRules and
+// IPVS mode (1.22 to 1.37, pkg/proxy/ipvs/proxier.go syncProxyRules and
 // writeIptablesRules) gives the virtual and real servers ([ipvs.Dump], one
 // table for both families, in ipvsadm's order), the ipsets ([ipset.Dump],
 // KUBE-6- names for IPv6), the addresses bound to kube-ipvs0 and, per

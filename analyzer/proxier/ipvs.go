@@ -20,10 +20,10 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 )
 
-// IPVS mode's layout is modelled from 1.23 on: pkg/proxy/ipvs/proxier.go
+// IPVS mode's layout is modelled from 1.22 on: pkg/proxy/ipvs/proxier.go
 // syncProxyRules and writeIptablesRules keep the rules of 1.30 through
-// 1.37; the changes of 1.24 to 1.30 are listed in ipvs_legacy.go.
-const ipvsOldestMinor = 23
+// 1.37; the changes of 1.23 to 1.30 are listed in ipvs_legacy.go.
+const ipvsOldestMinor = 22
 
 // Chain names of kube-proxy's IPVS mode (pkg/proxy/ipvs/proxier.go).
 const (
@@ -622,8 +622,15 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	mark := p.mark
 	p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding rules"`,
 		"-m", "mark", "--mark", mark+"/"+mark, "-j", "ACCEPT")
-	p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding conntrack rule"`,
-		"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
+	if p.minor >= ipvsMinorForwardConntrack {
+		p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding conntrack rule"`,
+			"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
+	} else {
+		for _, c := range []string{`"kubernetes forwarding conntrack pod source rule"`, `"kubernetes forwarding conntrack pod destination rule"`} {
+			p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", c,
+				"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
+		}
+	}
 	hc := p.sets[view.SetHealthCheckNodePort].name
 	p.filter.Write("-A", ipvsNodePortChain, "-m", "comment", "--comment", ipvsSetComment(view.SetHealthCheckNodePort),
 		"-m", "set", "--match-set", hc, "dst", "-j", "ACCEPT")

@@ -5,11 +5,16 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/view"
 )
 
-// The IPVS layouts of kube-proxy 1.24 to 1.29, where they differ from
+// The IPVS layouts of kube-proxy 1.22 to 1.29, where they differ from
 // 1.30's (pkg/proxy/ipvs/proxier.go of each release, syncProxyRules and
 // writeIptablesRules). Each constant is the first release of a change;
 // the older releases write the rules without it.
 const (
+	// ipvsMinorForwardConntrack: 1.23 accepts RELATED,ESTABLISHED traffic
+	// in KUBE-FORWARD with one "kubernetes forwarding conntrack rule";
+	// 1.22 writes the same match twice, as the "pod source" and "pod
+	// destination" rules.
+	ipvsMinorForwardConntrack = 23
 	// ipvsMinorProxyFirewall: 1.25 checks LoadBalancer source ranges in
 	// the filter table (KUBE-PROXY-FIREWALL, jumped to from INPUT and
 	// FORWARD, to KUBE-SOURCE-RANGES-FIREWALL, which ends with DROP).
