@@ -36,7 +36,7 @@ func NewCmdExpect(f *Factory, runF func(*ExpectOptions) error) *cobra.Command {
 			"mode an iptables-save file per IP family (IPv4 then IPv6 on a dual-stack node), each loadable\n" +
 			"with iptables-restore (ip6tables-restore). On stdout the files follow each other, each after a\n" +
 			"comment line naming it; with --dir they are written as DIR/iptables-save.txt and\n" +
-			"DIR/ip6tables-save.txt (DIR/NODE/... for several nodes). For ipvs mode (kube-proxy 1.22 to\n" +
+			"DIR/ip6tables-save.txt (DIR/NODE/... for several nodes). For ipvs mode (kube-proxy 1.21 to\n" +
 			"1.37) the files are ipset-save.txt (ipset save form, loadable with ipset restore),\n" +
 			"ipvsadm-save.txt (the virtual and real servers, ipvsadm -Sn form, loadable with ipvsadm -R),\n" +
 			"kube-ipvs0.txt (the addresses bound to kube-ipvs0) and the iptables-save files of the rules\n" +

@@ -20,10 +20,10 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 )
 
-// IPVS mode's layout is modelled from 1.22 on: pkg/proxy/ipvs/proxier.go
+// IPVS mode's layout is modelled from 1.21 on: pkg/proxy/ipvs/proxier.go
 // syncProxyRules and writeIptablesRules keep the rules of 1.30 through
-// 1.37; the changes of 1.23 to 1.30 are listed in ipvs_legacy.go.
-const ipvsOldestMinor = 22
+// 1.37; the changes of 1.22 to 1.30 are listed in ipvs_legacy.go.
+const ipvsOldestMinor = 21
 
 // Chain names of kube-proxy's IPVS mode (pkg/proxy/ipvs/proxier.go).
 const (
@@ -344,10 +344,14 @@ func newIPVSProxier(in *input, f model.Family) *ipvsProxier {
 		for ip := range p.nodeAddrs {
 			p.nodePortIPs = append(p.nodePortIPs, ip)
 		}
+		if p.minor < ipvsMinorNoLoopbackNodePorts {
+			p.nodePortIPs = append(p.nodePortIPs, loopbackAddrs(in, f)...)
+		}
 		sort.Slice(p.nodePortIPs, func(i, j int) bool { return p.nodePortIPs[i].Less(p.nodePortIPs[j]) })
 	} else {
 		for _, ip := range npa.nodeIPs(in.ifaceAddrs) {
-			if !ip.IsLoopback() && !skip[ip] {
+			loopbackKept := ip.IsLoopback() && p.minor < ipvsMinorNoLoopbackNodePorts
+			if (!ip.IsLoopback() || loopbackKept) && !skip[ip] {
 				p.nodePortIPs = append(p.nodePortIPs, ip)
 			}
 		}

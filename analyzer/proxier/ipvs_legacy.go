@@ -1,15 +1,23 @@
 package proxier
 
 import (
+	"net/netip"
+
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 )
 
-// The IPVS layouts of kube-proxy 1.22 to 1.29, where they differ from
+// The IPVS layouts of kube-proxy 1.21 to 1.29, where they differ from
 // 1.30's (pkg/proxy/ipvs/proxier.go of each release, syncProxyRules and
 // writeIptablesRules). Each constant is the first release of a change;
 // the older releases write the rules without it.
 const (
+	// ipvsMinorNoLoopbackNodePorts: 1.22 leaves the loopback addresses out
+	// of the node IPs NodePort virtual servers are created on; 1.21 takes
+	// every local address but kube-ipvs0's (the local routing table), the
+	// loopback ones included. 1.22 also adds the ProxyTerminatingEndpoints
+	// gate (ipvsLegacyEndpoints).
+	ipvsMinorNoLoopbackNodePorts = 22
 	// ipvsMinorForwardConntrack: 1.23 accepts RELATED,ESTABLISHED traffic
 	// in KUBE-FORWARD with one "kubernetes forwarding conntrack rule";
 	// 1.22 writes the same match twice, as the "pod source" and "pod
@@ -134,7 +142,7 @@ func ipvsFilterReturnSets(minor int) []string {
 // policy without local ones (#97081); see ipvsLegacyEndpoints before.
 const ipvsMinorCategorize = 24
 
-// ipvsLegacyEndpoints mirrors syncEndpoint of 1.22-1.23: the endpoints of
+// ipvsLegacyEndpoints mirrors syncEndpoint of 1.21-1.23: the endpoints of
 // the family filtered by FilterEndpoints (pkg/proxy/topology.go: left
 // alone for externalTrafficPolicy Local, only local ones for
 // internalTrafficPolicy Local with the ServiceInternalTrafficPolicy gate,
@@ -161,8 +169,35 @@ func (p *ipvsProxier) ipvsLegacyEndpoints(sp *model.ServicePort, onlyLocal bool)
 		return filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Ready })
 	}
 	out := filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local && e.Ready })
-	if len(out) == 0 && p.in.gate("ProxyTerminatingEndpoints", false) {
+	if len(out) == 0 && p.minor >= 22 && p.in.gate("ProxyTerminatingEndpoints", false) {
 		out = filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local && e.Serving && e.Terminating })
+	}
+	return out
+}
+
+// loopbackAddrs returns the loopback addresses of family f the node has,
+// as the local routing table lists them: those of its loopback
+// interfaces when the inputs hold them, else 127.0.0.1 or ::1.
+func loopbackAddrs(in *input, f model.Family) []netip.Addr {
+	var out []netip.Addr
+	if a := in.snap.Addrs; a != nil {
+		for _, i := range a.Interfaces {
+			if !i.IsLoopback() {
+				continue
+			}
+			for _, x := range i.Addresses {
+				if model.FamilyOf(x.Local) == f {
+					out = append(out, x.Local)
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		lo := netip.MustParseAddr("127.0.0.1")
+		if f == model.IPv6 {
+			lo = netip.IPv6Loopback()
+		}
+		out = append(out, lo)
 	}
 	return out
 }
