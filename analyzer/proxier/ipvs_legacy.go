@@ -18,6 +18,11 @@ const (
 	// loopback ones included. 1.22 also adds the ProxyTerminatingEndpoints
 	// gate (ipvsLegacyEndpoints).
 	ipvsMinorNoLoopbackNodePorts = 22
+	// ipvsMinorSCTPLocalFirst: 1.23 writes the KUBE-NODE-PORT RETURN for
+	// KUBE-NODE-PORT-LOCAL-SCTP before the KUBE-MARK-MASQ jump for
+	// KUBE-NODE-PORT-SCTP, as for TCP and UDP; the order was the reverse
+	// before.
+	ipvsMinorSCTPLocalFirst = 23
 	// ipvsMinorForwardConntrack: 1.23 accepts RELATED,ESTABLISHED traffic
 	// in KUBE-FORWARD with one "kubernetes forwarding conntrack rule";
 	// 1.22 writes the same match twice, as the "pod source" and "pod
@@ -79,7 +84,16 @@ var ipvsSetWithIPTablesChain124 = []struct {
 
 // ipvsSetRules returns ipsetWithIptablesChain of the release.
 func ipvsSetRules(minor int) []struct{ set, table, from, to, match, proto string } {
-	if minor < ipvsMinorProxyFirewall {
+	switch {
+	case minor < ipvsMinorSCTPLocalFirst:
+		out := append([]struct{ set, table, from, to, match, proto string }(nil), ipvsSetWithIPTablesChain124...)
+		for i := 0; i+1 < len(out); i++ {
+			if out[i].set == view.SetNodePortLocalSCTP && out[i+1].set == view.SetNodePortSCTP {
+				out[i], out[i+1] = out[i+1], out[i]
+			}
+		}
+		return out
+	case minor < ipvsMinorProxyFirewall:
 		return ipvsSetWithIPTablesChain124
 	}
 	return ipvsSetWithIPTablesChain

@@ -136,3 +136,28 @@ func sortedText(data []byte) string {
 	sort.Strings(out)
 	return strings.Join(out, "\n")
 }
+
+// TestIPVSSetRulesSCTPOrder checks the order of the SCTP node port rules
+// of KUBE-NODE-PORT: the Local RETURN first from 1.23, after the
+// KUBE-MARK-MASQ jump before (ipsetWithIptablesChain of each release).
+func TestIPVSSetRulesSCTPOrder(t *testing.T) {
+	for _, tc := range []struct {
+		minor int
+		want  []string
+	}{
+		{21, []string{"KUBE-NODE-PORT-SCTP-HASH", "KUBE-NODE-PORT-LOCAL-SCTP-HASH"}},
+		{22, []string{"KUBE-NODE-PORT-SCTP-HASH", "KUBE-NODE-PORT-LOCAL-SCTP-HASH"}},
+		{23, []string{"KUBE-NODE-PORT-LOCAL-SCTP-HASH", "KUBE-NODE-PORT-SCTP-HASH"}},
+		{37, []string{"KUBE-NODE-PORT-LOCAL-SCTP-HASH", "KUBE-NODE-PORT-SCTP-HASH"}},
+	} {
+		var got []string
+		for _, r := range ipvsSetRules(tc.minor) {
+			if r.proto == "sctp" {
+				got = append(got, r.set)
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("1.%d: SCTP node port rules for %v, want %v", tc.minor, got, tc.want)
+		}
+	}
+}
