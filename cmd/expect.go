@@ -36,11 +36,11 @@ func NewCmdExpect(f *Factory, runF func(*ExpectOptions) error) *cobra.Command {
 			"mode an iptables-save file per IP family (IPv4 then IPv6 on a dual-stack node), each loadable\n" +
 			"with iptables-restore (ip6tables-restore). On stdout the files follow each other, each after a\n" +
 			"comment line naming it; with --dir they are written as DIR/iptables-save.txt and\n" +
-			"DIR/ip6tables-save.txt (DIR/NODE/... for several nodes). For ipvs mode (kube-proxy 1.30 to\n" +
+			"DIR/ip6tables-save.txt (DIR/NODE/... for several nodes). For ipvs mode (kube-proxy 1.21 to\n" +
 			"1.37) the files are ipset-save.txt (ipset save form, loadable with ipset restore),\n" +
 			"ipvsadm-save.txt (the virtual and real servers, ipvsadm -Sn form, loadable with ipvsadm -R),\n" +
 			"kube-ipvs0.txt (the addresses bound to kube-ipvs0) and the iptables-save files of the rules\n" +
-			"ipvs mode writes. For nftables mode (kube-proxy 1.30, 1.33 to 1.37) it is nft-ruleset.txt:\n" +
+			"ipvs mode writes. For nftables mode (kube-proxy 1.29 to 1.37; 1.29 with the NFTablesProxyMode gate) it is nft-ruleset.txt:\n" +
 			"the tables ip and ip6 kube-proxy as `nft list ruleset` prints them, loadable with nft -f.",
 		Example: "  proxyscan expect bundle.tgz\n" +
 			"  proxyscan expect cluster.yaml kube-proxy.yaml --node worker-1 --version 1.23\n" +

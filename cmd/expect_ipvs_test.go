@@ -62,11 +62,11 @@ func TestExpectIPVSOutput(t *testing.T) {
 		t.Error("--family IPv6 printed IPv4 files or sets")
 	}
 	f, stdio = testFactory()
-	if code := Run(f, []string{"expect", dir, "--mode", "ipvs", "--version", "1.29"}); code != 2 {
-		t.Errorf("--version 1.29: exit %d, want 2", code)
+	if code := Run(f, []string{"expect", dir, "--mode", "ipvs", "--version", "1.20"}); code != 2 {
+		t.Errorf("--version 1.20: exit %d, want 2", code)
 	}
-	if _, errOut := stdio(); !strings.Contains(errOut, "kube-proxy 1.29 IPVS mode is not modelled (supported: 1.30 to 1.37)") {
-		t.Errorf("--version 1.29: stderr %q", errOut)
+	if _, errOut := stdio(); !strings.Contains(errOut, "kube-proxy 1.20 IPVS mode is not modelled (supported: 1.21 to 1.37)") {
+		t.Errorf("--version 1.20: stderr %q", errOut)
 	}
 }
 

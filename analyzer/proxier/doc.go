@@ -39,8 +39,8 @@
 // kube-proxy's chains are compared; kubelet's rules in the chains the two
 // share are ignored.
 //
-// IPVS mode (1.30 to 1.37, pkg/proxy/ipvs/proxier.go syncProxyRules and
-// writeIptablesRules) gives the virtual and real servers ([ipvs.Dump], one
+// IPVS mode (1.21 to 1.37, pkg/proxy/ipvs/proxier.go syncProxyRules and
+// writeIptablesRules; the layouts before 1.30 in ipvs_legacy.go) gives the virtual and real servers ([ipvs.Dump], one
 // table for both families, in ipvsadm's order), the ipsets ([ipset.Dump],
 // KUBE-6- names for IPv6), the addresses bound to kube-ipvs0 and, per
 // family, the iptables rules; its files are ipset-save.txt (for ipset
@@ -53,7 +53,8 @@
 // whose address, port or endpoint it holds. Virtual servers in
 // ipvs.excludeCIDRs are not kube-proxy's and are not compared.
 //
-// nftables mode (1.30 and 1.33 to 1.37, pkg/proxy/nftables/proxier.go
+// nftables mode (1.29 to 1.37, 1.29 only with the NFTablesProxyMode
+// gate and in its own layout, nftables_129.go; pkg/proxy/nftables/proxier.go
 // setupNFTables and syncProxyRules) gives the tables ip and ip6 kube-proxy
 // as one [nft.Ruleset], in the form `nft list ruleset` prints (sets, maps,
 // chains each sorted by name, elements sorted: kube-proxy creates them in

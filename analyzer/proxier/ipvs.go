@@ -20,12 +20,10 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 )
 
-// IPVS mode's layout is modelled from 1.30 on: that release added the
-// KUBE-IPVS-OUT-FILTER chain (LoadBalancer source ranges that leave the
-// node out) and the KUBE-EXTERNAL-IP-LOCAL RETURN of KUBE-IPVS-FILTER;
-// pkg/proxy/ipvs/proxier.go syncProxyRules and writeIptablesRules keep the
-// same rules through 1.37.
-const ipvsOldestMinor = 30
+// IPVS mode's layout is modelled from 1.21 on: pkg/proxy/ipvs/proxier.go
+// syncProxyRules and writeIptablesRules keep the rules of 1.30 through
+// 1.37; the changes of 1.22 to 1.30 are listed in ipvs_legacy.go.
+const ipvsOldestMinor = 21
 
 // Chain names of kube-proxy's IPVS mode (pkg/proxy/ipvs/proxier.go).
 const (
@@ -256,6 +254,7 @@ func formatIPSets(sets []*ipvsSet) []byte {
 // resolved from the configuration as NewProxier resolves it).
 type ipvsProxier struct {
 	in     *input
+	minor  int
 	family model.Family
 	isIPv6 bool
 
@@ -292,7 +291,7 @@ type lbEntry struct {
 func newIPVSProxier(in *input, f model.Family) *ipvsProxier {
 	fam := iptables.Family(f)
 	p := &ipvsProxier{
-		in: in, family: f, isIPv6: f == model.IPv6,
+		in: in, minor: in.minor, family: f, isIPv6: f == model.IPv6,
 		scheduler:     in.cfg.IPVS.Scheduler,
 		masqueradeAll: in.cfg.IPTables.MasqueradeAll,
 		nodeIP:        in.nodeIPs[f],
@@ -345,10 +344,14 @@ func newIPVSProxier(in *input, f model.Family) *ipvsProxier {
 		for ip := range p.nodeAddrs {
 			p.nodePortIPs = append(p.nodePortIPs, ip)
 		}
+		if p.minor < ipvsMinorNoLoopbackNodePorts {
+			p.nodePortIPs = append(p.nodePortIPs, loopbackAddrs(in, f)...)
+		}
 		sort.Slice(p.nodePortIPs, func(i, j int) bool { return p.nodePortIPs[i].Less(p.nodePortIPs[j]) })
 	} else {
 		for _, ip := range npa.nodeIPs(in.ifaceAddrs) {
-			if !ip.IsLoopback() && !skip[ip] {
+			loopbackKept := ip.IsLoopback() && p.minor < ipvsMinorNoLoopbackNodePorts
+			if (!ip.IsLoopback() || loopbackKept) && !skip[ip] {
 				p.nodePortIPs = append(p.nodePortIPs, ip)
 			}
 		}
@@ -375,13 +378,17 @@ func (p *ipvsProxier) syncProxyRules() {
 
 // createAndLinkKubeChain declares the chains and prepends the jumps.
 func (p *ipvsProxier) createAndLinkKubeChain() {
-	for _, c := range ipvsChains {
+	if p.minor < ipvsMinorProxyFirewall {
+		// iptablesEnsureChains: kubelet's KUBE-MARK-DROP, no rules.
+		p.nat.declare(kubeMarkDropChain)
+	}
+	for _, c := range ipvsChainsOf(p.minor) {
 		p.table(c.table).declare(c.chain)
 	}
 	type jump struct{ to, comment string }
 	bySrc := map[string][]jump{}
 	var keys []string
-	for _, j := range ipvsJumpChains {
+	for _, j := range ipvsJumpChainsOf(p.minor) {
 		k := j.table + " " + j.from
 		if _, ok := bySrc[k]; !ok {
 			keys = append(keys, k)
@@ -427,7 +434,7 @@ func (p *ipvsProxier) virtualServer(sp *model.ServicePort, ip netip.Addr, port i
 		s.Flags |= ipvs.FlagPersistent
 		s.Timeout = uint32(sp.AffinityTimeout)
 	}
-	if p.scheduler == ipvsSchedulerMaglev {
+	if p.scheduler == ipvsSchedulerMaglev && p.minor >= ipvsMinorMaglevPort {
 		s.Flags |= ipvs.FlagSched2
 	}
 	return s
@@ -468,6 +475,9 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 	// syncEndpoint: the Local endpoints for a Local policy, the Cluster
 	// ones when there are none (#97081), else the Cluster ones.
 	endpoints := func(onlyLocal bool) []*model.Endpoint {
+		if p.minor < ipvsMinorCategorize {
+			return p.ipvsLegacyEndpoints(sp, onlyLocal)
+		}
 		if onlyLocal && len(cat.Local) > 0 {
 			return cat.Local
 		}
@@ -480,7 +490,10 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 	}
 	cip, _ := sp.ClusterIP(p.family)
 	p.sets[view.SetClusterIP].add(setEntry(cip, proto, sp.Port))
-	p.addVirtualServer(p.virtualServer(sp, cip, sp.Port), endpoints(sp.InternalPolicyLocal), true, cip)
+	// Before 1.26 internalTrafficPolicy Local needs the
+	// ServiceInternalTrafficPolicy gate (on by default from 1.22).
+	internalLocal := sp.InternalPolicyLocal && (p.minor >= ipvsMinorIPVSFilter || p.in.gate("ServiceInternalTrafficPolicy", p.minor >= 22))
+	p.addVirtualServer(p.virtualServer(sp, cip, sp.Port), endpoints(internalLocal), true, cip)
 
 	for _, ip := range sp.ExternalIPsOf(p.family) {
 		if sp.ExternalPolicyLocal {
@@ -488,7 +501,7 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 		} else {
 			p.sets[view.SetExternalIP].add(setEntry(ip, proto, sp.Port))
 		}
-		p.addVirtualServer(p.virtualServer(sp, ip, sp.Port), endpoints(sp.ExternalPolicyLocal), !p.nodeAddrs[ip], ip)
+		p.addVirtualServer(p.virtualServer(sp, ip, sp.Port), endpoints(sp.ExternalPolicyLocal), p.shouldBind(ip), ip)
 	}
 
 	for _, ip := range sp.LoadBalancerVIPsOf(p.family) {
@@ -512,7 +525,7 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 				p.noNodeAccess = append(p.noNodeAccess, lbEntry{ip, proto, sp.Port})
 			}
 		}
-		p.addVirtualServer(p.virtualServer(sp, ip, sp.Port), endpoints(sp.ExternalPolicyLocal), !p.nodeAddrs[ip], ip)
+		p.addVirtualServer(p.virtualServer(sp, ip, sp.Port), endpoints(sp.ExternalPolicyLocal), p.shouldBind(ip), ip)
 	}
 
 	if sp.NodePort != 0 {
@@ -554,8 +567,10 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	if p.isIPv6 {
 		lo = "::1/128"
 	}
-	p.nat.Write("-A", kubeServicesChain, "-s", lo, "-j", "RETURN")
-	for _, s := range ipvsSetWithIPTablesChain {
+	if p.minor >= ipvsMinorIPVSFilter {
+		p.nat.Write("-A", kubeServicesChain, "-s", lo, "-j", "RETURN")
+	}
+	for _, s := range ipvsSetRules(p.minor) {
 		set := p.sets[s.set]
 		if set.empty() {
 			continue
@@ -592,10 +607,16 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	}
 	p.nat.Write("-A", kubeServicesChain, "-m", "addrtype", "--dst-type", "LOCAL", "-j", ipvsNodePortChain)
 	p.nat.Write("-A", ipvsLoadBalancerChain, "-j", kubeMarkMasqChain)
-	p.filter.Write("-A", ipvsSourceRangesFirewall, "-j", "DROP")
-	for _, e := range p.noNodeAccess {
-		p.filter.Write("-A", ipvsOutFilterChain, "-s", e.ip.String(), "-m", "ipvs", "--vaddr", e.ip.String(),
-			"--vproto", e.proto, "--vport", strconv.Itoa(int(e.port)), "-j", "DROP")
+	if p.minor >= ipvsMinorProxyFirewall {
+		p.filter.Write("-A", ipvsSourceRangesFirewall, "-j", "DROP")
+	} else {
+		p.nat.Write("-A", ipvsNATFirewallChain124, "-j", kubeMarkDropChain)
+	}
+	if p.minor >= ipvsMinorOutFilter {
+		for _, e := range p.noNodeAccess {
+			p.filter.Write("-A", ipvsOutFilterChain, "-s", e.ip.String(), "-m", "ipvs", "--vaddr", e.ip.String(),
+				"--vproto", e.proto, "--vport", strconv.Itoa(int(e.port)), "-j", "DROP")
+		}
 	}
 	for _, s := range []string{view.SetClusterIP, view.SetLoadBalancer} {
 		if set := p.sets[s]; !set.empty() {
@@ -605,17 +626,28 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	mark := p.mark
 	p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding rules"`,
 		"-m", "mark", "--mark", mark+"/"+mark, "-j", "ACCEPT")
-	p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding conntrack rule"`,
-		"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
+	if p.minor >= ipvsMinorForwardConntrack {
+		p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding conntrack rule"`,
+			"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
+	} else {
+		for _, c := range []string{`"kubernetes forwarding conntrack pod source rule"`, `"kubernetes forwarding conntrack pod destination rule"`} {
+			p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", c,
+				"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
+		}
+	}
 	hc := p.sets[view.SetHealthCheckNodePort].name
 	p.filter.Write("-A", ipvsNodePortChain, "-m", "comment", "--comment", ipvsSetComment(view.SetHealthCheckNodePort),
 		"-m", "set", "--match-set", hc, "dst", "-j", "ACCEPT")
-	for _, s := range []string{view.SetLoadBalancer, view.SetClusterIP, view.SetExternalIP, view.SetExternalIPLocal} {
-		p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", p.sets[s].name, "dst,dst", "-j", "RETURN")
+	if p.minor >= ipvsMinorIPVSFilter {
+		for _, s := range ipvsFilterReturnSets(p.minor) {
+			p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", p.sets[s].name, "dst,dst", "-j", "RETURN")
+		}
+		if p.minor >= ipvsMinorNodeAddrUnbound {
+			p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", hc, "dst", "-j", "RETURN")
+		}
+		p.filter.Write("-A", ipvsFilterChain, "-m", "conntrack", "--ctstate", "NEW",
+			"-m", "set", "--match-set", p.sets[view.SetIPVSIPs].name, "dst", "-j", "REJECT")
 	}
-	p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", hc, "dst", "-j", "RETURN")
-	p.filter.Write("-A", ipvsFilterChain, "-m", "conntrack", "--ctstate", "NEW",
-		"-m", "set", "--match-set", p.sets[view.SetIPVSIPs].name, "dst", "-j", "REJECT")
 	p.nat.Write("-A", kubePostroutingChain, "-m", "mark", "!", "--mark", mark+"/"+mark, "-j", "RETURN")
 	p.nat.Write("-A", kubePostroutingChain, "-j", "MARK", "--xor-mark", mark)
 	masq := []string{"-A", kubePostroutingChain, "-m", "comment", "--comment", `"kubernetes service traffic requiring SNAT"`, "-j", "MASQUERADE"}
@@ -624,6 +656,12 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	}
 	p.nat.Write(masq)
 	p.nat.Write("-A", kubeMarkMasqChain, "-j", "MARK", "--or-mark", mark)
+}
+
+// shouldBind reports whether an external or load balancer IP is bound to
+// kube-ipvs0: unless it is an address of the node (1.28+), always before.
+func (p *ipvsProxier) shouldBind(ip netip.Addr) bool {
+	return p.minor < ipvsMinorNodeAddrUnbound || !p.nodeAddrs[ip]
 }
 
 // boundAddrs returns the addresses bound to kube-ipvs0, sorted.
@@ -636,10 +674,13 @@ func (p *ipvsProxier) boundAddrs() []netip.Addr {
 	return out
 }
 
-// setList returns the family's sets.
+// setList returns the family's sets (KUBE-IPVS-IPS from 1.26).
 func (p *ipvsProxier) setList() []*ipvsSet {
 	out := make([]*ipvsSet, 0, len(p.sets))
 	for _, s := range ipvsSetInfo {
+		if s.name == view.SetIPVSIPs && p.minor < ipvsMinorIPVSFilter {
+			continue
+		}
 		out = append(out, p.sets[s.name])
 	}
 	return out

@@ -479,6 +479,31 @@ func TestIPVSConfig(t *testing.T) {
 			t.Errorf("differences %+v, want the scheduler of %s", diffs, act.IPVS.Services[0])
 		}
 	})
+	t.Run("mh-versions", func(t *testing.T) {
+		// FlagSourceHash (mh-port) is set from 1.27 on.
+		snap := load(t, func(c *kpv1alpha1.KubeProxyConfiguration) { c.IPVS.Scheduler = "mh" })
+		for _, tc := range []struct {
+			minor int
+			flag  uint32
+			line  string
+		}{
+			{26, 0, "-A -t 10.112.50.10:80 -s mh -p 10800\n"},
+			{27, ipvs.FlagSched2, "-A -t 10.112.50.10:80 -s mh -p 10800 -b mh-port\n"},
+		} {
+			exp, err := Expect(snap, Options{Mode: model.ModeIPVS, Version: kpversion.V(tc.minor)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range exp.IPVS.Services {
+				if s.SchedName != "mh" || s.Flags&ipvs.FlagSchedMask != tc.flag {
+					t.Errorf("1.%d: %s: scheduler %s flags %#x, want mh with scheduler flags %#x", tc.minor, s, s.SchedName, s.Flags, tc.flag)
+				}
+			}
+			if text := string(exp.Files[1].Data); !strings.Contains(text, tc.line) {
+				t.Errorf("1.%d: ipvsadm-save.txt lacks %q:\n%s", tc.minor, tc.line, text)
+			}
+		}
+	})
 	t.Run("excludeCIDRs", func(t *testing.T) {
 		snap := load(t, func(c *kpv1alpha1.KubeProxyConfiguration) { c.IPVS.ExcludeCIDRs = []string{"192.0.2.0/24"} })
 		exp, err := Expect(snap, Options{Mode: model.ModeIPVS})
@@ -518,7 +543,7 @@ func TestIPVSConfig(t *testing.T) {
 		for minor := kpversion.OldestMinor; minor <= kpversion.NewestMinor; minor++ {
 			_, err := Expect(snap, Options{Mode: model.ModeIPVS, Version: kpversion.V(minor)})
 			switch {
-			case minor < ipvsOldestMinor && (err == nil || !strings.Contains(err.Error(), "IPVS mode is not modelled (supported: 1.30 to 1.37)")):
+			case minor < ipvsOldestMinor && (err == nil || !strings.Contains(err.Error(), "IPVS mode is not modelled (supported: 1.21 to 1.37)")):
 				t.Errorf("1.%d: error %v, want not modelled", minor, err)
 			case minor >= ipvsOldestMinor && err != nil:
 				t.Errorf("1.%d: %v", minor, err)

@@ -156,14 +156,15 @@ func (nftablesMode) Name() string { return model.ModeNFTables }
 const nftOldestMinor = 29
 
 // nftModelledMinor is the first release of the nftables layouts modelled
-// without a gap (1.33 to 1.37); 1.30 is modelled too.
-const nftModelledMinor = 33
+// (1.29 to 1.37: every release with the mode).
+const nftModelledMinor = 29
 
-// nftModelled reports the releases whose layout is modelled: 1.30 and
-// 1.33-1.37, each checked against pkg/proxy/nftables/proxier.go of its
-// release (1.30 differs from 1.33 only by the comments of the firewall-ips
-// elements; 1.31 and 1.32 were not checked).
-func nftModelled(minor int) bool { return minor == 30 || minor >= nftModelledMinor }
+// nftModelled reports the releases whose layout is modelled: 1.29-1.37,
+// each checked against pkg/proxy/nftables/proxier.go of its release (1.31
+// and 1.32 write the rules of 1.33; 1.30 differs from them only by the
+// comments of the firewall-ips elements; 1.29 has its own layout, see
+// nftables_129.go).
+func nftModelled(minor int) bool { return minor >= nftModelledMinor }
 
 // generate returns the tables ip and ip6 kube-proxy that one full sync of
 // each family's proxier writes, as one ruleset listing (the form of
@@ -173,7 +174,9 @@ func (nftablesMode) generate(in *input, families []model.Family) (*Dataplane, er
 	case in.minor < nftOldestMinor:
 		return nil, fmt.Errorf("kube-proxy 1.%d has no nftables mode (it exists from 1.%d)", in.minor, nftOldestMinor)
 	case !nftModelled(in.minor):
-		return nil, fmt.Errorf("the nftables layout of kube-proxy 1.%d is not modelled (modelled: 1.30 and 1.%d to 1.37)", in.minor, nftModelledMinor)
+		return nil, fmt.Errorf("the nftables layout of kube-proxy 1.%d is not modelled (modelled: 1.%d to 1.37)", in.minor, nftModelledMinor)
+	case in.minor == 29 && nftCheck129(in) != nil:
+		return nil, nftCheck129(in)
 	case in.minor >= 37 && in.gate("KubeProxyNFTablesLocalhostNodePorts", false):
 		return nil, fmt.Errorf("the KubeProxyNFTablesLocalhostNodePorts feature gate (localhost node ports in nftables mode) is not modelled")
 	}
@@ -423,11 +426,15 @@ func (p *nftProxier) sync(buf *bytes.Buffer) {
 	p.write(buf)
 }
 
-// setup mirrors setupNFTables (v1.30, v1.33-v1.37): the base chains and their
-// jumps, the masquerading chains (1.36+: and the hairpin set), the
-// ClusterIP checks, the node port addresses, the no-endpoint maps, the
-// firewall map and the service dispatch.
+// setup mirrors setupNFTables (v1.30-v1.37; v1.29: setup129): the base
+// chains and their jumps, the masquerading chains (1.36+: and the hairpin
+// set), the ClusterIP checks, the node port addresses, the no-endpoint
+// maps, the firewall map and the service dispatch.
 func (p *nftProxier) setup() {
+	if p.minor == 29 {
+		p.setup129()
+		return
+	}
 	ipX, addr := p.ipX, p.addrType
 	matchNotLocalhost := "ip daddr != 127.0.0.0/8"
 	if p.family == model.IPv6 {
@@ -556,7 +563,8 @@ func nftEndpointBase(sp *model.ServicePort, ep *model.Endpoint) string {
 }
 
 // syncServicePort writes one service port: the body of syncProxyRules'
-// loop over svcPortMap (v1.30, v1.33-v1.37).
+// loop over svcPortMap (v1.29-v1.37; 1.29 has no cluster-ips set and
+// checks source ranges with the firewall and firewall-allow sets).
 func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 	f, ipX := p.family, p.ipX
 	protocol := sp.ProtoLower()
@@ -638,8 +646,10 @@ func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 
 	dest := func(ip netip.Addr) string { return ip.String() + " . " + protocol + " . " + svcPort }
 
-	// Capture the clusterIP.
-	p.element(nftClusterIPsSet, clusterIP.String(), "", "")
+	// Capture the clusterIP (the cluster-ips set from 1.30).
+	if p.minor >= 30 {
+		p.element(nftClusterIPsSet, clusterIP.String(), "", "")
+	}
 	if hasInternalEndpoints {
 		p.element(nftServiceIPsMap, dest(clusterIP), "", "goto "+internalTrafficChain)
 	} else {
@@ -657,7 +667,7 @@ func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 	}
 
 	// Capture load-balancer ingress.
-	usesFWChain := len(lbIPs) > 0 && len(sourceRanges) > 0
+	usesFWChain := len(lbIPs) > 0 && len(sourceRanges) > 0 && p.minor >= 30
 	fwChain := nftFirewallPrefix + base
 	if usesFWChain {
 		p.chain(fwChain)
@@ -665,6 +675,9 @@ func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 	for _, lbip := range lbIPs {
 		if hasEndpoints {
 			p.element(nftServiceIPsMap, dest(lbip), "", "goto "+externalTrafficChain)
+		}
+		if p.minor == 29 && len(sourceRanges) > 0 {
+			p.firewall129(dest(lbip), comment, lbip, sourceRanges)
 		}
 		if usesFWChain {
 			fwComment := ""

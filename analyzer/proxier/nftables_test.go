@@ -19,6 +19,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/internal/netnstest"
+	"github.com/proxyscan/proxyscan/parsers/kpconfig"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
@@ -215,9 +216,7 @@ func TestNFTVersions(t *testing.T) {
 		want  string
 	}{
 		{28, "kube-proxy 1.28 has no nftables mode"},
-		{29, "nftables layout of kube-proxy 1.29 is not modelled"},
-		{31, "nftables layout of kube-proxy 1.31 is not modelled"},
-		{32, "nftables layout of kube-proxy 1.32 is not modelled"},
+		{29, "kube-proxy 1.29 runs the nftables mode only with the NFTablesProxyMode feature gate"},
 	} {
 		_, err := Expect(snap, Options{Mode: model.ModeNFTables, Version: kpversion.V(tc.minor), Env: env})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -373,11 +372,24 @@ func TestNFTLoadsWithNFT(t *testing.T) {
 			continue
 		}
 		cases = append(cases, gen{fmt.Sprintf("mini-v1.%d", minor), func(t *testing.T) *Dataplane {
-			dp, err := Expect(loadScenario(t, "../../testdata/bundles/iptables-mini"), Options{Mode: model.ModeNFTables, Version: kpversion.V(minor)})
+			snap := loadScenario(t, "../../testdata/bundles/iptables-mini")
+			if minor == 29 {
+				setGates(t, snap, "NFTablesProxyMode=true")
+			}
+			dp, err := Expect(snap, Options{Mode: model.ModeNFTables, Version: kpversion.V(minor)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return dp
+		}})
+	}
+	for _, file := range parsetest.Files(t, "proxier/nftables-versions/*.txtar") {
+		cases = append(cases, gen{"versions/" + strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) *Dataplane {
+			a, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return expectNFTArchive(t, a)
 		}})
 	}
 	cases = append(cases, gen{"bundle-nftables-healthy", func(t *testing.T) *Dataplane {
@@ -479,31 +491,70 @@ func TestNFTVariants(t *testing.T) {
 
 // TestNFTVersionGoldens generates the nftables data plane of the releases
 // before 1.37 for the inputs named by each archive of
-// testdata/proxier/nftables-versions and compares it with the archive's
-// listing, which was checked by hand against syncProxyRules and
-// setupNFTables in pkg/proxy/nftables/proxier.go of the release it names
-// (rewrite them with -update, then check the diff by hand again).
+// testdata/proxier/nftables-versions (with the feature gates of its
+// optional feature-gates section, NAME=true|false a line, enabled) and
+// compares it with the archive's listing, which was checked by hand
+// against syncProxyRules and setupNFTables in
+// pkg/proxy/nftables/proxier.go of the release it names (rewrite them with
+// -update, then check the diff by hand again).
 func TestNFTVersionGoldens(t *testing.T) {
 	parsetest.Golden(t, "proxier/nftables-versions/*.txtar", func(t *testing.T, name string, a *txtar.Archive) map[string][]byte {
-		inputs := strings.TrimSpace(string(parsetest.Section(a, "inputs")))
-		version := strings.TrimSpace(string(parsetest.Section(a, "version")))
-		if inputs == "" || version == "" {
-			t.Fatal("archive needs an inputs and a version section")
-		}
-		v, err := kpversion.ParseString(version)
-		if err != nil {
-			t.Fatal(err)
-		}
-		snaps, err := load.Load([]string{filepath.Join(parsetest.Root(t), "testdata", inputs)}, load.Options{Version: version})
-		if err != nil {
-			t.Fatal(err)
-		}
-		dp, err := Expect(snaps[0], Options{Mode: model.ModeNFTables, Version: v})
-		if err != nil {
-			t.Fatal(err)
-		}
+		dp := expectNFTArchive(t, a)
 		return map[string][]byte{dp.Files[0].Name: dp.Files[0].Data}
 	})
+}
+
+// expectNFTArchive generates the nftables data plane an archive of
+// testdata/proxier/nftables-versions describes: its inputs, at its
+// version, with its feature gates.
+func expectNFTArchive(t *testing.T, a *txtar.Archive) *Dataplane {
+	t.Helper()
+	inputs := strings.TrimSpace(string(parsetest.Section(a, "inputs")))
+	version := strings.TrimSpace(string(parsetest.Section(a, "version")))
+	if inputs == "" || version == "" {
+		t.Fatal("archive needs an inputs and a version section")
+	}
+	v, err := kpversion.ParseString(version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := load.Load([]string{filepath.Join(parsetest.Root(t), "testdata", inputs)}, load.Options{Version: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setGates(t, snaps[0], strings.Fields(string(parsetest.Section(a, "feature-gates")))...)
+	dp, err := Expect(snaps[0], Options{Mode: model.ModeNFTables, Version: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dp
+}
+
+// setGates sets feature gates, each NAME=true or NAME=false, in the
+// configuration of snap (the effective one, and the one read).
+func setGates(t *testing.T, snap *model.Snapshot, gates ...string) {
+	t.Helper()
+	if len(gates) == 0 {
+		return
+	}
+	if snap.Config == nil || snap.Config.Effective == nil && snap.Config.Read == nil {
+		t.Fatal("the inputs have no kube-proxy configuration to set feature gates in")
+	}
+	for _, g := range gates {
+		name, val, ok := strings.Cut(g, "=")
+		if !ok || val != "true" && val != "false" {
+			t.Fatalf("feature gate %q: want NAME=true or NAME=false", g)
+		}
+		for _, c := range []*kpconfig.Config{snap.Config.Effective, snap.Config.Read} {
+			if c == nil {
+				continue
+			}
+			if c.Config.FeatureGates == nil {
+				c.Config.FeatureGates = map[string]bool{}
+			}
+			c.Config.FeatureGates[name] = val == "true"
+		}
+	}
 }
 
 // TestNFTCapturedFamilies checks that the families of the captured
