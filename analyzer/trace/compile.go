@@ -148,7 +148,7 @@ const indexThreshold = 64
 
 // compiled caches the compiled chains of the dumps a data plane holds.
 type compiled struct {
-	mu     sync.Mutex
+	mu     sync.RWMutex
 	chains map[*iptables.Chain]*cchain
 	sets   map[string]*cset
 	setsOK bool
@@ -167,6 +167,12 @@ func (dp *Dataplane) compiled() *compiled {
 
 // chain returns the compiled form of c.
 func (cp *compiled) chain(dp *Dataplane, c *iptables.Chain) *cchain {
+	cp.mu.RLock()
+	cc, ok := cp.chains[c]
+	cp.mu.RUnlock()
+	if ok {
+		return cc
+	}
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	return cp.chainLocked(dp, c)

@@ -83,6 +83,25 @@ type nftWalk struct {
 	outs  []ruleOut
 }
 
+// nftScratch is the first chunk of a walk's arenas, reused by the next
+// walk: nothing of a walk's result points into them.
+type nftScratch struct {
+	arena []branch
+	outs  []ruleOut
+}
+
+var nftScratchPool = sync.Pool{New: func() any {
+	return &nftScratch{arena: make([]branch, 0, 128), outs: make([]ruleOut, 0, 128)}
+}}
+
+// release clears the chunks (they hold states) and returns them to the
+// pool.
+func (sc *nftScratch) release() {
+	clear(sc.arena[:cap(sc.arena)])
+	clear(sc.outs[:cap(sc.outs)])
+	nftScratchPool.Put(sc)
+}
+
 // nftState is one branch of the walk: the packet as the rules see it.
 type nftState struct {
 	prob     float64
@@ -273,7 +292,9 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 	ix := nftIndexOf(dp, v4)
 	tables := ix.tables
 	res := &Result{}
-	w := &nftWalk{dp: dp, opts: opts, hooks: ix.hooks}
+	sc := nftScratchPool.Get().(*nftScratch)
+	defer sc.release()
+	w := &nftWalk{dp: dp, opts: opts, hooks: ix.hooks, arena: sc.arena[:0], outs: sc.outs[:0]}
 	w.warnings = append(w.warnings, ix.warns...)
 	if len(tables) == 0 {
 		w.warnings = append(w.warnings, fmt.Sprintf("no nftables table of the %s family in the ruleset", familyWord(v4)))

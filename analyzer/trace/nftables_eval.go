@@ -130,7 +130,7 @@ func (w *nftWalk) evalRule(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule)
 // out1 returns o as a slice of one, carved from the walk's arena.
 func (w *nftWalk) out1(o ruleOut) []ruleOut {
 	if len(w.outs) == cap(w.outs) {
-		w.outs = make([]ruleOut, 0, 24)
+		w.outs = make([]ruleOut, 0, 64)
 	}
 	w.outs = append(w.outs, o)
 	n := len(w.outs)
@@ -155,7 +155,7 @@ func (w *nftWalk) step(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule, not
 // slices are never appended to in place: their capacity is their length).
 func (w *nftWalk) one1(b branch) []branch {
 	if len(w.arena) == cap(w.arena) {
-		w.arena = make([]branch, 0, 24)
+		w.arena = make([]branch, 0, 64)
 	}
 	w.arena = append(w.arena, b)
 	n := len(w.arena)
@@ -270,6 +270,12 @@ func (r *selResult) expand() {
 	}
 }
 
+// Flag values the walk reads only, shared by every packet.
+var (
+	ctFlagsNew   = []string{"new"}
+	ctStatusBoth = []string{"dnat", "snat"}
+)
+
 var protoNums = map[string]uint64{"icmp": 1, "igmp": 2, "tcp": 6, "udp": 17, "ipv6-icmp": 58, "icmpv6": 58, "sctp": 132, "udplite": 136, "gre": 47, "esp": 50, "ah": 51}
 
 // evalKey returns the values of expression e for st.
@@ -314,14 +320,17 @@ func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 		}
 		switch e.Key {
 		case "state":
-			return one(nval{kind: kFlags, flags: []string{"new"}})
+			return one(nval{kind: kFlags, flags: ctFlagsNew})
 		case "status":
+			dnat, snat := st.dnat != "", st.masq || st.snat != ""
 			var fl []string
-			if st.dnat != "" {
-				fl = append(fl, "dnat")
-			}
-			if st.masq || st.snat != "" {
-				fl = append(fl, "snat")
+			switch {
+			case dnat && snat:
+				fl = ctStatusBoth
+			case dnat:
+				fl = ctStatusBoth[:1:1]
+			case snat:
+				fl = ctStatusBoth[1:2:2]
 			}
 			return one(nval{kind: kFlags, flags: fl})
 		case "mark":

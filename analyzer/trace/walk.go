@@ -70,6 +70,10 @@ type state struct {
 	conds     []string
 	warnings  []string
 	nsteps    int
+	// summary: no steps are kept; scratch stands for the last step, so
+	// that notes and warnings are still set where the walk sets them.
+	summary bool
+	scratch Step
 }
 
 // stepRef is a step during the walk: a matched rule, turned into a Step
@@ -80,10 +84,20 @@ type stepRef struct {
 }
 
 // add appends a made step.
-func (s *state) add(st Step) { s.steps = append(s.steps, stepRef{full: &st}) }
+func (s *state) add(st Step) {
+	if s.summary {
+		s.scratch = st
+		return
+	}
+	s.steps = append(s.steps, stepRef{full: &st})
+}
 
 // addRule appends a matched rule, with a note if any.
 func (s *state) addRule(cr *crule, note string) {
+	if s.summary {
+		s.scratch = Step{}
+		return
+	}
 	if note == "" {
 		s.steps = append(s.steps, stepRef{cr: cr})
 		return
@@ -97,6 +111,9 @@ func (s *state) addRule(cr *crule, note string) {
 // before appending a rule's step, so the last step is never shared with
 // another path.
 func (s *state) last() *Step {
+	if s.summary {
+		return &s.scratch
+	}
 	r := &s.steps[len(s.steps)-1]
 	if r.full == nil {
 		st := ruleStep(r.cr)
@@ -178,7 +195,10 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 	pkt = w.choosePacket(pkt)
 	s := &state{
 		src: pkt.Src.Unmap(), dst: dst, dport: pkt.Dst.Port(), sport: defaultSourcePort,
-		in: pkt.InIface, prob: 1, steps: make([]stepRef, 0, 24),
+		in: pkt.InIface, prob: 1, summary: opts.Summary,
+	}
+	if !opts.Summary {
+		s.steps = make([]stepRef, 0, 24)
 	}
 	s.proto, _ = protoNumber(pkt.Proto)
 	if pkt.From == FromNode {
@@ -429,7 +449,9 @@ func (w *walker) step(s *state) {
 			// Steps list matched rules only: the branch where the
 			// statistic fails goes on with the next rule.
 			w.fork(s, 1-m.prob)
-			note = joinNote(note, m.text)
+			if !s.summary {
+				note = joinNote(note, m.text)
+			}
 		case mRecent:
 			// The first connection of a client finds no entry, so the rule
 			// does not match; a client with an entry is a separate case,
@@ -559,7 +581,9 @@ func (w *walker) target(s *state, cr *crule) {
 		}
 		s.dst, s.dport = ap.Addr(), ap.Port()
 		s.dnat, s.dnatTo = true, ap
-		s.last().Note = joinNote(s.last().Note, "DNAT to "+ap.String())
+		if !s.summary {
+			s.last().Note = joinNote(s.last().Note, "DNAT to "+ap.String())
+		}
 		w.endHook(s)
 		return
 	case "REDIRECT":
@@ -705,6 +729,9 @@ func (w *walker) mark(s *state, cr *crule) {
 			s.last().Warning = "MARK option " + a.Name + " is not modelled"
 			s.warn(s.last().Warning)
 		}
+	}
+	if s.summary {
+		return
 	}
 	s.last().Note = joinNote(s.last().Note, "mark 0x"+strconv.FormatUint(uint64(before), 16)+" -> 0x"+strconv.FormatUint(uint64(s.mark), 16))
 }
