@@ -71,9 +71,11 @@ type state struct {
 	warnings  []string
 	nsteps    int
 	// summary: no steps are kept; scratch stands for the last step, so
-	// that notes and warnings are still set where the walk sets them.
+	// that notes and warnings are still set where the walk sets them (the
+	// states of one walk share it: they run one at a time, and a step's
+	// notes are set before the next rule is met).
 	summary bool
-	scratch Step
+	scratch *Step
 }
 
 // stepRef is a step during the walk: a matched rule, turned into a Step
@@ -86,7 +88,7 @@ type stepRef struct {
 // add appends a made step.
 func (s *state) add(st Step) {
 	if s.summary {
-		s.scratch = st
+		*s.scratch = st
 		return
 	}
 	s.steps = append(s.steps, stepRef{full: &st})
@@ -95,7 +97,7 @@ func (s *state) add(st Step) {
 // addRule appends a matched rule, with a note if any.
 func (s *state) addRule(cr *crule, note string) {
 	if s.summary {
-		s.scratch = Step{}
+		*s.scratch = Step{}
 		return
 	}
 	if note == "" {
@@ -112,7 +114,7 @@ func (s *state) addRule(cr *crule, note string) {
 // another path.
 func (s *state) last() *Step {
 	if s.summary {
-		return &s.scratch
+		return s.scratch
 	}
 	r := &s.steps[len(s.steps)-1]
 	if r.full == nil {
@@ -195,7 +197,7 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 	pkt = w.choosePacket(pkt)
 	s := &state{
 		src: pkt.Src.Unmap(), dst: dst, dport: pkt.Dst.Port(), sport: defaultSourcePort,
-		in: pkt.InIface, prob: 1, summary: opts.Summary,
+		in: pkt.InIface, prob: 1, summary: opts.Summary, scratch: new(Step),
 	}
 	if !opts.Summary {
 		s.steps = make([]stepRef, 0, 24)
