@@ -260,15 +260,6 @@ func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule) *crule {
 		}
 	}
 	n := r.NumArgs()
-	// Every option before the target is at most one match: sized once.
-	matches := 0
-	for i := 0; i < n; i++ {
-		if name := r.Arg(i).Name; name == "-j" || name == "-g" || name == "--jump" || name == "--goto" {
-			break
-		}
-		matches++
-	}
-	cr.det = make([]cmatch, 0, matches)
 	module := ""
 	var recentOpts []iptables.Arg
 	var statOpts []iptables.Arg
