@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
@@ -136,13 +137,22 @@ func (s *state) materialize() []Step {
 	return out
 }
 
-func (s *state) clone() *state {
-	c := *s
-	c.frames = append([]frame(nil), s.frames...)
+// clone returns a copy of s, in a state of an ended path if there is one
+// (its frames are reused: no other state shares them).
+func (w *walker) clone(s *state) *state {
+	var c *state
+	if n := len(w.free); n > 0 {
+		c, w.free = w.free[n-1], w.free[:n-1]
+	} else {
+		c = new(state)
+	}
+	frames := c.frames[:0]
+	*c = *s
+	c.frames = append(frames, s.frames...)
 	c.steps = s.steps[:len(s.steps):len(s.steps)]
 	c.conds = s.conds[:len(s.conds):len(s.conds)]
 	c.warnings = s.warnings[:len(s.warnings):len(s.warnings)]
-	return &c
+	return c
 }
 
 func (s *state) warn(w string) {
@@ -162,9 +172,11 @@ type walker struct {
 	ipvsMode bool
 	opts     Options
 	work     []*state
+	free     []*state // states of ended paths, for reuse
 	paths    []Path
 	cut      bool
 	warnings []string
+	scratch  Step // the last step of every state, in summary mode
 }
 
 func (w *walker) warnOnce(msg string) {
@@ -183,7 +195,9 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 	if dst.Is6() {
 		fam = iptables.IPv6
 	}
-	w := &walker{dp: dp, cp: dp.compiled(), ipvsMode: ipvsMode, opts: opts}
+	w := walkerPool.Get().(*walker)
+	defer w.release()
+	w.dp, w.cp, w.ipvsMode, w.opts = dp, dp.compiled(), ipvsMode, opts
 	for _, d := range dp.IPTables {
 		if d.Family == fam || d.Family == iptables.FamilyUnknown {
 			w.dumps = append(w.dumps, d)
@@ -195,9 +209,10 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 		w.warnOnce(fmt.Sprintf("%d %s iptables dumps (several backends or files): the chains of each are walked in turn, in input order", len(w.dumps), fam))
 	}
 	pkt = w.choosePacket(pkt)
-	s := &state{
+	s := w.newState()
+	*s = state{
 		src: pkt.Src.Unmap(), dst: dst, dport: pkt.Dst.Port(), sport: defaultSourcePort,
-		in: pkt.InIface, prob: 1, summary: opts.Summary, scratch: new(Step),
+		in: pkt.InIface, prob: 1, summary: opts.Summary, scratch: &w.scratch, frames: s.frames[:0],
 	}
 	if !opts.Summary {
 		s.steps = make([]stepRef, 0, 24)
@@ -213,11 +228,39 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 		s := w.work[len(w.work)-1]
 		w.work = w.work[:len(w.work)-1]
 		w.run(s)
+		w.free = append(w.free, s)
 	}
 	if w.cut {
 		w.warnOnce(fmt.Sprintf("more than %d paths: the walk stopped forking; the paths listed do not cover every case", w.opts.maxPaths()))
 	}
 	return &Result{Packet: pkt, Paths: w.paths, Warnings: w.warnings}, nil
+}
+
+// walkerPool holds walkers between traces, with their states.
+var walkerPool = sync.Pool{New: func() any { return new(walker) }}
+
+// newState returns a state to fill, reused if one is free.
+func (w *walker) newState() *state {
+	if n := len(w.free); n > 0 {
+		s := w.free[n-1]
+		w.free = w.free[:n-1]
+		return s
+	}
+	return &state{frames: make([]frame, 0, 8)}
+}
+
+// release forgets the trace (the result keeps its paths and warnings) and
+// returns w to the pool.
+func (w *walker) release() {
+	for _, s := range w.free {
+		frames := s.frames[:cap(s.frames)]
+		clear(frames)
+		*s = state{frames: frames[:0]}
+	}
+	clear(w.work[:cap(w.work)])
+	clear(w.dumps[:cap(w.dumps)])
+	*w = walker{work: w.work[:0], free: w.free, dumps: w.dumps[:0]}
+	walkerPool.Put(w)
 }
 
 // defaultSourcePort is the source port of the traced packet.
@@ -318,7 +361,7 @@ func (w *walker) fork(s *state, p float64) *state {
 		w.cut = true
 		return nil
 	}
-	c := s.clone()
+	c := w.clone(s)
 	c.prob = s.prob * p
 	s.prob *= 1 - p
 	w.work = append(w.work, c)
