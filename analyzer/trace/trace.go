@@ -320,7 +320,11 @@ func Trace(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 	res.Mode = dp.Mode
 	res.Node = dp.Node
 	res.Expected = dp.Expected
-	res.Paths = Merge(res.Paths)
+	if len(res.Paths) > 0 {
+		res.Paths = merge(res.Paths, res.Paths[:0]) // the engine's paths are the trace's own
+	} else {
+		res.Paths = nil
+	}
 	return res, nil
 }
 
@@ -328,12 +332,17 @@ func Trace(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 // adding their probabilities, and sorts them most probable first (then by
 // destination, for a stable order).
 func Merge(paths []Path) []Path {
-	var out []Path
+	if len(paths) == 0 {
+		return nil
+	}
+	return merge(paths, make([]Path, 0, len(paths)))
+}
+
+// merge is Merge appending to out, which may be paths[:0] (each path is
+// read before its place is written).
+func merge(paths, out []Path) []Path {
 	if len(paths) <= smallMerge {
 		// Few paths: compared pairwise, without building keys.
-		if len(paths) > 0 {
-			out = make([]Path, 0, len(paths))
-		}
 	next:
 		for _, p := range paths {
 			for i := range out {

@@ -198,6 +198,7 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 	w := walkerPool.Get().(*walker)
 	defer w.release()
 	w.dp, w.cp, w.ipvsMode, w.opts = dp, dp.compiled(), ipvsMode, opts
+	w.paths = make([]Path, 0, 4) // a Service's endpoints, mostly
 	for _, d := range dp.IPTables {
 		if d.Family == fam || d.Family == iptables.FamilyUnknown {
 			w.dumps = append(w.dumps, d)
