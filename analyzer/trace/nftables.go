@@ -294,7 +294,8 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 	res := &Result{}
 	sc := nftScratchPool.Get().(*nftScratch)
 	defer sc.release()
-	w := &nftWalk{dp: dp, opts: opts, hooks: ix.hooks, arena: sc.arena[:0], outs: sc.outs[:0]}
+	w := &nftWalk{dp: dp, opts: opts, hooks: ix.hooks, arena: sc.arena[:0], outs: sc.outs[:0],
+		done: make([]Path, 0, 4)}
 	w.warnings = append(w.warnings, ix.warns...)
 	if len(tables) == 0 {
 		w.warnings = append(w.warnings, fmt.Sprintf("no nftables table of the %s family in the ruleset", familyWord(v4)))

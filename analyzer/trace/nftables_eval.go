@@ -733,7 +733,7 @@ func (w *nftWalk) evalMatch(st *nftState, t *nftTable, m *nft.Match) []branch {
 	}
 	if key.isOne {
 		vals := [1]nval{key.one}
-		return w.matchValue(st, t, m, variant{vals: vals[:], weight: 1})
+		return w.matchValue(st, t, m, vals[:], "")
 	}
 	var out []branch
 	for _, v := range key.vars {
@@ -742,12 +742,12 @@ func (w *nftWalk) evalMatch(st *nftState, t *nftTable, m *nft.Match) []branch {
 			bst = st.clone()
 			bst.prob *= v.weight
 		}
-		out = append(out, w.matchValue(bst, t, m, v)...)
+		out = append(out, w.matchValue(bst, t, m, v.vals, v.note)...)
 	}
 	return out
 }
 
-func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, v variant) []branch {
+func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, vals []nval, note string) []branch {
 	want := m.Op != nft.OpNeq
 	switch r := m.Right.(type) {
 	case *nft.SetRef, *nft.AnonSet:
@@ -755,7 +755,7 @@ func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, v variant)
 		if why != "" {
 			return w.unknown(st, why+"; assumed not to match")
 		}
-		i, ok := ix.lookup(v.vals)
+		i, ok := ix.lookup(vals)
 		if !ok {
 			return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
 		}
@@ -780,17 +780,17 @@ func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, v variant)
 			out = append(out, w.boolBranch(st, !want, "")...)
 			return out
 		}
-		note := ""
+		listed := ""
 		if set != nil && t.dynamic[set.Name] && found {
-			note = "affinity entry listed"
+			listed = "affinity entry listed"
 		}
-		return w.boolBranch(st, found == want, note)
+		return w.boolBranch(st, found == want, listed)
 	case *nft.Value:
 		p := t.valuePart(r)
-		if len(v.vals) != 1 {
+		if len(vals) != 1 {
 			return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
 		}
-		val := v.vals[0]
+		val := vals[0]
 		switch m.Op {
 		case nft.OpLt, nft.OpGt, nft.OpLte, nft.OpGte:
 			if val.kind != kNum || !p.hasNum {
@@ -807,13 +807,13 @@ func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, v variant)
 			default:
 				res = val.num >= p.lo
 			}
-			return w.boolBranch(st, res, v.note)
+			return w.boolBranch(st, res, note)
 		}
 		ok, cmp := p.match(val)
 		if !cmp {
 			return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
 		}
-		return w.boolBranch(st, ok == want, v.note)
+		return w.boolBranch(st, ok == want, note)
 	}
 	return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
 }
