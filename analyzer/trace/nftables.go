@@ -82,6 +82,7 @@ type nftWalk struct {
 	arena []branch
 	outs  []ruleOut
 	ends  []chainEnd
+	vals  []nval
 }
 
 // nftScratch is the first chunk of a walk's arenas, reused by the next
@@ -90,10 +91,11 @@ type nftScratch struct {
 	arena []branch
 	outs  []ruleOut
 	ends  []chainEnd
+	vals  []nval
 }
 
 var nftScratchPool = sync.Pool{New: func() any {
-	return &nftScratch{arena: make([]branch, 0, 128), outs: make([]ruleOut, 0, 128), ends: make([]chainEnd, 0, 128)}
+	return &nftScratch{arena: make([]branch, 0, 128), outs: make([]ruleOut, 0, 128), ends: make([]chainEnd, 0, 128), vals: make([]nval, 0, 128)}
 }}
 
 // release clears the chunks (they hold states) and returns them to the
@@ -102,6 +104,7 @@ func (sc *nftScratch) release() {
 	clear(sc.arena[:cap(sc.arena)])
 	clear(sc.outs[:cap(sc.outs)])
 	clear(sc.ends[:cap(sc.ends)])
+	clear(sc.vals[:cap(sc.vals)])
 	nftScratchPool.Put(sc)
 }
 
@@ -297,7 +300,7 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 	res := &Result{}
 	sc := nftScratchPool.Get().(*nftScratch)
 	defer sc.release()
-	w := &nftWalk{dp: dp, opts: opts, hooks: ix.hooks, arena: sc.arena[:0], outs: sc.outs[:0], ends: sc.ends[:0],
+	w := &nftWalk{dp: dp, opts: opts, hooks: ix.hooks, arena: sc.arena[:0], outs: sc.outs[:0], ends: sc.ends[:0], vals: sc.vals[:0],
 		done: make([]Path, 0, 4)}
 	w.warnings = append(w.warnings, ix.warns...)
 	if len(tables) == 0 {

@@ -127,6 +127,17 @@ func (w *nftWalk) evalRule(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule)
 	return out
 }
 
+// nvals returns an empty slice of capacity n carved from the walk's
+// arena (the values of a concatenation, read during the walk only).
+func (w *nftWalk) nvals(n int) []nval {
+	if cap(w.vals)-len(w.vals) < n {
+		w.vals = make([]nval, 0, max(64, n))
+	}
+	k := len(w.vals)
+	w.vals = w.vals[:k+n]
+	return w.vals[k : k : k+n]
+}
+
 // out1 returns o as a slice of one, carved from the walk's arena.
 func (w *nftWalk) out1(o ruleOut) []ruleOut {
 	if len(w.outs) == cap(w.outs) {
@@ -398,7 +409,7 @@ func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 		}
 		return one(nval{kind: kNum, num: v})
 	case *nft.Concat:
-		vals := make([]nval, 0, len(e.Parts))
+		vals := w.nvals(len(e.Parts))
 		res := selResult{vars: []variant{{weight: 1}}}
 		for _, p := range e.Parts {
 			pr := w.evalKey(st, p)
