@@ -46,21 +46,46 @@ type traceFacts struct {
 	prefetched bool
 }
 
+// traceOutcome is what the checks read of one packet's trace: where its
+// paths end, kept small as every service port has one.
 type traceOutcome struct {
-	res *trace.Result
-	err error
+	paths  []tracedPath
+	warned bool // the result as a whole has warnings
+	err    error
+}
+
+// tracedPath is the end of one path of a trace.
+type tracedPath struct {
+	prob    float64
+	verdict trace.Verdict
+	dest    string
+	conds   bool // the path depends on conditions
+	warned  bool // the path has warnings
+}
+
+// outcomeOf keeps of a trace what the checks read.
+func outcomeOf(res *trace.Result, err error) traceOutcome {
+	if err != nil {
+		return traceOutcome{err: err}
+	}
+	o := traceOutcome{paths: make([]tracedPath, len(res.Paths)), warned: len(res.Warnings) > 0}
+	for i, path := range res.Paths {
+		o.paths[i] = tracedPath{prob: path.Probability, verdict: path.Verdict, dest: path.Destination,
+			conds: len(path.Conditions) > 0, warned: len(path.Warnings) > 0}
+	}
+	return o
 }
 
 // traced returns the trace of pkt through the node's data plane (of its
-// mode), or an error when the mode is not traced.
-func (p *Pass) traced(pkt trace.Packet) (*trace.Result, error) {
+// mode); its err is set when the mode is not traced.
+func (p *Pass) traced(pkt trace.Packet) traceOutcome {
 	tf := p.tracerFacts()
 	if o, ok := tf.results[pkt]; ok {
-		return o.res, o.err
+		return o
 	}
-	res, err := trace.Trace(tf.dp, pkt, trace.Options{Summary: true})
-	tf.results[pkt] = traceOutcome{res, err}
-	return res, err
+	o := outcomeOf(trace.Trace(tf.dp, pkt, trace.Options{Summary: true}))
+	tf.results[pkt] = o
+	return o
 }
 
 // tracerFacts returns the run's tracer state, made on first use.
@@ -207,8 +232,7 @@ func (p *Pass) prefetchTraces() {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				res, err := trace.Trace(tf.dp, pkts[i], trace.Options{Summary: true})
-				outs[i] = traceOutcome{res, err}
+				outs[i] = outcomeOf(trace.Trace(tf.dp, pkts[i], trace.Options{Summary: true}))
 			}
 		}()
 	}
@@ -274,23 +298,30 @@ func reportUnreachable(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, 
 			continue // the entry does not forward this origin (traffic-policy-mismatch's)
 		}
 		pkt := trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src}
-		res, err := p.traced(pkt)
-		if err != nil {
-			p.Note("%s mode is not traced (%v): service ports not traced", mode, err)
+		o := p.traced(pkt)
+		if o.err != nil {
+			p.Note("%s mode is not traced (%v): service ports not traced", mode, o.err)
 			return
 		}
-		loss, _ := lostShare(p, res, good, mode, pkt)
+		loss, _ := lostShare(p, o.paths, good, mode, pkt)
 		if loss <= lossTolerance {
 			continue
 		}
+		// The few lossy packets are traced again, with their steps.
+		var paths []trace.Path
 		if full, err := p.tracedSteps(pkt); err == nil {
-			res = full
+			paths = full.Paths
+			o = outcomeOf(full, nil)
+		} else {
+			for _, tp := range o.paths {
+				paths = append(paths, trace.Path{Probability: tp.prob, Verdict: tp.verdict, Destination: tp.dest})
+			}
 		}
-		loss, worst := lostShare(p, res, good, mode, pkt)
+		loss, worst := lostShare(p, o.paths, good, mode, pkt)
 		if worst < 0 {
 			continue
 		}
-		path := res.Paths[worst]
+		path := paths[worst]
 		lost = append(lost, fmt.Sprintf("%.1f%% %s (%s)", 100*loss, fromText(from), outcome(path)))
 		for _, s := range path.Steps {
 			ev := model.Evidence{File: s.File, Line: s.Line, Path: s.Path, Text: s.Table + " " + s.Chain + ": " + s.Rule}
@@ -322,18 +353,18 @@ func reportUnreachable(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, 
 
 // lostShare returns the share of new connections of res that reach no
 // endpoint, and the most probable lost path (-1 when none).
-func lostShare(p *Pass, res *trace.Result, good map[string]bool, mode string, pkt trace.Packet) (float64, int) {
+func lostShare(p *Pass, paths []tracedPath, good map[string]bool, mode string, pkt trace.Packet) (float64, int) {
 	loss, worst := 0.0, -1
-	for i, path := range res.Paths {
-		if len(path.Conditions) > 0 || reached(path, good, mode) {
+	for i, path := range paths {
+		if path.conds || reached(path.verdict, path.dest, good, mode) {
 			continue
 		}
-		if len(path.Warnings) > 0 {
+		if path.warned {
 			p.Note("%s from %s: a path met rules the tracer does not model", pkt.Dst, pkt.From)
 			continue
 		}
-		loss += path.Probability
-		if worst < 0 || path.Probability > res.Paths[worst].Probability {
+		loss += path.prob
+		if worst < 0 || path.prob > paths[worst].prob {
 			worst = i
 		}
 	}
@@ -359,10 +390,10 @@ func fromText(f trace.From) string {
 
 // reached reports whether a path ends at an endpoint: DNAT to one (or
 // local delivery to a virtual server, in IPVS mode).
-func reached(p trace.Path, good map[string]bool, mode string) bool {
-	switch p.Verdict {
+func reached(v trace.Verdict, dest string, good map[string]bool, mode string) bool {
+	switch v {
 	case trace.VerdictDNAT:
-		return good[p.Destination]
+		return good[dest]
 	case trace.VerdictLocal:
 		return mode == model.ModeIPVS
 	}
@@ -405,20 +436,20 @@ func tracedShares(p *Pass, v *view.View, e *view.Entry, o view.Origin) (map[stri
 		return nil, false // the source decides; shares are read from the rules
 	}
 	p.prefetchTraces()
-	res, err := p.traced(pkt)
-	if err != nil || len(res.Warnings) > 0 {
+	to := p.traced(pkt)
+	if to.err != nil || to.warned {
 		return nil, false
 	}
 	out := map[string]float64{}
-	for _, path := range res.Paths {
-		if len(path.Warnings) > 0 {
+	for _, path := range to.paths {
+		if path.warned {
 			return nil, false
 		}
-		if len(path.Conditions) > 0 {
+		if path.conds {
 			continue
 		}
-		if path.Verdict == trace.VerdictDNAT {
-			out[path.Destination] += path.Probability
+		if path.verdict == trace.VerdictDNAT {
+			out[path.dest] += path.prob
 		}
 	}
 	return out, true

@@ -147,12 +147,21 @@ type cchain struct {
 const indexThreshold = 64
 
 // compiled caches the compiled chains of the dumps a data plane holds.
+// Big chains (those indexed) are kept for good; small ones, the chains of
+// one Service or endpoint that few packets walk, are kept up to
+// smallChains at a time, so that tracing every Service of a large node
+// does not hold every rule compiled.
 type compiled struct {
-	mu     sync.Mutex
+	mu     sync.RWMutex
 	chains map[*iptables.Chain]*cchain
+	small  map[*iptables.Chain]*cchain
 	sets   map[string]*cset
 	setsOK bool
 }
+
+// smallChains bounds the small chains kept compiled; when full they are
+// dropped all at once (a walk keeps the chains it entered).
+const smallChains = 2048
 
 var cacheInit sync.Mutex
 
@@ -167,17 +176,30 @@ func (dp *Dataplane) compiled() *compiled {
 
 // chain returns the compiled form of c.
 func (cp *compiled) chain(dp *Dataplane, c *iptables.Chain) *cchain {
+	cp.mu.RLock()
+	cc, ok := cp.lookup(c)
+	cp.mu.RUnlock()
+	if ok {
+		return cc
+	}
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	return cp.chainLocked(dp, c)
 }
 
 func (cp *compiled) chainLocked(dp *Dataplane, c *iptables.Chain) *cchain {
-	if cc, ok := cp.chains[c]; ok {
+	if cc, ok := cp.lookup(c); ok {
 		return cc
 	}
 	cc := &cchain{c: c, table: c.Table.Name, builtin: c.Builtin(), rules: make([]*crule, len(c.Rules))}
-	cp.chains[c] = cc
+	if len(c.Rules) >= indexThreshold {
+		cp.chains[c] = cc
+	} else {
+		if cp.small == nil || len(cp.small) >= smallChains {
+			cp.small = make(map[*iptables.Chain]*cchain, smallChains)
+		}
+		cp.small[c] = cc
+	}
 	for i, r := range c.Rules {
 		cc.rules[i] = cp.compileRule(dp, r)
 	}
@@ -195,6 +217,15 @@ func (cp *compiled) chainLocked(dp *Dataplane, c *iptables.Chain) *cchain {
 		}
 	}
 	return cc
+}
+
+// lookup returns the compiled chain c if it is cached (under cp.mu).
+func (cp *compiled) lookup(c *iptables.Chain) (*cchain, bool) {
+	if cc, ok := cp.chains[c]; ok {
+		return cc, true
+	}
+	cc, ok := cp.small[c]
+	return cc, ok
 }
 
 // candidates returns the indexes of the rules of cc that can match a

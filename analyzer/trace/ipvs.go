@@ -124,7 +124,7 @@ func (w *walker) ipvs(s *state, in bool) {
 			w.cut = true
 			break
 		}
-		c := s.clone()
+		c := w.clone(s)
 		c.prob = base * probs[i]
 		w.toReal(c, live[i], probs[i], in)
 		w.work = append(w.work, c)

@@ -81,6 +81,31 @@ type nftWalk struct {
 	// arena holds the statement outcomes of the walk (see one1).
 	arena []branch
 	outs  []ruleOut
+	ends  []chainEnd
+	vals  []nval
+}
+
+// nftScratch is the first chunk of a walk's arenas, reused by the next
+// walk: nothing of a walk's result points into them.
+type nftScratch struct {
+	arena []branch
+	outs  []ruleOut
+	ends  []chainEnd
+	vals  []nval
+}
+
+var nftScratchPool = sync.Pool{New: func() any {
+	return &nftScratch{arena: make([]branch, 0, 128), outs: make([]ruleOut, 0, 128), ends: make([]chainEnd, 0, 128), vals: make([]nval, 0, 128)}
+}}
+
+// release clears the chunks (they hold states) and returns them to the
+// pool.
+func (sc *nftScratch) release() {
+	clear(sc.arena[:cap(sc.arena)])
+	clear(sc.outs[:cap(sc.outs)])
+	clear(sc.ends[:cap(sc.ends)])
+	clear(sc.vals[:cap(sc.vals)])
+	nftScratchPool.Put(sc)
 }
 
 // nftState is one branch of the walk: the packet as the rules see it.
@@ -273,7 +298,10 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 	ix := nftIndexOf(dp, v4)
 	tables := ix.tables
 	res := &Result{}
-	w := &nftWalk{dp: dp, opts: opts, hooks: ix.hooks}
+	sc := nftScratchPool.Get().(*nftScratch)
+	defer sc.release()
+	w := &nftWalk{dp: dp, opts: opts, hooks: ix.hooks, arena: sc.arena[:0], outs: sc.outs[:0], ends: sc.ends[:0], vals: sc.vals[:0],
+		done: make([]Path, 0, 4)}
 	w.warnings = append(w.warnings, ix.warns...)
 	if len(tables) == 0 {
 		w.warnings = append(w.warnings, fmt.Sprintf("no nftables table of the %s family in the ruleset", familyWord(v4)))
@@ -539,7 +567,7 @@ func (w *nftWalk) runRules(st *nftState, t *nftTable, c *nft.Chain, i, depth int
 		r := c.Rules[i]
 		if st.nsteps >= w.opts.maxSteps() {
 			st.warn(fmt.Sprintf("more than %d rules met: path cut as a loop", w.opts.maxSteps()))
-			return append(out, chainEnd{st, vDrop})
+			return w.addEnd(out, chainEnd{st, vDrop})
 		}
 		outs := w.evalRule(st, t, c, r)
 		if len(outs) == 1 && outs[0].kind == rNoMatch {
@@ -554,33 +582,33 @@ func (w *nftWalk) runRules(st *nftState, t *nftTable, c *nft.Chain, i, depth int
 					cont = o.st // the last branch goes on in this loop
 					continue
 				}
-				out = append(out, w.runRules(o.st, t, c, i+1, depth)...)
+				out = catEnds(out, w.runRules(o.st, t, c, i+1, depth))
 			case rAccept:
-				out = append(out, chainEnd{o.st, vAccept})
+				out = w.addEnd(out, chainEnd{o.st, vAccept})
 			case rDrop:
-				out = append(out, chainEnd{o.st, vDrop})
+				out = w.addEnd(out, chainEnd{o.st, vDrop})
 			case rReject:
-				out = append(out, chainEnd{o.st, vReject})
+				out = w.addEnd(out, chainEnd{o.st, vReject})
 			case rReturn:
-				out = append(out, chainEnd{o.st, vFall})
+				out = w.addEnd(out, chainEnd{o.st, vFall})
 			case rJump, rGoto:
 				target := t.chains[o.target]
 				if target == nil {
 					o.st.warn(fmt.Sprintf("%s chain %s: %s to unknown chain %s", t.label, c.Name, o.kindName(), o.target))
-					out = append(out, chainEnd{o.st, vDrop})
+					out = w.addEnd(out, chainEnd{o.st, vDrop})
 					continue
 				}
 				if depth+1 > maxJumps {
 					o.st.warn(fmt.Sprintf("%s chain %s: more than %d nested jumps", t.label, c.Name, maxJumps))
-					out = append(out, chainEnd{o.st, vDrop})
+					out = w.addEnd(out, chainEnd{o.st, vDrop})
 					continue
 				}
 				for _, e := range w.runChain(o.st, t, target, depth+1) {
 					if e.kind == vFall && o.kind == rJump {
-						out = append(out, w.runRules(e.st, t, c, i+1, depth)...)
+						out = catEnds(out, w.runRules(e.st, t, c, i+1, depth))
 						continue
 					}
-					out = append(out, e)
+					out = w.addEnd(out, e)
 				}
 			}
 		}
@@ -589,7 +617,30 @@ func (w *nftWalk) runRules(st *nftState, t *nftTable, c *nft.Chain, i, depth int
 		}
 		st = cont
 	}
-	return append(out, chainEnd{st, vFall})
+	return w.addEnd(out, chainEnd{st, vFall})
+}
+
+// addEnd appends e to out; a first end is carved from the walk's arena
+// (capacity one: a second append copies it out).
+func (w *nftWalk) addEnd(out []chainEnd, e chainEnd) []chainEnd {
+	if len(out) > 0 {
+		return append(out, e)
+	}
+	if len(w.ends) == cap(w.ends) {
+		w.ends = make([]chainEnd, 0, 64)
+	}
+	w.ends = append(w.ends, e)
+	n := len(w.ends)
+	return w.ends[n-1 : n : n]
+}
+
+// catEnds appends the ends of more to out (taking more itself when out is
+// empty: nothing else holds it).
+func catEnds(out, more []chainEnd) []chainEnd {
+	if len(out) == 0 {
+		return more
+	}
+	return append(out, more...)
 }
 
 // setIndex returns the index of a named set.

@@ -127,10 +127,21 @@ func (w *nftWalk) evalRule(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule)
 	return out
 }
 
+// nvals returns an empty slice of capacity n carved from the walk's
+// arena (the values of a concatenation, read during the walk only).
+func (w *nftWalk) nvals(n int) []nval {
+	if cap(w.vals)-len(w.vals) < n {
+		w.vals = make([]nval, 0, max(64, n))
+	}
+	k := len(w.vals)
+	w.vals = w.vals[:k+n]
+	return w.vals[k : k : k+n]
+}
+
 // out1 returns o as a slice of one, carved from the walk's arena.
 func (w *nftWalk) out1(o ruleOut) []ruleOut {
 	if len(w.outs) == cap(w.outs) {
-		w.outs = make([]ruleOut, 0, 24)
+		w.outs = make([]ruleOut, 0, 64)
 	}
 	w.outs = append(w.outs, o)
 	n := len(w.outs)
@@ -155,7 +166,7 @@ func (w *nftWalk) step(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule, not
 // slices are never appended to in place: their capacity is their length).
 func (w *nftWalk) one1(b branch) []branch {
 	if len(w.arena) == cap(w.arena) {
-		w.arena = make([]branch, 0, 24)
+		w.arena = make([]branch, 0, 64)
 	}
 	w.arena = append(w.arena, b)
 	n := len(w.arena)
@@ -270,6 +281,12 @@ func (r *selResult) expand() {
 	}
 }
 
+// Flag values the walk reads only, shared by every packet.
+var (
+	ctFlagsNew   = []string{"new"}
+	ctStatusBoth = []string{"dnat", "snat"}
+)
+
 var protoNums = map[string]uint64{"icmp": 1, "igmp": 2, "tcp": 6, "udp": 17, "ipv6-icmp": 58, "icmpv6": 58, "sctp": 132, "udplite": 136, "gre": 47, "esp": 50, "ah": 51}
 
 // evalKey returns the values of expression e for st.
@@ -314,14 +331,17 @@ func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 		}
 		switch e.Key {
 		case "state":
-			return one(nval{kind: kFlags, flags: []string{"new"}})
+			return one(nval{kind: kFlags, flags: ctFlagsNew})
 		case "status":
+			dnat, snat := st.dnat != "", st.masq || st.snat != ""
 			var fl []string
-			if st.dnat != "" {
-				fl = append(fl, "dnat")
-			}
-			if st.masq || st.snat != "" {
-				fl = append(fl, "snat")
+			switch {
+			case dnat && snat:
+				fl = ctStatusBoth
+			case dnat:
+				fl = ctStatusBoth[:1:1]
+			case snat:
+				fl = ctStatusBoth[1:2:2]
 			}
 			return one(nval{kind: kFlags, flags: fl})
 		case "mark":
@@ -389,7 +409,7 @@ func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 		}
 		return one(nval{kind: kNum, num: v})
 	case *nft.Concat:
-		vals := make([]nval, 0, len(e.Parts))
+		vals := w.nvals(len(e.Parts))
 		res := selResult{vars: []variant{{weight: 1}}}
 		for _, p := range e.Parts {
 			pr := w.evalKey(st, p)
@@ -724,7 +744,7 @@ func (w *nftWalk) evalMatch(st *nftState, t *nftTable, m *nft.Match) []branch {
 	}
 	if key.isOne {
 		vals := [1]nval{key.one}
-		return w.matchValue(st, t, m, variant{vals: vals[:], weight: 1})
+		return w.matchValue(st, t, m, vals[:], "")
 	}
 	var out []branch
 	for _, v := range key.vars {
@@ -733,12 +753,12 @@ func (w *nftWalk) evalMatch(st *nftState, t *nftTable, m *nft.Match) []branch {
 			bst = st.clone()
 			bst.prob *= v.weight
 		}
-		out = append(out, w.matchValue(bst, t, m, v)...)
+		out = append(out, w.matchValue(bst, t, m, v.vals, v.note)...)
 	}
 	return out
 }
 
-func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, v variant) []branch {
+func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, vals []nval, note string) []branch {
 	want := m.Op != nft.OpNeq
 	switch r := m.Right.(type) {
 	case *nft.SetRef, *nft.AnonSet:
@@ -746,7 +766,7 @@ func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, v variant)
 		if why != "" {
 			return w.unknown(st, why+"; assumed not to match")
 		}
-		i, ok := ix.lookup(v.vals)
+		i, ok := ix.lookup(vals)
 		if !ok {
 			return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
 		}
@@ -771,17 +791,17 @@ func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, v variant)
 			out = append(out, w.boolBranch(st, !want, "")...)
 			return out
 		}
-		note := ""
+		listed := ""
 		if set != nil && t.dynamic[set.Name] && found {
-			note = "affinity entry listed"
+			listed = "affinity entry listed"
 		}
-		return w.boolBranch(st, found == want, note)
+		return w.boolBranch(st, found == want, listed)
 	case *nft.Value:
 		p := t.valuePart(r)
-		if len(v.vals) != 1 {
+		if len(vals) != 1 {
 			return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
 		}
-		val := v.vals[0]
+		val := vals[0]
 		switch m.Op {
 		case nft.OpLt, nft.OpGt, nft.OpLte, nft.OpGte:
 			if val.kind != kNum || !p.hasNum {
@@ -798,13 +818,13 @@ func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, v variant)
 			default:
 				res = val.num >= p.lo
 			}
-			return w.boolBranch(st, res, v.note)
+			return w.boolBranch(st, res, note)
 		}
 		ok, cmp := p.match(val)
 		if !cmp {
 			return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
 		}
-		return w.boolBranch(st, ok == want, v.note)
+		return w.boolBranch(st, ok == want, note)
 	}
 	return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
 }

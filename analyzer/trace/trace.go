@@ -320,7 +320,11 @@ func Trace(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 	res.Mode = dp.Mode
 	res.Node = dp.Node
 	res.Expected = dp.Expected
-	res.Paths = Merge(res.Paths)
+	if len(res.Paths) > 0 {
+		res.Paths = merge(res.Paths, res.Paths[:0]) // the engine's paths are the trace's own
+	} else {
+		res.Paths = nil
+	}
 	return res, nil
 }
 
@@ -328,26 +332,51 @@ func Trace(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 // adding their probabilities, and sorts them most probable first (then by
 // destination, for a stable order).
 func Merge(paths []Path) []Path {
-	idx := map[string]int{}
-	var out []Path
-	// Paths can only be the same when their ends are: the full key (every
-	// step) is built only for ends that occur more than once.
-	ends := make(map[string]int, len(paths))
-	for _, p := range paths {
-		ends[endKey(p)]++
+	if len(paths) == 0 {
+		return nil
 	}
-	for _, p := range paths {
-		if ends[endKey(p)] == 1 {
+	return merge(paths, make([]Path, 0, len(paths)))
+}
+
+// merge is Merge appending to out, which may be paths[:0] (each path is
+// read before its place is written).
+func merge(paths, out []Path) []Path {
+	if len(paths) <= smallMerge {
+		// Few paths: compared pairwise, without building keys.
+	next:
+		for _, p := range paths {
+			for i := range out {
+				if samePath(&out[i], &p) {
+					out[i].Probability += p.Probability
+					continue next
+				}
+			}
 			out = append(out, p)
-			continue
 		}
-		k := pathKey(p)
-		if i, ok := idx[k]; ok {
-			out[i].Probability += p.Probability
-			continue
+	} else {
+		idx := map[string]int{}
+		// Paths can only be the same when their ends are: the full key
+		// (every step) is built only for ends that occur more than once.
+		ends := make(map[string]int, len(paths))
+		for _, p := range paths {
+			ends[endKey(p)]++
 		}
-		idx[k] = len(out)
-		out = append(out, p)
+		for _, p := range paths {
+			if ends[endKey(p)] == 1 {
+				out = append(out, p)
+				continue
+			}
+			k := pathKey(p)
+			if i, ok := idx[k]; ok {
+				out[i].Probability += p.Probability
+				continue
+			}
+			idx[k] = len(out)
+			out = append(out, p)
+		}
+	}
+	if len(out) < 2 {
+		return out
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		// Probabilities that differ by rounding only (1/3 reached as
@@ -358,6 +387,29 @@ func Merge(paths []Path) []Path {
 		return out[i].Destination < out[j].Destination
 	})
 	return out
+}
+
+// smallMerge is the number of paths up to which Merge compares paths
+// pairwise rather than by key.
+const smallMerge = 16
+
+// samePath reports whether a and b have the same key (see pathKey): the
+// same end and the same steps.
+func samePath(a, b *Path) bool {
+	if a.Verdict != b.Verdict || a.Destination != b.Destination || a.Masquerade != b.Masquerade || a.SNAT != b.SNAT ||
+		strings.Join(a.Conditions, ",") != strings.Join(b.Conditions, ",") || len(a.Steps) != len(b.Steps) {
+		return false
+	}
+	for i := range a.Steps {
+		x, y := &a.Steps[i], &b.Steps[i]
+		if x.File != y.File || x.Line != y.Line || x.Path != y.Path {
+			return false
+		}
+		if x.Line == 0 && x.Path == "" && x.Rule != y.Rule {
+			return false
+		}
+	}
+	return true
 }
 
 func endKey(p Path) string {

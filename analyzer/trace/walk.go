@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
@@ -70,6 +71,12 @@ type state struct {
 	conds     []string
 	warnings  []string
 	nsteps    int
+	// summary: no steps are kept; scratch stands for the last step, so
+	// that notes and warnings are still set where the walk sets them (the
+	// states of one walk share it: they run one at a time, and a step's
+	// notes are set before the next rule is met).
+	summary bool
+	scratch *Step
 }
 
 // stepRef is a step during the walk: a matched rule, turned into a Step
@@ -80,10 +87,20 @@ type stepRef struct {
 }
 
 // add appends a made step.
-func (s *state) add(st Step) { s.steps = append(s.steps, stepRef{full: &st}) }
+func (s *state) add(st Step) {
+	if s.summary {
+		*s.scratch = st
+		return
+	}
+	s.steps = append(s.steps, stepRef{full: &st})
+}
 
 // addRule appends a matched rule, with a note if any.
 func (s *state) addRule(cr *crule, note string) {
+	if s.summary {
+		*s.scratch = Step{}
+		return
+	}
 	if note == "" {
 		s.steps = append(s.steps, stepRef{cr: cr})
 		return
@@ -97,6 +114,9 @@ func (s *state) addRule(cr *crule, note string) {
 // before appending a rule's step, so the last step is never shared with
 // another path.
 func (s *state) last() *Step {
+	if s.summary {
+		return s.scratch
+	}
 	r := &s.steps[len(s.steps)-1]
 	if r.full == nil {
 		st := ruleStep(r.cr)
@@ -117,13 +137,22 @@ func (s *state) materialize() []Step {
 	return out
 }
 
-func (s *state) clone() *state {
-	c := *s
-	c.frames = append([]frame(nil), s.frames...)
+// clone returns a copy of s, in a state of an ended path if there is one
+// (its frames are reused: no other state shares them).
+func (w *walker) clone(s *state) *state {
+	var c *state
+	if n := len(w.free); n > 0 {
+		c, w.free = w.free[n-1], w.free[:n-1]
+	} else {
+		c = new(state)
+	}
+	frames := c.frames[:0]
+	*c = *s
+	c.frames = append(frames, s.frames...)
 	c.steps = s.steps[:len(s.steps):len(s.steps)]
 	c.conds = s.conds[:len(s.conds):len(s.conds)]
 	c.warnings = s.warnings[:len(s.warnings):len(s.warnings)]
-	return &c
+	return c
 }
 
 func (s *state) warn(w string) {
@@ -143,9 +172,11 @@ type walker struct {
 	ipvsMode bool
 	opts     Options
 	work     []*state
+	free     []*state // states of ended paths, for reuse
 	paths    []Path
 	cut      bool
 	warnings []string
+	scratch  Step // the last step of every state, in summary mode
 }
 
 func (w *walker) warnOnce(msg string) {
@@ -164,7 +195,10 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 	if dst.Is6() {
 		fam = iptables.IPv6
 	}
-	w := &walker{dp: dp, cp: dp.compiled(), ipvsMode: ipvsMode, opts: opts}
+	w := walkerPool.Get().(*walker)
+	defer w.release()
+	w.dp, w.cp, w.ipvsMode, w.opts = dp, dp.compiled(), ipvsMode, opts
+	w.paths = make([]Path, 0, 4) // a Service's endpoints, mostly
 	for _, d := range dp.IPTables {
 		if d.Family == fam || d.Family == iptables.FamilyUnknown {
 			w.dumps = append(w.dumps, d)
@@ -176,9 +210,13 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 		w.warnOnce(fmt.Sprintf("%d %s iptables dumps (several backends or files): the chains of each are walked in turn, in input order", len(w.dumps), fam))
 	}
 	pkt = w.choosePacket(pkt)
-	s := &state{
+	s := w.newState()
+	*s = state{
 		src: pkt.Src.Unmap(), dst: dst, dport: pkt.Dst.Port(), sport: defaultSourcePort,
-		in: pkt.InIface, prob: 1, steps: make([]stepRef, 0, 24),
+		in: pkt.InIface, prob: 1, summary: opts.Summary, scratch: &w.scratch, frames: s.frames[:0],
+	}
+	if !opts.Summary {
+		s.steps = make([]stepRef, 0, 24)
 	}
 	s.proto, _ = protoNumber(pkt.Proto)
 	if pkt.From == FromNode {
@@ -191,11 +229,39 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 		s := w.work[len(w.work)-1]
 		w.work = w.work[:len(w.work)-1]
 		w.run(s)
+		w.free = append(w.free, s)
 	}
 	if w.cut {
 		w.warnOnce(fmt.Sprintf("more than %d paths: the walk stopped forking; the paths listed do not cover every case", w.opts.maxPaths()))
 	}
 	return &Result{Packet: pkt, Paths: w.paths, Warnings: w.warnings}, nil
+}
+
+// walkerPool holds walkers between traces, with their states.
+var walkerPool = sync.Pool{New: func() any { return new(walker) }}
+
+// newState returns a state to fill, reused if one is free.
+func (w *walker) newState() *state {
+	if n := len(w.free); n > 0 {
+		s := w.free[n-1]
+		w.free = w.free[:n-1]
+		return s
+	}
+	return &state{frames: make([]frame, 0, 8)}
+}
+
+// release forgets the trace (the result keeps its paths and warnings) and
+// returns w to the pool.
+func (w *walker) release() {
+	for _, s := range w.free {
+		frames := s.frames[:cap(s.frames)]
+		clear(frames)
+		*s = state{frames: frames[:0]}
+	}
+	clear(w.work[:cap(w.work)])
+	clear(w.dumps[:cap(w.dumps)])
+	*w = walker{work: w.work[:0], free: w.free, dumps: w.dumps[:0]}
+	walkerPool.Put(w)
 }
 
 // defaultSourcePort is the source port of the traced packet.
@@ -296,7 +362,7 @@ func (w *walker) fork(s *state, p float64) *state {
 		w.cut = true
 		return nil
 	}
-	c := s.clone()
+	c := w.clone(s)
 	c.prob = s.prob * p
 	s.prob *= 1 - p
 	w.work = append(w.work, c)
@@ -429,7 +495,9 @@ func (w *walker) step(s *state) {
 			// Steps list matched rules only: the branch where the
 			// statistic fails goes on with the next rule.
 			w.fork(s, 1-m.prob)
-			note = joinNote(note, m.text)
+			if !s.summary {
+				note = joinNote(note, m.text)
+			}
 		case mRecent:
 			// The first connection of a client finds no entry, so the rule
 			// does not match; a client with an entry is a separate case,
@@ -559,7 +627,9 @@ func (w *walker) target(s *state, cr *crule) {
 		}
 		s.dst, s.dport = ap.Addr(), ap.Port()
 		s.dnat, s.dnatTo = true, ap
-		s.last().Note = joinNote(s.last().Note, "DNAT to "+ap.String())
+		if !s.summary {
+			s.last().Note = joinNote(s.last().Note, "DNAT to "+ap.String())
+		}
 		w.endHook(s)
 		return
 	case "REDIRECT":
@@ -705,6 +775,9 @@ func (w *walker) mark(s *state, cr *crule) {
 			s.last().Warning = "MARK option " + a.Name + " is not modelled"
 			s.warn(s.last().Warning)
 		}
+	}
+	if s.summary {
+		return
 	}
 	s.last().Note = joinNote(s.last().Note, "mark 0x"+strconv.FormatUint(uint64(before), 16)+" -> 0x"+strconv.FormatUint(uint64(s.mark), 16))
 }
