@@ -48,12 +48,7 @@ func NewCmdAnalyze(f *Factory, runF func(*AnalyzeOptions) error) *cobra.Command 
 		Example: "  proxyscan analyze bundle.tgz\n" +
 			"  proxyscan analyze iptables-save.txt cluster.yaml --node worker-1\n" +
 			"  proxyscan analyze ./dumps -o json --fail-on warning",
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return flagErrorf("analyze needs at least one PATH")
-			}
-			return nil
-		},
+		Args: requirePaths("analyze"),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths = args
 			if !c.Flags().Changed("output") {

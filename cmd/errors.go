@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/spf13/cobra"
+
 	"errors"
 	"fmt"
 
@@ -43,4 +45,15 @@ func exitCode(err error) int {
 		return exitInput
 	}
 	return exitInternal
+}
+
+// requirePaths is the Args check of the commands that read inputs: at
+// least one PATH.
+func requirePaths(command string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return flagErrorf("%s needs at least one PATH", command)
+		}
+		return nil
+	}
 }

@@ -47,12 +47,7 @@ func NewCmdExpect(f *Factory, runF func(*ExpectOptions) error) *cobra.Command {
 			"  proxyscan expect ./bundle --family IPv6 --dir expected/\n" +
 			"  proxyscan expect ./bundle --mode ipvs --dir expected/\n" +
 			"  proxyscan expect ./bundle --mode nftables",
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return flagErrorf("expect needs at least one PATH")
-			}
-			return nil
-		},
+		Args: requirePaths("expect"),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths = args
 			if runF != nil {

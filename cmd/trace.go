@@ -50,12 +50,7 @@ func NewCmdTrace(f *Factory, runF func(*TraceOptions) error) *cobra.Command {
 		Example: "  proxyscan trace bundle.tgz --dst 10.96.0.10:53 --proto udp\n" +
 			"  proxyscan trace ./bundle --dst 192.168.1.10:30080 --from external --src 198.51.100.7\n" +
 			"  proxyscan trace ./bundle --dst 10.96.12.34:80 --compare -o json",
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return flagErrorf("trace needs at least one PATH")
-			}
-			return nil
-		},
+		Args: requirePaths("trace"),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths = args
 			if !c.Flags().Changed("output") {
