@@ -1,10 +1,10 @@
 package cmd
 
 import (
-	"github.com/spf13/cobra"
-
 	"errors"
 	"fmt"
+
+	"github.com/spf13/cobra"
 
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/parsers"
