@@ -154,24 +154,7 @@ func compareIPTables(f model.Family, exp, act *iptables.Dump, expCanonical, actC
 		if act != nil {
 			at = act.Table(tname)
 		}
-		owned := map[string]bool{}
-		for _, c := range et.Chains {
-			if !c.Builtin() {
-				owned[c.Name] = true
-			}
-		}
-		var names []string
-		for _, c := range et.Chains {
-			names = append(names, c.Name)
-		}
-		if at != nil {
-			for _, c := range at.Chains {
-				if !c.Builtin() && !owned[c.Name] && (isServiceChain(c.Name) || kubeProxyChains[c.Name]) {
-					owned[c.Name] = true
-					names = append(names, c.Name)
-				}
-			}
-		}
+		names, owned := comparedChains(et, at, func(name string) bool { return isServiceChain(name) || kubeProxyChains[name] })
 		for _, name := range names {
 			ec := et.Chain(name)
 			var ac *iptables.Chain
@@ -182,6 +165,29 @@ func compareIPTables(f model.Family, exp, act *iptables.Dump, expCanonical, actC
 		}
 	}
 	return out
+}
+
+// comparedChains returns the chains of one table to compare: every chain
+// of the expected table, then the chains of the captured table that only
+// it holds and that kube-proxy owns (by kubeChain), and the set of
+// non-built-in chains kube-proxy writes there (owned).
+func comparedChains(et, at *iptables.Table, kubeChain func(name string) bool) (names []string, owned map[string]bool) {
+	owned = map[string]bool{}
+	for _, c := range et.Chains {
+		names = append(names, c.Name)
+		if !c.Builtin() {
+			owned[c.Name] = true
+		}
+	}
+	if at != nil {
+		for _, c := range at.Chains {
+			if !c.Builtin() && !owned[c.Name] && kubeChain(c.Name) {
+				owned[c.Name] = true
+				names = append(names, c.Name)
+			}
+		}
+	}
+	return names, owned
 }
 
 func compareChain(f model.Family, fam iptables.Family, table, name string, ec, ac *iptables.Chain, expCanonical, actCanonical bool, owned map[string]bool, attr *attributor) []Difference {

@@ -545,22 +545,7 @@ func compareIPVSIPTables(f model.Family, exp, act *iptables.Dump, expCanonical, 
 		if act != nil {
 			atab = act.Table(tname)
 		}
-		owned := map[string]bool{}
-		var names []string
-		for _, c := range et.Chains {
-			names = append(names, c.Name)
-			if !c.Builtin() {
-				owned[c.Name] = true
-			}
-		}
-		if atab != nil {
-			for _, c := range atab.Chains {
-				if !c.Builtin() && !owned[c.Name] && ipvsChainNames[tname+" "+c.Name] {
-					owned[c.Name] = true
-					names = append(names, c.Name)
-				}
-			}
-		}
+		names, owned := comparedChains(et, atab, func(name string) bool { return ipvsChainNames[tname+" "+name] })
 		for _, name := range names {
 			ec := et.Chain(name)
 			var ac *iptables.Chain
