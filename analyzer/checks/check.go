@@ -101,6 +101,10 @@ type Check struct {
 	Needs []Need
 	// Run reports findings through the pass; it may also skip.
 	Run func(*Pass)
+	// Traces says that Run reads the traces of every service port
+	// ([Pass.prefetchTraces]): when such a check runs, they are started
+	// in the background before the first check.
+	Traces bool
 	// RunFleet, for a cross-node check (whose Run is nil), runs once over
 	// the snapshots of every node analysed (see [RunFleet]).
 	RunFleet func(*FleetPass)
@@ -184,11 +188,16 @@ func Select(all []*Check, opts Options) ([]*Check, error) {
 // every check's status. Cross-node checks are skipped ([SingleNode]); use
 // [RunFleet] for several nodes.
 func Run(snap *model.Snapshot, checks []*Check) *Result {
-	return run(snap, newFacts(snap), checks)
+	return run(snap, newFacts(snap, checks), checks)
 }
 
 func run(snap *model.Snapshot, f *facts, checks []*Check) *Result {
 	res := &Result{Mode: f.mode, ModeSource: f.modeSource, Programmed: f.programmed, Migration: migration(f)}
+	defer func() {
+		if f.tracer != nil && f.tracer.pending != nil {
+			f.tracer.pending() // a check that started them was skipped
+		}
+	}()
 	for _, c := range checks {
 		st := Status{ID: c.ID, State: "ran"}
 		if c.Run == nil {

@@ -36,7 +36,7 @@ type expKey struct {
 	fam model.Family
 }
 
-func newFacts(s *model.Snapshot) *facts {
+func newFacts(s *model.Snapshot, checks []*Check) *facts {
 	f := &facts{snap: s, attr: view.NewAttribution(s.Ports), exp: map[expKey]*Expect{}}
 	f.programmed = ProgrammedModes(s)
 	switch {
@@ -46,6 +46,12 @@ func newFacts(s *model.Snapshot) *facts {
 		f.mode, f.modeSource = f.programmed[0], "inferred from the data plane"
 	default:
 		f.mode, f.modeSource = model.ModeIPTables, "assumed (kube-proxy's default)"
+	}
+	for _, c := range checks {
+		if c.Traces && c.Run != nil && f.missingInputs(c.Needs) == "" {
+			(&Pass{Snap: s, Check: c, facts: f}).startTraces()
+			break
+		}
 	}
 	f.views = f.buildViews()
 	return f
@@ -244,4 +250,20 @@ func (p *Pass) PortsOf(v *view.View) []*model.ServicePort {
 		out = append(out, sp)
 	}
 	return out
+}
+
+// missingInputs is [facts.missing] before the views are built: the data
+// plane is taken as present when the snapshot holds any dump of one.
+func (f *facts) missingInputs(needs []Need) string {
+	rest := make([]Need, 0, len(needs))
+	for _, n := range needs {
+		if n == NeedDataplane {
+			if len(f.snap.IPTables) == 0 && len(f.snap.IPVS) == 0 && len(f.snap.NFT) == 0 {
+				return "no data plane"
+			}
+			continue
+		}
+		rest = append(rest, n)
+	}
+	return f.missing(rest)
 }

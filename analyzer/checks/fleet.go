@@ -109,7 +109,7 @@ func RunFleet(snaps []*model.Snapshot, checks []*Check) *FleetResult {
 	nodes := make([]*FleetNode, len(snaps))
 	names := fleetNames(snaps)
 	for i, s := range snaps {
-		f := newFacts(s)
+		f := newFacts(s, checks)
 		nodes[i] = &FleetNode{Snap: s, Name: names[i], index: i, facts: f}
 		out.Results = append(out.Results, run(s, f, checks))
 	}
@@ -176,7 +176,7 @@ func fleetNames(snaps []*model.Snapshot) []string {
 // the checks compare with the model. It is empty when the inputs hold no
 // data plane of the mode, or proxyscan cannot read that mode's yet.
 func ViewsOf(s *model.Snapshot) (mode, source string, views []*view.View) {
-	f := newFacts(s)
+	f := newFacts(s, nil)
 	return f.mode, f.modeSource, f.views
 }
 

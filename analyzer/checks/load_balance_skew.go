@@ -22,7 +22,9 @@ var loadBalanceSkew = &Check{
 	Fix: "Restart kube-proxy on the node so that it rewrites the service chains; if it comes back, look for another " +
 		"tool editing kube-proxy's chains.",
 	Needs: serviceNeeds,
-	Run:   runLoadBalanceSkew,
+	// The shares of the traced dispatches come from the tracer's sweep.
+	Traces: true,
+	Run:    runLoadBalanceSkew,
 }
 
 // skewTolerance allows for the kernel's rounding of probabilities

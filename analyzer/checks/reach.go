@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
@@ -14,6 +15,7 @@ import (
 
 var serviceUnreachable = &Check{
 	ID:       "service-unreachable",
+	Traces:   true,
 	Severity: Error,
 	Title:    "a packet to a service port does not reach its endpoints",
 	What: "Every service port with usable endpoints is traced through the node's data plane the way the kernel " +
@@ -41,9 +43,12 @@ const lossTolerance = 0.005
 // traceFacts holds the data plane the tracer walks and the results of the
 // packets traced, shared by the checks of a run.
 type traceFacts struct {
-	dp         *trace.Dataplane
-	results    map[trace.Packet]traceOutcome
-	prefetched bool
+	dp      *trace.Dataplane
+	results map[trace.Packet]traceOutcome
+	started bool
+	// pending, set while the traces started in the background run, waits
+	// for them and stores their results.
+	pending func()
 }
 
 // traceOutcome is what the checks read of one packet's trace: where its
@@ -156,12 +161,36 @@ func runServiceUnreachable(p *Pass) {
 // kube-proxy has an entry for and that have endpoints under their policy.
 func reachTargets(v *view.View, sp *model.ServicePort, e *Expect, nodeIP netip.Addr) []reachTarget {
 	proto := sp.ProtoLower()
-	var targets []reachTarget
-	if cip, ok := sp.ClusterIP(v.Family); ok && e.HasInternal {
-		if ent := forward(v, view.ClusterIP, cip, proto, sp.Port); ent != nil {
-			targets = append(targets, reachTarget{kind: view.ClusterIP, ip: cip, port: sp.Port,
-				from: []trace.From{trace.FromPod, trace.FromNode}, entry: ent})
+	targets := reachDests(sp, e, nodeIP)
+	out := targets[:0]
+	for _, t := range targets {
+		switch t.kind {
+		case view.ClusterIP:
+			t.entry = forward(v, view.ClusterIP, t.ip, proto, t.port)
+		case view.NodePort:
+			if !v.NodePorts {
+				continue
+			}
+			t.entry = forward(v, view.NodePort, netip.Addr{}, proto, t.port)
+		default:
+			t.entry = forward(v, t.kind, t.ip, proto, t.port)
 		}
+		if t.entry == nil {
+			continue // service-missing, external-missing or nodeport-missing says so
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// reachDests returns the destinations of a service port that have
+// endpoints under their policy, whether or not the data plane has an
+// entry for them: what [reachTargets] picks from.
+func reachDests(sp *model.ServicePort, e *Expect, nodeIP netip.Addr) []reachTarget {
+	var targets []reachTarget
+	if cip, ok := sp.ClusterIP(e.Family); ok && e.HasInternal {
+		targets = append(targets, reachTarget{kind: view.ClusterIP, ip: cip, port: sp.Port,
+			from: []trace.From{trace.FromPod, trace.FromNode}})
 	}
 	if !e.HasExternal {
 		return targets
@@ -169,19 +198,13 @@ func reachTargets(v *view.View, sp *model.ServicePort, e *Expect, nodeIP netip.A
 	for _, d := range e.ExternalDests() {
 		t := reachTarget{kind: d.Kind, ip: d.entryIP, port: sp.Port, from: []trace.From{trace.FromExternal}}
 		if d.Kind == view.NodePort {
-			if !v.NodePorts || !nodeIP.IsValid() {
+			if !nodeIP.IsValid() {
 				continue
 			}
 			t.ip, t.port = nodeIP, sp.NodePort
-			t.entry = forward(v, view.NodePort, netip.Addr{}, proto, sp.NodePort)
-		} else {
-			t.entry = forward(v, d.Kind, d.entryIP, proto, sp.Port)
-		}
-		if t.entry == nil {
-			continue // external-missing or nodeport-missing says so
 		}
 		if d.Kind == view.LoadBalancerIP && len(sp.SourceRanges) > 0 {
-			src, ok := allowedSource(sp.SourceRanges, v.Family)
+			src, ok := allowedSource(sp.SourceRanges, e.Family)
 			if !ok {
 				continue
 			}
@@ -192,32 +215,54 @@ func reachTargets(v *view.View, sp *model.ServicePort, e *Expect, nodeIP netip.A
 	return targets
 }
 
-// prefetchTraces traces, once per run, the packets of every service port
-// the reachability pass and load-balance-skew will look at, on all CPUs
-// (every engine may run concurrently over one data plane); the checks
-// then read the results from the cache.
-func (p *Pass) prefetchTraces() {
-	p.tracerFacts()
-	tf := p.facts.tracer
-	if tf.prefetched {
+// tracedFamilies returns the families whose service ports the sweep of
+// [Pass.startTraces] traces: those the mode's data plane has rules of.
+func tracedFamilies(s *model.Snapshot, mode string) []model.Family {
+	if mode != model.ModeIPTables {
+		return []model.Family{model.IPv4, model.IPv6}
+	}
+	var out []model.Family
+	dumps := kubeDumps(s)
+	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+		if dumps[fam] != nil {
+			out = append(out, fam)
+		}
+	}
+	return out
+}
+
+// startTraces starts tracing, in the background and on all CPUs, the
+// packets of every service port the reachability pass and
+// load-balance-skew may look at, so that the views are built and the
+// checks before them run meanwhile (every engine may run concurrently over
+// one data plane, which the checks do not modify). It needs no view: it
+// traces every destination with endpoints, and the checks ask for those
+// the views have an entry for. The checks read the results through
+// [Pass.prefetchTraces]. On one CPU nothing is started: the packets are
+// traced as they are asked for.
+func (p *Pass) startTraces() {
+	tf := p.tracerFacts()
+	if tf.started {
 		return
 	}
-	tf.prefetched = true
+	tf.started = true
 	workers := runtime.GOMAXPROCS(0)
 	if workers < 2 {
 		return
 	}
 	var pkts []trace.Packet
-	for _, v := range p.facts.views {
-		nodeIP := nodePortAddr(p, v.Family)
+	seen := map[trace.Packet]bool{}
+	for _, fam := range tracedFamilies(p.Snap, p.facts.mode) {
+		nodeIP := nodePortAddr(p, fam)
 		for _, sp := range p.Snap.ActivePorts() {
-			if _, ok := sp.ClusterIP(v.Family); !ok {
+			if _, ok := sp.ClusterIP(fam); !ok {
 				continue
 			}
-			for _, t := range reachTargets(v, sp, p.Expect(sp, v.Family), nodeIP) {
+			for _, t := range reachDests(sp, p.Expect(sp, fam), nodeIP) {
 				for _, from := range t.from {
 					pkt := trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src}
-					if _, ok := tf.results[pkt]; !ok {
+					if _, ok := tf.results[pkt]; !ok && !seen[pkt] {
+						seen[pkt] = true
 						pkts = append(pkts, pkt)
 					}
 				}
@@ -225,24 +270,39 @@ func (p *Pass) prefetchTraces() {
 		}
 	}
 	outs := make([]traceOutcome, len(pkts))
+	done := make(chan struct{})
+	tf.pending = func() {
+		<-done
+		for i, pkt := range pkts {
+			tf.results[pkt] = outs[i]
+		}
+	}
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(pkts) {
+					return
+				}
 				outs[i] = outcomeOf(trace.Trace(tf.dp, pkts[i], trace.Options{Summary: true}))
 			}
-		}()
+		})
 	}
-	for i := range pkts {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for i, pkt := range pkts {
-		tf.results[pkt] = outs[i]
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+}
+
+// prefetchTraces waits for the traces [Pass.startTraces] started (starting
+// them if no one did) and puts them in the cache the checks read.
+func (p *Pass) prefetchTraces() {
+	p.startTraces()
+	if tf := p.facts.tracer; tf.pending != nil {
+		tf.pending()
+		tf.pending = nil
 	}
 }
 

@@ -134,11 +134,10 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 }
 
 // parseAll parses files, keeping their order. Kubernetes exports are
-// decoded first, one at a time, as their decoder uses every core and
-// frees each export's text once decoded; the other files are then parsed
-// concurrently, largest first. Files on disk are read as they are parsed.
-// So the text of a large export and the parse of a large dump are never on
-// the heap together.
+// decoded one at a time, as their decoder uses every core and frees each
+// export's text once decoded; meanwhile one worker parses the other files,
+// largest first, and once the exports are done every core does. Files on
+// disk are read as they are parsed.
 func parseAll(files []file) []parsed {
 	out := make([]parsed, len(files))
 	parse := func(i int) {
@@ -163,37 +162,40 @@ func parseAll(files []file) []parsed {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return files[order[a]].length() > files[order[b]].length() })
-	rest := order[:0:0]
-	var exports int64
+	// The other files are parsed by one worker while the exports are
+	// decoded (their decoder uses every core), then by all.
+	var kube, rest []int
 	for _, i := range order {
 		if files[i].detectKind() == parsers.KindKube {
-			exports += files[i].length()
-			parse(i)
+			kube = append(kube, i)
 		} else {
 			rest = append(rest, i)
 		}
 	}
-	if exports > 8<<20 {
-		// The exports' text is garbage now: collecting it before the dumps
-		// are read keeps the heap from growing to twice what it held.
-		runtime.GC()
-	}
 	workers := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
 	next := make(chan int)
-	for w := 0; w < workers; w++ {
+	worker := func() {
+		defer wg.Done()
+		for i := range next {
+			parse(i)
+		}
+	}
+	wg.Add(1)
+	go worker()
+	go func() {
+		for _, i := range rest {
+			next <- i
+		}
+		close(next)
+	}()
+	for _, i := range kube {
+		parse(i)
+	}
+	for w := 1; w < workers; w++ {
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				parse(i)
-			}
-		}()
+		go worker()
 	}
-	for _, i := range rest {
-		next <- i
-	}
-	close(next)
 	wg.Wait()
 	return out
 }

@@ -3,8 +3,10 @@ package trace_test
 import (
 	"bytes"
 	"net/netip"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/proxyscan/proxyscan/analyzer/trace"
@@ -59,8 +61,12 @@ func benchDump(b *testing.B) (*iptables.Dump, []trace.Packet, func() *trace.Data
 }
 
 func traceAll(b *testing.B, dp *trace.Dataplane, pkts []trace.Packet) {
+	traceWith(b, dp, pkts, trace.Options{})
+}
+
+func traceWith(b *testing.B, dp *trace.Dataplane, pkts []trace.Packet, opts trace.Options) {
 	for _, p := range pkts {
-		res, err := trace.Trace(dp, p, trace.Options{})
+		res, err := trace.Trace(dp, p, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -93,6 +99,30 @@ func BenchmarkTraceEveryServiceCompiled(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		traceAll(b, dp, pkts)
+	}
+	b.ReportMetric(float64(len(pkts)), "packets/op")
+}
+
+// BenchmarkTraceEveryServiceSummary is the sweep analyze's reachability
+// pass makes: paths without steps, on every CPU, the rules compiled afresh.
+func BenchmarkTraceEveryServiceSummary(b *testing.B) {
+	_, pkts, newDP := benchDump(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		dp := newDP()
+		var wg sync.WaitGroup
+		workers := runtime.GOMAXPROCS(0)
+		for w := range workers {
+			wg.Go(func() {
+				var mine []trace.Packet
+				for i := w; i < len(pkts); i += workers {
+					mine = append(mine, pkts[i])
+				}
+				traceWith(b, dp, mine, trace.Options{Summary: true})
+			})
+		}
+		wg.Wait()
 	}
 	b.ReportMetric(float64(len(pkts)), "packets/op")
 }

@@ -62,22 +62,23 @@ const (
 
 type portRange struct{ lo, hi uint16 }
 
-// cmatch is one compiled match of a rule.
+// cmatch is one compiled match of a rule. Its fields are ordered for size:
+// every rule of every chain walked has its matches compiled.
 type cmatch struct {
 	kind   mkind
 	neg    bool
-	prefix netip.Prefix
-	iface  string // interface name; a trailing "+" is a prefix match
 	proto  uint8
-	ports  []portRange
-	value  uint32 // mark value, addrtype bits, ctstate bits
-	mask   uint32
-	set    *setMatch
-	prob   float64
-	text   string // the recent list name; the note of a statistic match
-	ipvs   *ipvsMatch
 	synMsk uint8 // --tcp-flags mask and comparison
 	synCmp uint8
+	value  uint32 // mark value, addrtype bits, ctstate bits
+	mask   uint32
+	prefix netip.Prefix
+	iface  string // interface name; a trailing "+" is a prefix match
+	ports  []portRange
+	set    *setMatch
+	prob   float64
+	text   string // the recent list name; the text of an ipvs match
+	ipvs   *ipvsMatch
 }
 
 // ipvsMatch holds the options of -m ipvs.
@@ -114,19 +115,32 @@ type setNet struct {
 
 // crule is a compiled rule.
 type crule struct {
-	r         *iptables.Rule
-	det       []cmatch // deterministic matches
-	fork      []cmatch // statistic and recent matches, evaluated last
-	unknown   []string // matches not modelled
-	target    string
-	isGoto    bool
-	targs     []iptables.Arg
-	jump      *iptables.Chain // the user chain jumped to, nil for other targets
-	dst32     netip.Addr
-	hasDst32  bool
+	r       *iptables.Rule
+	det     []cmatch // deterministic matches
+	fork    []cmatch // statistic and recent matches, evaluated last
+	unknown []string // matches not modelled
+	target  string
+	jump    *iptables.Chain // the user chain jumped to, nil for other targets
+	dst32   netip.Addr
+	// targ is the index of the first option after the target, or the
+	// number of options when there is none.
+	targ      int32
 	dport     uint16 // the one destination port the rule requires, if hasDport
+	isGoto    bool
+	hasDst32  bool
 	hasDport  bool
 	portMulti bool
+}
+
+// targetArg returns the value of the target option name (--to-destination,
+// say) and whether the rule has it.
+func (cr *crule) targetArg(name string) (string, bool) {
+	for i := int(cr.targ); i < cr.r.NumArgs(); i++ {
+		if a := cr.r.Arg(i); a.Name == name {
+			return a.Value, true
+		}
+	}
+	return "", false
 }
 
 // cchain is a compiled chain.
@@ -134,7 +148,7 @@ type cchain struct {
 	c       *iptables.Chain
 	table   string
 	builtin bool
-	rules   []*crule
+	rules   []crule
 	// byDst indexes big chains: rules whose only destination is one
 	// address, by that address; others are the rest, in order.
 	byDst  map[netip.Addr][]int32
@@ -152,11 +166,11 @@ const indexThreshold = 64
 // smallChains at a time, so that tracing every Service of a large node
 // does not hold every rule compiled.
 type compiled struct {
-	mu     sync.RWMutex
-	chains map[*iptables.Chain]*cchain
-	small  map[*iptables.Chain]*cchain
-	sets   map[string]*cset
-	setsOK bool
+	mu       sync.RWMutex
+	chains   map[*iptables.Chain]*cchain
+	small    map[*iptables.Chain]*cchain
+	sets     map[string]*cset // made once, by the first rule matching a set
+	setsOnce sync.Once
 }
 
 // smallChains bounds the small chains kept compiled; when full they are
@@ -174,7 +188,9 @@ func (dp *Dataplane) compiled() *compiled {
 	return dp.cache
 }
 
-// chain returns the compiled form of c.
+// chain returns the compiled form of c. Chains are compiled outside the
+// lock, so that walkers of other packets go on meanwhile; when two compile
+// the same chain at once, the first stored wins.
 func (cp *compiled) chain(dp *Dataplane, c *iptables.Chain) *cchain {
 	cp.mu.RLock()
 	cc, ok := cp.lookup(c)
@@ -182,16 +198,12 @@ func (cp *compiled) chain(dp *Dataplane, c *iptables.Chain) *cchain {
 	if ok {
 		return cc
 	}
+	cc = cp.compileChain(dp, c)
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
-	return cp.chainLocked(dp, c)
-}
-
-func (cp *compiled) chainLocked(dp *Dataplane, c *iptables.Chain) *cchain {
-	if cc, ok := cp.lookup(c); ok {
-		return cc
+	if prev, ok := cp.lookup(c); ok {
+		return prev
 	}
-	cc := &cchain{c: c, table: c.Table.Name, builtin: c.Builtin(), rules: make([]*crule, len(c.Rules))}
 	if len(c.Rules) >= indexThreshold {
 		cp.chains[c] = cc
 	} else {
@@ -200,13 +212,45 @@ func (cp *compiled) chainLocked(dp *Dataplane, c *iptables.Chain) *cchain {
 		}
 		cp.small[c] = cc
 	}
+	return cc
+}
+
+// compileChain compiles the rules of c and indexes a big chain. The
+// rules, and all their matches, are allocated in one block each.
+func (cp *compiled) compileChain(dp *Dataplane, c *iptables.Chain) *cchain {
+	cc := &cchain{c: c, table: c.Table.Name, builtin: c.Builtin(), rules: make([]crule, len(c.Rules))}
+	sc := scratchPool.Get().(*compileScratch)
+	defer scratchPool.Put(sc)
+	sc.all, sc.ends = sc.all[:0], sc.ends[:0]
 	for i, r := range c.Rules {
-		cc.rules[i] = cp.compileRule(dp, r)
+		cr := &cc.rules[i]
+		cp.compileRule(dp, r, cr, sc)
+		sc.all = append(sc.all, cr.det...)
+		sc.ends = append(sc.ends, int32(len(sc.all)))
+		sc.all = append(sc.all, cr.fork...)
+		sc.ends = append(sc.ends, int32(len(sc.all)))
+	}
+	slab := make([]cmatch, len(sc.all))
+	copy(slab, sc.all)
+	clear(sc.all) // drop the pointers the pool would keep alive
+	start := int32(0)
+	for i := range cc.rules {
+		cr := &cc.rules[i]
+		cr.det, cr.fork = nil, nil
+		if end := sc.ends[2*i]; end > start {
+			cr.det = slab[start:end:end]
+		}
+		start = sc.ends[2*i]
+		if end := sc.ends[2*i+1]; end > start {
+			cr.fork = slab[start:end:end]
+		}
+		start = sc.ends[2*i+1]
 	}
 	if len(cc.rules) >= indexThreshold {
 		cc.byDst = map[netip.Addr][]int32{}
 		cc.byPort = map[uint16][]int32{}
-		for i, cr := range cc.rules {
+		for i := range cc.rules {
+			cr := &cc.rules[i]
 			if cr.hasDst32 {
 				cc.byDst[cr.dst32] = append(cc.byDst[cr.dst32], int32(i))
 			} else if cr.hasDport {
@@ -277,14 +321,20 @@ func merge3(a, b, c []int32) []int32 {
 	return out
 }
 
-func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule) *crule {
-	cr := &crule{r: r, target: r.Target(), isGoto: r.IsGoto()}
-	if cr.target != "" && !iptables.StandardTargets[cr.target] {
-		if c := r.Chain.Table.Chain(cr.target); c != nil && !c.Builtin() {
-			cr.jump = c
-		}
-	}
+// compileScratch holds the matches of a chain's rules while it compiles.
+type compileScratch struct {
+	det, fork []cmatch // of the rule being compiled
+	all       []cmatch // of the rules compiled, det then fork of each
+	ends      []int32  // the end of each rule's det and fork in all
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(compileScratch) }}
+
+// compileRule compiles r into cr; its matches are gathered in the
+// scratch's det and fork, which cr points to on return.
+func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule, cr *crule, sc *compileScratch) {
 	n := r.NumArgs()
+	*cr = crule{r: r, targ: int32(n), det: sc.det[:0], fork: sc.fork[:0]}
 	module := ""
 	var recentOpts []iptables.Arg
 	var statOpts []iptables.Arg
@@ -311,12 +361,7 @@ func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule) *crule {
 		switch a.Name {
 		case "-j", "-g", "--jump", "--goto":
 			flush()
-			if i+1 < n {
-				cr.targs = make([]iptables.Arg, 0, n-i-1)
-				for j := i + 1; j < n; j++ {
-					cr.targs = append(cr.targs, r.Arg(j))
-				}
-			}
+			cr.target, cr.isGoto, cr.targ = a.Value, a.Name == "-g" || a.Name == "--goto", int32(i+1)
 			i = n
 			continue
 		case "-m", "--match":
@@ -367,7 +412,12 @@ func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule) *crule {
 		}
 	}
 	flush()
-	return cr
+	if cr.target != "" && !iptables.StandardTargets[cr.target] {
+		if c := r.Chain.Table.Chain(cr.target); c != nil && !c.Builtin() {
+			cr.jump = c
+		}
+	}
+	sc.det, sc.fork = cr.det[:0], cr.fork[:0]
 }
 
 func argText(a iptables.Arg, module string) string {
@@ -527,9 +577,15 @@ func compileArg(a iptables.Arg, module string) (cmatch, bool) {
 func (cp *compiled) statistic(cr *crule, opts []iptables.Arg) {
 	mode, prob, every := "", -1.0, 0
 	neg := false
-	text := "-m statistic"
+	text := func() string {
+		var b strings.Builder
+		b.WriteString("-m statistic")
+		for _, o := range opts {
+			b.WriteString(" " + o.String())
+		}
+		return b.String()
+	}
 	for _, o := range opts {
-		text += " " + o.String()
 		switch o.Name {
 		case "--mode":
 			mode = o.Value
@@ -547,24 +603,23 @@ func (cp *compiled) statistic(cr *crule, opts []iptables.Arg) {
 			neg = neg || o.Neg
 		case "--packet":
 		default:
-			cr.unknown = append(cr.unknown, text)
+			cr.unknown = append(cr.unknown, text())
 			return
 		}
 	}
-	m := cmatch{kind: mRandom, text: text}
+	m := cmatch{kind: mRandom}
 	switch {
 	case mode == "random" && prob >= 0 && prob <= 1:
 		m.prob = kernelProbability(prob)
 	case mode == "nth" && every > 0:
 		m.prob = 1 / float64(every)
 	default:
-		cr.unknown = append(cr.unknown, text)
+		cr.unknown = append(cr.unknown, text())
 		return
 	}
 	if neg {
 		m.prob = 1 - m.prob
 	}
-	m.text = "statistic: taken, probability " + formatProb(m.prob)
 	cr.fork = append(cr.fork, m)
 }
 
@@ -842,7 +897,7 @@ func parseCtStates(s string) (uint32, bool) {
 
 // resolveSet finds the set a --match-set names among the captured ipsets.
 func (cp *compiled) resolveSet(dp *Dataplane, m *cmatch) {
-	if !cp.setsOK {
+	cp.setsOnce.Do(func() {
 		cp.sets = map[string]*cset{}
 		for _, d := range dp.IPSets {
 			for _, s := range d.Sets {
@@ -851,8 +906,7 @@ func (cp *compiled) resolveSet(dp *Dataplane, m *cmatch) {
 				}
 			}
 		}
-		cp.setsOK = true
-	}
+	})
 	m.set.set = cp.sets[m.set.name]
 }
 

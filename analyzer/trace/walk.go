@@ -463,7 +463,7 @@ func (w *walker) step(s *state) {
 		idx = f.pos
 	}
 	f.pos++
-	cr := cc.rules[idx]
+	cr := &cc.rules[idx]
 	s.nsteps++
 	if len(cr.unknown) > 0 {
 		// Decide the modelled matches first: a rule that fails them does
@@ -496,7 +496,7 @@ func (w *walker) step(s *state) {
 			// statistic fails goes on with the next rule.
 			w.fork(s, 1-m.prob)
 			if !s.summary {
-				note = joinNote(note, m.text)
+				note = joinNote(note, "statistic: taken, probability "+formatProb(m.prob))
 			}
 		case mRecent:
 			// The first connection of a client finds no entry, so the rule
@@ -664,12 +664,10 @@ func (w *walker) target(s *state, cr *crule) {
 		s.last().Note = joinNote(s.last().Note, "the packet is not tracked: NAT does not apply to it")
 		return
 	case "CT":
-		for _, a := range cr.targs {
-			if a.Name == "--notrack" {
-				s.untracked = true
-				s.last().Note = joinNote(s.last().Note, "the packet is not tracked: NAT does not apply to it")
-				return
-			}
+		if _, ok := cr.targetArg("--notrack"); ok {
+			s.untracked = true
+			s.last().Note = joinNote(s.last().Note, "the packet is not tracked: NAT does not apply to it")
+			return
 		}
 		s.last().Note = joinNote(s.last().Note, "conntrack template set; no effect on the path")
 		return
@@ -703,12 +701,8 @@ func (w *walker) target(s *state, cr *crule) {
 }
 
 func targetValue(cr *crule, name string) string {
-	for _, a := range cr.targs {
-		if a.Name == name {
-			return a.Value
-		}
-	}
-	return ""
+	v, _ := cr.targetArg(name)
+	return v
 }
 
 // parseNATTo reads a --to-destination value: "ip", "ip:port",
@@ -752,7 +746,8 @@ func parseNATTo(v string, port uint16) (netip.AddrPort, string) {
 // mark applies a MARK target.
 func (w *walker) mark(s *state, cr *crule) {
 	before := s.mark
-	for _, a := range cr.targs {
+	for i := int(cr.targ); i < cr.r.NumArgs(); i++ {
+		a := cr.r.Arg(i)
 		v, m, ok := parseMark(a.Value)
 		if !ok {
 			continue
