@@ -62,23 +62,55 @@ const (
 
 type portRange struct{ lo, hi uint16 }
 
-// cmatch is one compiled match of a rule. Its fields are ordered for size:
-// every rule of every chain walked has its matches compiled.
+// cmatch is one compiled match of a rule. It is kept small, as every rule
+// of every chain walked has its matches compiled: what few matches use
+// (interfaces, port lists, sets, ipvs options) is behind ext.
 type cmatch struct {
 	kind   mkind
 	neg    bool
 	proto  uint8
 	synMsk uint8 // --tcp-flags mask and comparison
 	synCmp uint8
-	value  uint32 // mark value, addrtype bits, ctstate bits
+	port   [1]portRange // the port range of a port match, unless ext has several
+	value  uint32       // mark value, addrtype bits, ctstate bits
 	mask   uint32
 	prefix netip.Prefix
-	iface  string // interface name; a trailing "+" is a prefix match
-	ports  []portRange
-	set    *setMatch
 	prob   float64
-	text   string // the recent list name; the text of an ipvs match
-	ipvs   *ipvsMatch
+	ext    *matchExt
+}
+
+// matchExt holds what only some kinds of match need.
+type matchExt struct {
+	iface string      // interface name; a trailing "+" is a prefix match
+	ports []portRange // a port list (multiport)
+	set   *setMatch
+	text  string // the recent list name; the text of an ipvs match
+	ipvs  *ipvsMatch
+}
+
+// ports returns the port ranges of a port match.
+func (m *cmatch) ports() []portRange {
+	if m.ext != nil && m.ext.ports != nil {
+		return m.ext.ports
+	}
+	return m.port[:]
+}
+
+// setPorts sets the port ranges of a port match.
+func (m *cmatch) setPorts(pr []portRange) {
+	if len(pr) == 1 {
+		m.port[0] = pr[0]
+		return
+	}
+	m.extension().ports = pr
+}
+
+// extension returns m.ext, made on first use.
+func (m *cmatch) extension() *matchExt {
+	if m.ext == nil {
+		m.ext = &matchExt{}
+	}
+	return m.ext
 }
 
 // ipvsMatch holds the options of -m ipvs.
@@ -113,23 +145,57 @@ type setNet struct {
 	first  bool   // the net is the first dimension
 }
 
-// crule is a compiled rule.
+// crule is a compiled rule, kept small for the same reason as cmatch.
 type crule struct {
-	r       *iptables.Rule
-	det     []cmatch // deterministic matches
-	fork    []cmatch // statistic and recent matches, evaluated last
-	unknown []string // matches not modelled
+	r *iptables.Rule
+	// ms are the deterministic matches (the first ndet), then the
+	// statistic and recent ones, evaluated last.
+	ms      []cmatch
 	target  string
 	jump    *iptables.Chain // the user chain jumped to, nil for other targets
-	dst32   netip.Addr
+	unknown *[]string       // the matches not modelled, nil when none
 	// targ is the index of the first option after the target, or the
 	// number of options when there is none.
 	targ      int32
+	ndet      uint16
 	dport     uint16 // the one destination port the rule requires, if hasDport
 	isGoto    bool
-	hasDst32  bool
+	hasDst32  bool // the rule requires one destination address
 	hasDport  bool
 	portMulti bool
+}
+
+// det returns the deterministic matches of cr.
+func (cr *crule) det() []cmatch { return cr.ms[:cr.ndet] }
+
+// fork returns the statistic and recent matches of cr.
+func (cr *crule) fork() []cmatch { return cr.ms[cr.ndet:] }
+
+// unknowns returns the matches of cr that are not modelled.
+func (cr *crule) unknowns() []string {
+	if cr.unknown == nil {
+		return nil
+	}
+	return *cr.unknown
+}
+
+// addUnknown records a match that is not modelled.
+func (cr *crule) addUnknown(text string) {
+	if cr.unknown == nil {
+		cr.unknown = new([]string)
+	}
+	*cr.unknown = append(*cr.unknown, text)
+}
+
+// dst32 returns the one destination address the rule requires, if
+// hasDst32.
+func (cr *crule) dst32() netip.Addr {
+	for _, m := range cr.det() {
+		if m.kind == mDst && !m.neg && m.prefix.IsSingleIP() {
+			return m.prefix.Addr()
+		}
+	}
+	return netip.Addr{}
 }
 
 // targetArg returns the value of the target option name (--to-destination,
@@ -225,9 +291,9 @@ func (cp *compiled) compileChain(dp *Dataplane, c *iptables.Chain) *cchain {
 	for i, r := range c.Rules {
 		cr := &cc.rules[i]
 		cp.compileRule(dp, r, cr, sc)
-		sc.all = append(sc.all, cr.det...)
-		sc.ends = append(sc.ends, int32(len(sc.all)))
-		sc.all = append(sc.all, cr.fork...)
+		cr.ndet = uint16(len(sc.det))
+		sc.all = append(sc.all, sc.det...)
+		sc.all = append(sc.all, sc.fork...)
 		sc.ends = append(sc.ends, int32(len(sc.all)))
 	}
 	slab := make([]cmatch, len(sc.all))
@@ -235,16 +301,10 @@ func (cp *compiled) compileChain(dp *Dataplane, c *iptables.Chain) *cchain {
 	clear(sc.all) // drop the pointers the pool would keep alive
 	start := int32(0)
 	for i := range cc.rules {
-		cr := &cc.rules[i]
-		cr.det, cr.fork = nil, nil
-		if end := sc.ends[2*i]; end > start {
-			cr.det = slab[start:end:end]
+		if end := sc.ends[i]; end > start {
+			cc.rules[i].ms = slab[start:end:end]
 		}
-		start = sc.ends[2*i]
-		if end := sc.ends[2*i+1]; end > start {
-			cr.fork = slab[start:end:end]
-		}
-		start = sc.ends[2*i+1]
+		start = sc.ends[i]
 	}
 	if len(cc.rules) >= indexThreshold {
 		cc.byDst = map[netip.Addr][]int32{}
@@ -252,7 +312,8 @@ func (cp *compiled) compileChain(dp *Dataplane, c *iptables.Chain) *cchain {
 		for i := range cc.rules {
 			cr := &cc.rules[i]
 			if cr.hasDst32 {
-				cc.byDst[cr.dst32] = append(cc.byDst[cr.dst32], int32(i))
+				a := cr.dst32()
+				cc.byDst[a] = append(cc.byDst[a], int32(i))
 			} else if cr.hasDport {
 				cc.byPort[cr.dport] = append(cc.byPort[cr.dport], int32(i))
 			} else {
@@ -325,16 +386,17 @@ func merge3(a, b, c []int32) []int32 {
 type compileScratch struct {
 	det, fork []cmatch // of the rule being compiled
 	all       []cmatch // of the rules compiled, det then fork of each
-	ends      []int32  // the end of each rule's det and fork in all
+	ends      []int32  // the end of each rule's matches in all
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(compileScratch) }}
 
 // compileRule compiles r into cr; its matches are gathered in the
-// scratch's det and fork, which cr points to on return.
+// scratch's det and fork, for the caller to store.
 func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule, cr *crule, sc *compileScratch) {
 	n := r.NumArgs()
-	*cr = crule{r: r, targ: int32(n), det: sc.det[:0], fork: sc.fork[:0]}
+	*cr = crule{r: r, targ: int32(n)}
+	sc.det, sc.fork = sc.det[:0], sc.fork[:0]
 	module := ""
 	var recentOpts []iptables.Arg
 	var statOpts []iptables.Arg
@@ -343,14 +405,14 @@ func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule, cr *crule, sc *
 	flush := func() {
 		switch module {
 		case "recent":
-			cp.recent(cr, recentOpts)
+			cp.recent(cr, sc, recentOpts)
 		case "statistic":
-			cp.statistic(cr, statOpts)
+			cp.statistic(cr, sc, statOpts)
 		case "ipvs":
-			cr.det = append(cr.det, compileIPVS(ipvsOpts))
+			sc.det = append(sc.det, compileIPVS(ipvsOpts))
 		}
 		if len(tcpFlags) > 0 {
-			cr.det = append(cr.det, compileTCPFlags(tcpFlags)...)
+			sc.det = append(sc.det, compileTCPFlags(tcpFlags)...)
 			tcpFlags = nil
 		}
 		recentOpts, statOpts, ipvsOpts = nil, nil, nil
@@ -368,7 +430,7 @@ func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule, cr *crule, sc *
 			flush()
 			module = a.Value
 			if !knownModule(module) {
-				cr.unknown = append(cr.unknown, "-m "+module)
+				cr.addUnknown("-m " + module)
 			}
 			continue
 		}
@@ -390,25 +452,27 @@ func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule, cr *crule, sc *
 		}
 		m, ok := compileArg(a, module)
 		if !ok {
-			cr.unknown = append(cr.unknown, argText(a, module))
+			cr.addUnknown(argText(a, module))
 			continue
 		}
 		if m.kind == mSet {
 			cp.resolveSet(dp, &m)
 		}
-		if m.kind == mDst && !m.neg && m.prefix.IsSingleIP() {
-			cr.dst32, cr.hasDst32 = m.prefix.Addr(), true
+		if m.kind == mDst && !m.neg && m.prefix.IsSingleIP() && !cr.hasDst32 {
+			cr.hasDst32 = true
 		}
-		if m.kind == mDport && !m.neg && m.value == 0 && len(m.ports) == 1 && m.ports[0].lo == m.ports[0].hi {
-			if cr.hasDport || cr.portMulti {
-				// Several port matches: left out of the port index.
-				cr.hasDport, cr.portMulti = false, true
-			} else {
-				cr.dport, cr.hasDport = m.ports[0].lo, true
+		if m.kind == mDport && !m.neg && m.value == 0 {
+			if pr := m.ports(); len(pr) == 1 && pr[0].lo == pr[0].hi {
+				if cr.hasDport || cr.portMulti {
+					// Several port matches: left out of the port index.
+					cr.hasDport, cr.portMulti = false, true
+				} else {
+					cr.dport, cr.hasDport = pr[0].lo, true
+				}
 			}
 		}
 		if m.kind != mTrue {
-			cr.det = append(cr.det, m)
+			sc.det = append(sc.det, m)
 		}
 	}
 	flush()
@@ -417,7 +481,6 @@ func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule, cr *crule, sc *
 			cr.jump = c
 		}
 	}
-	sc.det, sc.fork = cr.det[:0], cr.fork[:0]
 }
 
 func argText(a iptables.Arg, module string) string {
@@ -452,7 +515,7 @@ func compileArg(a iptables.Arg, module string) (cmatch, bool) {
 		}
 		return m, true
 	case "-i", "--in-interface", "-o", "--out-interface":
-		m.iface = a.Value
+		m.extension().iface = a.Value
 		m.kind = mInIface
 		if a.Name == "-o" || a.Name == "--out-interface" {
 			m.kind = mOutIface
@@ -482,7 +545,7 @@ func compileArg(a iptables.Arg, module string) (cmatch, bool) {
 			if !ok {
 				return m, false
 			}
-			m.ports = pr
+			m.setPorts(pr)
 			m.value = 1 // either port
 			return m, true
 		default:
@@ -492,7 +555,7 @@ func compileArg(a iptables.Arg, module string) (cmatch, bool) {
 		if !ok {
 			return m, false
 		}
-		m.ports = pr
+		m.setPorts(pr)
 		return m, true
 	case "comment", "nfacct":
 		m.kind = mTrue
@@ -561,7 +624,8 @@ func compileArg(a iptables.Arg, module string) (cmatch, bool) {
 				return m, false
 			}
 		}
-		m.kind, m.set = mSet, sm
+		m.kind = mSet
+		m.extension().set = sm
 		return m, true
 	case "physdev":
 		switch a.Name {
@@ -574,7 +638,7 @@ func compileArg(a iptables.Arg, module string) (cmatch, bool) {
 	return m, false
 }
 
-func (cp *compiled) statistic(cr *crule, opts []iptables.Arg) {
+func (cp *compiled) statistic(cr *crule, sc *compileScratch, opts []iptables.Arg) {
 	mode, prob, every := "", -1.0, 0
 	neg := false
 	text := func() string {
@@ -603,7 +667,7 @@ func (cp *compiled) statistic(cr *crule, opts []iptables.Arg) {
 			neg = neg || o.Neg
 		case "--packet":
 		default:
-			cr.unknown = append(cr.unknown, text())
+			cr.addUnknown(text())
 			return
 		}
 	}
@@ -614,13 +678,13 @@ func (cp *compiled) statistic(cr *crule, opts []iptables.Arg) {
 	case mode == "nth" && every > 0:
 		m.prob = 1 / float64(every)
 	default:
-		cr.unknown = append(cr.unknown, text())
+		cr.addUnknown(text())
 		return
 	}
 	if neg {
 		m.prob = 1 - m.prob
 	}
-	cr.fork = append(cr.fork, m)
+	sc.fork = append(sc.fork, m)
 }
 
 // kernelProbability returns the probability the kernel applies for a
@@ -644,7 +708,7 @@ func kernelProbability(p float64) float64 {
 	return stored / (1 << 31)
 }
 
-func (cp *compiled) recent(cr *crule, opts []iptables.Arg) {
+func (cp *compiled) recent(cr *crule, sc *compileScratch, opts []iptables.Arg) {
 	name, check := "DEFAULT", ""
 	text := "-m recent"
 	for _, o := range opts {
@@ -660,14 +724,14 @@ func (cp *compiled) recent(cr *crule, opts []iptables.Arg) {
 			}
 		case "--seconds", "--reap", "--hitcount", "--rttl", "--mask", "--rsource", "--rdest":
 		default:
-			cr.unknown = append(cr.unknown, text)
+			cr.addUnknown(text)
 			return
 		}
 	}
 	if check == "--set" || check == "" {
 		return // always matches; records the source
 	}
-	cr.fork = append(cr.fork, cmatch{kind: mRecent, text: name})
+	sc.fork = append(sc.fork, cmatch{kind: mRecent, ext: &matchExt{text: name}})
 }
 
 func compileIPVS(opts []iptables.Arg) cmatch {
@@ -703,7 +767,7 @@ func compileIPVS(opts []iptables.Arg) cmatch {
 			im.unknown = append(im.unknown, o.String())
 		}
 	}
-	return cmatch{kind: mIPVS, ipvs: im, text: text}
+	return cmatch{kind: mIPVS, ext: &matchExt{ipvs: im, text: text}}
 }
 
 // compileTCPFlags compiles --syn and --tcp-flags for the first packet of a
@@ -907,7 +971,7 @@ func (cp *compiled) resolveSet(dp *Dataplane, m *cmatch) {
 			}
 		}
 	})
-	m.set.set = cp.sets[m.set.name]
+	m.ext.set.set = cp.sets[m.ext.set.name]
 }
 
 func compileSet(s *ipset.Set) *cset {

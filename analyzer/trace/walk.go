@@ -198,7 +198,6 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 	w := walkerPool.Get().(*walker)
 	defer w.release()
 	w.dp, w.cp, w.ipvsMode, w.opts = dp, dp.compiled(), ipvsMode, opts
-	w.paths = make([]Path, 0, 4) // a Service's endpoints, mostly
 	for _, d := range dp.IPTables {
 		if d.Family == fam || d.Family == iptables.FamilyUnknown {
 			w.dumps = append(w.dumps, d)
@@ -234,7 +233,10 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 	if w.cut {
 		w.warnOnce(fmt.Sprintf("more than %d paths: the walk stopped forking; the paths listed do not cover every case", w.opts.maxPaths()))
 	}
-	return &Result{Packet: pkt, Paths: w.paths, Warnings: w.warnings}, nil
+	// w.paths is the walker's, reused: the result gets a copy of its size.
+	paths := make([]Path, len(w.paths))
+	copy(paths, w.paths)
+	return &Result{Packet: pkt, Paths: paths, Warnings: w.warnings}, nil
 }
 
 // walkerPool holds walkers between traces, with their states.
@@ -260,7 +262,8 @@ func (w *walker) release() {
 	}
 	clear(w.work[:cap(w.work)])
 	clear(w.dumps[:cap(w.dumps)])
-	*w = walker{work: w.work[:0], free: w.free, dumps: w.dumps[:0]}
+	clear(w.paths[:cap(w.paths)])
+	*w = walker{work: w.work[:0], free: w.free, dumps: w.dumps[:0], paths: w.paths[:0]}
 	walkerPool.Put(w)
 }
 
@@ -465,7 +468,7 @@ func (w *walker) step(s *state) {
 	f.pos++
 	cr := &cc.rules[idx]
 	s.nsteps++
-	if len(cr.unknown) > 0 {
+	if cr.unknown != nil {
 		// Decide the modelled matches first: a rule that fails them does
 		// not match whatever the others say.
 		if ok, _ := w.matchDet(s, cr); !ok {
@@ -473,7 +476,7 @@ func (w *walker) step(s *state) {
 		}
 		st := ruleStep(cr)
 		st.Note = "rule skipped: not modelled, assumed not to match"
-		st.Warning = "match not modelled: " + strings.Join(cr.unknown, "; ")
+		st.Warning = "match not modelled: " + strings.Join(cr.unknowns(), "; ")
 		s.add(st)
 		s.warn(fmt.Sprintf("%s:%d: %s", st.File, st.Line, st.Warning))
 		return
@@ -482,7 +485,7 @@ func (w *walker) step(s *state) {
 	if !ok {
 		return
 	}
-	for _, m := range cr.fork {
+	for _, m := range cr.fork() {
 		switch m.kind {
 		case mRandom:
 			// Fork: the copy is the branch where the rule does not match.
@@ -502,7 +505,7 @@ func (w *walker) step(s *state) {
 			// The first connection of a client finds no entry, so the rule
 			// does not match; a client with an entry is a separate case,
 			// of probability 0, with the entry as its condition.
-			cond := "affinity entry for the source in recent list " + m.text
+			cond := "affinity entry for the source in recent list " + m.ext.text
 			if c := w.fork(s, 0); c != nil {
 				c.conds = append(c.conds, cond)
 				c.addRule(cr, cond)
@@ -780,8 +783,9 @@ func (w *walker) mark(s *state, cr *crule) {
 // matchDet evaluates the deterministic matches of cr.
 func (w *walker) matchDet(s *state, cr *crule) (bool, string) {
 	note := ""
-	for i := range cr.det {
-		m := &cr.det[i]
+	det := cr.det()
+	for i := range det {
+		m := &det[i]
 		ok, n := w.match(s, m)
 		if n != "" {
 			note = joinNote(note, n)
@@ -805,19 +809,19 @@ func (w *walker) match(s *state, m *cmatch) (bool, string) {
 	case mDst:
 		return m.prefix.Contains(s.dst), ""
 	case mInIface:
-		return ifaceMatch(m.iface, s.in), ""
+		return ifaceMatch(m.ext.iface, s.in), ""
 	case mOutIface:
-		return ifaceMatch(m.iface, s.out), ""
+		return ifaceMatch(m.ext.iface, s.out), ""
 	case mProto:
 		return m.proto == 0 || m.proto == s.proto, ""
 	case mDport, mSport:
 		if m.value == 1 {
-			return inPorts(m.ports, s.dport) || inPorts(m.ports, s.sport), ""
+			return inPorts(m.ports(), s.dport) || inPorts(m.ports(), s.sport), ""
 		}
 		if m.kind == mDport {
-			return inPorts(m.ports, s.dport), ""
+			return inPorts(m.ports(), s.dport), ""
 		}
-		return inPorts(m.ports, s.sport), ""
+		return inPorts(m.ports(), s.sport), ""
 	case mMark:
 		return s.mark&m.mask == m.value&m.mask, ""
 	case mSrcType:
@@ -851,7 +855,7 @@ func (w *walker) match(s *state, m *cmatch) (bool, string) {
 		ok, note := w.setMatch(s, m)
 		return ok != m.neg, note
 	case mIPVS:
-		return w.ipvsMatch(s, m.ipvs), ""
+		return w.ipvsMatch(s, m.ext.ipvs), ""
 	}
 	return false, ""
 }
@@ -888,7 +892,7 @@ func (w *walker) addrType(a netip.Addr) uint32 {
 }
 
 func (w *walker) setMatch(s *state, m *cmatch) (bool, string) {
-	sm := m.set
+	sm := m.ext.set
 	if sm.set == nil {
 		s.warn(fmt.Sprintf("ipset %s is not in the captured ipsets: --match-set %s assumed not to match", sm.name, sm.name))
 		return false, "ipset " + sm.name + " not captured"
