@@ -249,6 +249,15 @@ func (lab *kernelLab) collect(t *testing.T, from, n int) [][]kernelStep {
 	return out
 }
 
+// waitSeen waits until the kernel has traced n packets in all, or for
+// timeout (collect reports a shortfall).
+func (lab *kernelLab) waitSeen(n int, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for lab.seen() < n && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func (lab *kernelLab) seen() int {
 	lab.mu.Lock()
 	defer lab.mu.Unlock()
@@ -415,9 +424,12 @@ func TestKernelAgreesIPTables(t *testing.T) {
 				if err := send(ns, c.proto, dst); err != nil {
 					t.Fatal(err)
 				}
-				// Paced: a burst of trace events overflows the monitor's
-				// netlink socket, and xtables-monitor stops reading.
-				time.Sleep(5 * time.Millisecond)
+				// Paced by the monitor: the next packet goes once this
+				// one's trace has started to arrive, as a burst of trace
+				// events overflows the monitor's netlink socket (and
+				// xtables-monitor stops reading) when it falls behind, on
+				// a loaded machine or under -race.
+				lab.waitSeen(from+i+1, 2*time.Second)
 			}
 			got := lab.collect(t, from, c.n)
 			counts := map[string]int{}
