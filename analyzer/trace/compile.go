@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
@@ -230,14 +231,28 @@ const indexThreshold = 64
 // Big chains (those indexed) are kept for good; small ones, the chains of
 // one Service or endpoint that few packets walk, are kept up to
 // smallChains at a time, so that tracing every Service of a large node
-// does not hold every rule compiled.
+// does not hold every rule compiled. Lookups take no lock: walkers of
+// many packets read the cache at once.
 type compiled struct {
-	mu       sync.RWMutex
-	chains   map[*iptables.Chain]*cchain
-	small    map[*iptables.Chain]*cchain
+	chains   sync.Map // *iptables.Chain → *cchain, the big chains
+	small    sync.Map // *iptables.Chain → *cchain, the small chains
+	nsmall   atomic.Int32
+	stages   sync.Map         // stageKey → []*cchain, the built-in chains of a stage
 	sets     map[string]*cset // made once, by the first rule matching a set
 	setsOnce sync.Once
 }
+
+// stageKey names a stage of a walk in some dumps (the data plane's
+// dumps of one family: its fields are public, and may change between
+// traces).
+type stageKey struct {
+	dumps [stageDumps]*iptables.Dump
+	stage string
+}
+
+// stageDumps is the number of dumps of a family up to which the chains of
+// a stage are cached (a node has one or two: the nft and legacy backends).
+const stageDumps = 4
 
 // smallChains bounds the small chains kept compiled; when full they are
 // dropped all at once (a walk keeps the chains it entered).
@@ -249,36 +264,54 @@ func (dp *Dataplane) compiled() *compiled {
 	cacheInit.Lock()
 	defer cacheInit.Unlock()
 	if dp.cache == nil {
-		dp.cache = &compiled{chains: map[*iptables.Chain]*cchain{}}
+		dp.cache = &compiled{}
 	}
 	return dp.cache
 }
 
-// chain returns the compiled form of c. Chains are compiled outside the
-// lock, so that walkers of other packets go on meanwhile; when two compile
-// the same chain at once, the first stored wins.
+// chain returns the compiled form of c. Chains are compiled without a
+// lock; when two walkers compile the same chain at once, the first stored
+// wins.
 func (cp *compiled) chain(dp *Dataplane, c *iptables.Chain) *cchain {
-	cp.mu.RLock()
-	cc, ok := cp.lookup(c)
-	cp.mu.RUnlock()
-	if ok {
+	if cc, ok := cp.lookup(c); ok {
 		return cc
 	}
-	cc = cp.compileChain(dp, c)
-	cp.mu.Lock()
-	defer cp.mu.Unlock()
-	if prev, ok := cp.lookup(c); ok {
-		return prev
-	}
+	cc := cp.compileChain(dp, c)
 	if len(c.Rules) >= indexThreshold {
-		cp.chains[c] = cc
-	} else {
-		if cp.small == nil || len(cp.small) >= smallChains {
-			cp.small = make(map[*iptables.Chain]*cchain, smallChains)
-		}
-		cp.small[c] = cc
+		v, _ := cp.chains.LoadOrStore(c, cc)
+		return v.(*cchain)
 	}
-	return cc
+	if cp.nsmall.Add(1) > smallChains {
+		cp.small.Clear()
+		cp.nsmall.Store(1)
+	}
+	v, _ := cp.small.LoadOrStore(c, cc)
+	return v.(*cchain)
+}
+
+// stageChains returns the compiled built-in chains a stage ("nat:OUTPUT")
+// runs in dumps, in order.
+func (cp *compiled) stageChains(dp *Dataplane, dumps []*iptables.Dump, stage string) []*cchain {
+	k := stageKey{stage: stage}
+	cache := len(dumps) <= stageDumps
+	if cache {
+		copy(k.dumps[:], dumps)
+		if v, ok := cp.stages.Load(k); ok {
+			return v.([]*cchain)
+		}
+	}
+	table, chain, _ := strings.Cut(stage, ":")
+	var out []*cchain
+	for _, d := range dumps {
+		if c := d.Chain(table, chain); c != nil {
+			out = append(out, cp.chain(dp, c))
+		}
+	}
+	if !cache {
+		return out
+	}
+	v, _ := cp.stages.LoadOrStore(k, out)
+	return v.([]*cchain)
 }
 
 // compileChain compiles the rules of c and indexes a big chain. The
@@ -324,13 +357,15 @@ func (cp *compiled) compileChain(dp *Dataplane, c *iptables.Chain) *cchain {
 	return cc
 }
 
-// lookup returns the compiled chain c if it is cached (under cp.mu).
+// lookup returns the compiled chain c if it is cached.
 func (cp *compiled) lookup(c *iptables.Chain) (*cchain, bool) {
-	if cc, ok := cp.chains[c]; ok {
-		return cc, true
+	if v, ok := cp.chains.Load(c); ok {
+		return v.(*cchain), true
 	}
-	cc, ok := cp.small[c]
-	return cc, ok
+	if v, ok := cp.small.Load(c); ok {
+		return v.(*cchain), true
+	}
+	return nil, false
 }
 
 // candidates returns the indexes of the rules of cc that can match a

@@ -168,7 +168,7 @@ func (s *state) warn(w string) {
 type walker struct {
 	dp       *Dataplane
 	cp       *compiled
-	dumps    []*iptables.Dump
+	dumps    []*iptables.Dump // the dumps of the packet's family
 	ipvsMode bool
 	opts     Options
 	work     []*state
@@ -410,22 +410,24 @@ func (w *walker) nextStage(s *state) {
 		s.done = true
 		return
 	}
-	table, chain, _ := strings.Cut(st, ":")
-	if chain == "OUTPUT" && s.out == "" {
+	if strings.HasSuffix(st, ":OUTPUT") && s.out == "" {
 		s.out = w.outIface(s.dst)
 	}
 	// frames is a stack: the first dump's chain is pushed last, so that
 	// it runs first and the next dump's chain runs when it ends.
-	for i := len(w.dumps) - 1; i >= 0; i-- {
-		if c := w.dumps[i].Chain(table, chain); c != nil {
-			w.push(s, c)
-		}
+	ccs := w.cp.stageChains(w.dp, w.dumps, st)
+	for i := len(ccs) - 1; i >= 0; i-- {
+		w.pushCompiled(s, ccs[i])
 	}
 }
 
 // push enters chain c.
 func (w *walker) push(s *state, c *iptables.Chain) {
-	cc := w.cp.chain(w.dp, c)
+	w.pushCompiled(s, w.cp.chain(w.dp, c))
+}
+
+// pushCompiled enters the compiled chain cc.
+func (w *walker) pushCompiled(s *state, cc *cchain) {
 	s.frames = append(s.frames, frame{c: cc, cands: cc.candidates(s.dst, s.dport)})
 }
 
