@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -190,8 +191,23 @@ func Run(t *testing.T, file string, list []*checks.Check) []checks.Finding {
 		t.Fatalf("%s: loading: %v", s.Name, err)
 	}
 	var all []checks.Finding
+	var results []*checks.Result
 	for _, snap := range snaps {
-		all = append(all, checks.Run(snap, list).Findings...)
+		res := checks.Run(snap, list)
+		results = append(results, res)
+		all = append(all, res.Findings...)
+	}
+	// analyze loads with Compact: the checks must find the same there.
+	opts := s.Options
+	opts.Compact = true
+	compact, err := load.Load([]string{s.Dir}, opts)
+	if err != nil {
+		t.Fatalf("%s: loading with Compact: %v", s.Name, err)
+	}
+	for i, snap := range compact {
+		if res := checks.Run(snap, list); i >= len(results) || !reflect.DeepEqual(res, results[i]) {
+			t.Errorf("%s: snapshot %d: the checks find otherwise when the objects are compacted", s.Name, i)
+		}
 	}
 	met := make([]bool, len(s.Wants))
 	for _, f := range all {

@@ -108,11 +108,9 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 	}
 	if opts.Compact {
 		// Exports given as loose files are shared by every snapshot: only
-		// now, with all ports built, can their endpoints go.
+		// now, with all ports built, can they be trimmed.
 		for _, s := range out {
-			for _, es := range s.Objects.EndpointSlices {
-				es.Endpoints = nil
-			}
+			compactObjects(s.Objects)
 		}
 	}
 	return out, nil
@@ -402,6 +400,35 @@ func (b *builder) pickNode(opts Options) {
 			if !s.Node.IsLocal(a) {
 				s.Node.Addresses = append(s.Node.Addresses, a)
 			}
+		}
+	}
+}
+
+// lastApplied is the annotation kubectl apply leaves: a copy of the whole
+// object as applied.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// compactObjects drops, once the service ports are built, what of the
+// Services and EndpointSlices nothing reads afterwards (see
+// [Options.Compact]): the slices' endpoint lists (the ports hold the
+// endpoints), their labels (the Service they belong to is resolved),
+// annotations and owners; the Services' labels (headless and
+// service-proxy-name are resolved), selectors and last applied
+// configuration. Every object keeps its name, position, spec and the
+// other annotations. Maps are what the collector pays most for: a large
+// export holds tens of thousands.
+func compactObjects(o *kube.Objects) {
+	if o == nil {
+		return
+	}
+	for _, es := range o.EndpointSlices {
+		es.Endpoints = nil
+		es.Labels, es.Annotations, es.ManagedFields, es.OwnerReferences = nil, nil, nil, nil
+	}
+	for _, svc := range o.Services {
+		svc.Labels, svc.ManagedFields, svc.Spec.Selector = nil, nil, nil
+		if _, ok := svc.Annotations[lastApplied]; ok {
+			delete(svc.Annotations, lastApplied)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers"
 )
 
@@ -35,14 +36,17 @@ endpoints:
 
 // TestCompactKeepsPorts loads two bundles sharing a loose export with and
 // without Compact: the service ports (endpoints, positions, locality) are
-// the same, and with Compact the slices keep their metadata but no
-// endpoint list.
+// the same, and with Compact the objects keep their names and positions
+// but no endpoint list, labels or selector.
 func TestCompactKeepsPorts(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "a/node/iptables-save.txt", []byte(miniDump))
 	writeFile(t, dir, "a/manifest.json", []byte(`{"node":"node-a"}`))
 	writeFile(t, dir, "b/node/iptables-save.txt", []byte(miniDump))
-	export := writeFile(t, dir, "svc.yaml", []byte(miniService+miniSlice))
+	// The Service of miniService with labels and a selector.
+	svc := strings.Replace(miniService, "  namespace: shop\n", "  namespace: shop\n  labels: {app: web}\n", 1)
+	svc = strings.Replace(svc, "spec:\n", "spec:\n  selector: {app: web}\n", 1)
+	export := writeFile(t, dir, "svc.yaml", []byte(svc+miniSlice))
 	paths := []string{filepath.Join(dir, "a"), filepath.Join(dir, "b"), export}
 	for _, node := range []string{"", "node-b"} {
 		full, err := Load(paths, Options{Node: node})
@@ -61,7 +65,7 @@ func TestCompactKeepsPorts(t *testing.T) {
 			if len(f.Ports) != 1 || len(f.Ports[0].Endpoints) != 2 {
 				t.Fatalf("snapshot %d: ports %v, want one with 2 endpoints", i, f.Ports)
 			}
-			if !reflect.DeepEqual(f.Ports, c.Ports) {
+			if !reflect.DeepEqual(withoutObjects(f.Ports), withoutObjects(c.Ports)) {
 				t.Errorf("snapshot %d (node %q): compact ports differ:\n%+v\nwant\n%+v", i, node, c.Ports, f.Ports)
 			}
 			if len(c.Objects.EndpointSlices) != 1 {
@@ -70,6 +74,15 @@ func TestCompactKeepsPorts(t *testing.T) {
 			es := c.Objects.EndpointSlices[0]
 			if es.Endpoints != nil || es.Name != "web-abc" || es.Pos.Line == 0 {
 				t.Errorf("snapshot %d: compact slice %s at %v has %d endpoints, want none", i, es.Name, es.Pos, len(es.Endpoints))
+			}
+			if es.Labels != nil || c.Objects.Services[0].Labels != nil || c.Objects.Services[0].Spec.Selector != nil {
+				t.Errorf("snapshot %d: compact objects keep labels %v, %v or selector %v", i, es.Labels, c.Objects.Services[0].Labels, c.Objects.Services[0].Spec.Selector)
+			}
+			if c.Ports[0].Service != c.Objects.Services[0] || c.Objects.Services[0].Name != "web" {
+				t.Errorf("snapshot %d: the compact port does not point at its Service", i)
+			}
+			if f.Objects.Services[0].Labels == nil || f.Objects.Services[0].Spec.Selector == nil || f.Objects.EndpointSlices[0].Labels == nil {
+				t.Errorf("snapshot %d: without Compact the objects lost their labels or selector", i)
 			}
 			if len(f.Objects.EndpointSlices[0].Endpoints) != 2 {
 				t.Errorf("snapshot %d: without Compact the slice lost its endpoints", i)
@@ -84,7 +97,10 @@ func TestCompactKeepsPorts(t *testing.T) {
 func TestFilesReadWhenParsed(t *testing.T) {
 	dir := t.TempDir()
 	dump := writeFile(t, dir, "iptables-save.txt", []byte(miniDump))
-	export := writeFile(t, dir, "svc.yaml", []byte(miniService+miniSlice))
+	// The Service of miniService with labels and a selector.
+	svc := strings.Replace(miniService, "  namespace: shop\n", "  namespace: shop\n  labels: {app: web}\n", 1)
+	svc = strings.Replace(svc, "spec:\n", "spec:\n  selector: {app: web}\n", 1)
+	export := writeFile(t, dir, "svc.yaml", []byte(svc+miniSlice))
 	var files []file
 	for _, p := range []string{dump, export} {
 		fs, err := readPath(p, DefaultLimits)
@@ -111,4 +127,15 @@ func TestFilesReadWhenParsed(t *testing.T) {
 	if res[1].err != nil || res[1].size != int64(len(miniService+miniSlice)) {
 		t.Errorf("export: err %v, size %d", res[1].err, res[1].size)
 	}
+}
+
+// withoutObjects returns copies of ports without their Service objects,
+// which Compact trims.
+func withoutObjects(ports []*model.ServicePort) []model.ServicePort {
+	out := make([]model.ServicePort, len(ports))
+	for i, sp := range ports {
+		out[i] = *sp
+		out[i].Service = nil
+	}
+	return out
 }

@@ -37,12 +37,15 @@ type Options struct {
 	Version string
 	// Limits bound archive and directory reading; zero means DefaultLimits.
 	Limits Limits
-	// Compact drops, once every snapshot's service ports are built, the
-	// endpoint lists of the EndpointSlices (the ports hold them as model
-	// endpoints, with the slices' positions). The slices themselves stay,
-	// so that their names, labels and positions can still be read. For
-	// callers that read endpoints only from the model; the reference
-	// proxier rebuilds ports from the objects and needs them whole.
+	// Compact trims, once every snapshot's service ports are built, what
+	// the checks do not read of the Services and EndpointSlices: the
+	// slices' endpoint lists (the ports hold them as model endpoints, with
+	// the slices' positions), labels, annotations and owners, the
+	// Services' labels, selectors and last applied configuration. The
+	// objects themselves stay, with their names, positions, specs and the
+	// Services' other annotations. For callers that read endpoints only
+	// from the model (analyze); the reference proxier rebuilds ports from
+	// the objects and needs them whole.
 	Compact bool
 }
 
