@@ -30,7 +30,9 @@ var serviceUnreachable = &Check{
 		"The rules of the other checks are correct, so nothing else points at the cause.",
 	Fix: "Read the rules of the evidence: the first one that is not kube-proxy's is usually the culprit (a firewall " +
 		"table dropping forwarded traffic to the pod network, a DNAT of another tool, a mark that clears kube-proxy's " +
-		"masquerade bit). Allow the pod and service ranges in the host firewall, or order its chains after kube-proxy's; " +
+		"masquerade bit). In IPVS mode the service IPs are local addresses (bound to kube-ipvs0), so service " +
+		"traffic passes filter INPUT: a host rule meant for the node's own addresses drops it too. Allow the pod and " +
+		"service ranges in the host firewall, or order its chains after kube-proxy's; " +
 		"`proxyscan trace BUNDLE --dst IP:PORT --from pod|node|external` shows every path of one packet.",
 	Needs: endpointNeeds,
 	Run:   runServiceUnreachable,
