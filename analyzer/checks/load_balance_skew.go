@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/trace"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 )
 
@@ -36,26 +37,45 @@ func runLoadBalanceSkew(p *Pass) {
 	for _, v := range p.Views() {
 		for _, sp := range p.PortsOf(v) {
 			for _, u := range dispatches(v, sp) {
-				if msg := skewMessage(tracedDispatch(p, v, u)); msg != "" {
-					f := Finding{Service: sp.String(), Protocol: string(sp.Protocol), Evidence: u.d.Evidence, Message: msg}
-					for _, b := range u.d.Backends {
-						if len(b.Evidence) > 0 && !hasEvidence(f.Evidence, b.Evidence[0]) {
-							f.Evidence = append(f.Evidence, b.Evidence[0]) // the balancing rule
-						}
-					}
-					f.Advice = "Restart kube-proxy on the node so that it rewrites the chain; if the skew returns, find what else edits kube-proxy's rules."
-					p.Report(f)
+				d, tr := tracedDispatch(p, v, u)
+				msg := skewMessage(d)
+				if msg == "" {
+					continue
 				}
+				f := Finding{Service: sp.String(), Protocol: string(sp.Protocol), Message: msg,
+					Advice: "Restart kube-proxy on the node so that it rewrites the chain; if the skew returns, find what else edits kube-proxy's rules."}
+				if n := liveBackends(d); tr != nil && n > 0 && skewed(d.Backends, n) {
+					// kube-proxy's chain is even: the traffic is shifted
+					// before it, by rules the trace met.
+					f.Message = fmt.Sprintf("new connections %s to %s reach the endpoints unevenly: %s instead of %.1f%% each, "+
+						"although %s gives each the same share: a rule outside kube-proxy's chains takes part of them before it",
+						fromText(tr.pkt.From), destText(u.entry.Kind, u.entry.IP, sp), shares(d), 100/float64(n), d.ID)
+					f.Evidence = foreignSteps(p, tr.pkt, d)
+					f.Advice = "Find the rule of the evidence that is not kube-proxy's (another tool's DNAT or mark, a leftover of an " +
+						"experiment) and remove it; kube-proxy's own chains are even."
+				}
+				f.Evidence = append(f.Evidence, u.d.Evidence...)
+				for _, b := range u.d.Backends {
+					if len(b.Evidence) > 0 && !hasEvidence(f.Evidence, b.Evidence[0]) {
+						f.Evidence = append(f.Evidence, b.Evidence[0]) // the balancing rule
+					}
+				}
+				p.Report(f)
 			}
 		}
 	}
 }
 
+// tracedUse is the traced packet whose shares replaced a dispatch's.
+type tracedUse struct {
+	pkt trace.Packet
+}
+
 // tracedDispatch returns the dispatch with the shares the tracer finds for
-// the packets of its entry: unchanged when they agree with the shares read
-// from the rules (or when the entry is not traced), else a copy carrying
-// the traced shares.
-func tracedDispatch(p *Pass, v *view.View, u dispatchUse) *view.Dispatch {
+// the packets of its entry: unchanged (and a nil tracedUse) when they
+// agree with the shares read from the rules (or when the entry is not
+// traced), else a copy carrying the traced shares and the packet traced.
+func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *tracedUse) {
 	var origin view.Origin
 	for _, o := range view.Origins {
 		if u.entry.Dispatch[o] == u.d {
@@ -64,7 +84,7 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) *view.Dispatch {
 		}
 	}
 	if origin == "" {
-		return u.d // IPVS: the virtual server of another node address
+		return u.d, nil // IPVS: the virtual server of another node address
 	}
 	count := map[string]int{}
 	read := map[string]float64{}
@@ -73,14 +93,14 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) *view.Dispatch {
 			continue
 		}
 		if b.Share < 0 {
-			return u.d // shares the rules do not say (IPVS schedulers)
+			return u.d, nil // shares the rules do not say (IPVS schedulers)
 		}
 		count[b.Endpoint]++
 		read[b.Endpoint] += b.Share
 	}
-	traced, ok := tracedShares(p, v, u.entry, origin)
+	traced, pkt, ok := tracedShares(p, v, u.entry, origin)
 	if !ok {
-		return u.d
+		return u.d, nil
 	}
 	total, reached := 0.0, 0.0
 	for ep, s := range read {
@@ -90,7 +110,7 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) *view.Dispatch {
 	if reached < total-skewTolerance {
 		// Part of the traffic never gets to the dispatch: lost before it
 		// (service-unreachable's finding), not spread unevenly by it.
-		return u.d
+		return u.d, nil
 	}
 	agree := true
 	for ep, s := range read {
@@ -99,7 +119,7 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) *view.Dispatch {
 		}
 	}
 	if agree {
-		return u.d
+		return u.d, nil
 	}
 	d := *u.d
 	d.Backends = make([]*view.Backend, len(u.d.Backends))
@@ -110,7 +130,60 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) *view.Dispatch {
 		}
 		d.Backends[i] = &c
 	}
-	return &d
+	return &d, &tracedUse{pkt: pkt}
+}
+
+// liveBackends counts the backends of d that take a known share.
+func liveBackends(d *view.Dispatch) int {
+	n := 0
+	for _, b := range d.Backends {
+		if !b.Graceful && !b.Unreachable && b.Share >= 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// foreignSteps traces pkt again with its steps and returns, as evidence,
+// the rules that are not kube-proxy's on the paths to the endpoint that
+// gets more than its share, in the order they are met.
+func foreignSteps(p *Pass, pkt trace.Packet, d *view.Dispatch) []model.Evidence {
+	res, err := p.tracedSteps(pkt)
+	if err != nil {
+		return nil
+	}
+	over, most := "", 0.0
+	for _, b := range d.Backends {
+		if !b.Graceful && !b.Unreachable && b.Share > most {
+			over, most = b.Endpoint, b.Share
+		}
+	}
+	var out []model.Evidence
+	for _, path := range res.Paths {
+		if path.Destination != over || len(path.Conditions) > 0 {
+			continue
+		}
+		for _, st := range path.Steps {
+			if kubeProxyStep(st) {
+				continue
+			}
+			ev := model.Evidence{File: st.File, Line: st.Line, Path: st.Path, Text: st.Table + " " + st.Chain + ": " + st.Rule}
+			if !hasEvidence(out, ev) {
+				out = append(out, ev)
+			}
+		}
+	}
+	return out
+}
+
+// kubeProxyStep reports whether a step of a trace is one of kube-proxy's
+// rules: in one of its chains or tables, or the jump into them.
+func kubeProxyStep(st trace.Step) bool {
+	if strings.HasPrefix(st.Chain, "KUBE-") || strings.HasSuffix(st.Table, "kube-proxy") {
+		return true
+	}
+	return strings.Contains(st.Rule, "-j KUBE-") || strings.Contains(st.Rule, "-g KUBE-") || st.Rule == "" ||
+		strings.HasPrefix(st.Rule, "-P ")
 }
 
 // skewMessage returns what is uneven about a dispatch, or "" when its

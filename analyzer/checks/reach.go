@@ -483,29 +483,30 @@ func outcome(p trace.Path) string {
 }
 
 // tracedShares returns, per endpoint, the share of new connections the
-// tracer sends to it for one entry and origin, and false when the entry's
-// packet is not traced (mode without an engine, unmodelled rules).
-func tracedShares(p *Pass, v *view.View, e *view.Entry, o view.Origin) (map[string]float64, bool) {
+// tracer sends to it for one entry and origin, and the packet traced; false
+// when the entry's packet is not traced (mode without an engine,
+// unmodelled rules).
+func tracedShares(p *Pass, v *view.View, e *view.Entry, o view.Origin) (map[string]float64, trace.Packet, bool) {
 	ip := e.IP
 	if e.Kind == view.NodePort {
 		ip = nodePortAddr(p, v.Family)
 	}
 	if !ip.IsValid() {
-		return nil, false
+		return nil, trace.Packet{}, false
 	}
 	pkt := trace.Packet{Dst: netip.AddrPortFrom(ip, uint16(e.Port)), Proto: e.Protocol, From: trace.From(o)}
 	if e.Firewall != nil {
-		return nil, false // the source decides; shares are read from the rules
+		return nil, pkt, false // the source decides; shares are read from the rules
 	}
 	p.prefetchTraces()
 	to := p.traced(pkt)
 	if to.err != nil || to.warned {
-		return nil, false
+		return nil, pkt, false
 	}
 	out := map[string]float64{}
 	for _, path := range to.paths {
 		if path.warned {
-			return nil, false
+			return nil, pkt, false
 		}
 		if path.conds {
 			continue
@@ -514,5 +515,5 @@ func tracedShares(p *Pass, v *view.View, e *view.Entry, o view.Origin) (map[stri
 			out[path.dest] += path.prob
 		}
 	}
-	return out, true
+	return out, pkt, true
 }
