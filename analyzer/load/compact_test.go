@@ -97,10 +97,7 @@ func TestCompactKeepsPorts(t *testing.T) {
 func TestFilesReadWhenParsed(t *testing.T) {
 	dir := t.TempDir()
 	dump := writeFile(t, dir, "iptables-save.txt", []byte(miniDump))
-	// The Service of miniService with labels and a selector.
-	svc := strings.Replace(miniService, "  namespace: shop\n", "  namespace: shop\n  labels: {app: web}\n", 1)
-	svc = strings.Replace(svc, "spec:\n", "spec:\n  selector: {app: web}\n", 1)
-	export := writeFile(t, dir, "svc.yaml", []byte(svc+miniSlice))
+	export := writeFile(t, dir, "svc.yaml", []byte(miniService+miniSlice))
 	var files []file
 	for _, p := range []string{dump, export} {
 		fs, err := readPath(p, DefaultLimits)
