@@ -2,6 +2,8 @@ package checks_test
 
 import (
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -41,5 +43,35 @@ func TestEveryCheckFires(t *testing.T) {
 		if len(wanted[c.ID]) == 0 {
 			t.Errorf("check %s has no scenario in testdata/scenarios that expects it to fire", c.ID)
 		}
+	}
+}
+
+// TestScenariosOneCPU runs the checks that read the tracer's sweep on one
+// CPU, where no sweep runs in the background and every packet is traced
+// when a check asks for it: the findings are those of a run on every CPU.
+func TestScenariosOneCPU(t *testing.T) {
+	var traced []*checks.Check
+	for _, c := range checks.All {
+		if c.Traces {
+			traced = append(traced, c)
+		}
+	}
+	if len(traced) < 2 {
+		t.Fatalf("%d checks read the sweep, want service-unreachable and load-balance-skew", len(traced))
+	}
+	for _, file := range checktest.Files(t, "scenarios/*/*.txtar") {
+		name := filepath.Base(filepath.Dir(file)) + "/" + strings.TrimSuffix(filepath.Base(file), ".txtar")
+		if !strings.Contains(name, "unreachable") && !strings.Contains(name, "skew") && !strings.Contains(name, "healthy") {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			all := checktest.Run(t, file, checks.All)
+			prev := runtime.GOMAXPROCS(1)
+			one := checktest.Run(t, file, checks.All)
+			runtime.GOMAXPROCS(prev)
+			if !reflect.DeepEqual(all, one) {
+				t.Errorf("on one CPU the findings differ:\n%v\nwant\n%v", one, all)
+			}
+		})
 	}
 }
