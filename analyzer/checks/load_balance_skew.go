@@ -17,11 +17,13 @@ var loadBalanceSkew = &Check{
 	What: "kube-proxy gives every endpoint of a Service the same share of new connections: in iptables mode rule " +
 		"i of n matches with probability 1/(n-i), in nftables mode `numgen random mod n` maps to n endpoints, " +
 		"in IPVS mode every real server has weight 1. Here the shares are unequal, some traffic matches no endpoint, " +
-		"or an endpoint can never be chosen.",
+		"or an endpoint can never be chosen. The shares are those the tracer finds for new connections, so a rule " +
+		"outside kube-proxy's chains that takes part of the traffic before them (another tool's DNAT) shows too.",
 	Why: "Some pods are overloaded while others idle, or part of the new connections fall through the service chain " +
 		"and are not load-balanced at all. Hand-edited rules and partial restores leave this behind.",
 	Fix: "Restart kube-proxy on the node so that it rewrites the service chains; if it comes back, look for another " +
-		"tool editing kube-proxy's chains.",
+		"tool editing kube-proxy's chains. When kube-proxy's chain is even, remove the rule of the evidence that is " +
+		"not kube-proxy's.",
 	Needs: serviceNeeds,
 	// The shares of the traced dispatches come from the tracer's sweep.
 	Traces: true,
