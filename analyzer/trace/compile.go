@@ -834,27 +834,14 @@ const (
 	tcpURG
 )
 
+// tcpFlagNames are the flags of --tcp-flags (NONE is none of them).
+var tcpFlagNames = map[string]uint32{"FIN": tcpFIN, "SYN": tcpSYN, "RST": tcpRST, "PSH": tcpPSH, "ACK": tcpACK, "URG": tcpURG, "ALL": 0x3f, "NONE": 0}
+
+// parseTCPFlags reads a --tcp-flags list; names it does not know are left
+// out.
 func parseTCPFlags(s string) uint8 {
-	var f uint8
-	for _, n := range strings.Split(s, ",") {
-		switch strings.ToUpper(n) {
-		case "FIN":
-			f |= tcpFIN
-		case "SYN":
-			f |= tcpSYN
-		case "RST":
-			f |= tcpRST
-		case "PSH":
-			f |= tcpPSH
-		case "ACK":
-			f |= tcpACK
-		case "URG":
-			f |= tcpURG
-		case "ALL":
-			f |= 0x3f
-		}
-	}
-	return f
+	bits, _ := parseFlags(s, tcpFlagNames)
+	return uint8(bits)
 }
 
 func parsePrefix(s string) (netip.Prefix, bool) {
@@ -950,48 +937,29 @@ func parseMark(s string) (uint32, uint32, bool) {
 	return uint32(val), uint32(mask), true
 }
 
-func parseAddrTypes(s string) (uint32, bool) {
-	var bits uint32
-	for _, t := range strings.Split(s, ",") {
-		switch strings.ToUpper(t) {
-		case "LOCAL":
-			bits |= atLocal
-		case "UNICAST":
-			bits |= atUnicast
-		case "BROADCAST":
-			bits |= atBroadcast
-		case "MULTICAST":
-			bits |= atMulticast
-		default:
-			return 0, false
-		}
-	}
-	return bits, true
-}
+// addrTypeNames are the address types of -m addrtype the tracer models.
+var addrTypeNames = map[string]uint32{"LOCAL": atLocal, "UNICAST": atUnicast, "BROADCAST": atBroadcast, "MULTICAST": atMulticast}
 
-func parseCtStates(s string) (uint32, bool) {
+// ctStateNames are the states of --ctstate and --state.
+var ctStateNames = map[string]uint32{"NEW": ctNew, "ESTABLISHED": ctEstablished, "RELATED": ctRelated, "INVALID": ctInvalid,
+	"UNTRACKED": ctUntracked, "SNAT": ctSNAT, "DNAT": ctDNAT}
+
+func parseAddrTypes(s string) (uint32, bool) { return parseFlags(s, addrTypeNames) }
+
+func parseCtStates(s string) (uint32, bool) { return parseFlags(s, ctStateNames) }
+
+// parseFlags reads a comma-separated list of names (any case) into the
+// union of their bits; false when a name is not in names (the bits are
+// then those of the names it knows).
+func parseFlags(s string, names map[string]uint32) (uint32, bool) {
 	var bits uint32
-	for _, t := range strings.Split(s, ",") {
-		switch strings.ToUpper(t) {
-		case "NEW":
-			bits |= ctNew
-		case "ESTABLISHED":
-			bits |= ctEstablished
-		case "RELATED":
-			bits |= ctRelated
-		case "INVALID":
-			bits |= ctInvalid
-		case "UNTRACKED":
-			bits |= ctUntracked
-		case "SNAT":
-			bits |= ctSNAT
-		case "DNAT":
-			bits |= ctDNAT
-		default:
-			return 0, false
-		}
+	ok := true
+	for _, n := range strings.Split(s, ",") {
+		b, known := names[strings.ToUpper(n)]
+		bits |= b
+		ok = ok && known
 	}
-	return bits, true
+	return bits, ok
 }
 
 // resolveSet finds the set a --match-set names among the captured ipsets.

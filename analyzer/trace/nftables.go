@@ -645,47 +645,33 @@ func catEnds(out, more []chainEnd) []chainEnd {
 
 // setIndex returns the index of a named set.
 func (t *nftTable) setIndex(s *nft.Set) *setIndex {
-	if ix := t.named[s]; ix != nil {
-		return ix // built with the table: read without the lock
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if ix := t.lazySets[s]; ix != nil {
-		return ix
-	}
-	ix := newSetIndex(s.Elements)
-	t.lazySets[s] = ix
-	return ix
+	return cached(&t.mu, t.named, t.lazySets, s, func() *setIndex { return newSetIndex(s.Elements) })
 }
 
 // anonIndex returns the index of an anonymous set of a rule.
 func (t *nftTable) anonIndex(a *nft.AnonSet) *setIndex {
-	if ix := t.anon[a]; ix != nil {
-		return ix
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if ix := t.lazyAnon[a]; ix != nil {
-		return ix
-	}
-	ix := newSetIndex(a.Elements)
-	t.lazyAnon[a] = ix
-	return ix
+	return cached(&t.mu, t.anon, t.lazyAnon, a, func() *setIndex { return newSetIndex(a.Elements) })
 }
 
 // valuePart returns the constant v of a rule, read once.
 func (t *nftTable) valuePart(v *nft.Value) *part {
-	if p := t.values[v]; p != nil {
-		return p
+	return cached(&t.mu, t.values, t.lazyValues, v, func() *part { p := compilePart(v.Text); return &p })
+}
+
+// cached returns built[k], made with the table and read without the lock,
+// else lazy[k], made by mk on first use under mu.
+func cached[K comparable, V any](mu *sync.Mutex, built, lazy map[K]*V, k K, mk func() *V) *V {
+	if v := built[k]; v != nil {
+		return v
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if p := t.lazyValues[v]; p != nil {
-		return p
+	mu.Lock()
+	defer mu.Unlock()
+	if v := lazy[k]; v != nil {
+		return v
 	}
-	p := compilePart(v.Text)
-	t.lazyValues[v] = &p
-	return &p
+	v := mk()
+	lazy[k] = v
+	return v
 }
 
 // precompile reads the constants and anonymous sets of an expression.

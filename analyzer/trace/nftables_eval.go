@@ -888,41 +888,62 @@ func fraction(w float64, n int) string {
 	return strconv.FormatFloat(w, 'g', 6, 64)
 }
 
-func (w *nftWalk) evalVmap(st *nftState, t *nftTable, vm *nft.Vmap) []branch {
-	key := w.evalKey(st, vm.Key)
-	if key.absent {
-		return w.ended(st, rNoMatch)
+// mapDraw is one element a map lookup draws, with the state of its branch.
+type mapDraw struct {
+	st   *nftState
+	elem int // -1: no element matches
+	note string
+}
+
+// mapDraws evaluates the lookup of key in the map data of statement stmt:
+// the elements drawn, each with the state of its branch (forked, with its
+// probability, when there are several). When the lookup cannot be made,
+// done holds the branches that end the rule.
+func (w *nftWalk) mapDraws(st *nftState, t *nftTable, key, data nft.Expr, stmt nft.Stmt) (ix *setIndex, out []mapDraw, done []branch) {
+	k := w.evalKey(st, key)
+	if k.absent {
+		return nil, nil, w.ended(st, rNoMatch)
 	}
-	if key.why != "" {
-		return w.unknown(st, key.why+"; assumed not to match")
+	if k.why != "" {
+		return nil, nil, w.unknown(st, k.why+"; assumed not to match")
 	}
-	ix, _, why := w.index(t, vm.Data)
+	ix, _, why := w.index(t, data)
 	if why != "" {
-		return w.unknown(st, why+"; assumed not to match")
+		return nil, nil, w.unknown(st, why+"; assumed not to match")
 	}
-	ds, why := w.draws(st, key, ix)
+	ds, why := w.draws(st, k, ix)
 	if why != "" {
-		return w.unknown(st, "not modelled: "+nft.StmtString(vm)+": "+why+"; assumed not to match")
+		return nil, nil, w.unknown(st, "not modelled: "+nft.StmtString(stmt)+": "+why+"; assumed not to match")
 	}
-	var out []branch
 	for _, d := range ds {
 		bst := st
 		if len(ds) > 1 || d.weight != 1 {
 			bst = st.clone()
 			bst.prob *= d.weight
 		}
-		note := w.probNote(d.note, d.weight, len(key.vars))
+		out = append(out, mapDraw{st: bst, elem: d.elem, note: w.probNote(d.note, d.weight, len(k.vars))})
+	}
+	return ix, out, nil
+}
+
+func (w *nftWalk) evalVmap(st *nftState, t *nftTable, vm *nft.Vmap) []branch {
+	ix, ds, done := w.mapDraws(st, t, vm.Key, vm.Data, vm)
+	if done != nil {
+		return done
+	}
+	var out []branch
+	for _, d := range ds {
 		if d.elem < 0 {
-			out = append(out, branch{st: bst, end: rNoMatch})
+			out = append(out, branch{st: d.st, end: rNoMatch})
 			continue
 		}
 		v := ix.elems[d.elem].Verdict
 		if v == nil {
-			out = append(out, branch{st: bst, end: rNoMatch, warn: "verdict map element without a verdict"})
+			out = append(out, branch{st: d.st, end: rNoMatch, warn: "verdict map element without a verdict"})
 			continue
 		}
-		for _, b := range w.verdictBranch(bst, v) {
-			b.note = note
+		for _, b := range w.verdictBranch(d.st, v) {
+			b.note = d.note
 			out = append(out, b)
 		}
 	}
@@ -990,41 +1011,24 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 	case *nft.Value:
 		return []branch{to(st, a.Text, n.Port, "")}
 	case *nft.Map:
-		key := w.evalKey(st, a.Key)
-		if key.absent {
-			return w.ended(st, rNoMatch)
-		}
-		if key.why != "" {
-			return w.unknown(st, key.why+"; assumed not to match")
-		}
-		ix, _, why := w.index(t, a.Data)
-		if why != "" {
-			return w.unknown(st, why+"; assumed not to match")
-		}
-		ds, why := w.draws(st, key, ix)
-		if why != "" {
-			return w.unknown(st, "not modelled: "+nft.StmtString(n)+": "+why+"; assumed not to match")
+		ix, ds, done := w.mapDraws(st, t, a.Key, a.Data, n)
+		if done != nil {
+			return done
 		}
 		var out []branch
 		for _, d := range ds {
-			bst := st
-			if len(ds) > 1 || d.weight != 1 {
-				bst = st.clone()
-				bst.prob *= d.weight
-			}
 			if d.elem < 0 {
-				out = append(out, branch{st: bst, end: rNoMatch})
+				out = append(out, branch{st: d.st, end: rNoMatch})
 				continue
 			}
 			data := ix.elems[d.elem].Data
-			note := w.probNote(d.note, d.weight, len(key.vars))
 			switch {
 			case len(data) == 2 && n.Port == nil:
-				out = append(out, to(bst, data[0], &nft.Value{Text: data[1]}, note))
+				out = append(out, to(d.st, data[0], &nft.Value{Text: data[1]}, d.note))
 			case len(data) == 1:
-				out = append(out, to(bst, data[0], n.Port, note))
+				out = append(out, to(d.st, data[0], n.Port, d.note))
 			default:
-				out = append(out, branch{st: bst, end: rNoMatch, warn: "not modelled: " + nft.StmtString(n) + "; assumed not to match"})
+				out = append(out, branch{st: d.st, end: rNoMatch, warn: "not modelled: " + nft.StmtString(n) + "; assumed not to match"})
 			}
 		}
 		return out
