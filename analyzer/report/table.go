@@ -170,7 +170,6 @@ func findingsTable(t *theme, fs []checks.Finding, multi bool, width int) string 
 		}
 		rows = append(rows, row)
 	}
-	last := len(headers) - 1
 	svcW, checkW, nodeW := 9, 7, 6
 	for _, f := range fs {
 		svcW = max(svcW, min(len(f.Service)+len(f.Protocol)+5, 28))
@@ -181,10 +180,17 @@ func findingsTable(t *theme, fs []checks.Finding, multi bool, width int) string 
 	if multi {
 		fixed = map[int]int{0: 4, 1: 10, 2: nodeW, 3: svcW, 4: checkW}
 	}
+	return fitTable(t, headers, rows, fixed, width, 24)
+}
+
+// fitTable renders rows under headers: the columns of fixed have those
+// widths and the last one takes what is left of width, at least minLast.
+func fitTable(t *theme, headers []string, rows [][]string, fixed map[int]int, width, minLast int) string {
 	rest := width - 1 - len(headers)
 	for _, w := range fixed {
 		rest -= w
 	}
+	last := len(headers) - 1
 	tbl := table.New().
 		Border(lipgloss.RoundedBorder()).
 		BorderStyle(t.border).
@@ -199,7 +205,7 @@ func findingsTable(t *theme, fs []checks.Finding, multi bool, width int) string 
 				st = st.Width(w)
 			}
 			if col == last {
-				st = st.Width(max(24, rest))
+				st = st.Width(max(minLast, rest))
 			}
 			return st
 		})

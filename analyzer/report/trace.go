@@ -149,30 +149,7 @@ func pathsTable(t *theme, paths []trace.Path, width int) string {
 		destW = max(destW, len(p.Destination)+2)
 	}
 	fixed := map[int]int{0: 4, 1: 18, 2: 9, 3: destW, 4: 6}
-	rest := width - 1 - len(headers)
-	for _, w := range fixed {
-		rest -= w
-	}
-	last := len(headers) - 1
-	tbl := table.New().
-		Border(lipgloss.RoundedBorder()).
-		BorderStyle(t.border).
-		Headers(headers...).
-		Rows(rows...).
-		StyleFunc(func(row, col int) lipgloss.Style {
-			st := t.cell
-			if row == table.HeaderRow {
-				st = t.header
-			}
-			if w, ok := fixed[col]; ok {
-				st = st.Width(w)
-			}
-			if col == last {
-				st = st.Width(max(16, rest))
-			}
-			return st
-		})
-	return tbl.Render()
+	return fitTable(t, headers, rows, fixed, width, 16)
 }
 
 func yesNo(b bool) string {
