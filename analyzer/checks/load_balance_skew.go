@@ -51,8 +51,8 @@ func runLoadBalanceSkew(p *Pass) {
 					// before it, by rules the trace met.
 					f.Message = fmt.Sprintf("new connections %s to %s reach the endpoints unevenly: %s instead of %.1f%% each, "+
 						"although %s gives each the same share: a rule outside kube-proxy's chains takes part of them before it",
-						fromText(tr.pkt.From), destText(u.entry.Kind, u.entry.IP, sp), shares(d), 100/float64(n), d.ID)
-					f.Evidence = foreignSteps(p, tr.pkt, d)
+						fromText(tr.From), destText(u.entry.Kind, u.entry.IP, sp), shares(d), 100/float64(n), d.ID)
+					f.Evidence = foreignSteps(p, *tr, d)
 					f.Advice = "Find the rule of the evidence that is not kube-proxy's (another tool's DNAT or mark, a leftover of an " +
 						"experiment) and remove it; kube-proxy's own chains are even."
 				}
@@ -68,16 +68,11 @@ func runLoadBalanceSkew(p *Pass) {
 	}
 }
 
-// tracedUse is the traced packet whose shares replaced a dispatch's.
-type tracedUse struct {
-	pkt trace.Packet
-}
-
 // tracedDispatch returns the dispatch with the shares the tracer finds for
-// the packets of its entry: unchanged (and a nil tracedUse) when they
+// the packets of its entry: unchanged (and a nil packet) when they
 // agree with the shares read from the rules (or when the entry is not
 // traced), else a copy carrying the traced shares and the packet traced.
-func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *tracedUse) {
+func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trace.Packet) {
 	var origin view.Origin
 	for _, o := range view.Origins {
 		if u.entry.Dispatch[o] == u.d {
@@ -132,7 +127,7 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trac
 		}
 		d.Backends[i] = &c
 	}
-	return &d, &tracedUse{pkt: pkt}
+	return &d, &pkt
 }
 
 // liveBackends counts the backends of d that take a known share.
