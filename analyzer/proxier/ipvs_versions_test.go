@@ -8,37 +8,11 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
-	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
-	"github.com/proxyscan/proxyscan/parsers/kpversion"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
-
-// expectIPVSArchive generates the IPVS data plane an archive of
-// testdata/proxier/ipvs-versions describes: its inputs at its version.
-func expectIPVSArchive(t *testing.T, a *txtar.Archive) *Dataplane {
-	t.Helper()
-	inputs := strings.TrimSpace(string(parsetest.Section(a, "inputs")))
-	version := strings.TrimSpace(string(parsetest.Section(a, "version")))
-	if inputs == "" || version == "" {
-		t.Fatal("archive needs an inputs and a version section")
-	}
-	v, err := kpversion.ParseString(version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snaps, err := load.Load([]string{filepath.Join(parsetest.Root(t), "testdata", inputs)}, load.Options{Version: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dp, err := Expect(snaps[0], Options{Mode: model.ModeIPVS, Version: v})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dp
-}
 
 // TestIPVSVersionGoldens generates the IPVS data plane of the releases
 // before 1.30 for the inputs named by each archive of
@@ -51,7 +25,7 @@ func expectIPVSArchive(t *testing.T, a *txtar.Archive) *Dataplane {
 func TestIPVSVersionGoldens(t *testing.T) {
 	parsetest.Golden(t, "proxier/ipvs-versions/*.txtar", func(t *testing.T, name string, a *txtar.Archive) map[string][]byte {
 		out := map[string][]byte{}
-		for _, f := range expectIPVSArchive(t, a).Files {
+		for _, f := range expectArchive(t, a, model.ModeIPVS).Files {
 			out[f.Name] = f.Data
 		}
 		return out
@@ -74,7 +48,7 @@ func TestIPVSVersionsLoad(t *testing.T) {
 				t.Fatal(err)
 			}
 			files := map[string][]byte{}
-			for _, f := range expectIPVSArchive(t, a).Files {
+			for _, f := range expectArchive(t, a, model.ModeIPVS).Files {
 				files[f.Name] = f.Data
 			}
 			ns := netnstest.New(t)

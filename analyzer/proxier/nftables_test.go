@@ -15,8 +15,6 @@ import (
 	"github.com/google/nftables"
 	"github.com/rogpeppe/go-internal/txtar"
 
-	"github.com/proxyscan/proxyscan/analyzer/load"
-
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/parsers/kpconfig"
@@ -389,7 +387,7 @@ func TestNFTLoadsWithNFT(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return expectNFTArchive(t, a)
+			return expectArchive(t, a, model.ModeNFTables)
 		}})
 	}
 	cases = append(cases, gen{"bundle-nftables-healthy", func(t *testing.T) *Dataplane {
@@ -499,35 +497,9 @@ func TestNFTVariants(t *testing.T) {
 // -update, then check the diff by hand again).
 func TestNFTVersionGoldens(t *testing.T) {
 	parsetest.Golden(t, "proxier/nftables-versions/*.txtar", func(t *testing.T, name string, a *txtar.Archive) map[string][]byte {
-		dp := expectNFTArchive(t, a)
+		dp := expectArchive(t, a, model.ModeNFTables)
 		return map[string][]byte{dp.Files[0].Name: dp.Files[0].Data}
 	})
-}
-
-// expectNFTArchive generates the nftables data plane an archive of
-// testdata/proxier/nftables-versions describes: its inputs, at its
-// version, with its feature gates.
-func expectNFTArchive(t *testing.T, a *txtar.Archive) *Dataplane {
-	t.Helper()
-	inputs := strings.TrimSpace(string(parsetest.Section(a, "inputs")))
-	version := strings.TrimSpace(string(parsetest.Section(a, "version")))
-	if inputs == "" || version == "" {
-		t.Fatal("archive needs an inputs and a version section")
-	}
-	v, err := kpversion.ParseString(version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snaps, err := load.Load([]string{filepath.Join(parsetest.Root(t), "testdata", inputs)}, load.Options{Version: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	setGates(t, snaps[0], strings.Fields(string(parsetest.Section(a, "feature-gates")))...)
-	dp, err := Expect(snaps[0], Options{Mode: model.ModeNFTables, Version: v})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dp
 }
 
 // setGates sets feature gates, each NAME=true or NAME=false, in the

@@ -19,27 +19,36 @@ import (
 // them with -update, then check the diff by hand again).
 func TestVersionGoldens(t *testing.T) {
 	parsetest.Golden(t, "proxier/versions/*.txtar", func(t *testing.T, name string, a *txtar.Archive) map[string][]byte {
-		inputs := strings.TrimSpace(string(parsetest.Section(a, "inputs")))
-		version := strings.TrimSpace(string(parsetest.Section(a, "version")))
-		if inputs == "" || version == "" {
-			t.Fatal("archive needs an inputs and a version section")
-		}
-		v, err := kpversion.ParseString(version)
-		if err != nil {
-			t.Fatal(err)
-		}
-		snaps, err := load.Load([]string{filepath.Join(parsetest.Root(t), "testdata", inputs)}, load.Options{Version: version})
-		if err != nil {
-			t.Fatal(err)
-		}
-		dp, err := Expect(snaps[0], Options{Version: v})
-		if err != nil {
-			t.Fatal(err)
-		}
 		out := map[string][]byte{}
-		for _, f := range dp.Files {
+		for _, f := range expectArchive(t, a, "").Files {
 			out[f.Name] = f.Data
 		}
 		return out
 	})
+}
+
+// expectArchive generates the data plane of mode ("" for the inputs' own)
+// that a version archive describes: its inputs, at its version, with the
+// feature gates of its feature-gates section if any.
+func expectArchive(t *testing.T, a *txtar.Archive, mode string) *Dataplane {
+	t.Helper()
+	inputs := strings.TrimSpace(string(parsetest.Section(a, "inputs")))
+	version := strings.TrimSpace(string(parsetest.Section(a, "version")))
+	if inputs == "" || version == "" {
+		t.Fatal("archive needs an inputs and a version section")
+	}
+	v, err := kpversion.ParseString(version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := load.Load([]string{filepath.Join(parsetest.Root(t), "testdata", inputs)}, load.Options{Version: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setGates(t, snaps[0], strings.Fields(string(parsetest.Section(a, "feature-gates")))...)
+	dp, err := Expect(snaps[0], Options{Mode: mode, Version: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dp
 }
