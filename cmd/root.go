@@ -17,11 +17,16 @@ func Main(args []string) int {
 
 // Run runs the root command with a factory; the testable Main.
 func Run(f *Factory, args []string) int {
-	root := NewRootCmd(f)
+	root, prof := newRootCmd(f)
 	root.SetArgs(args)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	err := root.Execute()
+	// The profile is written whatever the outcome: a run that reports
+	// findings (exit 1) is the one most worth profiling.
+	if perr := prof.stop(); perr != nil && (err == nil || errors.Is(err, errFindings)) {
+		err = perr
+	}
 	if err != nil && !errors.Is(err, errFindings) {
 		printError(f, err)
 	}
@@ -50,6 +55,13 @@ func printError(f *Factory, err error) {
 
 // NewRootCmd builds the command tree.
 func NewRootCmd(f *Factory) *cobra.Command {
+	root, _ := newRootCmd(f)
+	return root
+}
+
+// newRootCmd builds the command tree and its --profile options, which the
+// caller stops once the command has run.
+func newRootCmd(f *Factory) (*cobra.Command, *ProfileOptions) {
 	root := &cobra.Command{
 		Use:   "proxyscan",
 		Short: "Inspect kube-proxy's data plane offline",
@@ -61,6 +73,9 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &FlagError{Err: err} })
+	prof := &ProfileOptions{}
+	prof.addFlags(root)
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return prof.start() }
 	root.AddCommand(
 		NewCmdAnalyze(f, nil),
 		NewCmdCollect(f, nil),
@@ -71,5 +86,5 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdVersion(f),
 		NewCmdDocs(f, nil),
 	)
-	return root
+	return root, prof
 }
