@@ -179,7 +179,7 @@ func (f *facts) missing(needs []Need) string {
 		case NeedServices:
 			ok = len(f.snap.Objects.Services) > 0
 		case NeedEndpoints:
-			ok = len(f.snap.Objects.EndpointSlices) > 0 || len(f.snap.Objects.Endpoints) > 0
+			ok = f.snap.Objects.EndpointObjects() > 0
 		case NeedDataplane:
 			ok = len(f.views) > 0
 			if !ok {

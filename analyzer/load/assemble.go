@@ -409,22 +409,18 @@ func (b *builder) pickNode(opts Options) {
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // compactObjects drops, once the service ports are built, what of the
-// Services and EndpointSlices nothing reads afterwards (see
-// [Options.Compact]): the slices' endpoint lists (the ports hold the
-// endpoints), their labels (the Service they belong to is resolved),
-// annotations and owners; the Services' labels (headless and
-// service-proxy-name are resolved), selectors and last applied
-// configuration. Every object keeps its name, position, spec and the
-// other annotations. Maps are what the collector pays most for: a large
-// export holds tens of thousands.
+// exports nothing reads afterwards (see [Options.Compact]): the
+// EndpointSlices and Endpoints objects (the ports hold their endpoints,
+// with their positions; their number is kept), and the Services' labels
+// (headless and service-proxy-name are resolved), selectors and last
+// applied configuration. Every Service keeps its name, position, spec and
+// its other annotations. Maps are what the collector pays most for: a
+// large export holds tens of thousands.
 func compactObjects(o *kube.Objects) {
 	if o == nil {
 		return
 	}
-	for _, es := range o.EndpointSlices {
-		es.Endpoints = nil
-		es.Labels, es.Annotations, es.ManagedFields, es.OwnerReferences = nil, nil, nil, nil
-	}
+	o.ReleaseEndpoints()
 	for _, svc := range o.Services {
 		svc.Labels, svc.ManagedFields, svc.Spec.Selector = nil, nil, nil
 		if _, ok := svc.Annotations[lastApplied]; ok {

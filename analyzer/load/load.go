@@ -38,14 +38,14 @@ type Options struct {
 	// Limits bound archive and directory reading; zero means DefaultLimits.
 	Limits Limits
 	// Compact trims, once every snapshot's service ports are built, what
-	// the checks do not read of the Services and EndpointSlices: the
-	// slices' endpoint lists (the ports hold them as model endpoints, with
-	// the slices' positions), labels, annotations and owners, the
-	// Services' labels, selectors and last applied configuration. The
-	// objects themselves stay, with their names, positions, specs and the
-	// Services' other annotations. For callers that read endpoints only
-	// from the model (analyze); the reference proxier rebuilds ports from
-	// the objects and needs them whole.
+	// the checks do not read of the exports: the EndpointSlices and
+	// Endpoints objects (the ports hold their endpoints as model
+	// endpoints, with the objects' positions; kube.Objects counts them),
+	// the Services' labels, selectors and last applied configuration. The
+	// Services stay, with their names, positions, specs and other
+	// annotations. For callers that read endpoints only from the model
+	// (analyze); the reference proxier rebuilds ports from the objects and
+	// needs them whole.
 	Compact bool
 }
 

@@ -119,11 +119,28 @@ type Objects struct {
 	DaemonSets     []*DaemonSet
 	Raw            []*RawDocument
 	Ignored        []*Ignored
+	// Released counts the EndpointSlices and Endpoints objects that were
+	// read and then let go of by [Objects.ReleaseEndpoints].
+	Released int
+}
+
+// EndpointObjects returns how many EndpointSlices and legacy Endpoints
+// objects were read, released ones included.
+func (o *Objects) EndpointObjects() int {
+	return len(o.EndpointSlices) + len(o.Endpoints) + o.Released
+}
+
+// ReleaseEndpoints lets go of the EndpointSlices and Endpoints objects,
+// counting them, for callers that have read what they need of them (the
+// endpoints of every service port) and hold large exports.
+func (o *Objects) ReleaseEndpoints() {
+	o.Released += len(o.EndpointSlices) + len(o.Endpoints)
+	o.EndpointSlices, o.Endpoints = nil, nil
 }
 
 // Len returns the number of objects, ignored ones included.
 func (o *Objects) Len() int {
-	return len(o.Services) + len(o.EndpointSlices) + len(o.Endpoints) + len(o.ConfigMaps) +
+	return len(o.Services) + o.EndpointObjects() + len(o.ConfigMaps) +
 		len(o.Nodes) + len(o.Pods) + len(o.DaemonSets) + len(o.Raw) + len(o.Ignored)
 }
 
@@ -138,6 +155,7 @@ func (o *Objects) Merge(other *Objects) {
 	o.DaemonSets = append(o.DaemonSets, other.DaemonSets...)
 	o.Raw = append(o.Raw, other.Raw...)
 	o.Ignored = append(o.Ignored, other.Ignored...)
+	o.Released += other.Released
 }
 
 // chunk is one object's text and where it starts.
