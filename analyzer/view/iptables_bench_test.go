@@ -1,0 +1,41 @@
+package view_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+	"github.com/proxyscan/proxyscan/internal/benchgen"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/kube"
+)
+
+// BenchmarkFromIPTables builds the view of a generated 10,000-service
+// iptables-save dump (parsed once).
+func BenchmarkFromIPTables(b *testing.B) {
+	spec := benchgen.Default
+	var dump, cluster bytes.Buffer
+	if err := spec.IPTablesSave(&dump); err != nil {
+		b.Fatal(err)
+	}
+	if err := spec.WriteJSON(&cluster); err != nil {
+		b.Fatal(err)
+	}
+	objs, err := kube.Parse("cluster.json", cluster.Bytes())
+	if err != nil {
+		b.Fatal(err)
+	}
+	attr := view.NewAttribution(model.BuildServicePorts(objs, model.BuildOptions{NodeName: spec.Node}))
+	d, err := iptables.Parse("iptables-save.txt", dump.Bytes())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		v := view.FromIPTables(d, attr)
+		if len(v.Entries) < spec.Services {
+			b.Fatalf("%d entries", len(v.Entries))
+		}
+	}
+}
