@@ -174,7 +174,7 @@ func nftSideOf(s *model.Snapshot) *leftSide {
 				}
 				continue
 			}
-			if e.Action != view.Forward || e.Dispatch == nil {
+			if e.Action != view.Forward || !e.Routed {
 				continue
 			}
 			if e.Kind != view.NodePort {
@@ -219,7 +219,7 @@ func iptSideOf(s *model.Snapshot) *leftSide {
 		}
 		v := view.FromIPTables(d, attr)
 		for _, e := range v.Entries {
-			if e.Action != view.Forward || e.Dispatch == nil {
+			if e.Action != view.Forward || !e.Routed {
 				continue
 			}
 			if e.Kind != view.NodePort {

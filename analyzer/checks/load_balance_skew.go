@@ -73,14 +73,14 @@ func runLoadBalanceSkew(p *Pass) {
 // agree with the shares read from the rules (or when the entry is not
 // traced), else a copy carrying the traced shares and the packet traced.
 func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trace.Packet) {
-	var origin view.Origin
+	origin, found := view.Origin(0), false
 	for _, o := range view.Origins {
 		if u.entry.Dispatch[o] == u.d {
-			origin = o
+			origin, found = o, true
 			break
 		}
 	}
-	if origin == "" {
+	if !found {
 		return u.d, nil // IPVS: the virtual server of another node address
 	}
 	count := map[string]int{}

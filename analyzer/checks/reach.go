@@ -356,7 +356,7 @@ func reportUnreachable(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, 
 	var lost []string
 	var evidence []model.Evidence
 	for _, from := range t.from {
-		if t.entry.Dispatch != nil && t.entry.Dispatch[view.Origin(from)] == nil {
+		if o, ok := view.ParseOrigin(string(from)); ok && t.entry.Routed && t.entry.Dispatch[o] == nil {
 			continue // the entry does not forward this origin (traffic-policy-mismatch's)
 		}
 		pkt := trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src}
@@ -494,7 +494,7 @@ func tracedShares(p *Pass, v *view.View, e *view.Entry, o view.Origin) (map[stri
 	if !ip.IsValid() {
 		return nil, trace.Packet{}, false
 	}
-	pkt := trace.Packet{Dst: netip.AddrPortFrom(ip, uint16(e.Port)), Proto: e.Protocol, From: trace.From(o)}
+	pkt := trace.Packet{Dst: netip.AddrPortFrom(ip, uint16(e.Port)), Proto: e.Protocol, From: trace.From(o.String())}
 	if e.Firewall != nil {
 		return nil, pkt, false // the source decides; shares are read from the rules
 	}

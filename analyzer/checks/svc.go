@@ -41,7 +41,7 @@ func forward(v *view.View, k view.Kind, ip netip.Addr, proto string, port int32)
 	}
 	for _, kind := range kinds {
 		for _, e := range v.Lookup(kind, ip, proto, port) {
-			if e.Action == view.Forward && e.Dispatch != nil {
+			if e.Action == view.Forward && e.Routed {
 				return e
 			}
 		}

@@ -91,13 +91,18 @@ func commentService(c string) string {
 }
 
 type iptExtractor struct {
-	d     *iptables.Dump
-	attr  *Attribution
-	v     *View
-	nat   *iptables.Table
-	disp  map[string]*Dispatch
-	obj   map[string]*Object
-	entry map[string]*Entry
+	d    *iptables.Dump
+	attr *Attribution
+	v    *View
+	nat  *iptables.Table
+	// The indexes are keyed by chain, not by name: a large nat table has
+	// tens of thousands of chains, and every rule that jumps is looked up
+	// several times.
+	disp  map[*iptables.Chain]*Dispatch
+	obj   map[*iptables.Chain]*Object
+	entry map[entryKey]*Entry
+	// objChains holds the chain of each object (parallel to v.Objects).
+	objChains []*iptables.Chain
 }
 
 // FromIPTables builds the view of an iptables-mode dump. attr, built from
@@ -108,9 +113,9 @@ func FromIPTables(d *iptables.Dump, attr *Attribution) *View {
 		d: d, attr: attr,
 		v:     &View{Mode: model.ModeIPTables, Family: model.Family(d.Family), Source: d.Name},
 		nat:   d.Table("nat"),
-		disp:  map[string]*Dispatch{},
-		obj:   map[string]*Object{},
-		entry: map[string]*Entry{},
+		disp:  map[*iptables.Chain]*Dispatch{},
+		obj:   map[*iptables.Chain]*Object{},
+		entry: map[entryKey]*Entry{},
 	}
 	x.v.Anchors = map[Kind]model.Evidence{}
 	x.v.Where = map[Kind]string{ClusterIP: "nat KUBE-SERVICES", ExternalIP: "nat KUBE-SERVICES", LoadBalancerIP: "nat KUBE-SERVICES", NodePort: "nat KUBE-NODEPORTS"}
@@ -152,8 +157,9 @@ func (x *iptExtractor) objects() {
 			n++
 		}
 	}
-	x.obj = make(map[string]*Object, n)
+	x.obj = make(map[*iptables.Chain]*Object, n)
 	x.v.Objects = slices.Grow(x.v.Objects, n)
+	x.objChains = make([]*iptables.Chain, 0, n)
 	objs := make([]Object, n)
 	evs := make([]model.Evidence, n)
 	i := 0
@@ -174,8 +180,9 @@ func (x *iptExtractor) objects() {
 		if o.Service == "" && prefix != model.ChainSEP {
 			o.Service = chainCommentService(c)
 		}
-		x.obj[c.Name] = o
+		x.obj[c] = o
 		x.v.Objects = append(x.v.Objects, o)
+		x.objChains = append(x.objChains, c)
 	}
 }
 
@@ -190,21 +197,13 @@ func chainCommentService(c *iptables.Chain) string {
 	return ""
 }
 
-// attributeEndpointChains names the KUBE-SEP chains: those a dispatch
-// reaches take its service; the others (orphan candidates) their comment.
+// attributeEndpointChains names the KUBE-SEP chains no dispatch reaches
+// (orphan candidates; [iptExtractor.dispatch] names the others) after
+// their comment.
 func (x *iptExtractor) attributeEndpointChains() {
-	for _, d := range x.disp {
-		for _, b := range d.Backends {
-			if o := x.obj[b.ID]; o != nil && o.Service == "" {
-				o.Service = d.Service
-			}
-		}
-	}
-	for _, o := range x.v.Objects {
+	for i, o := range x.v.Objects {
 		if o.Service == "" && strings.HasPrefix(o.Name, model.ChainSEP) {
-			if c := x.nat.Chain(o.Name); c != nil {
-				o.Service = chainCommentService(c)
-			}
+			o.Service = chainCommentService(x.objChains[i])
 		}
 	}
 }
@@ -217,11 +216,15 @@ func chainEvidence(c *iptables.Chain) model.Evidence {
 	return model.Evidence{File: c.Table.Dump.Name, Line: c.Line, Text: text}
 }
 
-func (x *iptExtractor) reference(chain string) {
-	if o := x.obj[chain]; o != nil {
+// reference marks the object of a chain (nil: none) as referenced.
+func (x *iptExtractor) reference(c *iptables.Chain) {
+	if o := x.obj[c]; o != nil {
 		o.Referenced = true
 	}
 }
+
+// chain returns the nat chain called name, or nil.
+func (x *iptExtractor) chain(name string) *iptables.Chain { return x.nat.Chain(name) }
 
 // services reads nat KUBE-SERVICES: cluster IP, external IP and load
 // balancer entries, and the node-port tail rule.
@@ -260,7 +263,7 @@ func (x *iptExtractor) services() {
 		e := x.entryFor(kind, ip, proto, port)
 		e.Evidence = append(e.Evidence, model.RuleEvidence(r))
 		x.attribute(e, comment, tgt, ip)
-		if e.Action == "" || e.Dispatch == nil {
+		if e.Action == "" || !e.Routed {
 			e.Action = Forward
 			x.route(e, tgt)
 		}
@@ -293,11 +296,12 @@ func (x *iptExtractor) kindByAddress(ip netip.Addr, proto string, port int32, tg
 }
 
 func (x *iptExtractor) entryFor(kind Kind, ip netip.Addr, proto string, port int32) *Entry {
-	e := &Entry{Kind: kind, IP: ip, Protocol: proto, Port: port}
-	if old := x.entry[e.Key()]; old != nil {
+	k := entryKey{kind, ip, proto, port}
+	if old := x.entry[k]; old != nil {
 		return old
 	}
-	x.entry[e.Key()] = e
+	e := &Entry{Kind: kind, IP: ip, Protocol: proto, Port: port}
+	x.entry[k] = e
 	x.v.Entries = append(x.v.Entries, e)
 	return e
 }
@@ -387,7 +391,7 @@ func (x *iptExtractor) nodePorts() {
 			e.Localhost = true
 		}
 		x.attribute(e, r.Comment(), tgt, netip.Addr{})
-		if e.Dispatch == nil {
+		if !e.Routed {
 			e.Action = Forward
 			x.route(e, tgt)
 		}
@@ -397,25 +401,22 @@ func (x *iptExtractor) nodePorts() {
 // route fills the per-origin dispatch of a forward entry whose rule jumps
 // to tgt.
 func (x *iptExtractor) route(e *Entry, tgt string) {
-	x.reference(tgt)
-	e.Dispatch = map[Origin]*Dispatch{}
-	e.Via = map[Origin][]model.Evidence{}
+	c := x.chain(tgt)
+	x.reference(c)
+	e.Routed = true
 	for _, o := range Origins {
-		e.Dispatch[o] = x.follow(e, tgt, o, 0)
+		e.Dispatch[o] = x.follow(e, c, o, 0)
 	}
 }
 
-// follow returns the dispatch that traffic from origin reaches from chain.
-func (x *iptExtractor) follow(e *Entry, chain string, origin Origin, depth int) *Dispatch {
-	if depth > 8 {
+// follow returns the dispatch that traffic from origin reaches from chain
+// c (nil: no such chain).
+func (x *iptExtractor) follow(e *Entry, c *iptables.Chain, origin Origin, depth int) *Dispatch {
+	if depth > 8 || c == nil {
 		return nil
 	}
-	prefix, _, ok := chainHash(chain)
+	prefix, _, ok := chainHash(c.Name)
 	if !ok {
-		return nil
-	}
-	c := x.nat.Chain(chain)
-	if c == nil {
 		return nil
 	}
 	switch prefix {
@@ -441,7 +442,8 @@ func (x *iptExtractor) external(e *Entry, c *iptables.Chain, origin Origin, dept
 		if _, _, ok := chainHash(tgt); !ok || strings.HasPrefix(tgt, model.ChainSEP) {
 			continue
 		}
-		x.reference(tgt)
+		next := x.chain(tgt)
+		x.reference(next)
 		taken := false
 		switch {
 		case isLocalSourceMatch(r):
@@ -455,7 +457,7 @@ func (x *iptExtractor) external(e *Entry, c *iptables.Chain, origin Origin, dept
 		}
 		if taken {
 			e.Via[origin] = append(e.Via[origin], model.RuleEvidence(r))
-			return x.follow(e, tgt, origin, depth+1)
+			return x.follow(e, next, origin, depth+1)
 		}
 	}
 	if strings.HasPrefix(c.Name, model.ChainXLB) {
@@ -510,8 +512,9 @@ func (x *iptExtractor) firewall(e *Entry, c *iptables.Chain, origin Origin, dept
 	if next == "" {
 		return nil
 	}
-	x.reference(next)
-	return x.follow(e, next, origin, depth+1)
+	c = x.chain(next)
+	x.reference(c)
+	return x.follow(e, c, origin, depth+1)
 }
 
 // isLocalSourceMatch matches "-m addrtype --src-type LOCAL".
@@ -533,17 +536,29 @@ func isPodSourceMatch(r *iptables.Rule) bool {
 // dispatch reads a chain that balances over KUBE-SEP chains (SVC, SVL,
 // XLB).
 func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
-	if d := x.disp[c.Name]; d != nil {
+	if d := x.disp[c]; d != nil {
 		return d
 	}
 	d := &Dispatch{ID: c.Name, Policy: PolicyCluster, Scheduler: "random", Evidence: []model.Evidence{chainEvidence(c)}}
 	if strings.HasPrefix(c.Name, model.ChainSVL) || strings.HasPrefix(c.Name, model.ChainXLB) {
 		d.Policy = PolicyLocal
 	}
-	if o := x.obj[c.Name]; o != nil {
+	if o := x.obj[c]; o != nil {
 		d.Service = o.Service
 	}
-	x.disp[c.Name] = d
+	x.disp[c] = d
+	// The backends and their evidence (the jump, then the DNAT) are
+	// allocated together: a large node has one per endpoint of every
+	// Service.
+	n := 0
+	for _, r := range c.Rules {
+		if strings.HasPrefix(r.Target(), model.ChainSEP) && !r.Has("--rcheck") {
+			n++
+		}
+	}
+	bs := make([]Backend, n)
+	evs := make([]model.Evidence, 2*n)
+	d.Backends = make([]*Backend, 0, n)
 	remaining := 1.0
 	var affinityRules, setRules int
 	for _, r := range c.Rules {
@@ -556,7 +571,8 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 		case !strings.HasPrefix(tgt, model.ChainSEP):
 			continue // masquerade rule, XLB short-circuits
 		}
-		x.reference(tgt)
+		sep := x.chain(tgt)
+		x.reference(sep)
 		if r.Has("--rcheck") {
 			secs, _ := strconv.Atoi(r.Value("--seconds"))
 			if d.Affinity == nil {
@@ -566,9 +582,12 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 			affinityRules++
 			continue
 		}
-		b := x.backend(tgt)
-		ev := make([]model.Evidence, 0, 1+len(b.Evidence))
-		b.Evidence = append(append(ev, model.RuleEvidence(r)), b.Evidence...)
+		i := len(d.Backends)
+		b := &bs[i]
+		b.Evidence = append(evs[2*i:2*i:2*i+2], model.RuleEvidence(r))
+		if x.backend(b, tgt, sep) {
+			setRules++
+		}
 		if p := r.Value("--probability"); p != "" && r.Value("--mode") == "random" {
 			f, err := strconv.ParseFloat(p, 64)
 			if err != nil {
@@ -583,10 +602,11 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 			b.Share = remaining
 			remaining = 0
 		}
-		if b.setsAffinity {
-			setRules++
+		// An endpoint chain a dispatch reaches belongs to its Service.
+		if o := x.obj[sep]; o != nil && o.Service == "" {
+			o.Service = d.Service
 		}
-		d.Backends = append(d.Backends, &b.Backend)
+		d.Backends = append(d.Backends, b)
 	}
 	if d.Affinity != nil {
 		d.Affinity.Complete = affinityRules == len(d.Backends) && setRules == len(d.Backends)
@@ -594,18 +614,14 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 	return d
 }
 
-type sepBackend struct {
-	Backend
-	setsAffinity bool
-}
-
-// backend reads a KUBE-SEP chain: its DNAT destination.
-func (x *iptExtractor) backend(name string) *sepBackend {
-	b := &sepBackend{Backend: Backend{ID: name, Weight: 1}}
-	c := x.nat.Chain(name)
+// backend reads into b the KUBE-SEP chain c called name (nil: missing):
+// its DNAT destination, whose rule it appends to b's evidence. It reports
+// whether that rule sets the affinity entry (-m recent --set).
+func (x *iptExtractor) backend(b *Backend, name string, c *iptables.Chain) (setsAffinity bool) {
+	b.ID, b.Weight = name, 1
 	if c == nil {
 		b.Endpoint = "(missing chain " + name + ")"
-		return b
+		return false
 	}
 	for _, r := range c.Rules {
 		if r.Target() != "DNAT" {
@@ -620,14 +636,11 @@ func (x *iptExtractor) backend(name string) *sepBackend {
 			}
 		}
 		b.Evidence = append(b.Evidence, model.RuleEvidence(r))
-		b.setsAffinity = r.Has("--set") && r.HasModule("recent")
-		break
+		return r.Has("--set") && r.HasModule("recent")
 	}
-	if b.Endpoint == "" {
-		b.Endpoint = "(no DNAT in " + name + ")"
-		b.Evidence = append(b.Evidence, chainEvidence(c))
-	}
-	return b
+	b.Endpoint = "(no DNAT in " + name + ")"
+	b.Evidence = append(b.Evidence, chainEvidence(c))
+	return false
 }
 
 // filter reads the filter table: reject and drop entries, health checks,

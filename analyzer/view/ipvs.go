@@ -588,12 +588,12 @@ func (x *ipvsExtractor) setAction(e *Entry, d *Dispatch) {
 	if !canForward(d) {
 		e.Action = Reject
 		if len(d.Backends) > 0 {
-			e.Dispatch = map[Origin]*Dispatch{FromPod: d, FromNode: d, FromExternal: d}
+			e.Routed, e.Dispatch = true, PerOrigin[*Dispatch]{d, d, d}
 		}
 		return
 	}
 	e.Action = Forward
-	e.Dispatch = map[Origin]*Dispatch{FromPod: d, FromNode: d, FromExternal: d}
+	e.Routed, e.Dispatch = true, PerOrigin[*Dispatch]{d, d, d}
 }
 
 func canForward(d *Dispatch) bool {
@@ -710,7 +710,7 @@ func (x *ipvsExtractor) policies() {
 // entryDispatches returns the dispatches of an entry: its own and Also.
 func entryDispatches(e *Entry) []*Dispatch {
 	var ds []*Dispatch
-	if e.Dispatch != nil {
+	if e.Routed {
 		ds = append(ds, e.Dispatch[FromExternal])
 	}
 	return append(ds, e.Also...)

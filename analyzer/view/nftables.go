@@ -528,7 +528,7 @@ func (x *nftExtractor) serviceEntries() {
 				e.Firewall = fw
 			}
 		}
-		if e.Dispatch == nil {
+		if !e.Routed {
 			e.Action = Forward
 			x.route(e, target)
 		}
@@ -551,7 +551,7 @@ func (x *nftExtractor) nodePortEntries() {
 		e := x.entryFor(NodePort, netip.Addr{}, proto, port)
 		e.Evidence = append(e.Evidence, NFTElementEvidence(m, el))
 		x.attribute(e, el, el.Verdict.Target)
-		if e.Dispatch == nil {
+		if !e.Routed {
 			e.Action = Forward
 			x.route(e, el.Verdict.Target)
 		}
@@ -691,12 +691,9 @@ func (x *nftExtractor) attribute(e *Entry, el *nft.Element, target string) {
 // route fills the per-origin dispatch of a forward entry whose element
 // goes to chain.
 func (x *nftExtractor) route(e *Entry, chain string) {
-	e.Dispatch = map[Origin]*Dispatch{}
-	e.Via = map[Origin][]model.Evidence{}
+	e.Routed = true
 	for _, o := range Origins {
-		if d := x.follow(e, chain, o, 0); d != nil {
-			e.Dispatch[o] = d
-		}
+		e.Dispatch[o] = x.follow(e, chain, o, 0)
 	}
 }
 

@@ -45,17 +45,41 @@ const (
 
 // Origin is where a packet comes from; external entries treat pod, node
 // and external traffic differently.
-type Origin string
+type Origin uint8
 
 // Packet origins.
 const (
-	FromPod      Origin = "pod"
-	FromNode     Origin = "node"
-	FromExternal Origin = "external"
+	FromPod Origin = iota
+	FromNode
+	FromExternal
+	numOrigins
 )
 
 // Origins lists the origins in a fixed order.
 var Origins = []Origin{FromPod, FromNode, FromExternal}
+
+var originNames = [numOrigins]string{"pod", "node", "external"}
+
+// String returns "pod", "node" or "external".
+func (o Origin) String() string {
+	if o < numOrigins {
+		return originNames[o]
+	}
+	return "origin(" + strconv.Itoa(int(o)) + ")"
+}
+
+// ParseOrigin returns the origin called s ("pod", "node", "external").
+func ParseOrigin(s string) (Origin, bool) {
+	for o, n := range originNames {
+		if n == s {
+			return Origin(o), true
+		}
+	}
+	return 0, false
+}
+
+// PerOrigin holds a value for each origin, indexed by it.
+type PerOrigin[T any] [numOrigins]T
 
 // Policy is the traffic policy of a dispatch.
 type Policy string
@@ -144,12 +168,16 @@ type Entry struct {
 	// "element", "address").
 	Service, How string
 	Action       Action
-	// Dispatch gives, for forward entries, where each origin's traffic is
+	// Routed reports whether the entry's rule (or element) was followed to
+	// the dispatches of Dispatch; a routed entry may still have no
+	// dispatch for an origin, or none at all when its rule leads nowhere.
+	Routed bool
+	// Dispatch gives, for routed entries, where each origin's traffic is
 	// sent (nil: the origin's traffic is not forwarded by this entry).
-	Dispatch map[Origin]*Dispatch
+	Dispatch PerOrigin[*Dispatch]
 	// Via holds, per origin, the rules between the entry and its dispatch
 	// (external and firewall chains) that decided where the traffic goes.
-	Via map[Origin][]model.Evidence
+	Via PerOrigin[[]model.Evidence]
 	// Firewall holds the source-range filter of a load balancer entry.
 	Firewall *Firewall
 	// Localhost reports a node port also accepted on 127.0.0.1.
