@@ -138,7 +138,7 @@ func EndpointEvidence(sp *model.ServicePort, ep *model.Endpoint) model.Evidence 
 	if ep.NodeName != "" {
 		where = " on node " + ep.NodeName
 	}
-	return model.EvidenceAt(ep.Pos, fmt.Sprintf("EndpointSlice of %s: %s (%s)%s", sp.Name.Service(), ep.String(), strings.Join(state, ", "), where))
+	return model.EvidenceAt(ep.Pos(), fmt.Sprintf("EndpointSlice of %s: %s (%s)%s", sp.Name.Service(), ep.String(), strings.Join(state, ", "), where))
 }
 
 // Dest is an external destination of a service port.

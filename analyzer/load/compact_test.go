@@ -73,7 +73,7 @@ func TestCompactKeepsPorts(t *testing.T) {
 				t.Fatalf("snapshot %d: %d slices kept, %d counted (%d without Compact), want 0, 1 (1)", i,
 					len(c.Objects.EndpointSlices), c.Objects.EndpointObjects(), f.Objects.EndpointObjects())
 			}
-			if ep := c.Ports[0].Endpoints[0]; ep.Pos.Line == 0 {
+			if ep := c.Ports[0].Endpoints[0]; ep.Pos().Line == 0 {
 				t.Errorf("snapshot %d: compact endpoint %s lost the position of its slice", i, ep)
 			}
 			if c.Objects.Services[0].Labels != nil || c.Objects.Services[0].Spec.Selector != nil {

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
@@ -186,6 +187,9 @@ func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node str
 		if s.AddressType != discoveryv1.AddressTypeIPv4 && s.AddressType != discoveryv1.AddressTypeIPv6 {
 			continue
 		}
+		// The endpoints of a slice share a copy of its position (not the
+		// slice's own field: the slice may be released).
+		var pos *parsers.Pos
 		for _, port := range s.Ports {
 			if port.Port == nil {
 				continue
@@ -216,8 +220,11 @@ func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node str
 					Ready:       se.Conditions.Ready == nil || *se.Conditions.Ready,
 					Serving:     se.Conditions.Serving == nil || *se.Conditions.Serving,
 					Terminating: se.Conditions.Terminating != nil && *se.Conditions.Terminating,
-					Pos:         s.Pos,
 				}
+				if pos == nil {
+					pos = &parsers.Pos{File: s.Pos.File, Line: s.Pos.Line, Path: s.Pos.Path}
+				}
+				e.pos = pos
 				if se.NodeName != nil {
 					e.NodeName = *se.NodeName
 					e.Local = node != "" && e.NodeName == node
@@ -225,16 +232,14 @@ func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node str
 				if se.Zone != nil {
 					e.Zone = *se.Zone
 				}
-				if se.Hints != nil {
-					for _, z := range se.Hints.ForZones {
-						e.ZoneHints = append(e.ZoneHints, z.Name)
+				if h := se.Hints; h != nil && (len(h.ForZones) > 0 || len(h.ForNodes) > 0) {
+					e.hints = &endpointHints{}
+					for _, z := range h.ForZones {
+						e.hints.zones = append(e.hints.zones, z.Name)
 					}
-					for _, n := range se.Hints.ForNodes {
-						e.NodeHints = append(e.NodeHints, n.Name)
+					for _, n := range h.ForNodes {
+						e.hints.nodes = append(e.hints.nodes, n.Name)
 					}
-				}
-				if se.TargetRef != nil {
-					e.TargetRef = se.TargetRef.Kind + " " + se.TargetRef.Namespace + "/" + se.TargetRef.Name
 				}
 				k := e.String()
 				if old, ok := byAddr[k]; ok {
@@ -261,6 +266,7 @@ func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node str
 // neither.
 func endpointsFromLegacy(sp *ServicePort, eps *kube.Endpoints, node string) []*Endpoint {
 	byAddr := map[string]*Endpoint{}
+	pos := &parsers.Pos{File: eps.Pos.File, Line: eps.Pos.Line, Path: eps.Pos.Path}
 	for _, ss := range eps.Subsets {
 		for _, port := range ss.Ports {
 			proto := port.Protocol
@@ -276,13 +282,10 @@ func endpointsFromLegacy(sp *ServicePort, eps *kube.Endpoints, node string) []*E
 					if err != nil {
 						continue
 					}
-					e := &Endpoint{IP: ip.Unmap(), Port: port.Port, Ready: ready, Serving: ready, Pos: eps.Pos}
+					e := &Endpoint{IP: ip.Unmap(), Port: port.Port, Ready: ready, Serving: ready, pos: pos}
 					if a.NodeName != nil {
 						e.NodeName = *a.NodeName
 						e.Local = node != "" && e.NodeName == node
-					}
-					if a.TargetRef != nil {
-						e.TargetRef = a.TargetRef.Kind + " " + a.TargetRef.Namespace + "/" + a.TargetRef.Name
 					}
 					if _, ok := byAddr[e.String()]; !ok {
 						byAddr[e.String()] = e

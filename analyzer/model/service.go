@@ -183,23 +183,52 @@ func filterFamily(in []netip.Addr, f Family) []netip.Addr {
 
 // An Endpoint is one address:port of a service port, with the conditions
 // kube-proxy reads (pkg/proxy/endpointslicecache.go).
+//
+// A large node holds one per endpoint of every service port, so it is
+// kept small: what few endpoints have (topology hints) and what the
+// endpoints of one object share (its position) are behind pointers.
 type Endpoint struct {
 	IP   netip.Addr
 	Port int32
 	// Ready is "ready nil or true", Serving "serving nil or true",
 	// Terminating "terminating set and true".
 	Ready, Serving, Terminating bool
-	NodeName                    string
-	Zone                        string
-	ZoneHints, NodeHints        []string
 	// Local reports whether the endpoint runs on the snapshot's node.
-	Local bool
-	// Pos is the position of the EndpointSlice (or Endpoints) object.
-	Pos parsers.Pos
-	// TargetRef names the backing object ("Pod ns/name") when known.
-	TargetRef string
+	Local    bool
+	NodeName string
+	Zone     string
 
-	str string // String(), computed once
+	hints *endpointHints
+	pos   *parsers.Pos
+	str   string // String(), computed once
+}
+
+// endpointHints are the topology hints of an endpoint.
+type endpointHints struct{ zones, nodes []string }
+
+// ZoneHints returns the zones the endpoint's hints name (hints.forZones).
+func (e *Endpoint) ZoneHints() []string {
+	if e.hints == nil {
+		return nil
+	}
+	return e.hints.zones
+}
+
+// NodeHints returns the nodes the endpoint's hints name (hints.forNodes).
+func (e *Endpoint) NodeHints() []string {
+	if e.hints == nil {
+		return nil
+	}
+	return e.hints.nodes
+}
+
+// Pos returns the position of the EndpointSlice (or Endpoints) object the
+// endpoint was read from.
+func (e *Endpoint) Pos() parsers.Pos {
+	if e.pos == nil {
+		return parsers.Pos{}
+	}
+	return *e.pos
 }
 
 // String returns the endpoint as kube-proxy writes it: "IP:port", with
@@ -348,14 +377,14 @@ func topologyMode(sp *ServicePort, eps []*Endpoint, opts CategorizeOptions) stri
 			continue
 		}
 		hasReady = true
-		if len(e.NodeHints) == 0 {
+		if len(e.NodeHints()) == 0 {
 			allNode = false
-		} else if contains(e.NodeHints, opts.NodeName) {
+		} else if contains(e.NodeHints(), opts.NodeName) {
 			forNode = true
 		}
-		if len(e.ZoneHints) == 0 {
+		if len(e.ZoneHints()) == 0 {
 			allZone = false
-		} else if contains(e.ZoneHints, opts.Zone) {
+		} else if contains(e.ZoneHints(), opts.Zone) {
 			forZone = true
 		}
 	}
@@ -389,9 +418,9 @@ func availableForTopology(e *Endpoint, mode string, opts CategorizeOptions) bool
 	case "":
 		return true
 	case corev1.ServiceTrafficDistributionPreferSameNode:
-		return contains(e.NodeHints, opts.NodeName)
+		return contains(e.NodeHints(), opts.NodeName)
 	case corev1.ServiceTrafficDistributionPreferSameZone:
-		return contains(e.ZoneHints, opts.Zone)
+		return contains(e.ZoneHints(), opts.Zone)
 	}
 	return false
 }

@@ -121,10 +121,10 @@ func filterByHints(eps []*model.Endpoint, sp *model.ServicePort, zone string) []
 		if !e.Ready {
 			continue
 		}
-		if len(e.ZoneHints) == 0 {
+		if len(e.ZoneHints()) == 0 {
 			return eps
 		}
-		for _, z := range e.ZoneHints {
+		for _, z := range e.ZoneHints() {
 			if z == zone {
 				out = append(out, e)
 				break
