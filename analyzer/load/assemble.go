@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers"
@@ -411,20 +412,26 @@ const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 // compactObjects drops, once the service ports are built, what of the
 // exports nothing reads afterwards (see [Options.Compact]): the
 // EndpointSlices and Endpoints objects (the ports hold their endpoints,
-// with their positions; their number is kept), and the Services' labels
-// (headless and service-proxy-name are resolved), selectors and last
-// applied configuration. Every Service keeps its name, position, spec and
-// its other annotations. Maps are what the collector pays most for: a
-// large export holds tens of thousands.
+// with their positions; their number is kept), and of the Services all
+// but their names, annotations (the last applied configuration aside),
+// type and traffic distribution: the ports hold the rest.
 func compactObjects(o *kube.Objects) {
 	if o == nil {
 		return
 	}
 	o.ReleaseEndpoints()
 	for _, svc := range o.Services {
-		svc.Labels, svc.ManagedFields, svc.Spec.Selector = nil, nil, nil
-		if _, ok := svc.Annotations[lastApplied]; ok {
-			delete(svc.Annotations, lastApplied)
+		ann := svc.Annotations
+		if _, ok := ann[lastApplied]; ok {
+			delete(ann, lastApplied)
+		}
+		if len(ann) == 0 {
+			ann = nil
+		}
+		svc.Service = &corev1.Service{
+			TypeMeta:   svc.TypeMeta,
+			ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace, Annotations: ann},
+			Spec:       corev1.ServiceSpec{Type: svc.Spec.Type, TrafficDistribution: svc.Spec.TrafficDistribution},
 		}
 	}
 }

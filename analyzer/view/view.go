@@ -247,24 +247,27 @@ func (d *Dispatch) Backend(ep string) *Backend {
 }
 
 // A Backend is one destination of a dispatch.
+//
+// A large node has one per endpoint of every Service: the fields are
+// ordered so that the struct has no padding to speak of.
 type Backend struct {
 	// Endpoint is "IP:port" ("[IP]:port" for IPv6).
 	Endpoint string
 	IP       netip.Addr
 	Port     int32
+	// Graceful marks an IPVS real server at weight 0 (terminating).
+	Graceful bool
+	// Unreachable marks a backend that no packet can reach (a rule after an
+	// unconditional one).
+	Unreachable bool
 	// Share is the fraction of new connections the backend receives (its
 	// probability), or -1 when the data plane does not say (IPVS lc).
 	Share float64
 	// Weight is the IPVS weight (1 elsewhere).
 	Weight int
-	// Graceful marks an IPVS real server at weight 0 (terminating).
-	Graceful bool
 	// Connections is, for an IPVS real server, its active plus inactive
 	// connections (-1 when the listing does not show them); 0 elsewhere.
 	Connections int
-	// Unreachable marks a backend that no packet can reach (a rule after an
-	// unconditional one).
-	Unreachable bool
 	// ID names the backend's own object (KUBE-SEP chain, endpoint chain).
 	ID       string
 	Evidence []model.Evidence
