@@ -64,8 +64,10 @@ type parser struct {
 	last    *Table // last committed table, which receives trailer comments
 	family  Family
 	toks    []token
-	// slab hands out Rules from chunks, one allocation per chunk.
-	slab []Rule
+	// slab and chainSlab hand out Rules and Chains from chunks, one
+	// allocation per chunk.
+	slab      []Rule
+	chainSlab []Chain
 	// skipping is set after a table header error: its lines are ignored up
 	// to its COMMIT, so that one error is not reported many times.
 	skipping bool
@@ -245,7 +247,12 @@ func (p *parser) ensureChain(name string) *Chain {
 	if c := p.table.chains[name]; c != nil {
 		return c
 	}
-	c := &Chain{Name: name, Table: p.table, Policy: "-"}
+	if len(p.chainSlab) == 0 {
+		p.chainSlab = make([]Chain, 256)
+	}
+	c := &p.chainSlab[0]
+	p.chainSlab = p.chainSlab[1:]
+	*c = Chain{Name: name, Table: p.table, Policy: "-"}
 	if IsBuiltinChain(p.table.Name, name) {
 		c.Policy = "ACCEPT"
 	}
@@ -410,7 +417,7 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 		return nil
 	}
 	r := p.newRule()
-	*r = Rule{Chain: c, Raw: raw, Line: p.line, dump: p.d, first: uint32(len(p.d.arena))}
+	*r = Rule{Chain: c, Raw: raw, Line: p.line, first: uint32(len(p.d.arena)), targ: noTarget}
 	if counters {
 		r.counters = &[2]uint64{pk, by}
 		p.d.Counters = true
@@ -481,7 +488,14 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 		p.errorf("rule ends with \"!\"")
 		return nil
 	}
-	r.narg = uint32(len(p.d.arena)) - r.first
+	r.narg = uint16(uint32(len(p.d.arena)) - r.first)
+	for i := int(r.narg) - 1; i >= 0; i-- {
+		a := p.d.arena[int(r.first)+i]
+		if isTarget(raw[a.nameOff : int(a.nameOff)+int(a.nameLen)]) {
+			r.targ = uint16(i)
+			break
+		}
+	}
 	if p.family == FamilyUnknown {
 		p.family = guessFamily(r)
 	}

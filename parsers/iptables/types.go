@@ -139,10 +139,19 @@ type Rule struct {
 	// Line is the 1-based line of the rule in the dump.
 	Line int
 
-	counters    *[2]uint64 // [packets, bytes] of a "[p:b]" prefix, nil without
-	dump        *Dump
-	first, narg uint32
+	counters *[2]uint64 // [packets, bytes] of a "[p:b]" prefix, nil without
+	// first is the index of the rule's first option in its dump's arena,
+	// narg the number of options, targ the index of the target option
+	// ("-j", "-g") among them, noTarget when there is none.
+	first      uint32
+	narg, targ uint16
 }
+
+// noTarget is Rule.targ of a rule without a target.
+const noTarget = 1<<16 - 1
+
+// arena returns the options of the dump holding r.
+func (r *Rule) arena() []arg { return r.Chain.Table.Dump.arena }
 
 // Counters returns the rule's packet and byte counters, and whether the
 // line had a [packets:bytes] prefix (iptables-save -c).
@@ -194,7 +203,7 @@ const (
 )
 
 // Pos returns the position of the rule.
-func (r *Rule) Pos() parsers.Pos { return parsers.Pos{File: r.dump.Name, Line: r.Line} }
+func (r *Rule) Pos() parsers.Pos { return parsers.Pos{File: r.Chain.Table.Dump.Name, Line: r.Line} }
 
 // NumArgs returns the number of options of the rule (the leading "-A CHAIN"
 // not included).
@@ -202,7 +211,7 @@ func (r *Rule) NumArgs() int { return int(r.narg) }
 
 // Arg returns the i-th option of the rule.
 func (r *Rule) Arg(i int) Arg {
-	a := r.dump.arena[int(r.first)+i]
+	a := r.arena()[int(r.first)+i]
 	out := Arg{Name: r.Raw[a.nameOff : int(a.nameOff)+int(a.nameLen)], Neg: a.flags&flagNeg != 0}
 	if a.valLen > 0 {
 		v := r.Raw[a.valOff : int(a.valOff)+int(a.valLen)]
@@ -225,8 +234,8 @@ func (r *Rule) Args() []Arg {
 
 // Find returns the first option with the given name.
 func (r *Rule) Find(name string) (Arg, bool) {
-	for i := 0; i < int(r.narg); i++ {
-		a := r.dump.arena[int(r.first)+i]
+	arena := r.arena()[r.first : r.first+uint32(r.narg)]
+	for i, a := range arena {
 		if int(a.nameLen) == len(name) && r.Raw[a.nameOff:int(a.nameOff)+int(a.nameLen)] == name {
 			return r.Arg(i), true
 		}
@@ -260,41 +269,44 @@ func (r *Rule) HasModule(name string) bool {
 	return false
 }
 
-// Target returns the target of "-j" or "-g", or "" for a rule without one.
+// Target returns the target of "-j" or "-g" (the last one), or "" for a
+// rule without one.
 func (r *Rule) Target() string {
-	for i := int(r.narg) - 1; i >= 0; i-- {
-		if a := r.Arg(i); a.Name == "-j" || a.Name == "-g" || a.Name == "--jump" || a.Name == "--goto" {
-			return a.Value
-		}
+	if r.targ == noTarget {
+		return ""
 	}
-	return ""
+	return r.Arg(int(r.targ)).Value
 }
+
+// TargetIndex returns the index of the target option ("-j", "-g") among
+// the rule's options, and false for a rule without one.
+func (r *Rule) TargetIndex() (int, bool) { return int(r.targ), r.targ != noTarget }
 
 // IsGoto reports whether the rule's target is a "-g" goto.
 func (r *Rule) IsGoto() bool {
-	for i := int(r.narg) - 1; i >= 0; i-- {
-		if a := r.Arg(i); a.Name == "-g" || a.Name == "--goto" {
-			return true
-		} else if a.Name == "-j" || a.Name == "--jump" {
-			return false
-		}
+	if r.targ == noTarget {
+		return false
 	}
-	return false
+	n := r.Arg(int(r.targ)).Name
+	return n == "-g" || n == "--goto"
 }
 
 // TargetArgs returns the options that follow the target ("--to-destination
 // 10.0.0.1:80" after "-j DNAT", say).
 func (r *Rule) TargetArgs() []Arg {
-	for i := int(r.narg) - 1; i >= 0; i-- {
-		if a := r.Arg(i); a.Name == "-j" || a.Name == "-g" || a.Name == "--jump" || a.Name == "--goto" {
-			out := make([]Arg, 0, int(r.narg)-i-1)
-			for j := i + 1; j < int(r.narg); j++ {
-				out = append(out, r.Arg(j))
-			}
-			return out
-		}
+	if r.targ == noTarget {
+		return nil
 	}
-	return nil
+	out := make([]Arg, 0, int(r.narg)-int(r.targ)-1)
+	for j := int(r.targ) + 1; j < int(r.narg); j++ {
+		out = append(out, r.Arg(j))
+	}
+	return out
+}
+
+// isTarget reports whether an option name introduces the target.
+func isTarget(name string) bool {
+	return name == "-j" || name == "-g" || name == "--jump" || name == "--goto"
 }
 
 // Comment returns the value of the rule's "--comment" (the first one), or "".
