@@ -15,7 +15,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -246,7 +245,7 @@ func kubeProxyDaemonSets(ctx context.Context, c kubernetes.Interface) ([]*appsv1
 func listPods(ctx context.Context, e *env, c kubernetes.Interface, w *Writer) ([]any, error) {
 	selector := "k8s-app=kube-proxy"
 	if ds, err := kubeProxyDaemonSets(ctx, c); err == nil && len(ds) > 0 && ds[0].Spec.Selector != nil {
-		if sel, err := metav1.LabelSelectorAsSelector(ds[0].Spec.Selector); err == nil && sel != labels.Everything() {
+		if sel, err := metav1.LabelSelectorAsSelector(ds[0].Spec.Selector); err == nil && !sel.Empty() {
 			selector = sel.String()
 		}
 	}
