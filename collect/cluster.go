@@ -15,25 +15,27 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
+
+	"github.com/proxyscan/proxyscan/internal/kubeapi"
 )
 
 // KubeAccess returns a client of the cluster's API, or an error saying
 // why there is none ([ErrNoKubeconfig] when no credentials were found).
-type KubeAccess func() (kubernetes.Interface, error)
+type KubeAccess func() (*kubeapi.Client, error)
 
 // ErrNoKubeconfig means no kubeconfig was given or found.
 var ErrNoKubeconfig = errors.New("no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run collect in a pod (in-cluster)")
 
 // Kubeconfig returns the access of a kubeconfig file: path, else the
 // KUBECONFIG environment variable, else the in-cluster service account.
-// The kubeconfig is only read, never copied into the bundle.
+// The kubeconfig is only read, never copied into the bundle. Requests
+// carry the user agent proxyscan-collect and are limited to 20 a second
+// (bursts of 40).
 func Kubeconfig(path string) KubeAccess {
-	return func() (kubernetes.Interface, error) {
+	return func() (*kubeapi.Client, error) {
 		var cfg *rest.Config
 		var err error
 		switch {
@@ -53,18 +55,22 @@ func Kubeconfig(path string) KubeAccess {
 		}
 		cfg.QPS, cfg.Burst = 20, 40
 		cfg.UserAgent = "proxyscan-collect"
-		return kubernetes.NewForConfig(cfg)
+		c, err := kubeapi.New(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("the client of the API server: %w", err)
+		}
+		return c, nil
 	}
 }
 
 // kubeClient is the API client of a collection, made once.
 type kubeClient struct {
 	once sync.Once
-	c    kubernetes.Interface
+	c    *kubeapi.Client
 	err  error
 }
 
-func (e *env) kube() (kubernetes.Interface, error) {
+func (e *env) kube() (*kubeapi.Client, error) {
 	kc := &e.kc
 	kc.once.Do(func() {
 		if e.opts.Kube == nil {
@@ -141,78 +147,63 @@ func kubeList(items []any) ([]byte, error) {
 	})
 }
 
-const pageSize = 500
-
-func listServices(ctx context.Context, e *env, c kubernetes.Interface) ([]any, error) {
-	var out []any
-	opts := metav1.ListOptions{Limit: pageSize}
-	for {
-		l, err := c.CoreV1().Services("").List(ctx, opts)
-		if err != nil {
-			return nil, fmt.Errorf("listing services: %w", err)
-		}
-		for i := range l.Items {
-			s := &l.Items[i]
-			s.APIVersion, s.Kind = "v1", "Service"
-			e.addName("namespace", s.Namespace)
-			e.addName("service", s.Name)
-			out = append(out, s)
-		}
-		if opts.Continue = l.Continue; opts.Continue == "" {
-			return out, nil
-		}
+func listServices(ctx context.Context, e *env, c *kubeapi.Client) ([]any, error) {
+	l, err := kubeapi.List[corev1.Service](ctx, c, kubeapi.Services, "", kubeapi.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing services: %w", err)
 	}
+	out := make([]any, 0, len(l))
+	for i := range l {
+		s := &l[i]
+		e.addName("namespace", s.Namespace)
+		e.addName("service", s.Name)
+		out = append(out, s)
+	}
+	return out, nil
 }
 
-func listSlices(ctx context.Context, e *env, c kubernetes.Interface) ([]any, error) {
-	var out []any
-	opts := metav1.ListOptions{Limit: pageSize}
-	for {
-		l, err := c.DiscoveryV1().EndpointSlices("").List(ctx, opts)
-		if err != nil {
-			return nil, fmt.Errorf("listing endpointslices: %w", err)
-		}
-		for i := range l.Items {
-			s := &l.Items[i]
-			s.APIVersion, s.Kind = "discovery.k8s.io/v1", "EndpointSlice"
-			e.addName("namespace", s.Namespace)
-			e.addName("service", s.Labels[discoveryv1.LabelServiceName])
-			e.addName("object", s.Name)
-			for _, ep := range s.Endpoints {
-				if ep.NodeName != nil {
-					e.addName("node", *ep.NodeName)
-				}
-				if ep.Hostname != nil {
-					e.addName("pod", *ep.Hostname)
-				}
-				if r := ep.TargetRef; r != nil {
-					e.addName("namespace", r.Namespace)
-					e.addName("pod", r.Name)
-				}
-			}
-			out = append(out, s)
-		}
-		if opts.Continue = l.Continue; opts.Continue == "" {
-			return out, nil
-		}
+func listSlices(ctx context.Context, e *env, c *kubeapi.Client) ([]any, error) {
+	l, err := kubeapi.List[discoveryv1.EndpointSlice](ctx, c, kubeapi.EndpointSlices, "", kubeapi.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing endpointslices: %w", err)
 	}
+	out := make([]any, 0, len(l))
+	for i := range l {
+		s := &l[i]
+		e.addName("namespace", s.Namespace)
+		e.addName("service", s.Labels[discoveryv1.LabelServiceName])
+		e.addName("object", s.Name)
+		for _, ep := range s.Endpoints {
+			if ep.NodeName != nil {
+				e.addName("node", *ep.NodeName)
+			}
+			if ep.Hostname != nil {
+				e.addName("pod", *ep.Hostname)
+			}
+			if r := ep.TargetRef; r != nil {
+				e.addName("namespace", r.Namespace)
+				e.addName("pod", r.Name)
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // kubeProxyConfigMaps are the names kube-proxy's ConfigMap has in
 // kubeadm (kube-proxy) and managed clusters (kube-proxy-config).
 var kubeProxyConfigMaps = []string{"kube-proxy", "kube-proxy-config"}
 
-func getConfigMaps(ctx context.Context, c kubernetes.Interface) ([]any, error) {
+func getConfigMaps(ctx context.Context, c *kubeapi.Client) ([]any, error) {
 	var out []any
 	for _, name := range kubeProxyConfigMaps {
-		cm, err := c.CoreV1().ConfigMaps("kube-system").Get(ctx, name, metav1.GetOptions{})
+		cm, err := kubeapi.Get[corev1.ConfigMap](ctx, c, kubeapi.ConfigMaps, "kube-system", name)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("getting configmap kube-system/%s: %w", name, err)
 		}
-		cm.APIVersion, cm.Kind = "v1", "ConfigMap"
 		out = append(out, cm)
 	}
 	return out, nil
@@ -220,53 +211,50 @@ func getConfigMaps(ctx context.Context, c kubernetes.Interface) ([]any, error) {
 
 // kubeProxyDaemonSets returns kube-system/kube-proxy, else the
 // DaemonSets of kube-system whose name mentions kube-proxy.
-func kubeProxyDaemonSets(ctx context.Context, c kubernetes.Interface) ([]*appsv1.DaemonSet, error) {
-	ds, err := c.AppsV1().DaemonSets("kube-system").Get(ctx, "kube-proxy", metav1.GetOptions{})
+func kubeProxyDaemonSets(ctx context.Context, c *kubeapi.Client) ([]*appsv1.DaemonSet, error) {
+	ds, err := kubeapi.Get[appsv1.DaemonSet](ctx, c, kubeapi.DaemonSets, "kube-system", "kube-proxy")
 	if err == nil {
-		ds.APIVersion, ds.Kind = "apps/v1", "DaemonSet"
 		return []*appsv1.DaemonSet{ds}, nil
 	}
 	if !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("getting daemonset kube-system/kube-proxy: %w", err)
 	}
-	l, err := c.AppsV1().DaemonSets("kube-system").List(ctx, metav1.ListOptions{})
+	l, err := kubeapi.List[appsv1.DaemonSet](ctx, c, kubeapi.DaemonSets, "kube-system", kubeapi.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing daemonsets in kube-system: %w", err)
 	}
 	var out []*appsv1.DaemonSet
-	for i := range l.Items {
-		if d := &l.Items[i]; strings.Contains(d.Name, "kube-proxy") {
-			d.APIVersion, d.Kind = "apps/v1", "DaemonSet"
+	for i := range l {
+		if d := &l[i]; strings.Contains(d.Name, "kube-proxy") {
 			out = append(out, d)
 		}
 	}
 	return out, nil
 }
 
-func listPods(ctx context.Context, e *env, c kubernetes.Interface, w *Writer) ([]any, error) {
+func listPods(ctx context.Context, e *env, c *kubeapi.Client, w *Writer) ([]any, error) {
 	selector := "k8s-app=kube-proxy"
 	if ds, err := kubeProxyDaemonSets(ctx, c); err == nil && len(ds) > 0 && ds[0].Spec.Selector != nil {
-		if sel, err := metav1.LabelSelectorAsSelector(ds[0].Spec.Selector); err == nil && sel != labels.Everything() {
+		if sel, err := metav1.LabelSelectorAsSelector(ds[0].Spec.Selector); err == nil && !sel.Empty() {
 			selector = sel.String()
 		}
 	}
-	opts := metav1.ListOptions{LabelSelector: selector, FieldSelector: "spec.nodeName=" + e.nodeName}
-	l, err := c.CoreV1().Pods("kube-system").List(ctx, opts)
+	opts := kubeapi.ListOptions{LabelSelector: selector, FieldSelector: "spec.nodeName=" + e.nodeName}
+	l, err := kubeapi.List[corev1.Pod](ctx, c, kubeapi.Pods, "kube-system", opts)
 	if err != nil {
 		return nil, fmt.Errorf("listing kube-proxy pods: %w", err)
 	}
-	if len(l.Items) == 0 {
+	if len(l) == 0 {
 		w.Note("no kube-proxy pod on node %q: listing every kube-proxy pod", e.nodeName)
 		opts.FieldSelector = ""
-		if l, err = c.CoreV1().Pods("kube-system").List(ctx, opts); err != nil {
+		if l, err = kubeapi.List[corev1.Pod](ctx, c, kubeapi.Pods, "kube-system", opts); err != nil {
 			return nil, fmt.Errorf("listing kube-proxy pods: %w", err)
 		}
 	}
 	w.Record().Path = "pods -n kube-system -l " + selector
 	var out []any
-	for i := range l.Items {
-		p := &l.Items[i]
-		p.APIVersion, p.Kind = "v1", "Pod"
+	for i := range l {
+		p := &l[i]
 		e.addName("pod", p.Name)
 		e.addName("node", p.Spec.NodeName)
 		out = append(out, p)
@@ -276,14 +264,14 @@ func listPods(ctx context.Context, e *env, c kubernetes.Interface, w *Writer) ([
 
 // getNode gets this node's Node object: by kube-proxy's node name, else
 // the Node whose addresses are this host's.
-func getNode(ctx context.Context, e *env, c kubernetes.Interface, w *Writer) ([]any, error) {
-	n, err := c.CoreV1().Nodes().Get(ctx, e.nodeName, metav1.GetOptions{})
+func getNode(ctx context.Context, e *env, c *kubeapi.Client, w *Writer) ([]any, error) {
+	n, err := kubeapi.Get[corev1.Node](ctx, c, kubeapi.Nodes, "", e.nodeName)
 	if apierrors.IsNotFound(err) {
 		n = nil
-		var l *corev1.NodeList
-		l, err = c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: corev1.LabelHostname + "=" + e.nodeName})
-		if err == nil && len(l.Items) == 1 {
-			n = &l.Items[0]
+		var l []corev1.Node
+		l, err = kubeapi.List[corev1.Node](ctx, c, kubeapi.Nodes, "", kubeapi.ListOptions{LabelSelector: corev1.LabelHostname + "=" + e.nodeName})
+		if err == nil && len(l) == 1 {
+			n = &l[0]
 		}
 	}
 	if err != nil {
@@ -293,7 +281,6 @@ func getNode(ctx context.Context, e *env, c kubernetes.Interface, w *Writer) ([]
 		w.Note("no Node named %q (kube-proxy's node name)", e.nodeName)
 		return nil, nil
 	}
-	n.APIVersion, n.Kind = "v1", "Node"
 	e.addName("node", n.Name)
 	e.addName("node", n.Labels[corev1.LabelHostname])
 	var addrs []netip.Addr

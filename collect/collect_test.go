@@ -17,10 +17,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/proxyscan/proxyscan/collect/redact"
+	"github.com/proxyscan/proxyscan/internal/kubeapi/kubeapitest"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/manifest"
@@ -348,7 +347,7 @@ func TestIPVSOverNetlinkWhenIpvsadmIsMissing(t *testing.T) {
 
 func TestClusterObjects(t *testing.T) {
 	name, proto, port := "http", corev1.ProtocolTCP, int32(8080)
-	objs := fake.NewSimpleClientset(
+	srv := kubeapitest.New(t,
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}},
 			Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.7", Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}}},
 		&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "web-x7k2p", Namespace: "shop", Labels: map[string]string{discoveryv1.LabelServiceName: "web"}},
@@ -366,8 +365,7 @@ func TestClusterObjects(t *testing.T) {
 			srcs = append(srcs, s)
 		}
 	}
-	res, err := Run(context.Background(), Options{Root: root, Dir: dir, Sources: srcs,
-		Kube: func() (kubernetes.Interface, error) { return objs, nil }})
+	res, err := Run(context.Background(), Options{Root: root, Dir: dir, Sources: srcs, Kube: Kubeconfig(srv.Kubeconfig(t))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,25 +14,20 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/proxyscan/proxyscan/analyzer/checks"
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/collect"
 	"github.com/proxyscan/proxyscan/collect/redact"
+	"github.com/proxyscan/proxyscan/internal/kubeapi/kubeapitest"
 	"github.com/proxyscan/proxyscan/parsers/manifest"
 )
 
 // clusterObjects returns the Services and EndpointSlices of the e2e
 // cluster and this node's Node object, for a fake API server.
-func clusterObjects(t *testing.T, node string) []runtime.Object {
+func clusterObjects(t *testing.T, node string) []any {
 	t.Helper()
-	var objs []runtime.Object
-	for _, o := range e2eSpec.Objects() {
-		objs = append(objs, o.(runtime.Object))
-	}
+	objs := e2eSpec.Objects()
 	objs = append(objs, &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: node, Labels: map[string]string{corev1.LabelHostname: node}},
 		Spec:       corev1.NodeSpec{PodCIDR: "10.128.1.0/24", PodCIDRs: []string{"10.128.1.0/24"}},
@@ -72,11 +67,10 @@ func TestRedactedAnalysisMatches(t *testing.T) {
 	re := regexp.MustCompile(`(?m)^-A KUBE-SERVICES -d 10\.96\.0\.2/32 .*\n`)
 	ns.Run(re.ReplaceAll(rules, nil), "iptables-restore")
 	const node = "bench-node-1"
-	objs := clusterObjects(t, node)
-	kube := func() (kubernetes.Interface, error) { return fake.NewSimpleClientset(objs...), nil }
+	srv := kubeapitest.New(t, clusterObjects(t, node)...)
 	base := collect.Options{
 		Runner:   collect.ExecRunner{Prefix: []string{"ip", "netns", "exec", ns.Name}},
-		Kube:     kube,
+		Kube:     collect.Kubeconfig(srv.Kubeconfig(t)),
 		Hostname: node,
 		Tool:     manifest.Tool{Name: "proxyscan", Version: "test"},
 	}
