@@ -149,8 +149,7 @@ func (x *iptExtractor) objects() {
 		return
 	}
 	// Nearly every chain of a large nat table is a per-service one: size
-	// the index and the list once, and allocate the objects and their
-	// evidence together.
+	// the index and the list once, and allocate the objects together.
 	n := 0
 	for _, c := range x.nat.Chains {
 		if _, _, ok := chainHash(c.Name); ok {
@@ -161,16 +160,14 @@ func (x *iptExtractor) objects() {
 	x.v.Objects = slices.Grow(x.v.Objects, n)
 	x.objChains = make([]*iptables.Chain, 0, n)
 	objs := make([]Object, n)
-	evs := make([]model.Evidence, n)
 	i := 0
 	for _, c := range x.nat.Chains {
 		prefix, hash, ok := chainHash(c.Name)
 		if !ok {
 			continue
 		}
-		evs[i] = chainEvidence(c)
 		o := &objs[i]
-		*o = Object{Kind: ObjChain, Name: c.Name, Hash: hash, Evidence: evs[i : i+1 : i+1]}
+		*o = Object{Kind: ObjChain, Name: c.Name, Hash: hash, Evidence: chainEvidence(c)}
 		i++
 		if prefix != model.ChainSEP {
 			if sp := x.attr.byChainHash(hash); sp != nil {

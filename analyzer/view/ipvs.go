@@ -840,7 +840,7 @@ func (x *ipvsExtractor) objects() {
 			} else if e.IP.IsValid() {
 				name = model.JoinHostPort(e.IP, e.Port) + "/" + strings.ToUpper(e.Protocol)
 			}
-			x.v.Objects = append(x.v.Objects, &Object{Kind: ObjVirtualServer, Name: name, Service: e.Service, Referenced: true, Evidence: []model.Evidence{ev}})
+			x.v.Objects = append(x.v.Objects, &Object{Kind: ObjVirtualServer, Name: name, Service: e.Service, Referenced: true, Evidence: ev})
 		}
 	}
 	var bound []netip.Addr
@@ -851,7 +851,7 @@ func (x *ipvsExtractor) objects() {
 	for _, ip := range bound {
 		svc := first(x.idx.byAddr[ip])
 		x.v.Objects = append(x.v.Objects, &Object{Kind: ObjBoundAddress, Name: ip.String(), Service: svc,
-			Referenced: svc != "" || x.vsAddrs[ip], Evidence: []model.Evidence{x.st.Bound[ip]}})
+			Referenced: svc != "" || x.vsAddrs[ip], Evidence: x.st.Bound[ip]})
 	}
 	for _, base := range ipvsSets {
 		i := x.st.sets[SetName(base, x.in.Family)]
@@ -861,7 +861,7 @@ func (x *ipvsExtractor) objects() {
 		for _, m := range i.set.Entries {
 			svc, used := x.member(base, i.set, m)
 			x.v.Objects = append(x.v.Objects, &Object{Kind: ObjSetEntry, Name: i.set.Name + " " + m.Elem, Service: svc,
-				Referenced: svc != "" || used, Evidence: []model.Evidence{model.EvidenceAt(m.Pos, m.Raw)}})
+				Referenced: svc != "" || used, Evidence: model.EvidenceAt(m.Pos, m.Raw)})
 		}
 	}
 }

@@ -344,7 +344,7 @@ func (x *nftExtractor) objects() {
 			continue
 		}
 		o := &Object{Kind: ObjChain, Name: c.Name, Hash: n.Hash, Referenced: x.reach[c.Name], Flushed: len(c.Rules) == 0,
-			Evidence: []model.Evidence{NFTChainEvidence(c)}}
+			Evidence: NFTChainEvidence(c)}
 		o.Service, _ = x.names.service(n)
 		x.obj[c.Name] = o
 		x.v.Objects = append(x.v.Objects, o)
@@ -354,7 +354,7 @@ func (x *nftExtractor) objects() {
 		if !ok || n.Prefix != NFTAffinity {
 			continue
 		}
-		o := &Object{Kind: ObjSet, Name: s.Name, Hash: n.Hash, Referenced: x.used[s.Name], Evidence: []model.Evidence{NFTSetEvidence(s)}}
+		o := &Object{Kind: ObjSet, Name: s.Name, Hash: n.Hash, Referenced: x.used[s.Name], Evidence: NFTSetEvidence(s)}
 		o.Service, _ = x.names.service(n)
 		x.obj["@"+s.Name] = o
 		x.v.Objects = append(x.v.Objects, o)
@@ -470,7 +470,7 @@ func (x *nftExtractor) firewalls() {
 // (firewall maps and sets) as a per-service object.
 func (x *nftExtractor) elementObject(s *nft.Set, el *nft.Element) *Object {
 	o := &Object{Kind: ObjElement, Name: nftElementKey(el) + " in " + s.Name, Referenced: x.used[s.Name],
-		Evidence: []model.Evidence{NFTElementEvidence(s, el)}}
+		Evidence: NFTElementEvidence(s, el)}
 	o.Service = x.elementService(el)
 	x.v.Objects = append(x.v.Objects, o)
 	return o

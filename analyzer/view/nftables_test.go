@@ -387,7 +387,7 @@ func FuzzFromNFT(f *testing.F) {
 				}
 			}
 			for _, o := range v.Objects {
-				if len(o.Evidence) == 0 {
+				if o.Evidence.File == "" {
 					t.Fatalf("object %s without evidence", o.Name)
 				}
 			}

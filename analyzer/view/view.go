@@ -315,8 +315,9 @@ type Object struct {
 	Referenced bool
 	// Flushed marks an empty nftables chain: kube-proxy flushes the chains
 	// it no longer uses in one sync and deletes them in a later one.
-	Flushed  bool
-	Evidence []model.Evidence
+	Flushed bool
+	// Evidence is where the object is (a chain header, an element...).
+	Evidence model.Evidence
 }
 
 // Lookup returns the entries of a kind for an address (invalid for node
