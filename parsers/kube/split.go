@@ -2,6 +2,7 @@ package kube
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"regexp"
@@ -386,6 +387,8 @@ type jscan struct {
 	line int // line of offset lineOff
 	off  int
 	emit func(chunk)
+	// names interns kinds and API versions.
+	names map[string]string
 }
 
 func (s *jscan) lineAt(off int) int {
@@ -404,7 +407,9 @@ func (s *jscan) errorf(format string, args ...any) error {
 func (s *jscan) ws() {
 	for s.i < len(s.data) {
 		switch s.data[s.i] {
-		case ' ', '\t', '\r', '\n':
+		case ' ', '\n':
+			s.i = skipSpaces(s.data, s.i+1)
+		case '\t', '\r':
 			s.i++
 		default:
 			if s.i == 0 && bytes.HasPrefix(s.data, []byte("\ufeff")) {
@@ -443,7 +448,7 @@ func (s *jscan) object(top bool) (jobject, error) {
 			s.i++
 			continue
 		}
-		key, err := s.str()
+		key, err := s.strBytes()
 		if err != nil {
 			return o, err
 		}
@@ -454,7 +459,7 @@ func (s *jscan) object(top bool) (jobject, error) {
 		s.i++
 		s.ws()
 		switch {
-		case top && key == "items" && s.i < len(s.data) && s.data[s.i] == '[':
+		case top && string(key) == "items" && s.i < len(s.data) && s.data[s.i] == '[':
 			s.i++
 			o.list = true
 			for {
@@ -476,12 +481,14 @@ func (s *jscan) object(top bool) (jobject, error) {
 				}
 				s.emit(it.chunk)
 			}
-		case (key == "kind" || key == "apiVersion") && s.i < len(s.data) && s.data[s.i] == '"':
-			v, err := s.str()
+		case (string(key) == "kind" || string(key) == "apiVersion") && s.i < len(s.data) && s.data[s.i] == '"':
+			isKind := string(key) == "kind"
+			b, err := s.strBytes()
 			if err != nil {
 				return o, err
 			}
-			if key == "kind" {
+			v := s.interned(b)
+			if isKind {
 				o.kind = v
 			} else {
 				o.apiVersion = v
@@ -498,10 +505,11 @@ func (s *jscan) object(top bool) (jobject, error) {
 	return o, nil
 }
 
-// str reads a JSON string at s.i.
-func (s *jscan) str() (string, error) {
+// strBytes reads a JSON string at s.i, returning its value (a slice of
+// the input when it has no escapes).
+func (s *jscan) strBytes() ([]byte, error) {
 	if s.i >= len(s.data) || s.data[s.i] != '"' {
-		return "", s.errorf("expected a JSON string")
+		return nil, s.errorf("expected a JSON string")
 	}
 	start := s.i
 	s.i++
@@ -516,17 +524,33 @@ func (s *jscan) str() (string, error) {
 			s.i++
 			raw := s.data[start:s.i]
 			if !escaped {
-				return string(raw[1 : len(raw)-1]), nil
+				return raw[1 : len(raw)-1], nil
 			}
 			var v string
 			if err := json.Unmarshal(raw, &v); err != nil {
-				return "", s.errorf("invalid JSON string: %v", err)
+				return nil, s.errorf("invalid JSON string: %v", err)
 			}
-			return v, nil
+			return []byte(v), nil
 		}
 		s.i++
 	}
-	return "", s.errorf("truncated JSON: unterminated string")
+	return nil, s.errorf("truncated JSON: unterminated string")
+}
+
+// interned returns b as a string, the same string for the same bytes
+// (kinds and API versions repeat in every item).
+func (s *jscan) interned(b []byte) string {
+	if v, ok := s.names[string(b)]; ok {
+		return v
+	}
+	v := string(b)
+	if s.names == nil {
+		s.names = map[string]string{}
+	}
+	if len(s.names) < 256 {
+		s.names[v] = v
+	}
+	return v
 }
 
 // skip moves past one JSON value of any type. Strings inside objects
@@ -537,13 +561,15 @@ func (s *jscan) skip() error {
 	}
 	switch s.data[s.i] {
 	case '"':
-		_, err := s.str()
+		_, err := s.strBytes()
 		return err
 	case '{', '[':
 		d := s.data
 		depth := 0
 		for i := s.i; i < len(d); i++ {
 			switch d[i] {
+			case ' ', '\n':
+				i = skipSpaces(d, i+1) - 1
 			case '"':
 				end := skipString(d, i)
 				if end < 0 {
@@ -572,6 +598,19 @@ func (s *jscan) skip() error {
 		}
 		return nil
 	}
+}
+
+// skipSpaces returns the offset of the first byte from i on in d that is
+// not a space, looking at eight bytes at a time: most of pretty-printed
+// JSON is indentation.
+func skipSpaces(d []byte, i int) int {
+	for i+8 <= len(d) && binary.LittleEndian.Uint64(d[i:]) == 0x2020202020202020 {
+		i += 8
+	}
+	for i < len(d) && d[i] == ' ' {
+		i++
+	}
+	return i
 }
 
 // skipString returns the offset after the JSON string starting at d[i]
