@@ -156,8 +156,9 @@ type chunk struct {
 type Options struct {
 	// Reference decodes every object with the reference decoders only
 	// (encoding/json, sigs.k8s.io/yaml), without the fast path (a
-	// converter of kubectl-shaped YAML to JSON and json-iterator). Both
-	// give the same objects; the reference path is there to compare with.
+	// converter of kubectl-shaped YAML to JSON, a direct decoder of
+	// Services and EndpointSlices, and goccy/go-json). Both give the same
+	// objects; the reference path is there to compare with.
 	Reference bool
 }
 
