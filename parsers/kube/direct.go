@@ -512,12 +512,16 @@ func (x *direct) scalar() []byte {
 	case c == '{' || c == '[' || c == 0:
 		x.fail()
 	default:
+	scan:
 		for x.i < len(x.d) {
 			switch x.d[x.i] {
 			case ',', '}', ']', ' ', '\t', '\r', '\n':
-				return x.d[s:x.i]
+				break scan
 			}
 			x.i++
+		}
+		if x.i == s {
+			x.fail() // no value: UnmarshalJSON needs one
 		}
 	}
 	if x.bad {

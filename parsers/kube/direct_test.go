@@ -105,6 +105,8 @@ func TestDirectMatchesEncodingJSON(t *testing.T) {
 		{`{"metadata":{"name":"a\ud800"}}`, false},
 		{`{"metadata":{"name":"a\x"}}`, false},
 		{`{"spec":{"unknownField":1}}`, false},
+		{`{"spec":{"ports":[{"targetPort":,"port":1}]}}`, false},
+		{`{"metadata":{"creationTimestamp":}}`, false},
 		{`{"a":1,}`, false},
 		{`{} {}`, false},
 		{`{"metadata":{"name":"a"}`, false},
