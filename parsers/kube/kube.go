@@ -12,7 +12,9 @@
 package kube
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"runtime"
 	"sort"
 	"strings"
@@ -173,6 +175,59 @@ func Parse(name string, data []byte) (*Objects, error) {
 // The export is split into objects by one goroutine while others decode
 // them, so that each object's text is dropped as soon as it is decoded.
 func ParseWith(name string, data []byte, opts Options) (*Objects, error) {
+	split := func(emit func(chunk)) error { return splitYAML(name, data, emit) }
+	if isJSON(data) {
+		split = func(emit func(chunk)) error { return splitJSON(name, data, emit) }
+	}
+	return parse(name, split, opts)
+}
+
+// ParseReader is [ParseWith] reading the export from r. A JSON export is
+// split as it is read, so that only a window of its text is in memory at
+// once rather than all of it; a YAML export is read whole first. An error
+// reading r is returned as it is.
+func ParseReader(name string, r io.Reader, opts Options) (*Objects, error) {
+	head, rest, err := readHead(r)
+	if err != nil {
+		return nil, err
+	}
+	if isJSON(head) {
+		return parse(name, func(emit func(chunk)) error { return splitJSONFrom(name, head, rest, emit) }, opts)
+	}
+	if rest != nil {
+		var b bytes.Buffer
+		b.Write(head)
+		if _, err := b.ReadFrom(rest); err != nil {
+			return nil, err
+		}
+		head = b.Bytes()
+	}
+	return ParseWith(name, head, opts)
+}
+
+// readHead reads the start of an export from r, at least up to its first
+// byte other than white space, to tell JSON from YAML. rest reads what
+// follows (nil when head is all of it).
+func readHead(r io.Reader) (head []byte, rest io.Reader, err error) {
+	for {
+		buf := make([]byte, len(head), len(head)+jsonWindow)
+		copy(buf, head)
+		n, err := io.ReadFull(r, buf[len(head):cap(buf)])
+		head = buf[:len(head)+n]
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			return head, nil, nil
+		case err != nil:
+			return nil, nil, err
+		case len(bytes.TrimLeft(head, " \t\r\n\ufeff")) > 0:
+			return head, r, nil
+		}
+	}
+}
+
+// parse decodes the objects that split emits, in the order it emits them,
+// on every core.
+func parse(name string, split func(emit func(chunk)) error, opts Options) (*Objects, error) {
 	type job struct {
 		i int
 		c chunk
@@ -208,16 +263,10 @@ func ParseWith(name string, data []byte, opts Options) (*Objects, error) {
 		close(collected)
 	}()
 	n := 0
-	emit := func(c chunk) {
+	err := split(func(c chunk) {
 		jobs <- job{n, c}
 		n++
-	}
-	var err error
-	if isJSON(data) {
-		err = splitJSON(name, data, emit)
-	} else {
-		err = splitYAML(name, data, emit)
-	}
+	})
 	close(jobs)
 	wg.Wait()
 	close(dones)
@@ -335,7 +384,8 @@ func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 			return &DaemonSet{DaemonSet: o, Pos: pos}, nil
 		}
 	case c.kind == "KubeProxyConfiguration":
-		return &RawDocument{Kind: c.kind, Data: c.data, Pos: pos}, nil
+		// A copy: c.data may be a slice of a much larger buffer.
+		return &RawDocument{Kind: c.kind, Data: bytes.Clone(c.data), Pos: pos}, nil
 	default:
 		meta := &metav1.PartialObjectMetadata{}
 		if err = d.unmarshal(c, meta); err == nil {

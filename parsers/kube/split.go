@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -340,18 +341,34 @@ func configDataLines(doc []byte, firstLine int) map[string]int {
 // splitJSON splits a JSON export (one object, a List, an array of objects
 // or several concatenated values) into objects, without decoding them.
 func splitJSON(name string, data []byte, emit func(chunk)) error {
-	s := &jscan{data: data, name: name, line: 1, emit: emit}
+	return splitJSONFrom(name, data, nil, emit)
+}
+
+// splitJSONFrom is splitJSON for an export whose first bytes are head and
+// whose rest r reads (nil: head is all of it). The export is read as it
+// is split: only the object being scanned and the objects emitted but not
+// yet decoded are in memory.
+func splitJSONFrom(name string, head []byte, r io.Reader, emit func(chunk)) error {
+	s := &jscan{data: head, r: r, name: name, line: 1, keep: -1, emit: emit}
+	err := s.split()
+	if s.rerr != nil {
+		return s.rerr
+	}
+	return err
+}
+
+func (s *jscan) split() error {
 	for {
 		s.ws()
-		if s.i >= len(data) {
+		if !s.has(s.i) {
 			break
 		}
-		switch data[s.i] {
+		switch c := s.at(s.i); c {
 		case '[':
 			s.i++
 			for {
 				s.ws()
-				if s.i < len(data) && data[s.i] == ']' {
+				if s.has(s.i) && s.at(s.i) == ']' {
 					s.i++
 					break
 				}
@@ -359,9 +376,9 @@ func splitJSON(name string, data []byte, emit func(chunk)) error {
 				if err != nil {
 					return err
 				}
-				emit(c.chunk)
+				s.emit(c.chunk)
 				s.ws()
-				if s.i < len(data) && data[s.i] == ',' {
+				if s.has(s.i) && s.at(s.i) == ',' {
 					s.i++
 				}
 			}
@@ -371,48 +388,108 @@ func splitJSON(name string, data []byte, emit func(chunk)) error {
 				return err
 			}
 			if !c.list {
-				emit(c.chunk)
+				s.emit(c.chunk)
 			}
 		default:
-			return s.errorf("expected a JSON object or array, found %q", data[s.i])
+			return s.errorf("expected a JSON object or array, found %q", c)
 		}
 	}
 	return nil
 }
 
+// jsonWindow is how much of a streamed export is read at a time (a
+// variable for tests).
+var jsonWindow = 1 << 20
+
+// jscan scans a JSON export. Offsets (i, off, keep) count from the start
+// of the export; data holds its bytes from offset base on, up to what was
+// read so far.
 type jscan struct {
 	data []byte
+	base int
+	r    io.Reader // the rest of the export, nil once read
+	rerr error     // the error reading it, other than its end
 	name string
 	i    int
-	line int // line of offset lineOff
+	line int // line of offset off
 	off  int
+	// keep is the start of the outermost object being scanned whose
+	// text is kept (-1: none): reading more drops what is before it.
+	keep int
 	emit func(chunk)
 	// names interns kinds and API versions.
 	names map[string]string
 }
 
+// has reports whether the byte at offset i is there, reading more of the
+// export when it was not read yet.
+func (s *jscan) has(i int) bool {
+	for i-s.base >= len(s.data) {
+		if !s.fill() {
+			return false
+		}
+	}
+	return true
+}
+
+// at returns the byte at offset i, which has reported there.
+func (s *jscan) at(i int) byte { return s.data[i-s.base] }
+
+// bytes returns the bytes from offset from to offset to, which are there.
+func (s *jscan) bytes(from, to int) []byte { return s.data[from-s.base : to-s.base] }
+
+// end returns the offset after the last byte read.
+func (s *jscan) end() int { return s.base + len(s.data) }
+
+// fill reads more of the export into a new buffer (the old one may hold
+// objects emitted and not yet decoded), dropping what is before the
+// scanner's position, its line mark and the kept object. It reports
+// whether it read anything.
+func (s *jscan) fill() bool {
+	if s.r == nil {
+		return false
+	}
+	drop := min(s.i, s.off)
+	if s.keep >= 0 {
+		drop = min(drop, s.keep)
+	}
+	drop = min(drop-s.base, len(s.data))
+	n := len(s.data) - drop
+	buf := make([]byte, n, max(2*n, jsonWindow))
+	copy(buf, s.data[drop:])
+	m, err := io.ReadFull(s.r, buf[n:cap(buf)])
+	s.data, s.base = buf[:n+m], s.base+drop
+	if err != nil {
+		s.r = nil
+		if err != io.EOF && err != io.ErrUnexpectedEOF {
+			s.rerr = err
+		}
+	}
+	return m > 0
+}
+
 func (s *jscan) lineAt(off int) int {
 	if off < s.off {
-		return s.line - bytes.Count(s.data[off:s.off], []byte("\n"))
+		return s.line - bytes.Count(s.bytes(off, s.off), []byte("\n"))
 	}
-	s.line += bytes.Count(s.data[s.off:off], []byte("\n"))
+	s.line += bytes.Count(s.bytes(s.off, off), []byte("\n"))
 	s.off = off
 	return s.line
 }
 
 func (s *jscan) errorf(format string, args ...any) error {
-	return parsers.ErrorList{parsers.Errorf(parsers.Pos{File: s.name, Line: s.lineAt(min(s.i, len(s.data)))}, format, args...)}
+	return parsers.ErrorList{parsers.Errorf(parsers.Pos{File: s.name, Line: s.lineAt(min(s.i, s.end()))}, format, args...)}
 }
 
 func (s *jscan) ws() {
-	for s.i < len(s.data) {
-		switch s.data[s.i] {
+	for s.has(s.i) {
+		switch j := s.i - s.base; s.data[j] {
 		case ' ', '\n':
-			s.i = skipSpaces(s.data, s.i+1)
+			s.i = s.base + skipSpaces(s.data, j+1)
 		case '\t', '\r':
 			s.i++
 		default:
-			if s.i == 0 && bytes.HasPrefix(s.data, []byte("\ufeff")) {
+			if s.i == 0 && s.has(2) && bytes.HasPrefix(s.data, []byte("\ufeff")) {
 				s.i += 3
 				continue
 			}
@@ -431,20 +508,24 @@ func (s *jscan) object(top bool) (jobject, error) {
 	start := s.i
 	startLine := s.lineAt(start)
 	var o jobject
-	if s.i >= len(s.data) || s.data[s.i] != '{' {
+	if !s.has(s.i) || s.at(s.i) != '{' {
 		return o, s.errorf("expected a JSON object")
+	}
+	outer := s.keep
+	if outer < 0 {
+		s.keep = start
+		defer func() { s.keep = -1 }()
 	}
 	s.i++
 	for {
 		s.ws()
-		if s.i >= len(s.data) {
+		if !s.has(s.i) {
 			return o, parsers.ErrorList{parsers.Errorf(parsers.Pos{File: s.name, Line: startLine}, "truncated JSON: object starting here is not closed")}
 		}
-		if s.data[s.i] == '}' {
+		if c := s.at(s.i); c == '}' {
 			s.i++
 			break
-		}
-		if s.data[s.i] == ',' {
+		} else if c == ',' {
 			s.i++
 			continue
 		}
@@ -453,25 +534,27 @@ func (s *jscan) object(top bool) (jobject, error) {
 			return o, err
 		}
 		s.ws()
-		if s.i >= len(s.data) || s.data[s.i] != ':' {
+		if !s.has(s.i) || s.at(s.i) != ':' {
 			return o, s.errorf("expected ':' after object key %q", key)
 		}
 		s.i++
 		s.ws()
 		switch {
-		case top && string(key) == "items" && s.i < len(s.data) && s.data[s.i] == '[':
+		case top && string(key) == "items" && s.has(s.i) && s.at(s.i) == '[':
 			s.i++
 			o.list = true
+			// The List's own text is not needed: each item is kept
+			// while it is scanned.
+			s.keep = -1
 			for {
 				s.ws()
-				if s.i >= len(s.data) {
+				if !s.has(s.i) {
 					return o, parsers.ErrorList{parsers.Errorf(parsers.Pos{File: s.name, Line: startLine}, "truncated JSON: items array is not closed")}
 				}
-				if s.data[s.i] == ']' {
+				if c := s.at(s.i); c == ']' {
 					s.i++
 					break
-				}
-				if s.data[s.i] == ',' {
+				} else if c == ',' {
 					s.i++
 					continue
 				}
@@ -481,7 +564,7 @@ func (s *jscan) object(top bool) (jobject, error) {
 				}
 				s.emit(it.chunk)
 			}
-		case (string(key) == "kind" || string(key) == "apiVersion") && s.i < len(s.data) && s.data[s.i] == '"':
+		case (string(key) == "kind" || string(key) == "apiVersion") && s.has(s.i) && s.at(s.i) == '"':
 			isKind := string(key) == "kind"
 			b, err := s.strBytes()
 			if err != nil {
@@ -499,7 +582,9 @@ func (s *jscan) object(top bool) (jobject, error) {
 			}
 		}
 	}
-	o.data = s.data[start:s.i]
+	if !o.list {
+		o.data = s.bytes(start, s.i)
+	}
 	o.line = startLine
 	o.json = true
 	return o, nil
@@ -508,21 +593,21 @@ func (s *jscan) object(top bool) (jobject, error) {
 // strBytes reads a JSON string at s.i, returning its value (a slice of
 // the input when it has no escapes).
 func (s *jscan) strBytes() ([]byte, error) {
-	if s.i >= len(s.data) || s.data[s.i] != '"' {
+	if !s.has(s.i) || s.at(s.i) != '"' {
 		return nil, s.errorf("expected a JSON string")
 	}
 	start := s.i
 	s.i++
 	escaped := false
-	for s.i < len(s.data) {
-		switch s.data[s.i] {
+	for s.has(s.i) {
+		switch s.at(s.i) {
 		case '\\':
 			escaped = true
 			s.i += 2
 			continue
 		case '"':
 			s.i++
-			raw := s.data[start:s.i]
+			raw := s.bytes(start, s.i)
 			if !escaped {
 				return raw[1 : len(raw)-1], nil
 			}
@@ -556,41 +641,55 @@ func (s *jscan) interned(b []byte) string {
 // skip moves past one JSON value of any type. Strings inside objects
 // and arrays are skipped, not decoded: the decoder checks them.
 func (s *jscan) skip() error {
-	if s.i >= len(s.data) {
+	if !s.has(s.i) {
 		return s.errorf("truncated JSON: missing value")
 	}
-	switch s.data[s.i] {
+	switch s.at(s.i) {
 	case '"':
 		_, err := s.strBytes()
 		return err
 	case '{', '[':
-		d := s.data
 		depth := 0
-		for i := s.i; i < len(d); i++ {
-			switch d[i] {
-			case ' ', '\n':
-				i = skipSpaces(d, i+1) - 1
-			case '"':
-				end := skipString(d, i)
-				if end < 0 {
-					s.i = len(d)
-					return s.errorf("truncated JSON: unterminated string")
-				}
-				i = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					s.i = i + 1
-					return nil
+		// i is where scanning resumes once more is read: s.i stays at
+		// the value's start, so that it is kept.
+		for i := s.i; ; {
+			d := s.data
+			j := i - s.base
+			inString := false
+		scan:
+			for ; j < len(d); j++ {
+				switch d[j] {
+				case ' ', '\n':
+					j = skipSpaces(d, j+1) - 1
+				case '"':
+					end := skipString(d, j)
+					if end < 0 {
+						inString = true
+						break scan
+					}
+					j = end - 1
+				case '{', '[':
+					depth++
+				case '}', ']':
+					depth--
+					if depth == 0 {
+						s.i = s.base + j + 1
+						return nil
+					}
 				}
 			}
+			i = s.base + j
+			if !s.fill() {
+				if inString {
+					s.i = s.end()
+					return s.errorf("truncated JSON: unterminated string")
+				}
+				return parsers.ErrorList{parsers.Errorf(parsers.Pos{File: s.name, Line: s.lineAt(s.i)}, "truncated JSON: value starting here is not closed")}
+			}
 		}
-		return parsers.ErrorList{parsers.Errorf(parsers.Pos{File: s.name, Line: s.lineAt(s.i)}, "truncated JSON: value starting here is not closed")}
 	default:
-		for s.i < len(s.data) {
-			switch s.data[s.i] {
+		for s.has(s.i) {
+			switch s.at(s.i) {
 			case ',', '}', ']', ' ', '\t', '\r', '\n':
 				return nil
 			}
