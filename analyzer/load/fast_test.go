@@ -42,3 +42,36 @@ func TestFastDecodeSameSnapshots(t *testing.T) {
 		t.Fatalf("only %d bundles compared", n)
 	}
 }
+
+// TestStreamedExportsSameSnapshots loads every bundle of the testdata with
+// its exports decoded as they are read and decoded once read whole, and
+// checks that the snapshots, or the errors, are the same.
+func TestStreamedExportsSameSnapshots(t *testing.T) {
+	root := filepath.Join(parsetest.Root(t), "testdata", "bundles")
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		p := filepath.Join(root, e.Name())
+		streamed, serr := Load([]string{p}, Options{})
+		streamExports = false
+		whole, werr := Load([]string{p}, Options{})
+		streamExports = true
+		if (serr == nil) != (werr == nil) || serr != nil && serr.Error() != werr.Error() {
+			t.Errorf("%s: streamed: %v; read whole: %v", e.Name(), serr, werr)
+			continue
+		}
+		if !reflect.DeepEqual(streamed, whole) {
+			t.Errorf("%s: streamed and whole exports give different snapshots", e.Name())
+		}
+		n++
+	}
+	if n < 5 {
+		t.Fatalf("only %d bundles compared", n)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
 // Limits bound what the loader reads.
@@ -83,11 +84,46 @@ func (f *file) load() ([]byte, error) {
 		return f.data, nil
 	}
 	data, err := os.ReadFile(f.path)
+	return data, pathErr(err)
+}
+
+// streamKube decodes the Kubernetes export on disk at f.path as it reads
+// it, so that a large JSON export is never in memory whole, returning the
+// objects and the bytes read.
+func streamKube(f *file) (any, int64, error) {
+	fh, err := os.Open(f.path)
+	if err != nil {
+		return nil, 0, pathErr(err)
+	}
+	defer fh.Close()
+	cr := &countingReader{r: fh}
+	objs, err := kube.ParseReader(f.name, cr, kubeOptions)
+	if err != nil {
+		return objs, cr.n, pathErr(err)
+	}
+	return objs, cr.n, nil
+}
+
+// pathErr returns the error under a *fs.PathError: the caller names the
+// file.
+func pathErr(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		err = pe.Err // the caller names the file
+		return pe.Err
 	}
-	return data, err
+	return err
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // detectKind returns the file's kind.
