@@ -10,6 +10,9 @@ func CheckDirect(name string, data []byte) (read, total int, err error) {
 		split = splitJSON
 	}
 	if err := split(name, data, func(c chunk) {
+		if c.materialize(name) != nil {
+			return
+		}
 		if c.kind != "Service" && c.kind != "EndpointSlice" {
 			return
 		}

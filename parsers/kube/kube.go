@@ -152,6 +152,24 @@ type chunk struct {
 	// lineMap maps a line of data (1-based) to a line of the file when data
 	// was de-indented from a List (nil: line = chunk line + n - 1).
 	configLines map[string]int
+	// rawItem marks the text of a YAML List item as it is in the List,
+	// its dash in column itemIndent: materialize de-indents it.
+	rawItem    bool
+	itemIndent int
+}
+
+// materialize de-indents the text of a YAML List item and reads its kind,
+// so that it is a document of its own.
+func (c *chunk) materialize(name string) *parsers.Error {
+	if !c.rawItem {
+		return nil
+	}
+	item, err := listItem(name, c.data, lineIter{data: c.data, stop: len(c.data), num: c.line}, c.itemIndent)
+	if err != nil {
+		return err
+	}
+	*c = item
+	return nil
 }
 
 // Options tune [ParseWith].
@@ -324,6 +342,9 @@ func gather(results []result) (*Objects, error) {
 }
 
 func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
+	if err := c.materialize(name); err != nil {
+		return nil, err
+	}
 	pos := parsers.Pos{File: name, Line: c.line}
 	if c.kind == "" {
 		return nil, parsers.Errorf(pos, "object without a kind")

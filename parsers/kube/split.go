@@ -68,10 +68,11 @@ func describe(c *chunk) string {
 
 // splitYAML splits multi-document YAML into objects, and a List document
 // into its items (de-indented so that each item is a document of its own,
-// keeping its line count so that positions stay exact).
+// keeping its line count so that positions stay exact). The items are
+// emitted as they are in the List, and de-indented by the goroutine that
+// decodes them (chunk.materialize).
 func splitYAML(name string, data []byte, emit func(chunk)) error {
 	var errs parsers.ErrorList
-	it := lineIter{data: data, stop: len(data), num: 1}
 	start, num := 0, 1
 	flush := func(stop int) {
 		if start < stop {
@@ -80,19 +81,103 @@ func splitYAML(name string, data []byte, emit func(chunk)) error {
 			}
 		}
 	}
+	seps := separators{data: data}
 	for {
-		l, ok := it.next()
+		l, next, ok := seps.next(start)
 		if !ok {
 			break
 		}
-		s := data[l.start:l.end]
-		if bytes.Equal(s, []byte("---")) || bytes.HasPrefix(s, []byte("--- ")) || bytes.Equal(s, []byte("...")) {
-			flush(int(l.start))
-			start, num = it.off, it.num
+		flush(l)
+		num += bytes.Count(data[start:next], []byte("\n"))
+		if next == len(data) && (next == 0 || data[next-1] != '\n') {
+			num++ // the separator is the last line, without a newline
 		}
+		start = next
 	}
 	flush(len(data))
 	return errs.Err()
+}
+
+// separators finds the document separator lines ("---", "--- ...",
+// "...") of a YAML stream, remembering where the next candidates of each
+// kind are so that each is searched for once.
+type separators struct {
+	data       []byte
+	dash, dots int // offsets of the next "\n---" and "\n..." (-1: none), valid from ahead on
+	ahead      int
+	init       bool
+}
+
+// next returns the first separator line starting at or after off (a line
+// start): its start and the start of the line after it.
+func (s *separators) next(off int) (start, next int, ok bool) {
+	for p := off; p < len(s.data); {
+		if isSeparator(lineBytes(s.data, p)) {
+			return p, nextLineStart(s.data, p), true
+		}
+		q := s.candidate(p)
+		if q < 0 {
+			return 0, 0, false
+		}
+		p = q
+	}
+	return 0, 0, false
+}
+
+// candidate returns the start of the first line after offset p that
+// begins with "---" or "...", or -1.
+func (s *separators) candidate(p int) int {
+	find := func(pat string) int {
+		if i := bytes.Index(s.data[p:], []byte(pat)); i >= 0 {
+			return p + i
+		}
+		return -1
+	}
+	if !s.init || p > s.ahead {
+		s.dash, s.dots, s.init = find("\n---"), find("\n..."), true
+	} else {
+		if s.dash >= 0 && s.dash < p {
+			s.dash = find("\n---")
+		}
+		if s.dots >= 0 && s.dots < p {
+			s.dots = find("\n...")
+		}
+	}
+	s.ahead = p
+	q := s.dash
+	if q < 0 || s.dots >= 0 && s.dots < q {
+		q = s.dots
+	}
+	if q < 0 {
+		return -1
+	}
+	return q + 1
+}
+
+func isSeparator(s []byte) bool {
+	return bytes.Equal(s, []byte("---")) || bytes.HasPrefix(s, []byte("--- ")) || bytes.Equal(s, []byte("..."))
+}
+
+// lineBytes returns the line starting at offset p, without its newline
+// and one carriage return before it.
+func lineBytes(data []byte, p int) []byte {
+	e := nextLineStart(data, p)
+	if e > p && data[e-1] == '\n' {
+		e--
+	}
+	if e > p && data[e-1] == '\r' {
+		e--
+	}
+	return data[p:e]
+}
+
+// nextLineStart returns the offset after the newline ending the line at
+// p, or the end of data.
+func nextLineStart(data []byte, p int) int {
+	if i := bytes.IndexByte(data[p:], '\n'); i >= 0 {
+		return p + i + 1
+	}
+	return len(data)
 }
 
 type lineSpan struct {
@@ -134,6 +219,21 @@ func (it *lineIter) next() (lineSpan, bool) {
 	return l, true
 }
 
+func allSpaces(s []byte) bool {
+	for len(s) >= 8 {
+		if binary.LittleEndian.Uint64(s) != 0x2020202020202020 {
+			return false
+		}
+		s = s[8:]
+	}
+	for _, b := range s {
+		if b != ' ' {
+			return false
+		}
+	}
+	return true
+}
+
 func isBlankOrComment(s []byte) bool {
 	t := bytes.TrimLeft(s, " \t")
 	return len(t) == 0 || t[0] == '#'
@@ -141,31 +241,13 @@ func isBlankOrComment(s []byte) bool {
 
 // yamlDocument turns one YAML document, the lines of doc, into chunks.
 func yamlDocument(name string, data []byte, doc lineIter, emit func(chunk)) *parsers.Error {
-	var first, itemsAt, last lineSpan
-	haveFirst, haveItems := false, false
-	var afterItems lineIter // the lines after itemsAt
-	for it := doc; ; {
-		l, ok := it.next()
-		if !ok {
-			break
-		}
-		last = l
-		s := data[l.start:l.end]
-		if isBlankOrComment(s) {
-			continue
-		}
-		if !haveFirst {
-			first, haveFirst = l, true
-		}
-		if s[0] != ' ' && s[0] != '\t' && (bytes.Equal(bytes.TrimRight(s, " "), []byte("items:")) || bytes.HasPrefix(s, []byte("items: "))) {
-			itemsAt, haveItems, afterItems = l, true, it
-		}
-	}
+	first, haveFirst := firstContentLine(data, doc)
 	if !haveFirst {
 		return nil
 	}
+	itemsAt, afterItems, haveItems := itemsLine(data, doc)
 	if !haveItems {
-		body := data[first.start:last.end]
+		body := data[first.start:lastLineEnd(data, doc)]
 		c := chunk{data: body, line: int(first.num)}
 		c.apiVersion, c.kind = topLevelKind(body)
 		if c.kind == "ConfigMap" {
@@ -183,21 +265,16 @@ func yamlDocument(name string, data []byte, doc lineIter, emit func(chunk)) *par
 		return parsers.Errorf(parsers.Pos{File: name, Line: int(itemsAt.num)}, "unsupported inline items list (expected one item per block)")
 	}
 	ind := -1
+	var cont []byte // the indentation of an item's other lines
 	// The current item runs from line cur to the next item, blank and
 	// comment lines included.
 	var cur lineSpan
 	haveCur := false
-	flushItem := func(stop int) *parsers.Error {
-		if !haveCur {
-			return nil
+	flushItem := func(stop int) {
+		if haveCur {
+			haveCur = false
+			emit(chunk{data: data[cur.start:stop], line: int(cur.num), rawItem: true, itemIndent: ind})
 		}
-		haveCur = false
-		c, err := listItem(name, data, lineIter{data: data, off: int(cur.start), stop: stop, num: int(cur.num)}, ind)
-		if err != nil {
-			return err
-		}
-		emit(c)
-		return nil
 	}
 	for it := afterItems; ; {
 		l, ok := it.next()
@@ -205,6 +282,9 @@ func yamlDocument(name string, data []byte, doc lineIter, emit func(chunk)) *par
 			break
 		}
 		s := data[l.start:l.end]
+		if ind >= 0 && bytes.HasPrefix(s, cont) {
+			continue // a line of the item (or a blank one)
+		}
 		if isBlankOrComment(s) {
 			continue
 		}
@@ -214,39 +294,84 @@ func yamlDocument(name string, data []byte, doc lineIter, emit func(chunk)) *par
 				return parsers.Errorf(parsers.Pos{File: name, Line: int(l.num)}, "expected a list item (\"- ...\") after items:")
 			}
 			ind = lead
+			cont = bytes.Repeat([]byte(" "), ind+2)
 		}
 		switch {
 		case lead == ind && (bytes.HasPrefix(s[lead:], []byte("- ")) || bytes.Equal(s[lead:], []byte("-"))):
-			if err := flushItem(int(l.start)); err != nil {
-				return err
-			}
+			flushItem(int(l.start))
 			cur, haveCur = l, true
 		case lead >= ind+2:
 		case lead == 0:
 			// The List's own fields after items (kind: List, metadata: ...).
-			if err := flushItem(int(l.start)); err != nil {
-				return err
-			}
+			flushItem(int(l.start))
 			return nil
 		default:
 			return parsers.Errorf(parsers.Pos{File: name, Line: int(l.num)}, "unexpected indentation in list item")
 		}
 	}
-	return flushItem(doc.stop)
+	flushItem(doc.stop)
+	return nil
+}
+
+// firstContentLine returns the first line of doc that is neither blank
+// nor a comment.
+func firstContentLine(data []byte, doc lineIter) (lineSpan, bool) {
+	for it := doc; ; {
+		l, ok := it.next()
+		if !ok {
+			return lineSpan{}, false
+		}
+		if !isBlankOrComment(data[l.start:l.end]) {
+			return l, true
+		}
+	}
+}
+
+// lastLineEnd returns the end of the last line of doc (before its
+// newline and carriage return).
+func lastLineEnd(data []byte, doc lineIter) int {
+	e := doc.stop
+	if e > doc.off && data[e-1] == '\n' {
+		e--
+	}
+	if e > doc.off && data[e-1] == '\r' {
+		e--
+	}
+	return e
+}
+
+// itemsLine finds the last top-level "items:" line of doc (that of a
+// List), and the lines after it.
+func itemsLine(data []byte, doc lineIter) (at lineSpan, after lineIter, ok bool) {
+	lineStart, num := doc.off, doc.num // a line start before the match and its number
+	for p := doc.off; p < doc.stop; {
+		i := bytes.Index(data[p:doc.stop], []byte("items:"))
+		if i < 0 {
+			break
+		}
+		q := p + i
+		p = q + len("items:")
+		if q > doc.off && data[q-1] != '\n' {
+			continue
+		}
+		num += bytes.Count(data[lineStart:q], []byte("\n"))
+		lineStart = q
+		it := lineIter{data: data, off: q, stop: doc.stop, num: num}
+		l, _ := it.next()
+		if r := data[q+len("items:") : l.end]; len(r) == 0 || r[0] == ' ' {
+			at, after, ok = l, it, true
+		}
+	}
+	return at, after, ok
 }
 
 // listItem de-indents one List item, the lines of item, by ind+2
 // columns, keeping one output line per input line.
 func listItem(name string, data []byte, item lineIter, ind int) (chunk, *parsers.Error) {
-	size := 0
-	for it := item; ; {
-		l, ok := it.next()
-		if !ok {
-			break
-		}
-		size += int(l.end-l.start) + 1
-	}
-	buf := make([]byte, 0, size)
+	// The text only shrinks: lines lose their indentation (and carriage
+	// return); a newline is added to the last line if it has none.
+	buf := make([]byte, 0, item.stop-item.off+1)
+	cont := ind + 2
 	for i, it := 0, item; ; i++ {
 		l, ok := it.next()
 		if !ok {
@@ -254,6 +379,8 @@ func listItem(name string, data []byte, item lineIter, ind int) (chunk, *parsers
 		}
 		s := data[l.start:l.end]
 		switch {
+		case i > 0 && len(s) >= cont && allSpaces(s[:cont]):
+			s = s[cont:] // the common case, as below
 		case i == 0:
 			s = s[ind+1:] // drop "<ind>-"
 			if len(s) > 0 && s[0] == ' ' {

@@ -120,7 +120,8 @@ func (c *yconv) mapping(ind int) bool {
 		}
 		key := c.out[k0:]
 		for _, k := range c.keys[base:] {
-			if bytes.EqualFold(c.out[k[0]:k[1]], key) {
+			// Keys are ASCII: only keys of the same length fold alike.
+			if k[1]-k[0] == len(key) && bytes.EqualFold(c.out[k[0]:k[1]], key) {
 				return false // a duplicate key: the last one would win
 			}
 		}
