@@ -16,6 +16,7 @@ import (
 type decoder struct {
 	fast bool
 	buf  []byte // the JSON form of the current YAML chunk
+	item []byte // the de-indented text of the current YAML List item
 	conv yconv
 	dir  direct
 }

@@ -30,7 +30,7 @@ import (
 //
 // Strings of the fields whose values repeat across objects (kinds,
 // namespaces, protocols, node names, label keys, ...) are interned, and the
-// small values that EndpointSlices point to (conditions, node names,
+// small values that endpoints point to (conditions, addresses, node names,
 // zones, target references) are carved from blocks, so that an
 // EndpointSlice costs a few allocations rather than a dozen per endpoint.
 // The input must be valid UTF-8 without escaped surrogates
@@ -43,11 +43,58 @@ type direct struct {
 	intern map[string]string
 	buf    []byte // unescaped string scratch
 
+	// Blocks small values are carved from: endpoints have their own, so
+	// that what outlives the endpoint lists (load.Options.Compact drops
+	// them) pins none of theirs.
+	cur       *blocks // kept, or endpoints' while an endpoint is read
+	kept, eps blocks
+	refs      []corev1.ObjectReference // endpoints' target references
+	epScratch []discoveryv1.Endpoint   // scratch of the endpoints being read
+	tmp       []string                 // scratch of the strings being read
+}
+
+// blocks hand out small values from larger allocations.
+type blocks struct {
 	bools []bool
 	strs  []string
-	refs  []corev1.ObjectReference
-	eps   []discoveryv1.Endpoint // scratch of the endpoints being read
-	tmp   []string               // scratch of the strings being read
+	ints  []int32
+}
+
+func (b *blocks) str() *string {
+	if len(b.strs) == 0 {
+		b.strs = make([]string, 32)
+	}
+	p := &b.strs[0]
+	b.strs = b.strs[1:]
+	return p
+}
+
+// strSlice returns a slice of n strings with no room to grow.
+func (b *blocks) strSlice(n int) []string {
+	if len(b.strs) < n {
+		b.strs = make([]string, max(32, n))
+	}
+	s := b.strs[:n:n]
+	b.strs = b.strs[n:]
+	return s
+}
+
+func (b *blocks) bool() *bool {
+	if len(b.bools) == 0 {
+		b.bools = make([]bool, 64)
+	}
+	p := &b.bools[0]
+	b.bools = b.bools[1:]
+	return p
+}
+
+func (b *blocks) int32() *int32 {
+	if len(b.ints) == 0 {
+		b.ints = make([]int32, 32)
+	}
+	p := &b.ints[0]
+	b.ints = b.ints[1:]
+	return p
 }
 
 // maxIntern bounds the strings one decoder interns.
@@ -124,6 +171,7 @@ func (x *direct) endpointSlice(data []byte, s *discoveryv1.EndpointSlice) bool {
 
 func (x *direct) start(data []byte) {
 	x.d, x.i, x.bad = data, 0, false
+	x.cur = &x.kept
 	if x.intern == nil {
 		x.intern = make(map[string]string)
 	}
@@ -402,11 +450,7 @@ func (x *direct) strPtr(intern bool) *string {
 	if !ok {
 		return nil
 	}
-	if len(x.strs) == 0 {
-		x.strs = make([]string, 32)
-	}
-	p := &x.strs[0]
-	x.strs = x.strs[1:]
+	p := x.cur.str()
 	if intern {
 		*p = x.internBytes(b)
 	} else {
@@ -439,11 +483,7 @@ func (x *direct) boolPtr() *bool {
 	if !x.boolean(&v) {
 		return nil
 	}
-	if len(x.bools) == 0 {
-		x.bools = make([]bool, 64)
-	}
-	p := &x.bools[0]
-	x.bools = x.bools[1:]
+	p := x.cur.bool()
 	*p = v
 	return p
 }
@@ -498,8 +538,9 @@ func (x *direct) int32Ptr() *int32 {
 	if !x.integer(&n, -1<<31, 1<<31-1) {
 		return nil
 	}
-	v := int32(n)
-	return &v
+	p := x.cur.int32()
+	*p = int32(n)
+	return p
 }
 
 // scalar returns the text of the string, number, boolean or null that is
@@ -588,11 +629,7 @@ func (x *direct) strings(intern bool) []string {
 	case len(tmp) == 0:
 		out = []string{}
 	case len(tmp) <= 4:
-		if len(x.strs) < len(tmp) {
-			x.strs = make([]string, 32)
-		}
-		out = x.strs[:len(tmp):len(tmp)]
-		x.strs = x.strs[len(tmp):]
+		out = x.cur.strSlice(len(tmp))
 		copy(out, tmp)
 	default:
 		out = append([]string(nil), tmp...)
@@ -964,7 +1001,7 @@ func (x *direct) endpoints() []discoveryv1.Endpoint {
 	if !x.array() {
 		return nil
 	}
-	eps := x.eps[:0]
+	eps := x.epScratch[:0]
 	for n := 0; x.elem(&n); {
 		eps = append(eps, discoveryv1.Endpoint{})
 		x.endpoint(&eps[len(eps)-1])
@@ -972,9 +1009,9 @@ func (x *direct) endpoints() []discoveryv1.Endpoint {
 	out := make([]discoveryv1.Endpoint, len(eps))
 	copy(out, eps)
 	clear(eps)
-	x.eps = eps[:0]
-	if cap(x.eps) > 1024 {
-		x.eps = nil
+	x.epScratch = eps[:0]
+	if cap(x.epScratch) > 1024 {
+		x.epScratch = nil
 	}
 	return out
 }
@@ -983,6 +1020,8 @@ func (x *direct) endpoint(e *discoveryv1.Endpoint) {
 	if !x.object() {
 		return
 	}
+	x.cur = &x.eps
+	defer func() { x.cur = &x.kept }()
 	var seen uint64
 	for n, k := 0, []byte(nil); x.key(&n, &k); {
 		switch string(k) {

@@ -65,7 +65,7 @@ func TestDirectMatchesEncodingJSON(t *testing.T) {
 			split = splitJSON
 		}
 		_ = split(name, data, func(c chunk) {
-			if c.materialize(name) != nil {
+			if c.materialize(name, nil) != nil {
 				return
 			}
 			js := directJSON(&c)

@@ -10,7 +10,7 @@ func CheckDirect(name string, data []byte) (read, total int, err error) {
 		split = splitJSON
 	}
 	if err := split(name, data, func(c chunk) {
-		if c.materialize(name) != nil {
+		if c.materialize(name, nil) != nil {
 			return
 		}
 		if c.kind != "Service" && c.kind != "EndpointSlice" {

@@ -86,7 +86,7 @@ func TestFastPathTaken(t *testing.T) {
 			continue
 		}
 		err := splitYAML(name, data, func(c chunk) {
-			if c.materialize(name) != nil {
+			if c.materialize(name, nil) != nil {
 				return
 			}
 			total++

@@ -158,13 +158,14 @@ type chunk struct {
 	itemIndent int
 }
 
-// materialize de-indents the text of a YAML List item and reads its kind,
-// so that it is a document of its own.
-func (c *chunk) materialize(name string) *parsers.Error {
+// materialize de-indents the text of a YAML List item into buf (or a new
+// buffer when buf is too small) and reads its kind, so that it is a
+// document of its own.
+func (c *chunk) materialize(name string, buf []byte) *parsers.Error {
 	if !c.rawItem {
 		return nil
 	}
-	item, err := listItem(name, c.data, lineIter{data: c.data, stop: len(c.data), num: c.line}, c.itemIndent)
+	item, err := listItem(name, c.data, lineIter{data: c.data, stop: len(c.data), num: c.line}, c.itemIndent, buf)
 	if err != nil {
 		return err
 	}
@@ -342,8 +343,15 @@ func gather(results []result) (*Objects, error) {
 }
 
 func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
-	if err := c.materialize(name); err != nil {
-		return nil, err
+	if c.rawItem {
+		if err := c.materialize(name, d.item); err != nil {
+			return nil, err
+		}
+		// Nothing decoded keeps the item's text: the next item reuses
+		// its buffer.
+		if d.item = c.data[:0]; cap(d.item) > 1<<20 {
+			d.item = nil
+		}
 	}
 	pos := parsers.Pos{File: name, Line: c.line}
 	if c.kind == "" {

@@ -366,11 +366,15 @@ func itemsLine(data []byte, doc lineIter) (at lineSpan, after lineIter, ok bool)
 }
 
 // listItem de-indents one List item, the lines of item, by ind+2
-// columns, keeping one output line per input line.
-func listItem(name string, data []byte, item lineIter, ind int) (chunk, *parsers.Error) {
+// columns, keeping one output line per input line, into buf (or a new
+// buffer when buf is too small).
+func listItem(name string, data []byte, item lineIter, ind int, buf []byte) (chunk, *parsers.Error) {
 	// The text only shrinks: lines lose their indentation (and carriage
 	// return); a newline is added to the last line if it has none.
-	buf := make([]byte, 0, item.stop-item.off+1)
+	if size := item.stop - item.off + 1; cap(buf) < size {
+		buf = make([]byte, 0, size)
+	}
+	buf = buf[:0]
 	cont := ind + 2
 	for i, it := 0, item; ; i++ {
 		l, ok := it.next()
@@ -427,14 +431,38 @@ func topLevelKind(doc []byte) (apiVersion, kind string) {
 }
 
 func yamlScalar(v []byte) string {
-	s := strings.TrimSpace(string(v))
-	if i := strings.Index(s, " #"); i >= 0 {
-		s = strings.TrimSpace(s[:i])
+	s := bytes.TrimSpace(v)
+	if i := bytes.Index(s, []byte(" #")); i >= 0 {
+		s = bytes.TrimSpace(s[:i])
 	}
 	if len(s) >= 2 && (s[0] == '"' && s[len(s)-1] == '"' || s[0] == '\'' && s[len(s)-1] == '\'') {
 		s = s[1 : len(s)-1]
 	}
-	return s
+	return knownName(s)
+}
+
+// knownName returns s as a string, without a copy for the kinds and API
+// versions that most exports are made of.
+func knownName(s []byte) string {
+	switch string(s) {
+	case "v1":
+		return "v1"
+	case "discovery.k8s.io/v1":
+		return "discovery.k8s.io/v1"
+	case "apps/v1":
+		return "apps/v1"
+	case "Service":
+		return "Service"
+	case "EndpointSlice":
+		return "EndpointSlice"
+	case "Endpoints":
+		return "Endpoints"
+	case "Pod":
+		return "Pod"
+	case "ConfigMap":
+		return "ConfigMap"
+	}
+	return string(s)
 }
 
 // configDataLines maps the keys of a ConfigMap's top-level data: block to
@@ -892,7 +920,7 @@ func portLines(doc []byte, firstLine int) []LineText {
 		}
 		if bytes.HasPrefix(t, []byte("- ")) && (portsIndent < 0 || indent == portsIndent) {
 			portsIndent = indent
-			out = append(out, LineText{Line: firstLine + n, Text: strings.Clone(string(bytes.TrimSpace(t)))})
+			out = append(out, LineText{Line: firstLine + n, Text: string(bytes.TrimSpace(t))})
 			cur = len(out) - 1
 			t = t[2:]
 		}
