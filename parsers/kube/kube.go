@@ -156,6 +156,9 @@ type chunk struct {
 	// its dash in column itemIndent: materialize de-indents it.
 	rawItem    bool
 	itemIndent int
+	// blk, for an object of a streamed export, holds data: it is
+	// released once the object is decoded (nothing decoded keeps data).
+	blk *block
 }
 
 // materialize de-indents the text of a YAML List item into buf (or a new
@@ -266,6 +269,7 @@ func parse(name string, split func(emit func(chunk)) error, opts Options) (*Obje
 			d := &decoder{fast: !opts.Reference}
 			for j := range jobs {
 				obj, err := d.decode(name, &j.c)
+				j.c.blk.release()
 				dones <- done{j.i, result{obj: obj, err: err}}
 			}
 		}()

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"sigs.k8s.io/yaml"
 
@@ -505,11 +506,51 @@ func splitJSON(name string, data []byte, emit func(chunk)) error {
 // yet decoded are in memory.
 func splitJSONFrom(name string, head []byte, r io.Reader, emit func(chunk)) error {
 	s := &jscan{data: head, r: r, name: name, line: 1, keep: -1, emit: emit}
+	if r != nil {
+		s.free = make(chan []byte, 4)
+		s.blk = newBlock(head, s.free)
+	}
 	err := s.split()
+	s.blk.release()
 	if s.rerr != nil {
 		return s.rerr
 	}
 	return err
+}
+
+// A block is a buffer of a streamed export, which the scanner and the
+// objects emitted from it hold: once all have let go of it, it goes back
+// to the free list the scanner takes buffers from.
+type block struct {
+	buf  []byte
+	refs atomic.Int32
+	free chan []byte
+}
+
+// newBlock returns a block of buf, held once (by the scanner).
+func newBlock(buf []byte, free chan []byte) *block {
+	b := &block{buf: buf, free: free}
+	b.refs.Store(1)
+	return b
+}
+
+// release lets go of the block (nil: one not streamed).
+func (b *block) release() {
+	if b != nil && b.refs.Add(-1) == 0 {
+		select {
+		case b.free <- b.buf[:0]:
+		default:
+		}
+	}
+}
+
+// send emits c, an object of the current block.
+func (s *jscan) send(c chunk) {
+	if s.blk != nil {
+		s.blk.refs.Add(1)
+		c.blk = s.blk
+	}
+	s.emit(c)
 }
 
 func (s *jscan) split() error {
@@ -531,7 +572,7 @@ func (s *jscan) split() error {
 				if err != nil {
 					return err
 				}
-				s.emit(c.chunk)
+				s.send(c.chunk)
 				s.ws()
 				if s.has(s.i) && s.at(s.i) == ',' {
 					s.i++
@@ -543,7 +584,7 @@ func (s *jscan) split() error {
 				return err
 			}
 			if !c.list {
-				s.emit(c.chunk)
+				s.send(c.chunk)
 			}
 		default:
 			return s.errorf("expected a JSON object or array, found %q", c)
@@ -572,6 +613,10 @@ type jscan struct {
 	// text is kept (-1: none): reading more drops what is before it.
 	keep int
 	emit func(chunk)
+	// blk holds data, for a streamed export; free has the buffers of
+	// blocks let go of.
+	blk  *block
+	free chan []byte
 	// names interns kinds and API versions.
 	names map[string]string
 }
@@ -596,10 +641,10 @@ func (s *jscan) bytes(from, to int) []byte { return s.data[from-s.base : to-s.ba
 // end returns the offset after the last byte read.
 func (s *jscan) end() int { return s.base + len(s.data) }
 
-// fill reads more of the export into a new buffer (the old one may hold
-// objects emitted and not yet decoded), dropping what is before the
-// scanner's position, its line mark and the kept object. It reports
-// whether it read anything.
+// fill reads more of the export into another buffer (the old one may hold
+// objects emitted and not yet decoded: it is reused once they are),
+// dropping what is before the scanner's position, its line mark and the
+// kept object. It reports whether it read anything.
 func (s *jscan) fill() bool {
 	if s.r == nil {
 		return false
@@ -610,8 +655,21 @@ func (s *jscan) fill() bool {
 	}
 	drop = min(drop-s.base, len(s.data))
 	n := len(s.data) - drop
-	buf := make([]byte, n, max(2*n, jsonWindow))
+	var buf []byte
+	select {
+	case b := <-s.free:
+		if cap(b) >= max(2*n, jsonWindow) {
+			buf = b[:n]
+		}
+	default:
+	}
+	if buf == nil {
+		buf = make([]byte, n, max(2*n, jsonWindow))
+	}
 	copy(buf, s.data[drop:])
+	old := s.blk
+	s.blk = newBlock(buf, s.free)
+	old.release()
 	m, err := io.ReadFull(s.r, buf[n:cap(buf)])
 	s.data, s.base = buf[:n+m], s.base+drop
 	if err != nil {
@@ -717,7 +775,7 @@ func (s *jscan) object(top bool) (jobject, error) {
 				if err != nil {
 					return o, err
 				}
-				s.emit(it.chunk)
+				s.send(it.chunk)
 			}
 		case (string(key) == "kind" || string(key) == "apiVersion") && s.has(s.i) && s.at(s.i) == '"':
 			isKind := string(key) == "kind"
