@@ -2,6 +2,7 @@ package kube
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"io/fs"
 	"os"
@@ -264,4 +265,39 @@ func FuzzFastJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPrintable8 checks the eight-byte test of the converter against a
+// byte loop: every byte value at every position, and mixed words.
+func TestPrintable8(t *testing.T) {
+	check := func(b []byte) {
+		want := true
+		for _, c := range b {
+			if c < 0x20 || c > 0x7e {
+				want = false
+			}
+		}
+		if got := printable8(binary.LittleEndian.Uint64(b)); got != want {
+			t.Fatalf("printable8(%q) = %v, want %v", b, got, want)
+		}
+	}
+	for pos := 0; pos < 8; pos++ {
+		for v := 0; v < 256; v++ {
+			b := []byte("a~ 0Z}!a")
+			b[pos] = byte(v)
+			check(b)
+			b = []byte{0xff, 0x7f, 0x1f, 0x20, 0x7e, 0x00, 0x80, 0x41}
+			b[pos] = byte(v)
+			check(b)
+		}
+	}
+	x := uint64(88172645463325252)
+	for i := 0; i < 1<<20; i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], x&0x7f7f7f7f7f7f7f7f|0x2020202020202020&(x>>1))
+		check(b[:])
+	}
 }
