@@ -96,7 +96,7 @@ func streamKube(f *file) (any, int64, error) {
 		return nil, 0, pathErr(err)
 	}
 	defer fh.Close()
-	cr := &countingReader{r: fh}
+	cr := &countingReader{r: fh, size: f.size}
 	objs, err := kube.ParseReader(f.name, cr, kubeOptions)
 	if err != nil {
 		return objs, cr.n, pathErr(err)
@@ -114,11 +114,17 @@ func pathErr(err error) error {
 	return err
 }
 
-// countingReader counts the bytes read through it.
+// countingReader counts the bytes read through it, from a file of the
+// given size.
 type countingReader struct {
-	r io.Reader
-	n int64
+	r    io.Reader
+	n    int64
+	size int64
 }
+
+// Size returns the size of the file, so that a YAML export is read into
+// one buffer of its size.
+func (c *countingReader) Size() int64 { return c.size }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)

@@ -206,7 +206,8 @@ func ParseWith(name string, data []byte, opts Options) (*Objects, error) {
 
 // ParseReader is [ParseWith] reading the export from r. A JSON export is
 // split as it is read, so that only a window of its text is in memory at
-// once rather than all of it; a YAML export is read whole first. An error
+// once rather than all of it; a YAML export is read whole first, into one
+// buffer when r has a Size method giving the export's size. An error
 // reading r is returned as it is.
 func ParseReader(name string, r io.Reader, opts Options) (*Objects, error) {
 	head, rest, err := readHead(r)
@@ -217,8 +218,14 @@ func ParseReader(name string, r io.Reader, opts Options) (*Objects, error) {
 		return parse(name, func(emit func(chunk)) error { return splitJSONFrom(name, head, rest, emit) }, opts)
 	}
 	if rest != nil {
-		var b bytes.Buffer
-		b.Write(head)
+		// Read the rest into one buffer of the export's size when r
+		// knows it (as a bytes.Reader does), growing it otherwise.
+		size := len(head)
+		if sr, ok := r.(interface{ Size() int64 }); ok {
+			size = max(size, int(min(sr.Size(), 1<<40)))
+		}
+		b := bytes.NewBuffer(make([]byte, len(head), size+bytes.MinRead))
+		copy(b.Bytes(), head)
 		if _, err := b.ReadFrom(rest); err != nil {
 			return nil, err
 		}
