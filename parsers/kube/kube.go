@@ -8,7 +8,11 @@
 // Other kinds are listed as ignored, never silently dropped.
 //
 // Large exports are split into their items with a cheap scanner and the
-// items are decoded concurrently.
+// items are decoded concurrently; a JSON export read with [ParseReader] is
+// split as it is read. Services and EndpointSlices are decoded by a
+// decoder of their own, other kinds by goccy/go-json, and anything either
+// refuses by encoding/json or sigs.k8s.io/yaml, whose results and errors
+// are the reference.
 package kube
 
 import (
