@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -142,6 +143,135 @@ func FuzzDirect(f *testing.F) {
 			return
 		}
 		if _, err := compareDirect(data); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// shapeGen builds JSON objects shaped like Services and EndpointSlices
+// from fuzz input: keys of the types (now and then misspelled, repeated
+// or unknown) with values from a pool of edge cases, so that FuzzDirectShapes
+// reaches deep into what the direct decoder accepts.
+type shapeGen struct {
+	in  []byte
+	out []byte
+}
+
+func (g *shapeGen) pick(n int) int {
+	if len(g.in) == 0 {
+		return 0
+	}
+	b := g.in[0]
+	g.in = g.in[1:]
+	return int(b) % n
+}
+
+var shapeScalars = []string{
+	`null`, `""`, `"a"`, `"TCP"`, `"a\"b\\c\/d\n"`, `"\u00e9\u0041"`, `"é"`, `"\t"`, `0`, `-0`, `1`, `80`, `-1`,
+	`2147483647`, `2147483648`, `-2147483648`, `-2147483649`, `9223372036854775807`, `1.0`, `1e2`, `08`, `true`,
+	`false`, `[]`, `{}`, `"2024-01-01T00:00:00Z"`, `"2024-01-01T00:00:00.5+02:00"`, `"garbage"`, `"8080"`, `[1]`, `{"a":1}`,
+}
+
+// shapeFields lists the keys of each object shape and the shape of their
+// values ("" for a scalar, "[x" for an array of x, "{" for a string map).
+var shapeFields = map[string][][2]string{
+	"service":   {{"kind", ""}, {"apiVersion", ""}, {"metadata", "meta"}, {"spec", "spec"}, {"status", "status"}},
+	"slice":     {{"kind", ""}, {"apiVersion", ""}, {"metadata", "meta"}, {"addressType", ""}, {"endpoints", "[endpoint"}, {"ports", "[eport"}},
+	"meta":      {{"name", ""}, {"namespace", ""}, {"uid", ""}, {"generation", ""}, {"creationTimestamp", ""}, {"deletionTimestamp", ""}, {"deletionGracePeriodSeconds", ""}, {"labels", "{"}, {"annotations", "{"}, {"ownerReferences", "[owner"}, {"finalizers", "["}, {"resourceVersion", ""}},
+	"owner":     {{"apiVersion", ""}, {"kind", ""}, {"name", ""}, {"uid", ""}, {"controller", ""}, {"blockOwnerDeletion", ""}},
+	"spec":      {{"ports", "[port"}, {"selector", "{"}, {"clusterIP", ""}, {"clusterIPs", "["}, {"type", ""}, {"externalIPs", "["}, {"sessionAffinity", ""}, {"externalTrafficPolicy", ""}, {"healthCheckNodePort", ""}, {"publishNotReadyAddresses", ""}, {"sessionAffinityConfig", "affinity"}, {"ipFamilies", "["}, {"ipFamilyPolicy", ""}, {"allocateLoadBalancerNodePorts", ""}, {"internalTrafficPolicy", ""}, {"trafficDistribution", ""}},
+	"affinity":  {{"clientIP", "clientIP"}},
+	"clientIP":  {{"timeoutSeconds", ""}},
+	"port":      {{"name", ""}, {"protocol", ""}, {"appProtocol", ""}, {"port", ""}, {"targetPort", ""}, {"nodePort", ""}},
+	"status":    {{"loadBalancer", "lb"}, {"conditions", "[condition"}},
+	"lb":        {{"ingress", "[ingress"}},
+	"ingress":   {{"ip", ""}, {"hostname", ""}, {"ipMode", ""}, {"ports", "[pstatus"}},
+	"pstatus":   {{"port", ""}, {"protocol", ""}, {"error", ""}},
+	"condition": {{"type", ""}, {"status", ""}, {"observedGeneration", ""}, {"lastTransitionTime", ""}, {"reason", ""}, {"message", ""}},
+	"endpoint":  {{"addresses", "["}, {"conditions", "conds"}, {"hostname", ""}, {"targetRef", "ref"}, {"nodeName", ""}, {"zone", ""}, {"hints", "hints"}, {"deprecatedTopology", "{"}},
+	"conds":     {{"ready", ""}, {"serving", ""}, {"terminating", ""}},
+	"ref":       {{"kind", ""}, {"namespace", ""}, {"name", ""}, {"uid", ""}, {"apiVersion", ""}, {"fieldPath", ""}},
+	"hints":     {{"forZones", "[named"}, {"forNodes", "[named"}},
+	"named":     {{"name", ""}},
+	"eport":     {{"name", ""}, {"protocol", ""}, {"port", ""}, {"appProtocol", ""}},
+}
+
+func (g *shapeGen) ws() {
+	if g.pick(4) == 0 {
+		g.out = append(g.out, " \n\t\r"[g.pick(4)])
+	}
+}
+
+func (g *shapeGen) value(shape string, depth int) {
+	g.ws()
+	switch {
+	case depth > 6 || g.pick(12) == 0:
+		g.out = append(g.out, shapeScalars[g.pick(len(shapeScalars))]...)
+	case shape == "":
+		if g.pick(3) == 0 {
+			g.out = append(g.out, shapeScalars[g.pick(len(shapeScalars))]...)
+		} else {
+			g.out = append(g.out, shapeScalars[g.pick(8)]...) // strings and null mostly
+		}
+	case shape[0] == '[':
+		g.out = append(g.out, '[')
+		for i, n := 0, g.pick(4); i < n; i++ {
+			if i > 0 {
+				g.out = append(g.out, ',')
+			}
+			g.value(shape[1:], depth+1)
+		}
+		g.out = append(g.out, ']')
+	case shape == "{":
+		g.out = append(g.out, '{')
+		for i, n := 0, g.pick(4); i < n; i++ {
+			if i > 0 {
+				g.out = append(g.out, ',')
+			}
+			g.out = append(g.out, []string{`"a"`, `"b"`, `"app.kubernetes.io/name"`, `"A"`}[g.pick(4)]...)
+			g.out = append(g.out, ':')
+			g.value("", depth+1)
+		}
+		g.out = append(g.out, '}')
+	default:
+		g.object(shape, depth+1)
+	}
+	g.ws()
+}
+
+func (g *shapeGen) object(shape string, depth int) {
+	fields := shapeFields[shape]
+	g.out = append(g.out, '{')
+	for i, n := 0, g.pick(len(fields)+2); i < n; i++ {
+		if i > 0 {
+			g.out = append(g.out, ',')
+		}
+		g.ws()
+		f := fields[g.pick(len(fields))]
+		key := f[0]
+		switch g.pick(16) {
+		case 0:
+			key = strings.ToUpper(key[:1]) + key[1:] // another case
+		case 1:
+			key = "unknown"
+		}
+		g.out = append(g.out, '"')
+		g.out = append(g.out, key...)
+		g.out = append(g.out, '"', ':')
+		g.value(f[1], depth)
+	}
+	g.out = append(g.out, '}')
+}
+
+// FuzzDirectShapes checks the direct decoder against encoding/json on
+// objects shaped like Services and EndpointSlices, built from the input.
+func FuzzDirectShapes(f *testing.F) {
+	f.Add([]byte("service-seed-0123456789abcdefghijklmnopqrstuvwxyz"))
+	f.Add([]byte("\x01slice-seed-\x05\x07\x09\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		g := &shapeGen{in: in}
+		g.object([]string{"service", "slice"}[g.pick(2)], 0)
+		if _, err := compareDirect(g.out); err != nil {
 			t.Fatal(err)
 		}
 	})
