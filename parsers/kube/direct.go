@@ -23,10 +23,10 @@ import (
 // that encoding/json refuses or reads another way, a syntax error — it
 // gives up and the object goes to the general path, whose results and
 // errors are the reference decoders'. When it succeeds, the object is the
-// one encoding/json gives (FuzzDirect checks this): a null leaves the zero
-// value, an empty array or object gives an empty (not nil) slice or map,
-// and metav1.Time and intstr.IntOrString decode themselves with their own
-// UnmarshalJSON.
+// one encoding/json gives (FuzzDirect and FuzzDirectShapes check this): a
+// null leaves the zero value, an empty array or object gives an empty (not
+// nil) slice or map, intstr.IntOrString decodes itself with its
+// UnmarshalJSON, and metav1.Time is parsed as its UnmarshalJSON parses it.
 //
 // Strings of the fields whose values repeat across objects (kinds,
 // namespaces, protocols, node names, label keys, ...) are interned, and the
