@@ -82,8 +82,8 @@ var parsersByKind = map[parsers.Kind]parseFunc{
 // fast path with the reference decoders).
 var kubeOptions kube.Options
 
-// streamExports decodes Kubernetes exports on disk as they are read
-// rather than after reading them whole (tests compare both).
+// streamExports decodes Kubernetes exports, on disk or in archives, as
+// they are read rather than after reading them whole (tests compare both).
 var streamExports = true
 
 type parsed struct {
@@ -152,9 +152,13 @@ func parseAll(files []file) []parsed {
 		f := files[i]
 		k := f.detectKind()
 		r := parsed{f: f, kind: k}
-		if k == parsers.KindKube && f.path != "" && streamExports {
+		switch {
+		case f.parsed != nil:
+			r.size = f.size
+			r.value, r.err = f.result()
+		case k == parsers.KindKube && f.path != "" && streamExports:
 			r.value, r.size, r.err = streamKube(&f)
-		} else {
+		default:
 			data, err := f.load()
 			r.size = int64(len(data))
 			if err != nil {

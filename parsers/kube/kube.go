@@ -133,6 +133,38 @@ func (o *Objects) Len() int {
 		len(o.Nodes) + len(o.Pods) + len(o.DaemonSets) + len(o.Raw) + len(o.Ignored)
 }
 
+// SetFile sets the file of every object's position to name (for objects
+// read under another name).
+func (o *Objects) SetFile(name string) {
+	for _, x := range o.Services {
+		x.Pos.File = name
+	}
+	for _, x := range o.EndpointSlices {
+		x.Pos.File = name
+	}
+	for _, x := range o.Endpoints {
+		x.Pos.File = name
+	}
+	for _, x := range o.ConfigMaps {
+		x.Pos.File = name
+	}
+	for _, x := range o.Nodes {
+		x.Pos.File = name
+	}
+	for _, x := range o.Pods {
+		x.Pos.File = name
+	}
+	for _, x := range o.DaemonSets {
+		x.Pos.File = name
+	}
+	for _, x := range o.Raw {
+		x.Pos.File = name
+	}
+	for _, x := range o.Ignored {
+		x.Pos.File = name
+	}
+}
+
 // Merge appends the objects of other to o.
 func (o *Objects) Merge(other *Objects) {
 	o.Services = append(o.Services, other.Services...)
