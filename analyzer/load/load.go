@@ -145,7 +145,8 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 // export's text once decoded; meanwhile one worker parses the other files,
 // largest first, and once the exports are done every core does. Files on
 // disk are read as they are parsed; Kubernetes exports on disk are
-// decoded as they are read (see streamKube).
+// decoded as they are read (see streamKube), and those of archives were
+// decoded as the archive was read.
 func parseAll(files []file) []parsed {
 	out := make([]parsed, len(files))
 	parse := func(i int) {

@@ -233,7 +233,9 @@ func readPath(p string, lim Limits) ([]file, error) {
 
 func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
 
-// readArchive reads a gzip-compressed tar archive (a bundle).
+// readArchive reads a gzip-compressed tar archive (a bundle). Its
+// Kubernetes exports are decoded as they are read (archiveExport); its
+// other files are read into memory.
 func readArchive(name string, data []byte, lim Limits) ([]file, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
