@@ -82,6 +82,10 @@ var parsersByKind = map[parsers.Kind]parseFunc{
 // fast path with the reference decoders).
 var kubeOptions kube.Options
 
+// streamExports decodes Kubernetes exports, on disk or in archives, as
+// they are read rather than after reading them whole (tests compare both).
+var streamExports = true
+
 type parsed struct {
 	f     file
 	kind  parsers.Kind
@@ -140,19 +144,29 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 // decoded one at a time, as their decoder uses every core and frees each
 // export's text once decoded; meanwhile one worker parses the other files,
 // largest first, and once the exports are done every core does. Files on
-// disk are read as they are parsed.
+// disk are read as they are parsed; Kubernetes exports on disk are
+// decoded as they are read (see streamKube), and those of archives were
+// decoded as the archive was read.
 func parseAll(files []file) []parsed {
 	out := make([]parsed, len(files))
 	parse := func(i int) {
 		f := files[i]
 		k := f.detectKind()
 		r := parsed{f: f, kind: k}
-		data, err := f.load()
-		r.size = int64(len(data))
-		if err != nil {
-			r.err = err
-		} else if fn := parsersByKind[k]; fn != nil {
-			r.value, r.err = fn(f.name, data)
+		switch {
+		case f.parsed != nil:
+			r.size = f.size
+			r.value, r.err = f.result()
+		case k == parsers.KindKube && f.path != "" && streamExports:
+			r.value, r.size, r.err = streamKube(&f)
+		default:
+			data, err := f.load()
+			r.size = int64(len(data))
+			if err != nil {
+				r.err = err
+			} else if fn := parsersByKind[k]; fn != nil {
+				r.value, r.err = fn(f.name, data)
+			}
 		}
 		// The parsed value keeps what it needs; drop the bytes so
 		// that a large export is freed as soon as it is decoded.

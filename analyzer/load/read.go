@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
 // Limits bound what the loader reads.
@@ -57,6 +58,18 @@ type file struct {
 	path string
 	kind parsers.Kind
 	size int64
+	// parsed, for a Kubernetes export of an archive, is what it decoded
+	// to as it was read (see archiveExport); kind and size are set.
+	parsed *preParsed
+}
+
+// preParsed is a file decoded as it was read, under the name it had in its
+// archive: the objects' positions and the errors are renamed once the
+// file's final name is known.
+type preParsed struct {
+	name  string
+	value *kube.Objects
+	err   error
 }
 
 // lazyFile returns the file at p, of the given size, to be read when it is
@@ -83,16 +96,57 @@ func (f *file) load() ([]byte, error) {
 		return f.data, nil
 	}
 	data, err := os.ReadFile(f.path)
+	return data, pathErr(err)
+}
+
+// streamKube decodes the Kubernetes export on disk at f.path as it reads
+// it, so that a large JSON export is never in memory whole, returning the
+// objects and the bytes read.
+func streamKube(f *file) (any, int64, error) {
+	fh, err := os.Open(f.path)
+	if err != nil {
+		return nil, 0, pathErr(err)
+	}
+	defer fh.Close()
+	cr := &countingReader{r: fh, size: f.size}
+	objs, err := kube.ParseReader(f.name, cr, kubeOptions)
+	if err != nil {
+		return objs, cr.n, pathErr(err)
+	}
+	return objs, cr.n, nil
+}
+
+// pathErr returns the error under a *fs.PathError: the caller names the
+// file.
+func pathErr(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		err = pe.Err // the caller names the file
+		return pe.Err
 	}
-	return data, err
+	return err
+}
+
+// countingReader counts the bytes read through it, from a file of the
+// given size.
+type countingReader struct {
+	r    io.Reader
+	n    int64
+	size int64
+}
+
+// Size returns the size of the file, so that a YAML export is read into
+// one buffer of its size.
+func (c *countingReader) Size() int64 { return c.size }
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // detectKind returns the file's kind.
 func (f *file) detectKind() parsers.Kind {
-	if f.path != "" {
+	if f.path != "" || f.parsed != nil {
 		return f.kind
 	}
 	return parsers.Detect(f.data)
@@ -100,10 +154,35 @@ func (f *file) detectKind() parsers.Kind {
 
 // length returns the file's size.
 func (f *file) length() int64 {
-	if f.path != "" {
+	if f.path != "" || f.parsed != nil {
 		return f.size
 	}
 	return int64(len(f.data))
+}
+
+// result returns what a pre-parsed file decoded to, its positions and
+// errors naming the file as f.name.
+func (f *file) result() (any, error) {
+	p := f.parsed
+	if p.name != f.name {
+		if p.value != nil {
+			p.value.SetFile(f.name)
+		}
+		var errs parsers.ErrorList
+		var one *parsers.Error
+		if errors.As(p.err, &one) {
+			errs = parsers.ErrorList{one}
+		} else {
+			errors.As(p.err, &errs)
+		}
+		for _, e := range errs {
+			if e.Pos.File == p.name {
+				e.Pos.File = f.name
+			}
+		}
+		p.name = f.name
+	}
+	return p.value, p.err
 }
 
 // errInput marks input errors that are not positioned parser errors.
@@ -154,7 +233,9 @@ func readPath(p string, lim Limits) ([]file, error) {
 
 func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
 
-// readArchive reads a gzip-compressed tar archive (a bundle).
+// readArchive reads a gzip-compressed tar archive (a bundle). Its
+// Kubernetes exports are decoded as they are read (archiveExport); its
+// other files are read into memory.
 func readArchive(name string, data []byte, lim Limits) ([]file, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
@@ -204,9 +285,25 @@ func readArchive(name string, data []byte, lim Limits) ([]file, error) {
 		if total+h.Size > lim.MaxTotal {
 			return nil, inputErrorf("%s: archive decompresses to more than %d bytes", name, lim.MaxTotal)
 		}
-		buf := make([]byte, 0, h.Size)
-		w := bytes.NewBuffer(buf)
-		n, err := io.Copy(w, io.LimitReader(tr, h.Size+1))
+		// The entry's head tells a Kubernetes export, which is decoded
+		// as it is read rather than held whole.
+		head := make([]byte, min(h.Size, parsers.DetectSize))
+		hn, err := io.ReadFull(tr, head)
+		head = head[:hn]
+		var f file
+		var n int64
+		switch {
+		case err != nil && err != io.ErrUnexpectedEOF && err != io.EOF:
+		case streamExports && int64(hn) == min(h.Size, parsers.DetectSize) && parsers.Detect(head) == parsers.KindKube:
+			f, n, err = archiveExport(clean, head, tr, h.Size)
+		default:
+			buf := make([]byte, hn, h.Size)
+			copy(buf, head)
+			w := bytes.NewBuffer(buf)
+			n, err = io.Copy(w, io.LimitReader(tr, h.Size+1-int64(hn)))
+			n += int64(hn)
+			f = file{data: w.Bytes()}
+		}
 		if err != nil {
 			return nil, inputErrorf("%s: reading archive entry %q: %v", name, clean, err)
 		}
@@ -214,12 +311,53 @@ func readArchive(name string, data []byte, lim Limits) ([]file, error) {
 			return nil, inputErrorf("%s: archive entry %q is truncated (%d of %d bytes)", name, clean, n, h.Size)
 		}
 		total += n
-		out = append(out, file{name: clean, group: name, archive: true, data: w.Bytes()})
+		f.name, f.group, f.archive = clean, name, true
+		out = append(out, f)
 	}
 	if len(out) == 0 {
 		return nil, inputErrorf("%s: archive holds no files", name)
 	}
 	return out, nil
+}
+
+// archiveExport decodes the Kubernetes export of an archive entry, whose
+// first bytes are head and whose rest tr reads, as it reads it. It returns
+// the file, the bytes read (all of the entry's, so that the caller checks
+// it is whole) and the error reading them.
+func archiveExport(name string, head []byte, tr io.Reader, size int64) (file, int64, error) {
+	cr := &countingReader{r: io.LimitReader(tr, size+1-int64(len(head))), size: size}
+	r := &errReader{r: io.MultiReader(bytes.NewReader(head), cr), size: size}
+	objs, perr := kube.ParseReader(name, r, kubeOptions)
+	// What the decoder did not read (after an error) is read all the
+	// same, as it would be were the entry read whole.
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		r.err = err
+	}
+	if r.err != nil {
+		return file{}, 0, r.err
+	}
+	f := file{kind: parsers.KindKube, size: int64(len(head)) + cr.n, parsed: &preParsed{name: name, value: objs, err: perr}}
+	return f, f.size, nil
+}
+
+// errReader keeps the first error other than io.EOF that reading r, an
+// archive entry of the given size, gave.
+type errReader struct {
+	r    io.Reader
+	err  error
+	size int64
+}
+
+// Size returns the size of the entry, so that a YAML export is read into
+// one buffer of its size.
+func (e *errReader) Size() int64 { return e.size }
+
+func (e *errReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF && e.err == nil {
+		e.err = err
+	}
+	return n, err
 }
 
 // entryName validates an archive entry name and returns it cleaned, with a

@@ -58,6 +58,23 @@ func BenchmarkParseJSON(b *testing.B) { benchParse(b, false, kube.Options{}) }
 // BenchmarkParseYAML decodes the same export as kubectl YAML.
 func BenchmarkParseYAML(b *testing.B) { benchParse(b, true, kube.Options{}) }
 
+// BenchmarkParseJSONReader decodes the JSON export as it reads it
+// (ParseReader), as the loader does with an export on disk.
+func BenchmarkParseJSONReader(b *testing.B) {
+	data, _ := exports(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		o, err := kube.ParseReader("cluster.json", bytes.NewReader(data), kube.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(o.Services) != benchgen.Default.Services {
+			b.Fatalf("%d Services read, want %d", len(o.Services), benchgen.Default.Services)
+		}
+	}
+}
+
 // BenchmarkParseJSONReference decodes the JSON export with the reference
 // decoders only (encoding/json).
 func BenchmarkParseJSONReference(b *testing.B) { benchParse(b, false, kube.Options{Reference: true}) }

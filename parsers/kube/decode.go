@@ -2,32 +2,30 @@ package kube
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"unicode/utf8"
 
-	jsoniter "github.com/json-iterator/go"
+	gojson "github.com/goccy/go-json"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 )
-
-// fastJSON decodes like encoding/json (same field matching, same
-// json.Unmarshaler calls) at several times its speed.
-var fastJSON = jsoniter.ConfigCompatibleWithStandardLibrary
 
 // decoder decodes chunks; each decoding goroutine has its own, as it
 // holds scratch space.
 type decoder struct {
 	fast bool
 	buf  []byte // the JSON form of the current YAML chunk
+	item []byte // the de-indented text of the current YAML List item
 	conv yconv
-	iter *jsoniter.Iterator
+	dir  direct
 }
 
 // unmarshal decodes chunk c into v. The fast path (YAML converted to JSON
-// by yamlToJSON, JSON decoded by json-iterator) is tried first; when it
-// refuses the input or fails, v is reset and the reference decoders decode
-// it, so that results and error messages are theirs.
+// by yamlToJSON, JSON decoded by the direct decoder or goccy/go-json) is
+// tried first; when it refuses the input or fails, v is reset and the
+// reference decoders decode it, so that results and error messages are
+// theirs.
 func (d *decoder) unmarshal(c *chunk, v any) error {
 	if d.fast {
 		var js []byte
@@ -39,7 +37,7 @@ func (d *decoder) unmarshal(c *chunk, v any) error {
 			d.buf, js = out, out
 		}
 		if js != nil {
-			if err := d.fastUnmarshal(js, v); err == nil {
+			if d.fastDecode(js, v) {
 				d.release()
 				return nil
 			}
@@ -61,7 +59,26 @@ func (d *decoder) release() {
 	d.conv.doc, d.conv.out = nil, nil
 }
 
-// fastJSONSafe reports whether json-iterator decodes data exactly as
+// fastDecode decodes js into v with the direct decoder when it knows v's
+// type and can read js, or else with goccy/go-json, reporting whether
+// either could.
+func (d *decoder) fastDecode(js []byte, v any) bool {
+	switch o := v.(type) {
+	case *corev1.Service:
+		if d.dir.service(js, o) {
+			return true
+		}
+		*o = corev1.Service{}
+	case *discoveryv1.EndpointSlice:
+		if d.dir.endpointSlice(js, o) {
+			return true
+		}
+		*o = discoveryv1.EndpointSlice{}
+	}
+	return fastUnmarshal(js, v) == nil
+}
+
+// fastJSONSafe reports whether the fast decoders read data exactly as
 // encoding/json does: it is valid UTF-8 and has no escaped UTF-16
 // surrogate (which encoding/json replaces when unpaired).
 func fastJSONSafe(data []byte) bool {
@@ -80,34 +97,13 @@ func fastJSONSafe(data []byte) bool {
 	}
 }
 
-// fastUnmarshal decodes js with json-iterator, like its Unmarshal but
-// with an iterator of its own that lets go of js afterwards: a pooled one
-// would keep the whole export it was a slice of alive. It turns a panic
-// into an error: on malformed input json-iterator can hand a
-// json.Unmarshaler an empty value, which some Kubernetes types do not
-// expect.
-func (d *decoder) fastUnmarshal(js []byte, v any) (err error) {
-	if d.iter == nil {
-		d.iter = jsoniter.NewIterator(fastJSON)
-	}
-	it := d.iter
+// fastUnmarshal decodes js with goccy/go-json, turning a panic into an
+// error (the general path then decodes js with encoding/json).
+func fastUnmarshal(js []byte, v any) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("json-iterator: %v", r)
+			err = fmt.Errorf("go-json: %v", r)
 		}
-		it.ResetBytes(nil)
-		it.Error = nil
 	}()
-	it.ResetBytes(js)
-	it.Error = nil
-	it.ReadVal(v)
-	if it.Error != nil {
-		return it.Error
-	}
-	// Only white space may follow: looking further must reach the end.
-	it.WhatIsNext()
-	if it.Error != io.EOF {
-		return errors.New("json-iterator: data after the value")
-	}
-	return nil
+	return gojson.Unmarshal(js, v)
 }

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"io/fs"
 	"os"
@@ -11,7 +12,11 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/txtar"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	discoveryv1beta1 "k8s.io/api/discovery/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/proxyscan/proxyscan/parsers"
@@ -56,7 +61,7 @@ func exportInputs(t *testing.T) map[string][]byte {
 }
 
 // TestFastPathMatchesReference checks that the fast path (YAML converted
-// to JSON, json-iterator) reads every export of the testdata into the same
+// to JSON, the direct decoder and go-json) reads every export of the testdata into the same
 // objects, or the same errors, as the reference decoders.
 func TestFastPathMatchesReference(t *testing.T) {
 	for name, data := range exportInputs(t) {
@@ -82,6 +87,9 @@ func TestFastPathTaken(t *testing.T) {
 			continue
 		}
 		err := splitYAML(name, data, func(c chunk) {
+			if c.materialize(name, nil) != nil {
+				return
+			}
 			total++
 			if _, ok := yamlToJSON(nil, c.data); ok {
 				accepted++
@@ -217,28 +225,79 @@ func FuzzYAMLToJSON(f *testing.F) {
 	})
 }
 
-// FuzzFastJSON checks that json-iterator, where the fast path uses it,
-// decodes a Service and an EndpointSlice as encoding/json does.
+// decodedTypes returns a new value of every type exports are decoded
+// into.
+func decodedTypes() []any {
+	return []any{
+		&corev1.Service{}, &discoveryv1.EndpointSlice{}, &discoveryv1beta1.EndpointSlice{}, &corev1.Endpoints{},
+		&corev1.ConfigMap{}, &corev1.Node{}, &corev1.Pod{}, &appsv1.DaemonSet{}, &metav1.PartialObjectMetadata{},
+	}
+}
+
+// FuzzFastJSON checks that the fast path (the direct decoder, go-json)
+// decodes every type as encoding/json does.
 func FuzzFastJSON(f *testing.F) {
 	f.Add([]byte(`{"kind":"Service","metadata":{"name":"a","labels":{"x":"y"}},"spec":{"ports":[{"port":80,"targetPort":"http"}],"clusterIP":"10.0.0.1"}}`))
 	f.Add([]byte(`{"kind":"Service","spec":{"ports":[{"port":08}]}}`))
 	f.Add([]byte(`{"metadata":{"name":"\u00e9\ud800"},"spec":{"type":"NodePort","ports":null}}`))
+	f.Add([]byte(`{"\u212aind":"Service","Å¿pec":{"clusterIP":"10.0.0.1"},"Metadata":{"NAME":"a"}}`))
+	f.Add([]byte(`{"kind":"EndpointSlice","addressType":"IPv4","endpoints":[{"addresses":["10.0.0.1"],"conditions":{"ready":true},"topology":{"kubernetes.io/hostname":"n"},"nodeName":"n"}],"ports":[{"port":80}]}`))
+	f.Add([]byte(`{"kind":"Pod","spec":{"nodeName":"n","hostNetwork":true,"containers":[{"name":"c","resources":{"limits":{"cpu":"100m"}},"ports":[{"containerPort":80}]}]},"status":{"podIP":"10.0.0.1"}}`))
+	f.Add([]byte(`{"kind":"Node","status":{"addresses":[{"type":"InternalIP","address":"10.0.0.1"}],"capacity":{"cpu":"4"}}}`))
+	f.Add([]byte(`{"kind":"ConfigMap","data":{"config.conf":"mode: ipvs\n"},"binaryData":{"b":"eHl6"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := &chunk{data: data, json: true}
-		fast, ref := &corev1.Service{}, &corev1.Service{}
 		d := &decoder{fast: true}
-		ferr := d.unmarshal(c, fast)
-		rerr := json.Unmarshal(data, ref)
-		if (ferr == nil) != (rerr == nil) || ferr == nil && !reflect.DeepEqual(fast, ref) {
-			t.Fatalf("%q: fast path (%v) and encoding/json (%v) differ", data, ferr, rerr)
-		}
-		if !fastJSONSafe(data) {
-			return
-		}
-		// Where json-iterator alone succeeds, encoding/json must agree.
-		it := &corev1.Service{}
-		if err := (&decoder{}).fastUnmarshal(data, it); err == nil && rerr == nil && !reflect.DeepEqual(it, ref) {
-			t.Fatalf("%q: json-iterator and encoding/json read different Services", data)
+		for _, fast := range decodedTypes() {
+			ref := reflect.New(reflect.TypeOf(fast).Elem()).Interface()
+			ferr := d.unmarshal(c, fast)
+			rerr := json.Unmarshal(data, ref)
+			if (ferr == nil) != (rerr == nil) || ferr == nil && !reflect.DeepEqual(fast, ref) {
+				t.Fatalf("%q: fast path (%v) and encoding/json (%v) differ for a %T", data, ferr, rerr, fast)
+			}
+			if !fastJSONSafe(data) {
+				continue
+			}
+			// Where go-json alone succeeds, encoding/json must agree.
+			alone := reflect.New(reflect.TypeOf(fast).Elem()).Interface()
+			if err := fastUnmarshal(data, alone); err == nil && (rerr != nil || !reflect.DeepEqual(alone, ref)) {
+				t.Fatalf("%q: go-json reads a %T that encoding/json reads differently (%v)", data, alone, rerr)
+			}
 		}
 	})
+}
+
+// TestPrintable8 checks the eight-byte test of the converter against a
+// byte loop: every byte value at every position, and mixed words.
+func TestPrintable8(t *testing.T) {
+	check := func(b []byte) {
+		want := true
+		for _, c := range b {
+			if c < 0x20 || c > 0x7e {
+				want = false
+			}
+		}
+		if got := printable8(binary.LittleEndian.Uint64(b)); got != want {
+			t.Fatalf("printable8(%q) = %v, want %v", b, got, want)
+		}
+	}
+	for pos := 0; pos < 8; pos++ {
+		for v := 0; v < 256; v++ {
+			b := []byte("a~ 0Z}!a")
+			b[pos] = byte(v)
+			check(b)
+			b = []byte{0xff, 0x7f, 0x1f, 0x20, 0x7e, 0x00, 0x80, 0x41}
+			b[pos] = byte(v)
+			check(b)
+		}
+	}
+	x := uint64(88172645463325252)
+	for i := 0; i < 1<<20; i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], x&0x7f7f7f7f7f7f7f7f|0x2020202020202020&(x>>1))
+		check(b[:])
+	}
 }

@@ -8,11 +8,17 @@
 // Other kinds are listed as ignored, never silently dropped.
 //
 // Large exports are split into their items with a cheap scanner and the
-// items are decoded concurrently.
+// items are decoded concurrently; a JSON export read with [ParseReader] is
+// split as it is read. Services and EndpointSlices are decoded by a
+// decoder of their own, other kinds by goccy/go-json, and anything either
+// refuses by encoding/json or sigs.k8s.io/yaml, whose results and errors
+// are the reference.
 package kube
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"runtime"
 	"sort"
 	"strings"
@@ -144,6 +150,38 @@ func (o *Objects) Len() int {
 		len(o.Nodes) + len(o.Pods) + len(o.DaemonSets) + len(o.Raw) + len(o.Ignored)
 }
 
+// SetFile sets the file of every object's position to name (for objects
+// read under another name).
+func (o *Objects) SetFile(name string) {
+	for _, x := range o.Services {
+		x.Pos.File = name
+	}
+	for _, x := range o.EndpointSlices {
+		x.Pos.File = name
+	}
+	for _, x := range o.Endpoints {
+		x.Pos.File = name
+	}
+	for _, x := range o.ConfigMaps {
+		x.Pos.File = name
+	}
+	for _, x := range o.Nodes {
+		x.Pos.File = name
+	}
+	for _, x := range o.Pods {
+		x.Pos.File = name
+	}
+	for _, x := range o.DaemonSets {
+		x.Pos.File = name
+	}
+	for _, x := range o.Raw {
+		x.Pos.File = name
+	}
+	for _, x := range o.Ignored {
+		x.Pos.File = name
+	}
+}
+
 // Merge appends the objects of other to o.
 func (o *Objects) Merge(other *Objects) {
 	o.Services = append(o.Services, other.Services...)
@@ -168,14 +206,37 @@ type chunk struct {
 	// lineMap maps a line of data (1-based) to a line of the file when data
 	// was de-indented from a List (nil: line = chunk line + n - 1).
 	configLines map[string]int
+	// rawItem marks the text of a YAML List item as it is in the List,
+	// its dash in column itemIndent: materialize de-indents it.
+	rawItem    bool
+	itemIndent int
+	// blk, for an object of a streamed export, holds data: it is
+	// released once the object is decoded (nothing decoded keeps data).
+	blk *block
+}
+
+// materialize de-indents the text of a YAML List item into buf (or a new
+// buffer when buf is too small) and reads its kind, so that it is a
+// document of its own.
+func (c *chunk) materialize(name string, buf []byte) *parsers.Error {
+	if !c.rawItem {
+		return nil
+	}
+	item, err := listItem(name, c.data, lineIter{data: c.data, stop: len(c.data), num: c.line}, c.itemIndent, buf)
+	if err != nil {
+		return err
+	}
+	*c = item
+	return nil
 }
 
 // Options tune [ParseWith].
 type Options struct {
 	// Reference decodes every object with the reference decoders only
 	// (encoding/json, sigs.k8s.io/yaml), without the fast path (a
-	// converter of kubectl-shaped YAML to JSON and json-iterator). Both
-	// give the same objects; the reference path is there to compare with.
+	// converter of kubectl-shaped YAML to JSON, a direct decoder of
+	// Services and EndpointSlices, and goccy/go-json). Both give the same
+	// objects; the reference path is there to compare with.
 	Reference bool
 }
 
@@ -190,6 +251,66 @@ func Parse(name string, data []byte) (*Objects, error) {
 // The export is split into objects by one goroutine while others decode
 // them, so that each object's text is dropped as soon as it is decoded.
 func ParseWith(name string, data []byte, opts Options) (*Objects, error) {
+	split := func(emit func(chunk)) error { return splitYAML(name, data, emit) }
+	if isJSON(data) {
+		split = func(emit func(chunk)) error { return splitJSON(name, data, emit) }
+	}
+	return parse(name, split, opts)
+}
+
+// ParseReader is [ParseWith] reading the export from r. A JSON export is
+// split as it is read, so that only a window of its text is in memory at
+// once rather than all of it; a YAML export is read whole first, into one
+// buffer when r has a Size method giving the export's size. An error
+// reading r is returned as it is.
+func ParseReader(name string, r io.Reader, opts Options) (*Objects, error) {
+	head, rest, err := readHead(r)
+	if err != nil {
+		return nil, err
+	}
+	if isJSON(head) {
+		return parse(name, func(emit func(chunk)) error { return splitJSONFrom(name, head, rest, emit) }, opts)
+	}
+	if rest != nil {
+		// Read the rest into one buffer of the export's size when r
+		// knows it (as a bytes.Reader does), growing it otherwise.
+		size := len(head)
+		if sr, ok := r.(interface{ Size() int64 }); ok {
+			size = max(size, int(min(sr.Size(), 1<<40)))
+		}
+		b := bytes.NewBuffer(make([]byte, len(head), size+bytes.MinRead))
+		copy(b.Bytes(), head)
+		if _, err := b.ReadFrom(rest); err != nil {
+			return nil, err
+		}
+		head = b.Bytes()
+	}
+	return ParseWith(name, head, opts)
+}
+
+// readHead reads the start of an export from r, at least up to its first
+// byte other than white space, to tell JSON from YAML. rest reads what
+// follows (nil when head is all of it).
+func readHead(r io.Reader) (head []byte, rest io.Reader, err error) {
+	for {
+		buf := make([]byte, len(head), len(head)+jsonWindow)
+		copy(buf, head)
+		n, err := io.ReadFull(r, buf[len(head):cap(buf)])
+		head = buf[:len(head)+n]
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			return head, nil, nil
+		case err != nil:
+			return nil, nil, err
+		case len(bytes.TrimLeft(head, " \t\r\n\ufeff")) > 0:
+			return head, r, nil
+		}
+	}
+}
+
+// parse decodes the objects that split emits, in the order it emits them,
+// on every core.
+func parse(name string, split func(emit func(chunk)) error, opts Options) (*Objects, error) {
 	type job struct {
 		i int
 		c chunk
@@ -209,6 +330,7 @@ func ParseWith(name string, data []byte, opts Options) (*Objects, error) {
 			d := &decoder{fast: !opts.Reference}
 			for j := range jobs {
 				obj, err := d.decode(name, &j.c)
+				j.c.blk.release()
 				dones <- done{j.i, result{obj: obj, err: err}}
 			}
 		}()
@@ -225,16 +347,10 @@ func ParseWith(name string, data []byte, opts Options) (*Objects, error) {
 		close(collected)
 	}()
 	n := 0
-	emit := func(c chunk) {
+	err := split(func(c chunk) {
 		jobs <- job{n, c}
 		n++
-	}
-	var err error
-	if isJSON(data) {
-		err = splitJSON(name, data, emit)
-	} else {
-		err = splitYAML(name, data, emit)
-	}
+	})
 	close(jobs)
 	wg.Wait()
 	close(dones)
@@ -292,6 +408,16 @@ func gather(results []result) (*Objects, error) {
 }
 
 func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
+	if c.rawItem {
+		if err := c.materialize(name, d.item); err != nil {
+			return nil, err
+		}
+		// Nothing decoded keeps the item's text: the next item reuses
+		// its buffer.
+		if d.item = c.data[:0]; cap(d.item) > 1<<20 {
+			d.item = nil
+		}
+	}
 	pos := parsers.Pos{File: name, Line: c.line}
 	if c.kind == "" {
 		return nil, parsers.Errorf(pos, "object without a kind")
@@ -352,7 +478,8 @@ func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 			return &DaemonSet{DaemonSet: o, Pos: pos}, nil
 		}
 	case c.kind == "KubeProxyConfiguration":
-		return &RawDocument{Kind: c.kind, Data: c.data, Pos: pos}, nil
+		// A copy: c.data may be a slice of a much larger buffer.
+		return &RawDocument{Kind: c.kind, Data: bytes.Clone(c.data), Pos: pos}, nil
 	default:
 		meta := &metav1.PartialObjectMetadata{}
 		if err = d.unmarshal(c, meta); err == nil {

@@ -2,11 +2,14 @@ package kube
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"sigs.k8s.io/yaml"
 
@@ -66,10 +69,11 @@ func describe(c *chunk) string {
 
 // splitYAML splits multi-document YAML into objects, and a List document
 // into its items (de-indented so that each item is a document of its own,
-// keeping its line count so that positions stay exact).
+// keeping its line count so that positions stay exact). The items are
+// emitted as they are in the List, and de-indented by the goroutine that
+// decodes them (chunk.materialize).
 func splitYAML(name string, data []byte, emit func(chunk)) error {
 	var errs parsers.ErrorList
-	it := lineIter{data: data, stop: len(data), num: 1}
 	start, num := 0, 1
 	flush := func(stop int) {
 		if start < stop {
@@ -78,19 +82,103 @@ func splitYAML(name string, data []byte, emit func(chunk)) error {
 			}
 		}
 	}
+	seps := separators{data: data}
 	for {
-		l, ok := it.next()
+		l, next, ok := seps.next(start)
 		if !ok {
 			break
 		}
-		s := data[l.start:l.end]
-		if bytes.Equal(s, []byte("---")) || bytes.HasPrefix(s, []byte("--- ")) || bytes.Equal(s, []byte("...")) {
-			flush(int(l.start))
-			start, num = it.off, it.num
+		flush(l)
+		num += bytes.Count(data[start:next], []byte("\n"))
+		if next == len(data) && (next == 0 || data[next-1] != '\n') {
+			num++ // the separator is the last line, without a newline
 		}
+		start = next
 	}
 	flush(len(data))
 	return errs.Err()
+}
+
+// separators finds the document separator lines ("---", "--- ...",
+// "...") of a YAML stream, remembering where the next candidates of each
+// kind are so that each is searched for once.
+type separators struct {
+	data       []byte
+	dash, dots int // offsets of the next "\n---" and "\n..." (-1: none), valid from ahead on
+	ahead      int
+	init       bool
+}
+
+// next returns the first separator line starting at or after off (a line
+// start): its start and the start of the line after it.
+func (s *separators) next(off int) (start, next int, ok bool) {
+	for p := off; p < len(s.data); {
+		if isSeparator(lineBytes(s.data, p)) {
+			return p, nextLineStart(s.data, p), true
+		}
+		q := s.candidate(p)
+		if q < 0 {
+			return 0, 0, false
+		}
+		p = q
+	}
+	return 0, 0, false
+}
+
+// candidate returns the start of the first line after offset p that
+// begins with "---" or "...", or -1.
+func (s *separators) candidate(p int) int {
+	find := func(pat string) int {
+		if i := bytes.Index(s.data[p:], []byte(pat)); i >= 0 {
+			return p + i
+		}
+		return -1
+	}
+	if !s.init || p > s.ahead {
+		s.dash, s.dots, s.init = find("\n---"), find("\n..."), true
+	} else {
+		if s.dash >= 0 && s.dash < p {
+			s.dash = find("\n---")
+		}
+		if s.dots >= 0 && s.dots < p {
+			s.dots = find("\n...")
+		}
+	}
+	s.ahead = p
+	q := s.dash
+	if q < 0 || s.dots >= 0 && s.dots < q {
+		q = s.dots
+	}
+	if q < 0 {
+		return -1
+	}
+	return q + 1
+}
+
+func isSeparator(s []byte) bool {
+	return bytes.Equal(s, []byte("---")) || bytes.HasPrefix(s, []byte("--- ")) || bytes.Equal(s, []byte("..."))
+}
+
+// lineBytes returns the line starting at offset p, without its newline
+// and one carriage return before it.
+func lineBytes(data []byte, p int) []byte {
+	e := nextLineStart(data, p)
+	if e > p && data[e-1] == '\n' {
+		e--
+	}
+	if e > p && data[e-1] == '\r' {
+		e--
+	}
+	return data[p:e]
+}
+
+// nextLineStart returns the offset after the newline ending the line at
+// p, or the end of data.
+func nextLineStart(data []byte, p int) int {
+	if i := bytes.IndexByte(data[p:], '\n'); i >= 0 {
+		return p + i + 1
+	}
+	return len(data)
 }
 
 type lineSpan struct {
@@ -132,6 +220,21 @@ func (it *lineIter) next() (lineSpan, bool) {
 	return l, true
 }
 
+func allSpaces(s []byte) bool {
+	for len(s) >= 8 {
+		if binary.LittleEndian.Uint64(s) != 0x2020202020202020 {
+			return false
+		}
+		s = s[8:]
+	}
+	for _, b := range s {
+		if b != ' ' {
+			return false
+		}
+	}
+	return true
+}
+
 func isBlankOrComment(s []byte) bool {
 	t := bytes.TrimLeft(s, " \t")
 	return len(t) == 0 || t[0] == '#'
@@ -139,31 +242,13 @@ func isBlankOrComment(s []byte) bool {
 
 // yamlDocument turns one YAML document, the lines of doc, into chunks.
 func yamlDocument(name string, data []byte, doc lineIter, emit func(chunk)) *parsers.Error {
-	var first, itemsAt, last lineSpan
-	haveFirst, haveItems := false, false
-	var afterItems lineIter // the lines after itemsAt
-	for it := doc; ; {
-		l, ok := it.next()
-		if !ok {
-			break
-		}
-		last = l
-		s := data[l.start:l.end]
-		if isBlankOrComment(s) {
-			continue
-		}
-		if !haveFirst {
-			first, haveFirst = l, true
-		}
-		if s[0] != ' ' && s[0] != '\t' && (bytes.Equal(bytes.TrimRight(s, " "), []byte("items:")) || bytes.HasPrefix(s, []byte("items: "))) {
-			itemsAt, haveItems, afterItems = l, true, it
-		}
-	}
+	first, haveFirst := firstContentLine(data, doc)
 	if !haveFirst {
 		return nil
 	}
+	itemsAt, afterItems, haveItems := itemsLine(data, doc)
 	if !haveItems {
-		body := data[first.start:last.end]
+		body := data[first.start:lastLineEnd(data, doc)]
 		c := chunk{data: body, line: int(first.num)}
 		c.apiVersion, c.kind = topLevelKind(body)
 		if c.kind == "ConfigMap" {
@@ -181,21 +266,16 @@ func yamlDocument(name string, data []byte, doc lineIter, emit func(chunk)) *par
 		return parsers.Errorf(parsers.Pos{File: name, Line: int(itemsAt.num)}, "unsupported inline items list (expected one item per block)")
 	}
 	ind := -1
+	var cont []byte // the indentation of an item's other lines
 	// The current item runs from line cur to the next item, blank and
 	// comment lines included.
 	var cur lineSpan
 	haveCur := false
-	flushItem := func(stop int) *parsers.Error {
-		if !haveCur {
-			return nil
+	flushItem := func(stop int) {
+		if haveCur {
+			haveCur = false
+			emit(chunk{data: data[cur.start:stop], line: int(cur.num), rawItem: true, itemIndent: ind})
 		}
-		haveCur = false
-		c, err := listItem(name, data, lineIter{data: data, off: int(cur.start), stop: stop, num: int(cur.num)}, ind)
-		if err != nil {
-			return err
-		}
-		emit(c)
-		return nil
 	}
 	for it := afterItems; ; {
 		l, ok := it.next()
@@ -203,6 +283,9 @@ func yamlDocument(name string, data []byte, doc lineIter, emit func(chunk)) *par
 			break
 		}
 		s := data[l.start:l.end]
+		if ind >= 0 && bytes.HasPrefix(s, cont) {
+			continue // a line of the item (or a blank one)
+		}
 		if isBlankOrComment(s) {
 			continue
 		}
@@ -212,39 +295,88 @@ func yamlDocument(name string, data []byte, doc lineIter, emit func(chunk)) *par
 				return parsers.Errorf(parsers.Pos{File: name, Line: int(l.num)}, "expected a list item (\"- ...\") after items:")
 			}
 			ind = lead
+			cont = bytes.Repeat([]byte(" "), ind+2)
 		}
 		switch {
 		case lead == ind && (bytes.HasPrefix(s[lead:], []byte("- ")) || bytes.Equal(s[lead:], []byte("-"))):
-			if err := flushItem(int(l.start)); err != nil {
-				return err
-			}
+			flushItem(int(l.start))
 			cur, haveCur = l, true
 		case lead >= ind+2:
 		case lead == 0:
 			// The List's own fields after items (kind: List, metadata: ...).
-			if err := flushItem(int(l.start)); err != nil {
-				return err
-			}
+			flushItem(int(l.start))
 			return nil
 		default:
 			return parsers.Errorf(parsers.Pos{File: name, Line: int(l.num)}, "unexpected indentation in list item")
 		}
 	}
-	return flushItem(doc.stop)
+	flushItem(doc.stop)
+	return nil
+}
+
+// firstContentLine returns the first line of doc that is neither blank
+// nor a comment.
+func firstContentLine(data []byte, doc lineIter) (lineSpan, bool) {
+	for it := doc; ; {
+		l, ok := it.next()
+		if !ok {
+			return lineSpan{}, false
+		}
+		if !isBlankOrComment(data[l.start:l.end]) {
+			return l, true
+		}
+	}
+}
+
+// lastLineEnd returns the end of the last line of doc (before its
+// newline and carriage return).
+func lastLineEnd(data []byte, doc lineIter) int {
+	e := doc.stop
+	if e > doc.off && data[e-1] == '\n' {
+		e--
+	}
+	if e > doc.off && data[e-1] == '\r' {
+		e--
+	}
+	return e
+}
+
+// itemsLine finds the last top-level "items:" line of doc (that of a
+// List), and the lines after it.
+func itemsLine(data []byte, doc lineIter) (at lineSpan, after lineIter, ok bool) {
+	lineStart, num := doc.off, doc.num // a line start before the match and its number
+	for p := doc.off; p < doc.stop; {
+		i := bytes.Index(data[p:doc.stop], []byte("items:"))
+		if i < 0 {
+			break
+		}
+		q := p + i
+		p = q + len("items:")
+		if q > doc.off && data[q-1] != '\n' {
+			continue
+		}
+		num += bytes.Count(data[lineStart:q], []byte("\n"))
+		lineStart = q
+		it := lineIter{data: data, off: q, stop: doc.stop, num: num}
+		l, _ := it.next()
+		if r := data[q+len("items:") : l.end]; len(r) == 0 || r[0] == ' ' {
+			at, after, ok = l, it, true
+		}
+	}
+	return at, after, ok
 }
 
 // listItem de-indents one List item, the lines of item, by ind+2
-// columns, keeping one output line per input line.
-func listItem(name string, data []byte, item lineIter, ind int) (chunk, *parsers.Error) {
-	size := 0
-	for it := item; ; {
-		l, ok := it.next()
-		if !ok {
-			break
-		}
-		size += int(l.end-l.start) + 1
+// columns, keeping one output line per input line, into buf (or a new
+// buffer when buf is too small).
+func listItem(name string, data []byte, item lineIter, ind int, buf []byte) (chunk, *parsers.Error) {
+	// The text only shrinks: lines lose their indentation (and carriage
+	// return); a newline is added to the last line if it has none.
+	if size := item.stop - item.off + 1; cap(buf) < size {
+		buf = make([]byte, 0, size)
 	}
-	buf := make([]byte, 0, size)
+	buf = buf[:0]
+	cont := ind + 2
 	for i, it := 0, item; ; i++ {
 		l, ok := it.next()
 		if !ok {
@@ -252,6 +384,8 @@ func listItem(name string, data []byte, item lineIter, ind int) (chunk, *parsers
 		}
 		s := data[l.start:l.end]
 		switch {
+		case i > 0 && len(s) >= cont && allSpaces(s[:cont]):
+			s = s[cont:] // the common case, as below
 		case i == 0:
 			s = s[ind+1:] // drop "<ind>-"
 			if len(s) > 0 && s[0] == ' ' {
@@ -298,14 +432,38 @@ func topLevelKind(doc []byte) (apiVersion, kind string) {
 }
 
 func yamlScalar(v []byte) string {
-	s := strings.TrimSpace(string(v))
-	if i := strings.Index(s, " #"); i >= 0 {
-		s = strings.TrimSpace(s[:i])
+	s := bytes.TrimSpace(v)
+	if i := bytes.Index(s, []byte(" #")); i >= 0 {
+		s = bytes.TrimSpace(s[:i])
 	}
 	if len(s) >= 2 && (s[0] == '"' && s[len(s)-1] == '"' || s[0] == '\'' && s[len(s)-1] == '\'') {
 		s = s[1 : len(s)-1]
 	}
-	return s
+	return knownName(s)
+}
+
+// knownName returns s as a string, without a copy for the kinds and API
+// versions that most exports are made of.
+func knownName(s []byte) string {
+	switch string(s) {
+	case "v1":
+		return "v1"
+	case "discovery.k8s.io/v1":
+		return "discovery.k8s.io/v1"
+	case "apps/v1":
+		return "apps/v1"
+	case "Service":
+		return "Service"
+	case "EndpointSlice":
+		return "EndpointSlice"
+	case "Endpoints":
+		return "Endpoints"
+	case "Pod":
+		return "Pod"
+	case "ConfigMap":
+		return "ConfigMap"
+	}
+	return string(s)
 }
 
 // configDataLines maps the keys of a ConfigMap's top-level data: block to
@@ -339,18 +497,74 @@ func configDataLines(doc []byte, firstLine int) map[string]int {
 // splitJSON splits a JSON export (one object, a List, an array of objects
 // or several concatenated values) into objects, without decoding them.
 func splitJSON(name string, data []byte, emit func(chunk)) error {
-	s := &jscan{data: data, name: name, line: 1, emit: emit}
+	return splitJSONFrom(name, data, nil, emit)
+}
+
+// splitJSONFrom is splitJSON for an export whose first bytes are head and
+// whose rest r reads (nil: head is all of it). The export is read as it
+// is split: only the object being scanned and the objects emitted but not
+// yet decoded are in memory.
+func splitJSONFrom(name string, head []byte, r io.Reader, emit func(chunk)) error {
+	s := &jscan{data: head, r: r, name: name, line: 1, keep: -1, emit: emit}
+	if r != nil {
+		s.free = make(chan []byte, 4)
+		s.blk = newBlock(head, s.free)
+	}
+	err := s.split()
+	s.blk.release()
+	if s.rerr != nil {
+		return s.rerr
+	}
+	return err
+}
+
+// A block is a buffer of a streamed export, which the scanner and the
+// objects emitted from it hold: once all have let go of it, it goes back
+// to the free list the scanner takes buffers from.
+type block struct {
+	buf  []byte
+	refs atomic.Int32
+	free chan []byte
+}
+
+// newBlock returns a block of buf, held once (by the scanner).
+func newBlock(buf []byte, free chan []byte) *block {
+	b := &block{buf: buf, free: free}
+	b.refs.Store(1)
+	return b
+}
+
+// release lets go of the block (nil: one not streamed).
+func (b *block) release() {
+	if b != nil && b.refs.Add(-1) == 0 {
+		select {
+		case b.free <- b.buf[:0]:
+		default:
+		}
+	}
+}
+
+// send emits c, an object of the current block.
+func (s *jscan) send(c chunk) {
+	if s.blk != nil {
+		s.blk.refs.Add(1)
+		c.blk = s.blk
+	}
+	s.emit(c)
+}
+
+func (s *jscan) split() error {
 	for {
 		s.ws()
-		if s.i >= len(data) {
+		if !s.has(s.i) {
 			break
 		}
-		switch data[s.i] {
+		switch c := s.at(s.i); c {
 		case '[':
 			s.i++
 			for {
 				s.ws()
-				if s.i < len(data) && data[s.i] == ']' {
+				if s.has(s.i) && s.at(s.i) == ']' {
 					s.i++
 					break
 				}
@@ -358,9 +572,9 @@ func splitJSON(name string, data []byte, emit func(chunk)) error {
 				if err != nil {
 					return err
 				}
-				emit(c.chunk)
+				s.send(c.chunk)
 				s.ws()
-				if s.i < len(data) && data[s.i] == ',' {
+				if s.has(s.i) && s.at(s.i) == ',' {
 					s.i++
 				}
 			}
@@ -370,44 +584,125 @@ func splitJSON(name string, data []byte, emit func(chunk)) error {
 				return err
 			}
 			if !c.list {
-				emit(c.chunk)
+				s.send(c.chunk)
 			}
 		default:
-			return s.errorf("expected a JSON object or array, found %q", data[s.i])
+			return s.errorf("expected a JSON object or array, found %q", c)
 		}
 	}
 	return nil
 }
 
+// jsonWindow is how much of a streamed export is read at a time (a
+// variable for tests).
+var jsonWindow = 1 << 20
+
+// jscan scans a JSON export. Offsets (i, off, keep) count from the start
+// of the export; data holds its bytes from offset base on, up to what was
+// read so far.
 type jscan struct {
 	data []byte
+	base int
+	r    io.Reader // the rest of the export, nil once read
+	rerr error     // the error reading it, other than its end
 	name string
 	i    int
-	line int // line of offset lineOff
+	line int // line of offset off
 	off  int
+	// keep is the start of the outermost object being scanned whose
+	// text is kept (-1: none): reading more drops what is before it.
+	keep int
 	emit func(chunk)
+	// blk holds data, for a streamed export; free has the buffers of
+	// blocks let go of.
+	blk  *block
+	free chan []byte
+	// names interns kinds and API versions.
+	names map[string]string
+}
+
+// has reports whether the byte at offset i is there, reading more of the
+// export when it was not read yet.
+func (s *jscan) has(i int) bool {
+	for i-s.base >= len(s.data) {
+		if !s.fill() {
+			return false
+		}
+	}
+	return true
+}
+
+// at returns the byte at offset i, which has reported there.
+func (s *jscan) at(i int) byte { return s.data[i-s.base] }
+
+// bytes returns the bytes from offset from to offset to, which are there.
+func (s *jscan) bytes(from, to int) []byte { return s.data[from-s.base : to-s.base] }
+
+// end returns the offset after the last byte read.
+func (s *jscan) end() int { return s.base + len(s.data) }
+
+// fill reads more of the export into another buffer (the old one may hold
+// objects emitted and not yet decoded: it is reused once they are),
+// dropping what is before the scanner's position, its line mark and the
+// kept object. It reports whether it read anything.
+func (s *jscan) fill() bool {
+	if s.r == nil {
+		return false
+	}
+	drop := min(s.i, s.off)
+	if s.keep >= 0 {
+		drop = min(drop, s.keep)
+	}
+	drop = min(drop-s.base, len(s.data))
+	n := len(s.data) - drop
+	var buf []byte
+	select {
+	case b := <-s.free:
+		if cap(b) >= max(2*n, jsonWindow) {
+			buf = b[:n]
+		}
+	default:
+	}
+	if buf == nil {
+		buf = make([]byte, n, max(2*n, jsonWindow))
+	}
+	copy(buf, s.data[drop:])
+	old := s.blk
+	s.blk = newBlock(buf, s.free)
+	old.release()
+	m, err := io.ReadFull(s.r, buf[n:cap(buf)])
+	s.data, s.base = buf[:n+m], s.base+drop
+	if err != nil {
+		s.r = nil
+		if err != io.EOF && err != io.ErrUnexpectedEOF {
+			s.rerr = err
+		}
+	}
+	return m > 0
 }
 
 func (s *jscan) lineAt(off int) int {
 	if off < s.off {
-		return s.line - bytes.Count(s.data[off:s.off], []byte("\n"))
+		return s.line - bytes.Count(s.bytes(off, s.off), []byte("\n"))
 	}
-	s.line += bytes.Count(s.data[s.off:off], []byte("\n"))
+	s.line += bytes.Count(s.bytes(s.off, off), []byte("\n"))
 	s.off = off
 	return s.line
 }
 
 func (s *jscan) errorf(format string, args ...any) error {
-	return parsers.ErrorList{parsers.Errorf(parsers.Pos{File: s.name, Line: s.lineAt(min(s.i, len(s.data)))}, format, args...)}
+	return parsers.ErrorList{parsers.Errorf(parsers.Pos{File: s.name, Line: s.lineAt(min(s.i, s.end()))}, format, args...)}
 }
 
 func (s *jscan) ws() {
-	for s.i < len(s.data) {
-		switch s.data[s.i] {
-		case ' ', '\t', '\r', '\n':
+	for s.has(s.i) {
+		switch j := s.i - s.base; s.data[j] {
+		case ' ', '\n':
+			s.i = s.base + skipSpaces(s.data, j+1)
+		case '\t', '\r':
 			s.i++
 		default:
-			if s.i == 0 && bytes.HasPrefix(s.data, []byte("\ufeff")) {
+			if s.i == 0 && s.has(2) && bytes.HasPrefix(s.data, []byte("\ufeff")) {
 				s.i += 3
 				continue
 			}
@@ -426,47 +721,53 @@ func (s *jscan) object(top bool) (jobject, error) {
 	start := s.i
 	startLine := s.lineAt(start)
 	var o jobject
-	if s.i >= len(s.data) || s.data[s.i] != '{' {
+	if !s.has(s.i) || s.at(s.i) != '{' {
 		return o, s.errorf("expected a JSON object")
+	}
+	outer := s.keep
+	if outer < 0 {
+		s.keep = start
+		defer func() { s.keep = -1 }()
 	}
 	s.i++
 	for {
 		s.ws()
-		if s.i >= len(s.data) {
+		if !s.has(s.i) {
 			return o, parsers.ErrorList{parsers.Errorf(parsers.Pos{File: s.name, Line: startLine}, "truncated JSON: object starting here is not closed")}
 		}
-		if s.data[s.i] == '}' {
+		if c := s.at(s.i); c == '}' {
 			s.i++
 			break
-		}
-		if s.data[s.i] == ',' {
+		} else if c == ',' {
 			s.i++
 			continue
 		}
-		key, err := s.str()
+		key, err := s.strBytes()
 		if err != nil {
 			return o, err
 		}
 		s.ws()
-		if s.i >= len(s.data) || s.data[s.i] != ':' {
+		if !s.has(s.i) || s.at(s.i) != ':' {
 			return o, s.errorf("expected ':' after object key %q", key)
 		}
 		s.i++
 		s.ws()
 		switch {
-		case top && key == "items" && s.i < len(s.data) && s.data[s.i] == '[':
+		case top && string(key) == "items" && s.has(s.i) && s.at(s.i) == '[':
 			s.i++
 			o.list = true
+			// The List's own text is not needed: each item is kept
+			// while it is scanned.
+			s.keep = -1
 			for {
 				s.ws()
-				if s.i >= len(s.data) {
+				if !s.has(s.i) {
 					return o, parsers.ErrorList{parsers.Errorf(parsers.Pos{File: s.name, Line: startLine}, "truncated JSON: items array is not closed")}
 				}
-				if s.data[s.i] == ']' {
+				if c := s.at(s.i); c == ']' {
 					s.i++
 					break
-				}
-				if s.data[s.i] == ',' {
+				} else if c == ',' {
 					s.i++
 					continue
 				}
@@ -474,14 +775,16 @@ func (s *jscan) object(top bool) (jobject, error) {
 				if err != nil {
 					return o, err
 				}
-				s.emit(it.chunk)
+				s.send(it.chunk)
 			}
-		case (key == "kind" || key == "apiVersion") && s.i < len(s.data) && s.data[s.i] == '"':
-			v, err := s.str()
+		case (string(key) == "kind" || string(key) == "apiVersion") && s.has(s.i) && s.at(s.i) == '"':
+			isKind := string(key) == "kind"
+			b, err := s.strBytes()
 			if err != nil {
 				return o, err
 			}
-			if key == "kind" {
+			v := s.interned(b)
+			if isKind {
 				o.kind = v
 			} else {
 				o.apiVersion = v
@@ -492,79 +795,114 @@ func (s *jscan) object(top bool) (jobject, error) {
 			}
 		}
 	}
-	o.data = s.data[start:s.i]
+	if !o.list {
+		o.data = s.bytes(start, s.i)
+	}
 	o.line = startLine
 	o.json = true
 	return o, nil
 }
 
-// str reads a JSON string at s.i.
-func (s *jscan) str() (string, error) {
-	if s.i >= len(s.data) || s.data[s.i] != '"' {
-		return "", s.errorf("expected a JSON string")
+// strBytes reads a JSON string at s.i, returning its value (a slice of
+// the input when it has no escapes).
+func (s *jscan) strBytes() ([]byte, error) {
+	if !s.has(s.i) || s.at(s.i) != '"' {
+		return nil, s.errorf("expected a JSON string")
 	}
 	start := s.i
 	s.i++
 	escaped := false
-	for s.i < len(s.data) {
-		switch s.data[s.i] {
+	for s.has(s.i) {
+		switch s.at(s.i) {
 		case '\\':
 			escaped = true
 			s.i += 2
 			continue
 		case '"':
 			s.i++
-			raw := s.data[start:s.i]
+			raw := s.bytes(start, s.i)
 			if !escaped {
-				return string(raw[1 : len(raw)-1]), nil
+				return raw[1 : len(raw)-1], nil
 			}
 			var v string
 			if err := json.Unmarshal(raw, &v); err != nil {
-				return "", s.errorf("invalid JSON string: %v", err)
+				return nil, s.errorf("invalid JSON string: %v", err)
 			}
-			return v, nil
+			return []byte(v), nil
 		}
 		s.i++
 	}
-	return "", s.errorf("truncated JSON: unterminated string")
+	return nil, s.errorf("truncated JSON: unterminated string")
+}
+
+// interned returns b as a string, the same string for the same bytes
+// (kinds and API versions repeat in every item).
+func (s *jscan) interned(b []byte) string {
+	if v, ok := s.names[string(b)]; ok {
+		return v
+	}
+	v := string(b)
+	if s.names == nil {
+		s.names = map[string]string{}
+	}
+	if len(s.names) < 256 {
+		s.names[v] = v
+	}
+	return v
 }
 
 // skip moves past one JSON value of any type. Strings inside objects
 // and arrays are skipped, not decoded: the decoder checks them.
 func (s *jscan) skip() error {
-	if s.i >= len(s.data) {
+	if !s.has(s.i) {
 		return s.errorf("truncated JSON: missing value")
 	}
-	switch s.data[s.i] {
+	switch s.at(s.i) {
 	case '"':
-		_, err := s.str()
+		_, err := s.strBytes()
 		return err
 	case '{', '[':
-		d := s.data
 		depth := 0
-		for i := s.i; i < len(d); i++ {
-			switch d[i] {
-			case '"':
-				end := skipString(d, i)
-				if end < 0 {
-					s.i = len(d)
-					return s.errorf("truncated JSON: unterminated string")
-				}
-				i = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					s.i = i + 1
-					return nil
+		// i is where scanning resumes once more is read: s.i stays at
+		// the value's start, so that it is kept.
+		for i := s.i; ; {
+			d := s.data
+			j := i - s.base
+			inString := false
+		scan:
+			for ; j < len(d); j++ {
+				switch d[j] {
+				case ' ', '\n':
+					j = skipSpaces(d, j+1) - 1
+				case '"':
+					end := skipString(d, j)
+					if end < 0 {
+						inString = true
+						break scan
+					}
+					j = end - 1
+				case '{', '[':
+					depth++
+				case '}', ']':
+					depth--
+					if depth == 0 {
+						s.i = s.base + j + 1
+						return nil
+					}
 				}
 			}
+			i = s.base + j
+			if !s.fill() {
+				if inString {
+					s.i = s.end()
+					return s.errorf("truncated JSON: unterminated string")
+				}
+				return parsers.ErrorList{parsers.Errorf(parsers.Pos{File: s.name, Line: s.lineAt(s.i)}, "truncated JSON: value starting here is not closed")}
+			}
 		}
-		return parsers.ErrorList{parsers.Errorf(parsers.Pos{File: s.name, Line: s.lineAt(s.i)}, "truncated JSON: value starting here is not closed")}
 	default:
-		for s.i < len(s.data) {
-			switch s.data[s.i] {
+		for s.has(s.i) {
+			switch s.at(s.i) {
 			case ',', '}', ']', ' ', '\t', '\r', '\n':
 				return nil
 			}
@@ -572,6 +910,19 @@ func (s *jscan) skip() error {
 		}
 		return nil
 	}
+}
+
+// skipSpaces returns the offset of the first byte from i on in d that is
+// not a space, looking at eight bytes at a time: most of pretty-printed
+// JSON is indentation.
+func skipSpaces(d []byte, i int) int {
+	for i+8 <= len(d) && binary.LittleEndian.Uint64(d[i:]) == 0x2020202020202020 {
+		i += 8
+	}
+	for i < len(d) && d[i] == ' ' {
+		i++
+	}
+	return i
 }
 
 // skipString returns the offset after the JSON string starting at d[i]
@@ -627,7 +978,7 @@ func portLines(doc []byte, firstLine int) []LineText {
 		}
 		if bytes.HasPrefix(t, []byte("- ")) && (portsIndent < 0 || indent == portsIndent) {
 			portsIndent = indent
-			out = append(out, LineText{Line: firstLine + n, Text: strings.Clone(string(bytes.TrimSpace(t)))})
+			out = append(out, LineText{Line: firstLine + n, Text: string(bytes.TrimSpace(t))})
 			cur = len(out) - 1
 			t = t[2:]
 		}

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strconv"
 	"strings"
 )
@@ -54,16 +55,19 @@ func (c *yconv) scanLines() bool {
 	start := 0
 	for start <= len(doc) {
 		end := start
-		for end < len(doc) && doc[end] != '\n' {
+		for {
+			for end+8 <= len(doc) && printable8(binary.LittleEndian.Uint64(doc[end:])) {
+				end += 8
+			}
+			if end >= len(doc) || doc[end] == '\n' {
+				break
+			}
 			if b := doc[end]; b < 0x20 || b > 0x7e {
 				return false
 			}
 			end++
 		}
-		ind := start
-		for ind < end && doc[ind] == ' ' {
-			ind++
-		}
+		ind := min(skipSpaces(doc, start), end)
 		e := end
 		for e > ind && doc[e-1] == ' ' {
 			e--
@@ -74,6 +78,15 @@ func (c *yconv) scanLines() bool {
 		start = end + 1
 	}
 	return true
+}
+
+// printable8 reports whether the eight bytes of w are all printable
+// ASCII (0x20 to 0x7e).
+func printable8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	below := (w - 0x20*ones) &^ w & highs // a byte under 0x20
+	above := (w + ones | w) & highs       // a byte over 0x7e
+	return below|above == 0
 }
 
 func (c *yconv) content(l *yline) []byte { return c.doc[l.s:l.e] }
@@ -120,7 +133,8 @@ func (c *yconv) mapping(ind int) bool {
 		}
 		key := c.out[k0:]
 		for _, k := range c.keys[base:] {
-			if bytes.EqualFold(c.out[k[0]:k[1]], key) {
+			// Keys are ASCII: only keys of the same length fold alike.
+			if k[1]-k[0] == len(key) && bytes.EqualFold(c.out[k[0]:k[1]], key) {
 				return false // a duplicate key: the last one would win
 			}
 		}
@@ -248,7 +262,7 @@ func (c *yconv) splitKey(s []byte, emit bool) (rest []byte, ok bool, kind int) {
 			return nil, false, keyNone
 		}
 		key := bytes.TrimRight(s[:i], " ")
-		if bytes.Contains(key, []byte(" #")) || resolvePlain(key) != 's' {
+		if indexPair(key, ' ', '#') >= 0 || resolvePlain(key) != 's' {
 			return nil, false, keyBad
 		}
 		if emit {
@@ -261,6 +275,17 @@ func (c *yconv) splitKey(s []byte, emit bool) (rest []byte, ok bool, kind int) {
 		after = nil
 	}
 	return after, true, keyFound
+}
+
+// indexPair returns the index of the first a followed by b in s, or -1
+// (bytes.Index for the short scalars of a line, without its set-up).
+func indexPair(s []byte, a, b byte) int {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == a && s[i+1] == b {
+			return i
+		}
+	}
+	return -1
 }
 
 // indicator reports whether a plain scalar cannot start s.
@@ -288,14 +313,14 @@ func (c *yconv) scalar(s []byte) bool {
 		c.out = appendJSONString(c.out, val)
 		return true
 	}
-	if i := bytes.Index(s, []byte(" #")); i >= 0 {
+	if i := indexPair(s, ' ', '#'); i >= 0 {
 		s = bytes.TrimRight(s[:i], " ")
 	}
 	if string(s) == "{}" || string(s) == "[]" {
 		c.out = append(c.out, s...)
 		return true
 	}
-	if indicator(s) || bytes.Contains(s, []byte(": ")) || s[len(s)-1] == ':' {
+	if indicator(s) || indexPair(s, ':', ' ') >= 0 || s[len(s)-1] == ':' {
 		return false
 	}
 	switch resolvePlain(s) {
