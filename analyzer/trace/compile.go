@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -158,6 +159,7 @@ type crule struct {
 	// targ is the index of the first option after the target, or the
 	// number of options when there is none.
 	targ      int32
+	jslot     int32 // the number of jump in its table's index, -1 when none
 	ndet      uint16
 	dport     uint16 // the one destination port the rule requires, if hasDport
 	isGoto    bool
@@ -214,7 +216,10 @@ func (cr *crule) targetArg(name string) (string, bool) {
 type cchain struct {
 	c       *iptables.Chain
 	table   string
+	tix     *tableIndex // the numbering of the chain's table (jumps resolve in it)
 	builtin bool
+	pinned  bool          // kept for good: a big chain or a built-in one
+	used    atomic.Uint32 // the epoch of the last walk that entered it
 	rules   []crule
 	// byDst indexes big chains: rules whose only destination is one
 	// address, by that address; others are the rest, in order.
@@ -228,35 +233,51 @@ type cchain struct {
 const indexThreshold = 64
 
 // compiled caches the compiled chains of the dumps a data plane holds.
-// Big chains (those indexed) are kept for good; small ones, the chains of
-// one Service or endpoint that few packets walk, are kept up to
-// smallChains at a time, so that tracing every Service of a large node
-// does not hold every rule compiled. Lookups take no lock: walkers of
-// many packets read the cache at once.
+// Chains are numbered per table ([tableIndex]), so that a compiled chain
+// is found by its number, and a rule's jump is resolved to a number when
+// the rule is compiled. Big chains (those indexed) and built-in chains
+// are kept for good; small ones, the chains of one Service or endpoint
+// that few packets walk, are kept while walks use them: when more than
+// smallChains are compiled, those no walk entered in the last
+// recentEpochs walks are dropped, which evicts the chains of the Services
+// traced before while keeping the shared ones (KUBE-MARK-MASQ) and those
+// of the packets in flight. Lookups take no lock: walkers of many packets
+// read the cache at once.
 type compiled struct {
-	chains   sync.Map // *iptables.Chain → *cchain, the big chains
-	small    sync.Map // *iptables.Chain → *cchain, the small chains
-	nsmall   atomic.Int32
-	stages   sync.Map         // stageKey → []*cchain, the built-in chains of a stage
+	epoch  atomic.Uint32                 // counts the walks begun
+	tables atomic.Pointer[[]*tableIndex] // copied on write, under mu
+	stages atomic.Pointer[[]*stageTable] // copied on write, under mu
+
+	mu    sync.Mutex
+	small []chainRef // the small chains compiled and not evicted
+	limit int        // the size of small that triggers an eviction
+
 	sets     map[string]*cset // made once, by the first rule matching a set
 	setsOnce sync.Once
 }
 
-// stageKey names a stage of a walk in some dumps (the data plane's
-// dumps of one family: its fields are public, and may change between
-// traces).
-type stageKey struct {
-	dumps [stageDumps]*iptables.Dump
-	stage string
+// chainRef names a numbered chain.
+type chainRef struct {
+	tix  *tableIndex
+	slot int32
 }
 
-// stageDumps is the number of dumps of a family up to which the chains of
-// a stage are cached (a node has one or two: the nft and legacy backends).
-const stageDumps = 4
+// A tableIndex numbers the chains of one table by their place in
+// Table.Chains and holds their compiled forms by number.
+type tableIndex struct {
+	t    *iptables.Table
+	slot map[*iptables.Chain]int32 // read-only once made
+	cc   []atomic.Pointer[cchain]
+}
 
-// smallChains bounds the small chains kept compiled; when full they are
-// dropped all at once (a walk keeps the chains it entered).
-const smallChains = 2048
+// smallChains is the number of small compiled chains above which those
+// no recent walk entered are dropped.
+const smallChains = 4096
+
+// recentEpochs is how many walks back a small chain must have been
+// entered to survive an eviction: enough for the packets of the Services
+// being traced (a sweep hands packets out in order, a few per Service).
+const recentEpochs = 512
 
 var cacheInit sync.Mutex
 
@@ -269,66 +290,175 @@ func (dp *Dataplane) compiled() *compiled {
 	return dp.cache
 }
 
-// chain returns the compiled form of c. Chains are compiled without a
-// lock; when two walkers compile the same chain at once, the first stored
-// wins.
-func (cp *compiled) chain(dp *Dataplane, c *iptables.Chain) *cchain {
-	if cc, ok := cp.lookup(c); ok {
-		return cc
+// begin starts a walk: it returns the walk's epoch.
+func (cp *compiled) begin() uint32 { return cp.epoch.Add(1) }
+
+// tableIndex returns the numbering of table t, made on first use.
+func (cp *compiled) tableIndex(t *iptables.Table) *tableIndex {
+	if p := cp.tables.Load(); p != nil {
+		for _, x := range *p {
+			if x.t == t {
+				return x
+			}
+		}
 	}
-	cc := cp.compileChain(dp, c)
-	if len(c.Rules) >= indexThreshold {
-		v, _ := cp.chains.LoadOrStore(c, cc)
-		return v.(*cchain)
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	var list []*tableIndex
+	if p := cp.tables.Load(); p != nil {
+		list = *p
+		for _, x := range list {
+			if x.t == t {
+				return x
+			}
+		}
 	}
-	if cp.nsmall.Add(1) > smallChains {
-		cp.small.Clear()
-		cp.nsmall.Store(1)
+	tix := &tableIndex{t: t, slot: make(map[*iptables.Chain]int32, len(t.Chains)), cc: make([]atomic.Pointer[cchain], len(t.Chains))}
+	for i, c := range t.Chains {
+		if _, dup := tix.slot[c]; !dup {
+			tix.slot[c] = int32(i)
+		}
 	}
-	v, _ := cp.small.LoadOrStore(c, cc)
-	return v.(*cchain)
+	list = append(list[:len(list):len(list)], tix)
+	cp.tables.Store(&list)
+	return tix
 }
 
-// stageChains returns the compiled built-in chains a stage ("nat:OUTPUT")
-// runs in dumps, in order.
-func (cp *compiled) stageChains(dp *Dataplane, dumps []*iptables.Dump, stage string) []*cchain {
-	k := stageKey{stage: stage}
-	cache := len(dumps) <= stageDumps
-	if cache {
-		copy(k.dumps[:], dumps)
-		if v, ok := cp.stages.Load(k); ok {
-			return v.([]*cchain)
+// slotOf returns the number of chain c of tix's table, -1 when the table
+// does not list it.
+func (tix *tableIndex) slotOf(c *iptables.Chain) int32 {
+	if i, ok := tix.slot[c]; ok {
+		return i
+	}
+	return -1
+}
+
+// chain returns the compiled form of chain c, numbered slot in tix (-1:
+// not numbered, compiled afresh), marked as entered in epoch. Chains are
+// compiled without a lock; when two walkers compile the same chain at
+// once, the first stored wins.
+func (cp *compiled) chain(dp *Dataplane, tix *tableIndex, slot int32, c *iptables.Chain, epoch uint32, jm *jumpMemo) *cchain {
+	if slot < 0 {
+		return cp.compileChain(dp, tix, c, jm)
+	}
+	p := &tix.cc[slot]
+	for {
+		if cc := p.Load(); cc != nil {
+			if !cc.pinned && cc.used.Load() != epoch {
+				cc.used.Store(epoch)
+			}
+			return cc
+		}
+		cc := cp.compileChain(dp, tix, c, jm)
+		cc.used.Store(epoch)
+		if p.CompareAndSwap(nil, cc) {
+			if !cc.pinned {
+				cp.keep(chainRef{tix, slot}, epoch)
+			}
+			return cc
+		}
+		// Another walker stored it first (and an eviction may have
+		// dropped it since): look again.
+	}
+}
+
+// keep records a small chain stored in the cache, evicting those no
+// recent walk entered when there are too many.
+func (cp *compiled) keep(r chainRef, epoch uint32) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	cp.small = append(cp.small, r)
+	if cp.limit == 0 {
+		cp.limit = smallChains
+	}
+	if len(cp.small) <= cp.limit {
+		return
+	}
+	kept := cp.small[:0]
+	for _, r := range cp.small {
+		p := &r.tix.cc[r.slot]
+		cc := p.Load()
+		if cc == nil {
+			continue
+		}
+		if int32(epoch-cc.used.Load()) > recentEpochs {
+			p.CompareAndSwap(cc, nil)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(cp.small[len(kept):])
+	cp.small = kept
+	// When most chains are in use (a packet entering thousands of
+	// chains), evictions wait until the cache has doubled.
+	cp.limit = max(smallChains, 2*len(kept))
+}
+
+// A stageTable holds the compiled built-in chains of every stage in some
+// dumps (the data plane's dumps of one family: its fields are public, and
+// may change between traces).
+type stageTable struct {
+	dumps  []*iptables.Dump
+	chains [numStages][]*cchain
+}
+
+// stageTable returns the built-in chains of every stage in dumps, in the
+// dumps' order, compiled on first use.
+func (cp *compiled) stageTable(dp *Dataplane, dumps []*iptables.Dump) *stageTable {
+	if p := cp.stages.Load(); p != nil {
+		for _, st := range *p {
+			if slices.Equal(st.dumps, dumps) {
+				return st
+			}
 		}
 	}
-	table, chain, _ := strings.Cut(stage, ":")
-	var out []*cchain
-	for _, d := range dumps {
-		if c := d.Chain(table, chain); c != nil {
-			out = append(out, cp.chain(dp, c))
+	st := &stageTable{dumps: slices.Clone(dumps)}
+	for id := range numStages {
+		info := stageInfo[id]
+		if info.table == "" {
+			continue
+		}
+		for _, d := range dumps {
+			if c := d.Chain(info.table, info.chain); c != nil {
+				tix := cp.tableIndex(c.Table)
+				st.chains[id] = append(st.chains[id], cp.chain(dp, tix, tix.slotOf(c), c, 0, nil))
+			}
 		}
 	}
-	if !cache {
-		return out
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	var list []*stageTable
+	if p := cp.stages.Load(); p != nil {
+		list = *p
+		for _, x := range list {
+			if slices.Equal(x.dumps, dumps) {
+				return x
+			}
+		}
 	}
-	v, _ := cp.stages.LoadOrStore(k, out)
-	return v.([]*cchain)
+	list = append(list[:len(list):len(list)], st)
+	cp.stages.Store(&list)
+	return st
 }
 
 // compileChain compiles the rules of c and indexes a big chain. The
 // rules, and all their matches, are allocated in one block each.
-func (cp *compiled) compileChain(dp *Dataplane, c *iptables.Chain) *cchain {
-	cc := &cchain{c: c, table: c.Table.Name, builtin: c.Builtin(), rules: make([]crule, len(c.Rules))}
+func (cp *compiled) compileChain(dp *Dataplane, tix *tableIndex, c *iptables.Chain, jm *jumpMemo) *cchain {
+	builtin := isBuiltin(c.Table.Name, c.Name)
+	cc := &cchain{c: c, table: c.Table.Name, tix: tix, builtin: builtin, rules: make([]crule, len(c.Rules)),
+		pinned: builtin || len(c.Rules) >= indexThreshold}
 	sc := scratchPool.Get().(*compileScratch)
 	defer scratchPool.Put(sc)
 	sc.all, sc.ends = sc.all[:0], sc.ends[:0]
 	for i, r := range c.Rules {
 		cr := &cc.rules[i]
-		cp.compileRule(dp, r, cr, sc)
+		cp.compileRule(dp, tix, r, cr, sc, jm)
 		cr.ndet = uint16(len(sc.det))
 		sc.all = append(sc.all, sc.det...)
 		sc.all = append(sc.all, sc.fork...)
 		sc.ends = append(sc.ends, int32(len(sc.all)))
 	}
+	sc.forget()
 	slab := make([]cmatch, len(sc.all))
 	copy(slab, sc.all)
 	clear(sc.all) // drop the pointers the pool would keep alive
@@ -357,42 +487,50 @@ func (cp *compiled) compileChain(dp *Dataplane, c *iptables.Chain) *cchain {
 	return cc
 }
 
-// lookup returns the compiled chain c if it is cached.
-func (cp *compiled) lookup(c *iptables.Chain) (*cchain, bool) {
-	if v, ok := cp.chains.Load(c); ok {
-		return v.(*cchain), true
+// isBuiltin reports whether chain is a built-in chain of table, as
+// iptables.IsBuiltinChain does, without its map lookup: it is asked for
+// every chain compiled and every jump.
+func isBuiltin(table, chain string) bool {
+	switch chain {
+	case "PREROUTING":
+		return table == "nat" || table == "mangle" || table == "raw"
+	case "INPUT", "FORWARD":
+		return table == "filter" || table == "mangle" || table == "security" || chain == "INPUT" && table == "nat"
+	case "OUTPUT":
+		return table == "filter" || table == "nat" || table == "mangle" || table == "raw" || table == "security"
+	case "POSTROUTING":
+		return table == "nat" || table == "mangle"
 	}
-	if v, ok := cp.small.Load(c); ok {
-		return v.(*cchain), true
-	}
-	return nil, false
+	return false
 }
 
 // candidates returns the indexes of the rules of cc that can match a
 // packet to dst and dport, in order; nil means all of them. The slice may
-// be shared: callers do not modify it.
-func (cc *cchain) candidates(dst netip.Addr, dport uint16) []int32 {
+// be shared: callers do not modify it. When several index lists apply,
+// they are merged at the end of buf, which is returned (grown) too.
+func (cc *cchain) candidates(dst netip.Addr, dport uint16, buf []int32) ([]int32, []int32) {
 	if cc.byDst == nil {
-		return nil
+		return nil, buf
 	}
 	a, b, c := cc.byDst[dst], cc.byPort[dport], cc.others
 	switch {
 	case len(a) == 0 && len(b) == 0:
 		if c == nil {
-			return []int32{}
+			return []int32{}, buf
 		}
-		return c
+		return c, buf
 	case len(b) == 0 && len(c) == 0:
-		return a
+		return a, buf
 	case len(a) == 0 && len(c) == 0:
-		return b
+		return b, buf
 	}
-	return merge3(a, b, c)
+	start := len(buf)
+	buf = merge3(buf, a, b, c)
+	return buf[start:len(buf):len(buf)], buf
 }
 
-// merge3 merges three sorted lists.
-func merge3(a, b, c []int32) []int32 {
-	out := make([]int32, 0, len(a)+len(b)+len(c))
+// merge3 appends the merge of three sorted lists to out.
+func merge3(out, a, b, c []int32) []int32 {
 	for len(a) > 0 || len(b) > 0 || len(c) > 0 {
 		next, from := int32(1<<31-1), 0
 		if len(a) > 0 && a[0] < next {
@@ -417,40 +555,50 @@ func merge3(a, b, c []int32) []int32 {
 	return out
 }
 
-// compileScratch holds the matches of a chain's rules while it compiles.
+// compileScratch holds the matches of a chain's rules while it compiles,
+// and the options of the rule being compiled.
 type compileScratch struct {
 	det, fork []cmatch // of the rule being compiled
 	all       []cmatch // of the rules compiled, det then fork of each
 	ends      []int32  // the end of each rule's matches in all
+	opts      []iptables.Arg
+	flags     []iptables.Arg
+}
+
+// forget drops what the scratch refers to of the chain compiled, so that
+// the pool keeps no dump alive.
+func (sc *compileScratch) forget() {
+	clear(sc.opts[:cap(sc.opts)])
+	clear(sc.flags[:cap(sc.flags)])
+	sc.opts, sc.flags = sc.opts[:0], sc.flags[:0]
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(compileScratch) }}
 
 // compileRule compiles r into cr; its matches are gathered in the
 // scratch's det and fork, for the caller to store.
-func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule, cr *crule, sc *compileScratch) {
+func (cp *compiled) compileRule(dp *Dataplane, tix *tableIndex, r *iptables.Rule, cr *crule, sc *compileScratch, jm *jumpMemo) {
 	n := r.NumArgs()
-	*cr = crule{r: r, targ: int32(n)}
+	*cr = crule{r: r, targ: int32(n), jslot: -1}
 	sc.det, sc.fork = sc.det[:0], sc.fork[:0]
+	// The options of a recent, statistic or ipvs match, or the tcp flags,
+	// are gathered in sc.opts and sc.flags and compiled together.
 	module := ""
-	var recentOpts []iptables.Arg
-	var statOpts []iptables.Arg
-	var ipvsOpts []iptables.Arg
-	var tcpFlags []iptables.Arg
+	sc.opts, sc.flags = sc.opts[:0], sc.flags[:0]
 	flush := func() {
 		switch module {
 		case "recent":
-			cp.recent(cr, sc, recentOpts)
+			cp.recent(cr, sc, sc.opts)
 		case "statistic":
-			cp.statistic(cr, sc, statOpts)
+			cp.statistic(cr, sc, sc.opts)
 		case "ipvs":
-			sc.det = append(sc.det, compileIPVS(ipvsOpts))
+			sc.det = append(sc.det, compileIPVS(sc.opts))
 		}
-		if len(tcpFlags) > 0 {
-			sc.det = append(sc.det, compileTCPFlags(tcpFlags)...)
-			tcpFlags = nil
+		if len(sc.flags) > 0 {
+			sc.det = appendTCPFlags(sc.det, sc.flags)
+			sc.flags = sc.flags[:0]
 		}
-		recentOpts, statOpts, ipvsOpts = nil, nil, nil
+		sc.opts = sc.opts[:0]
 		module = ""
 	}
 	for i := 0; i < n; i++ {
@@ -469,20 +617,12 @@ func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule, cr *crule, sc *
 			}
 			continue
 		}
-		if module == "recent" {
-			recentOpts = append(recentOpts, a)
-			continue
-		}
-		if module == "statistic" {
-			statOpts = append(statOpts, a)
-			continue
-		}
-		if module == "ipvs" {
-			ipvsOpts = append(ipvsOpts, a)
+		if module == "recent" || module == "statistic" || module == "ipvs" {
+			sc.opts = append(sc.opts, a)
 			continue
 		}
 		if a.Name == "--tcp-flags" || a.Name == "--syn" {
-			tcpFlags = append(tcpFlags, a)
+			sc.flags = append(sc.flags, a)
 			continue
 		}
 		m, ok := compileArg(a, module)
@@ -511,11 +651,64 @@ func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule, cr *crule, sc *
 		}
 	}
 	flush()
-	if cr.target != "" && !iptables.StandardTargets[cr.target] {
-		if c := r.Chain.Table.Chain(cr.target); c != nil && !c.Builtin() {
-			cr.jump = c
+	if cr.target != "" && !walkedTarget(cr.target) {
+		cr.jump, cr.jslot = jm.resolve(tix, r.Chain.Table, cr.target)
+	}
+}
+
+// A jumpMemo remembers the jump targets a walker resolved last: the
+// rules of a table jump to a few chains (KUBE-MARK-MASQ) over and over,
+// and a chain name is slow to look up among tens of thousands. It lives
+// as long as its walker (a trace, or a sweep) and may be nil.
+type jumpMemo struct {
+	hit [4]jumpTarget // most used first
+}
+
+type jumpTarget struct {
+	t    *iptables.Table
+	name string
+	c    *iptables.Chain
+	slot int32
+}
+
+// resolve returns the user chain of table t named name, and its number in
+// tix (nil when t has no such user chain).
+func (jm *jumpMemo) resolve(tix *tableIndex, t *iptables.Table, name string) (*iptables.Chain, int32) {
+	if jm != nil {
+		for i := range jm.hit {
+			if h := jm.hit[i]; h.t == t && h.name == name {
+				if i > 0 {
+					// Targets met again move up; the one-off targets (an
+					// endpoint chain each) take the last place in turn.
+					jm.hit[i-1], jm.hit[i] = h, jm.hit[i-1]
+				}
+				return h.c, h.slot
+			}
 		}
 	}
+	c, slot := t.Chain(name), int32(-1)
+	if c != nil && isBuiltin(c.Table.Name, c.Name) {
+		c = nil
+	}
+	if c != nil && tix.t == t {
+		slot = tix.slotOf(c)
+	}
+	if jm != nil {
+		jm.hit[len(jm.hit)-1] = jumpTarget{t: t, name: name, c: c, slot: slot}
+	}
+	return c, slot
+}
+
+// walkedTarget reports the targets the walker applies by name (see
+// walker.target), iptables.StandardTargets among them: a rule with one of
+// them never jumps to a chain of that name, so none is looked up.
+func walkedTarget(t string) bool {
+	switch t {
+	case "ACCEPT", "DROP", "REJECT", "RETURN", "DNAT", "REDIRECT", "SNAT", "MASQUERADE", "MARK",
+		"LOG", "NFLOG", "ULOG", "TRACE", "AUDIT", "NOTRACK", "CT", "QUEUE", "NFQUEUE":
+		return true
+	}
+	return false
 }
 
 func argText(a iptables.Arg, module string) string {
@@ -805,10 +998,9 @@ func compileIPVS(opts []iptables.Arg) cmatch {
 	return cmatch{kind: mIPVS, ext: &matchExt{ipvs: im, text: text}}
 }
 
-// compileTCPFlags compiles --syn and --tcp-flags for the first packet of a
-// connection, a SYN.
-func compileTCPFlags(opts []iptables.Arg) []cmatch {
-	var out []cmatch
+// appendTCPFlags appends the matches of --syn and --tcp-flags, for the
+// first packet of a connection (a SYN), to out.
+func appendTCPFlags(out []cmatch, opts []iptables.Arg) []cmatch {
 	for _, o := range opts {
 		m := cmatch{kind: mSyn, neg: o.Neg}
 		if o.Name == "--syn" {

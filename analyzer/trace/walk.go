@@ -15,29 +15,73 @@ import (
 // data plane (and, in IPVS mode, the IPVS hooks), forking at every random
 // or state-dependent match.
 
-// Stages of a walk: "table:CHAIN" runs a built-in chain; the others are
-// decisions the kernel makes between hooks.
+// A stage of a walk: a built-in chain to run, or a decision the kernel
+// makes between hooks.
+type stage uint8
+
+// Stages of a walk.
 const (
-	stRoute   = "route"    // routing decision after PREROUTING
-	stIPVSIn  = "ipvs-in"  // IPVS at LOCAL_IN
-	stIPVSOut = "ipvs-out" // IPVS at LOCAL_OUT
-	stNodeOut = "node-out" // a locally sent packet after POSTROUTING
-	stDeliver = "deliver"  // local delivery
-	stOut     = "out"      // the packet leaves the node
+	stRawPrerouting stage = iota
+	stManglePrerouting
+	stNatPrerouting
+	stMangleInput
+	stFilterInput
+	stSecurityInput
+	stNatInput
+	stMangleForward
+	stFilterForward
+	stSecurityForward
+	stManglePostrouting
+	stNatPostrouting
+	stRawOutput
+	stMangleOutput
+	stNatOutput
+	stFilterOutput
+	stSecurityOutput
+	stRoute   // routing decision after PREROUTING
+	stIPVSIn  // IPVS at LOCAL_IN
+	stIPVSOut // IPVS at LOCAL_OUT
+	stNodeOut // a locally sent packet after POSTROUTING
+	stDeliver // local delivery
+	stOut     // the packet leaves the node
+	numStages
 )
 
+// stageInfo names the built-in chain each stage runs (none for the
+// decisions).
+var stageInfo = [numStages]struct{ table, chain string }{
+	stRawPrerouting:     {"raw", "PREROUTING"},
+	stManglePrerouting:  {"mangle", "PREROUTING"},
+	stNatPrerouting:     {"nat", "PREROUTING"},
+	stMangleInput:       {"mangle", "INPUT"},
+	stFilterInput:       {"filter", "INPUT"},
+	stSecurityInput:     {"security", "INPUT"},
+	stNatInput:          {"nat", "INPUT"},
+	stMangleForward:     {"mangle", "FORWARD"},
+	stFilterForward:     {"filter", "FORWARD"},
+	stSecurityForward:   {"security", "FORWARD"},
+	stManglePostrouting: {"mangle", "POSTROUTING"},
+	stNatPostrouting:    {"nat", "POSTROUTING"},
+	stRawOutput:         {"raw", "OUTPUT"},
+	stMangleOutput:      {"mangle", "OUTPUT"},
+	stNatOutput:         {"nat", "OUTPUT"},
+	stFilterOutput:      {"filter", "OUTPUT"},
+	stSecurityOutput:    {"security", "OUTPUT"},
+}
+
 var (
-	stagesPrerouting = []string{"raw:PREROUTING", "mangle:PREROUTING", "nat:PREROUTING", stRoute}
-	stagesInput      = []string{"mangle:INPUT", "filter:INPUT", "security:INPUT", stIPVSIn, "nat:INPUT", stDeliver}
-	stagesForward    = []string{"mangle:FORWARD", "filter:FORWARD", "security:FORWARD", "mangle:POSTROUTING", "nat:POSTROUTING", stOut}
-	stagesOutput     = []string{"raw:OUTPUT", "mangle:OUTPUT", "nat:OUTPUT", stIPVSOut, "filter:OUTPUT", "security:OUTPUT", "mangle:POSTROUTING", "nat:POSTROUTING", stNodeOut}
+	stagesPrerouting = []stage{stRawPrerouting, stManglePrerouting, stNatPrerouting, stRoute}
+	stagesInput      = []stage{stMangleInput, stFilterInput, stSecurityInput, stIPVSIn, stNatInput, stDeliver}
+	stagesForward    = []stage{stMangleForward, stFilterForward, stSecurityForward, stManglePostrouting, stNatPostrouting, stOut}
+	stagesOutput     = []stage{stRawOutput, stMangleOutput, stNatOutput, stIPVSOut, stFilterOutput, stSecurityOutput, stManglePostrouting, stNatPostrouting, stNodeOut}
 	// After IPVS forwarded a packet received on an interface, it sends it
 	// on through LOCAL_OUT and POSTROUTING (the nat and raw OUTPUT chains
 	// do not see it: the connection is IPVS's).
-	stagesIPVSXmit = []string{"mangle:OUTPUT", "filter:OUTPUT", "security:OUTPUT", "mangle:POSTROUTING", "nat:POSTROUTING", stOut}
+	stagesIPVSXmit = []stage{stMangleOutput, stFilterOutput, stSecurityOutput, stManglePostrouting, stNatPostrouting, stOut}
 	// A locally sent packet to a local address comes back in on lo; its
 	// NAT is settled, so the nat chains do not see it again.
-	stagesLoopback = []string{"raw:PREROUTING", "mangle:PREROUTING", "mangle:INPUT", "filter:INPUT", "security:INPUT", stDeliver}
+	stagesLoopback = []stage{stRawPrerouting, stManglePrerouting, stMangleInput, stFilterInput, stSecurityInput, stDeliver}
+	stagesLeave    = []stage{stOut}
 )
 
 // frame is one chain on the walk's call stack.
@@ -65,7 +109,7 @@ type state struct {
 	masq      bool
 	snat      string
 	local     bool // delivered locally
-	stages    []string
+	stages    []stage
 	frames    []frame
 	steps     []stepRef
 	conds     []string
@@ -168,15 +212,34 @@ func (s *state) warn(w string) {
 type walker struct {
 	dp       *Dataplane
 	cp       *compiled
+	epoch    uint32           // of the walk, for the cache's eviction
 	dumps    []*iptables.Dump // the dumps of the packet's family
+	stages   *stageTable      // their built-in chains
 	ipvsMode bool
 	opts     Options
 	work     []*state
 	free     []*state // states of ended paths, for reuse
 	paths    []Path
+	ends     []pathEnd // the paths, in summary mode
+	cands    []int32   // the candidate lists of big chains merged for this walk
 	cut      bool
 	warnings []string
-	scratch  Step // the last step of every state, in summary mode
+	scratch  Step     // the last step of every state, in summary mode
+	destText []byte   // the destinations of ends, formatted to sort them
+	jm       jumpMemo // kept from one walk to the next (a sweep's)
+}
+
+// pathEnd is where a path ends, in summary mode: a Path without steps,
+// whose destination is not formatted.
+type pathEnd struct {
+	prob     float64
+	verdict  Verdict
+	dst      netip.AddrPort
+	masq     bool
+	snat     string
+	conds    []string
+	warnings []string
+	text     []byte // dst formatted, while the ends are sorted
 }
 
 func (w *walker) warnOnce(msg string) {
@@ -190,14 +253,33 @@ func (w *walker) warnOnce(msg string) {
 
 // walk traces pkt through the iptables dumps of dp (and IPVS when ipvsMode).
 func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, error) {
+	w := walkerPool.Get().(*walker)
+	defer w.release()
+	pkt = w.walk(dp, dp.compiled(), pkt, opts, ipvsMode)
+	res := &Result{Packet: pkt, Warnings: w.warnings}
+	if opts.Summary {
+		res.Paths = endPaths(mergeEnds(w.ends, w))
+		return res, nil
+	}
+	// w.paths is the walker's, reused: the result gets a merged copy.
+	if len(w.paths) > 0 {
+		res.Paths = merge(w.paths, make([]Path, 0, len(w.paths)))
+	}
+	return res, nil
+}
+
+// walk traces pkt with the chains of cp, leaving its paths in w.paths (in
+// summary mode, w.ends) and its warnings in w.warnings; it returns the
+// packet with the source and interface chosen. w must be reset before it
+// walks again.
+func (w *walker) walk(dp *Dataplane, cp *compiled, pkt Packet, opts Options, ipvsMode bool) Packet {
 	dst := pkt.Dst.Addr().Unmap()
 	fam := iptables.IPv4
 	if dst.Is6() {
 		fam = iptables.IPv6
 	}
-	w := walkerPool.Get().(*walker)
-	defer w.release()
-	w.dp, w.cp, w.ipvsMode, w.opts = dp, dp.compiled(), ipvsMode, opts
+	w.dp, w.cp, w.ipvsMode, w.opts = dp, cp, ipvsMode, opts
+	w.epoch = cp.begin()
 	for _, d := range dp.IPTables {
 		if d.Family == fam || d.Family == iptables.FamilyUnknown {
 			w.dumps = append(w.dumps, d)
@@ -208,6 +290,7 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 	} else if len(w.dumps) > 1 {
 		w.warnOnce(fmt.Sprintf("%d %s iptables dumps (several backends or files): the chains of each are walked in turn, in input order", len(w.dumps), fam))
 	}
+	w.stages = cp.stageTable(dp, w.dumps)
 	pkt = w.choosePacket(pkt)
 	s := w.newState()
 	*s = state{
@@ -233,10 +316,7 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 	if w.cut {
 		w.warnOnce(fmt.Sprintf("more than %d paths: the walk stopped forking; the paths listed do not cover every case", w.opts.maxPaths()))
 	}
-	// w.paths is the walker's, reused: the result gets a copy of its size.
-	paths := make([]Path, len(w.paths))
-	copy(paths, w.paths)
-	return &Result{Packet: pkt, Paths: paths, Warnings: w.warnings}, nil
+	return pkt
 }
 
 // walkerPool holds walkers between traces, with their states.
@@ -252,9 +332,9 @@ func (w *walker) newState() *state {
 	return &state{frames: make([]frame, 0, 8)}
 }
 
-// release forgets the trace (the result keeps its paths and warnings) and
-// returns w to the pool.
-func (w *walker) release() {
+// reset forgets the trace (the result keeps its paths, ends and
+// warnings), keeping the walker's buffers and jump memo for the next.
+func (w *walker) reset() {
 	for _, s := range w.free {
 		frames := s.frames[:cap(s.frames)]
 		clear(frames)
@@ -263,7 +343,15 @@ func (w *walker) release() {
 	clear(w.work[:cap(w.work)])
 	clear(w.dumps[:cap(w.dumps)])
 	clear(w.paths[:cap(w.paths)])
-	*w = walker{work: w.work[:0], free: w.free, dumps: w.dumps[:0], paths: w.paths[:0]}
+	clear(w.ends[:cap(w.ends)])
+	*w = walker{work: w.work[:0], free: w.free, dumps: w.dumps[:0], paths: w.paths[:0], ends: w.ends[:0],
+		cands: w.cands[:0], destText: w.destText[:0], jm: w.jm}
+}
+
+// release resets w, forgets its jump memo and returns it to the pool.
+func (w *walker) release() {
+	w.reset()
+	w.jm = jumpMemo{}
 	walkerPool.Put(w)
 }
 
@@ -399,7 +487,7 @@ func (w *walker) nextStage(s *state) {
 			s.in = "lo"
 			s.stages = stagesLoopback
 		} else {
-			s.stages = []string{stOut}
+			s.stages = stagesLeave
 		}
 		return
 	case stDeliver:
@@ -410,25 +498,27 @@ func (w *walker) nextStage(s *state) {
 		s.done = true
 		return
 	}
-	if strings.HasSuffix(st, ":OUTPUT") && s.out == "" {
+	if stageInfo[st].chain == "OUTPUT" && s.out == "" {
 		s.out = w.outIface(s.dst)
 	}
 	// frames is a stack: the first dump's chain is pushed last, so that
 	// it runs first and the next dump's chain runs when it ends.
-	ccs := w.cp.stageChains(w.dp, w.dumps, st)
+	ccs := w.stages.chains[st]
 	for i := len(ccs) - 1; i >= 0; i-- {
 		w.pushCompiled(s, ccs[i])
 	}
 }
 
-// push enters chain c.
-func (w *walker) push(s *state, c *iptables.Chain) {
-	w.pushCompiled(s, w.cp.chain(w.dp, c))
+// push enters the chain cr jumps to, from chain from.
+func (w *walker) push(s *state, from *cchain, cr *crule) {
+	w.pushCompiled(s, w.cp.chain(w.dp, from.tix, cr.jslot, cr.jump, w.epoch, &w.jm))
 }
 
 // pushCompiled enters the compiled chain cc.
 func (w *walker) pushCompiled(s *state, cc *cchain) {
-	s.frames = append(s.frames, frame{c: cc, cands: cc.candidates(s.dst, s.dport)})
+	var cands []int32
+	cands, w.cands = cc.candidates(s.dst, s.dport, w.cands)
+	s.frames = append(s.frames, frame{c: cc, cands: cands})
 }
 
 // isLocal reports whether a is an address of the node (or bound for IPVS).
@@ -511,13 +601,13 @@ func (w *walker) step(s *state) {
 			if c := w.fork(s, 0); c != nil {
 				c.conds = append(c.conds, cond)
 				c.addRule(cr, cond)
-				w.target(c, cr)
+				w.target(c, cc, cr)
 			}
 			return
 		}
 	}
 	s.addRule(cr, note)
-	w.target(s, cr)
+	w.target(s, cc, cr)
 }
 
 func joinNote(a, b string) string {
@@ -595,8 +685,8 @@ func (w *walker) endHook(s *state) {
 	}
 }
 
-// target applies the target of a matched rule.
-func (w *walker) target(s *state, cr *crule) {
+// target applies the target of a matched rule cr of chain cc.
+func (w *walker) target(s *state, cc *cchain, cr *crule) {
 	t := cr.target
 	switch t {
 	case "":
@@ -682,7 +772,7 @@ func (w *walker) target(s *state, cr *crule) {
 		w.endHook(s)
 		return
 	}
-	if chain := cr.jump; chain != nil {
+	if cr.jump != nil {
 		if cr.isGoto {
 			// A goto replaces the current chain: on return the walk goes
 			// back to the chain that called it.
@@ -698,7 +788,7 @@ func (w *walker) target(s *state, cr *crule) {
 				}
 			}
 		}
-		w.push(s, chain)
+		w.push(s, cc, cr)
 		return
 	}
 	s.last().Warning = "target " + t + " is not modelled: the walk continues with the next rule, as the kernel does for a non-terminal target"
@@ -945,27 +1035,35 @@ func (w *walker) ipvsMatch(s *state, im *ipvsMatch) bool {
 
 // finish turns an ended state into a path.
 func (w *walker) finish(s *state) {
-	p := Path{
+	verdict := s.verdict
+	if verdict == "" {
+		switch {
+		case s.dnat || s.ipvsVS != nil:
+			verdict = VerdictDNAT
+		case s.local:
+			verdict = VerdictLocal
+		default:
+			verdict = VerdictAccept
+		}
+	}
+	if w.opts.Summary {
+		dst := netip.AddrPortFrom(s.dst, s.dport)
+		if !s.dst.IsValid() {
+			// Its Destination is "invalid AddrPort" whatever the port.
+			dst = netip.AddrPort{}
+		}
+		w.ends = append(w.ends, pathEnd{prob: s.prob, verdict: verdict, dst: dst,
+			masq: s.masq, snat: s.snat, conds: s.conds, warnings: s.warnings})
+		return
+	}
+	w.paths = append(w.paths, Path{
 		Probability: s.prob,
-		Verdict:     s.verdict,
+		Verdict:     verdict,
+		Destination: netip.AddrPortFrom(s.dst, s.dport).String(),
 		Masquerade:  s.masq,
 		SNAT:        s.snat,
 		Conditions:  s.conds,
+		Steps:       s.materialize(),
 		Warnings:    s.warnings,
-	}
-	if !w.opts.Summary {
-		p.Steps = s.materialize()
-	}
-	p.Destination = netip.AddrPortFrom(s.dst, s.dport).String()
-	if p.Verdict == "" {
-		switch {
-		case s.dnat || s.ipvsVS != nil:
-			p.Verdict = VerdictDNAT
-		case s.local:
-			p.Verdict = VerdictLocal
-		default:
-			p.Verdict = VerdictAccept
-		}
-	}
-	w.paths = append(w.paths, p)
+	})
 }

@@ -1,0 +1,119 @@
+package trace
+
+import (
+	"bytes"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// This file merges the ends of a summary walk the way [Merge] merges
+// paths, without formatting their destinations.
+
+// endPaths returns the paths of ends, as a summary trace returns them.
+func endPaths(ends []pathEnd) []Path {
+	if len(ends) == 0 {
+		return nil
+	}
+	out := make([]Path, len(ends))
+	for i, e := range ends {
+		out[i] = Path{Probability: e.prob, Verdict: e.verdict, Destination: e.dst.String(), Masquerade: e.masq,
+			SNAT: e.snat, Conditions: e.conds, Warnings: e.warnings}
+	}
+	return out
+}
+
+// mergeEnds is [merge] of the paths of ends, in place: paths that end
+// alike are folded into the first (their probabilities added in order),
+// then sorted most probable first, then by destination. It formats the
+// destinations only to order paths of the same probability, into w's
+// buffer.
+func mergeEnds(ends []pathEnd, w *walker) []pathEnd {
+	out := ends[:0]
+	if len(ends) <= smallMerge {
+	next:
+		for _, p := range ends {
+			for i := range out {
+				if sameEnd(&out[i], &p) {
+					out[i].prob += p.prob
+					continue next
+				}
+			}
+			out = append(out, p)
+		}
+	} else {
+		// As merge: the keys of paths without steps are their end keys.
+		keys := make([]string, len(ends))
+		count := make(map[string]int, len(ends))
+		for i := range ends {
+			keys[i] = endKey(Path{Verdict: ends[i].verdict, Destination: ends[i].dst.String(), Masquerade: ends[i].masq,
+				SNAT: ends[i].snat, Conditions: ends[i].conds})
+			count[keys[i]]++
+		}
+		idx := map[string]int{}
+		for i, p := range ends {
+			k := keys[i]
+			if count[k] == 1 {
+				out = append(out, p)
+				continue
+			}
+			if j, ok := idx[k]; ok {
+				out[j].prob += p.prob
+				continue
+			}
+			idx[k] = len(out)
+			out = append(out, p)
+		}
+	}
+	if len(out) < 2 {
+		return out
+	}
+	buf := w.destText[:0]
+	for i := range out {
+		start := len(buf)
+		buf = appendDest(buf, out[i].dst)
+		out[i].text = buf[start:len(buf):len(buf)]
+	}
+	w.destText = buf
+	// merge's order: the same stable sort (SortStableFunc only asks
+	// whether cmp is below 0, where merge asks less).
+	slices.SortStableFunc(out, func(a, b pathEnd) int {
+		switch d := a.prob - b.prob; {
+		case d > 1e-12:
+			return -1
+		case d < -1e-12:
+			return 1
+		}
+		return bytes.Compare(a.text, b.text)
+	})
+	return out
+}
+
+// appendDest appends the Path's Destination of a path to dst to b.
+func appendDest(b []byte, dst netip.AddrPort) []byte {
+	if !dst.Addr().IsValid() {
+		return append(b, dst.String()...)
+	}
+	return dst.AppendTo(b)
+}
+
+// sameEnd reports whether the paths of a and b have the same key (see
+// samePath).
+func sameEnd(a, b *pathEnd) bool {
+	if a.verdict != b.verdict || a.dst != b.dst || a.masq != b.masq || a.snat != b.snat {
+		return false
+	}
+	if len(a.conds) == len(b.conds) {
+		same := true
+		for i := range a.conds {
+			if a.conds[i] != b.conds[i] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true
+		}
+	}
+	return strings.Join(a.conds, ",") == strings.Join(b.conds, ",")
+}
