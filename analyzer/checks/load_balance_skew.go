@@ -95,14 +95,22 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trac
 		count[b.Endpoint]++
 		read[b.Endpoint] += b.Share
 	}
-	traced, pkt, ok := tracedShares(p, v, u.entry, origin)
+	shares, pkt, ok := tracedShares(p, v, u.entry, origin)
 	if !ok {
 		return u.d, nil
+	}
+	// The share traced to an endpoint: that of the destination written
+	// as the endpoint is.
+	traced := func(ep string) float64 {
+		if ap, ok := endpointAddr(ep); ok {
+			return shares[ap]
+		}
+		return 0
 	}
 	total, reached := 0.0, 0.0
 	for ep, s := range read {
 		total += s
-		reached += traced[ep]
+		reached += traced(ep)
 	}
 	if reached < total-skewTolerance {
 		// Part of the traffic never gets to the dispatch: lost before it
@@ -111,7 +119,7 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trac
 	}
 	agree := true
 	for ep, s := range read {
-		if math.Abs(s-traced[ep]) > skewTolerance {
+		if math.Abs(s-traced(ep)) > skewTolerance {
 			agree = false
 		}
 	}
@@ -123,7 +131,7 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trac
 	for i, b := range u.d.Backends {
 		c := *b
 		if !c.Graceful && !c.Unreachable {
-			c.Share = traced[c.Endpoint] / float64(count[c.Endpoint])
+			c.Share = traced(c.Endpoint) / float64(count[c.Endpoint])
 		}
 		d.Backends[i] = &c
 	}
