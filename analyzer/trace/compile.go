@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"net/netip"
@@ -64,21 +65,35 @@ const (
 
 type portRange struct{ lo, hi uint16 }
 
-// cmatch is one compiled match of a rule. It is kept small, as every rule
-// of every chain walked has its matches compiled: what few matches use
-// (interfaces, port lists, sets, ipvs options) is behind ext.
+// setPorts sets the port ranges of a port match m: a list goes in its
+// extension.
+func setPorts(m *cmatch, ext *matchExt, pr []portRange) {
+	if len(pr) == 1 {
+		m.port[0] = pr[0]
+		return
+	}
+	ext.ports = pr
+}
+
+// cmatch is one compiled match of a rule. It is kept small, and free of
+// pointers (the garbage collector never scans the matches of a chain), as
+// every rule of every chain walked has its matches compiled: what few
+// matches use (interfaces, port lists, sets, ipvs options) is in the
+// chain's exts.
 type cmatch struct {
 	kind   mkind
 	neg    bool
 	proto  uint8
 	synMsk uint8 // --tcp-flags mask and comparison
 	synCmp uint8
-	port   [1]portRange // the port range of a port match, unless ext has several
+	bits   uint8        // the prefix length of an address match
+	v6     bool         // the prefix is an IPv6 one
+	ext    uint32       // 1 + the place of the match's extension in its chain's exts; 0: none
+	port   [1]portRange // the port range of a port match, unless its extension has several
 	value  uint32       // mark value, addrtype bits, ctstate bits
 	mask   uint32
-	prefix netip.Prefix
+	net    [2]uint64 // the prefix's address, masked (an IPv4 one in net[1])
 	prob   float64
-	ext    *matchExt
 }
 
 // matchExt holds what only some kinds of match need.
@@ -90,29 +105,77 @@ type matchExt struct {
 	ipvs  *ipvsMatch
 }
 
-// ports returns the port ranges of a port match.
-func (m *cmatch) ports() []portRange {
-	if m.ext != nil && m.ext.ports != nil {
-		return m.ext.ports
-	}
-	return m.port[:]
-}
-
-// setPorts sets the port ranges of a port match.
-func (m *cmatch) setPorts(pr []portRange) {
-	if len(pr) == 1 {
-		m.port[0] = pr[0]
+// setPrefix makes p (masked) the prefix of an address match.
+func (m *cmatch) setPrefix(p netip.Prefix) {
+	a := p.Addr()
+	m.bits = uint8(p.Bits())
+	if a.Is6() {
+		b := a.As16()
+		m.v6, m.net = true, [2]uint64{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
 		return
 	}
-	m.extension().ports = pr
+	b := a.As4()
+	m.net = [2]uint64{0, uint64(binary.BigEndian.Uint32(b[:]))}
 }
 
-// extension returns m.ext, made on first use.
-func (m *cmatch) extension() *matchExt {
-	if m.ext == nil {
-		m.ext = &matchExt{}
+// contains reports whether the prefix of an address match holds a, as
+// netip.Prefix.Contains does: never an address of the other family (an
+// IPv4-mapped IPv6 address is IPv6), nor one with a zone.
+func (m *cmatch) contains(a netip.Addr) bool {
+	if !m.v6 {
+		if !a.Is4() {
+			return false
+		}
+		b := a.As4()
+		mask := ^uint32(0) << (32 - m.bits)
+		return uint64(binary.BigEndian.Uint32(b[:])&mask) == m.net[1]
 	}
-	return m.ext
+	if !a.Is6() || a.Zone() != "" {
+		return false
+	}
+	b := a.As16()
+	hi, lo := binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
+	hiMask, loMask := ^uint64(0)<<(64-min(m.bits, 64)), uint64(0)
+	if m.bits > 64 {
+		loMask = ^uint64(0) << (128 - m.bits)
+	}
+	return hi&hiMask == m.net[0] && lo&loMask == m.net[1]
+}
+
+// singleIP returns the one address a destination match requires, if its
+// prefix is a single address.
+func (m *cmatch) singleIP() (netip.Addr, bool) {
+	if m.v6 {
+		if m.bits != 128 {
+			return netip.Addr{}, false
+		}
+		var b [16]byte
+		binary.BigEndian.PutUint64(b[:8], m.net[0])
+		binary.BigEndian.PutUint64(b[8:], m.net[1])
+		return netip.AddrFrom16(b), true
+	}
+	if m.bits != 32 {
+		return netip.Addr{}, false
+	}
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], uint32(m.net[1]))
+	return netip.AddrFrom4(b), true
+}
+
+// ext returns the extension of m, nil when it has none.
+func (cc *cchain) ext(m *cmatch) *matchExt {
+	if m.ext == 0 {
+		return nil
+	}
+	return &cc.exts[m.ext-1]
+}
+
+// ports returns the port ranges of a port match.
+func (cc *cchain) ports(m *cmatch) []portRange {
+	if e := cc.ext(m); e != nil && e.ports != nil {
+		return e.ports
+	}
+	return m.port[:]
 }
 
 // ipvsMatch holds the options of -m ipvs.
@@ -149,30 +212,103 @@ type setNet struct {
 
 // crule is a compiled rule, kept small for the same reason as cmatch.
 type crule struct {
-	r *iptables.Rule
-	// ms are the deterministic matches (the first ndet), then the
-	// statistic and recent ones, evaluated last.
-	ms      []cmatch
-	target  string
-	jump    *iptables.Chain // the user chain jumped to, nil for other targets
+	r       *iptables.Rule
+	jump    *iptables.Chain // the user chain jumped to, when jslot cannot name it
 	unknown *[]string       // the matches not modelled, nil when none
+	// ms is the place in the chain's ms of the rule's nms matches: the
+	// deterministic ones (the first ndet), then the statistic and recent
+	// ones, evaluated last.
+	ms        uint32
+	nms, ndet uint16
 	// targ is the index of the first option after the target, or the
 	// number of options when there is none.
 	targ      int32
-	jslot     int32 // the number of jump in its table's index, -1 when none
-	ndet      uint16
+	jslot     int32  // the number of the user chain jumped to in its table's index, -1 when none
 	dport     uint16 // the one destination port the rule requires, if hasDport
+	target    tkind
 	isGoto    bool
 	hasDst32  bool // the rule requires one destination address
 	hasDport  bool
 	portMulti bool
 }
 
-// det returns the deterministic matches of cr.
-func (cr *crule) det() []cmatch { return cr.ms[:cr.ndet] }
+// tkind is the kind of a rule's target: one the walker applies by name,
+// or a chain or a target it does not model (tOther).
+type tkind uint8
 
-// fork returns the statistic and recent matches of cr.
-func (cr *crule) fork() []cmatch { return cr.ms[cr.ndet:] }
+// Targets.
+const (
+	tNone tkind = iota
+	tAccept
+	tDrop
+	tReject
+	tReturn
+	tDNAT
+	tRedirect
+	tSNAT
+	tMasquerade
+	tMark
+	tLog // LOG, NFLOG, ULOG, TRACE, AUDIT: no effect on the path
+	tNotrack
+	tCT
+	tQueue // QUEUE, NFQUEUE
+	tOther
+)
+
+// targetKind returns the kind of target t. The targets the walker applies
+// by name include iptables.StandardTargets: a rule with one of them never
+// jumps to a chain of that name.
+func targetKind(t string) tkind {
+	switch t {
+	case "":
+		return tNone
+	case "ACCEPT":
+		return tAccept
+	case "DROP":
+		return tDrop
+	case "REJECT":
+		return tReject
+	case "RETURN":
+		return tReturn
+	case "DNAT":
+		return tDNAT
+	case "REDIRECT":
+		return tRedirect
+	case "SNAT":
+		return tSNAT
+	case "MASQUERADE":
+		return tMasquerade
+	case "MARK":
+		return tMark
+	case "LOG", "NFLOG", "ULOG", "TRACE", "AUDIT":
+		return tLog
+	case "NOTRACK":
+		return tNotrack
+	case "CT":
+		return tCT
+	case "QUEUE", "NFQUEUE":
+		return tQueue
+	}
+	return tOther
+}
+
+// targetName returns the target of cr as the rule writes it.
+func (cr *crule) targetName() string {
+	if cr.target == tNone {
+		return ""
+	}
+	return cr.r.Arg(int(cr.targ) - 1).Value
+}
+
+// det returns the deterministic matches of cr, a rule of cc.
+func (cc *cchain) det(cr *crule) []cmatch {
+	return cc.ms[cr.ms : cr.ms+uint32(cr.ndet) : cr.ms+uint32(cr.ndet)]
+}
+
+// fork returns the statistic and recent matches of cr, a rule of cc.
+func (cc *cchain) fork(cr *crule) []cmatch {
+	return cc.ms[cr.ms+uint32(cr.ndet) : cr.ms+uint32(cr.nms) : cr.ms+uint32(cr.nms)]
+}
 
 // unknowns returns the matches of cr that are not modelled.
 func (cr *crule) unknowns() []string {
@@ -190,12 +326,15 @@ func (cr *crule) addUnknown(text string) {
 	*cr.unknown = append(*cr.unknown, text)
 }
 
-// dst32 returns the one destination address the rule requires, if
-// hasDst32.
-func (cr *crule) dst32() netip.Addr {
-	for _, m := range cr.det() {
-		if m.kind == mDst && !m.neg && m.prefix.IsSingleIP() {
-			return m.prefix.Addr()
+// dst32 returns the one destination address cr, a rule of cc, requires,
+// if hasDst32.
+func (cc *cchain) dst32(cr *crule) netip.Addr {
+	for i := range cc.det(cr) {
+		m := &cc.det(cr)[i]
+		if m.kind == mDst && !m.neg {
+			if a, ok := m.singleIP(); ok {
+				return a
+			}
 		}
 	}
 	return netip.Addr{}
@@ -215,12 +354,14 @@ func (cr *crule) targetArg(name string) (string, bool) {
 // cchain is a compiled chain.
 type cchain struct {
 	c       *iptables.Chain
-	table   string
 	tix     *tableIndex // the numbering of the chain's table (jumps resolve in it)
 	builtin bool
 	pinned  bool          // kept for good: a big chain or a built-in one
+	noop    bool          // no rule, and no DROP policy: entering it changes nothing
 	used    atomic.Uint32 // the epoch of the last walk that entered it
 	rules   []crule
+	ms      []cmatch   // the matches of the rules
+	exts    []matchExt // the extensions of the matches that have one
 	// byDst indexes big chains: rules whose only destination is one
 	// address, by that address; others are the rest, in order.
 	byDst  map[netip.Addr][]int32
@@ -265,9 +406,9 @@ type chainRef struct {
 // A tableIndex numbers the chains of one table by their place in
 // Table.Chains and holds their compiled forms by number.
 type tableIndex struct {
-	t    *iptables.Table
-	slot map[*iptables.Chain]int32 // read-only once made
-	cc   []atomic.Pointer[cchain]
+	t     *iptables.Table
+	names *chainNames // nil when the chains are looked up in t.Chain
+	cc    []atomic.Pointer[cchain]
 }
 
 // smallChains is the number of small compiled chains above which those
@@ -278,6 +419,10 @@ const smallChains = 4096
 // entered to survive an eviction: enough for the packets of the Services
 // being traced (a sweep hands packets out in order, a few per Service).
 const recentEpochs = 512
+
+// touchEpochs is the age at which the epoch of a chain entered is stored
+// again.
+const touchEpochs = 64
 
 var cacheInit sync.Mutex
 
@@ -313,12 +458,7 @@ func (cp *compiled) tableIndex(t *iptables.Table) *tableIndex {
 			}
 		}
 	}
-	tix := &tableIndex{t: t, slot: make(map[*iptables.Chain]int32, len(t.Chains)), cc: make([]atomic.Pointer[cchain], len(t.Chains))}
-	for i, c := range t.Chains {
-		if _, dup := tix.slot[c]; !dup {
-			tix.slot[c] = int32(i)
-		}
-	}
+	tix := &tableIndex{t: t, names: newChainNames(t), cc: make([]atomic.Pointer[cchain], len(t.Chains))}
 	list = append(list[:len(list):len(list)], tix)
 	cp.tables.Store(&list)
 	return tix
@@ -327,29 +467,36 @@ func (cp *compiled) tableIndex(t *iptables.Table) *tableIndex {
 // slotOf returns the number of chain c of tix's table, -1 when the table
 // does not list it.
 func (tix *tableIndex) slotOf(c *iptables.Chain) int32 {
-	if i, ok := tix.slot[c]; ok {
+	if tix.names == nil {
+		return -1
+	}
+	if i := tix.names.lookup(c.Name); i >= 0 && tix.t.Chains[i] == c {
 		return i
 	}
 	return -1
 }
 
-// chain returns the compiled form of chain c, numbered slot in tix (-1:
-// not numbered, compiled afresh), marked as entered in epoch. Chains are
-// compiled without a lock; when two walkers compile the same chain at
+// chain returns the compiled form of the chain numbered slot in tix (or,
+// for slot -1, of c, compiled afresh), marked as entered in epoch. Chains
+// are compiled without a lock; when two walkers compile the same chain at
 // once, the first stored wins.
-func (cp *compiled) chain(dp *Dataplane, tix *tableIndex, slot int32, c *iptables.Chain, epoch uint32, jm *jumpMemo) *cchain {
+func (cp *compiled) chain(dp *Dataplane, tix *tableIndex, slot int32, c *iptables.Chain, epoch uint32, cx *compiler) *cchain {
 	if slot < 0 {
-		return cp.compileChain(dp, tix, c, jm)
+		return cp.compileChain(dp, tix, c, cx)
 	}
 	p := &tix.cc[slot]
 	for {
 		if cc := p.Load(); cc != nil {
-			if !cc.pinned && cc.used.Load() != epoch {
+			// Eviction asks only whether a chain was entered in the last
+			// recentEpochs walks: the epoch is stored again once it is
+			// touchEpochs old, which keeps walkers from writing the
+			// shared chains (KUBE-MARK-MASQ) on every walk.
+			if !cc.pinned && int32(epoch-cc.used.Load()) > touchEpochs {
 				cc.used.Store(epoch)
 			}
 			return cc
 		}
-		cc := cp.compileChain(dp, tix, c, jm)
+		cc := cp.compileChain(dp, tix, tix.t.Chains[slot], cx)
 		cc.used.Store(epoch)
 		if p.CompareAndSwap(nil, cc) {
 			if !cc.pinned {
@@ -442,32 +589,37 @@ func (cp *compiled) stageTable(dp *Dataplane, dumps []*iptables.Dump) *stageTabl
 }
 
 // compileChain compiles the rules of c and indexes a big chain. The
-// rules, and all their matches, are allocated in one block each.
-func (cp *compiled) compileChain(dp *Dataplane, tix *tableIndex, c *iptables.Chain, jm *jumpMemo) *cchain {
+// rules, and all their matches, are allocated in one block each (carved
+// from cx's blocks, for a small chain compiled by a sweep).
+func (cp *compiled) compileChain(dp *Dataplane, tix *tableIndex, c *iptables.Chain, cx *compiler) *cchain {
 	builtin := isBuiltin(c.Table.Name, c.Name)
-	cc := &cchain{c: c, table: c.Table.Name, tix: tix, builtin: builtin, rules: make([]crule, len(c.Rules)),
-		pinned: builtin || len(c.Rules) >= indexThreshold}
-	sc := scratchPool.Get().(*compileScratch)
-	defer scratchPool.Put(sc)
-	sc.all, sc.ends = sc.all[:0], sc.ends[:0]
+	pinned := builtin || len(c.Rules) >= indexThreshold
+	var jm *jumpMemo
+	var sc *compileScratch
+	if cx != nil {
+		jm, sc = &cx.jm, &cx.sc
+		if pinned || !cx.carve {
+			cx = nil
+		}
+	} else {
+		sc = scratchPool.Get().(*compileScratch)
+		defer func() {
+			sc.forget() // the pool keeps no dump alive
+			scratchPool.Put(sc)
+		}()
+	}
+	cc := cx.newChain()
+	cc.c, cc.tix, cc.builtin, cc.pinned, cc.rules = c, tix, builtin, pinned, cx.newRules(len(c.Rules))
+	cc.noop = len(c.Rules) == 0 && (!builtin || c.Policy != "DROP")
+	sc.ms, sc.exts = sc.ms[:0], sc.exts[:0]
 	for i, r := range c.Rules {
 		cr := &cc.rules[i]
 		cp.compileRule(dp, tix, r, cr, sc, jm)
-		cr.ndet = uint16(len(sc.det))
-		sc.all = append(sc.all, sc.det...)
-		sc.all = append(sc.all, sc.fork...)
-		sc.ends = append(sc.ends, int32(len(sc.all)))
 	}
-	sc.forget()
-	slab := make([]cmatch, len(sc.all))
-	copy(slab, sc.all)
-	clear(sc.all) // drop the pointers the pool would keep alive
-	start := int32(0)
-	for i := range cc.rules {
-		if end := sc.ends[i]; end > start {
-			cc.rules[i].ms = slab[start:end:end]
-		}
-		start = sc.ends[i]
+	cc.ms = cx.newMatches(len(sc.ms))
+	copy(cc.ms, sc.ms)
+	if len(sc.exts) > 0 {
+		cc.exts = slices.Clone(sc.exts)
 	}
 	if len(cc.rules) >= indexThreshold {
 		cc.byDst = map[netip.Addr][]int32{}
@@ -475,7 +627,7 @@ func (cp *compiled) compileChain(dp *Dataplane, tix *tableIndex, c *iptables.Cha
 		for i := range cc.rules {
 			cr := &cc.rules[i]
 			if cr.hasDst32 {
-				a := cr.dst32()
+				a := cc.dst32(cr)
 				cc.byDst[a] = append(cc.byDst[a], int32(i))
 			} else if cr.hasDport {
 				cc.byPort[cr.dport] = append(cc.byPort[cr.dport], int32(i))
@@ -485,6 +637,69 @@ func (cp *compiled) compileChain(dp *Dataplane, tix *tableIndex, c *iptables.Cha
 		}
 	}
 	return cc
+}
+
+// A compiler is what a walker brings to the chains it compiles: its jump
+// memo and, for a sweep's walker, the blocks its small chains are carved
+// from. Chains compiled one after the other are dropped from the cache at
+// about the same time, and a block is freed with its last chain; carving
+// them saves allocating three objects per chain, tens of thousands of
+// times a sweep.
+type compiler struct {
+	jm    jumpMemo
+	sc    compileScratch
+	carve bool
+	ccs   []cchain
+	rules []crule
+	ms    []cmatch
+}
+
+// Block sizes, and the sizes above which a chain's rules or matches are
+// allocated on their own.
+const (
+	chainBlock = 128
+	ruleBlock  = 1024
+	matchBlock = 2048
+	maxCarved  = 256
+)
+
+// newChain returns a zero chain (carved when cx is not nil).
+func (cx *compiler) newChain() *cchain {
+	if cx == nil {
+		return new(cchain)
+	}
+	if len(cx.ccs) == 0 {
+		cx.ccs = make([]cchain, chainBlock)
+	}
+	cc := &cx.ccs[0]
+	cx.ccs = cx.ccs[1:]
+	return cc
+}
+
+// newRules returns n zero rules (carved when cx is not nil).
+func (cx *compiler) newRules(n int) []crule {
+	if cx == nil || n > maxCarved {
+		return make([]crule, n)
+	}
+	if len(cx.rules) < n {
+		cx.rules = make([]crule, ruleBlock)
+	}
+	out := cx.rules[:n:n]
+	cx.rules = cx.rules[n:]
+	return out
+}
+
+// newMatches returns n zero matches (carved when cx is not nil).
+func (cx *compiler) newMatches(n int) []cmatch {
+	if cx == nil || n > 2*maxCarved {
+		return make([]cmatch, n)
+	}
+	if len(cx.ms) < n {
+		cx.ms = make([]cmatch, matchBlock)
+	}
+	out := cx.ms[:n:n]
+	cx.ms = cx.ms[n:]
+	return out
 }
 
 // isBuiltin reports whether chain is a built-in chain of table, as
@@ -504,29 +719,19 @@ func isBuiltin(table, chain string) bool {
 	return false
 }
 
-// candidates returns the indexes of the rules of cc that can match a
-// packet to dst and dport, in order; nil means all of them. The slice may
-// be shared: callers do not modify it. When several index lists apply,
-// they are merged at the end of buf, which is returned (grown) too.
-func (cc *cchain) candidates(dst netip.Addr, dport uint16, buf []int32) ([]int32, []int32) {
-	if cc.byDst == nil {
-		return nil, buf
-	}
+// appendCandidates appends to buf the indexes of the rules of cc, a big
+// chain, that can match a packet to dst and dport, in order.
+func (cc *cchain) appendCandidates(buf []int32, dst netip.Addr, dport uint16) []int32 {
 	a, b, c := cc.byDst[dst], cc.byPort[dport], cc.others
 	switch {
 	case len(a) == 0 && len(b) == 0:
-		if c == nil {
-			return []int32{}, buf
-		}
-		return c, buf
+		return append(buf, c...)
 	case len(b) == 0 && len(c) == 0:
-		return a, buf
+		return append(buf, a...)
 	case len(a) == 0 && len(c) == 0:
-		return b, buf
+		return append(buf, b...)
 	}
-	start := len(buf)
-	buf = merge3(buf, a, b, c)
-	return buf[start:len(buf):len(buf)], buf
+	return merge3(buf, a, b, c)
 }
 
 // merge3 appends the merge of three sorted lists to out.
@@ -558,19 +763,28 @@ func merge3(out, a, b, c []int32) []int32 {
 // compileScratch holds the matches of a chain's rules while it compiles,
 // and the options of the rule being compiled.
 type compileScratch struct {
-	det, fork []cmatch // of the rule being compiled
-	all       []cmatch // of the rules compiled, det then fork of each
-	ends      []int32  // the end of each rule's matches in all
-	opts      []iptables.Arg
-	flags     []iptables.Arg
+	ms    []cmatch   // of the rules compiled, the deterministic ones then the others of each
+	fork  []cmatch   // the statistic and recent matches of the rule being compiled
+	exts  []matchExt // of the matches compiled
+	opts  []iptables.Arg
+	flags []iptables.Arg
+	m     cmatch // the match being compiled
+	ext   matchExt
 }
 
-// forget drops what the scratch refers to of the chain compiled, so that
-// the pool keeps no dump alive.
+// forget drops what the scratch refers to of the chains compiled.
 func (sc *compileScratch) forget() {
+	clear(sc.exts)
+	sc.ext = matchExt{}
 	clear(sc.opts[:cap(sc.opts)])
 	clear(sc.flags[:cap(sc.flags)])
-	sc.opts, sc.flags = sc.opts[:0], sc.flags[:0]
+	sc.exts, sc.opts, sc.flags = sc.exts[:0], sc.opts[:0], sc.flags[:0]
+}
+
+// addExt stores the extension of a match: it returns the match's ext.
+func (sc *compileScratch) addExt(e matchExt) uint32 {
+	sc.exts = append(sc.exts, e)
+	return uint32(len(sc.exts))
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(compileScratch) }}
@@ -579,8 +793,11 @@ var scratchPool = sync.Pool{New: func() any { return new(compileScratch) }}
 // scratch's det and fork, for the caller to store.
 func (cp *compiled) compileRule(dp *Dataplane, tix *tableIndex, r *iptables.Rule, cr *crule, sc *compileScratch, jm *jumpMemo) {
 	n := r.NumArgs()
-	*cr = crule{r: r, targ: int32(n), jslot: -1}
-	sc.det, sc.fork = sc.det[:0], sc.fork[:0]
+	// cr is zero (newly allocated or carved): only what is not zero is set.
+	cr.r, cr.targ, cr.jslot = r, int32(n), -1
+	target := ""
+	start := len(sc.ms)
+	sc.fork = sc.fork[:0]
 	// The options of a recent, statistic or ipvs match, or the tcp flags,
 	// are gathered in sc.opts and sc.flags and compiled together.
 	module := ""
@@ -592,10 +809,10 @@ func (cp *compiled) compileRule(dp *Dataplane, tix *tableIndex, r *iptables.Rule
 		case "statistic":
 			cp.statistic(cr, sc, sc.opts)
 		case "ipvs":
-			sc.det = append(sc.det, compileIPVS(sc.opts))
+			sc.ms = append(sc.ms, compileIPVS(sc, sc.opts))
 		}
 		if len(sc.flags) > 0 {
-			sc.det = appendTCPFlags(sc.det, sc.flags)
+			sc.ms = appendTCPFlags(sc.ms, sc.flags)
 			sc.flags = sc.flags[:0]
 		}
 		sc.opts = sc.opts[:0]
@@ -606,7 +823,8 @@ func (cp *compiled) compileRule(dp *Dataplane, tix *tableIndex, r *iptables.Rule
 		switch a.Name {
 		case "-j", "-g", "--jump", "--goto":
 			flush()
-			cr.target, cr.isGoto, cr.targ = a.Value, a.Name == "-g" || a.Name == "--goto", int32(i+1)
+			target, cr.isGoto, cr.targ = a.Value, a.Name == "-g" || a.Name == "--goto", int32(i+1)
+			cr.target = targetKind(target)
 			i = n
 			continue
 		case "-m", "--match":
@@ -625,34 +843,42 @@ func (cp *compiled) compileRule(dp *Dataplane, tix *tableIndex, r *iptables.Rule
 			sc.flags = append(sc.flags, a)
 			continue
 		}
-		m, ok := compileArg(a, module)
-		if !ok {
+		m, ext := &sc.m, &sc.ext // ext is zero: compileOpt fills it for the few matches that have one
+		if !compileOpt(a, module, m, ext) {
 			cr.addUnknown(argText(a, module))
 			continue
 		}
-		if m.kind == mSet {
-			cp.resolveSet(dp, &m)
+		if ext.set != nil {
+			cp.resolveSet(dp, ext.set)
 		}
-		if m.kind == mDst && !m.neg && m.prefix.IsSingleIP() && !cr.hasDst32 {
-			cr.hasDst32 = true
+		if m.kind == mInIface || m.kind == mOutIface || m.kind == mSet || ext.ports != nil {
+			m.ext = sc.addExt(*ext)
+			*ext = matchExt{}
 		}
-		if m.kind == mDport && !m.neg && m.value == 0 {
-			if pr := m.ports(); len(pr) == 1 && pr[0].lo == pr[0].hi {
+		if m.kind == mDst && !m.neg && !cr.hasDst32 {
+			_, cr.hasDst32 = m.singleIP()
+		}
+		if m.kind == mDport && !m.neg && m.value == 0 && ext.ports == nil {
+			if pr := m.port[0]; pr.lo == pr.hi {
 				if cr.hasDport || cr.portMulti {
 					// Several port matches: left out of the port index.
 					cr.hasDport, cr.portMulti = false, true
 				} else {
-					cr.dport, cr.hasDport = pr[0].lo, true
+					cr.dport, cr.hasDport = pr.lo, true
 				}
 			}
 		}
 		if m.kind != mTrue {
-			sc.det = append(sc.det, m)
+			sc.ms = append(sc.ms, *m)
 		}
 	}
 	flush()
-	if cr.target != "" && !walkedTarget(cr.target) {
-		cr.jump, cr.jslot = jm.resolve(tix, r.Chain.Table, cr.target)
+	// The deterministic matches, then the statistic and recent ones.
+	cr.ms, cr.ndet = uint32(start), uint16(len(sc.ms)-start)
+	sc.ms = append(sc.ms, sc.fork...)
+	cr.nms = uint16(len(sc.ms) - start)
+	if cr.target == tOther {
+		cr.jump, cr.jslot = jm.resolve(tix, r.Chain.Table, target)
 	}
 }
 
@@ -671,8 +897,9 @@ type jumpTarget struct {
 	slot int32
 }
 
-// resolve returns the user chain of table t named name, and its number in
-// tix (nil when t has no such user chain).
+// resolve returns the number in tix of the user chain of table t named
+// name, or, for a chain tix does not number, the chain itself (-1 and nil
+// when t has no such user chain).
 func (jm *jumpMemo) resolve(tix *tableIndex, t *iptables.Table, name string) (*iptables.Chain, int32) {
 	if jm != nil {
 		for i := range jm.hit {
@@ -686,29 +913,23 @@ func (jm *jumpMemo) resolve(tix *tableIndex, t *iptables.Table, name string) (*i
 			}
 		}
 	}
-	c, slot := t.Chain(name), int32(-1)
-	if c != nil && isBuiltin(c.Table.Name, c.Name) {
-		c = nil
-	}
-	if c != nil && tix.t == t {
-		slot = tix.slotOf(c)
+	// A chain found by number is not read: it is entered later, if ever.
+	var c *iptables.Chain
+	slot := int32(-1)
+	switch {
+	case isBuiltin(t.Name, name):
+		// Not a target: iptables jumps to user chains only.
+	case tix.t == t && tix.names != nil:
+		slot = tix.names.lookup(name)
+	default:
+		if c = t.Chain(name); c != nil && isBuiltin(c.Table.Name, c.Name) {
+			c = nil
+		}
 	}
 	if jm != nil {
 		jm.hit[len(jm.hit)-1] = jumpTarget{t: t, name: name, c: c, slot: slot}
 	}
 	return c, slot
-}
-
-// walkedTarget reports the targets the walker applies by name (see
-// walker.target), iptables.StandardTargets among them: a rule with one of
-// them never jumps to a chain of that name, so none is looked up.
-func walkedTarget(t string) bool {
-	switch t {
-	case "ACCEPT", "DROP", "REJECT", "RETURN", "DNAT", "REDIRECT", "SNAT", "MASQUERADE", "MARK",
-		"LOG", "NFLOG", "ULOG", "TRACE", "AUDIT", "NOTRACK", "CT", "QUEUE", "NFQUEUE":
-		return true
-	}
-	return false
 }
 
 func argText(a iptables.Arg, module string) string {
@@ -727,38 +948,40 @@ func knownModule(m string) bool {
 	return false
 }
 
-// compileArg compiles one option of a rule outside recent/statistic/ipvs.
-func compileArg(a iptables.Arg, module string) (cmatch, bool) {
-	m := cmatch{neg: a.Neg}
+// compileOpt compiles one option of a rule outside recent/statistic/ipvs
+// into m, and the extension of the match, if it has one, into ext (zero
+// on entry); false when the option is not modelled.
+func compileOpt(a iptables.Arg, module string, m *cmatch, ext *matchExt) bool {
+	*m = cmatch{neg: a.Neg}
 	switch a.Name {
 	case "-s", "--source", "-d", "--destination":
 		p, ok := parsePrefix(a.Value)
 		if !ok {
-			return m, false
+			return false
 		}
-		m.prefix = p
+		m.setPrefix(p)
 		m.kind = mSrc
 		if a.Name == "-d" || a.Name == "--destination" {
 			m.kind = mDst
 		}
-		return m, true
+		return true
 	case "-i", "--in-interface", "-o", "--out-interface":
-		m.extension().iface = a.Value
+		ext.iface = a.Value
 		m.kind = mInIface
 		if a.Name == "-o" || a.Name == "--out-interface" {
 			m.kind = mOutIface
 		}
-		return m, true
+		return true
 	case "-p", "--protocol":
 		p, ok := protoNumber(a.Value)
 		if !ok {
-			return m, false
+			return false
 		}
 		m.kind, m.proto = mProto, p
-		return m, true
+		return true
 	case "-f", "--fragment":
 		m.kind = mFragment
-		return m, true
+		return true
 	}
 	switch module {
 	case "tcp", "udp", "sctp", "multiport":
@@ -769,77 +992,70 @@ func compileArg(a iptables.Arg, module string) (cmatch, bool) {
 			m.kind = mSport
 		case "--ports":
 			m.kind = mDport // handled as "either" below
-			pr, ok := parsePorts(a.Value)
-			if !ok {
-				return m, false
+			if !setPortList(m, ext, a.Value) {
+				return false
 			}
-			m.setPorts(pr)
 			m.value = 1 // either port
-			return m, true
+			return true
 		default:
-			return m, false
+			return false
 		}
-		pr, ok := parsePorts(a.Value)
-		if !ok {
-			return m, false
-		}
-		m.setPorts(pr)
-		return m, true
+		return setPortList(m, ext, a.Value)
 	case "comment", "nfacct":
 		m.kind = mTrue
-		return m, true
+		return true
 	case "limit":
 		// The first packet of a connection is within any limit's burst.
 		m.kind = mTrue
-		return m, true
+		return true
 	case "icmp", "icmp6", "icmpv6":
-		return m, false
+		return false
 	case "mark":
 		if a.Name != "--mark" {
-			return m, false
+			return false
 		}
 		v, mask, ok := parseMark(a.Value)
 		if !ok {
-			return m, false
+			return false
 		}
 		m.kind, m.value, m.mask = mMark, v, mask
-		return m, true
+		return true
 	case "addrtype":
 		switch a.Name {
 		case "--src-type", "--dst-type":
 			bits, ok := parseAddrTypes(a.Value)
 			if !ok {
-				return m, false
+				return false
 			}
 			m.kind, m.value = mSrcType, bits
 			if a.Name == "--dst-type" {
 				m.kind = mDstType
 			}
-			return m, true
+			return true
 		case "--limit-iface-in", "--limit-iface-out":
 			// The node's addresses are not known per interface: LOCAL is
 			// judged against all of them.
 			m.kind = mTrue
-			return m, true
+			return true
 		}
-		return m, false
+		return false
 	case "conntrack", "state":
 		if a.Name != "--ctstate" && a.Name != "--state" {
-			return m, false
+			return false
 		}
 		bits, ok := parseCtStates(a.Value)
 		if !ok {
-			return m, false
+			return false
 		}
 		m.kind, m.value = mCtState, bits
-		return m, true
+		return true
 	case "set":
 		if a.Name != "--match-set" && a.Name != "--set" {
-			return m, false
+			return false
 		}
 		name, flags, ok := strings.Cut(strings.TrimSpace(a.Value), " ")
 		if !ok {
-			return m, false
+			return false
 		}
 		sm := &setMatch{name: name}
 		for _, f := range strings.Split(strings.TrimSpace(flags), ",") {
@@ -849,21 +1065,21 @@ func compileArg(a iptables.Arg, module string) (cmatch, bool) {
 			case "dst":
 				sm.flags = append(sm.flags, false)
 			default:
-				return m, false
+				return false
 			}
 		}
 		m.kind = mSet
-		m.extension().set = sm
-		return m, true
+		ext.set = sm
+		return true
 	case "physdev":
 		switch a.Name {
 		case "--physdev-is-in", "--physdev-is-out", "--physdev-is-bridged", "--physdev-in", "--physdev-out":
 			m.kind = mPhysdev
-			return m, true
+			return true
 		}
-		return m, false
+		return false
 	}
-	return m, false
+	return false
 }
 
 func (cp *compiled) statistic(cr *crule, sc *compileScratch, opts []iptables.Arg) {
@@ -959,10 +1175,10 @@ func (cp *compiled) recent(cr *crule, sc *compileScratch, opts []iptables.Arg) {
 	if check == "--set" || check == "" {
 		return // always matches; records the source
 	}
-	sc.fork = append(sc.fork, cmatch{kind: mRecent, ext: &matchExt{text: name}})
+	sc.fork = append(sc.fork, cmatch{kind: mRecent, ext: sc.addExt(matchExt{text: name})})
 }
 
-func compileIPVS(opts []iptables.Arg) cmatch {
+func compileIPVS(sc *compileScratch, opts []iptables.Arg) cmatch {
 	im := &ipvsMatch{}
 	text := "-m ipvs"
 	for _, o := range opts {
@@ -995,7 +1211,7 @@ func compileIPVS(opts []iptables.Arg) cmatch {
 			im.unknown = append(im.unknown, o.String())
 		}
 	}
-	return cmatch{kind: mIPVS, ext: &matchExt{ipvs: im, text: text}}
+	return cmatch{kind: mIPVS, ext: sc.addExt(matchExt{ipvs: im, text: text})}
 }
 
 // appendTCPFlags appends the matches of --syn and --tcp-flags, for the
@@ -1090,27 +1306,52 @@ func protoNumber(s string) (uint8, bool) {
 func parsePorts(s string) ([]portRange, bool) {
 	var out []portRange
 	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, ":")
-		a, err := strconv.ParseUint(lo, 10, 16)
-		if lo == "" {
-			a, err = 0, nil
-		}
-		if err != nil {
+		r, ok := parsePortRange(part)
+		if !ok {
 			return nil, false
 		}
-		b := a
-		if isRange {
-			b = 65535
-			if hi != "" {
-				b, err = strconv.ParseUint(hi, 10, 16)
-				if err != nil {
-					return nil, false
-				}
-			}
-		}
-		out = append(out, portRange{uint16(a), uint16(b)})
+		out = append(out, r)
 	}
 	return out, len(out) > 0
+}
+
+// parsePortRange reads "port", "lo:hi", "lo:" or ":hi".
+func parsePortRange(part string) (portRange, bool) {
+	lo, hi, isRange := strings.Cut(part, ":")
+	a, err := strconv.ParseUint(lo, 10, 16)
+	if lo == "" {
+		a, err = 0, nil
+	}
+	if err != nil {
+		return portRange{}, false
+	}
+	b := a
+	if isRange {
+		b = 65535
+		if hi != "" {
+			b, err = strconv.ParseUint(hi, 10, 16)
+			if err != nil {
+				return portRange{}, false
+			}
+		}
+	}
+	return portRange{uint16(a), uint16(b)}, true
+}
+
+// setPortList sets the port ranges s lists ("80", "80,443", "1000:2000")
+// of a port match m: a list goes in its extension. A single range, the
+// usual case, is read without allocating.
+func setPortList(m *cmatch, ext *matchExt, s string) bool {
+	if !strings.Contains(s, ",") {
+		r, ok := parsePortRange(s)
+		m.port[0] = r
+		return ok
+	}
+	pr, ok := parsePorts(s)
+	if ok {
+		setPorts(m, ext, pr)
+	}
+	return ok
 }
 
 func parseMark(s string) (uint32, uint32, bool) {
@@ -1155,7 +1396,7 @@ func parseFlags(s string, names map[string]uint32) (uint32, bool) {
 }
 
 // resolveSet finds the set a --match-set names among the captured ipsets.
-func (cp *compiled) resolveSet(dp *Dataplane, m *cmatch) {
+func (cp *compiled) resolveSet(dp *Dataplane, sm *setMatch) {
 	cp.setsOnce.Do(func() {
 		cp.sets = map[string]*cset{}
 		for _, d := range dp.IPSets {
@@ -1166,7 +1407,7 @@ func (cp *compiled) resolveSet(dp *Dataplane, m *cmatch) {
 			}
 		}
 	})
-	m.ext.set.set = cp.sets[m.ext.set.name]
+	sm.set = cp.sets[sm.name]
 }
 
 func compileSet(s *ipset.Set) *cset {

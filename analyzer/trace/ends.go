@@ -68,16 +68,17 @@ func mergeEnds(ends []pathEnd, w *walker) []pathEnd {
 	if len(out) < 2 {
 		return out
 	}
+	// merge's order: the same stable sort (SortStableFunc only asks
+	// whether cmp is below 0, where merge asks less), of small keys whose
+	// permutation is then applied to the ends.
+	keys := w.endKeys[:0]
 	buf := w.destText[:0]
 	for i := range out {
 		start := len(buf)
 		buf = appendDest(buf, out[i].dst)
-		out[i].text = buf[start:len(buf):len(buf)]
+		keys = append(keys, endOrder{prob: out[i].prob, text: buf[start:len(buf):len(buf)], i: int32(i)})
 	}
-	w.destText = buf
-	// merge's order: the same stable sort (SortStableFunc only asks
-	// whether cmp is below 0, where merge asks less).
-	slices.SortStableFunc(out, func(a, b pathEnd) int {
+	slices.SortStableFunc(keys, func(a, b endOrder) int {
 		switch d := a.prob - b.prob; {
 		case d > 1e-12:
 			return -1
@@ -86,7 +87,22 @@ func mergeEnds(ends []pathEnd, w *walker) []pathEnd {
 		}
 		return bytes.Compare(a.text, b.text)
 	})
+	sorted := w.sortedEnds[:0]
+	for _, k := range keys {
+		sorted = append(sorted, out[k.i])
+	}
+	copy(out, sorted)
+	clear(sorted)
+	w.endKeys, w.destText, w.sortedEnds = keys[:0], buf, sorted[:0]
 	return out
+}
+
+// endOrder is what sorting ends reads of one: its probability and its
+// destination as written.
+type endOrder struct {
+	prob float64
+	text []byte
+	i    int32
 }
 
 // appendDest appends the Path's Destination of a path to dst to b.

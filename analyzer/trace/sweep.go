@@ -108,6 +108,7 @@ func Sweep(dp *Dataplane, pkts []Packet, workers int) []Summary {
 	for range max(workers, 1) {
 		wg.Go(func() {
 			sw := sweeper{dp: dp, cp: cp, w: walkerPool.Get().(*walker)}
+			sw.w.cx.carve = true
 			defer sw.w.release()
 			for {
 				lo := int(next.Add(sweepBatch)) - sweepBatch

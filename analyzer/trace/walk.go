@@ -84,11 +84,15 @@ var (
 	stagesLeave    = []stage{stOut}
 )
 
-// frame is one chain on the walk's call stack.
+// frame is one chain on the walk's call stack. It holds no pointer, so
+// that forks copy the stack without the garbage collector's write
+// barriers (a sweep runs while the views are built, when the collector
+// is often marking).
 type frame struct {
-	c     *cchain
-	pos   int     // next position in cands (or rules when cands is nil)
-	cands []int32 // candidate rules, nil for all
+	c     int32 // the chain: walker.entered[c]
+	pos   int32 // next position in the candidates (or in the rules when n < 0)
+	cands int32 // where the candidate rules start in walker.cands
+	n     int32 // the number of candidate rules, -1 for all the rules
 }
 
 // state is one packet on one path, mid-walk.
@@ -142,7 +146,12 @@ func (s *state) add(st Step) {
 // addRule appends a matched rule, with a note if any.
 func (s *state) addRule(cr *crule, note string) {
 	if s.summary {
-		*s.scratch = Step{}
+		// Notes are joined to the last step's (REDIRECT, NOTRACK): the
+		// scratch starts each rule without one. The other fields are
+		// only read back after they are set.
+		if s.scratch.Note != "" {
+			s.scratch.Note = ""
+		}
 		return
 	}
 	if note == "" {
@@ -210,23 +219,26 @@ func (s *state) warn(w string) {
 
 // walker holds what one trace needs.
 type walker struct {
-	dp       *Dataplane
-	cp       *compiled
-	epoch    uint32           // of the walk, for the cache's eviction
-	dumps    []*iptables.Dump // the dumps of the packet's family
-	stages   *stageTable      // their built-in chains
-	ipvsMode bool
-	opts     Options
-	work     []*state
-	free     []*state // states of ended paths, for reuse
-	paths    []Path
-	ends     []pathEnd // the paths, in summary mode
-	cands    []int32   // the candidate lists of big chains merged for this walk
-	cut      bool
-	warnings []string
-	scratch  Step     // the last step of every state, in summary mode
-	destText []byte   // the destinations of ends, formatted to sort them
-	jm       jumpMemo // kept from one walk to the next (a sweep's)
+	dp         *Dataplane
+	cp         *compiled
+	epoch      uint32           // of the walk, for the cache's eviction
+	dumps      []*iptables.Dump // the dumps of the packet's family
+	stages     *stageTable      // their built-in chains
+	ipvsMode   bool
+	opts       Options
+	work       []*state
+	free       []*state // states of ended paths, for reuse
+	paths      []Path
+	ends       []pathEnd // the paths, in summary mode
+	cands      []int32   // the candidate rules of the frames of big chains
+	entered    []*cchain // the chains of the frames
+	cut        bool
+	warnings   []string
+	scratch    Step       // the last step of every state, in summary mode
+	destText   []byte     // the destinations of ends, formatted to sort them
+	endKeys    []endOrder // the ends to sort
+	sortedEnds []pathEnd  // the ends sorted
+	cx         compiler   // kept from one walk to the next (a sweep's)
 }
 
 // pathEnd is where a path ends, in summary mode: a Path without steps,
@@ -239,7 +251,6 @@ type pathEnd struct {
 	snat     string
 	conds    []string
 	warnings []string
-	text     []byte // dst formatted, while the ends are sorted
 }
 
 func (w *walker) warnOnce(msg string) {
@@ -336,22 +347,21 @@ func (w *walker) newState() *state {
 // warnings), keeping the walker's buffers and jump memo for the next.
 func (w *walker) reset() {
 	for _, s := range w.free {
-		frames := s.frames[:cap(s.frames)]
-		clear(frames)
-		*s = state{frames: frames[:0]}
+		*s = state{frames: s.frames[:0]}
 	}
 	clear(w.work[:cap(w.work)])
 	clear(w.dumps[:cap(w.dumps)])
 	clear(w.paths[:cap(w.paths)])
-	clear(w.ends[:cap(w.ends)])
+	clear(w.ends) // those of a longer walk were cleared after it
+	clear(w.entered)
 	*w = walker{work: w.work[:0], free: w.free, dumps: w.dumps[:0], paths: w.paths[:0], ends: w.ends[:0],
-		cands: w.cands[:0], destText: w.destText[:0], jm: w.jm}
+		cands: w.cands[:0], entered: w.entered[:0], destText: w.destText[:0], endKeys: w.endKeys[:0], sortedEnds: w.sortedEnds[:0], cx: w.cx}
 }
 
 // release resets w, forgets its jump memo and returns it to the pool.
 func (w *walker) release() {
 	w.reset()
-	w.jm = jumpMemo{}
+	w.cx = compiler{}
 	walkerPool.Put(w)
 }
 
@@ -511,14 +521,24 @@ func (w *walker) nextStage(s *state) {
 
 // push enters the chain cr jumps to, from chain from.
 func (w *walker) push(s *state, from *cchain, cr *crule) {
-	w.pushCompiled(s, w.cp.chain(w.dp, from.tix, cr.jslot, cr.jump, w.epoch, &w.jm))
+	w.pushCompiled(s, w.cp.chain(w.dp, from.tix, cr.jslot, cr.jump, w.epoch, &w.cx))
 }
 
-// pushCompiled enters the compiled chain cc.
+// pushCompiled enters the compiled chain cc. A chain that would end as
+// soon as entered, without a step (no rule, and no DROP policy), is not
+// entered at all.
 func (w *walker) pushCompiled(s *state, cc *cchain) {
-	var cands []int32
-	cands, w.cands = cc.candidates(s.dst, s.dport, w.cands)
-	s.frames = append(s.frames, frame{c: cc, cands: cands})
+	if cc.noop {
+		return
+	}
+	f := frame{c: int32(len(w.entered)), n: -1}
+	w.entered = append(w.entered, cc)
+	if cc.byDst != nil {
+		f.cands = int32(len(w.cands))
+		w.cands = cc.appendCandidates(w.cands, s.dst, s.dport)
+		f.n = int32(len(w.cands)) - f.cands
+	}
+	s.frames = append(s.frames, f)
 }
 
 // isLocal reports whether a is an address of the node (or bound for IPVS).
@@ -542,20 +562,20 @@ func (w *walker) outIface(dst netip.Addr) string {
 // step evaluates the next rule of the innermost chain of s.
 func (w *walker) step(s *state) {
 	f := &s.frames[len(s.frames)-1]
-	cc := f.c
+	cc := w.entered[f.c]
 	var idx int
-	if f.cands != nil {
-		if f.pos >= len(f.cands) {
+	if f.n >= 0 {
+		if f.pos >= f.n {
 			w.chainEnd(s)
 			return
 		}
-		idx = int(f.cands[f.pos])
+		idx = int(w.cands[f.cands+f.pos])
 	} else {
-		if f.pos >= len(cc.rules) {
+		if int(f.pos) >= len(cc.rules) {
 			w.chainEnd(s)
 			return
 		}
-		idx = f.pos
+		idx = int(f.pos)
 	}
 	f.pos++
 	cr := &cc.rules[idx]
@@ -563,7 +583,7 @@ func (w *walker) step(s *state) {
 	if cr.unknown != nil {
 		// Decide the modelled matches first: a rule that fails them does
 		// not match whatever the others say.
-		if ok, _ := w.matchDet(s, cr); !ok {
+		if ok, _ := w.matchDet(s, cc, cr); !ok {
 			return
 		}
 		st := ruleStep(cr)
@@ -573,11 +593,11 @@ func (w *walker) step(s *state) {
 		s.warn(fmt.Sprintf("%s:%d: %s", st.File, st.Line, st.Warning))
 		return
 	}
-	ok, note := w.matchDet(s, cr)
+	ok, note := w.matchDet(s, cc, cr)
 	if !ok {
 		return
 	}
-	for _, m := range cr.fork() {
+	for _, m := range cc.fork(cr) {
 		switch m.kind {
 		case mRandom:
 			// Fork: the copy is the branch where the rule does not match.
@@ -597,7 +617,7 @@ func (w *walker) step(s *state) {
 			// The first connection of a client finds no entry, so the rule
 			// does not match; a client with an entry is a separate case,
 			// of probability 0, with the entry as its condition.
-			cond := "affinity entry for the source in recent list " + m.ext.text
+			cond := "affinity entry for the source in recent list " + cc.ext(&m).text
 			if c := w.fork(s, 0); c != nil {
 				c.conds = append(c.conds, cond)
 				c.addRule(cr, cond)
@@ -649,14 +669,11 @@ func ruleStep(cr *crule) Step {
 // chainEnd handles falling off the end of the innermost chain: a user
 // chain returns, a built-in chain applies its policy.
 func (w *walker) chainEnd(s *state) {
-	f := s.frames[len(s.frames)-1]
-	c := f.c.c
-	if !f.c.builtin {
-		s.frames = s.frames[:len(s.frames)-1]
-		return
-	}
+	cc := w.entered[s.frames[len(s.frames)-1].c]
 	s.frames = s.frames[:len(s.frames)-1]
-	w.policy(s, c)
+	if cc.builtin {
+		w.policy(s, cc.c)
+	}
 }
 
 // policy applies the policy of built-in chain c.
@@ -679,7 +696,7 @@ func (w *walker) endHook(s *state) {
 	for len(s.frames) > 0 {
 		top := s.frames[len(s.frames)-1]
 		s.frames = s.frames[:len(s.frames)-1]
-		if top.c.builtin {
+		if w.entered[top.c].builtin {
 			return
 		}
 	}
@@ -687,27 +704,26 @@ func (w *walker) endHook(s *state) {
 
 // target applies the target of a matched rule cr of chain cc.
 func (w *walker) target(s *state, cc *cchain, cr *crule) {
-	t := cr.target
-	switch t {
-	case "":
+	switch cr.target {
+	case tNone:
 		return
-	case "ACCEPT":
+	case tAccept:
 		w.endHook(s)
 		return
-	case "DROP":
+	case tDrop:
 		s.verdict, s.done = VerdictDrop, true
 		return
-	case "REJECT":
+	case tReject:
 		s.verdict, s.done = VerdictReject, true
 		return
-	case "RETURN":
-		top := s.frames[len(s.frames)-1]
+	case tReturn:
+		top := w.entered[s.frames[len(s.frames)-1].c]
 		s.frames = s.frames[:len(s.frames)-1]
-		if top.c.builtin {
-			w.policy(s, top.c.c)
+		if top.builtin {
+			w.policy(s, top.c)
 		}
 		return
-	case "DNAT":
+	case tDNAT:
 		to := targetValue(cr, "--to-destination")
 		ap, warn := parseNATTo(to, s.dport)
 		if !ap.IsValid() {
@@ -727,7 +743,7 @@ func (w *walker) target(s *state, cc *cchain, cr *crule) {
 		}
 		w.endHook(s)
 		return
-	case "REDIRECT":
+	case tRedirect:
 		port := s.dport
 		if v := targetValue(cr, "--to-ports"); v != "" {
 			if n, err := strconv.ParseUint(strings.SplitN(v, "-", 2)[0], 10, 16); err == nil {
@@ -741,24 +757,24 @@ func (w *walker) target(s *state, cc *cchain, cr *crule) {
 		s.local = true
 		w.endHook(s)
 		return
-	case "SNAT":
+	case tSNAT:
 		s.snat = targetValue(cr, "--to-source")
 		w.endHook(s)
 		return
-	case "MASQUERADE":
+	case tMasquerade:
 		s.masq = true
 		w.endHook(s)
 		return
-	case "MARK":
+	case tMark:
 		w.mark(s, cr)
 		return
-	case "LOG", "NFLOG", "ULOG", "TRACE", "AUDIT":
+	case tLog:
 		return
-	case "NOTRACK":
+	case tNotrack:
 		s.untracked = true
 		s.last().Note = joinNote(s.last().Note, "the packet is not tracked: NAT does not apply to it")
 		return
-	case "CT":
+	case tCT:
 		if _, ok := cr.targetArg("--notrack"); ok {
 			s.untracked = true
 			s.last().Note = joinNote(s.last().Note, "the packet is not tracked: NAT does not apply to it")
@@ -766,32 +782,32 @@ func (w *walker) target(s *state, cc *cchain, cr *crule) {
 		}
 		s.last().Note = joinNote(s.last().Note, "conntrack template set; no effect on the path")
 		return
-	case "QUEUE", "NFQUEUE":
-		s.last().Warning = t + " hands the packet to a user-space program: its verdict is not known; assumed ACCEPT"
+	case tQueue:
+		s.last().Warning = cr.targetName() + " hands the packet to a user-space program: its verdict is not known; assumed ACCEPT"
 		s.warn(s.last().Warning)
 		w.endHook(s)
 		return
 	}
-	if cr.jump != nil {
+	if cr.jslot >= 0 || cr.jump != nil {
 		if cr.isGoto {
 			// A goto replaces the current chain: on return the walk goes
 			// back to the chain that called it.
-			top := s.frames[len(s.frames)-1]
-			if !top.c.builtin {
+			top := &s.frames[len(s.frames)-1]
+			if !w.entered[top.c].builtin {
 				s.frames = s.frames[:len(s.frames)-1]
 			} else {
 				// goto from a built-in chain: returning from the target
 				// applies the built-in chain's policy.
-				s.frames[len(s.frames)-1].pos = 1 << 30
-				if s.frames[len(s.frames)-1].cands != nil {
-					s.frames[len(s.frames)-1].pos = len(s.frames[len(s.frames)-1].cands)
+				top.pos = 1 << 30
+				if top.n >= 0 {
+					top.pos = top.n
 				}
 			}
 		}
 		w.push(s, cc, cr)
 		return
 	}
-	s.last().Warning = "target " + t + " is not modelled: the walk continues with the next rule, as the kernel does for a non-terminal target"
+	s.last().Warning = "target " + cr.targetName() + " is not modelled: the walk continues with the next rule, as the kernel does for a non-terminal target"
 	s.warn(s.last().Warning)
 }
 
@@ -803,6 +819,16 @@ func targetValue(cr *crule, name string) string {
 // parseNATTo reads a --to-destination value: "ip", "ip:port",
 // "[ip6]:port", ranges ("ip1-ip2:p1-p2", of which the first is taken).
 func parseNATTo(v string, port uint16) (netip.AddrPort, string) {
+	// kube-proxy writes "ip:port" ("[ip6]:port"): ParseAddrPort reads it
+	// as the rest of this function would, and faster.
+	if ap, err := netip.ParseAddrPort(v); err == nil && !strings.Contains(v, "-") {
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), ""
+	}
+	return parseNATRange(v, port)
+}
+
+// parseNATRange is parseNATTo for every form of the value.
+func parseNATRange(v string, port uint16) (netip.AddrPort, string) {
 	warn := ""
 	host, ports := v, ""
 	switch {
@@ -872,13 +898,13 @@ func (w *walker) mark(s *state, cr *crule) {
 	s.last().Note = joinNote(s.last().Note, "mark 0x"+strconv.FormatUint(uint64(before), 16)+" -> 0x"+strconv.FormatUint(uint64(s.mark), 16))
 }
 
-// matchDet evaluates the deterministic matches of cr.
-func (w *walker) matchDet(s *state, cr *crule) (bool, string) {
+// matchDet evaluates the deterministic matches of cr, a rule of cc.
+func (w *walker) matchDet(s *state, cc *cchain, cr *crule) (bool, string) {
 	note := ""
-	det := cr.det()
+	det := cc.det(cr)
 	for i := range det {
 		m := &det[i]
-		ok, n := w.match(s, m)
+		ok, n := w.match(s, cc, m)
 		if n != "" {
 			note = joinNote(note, n)
 		}
@@ -892,28 +918,29 @@ func (w *walker) matchDet(s *state, cr *crule) (bool, string) {
 	return true, note
 }
 
-// match evaluates one match before negation (sets, ipvs and physdev
-// apply their negation themselves).
-func (w *walker) match(s *state, m *cmatch) (bool, string) {
+// match evaluates one match of a rule of cc before negation (sets, ipvs
+// and physdev apply their negation themselves).
+func (w *walker) match(s *state, cc *cchain, m *cmatch) (bool, string) {
 	switch m.kind {
 	case mSrc:
-		return m.prefix.Contains(s.src), ""
+		return m.contains(s.src), ""
 	case mDst:
-		return m.prefix.Contains(s.dst), ""
+		return m.contains(s.dst), ""
 	case mInIface:
-		return ifaceMatch(m.ext.iface, s.in), ""
+		return ifaceMatch(cc.ext(m).iface, s.in), ""
 	case mOutIface:
-		return ifaceMatch(m.ext.iface, s.out), ""
+		return ifaceMatch(cc.ext(m).iface, s.out), ""
 	case mProto:
 		return m.proto == 0 || m.proto == s.proto, ""
 	case mDport, mSport:
+		ports := cc.ports(m)
 		if m.value == 1 {
-			return inPorts(m.ports(), s.dport) || inPorts(m.ports(), s.sport), ""
+			return inPorts(ports, s.dport) || inPorts(ports, s.sport), ""
 		}
 		if m.kind == mDport {
-			return inPorts(m.ports(), s.dport), ""
+			return inPorts(ports, s.dport), ""
 		}
-		return inPorts(m.ports(), s.sport), ""
+		return inPorts(ports, s.sport), ""
 	case mMark:
 		return s.mark&m.mask == m.value&m.mask, ""
 	case mSrcType:
@@ -944,10 +971,10 @@ func (w *walker) match(s *state, m *cmatch) (bool, string) {
 		// negated.
 		return m.neg, ""
 	case mSet:
-		ok, note := w.setMatch(s, m)
+		ok, note := w.setMatch(s, cc.ext(m).set)
 		return ok != m.neg, note
 	case mIPVS:
-		return w.ipvsMatch(s, m.ext.ipvs), ""
+		return w.ipvsMatch(s, cc.ext(m).ipvs), ""
 	}
 	return false, ""
 }
@@ -983,8 +1010,7 @@ func (w *walker) addrType(a netip.Addr) uint32 {
 	return atUnicast
 }
 
-func (w *walker) setMatch(s *state, m *cmatch) (bool, string) {
-	sm := m.ext.set
+func (w *walker) setMatch(s *state, sm *setMatch) (bool, string) {
 	if sm.set == nil {
 		s.warn(fmt.Sprintf("ipset %s is not in the captured ipsets: --match-set %s assumed not to match", sm.name, sm.name))
 		return false, "ipset " + sm.name + " not captured"
