@@ -99,18 +99,18 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trac
 	if !ok {
 		return u.d, nil
 	}
-	// The share traced to an endpoint: that of the destination written
+	// The share traced to an endpoint is that of the destination written
 	// as the endpoint is.
-	traced := func(ep string) float64 {
+	traced := make(map[string]float64, len(read))
+	for ep := range read {
 		if ap, ok := endpointAddr(ep); ok {
-			return shares[ap]
+			traced[ep] = shares[ap]
 		}
-		return 0
 	}
 	total, reached := 0.0, 0.0
 	for ep, s := range read {
 		total += s
-		reached += traced(ep)
+		reached += traced[ep]
 	}
 	if reached < total-skewTolerance {
 		// Part of the traffic never gets to the dispatch: lost before it
@@ -119,7 +119,7 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trac
 	}
 	agree := true
 	for ep, s := range read {
-		if math.Abs(s-traced(ep)) > skewTolerance {
+		if math.Abs(s-traced[ep]) > skewTolerance {
 			agree = false
 		}
 	}
@@ -131,7 +131,7 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trac
 	for i, b := range u.d.Backends {
 		c := *b
 		if !c.Graceful && !c.Unreachable {
-			c.Share = traced(c.Endpoint) / float64(count[c.Endpoint])
+			c.Share = traced[c.Endpoint] / float64(count[c.Endpoint])
 		}
 		d.Backends[i] = &c
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
@@ -381,10 +382,13 @@ func reportUnreachable(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, 
 	for _, ep := range sp.Endpoints {
 		good.add(ep.String())
 	}
+	var seenBuf [4]*view.Dispatch
+	seen := seenBuf[:0] // origins often share their dispatch
 	for _, d := range t.entry.Dispatch {
-		if d == nil {
+		if d == nil || slices.Contains(seen, d) {
 			continue
 		}
+		seen = append(seen, d)
 		for _, b := range d.Backends {
 			good.add(b.Endpoint) // stale backends are endpoint-stale's
 		}
@@ -498,40 +502,46 @@ func reached(v trace.Verdict, dest netip.AddrPort, good *endpointSet, mode strin
 	return false
 }
 
-// endpointSet holds the endpoints a packet may be sent to, as the
-// destinations of trace paths. The zero value is empty.
+// endpointSet holds the endpoints a packet may be sent to, as written
+// ("10.0.0.1:80"): a path reaches one when its Destination is written the
+// same. The zero value is empty.
 type endpointSet struct {
-	list []netip.AddrPort
-	m    map[netip.AddrPort]bool // once the list is long
+	list []string
+	m    map[string]bool // once the list is long
 }
 
-// add adds the endpoint written s ("10.0.0.1:80", "[fd00::1]:80").
+// add adds the endpoint written s.
 func (g *endpointSet) add(s string) {
-	ap, ok := endpointAddr(s)
-	if !ok {
-		return
-	}
 	switch {
 	case g.m != nil:
-		g.m[ap] = true
+		g.m[s] = true
+	case slices.Contains(g.list, s):
 	case len(g.list) < 16:
-		g.list = append(g.list, ap)
+		g.list = append(g.list, s)
 	default:
-		g.m = make(map[netip.AddrPort]bool, 2*len(g.list))
+		g.m = make(map[string]bool, 2*len(g.list))
 		for _, x := range g.list {
 			g.m[x] = true
 		}
-		g.m[ap] = true
+		g.m[s] = true
 	}
 }
 
-// has reports whether ap is in g.
-func (g *endpointSet) has(ap netip.AddrPort) bool {
+// has reports whether the Destination of a path to dest is in g. The
+// destination is written into a buffer of the stack, not allocated.
+func (g *endpointSet) has(dest netip.AddrPort) bool {
+	var buf [64]byte
+	b := buf[:0]
+	if dest.Addr().IsValid() {
+		b = dest.AppendTo(b)
+	} else {
+		b = append(b, dest.String()...)
+	}
 	if g.m != nil {
-		return g.m[ap]
+		return g.m[string(b)]
 	}
 	for _, x := range g.list {
-		if x == ap {
+		if x == string(b) {
 			return true
 		}
 	}
