@@ -42,6 +42,7 @@ const (
 	mRandom   // statistic random / nth: a fork
 	mRecent   // recent --rcheck / --update: a fork on state
 	mUnknown  // not modelled: the rule is assumed not to match
+	mNATDest  // not a match: a DNAT rule's destination, after its matches
 )
 
 // addrtype bits.
@@ -230,6 +231,7 @@ type crule struct {
 	hasDst32  bool // the rule requires one destination address
 	hasDport  bool
 	portMulti bool
+	natDest   bool // a DNAT rule whose destination is read: it follows the rule's matches
 }
 
 // tkind is the kind of a rule's target: one the walker applies by name,
@@ -338,6 +340,14 @@ func (cc *cchain) dst32(cr *crule) netip.Addr {
 		}
 	}
 	return netip.Addr{}
+}
+
+// natDest returns the destination of cr, a DNAT rule of cc read when it
+// was compiled (natDest).
+func (cc *cchain) natDest(cr *crule) netip.AddrPort {
+	m := &cc.ms[cr.ms+uint32(cr.nms)]
+	a, _ := m.singleIP()
+	return netip.AddrPortFrom(a, m.port[0].lo)
 }
 
 // targetArg returns the value of the target option name (--to-destination,
@@ -500,7 +510,7 @@ func (cp *compiled) chain(dp *Dataplane, tix *tableIndex, slot int32, c *iptable
 		cc.used.Store(epoch)
 		if p.CompareAndSwap(nil, cc) {
 			if !cc.pinned {
-				cp.keep(chainRef{tix, slot}, epoch)
+				cx.keep(cp, chainRef{tix, slot}, epoch)
 			}
 			return cc
 		}
@@ -509,12 +519,42 @@ func (cp *compiled) chain(dp *Dataplane, tix *tableIndex, slot int32, c *iptable
 	}
 }
 
-// keep records a small chain stored in the cache, evicting those no
-// recent walk entered when there are too many.
-func (cp *compiled) keep(r chainRef, epoch uint32) {
+// keep records a small chain a walker stored in the cache: in the
+// walker's list, handed to the cache keepBatch at a time (and when the
+// walker is released), so that walkers rarely take the cache's lock.
+func (cx *compiler) keep(cp *compiled, r chainRef, epoch uint32) {
+	if cx == nil {
+		cp.keep([]chainRef{r}, epoch)
+		return
+	}
+	if cx.kept == nil {
+		cx.kept = make([]chainRef, 0, keepBatch)
+	}
+	cx.kept = append(cx.kept, r)
+	if len(cx.kept) == keepBatch {
+		cx.flush(cp, epoch)
+	}
+}
+
+// flush hands the chains the walker stored to the cache.
+func (cx *compiler) flush(cp *compiled, epoch uint32) {
+	if len(cx.kept) > 0 {
+		cp.keep(cx.kept, epoch)
+		clear(cx.kept)
+		cx.kept = cx.kept[:0]
+	}
+}
+
+// keepBatch is the number of small chains a walker compiles before it
+// records them in the cache.
+const keepBatch = 64
+
+// keep records small chains stored in the cache, evicting those no recent
+// walk entered when there are too many.
+func (cp *compiled) keep(rs []chainRef, epoch uint32) {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
-	cp.small = append(cp.small, r)
+	cp.small = append(cp.small, rs...)
 	if cp.limit == 0 {
 		cp.limit = smallChains
 	}
@@ -648,6 +688,7 @@ func (cp *compiled) compileChain(dp *Dataplane, tix *tableIndex, c *iptables.Cha
 type compiler struct {
 	jm    jumpMemo
 	sc    compileScratch
+	kept  []chainRef // the small chains stored, not yet recorded by the cache
 	carve bool
 	ccs   []cchain
 	rules []crule
@@ -879,6 +920,20 @@ func (cp *compiled) compileRule(dp *Dataplane, tix *tableIndex, r *iptables.Rule
 	cr.nms = uint16(len(sc.ms) - start)
 	if cr.target == tOther {
 		cr.jump, cr.jslot = jm.resolve(tix, r.Chain.Table, target)
+	}
+	if cr.target == tDNAT {
+		// kube-proxy's "ip:port" is read once here, not on every path
+		// through the rule; other forms are read on the way (parseNATTo).
+		if to, ok := cr.targetArg("--to-destination"); ok {
+			if ap, err := netip.ParseAddrPort(to); err == nil && !strings.Contains(to, "-") && ap.Addr().Zone() == "" {
+				a := ap.Addr().Unmap()
+				m := cmatch{kind: mNATDest}
+				m.setPrefix(netip.PrefixFrom(a, a.BitLen()))
+				m.port[0].lo = ap.Port()
+				sc.ms = append(sc.ms, m)
+				cr.natDest = true
+			}
+		}
 	}
 }
 
@@ -1253,6 +1308,9 @@ func parseTCPFlags(s string) uint8 {
 }
 
 func parsePrefix(s string) (netip.Prefix, bool) {
+	if p, ok := parseIPv4Prefix(s); ok {
+		return p, true
+	}
 	if addr, mask, ok := strings.Cut(s, "/"); ok {
 		if p, err := netip.ParsePrefix(s); err == nil {
 			return p.Masked(), true
@@ -1282,6 +1340,51 @@ func parsePrefix(s string) (netip.Prefix, bool) {
 	}
 	a = a.Unmap()
 	return netip.PrefixFrom(a, a.BitLen()), true
+}
+
+// parseIPv4Prefix reads the usual form of an IPv4 prefix,
+// "a.b.c.d/n" (decimal without leading zeros), as netip.ParsePrefix does
+// and masked, and quickly: rules have thousands of them. It returns false
+// for any other form, which ParsePrefix then reads (or refuses).
+func parseIPv4Prefix(s string) (netip.Prefix, bool) {
+	var b [4]byte
+	i := 0
+	for k := range b {
+		if k > 0 {
+			if i >= len(s) || s[i] != '.' {
+				return netip.Prefix{}, false
+			}
+			i++
+		}
+		v, n := leadingDecimal(s[i:], 3)
+		if n == 0 || v > 255 {
+			return netip.Prefix{}, false
+		}
+		b[k], i = byte(v), i+n
+	}
+	if i >= len(s) || s[i] != '/' {
+		return netip.Prefix{}, false
+	}
+	bits, n := leadingDecimal(s[i+1:], 2)
+	if n == 0 || i+1+n != len(s) || bits > 32 {
+		return netip.Prefix{}, false
+	}
+	return netip.PrefixFrom(netip.AddrFrom4(b), bits).Masked(), true
+}
+
+// leadingDecimal reads the decimal number s starts with, of at most max
+// digits and without a leading zero (but "0"), and its length; 0 for the
+// length when there is none, or it has more digits.
+func leadingDecimal(s string, max int) (int, int) {
+	v, n := 0, 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		if n == max || n == 1 && s[0] == '0' {
+			return 0, 0
+		}
+		v = v*10 + int(s[n]-'0')
+		n++
+	}
+	return v, n
 }
 
 func protoNumber(s string) (uint8, bool) {

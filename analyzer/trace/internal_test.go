@@ -127,3 +127,34 @@ func TestChainNames(t *testing.T) {
 		t.Error("a table the parser did not make is indexed")
 	}
 }
+
+// TestParseIPv4Prefix compares the quick reading of IPv4 prefixes with
+// netip.ParsePrefix.
+func TestParseIPv4Prefix(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"0", "1", "10", "255", "256", "010", "00", "1000", ".", "/", "32", "33", "0/", "-1", "+1", " ", "", "a", ":"}
+	inputs := []string{"10.128.0.0/32", "10.128.0.0/9", "0.0.0.0/0", "255.255.255.255/32", "10.0.0.1/24", "10.0.0.1/032",
+		"10.0.0.1/33", "1.2.3/8", "1.2.3.4.5/8", "01.2.3.4/8", "1.2.3.4/", "1.2.3.4", "1.2.3.4/8/8", "::/0", "1.2.3.256/8"}
+	for range 20000 {
+		var b []byte
+		for range 1 + r.IntN(9) {
+			b = append(b, pieces[r.IntN(len(pieces))]...)
+		}
+		inputs = append(inputs, string(b))
+	}
+	for _, s := range inputs {
+		got, ok := parseIPv4Prefix(s)
+		if !ok {
+			continue
+		}
+		want, err := netip.ParsePrefix(s)
+		if err != nil || got != want.Masked() {
+			t.Errorf("parseIPv4Prefix(%q) = %v, ParsePrefix gives %v, %v", s, got, want.Masked(), err)
+		}
+	}
+	for _, s := range []string{"10.128.0.0/32", "0.0.0.0/0", "10.0.0.1/24"} {
+		if _, ok := parseIPv4Prefix(s); !ok {
+			t.Errorf("parseIPv4Prefix(%q) leaves the usual form to ParsePrefix", s)
+		}
+	}
+}

@@ -360,6 +360,9 @@ func (w *walker) reset() {
 
 // release resets w, forgets its jump memo and returns it to the pool.
 func (w *walker) release() {
+	if w.cp != nil {
+		w.cx.flush(w.cp, w.epoch)
+	}
 	w.reset()
 	w.cx = compiler{}
 	walkerPool.Put(w)
@@ -724,8 +727,14 @@ func (w *walker) target(s *state, cc *cchain, cr *crule) {
 		}
 		return
 	case tDNAT:
-		to := targetValue(cr, "--to-destination")
-		ap, warn := parseNATTo(to, s.dport)
+		var ap netip.AddrPort
+		var to, warn string
+		if cr.natDest {
+			ap = cc.natDest(cr)
+		} else {
+			to = targetValue(cr, "--to-destination")
+			ap, warn = parseNATTo(to, s.dport)
+		}
 		if !ap.IsValid() {
 			s.last().Warning = "DNAT target not understood: " + to + "; the packet is assumed unchanged"
 			s.warn(s.last().Warning)
