@@ -427,11 +427,13 @@ const smallChains = 4096
 
 // recentEpochs is how many walks back a small chain must have been
 // entered to survive an eviction: enough for the packets of the Services
-// being traced (a sweep hands packets out in order, a few per Service).
-const recentEpochs = 512
+// being traced (a sweep hands packets out in order, a few per Service, 16
+// at a time to each worker), and few enough that an eviction drops most
+// chains, so that evictions, which read every chain kept, are rare.
+const recentEpochs = 128
 
 // touchEpochs is the age at which the epoch of a chain entered is stored
-// again.
+// again (below recentEpochs: a chain a walk is in is never evicted).
 const touchEpochs = 64
 
 var cacheInit sync.Mutex
