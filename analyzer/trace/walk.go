@@ -358,13 +358,15 @@ func (w *walker) reset() {
 		cands: w.cands[:0], entered: w.entered[:0], destText: w.destText[:0], endKeys: w.endKeys[:0], sortedEnds: w.sortedEnds[:0], cx: w.cx}
 }
 
-// release resets w, forgets its jump memo and returns it to the pool.
+// release resets w, forgets its jump memo and its blocks (keeping its
+// buffers) and returns it to the pool.
 func (w *walker) release() {
 	if w.cp != nil {
 		w.cx.flush(w.cp, w.epoch)
 	}
 	w.reset()
-	w.cx = compiler{}
+	w.cx.sc.forget()
+	w.cx = compiler{sc: w.cx.sc, kept: w.cx.kept[:0]}
 	walkerPool.Put(w)
 }
 
