@@ -1155,7 +1155,7 @@ func (cp *compiled) statistic(cr *crule, sc *compileScratch, opts []iptables.Arg
 		case "--mode":
 			mode = o.Value
 		case "--probability":
-			p, err := strconv.ParseFloat(o.Value, 64)
+			p, err := parseProbability(o.Value)
 			if err == nil {
 				prob = p
 			}
@@ -1187,6 +1187,28 @@ func (cp *compiled) statistic(cr *crule, sc *compileScratch, opts []iptables.Arg
 	}
 	sc.fork = append(sc.fork, m)
 }
+
+// parseProbability reads a --probability value as strconv.ParseFloat
+// does. iptables-save writes "0.16666666651": up to 15 decimals after
+// "0." are read as an integer divided by a power of ten, which, both being
+// exact doubles, rounds to the same double as ParseFloat; other forms go
+// to ParseFloat.
+func parseProbability(s string) (float64, error) {
+	if len(s) > 2 && len(s) <= 17 && s[0] == '0' && s[1] == '.' {
+		num := uint64(0)
+		for i := 2; i < len(s); i++ {
+			if s[i] < '0' || s[i] > '9' {
+				return strconv.ParseFloat(s, 64)
+			}
+			num = num*10 + uint64(s[i]-'0')
+		}
+		return float64(num) / pow10[len(s)-2], nil
+	}
+	return strconv.ParseFloat(s, 64)
+}
+
+// pow10 holds the powers of ten parseProbability divides by.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
 // kernelProbability returns the probability the kernel applies for a
 // statistic --probability p: it stores p as a 31-bit fraction and

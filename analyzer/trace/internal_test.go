@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/proxyscan/proxyscan/internal/benchgen"
@@ -155,6 +156,29 @@ func TestParseIPv4Prefix(t *testing.T) {
 	for _, s := range []string{"10.128.0.0/32", "0.0.0.0/0", "10.0.0.1/24"} {
 		if _, ok := parseIPv4Prefix(s); !ok {
 			t.Errorf("parseIPv4Prefix(%q) leaves the usual form to ParsePrefix", s)
+		}
+	}
+}
+
+// TestParseProbability compares the quick reading of probabilities with
+// strconv.ParseFloat.
+func TestParseProbability(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	inputs := []string{"0.16666666651", "0.50000000000", "0.33333333349", "0.", "0.0", "0.999999999999999", "0.1234567890123456",
+		"1", "1.0", "0.1e3", "0.x", ".5", "0.5 ", "00.5"}
+	for range 100000 {
+		n := 1 + r.IntN(15)
+		b := []byte("0.")
+		for range n {
+			b = append(b, byte('0'+r.IntN(10)))
+		}
+		inputs = append(inputs, string(b))
+	}
+	for _, s := range inputs {
+		got, gotErr := parseProbability(s)
+		want, wantErr := strconv.ParseFloat(s, 64)
+		if got != want || (gotErr == nil) != (wantErr == nil) {
+			t.Errorf("parseProbability(%q) = %v, %v; ParseFloat gives %v, %v", s, got, gotErr, want, wantErr)
 		}
 	}
 }
