@@ -433,7 +433,9 @@ const smallChains = 4096
 const recentEpochs = 128
 
 // touchEpochs is the age at which the epoch of a chain entered is stored
-// again (below recentEpochs: a chain a walk is in is never evicted).
+// again, below recentEpochs so that chains in use are seldom evicted (a
+// chain evicted stays whole for the walks that entered it: eviction only
+// drops the cache's pointer).
 const touchEpochs = 64
 
 var cacheInit sync.Mutex
