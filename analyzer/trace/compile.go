@@ -491,12 +491,13 @@ func (tix *tableIndex) slotOf(c *iptables.Chain) int32 {
 }
 
 // chain returns the compiled form of the chain numbered slot in tix (or,
-// for slot -1, of c, compiled afresh), marked as entered in epoch. Chains
-// are compiled without a lock; when two walkers compile the same chain at
-// once, the first stored wins.
-func (cp *compiled) chain(dp *Dataplane, tix *tableIndex, slot int32, c *iptables.Chain, epoch uint32, cx *compiler) *cchain {
+// for slot -1, of c, compiled afresh), marked as entered in epoch; user
+// says that it is a user chain (one jumped to). Chains are compiled
+// without a lock; when two walkers compile the same chain at once, the
+// first stored wins.
+func (cp *compiled) chain(dp *Dataplane, tix *tableIndex, slot int32, c *iptables.Chain, epoch uint32, cx *compiler, user bool) *cchain {
 	if slot < 0 {
-		return cp.compileChain(dp, tix, c, cx)
+		return cp.compileChain(dp, tix, c, cx, user)
 	}
 	p := &tix.cc[slot]
 	for {
@@ -510,7 +511,7 @@ func (cp *compiled) chain(dp *Dataplane, tix *tableIndex, slot int32, c *iptable
 			}
 			return cc
 		}
-		cc := cp.compileChain(dp, tix, tix.t.Chains[slot], cx)
+		cc := cp.compileChain(dp, tix, tix.t.Chains[slot], cx, user)
 		cc.used.Store(epoch)
 		if p.CompareAndSwap(nil, cc) {
 			if !cc.pinned {
@@ -612,7 +613,7 @@ func (cp *compiled) stageTable(dp *Dataplane, dumps []*iptables.Dump) *stageTabl
 		for _, d := range dumps {
 			if c := d.Chain(info.table, info.chain); c != nil {
 				tix := cp.tableIndex(c.Table)
-				st.chains[id] = append(st.chains[id], cp.chain(dp, tix, tix.slotOf(c), c, 0, nil))
+				st.chains[id] = append(st.chains[id], cp.chain(dp, tix, tix.slotOf(c), c, 0, nil, false))
 			}
 		}
 	}
@@ -634,9 +635,11 @@ func (cp *compiled) stageTable(dp *Dataplane, dumps []*iptables.Dump) *stageTabl
 
 // compileChain compiles the rules of c and indexes a big chain. The
 // rules, and all their matches, are allocated in one block each (carved
-// from cx's blocks, for a small chain compiled by a sweep).
-func (cp *compiled) compileChain(dp *Dataplane, tix *tableIndex, c *iptables.Chain, cx *compiler) *cchain {
-	builtin := isBuiltin(c.Table.Name, c.Name)
+// from cx's blocks, for a small chain compiled by a sweep). For a user
+// chain (user), the chain's name is not read: it lies apart from its
+// rules, one more read that misses the processor's cache.
+func (cp *compiled) compileChain(dp *Dataplane, tix *tableIndex, c *iptables.Chain, cx *compiler, user bool) *cchain {
+	builtin := !user && isBuiltin(c.Table.Name, c.Name)
 	pinned := builtin || len(c.Rules) >= indexThreshold
 	var jm *jumpMemo
 	var sc *compileScratch

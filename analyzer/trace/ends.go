@@ -10,13 +10,18 @@ import (
 // This file merges the ends of a summary walk the way [Merge] merges
 // paths, without formatting their destinations.
 
-// endPaths returns the paths of ends, as a summary trace returns them.
-func endPaths(ends []pathEnd) []Path {
+// endPaths returns the paths of ends in the order given (nil: as they
+// are), as a summary trace returns them.
+func endPaths(ends []pathEnd, order []endOrder) []Path {
 	if len(ends) == 0 {
 		return nil
 	}
 	out := make([]Path, len(ends))
-	for i, e := range ends {
+	for i := range ends {
+		e := &ends[i]
+		if order != nil {
+			e = &ends[order[i].i]
+		}
 		out[i] = Path{Probability: e.prob, Verdict: e.verdict, Destination: e.dst.String(), Masquerade: e.masq,
 			SNAT: e.snat, Conditions: e.conds, Warnings: e.warnings}
 	}
@@ -25,10 +30,11 @@ func endPaths(ends []pathEnd) []Path {
 
 // mergeEnds is [merge] of the paths of ends, in place: paths that end
 // alike are folded into the first (their probabilities added in order),
-// then sorted most probable first, then by destination. It formats the
-// destinations only to order paths of the same probability, into w's
-// buffer.
-func mergeEnds(ends []pathEnd, w *walker) []pathEnd {
+// then ordered most probable first, then by destination. It returns the
+// ends merged and their order (the ends are not moved; the order is w's,
+// valid until its next merge); the destinations are written into w's
+// buffer to be compared.
+func mergeEnds(ends []pathEnd, w *walker) ([]pathEnd, []endOrder) {
 	out := ends[:0]
 	if len(ends) <= smallMerge {
 	next:
@@ -65,13 +71,16 @@ func mergeEnds(ends []pathEnd, w *walker) []pathEnd {
 			out = append(out, p)
 		}
 	}
+	keys := w.endKeys[:0]
 	if len(out) < 2 {
-		return out
+		for i := range out {
+			keys = append(keys, endOrder{i: int32(i)})
+		}
+		w.endKeys = keys[:0]
+		return out, keys
 	}
 	// merge's order: the same stable sort (SortStableFunc only asks
-	// whether cmp is below 0, where merge asks less), of small keys whose
-	// permutation is then applied to the ends.
-	keys := w.endKeys[:0]
+	// whether cmp is below 0, where merge asks less), of small keys.
 	buf := w.destText[:0]
 	for i := range out {
 		start := len(buf)
@@ -87,14 +96,8 @@ func mergeEnds(ends []pathEnd, w *walker) []pathEnd {
 		}
 		return bytes.Compare(a.text, b.text)
 	})
-	sorted := w.sortedEnds[:0]
-	for _, k := range keys {
-		sorted = append(sorted, out[k.i])
-	}
-	copy(out, sorted)
-	clear(sorted)
-	w.endKeys, w.destText, w.sortedEnds = keys[:0], buf, sorted[:0]
-	return out
+	w.endKeys, w.destText = keys[:0], buf
+	return out, keys
 }
 
 // endOrder is what sorting ends reads of one: its probability and its

@@ -48,7 +48,7 @@ func TestMergeEndsIsMerge(t *testing.T) {
 				ends[i].warnings = []string{"w"}
 			}
 		}
-		want := Merge(endPaths(ends))
+		want := Merge(endPaths(ends, nil))
 		got := endPaths(mergeEnds(ends, w))
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("mergeEnds gives\n%+v\nmerge gives\n%+v", got, want)

@@ -156,7 +156,7 @@ func (sw *sweeper) trace(pkt Packet, prev []End) Summary {
 	ipvsMode := sw.dp.Mode == model.ModeIPVS
 	w := sw.w
 	w.walk(sw.dp, sw.cp, pkt, opts, ipvsMode)
-	ends := mergeEnds(w.ends, w)
+	ends, order := mergeEnds(w.ends, w)
 	// traceIPVS adds a warning of its own.
 	sum := Summary{Warned: len(w.warnings) > 0 || ipvsMode && len(sw.dp.IPVS) == 0}
 	if len(ends) > 0 {
@@ -164,8 +164,8 @@ func (sw *sweeper) trace(pkt Packet, prev []End) Summary {
 			sw.arena = make([]End, max(sweepArena, len(ends)))
 		}
 		out := sw.arena[:len(ends):len(ends)]
-		for i := range ends {
-			out[i] = ends[i].end()
+		for i, k := range order {
+			out[i] = ends[k.i].end()
 		}
 		if slicesEqual(out, prev) {
 			out = prev

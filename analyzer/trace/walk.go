@@ -219,26 +219,25 @@ func (s *state) warn(w string) {
 
 // walker holds what one trace needs.
 type walker struct {
-	dp         *Dataplane
-	cp         *compiled
-	epoch      uint32           // of the walk, for the cache's eviction
-	dumps      []*iptables.Dump // the dumps of the packet's family
-	stages     *stageTable      // their built-in chains
-	ipvsMode   bool
-	opts       Options
-	work       []*state
-	free       []*state // states of ended paths, for reuse
-	paths      []Path
-	ends       []pathEnd // the paths, in summary mode
-	cands      []int32   // the candidate rules of the frames of big chains
-	entered    []*cchain // the chains of the frames
-	cut        bool
-	warnings   []string
-	scratch    Step       // the last step of every state, in summary mode
-	destText   []byte     // the destinations of ends, formatted to sort them
-	endKeys    []endOrder // the ends to sort
-	sortedEnds []pathEnd  // the ends sorted
-	cx         compiler   // kept from one walk to the next (a sweep's)
+	dp       *Dataplane
+	cp       *compiled
+	epoch    uint32           // of the walk, for the cache's eviction
+	dumps    []*iptables.Dump // the dumps of the packet's family
+	stages   *stageTable      // their built-in chains
+	ipvsMode bool
+	opts     Options
+	work     []*state
+	free     []*state // states of ended paths, for reuse
+	paths    []Path
+	ends     []pathEnd // the paths, in summary mode
+	cands    []int32   // the candidate rules of the frames of big chains
+	entered  []*cchain // the chains of the frames
+	cut      bool
+	warnings []string
+	scratch  Step       // the last step of every state, in summary mode
+	destText []byte     // the destinations of ends, formatted to sort them
+	endKeys  []endOrder // the order of the ends
+	cx       compiler   // kept from one walk to the next (a sweep's)
 }
 
 // pathEnd is where a path ends, in summary mode: a Path without steps,
@@ -355,7 +354,7 @@ func (w *walker) reset() {
 	clear(w.ends) // those of a longer walk were cleared after it
 	clear(w.entered)
 	*w = walker{work: w.work[:0], free: w.free, dumps: w.dumps[:0], paths: w.paths[:0], ends: w.ends[:0],
-		cands: w.cands[:0], entered: w.entered[:0], destText: w.destText[:0], endKeys: w.endKeys[:0], sortedEnds: w.sortedEnds[:0], cx: w.cx}
+		cands: w.cands[:0], entered: w.entered[:0], destText: w.destText[:0], endKeys: w.endKeys[:0], cx: w.cx}
 }
 
 // release resets w, forgets its jump memo and its blocks (keeping its
@@ -526,7 +525,7 @@ func (w *walker) nextStage(s *state) {
 
 // push enters the chain cr jumps to, from chain from.
 func (w *walker) push(s *state, from *cchain, cr *crule) {
-	w.pushCompiled(s, w.cp.chain(w.dp, from.tix, cr.jslot, cr.jump, w.epoch, &w.cx))
+	w.pushCompiled(s, w.cp.chain(w.dp, from.tix, cr.jslot, cr.jump, w.epoch, &w.cx, true))
 }
 
 // pushCompiled enters the compiled chain cc. A chain that would end as
