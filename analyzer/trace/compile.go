@@ -168,7 +168,7 @@ func (cc *cchain) ext(m *cmatch) *matchExt {
 	if m.ext == 0 {
 		return nil
 	}
-	return &cc.exts[m.ext-1]
+	return &(*cc.exts)[m.ext-1]
 }
 
 // ports returns the port ranges of a port match.
@@ -365,17 +365,23 @@ func (cr *crule) targetArg(name string) (string, bool) {
 type cchain struct {
 	c       *iptables.Chain
 	tix     *tableIndex // the numbering of the chain's table (jumps resolve in it)
-	builtin bool
-	pinned  bool          // kept for good: a big chain or a built-in one
-	noop    bool          // no rule, and no DROP policy: entering it changes nothing
-	used    atomic.Uint32 // the epoch of the last walk that entered it
 	rules   []crule
-	ms      []cmatch   // the matches of the rules
-	exts    []matchExt // the extensions of the matches that have one
-	// byDst indexes big chains: rules whose only destination is one
-	// address, by that address; others are the rest, in order.
+	ms      []cmatch    // the matches of the rules
+	exts    *[]matchExt // the extensions of the matches that have one, nil when none
+	index   *ruleIndex  // the index of a big chain
+	used    atomic.Uint32
+	builtin bool
+	pinned  bool // kept for good: a big chain or a built-in one
+	noop    bool // no rule, and no DROP policy: entering it changes nothing
+}
+
+// ruleIndex indexes the rules of a big chain: rules whose only
+// destination is one address, by that address; rules with no single
+// destination but one destination port, by that port; others are the
+// rest, in order.
+type ruleIndex struct {
 	byDst  map[netip.Addr][]int32
-	byPort map[uint16][]int32 // rules with no single destination but one destination port
+	byPort map[uint16][]int32
 	others []int32
 }
 
@@ -666,22 +672,23 @@ func (cp *compiled) compileChain(dp *Dataplane, tix *tableIndex, c *iptables.Cha
 	cc.ms = cx.newMatches(len(sc.ms))
 	copy(cc.ms, sc.ms)
 	if len(sc.exts) > 0 {
-		cc.exts = slices.Clone(sc.exts)
+		exts := slices.Clone(sc.exts)
+		cc.exts = &exts
 	}
 	if len(cc.rules) >= indexThreshold {
-		cc.byDst = map[netip.Addr][]int32{}
-		cc.byPort = map[uint16][]int32{}
+		ix := &ruleIndex{byDst: map[netip.Addr][]int32{}, byPort: map[uint16][]int32{}}
 		for i := range cc.rules {
 			cr := &cc.rules[i]
 			if cr.hasDst32 {
 				a := cc.dst32(cr)
-				cc.byDst[a] = append(cc.byDst[a], int32(i))
+				ix.byDst[a] = append(ix.byDst[a], int32(i))
 			} else if cr.hasDport {
-				cc.byPort[cr.dport] = append(cc.byPort[cr.dport], int32(i))
+				ix.byPort[cr.dport] = append(ix.byPort[cr.dport], int32(i))
 			} else {
-				cc.others = append(cc.others, int32(i))
+				ix.others = append(ix.others, int32(i))
 			}
 		}
+		cc.index = ix
 	}
 	return cc
 }
@@ -770,7 +777,7 @@ func isBuiltin(table, chain string) bool {
 // appendCandidates appends to buf the indexes of the rules of cc, a big
 // chain, that can match a packet to dst and dport, in order.
 func (cc *cchain) appendCandidates(buf []int32, dst netip.Addr, dport uint16) []int32 {
-	a, b, c := cc.byDst[dst], cc.byPort[dport], cc.others
+	a, b, c := cc.index.byDst[dst], cc.index.byPort[dport], cc.index.others
 	switch {
 	case len(a) == 0 && len(b) == 0:
 		return append(buf, c...)

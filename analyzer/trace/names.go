@@ -39,7 +39,7 @@ func newChainNames(t *iptables.Table) *chainNames {
 		}
 	}
 	n := 16
-	for n < 2*len(t.Chains) {
+	for 2*n < 3*len(t.Chains) { // at most two thirds full
 		n *= 2
 	}
 	cn := &chainNames{seed: maphash.MakeSeed(), tab: make([]nameEntry, n)}

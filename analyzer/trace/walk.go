@@ -537,7 +537,7 @@ func (w *walker) pushCompiled(s *state, cc *cchain) {
 	}
 	f := frame{c: int32(len(w.entered)), n: -1}
 	w.entered = append(w.entered, cc)
-	if cc.byDst != nil {
+	if cc.index != nil {
 		f.cands = int32(len(w.cands))
 		w.cands = cc.appendCandidates(w.cands, s.dst, s.dport)
 		f.n = int32(len(w.cands)) - f.cands
