@@ -72,9 +72,12 @@ func Summarize(res *Result, err error) Summary {
 	if err != nil {
 		return Summary{Err: err}
 	}
-	sum := Summary{Ends: make([]End, len(res.Paths)), Warned: len(res.Warnings) > 0}
-	for i, p := range res.Paths {
-		sum.Ends[i] = pathEndOf(p)
+	sum := Summary{Warned: len(res.Warnings) > 0}
+	if len(res.Paths) > 0 {
+		sum.Ends = make([]End, len(res.Paths))
+		for i, p := range res.Paths {
+			sum.Ends[i] = pathEndOf(p)
+		}
 	}
 	return sum
 }
@@ -147,35 +150,52 @@ func (sw *sweeper) trace(pkt Packet, prev []End) Summary {
 	}
 	opts := Options{Summary: true}
 	if sw.dp.Mode != model.ModeIPTables && sw.dp.Mode != model.ModeIPVS {
-		sum := Summarize(e(sw.dp, pkt, opts))
-		if slicesEqual(sum.Ends, prev) {
-			sum.Ends = prev
+		res, err := e(sw.dp, pkt, opts)
+		if err != nil {
+			return Summary{Err: err}
 		}
-		return sum
+		out := sw.ends(len(res.Paths))
+		for i, p := range res.Paths {
+			out[i] = pathEndOf(p)
+		}
+		return Summary{Ends: sw.keep(out, prev), Warned: len(res.Warnings) > 0}
 	}
 	ipvsMode := sw.dp.Mode == model.ModeIPVS
 	w := sw.w
 	w.walk(sw.dp, sw.cp, pkt, opts, ipvsMode)
 	ends, order := mergeEnds(w.ends, w)
-	// traceIPVS adds a warning of its own.
-	sum := Summary{Warned: len(w.warnings) > 0 || ipvsMode && len(sw.dp.IPVS) == 0}
-	if len(ends) > 0 {
-		if len(sw.arena) < len(ends) {
-			sw.arena = make([]End, max(sweepArena, len(ends)))
-		}
-		out := sw.arena[:len(ends):len(ends)]
-		for i, k := range order {
-			out[i] = ends[k.i].end()
-		}
-		if slicesEqual(out, prev) {
-			out = prev
-		} else {
-			sw.arena = sw.arena[len(ends):]
-		}
-		sum.Ends = out
+	out := sw.ends(len(ends))
+	for i, k := range order {
+		out[i] = ends[k.i].end()
 	}
+	// traceIPVS adds a warning of its own.
+	sum := Summary{Ends: sw.keep(out, prev), Warned: len(w.warnings) > 0 || ipvsMode && len(sw.dp.IPVS) == 0}
 	w.reset()
 	return sum
+}
+
+// ends returns room for n ends, from the sweeper's arena (nil for none).
+func (sw *sweeper) ends(n int) []End {
+	if n == 0 {
+		return nil
+	}
+	if len(sw.arena) < n {
+		sw.arena = make([]End, max(sweepArena, n))
+	}
+	return sw.arena[:n:n]
+}
+
+// keep returns the ends of a summary: prev when they are the same, else
+// ends, whose room is taken from the arena.
+func (sw *sweeper) keep(ends, prev []End) []End {
+	if len(ends) == 0 {
+		return nil
+	}
+	if slicesEqual(ends, prev) {
+		return prev
+	}
+	sw.arena = sw.arena[len(ends):]
+	return ends
 }
 
 func slicesEqual(a, b []End) bool {
