@@ -939,8 +939,8 @@ func (cp *compiled) compileRule(dp *Dataplane, tix *tableIndex, r *iptables.Rule
 		// kube-proxy's "ip:port" is read once here, not on every path
 		// through the rule; other forms are read on the way (parseNATTo).
 		if to, ok := cr.targetArg("--to-destination"); ok {
-			if ap, err := netip.ParseAddrPort(to); err == nil && !strings.Contains(to, "-") && ap.Addr().Zone() == "" {
-				a := ap.Addr().Unmap()
+			if ap, ok := quickNATTo(to); ok && ap.Addr().Zone() == "" {
+				a := ap.Addr()
 				m := cmatch{kind: mNATDest}
 				m.setPrefix(netip.PrefixFrom(a, a.BitLen()))
 				m.port[0].lo = ap.Port()
@@ -1383,29 +1383,53 @@ func parsePrefix(s string) (netip.Prefix, bool) {
 // and masked, and quickly: rules have thousands of them. It returns false
 // for any other form, which ParsePrefix then reads (or refuses).
 func parseIPv4Prefix(s string) (netip.Prefix, bool) {
-	var b [4]byte
-	i := 0
-	for k := range b {
-		if k > 0 {
-			if i >= len(s) || s[i] != '.' {
-				return netip.Prefix{}, false
-			}
-			i++
-		}
-		v, n := leadingDecimal(s[i:], 3)
-		if n == 0 || v > 255 {
-			return netip.Prefix{}, false
-		}
-		b[k], i = byte(v), i+n
-	}
-	if i >= len(s) || s[i] != '/' {
+	a, i, ok := leadingIPv4(s)
+	if !ok || i >= len(s) || s[i] != '/' {
 		return netip.Prefix{}, false
 	}
 	bits, n := leadingDecimal(s[i+1:], 2)
 	if n == 0 || i+1+n != len(s) || bits > 32 {
 		return netip.Prefix{}, false
 	}
-	return netip.PrefixFrom(netip.AddrFrom4(b), bits).Masked(), true
+	return netip.PrefixFrom(a, bits).Masked(), true
+}
+
+// parseIPv4AddrPort reads the usual form of an IPv4 address and port,
+// "a.b.c.d:port" (decimal without leading zeros), as netip.ParseAddrPort
+// does, and quickly: kube-proxy's DNAT rules write their endpoints so. It
+// returns false for any other form, which ParseAddrPort then reads (or
+// refuses).
+func parseIPv4AddrPort(s string) (netip.AddrPort, bool) {
+	a, i, ok := leadingIPv4(s)
+	if !ok || i >= len(s) || s[i] != ':' {
+		return netip.AddrPort{}, false
+	}
+	port, n := leadingDecimal(s[i+1:], 5)
+	if n == 0 || i+1+n != len(s) || port > 65535 {
+		return netip.AddrPort{}, false
+	}
+	return netip.AddrPortFrom(a, uint16(port)), true
+}
+
+// leadingIPv4 reads the dotted IPv4 address s starts with (decimal
+// without leading zeros), and its length.
+func leadingIPv4(s string) (netip.Addr, int, bool) {
+	var b [4]byte
+	i := 0
+	for k := range b {
+		if k > 0 {
+			if i >= len(s) || s[i] != '.' {
+				return netip.Addr{}, 0, false
+			}
+			i++
+		}
+		v, n := leadingDecimal(s[i:], 3)
+		if n == 0 || v > 255 {
+			return netip.Addr{}, 0, false
+		}
+		b[k], i = byte(v), i+n
+	}
+	return netip.AddrFrom4(b), i, true
 }
 
 // leadingDecimal reads the decimal number s starts with, of at most max

@@ -182,3 +182,32 @@ func TestParseProbability(t *testing.T) {
 		}
 	}
 }
+
+// TestParseIPv4AddrPort compares the quick reading of IPv4 addresses and
+// ports with netip.ParseAddrPort.
+func TestParseIPv4AddrPort(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	pieces := []string{"0", "1", "10", "255", "256", "010", "00", "65535", "65536", "080", ".", ":", "[", "]", "-1", "", "a"}
+	inputs := []string{"10.128.0.0:8080", "0.0.0.0:0", "255.255.255.255:65535", "10.0.0.1:080", "10.0.0.1:65536", "10.0.0.1",
+		"10.0.0.1:", "[10.0.0.1]:80", "1.2.3.4:5:6"}
+	for range 20000 {
+		var b []byte
+		for range 1 + r.IntN(9) {
+			b = append(b, pieces[r.IntN(len(pieces))]...)
+		}
+		inputs = append(inputs, string(b))
+	}
+	for _, s := range inputs {
+		got, ok := parseIPv4AddrPort(s)
+		if !ok {
+			continue
+		}
+		want, err := netip.ParseAddrPort(s)
+		if err != nil || got != want {
+			t.Errorf("parseIPv4AddrPort(%q) = %v, ParseAddrPort gives %v, %v", s, got, want, err)
+		}
+	}
+	if _, ok := parseIPv4AddrPort("10.128.0.0:8080"); !ok {
+		t.Error("the usual form is left to ParseAddrPort")
+	}
+}

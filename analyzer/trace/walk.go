@@ -829,12 +829,23 @@ func targetValue(cr *crule, name string) string {
 // parseNATTo reads a --to-destination value: "ip", "ip:port",
 // "[ip6]:port", ranges ("ip1-ip2:p1-p2", of which the first is taken).
 func parseNATTo(v string, port uint16) (netip.AddrPort, string) {
-	// kube-proxy writes "ip:port" ("[ip6]:port"): ParseAddrPort reads it
-	// as the rest of this function would, and faster.
-	if ap, err := netip.ParseAddrPort(v); err == nil && !strings.Contains(v, "-") {
-		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), ""
+	if ap, ok := quickNATTo(v); ok {
+		return ap, ""
 	}
 	return parseNATRange(v, port)
+}
+
+// quickNATTo reads the --to-destination values kube-proxy writes, "ip:port"
+// and "[ip6]:port", as parseNATRange would, and faster; false for the
+// other forms.
+func quickNATTo(v string) (netip.AddrPort, bool) {
+	if ap, ok := parseIPv4AddrPort(v); ok {
+		return ap, true
+	}
+	if ap, err := netip.ParseAddrPort(v); err == nil && !strings.Contains(v, "-") {
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), true
+	}
+	return netip.AddrPort{}, false
 }
 
 // parseNATRange is parseNATTo for every form of the value.
