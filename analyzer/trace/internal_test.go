@@ -211,3 +211,20 @@ func TestParseIPv4AddrPort(t *testing.T) {
 		t.Error("the usual form is left to ParseAddrPort")
 	}
 }
+
+// TestAppendDest compares the destinations ends are ordered by with
+// AddrPort.String.
+func TestAppendDest(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	dsts := []netip.AddrPort{{}, netip.AddrPortFrom(netip.Addr{}, 80), netip.MustParseAddrPort("[fd00::1]:80"),
+		netip.MustParseAddrPort("[::ffff:10.0.0.1]:80"), netip.MustParseAddrPort("[fe80::1%eth0]:443"), netip.MustParseAddrPort("0.0.0.0:0")}
+	for range 10000 {
+		dsts = append(dsts, netip.AddrPortFrom(netip.AddrFrom4([4]byte{byte(r.IntN(256)), byte(r.IntN(256)), byte(r.IntN(256)), byte(r.IntN(256))}),
+			uint16(r.IntN(65536))))
+	}
+	for _, d := range dsts {
+		if got := string(appendDest(nil, d)); got != d.String() {
+			t.Errorf("appendDest(%v) = %q", d, got)
+		}
+	}
+}
