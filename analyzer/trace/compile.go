@@ -407,6 +407,7 @@ type compiled struct {
 
 	mu    sync.Mutex
 	small []chainRef // the small chains compiled and not evicted
+	bigMu sync.Mutex // held while a big chain is compiled
 	limit int        // the size of small that triggers an eviction
 
 	sets     map[string]*cset // made once, by the first rule matching a set
@@ -517,7 +518,11 @@ func (cp *compiled) chain(dp *Dataplane, tix *tableIndex, slot int32, c *iptable
 			}
 			return cc
 		}
-		cc := cp.compileChain(dp, tix, tix.t.Chains[slot], cx, user)
+		c := tix.t.Chains[slot]
+		if len(c.Rules) >= indexThreshold {
+			return cp.bigChain(dp, tix, slot, c, cx, user)
+		}
+		cc := cp.compileChain(dp, tix, c, cx, user)
 		cc.used.Store(epoch)
 		if p.CompareAndSwap(nil, cc) {
 			if !cc.pinned {
@@ -528,6 +533,22 @@ func (cp *compiled) chain(dp *Dataplane, tix *tableIndex, slot int32, c *iptable
 		// Another walker stored it first (and an eviction may have
 		// dropped it since): look again.
 	}
+}
+
+// bigChain compiles a big chain (one kept for good) numbered slot in tix,
+// once: walkers that need it at the same time (every walker at the start
+// of a sweep, for KUBE-SERVICES) wait for the first to compile it rather
+// than compile it too.
+func (cp *compiled) bigChain(dp *Dataplane, tix *tableIndex, slot int32, c *iptables.Chain, cx *compiler, user bool) *cchain {
+	cp.bigMu.Lock()
+	defer cp.bigMu.Unlock()
+	p := &tix.cc[slot]
+	if cc := p.Load(); cc != nil {
+		return cc
+	}
+	cc := cp.compileChain(dp, tix, c, cx, user)
+	p.Store(cc)
+	return cc
 }
 
 // keep records a small chain a walker stored in the cache: in the
@@ -665,6 +686,9 @@ func (cp *compiled) compileChain(dp *Dataplane, tix *tableIndex, c *iptables.Cha
 	cc.c, cc.tix, cc.builtin, cc.pinned, cc.rules = c, tix, builtin, pinned, cx.newRules(len(c.Rules))
 	cc.noop = len(c.Rules) == 0 && (!builtin || c.Policy != "DROP")
 	sc.ms, sc.exts = sc.ms[:0], sc.exts[:0]
+	if len(c.Rules) >= indexThreshold {
+		sc.ms = slices.Grow(sc.ms, 3*len(c.Rules)) // kube-proxy's rules match a destination, a protocol and a port
+	}
 	for i, r := range c.Rules {
 		cr := &cc.rules[i]
 		cp.compileRule(dp, tix, r, cr, sc, jm)
