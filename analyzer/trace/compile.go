@@ -366,10 +366,10 @@ type cchain struct {
 	c       *iptables.Chain
 	tix     *tableIndex // the numbering of the chain's table (jumps resolve in it)
 	rules   []crule
-	ms      []cmatch    // the matches of the rules
-	exts    *[]matchExt // the extensions of the matches that have one, nil when none
-	index   *ruleIndex  // the index of a big chain
-	used    atomic.Uint32
+	ms      []cmatch      // the matches of the rules
+	exts    *[]matchExt   // the extensions of the matches that have one, nil when none
+	index   *ruleIndex    // the index of a big chain
+	used    atomic.Uint32 // the epoch of a walk that entered it lately (see touchEpochs)
 	builtin bool
 	pinned  bool // kept for good: a big chain or a built-in one
 	noop    bool // no rule, and no DROP policy: entering it changes nothing
@@ -499,9 +499,9 @@ func (tix *tableIndex) slotOf(c *iptables.Chain) int32 {
 
 // chain returns the compiled form of the chain numbered slot in tix (or,
 // for slot -1, of c, compiled afresh), marked as entered in epoch; user
-// says that it is a user chain (one jumped to). Chains are compiled
-// without a lock; when two walkers compile the same chain at once, the
-// first stored wins.
+// says that it is a user chain (one jumped to). Small chains are compiled
+// without a lock (when two walkers compile the same chain at once, the
+// first stored wins), big ones by one walker (bigChain).
 func (cp *compiled) chain(dp *Dataplane, tix *tableIndex, slot int32, c *iptables.Chain, epoch uint32, cx *compiler, user bool) *cchain {
 	if slot < 0 {
 		return cp.compileChain(dp, tix, c, cx, user)
