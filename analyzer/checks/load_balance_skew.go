@@ -95,9 +95,17 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trac
 		count[b.Endpoint]++
 		read[b.Endpoint] += b.Share
 	}
-	traced, pkt, ok := tracedShares(p, v, u.entry, origin)
+	shares, pkt, ok := tracedShares(p, v, u.entry, origin)
 	if !ok {
 		return u.d, nil
+	}
+	// The share traced to an endpoint is that of the destination written
+	// as the endpoint is.
+	traced := make(map[string]float64, len(read))
+	for ep := range read {
+		if ap, ok := endpointAddr(ep); ok {
+			traced[ep] = shares[ap]
+		}
 	}
 	total, reached := 0.0, 0.0
 	for ep, s := range read {

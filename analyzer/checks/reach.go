@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"runtime"
+	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
@@ -42,63 +41,104 @@ var serviceUnreachable = &Check{
 // rounding (iptables probabilities are stored in 1/2^31 units).
 const lossTolerance = 0.005
 
-// traceFacts holds the data plane the tracer walks and the results of the
-// packets traced, shared by the checks of a run.
+// traceFacts holds the data plane the tracer walks and the summaries of
+// the packets traced, shared by the checks of a run.
 type traceFacts struct {
-	dp      *trace.Dataplane
-	results map[trace.Packet]traceOutcome
+	dp *trace.Dataplane
+	// sums holds the summary of every packet traced: the sweep's, then
+	// those traced when a check asked for them. index finds a packet's by
+	// its key; other holds the few packets a key cannot (see keyOf).
+	sums  []trace.Summary
+	index map[pktKey]int32
+	other map[trace.Packet]int32
+	// started is set once startTraces ran; pending, set while the sweep
+	// it started runs, waits for it and stores its summaries.
 	started bool
-	// pending, set while the traces started in the background run, waits
-	// for them and stores their results.
 	pending func()
 }
 
-// traceOutcome is what the checks read of one packet's trace: where its
-// paths end, kept small as every service port has one.
-type traceOutcome struct {
-	paths  []tracedPath
-	warned bool // the result as a whole has warnings
-	err    error
+// pktKey is a packet as the checks trace it, without pointers, so that
+// the index of every service port's packets is small and never scanned
+// by the garbage collector.
+type pktKey struct {
+	dst         [16]byte
+	port        uint16
+	proto, from uint8
+	dst4        bool // dst is an IPv4 address
 }
 
-// tracedPath is the end of one path of a trace.
-type tracedPath struct {
-	prob    float64
-	verdict trace.Verdict
-	dest    string
-	conds   bool // the path depends on conditions
-	warned  bool // the path has warnings
-}
-
-// outcomeOf keeps of a trace what the checks read.
-func outcomeOf(res *trace.Result, err error) traceOutcome {
-	if err != nil {
-		return traceOutcome{err: err}
+// keyOf returns the key of pkt; false when pkt has a field the key does
+// not hold (a source, an interface, a zone, an unknown protocol or
+// origin).
+func keyOf(pkt trace.Packet) (pktKey, bool) {
+	dst := pkt.Dst.Addr()
+	k := pktKey{dst: dst.As16(), port: pkt.Dst.Port(), dst4: dst.Is4()}
+	switch pkt.Proto {
+	case "tcp":
+		k.proto = 1
+	case "udp":
+		k.proto = 2
+	case "sctp":
+		k.proto = 3
+	default:
+		return k, false
 	}
-	o := traceOutcome{paths: make([]tracedPath, len(res.Paths)), warned: len(res.Warnings) > 0}
-	for i, path := range res.Paths {
-		o.paths[i] = tracedPath{prob: path.Probability, verdict: path.Verdict, dest: path.Destination,
-			conds: len(path.Conditions) > 0, warned: len(path.Warnings) > 0}
+	switch pkt.From {
+	case trace.FromPod:
+		k.from = 1
+	case trace.FromNode:
+		k.from = 2
+	case trace.FromExternal:
+		k.from = 3
+	default:
+		return k, false
 	}
-	return o
+	return k, !pkt.Src.IsValid() && pkt.InIface == "" && dst.IsValid() && dst.Zone() == ""
 }
 
-// traced returns the trace of pkt through the node's data plane (of its
-// mode); its err is set when the mode is not traced.
-func (p *Pass) traced(pkt trace.Packet) traceOutcome {
+// lookup returns the place of pkt's summary in sums.
+func (tf *traceFacts) lookup(pkt trace.Packet) (int32, bool) {
+	if k, ok := keyOf(pkt); ok {
+		i, ok := tf.index[k]
+		return i, ok
+	}
+	i, ok := tf.other[pkt]
+	return i, ok
+}
+
+// add gives pkt the place i in sums.
+func (tf *traceFacts) add(pkt trace.Packet, i int32) {
+	if k, ok := keyOf(pkt); ok {
+		tf.index[k] = i
+		return
+	}
+	if tf.other == nil {
+		tf.other = map[trace.Packet]int32{}
+	}
+	tf.other[pkt] = i
+}
+
+// traced returns the summary of the trace of pkt through the node's data
+// plane (of its mode); its Err is set when the mode is not traced.
+func (p *Pass) traced(pkt trace.Packet) trace.Summary {
 	tf := p.tracerFacts()
-	if o, ok := tf.results[pkt]; ok {
-		return o
+	if tf.pending != nil {
+		tf.pending() // the sweep's places in sums come first
+		tf.pending = nil
 	}
-	o := outcomeOf(trace.Trace(tf.dp, pkt, trace.Options{Summary: true}))
-	tf.results[pkt] = o
-	return o
+	if i, ok := tf.lookup(pkt); ok {
+		return tf.sums[i]
+	}
+	sum := trace.Summarize(trace.Trace(tf.dp, pkt, trace.Options{Summary: true}))
+	tf.add(pkt, int32(len(tf.sums)))
+	tf.sums = append(tf.sums, sum)
+	return sum
 }
 
 // tracerFacts returns the run's tracer state, made on first use.
 func (p *Pass) tracerFacts() *traceFacts {
 	if p.facts.tracer == nil {
-		p.facts.tracer = &traceFacts{results: map[trace.Packet]traceOutcome{}, dp: trace.FromSnapshot(p.Snap, p.facts.mode)}
+		p.facts.tracer = &traceFacts{index: map[pktKey]int32{}, dp: trace.FromSnapshot(p.Snap, p.facts.mode)}
 	}
 	return p.facts.tracer
 }
@@ -239,9 +279,11 @@ func tracedFamilies(s *model.Snapshot, mode string) []model.Family {
 // checks before them run meanwhile (every engine may run concurrently over
 // one data plane, which the checks do not modify). It needs no view: it
 // traces every destination with endpoints, and the checks ask for those
-// the views have an entry for. The checks read the results through
-// [Pass.prefetchTraces]. On one CPU nothing is started: the packets are
-// traced as they are asked for.
+// the views have an entry for. The sweep ([trace.Sweep]) keeps only where
+// each packet's paths end, and drops the chains it compiled when it is
+// over (an evidence trace compiles those it needs again). The checks
+// read the summaries through [Pass.prefetchTraces]. On one CPU nothing is
+// started: the packets are traced as they are asked for.
 func (p *Pass) startTraces() {
 	tf := p.tracerFacts()
 	if tf.started {
@@ -252,8 +294,10 @@ func (p *Pass) startTraces() {
 	if workers < 2 {
 		return
 	}
+	// Packets are listed Service by Service, so that the sweep traces
+	// those of one Service together; the index gets their places in sums
+	// now (made to its size), the summaries when the sweep is over.
 	var pkts []trace.Packet
-	seen := map[trace.Packet]bool{}
 	for _, fam := range tracedFamilies(p.Snap, p.facts.mode) {
 		nodeIP := nodePortAddr(p, fam)
 		for _, sp := range p.Snap.ActivePorts() {
@@ -262,39 +306,32 @@ func (p *Pass) startTraces() {
 			}
 			for _, t := range reachDests(sp, p.Expect(sp, fam), nodeIP) {
 				for _, from := range t.from {
-					pkt := trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src}
-					if _, ok := tf.results[pkt]; !ok && !seen[pkt] {
-						seen[pkt] = true
-						pkts = append(pkts, pkt)
-					}
+					pkts = append(pkts, trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src})
 				}
 			}
 		}
 	}
-	outs := make([]traceOutcome, len(pkts))
-	done := make(chan struct{})
+	if len(tf.index) == 0 {
+		tf.index = make(map[pktKey]int32, len(pkts))
+	}
+	base, unique := int32(len(tf.sums)), pkts[:0]
+	for _, pkt := range pkts {
+		if _, ok := tf.lookup(pkt); !ok {
+			tf.add(pkt, base+int32(len(unique)))
+			unique = append(unique, pkt)
+		}
+	}
+	pkts = unique
+	done := make(chan []trace.Summary, 1)
 	tf.pending = func() {
-		<-done
-		for i, pkt := range pkts {
-			tf.results[pkt] = outs[i]
+		if sums := <-done; len(tf.sums) == 0 {
+			tf.sums = sums
+		} else {
+			tf.sums = append(tf.sums, sums...)
 		}
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(pkts) {
-					return
-				}
-				outs[i] = outcomeOf(trace.Trace(tf.dp, pkts[i], trace.Options{Summary: true}))
-			}
-		})
 	}
 	go func() {
-		wg.Wait()
-		close(done)
+		done <- trace.Sweep(tf.dp, pkts, workers)
 	}()
 }
 
@@ -341,16 +378,19 @@ func allowedSource(ranges []netip.Prefix, fam model.Family) (netip.Addr, bool) {
 // reportUnreachable traces the target from each of its origins and reports
 // the share of new connections that reach no endpoint.
 func reportUnreachable(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, t reachTarget, mode string) {
-	good := map[string]bool{}
+	var good endpointSet
 	for _, ep := range sp.Endpoints {
-		good[ep.String()] = true
+		good.add(ep.String())
 	}
+	var seenBuf [4]*view.Dispatch
+	seen := seenBuf[:0] // origins often share their dispatch
 	for _, d := range t.entry.Dispatch {
-		if d == nil {
+		if d == nil || slices.Contains(seen, d) {
 			continue
 		}
+		seen = append(seen, d)
 		for _, b := range d.Backends {
-			good[b.Endpoint] = true // stale backends are endpoint-stale's
+			good.add(b.Endpoint) // stale backends are endpoint-stale's
 		}
 	}
 	var lost []string
@@ -361,11 +401,11 @@ func reportUnreachable(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, 
 		}
 		pkt := trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src}
 		o := p.traced(pkt)
-		if o.err != nil {
-			p.Note("%s mode is not traced (%v): service ports not traced", mode, o.err)
+		if o.Err != nil {
+			p.Note("%s mode is not traced (%v): service ports not traced", mode, o.Err)
 			return
 		}
-		loss, _ := lostShare(p, o.paths, good, mode, pkt)
+		loss, _ := lostShare(p, o.Ends, &good, mode, pkt)
 		if loss <= lossTolerance {
 			continue
 		}
@@ -373,13 +413,13 @@ func reportUnreachable(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, 
 		var paths []trace.Path
 		if full, err := p.tracedSteps(pkt); err == nil {
 			paths = full.Paths
-			o = outcomeOf(full, nil)
+			o = trace.Summarize(full, nil)
 		} else {
-			for _, tp := range o.paths {
-				paths = append(paths, trace.Path{Probability: tp.prob, Verdict: tp.verdict, Destination: tp.dest})
+			for _, e := range o.Ends {
+				paths = append(paths, trace.Path{Probability: e.Probability, Verdict: e.Verdict(), Destination: e.Destination.String()})
 			}
 		}
-		loss, worst := lostShare(p, o.paths, good, mode, pkt)
+		loss, worst := lostShare(p, o.Ends, &good, mode, pkt)
 		if worst < 0 {
 			continue
 		}
@@ -415,18 +455,18 @@ func reportUnreachable(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, 
 
 // lostShare returns the share of new connections of res that reach no
 // endpoint, and the most probable lost path (-1 when none).
-func lostShare(p *Pass, paths []tracedPath, good map[string]bool, mode string, pkt trace.Packet) (float64, int) {
+func lostShare(p *Pass, ends []trace.End, good *endpointSet, mode string, pkt trace.Packet) (float64, int) {
 	loss, worst := 0.0, -1
-	for i, path := range paths {
-		if path.conds || reached(path.verdict, path.dest, good, mode) {
+	for i, e := range ends {
+		if e.Conditional || reached(e.Verdict(), e.Destination, good, mode) {
 			continue
 		}
-		if path.warned {
+		if e.Warned {
 			p.Note("%s from %s: a path met rules the tracer does not model", pkt.Dst, pkt.From)
 			continue
 		}
-		loss += path.prob
-		if worst < 0 || path.prob > paths[worst].prob {
+		loss += e.Probability
+		if worst < 0 || e.Probability > ends[worst].Probability {
 			worst = i
 		}
 	}
@@ -452,14 +492,73 @@ func fromText(f trace.From) string {
 
 // reached reports whether a path ends at an endpoint: DNAT to one (or
 // local delivery to a virtual server, in IPVS mode).
-func reached(v trace.Verdict, dest string, good map[string]bool, mode string) bool {
+func reached(v trace.Verdict, dest netip.AddrPort, good *endpointSet, mode string) bool {
 	switch v {
 	case trace.VerdictDNAT:
-		return good[dest]
+		return good.has(dest)
 	case trace.VerdictLocal:
 		return mode == model.ModeIPVS
 	}
 	return false
+}
+
+// endpointSet holds the endpoints a packet may be sent to, as written
+// ("10.0.0.1:80"): a path reaches one when its Destination is written the
+// same. The zero value is empty.
+type endpointSet struct {
+	list []string
+	m    map[string]bool // once the list is long
+}
+
+// add adds the endpoint written s.
+func (g *endpointSet) add(s string) {
+	switch {
+	case g.m != nil:
+		g.m[s] = true
+	case slices.Contains(g.list, s):
+	case len(g.list) < 16:
+		g.list = append(g.list, s)
+	default:
+		g.m = make(map[string]bool, 2*len(g.list))
+		for _, x := range g.list {
+			g.m[x] = true
+		}
+		g.m[s] = true
+	}
+}
+
+// has reports whether the Destination of a path to dest is in g. The
+// destination is written into a buffer of the stack, not allocated.
+func (g *endpointSet) has(dest netip.AddrPort) bool {
+	var buf [64]byte
+	b := buf[:0]
+	if dest.Addr().IsValid() {
+		b = dest.AppendTo(b)
+	} else {
+		b = append(b, dest.String()...)
+	}
+	if g.m != nil {
+		return g.m[string(b)]
+	}
+	for _, x := range g.list {
+		if x == string(b) {
+			return true
+		}
+	}
+	return false
+}
+
+// endpointAddr returns the address and port an endpoint written s is:
+// the destination of a path is that endpoint when the path's Destination
+// is s, so only s written as the tracer writes destinations
+// (AddrPort.String) is one.
+func endpointAddr(s string) (netip.AddrPort, bool) {
+	ap, err := netip.ParseAddrPort(s)
+	if err != nil {
+		return ap, false
+	}
+	var buf [64]byte
+	return ap, string(ap.AppendTo(buf[:0])) == s
 }
 
 // outcome says how a lost path ended, with the rule that ended it.
@@ -486,7 +585,7 @@ func outcome(p trace.Path) string {
 // tracer sends to it for one entry and origin, and the packet traced; false
 // when the entry's packet is not traced (mode without an engine,
 // unmodelled rules).
-func tracedShares(p *Pass, v *view.View, e *view.Entry, o view.Origin) (map[string]float64, trace.Packet, bool) {
+func tracedShares(p *Pass, v *view.View, e *view.Entry, o view.Origin) (map[netip.AddrPort]float64, trace.Packet, bool) {
 	ip := e.IP
 	if e.Kind == view.NodePort {
 		ip = nodePortAddr(p, v.Family)
@@ -500,19 +599,19 @@ func tracedShares(p *Pass, v *view.View, e *view.Entry, o view.Origin) (map[stri
 	}
 	p.prefetchTraces()
 	to := p.traced(pkt)
-	if to.err != nil || to.warned {
+	if to.Err != nil || to.Warned {
 		return nil, pkt, false
 	}
-	out := map[string]float64{}
-	for _, path := range to.paths {
-		if path.warned {
+	out := make(map[netip.AddrPort]float64, len(to.Ends))
+	for _, end := range to.Ends {
+		if end.Warned {
 			return nil, pkt, false
 		}
-		if path.conds {
+		if end.Conditional {
 			continue
 		}
-		if path.verdict == trace.VerdictDNAT {
-			out[path.dest] += path.prob
+		if end.Verdict() == trace.VerdictDNAT {
+			out[end.Destination] += end.Probability
 		}
 	}
 	return out, pkt, true

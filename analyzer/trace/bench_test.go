@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/proxyscan/proxyscan/analyzer/trace"
@@ -104,25 +103,18 @@ func BenchmarkTraceEveryServiceCompiled(b *testing.B) {
 }
 
 // BenchmarkTraceEveryServiceSummary is the sweep analyze's reachability
-// pass makes: paths without steps, on every CPU, the rules compiled afresh.
+// pass makes: paths without steps, on every CPU ([trace.Sweep]), the rules
+// compiled afresh.
 func BenchmarkTraceEveryServiceSummary(b *testing.B) {
 	_, pkts, newDP := benchDump(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		dp := newDP()
-		var wg sync.WaitGroup
-		workers := runtime.GOMAXPROCS(0)
-		for w := range workers {
-			wg.Go(func() {
-				var mine []trace.Packet
-				for i := w; i < len(pkts); i += workers {
-					mine = append(mine, pkts[i])
-				}
-				traceWith(b, dp, mine, trace.Options{Summary: true})
-			})
+		for i, sum := range trace.Sweep(newDP(), pkts, runtime.GOMAXPROCS(0)) {
+			if !sum.Reached() {
+				b.Fatalf("%s: no endpoint reached", pkts[i])
+			}
 		}
-		wg.Wait()
 	}
 	b.ReportMetric(float64(len(pkts)), "packets/op")
 }

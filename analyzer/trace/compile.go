@@ -1,9 +1,11 @@
 package trace
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +42,7 @@ const (
 	mRandom   // statistic random / nth: a fork
 	mRecent   // recent --rcheck / --update: a fork on state
 	mUnknown  // not modelled: the rule is assumed not to match
+	mNATDest  // not a match: a DNAT rule's destination, after its matches
 )
 
 // addrtype bits.
@@ -63,21 +66,35 @@ const (
 
 type portRange struct{ lo, hi uint16 }
 
-// cmatch is one compiled match of a rule. It is kept small, as every rule
-// of every chain walked has its matches compiled: what few matches use
-// (interfaces, port lists, sets, ipvs options) is behind ext.
+// setPorts sets the port ranges of a port match m: a list goes in its
+// extension.
+func setPorts(m *cmatch, ext *matchExt, pr []portRange) {
+	if len(pr) == 1 {
+		m.port[0] = pr[0]
+		return
+	}
+	ext.ports = pr
+}
+
+// cmatch is one compiled match of a rule. It is kept small, and free of
+// pointers (the garbage collector never scans the matches of a chain), as
+// every rule of every chain walked has its matches compiled: what few
+// matches use (interfaces, port lists, sets, ipvs options) is in the
+// chain's exts.
 type cmatch struct {
 	kind   mkind
 	neg    bool
 	proto  uint8
 	synMsk uint8 // --tcp-flags mask and comparison
 	synCmp uint8
-	port   [1]portRange // the port range of a port match, unless ext has several
+	bits   uint8        // the prefix length of an address match
+	v6     bool         // the prefix is an IPv6 one
+	ext    uint32       // 1 + the place of the match's extension in its chain's exts; 0: none
+	port   [1]portRange // the port range of a port match, unless its extension has several
 	value  uint32       // mark value, addrtype bits, ctstate bits
 	mask   uint32
-	prefix netip.Prefix
+	net    [2]uint64 // the prefix's address, masked (an IPv4 one in net[1])
 	prob   float64
-	ext    *matchExt
 }
 
 // matchExt holds what only some kinds of match need.
@@ -89,29 +106,77 @@ type matchExt struct {
 	ipvs  *ipvsMatch
 }
 
-// ports returns the port ranges of a port match.
-func (m *cmatch) ports() []portRange {
-	if m.ext != nil && m.ext.ports != nil {
-		return m.ext.ports
-	}
-	return m.port[:]
-}
-
-// setPorts sets the port ranges of a port match.
-func (m *cmatch) setPorts(pr []portRange) {
-	if len(pr) == 1 {
-		m.port[0] = pr[0]
+// setPrefix makes p (masked) the prefix of an address match.
+func (m *cmatch) setPrefix(p netip.Prefix) {
+	a := p.Addr()
+	m.bits = uint8(p.Bits())
+	if a.Is6() {
+		b := a.As16()
+		m.v6, m.net = true, [2]uint64{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
 		return
 	}
-	m.extension().ports = pr
+	b := a.As4()
+	m.net = [2]uint64{0, uint64(binary.BigEndian.Uint32(b[:]))}
 }
 
-// extension returns m.ext, made on first use.
-func (m *cmatch) extension() *matchExt {
-	if m.ext == nil {
-		m.ext = &matchExt{}
+// contains reports whether the prefix of an address match holds a, as
+// netip.Prefix.Contains does: never an address of the other family (an
+// IPv4-mapped IPv6 address is IPv6), nor one with a zone.
+func (m *cmatch) contains(a netip.Addr) bool {
+	if !m.v6 {
+		if !a.Is4() {
+			return false
+		}
+		b := a.As4()
+		mask := ^uint32(0) << (32 - m.bits)
+		return uint64(binary.BigEndian.Uint32(b[:])&mask) == m.net[1]
 	}
-	return m.ext
+	if !a.Is6() || a.Zone() != "" {
+		return false
+	}
+	b := a.As16()
+	hi, lo := binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
+	hiMask, loMask := ^uint64(0)<<(64-min(m.bits, 64)), uint64(0)
+	if m.bits > 64 {
+		loMask = ^uint64(0) << (128 - m.bits)
+	}
+	return hi&hiMask == m.net[0] && lo&loMask == m.net[1]
+}
+
+// singleIP returns the one address a destination match requires, if its
+// prefix is a single address.
+func (m *cmatch) singleIP() (netip.Addr, bool) {
+	if m.v6 {
+		if m.bits != 128 {
+			return netip.Addr{}, false
+		}
+		var b [16]byte
+		binary.BigEndian.PutUint64(b[:8], m.net[0])
+		binary.BigEndian.PutUint64(b[8:], m.net[1])
+		return netip.AddrFrom16(b), true
+	}
+	if m.bits != 32 {
+		return netip.Addr{}, false
+	}
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], uint32(m.net[1]))
+	return netip.AddrFrom4(b), true
+}
+
+// ext returns the extension of m, nil when it has none.
+func (cc *cchain) ext(m *cmatch) *matchExt {
+	if m.ext == 0 {
+		return nil
+	}
+	return &(*cc.exts)[m.ext-1]
+}
+
+// ports returns the port ranges of a port match.
+func (cc *cchain) ports(m *cmatch) []portRange {
+	if e := cc.ext(m); e != nil && e.ports != nil {
+		return e.ports
+	}
+	return m.port[:]
 }
 
 // ipvsMatch holds the options of -m ipvs.
@@ -148,29 +213,104 @@ type setNet struct {
 
 // crule is a compiled rule, kept small for the same reason as cmatch.
 type crule struct {
-	r *iptables.Rule
-	// ms are the deterministic matches (the first ndet), then the
-	// statistic and recent ones, evaluated last.
-	ms      []cmatch
-	target  string
-	jump    *iptables.Chain // the user chain jumped to, nil for other targets
+	r       *iptables.Rule
+	jump    *iptables.Chain // the user chain jumped to, when jslot cannot name it
 	unknown *[]string       // the matches not modelled, nil when none
+	// ms is the place in the chain's ms of the rule's nms matches: the
+	// deterministic ones (the first ndet), then the statistic and recent
+	// ones, evaluated last.
+	ms        uint32
+	nms, ndet uint16
 	// targ is the index of the first option after the target, or the
 	// number of options when there is none.
 	targ      int32
-	ndet      uint16
+	jslot     int32  // the number of the user chain jumped to in its table's index, -1 when none
 	dport     uint16 // the one destination port the rule requires, if hasDport
+	target    tkind
 	isGoto    bool
 	hasDst32  bool // the rule requires one destination address
 	hasDport  bool
 	portMulti bool
+	natDest   bool // a DNAT rule whose destination is read: it follows the rule's matches
 }
 
-// det returns the deterministic matches of cr.
-func (cr *crule) det() []cmatch { return cr.ms[:cr.ndet] }
+// tkind is the kind of a rule's target: one the walker applies by name,
+// or a chain or a target it does not model (tOther).
+type tkind uint8
 
-// fork returns the statistic and recent matches of cr.
-func (cr *crule) fork() []cmatch { return cr.ms[cr.ndet:] }
+// Targets.
+const (
+	tNone tkind = iota
+	tAccept
+	tDrop
+	tReject
+	tReturn
+	tDNAT
+	tRedirect
+	tSNAT
+	tMasquerade
+	tMark
+	tLog // LOG, NFLOG, ULOG, TRACE, AUDIT: no effect on the path
+	tNotrack
+	tCT
+	tQueue // QUEUE, NFQUEUE
+	tOther
+)
+
+// targetKind returns the kind of target t. The targets the walker applies
+// by name include iptables.StandardTargets: a rule with one of them never
+// jumps to a chain of that name.
+func targetKind(t string) tkind {
+	switch t {
+	case "":
+		return tNone
+	case "ACCEPT":
+		return tAccept
+	case "DROP":
+		return tDrop
+	case "REJECT":
+		return tReject
+	case "RETURN":
+		return tReturn
+	case "DNAT":
+		return tDNAT
+	case "REDIRECT":
+		return tRedirect
+	case "SNAT":
+		return tSNAT
+	case "MASQUERADE":
+		return tMasquerade
+	case "MARK":
+		return tMark
+	case "LOG", "NFLOG", "ULOG", "TRACE", "AUDIT":
+		return tLog
+	case "NOTRACK":
+		return tNotrack
+	case "CT":
+		return tCT
+	case "QUEUE", "NFQUEUE":
+		return tQueue
+	}
+	return tOther
+}
+
+// targetName returns the target of cr as the rule writes it.
+func (cr *crule) targetName() string {
+	if cr.target == tNone {
+		return ""
+	}
+	return cr.r.Arg(int(cr.targ) - 1).Value
+}
+
+// det returns the deterministic matches of cr, a rule of cc.
+func (cc *cchain) det(cr *crule) []cmatch {
+	return cc.ms[cr.ms : cr.ms+uint32(cr.ndet) : cr.ms+uint32(cr.ndet)]
+}
+
+// fork returns the statistic and recent matches of cr, a rule of cc.
+func (cc *cchain) fork(cr *crule) []cmatch {
+	return cc.ms[cr.ms+uint32(cr.ndet) : cr.ms+uint32(cr.nms) : cr.ms+uint32(cr.nms)]
+}
 
 // unknowns returns the matches of cr that are not modelled.
 func (cr *crule) unknowns() []string {
@@ -188,15 +328,26 @@ func (cr *crule) addUnknown(text string) {
 	*cr.unknown = append(*cr.unknown, text)
 }
 
-// dst32 returns the one destination address the rule requires, if
-// hasDst32.
-func (cr *crule) dst32() netip.Addr {
-	for _, m := range cr.det() {
-		if m.kind == mDst && !m.neg && m.prefix.IsSingleIP() {
-			return m.prefix.Addr()
+// dst32 returns the one destination address cr, a rule of cc, requires,
+// if hasDst32.
+func (cc *cchain) dst32(cr *crule) netip.Addr {
+	for i := range cc.det(cr) {
+		m := &cc.det(cr)[i]
+		if m.kind == mDst && !m.neg {
+			if a, ok := m.singleIP(); ok {
+				return a
+			}
 		}
 	}
 	return netip.Addr{}
+}
+
+// natDest returns the destination of cr, a DNAT rule of cc read when it
+// was compiled (natDest).
+func (cc *cchain) natDest(cr *crule) netip.AddrPort {
+	m := &cc.ms[cr.ms+uint32(cr.nms)]
+	a, _ := m.singleIP()
+	return netip.AddrPortFrom(a, m.port[0].lo)
 }
 
 // targetArg returns the value of the target option name (--to-destination,
@@ -213,13 +364,24 @@ func (cr *crule) targetArg(name string) (string, bool) {
 // cchain is a compiled chain.
 type cchain struct {
 	c       *iptables.Chain
-	table   string
-	builtin bool
+	tix     *tableIndex // the numbering of the chain's table (jumps resolve in it)
 	rules   []crule
-	// byDst indexes big chains: rules whose only destination is one
-	// address, by that address; others are the rest, in order.
+	ms      []cmatch      // the matches of the rules
+	exts    *[]matchExt   // the extensions of the matches that have one, nil when none
+	index   *ruleIndex    // the index of a big chain
+	used    atomic.Uint32 // the epoch of a walk that entered it lately (see touchEpochs)
+	builtin bool
+	pinned  bool // kept for good: a big chain or a built-in one
+	noop    bool // no rule, and no DROP policy: entering it changes nothing
+}
+
+// ruleIndex indexes the rules of a big chain: rules whose only
+// destination is one address, by that address; rules with no single
+// destination but one destination port, by that port; others are the
+// rest, in order.
+type ruleIndex struct {
 	byDst  map[netip.Addr][]int32
-	byPort map[uint16][]int32 // rules with no single destination but one destination port
+	byPort map[uint16][]int32
 	others []int32
 }
 
@@ -228,35 +390,60 @@ type cchain struct {
 const indexThreshold = 64
 
 // compiled caches the compiled chains of the dumps a data plane holds.
-// Big chains (those indexed) are kept for good; small ones, the chains of
-// one Service or endpoint that few packets walk, are kept up to
-// smallChains at a time, so that tracing every Service of a large node
-// does not hold every rule compiled. Lookups take no lock: walkers of
-// many packets read the cache at once.
+// Chains are numbered per table ([tableIndex]), so that a compiled chain
+// is found by its number, and a rule's jump is resolved to a number when
+// the rule is compiled. Big chains (those indexed) and built-in chains
+// are kept for good; small ones, the chains of one Service or endpoint
+// that few packets walk, are kept while walks use them: when more than
+// smallChains are compiled, those no walk entered in the last
+// recentEpochs walks are dropped, which evicts the chains of the Services
+// traced before while keeping the shared ones (KUBE-MARK-MASQ) and those
+// of the packets in flight. Lookups take no lock: walkers of many packets
+// read the cache at once.
 type compiled struct {
-	chains   sync.Map // *iptables.Chain → *cchain, the big chains
-	small    sync.Map // *iptables.Chain → *cchain, the small chains
-	nsmall   atomic.Int32
-	stages   sync.Map         // stageKey → []*cchain, the built-in chains of a stage
+	epoch  atomic.Uint32                 // counts the walks begun
+	tables atomic.Pointer[[]*tableIndex] // copied on write, under mu
+	stages atomic.Pointer[[]*stageTable] // copied on write, under mu
+
+	mu    sync.Mutex
+	small []chainRef // the small chains compiled and not evicted
+	bigMu sync.Mutex // held while a big chain is compiled
+	limit int        // the size of small that triggers an eviction
+
 	sets     map[string]*cset // made once, by the first rule matching a set
 	setsOnce sync.Once
 }
 
-// stageKey names a stage of a walk in some dumps (the data plane's
-// dumps of one family: its fields are public, and may change between
-// traces).
-type stageKey struct {
-	dumps [stageDumps]*iptables.Dump
-	stage string
+// chainRef names a numbered chain.
+type chainRef struct {
+	tix  *tableIndex
+	slot int32
 }
 
-// stageDumps is the number of dumps of a family up to which the chains of
-// a stage are cached (a node has one or two: the nft and legacy backends).
-const stageDumps = 4
+// A tableIndex numbers the chains of one table by their place in
+// Table.Chains and holds their compiled forms by number.
+type tableIndex struct {
+	t     *iptables.Table
+	names *chainNames // nil when the chains are looked up in t.Chain
+	cc    []atomic.Pointer[cchain]
+}
 
-// smallChains bounds the small chains kept compiled; when full they are
-// dropped all at once (a walk keeps the chains it entered).
-const smallChains = 2048
+// smallChains is the number of small compiled chains above which those
+// no recent walk entered are dropped.
+const smallChains = 4096
+
+// recentEpochs is how many walks back a small chain must have been
+// entered to survive an eviction: enough for the packets of the Services
+// being traced (a sweep hands packets out in order, a few per Service, 16
+// at a time to each worker), and few enough that an eviction drops most
+// chains, so that evictions, which read every chain kept, are rare.
+const recentEpochs = 128
+
+// touchEpochs is the age at which the epoch of a chain entered is stored
+// again, below recentEpochs so that chains in use are seldom evicted (a
+// chain evicted stays whole for the walks that entered it: eviction only
+// drops the cache's pointer).
+const touchEpochs = 64
 
 var cacheInit sync.Mutex
 
@@ -269,130 +456,365 @@ func (dp *Dataplane) compiled() *compiled {
 	return dp.cache
 }
 
-// chain returns the compiled form of c. Chains are compiled without a
-// lock; when two walkers compile the same chain at once, the first stored
-// wins.
-func (cp *compiled) chain(dp *Dataplane, c *iptables.Chain) *cchain {
-	if cc, ok := cp.lookup(c); ok {
-		return cc
+// begin starts a walk: it returns the walk's epoch.
+func (cp *compiled) begin() uint32 { return cp.epoch.Add(1) }
+
+// tableIndex returns the numbering of table t, made on first use.
+func (cp *compiled) tableIndex(t *iptables.Table) *tableIndex {
+	if p := cp.tables.Load(); p != nil {
+		for _, x := range *p {
+			if x.t == t {
+				return x
+			}
+		}
 	}
-	cc := cp.compileChain(dp, c)
-	if len(c.Rules) >= indexThreshold {
-		v, _ := cp.chains.LoadOrStore(c, cc)
-		return v.(*cchain)
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	var list []*tableIndex
+	if p := cp.tables.Load(); p != nil {
+		list = *p
+		for _, x := range list {
+			if x.t == t {
+				return x
+			}
+		}
 	}
-	if cp.nsmall.Add(1) > smallChains {
-		cp.small.Clear()
-		cp.nsmall.Store(1)
-	}
-	v, _ := cp.small.LoadOrStore(c, cc)
-	return v.(*cchain)
+	tix := &tableIndex{t: t, names: newChainNames(t), cc: make([]atomic.Pointer[cchain], len(t.Chains))}
+	list = append(list[:len(list):len(list)], tix)
+	cp.tables.Store(&list)
+	return tix
 }
 
-// stageChains returns the compiled built-in chains a stage ("nat:OUTPUT")
-// runs in dumps, in order.
-func (cp *compiled) stageChains(dp *Dataplane, dumps []*iptables.Dump, stage string) []*cchain {
-	k := stageKey{stage: stage}
-	cache := len(dumps) <= stageDumps
-	if cache {
-		copy(k.dumps[:], dumps)
-		if v, ok := cp.stages.Load(k); ok {
-			return v.([]*cchain)
+// slotOf returns the number of chain c of tix's table, -1 when the table
+// does not list it.
+func (tix *tableIndex) slotOf(c *iptables.Chain) int32 {
+	if tix.names == nil {
+		return -1
+	}
+	if i := tix.names.lookup(c.Name); i >= 0 && tix.t.Chains[i] == c {
+		return i
+	}
+	return -1
+}
+
+// chain returns the compiled form of the chain numbered slot in tix (or,
+// for slot -1, of c, compiled afresh), marked as entered in epoch; user
+// says that it is a user chain (one jumped to). Small chains are compiled
+// without a lock (when two walkers compile the same chain at once, the
+// first stored wins), big ones by one walker (bigChain).
+func (cp *compiled) chain(dp *Dataplane, tix *tableIndex, slot int32, c *iptables.Chain, epoch uint32, cx *compiler, user bool) *cchain {
+	if slot < 0 {
+		return cp.compileChain(dp, tix, c, cx, user)
+	}
+	p := &tix.cc[slot]
+	for {
+		if cc := p.Load(); cc != nil {
+			// Eviction asks only whether a chain was entered in the last
+			// recentEpochs walks: the epoch is stored again once it is
+			// touchEpochs old, which keeps walkers from writing the
+			// shared chains (KUBE-MARK-MASQ) on every walk.
+			if !cc.pinned && int32(epoch-cc.used.Load()) > touchEpochs {
+				cc.used.Store(epoch)
+			}
+			return cc
+		}
+		c := tix.t.Chains[slot]
+		if len(c.Rules) >= indexThreshold {
+			return cp.bigChain(dp, tix, slot, c, cx, user)
+		}
+		cc := cp.compileChain(dp, tix, c, cx, user)
+		cc.used.Store(epoch)
+		if p.CompareAndSwap(nil, cc) {
+			if !cc.pinned {
+				cx.keep(cp, chainRef{tix, slot}, epoch)
+			}
+			return cc
+		}
+		// Another walker stored it first (and an eviction may have
+		// dropped it since): look again.
+	}
+}
+
+// bigChain compiles a big chain (one kept for good) numbered slot in tix,
+// once: walkers that need it at the same time (every walker at the start
+// of a sweep, for KUBE-SERVICES) wait for the first to compile it rather
+// than compile it too.
+func (cp *compiled) bigChain(dp *Dataplane, tix *tableIndex, slot int32, c *iptables.Chain, cx *compiler, user bool) *cchain {
+	cp.bigMu.Lock()
+	defer cp.bigMu.Unlock()
+	p := &tix.cc[slot]
+	if cc := p.Load(); cc != nil {
+		return cc
+	}
+	cc := cp.compileChain(dp, tix, c, cx, user)
+	p.Store(cc)
+	return cc
+}
+
+// keep records a small chain a walker stored in the cache: in the
+// walker's list, handed to the cache keepBatch at a time (and when the
+// walker is released), so that walkers rarely take the cache's lock.
+func (cx *compiler) keep(cp *compiled, r chainRef, epoch uint32) {
+	if cx == nil {
+		cp.keep([]chainRef{r}, epoch)
+		return
+	}
+	if cx.kept == nil {
+		cx.kept = make([]chainRef, 0, keepBatch)
+	}
+	cx.kept = append(cx.kept, r)
+	if len(cx.kept) == keepBatch {
+		cx.flush(cp, epoch)
+	}
+}
+
+// flush hands the chains the walker stored to the cache.
+func (cx *compiler) flush(cp *compiled, epoch uint32) {
+	if len(cx.kept) > 0 {
+		cp.keep(cx.kept, epoch)
+		clear(cx.kept)
+		cx.kept = cx.kept[:0]
+	}
+}
+
+// keepBatch is the number of small chains a walker compiles before it
+// records them in the cache.
+const keepBatch = 64
+
+// keep records small chains stored in the cache, evicting those no recent
+// walk entered when there are too many.
+func (cp *compiled) keep(rs []chainRef, epoch uint32) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	cp.small = append(cp.small, rs...)
+	if cp.limit == 0 {
+		cp.limit = smallChains
+	}
+	if len(cp.small) <= cp.limit {
+		return
+	}
+	kept := cp.small[:0]
+	for _, r := range cp.small {
+		p := &r.tix.cc[r.slot]
+		cc := p.Load()
+		if cc == nil {
+			continue
+		}
+		if int32(epoch-cc.used.Load()) > recentEpochs {
+			p.CompareAndSwap(cc, nil)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(cp.small[len(kept):])
+	cp.small = kept
+	// When most chains are in use (a packet entering thousands of
+	// chains), evictions wait until the cache has doubled.
+	cp.limit = max(smallChains, 2*len(kept))
+}
+
+// A stageTable holds the compiled built-in chains of every stage in some
+// dumps (the data plane's dumps of one family: its fields are public, and
+// may change between traces).
+type stageTable struct {
+	dumps  []*iptables.Dump
+	chains [numStages][]*cchain
+}
+
+// stageTable returns the built-in chains of every stage in dumps, in the
+// dumps' order, compiled on first use.
+func (cp *compiled) stageTable(dp *Dataplane, dumps []*iptables.Dump) *stageTable {
+	if p := cp.stages.Load(); p != nil {
+		for _, st := range *p {
+			if slices.Equal(st.dumps, dumps) {
+				return st
+			}
 		}
 	}
-	table, chain, _ := strings.Cut(stage, ":")
-	var out []*cchain
-	for _, d := range dumps {
-		if c := d.Chain(table, chain); c != nil {
-			out = append(out, cp.chain(dp, c))
+	st := &stageTable{dumps: slices.Clone(dumps)}
+	for id := range numStages {
+		info := stageInfo[id]
+		if info.table == "" {
+			continue
+		}
+		for _, d := range dumps {
+			if c := d.Chain(info.table, info.chain); c != nil {
+				tix := cp.tableIndex(c.Table)
+				st.chains[id] = append(st.chains[id], cp.chain(dp, tix, tix.slotOf(c), c, 0, nil, false))
+			}
 		}
 	}
-	if !cache {
-		return out
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	var list []*stageTable
+	if p := cp.stages.Load(); p != nil {
+		list = *p
+		for _, x := range list {
+			if slices.Equal(x.dumps, dumps) {
+				return x
+			}
+		}
 	}
-	v, _ := cp.stages.LoadOrStore(k, out)
-	return v.([]*cchain)
+	list = append(list[:len(list):len(list)], st)
+	cp.stages.Store(&list)
+	return st
 }
 
 // compileChain compiles the rules of c and indexes a big chain. The
-// rules, and all their matches, are allocated in one block each.
-func (cp *compiled) compileChain(dp *Dataplane, c *iptables.Chain) *cchain {
-	cc := &cchain{c: c, table: c.Table.Name, builtin: c.Builtin(), rules: make([]crule, len(c.Rules))}
-	sc := scratchPool.Get().(*compileScratch)
-	defer scratchPool.Put(sc)
-	sc.all, sc.ends = sc.all[:0], sc.ends[:0]
+// rules, and all their matches, are allocated in one block each (carved
+// from cx's blocks, for a small chain compiled by a sweep). For a user
+// chain (user), the chain's name is not read: it lies apart from its
+// rules, one more read that misses the processor's cache.
+func (cp *compiled) compileChain(dp *Dataplane, tix *tableIndex, c *iptables.Chain, cx *compiler, user bool) *cchain {
+	builtin := !user && isBuiltin(c.Table.Name, c.Name)
+	pinned := builtin || len(c.Rules) >= indexThreshold
+	var jm *jumpMemo
+	var sc *compileScratch
+	if cx != nil {
+		jm, sc = &cx.jm, &cx.sc
+		if pinned || !cx.carve {
+			cx = nil
+		}
+	} else {
+		sc = scratchPool.Get().(*compileScratch)
+		defer func() {
+			sc.forget() // the pool keeps no dump alive
+			scratchPool.Put(sc)
+		}()
+	}
+	cc := cx.newChain()
+	cc.c, cc.tix, cc.builtin, cc.pinned, cc.rules = c, tix, builtin, pinned, cx.newRules(len(c.Rules))
+	cc.noop = len(c.Rules) == 0 && (!builtin || c.Policy != "DROP")
+	sc.ms, sc.exts = sc.ms[:0], sc.exts[:0]
+	if len(c.Rules) >= indexThreshold {
+		sc.ms = slices.Grow(sc.ms, 3*len(c.Rules)) // kube-proxy's rules match a destination, a protocol and a port
+	}
 	for i, r := range c.Rules {
 		cr := &cc.rules[i]
-		cp.compileRule(dp, r, cr, sc)
-		cr.ndet = uint16(len(sc.det))
-		sc.all = append(sc.all, sc.det...)
-		sc.all = append(sc.all, sc.fork...)
-		sc.ends = append(sc.ends, int32(len(sc.all)))
+		cp.compileRule(dp, tix, r, cr, sc, jm)
 	}
-	slab := make([]cmatch, len(sc.all))
-	copy(slab, sc.all)
-	clear(sc.all) // drop the pointers the pool would keep alive
-	start := int32(0)
-	for i := range cc.rules {
-		if end := sc.ends[i]; end > start {
-			cc.rules[i].ms = slab[start:end:end]
-		}
-		start = sc.ends[i]
+	cc.ms = cx.newMatches(len(sc.ms))
+	copy(cc.ms, sc.ms)
+	if len(sc.exts) > 0 {
+		exts := slices.Clone(sc.exts)
+		cc.exts = &exts
 	}
 	if len(cc.rules) >= indexThreshold {
-		cc.byDst = map[netip.Addr][]int32{}
-		cc.byPort = map[uint16][]int32{}
+		ix := &ruleIndex{byDst: map[netip.Addr][]int32{}, byPort: map[uint16][]int32{}}
 		for i := range cc.rules {
 			cr := &cc.rules[i]
 			if cr.hasDst32 {
-				a := cr.dst32()
-				cc.byDst[a] = append(cc.byDst[a], int32(i))
+				a := cc.dst32(cr)
+				ix.byDst[a] = append(ix.byDst[a], int32(i))
 			} else if cr.hasDport {
-				cc.byPort[cr.dport] = append(cc.byPort[cr.dport], int32(i))
+				ix.byPort[cr.dport] = append(ix.byPort[cr.dport], int32(i))
 			} else {
-				cc.others = append(cc.others, int32(i))
+				ix.others = append(ix.others, int32(i))
 			}
 		}
+		cc.index = ix
 	}
 	return cc
 }
 
-// lookup returns the compiled chain c if it is cached.
-func (cp *compiled) lookup(c *iptables.Chain) (*cchain, bool) {
-	if v, ok := cp.chains.Load(c); ok {
-		return v.(*cchain), true
-	}
-	if v, ok := cp.small.Load(c); ok {
-		return v.(*cchain), true
-	}
-	return nil, false
+// A compiler is what a walker brings to the chains it compiles: its jump
+// memo and, for a sweep's walker, the blocks its small chains are carved
+// from. Chains compiled one after the other are dropped from the cache at
+// about the same time, and a block is freed with its last chain; carving
+// them saves allocating three objects per chain, tens of thousands of
+// times a sweep.
+type compiler struct {
+	jm    jumpMemo
+	sc    compileScratch
+	kept  []chainRef // the small chains stored, not yet recorded by the cache
+	carve bool
+	ccs   []cchain
+	rules []crule
+	ms    []cmatch
 }
 
-// candidates returns the indexes of the rules of cc that can match a
-// packet to dst and dport, in order; nil means all of them. The slice may
-// be shared: callers do not modify it.
-func (cc *cchain) candidates(dst netip.Addr, dport uint16) []int32 {
-	if cc.byDst == nil {
-		return nil
+// Block sizes, and the sizes above which a chain's rules or matches are
+// allocated on their own.
+const (
+	chainBlock = 128
+	ruleBlock  = 1024
+	matchBlock = 2048
+	maxCarved  = 256
+)
+
+// newChain returns a zero chain (carved when cx is not nil).
+func (cx *compiler) newChain() *cchain {
+	if cx == nil {
+		return new(cchain)
 	}
-	a, b, c := cc.byDst[dst], cc.byPort[dport], cc.others
+	if len(cx.ccs) == 0 {
+		cx.ccs = make([]cchain, chainBlock)
+	}
+	cc := &cx.ccs[0]
+	cx.ccs = cx.ccs[1:]
+	return cc
+}
+
+// newRules returns n zero rules (carved when cx is not nil).
+func (cx *compiler) newRules(n int) []crule {
+	if cx == nil || n > maxCarved {
+		return make([]crule, n)
+	}
+	if len(cx.rules) < n {
+		cx.rules = make([]crule, ruleBlock)
+	}
+	out := cx.rules[:n:n]
+	cx.rules = cx.rules[n:]
+	return out
+}
+
+// newMatches returns n zero matches (carved when cx is not nil).
+func (cx *compiler) newMatches(n int) []cmatch {
+	if cx == nil || n > 2*maxCarved {
+		return make([]cmatch, n)
+	}
+	if len(cx.ms) < n {
+		cx.ms = make([]cmatch, matchBlock)
+	}
+	out := cx.ms[:n:n]
+	cx.ms = cx.ms[n:]
+	return out
+}
+
+// isBuiltin reports whether chain is a built-in chain of table, as
+// iptables.IsBuiltinChain does, without its map lookup: it is asked for
+// every chain compiled and every jump.
+func isBuiltin(table, chain string) bool {
+	switch chain {
+	case "PREROUTING":
+		return table == "nat" || table == "mangle" || table == "raw"
+	case "INPUT", "FORWARD":
+		return table == "filter" || table == "mangle" || table == "security" || chain == "INPUT" && table == "nat"
+	case "OUTPUT":
+		return table == "filter" || table == "nat" || table == "mangle" || table == "raw" || table == "security"
+	case "POSTROUTING":
+		return table == "nat" || table == "mangle"
+	}
+	return false
+}
+
+// appendCandidates appends to buf the indexes of the rules of cc, a big
+// chain, that can match a packet to dst and dport, in order.
+func (cc *cchain) appendCandidates(buf []int32, dst netip.Addr, dport uint16) []int32 {
+	a, b, c := cc.index.byDst[dst], cc.index.byPort[dport], cc.index.others
 	switch {
 	case len(a) == 0 && len(b) == 0:
-		if c == nil {
-			return []int32{}
-		}
-		return c
+		return append(buf, c...)
 	case len(b) == 0 && len(c) == 0:
-		return a
+		return append(buf, a...)
 	case len(a) == 0 && len(c) == 0:
-		return b
+		return append(buf, b...)
 	}
-	return merge3(a, b, c)
+	return merge3(buf, a, b, c)
 }
 
-// merge3 merges three sorted lists.
-func merge3(a, b, c []int32) []int32 {
-	out := make([]int32, 0, len(a)+len(b)+len(c))
+// merge3 appends the merge of three sorted lists to out.
+func merge3(out, a, b, c []int32) []int32 {
 	for len(a) > 0 || len(b) > 0 || len(c) > 0 {
 		next, from := int32(1<<31-1), 0
 		if len(a) > 0 && a[0] < next {
@@ -417,40 +839,62 @@ func merge3(a, b, c []int32) []int32 {
 	return out
 }
 
-// compileScratch holds the matches of a chain's rules while it compiles.
+// compileScratch holds the matches of a chain's rules while it compiles,
+// and the options of the rule being compiled.
 type compileScratch struct {
-	det, fork []cmatch // of the rule being compiled
-	all       []cmatch // of the rules compiled, det then fork of each
-	ends      []int32  // the end of each rule's matches in all
+	ms    []cmatch   // of the rules compiled, the deterministic ones then the others of each
+	fork  []cmatch   // the statistic and recent matches of the rule being compiled
+	exts  []matchExt // of the matches compiled
+	opts  []iptables.Arg
+	flags []iptables.Arg
+	m     cmatch // the match being compiled
+	ext   matchExt
+}
+
+// forget drops what the scratch refers to of the chains compiled.
+func (sc *compileScratch) forget() {
+	clear(sc.exts)
+	sc.ext = matchExt{}
+	clear(sc.opts[:cap(sc.opts)])
+	clear(sc.flags[:cap(sc.flags)])
+	sc.exts, sc.opts, sc.flags = sc.exts[:0], sc.opts[:0], sc.flags[:0]
+}
+
+// addExt stores the extension of a match: it returns the match's ext.
+func (sc *compileScratch) addExt(e matchExt) uint32 {
+	sc.exts = append(sc.exts, e)
+	return uint32(len(sc.exts))
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(compileScratch) }}
 
 // compileRule compiles r into cr; its matches are gathered in the
 // scratch's det and fork, for the caller to store.
-func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule, cr *crule, sc *compileScratch) {
+func (cp *compiled) compileRule(dp *Dataplane, tix *tableIndex, r *iptables.Rule, cr *crule, sc *compileScratch, jm *jumpMemo) {
 	n := r.NumArgs()
-	*cr = crule{r: r, targ: int32(n)}
-	sc.det, sc.fork = sc.det[:0], sc.fork[:0]
+	// cr is zero (newly allocated or carved): only what is not zero is set.
+	cr.r, cr.targ, cr.jslot = r, int32(n), -1
+	target := ""
+	start := len(sc.ms)
+	sc.fork = sc.fork[:0]
+	// The options of a recent, statistic or ipvs match, or the tcp flags,
+	// are gathered in sc.opts and sc.flags and compiled together.
 	module := ""
-	var recentOpts []iptables.Arg
-	var statOpts []iptables.Arg
-	var ipvsOpts []iptables.Arg
-	var tcpFlags []iptables.Arg
+	sc.opts, sc.flags = sc.opts[:0], sc.flags[:0]
 	flush := func() {
 		switch module {
 		case "recent":
-			cp.recent(cr, sc, recentOpts)
+			cp.recent(cr, sc, sc.opts)
 		case "statistic":
-			cp.statistic(cr, sc, statOpts)
+			cp.statistic(cr, sc, sc.opts)
 		case "ipvs":
-			sc.det = append(sc.det, compileIPVS(ipvsOpts))
+			sc.ms = append(sc.ms, compileIPVS(sc, sc.opts))
 		}
-		if len(tcpFlags) > 0 {
-			sc.det = append(sc.det, compileTCPFlags(tcpFlags)...)
-			tcpFlags = nil
+		if len(sc.flags) > 0 {
+			sc.ms = appendTCPFlags(sc.ms, sc.flags)
+			sc.flags = sc.flags[:0]
 		}
-		recentOpts, statOpts, ipvsOpts = nil, nil, nil
+		sc.opts = sc.opts[:0]
 		module = ""
 	}
 	for i := 0; i < n; i++ {
@@ -458,7 +902,8 @@ func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule, cr *crule, sc *
 		switch a.Name {
 		case "-j", "-g", "--jump", "--goto":
 			flush()
-			cr.target, cr.isGoto, cr.targ = a.Value, a.Name == "-g" || a.Name == "--goto", int32(i+1)
+			target, cr.isGoto, cr.targ = a.Value, a.Name == "-g" || a.Name == "--goto", int32(i+1)
+			cr.target = targetKind(target)
 			i = n
 			continue
 		case "-m", "--match":
@@ -469,53 +914,115 @@ func (cp *compiled) compileRule(dp *Dataplane, r *iptables.Rule, cr *crule, sc *
 			}
 			continue
 		}
-		if module == "recent" {
-			recentOpts = append(recentOpts, a)
-			continue
-		}
-		if module == "statistic" {
-			statOpts = append(statOpts, a)
-			continue
-		}
-		if module == "ipvs" {
-			ipvsOpts = append(ipvsOpts, a)
+		if module == "recent" || module == "statistic" || module == "ipvs" {
+			sc.opts = append(sc.opts, a)
 			continue
 		}
 		if a.Name == "--tcp-flags" || a.Name == "--syn" {
-			tcpFlags = append(tcpFlags, a)
+			sc.flags = append(sc.flags, a)
 			continue
 		}
-		m, ok := compileArg(a, module)
-		if !ok {
+		m, ext := &sc.m, &sc.ext // ext is zero: compileOpt fills it for the few matches that have one
+		if !compileOpt(a, module, m, ext) {
 			cr.addUnknown(argText(a, module))
 			continue
 		}
-		if m.kind == mSet {
-			cp.resolveSet(dp, &m)
+		if ext.set != nil {
+			cp.resolveSet(dp, ext.set)
 		}
-		if m.kind == mDst && !m.neg && m.prefix.IsSingleIP() && !cr.hasDst32 {
-			cr.hasDst32 = true
+		if m.kind == mInIface || m.kind == mOutIface || m.kind == mSet || ext.ports != nil {
+			m.ext = sc.addExt(*ext)
+			*ext = matchExt{}
 		}
-		if m.kind == mDport && !m.neg && m.value == 0 {
-			if pr := m.ports(); len(pr) == 1 && pr[0].lo == pr[0].hi {
+		if m.kind == mDst && !m.neg && !cr.hasDst32 {
+			_, cr.hasDst32 = m.singleIP()
+		}
+		if m.kind == mDport && !m.neg && m.value == 0 && ext.ports == nil {
+			if pr := m.port[0]; pr.lo == pr.hi {
 				if cr.hasDport || cr.portMulti {
 					// Several port matches: left out of the port index.
 					cr.hasDport, cr.portMulti = false, true
 				} else {
-					cr.dport, cr.hasDport = pr[0].lo, true
+					cr.dport, cr.hasDport = pr.lo, true
 				}
 			}
 		}
 		if m.kind != mTrue {
-			sc.det = append(sc.det, m)
+			sc.ms = append(sc.ms, *m)
 		}
 	}
 	flush()
-	if cr.target != "" && !iptables.StandardTargets[cr.target] {
-		if c := r.Chain.Table.Chain(cr.target); c != nil && !c.Builtin() {
-			cr.jump = c
+	// The deterministic matches, then the statistic and recent ones.
+	cr.ms, cr.ndet = uint32(start), uint16(len(sc.ms)-start)
+	sc.ms = append(sc.ms, sc.fork...)
+	cr.nms = uint16(len(sc.ms) - start)
+	if cr.target == tOther {
+		cr.jump, cr.jslot = jm.resolve(tix, r.Chain.Table, target)
+	}
+	if cr.target == tDNAT {
+		// kube-proxy's "ip:port" is read once here, not on every path
+		// through the rule; other forms are read on the way (parseNATTo).
+		if to, ok := cr.targetArg("--to-destination"); ok {
+			if ap, ok := quickNATTo(to); ok && ap.Addr().Zone() == "" {
+				a := ap.Addr()
+				m := cmatch{kind: mNATDest}
+				m.setPrefix(netip.PrefixFrom(a, a.BitLen()))
+				m.port[0].lo = ap.Port()
+				sc.ms = append(sc.ms, m)
+				cr.natDest = true
+			}
 		}
 	}
+}
+
+// A jumpMemo remembers the jump targets a walker resolved last: the
+// rules of a table jump to a few chains (KUBE-MARK-MASQ) over and over,
+// and a chain name is slow to look up among tens of thousands. It lives
+// as long as its walker (a trace, or a sweep) and may be nil.
+type jumpMemo struct {
+	hit [4]jumpTarget // most used first
+}
+
+type jumpTarget struct {
+	t    *iptables.Table
+	name string
+	c    *iptables.Chain
+	slot int32
+}
+
+// resolve returns the number in tix of the user chain of table t named
+// name, or, for a chain tix does not number, the chain itself (-1 and nil
+// when t has no such user chain).
+func (jm *jumpMemo) resolve(tix *tableIndex, t *iptables.Table, name string) (*iptables.Chain, int32) {
+	if jm != nil {
+		for i := range jm.hit {
+			if h := jm.hit[i]; h.t == t && h.name == name {
+				if i > 0 {
+					// Targets met again move up; the one-off targets (an
+					// endpoint chain each) take the last place in turn.
+					jm.hit[i-1], jm.hit[i] = h, jm.hit[i-1]
+				}
+				return h.c, h.slot
+			}
+		}
+	}
+	// A chain found by number is not read: it is entered later, if ever.
+	var c *iptables.Chain
+	slot := int32(-1)
+	switch {
+	case isBuiltin(t.Name, name):
+		// Not a target: iptables jumps to user chains only.
+	case tix.t == t && tix.names != nil:
+		slot = tix.names.lookup(name)
+	default:
+		if c = t.Chain(name); c != nil && isBuiltin(c.Table.Name, c.Name) {
+			c = nil
+		}
+	}
+	if jm != nil {
+		jm.hit[len(jm.hit)-1] = jumpTarget{t: t, name: name, c: c, slot: slot}
+	}
+	return c, slot
 }
 
 func argText(a iptables.Arg, module string) string {
@@ -534,38 +1041,40 @@ func knownModule(m string) bool {
 	return false
 }
 
-// compileArg compiles one option of a rule outside recent/statistic/ipvs.
-func compileArg(a iptables.Arg, module string) (cmatch, bool) {
-	m := cmatch{neg: a.Neg}
+// compileOpt compiles one option of a rule outside recent/statistic/ipvs
+// into m, and the extension of the match, if it has one, into ext (zero
+// on entry); false when the option is not modelled.
+func compileOpt(a iptables.Arg, module string, m *cmatch, ext *matchExt) bool {
+	*m = cmatch{neg: a.Neg}
 	switch a.Name {
 	case "-s", "--source", "-d", "--destination":
 		p, ok := parsePrefix(a.Value)
 		if !ok {
-			return m, false
+			return false
 		}
-		m.prefix = p
+		m.setPrefix(p)
 		m.kind = mSrc
 		if a.Name == "-d" || a.Name == "--destination" {
 			m.kind = mDst
 		}
-		return m, true
+		return true
 	case "-i", "--in-interface", "-o", "--out-interface":
-		m.extension().iface = a.Value
+		ext.iface = a.Value
 		m.kind = mInIface
 		if a.Name == "-o" || a.Name == "--out-interface" {
 			m.kind = mOutIface
 		}
-		return m, true
+		return true
 	case "-p", "--protocol":
 		p, ok := protoNumber(a.Value)
 		if !ok {
-			return m, false
+			return false
 		}
 		m.kind, m.proto = mProto, p
-		return m, true
+		return true
 	case "-f", "--fragment":
 		m.kind = mFragment
-		return m, true
+		return true
 	}
 	switch module {
 	case "tcp", "udp", "sctp", "multiport":
@@ -576,77 +1085,70 @@ func compileArg(a iptables.Arg, module string) (cmatch, bool) {
 			m.kind = mSport
 		case "--ports":
 			m.kind = mDport // handled as "either" below
-			pr, ok := parsePorts(a.Value)
-			if !ok {
-				return m, false
+			if !setPortList(m, ext, a.Value) {
+				return false
 			}
-			m.setPorts(pr)
 			m.value = 1 // either port
-			return m, true
+			return true
 		default:
-			return m, false
+			return false
 		}
-		pr, ok := parsePorts(a.Value)
-		if !ok {
-			return m, false
-		}
-		m.setPorts(pr)
-		return m, true
+		return setPortList(m, ext, a.Value)
 	case "comment", "nfacct":
 		m.kind = mTrue
-		return m, true
+		return true
 	case "limit":
 		// The first packet of a connection is within any limit's burst.
 		m.kind = mTrue
-		return m, true
+		return true
 	case "icmp", "icmp6", "icmpv6":
-		return m, false
+		return false
 	case "mark":
 		if a.Name != "--mark" {
-			return m, false
+			return false
 		}
 		v, mask, ok := parseMark(a.Value)
 		if !ok {
-			return m, false
+			return false
 		}
 		m.kind, m.value, m.mask = mMark, v, mask
-		return m, true
+		return true
 	case "addrtype":
 		switch a.Name {
 		case "--src-type", "--dst-type":
 			bits, ok := parseAddrTypes(a.Value)
 			if !ok {
-				return m, false
+				return false
 			}
 			m.kind, m.value = mSrcType, bits
 			if a.Name == "--dst-type" {
 				m.kind = mDstType
 			}
-			return m, true
+			return true
 		case "--limit-iface-in", "--limit-iface-out":
 			// The node's addresses are not known per interface: LOCAL is
 			// judged against all of them.
 			m.kind = mTrue
-			return m, true
+			return true
 		}
-		return m, false
+		return false
 	case "conntrack", "state":
 		if a.Name != "--ctstate" && a.Name != "--state" {
-			return m, false
+			return false
 		}
 		bits, ok := parseCtStates(a.Value)
 		if !ok {
-			return m, false
+			return false
 		}
 		m.kind, m.value = mCtState, bits
-		return m, true
+		return true
 	case "set":
 		if a.Name != "--match-set" && a.Name != "--set" {
-			return m, false
+			return false
 		}
 		name, flags, ok := strings.Cut(strings.TrimSpace(a.Value), " ")
 		if !ok {
-			return m, false
+			return false
 		}
 		sm := &setMatch{name: name}
 		for _, f := range strings.Split(strings.TrimSpace(flags), ",") {
@@ -656,21 +1158,21 @@ func compileArg(a iptables.Arg, module string) (cmatch, bool) {
 			case "dst":
 				sm.flags = append(sm.flags, false)
 			default:
-				return m, false
+				return false
 			}
 		}
 		m.kind = mSet
-		m.extension().set = sm
-		return m, true
+		ext.set = sm
+		return true
 	case "physdev":
 		switch a.Name {
 		case "--physdev-is-in", "--physdev-is-out", "--physdev-is-bridged", "--physdev-in", "--physdev-out":
 			m.kind = mPhysdev
-			return m, true
+			return true
 		}
-		return m, false
+		return false
 	}
-	return m, false
+	return false
 }
 
 func (cp *compiled) statistic(cr *crule, sc *compileScratch, opts []iptables.Arg) {
@@ -689,7 +1191,7 @@ func (cp *compiled) statistic(cr *crule, sc *compileScratch, opts []iptables.Arg
 		case "--mode":
 			mode = o.Value
 		case "--probability":
-			p, err := strconv.ParseFloat(o.Value, 64)
+			p, err := parseProbability(o.Value)
 			if err == nil {
 				prob = p
 			}
@@ -721,6 +1223,28 @@ func (cp *compiled) statistic(cr *crule, sc *compileScratch, opts []iptables.Arg
 	}
 	sc.fork = append(sc.fork, m)
 }
+
+// parseProbability reads a --probability value as strconv.ParseFloat
+// does. iptables-save writes "0.16666666651": up to 15 decimals after
+// "0." are read as an integer divided by a power of ten, which, both being
+// exact doubles, rounds to the same double as ParseFloat; other forms go
+// to ParseFloat.
+func parseProbability(s string) (float64, error) {
+	if len(s) > 2 && len(s) <= 17 && s[0] == '0' && s[1] == '.' {
+		num := uint64(0)
+		for i := 2; i < len(s); i++ {
+			if s[i] < '0' || s[i] > '9' {
+				return strconv.ParseFloat(s, 64)
+			}
+			num = num*10 + uint64(s[i]-'0')
+		}
+		return float64(num) / pow10[len(s)-2], nil
+	}
+	return strconv.ParseFloat(s, 64)
+}
+
+// pow10 holds the powers of ten parseProbability divides by.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
 // kernelProbability returns the probability the kernel applies for a
 // statistic --probability p: it stores p as a 31-bit fraction and
@@ -766,10 +1290,10 @@ func (cp *compiled) recent(cr *crule, sc *compileScratch, opts []iptables.Arg) {
 	if check == "--set" || check == "" {
 		return // always matches; records the source
 	}
-	sc.fork = append(sc.fork, cmatch{kind: mRecent, ext: &matchExt{text: name}})
+	sc.fork = append(sc.fork, cmatch{kind: mRecent, ext: sc.addExt(matchExt{text: name})})
 }
 
-func compileIPVS(opts []iptables.Arg) cmatch {
+func compileIPVS(sc *compileScratch, opts []iptables.Arg) cmatch {
 	im := &ipvsMatch{}
 	text := "-m ipvs"
 	for _, o := range opts {
@@ -802,13 +1326,12 @@ func compileIPVS(opts []iptables.Arg) cmatch {
 			im.unknown = append(im.unknown, o.String())
 		}
 	}
-	return cmatch{kind: mIPVS, ext: &matchExt{ipvs: im, text: text}}
+	return cmatch{kind: mIPVS, ext: sc.addExt(matchExt{ipvs: im, text: text})}
 }
 
-// compileTCPFlags compiles --syn and --tcp-flags for the first packet of a
-// connection, a SYN.
-func compileTCPFlags(opts []iptables.Arg) []cmatch {
-	var out []cmatch
+// appendTCPFlags appends the matches of --syn and --tcp-flags, for the
+// first packet of a connection (a SYN), to out.
+func appendTCPFlags(out []cmatch, opts []iptables.Arg) []cmatch {
 	for _, o := range opts {
 		m := cmatch{kind: mSyn, neg: o.Neg}
 		if o.Name == "--syn" {
@@ -845,6 +1368,9 @@ func parseTCPFlags(s string) uint8 {
 }
 
 func parsePrefix(s string) (netip.Prefix, bool) {
+	if p, ok := parseIPv4Prefix(s); ok {
+		return p, true
+	}
 	if addr, mask, ok := strings.Cut(s, "/"); ok {
 		if p, err := netip.ParsePrefix(s); err == nil {
 			return p.Masked(), true
@@ -876,6 +1402,75 @@ func parsePrefix(s string) (netip.Prefix, bool) {
 	return netip.PrefixFrom(a, a.BitLen()), true
 }
 
+// parseIPv4Prefix reads the usual form of an IPv4 prefix,
+// "a.b.c.d/n" (decimal without leading zeros), as netip.ParsePrefix does
+// and masked, and quickly: rules have thousands of them. It returns false
+// for any other form, which ParsePrefix then reads (or refuses).
+func parseIPv4Prefix(s string) (netip.Prefix, bool) {
+	a, i, ok := leadingIPv4(s)
+	if !ok || i >= len(s) || s[i] != '/' {
+		return netip.Prefix{}, false
+	}
+	bits, n := leadingDecimal(s[i+1:], 2)
+	if n == 0 || i+1+n != len(s) || bits > 32 {
+		return netip.Prefix{}, false
+	}
+	return netip.PrefixFrom(a, bits).Masked(), true
+}
+
+// parseIPv4AddrPort reads the usual form of an IPv4 address and port,
+// "a.b.c.d:port" (decimal without leading zeros), as netip.ParseAddrPort
+// does, and quickly: kube-proxy's DNAT rules write their endpoints so. It
+// returns false for any other form, which ParseAddrPort then reads (or
+// refuses).
+func parseIPv4AddrPort(s string) (netip.AddrPort, bool) {
+	a, i, ok := leadingIPv4(s)
+	if !ok || i >= len(s) || s[i] != ':' {
+		return netip.AddrPort{}, false
+	}
+	port, n := leadingDecimal(s[i+1:], 5)
+	if n == 0 || i+1+n != len(s) || port > 65535 {
+		return netip.AddrPort{}, false
+	}
+	return netip.AddrPortFrom(a, uint16(port)), true
+}
+
+// leadingIPv4 reads the dotted IPv4 address s starts with (decimal
+// without leading zeros), and its length.
+func leadingIPv4(s string) (netip.Addr, int, bool) {
+	var b [4]byte
+	i := 0
+	for k := range b {
+		if k > 0 {
+			if i >= len(s) || s[i] != '.' {
+				return netip.Addr{}, 0, false
+			}
+			i++
+		}
+		v, n := leadingDecimal(s[i:], 3)
+		if n == 0 || v > 255 {
+			return netip.Addr{}, 0, false
+		}
+		b[k], i = byte(v), i+n
+	}
+	return netip.AddrFrom4(b), i, true
+}
+
+// leadingDecimal reads the decimal number s starts with, of at most max
+// digits and without a leading zero (but "0"), and its length; 0 for the
+// length when there is none, or it has more digits.
+func leadingDecimal(s string, max int) (int, int) {
+	v, n := 0, 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		if n == max || n == 1 && s[0] == '0' {
+			return 0, 0
+		}
+		v = v*10 + int(s[n]-'0')
+		n++
+	}
+	return v, n
+}
+
 func protoNumber(s string) (uint8, bool) {
 	switch strings.ToLower(s) {
 	case "tcp":
@@ -898,27 +1493,52 @@ func protoNumber(s string) (uint8, bool) {
 func parsePorts(s string) ([]portRange, bool) {
 	var out []portRange
 	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, ":")
-		a, err := strconv.ParseUint(lo, 10, 16)
-		if lo == "" {
-			a, err = 0, nil
-		}
-		if err != nil {
+		r, ok := parsePortRange(part)
+		if !ok {
 			return nil, false
 		}
-		b := a
-		if isRange {
-			b = 65535
-			if hi != "" {
-				b, err = strconv.ParseUint(hi, 10, 16)
-				if err != nil {
-					return nil, false
-				}
-			}
-		}
-		out = append(out, portRange{uint16(a), uint16(b)})
+		out = append(out, r)
 	}
 	return out, len(out) > 0
+}
+
+// parsePortRange reads "port", "lo:hi", "lo:" or ":hi".
+func parsePortRange(part string) (portRange, bool) {
+	lo, hi, isRange := strings.Cut(part, ":")
+	a, err := strconv.ParseUint(lo, 10, 16)
+	if lo == "" {
+		a, err = 0, nil
+	}
+	if err != nil {
+		return portRange{}, false
+	}
+	b := a
+	if isRange {
+		b = 65535
+		if hi != "" {
+			b, err = strconv.ParseUint(hi, 10, 16)
+			if err != nil {
+				return portRange{}, false
+			}
+		}
+	}
+	return portRange{uint16(a), uint16(b)}, true
+}
+
+// setPortList sets the port ranges s lists ("80", "80,443", "1000:2000")
+// of a port match m: a list goes in its extension. A single range, the
+// usual case, is read without allocating.
+func setPortList(m *cmatch, ext *matchExt, s string) bool {
+	if !strings.Contains(s, ",") {
+		r, ok := parsePortRange(s)
+		m.port[0] = r
+		return ok
+	}
+	pr, ok := parsePorts(s)
+	if ok {
+		setPorts(m, ext, pr)
+	}
+	return ok
 }
 
 func parseMark(s string) (uint32, uint32, bool) {
@@ -963,7 +1583,7 @@ func parseFlags(s string, names map[string]uint32) (uint32, bool) {
 }
 
 // resolveSet finds the set a --match-set names among the captured ipsets.
-func (cp *compiled) resolveSet(dp *Dataplane, m *cmatch) {
+func (cp *compiled) resolveSet(dp *Dataplane, sm *setMatch) {
 	cp.setsOnce.Do(func() {
 		cp.sets = map[string]*cset{}
 		for _, d := range dp.IPSets {
@@ -974,7 +1594,7 @@ func (cp *compiled) resolveSet(dp *Dataplane, m *cmatch) {
 			}
 		}
 	})
-	m.ext.set.set = cp.sets[m.ext.set.name]
+	sm.set = cp.sets[sm.name]
 }
 
 func compileSet(s *ipset.Set) *cset {

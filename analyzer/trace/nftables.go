@@ -343,6 +343,9 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 			res.Paths = res.Paths[:max]
 		}
 	}
+	if len(res.Paths) > 0 {
+		res.Paths = merge(res.Paths, res.Paths[:0]) // the walk's paths are the trace's own
+	}
 	res.Warnings = w.warnings
 	return res, nil
 }

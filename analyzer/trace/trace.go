@@ -284,7 +284,8 @@ func (o Options) maxSteps() int {
 	return 10000
 }
 
-// engine walks one mode's data plane.
+// engine walks one mode's data plane; the paths it returns are merged
+// (see [Merge]).
 type engine func(dp *Dataplane, pkt Packet, opts Options) (*Result, error)
 
 // engines lists the modes the tracer walks.
@@ -296,22 +297,9 @@ var engines = map[string]engine{
 
 // Trace replays pkt through dp and returns every path it can take.
 func Trace(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
-	if !pkt.Dst.IsValid() {
-		return nil, fmt.Errorf("trace: destination address and port are required")
-	}
-	switch pkt.Proto {
-	case "tcp", "udp", "sctp":
-	case "":
-		pkt.Proto = "tcp"
-	default:
-		return nil, fmt.Errorf("trace: unknown protocol %q (want tcp, udp or sctp)", pkt.Proto)
-	}
-	if pkt.From == "" {
-		pkt.From = FromPod
-	}
-	e, ok := engines[dp.Mode]
-	if !ok {
-		return nil, fmt.Errorf("trace: proxy mode %q is not traced (want iptables, ipvs or nftables)", dp.Mode)
+	pkt, e, err := prepare(dp, pkt)
+	if err != nil {
+		return nil, err
 	}
 	res, err := e(dp, pkt, opts)
 	if err != nil {
@@ -320,12 +308,33 @@ func Trace(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 	res.Mode = dp.Mode
 	res.Node = dp.Node
 	res.Expected = dp.Expected
-	if len(res.Paths) > 0 {
-		res.Paths = merge(res.Paths, res.Paths[:0]) // the engine's paths are the trace's own
-	} else {
+	if len(res.Paths) == 0 {
 		res.Paths = nil
 	}
 	return res, nil
+}
+
+// prepare checks pkt, fills in its defaults and returns the engine of
+// dp's mode.
+func prepare(dp *Dataplane, pkt Packet) (Packet, engine, error) {
+	if !pkt.Dst.IsValid() {
+		return pkt, nil, fmt.Errorf("trace: destination address and port are required")
+	}
+	switch pkt.Proto {
+	case "tcp", "udp", "sctp":
+	case "":
+		pkt.Proto = "tcp"
+	default:
+		return pkt, nil, fmt.Errorf("trace: unknown protocol %q (want tcp, udp or sctp)", pkt.Proto)
+	}
+	if pkt.From == "" {
+		pkt.From = FromPod
+	}
+	e, ok := engines[dp.Mode]
+	if !ok {
+		return pkt, nil, fmt.Errorf("trace: proxy mode %q is not traced (want iptables, ipvs or nftables)", dp.Mode)
+	}
+	return pkt, e, nil
 }
 
 // Merge folds paths that took the same steps to the same end into one,

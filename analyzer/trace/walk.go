@@ -15,36 +15,84 @@ import (
 // data plane (and, in IPVS mode, the IPVS hooks), forking at every random
 // or state-dependent match.
 
-// Stages of a walk: "table:CHAIN" runs a built-in chain; the others are
-// decisions the kernel makes between hooks.
+// A stage of a walk: a built-in chain to run, or a decision the kernel
+// makes between hooks.
+type stage uint8
+
+// Stages of a walk.
 const (
-	stRoute   = "route"    // routing decision after PREROUTING
-	stIPVSIn  = "ipvs-in"  // IPVS at LOCAL_IN
-	stIPVSOut = "ipvs-out" // IPVS at LOCAL_OUT
-	stNodeOut = "node-out" // a locally sent packet after POSTROUTING
-	stDeliver = "deliver"  // local delivery
-	stOut     = "out"      // the packet leaves the node
+	stRawPrerouting stage = iota
+	stManglePrerouting
+	stNatPrerouting
+	stMangleInput
+	stFilterInput
+	stSecurityInput
+	stNatInput
+	stMangleForward
+	stFilterForward
+	stSecurityForward
+	stManglePostrouting
+	stNatPostrouting
+	stRawOutput
+	stMangleOutput
+	stNatOutput
+	stFilterOutput
+	stSecurityOutput
+	stRoute   // routing decision after PREROUTING
+	stIPVSIn  // IPVS at LOCAL_IN
+	stIPVSOut // IPVS at LOCAL_OUT
+	stNodeOut // a locally sent packet after POSTROUTING
+	stDeliver // local delivery
+	stOut     // the packet leaves the node
+	numStages
 )
 
+// stageInfo names the built-in chain each stage runs (none for the
+// decisions).
+var stageInfo = [numStages]struct{ table, chain string }{
+	stRawPrerouting:     {"raw", "PREROUTING"},
+	stManglePrerouting:  {"mangle", "PREROUTING"},
+	stNatPrerouting:     {"nat", "PREROUTING"},
+	stMangleInput:       {"mangle", "INPUT"},
+	stFilterInput:       {"filter", "INPUT"},
+	stSecurityInput:     {"security", "INPUT"},
+	stNatInput:          {"nat", "INPUT"},
+	stMangleForward:     {"mangle", "FORWARD"},
+	stFilterForward:     {"filter", "FORWARD"},
+	stSecurityForward:   {"security", "FORWARD"},
+	stManglePostrouting: {"mangle", "POSTROUTING"},
+	stNatPostrouting:    {"nat", "POSTROUTING"},
+	stRawOutput:         {"raw", "OUTPUT"},
+	stMangleOutput:      {"mangle", "OUTPUT"},
+	stNatOutput:         {"nat", "OUTPUT"},
+	stFilterOutput:      {"filter", "OUTPUT"},
+	stSecurityOutput:    {"security", "OUTPUT"},
+}
+
 var (
-	stagesPrerouting = []string{"raw:PREROUTING", "mangle:PREROUTING", "nat:PREROUTING", stRoute}
-	stagesInput      = []string{"mangle:INPUT", "filter:INPUT", "security:INPUT", stIPVSIn, "nat:INPUT", stDeliver}
-	stagesForward    = []string{"mangle:FORWARD", "filter:FORWARD", "security:FORWARD", "mangle:POSTROUTING", "nat:POSTROUTING", stOut}
-	stagesOutput     = []string{"raw:OUTPUT", "mangle:OUTPUT", "nat:OUTPUT", stIPVSOut, "filter:OUTPUT", "security:OUTPUT", "mangle:POSTROUTING", "nat:POSTROUTING", stNodeOut}
+	stagesPrerouting = []stage{stRawPrerouting, stManglePrerouting, stNatPrerouting, stRoute}
+	stagesInput      = []stage{stMangleInput, stFilterInput, stSecurityInput, stIPVSIn, stNatInput, stDeliver}
+	stagesForward    = []stage{stMangleForward, stFilterForward, stSecurityForward, stManglePostrouting, stNatPostrouting, stOut}
+	stagesOutput     = []stage{stRawOutput, stMangleOutput, stNatOutput, stIPVSOut, stFilterOutput, stSecurityOutput, stManglePostrouting, stNatPostrouting, stNodeOut}
 	// After IPVS forwarded a packet received on an interface, it sends it
 	// on through LOCAL_OUT and POSTROUTING (the nat and raw OUTPUT chains
 	// do not see it: the connection is IPVS's).
-	stagesIPVSXmit = []string{"mangle:OUTPUT", "filter:OUTPUT", "security:OUTPUT", "mangle:POSTROUTING", "nat:POSTROUTING", stOut}
+	stagesIPVSXmit = []stage{stMangleOutput, stFilterOutput, stSecurityOutput, stManglePostrouting, stNatPostrouting, stOut}
 	// A locally sent packet to a local address comes back in on lo; its
 	// NAT is settled, so the nat chains do not see it again.
-	stagesLoopback = []string{"raw:PREROUTING", "mangle:PREROUTING", "mangle:INPUT", "filter:INPUT", "security:INPUT", stDeliver}
+	stagesLoopback = []stage{stRawPrerouting, stManglePrerouting, stMangleInput, stFilterInput, stSecurityInput, stDeliver}
+	stagesLeave    = []stage{stOut}
 )
 
-// frame is one chain on the walk's call stack.
+// frame is one chain on the walk's call stack. It holds no pointer, so
+// that forks copy the stack without the garbage collector's write
+// barriers (a sweep runs while the views are built, when the collector
+// is often marking).
 type frame struct {
-	c     *cchain
-	pos   int     // next position in cands (or rules when cands is nil)
-	cands []int32 // candidate rules, nil for all
+	c     int32 // the chain: walker.entered[c]
+	pos   int32 // next position in the candidates (or in the rules when n < 0)
+	cands int32 // where the candidate rules start in walker.cands
+	n     int32 // the number of candidate rules, -1 for all the rules
 }
 
 // state is one packet on one path, mid-walk.
@@ -65,7 +113,7 @@ type state struct {
 	masq      bool
 	snat      string
 	local     bool // delivered locally
-	stages    []string
+	stages    []stage
 	frames    []frame
 	steps     []stepRef
 	conds     []string
@@ -98,7 +146,12 @@ func (s *state) add(st Step) {
 // addRule appends a matched rule, with a note if any.
 func (s *state) addRule(cr *crule, note string) {
 	if s.summary {
-		*s.scratch = Step{}
+		// Notes are joined to the last step's (REDIRECT, NOTRACK): the
+		// scratch starts each rule without one. The other fields are
+		// only read back after they are set.
+		if s.scratch.Note != "" {
+			s.scratch.Note = ""
+		}
 		return
 	}
 	if note == "" {
@@ -168,15 +221,35 @@ func (s *state) warn(w string) {
 type walker struct {
 	dp       *Dataplane
 	cp       *compiled
+	epoch    uint32           // of the walk, for the cache's eviction
 	dumps    []*iptables.Dump // the dumps of the packet's family
+	stages   *stageTable      // their built-in chains
 	ipvsMode bool
 	opts     Options
 	work     []*state
 	free     []*state // states of ended paths, for reuse
 	paths    []Path
+	ends     []pathEnd // the paths, in summary mode
+	cands    []int32   // the candidate rules of the frames of big chains
+	entered  []*cchain // the chains of the frames
 	cut      bool
 	warnings []string
-	scratch  Step // the last step of every state, in summary mode
+	scratch  Step       // the last step of every state, in summary mode
+	destText []byte     // the destinations of ends, formatted to sort them
+	endKeys  []endOrder // the order of the ends
+	cx       compiler   // kept from one walk to the next (a sweep's)
+}
+
+// pathEnd is where a path ends, in summary mode: a Path without steps,
+// whose destination is not formatted.
+type pathEnd struct {
+	prob     float64
+	verdict  Verdict
+	dst      netip.AddrPort
+	masq     bool
+	snat     string
+	conds    []string
+	warnings []string
 }
 
 func (w *walker) warnOnce(msg string) {
@@ -190,14 +263,33 @@ func (w *walker) warnOnce(msg string) {
 
 // walk traces pkt through the iptables dumps of dp (and IPVS when ipvsMode).
 func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, error) {
+	w := walkerPool.Get().(*walker)
+	defer w.release()
+	pkt = w.walk(dp, dp.compiled(), pkt, opts, ipvsMode)
+	res := &Result{Packet: pkt, Warnings: w.warnings}
+	if opts.Summary {
+		res.Paths = endPaths(mergeEnds(w.ends, w))
+		return res, nil
+	}
+	// w.paths is the walker's, reused: the result gets a merged copy.
+	if len(w.paths) > 0 {
+		res.Paths = merge(w.paths, make([]Path, 0, len(w.paths)))
+	}
+	return res, nil
+}
+
+// walk traces pkt with the chains of cp, leaving its paths in w.paths (in
+// summary mode, w.ends) and its warnings in w.warnings; it returns the
+// packet with the source and interface chosen. w must be reset before it
+// walks again.
+func (w *walker) walk(dp *Dataplane, cp *compiled, pkt Packet, opts Options, ipvsMode bool) Packet {
 	dst := pkt.Dst.Addr().Unmap()
 	fam := iptables.IPv4
 	if dst.Is6() {
 		fam = iptables.IPv6
 	}
-	w := walkerPool.Get().(*walker)
-	defer w.release()
-	w.dp, w.cp, w.ipvsMode, w.opts = dp, dp.compiled(), ipvsMode, opts
+	w.dp, w.cp, w.ipvsMode, w.opts = dp, cp, ipvsMode, opts
+	w.epoch = cp.begin()
 	for _, d := range dp.IPTables {
 		if d.Family == fam || d.Family == iptables.FamilyUnknown {
 			w.dumps = append(w.dumps, d)
@@ -208,6 +300,7 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 	} else if len(w.dumps) > 1 {
 		w.warnOnce(fmt.Sprintf("%d %s iptables dumps (several backends or files): the chains of each are walked in turn, in input order", len(w.dumps), fam))
 	}
+	w.stages = cp.stageTable(dp, w.dumps)
 	pkt = w.choosePacket(pkt)
 	s := w.newState()
 	*s = state{
@@ -233,10 +326,7 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 	if w.cut {
 		w.warnOnce(fmt.Sprintf("more than %d paths: the walk stopped forking; the paths listed do not cover every case", w.opts.maxPaths()))
 	}
-	// w.paths is the walker's, reused: the result gets a copy of its size.
-	paths := make([]Path, len(w.paths))
-	copy(paths, w.paths)
-	return &Result{Packet: pkt, Paths: paths, Warnings: w.warnings}, nil
+	return pkt
 }
 
 // walkerPool holds walkers between traces, with their states.
@@ -252,18 +342,30 @@ func (w *walker) newState() *state {
 	return &state{frames: make([]frame, 0, 8)}
 }
 
-// release forgets the trace (the result keeps its paths and warnings) and
-// returns w to the pool.
-func (w *walker) release() {
+// reset forgets the trace (the result keeps its paths, ends and
+// warnings), keeping the walker's buffers and jump memo for the next.
+func (w *walker) reset() {
 	for _, s := range w.free {
-		frames := s.frames[:cap(s.frames)]
-		clear(frames)
-		*s = state{frames: frames[:0]}
+		*s = state{frames: s.frames[:0]}
 	}
 	clear(w.work[:cap(w.work)])
 	clear(w.dumps[:cap(w.dumps)])
 	clear(w.paths[:cap(w.paths)])
-	*w = walker{work: w.work[:0], free: w.free, dumps: w.dumps[:0], paths: w.paths[:0]}
+	clear(w.ends) // those of a longer walk were cleared after it
+	clear(w.entered)
+	*w = walker{work: w.work[:0], free: w.free, dumps: w.dumps[:0], paths: w.paths[:0], ends: w.ends[:0],
+		cands: w.cands[:0], entered: w.entered[:0], destText: w.destText[:0], endKeys: w.endKeys[:0], cx: w.cx}
+}
+
+// release resets w, forgets its jump memo and its blocks (keeping its
+// buffers) and returns it to the pool.
+func (w *walker) release() {
+	if w.cp != nil {
+		w.cx.flush(w.cp, w.epoch)
+	}
+	w.reset()
+	w.cx.sc.forget()
+	w.cx = compiler{sc: w.cx.sc, kept: w.cx.kept[:0]}
 	walkerPool.Put(w)
 }
 
@@ -399,7 +501,7 @@ func (w *walker) nextStage(s *state) {
 			s.in = "lo"
 			s.stages = stagesLoopback
 		} else {
-			s.stages = []string{stOut}
+			s.stages = stagesLeave
 		}
 		return
 	case stDeliver:
@@ -410,25 +512,37 @@ func (w *walker) nextStage(s *state) {
 		s.done = true
 		return
 	}
-	if strings.HasSuffix(st, ":OUTPUT") && s.out == "" {
+	if stageInfo[st].chain == "OUTPUT" && s.out == "" {
 		s.out = w.outIface(s.dst)
 	}
 	// frames is a stack: the first dump's chain is pushed last, so that
 	// it runs first and the next dump's chain runs when it ends.
-	ccs := w.cp.stageChains(w.dp, w.dumps, st)
+	ccs := w.stages.chains[st]
 	for i := len(ccs) - 1; i >= 0; i-- {
 		w.pushCompiled(s, ccs[i])
 	}
 }
 
-// push enters chain c.
-func (w *walker) push(s *state, c *iptables.Chain) {
-	w.pushCompiled(s, w.cp.chain(w.dp, c))
+// push enters the chain cr jumps to, from chain from.
+func (w *walker) push(s *state, from *cchain, cr *crule) {
+	w.pushCompiled(s, w.cp.chain(w.dp, from.tix, cr.jslot, cr.jump, w.epoch, &w.cx, true))
 }
 
-// pushCompiled enters the compiled chain cc.
+// pushCompiled enters the compiled chain cc. A chain that would end as
+// soon as entered, without a step (no rule, and no DROP policy), is not
+// entered at all.
 func (w *walker) pushCompiled(s *state, cc *cchain) {
-	s.frames = append(s.frames, frame{c: cc, cands: cc.candidates(s.dst, s.dport)})
+	if cc.noop {
+		return
+	}
+	f := frame{c: int32(len(w.entered)), n: -1}
+	w.entered = append(w.entered, cc)
+	if cc.index != nil {
+		f.cands = int32(len(w.cands))
+		w.cands = cc.appendCandidates(w.cands, s.dst, s.dport)
+		f.n = int32(len(w.cands)) - f.cands
+	}
+	s.frames = append(s.frames, f)
 }
 
 // isLocal reports whether a is an address of the node (or bound for IPVS).
@@ -452,20 +566,20 @@ func (w *walker) outIface(dst netip.Addr) string {
 // step evaluates the next rule of the innermost chain of s.
 func (w *walker) step(s *state) {
 	f := &s.frames[len(s.frames)-1]
-	cc := f.c
+	cc := w.entered[f.c]
 	var idx int
-	if f.cands != nil {
-		if f.pos >= len(f.cands) {
+	if f.n >= 0 {
+		if f.pos >= f.n {
 			w.chainEnd(s)
 			return
 		}
-		idx = int(f.cands[f.pos])
+		idx = int(w.cands[f.cands+f.pos])
 	} else {
-		if f.pos >= len(cc.rules) {
+		if int(f.pos) >= len(cc.rules) {
 			w.chainEnd(s)
 			return
 		}
-		idx = f.pos
+		idx = int(f.pos)
 	}
 	f.pos++
 	cr := &cc.rules[idx]
@@ -473,7 +587,7 @@ func (w *walker) step(s *state) {
 	if cr.unknown != nil {
 		// Decide the modelled matches first: a rule that fails them does
 		// not match whatever the others say.
-		if ok, _ := w.matchDet(s, cr); !ok {
+		if ok, _ := w.matchDet(s, cc, cr); !ok {
 			return
 		}
 		st := ruleStep(cr)
@@ -483,11 +597,11 @@ func (w *walker) step(s *state) {
 		s.warn(fmt.Sprintf("%s:%d: %s", st.File, st.Line, st.Warning))
 		return
 	}
-	ok, note := w.matchDet(s, cr)
+	ok, note := w.matchDet(s, cc, cr)
 	if !ok {
 		return
 	}
-	for _, m := range cr.fork() {
+	for _, m := range cc.fork(cr) {
 		switch m.kind {
 		case mRandom:
 			// Fork: the copy is the branch where the rule does not match.
@@ -507,17 +621,17 @@ func (w *walker) step(s *state) {
 			// The first connection of a client finds no entry, so the rule
 			// does not match; a client with an entry is a separate case,
 			// of probability 0, with the entry as its condition.
-			cond := "affinity entry for the source in recent list " + m.ext.text
+			cond := "affinity entry for the source in recent list " + cc.ext(&m).text
 			if c := w.fork(s, 0); c != nil {
 				c.conds = append(c.conds, cond)
 				c.addRule(cr, cond)
-				w.target(c, cr)
+				w.target(c, cc, cr)
 			}
 			return
 		}
 	}
 	s.addRule(cr, note)
-	w.target(s, cr)
+	w.target(s, cc, cr)
 }
 
 func joinNote(a, b string) string {
@@ -559,14 +673,11 @@ func ruleStep(cr *crule) Step {
 // chainEnd handles falling off the end of the innermost chain: a user
 // chain returns, a built-in chain applies its policy.
 func (w *walker) chainEnd(s *state) {
-	f := s.frames[len(s.frames)-1]
-	c := f.c.c
-	if !f.c.builtin {
-		s.frames = s.frames[:len(s.frames)-1]
-		return
-	}
+	cc := w.entered[s.frames[len(s.frames)-1].c]
 	s.frames = s.frames[:len(s.frames)-1]
-	w.policy(s, c)
+	if cc.builtin {
+		w.policy(s, cc.c)
+	}
 }
 
 // policy applies the policy of built-in chain c.
@@ -589,37 +700,42 @@ func (w *walker) endHook(s *state) {
 	for len(s.frames) > 0 {
 		top := s.frames[len(s.frames)-1]
 		s.frames = s.frames[:len(s.frames)-1]
-		if top.c.builtin {
+		if w.entered[top.c].builtin {
 			return
 		}
 	}
 }
 
-// target applies the target of a matched rule.
-func (w *walker) target(s *state, cr *crule) {
-	t := cr.target
-	switch t {
-	case "":
+// target applies the target of a matched rule cr of chain cc.
+func (w *walker) target(s *state, cc *cchain, cr *crule) {
+	switch cr.target {
+	case tNone:
 		return
-	case "ACCEPT":
+	case tAccept:
 		w.endHook(s)
 		return
-	case "DROP":
+	case tDrop:
 		s.verdict, s.done = VerdictDrop, true
 		return
-	case "REJECT":
+	case tReject:
 		s.verdict, s.done = VerdictReject, true
 		return
-	case "RETURN":
-		top := s.frames[len(s.frames)-1]
+	case tReturn:
+		top := w.entered[s.frames[len(s.frames)-1].c]
 		s.frames = s.frames[:len(s.frames)-1]
-		if top.c.builtin {
-			w.policy(s, top.c.c)
+		if top.builtin {
+			w.policy(s, top.c)
 		}
 		return
-	case "DNAT":
-		to := targetValue(cr, "--to-destination")
-		ap, warn := parseNATTo(to, s.dport)
+	case tDNAT:
+		var ap netip.AddrPort
+		var to, warn string
+		if cr.natDest {
+			ap = cc.natDest(cr)
+		} else {
+			to = targetValue(cr, "--to-destination")
+			ap, warn = parseNATTo(to, s.dport)
+		}
 		if !ap.IsValid() {
 			s.last().Warning = "DNAT target not understood: " + to + "; the packet is assumed unchanged"
 			s.warn(s.last().Warning)
@@ -637,7 +753,7 @@ func (w *walker) target(s *state, cr *crule) {
 		}
 		w.endHook(s)
 		return
-	case "REDIRECT":
+	case tRedirect:
 		port := s.dport
 		if v := targetValue(cr, "--to-ports"); v != "" {
 			if n, err := strconv.ParseUint(strings.SplitN(v, "-", 2)[0], 10, 16); err == nil {
@@ -651,24 +767,24 @@ func (w *walker) target(s *state, cr *crule) {
 		s.local = true
 		w.endHook(s)
 		return
-	case "SNAT":
+	case tSNAT:
 		s.snat = targetValue(cr, "--to-source")
 		w.endHook(s)
 		return
-	case "MASQUERADE":
+	case tMasquerade:
 		s.masq = true
 		w.endHook(s)
 		return
-	case "MARK":
+	case tMark:
 		w.mark(s, cr)
 		return
-	case "LOG", "NFLOG", "ULOG", "TRACE", "AUDIT":
+	case tLog:
 		return
-	case "NOTRACK":
+	case tNotrack:
 		s.untracked = true
 		s.last().Note = joinNote(s.last().Note, "the packet is not tracked: NAT does not apply to it")
 		return
-	case "CT":
+	case tCT:
 		if _, ok := cr.targetArg("--notrack"); ok {
 			s.untracked = true
 			s.last().Note = joinNote(s.last().Note, "the packet is not tracked: NAT does not apply to it")
@@ -676,32 +792,32 @@ func (w *walker) target(s *state, cr *crule) {
 		}
 		s.last().Note = joinNote(s.last().Note, "conntrack template set; no effect on the path")
 		return
-	case "QUEUE", "NFQUEUE":
-		s.last().Warning = t + " hands the packet to a user-space program: its verdict is not known; assumed ACCEPT"
+	case tQueue:
+		s.last().Warning = cr.targetName() + " hands the packet to a user-space program: its verdict is not known; assumed ACCEPT"
 		s.warn(s.last().Warning)
 		w.endHook(s)
 		return
 	}
-	if chain := cr.jump; chain != nil {
+	if cr.jslot >= 0 || cr.jump != nil {
 		if cr.isGoto {
 			// A goto replaces the current chain: on return the walk goes
 			// back to the chain that called it.
-			top := s.frames[len(s.frames)-1]
-			if !top.c.builtin {
+			top := &s.frames[len(s.frames)-1]
+			if !w.entered[top.c].builtin {
 				s.frames = s.frames[:len(s.frames)-1]
 			} else {
 				// goto from a built-in chain: returning from the target
 				// applies the built-in chain's policy.
-				s.frames[len(s.frames)-1].pos = 1 << 30
-				if s.frames[len(s.frames)-1].cands != nil {
-					s.frames[len(s.frames)-1].pos = len(s.frames[len(s.frames)-1].cands)
+				top.pos = 1 << 30
+				if top.n >= 0 {
+					top.pos = top.n
 				}
 			}
 		}
-		w.push(s, chain)
+		w.push(s, cc, cr)
 		return
 	}
-	s.last().Warning = "target " + t + " is not modelled: the walk continues with the next rule, as the kernel does for a non-terminal target"
+	s.last().Warning = "target " + cr.targetName() + " is not modelled: the walk continues with the next rule, as the kernel does for a non-terminal target"
 	s.warn(s.last().Warning)
 }
 
@@ -713,6 +829,27 @@ func targetValue(cr *crule, name string) string {
 // parseNATTo reads a --to-destination value: "ip", "ip:port",
 // "[ip6]:port", ranges ("ip1-ip2:p1-p2", of which the first is taken).
 func parseNATTo(v string, port uint16) (netip.AddrPort, string) {
+	if ap, ok := quickNATTo(v); ok {
+		return ap, ""
+	}
+	return parseNATRange(v, port)
+}
+
+// quickNATTo reads the --to-destination values kube-proxy writes, "ip:port"
+// and "[ip6]:port", as parseNATRange would, and faster; false for the
+// other forms.
+func quickNATTo(v string) (netip.AddrPort, bool) {
+	if ap, ok := parseIPv4AddrPort(v); ok {
+		return ap, true
+	}
+	if ap, err := netip.ParseAddrPort(v); err == nil && !strings.Contains(v, "-") {
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), true
+	}
+	return netip.AddrPort{}, false
+}
+
+// parseNATRange is parseNATTo for every form of the value.
+func parseNATRange(v string, port uint16) (netip.AddrPort, string) {
 	warn := ""
 	host, ports := v, ""
 	switch {
@@ -782,13 +919,13 @@ func (w *walker) mark(s *state, cr *crule) {
 	s.last().Note = joinNote(s.last().Note, "mark 0x"+strconv.FormatUint(uint64(before), 16)+" -> 0x"+strconv.FormatUint(uint64(s.mark), 16))
 }
 
-// matchDet evaluates the deterministic matches of cr.
-func (w *walker) matchDet(s *state, cr *crule) (bool, string) {
+// matchDet evaluates the deterministic matches of cr, a rule of cc.
+func (w *walker) matchDet(s *state, cc *cchain, cr *crule) (bool, string) {
 	note := ""
-	det := cr.det()
+	det := cc.det(cr)
 	for i := range det {
 		m := &det[i]
-		ok, n := w.match(s, m)
+		ok, n := w.match(s, cc, m)
 		if n != "" {
 			note = joinNote(note, n)
 		}
@@ -802,28 +939,29 @@ func (w *walker) matchDet(s *state, cr *crule) (bool, string) {
 	return true, note
 }
 
-// match evaluates one match before negation (sets, ipvs and physdev
-// apply their negation themselves).
-func (w *walker) match(s *state, m *cmatch) (bool, string) {
+// match evaluates one match of a rule of cc before negation (sets, ipvs
+// and physdev apply their negation themselves).
+func (w *walker) match(s *state, cc *cchain, m *cmatch) (bool, string) {
 	switch m.kind {
 	case mSrc:
-		return m.prefix.Contains(s.src), ""
+		return m.contains(s.src), ""
 	case mDst:
-		return m.prefix.Contains(s.dst), ""
+		return m.contains(s.dst), ""
 	case mInIface:
-		return ifaceMatch(m.ext.iface, s.in), ""
+		return ifaceMatch(cc.ext(m).iface, s.in), ""
 	case mOutIface:
-		return ifaceMatch(m.ext.iface, s.out), ""
+		return ifaceMatch(cc.ext(m).iface, s.out), ""
 	case mProto:
 		return m.proto == 0 || m.proto == s.proto, ""
 	case mDport, mSport:
+		ports := cc.ports(m)
 		if m.value == 1 {
-			return inPorts(m.ports(), s.dport) || inPorts(m.ports(), s.sport), ""
+			return inPorts(ports, s.dport) || inPorts(ports, s.sport), ""
 		}
 		if m.kind == mDport {
-			return inPorts(m.ports(), s.dport), ""
+			return inPorts(ports, s.dport), ""
 		}
-		return inPorts(m.ports(), s.sport), ""
+		return inPorts(ports, s.sport), ""
 	case mMark:
 		return s.mark&m.mask == m.value&m.mask, ""
 	case mSrcType:
@@ -854,10 +992,10 @@ func (w *walker) match(s *state, m *cmatch) (bool, string) {
 		// negated.
 		return m.neg, ""
 	case mSet:
-		ok, note := w.setMatch(s, m)
+		ok, note := w.setMatch(s, cc.ext(m).set)
 		return ok != m.neg, note
 	case mIPVS:
-		return w.ipvsMatch(s, m.ext.ipvs), ""
+		return w.ipvsMatch(s, cc.ext(m).ipvs), ""
 	}
 	return false, ""
 }
@@ -893,8 +1031,7 @@ func (w *walker) addrType(a netip.Addr) uint32 {
 	return atUnicast
 }
 
-func (w *walker) setMatch(s *state, m *cmatch) (bool, string) {
-	sm := m.ext.set
+func (w *walker) setMatch(s *state, sm *setMatch) (bool, string) {
 	if sm.set == nil {
 		s.warn(fmt.Sprintf("ipset %s is not in the captured ipsets: --match-set %s assumed not to match", sm.name, sm.name))
 		return false, "ipset " + sm.name + " not captured"
@@ -945,27 +1082,35 @@ func (w *walker) ipvsMatch(s *state, im *ipvsMatch) bool {
 
 // finish turns an ended state into a path.
 func (w *walker) finish(s *state) {
-	p := Path{
+	verdict := s.verdict
+	if verdict == "" {
+		switch {
+		case s.dnat || s.ipvsVS != nil:
+			verdict = VerdictDNAT
+		case s.local:
+			verdict = VerdictLocal
+		default:
+			verdict = VerdictAccept
+		}
+	}
+	if w.opts.Summary {
+		dst := netip.AddrPortFrom(s.dst, s.dport)
+		if !s.dst.IsValid() {
+			// Its Destination is "invalid AddrPort" whatever the port.
+			dst = netip.AddrPort{}
+		}
+		w.ends = append(w.ends, pathEnd{prob: s.prob, verdict: verdict, dst: dst,
+			masq: s.masq, snat: s.snat, conds: s.conds, warnings: s.warnings})
+		return
+	}
+	w.paths = append(w.paths, Path{
 		Probability: s.prob,
-		Verdict:     s.verdict,
+		Verdict:     verdict,
+		Destination: netip.AddrPortFrom(s.dst, s.dport).String(),
 		Masquerade:  s.masq,
 		SNAT:        s.snat,
 		Conditions:  s.conds,
+		Steps:       s.materialize(),
 		Warnings:    s.warnings,
-	}
-	if !w.opts.Summary {
-		p.Steps = s.materialize()
-	}
-	p.Destination = netip.AddrPortFrom(s.dst, s.dport).String()
-	if p.Verdict == "" {
-		switch {
-		case s.dnat || s.ipvsVS != nil:
-			p.Verdict = VerdictDNAT
-		case s.local:
-			p.Verdict = VerdictLocal
-		default:
-			p.Verdict = VerdictAccept
-		}
-	}
-	w.paths = append(w.paths, p)
+	})
 }

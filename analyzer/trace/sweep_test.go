@@ -1,0 +1,128 @@
+package trace_test
+
+import (
+	"bytes"
+	"net/netip"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/analyzer/checktest"
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/trace"
+	"github.com/proxyscan/proxyscan/internal/benchgen"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
+)
+
+// portPackets returns packets to every destination of the service ports
+// of snap, from every origin, and a few the tracer refuses.
+func portPackets(snap *model.Snapshot) []trace.Packet {
+	var out []trace.Packet
+	add := func(a netip.Addr, port int32, proto string, src netip.Addr, from ...trace.From) {
+		for _, f := range from {
+			out = append(out, trace.Packet{Dst: netip.AddrPortFrom(a, uint16(port)), Proto: proto, From: f, Src: src})
+		}
+	}
+	for _, sp := range snap.Ports {
+		proto := sp.ProtoLower()
+		for _, a := range sp.ClusterIPs {
+			add(a, sp.Port, proto, netip.Addr{}, trace.FromPod, trace.FromNode)
+		}
+		if sp.NodePort != 0 {
+			for _, a := range snap.Node.Addresses {
+				add(a, sp.NodePort, proto, netip.Addr{}, trace.FromExternal, trace.FromPod, trace.FromNode)
+			}
+		}
+		for _, a := range append(append([]netip.Addr(nil), sp.ExternalIPs...), sp.LoadBalancerVIPs...) {
+			add(a, sp.Port, proto, netip.Addr{}, trace.FromExternal, trace.FromPod)
+			for _, r := range sp.SourceRanges {
+				add(a, sp.Port, proto, r.Addr().Next(), trace.FromExternal)
+			}
+		}
+	}
+	out = append(out, trace.Packet{Dst: netip.MustParseAddrPort("10.96.0.10:53"), Proto: "icmp"},
+		trace.Packet{Proto: "tcp"}, trace.Packet{Dst: netip.MustParseAddrPort("[fd00::1]:80")})
+	return out
+}
+
+// checkSweep compares the sweep of pkts with the summaries of their
+// summary traces, one by one.
+func checkSweep(t *testing.T, name string, dp *trace.Dataplane, pkts []trace.Packet, workers int) {
+	t.Helper()
+	got := trace.Sweep(dp, pkts, workers)
+	if len(got) != len(pkts) {
+		t.Fatalf("%s: %d summaries for %d packets", name, len(got), len(pkts))
+	}
+	for i, pkt := range pkts {
+		want := trace.Summarize(trace.Trace(dp, pkt, trace.Options{Summary: true}))
+		if !reflect.DeepEqual(got[i], want) {
+			t.Errorf("%s: %s: swept\n%+v\ntraced\n%+v", name, pkt, got[i], want)
+		}
+		// The summary of a full trace ends in the same places, unless
+		// paths of different steps end alike (they are then not merged).
+		full := trace.Summarize(trace.Trace(dp, pkt, trace.Options{}))
+		if len(full.Ends) == len(want.Ends) && !reflect.DeepEqual(full, want) {
+			t.Errorf("%s: %s: swept\n%+v\nfully traced\n%+v", name, pkt, got[i], full)
+		}
+	}
+}
+
+// TestSweepIsTrace sweeps the service ports of every bundle and scenario
+// and compares each packet's summary with its trace's.
+func TestSweepIsTrace(t *testing.T) {
+	bundles, err := filepath.Glob(filepath.Join("..", "..", "testdata", "bundles", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	var opts []load.Options
+	for _, b := range bundles {
+		if !strings.HasSuffix(b, ".md") {
+			dirs, opts = append(dirs, b), append(opts, load.Options{})
+		}
+	}
+	for _, file := range checktest.Files(t, "scenarios/*/*.txtar") {
+		s := checktest.Load(t, file)
+		dirs, opts = append(dirs, s.Dir), append(opts, s.Options)
+	}
+	for i, dir := range dirs {
+		snaps, err := load.Load([]string{dir}, opts[i])
+		if err != nil {
+			continue // scenarios of invalid inputs
+		}
+		for _, snap := range snaps {
+			pkts := portPackets(snap)
+			for _, mode := range []string{"", model.ModeIPTables, model.ModeIPVS, model.ModeNFTables} {
+				checkSweep(t, filepath.Base(dir)+"/"+mode, trace.FromSnapshot(snap, mode), pkts, 3)
+			}
+		}
+	}
+}
+
+// TestSweepEvicts sweeps a node with more Service chains than the cache
+// keeps, in an order that comes back to the Services traced first.
+func TestSweepEvicts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large input")
+	}
+	spec := benchgen.Spec{Services: 1500, Endpoints: 8000, NodePortEvery: 3, Node: "n1"}
+	var buf bytes.Buffer
+	if err := spec.IPTablesSave(&buf); err != nil {
+		t.Fatal(err)
+	}
+	d, err := iptables.Parse("iptables-save.txt", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := netip.MustParseAddr("192.168.0.10")
+	dp := &trace.Dataplane{Mode: "iptables", IPTables: []*iptables.Dump{d}, Local: []netip.Addr{node, netip.MustParseAddr("127.0.0.1")},
+		PodCIDRs: []netip.Prefix{netip.MustParsePrefix("10.128.0.0/24")}}
+	pkts := servicePackets(d, node)
+	for _, p := range pkts[:len(pkts)/2] {
+		p.From = trace.FromNode
+		pkts = append(pkts, p)
+	}
+	checkSweep(t, "benchgen", dp, pkts, 2)
+}
