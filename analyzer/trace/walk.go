@@ -365,6 +365,9 @@ func (w *walker) release() {
 	}
 	w.reset()
 	w.cx.sc.forget()
+	// A pooled walker outlives the cache it walked: its buffers must not
+	// keep the cache's chains (and with them a sweep's cache) alive.
+	clear(w.cx.kept[:cap(w.cx.kept)])
 	w.cx = compiler{sc: w.cx.sc, kept: w.cx.kept[:0]}
 	walkerPool.Put(w)
 }
