@@ -9,6 +9,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
 const miniSlice = `---
@@ -101,7 +102,7 @@ func TestFilesReadWhenParsed(t *testing.T) {
 	export := writeFile(t, dir, "svc.yaml", []byte(miniService+miniSlice))
 	var files []file
 	for _, p := range []string{dump, export} {
-		fs, err := readPath(p, DefaultLimits)
+		fs, err := readPath(p, DefaultLimits, kube.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +119,7 @@ func TestFilesReadWhenParsed(t *testing.T) {
 	if err := os.Remove(dump); err != nil {
 		t.Fatal(err)
 	}
-	res := parseAll(files)
+	res := parseAll(files, kube.Options{})
 	if res[0].err == nil || !strings.Contains(res[0].err.Error(), "no such file") {
 		t.Errorf("removed dump: err = %v, want no such file", res[0].err)
 	}

@@ -56,7 +56,6 @@ type parseFunc func(name string, data []byte) (any, error)
 // parser is listed in the snapshot's inputs as not analysed.
 var parsersByKind = map[parsers.Kind]parseFunc{
 	parsers.KindIPTablesSave:    func(n string, d []byte) (any, error) { return iptables.Parse(n, d) },
-	parsers.KindKube:            func(n string, d []byte) (any, error) { return kube.ParseWith(n, d, kubeOptions) },
 	parsers.KindKubeProxyConfig: func(n string, d []byte) (any, error) { return kpconfig.ParseLenient(n, d) },
 	parsers.KindManifest:        func(n string, d []byte) (any, error) { return manifest.Parse(n, d) },
 	parsers.KindVersion:         func(n string, d []byte) (any, error) { return kpversion.Parse(n, d) },
@@ -82,6 +81,14 @@ var parsersByKind = map[parsers.Kind]parseFunc{
 // fast path with the reference decoders).
 var kubeOptions kube.Options
 
+// kube returns the options of the exports' decoding: kubeOptions, lean
+// when the objects are compacted afterwards.
+func (o Options) kube() kube.Options {
+	ko := kubeOptions
+	ko.Lean = o.Compact
+	return ko
+}
+
 // streamExports decodes Kubernetes exports, on disk or in archives, as
 // they are read rather than after reading them whole (tests compare both).
 var streamExports = true
@@ -105,7 +112,7 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 	}
 	var files []file
 	for _, p := range paths {
-		fs, err := readPath(p, lim)
+		fs, err := readPath(p, lim, opts.kube())
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +121,7 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 	if len(files) == 0 {
 		return nil, inputErrorf("no input files")
 	}
-	results := parseAll(files)
+	results := parseAll(files, opts.kube())
 	var errs parsers.ErrorList
 	var other []string
 	for _, r := range results {
@@ -147,7 +154,7 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 // disk are read as they are parsed; Kubernetes exports on disk are
 // decoded as they are read (see streamKube), and those of archives were
 // decoded as the archive was read.
-func parseAll(files []file) []parsed {
+func parseAll(files []file, ko kube.Options) []parsed {
 	out := make([]parsed, len(files))
 	parse := func(i int) {
 		f := files[i]
@@ -158,12 +165,14 @@ func parseAll(files []file) []parsed {
 			r.size = f.size
 			r.value, r.err = f.result()
 		case k == parsers.KindKube && f.path != "" && streamExports:
-			r.value, r.size, r.err = streamKube(&f)
+			r.value, r.size, r.err = streamKube(&f, ko)
 		default:
 			data, err := f.load()
 			r.size = int64(len(data))
 			if err != nil {
 				r.err = err
+			} else if k == parsers.KindKube {
+				r.value, r.err = kube.ParseWith(f.name, data, ko)
 			} else if fn := parsersByKind[k]; fn != nil {
 				r.value, r.err = fn(f.name, data)
 			}

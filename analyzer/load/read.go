@@ -102,14 +102,14 @@ func (f *file) load() ([]byte, error) {
 // streamKube decodes the Kubernetes export on disk at f.path as it reads
 // it, so that a large JSON export is never in memory whole, returning the
 // objects and the bytes read.
-func streamKube(f *file) (any, int64, error) {
+func streamKube(f *file, ko kube.Options) (any, int64, error) {
 	fh, err := os.Open(f.path)
 	if err != nil {
 		return nil, 0, pathErr(err)
 	}
 	defer fh.Close()
 	cr := &countingReader{r: fh, size: f.size}
-	objs, err := kube.ParseReader(f.name, cr, kubeOptions)
+	objs, err := kube.ParseReader(f.name, cr, ko)
 	if err != nil {
 		return objs, cr.n, pathErr(err)
 	}
@@ -203,7 +203,7 @@ func inputErrorf(format string, args ...any) error {
 
 // readPath reads one command-line argument: an archive, a directory or a
 // single file.
-func readPath(p string, lim Limits) ([]file, error) {
+func readPath(p string, lim Limits, ko kube.Options) ([]file, error) {
 	st, err := os.Stat(p)
 	if err != nil {
 		return nil, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
@@ -226,7 +226,7 @@ func readPath(p string, lim Limits) ([]file, error) {
 		if err != nil {
 			return nil, inputErrorf("reading %s: %v", p, err)
 		}
-		return readArchive(p, data, lim)
+		return readArchive(p, data, lim, ko)
 	}
 	return []file{f}, nil
 }
@@ -236,7 +236,7 @@ func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data
 // readArchive reads a gzip-compressed tar archive (a bundle). Its
 // Kubernetes exports are decoded as they are read (archiveExport); its
 // other files are read into memory.
-func readArchive(name string, data []byte, lim Limits) ([]file, error) {
+func readArchive(name string, data []byte, lim Limits, ko kube.Options) ([]file, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, inputErrorf("%s: not a valid gzip archive: %v", name, err)
@@ -295,7 +295,7 @@ func readArchive(name string, data []byte, lim Limits) ([]file, error) {
 		switch {
 		case err != nil && err != io.ErrUnexpectedEOF && err != io.EOF:
 		case streamExports && int64(hn) == min(h.Size, parsers.DetectSize) && parsers.Detect(head) == parsers.KindKube:
-			f, n, err = archiveExport(clean, head, tr, h.Size)
+			f, n, err = archiveExport(clean, head, tr, h.Size, ko)
 		default:
 			buf := make([]byte, hn, h.Size)
 			copy(buf, head)
@@ -324,10 +324,10 @@ func readArchive(name string, data []byte, lim Limits) ([]file, error) {
 // first bytes are head and whose rest tr reads, as it reads it. It returns
 // the file, the bytes read (all of the entry's, so that the caller checks
 // it is whole) and the error reading them.
-func archiveExport(name string, head []byte, tr io.Reader, size int64) (file, int64, error) {
+func archiveExport(name string, head []byte, tr io.Reader, size int64, ko kube.Options) (file, int64, error) {
 	cr := &countingReader{r: io.LimitReader(tr, size+1-int64(len(head))), size: size}
 	r := &errReader{r: io.MultiReader(bytes.NewReader(head), cr), size: size}
-	objs, perr := kube.ParseReader(name, r, kubeOptions)
+	objs, perr := kube.ParseReader(name, r, ko)
 	// What the decoder did not read (after an error) is read all the
 	// same, as it would be were the entry read whole.
 	if _, err := io.Copy(io.Discard, r); err != nil {

@@ -238,6 +238,13 @@ type Options struct {
 	// Services and EndpointSlices, and goccy/go-json). Both give the same
 	// objects; the reference path is there to compare with.
 	Reference bool
+	// Lean leaves out of the objects, as each is decoded, what a reader of
+	// ports and endpoints never reads: the Services' selectors, the
+	// EndpointSlices' annotations and owner references, their endpoints'
+	// targetRef, hostname and deprecatedTopology, and every object's uid,
+	// resourceVersion and creationTimestamp. A large export holds tens of
+	// thousands of each.
+	Lean bool
 }
 
 // Parse reads the kubectl export in data, read from the file called name.
@@ -327,7 +334,7 @@ func parse(name string, split func(emit func(chunk)) error, opts Options) (*Obje
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d := &decoder{fast: !opts.Reference}
+			d := &decoder{fast: !opts.Reference, lean: opts.Lean}
 			for j := range jobs {
 				obj, err := d.decode(name, &j.c)
 				j.c.blk.release()
@@ -429,6 +436,10 @@ func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 		o := &corev1.Service{}
 		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
+			if d.lean {
+				leanMeta(&o.ObjectMeta)
+				o.Spec.Selector = nil
+			}
 			svc := &Service{Service: o, Pos: pos}
 			if !c.json {
 				svc.Ports = portLines(c.data, c.line)
@@ -439,12 +450,19 @@ func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 		o := &discoveryv1beta1.EndpointSlice{}
 		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
-			return &EndpointSlice{EndpointSlice: sliceFromV1beta1(o), Pos: pos}, nil
+			s := sliceFromV1beta1(o)
+			if d.lean {
+				leanSlice(s)
+			}
+			return &EndpointSlice{EndpointSlice: s, Pos: pos}, nil
 		}
 	case c.kind == "EndpointSlice" && group == "discovery.k8s.io":
 		o := &discoveryv1.EndpointSlice{}
 		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
+			if d.lean {
+				leanSlice(o)
+			}
 			return &EndpointSlice{EndpointSlice: o, Pos: pos}, nil
 		}
 	case c.kind == "Endpoints" && group == "":
@@ -494,6 +512,21 @@ func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 func slim(m *metav1.ObjectMeta) {
 	m.ManagedFields = nil
 	delete(m.Annotations, "kubectl.kubernetes.io/last-applied-configuration")
+}
+
+// leanMeta drops the object metadata [Options.Lean] leaves out.
+func leanMeta(m *metav1.ObjectMeta) {
+	m.UID, m.ResourceVersion, m.CreationTimestamp = "", "", metav1.Time{}
+}
+
+// leanSlice drops what [Options.Lean] leaves out of an EndpointSlice.
+func leanSlice(s *discoveryv1.EndpointSlice) {
+	leanMeta(&s.ObjectMeta)
+	s.Annotations, s.OwnerReferences = nil, nil
+	for i := range s.Endpoints {
+		e := &s.Endpoints[i]
+		e.TargetRef, e.Hostname, e.DeprecatedTopology = nil, nil, nil
+	}
 }
 
 func splitAPIVersion(av string) (group, version string) {

@@ -127,3 +127,78 @@ func FuzzParse(f *testing.F) {
 		_ = summarize(o)
 	})
 }
+
+// TestLean decodes an export with and without Options.Lean, by every
+// decoding path: the lean objects lack exactly what Lean leaves out.
+func TestLean(t *testing.T) {
+	const export = `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Service
+  metadata:
+    name: web
+    namespace: shop
+    uid: 6f1d8a34-0000-4000-8000-000000000001
+    resourceVersion: "42"
+    creationTimestamp: "2026-03-01T12:00:00Z"
+    labels: {app: web}
+  spec:
+    selector: {app: web}
+    clusterIP: 10.96.0.10
+    ports:
+    - {name: http, port: 80, protocol: TCP}
+- apiVersion: discovery.k8s.io/v1
+  kind: EndpointSlice
+  metadata:
+    name: web-abc
+    namespace: shop
+    uid: 6f1d8a34-0000-4000-8000-000000000002
+    labels: {kubernetes.io/service-name: web}
+    annotations: {endpoints.kubernetes.io/last-change-trigger-time: "2026-03-01T12:00:00Z"}
+    ownerReferences:
+    - {apiVersion: v1, kind: Service, name: web, uid: 6f1d8a34-0000-4000-8000-000000000001}
+  addressType: IPv4
+  ports:
+  - {name: http, port: 8080, protocol: TCP}
+  endpoints:
+  - addresses: ["10.244.1.5"]
+    conditions: {ready: true}
+    hostname: web-0
+    nodeName: node-a
+    zone: zone-1
+    targetRef: {kind: Pod, namespace: shop, name: web-0}
+`
+	for _, ref := range []bool{false, true} {
+		full, err := ParseWith("export.yaml", []byte(export), Options{Reference: ref})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lean, err := ParseWith("export.yaml", []byte(export), Options{Reference: ref, Lean: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, ls := full.Services[0], lean.Services[0]
+		if fs.UID == "" || fs.Spec.Selector == nil || fs.CreationTimestamp.IsZero() {
+			t.Fatalf("reference=%v: the full Service lacks what the test leaves out: %+v", ref, fs.ObjectMeta)
+		}
+		if ls.UID != "" || ls.ResourceVersion != "" || !ls.CreationTimestamp.IsZero() || ls.Spec.Selector != nil {
+			t.Errorf("reference=%v: lean Service keeps %q %q %v %v", ref, ls.UID, ls.ResourceVersion, ls.CreationTimestamp, ls.Spec.Selector)
+		}
+		if ls.Name != "web" || ls.Labels["app"] != "web" || ls.Spec.ClusterIP != "10.96.0.10" || len(ls.Spec.Ports) != 1 || ls.Pos != fs.Pos {
+			t.Errorf("reference=%v: lean Service lost what is read: %+v", ref, ls.Service)
+		}
+		fe, le := full.EndpointSlices[0], lean.EndpointSlices[0]
+		if fe.Endpoints[0].TargetRef == nil || fe.Annotations == nil || fe.OwnerReferences == nil {
+			t.Fatalf("reference=%v: the full slice lacks what the test leaves out", ref)
+		}
+		ep := le.Endpoints[0]
+		if ep.TargetRef != nil || ep.Hostname != nil || le.Annotations != nil || le.OwnerReferences != nil || le.UID != "" {
+			t.Errorf("reference=%v: lean slice keeps %+v %+v", ref, le.ObjectMeta, ep)
+		}
+		if le.Labels["kubernetes.io/service-name"] != "web" || ep.Addresses[0] != "10.244.1.5" || *ep.NodeName != "node-a" || *ep.Zone != "zone-1" ||
+			ep.Conditions.Ready == nil || !*ep.Conditions.Ready || *le.Ports[0].Port != 8080 || le.Pos != fe.Pos {
+			t.Errorf("reference=%v: lean slice lost what is read: %+v", ref, le.EndpointSlice)
+		}
+	}
+}
