@@ -20,19 +20,20 @@ const (
 // for every service port, the hash of its chain names.
 type Attribution struct {
 	byHash map[string]*model.ServicePort
-	byAddr map[string][]*model.ServicePort // "ip proto port"
+	byAddr map[dest][]*model.ServicePort
 }
 
 // NewAttribution indexes the service ports of a snapshot.
 func NewAttribution(ports []*model.ServicePort) *Attribution {
-	a := &Attribution{byHash: map[string]*model.ServicePort{}, byAddr: map[string][]*model.ServicePort{}}
+	a := &Attribution{byHash: make(map[string]*model.ServicePort, len(ports)), byAddr: make(map[dest][]*model.ServicePort, len(ports))}
 	for _, sp := range ports {
 		a.byHash[model.PortProtoHash(sp.Name, sp.ProtoLower())] = sp
 		if sp.Skip != "" {
 			continue
 		}
+		proto := sp.ProtoLower()
 		add := func(ip netip.Addr) {
-			k := ip.String() + " " + sp.ProtoLower() + " " + strconv.Itoa(int(sp.Port))
+			k := destKey(ip, proto, sp.Port)
 			a.byAddr[k] = append(a.byAddr[k], sp)
 		}
 		for _, ip := range sp.ClusterIPs {
@@ -60,7 +61,7 @@ func (a *Attribution) byDest(ip netip.Addr, proto string, port int32) []*model.S
 	if a == nil {
 		return nil
 	}
-	return a.byAddr[ip.String()+" "+proto+" "+strconv.Itoa(int(port))]
+	return a.byAddr[destKey(ip, proto, port)]
 }
 
 // chainHash splits a kube-proxy per-service chain name into its prefix and

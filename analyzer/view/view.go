@@ -12,6 +12,7 @@
 package view
 
 import (
+	"bytes"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -191,12 +192,16 @@ type Entry struct {
 }
 
 // Key returns "Kind IP proto/port" (no IP for node ports).
-func (e *Entry) Key() string {
-	s := string(e.Kind) + " "
+func (e *Entry) Key() string { return string(e.appendKey(nil)) }
+
+// appendKey appends the entry's Key to b.
+func (e *Entry) appendKey(b []byte) []byte {
+	b = append(append(b, e.Kind...), ' ')
 	if e.IP.IsValid() {
-		s += e.IP.String() + " "
+		b = append(e.IP.AppendTo(b), ' ')
 	}
-	return s + e.Protocol + "/" + strconv.Itoa(int(e.Port))
+	b = append(append(b, e.Protocol...), '/')
+	return strconv.AppendInt(b, int64(e.Port), 10)
 }
 
 // Dest returns "IP:port" (or ":port" for a node port), as users write it.
@@ -340,19 +345,33 @@ func (v *View) Find(kind Kind, ip netip.Addr, proto string, port int32) *Entry {
 	return best
 }
 
-// SortEntries orders entries by kind, address, protocol and port.
+// SortEntries orders entries by kind, address, protocol and port (the
+// order of their keys).
 func (v *View) SortEntries() {
-	type keyed struct {
-		key string
-		e   *Entry
-	}
-	ks := make([]keyed, len(v.Entries))
+	// The keys are written one after the other in one buffer: a large
+	// node has tens of thousands of entries.
+	var buf []byte
+	ends := make([]int, len(v.Entries))
 	for i, e := range v.Entries {
-		ks[i] = keyed{e.Key(), e}
+		buf = e.appendKey(buf)
+		ends[i] = len(buf)
 	}
-	sort.SliceStable(ks, func(i, j int) bool { return ks[i].key < ks[j].key })
-	for i := range ks {
-		v.Entries[i] = ks[i].e
+	key := func(i int) []byte {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		return buf[start:ends[i]]
 	}
+	order := make([]int, len(v.Entries))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return bytes.Compare(key(order[a]), key(order[b])) < 0 })
+	sorted := make([]*Entry, len(v.Entries))
+	for i, j := range order {
+		sorted[i] = v.Entries[j]
+	}
+	copy(v.Entries, sorted)
 	v.Index()
 }
