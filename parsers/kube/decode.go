@@ -15,7 +15,7 @@ import (
 // holds scratch space.
 type decoder struct {
 	fast bool
-	lean bool // Options.Lean
+	lean bool   // Options.Lean
 	buf  []byte // the JSON form of the current YAML chunk
 	item []byte // the de-indented text of the current YAML List item
 	conv yconv
