@@ -405,26 +405,20 @@ func (b *builder) pickNode(opts Options) {
 	}
 }
 
-// lastApplied is the annotation kubectl apply leaves: a copy of the whole
-// object as applied.
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
-
 // compactObjects drops, once the service ports are built, what of the
 // exports nothing reads afterwards (see [Options.Compact]): the
 // EndpointSlices and Endpoints objects (the ports hold their endpoints,
 // with their positions; their number is kept), and of the Services all
-// but their names, annotations (the last applied configuration aside),
-// type and traffic distribution: the ports hold the rest.
+// but their names, annotations, type and traffic distribution: the ports
+// hold the rest.
 func compactObjects(o *kube.Objects) {
 	if o == nil {
 		return
 	}
 	o.ReleaseEndpoints()
 	for _, svc := range o.Services {
+		// The decoder already dropped the last applied configuration.
 		ann := svc.Annotations
-		if _, ok := ann[lastApplied]; ok {
-			delete(ann, lastApplied)
-		}
 		if len(ann) == 0 {
 			ann = nil
 		}
