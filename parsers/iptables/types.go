@@ -278,10 +278,6 @@ func (r *Rule) Target() string {
 	return r.Arg(int(r.targ)).Value
 }
 
-// TargetIndex returns the index of the target option ("-j", "-g") among
-// the rule's options, and false for a rule without one.
-func (r *Rule) TargetIndex() (int, bool) { return int(r.targ), r.targ != noTarget }
-
 // IsGoto reports whether the rule's target is a "-g" goto.
 func (r *Rule) IsGoto() bool {
 	if r.targ == noTarget {
