@@ -24,14 +24,29 @@ func FuzzParse(f *testing.F) {
 		for _, tb := range d.Tables {
 			for _, c := range tb.Chains {
 				for _, r := range c.Rules {
-					_ = r.Args()
-					_ = r.Target()
-					_ = r.TargetArgs()
+					checkTarget(t, r)
 				}
 			}
 		}
 		checkRoundTrip(t, "fuzz", d)
 	})
+}
+
+// checkTarget checks that the target Parse recorded for r is the last
+// "-j"/"-g" option of r, as a scan of its options finds it.
+func checkTarget(t *testing.T, r *Rule) {
+	t.Helper()
+	args := r.Args()
+	want, goto_, after := "", false, []Arg(nil)
+	for i := len(args) - 1; i >= 0; i-- {
+		if isTarget(args[i].Name) {
+			want, goto_, after = args[i].Value, args[i].Name == "-g" || args[i].Name == "--goto", args[i+1:]
+			break
+		}
+	}
+	if r.Target() != want || r.IsGoto() != goto_ || len(r.TargetArgs()) != len(after) {
+		t.Fatalf("line %d: target %q goto %v, %d options after it; a scan finds %q %v %d", r.Line, r.Target(), r.IsGoto(), len(r.TargetArgs()), want, goto_, len(after))
+	}
 }
 
 // TestCarriageReturns: line ends of "\r\n" or more carriage returns are
@@ -47,6 +62,7 @@ func TestCarriageReturns(t *testing.T) {
 			t.Fatalf("%q: %v", in, err)
 		}
 		r := d.Tables[0].Chains[0].Rules[0]
+		checkTarget(t, r)
 		if got := r.Target(); got != "RETURN" {
 			t.Errorf("%q: target %q, want RETURN", in, got)
 		}
