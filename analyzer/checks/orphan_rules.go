@@ -75,7 +75,7 @@ func runOrphanRules(p *Pass) {
 					Evidence: []model.Evidence{o.Evidence},
 					Advice:   "Restart kube-proxy on the node so that a full sync deletes the objects of deleted Services.",
 				})
-			case o.Service == "" && (o.Hash != "" || o.Kind != view.ObjChain) && !o.Referenced:
+			case o.Service == "" && (o.Hashed || o.Kind != view.ObjChain) && !o.Referenced:
 				p.Report(Finding{
 					Message:  fmt.Sprintf("%s %s belongs to no Service and nothing leads to it", o.Kind, o.Name),
 					Evidence: []model.Evidence{o.Evidence},

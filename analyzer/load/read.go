@@ -100,7 +100,7 @@ func (f *file) load() ([]byte, error) {
 }
 
 // streamKube decodes the Kubernetes export on disk at f.path as it reads
-// it, so that a large JSON export is never in memory whole, returning the
+// it, so that a large export is never in memory whole, returning the
 // objects and the bytes read.
 func streamKube(f *file, ko kube.Options) (any, int64, error) {
 	fh, err := os.Open(f.path)
@@ -108,7 +108,7 @@ func streamKube(f *file, ko kube.Options) (any, int64, error) {
 		return nil, 0, pathErr(err)
 	}
 	defer fh.Close()
-	cr := &countingReader{r: fh, size: f.size}
+	cr := &countingReader{r: fh}
 	objs, err := kube.ParseReader(f.name, cr, ko)
 	if err != nil {
 		return objs, cr.n, pathErr(err)
@@ -126,17 +126,11 @@ func pathErr(err error) error {
 	return err
 }
 
-// countingReader counts the bytes read through it, from a file of the
-// given size.
+// countingReader counts the bytes read through it.
 type countingReader struct {
-	r    io.Reader
-	n    int64
-	size int64
+	r io.Reader
+	n int64
 }
-
-// Size returns the size of the file, so that a YAML export is read into
-// one buffer of its size.
-func (c *countingReader) Size() int64 { return c.size }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
@@ -325,8 +319,8 @@ func readArchive(name string, data []byte, lim Limits, ko kube.Options) ([]file,
 // the file, the bytes read (all of the entry's, so that the caller checks
 // it is whole) and the error reading them.
 func archiveExport(name string, head []byte, tr io.Reader, size int64, ko kube.Options) (file, int64, error) {
-	cr := &countingReader{r: io.LimitReader(tr, size+1-int64(len(head))), size: size}
-	r := &errReader{r: io.MultiReader(bytes.NewReader(head), cr), size: size}
+	cr := &countingReader{r: io.LimitReader(tr, size+1-int64(len(head)))}
+	r := &errReader{r: io.MultiReader(bytes.NewReader(head), cr)}
 	objs, perr := kube.ParseReader(name, r, ko)
 	// What the decoder did not read (after an error) is read all the
 	// same, as it would be were the entry read whole.
@@ -341,16 +335,11 @@ func archiveExport(name string, head []byte, tr io.Reader, size int64, ko kube.O
 }
 
 // errReader keeps the first error other than io.EOF that reading r, an
-// archive entry of the given size, gave.
+// archive entry, gave.
 type errReader struct {
-	r    io.Reader
-	err  error
-	size int64
+	r   io.Reader
+	err error
 }
-
-// Size returns the size of the entry, so that a YAML export is read into
-// one buffer of its size.
-func (e *errReader) Size() int64 { return e.size }
 
 func (e *errReader) Read(p []byte) (int, error) {
 	n, err := e.r.Read(p)

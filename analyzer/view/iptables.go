@@ -96,11 +96,11 @@ type iptExtractor struct {
 	attr *Attribution
 	v    *View
 	nat  *iptables.Table
-	// The indexes are keyed by chain, not by name: a large nat table has
-	// tens of thousands of chains, and every rule that jumps is looked up
-	// several times.
-	disp  map[*iptables.Chain]*Dispatch
-	obj   map[*iptables.Chain]*Object
+	// disp and obj are indexed by the nat chain's number (Chain.Index)
+	// rather than keyed by it: a large nat table has tens of thousands of
+	// chains, and every rule that jumps is looked up several times.
+	disp  []*Dispatch
+	obj   []*Object
 	entry map[entryKey]*Entry
 	// objChains holds the chain of each object (parallel to v.Objects).
 	objChains []*iptables.Chain
@@ -114,8 +114,6 @@ func FromIPTables(d *iptables.Dump, attr *Attribution) *View {
 		d: d, attr: attr,
 		v:     &View{Mode: model.ModeIPTables, Family: model.Family(d.Family), Source: d.Name},
 		nat:   d.Table("nat"),
-		disp:  map[*iptables.Chain]*Dispatch{},
-		obj:   map[*iptables.Chain]*Object{},
 		entry: map[entryKey]*Entry{},
 	}
 	x.v.Anchors = map[Kind]model.Evidence{}
@@ -157,7 +155,7 @@ func (x *iptExtractor) objects() {
 			n++
 		}
 	}
-	x.obj = make(map[*iptables.Chain]*Object, n)
+	x.obj = make([]*Object, x.nat.ChainIndexes())
 	x.v.Objects = slices.Grow(x.v.Objects, n)
 	x.objChains = make([]*iptables.Chain, 0, n)
 	objs := make([]Object, n)
@@ -168,7 +166,7 @@ func (x *iptExtractor) objects() {
 			continue
 		}
 		o := &objs[i]
-		*o = Object{Kind: ObjChain, Name: c.Name, Hash: hash, Evidence: chainEvidence(c)}
+		*o = Object{Kind: ObjChain, Name: c.Name, Hashed: true, Evidence: chainEvidence(c)}
 		i++
 		if prefix != model.ChainSEP {
 			if sp := x.attr.byChainHash(hash); sp != nil {
@@ -178,7 +176,7 @@ func (x *iptExtractor) objects() {
 		if o.Service == "" && prefix != model.ChainSEP {
 			o.Service = chainCommentService(c)
 		}
-		x.obj[c] = o
+		x.obj[c.Index()] = o
 		x.v.Objects = append(x.v.Objects, o)
 		x.objChains = append(x.objChains, c)
 	}
@@ -216,9 +214,17 @@ func chainEvidence(c *iptables.Chain) model.Evidence {
 
 // reference marks the object of a chain (nil: none) as referenced.
 func (x *iptExtractor) reference(c *iptables.Chain) {
-	if o := x.obj[c]; o != nil {
+	if o := x.objectOf(c); o != nil {
 		o.Referenced = true
 	}
+}
+
+// objectOf returns the object of a chain, or nil.
+func (x *iptExtractor) objectOf(c *iptables.Chain) *Object {
+	if c == nil || c.Table != x.nat || c.Index() >= len(x.obj) {
+		return nil
+	}
+	return x.obj[c.Index()]
 }
 
 // chain returns the nat chain called name, or nil.
@@ -534,17 +540,25 @@ func isPodSourceMatch(r *iptables.Rule) bool {
 // dispatch reads a chain that balances over KUBE-SEP chains (SVC, SVL,
 // XLB).
 func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
-	if d := x.disp[c]; d != nil {
-		return d
+	cached := c.Table == x.nat
+	if cached {
+		if x.disp == nil {
+			x.disp = make([]*Dispatch, x.nat.ChainIndexes())
+		}
+		if d := x.disp[c.Index()]; d != nil {
+			return d
+		}
 	}
 	d := &Dispatch{ID: c.Name, Policy: PolicyCluster, Scheduler: "random", Evidence: []model.Evidence{chainEvidence(c)}}
 	if strings.HasPrefix(c.Name, model.ChainSVL) || strings.HasPrefix(c.Name, model.ChainXLB) {
 		d.Policy = PolicyLocal
 	}
-	if o := x.obj[c]; o != nil {
+	if o := x.objectOf(c); o != nil {
 		d.Service = o.Service
 	}
-	x.disp[c] = d
+	if cached {
+		x.disp[c.Index()] = d
+	}
 	// The backends and their evidence (the jump, then the DNAT) are
 	// allocated together: a large node has one per endpoint of every
 	// Service.
@@ -601,7 +615,7 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 			remaining = 0
 		}
 		// An endpoint chain a dispatch reaches belongs to its Service.
-		if o := x.obj[sep]; o != nil && o.Service == "" {
+		if o := x.objectOf(sep); o != nil && o.Service == "" {
 			o.Service = d.Service
 		}
 		d.Backends = append(d.Backends, b)

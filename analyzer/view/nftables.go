@@ -343,7 +343,7 @@ func (x *nftExtractor) objects() {
 		if !ok || n.Prefix == NFTAffinity {
 			continue
 		}
-		o := &Object{Kind: ObjChain, Name: c.Name, Hash: n.Hash, Referenced: x.reach[c.Name], Flushed: len(c.Rules) == 0,
+		o := &Object{Kind: ObjChain, Name: c.Name, Hashed: n.Hash != "", Referenced: x.reach[c.Name], Flushed: len(c.Rules) == 0,
 			Evidence: NFTChainEvidence(c)}
 		o.Service, _ = x.names.service(n)
 		x.obj[c.Name] = o
@@ -354,7 +354,7 @@ func (x *nftExtractor) objects() {
 		if !ok || n.Prefix != NFTAffinity {
 			continue
 		}
-		o := &Object{Kind: ObjSet, Name: s.Name, Hash: n.Hash, Referenced: x.used[s.Name], Evidence: NFTSetEvidence(s)}
+		o := &Object{Kind: ObjSet, Name: s.Name, Hashed: n.Hash != "", Referenced: x.used[s.Name], Evidence: NFTSetEvidence(s)}
 		o.Service, _ = x.names.service(n)
 		x.obj["@"+s.Name] = o
 		x.v.Objects = append(x.v.Objects, o)

@@ -314,8 +314,9 @@ type Object struct {
 	// Service is the service port name it belongs to by its name, comment
 	// or contents ("" when nothing says).
 	Service string
-	// Hash is the hash part of a hashed name (KUBE-SVC-<hash>).
-	Hash string
+	// Hashed reports a name kube-proxy derives from the service port
+	// (KUBE-SVC-<hash>, the nft chains' <hash>-<name> prefix).
+	Hashed bool
 	// Referenced reports whether anything in the data plane leads to it.
 	Referenced bool
 	// Flushed marks an empty nftables chain: kube-proxy flushes the chains

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -94,7 +95,7 @@ func (s Spec) Objects() []any {
 			ObjectMeta: metav1.ObjectMeta{
 				Name: v.name, Namespace: v.ns, CreationTimestamp: ts,
 				Labels:          map[string]string{"app.kubernetes.io/name": v.name, "app.kubernetes.io/part-of": "bench"},
-				ResourceVersion: strconv.Itoa(100000 + i), UID: types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", i)),
+				ResourceVersion: strconv.Itoa(100000 + i), UID: uid(0, i),
 			},
 			Spec: corev1.ServiceSpec{
 				Type: svcType, ClusterIP: v.ip.String(), ClusterIPs: []string{v.ip.String()},
@@ -111,17 +112,30 @@ func (s Spec) Objects() []any {
 	}
 	for i, v := range s.services() {
 		name, proto, port := "http", corev1.ProtocolTCP, int32(8080)
+		owner, controller := true, true
+		// The EndpointSlice controller copies the Service's labels, names
+		// the slice after it with a random suffix and owns it; kubectl
+		// prints all of that, and each endpoint's Pod reference with its
+		// uid.
 		slice := &discoveryv1.EndpointSlice{
 			TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
 			ObjectMeta: metav1.ObjectMeta{
-				Name: v.name + "-" + fmt.Sprintf("%05x", i), Namespace: v.ns, CreationTimestamp: ts,
+				GenerateName: v.name + "-", Name: v.name + "-" + suffix(i, 5), Namespace: v.ns, CreationTimestamp: ts,
+				Annotations: map[string]string{"endpoints.kubernetes.io/last-change-trigger-time": ts.UTC().Format(time.RFC3339)},
 				Labels: map[string]string{
+					"app.kubernetes.io/name": v.name, "app.kubernetes.io/part-of": "bench",
 					discoveryv1.LabelServiceName: v.name, discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io",
 				},
+				OwnerReferences: []metav1.OwnerReference{{
+					APIVersion: "v1", Kind: "Service", Name: v.name, UID: uid(0, i),
+					BlockOwnerDeletion: &owner, Controller: &controller,
+				}},
+				ResourceVersion: strconv.Itoa(200000 + i), UID: uid(1, i),
 			},
 			AddressType: discoveryv1.AddressTypeIPv4,
 			Ports:       []discoveryv1.EndpointPort{{Name: &name, Protocol: &proto, Port: &port}},
 		}
+		rs := suffix(i*7+3, 10) // the ReplicaSet's pod-template hash
 		for j, ip := range v.eps {
 			ready, serving, term := true, true, false
 			node := fmt.Sprintf("bench-node-%d", (i+j)%3+1)
@@ -130,12 +144,33 @@ func (s Spec) Objects() []any {
 				Addresses:  []string{ip.String()},
 				Conditions: discoveryv1.EndpointConditions{Ready: &ready, Serving: &serving, Terminating: &term},
 				NodeName:   &node, Zone: &zone,
-				TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: v.ns, Name: fmt.Sprintf("%s-%d", v.name, j)},
+				TargetRef: &corev1.ObjectReference{
+					Kind: "Pod", Namespace: v.ns, Name: v.name + "-" + rs + "-" + suffix(i*131+j, 5),
+					UID: uid(2, i*64+j),
+				},
 			})
 		}
 		out = append(out, slice)
 	}
 	return out
+}
+
+// uid returns a stable, well-formed object uid for object n of a kind.
+func uid(kind, n int) types.UID {
+	return types.UID(fmt.Sprintf("%08x-0000-4000-8000-%012x", kind, n))
+}
+
+// suffix returns n letters and digits derived from i, like the random
+// suffixes of generated names (slices, pods) and pod-template hashes.
+func suffix(i, n int) string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789" // the apiserver's name generator alphabet
+	b := make([]byte, n)
+	x := uint64(i)*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
+	for k := range b {
+		b[k] = alphabet[x%uint64(len(alphabet))]
+		x = x/uint64(len(alphabet)) ^ x<<29
+	}
+	return string(b)
 }
 
 // WriteJSON writes the cluster as `kubectl get -o json` prints a List.

@@ -252,7 +252,8 @@ func (p *parser) ensureChain(name string) *Chain {
 	}
 	c := &p.chainSlab[0]
 	p.chainSlab = p.chainSlab[1:]
-	*c = Chain{Name: name, Table: p.table, Policy: "-"}
+	*c = Chain{Name: name, Table: p.table, Policy: "-", idx: p.table.nchains}
+	p.table.nchains++
 	if IsBuiltinChain(p.table.Name, name) {
 		c.Policy = "ACCEPT"
 	}

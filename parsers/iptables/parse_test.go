@@ -221,3 +221,47 @@ func TestRealTools(t *testing.T) {
 		})
 	}
 }
+
+// TestChainIndex checks that chain numbers are dense per table, unique,
+// below the table's bound, and not reused after a chain is deleted.
+func TestChainIndex(t *testing.T) {
+	const dump = `*nat
+:PREROUTING ACCEPT [0:0]
+:KUBE-A - [0:0]
+:KUBE-B - [0:0]
+-X KUBE-A
+-N KUBE-A
+-A KUBE-B -j KUBE-A
+COMMIT
+*filter
+:INPUT ACCEPT [0:0]
+:KUBE-C - [0:0]
+COMMIT
+`
+	d, err := Parse("dump", []byte(dump))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		table string
+		want  map[string]int
+		bound int
+	}{
+		// KUBE-A was created (1), deleted, and created again (3).
+		{"nat", map[string]int{"PREROUTING": 0, "KUBE-B": 2, "KUBE-A": 3}, 4},
+		{"filter", map[string]int{"INPUT": 0, "KUBE-C": 1}, 2},
+	} {
+		tb := d.Table(tc.table)
+		if got := tb.ChainIndexes(); got != tc.bound {
+			t.Errorf("%s: ChainIndexes() = %d, want %d", tc.table, got, tc.bound)
+		}
+		if len(tb.Chains) != len(tc.want) {
+			t.Errorf("%s: %d chains, want %d", tc.table, len(tb.Chains), len(tc.want))
+		}
+		for _, c := range tb.Chains {
+			if want, ok := tc.want[c.Name]; !ok || c.Index() != want {
+				t.Errorf("%s %s: Index() = %d, want %d", tc.table, c.Name, c.Index(), want)
+			}
+		}
+	}
+}

@@ -93,11 +93,16 @@ type Table struct {
 	// Dump is the dump holding the table.
 	Dump *Dump
 
-	chains map[string]*Chain
+	chains  map[string]*Chain
+	nchains int32 // chains created, the bound of their indexes
 }
 
 // Chain returns the named chain, or nil.
 func (t *Table) Chain(name string) *Chain { return t.chains[name] }
+
+// ChainIndexes returns the bound of the indexes of the table's chains (see
+// [Chain.Index]): the size of a side table indexed by chain.
+func (t *Table) ChainIndexes() int { return int(t.nchains) }
 
 // Pos returns the position of the table header.
 func (t *Table) Pos() parsers.Pos { return parsers.Pos{File: t.Dump.Name, Line: t.Line} }
@@ -121,7 +126,15 @@ type Chain struct {
 	Rules []*Rule
 	// Table is the table holding the chain.
 	Table *Table
+
+	idx int32 // see Index
 }
+
+// Index returns the chain's index in its table: below
+// [Table.ChainIndexes], and unique among the chains the table ever had (a
+// deleted chain's index is not reused), so that a slice indexed by chain
+// can stand for a map keyed by it.
+func (c *Chain) Index() int { return int(c.idx) }
 
 // Builtin reports whether the chain is one of its table's built-in chains.
 func (c *Chain) Builtin() bool { return IsBuiltinChain(c.Table.Name, c.Name) }

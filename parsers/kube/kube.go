@@ -265,11 +265,10 @@ func ParseWith(name string, data []byte, opts Options) (*Objects, error) {
 	return parse(name, split, opts)
 }
 
-// ParseReader is [ParseWith] reading the export from r. A JSON export is
+// ParseReader is [ParseWith] reading the export from r. The export is
 // split as it is read, so that only a window of its text is in memory at
-// once rather than all of it; a YAML export is read whole first, into one
-// buffer when r has a Size method giving the export's size. An error
-// reading r is returned as it is.
+// once rather than all of it (for YAML, the document or List item being
+// split). An error reading r is returned as it is.
 func ParseReader(name string, r io.Reader, opts Options) (*Objects, error) {
 	head, rest, err := readHead(r)
 	if err != nil {
@@ -278,21 +277,7 @@ func ParseReader(name string, r io.Reader, opts Options) (*Objects, error) {
 	if isJSON(head) {
 		return parse(name, func(emit func(chunk)) error { return splitJSONFrom(name, head, rest, emit) }, opts)
 	}
-	if rest != nil {
-		// Read the rest into one buffer of the export's size when r
-		// knows it (as a bytes.Reader does), growing it otherwise.
-		size := len(head)
-		if sr, ok := r.(interface{ Size() int64 }); ok {
-			size = max(size, int(min(sr.Size(), 1<<40)))
-		}
-		b := bytes.NewBuffer(make([]byte, len(head), size+bytes.MinRead))
-		copy(b.Bytes(), head)
-		if _, err := b.ReadFrom(rest); err != nil {
-			return nil, err
-		}
-		head = b.Bytes()
-	}
-	return ParseWith(name, head, opts)
+	return parse(name, func(emit func(chunk)) error { return splitYAMLFrom(name, head, rest, emit) }, opts)
 }
 
 // readHead reads the start of an export from r, at least up to its first
@@ -300,7 +285,7 @@ func ParseReader(name string, r io.Reader, opts Options) (*Objects, error) {
 // follows (nil when head is all of it).
 func readHead(r io.Reader) (head []byte, rest io.Reader, err error) {
 	for {
-		buf := make([]byte, len(head), len(head)+jsonWindow)
+		buf := make([]byte, len(head), len(head)+readWindow)
 		copy(buf, head)
 		n, err := io.ReadFull(r, buf[len(head):cap(buf)])
 		head = buf[:len(head)+n]
@@ -309,10 +294,17 @@ func readHead(r io.Reader) (head []byte, rest io.Reader, err error) {
 			return head, nil, nil
 		case err != nil:
 			return nil, nil, err
-		case len(bytes.TrimLeft(head, " \t\r\n\ufeff")) > 0:
+		case startsExport(bytes.TrimLeft(head, " \t\r\n\ufeff")):
 			return head, r, nil
 		}
 	}
+}
+
+// startsExport reports whether t, the start of an export after white
+// space and byte order marks, has a byte of its content: not only the
+// first bytes of another byte order mark.
+func startsExport(t []byte) bool {
+	return len(t) > 0 && !(len(t) < len("\ufeff") && bytes.HasPrefix([]byte("\ufeff"), t))
 }
 
 // parse decodes the objects that split emits, in the order it emits them,

@@ -68,117 +68,222 @@ func describe(c *chunk) string {
 }
 
 // splitYAML splits multi-document YAML into objects, and a List document
-// into its items (de-indented so that each item is a document of its own,
-// keeping its line count so that positions stay exact). The items are
-// emitted as they are in the List, and de-indented by the goroutine that
-// decodes them (chunk.materialize).
+// into its items; see splitYAMLFrom.
 func splitYAML(name string, data []byte, emit func(chunk)) error {
-	var errs parsers.ErrorList
-	start, num := 0, 1
-	flush := func(stop int) {
-		if start < stop {
-			if err := yamlDocument(name, data, lineIter{data: data, off: start, stop: stop, num: num}, emit); err != nil {
-				errs = append(errs, err)
+	return splitYAMLFrom(name, data, nil, emit)
+}
+
+// splitYAMLFrom splits a YAML export whose first bytes are head and whose
+// rest r reads (nil: head is all of it) into objects: every document of a
+// multi-document stream, and every item of a List document. Items are
+// emitted as they are in the List and de-indented by the goroutine that
+// decodes them (chunk.materialize), keeping their line count so that
+// positions stay exact. The export is read as it is split: only the
+// document or List item being scanned and the objects emitted but not yet
+// decoded are in memory, however large the List.
+func splitYAMLFrom(name string, head []byte, r io.Reader, emit func(chunk)) error {
+	s := &yscan{window: window{data: head, r: r}, name: name, emit: emit, num: 1}
+	if r != nil {
+		s.free = make(chan []byte, 4)
+		s.blk = newBlock(head, s.free)
+	}
+	s.split()
+	s.blk.release()
+	if s.rerr != nil {
+		return s.rerr
+	}
+	return s.errs.Err()
+}
+
+// yscan scans a YAML export line by line. Offsets count from the start of
+// the export (see window).
+type yscan struct {
+	window
+	name string
+	emit func(chunk)
+	pos  int // offset of the next line
+	num  int // its number
+	// keep is the offset of the first byte still needed (the document or
+	// List item being scanned): reading more drops what is before it.
+	keep int
+	errs parsers.ErrorList
+}
+
+// What yscan is reading in a document.
+const (
+	yamlHeader = iota // a document not known to be a List (yet): kept whole
+	yamlItems         // the items of a List, emitted one by one
+	yamlTail          // the rest of a List after its items (or after an error), skipped
+)
+
+// split emits the objects of the export, collecting errors in s.errs.
+func (s *yscan) split() {
+	mode := yamlHeader
+	docStart, docNum := 0, 1
+	ind := -1       // indentation of the List's dashes (-1: no item yet)
+	var cont []byte // the indentation of an item's other lines
+	var cur lineSpan64
+	haveCur := false
+	flushItem := func(stop int) {
+		if haveCur {
+			haveCur = false
+			s.send(chunk{data: s.bytes(cur.start, stop), line: cur.num, rawItem: true, itemIndent: ind})
+		}
+	}
+	endDocument := func(stop int) {
+		switch mode {
+		case yamlHeader:
+			if docStart < stop {
+				s.document(s.bytes(docStart, stop), docNum)
 			}
+		case yamlItems:
+			flushItem(stop)
 		}
 	}
-	seps := separators{data: data}
+	fail := func(num int, format string, args ...any) {
+		s.errs.Add(parsers.Pos{File: s.name, Line: num}, format, args...)
+		mode = yamlTail
+	}
 	for {
-		l, next, ok := seps.next(start)
+		l, ok := s.line()
 		if !ok {
-			break
+			endDocument(s.end())
+			return
 		}
-		flush(l)
-		num += bytes.Count(data[start:next], []byte("\n"))
-		if next == len(data) && (next == 0 || data[next-1] != '\n') {
-			num++ // the separator is the last line, without a newline
+		ln := s.bytes(l.start, l.end)
+		if isSeparator(ln) {
+			endDocument(l.start)
+			mode, docStart, docNum, ind, haveCur = yamlHeader, s.pos, s.num, -1, false
+			s.keep = s.pos
+			continue
 		}
-		start = next
+		switch mode {
+		case yamlHeader:
+			if !isItemsLine(ln) {
+				continue
+			}
+			// A List: items start at "<ind>- " lines after "items:".
+			switch rest := bytes.TrimSpace(ln[len("items:"):]); {
+			case len(rest) == 0:
+				mode = yamlItems
+				s.keep = s.pos // the List's own fields are not needed
+			case bytes.Equal(rest, []byte("[]")):
+				mode = yamlTail
+			default:
+				fail(l.num, "unsupported inline items list (expected one item per block)")
+			}
+		case yamlItems:
+			if ind >= 0 && bytes.HasPrefix(ln, cont) {
+				continue // a line of the item (or a blank one)
+			}
+			if isBlankOrComment(ln) {
+				continue
+			}
+			lead := len(ln) - len(bytes.TrimLeft(ln, " "))
+			dash := bytes.HasPrefix(ln[lead:], []byte("- ")) || bytes.Equal(ln[lead:], []byte("-"))
+			if ind < 0 {
+				if !dash {
+					fail(l.num, "expected a list item (\"- ...\") after items:")
+					continue
+				}
+				ind = lead
+				cont = bytes.Repeat([]byte(" "), ind+2)
+			}
+			switch {
+			case lead == ind && dash:
+				flushItem(l.start)
+				cur, haveCur = l, true
+				s.keep = l.start
+			case lead >= ind+2:
+			case lead == 0:
+				// The List's own fields after items (kind: List, metadata: ...).
+				flushItem(l.start)
+				mode = yamlTail
+				s.keep = s.pos
+			default:
+				haveCur = false
+				fail(l.num, "unexpected indentation in list item")
+			}
+		case yamlTail:
+			if isItemsLine(ln) {
+				fail(l.num, "duplicate items: key in List")
+			}
+			s.keep = s.pos
+		}
 	}
-	flush(len(data))
-	return errs.Err()
 }
 
-// separators finds the document separator lines ("---", "--- ...",
-// "...") of a YAML stream, remembering where the next candidates of each
-// kind are so that each is searched for once.
-type separators struct {
-	data       []byte
-	dash, dots int // offsets of the next "\n---" and "\n..." (-1: none), valid from ahead on
-	ahead      int
-	init       bool
+// isItemsLine reports whether a line is a top-level "items:" key.
+func isItemsLine(ln []byte) bool {
+	return bytes.HasPrefix(ln, []byte("items:")) && (len(ln) == len("items:") || ln[len("items:")] == ' ')
 }
 
-// next returns the first separator line starting at or after off (a line
-// start): its start and the start of the line after it.
-func (s *separators) next(off int) (start, next int, ok bool) {
-	for p := off; p < len(s.data); {
-		if isSeparator(lineBytes(s.data, p)) {
-			return p, nextLineStart(s.data, p), true
-		}
-		q := s.candidate(p)
-		if q < 0 {
-			return 0, 0, false
-		}
-		p = q
-	}
-	return 0, 0, false
+// lineSpan64 is a line of a streamed export: offsets from its start.
+type lineSpan64 struct {
+	start, end int // end excludes the newline (and \r)
+	num        int
 }
 
-// candidate returns the start of the first line after offset p that
-// begins with "---" or "...", or -1.
-func (s *separators) candidate(p int) int {
-	find := func(pat string) int {
-		if i := bytes.Index(s.data[p:], []byte(pat)); i >= 0 {
-			return p + i
+// line returns the next line, reading more of the export as needed, or
+// false at its end.
+func (s *yscan) line() (lineSpan64, bool) {
+	from := s.pos // where the search for the newline resumes
+	for {
+		if i := bytes.IndexByte(s.data[from-s.base:], '\n'); i >= 0 {
+			return s.take(from+i, from+i+1), true
 		}
-		return -1
-	}
-	if !s.init || p > s.ahead {
-		s.dash, s.dots, s.init = find("\n---"), find("\n..."), true
-	} else {
-		if s.dash >= 0 && s.dash < p {
-			s.dash = find("\n---")
-		}
-		if s.dots >= 0 && s.dots < p {
-			s.dots = find("\n...")
+		from = s.end()
+		if !s.fill(min(s.keep, s.pos)) {
+			if s.pos >= s.end() {
+				return lineSpan64{}, false
+			}
+			return s.take(s.end(), s.end()), true
 		}
 	}
-	s.ahead = p
-	q := s.dash
-	if q < 0 || s.dots >= 0 && s.dots < q {
-		q = s.dots
+}
+
+// take returns the line from s.pos to end, and moves to next.
+func (s *yscan) take(end, next int) lineSpan64 {
+	if end > s.pos && s.data[end-1-s.base] == '\r' {
+		end--
 	}
-	if q < 0 {
-		return -1
+	l := lineSpan64{start: s.pos, end: end, num: s.num}
+	s.pos = next
+	s.num++
+	return l
+}
+
+// send emits c, an object of the current block.
+func (s *yscan) send(c chunk) {
+	s.hold(&c)
+	s.emit(c)
+}
+
+// document emits the one object of a document that is not a List, the
+// text doc whose first line is num.
+func (s *yscan) document(doc []byte, num int) {
+	first, ok := firstContentLine(doc, lineIter{data: doc, stop: len(doc), num: num})
+	if !ok {
+		return
 	}
-	return q + 1
+	e := len(doc)
+	if e > 0 && doc[e-1] == '\n' {
+		e--
+	}
+	if e > 0 && doc[e-1] == '\r' {
+		e--
+	}
+	body := doc[first.start:e]
+	c := chunk{data: body, line: int(first.num)}
+	c.apiVersion, c.kind = topLevelKind(body)
+	if c.kind == "ConfigMap" {
+		c.configLines = configDataLines(body, c.line)
+	}
+	s.send(c)
 }
 
 func isSeparator(s []byte) bool {
 	return bytes.Equal(s, []byte("---")) || bytes.HasPrefix(s, []byte("--- ")) || bytes.Equal(s, []byte("..."))
-}
-
-// lineBytes returns the line starting at offset p, without its newline
-// and one carriage return before it.
-func lineBytes(data []byte, p int) []byte {
-	e := nextLineStart(data, p)
-	if e > p && data[e-1] == '\n' {
-		e--
-	}
-	if e > p && data[e-1] == '\r' {
-		e--
-	}
-	return data[p:e]
-}
-
-// nextLineStart returns the offset after the newline ending the line at
-// p, or the end of data.
-func nextLineStart(data []byte, p int) int {
-	if i := bytes.IndexByte(data[p:], '\n'); i >= 0 {
-		return p + i + 1
-	}
-	return len(data)
 }
 
 type lineSpan struct {
@@ -240,80 +345,6 @@ func isBlankOrComment(s []byte) bool {
 	return len(t) == 0 || t[0] == '#'
 }
 
-// yamlDocument turns one YAML document, the lines of doc, into chunks.
-func yamlDocument(name string, data []byte, doc lineIter, emit func(chunk)) *parsers.Error {
-	first, haveFirst := firstContentLine(data, doc)
-	if !haveFirst {
-		return nil
-	}
-	itemsAt, afterItems, haveItems := itemsLine(data, doc)
-	if !haveItems {
-		body := data[first.start:lastLineEnd(data, doc)]
-		c := chunk{data: body, line: int(first.num)}
-		c.apiVersion, c.kind = topLevelKind(body)
-		if c.kind == "ConfigMap" {
-			c.configLines = configDataLines(body, c.line)
-		}
-		emit(c)
-		return nil
-	}
-	// A List: items start at "<ind>- " lines after "items:".
-	rest := bytes.TrimSpace(data[int(itemsAt.start)+len("items:") : itemsAt.end])
-	if len(rest) > 0 {
-		if bytes.Equal(rest, []byte("[]")) {
-			return nil
-		}
-		return parsers.Errorf(parsers.Pos{File: name, Line: int(itemsAt.num)}, "unsupported inline items list (expected one item per block)")
-	}
-	ind := -1
-	var cont []byte // the indentation of an item's other lines
-	// The current item runs from line cur to the next item, blank and
-	// comment lines included.
-	var cur lineSpan
-	haveCur := false
-	flushItem := func(stop int) {
-		if haveCur {
-			haveCur = false
-			emit(chunk{data: data[cur.start:stop], line: int(cur.num), rawItem: true, itemIndent: ind})
-		}
-	}
-	for it := afterItems; ; {
-		l, ok := it.next()
-		if !ok {
-			break
-		}
-		s := data[l.start:l.end]
-		if ind >= 0 && bytes.HasPrefix(s, cont) {
-			continue // a line of the item (or a blank one)
-		}
-		if isBlankOrComment(s) {
-			continue
-		}
-		lead := len(s) - len(bytes.TrimLeft(s, " "))
-		if ind < 0 {
-			if !bytes.HasPrefix(s[lead:], []byte("- ")) && !bytes.Equal(s[lead:], []byte("-")) {
-				return parsers.Errorf(parsers.Pos{File: name, Line: int(l.num)}, "expected a list item (\"- ...\") after items:")
-			}
-			ind = lead
-			cont = bytes.Repeat([]byte(" "), ind+2)
-		}
-		switch {
-		case lead == ind && (bytes.HasPrefix(s[lead:], []byte("- ")) || bytes.Equal(s[lead:], []byte("-"))):
-			flushItem(int(l.start))
-			cur, haveCur = l, true
-		case lead >= ind+2:
-		case lead == 0:
-			// The List's own fields after items (kind: List, metadata: ...).
-			flushItem(int(l.start))
-			return nil
-		default:
-			return parsers.Errorf(parsers.Pos{File: name, Line: int(l.num)}, "unexpected indentation in list item")
-		}
-	}
-	flushItem(doc.stop)
-	return nil
-}
-
 // firstContentLine returns the first line of doc that is neither blank
 // nor a comment.
 func firstContentLine(data []byte, doc lineIter) (lineSpan, bool) {
@@ -326,44 +357,6 @@ func firstContentLine(data []byte, doc lineIter) (lineSpan, bool) {
 			return l, true
 		}
 	}
-}
-
-// lastLineEnd returns the end of the last line of doc (before its
-// newline and carriage return).
-func lastLineEnd(data []byte, doc lineIter) int {
-	e := doc.stop
-	if e > doc.off && data[e-1] == '\n' {
-		e--
-	}
-	if e > doc.off && data[e-1] == '\r' {
-		e--
-	}
-	return e
-}
-
-// itemsLine finds the last top-level "items:" line of doc (that of a
-// List), and the lines after it.
-func itemsLine(data []byte, doc lineIter) (at lineSpan, after lineIter, ok bool) {
-	lineStart, num := doc.off, doc.num // a line start before the match and its number
-	for p := doc.off; p < doc.stop; {
-		i := bytes.Index(data[p:doc.stop], []byte("items:"))
-		if i < 0 {
-			break
-		}
-		q := p + i
-		p = q + len("items:")
-		if q > doc.off && data[q-1] != '\n' {
-			continue
-		}
-		num += bytes.Count(data[lineStart:q], []byte("\n"))
-		lineStart = q
-		it := lineIter{data: data, off: q, stop: doc.stop, num: num}
-		l, _ := it.next()
-		if r := data[q+len("items:") : l.end]; len(r) == 0 || r[0] == ' ' {
-			at, after, ok = l, it, true
-		}
-	}
-	return at, after, ok
 }
 
 // listItem de-indents one List item, the lines of item, by ind+2
@@ -505,7 +498,7 @@ func splitJSON(name string, data []byte, emit func(chunk)) error {
 // is split: only the object being scanned and the objects emitted but not
 // yet decoded are in memory.
 func splitJSONFrom(name string, head []byte, r io.Reader, emit func(chunk)) error {
-	s := &jscan{data: head, r: r, name: name, line: 1, keep: -1, emit: emit}
+	s := &jscan{window: window{data: head, r: r}, name: name, line: 1, keep: -1, emit: emit}
 	if r != nil {
 		s.free = make(chan []byte, 4)
 		s.blk = newBlock(head, s.free)
@@ -546,10 +539,7 @@ func (b *block) release() {
 
 // send emits c, an object of the current block.
 func (s *jscan) send(c chunk) {
-	if s.blk != nil {
-		s.blk.refs.Add(1)
-		c.blk = s.blk
-	}
+	s.hold(&c)
 	s.emit(c)
 }
 
@@ -593,18 +583,79 @@ func (s *jscan) split() error {
 	return nil
 }
 
-// jsonWindow is how much of a streamed export is read at a time (a
+// readWindow is how much of a streamed export is read at a time (a
 // variable for tests).
-var jsonWindow = 1 << 20
+var readWindow = 1 << 20
 
-// jscan scans a JSON export. Offsets (i, off, keep) count from the start
-// of the export; data holds its bytes from offset base on, up to what was
-// read so far.
-type jscan struct {
+// A window holds what is needed of a streamed export, read as it is
+// scanned. Offsets count from the start of the export; data holds its
+// bytes from offset base on, up to what was read so far. An export that
+// is not streamed (r nil from the start) is all in data, without blocks.
+type window struct {
 	data []byte
 	base int
 	r    io.Reader // the rest of the export, nil once read
 	rerr error     // the error reading it, other than its end
+	// blk holds data, for a streamed export; free has the buffers of
+	// blocks let go of.
+	blk  *block
+	free chan []byte
+}
+
+// bytes returns the bytes from offset from to offset to, which are there.
+func (w *window) bytes(from, to int) []byte { return w.data[from-w.base : to-w.base] }
+
+// end returns the offset after the last byte read.
+func (w *window) end() int { return w.base + len(w.data) }
+
+// hold makes c, an object of the current block, hold the block until it
+// is decoded.
+func (w *window) hold(c *chunk) {
+	if w.blk != nil {
+		w.blk.refs.Add(1)
+		c.blk = w.blk
+	}
+}
+
+// fill reads more of the export into another buffer (the old one may hold
+// objects emitted and not yet decoded: it is reused once they are),
+// dropping what is before offset keep. It reports whether it read
+// anything.
+func (w *window) fill(keep int) bool {
+	if w.r == nil {
+		return false
+	}
+	drop := min(keep-w.base, len(w.data))
+	n := len(w.data) - drop
+	var buf []byte
+	select {
+	case b := <-w.free:
+		if cap(b) >= max(2*n, readWindow) {
+			buf = b[:n]
+		}
+	default:
+	}
+	if buf == nil {
+		buf = make([]byte, n, max(2*n, readWindow))
+	}
+	copy(buf, w.data[drop:])
+	old := w.blk
+	w.blk = newBlock(buf, w.free)
+	old.release()
+	m, err := io.ReadFull(w.r, buf[n:cap(buf)])
+	w.data, w.base = buf[:n+m], w.base+drop
+	if err != nil {
+		w.r = nil
+		if err != io.EOF && err != io.ErrUnexpectedEOF {
+			w.rerr = err
+		}
+	}
+	return m > 0
+}
+
+// jscan scans a JSON export (see window for offsets).
+type jscan struct {
+	window
 	name string
 	i    int
 	line int // line of offset off
@@ -613,10 +664,6 @@ type jscan struct {
 	// text is kept (-1: none): reading more drops what is before it.
 	keep int
 	emit func(chunk)
-	// blk holds data, for a streamed export; free has the buffers of
-	// blocks let go of.
-	blk  *block
-	free chan []byte
 	// names interns kinds and API versions.
 	names map[string]string
 }
@@ -625,61 +672,25 @@ type jscan struct {
 // export when it was not read yet.
 func (s *jscan) has(i int) bool {
 	for i-s.base >= len(s.data) {
-		if !s.fill() {
+		if !s.fill(s.keepFrom()) {
 			return false
 		}
 	}
 	return true
 }
 
+// keepFrom returns the first offset the scanner still needs: its
+// position, its line mark and the kept object.
+func (s *jscan) keepFrom() int {
+	k := min(s.i, s.off)
+	if s.keep >= 0 {
+		k = min(k, s.keep)
+	}
+	return k
+}
+
 // at returns the byte at offset i, which has reported there.
 func (s *jscan) at(i int) byte { return s.data[i-s.base] }
-
-// bytes returns the bytes from offset from to offset to, which are there.
-func (s *jscan) bytes(from, to int) []byte { return s.data[from-s.base : to-s.base] }
-
-// end returns the offset after the last byte read.
-func (s *jscan) end() int { return s.base + len(s.data) }
-
-// fill reads more of the export into another buffer (the old one may hold
-// objects emitted and not yet decoded: it is reused once they are),
-// dropping what is before the scanner's position, its line mark and the
-// kept object. It reports whether it read anything.
-func (s *jscan) fill() bool {
-	if s.r == nil {
-		return false
-	}
-	drop := min(s.i, s.off)
-	if s.keep >= 0 {
-		drop = min(drop, s.keep)
-	}
-	drop = min(drop-s.base, len(s.data))
-	n := len(s.data) - drop
-	var buf []byte
-	select {
-	case b := <-s.free:
-		if cap(b) >= max(2*n, jsonWindow) {
-			buf = b[:n]
-		}
-	default:
-	}
-	if buf == nil {
-		buf = make([]byte, n, max(2*n, jsonWindow))
-	}
-	copy(buf, s.data[drop:])
-	old := s.blk
-	s.blk = newBlock(buf, s.free)
-	old.release()
-	m, err := io.ReadFull(s.r, buf[n:cap(buf)])
-	s.data, s.base = buf[:n+m], s.base+drop
-	if err != nil {
-		s.r = nil
-		if err != io.EOF && err != io.ErrUnexpectedEOF {
-			s.rerr = err
-		}
-	}
-	return m > 0
-}
 
 func (s *jscan) lineAt(off int) int {
 	if off < s.off {
@@ -892,7 +903,7 @@ func (s *jscan) skip() error {
 				}
 			}
 			i = s.base + j
-			if !s.fill() {
+			if !s.fill(s.keepFrom()) {
 				if inString {
 					s.i = s.end()
 					return s.errorf("truncated JSON: unterminated string")

@@ -3,6 +3,7 @@ package kube
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -18,12 +19,12 @@ import (
 // given size gives what ParseWith gives.
 func sameParse(t *testing.T, name string, data []byte, window int) {
 	t.Helper()
-	defer func(w int) { jsonWindow = w }(jsonWindow)
-	jsonWindow = window
+	defer func(w int) { readWindow = w }(readWindow)
+	readWindow = window
 	want, werr := ParseWith(name, data, Options{})
 	got, gerr := ParseReader(name, iotest.HalfReader(bytes.NewReader(data)), Options{})
 	if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
-		t.Fatalf("%s (window %d): ParseReader error %v, ParseWith error %v", name, window, gerr, werr)
+		t.Fatalf("%s (window %d): ParseReader error %v, ParseWith error %v (input %q)", name, window, gerr, werr, data)
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s (window %d): ParseReader and ParseWith read different objects", name, window)
@@ -63,8 +64,8 @@ func TestParseReaderMatchesParse(t *testing.T) {
 // TestParseReaderReadError checks that an error reading the export is
 // returned as it is.
 func TestParseReaderReadError(t *testing.T) {
-	defer func(w int) { jsonWindow = w }(jsonWindow)
-	jsonWindow = 16
+	defer func(w int) { readWindow = w }(readWindow)
+	readWindow = 16
 	boom := errors.New("boom")
 	r := io.MultiReader(bytes.NewReader([]byte(`{"kind":"List","items":[{"kind":"Service"},`)), iotest.ErrReader(boom))
 	if _, err := ParseReader("export.json", r, Options{}); !errors.Is(err, boom) {
@@ -93,4 +94,69 @@ func FuzzParseReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, window uint8) {
 		sameParse(t, "fuzz.json", data, int(window)+1)
 	})
+}
+
+// listReader generates a YAML List of n Services as it is read, so that
+// the export is never in memory as a whole.
+type listReader struct {
+	n, i int
+	buf  []byte
+}
+
+func (r *listReader) Read(p []byte) (int, error) {
+	for len(r.buf) == 0 {
+		switch {
+		case r.i < 0:
+			return 0, io.EOF
+		case r.i == 0:
+			r.buf = []byte("apiVersion: v1\nitems:\n")
+		case r.i <= r.n:
+			r.buf = fmt.Appendf(nil, "- apiVersion: v1\n  kind: Service\n  metadata:\n    name: svc-%d\n    namespace: shop\n  spec:\n    clusterIP: 10.96.%d.%d\n    ports:\n    - port: 80\n      protocol: TCP\n", r.i, r.i/250, r.i%250+1)
+		default:
+			r.buf = []byte("kind: List\nmetadata:\n  resourceVersion: \"\"\n")
+			r.i = -2
+		}
+		r.i++
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+// TestParseReaderStreamsYAML checks that a YAML List is split as it is
+// read: however long the List, the buffers holding its text stay the size
+// of the read window, and every item is read.
+func TestParseReaderStreamsYAML(t *testing.T) {
+	defer func(w int) { readWindow = w }(readWindow)
+	readWindow = 4096
+	const n = 20000 // about 3.5 MB of YAML
+	head, rest, err := readHead(&listReader{n: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, largest := 0, 0
+	err = splitYAMLFrom("export.yaml", head, rest, func(c chunk) {
+		items++
+		if c.blk == nil {
+			t.Fatal("an item of a streamed export holds no block")
+		}
+		largest = max(largest, cap(c.blk.buf))
+		c.blk.release()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if items != n {
+		t.Errorf("%d items split, want %d", items, n)
+	}
+	if largest > 2*readWindow {
+		t.Errorf("a buffer of %d bytes held the export, want at most %d", largest, 2*readWindow)
+	}
+	o, err := ParseReader("export.yaml", &listReader{n: 500}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Services) != 500 || o.Services[499].Name != "svc-500" || o.Services[499].Pos.Line != 1+1+499*10+1 {
+		t.Errorf("read %d Services, the last %s at line %d", len(o.Services), o.Services[len(o.Services)-1].Name, o.Services[len(o.Services)-1].Pos.Line)
+	}
 }
