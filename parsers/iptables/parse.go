@@ -57,6 +57,7 @@ func bytesToString(data []byte) string {
 type parser struct {
 	d       *Dump
 	text    string
+	rest    string // the text after the current line
 	line    int
 	errs    parsers.ErrorList
 	table   *Table // open table, nil between COMMIT and the next header
@@ -93,6 +94,7 @@ func (p *parser) run() {
 			ln, text = text, ""
 		}
 		p.line++
+		p.rest = text
 		ln = strings.TrimRight(ln, "\r")
 		p.parseLine(ln)
 	}
@@ -200,7 +202,13 @@ func (p *parser) openTable(name string) {
 		p.skipping = true
 		return
 	}
-	t := &Table{Name: name, Line: p.line, Dump: p.d, chains: map[string]*Chain{}, Comments: p.pending}
+	// Size the chain index for the table's chain headers: a large nat
+	// table has tens of thousands.
+	body := p.rest
+	if i := strings.Index(body, "\nCOMMIT"); i >= 0 {
+		body = body[:i]
+	}
+	t := &Table{Name: name, Line: p.line, Dump: p.d, chains: make(map[string]*Chain, strings.Count(body, "\n:")+1), Comments: p.pending}
 	p.pending = nil
 	p.d.Tables = append(p.d.Tables, t)
 	p.table = t
@@ -208,12 +216,13 @@ func (p *parser) openTable(name string) {
 
 // chainHeader reads ":NAME POLICY [packets:bytes]".
 func (p *parser) chainHeader(ln string) {
-	f := strings.Fields(ln[1:])
-	if len(f) < 2 || len(f) > 3 {
+	name, rest := field(ln[1:])
+	policy, rest := field(rest)
+	counters, rest := field(rest)
+	if policy == "" || strings.Trim(rest, " \t") != "" {
 		p.errorf("malformed chain header %q (want :NAME POLICY [packets:bytes])", clip(ln))
 		return
 	}
-	name, policy := f[0], f[1]
 	if err := checkChainName(name); err != "" {
 		p.errorf("%s", err)
 		return
@@ -227,26 +236,46 @@ func (p *parser) chainHeader(ln string) {
 		p.errorf("chain %s is not a built-in chain of table %s but has policy %q", name, p.table.Name, clip(policy))
 		return
 	}
-	if c := p.table.chains[name]; c != nil && c.Line > 0 {
+	c := p.table.chains[name]
+	if c != nil && c.Line > 0 {
 		p.errorf("chain %s declared twice in table %s (first on line %d)", name, p.table.Name, c.Line)
 		return
 	}
-	c := p.ensureChain(name)
+	if c == nil {
+		c = p.newChain(name)
+	}
 	c.Policy, c.Line, c.Header = policy, p.line, ln
-	if len(f) == 3 {
-		pk, by, ok := parseCounters(f[2])
+	if counters != "" {
+		pk, by, ok := parseCounters(counters)
 		if !ok {
-			p.errorf("malformed chain counters %q (want [packets:bytes])", clip(f[2]))
+			p.errorf("malformed chain counters %q (want [packets:bytes])", clip(counters))
 			return
 		}
 		c.Packets, c.Bytes = pk, by
 	}
 }
 
+// field returns the first field of s, separated by spaces or tabs, and
+// what follows it.
+func field(s string) (f, rest string) {
+	s = strings.TrimLeft(s, " \t")
+	if i := strings.IndexAny(s, " \t"); i >= 0 {
+		return s[:i], s[i:]
+	}
+	return s, ""
+}
+
+// ensureChain returns the open table's chain called name, creating it.
 func (p *parser) ensureChain(name string) *Chain {
 	if c := p.table.chains[name]; c != nil {
 		return c
 	}
+	return p.newChain(name)
+}
+
+// newChain creates the open table's chain called name, which it does not
+// have.
+func (p *parser) newChain(name string) *Chain {
 	if len(p.chainSlab) == 0 {
 		p.chainSlab = make([]Chain, 256)
 	}
