@@ -3,12 +3,13 @@ package kube
 import (
 	"bytes"
 	"time"
-	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/proxyscan/proxyscan/parsers/internal/jsonstr"
 )
 
 // direct decodes the JSON of the two kinds that make up most of a large
@@ -33,8 +34,8 @@ import (
 // small values that endpoints point to (conditions, addresses, node names,
 // zones, target references) are carved from blocks, so that an
 // EndpointSlice costs a few allocations rather than a dozen per endpoint.
-// The input must be valid UTF-8 without escaped surrogates
-// (fastJSONSafe).
+// The input must be valid UTF-8 (fastJSONSafe); string escapes are
+// decoded as encoding/json decodes them (jsonstr.Unescape).
 type direct struct {
 	d   []byte
 	i   int
@@ -350,75 +351,13 @@ func (x *direct) strBytes() ([]byte, bool) {
 // unescape reads the rest of a string that starts at s and has its first
 // escape at j.
 func (x *direct) unescape(s, j int) ([]byte, bool) {
-	buf := append(x.buf[:0], x.d[s:j]...)
-	for j < len(x.d) {
-		b := x.d[j]
-		switch {
-		case b == '"':
-			x.i = j + 1
-			x.buf = buf
-			return buf, true
-		case b < 0x20:
-			x.fail()
-			return nil, false
-		case b != '\\':
-			buf = append(buf, b)
-			j++
-			continue
-		}
-		if j+1 >= len(x.d) {
-			break
-		}
-		switch e := x.d[j+1]; e {
-		case '"', '\\', '/':
-			buf = append(buf, e)
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
-		case 'u':
-			r, ok := hex4(x.d[j+2:])
-			if !ok || r >= 0xd800 && r < 0xe000 {
-				x.fail() // surrogates are left to encoding/json
-				return nil, false
-			}
-			buf = utf8.AppendRune(buf, r)
-			j += 4
-		default:
-			x.fail()
-			return nil, false
-		}
-		j += 2
+	buf, end, p := jsonstr.Unescape(append(x.buf[:0], x.d[s:j]...), x.d, j)
+	if p != jsonstr.OK {
+		x.fail()
+		return nil, false
 	}
-	x.fail()
-	return nil, false
-}
-
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
+	x.i, x.buf = end, buf
+	return buf, true
 }
 
 // str reads a string ("" for null).

@@ -92,6 +92,7 @@ func TestDirectMatchesEncodingJSON(t *testing.T) {
 		{`{"metadata":{"creationTimestamp":null,"deletionTimestamp":"2024-01-01T00:00:00+02:00","deletionGracePeriodSeconds":30,"generation":7}}`, true},
 		{`{"metadata":{"creationTimestamp":"2024-01-01T00:00:00.123456789+05:30","deletionTimestamp":null}}`, true},
 		{`{"metadata":{"creationTimestamp":"2024-01-01T00:00:00\u005a"}}`, true},
+		{`{"metadata":{"name":"a\ud800","annotations":{"k":"\ud83d\ude00 \ude00\ud83d"}}}`, true}, // surrogates as encoding/json reads them
 		// Outside the subset: left to the general path.
 		{`{"metadata":{"creationTimestamp":"2024-13-01T00:00:00Z"}}`, false},
 		{`{"metadata":{"creationTimestamp":"2024-01-01 00:00:00Z"}}`, false},
@@ -106,7 +107,6 @@ func TestDirectMatchesEncodingJSON(t *testing.T) {
 		{`{"spec":{"ports":[{"targetPort":8080.5}]}}`, false},
 		{`{"metadata":{"creationTimestamp":"garbage"}}`, false},
 		{`{"metadata":{"managedFields":[]}}`, false},
-		{`{"metadata":{"name":"a\ud800"}}`, false},
 		{`{"metadata":{"name":"a\x"}}`, false},
 		{`{"spec":{"unknownField":1}}`, false},
 		{`{"spec":{"ports":[{"targetPort":,"port":1}]}}`, false},

@@ -122,7 +122,7 @@ func (s *yscan) split() {
 	docStart, docNum := 0, 1
 	ind := -1       // indentation of the List's dashes (-1: no item yet)
 	var cont []byte // the indentation of an item's other lines
-	var cur lineSpan64
+	var cur lineSpan
 	haveCur := false
 	flushItem := func(stop int) {
 		if haveCur {
@@ -218,15 +218,9 @@ func isItemsLine(ln []byte) bool {
 	return bytes.HasPrefix(ln, []byte("items:")) && (len(ln) == len("items:") || ln[len("items:")] == ' ')
 }
 
-// lineSpan64 is a line of a streamed export: offsets from its start.
-type lineSpan64 struct {
-	start, end int // end excludes the newline (and \r)
-	num        int
-}
-
 // line returns the next line, reading more of the export as needed, or
 // false at its end.
-func (s *yscan) line() (lineSpan64, bool) {
+func (s *yscan) line() (lineSpan, bool) {
 	from := s.pos // where the search for the newline resumes
 	for {
 		if i := bytes.IndexByte(s.data[from-s.base:], '\n'); i >= 0 {
@@ -235,7 +229,7 @@ func (s *yscan) line() (lineSpan64, bool) {
 		from = s.end()
 		if !s.fill(min(s.keep, s.pos)) {
 			if s.pos >= s.end() {
-				return lineSpan64{}, false
+				return lineSpan{}, false
 			}
 			return s.take(s.end(), s.end()), true
 		}
@@ -243,11 +237,11 @@ func (s *yscan) line() (lineSpan64, bool) {
 }
 
 // take returns the line from s.pos to end, and moves to next.
-func (s *yscan) take(end, next int) lineSpan64 {
+func (s *yscan) take(end, next int) lineSpan {
 	if end > s.pos && s.data[end-1-s.base] == '\r' {
 		end--
 	}
-	l := lineSpan64{start: s.pos, end: end, num: s.num}
+	l := lineSpan{start: s.pos, end: end, num: s.num}
 	s.pos = next
 	s.num++
 	return l
@@ -274,7 +268,7 @@ func (s *yscan) document(doc []byte, num int) {
 		e--
 	}
 	body := doc[first.start:e]
-	c := chunk{data: body, line: int(first.num)}
+	c := chunk{data: body, line: first.num}
 	c.apiVersion, c.kind = topLevelKind(body)
 	if c.kind == "ConfigMap" {
 		c.configLines = configDataLines(body, c.line)
@@ -286,9 +280,11 @@ func isSeparator(s []byte) bool {
 	return bytes.Equal(s, []byte("---")) || bytes.HasPrefix(s, []byte("--- ")) || bytes.Equal(s, []byte("..."))
 }
 
+// lineSpan is a line: its byte offsets (end excludes the newline and a
+// carriage return before it) and its 1-based number.
 type lineSpan struct {
-	start, end int32 // byte offsets, end excludes the newline (and \r)
-	num        int32 // 1-based line number
+	start, end int
+	num        int
 }
 
 // lineIter reads the lines of data[off:stop), the first one numbered num.
@@ -319,7 +315,7 @@ func (it *lineIter) next() (lineSpan, bool) {
 	if e > off && it.data[e-1] == '\r' {
 		e--
 	}
-	l := lineSpan{start: int32(off), end: int32(e), num: int32(it.num)}
+	l := lineSpan{start: off, end: e, num: it.num}
 	it.off = next
 	it.num++
 	return l, true
@@ -388,14 +384,14 @@ func listItem(name string, data []byte, item lineIter, ind int, buf []byte) (chu
 			s = nil
 		default:
 			if len(s) < ind+2 {
-				return chunk{}, parsers.Errorf(parsers.Pos{File: name, Line: int(l.num)}, "unexpected indentation in list item")
+				return chunk{}, parsers.Errorf(parsers.Pos{File: name, Line: l.num}, "unexpected indentation in list item")
 			}
 			s = s[ind+2:]
 		}
 		buf = append(buf, s...)
 		buf = append(buf, '\n')
 	}
-	c := chunk{data: buf, line: int(item.num)}
+	c := chunk{data: buf, line: item.num}
 	c.apiVersion, c.kind = topLevelKind(buf)
 	if c.kind == "ConfigMap" {
 		c.configLines = configDataLines(buf, c.line)

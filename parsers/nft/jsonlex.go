@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/proxyscan/proxyscan/parsers/internal/jsonstr"
 )
 
 // A small JSON reader: values are parsed into an arena of nodes that the
@@ -241,76 +242,17 @@ func (r *jreader) string() (string, error) {
 		}
 		i++
 	}
-	var b []byte
-	b = append(b, s[start:i]...)
-	for i < len(s) {
-		c := s[i]
-		switch {
-		case c == '"':
-			if !utf8.Valid(b) {
-				r.i = start
-				return "", r.fail("invalid UTF-8 in JSON string")
-			}
-			r.i = i + 1
-			return string(b), nil
-		case c < 0x20:
-			r.i = i
-			return "", r.fail("control character in JSON string")
-		case c != '\\':
-			b = append(b, c)
-			i++
-			continue
-		}
-		if i+1 >= len(s) {
-			break
-		}
-		e := s[i+1]
-		i += 2
-		switch e {
-		case '"', '\\', '/':
-			b = append(b, e)
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			cp, ok := hex4(s, i)
-			if !ok {
-				r.i = i
-				return "", r.fail("malformed \\u escape in JSON string")
-			}
-			i += 4
-			ru := rune(cp)
-			if utf16.IsSurrogate(ru) {
-				if lo, ok := hex4(s, i+2); ok && i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
-					if d := utf16.DecodeRune(ru, rune(lo)); d != utf8.RuneError {
-						ru = d
-						i += 6
-					}
-				}
-			}
-			b = utf8.AppendRune(b, ru)
-		default:
-			r.i = i
-			return "", r.fail("malformed escape in JSON string")
-		}
+	b, end, p := jsonstr.Unescape([]byte(s[start:i]), s, i)
+	if p != jsonstr.OK {
+		r.i = end
+		return "", r.fail("%s", p)
 	}
-	r.i = len(s)
-	return "", r.fail("unexpected end of JSON input in a string")
-}
-
-func hex4(s string, i int) (uint64, bool) {
-	if i+4 > len(s) {
-		return 0, false
+	if !utf8.Valid(b) {
+		r.i = start
+		return "", r.fail("invalid UTF-8 in JSON string")
 	}
-	n, err := strconv.ParseUint(s[i:i+4], 16, 32)
-	return n, err == nil
+	r.i = end
+	return string(b), nil
 }
 
 // ---- node access ----
