@@ -11,14 +11,11 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
-// BenchmarkFromIPTables builds the view of a generated 10,000-service
-// iptables-save dump (parsed once).
-func BenchmarkFromIPTables(b *testing.B) {
-	spec := benchgen.Default
-	var dump, cluster bytes.Buffer
-	if err := spec.IPTablesSave(&dump); err != nil {
-		b.Fatal(err)
-	}
+// benchAttribution returns the attribution of the service ports of a
+// generated cluster.
+func benchAttribution(b *testing.B, spec benchgen.Spec, opts model.BuildOptions) *view.Attribution {
+	b.Helper()
+	var cluster bytes.Buffer
 	if err := spec.WriteJSON(&cluster); err != nil {
 		b.Fatal(err)
 	}
@@ -26,7 +23,18 @@ func BenchmarkFromIPTables(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	attr := view.NewAttribution(model.BuildServicePorts(objs, model.BuildOptions{NodeName: spec.Node}))
+	return view.NewAttribution(model.BuildServicePorts(objs, opts))
+}
+
+// BenchmarkFromIPTables builds the view of a generated 10,000-service
+// iptables-save dump (parsed once).
+func BenchmarkFromIPTables(b *testing.B) {
+	spec := benchgen.Default
+	var dump bytes.Buffer
+	if err := spec.IPTablesSave(&dump); err != nil {
+		b.Fatal(err)
+	}
+	attr := benchAttribution(b, spec, model.BuildOptions{NodeName: spec.Node})
 	d, err := iptables.Parse("iptables-save.txt", dump.Bytes())
 	if err != nil {
 		b.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/internal/benchgen"
-	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
@@ -17,18 +16,11 @@ import (
 // nftables ruleset (parsed once, from its text and its JSON listing).
 func BenchmarkFromNFT(b *testing.B) {
 	spec := benchgen.Default
-	var rules, cluster bytes.Buffer
+	var rules bytes.Buffer
 	if err := spec.NFTRuleset(&rules); err != nil {
 		b.Fatal(err)
 	}
-	if err := spec.WriteJSON(&cluster); err != nil {
-		b.Fatal(err)
-	}
-	objs, err := kube.Parse("cluster.json", cluster.Bytes())
-	if err != nil {
-		b.Fatal(err)
-	}
-	attr := view.NewAttribution(model.BuildServicePorts(objs, model.BuildOptions{NodeName: spec.Node, HonourIPMode: true}))
+	attr := benchAttribution(b, spec, model.BuildOptions{NodeName: spec.Node, HonourIPMode: true})
 	txt, err := nft.ParseText("nft-ruleset.txt", rules.Bytes())
 	if err != nil {
 		b.Fatal(err)
