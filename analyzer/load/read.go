@@ -418,35 +418,3 @@ func readDir(dir string, lim Limits) ([]file, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out, nil
 }
-
-// InputSize estimates how many bytes loading paths reads: regular files
-// count their size, gzip archives an estimate of their decompressed size.
-// It is used to bound the process's memory relative to its input.
-func InputSize(paths []string) int64 {
-	var total int64
-	add := func(p string, size int64) {
-		if strings.HasSuffix(p, ".tgz") || strings.HasSuffix(p, ".gz") {
-			size *= 6
-		}
-		total += size
-	}
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			continue
-		}
-		if !st.IsDir() {
-			add(p, st.Size())
-			continue
-		}
-		_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
-			if err == nil && d.Type().IsRegular() {
-				if info, err := d.Info(); err == nil {
-					add(q, info.Size())
-				}
-			}
-			return nil
-		})
-	}
-	return total
-}
