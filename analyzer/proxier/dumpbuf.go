@@ -57,9 +57,6 @@ func (t *ruleTable) chain(name string) *ruleChain {
 // iptables-restore flushes a chain named twice.
 func (t *ruleTable) declare(name string) { t.chain(name) }
 
-// has reports whether a chain is declared.
-func (t *ruleTable) has(name string) bool { return t.chains[name] != nil }
-
 // Write appends one rule given as kube-proxy's LineBuffer.Write takes it:
 // strings and string slices, starting with "-A" and the chain; quoted
 // values ("\"kubernetes service portals\"") lose their quotes, "!" negates

@@ -103,7 +103,7 @@ func (c *jconv) pathString() string {
 }
 
 func (c *jconv) errf(format string, args ...any) error {
-	return parsers.Errorf(parsers.Pos{File: c.name, Path: c.pathString()}, format, args...)
+	return parsers.Errorf(c.pos(), format, args...)
 }
 
 func (c *jconv) push(key string)  { c.path = append(c.path, pseg{key: key, idx: -1}) }
