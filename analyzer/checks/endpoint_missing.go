@@ -38,7 +38,7 @@ func runEndpointMissing(p *Pass) {
 							p.Report(Finding{
 								Service: sp.String(), Protocol: string(sp.Protocol), Endpoint: ep.String(),
 								Message:  fmt.Sprintf("%s keeps %s (%s), a usable endpoint of %s, at weight 0: it gets no new connections", u.d.ID, ep.String(), epState(ep), sp.Name),
-								Evidence: append([]model.Evidence{EndpointEvidence(sp, ep)}, b.Evidence...),
+								Evidence: append([]model.Evidence{EndpointEvidence(sp, ep)}, b.Evidence()...),
 								Advice:   "kube-proxy sets weight 0 on real servers it is draining and back to 1 when the endpoint returns; restart kube-proxy on the node so that it resets the weights.",
 							})
 						}

@@ -45,7 +45,7 @@ func runEndpointStale(p *Pass) {
 					p.Report(Finding{
 						Service: sp.String(), Protocol: string(sp.Protocol), Endpoint: b.Endpoint,
 						Message:  staleMessage(sp, u.d, b),
-						Evidence: append(append([]model.Evidence{}, b.Evidence...), staleEvidence(sp, b)...),
+						Evidence: append(append([]model.Evidence{}, b.Evidence()...), staleEvidence(sp, b)...),
 						Advice:   "Compare with the EndpointSlices of the Service; if they are right, kube-proxy on this node missed updates: check its logs for watch errors and restart it.",
 					})
 				}
@@ -103,7 +103,7 @@ func drainingStale(p *Pass, sp *model.ServicePort, d *view.Dispatch, b *view.Bac
 	p.Report(Finding{
 		Service: sp.String(), Protocol: string(sp.Protocol), Endpoint: b.Endpoint, Severity: Warning,
 		Message:  fmt.Sprintf("%s keeps %s at weight 0, which is no usable endpoint: %s", d.ID, b.Endpoint, why),
-		Evidence: append(append([]model.Evidence{}, b.Evidence...), staleEvidence(sp, b)...),
+		Evidence: append(append([]model.Evidence{}, b.Evidence()...), staleEvidence(sp, b)...),
 		Advice:   "A weight-0 real server that stays means kube-proxy's graceful termination is not running for it (kube-proxy restarted and lost its list, or something else set the weight): delete it with ipvsadm -d, or restart kube-proxy on the node.",
 	})
 }

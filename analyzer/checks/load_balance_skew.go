@@ -58,8 +58,8 @@ func runLoadBalanceSkew(p *Pass) {
 				}
 				f.Evidence = append(f.Evidence, u.d.Evidence...)
 				for _, b := range u.d.Backends {
-					if len(b.Evidence) > 0 && !hasEvidence(f.Evidence, b.Evidence[0]) {
-						f.Evidence = append(f.Evidence, b.Evidence[0]) // the balancing rule
+					if ev := b.Evidence(); len(ev) > 0 && !hasEvidence(f.Evidence, ev[0]) {
+						f.Evidence = append(f.Evidence, ev[0]) // the balancing rule
 					}
 				}
 				p.Report(f)

@@ -115,12 +115,12 @@ func migration(f *facts) *Migration {
 						switch {
 						case b.Graceful:
 							if !graceful[name] && len(gEv) < 3 {
-								gEv = append(gEv, b.Evidence...)
+								gEv = append(gEv, b.Evidence()...)
 							}
 							graceful[name] = true
 						case b.Weight != 1:
 							if !weights[name] && len(wEv) < 3 {
-								wEv = append(wEv, b.Evidence...)
+								wEv = append(wEv, b.Evidence()...)
 							}
 							weights[name] = true
 						}

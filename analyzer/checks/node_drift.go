@@ -162,7 +162,7 @@ func runNodeDrift(p *FleetPass) {
 					for _, b := range dp.Backends {
 						k := "backend " + b.Endpoint
 						if r.nodes[i][k] == nil {
-							r.nodes[i][k] = &driftElem{backend: true, label: b.Endpoint, family: v.Family, evidence: b.Evidence}
+							r.nodes[i][k] = &driftElem{backend: true, label: b.Endpoint, family: v.Family, evidence: b.Evidence()}
 						}
 					}
 				}

@@ -575,7 +575,7 @@ func indexViews(views []*view.View) (entries, backends planeIndex) {
 					continue
 				}
 				for _, b := range d.Backends {
-					put(backends, e.Service, b.Endpoint, b.Evidence)
+					put(backends, e.Service, b.Endpoint, b.Evidence())
 				}
 			}
 		}

@@ -559,9 +559,8 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 	if cached {
 		x.disp[c.Index()] = d
 	}
-	// The backends and their evidence (the jump, then the DNAT) are
-	// allocated together: a large node has one per endpoint of every
-	// Service.
+	// The backends are allocated together: a large node has one per
+	// endpoint of every Service.
 	n := 0
 	for _, r := range c.Rules {
 		if strings.HasPrefix(r.Target(), model.ChainSEP) && !r.Has("--rcheck") {
@@ -569,7 +568,6 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 		}
 	}
 	bs := make([]Backend, n)
-	evs := make([]model.Evidence, 2*n)
 	d.Backends = make([]*Backend, 0, n)
 	remaining := 1.0
 	var affinityRules, setRules int
@@ -596,7 +594,7 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 		}
 		i := len(d.Backends)
 		b := &bs[i]
-		b.Evidence = append(evs[2*i:2*i:2*i+2], model.RuleEvidence(r))
+		b.jump = r
 		if x.backend(b, tgt, sep) {
 			setRules++
 		}
@@ -627,7 +625,8 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 }
 
 // backend reads into b the KUBE-SEP chain c called name (nil: missing):
-// its DNAT destination, whose rule it appends to b's evidence. It reports
+// its DNAT destination, whose rule (or else the chain) is b's evidence
+// after its jump. It reports
 // whether that rule sets the affinity entry (-m recent --set).
 func (x *iptExtractor) backend(b *Backend, name string, c *iptables.Chain) (setsAffinity bool) {
 	b.ID, b.Weight = name, 1
@@ -647,11 +646,11 @@ func (x *iptExtractor) backend(b *Backend, name string, c *iptables.Chain) (sets
 				b.Endpoint = model.JoinHostPort(b.IP, b.Port) // canonical IPv6 spelling
 			}
 		}
-		b.Evidence = append(b.Evidence, model.RuleEvidence(r))
+		b.dnat = r
 		return r.Has("--set") && r.HasModule("recent")
 	}
 	b.Endpoint = "(no DNAT in " + name + ")"
-	b.Evidence = append(b.Evidence, chainEvidence(c))
+	b.sep = c
 	return false
 }
 

@@ -128,7 +128,7 @@ func renderView(w *bytes.Buffer, v *view.View, dir string) {
 			}
 			for _, b := range d.Backends {
 				fmt.Fprintf(w, "    backend %s %v:%d share=%.6f weight=%d graceful=%v conns=%d unreachable=%v id=%s %s\n",
-					b.Endpoint, b.IP, b.Port, b.Share, b.Weight, b.Graceful, b.Connections, b.Unreachable, b.ID, ev(b.Evidence))
+					b.Endpoint, b.IP, b.Port, b.Share, b.Weight, b.Graceful, b.Connections, b.Unreachable, b.ID, ev(b.Evidence()))
 			}
 		}
 		for i, d := range e.Also {

@@ -555,7 +555,7 @@ func (x *ipvsExtractor) dispatch(s *ipvs.Service, proto string, connsKnown bool)
 		}
 		ip = ip.Unmap()
 		b := &Backend{IP: ip, Port: int32(rs.Port), Weight: rs.Weight, Graceful: rs.Weight == 0, Connections: -1,
-			Evidence: []model.Evidence{model.EvidenceAt(rs.Pos, rs.Raw)}}
+			evidence: []model.Evidence{model.EvidenceAt(rs.Pos, rs.Raw)}}
 		b.Endpoint = model.JoinHostPort(ip, b.Port)
 		if connsKnown {
 			b.Connections = rs.ActiveConnections + rs.InactiveConnections

@@ -847,11 +847,11 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 	add := func(b *nftBackend, fresh bool, share float64, ruleEv []model.Evidence) {
 		nb := b
 		if fresh {
-			nb.Evidence = ruleEv
+			nb.evidence = ruleEv
 		} else {
 			nb = new(nftBackend)
 			*nb = *b
-			nb.Evidence = append(append(make([]model.Evidence, 0, 1+len(b.Evidence)), ruleEv...), b.Evidence...)
+			nb.evidence = append(append(make([]model.Evidence, 0, 1+len(b.evidence)), ruleEv...), b.evidence...)
 		}
 		nb.Share = share
 		if share == 0 {
@@ -1074,11 +1074,11 @@ func (x *nftExtractor) backend(name string) *nftBackend {
 			}
 			if nb := nftDNAT(r); nb != nil && b == nil {
 				b = nb
-				b.Evidence = append(b.Evidence, NFTRuleEvidence(r))
+				b.evidence = append(b.evidence, NFTRuleEvidence(r))
 			}
 		}
 		if b == nil {
-			b = &nftBackend{Backend: Backend{Weight: 1, Endpoint: "(no dnat in " + name + ")", Evidence: []model.Evidence{NFTChainEvidence(c)}}}
+			b = &nftBackend{Backend: Backend{Weight: 1, Endpoint: "(no dnat in " + name + ")", evidence: []model.Evidence{NFTChainEvidence(c)}}}
 		}
 		b.affinitySet = set
 	}

@@ -161,7 +161,7 @@ func TestFromNFTDispatchShapes(t *testing.T) {
 			var got []backend
 			for _, b := range d.Backends {
 				got = append(got, backend{b.Endpoint, math.Round(b.Share*1000) / 1000, b.Unreachable})
-				if len(b.Evidence) == 0 {
+				if len(b.Evidence()) == 0 {
 					t.Errorf("backend %s without evidence", b.Endpoint)
 				}
 			}
@@ -311,7 +311,7 @@ func TestFromNFTFormsAgree(t *testing.T) {
 				a := view.FromNFT(txt.Table(fam, "kube-proxy"), attr)
 				b := view.FromNFT(js.Table(fam, "kube-proxy"), attr)
 				opts := []cmp.Option{
-					cmp.AllowUnexported(view.View{}),
+					cmp.AllowUnexported(view.View{}, view.Backend{}),
 					cmp.FilterPath(func(p cmp.Path) bool {
 						switch p.Last().String() {
 						case ".Line", ".Path", ".File", ".Source", ".byKey", ".byService":

@@ -18,6 +18,7 @@ import (
 	"strconv"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
 // Kind is the kind of destination an entry programs.
@@ -274,8 +275,33 @@ type Backend struct {
 	// connections (-1 when the listing does not show them); 0 elsewhere.
 	Connections int
 	// ID names the backend's own object (KUBE-SEP chain, endpoint chain).
-	ID       string
-	Evidence []model.Evidence
+	ID string
+
+	// evidence is the IPVS and nftables views' evidence. The iptables view
+	// keeps its rules instead (a large node has one backend per endpoint
+	// of every Service) and Evidence builds it: the jump to the endpoint
+	// chain, then the chain's DNAT rule, or the chain when it has none
+	// (nothing when it is missing).
+	evidence   []model.Evidence
+	jump, dnat *iptables.Rule
+	sep        *iptables.Chain
+}
+
+// Evidence returns where the backend is programmed. The slice is the
+// caller's to keep but not to append to.
+func (b *Backend) Evidence() []model.Evidence {
+	if b.jump == nil {
+		return b.evidence
+	}
+	out := make([]model.Evidence, 1, 2)
+	out[0] = model.RuleEvidence(b.jump)
+	switch {
+	case b.dnat != nil:
+		out = append(out, model.RuleEvidence(b.dnat))
+	case b.sep != nil:
+		out = append(out, chainEvidence(b.sep))
+	}
+	return out
 }
 
 // Affinity is ClientIP session affinity as programmed.
