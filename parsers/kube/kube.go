@@ -328,8 +328,9 @@ func parse(name string, split func(emit func(chunk)) error, opts Options) (*Obje
 			defer wg.Done()
 			d := &decoder{fast: !opts.Reference, lean: opts.Lean}
 			for j := range jobs {
+				blk := j.c.blk // decoding a List item replaces j.c
 				obj, err := d.decode(name, &j.c)
-				j.c.blk.release()
+				blk.release()
 				dones <- done{j.i, result{obj: obj, err: err}}
 			}
 		}()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unsafe"
 
 	"github.com/rogpeppe/go-internal/txtar"
 
@@ -151,6 +152,26 @@ func TestParseReaderStreamsYAML(t *testing.T) {
 	}
 	if largest > 2*readWindow {
 		t.Errorf("a buffer of %d bytes held the export, want at most %d", largest, 2*readWindow)
+	}
+	// Decoded, the items let go of their blocks, whose buffers the
+	// scanner reads the rest into: a handful of buffers hold the whole
+	// export.
+	head, rest, err = readHead(&listReader{n: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bufs := map[*byte]bool{}
+	_, err = parse("export.yaml", func(emit func(chunk)) error {
+		return splitYAMLFrom("export.yaml", head, rest, func(c chunk) {
+			bufs[unsafe.SliceData(c.blk.buf)] = true
+			emit(c)
+		})
+	}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bufs) > 8 {
+		t.Errorf("%d buffers held the export, want at most 8: blocks are not reused", len(bufs))
 	}
 	o, err := ParseReader("export.yaml", &listReader{n: 500}, Options{})
 	if err != nil {
