@@ -223,6 +223,10 @@ func (c *yconv) sequence(ind int) bool {
 	return true
 }
 
+// maxKey is the longest key (up to its colon) the converter takes: go-yaml
+// rejects an implicit key longer than 1024 characters.
+const maxKey = 1000
+
 const (
 	keyNone  = iota // not a "key: value" line
 	keyFound        // a key
@@ -244,12 +248,15 @@ func (c *yconv) splitKey(s []byte, emit bool) (rest []byte, ok bool, kind int) {
 		if len(after) == 0 || after[0] != ':' || len(after) > 1 && after[1] != ' ' {
 			return nil, false, keyNone
 		}
+		if n > maxKey {
+			return nil, false, keyBad
+		}
 		if emit {
 			c.out = appendJSONString(c.out, val)
 		}
 		after = after[1:]
 	default:
-		if indicator(s) {
+		if indicator(s) || docMarker(s) {
 			return nil, false, keyBad
 		}
 		i := 0
@@ -260,6 +267,9 @@ func (c *yconv) splitKey(s []byte, emit bool) (rest []byte, ok bool, kind int) {
 		}
 		if i == len(s) {
 			return nil, false, keyNone
+		}
+		if i > maxKey {
+			return nil, false, keyBad
 		}
 		key := bytes.TrimRight(s[:i], " ")
 		if indexPair(key, ' ', '#') >= 0 || resolvePlain(key) != 's' {
@@ -297,6 +307,12 @@ func indicator(s []byte) bool {
 		return len(s) == 1 || s[1] == ' '
 	}
 	return false
+}
+
+// docMarker reports whether s starts with "---" or "...", which at the
+// start of a line mark a document's start or end rather than a key.
+func docMarker(s []byte) bool {
+	return len(s) >= 3 && (string(s[:3]) == "---" || string(s[:3]) == "...") && (len(s) == 3 || s[3] == ' ' || s[3] == '\t')
 }
 
 // scalar converts the value s, the rest of a line.
@@ -426,7 +442,7 @@ func resolvePlain(s []byte) byte {
 		if digits == 4 && len(s) > 4 && s[4] == '-' {
 			return 0 // maybe a timestamp
 		}
-		if !numberLike(s) {
+		if !numberLike(s) || !decimalLike(s) {
 			return 's'
 		}
 		plain := string(bytes.ReplaceAll(s, []byte("_"), nil))
@@ -478,6 +494,35 @@ func numberLike(s []byte) bool {
 		}
 	}
 	return dots <= 1
+}
+
+// decimalLike is false for s, which starts with a sign or a digit, when
+// strconv reads no number from it (with its underscores removed) for a
+// reason seen without parsing: after its sign it starts with a digit other
+// than 0 (so it has no base prefix and is no inf or nan), and then it has
+// a byte other than digits, dots, underscores and exponents, or a sign not
+// right after an exponent. Strings such as uids and pod names are then
+// resolved without three failed parses, each allocating its error.
+func decimalLike(s []byte) bool {
+	if s[0] == '+' || s[0] == '-' {
+		s = s[1:]
+	}
+	if len(s) == 0 || s[0] < '1' || s[0] > '9' {
+		return true
+	}
+	prev := s[0] // the previous byte other than an underscore
+	for _, b := range s[1:] {
+		switch {
+		case b >= '0' && b <= '9', b == '.', b == 'e', b == 'E':
+		case b == '_':
+			continue
+		case (b == '+' || b == '-') && (prev == 'e' || prev == 'E'):
+		default:
+			return false
+		}
+		prev = b
+	}
+	return true
 }
 
 // canonicalInt reports whether s is a decimal integer without sign or
