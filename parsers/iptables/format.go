@@ -25,9 +25,10 @@ func Format(d *Dump) []byte {
 			b.WriteByte(' ')
 			b.WriteString(c.Policy)
 			b.WriteString(" [")
-			b.WriteString(strconv.FormatUint(c.Packets, 10))
+			pk, by := c.Counters()
+			b.WriteString(strconv.FormatUint(pk, 10))
 			b.WriteByte(':')
-			b.WriteString(strconv.FormatUint(c.Bytes, 10))
+			b.WriteString(strconv.FormatUint(by, 10))
 			b.WriteString("]\n")
 		}
 		for _, c := range t.Chains {

@@ -246,12 +246,10 @@ func (p *parser) chainHeader(ln string) {
 	}
 	c.Policy, c.Line, c.Header = policy, p.line, ln
 	if counters != "" {
-		pk, by, ok := parseCounters(counters)
-		if !ok {
+		if _, _, ok := parseCounters(counters); !ok {
 			p.errorf("malformed chain counters %q (want [packets:bytes])", clip(counters))
 			return
 		}
-		c.Packets, c.Bytes = pk, by
 	}
 }
 

@@ -113,9 +113,6 @@ type Chain struct {
 	Name string
 	// Policy is ACCEPT or DROP for built-in chains and "-" for user chains.
 	Policy string
-	// Packets and Bytes are the chain counters of the header ([0:0] when the
-	// dump was written without -c).
-	Packets, Bytes uint64
 	// Line is the line of the ":NAME POLICY [p:b]" header, 0 for a built-in
 	// chain that has no header in the input.
 	Line int
@@ -128,6 +125,19 @@ type Chain struct {
 	Table *Table
 
 	idx int32 // see Index
+}
+
+// Counters returns the chain counters of its header: [0:0] when the dump
+// was written without -c, 0 and 0 for a chain without a header.
+func (c *Chain) Counters() (packets, bytes uint64) {
+	if c.Header == "" {
+		return 0, 0
+	}
+	_, rest := field(c.Header[1:])
+	_, rest = field(rest)
+	f, _ := field(rest)
+	packets, bytes, _ = parseCounters(f)
+	return packets, bytes
 }
 
 // Index returns the chain's index in its table: below
