@@ -62,7 +62,7 @@ func runOrphanRules(p *Pass) {
 				p.Report(Finding{
 					Service: o.Service, Severity: Info,
 					Message:  fmt.Sprintf("%s %s is empty and not referenced by any rule: kube-proxy flushes the chains it stops using and deletes them at a later sync", o.Kind, o.Name),
-					Evidence: []model.Evidence{o.Evidence},
+					Evidence: []model.Evidence{o.Evidence()},
 					Advice:   "Nothing to do if it is gone in a capture taken a few seconds later; if it stays, restart kube-proxy on the node.",
 				})
 				continue
@@ -72,20 +72,20 @@ func runOrphanRules(p *Pass) {
 				p.Report(Finding{
 					Service:  o.Service,
 					Message:  fmt.Sprintf("%s %s belongs to %s, which is not an existing Service port", o.Kind, o.Name, o.Service),
-					Evidence: []model.Evidence{o.Evidence},
+					Evidence: []model.Evidence{o.Evidence()},
 					Advice:   "Restart kube-proxy on the node so that a full sync deletes the objects of deleted Services.",
 				})
 			case o.Service == "" && (o.Hashed || o.Kind != view.ObjChain) && !o.Referenced:
 				p.Report(Finding{
 					Message:  fmt.Sprintf("%s %s belongs to no Service and nothing leads to it", o.Kind, o.Name),
-					Evidence: []model.Evidence{o.Evidence},
+					Evidence: []model.Evidence{o.Evidence()},
 					Advice:   "Restart kube-proxy on the node so that a full sync deletes it.",
 				})
 			case !o.Referenced:
 				f := Finding{
 					Service:  o.Service,
 					Message:  fmt.Sprintf("%s %s is not referenced by any rule", o.Kind, o.Name),
-					Evidence: []model.Evidence{o.Evidence},
+					Evidence: []model.Evidence{o.Evidence()},
 					Advice:   "kube-proxy deletes unreferenced chains of its own at its next full sync; if this one stays, restart kube-proxy on the node.",
 				}
 				if large && v.Mode == model.ModeIPTables {

@@ -62,7 +62,7 @@ func policyFinding(p *Pass, sp *model.ServicePort, ent *view.Entry, origin view.
 	p.Report(Finding{
 		Service: sp.String(), Protocol: string(sp.Protocol),
 		Message:  fmt.Sprintf("traffic to %s goes to %s (%s policy) but the Service's %s is %s", dest, d.ID, d.Policy, field, want),
-		Evidence: append(append(append(append([]model.Evidence{}, ent.Evidence...), ent.Via[origin]...), d.Evidence...), ServiceEvidence(sp)),
+		Evidence: append(append(append(append([]model.Evidence{}, ent.Evidence...), ent.Via(origin)...), d.Evidence...), ServiceEvidence(sp)),
 		Advice:   "Restart kube-proxy on the node so that it rewrites the Service's rules for its current traffic policy.",
 	})
 }

@@ -166,7 +166,7 @@ func (x *iptExtractor) objects() {
 			continue
 		}
 		o := &objs[i]
-		*o = Object{Kind: ObjChain, Name: c.Name, Hashed: true, Evidence: chainEvidence(c)}
+		*o = Object{Kind: ObjChain, Name: c.Name, Hashed: true, chain: c}
 		i++
 		if prefix != model.ChainSEP {
 			if sp := x.attr.byChainHash(hash); sp != nil {
@@ -460,7 +460,7 @@ func (x *iptExtractor) external(e *Entry, c *iptables.Chain, origin Origin, dept
 			taken = true
 		}
 		if taken {
-			e.Via[origin] = append(e.Via[origin], model.RuleEvidence(r))
+			e.addVia(origin, model.RuleEvidence(r))
 			return x.follow(e, next, origin, depth+1)
 		}
 	}
@@ -634,24 +634,30 @@ func (x *iptExtractor) backend(b *Backend, name string, c *iptables.Chain) (sets
 		b.Endpoint = "(missing chain " + name + ")"
 		return false
 	}
-	for _, r := range c.Rules {
-		if r.Target() != "DNAT" {
-			continue
-		}
-		dest := r.Value("--to-destination")
-		b.Endpoint = dest
-		if ap, err := netip.ParseAddrPort(dest); err == nil {
-			b.IP, b.Port = ap.Addr().Unmap(), int32(ap.Port())
-			if ap.Addr().Is6() || ap.Addr().Is4In6() {
-				b.Endpoint = model.JoinHostPort(b.IP, b.Port) // canonical IPv6 spelling
-			}
-		}
-		b.dnat = r
-		return r.Has("--set") && r.HasModule("recent")
+	r := dnatRule(c)
+	if r == nil {
+		b.Endpoint = "(no DNAT in " + name + ")"
+		return false
 	}
-	b.Endpoint = "(no DNAT in " + name + ")"
-	b.sep = c
-	return false
+	dest := r.Value("--to-destination")
+	b.Endpoint = dest
+	if ap, err := netip.ParseAddrPort(dest); err == nil {
+		b.IP, b.Port = ap.Addr().Unmap(), int32(ap.Port())
+		if ap.Addr().Is6() || ap.Addr().Is4In6() {
+			b.Endpoint = model.JoinHostPort(b.IP, b.Port) // canonical IPv6 spelling
+		}
+	}
+	return r.Has("--set") && r.HasModule("recent")
+}
+
+// dnatRule returns the first DNAT rule of an endpoint chain, or nil.
+func dnatRule(c *iptables.Chain) *iptables.Rule {
+	for _, r := range c.Rules {
+		if r.Target() == "DNAT" {
+			return r
+		}
+	}
+	return nil
 }
 
 // filter reads the filter table: reject and drop entries, health checks,

@@ -110,7 +110,7 @@ func renderView(w *bytes.Buffer, v *view.View, dir string) {
 			fmt.Fprintf(w, "  firewall %v defaultdrop=%v %s\n", fw.Ranges, fw.DefaultDrop, ev(fw.Evidence))
 		}
 		for _, o := range view.Origins {
-			if via := e.Via[o]; len(via) > 0 {
+			if via := e.Via(o); len(via) > 0 {
 				fmt.Fprintf(w, "  via %s %s\n", o, ev(via))
 			}
 			d := e.Dispatch[o]
@@ -139,7 +139,7 @@ func renderView(w *bytes.Buffer, v *view.View, dir string) {
 		fmt.Fprintf(w, "healthcheck %d service=%q %s\n", h.Port, h.Service, ev(h.Evidence))
 	}
 	for _, o := range v.Objects {
-		fmt.Fprintf(w, "object %s %s service=%q hashed=%v referenced=%v flushed=%v %s\n", o.Kind, o.Name, o.Service, o.Hashed, o.Referenced, o.Flushed, ev([]model.Evidence{o.Evidence}))
+		fmt.Fprintf(w, "object %s %s service=%q hashed=%v referenced=%v flushed=%v %s\n", o.Kind, o.Name, o.Service, o.Hashed, o.Referenced, o.Flushed, ev([]model.Evidence{o.Evidence()}))
 	}
 	fmt.Fprintf(w, "unrecognised %s\n", ev(v.Unrecognised))
 }

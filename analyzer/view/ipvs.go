@@ -1,6 +1,7 @@
 package view
 
 import (
+	"math"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -554,11 +555,11 @@ func (x *ipvsExtractor) dispatch(s *ipvs.Service, proto string, connsKnown bool)
 			continue
 		}
 		ip = ip.Unmap()
-		b := &Backend{IP: ip, Port: int32(rs.Port), Weight: rs.Weight, Graceful: rs.Weight == 0, Connections: -1,
+		b := &Backend{IP: ip, Port: int32(rs.Port), Weight: clamp32(rs.Weight), Graceful: rs.Weight == 0, Connections: -1,
 			evidence: []model.Evidence{model.EvidenceAt(rs.Pos, rs.Raw)}}
 		b.Endpoint = model.JoinHostPort(ip, b.Port)
 		if connsKnown {
-			b.Connections = rs.ActiveConnections + rs.InactiveConnections
+			b.Connections = clamp32(rs.ActiveConnections + rs.InactiveConnections)
 		}
 		if rs.Weight > 0 {
 			total += rs.Weight
@@ -840,7 +841,7 @@ func (x *ipvsExtractor) objects() {
 			} else if e.IP.IsValid() {
 				name = model.JoinHostPort(e.IP, e.Port) + "/" + strings.ToUpper(e.Protocol)
 			}
-			x.v.Objects = append(x.v.Objects, &Object{Kind: ObjVirtualServer, Name: name, Service: e.Service, Referenced: true, Evidence: ev})
+			x.v.Objects = append(x.v.Objects, &Object{Kind: ObjVirtualServer, Name: name, Service: e.Service, Referenced: true, ev: evidenceOf(ev)})
 		}
 	}
 	var bound []netip.Addr
@@ -851,7 +852,7 @@ func (x *ipvsExtractor) objects() {
 	for _, ip := range bound {
 		svc := first(x.idx.byAddr[ip])
 		x.v.Objects = append(x.v.Objects, &Object{Kind: ObjBoundAddress, Name: ip.String(), Service: svc,
-			Referenced: svc != "" || x.vsAddrs[ip], Evidence: x.st.Bound[ip]})
+			Referenced: svc != "" || x.vsAddrs[ip], ev: evidenceOf(x.st.Bound[ip])})
 	}
 	for _, base := range ipvsSets {
 		i := x.st.sets[SetName(base, x.in.Family)]
@@ -861,7 +862,7 @@ func (x *ipvsExtractor) objects() {
 		for _, m := range i.set.Entries {
 			svc, used := x.member(base, i.set, m)
 			x.v.Objects = append(x.v.Objects, &Object{Kind: ObjSetEntry, Name: i.set.Name + " " + m.Elem, Service: svc,
-				Referenced: svc != "" || used, Evidence: model.EvidenceAt(m.Pos, m.Raw)})
+				Referenced: svc != "" || used, ev: evidenceOf(model.EvidenceAt(m.Pos, m.Raw))})
 		}
 	}
 }
@@ -917,4 +918,9 @@ func hasAddr(list []netip.Addr, ip netip.Addr) bool {
 		}
 	}
 	return false
+}
+
+// clamp32 returns n as an int32, the nearest one when n is out of range.
+func clamp32(n int) int32 {
+	return int32(max(math.MinInt32, min(n, math.MaxInt32)))
 }

@@ -344,7 +344,7 @@ func (x *nftExtractor) objects() {
 			continue
 		}
 		o := &Object{Kind: ObjChain, Name: c.Name, Hashed: n.Hash != "", Referenced: x.reach[c.Name], Flushed: len(c.Rules) == 0,
-			Evidence: NFTChainEvidence(c)}
+			ev: evidenceOf(NFTChainEvidence(c))}
 		o.Service, _ = x.names.service(n)
 		x.obj[c.Name] = o
 		x.v.Objects = append(x.v.Objects, o)
@@ -354,7 +354,7 @@ func (x *nftExtractor) objects() {
 		if !ok || n.Prefix != NFTAffinity {
 			continue
 		}
-		o := &Object{Kind: ObjSet, Name: s.Name, Hashed: n.Hash != "", Referenced: x.used[s.Name], Evidence: NFTSetEvidence(s)}
+		o := &Object{Kind: ObjSet, Name: s.Name, Hashed: n.Hash != "", Referenced: x.used[s.Name], ev: evidenceOf(NFTSetEvidence(s))}
 		o.Service, _ = x.names.service(n)
 		x.obj["@"+s.Name] = o
 		x.v.Objects = append(x.v.Objects, o)
@@ -470,7 +470,7 @@ func (x *nftExtractor) firewalls() {
 // (firewall maps and sets) as a per-service object.
 func (x *nftExtractor) elementObject(s *nft.Set, el *nft.Element) *Object {
 	o := &Object{Kind: ObjElement, Name: nftElementKey(el) + " in " + s.Name, Referenced: x.used[s.Name],
-		Evidence: NFTElementEvidence(s, el)}
+		ev: evidenceOf(NFTElementEvidence(s, el))}
 	o.Service = x.elementService(el)
 	x.v.Objects = append(x.v.Objects, o)
 	return o
@@ -795,7 +795,7 @@ func (x *nftExtractor) external(e *Entry, c *nft.Chain, origin Origin, depth int
 			continue
 		}
 		if masq {
-			e.Via[origin] = append(e.Via[origin], NFTRuleEvidence(r))
+			e.addVia(origin, NFTRuleEvidence(r))
 		}
 		if v == nil {
 			continue
@@ -806,7 +806,7 @@ func (x *nftExtractor) external(e *Entry, c *nft.Chain, origin Origin, depth int
 				continue
 			}
 			if !masq {
-				e.Via[origin] = append(e.Via[origin], NFTRuleEvidence(r))
+				e.addVia(origin, NFTRuleEvidence(r))
 			}
 			return x.follow(e, v.Target, origin, depth+1)
 		case "continue":

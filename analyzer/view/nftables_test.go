@@ -269,7 +269,7 @@ func TestFromNFTHealthy(t *testing.T) {
 		if d := lb.Dispatch[origin]; d == nil || d.ID != chain {
 			t.Errorf("%s traffic of 203.0.113.11: %v, want %s", origin, d, chain)
 		}
-		if len(lb.Via[origin]) == 0 {
+		if len(lb.Via(origin)) == 0 {
 			t.Errorf("%s traffic of 203.0.113.11: no via evidence", origin)
 		}
 	}
@@ -311,7 +311,7 @@ func TestFromNFTFormsAgree(t *testing.T) {
 				a := view.FromNFT(txt.Table(fam, "kube-proxy"), attr)
 				b := view.FromNFT(js.Table(fam, "kube-proxy"), attr)
 				opts := []cmp.Option{
-					cmp.AllowUnexported(view.View{}, view.Backend{}),
+					cmp.AllowUnexported(view.View{}, view.Entry{}, view.Backend{}, view.Object{}),
 					cmp.FilterPath(func(p cmp.Path) bool {
 						switch p.Last().String() {
 						case ".Line", ".Path", ".File", ".Source", ".byKey", ".byService":
@@ -387,7 +387,7 @@ func FuzzFromNFT(f *testing.F) {
 				}
 			}
 			for _, o := range v.Objects {
-				if o.Evidence.File == "" {
+				if o.Evidence().File == "" {
 					t.Fatalf("object %s without evidence", o.Name)
 				}
 			}

@@ -177,9 +177,9 @@ type Entry struct {
 	// Dispatch gives, for routed entries, where each origin's traffic is
 	// sent (nil: the origin's traffic is not forwarded by this entry).
 	Dispatch PerOrigin[*Dispatch]
-	// Via holds, per origin, the rules between the entry and its dispatch
-	// (external and firewall chains) that decided where the traffic goes.
-	Via PerOrigin[[]model.Evidence]
+	// via holds, per origin, the rules between the entry and its dispatch
+	// (see Via); nil when there are none, as for most entries.
+	via *PerOrigin[[]model.Evidence]
 	// Firewall holds the source-range filter of a load balancer entry.
 	Firewall *Firewall
 	// Localhost reports a node port also accepted on 127.0.0.1.
@@ -190,6 +190,24 @@ type Entry struct {
 	NodeIPs  []netip.Addr
 	Also     []*Dispatch
 	Evidence []model.Evidence
+}
+
+// Via returns the rules between the entry and its dispatch for traffic
+// from origin (external and firewall chains) that decided where the
+// traffic goes.
+func (e *Entry) Via(origin Origin) []model.Evidence {
+	if e.via == nil {
+		return nil
+	}
+	return e.via[origin]
+}
+
+// addVia appends ev to the entry's rules for traffic from origin.
+func (e *Entry) addVia(origin Origin, ev model.Evidence) {
+	if e.via == nil {
+		e.via = new(PerOrigin[[]model.Evidence])
+	}
+	e.via[origin] = append(e.via[origin], ev)
 }
 
 // Key returns "Kind IP proto/port" (no IP for node ports).
@@ -261,6 +279,11 @@ type Backend struct {
 	Endpoint string
 	IP       netip.Addr
 	Port     int32
+	// Weight is the IPVS weight (1 elsewhere).
+	Weight int32
+	// Connections is, for an IPVS real server, its active plus inactive
+	// connections (-1 when the listing does not show them); 0 elsewhere.
+	Connections int32
 	// Graceful marks an IPVS real server at weight 0 (terminating).
 	Graceful bool
 	// Unreachable marks a backend that no packet can reach (a rule after an
@@ -269,37 +292,33 @@ type Backend struct {
 	// Share is the fraction of new connections the backend receives (its
 	// probability), or -1 when the data plane does not say (IPVS lc).
 	Share float64
-	// Weight is the IPVS weight (1 elsewhere).
-	Weight int
-	// Connections is, for an IPVS real server, its active plus inactive
-	// connections (-1 when the listing does not show them); 0 elsewhere.
-	Connections int
 	// ID names the backend's own object (KUBE-SEP chain, endpoint chain).
 	ID string
 
 	// evidence is the IPVS and nftables views' evidence. The iptables view
-	// keeps its rules instead (a large node has one backend per endpoint
-	// of every Service) and Evidence builds it: the jump to the endpoint
-	// chain, then the chain's DNAT rule, or the chain when it has none
-	// (nothing when it is missing).
-	evidence   []model.Evidence
-	jump, dnat *iptables.Rule
-	sep        *iptables.Chain
+	// keeps the rule jumping to the endpoint chain instead (a large node
+	// has one backend per endpoint of every Service), and Evidence builds
+	// it from that rule.
+	evidence []model.Evidence
+	jump     *iptables.Rule
 }
 
 // Evidence returns where the backend is programmed. The slice is the
-// caller's to keep but not to append to.
+// caller's to keep but not to append to. For an iptables backend it is
+// the jump to the endpoint chain, then the chain's DNAT rule, or the
+// chain when it has none (nothing when it is missing).
 func (b *Backend) Evidence() []model.Evidence {
 	if b.jump == nil {
 		return b.evidence
 	}
 	out := make([]model.Evidence, 1, 2)
 	out[0] = model.RuleEvidence(b.jump)
-	switch {
-	case b.dnat != nil:
-		out = append(out, model.RuleEvidence(b.dnat))
-	case b.sep != nil:
-		out = append(out, chainEvidence(b.sep))
+	if sep := b.jump.Chain.Table.Dump.Chain("nat", b.jump.Target()); sep != nil {
+		if r := dnatRule(sep); r != nil {
+			out = append(out, model.RuleEvidence(r))
+		} else {
+			out = append(out, chainEvidence(sep))
+		}
 	}
 	return out
 }
@@ -348,8 +367,27 @@ type Object struct {
 	// Flushed marks an empty nftables chain: kube-proxy flushes the chains
 	// it no longer uses in one sync and deletes them in a later one.
 	Flushed bool
-	// Evidence is where the object is (a chain header, an element...).
-	Evidence model.Evidence
+
+	// Where the object is (see Evidence): an iptables chain, or the
+	// evidence of any other object. A large node has several objects per
+	// Service; a chain's evidence is built when asked.
+	chain *iptables.Chain
+	ev    *model.Evidence
+}
+
+// evidenceOf returns a pointer to a copy of e.
+func evidenceOf(e model.Evidence) *model.Evidence { return &e }
+
+// Evidence returns where the object is: a chain header, a virtual
+// server, an element...
+func (o *Object) Evidence() model.Evidence {
+	switch {
+	case o.chain != nil:
+		return chainEvidence(o.chain)
+	case o.ev != nil:
+		return *o.ev
+	}
+	return model.Evidence{}
 }
 
 // Lookup returns the entries of a kind for an address (invalid for node
