@@ -2,9 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"os"
-	"runtime"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -106,19 +103,13 @@ func analyzeRun(opts *AnalyzeOptions) error {
 	if _, err := checkFormat(opts.Output); err != nil {
 		return err
 	}
-	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version, Compact: true})
+	budget := newMemoryBudget()
+	defer budget.done()
+	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version, Compact: true, Sized: budget.sized})
 	if err != nil {
 		return err
 	}
-	// The raw inputs are garbage now: collect them before the checks
-	// allocate, so that the heap grows from what the snapshots hold. The
-	// checks build views that live until the report is written; a lower
-	// GC percent keeps their garbage from doubling the heap the snapshots
-	// hold, at the cost of a collection or two (GOGC, when set, wins).
-	runtime.GC()
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(50)
-	}
+	budget.loaded()
 	rep := report.BuildFleet(opts.Tool, snaps, checks.RunFleet(snaps, selected))
 	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width, FailOn: threshold}
 	if threshold == 0 {
