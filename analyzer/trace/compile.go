@@ -491,10 +491,7 @@ func (tix *tableIndex) slotOf(c *iptables.Chain) int32 {
 	if tix.names == nil {
 		return -1
 	}
-	if i := tix.names.lookup(c.Name); i >= 0 && tix.t.Chains[i] == c {
-		return i
-	}
-	return -1
+	return tix.names.number(c)
 }
 
 // chain returns the compiled form of the chain numbered slot in tix (or,

@@ -97,8 +97,9 @@ func TestPrefixMatch(t *testing.T) {
 	}
 }
 
-// TestChainNames finds every chain of a big table, and names that are no
-// chain's, as Table.Chain does.
+// TestChainNames numbers every chain of a big table by its place, finds
+// names that are no chain's as Table.Chain does, and numbers no chain of
+// another table or deleted from it.
 func TestChainNames(t *testing.T) {
 	var buf bytes.Buffer
 	if err := (benchgen.Spec{Services: 300, Endpoints: 1500, NodePortEvery: 3, Node: "n1"}).IPTablesSave(&buf); err != nil {
@@ -126,6 +127,27 @@ func TestChainNames(t *testing.T) {
 	}
 	if newChainNames(&iptables.Table{Name: "nat", Chains: []*iptables.Chain{{Name: "X"}}}) != nil {
 		t.Error("a table the parser did not make is indexed")
+	}
+	// A chain deleted with -X keeps its index, which no other chain takes.
+	d, err = iptables.Parse("restore.txt", []byte("*nat\n:A - [0:0]\n:B - [0:0]\n-X A\n:C - [0:0]\nCOMMIT\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nat := d.Table("nat")
+	cn := newChainNames(nat)
+	if cn == nil {
+		t.Fatal("nat: no index")
+	}
+	for i, c := range nat.Chains {
+		if got := cn.number(c); got != int32(i) {
+			t.Errorf("%s: number %d, want %d", c.Name, got, i)
+		}
+	}
+	if got := cn.lookup("A"); got != -1 {
+		t.Errorf("deleted chain A: number %d, want -1", got)
+	}
+	if got := cn.number(&iptables.Chain{Name: "B", Table: nat}); got != -1 {
+		t.Errorf("a chain the table does not hold: number %d, want -1", got)
 	}
 }
 

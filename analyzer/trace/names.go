@@ -1,75 +1,57 @@
 package trace
 
 import (
-	"hash/maphash"
-
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
-// chainNames finds the chains of a table by name. A big table's own map
-// (Table.Chain) is slow to probe at random: tens of thousands of entries
-// whose names lie scattered through the dump. chainNames is an
-// open-addressing table that holds each name with the chain's number, so
-// that resolving a jump reads one place in memory.
+// chainNames numbers the chains of a table by their place in
+// Table.Chains: a chain is found by name in the table's map, and its
+// place through its index (Chain.Index), which the table numbers for the
+// parser's lifetime.
 type chainNames struct {
-	seed maphash.Seed
-	tab  []nameEntry
+	t   *iptables.Table
+	pos []int32 // the place in t.Chains by Chain.Index, -1 for none
 }
 
-// nameEntry is a place of chainNames: a chain's name and number.
-type nameEntry struct {
-	meta uint32 // 1 + the chain's number (low 24 bits), the length of its name (high 8); 0 for a free place
-	name [maxChainName]byte
-}
-
-// maxChainName is the longest chain name iptables accepts (and the parser).
-const maxChainName = 28
-
-// newChainNames indexes the chains of t by name, as t.Chain finds them;
-// nil when t's map does not list its chains (a table not made by the
-// parser, whose names are then looked up in t.Chain), or the table is
-// too big for the index.
+// newChainNames numbers the chains of t; nil when t's map does not list
+// its chains or they have no distinct indexes (a table not made by the
+// parser, whose chains are then looked up in t.Chain).
 func newChainNames(t *iptables.Table) *chainNames {
-	if len(t.Chains) == 0 || len(t.Chains) >= 1<<24-1 || t.Chain(t.Chains[0].Name) != t.Chains[0] {
+	n := t.ChainIndexes()
+	if len(t.Chains) == 0 || n < len(t.Chains) || t.Chain(t.Chains[0].Name) != t.Chains[0] {
 		return nil
 	}
-	for _, c := range t.Chains {
-		if len(c.Name) > maxChainName {
+	cn := &chainNames{t: t, pos: make([]int32, n)}
+	for i := range cn.pos {
+		cn.pos[i] = -1
+	}
+	for i, c := range t.Chains {
+		ix := c.Index()
+		if ix >= n || cn.pos[ix] >= 0 {
 			return nil
 		}
-	}
-	n := 16
-	for 2*n < 3*len(t.Chains) { // at most two thirds full
-		n *= 2
-	}
-	cn := &chainNames{seed: maphash.MakeSeed(), tab: make([]nameEntry, n)}
-	for i, c := range t.Chains {
-		// Were a name listed twice, the first would be found first: it
-		// comes first on the probe sequence.
-		j := maphash.String(cn.seed, c.Name) & uint64(n-1)
-		for cn.tab[j].meta != 0 {
-			j = (j + 1) & uint64(n-1)
-		}
-		e := &cn.tab[j]
-		e.meta = uint32(len(c.Name))<<24 | uint32(i+1)
-		copy(e.name[:], c.Name)
+		cn.pos[ix] = int32(i)
 	}
 	return cn
 }
 
 // lookup returns the number of the chain named name, -1 when none is.
 func (cn *chainNames) lookup(name string) int32 {
-	if len(name) > maxChainName {
+	c := cn.t.Chain(name)
+	if c == nil {
 		return -1
 	}
-	mask := uint64(len(cn.tab) - 1)
-	for j := maphash.String(cn.seed, name) & mask; ; j = (j + 1) & mask {
-		e := &cn.tab[j]
-		if e.meta == 0 {
-			return -1
-		}
-		if int(e.meta>>24) == len(name) && string(e.name[:len(name)]) == name {
-			return int32(e.meta&(1<<24-1)) - 1
-		}
+	return cn.number(c)
+}
+
+// number returns the number of chain c, -1 when it is not one of the
+// table's chains.
+func (cn *chainNames) number(c *iptables.Chain) int32 {
+	if c.Table != cn.t || c.Index() >= len(cn.pos) {
+		return -1
 	}
+	if i := cn.pos[c.Index()]; i >= 0 && cn.t.Chains[i] == c {
+		return i
+	}
+	return -1
 }
