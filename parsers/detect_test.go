@@ -43,6 +43,11 @@ func TestDetect(t *testing.T) {
 		// modules
 		{"proc modules", "ip_vs 196608 12 ip_vs_sh,ip_vs_wrr,ip_vs_rr, Live 0x0000000000000000\nnf_conntrack 184320 6 - Live 0x0000000000000000\n", KindModules},
 		{"lsmod", "Module                  Size  Used by\nip_vs                 196608  12 ip_vs_sh\n", KindModules},
+		// ipvsadm
+		{"ipvsadm -Ln", "IP Virtual Server version 1.2.1 (size=4096)\nProt LocalAddress:Port Scheduler Flags\n  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\nTCP  10.96.0.1:443 rr\n", KindIPVSList},
+		{"ipvsadm -Ln --stats, header cut", "Prot LocalAddress:Port               Conns   InPkts  OutPkts  InBytes OutBytes\n", KindIPVSList},
+		{"ipvsadm -Ln --timeout", "Timeout (tcp tcpfin udp): 900 120 300\n", KindIPVSList},
+		{"notes quoting the ipvsadm header", "# Example bundles\n\nThe listing starts with\n`IP Virtual Server version 1.2.1 (size=4096)` and a\n\"Prot LocalAddress:Port\" line.\n", KindUnknown},
 		{"modules.builtin", "kernel/net/netfilter/ipvs/ip_vs.ko\nkernel/net/netfilter/ipvs/ip_vs_rr.ko\n", KindModules},
 		{"nft text", "table ip kube-proxy {\n\tcomment \"rules for kube-proxy\"\n}\n", KindNFTText},
 		{"nft -a text", "table inet filter { # handle 3\n\tchain input { # handle 1\n\t}\n}\n", KindNFTText},
