@@ -10,6 +10,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/internal/benchgen"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
 // TestIsBuiltin compares isBuiltin with the parser's list.
@@ -251,4 +252,102 @@ func TestAppendDest(t *testing.T) {
 			t.Errorf("appendDest(%v) = %q", d, got)
 		}
 	}
+}
+
+// TestSetIndex compares the set index's lookups with a plain scan of the
+// elements: the first element with an exact key equal to the values,
+// else the first other element whose key matches them, else none.
+func TestSetIndex(t *testing.T) {
+	services := []nft.Element{
+		{Key: []string{"10.96.0.10", "tcp", "53"}},
+		{Key: []string{"10.96.0.10", "udp", "53"}},
+		{Key: []string{"10.96.0.10", "tcp", "53"}}, // a duplicate: never found
+		{Key: []string{"10.0.0.0/8", "tcp", "80-90"}},
+		{Key: []string{"fd00::10", "tcp", "443"}},
+		{Key: []string{"10.96.0.11", "tcp", "8080"}},
+		{Key: []string{"10.96.0.12", "0x11", "8080"}},
+	}
+	ifaces := []nft.Element{{Key: []string{"\"eth*\""}}, {Key: []string{"\"lo\""}}}
+	ports := []nft.Element{
+		{Key: []string{"30000-32767"}},
+		{Key: []string{"31000"}}, // exact: found before the range above
+		{Key: []string{"1", "2", "3", "4", "5", "6", "7"}},
+	}
+	states := []nft.Element{{Key: []string{"invalid"}}, {Key: []string{"established,related"}}}
+	addr := func(s string) nval { return nval{kind: kAddr, addr: netip.MustParseAddr(s)} }
+	num := func(n uint64) nval { return nval{kind: kNum, num: n} }
+	str := func(s string) nval { return nval{kind: kStr, str: s} }
+	for _, tc := range []struct {
+		elems []nft.Element
+		vals  []nval
+		want  int
+	}{
+		{services, []nval{addr("10.96.0.10"), num(6), num(53)}, 0},
+		{services, []nval{addr("10.96.0.10"), num(17), num(53)}, 1},
+		{services, []nval{addr("10.1.2.3"), num(6), num(85)}, 3},
+		{services, []nval{addr("10.96.0.10"), num(6), num(85)}, 3},
+		{services, []nval{addr("fd00::10"), num(6), num(443)}, 4},
+		{services, []nval{addr("::ffff:10.96.0.11"), num(6), num(8080)}, -1}, // a mapped address is another address
+		{services, []nval{addr("10.96.0.11"), num(6), num(8080)}, 5},
+		{services, []nval{addr("10.96.0.12"), num(17), num(8080)}, 6},
+		{services, []nval{addr("10.96.0.12"), num(6), num(8080)}, -1},
+		{services, []nval{addr("10.96.0.10"), num(6)}, -1},
+		{ifaces, []nval{str("eth0")}, 0},
+		{ifaces, []nval{str("lo")}, 1},
+		{ifaces, []nval{str("l")}, -1},
+		{ports, []nval{num(31000)}, 1},
+		{ports, []nval{num(30001)}, 0},
+		{ports, []nval{num(29999)}, -1},
+		{ports, []nval{num(1), num(2), num(3), num(4), num(5), num(6), num(7)}, 2},
+		{ports, []nval{num(1), num(2), num(3), num(4), num(5), num(6), num(8)}, -1},
+		// Flag values are not hashed: every element is compared.
+		{states, []nval{{kind: kFlags, flags: []string{"related"}}}, 1},
+		{states, []nval{{kind: kFlags, flags: []string{"invalid"}}}, 0},
+		{states, []nval{{kind: kFlags, flags: []string{"new"}}}, -1},
+	} {
+		got, ok := newSetIndex(tc.elems).lookup(tc.vals)
+		if !ok || got != tc.want {
+			t.Errorf("%v: element %d (ok %v), want %d", tc.vals, got, ok, tc.want)
+		}
+		if want, ok := scanSet(tc.elems, tc.vals); !ok || want != got {
+			t.Errorf("%v: element %d, a scan finds %d (ok %v)", tc.vals, got, want, ok)
+		}
+	}
+}
+
+// scanSet finds vals among elems by compiling every key and scanning
+// them: exact keys first, then the others in order.
+func scanSet(elems []nft.Element, vals []nval) (int, bool) {
+	var rest []int
+	for i, e := range elems {
+		ps := make([]part, len(e.Key))
+		exact := len(e.Key) <= maxHashParts
+		for j, k := range e.Key {
+			ps[j] = compilePart(k)
+			if _, ok := ps[j].exact(); !ok {
+				exact = false
+			}
+		}
+		if !exact {
+			rest = append(rest, i)
+			continue
+		}
+		if m, ok := matchParts(ps, vals); !ok {
+			return -1, false
+		} else if m {
+			return i, true
+		}
+	}
+	for _, i := range rest {
+		ps := make([]part, len(elems[i].Key))
+		for j, k := range elems[i].Key {
+			ps[j] = compilePart(k)
+		}
+		if m, ok := matchParts(ps, vals); !ok {
+			return -1, false
+		} else if m {
+			return i, true
+		}
+	}
+	return -1, true
 }

@@ -1,10 +1,12 @@
 package trace
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
@@ -556,7 +558,7 @@ func parseNum(s string) (uint64, bool) {
 	return n, err == nil
 }
 
-// hpart is one part of a hash key; hkey a key of up to maxHashParts parts.
+// hpart is one part of a hash key.
 type hpart struct {
 	kind int
 	addr netip.Addr
@@ -564,9 +566,32 @@ type hpart struct {
 	str  string
 }
 
+// maxHashParts is the most parts a hashed key has: elements and values
+// with more are compared one by one.
 const maxHashParts = 6
 
-type hkey [maxHashParts]hpart
+// appendKey appends the encoding of h to a hash key: equal parts, and
+// only they, encode alike, and the encoding of a key is its parts' in
+// order. ok is false for a part too long to encode (an address zone of
+// 256 bytes or more).
+func appendKey(b []byte, h hpart) (_ []byte, ok bool) {
+	b = append(b, byte(h.kind))
+	switch h.kind {
+	case kAddr:
+		n := len(b)
+		b, _ = h.addr.AppendBinary(append(b, 0))
+		if len(b)-n-1 > 255 {
+			return b, false
+		}
+		b[n] = byte(len(b) - n - 1)
+	case kNum:
+		b = binary.BigEndian.AppendUint64(b, h.num)
+	default:
+		b = binary.AppendUvarint(b, uint64(len(h.str)))
+		b = append(b, h.str...)
+	}
+	return b, true
+}
 
 // exact reports whether p matches one value only, and its hash key part.
 func (p *part) exact() (hpart, bool) {
@@ -634,34 +659,46 @@ func (p *part) match(v nval) (match, ok bool) {
 // ---- sets ----
 
 // setIndex is a set's or map's elements read once: a hash of the elements
-// with exact keys, and the others in order.
+// with exact keys, and the others in order. A large node's maps have an
+// element per Service or endpoint: an exact element is only its encoded
+// key; the compiled parts of every element are made only for a lookup of
+// values that cannot be hashed.
 type setIndex struct {
 	elems  []nft.Element
-	parts  [][]part
-	exact  map[hkey]int
-	ranged []int
+	exact  map[string]int32
+	ranged []int32  // the elements whose keys are not exact, in order
+	rparts [][]part // their compiled keys
+
+	allOnce sync.Once
+	all     [][]part // every element's compiled key, made on first need
 }
 
 func newSetIndex(elems []nft.Element) *setIndex {
-	ix := &setIndex{elems: elems, parts: make([][]part, len(elems)), exact: make(map[hkey]int, len(elems))}
+	ix := &setIndex{elems: elems, exact: make(map[string]int32, len(elems))}
+	var key []byte
 	for i, e := range elems {
 		ps := make([]part, len(e.Key))
 		isExact := len(e.Key) <= maxHashParts
-		var key hkey
+		key = key[:0]
 		for j, k := range e.Key {
 			ps[j] = compilePart(k)
-			hp, ok := ps[j].exact()
-			if !ok {
-				isExact = false
-			} else if j < maxHashParts {
-				key[j] = hp
+			if !isExact {
+				continue
 			}
+			hp, ok := ps[j].exact()
+			if ok {
+				key, ok = appendKey(key, hp)
+			}
+			isExact = ok
 		}
-		ix.parts[i] = ps
-		if _, dup := ix.exact[key]; isExact && !dup {
-			ix.exact[key] = i
-		} else if !isExact {
-			ix.ranged = append(ix.ranged, i)
+		switch {
+		case !isExact:
+			ix.ranged = append(ix.ranged, int32(i))
+			ix.rparts = append(ix.rparts, ps)
+		default:
+			if _, dup := ix.exact[string(key)]; !dup {
+				ix.exact[string(key)] = int32(i)
+			}
 		}
 	}
 	return ix
@@ -670,51 +707,65 @@ func newSetIndex(elems []nft.Element) *setIndex {
 // lookup returns the index of the element vals match, or -1; ok is false
 // when the values cannot be compared with the elements.
 func (ix *setIndex) lookup(vals []nval) (int, bool) {
-	var key hkey
-	hashable := len(vals) <= maxHashParts
-	for j, v := range vals {
-		if !hashable {
-			break
-		}
+	var buf [128]byte
+	key, hashable := buf[:0], len(vals) <= maxHashParts
+	for _, v := range vals {
 		hp, ok := valKey(v)
+		if ok {
+			key, ok = appendKey(key, hp)
+		}
 		if !ok {
 			hashable = false
 			break
 		}
-		key[j] = hp
 	}
-	cands := ix.ranged
 	if hashable {
-		if i, ok := ix.exact[key]; ok {
-			return i, true
+		if i, ok := ix.exact[string(key)]; ok {
+			return int(i), true
 		}
-	} else {
-		cands = nil
-		for i := range ix.elems {
-			cands = append(cands, i)
-		}
-	}
-	for _, i := range cands {
-		ps := ix.parts[i]
-		if len(ps) != len(vals) {
-			continue
-		}
-		all := true
-		for j := range ps {
-			m, ok := ps[j].match(vals[j])
-			if !ok {
+		for k, i := range ix.ranged {
+			switch m, ok := matchParts(ix.rparts[k], vals); {
+			case !ok:
 				return -1, false
-			}
-			if !m {
-				all = false
-				break
+			case m:
+				return int(i), true
 			}
 		}
-		if all {
+		return -1, true
+	}
+	ix.allOnce.Do(func() {
+		ix.all = make([][]part, len(ix.elems))
+		for i, e := range ix.elems {
+			ix.all[i] = make([]part, len(e.Key))
+			for j, k := range e.Key {
+				ix.all[i][j] = compilePart(k)
+			}
+		}
+	})
+	for i, ps := range ix.all {
+		switch m, ok := matchParts(ps, vals); {
+		case !ok:
+			return -1, false
+		case m:
 			return i, true
 		}
 	}
 	return -1, true
+}
+
+// matchParts reports whether vals match the compiled key ps (not when
+// their numbers differ); ok is false when they cannot be compared.
+func matchParts(ps []part, vals []nval) (match, ok bool) {
+	if len(ps) != len(vals) {
+		return false, true
+	}
+	for j := range ps {
+		m, ok := ps[j].match(vals[j])
+		if !ok || !m {
+			return false, ok
+		}
+	}
+	return true, true
 }
 
 // index returns the index of a named set of t, or of an anonymous set.
