@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -300,6 +301,9 @@ func setns(fd uintptr) error {
 	return nil
 }
 
+// sourcePorts numbers the packets send sends.
+var sourcePorts atomic.Uint32
+
 // send sends the first packet of a new connection to dst from inside ns:
 // a UDP datagram, or a TCP SYN (a non-blocking connect, closed at once, so
 // that no retransmission follows).
@@ -314,6 +318,12 @@ func send(ns, proto string, dst netip.AddrPort) error {
 			return err
 		}
 		defer syscall.Close(fd)
+		// A source port of its own: a packet whose ports an earlier one
+		// used would belong to that one's connection, which conntrack
+		// keeps, and skip the nat table.
+		if err := syscall.Bind(fd, &syscall.SockaddrInet4{Port: int(20000 + sourcePorts.Add(1)%40000)}); err != nil {
+			return fmt.Errorf("bind: %w", err)
+		}
 		sa := &syscall.SockaddrInet4{Port: int(dst.Port()), Addr: dst.Addr().As4()}
 		if proto == "tcp" {
 			if err := syscall.Connect(fd, sa); err != nil && err != syscall.EINPROGRESS {
