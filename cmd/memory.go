@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 )
 
 // Memory budget of an analysis. The checks of a large node hold the dumps,
@@ -14,8 +15,9 @@ import (
 // budget proportional to its input instead, as a soft memory limit
 // (runtime/debug.SetMemoryLimit), and turns the GC percent off: the
 // collector runs only when the heap nears the budget, which on a large
-// node is a few times per run. GOMEMLIMIT, when set, wins (and the GC
-// percent is left alone); so does GOGC.
+// node is a few times per run. The budget gives way to an input that
+// needs more (see thrashCollections). GOMEMLIMIT, when set, wins (and the
+// GC percent is left alone); so does GOGC.
 const (
 	// budgetPerByte is the budget per byte of input.
 	budgetPerByte = 2.5
@@ -28,13 +30,27 @@ const (
 	minBudget = 64 << 20
 )
 
+// thrashCollections is how many collections may leave less than a tenth
+// of the live heap to spare before the budget gives way: an input whose
+// parsed form and views are much larger than its text (an nftables
+// ruleset) would otherwise keep the collector running back to back. A
+// large iptables node nears the budget for four to eight collections.
+const thrashCollections = 12
+
 // memoryBudget sets the soft memory limit and the GC percent of one
 // analysis, and puts the previous ones back when it is over.
 type memoryBudget struct {
-	input  int64
 	manage bool  // GOMEMLIMIT is not set: the budget is the limit
 	limit  int64 // the limit before
 	gc     int   // the GC percent before, noGC when untouched
+
+	mu       sync.Mutex
+	input    int64 // the size of the input
+	least    int64 // what the budget was raised to (loaded heap, collections back to back)
+	set      bool  // the budget is in force and watched
+	finished bool
+	tight    int // collections that left less than a tenth of the live heap to spare
+	watched  int // collections seen
 }
 
 const noGC = math.MinInt
@@ -48,12 +64,21 @@ func newMemoryBudget() *memoryBudget {
 }
 
 // sized sets the budget from the size of the input files, before they
-// are parsed.
+// are parsed, and starts watching the collections.
 func (b *memoryBudget) sized(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.manage || b.finished {
+		return
+	}
 	b.input = n
-	b.apply(0)
-	if b.manage && b.gc == noGC && os.Getenv("GOGC") == "" {
+	b.applyLocked()
+	if b.gc == noGC && os.Getenv("GOGC") == "" {
 		b.gc = debug.SetGCPercent(-1)
+	}
+	if !b.set {
+		b.set = true
+		b.arm()
 	}
 }
 
@@ -61,23 +86,84 @@ func (b *memoryBudget) sized(n int64) {
 // need be, to what the loaded input holds.
 func (b *memoryBudget) loaded() {
 	runtime.GC()
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	live := int64(0)
-	if s[0].Value.Kind() == metrics.KindUint64 {
-		live = int64(min(s[0].Value.Uint64(), math.MaxInt64/4))
-	}
-	b.apply(int64(budgetPerLive * float64(live)))
+	live, _ := heapLiveGoal()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.least = max(b.least, int64(budgetPerLive*float64(live)))
+	b.applyLocked()
 }
 
-func (b *memoryBudget) apply(least int64) {
-	if b.manage {
-		debug.SetMemoryLimit(max(minBudget, int64(budgetPerByte*float64(b.input)), least))
+// budget returns the budget in bytes.
+func (b *memoryBudget) budget() int64 {
+	return max(minBudget, int64(budgetPerByte*float64(b.input)), b.least)
+}
+
+func (b *memoryBudget) applyLocked() {
+	if b.manage && !b.finished {
+		debug.SetMemoryLimit(b.budget())
 	}
+}
+
+// gcSentinel is an object whose cleanup runs after the collection that
+// finds it unreachable.
+type gcSentinel struct{ _ *byte }
+
+// arm makes the next collection call collected.
+func (b *memoryBudget) arm() {
+	runtime.AddCleanup(new(gcSentinel), (*memoryBudget).collected, b)
+}
+
+// collected runs after each collection while the budget is in force.
+func (b *memoryBudget) collected() {
+	live, goal := heapLiveGoal()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.finished {
+		return
+	}
+	b.watched++
+	if b.observe(live, goal) {
+		// Twice the live heap to spare: the heap grows while the views
+		// are built, and each time the budget gives way costs
+		// thrashCollections collections.
+		b.least = max(b.least, b.budget()+2*int64(min(live, math.MaxInt64/8)))
+		b.applyLocked()
+	}
+	b.arm()
+}
+
+// observe counts a collection after which the heap could grow to goal with
+// live bytes live, and reports whether the budget should give way.
+func (b *memoryBudget) observe(live, goal uint64) bool {
+	if goal >= live+live/10 {
+		return false
+	}
+	if b.tight++; b.tight < thrashCollections {
+		return false
+	}
+	b.tight = 0
+	return true
+}
+
+// heapLiveGoal returns the heap live after the last collection and the
+// heap size at which the next one starts.
+func heapLiveGoal() (live, goal uint64) {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		live = s[0].Value.Uint64()
+	}
+	if s[1].Value.Kind() == metrics.KindUint64 {
+		goal = s[1].Value.Uint64()
+	}
+	return live, goal
 }
 
 // done puts the GC percent and the limit back as they were.
 func (b *memoryBudget) done() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.finished = true
 	if b.gc != noGC {
 		debug.SetGCPercent(b.gc)
 		b.gc = noGC

@@ -1,8 +1,10 @@
 package cmd
 
 import (
+	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 // memoryLimit returns the soft memory limit without changing it.
@@ -34,7 +36,10 @@ func TestMemoryBudget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newMemoryBudget()
 			b.sized(tc.input)
-			b.apply(int64(budgetPerLive * float64(tc.live)))
+			b.mu.Lock()
+			b.least = int64(budgetPerLive * float64(tc.live))
+			b.applyLocked()
+			b.mu.Unlock()
 			if got := memoryLimit(); got != tc.want {
 				t.Errorf("limit %d MiB, want %d MiB", got>>20, tc.want>>20)
 			}
@@ -99,5 +104,65 @@ func TestAnalyzeRestoresMemoryLimit(t *testing.T) {
 	}
 	if got := gcPercent(); got != gcBefore {
 		t.Errorf("GC percent %d after analyze, want %d as before", got, gcBefore)
+	}
+}
+
+// TestMemoryBudgetGivesWay checks the count of collections that leave
+// little to spare: the budget gives way after thrashCollections of them,
+// whatever collections with room to spare came between, and the count
+// starts again.
+func TestMemoryBudgetGivesWay(t *testing.T) {
+	const live = 100 << 20
+	tight, roomy := uint64(live+live/20), uint64(2*live)
+	b := &memoryBudget{}
+	for i := 1; i < thrashCollections; i++ {
+		if b.observe(live, tight) {
+			t.Fatalf("gave way after %d tight collections, want %d", i, thrashCollections)
+		}
+		if b.observe(live, roomy) {
+			t.Fatal("gave way after a collection with room to spare")
+		}
+	}
+	if !b.observe(live, tight) {
+		t.Fatalf("did not give way after %d tight collections", thrashCollections)
+	}
+	for i := 1; i < thrashCollections; i++ {
+		if b.observe(live, tight) {
+			t.Fatalf("gave way again after %d tight collections, want %d", i, thrashCollections)
+		}
+	}
+}
+
+// TestMemoryBudgetWatches checks that the budget sees the collections
+// while it is in force, and no longer once the analysis is over.
+func TestMemoryBudgetWatches(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	t.Setenv("GOGC", "")
+	before, gcBefore := memoryLimit(), gcPercent()
+	defer debug.SetMemoryLimit(before)
+	defer debug.SetGCPercent(gcBefore)
+	b := newMemoryBudget()
+	b.sized(1 << 20)
+	watched := func() int {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.watched
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for watched() < 3 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if n := watched(); n < 3 {
+		t.Fatalf("%d collections seen, want 3 or more", n)
+	}
+	b.done()
+	n := watched()
+	for range 3 {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if m := watched(); m != n {
+		t.Errorf("%d collections seen after the analysis, want none", m-n)
 	}
 }
