@@ -17,12 +17,21 @@ func gcPercent() int {
 	return p
 }
 
+// keepGCSettings returns the memory limit and the GC percent, and puts
+// them back when the test ends.
+func keepGCSettings(t *testing.T) (limit int64, percent int) {
+	limit, percent = memoryLimit(), gcPercent()
+	t.Cleanup(func() {
+		debug.SetMemoryLimit(limit)
+		debug.SetGCPercent(percent)
+	})
+	return limit, percent
+}
+
 func TestMemoryBudget(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	t.Setenv("GOGC", "")
-	before, gcBefore := memoryLimit(), gcPercent()
-	defer debug.SetMemoryLimit(before)
-	defer debug.SetGCPercent(gcBefore)
+	before, gcBefore := keepGCSettings(t)
 	for _, tc := range []struct {
 		name        string
 		input, live int64
@@ -60,9 +69,7 @@ func TestMemoryBudget(t *testing.T) {
 // TestMemoryBudgetEnvironment checks that a limit or a GC percent the
 // user set wins: GOMEMLIMIT leaves both alone, GOGC the GC percent.
 func TestMemoryBudgetEnvironment(t *testing.T) {
-	before, gcBefore := memoryLimit(), gcPercent()
-	defer debug.SetMemoryLimit(before)
-	defer debug.SetGCPercent(gcBefore)
+	before, gcBefore := keepGCSettings(t)
 	for _, tc := range []struct {
 		gomemlimit, gogc string
 		limitSet, gcOff  bool
@@ -94,7 +101,7 @@ func TestMemoryBudgetEnvironment(t *testing.T) {
 func TestAnalyzeRestoresMemoryLimit(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	t.Setenv("GOGC", "")
-	before, gcBefore := memoryLimit(), gcPercent()
+	before, gcBefore := keepGCSettings(t)
 	f, _ := testFactory()
 	if code := Run(f, []string{"analyze", testdata(t, "bundles", "iptables-mini"), "-o", "json"}); code != 0 {
 		t.Fatalf("exit code %d", code)
@@ -138,9 +145,7 @@ func TestMemoryBudgetGivesWay(t *testing.T) {
 func TestMemoryBudgetWatches(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	t.Setenv("GOGC", "")
-	before, gcBefore := memoryLimit(), gcPercent()
-	defer debug.SetMemoryLimit(before)
-	defer debug.SetGCPercent(gcBefore)
+	keepGCSettings(t)
 	b := newMemoryBudget()
 	b.sized(1 << 20)
 	watched := func() int {
