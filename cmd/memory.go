@@ -34,8 +34,14 @@ const (
 // of the live heap to spare before the budget gives way: an input whose
 // parsed form and views are much larger than its text (an nftables
 // ruleset) would otherwise keep the collector running back to back. A
-// large iptables node nears the budget for four to eight collections.
-const thrashCollections = 12
+// large iptables node nears the budget for four to eight collections,
+// all of them after loading. Collections that leave little to spare while
+// the input is still being loaded say that the budget is too small for
+// it sooner: the checks will need more than the loaded input.
+const (
+	thrashCollections  = 12
+	thrashWhileLoading = 4
+)
 
 // memoryBudget sets the soft memory limit and the GC percent of one
 // analysis, and puts the previous ones back when it is over.
@@ -48,6 +54,7 @@ type memoryBudget struct {
 	input    int64 // the size of the input
 	least    int64 // what the budget was raised to (loaded heap, collections back to back)
 	set      bool  // the budget is in force and watched
+	loading  bool  // the input is being loaded
 	finished bool
 	tight    int // collections that left less than a tenth of the live heap to spare
 	watched  int // collections seen
@@ -77,7 +84,7 @@ func (b *memoryBudget) sized(n int64) {
 		b.gc = debug.SetGCPercent(-1)
 	}
 	if !b.set {
-		b.set = true
+		b.set, b.loading = true, true
 		b.arm()
 	}
 }
@@ -89,6 +96,7 @@ func (b *memoryBudget) loaded() {
 	live, _ := heapLiveGoal()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.loading = false
 	b.least = max(b.least, int64(budgetPerLive*float64(live)))
 	b.applyLocked()
 }
@@ -138,7 +146,11 @@ func (b *memoryBudget) observe(live, goal uint64) bool {
 	if goal >= live+live/10 {
 		return false
 	}
-	if b.tight++; b.tight < thrashCollections {
+	n := thrashCollections
+	if b.loading {
+		n = thrashWhileLoading
+	}
+	if b.tight++; b.tight < n {
 		return false
 	}
 	b.tight = 0

@@ -138,6 +138,16 @@ func TestMemoryBudgetGivesWay(t *testing.T) {
 			t.Fatalf("gave way again after %d tight collections, want %d", i, thrashCollections)
 		}
 	}
+	// While the input is loaded, fewer are enough.
+	b = &memoryBudget{loading: true}
+	for i := 1; i < thrashWhileLoading; i++ {
+		if b.observe(live, tight) {
+			t.Fatalf("gave way after %d tight collections while loading, want %d", i, thrashWhileLoading)
+		}
+	}
+	if !b.observe(live, tight) {
+		t.Fatalf("did not give way after %d tight collections while loading", thrashWhileLoading)
+	}
 }
 
 // TestMemoryBudgetWatches checks that the budget sees the collections
