@@ -730,13 +730,11 @@ type compiler struct {
 	ms    []cmatch
 }
 
-// Block sizes, and the sizes above which a chain's rules or matches are
-// allocated on their own.
+// Block sizes of the values carved (see carveBlock).
 const (
 	chainBlock = 128
 	ruleBlock  = 1024
 	matchBlock = 2048
-	maxCarved  = 256
 )
 
 // newChain returns a zero chain (carved when cx is not nil).
@@ -744,37 +742,37 @@ func (cx *compiler) newChain() *cchain {
 	if cx == nil {
 		return new(cchain)
 	}
-	if len(cx.ccs) == 0 {
-		cx.ccs = make([]cchain, chainBlock)
-	}
-	cc := &cx.ccs[0]
-	cx.ccs = cx.ccs[1:]
-	return cc
+	return &carveBlock(&cx.ccs, 1, chainBlock)[0]
 }
 
 // newRules returns n zero rules (carved when cx is not nil).
 func (cx *compiler) newRules(n int) []crule {
-	if cx == nil || n > maxCarved {
+	if cx == nil {
 		return make([]crule, n)
 	}
-	if len(cx.rules) < n {
-		cx.rules = make([]crule, ruleBlock)
-	}
-	out := cx.rules[:n:n]
-	cx.rules = cx.rules[n:]
-	return out
+	return carveBlock(&cx.rules, n, ruleBlock)
 }
 
 // newMatches returns n zero matches (carved when cx is not nil).
 func (cx *compiler) newMatches(n int) []cmatch {
-	if cx == nil || n > 2*maxCarved {
+	if cx == nil {
 		return make([]cmatch, n)
 	}
-	if len(cx.ms) < n {
-		cx.ms = make([]cmatch, matchBlock)
+	return carveBlock(&cx.ms, n, matchBlock)
+}
+
+// carveBlock returns n zero values cut from the front of *block, which it
+// refills with size new ones when they run short; more than a quarter of
+// a block's worth is allocated on its own.
+func carveBlock[T any](block *[]T, n, size int) []T {
+	if n > size/4 {
+		return make([]T, n)
 	}
-	out := cx.ms[:n:n]
-	cx.ms = cx.ms[n:]
+	if len(*block) < n {
+		*block = make([]T, size)
+	}
+	out := (*block)[:n:n]
+	*block = (*block)[n:]
 	return out
 }
 
