@@ -1,7 +1,6 @@
 package trace_test
 
 import (
-	"bytes"
 	"net/netip"
 	"runtime"
 	"strconv"
@@ -39,11 +38,7 @@ func servicePackets(d *iptables.Dump, node netip.Addr) []trace.Packet {
 }
 
 func benchDump(b *testing.B) (*iptables.Dump, []trace.Packet, func() *trace.Dataplane) {
-	var buf bytes.Buffer
-	if err := benchgen.Default.IPTablesSave(&buf); err != nil {
-		b.Fatal(err)
-	}
-	d, err := iptables.Parse("iptables-save.txt", buf.Bytes())
+	d, err := benchgen.Default.IPTablesDump()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package trace_test
 
 import (
-	"bytes"
 	"net/netip"
 	"path/filepath"
 	"reflect"
@@ -108,11 +107,7 @@ func TestSweepEvicts(t *testing.T) {
 		t.Skip("large input")
 	}
 	spec := benchgen.Spec{Services: 1500, Endpoints: 8000, NodePortEvery: 3, Node: "n1"}
-	var buf bytes.Buffer
-	if err := spec.IPTablesSave(&buf); err != nil {
-		t.Fatal(err)
-	}
-	d, err := iptables.Parse("iptables-save.txt", buf.Bytes())
+	d, err := spec.IPTablesDump()
 	if err != nil {
 		t.Fatal(err)
 	}

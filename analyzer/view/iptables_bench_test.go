@@ -7,7 +7,6 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/internal/benchgen"
-	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
@@ -30,12 +29,8 @@ func benchAttribution(b *testing.B, spec benchgen.Spec, opts model.BuildOptions)
 // iptables-save dump (parsed once).
 func BenchmarkFromIPTables(b *testing.B) {
 	spec := benchgen.Default
-	var dump bytes.Buffer
-	if err := spec.IPTablesSave(&dump); err != nil {
-		b.Fatal(err)
-	}
 	attr := benchAttribution(b, spec, model.BuildOptions{NodeName: spec.Node})
-	d, err := iptables.Parse("iptables-save.txt", dump.Bytes())
+	d, err := spec.IPTablesDump()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
 // Spec sizes a generated cluster.
@@ -212,6 +213,16 @@ func (s Spec) WriteYAML(w io.Writer) error {
 // (the statistic match keeps p·2^31 as an integer).
 func probability(n int) string {
 	return strconv.FormatFloat(math.Round(1/float64(n)*(1<<31))/(1<<31), 'f', 11, 64)
+}
+
+// IPTablesDump returns the dump IPTablesSave writes, parsed (named
+// iptables-save.txt).
+func (s Spec) IPTablesDump() (*iptables.Dump, error) {
+	var buf bytes.Buffer
+	if err := s.IPTablesSave(&buf); err != nil {
+		return nil, err
+	}
+	return iptables.Parse("iptables-save.txt", buf.Bytes())
 }
 
 // IPTablesSave writes the iptables-save dump of the cluster's node, with
