@@ -286,11 +286,13 @@ func TestSetIndex(t *testing.T) {
 		{services, []nval{addr("10.96.0.11"), num(6), num(8080)}, 5},
 		{services, []nval{addr("10.96.0.12"), num(17), num(8080)}, 6},
 		{services, []nval{addr("10.96.0.12"), num(6), num(8080)}, -1},
+		{services, []nval{addr("10.96.0.12"), num(17), num(8080 + 256)}, -1},
 		{services, []nval{addr("10.96.0.10"), num(6)}, -1},
 		{ifaces, []nval{str("eth0")}, 0},
 		{ifaces, []nval{str("lo")}, 1},
 		{ifaces, []nval{str("l")}, -1},
 		{ports, []nval{num(31000)}, 1},
+		{ports, []nval{num(31000 + 256)}, 0}, // same low byte as 31000: in the range only
 		{ports, []nval{num(30001)}, 0},
 		{ports, []nval{num(29999)}, -1},
 		{ports, []nval{num(1), num(2), num(3), num(4), num(5), num(6), num(7)}, 2},
