@@ -171,19 +171,6 @@ func goldens(t *testing.T, name string, r *Result) {
 		if err := Render(&buf, format, r, RenderOptions{Width: 120}); err != nil {
 			t.Fatal(err)
 		}
-		golden := filepath.Join(parsetest.Root(t), "testdata", "diff", name+".golden."+format)
-		if *parsetest.Update {
-			if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatalf("%v (run go test -update)", err)
-		}
-		if !bytes.Equal(want, buf.Bytes()) {
-			t.Errorf("%s differs (go test -update to accept):\n%s", filepath.Base(golden), parsetest.Diff(want, buf.Bytes()))
-		}
+		parsetest.GoldenFile(t, filepath.Join(parsetest.Root(t), "testdata", "diff", name+".golden."+format), buf.Bytes())
 	}
 }

@@ -41,19 +41,7 @@ func TestFleetInput(t *testing.T) {
 	if err := RenderJSON(&buf, fleetReport(t), Options{}); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join(parsetest.Root(t), "testdata", "report", "fleet.in.json")
-	if *parsetest.Update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(want, buf.Bytes()) {
-		t.Errorf("fleet.in.json differs from the analysis of testdata/fleet (go test -update to accept):\n%s", parsetest.Diff(want, buf.Bytes()))
-	}
+	checkGolden(t, "fleet.in.json", buf.Bytes())
 	for _, s := range []string{`"drift"`, `"checklist"`, `"node-drift"`} {
 		if !strings.Contains(buf.String(), s) {
 			t.Errorf("fleet report has no %s", s)

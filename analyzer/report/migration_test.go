@@ -2,12 +2,8 @@ package report
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
 // TestMigrationSection renders the report of an IPVS-mode node with its
@@ -37,20 +33,7 @@ func TestMigrationSection(t *testing.T) {
 			if err := Render(&buf, tc.format, tc.r, Options{Color: tc.color, Width: 120}); err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join(parsetest.Root(t), "testdata", "report", tc.name)
-			if *parsetest.Update {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if !bytes.Equal(want, buf.Bytes()) {
-				t.Errorf("%s differs (go test -update to accept):\n%s", tc.name, parsetest.Diff(want, buf.Bytes()))
-			}
+			checkGolden(t, tc.name, buf.Bytes())
 		})
 	}
 	var buf bytes.Buffer

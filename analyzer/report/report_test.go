@@ -42,20 +42,7 @@ func TestRenderers(t *testing.T) {
 					if err := Render(&buf, format, r, Options{Color: color, Width: 120}); err != nil {
 						t.Fatal(err)
 					}
-					golden := filepath.Join(parsetest.Root(t), "testdata", "report", name)
-					if *parsetest.Update {
-						if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-							t.Fatal(err)
-						}
-						return
-					}
-					want, err := os.ReadFile(golden)
-					if err != nil {
-						t.Fatalf("%v (run go test -update)", err)
-					}
-					if !bytes.Equal(want, buf.Bytes()) {
-						t.Errorf("%s differs (go test -update to accept):\n%s", name, parsetest.Diff(want, buf.Bytes()))
-					}
+					checkGolden(t, name, buf.Bytes())
 				})
 			}
 		}

@@ -22,22 +22,11 @@ func readJSON(t *testing.T, name string, v any) {
 	}
 }
 
+// checkGolden compares got with testdata/report/name (see
+// parsetest.GoldenFile).
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	golden := filepath.Join(parsetest.Root(t), "testdata", "report", name)
-	if *parsetest.Update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("%s differs (go test -update to accept):\n%s", name, parsetest.Diff(want, got))
-	}
+	parsetest.GoldenFile(t, filepath.Join(parsetest.Root(t), "testdata", "report", name), got)
 }
 
 // TestTraceRenderers renders traces of the example bundles (an iptables

@@ -3,12 +3,10 @@ package trace_test
 import (
 	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/proxyscan/proxyscan/analyzer/load"
@@ -85,20 +83,7 @@ func runGolden(t *testing.T, bundle string, cases []goldenCase) {
 		ar.Files = append(ar.Files, txtar.File{Name: fmt.Sprintf("%s: %s %s from %s", c.name, c.proto, c.dst, c.from), Data: []byte(summary(res))})
 	}
 	got := txtar.Format(&ar)
-	path := filepath.Join("testdata", bundle+".txtar")
-	if *parsetest.Update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, d)
-	}
+	parsetest.GoldenFile(t, filepath.Join("testdata", bundle+".txtar"), got)
 }
 
 // checkResult holds for every trace: probabilities sum to 1, every path

@@ -3,7 +3,6 @@ package view_test
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -52,23 +51,7 @@ func TestFromIPTablesGolden(t *testing.T) {
 					renderView(&buf, view.FromIPTables(d, attr), in.dir)
 				}
 			}
-			golden := filepath.Join(root, "testdata", "view", "iptables", in.name+".golden")
-			if *parsetest.Update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to write it)", err)
-			}
-			if !bytes.Equal(want, buf.Bytes()) {
-				t.Errorf("view differs from %s (run go test -update to accept):\n%s", golden, parsetest.Diff(want, buf.Bytes()))
-			}
+			parsetest.GoldenFile(t, filepath.Join(root, "testdata", "view", "iptables", in.name+".golden"), buf.Bytes())
 		})
 	}
 }

@@ -154,6 +154,28 @@ func JSON(tb testing.TB, v any) []byte {
 	return buf.Bytes()
 }
 
+// GoldenFile compares got with the golden file at path or, with -update,
+// writes got there (making its directory).
+func GoldenFile(tb testing.TB, path string, got []byte) {
+	tb.Helper()
+	if *Update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatalf("%v (run go test -update to write it)", err)
+	}
+	if !bytes.Equal(want, got) {
+		tb.Errorf("%s differs (run go test -update to accept):\n%s", path, Diff(want, got))
+	}
+}
+
 // Diff returns a short line diff of want and got: the first differing line
 // with a little context.
 func Diff(want, got []byte) string {
