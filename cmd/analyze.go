@@ -11,6 +11,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/report"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 )
 
 // AnalyzeOptions are the flags and arguments of `proxyscan analyze`.
@@ -149,7 +150,7 @@ func serviceRun(opts *AnalyzeOptions, threshold checks.Severity) error {
 	var reps []*proxier.ServiceReport
 	diffs := 0
 	for _, s := range snaps {
-		rep, err := proxier.ServiceDiff(s, opts.Service, proxier.Options{})
+		rep, err := proxier.ServiceDiff(resolve.Resolve(s, resolve.Options{}), opts.Service, proxier.Options{})
 		if err != nil {
 			return &FlagError{Err: err}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/proxier"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 )
 
@@ -66,8 +67,10 @@ func NewCmdExpect(f *Factory, runF func(*ExpectOptions) error) *cobra.Command {
 }
 
 func expectRun(opts *ExpectOptions) error {
-	popts := proxier.Options{Mode: opts.Mode}
+	var popts proxier.Options
+	var ropts resolve.Options
 	if opts.Mode != "" {
+		ropts.Mode = opts.Mode
 		if _, ok := proxier.Modes[opts.Mode]; !ok {
 			return flagErrorf("unknown --mode %q (want one of %s)", opts.Mode, strings.Join(proxier.ModeNames(), ", "))
 		}
@@ -77,7 +80,7 @@ func expectRun(opts *ExpectOptions) error {
 		if err != nil || !v.Supported() {
 			return flagErrorf("invalid --version %q (want 1.%d to 1.%d)", opts.Version, kpversion.OldestMinor, kpversion.NewestMinor)
 		}
-		popts.Version = v
+		ropts.Version = v
 	}
 	switch strings.ToLower(opts.Family) {
 	case "":
@@ -93,7 +96,7 @@ func expectRun(opts *ExpectOptions) error {
 		return err
 	}
 	for _, s := range snaps {
-		dp, err := proxier.Expect(s, popts)
+		dp, err := proxier.Expect(resolve.Resolve(s, ropts), popts)
 		if err != nil {
 			return &FlagError{Err: err}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/report"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 )
 
@@ -144,11 +145,12 @@ func traceRun(opts *TraceOptions) error {
 		var cmps []*trace.Comparison
 		diverged := false
 		for _, s := range snaps {
-			act, err := trace.Trace(trace.FromSnapshot(s, opts.Mode), pkt, trace.Options{})
+			r := resolve.Resolve(s, resolve.Options{Mode: opts.Mode})
+			act, err := trace.Trace(trace.FromSnapshot(r), pkt, trace.Options{})
 			if err != nil {
 				return &FlagError{Err: err}
 			}
-			exp, err := traceExpected(s, act.Mode, pkt)
+			exp, err := traceExpected(r, pkt)
 			if err != nil {
 				return err
 			}
@@ -168,10 +170,11 @@ func traceRun(opts *TraceOptions) error {
 	reached := true
 	for _, s := range snaps {
 		var res *trace.Result
+		r := resolve.Resolve(s, resolve.Options{Mode: opts.Mode})
 		if opts.Expected {
-			res, err = traceExpected(s, opts.Mode, pkt)
+			res, err = traceExpected(r, pkt)
 		} else {
-			res, err = trace.Trace(trace.FromSnapshot(s, opts.Mode), pkt, trace.Options{})
+			res, err = trace.Trace(trace.FromSnapshot(r), pkt, trace.Options{})
 			if err != nil {
 				err = &FlagError{Err: err}
 			}
@@ -192,13 +195,13 @@ func traceRun(opts *TraceOptions) error {
 }
 
 // traceExpected traces pkt through the data plane the reference proxier
-// generates for s in mode ("" for the configured mode).
-func traceExpected(s *model.Snapshot, mode string, pkt trace.Packet) (*trace.Result, error) {
-	exp, err := proxier.Expect(s, proxier.Options{Mode: mode})
+// generates for a resolved node.
+func traceExpected(r *resolve.Resolution, pkt trace.Packet) (*trace.Result, error) {
+	exp, err := proxier.Expect(r, proxier.Options{})
 	if err != nil {
 		return nil, &FlagError{Err: fmt.Errorf("generating the expected rules: %w", err)}
 	}
-	res, err := trace.Trace(trace.FromExpected(s, exp), pkt, trace.Options{})
+	res, err := trace.Trace(trace.FromExpected(r, exp), pkt, trace.Options{})
 	if err != nil {
 		return nil, &FlagError{Err: err}
 	}

@@ -192,7 +192,7 @@ func Run(snap *model.Snapshot, checks []*Check) *Result {
 }
 
 func run(snap *model.Snapshot, f *facts, checks []*Check) *Result {
-	res := &Result{Mode: f.mode, ModeSource: f.modeSource, Programmed: f.programmed, Migration: migration(f)}
+	res := &Result{Mode: f.res.Mode, ModeSource: f.res.ModeSource, Programmed: f.res.Programmed, Migration: migration(f)}
 	defer func() {
 		if f.tracer != nil && f.tracer.pending != nil {
 			f.tracer.pending() // a check that started them was skipped

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 )
 
@@ -35,8 +36,9 @@ type Expect struct {
 	clusterAll []*model.Endpoint
 }
 
-func newExpect(s *model.Snapshot, sp *model.ServicePort, fam model.Family, mode string) *Expect {
-	e := &Expect{SP: sp, Family: fam, Mode: mode, Cat: model.Categorize(sp, fam, s.CategorizeOptions())}
+func newExpect(r *resolve.Resolution, sp *model.ServicePort, fam model.Family) *Expect {
+	mode := r.Mode
+	e := &Expect{SP: sp, Family: fam, Mode: mode, Cat: model.Categorize(sp, fam, r.Categorize)}
 	e.HasEndpoints = e.Cat.HasAny
 	e.HasInternal, e.HasExternal = e.HasEndpoints, e.HasEndpoints
 	e.InternalPolicy, e.ExternalPolicy = view.PolicyCluster, view.PolicyCluster
@@ -61,7 +63,7 @@ func newExpect(s *model.Snapshot, sp *model.ServicePort, fam model.Family, mode 
 		if !sp.UsesClusterEndpoints(fam) {
 			c := *sp
 			c.InternalPolicyLocal = false
-			e.clusterAll = model.Categorize(&c, fam, s.CategorizeOptions()).Cluster
+			e.clusterAll = model.Categorize(&c, fam, r.Categorize).Cluster
 		}
 	}
 	return e

@@ -45,7 +45,7 @@ type FleetNode struct {
 }
 
 // Mode returns the node's proxy mode and how it was determined.
-func (n *FleetNode) Mode() (mode, source string) { return n.facts.mode, n.facts.modeSource }
+func (n *FleetNode) Mode() (mode, source string) { return n.facts.res.Mode, n.facts.res.ModeSource }
 
 // Views returns the views of the node's data plane, one per family.
 func (n *FleetNode) Views() []*view.View { return n.facts.views }
@@ -177,7 +177,7 @@ func fleetNames(snaps []*model.Snapshot) []string {
 // data plane of the mode, or proxyscan cannot read that mode's yet.
 func ViewsOf(s *model.Snapshot) (mode, source string, views []*view.View) {
 	f := newFacts(s, nil)
-	return f.mode, f.modeSource, f.views
+	return f.res.Mode, f.res.ModeSource, f.views
 }
 
 // ConfigValues flattens the kube-proxy configuration a node runs with into

@@ -6,74 +6,16 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
-	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
 )
 
-// ipvsTable returns the IPVS table the views are read from: the listing
-// (-Ln, which shows connection counts) with the most virtual servers, else
-// the save form (-Sn) with the most; timeout listings hold no table.
-func ipvsTable(s *model.Snapshot) *ipvs.Dump {
-	var list, save *ipvs.Dump
-	for _, d := range s.IPVS {
-		switch d.Form {
-		case ipvs.FormList:
-			if list == nil || len(d.Services) > len(list.Services) {
-				list = d
-			}
-		case ipvs.FormSave:
-			if save == nil || len(d.Services) > len(save.Services) {
-				save = d
-			}
-		}
-	}
-	if list != nil {
-		return list
-	}
-	return save
-}
-
-// ipvsIPTables returns, per family, the iptables dump holding the rules of
-// IPVS mode (else any dump of the family).
-func ipvsIPTables(s *model.Snapshot) map[model.Family]*iptables.Dump {
-	out := map[model.Family]*iptables.Dump{}
-	for _, d := range s.IPTables {
-		fam := model.Family(d.Family)
-		if old, ok := out[fam]; !ok || !IsIPVSMode(old) && IsIPVSMode(d) {
-			out[fam] = d
-		}
-	}
-	return out
-}
-
-// nodeIPs returns the node's addresses: those of the Node object and those
-// ip addr shows kube-proxy would serve node ports on.
-func nodeIPs(s *model.Snapshot) []netip.Addr {
-	seen := map[netip.Addr]bool{}
-	var out []netip.Addr
-	add := func(a netip.Addr) {
-		if a = a.Unmap(); a.IsValid() && !seen[a] {
-			seen[a] = true
-			out = append(out, a)
-		}
-	}
-	for _, a := range s.Node.Addresses {
-		add(a)
-	}
-	if s.Addrs != nil {
-		for _, a := range s.Addrs.NodeAddresses() {
-			add(a)
-		}
-	}
-	return out
-}
-
 // ipvsViews builds the views of an IPVS-mode node: IPv4 whenever an IPVS
 // table was captured, IPv6 when it or the other inputs show IPv6.
-func ipvsViews(s *model.Snapshot) []*view.View {
-	t := ipvsTable(s)
-	dumps := ipvsIPTables(s)
+func ipvsViews(r *resolve.Resolution) []*view.View {
+	s := r.Snap
+	t := r.IPVSTable()
 	if t == nil {
 		return nil
 	}
@@ -83,7 +25,7 @@ func ipvsViews(s *model.Snapshot) []*view.View {
 			fams[model.IPv6] = true
 		}
 	}
-	if d := dumps[model.IPv6]; d != nil && IsIPVSMode(d) {
+	if d := r.IPTablesOf(model.ModeIPVS, model.IPv6); d != nil && resolve.IsIPVSMode(d) {
 		fams[model.IPv6] = true
 	}
 	if s.Addrs != nil {
@@ -99,8 +41,8 @@ func ipvsViews(s *model.Snapshot) []*view.View {
 			continue
 		}
 		out = append(out, view.FromIPVS(view.IPVSInput{
-			Family: fam, Table: t, Sets: s.IPSets, Addrs: s.Addrs, IPTables: dumps[fam],
-			Ports: s.Ports, NodeIPs: nodeIPs(s),
+			Family: fam, Table: t, Sets: s.IPSets, Addrs: s.Addrs, IPTables: r.IPTablesOf(model.ModeIPVS, fam),
+			Ports: s.Ports, NodeIPs: r.NodeAddrs,
 		}))
 	}
 	return out
@@ -126,7 +68,7 @@ func ipvsMissing(p *Pass, v *view.View, sp *model.ServicePort, k view.Kind, ip n
 	}
 	var out []ipvsPart
 	proto, port := sp.ProtoLower(), portOf(k, sp)
-	if k != view.NodePort && st.HasAddrs && !isNodeAddr(p.Snap, ip) {
+	if k != view.NodePort && st.HasAddrs && !p.Resolution().IsNodeAddr(ip) {
 		if _, ok := st.IsBound(ip); !ok {
 			what := "not bound on kube-ipvs0"
 			if !st.HasInterface {
@@ -157,7 +99,7 @@ func ipvsMissing(p *Pass, v *view.View, sp *model.ServicePort, k view.Kind, ip n
 	switch {
 	case k == view.NodePort && proto == "sctp":
 		keys = nil
-		for _, a := range nodeIPs(p.Snap) {
+		for _, a := range p.Resolution().NodeAddrs {
 			if model.FamilyOf(a) == v.Family {
 				keys = append(keys, view.MemberKey(a, proto, port))
 			}
@@ -241,16 +183,6 @@ func ipvsAlso(p *Pass, v *view.View, sp *model.ServicePort, k view.Kind, ip neti
 		}
 	}
 	return "; it is also " + strings.Join(whats, " and "), ev
-}
-
-// isNodeAddr reports whether an address is one of the node's own.
-func isNodeAddr(s *model.Snapshot, ip netip.Addr) bool {
-	for _, a := range nodeIPs(s) {
-		if a == ip {
-			return true
-		}
-	}
-	return false
 }
 
 // ipvsNodePortIPs returns the node addresses kube-proxy's IPVS mode

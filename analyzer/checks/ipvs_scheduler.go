@@ -83,7 +83,7 @@ func runIPVSSchedulerInvalid(p *Pass) {
 	if sched != "sh" && sched != "mh" {
 		return
 	}
-	t := ipvsTable(p.Snap)
+	t := p.Resolution().IPVSTable()
 	if t == nil {
 		return
 	}
@@ -131,7 +131,7 @@ func runIPVSSchedulerMismatch(p *Pass) {
 		p.Skip("kube-proxy is not configured for ipvs mode")
 		return
 	}
-	t := ipvsTable(p.Snap)
+	t := p.Resolution().IPVSTable()
 	if t == nil {
 		p.Skip("no ipvsadm output in the inputs")
 		return
@@ -221,7 +221,7 @@ func runIPVSModuleMissing(p *Pass) {
 			}
 		}
 	}
-	if t := ipvsTable(s); t != nil {
+	if t := p.Resolution().IPVSTable(); t != nil {
 		for _, svc := range t.Services {
 			if n := svc.SchedName; n != "" && !seen[n] {
 				seen[n] = true

@@ -8,7 +8,9 @@ import (
 
 	"github.com/google/nftables"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
@@ -20,7 +22,7 @@ import (
 // creates its nat base chains there.
 const iptablesNATPriority = -100
 
-// ModeLeftovers describes the rules of proxy mode left that a node keeps
+// modeLeftovers describes the rules of proxy mode left that a node keeps
 // next to those of mode current (the mode kube-proxy runs), when one of
 // the two is nftables: iptables-mode chains next to
 // the kube-proxy table, IPVS virtual servers on an nftables node, a
@@ -33,11 +35,12 @@ const iptablesNATPriority = -100
 // ok is false when neither mode is nftables, when current is unknown
 // (""), or when the snapshot holds no rules of one of them. mode-mismatch
 // reports what it returns.
-func ModeLeftovers(s *model.Snapshot, current, left string) (f Finding, ok bool) {
+func modeLeftovers(r *resolve.Resolution, current, left string) (f Finding, ok bool) {
+	s := r.Snap
 	if left == current || current == "" || current != model.ModeNFTables && left != model.ModeNFTables {
 		return Finding{}, false
 	}
-	nf := nftSideOf(s)
+	nf := nftSideOf(r)
 	if nf == nil {
 		return Finding{}, false
 	}
@@ -48,7 +51,7 @@ func ModeLeftovers(s *model.Snapshot, current, left string) (f Finding, ok bool)
 	var o *leftSide
 	switch other {
 	case model.ModeIPTables:
-		o = iptSideOf(s)
+		o = iptSideOf(r)
 	case model.ModeIPVS:
 		o = ipvsSideOf(s)
 	}
@@ -140,9 +143,9 @@ func (l *leftSide) add(ip netip.Addr, proto string, port int32, ev model.Evidenc
 }
 
 // nftSideOf reads kube-proxy's nftables tables.
-func nftSideOf(s *model.Snapshot) *leftSide {
-	rs := kubeRuleset(s)
-	if rs == nil {
+func nftSideOf(r *resolve.Resolution) *leftSide {
+	s := r.Snap
+	if r.NFT() == nil {
 		return nil
 	}
 	l := &leftSide{mode: model.ModeNFTables, dests: map[string]model.Evidence{}, prio: map[string]*nft.Priority{}, blocked: map[string]model.Evidence{},
@@ -150,12 +153,12 @@ func nftSideOf(s *model.Snapshot) *leftSide {
 	attr := view.NewAttribution(s.Ports)
 	var tables []string
 	elements := 0
-	for _, fam := range []nftables.TableFamily{nftables.TableFamilyIPv4, nftables.TableFamilyIPv6} {
-		t := nftKubeTable(rs, fam)
+	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+		t := r.NFTTable(fam)
 		if t == nil {
 			continue
 		}
-		tables = append(tables, "table "+nft.FamilyName(fam)+" kube-proxy")
+		tables = append(tables, "table "+nft.FamilyName(t.Family)+" kube-proxy")
 		for _, c := range t.Chains {
 			if c.Type == nftables.ChainTypeNAT && (c.Hook == "prerouting" || c.Hook == "output") && c.Priority != nil {
 				if _, ok := l.prio[c.Hook]; !ok {
@@ -184,9 +187,9 @@ func nftSideOf(s *model.Snapshot) *leftSide {
 		}
 	}
 	if len(l.evidence) == 0 {
-		for _, fam := range []nftables.TableFamily{nftables.TableFamilyIPv4, nftables.TableFamilyIPv6} {
-			if t := nftKubeTable(rs, fam); t != nil {
-				l.evidence = append(l.evidence, model.EvidenceAt(t.Pos, "table "+nft.FamilyName(fam)+" kube-proxy"))
+		for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+			if t := r.NFTTable(fam); t != nil {
+				l.evidence = append(l.evidence, model.EvidenceAt(t.Pos, "table "+nft.FamilyName(t.Family)+" kube-proxy"))
 				break
 			}
 		}
@@ -197,15 +200,16 @@ func nftSideOf(s *model.Snapshot) *leftSide {
 
 // iptSideOf reads the iptables-mode rules: the iptables-save dumps, else
 // the iptables-nft tables of the nft listing.
-func iptSideOf(s *model.Snapshot) *leftSide {
+func iptSideOf(r *resolve.Resolution) *leftSide {
+	s := r.Snap
 	l := &leftSide{mode: model.ModeIPTables, dests: map[string]model.Evidence{}, prio: map[string]*nft.Priority{},
 		cleanup: "kube-proxy --cleanup run in iptables mode, with the iptables backend that holds them"}
 	attr := view.NewAttribution(s.Ports)
 	chains, rules := 0, 0
 	legacy := false
 	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
-		d := kubeDumps(s)[fam]
-		if d == nil || !IsIPTablesMode(d) {
+		d := r.IPTablesOf(model.ModeIPTables, fam)
+		if d == nil || !resolve.IsIPTablesMode(d) {
 			continue
 		}
 		legacy = legacy || d.Backend == iptables.BackendLegacy
@@ -213,7 +217,7 @@ func iptSideOf(s *model.Snapshot) *leftSide {
 			l.evidence = append(l.evidence, chainEv(c))
 		}
 		for _, c := range d.Table("nat").Chains {
-			if strings.HasPrefix(c.Name, model.ChainSVC) || strings.HasPrefix(c.Name, model.ChainSEP) {
+			if strings.HasPrefix(c.Name, kpnames.ChainSVC) || strings.HasPrefix(c.Name, kpnames.ChainSEP) {
 				chains++
 			}
 		}
@@ -232,7 +236,7 @@ func iptSideOf(s *model.Snapshot) *leftSide {
 	// base chains, and their service rules when no iptables-save was read.
 	for _, rs := range s.NFT {
 		for _, t := range rs.Tables {
-			if t.Name != "nat" || t.Family != nftables.TableFamilyIPv4 && t.Family != nftables.TableFamilyIPv6 || !nftHasIPTablesMode(t) {
+			if t.Name != "nat" || t.Family != nftables.TableFamilyIPv4 && t.Family != nftables.TableFamilyIPv6 || !resolve.NFTHasIPTablesMode(t) {
 				continue
 			}
 			for _, c := range t.Chains {
@@ -249,7 +253,7 @@ func iptSideOf(s *model.Snapshot) *leftSide {
 				continue
 			}
 			for _, c := range t.Chains {
-				if strings.HasPrefix(c.Name, model.ChainSVC) || strings.HasPrefix(c.Name, model.ChainSEP) {
+				if strings.HasPrefix(c.Name, kpnames.ChainSVC) || strings.HasPrefix(c.Name, kpnames.ChainSEP) {
 					chains++
 				}
 			}
@@ -278,21 +282,6 @@ func iptSideOf(s *model.Snapshot) *leftSide {
 	}
 	l.summary += fmt.Sprintf("%d KUBE-SVC/KUBE-SEP chains, %d service rules in nat KUBE-SERVICES", chains, rules)
 	return l
-}
-
-// nftHasIPTablesMode reports whether a table of an nft listing is an
-// iptables-nft nat table holding kube-proxy's iptables-mode chains.
-func nftHasIPTablesMode(t *nft.Table) bool {
-	if t.Name != "nat" {
-		return false
-	}
-	for _, c := range t.Chains {
-		if strings.HasPrefix(c.Name, model.ChainSVC) || strings.HasPrefix(c.Name, model.ChainSEP) ||
-			strings.HasPrefix(c.Name, model.ChainSVL) || strings.HasPrefix(c.Name, model.ChainXLB) {
-			return true
-		}
-	}
-	return false
 }
 
 // nftRuleDest reads the destination of a KUBE-SERVICES rule as nft lists

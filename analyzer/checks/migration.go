@@ -48,7 +48,7 @@ type MigrationItem struct {
 // migration computes the migration section of an IPVS-mode node; nil for
 // the other modes.
 func migration(f *facts) *Migration {
-	if f.mode != model.ModeIPVS {
+	if f.res.Mode != model.ModeIPVS {
 		return nil
 	}
 	s := f.snap
@@ -78,7 +78,7 @@ func migration(f *facts) *Migration {
 	}
 
 	// What the IPVS table does that nftables does not.
-	t := ipvsTable(s)
+	t := f.res.IPVSTable()
 	if t != nil {
 		sched := configuredScheduler(c)
 		schedulers := map[string][]string{}
@@ -184,7 +184,7 @@ func migration(f *facts) *Migration {
 			if _, ok := sp.ClusterIP(v.Family); !ok || !(sp.InternalPolicyLocal || sp.ExternalPolicyLocal) || s.Node.Name == "" {
 				continue
 			}
-			cat := model.Categorize(sp, v.Family, s.CategorizeOptions())
+			cat := model.Categorize(sp, v.Family, f.res.Categorize)
 			if cat.HasAny && len(cat.Local) == 0 && (sp.ExternalPolicyLocal && sp.ExternallyAccessible(v.Family) || sp.InternalPolicyLocal && sp.UsesClusterEndpoints(v.Family)) && !contains(fallback, sp.String()) {
 				fallback = append(fallback, sp.String())
 			}

@@ -7,7 +7,9 @@ import (
 
 	"github.com/google/nftables"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/kpconfig"
 	"github.com/proxyscan/proxyscan/parsers/nft"
@@ -38,7 +40,7 @@ var modeMismatch = &Check{
 
 func runModeMismatch(p *Pass) {
 	s := p.Snap
-	programmed := ProgrammedModes(s)
+	programmed := p.Resolution().Programmed
 	configured := ""
 	if s.Config != nil {
 		configured = s.Config.EffectiveMode()
@@ -63,8 +65,8 @@ func runModeMismatch(p *Pass) {
 	if configured != "" && len(programmed) > 0 && !contains(programmed, configured) {
 		p.Report(Finding{
 			Message: fmt.Sprintf("the configuration selects %s mode but the data plane holds only %s-mode rules (%s)", configured, strings.Join(programmed, " and "),
-				modeRulesSummary(s, programmed[0])),
-			Evidence: append(cfgEv, modeEvidence(s, programmed[0])...),
+				modeRulesSummary(p.Resolution(), programmed[0])),
+			Evidence: append(cfgEv, modeEvidence(p.Resolution(), programmed[0])...),
 			Advice:   "The node runs another configuration than the one captured, or kube-proxy could not use the configured mode; compare with kube-proxy's log and restart it with the intended configuration.",
 		})
 		return
@@ -80,32 +82,32 @@ func runModeMismatch(p *Pass) {
 		if m == current {
 			continue
 		}
-		if f, ok := ModeLeftovers(s, current, m); ok {
+		if f, ok := modeLeftovers(p.Resolution(), current, m); ok {
 			f.Evidence = append(append([]model.Evidence{}, cfgEv...), f.Evidence...)
 			p.Report(f)
 			continue
 		}
 		f := Finding{
 			Severity: Warning,
-			Evidence: append(append([]model.Evidence{}, cfgEv...), modeEvidence(s, m)...),
+			Evidence: append(append([]model.Evidence{}, cfgEv...), modeEvidence(p.Resolution(), m)...),
 			Advice:   "Remove the " + m + "-mode leftovers (kube-proxy --cleanup with the old mode's binaries, or a reboot of the node) and restart kube-proxy.",
 		}
 		switch {
 		case current == "":
-			f.Message = fmt.Sprintf("the data plane holds rules of both %s (%s); with no configuration in the inputs, which one kube-proxy maintains is unknown", strings.Join(programmed, " and "), modeRulesSummary(s, m))
+			f.Message = fmt.Sprintf("the data plane holds rules of both %s (%s); with no configuration in the inputs, which one kube-proxy maintains is unknown", strings.Join(programmed, " and "), modeRulesSummary(p.Resolution(), m))
 		case m == model.ModeIPTables && current == model.ModeIPVS && !iptablesModeReachable(s):
-			f.Message = fmt.Sprintf("iptables-mode chains are left on this IPVS-mode node (%s); no rule jumps to them any more, but they would win over IPVS again if anything did", modeRulesSummary(s, m))
+			f.Message = fmt.Sprintf("iptables-mode chains are left on this IPVS-mode node (%s); no rule jumps to them any more, but they would win over IPVS again if anything did", modeRulesSummary(p.Resolution(), m))
 		case m == model.ModeIPTables && current == model.ModeIPVS:
 			f.Severity = Error
-			f.Message = fmt.Sprintf("iptables-mode rules are left on this IPVS-mode node (%s): their DNAT in nat PREROUTING and OUTPUT runs before IPVS, so they win for every cluster IP they list", modeRulesSummary(s, m))
+			f.Message = fmt.Sprintf("iptables-mode rules are left on this IPVS-mode node (%s): their DNAT in nat PREROUTING and OUTPUT runs before IPVS, so they win for every cluster IP they list", modeRulesSummary(p.Resolution(), m))
 		case m == model.ModeIPVS && current == model.ModeIPTables:
-			f.Message = fmt.Sprintf("IPVS-mode leftovers on this iptables-mode node (%s): iptables-mode DNAT runs first and wins for the Services it lists; the IPVS virtual servers, kube-ipvs0 addresses and ipsets still take traffic for the addresses it does not", modeRulesSummary(s, m))
+			f.Message = fmt.Sprintf("IPVS-mode leftovers on this iptables-mode node (%s): iptables-mode DNAT runs first and wins for the Services it lists; the IPVS virtual servers, kube-ipvs0 addresses and ipsets still take traffic for the addresses it does not", modeRulesSummary(p.Resolution(), m))
 		case current == model.ModeNFTables:
-			f.Message = fmt.Sprintf("%s-mode rules are left on this nftables-mode node (%s): their nat chains hook at the same priority as kube-proxy's nftables table, so which DNAT a packet gets first is not defined", m, modeRulesSummary(s, m))
+			f.Message = fmt.Sprintf("%s-mode rules are left on this nftables-mode node (%s): their nat chains hook at the same priority as kube-proxy's nftables table, so which DNAT a packet gets first is not defined", m, modeRulesSummary(p.Resolution(), m))
 		case m == model.ModeNFTables:
-			f.Message = fmt.Sprintf("nftables-mode leftovers on this %s-mode node (%s): the kube-proxy nftables table still DNATs the Service addresses it lists, at the same hook priority as the %s rules", current, modeRulesSummary(s, m), current)
+			f.Message = fmt.Sprintf("nftables-mode leftovers on this %s-mode node (%s): the kube-proxy nftables table still DNATs the Service addresses it lists, at the same hook priority as the %s rules", current, modeRulesSummary(p.Resolution(), m), current)
 		default:
-			f.Message = fmt.Sprintf("%s-mode rules are left on this %s-mode node (%s)", m, current, modeRulesSummary(s, m))
+			f.Message = fmt.Sprintf("%s-mode rules are left on this %s-mode node (%s)", m, current, modeRulesSummary(p.Resolution(), m))
 		}
 		p.Report(f)
 	}
@@ -121,17 +123,18 @@ func fallbackNote(p *Pass, configured, logged string) string {
 }
 
 // modeRulesSummary counts the rules of a mode in the data plane.
-func modeRulesSummary(s *model.Snapshot, mode string) string {
+func modeRulesSummary(r *resolve.Resolution, mode string) string {
+	s := r.Snap
 	switch mode {
 	case model.ModeIPTables:
 		chains, rules := 0, 0
 		for _, d := range s.IPTables {
-			if !IsIPTablesMode(d) {
+			if !resolve.IsIPTablesMode(d) {
 				continue
 			}
 			if nat := d.Table("nat"); nat != nil {
 				for _, c := range nat.Chains {
-					if strings.HasPrefix(c.Name, model.ChainSVC) || strings.HasPrefix(c.Name, model.ChainSEP) {
+					if strings.HasPrefix(c.Name, kpnames.ChainSVC) || strings.HasPrefix(c.Name, kpnames.ChainSEP) {
 						chains++
 					}
 				}
@@ -147,7 +150,7 @@ func modeRulesSummary(s *model.Snapshot, mode string) string {
 		return fmt.Sprintf("%d KUBE-SVC/KUBE-SEP chains, %d service rules in nat KUBE-SERVICES", chains, rules)
 	case model.ModeIPVS:
 		vs := 0
-		if t := ipvsTable(s); t != nil {
+		if t := r.IPVSTable(); t != nil {
 			vs = len(t.Services)
 		}
 		bound := 0
@@ -166,12 +169,13 @@ func modeRulesSummary(s *model.Snapshot, mode string) string {
 }
 
 // modeEvidence points at the rules of a mode.
-func modeEvidence(s *model.Snapshot, mode string) []model.Evidence {
+func modeEvidence(r *resolve.Resolution, mode string) []model.Evidence {
+	s := r.Snap
 	var out []model.Evidence
 	switch mode {
 	case model.ModeIPTables:
 		for _, d := range s.IPTables {
-			if c := firstServiceChain(d); c != nil && IsIPTablesMode(d) {
+			if c := firstServiceChain(d); c != nil && resolve.IsIPTablesMode(d) {
 				out = append(out, chainEv(c))
 				break
 			}
@@ -181,11 +185,11 @@ func modeEvidence(s *model.Snapshot, mode string) []model.Evidence {
 			out = append(out, model.EvidenceAt(t.Pos, "table "+t.Name))
 		}
 	case model.ModeIPVS:
-		if t := ipvsTable(s); t != nil && len(t.Services) > 0 {
+		if t := r.IPVSTable(); t != nil && len(t.Services) > 0 {
 			out = append(out, model.EvidenceAt(t.Services[0].Pos, t.Services[0].Raw))
 		}
 		for _, d := range s.IPTables {
-			if IsIPVSMode(d) {
+			if resolve.IsIPVSMode(d) {
 				for _, name := range []string{"KUBE-IPVS-FILTER", "KUBE-NODE-PORT", "KUBE-LOAD-BALANCER"} {
 					for _, t := range d.Tables {
 						if c := t.Chain(name); c != nil && len(out) < 3 {
@@ -208,7 +212,7 @@ func firstServiceChain(d *iptables.Dump) *iptables.Chain {
 		return nil
 	}
 	for _, c := range nat.Chains {
-		if strings.HasPrefix(c.Name, model.ChainSVC) {
+		if strings.HasPrefix(c.Name, kpnames.ChainSVC) {
 			return c
 		}
 	}
@@ -306,7 +310,7 @@ func nodeKernel(s *model.Snapshot) (major, minor int, ok bool) {
 func iptablesModeReachable(s *model.Snapshot) bool {
 	for _, d := range s.IPTables {
 		nat := d.Table("nat")
-		if nat == nil || !IsIPTablesMode(d) {
+		if nat == nil || !resolve.IsIPTablesMode(d) {
 			continue
 		}
 		for _, c := range nat.Chains {
@@ -330,7 +334,7 @@ func iptablesModeReachable(s *model.Snapshot) bool {
 // per-service chain (KUBE-SVC-, KUBE-SVL-, KUBE-EXT-, KUBE-FW-, KUBE-XLB-,
 // KUBE-SEP- and a 16-character hash).
 func serviceChainHash(name string) (prefix, hash string, ok bool) {
-	for _, p := range []string{model.ChainSVC, model.ChainSVL, model.ChainEXT, model.ChainFW, model.ChainXLB, model.ChainSEP} {
+	for _, p := range []string{kpnames.ChainSVC, kpnames.ChainSVL, kpnames.ChainEXT, kpnames.ChainFW, kpnames.ChainXLB, kpnames.ChainSEP} {
 		if h, found := strings.CutPrefix(name, p); found && len(h) == 16 {
 			return p, h, true
 		}

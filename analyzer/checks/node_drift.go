@@ -147,7 +147,7 @@ func runNodeDrift(p *FleetPass) {
 						r.protocol = string(sp.Protocol)
 					}
 				}
-				if sp != nil && model.Categorize(sp, v.Family, n.Snap.CategorizeOptions()).Topology != "" {
+				if sp != nil && model.Categorize(sp, v.Family, n.facts.res.Categorize).Topology != "" {
 					r.noBackends = true
 				}
 				r.nodes[i]["entry "+e.Key()] = &driftElem{label: entryLabel(e), family: v.Family, kind: e.Kind, evidence: e.Evidence}

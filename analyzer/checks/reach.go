@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 )
@@ -138,7 +139,7 @@ func (p *Pass) traced(pkt trace.Packet) trace.Summary {
 // tracerFacts returns the run's tracer state, made on first use.
 func (p *Pass) tracerFacts() *traceFacts {
 	if p.facts.tracer == nil {
-		p.facts.tracer = &traceFacts{index: map[pktKey]int32{}, dp: trace.FromSnapshot(p.Snap, p.facts.mode)}
+		p.facts.tracer = &traceFacts{index: map[pktKey]int32{}, dp: trace.FromSnapshot(p.facts.res)}
 	}
 	return p.facts.tracer
 }
@@ -259,14 +260,13 @@ func reachDests(sp *model.ServicePort, e *Expect, nodeIP netip.Addr) []reachTarg
 
 // tracedFamilies returns the families whose service ports the sweep of
 // [Pass.startTraces] traces: those the mode's data plane has rules of.
-func tracedFamilies(s *model.Snapshot, mode string) []model.Family {
-	if mode != model.ModeIPTables {
+func tracedFamilies(r *resolve.Resolution) []model.Family {
+	if r.Mode != model.ModeIPTables {
 		return []model.Family{model.IPv4, model.IPv6}
 	}
 	var out []model.Family
-	dumps := kubeDumps(s)
 	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
-		if dumps[fam] != nil {
+		if r.IPTables(fam) != nil {
 			out = append(out, fam)
 		}
 	}
@@ -298,7 +298,7 @@ func (p *Pass) startTraces() {
 	// those of one Service together; the index gets their places in sums
 	// now (made to its size), the summaries when the sweep is over.
 	var pkts []trace.Packet
-	for _, fam := range tracedFamilies(p.Snap, p.facts.mode) {
+	for _, fam := range tracedFamilies(p.facts.res) {
 		nodeIP := nodePortAddr(p, fam)
 		for _, sp := range p.Snap.ActivePorts() {
 			if _, ok := sp.ClusterIP(fam); !ok {

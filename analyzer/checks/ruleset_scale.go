@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers/metrics"
 )
 
@@ -66,7 +67,7 @@ func runRulesetScale(p *Pass) {
 	scale := fmt.Sprintf("%d Service ports, %d endpoints", len(ports), endpoints)
 	switch mode {
 	case model.ModeIPTables:
-		rules, ev, detail := iptablesRuleCount(s)
+		rules, ev, detail := iptablesRuleCount(p.Resolution())
 		if rules == 0 {
 			p.Skip("no iptables rule count (iptables-save or the kubeproxy_sync_proxy_rules_iptables_total metric)")
 			return
@@ -101,7 +102,7 @@ func runRulesetScale(p *Pass) {
 		}
 	case model.ModeIPVS:
 		c := s.Config
-		t := ipvsTable(s)
+		t := p.Resolution().IPVSTable()
 		if c == nil || t == nil {
 			p.Skip("no kube-proxy configuration or IPVS table in the inputs")
 			return
@@ -133,11 +134,13 @@ func runRulesetScale(p *Pass) {
 // iptablesRuleCount returns the number of kube-proxy's iptables rules: the
 // larger of the dumps' count (kube-proxy's dump of each family) and the
 // kubeproxy_sync_proxy_rules_iptables_total metric, with the evidence.
-func iptablesRuleCount(s *model.Snapshot) (int, []model.Evidence, string) {
+func iptablesRuleCount(r *resolve.Resolution) (int, []model.Evidence, string) {
+	s := r.Snap
 	dumpRules, perTable := 0, map[string]int{}
 	var ev []model.Evidence
-	for _, d := range kubeDumps(s) {
-		if !IsIPTablesMode(d) {
+	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+		d := r.IPTablesOf(model.ModeIPTables, fam)
+		if d == nil || !resolve.IsIPTablesMode(d) {
 			continue
 		}
 		for _, t := range d.Tables {

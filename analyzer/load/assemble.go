@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/conntrack"
 	"github.com/proxyscan/proxyscan/parsers/healthz"
@@ -222,7 +223,7 @@ func (b *builder) finish(opts Options) error {
 	b.pickNode(opts)
 	s.Ports = model.BuildServicePorts(s.Objects, model.BuildOptions{
 		NodeName:     s.Node.Name,
-		HonourIPMode: s.Version.AtLeast(30) || s.Version.AtLeast(29) && s.FeatureGate("LoadBalancerIPMode", false),
+		HonourIPMode: resolve.Enabled(resolve.LoadBalancerIPMode, s.Version.Version, resolve.ConfiguredGates(s)),
 	})
 	return nil
 }

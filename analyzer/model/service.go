@@ -284,10 +284,29 @@ type CategorizeOptions struct {
 	// Cluster (ProxyTerminatingEndpoints, on by default since 1.26) and
 	// LocalTerminatingFallback for Local (since 1.22 behind the gate).
 	TerminatingFallback, LocalTerminatingFallback bool
-	// NodeHints enables PreferSameNode hints (1.34+); TopologyNeedsAnnotation
-	// requires the topology annotation for hints (before 1.31).
-	NodeHints, TopologyNeedsAnnotation bool
+	// ZoneHints reports that zone hints are read from EndpointSlices at all
+	// (the TopologyAwareHints gate, 1.21-1.32); NodeHints enables
+	// PreferSameNode hints (1.33 behind a gate, 1.34+).
+	ZoneHints, NodeHints bool
+	// TopologyAnnotation says which Services may use hints: those annotated
+	// service.kubernetes.io/topology-aware-hints "Auto" or "auto"
+	// ([AnnotationAuto], before 1.27), those with any value other than
+	// "disabled" in that annotation or else in topology-mode
+	// ([AnnotationEnabled], 1.27-1.30), or every Service
+	// ([AnnotationIgnored]: 1.30 with ServiceTrafficDistribution, 1.31+).
+	TopologyAnnotation TopologyAnnotationRule
 }
+
+// TopologyAnnotationRule is how kube-proxy reads a Service's topology
+// annotation before it uses the endpoints' hints.
+type TopologyAnnotationRule uint8
+
+// Topology annotation rules, by release.
+const (
+	AnnotationIgnored TopologyAnnotationRule = iota
+	AnnotationAuto
+	AnnotationEnabled
+)
 
 // Categorize selects the endpoints of sp for family f the way kube-proxy
 // does. It mirrors pkg/proxy/topology.go CategorizeEndpoints (v1.37), with
@@ -368,7 +387,7 @@ func filter(eps []*Endpoint, keep func(*Endpoint) bool) []*Endpoint {
 }
 
 func topologyMode(sp *ServicePort, eps []*Endpoint, opts CategorizeOptions) string {
-	if opts.TopologyNeedsAnnotation && !topologyAnnotated(sp) {
+	if !topologyAnnotated(sp, opts.TopologyAnnotation) {
 		return ""
 	}
 	hasReady, forNode, allNode, forZone, allZone := false, false, true, false, true
@@ -382,7 +401,7 @@ func topologyMode(sp *ServicePort, eps []*Endpoint, opts CategorizeOptions) stri
 		} else if contains(e.NodeHints(), opts.NodeName) {
 			forNode = true
 		}
-		if len(e.ZoneHints()) == 0 {
+		if len(e.ZoneHints()) == 0 || !opts.ZoneHints {
 			allZone = false
 		} else if contains(e.ZoneHints(), opts.Zone) {
 			forZone = true
@@ -400,17 +419,25 @@ func topologyMode(sp *ServicePort, eps []*Endpoint, opts CategorizeOptions) stri
 	return ""
 }
 
-func topologyAnnotated(sp *ServicePort) bool {
+func topologyAnnotated(sp *ServicePort, rule TopologyAnnotationRule) bool {
+	if rule == AnnotationIgnored {
+		return true
+	}
 	if sp.Service == nil {
 		return false
 	}
 	a := sp.Service.Annotations
-	for _, k := range []string{corev1.AnnotationTopologyMode, "service.kubernetes.io/topology-aware-hints"} {
-		if v, ok := a[k]; ok && v != "" && v != "disabled" && v != "Disabled" {
-			return true
-		}
+	if rule == AnnotationAuto {
+		v := a[corev1.DeprecatedAnnotationTopologyAwareHints]
+		return v == "Auto" || v == "auto"
 	}
-	return sp.Service.Spec.TrafficDistribution != nil
+	// HintsAnnotation (1.27+): topology-aware-hints when the key is there,
+	// even empty, else topology-mode.
+	v, ok := a[corev1.DeprecatedAnnotationTopologyAwareHints]
+	if !ok {
+		v = a[corev1.AnnotationTopologyMode]
+	}
+	return v != "" && v != "disabled" && v != "Disabled"
 }
 
 func availableForTopology(e *Endpoint, mode string, opts CategorizeOptions) bool {

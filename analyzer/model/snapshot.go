@@ -208,31 +208,6 @@ func (v Version) String() string {
 	return v.Version.String()
 }
 
-// FeatureGate reports the value of a kube-proxy feature gate: the
-// configured value, else def.
-func (s *Snapshot) FeatureGate(name string, def bool) bool {
-	if s.Config != nil {
-		if v, ok := s.Config.FeatureGates[name]; ok {
-			return v
-		}
-	}
-	return def
-}
-
-// CategorizeOptions returns the endpoint selection rules of the snapshot's
-// node and kube-proxy version.
-func (s *Snapshot) CategorizeOptions() CategorizeOptions {
-	v := s.Version
-	return CategorizeOptions{
-		NodeName:                 s.Node.Name,
-		Zone:                     s.Node.Zone,
-		TerminatingFallback:      v.AtLeast(26),
-		LocalTerminatingFallback: v.AtLeast(26) || v.AtLeast(22) && s.FeatureGate("ProxyTerminatingEndpoints", false),
-		NodeHints:                v.AtLeast(34) || v.AtLeast(33) && s.FeatureGate("PreferSameTrafficDistribution", false),
-		TopologyNeedsAnnotation:  !v.AtLeast(31),
-	}
-}
-
 // ActivePorts returns the service ports kube-proxy programs (Skip empty).
 func (s *Snapshot) ActivePorts() []*ServicePort {
 	out := make([]*ServicePort, 0, len(s.Ports))

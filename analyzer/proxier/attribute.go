@@ -5,13 +5,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
 // servicePrefixes are the prefixes of kube-proxy's per-service chains
 // (isServiceChainName, plus KUBE-XLB of 1.20-1.23).
-var servicePrefixes = []string{model.ChainSVC, model.ChainSVL, model.ChainEXT, model.ChainFW, model.ChainXLB, model.ChainSEP}
+var servicePrefixes = []string{kpnames.ChainSVC, kpnames.ChainSVL, kpnames.ChainEXT, kpnames.ChainFW, kpnames.ChainXLB, kpnames.ChainSEP}
 
 // isServiceChain reports whether a chain name is a per-service chain.
 func isServiceChain(name string) bool {
@@ -52,9 +53,9 @@ func newAttributor(ports []*model.ServicePort) *attributor {
 	}
 	for _, sp := range ports {
 		name, proto := sp.String(), sp.ProtoLower()
-		a.byHash[model.PortProtoHash(sp.Name, proto)] = name
+		a.byHash[kpnames.PortProtoHash(sp.String(), proto)] = name
 		for _, e := range sp.Endpoints {
-			a.bySEP[model.EndpointChainHash(sp.Name, proto, e.String())] = [2]string{name, e.String()}
+			a.bySEP[kpnames.EndpointChainHash(sp.String(), proto, e.String())] = [2]string{name, e.String()}
 			a.byEP[e.String()] = appendOnce(a.byEP[e.String()], name)
 		}
 		if sp.Skip != "" {
@@ -176,7 +177,7 @@ func (a *attributor) chain(name string) attribution {
 	if !ok {
 		return attribution{}
 	}
-	if prefix == model.ChainSEP {
+	if prefix == kpnames.ChainSEP {
 		if se, ok := a.bySEP[hash]; ok {
 			return attribution{Service: se[0], Endpoint: se[1], How: "chain"}
 		}

@@ -50,11 +50,11 @@ func benchSnapshot(b *testing.B) *model.Snapshot {
 // benchmark cluster: rules written, canonicalised, and parsed back.
 func BenchmarkExpectIPTables(b *testing.B) {
 	s := benchSnapshot(b)
-	opts := Options{Mode: model.ModeIPTables, Families: []model.Family{model.IPv4}}
+	opts := testOptions{Mode: model.ModeIPTables, Families: []model.Family{model.IPv4}}
 	b.ReportAllocs()
 	rules := 0
 	for b.Loop() {
-		dp, err := Expect(s, opts)
+		dp, err := expectFor(s, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -69,7 +69,7 @@ func BenchmarkExpectIPTables(b *testing.B) {
 // matched.
 func BenchmarkCompareIPTables(b *testing.B) {
 	s := benchSnapshot(b)
-	exp, err := Expect(s, Options{Mode: model.ModeIPTables, Families: []model.Family{model.IPv4}})
+	exp, err := expectFor(s, testOptions{Mode: model.ModeIPTables, Families: []model.Family{model.IPv4}})
 	if err != nil {
 		b.Fatal(err)
 	}

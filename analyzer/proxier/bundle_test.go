@@ -31,11 +31,11 @@ func TestBundleConformance(t *testing.T) {
 		}
 		n++
 		t.Run(e.Name(), func(t *testing.T) {
-			exp, err := Expect(snap, Options{})
+			exp, err := expectFor(snap, testOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			act, err := Captured(snap, "")
+			act, err := Captured(resolved(snap))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,7 +18,7 @@ const miniBundle = "../../testdata/bundles/iptables-mini"
 func miniCase(t *testing.T) (*model.Snapshot, *Dataplane, string) {
 	t.Helper()
 	snap := loadScenario(t, miniBundle)
-	exp, err := Expect(snap, Options{})
+	exp, err := expectFor(snap, testOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestCompareNoCapture(t *testing.T) {
 	if chains == 0 {
 		t.Error("no missing chains")
 	}
-	rep, err := ServiceDiff(snap, "shop/web", Options{})
+	rep, err := ServiceDiff(resolved(snap), "shop/web", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

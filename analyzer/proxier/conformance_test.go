@@ -124,7 +124,7 @@ func TestUpstreamConformance(t *testing.T) {
 			for _, d := range golden.IPTables {
 				fams = append(fams, model.Family(d.Family))
 			}
-			exp, err := Expect(snap, Options{Mode: model.ModeIPTables, Version: kpversion.V(37)})
+			exp, err := expectFor(snap, testOptions{Mode: model.ModeIPTables, Version: kpversion.V(37)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,7 +21,7 @@
 // decimals the kernel's fixed-point value gives. Endpoint selection is
 // model.Categorize (pkg/proxy/topology.go CategorizeEndpoints) from 1.24
 // and the filter-then-scan of syncProxyRules before. Chain names are
-// model.PortProtoHash and model.EndpointChainHash. Three layouts are
+// kpnames.PortProtoHash and kpnames.EndpointChainHash. Three layouts are
 // modelled, each in its own function citing its release: 1.25-1.37
 // (syncProxyRules), 1.24 (syncProxyRules124: KUBE-EXT and KUBE-SVL with
 // KUBE-MARK-DROP) and 1.20-1.23 (syncProxyRulesXLB: KUBE-XLB, KUBE-FW for

@@ -6,10 +6,10 @@ import (
 	"sort"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	kpv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers/kpconfig"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 )
@@ -36,9 +36,12 @@ type Env struct {
 
 // input is what every mode's generator reads: the snapshot's service
 // ports and the kube-proxy configuration resolved for one version, the
-// node's addresses and labels, and the start-up environment.
+// node's addresses and labels, and the start-up environment. What the
+// node's kube-proxy is (mode, version, addresses, endpoint selection) is
+// its resolution's.
 type input struct {
 	minor int
+	res   *resolve.Resolution
 	snap  *model.Snapshot
 	cfg   *kpv1alpha1.KubeProxyConfiguration
 	env   Env
@@ -52,39 +55,39 @@ type input struct {
 	ifaceAddrs []netip.Addr
 	podCIDRs   []netip.Prefix
 	cat        model.CategorizeOptions
+	gates      map[string]bool
 	ports      []*model.ServicePort
 }
 
-// gate returns the value of a feature gate in the configuration, else def.
+// gate returns the value of a feature gate kube-proxy runs with (see
+// [resolve.Resolution.Gates]), else def.
 func (in *input) gate(name string, def bool) bool {
-	if in.cfg != nil {
-		if v, ok := in.cfg.FeatureGates[name]; ok {
-			return v
-		}
+	if v, ok := in.gates[name]; ok {
+		return v
 	}
 	return def
 }
 
-func newInput(snap *model.Snapshot, v kpversion.Version, env Env) (*input, error) {
+func newInput(r *resolve.Resolution, env Env) (*input, error) {
+	v := r.Version.Version
 	if v.Major != 1 || v.Minor < kpversion.OldestMinor || v.Minor > kpversion.NewestMinor {
 		return nil, fmt.Errorf("kube-proxy %s is not modelled (supported: 1.%d to 1.%d)", v, kpversion.OldestMinor, kpversion.NewestMinor)
 	}
-	in := &input{minor: v.Minor, snap: snap, env: env, nodeName: snap.Node.Name, nodeIPs: map[model.Family]netip.Addr{}}
+	snap := r.Snap
+	in := &input{minor: v.Minor, res: r, snap: snap, env: env, nodeName: snap.Node.Name,
+		nodeIPs: r.NodeIPs, ifaceAddrs: r.InterfaceAddrs, podCIDRs: snap.Node.PodCIDRs, cat: r.Categorize, gates: r.Gates()}
 	if l := snap.Sysctls; l != nil {
 		if val, ok := l.Value("net.netfilter.nf_conntrack_tcp_be_liberal"); ok && strings.TrimSpace(val) != "0" {
 			in.env.TCPBeLiberal = true
 		}
 	}
 	in.cfg = resolveConfig(snap, v)
-	in.nodeAddresses()
-	in.cat = categorizeOptions(in)
 	in.ports = snap.ActivePorts()
 	if snap.Objects != nil && len(snap.Objects.Services) > 0 {
 		// The snapshot's ports follow its own version; rebuild them for v
 		// (LoadBalancer ipMode is honoured from 1.30, 1.29 behind a gate).
-		honour := v.Minor >= 30 || v.Minor == 29 && in.gate("LoadBalancerIPMode", false)
 		in.ports = nil
-		for _, sp := range model.BuildServicePorts(snap.Objects, model.BuildOptions{NodeName: snap.Node.Name, HonourIPMode: honour}) {
+		for _, sp := range model.BuildServicePorts(snap.Objects, model.BuildOptions{NodeName: snap.Node.Name, HonourIPMode: r.Has(resolve.LoadBalancerIPMode)}) {
 			if sp.Skip == "" {
 				in.ports = append(in.ports, sp)
 			}
@@ -108,115 +111,6 @@ func resolveConfig(snap *model.Snapshot, v kpversion.Version) *kpv1alpha1.KubePr
 	}
 	kpconfig.Defaults(c, v)
 	return &c.Config
-}
-
-// nodeAddresses fills the node IPs per family, the addresses node ports are
-// matched against and the pod CIDRs.
-func (in *input) nodeAddresses() {
-	n := &in.snap.Node
-	var ordered []netip.Addr
-	if n.Object != nil {
-		for _, typ := range []corev1.NodeAddressType{corev1.NodeInternalIP, corev1.NodeExternalIP} {
-			for _, a := range n.Object.Status.Addresses {
-				if a.Type != typ {
-					continue
-				}
-				if ip, err := netip.ParseAddr(a.Address); err == nil {
-					ordered = append(ordered, ip.Unmap())
-				}
-			}
-		}
-	}
-	ordered = append(ordered, n.Addresses...)
-	if a := in.snap.Addrs; a != nil {
-		// Every interface address is a candidate for nodePortAddresses, as
-		// kube-proxy lists them with net.InterfaceAddrs.
-		ordered = append(ordered, a.LocalAddresses()...)
-	}
-	if in.cfg != nil {
-		// A bindAddress that is not unspecified overrides the node IP of its
-		// family (detectNodeIPs).
-		if ip, err := netip.ParseAddr(in.cfg.BindAddress); err == nil && !ip.IsUnspecified() {
-			ordered = append([]netip.Addr{ip.Unmap()}, ordered...)
-		}
-	}
-	seen := map[netip.Addr]bool{}
-	for _, ip := range ordered {
-		f := model.FamilyOf(ip)
-		if _, ok := in.nodeIPs[f]; !ok && !ip.IsLoopback() && !ip.IsLinkLocalUnicast() {
-			in.nodeIPs[f] = ip
-		}
-		if !seen[ip] {
-			seen[ip] = true
-			in.ifaceAddrs = append(in.ifaceAddrs, ip)
-		}
-	}
-	for _, lo := range []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()} {
-		if !seen[lo] {
-			in.ifaceAddrs = append([]netip.Addr{lo}, in.ifaceAddrs...)
-		}
-	}
-	in.podCIDRs = n.PodCIDRs
-}
-
-// families returns the families kube-proxy runs a proxier for: the node's
-// families and those of the captured kube-proxy dumps (kube-proxy runs
-// dual-stack whenever the host supports both, whatever the node's
-// addresses), else the families of the cluster IPs, else IPv4.
-func (in *input) families() []model.Family {
-	have := map[model.Family]bool{}
-	for f := range in.nodeIPs {
-		have[f] = true
-	}
-	for _, d := range in.snap.IPTables {
-		if hasKubeChains(d) {
-			have[model.Family(d.Family)] = true
-		}
-	}
-	for f := range nftCapturedFamilies(in.snap) {
-		have[f] = true
-	}
-	if len(have) == 0 {
-		for _, sp := range in.ports {
-			for _, ip := range sp.ClusterIPs {
-				have[model.FamilyOf(ip)] = true
-			}
-		}
-	}
-	var out []model.Family
-	for _, f := range []model.Family{model.IPv4, model.IPv6} {
-		if have[f] {
-			out = append(out, f)
-		}
-	}
-	if len(out) == 0 {
-		out = []model.Family{model.IPv4}
-	}
-	return out
-}
-
-// categorizeOptions returns the endpoint selection rules of the version:
-// pkg/proxy/topology.go CategorizeEndpoints of v1.24-v1.37 (the feature
-// gates ProxyTerminatingEndpoints, beta and on from 1.26, GA 1.28;
-// PreferSameTrafficDistribution, on from 1.34; hints needing the topology
-// annotation before 1.31).
-func categorizeOptions(in *input) model.CategorizeOptions {
-	m := in.minor
-	zone := ""
-	if n := in.snap.Node.Object; n != nil {
-		zone = n.Labels[corev1.LabelTopologyZone]
-	} else {
-		zone = in.snap.Node.Zone
-	}
-	term := m >= 28 || m >= 26 && in.gate("ProxyTerminatingEndpoints", true) || m >= 24 && in.gate("ProxyTerminatingEndpoints", false)
-	return model.CategorizeOptions{
-		NodeName:                 in.nodeName,
-		Zone:                     zone,
-		TerminatingFallback:      term,
-		LocalTerminatingFallback: term,
-		NodeHints:                m >= 34 || m >= 33 && in.gate("PreferSameTrafficDistribution", false),
-		TopologyNeedsAnnotation:  m < 31,
-	}
 }
 
 // portsOf returns the service ports a proxier of family f programs: those

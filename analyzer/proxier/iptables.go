@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
@@ -360,22 +361,22 @@ func (p *iptablesProxier) appendServiceComment(args []string, comment string) []
 // Chain names of one service port (pkg/proxy/iptables/proxier.go
 // servicePortPolicyClusterChain and friends).
 func svcChain(sp *model.ServicePort) string {
-	return model.ChainSVC + model.PortProtoHash(sp.Name, sp.ProtoLower())
+	return kpnames.ChainSVC + kpnames.PortProtoHash(sp.String(), sp.ProtoLower())
 }
 func svlChain(sp *model.ServicePort) string {
-	return model.ChainSVL + model.PortProtoHash(sp.Name, sp.ProtoLower())
+	return kpnames.ChainSVL + kpnames.PortProtoHash(sp.String(), sp.ProtoLower())
 }
 func extChain(sp *model.ServicePort) string {
-	return model.ChainEXT + model.PortProtoHash(sp.Name, sp.ProtoLower())
+	return kpnames.ChainEXT + kpnames.PortProtoHash(sp.String(), sp.ProtoLower())
 }
 func fwChain(sp *model.ServicePort) string {
-	return model.ChainFW + model.PortProtoHash(sp.Name, sp.ProtoLower())
+	return kpnames.ChainFW + kpnames.PortProtoHash(sp.String(), sp.ProtoLower())
 }
 func xlbChain(sp *model.ServicePort) string {
-	return model.ChainXLB + model.PortProtoHash(sp.Name, sp.ProtoLower())
+	return kpnames.ChainXLB + kpnames.PortProtoHash(sp.String(), sp.ProtoLower())
 }
 func sepChain(sp *model.ServicePort, ep *model.Endpoint) string {
-	return model.ChainSEP + model.EndpointChainHash(sp.Name, sp.ProtoLower(), ep.String())
+	return kpnames.ChainSEP + kpnames.EndpointChainHash(sp.String(), sp.ProtoLower(), ep.String())
 }
 
 // sepChain returns the endpoint chain name of ep, computed once per

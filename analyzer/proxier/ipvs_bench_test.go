@@ -61,11 +61,11 @@ func ipvsBenchSnapshot(b *testing.B) *model.Snapshot {
 // parsed back), kube-ipvs0 addresses and the iptables rules.
 func BenchmarkExpectIPVS(b *testing.B) {
 	s := ipvsBenchSnapshot(b)
-	opts := Options{Mode: model.ModeIPVS, Families: []model.Family{model.IPv4}}
+	opts := testOptions{Mode: model.ModeIPVS, Families: []model.Family{model.IPv4}}
 	b.ReportAllocs()
 	var vs, rs int
 	for b.Loop() {
-		dp, err := Expect(s, opts)
+		dp, err := expectFor(s, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func BenchmarkExpectIPVS(b *testing.B) {
 // files as a healthy node's dumps would be.
 func BenchmarkCompareIPVS(b *testing.B) {
 	s := ipvsBenchSnapshot(b)
-	exp, err := Expect(s, Options{Mode: model.ModeIPVS, Families: []model.Family{model.IPv4}})
+	exp, err := expectFor(s, testOptions{Mode: model.ModeIPVS, Families: []model.Family{model.IPv4}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
@@ -63,7 +64,8 @@ type ipvsExtra struct {
 // capturedIPVS fills the IPVS part of a captured data plane: the IPVS
 // table (the save form when both were captured), the ipsets and the
 // kube-ipvs0 addresses (nil when ip addr was not captured).
-func capturedIPVS(snap *model.Snapshot, dp *Dataplane) {
+func capturedIPVS(r *resolve.Resolution, dp *Dataplane) {
+	snap := r.Snap
 	dp.ipvs = &ipvsExtra{bound: map[netip.Addr]model.Evidence{}}
 	for _, d := range snap.IPVS {
 		if d.Form == ipvs.FormTimeout {
@@ -71,12 +73,9 @@ func capturedIPVS(snap *model.Snapshot, dp *Dataplane) {
 				dp.ipvs.timeouts = &[3]int{t.TCP, t.TCPFin, t.UDP}
 				dp.ipvs.timeoutsEv = model.EvidenceAt(t.Pos, t.Raw)
 			}
-			continue
-		}
-		if dp.IPVS == nil || dp.IPVS.Form != ipvs.FormSave && d.Form == ipvs.FormSave {
-			dp.IPVS = d
 		}
 	}
+	dp.IPVS = r.IPVSSaved()
 	for _, d := range snap.IPSets {
 		if dp.IPSets == nil || dp.IPSets.Form != ipset.FormSave && d.Form == ipset.FormSave {
 			dp.IPSets = d

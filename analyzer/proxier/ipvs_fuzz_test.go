@@ -25,7 +25,7 @@ func FuzzCompareIPVS(f *testing.F) {
 	if err != nil || len(snaps) != 1 {
 		f.Fatalf("loading the scenario: %v", err)
 	}
-	exp, err := Expect(snaps[0], Options{Mode: model.ModeIPVS, Version: kpversion.V(37)})
+	exp, err := expectFor(snaps[0], testOptions{Mode: model.ModeIPVS, Version: kpversion.V(37)})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -137,7 +137,7 @@ func TestIPVSUpstreamConformance(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			snap := loadScenario(t, tc.inputs)
 			golden := readIPVSGolden(t, tc.golden)
-			exp, err := Expect(snap, Options{Mode: model.ModeIPVS, Version: kpversion.V(37)})
+			exp, err := expectFor(snap, testOptions{Mode: model.ModeIPVS, Version: kpversion.V(37)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,11 +197,11 @@ func TestIPVSBundleConformance(t *testing.T) {
 		}
 		n++
 		t.Run(e.Name(), func(t *testing.T) {
-			exp, err := Expect(snap, Options{})
+			exp, err := expectFor(snap, testOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			act, err := Captured(snap, "")
+			act, err := Captured(resolved(snap))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -290,11 +290,11 @@ func TestIPVSCompareDifferences(t *testing.T) {
 	dir := copyBundle(t, "../../testdata/bundles/ipvs-healthy", edits)
 	// The listing form would also be read; the save form is preferred.
 	snap := loadScenario(t, dir)
-	exp, err := Expect(snap, Options{})
+	exp, err := expectFor(snap, testOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	act, err := Captured(snap, "")
+	act, err := Captured(resolved(snap))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func TestIPVSCompareDifferences(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("differences (-want +got):\n%s", diff)
 	}
-	rep, err := ServiceDiff(snap, np(30180), Options{})
+	rep, err := ServiceDiff(resolved(snap), np(30180), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,7 +459,7 @@ func TestIPVSConfig(t *testing.T) {
 	}
 	t.Run("mh", func(t *testing.T) {
 		snap := load(t, func(c *kpv1alpha1.KubeProxyConfiguration) { c.IPVS.Scheduler = "mh" })
-		exp, err := Expect(snap, Options{Mode: model.ModeIPVS})
+		exp, err := expectFor(snap, testOptions{Mode: model.ModeIPVS})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -490,7 +490,7 @@ func TestIPVSConfig(t *testing.T) {
 			{26, 0, "-A -t 10.112.50.10:80 -s mh -p 10800\n"},
 			{27, ipvs.FlagSched2, "-A -t 10.112.50.10:80 -s mh -p 10800 -b mh-port\n"},
 		} {
-			exp, err := Expect(snap, Options{Mode: model.ModeIPVS, Version: kpversion.V(tc.minor)})
+			exp, err := expectFor(snap, testOptions{Mode: model.ModeIPVS, Version: kpversion.V(tc.minor)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -506,7 +506,7 @@ func TestIPVSConfig(t *testing.T) {
 	})
 	t.Run("excludeCIDRs", func(t *testing.T) {
 		snap := load(t, func(c *kpv1alpha1.KubeProxyConfiguration) { c.IPVS.ExcludeCIDRs = []string{"192.0.2.0/24"} })
-		exp, err := Expect(snap, Options{Mode: model.ModeIPVS})
+		exp, err := expectFor(snap, testOptions{Mode: model.ModeIPVS})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -523,7 +523,7 @@ func TestIPVSConfig(t *testing.T) {
 	})
 	t.Run("timeouts", func(t *testing.T) {
 		snap := load(t, func(c *kpv1alpha1.KubeProxyConfiguration) { c.IPVS.TCPTimeout.Duration = 900 * time.Second })
-		exp, err := Expect(snap, Options{Mode: model.ModeIPVS})
+		exp, err := expectFor(snap, testOptions{Mode: model.ModeIPVS})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -541,7 +541,7 @@ func TestIPVSConfig(t *testing.T) {
 	t.Run("versions", func(t *testing.T) {
 		snap := loadScenario(t, "../../testdata/upstream/scenarios/clusterip-basic")
 		for minor := kpversion.OldestMinor; minor <= kpversion.NewestMinor; minor++ {
-			_, err := Expect(snap, Options{Mode: model.ModeIPVS, Version: kpversion.V(minor)})
+			_, err := expectFor(snap, testOptions{Mode: model.ModeIPVS, Version: kpversion.V(minor)})
 			switch {
 			case minor < ipvsOldestMinor && (err == nil || !strings.Contains(err.Error(), "IPVS mode is not modelled (supported: 1.21 to 1.37)")):
 				t.Errorf("1.%d: error %v, want not modelled", minor, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/nftables"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
@@ -555,11 +556,11 @@ func nftPrefix(pf netip.Prefix) string {
 // Chain and set names of one service port (newServiceInfo,
 // newEndpointInfo).
 func nftChainBase(sp *model.ServicePort) string {
-	return model.NFTServiceChainBase(sp.Name, sp.ProtoLower())
+	return kpnames.NFTServiceChainBase(sp.Name.Namespace, sp.Name.Name, sp.Name.Port, sp.ProtoLower())
 }
 
 func nftEndpointBase(sp *model.ServicePort, ep *model.Endpoint) string {
-	return model.NFTEndpointChainBase(sp.Name, sp.ProtoLower(), ep.IP.String(), ep.Port)
+	return kpnames.NFTEndpointChainBase(sp.Name.Namespace, sp.Name.Name, sp.Name.Port, sp.ProtoLower(), ep.IP.String(), ep.Port)
 }
 
 // syncServicePort writes one service port: the body of syncProxyRules'

@@ -39,11 +39,11 @@ func (w *fileWriter) Write(p []byte) (int, error) { w.buf = append(w.buf, p...);
 // formatted as nft lists it.
 func BenchmarkExpectNFTables(b *testing.B) {
 	s := benchNFTSnapshot(b)
-	opts := Options{Mode: model.ModeNFTables, Families: []model.Family{model.IPv4}}
+	opts := testOptions{Mode: model.ModeNFTables, Families: []model.Family{model.IPv4}}
 	b.ReportAllocs()
 	rules, elements := 0, 0
 	for b.Loop() {
-		dp, err := Expect(s, opts)
+		dp, err := expectFor(s, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func BenchmarkExpectNFTables(b *testing.B) {
 // again, as a healthy node gives).
 func BenchmarkCompareNFTables(b *testing.B) {
 	s := benchNFTSnapshot(b)
-	exp, err := Expect(s, Options{Mode: model.ModeNFTables, Families: []model.Family{model.IPv4}})
+	exp, err := expectFor(s, testOptions{Mode: model.ModeNFTables, Families: []model.Family{model.IPv4}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/nftables"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
@@ -39,45 +40,17 @@ var nftFamilies = []struct {
 // capturedNFT fills dp with the kube-proxy tables of the snapshot's
 // nftables rulesets: those of the text listing, else of the JSON one
 // (which lacks chain comments and the set flag "dynamic").
-func capturedNFT(snap *model.Snapshot, dp *Dataplane) *Dataplane {
-	rulesets := make([]*nft.Ruleset, 0, len(snap.NFT))
-	for _, rs := range snap.NFT {
-		if !nftJSONForm(rs) {
-			rulesets = append(rulesets, rs)
+func capturedNFT(r *resolve.Resolution, dp *Dataplane) *Dataplane {
+	out := &nft.Ruleset{}
+	for _, f := range []model.Family{model.IPv4, model.IPv6} {
+		if t := r.NFTTable(f); t != nil {
+			out.Tables = append(out.Tables, t)
 		}
 	}
-	for _, rs := range snap.NFT {
-		if nftJSONForm(rs) {
-			rulesets = append(rulesets, rs)
-		}
-	}
-	for _, rs := range rulesets {
-		out := &nft.Ruleset{}
-		for _, t := range rs.Tables {
-			if t.Name == nftTable && (t.Family == nftables.TableFamilyIPv4 || t.Family == nftables.TableFamilyIPv6) {
-				out.Tables = append(out.Tables, t)
-			}
-		}
-		if len(out.Tables) > 0 {
-			dp.NFT = out
-			break
-		}
+	if len(out.Tables) > 0 {
+		dp.NFT = out
 	}
 	return dp
-}
-
-// nftCapturedFamilies returns the families of the kube-proxy tables the
-// snapshot's nftables rulesets hold.
-func nftCapturedFamilies(snap *model.Snapshot) map[model.Family]bool {
-	out := map[model.Family]bool{}
-	for _, rs := range snap.NFT {
-		for _, ff := range nftFamilies {
-			if rs.Table(ff.fam, nftTable) != nil {
-				out[ff.f] = true
-			}
-		}
-	}
-	return out
 }
 
 // nftJSONForm reports a ruleset read from `nft -j list ruleset`.

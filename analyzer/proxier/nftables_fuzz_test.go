@@ -22,7 +22,7 @@ func FuzzCompareNFT(f *testing.F) {
 	if err != nil || len(snaps) != 1 {
 		f.Fatalf("loading the bundle: %v", err)
 	}
-	exp, err := Expect(snaps[0], Options{})
+	exp, err := expectFor(snaps[0], testOptions{})
 	if err != nil {
 		f.Fatal(err)
 	}

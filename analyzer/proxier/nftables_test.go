@@ -140,7 +140,7 @@ func TestNFTUpstreamConformance(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			snap, env := loadNFTScenario(t, name)
 			golden := readNFTListing(t, name)
-			exp, err := Expect(snap, Options{Mode: model.ModeNFTables, Version: kpversion.V(37), Env: env})
+			exp, err := expectFor(snap, testOptions{Mode: model.ModeNFTables, Version: kpversion.V(37), Env: env})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,11 +160,11 @@ func TestNFTUpstreamConformance(t *testing.T) {
 // Compare finds nothing, in either family.
 func TestNFTBundleConformance(t *testing.T) {
 	snap := loadScenario(t, "../../testdata/bundles/nftables-healthy")
-	exp, err := Expect(snap, Options{})
+	exp, err := expectFor(snap, testOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	act, err := Captured(snap, "")
+	act, err := Captured(resolved(snap))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestNFTFilesRoundTrip(t *testing.T) {
 	for _, name := range []string{"dualstack", "session-affinity", "loadbalancer-sourceranges"} {
 		t.Run(name, func(t *testing.T) {
 			snap, env := loadNFTScenario(t, name)
-			exp, err := Expect(snap, Options{Mode: model.ModeNFTables, Env: env})
+			exp, err := expectFor(snap, testOptions{Mode: model.ModeNFTables, Env: env})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -216,7 +216,7 @@ func TestNFTVersions(t *testing.T) {
 		{28, "kube-proxy 1.28 has no nftables mode"},
 		{29, "kube-proxy 1.29 runs the nftables mode only with the NFTablesProxyMode feature gate"},
 	} {
-		_, err := Expect(snap, Options{Mode: model.ModeNFTables, Version: kpversion.V(tc.minor), Env: env})
+		_, err := expectFor(snap, testOptions{Mode: model.ModeNFTables, Version: kpversion.V(tc.minor), Env: env})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("1.%d: error %v, want %q", tc.minor, err, tc.want)
 		}
@@ -258,11 +258,11 @@ func copyNFTBundle(t *testing.T, edit func(string) string, drop ...string) strin
 // compares clean.
 func TestNFTCompareJSONListing(t *testing.T) {
 	snap := loadScenario(t, copyNFTBundle(t, nil, "nft-ruleset.txt"))
-	exp, err := Expect(snap, Options{})
+	exp, err := expectFor(snap, testOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	act, err := Captured(snap, "")
+	act, err := Captured(resolved(snap))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestNFTServiceDiff(t *testing.T) {
 		return strings.Replace(s, "\tchain services {", "\tchain "+staleName+" {\n\t\tmeta l4proto tcp dnat to 10.88.9.9:80\n\t}\n\n\tchain services {", 1)
 	}
 	snap := loadScenario(t, copyNFTBundle(t, edit, "nft-ruleset.json"))
-	rep, err := ServiceDiff(snap, "shop/cart", Options{})
+	rep, err := ServiceDiff(resolved(snap), "shop/cart", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,11 +308,11 @@ func TestNFTServiceDiff(t *testing.T) {
 		t.Errorf("differences (-want +got):\n%s", diff)
 	}
 	var orphans []string
-	act, err := Captured(snap, "")
+	act, err := Captured(resolved(snap))
 	if err != nil {
 		t.Fatal(err)
 	}
-	exp, err := Expect(snap, Options{})
+	exp, err := expectFor(snap, testOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func TestNFTServiceDiff(t *testing.T) {
 	if diff := cmp.Diff([]string{"extra-chain " + staleName}, orphans); diff != "" {
 		t.Errorf("orphans (-want +got):\n%s", diff)
 	}
-	other, err := ServiceDiff(snap, "shop/checkout", Options{})
+	other, err := ServiceDiff(resolved(snap), "shop/checkout", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestNFTLoadsWithNFT(t *testing.T) {
 	for _, name := range nftScenarios(t) {
 		cases = append(cases, gen{name, func(t *testing.T) *Dataplane {
 			snap, env := loadNFTScenario(t, name)
-			dp, err := Expect(snap, Options{Mode: model.ModeNFTables, Env: env})
+			dp, err := expectFor(snap, testOptions{Mode: model.ModeNFTables, Env: env})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -358,7 +358,7 @@ func TestNFTLoadsWithNFT(t *testing.T) {
 	for name, edit := range nftVariants {
 		cases = append(cases, gen{name, func(t *testing.T) *Dataplane {
 			snap, env := loadNFTVariant(t, "nodeport-etp-local", edit)
-			dp, err := Expect(snap, Options{Mode: model.ModeNFTables, Env: env})
+			dp, err := expectFor(snap, testOptions{Mode: model.ModeNFTables, Env: env})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -374,7 +374,7 @@ func TestNFTLoadsWithNFT(t *testing.T) {
 			if minor == 29 {
 				setGates(t, snap, "NFTablesProxyMode=true")
 			}
-			dp, err := Expect(snap, Options{Mode: model.ModeNFTables, Version: kpversion.V(minor)})
+			dp, err := expectFor(snap, testOptions{Mode: model.ModeNFTables, Version: kpversion.V(minor)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -391,7 +391,7 @@ func TestNFTLoadsWithNFT(t *testing.T) {
 		}})
 	}
 	cases = append(cases, gen{"bundle-nftables-healthy", func(t *testing.T) *Dataplane {
-		dp, err := Expect(loadScenario(t, "../../testdata/bundles/nftables-healthy"), Options{})
+		dp, err := expectFor(loadScenario(t, "../../testdata/bundles/nftables-healthy"), testOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -464,7 +464,7 @@ func TestNFTVariants(t *testing.T) {
 	} {
 		t.Run(tc.variant+"/"+tc.chain, func(t *testing.T) {
 			snap, env := loadNFTVariant(t, "nodeport-etp-local", nftVariants[tc.variant])
-			dp, err := Expect(snap, Options{Mode: model.ModeNFTables, Env: env})
+			dp, err := expectFor(snap, testOptions{Mode: model.ModeNFTables, Env: env})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -543,7 +543,7 @@ func TestNFTCapturedFamilies(t *testing.T) {
 	snap.Node.Addresses = v4
 	snap.Node.Object = nil
 	snap.Addrs = nil
-	if got := Families(snap); len(got) != 2 {
+	if got := resolved(snap).Families; len(got) != 2 {
 		t.Fatalf("families %v, want IPv4 and IPv6", got)
 	}
 }

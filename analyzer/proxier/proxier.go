@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
@@ -96,122 +97,63 @@ func ModeNames() []string {
 	return out
 }
 
-// Options choose what [Expect] generates.
+// Options choose what [Expect] generates besides what the resolution
+// says (mode, version, node).
 type Options struct {
-	// Mode is the proxy mode; "" means the snapshot's configured mode
-	// (iptables when none is configured).
-	Mode string
-	// Version is the kube-proxy version to mirror; the zero value means the
-	// snapshot's version.
-	Version kpversion.Version
 	// Families lists the IP families to generate; nil means those kube-proxy
-	// runs a proxier for on the snapshot's node (see [Families]).
+	// runs a proxier for on the node (the resolution's).
 	Families []model.Family
 	// Env describes the node's start-up environment.
 	Env Env
 }
 
 // Expect returns the data plane kube-proxy programs for the Services,
-// EndpointSlices, Node and configuration of snap: what one full sync of
-// the given mode and version writes (nothing left from earlier syncs).
-// An error says why it cannot (an unknown mode or an unmodelled version).
-func Expect(snap *model.Snapshot, opts Options) (*Dataplane, error) {
-	mode := opts.Mode
-	if mode == "" {
-		mode = snap.Config.EffectiveMode()
-	}
-	m, ok := Modes[mode]
+// EndpointSlices, Node and configuration of a resolved snapshot, in the
+// resolved mode and version: what one full sync writes (nothing left from
+// earlier syncs). An error says why it cannot (an unknown mode or an
+// unmodelled version).
+func Expect(r *resolve.Resolution, opts Options) (*Dataplane, error) {
+	m, ok := Modes[r.Mode]
 	if !ok {
-		return nil, fmt.Errorf("proxy mode %q is not generated (available: %s)", mode, strings.Join(ModeNames(), ", "))
+		return nil, fmt.Errorf("proxy mode %q is not generated (available: %s)", r.Mode, strings.Join(ModeNames(), ", "))
 	}
-	v := opts.Version
-	if v.Major == 0 {
-		v = snap.Version.Version
-	}
-	if v.Major == 0 {
-		v = kpversion.Newest
-	}
-	in, err := newInput(snap, v, opts.Env)
+	in, err := newInput(r, opts.Env)
 	if err != nil {
 		return nil, err
 	}
 	fams := opts.Families
 	if len(fams) == 0 {
-		fams = in.families()
+		fams = r.Families
 	}
 	dp, err := m.generate(in, fams)
 	if err != nil {
 		return nil, err
 	}
-	dp.Version = v
-	dp.ports = snap.Ports
+	dp.Version = r.Version.Version
+	dp.ports = r.Snap.Ports
 	dp.canonical = true
 	return dp, nil
 }
 
-// Families returns the IP families kube-proxy runs a proxier for on the
-// node of snap: the families of the node's addresses and of the captured
-// dumps holding kube-proxy rules (kube-proxy runs both whenever the host
-// supports both), else those of the cluster IPs, else IPv4.
-func Families(snap *model.Snapshot) []model.Family {
-	in := &input{snap: snap, nodeIPs: map[model.Family]netip.Addr{}}
-	in.cfg = resolveConfig(snap, kpversion.Newest)
-	in.nodeAddresses()
-	in.ports = snap.ActivePorts()
-	return in.families()
-}
-
-// Captured returns the data plane of a mode captured in snap: for iptables
-// mode, per family the dump kube-proxy wrote to (the one with kube-proxy
-// chains, the largest when both iptables backends have some).
-func Captured(snap *model.Snapshot, mode string) (*Dataplane, error) {
-	if mode == "" {
-		mode = snap.Config.EffectiveMode()
-	}
+// Captured returns the data plane of the resolved mode captured in the
+// snapshot: for iptables and IPVS mode, per family the dump kube-proxy
+// wrote to (see [resolve.Resolution.IPTables]).
+func Captured(r *resolve.Resolution) (*Dataplane, error) {
+	mode := r.Mode
 	if _, ok := Modes[mode]; !ok {
 		return nil, fmt.Errorf("proxy mode %q is not compared (available: %s)", mode, strings.Join(ModeNames(), ", "))
 	}
-	dp := &Dataplane{Mode: mode, ports: snap.Ports}
+	dp := &Dataplane{Mode: mode, ports: r.Snap.Ports}
 	if mode == model.ModeNFTables {
-		return capturedNFT(snap, dp), nil
-	}
-	best := map[model.Family]*iptables.Dump{}
-	for _, d := range snap.IPTables {
-		f := model.Family(d.Family)
-		if old := best[f]; old == nil || score(d) > score(old) {
-			best[f] = d
-		}
+		return capturedNFT(r, dp), nil
 	}
 	for _, f := range []model.Family{model.IPv4, model.IPv6} {
-		if d := best[f]; d != nil {
+		if d := r.IPTables(f); d != nil {
 			dp.IPTables = append(dp.IPTables, d)
 		}
 	}
 	if mode == model.ModeIPVS {
-		capturedIPVS(snap, dp)
+		capturedIPVS(r, dp)
 	}
 	return dp, nil
-}
-
-func score(d *iptables.Dump) int {
-	if !hasKubeChains(d) {
-		return 0
-	}
-	return 1 + d.NumRules()
-}
-
-// hasKubeChains reports whether a dump holds chains kube-proxy's iptables
-// mode writes.
-func hasKubeChains(d *iptables.Dump) bool {
-	for _, t := range d.Tables {
-		if t.Name != "nat" && t.Name != "filter" {
-			continue
-		}
-		for _, c := range t.Chains {
-			if c.Name == kubeServicesChain || c.Name == kubeNodePortsChain || isServiceChain(c.Name) {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -5,24 +5,25 @@ import (
 	"testing"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 )
 
 func TestExpectErrors(t *testing.T) {
 	snap := loadScenario(t, miniBundle)
 	for _, tc := range []struct {
-		opts Options
+		opts testOptions
 		want string
 	}{
-		{Options{Mode: "userspace"}, `proxy mode "userspace" is not generated`},
-		{Options{Version: kpversion.V(19)}, "kube-proxy v1.19.0 is not modelled"},
-		{Options{Version: kpversion.V(38)}, "kube-proxy v1.38.0 is not modelled"},
+		{testOptions{Mode: "userspace"}, `proxy mode "userspace" is not generated`},
+		{testOptions{Version: kpversion.V(19)}, "kube-proxy v1.19.0 is not modelled"},
+		{testOptions{Version: kpversion.V(38)}, "kube-proxy v1.38.0 is not modelled"},
 	} {
-		if _, err := Expect(snap, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := expectFor(snap, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Expect(%+v) = %v, want an error containing %q", tc.opts, err, tc.want)
 		}
 	}
-	if _, err := Captured(snap, "userspace"); err == nil {
+	if _, err := Captured(resolve.Resolve(snap, resolve.Options{Mode: "userspace"})); err == nil {
 		t.Error("Captured accepted mode userspace")
 	}
 }
@@ -36,7 +37,7 @@ func TestFamilies(t *testing.T) {
 		{"../../testdata/upstream/scenarios/dualstack", []model.Family{model.IPv4, model.IPv6}},
 		{"../../testdata/bundles/iptables-healthy", []model.Family{model.IPv4, model.IPv6}},
 	} {
-		got := Families(loadScenario(t, tc.dir))
+		got := resolved(loadScenario(t, tc.dir)).Families
 		if len(got) != len(tc.want) || got[0] != tc.want[0] || got[len(got)-1] != tc.want[len(tc.want)-1] {
 			t.Errorf("Families(%s) = %v, want %v", tc.dir, got, tc.want)
 		}
@@ -47,7 +48,7 @@ func TestFamilies(t *testing.T) {
 func TestEnv(t *testing.T) {
 	snap := loadScenario(t, miniBundle)
 	text := func(env Env, v int) string {
-		dp, err := Expect(snap, Options{Env: env, Version: kpversion.V(v)})
+		dp, err := expectFor(snap, testOptions{Env: env, Version: kpversion.V(v)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +84,7 @@ func TestJumpTargetsExist(t *testing.T) {
 	for _, tc := range conformanceCases(t) {
 		snap := loadScenario(t, tc.inputs)
 		for v := kpversion.OldestMinor; v <= kpversion.NewestMinor; v++ {
-			dp, err := Expect(snap, Options{Version: kpversion.V(v)})
+			dp, err := expectFor(snap, testOptions{Version: kpversion.V(v)})
 			if err != nil {
 				t.Fatalf("%s 1.%d: %v", tc.name, v, err)
 			}
@@ -105,4 +106,24 @@ func TestJumpTargetsExist(t *testing.T) {
 			}
 		}
 	}
+}
+
+// testOptions are what a test asks [Expect] for: the resolution's overrides
+// and the generator's options.
+type testOptions struct {
+	Mode     string
+	Version  kpversion.Version
+	Families []model.Family
+	Env      Env
+}
+
+// expectFor resolves snap with the mode and version of o and generates its
+// expected data plane.
+func expectFor(snap *model.Snapshot, o testOptions) (*Dataplane, error) {
+	return Expect(resolve.Resolve(snap, resolve.Options{Mode: o.Mode, Version: o.Version}), Options{Families: o.Families, Env: o.Env})
+}
+
+// resolved resolves snap as the node's inputs say.
+func resolved(snap *model.Snapshot) *resolve.Resolution {
+	return resolve.Resolve(snap, resolve.Options{})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 )
 
 // A ServiceReport is the comparison of expected and captured data planes
@@ -32,7 +33,8 @@ type ServiceReport struct {
 // ServiceDiff compares, for a Service ("ns/name") or one of its ports
 // ("ns/name:port"), what kube-proxy programs with what the snapshot
 // captured. It fails when the inputs have no such Service.
-func ServiceDiff(snap *model.Snapshot, name string, opts Options) (*ServiceReport, error) {
+func ServiceDiff(r *resolve.Resolution, name string, opts Options) (*ServiceReport, error) {
+	snap := r.Snap
 	rep := &ServiceReport{Node: snap.Node.Name, Service: name}
 	for _, sp := range snap.Ports {
 		if s := sp.String(); s == name || !strings.Contains(name, ":") && sp.Name.Service() == name {
@@ -42,11 +44,11 @@ func ServiceDiff(snap *model.Snapshot, name string, opts Options) (*ServiceRepor
 	if len(rep.Ports) == 0 {
 		return nil, fmt.Errorf("no Service port %s in the inputs", name)
 	}
-	exp, err := Expect(snap, opts)
+	exp, err := Expect(r, opts)
 	if err != nil {
 		return nil, err
 	}
-	act, err := Captured(snap, exp.Mode)
+	act, err := Captured(r)
 	if err != nil {
 		return nil, err
 	}

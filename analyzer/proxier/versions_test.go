@@ -46,7 +46,7 @@ func expectArchive(t *testing.T, a *txtar.Archive, mode string) *Dataplane {
 		t.Fatal(err)
 	}
 	setGates(t, snaps[0], strings.Fields(string(parsetest.Section(a, "feature-gates")))...)
-	dp, err := Expect(snaps[0], Options{Mode: mode, Version: v})
+	dp, err := expectFor(snaps[0], testOptions{Mode: mode, Version: v})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,6 +105,10 @@ func writeTraceResult(b *strings.Builder, t *theme, r *trace.Result, width int) 
 	b.WriteString("\n")
 	b.WriteString(t.dim.Render(packetLine(r.Packet)))
 	b.WriteString("\n")
+	for _, a := range r.Assumed {
+		b.WriteString(t.dim.Render("assumed: " + a))
+		b.WriteString("\n")
+	}
 	for _, wn := range r.Warnings {
 		b.WriteString(t.sev[checks.Warning].Render("! " + wn))
 		b.WriteString("\n")

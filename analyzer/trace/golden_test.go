@@ -12,6 +12,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/proxier"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
@@ -68,7 +69,7 @@ type goldenCase struct {
 
 func runGolden(t *testing.T, bundle string, cases []goldenCase) {
 	snap := loadBundle(t, bundle)
-	dp := trace.FromSnapshot(snap, "")
+	dp := trace.FromSnapshot(resolve.Resolve(snap, resolve.Options{}))
 	var ar txtar.Archive
 	for _, c := range cases {
 		pkt := trace.Packet{Dst: netip.MustParseAddrPort(c.dst), Proto: c.proto, From: c.from}
@@ -151,12 +152,13 @@ func TestGoldenIPVSHealthy(t *testing.T) { runGolden(t, "ipvs-healthy", healthyC
 func TestHealthyAgreesWithExpected(t *testing.T) {
 	for _, bundle := range []string{"iptables-healthy", "ipvs-healthy"} {
 		snap := loadBundle(t, bundle)
-		actual := trace.FromSnapshot(snap, "")
-		exp, err := proxier.Expect(snap, proxier.Options{Mode: actual.Mode})
+		r := resolve.Resolve(snap, resolve.Options{})
+		actual := trace.FromSnapshot(r)
+		exp, err := proxier.Expect(r, proxier.Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", bundle, err)
 		}
-		expected := trace.FromExpected(snap, exp)
+		expected := trace.FromExpected(r, exp)
 		for _, c := range healthyCases {
 			pkt := trace.Packet{Dst: netip.MustParseAddrPort(c.dst), Proto: c.proto, From: c.from}
 			if c.src != "" {

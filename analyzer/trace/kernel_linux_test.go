@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
@@ -126,7 +127,7 @@ func newKernelLab(t *testing.T) *kernelLab {
 	if err != nil {
 		t.Fatalf("parsing iptables-save of the loaded rules: %v", err)
 	}
-	lab.dp = trace.FromSnapshot(loadBundle(t, "iptables-healthy"), "")
+	lab.dp = trace.FromSnapshot(resolve.Resolve(loadBundle(t, "iptables-healthy"), resolve.Options{}))
 	lab.dp.IPTables = []*iptables.Dump{d}
 	lab.startMonitor(t)
 	return lab

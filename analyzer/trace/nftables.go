@@ -385,9 +385,9 @@ func (w *nftWalk) choose(pkt Packet, tables []*nftTable, v4 bool) Packet {
 	if pkt.InIface == "" {
 		switch pkt.From {
 		case FromPod:
-			pkt.InIface = "pod0"
+			pkt.InIface = defaultPodIface
 		case FromExternal:
-			pkt.InIface = "eth0"
+			pkt.InIface = defaultExternalIface
 		}
 	}
 	return pkt

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 	"github.com/proxyscan/proxyscan/internal/netnstest"
 )
@@ -206,7 +207,7 @@ func TestNFTKernelAgreement(t *testing.T) {
 	kpaths := traced()
 
 	s := bundle(t, "nftables-healthy")
-	dp := trace.FromSnapshot(onlyForm(s, false), model.ModeNFTables)
+	dp := trace.FromSnapshot(resolve.Resolve(onlyForm(s, false), resolve.Options{Mode: model.ModeNFTables}))
 	dp.Local = []netip.Addr{netip.MustParseAddr(kNodeIP), netip.MustParseAddr(kNodeGW), netip.MustParseAddr("127.0.0.1")}
 
 	results := map[string]*trace.Result{}

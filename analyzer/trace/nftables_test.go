@@ -15,6 +15,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
@@ -140,8 +141,8 @@ func TestNFTGolden(t *testing.T) {
 		bname := strings.TrimSpace(string(section(a, "bundle")))
 		s := bundle(t, bname)
 		pkts := parsePackets(t, section(a, "packets"))
-		txt := trace.FromSnapshot(onlyForm(s, false), model.ModeNFTables)
-		js := trace.FromSnapshot(onlyForm(s, true), model.ModeNFTables)
+		txt := trace.FromSnapshot(resolve.Resolve(onlyForm(s, false), resolve.Options{Mode: model.ModeNFTables}))
+		js := trace.FromSnapshot(resolve.Resolve(onlyForm(s, true), resolve.Options{Mode: model.ModeNFTables}))
 		var out strings.Builder
 		for _, p := range pkts {
 			rt, err := trace.Trace(txt, p, trace.Options{})

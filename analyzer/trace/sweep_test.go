@@ -10,6 +10,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/checktest"
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 	"github.com/proxyscan/proxyscan/internal/benchgen"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
@@ -94,7 +95,7 @@ func TestSweepIsTrace(t *testing.T) {
 		for _, snap := range snaps {
 			pkts := portPackets(snap)
 			for _, mode := range []string{"", model.ModeIPTables, model.ModeIPVS, model.ModeNFTables} {
-				checkSweep(t, filepath.Base(dir)+"/"+mode, trace.FromSnapshot(snap, mode), pkts, 3)
+				checkSweep(t, filepath.Base(dir)+"/"+mode, trace.FromSnapshot(resolve.Resolve(snap, resolve.Options{Mode: mode})), pkts, 3)
 			}
 		}
 	}

@@ -375,6 +375,13 @@ func (w *walker) release() {
 // defaultSourcePort is the source port of the traced packet.
 const defaultSourcePort = 40000
 
+// Interfaces a packet arrives on when the trace does not say: a pod's veth
+// (FromPod) or the node's uplink (FromExternal). Every engine uses these.
+const (
+	defaultPodIface      = "vethpod0"
+	defaultExternalIface = "eth0"
+)
+
 // choosePacket fills in the source and interface the packet left open.
 func (w *walker) choosePacket(pkt Packet) Packet {
 	dst := pkt.Dst.Addr().Unmap()
@@ -422,9 +429,9 @@ func (w *walker) choosePacket(pkt Packet) Packet {
 	if pkt.InIface == "" {
 		switch pkt.From {
 		case FromPod:
-			pkt.InIface = "vethpod0"
+			pkt.InIface = defaultPodIface
 		case FromExternal:
-			pkt.InIface = "eth0"
+			pkt.InIface = defaultExternalIface
 		}
 	}
 	return pkt

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
@@ -27,7 +28,7 @@ type Attribution struct {
 func NewAttribution(ports []*model.ServicePort) *Attribution {
 	a := &Attribution{byHash: make(map[string]*model.ServicePort, len(ports)), byAddr: make(map[dest][]*model.ServicePort, len(ports))}
 	for _, sp := range ports {
-		a.byHash[model.PortProtoHash(sp.Name, sp.ProtoLower())] = sp
+		a.byHash[kpnames.PortProtoHash(sp.String(), sp.ProtoLower())] = sp
 		if sp.Skip != "" {
 			continue
 		}
@@ -67,7 +68,7 @@ func (a *Attribution) byDest(ip netip.Addr, proto string, port int32) []*model.S
 // chainHash splits a kube-proxy per-service chain name into its prefix and
 // hash: "KUBE-SVC-", "NPX46M4PTMTKRN6Y".
 func chainHash(name string) (prefix, hash string, ok bool) {
-	for _, p := range []string{model.ChainSVC, model.ChainSVL, model.ChainEXT, model.ChainFW, model.ChainXLB, model.ChainSEP} {
+	for _, p := range []string{kpnames.ChainSVC, kpnames.ChainSVL, kpnames.ChainEXT, kpnames.ChainFW, kpnames.ChainXLB, kpnames.ChainSEP} {
 		if h, found := strings.CutPrefix(name, p); found && len(h) == 16 {
 			return p, h, true
 		}
@@ -168,12 +169,12 @@ func (x *iptExtractor) objects() {
 		o := &objs[i]
 		*o = Object{Kind: ObjChain, Name: c.Name, Hashed: true, chain: c}
 		i++
-		if prefix != model.ChainSEP {
+		if prefix != kpnames.ChainSEP {
 			if sp := x.attr.byChainHash(hash); sp != nil {
 				o.Service = sp.String()
 			}
 		}
-		if o.Service == "" && prefix != model.ChainSEP {
+		if o.Service == "" && prefix != kpnames.ChainSEP {
 			o.Service = chainCommentService(c)
 		}
 		x.obj[c.Index()] = o
@@ -198,7 +199,7 @@ func chainCommentService(c *iptables.Chain) string {
 // their comment.
 func (x *iptExtractor) attributeEndpointChains() {
 	for i, o := range x.v.Objects {
-		if o.Service == "" && strings.HasPrefix(o.Name, model.ChainSEP) {
+		if o.Service == "" && strings.HasPrefix(o.Name, kpnames.ChainSEP) {
 			o.Service = chainCommentService(x.objChains[i])
 		}
 	}
@@ -290,10 +291,10 @@ func (x *iptExtractor) kindByAddress(ip netip.Addr, proto string, port int32, tg
 		}
 		return ExternalIP
 	}
-	if strings.HasPrefix(tgt, model.ChainFW) {
+	if strings.HasPrefix(tgt, kpnames.ChainFW) {
 		return LoadBalancerIP
 	}
-	if strings.HasPrefix(tgt, model.ChainEXT) || strings.HasPrefix(tgt, model.ChainXLB) {
+	if strings.HasPrefix(tgt, kpnames.ChainEXT) || strings.HasPrefix(tgt, kpnames.ChainXLB) {
 		return ExternalIP
 	}
 	return ClusterIP
@@ -424,11 +425,11 @@ func (x *iptExtractor) follow(e *Entry, c *iptables.Chain, origin Origin, depth 
 		return nil
 	}
 	switch prefix {
-	case model.ChainSVC, model.ChainSVL:
+	case kpnames.ChainSVC, kpnames.ChainSVL:
 		return x.dispatch(c)
-	case model.ChainEXT, model.ChainXLB:
+	case kpnames.ChainEXT, kpnames.ChainXLB:
 		return x.external(e, c, origin, depth)
-	case model.ChainFW:
+	case kpnames.ChainFW:
 		return x.firewall(e, c, origin, depth)
 	}
 	return nil
@@ -443,7 +444,7 @@ func (x *iptExtractor) external(e *Entry, c *iptables.Chain, origin Origin, dept
 		if tgt == "KUBE-MARK-MASQ" || tgt == "" {
 			continue
 		}
-		if _, _, ok := chainHash(tgt); !ok || strings.HasPrefix(tgt, model.ChainSEP) {
+		if _, _, ok := chainHash(tgt); !ok || strings.HasPrefix(tgt, kpnames.ChainSEP) {
 			continue
 		}
 		next := x.chain(tgt)
@@ -464,7 +465,7 @@ func (x *iptExtractor) external(e *Entry, c *iptables.Chain, origin Origin, dept
 			return x.follow(e, next, origin, depth+1)
 		}
 	}
-	if strings.HasPrefix(c.Name, model.ChainXLB) {
+	if strings.HasPrefix(c.Name, kpnames.ChainXLB) {
 		d := x.dispatch(c)
 		d.Policy = PolicyLocal
 		return d
@@ -550,7 +551,7 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 		}
 	}
 	d := &Dispatch{ID: c.Name, Policy: PolicyCluster, Scheduler: "random", Evidence: []model.Evidence{chainEvidence(c)}}
-	if strings.HasPrefix(c.Name, model.ChainSVL) || strings.HasPrefix(c.Name, model.ChainXLB) {
+	if strings.HasPrefix(c.Name, kpnames.ChainSVL) || strings.HasPrefix(c.Name, kpnames.ChainXLB) {
 		d.Policy = PolicyLocal
 	}
 	if o := x.objectOf(c); o != nil {
@@ -563,7 +564,7 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 	// endpoint of every Service.
 	n := 0
 	for _, r := range c.Rules {
-		if strings.HasPrefix(r.Target(), model.ChainSEP) && !r.Has("--rcheck") {
+		if strings.HasPrefix(r.Target(), kpnames.ChainSEP) && !r.Has("--rcheck") {
 			n++
 		}
 	}
@@ -578,7 +579,7 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 			d.Drops = true
 			d.Evidence = append(d.Evidence, model.RuleEvidence(r))
 			continue
-		case !strings.HasPrefix(tgt, model.ChainSEP):
+		case !strings.HasPrefix(tgt, kpnames.ChainSEP):
 			continue // masquerade rule, XLB short-circuits
 		}
 		sep := x.chain(tgt)
@@ -747,7 +748,7 @@ func (x *iptExtractor) filterEntry(r *iptables.Rule, external bool) {
 func MarkLegacyInternalLocal(v *View, local func(service string) bool) {
 	for _, e := range v.Entries {
 		for _, d := range e.Dispatch {
-			if d != nil && strings.HasPrefix(d.ID, model.ChainSVC) && local(d.Service) {
+			if d != nil && strings.HasPrefix(d.ID, kpnames.ChainSVC) && local(d.Service) {
 				d.Policy = PolicyLocal
 			}
 		}

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/proxyscan/proxyscan/analyzer/checks"
 	"github.com/proxyscan/proxyscan/analyzer/checktest"
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
@@ -45,7 +45,7 @@ func TestFromIPTablesGolden(t *testing.T) {
 			for _, s := range snaps {
 				attr := view.NewAttribution(s.Ports)
 				for _, d := range s.IPTables {
-					if !checks.IsIPTablesMode(d) {
+					if !resolve.IsIPTablesMode(d) {
 						continue
 					}
 					renderView(&buf, view.FromIPTables(d, attr), in.dir)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/nftables"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
@@ -120,7 +121,7 @@ func newNFTNames(a *Attribution) *nftNames {
 		return n
 	}
 	for _, sp := range a.byHash {
-		base := model.NFTServiceChainBase(sp.Name, sp.ProtoLower())
+		base := kpnames.NFTServiceChainBase(sp.Name.Namespace, sp.Name.Name, sp.Name.Port, sp.ProtoLower())
 		n.byBase[base] = sp
 		n.byHash[base[:8]] = sp
 		n.byPort[sp.String()+" "+sp.ProtoLower()] = sp

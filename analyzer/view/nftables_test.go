@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/nftables"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
@@ -43,7 +44,7 @@ func TestParseNFTName(t *testing.T) {
 
 // hashedName returns a per-service chain name as kube-proxy writes it.
 func hashedName(prefix, ns, name, proto, port string) string {
-	return prefix + model.NFTServiceChainBase(model.ServicePortName{Namespace: ns, Name: name, Port: port}, proto)
+	return prefix + kpnames.NFTServiceChainBase(ns, name, port, proto)
 }
 
 func tcpPort(ns, name, port string, cip string) *model.ServicePort {
@@ -88,7 +89,7 @@ func TestFromNFTDispatchShapes(t *testing.T) {
 	sp := tcpPort("ns", "web", "http", "10.96.0.10")
 	svc := hashedName(view.NFTService, "ns", "web", "tcp", "http")
 	ep := func(ip string) string {
-		return view.NFTEndpoint + model.NFTEndpointChainBase(sp.Name, "tcp", ip, 8080)
+		return view.NFTEndpoint + kpnames.NFTEndpointChainBase(sp.Name.Namespace, sp.Name.Name, sp.Name.Port, "tcp", ip, 8080)
 	}
 	epChain := func(ip string, affinity bool) string {
 		s := "\tchain " + ep(ip) + " {\n"

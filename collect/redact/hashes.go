@@ -1,37 +1,14 @@
 package redact
 
 import (
-	"crypto/sha256"
 	"encoding/base32"
 	"net/netip"
 	"regexp"
 
 	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 )
-
-// Chain-name hashes of kube-proxy's iptables mode (pkg/proxy/iptables
-// portProtoHash and servicePortEndpointChainName, v1.20–v1.37):
-// base32(sha256(spn + proto [+ endpoint]))[:16].
-func portProtoHash(spn, proto string) string {
-	sum := sha256.Sum256([]byte(spn + proto))
-	return base32.StdEncoding.EncodeToString(sum[:])[:16]
-}
-
-func endpointHash(spn, proto, ep string) string {
-	sum := sha256.Sum256([]byte(spn + proto + ep))
-	return base32.StdEncoding.EncodeToString(sum[:])[:16]
-}
-
-// nftHashAndTruncate mirrors kube-proxy's nftables hashAndTruncate
-// (v1.29–v1.37): "<base32(sha256(name))[:8]>-name", cut to 240 bytes.
-func nftHashAndTruncate(name string) string {
-	sum := sha256.Sum256([]byte(name))
-	name = base32.StdEncoding.EncodeToString(sum[:])[:8] + "-" + name
-	if len(name) > 240 {
-		name = name[:237] + "..."
-	}
-	return name
-}
 
 var (
 	reIPTChain = regexp.MustCompile(`KUBE-(SVC|SVL|EXT|FW|XLB|SEP)-([A-Z2-7]{16})`)
@@ -130,7 +107,7 @@ func (r *Redactor) resolveChains() {
 	byHash := map[string]origin{}
 	for _, s := range spns {
 		for _, p := range protos {
-			h := portProtoHash(s, p)
+			h := kpnames.PortProtoHash(s, p)
 			if l.hashes[h] {
 				byHash[h] = origin{s, p}
 			}
@@ -139,7 +116,7 @@ func (r *Redactor) resolveChains() {
 	out := map[string]string{}
 	for h := range l.hashes {
 		if o, ok := byHash[h]; ok {
-			out[h] = portProtoHash(r.spn(o.spn), o.proto)
+			out[h] = kpnames.PortProtoHash(r.spn(o.spn), o.proto)
 		} else {
 			out[h] = r.pseudoHash(h)
 		}
@@ -159,8 +136,8 @@ func (r *Redactor) resolveChains() {
 		}
 		out[h] = r.pseudoHash(h)
 		for _, o := range cands {
-			if dest != "" && endpointHash(o.spn, o.proto, dest) == h {
-				out[h] = endpointHash(r.spn(o.spn), o.proto, r.endpoint(dest))
+			if dest != "" && kpnames.EndpointChainHash(o.spn, o.proto, dest) == h {
+				out[h] = kpnames.EndpointChainHash(r.spn(o.spn), o.proto, r.endpoint(dest))
 				break
 			}
 		}
@@ -239,14 +216,14 @@ func (r *Redactor) nftChain(m []string) string {
 		base += "__" + m[7] + "/" + m[8]
 		nbase += "__" + mapped + "/" + m[8]
 	}
-	orig := nftHashAndTruncate(base)
+	orig := kpnames.NFTHashAndTruncate(base)
 	if orig[:8] != m[2] {
 		// Not kube-proxy's hash of these parts: keep the hash keyed.
 		out := m[1] + "-" + r.pseudoHash(m[2]) + "-" + nbase
 		r.noteChain(m[0], out)
 		return out
 	}
-	out := m[1] + "-" + nftHashAndTruncate(nbase)
+	out := m[1] + "-" + kpnames.NFTHashAndTruncate(nbase)
 	r.noteChain(m[0], out)
 	return out
 }

@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 )
 
 func testKey() []byte { return []byte("0123456789abcdef0123456789abcdef") }
@@ -81,9 +83,9 @@ func TestRewriteRules(t *testing.T) {
 	r := newTest(t)
 	dump := `*nat
 :KUBE-SVC-ABCDEFGHIJKLMNOP - [0:0]
--A KUBE-SERVICES -d 10.96.0.10/32 -p udp -m comment --comment "shop/cart:dns cluster IP" -m udp --dport 53 -j KUBE-SVC-` + portProtoHash("shop/cart:dns", "udp") + `
--A KUBE-SVC-` + portProtoHash("shop/cart:dns", "udp") + ` -m comment --comment "shop/cart:dns -> 10.244.1.5:53" -j KUBE-SEP-` + endpointHash("shop/cart:dns", "udp", "10.244.1.5:53") + `
--A KUBE-SEP-` + endpointHash("shop/cart:dns", "udp", "10.244.1.5:53") + ` -p udp -m comment --comment "shop/cart:dns" -m udp -j DNAT --to-destination 10.244.1.5:53
+-A KUBE-SERVICES -d 10.96.0.10/32 -p udp -m comment --comment "shop/cart:dns cluster IP" -m udp --dport 53 -j KUBE-SVC-` + kpnames.PortProtoHash("shop/cart:dns", "udp") + `
+-A KUBE-SVC-` + kpnames.PortProtoHash("shop/cart:dns", "udp") + ` -m comment --comment "shop/cart:dns -> 10.244.1.5:53" -j KUBE-SEP-` + kpnames.EndpointChainHash("shop/cart:dns", "udp", "10.244.1.5:53") + `
+-A KUBE-SEP-` + kpnames.EndpointChainHash("shop/cart:dns", "udp", "10.244.1.5:53") + ` -p udp -m comment --comment "shop/cart:dns" -m udp -j DNAT --to-destination 10.244.1.5:53
 COMMIT
 `
 	r.Learn("node/iptables-save.txt", []byte(dump))
@@ -92,14 +94,14 @@ COMMIT
 	if strings.Count(out, "\n") != strings.Count(dump, "\n") {
 		t.Fatalf("line count changed:\n%s", out)
 	}
-	for _, old := range []string{"shop", "cart", "10.96.0.10", "10.244.1.5", portProtoHash("shop/cart:dns", "udp")} {
+	for _, old := range []string{"shop", "cart", "10.96.0.10", "10.244.1.5", kpnames.PortProtoHash("shop/cart:dns", "udp")} {
 		if strings.Contains(out, old) {
 			t.Errorf("%q remains:\n%s", old, out)
 		}
 	}
 	spn := r.Name("shop") + "/" + r.Name("cart") + ":dns"
 	ep := r.Addr(netip.MustParseAddr("10.244.1.5")).String() + ":53"
-	for _, want := range []string{"KUBE-SVC-" + portProtoHash(spn, "udp"), "KUBE-SEP-" + endpointHash(spn, "udp", ep),
+	for _, want := range []string{"KUBE-SVC-" + kpnames.PortProtoHash(spn, "udp"), "KUBE-SEP-" + kpnames.EndpointChainHash(spn, "udp", ep),
 		"--to-destination " + ep, `"` + spn + ` cluster IP"`, "-p udp", "*nat", ":KUBE-SVC-"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("redacted dump lacks %q:\n%s", want, out)
@@ -115,14 +117,14 @@ func TestRewriteNFTChain(t *testing.T) {
 	base := "shop/cart/tcp/http"
 	ep := base + "__10.244.1.5/8080"
 	ep6 := base + "__fd00.10.180..1/8080"
-	text := "\tchain service-" + nftHashAndTruncate(base) + " {\n\t\tnumgen random mod 2 vmap { 0 : goto endpoint-" + nftHashAndTruncate(ep) + ", 1 : goto endpoint-" + nftHashAndTruncate(ep6) + " }\n\t}\n"
+	text := "\tchain service-" + kpnames.NFTHashAndTruncate(base) + " {\n\t\tnumgen random mod 2 vmap { 0 : goto endpoint-" + kpnames.NFTHashAndTruncate(ep) + ", 1 : goto endpoint-" + kpnames.NFTHashAndTruncate(ep6) + " }\n\t}\n"
 	r.Learn("node/nft-ruleset.txt", []byte(text))
 	out := string(r.Rewrite("node/nft-ruleset.txt", []byte(text)))
 	nbase := r.Name("shop") + "/" + r.Name("cart") + "/tcp/http"
 	v4 := r.Addr(netip.MustParseAddr("10.244.1.5")).String()
 	v6 := strings.ReplaceAll(r.Addr(netip.MustParseAddr("fd00:10:180::1")).String(), ":", ".")
-	for _, want := range []string{"service-" + nftHashAndTruncate(nbase), "endpoint-" + nftHashAndTruncate(nbase+"__"+v4+"/8080"),
-		"endpoint-" + nftHashAndTruncate(nbase+"__"+v6+"/8080")} {
+	for _, want := range []string{"service-" + kpnames.NFTHashAndTruncate(nbase), "endpoint-" + kpnames.NFTHashAndTruncate(nbase+"__"+v4+"/8080"),
+		"endpoint-" + kpnames.NFTHashAndTruncate(nbase+"__"+v6+"/8080")} {
 		if !strings.Contains(out, want) {
 			t.Errorf("redacted ruleset lacks %s:\n%s", want, out)
 		}

@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
@@ -256,13 +257,13 @@ func (s Spec) IPTablesSave(w io.Writer) error {
 	// Chain headers, sorted as iptables-save sorts them.
 	var chains []string
 	for _, v := range svcs {
-		h := model.PortProtoHash(spn(v), "tcp")
-		chains = append(chains, model.ChainSVC+h)
+		h := kpnames.PortProtoHash(spn(v).String(), "tcp")
+		chains = append(chains, kpnames.ChainSVC+h)
 		if v.nodePort != 0 {
-			chains = append(chains, model.ChainEXT+h)
+			chains = append(chains, kpnames.ChainEXT+h)
 		}
 		for _, ep := range v.eps {
-			chains = append(chains, model.ChainSEP+model.EndpointChainHash(spn(v), "tcp", ep.String()+":8080"))
+			chains = append(chains, kpnames.ChainSEP+kpnames.EndpointChainHash(spn(v).String(), "tcp", ep.String()+":8080"))
 		}
 	}
 	chains = append(chains, "KUBE-MARK-MASQ", "KUBE-NODEPORTS", "KUBE-POSTROUTING", "KUBE-PROXY-CANARY", "KUBE-SERVICES")
@@ -279,8 +280,8 @@ func (s Spec) IPTablesSave(w io.Writer) error {
 		if v.nodePort == 0 {
 			continue
 		}
-		h := model.PortProtoHash(spn(v), "tcp")
-		fmt.Fprintf(bw, "-A KUBE-NODEPORTS -p tcp -m comment --comment \"%s\" -m tcp --dport %d -j %s%s\n", spn(v), v.nodePort, model.ChainEXT, h)
+		h := kpnames.PortProtoHash(spn(v).String(), "tcp")
+		fmt.Fprintf(bw, "-A KUBE-NODEPORTS -p tcp -m comment --comment \"%s\" -m tcp --dport %d -j %s%s\n", spn(v), v.nodePort, kpnames.ChainEXT, h)
 	}
 	bw.WriteString(`-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN
 -A KUBE-POSTROUTING -j MARK --set-xmark 0x4000/0x0
@@ -288,28 +289,28 @@ func (s Spec) IPTablesSave(w io.Writer) error {
 `)
 	for _, v := range svcs {
 		for _, ep := range v.eps {
-			sep := model.ChainSEP + model.EndpointChainHash(spn(v), "tcp", ep.String()+":8080")
+			sep := kpnames.ChainSEP + kpnames.EndpointChainHash(spn(v).String(), "tcp", ep.String()+":8080")
 			fmt.Fprintf(bw, "-A %s -s %s/32 -m comment --comment \"%s\" -j KUBE-MARK-MASQ\n-A %s -p tcp -m comment --comment \"%s\" -m tcp -j DNAT --to-destination %s:8080\n", sep, ep, spn(v), sep, spn(v), ep)
 		}
 	}
 	for _, v := range svcs {
-		h := model.PortProtoHash(spn(v), "tcp")
-		fmt.Fprintf(bw, "-A KUBE-SERVICES -d %s/32 -p tcp -m comment --comment \"%s cluster IP\" -m tcp --dport 80 -j %s%s\n", v.ip, spn(v), model.ChainSVC, h)
+		h := kpnames.PortProtoHash(spn(v).String(), "tcp")
+		fmt.Fprintf(bw, "-A KUBE-SERVICES -d %s/32 -p tcp -m comment --comment \"%s cluster IP\" -m tcp --dport 80 -j %s%s\n", v.ip, spn(v), kpnames.ChainSVC, h)
 	}
 	bw.WriteString("-A KUBE-SERVICES -m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in this chain\" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n")
 	for _, v := range svcs {
 		if v.nodePort == 0 {
 			continue
 		}
-		h := model.PortProtoHash(spn(v), "tcp")
-		fmt.Fprintf(bw, "-A %s%s -m comment --comment \"masquerade traffic for %s external destinations\" -j KUBE-MARK-MASQ\n-A %s%s -j %s%s\n", model.ChainEXT, h, spn(v), model.ChainEXT, h, model.ChainSVC, h)
+		h := kpnames.PortProtoHash(spn(v).String(), "tcp")
+		fmt.Fprintf(bw, "-A %s%s -m comment --comment \"masquerade traffic for %s external destinations\" -j KUBE-MARK-MASQ\n-A %s%s -j %s%s\n", kpnames.ChainEXT, h, spn(v), kpnames.ChainEXT, h, kpnames.ChainSVC, h)
 	}
 	for _, v := range svcs {
-		h := model.PortProtoHash(spn(v), "tcp")
-		svcChain := model.ChainSVC + h
+		h := kpnames.PortProtoHash(spn(v).String(), "tcp")
+		svcChain := kpnames.ChainSVC + h
 		fmt.Fprintf(bw, "-A %s ! -s 10.128.0.0/9 -d %s/32 -p tcp -m comment --comment \"%s cluster IP\" -m tcp --dport 80 -j KUBE-MARK-MASQ\n", svcChain, v.ip, spn(v))
 		for i, ep := range v.eps {
-			sep := model.ChainSEP + model.EndpointChainHash(spn(v), "tcp", ep.String()+":8080")
+			sep := kpnames.ChainSEP + kpnames.EndpointChainHash(spn(v).String(), "tcp", ep.String()+":8080")
 			if i < len(v.eps)-1 {
 				fmt.Fprintf(bw, "-A %s -m comment --comment \"%s -> %s:8080\" -m statistic --mode random --probability %s -j %s\n", svcChain, spn(v), ep, probability(len(v.eps)-i), sep)
 			} else {
@@ -362,7 +363,9 @@ func (s Spec) NFTRuleset(w io.Writer) error {
 		elements(items, perLine)
 		bw.WriteString("\t}\n\n")
 	}
-	base := func(v svc) string { return model.NFTServiceChainBase(spn(v), "tcp") }
+	base := func(v svc) string {
+		return kpnames.NFTServiceChainBase(spn(v).Namespace, spn(v).Name, spn(v).Port, "tcp")
+	}
 	var cips, hairpin, svcIPs, nodePorts []string
 	for i, v := range svcs {
 		cips = append(cips, v.ip.String())

@@ -43,6 +43,8 @@ type Gate struct {
 
 // Gates are the feature gates that change kube-proxy's behaviour, with
 // their state per minor, from pkg/features/kube_features.go of v1.20–v1.30
+// (ServiceTrafficDistribution and TopologyAwareHints to their GA in 1.33 from
+// the feature-gate reference of kubernetes.io)
 // and v1.37 (whose versioned specs give the transitions of 1.31–1.36), and
 // k8s.io/component-base/logs/api/v1/kube_features.go for the logging gates.
 // kube-proxy accepts every gate of the whole Kubernetes gate registry; gates
@@ -65,8 +67,8 @@ var Gates = []Gate{
 	{Name: "ProxyTerminatingEndpoints", Spans: []GateSpan{{22, false, Alpha, false}, {26, true, Beta, false}, {28, true, GA, true}}, Gone: 30},
 	{Name: "ServiceInternalTrafficPolicy", Spans: []GateSpan{{21, false, Alpha, false}, {22, true, Beta, false}, {26, true, GA, true}}, Gone: 28},
 	{Name: "ServiceTopology", Spans: []GateSpan{{17, false, Alpha, false}}, Gone: 22},
-	{Name: "ServiceTrafficDistribution", Spans: []GateSpan{{30, false, Alpha, false}}, Gone: 37, LastSeen: 30, Uncertain: true},
-	{Name: "TopologyAwareHints", Spans: []GateSpan{{21, false, Alpha, false}, {23, false, Beta, false}, {24, true, Beta, false}}, Gone: 37, LastSeen: 30, Uncertain: true},
+	{Name: "ServiceTrafficDistribution", Spans: []GateSpan{{30, false, Alpha, false}, {31, true, Beta, false}, {33, true, GA, true}}, Gone: 37, LastSeen: 33, Uncertain: true},
+	{Name: "TopologyAwareHints", Spans: []GateSpan{{21, false, Alpha, false}, {23, false, Beta, false}, {24, true, Beta, false}, {33, true, GA, true}}, Gone: 37, LastSeen: 33, Uncertain: true},
 	{Name: "WinDSR", Spans: []GateSpan{{14, false, Alpha, false}, {33, true, Beta, false}, {34, true, GA, true}}},
 	{Name: "WinOverlay", Spans: []GateSpan{{14, false, Alpha, false}, {20, true, Beta, false}, {34, true, GA, true}}},
 }

@@ -1,0 +1,145 @@
+// Package kpnames holds the names kube-proxy gives to what it programs:
+// the iptables chains of its iptables and IPVS modes, the ipsets of IPVS
+// mode, the nftables table of its nftables mode, and the hashes it puts in
+// per-service chain names. It is a leaf: it imports only the standard
+// library, so that the analyzer, the reference proxier and the collector's
+// redaction share one spelling of every name.
+package kpnames
+
+import (
+	"crypto/sha256"
+	"encoding/base32"
+	"strconv"
+	"strings"
+)
+
+// Per-service chain prefixes of the iptables mode (pkg/proxy/iptables).
+const (
+	ChainSVC = "KUBE-SVC-"
+	ChainSVL = "KUBE-SVL-"
+	ChainEXT = "KUBE-EXT-"
+	ChainFW  = "KUBE-FW-"
+	ChainXLB = "KUBE-XLB-" // 1.20-1.23, externalTrafficPolicy Local
+	ChainSEP = "KUBE-SEP-"
+)
+
+// Fixed chains of the iptables and IPVS modes.
+const (
+	KubeServices         = "KUBE-SERVICES"
+	KubeExternalServices = "KUBE-EXTERNAL-SERVICES"
+	KubeNodePorts        = "KUBE-NODEPORTS"
+	KubePostrouting      = "KUBE-POSTROUTING"
+	KubeMarkMasq         = "KUBE-MARK-MASQ"
+	KubeMarkDrop         = "KUBE-MARK-DROP"
+	KubeForward          = "KUBE-FORWARD"
+	KubeProxyFirewall    = "KUBE-PROXY-FIREWALL"
+	KubeProxyCanary      = "KUBE-PROXY-CANARY"
+	// KubeletFirewall is kubelet's KUBE-FIREWALL chain (kube-proxy wrote
+	// it too before 1.25).
+	KubeletFirewall = "KUBE-FIREWALL"
+
+	// IPVS mode's chains (pkg/proxy/ipvs).
+	IPVSNodePort              = "KUBE-NODE-PORT"
+	IPVSLoadBalancer          = "KUBE-LOAD-BALANCER"
+	IPVSSourceRangesFirewall  = "KUBE-SOURCE-RANGES-FIREWALL"
+	IPVSFilter                = "KUBE-IPVS-FILTER"
+	IPVSOutFilter             = "KUBE-IPVS-OUT-FILTER"
+	IPVSDummyInterface        = "kube-ipvs0"
+	IPVSClusterIPSet          = "KUBE-CLUSTER-IP"
+	IPVSLoadBalancerSet       = "KUBE-LOAD-BALANCER"
+	IPVSExternalIPSet         = "KUBE-EXTERNAL-IP"
+	IPVSExternalIPLocalSet    = "KUBE-EXTERNAL-IP-LOCAL"
+	IPVSLoopBackSet           = "KUBE-LOOP-BACK"
+	IPVSNodePortSetPrefix     = "KUBE-NODE-PORT-"
+	IPVSLoadBalancerSetPrefix = "KUBE-LOAD-BALANCER-"
+)
+
+// NFTTable is the name of the nftables mode's tables (ip and ip6).
+const NFTTable = "kube-proxy"
+
+// IsServiceChain reports whether name is an iptables per-service or
+// per-endpoint chain (KUBE-SVC-, KUBE-SVL-, KUBE-EXT-, KUBE-FW-, KUBE-XLB-,
+// KUBE-SEP- followed by a hash).
+func IsServiceChain(name string) bool {
+	_, _, ok := SplitServiceChain(name)
+	return ok
+}
+
+// SplitServiceChain splits a per-service or per-endpoint chain name into
+// its prefix ("KUBE-SVC-") and hash.
+func SplitServiceChain(name string) (prefix, hash string, ok bool) {
+	for _, p := range []string{ChainSVC, ChainSVL, ChainEXT, ChainFW, ChainXLB, ChainSEP} {
+		if h, found := strings.CutPrefix(name, p); found && h != "" {
+			return p, h, true
+		}
+	}
+	return "", "", false
+}
+
+// IsIPTablesModeChain reports whether name is a chain only kube-proxy's
+// iptables mode writes: a per-service or per-endpoint chain (KUBE-FW- is
+// left out: IPVS mode had one of that name before 1.21).
+func IsIPTablesModeChain(name string) bool {
+	p, _, ok := SplitServiceChain(name)
+	return ok && p != ChainFW && p != ChainEXT
+}
+
+// IsIPVSModeChain reports whether name is a chain only kube-proxy's IPVS
+// mode writes.
+func IsIPVSModeChain(name string) bool {
+	switch name {
+	case IPVSFilter, IPVSOutFilter, IPVSNodePort, IPVSLoadBalancer:
+		return true
+	}
+	return false
+}
+
+// PortProtoHash returns the 16-character hash of the iptables mode's
+// per-service chain names (KUBE-SVC-<hash>, ...): base32 of the sha256 of
+// the service port name ("ns/name:port") followed by the lower-case
+// protocol (pkg/proxy/iptables portProtoHash, v1.20-v1.37).
+func PortProtoHash(servicePortName, protocol string) string {
+	return hash16(servicePortName + strings.ToLower(protocol))
+}
+
+// EndpointChainHash returns the hash of KUBE-SEP-<hash> for one endpoint
+// ("IP:port") of a service port (servicePortEndpointChainName,
+// v1.20-v1.37).
+func EndpointChainHash(servicePortName, protocol, endpoint string) string {
+	return hash16(servicePortName + strings.ToLower(protocol) + endpoint)
+}
+
+func hash16(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return base32.StdEncoding.EncodeToString(sum[:])[:16]
+}
+
+// NFTServiceChainBase returns the base of the nftables mode's per-service
+// chain names, "<hash8>-ns/name/proto/port" (pkg/proxy/nftables
+// servicePortChainNameBase and hashAndTruncate, v1.29-v1.37).
+func NFTServiceChainBase(namespace, name, port, protocol string) string {
+	return NFTHashAndTruncate(namespace + "/" + name + "/" + strings.ToLower(protocol) + "/" + port)
+}
+
+// NFTEndpointChainBase returns the base of an nftables endpoint chain name,
+// "<hash8>-ns/name/proto/port__IP/port" (IPv6 colons become dots).
+func NFTEndpointChainBase(namespace, name, port, protocol, ip string, epPort int32) string {
+	base := namespace + "/" + name + "/" + strings.ToLower(protocol) + "/" + port
+	return NFTHashAndTruncate(base + "__" + strings.ReplaceAll(ip, ":", ".") + "/" + strconv.Itoa(int(epPort)))
+}
+
+// nftNameLengthMax mirrors kube-proxy's limit on nftables chain names
+// (NameLengthMax 256 minus the 16 characters prefixes may add).
+const nftNameLengthMax = 256 - 16
+
+// NFTHashAndTruncate returns "<base32(sha256(name))[:8]>-name", cut to
+// kube-proxy's length limit (hashAndTruncate, v1.29-v1.37).
+func NFTHashAndTruncate(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	h := base32.StdEncoding.EncodeToString(sum[:])[:8]
+	name = h + "-" + name
+	if len(name) > nftNameLengthMax {
+		name = name[:nftNameLengthMax-3] + "..."
+	}
+	return name
+}

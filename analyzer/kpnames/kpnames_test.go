@@ -1,0 +1,69 @@
+package kpnames
+
+import "testing"
+
+// The expected values are chain names from real kube-proxy dumps.
+func TestChainHashes(t *testing.T) {
+	for _, tc := range []struct {
+		spn, proto, ep string
+		want, wantE    string
+	}{
+		{spn: "default/kubernetes:https", proto: "tcp", want: "NPX46M4PTMTKRN6Y"},
+		{spn: "kube-system/kube-dns:dns", proto: "udp", want: "TCOU7JCQXEZGVUNU"},
+		{spn: "kube-system/kube-dns:dns-tcp", proto: "TCP", want: "ERIFXISQEP7F7OF4"},
+		{spn: "ns1/svc1:p80", proto: "tcp", ep: "10.180.0.1:80", wantE: "SXIVWICOYRO3J4NJ"},
+	} {
+		if tc.want != "" {
+			if got := PortProtoHash(tc.spn, tc.proto); got != tc.want {
+				t.Errorf("PortProtoHash(%s, %s) = %s, want %s", tc.spn, tc.proto, got, tc.want)
+			}
+		}
+		if tc.wantE != "" {
+			if got := EndpointChainHash(tc.spn, tc.proto, tc.ep); got != tc.wantE {
+				t.Errorf("EndpointChainHash(%s, %s, %s) = %s, want %s", tc.spn, tc.proto, tc.ep, got, tc.wantE)
+			}
+		}
+	}
+}
+
+func TestNFTChainNames(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{NFTServiceChainBase("default", "kubernetes", "https", "TCP"), "2QRHZV4L-default/kubernetes/tcp/https"},
+		{NFTServiceChainBase("kube-system", "kube-dns", "dns", "udp"), "FY5PMXPG-kube-system/kube-dns/udp/dns"},
+		{NFTServiceChainBase("riset", "hellopod-np-svc", "", "tcp"), "P6J77WGM-riset/hellopod-np-svc/tcp/"},
+		{NFTEndpointChainBase("default", "kubernetes", "https", "tcp", "10.34.4.142", 6443), "MIBO4EMV-default/kubernetes/tcp/https__10.34.4.142/6443"},
+		{NFTEndpointChainBase("ns1", "svc1", "p80", "tcp", "fd00:10:180::1", 80), "ZVRFLKHO-ns1/svc1/tcp/p80__fd00.10.180..1/80"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %s, want %s", tc.got, tc.want)
+		}
+	}
+}
+
+func TestServiceChains(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		service, iptMode bool
+		prefix, hash     string
+	}{
+		{"KUBE-SVC-NPX46M4PTMTKRN6Y", true, true, ChainSVC, "NPX46M4PTMTKRN6Y"},
+		{"KUBE-SEP-SXIVWICOYRO3J4NJ", true, true, ChainSEP, "SXIVWICOYRO3J4NJ"},
+		{"KUBE-XLB-NPX46M4PTMTKRN6Y", true, true, ChainXLB, "NPX46M4PTMTKRN6Y"},
+		{"KUBE-FW-NPX46M4PTMTKRN6Y", true, false, ChainFW, "NPX46M4PTMTKRN6Y"},
+		{"KUBE-EXT-NPX46M4PTMTKRN6Y", true, false, ChainEXT, "NPX46M4PTMTKRN6Y"},
+		{"KUBE-SVC-", false, false, "", ""},
+		{"KUBE-SERVICES", false, false, "", ""},
+		{"KUBE-NODE-PORT", false, false, "", ""},
+	} {
+		p, h, ok := SplitServiceChain(tc.name)
+		if ok != tc.service || p != tc.prefix || h != tc.hash {
+			t.Errorf("SplitServiceChain(%s) = %q, %q, %v; want %q, %q, %v", tc.name, p, h, ok, tc.prefix, tc.hash, tc.service)
+		}
+		if got := IsIPTablesModeChain(tc.name); got != tc.iptMode {
+			t.Errorf("IsIPTablesModeChain(%s) = %v, want %v", tc.name, got, tc.iptMode)
+		}
+	}
+	if !IsIPVSModeChain("KUBE-IPVS-FILTER") || IsIPVSModeChain("KUBE-SERVICES") {
+		t.Error("IsIPVSModeChain: KUBE-IPVS-FILTER is IPVS mode's, KUBE-SERVICES is not only IPVS mode's")
+	}
+}
