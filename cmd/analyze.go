@@ -157,11 +157,7 @@ func serviceRun(opts *AnalyzeOptions, threshold checks.Severity) error {
 		reps = append(reps, rep)
 		diffs += len(rep.Differences)
 	}
-	write := proxier.WriteServiceReports
-	if opts.Output == "json" {
-		write = proxier.WriteServiceReportsJSON
-	}
-	if err := write(opts.IO.Out, reps); err != nil {
+	if err := report.ServiceReports.Render(opts.IO.Out, opts.Output, reps, report.Options{}); err != nil {
 		return fmt.Errorf("writing the comparison: %w", err)
 	}
 	if threshold > 0 && diffs > 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/diff"
 	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/analyzer/report"
 )
 
 // DiffOptions are the flags and arguments of `proxyscan diff`.
@@ -56,7 +57,7 @@ func NewCmdDiff(f *Factory, runF func(*DiffOptions) error) *cobra.Command {
 		},
 	}
 	fl := c.Flags()
-	fl.StringVarP(&opts.Output, "output", "o", "table", "output format: "+strings.Join(diff.Formats(), ", ")+" (default table on a terminal, json otherwise)")
+	fl.StringVarP(&opts.Output, "output", "o", "table", "output format: "+strings.Join(report.DiffFormats, ", ")+" (default table on a terminal, json otherwise)")
 	fl.StringVar(&opts.Version, "version", "", "kube-proxy version to assume on both sides, e.g. 1.28 (default: from the inputs)")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "disable colour (NO_COLOR is honoured too)")
 	return c
@@ -64,11 +65,11 @@ func NewCmdDiff(f *Factory, runF func(*DiffOptions) error) *cobra.Command {
 
 func diffRun(opts *DiffOptions) error {
 	known := false
-	for _, f := range diff.Formats() {
+	for _, f := range report.DiffFormats {
 		known = known || f == opts.Output
 	}
 	if !known {
-		return flagErrorf("unknown output format %q (want one of %s)", opts.Output, strings.Join(diff.Formats(), ", "))
+		return flagErrorf("unknown output format %q (want one of %s)", opts.Output, strings.Join(report.DiffFormats, ", "))
 	}
 	lo := load.Options{Version: opts.Version}
 	oldSnaps, err := load.Load([]string{opts.Old}, lo)
@@ -81,8 +82,8 @@ func diffRun(opts *DiffOptions) error {
 	}
 	res := diff.Compare(opts.Tool, oldSnaps, newSnaps, diff.Options{})
 	res.OldPath, res.NewPath = opts.Old, opts.New
-	ropts := diff.RenderOptions{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width}
-	if err := diff.Render(opts.IO.Out, opts.Output, res, ropts); err != nil {
+	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width}
+	if err := report.Diffs.Render(opts.IO.Out, opts.Output, res, ropts); err != nil {
 		return fmt.Errorf("writing the diff: %w", err)
 	}
 	if res.Differs() {

@@ -51,6 +51,11 @@ const (
 
 var kindOrder = map[string]int{}
 
+// KindRank returns the place of a change kind in the order changes are
+// listed (nodes, mode and version, configuration, Services, endpoints,
+// data plane, findings).
+func KindRank(kind string) int { return kindOrder[kind] }
+
 func init() {
 	for i, k := range []string{NodeAdded, NodeRemoved, NodeRenamed, ModeChanged, VersionChanged, ConfigChanged,
 		ServiceAdded, ServiceRemoved, ServicePortAdded, ServicePortRemoved, ServicePortChanged,

@@ -1,9 +1,7 @@
 package proxier
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
@@ -78,63 +76,4 @@ func ServiceDiff(r *resolve.Resolution, name string, opts Options) (*ServiceRepo
 		}
 	}
 	return rep, nil
-}
-
-// WriteServiceReports writes reports as text: per report a summary line,
-// then the differences grouped by family, table and chain.
-func WriteServiceReports(w io.Writer, reps []*ServiceReport) error {
-	var b strings.Builder
-	for i, r := range reps {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		node := ""
-		if r.Node != "" {
-			node = " on node " + r.Node
-		}
-		fmt.Fprintf(&b, "%s%s: kube-proxy %s %s mode, %d expected rules",
-			r.Service, node, r.Version, r.Mode, r.ExpectedRules)
-		switch {
-		case !r.Captured:
-			fmt.Fprintf(&b, "; no %s data plane in the inputs\n", r.Mode)
-		case len(r.Differences) == 0:
-			b.WriteString("; the captured data plane matches\n")
-			continue
-		default:
-			fmt.Fprintf(&b, "; %d differences\n", len(r.Differences))
-		}
-		last := ""
-		for _, d := range r.Differences {
-			if key := string(d.Family) + " " + d.Table + " " + d.Chain; key != last {
-				fmt.Fprintf(&b, "  %s %s %s\n", d.Family, d.Table, d.Chain)
-				last = key
-			}
-			text := d.Rule
-			if text == "" {
-				text = d.Evidence.Text
-			}
-			fmt.Fprintf(&b, "    %-13s %s\n", d.Kind, text)
-			where := d.Evidence.File
-			if d.Evidence.Line > 0 {
-				where = fmt.Sprintf("%s:%d", where, d.Evidence.Line)
-			}
-			extra := []string{where}
-			if d.Endpoint != "" {
-				extra = append(extra, "endpoint "+d.Endpoint)
-			}
-			if d.Note != "" {
-				extra = append(extra, d.Note)
-			}
-			fmt.Fprintf(&b, "    %-13s (%s)\n", "", strings.Join(extra, "; "))
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// WriteServiceReportsJSON writes reports as a JSON array.
-func WriteServiceReportsJSON(w io.Writer, reps []*ServiceReport) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(reps)
 }

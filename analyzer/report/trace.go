@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -15,48 +14,23 @@ import (
 )
 
 // TraceFormats are the output formats of `proxyscan trace`.
-var TraceFormats = []string{"table", "json"}
+var TraceFormats = Traces.Formats()
 
 // RenderTrace writes traces in the named format ("table" or "json"): the
 // paths of each result.
 func RenderTrace(w io.Writer, format string, results []*trace.Result, opts Options) error {
-	switch format {
-	case "table":
-		return RenderTraceTable(w, results, opts)
-	case "json":
-		return RenderTraceJSON(w, results)
-	}
-	return fmt.Errorf("unknown output format %q for trace (want table or json)", format)
+	return Traces.Render(w, format, results, opts)
 }
 
 // RenderCompare writes comparisons in the named format.
 func RenderCompare(w io.Writer, format string, cmps []*trace.Comparison, opts Options) error {
-	switch format {
-	case "table":
-		return RenderCompareTable(w, cmps, opts)
-	case "json":
-		return writeJSON(w, cmps)
-	}
-	return fmt.Errorf("unknown output format %q for trace (want table or json)", format)
+	return Comparisons.Render(w, format, cmps, opts)
 }
 
 // RenderTraceJSON writes the contract's Trace JSON: one object for one
 // result, an array of them for several nodes.
 func RenderTraceJSON(w io.Writer, results []*trace.Result) error {
-	return writeJSON(w, results)
-}
-
-func writeJSON[T any](w io.Writer, items []T) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if len(items) == 1 {
-		return enc.Encode(items[0])
-	}
-	if items == nil {
-		items = []T{}
-	}
-	return enc.Encode(items)
+	return jsonOneOrMany(w, results, Options{})
 }
 
 // RenderTraceTable writes traces for a terminal: per result a header, a

@@ -1,7 +1,6 @@
-package diff
+package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -9,55 +8,15 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/lipgloss/table"
-	"github.com/muesli/termenv"
 
+	"github.com/proxyscan/proxyscan/analyzer/diff"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 )
 
-// RenderOptions are what renderers may vary on.
-type RenderOptions struct {
-	// Color enables ANSI colour; Width is the terminal width (0: 120).
-	Color bool
-	Width int
-}
+// DiffFormats are the output formats of `proxyscan diff`.
+var DiffFormats = Diffs.Formats()
 
-// A Renderer writes a result in one format.
-type Renderer func(w io.Writer, r *Result, opts RenderOptions) error
-
-var renderers = map[string]Renderer{
-	"table":    RenderTable,
-	"json":     RenderJSON,
-	"markdown": RenderMarkdown,
-}
-
-// Formats returns the known format names, sorted.
-func Formats() []string {
-	out := make([]string, 0, len(renderers))
-	for k := range renderers {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// Render writes r in the named format.
-func Render(w io.Writer, format string, r *Result, opts RenderOptions) error {
-	fn, ok := renderers[format]
-	if !ok {
-		return fmt.Errorf("unknown output format %q (want one of %v)", format, Formats())
-	}
-	return fn(w, r, opts)
-}
-
-// RenderJSON writes the result as indented JSON.
-func RenderJSON(w io.Writer, r *Result, _ RenderOptions) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
-}
-
-func sideText(s *Side) string {
+func diffSideText(s *diff.Side) string {
 	if s == nil {
 		return "absent"
 	}
@@ -75,7 +34,7 @@ func sideText(s *Side) string {
 	return strings.Join(parts, ", ")
 }
 
-func title(r *Result) string {
+func diffTitle(r *diff.Result) string {
 	t := "proxyscan diff"
 	if r.OldPath != "" || r.NewPath != "" {
 		t += " " + r.OldPath + " → " + r.NewPath
@@ -83,7 +42,7 @@ func title(r *Result) string {
 	return t
 }
 
-func summaryText(r *Result) string {
+func diffSummary(r *diff.Result) string {
 	if len(r.Changes) == 0 {
 		return "no differences"
 	}
@@ -104,11 +63,11 @@ func sortedKinds(m map[string]int) []string {
 	for k := range m {
 		out = append(out, k)
 	}
-	sort.Slice(out, func(i, j int) bool { return kindOrder[out[i]] < kindOrder[out[j]] })
+	sort.Slice(out, func(i, j int) bool { return diff.KindRank(out[i]) < diff.KindRank(out[j]) })
 	return out
 }
 
-func evText(e model.Evidence) string {
+func evidenceLocation(e model.Evidence) string {
 	loc := e.File
 	if e.Line > 0 {
 		loc += fmt.Sprintf(":%d", e.Line)
@@ -119,17 +78,12 @@ func evText(e model.Evidence) string {
 	return loc
 }
 
-// RenderTable writes the result for a terminal: the node pairs, one row
+// RenderDiffTable writes a diff for a terminal: the node pairs, one row
 // per change, then the evidence, the notes and the summary.
-func RenderTable(w io.Writer, r *Result, opts RenderOptions) error {
-	re := lipgloss.NewRenderer(w)
-	if opts.Color {
-		re.SetColorProfile(termenv.ANSI256)
-	} else {
-		re.SetColorProfile(termenv.Ascii)
-	}
-	bold := re.NewStyle().Bold(true)
-	dim := re.NewStyle().Foreground(lipgloss.Color("245"))
+func RenderDiffTable(w io.Writer, r *diff.Result, opts Options) error {
+	t := newTheme(w, opts.Color)
+	re := t.re
+	bold, dim := t.title, t.dim
 	add := re.NewStyle().Foreground(lipgloss.Color("34"))
 	del := re.NewStyle().Foreground(lipgloss.Color("196"))
 	chg := re.NewStyle().Foreground(lipgloss.Color("214"))
@@ -138,9 +92,9 @@ func RenderTable(w io.Writer, r *Result, opts RenderOptions) error {
 		width = 120
 	}
 	var b strings.Builder
-	b.WriteString(bold.Render(title(r)) + "\n")
+	b.WriteString(bold.Render(diffTitle(r)) + "\n")
 	for _, p := range r.Pairs {
-		b.WriteString(dim.Render(fmt.Sprintf("node %s: old %s; new %s", orUnknown(p.Node), sideText(p.Old), sideText(p.New))) + "\n")
+		b.WriteString(dim.Render(fmt.Sprintf("node %s: old %s; new %s", unknownIfEmpty(p.Node), diffSideText(p.Old), diffSideText(p.New))) + "\n")
 	}
 	b.WriteString("\n")
 	if len(r.Changes) == 0 {
@@ -148,9 +102,9 @@ func RenderTable(w io.Writer, r *Result, opts RenderOptions) error {
 	} else {
 		style := func(kind string) lipgloss.Style {
 			switch {
-			case strings.HasSuffix(kind, "-added") || kind == FindingResolved:
+			case strings.HasSuffix(kind, "-added") || kind == diff.FindingResolved:
 				return add
-			case strings.HasSuffix(kind, "-removed") || kind == FindingAppeared:
+			case strings.HasSuffix(kind, "-removed") || kind == diff.FindingAppeared:
 				return del
 			}
 			return chg
@@ -200,7 +154,7 @@ func RenderTable(w io.Writer, r *Result, opts RenderOptions) error {
 				evs  []model.Evidence
 			}{{"old", ch.OldEvidence}, {"new", ch.NewEvidence}} {
 				for _, e := range side.evs {
-					b.WriteString("    " + side.name + " " + dim.Render(evText(e)) + "\n")
+					b.WriteString("    " + side.name + " " + dim.Render(evidenceLocation(e)) + "\n")
 					if e.Text != "" {
 						b.WriteString("      " + e.Text + "\n")
 					}
@@ -212,19 +166,19 @@ func RenderTable(w io.Writer, r *Result, opts RenderOptions) error {
 	for _, n := range r.Notes {
 		b.WriteString(dim.Render("note: "+n) + "\n")
 	}
-	b.WriteString(summaryText(r) + "\n")
+	b.WriteString(diffSummary(r) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// RenderMarkdown writes the result as markdown for a ticket or a merge
+// RenderDiffMarkdown writes a diff as markdown for a ticket or a merge
 // request.
-func RenderMarkdown(w io.Writer, r *Result, _ RenderOptions) error {
+func RenderDiffMarkdown(w io.Writer, r *diff.Result, _ Options) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n**%s**\n\n", md(title(r)), md(summaryText(r)))
+	fmt.Fprintf(&b, "# %s\n\n**%s**\n\n", mdText(diffTitle(r)), mdText(diffSummary(r)))
 	b.WriteString("| node | old | new |\n|---|---|---|\n")
 	for _, p := range r.Pairs {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(orUnknown(p.Node)), cell(sideText(p.Old)), cell(sideText(p.New)))
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCell(unknownIfEmpty(p.Node)), mdCell(diffSideText(p.Old)), mdCell(diffSideText(p.New)))
 	}
 	b.WriteString("\n")
 	if len(r.Changes) > 0 {
@@ -234,9 +188,9 @@ func RenderMarkdown(w io.Writer, r *Result, _ RenderOptions) error {
 			if ch.Node != "" {
 				fmt.Fprintf(&b, " on `%s`", ch.Node)
 			}
-			fmt.Fprintf(&b, ": %s\n", md(ch.Message))
+			fmt.Fprintf(&b, ": %s\n", mdText(ch.Message))
 			for _, d := range ch.Details {
-				fmt.Fprintf(&b, "  - %s\n", md(d))
+				fmt.Fprintf(&b, "  - %s\n", mdText(d))
 			}
 			var ev []string
 			for _, side := range []struct {
@@ -244,17 +198,14 @@ func RenderMarkdown(w io.Writer, r *Result, _ RenderOptions) error {
 				evs  []model.Evidence
 			}{{"old", ch.OldEvidence}, {"new", ch.NewEvidence}} {
 				for _, e := range side.evs {
-					ev = append(ev, side.name+" "+evText(e))
+					ev = append(ev, side.name+" "+evidenceLocation(e))
 					if e.Text != "" {
 						ev = append(ev, "    "+e.Text)
 					}
 				}
 			}
 			if len(ev) > 0 {
-				fence := "```"
-				for strings.Contains(strings.Join(ev, "\n"), fence) {
-					fence += "`"
-				}
+				fence := fenceFor(strings.Join(ev, "\n"))
 				fmt.Fprintf(&b, "\n  %stext\n", fence)
 				for _, l := range ev {
 					b.WriteString("  " + l + "\n")
@@ -267,7 +218,7 @@ func RenderMarkdown(w io.Writer, r *Result, _ RenderOptions) error {
 	if len(r.Notes) > 0 {
 		b.WriteString("## Notes\n\n")
 		for _, n := range r.Notes {
-			b.WriteString("- " + md(n) + "\n")
+			b.WriteString("- " + mdText(n) + "\n")
 		}
 		b.WriteString("\n")
 	}
@@ -276,8 +227,9 @@ func RenderMarkdown(w io.Writer, r *Result, _ RenderOptions) error {
 	return err
 }
 
-func md(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "`", "\\`", "<", "&lt;", "[", `\[`).Replace(s)
+func unknownIfEmpty(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
 }
-
-func cell(s string) string { return strings.ReplaceAll(md(s), "|", `\|`) }

@@ -1,0 +1,58 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/proxier"
+)
+
+// RenderServiceTable writes analyze --service's comparisons as text: per
+// node a summary line, then the differences grouped by family, table and
+// chain, each with where it is and what it concerns.
+func RenderServiceTable(w io.Writer, reps []*proxier.ServiceReport, _ Options) error {
+	var b strings.Builder
+	for i, r := range reps {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		node := ""
+		if r.Node != "" {
+			node = " on node " + r.Node
+		}
+		fmt.Fprintf(&b, "%s%s: kube-proxy %s %s mode, %d expected rules",
+			r.Service, node, r.Version, r.Mode, r.ExpectedRules)
+		switch {
+		case !r.Captured:
+			fmt.Fprintf(&b, "; no %s data plane in the inputs\n", r.Mode)
+		case len(r.Differences) == 0:
+			b.WriteString("; the captured data plane matches\n")
+			continue
+		default:
+			fmt.Fprintf(&b, "; %d differences\n", len(r.Differences))
+		}
+		last := ""
+		for _, d := range r.Differences {
+			if key := string(d.Family) + " " + d.Table + " " + d.Chain; key != last {
+				fmt.Fprintf(&b, "  %s %s %s\n", d.Family, d.Table, d.Chain)
+				last = key
+			}
+			text := d.Rule
+			if text == "" {
+				text = d.Evidence.Text
+			}
+			fmt.Fprintf(&b, "    %-13s %s\n", d.Kind, text)
+			extra := []string{evidenceLocation(d.Evidence)}
+			if d.Endpoint != "" {
+				extra = append(extra, "endpoint "+d.Endpoint)
+			}
+			if d.Note != "" {
+				extra = append(extra, d.Note)
+			}
+			fmt.Fprintf(&b, "    %-13s (%s)\n", "", strings.Join(extra, "; "))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
