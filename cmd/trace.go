@@ -105,7 +105,7 @@ func (opts *TraceOptions) packet() (trace.Packet, error) {
 		}
 		pkt.Src = src
 	}
-	from, err := trace.ParseFrom(opts.From)
+	from, err := model.ParseOrigin(opts.From)
 	if err != nil {
 		return pkt, &FlagError{Err: err}
 	}

@@ -73,8 +73,8 @@ func runLoadBalanceSkew(p *Pass) {
 // agree with the shares read from the rules (or when the entry is not
 // traced), else a copy carrying the traced shares and the packet traced.
 func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trace.Packet) {
-	origin, found := view.Origin(0), false
-	for _, o := range view.Origins {
+	origin, found := model.Origin(0), false
+	for _, o := range model.Origins {
 		if u.entry.Dispatch[o] == u.d {
 			origin, found = o, true
 			break

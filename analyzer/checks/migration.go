@@ -143,7 +143,7 @@ func migration(f *facts) *Migration {
 	var affEv, rangeEv []model.Evidence
 	for _, v := range f.views {
 		for _, e := range v.Entries {
-			if d := e.Dispatch[view.FromExternal]; d != nil && d.Affinity != nil && e.Service != "" && !contains(affinity, e.Service) {
+			if d := e.Dispatch[model.FromExternal]; d != nil && d.Affinity != nil && e.Service != "" && !contains(affinity, e.Service) {
 				affinity = append(affinity, e.Service)
 				if len(affEv) < 3 {
 					affEv = append(affEv, d.Affinity.Evidence...)
@@ -248,7 +248,7 @@ func migration(f *facts) *Migration {
 // (without repeats) and Also.
 func entryDispatchList(e *view.Entry) []*view.Dispatch {
 	var out []*view.Dispatch
-	for _, o := range view.Origins {
+	for _, o := range model.Origins {
 		if d := e.Dispatch[o]; d != nil && !containsDispatch(out, d) {
 			out = append(out, d)
 		}

@@ -29,11 +29,11 @@ func runNoEndpointsUnrejected(p *Pass) {
 			e := p.Expect(sp, v.Family)
 			if !e.HasInternal {
 				cip, _ := sp.ClusterIP(v.Family)
-				checkBlocked(p, v, sp, e, view.ClusterIP, cip, view.FromPod)
+				checkBlocked(p, v, sp, e, view.ClusterIP, cip, model.FromPod)
 			}
 			if !e.HasExternal {
 				for _, d := range e.ExternalDests() {
-					checkBlocked(p, v, sp, e, d.Kind, d.entryIP, view.FromExternal)
+					checkBlocked(p, v, sp, e, d.Kind, d.entryIP, model.FromExternal)
 				}
 			}
 		}
@@ -42,7 +42,7 @@ func runNoEndpointsUnrejected(p *Pass) {
 
 // checkBlocked verifies that a destination without endpoints under its
 // policy is rejected or dropped as kube-proxy does.
-func checkBlocked(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, k view.Kind, ip netip.Addr, origin view.Origin) {
+func checkBlocked(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, k view.Kind, ip netip.Addr, origin model.Origin) {
 	port := portOf(k, sp)
 	want := e.BlockAction()
 	dest := destText(k, ip, sp)

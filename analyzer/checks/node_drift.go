@@ -151,7 +151,7 @@ func runNodeDrift(p *FleetPass) {
 					r.noBackends = true
 				}
 				r.nodes[i]["entry "+e.Key()] = &driftElem{label: entryLabel(e), family: v.Family, kind: e.Kind, evidence: e.Evidence}
-				for _, o := range view.Origins {
+				for _, o := range model.Origins {
 					dp := e.Dispatch[o]
 					if dp == nil || dp.Policy != view.PolicyCluster {
 						continue

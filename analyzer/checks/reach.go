@@ -85,11 +85,11 @@ func keyOf(pkt trace.Packet) (pktKey, bool) {
 		return k, false
 	}
 	switch pkt.From {
-	case trace.FromPod:
+	case model.FromPod:
 		k.from = 1
-	case trace.FromNode:
+	case model.FromNode:
 		k.from = 2
-	case trace.FromExternal:
+	case model.FromExternal:
 		k.from = 3
 	default:
 		return k, false
@@ -155,7 +155,7 @@ type reachTarget struct {
 	kind  view.Kind
 	ip    netip.Addr // the address traced (a node address for node ports)
 	port  int32
-	from  []trace.From
+	from  []model.Origin
 	src   netip.Addr // the source, when one must be chosen (source ranges)
 	entry *view.Entry
 }
@@ -233,13 +233,13 @@ func reachDests(sp *model.ServicePort, e *Expect, nodeIP netip.Addr) []reachTarg
 	var targets []reachTarget
 	if cip, ok := sp.ClusterIP(e.Family); ok && e.HasInternal {
 		targets = append(targets, reachTarget{kind: view.ClusterIP, ip: cip, port: sp.Port,
-			from: []trace.From{trace.FromPod, trace.FromNode}})
+			from: []model.Origin{model.FromPod, model.FromNode}})
 	}
 	if !e.HasExternal {
 		return targets
 	}
 	for _, d := range e.ExternalDests() {
-		t := reachTarget{kind: d.Kind, ip: d.entryIP, port: sp.Port, from: []trace.From{trace.FromExternal}}
+		t := reachTarget{kind: d.Kind, ip: d.entryIP, port: sp.Port, from: []model.Origin{model.FromExternal}}
 		if d.Kind == view.NodePort {
 			if !nodeIP.IsValid() {
 				continue
@@ -396,7 +396,7 @@ func reportUnreachable(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, 
 	var lost []string
 	var evidence []model.Evidence
 	for _, from := range t.from {
-		if o, ok := view.ParseOrigin(string(from)); ok && t.entry.Routed && t.entry.Dispatch[o] == nil {
+		if t.entry.Routed && t.entry.Dispatch[from] == nil {
 			continue // the entry does not forward this origin (traffic-policy-mismatch's)
 		}
 		pkt := trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src}
@@ -480,11 +480,11 @@ func policyOf(e *Expect, k view.Kind) view.Policy {
 	return e.ExternalPolicy
 }
 
-func fromText(f trace.From) string {
+func fromText(f model.Origin) string {
 	switch f {
-	case trace.FromPod:
+	case model.FromPod:
 		return "from a pod"
-	case trace.FromNode:
+	case model.FromNode:
 		return "from the node"
 	}
 	return "from outside"
@@ -585,7 +585,7 @@ func outcome(p trace.Path) string {
 // tracer sends to it for one entry and origin, and the packet traced; false
 // when the entry's packet is not traced (mode without an engine,
 // unmodelled rules).
-func tracedShares(p *Pass, v *view.View, e *view.Entry, o view.Origin) (map[netip.AddrPort]float64, trace.Packet, bool) {
+func tracedShares(p *Pass, v *view.View, e *view.Entry, o model.Origin) (map[netip.AddrPort]float64, trace.Packet, bool) {
 	ip := e.IP
 	if e.Kind == view.NodePort {
 		ip = nodePortAddr(p, v.Family)
@@ -593,7 +593,7 @@ func tracedShares(p *Pass, v *view.View, e *view.Entry, o view.Origin) (map[neti
 	if !ip.IsValid() {
 		return nil, trace.Packet{}, false
 	}
-	pkt := trace.Packet{Dst: netip.AddrPortFrom(ip, uint16(e.Port)), Proto: e.Protocol, From: trace.From(o.String())}
+	pkt := trace.Packet{Dst: netip.AddrPortFrom(ip, uint16(e.Port)), Proto: e.Protocol, From: o}
 	if e.Firewall != nil {
 		return nil, pkt, false // the source decides; shares are read from the rules
 	}

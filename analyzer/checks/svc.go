@@ -95,7 +95,7 @@ func dispatches(v *view.View, sp *model.ServicePort) []dispatchUse {
 			continue
 		}
 	origins:
-		for _, o := range view.Origins {
+		for _, o := range model.Origins {
 			d := e.Dispatch[o]
 			if d == nil {
 				continue

@@ -34,7 +34,7 @@ func runTrafficPolicyMismatch(p *Pass) {
 			if e.HasInternal {
 				cip, _ := sp.ClusterIP(v.Family)
 				if ent := forward(v, view.ClusterIP, cip, sp.ProtoLower(), sp.Port); ent != nil {
-					policyFinding(p, sp, ent, view.FromPod, e.InternalPolicy, "internalTrafficPolicy", destText(view.ClusterIP, cip, sp))
+					policyFinding(p, sp, ent, model.FromPod, e.InternalPolicy, "internalTrafficPolicy", destText(view.ClusterIP, cip, sp))
 				}
 			}
 			if e.HasExternal {
@@ -43,7 +43,7 @@ func runTrafficPolicyMismatch(p *Pass) {
 					if ent == nil {
 						continue
 					}
-					policyFinding(p, sp, ent, view.FromExternal, e.ExternalPolicy, "externalTrafficPolicy", destText(d.Kind, d.entryIP, sp))
+					policyFinding(p, sp, ent, model.FromExternal, e.ExternalPolicy, "externalTrafficPolicy", destText(d.Kind, d.entryIP, sp))
 				}
 			}
 			if v.Mode == model.ModeIPVS {
@@ -54,7 +54,7 @@ func runTrafficPolicyMismatch(p *Pass) {
 	}
 }
 
-func policyFinding(p *Pass, sp *model.ServicePort, ent *view.Entry, origin view.Origin, want view.Policy, field, dest string) {
+func policyFinding(p *Pass, sp *model.ServicePort, ent *view.Entry, origin model.Origin, want view.Policy, field, dest string) {
 	d := ent.Dispatch[origin]
 	if d == nil || d.Policy == want {
 		return

@@ -574,7 +574,7 @@ func indexViews(views []*view.View) (entries, backends planeIndex) {
 				continue
 			}
 			put(entries, e.Service, e.Key(), e.Evidence)
-			for _, o := range view.Origins {
+			for _, o := range model.Origins {
 				d := e.Dispatch[o]
 				if d == nil {
 					continue

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 	"github.com/proxyscan/proxyscan/internal/benchgen"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
@@ -27,11 +28,11 @@ func servicePackets(d *iptables.Dump, node netip.Addr) []trace.Packet {
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		out = append(out, trace.Packet{Dst: netip.AddrPortFrom(p.Addr(), uint16(n)), Proto: r.Value("-p"), From: trace.FromPod})
+		out = append(out, trace.Packet{Dst: netip.AddrPortFrom(p.Addr(), uint16(n)), Proto: r.Value("-p"), From: model.FromPod})
 	}
 	for _, r := range d.Chain("nat", "KUBE-NODEPORTS").Rules {
 		if n, err := strconv.Atoi(r.Value("--dport")); err == nil && !strings.Contains(r.Raw, "127.0.0.0/8") {
-			out = append(out, trace.Packet{Dst: netip.AddrPortFrom(node, uint16(n)), Proto: r.Value("-p"), From: trace.FromExternal})
+			out = append(out, trace.Packet{Dst: netip.AddrPortFrom(node, uint16(n)), Proto: r.Value("-p"), From: model.FromExternal})
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
@@ -53,7 +54,7 @@ COMMIT
 		if err != nil {
 			return
 		}
-		origins := []trace.From{trace.FromPod, trace.FromNode, trace.FromExternal}
+		origins := []model.Origin{model.FromPod, model.FromNode, model.FromExternal}
 		dp := &trace.Dataplane{Mode: "iptables", IPTables: []*iptables.Dump{d}, Local: testLocal}
 		res, err := trace.Trace(dp, trace.Packet{Dst: ap, Proto: "tcp", From: origins[int(from)%3]}, trace.Options{MaxPaths: 64, MaxSteps: 500})
 		if err != nil {

@@ -63,7 +63,7 @@ type goldenCase struct {
 	name  string
 	dst   string
 	proto string
-	from  trace.From
+	from  model.Origin
 	src   string
 }
 
@@ -111,34 +111,34 @@ func checkResult(t *testing.T, name string, res *trace.Result) {
 // healthyCases cover every service type and policy of the example
 // bundles (the iptables and IPVS bundles are made from the same cluster).
 var healthyCases = []goldenCase{
-	{"clusterip-udp", "10.112.0.10:53", "udp", trace.FromPod, ""},
-	{"clusterip-udp-node", "10.112.0.10:53", "udp", trace.FromNode, ""},
-	{"clusterip-three-endpoints", "10.112.31.40:80", "tcp", trace.FromPod, ""},
-	{"clusterip-three-endpoints-node", "10.112.31.40:443", "tcp", trace.FromNode, ""},
-	{"clusterip-host-endpoint", "10.112.0.1:443", "tcp", trace.FromPod, ""},
-	{"clusterip-sctp", "10.112.88.30:3868", "sctp", trace.FromPod, ""},
-	{"session-affinity", "10.112.60.61:80", "tcp", trace.FromPod, ""},
-	{"itp-local", "10.112.70.2:80", "tcp", trace.FromPod, ""},
-	{"itp-local-no-local-endpoints", "10.112.70.9:80", "tcp", trace.FromPod, ""},
-	{"no-endpoints", "10.112.100.20:6379", "tcp", trace.FromPod, ""},
-	{"terminating-drain", "10.112.120.8:80", "tcp", trace.FromPod, ""},
-	{"terminating-rollout", "10.112.120.15:80", "tcp", trace.FromPod, ""},
-	{"nodeport", "172.20.8.12:30180", "tcp", trace.FromExternal, ""},
-	{"nodeport-udp", "172.20.8.12:30504", "udp", trace.FromExternal, ""},
-	{"nodeport-localhost", "127.0.0.1:30180", "tcp", trace.FromNode, ""},
-	{"nodeport-from-pod", "172.20.8.12:30554", "tcp", trace.FromPod, ""},
-	{"nodeport-etp-local", "172.20.8.12:31080", "tcp", trace.FromExternal, ""},
-	{"nodeport-etp-local-no-local-endpoints", "172.20.8.12:30943", "tcp", trace.FromExternal, ""},
-	{"health-check-nodeport", "172.20.8.12:32080", "tcp", trace.FromExternal, ""},
-	{"loadbalancer-allowed-source", "203.0.113.10:80", "tcp", trace.FromExternal, "192.0.2.7"},
-	{"loadbalancer-denied-source", "203.0.113.10:443", "tcp", trace.FromExternal, "198.51.100.7"},
-	{"loadbalancer-etp-local", "203.0.113.11:80", "tcp", trace.FromExternal, ""},
-	{"loadbalancer-etp-local-from-pod", "203.0.113.11:80", "tcp", trace.FromPod, ""},
-	{"loadbalancer-etp-local-from-node", "203.0.113.11:80", "tcp", trace.FromNode, ""},
-	{"external-ip", "172.20.8.200:80", "tcp", trace.FromExternal, ""},
-	{"external-ip-from-pod", "172.20.8.200:80", "tcp", trace.FromPod, ""},
-	{"not-a-service", "10.112.1.1:80", "tcp", trace.FromPod, ""},
-	{"ipv6-clusterip", "[fd00:112::5a04]:80", "tcp", trace.FromPod, ""},
+	{"clusterip-udp", "10.112.0.10:53", "udp", model.FromPod, ""},
+	{"clusterip-udp-node", "10.112.0.10:53", "udp", model.FromNode, ""},
+	{"clusterip-three-endpoints", "10.112.31.40:80", "tcp", model.FromPod, ""},
+	{"clusterip-three-endpoints-node", "10.112.31.40:443", "tcp", model.FromNode, ""},
+	{"clusterip-host-endpoint", "10.112.0.1:443", "tcp", model.FromPod, ""},
+	{"clusterip-sctp", "10.112.88.30:3868", "sctp", model.FromPod, ""},
+	{"session-affinity", "10.112.60.61:80", "tcp", model.FromPod, ""},
+	{"itp-local", "10.112.70.2:80", "tcp", model.FromPod, ""},
+	{"itp-local-no-local-endpoints", "10.112.70.9:80", "tcp", model.FromPod, ""},
+	{"no-endpoints", "10.112.100.20:6379", "tcp", model.FromPod, ""},
+	{"terminating-drain", "10.112.120.8:80", "tcp", model.FromPod, ""},
+	{"terminating-rollout", "10.112.120.15:80", "tcp", model.FromPod, ""},
+	{"nodeport", "172.20.8.12:30180", "tcp", model.FromExternal, ""},
+	{"nodeport-udp", "172.20.8.12:30504", "udp", model.FromExternal, ""},
+	{"nodeport-localhost", "127.0.0.1:30180", "tcp", model.FromNode, ""},
+	{"nodeport-from-pod", "172.20.8.12:30554", "tcp", model.FromPod, ""},
+	{"nodeport-etp-local", "172.20.8.12:31080", "tcp", model.FromExternal, ""},
+	{"nodeport-etp-local-no-local-endpoints", "172.20.8.12:30943", "tcp", model.FromExternal, ""},
+	{"health-check-nodeport", "172.20.8.12:32080", "tcp", model.FromExternal, ""},
+	{"loadbalancer-allowed-source", "203.0.113.10:80", "tcp", model.FromExternal, "192.0.2.7"},
+	{"loadbalancer-denied-source", "203.0.113.10:443", "tcp", model.FromExternal, "198.51.100.7"},
+	{"loadbalancer-etp-local", "203.0.113.11:80", "tcp", model.FromExternal, ""},
+	{"loadbalancer-etp-local-from-pod", "203.0.113.11:80", "tcp", model.FromPod, ""},
+	{"loadbalancer-etp-local-from-node", "203.0.113.11:80", "tcp", model.FromNode, ""},
+	{"external-ip", "172.20.8.200:80", "tcp", model.FromExternal, ""},
+	{"external-ip-from-pod", "172.20.8.200:80", "tcp", model.FromPod, ""},
+	{"not-a-service", "10.112.1.1:80", "tcp", model.FromPod, ""},
+	{"ipv6-clusterip", "[fd00:112::5a04]:80", "tcp", model.FromPod, ""},
 }
 
 func TestGoldenIPTablesHealthy(t *testing.T) { runGolden(t, "iptables-healthy", healthyCases) }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 	"github.com/proxyscan/proxyscan/internal/netnstest"
@@ -390,7 +391,7 @@ func TestKernelAgreesIPTables(t *testing.T) {
 	lab := newKernelLab(t)
 	cases := []struct {
 		name  string
-		from  trace.From
+		from  model.Origin
 		proto string
 		dst   string
 		n     int // connections
@@ -399,27 +400,27 @@ func TestKernelAgreesIPTables(t *testing.T) {
 		// with that condition.
 		affinity bool
 	}{
-		{"dns from pod", trace.FromPod, "udp", "10.112.0.10:53", 4, false},
-		{"clusterip three endpoints from pod", trace.FromPod, "tcp", "10.112.31.40:80", 200, false},
-		{"session affinity from pod", trace.FromPod, "tcp", "10.112.60.61:80", 4, true},
-		{"no endpoints from pod", trace.FromPod, "tcp", "10.112.100.20:6379", 1, false},
-		{"itp local without local endpoints from pod", trace.FromPod, "tcp", "10.112.70.9:80", 1, false},
-		{"nodeport from pod", trace.FromPod, "tcp", kNodeAddr + ":30180", 2, false},
-		{"loadbalancer from pod outside the source ranges", trace.FromPod, "tcp", "203.0.113.10:443", 1, false},
-		{"external ip from pod", trace.FromPod, "tcp", "172.20.8.200:80", 2, false},
-		{"etp local loadbalancer from pod", trace.FromPod, "tcp", "203.0.113.11:80", 2, false},
-		{"not a service from pod", trace.FromPod, "udp", "10.112.1.1:9", 1, false},
-		{"dns from node", trace.FromNode, "udp", "10.112.0.10:53", 4, false},
-		{"clusterip from node", trace.FromNode, "tcp", "10.112.31.40:443", 4, false},
-		{"nodeport from node", trace.FromNode, "udp", kNodeAddr + ":30504", 2, false},
-		{"etp local loadbalancer from node", trace.FromNode, "tcp", "203.0.113.11:80", 2, false},
+		{"dns from pod", model.FromPod, "udp", "10.112.0.10:53", 4, false},
+		{"clusterip three endpoints from pod", model.FromPod, "tcp", "10.112.31.40:80", 200, false},
+		{"session affinity from pod", model.FromPod, "tcp", "10.112.60.61:80", 4, true},
+		{"no endpoints from pod", model.FromPod, "tcp", "10.112.100.20:6379", 1, false},
+		{"itp local without local endpoints from pod", model.FromPod, "tcp", "10.112.70.9:80", 1, false},
+		{"nodeport from pod", model.FromPod, "tcp", kNodeAddr + ":30180", 2, false},
+		{"loadbalancer from pod outside the source ranges", model.FromPod, "tcp", "203.0.113.10:443", 1, false},
+		{"external ip from pod", model.FromPod, "tcp", "172.20.8.200:80", 2, false},
+		{"etp local loadbalancer from pod", model.FromPod, "tcp", "203.0.113.11:80", 2, false},
+		{"not a service from pod", model.FromPod, "udp", "10.112.1.1:9", 1, false},
+		{"dns from node", model.FromNode, "udp", "10.112.0.10:53", 4, false},
+		{"clusterip from node", model.FromNode, "tcp", "10.112.31.40:443", 4, false},
+		{"nodeport from node", model.FromNode, "udp", kNodeAddr + ":30504", 2, false},
+		{"etp local loadbalancer from node", model.FromNode, "tcp", "203.0.113.11:80", 2, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dst := netip.MustParseAddrPort(c.dst)
 			pkt := trace.Packet{Dst: dst, Proto: c.proto, From: c.from}
 			ns := lab.node.Name
-			if c.from == trace.FromPod {
+			if c.from == model.FromPod {
 				pkt.Src = netip.MustParseAddr(kPodAddr)
 				pkt.InIface = lab.podIface
 				ns = lab.pod.Name

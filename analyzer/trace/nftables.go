@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/nftables"
 
+	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
@@ -314,7 +315,7 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 		st.steps = make([]Step, 0, 16)
 	}
 	switch pkt.From {
-	case FromNode:
+	case model.FromNode:
 		for _, s := range w.hook([]*nftState{st}, "output") {
 			for _, s := range w.hook([]*nftState{s}, "postrouting") {
 				if dp.IsLocal(s.dst) {
@@ -362,9 +363,9 @@ func familyWord(v4 bool) string {
 func (w *nftWalk) choose(pkt Packet, tables []*nftTable, v4 bool) Packet {
 	if !pkt.Src.IsValid() {
 		switch pkt.From {
-		case FromNode:
+		case model.FromNode:
 			pkt.Src = nodeSource(w.dp, v4)
-		case FromExternal:
+		case model.FromExternal:
 			if v4 {
 				pkt.Src = netip.MustParseAddr("198.51.100.77")
 			} else {
@@ -374,7 +375,7 @@ func (w *nftWalk) choose(pkt Packet, tables []*nftTable, v4 bool) Packet {
 			pkt.Src = w.podSource(tables, v4)
 		}
 		if !pkt.Src.IsValid() {
-			w.warnings = append(w.warnings, "no source address known for a packet from "+string(pkt.From))
+			w.warnings = append(w.warnings, "no source address known for a packet from "+pkt.From.String())
 			if v4 {
 				pkt.Src = netip.MustParseAddr("192.0.2.1")
 			} else {
@@ -384,9 +385,9 @@ func (w *nftWalk) choose(pkt Packet, tables []*nftTable, v4 bool) Packet {
 	}
 	if pkt.InIface == "" {
 		switch pkt.From {
-		case FromPod:
+		case model.FromPod:
 			pkt.InIface = defaultPodIface
-		case FromExternal:
+		case model.FromExternal:
 			pkt.InIface = defaultExternalIface
 		}
 	}

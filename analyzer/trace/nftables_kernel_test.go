@@ -52,7 +52,7 @@ const kernelTraceTable = `table ip proxyscan-trace {
 
 // probe is a packet sent count times (from consecutive source ports).
 type probe struct {
-	from  trace.From
+	from  model.Origin
 	proto string
 	src   string
 	dst   string
@@ -103,27 +103,27 @@ func TestNFTKernelAgreement(t *testing.T) {
 	node.Run([]byte(kernelTraceTable), "nft", "-f", "-")
 
 	probes := []probe{
-		{trace.FromPod, "tcp", kPodIP, "10.112.31.40:80", 150},
-		{trace.FromNode, "udp", kNodeIP, "10.112.0.10:53", 100},
-		{trace.FromPod, "udp", kPodIP, "10.112.0.10:53", 4},
-		{trace.FromPod, "tcp", kPodIP, "10.112.0.1:443", 1},
-		{trace.FromNode, "tcp", kNodeIP, "10.112.0.1:443", 1},
-		{trace.FromPod, "tcp", kPodIP, "10.112.70.2:80", 1},
-		{trace.FromPod, "tcp", kPodIP, "10.112.70.9:80", 1},
-		{trace.FromPod, "tcp", kPodIP, "10.112.100.20:6379", 1},
-		{trace.FromPod, "tcp", kPodIP, "10.112.0.10:8080", 1},
-		{trace.FromPod, "tcp", kPodIP, "10.112.200.1:80", 1},
-		{trace.FromPod, "tcp", kPodIP, "10.112.60.61:80", 3},
-		{trace.FromNode, "tcp", kNodeIP, "172.20.8.12:30943", 4},
-		{trace.FromPod, "tcp", kPodIP, "172.20.8.12:31080", 2},
-		{trace.FromPod, "udp", kPodIP, "172.20.8.12:30504", 4},
-		{trace.FromExternal, "udp", kExtDeny, "172.20.8.12:30504", 4},
-		{trace.FromExternal, "tcp", kExtOK, "203.0.113.10:80", 6},
-		{trace.FromExternal, "tcp", kExtDeny, "203.0.113.10:80", 1},
-		{trace.FromExternal, "tcp", kExtDeny, "203.0.113.11:80", 2},
-		{trace.FromExternal, "tcp", kExtDeny, "172.20.8.12:30943", 1},
-		{trace.FromExternal, "tcp", kExtDeny, "172.20.8.200:80", 4},
-		{trace.FromNode, "tcp", kNodeIP, "172.20.8.200:80", 2},
+		{model.FromPod, "tcp", kPodIP, "10.112.31.40:80", 150},
+		{model.FromNode, "udp", kNodeIP, "10.112.0.10:53", 100},
+		{model.FromPod, "udp", kPodIP, "10.112.0.10:53", 4},
+		{model.FromPod, "tcp", kPodIP, "10.112.0.1:443", 1},
+		{model.FromNode, "tcp", kNodeIP, "10.112.0.1:443", 1},
+		{model.FromPod, "tcp", kPodIP, "10.112.70.2:80", 1},
+		{model.FromPod, "tcp", kPodIP, "10.112.70.9:80", 1},
+		{model.FromPod, "tcp", kPodIP, "10.112.100.20:6379", 1},
+		{model.FromPod, "tcp", kPodIP, "10.112.0.10:8080", 1},
+		{model.FromPod, "tcp", kPodIP, "10.112.200.1:80", 1},
+		{model.FromPod, "tcp", kPodIP, "10.112.60.61:80", 3},
+		{model.FromNode, "tcp", kNodeIP, "172.20.8.12:30943", 4},
+		{model.FromPod, "tcp", kPodIP, "172.20.8.12:31080", 2},
+		{model.FromPod, "udp", kPodIP, "172.20.8.12:30504", 4},
+		{model.FromExternal, "udp", kExtDeny, "172.20.8.12:30504", 4},
+		{model.FromExternal, "tcp", kExtOK, "203.0.113.10:80", 6},
+		{model.FromExternal, "tcp", kExtDeny, "203.0.113.10:80", 1},
+		{model.FromExternal, "tcp", kExtDeny, "203.0.113.11:80", 2},
+		{model.FromExternal, "tcp", kExtDeny, "172.20.8.12:30943", 1},
+		{model.FromExternal, "tcp", kExtDeny, "172.20.8.200:80", 4},
+		{model.FromNode, "tcp", kNodeIP, "172.20.8.200:80", 2},
 	}
 
 	mon := exec.Command("ip", "netns", "exec", node.Name, "nft", "monitor", "trace")
@@ -190,7 +190,7 @@ func TestNFTKernelAgreement(t *testing.T) {
 	sport := 20000
 	for _, p := range probes {
 		ns := pod.Name
-		if p.from == trace.FromNode {
+		if p.from == model.FromNode {
 			ns = node.Name
 		}
 		for i := 0; i < p.count; i++ {
@@ -218,7 +218,7 @@ func TestNFTKernelAgreement(t *testing.T) {
 		if res == nil {
 			dst := netip.MustParseAddrPort(sd.p.dst)
 			pkt := trace.Packet{Src: netip.MustParseAddr(sd.p.src), Dst: dst, Proto: sd.p.proto, From: sd.p.from}
-			if sd.p.from != trace.FromNode {
+			if sd.p.from != model.FromNode {
 				pkt.InIface = "vn"
 			}
 			if res, err = trace.Trace(dp, pkt, trace.Options{}); err != nil {

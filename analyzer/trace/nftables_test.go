@@ -58,7 +58,7 @@ func parsePackets(tb testing.TB, data []byte) []trace.Packet {
 		if len(f) < 3 {
 			tb.Fatalf("packets:%d: want FROM PROTO DST [SRC]", n)
 		}
-		from, err := trace.ParseFrom(f[0])
+		from, err := model.ParseOrigin(f[0])
 		if err != nil {
 			tb.Fatalf("packets:%d: %v", n, err)
 		}

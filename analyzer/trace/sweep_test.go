@@ -20,7 +20,7 @@ import (
 // of snap, from every origin, and a few the tracer refuses.
 func portPackets(snap *model.Snapshot) []trace.Packet {
 	var out []trace.Packet
-	add := func(a netip.Addr, port int32, proto string, src netip.Addr, from ...trace.From) {
+	add := func(a netip.Addr, port int32, proto string, src netip.Addr, from ...model.Origin) {
 		for _, f := range from {
 			out = append(out, trace.Packet{Dst: netip.AddrPortFrom(a, uint16(port)), Proto: proto, From: f, Src: src})
 		}
@@ -28,17 +28,17 @@ func portPackets(snap *model.Snapshot) []trace.Packet {
 	for _, sp := range snap.Ports {
 		proto := sp.ProtoLower()
 		for _, a := range sp.ClusterIPs {
-			add(a, sp.Port, proto, netip.Addr{}, trace.FromPod, trace.FromNode)
+			add(a, sp.Port, proto, netip.Addr{}, model.FromPod, model.FromNode)
 		}
 		if sp.NodePort != 0 {
 			for _, a := range snap.Node.Addresses {
-				add(a, sp.NodePort, proto, netip.Addr{}, trace.FromExternal, trace.FromPod, trace.FromNode)
+				add(a, sp.NodePort, proto, netip.Addr{}, model.FromExternal, model.FromPod, model.FromNode)
 			}
 		}
 		for _, a := range append(append([]netip.Addr(nil), sp.ExternalIPs...), sp.LoadBalancerVIPs...) {
-			add(a, sp.Port, proto, netip.Addr{}, trace.FromExternal, trace.FromPod)
+			add(a, sp.Port, proto, netip.Addr{}, model.FromExternal, model.FromPod)
 			for _, r := range sp.SourceRanges {
-				add(a, sp.Port, proto, r.Addr().Next(), trace.FromExternal)
+				add(a, sp.Port, proto, r.Addr().Next(), model.FromExternal)
 			}
 		}
 	}
@@ -117,7 +117,7 @@ func TestSweepEvicts(t *testing.T) {
 		PodCIDRs: []netip.Prefix{netip.MustParsePrefix("10.128.0.0/24")}}
 	pkts := servicePackets(d, node)
 	for _, p := range pkts[:len(pkts)/2] {
-		p.From = trace.FromNode
+		p.From = model.FromNode
 		pkts = append(pkts, p)
 	}
 	checkSweep(t, "benchgen", dp, pkts, 2)

@@ -16,31 +16,6 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
-// From says where a traced packet enters the node.
-type From string
-
-// Where packets enter.
-const (
-	// FromPod is a packet sent by a pod on this node: it arrives on the
-	// pod's interface and is forwarded (PREROUTING, FORWARD, POSTROUTING).
-	FromPod From = "pod"
-	// FromNode is a packet sent by a process on the node itself (OUTPUT,
-	// POSTROUTING).
-	FromNode From = "node"
-	// FromExternal is a packet from outside the node, to a NodePort, an
-	// externalIP or a load balancer IP, arriving on the node's interface.
-	FromExternal From = "external"
-)
-
-// ParseFrom returns the From named s ("pod", "node", "external").
-func ParseFrom(s string) (From, error) {
-	switch f := From(strings.ToLower(s)); f {
-	case FromPod, FromNode, FromExternal:
-		return f, nil
-	}
-	return "", fmt.Errorf("unknown packet origin %q (want pod, node or external)", s)
-}
-
 // A Packet is the first packet of a connection to trace.
 type Packet struct {
 	// Src is the source address; the zero value lets the tracer choose one
@@ -50,8 +25,8 @@ type Packet struct {
 	Dst netip.AddrPort `json:"dst"`
 	// Proto is "tcp", "udp" or "sctp".
 	Proto string `json:"proto"`
-	// From says where the packet enters.
-	From From `json:"from"`
+	// From says where the packet enters (pod when unset).
+	From model.Origin `json:"from"`
 	// InIface is the interface the packet arrives on ("" for FromNode);
 	// the zero value lets the tracer choose one for From.
 	InIface string `json:"inIface,omitempty"`
@@ -298,9 +273,6 @@ func prepare(dp *Dataplane, pkt Packet) (Packet, engine, error) {
 		pkt.Proto = "tcp"
 	default:
 		return pkt, nil, fmt.Errorf("trace: unknown protocol %q (want tcp, udp or sctp)", pkt.Proto)
-	}
-	if pkt.From == "" {
-		pkt.From = FromPod
 	}
 	e, ok := engines[dp.Mode]
 	if !ok {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
 )
@@ -311,7 +312,7 @@ func (w *walker) walk(dp *Dataplane, cp *compiled, pkt Packet, opts Options, ipv
 		s.steps = make([]stepRef, 0, 24)
 	}
 	s.proto, _ = protoNumber(pkt.Proto)
-	if pkt.From == FromNode {
+	if pkt.From == model.FromNode {
 		s.stages = stagesOutput
 	} else {
 		s.stages = stagesPrerouting
@@ -388,7 +389,7 @@ func (w *walker) choosePacket(pkt Packet) Packet {
 	pkt.Dst = netip.AddrPortFrom(dst, pkt.Dst.Port())
 	if !pkt.Src.IsValid() {
 		switch pkt.From {
-		case FromPod:
+		case model.FromPod:
 			for _, p := range w.dp.PodCIDRs {
 				if p.Addr().Is4() == dst.Is4() {
 					pkt.Src = p.Masked().Addr().Next()
@@ -403,7 +404,7 @@ func (w *walker) choosePacket(pkt Packet) Packet {
 					pkt.Src = netip.MustParseAddr("fd00:10:244::2")
 				}
 			}
-		case FromNode:
+		case model.FromNode:
 			for _, a := range w.dp.Local {
 				if a.Is4() == dst.Is4() && !a.IsLoopback() && !a.IsLinkLocalUnicast() && !w.isVIP(a) {
 					pkt.Src = a
@@ -418,7 +419,7 @@ func (w *walker) choosePacket(pkt Packet) Packet {
 					pkt.Src = netip.MustParseAddr("fd00::1")
 				}
 			}
-		case FromExternal:
+		case model.FromExternal:
 			if dst.Is4() {
 				pkt.Src = netip.MustParseAddr("192.0.2.200")
 			} else {
@@ -428,9 +429,9 @@ func (w *walker) choosePacket(pkt Packet) Packet {
 	}
 	if pkt.InIface == "" {
 		switch pkt.From {
-		case FromPod:
+		case model.FromPod:
 			pkt.InIface = defaultPodIface
-		case FromExternal:
+		case model.FromExternal:
 			pkt.InIface = defaultExternalIface
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
@@ -83,7 +84,7 @@ func outcomes(res *trace.Result) map[string]float64 {
 }
 
 func TestMatches(t *testing.T) {
-	pod := trace.Packet{Src: netip.MustParseAddr("10.244.0.5"), Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp", From: trace.FromPod, InIface: "veth1234"}
+	pod := trace.Packet{Src: netip.MustParseAddr("10.244.0.5"), Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp", From: model.FromPod, InIface: "veth1234"}
 	cases := []struct {
 		name string
 		rule string // in filter FORWARD, target DROP
@@ -196,7 +197,7 @@ func TestStatisticExact(t *testing.T) {
 			}
 			d := dumpOf(t, map[string][]string{"nat": rules}, nil)
 			dp := &trace.Dataplane{Mode: "iptables", IPTables: []*iptables.Dump{d}, Local: testLocal}
-			res := traceOne(t, dp, trace.Packet{Src: netip.MustParseAddr("10.244.0.5"), Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp", From: trace.FromPod})
+			res := traceOne(t, dp, trace.Packet{Src: netip.MustParseAddr("10.244.0.5"), Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp", From: model.FromPod})
 			if len(res.Paths) != n {
 				t.Fatalf("%d paths, want %d", len(res.Paths), n)
 			}
@@ -210,7 +211,7 @@ func TestStatisticExact(t *testing.T) {
 }
 
 func TestChainSemantics(t *testing.T) {
-	pkt := trace.Packet{Src: netip.MustParseAddr("10.244.0.5"), Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp", From: trace.FromPod}
+	pkt := trace.Packet{Src: netip.MustParseAddr("10.244.0.5"), Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp", From: model.FromPod}
 	cases := []struct {
 		name     string
 		rules    []string
@@ -301,11 +302,11 @@ func TestNATAndMasquerade(t *testing.T) {
 		pkt  trace.Packet
 		want string
 	}{
-		{"pod to cluster IP", trace.Packet{Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp", From: trace.FromPod}, "DNAT 10.244.1.7:8080"},
-		{"node to cluster IP", trace.Packet{Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp", From: trace.FromNode}, "DNAT 10.244.1.7:8080 masq"},
-		{"external to node port", trace.Packet{Dst: netip.MustParseAddrPort("192.168.0.10:30080"), Proto: "tcp", From: trace.FromExternal}, "DNAT 10.244.1.7:8080 masq"},
-		{"external to another port", trace.Packet{Dst: netip.MustParseAddrPort("192.168.0.10:22"), Proto: "tcp", From: trace.FromExternal}, "LOCAL 192.168.0.10:22"},
-		{"pod elsewhere", trace.Packet{Dst: netip.MustParseAddrPort("8.8.8.8:53"), Proto: "udp", From: trace.FromPod}, "ACCEPT 8.8.8.8:53"},
+		{"pod to cluster IP", trace.Packet{Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp", From: model.FromPod}, "DNAT 10.244.1.7:8080"},
+		{"node to cluster IP", trace.Packet{Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp", From: model.FromNode}, "DNAT 10.244.1.7:8080 masq"},
+		{"external to node port", trace.Packet{Dst: netip.MustParseAddrPort("192.168.0.10:30080"), Proto: "tcp", From: model.FromExternal}, "DNAT 10.244.1.7:8080 masq"},
+		{"external to another port", trace.Packet{Dst: netip.MustParseAddrPort("192.168.0.10:22"), Proto: "tcp", From: model.FromExternal}, "LOCAL 192.168.0.10:22"},
+		{"pod elsewhere", trace.Packet{Dst: netip.MustParseAddrPort("8.8.8.8:53"), Proto: "udp", From: model.FromPod}, "ACCEPT 8.8.8.8:53"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -331,7 +332,7 @@ func TestLimits(t *testing.T) {
 	// hand-written dump can hold it) and a fork bomb of statistics.
 	loop := dumpOf(t, map[string][]string{"filter": {"-A FORWARD -j X-A", "-A X-A -j X-B", "-A X-B -j X-A"}}, nil)
 	dp := &trace.Dataplane{Mode: "iptables", IPTables: []*iptables.Dump{loop}, Local: testLocal}
-	pkt := trace.Packet{Src: netip.MustParseAddr("10.244.0.5"), Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp", From: trace.FromPod}
+	pkt := trace.Packet{Src: netip.MustParseAddr("10.244.0.5"), Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp", From: model.FromPod}
 	res, err := trace.Trace(dp, pkt, trace.Options{MaxSteps: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -395,7 +396,7 @@ TCP  10.96.0.5:80 rr
 	}
 	for _, c := range cases {
 		t.Run(c.dst, func(t *testing.T) {
-			res := traceOne(t, dp, trace.Packet{Dst: netip.MustParseAddrPort(c.dst), Proto: "tcp", From: trace.FromPod})
+			res := traceOne(t, dp, trace.Packet{Dst: netip.MustParseAddrPort(c.dst), Proto: "tcp", From: model.FromPod})
 			got := outcomes(res)
 			if len(got) != len(c.want) {
 				t.Fatalf("outcomes %v, want %v", got, c.want)
@@ -425,7 +426,7 @@ func TestCompare(t *testing.T) {
 		"-A X-SVC -j X-SEP1",
 		"-A X-SEP1 -p tcp -m tcp -j DNAT --to-destination 10.244.1.1:80",
 	}}, nil)
-	pkt := trace.Packet{Src: netip.MustParseAddr("10.244.0.5"), Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp", From: trace.FromPod}
+	pkt := trace.Packet{Src: netip.MustParseAddr("10.244.0.5"), Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp", From: model.FromPod}
 	exp := traceOne(t, &trace.Dataplane{Mode: "iptables", IPTables: []*iptables.Dump{good}, Local: testLocal, Expected: true}, pkt)
 	act := traceOne(t, &trace.Dataplane{Mode: "iptables", IPTables: []*iptables.Dump{good}, Local: testLocal}, pkt)
 	if c := trace.Compare(act, exp); c.Diverged || len(c.Outcomes) != 2 {

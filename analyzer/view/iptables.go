@@ -409,14 +409,14 @@ func (x *iptExtractor) route(e *Entry, tgt string) {
 	c := x.chain(tgt)
 	x.reference(c)
 	e.Routed = true
-	for _, o := range Origins {
+	for _, o := range model.Origins {
 		e.Dispatch[o] = x.follow(e, c, o, 0)
 	}
 }
 
 // follow returns the dispatch that traffic from origin reaches from chain
 // c (nil: no such chain).
-func (x *iptExtractor) follow(e *Entry, c *iptables.Chain, origin Origin, depth int) *Dispatch {
+func (x *iptExtractor) follow(e *Entry, c *iptables.Chain, origin model.Origin, depth int) *Dispatch {
 	if depth > 8 || c == nil {
 		return nil
 	}
@@ -438,7 +438,7 @@ func (x *iptExtractor) follow(e *Entry, c *iptables.Chain, origin Origin, depth 
 // external follows an EXT (1.24+) or XLB (1.20-1.23) chain: pod and node
 // traffic may be short-circuited to the cluster chain; the rest goes to the
 // local (or cluster) chain, or in XLB straight to endpoints.
-func (x *iptExtractor) external(e *Entry, c *iptables.Chain, origin Origin, depth int) *Dispatch {
+func (x *iptExtractor) external(e *Entry, c *iptables.Chain, origin model.Origin, depth int) *Dispatch {
 	for _, r := range c.Rules {
 		tgt := r.Target()
 		if tgt == "KUBE-MARK-MASQ" || tgt == "" {
@@ -452,9 +452,9 @@ func (x *iptExtractor) external(e *Entry, c *iptables.Chain, origin Origin, dept
 		taken := false
 		switch {
 		case isLocalSourceMatch(r):
-			taken = origin == FromNode
+			taken = origin == model.FromNode
 		case isPodSourceMatch(r):
-			taken = origin == FromPod
+			taken = origin == model.FromPod
 		case r.Has("-s") || r.Has("-i"):
 			// some other source condition: not modelled, keep looking
 		default:
@@ -475,7 +475,7 @@ func (x *iptExtractor) external(e *Entry, c *iptables.Chain, origin Origin, dept
 
 // firewall follows a FW chain (loadBalancerSourceRanges): records the
 // ranges and follows the first allowed range for external traffic.
-func (x *iptExtractor) firewall(e *Entry, c *iptables.Chain, origin Origin, depth int) *Dispatch {
+func (x *iptExtractor) firewall(e *Entry, c *iptables.Chain, origin model.Origin, depth int) *Dispatch {
 	if e.Firewall == nil {
 		e.Firewall = &Firewall{Evidence: []model.Evidence{chainEvidence(c)}}
 	}
@@ -486,7 +486,7 @@ func (x *iptExtractor) firewall(e *Entry, c *iptables.Chain, origin Origin, dept
 		case tgt == "KUBE-MARK-MASQ":
 			continue
 		case tgt == "" || tgt == "KUBE-MARK-DROP" || tgt == "DROP":
-			if origin == FromExternal {
+			if origin == model.FromExternal {
 				e.Firewall.DefaultDrop = true
 				e.Firewall.Evidence = append(e.Firewall.Evidence, model.RuleEvidence(r))
 			}
@@ -499,7 +499,7 @@ func (x *iptExtractor) firewall(e *Entry, c *iptables.Chain, origin Origin, dept
 			}
 			continue
 		}
-		if origin == FromExternal {
+		if origin == model.FromExternal {
 			if p, err := netip.ParsePrefix(s.Value); err == nil {
 				e.Firewall.Ranges = append(e.Firewall.Ranges, p)
 			} else if a, err := netip.ParseAddr(s.Value); err == nil {

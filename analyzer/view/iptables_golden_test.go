@@ -92,7 +92,7 @@ func renderView(w *bytes.Buffer, v *view.View, dir string) {
 		if fw := e.Firewall; fw != nil {
 			fmt.Fprintf(w, "  firewall %v defaultdrop=%v %s\n", fw.Ranges, fw.DefaultDrop, ev(fw.Evidence))
 		}
-		for _, o := range view.Origins {
+		for _, o := range model.Origins {
 			if via := e.Via(o); len(via) > 0 {
 				fmt.Fprintf(w, "  via %s %s\n", o, ev(via))
 			}

@@ -712,7 +712,7 @@ func (x *ipvsExtractor) policies() {
 func entryDispatches(e *Entry) []*Dispatch {
 	var ds []*Dispatch
 	if e.Routed {
-		ds = append(ds, e.Dispatch[FromExternal])
+		ds = append(ds, e.Dispatch[model.FromExternal])
 	}
 	return append(ds, e.Also...)
 }

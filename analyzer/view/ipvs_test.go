@@ -55,7 +55,7 @@ func describe(v *view.View) []string {
 		if len(e.NodeIPs) > 0 {
 			line += fmt.Sprintf(" on %v", e.NodeIPs)
 		}
-		if d := e.Dispatch[view.FromExternal]; d != nil {
+		if d := e.Dispatch[model.FromExternal]; d != nil {
 			line += fmt.Sprintf(" | %s %s %s", d.Scheduler, d.Policy, d.Service)
 			if d.Affinity != nil {
 				line += fmt.Sprintf(" affinity %ds", d.Affinity.Timeout)
@@ -199,7 +199,7 @@ TCP  10.96.99.1:80 rr
 	v := view.FromIPVS(in)
 	got := map[string]string{}
 	for _, e := range v.Entries {
-		if d := e.Dispatch[view.FromExternal]; d != nil {
+		if d := e.Dispatch[model.FromExternal]; d != nil {
 			var parts []string
 			for _, b := range d.Backends {
 				parts = append(parts, fmt.Sprintf("%s w%d %.2f graceful=%v conns=%d", b.Endpoint, b.Weight, b.Share, b.Graceful, b.Connections))
@@ -226,7 +226,7 @@ TCP  10.96.99.1:80 rr
 	}
 	in.Table = save
 	v = view.FromIPVS(in)
-	if e := v.Find(view.ClusterIP, netip.MustParseAddr("10.96.10.10"), "tcp", 80); e == nil || e.Dispatch[view.FromPod].Backends[0].Connections != -1 {
+	if e := v.Find(view.ClusterIP, netip.MustParseAddr("10.96.10.10"), "tcp", 80); e == nil || e.Dispatch[model.FromPod].Backends[0].Connections != -1 {
 		t.Errorf("save form: connections should be unknown: %+v", e)
 	}
 }

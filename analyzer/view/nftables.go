@@ -693,13 +693,13 @@ func (x *nftExtractor) attribute(e *Entry, el *nft.Element, target string) {
 // goes to chain.
 func (x *nftExtractor) route(e *Entry, chain string) {
 	e.Routed = true
-	for _, o := range Origins {
+	for _, o := range model.Origins {
 		e.Dispatch[o] = x.follow(e, chain, o, 0)
 	}
 }
 
 // follow returns the dispatch that traffic from origin reaches from chain.
-func (x *nftExtractor) follow(e *Entry, chain string, origin Origin, depth int) *Dispatch {
+func (x *nftExtractor) follow(e *Entry, chain string, origin model.Origin, depth int) *Dispatch {
 	c := x.chains[chain]
 	if c == nil || depth > 8 {
 		return nil
@@ -788,10 +788,10 @@ func nftMatchCond(m *nft.Match) nftCond {
 // external follows an external chain: pod traffic (the local-traffic
 // detector) and node traffic (fib saddr type local) may be short-circuited
 // to the service chain; the rest goes to the local or service chain.
-func (x *nftExtractor) external(e *Entry, c *nft.Chain, origin Origin, depth int) *Dispatch {
+func (x *nftExtractor) external(e *Entry, c *nft.Chain, origin model.Origin, depth int) *Dispatch {
 	for _, r := range c.Rules {
 		cond, masq, v := nftClassify(r)
-		applies := cond == condAll || cond == condPod && origin == FromPod || cond == condNode && origin == FromNode
+		applies := cond == condAll || cond == condPod && origin == model.FromPod || cond == condNode && origin == model.FromNode
 		if !applies {
 			continue
 		}

@@ -150,11 +150,11 @@ func TestFromNFTDispatchShapes(t *testing.T) {
 			if e == nil || e.Service != "ns/web:http" || e.Action != view.Forward {
 				t.Fatalf("entry %+v", e)
 			}
-			d := e.Dispatch[view.FromPod]
+			d := e.Dispatch[model.FromPod]
 			if d == nil || d.ID != svc || d.Policy != view.PolicyCluster || d.Service != "ns/web:http" {
 				t.Fatalf("dispatch %+v", d)
 			}
-			for _, o := range view.Origins {
+			for _, o := range model.Origins {
 				if e.Dispatch[o] != d {
 					t.Errorf("origin %s: another dispatch", o)
 				}
@@ -265,8 +265,8 @@ func TestFromNFTHealthy(t *testing.T) {
 	if lb == nil {
 		t.Fatal("no entry for 203.0.113.11")
 	}
-	for origin, chain := range map[view.Origin]string{view.FromPod: "service-2EUJKCR2-shop/checkout/tcp/http",
-		view.FromNode: "service-2EUJKCR2-shop/checkout/tcp/http", view.FromExternal: "local-2EUJKCR2-shop/checkout/tcp/http"} {
+	for origin, chain := range map[model.Origin]string{model.FromPod: "service-2EUJKCR2-shop/checkout/tcp/http",
+		model.FromNode: "service-2EUJKCR2-shop/checkout/tcp/http", model.FromExternal: "local-2EUJKCR2-shop/checkout/tcp/http"} {
 		if d := lb.Dispatch[origin]; d == nil || d.ID != chain {
 			t.Errorf("%s traffic of 203.0.113.11: %v, want %s", origin, d, chain)
 		}
@@ -274,7 +274,7 @@ func TestFromNFTHealthy(t *testing.T) {
 			t.Errorf("%s traffic of 203.0.113.11: no via evidence", origin)
 		}
 	}
-	if d := lb.Dispatch[view.FromExternal]; d.Policy != view.PolicyLocal || len(d.Backends) != 1 || d.Backends[0].Endpoint != "10.88.2.14:8080" {
+	if d := lb.Dispatch[model.FromExternal]; d.Policy != view.PolicyLocal || len(d.Backends) != 1 || d.Backends[0].Endpoint != "10.88.2.14:8080" {
 		t.Errorf("local dispatch %+v", d)
 	}
 	// shop/storefront: source ranges.
@@ -289,12 +289,12 @@ func TestFromNFTHealthy(t *testing.T) {
 		t.Fatalf("node port 30943: %v", np)
 	}
 	for _, e := range np {
-		if e.Action == view.Forward && (e.Dispatch[view.FromExternal] != nil || e.Dispatch[view.FromPod] == nil) {
+		if e.Action == view.Forward && (e.Dispatch[model.FromExternal] != nil || e.Dispatch[model.FromPod] == nil) {
 			t.Errorf("node port 30943 dispatch %v", e.Dispatch)
 		}
 	}
 	// shop/cart: affinity.
-	cart := v.Find(view.ClusterIP, netip.MustParseAddr("10.112.60.61"), "tcp", 80).Dispatch[view.FromPod]
+	cart := v.Find(view.ClusterIP, netip.MustParseAddr("10.112.60.61"), "tcp", 80).Dispatch[model.FromPod]
 	if cart.Affinity == nil || cart.Affinity.Timeout != 1800 || !cart.Affinity.Complete || len(cart.Backends) != 3 {
 		t.Errorf("cart %+v %+v", cart, cart.Affinity)
 	}

@@ -45,43 +45,8 @@ const (
 	Drop    Action = "drop"    // no local endpoints for a Local policy: dropped
 )
 
-// Origin is where a packet comes from; external entries treat pod, node
-// and external traffic differently.
-type Origin uint8
-
-// Packet origins.
-const (
-	FromPod Origin = iota
-	FromNode
-	FromExternal
-	numOrigins
-)
-
-// Origins lists the origins in a fixed order.
-var Origins = []Origin{FromPod, FromNode, FromExternal}
-
-var originNames = [numOrigins]string{"pod", "node", "external"}
-
-// String returns "pod", "node" or "external".
-func (o Origin) String() string {
-	if o < numOrigins {
-		return originNames[o]
-	}
-	return "origin(" + strconv.Itoa(int(o)) + ")"
-}
-
-// ParseOrigin returns the origin called s ("pod", "node", "external").
-func ParseOrigin(s string) (Origin, bool) {
-	for o, n := range originNames {
-		if n == s {
-			return Origin(o), true
-		}
-	}
-	return 0, false
-}
-
 // PerOrigin holds a value for each origin, indexed by it.
-type PerOrigin[T any] [numOrigins]T
+type PerOrigin[T any] [model.NumOrigins]T
 
 // Policy is the traffic policy of a dispatch.
 type Policy string
@@ -195,7 +160,7 @@ type Entry struct {
 // Via returns the rules between the entry and its dispatch for traffic
 // from origin (external and firewall chains) that decided where the
 // traffic goes.
-func (e *Entry) Via(origin Origin) []model.Evidence {
+func (e *Entry) Via(origin model.Origin) []model.Evidence {
 	if e.via == nil {
 		return nil
 	}
@@ -203,7 +168,7 @@ func (e *Entry) Via(origin Origin) []model.Evidence {
 }
 
 // addVia appends ev to the entry's rules for traffic from origin.
-func (e *Entry) addVia(origin Origin, ev model.Evidence) {
+func (e *Entry) addVia(origin model.Origin, ev model.Evidence) {
 	if e.via == nil {
 		e.via = new(PerOrigin[[]model.Evidence])
 	}
