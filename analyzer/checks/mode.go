@@ -314,11 +314,11 @@ func iptablesModeReachable(s *model.Snapshot) bool {
 			continue
 		}
 		for _, c := range nat.Chains {
-			if _, _, ok := serviceChainHash(c.Name); ok {
+			if _, _, ok := kpnames.SplitServiceChain(c.Name); ok {
 				continue
 			}
 			for _, r := range c.Rules {
-				if _, _, ok := serviceChainHash(r.Target()); ok {
+				if _, _, ok := kpnames.SplitServiceChain(r.Target()); ok {
 					return true
 				}
 				if c.Name == "KUBE-SERVICES" && r.Has("-d") && r.Has("--dport") {
@@ -328,18 +328,6 @@ func iptablesModeReachable(s *model.Snapshot) bool {
 		}
 	}
 	return false
-}
-
-// serviceChainHash reports whether a chain name is an iptables-mode
-// per-service chain (KUBE-SVC-, KUBE-SVL-, KUBE-EXT-, KUBE-FW-, KUBE-XLB-,
-// KUBE-SEP- and a 16-character hash).
-func serviceChainHash(name string) (prefix, hash string, ok bool) {
-	for _, p := range []string{kpnames.ChainSVC, kpnames.ChainSVL, kpnames.ChainEXT, kpnames.ChainFW, kpnames.ChainXLB, kpnames.ChainSEP} {
-		if h, found := strings.CutPrefix(name, p); found && len(h) == 16 {
-			return p, h, true
-		}
-	}
-	return "", "", false
 }
 
 // kubeProxyTables returns the kube-proxy tables (ip and ip6) of the

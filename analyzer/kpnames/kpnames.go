@@ -65,15 +65,74 @@ func IsServiceChain(name string) bool {
 	return ok
 }
 
+// serviceChainPrefixes are the prefixes of the per-service and
+// per-endpoint chains.
+var serviceChainPrefixes = []string{ChainSVC, ChainSVL, ChainEXT, ChainFW, ChainXLB, ChainSEP}
+
 // SplitServiceChain splits a per-service or per-endpoint chain name into
-// its prefix ("KUBE-SVC-") and hash.
+// its prefix ("KUBE-SVC-") and its 16-character hash.
 func SplitServiceChain(name string) (prefix, hash string, ok bool) {
-	for _, p := range []string{ChainSVC, ChainSVL, ChainEXT, ChainFW, ChainXLB, ChainSEP} {
-		if h, found := strings.CutPrefix(name, p); found && h != "" {
+	if !strings.HasPrefix(name, "KUBE-") {
+		return "", "", false
+	}
+	for _, p := range serviceChainPrefixes {
+		if h, found := strings.CutPrefix(name, p); found && len(h) == 16 {
 			return p, h, true
 		}
 	}
 	return "", "", false
+}
+
+// commentAffixes are the rule comments kube-proxy writes that name a
+// service port somewhere other than at their start (pkg/proxy/iptables and
+// ipvs, 1.20-1.37).
+var commentAffixes = []struct{ prefix, suffix string }{
+	{"masquerade traffic for ", " external destinations"},
+	{"pod traffic for ", " external destinations"},
+	{"masquerade LOCAL traffic for ", " external destinations"},
+	{"route LOCAL traffic for ", " external destinations"},
+	{"other traffic to ", " will be dropped by KUBE-PROXY-FIREWALL"},
+	{"masquerade LOCAL traffic for ", " LB IP"},
+	{"route LOCAL traffic for ", " LB IP to service chain"},
+}
+
+// CommentService returns the service port name ("ns/name:port", or
+// "ns/name" for an unnamed port) a kube-proxy rule comment names, and the
+// endpoint it names if any: "ns/svc:port cluster IP", "ns/svc:port ->
+// 10.0.0.1:80", "pod traffic for ns/svc:port external destinations",
+// "Balancing rule 0 for ns/svc:port", an nftables element's bare
+// "ns/svc:port". It returns "" for a comment that names none.
+func CommentService(c string) (service, endpoint string) {
+	for _, a := range commentAffixes {
+		if rest, ok := strings.CutPrefix(c, a.prefix); ok {
+			c = strings.TrimSuffix(rest, a.suffix)
+			break
+		}
+	}
+	if rest, ok := strings.CutPrefix(c, "Balancing rule "); ok {
+		if _, n, ok := strings.Cut(rest, " for "); ok {
+			c = n
+		}
+	}
+	first, rest, _ := strings.Cut(c, " ")
+	if !IsServicePortName(first) {
+		return "", ""
+	}
+	if ep, ok := strings.CutPrefix(rest, "-> "); ok {
+		endpoint = ep
+	}
+	return first, endpoint
+}
+
+// IsServicePortName reports whether s has the form of a service port name:
+// "ns/name" or "ns/name:port", namespace and name not empty.
+func IsServicePortName(s string) bool {
+	ns, rest, ok := strings.Cut(s, "/")
+	if !ok || ns == "" || rest == "" {
+		return false
+	}
+	name, _, _ := strings.Cut(rest, ":")
+	return name != ""
 }
 
 // IsIPTablesModeChain reports whether name is a chain only kube-proxy's

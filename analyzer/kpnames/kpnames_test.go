@@ -52,6 +52,7 @@ func TestServiceChains(t *testing.T) {
 		{"KUBE-FW-NPX46M4PTMTKRN6Y", true, false, ChainFW, "NPX46M4PTMTKRN6Y"},
 		{"KUBE-EXT-NPX46M4PTMTKRN6Y", true, false, ChainEXT, "NPX46M4PTMTKRN6Y"},
 		{"KUBE-SVC-", false, false, "", ""},
+		{"KUBE-SVC-SHORT", false, false, "", ""},
 		{"KUBE-SERVICES", false, false, "", ""},
 		{"KUBE-NODE-PORT", false, false, "", ""},
 	} {
@@ -65,5 +66,30 @@ func TestServiceChains(t *testing.T) {
 	}
 	if !IsIPVSModeChain("KUBE-IPVS-FILTER") || IsIPVSModeChain("KUBE-SERVICES") {
 		t.Error("IsIPVSModeChain: KUBE-IPVS-FILTER is IPVS mode's, KUBE-SERVICES is not only IPVS mode's")
+	}
+}
+
+func TestCommentService(t *testing.T) {
+	for c, want := range map[string][2]string{
+		"ns/svc:p cluster IP":     {"ns/svc:p", ""},
+		"ns/svc:p -> 10.0.0.1:80": {"ns/svc:p", "10.0.0.1:80"},
+		"ns/svc -> [fd00::1]:80":  {"ns/svc", "[fd00::1]:80"},
+		"ns/svc:p":                {"ns/svc:p", ""},
+		"pod traffic for ns/svc:p external destinations":                       {"ns/svc:p", ""},
+		"masquerade traffic for ns/svc:p external destinations":                {"ns/svc:p", ""},
+		"other traffic to ns/svc:p will be dropped by KUBE-PROXY-FIREWALL":     {"ns/svc:p", ""},
+		"Balancing rule 2 for ns/svc:p":                                        {"ns/svc:p", ""},
+		"route LOCAL traffic for ns/svc:p LB IP to service chain":              {"ns/svc:p", ""},
+		"masquerade LOCAL traffic for ns/svc:p LB IP":                          {"ns/svc:p", ""},
+		"kubernetes service portals":                                           {"", ""},
+		"Redirect pods trying to reach external loadbalancer VIP to clusterIP": {"", ""},
+		"/svc:p cluster IP": {"", ""},
+		"ns/:p cluster IP":  {"", ""},
+		"":                  {"", ""},
+	} {
+		s, ep := CommentService(c)
+		if s != want[0] || ep != want[1] {
+			t.Errorf("CommentService(%q) = %q, %q; want %q, %q", c, s, ep, want[0], want[1])
+		}
 	}
 }

@@ -10,26 +10,6 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
-// servicePrefixes are the prefixes of kube-proxy's per-service chains
-// (isServiceChainName, plus KUBE-XLB of 1.20-1.23).
-var servicePrefixes = []string{kpnames.ChainSVC, kpnames.ChainSVL, kpnames.ChainEXT, kpnames.ChainFW, kpnames.ChainXLB, kpnames.ChainSEP}
-
-// isServiceChain reports whether a chain name is a per-service chain.
-func isServiceChain(name string) bool {
-	_, _, ok := splitServiceChain(name)
-	return ok
-}
-
-// splitServiceChain splits "KUBE-SVC-<hash>" into prefix and hash.
-func splitServiceChain(name string) (prefix, hash string, ok bool) {
-	for _, p := range servicePrefixes {
-		if h, found := strings.CutPrefix(name, p); found && len(h) == 16 {
-			return p, h, true
-		}
-	}
-	return "", "", false
-}
-
 // attribution names the service port (and endpoint) a rule or chain
 // belongs to.
 type attribution struct {
@@ -88,52 +68,9 @@ func appendOnce(list []string, s string) []string {
 	return append(list, s)
 }
 
-// commentPatterns are the kube-proxy comments that name a service port
-// somewhere other than at their start.
-var commentPatterns = []struct{ prefix, suffix string }{
-	{"masquerade traffic for ", " external destinations"},
-	{"pod traffic for ", " external destinations"},
-	{"masquerade LOCAL traffic for ", " external destinations"},
-	{"route LOCAL traffic for ", " external destinations"},
-	{"other traffic to ", " will be dropped by KUBE-PROXY-FIREWALL"},
-	{"masquerade LOCAL traffic for ", " LB IP"},
-	{"route LOCAL traffic for ", " LB IP to service chain"},
-}
-
-// commentService returns the service port name a kube-proxy comment
-// names ("ns/svc:port cluster IP", "ns/svc:port -> 10.0.0.1:80", "pod
-// traffic for ns/svc:port external destinations", "Balancing rule 0 for
-// ns/svc:port", ...) and the endpoint it names, if any.
-func commentService(c string) (name, endpoint string) {
-	if c == "" {
-		return "", ""
-	}
-	for _, p := range commentPatterns {
-		if rest, ok := strings.CutPrefix(c, p.prefix); ok {
-			if n, ok := strings.CutSuffix(rest, p.suffix); ok {
-				c = n
-				break
-			}
-		}
-	}
-	if rest, ok := strings.CutPrefix(c, "Balancing rule "); ok {
-		if _, n, ok := strings.Cut(rest, " for "); ok {
-			c = n
-		}
-	}
-	first, rest, _ := strings.Cut(c, " ")
-	if _, ok := model.ParseServicePortName(first); !ok {
-		return "", ""
-	}
-	if ep, ok := strings.CutPrefix(rest, "-> "); ok {
-		endpoint = ep
-	}
-	return first, endpoint
-}
-
 // rule attributes one rule of chain.
 func (a *attributor) rule(chain string, r *iptables.Rule) attribution {
-	if s, ep := commentService(r.Comment()); s != "" {
+	if s, ep := kpnames.CommentService(r.Comment()); s != "" {
 		if ep == "" {
 			ep = a.endpointOfChain(chain)
 		}
@@ -173,7 +110,7 @@ func (a *attributor) rule(chain string, r *iptables.Rule) attribution {
 
 // chain attributes a per-service chain by its hash.
 func (a *attributor) chain(name string) attribution {
-	prefix, hash, ok := splitServiceChain(name)
+	prefix, hash, ok := kpnames.SplitServiceChain(name)
 	if !ok {
 		return attribution{}
 	}

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
@@ -154,7 +155,7 @@ func compareIPTables(f model.Family, exp, act *iptables.Dump, expCanonical, actC
 		if act != nil {
 			at = act.Table(tname)
 		}
-		names, owned := comparedChains(et, at, func(name string) bool { return isServiceChain(name) || kubeProxyChains[name] })
+		names, owned := comparedChains(et, at, func(name string) bool { return kpnames.IsServiceChain(name) || kubeProxyChains[name] })
 		for _, name := range names {
 			ec := et.Chain(name)
 			var ac *iptables.Chain
@@ -196,7 +197,7 @@ func compareChain(f model.Family, fam iptables.Family, table, name string, ec, a
 		at := attr.chain(name)
 		if at.Service == "" {
 			for _, r := range c.Rules {
-				if s, ep := commentService(r.Comment()); s != "" {
+				if s, ep := kpnames.CommentService(r.Comment()); s != "" {
 					at = attribution{Service: s, Endpoint: ep, How: "comment"}
 					break
 				}
@@ -291,7 +292,7 @@ func collectRules(fam iptables.Family, name string, c *iptables.Chain, canonical
 			cr.group = cr.text // no order at all
 		case unordered:
 			cr.tail = table == "nat" && name == kubeServicesChain && r.Target() == kubeNodePortsChain
-			if s, _ := commentService(r.Comment()); s != "" {
+			if s, _ := kpnames.CommentService(r.Comment()); s != "" {
 				cr.group = s
 			} else {
 				cr.group = attr.rule(name, r).Service

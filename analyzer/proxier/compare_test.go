@@ -241,26 +241,6 @@ func TestForService(t *testing.T) {
 	}
 }
 
-func TestCommentService(t *testing.T) {
-	for c, want := range map[string][2]string{
-		"ns/svc:p cluster IP":                                                  {"ns/svc:p", ""},
-		"ns/svc:p -> 10.0.0.1:80":                                              {"ns/svc:p", "10.0.0.1:80"},
-		"ns/svc -> [fd00::1]:80":                                               {"ns/svc", "[fd00::1]:80"},
-		"pod traffic for ns/svc:p external destinations":                       {"ns/svc:p", ""},
-		"other traffic to ns/svc:p will be dropped by KUBE-PROXY-FIREWALL":     {"ns/svc:p", ""},
-		"Balancing rule 2 for ns/svc:p":                                        {"ns/svc:p", ""},
-		"route LOCAL traffic for ns/svc:p LB IP to service chain":              {"ns/svc:p", ""},
-		"kubernetes service portals":                                           {"", ""},
-		"Redirect pods trying to reach external loadbalancer VIP to clusterIP": {"", ""},
-		"": {"", ""},
-	} {
-		s, ep := commentService(c)
-		if s != want[0] || ep != want[1] {
-			t.Errorf("commentService(%q) = %q, %q; want %q, %q", c, s, ep, want[0], want[1])
-		}
-	}
-}
-
 func TestLIS(t *testing.T) {
 	for _, tc := range []struct {
 		seq  []int

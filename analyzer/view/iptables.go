@@ -65,31 +65,10 @@ func (a *Attribution) byDest(ip netip.Addr, proto string, port int32) []*model.S
 	return a.byAddr[destKey(ip, proto, port)]
 }
 
-// chainHash splits a kube-proxy per-service chain name into its prefix and
-// hash: "KUBE-SVC-", "NPX46M4PTMTKRN6Y".
-func chainHash(name string) (prefix, hash string, ok bool) {
-	for _, p := range []string{kpnames.ChainSVC, kpnames.ChainSVL, kpnames.ChainEXT, kpnames.ChainFW, kpnames.ChainXLB, kpnames.ChainSEP} {
-		if h, found := strings.CutPrefix(name, p); found && len(h) == 16 {
-			return p, h, true
-		}
-	}
-	return "", "", false
-}
-
-// commentService extracts the service port name from a kube-proxy rule
-// comment ("ns/svc:port cluster IP", "ns/svc:port -> 10.0.0.1:80", ...).
-func commentService(c string) string {
-	for _, pre := range []string{"masquerade traffic for ", "masquerade LOCAL traffic for ", "route LOCAL traffic for ", "pod traffic for ", "other traffic to "} {
-		if rest, ok := strings.CutPrefix(c, pre); ok {
-			c = rest
-			break
-		}
-	}
-	name, _, _ := strings.Cut(c, " ")
-	if _, ok := model.ParseServicePortName(name); !ok {
-		return ""
-	}
-	return name
+// commentServiceName returns the service port name a rule comment names.
+func commentServiceName(c string) string {
+	s, _ := kpnames.CommentService(c)
+	return s
 }
 
 type iptExtractor struct {
@@ -152,7 +131,7 @@ func (x *iptExtractor) objects() {
 	// the index and the list once, and allocate the objects together.
 	n := 0
 	for _, c := range x.nat.Chains {
-		if _, _, ok := chainHash(c.Name); ok {
+		if _, _, ok := kpnames.SplitServiceChain(c.Name); ok {
 			n++
 		}
 	}
@@ -162,7 +141,7 @@ func (x *iptExtractor) objects() {
 	objs := make([]Object, n)
 	i := 0
 	for _, c := range x.nat.Chains {
-		prefix, hash, ok := chainHash(c.Name)
+		prefix, hash, ok := kpnames.SplitServiceChain(c.Name)
 		if !ok {
 			continue
 		}
@@ -187,7 +166,7 @@ func (x *iptExtractor) objects() {
 // of a chain that names one.
 func chainCommentService(c *iptables.Chain) string {
 	for _, r := range c.Rules {
-		if s := commentService(r.Comment()); s != "" {
+		if s := commentServiceName(r.Comment()); s != "" {
 			return s
 		}
 	}
@@ -317,11 +296,11 @@ func (x *iptExtractor) attribute(e *Entry, comment, tgt string, ip netip.Addr) {
 	if e.Service != "" {
 		return
 	}
-	if s := commentService(comment); s != "" {
+	if s := commentServiceName(comment); s != "" {
 		e.Service, e.How = s, "comment"
 		return
 	}
-	if _, hash, ok := chainHash(tgt); ok {
+	if _, hash, ok := kpnames.SplitServiceChain(tgt); ok {
 		if sp := x.attr.byChainHash(hash); sp != nil {
 			e.Service, e.How = sp.String(), "hash"
 			return
@@ -420,7 +399,7 @@ func (x *iptExtractor) follow(e *Entry, c *iptables.Chain, origin model.Origin, 
 	if depth > 8 || c == nil {
 		return nil
 	}
-	prefix, _, ok := chainHash(c.Name)
+	prefix, _, ok := kpnames.SplitServiceChain(c.Name)
 	if !ok {
 		return nil
 	}
@@ -444,7 +423,7 @@ func (x *iptExtractor) external(e *Entry, c *iptables.Chain, origin model.Origin
 		if tgt == "KUBE-MARK-MASQ" || tgt == "" {
 			continue
 		}
-		if _, _, ok := chainHash(tgt); !ok || strings.HasPrefix(tgt, kpnames.ChainSEP) {
+		if _, _, ok := kpnames.SplitServiceChain(tgt); !ok || strings.HasPrefix(tgt, kpnames.ChainSEP) {
 			continue
 		}
 		next := x.chain(tgt)
@@ -686,7 +665,7 @@ func (x *iptExtractor) filter(f *iptables.Table) {
 			if !ok {
 				continue
 			}
-			x.v.HealthChecks = append(x.v.HealthChecks, &HealthCheck{Port: port, Service: commentService(r.Comment()), Evidence: []model.Evidence{model.RuleEvidence(r)}})
+			x.v.HealthChecks = append(x.v.HealthChecks, &HealthCheck{Port: port, Service: commentServiceName(r.Comment()), Evidence: []model.Evidence{model.RuleEvidence(r)}})
 		}
 	}
 	if c := f.Chain("KUBE-PROXY-FIREWALL"); c != nil {

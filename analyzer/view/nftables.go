@@ -480,7 +480,7 @@ func (x *nftExtractor) elementObject(s *nft.Set, el *nft.Element) *Object {
 // elementService attributes an element: by its comment, its verdict's
 // chain, else the Service owning its destination.
 func (x *nftExtractor) elementService(el *nft.Element) string {
-	if s := nftCommentService(el.Comment); s != "" {
+	if s := commentServiceName(el.Comment); s != "" {
 		return s
 	}
 	if el.Verdict != nil && el.Verdict.Target != "" {
@@ -494,14 +494,6 @@ func (x *nftExtractor) elementService(el *nft.Element) string {
 		if sps := x.names.dest(ip, proto, port); len(sps) == 1 {
 			return sps[0].String()
 		}
-	}
-	return ""
-}
-
-// nftCommentService reads an element comment ("ns/svc:port").
-func nftCommentService(c string) string {
-	if _, ok := model.ParseServicePortName(c); ok && !strings.Contains(c, " ") {
-		return c
 	}
 	return ""
 }
@@ -671,7 +663,7 @@ func (x *nftExtractor) attribute(e *Entry, el *nft.Element, target string) {
 	if e.Service != "" {
 		return
 	}
-	if s := nftCommentService(el.Comment); s != "" {
+	if s := commentServiceName(el.Comment); s != "" {
 		e.Service, e.How = s, "comment"
 		return
 	}
