@@ -255,7 +255,9 @@ func TestCapture(t *testing.T) {
 			js := run("ip", "netns", "exec", ns, "nft", "-j", "list", "ruleset")
 			handles := run("ip", "netns", "exec", ns, "nft", "-a", "list", "ruleset")
 			version := strings.TrimSpace(string(run("nft", "--version")))
-			checkNetlink(t, ns, checkSameRuleset(t, text, js))
+			// github.com/google/nftables does not read the source
+			// register of `ct mark set meta mark` (host-firewall).
+			checkNetlink(t, ns, checkSameRuleset(t, text, js), 1)
 			hm, err := ParseText("handles", handles)
 			if err != nil {
 				t.Fatal(err)
