@@ -45,9 +45,9 @@
 // parsed from nft's own text output it reproduces the input byte for byte
 // (without `# handle` annotations, see [FormatOptions]).
 //
-// [FormatJSON] prints a model as `nft -j list ruleset` prints it (nft 1.0.6
-// member order and spacing); for a ruleset parsed from that output it
-// reproduces the input byte for byte.
+// The package reads nft's JSON but never writes it; tests that need the
+// JSON listing of a ruleset they have as text print it with
+// internal/nftjson.
 //
 // nft 1.0.6 itself prints a dormant table's flags wrongly in JSON (the
 // name of the table's first object instead of "dormant"); [ParseJSON] keeps

@@ -277,7 +277,7 @@ func (d *decomp) step(i int) (int, error) {
 		default:
 			return 0, errUndecompiled{e}
 		}
-		typ := exprType(f)
+		typ := ExprType(f)
 		d.regs[regUnit(x.Register)] = &item{e: f, typ: typ, size: sizeOf(typ, 4), host: true}
 	case *expr.Numgen:
 		mode := "inc"
@@ -453,14 +453,14 @@ func (d *decomp) payload(p *expr.Payload) *item {
 		}
 		if name, ok := fields[[2]uint32{p.Offset, full}]; ok && p.Len < full && p.Len > 0 && strings.HasSuffix(name, "addr") {
 			pl := &Payload{Proto: d.l3, Field: name}
-			return &item{e: pl, typ: exprType(pl), size: int(full), plen: int(p.Len) * 8}
+			return &item{e: pl, typ: ExprType(pl), size: int(full), plen: int(p.Len) * 8}
 		}
 		name, ok := fields[[2]uint32{p.Offset, p.Len}]
 		if !ok {
 			return nil
 		}
 		pl := &Payload{Proto: d.l3, Field: name}
-		return &item{e: pl, typ: exprType(pl), size: int(p.Len)}
+		return &item{e: pl, typ: ExprType(pl), size: int(p.Len)}
 	case expr.PayloadBaseTransportHeader:
 		proto := "th"
 		if n, ok := l4Names[d.l4]; ok {
@@ -475,7 +475,7 @@ func (d *decomp) payload(p *expr.Payload) *item {
 			return nil
 		}
 		pl := &Payload{Proto: proto, Field: name}
-		return &item{e: pl, typ: exprType(pl), size: int(p.Len)}
+		return &item{e: pl, typ: ExprType(pl), size: int(p.Len)}
 	}
 	return nil
 }
@@ -789,7 +789,7 @@ func (d *decomp) lookup(i int, x *expr.Lookup) error {
 		return errUndecompiled{x}
 	}
 	mapData := x.IsDestRegSet && x.DestRegister != 0
-	ref, ns, err := d.setRef(x.SetName, exprTypes(key), mapData)
+	ref, ns, err := d.setRef(x.SetName, ExprTypes(key), mapData)
 	if err != nil {
 		return errUndecompiled{x}
 	}
