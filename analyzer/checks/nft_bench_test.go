@@ -10,6 +10,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/internal/benchgen"
+	"github.com/proxyscan/proxyscan/internal/nftjson"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
@@ -28,7 +29,7 @@ func nftBenchSnapshot(tb testing.TB, spec benchgen.Spec, form string) *model.Sna
 		if err != nil {
 			tb.Fatal(err)
 		}
-		listing = nft.FormatJSON(rs)
+		listing = nftjson.Format(rs)
 	}
 	var cluster bytes.Buffer
 	if err := spec.WriteJSON(&cluster); err != nil {

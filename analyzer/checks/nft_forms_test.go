@@ -13,17 +13,18 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/checktest"
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/internal/nftjson"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
 // TestNFTFormsSameFindings checks, for every nftables scenario, that the
 // text and the JSON listing of the same ruleset give the same findings:
-// the scenario's listing is converted to the other form (nft.FormatJSON or
-// nft.Format), both bundles are analysed, and the findings must be equal
-// once each evidence position of the one listing is replaced by the
-// position of the same object (table, set, element, chain, rule) in the
-// other.
+// the scenario's listing is converted to the other form (nftjson.Format,
+// which prints what nft -j prints, or nft.Format), both bundles are
+// analysed, and the findings must be equal once each evidence position of
+// the one listing is replaced by the position of the same object (table,
+// set, element, chain, rule) in the other.
 func TestNFTFormsSameFindings(t *testing.T) {
 	files := checktest.Files(t, "scenarios/nftables/*.txtar")
 	if len(files) == 0 {
@@ -73,7 +74,7 @@ func compareForms(t *testing.T, s *checktest.Scenario, rel string, data []byte, 
 	var conv []byte
 	if kind == parsers.KindNFTText {
 		other += ".json"
-		conv = nft.FormatJSON(orig)
+		conv = nftjson.Format(orig)
 	} else {
 		other += ".txt"
 		conv = nft.Format(orig)

@@ -9,6 +9,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/internal/benchgen"
+	"github.com/proxyscan/proxyscan/internal/nftjson"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
@@ -25,7 +26,7 @@ func BenchmarkFromNFT(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	js, err := nft.ParseJSON("nft-ruleset.json", nft.FormatJSON(txt))
+	js, err := nft.ParseJSON("nft-ruleset.json", nftjson.Format(txt))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -108,3 +108,24 @@ func TestBinaryHasNoClientset(t *testing.T) {
 		}
 	}
 }
+
+// testSupport are the packages only tests use: generators, golden-file
+// helpers, namespace helpers, and internal/nftjson, which prints nft's
+// JSON for tests (proxyscan reads that JSON but never writes it).
+var testSupport = []string{
+	module + "internal/nftjson", module + "internal/benchgen", module + "internal/netnstest",
+	module + "internal/kubeapi/kubeapitest", module + "parsers/parsetest", module + "analyzer/checktest",
+}
+
+func TestBinaryHasNoTestSupport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the dependency fence in -short mode")
+	}
+	for _, p := range list(t, true, module+"cmd/...") {
+		for _, s := range testSupport {
+			if p.path == s {
+				t.Errorf("the binary links %s, which only tests may use", s)
+			}
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package nft
+package nft_test
 
 import (
 	"bytes"
@@ -9,6 +9,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/proxyscan/proxyscan/internal/nftjson"
+	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
 // genKubeProxy writes the `nft list ruleset` text of a kube-proxy-shaped
@@ -74,11 +77,11 @@ var big struct {
 func bigInputs(tb testing.TB) ([]byte, []byte) {
 	big.once.Do(func() {
 		big.text = genKubeProxy(10000, 6)
-		rs, err := ParseText("big", big.text)
+		rs, err := nft.ParseText("big", big.text)
 		if err != nil {
 			panic(err)
 		}
-		big.json = FormatJSON(rs)
+		big.json = nftjson.Format(rs)
 	})
 	return big.text, big.json
 }
@@ -91,16 +94,16 @@ func TestBigRuleset(t *testing.T) {
 	}
 	text, js := bigInputs(t)
 	start := time.Now()
-	tm, err := ParseText("big.txt", text)
+	tm, err := nft.ParseText("big.txt", text)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tText := time.Since(start)
-	if got := Format(tm); !bytes.Equal(got, text) {
+	if got := nft.Format(tm); !bytes.Equal(got, text) {
 		t.Fatalf("generated text is not canonical:\n%s", strings.Join(strings.SplitN(string(got), "\n", 3)[:2], "\n"))
 	}
 	start = time.Now()
-	jm, err := ParseJSON("big.json", js)
+	jm, err := nft.ParseJSON("big.json", js)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,13 +112,13 @@ func TestBigRuleset(t *testing.T) {
 	if len(tb.Chains) != 3+10000*7 || len(tb.Set("service-ips").Elements) != 10000 {
 		t.Fatalf("generated %d chains, %d service-ips elements", len(tb.Chains), len(tb.Set("service-ips").Elements))
 	}
-	if got := Format(jm); !bytes.Equal(got, text) {
+	if got := nft.Format(jm); !bytes.Equal(got, text) {
 		t.Errorf("JSON model does not print as the text")
 	}
 	t.Logf("text %d bytes parsed in %v; JSON %d bytes parsed in %v", len(text), tText, len(js), tJSON)
 }
 
-func benchParse(b *testing.B, data []byte, parse func(string, []byte) (*Ruleset, error)) {
+func benchParse(b *testing.B, data []byte, parse func(string, []byte) (*nft.Ruleset, error)) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	runtime.GC()
@@ -138,18 +141,18 @@ func benchParse(b *testing.B, data []byte, parse func(string, []byte) (*Ruleset,
 func BenchmarkParseText(b *testing.B) {
 	text, _ := bigInputs(b)
 	b.ResetTimer()
-	benchParse(b, text, ParseText)
+	benchParse(b, text, nft.ParseText)
 }
 
 func BenchmarkParseJSON(b *testing.B) {
 	_, js := bigInputs(b)
 	b.ResetTimer()
-	benchParse(b, js, ParseJSON)
+	benchParse(b, js, nft.ParseJSON)
 }
 
 func BenchmarkFormat(b *testing.B) {
 	text, _ := bigInputs(b)
-	rs, err := ParseText("big", text)
+	rs, err := nft.ParseText("big", text)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -157,21 +160,7 @@ func BenchmarkFormat(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		_ = Format(rs)
-	}
-}
-
-func BenchmarkFormatJSON(b *testing.B) {
-	text, js := bigInputs(b)
-	rs, err := ParseText("big", text)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(js)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		_ = FormatJSON(rs)
+		_ = nft.Format(rs)
 	}
 }
 
@@ -198,7 +187,7 @@ func TestParseFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	rs, err := Parse(name, data)
+	rs, err := nft.Parse(name, data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,16 +45,27 @@
 // parsed from nft's own text output it reproduces the input byte for byte
 // (without `# handle` annotations, see [FormatOptions]).
 //
-// [FormatJSON] prints a model as `nft -j list ruleset` prints it (nft 1.0.6
-// member order and spacing); for a ruleset parsed from that output it
-// reproduces the input byte for byte.
+// The package reads nft's JSON but never writes it; tests that need the
+// JSON listing of a ruleset they have as text print it with
+// internal/nftjson.
 //
 // nft 1.0.6 itself prints a dormant table's flags wrongly in JSON (the
 // name of the table's first object instead of "dormant"); [ParseJSON] keeps
 // what it finds.
 //
-// [FromTable], [FromChain] and [FromSet] convert the netlink values of
-// github.com/google/nftables into the same model (tables, chains, sets and
-// their elements; rules stay out of scope, their netlink form being the
-// low-level expressions nft decompiles).
+// # Netlink
+//
+// [FromNetlink] converts what github.com/google/nftables reads of the
+// kernel's ruleset ([NetlinkTable]: tables, counters, sets with their
+// elements, chains with their rules) into the same model, so that [Format]
+// prints it as `nft list ruleset` would: collect uses it on nodes without
+// nft. Rules are decompiled from their netlink expressions as nft
+// decompiles them, hiding the protocol dependencies nft hides; set
+// elements come in nft's order. What the netlink reader does not return is
+// missing (comments of tables, chains and sets; typeof declarations, shown
+// as datatypes), the key types of verdict maps it loses are learned from
+// the lookups that use them, and a rule holding an expression the
+// decompiler does not know keeps it in an [Unsupported] statement that nft
+// refuses to load. [FromTable], [FromChain] and [FromSet] convert one
+// table, chain or set.
 package nft

@@ -451,7 +451,7 @@ func (x *Match) flagcmp() (Expr, Expr, bool) {
 	if _, ok := bo.Right.(*Value); !ok {
 		return nil, nil, false
 	}
-	if _, ok := x.Right.(*Value); !ok || !isBitmask(exprType(bo.Left)) {
+	if _, ok := x.Right.(*Value); !ok || !isBitmask(ExprType(bo.Left)) {
 		return nil, nil, false
 	}
 	return bo.Left, bo.Right, true
@@ -494,7 +494,7 @@ func (x *Match) mustPrintEq() bool {
 		return true
 	}
 	_, isVal := x.Right.(*Value)
-	return isVal && isBitmask(exprType(x.Left))
+	return isVal && isBitmask(ExprType(x.Left))
 }
 
 func (x *Verdict) appendStmt(b []byte) []byte {

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
@@ -88,37 +87,3 @@ func strip(rs *Ruleset, handles bool) {
 		}
 	}
 }
-
-func FuzzParseJSON(f *testing.F) {
-	parsetest.Seeds(f, "parsers/nft/*.txtar")
-	for _, tc := range stmtCases {
-		f.Add([]byte(`{"nftables":[{"metainfo":{"json_schema_version":1}},{"table":{"family":"` + tc.family + `","name":"t","handle":1}},` +
-			`{"set":{"family":"` + tc.family + `","name":"s","table":"t","type":["ipv4_addr","inet_service"],"handle":2,"flags":["interval"],"elem":[{"concat":[{"prefix":{"addr":"10.0.0.0","len":8}},{"range":[80,90]}]}]}},` +
-			`{"chain":{"family":"` + tc.family + `","table":"t","name":"c","handle":1,"type":"filter","hook":"input","prio":-10,"policy":"drop"}},` +
-			`{"rule":{"family":"` + tc.family + `","table":"t","chain":"c","handle":2,"comment":"x","expr":[` + tc.json + `]}}]}`))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		rs, err := ParseJSON("fuzz", data)
-		if err != nil {
-			if rs != nil {
-				t.Fatal("result returned with an error")
-			}
-			var pe *parsers.Error
-			if !errors.As(err, &pe) || pe.Pos.Path == "" {
-				t.Fatalf("error without a JSON path: %v", err)
-			}
-			return
-		}
-		again, err := ParseJSON("formatted", FormatJSON(rs))
-		if err != nil {
-			t.Fatalf("FormatJSON output does not parse: %v", err)
-		}
-		if !cmp.Equal(rs, again, ignorePos, ctFamily) {
-			t.Fatalf("ParseJSON(FormatJSON(x)) != x (-x +reparsed):\n%s", cmp.Diff(rs, again, ignorePos, ctFamily))
-		}
-	})
-}
-
-// ctFamily ignores the family of ct address keys, which nft's JSON leaves
-// out and the reader restores from ip and ip6 tables only.
-var ctFamily = cmpopts.IgnoreFields(Ct{}, "Family")

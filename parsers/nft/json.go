@@ -946,7 +946,7 @@ func (c *jconv) stmtKV(kv, n *jnode, fam nftables.TableFamily) (Stmt, error) {
 		if err != nil {
 			return nil, err
 		}
-		data, err := c.mapData(kv, exprTypes(key), nil, true)
+		data, err := c.mapData(kv, ExprTypes(key), nil, true)
 		if err != nil {
 			return nil, err
 		}
@@ -959,7 +959,7 @@ func (c *jconv) stmtKV(kv, n *jnode, fam nftables.TableFamily) (Stmt, error) {
 		if err != nil {
 			return nil, err
 		}
-		val, err := c.exprField(kv, "value", exprType(key))
+		val, err := c.exprField(kv, "value", ExprType(key))
 		if err != nil {
 			return nil, err
 		}
@@ -1043,7 +1043,7 @@ func (c *jconv) match(kv *jnode) (Stmt, error) {
 		return nil, c.errf("missing \"right\"")
 	}
 	c.push("right")
-	right, err := c.expr(rn, exprType(left), exprTypes(left))
+	right, err := c.expr(rn, ExprType(left), ExprTypes(left))
 	c.pop()
 	if err != nil {
 		return nil, err
@@ -1054,7 +1054,7 @@ func (c *jconv) match(kv *jnode) (Stmt, error) {
 		m.Op = Op(op)
 	case OpIn:
 		m.Op = OpEq
-		if _, ok := right.(*Value); ok && isBitmask(exprType(left)) {
+		if _, ok := right.(*Value); ok && isBitmask(ExprType(left)) {
 			m.Op = OpIn
 		}
 	default:
@@ -1274,7 +1274,7 @@ func (c *jconv) exprKV(kv, n *jnode, hint string, parts []string) (Expr, error) 
 			return nil, err
 		}
 		c.pushIdx(1)
-		rt := exprType(l)
+		rt := ExprType(l)
 		if rt == "" {
 			rt = hint
 		}
@@ -1296,7 +1296,7 @@ func (c *jconv) exprKV(kv, n *jnode, hint string, parts []string) (Expr, error) 
 		if dt == nil && hint != "" {
 			dt = []string{hint}
 		}
-		data, err := c.mapData(kv, exprTypes(key), dt, false)
+		data, err := c.mapData(kv, ExprTypes(key), dt, false)
 		if err != nil {
 			return nil, err
 		}

@@ -549,12 +549,12 @@ func (p *textParser) setType(s *Set, line string, lt []token) error {
 		return p.errf(p.line, "unsupported typeof expression %q", raw(key))
 	}
 	s.Typeof = raw(key)
-	s.KeyType = knownTypes(exprTypes(e))
+	s.KeyType = knownTypes(ExprTypes(e))
 	if data != nil {
 		s.DataTypeof = raw(data)
 		sp = &stmtParser{toks: data}
 		if e := sp.lhs(); e != nil && sp.i == len(data) {
-			s.DataType = knownTypes(exprTypes(e))
+			s.DataType = knownTypes(ExprTypes(e))
 		} else if len(data) == 1 && data[0].text == "verdict" {
 			s.DataType = []string{"verdict"}
 		}
@@ -792,14 +792,14 @@ func (p *stmtParser) stmt1() Stmt {
 	switch {
 	case p.is("set"):
 		p.i++
-		v := p.valueExpr(exprType(left))
+		v := p.valueExpr(ExprType(left))
 		if v == nil {
 			return nil
 		}
 		return &Mangle{Key: left, Value: v}
 	case p.is("vmap"):
 		p.i++
-		d := p.mapData(exprTypes(left), nil)
+		d := p.mapData(ExprTypes(left), nil)
 		if d == nil {
 			return nil
 		}
@@ -828,8 +828,8 @@ func (p *stmtParser) match(left Expr) Stmt {
 	if p.is("/") {
 		// flag comparison: `tcp flags syn / syn,ack`
 		p.i++
-		mask := p.value(exprType(left))
-		if mask == nil || (op != OpEq && op != OpNeq) || !isBitmask(exprType(left)) {
+		mask := p.value(ExprType(left))
+		if mask == nil || (op != OpEq && op != OpNeq) || !isBitmask(ExprType(left)) {
 			return nil
 		}
 		if _, ok := right.(*Value); !ok {
@@ -837,7 +837,7 @@ func (p *stmtParser) match(left Expr) Stmt {
 		}
 		return &Match{Left: &Binop{Op: "&", Left: left, Right: mask}, Op: op, Right: right}
 	}
-	if implicit && isBitmask(exprType(left)) {
+	if implicit && isBitmask(ExprType(left)) {
 		if _, ok := right.(*Value); ok {
 			op = OpIn
 		}
@@ -969,7 +969,7 @@ func (p *stmtParser) binexpr(minBP int, sel bool, hint string) Expr {
 			return left
 		}
 		p.i++
-		rt := exprType(left)
+		rt := ExprType(left)
 		if rt == "" {
 			rt = hint
 		}
@@ -1025,7 +1025,7 @@ func (p *stmtParser) valueExpr(hint string) Expr {
 	}
 	if p.is("map") {
 		p.i++
-		d := p.mapData(exprTypes(e), []string{hint})
+		d := p.mapData(ExprTypes(e), []string{hint})
 		if d == nil {
 			return nil
 		}
@@ -1063,7 +1063,7 @@ func (p *stmtParser) mapData(keyTypes, dataTypes []string) Expr {
 // rhs reads the right side of a match: a set reference, an anonymous
 // set, or constants (possibly concatenated).
 func (p *stmtParser) rhs(left Expr) Expr {
-	types := exprTypes(left)
+	types := ExprTypes(left)
 	t := p.peek(0)
 	if t == nil {
 		return nil

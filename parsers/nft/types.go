@@ -256,9 +256,9 @@ var ctTypes = map[string]string{
 	"saddr": "", "daddr": "", "secmark": "integer",
 }
 
-// exprType returns the datatype name of a selector expression, or "" when
+// ExprType returns the datatype name of a selector expression, or "" when
 // it is not known (parts of a concatenation are joined with " . ").
-func exprType(e Expr) string {
+func ExprType(e Expr) string {
 	switch x := e.(type) {
 	case *Payload:
 		if t, ok := payloadTypes[x.Proto+" "+x.Field]; ok {
@@ -293,27 +293,27 @@ func exprType(e Expr) string {
 	case *Numgen:
 		return "integer"
 	case *Binop:
-		return exprType(x.Left)
+		return ExprType(x.Left)
 	case *Concat:
 		parts := make([]string, len(x.Parts))
 		for i, p := range x.Parts {
-			parts[i] = exprType(p)
+			parts[i] = ExprType(p)
 		}
 		return strings.Join(parts, " . ")
 	}
 	return ""
 }
 
-// exprTypes returns the datatype names of the concatenated parts of e.
-func exprTypes(e Expr) []string {
+// ExprTypes returns the datatype names of the concatenated parts of e.
+func ExprTypes(e Expr) []string {
 	if c, ok := e.(*Concat); ok {
 		out := make([]string, len(c.Parts))
 		for i, p := range c.Parts {
-			out[i] = exprType(p)
+			out[i] = ExprType(p)
 		}
 		return out
 	}
-	return []string{exprType(e)}
+	return []string{ExprType(e)}
 }
 
 // isBitmask reports whether a datatype is a bitmask type (matched with an

@@ -1,4 +1,13 @@
-package nft
+// Package nftjson prints a ruleset of package parsers/nft as `nft -j list
+// ruleset` prints it. Only tests use it: proxyscan reads nft's JSON but
+// never writes it, so the package is not part of the binary
+// (internal/depcheck checks that). Tests need it for the JSON listing of
+// rulesets they have as text: the benchmarks' generated rulesets, and the
+// nftables scenarios whose findings must not depend on the listing's form.
+// Its output is nft's own, byte for byte, for every `nft -j` listing
+// captured in testdata, and for rulesets loaded into nft as text but for
+// what nft's JSON leaves out (see its tests).
+package nftjson
 
 import (
 	"net/netip"
@@ -7,14 +16,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/nftables"
+
+	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
-// FormatJSON prints rs as `nft -j list ruleset` (nft 1.0.6, JSON schema
+// Format prints rs as `nft -j list ruleset` (nft 1.0.6, JSON schema
 // version 1) prints it, with the same member order and spacing; for a
 // ruleset parsed from that output it reproduces the input. Parts known
-// only as text ([Unsupported] statements and [Object]s read from text) are
-// written as {"unsupported": "..."} items, which nft refuses.
-func FormatJSON(rs *Ruleset) []byte {
+// only as text ([nft.Unsupported] statements and [nft.Object]s read from
+// text) are written as {"unsupported": "..."} items, which nft refuses.
+func Format(rs *nft.Ruleset) []byte {
 	w := &jwriter{}
 	w.raw(`{"nftables": [{"metainfo": {"version": "1.0.6", "release_name": "Lester Gooch #5", "json_schema_version": 1}}`)
 	for _, t := range rs.Tables {
@@ -84,15 +95,15 @@ func (w *jwriter) strs(ss []string, single bool) {
 	w.raw("]")
 }
 
-func (w *jwriter) head(kind string, t *Table) {
+func (w *jwriter) head(kind string, t *nft.Table) {
 	w.raw(", {")
 	w.str(kind)
 	w.raw(": {")
 	w.key(true, "family")
-	w.str(FamilyName(t.Family))
+	w.str(nft.FamilyName(t.Family))
 }
 
-func (w *jwriter) table(t *Table) {
+func (w *jwriter) table(t *nft.Table) {
 	w.fam = t.Family
 	w.head("table", t)
 	w.key(false, "name")
@@ -131,7 +142,7 @@ func (w *jwriter) table(t *Table) {
 	}
 }
 
-func (w *jwriter) object(t *Table, o *Object) {
+func (w *jwriter) object(t *nft.Table, o *nft.Object) {
 	if o.Counter != nil {
 		w.head("counter", t)
 		w.key(false, "name")
@@ -157,7 +168,7 @@ func (w *jwriter) object(t *Table, o *Object) {
 	w.raw("}")
 }
 
-func (w *jwriter) set(t *Table, s *Set) {
+func (w *jwriter) set(t *nft.Table, s *nft.Set) {
 	kind := "set"
 	if s.IsMap {
 		kind = "map"
@@ -223,7 +234,7 @@ func (w *jwriter) set(t *Table, s *Set) {
 	w.raw("}}")
 }
 
-func (w *jwriter) elem(e *Element, keyTypes, dataTypes []string, isMap bool) {
+func (w *jwriter) elem(e *nft.Element, keyTypes, dataTypes []string, isMap bool) {
 	if isMap {
 		w.raw("[")
 	}
@@ -338,7 +349,7 @@ func isAddr(s string) bool {
 	return err == nil
 }
 
-func (w *jwriter) chain(t *Table, c *Chain) {
+func (w *jwriter) chain(t *nft.Table, c *nft.Chain) {
 	w.head("chain", t)
 	w.key(false, "table")
 	w.str(t.Name)
@@ -367,13 +378,13 @@ func (w *jwriter) chain(t *Table, c *Chain) {
 		}
 		if c.Policy != nil {
 			w.key(false, "policy")
-			w.str(PolicyName(*c.Policy))
+			w.str(nft.PolicyName(*c.Policy))
 		}
 	}
 	w.raw("}}")
 }
 
-func (w *jwriter) rule(t *Table, c *Chain, r *Rule) {
+func (w *jwriter) rule(t *nft.Table, c *nft.Chain, r *nft.Rule) {
 	w.head("rule", t)
 	w.key(false, "table")
 	w.str(t.Name)
@@ -396,7 +407,7 @@ func (w *jwriter) rule(t *Table, c *Chain, r *Rule) {
 	w.raw("]}}")
 }
 
-func (w *jwriter) verdict(v *Verdict) {
+func (w *jwriter) verdict(v *nft.Verdict) {
 	w.raw("{")
 	w.str(v.Kind)
 	if v.Target != "" {
@@ -408,7 +419,7 @@ func (w *jwriter) verdict(v *Verdict) {
 	w.raw(": null}")
 }
 
-func (w *jwriter) counterBody(c *Counter) {
+func (w *jwriter) counterBody(c *nft.Counter) {
 	w.raw(`{"packets": `)
 	w.uint(c.Packets)
 	w.raw(`, "bytes": `)
@@ -422,9 +433,9 @@ func (w *jwriter) open(kind string) {
 	w.raw(": {")
 }
 
-func (w *jwriter) stmt(s Stmt) {
+func (w *jwriter) stmt(s nft.Stmt) {
 	switch x := s.(type) {
-	case *Match:
+	case *nft.Match:
 		w.open("match")
 		w.key(true, "op")
 		op := string(x.Op)
@@ -432,25 +443,25 @@ func (w *jwriter) stmt(s Stmt) {
 		w.key(false, "left")
 		w.expr(x.Left, "", nil)
 		w.key(false, "right")
-		w.expr(x.Right, exprType(x.Left), exprTypes(x.Left))
+		w.expr(x.Right, nft.ExprType(x.Left), nft.ExprTypes(x.Left))
 		w.raw("}}")
-	case *Verdict:
+	case *nft.Verdict:
 		w.verdict(x)
-	case *Vmap:
+	case *nft.Vmap:
 		w.open("vmap")
 		w.key(true, "key")
 		w.expr(x.Key, "", nil)
 		w.key(false, "data")
-		w.mapData(x.Data, exprTypes(x.Key), []string{"verdict"}, true)
+		w.mapData(x.Data, nft.ExprTypes(x.Key), []string{"verdict"}, true)
 		w.raw("}}")
-	case *Mangle:
+	case *nft.Mangle:
 		w.open("mangle")
 		w.key(true, "key")
 		w.expr(x.Key, "", nil)
 		w.key(false, "value")
-		w.expr(x.Value, exprType(x.Key), nil)
+		w.expr(x.Value, nft.ExprType(x.Key), nil)
 		w.raw("}}")
-	case *Counter:
+	case *nft.Counter:
 		if x.Name != "" {
 			w.raw(`{"counter": `)
 			w.str(x.Name)
@@ -460,9 +471,9 @@ func (w *jwriter) stmt(s Stmt) {
 		w.raw(`{"counter": `)
 		w.counterBody(x)
 		w.raw("}")
-	case *NAT:
+	case *nft.NAT:
 		w.nat(x)
-	case *SetUpdate:
+	case *nft.SetUpdate:
 		w.open("set")
 		w.key(true, "op")
 		w.str(x.Op)
@@ -479,9 +490,9 @@ func (w *jwriter) stmt(s Stmt) {
 		w.key(false, "set")
 		w.str("@" + x.Set)
 		w.raw("}}")
-	case *Log:
+	case *nft.Log:
 		w.log(x)
-	case *Limit:
+	case *nft.Limit:
 		w.open("limit")
 		w.key(true, "rate")
 		w.uint(x.Rate)
@@ -508,7 +519,7 @@ func (w *jwriter) stmt(s Stmt) {
 			}
 		}
 		w.raw("}}")
-	case *Reject:
+	case *nft.Reject:
 		typ, code := x.Type, x.Code
 		if typ == "" {
 			code = "port-unreachable"
@@ -529,9 +540,9 @@ func (w *jwriter) stmt(s Stmt) {
 			w.str(code)
 		}
 		w.raw("}}")
-	case *Notrack:
+	case *nft.Notrack:
 		w.raw(`{"notrack": null}`)
-	case *Unsupported:
+	case *nft.Unsupported:
 		if x.JSON != "" {
 			w.raw(x.JSON)
 			return
@@ -542,7 +553,7 @@ func (w *jwriter) stmt(s Stmt) {
 	}
 }
 
-func (w *jwriter) nat(x *NAT) {
+func (w *jwriter) nat(x *nft.NAT) {
 	if x.Family == "" && x.Addr == nil && x.Port == nil && len(x.Flags) == 0 {
 		w.raw("{")
 		w.str(x.Kind)
@@ -577,7 +588,7 @@ func (w *jwriter) nat(x *NAT) {
 	w.raw("}}")
 }
 
-func (w *jwriter) log(x *Log) {
+func (w *jwriter) log(x *nft.Log) {
 	if x.Prefix == "" && x.Group == nil && x.Snaplen == nil && x.QueueThreshold == nil && x.Level == "" && len(x.Flags) == 0 {
 		w.raw(`{"log": null}`)
 		return
@@ -613,11 +624,11 @@ func (w *jwriter) log(x *Log) {
 }
 
 // mapData writes the data of a vmap or map: "@name" or {"set": [...]}.
-func (w *jwriter) mapData(e Expr, keyTypes, dataTypes []string, isMap bool) {
+func (w *jwriter) mapData(e nft.Expr, keyTypes, dataTypes []string, isMap bool) {
 	switch x := e.(type) {
-	case *SetRef:
+	case *nft.SetRef:
 		w.str("@" + x.Name)
-	case *AnonSet:
+	case *nft.AnonSet:
 		w.raw(`{"set": [`)
 		for i := range x.Elements {
 			if i > 0 {
@@ -631,19 +642,19 @@ func (w *jwriter) mapData(e Expr, keyTypes, dataTypes []string, isMap bool) {
 	}
 }
 
-func (w *jwriter) expr(e Expr, hint string, parts []string) {
+func (w *jwriter) expr(e nft.Expr, hint string, parts []string) {
 	switch x := e.(type) {
-	case *Payload:
+	case *nft.Payload:
 		w.raw(`{"payload": {"protocol": `)
 		w.str(x.Proto)
 		w.raw(`, "field": `)
 		w.str(x.Field)
 		w.raw("}}")
-	case *Meta:
+	case *nft.Meta:
 		w.raw(`{"meta": {"key": `)
 		w.str(x.Key)
 		w.raw("}}")
-	case *Ct:
+	case *nft.Ct:
 		w.raw(`{"ct": {"key": `)
 		w.str(x.Key)
 		if x.Dir != "" {
@@ -651,13 +662,13 @@ func (w *jwriter) expr(e Expr, hint string, parts []string) {
 			w.str(x.Dir)
 		}
 		w.raw("}}")
-	case *Fib:
+	case *nft.Fib:
 		w.raw(`{"fib": {"result": `)
 		w.str(x.Result)
 		w.raw(`, "flags": `)
 		w.strs(x.Flags, false)
 		w.raw("}}")
-	case *Numgen:
+	case *nft.Numgen:
 		w.raw(`{"numgen": {"mode": `)
 		w.str(x.Mode)
 		w.raw(`, "mod": `)
@@ -665,7 +676,7 @@ func (w *jwriter) expr(e Expr, hint string, parts []string) {
 		w.raw(`, "offset": `)
 		w.uint(uint64(x.Offset))
 		w.raw("}}")
-	case *Concat:
+	case *nft.Concat:
 		w.raw(`{"concat": [`)
 		for i, p := range x.Parts {
 			if i > 0 {
@@ -678,19 +689,19 @@ func (w *jwriter) expr(e Expr, hint string, parts []string) {
 			w.expr(p, t, nil)
 		}
 		w.raw("]}")
-	case *Binop:
+	case *nft.Binop:
 		w.raw("{")
 		w.str(x.Op)
 		w.raw(": [")
 		w.expr(x.Left, hint, nil)
 		w.raw(", ")
-		rt := exprType(x.Left)
+		rt := nft.ExprType(x.Left)
 		if rt == "" {
 			rt = hint
 		}
 		w.expr(x.Right, rt, nil)
 		w.raw("]}")
-	case *Map:
+	case *nft.Map:
 		w.raw(`{"map": {"key": `)
 		w.expr(x.Key, "", nil)
 		w.raw(`, "data": `)
@@ -698,13 +709,13 @@ func (w *jwriter) expr(e Expr, hint string, parts []string) {
 		if dt == nil && hint != "" {
 			dt = []string{hint}
 		}
-		w.mapData(x.Data, exprTypes(x.Key), dt, true)
+		w.mapData(x.Data, nft.ExprTypes(x.Key), dt, true)
 		w.raw("}}")
-	case *Value:
+	case *nft.Value:
 		w.constant(x.Text, hint)
-	case *SetRef:
+	case *nft.SetRef:
 		w.str("@" + x.Name)
-	case *AnonSet:
+	case *nft.AnonSet:
 		types := parts
 		if types == nil {
 			types = []string{hint}
@@ -720,4 +731,32 @@ func (w *jwriter) expr(e Expr, hint string, parts []string) {
 	default:
 		w.raw("null")
 	}
+}
+
+// isBitmask reports whether values of datatype t are flag lists.
+func isBitmask(t string) bool {
+	switch t {
+	case "ct_state", "ct_status", "tcp_flag", "ct_event":
+		return true
+	}
+	return false
+}
+
+// isNumber reports whether s is a decimal or 0x-prefixed hexadecimal
+// number.
+func isNumber(s string) bool {
+	if h, ok := strings.CutPrefix(s, "0x"); ok {
+		_, err := strconv.ParseUint(h, 16, 64)
+		return err == nil
+	}
+	_, err := strconv.ParseUint(s, 10, 64)
+	return err == nil
+}
+
+// unquote strips the quotes of a quoted string.
+func unquote(s string) string {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		return s[1 : len(s)-1]
+	}
+	return s
 }
