@@ -60,7 +60,7 @@ func NewCmdAnalyze(f *Factory, runF func(*AnalyzeOptions) error) *cobra.Command 
 	}
 	fl := c.Flags()
 	fl.StringVarP(&opts.Output, "output", "o", "table", "output format: "+strings.Join(report.Formats(), ", ")+" (default table on a terminal, json otherwise)")
-	fl.StringVar(&opts.FailOn, "fail-on", "error", "lowest severity that makes the exit status 1: error, warning, info or never")
+	fl.StringVar(&opts.FailOn, "fail-on", "error", "lowest severity that makes the exit status 1: error, warning, info or never; inconclusive fails on errors and on a verdict that is not conclusive (no finding, but inputs missing)")
 	fl.StringSliceVar(&opts.Only, "only", nil, "run only these checks (comma-separated IDs)")
 	fl.StringSliceVar(&opts.Skip, "skip", nil, "do not run these checks (comma-separated IDs)")
 	fl.StringVar(&opts.Node, "node", "", "name of the node the data plane was captured on (decides which endpoints are local)")
@@ -77,17 +77,24 @@ func defaultOutput(io *IOStreams) string {
 	return "json"
 }
 
-// failThreshold reads --fail-on; 0 means never.
+// failThreshold reads --fail-on; 0 means never. inconclusive is error,
+// plus a failure on an inconclusive verdict (see [failsInconclusive]).
 func failThreshold(s string) (checks.Severity, error) {
 	if strings.EqualFold(s, "never") || strings.EqualFold(s, "none") {
 		return 0, nil
 	}
+	if failsInconclusive(s) {
+		return checks.Error, nil
+	}
 	sev, err := checks.ParseSeverity(s)
 	if err != nil {
-		return 0, flagErrorf("invalid --fail-on %q (want error, warning, info or never)", s)
+		return 0, flagErrorf("invalid --fail-on %q (want error, warning, info, inconclusive or never)", s)
 	}
 	return sev, nil
 }
+
+// failsInconclusive reports --fail-on inconclusive.
+func failsInconclusive(s string) bool { return strings.EqualFold(s, "inconclusive") }
 
 func analyzeRun(opts *AnalyzeOptions) error {
 	threshold, err := failThreshold(opts.FailOn)
@@ -119,7 +126,7 @@ func analyzeRun(opts *AnalyzeOptions) error {
 	if err := report.Render(opts.IO.Out, opts.Output, rep, ropts); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	if threshold > 0 && rep.Count(threshold) > 0 {
+	if threshold > 0 && rep.Count(threshold) > 0 || failsInconclusive(opts.FailOn) && rep.Inconclusive() {
 		return errFindings
 	}
 	return nil

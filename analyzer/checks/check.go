@@ -146,6 +146,12 @@ type Result struct {
 	// Migration says what a move to nftables mode would change, for an
 	// IPVS-mode node; nil otherwise.
 	Migration *Migration
+	// ModeOrigin says how the mode was established (given, configured,
+	// inferred or assumed).
+	ModeOrigin string
+	// Coverage says whether what matters for the node's mode was checked
+	// on complete inputs.
+	Coverage Coverage
 }
 
 // Options select checks.
@@ -192,7 +198,7 @@ func Run(snap *model.Snapshot, checks []*Check) *Result {
 }
 
 func run(snap *model.Snapshot, f *facts, checks []*Check) *Result {
-	res := &Result{Mode: f.res.Mode, ModeSource: f.res.ModeSource, Programmed: f.res.Programmed, Migration: migration(f)}
+	res := &Result{Mode: f.res.Mode, ModeSource: f.res.ModeSource, ModeOrigin: f.res.ModeOrigin, Programmed: f.res.Programmed, Migration: migration(f)}
 	defer func() {
 		if f.tracer != nil && f.tracer.pending != nil {
 			f.tracer.pending() // a check that started them was skipped
@@ -223,6 +229,7 @@ func run(snap *model.Snapshot, f *facts, checks []*Check) *Result {
 		res.Statuses = append(res.Statuses, st)
 	}
 	SortFindings(res.Findings)
+	res.Coverage = coverage(f, res, checks)
 	return res
 }
 

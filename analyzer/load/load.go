@@ -155,7 +155,36 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		errs.Sort()
 		return nil, errs
 	}
+	if err := nothingKnown(results); err != nil {
+		return nil, err
+	}
 	return assemble(results, opts)
+}
+
+// nothingKnown refuses inputs none of which proxyscan recognises: a run
+// on them would check nothing and could only end in a verdict that means
+// nothing. A directory or bundle may hold unrelated files next to known
+// ones; those are listed as unknown in the report.
+func nothingKnown(results []parsed) error {
+	var names []string
+	for _, r := range results {
+		if r.kind != parsers.KindUnknown {
+			return nil
+		}
+		if len(names) < 5 {
+			names = append(names, r.f.name)
+		}
+	}
+	more := ""
+	if n := len(results) - len(names); n > 0 {
+		more = fmt.Sprintf(" (and %d more)", n)
+	}
+	verb := "is"
+	if len(results) > 1 {
+		verb = "are"
+	}
+	return inputErrorf("nothing in these inputs is kube-proxy data: %s%s %s of no kind proxyscan reads (iptables-save, ipvsadm, ipset, nft, kubectl exports, kube-proxy configuration, logs, metrics, node listings)",
+		strings.Join(names, ", "), more, verb)
 }
 
 // parseAll parses files, keeping their order. Kubernetes exports are

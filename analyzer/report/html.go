@@ -22,18 +22,23 @@ type htmlGroup struct {
 
 // htmlPage is what the HTML template shows.
 type htmlPage struct {
-	R        *Report
-	Title    string
-	Inputs   string
-	Checks   string
-	Nodes    []htmlNode
-	Groups   []htmlGroup
-	Drifted  []checks.DriftPort
-	Alike    []checks.DriftPort
-	Skipped  []string
-	Notes    []string
-	Multi    bool
-	Findings []checks.Finding
+	R       *Report
+	Title   string
+	Inputs  string
+	Checks  string
+	Nodes   []htmlNode
+	Groups  []htmlGroup
+	Drifted []checks.DriftPort
+	Alike   []checks.DriftPort
+	Skipped []string
+	Notes   []string
+	// Inconclusive is set, with the gaps and the inputs that would close
+	// them, when no finding is not a clean bill of health.
+	Inconclusive bool
+	Gaps         []string
+	Needs        []checks.InputNeed
+	Multi        bool
+	Findings     []checks.Finding
 	// Items is the checklist as items × nodes, for several nodes.
 	Items []htmlItem
 }
@@ -61,7 +66,10 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 // notes.
 func RenderHTML(w io.Writer, r *Report, _ Options) error {
 	p := htmlPage{R: r, Title: header(r), Inputs: inputsLine(r), Checks: checksLine(r),
-		Multi: len(r.Nodes) > 0, Findings: sortedForTable(r)}
+		Multi: len(r.Nodes) > 0, Findings: sortedForTable(r), Inconclusive: r.Inconclusive()}
+	if p.Inconclusive {
+		p.Gaps, p.Needs = r.gaps()
+	}
 	for _, g := range groupByService(r.Findings) {
 		p.Groups = append(p.Groups, htmlGroup{Service: g.service, Findings: g.findings})
 	}
@@ -155,7 +163,7 @@ pre { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px; pa
 .badge { display: inline-block; border-radius: 10px; padding: 0 8px; font-size: 12px; font-weight: 600; color: #fff; }
 .badge.error { background: var(--err); } .badge.warning { background: var(--warn); } .badge.info { background: var(--info); }
 .state { font-weight: 600; white-space: nowrap; }
-.state.ok { color: var(--ok); } .state.problem { color: var(--err); } .state.unknown { color: var(--muted); }
+.state.ok { color: var(--ok); } .state.problem { color: var(--err); } .state.unknown { color: var(--muted); } .state.inconclusive { color: var(--warn); }
 .finding { background: #fff; border: 1px solid var(--line); border-left: 4px solid var(--line); border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
 .finding.error { border-left-color: var(--err); } .finding.warning { border-left-color: var(--warn); } .finding.info { border-left-color: var(--info); }
 .advice { color: #174ea6; margin: 4px 0 0; }
@@ -226,7 +234,22 @@ footer { max-width: 1200px; margin: 0 auto; padding: 16px 24px 32px; color: var(
 
 <section id="findings">
 <h2>Findings</h2>
-{{- if not .Findings}}
+{{- if and (not .Findings) .Inconclusive}}
+<p class="state inconclusive">Inconclusive: no findings, but not everything that matters was checked.</p>
+<ul>
+{{- range .Gaps}}
+<li>{{.}}</li>
+{{- end}}
+</ul>
+{{- if .Needs}}
+<p>To settle it, add:</p>
+<ul>
+{{- range .Needs}}
+<li>{{.Input}}: <code>{{.Command}}</code></li>
+{{- end}}
+</ul>
+{{- end}}
+{{- else if not .Findings}}
 <p class="state ok">No findings.</p>
 {{- else}}
 <table>

@@ -31,8 +31,21 @@ func RenderMarkdown(w io.Writer, r *Report, _ Options) error {
 	}
 
 	b.WriteString("## Findings\n\n")
-	if len(r.Findings) == 0 {
+	if len(r.Findings) == 0 && !r.Inconclusive() {
 		b.WriteString("No findings.\n\n")
+	} else if len(r.Findings) == 0 {
+		gaps, needs := r.gaps()
+		b.WriteString("**" + mdText(strings.ToUpper(inconclusiveText[:1])+inconclusiveText[1:]) + ".**\n\n")
+		for _, g := range gaps {
+			b.WriteString("- " + mdText(g) + "\n")
+		}
+		if len(needs) > 0 {
+			b.WriteString("\nTo settle it, add:\n\n")
+			for _, n := range needs {
+				b.WriteString("- " + mdText(n.Input) + ": `" + n.Command + "`\n")
+			}
+		}
+		b.WriteString("\n")
 	}
 	for _, g := range groupByService(r.Findings) {
 		title := g.service

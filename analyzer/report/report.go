@@ -51,8 +51,18 @@ type Report struct {
 	// KubeProxyVersion is the version the analysis assumed, and its source.
 	KubeProxyVersion string `json:"kubeProxyVersion,omitempty"`
 	VersionSource    string `json:"versionSource,omitempty"`
-	// ModeSource says how the mode was determined.
+	// ModeSource says how the mode was determined, ModeOrigin the same as
+	// one word: given, configured, inferred or assumed.
 	ModeSource string `json:"modeSource,omitempty"`
+	ModeOrigin string `json:"modeOrigin,omitempty"`
+	// Verdict is ok (no finding, and what matters for the node's mode was
+	// checked on complete inputs), findings, or inconclusive (no finding,
+	// but Coverage lists what was not checked and the inputs that would
+	// close each gap). With several nodes it is the worst of theirs.
+	Verdict string `json:"verdict,omitempty"`
+	// Coverage says what was checked (one node; per node in Nodes
+	// otherwise).
+	Coverage *checks.Coverage `json:"coverage,omitempty"`
 	// Checks lists every check with its state (ran or skipped, and why).
 	Checks []checks.Status `json:"checks,omitempty"`
 	// Notes are remarks of the loader (which node, which version...).
@@ -74,14 +84,16 @@ type Report struct {
 
 // NodeReport summarises one node of a multi-node report.
 type NodeReport struct {
-	Node             string          `json:"node"`
-	Bundle           string          `json:"bundle,omitempty"`
-	Mode             string          `json:"mode,omitempty"`
-	KubeProxyVersion string          `json:"kubeProxyVersion,omitempty"`
-	Summary          Summary         `json:"summary"`
-	Checks           []checks.Status `json:"checks,omitempty"`
-	Notes            []string        `json:"notes,omitempty"`
-	Checklist        []ChecklistItem `json:"checklist,omitempty"`
+	Node             string           `json:"node"`
+	Bundle           string           `json:"bundle,omitempty"`
+	Mode             string           `json:"mode,omitempty"`
+	KubeProxyVersion string           `json:"kubeProxyVersion,omitempty"`
+	Summary          Summary          `json:"summary"`
+	Verdict          string           `json:"verdict,omitempty"`
+	Coverage         *checks.Coverage `json:"coverage,omitempty"`
+	Checks           []checks.Status  `json:"checks,omitempty"`
+	Notes            []string         `json:"notes,omitempty"`
+	Checklist        []ChecklistItem  `json:"checklist,omitempty"`
 	// Migration is the node's IPVS-to-nftables migration section.
 	Migration *checks.Migration `json:"migration,omitempty"`
 }
@@ -121,9 +133,12 @@ func Build(tool Tool, nodes []NodeResult) *Report {
 			sum.Add(f.Severity)
 			r.Summary.Add(f.Severity)
 		}
+		verdict := n.Result.Verdict()
+		r.Verdict = worseVerdict(r.Verdict, verdict)
 		if len(nodes) > 1 {
-			nr := NodeReport{Node: s.Node.Name, Mode: n.Result.Mode, KubeProxyVersion: s.Version.String(), Summary: sum, Checks: n.Result.Statuses, Notes: s.Notes,
-				Migration: n.Result.Migration, Checklist: BuildChecklist(s, n.Result)}
+			cov := n.Result.Coverage
+			nr := NodeReport{Node: s.Node.Name, Mode: n.Result.Mode, KubeProxyVersion: s.Version.String(), Summary: sum, Verdict: verdict, Coverage: &cov,
+				Checks: n.Result.Statuses, Notes: s.Notes, Migration: n.Result.Migration, Checklist: BuildChecklist(s, n.Result)}
 			if len(s.Inputs) > 0 {
 				nr.Bundle = s.Inputs[0].Bundle
 			}
@@ -135,6 +150,9 @@ func Build(tool Tool, nodes []NodeResult) *Report {
 		r.Node = n.Snap.Node.Name
 		r.Mode = n.Result.Mode
 		r.ModeSource = n.Result.ModeSource
+		r.ModeOrigin = n.Result.ModeOrigin
+		cov := n.Result.Coverage
+		r.Coverage = &cov
 		r.KubeProxyVersion = n.Snap.Version.String()
 		r.VersionSource = n.Snap.Version.Source
 		r.Checks = n.Result.Statuses
@@ -144,6 +162,63 @@ func Build(tool Tool, nodes []NodeResult) *Report {
 	}
 	checks.SortFindings(r.Findings)
 	return r
+}
+
+// verdictRank orders verdicts from best to worst.
+var verdictRank = map[string]int{"": 0, checks.VerdictOK: 1, checks.VerdictInconclusive: 2, checks.VerdictFindings: 3}
+
+func worseVerdict(a, b string) string {
+	if verdictRank[b] > verdictRank[a] {
+		return b
+	}
+	return a
+}
+
+// Inconclusive reports a verdict of inconclusive: no finding, but not
+// everything that matters was checked.
+func (r *Report) Inconclusive() bool {
+	if r.Verdict == checks.VerdictInconclusive {
+		return true
+	}
+	for _, n := range r.Nodes {
+		if n.Verdict == checks.VerdictInconclusive {
+			return true
+		}
+	}
+	return false
+}
+
+// inconclusiveText says what an inconclusive verdict means.
+const inconclusiveText = "inconclusive: no findings, but not everything that matters was checked"
+
+// gaps returns what was not checked (each prefixed with its node when
+// several were analysed) and the inputs that would settle it, each once.
+func (r *Report) gaps() ([]string, []checks.InputNeed) {
+	covs := []*checks.Coverage{r.Coverage}
+	names := []string{""}
+	for _, n := range r.Nodes {
+		covs, names = append(covs, n.Coverage), append(names, n.Node+": ")
+	}
+	var gaps []string
+	var needs []checks.InputNeed
+	for i, c := range covs {
+		if c == nil {
+			continue
+		}
+		for _, g := range c.Gaps {
+			gaps = append(gaps, names[i]+g)
+		}
+	next:
+		for _, n := range c.Needs {
+			for _, x := range needs {
+				if x == n {
+					continue next
+				}
+			}
+			needs = append(needs, n)
+		}
+	}
+	return gaps, needs
 }
 
 // Count returns how many findings are at or above a severity.

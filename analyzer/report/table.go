@@ -64,8 +64,7 @@ func RenderTable(w io.Writer, r *Report, opts Options) error {
 	b.WriteString("\n\n")
 
 	if len(r.Findings) == 0 {
-		b.WriteString(t.ok.Render("✓ no findings"))
-		b.WriteString("\n")
+		b.WriteString(verdictLines(t, r))
 	} else {
 		fs := sortedForTable(r)
 		b.WriteString(findingsTable(t, fs, len(r.Nodes) > 1, width))
@@ -80,6 +79,30 @@ func RenderTable(w io.Writer, r *Report, opts Options) error {
 	return err
 }
 
+// verdictLines says, when there is no finding, whether that is a clean
+// bill of health: "✓ no findings" only when what matters for the node's
+// mode was checked on complete inputs; otherwise what was not checked and
+// the inputs (with the command that gets each) that would settle it.
+func verdictLines(t *theme, r *Report) string {
+	if !r.Inconclusive() {
+		return t.ok.Render("✓ no findings") + "\n"
+	}
+	var b strings.Builder
+	b.WriteString(t.sev[checks.Warning].Render("? " + inconclusiveText))
+	b.WriteString("\n")
+	gaps, needs := r.gaps()
+	for _, g := range gaps {
+		b.WriteString("  - " + g + "\n")
+	}
+	if len(needs) > 0 {
+		b.WriteString("to settle it, add:\n")
+		for _, n := range needs {
+			b.WriteString("  - " + n.Input + ": " + t.dim.Render(n.Command) + "\n")
+		}
+	}
+	return b.String()
+}
+
 func header(r *Report) string {
 	var parts []string
 	if r.Node != "" {
@@ -88,7 +111,11 @@ func header(r *Report) string {
 		parts = append(parts, fmt.Sprintf("%d nodes", len(r.Nodes)))
 	}
 	if r.Mode != "" {
-		parts = append(parts, "mode "+r.Mode)
+		mode := "mode " + r.Mode
+		if r.ModeOrigin == "assumed" {
+			mode += " (assumed)"
+		}
+		parts = append(parts, mode)
 	}
 	if r.KubeProxyVersion != "" {
 		parts = append(parts, "kube-proxy "+r.KubeProxyVersion)

@@ -1,0 +1,177 @@
+package checks
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+)
+
+// Coverage says whether a run checked what matters for the node's proxy
+// mode on complete inputs. A run without findings is a clean bill of
+// health only when it is complete; otherwise what was not checked is
+// listed, with the inputs that would close each gap.
+type Coverage struct {
+	// Complete reports that the checks that matter for the node's mode
+	// (coreChecks, those of them selected) ran on a data plane, an export
+	// and a mode the inputs establish.
+	Complete bool `json:"complete"`
+	// Gaps say what was not checked, and why.
+	Gaps []string `json:"gaps,omitempty"`
+	// Needs are the inputs that would close the gaps, each once.
+	Needs []InputNeed `json:"needs,omitempty"`
+}
+
+// An InputNeed is an input the analysis lacks and how to get it.
+type InputNeed struct {
+	// Input names it ("iptables-save of the node").
+	Input string `json:"input"`
+	// Command is what gets it.
+	Command string `json:"command"`
+}
+
+// coreChecks are the checks without which no verdict on a node's Services
+// can be given: every Service programmed, no endpoint missing or stale.
+var coreChecks = []string{"service-missing", "endpoint-missing", "endpoint-stale"}
+
+// inputNeeds says how to get each input a check can need; the data plane
+// depends on the mode.
+var inputNeeds = map[Need]InputNeed{
+	NeedServices:  {"the cluster's Services and EndpointSlices", "kubectl get services,endpointslices -A -o yaml > cluster.yaml"},
+	NeedEndpoints: {"the cluster's Services and EndpointSlices", "kubectl get services,endpointslices -A -o yaml > cluster.yaml"},
+	NeedConfig:    {"the kube-proxy configuration", "kubectl -n kube-system get configmap kube-proxy -o yaml > kube-proxy-configmap.yaml"},
+	NeedIPTables:  {"iptables-save of the node", "iptables-save > iptables-save.txt; ip6tables-save > ip6tables-save.txt (on the node, as root)"},
+}
+
+// dataPlaneNeeds says how to get the data plane of each mode.
+var dataPlaneNeeds = map[string]InputNeed{
+	model.ModeIPTables: {"iptables-save of the node", "iptables-save > iptables-save.txt; ip6tables-save > ip6tables-save.txt (on the node, as root)"},
+	model.ModeIPVS:     {"the node's IPVS table, ipsets and iptables rules", "ipvsadm -Sn > ipvsadm-save.txt; ipset save > ipset-save.txt; iptables-save > iptables-save.txt (on the node, as root)"},
+	model.ModeNFTables: {"nft list ruleset of the node", "nft list ruleset > nft-ruleset.txt (on the node, as root)"},
+}
+
+// dataPlaneSources are the names, in a collected bundle's manifest, of the
+// sources that read each mode's data plane (collect's source table).
+var dataPlaneSources = map[string][]string{
+	model.ModeIPTables: {"iptables-nft-save", "ip6tables-nft-save", "iptables-legacy-save", "ip6tables-legacy-save"},
+	model.ModeIPVS:     {"ipvsadm", "ipvsadm-save", "ipset-save", "iptables-nft-save", "iptables-legacy-save"},
+	model.ModeNFTables: {"nft-ruleset", "nft-ruleset-json"},
+}
+
+// coverage judges a run: the selected core checks must have run, the mode
+// must be established, and the bundle's data plane sources must not have
+// failed.
+func coverage(f *facts, res *Result, selected []*Check) Coverage {
+	var c Coverage
+	need := func(n InputNeed) {
+		for _, x := range c.Needs {
+			if x == n {
+				return
+			}
+		}
+		c.Needs = append(c.Needs, n)
+	}
+	mode := f.res.Mode
+	if f.res.ModeAssumed() {
+		c.Gaps = append(c.Gaps, "the proxy mode is assumed ("+mode+", kube-proxy's default): no configuration and no kube-proxy rules say which mode the node runs")
+		need(inputNeeds[NeedConfig])
+		need(dataPlaneNeeds[mode])
+	}
+	chosen := map[string]bool{}
+	for _, ch := range selected {
+		chosen[ch.ID] = true
+	}
+	// Checks skipped for the same reason make one gap.
+	var reasons []string
+	skipped := map[string][]string{}
+	for _, st := range res.Statuses {
+		if !isCore(st.ID) || !chosen[st.ID] {
+			continue
+		}
+		if st.State == "skipped" {
+			if skipped[st.Reason] == nil {
+				reasons = append(reasons, st.Reason)
+			}
+			skipped[st.Reason] = append(skipped[st.Reason], st.ID)
+			if n, ok := skippedFor(st.Reason, mode); ok {
+				if n == NeedDataplane {
+					need(dataPlaneNeeds[mode])
+				} else {
+					need(inputNeeds[n])
+				}
+			}
+			continue
+		}
+		for _, n := range st.Notes {
+			if strings.Contains(n, "not checked") {
+				c.Gaps = append(c.Gaps, st.ID+": "+n)
+			}
+		}
+	}
+	for _, r := range reasons {
+		c.Gaps = append(c.Gaps, strings.Join(skipped[r], ", ")+" did not run: "+r)
+	}
+	if m := f.snap.Manifest; m != nil {
+		for _, name := range dataPlaneSources[mode] {
+			for _, src := range m.Sources {
+				if src.Name != name || src.Status != "failed" {
+					continue
+				}
+				why := src.Error
+				if why == "" {
+					why = "failed"
+				}
+				c.Gaps = append(c.Gaps, fmt.Sprintf("the bundle's %s source failed when it was collected: %s", name, why))
+				need(dataPlaneNeeds[mode])
+			}
+		}
+	}
+	c.Complete = len(c.Gaps) == 0
+	return c
+}
+
+// skippedFor returns the input whose absence a skip reason states.
+func skippedFor(reason, mode string) (Need, bool) {
+	if strings.HasPrefix(reason, "no "+mode+" data plane") || reason == "no data plane" {
+		return NeedDataplane, true
+	}
+	for n, hint := range needHints {
+		if reason == hint {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+func isCore(id string) bool {
+	for _, x := range coreChecks {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Verdicts of a node or a report.
+const (
+	// VerdictOK: no finding, and the checks that matter ran on complete
+	// inputs.
+	VerdictOK = "ok"
+	// VerdictFindings: findings were reported.
+	VerdictFindings = "findings"
+	// VerdictInconclusive: no finding, but what matters was not (all)
+	// checked; Coverage says what is missing.
+	VerdictInconclusive = "inconclusive"
+)
+
+// Verdict returns the verdict of a run: findings, else ok when its
+// coverage is complete, else inconclusive.
+func (r *Result) Verdict() string {
+	switch {
+	case len(r.Findings) > 0:
+		return VerdictFindings
+	case r.Coverage.Complete:
+		return VerdictOK
+	}
+	return VerdictInconclusive
+}

@@ -1,0 +1,126 @@
+package checks_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
+)
+
+// copyBundle copies a testdata bundle, leaving out the files drop selects
+// (by slash path relative to the bundle) and adding extra ones.
+func copyBundle(t *testing.T, name string, drop func(rel string) bool, extra map[string]string) string {
+	t.Helper()
+	src := filepath.Join(parsetest.Root(t), "testdata", "bundles", name)
+	out := t.TempDir()
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(out, rel), 0o755)
+		}
+		if drop != nil && drop(filepath.ToSlash(rel)) {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(out, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel, content := range extra {
+		if err := os.WriteFile(filepath.Join(out, rel), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestVerdict checks when no finding is a clean bill of health: only when
+// the core checks ran on a data plane, an export and a mode the inputs
+// establish; otherwise the run is inconclusive and says what to add.
+func TestVerdict(t *testing.T) {
+	failedSave := `{"schema": 1, "collected_at": "2026-03-02T09:15:00Z", "sources": [
+	 {"name": "iptables-nft-save", "method": "exec", "command": ["iptables-nft-save"], "status": "failed", "error": "exit status 4: Permission denied (you must be root)"}]}`
+	for _, tc := range []struct {
+		name    string
+		path    func(t *testing.T) string
+		verdict string
+		gap     string // in one of the gaps
+		command string // in one of the needs' commands
+	}{
+		{name: "healthy bundle", verdict: checks.VerdictOK,
+			path: func(t *testing.T) string { return copyBundle(t, "iptables-healthy", nil, nil) }},
+		{name: "data plane alone", verdict: checks.VerdictInconclusive, gap: "no Services in the inputs", command: "kubectl get services,endpointslices",
+			path: func(t *testing.T) string {
+				return filepath.Join(parsetest.Root(t), "testdata", "bundles", "nftables-healthy", "node", "nft-ruleset.txt")
+			}},
+		{name: "no data plane", verdict: checks.VerdictInconclusive, gap: "no nftables data plane", command: "nft list ruleset",
+			path: func(t *testing.T) string {
+				return copyBundle(t, "nftables-healthy", func(rel string) bool { return strings.HasPrefix(rel, "node/nft-") }, nil)
+			}},
+		{name: "mode assumed", verdict: checks.VerdictInconclusive, gap: "the proxy mode is assumed", command: "configmap kube-proxy",
+			path: func(t *testing.T) string {
+				return copyBundle(t, "nftables-healthy", func(rel string) bool {
+					return strings.HasPrefix(rel, "node/nft-") || rel == "kube-proxy/config.yaml" || rel == "cluster/kube-proxy-configmap.yaml"
+				}, nil)
+			}},
+		{name: "dump failed when collected", verdict: checks.VerdictInconclusive, gap: "iptables-nft-save source failed", command: "iptables-save",
+			path: func(t *testing.T) string {
+				return copyBundle(t, "iptables-healthy", nil, map[string]string{"manifest.json": failedSave})
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snaps, err := load.Load([]string{tc.path(t)}, load.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := checks.Run(snaps[0], checks.All)
+			if got := res.Verdict(); got != tc.verdict {
+				t.Fatalf("verdict %s, want %s; coverage %+v; findings %v", got, tc.verdict, res.Coverage, res.Findings)
+			}
+			if tc.verdict == checks.VerdictOK {
+				if !res.Coverage.Complete || len(res.Coverage.Gaps)+len(res.Coverage.Needs) != 0 {
+					t.Errorf("a complete run lists gaps: %+v", res.Coverage)
+				}
+				return
+			}
+			if !strings.Contains(strings.Join(res.Coverage.Gaps, "\n"), tc.gap) {
+				t.Errorf("no gap with %q in %q", tc.gap, res.Coverage.Gaps)
+			}
+			var cmds []string
+			for _, n := range res.Coverage.Needs {
+				cmds = append(cmds, n.Command)
+			}
+			if !strings.Contains(strings.Join(cmds, "\n"), tc.command) {
+				t.Errorf("no need with %q in %q", tc.command, cmds)
+			}
+		})
+	}
+}
+
+// TestVerdictSelectedChecks: a run of other checks than the core ones is
+// judged on what it ran.
+func TestVerdictSelectedChecks(t *testing.T) {
+	path := filepath.Join(parsetest.Root(t), "testdata", "bundles", "nftables-healthy", "node", "nft-ruleset.txt")
+	snaps, err := load.Load([]string{path}, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := checks.Select(checks.All, checks.Options{Only: []string{"ruleset-scale"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := checks.Run(snaps[0], sel); res.Verdict() != checks.VerdictOK {
+		t.Errorf("verdict %s of a run of ruleset-scale alone: %+v", res.Verdict(), res.Coverage)
+	}
+}
