@@ -55,7 +55,7 @@ func (p *iptablesProxier) legacyEndpoints(sp *model.ServicePort) legacySelection
 		case sp.InternalPolicyLocal && p.in.gate("ServiceInternalTrafficPolicy", p.minor >= 22):
 			eps = filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local })
 		case p.in.gate("TopologyAwareHints", false):
-			eps = filterByHints(eps, sp, p.in.cat.Zone)
+			eps = filterByHints(eps, sp, p.in.cat.Zone, p.minor)
 		}
 	}
 	var s legacySelection
@@ -105,8 +105,13 @@ func filterEndpoints(eps []*model.Endpoint, keep func(*model.Endpoint) bool) []*
 	return out
 }
 
-// filterByHints mirrors filterEndpointsWithHints (1.21-1.23).
-func filterByHints(eps []*model.Endpoint, sp *model.ServicePort, zone string) []*model.Endpoint {
+// filterByHints mirrors filterEndpointsWithHints (1.21-1.23): with the
+// annotation "Auto" or "auto" and a zone label, the endpoints hinted for
+// the zone, unless an endpoint has no hint or none is for the zone. In
+// 1.21 and 1.22 every endpoint counts, ready or not, and the unready ones
+// of the zone are kept (the chains then use the ready ones only, and may
+// have none); 1.23 looks at the ready endpoints only (#106507).
+func filterByHints(eps []*model.Endpoint, sp *model.ServicePort, zone string, minor int) []*model.Endpoint {
 	if sp.Service == nil {
 		return eps
 	}
@@ -118,7 +123,7 @@ func filterByHints(eps []*model.Endpoint, sp *model.ServicePort, zone string) []
 	}
 	var out []*model.Endpoint
 	for _, e := range eps {
-		if !e.Ready {
+		if !e.Ready && minor >= 23 {
 			continue
 		}
 		if len(e.ZoneHints()) == 0 {

@@ -176,7 +176,7 @@ func (p *ipvsProxier) ipvsLegacyEndpoints(sp *model.ServicePort, onlyLocal bool)
 		case sp.InternalPolicyLocal && p.in.gate("ServiceInternalTrafficPolicy", p.minor >= 22):
 			eps = filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local })
 		case p.in.gate("TopologyAwareHints", false):
-			eps = filterByHints(eps, sp, p.in.cat.Zone)
+			eps = filterByHints(eps, sp, p.in.cat.Zone, p.minor)
 		}
 	}
 	if !onlyLocal {
