@@ -34,14 +34,13 @@ func nodeLocalExternal(sp *model.ServicePort) bool {
 
 // legacyEndpoints selects the endpoints of sp for family f the way
 // syncProxyRules of 1.20-1.23 does: pkg/proxy/topology.go FilterEndpoints
-// (1.21-1.23: all endpoints for externalTrafficPolicy Local, only local
-// ones for internalTrafficPolicy Local with the ServiceInternalTrafficPolicy
-// gate, beta from 1.22, and the zone hints with the TopologyAwareHints
-// gate, off by default, annotation "Auto"), then ready endpoints for the
+// (1.21-1.23, filterEndpointsLegacy), then ready endpoints for the
 // service chain and, for externalTrafficPolicy Local, the local ready ones
 // (1.22+: the local serving terminating ones when there are none and the
-// ProxyTerminatingEndpoints gate is on). The alpha ServiceTopology
-// (topologyKeys) filtering of 1.20 is not modelled.
+// ProxyTerminatingEndpoints gate is on). The topologyKeys filter of the
+// alpha ServiceTopology gate (1.20, and 1.21 in FilterEndpoints) keeps
+// every endpoint of a Service without topologyKeys, which proxyscan takes
+// every Service to be (the field is gone from the API).
 func (p *iptablesProxier) legacyEndpoints(sp *model.ServicePort) legacySelection {
 	var eps []*model.Endpoint
 	for _, e := range sp.Endpoints {
@@ -50,14 +49,7 @@ func (p *iptablesProxier) legacyEndpoints(sp *model.ServicePort) legacySelection
 		}
 	}
 	local := nodeLocalExternal(sp)
-	if p.minor >= 21 && !local {
-		switch {
-		case sp.InternalPolicyLocal && p.in.gate("ServiceInternalTrafficPolicy", p.minor >= 22):
-			eps = filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local })
-		case p.in.gate("TopologyAwareHints", false):
-			eps = filterByHints(eps, sp, p.in.cat.Zone)
-		}
-	}
+	eps = p.in.filterEndpointsLegacy(p.minor, sp, eps)
 	var s legacySelection
 	termGate := p.minor >= 22 && p.in.gate("ProxyTerminatingEndpoints", false)
 	var localReady, localServingTerminating bool
@@ -95,6 +87,31 @@ func (p *iptablesProxier) legacyEndpoints(sp *model.ServicePort) legacySelection
 	return s
 }
 
+// filterEndpointsLegacy mirrors pkg/proxy/topology.go FilterEndpoints of
+// 1.21-1.23, which both proxiers apply to the endpoints of a service port
+// before they select: it leaves them alone for externalTrafficPolicy Local
+// and, in 1.21, without EndpointSliceProxying or with ServiceTopology
+// (whose topologyKeys filter keeps every endpoint of a Service without
+// topologyKeys; the field is gone from the API, and proxyscan cannot read
+// it); else it keeps the local ones for internalTrafficPolicy Local with
+// ServiceInternalTrafficPolicy (alpha in 1.21, beta from 1.22), else
+// applies the zone hints with TopologyAwareHints (off by default).
+func (in *input) filterEndpointsLegacy(minor int, sp *model.ServicePort, eps []*model.Endpoint) []*model.Endpoint {
+	if minor < 21 || nodeLocalExternal(sp) {
+		return eps
+	}
+	if minor == 21 && (!in.gate("EndpointSliceProxying", true) || in.gate("ServiceTopology", false)) {
+		return eps
+	}
+	switch {
+	case sp.InternalPolicyLocal && in.gate("ServiceInternalTrafficPolicy", minor >= 22):
+		return filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local })
+	case in.gate("TopologyAwareHints", false):
+		return filterByHints(eps, sp, in.cat.Zone, minor)
+	}
+	return eps
+}
+
 func filterEndpoints(eps []*model.Endpoint, keep func(*model.Endpoint) bool) []*model.Endpoint {
 	var out []*model.Endpoint
 	for _, e := range eps {
@@ -105,8 +122,13 @@ func filterEndpoints(eps []*model.Endpoint, keep func(*model.Endpoint) bool) []*
 	return out
 }
 
-// filterByHints mirrors filterEndpointsWithHints (1.21-1.23).
-func filterByHints(eps []*model.Endpoint, sp *model.ServicePort, zone string) []*model.Endpoint {
+// filterByHints mirrors filterEndpointsWithHints (1.21-1.23): with the
+// annotation "Auto" or "auto" and a zone label, the endpoints hinted for
+// the zone, unless an endpoint has no hint or none is for the zone. In
+// 1.21 and 1.22 every endpoint counts, ready or not, and the unready ones
+// of the zone are kept (the chains then use the ready ones only, and may
+// have none); 1.23 looks at the ready endpoints only (#106507).
+func filterByHints(eps []*model.Endpoint, sp *model.ServicePort, zone string, minor int) []*model.Endpoint {
 	if sp.Service == nil {
 		return eps
 	}
@@ -118,7 +140,7 @@ func filterByHints(eps []*model.Endpoint, sp *model.ServicePort, zone string) []
 	}
 	var out []*model.Endpoint
 	for _, e := range eps {
-		if !e.Ready {
+		if !e.Ready && minor >= 23 {
 			continue
 		}
 		if len(e.ZoneHints()) == 0 {

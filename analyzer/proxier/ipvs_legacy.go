@@ -157,11 +157,8 @@ func ipvsFilterReturnSets(minor int) []string {
 const ipvsMinorCategorize = 24
 
 // ipvsLegacyEndpoints mirrors syncEndpoint of 1.21-1.23: the endpoints of
-// the family filtered by FilterEndpoints (pkg/proxy/topology.go: left
-// alone for externalTrafficPolicy Local, only local ones for
-// internalTrafficPolicy Local with the ServiceInternalTrafficPolicy gate,
-// else the zone hints with the TopologyAwareHints gate), then the ready
-// ones, or with onlyLocal the local ready ones (none is none: no
+// the family filtered by FilterEndpoints (filterEndpointsLegacy), then
+// the ready ones, or with onlyLocal the local ready ones (none is none: no
 // fallback), the local serving terminating ones when there are none and
 // the ProxyTerminatingEndpoints gate is on.
 func (p *ipvsProxier) ipvsLegacyEndpoints(sp *model.ServicePort, onlyLocal bool) []*model.Endpoint {
@@ -171,14 +168,7 @@ func (p *ipvsProxier) ipvsLegacyEndpoints(sp *model.ServicePort, onlyLocal bool)
 			eps = append(eps, e)
 		}
 	}
-	if !nodeLocalExternal(sp) {
-		switch {
-		case sp.InternalPolicyLocal && p.in.gate("ServiceInternalTrafficPolicy", p.minor >= 22):
-			eps = filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local })
-		case p.in.gate("TopologyAwareHints", false):
-			eps = filterByHints(eps, sp, p.in.cat.Zone)
-		}
-	}
+	eps = p.in.filterEndpointsLegacy(p.minor, sp, eps)
 	if !onlyLocal {
 		return filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Ready })
 	}
