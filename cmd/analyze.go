@@ -106,7 +106,7 @@ func analyzeRun(opts *AnalyzeOptions) error {
 	}
 	selected, err := checks.Select(checks.All, checks.Options{Only: opts.Only, Skip: opts.Skip})
 	if err != nil {
-		return &FlagError{Err: err}
+		return unknownCheck(err)
 	}
 	if _, err := checkFormat(opts.Output); err != nil {
 		return err

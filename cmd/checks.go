@@ -44,7 +44,7 @@ func checksRun(opts *ChecksOptions) error {
 	if opts.ID != "" {
 		c := checks.ByID(opts.ID)
 		if c == nil {
-			return flagErrorf("unknown check %q (run proxyscan checks for the list)", opts.ID)
+			return unknownCheck(&checks.UnknownCheckError{ID: opts.ID})
 		}
 		list = []*checks.Check{c}
 	}

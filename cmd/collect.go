@@ -15,6 +15,7 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
+	"github.com/proxyscan/proxyscan/analyzer/report"
 	"github.com/proxyscan/proxyscan/collect"
 	"github.com/proxyscan/proxyscan/collect/redact"
 	"github.com/proxyscan/proxyscan/parsers/manifest"
@@ -69,6 +70,11 @@ func NewCmdCollect(f *Factory, runF func(*CollectOptions) error) *cobra.Command 
 			}
 			if (opts.RedactMap != "" || opts.RedactKeyFile != "") && !opts.Redact {
 				return flagErrorf("--redact-map and --redact-key-file need --redact")
+			}
+			for _, f := range append(report.Formats(), "yaml", "text", "wide") {
+				if opts.Output == f {
+					return flagErrorf("collect writes a bundle: -o names its file, and %q is an output format of analyze, not a file name (write -o %s.tgz, or -o ./%s for a file of that name)", f, f, f)
+				}
 			}
 			if opts.Output == "-" && opts.IO.OutTTY {
 				return flagErrorf("refusing to write a binary bundle to a terminal (-o -): redirect stdout")

@@ -21,19 +21,23 @@ func Run(f *Factory, args []string) int {
 	root.SetArgs(args)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
+	if err != nil && strings.HasPrefix(err.Error(), "unknown command ") {
+		// cobra's own message, with its suggestions: a usage error.
+		err = &FlagError{Err: err}
+	}
 	// The profile is written whatever the outcome: a run that reports
 	// findings (exit 1) is the one most worth profiling.
 	if perr := prof.stop(); perr != nil && (err == nil || errors.Is(err, errFindings)) {
 		err = perr
 	}
 	if err != nil && !errors.Is(err, errFindings) {
-		printError(f, err)
+		printError(f, cmd, err)
 	}
 	return exitCode(err)
 }
 
-func printError(f *Factory, err error) {
+func printError(f *Factory, cmd *cobra.Command, err error) {
 	var list parsers.ErrorList
 	if errors.As(err, &list) {
 		for i, e := range list {
@@ -49,7 +53,11 @@ func printError(f *Factory, err error) {
 	fmt.Fprintf(f.IO.ErrOut, "proxyscan: %s\n", msg)
 	var fe *FlagError
 	if errors.As(err, &fe) && !strings.Contains(msg, "--help") {
-		fmt.Fprintln(f.IO.ErrOut, "Run 'proxyscan --help' for usage.")
+		path := "proxyscan"
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(f.IO.ErrOut, "Run '%s --help' for usage.\n", path)
 	}
 }
 
@@ -72,7 +80,7 @@ func newRootCmd(f *Factory) (*cobra.Command, *ProfileOptions) {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &FlagError{Err: err} })
+	root.SetFlagErrorFunc(flagError)
 	prof := &ProfileOptions{}
 	prof.addFlags(root)
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return prof.start() }

@@ -160,8 +160,24 @@ type Options struct {
 	Only, Skip []string
 }
 
-// Select returns the checks of all that opts selects, or an error naming an
-// unknown ID.
+// UnknownCheckError names a check ID that no check has.
+type UnknownCheckError struct{ ID string }
+
+func (e *UnknownCheckError) Error() string {
+	return fmt.Sprintf("unknown check %q (see proxyscan checks)", e.ID)
+}
+
+// IDs returns the IDs of checks, in their order.
+func IDs(checks []*Check) []string {
+	out := make([]string, len(checks))
+	for i, c := range checks {
+		out[i] = c.ID
+	}
+	return out
+}
+
+// Select returns the checks of all that opts selects, or an
+// [*UnknownCheckError].
 func Select(all []*Check, opts Options) ([]*Check, error) {
 	known := map[string]bool{}
 	for _, c := range all {
@@ -169,7 +185,7 @@ func Select(all []*Check, opts Options) ([]*Check, error) {
 	}
 	for _, id := range append(append([]string{}, opts.Only...), opts.Skip...) {
 		if !known[id] {
-			return nil, fmt.Errorf("unknown check %q (see proxyscan checks)", id)
+			return nil, &UnknownCheckError{ID: id}
 		}
 	}
 	in := func(list []string, id string) bool {
