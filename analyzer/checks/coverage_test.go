@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/checktest"
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
@@ -122,5 +123,22 @@ func TestVerdictSelectedChecks(t *testing.T) {
 	}
 	if res := checks.Run(snaps[0], sel); res.Verdict() != checks.VerdictOK {
 		t.Errorf("verdict %s of a run of ruleset-scale alone: %+v", res.Verdict(), res.Coverage)
+	}
+}
+
+// TestRulesetScaleSeverity: a large rule set is a warning when syncs are
+// slow, information when they are fast (a size alone is not a fault).
+func TestRulesetScaleSeverity(t *testing.T) {
+	for name, want := range map[string]checks.Severity{"ruleset-scale.txtar": checks.Warning, "ruleset-scale-fast-syncs.txtar": checks.Info} {
+		dir := checktest.Load(t, filepath.Join(parsetest.Root(t), "testdata", "scenarios", "node", name)).Dir
+		snaps, err := load.Load([]string{dir}, load.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sel, _ := checks.Select(checks.All, checks.Options{Only: []string{"ruleset-scale"}})
+		res := checks.Run(snaps[0], sel)
+		if len(res.Findings) != 1 || res.Findings[0].Severity != want {
+			t.Errorf("%s: findings %+v, want one of severity %s", name, res.Findings, want)
+		}
 	}
 }
