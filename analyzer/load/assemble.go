@@ -324,8 +324,13 @@ func (b *builder) pickVersion(opts Options) error {
 		return nil
 	}
 	if b.version != nil {
-		s.Version = model.Version{Version: *b.version, Source: b.vpos.File}
-		return nil
+		if v := *b.version; v.Major == 1 {
+			s.Version = model.Version{Version: v, Source: b.vpos.File}
+			return nil
+		}
+		// A development build (v0.0.0-master+...) says nothing of the
+		// release it was built from: the other inputs may.
+		s.Notes = append(s.Notes, fmt.Sprintf("%s says kube-proxy %s, which is not a release; the version is taken from the other inputs", b.vpos.File, b.version))
 	}
 	for _, ds := range s.Objects.DaemonSets {
 		if ds.Namespace != "kube-system" || !strings.Contains(ds.Name, "kube-proxy") {
@@ -346,7 +351,11 @@ func (b *builder) pickVersion(opts Options) error {
 	}
 	for _, n := range s.Objects.Nodes {
 		if v := n.Status.NodeInfo.KubeletVersion; v != "" && set(v, "kubelet version of Node "+n.Name) {
-			s.Notes = append(s.Notes, "kube-proxy version taken from the kubelet version of node "+n.Name+"; add kube-proxy/version.txt to be exact")
+			note := "kube-proxy version taken from the kubelet version of node " + n.Name
+			if b.version == nil {
+				note += "; add kube-proxy/version.txt to be exact"
+			}
+			s.Notes = append(s.Notes, note)
 			return nil
 		}
 	}

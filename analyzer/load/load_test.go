@@ -247,3 +247,46 @@ func FuzzReadArchive(f *testing.F) {
 		}
 	})
 }
+
+// TestVersionSources checks where the version comes from: the version file
+// when it names a release, else the other inputs (a development build's
+// v0.0.0 is not taken for release 0.0), else the newest, assumed.
+func TestVersionSources(t *testing.T) {
+	node := `apiVersion: v1
+kind: Node
+metadata:
+  name: node-a
+status:
+  nodeInfo:
+    kubeletVersion: v1.31.4
+`
+	for _, tc := range []struct {
+		name, version, source, note string
+		files                       map[string]string
+	}{
+		{"release", "v1.30.2", "kube-proxy/version.txt", "", map[string]string{"kube-proxy/version.txt": "Kubernetes v1.30.2\n", "cluster/node.yaml": node}},
+		{"development build", "v1.31.4", "kubelet version of Node node-a", "is not a release",
+			map[string]string{"kube-proxy/version.txt": "Kubernetes v0.0.0-master+0a1b2c3d\n", "cluster/node.yaml": node}},
+		{"development build alone", "v1.37.0", "assumed: newest supported", "is not a release",
+			map[string]string{"kube-proxy/version.txt": "Kubernetes v0.0.0-master+0a1b2c3d\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, dir, "node/iptables-save.txt", []byte(miniDump))
+			for name, content := range tc.files {
+				writeFile(t, dir, name, []byte(content))
+			}
+			snaps, err := Load([]string{dir}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := snaps[0]
+			if s.Version.String() != tc.version || s.Version.Source != tc.source {
+				t.Errorf("version %s (%s), want %s (%s)", s.Version, s.Version.Source, tc.version, tc.source)
+			}
+			if tc.note != "" && !strings.Contains(strings.Join(s.Notes, "\n"), tc.note) {
+				t.Errorf("notes %q lack %q", s.Notes, tc.note)
+			}
+		})
+	}
+}
