@@ -9,6 +9,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/kube"
+	"github.com/proxyscan/proxyscan/parsers/manifest"
 )
 
 // crashRestarts is the restart count from which a running kube-proxy pod
@@ -22,7 +23,9 @@ var kubeProxyUnhealthy = &Check{
 	What: "kube-proxy's own health says it is not well, or Kubernetes does: its /healthz answers 503 (a queued " +
 		"change has waited more than twice the sync period, a proxier family is unhealthy, or the node is being " +
 		"deleted), its pod on the node is not Running and ready or keeps restarting (CrashLoopBackOff, non-zero " +
-		"exits), or the kube-proxy DaemonSet has fewer ready pods than it should.",
+		"exits), or the kube-proxy DaemonSet has fewer ready pods than it should; or, in a collected bundle, the " +
+		"manifest records that kube-proxy was not running on the node, or was running but answered neither " +
+		"/healthz nor /metrics on loopback (hung).",
 	Why: "A kube-proxy that is not running keeps the rules of its last sync, so Services on the node drift out of " +
 		"date; one that restarts in a loop (after a switch to IPVS without the kernel modules, an invalid " +
 		"configuration, missing RBAC) does the same. Load balancers that probe /healthz take the node out of " +
@@ -36,8 +39,9 @@ var kubeProxyUnhealthy = &Check{
 func runKubeProxyUnhealthy(p *Pass) {
 	s := p.Snap
 	pods, sets := kubeProxyPods(s), kubeProxyDaemonSets(s)
-	if s.Healthz == nil && len(pods) == 0 && len(sets) == 0 {
-		p.Skip("no kube-proxy /healthz response, pod or DaemonSet in the inputs")
+	collected := collectedProcessState(p)
+	if s.Healthz == nil && len(pods) == 0 && len(sets) == 0 && !collected {
+		p.Skip("no kube-proxy /healthz response, pod, DaemonSet or bundle manifest in the inputs")
 		return
 	}
 	if h := s.Healthz; h != nil && !h.IsHealthy() {
@@ -86,6 +90,57 @@ func runKubeProxyUnhealthy(p *Pass) {
 			Advice:   "Find the nodes whose kube-proxy pod is not ready (kubectl -n kube-system get pods -l k8s-app=kube-proxy -o wide) and analyse their bundles.",
 		})
 	}
+}
+
+// collectedProcessState reports what the bundle's manifest recorded of the
+// kube-proxy process when the bundle was collected: not running on the
+// node, or not answering on its health and metrics ports (hung). It
+// returns whether the manifest says anything about it.
+func collectedProcessState(p *Pass) bool {
+	m := p.Snap.Manifest
+	if m == nil {
+		return false
+	}
+	healthz, metrics := m.Source("kube-proxy-healthz"), m.Source("kube-proxy-metrics")
+	if healthz == nil && metrics == nil {
+		return false
+	}
+	var ev []model.Evidence
+	var notRunning, hung []string
+	for _, src := range []*manifest.Source{healthz, metrics} {
+		if src == nil {
+			continue
+		}
+		text := fmt.Sprintf("%s: %s: %s", src.Name, src.Status, src.Error)
+		switch {
+		case src.Status == manifest.StatusSkipped && strings.Contains(src.Error, "not running"):
+			notRunning = append(notRunning, src.Name)
+			ev = append(ev, model.EvidenceAt(src.Pos, text))
+		case src.Status == manifest.StatusFailed && src.HTTPStatus == 0:
+			// No answer at all: a timeout or a refused connection.
+			hung = append(hung, fmt.Sprintf("%s (%s)", strings.TrimPrefix(src.Name, "kube-proxy-"), src.Error))
+			ev = append(ev, model.EvidenceAt(src.Pos, text))
+		}
+	}
+	when := "when the bundle was collected"
+	if !m.CollectedAt.IsZero() {
+		when = "when the bundle was collected (" + m.CollectedAt.UTC().Format(time.RFC3339) + ")"
+	}
+	switch {
+	case len(notRunning) > 0:
+		p.Report(Finding{
+			Message:  "kube-proxy was not running on the node " + when + ": the rules are those of its last sync and no longer follow the cluster",
+			Evidence: ev,
+			Advice:   "Find why its pod is not running (kubectl -n kube-system get pods -l k8s-app=kube-proxy -o wide --field-selector spec.nodeName=NODE, then describe it) and let the DaemonSet start it again.",
+		})
+	case len(hung) > 0:
+		p.Report(Finding{
+			Message:  "kube-proxy was running but did not answer on loopback " + when + ": " + strings.Join(hung, ", ") + "; a hung kube-proxy no longer syncs the rules",
+			Evidence: ev,
+			Advice:   "Look at its log and CPU (a kube-proxy stuck in an iptables-restore or on the xtables lock, or starved), then restart its pod.",
+		})
+	}
+	return true
 }
 
 // checkProxyPod reports a kube-proxy pod that is not running and ready,
