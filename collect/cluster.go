@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -114,6 +115,13 @@ func readCluster(ctx context.Context, e *env, s *Source, w *Writer) {
 		items, err = listPods(ctx, e, c, w)
 	case "cluster-node":
 		items, err = getNode(ctx, e, c, w)
+	case "cluster-servicecidrs":
+		items, err = listServiceCIDRs(ctx, c)
+		if apierrors.IsNotFound(err) {
+			// Served from 1.33 (v1): an older API server has none.
+			w.Skip("the API server serves no networking.k8s.io/v1 ServiceCIDRs (Kubernetes before 1.33)")
+			return
+		}
 	default:
 		err = fmt.Errorf("unknown cluster source %q", s.Name)
 	}
@@ -158,6 +166,18 @@ func listServices(ctx context.Context, e *env, c *kubeapi.Client) ([]any, error)
 		e.addName("namespace", s.Namespace)
 		e.addName("service", s.Name)
 		out = append(out, s)
+	}
+	return out, nil
+}
+
+func listServiceCIDRs(ctx context.Context, c *kubeapi.Client) ([]any, error) {
+	l, err := kubeapi.List[networkingv1.ServiceCIDR](ctx, c, kubeapi.ServiceCIDRs, "", kubeapi.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing servicecidrs: %w", err)
+	}
+	out := make([]any, 0, len(l))
+	for i := range l {
+		out = append(out, &l[i])
 	}
 	return out, nil
 }

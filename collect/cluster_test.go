@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/proxyscan/proxyscan/internal/kubeapi/kubeapitest"
@@ -314,5 +315,21 @@ func TestNoKubeconfig(t *testing.T) {
 	}
 	if s := res.Manifest.Source("cluster-services"); s.Status != manifest.StatusFailed || !strings.HasPrefix(s.Error, "loading the kubeconfig: ") {
 		t.Errorf("absent kubeconfig: %+v", s)
+	}
+}
+
+// TestClusterServiceCIDRs: the ServiceCIDRs are exported as kubectl would,
+// and read back by the loader's parser.
+func TestClusterServiceCIDRs(t *testing.T) {
+	srv := kubeapitest.New(t,
+		&networkingv1.ServiceCIDR{ObjectMeta: metav1.ObjectMeta{Name: "kubernetes"}, Spec: networkingv1.ServiceCIDRSpec{CIDRs: []string{"10.96.0.0/16", "fd00:10:96::/112"}}},
+	)
+	m, dir := collectCluster(t, srv, Options{}, "cluster-servicecidrs")
+	if s := source(t, m, "cluster-servicecidrs"); s.Status != manifest.StatusOK || s.File != "cluster/servicecidrs.yaml" {
+		t.Fatalf("source %+v", s)
+	}
+	objs := parseBundle(t, dir, "cluster/servicecidrs.yaml")
+	if len(objs.ServiceCIDRs) != 1 || strings.Join(objs.ServiceCIDRs[0].Spec.CIDRs, ",") != "10.96.0.0/16,fd00:10:96::/112" {
+		t.Errorf("read back %+v", objs.ServiceCIDRs)
 	}
 }

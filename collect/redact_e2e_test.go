@@ -113,6 +113,18 @@ func TestRedactedAnalysisMatches(t *testing.T) {
 	}
 	checks.SortFindings(want)
 	got := findings(t, red)
+	// The redacted manifest says more (redacted: true, the notes of the
+	// redaction), so its lines differ; its evidence is compared by JSON
+	// path.
+	for _, fs := range [][]checks.Finding{want, got} {
+		for i := range fs {
+			for j := range fs[i].Evidence {
+				if fs[i].Evidence[j].File == "manifest.json" {
+					fs[i].Evidence[j].Line = 0
+				}
+			}
+		}
+	}
 	wj, _ := json.MarshalIndent(want, "", " ")
 	gj, _ := json.MarshalIndent(got, "", " ")
 	if !bytes.Equal(wj, gj) {

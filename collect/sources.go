@@ -126,6 +126,7 @@ var Sources = []Source{
 	{Name: "cluster-kube-proxy-configmap", File: "cluster/kube-proxy-configmap.yaml", Method: manifest.MethodKubeAPI, Path: "configmaps -n kube-system", Timeout: 20 * time.Second, Phase: 1, Read: readCluster},
 	{Name: "cluster-kube-proxy-daemonset", File: "cluster/kube-proxy-daemonset.yaml", Method: manifest.MethodKubeAPI, Path: "daemonsets.apps -n kube-system", Timeout: 20 * time.Second, Phase: 1, Read: readCluster},
 	{Name: "cluster-kube-proxy-pods", File: "cluster/kube-proxy-pods.yaml", Method: manifest.MethodKubeAPI, Path: "pods -n kube-system", Timeout: 20 * time.Second, Phase: 1, Read: readCluster},
+	{Name: "cluster-servicecidrs", File: "cluster/servicecidrs.yaml", Method: manifest.MethodKubeAPI, Path: "servicecidrs.networking.k8s.io", Timeout: 20 * time.Second, Phase: 1, Read: readCluster},
 	{Name: "cluster-node", File: "cluster/node.yaml", Method: manifest.MethodKubeAPI, Path: "nodes", Timeout: 20 * time.Second, Phase: 1, Read: readCluster},
 }
 

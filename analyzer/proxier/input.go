@@ -28,9 +28,9 @@ type Env struct {
 	// TCPBeLiberal reports net.netfilter.nf_conntrack_tcp_be_liberal set
 	// (1.29+ then writes no INVALID drop rule).
 	TCPBeLiberal bool
-	// ServiceCIDRs are the cluster's ServiceCIDRs (API objects the inputs
-	// do not hold), which nftables mode drops unallocated traffic to; nil
-	// means those of the captured nftables ruleset.
+	// ServiceCIDRs are the cluster's ServiceCIDRs, which nftables mode
+	// drops unallocated traffic to; nil means those of the ServiceCIDR
+	// objects of the exports, else those of the captured nftables ruleset.
 	ServiceCIDRs []netip.Prefix
 }
 

@@ -318,13 +318,24 @@ func nftNodePortAddresses(in *input) []string {
 }
 
 // nftServiceCIDRs returns the ServiceCIDRs of family f: those of the
-// environment, else, as the inputs do not hold ServiceCIDR objects, those
-// the captured ruleset's kube-proxy table drops traffic to (its
+// environment, else those of the ServiceCIDR objects of the exports, else
+// those the captured ruleset's kube-proxy table drops traffic to (its
 // "Drop traffic to unallocated ClusterIPs" rule).
 func (in *input) nftServiceCIDRs(f model.Family) []netip.Prefix {
 	var out []netip.Prefix
-	if in.env.ServiceCIDRs != nil {
-		for _, c := range in.env.ServiceCIDRs {
+	cidrs := in.env.ServiceCIDRs
+	if cidrs == nil && in.snap.Objects != nil && len(in.snap.Objects.ServiceCIDRs) > 0 {
+		cidrs = []netip.Prefix{}
+		for _, o := range in.snap.Objects.ServiceCIDRs {
+			for _, s := range o.Spec.CIDRs {
+				if p, err := netip.ParsePrefix(s); err == nil {
+					cidrs = append(cidrs, p.Masked())
+				}
+			}
+		}
+	}
+	if cidrs != nil {
+		for _, c := range cidrs {
 			if model.FamilyOf(c.Addr()) == f {
 				out = append(out, c)
 			}

@@ -571,3 +571,53 @@ func TestNFTElementReplace(t *testing.T) {
 		}
 	}
 }
+
+// TestNFTServiceCIDRObjects: the ServiceCIDR objects of the exports give
+// the ranges of the "Drop traffic to unallocated ClusterIPs" rule, before
+// those the captured ruleset shows.
+func TestNFTServiceCIDRObjects(t *testing.T) {
+	dir := t.TempDir()
+	src := "../../testdata/bundles/nftables-healthy"
+	for _, f := range []string{"cluster/cluster.yaml", "cluster/node.yaml", "kube-proxy/config.yaml", "kube-proxy/version.txt"} {
+		data, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rule := func(snap *model.Snapshot) string {
+		exp, err := expectFor(snap, testOptions{Mode: model.ModeNFTables})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(exp.Files[0].Data), "\n") {
+			if strings.Contains(l, nftUnallocatedComment) && strings.Contains(l, "ip daddr") {
+				return strings.TrimSpace(l)
+			}
+		}
+		return ""
+	}
+	if r := rule(loadScenario(t, dir)); strings.Contains(r, "10.99.0.0/16") {
+		t.Fatalf("without ServiceCIDR objects: %q", r)
+	}
+	cidrs := `apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata:
+  name: kubernetes
+spec:
+  cidrs:
+  - 10.96.0.0/12
+  - 10.99.0.0/16
+`
+	if err := os.WriteFile(filepath.Join(dir, "cluster/servicecidrs.yaml"), []byte(cidrs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := rule(loadScenario(t, dir)); !strings.Contains(r, "10.96.0.0/12") || !strings.Contains(r, "10.99.0.0/16") {
+		t.Errorf("with ServiceCIDR objects: %q", r)
+	}
+}

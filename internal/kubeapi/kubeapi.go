@@ -111,6 +111,7 @@ var (
 	Pods           = Resource{Version: "v1", Resource: "pods", Kind: "Pod"}
 	Nodes          = Resource{Version: "v1", Resource: "nodes", Kind: "Node"}
 	DaemonSets     = Resource{Group: "apps", Version: "v1", Resource: "daemonsets", Kind: "DaemonSet"}
+	ServiceCIDRs   = Resource{Group: "networking.k8s.io", Version: "v1", Resource: "servicecidrs", Kind: "ServiceCIDR"}
 )
 
 // APIVersion is the resource's apiVersion: "v1", "apps/v1".

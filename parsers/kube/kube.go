@@ -3,7 +3,7 @@
 // (k8s.io/api), each with the position where it starts in its file.
 //
 // It recognises Service, EndpointSlice (discovery.k8s.io/v1 and v1beta1),
-// Endpoints, ConfigMap, Node, Pod and DaemonSet. A KubeProxyConfiguration
+// Endpoints, ConfigMap, Node, Pod, DaemonSet and ServiceCIDR. A KubeProxyConfiguration
 // document found among them is kept as raw text for the kpconfig parser.
 // Other kinds are listed as ignored, never silently dropped.
 //
@@ -28,6 +28,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	discoveryv1beta1 "k8s.io/api/discovery/v1beta1"
+	networkingv1 "k8s.io/api/networking/v1"
+	networkingv1beta1 "k8s.io/api/networking/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/proxyscan/proxyscan/parsers"
@@ -100,6 +102,14 @@ type DaemonSet struct {
 	Pos parsers.Pos
 }
 
+// ServiceCIDR is a ServiceCIDR (networking.k8s.io/v1, or v1beta1 as 1.31
+// and 1.32 serve it) and where it was read: the ranges cluster IPs are
+// allocated from, which kube-proxy's nftables mode guards.
+type ServiceCIDR struct {
+	*networkingv1.ServiceCIDR
+	Pos parsers.Pos
+}
+
 // RawDocument is a document kept as text for another parser (a
 // KubeProxyConfiguration inside a multi-document export).
 type RawDocument struct {
@@ -123,6 +133,7 @@ type Objects struct {
 	Nodes          []*Node
 	Pods           []*Pod
 	DaemonSets     []*DaemonSet
+	ServiceCIDRs   []*ServiceCIDR
 	Raw            []*RawDocument
 	Ignored        []*Ignored
 	// Released counts the EndpointSlices and Endpoints objects that were
@@ -147,7 +158,7 @@ func (o *Objects) ReleaseEndpoints() {
 // Len returns the number of objects, ignored ones included.
 func (o *Objects) Len() int {
 	return len(o.Services) + o.EndpointObjects() + len(o.ConfigMaps) +
-		len(o.Nodes) + len(o.Pods) + len(o.DaemonSets) + len(o.Raw) + len(o.Ignored)
+		len(o.Nodes) + len(o.Pods) + len(o.DaemonSets) + len(o.ServiceCIDRs) + len(o.Raw) + len(o.Ignored)
 }
 
 // SetFile sets the file of every object's position to name (for objects
@@ -174,6 +185,9 @@ func (o *Objects) SetFile(name string) {
 	for _, x := range o.DaemonSets {
 		x.Pos.File = name
 	}
+	for _, x := range o.ServiceCIDRs {
+		x.Pos.File = name
+	}
 	for _, x := range o.Raw {
 		x.Pos.File = name
 	}
@@ -191,6 +205,7 @@ func (o *Objects) Merge(other *Objects) {
 	o.Nodes = append(o.Nodes, other.Nodes...)
 	o.Pods = append(o.Pods, other.Pods...)
 	o.DaemonSets = append(o.DaemonSets, other.DaemonSets...)
+	o.ServiceCIDRs = append(o.ServiceCIDRs, other.ServiceCIDRs...)
 	o.Raw = append(o.Raw, other.Raw...)
 	o.Ignored = append(o.Ignored, other.Ignored...)
 	o.Released += other.Released
@@ -394,6 +409,8 @@ func gather(results []result) (*Objects, error) {
 			out.Pods = append(out.Pods, o)
 		case *DaemonSet:
 			out.DaemonSets = append(out.DaemonSets, o)
+		case *ServiceCIDR:
+			out.ServiceCIDRs = append(out.ServiceCIDRs, o)
 		case *RawDocument:
 			out.Raw = append(out.Raw, o)
 		case *Ignored:
@@ -487,6 +504,19 @@ func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &DaemonSet{DaemonSet: o, Pos: pos}, nil
+		}
+	case c.kind == "ServiceCIDR" && group == "networking.k8s.io" && version == "v1beta1":
+		o := &networkingv1beta1.ServiceCIDR{}
+		if err = d.unmarshal(c, o); err == nil {
+			slim(&o.ObjectMeta)
+			return &ServiceCIDR{ServiceCIDR: &networkingv1.ServiceCIDR{ObjectMeta: o.ObjectMeta,
+				Spec: networkingv1.ServiceCIDRSpec{CIDRs: o.Spec.CIDRs}}, Pos: pos}, nil
+		}
+	case c.kind == "ServiceCIDR" && group == "networking.k8s.io" && (version == "v1" || version == "v1alpha1"):
+		o := &networkingv1.ServiceCIDR{}
+		if err = d.unmarshal(c, o); err == nil {
+			slim(&o.ObjectMeta)
+			return &ServiceCIDR{ServiceCIDR: o, Pos: pos}, nil
 		}
 	case c.kind == "KubeProxyConfiguration":
 		// A copy: c.data may be a slice of a much larger buffer.

@@ -64,6 +64,9 @@ func summarize(o *Objects) summary {
 	for _, x := range o.DaemonSets {
 		s.Objects = append(s.Objects, x.Pos.String()+" DaemonSet "+x.Namespace+"/"+x.Name)
 	}
+	for _, x := range o.ServiceCIDRs {
+		s.Objects = append(s.Objects, x.Pos.String()+" ServiceCIDR "+x.Name+" "+strings.Join(x.Spec.CIDRs, ","))
+	}
 	for _, x := range o.Raw {
 		s.Objects = append(s.Objects, x.Pos.String()+" raw "+x.Kind)
 	}

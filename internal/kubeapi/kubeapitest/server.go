@@ -40,6 +40,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -86,9 +87,10 @@ var (
 		fields: map[string][]string{"spec.unschedulable": {"spec", "unschedulable"}}}
 	kindNamespace = &kind{version: "v1", resource: "namespaces", kind: "Namespace",
 		fields: map[string][]string{"status.phase": {"status", "phase"}}}
-	kindDaemonSet = &kind{group: "apps", version: "v1", resource: "daemonsets", kind: "DaemonSet", namespaced: true}
+	kindDaemonSet   = &kind{group: "apps", version: "v1", resource: "daemonsets", kind: "DaemonSet", namespaced: true}
+	kindServiceCIDR = &kind{group: "networking.k8s.io", version: "v1", resource: "servicecidrs", kind: "ServiceCIDR"}
 
-	kinds = []*kind{kindService, kindEndpointSlice, kindConfigMap, kindSecret, kindPod, kindNode, kindNamespace, kindDaemonSet}
+	kinds = []*kind{kindService, kindEndpointSlice, kindConfigMap, kindSecret, kindPod, kindNode, kindNamespace, kindDaemonSet, kindServiceCIDR}
 )
 
 func kindOf(obj any) *kind {
@@ -109,6 +111,8 @@ func kindOf(obj any) *kind {
 		return kindNamespace
 	case *appsv1.DaemonSet:
 		return kindDaemonSet
+	case *networkingv1.ServiceCIDR:
+		return kindServiceCIDR
 	}
 	return nil
 }
