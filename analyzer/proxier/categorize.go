@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 )
 
 // From 1.24 kube-proxy selects endpoints with CategorizeEndpoints, which
@@ -43,23 +44,25 @@ func nodeLocalExternal(sp *model.ServicePort) bool {
 // ProxyTerminatingEndpoints gate is on). The alpha ServiceTopology
 // (topologyKeys) filtering of 1.20 is not modelled.
 func (p *iptablesProxier) legacyEndpoints(sp *model.ServicePort) legacySelection {
+	res := p.in.res
+	all := res.Has(resolve.NotReadyEndpointsTracked)
 	var eps []*model.Endpoint
 	for _, e := range sp.Endpoints {
-		if e.Family() == p.family && (p.minor >= 21 || e.Ready) {
+		if e.Family() == p.family && (all || e.Ready) {
 			eps = append(eps, e)
 		}
 	}
 	local := nodeLocalExternal(sp)
-	if p.minor >= 21 && !local {
+	if !local {
 		switch {
-		case sp.InternalPolicyLocal && p.in.gate("ServiceInternalTrafficPolicy", p.minor >= 22):
+		case sp.InternalPolicyLocal && res.Has(resolve.InternalTrafficPolicyLocal):
 			eps = filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local })
-		case p.in.gate("TopologyAwareHints", false):
+		case res.Has(resolve.ZoneTopologyHints):
 			eps = filterByHints(eps, sp, p.in.cat.Zone)
 		}
 	}
 	var s legacySelection
-	termGate := p.minor >= 22 && p.in.gate("ProxyTerminatingEndpoints", false)
+	termGate := res.Has(resolve.LocalTerminatingFallback)
 	var localReady, localServingTerminating bool
 	for _, e := range eps {
 		if e.Ready {
