@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
@@ -254,7 +255,6 @@ func formatIPSets(sets []*ipvsSet) []byte {
 // resolved from the configuration as NewProxier resolves it).
 type ipvsProxier struct {
 	in     *input
-	minor  int
 	family model.Family
 	isIPv6 bool
 
@@ -291,11 +291,11 @@ type lbEntry struct {
 func newIPVSProxier(in *input, f model.Family) *ipvsProxier {
 	fam := iptables.Family(f)
 	p := &ipvsProxier{
-		in: in, minor: in.minor, family: f, isIPv6: f == model.IPv6,
+		in: in, family: f, isIPv6: f == model.IPv6,
 		scheduler:     in.cfg.IPVS.Scheduler,
 		masqueradeAll: in.cfg.IPTables.MasqueradeAll,
 		nodeIP:        in.nodeIPs[f],
-		randomFully:   in.minor >= 37 || !in.env.NoRandomFully,
+		randomFully:   in.res.Has(resolve.RandomFullyAlways) || !in.env.NoRandomFully,
 		ports:         in.portsOf(f),
 		sets:          map[string]*ipvsSet{},
 		bound:         map[netip.Addr]bool{},
@@ -340,18 +340,18 @@ func newIPVSProxier(in *input, f model.Family) *ipvsProxier {
 		p.nodeAddrs[ip] = true
 	}
 	npa := newNodePortAddresses(f, in.nodePortAddresses())
+	keepLoopback := !in.res.Has(resolve.IPVSNodePortsSkipLoopback)
 	if npa.matchAll {
 		for ip := range p.nodeAddrs {
 			p.nodePortIPs = append(p.nodePortIPs, ip)
 		}
-		if p.minor < ipvsMinorNoLoopbackNodePorts {
+		if keepLoopback {
 			p.nodePortIPs = append(p.nodePortIPs, loopbackAddrs(in, f)...)
 		}
 		sort.Slice(p.nodePortIPs, func(i, j int) bool { return p.nodePortIPs[i].Less(p.nodePortIPs[j]) })
 	} else {
 		for _, ip := range npa.nodeIPs(in.ifaceAddrs) {
-			loopbackKept := ip.IsLoopback() && p.minor < ipvsMinorNoLoopbackNodePorts
-			if (!ip.IsLoopback() || loopbackKept) && !skip[ip] {
+			if (!ip.IsLoopback() || keepLoopback) && !skip[ip] {
 				p.nodePortIPs = append(p.nodePortIPs, ip)
 			}
 		}
@@ -378,17 +378,17 @@ func (p *ipvsProxier) syncProxyRules() {
 
 // createAndLinkKubeChain declares the chains and prepends the jumps.
 func (p *ipvsProxier) createAndLinkKubeChain() {
-	if p.minor < ipvsMinorProxyFirewall {
+	if !p.in.res.Has(resolve.FilterTableFirewall) {
 		// iptablesEnsureChains: kubelet's KUBE-MARK-DROP, no rules.
 		p.nat.declare(kubeMarkDropChain)
 	}
-	for _, c := range ipvsChainsOf(p.minor) {
+	for _, c := range ipvsChainsOf(p.in.res) {
 		p.table(c.table).declare(c.chain)
 	}
 	type jump struct{ to, comment string }
 	bySrc := map[string][]jump{}
 	var keys []string
-	for _, j := range ipvsJumpChainsOf(p.minor) {
+	for _, j := range ipvsJumpChainsOf(p.in.res) {
 		k := j.table + " " + j.from
 		if _, ok := bySrc[k]; !ok {
 			keys = append(keys, k)
@@ -417,7 +417,7 @@ func setEntry(ip netip.Addr, proto string, port int32) string {
 
 // virtualServer returns the virtual server of an address and port of sp:
 // the configured scheduler, persistence for ClientIP affinity, mh-port
-// for the mh scheduler.
+// for the mh scheduler (IPVSMaglevPortFlag).
 func (p *ipvsProxier) virtualServer(sp *model.ServicePort, ip netip.Addr, port int32) *ipvs.Service {
 	s := &ipvs.Service{Destinations: []*ipvs.Destination{}}
 	s.Address = net.IP(ip.AsSlice())
@@ -434,7 +434,7 @@ func (p *ipvsProxier) virtualServer(sp *model.ServicePort, ip netip.Addr, port i
 		s.Flags |= ipvs.FlagPersistent
 		s.Timeout = uint32(sp.AffinityTimeout)
 	}
-	if p.scheduler == ipvsSchedulerMaglev && p.minor >= ipvsMinorMaglevPort {
+	if p.scheduler == ipvsSchedulerMaglev && p.in.res.Has(resolve.IPVSMaglevPortFlag) {
 		s.Flags |= ipvs.FlagSched2
 	}
 	return s
@@ -474,8 +474,9 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 	cat := model.Categorize(sp, p.family, p.in.cat)
 	// syncEndpoint: the Local endpoints for a Local policy, the Cluster
 	// ones when there are none (#97081), else the Cluster ones.
+	categorize := p.in.res.Has(resolve.CategorizeEndpoints)
 	endpoints := func(onlyLocal bool) []*model.Endpoint {
-		if p.minor < ipvsMinorCategorize {
+		if !categorize {
 			return p.ipvsLegacyEndpoints(sp, onlyLocal)
 		}
 		if onlyLocal && len(cat.Local) > 0 {
@@ -490,9 +491,7 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 	}
 	cip, _ := sp.ClusterIP(p.family)
 	p.sets[view.SetClusterIP].add(setEntry(cip, proto, sp.Port))
-	// Before 1.26 internalTrafficPolicy Local needs the
-	// ServiceInternalTrafficPolicy gate (on by default from 1.22).
-	internalLocal := sp.InternalPolicyLocal && (p.minor >= ipvsMinorIPVSFilter || p.in.gate("ServiceInternalTrafficPolicy", p.minor >= 22))
+	internalLocal := sp.InternalPolicyLocal && p.in.res.Has(resolve.InternalTrafficPolicyLocal)
 	p.addVirtualServer(p.virtualServer(sp, cip, sp.Port), endpoints(internalLocal), true, cip)
 
 	for _, ip := range sp.ExternalIPsOf(p.family) {
@@ -567,10 +566,11 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	if p.isIPv6 {
 		lo = "::1/128"
 	}
-	if p.minor >= ipvsMinorIPVSFilter {
+	ipvsFilter := p.in.res.Has(resolve.IPVSFilterChain)
+	if ipvsFilter {
 		p.nat.Write("-A", kubeServicesChain, "-s", lo, "-j", "RETURN")
 	}
-	for _, s := range ipvsSetRules(p.minor) {
+	for _, s := range ipvsSetRules(p.in.res) {
 		set := p.sets[s.set]
 		if set.empty() {
 			continue
@@ -607,12 +607,12 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	}
 	p.nat.Write("-A", kubeServicesChain, "-m", "addrtype", "--dst-type", "LOCAL", "-j", ipvsNodePortChain)
 	p.nat.Write("-A", ipvsLoadBalancerChain, "-j", kubeMarkMasqChain)
-	if p.minor >= ipvsMinorProxyFirewall {
+	if p.in.res.Has(resolve.FilterTableFirewall) {
 		p.filter.Write("-A", ipvsSourceRangesFirewall, "-j", "DROP")
 	} else {
 		p.nat.Write("-A", ipvsNATFirewallChain124, "-j", kubeMarkDropChain)
 	}
-	if p.minor >= ipvsMinorOutFilter {
+	if p.in.res.Has(resolve.IPVSOutFilterChain) {
 		for _, e := range p.noNodeAccess {
 			p.filter.Write("-A", ipvsOutFilterChain, "-s", e.ip.String(), "-m", "ipvs", "--vaddr", e.ip.String(),
 				"--vproto", e.proto, "--vport", strconv.Itoa(int(e.port)), "-j", "DROP")
@@ -626,7 +626,7 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	mark := p.mark
 	p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding rules"`,
 		"-m", "mark", "--mark", mark+"/"+mark, "-j", "ACCEPT")
-	if p.minor >= ipvsMinorForwardConntrack {
+	if p.in.res.Has(resolve.ForwardConntrackOneRule) {
 		p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding conntrack rule"`,
 			"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
 	} else {
@@ -638,11 +638,11 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	hc := p.sets[view.SetHealthCheckNodePort].name
 	p.filter.Write("-A", ipvsNodePortChain, "-m", "comment", "--comment", ipvsSetComment(view.SetHealthCheckNodePort),
 		"-m", "set", "--match-set", hc, "dst", "-j", "ACCEPT")
-	if p.minor >= ipvsMinorIPVSFilter {
-		for _, s := range ipvsFilterReturnSets(p.minor) {
+	if ipvsFilter {
+		for _, s := range ipvsFilterReturnSets(p.in.res) {
 			p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", p.sets[s].name, "dst,dst", "-j", "RETURN")
 		}
-		if p.minor >= ipvsMinorNodeAddrUnbound {
+		if p.in.res.Has(resolve.IPVSNodeAddressesUnbound) {
 			p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", hc, "dst", "-j", "RETURN")
 		}
 		p.filter.Write("-A", ipvsFilterChain, "-m", "conntrack", "--ctstate", "NEW",
@@ -659,9 +659,10 @@ func (p *ipvsProxier) writeIPTablesRules() {
 }
 
 // shouldBind reports whether an external or load balancer IP is bound to
-// kube-ipvs0: unless it is an address of the node (1.28+), always before.
+// kube-ipvs0: unless it is an address of the node (IPVSNodeAddressesUnbound),
+// always before.
 func (p *ipvsProxier) shouldBind(ip netip.Addr) bool {
-	return p.minor < ipvsMinorNodeAddrUnbound || !p.nodeAddrs[ip]
+	return !p.in.res.Has(resolve.IPVSNodeAddressesUnbound) || !p.nodeAddrs[ip]
 }
 
 // boundAddrs returns the addresses bound to kube-ipvs0, sorted.
@@ -674,11 +675,12 @@ func (p *ipvsProxier) boundAddrs() []netip.Addr {
 	return out
 }
 
-// setList returns the family's sets (KUBE-IPVS-IPS from 1.26).
+// setList returns the family's sets (KUBE-IPVS-IPS with IPVSFilterChain).
 func (p *ipvsProxier) setList() []*ipvsSet {
 	out := make([]*ipvsSet, 0, len(p.sets))
+	ipvsFilter := p.in.res.Has(resolve.IPVSFilterChain)
 	for _, s := range ipvsSetInfo {
-		if s.name == view.SetIPVSIPs && p.minor < ipvsMinorIPVSFilter {
+		if s.name == view.SetIPVSIPs && !ipvsFilter {
 			continue
 		}
 		out = append(out, p.sets[s.name])

@@ -77,6 +77,11 @@ const (
 	// (up to 1.20, whose syncProxyRules continues its loop over the
 	// services there).
 	NodePortAddressErrorSkipsService
+	// IPVSNodePortsSkipLoopback: IPVS mode leaves the loopback addresses out
+	// of the node IPs it creates NodePort virtual servers on, where 1.21
+	// took every local address but kube-ipvs0's, loopback ones included
+	// (1.22+).
+	IPVSNodePortsSkipLoopback
 	// MasqueradeInServiceChain: iptables mode writes the masquerade rules
 	// of the traffic it captures for a Service in the Service's KUBE-SVC
 	// chain, not in the capturing KUBE-SERVICES or KUBE-NODEPORTS (1.22+).
@@ -90,6 +95,10 @@ const (
 	// 1.20-1.22 wrote the same match twice, as the "pod source" and "pod
 	// destination" rules (1.23+, iptables and IPVS mode).
 	ForwardConntrackOneRule
+	// IPVSSCTPLocalFirst: IPVS mode writes the KUBE-NODE-PORT RETURN for
+	// KUBE-NODE-PORT-LOCAL-SCTP before the KUBE-MARK-MASQ jump for
+	// KUBE-NODE-PORT-SCTP, as for TCP and UDP (1.23+; the reverse before).
+	IPVSSCTPLocalFirst
 	// PolicyChains: iptables mode sends a Service's traffic through its
 	// policy chains, KUBE-SVC (Cluster) and KUBE-SVL (Local), and external
 	// traffic through KUBE-EXT, where 1.20-1.23 have a KUBE-XLB chain for
@@ -241,9 +250,11 @@ var behaviours = [numBehaviours]behaviourSpan{
 	InternalTrafficPolicyLocal:         {name: "InternalTrafficPolicyLocal", since: 21, gate: "ServiceInternalTrafficPolicy", always: 26},
 	ExternalIPPhysdevRules:             {name: "ExternalIPPhysdevRules", until: 21},
 	NodePortAddressErrorSkipsService:   {name: "NodePortAddressErrorSkipsService", until: 21},
+	IPVSNodePortsSkipLoopback:          {name: "IPVSNodePortsSkipLoopback", since: 22},
 	MasqueradeInServiceChain:           {name: "MasqueradeInServiceChain", since: 22},
 	BalancingRuleComments:              {name: "BalancingRuleComments", until: 23},
 	ForwardConntrackOneRule:            {name: "ForwardConntrackOneRule", since: 23},
+	IPVSSCTPLocalFirst:                 {name: "IPVSSCTPLocalFirst", since: 23},
 	PolicyChains:                       {name: "PolicyChains", since: 24},
 	DetectLocalByInterface:             {name: "DetectLocalByInterface", since: 24},
 	FilterTableFirewall:                {name: "FilterTableFirewall", since: 25},
