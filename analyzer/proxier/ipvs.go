@@ -18,13 +18,12 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
-	"github.com/proxyscan/proxyscan/parsers/kpversion"
 )
 
-// IPVS mode's layout is modelled from 1.21 on: pkg/proxy/ipvs/proxier.go
-// syncProxyRules and writeIptablesRules keep the rules of 1.30 through
-// 1.37; the changes of 1.22 to 1.30 are listed in ipvs_legacy.go.
-const ipvsOldestMinor = 21
+// IPVS mode's layout is modelled from 1.21 on (see modes):
+// pkg/proxy/ipvs/proxier.go syncProxyRules and writeIptablesRules keep the
+// rules of 1.30 through 1.37; the changes of 1.22 to 1.30 are listed in
+// ipvs_legacy.go.
 
 // Chain names of kube-proxy's IPVS mode (pkg/proxy/ipvs/proxier.go).
 const (
@@ -132,9 +131,6 @@ func (ipvsMode) Name() string { return model.ModeIPVS }
 // table shared by both families, as on a node), the addresses bound to
 // kube-ipvs0, and per family the iptables rules.
 func (ipvsMode) generate(in *input, families []model.Family) (*Dataplane, error) {
-	if in.minor < ipvsOldestMinor {
-		return nil, fmt.Errorf("kube-proxy 1.%d IPVS mode is not modelled (supported: 1.%d to 1.%d)", in.minor, ipvsOldestMinor, kpversion.NewestMinor)
-	}
 	dp := &Dataplane{Mode: model.ModeIPVS, ipvs: &ipvsExtra{}}
 	if c := in.cfg.IPVS; c.TCPTimeout.Duration > 0 || c.TCPFinTimeout.Duration > 0 || c.UDPTimeout.Duration > 0 {
 		dp.ipvs.timeouts = &[3]int{int(c.TCPTimeout.Seconds()), int(c.TCPFinTimeout.Seconds()), int(c.UDPTimeout.Seconds())}

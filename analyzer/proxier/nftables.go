@@ -154,9 +154,6 @@ type nftablesMode struct{}
 // Name returns "nftables".
 func (nftablesMode) Name() string { return model.ModeNFTables }
 
-// nftOldestMinor is the first release with the nftables mode (alpha).
-const nftOldestMinor = 29
-
 // generate returns the tables ip and ip6 kube-proxy that one full sync of
 // each family's proxier writes, as one ruleset listing (the form of
 // `nft list ruleset`; the tables of a dual-stack node follow each other).
@@ -168,8 +165,6 @@ const nftOldestMinor = 29
 func (nftablesMode) generate(in *input, families []model.Family) (*Dataplane, error) {
 	v := in.res.Version
 	switch {
-	case in.minor < nftOldestMinor:
-		return nil, fmt.Errorf("kube-proxy 1.%d has no nftables mode (it exists from 1.%d)", in.minor, nftOldestMinor)
 	case in.res.Has(resolve.NFTablesFirstLayout) && !in.res.Has(resolve.NFTablesMode):
 		// The first layout is generated only with the mode's gate, as
 		// kube-proxy runs it; later ones whatever the gate says.
