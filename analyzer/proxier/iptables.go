@@ -400,15 +400,21 @@ func (p *iptablesProxier) writeStaticRules() {
 	for _, c := range []string{kubeServicesChain, kubeNodePortsChain, kubePostroutingChain, kubeMarkMasqChain} {
 		p.nat.declare(c)
 	}
-	mark := p.masqueradeMark
-	p.nat.Write("-A", kubePostroutingChain, "-m", "mark", "!", "--mark", mark+"/"+mark, "-j", "RETURN")
-	p.nat.Write("-A", kubePostroutingChain, "-j", "MARK", "--xor-mark", mark)
+	writeMasqueradeRules(p.nat, p.masqueradeMark, p.randomFully)
+}
+
+// writeMasqueradeRules writes KUBE-POSTROUTING, which masquerades the
+// marked packets (with --random-fully when randomFully), and
+// KUBE-MARK-MASQ, which marks them: the same in iptables and IPVS mode.
+func writeMasqueradeRules(nat *ruleTable, mark string, randomFully bool) {
+	nat.Write("-A", kubePostroutingChain, "-m", "mark", "!", "--mark", mark+"/"+mark, "-j", "RETURN")
+	nat.Write("-A", kubePostroutingChain, "-j", "MARK", "--xor-mark", mark)
 	masq := []string{"-A", kubePostroutingChain, "-m", "comment", "--comment", `"kubernetes service traffic requiring SNAT"`, "-j", "MASQUERADE"}
-	if p.randomFully {
+	if randomFully {
 		masq = append(masq, "--random-fully")
 	}
-	p.nat.Write(masq)
-	p.nat.Write("-A", kubeMarkMasqChain, "-j", "MARK", "--or-mark", mark)
+	nat.Write(masq)
+	nat.Write("-A", kubeMarkMasqChain, "-j", "MARK", "--or-mark", mark)
 }
 
 // writeForwardRules writes KUBE-FORWARD: the INVALID drop (omitted with a
@@ -423,18 +429,22 @@ func (p *iptablesProxier) writeForwardRules() {
 		}
 		p.filter.Write(rule, "-j", "DROP")
 	}
-	mark := p.masqueradeMark
-	p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding rules"`,
+	writeForwardAccepts(p.in.res, p.filter, p.masqueradeMark)
+}
+
+// writeForwardAccepts writes the accept rules of KUBE-FORWARD that iptables
+// and IPVS mode share: marked packets, and RELATED,ESTABLISHED traffic
+// with one rule (ForwardConntrackOneRule) or, before, two identical rules
+// for pod sources and destinations by their comments.
+func writeForwardAccepts(r *resolve.Resolution, filter *ruleTable, mark string) {
+	filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding rules"`,
 		"-m", "mark", "--mark", mark+"/"+mark, "-j", "ACCEPT")
-	if p.in.res.Has(resolve.ForwardConntrackOneRule) {
-		p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding conntrack rule"`,
-			"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
-		return
+	comments := []string{`"kubernetes forwarding conntrack pod source rule"`, `"kubernetes forwarding conntrack pod destination rule"`}
+	if r.Has(resolve.ForwardConntrackOneRule) {
+		comments = []string{`"kubernetes forwarding conntrack rule"`}
 	}
-	// Two identical rules, for pod sources and destinations by their
-	// comments.
-	for _, c := range []string{`"kubernetes forwarding conntrack pod source rule"`, `"kubernetes forwarding conntrack pod destination rule"`} {
-		p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", c,
+	for _, c := range comments {
+		filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", c,
 			"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
 	}
 }

@@ -1,6 +1,7 @@
 package proxier
 
 import (
+	"net/netip"
 	"strconv"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
@@ -137,16 +138,7 @@ func (p *iptablesProxier) syncServicePortXLB(sp *model.ServicePort) {
 		if len(ranges) == 0 {
 			nat.Write(args, "-j", chosen)
 		} else {
-			allowFromNode := false
-			for _, src := range ranges {
-				nat.Write(args, "-s", src.String(), "-j", chosen)
-				if p.nodeIP.IsValid() && src.Contains(p.nodeIP) {
-					allowFromNode = true
-				}
-			}
-			if allowFromNode {
-				nat.Write(args, "-s", ipOf(lbip), "-j", chosen)
-			}
+			p.writeFirewallSources(args, ranges, []netip.Addr{lbip}, chosen)
 		}
 		nat.Write(args, "-j", kubeMarkDropChain)
 	}
@@ -195,7 +187,7 @@ func (p *iptablesProxier) syncServicePortXLB(sp *model.ServicePort) {
 	for _, ep := range sel.inUse {
 		p.writeEndpointChain(sp, ep)
 	}
-	p.writeServiceToEndpointRulesLegacy(sp, svc, sel.ready, false)
+	p.writeServiceToEndpointRules(sp, svc, sel.ready, p.legacyEndpointComment(sp, false))
 
 	if !local {
 		return
@@ -212,39 +204,22 @@ func (p *iptablesProxier) syncServicePortXLB(sp *model.ServicePort) {
 		nat.Write("-A", xlb, "-m", "comment", "--comment", `"`+name+` has no local endpoints"`, "-j", kubeMarkDropChain)
 		return
 	}
-	p.writeServiceToEndpointRulesLegacy(sp, xlb, sel.local, p.in.res.Has(resolve.BalancingRuleComments))
+	p.writeServiceToEndpointRules(sp, xlb, sel.local, p.legacyEndpointComment(sp, p.in.res.Has(resolve.BalancingRuleComments)))
 }
 
-// writeServiceToEndpointRulesLegacy writes the affinity and balancing
-// rules of 1.20-1.23, commented with the service port name. balancing
-// selects the XLB form of BalancingRuleComments: affinity rules always
-// commented and balancing rules commented "Balancing rule N for C".
-func (p *iptablesProxier) writeServiceToEndpointRulesLegacy(sp *model.ServicePort, chain string, endpoints []*model.Endpoint, balancing bool) {
+// legacyEndpointComment comments the rules of writeServiceToEndpointRules
+// of 1.20-1.23 with the service port name, but in large-cluster mode.
+// balancing selects the KUBE-XLB form of BalancingRuleComments: affinity
+// checks always commented, the other rules "Balancing rule N for C".
+func (p *iptablesProxier) legacyEndpointComment(sp *model.ServicePort, balancing bool) func([]string, int, *model.Endpoint) []string {
 	name := sp.String()
-	if sp.AffinityClientIP {
-		for _, ep := range endpoints {
-			sep := p.sepChain(sp, ep)
-			args := []string{"-A", chain}
-			if balancing {
-				args = append(args, "-m", "comment", "--comment", name)
-			} else {
-				args = p.appendServiceComment(args, name)
-			}
-			p.nat.Write(args, "-m", "recent", "--name", sep,
-				"--rcheck", "--seconds", port(sp.AffinityTimeout), "--reap", "-j", sep)
+	return func(args []string, i int, _ *model.Endpoint) []string {
+		switch {
+		case !balancing:
+			return p.appendServiceComment(args, name)
+		case i < 0:
+			return append(args, "-m", "comment", "--comment", name)
 		}
-	}
-	n := len(endpoints)
-	for i, ep := range endpoints {
-		args := []string{"-A", chain}
-		if balancing {
-			args = append(args, "-m", "comment", "--comment", `"Balancing rule `+strconv.Itoa(i)+` for `+name+`"`)
-		} else {
-			args = p.appendServiceComment(args, name)
-		}
-		if i < n-1 {
-			args = append(args, "-m", "statistic", "--mode", "random", "--probability", probability(n-i))
-		}
-		p.nat.Write(args, "-j", p.sepChain(sp, ep))
+		return append(args, "-m", "comment", "--comment", `"Balancing rule `+strconv.Itoa(i)+` for `+name+`"`)
 	}
 }

@@ -262,11 +262,11 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 
 	if usesClusterPolicyChain {
 		nat.declare(clusterPolicyChain)
-		p.writeServiceToEndpointRules(sp, clusterPolicyChain, clusterEndpoints)
+		p.writeServiceToEndpointRules(sp, clusterPolicyChain, clusterEndpoints, p.endpointComment(sp))
 	}
 	if usesLocalPolicyChain {
 		nat.declare(localPolicyChain)
-		p.writeServiceToEndpointRules(sp, localPolicyChain, localEndpoints)
+		p.writeServiceToEndpointRules(sp, localPolicyChain, localEndpoints, p.endpointComment(sp))
 	} else if markDrop && hasEndpoints && sp.UsesLocalEndpoints(f) {
 		nat.Write("-A", localPolicyChain, "-m", "comment", "--comment", `"`+name+` has no local endpoints"`,
 			"-j", kubeMarkDropChain)
@@ -311,28 +311,33 @@ func (p *iptablesProxier) writeEndpointChain(sp *model.ServicePort, ep *model.En
 	p.nat.Write(args, "-m", protocol, "-p", protocol, "-j", "DNAT", "--to-destination", ep.String())
 }
 
-// writeServiceToEndpointRules mirrors writeServiceToEndpointRules
-// (v1.24-v1.37): the affinity checks first, then one rule per endpoint,
-// each but the last matching with probability 1/(endpoints left), all
-// commented "C -> IP:port".
-func (p *iptablesProxier) writeServiceToEndpointRules(sp *model.ServicePort, chain string, endpoints []*model.Endpoint) {
-	comment := func(ep *model.Endpoint) string {
-		return `"` + sp.String() + ` -> ` + ep.String() + `"`
-	}
+// writeServiceToEndpointRules mirrors writeServiceToEndpointRules: the
+// affinity checks first, then one rule per endpoint, each but the last
+// matching with probability 1/(endpoints left). comment appends to args
+// the comment of the rule of the i-th endpoint ep (i is -1 for its
+// affinity check).
+func (p *iptablesProxier) writeServiceToEndpointRules(sp *model.ServicePort, chain string, endpoints []*model.Endpoint, comment func(args []string, i int, ep *model.Endpoint) []string) {
 	if sp.AffinityClientIP {
 		for _, ep := range endpoints {
 			sep := p.sepChain(sp, ep)
-			args := p.appendServiceComment([]string{"-A", chain}, comment(ep))
-			p.nat.Write(args, "-m", "recent", "--name", sep,
+			p.nat.Write(comment([]string{"-A", chain}, -1, ep), "-m", "recent", "--name", sep,
 				"--rcheck", "--seconds", port(sp.AffinityTimeout), "--reap", "-j", sep)
 		}
 	}
 	n := len(endpoints)
 	for i, ep := range endpoints {
-		args := p.appendServiceComment([]string{"-A", chain}, comment(ep))
+		args := comment([]string{"-A", chain}, i, ep)
 		if i < n-1 {
 			args = append(args, "-m", "statistic", "--mode", "random", "--probability", probability(n-i))
 		}
 		p.nat.Write(args, "-j", p.sepChain(sp, ep))
+	}
+}
+
+// endpointComment comments the rules of writeServiceToEndpointRules
+// "C -> IP:port" (v1.24-v1.37), but in large-cluster mode.
+func (p *iptablesProxier) endpointComment(sp *model.ServicePort) func([]string, int, *model.Endpoint) []string {
+	return func(args []string, _ int, ep *model.Endpoint) []string {
+		return p.appendServiceComment(args, `"`+sp.String()+` -> `+ep.String()+`"`)
 	}
 }

@@ -620,17 +620,7 @@ func (p *ipvsProxier) writeIPTablesRules() {
 		}
 	}
 	mark := p.mark
-	p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding rules"`,
-		"-m", "mark", "--mark", mark+"/"+mark, "-j", "ACCEPT")
-	if p.in.res.Has(resolve.ForwardConntrackOneRule) {
-		p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding conntrack rule"`,
-			"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
-	} else {
-		for _, c := range []string{`"kubernetes forwarding conntrack pod source rule"`, `"kubernetes forwarding conntrack pod destination rule"`} {
-			p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", c,
-				"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
-		}
-	}
+	writeForwardAccepts(p.in.res, p.filter, mark)
 	hc := p.sets[view.SetHealthCheckNodePort].name
 	p.filter.Write("-A", ipvsNodePortChain, "-m", "comment", "--comment", ipvsSetComment(view.SetHealthCheckNodePort),
 		"-m", "set", "--match-set", hc, "dst", "-j", "ACCEPT")
@@ -644,14 +634,7 @@ func (p *ipvsProxier) writeIPTablesRules() {
 		p.filter.Write("-A", ipvsFilterChain, "-m", "conntrack", "--ctstate", "NEW",
 			"-m", "set", "--match-set", p.sets[view.SetIPVSIPs].name, "dst", "-j", "REJECT")
 	}
-	p.nat.Write("-A", kubePostroutingChain, "-m", "mark", "!", "--mark", mark+"/"+mark, "-j", "RETURN")
-	p.nat.Write("-A", kubePostroutingChain, "-j", "MARK", "--xor-mark", mark)
-	masq := []string{"-A", kubePostroutingChain, "-m", "comment", "--comment", `"kubernetes service traffic requiring SNAT"`, "-j", "MASQUERADE"}
-	if p.randomFully {
-		masq = append(masq, "--random-fully")
-	}
-	p.nat.Write(masq)
-	p.nat.Write("-A", kubeMarkMasqChain, "-j", "MARK", "--or-mark", mark)
+	writeMasqueradeRules(p.nat, mark, p.randomFully)
 }
 
 // shouldBind reports whether an external or load balancer IP is bound to
