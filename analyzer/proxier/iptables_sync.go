@@ -11,12 +11,12 @@ import (
 // the releases with PolicyChains.
 //
 // It follows pkg/proxy/iptables/proxier.go syncProxyRules of v1.37.2, with
-// the differences of earlier releases, each a behaviour: 1.24, before
-// FilterTableFirewall, marks what it drops with KUBE-MARK-DROP in nat
-// (see syncServicePort); NodePortsWithoutNodeAddress and
-// FirewallChainTailComment (1.27), LocalhostNodePortsOption (1.26),
+// the differences of earlier releases, each a behaviour read where it
+// applies: FilterTableFirewall (1.25; 1.24 marks what it drops with
+// KUBE-MARK-DROP in nat, see syncServicePort), LocalhostNodePortsOption
+// (1.26), NodePortsWithoutNodeAddress, FirewallChainTailComment and
 // KubeletFirewallCopy (1.27), ConntrackTCPBeLiberal (1.29) and
-// NFAcctCounters (1.31) are read where they apply.
+// NFAcctCounters (1.31).
 func (p *iptablesProxier) syncProxyRules() {
 	chains := []string{kubeServicesChain, kubeExternalServicesChain, kubeForwardChain, kubeNodePortsChain}
 	if p.in.res.Has(resolve.FilterTableFirewall) {
@@ -85,6 +85,8 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 
 	nat, filter := p.nat, p.filter
 	if markDrop {
+		// The policy chains exist as soon as there are endpoints; a local
+		// one without endpoints drops what it gets.
 		hasInternalEndpoints, hasExternalEndpoints = hasEndpoints, hasEndpoints
 		if hasEndpoints && sp.UsesClusterEndpoints(f) {
 			nat.declare(clusterPolicyChain)

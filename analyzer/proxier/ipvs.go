@@ -20,7 +20,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
 )
 
-// IPVS mode's layout is modelled from 1.21 on (see modes):
+// IPVS mode's layout is modelled from 1.21 on (see modeRanges):
 // pkg/proxy/ipvs/proxier.go syncProxyRules and writeIptablesRules keep the
 // rules of 1.30 through 1.37; the changes of 1.22 to 1.30 are listed in
 // ipvs_legacy.go.

@@ -87,12 +87,12 @@ var Modes = map[string]Mode{
 	model.ModeNFTables: nftablesMode{},
 }
 
-// modes holds, per mode, the oldest kube-proxy minor whose layout the
+// modeRanges holds, per mode, the oldest kube-proxy minor whose layout the
 // proxier generates, and the mode's name as messages spell it. Every mode
 // is generated up to kpversion.NewestMinor. These are the modes'
 // supported ranges, the one place they are numbers: what differs between
 // the releases within them is asked of resolve's behaviours.
-var modes = map[string]struct {
+var modeRanges = map[string]struct {
 	title  string
 	oldest int
 }{
@@ -105,7 +105,7 @@ var modes = map[string]struct {
 // modelled returns why the proxier does not generate mode for kube-proxy
 // version v, or nil.
 func modelled(mode string, v kpversion.Version) error {
-	m := modes[mode]
+	m := modeRanges[mode]
 	switch {
 	case !v.Supported():
 		return fmt.Errorf("kube-proxy %s is not modelled (supported: 1.%d to 1.%d)", v, kpversion.OldestMinor, kpversion.NewestMinor)
