@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
 	"github.com/proxyscan/proxyscan/parsers/kpconfig"
 )
@@ -71,7 +72,7 @@ func runIPVSSchedulerInvalid(p *Pass) {
 			Advice: "Use one of the schedulers the release accepts (rr when in doubt) and restart kube-proxy."})
 		return
 	}
-	if p.Snap.Version.AtLeast(27) && !contains(kernelSchedulers, sched) {
+	if p.Resolution().Has(resolve.IPVSSchedulerProbe) && !contains(kernelSchedulers, sched) {
 		p.Report(Finding{
 			Message: fmt.Sprintf("ipvs.scheduler %q is no IPVS scheduler of the Linux kernel (%s): kube-proxy %s's start-up probe cannot create a virtual server with it and kube-proxy exits",
 				sched, strings.Join(kernelSchedulers, ", "), minorOf(p)),
@@ -212,8 +213,8 @@ func runIPVSModuleMissing(p *Pass) {
 	sched := configuredScheduler(c)
 	needs := []need{{"ip_vs", "IPVS itself"}, {"ip_vs_" + sched, "scheduler " + sched}}
 	seen := map[string]bool{sched: true}
-	if !s.Version.AtLeast(27) {
-		// kube-proxy 1.20-1.26 checks the modules list of GetRequiredIPVSModules.
+	if !p.Resolution().Has(resolve.IPVSSchedulerProbe) {
+		// kube-proxy checks the modules list of GetRequiredIPVSModules.
 		for _, n := range []string{"rr", "wrr", "sh"} {
 			if !seen[n] {
 				seen[n] = true
@@ -256,7 +257,7 @@ func runIPVSModuleMissing(p *Pass) {
 
 func ipvsModuleAdvice(p *Pass) string {
 	then := "kube-proxy " + minorOf(p) + " exits at start-up without them, so its pod restarts in CrashLoopBackOff"
-	if !p.Snap.Version.AtLeast(26) {
+	if !p.Resolution().Has(resolve.IPVSFallbackRemoved) {
 		then = "kube-proxy " + minorOf(p) + " falls back to iptables mode without them"
 	}
 	return "Load the modules (modprobe -a ip_vs ip_vs_" + configuredScheduler(p.Snap.Config) + " nf_conntrack) and list them in /etc/modules-load.d so that they load at boot, then restart kube-proxy; " + then + "."

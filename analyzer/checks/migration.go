@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 )
 
@@ -59,10 +60,10 @@ func migration(f *facts) *Migration {
 	// Blockers: the release and the kernel.
 	switch v := s.Version; {
 	case !v.Known():
-	case !v.AtLeast(29):
+	case !resolve.InRelease(resolve.NFTablesMode, v.Version):
 		add(MigrationItem{Topic: "version", Impact: ImpactBlocker,
 			Summary: fmt.Sprintf("kube-proxy %s has no nftables mode (it exists from 1.29, on by default from 1.31, GA in 1.33): upgrade first", v.MinorString())})
-	case !v.AtLeast(31):
+	case !resolve.Enabled(resolve.NFTablesMode, v.Version, nil):
 		add(MigrationItem{Topic: "version", Impact: ImpactChange,
 			Summary: fmt.Sprintf("kube-proxy %s has nftables mode only behind the NFTablesProxyMode feature gate (alpha); 1.31+ has it on by default, 1.33+ as GA", v.MinorString())})
 	}

@@ -116,7 +116,7 @@ func runModeMismatch(p *Pass) {
 // fallbackNote explains a logged proxier that differs from the configured
 // mode.
 func fallbackNote(p *Pass, configured, logged string) string {
-	if configured == model.ModeIPVS && logged == model.ModeIPTables && !p.Snap.Version.AtLeast(26) {
+	if configured == model.ModeIPVS && logged == model.ModeIPTables && !p.Resolution().Has(resolve.IPVSFallbackRemoved) {
 		return " (before 1.26 kube-proxy falls back to iptables when IPVS is unusable)"
 	}
 	return ""
@@ -261,20 +261,20 @@ func runModeUnsupported(p *Pass) {
 			})
 		}
 	}
-	if mode == model.ModeIPVS && s.Version.AtLeast(35) {
+	if mode == model.ModeIPVS && p.Resolution().Has(resolve.IPVSModeDeprecated) {
 		p.Note("ipvs mode is deprecated since 1.35 (disabled by default in 1.40, removed in 1.43); see the report's migration section for what a move to nftables changes")
 	}
 }
 
 func modeWhy(p *Pass, mode string) string {
-	v := p.Snap.Version
+	r := p.Resolution()
 	switch mode {
 	case "userspace":
-		if v.AtLeast(26) {
+		if !r.Has(resolve.UserspaceMode) {
 			return " (the userspace proxier was removed in 1.26)"
 		}
 	case model.ModeNFTables:
-		if !v.AtLeast(29) {
+		if !resolve.InRelease(resolve.NFTablesMode, r.Version.Version) {
 			return " (nftables mode exists from 1.29)"
 		}
 		return " (nftables mode needs the NFTablesProxyMode feature gate before 1.31)"

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers/ipaddr"
 )
 
@@ -110,7 +111,7 @@ func runSysctlUnsafe(p *Pass) {
 					ev, configEvidence(c, "iptables.localhostNodePorts"), configEvidence(c, "nodePortAddresses"))
 			}
 		}
-		if c.Conntrack.TCPBeLiberal && s.Version.AtLeast(29) {
+		if c.Conntrack.TCPBeLiberal && p.Resolution().Has(resolve.ConntrackTCPBeLiberal) {
 			if v, ev, ok := get("net.netfilter.nf_conntrack_tcp_be_liberal"); ok && v == 0 {
 				report(Warning, "conntrack.tcpBeLiberal is true but net.netfilter.nf_conntrack_tcp_be_liberal is 0: kube-proxy could not set it, so out-of-window TCP packets are still marked INVALID",
 					"Give kube-proxy a writable /proc/sys or set the sysctl on the node; in iptables mode kube-proxy keeps its INVALID drop rule while it is 0.",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 )
 
@@ -68,11 +69,11 @@ func policyFinding(p *Pass, sp *model.ServicePort, ent *view.Entry, origin model
 }
 
 // checkHealthCheck verifies that the health check node port of an
-// externalTrafficPolicy Local load balancer is accepted (iptables and ipvs
-// 1.21+).
+// externalTrafficPolicy Local load balancer is accepted (iptables and ipvs,
+// HealthCheckNodePortsAccepted).
 func checkHealthCheck(p *Pass, v *view.View, sp *model.ServicePort) {
 	sets := v.Mode == model.ModeIPVS && v.IPVS != nil && v.IPVS.HasSets // KUBE-HEALTH-CHECK-NODE-PORT
-	if sp.HealthCheckNodePort == 0 || v.Mode != model.ModeIPTables && !sets || !p.Snap.Version.AtLeast(21) || v.Family != model.IPv4 && !hasHealthChecks(v) {
+	if sp.HealthCheckNodePort == 0 || v.Mode != model.ModeIPTables && !sets || !p.Resolution().Has(resolve.HealthCheckNodePortsAccepted) || v.Family != model.IPv4 && !hasHealthChecks(v) {
 		return
 	}
 	for _, h := range v.HealthChecks {

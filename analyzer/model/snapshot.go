@@ -194,9 +194,6 @@ type Version struct {
 // Newest is the newest kube-proxy version proxyscan knows.
 var Newest = Version{Version: kpversion.Newest}
 
-// AtLeast reports whether v is 1.minor or newer.
-func (v Version) AtLeast(minor int) bool { return v.Version.AtLeast(1, minor) }
-
 // Known reports whether the version is set.
 func (v Version) Known() bool { return v.Major > 0 }
 

@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 )
 
 // From 1.24 kube-proxy selects endpoints with CategorizeEndpoints, which
@@ -42,16 +43,18 @@ func nodeLocalExternal(sp *model.ServicePort) bool {
 // every endpoint of a Service without topologyKeys, which proxyscan takes
 // every Service to be (the field is gone from the API).
 func (p *iptablesProxier) legacyEndpoints(sp *model.ServicePort) legacySelection {
+	res := p.in.res
+	all := res.Has(resolve.NotReadyEndpointsTracked)
 	var eps []*model.Endpoint
 	for _, e := range sp.Endpoints {
-		if e.Family() == p.family && (p.minor >= 21 || e.Ready) {
+		if e.Family() == p.family && (all || e.Ready) {
 			eps = append(eps, e)
 		}
 	}
 	local := nodeLocalExternal(sp)
-	eps = p.in.filterEndpointsLegacy(p.minor, sp, eps)
+	eps = p.in.filterEndpointsLegacy(sp, eps)
 	var s legacySelection
-	termGate := p.minor >= 22 && p.in.gate("ProxyTerminatingEndpoints", false)
+	termGate := res.Has(resolve.LocalTerminatingFallback)
 	var localReady, localServingTerminating bool
 	for _, e := range eps {
 		if e.Ready {
@@ -96,18 +99,20 @@ func (p *iptablesProxier) legacyEndpoints(sp *model.ServicePort) legacySelection
 // it); else it keeps the local ones for internalTrafficPolicy Local with
 // ServiceInternalTrafficPolicy (alpha in 1.21, beta from 1.22), else
 // applies the zone hints with TopologyAwareHints (off by default).
-func (in *input) filterEndpointsLegacy(minor int, sp *model.ServicePort, eps []*model.Endpoint) []*model.Endpoint {
-	if minor < 21 || nodeLocalExternal(sp) {
+func (in *input) filterEndpointsLegacy(sp *model.ServicePort, eps []*model.Endpoint) []*model.Endpoint {
+	r := in.res
+	if !r.Has(resolve.FilterEndpoints) || nodeLocalExternal(sp) {
 		return eps
 	}
-	if minor == 21 && (!in.gate("EndpointSliceProxying", true) || in.gate("ServiceTopology", false)) {
+	if resolve.InRelease(resolve.EndpointSliceProxyingFilter, r.Version.Version) &&
+		(!r.Has(resolve.EndpointSliceProxyingFilter) || r.Has(resolve.ServiceTopologyFilter)) {
 		return eps
 	}
 	switch {
-	case sp.InternalPolicyLocal && in.gate("ServiceInternalTrafficPolicy", minor >= 22):
+	case sp.InternalPolicyLocal && r.Has(resolve.InternalTrafficPolicyLocal):
 		return filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local })
-	case in.gate("TopologyAwareHints", false):
-		return filterByHints(eps, sp, in.cat.Zone, minor)
+	case r.Has(resolve.ZoneTopologyHints):
+		return filterByHints(eps, sp, in.cat.Zone, r.Has(resolve.HintsIgnoreUnready))
 	}
 	return eps
 }
@@ -128,7 +133,7 @@ func filterEndpoints(eps []*model.Endpoint, keep func(*model.Endpoint) bool) []*
 // 1.21 and 1.22 every endpoint counts, ready or not, and the unready ones
 // of the zone are kept (the chains then use the ready ones only, and may
 // have none); 1.23 looks at the ready endpoints only (#106507).
-func filterByHints(eps []*model.Endpoint, sp *model.ServicePort, zone string, minor int) []*model.Endpoint {
+func filterByHints(eps []*model.Endpoint, sp *model.ServicePort, zone string, readyOnly bool) []*model.Endpoint {
 	if sp.Service == nil {
 		return eps
 	}
@@ -140,7 +145,7 @@ func filterByHints(eps []*model.Endpoint, sp *model.ServicePort, zone string, mi
 	}
 	var out []*model.Endpoint
 	for _, e := range eps {
-		if !e.Ready && minor >= 23 {
+		if !e.Ready && readyOnly {
 			continue
 		}
 		if len(e.ZoneHints()) == 0 {

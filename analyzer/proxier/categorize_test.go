@@ -10,8 +10,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kpv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
+	"github.com/proxyscan/proxyscan/parsers/kpversion"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
@@ -52,8 +55,8 @@ func TestLegacyEndpointSelection(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			sp := c.servicePort(t)
 			for minor := c.minors[0]; minor <= c.minors[1]; minor++ {
-				in := &input{gates: c.gates, cat: model.CategorizeOptions{NodeName: legacyNode, Zone: c.zone}}
-				ipt := &iptablesProxier{in: in, minor: minor, family: model.IPv4}
+				in := &input{res: releaseResolution(minor, c.gates), cat: model.CategorizeOptions{NodeName: legacyNode, Zone: c.zone}}
+				ipt := &iptablesProxier{in: in, family: model.IPv4}
 				sel := ipt.legacyEndpoints(sp)
 				where := fmt.Sprintf("1.%d iptables", minor)
 				checkEndpoints(t, where+" service chain", sel.ready, c.ready)
@@ -61,10 +64,10 @@ func TestLegacyEndpointSelection(t *testing.T) {
 				if sel.hasEndpoints != c.hasEndpoints {
 					t.Errorf("%s: hasEndpoints = %t, want %t", where, sel.hasEndpoints, c.hasEndpoints)
 				}
-				if minor < ipvsOldestMinor {
+				if minor < modeRanges[model.ModeIPVS].oldest {
 					continue
 				}
-				ipvs := &ipvsProxier{in: in, minor: minor, family: model.IPv4}
+				ipvs := &ipvsProxier{in: in, family: model.IPv4}
 				where = fmt.Sprintf("1.%d ipvs", minor)
 				checkEndpoints(t, where+" real servers", ipvs.ipvsLegacyEndpoints(sp, false), c.ready)
 				if c.ipvsLocal != nil {
@@ -76,6 +79,16 @@ func TestLegacyEndpointSelection(t *testing.T) {
 }
 
 const legacyNode = "node-a"
+
+// releaseResolution resolves an empty node of kube-proxy 1.minor with the
+// feature gates given.
+func releaseResolution(minor int, gates map[string]bool) *resolve.Resolution {
+	s := &model.Snapshot{Objects: &kube.Objects{}, Version: model.Version{Version: kpversion.V(minor), Source: "test"}}
+	if gates != nil {
+		s.Config = &model.Config{KubeProxyConfiguration: &kpv1alpha1.KubeProxyConfiguration{FeatureGates: gates}, Source: "test"}
+	}
+	return resolve.Resolve(s, resolve.Options{})
+}
 
 type legacyCase struct {
 	name   string

@@ -21,12 +21,13 @@
 // decimals the kernel's fixed-point value gives. Endpoint selection is
 // model.Categorize (pkg/proxy/topology.go CategorizeEndpoints) from 1.24
 // and the filter-then-scan of syncProxyRules before. Chain names are
-// kpnames.PortProtoHash and kpnames.EndpointChainHash. Three layouts are
-// modelled, each in its own function citing its release: 1.25-1.37
-// (syncProxyRules), 1.24 (syncProxyRules124: KUBE-EXT and KUBE-SVL with
-// KUBE-MARK-DROP) and 1.20-1.23 (syncProxyRulesXLB: KUBE-XLB, KUBE-FW for
-// every load balancer IP), with the smaller differences of each release
-// inside them.
+// kpnames.PortProtoHash and kpnames.EndpointChainHash. Two layouts are
+// modelled, each in its own function citing its releases: 1.24-1.37
+// (syncProxyRules: KUBE-EXT and KUBE-SVL, with KUBE-MARK-DROP in 1.24) and
+// 1.20-1.23 (syncProxyRulesXLB: KUBE-XLB, KUBE-FW for every load balancer
+// IP). The smaller differences between releases are behaviours of
+// resolve's table, asked by name ([resolve.Resolution.Has]), never by
+// comparing versions; the oldest release of each mode is in one table.
 //
 // [Compare] sets an expected data plane against a captured one and returns
 // [Difference]s: chains and rules missing or extra, each attributed to the
@@ -40,7 +41,8 @@
 // share are ignored.
 //
 // IPVS mode (1.21 to 1.37, pkg/proxy/ipvs/proxier.go syncProxyRules and
-// writeIptablesRules; the layouts before 1.30 in ipvs_legacy.go) gives the virtual and real servers ([ipvs.Dump], one
+// writeIptablesRules; what differs before 1.30 in ipvs_legacy.go) gives
+// the virtual and real servers ([ipvs.Dump], one
 // table for both families, in ipvsadm's order), the ipsets ([ipset.Dump],
 // KUBE-6- names for IPv6), the addresses bound to kube-ipvs0 and, per
 // family, the iptables rules; its files are ipset-save.txt (for ipset

@@ -1,7 +1,6 @@
 package proxier
 
 import (
-	"fmt"
 	"net/netip"
 	"sort"
 	"strings"
@@ -40,11 +39,10 @@ type Env struct {
 // node's kube-proxy is (mode, version, addresses, endpoint selection) is
 // its resolution's.
 type input struct {
-	minor int
-	res   *resolve.Resolution
-	snap  *model.Snapshot
-	cfg   *kpv1alpha1.KubeProxyConfiguration
-	env   Env
+	res  *resolve.Resolution
+	snap *model.Snapshot
+	cfg  *kpv1alpha1.KubeProxyConfiguration
+	env  Env
 
 	nodeName string
 	// nodeIPs holds the node IP of each family (the first InternalIP, else
@@ -55,27 +53,16 @@ type input struct {
 	ifaceAddrs []netip.Addr
 	podCIDRs   []netip.Prefix
 	cat        model.CategorizeOptions
-	gates      map[string]bool
 	ports      []*model.ServicePort
 }
 
-// gate returns the value of a feature gate kube-proxy runs with (see
-// [resolve.Resolution.Gates]), else def.
-func (in *input) gate(name string, def bool) bool {
-	if v, ok := in.gates[name]; ok {
-		return v
-	}
-	return def
-}
-
-func newInput(r *resolve.Resolution, env Env) (*input, error) {
+// newInput resolves the inputs of a generator for r, whose version the
+// proxier models (see [modelled]).
+func newInput(r *resolve.Resolution, env Env) *input {
 	v := r.Version.Version
-	if v.Major != 1 || v.Minor < kpversion.OldestMinor || v.Minor > kpversion.NewestMinor {
-		return nil, fmt.Errorf("kube-proxy %s is not modelled (supported: 1.%d to 1.%d)", v, kpversion.OldestMinor, kpversion.NewestMinor)
-	}
 	snap := r.Snap
-	in := &input{minor: v.Minor, res: r, snap: snap, env: env, nodeName: snap.Node.Name,
-		nodeIPs: r.NodeIPs, ifaceAddrs: r.InterfaceAddrs, podCIDRs: snap.Node.PodCIDRs, cat: r.Categorize, gates: r.Gates()}
+	in := &input{res: r, snap: snap, env: env, nodeName: snap.Node.Name,
+		nodeIPs: r.NodeIPs, ifaceAddrs: r.InterfaceAddrs, podCIDRs: snap.Node.PodCIDRs, cat: r.Categorize}
 	if l := snap.Sysctls; l != nil {
 		if val, ok := l.Value("net.netfilter.nf_conntrack_tcp_be_liberal"); ok && strings.TrimSpace(val) != "0" {
 			in.env.TCPBeLiberal = true
@@ -85,7 +72,7 @@ func newInput(r *resolve.Resolution, env Env) (*input, error) {
 	in.ports = snap.ActivePorts()
 	if snap.Objects != nil && len(snap.Objects.Services) > 0 {
 		// The snapshot's ports follow its own version; rebuild them for v
-		// (LoadBalancer ipMode is honoured from 1.30, 1.29 behind a gate).
+		// (LoadBalancerIPMode).
 		in.ports = nil
 		for _, sp := range model.BuildServicePorts(snap.Objects, model.BuildOptions{NodeName: snap.Node.Name, HonourIPMode: r.Has(resolve.LoadBalancerIPMode)}) {
 			if sp.Skip == "" {
@@ -93,7 +80,7 @@ func newInput(r *resolve.Resolution, env Env) (*input, error) {
 			}
 		}
 	}
-	return in, nil
+	return in
 }
 
 // resolveConfig returns the snapshot's configuration defaulted for version
@@ -146,22 +133,23 @@ func (in *input) clusterCIDRs(f model.Family) []netip.Prefix {
 }
 
 // nodePortAddresses returns the configured nodePortAddresses with the
-// keywords expanded (cmd/kube-proxy/app/server.go: "primary" 1.31+,
-// "localhost" and "all" 1.37).
+// keywords expanded (cmd/kube-proxy/app/server.go: "primary" with
+// NodePortAddressesPrimary, "localhost" and "all" with
+// NodePortAddressesKeywords).
 func (in *input) nodePortAddresses() []string {
 	var out []string
 	for _, a := range in.cfg.NodePortAddresses {
 		switch {
-		case a == "primary" && in.minor >= 31:
+		case a == "primary" && in.res.Has(resolve.NodePortAddressesPrimary):
 			if ip, ok := in.nodeIPs[model.IPv4]; ok && !ip.IsLoopback() {
 				out = append(out, ip.String()+"/32")
 			}
 			if ip, ok := in.nodeIPs[model.IPv6]; ok && !ip.IsLoopback() {
 				out = append(out, ip.String()+"/128")
 			}
-		case a == "localhost" && in.minor >= 37:
+		case a == "localhost" && in.res.Has(resolve.NodePortAddressesKeywords):
 			out = append(out, "127.0.0.0/8", "::1/128")
-		case a == "all" && in.minor >= 37:
+		case a == "all" && in.res.Has(resolve.NodePortAddressesKeywords):
 			out = append(out, "0.0.0.0/0", "::/0")
 		default:
 			out = append(out, a)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
@@ -72,7 +73,6 @@ func iptablesFileName(f model.Family) string {
 // them).
 type iptablesProxier struct {
 	in     *input
-	minor  int
 	family model.Family
 	isIPv6 bool
 
@@ -96,7 +96,7 @@ type iptablesProxier struct {
 func newIPTablesProxier(in *input, f model.Family) *iptablesProxier {
 	fam := iptables.Family(f)
 	p := &iptablesProxier{
-		in: in, minor: in.minor, family: f, isIPv6: f == model.IPv6,
+		in: in, family: f, isIPv6: f == model.IPv6,
 		masqueradeAll: in.cfg.IPTables.MasqueradeAll,
 		nodeIP:        in.nodeIPs[f],
 		ports:         in.portsOf(f),
@@ -114,23 +114,23 @@ func newIPTablesProxier(in *input, f model.Family) *iptablesProxier {
 	p.localDetector = newLocalDetector(in, f)
 	p.nodePortAddresses = newNodePortAddresses(f, in.nodePortAddresses())
 
-	// localhostNodePorts (1.26+): IPv4 only, and only when nodePortAddresses
-	// include 127.0.0.1 (1.27+). Before 1.26 localhost node ports always
-	// worked on IPv4.
+	// localhostNodePorts: IPv4 only, as configured, and only when
+	// nodePortAddresses include 127.0.0.1; always on IPv4 before the
+	// option.
 	switch {
 	case p.isIPv6:
 		p.localhostNodePorts = false
-	case in.minor < 26:
+	case !in.res.Has(resolve.LocalhostNodePortsOption):
 		p.localhostNodePorts = true
 	default:
 		p.localhostNodePorts = in.cfg.IPTables.LocalhostNodePorts == nil || *in.cfg.IPTables.LocalhostNodePorts
-		if in.minor >= 27 && !p.nodePortAddresses.containsIPv4Loopback {
+		if in.res.Has(resolve.LocalhostNodePortsFollowAddresses) && !p.nodePortAddresses.containsIPv4Loopback {
 			p.localhostNodePorts = false
 		}
 	}
-	p.conntrackTCPLiberal = in.minor >= 29 && (in.env.TCPBeLiberal || in.cfg.Conntrack.TCPBeLiberal)
-	p.nfacct = in.minor >= 31 && !in.env.NoNFAcct
-	p.randomFully = in.minor >= 37 || !in.env.NoRandomFully
+	p.conntrackTCPLiberal = in.res.Has(resolve.ConntrackTCPBeLiberal) && (in.env.TCPBeLiberal || in.cfg.Conntrack.TCPBeLiberal)
+	p.nfacct = in.res.Has(resolve.NFAcctCounters) && !in.env.NoNFAcct
+	p.randomFully = in.res.Has(resolve.RandomFullyAlways) || !in.env.NoRandomFully
 
 	total := 0
 	for _, sp := range p.ports {
@@ -141,12 +141,13 @@ func newIPTablesProxier(in *input, f model.Family) *iptablesProxier {
 }
 
 // endpointsMapLen returns how many endpoints of sp's family kube-proxy's
-// endpoints map holds: all of them (1.21+), only the ready ones (1.20,
-// whose EndpointSlice cache dropped the others).
+// endpoints map holds: all of them, or only the ready ones before
+// NotReadyEndpointsTracked.
 func (p *iptablesProxier) endpointsMapLen(sp *model.ServicePort) int {
+	all := p.in.res.Has(resolve.NotReadyEndpointsTracked)
 	n := 0
 	for _, e := range sp.Endpoints {
-		if e.Family() == p.family && (p.minor >= 21 || e.Ready) {
+		if e.Family() == p.family && (all || e.Ready) {
 			n++
 		}
 	}
@@ -156,12 +157,9 @@ func (p *iptablesProxier) endpointsMapLen(sp *model.ServicePort) int {
 // sync writes the whole data plane and returns it parsed, with its text.
 func (p *iptablesProxier) sync() (*iptables.Dump, []byte, error) {
 	p.ensureChains()
-	switch {
-	case p.minor >= 25:
+	if p.in.res.Has(resolve.PolicyChains) {
 		p.syncProxyRules()
-	case p.minor == 24:
-		p.syncProxyRules124()
-	default:
+	} else {
 		p.syncProxyRulesXLB()
 	}
 	name := "expected/" + iptablesFileName(p.family)
@@ -177,31 +175,35 @@ type jumpChain struct {
 
 var ctNew = []string{"-m", "conntrack", "--ctstate", "NEW"}
 
-// jumpChains returns iptablesJumpChains and, from 1.27,
-// iptablesKubeletJumpChains of the version (pkg/proxy/iptables/proxier.go
-// v1.20-v1.37: KUBE-NODEPORTS in filter from 1.21, KUBE-PROXY-FIREWALL from
-// 1.25, the KUBE-FIREWALL jumps without comment from 1.27).
+// jumpChains returns iptablesJumpChains and iptablesKubeletJumpChains of
+// the version (pkg/proxy/iptables/proxier.go v1.20-v1.37), each jump with
+// the behaviours it needs: the filter KUBE-NODEPORTS for the health check
+// node ports, KUBE-PROXY-FIREWALL, and kube-proxy's KUBE-FIREWALL (jumped
+// to without comment).
 func (p *iptablesProxier) jumpChains() []jumpChain {
 	var out []jumpChain
-	add := func(table, dst, src, comment string, extra []string, since int) {
-		if p.minor >= since {
-			out = append(out, jumpChain{table, dst, src, comment, extra})
+	add := func(table, dst, src, comment string, extra []string, needs ...resolve.Behaviour) {
+		for _, b := range needs {
+			if !p.in.res.Has(b) {
+				return
+			}
 		}
+		out = append(out, jumpChain{table, dst, src, comment, extra})
 	}
-	add("filter", kubeExternalServicesChain, "INPUT", "kubernetes externally-visible service portals", ctNew, 20)
-	add("filter", kubeExternalServicesChain, "FORWARD", "kubernetes externally-visible service portals", ctNew, 20)
-	add("filter", kubeNodePortsChain, "INPUT", "kubernetes health check service ports", nil, 21)
-	add("filter", kubeServicesChain, "FORWARD", "kubernetes service portals", ctNew, 20)
-	add("filter", kubeServicesChain, "OUTPUT", "kubernetes service portals", ctNew, 20)
-	add("filter", kubeForwardChain, "FORWARD", "kubernetes forwarding rules", nil, 20)
-	add("filter", kubeProxyFirewallChain, "INPUT", "kubernetes load balancer firewall", ctNew, 25)
-	add("filter", kubeProxyFirewallChain, "OUTPUT", "kubernetes load balancer firewall", ctNew, 25)
-	add("filter", kubeProxyFirewallChain, "FORWARD", "kubernetes load balancer firewall", ctNew, 25)
-	add("nat", kubeServicesChain, "OUTPUT", "kubernetes service portals", nil, 20)
-	add("nat", kubeServicesChain, "PREROUTING", "kubernetes service portals", nil, 20)
-	add("nat", kubePostroutingChain, "POSTROUTING", "kubernetes postrouting rules", nil, 20)
-	add("filter", kubeletFirewallChain, "INPUT", "", nil, 27)
-	add("filter", kubeletFirewallChain, "OUTPUT", "", nil, 27)
+	add("filter", kubeExternalServicesChain, "INPUT", "kubernetes externally-visible service portals", ctNew)
+	add("filter", kubeExternalServicesChain, "FORWARD", "kubernetes externally-visible service portals", ctNew)
+	add("filter", kubeNodePortsChain, "INPUT", "kubernetes health check service ports", nil, resolve.HealthCheckNodePortsAccepted)
+	add("filter", kubeServicesChain, "FORWARD", "kubernetes service portals", ctNew)
+	add("filter", kubeServicesChain, "OUTPUT", "kubernetes service portals", ctNew)
+	add("filter", kubeForwardChain, "FORWARD", "kubernetes forwarding rules", nil)
+	add("filter", kubeProxyFirewallChain, "INPUT", "kubernetes load balancer firewall", ctNew, resolve.FilterTableFirewall)
+	add("filter", kubeProxyFirewallChain, "OUTPUT", "kubernetes load balancer firewall", ctNew, resolve.FilterTableFirewall)
+	add("filter", kubeProxyFirewallChain, "FORWARD", "kubernetes load balancer firewall", ctNew, resolve.FilterTableFirewall)
+	add("nat", kubeServicesChain, "OUTPUT", "kubernetes service portals", nil)
+	add("nat", kubeServicesChain, "PREROUTING", "kubernetes service portals", nil)
+	add("nat", kubePostroutingChain, "POSTROUTING", "kubernetes postrouting rules", nil)
+	add("filter", kubeletFirewallChain, "INPUT", "", nil, resolve.KubeletFirewallCopy)
+	add("filter", kubeletFirewallChain, "OUTPUT", "", nil, resolve.KubeletFirewallCopy)
 	return out
 }
 
@@ -218,8 +220,9 @@ func (p *iptablesProxier) table(name string) *ruleTable {
 // ensureChains creates what kube-proxy creates outside the restore input:
 // the canary chains of ipt.Monitor in mangle, nat and filter, the jump
 // chains with their EnsureRule(Prepend, ...) rules (each prepended, so a
-// built-in chain holds them in the reverse of the list order), and, up to
-// 1.24, the nat KUBE-MARK-DROP chain (iptablesEnsureChains, no rules).
+// built-in chain holds them in the reverse of the list order), and, before
+// FilterTableFirewall, the nat KUBE-MARK-DROP chain (iptablesEnsureChains,
+// no rules).
 func (p *iptablesProxier) ensureChains() {
 	for _, t := range []*ruleTable{p.mangle, p.nat, p.filter} {
 		t.declare(kubeProxyCanaryChain)
@@ -239,13 +242,13 @@ func (p *iptablesProxier) ensureChains() {
 	for _, k := range keys {
 		for _, j := range bySrc[k] {
 			args := append([]string(nil), j.extra...)
-			if j.comment != "" || p.minor < 27 {
+			if j.comment != "" {
 				args = append(args, "-m", "comment", "--comment", j.comment)
 			}
 			p.table(j.table).Write("-A", j.src, args, "-j", j.dst)
 		}
 	}
-	if p.minor <= 24 {
+	if !p.in.res.Has(resolve.FilterTableFirewall) {
 		p.nat.declare(kubeMarkDropChain)
 	}
 }
@@ -262,7 +265,8 @@ func (d localDetector) implemented() bool { return len(d.ifLocal) > 0 }
 // (cmd/kube-proxy/app getLocalDetectors): ClusterCIDR (the default) uses
 // the first cluster CIDR of the family, NodeCIDR the node's pod CIDR of
 // the family, BridgeInterface "-i NAME" and InterfaceNamePrefix "-i
-// PREFIX+" (both 1.24+); anything missing gives the no-op detector.
+// PREFIX+" (DetectLocalByInterface); anything missing gives the no-op
+// detector.
 func newLocalDetector(in *input, f model.Family) localDetector {
 	byCIDR := func(cidrs []netip.Prefix) localDetector {
 		for _, c := range cidrs {
@@ -279,11 +283,11 @@ func newLocalDetector(in *input, f model.Family) localDetector {
 		return byCIDR(in.clusterCIDRs(f))
 	case mode == "NodeCIDR":
 		return byCIDR(in.podCIDRs)
-	case mode == "BridgeInterface" && in.minor >= 24:
+	case mode == "BridgeInterface" && in.res.Has(resolve.DetectLocalByInterface):
 		if b := strings.TrimSpace(in.cfg.DetectLocal.BridgeInterface); b != "" {
 			return localDetector{ifLocal: []string{"-i", b}, ifNotLocal: []string{"!", "-i", b}}
 		}
-	case mode == "InterfaceNamePrefix" && in.minor >= 24:
+	case mode == "InterfaceNamePrefix" && in.res.Has(resolve.DetectLocalByInterface):
 		if pre := strings.TrimSpace(in.cfg.DetectLocal.InterfaceNamePrefix); pre != "" {
 			return localDetector{ifLocal: []string{"-i", pre + "+"}, ifNotLocal: []string{"!", "-i", pre + "+"}}
 		}
@@ -396,21 +400,27 @@ func (p *iptablesProxier) writeStaticRules() {
 	for _, c := range []string{kubeServicesChain, kubeNodePortsChain, kubePostroutingChain, kubeMarkMasqChain} {
 		p.nat.declare(c)
 	}
-	mark := p.masqueradeMark
-	p.nat.Write("-A", kubePostroutingChain, "-m", "mark", "!", "--mark", mark+"/"+mark, "-j", "RETURN")
-	p.nat.Write("-A", kubePostroutingChain, "-j", "MARK", "--xor-mark", mark)
-	masq := []string{"-A", kubePostroutingChain, "-m", "comment", "--comment", `"kubernetes service traffic requiring SNAT"`, "-j", "MASQUERADE"}
-	if p.randomFully {
-		masq = append(masq, "--random-fully")
-	}
-	p.nat.Write(masq)
-	p.nat.Write("-A", kubeMarkMasqChain, "-j", "MARK", "--or-mark", mark)
+	writeMasqueradeRules(p.nat, p.masqueradeMark, p.randomFully)
 }
 
-// writeForwardRules writes KUBE-FORWARD: the INVALID drop (omitted 1.29+
-// with a liberal conntrack; counted with nfacct 1.31+), the accept of
-// marked packets, and the conntrack accept rules (two until 1.22, one
-// since 1.23).
+// writeMasqueradeRules writes KUBE-POSTROUTING, which masquerades the
+// marked packets (with --random-fully when randomFully), and
+// KUBE-MARK-MASQ, which marks them: the same in iptables and IPVS mode.
+func writeMasqueradeRules(nat *ruleTable, mark string, randomFully bool) {
+	nat.Write("-A", kubePostroutingChain, "-m", "mark", "!", "--mark", mark+"/"+mark, "-j", "RETURN")
+	nat.Write("-A", kubePostroutingChain, "-j", "MARK", "--xor-mark", mark)
+	masq := []string{"-A", kubePostroutingChain, "-m", "comment", "--comment", `"kubernetes service traffic requiring SNAT"`, "-j", "MASQUERADE"}
+	if randomFully {
+		masq = append(masq, "--random-fully")
+	}
+	nat.Write(masq)
+	nat.Write("-A", kubeMarkMasqChain, "-j", "MARK", "--or-mark", mark)
+}
+
+// writeForwardRules writes KUBE-FORWARD: the INVALID drop (omitted with a
+// liberal conntrack, ConntrackTCPBeLiberal; counted with NFAcctCounters),
+// the accept of marked packets, and the conntrack accept rules (one with
+// ForwardConntrackOneRule, two before).
 func (p *iptablesProxier) writeForwardRules() {
 	if !p.conntrackTCPLiberal {
 		rule := []string{"-A", kubeForwardChain, "-m", "conntrack", "--ctstate", "INVALID"}
@@ -419,26 +429,30 @@ func (p *iptablesProxier) writeForwardRules() {
 		}
 		p.filter.Write(rule, "-j", "DROP")
 	}
-	mark := p.masqueradeMark
-	p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding rules"`,
+	writeForwardAccepts(p.in.res, p.filter, p.masqueradeMark)
+}
+
+// writeForwardAccepts writes the accept rules of KUBE-FORWARD that iptables
+// and IPVS mode share: marked packets, and RELATED,ESTABLISHED traffic
+// with one rule (ForwardConntrackOneRule) or, before, two identical rules
+// for pod sources and destinations by their comments.
+func writeForwardAccepts(r *resolve.Resolution, filter *ruleTable, mark string) {
+	filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding rules"`,
 		"-m", "mark", "--mark", mark+"/"+mark, "-j", "ACCEPT")
-	if p.minor >= 23 {
-		p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding conntrack rule"`,
-			"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
-		return
+	comments := []string{`"kubernetes forwarding conntrack pod source rule"`, `"kubernetes forwarding conntrack pod destination rule"`}
+	if r.Has(resolve.ForwardConntrackOneRule) {
+		comments = []string{`"kubernetes forwarding conntrack rule"`}
 	}
-	// v1.20-v1.22: two identical rules, for pod sources and destinations
-	// by their comments.
-	for _, c := range []string{`"kubernetes forwarding conntrack pod source rule"`, `"kubernetes forwarding conntrack pod destination rule"`} {
-		p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", c,
+	for _, c := range comments {
+		filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", c,
 			"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
 	}
 }
 
 // writeKubeletFirewall writes kube-proxy's copy of kubelet's martian
-// packet rule (1.27+, IPv4 with localhost node ports).
+// packet rule (KubeletFirewallCopy, IPv4 with localhost node ports).
 func (p *iptablesProxier) writeKubeletFirewall() {
-	if p.minor < 27 || p.isIPv6 || !p.localhostNodePorts {
+	if !p.in.res.Has(resolve.KubeletFirewallCopy) || p.isIPv6 || !p.localhostNodePorts {
 		return
 	}
 	p.filter.declare(kubeletFirewallChain)
@@ -450,13 +464,15 @@ func (p *iptablesProxier) writeKubeletFirewall() {
 
 // writeNodePortsTail writes the last rules of nat KUBE-SERVICES, which send
 // node-local destinations to KUBE-NODEPORTS: one addrtype rule when
-// nodePortAddresses match everything, else one per selected node IP
-// (loopback skipped on IPv6 and, 1.26+, without localhost node ports).
+// nodePortAddresses match everything, else one per selected node IP (with
+// LocalhostNodePortsOption, loopback left out on IPv6 and without localhost
+// node ports).
 func (p *iptablesProxier) writeNodePortsTail() {
 	const comment = `"kubernetes service nodeports; NOTE: this must be the last rule in this chain"`
+	option := p.in.res.Has(resolve.LocalhostNodePortsOption)
 	if p.nodePortAddresses.matchAll {
 		dest := []string{"-m", "addrtype", "--dst-type", "LOCAL"}
-		if p.minor >= 26 {
+		if option {
 			if p.isIPv6 {
 				dest = append(dest, "!", "-d", "::1/128")
 			} else if !p.localhostNodePorts {
@@ -467,7 +483,7 @@ func (p *iptablesProxier) writeNodePortsTail() {
 		return
 	}
 	for _, ip := range p.nodePortAddresses.nodeIPs(p.in.ifaceAddrs) {
-		if ip.IsLoopback() && p.minor >= 26 && (p.isIPv6 || !p.localhostNodePorts) {
+		if ip.IsLoopback() && option && (p.isIPv6 || !p.localhostNodePorts) {
 			continue
 		}
 		p.nat.Write("-A", kubeServicesChain, "-m", "comment", "--comment", comment, "-d", ip.String(), "-j", kubeNodePortsChain)
@@ -475,10 +491,10 @@ func (p *iptablesProxier) writeNodePortsTail() {
 }
 
 // nodePortsEnabled reports whether NodePort rules are written at all:
-// before 1.27 kube-proxy skipped them when nodePortAddresses selected no
-// address of the node.
+// before NodePortsWithoutNodeAddress kube-proxy skipped them when
+// nodePortAddresses selected no address of the node.
 func (p *iptablesProxier) nodePortsEnabled() bool {
-	return p.minor >= 27 || p.nodePortAddresses.matchAll || len(p.nodePortAddresses.nodeIPs(p.in.ifaceAddrs)) > 0
+	return p.in.res.Has(resolve.NodePortsWithoutNodeAddress) || p.nodePortAddresses.matchAll || len(p.nodePortAddresses.nodeIPs(p.in.ifaceAddrs)) > 0
 }
 
 // ipOf formats an address as kube-proxy writes it (the canonical form is

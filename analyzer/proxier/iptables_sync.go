@@ -1,20 +1,28 @@
 package proxier
 
 import (
+	"net/netip"
+
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 )
 
-// syncProxyRules writes what one full sync of kube-proxy 1.25-1.37 writes.
+// syncProxyRules writes what one full sync of kube-proxy 1.24-1.37 writes,
+// the releases with PolicyChains.
 //
 // It follows pkg/proxy/iptables/proxier.go syncProxyRules of v1.37.2, with
-// the differences of earlier releases: v1.25-v1.26 have no KUBE-FW tail
-// rule and write no NodePort rules when nodePortAddresses select no node
-// address; v1.26 adds the loopback exclusions of the node-ports tail rule;
-// v1.27 adds kube-proxy's KUBE-FIREWALL copy; v1.29 omits the INVALID drop
-// with a liberal conntrack; v1.31 adds the nfacct counters (the localhost
-// NodePort rule and the INVALID counter).
+// the differences of earlier releases, each a behaviour read where it
+// applies: FilterTableFirewall (1.25; 1.24 marks what it drops with
+// KUBE-MARK-DROP in nat, see syncServicePort), LocalhostNodePortsOption
+// (1.26), NodePortsWithoutNodeAddress, FirewallChainTailComment and
+// KubeletFirewallCopy (1.27), ConntrackTCPBeLiberal (1.29) and
+// NFAcctCounters (1.31).
 func (p *iptablesProxier) syncProxyRules() {
-	for _, c := range []string{kubeServicesChain, kubeExternalServicesChain, kubeForwardChain, kubeNodePortsChain, kubeProxyFirewallChain} {
+	chains := []string{kubeServicesChain, kubeExternalServicesChain, kubeForwardChain, kubeNodePortsChain}
+	if p.in.res.Has(resolve.FilterTableFirewall) {
+		chains = append(chains, kubeProxyFirewallChain)
+	}
+	for _, c := range chains {
 		p.filter.declare(c)
 	}
 	p.writeStaticRules()
@@ -29,8 +37,14 @@ func (p *iptablesProxier) syncProxyRules() {
 }
 
 // syncServicePort writes the rules of one service port: the body of
-// syncProxyRules' loop over svcPortMap (v1.25-v1.37).
+// syncProxyRules' loop over svcPortMap (v1.24-v1.37). Before
+// FilterTableFirewall (1.24) kube-proxy drops nothing in filter: a Service
+// with endpoints but no local ones is sent to its policy chains, the
+// local one of which marks the traffic with KUBE-MARK-DROP, and each load
+// balancer IP with source ranges gets the KUBE-FW rules of its own, ending
+// with KUBE-MARK-DROP.
 func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
+	markDrop := !p.in.res.Has(resolve.FilterTableFirewall)
 	f := p.family
 	protocol := sp.ProtoLower()
 	name := sp.String()
@@ -69,6 +83,19 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 	externalTrafficChain := extChain(sp)
 	usesExternalTrafficChain := hasEndpoints && sp.ExternallyAccessible(f)
 
+	nat, filter := p.nat, p.filter
+	if markDrop {
+		// The policy chains exist as soon as there are endpoints; a local
+		// one without endpoints drops what it gets.
+		hasInternalEndpoints, hasExternalEndpoints = hasEndpoints, hasEndpoints
+		if hasEndpoints && sp.UsesClusterEndpoints(f) {
+			nat.declare(clusterPolicyChain)
+		}
+		if hasEndpoints && sp.UsesLocalEndpoints(f) {
+			nat.declare(localPolicyChain)
+		}
+	}
+
 	loadBalancerTrafficChain := externalTrafficChain
 	fw := fwChain(sp)
 	usesFWChain := hasEndpoints && len(lbIPs) > 0 && len(sourceRanges) > 0
@@ -91,8 +118,6 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 			externalFilterComment = `"` + name + ` has no local endpoints"`
 		}
 	}
-
-	nat, filter := p.nat, p.filter
 
 	// Capture the clusterIP.
 	if hasInternalEndpoints {
@@ -131,7 +156,7 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 				"-m", protocol, "-p", protocol, "-d", ipOf(lbip), "--dport", svcPort,
 				"-j", loadBalancerTrafficChain)
 		}
-		if usesFWChain {
+		if usesFWChain && !markDrop {
 			filter.Write("-A", kubeProxyFirewallChain,
 				"-m", "comment", "--comment", `"`+name+` traffic not accepted by `+fw+`"`,
 				"-m", protocol, "-p", protocol, "-d", ipOf(lbip), "--dport", svcPort,
@@ -224,35 +249,52 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 	if usesFWChain {
 		nat.declare(fw)
 		args := []string{"-A", fw, "-m", "comment", "--comment", `"` + name + ` loadbalancer IP"`}
-		allowFromNode := false
-		for _, cidr := range sourceRanges {
-			nat.Write(args, "-s", cidr.String(), "-j", externalTrafficChain)
-			if p.nodeIP.IsValid() && cidr.Contains(p.nodeIP) {
-				allowFromNode = true
-			}
-		}
-		if allowFromNode {
+		if markDrop {
 			for _, lbip := range lbIPs {
-				nat.Write(args, "-s", ipOf(lbip), "-j", externalTrafficChain)
+				p.writeFirewallSources(args, sourceRanges, []netip.Addr{lbip}, externalTrafficChain)
+				nat.Write(args, "-j", kubeMarkDropChain)
 			}
+		} else {
+			p.writeFirewallSources(args, sourceRanges, lbIPs, externalTrafficChain)
 		}
-		if p.minor >= 27 {
+		if p.in.res.Has(resolve.FirewallChainTailComment) {
 			nat.Write("-A", fw, "-m", "comment", "--comment", `"other traffic to `+name+` will be dropped by KUBE-PROXY-FIREWALL"`)
 		}
 	}
 
 	if usesClusterPolicyChain {
 		nat.declare(clusterPolicyChain)
-		p.writeServiceToEndpointRules(sp, clusterPolicyChain, clusterEndpoints)
+		p.writeServiceToEndpointRules(sp, clusterPolicyChain, clusterEndpoints, p.endpointComment(sp))
 	}
 	if usesLocalPolicyChain {
 		nat.declare(localPolicyChain)
-		p.writeServiceToEndpointRules(sp, localPolicyChain, localEndpoints)
+		p.writeServiceToEndpointRules(sp, localPolicyChain, localEndpoints, p.endpointComment(sp))
+	} else if markDrop && hasEndpoints && sp.UsesLocalEndpoints(f) {
+		nat.Write("-A", localPolicyChain, "-m", "comment", "--comment", `"`+name+` has no local endpoints"`,
+			"-j", kubeMarkDropChain)
 	}
 
 	// Generate the per-endpoint chains.
 	for _, ep := range allReachable {
 		p.writeEndpointChain(sp, ep)
+	}
+}
+
+// writeFirewallSources writes the rules of a KUBE-FW chain (args) that
+// send the allowed sources to next: the source ranges and, when one of
+// them holds the node IP, the load balancer IPs lbIPs themselves.
+func (p *iptablesProxier) writeFirewallSources(args []string, sourceRanges []netip.Prefix, lbIPs []netip.Addr, next string) {
+	allowFromNode := false
+	for _, cidr := range sourceRanges {
+		p.nat.Write(args, "-s", cidr.String(), "-j", next)
+		if p.nodeIP.IsValid() && cidr.Contains(p.nodeIP) {
+			allowFromNode = true
+		}
+	}
+	if allowFromNode {
+		for _, lbip := range lbIPs {
+			p.nat.Write(args, "-s", ipOf(lbip), "-j", next)
+		}
 	}
 }
 
@@ -271,31 +313,33 @@ func (p *iptablesProxier) writeEndpointChain(sp *model.ServicePort, ep *model.En
 	p.nat.Write(args, "-m", protocol, "-p", protocol, "-j", "DNAT", "--to-destination", ep.String())
 }
 
-// writeServiceToEndpointRules mirrors writeServiceToEndpointRules
-// (v1.23-v1.37): the affinity checks first, then one rule per endpoint,
-// each but the last matching with probability 1/(endpoints left). The
-// comments are "C -> IP:port" from 1.24 and "C" in 1.23.
-func (p *iptablesProxier) writeServiceToEndpointRules(sp *model.ServicePort, chain string, endpoints []*model.Endpoint) {
-	comment := func(ep *model.Endpoint) string {
-		if p.minor <= 23 {
-			return sp.String()
-		}
-		return `"` + sp.String() + ` -> ` + ep.String() + `"`
-	}
+// writeServiceToEndpointRules mirrors writeServiceToEndpointRules: the
+// affinity checks first, then one rule per endpoint, each but the last
+// matching with probability 1/(endpoints left). comment appends to args
+// the comment of the rule of the i-th endpoint ep (i is -1 for its
+// affinity check).
+func (p *iptablesProxier) writeServiceToEndpointRules(sp *model.ServicePort, chain string, endpoints []*model.Endpoint, comment func(args []string, i int, ep *model.Endpoint) []string) {
 	if sp.AffinityClientIP {
 		for _, ep := range endpoints {
 			sep := p.sepChain(sp, ep)
-			args := p.appendServiceComment([]string{"-A", chain}, comment(ep))
-			p.nat.Write(args, "-m", "recent", "--name", sep,
+			p.nat.Write(comment([]string{"-A", chain}, -1, ep), "-m", "recent", "--name", sep,
 				"--rcheck", "--seconds", port(sp.AffinityTimeout), "--reap", "-j", sep)
 		}
 	}
 	n := len(endpoints)
 	for i, ep := range endpoints {
-		args := p.appendServiceComment([]string{"-A", chain}, comment(ep))
+		args := comment([]string{"-A", chain}, i, ep)
 		if i < n-1 {
 			args = append(args, "-m", "statistic", "--mode", "random", "--probability", probability(n-i))
 		}
 		p.nat.Write(args, "-j", p.sepChain(sp, ep))
+	}
+}
+
+// endpointComment comments the rules of writeServiceToEndpointRules
+// "C -> IP:port" (v1.24-v1.37), but in large-cluster mode.
+func (p *iptablesProxier) endpointComment(sp *model.ServicePort) func([]string, int, *model.Endpoint) []string {
+	return func(args []string, _ int, ep *model.Endpoint) []string {
+		return p.appendServiceComment(args, `"`+sp.String()+` -> `+ep.String()+`"`)
 	}
 }

@@ -12,18 +12,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
-	"github.com/proxyscan/proxyscan/parsers/kpversion"
 )
 
-// IPVS mode's layout is modelled from 1.21 on: pkg/proxy/ipvs/proxier.go
-// syncProxyRules and writeIptablesRules keep the rules of 1.30 through
-// 1.37; the changes of 1.22 to 1.30 are listed in ipvs_legacy.go.
-const ipvsOldestMinor = 21
+// IPVS mode's layout is modelled from 1.21 on (see modeRanges):
+// pkg/proxy/ipvs/proxier.go syncProxyRules and writeIptablesRules keep the
+// rules of 1.30 through 1.37; the changes of 1.22 to 1.30 are listed in
+// ipvs_legacy.go.
 
 // Chain names of kube-proxy's IPVS mode (pkg/proxy/ipvs/proxier.go).
 const (
@@ -131,9 +131,6 @@ func (ipvsMode) Name() string { return model.ModeIPVS }
 // table shared by both families, as on a node), the addresses bound to
 // kube-ipvs0, and per family the iptables rules.
 func (ipvsMode) generate(in *input, families []model.Family) (*Dataplane, error) {
-	if in.minor < ipvsOldestMinor {
-		return nil, fmt.Errorf("kube-proxy 1.%d IPVS mode is not modelled (supported: 1.%d to 1.%d)", in.minor, ipvsOldestMinor, kpversion.NewestMinor)
-	}
 	dp := &Dataplane{Mode: model.ModeIPVS, ipvs: &ipvsExtra{}}
 	if c := in.cfg.IPVS; c.TCPTimeout.Duration > 0 || c.TCPFinTimeout.Duration > 0 || c.UDPTimeout.Duration > 0 {
 		dp.ipvs.timeouts = &[3]int{int(c.TCPTimeout.Seconds()), int(c.TCPFinTimeout.Seconds()), int(c.UDPTimeout.Seconds())}
@@ -254,7 +251,6 @@ func formatIPSets(sets []*ipvsSet) []byte {
 // resolved from the configuration as NewProxier resolves it).
 type ipvsProxier struct {
 	in     *input
-	minor  int
 	family model.Family
 	isIPv6 bool
 
@@ -291,11 +287,11 @@ type lbEntry struct {
 func newIPVSProxier(in *input, f model.Family) *ipvsProxier {
 	fam := iptables.Family(f)
 	p := &ipvsProxier{
-		in: in, minor: in.minor, family: f, isIPv6: f == model.IPv6,
+		in: in, family: f, isIPv6: f == model.IPv6,
 		scheduler:     in.cfg.IPVS.Scheduler,
 		masqueradeAll: in.cfg.IPTables.MasqueradeAll,
 		nodeIP:        in.nodeIPs[f],
-		randomFully:   in.minor >= 37 || !in.env.NoRandomFully,
+		randomFully:   in.res.Has(resolve.RandomFullyAlways) || !in.env.NoRandomFully,
 		ports:         in.portsOf(f),
 		sets:          map[string]*ipvsSet{},
 		bound:         map[netip.Addr]bool{},
@@ -340,18 +336,18 @@ func newIPVSProxier(in *input, f model.Family) *ipvsProxier {
 		p.nodeAddrs[ip] = true
 	}
 	npa := newNodePortAddresses(f, in.nodePortAddresses())
+	keepLoopback := !in.res.Has(resolve.IPVSNodePortsSkipLoopback)
 	if npa.matchAll {
 		for ip := range p.nodeAddrs {
 			p.nodePortIPs = append(p.nodePortIPs, ip)
 		}
-		if p.minor < ipvsMinorNoLoopbackNodePorts {
+		if keepLoopback {
 			p.nodePortIPs = append(p.nodePortIPs, loopbackAddrs(in, f)...)
 		}
 		sort.Slice(p.nodePortIPs, func(i, j int) bool { return p.nodePortIPs[i].Less(p.nodePortIPs[j]) })
 	} else {
 		for _, ip := range npa.nodeIPs(in.ifaceAddrs) {
-			loopbackKept := ip.IsLoopback() && p.minor < ipvsMinorNoLoopbackNodePorts
-			if (!ip.IsLoopback() || loopbackKept) && !skip[ip] {
+			if (!ip.IsLoopback() || keepLoopback) && !skip[ip] {
 				p.nodePortIPs = append(p.nodePortIPs, ip)
 			}
 		}
@@ -378,17 +374,17 @@ func (p *ipvsProxier) syncProxyRules() {
 
 // createAndLinkKubeChain declares the chains and prepends the jumps.
 func (p *ipvsProxier) createAndLinkKubeChain() {
-	if p.minor < ipvsMinorProxyFirewall {
+	if !p.in.res.Has(resolve.FilterTableFirewall) {
 		// iptablesEnsureChains: kubelet's KUBE-MARK-DROP, no rules.
 		p.nat.declare(kubeMarkDropChain)
 	}
-	for _, c := range ipvsChainsOf(p.minor) {
+	for _, c := range ipvsChainsOf(p.in.res) {
 		p.table(c.table).declare(c.chain)
 	}
 	type jump struct{ to, comment string }
 	bySrc := map[string][]jump{}
 	var keys []string
-	for _, j := range ipvsJumpChainsOf(p.minor) {
+	for _, j := range ipvsJumpChainsOf(p.in.res) {
 		k := j.table + " " + j.from
 		if _, ok := bySrc[k]; !ok {
 			keys = append(keys, k)
@@ -417,7 +413,7 @@ func setEntry(ip netip.Addr, proto string, port int32) string {
 
 // virtualServer returns the virtual server of an address and port of sp:
 // the configured scheduler, persistence for ClientIP affinity, mh-port
-// for the mh scheduler.
+// for the mh scheduler (IPVSMaglevPortFlag).
 func (p *ipvsProxier) virtualServer(sp *model.ServicePort, ip netip.Addr, port int32) *ipvs.Service {
 	s := &ipvs.Service{Destinations: []*ipvs.Destination{}}
 	s.Address = net.IP(ip.AsSlice())
@@ -434,7 +430,7 @@ func (p *ipvsProxier) virtualServer(sp *model.ServicePort, ip netip.Addr, port i
 		s.Flags |= ipvs.FlagPersistent
 		s.Timeout = uint32(sp.AffinityTimeout)
 	}
-	if p.scheduler == ipvsSchedulerMaglev && p.minor >= ipvsMinorMaglevPort {
+	if p.scheduler == ipvsSchedulerMaglev && p.in.res.Has(resolve.IPVSMaglevPortFlag) {
 		s.Flags |= ipvs.FlagSched2
 	}
 	return s
@@ -474,8 +470,9 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 	cat := model.Categorize(sp, p.family, p.in.cat)
 	// syncEndpoint: the Local endpoints for a Local policy, the Cluster
 	// ones when there are none (#97081), else the Cluster ones.
+	categorize := p.in.res.Has(resolve.CategorizeEndpoints)
 	endpoints := func(onlyLocal bool) []*model.Endpoint {
-		if p.minor < ipvsMinorCategorize {
+		if !categorize {
 			return p.ipvsLegacyEndpoints(sp, onlyLocal)
 		}
 		if onlyLocal && len(cat.Local) > 0 {
@@ -490,9 +487,7 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 	}
 	cip, _ := sp.ClusterIP(p.family)
 	p.sets[view.SetClusterIP].add(setEntry(cip, proto, sp.Port))
-	// Before 1.26 internalTrafficPolicy Local needs the
-	// ServiceInternalTrafficPolicy gate (on by default from 1.22).
-	internalLocal := sp.InternalPolicyLocal && (p.minor >= ipvsMinorIPVSFilter || p.in.gate("ServiceInternalTrafficPolicy", p.minor >= 22))
+	internalLocal := sp.InternalPolicyLocal && p.in.res.Has(resolve.InternalTrafficPolicyLocal)
 	p.addVirtualServer(p.virtualServer(sp, cip, sp.Port), endpoints(internalLocal), true, cip)
 
 	for _, ip := range sp.ExternalIPsOf(p.family) {
@@ -567,10 +562,11 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	if p.isIPv6 {
 		lo = "::1/128"
 	}
-	if p.minor >= ipvsMinorIPVSFilter {
+	ipvsFilter := p.in.res.Has(resolve.IPVSFilterChain)
+	if ipvsFilter {
 		p.nat.Write("-A", kubeServicesChain, "-s", lo, "-j", "RETURN")
 	}
-	for _, s := range ipvsSetRules(p.minor) {
+	for _, s := range ipvsSetRules(p.in.res) {
 		set := p.sets[s.set]
 		if set.empty() {
 			continue
@@ -607,12 +603,12 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	}
 	p.nat.Write("-A", kubeServicesChain, "-m", "addrtype", "--dst-type", "LOCAL", "-j", ipvsNodePortChain)
 	p.nat.Write("-A", ipvsLoadBalancerChain, "-j", kubeMarkMasqChain)
-	if p.minor >= ipvsMinorProxyFirewall {
+	if p.in.res.Has(resolve.FilterTableFirewall) {
 		p.filter.Write("-A", ipvsSourceRangesFirewall, "-j", "DROP")
 	} else {
 		p.nat.Write("-A", ipvsNATFirewallChain124, "-j", kubeMarkDropChain)
 	}
-	if p.minor >= ipvsMinorOutFilter {
+	if p.in.res.Has(resolve.IPVSOutFilterChain) {
 		for _, e := range p.noNodeAccess {
 			p.filter.Write("-A", ipvsOutFilterChain, "-s", e.ip.String(), "-m", "ipvs", "--vaddr", e.ip.String(),
 				"--vproto", e.proto, "--vport", strconv.Itoa(int(e.port)), "-j", "DROP")
@@ -624,44 +620,28 @@ func (p *ipvsProxier) writeIPTablesRules() {
 		}
 	}
 	mark := p.mark
-	p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding rules"`,
-		"-m", "mark", "--mark", mark+"/"+mark, "-j", "ACCEPT")
-	if p.minor >= ipvsMinorForwardConntrack {
-		p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding conntrack rule"`,
-			"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
-	} else {
-		for _, c := range []string{`"kubernetes forwarding conntrack pod source rule"`, `"kubernetes forwarding conntrack pod destination rule"`} {
-			p.filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", c,
-				"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
-		}
-	}
+	writeForwardAccepts(p.in.res, p.filter, mark)
 	hc := p.sets[view.SetHealthCheckNodePort].name
 	p.filter.Write("-A", ipvsNodePortChain, "-m", "comment", "--comment", ipvsSetComment(view.SetHealthCheckNodePort),
 		"-m", "set", "--match-set", hc, "dst", "-j", "ACCEPT")
-	if p.minor >= ipvsMinorIPVSFilter {
-		for _, s := range ipvsFilterReturnSets(p.minor) {
+	if ipvsFilter {
+		for _, s := range ipvsFilterReturnSets(p.in.res) {
 			p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", p.sets[s].name, "dst,dst", "-j", "RETURN")
 		}
-		if p.minor >= ipvsMinorNodeAddrUnbound {
+		if p.in.res.Has(resolve.IPVSNodeAddressesUnbound) {
 			p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", hc, "dst", "-j", "RETURN")
 		}
 		p.filter.Write("-A", ipvsFilterChain, "-m", "conntrack", "--ctstate", "NEW",
 			"-m", "set", "--match-set", p.sets[view.SetIPVSIPs].name, "dst", "-j", "REJECT")
 	}
-	p.nat.Write("-A", kubePostroutingChain, "-m", "mark", "!", "--mark", mark+"/"+mark, "-j", "RETURN")
-	p.nat.Write("-A", kubePostroutingChain, "-j", "MARK", "--xor-mark", mark)
-	masq := []string{"-A", kubePostroutingChain, "-m", "comment", "--comment", `"kubernetes service traffic requiring SNAT"`, "-j", "MASQUERADE"}
-	if p.randomFully {
-		masq = append(masq, "--random-fully")
-	}
-	p.nat.Write(masq)
-	p.nat.Write("-A", kubeMarkMasqChain, "-j", "MARK", "--or-mark", mark)
+	writeMasqueradeRules(p.nat, mark, p.randomFully)
 }
 
 // shouldBind reports whether an external or load balancer IP is bound to
-// kube-ipvs0: unless it is an address of the node (1.28+), always before.
+// kube-ipvs0: unless it is an address of the node (IPVSNodeAddressesUnbound),
+// always before.
 func (p *ipvsProxier) shouldBind(ip netip.Addr) bool {
-	return p.minor < ipvsMinorNodeAddrUnbound || !p.nodeAddrs[ip]
+	return !p.in.res.Has(resolve.IPVSNodeAddressesUnbound) || !p.nodeAddrs[ip]
 }
 
 // boundAddrs returns the addresses bound to kube-ipvs0, sorted.
@@ -674,11 +654,12 @@ func (p *ipvsProxier) boundAddrs() []netip.Addr {
 	return out
 }
 
-// setList returns the family's sets (KUBE-IPVS-IPS from 1.26).
+// setList returns the family's sets (KUBE-IPVS-IPS with IPVSFilterChain).
 func (p *ipvsProxier) setList() []*ipvsSet {
 	out := make([]*ipvsSet, 0, len(p.sets))
+	ipvsFilter := p.in.res.Has(resolve.IPVSFilterChain)
 	for _, s := range ipvsSetInfo {
-		if s.name == view.SetIPVSIPs && p.minor < ipvsMinorIPVSFilter {
+		if s.name == view.SetIPVSIPs && !ipvsFilter {
 			continue
 		}
 		out = append(out, p.sets[s.name])

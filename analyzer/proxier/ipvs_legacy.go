@@ -4,60 +4,22 @@ import (
 	"net/netip"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 )
 
 // The IPVS layouts of kube-proxy 1.21 to 1.29, where they differ from
 // 1.30's (pkg/proxy/ipvs/proxier.go of each release, syncProxyRules and
-// writeIptablesRules). Each constant is the first release of a change;
-// the older releases write the rules without it.
-const (
-	// ipvsMinorNoLoopbackNodePorts: 1.22 leaves the loopback addresses out
-	// of the node IPs NodePort virtual servers are created on; 1.21 takes
-	// every local address but kube-ipvs0's (the local routing table), the
-	// loopback ones included. 1.22 also adds the ProxyTerminatingEndpoints
-	// gate (ipvsLegacyEndpoints).
-	ipvsMinorNoLoopbackNodePorts = 22
-	// ipvsMinorSCTPLocalFirst: 1.23 writes the KUBE-NODE-PORT RETURN for
-	// KUBE-NODE-PORT-LOCAL-SCTP before the KUBE-MARK-MASQ jump for
-	// KUBE-NODE-PORT-SCTP, as for TCP and UDP; the order was the reverse
-	// before.
-	ipvsMinorSCTPLocalFirst = 23
-	// ipvsMinorForwardConntrack: 1.23 accepts RELATED,ESTABLISHED traffic
-	// in KUBE-FORWARD with one "kubernetes forwarding conntrack rule";
-	// 1.22 writes the same match twice, as the "pod source" and "pod
-	// destination" rules.
-	ipvsMinorForwardConntrack = 23
-	// ipvsMinorProxyFirewall: 1.25 checks LoadBalancer source ranges in
-	// the filter table (KUBE-PROXY-FIREWALL, jumped to from INPUT and
-	// FORWARD, to KUBE-SOURCE-RANGES-FIREWALL, which ends with DROP).
-	// Before, KUBE-LOAD-BALANCER jumps to the nat chain KUBE-FIREWALL
-	// (ipvsNATFirewallChain124), which returns for the allowed sources and
-	// ends with a jump to kubelet's KUBE-MARK-DROP (ensured, not written).
-	ipvsMinorProxyFirewall = 25
-	// ipvsMinorIPVSFilter: 1.26 adds the KUBE-IPVS-FILTER chain, jumped to
-	// from INPUT, which rejects new connections to the addresses on
-	// kube-ipvs0 (the KUBE-IPVS-IPS set, new too) but to the service
-	// ports, and the KUBE-SERVICES RETURN for loopback sources; the
-	// ServiceInternalTrafficPolicy gate, GA, is no longer read.
-	ipvsMinorIPVSFilter = 26
-	// ipvsMinorMaglevPort: 1.27 gives the virtual servers of the mh
-	// scheduler the flag FlagSourceHash (mh-port, IP_VS_SVC_F_SCHED2).
-	ipvsMinorMaglevPort = 27
-	// ipvsMinorNodeAddrUnbound: 1.28 no longer binds to kube-ipvs0 the
-	// external and load balancer IPs that are addresses of the node
-	// (shouldBind), and KUBE-IPVS-FILTER returns for the health check node
-	// ports (KUBE-HEALTH-CHECK-NODE-PORT) before its REJECT.
-	ipvsMinorNodeAddrUnbound = 28
-	// ipvsMinorOutFilter: 1.29 adds the KUBE-IPVS-OUT-FILTER chain, jumped
-	// to from OUTPUT, which drops the node's own traffic to load balancer
-	// IPs whose source ranges leave the node out.
-	ipvsMinorOutFilter = 29
-	// ipvsMinorExternalIPLocalFilter: 1.30 adds the KUBE-EXTERNAL-IP-LOCAL
-	// RETURN to KUBE-IPVS-FILTER (external IPs of Local services were
-	// rejected before).
-	ipvsMinorExternalIPLocalFilter = 30
-)
+// writeIptablesRules), each named by a behaviour of resolve's table:
+// IPVSNodePortsSkipLoopback (1.22), IPVSSCTPLocalFirst and
+// ForwardConntrackOneRule (1.23), FilterTableFirewall (1.25, the
+// KUBE-PROXY-FIREWALL chain jumped to from INPUT and FORWARD, to
+// KUBE-SOURCE-RANGES-FIREWALL, which ends with DROP; before, KUBE-LOAD-BALANCER
+// jumps to the nat chain KUBE-FIREWALL, ipvsNATFirewallChain124, which
+// returns for the allowed sources and ends with a jump to kubelet's
+// KUBE-MARK-DROP, ensured, not written), IPVSFilterChain (1.26),
+// IPVSMaglevPortFlag (1.27), IPVSNodeAddressesUnbound (1.28),
+// IPVSOutFilterChain (1.29) and IPVSExternalIPLocalReturn (1.30).
 
 // ipvsNATFirewallChain124 is the nat chain of source ranges up to 1.24.
 const ipvsNATFirewallChain124 = "KUBE-FIREWALL"
@@ -83,9 +45,9 @@ var ipvsSetWithIPTablesChain124 = []struct {
 }
 
 // ipvsSetRules returns ipsetWithIptablesChain of the release.
-func ipvsSetRules(minor int) []struct{ set, table, from, to, match, proto string } {
+func ipvsSetRules(r *resolve.Resolution) []struct{ set, table, from, to, match, proto string } {
 	switch {
-	case minor < ipvsMinorSCTPLocalFirst:
+	case !r.Has(resolve.IPVSSCTPLocalFirst):
 		out := append([]struct{ set, table, from, to, match, proto string }(nil), ipvsSetWithIPTablesChain124...)
 		for i := 0; i+1 < len(out); i++ {
 			if out[i].set == view.SetNodePortLocalSCTP && out[i+1].set == view.SetNodePortSCTP {
@@ -93,37 +55,38 @@ func ipvsSetRules(minor int) []struct{ set, table, from, to, match, proto string
 			}
 		}
 		return out
-	case minor < ipvsMinorProxyFirewall:
+	case !r.Has(resolve.FilterTableFirewall):
 		return ipvsSetWithIPTablesChain124
 	}
 	return ipvsSetWithIPTablesChain
 }
 
-// ipvsChainAbsent reports the chains the release does not write:
-// KUBE-IPVS-OUT-FILTER before 1.29, KUBE-IPVS-FILTER before 1.26,
-// KUBE-PROXY-FIREWALL and KUBE-SOURCE-RANGES-FIREWALL before 1.25.
-func ipvsChainAbsent(minor int, chain string) bool {
-	switch chain {
-	case kubeProxyFirewallChain, ipvsSourceRangesFirewall:
-		return minor < ipvsMinorProxyFirewall
-	case ipvsOutFilterChain:
-		return minor < ipvsMinorOutFilter
-	case ipvsFilterChain:
-		return minor < ipvsMinorIPVSFilter
-	}
-	return false
+// ipvsChainBehaviours are the behaviours that bring the chains of later
+// releases: KUBE-PROXY-FIREWALL and KUBE-SOURCE-RANGES-FIREWALL,
+// KUBE-IPVS-FILTER, KUBE-IPVS-OUT-FILTER.
+var ipvsChainBehaviours = map[string]resolve.Behaviour{
+	kubeProxyFirewallChain:   resolve.FilterTableFirewall,
+	ipvsSourceRangesFirewall: resolve.FilterTableFirewall,
+	ipvsFilterChain:          resolve.IPVSFilterChain,
+	ipvsOutFilterChain:       resolve.IPVSOutFilterChain,
 }
 
-// ipvsChainsOf returns ipvsChains as the release writes them (up to
-// 1.24 with the nat KUBE-FIREWALL).
-func ipvsChainsOf(minor int) []struct{ table, chain string } {
+// ipvsChainAbsent reports the chains the release does not write.
+func ipvsChainAbsent(r *resolve.Resolution, chain string) bool {
+	b, ok := ipvsChainBehaviours[chain]
+	return ok && !r.Has(b)
+}
+
+// ipvsChainsOf returns ipvsChains as the release writes them (before
+// FilterTableFirewall with the nat KUBE-FIREWALL).
+func ipvsChainsOf(r *resolve.Resolution) []struct{ table, chain string } {
 	var out []struct{ table, chain string }
 	for _, c := range ipvsChains {
-		if !ipvsChainAbsent(minor, c.chain) {
+		if !ipvsChainAbsent(r, c.chain) {
 			out = append(out, c)
 		}
 	}
-	if minor < ipvsMinorProxyFirewall {
+	if !r.Has(resolve.FilterTableFirewall) {
 		out = append(out, struct{ table, chain string }{"nat", ipvsNATFirewallChain124})
 	}
 	return out
@@ -131,10 +94,10 @@ func ipvsChainsOf(minor int) []struct{ table, chain string } {
 
 // ipvsJumpChainsOf returns ipvsJumpChains as the release writes them
 // (without the jumps to the chains it does not write).
-func ipvsJumpChainsOf(minor int) []struct{ table, from, to, comment string } {
+func ipvsJumpChainsOf(r *resolve.Resolution) []struct{ table, from, to, comment string } {
 	var out []struct{ table, from, to, comment string }
 	for _, j := range ipvsJumpChains {
-		if !ipvsChainAbsent(minor, j.to) {
+		if !ipvsChainAbsent(r, j.to) {
 			out = append(out, j)
 		}
 	}
@@ -143,22 +106,18 @@ func ipvsJumpChainsOf(minor int) []struct{ table, from, to, comment string } {
 
 // ipvsFilterReturnSets returns the sets KUBE-IPVS-FILTER returns for (dst,dst)
 // before the health check node ports, in the release's order.
-func ipvsFilterReturnSets(minor int) []string {
+func ipvsFilterReturnSets(r *resolve.Resolution) []string {
 	sets := []string{view.SetLoadBalancer, view.SetClusterIP, view.SetExternalIP}
-	if minor >= ipvsMinorExternalIPLocalFilter {
+	if r.Has(resolve.IPVSExternalIPLocalReturn) {
 		sets = append(sets, view.SetExternalIPLocal)
 	}
 	return sets
 }
 
-// ipvsMinorCategorize: 1.24 selects the real servers with
-// CategorizeEndpoints, falling back to the cluster endpoints for a Local
-// policy without local ones (#97081); see ipvsLegacyEndpoints before.
-const ipvsMinorCategorize = 24
-
-// ipvsLegacyEndpoints mirrors syncEndpoint of 1.21-1.23: the endpoints of
-// the family filtered by FilterEndpoints (filterEndpointsLegacy), then
-// the ready ones, or with onlyLocal the local ready ones (none is none: no
+// ipvsLegacyEndpoints mirrors syncEndpoint of 1.21-1.23, before
+// CategorizeEndpoints: the endpoints of the family filtered by
+// FilterEndpoints (filterEndpointsLegacy), then the ready ones, or with
+// onlyLocal the local ready ones (none is none: no
 // fallback), the local serving terminating ones when there are none and
 // the ProxyTerminatingEndpoints gate is on.
 func (p *ipvsProxier) ipvsLegacyEndpoints(sp *model.ServicePort, onlyLocal bool) []*model.Endpoint {
@@ -168,12 +127,12 @@ func (p *ipvsProxier) ipvsLegacyEndpoints(sp *model.ServicePort, onlyLocal bool)
 			eps = append(eps, e)
 		}
 	}
-	eps = p.in.filterEndpointsLegacy(p.minor, sp, eps)
+	eps = p.in.filterEndpointsLegacy(sp, eps)
 	if !onlyLocal {
 		return filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Ready })
 	}
 	out := filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local && e.Ready })
-	if len(out) == 0 && p.minor >= 22 && p.in.gate("ProxyTerminatingEndpoints", false) {
+	if len(out) == 0 && p.in.res.Has(resolve.LocalTerminatingFallback) {
 		out = filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local && e.Serving && e.Terminating })
 	}
 	return out

@@ -543,9 +543,9 @@ func TestIPVSConfig(t *testing.T) {
 		for minor := kpversion.OldestMinor; minor <= kpversion.NewestMinor; minor++ {
 			_, err := expectFor(snap, testOptions{Mode: model.ModeIPVS, Version: kpversion.V(minor)})
 			switch {
-			case minor < ipvsOldestMinor && (err == nil || !strings.Contains(err.Error(), "IPVS mode is not modelled (supported: 1.21 to 1.37)")):
+			case minor < modeRanges[model.ModeIPVS].oldest && (err == nil || !strings.Contains(err.Error(), "IPVS mode is not modelled (supported: 1.21 to 1.37)")):
 				t.Errorf("1.%d: error %v, want not modelled", minor, err)
-			case minor >= ipvsOldestMinor && err != nil:
+			case minor >= modeRanges[model.ModeIPVS].oldest && err != nil:
 				t.Errorf("1.%d: %v", minor, err)
 			}
 		}

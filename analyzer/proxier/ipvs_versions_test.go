@@ -9,8 +9,10 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
+	"github.com/proxyscan/proxyscan/parsers/kpversion"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
@@ -125,7 +127,8 @@ func TestIPVSSetRulesSCTPOrder(t *testing.T) {
 		{37, []string{"KUBE-NODE-PORT-LOCAL-SCTP-HASH", "KUBE-NODE-PORT-SCTP-HASH"}},
 	} {
 		var got []string
-		for _, r := range ipvsSetRules(tc.minor) {
+		res := &resolve.Resolution{Snap: &model.Snapshot{}, Version: model.Version{Version: kpversion.V(tc.minor)}}
+		for _, r := range ipvsSetRules(res) {
 			if r.proto == "sctp" {
 				got = append(got, r.set)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
@@ -99,9 +100,9 @@ var nftBaseChains = []nftBaseChain{
 	{nftNATPostrouting, "nat", "postrouting", 100},
 }
 
-// nftBaseChains133 mirrors nftablesBaseChains of v1.30 and v1.33: every
-// filter chain at dstnat-10 (-110) but filter-output-post-dnat at
-// dstnat+10 (-90).
+// nftBaseChains133 mirrors nftablesBaseChains of v1.30 and v1.33, before
+// NFTablesPreDNATFilterChains: every filter chain at dstnat-10 (-110) but
+// filter-output-post-dnat at dstnat+10 (-90).
 var nftBaseChains133 = []nftBaseChain{
 	{nftFilterPrerouting, "filter", "prerouting", -110},
 	{nftFilterInput, "filter", "input", -110},
@@ -153,32 +154,22 @@ type nftablesMode struct{}
 // Name returns "nftables".
 func (nftablesMode) Name() string { return model.ModeNFTables }
 
-// nftOldestMinor is the first release with the nftables mode (alpha).
-const nftOldestMinor = 29
-
-// nftModelledMinor is the first release of the nftables layouts modelled
-// (1.29 to 1.37: every release with the mode).
-const nftModelledMinor = 29
-
-// nftModelled reports the releases whose layout is modelled: 1.29-1.37,
-// each checked against pkg/proxy/nftables/proxier.go of its release (1.31
-// and 1.32 write the rules of 1.33; 1.30 differs from them only by the
-// comments of the firewall-ips elements; 1.29 has its own layout, see
-// nftables_129.go).
-func nftModelled(minor int) bool { return minor >= nftModelledMinor }
-
 // generate returns the tables ip and ip6 kube-proxy that one full sync of
 // each family's proxier writes, as one ruleset listing (the form of
 // `nft list ruleset`; the tables of a dual-stack node follow each other).
+// Every release with the mode is modelled, each checked against
+// pkg/proxy/nftables/proxier.go of its release (1.31 and 1.32 write the
+// rules of 1.33; 1.30 differs from them only by
+// NFTablesFirewallElementComment; 1.29 has NFTablesFirstLayout, see
+// nftables_129.go).
 func (nftablesMode) generate(in *input, families []model.Family) (*Dataplane, error) {
+	v := in.res.Version
 	switch {
-	case in.minor < nftOldestMinor:
-		return nil, fmt.Errorf("kube-proxy 1.%d has no nftables mode (it exists from 1.%d)", in.minor, nftOldestMinor)
-	case !nftModelled(in.minor):
-		return nil, fmt.Errorf("the nftables layout of kube-proxy 1.%d is not modelled (modelled: 1.%d to 1.37)", in.minor, nftModelledMinor)
-	case in.minor == 29 && nftCheck129(in) != nil:
-		return nil, nftCheck129(in)
-	case in.minor >= 37 && in.gate("KubeProxyNFTablesLocalhostNodePorts", false):
+	case in.res.Has(resolve.NFTablesFirstLayout) && !in.res.Has(resolve.NFTablesMode):
+		// The first layout is generated only with the mode's gate, as
+		// kube-proxy runs it; later ones whatever the gate says.
+		return nil, fmt.Errorf("kube-proxy %s runs the nftables mode only with the %s feature gate (alpha), which the configuration does not enable", v.MinorString(), nftNFTablesProxyModeGate)
+	case in.res.Has(resolve.NFTablesLocalhostNodePorts):
 		return nil, fmt.Errorf("the KubeProxyNFTablesLocalhostNodePorts feature gate (localhost node ports in nftables mode) is not modelled")
 	}
 	var buf bytes.Buffer
@@ -202,12 +193,13 @@ func (nftablesMode) generate(in *input, families []model.Family) (*Dataplane, er
 // and the table it writes.
 type nftProxier struct {
 	in     *input
-	minor  int
 	family model.Family
-	// hairpin reports the layout of 1.36+: the hairpin-connections set and
-	// one masquerade rule for ClusterIPs instead of mark-for-masquerade
-	// jumps, endpoint chains only for session affinity.
+	// hairpin reports NFTablesHairpin: the hairpin-connections set and one
+	// masquerade rule for ClusterIPs instead of mark-for-masquerade jumps,
+	// endpoint chains only for session affinity.
 	hairpin bool
+	// truncateComments reports NFTablesCommentsTruncated.
+	truncateComments bool
 	// ipX is "ip" or "ip6", addrType "ipv4_addr" or "ipv6_addr".
 	ipX, addrType string
 
@@ -249,13 +241,14 @@ type nftPendingElement struct{ comment, verdict string }
 
 func newNFTProxier(in *input, f model.Family) *nftProxier {
 	p := &nftProxier{
-		in: in, minor: in.minor, family: f, ipX: "ip", addrType: "ipv4_addr",
-		hairpin:       in.minor >= 36,
-		masqueradeAll: in.cfg.NFTables.MasqueradeAll,
-		nodeIP:        in.nodeIPs[f],
-		ports:         in.portsOf(f),
-		chains:        map[string]*nftChainText{},
-		sets:          map[string]*nftSetText{},
+		in: in, family: f, ipX: "ip", addrType: "ipv4_addr",
+		hairpin:          in.res.Has(resolve.NFTablesHairpin),
+		truncateComments: in.res.Has(resolve.NFTablesCommentsTruncated),
+		masqueradeAll:    in.cfg.NFTables.MasqueradeAll,
+		nodeIP:           in.nodeIPs[f],
+		ports:            in.portsOf(f),
+		chains:           map[string]*nftChainText{},
+		sets:             map[string]*nftSetText{},
 	}
 	if f == model.IPv6 {
 		p.ipX, p.addrType = "ip6", "ipv6_addr"
@@ -301,10 +294,10 @@ func nftLocalDetector(in *input, f model.Family) (ifLocal, ifNotLocal string) {
 
 // nftNodePortAddresses returns the nodePortAddresses of the configuration
 // with the keywords expanded; an empty list is ["primary"], as kube-proxy's
-// start-up defaults it in nftables mode (1.31+) whatever mode the
-// configuration names.
+// start-up defaults it in nftables mode (NodePortAddressesPrimary) whatever
+// mode the configuration names.
 func nftNodePortAddresses(in *input) []string {
-	if len(in.cfg.NodePortAddresses) > 0 || in.minor < 31 {
+	if len(in.cfg.NodePortAddresses) > 0 || !in.res.Has(resolve.NodePortAddressesPrimary) {
 		return in.nodePortAddresses()
 	}
 	var out []string
@@ -417,7 +410,7 @@ func (p *nftProxier) element(set, key, comment, verdict string) {
 		return
 	}
 	if comment != "" {
-		if len(comment) > nftCommentLengthMax && p.minor >= 37 {
+		if len(comment) > nftCommentLengthMax && p.truncateComments {
 			comment = comment[:nftCommentLengthMax] // truncateNFTablesComment
 		}
 		comment = " comment " + strconv.Quote(comment)
@@ -438,31 +431,32 @@ func (p *nftProxier) sync(buf *bytes.Buffer) {
 	p.write(buf)
 }
 
-// setup mirrors setupNFTables (v1.30-v1.37; v1.29: setup129): the base
-// chains and their jumps, the masquerading chains (1.36+: and the hairpin
-// set), the ClusterIP checks, the node port addresses, the no-endpoint
-// maps, the firewall map and the service dispatch.
+// setup mirrors setupNFTables: the base chains and their jumps, the
+// masquerading chains (with NFTablesHairpin: and the hairpin set), the
+// ClusterIP checks, the node port addresses, the no-endpoint maps and
+// their checks, the firewall map and the service dispatch. The first
+// layout (NFTablesFirstLayout, 1.29) has other base chains, drops INVALID
+// packets in its forward chain, has no ClusterIP checks, checks services
+// and node ports in one endpoints-check chain and source ranges with the
+// firewall sets.
 func (p *nftProxier) setup() {
-	if p.minor == 29 {
-		p.setup129()
-		return
-	}
 	ipX, addr := p.ipX, p.addrType
+	first := p.in.res.Has(resolve.NFTablesFirstLayout)
 	matchNotLocalhost := "ip daddr != 127.0.0.0/8"
+	fam := nftables.TableFamilyIPv4
 	if p.family == model.IPv6 {
 		matchNotLocalhost = "ip6 daddr != ::1"
+		fam = nftables.TableFamilyIPv6
 	}
 	bases, jumps := nftBaseChains, nftJumpChains
-	if p.minor <= 33 {
+	switch {
+	case first:
+		bases, jumps = nftBaseChains129, nftJumpChains129
+	case !p.in.res.Has(resolve.NFTablesPreDNATFilterChains):
 		bases, jumps = nftBaseChains133, nftJumpChains133
 	}
 	for _, bc := range bases {
-		c := p.chain(bc.name)
-		fam := nftables.TableFamilyIPv4
-		if p.family == model.IPv6 {
-			fam = nftables.TableFamilyIPv6
-		}
-		c.header = []string{fmt.Sprintf("type %s hook %s priority %s; policy accept;", bc.typ, bc.hook, nft.PriorityText(fam, bc.hook, nftables.ChainPriority(bc.priority)))}
+		p.chain(bc.name).header = []string{fmt.Sprintf("type %s hook %s priority %s; policy accept;", bc.typ, bc.hook, nft.PriorityText(fam, bc.hook, nftables.ChainPriority(bc.priority)))}
 	}
 	for _, j := range jumps {
 		p.chain(j.dst)
@@ -473,7 +467,6 @@ func (p *nftProxier) setup() {
 		p.rule(j.src, text, "")
 	}
 	p.chain(nftServicesChain)
-	p.chain(nftClusterIPsCheckChain)
 	p.chain(nftMasqueradingChain)
 
 	mark := p.masqueradeMark
@@ -488,13 +481,24 @@ func (p *nftProxier) setup() {
 		p.rule(nftMasqueradingChain, "masquerade fully-random", "")
 	}
 
-	p.set(nftClusterIPsSet, false, "type "+addr, `comment "Active ClusterIPs"`)
-	p.rule(nftClusterIPsCheckChain, ipX+" daddr @"+nftClusterIPsSet+" reject", "Reject traffic to invalid ports of ClusterIPs")
-	if len(p.serviceCIDRs) > 0 {
-		p.rule(nftClusterIPsCheckChain, ipX+" daddr "+nftAnonSet(p.serviceCIDRs)+" drop", nftUnallocatedComment)
+	if first {
+		// The INVALID drop, unless nf_conntrack_tcp_be_liberal is set (read
+		// at start-up, as the iptables mode of 1.29 does).
+		if !(p.in.env.TCPBeLiberal || p.in.cfg.Conntrack.TCPBeLiberal) {
+			p.rule(nftForwardChain129, "ct state invalid drop", "")
+		}
+	} else {
+		p.set(nftClusterIPsSet, false, "type "+addr, `comment "Active ClusterIPs"`)
+		p.rule(nftClusterIPsCheckChain, ipX+" daddr @"+nftClusterIPsSet+" reject", "Reject traffic to invalid ports of ClusterIPs")
+		if len(p.serviceCIDRs) > 0 {
+			p.rule(nftClusterIPsCheckChain, ipX+" daddr "+nftAnonSet(p.serviceCIDRs)+" drop", nftUnallocatedComment)
+		}
 	}
 
-	if !p.nodePortAddresses.matchAll {
+	nodePortMatch := ipX + " daddr @" + nftNodePortIPsSet
+	if p.nodePortAddresses.matchAll {
+		nodePortMatch = "fib daddr type local " + matchNotLocalhost
+	} else {
 		p.set(nftNodePortIPsSet, false, "type "+addr, `comment "IPs that accept NodePort traffic"`)
 		for _, ip := range p.nodePortAddresses.nodeIPs(p.in.ifaceAddrs) {
 			if !ip.IsLoopback() {
@@ -507,15 +511,22 @@ func (p *nftProxier) setup() {
 	p.set(nftNoEndpointNodePortsMap, true, "type inet_proto . inet_service : verdict", `comment "vmap to drop or reject packets to service nodeports with no endpoints"`)
 	p.chain(nftRejectChain).header = []string{`comment "helper for @no-endpoint-services / @no-endpoint-nodeports"`}
 	p.rule(nftRejectChain, "reject", "")
-	p.rule(nftServiceEndpointsCheck, ipX+" daddr . meta l4proto . th dport vmap @"+nftNoEndpointServicesMap, "")
-	if p.nodePortAddresses.matchAll {
-		p.rule(nftNodePortEndpointsCheck, matchNotLocalhost+" meta l4proto . th dport vmap @"+nftNoEndpointNodePortsMap, "")
+	if first {
+		p.rule(nftEndpointsCheck129, ipX+" daddr . meta l4proto . th dport vmap @"+nftNoEndpointServicesMap, "")
+		p.rule(nftEndpointsCheck129, nodePortMatch+" meta l4proto . th dport vmap @"+nftNoEndpointNodePortsMap, "")
+		p.setupFirewall129()
 	} else {
-		p.rule(nftNodePortEndpointsCheck, ipX+" daddr @"+nftNodePortIPsSet+" meta l4proto . th dport vmap @"+nftNoEndpointNodePortsMap, "")
-	}
+		p.rule(nftServiceEndpointsCheck, ipX+" daddr . meta l4proto . th dport vmap @"+nftNoEndpointServicesMap, "")
+		// The node's own addresses are checked in the input hook.
+		nodePortCheck := nodePortMatch
+		if p.nodePortAddresses.matchAll {
+			nodePortCheck = matchNotLocalhost
+		}
+		p.rule(nftNodePortEndpointsCheck, nodePortCheck+" meta l4proto . th dport vmap @"+nftNoEndpointNodePortsMap, "")
 
-	p.set(nftFirewallIPsMap, true, "type "+addr+" . inet_proto . inet_service : verdict", `comment "destinations that are subject to LoadBalancerSourceRanges"`)
-	p.rule(nftFirewallCheckChain, ipX+" daddr . meta l4proto . th dport vmap @"+nftFirewallIPsMap, "")
+		p.set(nftFirewallIPsMap, true, "type "+addr+" . inet_proto . inet_service : verdict", `comment "destinations that are subject to LoadBalancerSourceRanges"`)
+		p.rule(nftFirewallCheckChain, ipX+" daddr . meta l4proto . th dport vmap @"+nftFirewallIPsMap, "")
+	}
 
 	p.set(nftServiceIPsMap, true, "type "+addr+" . inet_proto . inet_service : verdict", `comment "ClusterIP, ExternalIP and LoadBalancer IP traffic"`)
 	p.set(nftServiceNodePortsMap, true, "type inet_proto . inet_service : verdict", `comment "NodePort traffic"`)
@@ -527,11 +538,7 @@ func (p *nftProxier) setup() {
 		p.rule(nftServicesChain, ipX+" daddr @"+nftClusterIPsSet+" "+p.ifNotLocal+" "+p.masqRule, "masquerade clusterIP traffic from outside cluster")
 	}
 	p.rule(nftServicesChain, ipX+" daddr . meta l4proto . th dport vmap @"+nftServiceIPsMap, "")
-	if p.nodePortAddresses.matchAll {
-		p.rule(nftServicesChain, "fib daddr type local "+matchNotLocalhost+" meta l4proto . th dport vmap @"+nftServiceNodePortsMap, "")
-	} else {
-		p.rule(nftServicesChain, ipX+" daddr @"+nftNodePortIPsSet+" meta l4proto . th dport vmap @"+nftServiceNodePortsMap, "")
-	}
+	p.rule(nftServicesChain, nodePortMatch+" meta l4proto . th dport vmap @"+nftServiceNodePortsMap, "")
 }
 
 // nftAnonSet writes prefixes as nft lists an anonymous interval set: the
@@ -575,9 +582,10 @@ func nftEndpointBase(sp *model.ServicePort, ep *model.Endpoint) string {
 }
 
 // syncServicePort writes one service port: the body of syncProxyRules'
-// loop over svcPortMap (v1.29-v1.37; 1.29 has no cluster-ips set and
-// checks source ranges with the firewall and firewall-allow sets).
+// loop over svcPortMap (v1.29-v1.37; the first layout has no cluster-ips
+// set and checks source ranges with the firewall and firewall-allow sets).
 func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
+	first := p.in.res.Has(resolve.NFTablesFirstLayout)
 	f, ipX := p.family, p.ipX
 	protocol := sp.ProtoLower()
 	svcPort := strconv.Itoa(int(sp.Port))
@@ -658,8 +666,8 @@ func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 
 	dest := func(ip netip.Addr) string { return ip.String() + " . " + protocol + " . " + svcPort }
 
-	// Capture the clusterIP (the cluster-ips set from 1.30).
-	if p.minor >= 30 {
+	// Capture the clusterIP (the cluster-ips set after the first layout).
+	if !first {
 		p.element(nftClusterIPsSet, clusterIP.String(), "", "")
 	}
 	if hasInternalEndpoints {
@@ -679,7 +687,7 @@ func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 	}
 
 	// Capture load-balancer ingress.
-	usesFWChain := len(lbIPs) > 0 && len(sourceRanges) > 0 && p.minor >= 30
+	usesFWChain := len(lbIPs) > 0 && len(sourceRanges) > 0 && !first
 	fwChain := nftFirewallPrefix + base
 	if usesFWChain {
 		p.chain(fwChain)
@@ -688,12 +696,12 @@ func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 		if hasEndpoints {
 			p.element(nftServiceIPsMap, dest(lbip), "", "goto "+externalTrafficChain)
 		}
-		if p.minor == 29 && len(sourceRanges) > 0 {
+		if first && len(sourceRanges) > 0 {
 			p.firewall129(dest(lbip), comment, lbip, sourceRanges)
 		}
 		if usesFWChain {
 			fwComment := ""
-			if p.minor <= 30 {
+			if p.in.res.Has(resolve.NFTablesFirewallElementComment) {
 				fwComment = comment
 			}
 			p.element(nftFirewallIPsMap, dest(lbip), fwComment, "goto "+fwChain)
@@ -716,12 +724,13 @@ func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 		}
 	}
 
-	// Internal traffic handling (up to 1.35): masquerade the ClusterIP
-	// traffic of all sources, or of those outside the cluster (up to 1.33
-	// for the service port only).
+	// Internal traffic handling (before NFTablesHairpin): masquerade the
+	// ClusterIP traffic of all sources, or of those outside the cluster
+	// (before NFTablesClusterIPMasqueradeAnyPort for the service port
+	// only).
 	if hasInternalEndpoints && !p.hairpin {
 		match := ipX + " daddr " + clusterIP.String()
-		if p.minor <= 33 {
+		if !p.in.res.Has(resolve.NFTablesClusterIPMasqueradeAnyPort) {
 			match += " " + protocol + " dport " + svcPort
 		}
 		switch {
@@ -817,12 +826,12 @@ func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 	}
 }
 
-// writeDNATs mirrors writeServiceToEndpointDNATs (1.36+): one DNAT to the
-// only endpoint (1.37+), else a DNAT through a numgen map of address .
-// port.
+// writeDNATs mirrors writeServiceToEndpointDNATs (NFTablesHairpin): one
+// DNAT to the only endpoint (NFTablesSingleEndpointDNAT), else a DNAT
+// through a numgen map of address . port.
 func (p *nftProxier) writeDNATs(sp *model.ServicePort, chain string, endpoints []*model.Endpoint) {
 	protocol := sp.ProtoLower()
-	if len(endpoints) == 1 && p.minor >= 37 {
+	if len(endpoints) == 1 && p.in.res.Has(resolve.NFTablesSingleEndpointDNAT) {
 		p.rule(chain, "meta l4proto "+protocol+" dnat to "+endpoints[0].String(), "")
 		return
 	}
@@ -838,7 +847,7 @@ func (p *nftProxier) writeDNATs(sp *model.ServicePort, chain string, endpoints [
 	p.rule(chain, b.String(), "")
 }
 
-// writeJumps mirrors writeServiceToEndpointJumps (1.36+) and
+// writeJumps mirrors writeServiceToEndpointJumps (NFTablesHairpin) and
 // writeServiceToEndpointRules (before): with affinity, a rule per endpoint
 // for the clients it remembers, then a numgen verdict map over the
 // endpoint chains.

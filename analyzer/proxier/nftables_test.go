@@ -366,9 +366,6 @@ func TestNFTLoadsWithNFT(t *testing.T) {
 		}})
 	}
 	for minor := 30; minor <= 37; minor++ {
-		if !nftModelled(minor) {
-			continue
-		}
 		cases = append(cases, gen{fmt.Sprintf("mini-v1.%d", minor), func(t *testing.T) *Dataplane {
 			snap := loadScenario(t, "../../testdata/bundles/iptables-mini")
 			if minor == 29 {
@@ -561,7 +558,7 @@ func TestNFTElementReplace(t *testing.T) {
 		{"same verdict", "goto reject-chain", "ns/b:http", nftPendingElement{` comment "ns/a:http"`, "goto reject-chain"}},
 		{"other verdict", "drop", "ns/b:http", nftPendingElement{` comment "ns/b:http"`, "drop"}},
 	} {
-		p := &nftProxier{minor: 37, sets: map[string]*nftSetText{}}
+		p := &nftProxier{sets: map[string]*nftSetText{}}
 		p.set(nftNoEndpointServicesMap, true)
 		p.element(nftNoEndpointServicesMap, "10.0.0.1 . tcp . 80", "ns/a:http", "goto reject-chain")
 		p.element(nftNoEndpointServicesMap, "10.0.0.1 . tcp . 80", tc.secondComment, tc.second)

@@ -87,6 +87,36 @@ var Modes = map[string]Mode{
 	model.ModeNFTables: nftablesMode{},
 }
 
+// modeRanges holds, per mode, the oldest kube-proxy minor whose layout the
+// proxier generates, and the mode's name as messages spell it. Every mode
+// is generated up to kpversion.NewestMinor. These are the modes'
+// supported ranges, the one place they are numbers: what differs between
+// the releases within them is asked of resolve's behaviours.
+var modeRanges = map[string]struct {
+	title  string
+	oldest int
+}{
+	model.ModeIPTables: {"iptables", kpversion.OldestMinor},
+	model.ModeIPVS:     {"IPVS", 21},
+	// nftables mode from its first release (resolve.NFTablesMode).
+	model.ModeNFTables: {"nftables", 29},
+}
+
+// modelled returns why the proxier does not generate mode for kube-proxy
+// version v, or nil.
+func modelled(mode string, v kpversion.Version) error {
+	m := modeRanges[mode]
+	switch {
+	case !v.Supported():
+		return fmt.Errorf("kube-proxy %s is not modelled (supported: 1.%d to 1.%d)", v, kpversion.OldestMinor, kpversion.NewestMinor)
+	case mode == model.ModeNFTables && !resolve.InRelease(resolve.NFTablesMode, v):
+		return fmt.Errorf("kube-proxy %s has no nftables mode (it exists from 1.%d)", v.MinorString(), m.oldest)
+	case v.Minor < m.oldest:
+		return fmt.Errorf("kube-proxy %s %s mode is not modelled (supported: 1.%d to 1.%d)", v.MinorString(), m.title, m.oldest, kpversion.NewestMinor)
+	}
+	return nil
+}
+
 // ModeNames returns the names of the modes, sorted.
 func ModeNames() []string {
 	var out []string
@@ -117,10 +147,10 @@ func Expect(r *resolve.Resolution, opts Options) (*Dataplane, error) {
 	if !ok {
 		return nil, fmt.Errorf("proxy mode %q is not generated (available: %s)", r.Mode, strings.Join(ModeNames(), ", "))
 	}
-	in, err := newInput(r, opts.Env)
-	if err != nil {
+	if err := modelled(r.Mode, r.Version.Version); err != nil {
 		return nil, err
 	}
+	in := newInput(r, opts.Env)
 	fams := opts.Families
 	if len(fams) == 0 {
 		fams = r.Families
