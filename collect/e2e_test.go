@@ -446,9 +446,7 @@ func TestE2EInterrupted(t *testing.T) {
 // 65,000 chains, whatever reads them; PROXYSCAN_E2E_NFT_10K=1 runs that
 // variant too.
 func TestE2E10kServices(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping the 10,000-service collection in -short mode")
-	}
+	netnstest.SkipShort(t, "kernel test with a large generated input")
 	var b bytes.Buffer
 	if err := benchgen.Default.IPTablesSave(&b); err != nil {
 		t.Fatal(err)

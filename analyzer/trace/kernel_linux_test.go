@@ -383,9 +383,6 @@ func formatPaths(res *trace.Result) string {
 }
 
 func TestKernelAgreesIPTables(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping the kernel agreement test in -short mode")
-	}
 	lab := newKernelLab(t)
 	cases := []struct {
 		name  string

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/proxyscan/proxyscan/internal/netnstest"
 )
 
 // genKubeProxy writes the `nft list ruleset` text of a kube-proxy-shaped
@@ -86,9 +88,7 @@ func bigInputs(tb testing.TB) ([]byte, []byte) {
 // TestBigRuleset checks the generated benchmark input: canonical text and
 // JSON giving the same model (the times are logged; the benchmarks measure).
 func TestBigRuleset(t *testing.T) {
-	if testing.Short() {
-		t.Skip("large input")
-	}
+	netnstest.SkipShort(t, "large generated input")
 	text, js := bigInputs(t)
 	start := time.Now()
 	tm, err := ParseText("big.txt", text)
