@@ -129,12 +129,15 @@ func FromScript(tb testing.TB, script string) *NS {
 	if out, err := exec.Command("bash", script, name).CombinedOutput(); err != nil {
 		tb.Fatalf("%s: %v: %s", script, err, out)
 	}
-	for range 50 {
+	// A second or two; longer on a loaded machine.
+	for end := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		out, _ := exec.Command("ip", "-n", name, "addr").Output()
 		if !strings.Contains(string(out), "tentative") {
 			break
 		}
-		time.Sleep(100 * time.Millisecond)
+		if time.Now().After(end) {
+			tb.Fatalf("%s: addresses still tentative after a minute:\n%s", name, out)
+		}
 	}
 	return &NS{Name: name, tb: tb}
 }
