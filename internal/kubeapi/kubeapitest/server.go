@@ -279,7 +279,8 @@ func (s *Server) Forbid(verb, resource string) {
 }
 
 // Stall makes every request wait until the client gives up (its context
-// is done or its connection closed), or for a minute.
+// is done or its connection closed), or for a minute, and then closes the
+// connection without answering.
 func (s *Server) Stall() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -304,7 +305,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 		case <-time.After(time.Minute):
 		}
-		return
+		// No answer at all: an empty one, were it read by a client that
+		// gave up a moment before, would be a 200 with no body.
+		panic(http.ErrAbortHandler)
 	}
 	if r.Method != http.MethodGet {
 		writeStatus(w, apierrors.NewMethodNotSupported(schema.GroupResource{}, strings.ToLower(r.Method)))
