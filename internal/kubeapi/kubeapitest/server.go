@@ -334,6 +334,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if ns != "" {
 			scope = fmt.Sprintf("in the namespace %q", ns)
 		}
+		//lint:ignore ST1005 the API server's own words, which clients show
 		why := fmt.Errorf("User %q cannot %s resource %q in API group %q %s", s.user, verb, k.resource, k.group, scope)
 		writeStatus(w, apierrors.NewForbidden(k.groupResource(), name, why))
 		return
