@@ -44,6 +44,7 @@ fuzz:
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 
 docs:
 	$(GO) run ./cmd/proxyscan checks -o markdown > docs/checks.md

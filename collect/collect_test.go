@@ -10,7 +10,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,7 +34,9 @@ type fakeRunner struct {
 	byArgs map[string]string // whole command line -> stdout, first
 	exit   map[string]int
 	err    map[string]string // program -> stderr
-	ran    []string
+
+	mu  sync.Mutex // collect runs sources in parallel
+	ran []string
 }
 
 func (f *fakeRunner) LookPath(name string) (string, error) {
@@ -44,7 +48,9 @@ func (f *fakeRunner) LookPath(name string) (string, error) {
 
 func (f *fakeRunner) Run(ctx context.Context, c Cmd, stdout io.Writer) CmdResult {
 	name := filepath.Base(c.Args[0])
+	f.mu.Lock()
 	f.ran = append(f.ran, strings.Join(c.Args, " "))
+	f.mu.Unlock()
 	out, ok := f.out[name]
 	if o, found := f.byArgs[strings.Join(c.Args, " ")]; found {
 		out, ok = o, true
@@ -313,7 +319,16 @@ type fakeNetlink struct {
 	tables []string
 }
 
-func (f fakeNetlink) IPVS() ([]VirtualServer, error)       { return f.vs, nil }
+// IPVS returns a copy of the virtual servers, as each read of the kernel
+// gives a listing of its own (the sources sort theirs in parallel).
+func (f fakeNetlink) IPVS() ([]VirtualServer, error) {
+	vs := slices.Clone(f.vs)
+	for i := range vs {
+		vs[i].Dests = slices.Clone(vs[i].Dests)
+	}
+	return vs, nil
+}
+
 func (fakeNetlink) NFTables(w io.Writer) ([]string, error) { return nil, fmt.Errorf("no nf_tables") }
 func (f fakeNetlink) NFTTables() ([]string, error)         { return f.tables, nil }
 

@@ -347,6 +347,19 @@ func processRunning(cmdline string) bool {
 	return false
 }
 
+// eventually polls cond until it holds, or for timeout, and reports
+// whether it held.
+func eventually(timeout time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(timeout); ; time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+	}
+}
+
 // TestE2EDegraded runs collect where nothing it likes is available: no
 // tools in PATH but a hanging fake iptables-nft-save, IPVS absent from the
 // kernel, kube-proxy not running, no kubeconfig. It still writes a bundle,
@@ -361,8 +374,7 @@ func TestE2EDegraded(t *testing.T) {
 		t.Errorf("collect took %s with a 2s source timeout", took)
 	}
 	_ = start
-	time.Sleep(200 * time.Millisecond)
-	if processRunning("/bin/sleep " + marker) {
+	if !eventually(10*time.Second, func() bool { return !processRunning("/bin/sleep " + marker) }) {
 		t.Errorf("the hanging source's child (sleep %s) survived its timeout", marker)
 	}
 	want := map[string]struct{ status, err string }{
@@ -418,7 +430,12 @@ func TestE2EInterrupted(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	// Interrupted once the hanging source runs.
+	if !eventually(time.Minute, func() bool { return processRunning("/bin/sleep " + marker) }) {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("the hanging source did not start within a minute:\n%s", stderr.String())
+	}
 	// ip netns exec execs the program, so the signal reaches proxyscan.
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -444,8 +461,7 @@ func TestE2EInterrupted(t *testing.T) {
 	for _, e := range ents {
 		t.Errorf("left behind: %s", e.Name())
 	}
-	time.Sleep(200 * time.Millisecond)
-	if processRunning("/bin/sleep " + marker) {
+	if !eventually(10*time.Second, func() bool { return !processRunning("/bin/sleep " + marker) }) {
 		t.Errorf("the hanging source's child survived the interruption")
 	}
 }
@@ -458,9 +474,7 @@ func TestE2EInterrupted(t *testing.T) {
 // 65,000 chains, whatever reads them; PROXYSCAN_E2E_NFT_10K=1 runs that
 // variant too.
 func TestE2E10kServices(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping the 10,000-service collection in -short mode")
-	}
+	netnstest.SkipShort(t, "kernel test with a large generated input")
 	var b bytes.Buffer
 	if err := benchgen.Default.IPTablesSave(&b); err != nil {
 		t.Fatal(err)

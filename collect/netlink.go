@@ -3,7 +3,6 @@ package collect
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -87,6 +86,3 @@ func netlinkNFTText(ctx context.Context, e *env, w *Writer) error {
 	}
 	return nil
 }
-
-// errNoNetlink is returned off Linux.
-var errNoNetlink = fmt.Errorf("netlink is only available on Linux")

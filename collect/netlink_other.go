@@ -2,7 +2,13 @@
 
 package collect
 
-import "io"
+import (
+	"fmt"
+	"io"
+)
+
+// errNoNetlink is returned off Linux.
+var errNoNetlink = fmt.Errorf("netlink is only available on Linux")
 
 // systemNetlink is unavailable off Linux.
 type systemNetlink struct{}

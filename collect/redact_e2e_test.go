@@ -50,7 +50,13 @@ func findings(t *testing.T, dir string) []checks.Finding {
 		if s.Manifest == nil || len(s.Manifest.Sources) == 0 {
 			t.Errorf("%s: the loader did not read manifest.json", dir)
 		}
-		out = append(out, checks.Run(s, checks.All).Findings...)
+		// The lab runs no kube-proxy, which kube-proxy-unhealthy reports
+		// with the time of each collection: left out of the comparison.
+		sel, err := checks.Select(checks.All, checks.Options{Skip: []string{"kube-proxy-unhealthy"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, checks.Run(s, sel).Findings...)
 	}
 	return out
 }

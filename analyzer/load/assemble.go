@@ -345,6 +345,7 @@ func (b *builder) pickVersion(opts Options) error {
 		}
 	}
 	for _, n := range s.Objects.Nodes {
+		//lint:ignore SA1019 the Nodes of older clusters still report it, and an export may hold them
 		if v := n.Status.NodeInfo.KubeProxyVersion; v != "" && set(v, "status.nodeInfo.kubeProxyVersion of Node "+n.Name) {
 			return nil
 		}

@@ -37,7 +37,6 @@ type entry struct {
 	name string
 	typ  byte
 	body string
-	size int64 // when set, the header's size (for lying headers)
 	link string
 }
 

@@ -255,7 +255,7 @@ func readArchive(name string, data []byte, lim Limits, ko kube.Options) ([]file,
 		switch h.Typeflag {
 		case tar.TypeDir:
 			continue
-		case tar.TypeReg, tar.TypeRegA:
+		case tar.TypeReg: // the reader gives the legacy TypeRegA as TypeReg
 		case tar.TypeSymlink, tar.TypeLink:
 			return nil, inputErrorf("%s: refusing archive entry %q: links are not allowed in a bundle", name, h.Name)
 		case tar.TypeXGlobalHeader:

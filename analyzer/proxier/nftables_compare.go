@@ -480,8 +480,7 @@ func (a *nftAttributor) rule(chain string, r *nft.Rule) attribution {
 
 // nftStmtRefs calls ref with the chains and sets a statement refers to.
 func nftStmtRefs(s nft.Stmt, ref func(string)) {
-	var expr func(e nft.Expr)
-	expr = func(e nft.Expr) {
+	expr := func(e nft.Expr) {
 		switch x := e.(type) {
 		case *nft.SetRef:
 			ref(x.Name)

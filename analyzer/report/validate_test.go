@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/net/html"
 
+	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
@@ -204,6 +205,7 @@ func chromium(t *testing.T, bin, page string) ([]byte, []string) {
 // logs nothing to the console. A control page that logs an error proves
 // the console is read.
 func TestHTMLChromium(t *testing.T) {
+	netnstest.SkipShort(t, "browser test")
 	bin := os.Getenv("CHROMIUM")
 	if bin == "" {
 		for _, name := range []string{"chromium", "chromium-browser"} {

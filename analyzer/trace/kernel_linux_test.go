@@ -51,10 +51,16 @@ type kernelLab struct {
 	traces  map[string][]kernelStep // packet -> matched rules
 	current map[string]string       // trace id -> the packet it now marks
 	order   []string
+	dport   map[string]string // trace id -> destination port of its last packet line
+	probes  int               // packets to probePort traced
 	mon     *exec.Cmd
 	monErr  bytes.Buffer // xtables-monitor's stderr, read after it ends
 	lines   int
 }
+
+// probePort is the destination port of the packets that tell that the
+// monitor is ready; the kernel's traces of those are not recorded.
+const probePort = "7"
 
 type kernelStep struct{ table, chain, rule string }
 
@@ -64,7 +70,7 @@ func newKernelLab(t *testing.T) *kernelLab {
 	if out, err := exec.Command("iptables", "-V").CombinedOutput(); err != nil || !strings.Contains(string(out), "nf_tables") {
 		t.Skipf("skipping: xtables-monitor --trace needs iptables-nft (iptables -V: %s)", strings.TrimSpace(string(out)))
 	}
-	lab := &kernelLab{node: netnstest.New(t), pod: netnstest.New(t), sink: netnstest.New(t), traces: map[string][]kernelStep{}, current: map[string]string{}}
+	lab := &kernelLab{node: netnstest.New(t), pod: netnstest.New(t), sink: netnstest.New(t), traces: map[string][]kernelStep{}, current: map[string]string{}, dport: map[string]string{}}
 	suffix := strings.TrimPrefix(lab.node.Name, "proxyscan-test-")
 	lab.podIface = "kpn" + suffix
 	if len(lab.podIface) > 15 {
@@ -176,17 +182,59 @@ func (lab *kernelLab) startMonitor(t *testing.T) {
 		<-done
 		_ = cmd.Wait()
 	})
-	// Let the monitor subscribe before the first packet.
-	time.Sleep(300 * time.Millisecond)
+	// The monitor is ready once a first packet shows up in it.
+	probe := netip.MustParseAddrPort("10.112.1.1:" + probePort) // no Service's
+	for end := time.Now().Add(time.Minute); ; {
+		if err := send(lab.pod.Name, "udp", probe); err != nil {
+			t.Fatal(err)
+		}
+		for next := time.Now().Add(time.Second); lab.probed() == 0 && time.Now().Before(next); {
+			time.Sleep(time.Millisecond)
+		}
+		if lab.probed() > 0 {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("xtables-monitor --trace showed none of the packets sent for a minute; %d lines read from it", lab.lineCount())
+		}
+	}
 }
 
-// parseLine reads one xtables-monitor line:
+func (lab *kernelLab) probed() int {
+	lab.mu.Lock()
+	defer lab.mu.Unlock()
+	return lab.probes
+}
+
+func (lab *kernelLab) lineCount() int {
+	lab.mu.Lock()
+	defer lab.mu.Unlock()
+	return lab.lines
+}
+
+// parseLine reads one xtables-monitor line: the packet a trace id marks,
+// as it enters a hook,
+//
+//	PACKET: 2 90ce05a5 IN=kpn... SRC=10.88.2.1 DST=10.112.1.1 ... SPORT=20001 DPORT=7
+//
+// or a rule it matched:
 //
 //	TRACE: 2 90ce05a5 nat:KUBE-SERVICES:rule:0xcc:JUMP:KUBE-SVC-X  -4 -t nat -A KUBE-SERVICES ...
 func (lab *kernelLab) parseLine(line string) {
 	lab.mu.Lock()
 	lab.lines++
 	lab.mu.Unlock()
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "PACKET: "); ok {
+		f := strings.Fields(rest)
+		for _, kv := range f[min(len(f), 2):] {
+			if port, ok := strings.CutPrefix(kv, "DPORT="); ok {
+				lab.mu.Lock()
+				lab.dport[f[1]] = port
+				lab.mu.Unlock()
+			}
+		}
+		return
+	}
 	rest, ok := strings.CutPrefix(strings.TrimSpace(line), "TRACE: ")
 	if !ok {
 		return
@@ -210,6 +258,11 @@ func (lab *kernelLab) parseLine(line string) {
 	// The kernel's trace id comes from the packet buffer's address, which
 	// later packets reuse: a packet starts at the TRACE rule that marks it.
 	if table == "raw" && strings.HasSuffix(ruleText, "-j TRACE") {
+		if lab.dport[id] == probePort {
+			lab.probes++
+			delete(lab.current, id)
+			return
+		}
 		lab.current[id] = fmt.Sprintf("%s#%d", id, len(lab.order))
 		lab.order = append(lab.order, lab.current[id])
 	}
@@ -221,21 +274,24 @@ func (lab *kernelLab) parseLine(line string) {
 }
 
 // collect waits for the kernel's trace of n more packets and returns them
-// in arrival order.
-func (lab *kernelLab) collect(t *testing.T, from, n int) [][]kernelStep {
+// in arrival order. The later hooks of a packet may come after its first
+// ones: it waits until each trace is one of the paths of res, or for a
+// minute (the caller then reports what differs).
+func (lab *kernelLab) collect(t *testing.T, from, n int, res *trace.Result) [][]kernelStep {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		lab.mu.Lock()
-		got := len(lab.order) - from
+		done := len(lab.order)-from >= n
+		for _, id := range lab.order[from:] {
+			done = done && matchPath(res, lab.traces[id]) != nil
+		}
 		lab.mu.Unlock()
-		if got >= n || time.Now().After(deadline) {
+		if done || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// The last packet's later hooks may still be on their way.
-	time.Sleep(300 * time.Millisecond)
 	lab.mu.Lock()
 	defer lab.mu.Unlock()
 	var out [][]kernelStep
@@ -385,9 +441,6 @@ func formatPaths(res *trace.Result) string {
 }
 
 func TestKernelAgreesIPTables(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping the kernel agreement test in -short mode")
-	}
 	lab := newKernelLab(t)
 	cases := []struct {
 		name  string
@@ -441,9 +494,9 @@ func TestKernelAgreesIPTables(t *testing.T) {
 				// events overflows the monitor's netlink socket (and
 				// xtables-monitor stops reading) when it falls behind, on
 				// a loaded machine or under -race.
-				lab.waitSeen(from+i+1, 2*time.Second)
+				lab.waitSeen(from+i+1, 10*time.Second)
 			}
-			got := lab.collect(t, from, c.n)
+			got := lab.collect(t, from, c.n, res)
 			counts := map[string]int{}
 			for i, ks := range got {
 				p := matchPath(res, ks)

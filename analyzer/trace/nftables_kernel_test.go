@@ -4,7 +4,7 @@ package trace_test
 
 import (
 	"bufio"
-	"context"
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -129,6 +129,10 @@ func TestNFTKernelAgreement(t *testing.T) {
 	mon := exec.Command("ip", "netns", "exec", node.Name, "nft", "monitor", "trace")
 	var mu sync.Mutex
 	var out strings.Builder
+	seen := map[string]bool{} // the source address:port of every packet traced
+	ids := map[string]bool{}  // the trace ids whose packet is known
+	var monErr syncBuffer     // "We lost some netlink events!" when it falls behind
+	mon.Stderr = &monErr
 	pipe, err := mon.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -142,8 +146,12 @@ func TestNFTKernelAgreement(t *testing.T) {
 		sc := bufio.NewScanner(pipe)
 		sc.Buffer(make([]byte, 1<<16), 1<<20)
 		for sc.Scan() {
+			line := sc.Text()
 			mu.Lock()
-			out.WriteString(sc.Text() + "\n")
+			out.WriteString(line + "\n")
+			if id, key, ok := tracedPacket(line); ok && !ids[id] {
+				ids[id], seen[key] = true, true
+			}
 			mu.Unlock()
 		}
 	}()
@@ -157,28 +165,28 @@ func TestNFTKernelAgreement(t *testing.T) {
 		defer mu.Unlock()
 		return parseKernelTrace(out.String())
 	}
-	// waitFor polls the monitor's output until every key is traced.
-	waitFor := func(keys []string, d time.Duration) {
-		for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-			got, all := traced(), true
-			for _, k := range keys {
-				_, ok := got[k]
-				all = all && ok
-			}
-			if all {
-				return
+	// waitSeen polls the monitor's output until the packet from key
+	// (address:port) shows up in it, or for d.
+	waitSeen := func(key string, d time.Duration) bool {
+		for end := time.Now().Add(d); ; time.Sleep(time.Millisecond) {
+			mu.Lock()
+			ok := seen[key]
+			mu.Unlock()
+			if ok || time.Now().After(end) {
+				return ok
 			}
 		}
 	}
 	// The monitor is ready once a first packet shows up in it.
-	for i := 0; i < 50; i++ {
-		if err := nftSendIn(pod.Name, "udp", kPodIP, 19000+i, "10.112.0.10:53"); err != nil {
+	ready := false
+	for port, end := 19000, time.Now().Add(time.Minute); !ready && time.Now().Before(end); port++ {
+		if err := nftSendIn(pod.Name, "udp", kPodIP, port, "10.112.0.10:53"); err != nil {
 			t.Fatal(err)
 		}
-		waitFor([]string{fmt.Sprintf("%s:%d", kPodIP, 19000+i)}, 200*time.Millisecond)
-		if _, ok := traced()[fmt.Sprintf("%s:%d", kPodIP, 19000+i)]; ok {
-			break
-		}
+		ready = waitSeen(fmt.Sprintf("%s:%d", kPodIP, port), time.Second)
+	}
+	if !ready {
+		t.Fatalf("nft monitor trace showed none of the packets sent for a minute%s", lost(&monErr))
 	}
 
 	type sent struct {
@@ -186,7 +194,6 @@ func TestNFTKernelAgreement(t *testing.T) {
 		sport int
 	}
 	var sends []sent
-	var keys []string
 	sport := 20000
 	for _, p := range probes {
 		ns := pod.Name
@@ -199,49 +206,82 @@ func TestNFTKernelAgreement(t *testing.T) {
 				t.Fatalf("send %s %s:%d -> %s: %v", p.proto, p.src, sport, p.dst, err)
 			}
 			sends = append(sends, sent{p, sport})
-			keys = append(keys, fmt.Sprintf("%s:%d", p.src, sport))
+			// Paced by the monitor: the next packet goes once this one
+			// shows up, as a burst of trace events overflows nft
+			// monitor's netlink socket (and it loses events) when it
+			// falls behind, on a loaded machine or under -race.
+			waitSeen(fmt.Sprintf("%s:%d", p.src, sport), 10*time.Second)
 		}
 	}
-	waitFor(keys, 15*time.Second)
-	time.Sleep(200 * time.Millisecond) // the last lines of the last packets
-	kpaths := traced()
 
 	s := bundle(t, "nftables-healthy")
 	dp := trace.FromSnapshot(resolve.Resolve(onlyForm(s, false), resolve.Options{Mode: model.ModeNFTables}))
 	dp.Local = []netip.Addr{netip.MustParseAddr(kNodeIP), netip.MustParseAddr(kNodeGW), netip.MustParseAddr("127.0.0.1")}
 
 	results := map[string]*trace.Result{}
-	counts := map[string]map[string]int{}
+	probeKey := func(sd sent) string {
+		return fmt.Sprintf("%s %s %s %s", sd.p.from, sd.p.proto, sd.p.src, sd.p.dst)
+	}
 	for _, sd := range sends {
-		key := fmt.Sprintf("%s %s %s %s", sd.p.from, sd.p.proto, sd.p.src, sd.p.dst)
-		res := results[key]
-		if res == nil {
-			dst := netip.MustParseAddrPort(sd.p.dst)
-			pkt := trace.Packet{Src: netip.MustParseAddr(sd.p.src), Dst: dst, Proto: sd.p.proto, From: sd.p.from}
-			if sd.p.from != model.FromNode {
-				pkt.InIface = "vn"
-			}
-			if res, err = trace.Trace(dp, pkt, trace.Options{}); err != nil {
-				t.Fatal(err)
-			}
-			results[key] = res
-			counts[key] = map[string]int{}
-		}
-		kp, ok := kpaths[fmt.Sprintf("%s:%d", sd.p.src, sd.sport)]
-		if !ok {
-			t.Errorf("%s (source port %d): no kernel trace", key, sd.sport)
+		key := probeKey(sd)
+		if results[key] != nil {
 			continue
 		}
-		var match *trace.Path
+		dst := netip.MustParseAddrPort(sd.p.dst)
+		pkt := trace.Packet{Src: netip.MustParseAddr(sd.p.src), Dst: dst, Proto: sd.p.proto, From: sd.p.from}
+		if sd.p.from != model.FromNode {
+			pkt.InIface = "vn"
+		}
+		if results[key], err = trace.Trace(dp, pkt, trace.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// matchOf returns the tracer's path the kernel's trace of sd followed.
+	matchOf := func(kpaths map[string]kernelPath, sd sent) (kernelPath, *trace.Path, bool) {
+		kp, ok := kpaths[fmt.Sprintf("%s:%d", sd.p.src, sd.sport)]
+		if !ok {
+			return kp, nil, false
+		}
+		res := results[probeKey(sd)]
 		for i := range res.Paths {
 			if sameSteps(&res.Paths[i], kp) {
-				match = &res.Paths[i]
+				return kp, &res.Paths[i], true
+			}
+		}
+		return kp, nil, true
+	}
+	// The last lines of a packet may come after its first ones showed
+	// up: poll until every packet's trace is one of the tracer's paths,
+	// or for a minute (what still differs is then reported).
+	var kpaths map[string]kernelPath
+	for end := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		kpaths = traced()
+		all := true
+		for _, sd := range sends {
+			if _, match, _ := matchOf(kpaths, sd); match == nil {
+				all = false
 				break
 			}
 		}
+		if all || time.Now().After(end) {
+			break
+		}
+	}
+
+	counts := map[string]map[string]int{}
+	for _, sd := range sends {
+		key := probeKey(sd)
+		if counts[key] == nil {
+			counts[key] = map[string]int{}
+		}
+		kp, match, ok := matchOf(kpaths, sd)
+		if !ok {
+			t.Errorf("%s (source port %d): no kernel trace%s", key, sd.sport, lost(&monErr))
+			continue
+		}
 		if match == nil {
 			t.Errorf("%s: the kernel's path is none of the tracer's:\nkernel (to %s):\n  %s\ntracer:\n%s", key, kp.dest,
-				strings.Join(kp.steps, "\n  "), render(res, false))
+				strings.Join(kp.steps, "\n  "), render(results[key], false))
 			continue
 		}
 		counts[key][kp.dest]++
@@ -307,6 +347,55 @@ var (
 	verdictAt = regexp.MustCompile(` \(verdict ([^)]*)\)$`)
 )
 
+// tracedPacket returns the trace id of a packet line of nft monitor trace
+// output, and the packet's source address and port.
+func tracedPacket(line string) (id, key string, ok bool) {
+	m := traceLine.FindStringSubmatch(line)
+	if m == nil || m[5] != "packet" {
+		return "", "", false
+	}
+	f := packetFields(m[6])
+	return m[1], f["saddr"] + ":" + f["sport"], true
+}
+
+// packetFields returns the addresses and ports of a packet line.
+func packetFields(rest string) map[string]string {
+	f := map[string]string{}
+	for _, x := range ipField.FindAllStringSubmatch(rest, -1) {
+		f[x[1]] = x[2]
+	}
+	for _, x := range portField.FindAllStringSubmatch(rest, -1) {
+		f[x[1]] = x[2]
+	}
+	return f
+}
+
+// syncBuffer is a buffer written by one goroutine while another reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// lost says what nft monitor reported on its standard error, if anything.
+func lost(stderr *syncBuffer) string {
+	if msg := strings.TrimSpace(stderr.String()); msg != "" {
+		return " (nft monitor: " + msg + ")"
+	}
+	return ""
+}
+
 // parseKernelTrace reads nft monitor trace output into the path of each
 // traced packet, keyed by its first source address and port.
 func parseKernelTrace(out string) map[string]kernelPath {
@@ -327,13 +416,7 @@ func parseKernelTrace(out string) map[string]kernelPath {
 		}
 		switch kind {
 		case "packet":
-			f := map[string]string{}
-			for _, x := range ipField.FindAllStringSubmatch(rest, -1) {
-				f[x[1]] = x[2]
-			}
-			for _, x := range portField.FindAllStringSubmatch(rest, -1) {
-				f[x[1]] = x[2]
-			}
+			f := packetFields(rest)
 			if _, seen := keyOf[id]; !seen {
 				keyOf[id] = f["saddr"] + ":" + f["sport"]
 			}
@@ -404,14 +487,22 @@ func nftSend(proto, src string, sport int, dst string) error {
 		}
 		return nil
 	case "tcp":
-		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: srcIP, Port: sport}}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-		defer cancel()
-		c, err := d.DialContext(ctx, "tcp", dst)
-		if err == nil {
-			c.Close()
+		// A non-blocking connect, closed at once: the SYN leaves, and no
+		// retransmission follows. (A dial with a timeout may give up
+		// before it sends anything on a loaded machine.)
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
 		}
-		return nil // the SYN is dropped or rejected: the dial fails by design
+		defer unix.Close(fd)
+		if err := unix.Bind(fd, &unix.SockaddrInet4{Port: sport, Addr: netip.MustParseAddr(src).As4()}); err != nil {
+			return fmt.Errorf("bind: %w", err)
+		}
+		d := netip.MustParseAddrPort(dst)
+		if err := unix.Connect(fd, &unix.SockaddrInet4{Port: int(d.Port()), Addr: d.Addr().As4()}); err != nil && err != unix.EINPROGRESS {
+			return fmt.Errorf("connect %s: %w", dst, err)
+		}
+		return nil // the SYN is dropped or rejected: no connection by design
 	}
 	return fmt.Errorf("protocol %s not sent", proto)
 }

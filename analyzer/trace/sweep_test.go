@@ -13,6 +13,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 	"github.com/proxyscan/proxyscan/internal/benchgen"
+	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
@@ -104,9 +105,7 @@ func TestSweepIsTrace(t *testing.T) {
 // TestSweepEvicts sweeps a node with more Service chains than the cache
 // keeps, in an order that comes back to the Services traced first.
 func TestSweepEvicts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("large input")
-	}
+	netnstest.SkipShort(t, "large generated input")
 	spec := benchgen.Spec{Services: 1500, Endpoints: 8000, NodePortEvery: 3, Node: "n1"}
 	d, err := spec.IPTablesDump()
 	if err != nil {

@@ -257,16 +257,13 @@ func (x *iptExtractor) services() {
 // kindByAddress classifies a KUBE-SERVICES rule without a telling comment
 // by the Service address it matches, else by its target.
 func (x *iptExtractor) kindByAddress(ip netip.Addr, proto string, port int32, tgt string) Kind {
-	for _, sp := range x.attr.byDest(ip, proto, port) {
-		for _, a := range sp.ClusterIPs {
-			if a == ip {
-				return ClusterIP
-			}
+	if sps := x.attr.byDest(ip, proto, port); len(sps) > 0 {
+		// The first Service port with that destination tells.
+		if slices.Contains(sps[0].ClusterIPs, ip) {
+			return ClusterIP
 		}
-		for _, a := range sp.LoadBalancerVIPs {
-			if a == ip {
-				return LoadBalancerIP
-			}
+		if slices.Contains(sps[0].LoadBalancerVIPs, ip) {
+			return LoadBalancerIP
 		}
 		return ExternalIP
 	}

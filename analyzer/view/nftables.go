@@ -2,6 +2,7 @@ package view
 
 import (
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -621,16 +622,13 @@ func (x *nftExtractor) blockAction(v *nft.Verdict) Action {
 // kindOf classifies a destination: by the Service owning the address,
 // else by the cluster-ips set, the firewall and the chain it leads to.
 func (x *nftExtractor) kindOf(ip netip.Addr, proto string, port int32, target string) Kind {
-	for _, sp := range x.names.dest(ip, proto, port) {
-		for _, a := range sp.ClusterIPs {
-			if a == ip {
-				return ClusterIP
-			}
+	if sps := x.names.dest(ip, proto, port); len(sps) > 0 {
+		// The first Service port with that destination tells.
+		if slices.Contains(sps[0].ClusterIPs, ip) {
+			return ClusterIP
 		}
-		for _, a := range sp.LoadBalancerVIPs {
-			if a == ip {
-				return LoadBalancerIP
-			}
+		if slices.Contains(sps[0].LoadBalancerVIPs, ip) {
+			return LoadBalancerIP
 		}
 		return ExternalIP
 	}

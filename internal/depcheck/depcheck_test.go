@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/proxyscan/proxyscan/internal/netnstest"
 )
 
 const module = "github.com/proxyscan/proxyscan/"
@@ -49,9 +51,7 @@ func list(t *testing.T, deps bool, patterns ...string) []pkg {
 }
 
 func TestAnalysisIsOffline(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping the dependency fence in -short mode")
-	}
+	netnstest.SkipShort(t, "dependency fence (runs go list)")
 	patterns := []string{module + "analyzer/...", module + "parsers/..."}
 	for _, p := range list(t, false, patterns...) {
 		for _, imp := range p.imports {
@@ -72,9 +72,7 @@ func TestAnalysisIsOffline(t *testing.T) {
 }
 
 func TestParsersDoNotImportAnalyzer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping the dependency fence in -short mode")
-	}
+	netnstest.SkipShort(t, "dependency fence (runs go list)")
 	for _, p := range list(t, true, module+"parsers/...") {
 		if strings.HasPrefix(p.path, module+"analyzer") {
 			t.Errorf("a parser depends on %s", p.path)
@@ -91,9 +89,7 @@ func TestParsersDoNotImportAnalyzer(t *testing.T) {
 const clientset = "k8s.io/client-go/kubernetes"
 
 func TestBinaryHasNoClientset(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping the dependency fence in -short mode")
-	}
+	netnstest.SkipShort(t, "dependency fence (runs go list)")
 	pkgs := list(t, true, module+"cmd/...")
 	if len(pkgs) < 10 {
 		t.Fatalf("go list found only %d packages", len(pkgs))

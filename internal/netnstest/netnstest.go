@@ -1,6 +1,10 @@
 // Package netnstest creates scratch network namespaces for tests that run
 // the real iptables, nft, ipset or conntrack tools. A namespace made here
 // has no link to the host's network; it is deleted when the test ends.
+//
+// It is also where the slow tests step aside for the fast loop: under
+// go test -short, the tests that need the kernel (every test that asks for
+// root or a namespace here), a browser, or large generated inputs skip.
 package netnstest
 
 import (
@@ -16,9 +20,20 @@ import (
 
 var seq atomic.Int64
 
-// RequireRoot skips the test unless it runs as root.
+// SkipShort skips the test under go test -short; what says what makes it
+// slow ("kernel test", "browser test", "large generated input").
+func SkipShort(tb testing.TB, what string) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skipf("%s: runs without -short", what)
+	}
+}
+
+// RequireRoot skips the test unless it runs as root, and under -short: a
+// test that needs root loads rules into the kernel.
 func RequireRoot(tb testing.TB) {
 	tb.Helper()
+	SkipShort(tb, "kernel test")
 	if os.Geteuid() != 0 {
 		tb.Skip("skipping: needs root to create network namespaces (run the tests as root)")
 	}
@@ -41,7 +56,7 @@ type NS struct {
 }
 
 // New creates a namespace deleted at the end of the test; it skips the test
-// when not root.
+// when not root or under -short.
 func New(tb testing.TB) *NS {
 	tb.Helper()
 	RequireRoot(tb)
@@ -104,7 +119,7 @@ func (ns *NS) Shell(script string) {
 // namespace's name as its argument and creates it (ip netns add "$1", then
 // ip -n "$1" ...), deletes it at the end of the test, and waits for IPv6
 // duplicate address detection to settle, so that listings no longer show
-// "tentative" addresses. It skips the test when not root.
+// "tentative" addresses. It skips the test when not root or under -short.
 func FromScript(tb testing.TB, script string) *NS {
 	tb.Helper()
 	RequireRoot(tb)
@@ -114,12 +129,15 @@ func FromScript(tb testing.TB, script string) *NS {
 	if out, err := exec.Command("bash", script, name).CombinedOutput(); err != nil {
 		tb.Fatalf("%s: %v: %s", script, err, out)
 	}
-	for range 50 {
+	// A second or two; longer on a loaded machine.
+	for end := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		out, _ := exec.Command("ip", "-n", name, "addr").Output()
 		if !strings.Contains(string(out), "tentative") {
 			break
 		}
-		time.Sleep(100 * time.Millisecond)
+		if time.Now().After(end) {
+			tb.Fatalf("%s: addresses still tentative after a minute:\n%s", name, out)
+		}
 	}
 	return &NS{Name: name, tb: tb}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 	"github.com/rogpeppe/go-internal/txtar"
@@ -38,14 +39,8 @@ var ignorePos = cmp.Options{
 // run to run: initval, memory size, remaining timeouts, hash order). With
 // -update it rewrites the golden inputs from the real tool.
 func TestRealIpset(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a network namespace")
-	}
-	for _, tool := range []string{"ipset", "ip"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
+	netnstest.RequireRoot(t)
+	netnstest.RequireTools(t, "ipset", "ip")
 	scripts, _ := filepath.Glob(filepath.Join(parsetest.Root(t), "testdata/parsers/ipset/*.restore"))
 	if len(scripts) == 0 {
 		t.Fatal("no restore scripts")

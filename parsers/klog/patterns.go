@@ -24,9 +24,6 @@ type Pattern struct {
 	Advice string `json:"advice"`
 }
 
-// q matches a double quote that may be escaped, as in err="... \"x\" ...".
-const q = `\\?"`
-
 // listWatch matches the informer failures of client-go's reflector in
 // every form kube-proxy 1.20–1.37 prints them: "Failed to watch *v1.Service:
 // failed to list *v1.Service: ..." (unstructured), "\"Failed to watch\"

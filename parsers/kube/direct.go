@@ -596,6 +596,7 @@ func (x *direct) meta(m *metav1.ObjectMeta) {
 			m.Namespace = x.istr()
 		case "selfLink":
 			x.once(&seen, 3)
+			//lint:ignore SA1019 decoded as encoding/json decodes it, which the fast path must match
 			m.SelfLink = x.str()
 		case "uid":
 			x.once(&seen, 4)

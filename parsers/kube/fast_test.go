@@ -239,6 +239,7 @@ func FuzzYAMLToJSON(f *testing.F) {
 // into.
 func decodedTypes() []any {
 	return []any{
+		//lint:ignore SA1019 Endpoints are decoded too (exports of older clusters)
 		&corev1.Service{}, &discoveryv1.EndpointSlice{}, &discoveryv1beta1.EndpointSlice{}, &corev1.Endpoints{},
 		&corev1.ConfigMap{}, &corev1.Node{}, &corev1.Pod{}, &appsv1.DaemonSet{}, &metav1.PartialObjectMetadata{},
 	}

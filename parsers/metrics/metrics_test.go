@@ -127,10 +127,13 @@ func TestQuantile(t *testing.T) {
 		want    float64
 		ok      bool
 	}{
-		{"median interpolates inside its bucket", 0.5, sync, 0.002 + 0.002*(40.0/40.0), true},
+		// Rank 50 is the last of the 40 observations of (0.002, 0.004]:
+		// its upper bound.
+		{"median interpolates inside its bucket", 0.5, sync, 0.004, true},
 		{"p90 at a bucket boundary", 0.9, sync, 0.008, true},
 		{"p99 interpolates in the last finite bucket", 0.99, sync, 0.008 + 0.008*(9.0/10.0), true},
-		{"p10 in the second bucket", 0.1, sync, 0.001 + 0.001*(10.0/10.0), true},
+		// Rank 10 is the last of the 10 observations of (0.001, 0.002].
+		{"p10 in the second bucket", 0.1, sync, 0.002, true},
 		{"first bucket uses 0 as lower bound", 0.5, bk(1, 10, math.Inf(1), 10), 0.5, true},
 		{"rank in the +Inf bucket gives the last finite bound", 0.99, bk(1, 10, 2, 50, math.Inf(1), 100), 2, true},
 		{"non-positive first bound is returned as is", 0.1, bk(-1, 5, 1, 10, math.Inf(1), 10), -1, true},

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/internal/nftjson"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
@@ -89,9 +90,7 @@ func bigInputs(tb testing.TB) ([]byte, []byte) {
 // TestBigRuleset checks the generated benchmark input: canonical text and
 // JSON giving the same model (the times are logged; the benchmarks measure).
 func TestBigRuleset(t *testing.T) {
-	if testing.Short() {
-		t.Skip("large input")
-	}
+	netnstest.SkipShort(t, "large generated input")
 	text, js := bigInputs(t)
 	start := time.Now()
 	tm, err := nft.ParseText("big.txt", text)

@@ -14,6 +14,7 @@ import (
 	"github.com/google/nftables"
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
@@ -212,14 +213,8 @@ func checkRoundTrip(t *testing.T, rs *Ruleset) {
 // JSON and checks that both give the same model. With -update (or
 // PROXYSCAN_NFT_CAPTURE=1) it rewrites the input sections of the goldens.
 func TestCapture(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a network namespace")
-	}
-	for _, tool := range []string{"nft", "ip"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
+	netnstest.RequireRoot(t)
+	netnstest.RequireTools(t, "nft", "ip")
 	update := *parsetest.Update || os.Getenv("PROXYSCAN_NFT_CAPTURE") == "1"
 	scripts, err := filepath.Glob(filepath.Join(parsetest.Root(t), "testdata/parsers/nft/*.nft"))
 	if err != nil || len(scripts) == 0 {

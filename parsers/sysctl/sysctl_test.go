@@ -11,6 +11,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
@@ -107,14 +108,8 @@ func TestCanonicalKeys(t *testing.T) {
 // an interface whose name has a dot, and checks that every form parses to
 // the values the kernel reports.
 func TestRealSysctl(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a network namespace")
-	}
-	for _, tool := range []string{"ip", "sysctl", "grep"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
+	netnstest.RequireRoot(t)
+	netnstest.RequireTools(t, "ip", "sysctl", "grep")
 	ns := fmt.Sprintf("proxyscan-sysctl-%d", os.Getpid())
 	run := func(args ...string) []byte {
 		t.Helper()

@@ -283,7 +283,8 @@ func (s *Server) Forbid(verb, resource string) {
 }
 
 // Stall makes every request wait until the client gives up (its context
-// is done or its connection closed), or for a minute.
+// is done or its connection closed), or for a minute, and then closes the
+// connection without answering.
 func (s *Server) Stall() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -308,7 +309,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 		case <-time.After(time.Minute):
 		}
-		return
+		// No answer at all: an empty one, were it read by a client that
+		// gave up a moment before, would be a 200 with no body.
+		panic(http.ErrAbortHandler)
 	}
 	if r.Method != http.MethodGet {
 		writeStatus(w, apierrors.NewMethodNotSupported(schema.GroupResource{}, strings.ToLower(r.Method)))
@@ -335,6 +338,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if ns != "" {
 			scope = fmt.Sprintf("in the namespace %q", ns)
 		}
+		//lint:ignore ST1005 the API server's own words, which clients show
 		why := fmt.Errorf("User %q cannot %s resource %q in API group %q %s", s.user, verb, k.resource, k.group, scope)
 		writeStatus(w, apierrors.NewForbidden(k.groupResource(), name, why))
 		return
