@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers/ipaddr"
@@ -31,7 +32,8 @@ var sysctlUnsafe = &Check{
 		"skips iptables, so Service DNAT and its reverse are missed); the conntrack table near `nf_conntrack_max` " +
 		"(new flows are dropped when it is full); in IPVS mode `net.ipv4.vs.conntrack` 0 (IPVS connections escape " +
 		"netfilter, so masquerading fails) or `vs.expire_nodest_conn` 0; `route_localnet` 1 in iptables mode with " +
-		"`localhostNodePorts` and no `nodePortAddresses` (node ports answer on 127.0.0.1, the CVE-2020-8558 class); " +
+		"`localhostNodePorts` and no `nodePortAddresses` (node ports answer on 127.0.0.1, the CVE-2020-8558 class) when " +
+		"the dump lacks the KUBE-FIREWALL rule that blocks incoming localnet connections; " +
 		"`conntrack.tcpBeLiberal` configured but `nf_conntrack_tcp_be_liberal` still 0; and `ipvs.strictARP` off " +
 		"while load balancer IPs sit on kube-ipvs0 in a subnet of the node (or MetalLB runs), with `arp_ignore` 0 " +
 		"the node answers ARP for every one of them.",
@@ -105,7 +107,7 @@ func runSysctlUnsafe(p *Pass) {
 	}
 	if c := s.Config; c != nil {
 		if mode == model.ModeIPTables && len(c.NodePortAddresses) == 0 && c.IPTables.LocalhostNodePorts != nil && *c.IPTables.LocalhostNodePorts && hasNodePorts(s) {
-			if v, ev, ok := get("net.ipv4.conf.all.route_localnet"); ok && v == 1 {
+			if v, ev, ok := get("net.ipv4.conf.all.route_localnet"); ok && v == 1 && !localnetBlocked(p) {
 				report(Warning, "net.ipv4.conf.all.route_localnet is 1 because iptables.localhostNodePorts is on and nodePortAddresses is empty: node ports answer on 127.0.0.1, and hosts of the node's subnet can reach them through it (CVE-2020-8558 class)",
 					"Set iptables.localhostNodePorts: false (kube-proxy then leaves route_localnet alone) or restrict nodePortAddresses, and reset route_localnet to 0.",
 					ev, configEvidence(c, "iptables.localhostNodePorts"), configEvidence(c, "nodePortAddresses"))
@@ -119,6 +121,41 @@ func runSysctlUnsafe(p *Pass) {
 			}
 		}
 	}
+}
+
+// localnetBlocked reports whether the node's IPv4 dump holds the mitigation
+// kube-proxy (and kubelet) write with route_localnet: in filter
+// KUBE-FIREWALL, jumped to from INPUT, a DROP of packets to 127.0.0.0/8
+// from elsewhere that are not replies or DNATed ("block incoming localnet
+// connections").
+func localnetBlocked(p *Pass) bool {
+	d := p.Resolution().IPTables(model.IPv4)
+	if d == nil {
+		return false
+	}
+	filter := d.Table("filter")
+	if filter == nil {
+		return false
+	}
+	fw, input := filter.Chain(kpnames.KubeletFirewall), filter.Chain("INPUT")
+	if fw == nil || input == nil {
+		return false
+	}
+	jumped := false
+	for _, r := range input.Rules {
+		jumped = jumped || r.Target() == kpnames.KubeletFirewall
+	}
+	if !jumped {
+		return false
+	}
+	for _, r := range fw.Rules {
+		dst, _ := r.Find("-d")
+		src, _ := r.Find("-s")
+		if r.Target() == "DROP" && dst.Value == "127.0.0.0/8" && !dst.Neg && src.Neg && src.Value == "127.0.0.0/8" {
+			return true
+		}
+	}
+	return false
 }
 
 // checkStrictARP reports load balancer IPs on kube-ipvs0 that the node
