@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
@@ -77,7 +78,7 @@ func hasBackend(s *model.Snapshot, fam model.Family, b iptables.Backend) bool {
 // kubeChain returns a chain of kube-proxy's in a dump, preferring nat
 // KUBE-SERVICES.
 func kubeChain(d *iptables.Dump) *iptables.Chain {
-	if c := d.Chain("nat", "KUBE-SERVICES"); c != nil {
+	if c := d.Chain("nat", kpnames.KubeServices); c != nil {
 		return c
 	}
 	for _, t := range d.Tables {

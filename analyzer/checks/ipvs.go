@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
@@ -84,34 +85,34 @@ func ipvsMissing(p *Pass, v *view.View, sp *model.ServicePort, k view.Kind, ip n
 	var set string
 	switch k {
 	case view.ClusterIP:
-		set = view.SetClusterIP
+		set = kpnames.SetClusterIP
 	case view.ExternalIP:
-		set = view.SetExternalIP
+		set = kpnames.SetExternalIP
 		if sp.ExternalPolicyLocal {
-			set = view.SetExternalIPLocal
+			set = kpnames.SetExternalIPLocal
 		}
 	case view.LoadBalancerIP:
-		set = view.SetLoadBalancer
+		set = kpnames.SetLoadBalancer
 	case view.NodePort:
-		set = view.NodePortSet(proto, false)
+		set = kpnames.NodePortSet(proto, false)
 	}
-	keys := []string{view.MemberKey(ip, proto, port)}
+	keys := []string{kpnames.MemberKey(ip, proto, port)}
 	switch {
 	case k == view.NodePort && proto == "sctp":
 		keys = nil
 		for _, a := range p.Resolution().NodeAddrs {
 			if model.FamilyOf(a) == v.Family {
-				keys = append(keys, view.MemberKey(a, proto, port))
+				keys = append(keys, kpnames.MemberKey(a, proto, port))
 			}
 		}
 	case k == view.NodePort:
-		keys = []string{view.PortKey(port)}
+		keys = []string{kpnames.PortKey(port)}
 	}
 	for _, key := range keys {
 		if _, ok := st.Member(set, key); ok {
 			continue
 		}
-		name := view.SetName(set, v.Family)
+		name := kpnames.SetName(set, v.Family == model.IPv6)
 		part := ipvsPart{what: fmt.Sprintf("not in ipset %s (no member %s)", name, key), ev: st.SetEvidence(set)}
 		switch {
 		case k == view.NodePort:
@@ -135,11 +136,11 @@ func ipvsRejects(st *view.IPVSState, ip netip.Addr, proto string, port int32) bo
 	if st.FilterReject == nil {
 		return false
 	}
-	if _, ok := st.Member(view.SetIPVSIPs, ip.String()); !ok {
+	if _, ok := st.Member(kpnames.SetIPVSIPs, ip.String()); !ok {
 		return false
 	}
-	key := view.MemberKey(ip, proto, port)
-	for _, s := range []string{view.SetLoadBalancer, view.SetClusterIP, view.SetExternalIP, view.SetExternalIPLocal} {
+	key := kpnames.MemberKey(ip, proto, port)
+	for _, s := range []string{kpnames.SetLoadBalancer, kpnames.SetClusterIP, kpnames.SetExternalIP, kpnames.SetExternalIPLocal} {
 		if _, ok := st.Member(s, key); ok {
 			return false
 		}
@@ -267,28 +268,28 @@ func checkIPVSLocalSets(p *Pass, v *view.View, sp *model.ServicePort) {
 		wantIn := local
 		switch d.Kind {
 		case view.NodePort:
-			set = view.NodePortSet(proto, true)
-			keys = []string{view.PortKey(sp.NodePort)}
+			set = kpnames.NodePortSet(proto, true)
+			keys = []string{kpnames.PortKey(sp.NodePort)}
 			if proto == "sctp" {
 				keys = nil
 				for _, a := range ent.NodeIPs {
-					keys = append(keys, view.MemberKey(a, proto, sp.NodePort))
+					keys = append(keys, kpnames.MemberKey(a, proto, sp.NodePort))
 				}
 			}
 		case view.LoadBalancerIP:
-			set = view.SetLoadBalancerLocal
-			keys = []string{view.MemberKey(d.entryIP, proto, sp.Port)}
+			set = kpnames.SetLoadBalancerLocal
+			keys = []string{kpnames.MemberKey(d.entryIP, proto, sp.Port)}
 		case view.ExternalIP:
 			// The member of the right set is checked by ipvsMissing; here
 			// only the set of the other policy.
-			set, wantIn = view.SetExternalIPLocal, false
+			set, wantIn = kpnames.SetExternalIPLocal, false
 			if local {
-				set = view.SetExternalIP
+				set = kpnames.SetExternalIP
 			}
-			keys = []string{view.MemberKey(d.entryIP, proto, sp.Port)}
+			keys = []string{kpnames.MemberKey(d.entryIP, proto, sp.Port)}
 		}
 		dest := destText(d.Kind, d.entryIP, sp)
-		name := view.SetName(set, v.Family)
+		name := kpnames.SetName(set, v.Family == model.IPv6)
 		for _, key := range keys {
 			mev, in := st.Member(set, key)
 			ev := []model.Evidence{ServiceEvidence(sp)}

@@ -213,7 +213,7 @@ func iptSideOf(r *resolve.Resolution) *leftSide {
 			continue
 		}
 		legacy = legacy || d.Backend == iptables.BackendLegacy
-		if c := d.Chain("nat", "KUBE-SERVICES"); c != nil && len(l.evidence) == 0 {
+		if c := d.Chain("nat", kpnames.KubeServices); c != nil && len(l.evidence) == 0 {
 			l.evidence = append(l.evidence, chainEv(c))
 		}
 		for _, c := range d.Table("nat").Chains {
@@ -257,7 +257,7 @@ func iptSideOf(r *resolve.Resolution) *leftSide {
 					chains++
 				}
 			}
-			if c := t.Chain("KUBE-SERVICES"); c != nil {
+			if c := t.Chain(kpnames.KubeServices); c != nil {
 				for _, r := range c.Rules {
 					if ip, proto, port, ok := nftRuleDest(r); ok {
 						rules++

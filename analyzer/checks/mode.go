@@ -138,7 +138,7 @@ func modeRulesSummary(r *resolve.Resolution, mode string) string {
 						chains++
 					}
 				}
-				if c := nat.Chain("KUBE-SERVICES"); c != nil {
+				if c := nat.Chain(kpnames.KubeServices); c != nil {
 					for _, r := range c.Rules {
 						if r.Has("-d") && r.Has("--dport") {
 							rules++
@@ -190,7 +190,7 @@ func modeEvidence(r *resolve.Resolution, mode string) []model.Evidence {
 		}
 		for _, d := range s.IPTables {
 			if resolve.IsIPVSMode(d) {
-				for _, name := range []string{"KUBE-IPVS-FILTER", "KUBE-NODE-PORT", "KUBE-LOAD-BALANCER"} {
+				for _, name := range []string{kpnames.IPVSFilter, kpnames.IPVSNodePort, kpnames.IPVSLoadBalancer} {
 					for _, t := range d.Tables {
 						if c := t.Chain(name); c != nil && len(out) < 3 {
 							out = append(out, chainEv(c))
@@ -216,7 +216,7 @@ func firstServiceChain(d *iptables.Dump) *iptables.Chain {
 			return c
 		}
 	}
-	return nat.Chain("KUBE-SERVICES")
+	return nat.Chain(kpnames.KubeServices)
 }
 
 var modeUnsupported = &Check{
@@ -321,7 +321,7 @@ func iptablesModeReachable(s *model.Snapshot) bool {
 				if _, _, ok := kpnames.SplitServiceChain(r.Target()); ok {
 					return true
 				}
-				if c.Name == "KUBE-SERVICES" && r.Has("-d") && r.Has("--dport") {
+				if c.Name == kpnames.KubeServices && r.Has("-d") && r.Has("--dport") {
 					return true
 				}
 			}

@@ -9,6 +9,7 @@ package kpnames
 import (
 	"crypto/sha256"
 	"encoding/base32"
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -39,19 +40,90 @@ const (
 	KubeletFirewall = "KUBE-FIREWALL"
 
 	// IPVS mode's chains (pkg/proxy/ipvs).
-	IPVSNodePort              = "KUBE-NODE-PORT"
-	IPVSLoadBalancer          = "KUBE-LOAD-BALANCER"
-	IPVSSourceRangesFirewall  = "KUBE-SOURCE-RANGES-FIREWALL"
-	IPVSFilter                = "KUBE-IPVS-FILTER"
-	IPVSOutFilter             = "KUBE-IPVS-OUT-FILTER"
-	IPVSDummyInterface        = "kube-ipvs0"
-	IPVSClusterIPSet          = "KUBE-CLUSTER-IP"
-	IPVSLoadBalancerSet       = "KUBE-LOAD-BALANCER"
-	IPVSExternalIPSet         = "KUBE-EXTERNAL-IP"
-	IPVSExternalIPLocalSet    = "KUBE-EXTERNAL-IP-LOCAL"
-	IPVSLoopBackSet           = "KUBE-LOOP-BACK"
-	IPVSNodePortSetPrefix     = "KUBE-NODE-PORT-"
-	IPVSLoadBalancerSetPrefix = "KUBE-LOAD-BALANCER-"
+	IPVSNodePort             = "KUBE-NODE-PORT"
+	IPVSLoadBalancer         = "KUBE-LOAD-BALANCER"
+	IPVSSourceRangesFirewall = "KUBE-SOURCE-RANGES-FIREWALL"
+	IPVSFilter               = "KUBE-IPVS-FILTER"
+	IPVSOutFilter            = "KUBE-IPVS-OUT-FILTER"
+	// IPVSDummyInterface is the interface IPVS mode binds Service
+	// addresses to.
+	IPVSDummyInterface = "kube-ipvs0"
+)
+
+// The ipsets of kube-proxy's IPVS mode (pkg/proxy/ipvs/ipset.go), by their
+// IPv4 names; SetName gives the name in a family.
+const (
+	SetLoopBack            = "KUBE-LOOP-BACK"
+	SetClusterIP           = "KUBE-CLUSTER-IP"
+	SetExternalIP          = "KUBE-EXTERNAL-IP"
+	SetExternalIPLocal     = "KUBE-EXTERNAL-IP-LOCAL"
+	SetLoadBalancer        = "KUBE-LOAD-BALANCER"
+	SetLoadBalancerLocal   = "KUBE-LOAD-BALANCER-LOCAL"
+	SetLoadBalancerFW      = "KUBE-LOAD-BALANCER-FW"
+	SetLoadBalancerSrcIP   = "KUBE-LOAD-BALANCER-SOURCE-IP"
+	SetLoadBalancerSrcCIDR = "KUBE-LOAD-BALANCER-SOURCE-CIDR"
+	SetNodePortTCP         = "KUBE-NODE-PORT-TCP"
+	SetNodePortLocalTCP    = "KUBE-NODE-PORT-LOCAL-TCP"
+	SetNodePortUDP         = "KUBE-NODE-PORT-UDP"
+	SetNodePortLocalUDP    = "KUBE-NODE-PORT-LOCAL-UDP"
+	SetNodePortSCTP        = "KUBE-NODE-PORT-SCTP-HASH"
+	SetNodePortLocalSCTP   = "KUBE-NODE-PORT-LOCAL-SCTP-HASH"
+	SetHealthCheckNodePort = "KUBE-HEALTH-CHECK-NODE-PORT"
+	SetIPVSIPs             = "KUBE-IPVS-IPS"
+)
+
+// IPVSSets lists every ipset of IPVS mode.
+var IPVSSets = []string{
+	SetLoopBack, SetClusterIP, SetExternalIP, SetExternalIPLocal, SetLoadBalancer, SetLoadBalancerLocal,
+	SetLoadBalancerFW, SetLoadBalancerSrcIP, SetLoadBalancerSrcCIDR, SetNodePortTCP, SetNodePortLocalTCP,
+	SetNodePortUDP, SetNodePortLocalUDP, SetNodePortSCTP, SetNodePortLocalSCTP, SetHealthCheckNodePort, SetIPVSIPs,
+}
+
+// SetName returns the name of one of IPVS mode's ipsets in a family: the
+// IPv4 name itself, or for IPv6 "KUBE-6-" and the rest of the name, cut to
+// the 31 characters ipset allows (KUBE-6-LOAD-BALANCER-SOURCE-CID).
+func SetName(base string, ipv6 bool) string {
+	if !ipv6 {
+		return base
+	}
+	n := "KUBE-6-" + strings.TrimPrefix(base, "KUBE-")
+	if len(n) > 31 {
+		n = n[:31]
+	}
+	return n
+}
+
+// NodePortSet returns the ipset listing the node ports of a protocol
+// ("tcp", "udp", "sctp"); local selects the externalTrafficPolicy Local
+// one.
+func NodePortSet(proto string, local bool) string {
+	switch proto {
+	case "udp":
+		if local {
+			return SetNodePortLocalUDP
+		}
+		return SetNodePortUDP
+	case "sctp":
+		if local {
+			return SetNodePortLocalSCTP
+		}
+		return SetNodePortSCTP
+	}
+	if local {
+		return SetNodePortLocalTCP
+	}
+	return SetNodePortTCP
+}
+
+// Per-service name prefixes of the nftables mode: chains, and the affinity
+// sets ("service-<hash8>-ns/name/proto/port").
+const (
+	NFTService  = "service-"
+	NFTLocal    = "local-"
+	NFTExternal = "external-"
+	NFTFirewall = "firewall-"
+	NFTEndpoint = "endpoint-"
+	NFTAffinity = "affinity-"
 )
 
 // NFTTable is the name of the nftables mode's tables (ip and ip6).
@@ -202,3 +274,12 @@ func NFTHashAndTruncate(name string) string {
 	}
 	return name
 }
+
+// MemberKey returns the key of a hash:ip,port member ("10.96.0.1,tcp:443"),
+// as IPVS mode writes its ipset members.
+func MemberKey(ip netip.Addr, proto string, port int32) string {
+	return ip.String() + "," + proto + ":" + strconv.Itoa(int(port))
+}
+
+// PortKey returns the key of a bitmap:port member.
+func PortKey(port int32) string { return strconv.Itoa(int(port)) }

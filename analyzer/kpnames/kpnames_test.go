@@ -93,3 +93,27 @@ func TestCommentService(t *testing.T) {
 		}
 	}
 }
+
+func TestSetName(t *testing.T) {
+	for _, tc := range []struct{ base, v4, v6 string }{
+		{SetClusterIP, "KUBE-CLUSTER-IP", "KUBE-6-CLUSTER-IP"},
+		{SetLoadBalancerSrcCIDR, "KUBE-LOAD-BALANCER-SOURCE-CIDR", "KUBE-6-LOAD-BALANCER-SOURCE-CID"},
+		{SetNodePortLocalSCTP, "KUBE-NODE-PORT-LOCAL-SCTP-HASH", "KUBE-6-NODE-PORT-LOCAL-SCTP-HAS"},
+	} {
+		if got := SetName(tc.base, false); got != tc.v4 {
+			t.Errorf("SetName(%s, IPv4) = %s", tc.base, got)
+		}
+		if got := SetName(tc.base, true); got != tc.v6 {
+			t.Errorf("SetName(%s, IPv6) = %s", tc.base, got)
+		}
+	}
+	for _, tc := range []struct {
+		proto string
+		local bool
+		want  string
+	}{{"tcp", false, SetNodePortTCP}, {"udp", true, SetNodePortLocalUDP}, {"sctp", false, SetNodePortSCTP}} {
+		if got := NodePortSet(tc.proto, tc.local); got != tc.want {
+			t.Errorf("NodePortSet(%s, %v) = %s, want %s", tc.proto, tc.local, got, tc.want)
+		}
+	}
+}

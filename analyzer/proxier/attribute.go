@@ -93,7 +93,7 @@ func (a *attributor) rule(chain string, r *iptables.Rule) attribution {
 			}
 		}
 	}
-	if chain == kubeNodePortsChain || chain == kubeExternalServicesChain {
+	if chain == kpnames.KubeNodePorts || chain == kpnames.KubeExternalServices {
 		if p, ok := r.Find("-p"); ok {
 			if list := a.byNode[strings.ToLower(p.Value)+" "+r.Value("--dport")]; len(list) == 1 {
 				return attribution{Service: list[0], How: "address"}

@@ -56,30 +56,30 @@ type Difference struct {
 // KUBE-SERVICES come last. Rules in built-in chains are compared without
 // order too: kube-proxy prepends its jumps only when they are missing.
 var unorderedChains = map[string]bool{
-	"nat " + kubeServicesChain:            true,
-	"nat " + kubeNodePortsChain:           true,
-	"filter " + kubeServicesChain:         true,
-	"filter " + kubeExternalServicesChain: true,
-	"filter " + kubeNodePortsChain:        true,
-	"filter " + kubeProxyFirewallChain:    true,
+	"nat " + kpnames.KubeServices:            true,
+	"nat " + kpnames.KubeNodePorts:           true,
+	"filter " + kpnames.KubeServices:         true,
+	"filter " + kpnames.KubeExternalServices: true,
+	"filter " + kpnames.KubeNodePorts:        true,
+	"filter " + kpnames.KubeProxyFirewall:    true,
 }
 
 // kubeProxyChains are the fixed chains of kube-proxy's iptables mode in
 // any version; a captured chain of this name, or a per-service chain, is
 // compared even when the expected data plane lacks it.
 var kubeProxyChains = map[string]bool{
-	kubeServicesChain: true, kubeExternalServicesChain: true, kubeNodePortsChain: true,
-	kubePostroutingChain: true, kubeMarkMasqChain: true, kubeForwardChain: true,
-	kubeProxyFirewallChain: true, kubeProxyCanaryChain: true,
+	kpnames.KubeServices: true, kpnames.KubeExternalServices: true, kpnames.KubeNodePorts: true,
+	kpnames.KubePostrouting: true, kpnames.KubeMarkMasq: true, kpnames.KubeForward: true,
+	kpnames.KubeProxyFirewall: true, kpnames.KubeProxyCanary: true,
 }
 
 // kubeletRule reports rules kubelet writes into chains it shares with
 // kube-proxy (before IPTablesOwnershipCleanup): they are not compared.
 func kubeletRule(chain string, r *iptables.Rule) bool {
 	switch chain {
-	case kubeMarkDropChain:
+	case kpnames.KubeMarkDrop:
 		return true
-	case kubeletFirewallChain:
+	case kpnames.KubeletFirewall:
 		return r.Comment() == "kubernetes firewall for dropping marked packets"
 	}
 	return false
@@ -229,7 +229,7 @@ func compareChain(f model.Family, fam iptables.Family, table, name string, ec, a
 		return Difference{Kind: kind, Family: f, Table: table, Chain: name, Rule: r.text,
 			Service: at.Service, Endpoint: at.Endpoint, How: at.How, Note: note, Evidence: model.RuleEvidence(r.rule)}
 	}
-	if unordered && table == "nat" && name == kubeServicesChain {
+	if unordered && table == "nat" && name == kpnames.KubeServices {
 		// The node-ports rules must come last: a service rule after one
 		// of them is out of place.
 		seenTail := false
@@ -291,7 +291,7 @@ func collectRules(fam iptables.Family, name string, c *iptables.Chain, canonical
 		case builtin:
 			cr.group = cr.text // no order at all
 		case unordered:
-			cr.tail = table == "nat" && name == kubeServicesChain && r.Target() == kubeNodePortsChain
+			cr.tail = table == "nat" && name == kpnames.KubeServices && r.Target() == kpnames.KubeNodePorts
 			if s, _ := kpnames.CommentService(r.Comment()); s != "" {
 				cr.group = s
 			} else {

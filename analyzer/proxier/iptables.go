@@ -13,19 +13,9 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
-// Chain names of kube-proxy's iptables mode (pkg/proxy/iptables/proxier.go).
+// Constants of kube-proxy's iptables mode (pkg/proxy/iptables/proxier.go);
+// its chain names are kpnames'.
 const (
-	kubeServicesChain         = "KUBE-SERVICES"
-	kubeExternalServicesChain = "KUBE-EXTERNAL-SERVICES"
-	kubeNodePortsChain        = "KUBE-NODEPORTS"
-	kubePostroutingChain      = "KUBE-POSTROUTING"
-	kubeMarkMasqChain         = "KUBE-MARK-MASQ"
-	kubeMarkDropChain         = "KUBE-MARK-DROP"
-	kubeForwardChain          = "KUBE-FORWARD"
-	kubeProxyFirewallChain    = "KUBE-PROXY-FIREWALL"
-	kubeProxyCanaryChain      = "KUBE-PROXY-CANARY"
-	kubeletFirewallChain      = "KUBE-FIREWALL"
-
 	// largeClusterEndpointsThreshold is the number of endpoints above
 	// which kube-proxy drops the per-endpoint comments
 	// (largeClusterEndpointsThreshold 1.25+, endpointChainsNumberThreshold
@@ -190,20 +180,20 @@ func (p *iptablesProxier) jumpChains() []jumpChain {
 		}
 		out = append(out, jumpChain{table, dst, src, comment, extra})
 	}
-	add("filter", kubeExternalServicesChain, "INPUT", "kubernetes externally-visible service portals", ctNew)
-	add("filter", kubeExternalServicesChain, "FORWARD", "kubernetes externally-visible service portals", ctNew)
-	add("filter", kubeNodePortsChain, "INPUT", "kubernetes health check service ports", nil, resolve.HealthCheckNodePortsAccepted)
-	add("filter", kubeServicesChain, "FORWARD", "kubernetes service portals", ctNew)
-	add("filter", kubeServicesChain, "OUTPUT", "kubernetes service portals", ctNew)
-	add("filter", kubeForwardChain, "FORWARD", "kubernetes forwarding rules", nil)
-	add("filter", kubeProxyFirewallChain, "INPUT", "kubernetes load balancer firewall", ctNew, resolve.FilterTableFirewall)
-	add("filter", kubeProxyFirewallChain, "OUTPUT", "kubernetes load balancer firewall", ctNew, resolve.FilterTableFirewall)
-	add("filter", kubeProxyFirewallChain, "FORWARD", "kubernetes load balancer firewall", ctNew, resolve.FilterTableFirewall)
-	add("nat", kubeServicesChain, "OUTPUT", "kubernetes service portals", nil)
-	add("nat", kubeServicesChain, "PREROUTING", "kubernetes service portals", nil)
-	add("nat", kubePostroutingChain, "POSTROUTING", "kubernetes postrouting rules", nil)
-	add("filter", kubeletFirewallChain, "INPUT", "", nil, resolve.KubeletFirewallCopy)
-	add("filter", kubeletFirewallChain, "OUTPUT", "", nil, resolve.KubeletFirewallCopy)
+	add("filter", kpnames.KubeExternalServices, "INPUT", "kubernetes externally-visible service portals", ctNew)
+	add("filter", kpnames.KubeExternalServices, "FORWARD", "kubernetes externally-visible service portals", ctNew)
+	add("filter", kpnames.KubeNodePorts, "INPUT", "kubernetes health check service ports", nil, resolve.HealthCheckNodePortsAccepted)
+	add("filter", kpnames.KubeServices, "FORWARD", "kubernetes service portals", ctNew)
+	add("filter", kpnames.KubeServices, "OUTPUT", "kubernetes service portals", ctNew)
+	add("filter", kpnames.KubeForward, "FORWARD", "kubernetes forwarding rules", nil)
+	add("filter", kpnames.KubeProxyFirewall, "INPUT", "kubernetes load balancer firewall", ctNew, resolve.FilterTableFirewall)
+	add("filter", kpnames.KubeProxyFirewall, "OUTPUT", "kubernetes load balancer firewall", ctNew, resolve.FilterTableFirewall)
+	add("filter", kpnames.KubeProxyFirewall, "FORWARD", "kubernetes load balancer firewall", ctNew, resolve.FilterTableFirewall)
+	add("nat", kpnames.KubeServices, "OUTPUT", "kubernetes service portals", nil)
+	add("nat", kpnames.KubeServices, "PREROUTING", "kubernetes service portals", nil)
+	add("nat", kpnames.KubePostrouting, "POSTROUTING", "kubernetes postrouting rules", nil)
+	add("filter", kpnames.KubeletFirewall, "INPUT", "", nil, resolve.KubeletFirewallCopy)
+	add("filter", kpnames.KubeletFirewall, "OUTPUT", "", nil, resolve.KubeletFirewallCopy)
 	return out
 }
 
@@ -225,7 +215,7 @@ func (p *iptablesProxier) table(name string) *ruleTable {
 // no rules).
 func (p *iptablesProxier) ensureChains() {
 	for _, t := range []*ruleTable{p.mangle, p.nat, p.filter} {
-		t.declare(kubeProxyCanaryChain)
+		t.declare(kpnames.KubeProxyCanary)
 	}
 	jumps := p.jumpChains()
 	bySrc := map[string][]jumpChain{}
@@ -249,7 +239,7 @@ func (p *iptablesProxier) ensureChains() {
 		}
 	}
 	if !p.in.res.Has(resolve.FilterTableFirewall) {
-		p.nat.declare(kubeMarkDropChain)
+		p.nat.declare(kpnames.KubeMarkDrop)
 	}
 }
 
@@ -397,7 +387,7 @@ func (p *iptablesProxier) sepChain(sp *model.ServicePort, ep *model.Endpoint) st
 // writeStaticRules writes KUBE-POSTROUTING and KUBE-MARK-MASQ, the same
 // in every version but for --random-fully (probed before 1.37).
 func (p *iptablesProxier) writeStaticRules() {
-	for _, c := range []string{kubeServicesChain, kubeNodePortsChain, kubePostroutingChain, kubeMarkMasqChain} {
+	for _, c := range []string{kpnames.KubeServices, kpnames.KubeNodePorts, kpnames.KubePostrouting, kpnames.KubeMarkMasq} {
 		p.nat.declare(c)
 	}
 	writeMasqueradeRules(p.nat, p.masqueradeMark, p.randomFully)
@@ -407,14 +397,14 @@ func (p *iptablesProxier) writeStaticRules() {
 // marked packets (with --random-fully when randomFully), and
 // KUBE-MARK-MASQ, which marks them: the same in iptables and IPVS mode.
 func writeMasqueradeRules(nat *ruleTable, mark string, randomFully bool) {
-	nat.Write("-A", kubePostroutingChain, "-m", "mark", "!", "--mark", mark+"/"+mark, "-j", "RETURN")
-	nat.Write("-A", kubePostroutingChain, "-j", "MARK", "--xor-mark", mark)
-	masq := []string{"-A", kubePostroutingChain, "-m", "comment", "--comment", `"kubernetes service traffic requiring SNAT"`, "-j", "MASQUERADE"}
+	nat.Write("-A", kpnames.KubePostrouting, "-m", "mark", "!", "--mark", mark+"/"+mark, "-j", "RETURN")
+	nat.Write("-A", kpnames.KubePostrouting, "-j", "MARK", "--xor-mark", mark)
+	masq := []string{"-A", kpnames.KubePostrouting, "-m", "comment", "--comment", `"kubernetes service traffic requiring SNAT"`, "-j", "MASQUERADE"}
 	if randomFully {
 		masq = append(masq, "--random-fully")
 	}
 	nat.Write(masq)
-	nat.Write("-A", kubeMarkMasqChain, "-j", "MARK", "--or-mark", mark)
+	nat.Write("-A", kpnames.KubeMarkMasq, "-j", "MARK", "--or-mark", mark)
 }
 
 // writeForwardRules writes KUBE-FORWARD: the INVALID drop (omitted with a
@@ -423,7 +413,7 @@ func writeMasqueradeRules(nat *ruleTable, mark string, randomFully bool) {
 // ForwardConntrackOneRule, two before).
 func (p *iptablesProxier) writeForwardRules() {
 	if !p.conntrackTCPLiberal {
-		rule := []string{"-A", kubeForwardChain, "-m", "conntrack", "--ctstate", "INVALID"}
+		rule := []string{"-A", kpnames.KubeForward, "-m", "conntrack", "--ctstate", "INVALID"}
 		if p.nfacct {
 			rule = append(rule, "-m", "nfacct", "--nfacct-name", nfacctCTStateInvalidDropped)
 		}
@@ -437,14 +427,14 @@ func (p *iptablesProxier) writeForwardRules() {
 // with one rule (ForwardConntrackOneRule) or, before, two identical rules
 // for pod sources and destinations by their comments.
 func writeForwardAccepts(r *resolve.Resolution, filter *ruleTable, mark string) {
-	filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", `"kubernetes forwarding rules"`,
+	filter.Write("-A", kpnames.KubeForward, "-m", "comment", "--comment", `"kubernetes forwarding rules"`,
 		"-m", "mark", "--mark", mark+"/"+mark, "-j", "ACCEPT")
 	comments := []string{`"kubernetes forwarding conntrack pod source rule"`, `"kubernetes forwarding conntrack pod destination rule"`}
 	if r.Has(resolve.ForwardConntrackOneRule) {
 		comments = []string{`"kubernetes forwarding conntrack rule"`}
 	}
 	for _, c := range comments {
-		filter.Write("-A", kubeForwardChain, "-m", "comment", "--comment", c,
+		filter.Write("-A", kpnames.KubeForward, "-m", "comment", "--comment", c,
 			"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
 	}
 }
@@ -455,8 +445,8 @@ func (p *iptablesProxier) writeKubeletFirewall() {
 	if !p.in.res.Has(resolve.KubeletFirewallCopy) || p.isIPv6 || !p.localhostNodePorts {
 		return
 	}
-	p.filter.declare(kubeletFirewallChain)
-	p.filter.Write("-A", kubeletFirewallChain,
+	p.filter.declare(kpnames.KubeletFirewall)
+	p.filter.Write("-A", kpnames.KubeletFirewall,
 		"-m", "comment", "--comment", `"block incoming localnet connections"`,
 		"-d", "127.0.0.0/8", "!", "-s", "127.0.0.0/8",
 		"-m", "conntrack", "!", "--ctstate", "RELATED,ESTABLISHED,DNAT", "-j", "DROP")
@@ -479,14 +469,14 @@ func (p *iptablesProxier) writeNodePortsTail() {
 				dest = append(dest, "!", "-d", "127.0.0.0/8")
 			}
 		}
-		p.nat.Write("-A", kubeServicesChain, "-m", "comment", "--comment", comment, dest, "-j", kubeNodePortsChain)
+		p.nat.Write("-A", kpnames.KubeServices, "-m", "comment", "--comment", comment, dest, "-j", kpnames.KubeNodePorts)
 		return
 	}
 	for _, ip := range p.nodePortAddresses.nodeIPs(p.in.ifaceAddrs) {
 		if ip.IsLoopback() && option && (p.isIPv6 || !p.localhostNodePorts) {
 			continue
 		}
-		p.nat.Write("-A", kubeServicesChain, "-m", "comment", "--comment", comment, "-d", ip.String(), "-j", kubeNodePortsChain)
+		p.nat.Write("-A", kpnames.KubeServices, "-m", "comment", "--comment", comment, "-d", ip.String(), "-j", kpnames.KubeNodePorts)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strconv"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 )
@@ -20,9 +21,9 @@ import (
 // (HealthCheckNodePortsAccepted); 1.20-1.22 have BalancingRuleComments;
 // 1.22+ may use local serving terminating endpoints.
 func (p *iptablesProxier) syncProxyRulesXLB() {
-	filterChains := []string{kubeServicesChain, kubeExternalServicesChain, kubeForwardChain}
+	filterChains := []string{kpnames.KubeServices, kpnames.KubeExternalServices, kpnames.KubeForward}
 	if p.in.res.Has(resolve.HealthCheckNodePortsAccepted) {
-		filterChains = append(filterChains, kubeNodePortsChain)
+		filterChains = append(filterChains, kpnames.KubeNodePorts)
 	}
 	for _, c := range filterChains {
 		p.filter.declare(c)
@@ -73,20 +74,20 @@ func (p *iptablesProxier) syncServicePortXLB(sp *model.ServicePort) {
 			"-m", protocol, "-p", protocol, "-d", ipOf(clusterIP), "--dport", svcPort,
 		}
 		if p.masqueradeAll {
-			nat.Write("-A", masqChain(kubeServicesChain), args, "-j", kubeMarkMasqChain)
+			nat.Write("-A", masqChain(kpnames.KubeServices), args, "-j", kpnames.KubeMarkMasq)
 		} else if p.localDetector.implemented() {
-			nat.Write("-A", masqChain(kubeServicesChain), args, p.localDetector.ifNotLocal, "-j", kubeMarkMasqChain)
+			nat.Write("-A", masqChain(kpnames.KubeServices), args, p.localDetector.ifNotLocal, "-j", kpnames.KubeMarkMasq)
 		}
-		nat.Write("-A", kubeServicesChain, args, "-j", svc)
+		nat.Write("-A", kpnames.KubeServices, args, "-j", svc)
 	} else {
-		filter.Write("-A", kubeServicesChain, "-m", "comment", "--comment", noEndpoints,
+		filter.Write("-A", kpnames.KubeServices, "-m", "comment", "--comment", noEndpoints,
 			"-m", protocol, "-p", protocol, "-d", ipOf(clusterIP), "--dport", svcPort, "-j", "REJECT")
 	}
 
 	// Capture externalIPs.
 	for _, eip := range sp.ExternalIPsOf(f) {
 		if !hasEndpoints {
-			filter.Write("-A", kubeExternalServicesChain, "-m", "comment", "--comment", noEndpoints,
+			filter.Write("-A", kpnames.KubeExternalServices, "-m", "comment", "--comment", noEndpoints,
 				"-m", protocol, "-p", protocol, "-d", ipOf(eip), "--dport", svcPort, "-j", "REJECT")
 			continue
 		}
@@ -99,19 +100,19 @@ func (p *iptablesProxier) syncServicePortXLB(sp *model.ServicePort) {
 			dest = svc
 			switch {
 			case physdev:
-				nat.Write("-A", kubeServicesChain, args, "-j", kubeMarkMasqChain)
+				nat.Write("-A", kpnames.KubeServices, args, "-j", kpnames.KubeMarkMasq)
 			case p.localDetector.implemented():
-				nat.Write("-A", masqChain(kubeServicesChain), args, p.localDetector.ifNotLocal, "-j", kubeMarkMasqChain)
+				nat.Write("-A", masqChain(kpnames.KubeServices), args, p.localDetector.ifNotLocal, "-j", kpnames.KubeMarkMasq)
 			default:
-				nat.Write("-A", masqChain(kubeServicesChain), args, "-j", kubeMarkMasqChain)
+				nat.Write("-A", masqChain(kpnames.KubeServices), args, "-j", kpnames.KubeMarkMasq)
 			}
 		}
 		if physdev {
-			nat.Write("-A", kubeServicesChain, args, "-m", "physdev", "!", "--physdev-is-in",
+			nat.Write("-A", kpnames.KubeServices, args, "-m", "physdev", "!", "--physdev-is-in",
 				"-m", "addrtype", "!", "--src-type", "LOCAL", "-j", dest)
-			nat.Write("-A", kubeServicesChain, args, "-m", "addrtype", "--dst-type", "LOCAL", "-j", dest)
+			nat.Write("-A", kpnames.KubeServices, args, "-m", "addrtype", "--dst-type", "LOCAL", "-j", dest)
 		} else {
-			nat.Write("-A", kubeServicesChain, args, "-j", dest)
+			nat.Write("-A", kpnames.KubeServices, args, "-j", dest)
 		}
 	}
 
@@ -121,18 +122,18 @@ func (p *iptablesProxier) syncServicePortXLB(sp *model.ServicePort) {
 	ranges := sp.SourceRangesOf(f)
 	for _, lbip := range sp.LoadBalancerVIPsOf(f) {
 		if !hasEndpoints {
-			filter.Write("-A", kubeExternalServicesChain, "-m", "comment", "--comment", noEndpoints,
+			filter.Write("-A", kpnames.KubeExternalServices, "-m", "comment", "--comment", noEndpoints,
 				"-m", protocol, "-p", protocol, "-d", ipOf(lbip), "--dport", svcPort, "-j", "REJECT")
 			continue
 		}
 		nat.declare(fw)
-		nat.Write("-A", kubeServicesChain,
+		nat.Write("-A", kpnames.KubeServices,
 			"-m", "comment", "--comment", `"`+name+` loadbalancer IP"`,
 			"-m", protocol, "-p", protocol, "-d", ipOf(lbip), "--dport", svcPort, "-j", fw)
 		args := []string{"-A", fw, "-m", "comment", "--comment", `"` + name + ` loadbalancer IP"`}
 		chosen := xlb
 		if !local {
-			nat.Write(args, "-j", kubeMarkMasqChain)
+			nat.Write(args, "-j", kpnames.KubeMarkMasq)
 			chosen = svc
 		}
 		if len(ranges) == 0 {
@@ -140,7 +141,7 @@ func (p *iptablesProxier) syncServicePortXLB(sp *model.ServicePort) {
 		} else {
 			p.writeFirewallSources(args, ranges, []netip.Addr{lbip}, chosen)
 		}
-		nat.Write(args, "-j", kubeMarkDropChain)
+		nat.Write(args, "-j", kpnames.KubeMarkDrop)
 	}
 
 	// Capture nodeports (with NodePortAddressErrorSkipsService, nothing
@@ -156,25 +157,25 @@ func (p *iptablesProxier) syncServicePortXLB(sp *model.ServicePort) {
 				"-m", protocol, "-p", protocol, "--dport", port(sp.NodePort),
 			}
 			if !local {
-				nat.Write("-A", masqChain(kubeNodePortsChain), args, "-j", kubeMarkMasqChain)
-				nat.Write("-A", kubeNodePortsChain, args, "-j", svc)
+				nat.Write("-A", masqChain(kpnames.KubeNodePorts), args, "-j", kpnames.KubeMarkMasq)
+				nat.Write("-A", kpnames.KubeNodePorts, args, "-j", svc)
 			} else {
 				loopback := "127.0.0.0/8"
 				if p.isIPv6 {
 					loopback = "::1/128"
 				}
-				nat.Write("-A", kubeNodePortsChain, args, "-s", loopback, "-j", kubeMarkMasqChain)
-				nat.Write("-A", kubeNodePortsChain, args, "-j", xlb)
+				nat.Write("-A", kpnames.KubeNodePorts, args, "-s", loopback, "-j", kpnames.KubeMarkMasq)
+				nat.Write("-A", kpnames.KubeNodePorts, args, "-j", xlb)
 			}
 		} else {
-			filter.Write("-A", kubeExternalServicesChain, "-m", "comment", "--comment", noEndpoints,
+			filter.Write("-A", kpnames.KubeExternalServices, "-m", "comment", "--comment", noEndpoints,
 				"-m", "addrtype", "--dst-type", "LOCAL",
 				"-m", protocol, "-p", protocol, "--dport", port(sp.NodePort), "-j", "REJECT")
 		}
 	}
 
 	if sp.HealthCheckNodePort != 0 && p.in.res.Has(resolve.HealthCheckNodePortsAccepted) {
-		filter.Write("-A", kubeNodePortsChain,
+		filter.Write("-A", kpnames.KubeNodePorts,
 			"-m", "comment", "--comment", `"`+name+` health check node port"`,
 			"-m", "tcp", "-p", "tcp", "--dport", port(sp.HealthCheckNodePort), "-j", "ACCEPT")
 	}
@@ -197,11 +198,11 @@ func (p *iptablesProxier) syncServicePortXLB(sp *model.ServicePort) {
 			p.localDetector.ifLocal, "-j", svc)
 	}
 	nat.Write("-A", xlb, "-m", "comment", "--comment", `"masquerade LOCAL traffic for `+name+` LB IP"`,
-		"-m", "addrtype", "--src-type", "LOCAL", "-j", kubeMarkMasqChain)
+		"-m", "addrtype", "--src-type", "LOCAL", "-j", kpnames.KubeMarkMasq)
 	nat.Write("-A", xlb, "-m", "comment", "--comment", `"route LOCAL traffic for `+name+` LB IP to service chain"`,
 		"-m", "addrtype", "--src-type", "LOCAL", "-j", svc)
 	if len(sel.local) == 0 {
-		nat.Write("-A", xlb, "-m", "comment", "--comment", `"`+name+` has no local endpoints"`, "-j", kubeMarkDropChain)
+		nat.Write("-A", xlb, "-m", "comment", "--comment", `"`+name+` has no local endpoints"`, "-j", kpnames.KubeMarkDrop)
 		return
 	}
 	p.writeServiceToEndpointRules(sp, xlb, sel.local, p.legacyEndpointComment(sp, p.in.res.Has(resolve.BalancingRuleComments)))

@@ -3,6 +3,7 @@ package proxier
 import (
 	"net/netip"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 )
@@ -18,9 +19,9 @@ import (
 // KubeletFirewallCopy (1.27), ConntrackTCPBeLiberal (1.29) and
 // NFAcctCounters (1.31).
 func (p *iptablesProxier) syncProxyRules() {
-	chains := []string{kubeServicesChain, kubeExternalServicesChain, kubeForwardChain, kubeNodePortsChain}
+	chains := []string{kpnames.KubeServices, kpnames.KubeExternalServices, kpnames.KubeForward, kpnames.KubeNodePorts}
 	if p.in.res.Has(resolve.FilterTableFirewall) {
-		chains = append(chains, kubeProxyFirewallChain)
+		chains = append(chains, kpnames.KubeProxyFirewall)
 	}
 	for _, c := range chains {
 		p.filter.declare(c)
@@ -121,12 +122,12 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 
 	// Capture the clusterIP.
 	if hasInternalEndpoints {
-		nat.Write("-A", kubeServicesChain,
+		nat.Write("-A", kpnames.KubeServices,
 			"-m", "comment", "--comment", `"`+name+` cluster IP"`,
 			"-m", protocol, "-p", protocol, "-d", ipOf(clusterIP), "--dport", svcPort,
 			"-j", internalTrafficChain)
 	} else {
-		filter.Write("-A", kubeServicesChain,
+		filter.Write("-A", kpnames.KubeServices,
 			"-m", "comment", "--comment", internalFilterComment,
 			"-m", protocol, "-p", protocol, "-d", ipOf(clusterIP), "--dport", svcPort,
 			"-j", internalFilterTarget)
@@ -135,13 +136,13 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 	// Capture externalIPs.
 	for _, eip := range externalIPs {
 		if hasEndpoints {
-			nat.Write("-A", kubeServicesChain,
+			nat.Write("-A", kpnames.KubeServices,
 				"-m", "comment", "--comment", `"`+name+` external IP"`,
 				"-m", protocol, "-p", protocol, "-d", ipOf(eip), "--dport", svcPort,
 				"-j", externalTrafficChain)
 		}
 		if !hasExternalEndpoints {
-			filter.Write("-A", kubeExternalServicesChain,
+			filter.Write("-A", kpnames.KubeExternalServices,
 				"-m", "comment", "--comment", externalFilterComment,
 				"-m", protocol, "-p", protocol, "-d", ipOf(eip), "--dport", svcPort,
 				"-j", externalFilterTarget)
@@ -151,13 +152,13 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 	// Capture load-balancer ingress.
 	for _, lbip := range lbIPs {
 		if hasEndpoints {
-			nat.Write("-A", kubeServicesChain,
+			nat.Write("-A", kpnames.KubeServices,
 				"-m", "comment", "--comment", `"`+name+` loadbalancer IP"`,
 				"-m", protocol, "-p", protocol, "-d", ipOf(lbip), "--dport", svcPort,
 				"-j", loadBalancerTrafficChain)
 		}
 		if usesFWChain && !markDrop {
-			filter.Write("-A", kubeProxyFirewallChain,
+			filter.Write("-A", kpnames.KubeProxyFirewall,
 				"-m", "comment", "--comment", `"`+name+` traffic not accepted by `+fw+`"`,
 				"-m", protocol, "-p", protocol, "-d", ipOf(lbip), "--dport", svcPort,
 				"-j", "DROP")
@@ -165,7 +166,7 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 	}
 	if !hasExternalEndpoints {
 		for _, lbip := range lbIPs {
-			filter.Write("-A", kubeExternalServicesChain,
+			filter.Write("-A", kpnames.KubeExternalServices,
 				"-m", "comment", "--comment", externalFilterComment,
 				"-m", protocol, "-p", protocol, "-d", ipOf(lbip), "--dport", svcPort,
 				"-j", externalFilterTarget)
@@ -177,19 +178,19 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 		nodePort := port(sp.NodePort)
 		if hasEndpoints {
 			if p.nfacct && p.localhostNodePorts && !p.isIPv6 {
-				nat.Write("-A", kubeNodePortsChain,
+				nat.Write("-A", kpnames.KubeNodePorts,
 					"-m", "comment", "--comment", name,
 					"-m", protocol, "-p", protocol, "-d", "127.0.0.0/8", "--dport", nodePort,
 					"-m", "nfacct", "--nfacct-name", nfacctLocalhostNodePorts,
 					"-j", externalTrafficChain)
 			}
-			nat.Write("-A", kubeNodePortsChain,
+			nat.Write("-A", kpnames.KubeNodePorts,
 				"-m", "comment", "--comment", name,
 				"-m", protocol, "-p", protocol, "--dport", nodePort,
 				"-j", externalTrafficChain)
 		}
 		if !hasExternalEndpoints {
-			filter.Write("-A", kubeExternalServicesChain,
+			filter.Write("-A", kpnames.KubeExternalServices,
 				"-m", "comment", "--comment", externalFilterComment,
 				"-m", "addrtype", "--dst-type", "LOCAL",
 				"-m", protocol, "-p", protocol, "--dport", nodePort,
@@ -199,7 +200,7 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 
 	// Capture healthCheckNodePorts.
 	if sp.HealthCheckNodePort != 0 {
-		filter.Write("-A", kubeNodePortsChain,
+		filter.Write("-A", kpnames.KubeNodePorts,
 			"-m", "comment", "--comment", `"`+name+` health check node port"`,
 			"-m", "tcp", "-p", "tcp", "--dport", port(sp.HealthCheckNodePort),
 			"-j", "ACCEPT")
@@ -213,10 +214,10 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 		}
 		if p.masqueradeAll {
 			nat.declare(internalTrafficChain)
-			nat.Write("-A", internalTrafficChain, args, "-j", kubeMarkMasqChain)
+			nat.Write("-A", internalTrafficChain, args, "-j", kpnames.KubeMarkMasq)
 		} else if p.localDetector.implemented() {
 			nat.declare(internalTrafficChain)
-			nat.Write("-A", internalTrafficChain, args, p.localDetector.ifNotLocal, "-j", kubeMarkMasqChain)
+			nat.Write("-A", internalTrafficChain, args, p.localDetector.ifNotLocal, "-j", kpnames.KubeMarkMasq)
 		}
 	}
 
@@ -226,7 +227,7 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 		if !sp.ExternalPolicyLocal {
 			nat.Write("-A", externalTrafficChain,
 				"-m", "comment", "--comment", `"masquerade traffic for `+name+` external destinations"`,
-				"-j", kubeMarkMasqChain)
+				"-j", kpnames.KubeMarkMasq)
 		} else {
 			if p.localDetector.implemented() {
 				nat.Write("-A", externalTrafficChain,
@@ -235,7 +236,7 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 			}
 			nat.Write("-A", externalTrafficChain,
 				"-m", "comment", "--comment", `"masquerade LOCAL traffic for `+name+` external destinations"`,
-				"-m", "addrtype", "--src-type", "LOCAL", "-j", kubeMarkMasqChain)
+				"-m", "addrtype", "--src-type", "LOCAL", "-j", kpnames.KubeMarkMasq)
 			nat.Write("-A", externalTrafficChain,
 				"-m", "comment", "--comment", `"route LOCAL traffic for `+name+` external destinations"`,
 				"-m", "addrtype", "--src-type", "LOCAL", "-j", clusterPolicyChain)
@@ -252,7 +253,7 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 		if markDrop {
 			for _, lbip := range lbIPs {
 				p.writeFirewallSources(args, sourceRanges, []netip.Addr{lbip}, externalTrafficChain)
-				nat.Write(args, "-j", kubeMarkDropChain)
+				nat.Write(args, "-j", kpnames.KubeMarkDrop)
 			}
 		} else {
 			p.writeFirewallSources(args, sourceRanges, lbIPs, externalTrafficChain)
@@ -271,7 +272,7 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 		p.writeServiceToEndpointRules(sp, localPolicyChain, localEndpoints, p.endpointComment(sp))
 	} else if markDrop && hasEndpoints && sp.UsesLocalEndpoints(f) {
 		nat.Write("-A", localPolicyChain, "-m", "comment", "--comment", `"`+name+` has no local endpoints"`,
-			"-j", kubeMarkDropChain)
+			"-j", kpnames.KubeMarkDrop)
 	}
 
 	// Generate the per-endpoint chains.
@@ -306,7 +307,7 @@ func (p *iptablesProxier) writeEndpointChain(sp *model.ServicePort, ep *model.En
 	protocol := sp.ProtoLower()
 	p.nat.declare(chain)
 	args := p.appendServiceComment([]string{"-A", chain}, sp.String())
-	p.nat.Write(args, "-s", ipOf(ep.IP), "-j", kubeMarkMasqChain)
+	p.nat.Write(args, "-s", ipOf(ep.IP), "-j", kpnames.KubeMarkMasq)
 	if sp.AffinityClientIP {
 		args = append(args, "-m", "recent", "--name", chain, "--set")
 	}

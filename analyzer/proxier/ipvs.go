@@ -11,9 +11,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
-	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
@@ -25,22 +25,18 @@ import (
 // rules of 1.30 through 1.37; the changes of 1.22 to 1.30 are listed in
 // ipvs_legacy.go.
 
-// Chain names of kube-proxy's IPVS mode (pkg/proxy/ipvs/proxier.go).
+// Constants of kube-proxy's IPVS mode (pkg/proxy/ipvs/proxier.go); its
+// chain and ipset names are kpnames'.
 const (
-	ipvsNodePortChain        = "KUBE-NODE-PORT"
-	ipvsLoadBalancerChain    = "KUBE-LOAD-BALANCER"
-	ipvsSourceRangesFirewall = "KUBE-SOURCE-RANGES-FIREWALL"
-	ipvsFilterChain          = "KUBE-IPVS-FILTER"
-	ipvsOutFilterChain       = "KUBE-IPVS-OUT-FILTER"
-	ipvsDefaultScheduler     = "rr"
-	ipvsFileIPVSAdm          = "ipvsadm-save.txt"
-	ipvsFileIPSet            = "ipset-save.txt"
-	ipvsFileBound            = "kube-ipvs0.txt"
-	ipvsSetHashOptions       = "hashsize 1024 maxelem 65536"
-	ipvsSetBitmapRange       = "range 0-65535"
-	ipvsSchedulerMaglev      = "mh"
-	ipvsExpectedIPVSFile     = "expected/" + ipvsFileIPVSAdm
-	ipvsExpectedIPSetFile    = "expected/" + ipvsFileIPSet
+	ipvsDefaultScheduler  = "rr"
+	ipvsFileIPVSAdm       = "ipvsadm-save.txt"
+	ipvsFileIPSet         = "ipset-save.txt"
+	ipvsFileBound         = "kube-ipvs0.txt"
+	ipvsSetHashOptions    = "hashsize 1024 maxelem 65536"
+	ipvsSetBitmapRange    = "range 0-65535"
+	ipvsSchedulerMaglev   = "mh"
+	ipvsExpectedIPVSFile  = "expected/" + ipvsFileIPVSAdm
+	ipvsExpectedIPSetFile = "expected/" + ipvsFileIPSet
 )
 
 // ipvsSetInfo is pkg/proxy/ipvs/ipset.go's set list: the IPv4 name, the
@@ -48,23 +44,23 @@ const (
 var ipvsSetInfo = []struct {
 	name, typ, comment string
 }{
-	{view.SetLoopBack, "hash:ip,port,ip", "Kubernetes endpoints dst ip:port, source ip for solving hairpin purpose"},
-	{view.SetClusterIP, "hash:ip,port", "Kubernetes service cluster ip + port for masquerade purpose"},
-	{view.SetExternalIP, "hash:ip,port", "Kubernetes service external ip + port for masquerade and filter purpose"},
-	{view.SetExternalIPLocal, "hash:ip,port", "Kubernetes service external ip + port with externalTrafficPolicy=local"},
-	{view.SetLoadBalancer, "hash:ip,port", "Kubernetes service lb portal"},
-	{view.SetLoadBalancerFW, "hash:ip,port", "Kubernetes service load balancer ip + port for load balancer with sourceRange"},
-	{view.SetLoadBalancerLocal, "hash:ip,port", "Kubernetes service load balancer ip + port with externalTrafficPolicy=local"},
-	{view.SetLoadBalancerSrcIP, "hash:ip,port,ip", "Kubernetes service load balancer ip + port + source IP for packet filter purpose"},
-	{view.SetLoadBalancerSrcCIDR, "hash:ip,port,net", "Kubernetes service load balancer ip + port + source cidr for packet filter purpose"},
-	{view.SetNodePortTCP, "bitmap:port", "Kubernetes nodeport TCP port for masquerade purpose"},
-	{view.SetNodePortLocalTCP, "bitmap:port", "Kubernetes nodeport TCP port with externalTrafficPolicy=local"},
-	{view.SetNodePortUDP, "bitmap:port", "Kubernetes nodeport UDP port for masquerade purpose"},
-	{view.SetNodePortLocalUDP, "bitmap:port", "Kubernetes nodeport UDP port with externalTrafficPolicy=local"},
-	{view.SetNodePortSCTP, "hash:ip,port", "Kubernetes nodeport SCTP port for masquerade purpose with type 'hash ip:port'"},
-	{view.SetNodePortLocalSCTP, "hash:ip,port", "Kubernetes nodeport SCTP port with externalTrafficPolicy=local with type 'hash ip:port'"},
-	{view.SetHealthCheckNodePort, "bitmap:port", "Kubernetes health check node port"},
-	{view.SetIPVSIPs, "hash:ip", "Addresses on the ipvs interface"},
+	{kpnames.SetLoopBack, "hash:ip,port,ip", "Kubernetes endpoints dst ip:port, source ip for solving hairpin purpose"},
+	{kpnames.SetClusterIP, "hash:ip,port", "Kubernetes service cluster ip + port for masquerade purpose"},
+	{kpnames.SetExternalIP, "hash:ip,port", "Kubernetes service external ip + port for masquerade and filter purpose"},
+	{kpnames.SetExternalIPLocal, "hash:ip,port", "Kubernetes service external ip + port with externalTrafficPolicy=local"},
+	{kpnames.SetLoadBalancer, "hash:ip,port", "Kubernetes service lb portal"},
+	{kpnames.SetLoadBalancerFW, "hash:ip,port", "Kubernetes service load balancer ip + port for load balancer with sourceRange"},
+	{kpnames.SetLoadBalancerLocal, "hash:ip,port", "Kubernetes service load balancer ip + port with externalTrafficPolicy=local"},
+	{kpnames.SetLoadBalancerSrcIP, "hash:ip,port,ip", "Kubernetes service load balancer ip + port + source IP for packet filter purpose"},
+	{kpnames.SetLoadBalancerSrcCIDR, "hash:ip,port,net", "Kubernetes service load balancer ip + port + source cidr for packet filter purpose"},
+	{kpnames.SetNodePortTCP, "bitmap:port", "Kubernetes nodeport TCP port for masquerade purpose"},
+	{kpnames.SetNodePortLocalTCP, "bitmap:port", "Kubernetes nodeport TCP port with externalTrafficPolicy=local"},
+	{kpnames.SetNodePortUDP, "bitmap:port", "Kubernetes nodeport UDP port for masquerade purpose"},
+	{kpnames.SetNodePortLocalUDP, "bitmap:port", "Kubernetes nodeport UDP port with externalTrafficPolicy=local"},
+	{kpnames.SetNodePortSCTP, "hash:ip,port", "Kubernetes nodeport SCTP port for masquerade purpose with type 'hash ip:port'"},
+	{kpnames.SetNodePortLocalSCTP, "hash:ip,port", "Kubernetes nodeport SCTP port with externalTrafficPolicy=local with type 'hash ip:port'"},
+	{kpnames.SetHealthCheckNodePort, "bitmap:port", "Kubernetes health check node port"},
+	{kpnames.SetIPVSIPs, "hash:ip", "Addresses on the ipvs interface"},
 }
 
 // ipvsSetComment returns the comment of a set by its IPv4 name.
@@ -83,41 +79,41 @@ func ipvsSetComment(base string) string {
 var ipvsSetWithIPTablesChain = []struct {
 	set, table, from, to, match, proto string
 }{
-	{view.SetLoopBack, "nat", kubePostroutingChain, "MASQUERADE", "dst,dst,src", ""},
-	{view.SetLoadBalancer, "nat", kubeServicesChain, ipvsLoadBalancerChain, "dst,dst", ""},
-	{view.SetLoadBalancerLocal, "nat", ipvsLoadBalancerChain, "RETURN", "dst,dst", ""},
-	{view.SetNodePortLocalTCP, "nat", ipvsNodePortChain, "RETURN", "dst", "tcp"},
-	{view.SetNodePortTCP, "nat", ipvsNodePortChain, kubeMarkMasqChain, "dst", "tcp"},
-	{view.SetNodePortLocalUDP, "nat", ipvsNodePortChain, "RETURN", "dst", "udp"},
-	{view.SetNodePortUDP, "nat", ipvsNodePortChain, kubeMarkMasqChain, "dst", "udp"},
-	{view.SetNodePortLocalSCTP, "nat", ipvsNodePortChain, "RETURN", "dst,dst", "sctp"},
-	{view.SetNodePortSCTP, "nat", ipvsNodePortChain, kubeMarkMasqChain, "dst,dst", "sctp"},
-	{view.SetLoadBalancerFW, "filter", kubeProxyFirewallChain, ipvsSourceRangesFirewall, "dst,dst", ""},
-	{view.SetLoadBalancerSrcCIDR, "filter", ipvsSourceRangesFirewall, "RETURN", "dst,dst,src", ""},
-	{view.SetLoadBalancerSrcIP, "filter", ipvsSourceRangesFirewall, "RETURN", "dst,dst,src", ""},
+	{kpnames.SetLoopBack, "nat", kpnames.KubePostrouting, "MASQUERADE", "dst,dst,src", ""},
+	{kpnames.SetLoadBalancer, "nat", kpnames.KubeServices, kpnames.IPVSLoadBalancer, "dst,dst", ""},
+	{kpnames.SetLoadBalancerLocal, "nat", kpnames.IPVSLoadBalancer, "RETURN", "dst,dst", ""},
+	{kpnames.SetNodePortLocalTCP, "nat", kpnames.IPVSNodePort, "RETURN", "dst", "tcp"},
+	{kpnames.SetNodePortTCP, "nat", kpnames.IPVSNodePort, kpnames.KubeMarkMasq, "dst", "tcp"},
+	{kpnames.SetNodePortLocalUDP, "nat", kpnames.IPVSNodePort, "RETURN", "dst", "udp"},
+	{kpnames.SetNodePortUDP, "nat", kpnames.IPVSNodePort, kpnames.KubeMarkMasq, "dst", "udp"},
+	{kpnames.SetNodePortLocalSCTP, "nat", kpnames.IPVSNodePort, "RETURN", "dst,dst", "sctp"},
+	{kpnames.SetNodePortSCTP, "nat", kpnames.IPVSNodePort, kpnames.KubeMarkMasq, "dst,dst", "sctp"},
+	{kpnames.SetLoadBalancerFW, "filter", kpnames.KubeProxyFirewall, kpnames.IPVSSourceRangesFirewall, "dst,dst", ""},
+	{kpnames.SetLoadBalancerSrcCIDR, "filter", kpnames.IPVSSourceRangesFirewall, "RETURN", "dst,dst,src", ""},
+	{kpnames.SetLoadBalancerSrcIP, "filter", kpnames.IPVSSourceRangesFirewall, "RETURN", "dst,dst,src", ""},
 }
 
 // ipvsChains is iptablesChains of IPVS mode: the chains it creates.
 var ipvsChains = []struct{ table, chain string }{
-	{"nat", kubeServicesChain}, {"nat", kubePostroutingChain}, {"nat", ipvsNodePortChain},
-	{"nat", ipvsLoadBalancerChain}, {"nat", kubeMarkMasqChain},
-	{"filter", kubeForwardChain}, {"filter", ipvsNodePortChain}, {"filter", kubeProxyFirewallChain},
-	{"filter", ipvsSourceRangesFirewall}, {"filter", ipvsFilterChain}, {"filter", ipvsOutFilterChain},
+	{"nat", kpnames.KubeServices}, {"nat", kpnames.KubePostrouting}, {"nat", kpnames.IPVSNodePort},
+	{"nat", kpnames.IPVSLoadBalancer}, {"nat", kpnames.KubeMarkMasq},
+	{"filter", kpnames.KubeForward}, {"filter", kpnames.IPVSNodePort}, {"filter", kpnames.KubeProxyFirewall},
+	{"filter", kpnames.IPVSSourceRangesFirewall}, {"filter", kpnames.IPVSFilter}, {"filter", kpnames.IPVSOutFilter},
 }
 
 // ipvsJumpChains is iptablesJumpChain of IPVS mode, in its order; each is
 // prepended (EnsureRule(Prepend)), so a built-in chain holds them in the
 // reverse order.
 var ipvsJumpChains = []struct{ table, from, to, comment string }{
-	{"nat", "OUTPUT", kubeServicesChain, "kubernetes service portals"},
-	{"nat", "PREROUTING", kubeServicesChain, "kubernetes service portals"},
-	{"nat", "POSTROUTING", kubePostroutingChain, "kubernetes postrouting rules"},
-	{"filter", "FORWARD", kubeForwardChain, "kubernetes forwarding rules"},
-	{"filter", "INPUT", ipvsNodePortChain, "kubernetes health check rules"},
-	{"filter", "INPUT", kubeProxyFirewallChain, "kube-proxy firewall rules"},
-	{"filter", "FORWARD", kubeProxyFirewallChain, "kube-proxy firewall rules"},
-	{"filter", "INPUT", ipvsFilterChain, "kubernetes ipvs access filter"},
-	{"filter", "OUTPUT", ipvsOutFilterChain, "kubernetes ipvs access filter"},
+	{"nat", "OUTPUT", kpnames.KubeServices, "kubernetes service portals"},
+	{"nat", "PREROUTING", kpnames.KubeServices, "kubernetes service portals"},
+	{"nat", "POSTROUTING", kpnames.KubePostrouting, "kubernetes postrouting rules"},
+	{"filter", "FORWARD", kpnames.KubeForward, "kubernetes forwarding rules"},
+	{"filter", "INPUT", kpnames.IPVSNodePort, "kubernetes health check rules"},
+	{"filter", "INPUT", kpnames.KubeProxyFirewall, "kube-proxy firewall rules"},
+	{"filter", "FORWARD", kpnames.KubeProxyFirewall, "kube-proxy firewall rules"},
+	{"filter", "INPUT", kpnames.IPVSFilter, "kubernetes ipvs access filter"},
+	{"filter", "OUTPUT", kpnames.IPVSOutFilter, "kubernetes ipvs access filter"},
 }
 
 // ipvsMode generates kube-proxy's IPVS mode.
@@ -314,7 +310,7 @@ func newIPVSProxier(in *input, f model.Family) *ipvsProxier {
 		}
 	}
 	for _, s := range ipvsSetInfo {
-		p.sets[s.name] = &ipvsSet{base: s.name, name: view.SetName(s.name, f), typ: s.typ, family: f, entries: map[string]bool{}}
+		p.sets[s.name] = &ipvsSet{base: s.name, name: kpnames.SetName(s.name, f == model.IPv6), typ: s.typ, family: f, entries: map[string]bool{}}
 	}
 	skip := map[netip.Addr]bool{}
 	if a := in.snap.Addrs; a != nil {
@@ -365,7 +361,7 @@ func (p *ipvsProxier) syncProxyRules() {
 	for _, sp := range p.ports {
 		p.syncServicePort(sp)
 	}
-	ips := p.sets[view.SetIPVSIPs]
+	ips := p.sets[kpnames.SetIPVSIPs]
 	for ip := range p.bound {
 		ips.add(ip.String())
 	}
@@ -376,7 +372,7 @@ func (p *ipvsProxier) syncProxyRules() {
 func (p *ipvsProxier) createAndLinkKubeChain() {
 	if !p.in.res.Has(resolve.FilterTableFirewall) {
 		// iptablesEnsureChains: kubelet's KUBE-MARK-DROP, no rules.
-		p.nat.declare(kubeMarkDropChain)
+		p.nat.declare(kpnames.KubeMarkDrop)
 	}
 	for _, c := range ipvsChainsOf(p.in.res) {
 		p.table(c.table).declare(c.chain)
@@ -408,7 +404,7 @@ func (p *ipvsProxier) table(name string) *ruleTable {
 
 // setEntry formats a hash:ip,port member ("10.96.0.1,tcp:443").
 func setEntry(ip netip.Addr, proto string, port int32) string {
-	return view.MemberKey(ip, proto, port)
+	return kpnames.MemberKey(ip, proto, port)
 }
 
 // virtualServer returns the virtual server of an address and port of sp:
@@ -482,40 +478,40 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 	}
 	for _, e := range sp.Endpoints {
 		if e.Local && e.Family() == p.family {
-			p.sets[view.SetLoopBack].add(setEntry(e.IP, proto, e.Port) + "," + e.IP.String())
+			p.sets[kpnames.SetLoopBack].add(setEntry(e.IP, proto, e.Port) + "," + e.IP.String())
 		}
 	}
 	cip, _ := sp.ClusterIP(p.family)
-	p.sets[view.SetClusterIP].add(setEntry(cip, proto, sp.Port))
+	p.sets[kpnames.SetClusterIP].add(setEntry(cip, proto, sp.Port))
 	internalLocal := sp.InternalPolicyLocal && p.in.res.Has(resolve.InternalTrafficPolicyLocal)
 	p.addVirtualServer(p.virtualServer(sp, cip, sp.Port), endpoints(internalLocal), true, cip)
 
 	for _, ip := range sp.ExternalIPsOf(p.family) {
 		if sp.ExternalPolicyLocal {
-			p.sets[view.SetExternalIPLocal].add(setEntry(ip, proto, sp.Port))
+			p.sets[kpnames.SetExternalIPLocal].add(setEntry(ip, proto, sp.Port))
 		} else {
-			p.sets[view.SetExternalIP].add(setEntry(ip, proto, sp.Port))
+			p.sets[kpnames.SetExternalIP].add(setEntry(ip, proto, sp.Port))
 		}
 		p.addVirtualServer(p.virtualServer(sp, ip, sp.Port), endpoints(sp.ExternalPolicyLocal), p.shouldBind(ip), ip)
 	}
 
 	for _, ip := range sp.LoadBalancerVIPsOf(p.family) {
 		e := setEntry(ip, proto, sp.Port)
-		p.sets[view.SetLoadBalancer].add(e)
+		p.sets[kpnames.SetLoadBalancer].add(e)
 		if sp.ExternalPolicyLocal {
-			p.sets[view.SetLoadBalancerLocal].add(e)
+			p.sets[kpnames.SetLoadBalancerLocal].add(e)
 		}
 		if ranges := sp.SourceRangesOf(p.family); len(ranges) > 0 {
-			p.sets[view.SetLoadBalancerFW].add(e)
+			p.sets[kpnames.SetLoadBalancerFW].add(e)
 			allowFromNode := false
 			for _, c := range ranges {
-				p.sets[view.SetLoadBalancerSrcCIDR].add(e + "," + c.Masked().String())
+				p.sets[kpnames.SetLoadBalancerSrcCIDR].add(e + "," + c.Masked().String())
 				if p.nodeIP.IsValid() && c.Contains(p.nodeIP) {
 					allowFromNode = true
 				}
 			}
 			if allowFromNode {
-				p.sets[view.SetLoadBalancerSrcIP].add(e + "," + ip.String())
+				p.sets[kpnames.SetLoadBalancerSrcIP].add(e + "," + ip.String())
 			} else {
 				p.noNodeAccess = append(p.noNodeAccess, lbEntry{ip, proto, sp.Port})
 			}
@@ -533,10 +529,10 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 		set, local := "", ""
 		switch proto {
 		case "tcp", "udp":
-			set, local = view.NodePortSet(proto, false), view.NodePortSet(proto, true)
-			entries = []string{view.PortKey(sp.NodePort)}
+			set, local = kpnames.NodePortSet(proto, false), kpnames.NodePortSet(proto, true)
+			entries = []string{kpnames.PortKey(sp.NodePort)}
 		case "sctp":
-			set, local = view.SetNodePortSCTP, view.SetNodePortLocalSCTP
+			set, local = kpnames.SetNodePortSCTP, kpnames.SetNodePortLocalSCTP
 			for _, ip := range p.nodePortIPs {
 				entries = append(entries, setEntry(ip, proto, sp.NodePort))
 			}
@@ -552,7 +548,7 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 		}
 	}
 	if sp.HealthCheckNodePort != 0 {
-		p.sets[view.SetHealthCheckNodePort].add(view.PortKey(sp.HealthCheckNodePort))
+		p.sets[kpnames.SetHealthCheckNodePort].add(kpnames.PortKey(sp.HealthCheckNodePort))
 	}
 }
 
@@ -564,7 +560,7 @@ func (p *ipvsProxier) writeIPTablesRules() {
 	}
 	ipvsFilter := p.in.res.Has(resolve.IPVSFilterChain)
 	if ipvsFilter {
-		p.nat.Write("-A", kubeServicesChain, "-s", lo, "-j", "RETURN")
+		p.nat.Write("-A", kpnames.KubeServices, "-s", lo, "-j", "RETURN")
 	}
 	for _, s := range ipvsSetRules(p.in.res) {
 		set := p.sets[s.set]
@@ -578,61 +574,61 @@ func (p *ipvsProxier) writeIPTablesRules() {
 		args = append(args, "-m", "comment", "--comment", ipvsSetComment(s.set), "-m", "set", "--match-set", set.name, s.match)
 		p.table(s.table).Write(args, "-j", s.to)
 	}
-	if set := p.sets[view.SetClusterIP]; !set.empty() {
-		args := []string{"-A", kubeServicesChain, "-m", "comment", "--comment", ipvsSetComment(view.SetClusterIP), "-m", "set", "--match-set", set.name}
+	if set := p.sets[kpnames.SetClusterIP]; !set.empty() {
+		args := []string{"-A", kpnames.KubeServices, "-m", "comment", "--comment", ipvsSetComment(kpnames.SetClusterIP), "-m", "set", "--match-set", set.name}
 		switch {
 		case p.masqueradeAll:
-			p.nat.Write(args, "dst,dst", "-j", kubeMarkMasqChain)
+			p.nat.Write(args, "dst,dst", "-j", kpnames.KubeMarkMasq)
 		case p.localDetector.implemented():
-			p.nat.Write(args, "dst,dst", p.localDetector.ifNotLocal, "-j", kubeMarkMasqChain)
+			p.nat.Write(args, "dst,dst", p.localDetector.ifNotLocal, "-j", kpnames.KubeMarkMasq)
 		default:
-			p.nat.Write(args, "src,dst", "-j", kubeMarkMasqChain)
+			p.nat.Write(args, "src,dst", "-j", kpnames.KubeMarkMasq)
 		}
 	}
 	externalIPRules := func(args []string) {
 		p.nat.Write(args, "-m", "physdev", "!", "--physdev-is-in", "-m", "addrtype", "!", "--src-type", "LOCAL", "-j", "ACCEPT")
 		p.nat.Write(args, "-m", "addrtype", "--dst-type", "LOCAL", "-j", "ACCEPT")
 	}
-	if set := p.sets[view.SetExternalIP]; !set.empty() {
-		args := []string{"-A", kubeServicesChain, "-m", "comment", "--comment", ipvsSetComment(view.SetExternalIP), "-m", "set", "--match-set", set.name, "dst,dst"}
-		p.nat.Write(args, "-j", kubeMarkMasqChain)
+	if set := p.sets[kpnames.SetExternalIP]; !set.empty() {
+		args := []string{"-A", kpnames.KubeServices, "-m", "comment", "--comment", ipvsSetComment(kpnames.SetExternalIP), "-m", "set", "--match-set", set.name, "dst,dst"}
+		p.nat.Write(args, "-j", kpnames.KubeMarkMasq)
 		externalIPRules(args)
 	}
-	if set := p.sets[view.SetExternalIPLocal]; !set.empty() {
-		externalIPRules([]string{"-A", kubeServicesChain, "-m", "comment", "--comment", ipvsSetComment(view.SetExternalIPLocal), "-m", "set", "--match-set", set.name, "dst,dst"})
+	if set := p.sets[kpnames.SetExternalIPLocal]; !set.empty() {
+		externalIPRules([]string{"-A", kpnames.KubeServices, "-m", "comment", "--comment", ipvsSetComment(kpnames.SetExternalIPLocal), "-m", "set", "--match-set", set.name, "dst,dst"})
 	}
-	p.nat.Write("-A", kubeServicesChain, "-m", "addrtype", "--dst-type", "LOCAL", "-j", ipvsNodePortChain)
-	p.nat.Write("-A", ipvsLoadBalancerChain, "-j", kubeMarkMasqChain)
+	p.nat.Write("-A", kpnames.KubeServices, "-m", "addrtype", "--dst-type", "LOCAL", "-j", kpnames.IPVSNodePort)
+	p.nat.Write("-A", kpnames.IPVSLoadBalancer, "-j", kpnames.KubeMarkMasq)
 	if p.in.res.Has(resolve.FilterTableFirewall) {
-		p.filter.Write("-A", ipvsSourceRangesFirewall, "-j", "DROP")
+		p.filter.Write("-A", kpnames.IPVSSourceRangesFirewall, "-j", "DROP")
 	} else {
-		p.nat.Write("-A", ipvsNATFirewallChain124, "-j", kubeMarkDropChain)
+		p.nat.Write("-A", ipvsNATFirewallChain124, "-j", kpnames.KubeMarkDrop)
 	}
 	if p.in.res.Has(resolve.IPVSOutFilterChain) {
 		for _, e := range p.noNodeAccess {
-			p.filter.Write("-A", ipvsOutFilterChain, "-s", e.ip.String(), "-m", "ipvs", "--vaddr", e.ip.String(),
+			p.filter.Write("-A", kpnames.IPVSOutFilter, "-s", e.ip.String(), "-m", "ipvs", "--vaddr", e.ip.String(),
 				"--vproto", e.proto, "--vport", strconv.Itoa(int(e.port)), "-j", "DROP")
 		}
 	}
-	for _, s := range []string{view.SetClusterIP, view.SetLoadBalancer} {
+	for _, s := range []string{kpnames.SetClusterIP, kpnames.SetLoadBalancer} {
 		if set := p.sets[s]; !set.empty() {
-			p.nat.Write("-A", kubeServicesChain, "-m", "set", "--match-set", set.name, "dst,dst", "-j", "ACCEPT")
+			p.nat.Write("-A", kpnames.KubeServices, "-m", "set", "--match-set", set.name, "dst,dst", "-j", "ACCEPT")
 		}
 	}
 	mark := p.mark
 	writeForwardAccepts(p.in.res, p.filter, mark)
-	hc := p.sets[view.SetHealthCheckNodePort].name
-	p.filter.Write("-A", ipvsNodePortChain, "-m", "comment", "--comment", ipvsSetComment(view.SetHealthCheckNodePort),
+	hc := p.sets[kpnames.SetHealthCheckNodePort].name
+	p.filter.Write("-A", kpnames.IPVSNodePort, "-m", "comment", "--comment", ipvsSetComment(kpnames.SetHealthCheckNodePort),
 		"-m", "set", "--match-set", hc, "dst", "-j", "ACCEPT")
 	if ipvsFilter {
 		for _, s := range ipvsFilterReturnSets(p.in.res) {
-			p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", p.sets[s].name, "dst,dst", "-j", "RETURN")
+			p.filter.Write("-A", kpnames.IPVSFilter, "-m", "set", "--match-set", p.sets[s].name, "dst,dst", "-j", "RETURN")
 		}
 		if p.in.res.Has(resolve.IPVSNodeAddressesUnbound) {
-			p.filter.Write("-A", ipvsFilterChain, "-m", "set", "--match-set", hc, "dst", "-j", "RETURN")
+			p.filter.Write("-A", kpnames.IPVSFilter, "-m", "set", "--match-set", hc, "dst", "-j", "RETURN")
 		}
-		p.filter.Write("-A", ipvsFilterChain, "-m", "conntrack", "--ctstate", "NEW",
-			"-m", "set", "--match-set", p.sets[view.SetIPVSIPs].name, "dst", "-j", "REJECT")
+		p.filter.Write("-A", kpnames.IPVSFilter, "-m", "conntrack", "--ctstate", "NEW",
+			"-m", "set", "--match-set", p.sets[kpnames.SetIPVSIPs].name, "dst", "-j", "REJECT")
 	}
 	writeMasqueradeRules(p.nat, mark, p.randomFully)
 }
@@ -659,7 +655,7 @@ func (p *ipvsProxier) setList() []*ipvsSet {
 	out := make([]*ipvsSet, 0, len(p.sets))
 	ipvsFilter := p.in.res.Has(resolve.IPVSFilterChain)
 	for _, s := range ipvsSetInfo {
-		if s.name == view.SetIPVSIPs && !ipvsFilter {
+		if s.name == kpnames.SetIPVSIPs && !ipvsFilter {
 			continue
 		}
 		out = append(out, p.sets[s.name])

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
-	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
@@ -94,7 +94,7 @@ func capturedIPVS(r *resolve.Resolution, dp *Dataplane) {
 // carries no meaning: the built-in chains (kube-proxy prepends its jumps
 // only when missing) and KUBE-IPVS-OUT-FILTER, filled in map order.
 func ipvsUnorderedChain(table, chain string) bool {
-	return iptables.IsBuiltinChain(table, chain) || table == "filter" && chain == ipvsOutFilterChain
+	return iptables.IsBuiltinChain(table, chain) || table == "filter" && chain == kpnames.IPVSOutFilter
 }
 
 // virtualServerSettings renders what kube-proxy sets on a virtual server
@@ -127,11 +127,11 @@ func setMemberKey(s *ipset.Set, e *ipset.Entry) string {
 	case "hash:ip":
 		return e.IP.String()
 	case "hash:ip,port":
-		return view.MemberKey(e.IP, proto, int32(e.Port))
+		return kpnames.MemberKey(e.IP, proto, int32(e.Port))
 	case "hash:ip,port,ip":
-		return view.MemberKey(e.IP, proto, int32(e.Port)) + "," + e.IP2.String()
+		return kpnames.MemberKey(e.IP, proto, int32(e.Port)) + "," + e.IP2.String()
 	case "hash:ip,port,net":
-		return view.MemberKey(e.IP, proto, int32(e.Port)) + "," + e.Net.Masked().String()
+		return kpnames.MemberKey(e.IP, proto, int32(e.Port)) + "," + e.Net.Masked().String()
 	}
 	return e.Elem
 }
@@ -178,16 +178,16 @@ func (a *ipvsAttributor) dest(ip netip.Addr, proto string, port int) string {
 func (a *ipvsAttributor) entry(base string, s *ipset.Set, e *ipset.Entry) (service, endpoint string) {
 	proto := ipset.ProtoName(e.Proto)
 	switch base {
-	case view.SetLoopBack:
+	case kpnames.SetLoopBack:
 		ep := model.JoinHostPort(e.IP, int32(e.Port))
 		return only(a.byEP[ep]), ep
-	case view.SetIPVSIPs:
+	case kpnames.SetIPVSIPs:
 		return only(a.byIP[e.IP]), ""
-	case view.SetHealthCheckNodePort:
+	case kpnames.SetHealthCheckNodePort:
 		return only(a.byNode["tcp "+strconv.Itoa(int(e.Port))]), ""
-	case view.SetNodePortTCP, view.SetNodePortLocalTCP:
+	case kpnames.SetNodePortTCP, kpnames.SetNodePortLocalTCP:
 		return only(a.byNode["tcp "+strconv.Itoa(int(e.Port))]), ""
-	case view.SetNodePortUDP, view.SetNodePortLocalUDP:
+	case kpnames.SetNodePortUDP, kpnames.SetNodePortLocalUDP:
 		return only(a.byNode["udp "+strconv.Itoa(int(e.Port))]), ""
 	}
 	if s.Type == "bitmap:port" {
@@ -202,7 +202,7 @@ func setBases(fams []model.Family) map[string]string {
 	out := map[string]string{}
 	for _, f := range fams {
 		for _, s := range ipvsSetInfo {
-			out[view.SetName(s.name, f)] = s.name
+			out[kpnames.SetName(s.name, f == model.IPv6)] = s.name
 		}
 	}
 	return out
@@ -406,7 +406,7 @@ func compareIPSets(exp, act *ipset.Dump, fams []model.Family, at *ipvsAttributor
 	// an address of KUBE-IPVS-IPS several ports share.
 	add := func(kind DiffKind, s *ipset.Set, e *ipset.Entry, note string) {
 		d := diff(kind, s, e, note)
-		if list := at.byIP[e.IP]; bases[s.Name] == view.SetIPVSIPs && len(list) > 1 {
+		if list := at.byIP[e.IP]; bases[s.Name] == kpnames.SetIPVSIPs && len(list) > 1 {
 			for _, sp := range list {
 				d.Service, d.How = sp, "address"
 				out = append(out, d)

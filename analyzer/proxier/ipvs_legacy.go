@@ -3,9 +3,9 @@ package proxier
 import (
 	"net/netip"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
-	"github.com/proxyscan/proxyscan/analyzer/view"
 )
 
 // The IPVS layouts of kube-proxy 1.21 to 1.29, where they differ from
@@ -30,18 +30,18 @@ const ipvsNATFirewallChain124 = "KUBE-FIREWALL"
 var ipvsSetWithIPTablesChain124 = []struct {
 	set, table, from, to, match, proto string
 }{
-	{view.SetLoopBack, "nat", kubePostroutingChain, "MASQUERADE", "dst,dst,src", ""},
-	{view.SetLoadBalancer, "nat", kubeServicesChain, ipvsLoadBalancerChain, "dst,dst", ""},
-	{view.SetLoadBalancerFW, "nat", ipvsLoadBalancerChain, ipvsNATFirewallChain124, "dst,dst", ""},
-	{view.SetLoadBalancerSrcCIDR, "nat", ipvsNATFirewallChain124, "RETURN", "dst,dst,src", ""},
-	{view.SetLoadBalancerSrcIP, "nat", ipvsNATFirewallChain124, "RETURN", "dst,dst,src", ""},
-	{view.SetLoadBalancerLocal, "nat", ipvsLoadBalancerChain, "RETURN", "dst,dst", ""},
-	{view.SetNodePortLocalTCP, "nat", ipvsNodePortChain, "RETURN", "dst", "tcp"},
-	{view.SetNodePortTCP, "nat", ipvsNodePortChain, kubeMarkMasqChain, "dst", "tcp"},
-	{view.SetNodePortLocalUDP, "nat", ipvsNodePortChain, "RETURN", "dst", "udp"},
-	{view.SetNodePortUDP, "nat", ipvsNodePortChain, kubeMarkMasqChain, "dst", "udp"},
-	{view.SetNodePortLocalSCTP, "nat", ipvsNodePortChain, "RETURN", "dst,dst", "sctp"},
-	{view.SetNodePortSCTP, "nat", ipvsNodePortChain, kubeMarkMasqChain, "dst,dst", "sctp"},
+	{kpnames.SetLoopBack, "nat", kpnames.KubePostrouting, "MASQUERADE", "dst,dst,src", ""},
+	{kpnames.SetLoadBalancer, "nat", kpnames.KubeServices, kpnames.IPVSLoadBalancer, "dst,dst", ""},
+	{kpnames.SetLoadBalancerFW, "nat", kpnames.IPVSLoadBalancer, ipvsNATFirewallChain124, "dst,dst", ""},
+	{kpnames.SetLoadBalancerSrcCIDR, "nat", ipvsNATFirewallChain124, "RETURN", "dst,dst,src", ""},
+	{kpnames.SetLoadBalancerSrcIP, "nat", ipvsNATFirewallChain124, "RETURN", "dst,dst,src", ""},
+	{kpnames.SetLoadBalancerLocal, "nat", kpnames.IPVSLoadBalancer, "RETURN", "dst,dst", ""},
+	{kpnames.SetNodePortLocalTCP, "nat", kpnames.IPVSNodePort, "RETURN", "dst", "tcp"},
+	{kpnames.SetNodePortTCP, "nat", kpnames.IPVSNodePort, kpnames.KubeMarkMasq, "dst", "tcp"},
+	{kpnames.SetNodePortLocalUDP, "nat", kpnames.IPVSNodePort, "RETURN", "dst", "udp"},
+	{kpnames.SetNodePortUDP, "nat", kpnames.IPVSNodePort, kpnames.KubeMarkMasq, "dst", "udp"},
+	{kpnames.SetNodePortLocalSCTP, "nat", kpnames.IPVSNodePort, "RETURN", "dst,dst", "sctp"},
+	{kpnames.SetNodePortSCTP, "nat", kpnames.IPVSNodePort, kpnames.KubeMarkMasq, "dst,dst", "sctp"},
 }
 
 // ipvsSetRules returns ipsetWithIptablesChain of the release.
@@ -50,7 +50,7 @@ func ipvsSetRules(r *resolve.Resolution) []struct{ set, table, from, to, match, 
 	case !r.Has(resolve.IPVSSCTPLocalFirst):
 		out := append([]struct{ set, table, from, to, match, proto string }(nil), ipvsSetWithIPTablesChain124...)
 		for i := 0; i+1 < len(out); i++ {
-			if out[i].set == view.SetNodePortLocalSCTP && out[i+1].set == view.SetNodePortSCTP {
+			if out[i].set == kpnames.SetNodePortLocalSCTP && out[i+1].set == kpnames.SetNodePortSCTP {
 				out[i], out[i+1] = out[i+1], out[i]
 			}
 		}
@@ -65,10 +65,10 @@ func ipvsSetRules(r *resolve.Resolution) []struct{ set, table, from, to, match, 
 // releases: KUBE-PROXY-FIREWALL and KUBE-SOURCE-RANGES-FIREWALL,
 // KUBE-IPVS-FILTER, KUBE-IPVS-OUT-FILTER.
 var ipvsChainBehaviours = map[string]resolve.Behaviour{
-	kubeProxyFirewallChain:   resolve.FilterTableFirewall,
-	ipvsSourceRangesFirewall: resolve.FilterTableFirewall,
-	ipvsFilterChain:          resolve.IPVSFilterChain,
-	ipvsOutFilterChain:       resolve.IPVSOutFilterChain,
+	kpnames.KubeProxyFirewall:        resolve.FilterTableFirewall,
+	kpnames.IPVSSourceRangesFirewall: resolve.FilterTableFirewall,
+	kpnames.IPVSFilter:               resolve.IPVSFilterChain,
+	kpnames.IPVSOutFilter:            resolve.IPVSOutFilterChain,
 }
 
 // ipvsChainAbsent reports the chains the release does not write.
@@ -107,9 +107,9 @@ func ipvsJumpChainsOf(r *resolve.Resolution) []struct{ table, from, to, comment 
 // ipvsFilterReturnSets returns the sets KUBE-IPVS-FILTER returns for (dst,dst)
 // before the health check node ports, in the release's order.
 func ipvsFilterReturnSets(r *resolve.Resolution) []string {
-	sets := []string{view.SetLoadBalancer, view.SetClusterIP, view.SetExternalIP}
+	sets := []string{kpnames.SetLoadBalancer, kpnames.SetClusterIP, kpnames.SetExternalIP}
 	if r.Has(resolve.IPVSExternalIPLocalReturn) {
-		sets = append(sets, view.SetExternalIPLocal)
+		sets = append(sets, kpnames.SetExternalIPLocal)
 	}
 	return sets
 }

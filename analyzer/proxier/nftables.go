@@ -17,11 +17,9 @@ import (
 )
 
 // Names of kube-proxy's nftables mode (pkg/proxy/nftables/proxier.go,
-// v1.37.2): the table, the base chains, and the fixed chains, sets and
-// maps.
+// v1.37.2): the base chains, and the fixed chains, sets and maps (the
+// table's name and the per-service prefixes are kpnames').
 const (
-	nftTable = "kube-proxy"
-
 	nftFilterPreroutingPreDNAT = "filter-prerouting-pre-dnat"
 	nftFilterOutputPreDNAT     = "filter-output-pre-dnat"
 	nftFilterInput             = "filter-input"
@@ -340,7 +338,7 @@ func (in *input) nftServiceCIDRs(f model.Family) []netip.Prefix {
 		fam = nftables.TableFamilyIPv6
 	}
 	for _, rs := range in.snap.NFT {
-		t := rs.Table(fam, nftTable)
+		t := rs.Table(fam, kpnames.NFTTable)
 		if t == nil {
 			continue
 		}
@@ -873,7 +871,7 @@ func (p *nftProxier) writeJumps(chain string, endpoints []*model.Endpoint, epBas
 // maps, then the chains, each sorted by name (kube-proxy creates them in
 // Go map order; the order carries no meaning), the elements of each sorted.
 func (p *nftProxier) write(buf *bytes.Buffer) {
-	buf.WriteString("table " + p.ipX + " " + nftTable + " {\n\tcomment \"rules for kube-proxy\"\n")
+	buf.WriteString("table " + p.ipX + " " + kpnames.NFTTable + " {\n\tcomment \"rules for kube-proxy\"\n")
 	names := make([]string, 0, len(p.sets))
 	for n := range p.sets {
 		names = append(names, n)

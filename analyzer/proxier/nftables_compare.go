@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/nftables"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers/nft"
@@ -167,7 +168,7 @@ func nftSummary(rs *nft.Ruleset) map[string]nftTableSummary {
 		return out
 	}
 	for _, t := range rs.Tables {
-		if t.Name != nftTable {
+		if t.Name != kpnames.NFTTable {
 			continue
 		}
 		s := nftTableSummary{Comment: t.Comment, Chains: map[string][]string{}, Sets: map[string][]string{}}
@@ -210,13 +211,13 @@ func compareNFT(expected, actual *Dataplane) []Difference {
 	for _, ff := range nftFamilies {
 		var et, at *nft.Table
 		if expected.NFT != nil {
-			et = expected.NFT.Table(ff.fam, nftTable)
+			et = expected.NFT.Table(ff.fam, kpnames.NFTTable)
 		}
 		if et == nil {
 			continue
 		}
 		if actual.NFT != nil {
-			at = actual.NFT.Table(ff.fam, nftTable)
+			at = actual.NFT.Table(ff.fam, kpnames.NFTTable)
 		}
 		out = append(out, compareNFTTable(ff.f, et, at, attr)...)
 	}
@@ -231,9 +232,9 @@ func compareNFT(expected, actual *Dataplane) []Difference {
 }
 
 func compareNFTTable(f model.Family, et, at *nft.Table, attr *nftAttributor) []Difference {
-	table := nft.FamilyName(et.Family) + " " + nftTable
+	table := nft.FamilyName(et.Family) + " " + kpnames.NFTTable
 	if at == nil {
-		at = &nft.Table{Family: et.Family, Name: nftTable}
+		at = &nft.Table{Family: et.Family, Name: kpnames.NFTTable}
 	}
 	lossy := at.Pos.Path != "" // a JSON listing
 	chainDecl := func(c *nft.Chain) string {

@@ -99,7 +99,7 @@ func FromIPTables(d *iptables.Dump, attr *Attribution) *View {
 	x.v.Anchors = map[Kind]model.Evidence{}
 	x.v.Where = map[Kind]string{ClusterIP: "nat KUBE-SERVICES", ExternalIP: "nat KUBE-SERVICES", LoadBalancerIP: "nat KUBE-SERVICES", NodePort: "nat KUBE-NODEPORTS"}
 	if x.nat != nil {
-		for k, name := range map[Kind]string{ClusterIP: "KUBE-SERVICES", ExternalIP: "KUBE-SERVICES", LoadBalancerIP: "KUBE-SERVICES", NodePort: "KUBE-NODEPORTS"} {
+		for k, name := range map[Kind]string{ClusterIP: kpnames.KubeServices, ExternalIP: kpnames.KubeServices, LoadBalancerIP: kpnames.KubeServices, NodePort: kpnames.KubeNodePorts} {
 			if c := x.nat.Chain(name); c != nil {
 				x.v.Anchors[k] = chainEvidence(c)
 			} else {
@@ -213,18 +213,18 @@ func (x *iptExtractor) chain(name string) *iptables.Chain { return x.nat.Chain(n
 // services reads nat KUBE-SERVICES: cluster IP, external IP and load
 // balancer entries, and the node-port tail rule.
 func (x *iptExtractor) services() {
-	c := x.nat.Chain("KUBE-SERVICES")
+	c := x.nat.Chain(kpnames.KubeServices)
 	if c == nil {
 		return
 	}
 	for _, r := range c.Rules {
 		tgt := r.Target()
 		switch {
-		case tgt == "KUBE-NODEPORTS":
+		case tgt == kpnames.KubeNodePorts:
 			x.v.NodePorts = true
 			x.v.NodePortsEvidence = append(x.v.NodePortsEvidence, model.RuleEvidence(r))
 			continue
-		case tgt == "KUBE-MARK-MASQ" || tgt == "RETURN" || tgt == "ACCEPT":
+		case tgt == kpnames.KubeMarkMasq || tgt == "RETURN" || tgt == "ACCEPT":
 			continue // 1.20-1.21 masquerade rules; IPVS-mode rules
 		}
 		ip, proto, port, ok := ruleDest(r)
@@ -352,13 +352,13 @@ func parseHostAddr(s string) (netip.Addr, bool) {
 
 // nodePorts reads nat KUBE-NODEPORTS.
 func (x *iptExtractor) nodePorts() {
-	c := x.nat.Chain("KUBE-NODEPORTS")
+	c := x.nat.Chain(kpnames.KubeNodePorts)
 	if c == nil {
 		return
 	}
 	for _, r := range c.Rules {
 		tgt := r.Target()
-		if tgt == "KUBE-MARK-MASQ" {
+		if tgt == kpnames.KubeMarkMasq {
 			continue // 1.20-1.23 masquerade rules
 		}
 		proto, port, ok := protoPort(r)
@@ -417,7 +417,7 @@ func (x *iptExtractor) follow(e *Entry, c *iptables.Chain, origin model.Origin, 
 func (x *iptExtractor) external(e *Entry, c *iptables.Chain, origin model.Origin, depth int) *Dispatch {
 	for _, r := range c.Rules {
 		tgt := r.Target()
-		if tgt == "KUBE-MARK-MASQ" || tgt == "" {
+		if tgt == kpnames.KubeMarkMasq || tgt == "" {
 			continue
 		}
 		if _, _, ok := kpnames.SplitServiceChain(tgt); !ok || strings.HasPrefix(tgt, kpnames.ChainSEP) {
@@ -459,9 +459,9 @@ func (x *iptExtractor) firewall(e *Entry, c *iptables.Chain, origin model.Origin
 	for _, r := range c.Rules {
 		tgt := r.Target()
 		switch {
-		case tgt == "KUBE-MARK-MASQ":
+		case tgt == kpnames.KubeMarkMasq:
 			continue
-		case tgt == "" || tgt == "KUBE-MARK-DROP" || tgt == "DROP":
+		case tgt == "" || tgt == kpnames.KubeMarkDrop || tgt == "DROP":
 			if origin == model.FromExternal {
 				e.Firewall.DefaultDrop = true
 				e.Firewall.Evidence = append(e.Firewall.Evidence, model.RuleEvidence(r))
@@ -551,7 +551,7 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 	for _, r := range c.Rules {
 		tgt := r.Target()
 		switch {
-		case tgt == "KUBE-MARK-DROP":
+		case tgt == kpnames.KubeMarkDrop:
 			d.Drops = true
 			d.Evidence = append(d.Evidence, model.RuleEvidence(r))
 			continue
@@ -640,19 +640,19 @@ func dnatRule(c *iptables.Chain) *iptables.Rule {
 // filter reads the filter table: reject and drop entries, health checks,
 // and the load balancer firewall drops.
 func (x *iptExtractor) filter(f *iptables.Table) {
-	if c := f.Chain("KUBE-SERVICES"); c != nil {
+	if c := f.Chain(kpnames.KubeServices); c != nil {
 		for _, r := range c.Rules {
 			x.filterEntry(r, false)
 		}
 	}
-	if c := f.Chain("KUBE-EXTERNAL-SERVICES"); c != nil {
+	if c := f.Chain(kpnames.KubeExternalServices); c != nil {
 		for _, r := range c.Rules {
 			x.filterEntry(r, true)
 		}
 	}
 	x.v.Anchors[HealthCheckPort] = model.EvidenceAt(f.Pos(), "*filter (no KUBE-NODEPORTS chain)")
 	x.v.Where[HealthCheckPort] = "filter KUBE-NODEPORTS"
-	if c := f.Chain("KUBE-NODEPORTS"); c != nil {
+	if c := f.Chain(kpnames.KubeNodePorts); c != nil {
 		x.v.Anchors[HealthCheckPort] = chainEvidence(c)
 		for _, r := range c.Rules {
 			if r.Target() != "ACCEPT" {
@@ -665,7 +665,7 @@ func (x *iptExtractor) filter(f *iptables.Table) {
 			x.v.HealthChecks = append(x.v.HealthChecks, &HealthCheck{Port: port, Service: commentServiceName(r.Comment()), Evidence: []model.Evidence{model.RuleEvidence(r)}})
 		}
 	}
-	if c := f.Chain("KUBE-PROXY-FIREWALL"); c != nil {
+	if c := f.Chain(kpnames.KubeProxyFirewall); c != nil {
 		for _, r := range c.Rules {
 			ip, proto, port, ok := ruleDest(r)
 			if !ok || r.Target() != "DROP" {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/ipaddr"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
@@ -21,78 +22,8 @@ const (
 	ObjSetEntry      ObjectKind = "ipset entry"
 )
 
-// The ipsets of kube-proxy's IPVS mode (pkg/proxy/ipvs/ipset.go), by their
-// IPv4 names; SetName gives the name in a family.
-const (
-	SetLoopBack            = "KUBE-LOOP-BACK"
-	SetClusterIP           = "KUBE-CLUSTER-IP"
-	SetExternalIP          = "KUBE-EXTERNAL-IP"
-	SetExternalIPLocal     = "KUBE-EXTERNAL-IP-LOCAL"
-	SetLoadBalancer        = "KUBE-LOAD-BALANCER"
-	SetLoadBalancerLocal   = "KUBE-LOAD-BALANCER-LOCAL"
-	SetLoadBalancerFW      = "KUBE-LOAD-BALANCER-FW"
-	SetLoadBalancerSrcIP   = "KUBE-LOAD-BALANCER-SOURCE-IP"
-	SetLoadBalancerSrcCIDR = "KUBE-LOAD-BALANCER-SOURCE-CIDR"
-	SetNodePortTCP         = "KUBE-NODE-PORT-TCP"
-	SetNodePortLocalTCP    = "KUBE-NODE-PORT-LOCAL-TCP"
-	SetNodePortUDP         = "KUBE-NODE-PORT-UDP"
-	SetNodePortLocalUDP    = "KUBE-NODE-PORT-LOCAL-UDP"
-	SetNodePortSCTP        = "KUBE-NODE-PORT-SCTP-HASH"
-	SetNodePortLocalSCTP   = "KUBE-NODE-PORT-LOCAL-SCTP-HASH"
-	SetHealthCheckNodePort = "KUBE-HEALTH-CHECK-NODE-PORT"
-	SetIPVSIPs             = "KUBE-IPVS-IPS"
-)
-
-// ipvsSets lists every kube-proxy set, for attributing their members.
-var ipvsSets = []string{
-	SetLoopBack, SetClusterIP, SetExternalIP, SetExternalIPLocal, SetLoadBalancer, SetLoadBalancerLocal,
-	SetLoadBalancerFW, SetLoadBalancerSrcIP, SetLoadBalancerSrcCIDR, SetNodePortTCP, SetNodePortLocalTCP,
-	SetNodePortUDP, SetNodePortLocalUDP, SetNodePortSCTP, SetNodePortLocalSCTP, SetHealthCheckNodePort, SetIPVSIPs,
-}
-
-// SetName returns the name of one of kube-proxy's ipsets in a family: the
-// IPv4 name itself, or for IPv6 "KUBE-6-" and the rest of the name, cut to
-// the 31 characters ipset allows (KUBE-6-LOAD-BALANCER-SOURCE-CID).
-func SetName(base string, f model.Family) string {
-	if f != model.IPv6 {
-		return base
-	}
-	n := "KUBE-6-" + strings.TrimPrefix(base, "KUBE-")
-	if len(n) > 31 {
-		n = n[:31]
-	}
-	return n
-}
-
-// NodePortSet returns the set listing the node ports of a protocol ("tcp",
-// "udp", "sctp"); local selects the externalTrafficPolicy Local one.
-func NodePortSet(proto string, local bool) string {
-	switch proto {
-	case "udp":
-		if local {
-			return SetNodePortLocalUDP
-		}
-		return SetNodePortUDP
-	case "sctp":
-		if local {
-			return SetNodePortLocalSCTP
-		}
-		return SetNodePortSCTP
-	}
-	if local {
-		return SetNodePortLocalTCP
-	}
-	return SetNodePortTCP
-}
-
-// MemberKey returns the key of a hash:ip,port member ("10.96.0.1,tcp:443"),
-// as Member looks members up.
-func MemberKey(ip netip.Addr, proto string, port int32) string {
-	return ip.String() + "," + proto + ":" + strconv.Itoa(int(port))
-}
-
-// PortKey returns the key of a bitmap:port member.
-func PortKey(port int32) string { return strconv.Itoa(int(port)) }
+// setName is kpnames.SetName in a family.
+func setName(base string, f model.Family) string { return kpnames.SetName(base, f == model.IPv6) }
 
 // IPVSState is what an IPVS-mode data plane holds besides its virtual
 // servers, for the checks that need it: the addresses bound to kube-ipvs0,
@@ -127,13 +58,13 @@ type setIndex struct {
 	members map[string]*ipset.Entry
 }
 
-// Set returns the set of a base name (SetClusterIP, ...) in the view's
+// Set returns the set of a base name (kpnames.SetClusterIP, ...) in the view's
 // family, or nil.
 func (s *IPVSState) Set(base string) *ipset.Set {
 	if s == nil {
 		return nil
 	}
-	if i := s.sets[SetName(base, s.Family)]; i != nil {
+	if i := s.sets[setName(base, s.Family)]; i != nil {
 		return i.set
 	}
 	return nil
@@ -142,7 +73,7 @@ func (s *IPVSState) Set(base string) *ipset.Set {
 // SetEvidence returns the evidence of a set's create line (or Name: line);
 // when the set is absent, the evidence names it without a line.
 func (s *IPVSState) SetEvidence(base string) model.Evidence {
-	name := SetName(base, s.Family)
+	name := setName(base, s.Family)
 	if set := s.Set(base); set != nil {
 		return model.EvidenceAt(set.Pos, set.Raw)
 	}
@@ -155,7 +86,7 @@ func (s *IPVSState) Member(base, key string) (model.Evidence, bool) {
 	if s == nil {
 		return model.Evidence{}, false
 	}
-	i := s.sets[SetName(base, s.Family)]
+	i := s.sets[setName(base, s.Family)]
 	if i == nil {
 		return model.Evidence{}, false
 	}
@@ -379,7 +310,7 @@ func (x *ipvsExtractor) anchors() {
 	x.v.Anchors = map[Kind]model.Evidence{}
 	x.v.Where = map[Kind]string{
 		ClusterIP: "the IPVS table", ExternalIP: "the IPVS table", LoadBalancerIP: "the IPVS table", NodePort: "the IPVS table",
-		HealthCheckPort: "ipset " + SetName(SetHealthCheckNodePort, x.in.Family),
+		HealthCheckPort: "ipset " + setName(kpnames.SetHealthCheckNodePort, x.in.Family),
 	}
 	var a model.Evidence
 	if t := x.in.Table; t != nil {
@@ -398,7 +329,7 @@ func (x *ipvsExtractor) anchors() {
 	for _, k := range []Kind{ClusterIP, ExternalIP, LoadBalancerIP, NodePort} {
 		x.v.Anchors[k] = a
 	}
-	x.v.Anchors[HealthCheckPort] = x.st.SetEvidence(SetHealthCheckNodePort)
+	x.v.Anchors[HealthCheckPort] = x.st.SetEvidence(kpnames.SetHealthCheckNodePort)
 }
 
 // readAddrs reads the addresses bound to kube-ipvs0.
@@ -434,8 +365,8 @@ func (x *ipvsExtractor) readAddrs() {
 // readSets indexes kube-proxy's sets of the family.
 func (x *ipvsExtractor) readSets() {
 	want := map[string]bool{}
-	for _, b := range ipvsSets {
-		want[SetName(b, x.in.Family)] = true
+	for _, b := range kpnames.IPVSSets {
+		want[setName(b, x.in.Family)] = true
 	}
 	for _, d := range x.in.Sets {
 		if d == nil {
@@ -463,15 +394,15 @@ func (x *ipvsExtractor) readSets() {
 func memberKey(typ string, e *ipset.Entry) string {
 	switch typ {
 	case "bitmap:port":
-		return PortKey(int32(e.Port))
+		return kpnames.PortKey(int32(e.Port))
 	case "hash:ip":
 		return e.IP.Unmap().String()
 	case "hash:ip,port":
-		return MemberKey(e.IP.Unmap(), ipset.ProtoName(e.Proto), int32(e.Port))
+		return kpnames.MemberKey(e.IP.Unmap(), ipset.ProtoName(e.Proto), int32(e.Port))
 	case "hash:ip,port,ip":
-		return MemberKey(e.IP.Unmap(), ipset.ProtoName(e.Proto), int32(e.Port)) + "," + e.IP2.Unmap().String()
+		return kpnames.MemberKey(e.IP.Unmap(), ipset.ProtoName(e.Proto), int32(e.Port)) + "," + e.IP2.Unmap().String()
 	case "hash:ip,port,net":
-		return MemberKey(e.IP.Unmap(), ipset.ProtoName(e.Proto), int32(e.Port)) + "," + e.Net.Masked().String()
+		return kpnames.MemberKey(e.IP.Unmap(), ipset.ProtoName(e.Proto), int32(e.Port)) + "," + e.Net.Masked().String()
 	}
 	return ""
 }
@@ -483,12 +414,12 @@ func (x *ipvsExtractor) readFilter() {
 		return
 	}
 	x.st.HasIPTables = true
-	c := d.Chain("filter", "KUBE-IPVS-FILTER")
+	c := d.Chain("filter", kpnames.IPVSFilter)
 	if c == nil {
 		return
 	}
 	for _, r := range c.Rules {
-		if r.Target() == "REJECT" && setOf(r) == SetName(SetIPVSIPs, x.in.Family) {
+		if r.Target() == "REJECT" && setOf(r) == setName(kpnames.SetIPVSIPs, x.in.Family) {
 			e := model.RuleEvidence(r)
 			x.st.FilterReject = &e
 			return
@@ -614,17 +545,17 @@ func (x *ipvsExtractor) classify(ip netip.Addr, proto string, port int32) Kind {
 	if x.nodeIPs[ip] {
 		return NodePort
 	}
-	key := MemberKey(ip, proto, port)
-	if _, ok := x.st.Member(SetLoadBalancer, key); ok {
+	key := kpnames.MemberKey(ip, proto, port)
+	if _, ok := x.st.Member(kpnames.SetLoadBalancer, key); ok {
 		return LoadBalancerIP
 	}
-	for _, s := range []string{SetExternalIP, SetExternalIPLocal} {
+	for _, s := range []string{kpnames.SetExternalIP, kpnames.SetExternalIPLocal} {
 		if _, ok := x.st.Member(s, key); ok {
 			return ExternalIP
 		}
 	}
 	_, bound := x.st.Bound[ip]
-	if _, inSet := x.st.Member(SetClusterIP, key); bound || inSet {
+	if _, inSet := x.st.Member(kpnames.SetClusterIP, key); bound || inSet {
 		return ClusterIP
 	}
 	if len(x.idx.byNodePort[portKey{proto, port}]) > 0 {
@@ -745,9 +676,9 @@ func (x *ipvsExtractor) onlyLocal(sp *model.ServicePort, d *Dispatch) bool {
 func (x *ipvsExtractor) firewalls() {
 	drop := x.sourceRangeDrop()
 	cidrs := map[string][]*ipset.Entry{}
-	if i := x.st.sets[SetName(SetLoadBalancerSrcCIDR, x.in.Family)]; i != nil {
+	if i := x.st.sets[setName(kpnames.SetLoadBalancerSrcCIDR, x.in.Family)]; i != nil {
 		for _, m := range i.set.Entries {
-			k := MemberKey(m.IP.Unmap(), ipset.ProtoName(m.Proto), int32(m.Port))
+			k := kpnames.MemberKey(m.IP.Unmap(), ipset.ProtoName(m.Proto), int32(m.Port))
 			cidrs[k] = append(cidrs[k], m)
 		}
 	}
@@ -755,8 +686,8 @@ func (x *ipvsExtractor) firewalls() {
 		if e.Kind != LoadBalancerIP {
 			continue
 		}
-		key := MemberKey(e.IP, e.Protocol, e.Port)
-		ev, ok := x.st.Member(SetLoadBalancerFW, key)
+		key := kpnames.MemberKey(e.IP, e.Protocol, e.Port)
+		ev, ok := x.st.Member(kpnames.SetLoadBalancerFW, key)
 		if !ok {
 			continue
 		}
@@ -784,10 +715,10 @@ func (x *ipvsExtractor) sourceRangeDrop() *model.Evidence {
 	if d == nil {
 		return nil
 	}
-	fwSet := SetName(SetLoadBalancerFW, x.in.Family)
+	fwSet := setName(kpnames.SetLoadBalancerFW, x.in.Family)
 	for _, t := range []struct{ table, from, chain, target string }{
-		{"filter", "KUBE-PROXY-FIREWALL", "KUBE-SOURCE-RANGES-FIREWALL", "DROP"},
-		{"nat", "KUBE-LOAD-BALANCER", "KUBE-FIREWALL", "KUBE-MARK-DROP"},
+		{"filter", kpnames.KubeProxyFirewall, kpnames.IPVSSourceRangesFirewall, "DROP"},
+		{"nat", kpnames.IPVSLoadBalancer, "KUBE-FIREWALL", kpnames.KubeMarkDrop},
 	} {
 		from := d.Chain(t.table, t.from)
 		if from == nil {
@@ -816,7 +747,7 @@ func (x *ipvsExtractor) sourceRangeDrop() *model.Evidence {
 // healthChecks reads the health-check node ports kube-proxy admits
 // (KUBE-HEALTH-CHECK-NODE-PORT, 1.21+).
 func (x *ipvsExtractor) healthChecks() {
-	i := x.st.sets[SetName(SetHealthCheckNodePort, x.in.Family)]
+	i := x.st.sets[setName(kpnames.SetHealthCheckNodePort, x.in.Family)]
 	if i == nil {
 		return
 	}
@@ -854,8 +785,8 @@ func (x *ipvsExtractor) objects() {
 		x.v.Objects = append(x.v.Objects, &Object{Kind: ObjBoundAddress, Name: ip.String(), Service: svc,
 			Referenced: svc != "" || x.vsAddrs[ip], ev: evidenceOf(x.st.Bound[ip])})
 	}
-	for _, base := range ipvsSets {
-		i := x.st.sets[SetName(base, x.in.Family)]
+	for _, base := range kpnames.IPVSSets {
+		i := x.st.sets[setName(base, x.in.Family)]
 		if i == nil {
 			continue
 		}
@@ -883,28 +814,28 @@ func (x *ipvsExtractor) member(base string, s *ipset.Set, m *ipset.Entry) (svc s
 		return first(out)
 	}
 	switch base {
-	case SetClusterIP:
+	case kpnames.SetClusterIP:
 		return byKind(ClusterIP), x.vsKeys[destKey(ip, proto, port)]
-	case SetExternalIP, SetExternalIPLocal:
+	case kpnames.SetExternalIP, kpnames.SetExternalIPLocal:
 		return byKind(ExternalIP), x.vsKeys[destKey(ip, proto, port)]
-	case SetLoadBalancer, SetLoadBalancerLocal, SetLoadBalancerFW, SetLoadBalancerSrcIP, SetLoadBalancerSrcCIDR:
+	case kpnames.SetLoadBalancer, kpnames.SetLoadBalancerLocal, kpnames.SetLoadBalancerFW, kpnames.SetLoadBalancerSrcIP, kpnames.SetLoadBalancerSrcCIDR:
 		return byKind(LoadBalancerIP), x.vsKeys[destKey(ip, proto, port)]
-	case SetNodePortTCP, SetNodePortLocalTCP, SetNodePortUDP, SetNodePortLocalUDP:
+	case kpnames.SetNodePortTCP, kpnames.SetNodePortLocalTCP, kpnames.SetNodePortUDP, kpnames.SetNodePortLocalUDP:
 		proto = "tcp"
 		if strings.HasSuffix(base, "-UDP") {
 			proto = "udp"
 		}
 		k := portKey{proto, port}
 		return first(x.idx.byNodePort[k]), x.vsNodePorts[k]
-	case SetNodePortSCTP, SetNodePortLocalSCTP:
+	case kpnames.SetNodePortSCTP, kpnames.SetNodePortLocalSCTP:
 		k := portKey{proto, port}
 		return first(x.idx.byNodePort[k]), x.vsNodePorts[k]
-	case SetHealthCheckNodePort:
+	case kpnames.SetHealthCheckNodePort:
 		return first(x.idx.byHealth[port]), false
-	case SetLoopBack:
+	case kpnames.SetLoopBack:
 		k := backendKey{proto, netip.AddrPortFrom(ip, uint16(port))}
 		return first(x.idx.byEndpoint[k]), x.vsBackends[k]
-	case SetIPVSIPs:
+	case kpnames.SetIPVSIPs:
 		_, bound := x.st.Bound[ip]
 		return first(x.idx.byAddr[ip]), x.vsAddrs[ip] || bound
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
@@ -106,7 +107,7 @@ func TestFromIPVSMini(t *testing.T) {
 	if len(st.Bound) != 11 {
 		t.Errorf("%d addresses bound to kube-ipvs0, want 11", len(st.Bound))
 	}
-	if ev, ok := st.Member(view.SetClusterIP, view.MemberKey(netip.MustParseAddr("10.96.10.10"), "tcp", 80)); !ok || ev.Line == 0 || ev.File != "node/ipset-save.txt" {
+	if ev, ok := st.Member(kpnames.SetClusterIP, kpnames.MemberKey(netip.MustParseAddr("10.96.10.10"), "tcp", 80)); !ok || ev.Line == 0 || ev.File != "node/ipset-save.txt" {
 		t.Errorf("member of KUBE-CLUSTER-IP: %+v %v", ev, ok)
 	}
 	for _, o := range v.Objects {
@@ -136,7 +137,7 @@ func TestFromIPVSShapes(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("IPv6 entries (-want +got):\n%s", diff)
 	}
-	if _, ok := v6.IPVS.Member(view.SetClusterIP, view.MemberKey(netip.MustParseAddr("fd00:112::5a04"), "tcp", 80)); !ok {
+	if _, ok := v6.IPVS.Member(kpnames.SetClusterIP, kpnames.MemberKey(netip.MustParseAddr("fd00:112::5a04"), "tcp", 80)); !ok {
 		t.Error("fd00:112::5a04,tcp:80 not found in KUBE-6-CLUSTER-IP")
 	}
 	v4 := view.FromIPVS(input(s, model.IPv4))
@@ -149,21 +150,6 @@ func TestFromIPVSShapes(t *testing.T) {
 	}
 	if kinds[view.NodePort] != 7 || kinds[view.LoadBalancerIP] != 3 || kinds[view.ExternalIP] != 1 {
 		t.Errorf("IPv4 entry kinds: %v", kinds)
-	}
-}
-
-func TestSetName(t *testing.T) {
-	for _, tc := range []struct{ base, v4, v6 string }{
-		{view.SetClusterIP, "KUBE-CLUSTER-IP", "KUBE-6-CLUSTER-IP"},
-		{view.SetLoadBalancerSrcCIDR, "KUBE-LOAD-BALANCER-SOURCE-CIDR", "KUBE-6-LOAD-BALANCER-SOURCE-CID"},
-		{view.SetNodePortLocalSCTP, "KUBE-NODE-PORT-LOCAL-SCTP-HASH", "KUBE-6-NODE-PORT-LOCAL-SCTP-HAS"},
-	} {
-		if got := view.SetName(tc.base, model.IPv4); got != tc.v4 {
-			t.Errorf("SetName(%s, IPv4) = %s", tc.base, got)
-		}
-		if got := view.SetName(tc.base, model.IPv6); got != tc.v6 {
-			t.Errorf("SetName(%s, IPv6) = %s", tc.base, got)
-		}
 	}
 }
 

@@ -21,9 +21,6 @@ const (
 	ObjElement ObjectKind = "map element"
 )
 
-// NFTTable is the name of kube-proxy's nftables tables (ip and ip6).
-const NFTTable = "kube-proxy"
-
 // The fixed chains, sets and maps of kube-proxy's nftables mode
 // (pkg/proxy/nftables/proxier.go, v1.29-v1.37).
 const (
@@ -39,18 +36,7 @@ const (
 	nftMarkMasq        = "mark-for-masquerade"
 )
 
-// Per-service name prefixes of kube-proxy's nftables mode: chains, and the
-// affinity sets.
-const (
-	NFTService  = "service-"
-	NFTLocal    = "local-"
-	NFTExternal = "external-"
-	NFTFirewall = "firewall-"
-	NFTEndpoint = "endpoint-"
-	NFTAffinity = "affinity-"
-)
-
-var nftChainPrefixes = []string{NFTService, NFTLocal, NFTExternal, NFTFirewall, NFTEndpoint}
+var nftChainPrefixes = []string{kpnames.NFTService, kpnames.NFTLocal, kpnames.NFTExternal, kpnames.NFTFirewall, kpnames.NFTEndpoint}
 
 // NFTName is a per-service chain or affinity set name split into its parts:
 // "service-2QRHZV4L-default/kubernetes/tcp/https" is prefix "service-",
@@ -70,7 +56,7 @@ type NFTName struct {
 // pkg/proxy/nftables: "<prefix><hash8>-ns/name/proto/port[__IP/port]").
 func ParseNFTName(name string) (NFTName, bool) {
 	var n NFTName
-	for _, p := range append(nftChainPrefixes, NFTAffinity) {
+	for _, p := range append(nftChainPrefixes, kpnames.NFTAffinity) {
 		if strings.HasPrefix(name, p) {
 			n.Prefix = p
 			break
@@ -342,7 +328,7 @@ func nftExprRefs(e nft.Expr, chain, set func(string)) {
 func (x *nftExtractor) objects() {
 	for _, c := range x.t.Chains {
 		n, ok := ParseNFTName(c.Name)
-		if !ok || n.Prefix == NFTAffinity {
+		if !ok || n.Prefix == kpnames.NFTAffinity {
 			continue
 		}
 		o := &Object{Kind: ObjChain, Name: c.Name, Hashed: n.Hash != "", Referenced: x.reach[c.Name], Flushed: len(c.Rules) == 0,
@@ -353,7 +339,7 @@ func (x *nftExtractor) objects() {
 	}
 	for _, s := range x.t.Sets {
 		n, ok := ParseNFTName(s.Name)
-		if !ok || n.Prefix != NFTAffinity {
+		if !ok || n.Prefix != kpnames.NFTAffinity {
 			continue
 		}
 		o := &Object{Kind: ObjSet, Name: s.Name, Hashed: n.Hash != "", Referenced: x.used[s.Name], ev: evidenceOf(NFTSetEvidence(s))}
@@ -638,7 +624,7 @@ func (x *nftExtractor) kindOf(ip netip.Addr, proto string, port int32, target st
 	if x.fw[nftDestKey{ip, proto, port}] != nil {
 		return LoadBalancerIP
 	}
-	if strings.HasPrefix(target, NFTExternal) {
+	if strings.HasPrefix(target, kpnames.NFTExternal) {
 		return ExternalIP
 	}
 	return ClusterIP
@@ -695,9 +681,9 @@ func (x *nftExtractor) follow(e *Entry, chain string, origin model.Origin, depth
 		return nil
 	}
 	switch {
-	case strings.HasPrefix(chain, NFTService), strings.HasPrefix(chain, NFTLocal):
+	case strings.HasPrefix(chain, kpnames.NFTService), strings.HasPrefix(chain, kpnames.NFTLocal):
 		return x.dispatch(c)
-	case strings.HasPrefix(chain, NFTExternal):
+	case strings.HasPrefix(chain, kpnames.NFTExternal):
 		return x.external(e, c, origin, depth)
 	}
 	return nil
@@ -793,7 +779,7 @@ func (x *nftExtractor) external(e *Entry, c *nft.Chain, origin model.Origin, dep
 		}
 		switch v.Kind {
 		case "goto", "jump":
-			if !strings.HasPrefix(v.Target, NFTService) && !strings.HasPrefix(v.Target, NFTLocal) && !strings.HasPrefix(v.Target, NFTExternal) {
+			if !strings.HasPrefix(v.Target, kpnames.NFTService) && !strings.HasPrefix(v.Target, kpnames.NFTLocal) && !strings.HasPrefix(v.Target, kpnames.NFTExternal) {
 				continue
 			}
 			if !masq {
@@ -821,7 +807,7 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 		return d
 	}
 	d := &Dispatch{ID: c.Name, Policy: PolicyCluster, Scheduler: "random", Evidence: []model.Evidence{NFTChainEvidence(c)}}
-	if strings.HasPrefix(c.Name, NFTLocal) {
+	if strings.HasPrefix(c.Name, kpnames.NFTLocal) {
 		d.Policy = PolicyLocal
 	}
 	if o := x.obj[c.Name]; o != nil {
@@ -892,7 +878,7 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 			remaining = 0
 			continue
 		}
-		if v != nil && (v.Kind == "goto" || v.Kind == "jump") && strings.HasPrefix(v.Target, NFTEndpoint) && cond == condAll {
+		if v != nil && (v.Kind == "goto" || v.Kind == "jump") && strings.HasPrefix(v.Target, kpnames.NFTEndpoint) && cond == condAll {
 			add(x.backend(v.Target), false, remaining, []model.Evidence{NFTRuleEvidence(r)})
 			remaining = 0
 			continue
@@ -943,7 +929,7 @@ func nftAffinityRule(r *nft.Rule, ipx string) (set, endpoint string, ok bool) {
 	}
 	p, ok1 := m.Left.(*nft.Payload)
 	ref, ok2 := m.Right.(*nft.SetRef)
-	if !ok1 || !ok2 || p.Proto != ipx || p.Field != "saddr" || !strings.HasPrefix(ref.Name, NFTAffinity) {
+	if !ok1 || !ok2 || p.Proto != ipx || p.Field != "saddr" || !strings.HasPrefix(ref.Name, kpnames.NFTAffinity) {
 		return "", "", false
 	}
 	return ref.Name, v.Target, true

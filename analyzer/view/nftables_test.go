@@ -87,14 +87,14 @@ func ruleset(body string) string {
 
 func TestFromNFTDispatchShapes(t *testing.T) {
 	sp := tcpPort("ns", "web", "http", "10.96.0.10")
-	svc := hashedName(view.NFTService, "ns", "web", "tcp", "http")
+	svc := hashedName(kpnames.NFTService, "ns", "web", "tcp", "http")
 	ep := func(ip string) string {
-		return view.NFTEndpoint + kpnames.NFTEndpointChainBase(sp.Name.Namespace, sp.Name.Name, sp.Name.Port, "tcp", ip, 8080)
+		return kpnames.NFTEndpoint + kpnames.NFTEndpointChainBase(sp.Name.Namespace, sp.Name.Name, sp.Name.Port, "tcp", ip, 8080)
 	}
 	epChain := func(ip string, affinity bool) string {
 		s := "\tchain " + ep(ip) + " {\n"
 		if affinity {
-			s += "\t\tupdate @affinity-" + ep(ip)[len(view.NFTEndpoint):] + " { ip saddr }\n"
+			s += "\t\tupdate @affinity-" + ep(ip)[len(kpnames.NFTEndpoint):] + " { ip saddr }\n"
 		}
 		return s + "\t\tmeta l4proto tcp dnat to " + ip + ":8080\n\t}\n"
 	}
@@ -189,7 +189,7 @@ func TestFromNFTDispatchShapes(t *testing.T) {
 
 func TestFromNFTUnreachable(t *testing.T) {
 	sp := tcpPort("ns", "web", "http", "10.96.0.10")
-	svc := hashedName(view.NFTService, "ns", "web", "tcp", "http")
+	svc := hashedName(kpnames.NFTService, "ns", "web", "tcp", "http")
 	// services does not look up service-ips: nothing is forwarded, the
 	// element and the chain are unreferenced objects.
 	text := strings.ReplaceAll(`table ip kube-proxy {
