@@ -19,6 +19,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/collect/redact"
 	"github.com/proxyscan/proxyscan/parsers/manifest"
+	"golang.org/x/sync/errgroup"
 )
 
 // ErrInterrupted is returned by [Run] when its context was cancelled (the
@@ -173,37 +174,31 @@ func (e *env) runAll(ctx context.Context, table []Source, idx []int, recs []mani
 		group[g] = len(jobs)
 		jobs = append(jobs, []int{i})
 	}
-	var wg sync.WaitGroup
-	next := make(chan []int)
+	// At most n jobs run at once, handed out in order.
+	var pool errgroup.Group
+	pool.SetLimit(n)
 	var mu sync.Mutex
-	for w := 0; w < n; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for job := range next {
-				for _, i := range job {
-					if ctx.Err() != nil {
-						break
-					}
-					rec := e.read(ctx, &table[i])
-					mu.Lock()
-					recs[i] = rec
-					if e.opts.Progress != nil && ctx.Err() == nil {
-						e.opts.Progress(rec)
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
 	for _, job := range jobs {
 		if ctx.Err() != nil {
 			break
 		}
-		next <- job
+		pool.Go(func() error {
+			for _, i := range job {
+				if ctx.Err() != nil {
+					break
+				}
+				rec := e.read(ctx, &table[i])
+				mu.Lock()
+				recs[i] = rec
+				if e.opts.Progress != nil && ctx.Err() == nil {
+					e.opts.Progress(rec)
+				}
+				mu.Unlock()
+			}
+			return nil
+		})
 	}
-	close(next)
-	wg.Wait()
+	_ = pool.Wait() // the records say how each source went
 }
 
 // read reads one source and returns its manifest record.

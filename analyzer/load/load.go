@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers"
@@ -27,6 +26,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/modules"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 	"github.com/proxyscan/proxyscan/parsers/sysctl"
+	"golang.org/x/sync/errgroup"
 )
 
 // Options tune loading.
@@ -239,16 +239,15 @@ func parseAll(files []file, ko kube.Options) []parsed {
 		}
 	}
 	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
+	var g errgroup.Group
 	next := make(chan int)
-	worker := func() {
-		defer wg.Done()
+	worker := func() error {
 		for i := range next {
 			parse(i)
 		}
+		return nil
 	}
-	wg.Add(1)
-	go worker()
+	g.Go(worker)
 	go func() {
 		for _, i := range rest {
 			next <- i
@@ -259,10 +258,9 @@ func parseAll(files []file, ko kube.Options) []parsed {
 		parse(i)
 	}
 	for w := 1; w < workers; w++ {
-		wg.Add(1)
-		go worker()
+		g.Go(worker)
 	}
-	wg.Wait()
+	_ = g.Wait() // parse keeps each file's error in out
 	return out
 }
 

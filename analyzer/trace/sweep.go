@@ -2,10 +2,10 @@ package trace
 
 import (
 	"net/netip"
-	"sync"
 	"sync/atomic"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"golang.org/x/sync/errgroup"
 )
 
 // This file traces many packets at once, keeping only where their paths
@@ -107,16 +107,16 @@ func Sweep(dp *Dataplane, pkts []Packet, workers int) []Summary {
 	out := make([]Summary, len(pkts))
 	cp := &compiled{}
 	var next atomic.Int64
-	var wg sync.WaitGroup
+	var g errgroup.Group
 	for range max(workers, 1) {
-		wg.Go(func() {
+		g.Go(func() error {
 			sw := sweeper{dp: dp, cp: cp, w: walkerPool.Get().(*walker)}
 			sw.w.cx.carve = true
 			defer sw.w.release()
 			for {
 				lo := int(next.Add(sweepBatch)) - sweepBatch
 				if lo >= len(pkts) {
-					return
+					return nil
 				}
 				var prev []End
 				for i := lo; i < min(lo+sweepBatch, len(pkts)); i++ {
@@ -126,7 +126,7 @@ func Sweep(dp *Dataplane, pkts []Packet, workers int) []Summary {
 			}
 		})
 	}
-	wg.Wait()
+	_ = g.Wait() // the workers return no error
 	return out
 }
 

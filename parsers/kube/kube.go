@@ -22,8 +22,8 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 
+	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -336,11 +336,9 @@ func parse(name string, split func(emit func(chunk)) error, opts Options) (*Obje
 	workers := runtime.GOMAXPROCS(0)
 	jobs := make(chan job, 4*workers)
 	dones := make(chan done, 4*workers)
-	var wg sync.WaitGroup
+	var g errgroup.Group
 	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			d := &decoder{fast: !opts.Reference, lean: opts.Lean}
 			for j := range jobs {
 				blk := j.c.blk // decoding a List item replaces j.c
@@ -348,7 +346,8 @@ func parse(name string, split func(emit func(chunk)) error, opts Options) (*Obje
 				blk.release()
 				dones <- done{j.i, result{obj: obj, err: err}}
 			}
-		}()
+			return nil
+		})
 	}
 	var results []result
 	collected := make(chan struct{})
@@ -367,7 +366,7 @@ func parse(name string, split func(emit func(chunk)) error, opts Options) (*Obje
 		n++
 	})
 	close(jobs)
-	wg.Wait()
+	_ = g.Wait() // each object's error is in its result
 	close(dones)
 	<-collected
 	if err != nil {
