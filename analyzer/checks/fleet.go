@@ -42,6 +42,16 @@ type FleetNode struct {
 	Name  string
 	index int
 	facts *facts
+	// ports indexes the node's active service ports by name, built once.
+	ports map[string]*model.ServicePort
+}
+
+// port returns the node's active service port of that name, or nil.
+func (n *FleetNode) port(name string) *model.ServicePort {
+	if n.ports == nil {
+		n.ports = servicePortByName(n.Snap)
+	}
+	return n.ports[name]
 }
 
 // Mode returns the node's proxy mode and how it was determined.

@@ -126,7 +126,7 @@ func runNodeDrift(p *FleetPass) {
 			continue
 		}
 		compared++
-		ports := servicePortByName(n.Snap)
+
 		for _, v := range n.Views() {
 			for _, e := range v.Entries {
 				if e.Service == "" {
@@ -140,7 +140,7 @@ func runNodeDrift(p *FleetPass) {
 				if r.nodes[i] == nil {
 					r.nodes[i] = map[string]*driftElem{}
 				}
-				sp := ports[e.Service]
+				sp := n.port(e.Service)
 				if r.protocol == "" {
 					r.protocol = strings.ToUpper(e.Protocol)
 					if sp != nil {
@@ -317,7 +317,7 @@ func oddNodes(p *FleetPass, r *driftRow, e *driftElem, in, out []int) (lacking, 
 
 // expected reports whether a node's own inputs say it should program e.
 func expected(n *FleetNode, service string, e *driftElem) bool {
-	sp := servicePortByName(n.Snap)[service]
+	sp := n.port(service)
 	if sp == nil {
 		return false
 	}
@@ -330,7 +330,7 @@ func expected(n *FleetNode, service string, e *driftElem) bool {
 // reportRow reports what node i lacks and has in excess for a service port.
 func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*driftElem, missing, extra []string, have []int) {
 	n := p.Nodes[i]
-	sp := servicePortByName(n.Snap)[r.service]
+	sp := n.port(r.service)
 	others := func(keys []string, with bool) string {
 		var names []string
 		for _, j := range have {
