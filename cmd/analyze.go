@@ -111,13 +111,12 @@ func analyzeRun(opts *AnalyzeOptions) error {
 	if _, err := checkFormat(opts.Output); err != nil {
 		return err
 	}
-	budget := newMemoryBudget()
-	defer budget.done()
-	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version, Compact: true, Sized: budget.sized})
+	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version, Compact: true})
 	if err != nil {
 		return err
 	}
-	budget.loaded()
+	restore := collectLoaded()
+	defer restore()
 	rep := report.BuildFleet(opts.Tool, snaps, checks.RunFleet(snaps, selected))
 	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width, FailOn: threshold}
 	if threshold == 0 {

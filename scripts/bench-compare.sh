@@ -2,7 +2,9 @@
 # bench-compare.sh PROXYSCAN
 #
 # Times `proxyscan analyze` of a generated 10,000-Service / 55,000-endpoint
-# iptables-save dump plus its cluster export (kubectl JSON, then YAML)
+# iptables-save dump plus its cluster export, spelt three ways: compact
+# JSON (as `kubectl get --raw` or an API client returns it), indented JSON
+# (as `kubectl get -o json` prints it, about twice the bytes) and YAML,
 # against the real `iptables-restore --test` reading the same dump in a
 # scratch network namespace, and prints both, their ratio and proxyscan's
 # peak RSS against the input size. Each command runs RUNS times (default 5)
@@ -41,25 +43,28 @@ measure() {
 }
 
 restore=$(measure sh -c "ip netns exec $ns iptables-restore --test < $dump")
+compact=$(measure "$bin" analyze "$dump" "$dir/cluster/cluster-compact.json" "$dir/kube-proxy/config.yaml" -o json)
 json=$(measure "$bin" analyze "$dump" "$dir/cluster/cluster.json" "$dir/kube-proxy/config.yaml" -o json)
 yaml=$(measure "$bin" analyze "$dump" "$dir/cluster/cluster.yaml" "$dir/kube-proxy/config.yaml" -o json)
 
 size() { stat -c %s "$1"; }
 dump_b=$(size "$dump")
+compact_b=$(size "$dir/cluster/cluster-compact.json")
 json_b=$(size "$dir/cluster/cluster.json")
 yaml_b=$(size "$dir/cluster/cluster.yaml")
 lines=$(wc -l <"$dump")
 
-awk -v r="$restore" -v j="$json" -v y="$yaml" -v db="$dump_b" -v jb="$json_b" -v yb="$yaml_b" -v lines="$lines" -v runs="$runs" '
+awk -v r="$restore" -v c="$compact" -v j="$json" -v y="$yaml" -v db="$dump_b" -v cb="$compact_b" -v jb="$json_b" -v yb="$yaml_b" -v lines="$lines" -v runs="$runs" '
 function mb(b) { return b / 1048576 }
 BEGIN {
-	split(r, R, " "); split(j, J, " "); split(y, Y, " ")
-	printf "dump: %d lines, %.1f MB; export: JSON %.1f MB, YAML %.1f MB; median of %d runs\n\n", lines, mb(db), mb(jb), mb(yb), runs
-	printf "%-44s %8s %8s %10s %12s\n", "command", "seconds", "CPU s", "peak RSS", "RSS / input"
-	printf "%-44s %8.2f %8.2f %8.0f MB %12s\n", "iptables-restore --test (dump)", R[1], R[3], R[2] / 1024, "-"
-	printf "%-44s %8.2f %8.2f %8.0f MB %11.2fx\n", "proxyscan analyze (dump + JSON export)", J[1], J[3], J[2] / 1024, J[2] * 1024 / (db + jb)
-	printf "%-44s %8.2f %8.2f %8.0f MB %11.2fx\n", "proxyscan analyze (dump + YAML export)", Y[1], Y[3], Y[2] / 1024, Y[2] * 1024 / (db + yb)
-	printf "\nspeed-up over iptables-restore --test: JSON %.2fx (target >= 3), YAML %.2fx (target >= 1)\n", R[1] / J[1], R[1] / Y[1]
-	printf "in CPU time:                            JSON %.2fx, YAML %.2fx\n", R[3] / J[3], R[3] / Y[3]
-	printf "peak RSS / input (target < 3):          JSON %.2fx, YAML %.2fx\n", J[2] * 1024 / (db + jb), Y[2] * 1024 / (db + yb)
+	split(r, R, " "); split(c, C, " "); split(j, J, " "); split(y, Y, " ")
+	printf "dump: %d lines, %.1f MB; export: compact JSON %.1f MB, indented JSON %.1f MB, YAML %.1f MB; median of %d runs\n\n", lines, mb(db), mb(cb), mb(jb), mb(yb), runs
+	printf "%-52s %8s %8s %10s %12s\n", "command", "seconds", "CPU s", "peak RSS", "RSS / input"
+	printf "%-52s %8.2f %8.2f %8.0f MB %12s\n", "iptables-restore --test (dump)", R[1], R[3], R[2] / 1024, "-"
+	printf "%-52s %8.2f %8.2f %8.0f MB %11.2fx\n", "proxyscan analyze (dump + compact JSON export)", C[1], C[3], C[2] / 1024, C[2] * 1024 / (db + cb)
+	printf "%-52s %8.2f %8.2f %8.0f MB %11.2fx\n", "proxyscan analyze (dump + indented JSON export)", J[1], J[3], J[2] / 1024, J[2] * 1024 / (db + jb)
+	printf "%-52s %8.2f %8.2f %8.0f MB %11.2fx\n", "proxyscan analyze (dump + YAML export)", Y[1], Y[3], Y[2] / 1024, Y[2] * 1024 / (db + yb)
+	printf "\nspeed-up over iptables-restore --test: compact JSON %.2fx, indented JSON %.2fx (target >= 3), YAML %.2fx (target >= 1)\n", R[1] / C[1], R[1] / J[1], R[1] / Y[1]
+	printf "in CPU time:                            compact JSON %.2fx, indented JSON %.2fx, YAML %.2fx\n", R[3] / C[3], R[3] / J[3], R[3] / Y[3]
+	printf "peak RSS / input (target < 3):          compact JSON %.2fx, indented JSON %.2fx, YAML %.2fx\n", C[2] * 1024 / (db + cb), J[2] * 1024 / (db + jb), Y[2] * 1024 / (db + yb)
 }'

@@ -47,10 +47,6 @@ type Options struct {
 	// (analyze); the reference proxier rebuilds ports from the objects and
 	// needs them whole.
 	Compact bool
-	// Sized, when set, is called with the total size of the input files
-	// (an archive's counted uncompressed) once they are listed, before
-	// the loose files are parsed: analyze budgets its memory from it.
-	Sized func(bytes int64)
 }
 
 // parseFunc parses one file of a kind into its value.
@@ -124,13 +120,6 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 	}
 	if len(files) == 0 {
 		return nil, inputErrorf("no input files")
-	}
-	if opts.Sized != nil {
-		var n int64
-		for i := range files {
-			n += files[i].length()
-		}
-		opts.Sized(n)
 	}
 	results := parseAll(files, opts.kube())
 	var errs parsers.ErrorList

@@ -177,28 +177,6 @@ func TestMixedInputs(t *testing.T) {
 	}
 }
 
-// TestSized checks that Options.Sized gets the size of every input: the
-// loose files, a directory's files and an archive's files uncompressed.
-func TestSized(t *testing.T) {
-	dir := t.TempDir()
-	writeFile(t, dir, "a/node/iptables-save.txt", []byte(miniDump))
-	export := writeFile(t, dir, "svc.yaml", []byte(miniService))
-	notes := "customer notes\n"
-	bundle := writeFile(t, dir, "b.tgz", archive(t,
-		entry{name: "b/node/iptables-save.txt", body: miniDump},
-		entry{name: "b/notes.txt", body: notes},
-	))
-	var got []int64
-	_, err := Load([]string{filepath.Join(dir, "a"), export, bundle}, Options{Sized: func(n int64) { got = append(got, n) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := int64(2*len(miniDump) + len(miniService) + len(notes))
-	if len(got) != 1 || got[0] != want {
-		t.Errorf("Sized called with %v, want once with %d", got, want)
-	}
-}
-
 // TestParseErrorsNameFileAndLine loads a directory with a broken dump.
 func TestParseErrorsNameFileAndLine(t *testing.T) {
 	dir := t.TempDir()

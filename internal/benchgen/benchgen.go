@@ -176,10 +176,17 @@ func suffix(i, n int) string {
 }
 
 // WriteJSON writes the cluster as `kubectl get -o json` prints a List.
-func (s Spec) WriteJSON(w io.Writer) error {
+func (s Spec) WriteJSON(w io.Writer) error { return s.writeJSON(w, "    ") }
+
+// WriteCompactJSON writes the same List without indentation, as
+// `kubectl get --raw` or an API client returns it: about half the bytes
+// of WriteJSON for the same objects.
+func (s Spec) WriteCompactJSON(w io.Writer) error { return s.writeJSON(w, "") }
+
+func (s Spec) writeJSON(w io.Writer, indent string) error {
 	list := map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]string{"resourceVersion": ""}, "items": s.Objects()}
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "    ")
+	enc.SetIndent("", indent)
 	return enc.Encode(list)
 }
 

@@ -1,6 +1,8 @@
 // Command benchgen writes the generated benchmark inputs into a directory:
 // node/iptables-save.txt (or, with -mode nftables, node/nft-ruleset.txt),
-// cluster/cluster.json, cluster/cluster.yaml and kube-proxy/config.yaml.
+// cluster/cluster.json (indented, as kubectl prints it),
+// cluster/cluster-compact.json (the same objects unindented, as an API
+// client reads them), cluster/cluster.yaml and kube-proxy/config.yaml.
 package main
 
 import (
@@ -25,10 +27,11 @@ func main() {
 		os.Exit(2)
 	}
 	files := map[string]func(io.Writer) error{
-		"node/iptables-save.txt": spec.IPTablesSave,
-		"cluster/cluster.json":   spec.WriteJSON,
-		"cluster/cluster.yaml":   spec.WriteYAML,
-		"kube-proxy/config.yaml": func(w io.Writer) error { _, err := w.Write(spec.Config()); return err },
+		"node/iptables-save.txt":       spec.IPTablesSave,
+		"cluster/cluster.json":         spec.WriteJSON,
+		"cluster/cluster-compact.json": spec.WriteCompactJSON,
+		"cluster/cluster.yaml":         spec.WriteYAML,
+		"kube-proxy/config.yaml":       func(w io.Writer) error { _, err := w.Write(spec.Config()); return err },
 	}
 	switch *mode {
 	case "iptables":
