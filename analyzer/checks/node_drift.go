@@ -34,9 +34,13 @@ var nodeDrift = &Check{
 type Drift struct {
 	// Nodes names the columns.
 	Nodes []string `json:"nodes"`
-	// Ports has one row per service port programmed on at least one node,
-	// sorted by name.
+	// Ports has one row per service port that some node programs
+	// differently from the others, sorted by name; Alike counts the service
+	// ports every node programs alike (or that no data plane shows), which
+	// are not listed: a cluster of a thousand nodes and ten thousand
+	// Services would otherwise list ten million cells that agree.
 	Ports []DriftPort `json:"ports"`
+	Alike int         `json:"alike"`
 	// Fields lists the settings that differ between nodes.
 	Fields []DriftField `json:"fields,omitempty"`
 }
@@ -183,7 +187,11 @@ func runNodeDrift(p *FleetPass) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		d.Ports = append(d.Ports, compareRow(p, rows[k]))
+		if row := compareRow(p, rows[k]); row.Drifted() {
+			d.Ports = append(d.Ports, row)
+		} else {
+			d.Alike++
+		}
 	}
 	fieldDrift(p, d)
 	if compared < 2 {

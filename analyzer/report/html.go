@@ -30,8 +30,10 @@ type htmlPage struct {
 	Groups  []htmlGroup
 	Drifted []checks.DriftPort
 	Alike   []checks.DriftPort
-	Skipped []string
-	Notes   []string
+	// AlikeCount is how many service ports every node programs alike.
+	AlikeCount int
+	Skipped    []string
+	Notes      []string
 	// Inconclusive is set, with the gaps and the inputs that would close
 	// them, when no finding is not a clean bill of health.
 	Inconclusive bool
@@ -98,11 +100,13 @@ func RenderHTML(w io.Writer, r *Report, _ Options) error {
 		}
 	}
 	if r.Drift != nil {
+		p.AlikeCount = r.Drift.Alike
 		for _, row := range r.Drift.Ports {
 			if row.Drifted() {
 				p.Drifted = append(p.Drifted, row)
 			} else {
 				p.Alike = append(p.Alike, row)
+				p.AlikeCount++
 			}
 		}
 	}
@@ -210,7 +214,7 @@ footer { max-width: 1200px; margin: 0 auto; padding: 16px 24px 32px; color: var(
 <tr><td><code>{{port .}}</code></td>{{range .Cells}}<td class="cell-{{.State}}">{{cell .}}</td>{{end}}</tr>
 {{- end}}
 </table>
-<p class="muted">{{plural (len .Alike) "service port"}} programmed alike on every node.</p>
+<p class="muted">{{plural .AlikeCount "service port"}} programmed alike on every node.</p>
 {{- if .Alike}}
 <details><summary>service ports programmed alike</summary>
 <table>

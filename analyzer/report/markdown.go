@@ -217,7 +217,7 @@ func serviceOf(sp string) string {
 // splitDrift returns the drifted rows of a matrix and how many are alike.
 func splitDrift(d *checks.Drift) ([]checks.DriftPort, int) {
 	var out []checks.DriftPort
-	same := 0
+	same := d.Alike
 	for _, p := range d.Ports {
 		if p.Drifted() {
 			out = append(out, p)
