@@ -13,6 +13,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
 // withoutConfig copies a bundle directory leaving out every kube-proxy
@@ -21,29 +22,15 @@ import (
 func withoutConfig(t *testing.T, dir string) string {
 	t.Helper()
 	out := t.TempDir()
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(out, rel), 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
+	parsetest.CopyTree(t, dir, out, func(rel string, data []byte) bool {
 		switch {
-		case rel == filepath.Join("kube-proxy", "config.yaml"), rel == filepath.Join("kube-proxy", "cmdline.txt"):
-			return nil
+		case rel == "kube-proxy/config.yaml", rel == "kube-proxy/cmdline.txt":
+			return false
 		case strings.Contains(string(data), "kind: ConfigMap") && strings.Contains(string(data), "name: kube-proxy"):
-			return nil
+			return false
 		}
-		return os.WriteFile(filepath.Join(out, rel), data, 0o644)
+		return true
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 

@@ -16,28 +16,9 @@ import (
 // (by slash path relative to the bundle) and adding extra ones.
 func copyBundle(t *testing.T, name string, drop func(rel string) bool, extra map[string]string) string {
 	t.Helper()
-	src := filepath.Join(parsetest.Root(t), "testdata", "bundles", name)
 	out := t.TempDir()
-	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(out, rel), 0o755)
-		}
-		if drop != nil && drop(filepath.ToSlash(rel)) {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(out, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	parsetest.CopyTree(t, filepath.Join(parsetest.Root(t), "testdata", "bundles", name), out,
+		func(rel string, _ []byte) bool { return drop == nil || !drop(rel) })
 	for rel, content := range extra {
 		if err := os.WriteFile(filepath.Join(out, rel), []byte(content), 0o644); err != nil {
 			t.Fatal(err)

@@ -294,22 +294,5 @@ func WantedChecks(t *testing.T, pattern string) map[string][]string {
 
 func copyDir(t *testing.T, from, to string) {
 	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		dst := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, 0o644)
-	})
-	if err != nil {
-		t.Fatalf("copying base %s: %v", from, err)
-	}
+	parsetest.CopyTree(t, from, to, nil)
 }

@@ -67,17 +67,6 @@ func sortedKinds(m map[string]int) []string {
 	return out
 }
 
-func evidenceLocation(e model.Evidence) string {
-	loc := e.File
-	if e.Line > 0 {
-		loc += fmt.Sprintf(":%d", e.Line)
-	}
-	if e.Path != "" {
-		loc += " " + e.Path
-	}
-	return loc
-}
-
 // RenderDiffTable writes a diff for a terminal: the node pairs, one row
 // per change, then the evidence, the notes and the summary.
 func RenderDiffTable(w io.Writer, r *diff.Result, opts Options) error {
@@ -154,7 +143,7 @@ func RenderDiffTable(w io.Writer, r *diff.Result, opts Options) error {
 				evs  []model.Evidence
 			}{{"old", ch.OldEvidence}, {"new", ch.NewEvidence}} {
 				for _, e := range side.evs {
-					b.WriteString("    " + side.name + " " + dim.Render(evidenceLocation(e)) + "\n")
+					b.WriteString("    " + side.name + " " + dim.Render(evidenceLoc(e)) + "\n")
 					if e.Text != "" {
 						b.WriteString("      " + e.Text + "\n")
 					}
@@ -198,7 +187,7 @@ func RenderDiffMarkdown(w io.Writer, r *diff.Result, _ Options) error {
 				evs  []model.Evidence
 			}{{"old", ch.OldEvidence}, {"new", ch.NewEvidence}} {
 				for _, e := range side.evs {
-					ev = append(ev, side.name+" "+evidenceLocation(e))
+					ev = append(ev, side.name+" "+evidenceLoc(e))
 					if e.Text != "" {
 						ev = append(ev, "    "+e.Text)
 					}

@@ -43,7 +43,7 @@ func RenderServiceTable(w io.Writer, reps []*proxier.ServiceReport, _ Options) e
 				text = d.Evidence.Text
 			}
 			fmt.Fprintf(&b, "    %-13s %s\n", d.Kind, text)
-			extra := []string{evidenceLocation(d.Evidence)}
+			extra := []string{evidenceLoc(d.Evidence)}
 			if d.Endpoint != "" {
 				extra = append(extra, "endpoint "+d.Endpoint)
 			}

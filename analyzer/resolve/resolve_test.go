@@ -2,7 +2,6 @@ package resolve_test
 
 import (
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,26 +22,7 @@ func bundle(t *testing.T, name string) string {
 func copyWithout(t *testing.T, dir string, drop func(rel, content string) bool) string {
 	t.Helper()
 	out := t.TempDir()
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(out, rel), 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if drop(filepath.ToSlash(rel), string(data)) {
-			return nil
-		}
-		return os.WriteFile(filepath.Join(out, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	parsetest.CopyTree(t, dir, out, func(rel string, data []byte) bool { return !drop(rel, string(data)) })
 	return out
 }
 

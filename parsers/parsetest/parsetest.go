@@ -274,3 +274,31 @@ func RoundTrip[T any](c Codec[T]) func(t *testing.T, name string, a *txtar.Archi
 		return got
 	}
 }
+
+// CopyTree copies the directory from into to (created if need be), the
+// files keep accepts only (all when keep is nil; rel is the file's slash
+// path below from).
+func CopyTree(tb testing.TB, from, to string, keep func(rel string, data []byte) bool) {
+	tb.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if keep != nil && !keep(filepath.ToSlash(rel), data) {
+			return nil
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+	if err != nil {
+		tb.Fatalf("copying %s: %v", from, err)
+	}
+}
