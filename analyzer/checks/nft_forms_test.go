@@ -16,6 +16,7 @@ import (
 	"github.com/proxyscan/proxyscan/internal/nftjson"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/nft"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
 // TestNFTFormsSameFindings checks, for every nftables scenario, that the
@@ -80,7 +81,7 @@ func compareForms(t *testing.T, s *checktest.Scenario, rel string, data []byte, 
 		conv = nft.Format(orig)
 	}
 	dir2 := t.TempDir()
-	copyTree(t, s.Dir, dir2)
+	parsetest.CopyTree(t, s.Dir, dir2, nil)
 	if err := os.Remove(filepath.Join(dir2, rel)); err != nil {
 		t.Fatal(err)
 	}

@@ -119,7 +119,7 @@ func TestNodeDriftSettings(t *testing.T) {
 		if n == "node-c" {
 			from = "node-a" // a copy of node-a (named node-a#2 in messages)
 		}
-		copyTree(t, filepath.Join(src, from), filepath.Join(dir, n))
+		parsetest.CopyTree(t, filepath.Join(src, from), filepath.Join(dir, n), nil)
 	}
 	cfg := filepath.Join(dir, "node-b", "kube-proxy", "config.yaml")
 	data, _ := os.ReadFile(cfg)
@@ -163,27 +163,5 @@ func TestNodeDriftSingleNode(t *testing.T) {
 		if st.ID == "node-drift" && (st.State != "skipped" || st.Reason != checks.SingleNode) {
 			t.Errorf("status %+v", st)
 		}
-	}
-}
-
-func copyTree(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		dst := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }

@@ -116,7 +116,7 @@ func TestUpstreamNFTGoldensAreClean(t *testing.T) {
 					t.Fatal(err)
 				}
 				dir := t.TempDir()
-				copyTree(t, filepath.Join(root, "scenarios", name, "cluster"), filepath.Join(dir, "cluster"))
+				parsetest.CopyTree(t, filepath.Join(root, "scenarios", name, "cluster"), filepath.Join(dir, "cluster"), nil)
 				cfg, err := os.ReadFile(filepath.Join(root, "scenarios", name, "kube-proxy", "config.yaml"))
 				if err != nil {
 					t.Fatal(err)
