@@ -144,6 +144,18 @@ func runIPVSSchedulerMismatch(p *Pass) {
 			by[s.SchedName] = append(by[s.SchedName], s)
 		}
 	}
+	// The Service port each virtual server belongs to, from the views
+	// (their dispatches are the virtual servers).
+	owner := map[string]string{}
+	for _, v := range p.Views() {
+		for _, e := range v.Entries {
+			for _, d := range e.Dispatch {
+				if d != nil && e.Service != "" {
+					owner[d.ID] = e.Service
+				}
+			}
+		}
+	}
 	var names []string
 	for n := range by {
 		names = append(names, n)
@@ -153,21 +165,35 @@ func runIPVSSchedulerMismatch(p *Pass) {
 		ss := by[n]
 		ev := []model.Evidence{configEvidence(p.Snap.Config, "ipvs.scheduler")}
 		var list []string
+		services := map[string]bool{}
 		for i, s := range ss {
+			name := owner["virtual server "+s.String()]
+			if name != "" {
+				services[name] = true
+			}
 			if i < 5 {
 				ev = append(ev, model.EvidenceAt(s.Pos, s.Raw))
-				list = append(list, s.String())
+				if name == "" {
+					name = "no Service"
+				}
+				list = append(list, s.String()+" ("+name+")")
 			}
 		}
 		more := ""
 		if len(ss) > 5 {
 			more = fmt.Sprintf(" and %d more", len(ss)-5)
 		}
-		p.Report(Finding{
+		f := Finding{
 			Message:  fmt.Sprintf("%d of %d virtual servers use scheduler %s but ipvs.scheduler is %s: %s%s", len(ss), len(t.Services), n, want, strings.Join(list, ", "), more),
 			Evidence: ev,
 			Advice:   "Restart kube-proxy on the node so that it updates the virtual servers to the configured scheduler; if they change back, find what else programs the IPVS table.",
-		})
+		}
+		if len(services) == 1 {
+			for name := range services {
+				f.Service = name
+			}
+		}
+		p.Report(f)
 	}
 }
 
