@@ -34,6 +34,9 @@ var conntrackStale = &Check{
 func runConntrackStale(p *Pass) {
 	s := p.Snap
 	if s.Conntrack == nil {
+		if emptyConntrackCollected(s) {
+			return // conntrack -L ran and listed no flow: nothing is stale
+		}
 		p.Skip("no conntrack listing in the inputs (add conntrack -L from the node)")
 		return
 	}
@@ -126,3 +129,18 @@ func runConntrackStale(p *Pass) {
 }
 
 func count[T any](list []T) string { return fmt.Sprint(len(list)) }
+
+// emptyConntrackCollected reports a bundle whose manifest records that the
+// conntrack listing ran and wrote nothing: an empty table, not a missing
+// input.
+func emptyConntrackCollected(s *model.Snapshot) bool {
+	if s.Manifest == nil {
+		return false
+	}
+	for _, name := range []string{"conntrack-dnat", "conntrack6-dnat"} {
+		if src := s.Manifest.Source(name); src != nil && (src.Status == "ok" || src.Status == "partial") && src.Bytes == 0 {
+			return true
+		}
+	}
+	return false
+}

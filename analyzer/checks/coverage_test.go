@@ -123,3 +123,25 @@ func TestRulesetScaleSeverity(t *testing.T) {
 		}
 	}
 }
+
+// TestConntrackEmptyIsNotAbsent: a bundle whose conntrack listing ran and
+// was empty has no stale flow; one without a listing is skipped.
+func TestConntrackEmptyIsNotAbsent(t *testing.T) {
+	empty := `{"schema": 1, "collected_at": "2026-03-02T09:15:00Z", "sources": [
+	 {"name": "conntrack-dnat", "method": "exec", "command": ["conntrack", "-L"], "status": "ok", "exit_status": 0, "duration_ms": 3, "bytes": 0}]}`
+	for name, want := range map[string]string{"": "skipped", empty: "ran"} {
+		var extra map[string]string
+		if name != "" {
+			extra = map[string]string{"manifest.json": name}
+		}
+		snaps, err := load.Load([]string{copyBundle(t, "iptables-mini", nil, extra)}, load.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sel, _ := checks.Select(checks.All, checks.Options{Only: []string{"conntrack-stale"}})
+		res := checks.Run(snaps[0], sel)
+		if st := res.Statuses[0]; st.State != want || len(res.Findings) != 0 {
+			t.Errorf("manifest %t: conntrack-stale %s (%s), %d findings; want %s", name != "", st.State, st.Reason, len(res.Findings), want)
+		}
+	}
+}
