@@ -150,6 +150,7 @@ func traceRun(opts *TraceOptions) error {
 			if err != nil {
 				return &FlagError{Err: err}
 			}
+			act.Target = trace.Target(s.Ports, act.Packet)
 			exp, err := traceExpected(r, pkt)
 			if err != nil {
 				return err
@@ -182,6 +183,7 @@ func traceRun(opts *TraceOptions) error {
 		if err != nil {
 			return err
 		}
+		res.Target = trace.Target(s.Ports, res.Packet)
 		reached = reached && res.Reached()
 		results = append(results, res)
 	}

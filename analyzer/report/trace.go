@@ -79,6 +79,10 @@ func writeTraceResult(b *strings.Builder, t *theme, r *trace.Result, width int) 
 	b.WriteString("\n")
 	b.WriteString(t.dim.Render(packetLine(r.Packet)))
 	b.WriteString("\n")
+	if r.Target != "" {
+		b.WriteString(t.dim.Render(r.Target))
+		b.WriteString("\n")
+	}
 	for _, a := range r.Assumed {
 		b.WriteString(t.dim.Render("assumed: " + a))
 		b.WriteString("\n")

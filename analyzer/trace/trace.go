@@ -124,6 +124,10 @@ type Result struct {
 	// Assumed says what the trace took for granted that no input shows
 	// (addresses assumed bound to kube-ipvs0 without ip addr, ...).
 	Assumed []string `json:"assumed,omitempty"`
+	// Target says what the destination is to kube-proxy ("10.96.0.10:53 is
+	// the cluster IP of kube-system/kube-dns:dns, port 53/UDP", an address
+	// of no Service, a port the Service does not have); see [Target].
+	Target string `json:"target,omitempty"`
 }
 
 // A Dataplane is everything the tracer reads for one node.
