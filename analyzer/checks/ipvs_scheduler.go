@@ -204,7 +204,8 @@ var ipvsModuleMissing = &Check{
 	What: "IPVS mode needs the kernel modules `ip_vs`, the scheduler's `ip_vs_<scheduler>` (ip_vs_rr by default) " +
 		"and `nf_conntrack` (nf_conntrack_ipv4 on kernels before 4.19), loaded or built into the kernel; kube-proxy " +
 		"1.20–1.26 also insists on ip_vs_rr, ip_vs_wrr and ip_vs_sh. The module listing of the node lacks one of " +
-		"them, or kube-proxy's log says the IPVS proxier cannot be used.",
+		"them, a collected bundle records that the net.ipv4.vs sysctls the ip_vs module creates were absent, or " +
+		"kube-proxy's log says the IPVS proxier cannot be used.",
 	Why: "Since 1.26 kube-proxy exits when it cannot use IPVS: after switching a cluster to IPVS mode without the " +
 		"modules, the kube-proxy pods go into CrashLoopBackOff and no Service rule is maintained. Before 1.26 it " +
 		"silently fell back to iptables mode, which leaves a configuration that says ipvs on a node that runs iptables.",
@@ -213,6 +214,25 @@ var ipvsModuleMissing = &Check{
 		"restart kube-proxy. Nodes built from one image need the change in the image.",
 	Needs: []Need{NeedConfig},
 	Run:   runIPVSModuleMissing,
+}
+
+// ipvsSysctlsAbsent reports a bundle whose manifest records that the
+// net.ipv4.vs sysctls were absent when it was collected (with /proc/sys
+// readable): the ip_vs module, which creates them, was not loaded.
+func ipvsSysctlsAbsent(s *model.Snapshot) (model.Evidence, bool) {
+	if s.Manifest == nil {
+		return model.Evidence{}, false
+	}
+	src := s.Manifest.Source("sysctl")
+	if src == nil || src.Status != "ok" && src.Status != "partial" {
+		return model.Evidence{}, false
+	}
+	for _, n := range src.Notes {
+		if strings.HasPrefix(n, "absent") && strings.Contains(n, "net.ipv4.vs.conntrack") {
+			return model.EvidenceAt(src.Pos, "sysctl: "+n), true
+		}
+	}
+	return model.Evidence{}, false
 }
 
 func runIPVSModuleMissing(p *Pass) {
@@ -224,6 +244,14 @@ func runIPVSModuleMissing(p *Pass) {
 	c := s.Config
 	logged := logMatches(s, "ipvs-modules-missing", "ipvs-unusable")
 	if s.Modules == nil {
+		if ev, ok := ipvsSysctlsAbsent(s); ok {
+			p.Report(Finding{
+				Message:  "the node has no net.ipv4.vs sysctls, which the ip_vs module creates when it is loaded: IPVS is not available on the node",
+				Evidence: append([]model.Evidence{configEvidence(c, "mode"), ev}, logEvidence(logged, 3)...),
+				Advice:   ipvsModuleAdvice(p),
+			})
+			return
+		}
 		if len(logged) == 0 {
 			p.Skip("no module listing (/proc/modules or lsmod) in the inputs, and no IPVS start-up error in the logs")
 			return
