@@ -27,6 +27,30 @@ var serviceMissing = &Check{
 	Run:   runServiceMissing,
 }
 
+// syncPending says, for findings of rules missing in family f, that
+// kube-proxy's metrics show a sync of that family requested after its last
+// one when they were read: the rules may have been on their way (a bundle
+// taken between the syncs of the two families, or during the first sync).
+func syncPending(p *Pass, f model.Family) (string, []model.Evidence) {
+	m := p.Snap.Metrics
+	if m == nil {
+		return "", nil
+	}
+	fv := m.KubeProxy().Family(string(f))
+	if fv == nil {
+		return "", nil
+	}
+	if fv.LastSync == nil && fv.LastQueued != nil {
+		return fmt.Sprintf("; kube-proxy's metrics show no %s sync done yet (its first sync was still running)", f),
+			[]model.Evidence{scalarEvidence(fv.LastQueued)}
+	}
+	if lag, ok := fv.SyncLag(); ok && lag > 0 {
+		return fmt.Sprintf("; kube-proxy had a sync of %s pending when the metrics were read (requested %.0f s after its last sync), so these rules may have been on their way", f, lag),
+			[]model.Evidence{scalarEvidence(fv.LastSync), scalarEvidence(fv.LastQueued)}
+	}
+	return "", nil
+}
+
 func runServiceMissing(p *Pass) {
 	for _, v := range p.Views() {
 		for _, sp := range p.PortsOf(v) {
@@ -54,10 +78,11 @@ func runServiceMissing(p *Pass) {
 				continue
 			}
 			also, alsoEv := ipvsAlso(p, v, sp, view.ClusterIP, cip)
+			pending, pendingEv := syncPending(p, v.Family)
 			p.Report(Finding{
 				Service: sp.String(), Protocol: string(sp.Protocol),
-				Message:  fmt.Sprintf("no entry for %s in %s (%s)%s", dest, where(v, view.ClusterIP), v.Family, also),
-				Evidence: append([]model.Evidence{ServiceEvidence(sp), anchor(v, view.ClusterIP)}, alsoEv...),
+				Message:  fmt.Sprintf("no entry for %s in %s (%s)%s%s", dest, where(v, view.ClusterIP), v.Family, also, pending),
+				Evidence: append(append([]model.Evidence{ServiceEvidence(sp), anchor(v, view.ClusterIP)}, alsoEv...), pendingEv...),
 				Advice:   syncAdvice(v),
 			})
 		}
