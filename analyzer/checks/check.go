@@ -121,6 +121,10 @@ type Finding struct {
 	Message  string           `json:"message"`
 	Evidence []model.Evidence `json:"evidence,omitempty"`
 	Advice   string           `json:"advice,omitempty"`
+	// Objects lists, for a finding that one cause explains for several
+	// objects (the rules and chains a deleted Service left), each object,
+	// in the order of Evidence.
+	Objects []string `json:"objects,omitempty"`
 }
 
 // Status says what happened to a check in a run.

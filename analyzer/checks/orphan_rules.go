@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
@@ -31,23 +32,50 @@ func runOrphanRules(p *Pass) {
 		all[sp.String()] = sp
 	}
 	large := largeCluster(p.Snap)
+	// What is left of a Service port that does not exist (or that
+	// kube-proxy ignores) is one finding per Service port: one cause.
+	left := map[string]*Finding{}
+	var order []string
+	leftover := func(service, protocol, object string, ev []model.Evidence) {
+		f := left[service]
+		if f == nil {
+			f = &Finding{Service: service}
+			left[service] = f
+			order = append(order, service)
+		}
+		if f.Protocol == "" {
+			f.Protocol = protocol
+		}
+		f.Objects = append(f.Objects, object)
+		f.Evidence = append(f.Evidence, ev...)
+	}
+	defer func() {
+		for _, name := range order {
+			f := left[name]
+			cause := "Service port " + name + " does not exist"
+			if sp := all[name]; sp != nil {
+				cause = "Service port " + name + " is one kube-proxy ignores (" + sp.Skip + ")"
+			}
+			what := strings.Join(f.Objects, ", ")
+			if len(f.Objects) > 6 {
+				what = strings.Join(f.Objects[:6], ", ") + fmt.Sprintf(" and %d more", len(f.Objects)-6)
+			}
+			verb := "are"
+			if len(f.Objects) == 1 {
+				verb = "is"
+			}
+			f.Message = fmt.Sprintf("%s, but %s of its objects %s left: %s", cause, countWord(len(f.Objects)), verb, what)
+			f.Advice = "Restart kube-proxy on the node so that a full sync removes the rules of deleted Services."
+			p.Report(*f)
+		}
+	}()
 	for _, v := range p.Views() {
 		for _, e := range v.Entries {
 			if e.Service != "" {
 				if ports[e.Service] != nil {
 					continue
 				}
-				reason := "which does not exist"
-				if sp := all[e.Service]; sp != nil {
-					reason = "which kube-proxy ignores (" + sp.Skip + ")"
-				}
-				p.Report(Finding{
-					Service:  e.Service,
-					Protocol: upper(e.Protocol),
-					Message:  fmt.Sprintf("%s entry for %s belongs to Service port %s, %s", e.Action, e.Dest(), e.Service, reason),
-					Evidence: e.Evidence,
-					Advice:   "Restart kube-proxy on the node so that a full sync removes the rules of deleted Services.",
-				})
+				leftover(e.Service, upper(e.Protocol), fmt.Sprintf("%s entry for %s", e.Action, e.Dest()), e.Evidence)
 				continue
 			}
 			p.Report(Finding{
@@ -69,12 +97,7 @@ func runOrphanRules(p *Pass) {
 			}
 			switch {
 			case o.Service != "" && ports[o.Service] == nil:
-				p.Report(Finding{
-					Service:  o.Service,
-					Message:  fmt.Sprintf("%s %s belongs to %s, which is not an existing Service port", o.Kind, o.Name, o.Service),
-					Evidence: []model.Evidence{o.Evidence()},
-					Advice:   "Restart kube-proxy on the node so that a full sync deletes the objects of deleted Services.",
-				})
+				leftover(o.Service, "", fmt.Sprintf("%s %s", o.Kind, o.Name), []model.Evidence{o.Evidence()})
 			case o.Service == "" && (o.Hashed || o.Kind != view.ObjChain) && !o.Referenced:
 				p.Report(Finding{
 					Message:  fmt.Sprintf("%s %s belongs to no Service and nothing leads to it", o.Kind, o.Name),
@@ -118,4 +141,13 @@ func upper(proto string) string {
 		return "SCTP"
 	}
 	return proto
+}
+
+// countWord writes small counts as words ("three"), others as digits.
+func countWord(n int) string {
+	words := []string{"no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}
+	if n >= 0 && n < len(words) {
+		return words[n]
+	}
+	return fmt.Sprint(n)
 }
