@@ -69,6 +69,12 @@ func runOrphanRules(p *Pass) {
 			p.Report(*f)
 		}
 	}()
+	explained := 0
+	defer func() {
+		if explained > 0 {
+			p.Note("%d unreferenced objects of service ports whose entries are missing are left to the findings about those entries", explained)
+		}
+	}()
 	for _, v := range p.Views() {
 		for _, e := range v.Entries {
 			if e.Service != "" {
@@ -104,6 +110,10 @@ func runOrphanRules(p *Pass) {
 					Evidence: []model.Evidence{o.Evidence()},
 					Advice:   "Restart kube-proxy on the node so that a full sync deletes it.",
 				})
+			case !o.Referenced && o.Service != "" && p.facts.services[o.Service]:
+				// Its entry is missing: the finding about that (service-missing
+				// and the like) is the cause of the chain being unreferenced.
+				explained++
 			case !o.Referenced:
 				f := Finding{
 					Service:  o.Service,
