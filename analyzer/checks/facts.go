@@ -106,7 +106,7 @@ func (f *facts) otherMode(c *Check) string {
 	if cfg := f.snap.Config; cfg != nil && slices.Contains(c.Modes, cfg.EffectiveMode()) {
 		return ""
 	}
-	return fmt.Sprintf("not applicable: a check of %s mode; the node runs %s mode (%s)", strings.Join(c.Modes, " or "), f.res.Mode, f.res.ModeSource)
+	return fmt.Sprintf("%s mode only; the node runs %s mode (%s)", strings.Join(c.Modes, " or "), f.res.Mode, f.res.ModeSource)
 }
 
 // Mode returns the node's proxy mode and how it was determined.
