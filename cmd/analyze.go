@@ -67,6 +67,15 @@ func NewCmdAnalyze(f *Factory, runF func(*AnalyzeOptions) error) *cobra.Command 
 	fl.StringVar(&opts.Version, "version", "", "kube-proxy version to assume, e.g. 1.28 (default: from the inputs, else the newest)")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "disable colour (NO_COLOR is honoured too)")
 	fl.StringVar(&opts.Service, "service", "", "print, instead of the report, the rules kube-proxy should have programmed for this Service (ns/name or ns/name:port) that are missing or extra; exit status 1 when there are any (table or json output)")
+	registerCompletions(c, map[string]cobra.CompletionFunc{
+		"output":  completeValues(report.Formats()...),
+		"fail-on": completeValues(failOnValues...),
+		"only":    completeCheckList,
+		"skip":    completeCheckList,
+		"version": completeValues(versionValues()...),
+		"node":    completeNothing,
+		"service": completeNothing,
+	})
 	return c
 }
 

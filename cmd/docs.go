@@ -48,6 +48,7 @@ func NewCmdDocs(f *Factory, runF func(*DocsOptions) error) *cobra.Command {
 	}
 	c.Flags().StringVar(&opts.Dir, "dir", "docs", "directory to write into (checks/, man/ and completion/ below it)")
 	c.Flags().StringVar(&opts.Date, "date", "", "date of the man pages, YYYY-MM-DD (default: SOURCE_DATE_EPOCH, else "+docsDate+")")
+	registerCompletions(c, map[string]cobra.CompletionFunc{"dir": completeDirs, "date": completeNothing})
 	return c
 }
 
