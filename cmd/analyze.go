@@ -25,6 +25,9 @@ type AnalyzeOptions struct {
 	Node    string
 	Version string
 	NoColor bool
+	// Verbose lists in the table every check that did not run, with the
+	// reason.
+	Verbose bool
 	Tool    report.Tool
 	// Service, when set, prints the comparison of the expected and
 	// captured data planes for that Service or service port instead of
@@ -67,12 +70,28 @@ func NewCmdAnalyze(f *Factory, runF func(*AnalyzeOptions) error) *cobra.Command 
 	fl.StringVar(&opts.Version, "version", "", "kube-proxy version to assume, e.g. 1.28 (default: from the inputs, else the newest)")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "disable colour (NO_COLOR is honoured too)")
 	fl.StringVar(&opts.Service, "service", "", "print, instead of the report, the rules kube-proxy should have programmed for this Service (ns/name or ns/name:port) that are missing or extra; exit status 1 when there are any (table or json output)")
+	fl.BoolVar(&opts.Verbose, "verbose", false, "list in the table every check that did not run, with the reason (also those that cannot apply to the node)")
+	registerCompletions(c, map[string]cobra.CompletionFunc{
+		"output":  completeValues(report.Formats()...),
+		"fail-on": completeValues(failOnValues...),
+		"only":    completeCheckList,
+		"skip":    completeCheckList,
+		"version": completeValues(versionValues()...),
+		"node":    completeNothing,
+		"service": completeNothing,
+	})
 	return c
 }
 
+// defaultOutput is the format of a command's output when -o is not given:
+// table on a terminal, else json. It then says so on stderr, when that is
+// a terminal (a pipeline stays quiet).
 func defaultOutput(io *IOStreams) string {
 	if io.OutTTY {
 		return "table"
+	}
+	if io.ErrTTY {
+		fmt.Fprintln(io.ErrOut, "proxyscan: writing JSON: stdout is not a terminal; -o table for the table")
 	}
 	return "json"
 }
@@ -118,7 +137,7 @@ func analyzeRun(opts *AnalyzeOptions) error {
 	restore := collectLoaded()
 	defer restore()
 	rep := report.BuildFleet(opts.Tool, snaps, checks.RunFleet(snaps, selected))
-	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width, FailOn: threshold}
+	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width, FailOn: threshold, Verbose: opts.Verbose}
 	if threshold == 0 {
 		ropts.FailOn = report.NeverFail
 	}

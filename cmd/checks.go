@@ -21,10 +21,11 @@ type ChecksOptions struct {
 func NewCmdChecks(f *Factory, runF func(*ChecksOptions) error) *cobra.Command {
 	opts := &ChecksOptions{IO: f.IO}
 	c := &cobra.Command{
-		Use:   "checks [ID]",
-		Short: "List the checks, or explain one",
-		Long:  "Without an argument, list every check with its severity and title. With an ID, explain what the\nfinding means, why it matters and how to fix it.",
-		Args:  cobra.MaximumNArgs(1),
+		Use:               "checks [ID]",
+		Short:             "List the checks, or explain one",
+		Long:              "Without an argument, list every check with its severity and title. With an ID, explain what the\nfinding means, why it matters and how to fix it.",
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completeCheckArg,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.ID = args[0]
@@ -36,6 +37,7 @@ func NewCmdChecks(f *Factory, runF func(*ChecksOptions) error) *cobra.Command {
 		},
 	}
 	c.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or markdown")
+	registerCompletions(c, map[string]cobra.CompletionFunc{"output": completeValues("text", "markdown")})
 	return c
 }
 

@@ -97,6 +97,13 @@ func NewCmdCollect(f *Factory, runF func(*CollectOptions) error) *cobra.Command 
 	fl.IntVar(&opts.LogLines, "log-lines", 10000, "most lines of kube-proxy's log kept")
 	fl.StringVar(&opts.Root, "root", "/", "where the node's file system is (/proc, /var/log/pods, /lib/modules are read below it)")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "disable colour in the progress lines (NO_COLOR is honoured too)")
+	registerCompletions(c, map[string]cobra.CompletionFunc{
+		"dir":              completeDirs,
+		"root":             completeDirs,
+		"timeout":          completeNothing,
+		"conntrack-sample": completeNothing,
+		"log-lines":        completeNothing,
+	})
 	return c
 }
 

@@ -48,6 +48,7 @@ func NewCmdDocs(f *Factory, runF func(*DocsOptions) error) *cobra.Command {
 	}
 	c.Flags().StringVar(&opts.Dir, "dir", "docs", "directory to write into (checks/, man/ and completion/ below it)")
 	c.Flags().StringVar(&opts.Date, "date", "", "date of the man pages, YYYY-MM-DD (default: SOURCE_DATE_EPOCH, else "+docsDate+")")
+	registerCompletions(c, map[string]cobra.CompletionFunc{"dir": completeDirs, "date": completeNothing})
 	return c
 }
 
@@ -147,7 +148,10 @@ func WriteCheckPage(w io.Writer, c *checks.Check) error {
 	fmt.Fprintf(&b, "## What it means\n\n%s\n\n## Why it matters\n\n%s\n\n## How to fix it\n\n%s\n\n", c.What, c.Why, c.Fix)
 	b.WriteString("## Inputs\n\n")
 	if c.RunFleet != nil {
-		b.WriteString("This check compares nodes: give `proxyscan analyze` one bundle per node. With a single node it is skipped.\n\n")
+		b.WriteString("This check compares nodes: give `proxyscan analyze` one bundle per node. With a single node it is skipped as not applicable.\n\n")
+	}
+	if len(c.Modes) > 0 {
+		fmt.Fprintf(&b, "This check is about %s mode: on a node that runs another mode (and whose configuration names another), it is skipped as not applicable.\n\n", strings.Join(c.Modes, " or "))
 	}
 	if len(c.Needs) == 0 && c.RunFleet == nil {
 		b.WriteString("No particular input: the check runs on whatever the inputs hold.\n\n")

@@ -63,6 +63,13 @@ func NewCmdExpect(f *Factory, runF func(*ExpectOptions) error) *cobra.Command {
 	fl.StringVar(&opts.Family, "family", "", "only this IP family: IPv4 or IPv6 (default: the families kube-proxy runs on the node)")
 	fl.StringVar(&opts.Node, "node", "", "name of the node to generate for (decides which endpoints are local)")
 	fl.StringVar(&opts.Dir, "dir", "", "write one file per family into this directory instead of stdout")
+	registerCompletions(c, map[string]cobra.CompletionFunc{
+		"mode":    completeValues(proxier.ModeNames()...),
+		"version": completeValues(versionValues()...),
+		"family":  completeValues("IPv4", "IPv6"),
+		"node":    completeNothing,
+		"dir":     completeDirs,
+	})
 	return c
 }
 

@@ -23,10 +23,18 @@ type ProfileOptions struct {
 	started bool
 }
 
+// addFlags defines the flags on c and every command below it, hidden from
+// the everyday help (the contract documents them).
 func (p *ProfileOptions) addFlags(c *cobra.Command) {
 	fl := c.PersistentFlags()
 	fl.StringVar(&p.Name, "profile", "none", "name of the profile to capture: "+strings.Join(profileNames, ", "))
 	fl.StringVar(&p.Output, "profile-output", "profile.pprof", "file to write the profile to (read it with `go tool pprof`)")
+	for _, name := range []string{"profile", "profile-output"} {
+		if err := fl.MarkHidden(name); err != nil {
+			panic(err)
+		}
+	}
+	registerCompletions(c, map[string]cobra.CompletionFunc{"profile": completeValues(profileNames...)})
 }
 
 // start begins a CPU profile; other profiles are written by stop.

@@ -72,10 +72,21 @@ func NewCmdTrace(f *Factory, runF func(*TraceOptions) error) *cobra.Command {
 	fl.StringVarP(&opts.Output, "output", "o", "table", "output format: table or json (default table on a terminal, json otherwise)")
 	fl.StringVar(&opts.Node, "node", "", "name of the node to trace on, when PATH holds several")
 	fl.StringVar(&opts.Version, "version", "", "kube-proxy version to assume for --expected and --compare, e.g. 1.28")
-	fl.StringVar(&opts.Mode, "mode", "", "proxy mode to trace: iptables or ipvs (default: the mode programmed on the node)")
+	fl.StringVar(&opts.Mode, "mode", "", "proxy mode to trace: iptables, ipvs or nftables (default: the mode programmed on the node)")
 	fl.BoolVar(&opts.Expected, "expected", false, "trace the rules kube-proxy should have programmed instead of the captured ones")
 	fl.BoolVar(&opts.Compare, "compare", false, "trace both the captured and the expected rules and show where they diverge")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "disable colour (NO_COLOR is honoured too)")
+	registerCompletions(c, map[string]cobra.CompletionFunc{
+		"output":  completeValues(report.TraceFormats...),
+		"proto":   completeValues("tcp", "udp", "sctp"),
+		"from":    completeValues("pod\ta pod on the node", "node\tthe node itself", "external\tfrom outside the node"),
+		"mode":    completeValues(model.ModeIPTables, model.ModeIPVS, model.ModeNFTables),
+		"version": completeValues(versionValues()...),
+		"dst":     completeNothing,
+		"src":     completeNothing,
+		"iface":   completeNothing,
+		"node":    completeNothing,
+	})
 	return c
 }
 

@@ -99,6 +99,11 @@ type Check struct {
 	What, Why, Fix string
 	// Needs lists the inputs without which the check is skipped.
 	Needs []Need
+	// Modes are the proxy modes the check is about (nil: every mode). On
+	// a node whose mode the inputs establish as another one, and whose
+	// configuration names none of these, the check does not apply: it is
+	// skipped as not applicable ([Status.NotApplicable]).
+	Modes []string
 	// Run reports findings through the pass; it may also skip.
 	Run func(*Pass)
 	// Traces says that Run reads the traces of every service port
@@ -137,6 +142,10 @@ type Status struct {
 	Findings int `json:"findings"`
 	// Notes say what part of the inputs the check could not cover.
 	Notes []string `json:"notes,omitempty"`
+	// NotApplicable marks a skipped check that cannot apply to the node,
+	// whatever inputs are added: another proxy mode's check, a cross-node
+	// check with one node.
+	NotApplicable bool `json:"notApplicable,omitempty"`
 }
 
 // Result is the outcome of running checks on one snapshot.
@@ -228,7 +237,12 @@ func run(snap *model.Snapshot, f *facts, checks []*Check) *Result {
 		st := Status{ID: c.ID, State: "ran"}
 		if c.Run == nil {
 			// A cross-node check: RunFleet runs it when there are several nodes.
-			st.State, st.Reason = "skipped", SingleNode
+			st.State, st.Reason, st.NotApplicable = "skipped", SingleNode, true
+			res.Statuses = append(res.Statuses, st)
+			continue
+		}
+		if reason := f.otherMode(c); reason != "" {
+			st.State, st.Reason, st.NotApplicable = "skipped", reason, true
 			res.Statuses = append(res.Statuses, st)
 			continue
 		}

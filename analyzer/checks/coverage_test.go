@@ -145,3 +145,58 @@ func TestConntrackEmptyIsNotAbsent(t *testing.T) {
 		}
 	}
 }
+
+// TestNotApplicable: a skip no input would lift (another mode's check, a
+// cross-node check with one node) is marked as such; a skip for an input
+// not given is not, nor an IPVS check where the mode is only assumed or
+// the configuration says ipvs.
+func TestNotApplicable(t *testing.T) {
+	ipvsChecks := []string{"ipvs-scheduler-invalid", "ipvs-scheduler-mismatch", "ipvs-module-missing"}
+	for _, tc := range []struct {
+		name   string
+		path   func(t *testing.T) string
+		notApp []string // skipped as not applicable
+		other  []string // skipped for an input not given
+	}{
+		{name: "iptables mode configured", path: func(t *testing.T) string { return copyBundle(t, "iptables-healthy", nil, nil) },
+			notApp: append([]string{"node-drift"}, ipvsChecks...), other: []string{"sync-slow", "log-errors"}},
+		{name: "nftables mode inferred", notApp: append([]string{"node-drift"}, ipvsChecks...), other: []string{"config-invalid", "service-missing"},
+			path: func(t *testing.T) string {
+				return filepath.Join(parsetest.Root(t), "testdata", "bundles", "nftables-healthy", "node", "nft-ruleset.txt")
+			}},
+		{name: "mode assumed", notApp: []string{"node-drift"}, other: ipvsChecks,
+			path: func(t *testing.T) string {
+				return copyBundle(t, "nftables-healthy", func(rel string) bool {
+					return strings.HasPrefix(rel, "node/nft-") || rel == "kube-proxy/config.yaml" || rel == "cluster/kube-proxy-configmap.yaml"
+				}, nil)
+			}},
+		{name: "ipvs mode", notApp: []string{"node-drift"}, other: []string{"ipvs-module-missing"},
+			path: func(t *testing.T) string { return copyBundle(t, "ipvs-healthy", nil, nil) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snaps, err := load.Load([]string{tc.path(t)}, load.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]checks.Status{}
+			for _, st := range checks.Run(snaps[0], checks.All).Statuses {
+				got[st.ID] = st
+			}
+			for _, id := range tc.notApp {
+				if st := got[id]; st.State != "skipped" || !st.NotApplicable {
+					t.Errorf("%s: %+v, want skipped as not applicable", id, st)
+				}
+			}
+			for _, id := range tc.other {
+				if st := got[id]; st.State != "skipped" || st.NotApplicable {
+					t.Errorf("%s: %+v, want skipped for an input not given", id, st)
+				}
+			}
+			for id, st := range got {
+				if st.NotApplicable && st.State != "skipped" {
+					t.Errorf("%s ran but is marked not applicable", id)
+				}
+			}
+		})
+	}
+}

@@ -2,6 +2,8 @@ package checks
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
@@ -91,6 +93,20 @@ func (f *facts) missing(needs []Need) string {
 		}
 	}
 	return ""
+}
+
+// otherMode returns why a check of other proxy modes ([Check.Modes]) does
+// not apply to the node: its mode is established (given, configured or
+// inferred, not assumed) and another one, and its configuration, if any,
+// names another mode too. It returns "" when the check applies.
+func (f *facts) otherMode(c *Check) string {
+	if len(c.Modes) == 0 || f.res.ModeOrigin == resolve.Assumed || slices.Contains(c.Modes, f.res.Mode) {
+		return ""
+	}
+	if cfg := f.snap.Config; cfg != nil && slices.Contains(c.Modes, cfg.EffectiveMode()) {
+		return ""
+	}
+	return fmt.Sprintf("%s mode only; the node runs %s mode (%s)", strings.Join(c.Modes, " or "), f.res.Mode, f.res.ModeSource)
 }
 
 // Mode returns the node's proxy mode and how it was determined.

@@ -143,7 +143,7 @@ func RunFleet(snaps []*model.Snapshot, checks []*Check) *FleetResult {
 				if st.ID != c.ID {
 					continue
 				}
-				st.State, st.Reason, st.Findings, st.Notes = "ran", "", counts[i], append([]string(nil), p.notes...)
+				st.State, st.Reason, st.Findings, st.Notes, st.NotApplicable = "ran", "", counts[i], append([]string(nil), p.notes...), false
 				if p.skipped != "" && len(p.findings) == 0 {
 					st.State, st.Reason = "skipped", p.skipped
 				}

@@ -49,6 +49,7 @@ var ipvsSchedulerInvalid = &Check{
 		"sure its module `ip_vs_<name>` is available on every node, and restart kube-proxy. Prefer rr over sh/mh: " +
 		"kube-proxy gives every real server weight 1 and uses persistence for session affinity anyway.",
 	Needs: []Need{NeedConfig},
+	Modes: []string{model.ModeIPVS},
 	Run:   runIPVSSchedulerInvalid,
 }
 
@@ -124,6 +125,7 @@ var ipvsSchedulerMismatch = &Check{
 		"pod, or `curl localhost:10249/configz` on the node) and restart kube-proxy so that it rewrites the virtual " +
 		"servers; look for other tools running `ipvsadm` on the node.",
 	Needs: []Need{NeedConfig},
+	Modes: []string{model.ModeIPVS},
 	Run:   runIPVSSchedulerMismatch,
 }
 
@@ -213,6 +215,7 @@ var ipvsModuleMissing = &Check{
 		"module) and make them persistent (`/etc/modules-load.d/ipvs.conf`), or choose another proxy mode; then " +
 		"restart kube-proxy. Nodes built from one image need the change in the image.",
 	Needs: []Need{NeedConfig},
+	Modes: []string{model.ModeIPVS},
 	Run:   runIPVSModuleMissing,
 }
 

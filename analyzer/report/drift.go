@@ -5,14 +5,15 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/lipgloss/table"
 
 	"github.com/proxyscan/proxyscan/analyzer/checks"
 )
 
 // driftTable renders node-drift's matrix for the terminal: the service
 // ports not programmed alike (service ports × nodes) and the settings that
-// differ; empty when the report has no drift.
+// differ; empty when the report has no drift. Cells wrap at spaces; when
+// the nodes do not fit side by side, each row is a record, one node a
+// line.
 func driftTable(t *theme, r *Report, width int) string {
 	d := r.Drift
 	if d == nil {
@@ -22,30 +23,23 @@ func driftTable(t *theme, r *Report, width int) string {
 	b.WriteString(t.title.Render("drift between nodes"))
 	b.WriteString("\n")
 	drifted, same := splitDrift(d)
-	render := func(first string, rows [][]string, bad func(row, col int) bool) {
-		headers := append([]string{first}, d.Nodes...)
-		colW := max(12, (width-30)/max(1, len(d.Nodes))-1)
-		tbl := table.New().
-			Border(lipgloss.RoundedBorder()).
-			BorderStyle(t.border).
-			Headers(headers...).
-			Rows(rows...).
-			StyleFunc(func(row, col int) lipgloss.Style {
-				st := t.cell
-				if row == table.HeaderRow {
-					return t.header
-				}
-				if col == 0 {
-					return st.Width(28)
-				}
-				st = st.Width(colW)
+	matrix := func(first string, rows [][]string, bad func(row, col int) bool) {
+		cols := []column{{header: first}}
+		for i, n := range d.Nodes {
+			col := i + 1
+			cols = append(cols, column{header: n, style: func(row int) lipgloss.Style {
 				if bad(row, col) {
-					st = st.Inherit(t.sev[checks.Error])
+					return t.sev[checks.Error]
 				}
-				return st
-			})
-		b.WriteString(tbl.Render())
-		b.WriteString("\n")
+				return t.plain
+			}})
+		}
+		for _, row := range rows {
+			for i := range cols {
+				cols[i].cells = append(cols[i].cells, row[i])
+			}
+		}
+		b.WriteString(fitTable(t, cols, width))
 	}
 	if len(drifted) > 0 {
 		var rows [][]string
@@ -56,13 +50,12 @@ func driftTable(t *theme, r *Report, width int) string {
 			}
 			rows = append(rows, row)
 		}
-		render("SERVICE PORT", rows, func(row, col int) bool {
+		matrix("SERVICE PORT", rows, func(row, col int) bool {
 			s := drifted[row].Cells[col-1].State
 			return s != checks.CellOK && s != checks.CellNone && s != checks.CellUnknown
 		})
 	}
-	b.WriteString(t.dim.Render(fmt.Sprintf("%s programmed alike on every node", plural(same, "service port"))))
-	b.WriteString("\n")
+	paragraph(&b, t.dim, fmt.Sprintf("%s programmed alike on every node", plural(same, "service port")), width, "", "  ")
 	if len(d.Fields) > 0 {
 		var rows [][]string
 		for _, f := range d.Fields {
@@ -72,7 +65,7 @@ func driftTable(t *theme, r *Report, width int) string {
 			}
 			rows = append(rows, row)
 		}
-		render("SETTING", rows, func(row, col int) bool { return false })
+		matrix("SETTING", rows, func(row, col int) bool { return false })
 	}
 	b.WriteString("\n")
 	return b.String()

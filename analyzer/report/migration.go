@@ -36,8 +36,7 @@ func renderMigration(t *theme, node string, m *checks.Migration, width int) stri
 	} else {
 		head += ": " + plural(count(m, checks.ImpactBlocker), "blocker")
 	}
-	b.WriteString(t.title.Render(head))
-	b.WriteString("\n")
+	paragraph(&b, t.title, head, width, "", "  ")
 	for _, it := range m.Items {
 		style := t.dim
 		switch it.Impact {
@@ -55,26 +54,20 @@ func renderMigration(t *theme, node string, m *checks.Migration, width int) stri
 		b.WriteString(" ")
 		b.WriteString(t.checkStyle.Render(it.Topic))
 		b.WriteString("\n")
-		b.WriteString("      ")
-		b.WriteString(strings.ReplaceAll(wrapText(it.Summary, width-6), "\n", "\n      "))
-		b.WriteString("\n")
+		paragraph(&b, t.plain, it.Summary, width, "      ", "      ")
 		if len(it.Services) > 0 {
-			b.WriteString("      ")
-			b.WriteString(t.dim.Render(strings.ReplaceAll(wrapText("services: "+strings.Join(it.Services, ", "), width-6), "\n", "\n      ")))
-			b.WriteString("\n")
+			paragraph(&b, t.dim, "services: "+strings.Join(it.Services, ", "), width, "      ", "        ")
 		}
 		for _, e := range it.Evidence {
-			loc := e.File
-			if e.Line > 0 {
-				loc += fmt.Sprintf(":%d", e.Line)
+			loc := evidenceLoc(e)
+			if e.Text != "" && textWidth("      "+loc+" "+e.Text) <= width {
+				b.WriteString("      " + t.evidenceFile.Render(loc) + " " + t.dim.Render(e.Text) + "\n")
+				continue
 			}
-			b.WriteString("      ")
-			b.WriteString(t.evidenceFile.Render(loc))
+			paragraph(&b, t.evidenceFile, loc, width, "      ", "        ")
 			if e.Text != "" {
-				b.WriteString(" ")
-				b.WriteString(t.dim.Render(e.Text))
+				paragraph(&b, t.dim, e.Text, width, "        ", "            ")
 			}
-			b.WriteString("\n")
 		}
 	}
 	b.WriteString("\n")

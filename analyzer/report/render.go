@@ -18,8 +18,13 @@ type Options struct {
 	// Color enables ANSI colour (the caller decides: a terminal, NO_COLOR
 	// unset, no --no-color).
 	Color bool
-	// Width is the terminal width for the table (0: 120 columns).
+	// Width is the terminal width for the table (0: 120 columns); no
+	// line of the table is wider.
 	Width int
+	// Verbose lists, in the table, every check that did not run with the
+	// reason, those that cannot apply to the node included (the --verbose
+	// flag).
+	Verbose bool
 	// FailOn is the lowest severity whose findings are failures in formats
 	// that have the notion (JUnit); 0 counts every finding, [NeverFail]
 	// none (the --fail-on flag).

@@ -3,11 +3,11 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/lipgloss/table"
 	"github.com/muesli/termenv"
 
 	"github.com/proxyscan/proxyscan/analyzer/checks"
@@ -19,6 +19,7 @@ type theme struct {
 	re                       *lipgloss.Renderer
 	title, dim, ok, advice   lipgloss.Style
 	header, cell, border     lipgloss.Style
+	head, plain              lipgloss.Style
 	sev                      map[checks.Severity]lipgloss.Style
 	evidenceFile, checkStyle lipgloss.Style
 }
@@ -36,6 +37,8 @@ func newTheme(w io.Writer, color bool) *theme {
 	t.ok = re.NewStyle().Foreground(lipgloss.Color("34")).Bold(true)
 	t.advice = re.NewStyle().Foreground(lipgloss.Color("111"))
 	t.header = re.NewStyle().Bold(true).Padding(0, 1)
+	t.head = re.NewStyle().Bold(true)
+	t.plain = re.NewStyle()
 	t.cell = re.NewStyle().Padding(0, 1)
 	t.border = re.NewStyle().Foreground(lipgloss.Color("240"))
 	t.evidenceFile = re.NewStyle().Foreground(lipgloss.Color("245")).Underline(color)
@@ -48,9 +51,14 @@ func newTheme(w io.Writer, color bool) *theme {
 	return t
 }
 
-// RenderTable writes the report for a terminal: a header, the findings in
-// a table grouped by severity and service (each with its evidence and
-// advice), then skipped checks, notes and the summary.
+// RenderTable writes the report for a terminal of opts.Width columns (no
+// line is wider), as a diagnosis: the verdict and the counts, what was
+// analysed, the findings in a table grouped by severity and service (each
+// row leads with the service and the check), then each finding with its
+// evidence and advice, the migration and drift sections, and what the
+// checks could not do: one line for the checks that need inputs not given
+// (every skipped check, with its reason, with opts.Verbose; checks that
+// cannot apply to the node are listed only then), notes, unknown inputs.
 func RenderTable(w io.Writer, r *Report, opts Options) error {
 	t := newTheme(w, opts.Color)
 	width := opts.Width
@@ -58,49 +66,162 @@ func RenderTable(w io.Writer, r *Report, opts Options) error {
 		width = 120
 	}
 	var b strings.Builder
-	b.WriteString(t.title.Render(header(r)))
+	verdictLine(&b, t, r, width)
+	contextLines(&b, t, r, width)
 	b.WriteString("\n")
-	b.WriteString(t.dim.Render(inputsLine(r)))
-	b.WriteString("\n\n")
-
-	if len(r.Findings) == 0 {
-		b.WriteString(verdictLines(t, r))
-	} else {
+	gapLines(&b, t, r, width)
+	if len(r.Findings) > 0 {
 		fs := sortedForTable(r)
-		b.WriteString(findingsTable(t, fs, len(r.Nodes) > 1, width))
-		b.WriteString("\n\n")
-		b.WriteString(details(t, fs, width))
+		multi := len(r.Nodes) > 1
+		b.WriteString(findingsTable(t, fs, multi, width))
+		b.WriteString("\n")
+		b.WriteString(details(t, fs, multi, width))
 	}
 	b.WriteString(migrationSection(t, r, width))
 	b.WriteString(driftTable(t, r, width))
-	b.WriteString(statusLines(t, r))
-	b.WriteString(summaryLine(t, r))
+	checkLines(&b, t, r, width, opts.Verbose)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// verdictLines says, when there is no finding, whether that is a clean
-// bill of health: "✓ no findings" only when what matters for the node's
-// mode was checked on complete inputs; otherwise what was not checked and
-// the inputs (with the command that gets each) that would settle it.
-func verdictLines(t *theme, r *Report) string {
-	if !r.Inconclusive() {
-		return t.ok.Render("✓ no findings") + "\n"
+// verdictOf returns a report's verdict, judged from its findings and
+// coverage when the report predates the field.
+func verdictOf(r *Report) string {
+	switch {
+	case r.Verdict != "":
+		return r.Verdict
+	case len(r.Findings) > 0:
+		return checks.VerdictFindings
+	case r.Inconclusive():
+		return checks.VerdictInconclusive
 	}
-	var b strings.Builder
-	b.WriteString(t.sev[checks.Warning].Render("? " + inconclusiveText))
-	b.WriteString("\n")
+	return checks.VerdictOK
+}
+
+// verdictLine writes the verdict with the counts of findings, coloured
+// only where they are not zero.
+func verdictLine(b *strings.Builder, t *theme, r *Report, width int) {
+	switch verdictOf(r) {
+	case checks.VerdictFindings:
+		sev := checks.Info
+		switch {
+		case r.Summary.Error > 0:
+			sev = checks.Error
+		case r.Summary.Warning > 0:
+			sev = checks.Warning
+		}
+		b.WriteString(t.sev[sev].Render("✗ findings") + ": " + counts(t, r.Summary) + "\n")
+	case checks.VerdictInconclusive:
+		paragraph(b, t.sev[checks.Warning], "? "+inconclusiveText, width, "", "  ")
+	default:
+		paragraph(b, t.ok, "✓ ok: no findings, and what matters was checked", width, "", "  ")
+	}
+}
+
+// gapLines writes what was not checked, if anything, and the inputs (with
+// the command that gets each) that would settle it.
+func gapLines(b *strings.Builder, t *theme, r *Report, width int) {
 	gaps, needs := r.gaps()
+	if len(gaps) == 0 {
+		return
+	}
+	b.WriteString(t.title.Render("not checked:") + "\n")
 	for _, g := range gaps {
-		b.WriteString("  - " + g + "\n")
+		paragraph(b, t.plain, g, width, "  - ", "    ")
 	}
 	if len(needs) > 0 {
-		b.WriteString("to settle it, add:\n")
+		b.WriteString(t.title.Render("to settle it, add:") + "\n")
 		for _, n := range needs {
-			b.WriteString("  - " + n.Input + ": " + t.dim.Render(n.Command) + "\n")
+			paragraph(b, t.plain, n.Input+":", width, "  - ", "    ")
+			paragraph(b, t.dim, n.Command, width, "    ", "      ")
 		}
 	}
-	return b.String()
+	b.WriteString("\n")
+}
+
+// counts says how many findings of each severity there are, in colour
+// only where there are some.
+func counts(t *theme, s Summary) string {
+	style := func(n int, sev checks.Severity, text string) string {
+		if n == 0 {
+			return text
+		}
+		return t.sev[sev].Render(text)
+	}
+	return style(s.Error, checks.Error, plural(s.Error, "error")) + ", " +
+		style(s.Warning, checks.Warning, plural(s.Warning, "warning")) + ", " +
+		style(s.Info, checks.Info, fmt.Sprintf("%d info", s.Info))
+}
+
+// contextLines says what was analysed: the node (or each node with its
+// verdict), its mode and kube-proxy version, and the inputs.
+func contextLines(b *strings.Builder, t *theme, r *Report, width int) {
+	var parts []string
+	if r.Node != "" {
+		parts = append(parts, "node "+r.Node)
+	}
+	if len(r.Nodes) > 1 {
+		parts = append(parts, fmt.Sprintf("%d nodes", len(r.Nodes)))
+	}
+	var modes, versions []string
+	if r.Mode != "" {
+		mode := r.Mode
+		if r.ModeOrigin == "assumed" {
+			mode += " (assumed)"
+		}
+		modes = append(modes, mode)
+	}
+	if r.KubeProxyVersion != "" {
+		versions = append(versions, r.KubeProxyVersion)
+	}
+	for _, n := range r.Nodes {
+		if n.Mode != "" && !slices.Contains(modes, n.Mode) {
+			modes = append(modes, n.Mode)
+		}
+		if n.KubeProxyVersion != "" && !slices.Contains(versions, n.KubeProxyVersion) {
+			versions = append(versions, n.KubeProxyVersion)
+		}
+	}
+	if len(modes) > 0 {
+		parts = append(parts, "mode "+strings.Join(modes, ", "))
+	}
+	if len(versions) > 0 {
+		parts = append(parts, "kube-proxy "+strings.Join(versions, ", "))
+	}
+	if len(parts) > 0 {
+		paragraph(b, t.title, strings.Join(parts, " · "), width, "", "  ")
+	}
+	if len(r.Nodes) > 1 {
+		var nodes []string
+		for _, n := range r.Nodes {
+			nodes = append(nodes, n.Node+": "+nodeVerdict(n))
+		}
+		paragraph(b, t.plain, strings.Join(nodes, " · "), width, "", "  ")
+	}
+	// A kind and its count stay together.
+	paragraph(b, t.dim, strings.ReplaceAll(inputsLine(r), " ×", "\u00a0×"), width, "", "  ")
+}
+
+// nodeVerdict says in a few words how a node of a multi-node report fared.
+func nodeVerdict(n NodeReport) string {
+	s := n.Summary
+	if s.Error+s.Warning+s.Info > 0 {
+		var parts []string
+		if s.Error > 0 {
+			parts = append(parts, plural(s.Error, "error"))
+		}
+		if s.Warning > 0 {
+			parts = append(parts, plural(s.Warning, "warning"))
+		}
+		if s.Info > 0 {
+			parts = append(parts, fmt.Sprintf("%d info", s.Info))
+		}
+		return strings.Join(parts, ", ")
+	}
+	if n.Verdict == checks.VerdictInconclusive {
+		return "inconclusive"
+	}
+	return "ok"
 }
 
 func header(r *Report) string {
@@ -136,7 +257,7 @@ func inputsLine(r *Report) string {
 		kinds = append(kinds, fmt.Sprintf("%s ×%d", k, n))
 	}
 	sort.Strings(kinds)
-	return fmt.Sprintf("inputs: %d files (%s)", len(r.Inputs), strings.Join(kinds, ", "))
+	return fmt.Sprintf("inputs: %s (%s)", plural(len(r.Inputs), "file"), strings.Join(kinds, ", "))
 }
 
 // sortedForTable orders findings by severity, node, service and check.
@@ -158,218 +279,218 @@ func sortedForTable(r *Report) []checks.Finding {
 	return fs
 }
 
-// findingsTable renders one row per finding, grouped by severity and
-// service (repeated cells are left blank so that groups stand out); the
-// number in the first column refers to the details below the table.
+// findingTitle names what a finding is about: its service port (with the
+// protocol), "-" for a finding about no service.
+func findingTitle(f checks.Finding) string {
+	switch {
+	case f.Service == "":
+		return "-"
+	case f.Protocol != "":
+		return f.Service + " (" + f.Protocol + ")"
+	}
+	return f.Service
+}
+
+// findingsTable renders one row per finding, in the order of the details
+// below it (the number refers to them): the service port, the node when
+// there are several, the check, the severity, and the message, a column
+// dropped when the terminal leaves it too little room. Every cell is
+// filled, also where it repeats the row above.
 func findingsTable(t *theme, fs []checks.Finding, multi bool, width int) string {
-	headers := []string{"#", "SEVERITY", "SERVICE", "CHECK", "FINDING"}
-	if multi {
-		headers = []string{"#", "SEVERITY", "NODE", "SERVICE", "CHECK", "FINDING"}
-	}
-	var rows [][]string
-	var prevSev checks.Severity
-	prevSvc, prevNode := "\x00", "\x00"
+	num := column{header: "#", key: true}
+	svc := column{header: "SERVICE", key: true}
+	node := column{header: "NODE"}
+	check := column{header: "CHECK", style: func(int) lipgloss.Style { return t.checkStyle }}
+	sev := column{header: "SEVERITY", style: func(row int) lipgloss.Style { return t.sev[fs[row].Severity] }}
+	msg := column{header: "FINDING", flex: true, minFlex: 32, drop: 1}
 	for i, f := range fs {
-		sev, node := t.sev[f.Severity].Render(f.Severity.String()), f.Node
-		svc := f.Service
-		if svc == "" {
-			svc = "-"
-		} else if f.Protocol != "" {
-			svc += " (" + f.Protocol + ")"
+		num.cells = append(num.cells, fmt.Sprint(i+1))
+		svc.cells = append(svc.cells, findingTitle(f))
+		node.cells = append(node.cells, orDash(f.Node))
+		check.cells = append(check.cells, f.Check)
+		sev.cells = append(sev.cells, f.Severity.String())
+		m := f.Message
+		if f.Endpoint != "" && !strings.Contains(m, f.Endpoint) {
+			m += " [" + f.Endpoint + "]"
 		}
-		if f.Severity == prevSev {
-			sev = ""
-			if f.Node == prevNode {
-				node = ""
-				if f.Service == prevSvc {
-					svc = ""
-				}
-			}
-		}
-		prevSev, prevSvc, prevNode = f.Severity, f.Service, f.Node
-		msg := f.Message
-		if f.Endpoint != "" && !strings.Contains(msg, f.Endpoint) {
-			msg += " [" + f.Endpoint + "]"
-		}
-		row := []string{fmt.Sprint(i + 1), sev, svc, t.checkStyle.Render(f.Check), msg}
-		if multi {
-			row = []string{fmt.Sprint(i + 1), sev, node, svc, t.checkStyle.Render(f.Check), msg}
-		}
-		rows = append(rows, row)
+		msg.cells = append(msg.cells, m)
 	}
-	svcW, checkW, nodeW := 9, 7, 6
-	for _, f := range fs {
-		svcW = max(svcW, min(len(f.Service)+len(f.Protocol)+5, 28))
-		checkW = max(checkW, len(f.Check)+2)
-		nodeW = max(nodeW, min(len(f.Node)+2, 24))
-	}
-	fixed := map[int]int{0: 4, 1: 10, 2: svcW, 3: checkW}
+	cols := []column{num, svc, check, sev, msg}
 	if multi {
-		fixed = map[int]int{0: 4, 1: 10, 2: nodeW, 3: svcW, 4: checkW}
+		cols = []column{num, svc, node, check, sev, msg}
 	}
-	return fitTable(t, headers, rows, fixed, width, 24)
+	return fitTable(t, cols, width)
 }
 
-// fitTable renders rows under headers: the columns of fixed have those
-// widths and the last one takes what is left of width, at least minLast.
-func fitTable(t *theme, headers []string, rows [][]string, fixed map[int]int, width, minLast int) string {
-	rest := width - 1 - len(headers)
-	for _, w := range fixed {
-		rest -= w
-	}
-	last := len(headers) - 1
-	tbl := table.New().
-		Border(lipgloss.RoundedBorder()).
-		BorderStyle(t.border).
-		Headers(headers...).
-		Rows(rows...).
-		StyleFunc(func(row, col int) lipgloss.Style {
-			st := t.cell
-			if row == table.HeaderRow {
-				st = t.header
-			}
-			if w, ok := fixed[col]; ok {
-				st = st.Width(w)
-			}
-			if col == last {
-				st = st.Width(max(minLast, rest))
-			}
-			return st
-		})
-	return tbl.Render()
-}
-
-// details writes each finding's evidence (unwrapped, so that rules can be
-// copied) and advice.
-func details(t *theme, fs []checks.Finding, width int) string {
+// details writes each finding with its evidence and advice. Lines are
+// wrapped at spaces to the width; the continuation lines of a rule are
+// indented further than its first.
+func details(t *theme, fs []checks.Finding, multi bool, width int) string {
 	var b strings.Builder
 	for i, f := range fs {
-		head := fmt.Sprintf("[%d] %s · %s", i+1, f.Severity, f.Check)
+		var head []string
 		if f.Service != "" {
-			head += " · " + f.Service
+			head = append(head, findingTitle(f))
 		}
-		if f.Node != "" {
-			head += " · node " + f.Node
+		if multi && f.Node != "" {
+			head = append(head, "node "+f.Node)
 		}
-		b.WriteString(t.sev[f.Severity].Render(head))
-		b.WriteString("\n    ")
-		b.WriteString(strings.ReplaceAll(wrapText(f.Message, width-4), "\n", "\n    "))
-		b.WriteString("\n")
+		head = append(head, f.Check, f.Severity.String())
+		num := fmt.Sprintf("[%d] ", i+1)
+		paragraph(&b, t.sev[f.Severity], num+strings.Join(head, " · "), width, "", strings.Repeat(" ", len(num)))
+		paragraph(&b, t.plain, f.Message, width, "    ", "    ")
 		for _, e := range f.Evidence {
-			loc := e.File
-			if e.Line > 0 {
-				loc += fmt.Sprintf(":%d", e.Line)
-			}
-			if e.Path != "" {
-				loc += " " + e.Path
-			}
-			b.WriteString("    ")
-			b.WriteString(t.evidenceFile.Render(loc))
+			paragraph(&b, t.evidenceFile, evidenceLoc(e), width, "    ", "      ")
 			if e.Text != "" {
-				b.WriteString("\n      ")
-				b.WriteString(t.dim.Render(e.Text))
+				paragraph(&b, t.dim, e.Text, width, "      ", "          ")
 			}
-			b.WriteString("\n")
 		}
 		if f.Advice != "" {
-			for j, line := range strings.Split(wrapText("→ "+f.Advice, width-6), "\n") {
-				if j == 0 {
-					b.WriteString("    ")
-				} else {
-					b.WriteString("      ")
-				}
-				b.WriteString(t.advice.Render(line))
-				b.WriteString("\n")
-			}
+			paragraph(&b, t.advice, "→ "+f.Advice, width, "    ", "      ")
 		}
 		b.WriteString("\n")
 	}
 	return b.String()
 }
 
-// wrapText breaks s into lines of at most width columns at spaces.
-func wrapText(s string, width int) string {
-	if width < 20 {
-		width = 20
+// skipKind is why a check did not run, for the terminal.
+func skipKind(s checks.Status) string {
+	if s.NotApplicable {
+		return "not applicable"
 	}
-	var b strings.Builder
-	n := 0
-	for i, word := range strings.Fields(s) {
-		if i > 0 {
-			if n+1+len([]rune(word)) > width {
-				b.WriteByte('\n')
-				n = 0
-			} else {
-				b.WriteByte(' ')
-				n++
-			}
-		}
-		b.WriteString(word)
-		n += len([]rune(word))
-	}
-	return b.String()
+	return "skipped"
 }
 
-func statusLines(t *theme, r *Report) string {
-	var b strings.Builder
-	statuses := r.Checks
-	if len(r.Nodes) > 1 {
-		statuses = nil
-		for _, n := range r.Nodes {
-			for _, s := range n.Checks {
-				s.ID = n.Node + ": " + s.ID
-				statuses = append(statuses, s)
+// checkLines says what the checks could not do: how many ran, and in one
+// line those that need inputs not given (with verbose, every skipped
+// check with its reason, those that cannot apply to the node included);
+// then the notes of the checks and of the loader (each once, with the
+// nodes it is about) and the inputs of no known kind.
+func checkLines(b *strings.Builder, t *theme, r *Report, width int, verbose bool) {
+	statuses := allStatuses(r)
+	multi := len(r.Nodes) > 1
+	// Each check once, in the report's order, with the nodes of each
+	// state and reason.
+	type group struct {
+		id, state, reason string
+		nodes             []string
+	}
+	var ids []string
+	ran := map[string]bool{}
+	var groups []*group
+	find := func(id, state, reason string) *group {
+		for _, g := range groups {
+			if g.id == id && g.state == state && g.reason == reason {
+				return g
 			}
 		}
+		g := &group{id: id, state: state, reason: reason}
+		groups = append(groups, g)
+		return g
 	}
-	for _, s := range statuses {
-		if s.State == "skipped" {
-			b.WriteString(t.dim.Render(fmt.Sprintf("skipped %s: %s", s.ID, s.Reason)))
-			b.WriteString("\n")
+	for _, ns := range statuses {
+		s := ns.status
+		if !slices.Contains(ids, s.ID) {
+			ids = append(ids, s.ID)
 		}
-		for _, n := range s.Notes {
-			b.WriteString(t.dim.Render(fmt.Sprintf("note (%s): %s", s.ID, n)))
-			b.WriteString("\n")
+		if s.State != "skipped" {
+			ran[s.ID] = true
+			continue
+		}
+		g := find(s.ID, skipKind(s), s.Reason)
+		g.nodes = append(g.nodes, ns.node)
+	}
+	onNodes := func(nodes []string) string {
+		if !multi || len(nodes) == len(r.Nodes) {
+			return ""
+		}
+		return " (" + strings.Join(nodes, ", ") + ")"
+	}
+	var ranIDs []string
+	for _, id := range ids {
+		if ran[id] {
+			ranIDs = append(ranIDs, id)
 		}
 	}
-	notes := r.Notes
-	for _, n := range r.Nodes {
-		for _, x := range n.Notes {
-			notes = append(notes, n.Node+": "+x)
+	line := plural(len(ranIDs), "check") + " ran"
+	if multi {
+		line += fmt.Sprintf(" on %d nodes", len(r.Nodes))
+	}
+	if verbose {
+		if len(ranIDs) > 0 {
+			line += ": " + strings.Join(ranIDs, ", ")
+		}
+		paragraph(b, t.dim, line, width, "", "  ")
+		// Checks skipped alike (state, reason, nodes) share a line.
+		var lines, keys []string
+		for _, g := range groups {
+			key := g.state + "\x00" + g.reason + "\x00" + onNodes(g.nodes)
+			i := slices.Index(keys, key)
+			if i < 0 {
+				keys, lines = append(keys, key), append(lines, g.state+" "+g.id)
+				continue
+			}
+			lines[i] += ", " + g.id
+		}
+		for i, key := range keys {
+			parts := strings.Split(key, "\x00")
+			paragraph(b, t.dim, lines[i]+parts[2]+": "+parts[1], width, "", "  ")
+		}
+	} else {
+		var need []string
+		for _, id := range ids {
+			var nodes []string
+			for _, g := range groups {
+				if g.id == id && g.state == "skipped" {
+					nodes = append(nodes, g.nodes...)
+				}
+			}
+			if len(nodes) > 0 {
+				need = append(need, id+onNodes(nodes))
+			}
+		}
+		// One line: the checks named when they fit in it, else counted.
+		if len(need) > 0 {
+			named := fmt.Sprintf("%s; %d need inputs not given: %s (--verbose says why)", line, len(need), strings.Join(need, ", "))
+			line = fmt.Sprintf("%s; %d need inputs not given (--verbose lists them and why)", line, len(need))
+			if textWidth(named) <= width {
+				line = named
+			}
+		}
+		paragraph(b, t.dim, line, width, "", "  ")
+	}
+	// Notes of the checks, each once with the nodes it is about.
+	type note struct {
+		id, text string
+		nodes    []string
+	}
+	var notes []*note
+	for _, ns := range statuses {
+	next:
+		for _, text := range ns.status.Notes {
+			for _, n := range notes {
+				if n.id == ns.status.ID && n.text == text {
+					n.nodes = append(n.nodes, ns.node)
+					continue next
+				}
+			}
+			notes = append(notes, &note{id: ns.status.ID, text: text, nodes: []string{ns.node}})
 		}
 	}
 	for _, n := range notes {
-		b.WriteString(t.dim.Render("note: " + n))
-		b.WriteString("\n")
+		paragraph(b, t.dim, "note ("+n.id+onNodes(n.nodes)+"): "+n.text, width, "", "  ")
 	}
-	for _, u := range r.Unknown {
-		b.WriteString(t.sev[checks.Warning].Render("unknown input: ") + u + t.dim.Render(" (kind not recognised, not analysed)"))
-		b.WriteString("\n")
+	for _, n := range r.Notes {
+		paragraph(b, t.dim, "note: "+n, width, "", "  ")
 	}
-	return b.String()
-}
-
-func summaryLine(t *theme, r *Report) string {
-	ran, skipped := 0, 0
-	count := func(list []checks.Status) {
-		for _, s := range list {
-			if s.State == "skipped" {
-				skipped++
-			} else {
-				ran++
-			}
+	for _, n := range r.Nodes {
+		for _, x := range n.Notes {
+			paragraph(b, t.dim, "note: "+n.Node+": "+x, width, "", "  ")
 		}
 	}
-	count(r.Checks)
-	for _, n := range r.Nodes {
-		count(n.Checks)
+	for _, u := range r.Unknown {
+		paragraph(b, t.sev[checks.Warning], "unknown input: "+u+" (kind not recognised, not analysed)", width, "", "  ")
 	}
-	parts := []string{
-		t.sev[checks.Error].Render(plural(r.Summary.Error, "error")),
-		t.sev[checks.Warning].Render(plural(r.Summary.Warning, "warning")),
-		t.sev[checks.Info].Render(fmt.Sprintf("%d info", r.Summary.Info)),
-	}
-	return fmt.Sprintf("%s · %d checks ran, %d skipped\n", strings.Join(parts, ", "), ran, skipped)
 }
 
 func plural(n int, word string) string {

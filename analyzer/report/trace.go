@@ -131,7 +131,7 @@ func pathsTable(t *theme, paths []trace.Path, width int) string {
 		destW = max(destW, len(p.Destination)+2)
 	}
 	fixed := map[int]int{0: 4, 1: 18, 2: 9, 3: destW, 4: 6}
-	return fitTable(t, headers, rows, fixed, width, 16)
+	return borderedTable(t, headers, rows, fixed, width, 16)
 }
 
 func yesNo(b bool) string {
@@ -308,4 +308,34 @@ func RenderCompareTable(w io.Writer, cmps []*trace.Comparison, opts Options) err
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// borderedTable renders rows under headers in a bordered table: the
+// columns of fixed have those widths and the last one takes what is left
+// of width, at least minLast.
+func borderedTable(t *theme, headers []string, rows [][]string, fixed map[int]int, width, minLast int) string {
+	rest := width - 1 - len(headers)
+	for _, w := range fixed {
+		rest -= w
+	}
+	last := len(headers) - 1
+	tbl := table.New().
+		Border(lipgloss.RoundedBorder()).
+		BorderStyle(t.border).
+		Headers(headers...).
+		Rows(rows...).
+		StyleFunc(func(row, col int) lipgloss.Style {
+			st := t.cell
+			if row == table.HeaderRow {
+				st = t.header
+			}
+			if w, ok := fixed[col]; ok {
+				st = st.Width(w)
+			}
+			if col == last {
+				st = st.Width(max(minLast, rest))
+			}
+			return st
+		})
+	return tbl.Render()
 }
