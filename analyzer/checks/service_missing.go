@@ -54,7 +54,7 @@ func runServiceMissing(p *Pass) {
 				continue
 			}
 			also, alsoEv := ipvsAlso(p, v, sp, view.ClusterIP, cip)
-			p.Report(Finding{
+			p.ReportAbsence(v, Finding{
 				Service: sp.String(), Protocol: string(sp.Protocol),
 				Message:  fmt.Sprintf("no entry for %s in %s (%s)%s", dest, where(v, view.ClusterIP), v.Family, also),
 				Evidence: append([]model.Evidence{ServiceEvidence(sp), anchor(v, view.ClusterIP)}, alsoEv...),
