@@ -49,9 +49,6 @@ type laxState struct {
 	// tables they went to.
 	outside int
 	tables  []string
-	// undeclared lists "table chain" of chains given rules without a
-	// declaration.
-	undeclared []string
 	// pending are declarations outside a table (":CHAIN ...", "-N",
 	// "-P") of a chain in more than one table: they go to the one table
 	// that has the chain once every rule is read.
@@ -186,8 +183,18 @@ func declaration(ln string) bool {
 // resolvePending reads the pending declarations in the one table that has
 // their chain, and skips the others.
 func (p *parser) resolvePending() {
+	headers := map[string]int{} // a chain's headers: one of each table it is in
+	for _, pl := range p.lax.pending {
+		if pl.text[0] == ':' {
+			headers[pl.chain]++
+		}
+	}
 	for _, pl := range p.lax.pending {
 		p.line = pl.line
+		if pl.text[0] == ':' && headers[pl.chain] > 1 {
+			p.skip(ReasonTableNotKnown, fmt.Sprintf("chain %s is declared %d times: it is in more than one table", clip(pl.chain), headers[pl.chain]))
+			continue
+		}
 		var in []*Table
 		for _, t := range p.d.Tables {
 			if t.chains[pl.chain] != nil {
@@ -392,7 +399,15 @@ func (p *parser) lenientEnd() {
 		why = append(why, fmt.Sprintf("%s without a table header (a fragment, such as the output of iptables-save | grep), read into table %s by their chains and targets",
 			count(p.lax.outside, "line"), strings.Join(p.lax.tables, " and ")))
 	}
-	if u := p.lax.undeclared; len(u) > 0 {
+	var u []string // "table chain" of chains given rules without a declaration
+	for _, t := range p.d.Tables {
+		for _, c := range t.Chains {
+			if c.Line == 0 && len(c.Rules) > 0 && !c.Builtin() {
+				u = append(u, t.Name+" "+c.Name)
+			}
+		}
+	}
+	if len(u) > 0 {
 		sort.Strings(u)
 		list := u
 		if len(list) > 3 {

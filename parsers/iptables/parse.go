@@ -519,8 +519,7 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 	// A chain the rule creates (a built-in chain without a header; in a
 	// lenient read, any chain) is made once the rule is read.
 	c := p.table.chains[chainName]
-	builtin := c == nil && IsBuiltinChain(p.table.Name, chainName)
-	if c == nil && !builtin && (!p.lenient || checkChainName(chainName) != "") {
+	if c == nil && !IsBuiltinChain(p.table.Name, chainName) && (!p.lenient || checkChainName(chainName) != "") {
 		p.errorf("rule for chain %s, which table %s does not declare", clip(chainName), p.table.Name)
 		return nil
 	}
@@ -599,9 +598,6 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 		p.d.Counters = true
 	}
 	if c == nil {
-		if !builtin {
-			p.lax.undeclared = append(p.lax.undeclared, p.table.Name+" "+chainName)
-		}
 		r.Chain = p.ensureChain(chainName)
 	}
 	r.narg = uint16(uint32(len(p.d.arena)) - r.first)
