@@ -119,11 +119,7 @@ type detection struct {
 // the file (of size bytes), which open reads from the start when the
 // head is all comments: the lines after them are then looked at.
 func detect(head []byte, size int64, open func() (io.Reader, func(), error)) detection {
-	d := detection{done: true, kind: parsers.Detect(head)}
-	d.loose = d.kind
-	if d.kind == parsers.KindUnknown {
-		d.loose = paste.Detect(head)
-	}
+	d := detection{done: true, kind: parsers.Detect(head), loose: paste.Detect(head)}
 	if d.loose == parsers.KindUnknown && size > int64(len(head)) {
 		if r, done, err := open(); err == nil {
 			more, err := paste.Head(r, parsers.DetectSize, size)
