@@ -123,6 +123,15 @@ var Cuts = []Cut{
 	{Name: "restore-failed", Apply: func(c string) string {
 		return RestoreFailure(RestoreForm(c), strings.Count(RestoreForm(c), "\n")*3/4)
 	}},
+	{Name: "ticket-cut-short", Apply: func(c string) string {
+		// The ticket's damage (see Damages) on a dump cut short.
+		for _, d := range Damages {
+			if d.Name == "ticket" {
+				return d.Apply(c[:len(c)*2/3] + "\n")
+			}
+		}
+		return ""
+	}},
 }
 
 // eachLine applies f to every line of text (without its "\n").
