@@ -26,7 +26,7 @@ func loadReport(t *testing.T, name string) *Report {
 // TestRenderers renders the same report values in every format and
 // compares with the goldens of testdata/report (rewritten with -update).
 func TestRenderers(t *testing.T) {
-	for _, in := range []string{"single-node", "multi-node", "clean", "fleet", "inconclusive"} {
+	for _, in := range []string{"single-node", "multi-node", "clean", "fleet", "inconclusive", "pasted"} {
 		r := loadReport(t, in+".in.json")
 		for _, format := range Formats() {
 			for _, color := range []bool{false, true} {

@@ -61,7 +61,12 @@ func RenderTable(w io.Writer, r *Report, opts Options) error {
 	b.WriteString(t.title.Render(header(r)))
 	b.WriteString("\n")
 	b.WriteString(t.dim.Render(inputsLine(r)))
-	b.WriteString("\n\n")
+	b.WriteString("\n")
+	for _, l := range readingLines(r) {
+		b.WriteString(t.dim.Render(l))
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
 
 	if len(r.Findings) == 0 {
 		b.WriteString(verdictLines(t, r))
