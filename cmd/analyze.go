@@ -29,6 +29,8 @@ type AnalyzeOptions struct {
 	// reason.
 	Verbose bool
 	Tool    report.Tool
+	// Strict reads every input strictly (the global --strict flag).
+	Strict bool
 	// Service, when set, prints the comparison of the expected and
 	// captured data planes for that Service or service port instead of
 	// the report.
@@ -51,7 +53,7 @@ func NewCmdAnalyze(f *Factory, runF func(*AnalyzeOptions) error) *cobra.Command 
 			"  proxyscan analyze ./dumps -o json --fail-on warning",
 		Args: requirePaths("analyze"),
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Paths = args
+			opts.Paths, opts.Strict = args, f.Strict
 			if !c.Flags().Changed("output") {
 				opts.Output = defaultOutput(f.IO)
 			}
@@ -130,7 +132,7 @@ func analyzeRun(opts *AnalyzeOptions) error {
 	if _, err := checkFormat(opts.Output); err != nil {
 		return err
 	}
-	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version, Compact: true})
+	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version, Compact: true, Strict: opts.Strict})
 	if err != nil {
 		return err
 	}
@@ -168,7 +170,7 @@ func serviceRun(opts *AnalyzeOptions, threshold checks.Severity) error {
 	if opts.Output != "table" && opts.Output != "json" {
 		return flagErrorf("--service prints table or json output, not %q", opts.Output)
 	}
-	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version})
+	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version, Strict: opts.Strict})
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,8 @@ type DiffOptions struct {
 	Version  string
 	NoColor  bool
 	Tool     diff.Tool
+	// Strict reads every input strictly (the global --strict flag).
+	Strict bool
 }
 
 // errDifferences reports differences; the result has been written, and the
@@ -46,7 +48,7 @@ func NewCmdDiff(f *Factory, runF func(*DiffOptions) error) *cobra.Command {
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Old, opts.New = args[0], args[1]
+			opts.Old, opts.New, opts.Strict = args[0], args[1], f.Strict
 			if !c.Flags().Changed("output") {
 				opts.Output = defaultOutput(f.IO)
 			}
@@ -75,7 +77,7 @@ func diffRun(opts *DiffOptions) error {
 	if !known {
 		return flagErrorf("unknown output format %q (want one of %s)", opts.Output, strings.Join(report.DiffFormats, ", "))
 	}
-	lo := load.Options{Version: opts.Version}
+	lo := load.Options{Version: opts.Version, Strict: opts.Strict}
 	oldSnaps, err := load.Load([]string{opts.Old}, lo)
 	if err != nil {
 		return err

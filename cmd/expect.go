@@ -24,6 +24,8 @@ type ExpectOptions struct {
 	Family  string
 	Node    string
 	Dir     string
+	// Strict reads every input strictly (the global --strict flag).
+	Strict bool
 }
 
 // NewCmdExpect builds `proxyscan expect`; runF replaces expectRun in tests.
@@ -50,7 +52,7 @@ func NewCmdExpect(f *Factory, runF func(*ExpectOptions) error) *cobra.Command {
 			"  proxyscan expect ./bundle --mode nftables",
 		Args: requirePaths("expect"),
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Paths = args
+			opts.Paths, opts.Strict = args, f.Strict
 			if runF != nil {
 				return runF(opts)
 			}
@@ -98,7 +100,7 @@ func expectRun(opts *ExpectOptions) error {
 	default:
 		return flagErrorf("invalid --family %q (want IPv4 or IPv6)", opts.Family)
 	}
-	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version})
+	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version, Strict: opts.Strict})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,8 @@ type Factory struct {
 	Now func() time.Time
 	// Version and Commit identify the build.
 	Version, Commit string
+	// Strict is the global --strict flag: every input is read strictly.
+	Strict bool
 }
 
 // Build information, set with -ldflags "-X github.com/proxyscan/proxyscan/cmd.version=v0.1.0".

@@ -83,6 +83,7 @@ func newRootCmd(f *Factory) (*cobra.Command, *ProfileOptions) {
 	root.SetFlagErrorFunc(flagError)
 	prof := &ProfileOptions{}
 	prof.addFlags(root)
+	root.PersistentFlags().BoolVar(&f.Strict, "strict", false, "read every input strictly: a line that is not understood is an error (exit 2); without it only bundles written by proxyscan collect are, and other files are read leniently (paste damage repaired, a dump cut short or a fragment read as far as it goes, skipped lines reported)")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return prof.start() }
 	root.AddCommand(
 		NewCmdAnalyze(f, nil),

@@ -31,6 +31,8 @@ type TraceOptions struct {
 	Expected bool
 	Compare  bool
 	NoColor  bool
+	// Strict reads every input strictly (the global --strict flag).
+	Strict bool
 }
 
 // NewCmdTrace builds `proxyscan trace`; runF replaces traceRun in tests.
@@ -53,7 +55,7 @@ func NewCmdTrace(f *Factory, runF func(*TraceOptions) error) *cobra.Command {
 			"  proxyscan trace ./bundle --dst 10.96.12.34:80 --compare -o json",
 		Args: requirePaths("trace"),
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Paths = args
+			opts.Paths, opts.Strict = args, f.Strict
 			if !c.Flags().Changed("output") {
 				opts.Output = defaultOutput(f.IO)
 			}
@@ -141,7 +143,7 @@ func traceRun(opts *TraceOptions) error {
 	default:
 		return flagErrorf("unknown --mode %q (want iptables, ipvs or nftables)", opts.Mode)
 	}
-	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version})
+	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version, Strict: opts.Strict})
 	if err != nil {
 		return err
 	}

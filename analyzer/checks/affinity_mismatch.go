@@ -31,9 +31,11 @@ func runAffinityMismatch(p *Pass) {
 					continue
 				}
 				f := Finding{Service: sp.String(), Protocol: string(sp.Protocol)}
+				absence := false // what the finding says rests on rules the dump lacks
 				switch {
 				case sp.AffinityClientIP && d.Affinity == nil:
 					f.Message = fmt.Sprintf("sessionAffinity is ClientIP but %s does not pin clients to endpoints", d.ID)
+					absence = true
 					f.Evidence = append([]model.Evidence{ServiceEvidence(sp)}, d.Evidence...)
 				case !sp.AffinityClientIP && d.Affinity != nil:
 					f.Message = fmt.Sprintf("%s pins clients for %ds but the Service's sessionAffinity is None", d.ID, d.Affinity.Timeout)
@@ -43,12 +45,17 @@ func runAffinityMismatch(p *Pass) {
 					f.Evidence = append(append([]model.Evidence{}, d.Affinity.Evidence...), ServiceEvidence(sp))
 				case sp.AffinityClientIP && !d.Affinity.Complete:
 					f.Message = fmt.Sprintf("%s pins clients to only some of its %d endpoints", d.ID, len(d.Backends))
+					absence = true
 					f.Evidence = append(append([]model.Evidence{}, d.Affinity.Evidence...), ServiceEvidence(sp))
 				default:
 					continue
 				}
 				f.Advice = "Restart kube-proxy on the node if the Service's affinity settings are right; they are applied at the next sync."
-				p.Report(f)
+				if absence {
+					p.ReportAbsence(v, f)
+				} else {
+					p.Report(f)
+				}
 			}
 		}
 	}

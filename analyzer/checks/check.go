@@ -253,6 +253,7 @@ func run(snap *model.Snapshot, f *facts, checks []*Check) *Result {
 		}
 		p := &Pass{Snap: snap, Check: c, facts: f}
 		c.Run(p)
+		p.noteUncovered()
 		if p.skipped != "" && len(p.findings) == 0 {
 			st.State, st.Reason = "skipped", p.skipped
 		}
@@ -310,6 +311,9 @@ type Pass struct {
 	findings []Finding
 	skipped  string
 	notes    []string
+	// uncovered holds, per partial dump, what ReportAbsence did not
+	// report.
+	uncovered map[string]map[string]bool
 }
 
 // Note records a limit of this run (something the check could not cover),

@@ -111,6 +111,10 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 	for _, r := range reasons {
 		c.Gaps = append(c.Gaps, strings.Join(skipped[r], ", ")+" did not run: "+r)
 	}
+	if gaps := partialGaps(f); len(gaps) > 0 {
+		c.Gaps = append(c.Gaps, gaps...)
+		need(wholeDumpNeed)
+	}
 	if m := f.snap.Manifest; m != nil {
 		for _, name := range dataPlaneSources[mode] {
 			for _, src := range m.Sources {

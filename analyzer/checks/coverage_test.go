@@ -60,6 +60,25 @@ func TestVerdict(t *testing.T) {
 			path: func(t *testing.T) string {
 				return copyBundle(t, "iptables-healthy", nil, map[string]string{"manifest.json": failedSave})
 			}},
+		{name: "pasted dump", verdict: checks.VerdictOK,
+			path: func(t *testing.T) string {
+				return copyBundle(t, "iptables-mini", nil, map[string]string{"node/iptables-save.txt": "[root@node-a ~]# iptables-save\n```\n" + miniDump(t) + "```\n"})
+			}},
+		{name: "pasted dump cut short", verdict: checks.VerdictInconclusive, gap: "is partial: cut short: table nat (line 45) has no COMMIT", command: "iptables-save > iptables-save.txt",
+			path: func(t *testing.T) string {
+				d := miniDump(t)
+				return copyBundle(t, "iptables-mini", nil, map[string]string{"node/iptables-save.txt": d[:len(d)*2/3]})
+			}},
+		{name: "grep output", verdict: checks.VerdictInconclusive, gap: "lines without a table header", command: "iptables-save > iptables-save.txt",
+			path: func(t *testing.T) string {
+				var grep []string
+				for _, l := range strings.Split(miniDump(t), "\n") {
+					if strings.Contains(l, "SVC") {
+						grep = append(grep, l)
+					}
+				}
+				return copyBundle(t, "iptables-mini", nil, map[string]string{"node/iptables-save.txt": strings.Join(grep, "\n")})
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			snaps, err := load.Load([]string{tc.path(t)}, load.Options{})
@@ -87,6 +106,59 @@ func TestVerdict(t *testing.T) {
 				t.Errorf("no need with %q in %q", tc.command, cmds)
 			}
 		})
+	}
+}
+
+func miniDump(t *testing.T) string {
+	data, err := os.ReadFile(filepath.Join(parsetest.Root(t), "testdata", "bundles", "iptables-mini", "node", "iptables-save.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// TestPartialDumpFindings: on a partial dump, what a check finds missing
+// may only be outside the paste, and is noted as not checked; what the
+// paste shows wrong is still reported.
+func TestPartialDumpFindings(t *testing.T) {
+	dir := checktest.Load(t, filepath.Join(parsetest.Root(t), "testdata", "scenarios", "iptables", "endpoint-stale.txtar")).Dir
+	dump, err := os.ReadFile(filepath.Join(dir, "node", "iptables-save.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The lines of shop/web alone: iptables-save | grep shop/web.
+	var grep []string
+	for _, l := range strings.Split(string(dump), "\n") {
+		if strings.Contains(l, "shop/web:http") {
+			grep = append(grep, l)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "node", "iptables-save.txt"), []byte(strings.Join(grep, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := load.Load([]string{dir}, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := checks.Run(snaps[0], checks.All)
+	var got []string
+	for _, f := range res.Findings {
+		got = append(got, f.Check+" "+f.Service+" "+f.Endpoint)
+	}
+	if want := "endpoint-stale shop/web:http 10.244.3.5:8080"; strings.Join(got, "\n") != want {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+	notes := map[string]string{}
+	for _, st := range res.Statuses {
+		notes[st.ID] = strings.Join(st.Notes, "\n")
+	}
+	for id, want := range map[string]string{
+		"service-missing":  "not checked for 8 service ports (default/kubernetes:https, kube-system/dns:dns, kube-system/dns:dns-tcp, shop/ext:https, shop/front:web and 3 more)",
+		"nodeport-missing": "rules of no Service",
+	} {
+		if !strings.Contains(notes[id], want) || !strings.Contains(notes[id], "node/iptables-save.txt is partial") {
+			t.Errorf("%s notes %q, want %q", id, notes[id], want)
+		}
 	}
 }
 

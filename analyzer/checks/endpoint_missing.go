@@ -44,7 +44,7 @@ func runEndpointMissing(p *Pass) {
 						}
 						continue
 					}
-					p.Report(Finding{
+					p.ReportAbsence(v, Finding{
 						Service: sp.String(), Protocol: string(sp.Protocol), Endpoint: ep.String(),
 						Message:  fmt.Sprintf("%s does not forward to %s (%s), a usable endpoint of %s", u.d.ID, ep.String(), epState(ep), sp.Name),
 						Evidence: append([]model.Evidence{EndpointEvidence(sp, ep)}, u.d.Evidence...),

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
@@ -42,17 +43,28 @@ func runEndpointStale(p *Pass) {
 						drainingStale(p, sp, u.d, b)
 						continue
 					}
-					p.Report(Finding{
+					f := Finding{
 						Service: sp.String(), Protocol: string(sp.Protocol), Endpoint: b.Endpoint,
 						Message:  staleMessage(sp, u.d, b),
 						Evidence: append(append([]model.Evidence{}, b.Evidence()...), staleEvidence(sp, b)...),
 						Advice:   "Compare with the EndpointSlices of the Service; if they are right, kube-proxy on this node missed updates: check its logs for watch errors and restart it.",
-					})
+					}
+					if unread(b) {
+						// "(missing chain ...)", "(no DNAT in ...)": what
+						// the dump lacks.
+						p.ReportAbsence(v, f)
+					} else {
+						p.Report(f)
+					}
 				}
 			}
 		}
 	}
 }
+
+// unread reports a backend whose endpoint the view could not read: its
+// chain, or the DNAT rule in it, is not in the dump.
+func unread(b *view.Backend) bool { return strings.HasPrefix(b.Endpoint, "(") }
 
 func staleMessage(sp *model.ServicePort, d *view.Dispatch, b *view.Backend) string {
 	ep := findEndpoint(sp, b.Endpoint)

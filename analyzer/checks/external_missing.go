@@ -41,7 +41,7 @@ func runExternalMissing(p *Pass) {
 				ent := forward(v, d.Kind, ip, sp.ProtoLower(), sp.Port)
 				if ent == nil {
 					also, alsoEv := ipvsAlso(p, v, sp, d.Kind, ip)
-					p.Report(Finding{
+					p.ReportAbsence(v, Finding{
 						Service: sp.String(), Protocol: string(sp.Protocol),
 						Message:  fmt.Sprintf("no entry for %s in %s%s", destText(d.Kind, ip, sp), where(v, d.Kind), also),
 						Evidence: append([]model.Evidence{ServiceEvidence(sp), anchor(v, d.Kind)}, alsoEv...),
@@ -65,7 +65,7 @@ func runExternalMissing(p *Pass) {
 func checkFirewall(p *Pass, v *view.View, sp *model.ServicePort, ent *view.Entry, ip netip.Addr, ranges []netip.Prefix) {
 	dest := destText(view.LoadBalancerIP, ip, sp)
 	if ent.Firewall == nil || !ent.Firewall.DefaultDrop {
-		p.Report(Finding{
+		p.ReportAbsence(v, Finding{
 			Service: sp.String(), Protocol: string(sp.Protocol),
 			Message:  fmt.Sprintf("%s is not restricted to its loadBalancerSourceRanges %v: every source is admitted", dest, ranges),
 			Evidence: append(append([]model.Evidence{}, ent.Evidence...), ServiceEvidence(sp)),
@@ -79,7 +79,7 @@ func checkFirewall(p *Pass, v *view.View, sp *model.ServicePort, ent *view.Entry
 	}
 	for _, r := range ranges {
 		if !have[r] {
-			p.Report(Finding{
+			p.ReportAbsence(v, Finding{
 				Service: sp.String(), Protocol: string(sp.Protocol),
 				Message:  fmt.Sprintf("source range %s of %s is not admitted by the firewall rules", r, dest),
 				Evidence: append(append([]model.Evidence{}, ent.Firewall.Evidence...), ServiceEvidence(sp)),

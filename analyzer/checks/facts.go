@@ -8,6 +8,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
 // facts are computed once per snapshot and shared by every check's pass.
@@ -23,6 +24,9 @@ type facts struct {
 	// tracer holds the traces of packets through the node's data plane
 	// (built on first use).
 	tracer *traceFacts
+	// partial holds the dumps of the node's mode that are partial, by
+	// family (see ReportAbsence).
+	partial map[model.Family]*iptables.Dump
 	// fired holds the IDs of the checks of the run that reported
 	// findings so far, services the service ports they named.
 	fired, services map[string]bool
@@ -42,6 +46,7 @@ func newFacts(s *model.Snapshot, checks []*Check) *facts {
 		}
 	}
 	f.views = f.buildViews()
+	f.partial = partialDumps(f)
 	return f
 }
 

@@ -62,7 +62,8 @@ func runLoadBalanceSkew(p *Pass) {
 						f.Evidence = append(f.Evidence, ev[0]) // the balancing rule
 					}
 				}
-				p.Report(f)
+				// A chain cut short balances over the endpoints it lists.
+				p.ReportAbsence(v, f)
 			}
 		}
 	}

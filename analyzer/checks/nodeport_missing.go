@@ -45,7 +45,7 @@ func runNodePortMissing(p *Pass) {
 				}
 				continue
 			}
-			p.Report(Finding{
+			p.ReportAbsence(v, Finding{
 				Service: sp.String(), Protocol: string(sp.Protocol),
 				Message:  fmt.Sprintf("no entry for %s in %s (%s)", destText(view.NodePort, netipZero, sp), where(v, view.NodePort), v.Family),
 				Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, view.NodePort)},
@@ -53,7 +53,7 @@ func runNodePortMissing(p *Pass) {
 			})
 		}
 		if anyNodePort && !v.NodePorts && v.Mode == model.ModeIPTables {
-			p.Report(Finding{
+			p.ReportAbsence(v, Finding{
 				Message:  fmt.Sprintf("nat KUBE-SERVICES has no rule jumping to KUBE-NODEPORTS (%s): no node port of this node is reachable", v.Family),
 				Evidence: []model.Evidence{anchor(v, view.ClusterIP)},
 				Advice: "kube-proxy writes this rule last in KUBE-SERVICES at every sync; its absence means the chain was " +

@@ -93,7 +93,7 @@ func runOrphanRules(p *Pass) {
 		}
 		for _, o := range v.Objects {
 			if o.Flushed && !o.Referenced {
-				p.Report(Finding{
+				p.ReportAbsence(v, Finding{
 					Service: o.Service, Severity: Info,
 					Message:  fmt.Sprintf("%s %s is empty and not referenced by any rule: kube-proxy flushes the chains it stops using and deletes them at a later sync", o.Kind, o.Name),
 					Evidence: []model.Evidence{o.Evidence()},
@@ -105,7 +105,7 @@ func runOrphanRules(p *Pass) {
 			case o.Service != "" && ports[o.Service] == nil:
 				leftover(o.Service, "", fmt.Sprintf("%s %s", o.Kind, o.Name), []model.Evidence{o.Evidence()})
 			case o.Service == "" && (o.Hashed || o.Kind != view.ObjChain) && !o.Referenced:
-				p.Report(Finding{
+				p.ReportAbsence(v, Finding{
 					Message:  fmt.Sprintf("%s %s belongs to no Service and nothing leads to it", o.Kind, o.Name),
 					Evidence: []model.Evidence{o.Evidence()},
 					Advice:   "Restart kube-proxy on the node so that a full sync deletes it.",
@@ -125,7 +125,7 @@ func runOrphanRules(p *Pass) {
 					f.Severity = Info
 					f.Message += " (large-cluster mode deletes stale chains at most once per sync period)"
 				}
-				p.Report(f)
+				p.ReportAbsence(v, f)
 			}
 		}
 	}

@@ -443,7 +443,8 @@ func reportUnreachable(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, 
 	if t.kind == view.NodePort {
 		dest = fmt.Sprintf("node port %s/%s", model.JoinHostPort(t.ip, t.port), sp.ProtoLower())
 	}
-	p.Report(Finding{
+	// A partial dump may lack the rules the packet would have met.
+	p.ReportAbsence(v, Finding{
 		Service: sp.String(), Protocol: string(sp.Protocol),
 		Message: fmt.Sprintf("new connections to %s do not reach its %d usable endpoints although kube-proxy's entry exists: %s",
 			dest, len(e.Endpoints(policyOf(e, t.kind))), strings.Join(lost, "; ")),

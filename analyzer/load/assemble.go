@@ -119,9 +119,11 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 }
 
 func (b *builder) add(r parsed) {
-	in := model.Input{Path: r.f.name, Kind: r.kind, Bytes: r.size, Bundle: r.f.group}
+	in := model.Input{Path: r.f.name, Kind: r.kind, Bytes: r.size, Bundle: r.f.group, Note: r.note,
+		Skipped: parsers.Ranges(r.notes, true), Changed: parsers.Ranges(r.notes, false)}
 	switch v := r.value.(type) {
 	case *iptables.Dump:
+		in.Partial = v.PartialReason
 		if v.Family == iptables.FamilyUnknown {
 			v.Family = iptables.IPv4
 			if strings.Contains(strings.ToLower(r.f.name), "ip6tables") {
@@ -189,7 +191,9 @@ func (b *builder) add(r parsed) {
 	case nil:
 		switch r.kind {
 		case parsers.KindUnknown:
-			in.Note = "unknown kind of file: not analysed"
+			if in.Note == "" {
+				in.Note = "unknown kind of file: not analysed"
+			}
 		default:
 			in.Note = "recognised as " + string(r.kind) + " but not analysed"
 		}

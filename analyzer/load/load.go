@@ -47,6 +47,12 @@ type Options struct {
 	// (analyze); the reference proxier rebuilds ports from the objects and
 	// needs them whole.
 	Compact bool
+	// Strict reads every file strictly: a line that is not understood is
+	// an error. Otherwise only the files of a bundle written by collect
+	// (one holding manifest.json) are; the others are read leniently
+	// (paste damage repaired, a dump cut short or cut out read as far as
+	// it goes), every line skipped or changed reported with its input.
+	Strict bool
 }
 
 // parseFunc parses one file of a kind into its value.
@@ -99,6 +105,29 @@ type parsed struct {
 	size  int64
 	value any
 	err   error
+	// notes are the lines a lenient read removed, changed or skipped;
+	// note says why a file read leniently was not analysed after all.
+	notes []parsers.LineNote
+	note  string
+}
+
+// setStrictness marks the files read strictly: all with strict, else
+// those of a bundle holding manifest.json (one written by collect). The
+// kinds of files read into memory are detected now.
+func setStrictness(files []file, strict bool) {
+	collected := map[string]bool{}
+	for _, f := range files {
+		if f.group != "" && f.name == "manifest.json" {
+			collected[f.group] = true
+		}
+	}
+	for i := range files {
+		f := &files[i]
+		f.strict = strict || collected[f.group]
+		if f.path == "" && f.parsed == nil {
+			f.det = f.detect()
+		}
+	}
 }
 
 // Load reads every path and returns one snapshot per node: each bundle
@@ -121,6 +150,7 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 	if len(files) == 0 {
 		return nil, inputErrorf("no input files")
 	}
+	setStrictness(files, opts.Strict)
 	results := parseAll(files, opts.kube())
 	var errs parsers.ErrorList
 	var other []string
@@ -193,17 +223,22 @@ func parseAll(files []file, ko kube.Options) []parsed {
 		case f.parsed != nil:
 			r.size = f.size
 			r.value, r.err = f.result()
-		case k == parsers.KindKube && f.path != "" && streamExports:
+		case k == parsers.KindKube && f.path != "" && streamExports && (f.strict || !f.det.damaged):
 			r.value, r.size, r.err = streamKube(&f, ko)
 		default:
 			data, err := f.load()
 			r.size = int64(len(data))
-			if err != nil {
+			switch {
+			case err != nil:
 				r.err = err
-			} else if k == parsers.KindKube {
+			case !f.strict:
+				readLenient(&r, data, ko)
+			case k == parsers.KindKube:
 				r.value, r.err = kube.ParseWith(f.name, data, ko)
-			} else if fn := parsersByKind[k]; fn != nil {
-				r.value, r.err = fn(f.name, data)
+			default:
+				if fn := parsersByKind[k]; fn != nil {
+					r.value, r.err = fn(f.name, data)
+				}
 			}
 		}
 		// The parsed value keeps what it needs; drop the bytes so

@@ -177,16 +177,37 @@ func TestMixedInputs(t *testing.T) {
 	}
 }
 
-// TestParseErrorsNameFileAndLine loads a directory with a broken dump.
+// TestParseErrorsNameFileAndLine loads a directory with a broken dump:
+// read strictly (--strict, or a bundle holding manifest.json, as collect
+// writes it) it is an error naming the file and line; read leniently (a
+// directory assembled by hand) it loads as a partial dump.
 func TestParseErrorsNameFileAndLine(t *testing.T) {
+	const want = "node/iptables-save.txt:2: table nat has no COMMIT line"
+	broken := []byte(strings.Replace(miniDump, "COMMIT\n", "", 1))
 	dir := t.TempDir()
-	writeFile(t, dir, "node/iptables-save.txt", []byte(strings.Replace(miniDump, "COMMIT\n", "", 1)))
-	_, err := Load([]string{dir}, Options{})
+	writeFile(t, dir, "node/iptables-save.txt", broken)
+	_, err := Load([]string{dir}, Options{Strict: true})
 	if err == nil || !IsInputError(err) {
-		t.Fatalf("want an input error, got %v", err)
+		t.Fatalf("strict: want an input error, got %v", err)
 	}
-	if want := "node/iptables-save.txt:2: table nat has no COMMIT line"; !strings.Contains(err.Error(), want) {
-		t.Errorf("error %q does not contain %q", err, want)
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("strict: error %q does not contain %q", err, want)
+	}
+
+	collected := t.TempDir()
+	writeFile(t, collected, "node/iptables-save.txt", broken)
+	writeFile(t, collected, "manifest.json", []byte(`{"schema": 1, "collected_at": "2026-03-02T09:15:00Z", "sources": []}`))
+	if _, err := Load([]string{collected}, Options{}); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a bundle with manifest.json: want the error %q, got %v", want, err)
+	}
+
+	snaps, err := Load([]string{dir}, Options{})
+	if err != nil {
+		t.Fatalf("lenient: %v", err)
+	}
+	in := snaps[0].Inputs[0]
+	if d := snaps[0].IPTables; len(d) != 1 || !d[0].Partial || !strings.Contains(in.Partial, "table nat (line 2) has no COMMIT") {
+		t.Errorf("lenient: want a partial dump cut short, got input %+v", in)
 	}
 }
 

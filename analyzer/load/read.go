@@ -23,6 +23,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/kube"
+	"github.com/proxyscan/proxyscan/parsers/paste"
 )
 
 // Limits bound what the loader reads.
@@ -58,6 +59,13 @@ type file struct {
 	path string
 	kind parsers.Kind
 	size int64
+	// det is what the file's head says it is, strictly and leniently;
+	// set for files on disk when their head is read, for the others once
+	// the files are grouped (see detectAll).
+	det detection
+	// strict says the file is read strictly: any line not understood is
+	// an error (a bundle written by collect, or --strict).
+	strict bool
 	// parsed, for a Kubernetes export of an archive, is what it decoded
 	// to as it was read (see archiveExport); kind and size are set.
 	parsed *preParsed
@@ -86,7 +94,49 @@ func lazyFile(name, group, p string, size int64) (file, []byte, error) {
 		return file{}, nil, err
 	}
 	head = head[:n]
-	return file{name: name, group: group, path: p, kind: parsers.Detect(head), size: size}, head, nil
+	det := detect(head, size, func() (io.Reader, func(), error) {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		return f, func() { f.Close() }, nil
+	})
+	return file{name: name, group: group, path: p, kind: det.kind, det: det, size: size}, head, nil
+}
+
+// A detection is what the head of a file says it is.
+type detection struct {
+	done bool
+	// kind is the kind parsers.Detect sees, loose the kind paste.Detect
+	// sees through paste damage (kind when that is known).
+	kind, loose parsers.Kind
+	// damaged says that the head holds paste damage that the parser of
+	// its kind would not read (a prompt, a code fence, ...).
+	damaged bool
+}
+
+// detect returns the kinds of a file from its head, the first bytes of
+// the file (of size bytes), which open reads from the start when the
+// head is all comments: the lines after them are then looked at.
+func detect(head []byte, size int64, open func() (io.Reader, func(), error)) detection {
+	d := detection{done: true, kind: parsers.Detect(head), loose: paste.Detect(head)}
+	if d.loose == parsers.KindUnknown && size > int64(len(head)) {
+		if r, done, err := open(); err == nil {
+			more, err := paste.Head(r, parsers.DetectSize, size)
+			done()
+			if err == nil {
+				d.kind = parsers.Detect(more)
+				d.loose = paste.Detect(more)
+			}
+		}
+	}
+	if d.loose != parsers.KindUnknown && d.loose != parsers.KindIPTablesSave {
+		if len(head) > parsers.DetectSize {
+			head = head[:parsers.DetectSize]
+		}
+		d.damaged = d.kind == parsers.KindUnknown || paste.Clean(head, paste.Options{}).Significant()
+	}
+	return d
 }
 
 // load returns the file's contents, reading them if they are still on
@@ -138,12 +188,33 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// detectKind returns the file's kind.
+// detectKind returns the file's kind: what its head says, through paste
+// damage unless the file is read strictly.
 func (f *file) detectKind() parsers.Kind {
-	if f.path != "" || f.parsed != nil {
+	if f.parsed != nil {
 		return f.kind
 	}
-	return parsers.Detect(f.data)
+	det := f.det
+	if !det.done {
+		det = f.detect()
+	}
+	return det.kindOf(f.strict)
+}
+
+// detect returns the detection of a file read into memory.
+func (f *file) detect() detection {
+	return detect(f.data, int64(len(f.data)), func() (io.Reader, func(), error) {
+		return bytes.NewReader(f.data), func() {}, nil
+	})
+}
+
+// kindOf returns the kind a file's detection gives when it is read
+// strictly or not.
+func (d detection) kindOf(strict bool) parsers.Kind {
+	if strict {
+		return d.kind
+	}
+	return d.loose
 }
 
 // length returns the file's size.
@@ -288,7 +359,8 @@ func readArchive(name string, data []byte, lim Limits, ko kube.Options) ([]file,
 		var n int64
 		switch {
 		case err != nil && err != io.ErrUnexpectedEOF && err != io.EOF:
-		case streamExports && int64(hn) == min(h.Size, parsers.DetectSize) && parsers.Detect(head) == parsers.KindKube:
+		case streamExports && int64(hn) == min(h.Size, parsers.DetectSize) && parsers.Detect(head) == parsers.KindKube &&
+			!paste.Clean(head, paste.Options{}).Significant():
 			f, n, err = archiveExport(clean, head, tr, h.Size, ko)
 		default:
 			buf := make([]byte, hn, h.Size)

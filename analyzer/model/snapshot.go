@@ -92,6 +92,16 @@ type Input struct {
 	Bundle string `json:"bundle,omitempty"`
 	// Note says what was done with the file (e.g. why it was not used).
 	Note string `json:"note,omitempty"`
+	// Skipped are the lines of a file read leniently that were not read
+	// (paste damage removed, lines not understood), Changed those read
+	// without the damage around them (a prompt's line number, a quote
+	// marker, a carriage return), as ranges of lines of the file as given,
+	// with the reason.
+	Skipped []parsers.LineRange `json:"skipped,omitempty"`
+	Changed []parsers.LineRange `json:"changed,omitempty"`
+	// Partial, for a dump read leniently, says why it may not hold whole
+	// tables (cut short, a fragment); "" when it does.
+	Partial string `json:"partial,omitempty"`
 }
 
 // Node describes the node of a snapshot.

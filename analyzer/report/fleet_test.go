@@ -48,3 +48,28 @@ func TestFleetInput(t *testing.T) {
 		}
 	}
 }
+
+// TestPastedInput keeps testdata/report/pasted.in.json, the input of the
+// renderer goldens with inputs read leniently (lines skipped and changed,
+// a partial dump), equal to the analysis of a ticket's paste of a dump
+// cut short (testdata/paste/ticket-cut-short.txt) with the exports and
+// configuration of its bundle (rewritten with -update).
+func TestPastedInput(t *testing.T) {
+	t.Chdir(parsetest.Root(t))
+	base := filepath.Join("testdata", "bundles", "iptables-mini")
+	snaps, err := load.Load([]string{filepath.Join("testdata", "paste", "ticket-cut-short.txt"), filepath.Join(base, "cluster"), filepath.Join(base, "kube-proxy")}, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := BuildFleet(Tool{Name: "proxyscan", Version: "v0.0.0-test"}, snaps, checks.RunFleet(snaps, checks.All))
+	var buf bytes.Buffer
+	if err := RenderJSON(&buf, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "pasted.in.json", buf.Bytes())
+	for _, s := range []string{`"skipped"`, `"changed"`, `"partial"`, `"verdict": "inconclusive"`} {
+		if !strings.Contains(buf.String(), s) {
+			t.Errorf("pasted report has no %s", s)
+		}
+	}
+}

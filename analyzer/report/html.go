@@ -22,9 +22,11 @@ type htmlGroup struct {
 
 // htmlPage is what the HTML template shows.
 type htmlPage struct {
-	R       *Report
-	Title   string
-	Inputs  string
+	R      *Report
+	Title  string
+	Inputs string
+	// Reading says what was skipped or changed in inputs read leniently.
+	Reading []string
 	Checks  string
 	Nodes   []htmlNode
 	Groups  []htmlGroup
@@ -67,7 +69,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 // nodes, the findings per service with their evidence, skipped checks and
 // notes.
 func RenderHTML(w io.Writer, r *Report, _ Options) error {
-	p := htmlPage{R: r, Title: header(r), Inputs: inputsLine(r), Checks: checksLine(r),
+	p := htmlPage{R: r, Title: header(r), Inputs: inputsLine(r), Reading: readingLines(r), Checks: checksLine(r),
 		Multi: len(r.Nodes) > 0, Findings: sortedForTable(r), Inconclusive: r.Inconclusive()}
 	if p.Inconclusive {
 		p.Gaps, p.Needs = r.gaps()
@@ -182,6 +184,9 @@ footer { max-width: 1200px; margin: 0 auto; padding: 16px 24px 32px; color: var(
 <header>
 <h1>{{.Title}}</h1>
 <div class="muted">{{.Inputs}} · {{.Checks}}</div>
+{{- range .Reading}}
+<div class="muted">{{.}}</div>
+{{- end}}
 </header>
 <main>
 <section id="summary">

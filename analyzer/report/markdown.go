@@ -18,6 +18,12 @@ func RenderMarkdown(w io.Writer, r *Report, _ Options) error {
 	fmt.Fprintf(&b, "# %s\n\n", header(r))
 	fmt.Fprintf(&b, "**%s, %s, %d info** · %s · %s\n\n", plural(r.Summary.Error, "error"), plural(r.Summary.Warning, "warning"),
 		r.Summary.Info, checksLine(r), inputsLine(r))
+	if lines := readingLines(r); len(lines) > 0 {
+		for _, l := range lines {
+			b.WriteString("- " + mdText(l) + "\n")
+		}
+		b.WriteString("\n")
+	}
 	if r.KubeProxyVersion != "" && r.VersionSource != "" {
 		fmt.Fprintf(&b, "kube-proxy %s (%s); mode %s (%s).\n\n", r.KubeProxyVersion, r.VersionSource, orDash(r.Mode), orDash(r.ModeSource))
 	}

@@ -200,6 +200,9 @@ func contextLines(b *strings.Builder, t *theme, r *Report, width int) {
 	}
 	// A kind and its count stay together.
 	paragraph(b, t.dim, strings.ReplaceAll(inputsLine(r), " ×", "\u00a0×"), width, "", "  ")
+	for _, l := range readingLines(r) {
+		paragraph(b, t.dim, l, width, "", "  ")
+	}
 }
 
 // nodeVerdict says in a few words how a node of a multi-node report fared.

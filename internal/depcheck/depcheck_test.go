@@ -105,11 +105,12 @@ func TestBinaryHasNoClientset(t *testing.T) {
 	}
 }
 
-// testSupport are the packages only tests use: generators, golden-file
-// helpers, namespace helpers, and internal/nftjson, which prints nft's
+// testSupport are the packages only tests use: generators (of inputs,
+// and of paste damage), golden-file helpers, namespace helpers, and
+// internal/nftjson, which prints nft's
 // JSON for tests (proxyscan reads that JSON but never writes it).
 var testSupport = []string{
-	module + "internal/nftjson", module + "internal/benchgen", module + "internal/netnstest",
+	module + "internal/nftjson", module + "internal/benchgen", module + "internal/netnstest", module + "internal/pastetest",
 	module + "internal/kubeapi/kubeapitest", module + "parsers/parsetest", module + "analyzer/checktest",
 }
 

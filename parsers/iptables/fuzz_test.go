@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
+	"github.com/proxyscan/proxyscan/parsers/paste"
 )
 
 // FuzzParse checks that Parse never panics, that every error names the
@@ -68,4 +69,49 @@ func TestCarriageReturns(t *testing.T) {
 		}
 		checkRoundTrip(t, "cr", d)
 	}
+}
+
+// FuzzParseLenient checks that ParseLenient, after the paste pre-pass as
+// the loader runs it, never panics, fails only naming the file, notes
+// lines of the input only, reads what Parse reads the same and with
+// nothing skipped, and returns dumps that Format writes as a whole dump
+// Parse reads back unchanged.
+func FuzzParseLenient(f *testing.F) {
+	parsetest.Seeds(f, "parsers/iptables/*.txtar")
+	parsetest.Seeds(f, "parsers/iptables/lenient/*.txtar")
+	f.Add([]byte("$ iptables-save | grep SVC\n:KUBE-SVC-X - [0:0]\n-A KUBE-SERVICES -j KUBE-SVC-X\n-P OUTPUT DROP\n-A OUTPUT -j KUBE-SERVICES\n"))
+	f.Add([]byte("*nat\n-A X -j Y\n*filter\n-A KUBE-FORWARD -j ACCEPT\nCOMMIT\n*nat\nCOMMIT\n-A KUBE-SEP-Y -m comment --comment \"a"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		strict, serr := Parse("fuzz.txt", append([]byte(nil), data...))
+		c := paste.Clean(data, paste.All)
+		d, notes, err := ParseLenient("fuzz.txt", c.Data)
+		if err != nil {
+			if !bytes.HasPrefix([]byte(err.Error()), []byte("fuzz.txt")) {
+				t.Fatalf("error without the file name: %v", err)
+			}
+			return
+		}
+		lines := bytes.Count(data, []byte("\n")) + 1
+		for _, n := range notes {
+			if n.Line < 1 || n.Line > lines || !n.Skipped {
+				t.Fatalf("note %+v of a %d-line input", n, lines)
+			}
+		}
+		if serr == nil && len(c.Notes) == 0 {
+			if len(notes) > 0 || d.Partial {
+				t.Fatalf("Parse reads the input, ParseLenient skips %v (partial %q)", notes, d.PartialReason)
+			}
+			if a, b := parsetest.JSON(t, toJSON(strict)), parsetest.JSON(t, toJSON(d)); !bytes.Equal(a, b) {
+				t.Fatalf("lenient read differs:\n%s", parsetest.Diff(a, b))
+			}
+		}
+		for _, tb := range d.Tables {
+			for _, ch := range tb.Chains {
+				for _, r := range ch.Rules {
+					checkTarget(t, r)
+				}
+			}
+		}
+		checkRoundTrip(t, "fuzz", d)
+	})
 }

@@ -25,12 +25,44 @@ const maxRuleLen = 1<<16 - 1
 // On error Parse returns no dump and a [parsers.ErrorList] whose entries
 // name the file and line.
 func Parse(name string, data []byte) (*Dump, error) {
+	p := newParser(name, data, false)
+	p.run()
+	return p.finish()
+}
+
+// ParseLenient reads what people paste as an iptables dump: what Parse
+// reads, and also a dump cut short (a table without COMMIT, a last line
+// cut in the middle), rules without a "*table" header (each assigned to
+// the table its chain and target imply: see [TableOf]), rules of chains
+// that were not declared (declared implicitly), and lines it does not
+// understand. It returns the dump and a note for every line it skipped,
+// with the reason; the dump is [Dump.Partial] when what it skipped or
+// lacks means it may not hold whole tables. Paste damage (prompts,
+// fences, ...) is not its business: see package paste.
+//
+// ParseLenient fails only when nothing in data is an iptables dump.
+func ParseLenient(name string, data []byte) (*Dump, []parsers.LineNote, error) {
+	p := newParser(name, data, true)
+	p.run()
+	p.lenientEnd()
+	d, err := p.finish()
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, p.lax.notes, nil
+}
+
+func newParser(name string, data []byte, lenient bool) *parser {
 	p := &parser{
-		d:    &Dump{Name: name},
-		text: bytesToString(data),
+		d:       &Dump{Name: name},
+		text:    bytesToString(data),
+		lenient: lenient,
 	}
 	p.d.arena = make([]arg, 0, len(data)/20) // kube-proxy dumps have about one option per 20 bytes
-	p.run()
+	return p
+}
+
+func (p *parser) finish() (*Dump, error) {
 	if cap(p.d.arena) > len(p.d.arena)+len(p.d.arena)/4 {
 		p.d.arena = append([]arg(nil), p.d.arena...) // give back the unused capacity
 	}
@@ -38,7 +70,7 @@ func Parse(name string, data []byte) (*Dump, error) {
 		return nil, err
 	}
 	if len(p.d.Tables) == 0 {
-		return nil, parsers.ErrorList{parsers.Errorf(parsers.Pos{File: name}, "no table in iptables dump (expected a *filter, *nat, ... section)")}
+		return nil, parsers.ErrorList{parsers.Errorf(parsers.Pos{File: p.d.Name}, "no table in iptables dump (expected a *filter, *nat, ... section)")}
 	}
 	if p.d.Family == FamilyUnknown {
 		p.d.Family = p.family
@@ -72,6 +104,11 @@ type parser struct {
 	// skipping is set after a table header error: its lines are ignored up
 	// to its COMMIT, so that one error is not reported many times.
 	skipping bool
+
+	// lenient is set by ParseLenient: errors are notes of skipped lines
+	// (see lenient.go).
+	lenient bool
+	lax     laxState
 }
 
 type token struct {
@@ -81,12 +118,16 @@ type token struct {
 }
 
 func (p *parser) errorf(format string, args ...any) {
+	if p.lenient {
+		p.skip(reasonNotUnderstood, fmt.Sprintf(format, args...))
+		return
+	}
 	p.errs.Add(parsers.Pos{File: p.d.Name, Line: p.line}, format, args...)
 }
 
 func (p *parser) run() {
 	text := p.text
-	for len(text) > 0 && len(p.errs) < maxErrors {
+	for len(text) > 0 && (p.lenient || len(p.errs) < maxErrors) {
 		var ln string
 		if i := strings.IndexByte(text, '\n'); i >= 0 {
 			ln, text = text[:i], text[i+1:]
@@ -101,7 +142,7 @@ func (p *parser) run() {
 	if len(p.errs) >= maxErrors {
 		return
 	}
-	if p.table != nil {
+	if p.table != nil && !p.lenient {
 		p.errs.Add(parsers.Pos{File: p.d.Name, Line: p.table.Line},
 			"table %s has no COMMIT line (truncated dump?)", p.table.Name)
 	}
@@ -112,9 +153,15 @@ func (p *parser) run() {
 
 func (p *parser) parseLine(ln string) {
 	trimmed := strings.TrimLeft(ln, " \t")
+	if p.lenient && trimmed != "" {
+		p.lax.lastLine = p.line
+	}
 	if p.skipping {
 		if trimmed == "COMMIT" {
 			p.skipping = false
+		}
+		if p.lenient && trimmed != "" {
+			p.skip(reasonTableNotRead, "")
 		}
 		return
 	}
@@ -127,18 +174,32 @@ func (p *parser) parseLine(ln string) {
 		p.openTable(strings.TrimSpace(trimmed[1:]))
 	case trimmed[0] == ':':
 		if p.table == nil {
+			if p.lenient {
+				p.outside(trimmed, p.chainHeader)
+				return
+			}
 			p.errorf("chain header outside a table (no *filter/*nat/... header before it)")
 			return
 		}
 		p.chainHeader(trimmed)
 	case trimmed == "COMMIT":
 		if p.table == nil {
+			if p.lenient {
+				p.skip(reasonStrayCommit, "")
+				return
+			}
 			p.errorf("COMMIT outside a table")
 			return
 		}
 		p.last, p.table = p.table, nil
+	case p.lenient && isLoggedPayload(trimmed):
+		p.loggedPayload(trimmed)
 	case trimmed[0] == '[' || trimmed[0] == '-':
 		if p.table == nil {
+			if p.lenient {
+				p.outside(trimmed, p.command)
+				return
+			}
 			p.errorf("rule outside a table (no *filter/*nat/... header before it)")
 			return
 		}
@@ -189,16 +250,28 @@ func (p *parser) header(rest string) {
 
 func (p *parser) openTable(name string) {
 	if p.table != nil {
-		p.errorf("table %s starts before table %s (line %d) was committed", name, p.table.Name, p.table.Line)
-		return
+		if !p.lenient {
+			p.errorf("table %s starts before table %s (line %d) was committed", name, p.table.Name, p.table.Line)
+			return
+		}
+		p.cutShort(p.table)
+		p.last, p.table = p.table, nil
 	}
 	if _, ok := builtinChains[name]; !ok {
-		p.errorf("unknown table %q (expected filter, nat, mangle, raw or security)", clip(name))
+		if p.lenient {
+			p.skip(reasonTableNotRead, fmt.Sprintf("unknown table %q", clip(name)))
+		} else {
+			p.errorf("unknown table %q (expected filter, nat, mangle, raw or security)", clip(name))
+		}
 		p.skipping = true
 		return
 	}
-	if p.d.Table(name) != nil {
-		p.errorf("table %s appears twice", name)
+	if t := p.d.Table(name); t != nil {
+		if p.lenient {
+			p.skip(reasonTableNotRead, fmt.Sprintf("table %s appears twice (first on line %d)", name, t.Line))
+		} else {
+			p.errorf("table %s appears twice", name)
+		}
 		p.skipping = true
 		return
 	}
@@ -241,16 +314,16 @@ func (p *parser) chainHeader(ln string) {
 		p.errorf("chain %s declared twice in table %s (first on line %d)", name, p.table.Name, c.Line)
 		return
 	}
-	if c == nil {
-		c = p.newChain(name)
-	}
-	c.Policy, c.Line, c.Header = policy, p.line, ln
 	if counters != "" {
 		if _, _, ok := parseCounters(counters); !ok {
 			p.errorf("malformed chain counters %q (want [packets:bytes])", clip(counters))
 			return
 		}
 	}
+	if c == nil {
+		c = p.newChain(name)
+	}
+	c.Policy, c.Line, c.Header = policy, p.line, ln
 }
 
 // field returns the first field of s, separated by spaces or tabs, and
@@ -293,7 +366,7 @@ func checkChainName(name string) string {
 	switch {
 	case len(name) > 28:
 		return fmt.Sprintf("chain name %q is longer than 28 characters", clip(name))
-	case strings.HasPrefix(name, "-") || strings.HasPrefix(name, "!"):
+	case strings.HasPrefix(name, "-") || strings.HasPrefix(name, "!") || strings.ContainsAny(name, " \t\r"):
 		return fmt.Sprintf("invalid chain name %q", clip(name))
 	}
 	return ""
@@ -334,6 +407,13 @@ func (p *parser) command(ln string) {
 		return
 	case "-X", "--delete-chain":
 		p.deleteChain(strings.TrimSpace(rest))
+		return
+	case "-P", "--policy":
+		if p.lenient { // iptables -S lists built-in chains' policies so
+			p.policy(rest)
+			return
+		}
+		p.errorf("unsupported command %q (expected -A, -I, -N, -X or -F)", clip(cmd))
 		return
 	case "-F", "--flush":
 		if name := strings.TrimSpace(rest); name == "" {
@@ -430,25 +510,23 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 		p.errorf("rule without a chain name")
 		return nil
 	}
-	c := p.table.chains[chainName]
-	if c == nil {
-		if !IsBuiltinChain(p.table.Name, chainName) {
-			p.errorf("rule for chain %s, which table %s does not declare", clip(chainName), p.table.Name)
-			return nil
-		}
-		c = p.ensureChain(chainName)
-	}
 	toks, err := tokenize(raw, p.toks[:0])
 	p.toks = toks
 	if err != "" {
 		p.errorf("%s", err)
 		return nil
 	}
+	// A chain the rule creates (a built-in chain without a header; in a
+	// lenient read, any chain) is made once the rule is read.
+	c := p.table.chains[chainName]
+	if c == nil && !IsBuiltinChain(p.table.Name, chainName) && (!p.lenient || checkChainName(chainName) != "") {
+		p.errorf("rule for chain %s, which table %s does not declare", clip(chainName), p.table.Name)
+		return nil
+	}
 	r := p.newRule()
 	*r = Rule{Chain: c, Raw: raw, Line: p.line, first: uint32(len(p.d.arena)), targ: noTarget}
 	if counters {
 		r.counters = &[2]uint64{pk, by}
-		p.d.Counters = true
 	}
 	// toks[0] is "-A", toks[1] the chain name.
 	var cur *arg
@@ -515,6 +593,12 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 	if neg {
 		p.errorf("rule ends with \"!\"")
 		return nil
+	}
+	if counters {
+		p.d.Counters = true
+	}
+	if c == nil {
+		r.Chain = p.ensureChain(chainName)
 	}
 	r.narg = uint16(uint32(len(p.d.arena)) - r.first)
 	for i := int(r.narg) - 1; i >= 0; i-- {

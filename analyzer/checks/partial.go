@@ -1,0 +1,104 @@
+package checks
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
+)
+
+// wholeDumpNeed is how to get a whole dump when the one given is partial.
+var wholeDumpNeed = InputNeed{"a whole iptables-save of the node, as a file rather than pasted",
+	"iptables-save > iptables-save.txt; ip6tables-save > ip6tables-save.txt (on the node, as root)"}
+
+// partialDumps returns the dumps of the node's mode that are partial (read
+// leniently from a paste cut short or cut out), by family.
+func partialDumps(f *facts) map[model.Family]*iptables.Dump {
+	var out map[model.Family]*iptables.Dump
+	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+		if d := f.res.IPTables(fam); d != nil && d.Partial {
+			if out == nil {
+				out = map[model.Family]*iptables.Dump{}
+			}
+			out[fam] = d
+		}
+	}
+	return out
+}
+
+// ReportAbsence reports a finding that rests on something the view's data
+// plane lacks: an entry, a backend, a rule, a reference to a chain. When
+// the dump the view was read from is partial, what it lacks may only be
+// outside what was pasted: the finding is not reported, and what it is
+// about is noted as not checked instead.
+func (p *Pass) ReportAbsence(v *view.View, f Finding) {
+	d := p.facts.partial[v.Family]
+	if d == nil || v.Mode == model.ModeNFTables {
+		p.Report(f)
+		return
+	}
+	what := f.Service // "" for rules of no Service
+	if p.uncovered == nil {
+		p.uncovered = map[string]map[string]bool{}
+	}
+	if p.uncovered[d.Name] == nil {
+		p.uncovered[d.Name] = map[string]bool{}
+	}
+	p.uncovered[d.Name][what] = true
+}
+
+// noteUncovered turns what ReportAbsence withheld into notes.
+func (p *Pass) noteUncovered() {
+	files := make([]string, 0, len(p.uncovered))
+	for file := range p.uncovered {
+		files = append(files, file)
+	}
+	sort.Strings(files)
+	for _, file := range files {
+		var names []string
+		other := false
+		for n := range p.uncovered[file] {
+			if n == "" {
+				other = true
+			} else {
+				names = append(names, n)
+			}
+		}
+		sort.Strings(names)
+		var what []string
+		if len(names) > 0 {
+			list, more := names, ""
+			if len(list) > 5 {
+				list, more = list[:5], fmt.Sprintf(" and %d more", len(names)-5)
+			}
+			what = append(what, fmt.Sprintf("%s (%s%s)", plural(len(names), "service port"), strings.Join(list, ", "), more))
+		}
+		if other {
+			what = append(what, "rules of no Service")
+		}
+		p.Note("not checked for %s: %s is partial, and what this check found missing may only be outside it",
+			strings.Join(what, " and "), file)
+	}
+}
+
+// partialGaps are the coverage gaps of partial dumps.
+func partialGaps(f *facts) []string {
+	var out []string
+	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+		if d := f.partial[fam]; d != nil {
+			out = append(out, fmt.Sprintf("%s (%s) is partial: %s; what it does not hold was not checked", d.Name, fam, d.PartialReason))
+		}
+	}
+	return out
+}
+
+// plural returns "1 service port", "2 service ports".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

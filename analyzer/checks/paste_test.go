@@ -1,0 +1,210 @@
+package checks_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/internal/pastetest"
+	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
+)
+
+// pasteBase is the bundle whose dump the fixtures of testdata/paste are
+// made from, and whose exports and configuration they are analysed with.
+const pasteBase = "testdata/bundles/iptables-mini"
+
+// TestPasteFixtures keeps the fixtures of testdata/paste equal to the
+// dump of pasteBase with each kind of paste damage (internal/pastetest)
+// applied (rewritten with -update).
+func TestPasteFixtures(t *testing.T) {
+	root := parsetest.Root(t)
+	clean, err := os.ReadFile(filepath.Join(root, pasteBase, "node", "iptables-save.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, d := range pastetest.Damages {
+		want[d.Name+".txt"] = d.Apply(string(clean))
+	}
+	for _, c := range pastetest.Cuts {
+		want[c.Name+".txt"] = c.Apply(string(clean))
+	}
+	have, _ := filepath.Glob(filepath.Join(root, "testdata", "paste", "*.txt"))
+	for _, f := range have {
+		if _, ok := want[filepath.Base(f)]; !ok {
+			t.Errorf("%s is no fixture of internal/pastetest", f)
+		}
+	}
+	for name, content := range want {
+		file := filepath.Join(root, "testdata", "paste", name)
+		got, err := os.ReadFile(file)
+		if err == nil && string(got) == content {
+			continue
+		}
+		if *parsetest.Update {
+			if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s is not the fixture internal/pastetest makes (run go test -update)", file)
+	}
+}
+
+// TestPasteGolden analyses every fixture of testdata/paste with the
+// exports and configuration of pasteBase, and compares what was
+// understood, skipped and changed, what the checks ran on and the verdict
+// with <fixture>.golden (rewritten with -update).
+func TestPasteGolden(t *testing.T) {
+	root := parsetest.Root(t)
+	t.Chdir(root)
+	files, err := filepath.Glob("testdata/paste/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".txt")
+		t.Run(name, func(t *testing.T) {
+			paths := []string{file, pasteBase + "/cluster", pasteBase + "/kube-proxy"}
+			got := pasteSummary(t, file, paths)
+			golden := strings.TrimSuffix(file, ".txt") + ".golden"
+			want, _ := os.ReadFile(golden)
+			if bytes.Equal(want, got) {
+				return
+			}
+			if *parsetest.Update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			t.Errorf("%s differs (run go test -update to accept):\n%s", golden, parsetest.Diff(want, got))
+		})
+	}
+}
+
+// pasteSummary describes the analysis of a pasted fixture.
+func pasteSummary(t *testing.T, file string, paths []string) []byte {
+	var b strings.Builder
+	if snaps, err := load.Load(paths, load.Options{Strict: true}); err != nil {
+		fmt.Fprintf(&b, "strict: %s\n", strings.SplitN(err.Error(), "\n", 2)[0])
+	} else {
+		for _, in := range snaps[0].Inputs {
+			if in.Path == file {
+				fmt.Fprintf(&b, "strict: read as %s\n", in.Kind)
+			}
+		}
+	}
+	snaps, err := load.Load(paths, load.Options{})
+	if err != nil {
+		fmt.Fprintf(&b, "lenient: %v\n", err)
+		return []byte(b.String())
+	}
+	s := snaps[0]
+	for _, in := range s.Inputs {
+		if in.Path != file {
+			continue
+		}
+		fmt.Fprintf(&b, "kind: %s\n", in.Kind)
+		if in.Note != "" {
+			fmt.Fprintf(&b, "note: %s\n", in.Note)
+		}
+		writeRanges(&b, "skipped", in.Skipped)
+		writeRanges(&b, "changed", in.Changed)
+		if in.Partial != "" {
+			fmt.Fprintf(&b, "partial: %s\n", in.Partial)
+		}
+	}
+	for _, d := range s.IPTables {
+		if d.Name == file {
+			fmt.Fprintf(&b, "understood: %s\n", understood(d))
+		}
+	}
+	res := checks.Run(s, checks.All)
+	ran, skipped := 0, 0
+	var notes []string
+	for _, st := range res.Statuses {
+		if st.State == "ran" {
+			ran++
+		} else {
+			skipped++
+		}
+		for _, n := range st.Notes {
+			if strings.Contains(n, "is partial") {
+				notes = append(notes, st.ID+": "+n)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "checks: %d ran, %d skipped\n", ran, skipped)
+	count := map[string]int{}
+	for _, f := range res.Findings {
+		count[f.Check]++
+	}
+	var fs []string
+	for c, n := range count {
+		fs = append(fs, fmt.Sprintf("%s %d", c, n))
+	}
+	sort.Strings(fs)
+	fmt.Fprintf(&b, "findings: %s\n", orNone(strings.Join(fs, ", ")))
+	for _, n := range notes {
+		fmt.Fprintf(&b, "not checked: %s\n", n)
+	}
+	fmt.Fprintf(&b, "verdict: %s\n", res.Verdict())
+	for _, g := range res.Coverage.Gaps {
+		fmt.Fprintf(&b, "gap: %s\n", g)
+	}
+	for _, n := range res.Coverage.Needs {
+		fmt.Fprintf(&b, "need: %s: %s\n", n.Input, n.Command)
+	}
+	return []byte(b.String())
+}
+
+func writeRanges(b *strings.Builder, what string, rs []parsers.LineRange) {
+	if len(rs) == 0 {
+		return
+	}
+	n := parsers.CountLines(rs)
+	fmt.Fprintf(b, "%s: %d line%s:", what, n, map[bool]string{true: "s"}[n != 1])
+	for _, r := range rs {
+		if r.From == r.To {
+			fmt.Fprintf(b, " %d", r.From)
+		} else {
+			fmt.Fprintf(b, " %d-%d", r.From, r.To)
+		}
+		fmt.Fprintf(b, " %s", r.Reason)
+		if r.Detail != "" {
+			fmt.Fprintf(b, " (%s)", r.Detail)
+		}
+		b.WriteString(";")
+	}
+	b.WriteString("\n")
+}
+
+// understood counts the rules of each table of a dump.
+func understood(d *iptables.Dump) string {
+	var parts []string
+	for _, t := range d.Tables {
+		n := 0
+		for _, c := range t.Chains {
+			n += len(c.Rules)
+		}
+		parts = append(parts, fmt.Sprintf("%s %d rules", t.Name, n))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,89 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/kube"
+	"github.com/proxyscan/proxyscan/parsers/paste"
+)
+
+// readLenient parses a file that is read leniently into r: its paste
+// damage is repaired first (package paste), and an iptables dump is read
+// as far as it goes (iptables.ParseLenient). Every line removed, changed
+// or skipped is in r.notes. A file read as an iptables dump of which
+// nothing, or less than half, is one is not analysed (r.note says why):
+// notes that quote a rule or two are not a dump.
+func readLenient(r *parsed, data []byte, ko kube.Options) {
+	name := r.f.name
+	if r.kind == parsers.KindIPTablesSave {
+		c := paste.Clean(data, paste.All)
+		d, notes, err := iptables.ParseLenient(name, c.Data)
+		if err != nil {
+			r.kind, r.note = parsers.KindUnknown, "not analysed: read as an iptables dump, "+message(err)
+			return
+		}
+		r.notes = append(c.Notes, notes...)
+		if bad, good := unread(notes), understood(d); bad > good {
+			r.kind, r.notes = parsers.KindUnknown, nil
+			r.note = fmt.Sprintf("not analysed: read as an iptables dump, %d of its lines are not one and %d are", bad, good)
+			return
+		}
+		r.value = d
+		return
+	}
+	in := data
+	if c := paste.Clean(data, paste.Options{LineNumbers: r.f.det.kind == parsers.KindUnknown}); c.Significant() {
+		in, r.notes = c.Data, c.Notes
+	}
+	if r.kind == parsers.KindKube {
+		r.value, r.err = kube.ParseWith(name, in, ko)
+	} else if fn := parsersByKind[r.kind]; fn != nil {
+		r.value, r.err = fn(name, in)
+	}
+}
+
+// message returns an input error's message without its position.
+func message(err error) string {
+	var l parsers.ErrorList
+	if errors.As(err, &l) && len(l) > 0 {
+		return l[0].Msg
+	}
+	var e *parsers.Error
+	if errors.As(err, &e) {
+		return e.Msg
+	}
+	return err.Error()
+}
+
+// unread counts the lines an iptables dump read leniently could not take.
+func unread(notes []parsers.LineNote) int {
+	n := 0
+	for _, x := range notes {
+		switch x.Reason {
+		case iptables.ReasonNotUnderstood, iptables.ReasonTableNotKnown, iptables.ReasonCutShort:
+			n++
+		}
+	}
+	return n
+}
+
+// understood counts the lines of a dump that were read: table headers,
+// chain headers and rules.
+func understood(d *iptables.Dump) int {
+	n := 0
+	for _, t := range d.Tables {
+		if !t.Implicit {
+			n++
+		}
+		for _, c := range t.Chains {
+			if c.Line > 0 {
+				n++
+			}
+			n += len(c.Rules)
+		}
+	}
+	return n
+}

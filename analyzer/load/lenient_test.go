@@ -1,0 +1,101 @@
+package load
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/parsers"
+)
+
+// TestLenientLoad loads loose files as pasted into a ticket: each is read
+// through its paste damage, with what was skipped or changed noted on its
+// input; the same files read strictly are errors or unknown, as before.
+func TestLenientLoad(t *testing.T) {
+	comments := strings.Repeat("# taken on node-1 after the restart of kube-proxy, see the ticket\n", 2*parsers.DetectSize/64)
+	for _, tc := range []struct {
+		name, content string
+		kind          parsers.Kind
+		skipped       string // ranges, "FROM-TO reason; ..."
+		note          string // in the input's note
+		strict        string // in the error of a strict read ("" for none)
+	}{
+		{name: "prompt.txt", content: "[root@node-1 ~]# iptables-save\n" + miniDump + "[root@node-1 ~]# \n",
+			kind: parsers.KindIPTablesSave, skipped: "1-1 shell prompt; 8-8 shell prompt", strict: "prompt.txt:1: rule outside a table"},
+		{name: "numbered.txt", content: numbered(miniDump), kind: parsers.KindIPTablesSave, strict: "nothing in these inputs is kube-proxy data"},
+		{name: "comments.txt", content: comments + miniDump, kind: parsers.KindIPTablesSave},
+		{name: "svc.yaml", content: "$ kubectl -n shop get svc web -o yaml\n" + miniService, kind: parsers.KindKube, skipped: "1-1 shell prompt", strict: "svc.yaml"},
+		{name: "notes.md", content: "# notes\n\nThe node has\n\n```\n-A KUBE-SERVICES -j KUBE-SVC-X\n```\n\nbut nothing else of kube-proxy, and\n" +
+			"the service is down since\nthe upgrade.\n", kind: parsers.KindIPTablesSave, skipped: "1-1 outside code blocks; 3-3 outside code blocks; 5-5 code fence; 7-7 code fence; 9-11 outside code blocks",
+			strict: "nothing in these inputs is kube-proxy data"},
+		{name: "prose.txt", content: "*nat\nthe service is down since\nthe upgrade yesterday and\nthe rules look wrong\n",
+			kind: parsers.KindUnknown, note: "read as an iptables dump, 3 of its lines are not one and 1 are", strict: "prose.txt:2: unexpected line"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := writeFile(t, dir, tc.name, []byte(tc.content))
+			var paths []string
+			if tc.kind != parsers.KindKube {
+				paths = append(paths, p)
+			} else {
+				paths = append(paths, p, writeFile(t, dir, "dump.txt", []byte(miniDump)))
+			}
+			snaps, err := Load(paths, Options{})
+			if err != nil {
+				if tc.kind == parsers.KindUnknown && strings.Contains(err.Error(), "nothing in these inputs") {
+					return
+				}
+				t.Fatal(err)
+			}
+			var in *inputOf
+			for _, x := range snaps[0].Inputs {
+				if filepath.Base(x.Path) == tc.name {
+					in = &inputOf{x.Kind, x.Note, x.Skipped}
+				}
+			}
+			if in == nil {
+				t.Fatalf("no input %s", tc.name)
+			}
+			if in.kind != tc.kind {
+				t.Errorf("kind %q, want %q", in.kind, tc.kind)
+			}
+			if got := rangesText(in.skipped); got != tc.skipped {
+				t.Errorf("skipped %q, want %q", got, tc.skipped)
+			}
+			if !strings.Contains(in.note, tc.note) {
+				t.Errorf("note %q, want %q in it", in.note, tc.note)
+			}
+			_, err = Load(paths, Options{Strict: true})
+			switch {
+			case tc.strict == "" && err != nil:
+				t.Errorf("strict: %v", err)
+			case tc.strict != "" && (err == nil || !strings.Contains(err.Error(), tc.strict)):
+				t.Errorf("strict: error %v, want %q in it", err, tc.strict)
+			}
+		})
+	}
+}
+
+type inputOf struct {
+	kind    parsers.Kind
+	note    string
+	skipped []parsers.LineRange
+}
+
+func rangesText(rs []parsers.LineRange) string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, fmt.Sprintf("%d-%d %s", r.From, r.To, r.Reason))
+	}
+	return strings.Join(out, "; ")
+}
+
+// numbered prefixes every line with an editor's line number.
+func numbered(s string) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = fmt.Sprintf("%3d | %s", i+1, l)
+	}
+	return strings.Join(lines, "\n") + "\n"
+}

@@ -1,0 +1,276 @@
+// Package pastetest damages clean dumps the way pasting them into a ticket
+// does, for the tests of lenient reading and the fixtures of
+// testdata/paste: each [Damage] is one kind of paste damage applied to a
+// whole dump, which a lenient read must undo to the same model; each
+// [Cut] keeps only part of a dump, which a lenient read must take as
+// partial. Only tests use it.
+package pastetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// A Damage is one kind of paste damage.
+type Damage struct {
+	Name string
+	// Apply returns the damaged text of a clean dump.
+	Apply func(clean string) string
+	// Skipped and Changed are the reasons the lenient read reports for
+	// the lines the damage added or changed.
+	Skipped, Changed []string
+}
+
+// Damages are the kinds of paste damage that leave the dump whole.
+var Damages = []Damage{
+	{Name: "prompt-bracket", Skipped: []string{"shell prompt"},
+		Apply: func(c string) string { return "[root@node-a ~]# iptables-save\n" + c + "[root@node-a ~]# \n" }},
+	{Name: "prompt-user-host", Skipped: []string{"shell prompt"},
+		Apply: func(c string) string { return "admin@node-a:~$ sudo iptables-save\n" + c }},
+	{Name: "prompt-kubectl-exec", Skipped: []string{"shell prompt"},
+		Apply: func(c string) string {
+			return "controlplane $ kubectl -n kube-system exec kube-proxy-7xk2p -- iptables-save\n" + c + "controlplane $\n"
+		}},
+	{Name: "command-line", Skipped: []string{"shell command"},
+		Apply: func(c string) string { return "sudo iptables-save\n" + c }},
+	{Name: "code-fence", Skipped: []string{"code fence", "outside code blocks"},
+		Apply: func(c string) string {
+			return "The node drops traffic to shop/web, here is what it has:\n\n```text\n" + c + "```\n\nAny idea?\n"
+		}},
+	{Name: "quote-markers", Changed: []string{"quote marker"},
+		Apply: func(c string) string {
+			return eachLine(c, func(_ int, l string) string { return strings.TrimRight("> "+l, " ") })
+		}},
+	{Name: "line-numbers-bar", Changed: []string{"line number"},
+		Apply: func(c string) string {
+			return eachLine(c, func(i int, l string) string { return fmt.Sprintf("%4d | %s", i+1, l) })
+		}},
+	{Name: "line-numbers-colon", Changed: []string{"line number"},
+		Apply: func(c string) string {
+			return eachLine(c, func(i int, l string) string { return fmt.Sprintf("%d: %s", i+1, l) })
+		}},
+	{Name: "line-numbers-cat-n", Changed: []string{"line number"},
+		Apply: func(c string) string {
+			return eachLine(c, func(i int, l string) string { return fmt.Sprintf("%6d\t%s", i+1, l) })
+		}},
+	{Name: "crlf", Changed: []string{"carriage return"},
+		Apply: func(c string) string { return strings.ReplaceAll(c, "\n", "\r\n") }},
+	{Name: "colour", Changed: []string{"colour codes"},
+		// grep --color=always KUBE, which marks every match.
+		Apply: func(c string) string { return strings.ReplaceAll(c, "KUBE", "\x1b[01;31m\x1b[KKUBE\x1b[m\x1b[K") }},
+	{Name: "trailing-blanks", Changed: []string{"trailing blanks"},
+		// A terminal's copy, which pads lines to its width.
+		Apply: func(c string) string {
+			return eachLine(c, func(_ int, l string) string {
+				if l == "" {
+					return l
+				}
+				return l + strings.Repeat(" ", 80-len(l)%80)
+			})
+		}},
+	{Name: "kubectl-table", Skipped: []string{"shell prompt", "kubectl table"},
+		Apply: func(c string) string {
+			return "controlplane $ kubectl -n kube-system get pods -o wide -l k8s-app=kube-proxy\n" +
+				"NAME               READY   STATUS    RESTARTS   AGE   IP              NODE     NOMINATED NODE   READINESS GATES\n" +
+				"kube-proxy-7xk2p   1/1     Running   0          3d    192.168.10.11   node-a   <none>           <none>\n" +
+				"kube-proxy-q9d4s   1/1     Running   2          3d    192.168.10.12   node-b   <none>           <none>\n" +
+				"controlplane $ kubectl -n kube-system exec kube-proxy-7xk2p -- iptables-save\n" + c
+		}},
+	{Name: "restore-logged", Skipped: []string{"kube-proxy log"},
+		// kube-proxy -v=9 logs what it restores as a klog multi-line value.
+		Apply: func(c string) string {
+			return "I0414 09:30:00.118231       1 proxier.go:1500] \"Restoring iptables\" rules=<\n" +
+				eachLine(c, func(_ int, l string) string { return "\t" + l }) + " >\n"
+		}},
+	{Name: "ticket", Skipped: []string{"shell prompt", "code fence", "outside code blocks"}, Changed: []string{"carriage return", "colour codes", "trailing blanks"},
+		// Several at once: a prompt and coloured output in a fenced block
+		// of a ticket written on Windows.
+		Apply: func(c string) string {
+			c = strings.ReplaceAll(c, "KUBE", "\x1b[01;31m\x1b[KKUBE\x1b[m\x1b[K")
+			c = eachLine(c, func(_ int, l string) string { return l + "  " })
+			c = "Output from the node:\n```\n[root@node-a ~]# iptables-save | grep --color=always KUBE\n" + c + "```\n"
+			return strings.ReplaceAll(c, "\n", "\r\n")
+		}},
+}
+
+// A Cut keeps only part of a dump.
+type Cut struct {
+	Name string
+	// Apply returns what is left of a clean dump.
+	Apply func(clean string) string
+}
+
+// Cuts are the pastes of part of a dump.
+var Cuts = []Cut{
+	{Name: "cut-short", Apply: func(c string) string {
+		// A paste that stopped two thirds through, in the middle of a line.
+		return c[:len(c)*2/3]
+	}},
+	{Name: "grep-svc", Apply: func(c string) string {
+		return "admin@node-a:~$ sudo iptables-save | grep SVC\n" + keep(c, func(l string) bool { return strings.Contains(l, "SVC") })
+	}},
+	{Name: "no-headers", Apply: func(c string) string {
+		// The rules and chain headers alone, as copied from the middle of
+		// a terminal: no "*table", COMMIT or comment lines.
+		return keep(c, func(l string) bool { return strings.HasPrefix(l, "-") || strings.HasPrefix(l, ":") })
+	}},
+	{Name: "iptables-S-nat", Apply: func(c string) string { return "$ sudo iptables -t nat -S\n" + listRules(c, "nat") }},
+	{Name: "restore-payload", Apply: func(c string) string {
+		return "I0414 09:30:00.118231       1 proxier.go:1500] \"Restoring iptables\" rules=<\n" +
+			eachLine(RestoreForm(c), func(_ int, l string) string { return "\t" + l }) + " >\n"
+	}},
+	{Name: "restore-failed", Apply: func(c string) string {
+		return RestoreFailure(RestoreForm(c), strings.Count(RestoreForm(c), "\n")*3/4)
+	}},
+	{Name: "ticket-cut-short", Apply: func(c string) string {
+		// The ticket's damage (see Damages) on a dump cut short.
+		for _, d := range Damages {
+			if d.Name == "ticket" {
+				return d.Apply(c[:len(c)*2/3] + "\n")
+			}
+		}
+		return ""
+	}},
+}
+
+// eachLine applies f to every line of text (without its "\n").
+func eachLine(text string, f func(i int, l string) string) string {
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = f(i, l)
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// keep returns the lines of text that f keeps.
+func keep(text string, f func(string) bool) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		if f(l) {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
+// listRules returns one table of an iptables-save dump as iptables -t
+// TABLE -S lists it: "-P" for the built-in chains, "-N" for the others,
+// then the rules.
+func listRules(save, table string) string {
+	var b strings.Builder
+	var rules []string
+	in := false
+	for _, l := range strings.Split(save, "\n") {
+		switch {
+		case l == "*"+table:
+			in = true
+		case !in:
+		case l == "COMMIT":
+			in = false
+		case strings.HasPrefix(l, ":"):
+			f := strings.Fields(l[1:])
+			if f[1] == "-" {
+				fmt.Fprintf(&b, "-N %s\n", f[0])
+			} else {
+				fmt.Fprintf(&b, "-P %s %s\n", f[0], f[1])
+			}
+		case strings.HasPrefix(l, "-A "):
+			rules = append(rules, l)
+		}
+	}
+	for _, r := range rules {
+		b.WriteString(r + "\n")
+	}
+	return b.String()
+}
+
+// RestoreForm returns the tables of an iptables-save dump in kube-proxy's
+// spelling of its iptables-restore input: no comment lines, the comment
+// match first in each rule, "-m PROTO" before "-p PROTO", host addresses
+// without their /32, one-word comments unquoted. (The jumps from the
+// built-in chains, which kube-proxy ensures with separate commands, stay
+// in, so that the payload stands for the node's tables.)
+func RestoreForm(save string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSuffix(save, "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(l, "#"):
+		case strings.HasPrefix(l, "-A "):
+			b.WriteString(restoreRule(l) + "\n")
+		default:
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
+// restoreRule respells one rule (see RestoreForm).
+func restoreRule(r string) string {
+	words := split(r)
+	var comment, rest []string
+	for i := 2; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == "-m" && i+3 < len(words) && words[i+1] == "comment" && words[i+2] == "--comment":
+			c := words[i+3]
+			if u := strings.Trim(c, `"`); !strings.ContainsAny(u, " \\") {
+				c = u
+			}
+			comment = []string{"-m", "comment", "--comment", c}
+			i += 3
+		case (w == "-s" || w == "-d") && i+1 < len(words):
+			rest = append(rest, w, strings.TrimSuffix(words[i+1], "/32"))
+			i++
+		case w == "-p" && i+3 < len(words) && words[i+2] == "-m" && words[i+3] == words[i+1]:
+			rest = append(rest, "-m", words[i+1], "-p", words[i+1])
+			i += 3
+		default:
+			rest = append(rest, w)
+		}
+	}
+	return strings.Join(append(append(words[:2:2], comment...), rest...), " ")
+}
+
+// split splits a rule into words, a quoted value being one.
+func split(r string) []string {
+	var out []string
+	for len(r) > 0 {
+		r = strings.TrimLeft(r, " ")
+		if r == "" {
+			break
+		}
+		end := strings.IndexByte(r, ' ')
+		if r[0] == '"' {
+			end = strings.IndexByte(r[1:], '"') + 2
+		}
+		if end < 0 || end > len(r) {
+			end = len(r)
+		}
+		out = append(out, r[:end])
+		r = r[end:]
+	}
+	return out
+}
+
+// RestoreFailure returns the line kube-proxy logs when iptables-restore
+// refuses its input at line n (pkg/proxy/iptables/proxier.go: the error
+// and utiliptables.ExtractLines' lines around it), with the node's shell
+// prompt and the kubectl logs command around it.
+func RestoreFailure(payload string, n int) string {
+	lines := strings.Split(payload, "\n")
+	type lineData struct {
+		Line int
+		Data string
+	}
+	var around []lineData
+	for i := max(n-3, 1); i <= min(n+3, len(lines)); i++ {
+		around = append(around, lineData{i, lines[i-1]})
+	}
+	var js strings.Builder
+	enc := json.NewEncoder(&js)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(around)
+	return "controlplane $ kubectl -n kube-system logs kube-proxy-7xk2p | grep iptables-restore\n" +
+		fmt.Sprintf("E0414 09:30:00.120458       1 proxier.go:1520] \"Failed to execute iptables-restore\" err=\"iptables-restore: input error on line %d: \" ipFamily=\"IPv4\" rules=%s\n", n, strings.TrimSuffix(js.String(), "\n"))
+}
