@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/proxyscan/proxyscan/analyzer/report"
 	"github.com/proxyscan/proxyscan/parsers"
 )
 
@@ -45,12 +46,14 @@ func printError(f *Factory, cmd *cobra.Command, err error) {
 				fmt.Fprintf(f.IO.ErrOut, "... and %d more errors\n", len(list)-10)
 				break
 			}
-			fmt.Fprintf(f.IO.ErrOut, "proxyscan: %s\n", e)
+			fmt.Fprintf(f.IO.ErrOut, "proxyscan: %s\n", report.Escape(e.Error()))
 		}
 		return
 	}
+	// Messages quote the inputs: file and archive member names, the text
+	// of a malformed line.
 	msg := err.Error()
-	fmt.Fprintf(f.IO.ErrOut, "proxyscan: %s\n", msg)
+	fmt.Fprintf(f.IO.ErrOut, "proxyscan: %s\n", report.Escape(msg))
 	var fe *FlagError
 	if errors.As(err, &fe) && !strings.Contains(msg, "--help") {
 		path := "proxyscan"

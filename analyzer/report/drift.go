@@ -23,7 +23,10 @@ func driftTable(t *theme, r *Report, width int) string {
 	b.WriteString("\n")
 	drifted, same := splitDrift(d)
 	render := func(first string, rows [][]string, bad func(row, col int) bool) {
-		headers := append([]string{first}, d.Nodes...)
+		headers := []string{first}
+		for _, n := range d.Nodes {
+			headers = append(headers, Escape(n))
+		}
 		colW := max(12, (width-30)/max(1, len(d.Nodes))-1)
 		tbl := table.New().
 			Border(lipgloss.RoundedBorder()).
@@ -50,9 +53,9 @@ func driftTable(t *theme, r *Report, width int) string {
 	if len(drifted) > 0 {
 		var rows [][]string
 		for _, p := range drifted {
-			row := []string{portTitle(p)}
+			row := []string{Escape(portTitle(p))}
 			for _, c := range p.Cells {
-				row = append(row, cellText(c))
+				row = append(row, Escape(cellText(c)))
 			}
 			rows = append(rows, row)
 		}
@@ -66,9 +69,9 @@ func driftTable(t *theme, r *Report, width int) string {
 	if len(d.Fields) > 0 {
 		var rows [][]string
 		for _, f := range d.Fields {
-			row := []string{f.Field}
+			row := []string{Escape(f.Field)}
 			for _, v := range f.Values {
-				row = append(row, orDash(v))
+				row = append(row, Escape(orDash(v)))
 			}
 			rows = append(rows, row)
 		}

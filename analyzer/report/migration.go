@@ -36,7 +36,7 @@ func renderMigration(t *theme, node string, m *checks.Migration, width int) stri
 	} else {
 		head += ": " + plural(count(m, checks.ImpactBlocker), "blocker")
 	}
-	b.WriteString(t.title.Render(head))
+	b.WriteString(t.title.Render(Escape(head)))
 	b.WriteString("\n")
 	for _, it := range m.Items {
 		style := t.dim
@@ -51,16 +51,16 @@ func renderMigration(t *theme, node string, m *checks.Migration, width int) stri
 			mark = it.Impact
 		}
 		b.WriteString("  ")
-		b.WriteString(style.Render(mark))
+		b.WriteString(style.Render(Escape(mark)))
 		b.WriteString(" ")
-		b.WriteString(t.checkStyle.Render(it.Topic))
+		b.WriteString(t.checkStyle.Render(Escape(it.Topic)))
 		b.WriteString("\n")
 		b.WriteString("      ")
-		b.WriteString(strings.ReplaceAll(wrapText(it.Summary, width-6), "\n", "\n      "))
+		b.WriteString(strings.ReplaceAll(wrapText(Escape(it.Summary), width-6), "\n", "\n      "))
 		b.WriteString("\n")
 		if len(it.Services) > 0 {
 			b.WriteString("      ")
-			b.WriteString(t.dim.Render(strings.ReplaceAll(wrapText("services: "+strings.Join(it.Services, ", "), width-6), "\n", "\n      ")))
+			b.WriteString(t.dim.Render(strings.ReplaceAll(wrapText(Escape("services: "+strings.Join(it.Services, ", ")), width-6), "\n", "\n      ")))
 			b.WriteString("\n")
 		}
 		for _, e := range it.Evidence {
@@ -69,10 +69,10 @@ func renderMigration(t *theme, node string, m *checks.Migration, width int) stri
 				loc += fmt.Sprintf(":%d", e.Line)
 			}
 			b.WriteString("      ")
-			b.WriteString(t.evidenceFile.Render(loc))
+			b.WriteString(t.evidenceFile.Render(Escape(loc)))
 			if e.Text != "" {
 				b.WriteString(" ")
-				b.WriteString(t.dim.Render(e.Text))
+				b.WriteString(t.dim.Render(Escape(e.Text)))
 			}
 			b.WriteString("\n")
 		}

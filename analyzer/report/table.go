@@ -58,9 +58,9 @@ func RenderTable(w io.Writer, r *Report, opts Options) error {
 		width = 120
 	}
 	var b strings.Builder
-	b.WriteString(t.title.Render(header(r)))
+	b.WriteString(t.title.Render(Escape(header(r))))
 	b.WriteString("\n")
-	b.WriteString(t.dim.Render(inputsLine(r)))
+	b.WriteString(t.dim.Render(Escape(inputsLine(r))))
 	b.WriteString("\n\n")
 
 	if len(r.Findings) == 0 {
@@ -92,12 +92,12 @@ func verdictLines(t *theme, r *Report) string {
 	b.WriteString("\n")
 	gaps, needs := r.gaps()
 	for _, g := range gaps {
-		b.WriteString("  - " + g + "\n")
+		b.WriteString("  - " + Escape(g) + "\n")
 	}
 	if len(needs) > 0 {
 		b.WriteString("to settle it, add:\n")
 		for _, n := range needs {
-			b.WriteString("  - " + n.Input + ": " + t.dim.Render(n.Command) + "\n")
+			b.WriteString("  - " + Escape(n.Input) + ": " + t.dim.Render(Escape(n.Command)) + "\n")
 		}
 	}
 	return b.String()
@@ -170,13 +170,14 @@ func findingsTable(t *theme, fs []checks.Finding, multi bool, width int) string 
 	var prevSev checks.Severity
 	prevSvc, prevNode := "\x00", "\x00"
 	for i, f := range fs {
-		sev, node := t.sev[f.Severity].Render(f.Severity.String()), f.Node
+		sev, node := t.sev[f.Severity].Render(f.Severity.String()), Escape(f.Node)
 		svc := f.Service
 		if svc == "" {
 			svc = "-"
 		} else if f.Protocol != "" {
 			svc += " (" + f.Protocol + ")"
 		}
+		svc = Escape(svc)
 		if f.Severity == prevSev {
 			sev = ""
 			if f.Node == prevNode {
@@ -191,9 +192,11 @@ func findingsTable(t *theme, fs []checks.Finding, multi bool, width int) string 
 		if f.Endpoint != "" && !strings.Contains(msg, f.Endpoint) {
 			msg += " [" + f.Endpoint + "]"
 		}
-		row := []string{fmt.Sprint(i + 1), sev, svc, t.checkStyle.Render(f.Check), msg}
+		msg = Escape(msg)
+		check := t.checkStyle.Render(Escape(f.Check))
+		row := []string{fmt.Sprint(i + 1), sev, svc, check, msg}
 		if multi {
-			row = []string{fmt.Sprint(i + 1), sev, node, svc, t.checkStyle.Render(f.Check), msg}
+			row = []string{fmt.Sprint(i + 1), sev, node, svc, check, msg}
 		}
 		rows = append(rows, row)
 	}
@@ -251,9 +254,9 @@ func details(t *theme, fs []checks.Finding, width int) string {
 		if f.Node != "" {
 			head += " · node " + f.Node
 		}
-		b.WriteString(t.sev[f.Severity].Render(head))
+		b.WriteString(t.sev[f.Severity].Render(Escape(head)))
 		b.WriteString("\n    ")
-		b.WriteString(strings.ReplaceAll(wrapText(f.Message, width-4), "\n", "\n    "))
+		b.WriteString(strings.ReplaceAll(wrapText(Escape(f.Message), width-4), "\n", "\n    "))
 		b.WriteString("\n")
 		for _, e := range f.Evidence {
 			loc := e.File
@@ -264,15 +267,15 @@ func details(t *theme, fs []checks.Finding, width int) string {
 				loc += " " + e.Path
 			}
 			b.WriteString("    ")
-			b.WriteString(t.evidenceFile.Render(loc))
+			b.WriteString(t.evidenceFile.Render(Escape(loc)))
 			if e.Text != "" {
 				b.WriteString("\n      ")
-				b.WriteString(t.dim.Render(e.Text))
+				b.WriteString(t.dim.Render(Escape(e.Text)))
 			}
 			b.WriteString("\n")
 		}
 		if f.Advice != "" {
-			for j, line := range strings.Split(wrapText("→ "+f.Advice, width-6), "\n") {
+			for j, line := range strings.Split(wrapText("→ "+Escape(f.Advice), width-6), "\n") {
 				if j == 0 {
 					b.WriteString("    ")
 				} else {
@@ -324,11 +327,11 @@ func statusLines(t *theme, r *Report) string {
 	}
 	for _, s := range statuses {
 		if s.State == "skipped" {
-			b.WriteString(t.dim.Render(fmt.Sprintf("skipped %s: %s", s.ID, s.Reason)))
+			b.WriteString(t.dim.Render(Escape(fmt.Sprintf("skipped %s: %s", s.ID, s.Reason))))
 			b.WriteString("\n")
 		}
 		for _, n := range s.Notes {
-			b.WriteString(t.dim.Render(fmt.Sprintf("note (%s): %s", s.ID, n)))
+			b.WriteString(t.dim.Render(Escape(fmt.Sprintf("note (%s): %s", s.ID, n))))
 			b.WriteString("\n")
 		}
 	}
@@ -339,11 +342,11 @@ func statusLines(t *theme, r *Report) string {
 		}
 	}
 	for _, n := range notes {
-		b.WriteString(t.dim.Render("note: " + n))
+		b.WriteString(t.dim.Render(Escape("note: " + n)))
 		b.WriteString("\n")
 	}
 	for _, u := range r.Unknown {
-		b.WriteString(t.sev[checks.Warning].Render("unknown input: ") + u + t.dim.Render(" (kind not recognised, not analysed)"))
+		b.WriteString(t.sev[checks.Warning].Render("unknown input: ") + Escape(u) + t.dim.Render(" (kind not recognised, not analysed)"))
 		b.WriteString("\n")
 	}
 	return b.String()
