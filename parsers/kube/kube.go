@@ -23,7 +23,6 @@ import (
 	"sort"
 	"strings"
 
-	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -32,6 +31,7 @@ import (
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers"
 )
 
@@ -336,9 +336,9 @@ func parse(name string, split func(emit func(chunk)) error, opts Options) (*Obje
 	workers := runtime.GOMAXPROCS(0)
 	jobs := make(chan job, 4*workers)
 	dones := make(chan done, 4*workers)
-	var g errgroup.Group
+	g := fault.Group{Name: "kube.parse"}
 	for w := 0; w < workers; w++ {
-		g.Go(func() error {
+		fault.GoDraining(&g, jobs, func() error {
 			d := &decoder{fast: !opts.Reference, lean: opts.Lean}
 			for j := range jobs {
 				blk := j.c.blk // decoding a List item replaces j.c
@@ -366,9 +366,13 @@ func parse(name string, split func(emit func(chunk)) error, opts Options) (*Obje
 		n++
 	})
 	close(jobs)
-	_ = g.Wait() // each object's error is in its result
+	// Each object's error is in its result; Wait's is a worker's panic.
+	werr := g.Wait()
 	close(dones)
 	<-collected
+	if werr != nil {
+		return nil, werr
+	}
 	if err != nil {
 		return nil, err
 	}
