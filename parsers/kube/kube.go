@@ -21,6 +21,7 @@ import (
 	"io"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -382,6 +383,30 @@ func parse(name string, split func(emit func(chunk)) error, opts Options) (*Obje
 	return gather(results)
 }
 
+// checkPortProtocols refuses a Service port whose protocol is not one
+// the API server admits (it validates spec.ports[].protocol as TCP, UDP or
+// SCTP, and defaults an empty one to TCP): no cluster serves such a port,
+// and no kube-proxy mode could program it. The error is at the port's
+// line when it is known, else at the Service's.
+func checkPortProtocols(svc *Service) *parsers.Error {
+	for _, p := range svc.Spec.Ports {
+		switch p.Protocol {
+		case "", corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP:
+			continue
+		}
+		pos := svc.Pos
+		if l, ok := svc.PortLine(p.Name, p.Port); ok {
+			pos.Line = l.Line
+		}
+		port := strconv.Itoa(int(p.Port))
+		if p.Name != "" {
+			port = p.Name + " (" + port + ")"
+		}
+		return parsers.Errorf(pos, "Service %s/%s: port %s: protocol %q is not TCP, UDP or SCTP", svc.Namespace, svc.Name, port, p.Protocol)
+	}
+	return nil
+}
+
 type result struct {
 	obj any
 	err *parsers.Error
@@ -456,6 +481,9 @@ func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 			svc := &Service{Service: o, Pos: pos}
 			if !c.json {
 				svc.Ports = portLines(c.data, c.line)
+			}
+			if err := checkPortProtocols(svc); err != nil {
+				return nil, err
 			}
 			return svc, nil
 		}
