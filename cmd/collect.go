@@ -262,7 +262,8 @@ func (p *progress) line(s manifest.Source) {
 	} else if s.Method == manifest.MethodNetlink {
 		detail += " (netlink)"
 	}
-	fmt.Fprintf(p.w, "%s %-30s %s %s\n", style.Render(mark), s.Name, detail, p.dim.Render(fmt.Sprintf("%dms", s.DurationMS)))
+	// A failed command's message holds what it wrote to stderr.
+	fmt.Fprintf(p.w, "%s %-30s %s %s\n", style.Render(mark), s.Name, report.Escape(detail), p.dim.Render(fmt.Sprintf("%dms", s.DurationMS)))
 }
 
 func humanBytes(n int64) string {

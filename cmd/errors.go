@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers"
 )
 
@@ -33,10 +34,14 @@ func flagErrorf(format string, args ...any) error {
 var errFindings = errors.New("findings at or above the --fail-on severity")
 
 // exitCode maps an error to the contract's exit codes, in one place.
+// proxyscan's own failures come first: whatever they wrap (a parse error
+// of the reference proxier's own output, say), they are not the input's.
 func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
+	case fault.Is(err):
+		return exitInternal
 	case errors.Is(err, errFindings):
 		return exitFindings
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/proxier"
+	"github.com/proxyscan/proxyscan/analyzer/report"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 )
@@ -125,7 +126,7 @@ func expectRun(opts *ExpectOptions) error {
 				fam = ", " + string(f.Family)
 			}
 			fmt.Fprintf(opts.IO.Out, "# proxyscan expect: %s, kube-proxy %s %s mode%s, node %s\n",
-				f.Name, dp.Version.MinorString(), dp.Mode, fam, nodeLabel(s))
+				f.Name, dp.Version.MinorString(), dp.Mode, fam, report.Escape(nodeLabel(s)))
 			if _, err := opts.IO.Out.Write(f.Data); err != nil {
 				return fmt.Errorf("writing the expected rules: %w", err)
 			}

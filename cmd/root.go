@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/proxyscan/proxyscan/analyzer/report"
+	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers"
 )
 
@@ -21,7 +23,7 @@ func Run(f *Factory, args []string) int {
 	root.SetArgs(args)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
-	cmd, err := root.ExecuteC()
+	cmd, err := execute(root)
 	if err != nil && strings.HasPrefix(err.Error(), "unknown command ") {
 		// cobra's own message, with its suggestions: a usage error.
 		err = &FlagError{Err: err}
@@ -37,7 +39,25 @@ func Run(f *Factory, args []string) int {
 	return exitCode(err)
 }
 
+// execute runs the command tree. A panic of the command, or one a worker
+// pool raised again in it, is returned as a *fault.Error.
+func execute(root *cobra.Command) (cmd *cobra.Command, err error) {
+	defer fault.Catch(&err)
+	return root.ExecuteC()
+}
+
+// reportRequest ends the message of proxyscan's own failures.
+const reportRequest = "please report it with the command and its inputs"
+
 func printError(f *Factory, cmd *cobra.Command, err error) {
+	if fault.Is(err) {
+		fmt.Fprintf(f.IO.ErrOut, "proxyscan: internal error: %s; %s\n", report.Escape(err.Error()), reportRequest)
+		var fe *fault.Error
+		if errors.As(err, &fe) && len(fe.Stack) > 0 {
+			f.IO.ErrOut.Write(fe.Stack)
+		}
+		return
+	}
 	var list parsers.ErrorList
 	if errors.As(err, &list) {
 		for i, e := range list {
@@ -45,12 +65,14 @@ func printError(f *Factory, cmd *cobra.Command, err error) {
 				fmt.Fprintf(f.IO.ErrOut, "... and %d more errors\n", len(list)-10)
 				break
 			}
-			fmt.Fprintf(f.IO.ErrOut, "proxyscan: %s\n", e)
+			fmt.Fprintf(f.IO.ErrOut, "proxyscan: %s\n", report.Escape(e.Error()))
 		}
 		return
 	}
+	// Messages quote the inputs: file and archive member names, the text
+	// of a malformed line.
 	msg := err.Error()
-	fmt.Fprintf(f.IO.ErrOut, "proxyscan: %s\n", msg)
+	fmt.Fprintf(f.IO.ErrOut, "proxyscan: %s\n", report.Escape(msg))
 	var fe *FlagError
 	if errors.As(err, &fe) && !strings.Contains(msg, "--help") {
 		path := "proxyscan"

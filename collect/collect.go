@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/proxyscan/proxyscan/collect/redact"
+	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers/manifest"
-	"golang.org/x/sync/errgroup"
 )
 
 // ErrInterrupted is returned by [Run] when its context was cancelled (the
@@ -118,7 +118,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	sort.Ints(phases)
 	for _, ph := range phases {
-		e.runAll(ctx, table, byPhase[ph], recs)
+		if err := e.runAll(ctx, table, byPhase[ph], recs); err != nil {
+			return nil, err
+		}
 		if ctx.Err() != nil {
 			return nil, ErrInterrupted
 		}
@@ -153,8 +155,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 }
 
 // runAll reads the sources idx of table with a bounded worker pool; the
-// sources of a Serial group form one job, read one after the other.
-func (e *env) runAll(ctx context.Context, table []Source, idx []int, recs []manifest.Source) {
+// sources of a Serial group form one job, read one after the other. The
+// error is a worker's panic (how each source went is in its record).
+func (e *env) runAll(ctx context.Context, table []Source, idx []int, recs []manifest.Source) error {
 	n := e.opts.Parallel
 	if n <= 0 {
 		n = 4
@@ -175,7 +178,7 @@ func (e *env) runAll(ctx context.Context, table []Source, idx []int, recs []mani
 		jobs = append(jobs, []int{i})
 	}
 	// At most n jobs run at once, handed out in order.
-	var pool errgroup.Group
+	pool := fault.Group{Name: "collect"}
 	pool.SetLimit(n)
 	var mu sync.Mutex
 	for _, job := range jobs {
@@ -188,17 +191,23 @@ func (e *env) runAll(ctx context.Context, table []Source, idx []int, recs []mani
 					break
 				}
 				rec := e.read(ctx, &table[i])
-				mu.Lock()
-				recs[i] = rec
-				if e.opts.Progress != nil && ctx.Err() == nil {
-					e.opts.Progress(rec)
-				}
-				mu.Unlock()
+				e.record(ctx, &mu, recs, i, rec)
 			}
 			return nil
 		})
 	}
-	_ = pool.Wait() // the records say how each source went
+	return pool.Wait()
+}
+
+// record keeps the record of source i and reports it to the progress
+// callback (unless the run was interrupted), one worker at a time.
+func (e *env) record(ctx context.Context, mu *sync.Mutex, recs []manifest.Source, i int, rec manifest.Source) {
+	mu.Lock()
+	defer mu.Unlock()
+	recs[i] = rec
+	if e.opts.Progress != nil && ctx.Err() == nil {
+		e.opts.Progress(rec)
+	}
 }
 
 // read reads one source and returns its manifest record.

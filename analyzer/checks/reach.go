@@ -11,6 +11,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 	"github.com/proxyscan/proxyscan/analyzer/view"
+	"github.com/proxyscan/proxyscan/internal/fault"
 )
 
 var serviceUnreachable = &Check{
@@ -322,16 +323,32 @@ func (p *Pass) startTraces() {
 		}
 	}
 	pkts = unique
-	done := make(chan []trace.Summary, 1)
+	type swept struct {
+		sums []trace.Summary
+		err  error
+	}
+	done := make(chan swept, 1)
 	tf.pending = func() {
-		if sums := <-done; len(tf.sums) == 0 {
-			tf.sums = sums
+		tf.pending = nil // once, even when it panics
+		r := <-done
+		if r.err != nil {
+			// A panic of the sweep, raised again where the checks run,
+			// which ends the command as proxyscan's failure.
+			panic(r.err)
+		}
+		if len(tf.sums) == 0 {
+			tf.sums = r.sums
 		} else {
-			tf.sums = append(tf.sums, sums...)
+			tf.sums = append(tf.sums, r.sums...)
 		}
 	}
 	go func() {
-		done <- trace.Sweep(tf.dp, pkts, workers)
+		var r swept
+		func() {
+			defer fault.Catch(&r.err)
+			r.sums, r.err = trace.Sweep(tf.dp, pkts, workers)
+		}()
+		done <- r
 	}()
 }
 

@@ -119,7 +119,10 @@ func TestFilesReadWhenParsed(t *testing.T) {
 	if err := os.Remove(dump); err != nil {
 		t.Fatal(err)
 	}
-	res := parseAll(files, kube.Options{})
+	res, err := parseAll(files, kube.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if res[0].err == nil || !strings.Contains(res[0].err.Error(), "no such file") {
 		t.Errorf("removed dump: err = %v, want no such file", res[0].err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/conntrack"
 	"github.com/proxyscan/proxyscan/parsers/healthz"
@@ -26,7 +27,6 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/modules"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 	"github.com/proxyscan/proxyscan/parsers/sysctl"
-	"golang.org/x/sync/errgroup"
 )
 
 // Options tune loading.
@@ -151,12 +151,18 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		return nil, inputErrorf("no input files")
 	}
 	setStrictness(files, opts.Strict)
-	results := parseAll(files, opts.kube())
+	results, err := parseAll(files, opts.kube())
+	if err != nil {
+		return nil, err
+	}
 	var errs parsers.ErrorList
 	var other []string
 	for _, r := range results {
 		if r.err == nil {
 			continue
+		}
+		if fault.Is(r.err) {
+			return nil, r.err // proxyscan's failure, not the file's
 		}
 		switch e := r.err.(type) {
 		case parsers.ErrorList:
@@ -212,8 +218,8 @@ func nothingKnown(results []parsed) error {
 // largest first, and once the exports are done every core does. Files on
 // disk are read as they are parsed; Kubernetes exports on disk are
 // decoded as they are read (see streamKube), and those of archives were
-// decoded as the archive was read.
-func parseAll(files []file, ko kube.Options) []parsed {
+// decoded as the archive was read. The error is a worker's panic.
+func parseAll(files []file, ko kube.Options) ([]parsed, error) {
 	out := make([]parsed, len(files))
 	parse := func(i int) {
 		f := files[i]
@@ -263,7 +269,7 @@ func parseAll(files []file, ko kube.Options) []parsed {
 		}
 	}
 	workers := runtime.GOMAXPROCS(0)
-	var g errgroup.Group
+	g := fault.Group{Name: "load.parseAll"}
 	next := make(chan int)
 	worker := func() error {
 		for i := range next {
@@ -271,7 +277,7 @@ func parseAll(files []file, ko kube.Options) []parsed {
 		}
 		return nil
 	}
-	g.Go(worker)
+	fault.GoDraining(&g, next, worker)
 	go func() {
 		for _, i := range rest {
 			next <- i
@@ -282,10 +288,13 @@ func parseAll(files []file, ko kube.Options) []parsed {
 		parse(i)
 	}
 	for w := 1; w < workers; w++ {
-		g.Go(worker)
+		fault.GoDraining(&g, next, worker)
 	}
-	_ = g.Wait() // parse keeps each file's error in out
-	return out
+	// parse keeps each file's error in out.
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // regroup assigns the files read from one argument to bundles: a directory

@@ -18,6 +18,10 @@ import (
 // and interface options first, in the order -s -d -i -o -p -f; then the
 // matches in the order they were loaded, each printing its options the way
 // its extension's save function does; then the target and its options.
+// What iptables refuses and the parser reads all the same (options no
+// match owns, values with spaces) is printed so that the canonical form
+// reads back as the same rule: such options before the others, such
+// values quoted.
 
 // matchOptions lists, per match extension, the options it owns: an option
 // is given to the last loaded match that owns it, as iptables' option
@@ -124,6 +128,11 @@ func (c *canonicalizer) appendRule(dst []byte, fam iptables.Family, chain string
 	}
 	dst = append(dst, "-A "...)
 	dst = append(dst, chain...)
+	// Options no match owns come first: after a match, the parser would
+	// give them to it (or load a match of the protocol for them), and the
+	// canonical form would not read back as the same rule. (iptables
+	// refuses such options: iptables-save never prints one.)
+	dst = c.appendRest(dst, ownExtra)
 	for _, name := range [...]string{"-s", "-d", "-i", "-o", "-p", "-f"} {
 		i := c.find(ownIP, name)
 		if i < 0 {
@@ -141,26 +150,25 @@ func (c *canonicalizer) appendRule(dst []byte, fam iptables.Family, chain string
 			dst = appendAddrValue(dst, a.Value)
 		case "-p":
 			dst = append(dst, ' ')
-			dst = append(dst, protoName(a.Value)...)
+			dst = appendWord(dst, protoName(a.Value))
 		default:
 			dst = append(dst, ' ')
-			dst = append(dst, a.Value...)
+			dst = appendWord(dst, a.Value)
 		}
 	}
 	for k, name := range c.matches {
 		dst = append(dst, " -m "...)
-		dst = append(dst, name...)
+		dst = appendWord(dst, name)
 		dst = c.appendMatch(dst, k, name, fam)
 		dst = c.appendRest(dst, k)
 	}
-	dst = c.appendRest(dst, ownExtra)
 	if target != "" {
 		if isGoto {
 			dst = append(dst, " -g "...)
 		} else {
 			dst = append(dst, " -j "...)
 		}
-		dst = append(dst, target...)
+		dst = appendWord(dst, target)
 		dst = c.appendTarget(dst, target, fam)
 		dst = c.appendRest(dst, ownTarget)
 	}
@@ -225,7 +233,7 @@ func (c *canonicalizer) appendRest(dst []byte, owner int) []byte {
 				dst = saveString(dst, o.Value)
 			} else {
 				dst = append(dst, ' ')
-				dst = append(dst, o.Value...)
+				dst = appendWord(dst, o.Value)
 			}
 		}
 	}
@@ -280,12 +288,12 @@ func appendAddrValue(dst []byte, v string) []byte {
 			dst = append(dst, '/')
 			return strconv.AppendInt(dst, int64(a.BitLen()), 10)
 		}
-		return append(dst, v...)
+		return appendWord(dst, v)
 	}
 	if p, err := netip.ParsePrefix(v); err == nil {
 		return p.Masked().AppendTo(dst)
 	}
-	return append(dst, canonicalAddr(v)...)
+	return appendWord(dst, canonicalAddr(v))
 }
 
 // canonicalAddr handles the dotted netmask form "10.0.0.0/255.255.0.0".
@@ -328,6 +336,11 @@ func saveString(dst []byte, v string) []byte {
 	if bare {
 		return append(dst, v...)
 	}
+	return appendQuoted(dst, v)
+}
+
+// appendQuoted appends v in double quotes with ", \ and ' escaped.
+func appendQuoted(dst []byte, v string) []byte {
 	dst = append(dst, '"')
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; c == '"' || c == '\\' || c == '\'' {
@@ -336,6 +349,32 @@ func saveString(dst []byte, v string) []byte {
 		dst = append(dst, v[i])
 	}
 	return append(dst, '"')
+}
+
+// appendWord appends a value as one word of the rule: as it is, or, when
+// the parser would read it otherwise (it holds a space, a tab, a quote or
+// a backslash, is "!" or looks like an option), quoted as saveString
+// quotes. iptables-save never prints such values (iptables refuses most
+// of them), but the canonical form of any dump the parser reads must read
+// back as the same rule.
+func appendWord(dst []byte, v string) []byte {
+	if strings.ContainsAny(v, " \t\"\\") || v == "!" || looksLikeOption(v) {
+		return appendQuoted(dst, v)
+	}
+	return append(dst, v...)
+}
+
+// looksLikeOption reports whether the parser reads v, unquoted, as an
+// option name ("-x", "--xyz").
+func looksLikeOption(v string) bool {
+	if len(v) < 2 || v[0] != '-' {
+		return false
+	}
+	c := v[1]
+	if c == '-' && len(v) > 2 {
+		c = v[2]
+	}
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // appendOpt prints option i with value (which may differ from the
@@ -347,7 +386,7 @@ func (c *canonicalizer) appendOpt(dst []byte, i int, value string) []byte {
 	dst = append(dst, o.Name...)
 	if value != "" {
 		dst = append(dst, ' ')
-		dst = append(dst, value...)
+		dst = appendWord(dst, value)
 	}
 	return dst
 }
@@ -542,14 +581,14 @@ func (c *canonicalizer) appendRecent(dst []byte, k int, fam iptables.Family) []b
 	}
 	if i := c.find(k, "--seconds"); i >= 0 && c.args[i].Value != "0" {
 		dst = append(dst, " --seconds "...)
-		dst = append(dst, c.args[i].Value...)
+		dst = appendWord(dst, c.args[i].Value)
 	}
 	if c.find(k, "--reap") >= 0 {
 		dst = append(dst, " --reap"...)
 	}
 	if i := c.find(k, "--hitcount"); i >= 0 && c.args[i].Value != "0" {
 		dst = append(dst, " --hitcount "...)
-		dst = append(dst, c.args[i].Value...)
+		dst = appendWord(dst, c.args[i].Value)
 	}
 	if c.find(k, "--rttl") >= 0 {
 		dst = append(dst, " --rttl"...)
@@ -559,13 +598,13 @@ func (c *canonicalizer) appendRecent(dst []byte, k int, fam iptables.Family) []b
 		name = c.args[i].Value
 	}
 	dst = append(dst, " --name "...)
-	dst = append(dst, name...)
+	dst = appendWord(dst, name)
 	dst = append(dst, " --mask "...)
 	if i := c.find(k, "--mask"); i >= 0 {
 		if a, err := netip.ParseAddr(c.args[i].Value); err == nil {
 			dst = a.AppendTo(dst)
 		} else {
-			dst = append(dst, c.args[i].Value...)
+			dst = appendWord(dst, c.args[i].Value)
 		}
 	} else if fam == iptables.IPv6 {
 		dst = append(dst, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"...)
@@ -623,7 +662,7 @@ func (c *canonicalizer) appendTarget(dst []byte, target string, fam iptables.Fam
 			with = rejectWith(c.args[i].Value, fam)
 		}
 		dst = append(dst, " --reject-with "...)
-		dst = append(dst, with...)
+		dst = appendWord(dst, with)
 	}
 	return dst
 }

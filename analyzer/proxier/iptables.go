@@ -10,6 +10,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
+	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
@@ -42,7 +43,7 @@ func (iptablesMode) generate(in *input, families []model.Family) (*Dataplane, er
 		p := newIPTablesProxier(in, f)
 		d, text, err := p.sync()
 		if err != nil {
-			return nil, fmt.Errorf("generating the %s iptables rules: %w", f, err)
+			return nil, fault.Errorf("generating the %s iptables rules: %w", f, err)
 		}
 		dp.IPTables = append(dp.IPTables, d)
 		dp.Files = append(dp.Files, File{Name: iptablesFileName(f), Family: f, Data: text})

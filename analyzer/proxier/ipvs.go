@@ -14,6 +14,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
+	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
@@ -139,7 +140,7 @@ func (ipvsMode) generate(in *input, families []model.Family) (*Dataplane, error)
 		p.syncProxyRules()
 		d, text, err := canonicalDump("expected/"+iptablesFileName(f), iptables.Family(f), "", p.filter, p.nat)
 		if err != nil {
-			return nil, fmt.Errorf("generating the %s iptables rules of IPVS mode: %w", f, err)
+			return nil, fault.Errorf("generating the %s iptables rules of IPVS mode: %w", f, err)
 		}
 		dp.IPTables = append(dp.IPTables, d)
 		files = append(files, File{Name: iptablesFileName(f), Family: f, Data: text})
@@ -155,7 +156,7 @@ func (ipvsMode) generate(in *input, families []model.Family) (*Dataplane, error)
 	setText := formatIPSets(sets)
 	sd, err := ipset.Parse(ipvsExpectedIPSetFile, setText)
 	if err != nil {
-		return nil, fmt.Errorf("parsing the generated ipsets: %w", err)
+		return nil, fault.Errorf("parsing the generated ipsets: %w", err)
 	}
 	dp.IPSets = sd
 	sort.Slice(dp.Bound, func(i, j int) bool { return dp.Bound[i].Less(dp.Bound[j]) })

@@ -13,6 +13,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
+	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
@@ -176,7 +177,7 @@ func (nftablesMode) generate(in *input, families []model.Family) (*Dataplane, er
 	}
 	rs, err := nft.ParseText("expected/"+nftRulesetFile, buf.Bytes())
 	if err != nil {
-		return nil, fmt.Errorf("generating the nftables ruleset: %w", err)
+		return nil, fault.Errorf("generating the nftables ruleset: %w", err)
 	}
 	file := File{Name: nftRulesetFile, Data: nft.Format(rs)}
 	if len(families) == 1 {

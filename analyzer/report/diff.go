@@ -81,9 +81,9 @@ func RenderDiffTable(w io.Writer, r *diff.Result, opts Options) error {
 		width = 120
 	}
 	var b strings.Builder
-	b.WriteString(bold.Render(diffTitle(r)) + "\n")
+	b.WriteString(bold.Render(Escape(diffTitle(r))) + "\n")
 	for _, p := range r.Pairs {
-		b.WriteString(dim.Render(fmt.Sprintf("node %s: old %s; new %s", unknownIfEmpty(p.Node), diffSideText(p.Old), diffSideText(p.New))) + "\n")
+		b.WriteString(dim.Render(Escape(fmt.Sprintf("node %s: old %s; new %s", unknownIfEmpty(p.Node), diffSideText(p.Old), diffSideText(p.New)))) + "\n")
 	}
 	b.WriteString("\n")
 	if len(r.Changes) == 0 {
@@ -104,7 +104,7 @@ func RenderDiffTable(w io.Writer, r *diff.Result, opts Options) error {
 			for _, d := range ch.Details {
 				msg += "\n· " + d
 			}
-			rows = append(rows, []string{fmt.Sprint(i + 1), style(ch.Kind).Render(ch.Kind), orDash(ch.Node), msg})
+			rows = append(rows, []string{fmt.Sprint(i + 1), style(ch.Kind).Render(Escape(ch.Kind)), Escape(orDash(ch.Node)), Escape(msg)})
 		}
 		kindW := 8
 		for _, ch := range r.Changes {
@@ -137,15 +137,15 @@ func RenderDiffTable(w io.Writer, r *diff.Result, opts Options) error {
 			if len(ch.OldEvidence)+len(ch.NewEvidence) == 0 {
 				continue
 			}
-			b.WriteString(style(ch.Kind).Render(fmt.Sprintf("[%d] %s", i+1, ch.Kind)) + "\n")
+			b.WriteString(style(ch.Kind).Render(Escape(fmt.Sprintf("[%d] %s", i+1, ch.Kind))) + "\n")
 			for _, side := range []struct {
 				name string
 				evs  []model.Evidence
 			}{{"old", ch.OldEvidence}, {"new", ch.NewEvidence}} {
 				for _, e := range side.evs {
-					b.WriteString("    " + side.name + " " + dim.Render(evidenceLoc(e)) + "\n")
+					b.WriteString("    " + side.name + " " + dim.Render(Escape(evidenceLoc(e))) + "\n")
 					if e.Text != "" {
-						b.WriteString("      " + e.Text + "\n")
+						b.WriteString("      " + Escape(e.Text) + "\n")
 					}
 				}
 			}
@@ -153,9 +153,9 @@ func RenderDiffTable(w io.Writer, r *diff.Result, opts Options) error {
 		b.WriteString("\n")
 	}
 	for _, n := range r.Notes {
-		b.WriteString(dim.Render("note: "+n) + "\n")
+		b.WriteString(dim.Render(Escape("note: "+n)) + "\n")
 	}
-	b.WriteString(diffSummary(r) + "\n")
+	b.WriteString(Escape(diffSummary(r)) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -212,7 +212,9 @@ func RenderDiffMarkdown(w io.Writer, r *diff.Result, _ Options) error {
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "Written by %s %s.\n", orDash(r.Tool.Name), r.Tool.Version)
-	_, err := io.WriteString(w, b.String())
+	// Nothing of it is styled: escaping the whole text escapes every
+	// input's text in it.
+	_, err := io.WriteString(w, Escape(b.String()))
 	return err
 }
 

@@ -44,9 +44,9 @@ func driftTable(t *theme, r *Report, width int) string {
 	if len(drifted) > 0 {
 		var rows [][]string
 		for _, p := range drifted {
-			row := []string{portTitle(p)}
+			row := []string{Escape(portTitle(p))}
 			for _, c := range p.Cells {
-				row = append(row, cellText(c))
+				row = append(row, Escape(cellText(c)))
 			}
 			rows = append(rows, row)
 		}
@@ -59,9 +59,9 @@ func driftTable(t *theme, r *Report, width int) string {
 	if len(d.Fields) > 0 {
 		var rows [][]string
 		for _, f := range d.Fields {
-			row := []string{f.Field}
+			row := []string{Escape(f.Field)}
 			for _, v := range f.Values {
-				row = append(row, orDash(v))
+				row = append(row, Escape(orDash(v)))
 			}
 			rows = append(rows, row)
 		}

@@ -126,7 +126,7 @@ func cutWidth(s string, width int) int {
 // paragraph writes s wrapped to width, its first line after first and the
 // others after rest (both indents of spaces), each line styled.
 func paragraph(b *strings.Builder, st lipgloss.Style, s string, width int, first, rest string) {
-	for i, l := range wrapHanging(s, width-textWidth(first), width-textWidth(rest)) {
+	for i, l := range wrapHanging(Escape(s), width-textWidth(first), width-textWidth(rest)) {
 		if i == 0 {
 			b.WriteString(first)
 		} else {
@@ -143,6 +143,14 @@ func paragraph(b *strings.Builder, st lipgloss.Style, s string, width int, first
 // at the top of this file).
 func fitTable(t *theme, cols []column, width int) string {
 	cols = append([]column(nil), cols...)
+	for i := range cols {
+		cols[i].header = Escape(cols[i].header)
+		cells := make([]string, len(cols[i].cells))
+		for j, c := range cols[i].cells {
+			cells[j] = Escape(c)
+		}
+		cols[i].cells = cells
+	}
 	for {
 		if widths, ok := layout(cols, width); ok {
 			return renderColumns(t, cols, widths)

@@ -160,7 +160,9 @@ func RenderMarkdown(w io.Writer, r *Report, _ Options) error {
 		b.WriteString("## Notes\n\n" + strings.Join(notes, "\n") + "\n\n")
 	}
 	fmt.Fprintf(&b, "Written by %s %s.\n", orDash(r.Tool.Name), r.Tool.Version)
-	_, err := io.WriteString(w, b.String())
+	// Nothing of it is styled: escaping the whole text escapes every
+	// input's text in it.
+	_, err := io.WriteString(w, Escape(b.String()))
 	return err
 }
 

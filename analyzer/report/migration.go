@@ -50,9 +50,9 @@ func renderMigration(t *theme, node string, m *checks.Migration, width int) stri
 			mark = it.Impact
 		}
 		b.WriteString("  ")
-		b.WriteString(style.Render(mark))
+		b.WriteString(style.Render(Escape(mark)))
 		b.WriteString(" ")
-		b.WriteString(t.checkStyle.Render(it.Topic))
+		b.WriteString(t.checkStyle.Render(Escape(it.Topic)))
 		b.WriteString("\n")
 		paragraph(&b, t.plain, it.Summary, width, "      ", "      ")
 		if len(it.Services) > 0 {
@@ -61,7 +61,7 @@ func renderMigration(t *theme, node string, m *checks.Migration, width int) stri
 		for _, e := range it.Evidence {
 			loc := evidenceLoc(e)
 			if e.Text != "" && textWidth("      "+loc+" "+e.Text) <= width {
-				b.WriteString("      " + t.evidenceFile.Render(loc) + " " + t.dim.Render(e.Text) + "\n")
+				b.WriteString("      " + t.evidenceFile.Render(Escape(loc)) + " " + t.dim.Render(Escape(e.Text)) + "\n")
 				continue
 			}
 			paragraph(&b, t.evidenceFile, loc, width, "      ", "        ")

@@ -53,6 +53,8 @@ func RenderServiceTable(w io.Writer, reps []*proxier.ServiceReport, _ Options) e
 			fmt.Fprintf(&b, "    %-13s (%s)\n", "", strings.Join(extra, "; "))
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	// Nothing of it is styled: escaping the whole text escapes every
+	// input's text in it.
+	_, err := io.WriteString(w, Escape(b.String()))
 	return err
 }

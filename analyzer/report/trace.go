@@ -75,20 +75,20 @@ func packetLine(p trace.Packet) string {
 }
 
 func writeTraceResult(b *strings.Builder, t *theme, r *trace.Result, width int) {
-	b.WriteString(t.title.Render(traceHeader(r)))
+	b.WriteString(t.title.Render(Escape(traceHeader(r))))
 	b.WriteString("\n")
-	b.WriteString(t.dim.Render(packetLine(r.Packet)))
+	b.WriteString(t.dim.Render(Escape(packetLine(r.Packet))))
 	b.WriteString("\n")
 	if r.Target != "" {
-		b.WriteString(t.dim.Render(r.Target))
+		b.WriteString(t.dim.Render(Escape(r.Target)))
 		b.WriteString("\n")
 	}
 	for _, a := range r.Assumed {
-		b.WriteString(t.dim.Render("assumed: " + a))
+		b.WriteString(t.dim.Render(Escape("assumed: " + a)))
 		b.WriteString("\n")
 	}
 	for _, wn := range r.Warnings {
-		b.WriteString(t.sev[checks.Warning].Render("! " + wn))
+		b.WriteString(t.sev[checks.Warning].Render(Escape("! " + wn)))
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
@@ -127,7 +127,7 @@ func pathsTable(t *theme, paths []trace.Path, width int) string {
 			cond = "-"
 		}
 		rows = append(rows, []string{fmt.Sprint(i + 1), FormatProbability(p.Probability),
-			verdictStyle(t, p.Verdict).Render(string(p.Verdict)), p.Destination, yesNo(p.Masquerade), cond})
+			verdictStyle(t, p.Verdict).Render(Escape(string(p.Verdict))), Escape(p.Destination), yesNo(p.Masquerade), Escape(cond)})
 		destW = max(destW, len(p.Destination)+2)
 	}
 	fixed := map[int]int{0: 4, 1: 18, 2: 9, 3: destW, 4: 6}
@@ -154,10 +154,10 @@ func writePathSteps(b *strings.Builder, t *theme, n int, p trace.Path) {
 	if p.SNAT != "" {
 		head += " · SNAT to " + p.SNAT
 	}
-	b.WriteString(verdictStyle(t, p.Verdict).Render(head))
+	b.WriteString(verdictStyle(t, p.Verdict).Render(Escape(head)))
 	b.WriteString("\n")
 	for _, c := range p.Conditions {
-		b.WriteString("    if " + c + "\n")
+		b.WriteString("    if " + Escape(c) + "\n")
 	}
 	for _, s := range p.Steps {
 		writeStep(b, t, "    ", s)
@@ -170,19 +170,19 @@ func writeStep(b *strings.Builder, t *theme, indent string, s trace.Step) {
 		where += " " + s.Chain
 	}
 	b.WriteString(indent)
-	b.WriteString(t.checkStyle.Render(where))
+	b.WriteString(t.checkStyle.Render(Escape(where)))
 	b.WriteString("  ")
-	b.WriteString(s.Rule)
+	b.WriteString(Escape(s.Rule))
 	if loc := stepLocation(s); loc != "" {
 		b.WriteString("  ")
-		b.WriteString(t.evidenceFile.Render(loc))
+		b.WriteString(t.evidenceFile.Render(Escape(loc)))
 	}
 	b.WriteString("\n")
 	if s.Note != "" {
-		b.WriteString(indent + "  " + t.dim.Render("→ "+s.Note) + "\n")
+		b.WriteString(indent + "  " + t.dim.Render(Escape("→ "+s.Note)) + "\n")
 	}
 	if s.Warning != "" {
-		b.WriteString(indent + "  " + t.sev[checks.Warning].Render("! "+s.Warning) + "\n")
+		b.WriteString(indent + "  " + t.sev[checks.Warning].Render(Escape("! "+s.Warning)) + "\n")
 	}
 }
 
@@ -245,9 +245,9 @@ func RenderCompareTable(w io.Writer, cmps []*trace.Comparison, opts Options) err
 			head += " · node " + c.Actual.Node
 		}
 		head += " · mode " + c.Actual.Mode
-		b.WriteString(t.title.Render(head))
+		b.WriteString(t.title.Render(Escape(head)))
 		b.WriteString("\n")
-		b.WriteString(t.dim.Render(packetLine(c.Packet)))
+		b.WriteString(t.dim.Render(Escape(packetLine(c.Packet))))
 		b.WriteString("\n\n")
 		var rows [][]string
 		for j, o := range c.Outcomes {
@@ -255,7 +255,7 @@ func RenderCompareTable(w io.Writer, cmps []*trace.Comparison, opts Options) err
 			if d := o.Actual - o.Expected; d > 1e-6 || d < -1e-6 {
 				same = t.sev[checks.Error].Render("differs")
 			}
-			rows = append(rows, []string{fmt.Sprint(j + 1), verdictStyle(t, o.Verdict).Render(string(o.Verdict)), o.Destination,
+			rows = append(rows, []string{fmt.Sprint(j + 1), verdictStyle(t, o.Verdict).Render(Escape(string(o.Verdict))), Escape(o.Destination),
 				yesNo(o.Masquerade), FormatProbability(o.Actual), FormatProbability(o.Expected), same})
 		}
 		tbl := table.New().
@@ -279,10 +279,10 @@ func RenderCompareTable(w io.Writer, cmps []*trace.Comparison, opts Options) err
 			b.WriteString("\n")
 			for _, d := range c.Divergences {
 				if d.Note != "" {
-					b.WriteString(fmt.Sprintf("\n%s: %s\n", d.Outcome, d.Note))
+					b.WriteString(Escape(fmt.Sprintf("\n%s: %s\n", d.Outcome, d.Note)))
 					continue
 				}
-				b.WriteString(fmt.Sprintf("\n%s: first difference at step %d\n", d.Outcome, d.Index+1))
+				b.WriteString(Escape(fmt.Sprintf("\n%s: first difference at step %d\n", d.Outcome, d.Index+1)))
 				b.WriteString("  captured:\n")
 				if d.Actual != nil {
 					writeStep(&b, t, "    ", *d.Actual)

@@ -106,7 +106,11 @@ func BenchmarkTraceEveryServiceSummary(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		for i, sum := range trace.Sweep(newDP(), pkts, runtime.GOMAXPROCS(0)) {
+		sums, err := trace.Sweep(newDP(), pkts, runtime.GOMAXPROCS(0))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i, sum := range sums {
 			if !sum.Reached() {
 				b.Fatalf("%s: no endpoint reached", pkts[i])
 			}

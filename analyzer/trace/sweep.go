@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
-	"golang.org/x/sync/errgroup"
+	"github.com/proxyscan/proxyscan/internal/fault"
 )
 
 // This file traces many packets at once, keeping only where their paths
@@ -102,12 +102,13 @@ const sweepBatch = 16
 // true}. Packets are handed out in order, a few at a time, so that
 // packets next to each other (those of one Service) are traced together.
 // The chains the sweep compiles are its own, kept while packets use them
-// and dropped when it returns; dp may be traced meanwhile.
-func Sweep(dp *Dataplane, pkts []Packet, workers int) []Summary {
+// and dropped when it returns; dp may be traced meanwhile. A worker's
+// panic is returned as a [fault.Error], once the other workers are done.
+func Sweep(dp *Dataplane, pkts []Packet, workers int) ([]Summary, error) {
 	out := make([]Summary, len(pkts))
 	cp := &compiled{}
 	var next atomic.Int64
-	var g errgroup.Group
+	g := fault.Group{Name: "trace.Sweep"}
 	for range max(workers, 1) {
 		g.Go(func() error {
 			sw := sweeper{dp: dp, cp: cp, w: walkerPool.Get().(*walker)}
@@ -126,8 +127,10 @@ func Sweep(dp *Dataplane, pkts []Packet, workers int) []Summary {
 			}
 		})
 	}
-	_ = g.Wait() // the workers return no error
-	return out
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // sweeper is one worker of a sweep.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/proxyscan/proxyscan/analyzer/checktest"
@@ -13,8 +14,10 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 	"github.com/proxyscan/proxyscan/internal/benchgen"
+	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
 // portPackets returns packets to every destination of the service ports
@@ -52,7 +55,10 @@ func portPackets(snap *model.Snapshot) []trace.Packet {
 // summary traces, one by one.
 func checkSweep(t *testing.T, name string, dp *trace.Dataplane, pkts []trace.Packet, workers int) {
 	t.Helper()
-	got := trace.Sweep(dp, pkts, workers)
+	got, err := trace.Sweep(dp, pkts, workers)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
 	if len(got) != len(pkts) {
 		t.Fatalf("%s: %d summaries for %d packets", name, len(got), len(pkts))
 	}
@@ -120,4 +126,27 @@ func TestSweepEvicts(t *testing.T) {
 		pkts = append(pkts, p)
 	}
 	checkSweep(t, "benchgen", dp, pkts, 2)
+}
+
+// TestSweepWorkerPanic makes the first worker of a sweep panic: Sweep
+// returns the panic as a *fault.Error once the others are done.
+func TestSweepWorkerPanic(t *testing.T) {
+	snaps, err := load.Load([]string{filepath.Join(parsetest.Root(t), "testdata", "bundles", "iptables-mini")}, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started atomic.Int32
+	fault.TestHook = func(pool string) {
+		if pool == "trace.Sweep" && started.Add(1) == 1 {
+			panic("injected")
+		}
+	}
+	defer func() { fault.TestHook = nil }()
+	sums, err := trace.Sweep(trace.FromSnapshot(resolve.Resolve(snaps[0], resolve.Options{})), portPackets(snaps[0]), 3)
+	if sums != nil || !fault.Is(err) || err.Error() != "panic: injected" {
+		t.Errorf("Sweep() = %d summaries, %v; want the worker's panic", len(sums), err)
+	}
+	if n := started.Load(); n != 3 {
+		t.Errorf("%d workers started, want 3", n)
+	}
 }

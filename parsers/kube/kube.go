@@ -21,9 +21,9 @@ import (
 	"io"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 
-	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -32,6 +32,7 @@ import (
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers"
 )
 
@@ -336,9 +337,9 @@ func parse(name string, split func(emit func(chunk)) error, opts Options) (*Obje
 	workers := runtime.GOMAXPROCS(0)
 	jobs := make(chan job, 4*workers)
 	dones := make(chan done, 4*workers)
-	var g errgroup.Group
+	g := fault.Group{Name: "kube.parse"}
 	for w := 0; w < workers; w++ {
-		g.Go(func() error {
+		fault.GoDraining(&g, jobs, func() error {
 			d := &decoder{fast: !opts.Reference, lean: opts.Lean}
 			for j := range jobs {
 				blk := j.c.blk // decoding a List item replaces j.c
@@ -366,9 +367,13 @@ func parse(name string, split func(emit func(chunk)) error, opts Options) (*Obje
 		n++
 	})
 	close(jobs)
-	_ = g.Wait() // each object's error is in its result
+	// Each object's error is in its result; Wait's is a worker's panic.
+	werr := g.Wait()
 	close(dones)
 	<-collected
+	if werr != nil {
+		return nil, werr
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -376,6 +381,30 @@ func parse(name string, split func(emit func(chunk)) error, opts Options) (*Obje
 		return nil, parsers.ErrorList{parsers.Errorf(parsers.Pos{File: name}, "no Kubernetes object in file")}
 	}
 	return gather(results)
+}
+
+// checkPortProtocols refuses a Service port whose protocol is not one
+// the API server admits (it validates spec.ports[].protocol as TCP, UDP or
+// SCTP, and defaults an empty one to TCP): no cluster serves such a port,
+// and no kube-proxy mode could program it. The error is at the port's
+// line when it is known, else at the Service's.
+func checkPortProtocols(svc *Service) *parsers.Error {
+	for _, p := range svc.Spec.Ports {
+		switch p.Protocol {
+		case "", corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP:
+			continue
+		}
+		pos := svc.Pos
+		if l, ok := svc.PortLine(p.Name, p.Port); ok {
+			pos.Line = l.Line
+		}
+		port := strconv.Itoa(int(p.Port))
+		if p.Name != "" {
+			port = p.Name + " (" + port + ")"
+		}
+		return parsers.Errorf(pos, "Service %s/%s: port %s: protocol %q is not TCP, UDP or SCTP", svc.Namespace, svc.Name, port, p.Protocol)
+	}
+	return nil
 }
 
 type result struct {
@@ -452,6 +481,9 @@ func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 			svc := &Service{Service: o, Pos: pos}
 			if !c.json {
 				svc.Ports = portLines(c.data, c.line)
+			}
+			if err := checkPortProtocols(svc); err != nil {
+				return nil, err
 			}
 			return svc, nil
 		}

@@ -305,6 +305,10 @@ func indexLines(name string, text []byte) (map[string]lineInfo, map[string]int, 
 			}
 			continue
 		}
+		if quotedName(s) {
+			return nil, nil, parsers.Errorf(parsers.Pos{File: name, Line: lineNo},
+				"metric or label name in braces or quotes (the UTF-8 names of text format 1.0.0): kube-proxy serves format 0.0.4, whose names are bare")
+		}
 		n, labels, ok := scanSample(s)
 		if !ok {
 			continue
@@ -329,11 +333,61 @@ func describe(name string, labels [][2]string) string {
 	return name + "{" + strings.Join(parts, ",") + "}"
 }
 
+// quotedName reports whether a sample line, which the text parser
+// accepted, uses the UTF-8 name syntax of text format 1.0.0: the metric
+// name inside the braces, or a metric or label name with quotes. The text
+// parser reads it; scanSample does not, and the sample would have no
+// line.
+func quotedName(s string) bool {
+	if s[0] == '{' {
+		return true
+	}
+	i := strings.IndexAny(s, "{ \t")
+	if i < 0 {
+		return strings.Contains(s, `"`)
+	}
+	if strings.Contains(s[:i], `"`) {
+		return true
+	}
+	if s[i] != '{' {
+		return false
+	}
+	// A label name starts after '{' or ',' (and blanks); its value, in
+	// quotes, after '='.
+	for i++; i < len(s); {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		if i >= len(s) || s[i] == '}' {
+			return false
+		}
+		j := strings.IndexAny(s[i:], `="`)
+		if j < 0 || s[i+j] == '"' {
+			return true
+		}
+		i += j + 1
+		// Skip the quoted value.
+		for i < len(s) && s[i] != '"' {
+			i++
+		}
+		for i++; i < len(s) && s[i] != '"'; i++ {
+			if s[i] == '\\' {
+				i++
+			}
+		}
+		for i++; i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == ','); i++ {
+		}
+	}
+	return false
+}
+
 // scanSample reads the name and labels of a sample line in legacy text
 // format (already validated by the text parser).
 func scanSample(s string) (string, [][2]string, bool) {
+	// The name ends where a byte that cannot be in it starts the labels,
+	// blanks or the value ("name+1" is name with the value +1).
 	i := 0
-	for i < len(s) && s[i] != '{' && s[i] != ' ' && s[i] != '\t' {
+	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] == '_' || s[i] == ':' || i > 0 && s[i] >= '0' && s[i] <= '9') {
 		i++
 	}
 	name := s[:i]

@@ -148,6 +148,13 @@ func parseLine(f []string) (Module, error) {
 		m.Source = SourceProc
 		if rest[0] != "-" {
 			m.Users = splitUsers(rest[0])
+			for _, u := range m.Users {
+				// The kernel lists "[permanent]" among the users of a
+				// module that cannot be unloaded.
+				if !validName(u) && u != "[permanent]" {
+					return Module{}, fmt.Errorf("module %s: invalid user %q", f[0], truncate(u))
+				}
+			}
 		}
 		m.State, m.Address = rest[1], rest[2]
 		if len(rest) > 3 {
@@ -173,6 +180,13 @@ func parseLine(f []string) (Module, error) {
 		m.Users = splitUsers(rest[0])
 		if len(m.Users) == 0 {
 			return Module{}, fmt.Errorf("module %s: malformed users %q", f[0], truncate(rest[0]))
+		}
+		for _, u := range m.Users {
+			// Users are module names; one in brackets would read as the
+			// marker once printed.
+			if !validName(u) {
+				return Module{}, fmt.Errorf("module %s: invalid user %q", f[0], truncate(u))
+			}
 		}
 	default:
 		return Module{}, fmt.Errorf("module %s: unexpected fields %q", f[0], truncate(strings.Join(rest, " ")))
