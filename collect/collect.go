@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/netip"
 	"os"
@@ -25,6 +27,10 @@ import (
 // ErrInterrupted is returned by [Run] when its context was cancelled (the
 // user pressed Ctrl-C): nothing was written.
 var ErrInterrupted = errors.New("collection interrupted: no bundle written")
+
+// DefaultTotalTimeout is how long the sources may take in all when
+// Options.TotalTimeout is not set.
+const DefaultTotalTimeout = 2 * time.Minute
 
 // Options configure a collection.
 type Options struct {
@@ -53,6 +59,11 @@ type Options struct {
 	Parallel int
 	// Timeout, when set, caps every source's own timeout.
 	Timeout time.Duration
+	// TotalTimeout bounds the reading of all the sources together
+	// ([DefaultTotalTimeout] when 0): each source's timeout is cut to what
+	// is left of it, and a source not started by then is recorded as
+	// failed. The bundle is still written.
+	TotalTimeout time.Duration
 	// ConntrackSample is the most conntrack entries listed per family
 	// (5000 when 0).
 	ConntrackSample int
@@ -102,6 +113,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	defer out.cleanup()
 	e.staging = out.staging
 	e.prepare(ctx)
+	e.total = opts.TotalTimeout
+	if e.total <= 0 {
+		e.total = DefaultTotalTimeout
+	}
+	e.deadline = time.Now().Add(e.total)
 
 	table := opts.Sources
 	if table == nil {
@@ -217,8 +233,22 @@ func (e *env) read(ctx context.Context, s *Source) manifest.Source {
 		w.rec.Command = s.Commands[0].Args
 	}
 	start := time.Now()
-	if reason := s.check(e); reason != "" {
-		w.Skip("%s", reason)
+	if !e.deadline.IsZero() && !start.Before(e.deadline) {
+		w.Fail("not read: the %s all the sources may take (--total-timeout) ran out", e.total)
+		w.finish()
+		return w.rec
+	}
+	if !e.deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, e.deadline)
+		defer cancel()
+	}
+	if b := s.check(e); b.why != "" {
+		if b.failed {
+			w.Fail("%s", b.why)
+		} else {
+			w.Skip("%s", b.why)
+		}
 	} else if s.Read != nil {
 		s.Read(ctx, e, s, w)
 	} else {
@@ -237,6 +267,7 @@ type Writer struct {
 	rec    manifest.Source
 	file   string
 	f      *os.File
+	buf    *bytes.Buffer
 	h      hash.Hash
 	n      int64
 	err    error
@@ -248,30 +279,52 @@ func (w *Writer) Write(p []byte) (int, error) {
 	if w.err != nil {
 		return 0, w.err
 	}
-	if w.f == nil {
-		if w.file == "" {
-			w.err = errors.New("source has no bundle file")
+	if w.f == nil && w.buf == nil {
+		if err := w.open(); err != nil {
+			w.err = fmt.Errorf("writing %s: %w", w.file, err)
 			return 0, w.err
 		}
-		p := filepath.Join(w.env.staging, filepath.FromSlash(w.file))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			w.err = err
-			return 0, err
-		}
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err != nil {
-			w.err = err
-			return 0, err
-		}
-		w.f, w.h = f, sha256.New()
+	}
+	if w.buf != nil {
+		w.buf.Write(p)
+		w.h.Write(p)
+		w.n += int64(len(p))
+		return len(p), nil
 	}
 	n, err := w.f.Write(p)
 	w.h.Write(p[:n])
 	w.n += int64(n)
 	if err != nil {
-		w.err = err
+		// The path is the staging directory's: the bundle file says more.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		w.err = fmt.Errorf("writing %s: %w", w.file, err)
 	}
-	return n, err
+	return n, w.err
+}
+
+// open creates the source's bundle file, or its buffer in memory.
+func (w *Writer) open() error {
+	if w.file == "" {
+		return errors.New("source has no bundle file")
+	}
+	w.h = sha256.New()
+	if w.env.memory {
+		w.buf = &bytes.Buffer{}
+		return nil
+	}
+	p := filepath.Join(w.env.staging, filepath.FromSlash(w.file))
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	w.f = f
+	return nil
 }
 
 // Skip marks the source skipped: what it needs is absent.
@@ -307,7 +360,7 @@ func (w *Writer) Failed() bool {
 
 func (w *Writer) finish() {
 	if w.err != nil && w.status != manifest.StatusFailed && w.status != manifest.StatusSkipped {
-		w.Fail("writing %s: %v", w.file, w.err)
+		w.Fail("%v", w.err)
 	}
 	if w.f != nil {
 		if err := w.f.Close(); err != nil && !w.Failed() {
@@ -315,11 +368,15 @@ func (w *Writer) finish() {
 		}
 		if w.Failed() || w.n == 0 {
 			_ = os.Remove(w.f.Name())
-		} else {
-			w.rec.File = w.file
-			w.rec.Bytes = w.n
-			w.rec.SHA256 = hex.EncodeToString(w.h.Sum(nil))
 		}
+	}
+	if (w.f != nil || w.buf != nil) && !w.Failed() && w.n > 0 {
+		if w.buf != nil {
+			w.env.keep(w.file, w.buf.Bytes())
+		}
+		w.rec.File = w.file
+		w.rec.Bytes = w.n
+		w.rec.SHA256 = hex.EncodeToString(w.h.Sum(nil))
 	}
 	if !w.Failed() && w.n == 0 {
 		w.Note("empty output: nothing written")
@@ -352,7 +409,7 @@ func (e *env) nodeIPs() []netip.Addr {
 	if len(e.nodeAddrs) > 0 {
 		return e.nodeAddrs
 	}
-	data, err := os.ReadFile(filepath.Join(e.staging, "node", "ip-addr.txt"))
+	data, err := e.stagedData("node/ip-addr.txt")
 	if err != nil {
 		return []netip.Addr{}
 	}

@@ -58,7 +58,7 @@ func (f *fakeRunner) Run(ctx context.Context, c Cmd, stdout io.Writer) CmdResult
 	if !ok {
 		return CmdResult{ExitStatus: -1, Err: fmt.Errorf("not found")}
 	}
-	w := &capWriter{w: stdout, maxBytes: c.MaxBytes, maxLines: c.MaxLines, stop: func() {}}
+	w := &capWriter{w: stdout, maxBytes: c.MaxBytes, maxLines: c.MaxLines, stop: func(error) {}}
 	_, _ = w.Write([]byte(out))
 	return CmdResult{Path: "/fake/" + name, Started: true, ExitStatus: f.exit[name], Stderr: []byte(f.err[name]), Bytes: w.n, Truncated: w.capped}
 }

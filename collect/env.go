@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io/fs"
 	"net/http"
 	"net/netip"
 	"os"
@@ -21,6 +22,15 @@ type env struct {
 	staging string
 	runner  Runner
 	http    *http.Client
+
+	// memory keeps the sources' output in staged instead of the staging
+	// directory until it is redacted: raw data never reaches the disk.
+	memory bool
+	staged map[string][]byte
+
+	// deadline ends the reading of sources (Options.TotalTimeout).
+	deadline time.Time
+	total    time.Duration
 
 	// modules are the loaded modules (/proc/modules) and builtin those
 	// built into the kernel; nil when unreadable.
@@ -55,6 +65,9 @@ func newEnv(opts Options) *env {
 	if e.runner == nil {
 		e.runner = ExecRunner{}
 	}
+	if opts.Redact != nil {
+		e.memory, e.staged = true, map[string][]byte{}
+	}
 	if e.http == nil {
 		e.http = &http.Client{
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -74,9 +87,47 @@ func (e *env) now() time.Time {
 // path returns a node path below the root.
 func (e *env) path(p string) string { return filepath.Join(e.root, p) }
 
-func (e *env) exists(p string) bool {
+func (e *env) exists(p string) bool { return e.stat(p) == nil }
+
+// stat returns why a node path cannot be looked at, nil when it can.
+func (e *env) stat(p string) error {
 	_, err := os.Stat(e.path(p))
-	return err == nil
+	return err
+}
+
+// stagedData returns the content of a bundle file written so far.
+func (e *env) stagedData(file string) ([]byte, error) {
+	if e.memory {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		data, ok := e.staged[file]
+		if !ok {
+			return nil, &fs.PathError{Op: "open", Path: file, Err: fs.ErrNotExist}
+		}
+		return data, nil
+	}
+	return os.ReadFile(filepath.Join(e.staging, filepath.FromSlash(file)))
+}
+
+// stagedSize returns the size of a bundle file written so far, 0 when
+// there is none.
+func (e *env) stagedSize(file string) int64 {
+	if e.memory {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return int64(len(e.staged[file]))
+	}
+	if st, err := os.Stat(filepath.Join(e.staging, filepath.FromSlash(file))); err == nil {
+		return st.Size()
+	}
+	return 0
+}
+
+// keep records the output of a source read into memory.
+func (e *env) keep(file string, data []byte) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.staged[file] = data
 }
 
 func (e *env) hostname() string {

@@ -28,12 +28,20 @@ type kubeProxy struct {
 	cmdline []byte
 	cl      *kpcmdline.Cmdline
 	others  []int
-	config  *kpconfig.Config
+	// elsewhere are the kube-proxy processes of other network
+	// namespaces, left out; unsure says that the process's namespace
+	// could not be read.
+	elsewhere []int
+	unsure    bool
+	config    *kpconfig.Config
 }
 
 // findKubeProxy looks for kube-proxy among the processes of proc: a
 // process whose comm is kube-proxy, whose argv[0] is a kube-proxy binary,
-// or `hyperkube kube-proxy|proxy`.
+// or `hyperkube kube-proxy|proxy`. Only a process of collect's own network
+// namespace is kube-proxy of the data plane collected: one whose
+// namespace is another (proc/PID/ns/net) is left out, and one whose
+// namespace cannot be read is taken only when none is known to share it.
 func findKubeProxy(proc string) (*kubeProxy, string) {
 	ents, err := os.ReadDir(proc)
 	if err != nil {
@@ -48,7 +56,8 @@ func findKubeProxy(proc string) (*kubeProxy, string) {
 		pids = append(pids, pid)
 	}
 	sort.Ints(pids)
-	var found *kubeProxy
+	self, _ := os.Readlink(filepath.Join(proc, "self", "ns", "net"))
+	var same, unsure, elsewhere []*kubeProxy
 	for _, pid := range pids {
 		dir := filepath.Join(proc, strconv.Itoa(pid))
 		raw, err := os.ReadFile(filepath.Join(dir, "cmdline"))
@@ -59,19 +68,40 @@ func findKubeProxy(proc string) (*kubeProxy, string) {
 		if !isKubeProxy(strings.TrimSpace(string(comm)), raw) {
 			continue
 		}
-		if found != nil {
-			found.others = append(found.others, pid)
-			continue
-		}
-		found = &kubeProxy{pid: pid, dir: dir, cmdline: raw}
-		if cl, err := kpcmdline.Parse("kube-proxy/cmdline.txt", raw); err == nil {
-			found.cl = cl
+		kp := &kubeProxy{pid: pid, dir: dir, cmdline: raw}
+		ns, err := os.Readlink(filepath.Join(dir, "ns", "net"))
+		switch {
+		case self == "" || (err == nil && ns == self):
+			same = append(same, kp)
+		case err != nil:
+			kp.unsure = true
+			unsure = append(unsure, kp)
+		default:
+			elsewhere = append(elsewhere, kp)
 		}
 	}
-	if found == nil {
+	cands := append(same, unsure...)
+	if len(cands) == 0 {
+		if len(elsewhere) > 0 {
+			return nil, fmt.Sprintf("kube-proxy is not running on this node (this network namespace): the kube-proxy processes %v run in other network namespaces", pidsOf(elsewhere))
+		}
 		return nil, "kube-proxy is not running on this node (no kube-proxy process in " + proc + ")"
 	}
+	found := cands[0]
+	found.others = pidsOf(cands[1:])
+	found.elsewhere = pidsOf(elsewhere)
+	if cl, err := kpcmdline.Parse("kube-proxy/cmdline.txt", found.cmdline); err == nil {
+		found.cl = cl
+	}
 	return found, ""
+}
+
+func pidsOf(kps []*kubeProxy) []int {
+	var out []int
+	for _, kp := range kps {
+		out = append(out, kp.pid)
+	}
+	return out
 }
 
 func isKubeProxy(comm string, cmdline []byte) bool {
@@ -114,6 +144,12 @@ func readKubeProxyCmdline(ctx context.Context, e *env, s *Source, w *Writer) {
 	w.Record().Path = e.kp.procPath("/cmdline")
 	if len(e.kp.others) > 0 {
 		w.Note("more kube-proxy processes are running: %v (pid %d was read)", e.kp.others, e.kp.pid)
+	}
+	if len(e.kp.elsewhere) > 0 {
+		w.Note("kube-proxy processes of other network namespaces were left out: %v", e.kp.elsewhere)
+	}
+	if e.kp.unsure {
+		w.Note("the network namespace of pid %d could not be read (%s): it may be another namespace's kube-proxy", e.kp.pid, e.kp.procPath("/ns/net"))
 	}
 	_, _ = w.Write(e.kp.cmdline)
 }

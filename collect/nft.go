@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -28,9 +26,7 @@ var iptablesNFTTables = map[string]bool{
 func readNFT(ctx context.Context, e *env, s *Source, w *Writer) {
 	var size int64
 	for _, f := range []string{"node/iptables-save.txt", "node/ip6tables-save.txt"} {
-		if st, err := os.Stat(filepath.Join(e.staging, f)); err == nil {
-			size += st.Size()
-		}
+		size += e.stagedSize(f)
 	}
 	args, _ := e.pick(s)
 	if args == nil || size < bigIPTables {

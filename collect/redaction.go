@@ -3,6 +3,7 @@ package collect
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -11,7 +12,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/manifest"
 )
 
-// redact rewrites every staged file and the manifest with r: names met in
+// redact rewrites every staged file (held in memory: see env.memory) and the manifest with r: names met in
 // the cluster's objects and in the rules, the host name and kube-proxy's
 // node name become pseudonyms, addresses are mapped.
 func (e *env) redact(r *redact.Redactor, m *manifest.Manifest) error {
@@ -34,7 +35,7 @@ func (e *env) redact(r *redact.Redactor, m *manifest.Manifest) error {
 			continue
 		}
 		p := filepath.Join(e.staging, filepath.FromSlash(s.File))
-		data, err := os.ReadFile(p)
+		data, err := e.stagedData(s.File)
 		if err != nil {
 			return err
 		}
@@ -45,8 +46,12 @@ func (e *env) redact(r *redact.Redactor, m *manifest.Manifest) error {
 	for _, f := range files {
 		s := &m.Sources[f.i]
 		out := r.Rewrite(s.File, f.data)
-		if err := os.WriteFile(f.path, out, 0o600); err != nil {
+		// Only the redacted form reaches the disk.
+		if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
 			return err
+		}
+		if err := os.WriteFile(f.path, out, 0o600); err != nil {
+			return fmt.Errorf("writing %s: %w", s.File, err)
 		}
 		sum := sha256.Sum256(out)
 		s.Bytes, s.SHA256 = int64(len(out)), hex.EncodeToString(sum[:])

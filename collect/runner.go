@@ -97,7 +97,7 @@ func (r ExecRunner) Run(ctx context.Context, c Cmd, stdout io.Writer) CmdResult 
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	ownGroup(cmd)
-	capw := &capWriter{w: stdout, maxBytes: c.MaxBytes, maxLines: c.MaxLines, stop: func() { stop(errCapped) }}
+	capw := &capWriter{w: stdout, maxBytes: c.MaxBytes, maxLines: c.MaxLines, stop: stop}
 	var stderr limitedBuffer
 	cmd.Stdout, cmd.Stderr = capw, &stderr
 	// Wait returns at most this long after the process group was killed,
@@ -108,6 +108,7 @@ func (r ExecRunner) Run(ctx context.Context, c Cmd, stdout io.Writer) CmdResult 
 		return res
 	}
 	res.Started = true
+	guarded(cmd.Process.Pid, true)
 	done := make(chan struct{})
 	var once sync.Once
 	kill := func() { once.Do(func() { killGroup(cmd.Process) }) }
@@ -122,6 +123,7 @@ func (r ExecRunner) Run(ctx context.Context, c Cmd, stdout io.Writer) CmdResult 
 	close(done)
 	// Children left behind by a command that exited are killed too.
 	kill()
+	guarded(cmd.Process.Pid, false)
 	res.Stderr = stderr.Bytes()
 	res.Bytes = capw.n
 	res.Truncated = capw.capped
@@ -129,6 +131,8 @@ func (r ExecRunner) Run(ctx context.Context, c Cmd, stdout io.Writer) CmdResult 
 		res.ExitStatus = cmd.ProcessState.ExitCode()
 	}
 	switch cause := context.Cause(ctx); {
+	case capw.err != nil:
+		res.Err = capw.err
 	case capw.capped:
 		// A capped command was stopped on purpose.
 		if res.ExitStatus != 0 {
@@ -159,7 +163,7 @@ type capWriter struct {
 	n        int64
 	lines    int
 	capped   bool
-	stop     func()
+	stop     func(error)
 	err      error
 }
 
@@ -185,13 +189,14 @@ func (c *capWriter) Write(p []byte) (int, error) {
 		c.capped = true
 	}
 	if _, err := c.w.Write(q); err != nil {
+		// A full disk is not the cap: the command stops with the error.
 		c.err = err
-		c.stop()
+		c.stop(err)
 		return 0, err
 	}
 	c.n += int64(len(q))
 	if c.capped {
-		c.stop()
+		c.stop(errCapped)
 	}
 	return len(p), nil
 }

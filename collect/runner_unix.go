@@ -3,13 +3,81 @@
 package collect
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 )
 
-// ownGroup starts the command in a process group of its own.
-func ownGroup(c *exec.Cmd) { c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
+// ownGroup starts the command in a process group of its own, killed with
+// collect (see guard).
+func ownGroup(c *exec.Cmd) {
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	deathSignal(c.SysProcAttr)
+}
 
 // killGroup kills the process and every process of its group.
 func killGroup(p *os.Process) { _ = syscall.Kill(-p.Pid, syscall.SIGKILL) }
+
+// guardScript is the watchdog of the commands' process groups: it reads
+// "+ PGID" when a command starts and "- PGID" when its group is gone, and
+// when its input ends (collect exited, however: a SIGKILL closes the pipe
+// too) it kills the groups still listed. It ignores the signals a
+// terminal or a service manager sends to collect's group.
+const guardScript = `trap '' INT TERM HUP PIPE QUIT
+groups=
+while read -r op pg; do
+  case $op in
+  +) groups="$groups $pg" ;;
+  -) rest=; for g in $groups; do [ "$g" = "$pg" ] || rest="$rest $g"; done; groups=$rest ;;
+  esac
+done
+for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
+`
+
+// guard is the watchdog process of this collect, started with the first
+// command; w is nil when it could not start (then only the kernel's
+// parent-death signal, on Linux, ends a command that outlives collect).
+var guard struct {
+	once sync.Once
+	mu   sync.Mutex
+	w    io.WriteCloser
+}
+
+// startGuard starts the watchdog once.
+func startGuard() {
+	guard.once.Do(func() {
+		cmd := exec.Command("/bin/sh", "-c", guardScript)
+		// A group of its own: a signal to collect's group spares it.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		w, err := cmd.StdinPipe()
+		if err != nil {
+			return
+		}
+		if err := cmd.Start(); err != nil {
+			return
+		}
+		go func() { _ = cmd.Wait() }()
+		guard.w = w
+	})
+}
+
+// guarded tells the watchdog that a command's group started (add) or is
+// gone.
+func guarded(pid int, add bool) {
+	startGuard()
+	guard.mu.Lock()
+	defer guard.mu.Unlock()
+	if guard.w == nil {
+		return
+	}
+	op := "-"
+	if add {
+		op = "+"
+	}
+	if _, err := fmt.Fprintf(guard.w, "%s %d\n", op, pid); err != nil {
+		guard.w = nil
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,8 +47,8 @@ type Source struct {
 	// configuration).
 	Phase int
 	// Requires returns why the source cannot be read without changing the
-	// node (or at all), "" when it can.
-	Requires func(e *env) string
+	// node (or at all), or whether it can (a zero blocker).
+	Requires func(e *env) blocker
 	// Netlink reads the source over netlink when no command is installed
 	// (nil: none).
 	Netlink func(ctx context.Context, e *env, w *Writer) error
@@ -59,8 +60,9 @@ type Source struct {
 type Command struct {
 	// Args is argv.
 	Args []string
-	// Requires, when set, must return "" for this command to run.
-	Requires func(e *env) string
+	// Requires, when set, must return a zero blocker for this command to
+	// run.
+	Requires func(e *env) blocker
 	// NotSameAs names a program this command must not be (after
 	// resolving links): plain iptables-save is skipped when it is the
 	// iptables-legacy-save that another source runs.
@@ -130,69 +132,127 @@ var Sources = []Source{
 	{Name: "cluster-node", File: "cluster/node.yaml", Method: manifest.MethodKubeAPI, Path: "nodes", Timeout: 20 * time.Second, Phase: 1, Read: readCluster},
 }
 
-// check returns why s cannot be read, "" when it can.
-func (s *Source) check(e *env) string {
+// A blocker is why a source or command cannot run: what it reads is
+// absent (the source is skipped), or whether it is there could not be
+// read (failed: unreadable is not absent).
+type blocker struct {
+	why    string
+	failed bool
+}
+
+func skip(format string, args ...any) blocker {
+	return blocker{why: fmt.Sprintf(format, args...)}
+}
+
+// unreadable is the blocker of a node file that exists but could not be
+// read (permission denied, as a user other than root).
+func unreadable(p string, err error, what string) blocker {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return blocker{why: fmt.Sprintf("cannot read %s (%v): %s is unknown; run collect as root", p, err, what), failed: true}
+}
+
+// check returns why s cannot be read, a zero blocker when it can.
+func (s *Source) check(e *env) blocker {
 	if s.Requires != nil {
 		return s.Requires(e)
 	}
-	return ""
+	return blocker{}
 }
 
-func needNFTables(e *env) string {
+func needNFTables(e *env) blocker {
 	if present, known := e.module("nf_tables"); known && !present {
-		return "nf_tables is not loaded: there are no nf_tables rules (and listing them would load the module)"
+		return skip("nf_tables is not loaded: there are no nf_tables rules (and listing them would load the module)")
 	}
-	return ""
+	return blocker{}
 }
 
-func needLegacy(names, module string) func(*env) string {
-	return func(e *env) string {
+func needLegacy(names, module string) func(*env) blocker {
+	return func(e *env) blocker {
 		data, err := os.ReadFile(e.path(names))
-		if err != nil {
-			return fmt.Sprintf("no legacy (x_tables) tables: %s is absent (%s is not loaded)", names, module)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return skip("no legacy (x_tables) tables: %s is absent (%s is not loaded)", names, module)
+		case err != nil:
+			return unreadable(names, err, "whether "+module+" is loaded")
+		case len(bytes.TrimSpace(data)) == 0:
+			return skip("no legacy (x_tables) tables: %s is empty", names)
 		}
-		if len(bytes.TrimSpace(data)) == 0 {
-			return fmt.Sprintf("no legacy (x_tables) tables: %s is empty", names)
-		}
-		return ""
+		return blocker{}
 	}
 }
 
-func needIPVS(e *env) string {
-	if !e.exists("/proc/net/ip_vs") {
-		return "IPVS is not loaded in the kernel (no /proc/net/ip_vs): not read, since reading it would load the ip_vs module"
+func needIPVS(e *env) blocker {
+	switch err := e.stat("/proc/net/ip_vs"); {
+	case errors.Is(err, fs.ErrNotExist):
+		return skip("IPVS is not loaded in the kernel (no /proc/net/ip_vs): not read, since reading it would load the ip_vs module")
+	case err != nil:
+		return unreadable("/proc/net/ip_vs", err, "whether IPVS is loaded")
 	}
-	return ""
+	return blocker{}
 }
 
-func needModule(module, tool string) func(*env) string {
-	return func(e *env) string {
+func needModule(module, tool string) func(*env) blocker {
+	return func(e *env) blocker {
 		if present, known := e.module(module); known && !present {
-			return fmt.Sprintf("%s is not loaded: nothing to list (and %s would load the module)", module, tool)
+			return skip("%s is not loaded: nothing to list (and %s would load the module)", module, tool)
 		}
-		return ""
+		return blocker{}
 	}
 }
 
-func needConntrack(e *env) string {
-	if !e.exists("/proc/sys/net/netfilter/nf_conntrack_max") {
-		return "nf_conntrack is not loaded (no /proc/sys/net/netfilter/nf_conntrack_max): no connection tracking (and conntrack would load the module)"
+func needConntrack(e *env) blocker {
+	const p = "/proc/sys/net/netfilter/nf_conntrack_max"
+	switch err := e.stat(p); {
+	case errors.Is(err, fs.ErrNotExist):
+		return skip("nf_conntrack is not loaded (no %s): no connection tracking (and conntrack would load the module)", p)
+	case err != nil:
+		return unreadable(p, err, "whether nf_conntrack is loaded")
 	}
-	return ""
+	return blocker{}
 }
 
-// timeout returns a source's timeout, capped by Options.Timeout.
+// timeout returns a source's timeout, capped by Options.Timeout and by
+// what is left of the total (Options.TotalTimeout).
 func (e *env) timeout(d time.Duration) time.Duration {
+	d = e.ownTimeout(d)
+	if !e.deadline.IsZero() {
+		left := time.Until(e.deadline)
+		if left <= 0 {
+			left = time.Millisecond
+		}
+		if d == 0 || left < d {
+			return left.Round(time.Millisecond)
+		}
+	}
+	return d
+}
+
+// ownTimeout returns a source's timeout capped by Options.Timeout.
+func (e *env) ownTimeout(d time.Duration) time.Duration {
 	if c := e.opts.Timeout; c > 0 && (d == 0 || c < d) {
 		return c
 	}
 	return d
 }
 
+// timedOut describes a command killed by its timeout t, of which the
+// source's own was own.
+func (e *env) timedOut(err error, t, own time.Duration) string {
+	if own == 0 || t < own {
+		return fmt.Sprintf("%v (what was left of the %s all the sources may take, --total-timeout): the command and its children were killed", err, e.total)
+	}
+	return fmt.Sprintf("%v: the command and its children were killed", err)
+}
+
 // pick chooses the command to run: the first installed one whose
-// precondition holds. It returns nil and the reason when none can run.
-func (e *env) pick(s *Source) ([]string, string) {
+// precondition holds. It returns nil and the reason when none can run
+// (failed: a precondition could not be read).
+func (e *env) pick(s *Source) ([]string, blocker) {
 	var why []string
+	failed := false
 	for _, c := range s.Commands {
 		p, err := e.runner.LookPath(c.Args[0])
 		if err != nil {
@@ -200,8 +260,9 @@ func (e *env) pick(s *Source) ([]string, string) {
 			continue
 		}
 		if c.Requires != nil {
-			if r := c.Requires(e); r != "" {
-				why = append(why, r)
+			if r := c.Requires(e); r.why != "" {
+				why = append(why, r.why)
+				failed = failed || r.failed
 				continue
 			}
 		}
@@ -211,9 +272,9 @@ func (e *env) pick(s *Source) ([]string, string) {
 				continue
 			}
 		}
-		return c.Args, ""
+		return c.Args, blocker{}
 	}
-	return nil, strings.Join(why, "; ")
+	return nil, blocker{why: strings.Join(why, "; "), failed: failed}
 }
 
 // sameFile reports whether two program paths are the same binary after
@@ -227,8 +288,9 @@ func sameFile(a, b string) bool {
 
 // runExec runs an exec source.
 func runExec(ctx context.Context, e *env, s *Source, w *Writer) {
-	args, why := e.pick(s)
+	args, b := e.pick(s)
 	if args == nil {
+		why := b.why
 		if s.Netlink != nil {
 			rec := w.Record()
 			rec.Method, rec.Command = manifest.MethodNetlink, nil
@@ -239,7 +301,11 @@ func runExec(ctx context.Context, e *env, s *Source, w *Writer) {
 			w.Note("%s: read over netlink instead", why)
 			return
 		}
-		w.Skip("%s", why)
+		if b.failed {
+			w.Fail("%s", why)
+		} else {
+			w.Skip("%s", why)
+		}
 		return
 	}
 	w.Record().Command = args
@@ -260,7 +326,7 @@ func runExec(ctx context.Context, e *env, s *Source, w *Writer) {
 	case !res.Started:
 		w.Fail("%s: %v", args[0], res.Err)
 	case res.TimedOut:
-		w.Fail("%v: the command and its children were killed", res.Err)
+		w.Fail("%s", e.timedOut(res.Err, c.Timeout, e.ownTimeout(s.Timeout)))
 	case res.Err != nil && errors.Is(ctx.Err(), context.Canceled):
 		w.Fail("interrupted")
 	case res.Err != nil:
@@ -380,16 +446,23 @@ var sysctlKeys = []string{
 // readSysctls writes the sysctls of sysctlKeys as `key = value` lines,
 // as sysctl prints them, read from /proc/sys.
 func readSysctls(ctx context.Context, e *env, s *Source, w *Writer) {
-	var absent []string
+	var absent, denied []string
 	n := 0
 	for _, k := range sysctlKeys {
 		b, err := os.ReadFile(e.path("/proc/sys/" + strings.ReplaceAll(k, ".", "/")))
-		if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
 			absent = append(absent, k)
+			continue
+		}
+		if err != nil {
+			denied = append(denied, k)
 			continue
 		}
 		n++
 		fmt.Fprintf(w, "%s = %s\n", k, strings.TrimRight(string(b), "\n"))
+	}
+	if len(denied) > 0 {
+		w.Note("unreadable (permission denied or another error; not absent): %s", strings.Join(denied, ", "))
 	}
 	if n == 0 {
 		w.Fail("none of the %d sysctls could be read below %s", len(sysctlKeys), e.path("/proc/sys"))
