@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -31,6 +33,8 @@ type CollectOptions struct {
 	RedactMap       string
 	RedactKeyFile   string
 	Timeout         time.Duration
+	TotalTimeout    time.Duration
+	Force           bool
 	ConntrackSample int
 	LogLines        int
 	Root            string
@@ -71,6 +75,9 @@ func NewCmdCollect(f *Factory, runF func(*CollectOptions) error) *cobra.Command 
 			if (opts.RedactMap != "" || opts.RedactKeyFile != "") && !opts.Redact {
 				return flagErrorf("--redact-map and --redact-key-file need --redact")
 			}
+			if opts.TotalTimeout < 0 {
+				return flagErrorf("--total-timeout %s: must not be negative", opts.TotalTimeout)
+			}
 			for _, f := range append(report.Formats(), "yaml", "text", "wide") {
 				if opts.Output == f {
 					return flagErrorf("collect writes a bundle: -o names its file, and %q is an output format of analyze, not a file name (write -o %s.tgz, or -o ./%s for a file of that name)", f, f, f)
@@ -90,9 +97,11 @@ func NewCmdCollect(f *Factory, runF func(*CollectOptions) error) *cobra.Command 
 	fl.StringVar(&opts.Dir, "dir", "", "write an unpacked bundle into DIR (which must not exist or be empty)")
 	fl.StringVar(&opts.Kubeconfig, "kubeconfig", "", "kubeconfig for the cluster objects (default $KUBECONFIG, else in-cluster, else none)")
 	fl.BoolVar(&opts.Redact, "redact", false, "replace IP addresses and node/namespace/service names by consistent pseudonyms")
-	fl.StringVar(&opts.RedactMap, "redact-map", "", "with --redact: where to write the translation table (kept locally, never in the bundle); an existing map's key and pseudonyms are reused")
+	fl.StringVar(&opts.RedactMap, "redact-map", "", "with --redact: where to write the translation table (kept locally, never in the bundle; mode 0600); an existing file is refused, and with --force its key and pseudonyms are reused and it is replaced; a symbolic link is always refused")
+	fl.BoolVar(&opts.Force, "force", false, "with --redact: reuse and replace an existing redaction map")
 	fl.StringVar(&opts.RedactKeyFile, "redact-key-file", "", "with --redact: a file whose content keys the pseudonyms (the same key on every node gives the same pseudonyms)")
 	fl.DurationVar(&opts.Timeout, "timeout", 0, "cap every source's own timeout (e.g. 5s)")
+	fl.DurationVar(&opts.TotalTimeout, "total-timeout", collect.DefaultTotalTimeout, "bound the reading of all the sources together: each source's timeout is cut to what is left, and sources not started by then are recorded as failed (0: the default)")
 	fl.IntVar(&opts.ConntrackSample, "conntrack-sample", 5000, "most NATed conntrack entries listed per IP family")
 	fl.IntVar(&opts.LogLines, "log-lines", 10000, "most lines of kube-proxy's log kept")
 	fl.StringVar(&opts.Root, "root", "/", "where the node's file system is (/proc, /var/log/pods, /lib/modules are read below it)")
@@ -101,6 +110,7 @@ func NewCmdCollect(f *Factory, runF func(*CollectOptions) error) *cobra.Command 
 		"dir":              completeDirs,
 		"root":             completeDirs,
 		"timeout":          completeNothing,
+		"total-timeout":    completeNothing,
 		"conntrack-sample": completeNothing,
 		"log-lines":        completeNothing,
 	})
@@ -134,7 +144,7 @@ func collectRun(opts *CollectOptions) error {
 	}()
 
 	copts := collect.Options{
-		Root: opts.Root, Tool: opts.Tool, Now: opts.Now, Timeout: opts.Timeout,
+		Root: opts.Root, Tool: opts.Tool, Now: opts.Now, Timeout: opts.Timeout, TotalTimeout: opts.TotalTimeout,
 		ConntrackSample: opts.ConntrackSample, LogLines: opts.LogLines,
 		Dir: opts.Dir, Output: opts.Output, Stdout: opts.IO.Out,
 		Kube: collect.Kubeconfig(opts.Kubeconfig),
@@ -167,8 +177,8 @@ func collectRun(opts *CollectOptions) error {
 		if path == "" {
 			path = strings.TrimSuffix(bundleName(res), ".tgz") + "-redact-map.json"
 		}
-		if err := os.WriteFile(path, r.Map().Format(), 0o600); err != nil {
-			return fmt.Errorf("writing the redaction map %s: %w", path, err)
+		if err := writeSecret(path, r.Map().Format(), opts.Force); err != nil {
+			return fmt.Errorf("writing the redaction map: %w", err)
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "proxyscan: redaction map written to %s: keep it to translate findings back, and do not send it with the bundle\n", path)
 	}
@@ -197,6 +207,10 @@ func bundleName(res *collect.Result) string {
 
 func redactor(opts *CollectOptions) (*redact.Redactor, error) {
 	if opts.RedactMap != "" {
+		// Refused before collecting rather than after.
+		if err := checkSecretPath(opts.RedactMap, opts.Force); err != nil {
+			return nil, &FlagError{Err: fmt.Errorf("--redact-map: %w", err)}
+		}
 		if data, err := os.ReadFile(opts.RedactMap); err == nil {
 			r, err := redact.FromMap(data)
 			if err != nil {
@@ -217,6 +231,76 @@ func redactor(opts *CollectOptions) (*redact.Redactor, error) {
 		key = []byte(strings.TrimSpace(string(data)))
 	}
 	return redact.New(key)
+}
+
+// checkSecretPath says why a file holding a secret may not be written at
+// path: a symbolic link (whose target would receive the secret) or
+// anything but a regular file is always refused, an existing file unless
+// force.
+func checkSecretPath(path string, force bool) error {
+	st, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case st.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%s is a symbolic link: refused, even with --force (the key would be written where it points)", path)
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("%s exists and is not a regular file: refused", path)
+	case !force:
+		return fmt.Errorf("%s exists: refused (--force reuses its key and pseudonyms and replaces it)", path)
+	}
+	return nil
+}
+
+// writeSecret writes a file that holds a secret, with mode 0600 whatever
+// the umask or an earlier file's mode, never through a symbolic link: a
+// new file is created exclusively (O_EXCL, which follows no link), an
+// existing one (with force) is replaced by renaming a new file over it.
+func writeSecret(path string, data []byte, force bool) error {
+	if err := checkSecretPath(path, force); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return err
+		}
+		return finishSecret(f, data, path)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	if err := finishSecret(f, data, f.Name()); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		_ = os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// finishSecret writes data to f, mode 0600, and closes it; on failure the
+// file at path is removed.
+func finishSecret(f *os.File, data []byte, path string) error {
+	err := f.Chmod(0o600)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(path)
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // progress prints one line per source on a terminal.
