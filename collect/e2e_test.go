@@ -487,7 +487,7 @@ func TestE2E10kServices(t *testing.T) {
 			start := time.Now()
 			ns.Run(b.Bytes(), c.restore)
 			t.Logf("%s of %d bytes: %s", c.restore, b.Len(), time.Since(start).Round(time.Millisecond))
-			_, m, took := collectIn(t, ns, nil)
+			_, m, took := collectIn(t, ns, nil, "--total-timeout", "30m")
 			s := m.Source(c.source)
 			if s == nil || s.Status != manifest.StatusOK || s.Bytes < int64(b.Len())/2 {
 				t.Fatalf("%s: %+v", c.source, s)

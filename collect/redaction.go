@@ -3,7 +3,9 @@ package collect
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -51,6 +53,10 @@ func (e *env) redact(r *redact.Redactor, m *manifest.Manifest) error {
 			return err
 		}
 		if err := os.WriteFile(f.path, out, 0o600); err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the staging directory's path says nothing
+			}
 			return fmt.Errorf("writing %s: %w", s.File, err)
 		}
 		sum := sha256.Sum256(out)
