@@ -54,8 +54,8 @@ func NewCmdCollect(f *Factory, runF func(*CollectOptions) error) *cobra.Command 
 			"rules, addresses, routes, sysctls, modules, conntrack, kube-proxy's command line, version, configuration,\n" +
 			"metrics, health and logs, and with a kubeconfig the Services, EndpointSlices, kube-proxy ConfigMap,\n" +
 			"DaemonSet, pods and this Node — into one bundle. Nothing on the node is changed: every source is read\n" +
-			"with a timeout and a size cap, and one that is missing or fails is recorded in manifest.json instead of\n" +
-			"stopping the collection. Run it as root.\n\n" +
+			"with a timeout and a size cap, all of them within --total-timeout (2 minutes), and one that is missing\n" +
+			"or fails is recorded in manifest.json instead of stopping the collection. Run it as root.\n\n" +
 			"Exit status: 0 when the bundle was written (whatever sources failed), 2 on a usage error, 3 when no\n" +
 			"bundle could be written.",
 		Example: "  sudo proxyscan collect\n" +
