@@ -87,8 +87,6 @@ func (e *env) now() time.Time {
 // path returns a node path below the root.
 func (e *env) path(p string) string { return filepath.Join(e.root, p) }
 
-func (e *env) exists(p string) bool { return e.stat(p) == nil }
-
 // stat returns why a node path cannot be looked at, nil when it can.
 func (e *env) stat(p string) error {
 	_, err := os.Stat(e.path(p))

@@ -405,4 +405,3 @@ func TestE2EKubeProxyOfOtherNamespace(t *testing.T) {
 		t.Errorf("notes: %q", s.Notes)
 	}
 }
-
