@@ -39,7 +39,7 @@ type env struct {
 	// kp is the kube-proxy process, nil when none was found; kpWhy says
 	// why not.
 	kp    *kubeProxy
-	kpWhy string
+	kpWhy blocker
 
 	mu sync.Mutex
 	// nodeName is this node's name in the cluster (kube-proxy's

@@ -65,13 +65,13 @@ func TestKubeProxyOfOwnNetworkNamespace(t *testing.T) {
 			}
 			kp, why := findKubeProxy(filepath.Join(root, "proc"))
 			if tc.why != "" {
-				if kp != nil || why != tc.why {
-					t.Fatalf("found %+v, %q; want none, %q", kp, why, tc.why)
+				if kp != nil || why.why != tc.why || why.failed {
+					t.Fatalf("found %+v, %+v; want none, %q", kp, why, tc.why)
 				}
 				return
 			}
 			if kp == nil {
-				t.Fatalf("none found: %s", why)
+				t.Fatalf("none found: %s", why.why)
 			}
 			if kp.pid != tc.pid || kp.unsure != tc.unsure || fmt.Sprint(kp.others) != fmt.Sprint(tc.others) || fmt.Sprint(kp.elsewhere) != fmt.Sprint(tc.out) {
 				t.Errorf("pid %d unsure %v others %v elsewhere %v; want %d %v %v %v", kp.pid, kp.unsure, kp.others, kp.elsewhere, tc.pid, tc.unsure, tc.others, tc.out)
@@ -288,5 +288,37 @@ func TestFullDiskIsNotTheCap(t *testing.T) {
 	w.h = sha256.New()
 	if _, err := w.Write([]byte("x")); err == nil || !strings.HasPrefix(err.Error(), "writing node/x.txt: ") {
 		t.Errorf("Write: %v", err)
+	}
+}
+
+// TestHiddenProcesses: where /proc hides other users' processes
+// (hidepid), finding no kube-proxy says nothing of whether it runs.
+func TestHiddenProcesses(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		init   bool
+		failed bool
+		why    string
+	}{
+		{name: "init visible", init: true, why: "kube-proxy is not running on this node (no kube-proxy process in "},
+		{name: "init hidden", failed: true, why: "hides other users' processes (hidepid); run collect as root"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			proc := filepath.Join(t.TempDir(), "proc")
+			for _, d := range []string{"self", "77"} {
+				if err := os.MkdirAll(filepath.Join(proc, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			os.WriteFile(filepath.Join(proc, "77", "cmdline"), []byte("bash\x00"), 0o644)
+			if tc.init {
+				os.MkdirAll(filepath.Join(proc, "1"), 0o755)
+				os.WriteFile(filepath.Join(proc, "1", "cmdline"), []byte("/sbin/init\x00"), 0o644)
+			}
+			kp, why := findKubeProxy(proc)
+			if kp != nil || why.failed != tc.failed || !strings.Contains(why.why, tc.why) {
+				t.Errorf("%+v %+v; want failed %v, %q", kp, why, tc.failed, tc.why)
+			}
+		})
 	}
 }

@@ -42,10 +42,10 @@ type kubeProxy struct {
 // namespace is kube-proxy of the data plane collected: one whose
 // namespace is another (proc/PID/ns/net) is left out, and one whose
 // namespace cannot be read is taken only when none is known to share it.
-func findKubeProxy(proc string) (*kubeProxy, string) {
+func findKubeProxy(proc string) (*kubeProxy, blocker) {
 	ents, err := os.ReadDir(proc)
 	if err != nil {
-		return nil, fmt.Sprintf("cannot list processes: %v", err)
+		return nil, blocker{why: fmt.Sprintf("cannot list processes: %v", err), failed: true}
 	}
 	var pids []int
 	for _, de := range ents {
@@ -83,9 +83,16 @@ func findKubeProxy(proc string) (*kubeProxy, string) {
 	cands := append(same, unsure...)
 	if len(cands) == 0 {
 		if len(elsewhere) > 0 {
-			return nil, fmt.Sprintf("kube-proxy is not running on this node (this network namespace): the kube-proxy processes %v run in other network namespaces", pidsOf(elsewhere))
+			return nil, skip("kube-proxy is not running on this node (this network namespace): the kube-proxy processes %v run in other network namespaces", pidsOf(elsewhere))
 		}
-		return nil, "kube-proxy is not running on this node (no kube-proxy process in " + proc + ")"
+		// A /proc mounted with hidepid hides the processes of other
+		// users, init's among them: kube-proxy may run unseen.
+		if _, err := os.Lstat(filepath.Join(proc, "self")); err == nil {
+			if _, err := os.Stat(filepath.Join(proc, "1")); err != nil {
+				return nil, blocker{why: fmt.Sprintf("cannot tell whether kube-proxy runs: %s hides other users' processes (hidepid); run collect as root", proc), failed: true}
+			}
+		}
+		return nil, skip("kube-proxy is not running on this node (no kube-proxy process in %s)", proc)
 	}
 	found := cands[0]
 	found.others = pidsOf(cands[1:])
@@ -93,7 +100,16 @@ func findKubeProxy(proc string) (*kubeProxy, string) {
 	if cl, err := kpcmdline.Parse("kube-proxy/cmdline.txt", found.cmdline); err == nil {
 		found.cl = cl
 	}
-	return found, ""
+	return found, blocker{}
+}
+
+// noKubeProxy records why a kube-proxy source cannot be read.
+func (e *env) noKubeProxy(w *Writer) {
+	if e.kpWhy.failed {
+		w.Fail("%s", e.kpWhy.why)
+	} else {
+		w.Skip("%s", e.kpWhy.why)
+	}
 }
 
 func pidsOf(kps []*kubeProxy) []int {
@@ -138,7 +154,7 @@ func (kp *kubeProxy) procPath(p string) string {
 
 func readKubeProxyCmdline(ctx context.Context, e *env, s *Source, w *Writer) {
 	if e.kp == nil {
-		w.Skip("%s", e.kpWhy)
+		e.noKubeProxy(w)
 		return
 	}
 	w.Record().Path = e.kp.procPath("/cmdline")
@@ -157,7 +173,7 @@ func readKubeProxyCmdline(ctx context.Context, e *env, s *Source, w *Writer) {
 func readKubeProxyConfig(ctx context.Context, e *env, s *Source, w *Writer) {
 	kp := e.kp
 	if kp == nil {
-		w.Skip("%s", e.kpWhy)
+		e.noKubeProxy(w)
 		return
 	}
 	p, ok := kp.flag("config")
@@ -206,7 +222,7 @@ func readCapped(p string, max int64) ([]byte, error) {
 func readKubeProxyVersion(ctx context.Context, e *env, s *Source, w *Writer) {
 	kp := e.kp
 	if kp == nil {
-		w.Skip("%s", e.kpWhy)
+		e.noKubeProxy(w)
 		return
 	}
 	args := []string{filepath.Join(kp.dir, "exe"), "--version"}
@@ -326,7 +342,7 @@ func loopbackURL(bind, endpoint string) (string, string) {
 func readKubeProxyHTTP(ctx context.Context, e *env, s *Source, w *Writer) {
 	if e.kp == nil {
 		// Nothing to ask; and no packet is sent when none is needed.
-		w.Skip("%s", e.kpWhy)
+		e.noKubeProxy(w)
 		return
 	}
 	bind, from := e.bindAddress(s.Path)
