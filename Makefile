@@ -33,13 +33,9 @@ bench-load:
 bench-compare: build
 	./scripts/bench-compare.sh ./$(BIN)
 
+# Fuzz every fuzz target for FUZZTIME each (.ci/run does it for 5s).
 fuzz:
-	@for pkg in $$($(GO) list ./... ); do \
-	  for target in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
-	    echo "== $$pkg $$target"; \
-	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
-	  done; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

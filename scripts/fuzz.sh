@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Fuzz every fuzz target of the module for FUZZTIME each (default 5s).
+# go test already runs each target's seed corpus; this explores beyond it.
+# A failing input is kept under the package's testdata/fuzz/ by go test:
+# add it to the seed corpus with the fix.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fuzztime=${FUZZTIME:-5s}
+go=${GO:-go}
+
+# go test -list prints a package's targets, then its "ok" line.
+listing=$("$go" test -list '^Fuzz' ./...)
+targets=()
+pending=()
+while IFS= read -r line; do
+  case $line in
+  Fuzz*) pending+=("$line") ;;
+  ok*)
+    read -r _ pkg _ <<<"$line"
+    for t in "${pending[@]}"; do targets+=("$pkg $t"); done
+    pending=()
+    ;;
+  esac
+done <<<"$listing"
+if [ ${#targets[@]} -eq 0 ]; then
+  echo "scripts/fuzz.sh: no fuzz target found" >&2
+  exit 1
+fi
+
+failed=()
+start=$SECONDS
+for entry in "${targets[@]}"; do
+  read -r pkg target <<<"$entry"
+  echo "== $target ($pkg, $fuzztime)"
+  if ! "$go" test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg"; then
+    failed+=("$target ($pkg)")
+  fi
+done
+echo "fuzzed ${#targets[@]} targets for $fuzztime each in $((SECONDS - start))s"
+if [ ${#failed[@]} -gt 0 ]; then
+  printf 'fuzz target failed: %s\n' "${failed[@]}" >&2
+  exit 1
+fi
