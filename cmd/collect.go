@@ -72,8 +72,8 @@ func NewCmdCollect(f *Factory, runF func(*CollectOptions) error) *cobra.Command 
 			if opts.Output != "" && opts.Dir != "" {
 				return flagErrorf("-o and --dir cannot be used together")
 			}
-			if (opts.RedactMap != "" || opts.RedactKeyFile != "") && !opts.Redact {
-				return flagErrorf("--redact-map and --redact-key-file need --redact")
+			if (opts.RedactMap != "" || opts.RedactKeyFile != "" || opts.Force) && !opts.Redact {
+				return flagErrorf("--redact-map, --redact-key-file and --force need --redact")
 			}
 			if opts.TotalTimeout < 0 {
 				return flagErrorf("--total-timeout %s: must not be negative", opts.TotalTimeout)

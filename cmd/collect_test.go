@@ -29,6 +29,7 @@ func TestCollectFlags(t *testing.T) {
 		{name: "negative total timeout", args: []string{"collect", "--total-timeout", "-1s"}, err: "must not be negative"},
 		{name: "both outputs", args: []string{"collect", "-o", "x.tgz", "--dir", "d"}, err: "-o and --dir cannot be used together"},
 		{name: "map without redact", args: []string{"collect", "--redact-map", "m.json"}, err: "need --redact"},
+		{name: "force without redact", args: []string{"collect", "--force"}, err: "need --redact"},
 		{name: "arguments", args: []string{"collect", "extra"}, err: "unknown command"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
