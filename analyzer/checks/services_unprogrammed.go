@@ -142,22 +142,29 @@ func runServicesWithoutEndpoints(p *Pass) {
 			if len(dropped) > 0 {
 				parts = append(parts, strings.Join(dropped, ", ")+" dropped")
 			}
+			name, service := svc, svc
+			if strings.HasPrefix(svc, unnamedPrefix) {
+				name, service = "a Service port no rule names", ""
+			}
 			p.Report(Finding{
-				Service:  svc,
-				Message:  fmt.Sprintf("%s %s: %s", svc, why, strings.Join(parts, "; ")),
+				Service:  service,
+				Message:  fmt.Sprintf("%s %s: %s", name, why, strings.Join(parts, "; ")),
 				Evidence: ev,
 			})
 		}
 	}
 }
 
-// entryService names the service port of an entry, or its destination
-// when no rule names it.
+// unnamedPrefix starts the key of an entry no rule attributes.
+const unnamedPrefix = "\x00"
+
+// entryService names the service port of an entry, or keys it by its
+// destination when no rule names it.
 func entryService(e *view.Entry) string {
 	if e.Service != "" {
 		return e.Service
 	}
-	return "(unnamed) " + entryDest(e)
+	return unnamedPrefix + entryDest(e)
 }
 
 // entryDest says an entry's destination: "10.96.0.10:53/udp", "node port

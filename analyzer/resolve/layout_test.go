@@ -77,7 +77,9 @@ func TestLayoutOtherVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := loadOne(t, dir)
-	if !slices.ContainsFunc(s.Notes, func(n string) bool { return strings.HasPrefix(n, "kube-proxy 1.28 (") && strings.Contains(n, "does not write that layout") }) {
+	if !slices.ContainsFunc(s.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "kube-proxy 1.28 (") && strings.Contains(n, "does not write that layout")
+	}) {
 		t.Errorf("no note of the version against the layout in %q", s.Notes)
 	}
 }
