@@ -1,7 +1,9 @@
 package checks_test
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/proxyscan/proxyscan/analyzer/checks"
@@ -53,7 +55,7 @@ func TestDataPlaneAlone(t *testing.T) {
 				ran[st.ID] = st.State == "ran"
 			}
 			for _, id := range []string{"services-unprogrammed", "services-without-endpoints", "foreign-rules", "iptables-backend-mixed"} {
-				if !ran[id] && !(res.Mode == "nftables" && (id == "foreign-rules" || id == "iptables-backend-mixed")) && !(res.Mode == "ipvs" && id == "services-unprogrammed") {
+				if !ran[id] && !(res.Mode == "nftables" && (id == "foreign-rules" || id == "iptables-backend-mixed")) {
 					t.Errorf("%s did not run on the data plane alone", id)
 				}
 			}
@@ -61,5 +63,29 @@ func TestDataPlaneAlone(t *testing.T) {
 				t.Errorf("verdict %s, want inconclusive", res.Verdict())
 			}
 		})
+	}
+}
+
+// TestServicesUnprogrammedIPVS: an IPVS table without a virtual server on
+// a node whose iptables rules are kube-proxy's IPVS-mode ones.
+func TestServicesUnprogrammedIPVS(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(parsetest.Root(t), "testdata", "bundles", "ipvs-healthy-mini", "node")
+	parsetest.CopyTree(t, root, dir, func(rel string, _ []byte) bool { return rel == "iptables-save.txt" })
+	header := "IP Virtual Server version 1.2.1 (size=4096)\nProt LocalAddress:Port Scheduler Flags\n  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n"
+	if err := os.WriteFile(filepath.Join(dir, "ipvsadm.txt"), []byte(header), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := load.Load([]string{dir}, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := checks.Run(snaps[0], checks.All)
+	var got []string
+	for _, f := range res.Findings {
+		got = append(got, f.Check+": "+f.Message)
+	}
+	if res.Mode != "ipvs" || len(got) != 1 || !strings.HasPrefix(got[0], "services-unprogrammed: the IPVS table exists but programs no Service") {
+		t.Errorf("mode %s, findings %q, want one of services-unprogrammed", res.Mode, got)
 	}
 }

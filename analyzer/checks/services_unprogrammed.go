@@ -14,7 +14,7 @@ var servicesUnprogrammed = &Check{
 	ID:       "services-unprogrammed",
 	Severity: Warning,
 	Title:    "kube-proxy's chains hold no Service at all",
-	What: "kube-proxy's dispatch (nat `KUBE-SERVICES`, or the service-ips map of nftables mode) exists but holds " +
+	What: "kube-proxy's dispatch (nat `KUBE-SERVICES`, the IPVS table, or the service-ips map of nftables mode) exists but holds " +
 		"no Service: not even `default/kubernetes`, the API server's Service, which every cluster has. The check " +
 		"reads the data plane alone and finds nothing when the Services are in the inputs: `service-missing` then " +
 		"names each missing one.",
@@ -24,7 +24,6 @@ var servicesUnprogrammed = &Check{
 	Fix: "Read kube-proxy's log for list/watch and sync errors (`kubectl -n kube-system logs POD`), check that it " +
 		"runs (`kubectl -n kube-system get pods -l k8s-app=kube-proxy -o wide`), and restart it.",
 	Needs: []Need{NeedDataplane},
-	Modes: []string{model.ModeIPTables, model.ModeNFTables},
 	Run:   runServicesUnprogrammed,
 }
 
@@ -63,7 +62,7 @@ func dispatchAnchor(p *Pass, v *view.View) (model.Evidence, bool) {
 			return model.Evidence{}, false
 		}
 		return chainEv(c), true
-	case model.ModeNFTables:
+	case model.ModeNFTables, model.ModeIPVS:
 		a, ok := v.Anchors[view.ClusterIP]
 		return a, ok && a.File != ""
 	}
