@@ -163,19 +163,31 @@ const (
 	VerdictOK = "ok"
 	// VerdictFindings: findings were reported.
 	VerdictFindings = "findings"
-	// VerdictInconclusive: no finding, but what matters was not (all)
-	// checked; Coverage says what is missing.
+	// VerdictInconclusive: no finding, or informational ones only, but
+	// what matters was not (all) checked; Coverage says what is missing.
 	VerdictInconclusive = "inconclusive"
 )
 
 // Verdict returns the verdict of a run: findings, else ok when its
-// coverage is complete, else inconclusive.
+// coverage is complete, else inconclusive. Informational findings alone
+// (an inventory read off a data plane pasted without the cluster's
+// Services) leave an incomplete run inconclusive.
 func (r *Result) Verdict() string {
 	switch {
-	case len(r.Findings) > 0:
+	case len(r.Findings) > 0 && (r.Coverage.Complete || !onlyInfo(r.Findings)):
 		return VerdictFindings
 	case r.Coverage.Complete:
 		return VerdictOK
 	}
 	return VerdictInconclusive
+}
+
+// onlyInfo reports whether every finding is informational.
+func onlyInfo(fs []Finding) bool {
+	for _, f := range fs {
+		if f.Severity > Info {
+			return false
+		}
+	}
+	return true
 }

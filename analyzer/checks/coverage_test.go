@@ -42,6 +42,8 @@ func TestVerdict(t *testing.T) {
 	}{
 		{name: "healthy bundle", verdict: checks.VerdictOK,
 			path: func(t *testing.T) string { return copyBundle(t, "iptables-healthy", nil, nil) }},
+		// The data plane alone: the inventory of services-without-endpoints
+		// (info) is found, and the run stays inconclusive.
 		{name: "data plane alone", verdict: checks.VerdictInconclusive, gap: "no Services in the inputs", command: "kubectl get services,endpointslices",
 			path: func(t *testing.T) string {
 				return filepath.Join(parsetest.Root(t), "testdata", "bundles", "nftables-healthy", "node", "nft-ruleset.txt")

@@ -28,6 +28,7 @@ var iptablesBackendMixed = &Check{
 
 func runIPTablesBackendMixed(p *Pass) {
 	byFamily := map[model.Family]map[iptables.Backend]*iptables.Dump{}
+	warned := map[*iptables.Dump]bool{}
 	for _, d := range p.Snap.IPTables {
 		fam := model.Family(d.Family)
 		if byFamily[fam] == nil {
@@ -37,16 +38,26 @@ func runIPTablesBackendMixed(p *Pass) {
 			byFamily[fam][d.Backend] = d
 		}
 		for _, t := range d.Tables {
-			for _, c := range append(append([]string{}, t.Comments...), t.Trailer...) {
-				if strings.Contains(c, "iptables-legacy tables present") && d.Backend == iptables.BackendNFT {
-					if kubeChain(d) != nil && !hasBackend(p.Snap, fam, iptables.BackendLegacy) {
-						p.Report(Finding{
-							Message:  fmt.Sprintf("%s warns that legacy iptables tables are present next to its kube-proxy chains (%s)", d.Name, fam),
-							Evidence: []model.Evidence{{File: d.Name, Line: commentLine(t), Text: c}, chainEv(kubeChain(d))},
-							Advice:   "Capture iptables-legacy-save too (proxyscan collect does) to see what the legacy tables hold, and remove kube-proxy leftovers from the backend kube-proxy does not use.",
-						})
-					}
+			for i, c := range append(append([]string{}, t.Comments...), t.Trailer...) {
+				if !strings.Contains(c, "iptables-legacy tables present") || d.Backend == iptables.BackendLegacy || warned[d] || hasBackend(p.Snap, fam, iptables.BackendLegacy) {
+					continue
 				}
+				warned[d] = true
+				warning := model.Evidence{File: d.Name, Line: commentLine(t, i), Text: c}
+				if kc := kubeChain(d); kc != nil {
+					p.Report(Finding{
+						Message:  fmt.Sprintf("%s warns that legacy iptables tables are present next to its kube-proxy chains (%s)", d.Name, fam),
+						Evidence: []model.Evidence{warning, chainEv(kc)},
+						Advice:   "Capture iptables-legacy-save too (proxyscan collect does) to see what the legacy tables hold, and remove kube-proxy leftovers from the backend kube-proxy does not use.",
+					})
+					continue
+				}
+				p.Report(Finding{
+					Severity: Warning,
+					Message:  fmt.Sprintf("%s has no kube-proxy chain and warns that legacy iptables tables are present: kube-proxy's rules are in the iptables-legacy backend, which this dump does not show (%s)", d.Name, fam),
+					Evidence: []model.Evidence{warning},
+					Advice:   "Capture kube-proxy's rules with iptables-legacy-save (and ip6tables-legacy-save), and check that the node's iptables and kube-proxy's image use the same backend.",
+				})
 			}
 		}
 	}
@@ -95,9 +106,19 @@ func chainEv(c *iptables.Chain) model.Evidence {
 	return model.EvidenceAt(c.Pos(), ":"+c.Name+" "+c.Policy)
 }
 
-func commentLine(t *iptables.Table) int {
-	if len(t.Comments) > 0 {
-		return t.Line - len(t.Comments)
+// commentLine returns the line of the i-th comment of a table: of its
+// Comments, before its header, then of its Trailer, after its COMMIT (the
+// line after its last rule or chain header).
+func commentLine(t *iptables.Table, i int) int {
+	if i < len(t.Comments) {
+		return t.Line - len(t.Comments) + i
 	}
-	return t.Line
+	last := t.Line
+	for _, c := range t.Chains {
+		last = max(last, c.Line)
+		if n := len(c.Rules); n > 0 {
+			last = max(last, c.Rules[n-1].Line)
+		}
+	}
+	return last + 2 + i - len(t.Comments)
 }

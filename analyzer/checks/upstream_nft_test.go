@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -140,11 +141,12 @@ func TestUpstreamNFTGoldensAreClean(t *testing.T) {
 						t.Errorf("%s: %s: %s (%v)", f.Check, f.Service, f.Message, f.Evidence)
 					}
 					for _, st := range res.Statuses {
-						// The checks of the rules must run (iptables-backend-mixed
-						// needs iptables-save, which an nftables node need not
-						// have); those of node state skip for want of inputs.
+						// The checks of the rules must run (those of iptables
+						// rules, iptables-backend-mixed and foreign-rules, need
+						// iptables-save, which an nftables node need not have);
+						// those of node state skip for want of inputs.
 						c := checks.ByID(st.ID)
-						if st.State == "skipped" && c != nil && c.RunFleet == nil && readsRules(c) && st.ID != "iptables-backend-mixed" {
+						if st.State == "skipped" && c != nil && c.RunFleet == nil && readsRules(c) && !slices.Contains(c.Needs, checks.NeedIPTables) {
 							t.Errorf("%s skipped: %s", st.ID, st.Reason)
 						}
 					}

@@ -173,27 +173,56 @@ var commentAffixes = []struct{ prefix, suffix string }{
 // endpoint it names if any: "ns/svc:port cluster IP", "ns/svc:port ->
 // 10.0.0.1:80", "pod traffic for ns/svc:port external destinations",
 // "Balancing rule 0 for ns/svc:port", an nftables element's bare
-// "ns/svc:port". It returns "" for a comment that names none.
+// "ns/svc:port". The "ns/svc:" of an unnamed port in the comments of
+// 1.10-1.18 is returned as "ns/svc". It returns "" for a comment that
+// names none.
 func CommentService(c string) (service, endpoint string) {
-	for _, a := range commentAffixes {
-		if rest, ok := strings.CutPrefix(c, a.prefix); ok {
-			c = strings.TrimSuffix(rest, a.suffix)
-			break
-		}
-	}
-	if rest, ok := strings.CutPrefix(c, "Balancing rule "); ok {
-		if _, n, ok := strings.Cut(rest, " for "); ok {
-			c = n
-		}
-	}
-	first, rest, _ := strings.Cut(c, " ")
+	first, rest := commentName(c)
 	if !IsServicePortName(first) {
 		return "", ""
 	}
 	if ep, ok := strings.CutPrefix(rest, "-> "); ok {
 		endpoint = ep
 	}
-	return first, endpoint
+	return strings.TrimSuffix(first, ":"), endpoint
+}
+
+// commentName splits a rule comment into the word that may name a service
+// port and what follows it, past the affixes of commentAffixes and
+// "Balancing rule N for".
+func commentName(c string) (first, rest string) {
+	for _, a := range commentAffixes {
+		if r, ok := strings.CutPrefix(c, a.prefix); ok {
+			c = strings.TrimSuffix(r, a.suffix)
+			break
+		}
+	}
+	if r, ok := strings.CutPrefix(c, "Balancing rule "); ok {
+		if _, n, ok := strings.Cut(r, " for "); ok {
+			c = n
+		}
+	}
+	first, rest, _ = strings.Cut(c, " ")
+	return first, rest
+}
+
+// HasEmptyPortName reports whether a rule comment names an unnamed service
+// port as kube-proxy 1.10-1.18 did, "ns/svc:" with an empty port name
+// ("ns/svc: cluster IP"); 1.19 dropped the colon.
+func HasEmptyPortName(c string) bool {
+	first, _ := commentName(c)
+	return strings.HasSuffix(first, ":") && strings.Count(first, ":") == 1 && IsServicePortName(first)
+}
+
+// LegacyPortName returns the name kube-proxy 1.10-1.18 gave a service port
+// ("ns/svc:" for the unnamed port "ns/svc", whose chain hashes it was
+// part of), or "" when the port is named and the name did not change.
+func LegacyPortName(servicePortName string) string {
+	_, rest, ok := strings.Cut(servicePortName, "/")
+	if !ok || strings.Contains(rest, ":") {
+		return ""
+	}
+	return servicePortName + ":"
 }
 
 // IsServicePortName reports whether s has the form of a service port name:

@@ -71,25 +71,50 @@ func TestServiceChains(t *testing.T) {
 
 func TestCommentService(t *testing.T) {
 	for c, want := range map[string][2]string{
-		"ns/svc:p cluster IP":     {"ns/svc:p", ""},
-		"ns/svc:p -> 10.0.0.1:80": {"ns/svc:p", "10.0.0.1:80"},
-		"ns/svc -> [fd00::1]:80":  {"ns/svc", "[fd00::1]:80"},
-		"ns/svc:p":                {"ns/svc:p", ""},
-		"pod traffic for ns/svc:p external destinations":                       {"ns/svc:p", ""},
-		"masquerade traffic for ns/svc:p external destinations":                {"ns/svc:p", ""},
+		"ns/svc:p cluster IP":                                   {"ns/svc:p", ""},
+		"ns/svc:p -> 10.0.0.1:80":                               {"ns/svc:p", "10.0.0.1:80"},
+		"ns/svc -> [fd00::1]:80":                                {"ns/svc", "[fd00::1]:80"},
+		"ns/svc:p":                                              {"ns/svc:p", ""},
+		"ns/svc: cluster IP":                                    {"ns/svc", ""},
+		"ns/svc: -> 10.0.0.1:80":                                {"ns/svc", "10.0.0.1:80"},
+		"Balancing rule 0 for ns/svc:":                          {"ns/svc", ""},
+		"pod traffic for ns/svc:p external destinations":        {"ns/svc:p", ""},
+		"masquerade traffic for ns/svc:p external destinations": {"ns/svc:p", ""},
 		"other traffic to ns/svc:p will be dropped by KUBE-PROXY-FIREWALL":     {"ns/svc:p", ""},
 		"Balancing rule 2 for ns/svc:p":                                        {"ns/svc:p", ""},
 		"route LOCAL traffic for ns/svc:p LB IP to service chain":              {"ns/svc:p", ""},
 		"masquerade LOCAL traffic for ns/svc:p LB IP":                          {"ns/svc:p", ""},
 		"kubernetes service portals":                                           {"", ""},
 		"Redirect pods trying to reach external loadbalancer VIP to clusterIP": {"", ""},
-		"/svc:p cluster IP": {"", ""},
-		"ns/:p cluster IP":  {"", ""},
-		"":                  {"", ""},
+		"/svc:p cluster IP":                                                    {"", ""},
+		"ns/:p cluster IP":                                                     {"", ""},
+		"":                                                                     {"", ""},
 	} {
 		s, ep := CommentService(c)
 		if s != want[0] || ep != want[1] {
 			t.Errorf("CommentService(%q) = %q, %q; want %q, %q", c, s, ep, want[0], want[1])
+		}
+	}
+}
+
+func TestEmptyPortName(t *testing.T) {
+	for c, want := range map[string]bool{
+		"ns/svc: cluster IP":             true,
+		"ns/svc:":                        true,
+		"Balancing rule 0 for ns/svc:":   true,
+		"ns/svc: has no local endpoints": true,
+		"ns/svc:p cluster IP":            false,
+		"ns/svc cluster IP":              false,
+		"ns/svc:p: cluster IP":           false,
+		"kubernetes service portals":     false,
+	} {
+		if got := HasEmptyPortName(c); got != want {
+			t.Errorf("HasEmptyPortName(%q) = %v, want %v", c, got, want)
+		}
+	}
+	for spn, want := range map[string]string{"ns/svc": "ns/svc:", "ns/svc:p": "", "bad": ""} {
+		if got := LegacyPortName(spn); got != want {
+			t.Errorf("LegacyPortName(%q) = %q, want %q", spn, got, want)
 		}
 	}
 }

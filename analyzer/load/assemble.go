@@ -218,9 +218,11 @@ func (b *builder) finish(opts Options) error {
 		}
 		return s.IPTables[i].Name < s.IPTables[j].Name
 	})
-	if err := b.pickVersion(opts); err != nil {
+	layout := resolve.RecognizeLayout(s)
+	if err := b.pickVersion(opts, layout); err != nil {
 		return err
 	}
+	noteLayout(s, layout)
 	if err := b.pickConfig(); err != nil {
 		return err
 	}
@@ -311,7 +313,7 @@ func mode(c *kpconfig.Config) string {
 	return string(c.Config.Mode)
 }
 
-func (b *builder) pickVersion(opts Options) error {
+func (b *builder) pickVersion(opts Options, layout *resolve.Layout) error {
 	s := b.snap
 	set := func(raw, source string) bool {
 		v, err := kpversion.ParseString(raw)
@@ -364,10 +366,28 @@ func (b *builder) pickVersion(opts Options) error {
 			return nil
 		}
 	}
+	if layout.Old() && !layout.Mixed() {
+		v := kpversion.V(layout.Newest)
+		s.Version = model.Version{Version: v, Source: "assumed: newest release with the rule layout of kube-proxy " + layout.Range()}
+		s.Notes = append(s.Notes, "no kube-proxy version in the inputs; assuming "+v.MinorString()+", the newest release that writes the rules' layout (use --version)")
+		return nil
+	}
 	s.Version = model.Newest
 	s.Version.Source = "assumed: newest supported"
 	s.Notes = append(s.Notes, "no kube-proxy version in the inputs; assuming "+model.Newest.Version.MinorString()+" (use --version)")
 	return nil
+}
+
+// noteLayout names the rule layout of an older kube-proxy release the
+// dumps show, and says when the version of the inputs does not write it.
+func noteLayout(s *model.Snapshot, layout *resolve.Layout) {
+	if !layout.Old() && !layout.Mixed() {
+		return
+	}
+	s.Notes = append(s.Notes, layout.String())
+	if v := s.Version; !layout.Mixed() && !strings.HasPrefix(v.Source, "assumed") && v.Major == 1 && !layout.Allows(v.Minor) {
+		s.Notes = append(s.Notes, fmt.Sprintf("kube-proxy %s (%s) does not write that layout: the rules may be left from another release", v.MinorString(), v.Source))
+	}
 }
 
 func (b *builder) pickNode(opts Options) {

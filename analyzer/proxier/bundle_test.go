@@ -26,8 +26,8 @@ func TestBundleConformance(t *testing.T) {
 			continue
 		}
 		snap := loadScenario(t, dir)
-		if snap.Config.EffectiveMode() != model.ModeIPTables {
-			continue
+		if snap.Config.EffectiveMode() != model.ModeIPTables || !snap.Version.Supported() {
+			continue // the layouts before 1.20 are read, not modelled
 		}
 		n++
 		t.Run(e.Name(), func(t *testing.T) {

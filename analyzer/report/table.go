@@ -112,7 +112,11 @@ func verdictLine(b *strings.Builder, t *theme, r *Report, width int) {
 		}
 		b.WriteString(t.sev[sev].Render("✗ findings") + ": " + counts(t, r.Summary) + "\n")
 	case checks.VerdictInconclusive:
-		paragraph(b, t.sev[checks.Warning], "? "+inconclusiveText, width, "", "  ")
+		text := inconclusiveText
+		if r.Summary.Info > 0 {
+			text = fmt.Sprintf("inconclusive: %s only, and not everything that matters was checked", plural(r.Summary.Info, "informational finding"))
+		}
+		paragraph(b, t.sev[checks.Warning], "? "+text, width, "", "  ")
 	default:
 		paragraph(b, t.ok, "✓ ok: no findings, and what matters was checked", width, "", "  ")
 	}

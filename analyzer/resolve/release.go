@@ -234,6 +234,11 @@ const (
 	// the ready endpoints only (1.23, kubernetes#106507; 1.21-1.22 counted
 	// the unready ones too).
 	HintsIgnoreUnready
+	// ServicePortNameWithoutColon: an unnamed service port is called
+	// "ns/svc" in rule comments and in the names its chain hashes are made
+	// of, where 1.10-1.18 wrote "ns/svc:" (1.19+, pkg/proxy/types.go
+	// ServicePortName.String with fmtPortName).
+	ServicePortNameWithoutColon
 	numBehaviours
 )
 
@@ -305,6 +310,7 @@ var behaviours = [numBehaviours]behaviourSpan{
 	EndpointSliceProxyingFilter:        {name: "EndpointSliceProxyingFilter", since: 21, until: 22, gate: "EndpointSliceProxying"},
 	ServiceTopologyFilter:              {name: "ServiceTopologyFilter", since: 21, until: 22, gate: "ServiceTopology"},
 	HintsIgnoreUnready:                 {name: "HintsIgnoreUnready", since: 23},
+	ServicePortNameWithoutColon:        {name: "ServicePortNameWithoutColon", since: 19},
 }
 
 // String returns the behaviour's name.

@@ -29,6 +29,10 @@ func NewAttribution(ports []*model.ServicePort) *Attribution {
 	a := &Attribution{byHash: make(map[string]*model.ServicePort, len(ports)), byAddr: make(map[dest][]*model.ServicePort, len(ports))}
 	for _, sp := range ports {
 		a.byHash[kpnames.PortProtoHash(sp.String(), sp.ProtoLower())] = sp
+		if old := kpnames.LegacyPortName(sp.String()); old != "" {
+			// 1.10-1.18 hashed an unnamed port as "ns/svc:".
+			a.byHash[kpnames.PortProtoHash(old, sp.ProtoLower())] = sp
+		}
 		if sp.Skip != "" {
 			continue
 		}

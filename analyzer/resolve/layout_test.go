@@ -1,0 +1,85 @@
+package resolve_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
+)
+
+// TestLayout checks the release read off each bundle's rule layout, and
+// that the version of a dump without one is the newest release writing
+// its layout, with a note naming that layout.
+func TestLayout(t *testing.T) {
+	for _, tc := range []struct {
+		bundle         string
+		oldest, newest int // 0, 0: no old layout
+	}{
+		{"iptables-v1.18-mini", 10, 18},
+		{"iptables-v1.20-mini", 10, 21},
+		{"iptables-v1.22-mini", 10, 22},
+		{"iptables-v1.23-mini", 10, 23},
+		{"iptables-v1.24-mini", 24, 24},
+		{"iptables-mini", 0, 0},
+		{"iptables-healthy", 0, 0},
+	} {
+		t.Run(tc.bundle, func(t *testing.T) {
+			s := loadOne(t, bundle(t, tc.bundle))
+			l := resolve.RecognizeLayout(s)
+			if tc.newest == 0 {
+				if l.Old() || l.Mixed() {
+					t.Fatalf("layout %s recognised in a current dump", l)
+				}
+				return
+			}
+			if !l.Old() || l.Mixed() || l.Oldest != tc.oldest || l.Newest != tc.newest {
+				t.Fatalf("layout %d-%d (%v), want 1.%d-1.%d", l.Oldest, l.Newest, l, tc.oldest, tc.newest)
+			}
+			if len(l.Evidence) != len(l.Traits) {
+				t.Errorf("%d traits, %d pieces of evidence", len(l.Traits), len(l.Evidence))
+			}
+			// The dump alone: the version is assumed from the layout.
+			d := loadOne(t, filepath.Join(bundle(t, tc.bundle), "node", "iptables-save.txt"))
+			if d.Version.Minor != tc.newest || !strings.Contains(d.Version.Source, "rule layout of kube-proxy") {
+				t.Errorf("dump alone: version %s (%s), want 1.%d from the layout", d.Version, d.Version.Source, tc.newest)
+			}
+			if !slices.ContainsFunc(d.Notes, func(n string) bool { return strings.HasPrefix(n, "rule layout of kube-proxy "+l.Range()) }) {
+				t.Errorf("no note of the layout in %q", d.Notes)
+			}
+		})
+	}
+}
+
+// TestLayoutMixed checks that rules of two releases are said to be so,
+// and that a version that does not write the layout is noted.
+func TestLayoutMixed(t *testing.T) {
+	dir := copyWithout(t, bundle(t, "iptables-v1.18-mini"), func(string, string) bool { return false })
+	s := loadOne(t, dir)
+	l := resolve.RecognizeLayout(s)
+	if l.Mixed() {
+		t.Fatalf("one release's dump read as mixed: %s", l)
+	}
+	// KUBE-PROXY-FIREWALL is 1.25+, comments with an empty port name up to 1.18.
+	s.IPTables[0].Tables[1].Chains[0].Name = "KUBE-PROXY-FIREWALL"
+	if l := resolve.RecognizeLayout(s); !l.Mixed() || !strings.Contains(l.String(), "mix the layouts") {
+		t.Errorf("mixed layout read as %v", l)
+	}
+}
+
+// TestLayoutOtherVersion checks that a version that does not write the
+// layout of the rules is noted.
+func TestLayoutOtherVersion(t *testing.T) {
+	dir := copyWithout(t, bundle(t, "iptables-v1.18-mini"), func(string, string) bool { return false })
+	if err := os.WriteFile(filepath.Join(dir, "kube-proxy", "version.txt"), []byte("Kubernetes v1.28.3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := loadOne(t, dir)
+	if !slices.ContainsFunc(s.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "kube-proxy 1.28 (") && strings.Contains(n, "does not write that layout")
+	}) {
+		t.Errorf("no note of the version against the layout in %q", s.Notes)
+	}
+}
