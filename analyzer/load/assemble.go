@@ -120,7 +120,7 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 
 func (b *builder) add(r parsed) {
 	in := model.Input{Path: r.f.name, Kind: r.kind, Bytes: r.size, Bundle: r.f.group, Note: r.note,
-		Skipped: parsers.Ranges(r.notes, true), Changed: parsers.Ranges(r.notes, false)}
+		Skipped: parsers.Ranges(r.notes, true), Changed: parsers.Ranges(r.notes, false), Encoding: r.f.decoded}
 	switch v := r.value.(type) {
 	case *iptables.Dump:
 		in.Partial = v.PartialReason
@@ -191,14 +191,45 @@ func (b *builder) add(r parsed) {
 	case nil:
 		switch r.kind {
 		case parsers.KindUnknown:
-			if in.Note == "" {
-				in.Note = "unknown kind of file: not analysed"
+			why := r.f.det.unread
+			if why == "" {
+				why = "kind not recognised"
 			}
+			if in.Note == "" {
+				in.Note = "unknown kind of file (" + why + "): not analysed"
+			} else {
+				why = strings.TrimPrefix(in.Note, "not analysed: ")
+			}
+			in.Unread = unreadInput(r.f, why)
 		default:
 			in.Note = "recognised as " + string(r.kind) + " but not analysed"
 		}
 	}
+	if in.Encoding != "" {
+		if in.Note != "" {
+			in.Note += "; "
+		}
+		in.Note += "decoded from " + in.Encoding
+	}
 	b.snap.Inputs = append(b.snap.Inputs, in)
+}
+
+// unreadInput returns why a file of no known kind makes the verdict
+// inconclusive, or "" when it does not: a file named on the command line,
+// or a file at a place of a bundle's layout that is not empty (collect
+// writes empty files: an empty log, a sample without flows), was meant
+// to be read; other files of a directory or bundle (a README, notes) may
+// be unrelated.
+func unreadInput(f file, why string) string {
+	switch {
+	case f.named:
+		return why
+	case f.group == "" || layoutKind(f.name) == "":
+		return ""
+	case f.det.blank && (why == unreadEmpty || why == unreadBlank || why == unreadComments):
+		return ""
+	}
+	return why + " (the bundle layout holds " + string(layoutKind(f.name)) + " here)"
 }
 
 // one notes that a file replaced another of a kind a node has only one of

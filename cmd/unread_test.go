@@ -1,0 +1,200 @@
+package cmd
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf16"
+
+	"github.com/ulikunitz/xz"
+)
+
+// changedBundle copies a testdata bundle into a temporary directory, with
+// the files of changes written over it ("" removes a file).
+func changedBundle(t *testing.T, name string, changes map[string]string) string {
+	t.Helper()
+	dst := copyBundle(t, name)
+	for rel, content := range changes {
+		if content == "" {
+			if err := os.Remove(filepath.Join(dst, rel)); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := writeBundleFile(dst, rel, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+func writeBundleFile(dir, rel string, data []byte) error {
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, data, 0o644)
+}
+
+// packDir writes the files of dir as an archive of the given format (tar,
+// tgz, txz or zip) and returns its path.
+func packDir(t *testing.T, dir, format string) string {
+	t.Helper()
+	var raw bytes.Buffer
+	var zw *zip.Writer
+	var tw *tar.Writer
+	if format == "zip" {
+		zw = zip.NewWriter(&raw)
+	} else {
+		tw = tar.NewWriter(&raw)
+	}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if zw != nil {
+			w, err := zw.Create(filepath.ToSlash(rel))
+			if err != nil {
+				return err
+			}
+			_, err = w.Write(data)
+			return err
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if zw != nil {
+		err = zw.Close()
+	} else {
+		err = tw.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	switch format {
+	case "tgz":
+		gw := gzip.NewWriter(&out)
+		_, _ = io.Copy(gw, &raw)
+		err = gw.Close()
+	case "txz":
+		xw, xerr := xz.NewWriter(&out)
+		if xerr != nil {
+			t.Fatal(xerr)
+		}
+		_, _ = io.Copy(xw, &raw)
+		err = xw.Close()
+	default:
+		out = raw
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "bundle."+format)
+	if err := os.WriteFile(p, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// utf16Text encodes s in UTF-16, little-endian unless be, with a byte
+// order mark when bom.
+func utf16Text(s string, be, bom bool) string {
+	var order binary.AppendByteOrder = binary.LittleEndian
+	if be {
+		order = binary.BigEndian
+	}
+	var out []byte
+	if bom {
+		out = order.AppendUint16(out, 0xfeff)
+	}
+	for _, u := range utf16.Encode([]rune(s)) {
+		out = order.AppendUint16(out, u)
+	}
+	return string(out)
+}
+
+// TestUnreadInputs checks that nothing that was not read ends in a green
+// verdict: a file named on the command line that is binary, empty, blank
+// or of no kind, or a file of a bundle at a place of its layout that is,
+// makes the verdict inconclusive, naming it and why; UTF-16 is decoded;
+// archives of every format are read; an empty dump of the node's mode is
+// a data plane without rules.
+func TestUnreadInputs(t *testing.T) {
+	mini := testdata(t, "bundles", "iptables-mini")
+	dump, err := os.ReadFile(filepath.Join(mini, "node", "iptables-save.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	comments := strings.Repeat("# a note pasted above the dump, longer than the head that is looked at\n", 1200)
+	for _, tc := range []struct {
+		name           string
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{name: "binary file named", args: []string{mini, writeTemp(t, "dump.bin", "*nat\x00\x01\x02")},
+			stdout: `"verdict": "inconclusive"`, stderr: ""},
+		{name: "binary file named says why", args: []string{mini, writeTemp(t, "dump.bin", "*nat\x00\x01\x02")},
+			stdout: `dump.bin was not read: binary: a NUL byte at offset 4`},
+		{name: "binary file fails on inconclusive", args: []string{mini, writeTemp(t, "dump.bin", "\x00\x01"), "--fail-on", "inconclusive"},
+			code: 1, stdout: `"verdict": "inconclusive"`},
+		{name: "empty file named", args: []string{mini, writeTemp(t, "iptables-save.txt", "")}, stdout: `iptables-save.txt was not read: empty file`},
+		{name: "blank file named", args: []string{mini, writeTemp(t, "iptables-save.txt", "\n  \n\t\n")}, stdout: `iptables-save.txt was not read: only blank lines`},
+		{name: "text of no kind named", args: []string{mini, writeTemp(t, "notes.txt", "the service is down since Tuesday\n")}, stdout: `notes.txt was not read: kind not recognised`},
+		{name: "invalid UTF-8 named", args: []string{mini, writeTemp(t, "x.txt", "\xff\xfd\xfa garbage\n")}, stdout: `x.txt was not read: not text: invalid UTF-8`},
+		{name: "only an empty file", args: []string{writeTemp(t, "iptables-save.txt", "")}, code: 2, stderr: "nothing in these inputs is kube-proxy data: "},
+		{name: "only a binary file", args: []string{writeTemp(t, "x.bin", "\x00\x00")}, code: 2, stderr: "x.bin is of no kind proxyscan reads"},
+		{name: "UTF-16LE with BOM", args: []string{writeTemp(t, "d16.txt", utf16Text(string(dump), false, true))}, stdout: `"encoding": "UTF-16LE"`},
+		{name: "UTF-16LE read as a dump", args: []string{writeTemp(t, "d16.txt", utf16Text(string(dump), false, false))}, stdout: `"kind": "iptables-save"`},
+		{name: "UTF-16BE without BOM", args: []string{writeTemp(t, "d16.txt", utf16Text(string(dump), true, false))}, stdout: `"encoding": "UTF-16BE"`},
+		{name: "comments past the head", args: []string{writeTemp(t, "commented.txt", comments+string(dump))}, stdout: `"kind": "iptables-save"`},
+		{name: "tar bundle", args: []string{packDir(t, mini, "tar"), "--fail-on", "inconclusive"}, stdout: `"verdict": "ok"`},
+		{name: "tar.xz bundle", args: []string{packDir(t, mini, "txz"), "--fail-on", "inconclusive"}, stdout: `"verdict": "ok"`},
+		{name: "zip bundle", args: []string{packDir(t, mini, "zip"), "--fail-on", "inconclusive"}, stdout: `"verdict": "ok"`},
+		{name: "bzip2 bundle refused by name", args: []string{writeTemp(t, "b.tar.bz2", "BZh91AY&SY garbage")}, code: 2, stderr: "b.tar.bz2: a bzip2-compressed archive, which proxyscan does not read"},
+		{name: "binary dump in a bundle", args: []string{changedBundle(t, "iptables-mini", map[string]string{"node/iptables-save.txt": "\x00\x01garbage"})},
+			stdout: `node/iptables-save.txt was not read: binary: a NUL byte at offset 0 (the bundle layout holds iptables-save here)`},
+		{name: "unrelated file in a bundle", args: []string{changedBundle(t, "iptables-mini", map[string]string{"README": "notes\n"}), "--fail-on", "inconclusive"}, stdout: `"verdict": "ok"`},
+		{name: "empty dump of the mode", args: []string{changedBundle(t, "iptables-mini", map[string]string{"node/iptables-save.txt": " "})},
+			code: 1, stdout: `"check": "service-missing"`},
+		{name: "comments-only dump of the mode", args: []string{changedBundle(t, "iptables-mini", map[string]string{"node/iptables-save.txt": "# Generated by iptables-save v1.8.9\n"})},
+			code: 1, stdout: `"check": "service-missing"`},
+		{name: "tables without kube-proxy chains", args: []string{changedBundle(t, "iptables-mini", map[string]string{"node/iptables-save.txt": "*nat\n:PREROUTING ACCEPT [0:0]\nCOMMIT\n*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"})},
+			code: 1, stdout: `"check": "service-missing"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, outputs := testFactory()
+			code := Run(f, append([]string{"analyze", "-o", "json"}, tc.args...))
+			stdout, stderr := outputs()
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
+			}
+			if tc.stdout != "" && !strings.Contains(stdout, tc.stdout) {
+				t.Errorf("stdout does not contain %q:\n%s", tc.stdout, stdout)
+			}
+			if tc.stderr != "" && !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stderr does not contain %q:\n%s", tc.stderr, stderr)
+			}
+		})
+	}
+}
