@@ -9,6 +9,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
@@ -191,4 +192,22 @@ func decodeUTF16(data []byte, order binary.ByteOrder, bom int) ([]byte, string) 
 		out.WriteRune(r)
 	}
 	return out.Bytes(), name
+}
+
+// Unread returns an input error naming every input of snaps that was to
+// be read and was not (model.Input.Unread), or nil: for a comparison,
+// where an unread side would read as a side without rules.
+func Unread(what string, snaps []*model.Snapshot) error {
+	var out []string
+	for _, s := range snaps {
+		for _, in := range s.Inputs {
+			if in.Unread != "" {
+				out = append(out, in.Path+": "+in.Unread)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return inputErrorf("%s: not everything was read, so no comparison is made: %s", what, strings.Join(out, "; "))
 }
