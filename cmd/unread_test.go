@@ -5,16 +5,22 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf16"
 
 	"github.com/ulikunitz/xz"
+
+	"github.com/proxyscan/proxyscan/parsers/manifest"
 )
 
 // changedBundle copies a testdata bundle into a temporary directory, with
@@ -185,6 +191,122 @@ func TestUnreadInputs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f, outputs := testFactory()
 			code := Run(f, append([]string{"analyze", "-o", "json"}, tc.args...))
+			stdout, stderr := outputs()
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
+			}
+			if tc.stdout != "" && !strings.Contains(stdout, tc.stdout) {
+				t.Errorf("stdout does not contain %q:\n%s", tc.stdout, stdout)
+			}
+			if tc.stderr != "" && !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stderr does not contain %q:\n%s", tc.stderr, stderr)
+			}
+		})
+	}
+}
+
+// collectedBundle returns a copy of the iptables-mini bundle with a
+// manifest.json listing its files as collect does (sizes and SHA-256),
+// after edit changed the manifest and the files.
+func collectedBundle(t *testing.T, edit func(m *manifest.Manifest, dir string)) string {
+	t.Helper()
+	dir := copyBundle(t, "iptables-mini")
+	m := &manifest.Manifest{Schema: manifest.Schema, Tool: manifest.Tool{Name: "proxyscan", Version: "v0.0.0-test"}, Host: "node-a",
+		CollectedAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	names := map[string]string{
+		"node/iptables-save.txt": "iptables-nft-save", "node/ip-addr.txt": "ip-addr", "kube-proxy/version.txt": "kube-proxy-version",
+		"kube-proxy/config.yaml": "kube-proxy-config", "cluster/cluster.yaml": "cluster-services",
+		"cluster/kube-proxy-configmap.yaml": "cluster-kube-proxy-configmap", "cluster/node.yaml": "cluster-node",
+	}
+	var files []string
+	for f := range names {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(data)
+		m.Sources = append(m.Sources, manifest.Source{Name: names[f], Method: manifest.MethodFile, Path: "/x", File: f, Status: manifest.StatusOK,
+			Bytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:])})
+	}
+	m.Sources = append(m.Sources, manifest.Source{Name: "ip6tables-nft-save", Method: manifest.MethodExec, Command: []string{"ip6tables-nft-save"}, Status: manifest.StatusOK})
+	if edit != nil {
+		edit(m, dir)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), manifest.Format(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestManifestRead checks that analyze reads a collected bundle's
+// manifest: files that do not match it are an input error, failed sources
+// are reported and a failed rule dump makes the verdict inconclusive, and
+// a dump that printed nothing is a data plane without rules.
+func TestManifestRead(t *testing.T) {
+	source := func(m *manifest.Manifest, name string) *manifest.Source {
+		s := m.Source(name)
+		if s == nil {
+			t.Fatalf("no source %s", name)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name           string
+		edit           func(m *manifest.Manifest, dir string)
+		code           int
+		stdout, stderr string
+	}{
+		{name: "as collected", stdout: `"verdict": "ok"`},
+		{name: "as collected, archived", stdout: `"verdict": "ok"`},
+		{name: "a file changed", edit: func(m *manifest.Manifest, dir string) {
+			replaceInFile(t, filepath.Join(dir, "node", "iptables-save.txt"), "COMMIT", "COMMIT ")
+		}, code: 2, stderr: "node/iptables-save.txt is 16601 bytes, the manifest says 16600"},
+		{name: "same size, other content", edit: func(m *manifest.Manifest, dir string) {
+			replaceInFile(t, filepath.Join(dir, "node", "iptables-save.txt"), "COMMIT", "COMMIX")
+		}, code: 2, stderr: "the SHA-256 of node/iptables-save.txt is"},
+		{name: "a file removed", edit: func(m *manifest.Manifest, dir string) {
+			if err := os.Remove(filepath.Join(dir, "node", "ip-addr.txt")); err != nil {
+				t.Fatal(err)
+			}
+		}, code: 2, stderr: "source ip-addr wrote node/ip-addr.txt, which is not in the bundle"},
+		{name: "says how to read it anyway", edit: func(m *manifest.Manifest, dir string) {
+			source(m, "ip-addr").Bytes = 1
+		}, code: 2, stderr: "remove its manifest.json to read its files as loose files"},
+		{name: "rule dump failed", edit: func(m *manifest.Manifest, dir string) {
+			s := source(m, "ip6tables-nft-save")
+			s.Status, s.Error = manifest.StatusFailed, "exit status 4: Permission denied (you must be root)"
+		}, stdout: `the bundle's ip6tables-nft-save source failed when it was collected: exit status 4: Permission denied`},
+		{name: "every rule dump failed", edit: func(m *manifest.Manifest, dir string) {
+			for _, name := range []string{"iptables-nft-save", "ip6tables-nft-save"} {
+				s := source(m, name)
+				s.Status, s.Error, s.File, s.Bytes, s.SHA256 = manifest.StatusFailed, "exit status 4: Permission denied (you must be root)", "", 0, ""
+			}
+			if err := os.Remove(filepath.Join(dir, "node", "iptables-save.txt")); err != nil {
+				t.Fatal(err)
+			}
+		}, stdout: `"verdict": "inconclusive"`},
+		{name: "failed sources are noted", edit: func(m *manifest.Manifest, dir string) {
+			m.Sources = append(m.Sources, manifest.Source{Name: "conntrack-stats", Method: manifest.MethodExec, Status: manifest.StatusFailed, Error: "exit status 1"})
+		}, stdout: `manifest.json: source conntrack-stats failed when the bundle was collected: exit status 1`},
+		{name: "empty rule dump", edit: func(m *manifest.Manifest, dir string) {
+			s := source(m, "iptables-nft-save")
+			s.File, s.Bytes, s.SHA256 = "", 0, ""
+			if err := os.Remove(filepath.Join(dir, "node", "iptables-save.txt")); err != nil {
+				t.Fatal(err)
+			}
+		}, code: 1, stdout: `"check": "service-missing"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := collectedBundle(t, tc.edit)
+			if strings.Contains(tc.name, "archived") {
+				dir = packDir(t, dir, "tgz")
+			}
+			f, outputs := testFactory()
+			code := Run(f, []string{"analyze", "-o", "json", dir})
 			stdout, stderr := outputs()
 			if code != tc.code {
 				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)

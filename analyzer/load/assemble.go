@@ -147,6 +147,7 @@ func (b *builder) add(r parsed) {
 		b.configs = append(b.configs, configCandidate{v, r.f.name})
 	case *manifest.Manifest:
 		b.snap.Manifest = v
+		b.snap.Notes = append(b.snap.Notes, sourceNotes(r.f.name, v)...)
 	case *kpversion.Version:
 		b.version = v
 		b.vpos = parsers.Pos{File: r.f.name, Line: 1}
@@ -230,6 +231,32 @@ func unreadInput(f file, why string) string {
 		return ""
 	}
 	return why + " (the bundle layout holds " + string(layoutKind(f.name)) + " here)"
+}
+
+// sourceNotes returns a note for each source of a bundle's manifest that
+// failed, and one listing those that were skipped, with why.
+func sourceNotes(name string, m *manifest.Manifest) []string {
+	var out, reasons []string
+	skipped := map[string][]string{}
+	for _, src := range m.Sources {
+		why := src.Error
+		if why == "" {
+			why = "no reason given"
+		}
+		switch src.Status {
+		case manifest.StatusFailed:
+			out = append(out, fmt.Sprintf("%s: source %s failed when the bundle was collected: %s", name, src.Name, why))
+		case manifest.StatusSkipped:
+			if skipped[why] == nil {
+				reasons = append(reasons, why)
+			}
+			skipped[why] = append(skipped[why], src.Name)
+		}
+	}
+	for _, why := range reasons {
+		out = append(out, fmt.Sprintf("%s: not collected: %s: %s", name, strings.Join(skipped[why], ", "), why))
+	}
+	return out
 }
 
 // one notes that a file replaced another of a kind a node has only one of

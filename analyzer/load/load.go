@@ -156,6 +156,11 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A bundle that is not as its manifest says is reported as such,
+	// before what its changed files hold.
+	if err := verifyManifests(results); err != nil {
+		return nil, err
+	}
 	var errs parsers.ErrorList
 	var other []string
 	for _, r := range results {
@@ -181,6 +186,7 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		errs.Sort()
 		return nil, errs
 	}
+	results = append(results, emptySources(results)...)
 	if err := nothingKnown(results); err != nil {
 		return nil, err
 	}

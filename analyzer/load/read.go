@@ -14,6 +14,8 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -82,6 +84,9 @@ type file struct {
 	skipped bool
 	// decoded names the encoding the file was decoded from (UTF-16).
 	decoded string
+	// sum is the hex SHA-256 of an archive member, computed as it was
+	// read (files on disk are hashed when a manifest lists them).
+	sum string
 }
 
 // preParsed is a file decoded as it was read, under the name it had in its
@@ -535,7 +540,9 @@ func (a *archiveState) member(clean string, size int64, r io.Reader) error {
 	}
 	// The entry's head tells its kind: a Kubernetes export is decoded as
 	// it is read rather than held whole, a member of no known kind is
-	// skipped.
+	// skipped. Every byte is hashed, for the manifest's SHA-256.
+	h := sha256.New()
+	r = io.TeeReader(r, h)
 	head := make([]byte, min(size, parsers.DetectSize))
 	hn, err := io.ReadFull(r, head)
 	head = head[:hn]
@@ -575,6 +582,7 @@ func (a *archiveState) member(clean string, size int64, r io.Reader) error {
 		return err
 	}
 	f.name, f.group, f.archive = clean, name, true
+	f.sum = hex.EncodeToString(h.Sum(nil))
 	a.out = append(a.out, f)
 	return nil
 }
