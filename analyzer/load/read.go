@@ -602,7 +602,7 @@ func skippable(head []byte, size int64) bool {
 	if bytes.IndexByte(head, 0) >= 0 {
 		return true
 	}
-	if int64(len(head)) < size && commentsOnly(head[:bytes.LastIndexByte(head, '\n')+1]) {
+	if i := bytes.LastIndexByte(head, '\n'); i >= 0 && int64(len(head)) < size && commentsOnly(head[:i+1]) {
 		return false
 	}
 	return true
