@@ -320,3 +320,35 @@ func TestManifestRead(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedValuesRun checks the exit codes and messages of values
+// iptables-restore refuses: an error at the file's line read strictly, a
+// skipped line with its reason read leniently.
+func TestRefusedValuesRun(t *testing.T) {
+	dump := "*nat\n:OUTPUT ACCEPT [0:0]\n:KUBE-SVC-X - [0:0]\n:KUBE-SEP-A - [0:0]\n" +
+		"-A KUBE-SVC-X -m statistic --mode random --probability -0.5 -j KUBE-SEP-A\n" +
+		"-A KUBE-SEP-A -p tcp -j DNAT --to-destination \"\"\nCOMMIT\n"
+	for _, tc := range []struct {
+		name           string
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{"strict", []string{"--strict", writeTemp(t, "dump.txt", dump)}, 2, "",
+			`dump.txt:5: --probability: probability "-0.5" is not a number from 0 to 1, which iptables-restore refuses`},
+		{"strict, second line", []string{"--strict", writeTemp(t, "dump.txt", dump)}, 2, "", `dump.txt:6: --to-destination: empty address, which iptables-restore refuses`},
+		{"lenient", []string{writeTemp(t, "dump.txt", dump)}, 0, `"detail": "--probability: probability \"-0.5\" is not a number from 0 to 1, which iptables-restore refuses"`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, outputs := testFactory()
+			code := Run(f, append([]string{"analyze", "-o", "json"}, tc.args...))
+			stdout, stderr := outputs()
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, tc.stdout) || !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stdout %q / stderr %q lack %q / %q", stdout, stderr, tc.stdout, tc.stderr)
+			}
+		})
+	}
+}
