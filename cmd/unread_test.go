@@ -322,8 +322,10 @@ func TestManifestRead(t *testing.T) {
 }
 
 // TestRefusedValuesRun checks the exit codes and messages of values
-// iptables-restore refuses: an error at the file's line read strictly, a
-// skipped line with its reason read leniently.
+// iptables-restore refuses (an error at the file's line read strictly, a
+// skipped line with its reason read leniently) and of YAML kubectl never
+// prints (a tab in the indentation, a key twice, a List cut short), and
+// that a known kind of an API version not read is listed as ignored.
 func TestRefusedValuesRun(t *testing.T) {
 	dump := "*nat\n:OUTPUT ACCEPT [0:0]\n:KUBE-SVC-X - [0:0]\n:KUBE-SEP-A - [0:0]\n" +
 		"-A KUBE-SVC-X -m statistic --mode random --probability -0.5 -j KUBE-SEP-A\n" +
@@ -338,6 +340,11 @@ func TestRefusedValuesRun(t *testing.T) {
 			`dump.txt:5: --probability: probability "-0.5" is not a number from 0 to 1, which iptables-restore refuses`},
 		{"strict, second line", []string{"--strict", writeTemp(t, "dump.txt", dump)}, 2, "", `dump.txt:6: --to-destination: empty address, which iptables-restore refuses`},
 		{"lenient", []string{writeTemp(t, "dump.txt", dump)}, 0, `"detail": "--probability: probability \"-0.5\" is not a number from 0 to 1, which iptables-restore refuses"`, ""},
+		{"YAML tab", []string{writeTemp(t, "svc.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n\tnamespace: shop\n")}, 2, "", "svc.yaml:5: a tab in the indentation (YAML indents with spaces only)"},
+		{"YAML duplicate key", []string{writeTemp(t, "svc.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  name: api\n")}, 2, "", `svc.yaml:5: invalid YAML in Service (v1): key "name" given twice in one mapping`},
+		{"YAML cut", []string{writeTemp(t, "svc.yaml", "apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Service\n  metadata:\n    name: web\n")}, 2, "", "svc.yaml:6: the List ends without its kind: line"},
+		{"YAML unknown API version", []string{writeTemp(t, "dump.txt", dump), writeTemp(t, "svc.yaml", "apiVersion: v2\nkind: Service\nmetadata:\n  name: web\n  namespace: shop\n")}, 0,
+			`svc.yaml:1: Service shop/web of API version \"v2\" ignored: proxyscan reads the version(s) v1`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, outputs := testFactory()

@@ -133,6 +133,11 @@ func (b *builder) add(r parsed) {
 		b.snap.IPTables = append(b.snap.IPTables, v)
 	case *kube.Objects:
 		b.snap.Objects.Merge(v)
+		for _, ig := range v.Ignored {
+			if versions, ok := readKinds[ig.Kind]; ok {
+				b.snap.Notes = append(b.snap.Notes, fmt.Sprintf("%s: %s %s of API version %q ignored: proxyscan reads %s", ig.Pos, ig.Kind, objectName(ig.Namespace, ig.Name), ig.APIVersion, "the version(s) "+versions))
+			}
+		}
 		for _, raw := range v.Raw {
 			if raw.Kind == "KubeProxyConfiguration" {
 				c, err := kpconfig.Decode(raw.Pos.File, raw.Data, kpconfig.Options{Line: raw.Pos.Line, Lenient: true})
@@ -231,6 +236,22 @@ func unreadInput(f file, why string) string {
 		return ""
 	}
 	return why + " (the bundle layout holds " + string(layoutKind(f.name)) + " here)"
+}
+
+// readKinds are the kinds of Kubernetes objects proxyscan reads, with the
+// API versions it reads them in.
+var readKinds = map[string]string{
+	"Service": "v1", "Endpoints": "v1", "ConfigMap": "v1", "Node": "v1", "Pod": "v1",
+	"EndpointSlice": "discovery.k8s.io/v1 and v1beta1", "DaemonSet": "apps/v1",
+	"ServiceCIDR": "networking.k8s.io/v1, v1beta1 and v1alpha1",
+}
+
+// objectName returns namespace/name, or name.
+func objectName(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
 }
 
 // sourceNotes returns a note for each source of a bundle's manifest that
