@@ -177,6 +177,8 @@ func TestUnreadInputs(t *testing.T) {
 		{name: "tar bundle", args: []string{packDir(t, mini, "tar"), "--fail-on", "inconclusive"}, stdout: `"verdict": "ok"`},
 		{name: "tar.xz bundle", args: []string{packDir(t, mini, "txz"), "--fail-on", "inconclusive"}, stdout: `"verdict": "ok"`},
 		{name: "zip bundle", args: []string{packDir(t, mini, "zip"), "--fail-on", "inconclusive"}, stdout: `"verdict": "ok"`},
+		{name: "xz with a 4 GiB dictionary", args: []string{writeTemp(t, "evil.txz", "\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4\x46\x02\x00\x21\x01\x28\x00\x00\x00\x00\x00\x00\x00")},
+			code: 2, stderr: "evil.txz: an xz archive whose first block is not LZMA2 with a dictionary of at most 64 MiB"},
 		{name: "bzip2 bundle refused by name", args: []string{writeTemp(t, "b.tar.bz2", "BZh91AY&SY garbage")}, code: 2, stderr: "b.tar.bz2: a bzip2-compressed archive, which proxyscan does not read"},
 		{name: "binary dump in a bundle", args: []string{changedBundle(t, "iptables-mini", map[string]string{"node/iptables-save.txt": "\x00\x01garbage"})},
 			stdout: `node/iptables-save.txt was not read: binary: a NUL byte at offset 0 (the bundle layout holds iptables-save here)`},

@@ -391,7 +391,63 @@ func archiveFormat(data []byte) string {
 	return ""
 }
 
-func isGzip(data []byte) bool { return archiveFormat(data) == formatGzip }
+// maxXZDict is the largest LZMA2 dictionary of an xz archive that is
+// read: the decoder allocates it whole, whatever the archive's size.
+const maxXZDict = 64 << 20
+
+// xzDictSize returns the LZMA2 dictionary size of the first block of an
+// xz stream (the header of a block says it); ok is false when the block
+// is not a single LZMA2 filter.
+func xzDictSize(data []byte) (size int64, ok bool) {
+	const streamHeader = 12
+	if len(data) < streamHeader+2 {
+		return 0, false
+	}
+	b := data[streamHeader:]
+	hsize := (int(b[0]) + 1) * 4
+	if b[0] == 0 || len(b) < hsize {
+		return 0, false
+	}
+	h := b[1:hsize]
+	flags := h[0]
+	if flags&0x03 != 0 { // more than one filter
+		return 0, false
+	}
+	i := 1
+	varint := func() (uint64, bool) {
+		var v uint64
+		for shift := 0; i < len(h) && shift < 63; shift += 7 {
+			c := h[i]
+			i++
+			v |= uint64(c&0x7f) << shift
+			if c&0x80 == 0 {
+				return v, true
+			}
+		}
+		return 0, false
+	}
+	for _, present := range []bool{flags&0x40 != 0, flags&0x80 != 0} { // compressed, uncompressed sizes
+		if !present {
+			continue
+		}
+		if _, ok := varint(); !ok {
+			return 0, false
+		}
+	}
+	id, ok1 := varint()
+	n, ok2 := varint()
+	if !ok1 || !ok2 || id != 0x21 || n != 1 || i >= len(h) {
+		return 0, false
+	}
+	p := h[i]
+	switch {
+	case p > 40:
+		return 0, false
+	case p == 40:
+		return 1<<32 - 1, true
+	}
+	return int64(2|p&1) << (p/2 + 11), true
+}
 
 // readArchive reads a bundle archive held in data (see [reader.archive]).
 func readArchive(name string, data []byte, lim Limits, ko kube.Options) ([]file, error) {
@@ -415,6 +471,9 @@ func (rd *reader) archive(name string, data []byte) ([]file, error) {
 		zr.Multistream(false)
 		err = a.tar(zr)
 	case formatXZ:
+		if dict, ok := xzDictSize(data); !ok || dict > maxXZDict {
+			return nil, inputErrorf("%s: an xz archive whose first block is not LZMA2 with a dictionary of at most %d MiB (xz -9 uses 64): recompress it with xz -6 or gzip", name, maxXZDict>>20)
+		}
 		xr, xerr := xz.ReaderConfig{SingleStream: true}.NewReader(bytes.NewReader(data))
 		if xerr != nil {
 			return nil, inputErrorf("%s: not a valid xz archive: %v", name, xerr)
