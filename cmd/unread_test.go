@@ -174,6 +174,8 @@ func TestUnreadInputs(t *testing.T) {
 		{name: "UTF-16LE read as a dump", args: []string{writeTemp(t, "d16.txt", utf16Text(string(dump), false, false))}, stdout: `"kind": "iptables-save"`},
 		{name: "UTF-16BE without BOM", args: []string{writeTemp(t, "d16.txt", utf16Text(string(dump), true, false))}, stdout: `"encoding": "UTF-16BE"`},
 		{name: "comments past the head", args: []string{writeTemp(t, "commented.txt", comments+string(dump))}, stdout: `"kind": "iptables-save"`},
+		{name: "comments past the head of an archive member", args: []string{packDir(t, changedBundle(t, "iptables-mini", map[string]string{"node/iptables-save.txt": comments + string(dump)}), "tgz"), "--fail-on", "inconclusive"},
+			stdout: `"verdict": "ok"`},
 		{name: "tar bundle", args: []string{packDir(t, mini, "tar"), "--fail-on", "inconclusive"}, stdout: `"verdict": "ok"`},
 		{name: "tar.xz bundle", args: []string{packDir(t, mini, "txz"), "--fail-on", "inconclusive"}, stdout: `"verdict": "ok"`},
 		{name: "zip bundle", args: []string{packDir(t, mini, "zip"), "--fail-on", "inconclusive"}, stdout: `"verdict": "ok"`},

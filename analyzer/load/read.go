@@ -151,7 +151,10 @@ type detection struct {
 // head is all comments: the lines after them are then looked at.
 func detect(head []byte, size int64, open func() (io.Reader, func(), error)) detection {
 	d := detection{done: true, kind: parsers.Detect(head), loose: paste.Detect(head)}
-	if d.loose == parsers.KindUnknown && size > int64(len(head)) {
+	// Detect looks at the first DetectSize bytes: past them, the lines
+	// after the comments are looked at (the file's or the member's whole
+	// text may be in head).
+	if d.loose == parsers.KindUnknown && size > int64(min(len(head), parsers.DetectSize)) {
 		if r, done, err := open(); err == nil {
 			more, err := paste.Head(r, parsers.DetectSize, size)
 			done()
