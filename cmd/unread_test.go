@@ -296,6 +296,11 @@ func TestManifestRead(t *testing.T) {
 		{name: "failed sources are noted", edit: func(m *manifest.Manifest, dir string) {
 			m.Sources = append(m.Sources, manifest.Source{Name: "conntrack-stats", Method: manifest.MethodExec, Status: manifest.StatusFailed, Error: "exit status 1"})
 		}, stdout: `manifest.json: source conntrack-stats failed when the bundle was collected: exit status 1`},
+		{name: "a file added", edit: func(m *manifest.Manifest, dir string) {
+			if err := writeBundleFile(dir, "notes.txt", []byte("what I saw\n")); err != nil {
+				t.Fatal(err)
+			}
+		}, stdout: `"note": "not listed in manifest.json: added after the bundle was collected"`},
 		{name: "empty rule dump", edit: func(m *manifest.Manifest, dir string) {
 			s := source(m, "iptables-nft-save")
 			s.File, s.Bytes, s.SHA256 = "", 0, ""

@@ -201,10 +201,13 @@ func (b *builder) add(r parsed) {
 			if why == "" {
 				why = "kind not recognised"
 			}
-			if in.Note == "" {
+			switch rest, ok := strings.CutPrefix(in.Note, "not analysed: "); {
+			case ok:
+				why = rest
+			case in.Note == "":
 				in.Note = "unknown kind of file (" + why + "): not analysed"
-			} else {
-				why = strings.TrimPrefix(in.Note, "not analysed: ")
+			default:
+				in.Note += "; unknown kind of file (" + why + "): not analysed"
 			}
 			in.Unread = unreadInput(r.f, why)
 		default:

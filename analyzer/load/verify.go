@@ -44,12 +44,21 @@ func verifyManifests(results []parsed) error {
 		if !ok {
 			continue
 		}
+		listed := map[string]bool{"manifest.json": true}
 		for _, src := range man.Sources {
 			if src.File == "" {
 				continue
 			}
+			listed[src.File] = true
 			if p := mismatch(src, byGroup[g][src.File]); p != "" {
 				problems = append(problems, fmt.Sprintf("%s: %s: %s", g, src.Pos, p))
+			}
+		}
+		// Files the manifest does not list were added afterwards: they
+		// are read all the same, and say so.
+		for name, r := range byGroup[g] {
+			if !listed[name] && r.note == "" {
+				r.note = "not listed in manifest.json: added after the bundle was collected"
 			}
 		}
 	}
