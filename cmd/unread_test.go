@@ -300,7 +300,7 @@ func TestManifestRead(t *testing.T) {
 			if err := writeBundleFile(dir, "notes.txt", []byte("what I saw\n")); err != nil {
 				t.Fatal(err)
 			}
-		}, stdout: `"note": "not listed in manifest.json: added after the bundle was collected"`},
+		}, stdout: `"note": "not listed in manifest.json: added after the bundle was collected; unknown kind of file (kind not recognised): not analysed"`},
 		{name: "empty rule dump", edit: func(m *manifest.Manifest, dir string) {
 			s := source(m, "iptables-nft-save")
 			s.File, s.Bytes, s.SHA256 = "", 0, ""
