@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"io/fs"
 	"runtime"
 	"strings"
 	"testing"
@@ -129,6 +130,74 @@ func TestUnknownMemberSkipped(t *testing.T) {
 			}
 			if !found {
 				t.Errorf("core.dump is not listed in %+v", snaps[0].Inputs)
+			}
+		})
+	}
+}
+
+// zipOf returns a zip archive of the entries (a mode of 0 is a regular
+// file).
+func zipOf(t *testing.T, entries ...zipEntry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, e := range entries {
+		h := &zip.FileHeader{Name: e.name, Method: zip.Deflate}
+		mode := e.mode
+		if mode == 0 {
+			mode = 0o644
+		}
+		h.SetMode(mode)
+		w, err := zw.CreateHeader(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(e.body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+type zipEntry struct {
+	name, body string
+	mode       fs.FileMode
+}
+
+// TestHostileZip checks that zip bundles get the protections of tar ones.
+func TestHostileZip(t *testing.T) {
+	small := Limits{MaxFiles: 3, MaxTotal: 1000, MaxFile: 600}
+	// A claimed size past the limit: the central directory's size field
+	// of the only entry is rewritten.
+	claimed := zipOf(t, zipEntry{name: "node/iptables-save.txt", body: miniDump})
+	if i := bytes.LastIndex(claimed, []byte("PK\x01\x02")); i >= 0 {
+		copy(claimed[i+24:], []byte{0xff, 0xff, 0xff, 0x7f})
+	}
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		limits  Limits
+		wantErr string
+	}{
+		{"traversal", zipOf(t, zipEntry{name: "../../etc/passwd", body: "x"}), DefaultLimits, `refusing archive entry "../../etc/passwd": path escapes the bundle`},
+		{"absolute", zipOf(t, zipEntry{name: "/etc/shadow", body: "x"}), DefaultLimits, "absolute path"},
+		{"symlink", zipOf(t, zipEntry{name: "node/iptables-save.txt", body: "/etc/shadow", mode: fs.ModeSymlink | 0o777}), DefaultLimits, "links are not allowed"},
+		{"device", zipOf(t, zipEntry{name: "node/zero", mode: fs.ModeDevice | fs.ModeCharDevice | 0o644}), DefaultLimits, "is not a regular file"},
+		{"too many files", zipOf(t, zipEntry{name: "a", body: "1"}, zipEntry{name: "b", body: "2"}, zipEntry{name: "c", body: "3"}, zipEntry{name: "d", body: "4"}), small, "more than 3 files in archive"},
+		{"file too large", zipOf(t, zipEntry{name: "big", body: strings.Repeat("x", 700)}), small, "over the 600-byte limit"},
+		{"claimed size", claimed, small, "over the 600-byte limit"},
+		{"duplicate", zipOf(t, zipEntry{name: "node/a", body: "1"}, zipEntry{name: "./node/a", body: "2"}), DefaultLimits, "appears twice"},
+		{"empty", zipOf(t), DefaultLimits, "archive holds no files"},
+		{"truncated", zipOf(t, zipEntry{name: "node/iptables-save.txt", body: miniDump})[:40], DefaultLimits, "not a valid zip archive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeFile(t, t.TempDir(), "bundle.zip", tc.data)
+			_, err := Load([]string{p}, Options{Limits: tc.limits})
+			if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("want an input error naming the archive and saying %q, got %v", tc.wantErr, err)
 			}
 		})
 	}
