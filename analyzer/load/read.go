@@ -637,6 +637,9 @@ func (a *archiveState) member(clean string, size int64, r io.Reader) error {
 	if err != nil {
 		return inputErrorf("%s: reading archive entry %q: %v", name, clean, err)
 	}
+	if n > size {
+		return inputErrorf("%s: archive entry %q holds more than the %d bytes its header says", name, clean, size)
+	}
 	if n != size {
 		return inputErrorf("%s: archive entry %q is truncated (%d of %d bytes)", name, clean, n, size)
 	}
