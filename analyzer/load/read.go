@@ -12,6 +12,7 @@ package load
 import (
 	"archive/tar"
 	"archive/zip"
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
@@ -352,11 +353,13 @@ func (rd *reader) path(p string) ([]file, error) {
 		return nil, inputErrorf("reading %s: %v", p, err)
 	}
 	if format := archiveFormat(head); format != "" {
-		data, err := os.ReadFile(p)
+		// Read from the file as it is decompressed, never held whole.
+		fh, err := os.Open(p)
 		if err != nil {
-			return nil, inputErrorf("reading %s: %v", p, err)
+			return nil, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
 		}
-		return rd.archive(p, data)
+		defer fh.Close()
+		return rd.archive(p, fh, st.Size(), head)
 	}
 	if err := rd.take(st.Size(), p); err != nil {
 		return nil, err
@@ -455,37 +458,38 @@ func xzDictSize(data []byte) (size int64, ok bool) {
 // readArchive reads a bundle archive held in data (see [reader.archive]).
 func readArchive(name string, data []byte, lim Limits, ko kube.Options) ([]file, error) {
 	rd := &reader{lim: lim, ko: ko}
-	return rd.archive(name, data)
+	return rd.archive(name, bytes.NewReader(data), int64(len(data)), data)
 }
 
 // archive reads a bundle archive: a tar archive, compressed with gzip or
 // xz or not, or a zip archive. Its Kubernetes exports are decoded as they
 // are read (archiveExport); its other files of a known kind are read into
 // memory, and those of no known kind are skipped after their head.
-func (rd *reader) archive(name string, data []byte) ([]file, error) {
+func (rd *reader) archive(name string, ra io.ReaderAt, size int64, head []byte) ([]file, error) {
 	a := &archiveState{rd: rd, name: name, seen: map[string]bool{}}
+	r := bufio.NewReaderSize(io.NewSectionReader(ra, 0, size), 64<<10)
 	var err error
-	switch format := archiveFormat(data); format {
+	switch format := archiveFormat(head); format {
 	case formatGzip:
-		zr, zerr := gzip.NewReader(bytes.NewReader(data))
+		zr, zerr := gzip.NewReader(r)
 		if zerr != nil {
 			return nil, inputErrorf("%s: not a valid gzip archive: %v", name, zerr)
 		}
 		zr.Multistream(false)
 		err = a.tar(zr)
 	case formatXZ:
-		if dict, ok := xzDictSize(data); !ok || dict > maxXZDict {
+		if dict, ok := xzDictSize(head); !ok || dict > maxXZDict {
 			return nil, inputErrorf("%s: an xz archive whose first block is not LZMA2 with a dictionary of at most %d MiB (xz -9 uses 64): recompress it with xz -6 or gzip", name, maxXZDict>>20)
 		}
-		xr, xerr := xz.ReaderConfig{SingleStream: true}.NewReader(bytes.NewReader(data))
+		xr, xerr := xz.ReaderConfig{SingleStream: true}.NewReader(r)
 		if xerr != nil {
 			return nil, inputErrorf("%s: not a valid xz archive: %v", name, xerr)
 		}
 		err = a.tar(xr)
 	case formatTar:
-		err = a.tar(bytes.NewReader(data))
+		err = a.tar(r)
 	case formatZip:
-		err = a.zip(data)
+		err = a.zip(ra, size)
 	default:
 		return nil, inputErrorf("%s: a %s-compressed archive, which proxyscan does not read: recompress it with gzip (.tgz) or xz, or unpack it and give the directory", name, format)
 	}
@@ -537,8 +541,8 @@ func (a *archiveState) tar(r io.Reader) error {
 }
 
 // zip reads the members of a zip archive.
-func (a *archiveState) zip(data []byte) error {
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+func (a *archiveState) zip(ra io.ReaderAt, size int64) error {
+	zr, err := zip.NewReader(ra, size)
 	if err != nil {
 		return inputErrorf("%s: not a valid zip archive: %v", a.name, err)
 	}
