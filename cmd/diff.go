@@ -86,6 +86,12 @@ func diffRun(opts *DiffOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := load.Unread(opts.Old, oldSnaps); err != nil {
+		return err
+	}
+	if err := load.Unread(opts.New, newSnaps); err != nil {
+		return err
+	}
 	res := diff.Compare(opts.Tool, oldSnaps, newSnaps, diff.Options{})
 	res.OldPath, res.NewPath = opts.Old, opts.New
 	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width}

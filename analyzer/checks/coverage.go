@@ -115,6 +115,13 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 		c.Gaps = append(c.Gaps, gaps...)
 		need(wholeDumpNeed)
 	}
+	// A file that was to be read and was not may hold what the checks
+	// would have needed.
+	for _, in := range f.snap.Inputs {
+		if in.Unread != "" {
+			c.Gaps = append(c.Gaps, fmt.Sprintf("%s was not read: %s", in.Path, in.Unread))
+		}
+	}
 	if m := f.snap.Manifest; m != nil {
 		for _, name := range dataPlaneSources[mode] {
 			for _, src := range m.Sources {

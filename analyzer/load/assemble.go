@@ -120,7 +120,7 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 
 func (b *builder) add(r parsed) {
 	in := model.Input{Path: r.f.name, Kind: r.kind, Bytes: r.size, Bundle: r.f.group, Note: r.note,
-		Skipped: parsers.Ranges(r.notes, true), Changed: parsers.Ranges(r.notes, false)}
+		Skipped: parsers.Ranges(r.notes, true), Changed: parsers.Ranges(r.notes, false), Encoding: r.f.decoded}
 	switch v := r.value.(type) {
 	case *iptables.Dump:
 		in.Partial = v.PartialReason
@@ -133,6 +133,11 @@ func (b *builder) add(r parsed) {
 		b.snap.IPTables = append(b.snap.IPTables, v)
 	case *kube.Objects:
 		b.snap.Objects.Merge(v)
+		for _, ig := range v.Ignored {
+			if versions, ok := readKinds[ig.Kind]; ok {
+				b.snap.Notes = append(b.snap.Notes, fmt.Sprintf("%s: %s %s of API version %q ignored: proxyscan reads %s", ig.Pos, ig.Kind, objectName(ig.Namespace, ig.Name), ig.APIVersion, "the version(s) "+versions))
+			}
+		}
 		for _, raw := range v.Raw {
 			if raw.Kind == "KubeProxyConfiguration" {
 				c, err := kpconfig.Decode(raw.Pos.File, raw.Data, kpconfig.Options{Line: raw.Pos.Line, Lenient: true})
@@ -147,6 +152,7 @@ func (b *builder) add(r parsed) {
 		b.configs = append(b.configs, configCandidate{v, r.f.name})
 	case *manifest.Manifest:
 		b.snap.Manifest = v
+		b.snap.Notes = append(b.snap.Notes, sourceNotes(r.f.name, v)...)
 	case *kpversion.Version:
 		b.version = v
 		b.vpos = parsers.Pos{File: r.f.name, Line: 1}
@@ -191,14 +197,90 @@ func (b *builder) add(r parsed) {
 	case nil:
 		switch r.kind {
 		case parsers.KindUnknown:
-			if in.Note == "" {
-				in.Note = "unknown kind of file: not analysed"
+			why := r.f.det.unread
+			if why == "" {
+				why = "kind not recognised"
 			}
+			switch rest, ok := strings.CutPrefix(in.Note, "not analysed: "); {
+			case ok:
+				why = rest
+			case in.Note == "":
+				in.Note = "unknown kind of file (" + why + "): not analysed"
+			default:
+				in.Note += "; unknown kind of file (" + why + "): not analysed"
+			}
+			in.Unread = unreadInput(r.f, why)
 		default:
 			in.Note = "recognised as " + string(r.kind) + " but not analysed"
 		}
 	}
+	if in.Encoding != "" {
+		if in.Note != "" {
+			in.Note += "; "
+		}
+		in.Note += "decoded from " + in.Encoding
+	}
 	b.snap.Inputs = append(b.snap.Inputs, in)
+}
+
+// unreadInput returns why a file of no known kind makes the verdict
+// inconclusive, or "" when it does not: a file named on the command line,
+// or a file at a place of a bundle's layout that is not empty (collect
+// writes empty files: an empty log, a sample without flows), was meant
+// to be read; other files of a directory or bundle (a README, notes) may
+// be unrelated.
+func unreadInput(f file, why string) string {
+	switch {
+	case f.named:
+		return why
+	case f.group == "" || layoutKind(f.name) == "":
+		return ""
+	case f.det.blank && (why == unreadEmpty || why == unreadBlank || why == unreadComments):
+		return ""
+	}
+	return why + " (the bundle layout holds " + string(layoutKind(f.name)) + " here)"
+}
+
+// readKinds are the kinds of Kubernetes objects proxyscan reads, with the
+// API versions it reads them in.
+var readKinds = map[string]string{
+	"Service": "v1", "Endpoints": "v1", "ConfigMap": "v1", "Node": "v1", "Pod": "v1",
+	"EndpointSlice": "discovery.k8s.io/v1 and v1beta1", "DaemonSet": "apps/v1",
+	"ServiceCIDR": "networking.k8s.io/v1, v1beta1 and v1alpha1",
+}
+
+// objectName returns namespace/name, or name.
+func objectName(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+// sourceNotes returns a note for each source of a bundle's manifest that
+// failed, and one listing those that were skipped, with why.
+func sourceNotes(name string, m *manifest.Manifest) []string {
+	var out, reasons []string
+	skipped := map[string][]string{}
+	for _, src := range m.Sources {
+		why := src.Error
+		if why == "" {
+			why = "no reason given"
+		}
+		switch src.Status {
+		case manifest.StatusFailed:
+			out = append(out, fmt.Sprintf("%s: source %s failed when the bundle was collected: %s", name, src.Name, why))
+		case manifest.StatusSkipped:
+			if skipped[why] == nil {
+				reasons = append(reasons, why)
+			}
+			skipped[why] = append(skipped[why], src.Name)
+		}
+	}
+	for _, why := range reasons {
+		out = append(out, fmt.Sprintf("%s: not collected: %s: %s", name, strings.Join(skipped[why], ", "), why))
+	}
+	return out
 }
 
 // one notes that a file replaced another of a kind a node has only one of

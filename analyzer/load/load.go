@@ -140,8 +140,9 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		lim = DefaultLimits
 	}
 	var files []file
+	rd := &reader{lim: lim, ko: opts.kube()}
 	for _, p := range paths {
-		fs, err := readPath(p, lim, opts.kube())
+		fs, err := rd.path(p)
 		if err != nil {
 			return nil, err
 		}
@@ -153,6 +154,11 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 	setStrictness(files, opts.Strict)
 	results, err := parseAll(files, opts.kube())
 	if err != nil {
+		return nil, err
+	}
+	// A bundle that is not as its manifest says is reported as such,
+	// before what its changed files hold.
+	if err := verifyManifests(results); err != nil {
 		return nil, err
 	}
 	var errs parsers.ErrorList
@@ -180,6 +186,7 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		errs.Sort()
 		return nil, errs
 	}
+	results = append(results, emptySources(results)...)
 	if err := nothingKnown(results); err != nil {
 		return nil, err
 	}
@@ -225,7 +232,19 @@ func parseAll(files []file, ko kube.Options) ([]parsed, error) {
 		f := files[i]
 		k := f.detectKind()
 		r := parsed{f: f, kind: k}
+		if lk := layoutKind(f.name); f.group != "" && f.det.blank && emptyDump(f.name, lk) != nil {
+			// iptables-save, ipvsadm and ipset print nothing when
+			// there are no rules: a data plane without rules, not a
+			// missing input.
+			r.kind, r.value, r.size = lk, emptyDump(f.name, lk), f.length()
+			r.note = "empty: a data plane without rules"
+			files[i].data = nil
+			out[i] = r
+			return
+		}
 		switch {
+		case f.skipped:
+			r.size = f.size
 		case f.parsed != nil:
 			r.size = f.size
 			r.value, r.err = f.result()

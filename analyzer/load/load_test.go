@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,6 +226,13 @@ func FuzzReadArchive(f *testing.F) {
 	f.Add(archive(t, entry{name: "node/iptables-save.txt", body: miniDump}))
 	f.Add(archive(t, entry{name: "../x", body: "x"}))
 	f.Add(archive(t, entry{name: "a", typ: tar.TypeSymlink, link: "/"}))
+	// The other formats: zip, plain tar, xz (with a 4 GiB dictionary).
+	f.Add(zeroArchive(t, "zip", 10, 0))
+	if gz, err := gzip.NewReader(bytes.NewReader(archive(t, entry{name: "node/iptables-save.txt", body: miniDump}))); err == nil {
+		plain, _ := io.ReadAll(gz)
+		f.Add(plain)
+	}
+	f.Add([]byte("\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4\x46\x02\x00\x21\x01\x28\x00\x00\x00\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		files, err := readArchive("fuzz.tgz", data, Limits{MaxFiles: 50, MaxTotal: 1 << 20, MaxFile: 1 << 19}, kube.Options{})
 		if err != nil {

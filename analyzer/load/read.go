@@ -1,16 +1,22 @@
-// Package load reads analysis inputs — bundle archives (.tgz), directories
-// and single files, in any mix — detects the kind of every file by its
-// content, parses it, and assembles one model.Snapshot per node.
+// Package load reads analysis inputs — bundle archives (.tgz, .tar.xz,
+// .tar, .zip), directories and single files, in any mix — detects the kind
+// of every file by its content, parses it, and assembles one
+// model.Snapshot per node.
 //
 // Archives are untrusted: entries with absolute paths, ".." components,
 // links or device nodes are refused, and the number of files and the
-// decompressed size are capped.
+// decompressed size are capped; the size cap holds for all the inputs of
+// a run together.
 package load
 
 import (
 	"archive/tar"
+	"archive/zip"
+	"bufio"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -24,14 +30,16 @@ import (
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/paste"
+	"github.com/ulikunitz/xz"
 )
 
 // Limits bound what the loader reads.
 type Limits struct {
 	// MaxFiles is the most files read from one archive or directory.
 	MaxFiles int
-	// MaxTotal is the most bytes read from one archive or directory
-	// (decompressed).
+	// MaxTotal is the most bytes read in a run, all arguments and
+	// archive members together (decompressed; the members of an archive
+	// that are skipped count too, as they are decompressed).
 	MaxTotal int64
 	// MaxFile is the largest single file.
 	MaxFile int64
@@ -69,6 +77,17 @@ type file struct {
 	// parsed, for a Kubernetes export of an archive, is what it decoded
 	// to as it was read (see archiveExport); kind and size are set.
 	parsed *preParsed
+	// named says the file was named on the command line: when it is not
+	// understood, the run's verdict cannot be ok.
+	named bool
+	// skipped says an archive member of no known kind was skipped after
+	// its head (data holds the head only; size is its size).
+	skipped bool
+	// decoded names the encoding the file was decoded from (UTF-16).
+	decoded string
+	// sum is the hex SHA-256 of an archive member, computed as it was
+	// read (files on disk are hashed when a manifest lists them).
+	sum string
 }
 
 // preParsed is a file decoded as it was read, under the name it had in its
@@ -94,6 +113,14 @@ func lazyFile(name, group, p string, size int64) (file, []byte, error) {
 		return file{}, nil, err
 	}
 	head = head[:n]
+	if order, bom, ok := utf16Order(head); ok {
+		data, err := io.ReadAll(io.MultiReader(bytes.NewReader(head), f))
+		if err != nil {
+			return file{}, nil, err
+		}
+		text, enc := decodeUTF16(data, order, bom)
+		return file{name: name, group: group, data: text, decoded: enc}, head, nil
+	}
 	det := detect(head, size, func() (io.Reader, func(), error) {
 		f, err := os.Open(p)
 		if err != nil {
@@ -113,6 +140,11 @@ type detection struct {
 	// damaged says that the head holds paste damage that the parser of
 	// its kind would not read (a prompt, a code fence, ...).
 	damaged bool
+	// unread says why a file of no known kind is not (empty, blank,
+	// binary, ...); blank says the whole file is blank lines and
+	// comments.
+	unread string
+	blank  bool
 }
 
 // detect returns the kinds of a file from its head, the first bytes of
@@ -120,7 +152,10 @@ type detection struct {
 // head is all comments: the lines after them are then looked at.
 func detect(head []byte, size int64, open func() (io.Reader, func(), error)) detection {
 	d := detection{done: true, kind: parsers.Detect(head), loose: paste.Detect(head)}
-	if d.loose == parsers.KindUnknown && size > int64(len(head)) {
+	// Detect looks at the first DetectSize bytes: past them, the lines
+	// after the comments are looked at (the file's or the member's whole
+	// text may be in head).
+	if d.loose == parsers.KindUnknown && size > int64(min(len(head), parsers.DetectSize)) {
 		if r, done, err := open(); err == nil {
 			more, err := paste.Head(r, parsers.DetectSize, size)
 			done()
@@ -129,6 +164,10 @@ func detect(head []byte, size int64, open func() (io.Reader, func(), error)) det
 				d.loose = paste.Detect(more)
 			}
 		}
+	}
+	d.blank = int64(len(head)) >= size && blankOrComments(head)
+	if d.loose == parsers.KindUnknown {
+		d.unread = unreadReason(head, size)
 	}
 	if d.loose != parsers.KindUnknown && d.loose != parsers.KindIPTablesSave {
 		if len(head) > parsers.DetectSize {
@@ -266,15 +305,42 @@ func inputErrorf(format string, args ...any) error {
 	return &inputError{msg: fmt.Sprintf(format, args...)}
 }
 
+// A reader reads the arguments of one run within its limits: the bytes
+// read (decompressed) count against Limits.MaxTotal across all of them.
+type reader struct {
+	lim Limits
+	ko  kube.Options
+	// read is the bytes read so far in the run.
+	read int64
+}
+
+// take counts n more bytes read for what (an archive, a directory, a
+// file), refusing them past the run's limit.
+func (rd *reader) take(n int64, what string) error {
+	if rd.read+n > rd.lim.MaxTotal || n < 0 {
+		return inputErrorf("%s: the inputs of this run hold more than %d bytes (the limit of a run, all arguments and archive members together)", what, rd.lim.MaxTotal)
+	}
+	rd.read += n
+	return nil
+}
+
 // readPath reads one command-line argument: an archive, a directory or a
 // single file.
 func readPath(p string, lim Limits, ko kube.Options) ([]file, error) {
+	rd := &reader{lim: lim, ko: ko}
+	return rd.path(p)
+}
+
+// path reads one command-line argument: an archive, a directory or a
+// single file.
+func (rd *reader) path(p string) ([]file, error) {
+	lim := rd.lim
 	st, err := os.Stat(p)
 	if err != nil {
 		return nil, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
 	}
 	if st.IsDir() {
-		return readDir(p, lim)
+		return rd.dir(p)
 	}
 	if !st.Mode().IsRegular() {
 		return nil, inputErrorf("reading %s: not a regular file", p)
@@ -286,104 +352,329 @@ func readPath(p string, lim Limits, ko kube.Options) ([]file, error) {
 	if err != nil {
 		return nil, inputErrorf("reading %s: %v", p, err)
 	}
-	if isGzip(head) {
-		data, err := os.ReadFile(p)
+	if format := archiveFormat(head); format != "" {
+		// Read from the file as it is decompressed, never held whole.
+		fh, err := os.Open(p)
 		if err != nil {
-			return nil, inputErrorf("reading %s: %v", p, err)
+			return nil, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
 		}
-		return readArchive(p, data, lim, ko)
+		defer fh.Close()
+		return rd.archive(p, fh, st.Size(), head)
 	}
+	if err := rd.take(st.Size(), p); err != nil {
+		return nil, err
+	}
+	f.named = true
 	return []file{f}, nil
 }
 
-func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
+// Archive formats, by their magic numbers.
+const (
+	formatGzip  = "gzip"
+	formatXZ    = "xz"
+	formatZip   = "zip"
+	formatTar   = "tar"
+	formatBzip2 = "bzip2"
+	formatZstd  = "zstd"
+)
 
-// readArchive reads a gzip-compressed tar archive (a bundle). Its
-// Kubernetes exports are decoded as they are read (archiveExport); its
-// other files are read into memory.
-func readArchive(name string, data []byte, lim Limits, ko kube.Options) ([]file, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, inputErrorf("%s: not a valid gzip archive: %v", name, err)
+// archiveFormat returns the archive format data starts with, or "".
+func archiveFormat(data []byte) string {
+	switch {
+	case bytes.HasPrefix(data, []byte{0x1f, 0x8b}):
+		return formatGzip
+	case bytes.HasPrefix(data, []byte{0xfd, '7', 'z', 'X', 'Z', 0}):
+		return formatXZ
+	case bytes.HasPrefix(data, []byte("PK\x03\x04")), bytes.HasPrefix(data, []byte("PK\x05\x06")):
+		return formatZip
+	case bytes.HasPrefix(data, []byte("BZh")) && len(data) > 3 && data[3] >= '1' && data[3] <= '9':
+		return formatBzip2
+	case bytes.HasPrefix(data, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		return formatZstd
+	case len(data) >= 262 && string(data[257:262]) == "ustar":
+		return formatTar
 	}
-	zr.Multistream(false)
-	tr := tar.NewReader(zr)
-	var out []file
-	var total int64
-	seen := map[string]bool{}
+	return ""
+}
+
+// maxXZDict is the largest LZMA2 dictionary of an xz archive that is
+// read: the decoder allocates it whole, whatever the archive's size.
+const maxXZDict = 64 << 20
+
+// xzDictSize returns the LZMA2 dictionary size of the first block of an
+// xz stream (the header of a block says it); ok is false when the block
+// is not a single LZMA2 filter.
+func xzDictSize(data []byte) (size int64, ok bool) {
+	const streamHeader = 12
+	if len(data) < streamHeader+2 {
+		return 0, false
+	}
+	b := data[streamHeader:]
+	hsize := (int(b[0]) + 1) * 4
+	if b[0] == 0 || len(b) < hsize {
+		return 0, false
+	}
+	h := b[1:hsize]
+	flags := h[0]
+	if flags&0x03 != 0 { // more than one filter
+		return 0, false
+	}
+	i := 1
+	varint := func() (uint64, bool) {
+		var v uint64
+		for shift := 0; i < len(h) && shift < 63; shift += 7 {
+			c := h[i]
+			i++
+			v |= uint64(c&0x7f) << shift
+			if c&0x80 == 0 {
+				return v, true
+			}
+		}
+		return 0, false
+	}
+	for _, present := range []bool{flags&0x40 != 0, flags&0x80 != 0} { // compressed, uncompressed sizes
+		if !present {
+			continue
+		}
+		if _, ok := varint(); !ok {
+			return 0, false
+		}
+	}
+	id, ok1 := varint()
+	n, ok2 := varint()
+	if !ok1 || !ok2 || id != 0x21 || n != 1 || i >= len(h) {
+		return 0, false
+	}
+	p := h[i]
+	switch {
+	case p > 40:
+		return 0, false
+	case p == 40:
+		return 1<<32 - 1, true
+	}
+	return int64(2|p&1) << (p/2 + 11), true
+}
+
+// readArchive reads a bundle archive held in data (see [reader.archive]).
+func readArchive(name string, data []byte, lim Limits, ko kube.Options) ([]file, error) {
+	rd := &reader{lim: lim, ko: ko}
+	return rd.archive(name, bytes.NewReader(data), int64(len(data)), data)
+}
+
+// archive reads a bundle archive: a tar archive, compressed with gzip or
+// xz or not, or a zip archive. Its Kubernetes exports are decoded as they
+// are read (archiveExport); its other files of a known kind are read into
+// memory, and those of no known kind are skipped after their head.
+func (rd *reader) archive(name string, ra io.ReaderAt, size int64, head []byte) ([]file, error) {
+	a := &archiveState{rd: rd, name: name, seen: map[string]bool{}}
+	r := bufio.NewReaderSize(io.NewSectionReader(ra, 0, size), 64<<10)
+	var err error
+	switch format := archiveFormat(head); format {
+	case formatGzip:
+		zr, zerr := gzip.NewReader(r)
+		if zerr != nil {
+			return nil, inputErrorf("%s: not a valid gzip archive: %v", name, zerr)
+		}
+		zr.Multistream(false)
+		err = a.tar(zr)
+	case formatXZ:
+		if dict, ok := xzDictSize(head); !ok || dict > maxXZDict {
+			return nil, inputErrorf("%s: an xz archive whose first block is not LZMA2 with a dictionary of at most %d MiB (xz -9 uses 64): recompress it with xz -6 or gzip", name, maxXZDict>>20)
+		}
+		xr, xerr := xz.ReaderConfig{SingleStream: true}.NewReader(r)
+		if xerr != nil {
+			return nil, inputErrorf("%s: not a valid xz archive: %v", name, xerr)
+		}
+		err = a.tar(xr)
+	case formatTar:
+		err = a.tar(r)
+	case formatZip:
+		err = a.zip(ra, size)
+	default:
+		return nil, inputErrorf("%s: a %s-compressed archive, which proxyscan does not read: recompress it with gzip (.tgz) or xz, or unpack it and give the directory", name, format)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(a.out) == 0 {
+		return nil, inputErrorf("%s: archive holds no files", name)
+	}
+	return a.out, nil
+}
+
+// archiveState is an archive being read.
+type archiveState struct {
+	rd   *reader
+	name string
+	out  []file
+	seen map[string]bool
+}
+
+// tar reads the members of a tar archive.
+func (a *archiveState) tar(r io.Reader) error {
+	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, inputErrorf("%s: corrupt or truncated archive after %d files: %v", name, len(out), err)
+			return inputErrorf("%s: corrupt or truncated archive after %d files: %v", a.name, len(a.out), err)
 		}
 		clean, err := entryName(h.Name)
 		if err != nil {
-			return nil, inputErrorf("%s: refusing archive entry %q: %v", name, h.Name, err)
+			return inputErrorf("%s: refusing archive entry %q: %v", a.name, h.Name, err)
 		}
 		switch h.Typeflag {
-		case tar.TypeDir:
+		case tar.TypeDir, tar.TypeXGlobalHeader:
 			continue
 		case tar.TypeReg: // the reader gives the legacy TypeRegA as TypeReg
 		case tar.TypeSymlink, tar.TypeLink:
-			return nil, inputErrorf("%s: refusing archive entry %q: links are not allowed in a bundle", name, h.Name)
-		case tar.TypeXGlobalHeader:
-			continue
+			return inputErrorf("%s: refusing archive entry %q: links are not allowed in a bundle", a.name, h.Name)
 		default:
-			return nil, inputErrorf("%s: refusing archive entry %q: type %q is not a regular file", name, h.Name, string(h.Typeflag))
+			return inputErrorf("%s: refusing archive entry %q: type %q is not a regular file", a.name, h.Name, string(h.Typeflag))
 		}
-		if clean == "" {
-			continue
+		if err := a.member(clean, h.Size, tr); err != nil {
+			return err
 		}
-		if seen[clean] {
-			return nil, inputErrorf("%s: archive entry %q appears twice", name, clean)
-		}
-		seen[clean] = true
-		if len(out) >= lim.MaxFiles {
-			return nil, inputErrorf("%s: more than %d files in archive", name, lim.MaxFiles)
-		}
-		if h.Size > lim.MaxFile || h.Size < 0 {
-			return nil, inputErrorf("%s: archive entry %q is %d bytes, over the %d-byte limit", name, clean, h.Size, lim.MaxFile)
-		}
-		if total+h.Size > lim.MaxTotal {
-			return nil, inputErrorf("%s: archive decompresses to more than %d bytes", name, lim.MaxTotal)
-		}
-		// The entry's head tells a Kubernetes export, which is decoded
-		// as it is read rather than held whole.
-		head := make([]byte, min(h.Size, parsers.DetectSize))
-		hn, err := io.ReadFull(tr, head)
-		head = head[:hn]
-		var f file
-		var n int64
-		switch {
-		case err != nil && err != io.ErrUnexpectedEOF && err != io.EOF:
-		case streamExports && int64(hn) == min(h.Size, parsers.DetectSize) && parsers.Detect(head) == parsers.KindKube &&
-			!paste.Clean(head, paste.Options{}).Significant():
-			f, n, err = archiveExport(clean, head, tr, h.Size, ko)
-		default:
-			buf := make([]byte, hn, h.Size)
-			copy(buf, head)
-			w := bytes.NewBuffer(buf)
-			n, err = io.Copy(w, io.LimitReader(tr, h.Size+1-int64(hn)))
-			n += int64(hn)
-			f = file{data: w.Bytes()}
-		}
+	}
+}
+
+// zip reads the members of a zip archive.
+func (a *archiveState) zip(ra io.ReaderAt, size int64) error {
+	zr, err := zip.NewReader(ra, size)
+	if err != nil {
+		return inputErrorf("%s: not a valid zip archive: %v", a.name, err)
+	}
+	for _, zf := range zr.File {
+		clean, err := entryName(zf.Name)
 		if err != nil {
-			return nil, inputErrorf("%s: reading archive entry %q: %v", name, clean, err)
+			return inputErrorf("%s: refusing archive entry %q: %v", a.name, zf.Name, err)
 		}
-		if n != h.Size {
-			return nil, inputErrorf("%s: archive entry %q is truncated (%d of %d bytes)", name, clean, n, h.Size)
+		mode := zf.Mode()
+		switch {
+		case mode.IsDir():
+			continue
+		case mode&fs.ModeSymlink != 0:
+			return inputErrorf("%s: refusing archive entry %q: links are not allowed in a bundle", a.name, zf.Name)
+		case !mode.IsRegular():
+			return inputErrorf("%s: refusing archive entry %q: mode %v is not a regular file", a.name, zf.Name, mode)
 		}
-		total += n
-		f.name, f.group, f.archive = clean, name, true
-		out = append(out, f)
+		size := int64(zf.UncompressedSize64)
+		if zf.UncompressedSize64 > uint64(a.rd.lim.MaxFile) {
+			size = -1 // refused by member
+		}
+		if err := a.zipMember(zf, clean, size); err != nil {
+			return err
+		}
 	}
-	if len(out) == 0 {
-		return nil, inputErrorf("%s: archive holds no files", name)
+	return nil
+}
+
+// zipMember reads one member of a zip archive.
+func (a *archiveState) zipMember(zf *zip.File, clean string, size int64) error {
+	if size < 0 {
+		return inputErrorf("%s: archive entry %q claims %d bytes, over the %d-byte limit", a.name, clean, zf.UncompressedSize64, a.rd.lim.MaxFile)
 	}
-	return out, nil
+	r, err := zf.Open()
+	if err != nil {
+		return inputErrorf("%s: reading archive entry %q: %v", a.name, clean, err)
+	}
+	defer r.Close()
+	return a.member(clean, size, r)
+}
+
+// member reads one regular member of an archive, of the size its header
+// claims, from r.
+func (a *archiveState) member(clean string, size int64, r io.Reader) error {
+	name, lim := a.name, a.rd.lim
+	if clean == "" {
+		return nil
+	}
+	if a.seen[clean] {
+		return inputErrorf("%s: archive entry %q appears twice", name, clean)
+	}
+	a.seen[clean] = true
+	if len(a.out) >= lim.MaxFiles {
+		return inputErrorf("%s: more than %d files in archive", name, lim.MaxFiles)
+	}
+	if size > lim.MaxFile || size < 0 {
+		return inputErrorf("%s: archive entry %q is %d bytes, over the %d-byte limit", name, clean, size, lim.MaxFile)
+	}
+	if a.rd.read+size > lim.MaxTotal {
+		return inputErrorf("%s: archive decompresses to more than %d bytes (the limit of a run, all arguments and archive members together)", name, lim.MaxTotal)
+	}
+	// The entry's head tells its kind: a Kubernetes export is decoded as
+	// it is read rather than held whole, a member of no known kind is
+	// skipped. Every byte is hashed, for the manifest's SHA-256.
+	h := sha256.New()
+	r = io.TeeReader(r, h)
+	head := make([]byte, min(size, parsers.DetectSize))
+	hn, err := io.ReadFull(r, head)
+	head = head[:hn]
+	var f file
+	var n int64
+	whole := int64(hn) == min(size, parsers.DetectSize)
+	switch {
+	case err != nil && err != io.ErrUnexpectedEOF && err != io.EOF:
+	case streamExports && whole && parsers.Detect(head) == parsers.KindKube &&
+		!paste.Clean(head, paste.Options{}).Significant():
+		f, n, err = archiveExport(clean, head, r, size, a.rd.ko)
+	case whole && skippable(head, size):
+		// Never held whole: read through, so that the archive's size
+		// is checked, and dropped.
+		n, err = io.Copy(io.Discard, io.LimitReader(r, size+1-int64(hn)))
+		n += int64(hn)
+		f = file{data: head, skipped: true, size: size}
+		f.det = detection{done: true, kind: parsers.KindUnknown, loose: parsers.KindUnknown, unread: unreadReason(head, size)}
+	default:
+		buf := make([]byte, hn, size)
+		copy(buf, head)
+		w := bytes.NewBuffer(buf)
+		n, err = io.Copy(w, io.LimitReader(r, size+1-int64(hn)))
+		n += int64(hn)
+		f = file{data: w.Bytes()}
+		if order, bom, ok := utf16Order(head); ok {
+			f.data, f.decoded = decodeUTF16(f.data, order, bom)
+		}
+	}
+	if err != nil {
+		return inputErrorf("%s: reading archive entry %q: %v", name, clean, err)
+	}
+	if n > size {
+		return inputErrorf("%s: archive entry %q holds more than the %d bytes its header says", name, clean, size)
+	}
+	if n != size {
+		return inputErrorf("%s: archive entry %q is truncated (%d of %d bytes)", name, clean, n, size)
+	}
+	if err := a.rd.take(n, name); err != nil {
+		return err
+	}
+	f.name, f.group, f.archive = clean, name, true
+	f.sum = hex.EncodeToString(h.Sum(nil))
+	a.out = append(a.out, f)
+	return nil
+}
+
+// skippable reports whether an archive member, whose head is head, is of
+// no kind proxyscan reads, so that the rest of it need not be held: its
+// head is not UTF-16 and is recognised as no kind, through paste damage
+// too, and it is not all comments (the lines after them may say what it
+// is).
+func skippable(head []byte, size int64) bool {
+	if _, _, ok := utf16Order(head); ok {
+		return false
+	}
+	if paste.Detect(head) != parsers.KindUnknown {
+		return false
+	}
+	if bytes.IndexByte(head, 0) >= 0 {
+		return true
+	}
+	if i := bytes.LastIndexByte(head, '\n'); i >= 0 && int64(len(head)) < size && commentsOnly(head[:i+1]) {
+		return false
+	}
+	return true
 }
 
 // archiveExport decodes the Kubernetes export of an archive entry, whose
@@ -444,9 +735,9 @@ func entryName(n string) (string, error) {
 }
 
 // readDir reads every regular file below dir (links are not followed).
-func readDir(dir string, lim Limits) ([]file, error) {
+func (rd *reader) dir(dir string) ([]file, error) {
+	lim := rd.lim
 	var out []file
-	var total int64
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return inputErrorf("reading %s: %v", p, err)
@@ -473,9 +764,10 @@ func readDir(dir string, lim Limits) ([]file, error) {
 		if info.Size() > lim.MaxFile {
 			return inputErrorf("reading %s: file is %d bytes, over the %d-byte limit", p, info.Size(), lim.MaxFile)
 		}
-		if total += info.Size(); total > lim.MaxTotal {
-			return inputErrorf("%s: more than %d bytes of files", dir, lim.MaxTotal)
+		if rd.read+info.Size() > lim.MaxTotal {
+			return inputErrorf("%s: more than %d bytes of files (the limit of a run, all arguments and archive members together)", dir, lim.MaxTotal)
 		}
+		rd.read += info.Size()
 		rel, _ := filepath.Rel(dir, p)
 		f, _, err := lazyFile(filepath.ToSlash(rel), dir, p, info.Size())
 		if err != nil {

@@ -102,6 +102,14 @@ type Input struct {
 	// Partial, for a dump read leniently, says why it may not hold whole
 	// tables (cut short, a fragment); "" when it does.
 	Partial string `json:"partial,omitempty"`
+	// Unread, for a file that was to be read but was not understood (a
+	// file named on the command line, or a file of a bundle at a place of
+	// its layout or listed in its manifest), says why: binary, empty, of
+	// no kind recognised... Such a file makes the verdict inconclusive.
+	Unread string `json:"unread,omitempty"`
+	// Encoding names the encoding a file was decoded from ("UTF-16LE")
+	// when it was not UTF-8.
+	Encoding string `json:"encoding,omitempty"`
 }
 
 // Node describes the node of a snapshot.

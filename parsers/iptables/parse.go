@@ -594,6 +594,11 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 		p.errorf("rule ends with \"!\"")
 		return nil
 	}
+	if msg := checkValues(raw, p.d.arena[r.first:]); msg != "" {
+		p.d.arena = p.d.arena[:r.first]
+		p.errorf("%s", msg)
+		return nil
+	}
 	if counters {
 		p.d.Counters = true
 	}
@@ -612,6 +617,89 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 		p.family = guessFamily(r)
 	}
 	return r
+}
+
+// checkValues returns why iptables-restore would refuse a value of the
+// rule's options, or "": a prefix length past the address's (/33, /129),
+// a port that is not a number from 0 to 65535 (iptables-restore resolves
+// service names through /etc/services, which iptables-save never prints
+// and an offline reading cannot), a probability outside [0, 1], an empty
+// DNAT or SNAT target.
+func checkValues(raw string, args []arg) string {
+	for _, a := range args {
+		name := raw[a.nameOff : int(a.nameOff)+int(a.nameLen)]
+		val := raw[a.valOff : int(a.valOff)+int(a.valLen)]
+		var msg string
+		switch name {
+		case "-s", "--source", "--src", "-d", "--destination", "--dst":
+			for v := range strings.SplitSeq(val, ",") {
+				if msg = checkPrefix(v); msg != "" {
+					break
+				}
+			}
+		case "--dport", "--sport", "--destination-port", "--source-port":
+			msg = checkPortRange(val)
+		case "--dports", "--sports", "--ports":
+			for v := range strings.SplitSeq(val, ",") {
+				if msg = checkPortRange(v); msg != "" {
+					break
+				}
+			}
+		case "--probability":
+			if f, err := strconv.ParseFloat(val, 64); err != nil || !(f >= 0 && f <= 1) {
+				msg = fmt.Sprintf("probability %q is not a number from 0 to 1", clip(val))
+			}
+		case "--to-destination", "--to-source":
+			if strings.Trim(val, `"`) == "" {
+				msg = "empty address"
+			}
+		}
+		if msg != "" {
+			return fmt.Sprintf("%s: %s, which iptables-restore refuses", name, msg)
+		}
+	}
+	return ""
+}
+
+// checkPrefix checks the length of an address's prefix ("10.0.0.0/33").
+func checkPrefix(v string) string {
+	addr, mask, ok := strings.Cut(v, "/")
+	if !ok {
+		return ""
+	}
+	n, err := strconv.Atoi(mask)
+	if err != nil {
+		if strings.Contains(mask, ".") {
+			return "" // a dotted mask (255.255.0.0)
+		}
+		return fmt.Sprintf("invalid mask %q", clip(mask))
+	}
+	max := 32
+	if strings.Contains(addr, ":") {
+		max = 128
+	}
+	if n < 0 || n > max {
+		return fmt.Sprintf("invalid mask /%d of %s (at most /%d)", n, clip(addr), max)
+	}
+	return ""
+}
+
+// checkPortRange checks a port or a range of ports ("80", "1000:2000",
+// ":1024").
+func checkPortRange(v string) string {
+	ports := []string{v}
+	if lo, hi, isRange := strings.Cut(v, ":"); isRange {
+		ports = []string{lo, hi}
+	}
+	for i, p := range ports {
+		if p == "" && len(ports) == 2 && (i == 1 || ports[1] != "") {
+			continue // an open range: ":1024", "1024:"
+		}
+		if n, err := strconv.ParseUint(p, 10, 32); err != nil || n > 65535 {
+			return fmt.Sprintf("port %q is not a number from 0 to 65535", clip(p))
+		}
+	}
+	return ""
 }
 
 // tokenize splits a rule into space-separated tokens; a token starting with

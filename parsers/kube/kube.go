@@ -468,9 +468,13 @@ func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 		return nil, parsers.Errorf(pos, "object without a kind")
 	}
 	group, version := splitAPIVersion(c.apiVersion)
+	// The core kinds have one API version; an object without any (written
+	// by hand) is read as of it. Known kinds of another version are
+	// ignored, and listed so.
+	core := c.apiVersion == "" || c.apiVersion == "v1"
 	var err error
 	switch {
-	case c.kind == "Service" && group == "":
+	case c.kind == "Service" && core:
 		o := &corev1.Service{}
 		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
@@ -497,7 +501,7 @@ func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 			}
 			return &EndpointSlice{EndpointSlice: s, Pos: pos}, nil
 		}
-	case c.kind == "EndpointSlice" && group == "discovery.k8s.io":
+	case c.kind == "EndpointSlice" && group == "discovery.k8s.io" && version == "v1":
 		o := &discoveryv1.EndpointSlice{}
 		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
@@ -506,32 +510,32 @@ func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 			}
 			return &EndpointSlice{EndpointSlice: o, Pos: pos}, nil
 		}
-	case c.kind == "Endpoints" && group == "":
+	case c.kind == "Endpoints" && core:
 		//lint:ignore SA1019 exports of older clusters hold Endpoints, and checks read them
 		o := &corev1.Endpoints{}
 		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &Endpoints{Endpoints: o, Pos: pos}, nil
 		}
-	case c.kind == "ConfigMap" && group == "":
+	case c.kind == "ConfigMap" && core:
 		o := &corev1.ConfigMap{}
 		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &ConfigMap{ConfigMap: o, Pos: pos, DataLines: c.configLines}, nil
 		}
-	case c.kind == "Node" && group == "":
+	case c.kind == "Node" && core:
 		o := &corev1.Node{}
 		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &Node{Node: o, Pos: pos}, nil
 		}
-	case c.kind == "Pod" && group == "":
+	case c.kind == "Pod" && core:
 		o := &corev1.Pod{}
 		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			return &Pod{Pod: o, Pos: pos}, nil
 		}
-	case c.kind == "DaemonSet" && group == "apps":
+	case c.kind == "DaemonSet" && group == "apps" && version == "v1":
 		o := &appsv1.DaemonSet{}
 		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)

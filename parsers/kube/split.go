@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 	"strconv"
@@ -27,7 +28,27 @@ func referenceUnmarshal(c *chunk, v any) error {
 	if c.json {
 		return json.Unmarshal(c.data, v)
 	}
+	if err := duplicateKey(c.data); err != nil {
+		return err
+	}
 	return yaml.Unmarshal(c.data, v)
+}
+
+var reDuplicateKey = regexp.MustCompile(`(?m)^\s*line (\d+): key (".*") already set in map$`)
+
+// duplicateKey returns an error at the first key given twice in one
+// mapping of a YAML object, which the decoders would otherwise read
+// silently, the last one winning (the fast path refuses such objects, so
+// only the objects it refused are looked at again).
+func duplicateKey(data []byte) error {
+	_, err := yaml.YAMLToJSONStrict(data)
+	if err == nil {
+		return nil
+	}
+	if m := reDuplicateKey.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Errorf("yaml: line %s: key %s given twice in one mapping (kubectl never prints that; the decoders would keep the last)", m[1], m[2])
+	}
+	return nil // a syntax error: the reference decoder reports it
 }
 
 var reYAMLLine = regexp.MustCompile(`^(?:error converting YAML to JSON: )?yaml: line (\d+): (.*)$`)
@@ -120,6 +141,10 @@ const (
 func (s *yscan) split() {
 	mode := yamlHeader
 	docStart, docNum := 0, 1
+	// list says the document is a List (it has items:), kind that it has
+	// a top-level kind: (kubectl prints a List's after its items, so a
+	// List without one was cut short), last is its last line.
+	list, kind, last := false, false, 0
 	ind := -1       // indentation of the List's dashes (-1: no item yet)
 	var cont []byte // the indentation of an item's other lines
 	var cur lineSpan
@@ -131,6 +156,9 @@ func (s *yscan) split() {
 		}
 	}
 	endDocument := func(stop int) {
+		if list && !kind && len(s.errs) == 0 {
+			s.errs.Add(parsers.Pos{File: s.name, Line: last}, "the List ends without its kind: line (kubectl prints kind: List after the items): the export was cut short after this line")
+		}
 		switch mode {
 		case yamlHeader:
 			if docStart < stop {
@@ -154,14 +182,28 @@ func (s *yscan) split() {
 		if isSeparator(ln) {
 			endDocument(l.start)
 			mode, docStart, docNum, ind, haveCur = yamlHeader, s.pos, s.num, -1, false
+			list, kind = false, false
 			s.keep = s.pos
 			continue
+		}
+		if t := bytes.TrimLeft(ln, " "); len(t) > 0 && t[0] == '\t' && len(bytes.TrimSpace(t)) > 0 {
+			// YAML indents with spaces only: a line indented with a tab
+			// would be read at another level, or end the List.
+			fail(l.num, "a tab in the indentation (YAML indents with spaces only)")
+			continue
+		}
+		if !isBlankOrComment(ln) {
+			last = l.num
+		}
+		if bytes.HasPrefix(ln, []byte("kind:")) {
+			kind = true
 		}
 		switch mode {
 		case yamlHeader:
 			if !isItemsLine(ln) {
 				continue
 			}
+			list = true
 			// A List: items start at "<ind>- " lines after "items:".
 			switch rest := bytes.TrimSpace(ln[len("items:"):]); {
 			case len(rest) == 0:

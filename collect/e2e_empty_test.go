@@ -1,0 +1,36 @@
+package collect_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/parsers/manifest"
+)
+
+// TestE2EEmptyNamespace collects a namespace without any rule, where
+// iptables-save prints nothing, and analyzes the bundle with an export of
+// Services: the empty dump is a data plane without rules, so every
+// Service is missing, not a run without a data plane.
+func TestE2EEmptyNamespace(t *testing.T) {
+	_, export := specFiles(t, e2eSpec)
+	ns := requireE2E(t)
+	dir, m, _ := collectIn(t, ns, nil)
+	src := m.Source("iptables-nft-save")
+	if src == nil || src.Status != manifest.StatusOK || src.File != "" || src.Bytes != 0 {
+		t.Fatalf("iptables-nft-save of an empty namespace: %+v, want ok and nothing written", src)
+	}
+	r, out := analyze(t, dir, filepath.Join(export, "cluster.yaml"), filepath.Join(export, "config.yaml"))
+	missing := map[string]bool{}
+	for _, f := range r.Findings {
+		if f.Check == "service-missing" {
+			missing[f.Service] = true
+		}
+	}
+	if len(missing) < e2eSpec.Services {
+		t.Fatalf("%d Services reported missing, want all %d:\n%s", len(missing), e2eSpec.Services, out)
+	}
+	if !strings.Contains(string(out), "iptables-nft-save printed nothing") {
+		t.Errorf("the inputs do not say the dump was empty:\n%s", out)
+	}
+}

@@ -1,0 +1,108 @@
+package iptables
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/internal/netnstest"
+)
+
+// refused are rules with values iptables-restore refuses, in the table
+// they go in, with the message the parser gives.
+var refused = []struct {
+	name, table, rule, want string
+	v6                      bool
+}{
+	{"mask /33", "filter", "-A OUTPUT -d 10.0.0.0/33 -j ACCEPT", "-d: invalid mask /33 of 10.0.0.0 (at most /32)", false},
+	{"source mask /33", "filter", "-A OUTPUT -s 10.0.0.0/40 -j ACCEPT", "-s: invalid mask /40 of 10.0.0.0 (at most /32)", false},
+	{"mask /129", "filter", "-A OUTPUT -d fd00::/129 -j ACCEPT", "-d: invalid mask /129 of fd00:: (at most /128)", true},
+	{"port name", "filter", "-A OUTPUT -p tcp --dport abc -j ACCEPT", `--dport: port "abc" is not a number from 0 to 65535`, false},
+	{"port too large", "filter", "-A OUTPUT -p tcp --dport 70000 -j ACCEPT", `--dport: port "70000" is not a number from 0 to 65535`, false},
+	{"port range", "filter", "-A OUTPUT -p tcp --sport 5:abc -j ACCEPT", `--sport: port "abc"`, false},
+	{"multiport", "filter", "-A OUTPUT -p tcp -m multiport --dports 80,abc -j ACCEPT", `--dports: port "abc"`, false},
+	{"negative probability", "filter", "-A OUTPUT -m statistic --mode random --probability -0.5 -j ACCEPT", `--probability: probability "-0.5" is not a number from 0 to 1`, false},
+	{"probability over 1", "filter", "-A OUTPUT -m statistic --mode random --probability 1.5 -j ACCEPT", `--probability: probability "1.5"`, false},
+	{"probability not a number", "filter", "-A OUTPUT -m statistic --mode random --probability abc -j ACCEPT", `--probability: probability "abc"`, false},
+	{"empty DNAT target", "nat", `-A OUTPUT -p tcp -j DNAT --to-destination ""`, "--to-destination: empty address", false},
+}
+
+// accepted are values next to the refused ones that iptables-restore
+// takes.
+var accepted = []struct {
+	table, rule string
+	v6          bool
+}{
+	{"filter", "-A OUTPUT -d 10.0.0.0/32 -j ACCEPT", false},
+	{"filter", "-A OUTPUT -s 10.0.0.1/0 -j ACCEPT", false},
+	{"filter", "-A OUTPUT -d 1.2.3.4/255.255.0.0 -j ACCEPT", false},
+	{"filter", "-A OUTPUT -d fd00::/128 -j ACCEPT", true},
+	{"filter", "-A OUTPUT -p tcp --dport 65535 -j ACCEPT", false},
+	{"filter", "-A OUTPUT -p tcp --sport 1:2 -j ACCEPT", false},
+	{"filter", "-A OUTPUT -p tcp --sport 1024: -j ACCEPT", false},
+	{"filter", "-A OUTPUT -p tcp -m multiport --dports 80,443,8000:8080 -j ACCEPT", false},
+	{"filter", "-A OUTPUT -m statistic --mode random --probability 1 -j ACCEPT", false},
+	{"filter", "-A OUTPUT -m statistic --mode random --probability 0.33333333349 -j ACCEPT", false},
+	{"nat", "-A OUTPUT -p tcp -j DNAT --to-destination 10.0.0.1:80", false},
+}
+
+func dumpOf(table, rule string) string {
+	return fmt.Sprintf("*%s\n:OUTPUT ACCEPT [0:0]\n%s\nCOMMIT\n", table, rule)
+}
+
+// TestRefusedValues checks that a value iptables-restore refuses is an
+// error at its line when read strictly, and a line skipped with the
+// reason when read leniently; the values next to them are read.
+func TestRefusedValues(t *testing.T) {
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("dump.txt", []byte(dumpOf(tc.table, tc.rule)))
+			if err == nil || !strings.Contains(err.Error(), "dump.txt:3: "+tc.want) {
+				t.Errorf("strict: want the error dump.txt:3: %s, got %v", tc.want, err)
+			}
+			d, notes, err := ParseLenient("dump.txt", []byte(dumpOf(tc.table, tc.rule)))
+			if err != nil {
+				t.Fatalf("lenient: %v", err)
+			}
+			if n := d.NumRules(); n != 0 {
+				t.Errorf("lenient: %d rules read, want the rule skipped", n)
+			}
+			found := false
+			for _, n := range notes {
+				found = found || n.Line == 3 && n.Reason == ReasonNotUnderstood && strings.Contains(n.Detail, tc.want)
+			}
+			if !found {
+				t.Errorf("lenient: no note skipping line 3 with %q: %+v", tc.want, notes)
+			}
+		})
+	}
+	for _, tc := range accepted {
+		if _, err := Parse("dump.txt", []byte(dumpOf(tc.table, tc.rule))); err != nil {
+			t.Errorf("%s: %v", tc.rule, err)
+		}
+	}
+}
+
+// TestRefusedValuesRestore checks, with the real iptables-restore in a
+// network namespace, that it refuses every value the parser refuses and
+// takes every value next to them that the parser takes.
+func TestRefusedValuesRestore(t *testing.T) {
+	ns := netnstest.New(t)
+	netnstest.RequireTools(t, "iptables-restore", "ip6tables-restore")
+	tool := func(v6 bool) string {
+		if v6 {
+			return "ip6tables-restore"
+		}
+		return "iptables-restore"
+	}
+	for _, tc := range refused {
+		if out, err := ns.Try([]byte(dumpOf(tc.table, tc.rule)), tool(tc.v6), "--test"); err == nil {
+			t.Errorf("%s: %s accepted %q: %s", tc.name, tool(tc.v6), tc.rule, out)
+		}
+	}
+	for _, tc := range accepted {
+		if out, err := ns.Try([]byte(dumpOf(tc.table, tc.rule)), tool(tc.v6), "--test"); err != nil {
+			t.Errorf("%s refused %q: %v: %s", tool(tc.v6), tc.rule, err, out)
+		}
+	}
+}
