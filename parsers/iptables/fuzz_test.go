@@ -81,6 +81,7 @@ func FuzzParseLenient(f *testing.F) {
 	parsetest.Seeds(f, "parsers/iptables/lenient/*.txtar")
 	f.Add([]byte("$ iptables-save | grep SVC\n:KUBE-SVC-X - [0:0]\n-A KUBE-SERVICES -j KUBE-SVC-X\n-P OUTPUT DROP\n-A OUTPUT -j KUBE-SERVICES\n"))
 	f.Add([]byte("*nat\n-A X -j Y\n*filter\n-A KUBE-FORWARD -j ACCEPT\nCOMMIT\n*nat\nCOMMIT\n-A KUBE-SEP-Y -m comment --comment \"a"))
+	f.Add([]byte(`E0217 11:12:14.000 1 proxier.go:1 "Failed to execute iptables-restore" err="exit status 2" rules=[{"Line":3,"Data":"-A KUBE-SEP-X -m comment --comment \"a\nb\" -j DNAT --to-destination 10.0.0.1:80"}]` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		strict, serr := Parse("fuzz.txt", append([]byte(nil), data...))
 		c := paste.Clean(data, paste.All)

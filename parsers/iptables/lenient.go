@@ -257,7 +257,14 @@ func (p *parser) loggedPayload(ln string) {
 	}
 	p.lax.logged = true
 	for _, l := range lines {
-		if t := strings.TrimSpace(l.Data); t != "" {
+		t := strings.TrimSpace(l.Data)
+		switch {
+		case t == "":
+		case strings.ContainsFunc(t, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }):
+			// A line of restore input holds no line break or other
+			// control character; the log quotes something else.
+			p.skip(ReasonNotUnderstood, fmt.Sprintf("line %d quoted by the log holds a control character", l.Line))
+		default:
 			p.parseLine(t)
 		}
 	}
