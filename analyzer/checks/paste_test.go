@@ -11,6 +11,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/checks"
 	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/internal/pastetest"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
@@ -59,7 +60,54 @@ func TestPasteFixtures(t *testing.T) {
 	}
 }
 
-// TestPasteGolden analyses every fixture of testdata/paste with the
+// TestListingFixtures keeps the fixtures of testdata/paste/forms equal to
+// what iptables -L prints of the dump of pasteBase (internal/pastetest's
+// Listings): the dump is restored in a scratch network namespace and
+// listed by the iptables installed, with the names of
+// testdata/paste/forms/etc in place of the node's (so that iptables -L
+// without -n prints the same names everywhere). Rewritten with -update;
+// it needs root.
+func TestListingFixtures(t *testing.T) {
+	netnstest.RequireTools(t, "iptables-restore", "nfacct", "unshare", "mount")
+	root := parsetest.Root(t)
+	clean, err := os.ReadFile(filepath.Join(root, pasteBase, "node", "iptables-save.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := netnstest.New(t)
+	// The nfacct objects the dump's rules count in.
+	ns.Run(nil, "nfacct", "add", "ct_state_invalid_dropped_pkts")
+	ns.Run(nil, "nfacct", "add", "localhost_nps_accepted_pkts")
+	ns.Run(clean, "iptables-restore")
+	etc := filepath.Join(root, "testdata", "paste", "forms", "etc")
+	var binds []string
+	for _, f := range []string{"hosts", "networks", "services", "nsswitch.conf"} {
+		binds = append(binds, fmt.Sprintf("mount --bind %s /etc/%s", filepath.Join(etc, f), f))
+	}
+	for _, l := range pastetest.Listings {
+		var outs []string
+		for _, c := range l.Commands {
+			script := strings.Join(binds, " && ") + " && exec iptables " + strings.Join(c, " ")
+			outs = append(outs, string(ns.Run(nil, "unshare", "-m", "sh", "-c", script)))
+		}
+		content := l.Paste(outs)
+		file := filepath.Join(root, "testdata", "paste", "forms", l.Name+".txt")
+		got, err := os.ReadFile(file)
+		if err == nil && string(got) == content {
+			continue
+		}
+		if *parsetest.Update {
+			if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s is not what iptables prints (run go test -update):\n%s", file, parsetest.Diff(got, []byte(content)))
+	}
+}
+
+// TestPasteGolden analyses every fixture of testdata/paste (and
+// testdata/paste/forms) with the
 // exports and configuration of pasteBase, and compares what was
 // understood, skipped and changed, what the checks ran on and the verdict
 // with <fixture>.golden (rewritten with -update).
@@ -67,6 +115,8 @@ func TestPasteGolden(t *testing.T) {
 	root := parsetest.Root(t)
 	t.Chdir(root)
 	files, err := filepath.Glob("testdata/paste/*.txt")
+	forms, _ := filepath.Glob("testdata/paste/forms/*.txt")
+	files = append(files, forms...)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures: %v", err)
 	}

@@ -15,20 +15,30 @@ import (
 // as far as it goes (iptables.ParseLenient). Every line removed, changed
 // or skipped is in r.notes. A file read as an iptables dump of which
 // nothing, or less than half, is one is not analysed (r.note says why):
-// notes that quote a rule or two are not a dump.
+// notes that quote a rule or two are not a dump. The output of iptables
+// -L is read into a dump where it determines the rules
+// (iptables.ParseListing).
 func readLenient(r *parsed, data []byte, ko kube.Options) {
 	name := r.f.name
 	if r.kind == parsers.KindIPTablesSave {
 		c := paste.Clean(data, paste.All)
-		d, notes, err := iptables.ParseLenient(name, c.Data)
+		parse, what := iptables.ParseLenient, "an iptables dump"
+		if parsers.IsIPTablesListing(c.Data) {
+			parse = func(name string, clean []byte) (*iptables.Dump, []parsers.LineNote, error) {
+				return iptables.ParseListing(name, clean, data)
+			}
+			what = "an iptables -L listing"
+			r.note = "read from an iptables -L listing"
+		}
+		d, notes, err := parse(name, c.Data)
 		if err != nil {
-			r.kind, r.note = parsers.KindUnknown, "not analysed: read as an iptables dump, "+message(err)
+			r.kind, r.note = parsers.KindUnknown, "not analysed: read as "+what+", "+message(err)
 			return
 		}
 		r.notes = append(c.Notes, notes...)
 		if bad, good := unread(notes), understood(d); bad > good {
 			r.kind, r.notes = parsers.KindUnknown, nil
-			r.note = fmt.Sprintf("not analysed: read as an iptables dump, %d of its lines are not one and %d are", bad, good)
+			r.note = fmt.Sprintf("not analysed: read as %s, %d of its lines are not one and %d are", what, bad, good)
 			return
 		}
 		r.value = d
@@ -63,7 +73,7 @@ func unread(notes []parsers.LineNote) int {
 	n := 0
 	for _, x := range notes {
 		switch x.Reason {
-		case iptables.ReasonNotUnderstood, iptables.ReasonTableNotKnown, iptables.ReasonCutShort:
+		case iptables.ReasonNotUnderstood, iptables.ReasonTableNotKnown, iptables.ReasonCutShort, iptables.ReasonNotDetermined:
 			n++
 		}
 	}

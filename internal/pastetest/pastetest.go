@@ -274,3 +274,57 @@ func RestoreFailure(payload string, n int) string {
 	return "controlplane $ kubectl -n kube-system logs kube-proxy-7xk2p | grep iptables-restore\n" +
 		fmt.Sprintf("E0414 09:30:00.120458       1 proxier.go:1520] \"Failed to execute iptables-restore\" err=\"iptables-restore: input error on line %d: \" ipFamily=\"IPv4\" rules=%s\n", n, strings.TrimSuffix(js.String(), "\n"))
 }
+
+// A Listing is the output of iptables -L (or of another command that
+// lists a dump's rules) as pasted: the command's arguments, run on the
+// node whose tables are the clean dump, and what the paste adds around
+// its output.
+type Listing struct {
+	Name string
+	// Commands are the commands, each run with "iptables" and its
+	// arguments, whose outputs make the paste, in order.
+	Commands [][]string
+	// Wrap returns the paste of the commands' outputs.
+	Wrap func(outputs []string) string
+}
+
+// prompted returns each output after a prompt and its command.
+func prompted(cmds [][]string) func([]string) string {
+	return func(outs []string) string {
+		var b strings.Builder
+		for i, o := range outs {
+			b.WriteString("[root@node-a ~]# iptables " + strings.Join(cmds[i], " ") + "\n" + o)
+		}
+		return b.String()
+	}
+}
+
+// Listings are the iptables -L forms of a dump.
+var Listings = []Listing{
+	{Name: "iptables-L-nat-nv-line-numbers", Commands: [][]string{{"-t", "nat", "-L", "-n", "-v", "--line-numbers"}}},
+	{Name: "iptables-nL", Commands: [][]string{{"-nL"}}},
+	{Name: "iptables-L-both-nvx", Commands: [][]string{{"-L", "-n", "-v", "-x"}, {"-t", "nat", "-L", "-n", "-v", "-x"}, {"-t", "mangle", "-L", "-n", "-v", "-x"}}},
+	{Name: "iptables-L-nat-chain", Commands: [][]string{{"-t", "nat", "-L", "KUBE-SERVICES", "-n"}}},
+	{Name: "iptables-L-names", Commands: [][]string{{"-t", "nat", "-L"}},
+		// Without -n, in a ticket that does not show the command.
+		Wrap: func(outs []string) string {
+			return "kube-dns does not answer from pods; the nat table of the node:\n\n```\n" + outs[0] + "```\n"
+		}},
+	{Name: "iptables-L-ticket", Commands: [][]string{{"-t", "nat", "-L", "-n", "-v"}},
+		Wrap: func(outs []string) string {
+			for _, d := range Damages {
+				if d.Name == "ticket" {
+					return d.Apply(outs[0])
+				}
+			}
+			return ""
+		}},
+}
+
+// Paste returns the paste of a listing's outputs.
+func (l Listing) Paste(outs []string) string {
+	if l.Wrap != nil {
+		return l.Wrap(outs)
+	}
+	return prompted(l.Commands)(outs)
+}
