@@ -427,7 +427,7 @@ func listingRow(chain, t string, num, verbose bool) listingLine {
 		b.WriteString(" ! -f")
 	}
 	goTo := false
-	if x, ok := strings.CutPrefix(extra, "[goto] "); ok {
+	if x, ok := strings.CutPrefix(extra, "[goto]"); ok && (x == "" || x[0] == ' ') {
 		extra, goTo = x, true
 	}
 	matches, targetOpts, err := listingExtras(extra, target)
