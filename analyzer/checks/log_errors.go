@@ -63,7 +63,8 @@ func loggedMode(s *model.Snapshot) (string, *klog.Entry) {
 // syncFailurePatterns are the log patterns of failed rule syncs, which
 // sync-failures reports.
 var syncFailurePatterns = []string{
-	"iptables-xtables-lock", "iptables-restore-missing-chain", "iptables-restore-line-failed", "iptables-restore-failed",
+	"iptables-xtables-lock", "iptables-option-unknown", "iptables-extension-missing", "nftables-feature-missing",
+	"iptables-restore-missing-chain", "iptables-restore-line-failed", "iptables-restore-failed",
 	"nftables-sync-failed", "nftables-cleanup-failed", "sync-failed",
 }
 

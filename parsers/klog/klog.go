@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,7 @@ const (
 	WrapperNone       Wrapper = ""           // the bare log line
 	WrapperCRI        Wrapper = "cri"        // CRI log file (/var/log/pods)
 	WrapperTimestamps Wrapper = "timestamps" // kubectl logs --timestamps
+	WrapperJournal    Wrapper = "journal"    // journalctl or systemctl status ("Feb 17 11:12:14 host kube-proxy[9234]: ")
 )
 
 // Severity is a log severity.
@@ -70,6 +72,10 @@ type Entry struct {
 	Wrapper Wrapper `json:"wrapper,omitempty"`
 	Stream  string  `json:"stream,omitempty"`
 	Partial bool    `json:"partial,omitempty"`
+	// Truncated is true when a line of the entry was cut by whatever
+	// printed it, ending in "…" (systemctl status shortens log lines to
+	// the terminal's width): the rest of that line is not known.
+	Truncated bool `json:"truncated,omitempty"`
 	// Time is the full time of the entry when known: the CRI or kubectl
 	// timestamp, or the JSON ts. Zero for bare klog lines, whose header has
 	// no year; see [Entry.When].
@@ -195,6 +201,7 @@ func Parse(name string, data []byte) (*Log, error) {
 			cur.EndLine = ln.end
 			cur.Raw += "\n" + strings.Join(ln.raw, "\n")
 			cur.Partial = cur.Partial || ln.partial
+			cur.Truncated = cur.Truncated || strings.HasSuffix(ln.content, "…")
 			curLines = append(curLines, ln.content)
 			continue
 		}
@@ -215,6 +222,7 @@ func Parse(name string, data []byte) (*Log, error) {
 }
 
 func (e *Entry) setWrap(name string, ln *logical) {
+	e.Truncated = strings.HasSuffix(ln.content, "…")
 	e.Pos = parsers.Pos{File: name, Line: ln.line}
 	e.EndLine = ln.end
 	e.Raw = strings.Join(ln.raw, "\n")
@@ -268,6 +276,8 @@ func unwrap(name string, data []byte, count *int) ([]logical, error) {
 		ln := logical{line: lineNo, end: lineNo, raw: []string{raw}, content: raw}
 		if ts, content, ok := timestampLine(raw); ok {
 			ln.wrapper, ln.time, ln.content = WrapperTimestamps, ts, content
+		} else if content, ok := JournalLine(raw); ok {
+			ln.wrapper, ln.content = WrapperJournal, content
 		}
 		out = append(out, ln)
 	}
@@ -322,6 +332,25 @@ func criLine(s string) (time.Time, string, byte, string, bool) {
 		return time.Time{}, "", 0, "", false
 	}
 	return ts, stream, tag, rest[j+1:], true
+}
+
+// reJournal matches the prefix journalctl (short and short-iso output)
+// and systemctl status put before each line a service logged: the time,
+// the host, the identifier and its process id.
+var reJournal = regexp.MustCompile("^" + parsers.JournalPrefix)
+
+// JournalLine returns what follows the journal's prefix of a line
+// ("Feb 17 11:12:14 node-a kube-proxy[9234]: E0217 ..."), and whether it
+// has one.
+func JournalLine(s string) (string, bool) {
+	if len(s) < 16 {
+		return "", false
+	}
+	m := reJournal.FindStringIndex(s)
+	if m == nil {
+		return "", false
+	}
+	return s[m[1]:], true
 }
 
 // timestampLine splits the "TIMESTAMP " prefix of kubectl logs --timestamps.
