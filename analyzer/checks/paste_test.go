@@ -60,6 +60,44 @@ func TestPasteFixtures(t *testing.T) {
 	}
 }
 
+// TestFormFixtures keeps the fixtures of testdata/paste/forms that are
+// made from the dump of pasteBase (internal/pastetest's Forms) current,
+// and every fixture there one of pastetest's Forms or Listings
+// (rewritten with -update).
+func TestFormFixtures(t *testing.T) {
+	root := parsetest.Root(t)
+	clean, err := os.ReadFile(filepath.Join(root, pasteBase, "node", "iptables-save.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, l := range pastetest.Listings {
+		known[l.Name+".txt"] = true
+	}
+	for _, f := range pastetest.Forms {
+		known[f.Name+".txt"] = true
+		file := filepath.Join(root, "testdata", "paste", "forms", f.Name+".txt")
+		content := f.Apply(string(clean))
+		got, err := os.ReadFile(file)
+		if err == nil && string(got) == content {
+			continue
+		}
+		if *parsetest.Update {
+			if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s is not the fixture internal/pastetest makes (run go test -update)", file)
+	}
+	have, _ := filepath.Glob(filepath.Join(root, "testdata", "paste", "forms", "*.txt"))
+	for _, f := range have {
+		if !known[filepath.Base(f)] {
+			t.Errorf("%s is no fixture of internal/pastetest", f)
+		}
+	}
+}
+
 // TestListingFixtures keeps the fixtures of testdata/paste/forms equal to
 // what iptables -L prints of the dump of pasteBase (internal/pastetest's
 // Listings): the dump is restored in a scratch network namespace and
@@ -177,6 +215,22 @@ func pasteSummary(t *testing.T, file string, paths []string) []byte {
 		if d.Name == file {
 			fmt.Fprintf(&b, "understood: %s\n", understood(d))
 		}
+	}
+	for _, l := range s.Logs {
+		if l.File != file {
+			continue
+		}
+		var ids []string
+		truncated := 0
+		for _, m := range l.Matches() {
+			ids = append(ids, fmt.Sprintf("%s (line %d)", m.Pattern.ID, m.Entry.Pos.Line))
+		}
+		for _, e := range l.Entries {
+			if e.Truncated {
+				truncated++
+			}
+		}
+		fmt.Fprintf(&b, "log: %d entries (%d truncated), known: %s\n", len(l.Entries), truncated, orNone(strings.Join(ids, ", ")))
 	}
 	res := checks.Run(s, checks.All)
 	ran, skipped := 0, 0

@@ -3,9 +3,11 @@ package load
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/klog"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/paste"
 )
@@ -53,6 +55,30 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 	} else if fn := parsersByKind[r.kind]; fn != nil {
 		r.value, r.err = fn(name, in)
 	}
+	if l, ok := r.value.(*klog.Log); ok {
+		r.notes = append(r.notes, truncated(l)...)
+	}
+}
+
+// ReasonTruncated is the reason of the notes of log lines that whatever
+// printed them cut short with "…" (systemctl status does, to the width
+// of its terminal): read as far as they go.
+const ReasonTruncated = "cut with …"
+
+// truncated notes the lines of a log that end in "…".
+func truncated(l *klog.Log) []parsers.LineNote {
+	var out []parsers.LineNote
+	for _, e := range l.Entries {
+		if !e.Truncated {
+			continue
+		}
+		for i, raw := range strings.Split(e.Raw, "\n") {
+			if strings.HasSuffix(raw, "…") {
+				out = append(out, parsers.LineNote{Line: e.Pos.Line + i, Reason: ReasonTruncated})
+			}
+		}
+	}
+	return out
 }
 
 // message returns an input error's message without its position.

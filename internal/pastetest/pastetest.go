@@ -328,3 +328,98 @@ func (l Listing) Paste(outs []string) string {
 	}
 	return prompted(l.Commands)(outs)
 }
+
+// A Form is another form in which a ticket shows what a node did with
+// a dump: kube-proxy's logs of a failed sync of it, through journalctl,
+// systemctl status or kubectl logs.
+type Form struct {
+	Name string
+	// Apply returns the paste, from a clean dump.
+	Apply func(clean string) string
+}
+
+// lineOf returns the line of the restore payload (RestoreForm) of a
+// dump that contains s, 0 when none does.
+func lineOf(clean, s string) int {
+	for i, l := range strings.Split(RestoreForm(clean), "\n") {
+		if strings.Contains(l, s) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// journal prefixes each line with the journal's prefix of kube-proxy's
+// unit.
+func journal(lines ...string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString("Apr 14 09:30:00 node-a kube-proxy[9234]: " + l + "\n")
+	}
+	return b.String()
+}
+
+// ellipsised cuts each line longer than width as systemctl status does.
+func ellipsised(text string, width int) string {
+	return eachLine(text, func(_ int, l string) string {
+		if r := []rune(l); len(r) > width {
+			return string(r[:width-1]) + "…"
+		}
+		return l
+	})
+}
+
+// Forms are the log forms of a failed sync of a dump.
+var Forms = []Form{
+	{Name: "log-journalctl", Apply: func(c string) string {
+		n := lineOf(c, "--set-xmark 0x4000/0x0")
+		return "admin@node-a:~$ journalctl -u kube-proxy --no-pager | tail\n" + journal(
+			`I0414 09:29:58.101200    9234 server_linux.go:169] "Using iptables Proxier"`,
+			`I0414 09:30:00.100000    9234 proxier.go:805] "Syncing iptables rules"`,
+			`E0414 09:30:00.120458    9234 proxier.go:1520] "Failed to execute iptables-restore" err=<`,
+			`	exit status 2: iptables-restore v1.4.21: unknown option "--xor-mark"`,
+			fmt.Sprintf("	Error occurred at line: %d", n),
+			"	Try `iptables-restore -h' or 'iptables-restore --help' for more information.",
+			` > ipFamily="IPv4"`,
+			`E0414 09:30:00.120511    9234 proxier.go:811] "Sync failed" ipFamily="IPv4" retryingTime="30s"`,
+		)
+	}},
+	{Name: "log-systemctl-status", Apply: func(c string) string {
+		n := lineOf(c, "-m statistic")
+		return "[root@node-a ~]# systemctl status kube-proxy\n" +
+			"● kube-proxy.service - Kubernetes Kube-Proxy Server\n" +
+			"     Loaded: loaded (/etc/systemd/system/kube-proxy.service; enabled; vendor preset: enabled)\n" +
+			"     Active: active (running) since Tue 2026-04-14 09:29:57 UTC; 3s ago\n" +
+			"       Docs: https://github.com/kubernetes/kubernetes\n" +
+			"   Main PID: 9234 (kube-proxy)\n" +
+			"      Tasks: 9 (limit: 4557)\n" +
+			"     Memory: 21.4M\n" +
+			"     CGroup: /system.slice/kube-proxy.service\n" +
+			"             └─9234 /usr/local/bin/kube-proxy --config=/var/lib/kube-proxy/config.conf --hostname-override=node-a\n\n" +
+			ellipsised(journal(
+				`I0414 09:29:58.101200    9234 server_linux.go:169] "Using iptables Proxier"`,
+				`E0414 09:30:00.120458    9234 proxier.go:1520] "Failed to execute iptables-restore" err=<`,
+				`	exit status 2: Warning: Extension statistic revision 0 not supported, missing kernel module?`,
+				fmt.Sprintf("	iptables-restore: line %d failed", n),
+				` > ipFamily="IPv4"`,
+				`E0414 09:30:00.120511    9234 proxier.go:811] "Sync failed" ipFamily="IPv4" retryingTime="30s"`,
+			), 120)
+	}},
+	{Name: "log-kubectl-logs", Apply: func(c string) string {
+		n := lineOf(c, "-m recent")
+		return "controlplane $ kubectl -n kube-system logs kube-proxy-7xk2p --tail=4\n" +
+			`I0414 09:29:58.101200       1 server_linux.go:169] "Using iptables Proxier"` + "\n" +
+			`E0414 09:30:00.120458       1 proxier.go:1520] "Failed to execute iptables-restore" err=<` + "\n" +
+			"\texit status 2: iptables-restore v1.8.7 (legacy): Couldn't load match `recent':No such file or directory\n" +
+			fmt.Sprintf("\tError occurred at line: %d\n", n) +
+			` > ipFamily="IPv4"` + "\n"
+	}},
+	{Name: "log-nftables-feature", Apply: func(c string) string {
+		return "controlplane $ kubectl -n kube-system logs kube-proxy-7xk2p --timestamps\n" +
+			`2026-04-14T09:29:58.101200000Z I0414 09:29:58.101200       1 server_linux.go:169] "Using nftables Proxier"` + "\n" +
+			`2026-04-14T09:30:00.120458000Z E0414 09:30:00.120458       1 proxier.go:1874] "nftables sync failed" err=<` + "\n" +
+			"2026-04-14T09:30:00.120458000Z \t/dev/stdin:12:1-80: Error: Could not process rule: Operation not supported\n" +
+			"2026-04-14T09:30:00.120458000Z \tadd rule ip kube-proxy services ip daddr . meta l4proto . th dport vmap @service-ips\n" +
+			`2026-04-14T09:30:00.120458000Z  > ipFamily="IPv4"` + "\n"
+	}},
+}

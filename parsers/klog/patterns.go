@@ -84,9 +84,9 @@ var Known = []Pattern{
 	},
 	{
 		ID:       "iptables-extension-missing",
-		Hints:    []string{"couldn't load", "missing kernel module", "no chain/target/match", "can't initialize", "protocol not supported"},
+		Hints:    []string{"couldn't load", "not supported", "no chain/target/match", "can't initialize", "protocol not supported"},
 		Severity: "error",
-		Regexp:   regexp.MustCompile(`(?i)Couldn't load (?:match|target) \\?[` + "`" + `'"]?(?:statistic|recent|comment|conntrack|state|mark|MARK|MASQUERADE|DNAT|SNAT|REDIRECT|addrtype|multiport|set|nfacct|REJECT|CT|tcp|udp|sctp)\b|Extension \S+ revision \d+ not supported, missing kernel module|No chain/target/match by that name|can't initialize ip6?tables table|Failed to initialize nft: Protocol not supported`),
+		Regexp:   regexp.MustCompile(`(?i)Couldn't load (?:match|target) \\?[` + "`" + `'"]?(?:statistic|recent|comment|conntrack|state|mark|MARK|MASQUERADE|DNAT|SNAT|REDIRECT|addrtype|multiport|set|nfacct|REJECT|CT|tcp|udp|sctp)\b|Extension \S+ revision \d+ not supported|No chain/target/match by that name|can't initialize ip6?tables table|Failed to initialize nft: Protocol not supported`),
 		Meaning:  "iptables-restore failed because a match or target of kube-proxy's rules is not available: its kernel module (xt_statistic, xt_recent, xt_comment, xt_mark, xt_MASQUERADE, nf_nat, ...) is not loaded or not built, or the iptables backend lacks it.",
 		Advice:   "Load the module the error names on the node (lsmod | grep -e xt_ -e nf_; modprobe MODULE) and make it persistent in /etc/modules-load.d; with iptables-nft, check that nf_tables and nft_compat are available too.",
 	},

@@ -17,6 +17,7 @@ const (
 	ReasonFence          = "code fence"          // a markdown code fence (removed)
 	ReasonKubectl        = "kubectl table"       // kubectl get's table output (removed)
 	ReasonLog            = "kube-proxy log"      // a log line around a logged payload (removed)
+	ReasonSystemctl      = "systemctl status"    // the unit's status above the log lines systemctl status shows (removed)
 	ReasonOutsideFences  = "outside code blocks" // text of a ticket around its fenced blocks (removed)
 	ReasonQuote          = "quote marker"        // "> " before the content (changed)
 	ReasonLineNumber     = "line number"         // an editor's line number before the content (changed)
@@ -123,6 +124,7 @@ func Clean(data []byte, o Options) *Result {
 	}
 	removeOutsideFences(ls)
 	removeKubectlTables(ls)
+	removeSystemctlStatus(ls)
 	if o.Log {
 		removeLogLines(ls)
 	}
@@ -190,7 +192,7 @@ func mayBeDamaged(data []byte, o Options) bool {
 		switch last := t[len(t)-1]; {
 		case last == '\r' && o.CarriageReturns, (last == ' ' || last == '\t') && o.TrailingBlanks,
 			strings.IndexByte(t, 0x1b) >= 0, t[0] == '>', classify(t) != "",
-			strings.HasPrefix(t, "NAME") || strings.HasPrefix(t, "No resources found"),
+			strings.HasPrefix(t, "NAME") || strings.HasPrefix(t, "No resources found"), reUnit.MatchString(t),
 			o.Log && strings.IndexByte("IWEF0123456789", t[0]) >= 0 && reKlog.MatchString(t):
 			return true
 		}
@@ -242,7 +244,7 @@ var commands = map[string]bool{
 	"ip6tables": true, "ip6tables-save": true, "ip6tables-legacy-save": true, "ip6tables-nft-save": true,
 	"iptables-legacy": true, "iptables-nft": true, "ipvsadm": true, "ipset": true, "nft": true, "conntrack": true,
 	"sysctl": true, "journalctl": true, "curl": true, "cat": true, "grep": true, "egrep": true, "watch": true,
-	"tail": true, "head": true, "less": true, "lsmod": true,
+	"tail": true, "head": true, "less": true, "lsmod": true, "systemctl": true,
 }
 
 // classify returns why a line is removed: a prompt, a command line or a
@@ -525,6 +527,31 @@ func removeLogLines(ls []line) {
 			!strings.Contains(l.text, `rules=[{"Line":`): // the lines around a failed restore: the parser reads them
 			l.removed = ReasonLog
 			open = strings.HasSuffix(l.text, "=<")
+		}
+	}
+}
+
+var (
+	// reUnit matches the first line of systemctl status: the unit's
+	// state mark, its name and description.
+	reUnit = regexp.MustCompile(`^(?:●|○|×|\*) \S+\.(?:service|scope)(?: - .*)?$`)
+	// reUnitField matches the lines under it: "Loaded: ...", "Main PID:
+	// ...", and the process tree of its CGroup.
+	reUnitField = regexp.MustCompile(`^\s+(?:[A-Z][A-Za-z ]*: |[├└│])`)
+)
+
+// removeSystemctlStatus removes what systemctl status prints of a unit
+// above the log lines it shows: its first line and the fields and
+// process tree under it.
+func removeSystemctlStatus(ls []line) {
+	for i := 0; i < len(ls); i++ {
+		if ls[i].removed != "" || !reUnit.MatchString(ls[i].text) {
+			continue
+		}
+		ls[i].removed = ReasonSystemctl
+		for i+1 < len(ls) && ls[i+1].removed == "" && reUnitField.MatchString(ls[i+1].text) {
+			i++
+			ls[i].removed = ReasonSystemctl
 		}
 	}
 }
