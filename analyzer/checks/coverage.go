@@ -115,6 +115,10 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 		c.Gaps = append(c.Gaps, gaps...)
 		need(wholeDumpNeed)
 	}
+	if gaps := partialSetGaps(f); len(gaps) > 0 {
+		c.Gaps = append(c.Gaps, gaps...)
+		need(wholeSetsNeed)
+	}
 	if m := f.snap.Manifest; m != nil {
 		for _, name := range dataPlaneSources[mode] {
 			for _, src := range m.Sources {

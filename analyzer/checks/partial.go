@@ -7,6 +7,8 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
+	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
@@ -82,6 +84,39 @@ func (p *Pass) noteUncovered() {
 		p.Note("not checked for %s: %s is partial, and what this check found missing may only be outside it",
 			strings.Join(what, " and "), file)
 	}
+}
+
+// wholeSetsNeed is how to get every member of the node's ipsets when the
+// listing given is cut short.
+var wholeSetsNeed = InputNeed{"the node's ipsets whole, as a file rather than pasted",
+	"ipset save > ipset-save.txt (on the node, as root)"}
+
+// partialSetGaps are the coverage gaps of ipset listings cut short: a
+// member they do not list may be in its set.
+func partialSetGaps(f *facts) []string {
+	var out []string
+	for _, in := range f.snap.Inputs {
+		if in.Partial != "" && in.Kind == parsers.KindIPSetList {
+			out = append(out, fmt.Sprintf("%s is partial: %s; members it does not list were not checked", in.Path, in.Partial))
+		}
+	}
+	return out
+}
+
+// setMayHide reports whether a member missing from a set may only be
+// outside what an ipset listing cut short shows: the set is one whose
+// members were cut, or it is not listed and a listing was cut (the sets
+// after the cut are not in it).
+func setMayHide(s *model.Snapshot, set *ipset.Set) bool {
+	if set != nil {
+		return set.Partial != ""
+	}
+	for _, d := range s.IPSets {
+		if d.PartialReason != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // partialGaps are the coverage gaps of partial dumps.

@@ -77,7 +77,13 @@ func TestFormFixtures(t *testing.T) {
 	for _, f := range pastetest.Forms {
 		known[f.Name+".txt"] = true
 		file := filepath.Join(root, "testdata", "paste", "forms", f.Name+".txt")
-		content := f.Apply(string(clean))
+		base := clean
+		if f.Base != "" {
+			if base, err = os.ReadFile(filepath.Join(root, "testdata", "bundles", f.Base)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		content := f.Apply(string(base))
 		got, err := os.ReadFile(file)
 		if err == nil && string(got) == content {
 			continue
@@ -162,6 +168,11 @@ func TestPasteGolden(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(file), ".txt")
 		t.Run(name, func(t *testing.T) {
 			paths := []string{file, pasteBase + "/cluster", pasteBase + "/kube-proxy"}
+			if strings.HasPrefix(name, "ipvs-") {
+				// The rest of an IPVS node, but what the fixture holds.
+				b := "testdata/bundles/" + pastetest.IPVSBase
+				paths = []string{file, b + "/cluster", b + "/kube-proxy", b + "/node/ipvsadm.txt", b + "/node/iptables-save.txt", b + "/node/ip-addr.txt"}
+			}
 			got := pasteSummary(t, file, paths)
 			golden := strings.TrimSuffix(file, ".txt") + ".golden"
 			want, _ := os.ReadFile(golden)

@@ -121,6 +121,9 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 func (b *builder) add(r parsed) {
 	in := model.Input{Path: r.f.name, Kind: r.kind, Bytes: r.size, Bundle: r.f.group, Note: r.note,
 		Skipped: parsers.Ranges(r.notes, true), Changed: parsers.Ranges(r.notes, false)}
+	if v, ok := r.value.(*ipset.Dump); ok {
+		in.Partial = v.PartialReason
+	}
 	switch v := r.value.(type) {
 	case *iptables.Dump:
 		in.Partial = v.PartialReason

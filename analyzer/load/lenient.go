@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/klog"
 	"github.com/proxyscan/proxyscan/parsers/kube"
@@ -52,6 +53,8 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 	}
 	if r.kind == parsers.KindKube {
 		r.value, r.err = kube.ParseWith(name, in, ko)
+	} else if fn := lenientParsers[r.kind]; fn != nil {
+		r.value, r.err = fn(name, in)
 	} else if fn := parsersByKind[r.kind]; fn != nil {
 		r.value, r.err = fn(name, in)
 	}
@@ -79,6 +82,12 @@ func truncated(l *klog.Log) []parsers.LineNote {
 		}
 	}
 	return out
+}
+
+// lenientParsers are the parsers of the kinds that read more of a file
+// leniently than strictly (an ipset listing cut short).
+var lenientParsers = map[parsers.Kind]parseFunc{
+	parsers.KindIPSetList: func(name string, data []byte) (any, error) { return ipset.ParseLenient(name, data) },
 }
 
 // message returns an input error's message without its position.

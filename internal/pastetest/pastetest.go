@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/proxyscan/proxyscan/parsers/ipset"
 )
 
 // A Damage is one kind of paste damage.
@@ -334,9 +336,15 @@ func (l Listing) Paste(outs []string) string {
 // systemctl status or kubectl logs.
 type Form struct {
 	Name string
+	// Base is the file of testdata/bundles the form is made from, ""
+	// for the iptables dump of iptables-mini.
+	Base string
 	// Apply returns the paste, from a clean dump.
 	Apply func(clean string) string
 }
+
+// IPVSBase is the bundle of the forms of an IPVS-mode node.
+const IPVSBase = "ipvs-healthy-mini"
 
 // lineOf returns the line of the restore payload (RestoreForm) of a
 // dump that contains s, 0 when none does.
@@ -413,6 +421,22 @@ var Forms = []Form{
 			"\texit status 2: iptables-restore v1.8.7 (legacy): Couldn't load match `recent':No such file or directory\n" +
 			fmt.Sprintf("\tError occurred at line: %d\n", n) +
 			` > ipFamily="IPv4"` + "\n"
+	}},
+	{Name: "ipvs-ipset-list-cut", Base: IPVSBase + "/node/ipset-save.txt", Apply: func(c string) string {
+		// ipset list, copied from a terminal that had scrolled: cut in
+		// the middle of the members of KUBE-LOOP-BACK.
+		d, err := ipset.Parse("ipset-save.txt", []byte(c))
+		if err != nil {
+			return err.Error()
+		}
+		l := string(ipset.FormatList(d))
+		i := strings.Index(l, "Name: KUBE-LOOP-BACK\n")
+		if i < 0 {
+			return ""
+		}
+		j := strings.Index(l[i:], "Members:\n") + i + len("Members:\n")
+		lines := strings.SplitAfterN(l[j:], "\n", 4)
+		return "[root@node-a ~]# ipset list\n" + l[:j] + strings.Join(lines[:3], "")
 	}},
 	{Name: "log-nftables-feature", Apply: func(c string) string {
 		return "controlplane $ kubectl -n kube-system logs kube-proxy-7xk2p --timestamps\n" +
