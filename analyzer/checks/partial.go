@@ -9,23 +9,43 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
-	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
 // wholeDumpNeed is how to get a whole dump when the one given is partial.
 var wholeDumpNeed = InputNeed{"a whole iptables-save of the node, as a file rather than pasted",
 	"iptables-save > iptables-save.txt; ip6tables-save > ip6tables-save.txt (on the node, as root)"}
 
-// partialDumps returns the dumps of the node's mode that are partial (read
-// leniently from a paste cut short or cut out), by family.
-func partialDumps(f *facts) map[model.Family]*iptables.Dump {
-	var out map[model.Family]*iptables.Dump
+// partialInput is a data plane input of the node's mode read leniently
+// that may not hold all of it: its file and why.
+type partialInput struct {
+	Name, Reason string
+	// ipvs is set for an IPVS listing, whose gap asks for the IPVS table.
+	ipvs bool
+}
+
+// partialDumps returns the data plane inputs of the node's mode that are
+// partial (read leniently from a paste cut short or cut out), by family:
+// iptables dumps, and in IPVS mode the IPVS table (of both families).
+func partialDumps(f *facts) map[model.Family]*partialInput {
+	var out map[model.Family]*partialInput
+	add := func(fam model.Family, p *partialInput) {
+		if out == nil {
+			out = map[model.Family]*partialInput{}
+		}
+		if out[fam] == nil {
+			out[fam] = p
+		}
+	}
 	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
 		if d := f.res.IPTables(fam); d != nil && d.Partial {
-			if out == nil {
-				out = map[model.Family]*iptables.Dump{}
-			}
-			out[fam] = d
+			add(fam, &partialInput{Name: d.Name, Reason: d.PartialReason})
+		}
+	}
+	if f.res.Mode == model.ModeIPVS {
+		if d := f.res.IPVSTable(); d != nil && d.PartialReason != "" && len(d.Services) > 0 {
+			p := &partialInput{Name: d.Services[0].Pos.File, Reason: d.PartialReason, ipvs: true}
+			add(model.IPv4, p)
+			add(model.IPv6, p)
 		}
 	}
 	return out
@@ -86,6 +106,11 @@ func (p *Pass) noteUncovered() {
 	}
 }
 
+// wholeIPVSNeed is how to get the whole IPVS table when the listing given
+// is partial.
+var wholeIPVSNeed = InputNeed{"the node's whole IPVS table, as a file rather than pasted",
+	"ipvsadm -Ln > ipvsadm.txt (on the node, as root)"}
+
 // wholeSetsNeed is how to get every member of the node's ipsets when the
 // listing given is cut short.
 var wholeSetsNeed = InputNeed{"the node's ipsets whole, as a file rather than pasted",
@@ -119,15 +144,24 @@ func setMayHide(s *model.Snapshot, set *ipset.Set) bool {
 	return false
 }
 
-// partialGaps are the coverage gaps of partial dumps.
-func partialGaps(f *facts) []string {
-	var out []string
+// partialGaps are the coverage gaps of partial dumps, and whether one is
+// an IPVS listing.
+func partialGaps(f *facts) (out []string, ipvsTable bool) {
+	seen := map[*partialInput]bool{}
 	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
-		if d := f.partial[fam]; d != nil {
-			out = append(out, fmt.Sprintf("%s (%s) is partial: %s; what it does not hold was not checked", d.Name, fam, d.PartialReason))
+		d := f.partial[fam]
+		if d == nil || seen[d] {
+			continue
 		}
+		seen[d] = true
+		if d.ipvs {
+			ipvsTable = true
+			out = append(out, fmt.Sprintf("%s is partial: %s; what it does not hold was not checked", d.Name, d.Reason))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s (%s) is partial: %s; what it does not hold was not checked", d.Name, fam, d.Reason))
 	}
-	return out
+	return out, ipvsTable
 }
 
 // plural returns "1 service port", "2 service ports".

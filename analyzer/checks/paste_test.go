@@ -171,7 +171,13 @@ func TestPasteGolden(t *testing.T) {
 			if strings.HasPrefix(name, "ipvs-") {
 				// The rest of an IPVS node, but what the fixture holds.
 				b := "testdata/bundles/" + pastetest.IPVSBase
-				paths = []string{file, b + "/cluster", b + "/kube-proxy", b + "/node/ipvsadm.txt", b + "/node/iptables-save.txt", b + "/node/ip-addr.txt"}
+				paths = []string{file, b + "/cluster", b + "/kube-proxy", b + "/node/iptables-save.txt", b + "/node/ip-addr.txt"}
+				if !strings.Contains(name, "ipvsadm") {
+					paths = append(paths, b+"/node/ipvsadm.txt")
+				}
+				if !strings.Contains(name, "ipset") {
+					paths = append(paths, b+"/node/ipset-save.txt")
+				}
 			}
 			got := pasteSummary(t, file, paths)
 			golden := strings.TrimSuffix(file, ".txt") + ".golden"

@@ -121,7 +121,10 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 func (b *builder) add(r parsed) {
 	in := model.Input{Path: r.f.name, Kind: r.kind, Bytes: r.size, Bundle: r.f.group, Note: r.note,
 		Skipped: parsers.Ranges(r.notes, true), Changed: parsers.Ranges(r.notes, false)}
-	if v, ok := r.value.(*ipset.Dump); ok {
+	switch v := r.value.(type) {
+	case *ipset.Dump:
+		in.Partial = v.PartialReason
+	case *ipvs.Dump:
 		in.Partial = v.PartialReason
 	}
 	switch v := r.value.(type) {

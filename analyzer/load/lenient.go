@@ -8,6 +8,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/ipvs"
 	"github.com/proxyscan/proxyscan/parsers/klog"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/paste"
@@ -53,6 +54,10 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 	}
 	if r.kind == parsers.KindKube {
 		r.value, r.err = kube.ParseWith(name, in, ko)
+	} else if fn := lenientNoted[r.kind]; fn != nil {
+		var notes []parsers.LineNote
+		r.value, notes, r.err = fn(name, in)
+		r.notes = append(r.notes, notes...)
 	} else if fn := lenientParsers[r.kind]; fn != nil {
 		r.value, r.err = fn(name, in)
 	} else if fn := parsersByKind[r.kind]; fn != nil {
@@ -88,6 +93,13 @@ func truncated(l *klog.Log) []parsers.LineNote {
 // leniently than strictly (an ipset listing cut short).
 var lenientParsers = map[parsers.Kind]parseFunc{
 	parsers.KindIPSetList: func(name string, data []byte) (any, error) { return ipset.ParseLenient(name, data) },
+}
+
+// lenientNoted are the lenient parsers that skip lines, and say which.
+var lenientNoted = map[parsers.Kind]func(string, []byte) (any, []parsers.LineNote, error){
+	parsers.KindIPVSList: func(name string, data []byte) (any, []parsers.LineNote, error) {
+		return ipvs.ParseLenient(name, data)
+	},
 }
 
 // message returns an input error's message without its position.

@@ -438,6 +438,33 @@ var Forms = []Form{
 		lines := strings.SplitAfterN(l[j:], "\n", 4)
 		return "[root@node-a ~]# ipset list\n" + l[:j] + strings.Join(lines[:3], "")
 	}},
+	{Name: "ipvs-ipvsadm-t", Base: IPVSBase + "/node/ipvsadm.txt", Apply: func(c string) string {
+		// One service listed, which prints no version banner.
+		var b strings.Builder
+		b.WriteString("admin@node-a:~$ sudo ipvsadm -Ln -t 10.96.0.1:443\n")
+		in := false
+		for i, l := range strings.Split(strings.TrimSuffix(c, "\n"), "\n") {
+			switch {
+			case i == 1 || i == 2:
+				b.WriteString(l + "\n")
+			case strings.HasPrefix(l, "TCP  10.96.0.1:443 "):
+				in = true
+				b.WriteString(l + "\n")
+			case in && strings.HasPrefix(l, "  ->"):
+				b.WriteString(l + "\n")
+			default:
+				in = false
+			}
+		}
+		return b.String()
+	}},
+	{Name: "ipvs-ipvsadm-L-names", Base: IPVSBase + "/node/ipvsadm.txt", Apply: func(c string) string {
+		// ipvsadm -L without -n: port names, and the names the node's
+		// resolver gives the addresses it knows.
+		r := strings.NewReplacer(":443 ", ":https ", ":80 ", ":http ", ":53 ", ":domain ",
+			"10.96.0.10:", "kube-dns.kube-system.svc.cluster.local:", "192.168.10.10:", "node-cp:")
+		return "[root@node-a ~]# ipvsadm -L\n" + r.Replace(c)
+	}},
 	{Name: "log-nftables-feature", Apply: func(c string) string {
 		return "controlplane $ kubectl -n kube-system logs kube-proxy-7xk2p --timestamps\n" +
 			`2026-04-14T09:29:58.101200000Z I0414 09:29:58.101200       1 server_linux.go:169] "Using nftables Proxier"` + "\n" +

@@ -277,3 +277,24 @@ func TestParseLenientCut(t *testing.T) {
 		t.Errorf("a whole listing: %v, %+v", err, d)
 	}
 }
+
+// FuzzParseLenient checks that ParseLenient never panics, fails only with
+// an input error, and reads what Parse reads the same, not partial.
+func FuzzParseLenient(f *testing.F) {
+	parsetest.Seeds(f, "parsers/ipset/*.txtar")
+	f.Add([]byte("Name: S\nType: hash:ip\nRevision: 6\nHeader: family inet hashsize 1024 maxelem 65536\nSize in memory: 1\nReferences: 0\nNumber of entries: 9\nMembers:\n10.0.0.1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := ParseLenient("fuzz", data)
+		if err != nil {
+			if !parsers.IsInputError(err) {
+				t.Fatalf("not an input error: %v", err)
+			}
+			return
+		}
+		if strict, err := Parse("fuzz", data); err == nil {
+			if d.PartialReason != "" || !reflect.DeepEqual(withoutPos(strict), withoutPos(d)) {
+				t.Fatalf("lenient read differs (partial %q):\n%s", d.PartialReason, cmp.Diff(strict, d, ignorePos))
+			}
+		}
+	})
+}
