@@ -171,7 +171,10 @@ func TestPasteGolden(t *testing.T) {
 			if strings.HasPrefix(name, "ipvs-") {
 				// The rest of an IPVS node, but what the fixture holds.
 				b := "testdata/bundles/" + pastetest.IPVSBase
-				paths = []string{file, b + "/cluster", b + "/kube-proxy", b + "/node/iptables-save.txt", b + "/node/ip-addr.txt"}
+				paths = []string{file, b + "/cluster", b + "/kube-proxy/config.yaml", b + "/kube-proxy/version.txt", b + "/node/iptables-save.txt", b + "/node/ip-addr.txt"}
+				if !strings.Contains(name, "metrics") {
+					paths = append(paths, b+"/kube-proxy/metrics.txt")
+				}
 				if !strings.Contains(name, "ipvsadm") {
 					paths = append(paths, b+"/node/ipvsadm.txt")
 				}
@@ -248,6 +251,13 @@ func pasteSummary(t *testing.T, file string, paths []string) []byte {
 			}
 		}
 		fmt.Fprintf(&b, "log: %d entries (%d truncated), known: %s\n", len(l.Entries), truncated, orNone(strings.Join(ids, ", ")))
+	}
+	if m := s.Metrics; m != nil && m.File == file {
+		for _, f := range m.KubeProxy().Families {
+			if d := f.SyncDuration; d != nil && d.P50 != nil {
+				fmt.Fprintf(&b, "metrics: family %q: %v syncs, p50 %.3gs\n", f.IPFamily, float64(d.Count), float64(*d.P50))
+			}
+		}
 	}
 	res := checks.Run(s, checks.All)
 	ran, skipped := 0, 0

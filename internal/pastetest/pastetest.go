@@ -9,6 +9,7 @@ package pastetest
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/parsers/ipset"
@@ -464,6 +465,45 @@ var Forms = []Form{
 		r := strings.NewReplacer(":443 ", ":https ", ":80 ", ":http ", ":53 ", ":domain ",
 			"10.96.0.10:", "kube-dns.kube-system.svc.cluster.local:", "192.168.10.10:", "node-cp:")
 		return "[root@node-a ~]# ipvsadm -L\n" + r.Replace(c)
+	}},
+	{Name: "ipvs-metrics-grep-curl", Base: IPVSBase + "/kube-proxy/metrics.txt", Apply: func(c string) string {
+		// curl piped to grep on a terminal: the progress meter, on
+		// stderr, among the lines grep keeps.
+		return "admin@node-a:~$ curl localhost:10249/metrics | grep sync_proxy_rules\n" +
+			"  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n" +
+			"                                 Dload  Upload   Total   Spent    Left  Speed\n" +
+			keep(c, func(l string) bool { return strings.Contains(l, "sync_proxy_rules") }) +
+			"100 14342    0 14342    0     0  2334k      0 --:--:-- --:--:-- --:--:-- 2334k\n"
+	}},
+	{Name: "ipvs-metrics-old", Base: IPVSBase + "/kube-proxy/metrics.txt", Apply: func(c string) string {
+		// The page of a kube-proxy before 1.14: the sync latency in
+		// microseconds, no ip_family label.
+		const name = "kubeproxy_sync_proxy_rules_duration_seconds"
+		var b strings.Builder
+		b.WriteString("$ curl -s http://127.0.0.1:10249/metrics | grep kubeproxy\n")
+		for _, l := range strings.Split(strings.TrimSuffix(c, "\n"), "\n") {
+			if !strings.Contains(l, name) {
+				continue
+			}
+			l = strings.ReplaceAll(l, name, "kubeproxy_sync_proxy_rules_latency_microseconds")
+			l = strings.Replace(l, "latency in seconds", "latency", 1)
+			l = strings.Replace(l, `ip_family="IPv4",`, "", 1)
+			l = strings.Replace(l, `{ip_family="IPv4"}`, "", 1)
+			if i := strings.Index(l, `le="`); i >= 0 {
+				j := strings.IndexByte(l[i+4:], '"') + i + 4
+				if v, err := strconv.ParseFloat(l[i+4:j], 64); err == nil && l[i+4:j] != "+Inf" {
+					l = l[:i+4] + strconv.FormatFloat(v*1e6, 'f', -1, 64) + l[j:]
+				}
+			}
+			if strings.HasPrefix(l, "kubeproxy_sync_proxy_rules_latency_microseconds_sum ") {
+				f := strings.Fields(l)
+				if v, err := strconv.ParseFloat(f[1], 64); err == nil {
+					l = f[0] + " " + strconv.FormatFloat(v*1e6, 'f', -1, 64)
+				}
+			}
+			b.WriteString(l + "\n")
+		}
+		return b.String()
 	}},
 	{Name: "log-nftables-feature", Apply: func(c string) string {
 		return "controlplane $ kubectl -n kube-system logs kube-proxy-7xk2p --timestamps\n" +

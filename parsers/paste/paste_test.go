@@ -47,6 +47,8 @@ func TestClean(t *testing.T) {
 			want: "\n\n*nat\nCOMMIT\n\n\n", notes: "1-1 outside code blocks, 2-2 code fence, 5-5 code fence, 6-6 outside code blocks"},
 		{name: "systemctl status", in: "$ systemctl status kube-proxy\n● kube-proxy.service - Kube-Proxy\n     Loaded: loaded (/etc/systemd/system/kube-proxy.service; enabled)\n   Main PID: 9234 (kube-proxy)\n     CGroup: /system.slice/kube-proxy.service\n             └─9234 /usr/local/bin/kube-proxy\n\nApr 14 09:30:00 a kube-proxy[9234]: I0414 x\n",
 			want: "\n\n\n\n\n\n\nApr 14 09:30:00 a kube-proxy[9234]: I0414 x\n", notes: "1-1 shell prompt, 2-6 systemctl status"},
+		{name: "curl progress meter", in: "$ curl -s localhost:10249/metrics | grep sync_proxy\n  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n                                 Dload  Upload   Total   Spent    Left  Speed\nkubeproxy_x 1\n100 12345  100 12345    0     0  1234k      0 --:--:-- --:--:-- --:--:-- 1234k\n",
+			want: "\n\n\nkubeproxy_x 1\n\n", notes: "1-1 shell prompt, 2-3 curl progress meter, 5-5 curl progress meter"},
 		{name: "tilde fence", in: "~~~\n*nat\n~~~\n", want: "\n*nat\n\n", notes: "1-1 code fence, 3-3 code fence"},
 		{name: "an unpaired fence keeps the text", in: "see:\n```\n*nat\n", want: "see:\n\n*nat\n", notes: "2-2 code fence"},
 		{name: "quote markers", in: "> *nat\n>\n> > -A X -j Y\n", want: "*nat\n\n-A X -j Y\n", notes: "~1-3 quote marker"},
