@@ -10,7 +10,7 @@ import (
 // Kubernetes 1.20–1.37). All are ALPHA.
 const (
 	SyncProxyRulesDuration        = "kubeproxy_sync_proxy_rules_duration_seconds"
-	SyncProxyRulesLatencyMicros   = "kubeproxy_sync_proxy_rules_latency_microseconds" // before 1.14, in microseconds
+	SyncProxyRulesLatencyMicros   = "kubeproxy_sync_proxy_rules_latency_microseconds"     // before 1.14, in microseconds
 	SyncFullProxyRulesDuration    = "kubeproxy_sync_full_proxy_rules_duration_seconds"    // 1.28+
 	SyncPartialProxyRulesDuration = "kubeproxy_sync_partial_proxy_rules_duration_seconds" // 1.28+
 	SyncProxyRulesLastTimestamp   = "kubeproxy_sync_proxy_rules_last_timestamp_seconds"
