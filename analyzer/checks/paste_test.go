@@ -11,6 +11,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/checks"
 	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/internal/pastetest"
 	"github.com/proxyscan/proxyscan/parsers"
@@ -168,6 +169,10 @@ func TestPasteGolden(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(file), ".txt")
 		t.Run(name, func(t *testing.T) {
 			paths := []string{file, pasteBase + "/cluster", pasteBase + "/kube-proxy"}
+			if strings.HasPrefix(name, "configmap-") {
+				// The node without its configuration, which the fixture is.
+				paths = []string{file, pasteBase + "/node", pasteBase + "/cluster/cluster.yaml", pasteBase + "/cluster/node.yaml", pasteBase + "/kube-proxy/version.txt"}
+			}
 			if strings.HasPrefix(name, "ipvs-") {
 				// The rest of an IPVS node, but what the fixture holds.
 				b := "testdata/bundles/" + pastetest.IPVSBase
@@ -258,6 +263,10 @@ func pasteSummary(t *testing.T, file string, paths []string) []byte {
 				fmt.Fprintf(&b, "metrics: family %q: %v syncs, p50 %.3gs\n", f.IPFamily, float64(d.Count), float64(*d.P50))
 			}
 		}
+	}
+	if strings.Contains(file, "/forms/") {
+		r := resolve.Resolve(s, resolve.Options{})
+		fmt.Fprintf(&b, "mode: %s (%s)\n", r.Mode, r.ModeSource)
 	}
 	res := checks.Run(s, checks.All)
 	ran, skipped := 0, 0

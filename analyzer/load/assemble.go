@@ -248,10 +248,10 @@ func (b *builder) pickConfig() error {
 		if cm.Namespace != "kube-system" || cm.Name != "kube-proxy" {
 			continue
 		}
-		for _, key := range []string{kpconfig.ConfigMapKey, "config.yaml", "kube-proxy-config.yaml"} {
+		for _, key := range []string{kpconfig.ConfigMapKey, "config.yaml", "kube-proxy-config.yaml", "config"} {
 			data, ok := cm.Data[key]
-			if !ok {
-				continue
+			if !ok || key == "config" && !strings.Contains(data, "KubeProxyConfiguration") {
+				continue // "config" is the key of some deployments' --config file
 			}
 			opts := kpconfig.Options{Line: cm.DataLines[key], Lenient: true}
 			if opts.Line == 0 {

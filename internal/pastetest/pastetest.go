@@ -505,6 +505,15 @@ var Forms = []Form{
 		}
 		return b.String()
 	}},
+	{Name: "configmap-key-config", Base: "iptables-mini/cluster/kube-proxy-configmap.yaml", Apply: func(c string) string {
+		// A ConfigMap whose key is "config", with the user's own
+		// comments, and a mode left empty by someone who believes IPVS
+		// runs.
+		r := strings.NewReplacer("  config.conf: |-\n", "  config: |-\n",
+			"    mode: iptables\n", "    mode: \"\" # <-- switched to IPVS last week\n",
+			"      scheduler: rr\n", "      scheduler: rr # <-- round robin\n")
+		return "$ kubectl -n kube-system get cm kube-proxy -o yaml\n" + r.Replace(c)
+	}},
 	{Name: "log-nftables-feature", Apply: func(c string) string {
 		return "controlplane $ kubectl -n kube-system logs kube-proxy-7xk2p --timestamps\n" +
 			`2026-04-14T09:29:58.101200000Z I0414 09:29:58.101200       1 server_linux.go:169] "Using nftables Proxier"` + "\n" +
