@@ -56,6 +56,7 @@ var (
 	reKubeYAMLList  = regexp.MustCompile(`(?m)^items:\s*$`)
 	reMetrics       = regexp.MustCompile(`(?m)^(# (HELP|TYPE) \S+ |[a-z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eEInfNa]+( \d+)?$)`)
 	reKlog          = regexp.MustCompile(`(?m)^(\d{4}-\d\d-\d\dT\S+ ((stdout|stderr) [FP] )?|` + JournalPrefix + `)?[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ \S+:\d+\]`)
+	reNFTError      = regexp.MustCompile(`(?m)^(?:(?:/dev/stdin|\S+\.nft|<cmdline>):\d+:\d+(?:-\d+)?: |netlink: )Error: `)
 	reJSONLog       = regexp.MustCompile(`(?m)^(\d{4}-\d\d-\d\dT\S+ ((stdout|stderr) [FP] )?)?\{"ts":[0-9.e+]+,.*"msg":`)
 	reSysctl        = regexp.MustCompile(`(?m)^((net|kernel|vm|fs|user|dev|abi|crypto|debug)[./][A-Za-z0-9_./@+-]+( = | =$|=)|/proc/sys/[A-Za-z0-9_./@+-]+(: ?| |\t)\S)`)
 	reProcModules   = regexp.MustCompile(`(?m)^[A-Za-z0-9_-]+ \d+ (\d+|-) (-|[A-Za-z0-9_,-]+,?) (Live|Loading|Unloading) 0x`)
@@ -116,7 +117,7 @@ var detectors = []detector{
 	{KindCmdline, isCmdline},
 	{KindConntrackStats, func(h []byte) bool { return reConntrackStat.Match(h) }},
 	{KindConntrack, func(h []byte) bool { return reConntrack.Match(h) || reConntrackEnd.Match(h) }},
-	{KindLog, func(h []byte) bool { return reKlog.Match(h) || reJSONLog.Match(h) }},
+	{KindLog, func(h []byte) bool { return reKlog.Match(h) || reJSONLog.Match(h) || reNFTError.Match(h) }},
 	{KindMetrics, func(h []byte) bool {
 		return bytes.Contains(h, []byte("kubeproxy_")) && reMetrics.Match(h)
 	}},

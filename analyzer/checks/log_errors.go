@@ -65,7 +65,7 @@ func loggedMode(s *model.Snapshot) (string, *klog.Entry) {
 var syncFailurePatterns = []string{
 	"iptables-xtables-lock", "iptables-option-unknown", "iptables-extension-missing", "nftables-feature-missing",
 	"iptables-restore-missing-chain", "iptables-restore-line-failed", "iptables-restore-failed",
-	"nftables-sync-failed", "nftables-cleanup-failed", "sync-failed",
+	"nftables-sync-failed", "nft-command-failed", "nftables-cleanup-failed", "sync-failed",
 }
 
 var logErrors = &Check{

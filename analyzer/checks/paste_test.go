@@ -113,7 +113,7 @@ func TestFormFixtures(t *testing.T) {
 // without -n prints the same names everywhere). Rewritten with -update;
 // it needs root.
 func TestListingFixtures(t *testing.T) {
-	netnstest.RequireTools(t, "iptables-restore", "nfacct", "unshare", "mount")
+	netnstest.RequireTools(t, "iptables-restore", "nfacct", "nft", "unshare", "mount")
 	root := parsetest.Root(t)
 	clean, err := os.ReadFile(filepath.Join(root, pasteBase, "node", "iptables-save.txt"))
 	if err != nil {
@@ -132,7 +132,7 @@ func TestListingFixtures(t *testing.T) {
 	for _, l := range pastetest.Listings {
 		var outs []string
 		for _, c := range l.Commands {
-			script := strings.Join(binds, " && ") + " && exec iptables " + strings.Join(c, " ")
+			script := strings.Join(binds, " && ") + " && exec " + l.Program() + " " + strings.Join(c, " ")
 			outs = append(outs, string(ns.Run(nil, "unshare", "-m", "sh", "-c", script)))
 		}
 		content := l.Paste(outs)

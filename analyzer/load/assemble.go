@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"github.com/google/nftables"
 	"net/netip"
 	"sort"
 	"strings"
@@ -126,6 +127,10 @@ func (b *builder) add(r parsed) {
 		in.Partial = v.PartialReason
 	case *ipvs.Dump:
 		in.Partial = v.PartialReason
+	case *nft.Ruleset:
+		if t := iptablesNFTTables(v); t != "" && in.Note == "" {
+			in.Note = "holds " + t + " of iptables-nft: kube-proxy's iptables-mode rules as nft lists them, not read as iptables rules (iptables-save reads them as such)"
+		}
 	}
 	switch v := r.value.(type) {
 	case *iptables.Dump:
@@ -205,6 +210,30 @@ func (b *builder) add(r parsed) {
 		}
 	}
 	b.snap.Inputs = append(b.snap.Inputs, in)
+}
+
+// iptablesNFTTables names the tables of a ruleset that iptables-nft
+// writes and that hold kube-proxy's iptables-mode chains ("table ip nat,
+// table ip filter"), "" when none does.
+func iptablesNFTTables(rs *nft.Ruleset) string {
+	var out []string
+	for _, t := range rs.Tables {
+		if t.Name != "nat" && t.Name != "filter" || t.Family != nftables.TableFamilyIPv4 && t.Family != nftables.TableFamilyIPv6 {
+			continue
+		}
+		kube := resolve.NFTHasIPTablesMode(t)
+		for _, c := range t.Chains {
+			kube = kube || strings.HasPrefix(c.Name, "KUBE-")
+		}
+		if kube {
+			fam := "ip"
+			if t.Family == nftables.TableFamilyIPv6 {
+				fam = "ip6"
+			}
+			out = append(out, "table "+fam+" "+t.Name)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // one notes that a file replaced another of a kind a node has only one of

@@ -284,22 +284,32 @@ func RestoreFailure(payload string, n int) string {
 // its output.
 type Listing struct {
 	Name string
-	// Commands are the commands, each run with "iptables" and its
-	// arguments, whose outputs make the paste, in order.
+	// Tool is the program the commands run, "iptables" when empty.
+	Tool string
+	// Commands are the commands, each the arguments of Tool, whose
+	// outputs make the paste, in order.
 	Commands [][]string
 	// Wrap returns the paste of the commands' outputs.
 	Wrap func(outputs []string) string
 }
 
 // prompted returns each output after a prompt and its command.
-func prompted(cmds [][]string) func([]string) string {
+func prompted(tool string, cmds [][]string) func([]string) string {
 	return func(outs []string) string {
 		var b strings.Builder
 		for i, o := range outs {
-			b.WriteString("[root@node-a ~]# iptables " + strings.Join(cmds[i], " ") + "\n" + o)
+			b.WriteString("[root@node-a ~]# " + tool + " " + strings.Join(cmds[i], " ") + "\n" + o)
 		}
 		return b.String()
 	}
+}
+
+// Program returns the program a listing's commands run.
+func (l Listing) Program() string {
+	if l.Tool == "" {
+		return "iptables"
+	}
+	return l.Tool
 }
 
 // Listings are the iptables -L forms of a dump.
@@ -313,6 +323,7 @@ var Listings = []Listing{
 		Wrap: func(outs []string) string {
 			return "kube-dns does not answer from pods; the nat table of the node:\n\n```\n" + outs[0] + "```\n"
 		}},
+	{Name: "nft-ruleset-iptables-nft", Tool: "nft", Commands: [][]string{{"-a", "list", "ruleset"}}},
 	{Name: "iptables-L-ticket", Commands: [][]string{{"-t", "nat", "-L", "-n", "-v"}},
 		Wrap: func(outs []string) string {
 			for _, d := range Damages {
@@ -329,7 +340,7 @@ func (l Listing) Paste(outs []string) string {
 	if l.Wrap != nil {
 		return l.Wrap(outs)
 	}
-	return prompted(l.Commands)(outs)
+	return prompted(l.Program(), l.Commands)(outs)
 }
 
 // A Form is another form in which a ticket shows what a node did with
@@ -513,6 +524,21 @@ var Forms = []Form{
 			"    mode: iptables\n", "    mode: \"\" # <-- switched to IPVS last week\n",
 			"      scheduler: rr\n", "      scheduler: rr # <-- round robin\n")
 		return "$ kubectl -n kube-system get cm kube-proxy -o yaml\n" + r.Replace(c)
+	}},
+	{Name: "log-nft-error", Base: "nftables-healthy/node/nft-ruleset.txt", Apply: func(c string) string {
+		// nft's own error when it loads a rule of kube-proxy's table that
+		// the kernel does not support.
+		rule := ""
+		for _, l := range strings.Split(c, "\n") {
+			if strings.Contains(l, "vmap @service-ips") {
+				rule = strings.TrimSpace(l)
+				break
+			}
+		}
+		cmd := "add rule ip kube-proxy services " + rule
+		return "[root@node-a ~]# nft -f /tmp/kube-proxy.nft\n" +
+			fmt.Sprintf("/tmp/kube-proxy.nft:12:1-%d: Error: Could not process rule: Operation not supported\n", len(cmd)) +
+			cmd + "\n" + strings.Repeat("^", len(cmd)) + "\n"
 	}},
 	{Name: "log-nftables-feature", Apply: func(c string) string {
 		return "controlplane $ kubectl -n kube-system logs kube-proxy-7xk2p --timestamps\n" +

@@ -21,6 +21,7 @@ const (
 	FormatKlog Format = "klog" // klog text header
 	FormatJSON Format = "json" // component-base JSON
 	FormatText Format = "text" // a line in no known log format
+	FormatNFT  Format = "nft"  // nft's own error output ("/dev/stdin:12:1-80: Error: ..."), with the command and marks under it
 )
 
 // Wrapper is what carried an entry's line.
@@ -173,8 +174,11 @@ func Parse(name string, data []byte) (*Log, error) {
 		if cur == nil {
 			return
 		}
-		if cur.Format == FormatKlog {
+		switch cur.Format {
+		case FormatKlog:
 			finishKlog(cur, curLines)
+		case FormatNFT:
+			cur.Text = strings.Join(curLines, "\n")
 		}
 		l.Entries = append(l.Entries, cur)
 		cur, curLines = nil, nil
@@ -196,7 +200,15 @@ func Parse(name string, data []byte) (*Log, error) {
 			known++
 			continue
 		}
-		if cur != nil && cur.Format == FormatKlog && (ln.wrapper == cur.Wrapper) {
+		if msg, ok := nftError(ln.content); ok {
+			flush()
+			cur = &Entry{Format: FormatNFT, Severity: Error, Message: msg}
+			cur.setWrap(name, ln)
+			curLines = []string{ln.content}
+			known++
+			continue
+		}
+		if cur != nil && (cur.Format == FormatKlog || cur.Format == FormatNFT) && (ln.wrapper == cur.Wrapper) {
 			// Continuation of a multi-line klog entry.
 			cur.EndLine = ln.end
 			cur.Raw += "\n" + strings.Join(ln.raw, "\n")
@@ -332,6 +344,22 @@ func criLine(s string) (time.Time, string, byte, string, bool) {
 		return time.Time{}, "", 0, "", false
 	}
 	return ts, stream, tag, rest[j+1:], true
+}
+
+// reNFTError matches an error nft prints: "/dev/stdin:12:1-80: Error:
+// ...", "netlink: Error: ...", "Error: ...".
+var reNFTError = regexp.MustCompile(`^(?:(?:/dev/stdin|\S+\.nft|<cmdline>):\d+:\d+(?:-\d+)?: |netlink: )?Error: (.+)$`)
+
+// nftError returns the message of a line of nft's error output.
+func nftError(s string) (string, bool) {
+	if !strings.Contains(s, "Error: ") {
+		return "", false
+	}
+	m := reNFTError.FindStringSubmatch(s)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
 }
 
 // reJournal matches the prefix journalctl (short and short-iso output)

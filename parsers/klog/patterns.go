@@ -131,6 +131,14 @@ var Known = []Pattern{
 		Advice:   "Read the nft error in err=; check that the kernel supports the nftables features kube-proxy needs (kernel 5.13+, nft 1.0.1+) and sync_proxy_rules_nftables_sync_failures_total.",
 	},
 	{
+		ID:       "nft-command-failed",
+		Hints:    []string{"error: "},
+		Severity: "error",
+		Regexp:   regexp.MustCompile(`(?i)^(?:(?:/dev/stdin|\S+\.nft|<cmdline>):\d+:\d+(?:-\d+)?: |netlink: )?Error: `),
+		Meaning:  "nft refused a command: the error nft itself prints, with the command it refused under it (an nft older than the ruleset it reads or loads, a kernel without a feature the command uses, a table or set that does not exist).",
+		Advice:   "Read the error and the command under it; compare nft --version and uname -r on the node with what kube-proxy's nftables mode needs (nft 1.0.1 or later, kernel 5.13 or later).",
+	},
+	{
 		ID:       "nftables-cleanup-failed",
 		Hints:    []string{"stale chains"},
 		Severity: "warning",

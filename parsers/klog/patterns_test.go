@@ -74,6 +74,12 @@ func TestKnownPatterns(t *testing.T) {
 		}, []string{
 			hdr('E', "proxier.go:1874", "\"nftables sync failed\" err=<\n\t/dev/stdin:27:1-60: Error: Could not process rule: No such file or directory\n >"),
 		}},
+		{"nft-command-failed", []string{
+			"/dev/stdin:3:1-52: Error: Could not process rule: No such file or directory\nadd element ip kube-proxy service-ips { 10.96.0.10 . udp . 53 }\n^^^^",
+			"netlink: Error: cache initialization failed: Protocol not supported",
+		}, []string{
+			hdr('E', "proxier.go:1874", `"Error syncing" err="x"`),
+		}},
 		{"iptables-restore-missing-chain", []string{
 			hdr('E', "proxier.go:1522", "\"Failed to execute iptables-restore\" err=<\n\texit status 2: iptables-restore v1.8.9 (nf_tables): Couldn't load target `KUBE-SEP-Q3UCPZ54E6Q2R4UT':No such file or directory\n\t\n\tError occurred at line: 74\n\tTry `iptables-restore -h' or 'iptables-restore --help' for more information.\n > ipFamily=\"IPv4\""),
 		}, []string{
