@@ -1,6 +1,7 @@
 package parsers
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 )
@@ -18,6 +19,9 @@ var (
 // IsIPTablesListing reports whether data is the output of iptables -L:
 // it holds at least one chain header followed by the column header.
 func IsIPTablesListing(data []byte) bool {
+	if !bytes.HasPrefix(data, []byte("Chain ")) && !bytes.Contains(data, []byte("\nChain ")) {
+		return false // an iptables-save dump, which may be large, costs one scan
+	}
 	prevChain := false
 	for _, l := range strings.Split(string(data), "\n") {
 		l = strings.TrimRight(l, "\r \t")
