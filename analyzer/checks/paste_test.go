@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -105,6 +106,10 @@ func TestFormFixtures(t *testing.T) {
 	}
 }
 
+// listingTools are the versions of the tools that made the listings of
+// testdata/paste/forms.
+var listingTools = map[string]string{"iptables": "iptables v1.8.9 (nf_tables)", "nft": "nftables v1.0.6 (Lester Gooch #5)"}
+
 // TestListingFixtures keeps the fixtures of testdata/paste/forms equal to
 // what iptables -L prints of the dump of pasteBase (internal/pastetest's
 // Listings): the dump is restored in a scratch network namespace and
@@ -118,6 +123,17 @@ func TestListingFixtures(t *testing.T) {
 	clean, err := os.ReadFile(filepath.Join(root, pasteBase, "node", "iptables-save.txt"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// What iptables and nft print differs between their versions: the
+	// fixtures are those of the versions that made them.
+	for tool, want := range listingTools {
+		out, err := exec.Command(tool, "--version").Output()
+		if err != nil {
+			t.Skipf("%s --version: %v", tool, err)
+		}
+		if got := strings.TrimSpace(string(out)); got != want {
+			t.Skipf("the fixtures are what %s prints, this is %s", want, got)
+		}
 	}
 	ns := netnstest.New(t)
 	// The nfacct objects the dump's rules count in.
