@@ -55,7 +55,8 @@ var (
 	reKubeYAMLAPI   = regexp.MustCompile(`(?m)^(- )?apiVersion: *\S+`)
 	reKubeYAMLList  = regexp.MustCompile(`(?m)^items:\s*$`)
 	reMetrics       = regexp.MustCompile(`(?m)^(# (HELP|TYPE) \S+ |[a-z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eEInfNa]+( \d+)?$)`)
-	reKlog          = regexp.MustCompile(`(?m)^(\d{4}-\d\d-\d\dT\S+ ((stdout|stderr) [FP] )?)?[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ \S+:\d+\]`)
+	reKlog          = regexp.MustCompile(`(?m)^(\d{4}-\d\d-\d\dT\S+ ((stdout|stderr) [FP] )?|` + JournalPrefix + `)?[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ \S+:\d+\]`)
+	reNFTError      = regexp.MustCompile(`(?m)^(?:(?:/dev/stdin|\S+\.nft|<cmdline>):\d+:\d+(?:-\d+)?: |netlink: )Error: `)
 	reJSONLog       = regexp.MustCompile(`(?m)^(\d{4}-\d\d-\d\dT\S+ ((stdout|stderr) [FP] )?)?\{"ts":[0-9.e+]+,.*"msg":`)
 	reSysctl        = regexp.MustCompile(`(?m)^((net|kernel|vm|fs|user|dev|abi|crypto|debug)[./][A-Za-z0-9_./@+-]+( = | =$|=)|/proc/sys/[A-Za-z0-9_./@+-]+(: ?| |\t)\S)`)
 	reProcModules   = regexp.MustCompile(`(?m)^[A-Za-z0-9_-]+ \d+ (\d+|-) (-|[A-Za-z0-9_,-]+,?) (Live|Loading|Unloading) 0x`)
@@ -69,6 +70,11 @@ var (
 	reConntrackStat = regexp.MustCompile(`(?m)^cpu=\d+\s+found=\d+`)
 	reConntrackEnd  = regexp.MustCompile(`(?m)^conntrack v[0-9.]+ \(conntrack-tools\): \d+ flow entries have been shown\.`)
 )
+
+// JournalPrefix is what journalctl and systemctl status print before each
+// line a service logged: "Feb 17 11:12:14 node-a kube-proxy[9234]: " (or
+// the time in ISO form).
+const JournalPrefix = `(?:[A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?) \S+ [A-Za-z0-9_.@/-]+(?:\[\d+\])?: ?`
 
 // detectors is the ordered list of content detectors: the first that
 // accepts the head wins, so more specific formats come first.
@@ -111,7 +117,7 @@ var detectors = []detector{
 	{KindCmdline, isCmdline},
 	{KindConntrackStats, func(h []byte) bool { return reConntrackStat.Match(h) }},
 	{KindConntrack, func(h []byte) bool { return reConntrack.Match(h) || reConntrackEnd.Match(h) }},
-	{KindLog, func(h []byte) bool { return reKlog.Match(h) || reJSONLog.Match(h) }},
+	{KindLog, func(h []byte) bool { return reKlog.Match(h) || reJSONLog.Match(h) || reNFTError.Match(h) }},
 	{KindMetrics, func(h []byte) bool {
 		return bytes.Contains(h, []byte("kubeproxy_")) && reMetrics.Match(h)
 	}},

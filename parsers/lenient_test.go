@@ -32,3 +32,22 @@ func TestRanges(t *testing.T) {
 		t.Errorf("CountLines(changed) = %d, want 2", n)
 	}
 }
+
+// TestIsIPTablesListing recognises iptables -L's chain and column
+// headers, and nothing else.
+func TestIsIPTablesListing(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{"Chain INPUT (policy ACCEPT)\ntarget     prot opt source               destination\n", true},
+		{"Chain KUBE-SERVICES (2 references)\nnum  target     prot opt source               destination\n", true},
+		{"Chain INPUT (policy DROP 12 packets, 720 bytes)\n pkts bytes target     prot opt in     out     source               destination\n", true},
+		{"*nat\n:KUBE-SERVICES - [0:0]\nCOMMIT\n", false},
+		{"Chain INPUT (policy ACCEPT)\nsomething else\n", false},
+	} {
+		if got := IsIPTablesListing([]byte(tc.in)); got != tc.want {
+			t.Errorf("IsIPTablesListing(%q) = %v", tc.in, got)
+		}
+	}
+}

@@ -111,9 +111,18 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 	for _, r := range reasons {
 		c.Gaps = append(c.Gaps, strings.Join(skipped[r], ", ")+" did not run: "+r)
 	}
-	if gaps := partialGaps(f); len(gaps) > 0 {
+	if gaps, ipvsTable := partialGaps(f); len(gaps) > 0 {
 		c.Gaps = append(c.Gaps, gaps...)
-		need(wholeDumpNeed)
+		if ipvsTable {
+			need(wholeIPVSNeed)
+		}
+		if !ipvsTable || len(gaps) > 1 {
+			need(wholeDumpNeed)
+		}
+	}
+	if gaps := partialSetGaps(f); len(gaps) > 0 {
+		c.Gaps = append(c.Gaps, gaps...)
+		need(wholeSetsNeed)
 	}
 	// A file that was to be read and was not may hold what the checks
 	// would have needed.

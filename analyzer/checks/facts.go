@@ -8,7 +8,6 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
-	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
 // facts are computed once per snapshot and shared by every check's pass.
@@ -26,7 +25,7 @@ type facts struct {
 	tracer *traceFacts
 	// partial holds the dumps of the node's mode that are partial, by
 	// family (see ReportAbsence).
-	partial map[model.Family]*iptables.Dump
+	partial map[model.Family]*partialInput
 	// fired holds the IDs of the checks of the run that reported
 	// findings so far, services the service ports they named.
 	fired, services map[string]bool

@@ -63,8 +63,9 @@ func loggedMode(s *model.Snapshot) (string, *klog.Entry) {
 // syncFailurePatterns are the log patterns of failed rule syncs, which
 // sync-failures reports.
 var syncFailurePatterns = []string{
-	"iptables-xtables-lock", "iptables-restore-missing-chain", "iptables-restore-line-failed", "iptables-restore-failed",
-	"nftables-sync-failed", "nftables-cleanup-failed", "sync-failed",
+	"iptables-xtables-lock", "iptables-option-unknown", "iptables-extension-missing", "nftables-feature-missing",
+	"iptables-restore-missing-chain", "iptables-restore-line-failed", "iptables-restore-failed",
+	"nftables-sync-failed", "nft-command-failed", "nftables-cleanup-failed", "sync-failed",
 }
 
 var logErrors = &Check{

@@ -7,23 +7,45 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
-	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/ipset"
 )
 
 // wholeDumpNeed is how to get a whole dump when the one given is partial.
 var wholeDumpNeed = InputNeed{"a whole iptables-save of the node, as a file rather than pasted",
 	"iptables-save > iptables-save.txt; ip6tables-save > ip6tables-save.txt (on the node, as root)"}
 
-// partialDumps returns the dumps of the node's mode that are partial (read
-// leniently from a paste cut short or cut out), by family.
-func partialDumps(f *facts) map[model.Family]*iptables.Dump {
-	var out map[model.Family]*iptables.Dump
+// partialInput is a data plane input of the node's mode read leniently
+// that may not hold all of it: its file and why.
+type partialInput struct {
+	Name, Reason string
+	// ipvs is set for an IPVS listing, whose gap asks for the IPVS table.
+	ipvs bool
+}
+
+// partialDumps returns the data plane inputs of the node's mode that are
+// partial (read leniently from a paste cut short or cut out), by family:
+// iptables dumps, and in IPVS mode the IPVS table (of both families).
+func partialDumps(f *facts) map[model.Family]*partialInput {
+	var out map[model.Family]*partialInput
+	add := func(fam model.Family, p *partialInput) {
+		if out == nil {
+			out = map[model.Family]*partialInput{}
+		}
+		if out[fam] == nil {
+			out[fam] = p
+		}
+	}
 	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
 		if d := f.res.IPTables(fam); d != nil && d.Partial {
-			if out == nil {
-				out = map[model.Family]*iptables.Dump{}
-			}
-			out[fam] = d
+			add(fam, &partialInput{Name: d.Name, Reason: d.PartialReason})
+		}
+	}
+	if f.res.Mode == model.ModeIPVS {
+		if d := f.res.IPVSTable(); d != nil && d.PartialReason != "" && len(d.Services) > 0 {
+			p := &partialInput{Name: d.Services[0].Pos.File, Reason: d.PartialReason, ipvs: true}
+			add(model.IPv4, p)
+			add(model.IPv6, p)
 		}
 	}
 	return out
@@ -84,15 +106,62 @@ func (p *Pass) noteUncovered() {
 	}
 }
 
-// partialGaps are the coverage gaps of partial dumps.
-func partialGaps(f *facts) []string {
+// wholeIPVSNeed is how to get the whole IPVS table when the listing given
+// is partial.
+var wholeIPVSNeed = InputNeed{"the node's whole IPVS table, as a file rather than pasted",
+	"ipvsadm -Ln > ipvsadm.txt (on the node, as root)"}
+
+// wholeSetsNeed is how to get every member of the node's ipsets when the
+// listing given is cut short.
+var wholeSetsNeed = InputNeed{"the node's ipsets whole, as a file rather than pasted",
+	"ipset save > ipset-save.txt (on the node, as root)"}
+
+// partialSetGaps are the coverage gaps of ipset listings cut short: a
+// member they do not list may be in its set.
+func partialSetGaps(f *facts) []string {
 	var out []string
-	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
-		if d := f.partial[fam]; d != nil {
-			out = append(out, fmt.Sprintf("%s (%s) is partial: %s; what it does not hold was not checked", d.Name, fam, d.PartialReason))
+	for _, in := range f.snap.Inputs {
+		if in.Partial != "" && in.Kind == parsers.KindIPSetList {
+			out = append(out, fmt.Sprintf("%s is partial: %s; members it does not list were not checked", in.Path, in.Partial))
 		}
 	}
 	return out
+}
+
+// setMayHide reports whether a member missing from a set may only be
+// outside what an ipset listing cut short shows: the set is one whose
+// members were cut, or it is not listed and a listing was cut (the sets
+// after the cut are not in it).
+func setMayHide(s *model.Snapshot, set *ipset.Set) bool {
+	if set != nil {
+		return set.Partial != ""
+	}
+	for _, d := range s.IPSets {
+		if d.PartialReason != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// partialGaps are the coverage gaps of partial dumps, and whether one is
+// an IPVS listing.
+func partialGaps(f *facts) (out []string, ipvsTable bool) {
+	seen := map[*partialInput]bool{}
+	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+		d := f.partial[fam]
+		if d == nil || seen[d] {
+			continue
+		}
+		seen[d] = true
+		if d.ipvs {
+			ipvsTable = true
+			out = append(out, fmt.Sprintf("%s is partial: %s; what it does not hold was not checked", d.Name, d.Reason))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s (%s) is partial: %s; what it does not hold was not checked", d.Name, fam, d.Reason))
+	}
+	return out, ipvsTable
 }
 
 // plural returns "1 service port", "2 service ports".

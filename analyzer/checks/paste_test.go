@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/checks"
 	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
+	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/internal/pastetest"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
@@ -59,7 +62,113 @@ func TestPasteFixtures(t *testing.T) {
 	}
 }
 
-// TestPasteGolden analyses every fixture of testdata/paste with the
+// TestFormFixtures keeps the fixtures of testdata/paste/forms that are
+// made from the dump of pasteBase (internal/pastetest's Forms) current,
+// and every fixture there one of pastetest's Forms or Listings
+// (rewritten with -update).
+func TestFormFixtures(t *testing.T) {
+	root := parsetest.Root(t)
+	clean, err := os.ReadFile(filepath.Join(root, pasteBase, "node", "iptables-save.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, l := range pastetest.Listings {
+		known[l.Name+".txt"] = true
+	}
+	for _, f := range pastetest.Forms {
+		known[f.Name+".txt"] = true
+		file := filepath.Join(root, "testdata", "paste", "forms", f.Name+".txt")
+		base := clean
+		if f.Base != "" {
+			if base, err = os.ReadFile(filepath.Join(root, "testdata", "bundles", f.Base)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		content := f.Apply(string(base))
+		got, err := os.ReadFile(file)
+		if err == nil && string(got) == content {
+			continue
+		}
+		if *parsetest.Update {
+			if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s is not the fixture internal/pastetest makes (run go test -update)", file)
+	}
+	have, _ := filepath.Glob(filepath.Join(root, "testdata", "paste", "forms", "*.txt"))
+	for _, f := range have {
+		if !known[filepath.Base(f)] {
+			t.Errorf("%s is no fixture of internal/pastetest", f)
+		}
+	}
+}
+
+// listingTools are the versions of the tools that made the listings of
+// testdata/paste/forms.
+var listingTools = map[string]string{"iptables": "iptables v1.8.9 (nf_tables)", "nft": "nftables v1.0.6 (Lester Gooch #5)"}
+
+// TestListingFixtures keeps the fixtures of testdata/paste/forms equal to
+// what iptables -L prints of the dump of pasteBase (internal/pastetest's
+// Listings): the dump is restored in a scratch network namespace and
+// listed by the iptables installed, with the names of
+// testdata/paste/forms/etc in place of the node's (so that iptables -L
+// without -n prints the same names everywhere). Rewritten with -update;
+// it needs root.
+func TestListingFixtures(t *testing.T) {
+	netnstest.RequireTools(t, "iptables-restore", "nfacct", "nft", "unshare", "mount")
+	root := parsetest.Root(t)
+	clean, err := os.ReadFile(filepath.Join(root, pasteBase, "node", "iptables-save.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What iptables and nft print differs between their versions: the
+	// fixtures are those of the versions that made them.
+	for tool, want := range listingTools {
+		out, err := exec.Command(tool, "--version").Output()
+		if err != nil {
+			t.Skipf("%s --version: %v", tool, err)
+		}
+		if got := strings.TrimSpace(string(out)); got != want {
+			t.Skipf("the fixtures are what %s prints, this is %s", want, got)
+		}
+	}
+	ns := netnstest.New(t)
+	// The nfacct objects the dump's rules count in.
+	ns.Run(nil, "nfacct", "add", "ct_state_invalid_dropped_pkts")
+	ns.Run(nil, "nfacct", "add", "localhost_nps_accepted_pkts")
+	ns.Run(clean, "iptables-restore")
+	etc := filepath.Join(root, "testdata", "paste", "forms", "etc")
+	var binds []string
+	for _, f := range []string{"hosts", "networks", "services", "nsswitch.conf"} {
+		binds = append(binds, fmt.Sprintf("mount --bind %s /etc/%s", filepath.Join(etc, f), f))
+	}
+	for _, l := range pastetest.Listings {
+		var outs []string
+		for _, c := range l.Commands {
+			script := strings.Join(binds, " && ") + " && exec " + l.Program() + " " + strings.Join(c, " ")
+			outs = append(outs, string(ns.Run(nil, "unshare", "-m", "sh", "-c", script)))
+		}
+		content := l.Paste(outs)
+		file := filepath.Join(root, "testdata", "paste", "forms", l.Name+".txt")
+		got, err := os.ReadFile(file)
+		if err == nil && string(got) == content {
+			continue
+		}
+		if *parsetest.Update {
+			if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s is not what iptables prints (run go test -update):\n%s", file, parsetest.Diff(got, []byte(content)))
+	}
+}
+
+// TestPasteGolden analyses every fixture of testdata/paste (and
+// testdata/paste/forms) with the
 // exports and configuration of pasteBase, and compares what was
 // understood, skipped and changed, what the checks ran on and the verdict
 // with <fixture>.golden (rewritten with -update).
@@ -67,6 +176,8 @@ func TestPasteGolden(t *testing.T) {
 	root := parsetest.Root(t)
 	t.Chdir(root)
 	files, err := filepath.Glob("testdata/paste/*.txt")
+	forms, _ := filepath.Glob("testdata/paste/forms/*.txt")
+	files = append(files, forms...)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures: %v", err)
 	}
@@ -74,6 +185,24 @@ func TestPasteGolden(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(file), ".txt")
 		t.Run(name, func(t *testing.T) {
 			paths := []string{file, pasteBase + "/cluster", pasteBase + "/kube-proxy"}
+			if strings.HasPrefix(name, "configmap-") {
+				// The node without its configuration, which the fixture is.
+				paths = []string{file, pasteBase + "/node", pasteBase + "/cluster/cluster.yaml", pasteBase + "/cluster/node.yaml", pasteBase + "/kube-proxy/version.txt"}
+			}
+			if strings.HasPrefix(name, "ipvs-") {
+				// The rest of an IPVS node, but what the fixture holds.
+				b := "testdata/bundles/" + pastetest.IPVSBase
+				paths = []string{file, b + "/cluster", b + "/kube-proxy/config.yaml", b + "/kube-proxy/version.txt", b + "/node/iptables-save.txt", b + "/node/ip-addr.txt"}
+				if !strings.Contains(name, "metrics") {
+					paths = append(paths, b+"/kube-proxy/metrics.txt")
+				}
+				if !strings.Contains(name, "ipvsadm") {
+					paths = append(paths, b+"/node/ipvsadm.txt")
+				}
+				if !strings.Contains(name, "ipset") {
+					paths = append(paths, b+"/node/ipset-save.txt")
+				}
+			}
 			got := pasteSummary(t, file, paths)
 			golden := strings.TrimSuffix(file, ".txt") + ".golden"
 			want, _ := os.ReadFile(golden)
@@ -127,6 +256,33 @@ func pasteSummary(t *testing.T, file string, paths []string) []byte {
 		if d.Name == file {
 			fmt.Fprintf(&b, "understood: %s\n", understood(d))
 		}
+	}
+	for _, l := range s.Logs {
+		if l.File != file {
+			continue
+		}
+		var ids []string
+		truncated := 0
+		for _, m := range l.Matches() {
+			ids = append(ids, fmt.Sprintf("%s (line %d)", m.Pattern.ID, m.Entry.Pos.Line))
+		}
+		for _, e := range l.Entries {
+			if e.Truncated {
+				truncated++
+			}
+		}
+		fmt.Fprintf(&b, "log: %d entries (%d truncated), known: %s\n", len(l.Entries), truncated, orNone(strings.Join(ids, ", ")))
+	}
+	if m := s.Metrics; m != nil && m.File == file {
+		for _, f := range m.KubeProxy().Families {
+			if d := f.SyncDuration; d != nil && d.P50 != nil {
+				fmt.Fprintf(&b, "metrics: family %q: %v syncs, p50 %.3gs\n", f.IPFamily, float64(d.Count), float64(*d.P50))
+			}
+		}
+	}
+	if strings.Contains(file, "/forms/") {
+		r := resolve.Resolve(s, resolve.Options{})
+		fmt.Fprintf(&b, "mode: %s (%s)\n", r.Mode, r.ModeSource)
 	}
 	res := checks.Run(s, checks.All)
 	ran, skipped := 0, 0

@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"github.com/google/nftables"
 	"net/netip"
 	"sort"
 	"strings"
@@ -121,6 +122,16 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 func (b *builder) add(r parsed) {
 	in := model.Input{Path: r.f.name, Kind: r.kind, Bytes: r.size, Bundle: r.f.group, Note: r.note,
 		Skipped: parsers.Ranges(r.notes, true), Changed: parsers.Ranges(r.notes, false), Encoding: r.f.decoded}
+	switch v := r.value.(type) {
+	case *ipset.Dump:
+		in.Partial = v.PartialReason
+	case *ipvs.Dump:
+		in.Partial = v.PartialReason
+	case *nft.Ruleset:
+		if t := iptablesNFTTables(v); t != "" && in.Note == "" {
+			in.Note = "holds " + t + " of iptables-nft: kube-proxy's iptables-mode rules as nft lists them, not read as iptables rules (iptables-save reads them as such)"
+		}
+	}
 	switch v := r.value.(type) {
 	case *iptables.Dump:
 		in.Partial = v.PartialReason
@@ -283,6 +294,30 @@ func sourceNotes(name string, m *manifest.Manifest) []string {
 	return out
 }
 
+// iptablesNFTTables names the tables of a ruleset that iptables-nft
+// writes and that hold kube-proxy's iptables-mode chains ("table ip nat,
+// table ip filter"), "" when none does.
+func iptablesNFTTables(rs *nft.Ruleset) string {
+	var out []string
+	for _, t := range rs.Tables {
+		if t.Name != "nat" && t.Name != "filter" || t.Family != nftables.TableFamilyIPv4 && t.Family != nftables.TableFamilyIPv6 {
+			continue
+		}
+		kube := resolve.NFTHasIPTablesMode(t)
+		for _, c := range t.Chains {
+			kube = kube || strings.HasPrefix(c.Name, "KUBE-")
+		}
+		if kube {
+			fam := "ip"
+			if t.Family == nftables.TableFamilyIPv6 {
+				fam = "ip6"
+			}
+			out = append(out, "table "+fam+" "+t.Name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 // one notes that a file replaced another of a kind a node has only one of
 // (the last one read wins).
 func (b *builder) one(in *model.Input, replaced bool) {
@@ -326,10 +361,10 @@ func (b *builder) pickConfig() error {
 		if cm.Namespace != "kube-system" || cm.Name != "kube-proxy" {
 			continue
 		}
-		for _, key := range []string{kpconfig.ConfigMapKey, "config.yaml", "kube-proxy-config.yaml"} {
+		for _, key := range []string{kpconfig.ConfigMapKey, "config.yaml", "kube-proxy-config.yaml", "config"} {
 			data, ok := cm.Data[key]
-			if !ok {
-				continue
+			if !ok || key == "config" && !strings.Contains(data, "KubeProxyConfiguration") {
+				continue // "config" is the key of some deployments' --config file
 			}
 			opts := kpconfig.Options{Line: cm.DataLines[key], Lenient: true}
 			if opts.Line == 0 {

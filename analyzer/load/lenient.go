@@ -3,9 +3,13 @@ package load
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/ipvs"
+	"github.com/proxyscan/proxyscan/parsers/klog"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/paste"
 )
@@ -15,20 +19,30 @@ import (
 // as far as it goes (iptables.ParseLenient). Every line removed, changed
 // or skipped is in r.notes. A file read as an iptables dump of which
 // nothing, or less than half, is one is not analysed (r.note says why):
-// notes that quote a rule or two are not a dump.
+// notes that quote a rule or two are not a dump. The output of iptables
+// -L is read into a dump where it determines the rules
+// (iptables.ParseListing).
 func readLenient(r *parsed, data []byte, ko kube.Options) {
 	name := r.f.name
 	if r.kind == parsers.KindIPTablesSave {
 		c := paste.Clean(data, paste.All)
-		d, notes, err := iptables.ParseLenient(name, c.Data)
+		parse, what := iptables.ParseLenient, "an iptables dump"
+		if parsers.IsIPTablesListing(c.Data) {
+			parse = func(name string, clean []byte) (*iptables.Dump, []parsers.LineNote, error) {
+				return iptables.ParseListing(name, clean, data)
+			}
+			what = "an iptables -L listing"
+			r.note = "read from an iptables -L listing"
+		}
+		d, notes, err := parse(name, c.Data)
 		if err != nil {
-			r.kind, r.note = parsers.KindUnknown, "not analysed: read as an iptables dump, "+message(err)
+			r.kind, r.note = parsers.KindUnknown, "not analysed: read as "+what+", "+message(err)
 			return
 		}
 		r.notes = append(c.Notes, notes...)
 		if bad, good := unread(notes), understood(d); bad > good {
 			r.kind, r.notes = parsers.KindUnknown, nil
-			r.note = fmt.Sprintf("not analysed: read as an iptables dump, %d of its lines are not one and %d are", bad, good)
+			r.note = fmt.Sprintf("not analysed: read as %s, %d of its lines are not one and %d are", what, bad, good)
 			return
 		}
 		r.value = d
@@ -40,9 +54,52 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 	}
 	if r.kind == parsers.KindKube {
 		r.value, r.err = kube.ParseWith(name, in, ko)
+	} else if fn := lenientNoted[r.kind]; fn != nil {
+		var notes []parsers.LineNote
+		r.value, notes, r.err = fn(name, in)
+		r.notes = append(r.notes, notes...)
+	} else if fn := lenientParsers[r.kind]; fn != nil {
+		r.value, r.err = fn(name, in)
 	} else if fn := parsersByKind[r.kind]; fn != nil {
 		r.value, r.err = fn(name, in)
 	}
+	if l, ok := r.value.(*klog.Log); ok {
+		r.notes = append(r.notes, truncated(l)...)
+	}
+}
+
+// ReasonTruncated is the reason of the notes of log lines that whatever
+// printed them cut short with "…" (systemctl status does, to the width
+// of its terminal): read as far as they go.
+const ReasonTruncated = "cut with …"
+
+// truncated notes the lines of a log that end in "…".
+func truncated(l *klog.Log) []parsers.LineNote {
+	var out []parsers.LineNote
+	for _, e := range l.Entries {
+		if !e.Truncated {
+			continue
+		}
+		for i, raw := range strings.Split(e.Raw, "\n") {
+			if strings.HasSuffix(raw, "…") {
+				out = append(out, parsers.LineNote{Line: e.Pos.Line + i, Reason: ReasonTruncated})
+			}
+		}
+	}
+	return out
+}
+
+// lenientParsers are the parsers of the kinds that read more of a file
+// leniently than strictly (an ipset listing cut short).
+var lenientParsers = map[parsers.Kind]parseFunc{
+	parsers.KindIPSetList: func(name string, data []byte) (any, error) { return ipset.ParseLenient(name, data) },
+}
+
+// lenientNoted are the lenient parsers that skip lines, and say which.
+var lenientNoted = map[parsers.Kind]func(string, []byte) (any, []parsers.LineNote, error){
+	parsers.KindIPVSList: func(name string, data []byte) (any, []parsers.LineNote, error) {
+		return ipvs.ParseLenient(name, data)
+	},
 }
 
 // message returns an input error's message without its position.
@@ -63,7 +120,7 @@ func unread(notes []parsers.LineNote) int {
 	n := 0
 	for _, x := range notes {
 		switch x.Reason {
-		case iptables.ReasonNotUnderstood, iptables.ReasonTableNotKnown, iptables.ReasonCutShort:
+		case iptables.ReasonNotUnderstood, iptables.ReasonTableNotKnown, iptables.ReasonCutShort, iptables.ReasonNotDetermined:
 			n++
 		}
 	}

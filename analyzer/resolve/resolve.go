@@ -113,6 +113,13 @@ func Resolve(s *model.Snapshot, o Options) *Resolution {
 		r.Mode, r.ModeOrigin, r.ModeSource = o.Mode, Given, "--mode flag"
 	case s.Config != nil:
 		r.Mode, r.ModeOrigin, r.ModeSource = s.Config.EffectiveMode(), Configured, "configured in "+s.Config.Source
+		if s.Config.Read != nil && s.Config.Read.Config.Mode == "" && s.Config.Source != "command line" && !modeFlag(s.Config) {
+			how := "mode not set"
+			if s.Config.Read.IsSet("mode") {
+				how = `mode: ""`
+			}
+			r.ModeSource = fmt.Sprintf("%s in %s: kube-proxy's default applies", how, s.Config.Source)
+		}
 	case len(r.Programmed) == 1:
 		r.Mode, r.ModeOrigin, r.ModeSource = r.Programmed[0], Inferred, "inferred from the data plane"
 	default:
@@ -184,6 +191,19 @@ func ConfiguredGates(s *model.Snapshot) map[string]bool {
 		return c.FeatureGates
 	}
 	return nil
+}
+
+// modeFlag reports whether a captured command line sets the mode.
+func modeFlag(c *model.Config) bool {
+	if c.Flags == nil {
+		return false
+	}
+	for _, f := range c.Flags.Applied {
+		if f.Field == "mode" {
+			return true
+		}
+	}
+	return false
 }
 
 // ModeAssumed reports a mode that no input and no flag says.

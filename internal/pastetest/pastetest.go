@@ -9,7 +9,10 @@ package pastetest
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/proxyscan/proxyscan/parsers/ipset"
 )
 
 // A Damage is one kind of paste damage.
@@ -273,4 +276,276 @@ func RestoreFailure(payload string, n int) string {
 	_ = enc.Encode(around)
 	return "controlplane $ kubectl -n kube-system logs kube-proxy-7xk2p | grep iptables-restore\n" +
 		fmt.Sprintf("E0414 09:30:00.120458       1 proxier.go:1520] \"Failed to execute iptables-restore\" err=\"iptables-restore: input error on line %d: \" ipFamily=\"IPv4\" rules=%s\n", n, strings.TrimSuffix(js.String(), "\n"))
+}
+
+// A Listing is the output of iptables -L (or of another command that
+// lists a dump's rules) as pasted: the command's arguments, run on the
+// node whose tables are the clean dump, and what the paste adds around
+// its output.
+type Listing struct {
+	Name string
+	// Tool is the program the commands run, "iptables" when empty.
+	Tool string
+	// Commands are the commands, each the arguments of Tool, whose
+	// outputs make the paste, in order.
+	Commands [][]string
+	// Wrap returns the paste of the commands' outputs.
+	Wrap func(outputs []string) string
+}
+
+// prompted returns each output after a prompt and its command.
+func prompted(tool string, cmds [][]string) func([]string) string {
+	return func(outs []string) string {
+		var b strings.Builder
+		for i, o := range outs {
+			b.WriteString("[root@node-a ~]# " + tool + " " + strings.Join(cmds[i], " ") + "\n" + o)
+		}
+		return b.String()
+	}
+}
+
+// Program returns the program a listing's commands run.
+func (l Listing) Program() string {
+	if l.Tool == "" {
+		return "iptables"
+	}
+	return l.Tool
+}
+
+// Listings are the iptables -L forms of a dump.
+var Listings = []Listing{
+	{Name: "iptables-L-nat-nv-line-numbers", Commands: [][]string{{"-t", "nat", "-L", "-n", "-v", "--line-numbers"}}},
+	{Name: "iptables-nL", Commands: [][]string{{"-nL"}}},
+	{Name: "iptables-L-both-nvx", Commands: [][]string{{"-L", "-n", "-v", "-x"}, {"-t", "nat", "-L", "-n", "-v", "-x"}, {"-t", "mangle", "-L", "-n", "-v", "-x"}}},
+	{Name: "iptables-L-nat-chain", Commands: [][]string{{"-t", "nat", "-L", "KUBE-SERVICES", "-n"}}},
+	{Name: "iptables-L-names", Commands: [][]string{{"-t", "nat", "-L"}},
+		// Without -n, in a ticket that does not show the command.
+		Wrap: func(outs []string) string {
+			return "kube-dns does not answer from pods; the nat table of the node:\n\n```\n" + outs[0] + "```\n"
+		}},
+	{Name: "nft-ruleset-iptables-nft", Tool: "nft", Commands: [][]string{{"-a", "list", "ruleset"}}},
+	{Name: "iptables-L-ticket", Commands: [][]string{{"-t", "nat", "-L", "-n", "-v"}},
+		Wrap: func(outs []string) string {
+			for _, d := range Damages {
+				if d.Name == "ticket" {
+					return d.Apply(outs[0])
+				}
+			}
+			return ""
+		}},
+}
+
+// Paste returns the paste of a listing's outputs.
+func (l Listing) Paste(outs []string) string {
+	if l.Wrap != nil {
+		return l.Wrap(outs)
+	}
+	return prompted(l.Program(), l.Commands)(outs)
+}
+
+// A Form is another form in which a ticket shows what a node did with
+// a dump: kube-proxy's logs of a failed sync of it, through journalctl,
+// systemctl status or kubectl logs.
+type Form struct {
+	Name string
+	// Base is the file of testdata/bundles the form is made from, ""
+	// for the iptables dump of iptables-mini.
+	Base string
+	// Apply returns the paste, from a clean dump.
+	Apply func(clean string) string
+}
+
+// IPVSBase is the bundle of the forms of an IPVS-mode node.
+const IPVSBase = "ipvs-healthy-mini"
+
+// lineOf returns the line of the restore payload (RestoreForm) of a
+// dump that contains s, 0 when none does.
+func lineOf(clean, s string) int {
+	for i, l := range strings.Split(RestoreForm(clean), "\n") {
+		if strings.Contains(l, s) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// journal prefixes each line with the journal's prefix of kube-proxy's
+// unit.
+func journal(lines ...string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString("Apr 14 09:30:00 node-a kube-proxy[9234]: " + l + "\n")
+	}
+	return b.String()
+}
+
+// ellipsised cuts each line longer than width as systemctl status does.
+func ellipsised(text string, width int) string {
+	return eachLine(text, func(_ int, l string) string {
+		if r := []rune(l); len(r) > width {
+			return string(r[:width-1]) + "…"
+		}
+		return l
+	})
+}
+
+// Forms are the log forms of a failed sync of a dump.
+var Forms = []Form{
+	{Name: "log-journalctl", Apply: func(c string) string {
+		n := lineOf(c, "--set-xmark 0x4000/0x0")
+		return "admin@node-a:~$ journalctl -u kube-proxy --no-pager | tail\n" + journal(
+			`I0414 09:29:58.101200    9234 server_linux.go:169] "Using iptables Proxier"`,
+			`I0414 09:30:00.100000    9234 proxier.go:805] "Syncing iptables rules"`,
+			`E0414 09:30:00.120458    9234 proxier.go:1520] "Failed to execute iptables-restore" err=<`,
+			`	exit status 2: iptables-restore v1.4.21: unknown option "--xor-mark"`,
+			fmt.Sprintf("	Error occurred at line: %d", n),
+			"	Try `iptables-restore -h' or 'iptables-restore --help' for more information.",
+			` > ipFamily="IPv4"`,
+			`E0414 09:30:00.120511    9234 proxier.go:811] "Sync failed" ipFamily="IPv4" retryingTime="30s"`,
+		)
+	}},
+	{Name: "log-systemctl-status", Apply: func(c string) string {
+		n := lineOf(c, "-m statistic")
+		return "[root@node-a ~]# systemctl status kube-proxy\n" +
+			"● kube-proxy.service - Kubernetes Kube-Proxy Server\n" +
+			"     Loaded: loaded (/etc/systemd/system/kube-proxy.service; enabled; vendor preset: enabled)\n" +
+			"     Active: active (running) since Tue 2026-04-14 09:29:57 UTC; 3s ago\n" +
+			"       Docs: https://github.com/kubernetes/kubernetes\n" +
+			"   Main PID: 9234 (kube-proxy)\n" +
+			"      Tasks: 9 (limit: 4557)\n" +
+			"     Memory: 21.4M\n" +
+			"     CGroup: /system.slice/kube-proxy.service\n" +
+			"             └─9234 /usr/local/bin/kube-proxy --config=/var/lib/kube-proxy/config.conf --hostname-override=node-a\n\n" +
+			ellipsised(journal(
+				`I0414 09:29:58.101200    9234 server_linux.go:169] "Using iptables Proxier"`,
+				`E0414 09:30:00.120458    9234 proxier.go:1520] "Failed to execute iptables-restore" err=<`,
+				`	exit status 2: Warning: Extension statistic revision 0 not supported, missing kernel module?`,
+				fmt.Sprintf("	iptables-restore: line %d failed", n),
+				` > ipFamily="IPv4"`,
+				`E0414 09:30:00.120511    9234 proxier.go:811] "Sync failed" ipFamily="IPv4" retryingTime="30s"`,
+			), 120)
+	}},
+	{Name: "log-kubectl-logs", Apply: func(c string) string {
+		n := lineOf(c, "-m recent")
+		return "controlplane $ kubectl -n kube-system logs kube-proxy-7xk2p --tail=4\n" +
+			`I0414 09:29:58.101200       1 server_linux.go:169] "Using iptables Proxier"` + "\n" +
+			`E0414 09:30:00.120458       1 proxier.go:1520] "Failed to execute iptables-restore" err=<` + "\n" +
+			"\texit status 2: iptables-restore v1.8.7 (legacy): Couldn't load match `recent':No such file or directory\n" +
+			fmt.Sprintf("\tError occurred at line: %d\n", n) +
+			` > ipFamily="IPv4"` + "\n"
+	}},
+	{Name: "ipvs-ipset-list-cut", Base: IPVSBase + "/node/ipset-save.txt", Apply: func(c string) string {
+		// ipset list, copied from a terminal that had scrolled: cut in
+		// the middle of the members of KUBE-LOOP-BACK.
+		d, err := ipset.Parse("ipset-save.txt", []byte(c))
+		if err != nil {
+			return err.Error()
+		}
+		l := string(ipset.FormatList(d))
+		i := strings.Index(l, "Name: KUBE-LOOP-BACK\n")
+		if i < 0 {
+			return ""
+		}
+		j := strings.Index(l[i:], "Members:\n") + i + len("Members:\n")
+		lines := strings.SplitAfterN(l[j:], "\n", 4)
+		return "[root@node-a ~]# ipset list\n" + l[:j] + strings.Join(lines[:3], "")
+	}},
+	{Name: "ipvs-ipvsadm-t", Base: IPVSBase + "/node/ipvsadm.txt", Apply: func(c string) string {
+		// One service listed, which prints no version banner.
+		var b strings.Builder
+		b.WriteString("admin@node-a:~$ sudo ipvsadm -Ln -t 10.96.0.1:443\n")
+		in := false
+		for i, l := range strings.Split(strings.TrimSuffix(c, "\n"), "\n") {
+			switch {
+			case i == 1 || i == 2:
+				b.WriteString(l + "\n")
+			case strings.HasPrefix(l, "TCP  10.96.0.1:443 "):
+				in = true
+				b.WriteString(l + "\n")
+			case in && strings.HasPrefix(l, "  ->"):
+				b.WriteString(l + "\n")
+			default:
+				in = false
+			}
+		}
+		return b.String()
+	}},
+	{Name: "ipvs-ipvsadm-L-names", Base: IPVSBase + "/node/ipvsadm.txt", Apply: func(c string) string {
+		// ipvsadm -L without -n: port names, and the names the node's
+		// resolver gives the addresses it knows.
+		r := strings.NewReplacer(":443 ", ":https ", ":80 ", ":http ", ":53 ", ":domain ",
+			"10.96.0.10:", "kube-dns.kube-system.svc.cluster.local:", "192.168.10.10:", "node-cp:")
+		return "[root@node-a ~]# ipvsadm -L\n" + r.Replace(c)
+	}},
+	{Name: "ipvs-metrics-grep-curl", Base: IPVSBase + "/kube-proxy/metrics.txt", Apply: func(c string) string {
+		// curl piped to grep on a terminal: the progress meter, on
+		// stderr, among the lines grep keeps.
+		return "admin@node-a:~$ curl localhost:10249/metrics | grep sync_proxy_rules\n" +
+			"  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n" +
+			"                                 Dload  Upload   Total   Spent    Left  Speed\n" +
+			keep(c, func(l string) bool { return strings.Contains(l, "sync_proxy_rules") }) +
+			"100 14342    0 14342    0     0  2334k      0 --:--:-- --:--:-- --:--:-- 2334k\n"
+	}},
+	{Name: "ipvs-metrics-old", Base: IPVSBase + "/kube-proxy/metrics.txt", Apply: func(c string) string {
+		// The page of a kube-proxy before 1.14: the sync latency in
+		// microseconds, no ip_family label.
+		const name = "kubeproxy_sync_proxy_rules_duration_seconds"
+		var b strings.Builder
+		b.WriteString("$ curl -s http://127.0.0.1:10249/metrics | grep kubeproxy\n")
+		for _, l := range strings.Split(strings.TrimSuffix(c, "\n"), "\n") {
+			if !strings.Contains(l, name) {
+				continue
+			}
+			l = strings.ReplaceAll(l, name, "kubeproxy_sync_proxy_rules_latency_microseconds")
+			l = strings.Replace(l, "latency in seconds", "latency", 1)
+			l = strings.Replace(l, `ip_family="IPv4",`, "", 1)
+			l = strings.Replace(l, `{ip_family="IPv4"}`, "", 1)
+			if i := strings.Index(l, `le="`); i >= 0 {
+				j := strings.IndexByte(l[i+4:], '"') + i + 4
+				if v, err := strconv.ParseFloat(l[i+4:j], 64); err == nil && l[i+4:j] != "+Inf" {
+					l = l[:i+4] + strconv.FormatFloat(v*1e6, 'f', -1, 64) + l[j:]
+				}
+			}
+			if strings.HasPrefix(l, "kubeproxy_sync_proxy_rules_latency_microseconds_sum ") {
+				f := strings.Fields(l)
+				if v, err := strconv.ParseFloat(f[1], 64); err == nil {
+					l = f[0] + " " + strconv.FormatFloat(v*1e6, 'f', -1, 64)
+				}
+			}
+			b.WriteString(l + "\n")
+		}
+		return b.String()
+	}},
+	{Name: "configmap-key-config", Base: "iptables-mini/cluster/kube-proxy-configmap.yaml", Apply: func(c string) string {
+		// A ConfigMap whose key is "config", with the user's own
+		// comments, and a mode left empty by someone who believes IPVS
+		// runs.
+		r := strings.NewReplacer("  config.conf: |-\n", "  config: |-\n",
+			"    mode: iptables\n", "    mode: \"\" # <-- switched to IPVS last week\n",
+			"      scheduler: rr\n", "      scheduler: rr # <-- round robin\n")
+		return "$ kubectl -n kube-system get cm kube-proxy -o yaml\n" + r.Replace(c)
+	}},
+	{Name: "log-nft-error", Base: "nftables-healthy/node/nft-ruleset.txt", Apply: func(c string) string {
+		// nft's own error when it loads a rule of kube-proxy's table that
+		// the kernel does not support.
+		rule := ""
+		for _, l := range strings.Split(c, "\n") {
+			if strings.Contains(l, "vmap @service-ips") {
+				rule = strings.TrimSpace(l)
+				break
+			}
+		}
+		cmd := "add rule ip kube-proxy services " + rule
+		return "[root@node-a ~]# nft -f /tmp/kube-proxy.nft\n" +
+			fmt.Sprintf("/tmp/kube-proxy.nft:12:1-%d: Error: Could not process rule: Operation not supported\n", len(cmd)) +
+			cmd + "\n" + strings.Repeat("^", len(cmd)) + "\n"
+	}},
+	{Name: "log-nftables-feature", Apply: func(c string) string {
+		return "controlplane $ kubectl -n kube-system logs kube-proxy-7xk2p --timestamps\n" +
+			`2026-04-14T09:29:58.101200000Z I0414 09:29:58.101200       1 server_linux.go:169] "Using nftables Proxier"` + "\n" +
+			`2026-04-14T09:30:00.120458000Z E0414 09:30:00.120458       1 proxier.go:1874] "nftables sync failed" err=<` + "\n" +
+			"2026-04-14T09:30:00.120458000Z \t/dev/stdin:12:1-80: Error: Could not process rule: Operation not supported\n" +
+			"2026-04-14T09:30:00.120458000Z \tadd rule ip kube-proxy services ip daddr . meta l4proto . th dport vmap @service-ips\n" +
+			`2026-04-14T09:30:00.120458000Z  > ipFamily="IPv4"` + "\n"
+	}},
 }

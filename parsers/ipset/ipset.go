@@ -21,6 +21,10 @@ const (
 type Dump struct {
 	Form Form   `json:"form"`
 	Sets []*Set `json:"sets"`
+	// PartialReason, for a listing read leniently ([ParseLenient]), says
+	// which sets it lists only some members of; "" when it lists them
+	// all.
+	PartialReason string `json:"partialReason,omitempty"`
 }
 
 // Set is one IP set.
@@ -37,6 +41,11 @@ type Set struct {
 	List *ListInfo `json:"list,omitempty"`
 	// Entries are the members in input order.
 	Entries []*Entry `json:"entries"`
+	// Partial, for a set of a listing read leniently that lists fewer
+	// members than its "Number of entries" says (a paste cut short),
+	// says how many it lists: "3 of its 10 entries". A member it does
+	// not list may be in the set.
+	Partial string `json:"partial,omitempty"`
 	// Pos and Raw locate the create line (save) or the Name: line (list).
 	Pos parsers.Pos `json:"pos"`
 	Raw string      `json:"raw"`

@@ -253,3 +253,48 @@ func BenchmarkParseSave10k(b *testing.B) {
 		}
 	}
 }
+
+// TestParseLenientCut reads an ipset listing cut in the middle of a set's
+// members: the set is partial, with how many of its entries it lists,
+// which Parse refuses.
+func TestParseLenientCut(t *testing.T) {
+	in := "Name: KUBE-CLUSTER-IP\nType: hash:ip,port\nRevision: 6\nHeader: family inet hashsize 1024 maxelem 65536\nSize in memory: 400\nReferences: 2\nNumber of entries: 3\nMembers:\n10.96.0.1,tcp:443\n10.96.0.10,udp:53\n"
+	if _, err := Parse("l", []byte(in)); err == nil {
+		t.Fatal("Parse reads a set cut short")
+	}
+	d, err := ParseLenient("l", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := d.Sets[0]; s.Partial != "2 of its 3 entries" || len(s.Entries) != 2 {
+		t.Errorf("set partial %q with %d entries", s.Partial, len(s.Entries))
+	}
+	if want := "set KUBE-CLUSTER-IP lists 2 of its 3 entries, and the listing ends there: sets after it are not listed"; d.PartialReason != want {
+		t.Errorf("reason %q, want %q", d.PartialReason, want)
+	}
+	whole := strings.Replace(in, "entries: 3", "entries: 2", 1)
+	if d, err := ParseLenient("l", []byte(whole)); err != nil || d.PartialReason != "" || d.Sets[0].Partial != "" {
+		t.Errorf("a whole listing: %v, %+v", err, d)
+	}
+}
+
+// FuzzParseLenient checks that ParseLenient never panics, fails only with
+// an input error, and reads what Parse reads the same, not partial.
+func FuzzParseLenient(f *testing.F) {
+	parsetest.Seeds(f, "parsers/ipset/*.txtar")
+	f.Add([]byte("Name: S\nType: hash:ip\nRevision: 6\nHeader: family inet hashsize 1024 maxelem 65536\nSize in memory: 1\nReferences: 0\nNumber of entries: 9\nMembers:\n10.0.0.1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := ParseLenient("fuzz", data)
+		if err != nil {
+			if !parsers.IsInputError(err) {
+				t.Fatalf("not an input error: %v", err)
+			}
+			return
+		}
+		if strict, err := Parse("fuzz", data); err == nil {
+			if d.PartialReason != "" || !reflect.DeepEqual(withoutPos(strict), withoutPos(d)) {
+				t.Fatalf("lenient read differs (partial %q):\n%s", d.PartialReason, cmp.Diff(strict, d, ignorePos))
+			}
+		}
+	})
+}

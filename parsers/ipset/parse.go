@@ -1,6 +1,7 @@
 package ipset
 
 import (
+	"fmt"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -32,10 +33,13 @@ var entryValueOptions = map[string]bool{
 type line = parsers.Line
 
 type parser struct {
-	name string
-	errs parsers.ErrorList
-	d    *Dump
-	sets map[string]*Set
+	// lenient is set by ParseLenient: a set listing fewer members than
+	// it says it has is partial rather than an error.
+	lenient bool
+	name    string
+	errs    parsers.ErrorList
+	d       *Dump
+	sets    map[string]*Set
 }
 
 func (p *parser) errorf(pos parsers.Pos, format string, args ...any) {
@@ -458,8 +462,32 @@ var listFields = []struct {
 	{"Number of entries: ", true},
 }
 
+// ParseLenient reads what [Parse] reads, and also an `ipset list` cut
+// short: a set that lists fewer members than its "Number of entries"
+// says is read as [Set.Partial], and the dump says which sets are in
+// PartialReason.
+func ParseLenient(name string, data []byte) (*Dump, error) {
+	lines, err := splitLines(name, data)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range lines {
+		if t := strings.TrimSpace(l.Text); t != "" && !strings.HasPrefix(t, "#") {
+			if strings.HasPrefix(t, "Name: ") {
+				return parseListWith(name, lines, true)
+			}
+			break
+		}
+	}
+	return Parse(name, data)
+}
+
 func parseList(name string, lines []line) (*Dump, error) {
-	p := &parser{name: name, d: &Dump{Form: FormList, Sets: []*Set{}}, sets: map[string]*Set{}}
+	return parseListWith(name, lines, false)
+}
+
+func parseListWith(name string, lines []line, lenient bool) (*Dump, error) {
+	p := &parser{lenient: lenient, name: name, d: &Dump{Form: FormList, Sets: []*Set{}}, sets: map[string]*Set{}}
 	i := 0
 	for i < len(lines) && len(p.errs) < maxErrors {
 		l := lines[i]
@@ -569,7 +597,17 @@ func (p *parser) listBlock(lines []line, i int) int {
 		p.errorf(start.Pos, "set %s listed twice (first at line %d)", s.Name, old.Pos.Line)
 		return i
 	}
-	if info.Entries >= 0 && info.Entries != len(s.Entries) && len(p.errs) == 0 {
+	if p.lenient && info.Entries > len(s.Entries) && len(p.errs) == 0 {
+		s.Partial = fmt.Sprintf("%d of its %d entries", len(s.Entries), info.Entries)
+		why := fmt.Sprintf("set %s lists %s", s.Name, s.Partial)
+		if i >= len(lines) {
+			why += ", and the listing ends there: sets after it are not listed"
+		}
+		if p.d.PartialReason != "" {
+			why = p.d.PartialReason + "; " + why
+		}
+		p.d.PartialReason = why
+	} else if info.Entries >= 0 && info.Entries != len(s.Entries) && len(p.errs) == 0 {
 		p.errorf(start.Pos, "set %s: \"Number of entries: %d\" but %d members (truncated?)", s.Name, info.Entries, len(s.Entries))
 	}
 	p.sets[s.Name] = s

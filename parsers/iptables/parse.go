@@ -109,6 +109,9 @@ type parser struct {
 	// (see lenient.go).
 	lenient bool
 	lax     laxState
+	// names is set while a listing's rule with names printed in place of
+	// ports is read: they are kept unresolved, not refused.
+	names bool
 }
 
 type token struct {
@@ -594,7 +597,7 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 		p.errorf("rule ends with \"!\"")
 		return nil
 	}
-	if msg := checkValues(raw, p.d.arena[r.first:]); msg != "" {
+	if msg := checkValues(raw, p.d.arena[r.first:], p.names); msg != "" {
 		p.d.arena = p.d.arena[:r.first]
 		p.errorf("%s", msg)
 		return nil
@@ -625,7 +628,9 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 // service names through /etc/services, which iptables-save never prints
 // and an offline reading cannot), a probability outside [0, 1], an empty
 // DNAT or SNAT target.
-func checkValues(raw string, args []arg) string {
+//
+// With names set, ports may be names (a listing printed without -n).
+func checkValues(raw string, args []arg, names bool) string {
 	for _, a := range args {
 		name := raw[a.nameOff : int(a.nameOff)+int(a.nameLen)]
 		val := raw[a.valOff : int(a.valOff)+int(a.valLen)]
@@ -638,8 +643,13 @@ func checkValues(raw string, args []arg) string {
 				}
 			}
 		case "--dport", "--sport", "--destination-port", "--source-port":
-			msg = checkPortRange(val)
+			if !names {
+				msg = checkPortRange(val)
+			}
 		case "--dports", "--sports", "--ports":
+			if names {
+				break
+			}
 			for v := range strings.SplitSeq(val, ",") {
 				if msg = checkPortRange(v); msg != "" {
 					break

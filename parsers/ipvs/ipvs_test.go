@@ -243,3 +243,70 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestParseLenient reads ipvsadm -L without -n, skipping the services and
+// real servers printed with names, and a listing of one service, without
+// the version banner; both are partial. SCTP rows are read.
+func TestParseLenient(t *testing.T) {
+	const title = "Prot LocalAddress:Port Scheduler Flags\n  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n"
+	in := "IP Virtual Server version 1.2.1 (size=4096)\n" + title +
+		"TCP  10.96.0.1:https rr\n  -> node-cp:6443                 Masq    1      0          0\n" +
+		"SCTP  10.96.0.20:3868 rr\n  -> 10.244.1.9:3868             Masq    1      0          0\n"
+	d, notes, err := ParseLenient("l", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Services) != 1 || d.Services[0].Protocol != ProtoSCTP || len(d.Services[0].Destinations) != 1 {
+		t.Fatalf("services %v", d.Services)
+	}
+	want := []parsers.LineNote{
+		{Line: 4, Reason: ReasonUnresolved, Skipped: true, Detail: "https (a port)"},
+		{Line: 5, Reason: ReasonServiceSkipped, Skipped: true},
+	}
+	if diff := cmp.Diff(want, notes); diff != "" {
+		t.Errorf("notes:\n%s", diff)
+	}
+	if !strings.Contains(d.PartialReason, "1 lines name hosts or services") {
+		t.Errorf("partial %q", d.PartialReason)
+	}
+	one := title + "TCP  10.96.0.1:443 rr\n  -> 192.168.10.10:6443           Masq    1      0          0\n"
+	d, notes, err = ParseLenient("t", []byte(one))
+	if err != nil || len(notes) > 0 || !strings.HasPrefix(d.PartialReason, "no version banner") {
+		t.Errorf("one service: %v %v %q", err, notes, d.PartialReason)
+	}
+	if d, _, err := ParseLenient("w", []byte("IP Virtual Server version 1.2.1 (size=4096)\n"+one)); err != nil || d.PartialReason != "" {
+		t.Errorf("a whole listing: %v %q", err, d.PartialReason)
+	}
+}
+
+// FuzzParseLenient checks that ParseLenient never panics, fails only
+// with an input error, notes lines of the input only, and reads what
+// Parse reads the same (but for why it is partial).
+func FuzzParseLenient(f *testing.F) {
+	parsetest.Seeds(f, "parsers/ipvs/*.txtar")
+	f.Add([]byte("IP Virtual Server version 1.2.1 (size=4096)\nProt LocalAddress:Port Scheduler Flags\n  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\nTCP  a:http rr\n  -> b:80 Masq 1 0 0\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, notes, err := ParseLenient("fuzz", data)
+		if err != nil {
+			if !parsers.IsInputError(err) {
+				t.Fatalf("not an input error: %v", err)
+			}
+			return
+		}
+		lines := bytes.Count(data, []byte("\n")) + 1
+		for _, n := range notes {
+			if n.Line < 1 || n.Line > lines {
+				t.Fatalf("note %+v of a %d-line input", n, lines)
+			}
+		}
+		if strict, err := Parse("fuzz", data); err == nil {
+			if len(notes) > 0 {
+				t.Fatalf("Parse reads the input, ParseLenient skips %v", notes)
+			}
+			d.PartialReason = "" // a listing Parse reads may still be of some services only
+			if diff := cmp.Diff(roundTripView(strict), roundTripView(d), ignorePos); diff != "" {
+				t.Fatalf("lenient read differs:\n%s", diff)
+			}
+		}
+	})
+}

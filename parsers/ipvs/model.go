@@ -91,6 +91,9 @@ type Dump struct {
 	Timeouts *Timeouts `json:"timeouts,omitempty"`
 	// Services are the virtual services.
 	Services []*Service `json:"services"`
+	// PartialReason, for a dump read leniently ([ParseLenient]), says why
+	// it may not hold the whole IPVS table; "" when it does.
+	PartialReason string `json:"partialReason,omitempty"`
 }
 
 // Timeouts are the IPVS connection timeouts in seconds.

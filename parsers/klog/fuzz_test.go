@@ -12,6 +12,9 @@ import (
 // that entries cover the input lines in order with their raw text.
 func FuzzParse(f *testing.F) {
 	parsetest.Seeds(f, "parsers/klog/*.txtar")
+	// The journal's and systemctl status's forms, and nft's own errors.
+	f.Add([]byte("Feb 17 11:12:14 node-a kube-proxy[9234]: E0217 11:12:14.123456    9234 proxier.go:1520] \"Failed\" err=<\nFeb 17 11:12:14 node-a kube-proxy[9234]: \tunknown option \"--xor-mark\"\nFeb 17 11:12:14 node-a kube-proxy[9234]:  > ipFamily=\"IPv4\"\nFeb 17 11:12:15 node-a kube-proxy[9234]: I0217 11:12:15.0    9234 a.go:1] \"x\" y=z…\n"))
+	f.Add([]byte("/dev/stdin:12:1-8: Error: Could not process rule: Operation not supported\nadd rule ip kube-proxy x\n^^^^^^^^\nnetlink: Error: x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l, err := Parse("log", data)
 		if err != nil {

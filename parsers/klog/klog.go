@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ const (
 	FormatKlog Format = "klog" // klog text header
 	FormatJSON Format = "json" // component-base JSON
 	FormatText Format = "text" // a line in no known log format
+	FormatNFT  Format = "nft"  // nft's own error output ("/dev/stdin:12:1-80: Error: ..."), with the command and marks under it
 )
 
 // Wrapper is what carried an entry's line.
@@ -30,6 +32,7 @@ const (
 	WrapperNone       Wrapper = ""           // the bare log line
 	WrapperCRI        Wrapper = "cri"        // CRI log file (/var/log/pods)
 	WrapperTimestamps Wrapper = "timestamps" // kubectl logs --timestamps
+	WrapperJournal    Wrapper = "journal"    // journalctl or systemctl status ("Feb 17 11:12:14 host kube-proxy[9234]: ")
 )
 
 // Severity is a log severity.
@@ -70,6 +73,10 @@ type Entry struct {
 	Wrapper Wrapper `json:"wrapper,omitempty"`
 	Stream  string  `json:"stream,omitempty"`
 	Partial bool    `json:"partial,omitempty"`
+	// Truncated is true when a line of the entry was cut by whatever
+	// printed it, ending in "…" (systemctl status shortens log lines to
+	// the terminal's width): the rest of that line is not known.
+	Truncated bool `json:"truncated,omitempty"`
 	// Time is the full time of the entry when known: the CRI or kubectl
 	// timestamp, or the JSON ts. Zero for bare klog lines, whose header has
 	// no year; see [Entry.When].
@@ -167,8 +174,11 @@ func Parse(name string, data []byte) (*Log, error) {
 		if cur == nil {
 			return
 		}
-		if cur.Format == FormatKlog {
+		switch cur.Format {
+		case FormatKlog:
 			finishKlog(cur, curLines)
+		case FormatNFT:
+			cur.Text = strings.Join(curLines, "\n")
 		}
 		l.Entries = append(l.Entries, cur)
 		cur, curLines = nil, nil
@@ -190,11 +200,20 @@ func Parse(name string, data []byte) (*Log, error) {
 			known++
 			continue
 		}
-		if cur != nil && cur.Format == FormatKlog && (ln.wrapper == cur.Wrapper) {
+		if msg, ok := nftError(ln.content); ok {
+			flush()
+			cur = &Entry{Format: FormatNFT, Severity: Error, Message: msg}
+			cur.setWrap(name, ln)
+			curLines = []string{ln.content}
+			known++
+			continue
+		}
+		if cur != nil && (cur.Format == FormatKlog || cur.Format == FormatNFT) && (ln.wrapper == cur.Wrapper) {
 			// Continuation of a multi-line klog entry.
 			cur.EndLine = ln.end
 			cur.Raw += "\n" + strings.Join(ln.raw, "\n")
 			cur.Partial = cur.Partial || ln.partial
+			cur.Truncated = cur.Truncated || strings.HasSuffix(ln.content, "…")
 			curLines = append(curLines, ln.content)
 			continue
 		}
@@ -215,6 +234,7 @@ func Parse(name string, data []byte) (*Log, error) {
 }
 
 func (e *Entry) setWrap(name string, ln *logical) {
+	e.Truncated = strings.HasSuffix(ln.content, "…")
 	e.Pos = parsers.Pos{File: name, Line: ln.line}
 	e.EndLine = ln.end
 	e.Raw = strings.Join(ln.raw, "\n")
@@ -268,6 +288,8 @@ func unwrap(name string, data []byte, count *int) ([]logical, error) {
 		ln := logical{line: lineNo, end: lineNo, raw: []string{raw}, content: raw}
 		if ts, content, ok := timestampLine(raw); ok {
 			ln.wrapper, ln.time, ln.content = WrapperTimestamps, ts, content
+		} else if content, ok := JournalLine(raw); ok {
+			ln.wrapper, ln.content = WrapperJournal, content
 		}
 		out = append(out, ln)
 	}
@@ -322,6 +344,41 @@ func criLine(s string) (time.Time, string, byte, string, bool) {
 		return time.Time{}, "", 0, "", false
 	}
 	return ts, stream, tag, rest[j+1:], true
+}
+
+// reNFTError matches an error nft prints: "/dev/stdin:12:1-80: Error:
+// ...", "netlink: Error: ...", "Error: ...".
+var reNFTError = regexp.MustCompile(`^(?:(?:/dev/stdin|\S+\.nft|<cmdline>):\d+:\d+(?:-\d+)?: |netlink: )?Error: (.+)$`)
+
+// nftError returns the message of a line of nft's error output.
+func nftError(s string) (string, bool) {
+	if !strings.Contains(s, "Error: ") {
+		return "", false
+	}
+	m := reNFTError.FindStringSubmatch(s)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// reJournal matches the prefix journalctl (short and short-iso output)
+// and systemctl status put before each line a service logged: the time,
+// the host, the identifier and its process id.
+var reJournal = regexp.MustCompile("^" + parsers.JournalPrefix)
+
+// JournalLine returns what follows the journal's prefix of a line
+// ("Feb 17 11:12:14 node-a kube-proxy[9234]: E0217 ..."), and whether it
+// has one.
+func JournalLine(s string) (string, bool) {
+	if len(s) < 16 {
+		return "", false
+	}
+	m := reJournal.FindStringIndex(s)
+	if m == nil {
+		return "", false
+	}
+	return s[m[1]:], true
 }
 
 // timestampLine splits the "TIMESTAMP " prefix of kubectl logs --timestamps.

@@ -56,6 +56,30 @@ func TestKnownPatterns(t *testing.T) {
 		}, []string{
 			hdr('I', "iptables.go:212", `"Running" command="iptables-restore" arguments=["-w","5","-W","100000","--noflush","--counters"]`),
 		}},
+		{"iptables-option-unknown", []string{
+			hdr('E', "proxier.go:1520", "\"Failed to execute iptables-restore\" err=<\n\texit status 2: iptables-restore v1.4.21: unknown option \"--xor-mark\"\n\tError occurred at line: 71\n\tTry `iptables-restore -h' or 'iptables-restore --help' for more information.\n > ipFamily=\"IPv4\""),
+			hdr('E', "proxier.go:1520", `"Failed to execute iptables-restore" err="exit status 2: iptables-restore: unknown option \"--random-fully\"\nError occurred at line: 40\n"`),
+		}, []string{
+			hdr('E', "proxier.go:1520", `"Failed to execute iptables-restore" err="exit status 1: iptables-restore: line 71 failed"`),
+		}},
+		{"iptables-extension-missing", []string{
+			hdr('E', "proxier.go:1520", "\"Failed to execute iptables-restore\" err=<\n\texit status 2: Warning: Extension statistic revision 0 not supported, missing kernel module?\n\tiptables-restore: line 83 failed\n >"),
+			hdr('E', "proxier.go:1520", "\"Failed to execute iptables-restore\" err=<\n\texit status 2: iptables-restore v1.8.7 (legacy): Couldn't load match `recent':No such file or directory\n\tError occurred at line: 50\n >"),
+		}, []string{
+			hdr('E', "proxier.go:1522", "\"Failed to execute iptables-restore\" err=<\n\texit status 2: iptables-restore v1.8.9 (nf_tables): Couldn't load target `KUBE-SEP-Q3UCPZ54E6Q2R4UT':No such file or directory\n >"),
+		}},
+		{"nftables-feature-missing", []string{
+			hdr('E', "proxier.go:1874", "\"nftables sync failed\" err=<\n\t/dev/stdin:12:1-80: Error: Could not process rule: Operation not supported\n\tadd rule ip kube-proxy services ip daddr . meta l4proto . th dport vmap @service-ips\n >"),
+			hdr('E', "server.go:495", `"Error running ProxyServer" err="kube-proxy in nftables mode requires kernel 5.13 or later"`),
+		}, []string{
+			hdr('E', "proxier.go:1874", "\"nftables sync failed\" err=<\n\t/dev/stdin:27:1-60: Error: Could not process rule: No such file or directory\n >"),
+		}},
+		{"nft-command-failed", []string{
+			"/dev/stdin:3:1-52: Error: Could not process rule: No such file or directory\nadd element ip kube-proxy service-ips { 10.96.0.10 . udp . 53 }\n^^^^",
+			"netlink: Error: cache initialization failed: Protocol not supported",
+		}, []string{
+			hdr('E', "proxier.go:1874", `"Error syncing" err="x"`),
+		}},
 		{"iptables-restore-missing-chain", []string{
 			hdr('E', "proxier.go:1522", "\"Failed to execute iptables-restore\" err=<\n\texit status 2: iptables-restore v1.8.9 (nf_tables): Couldn't load target `KUBE-SEP-Q3UCPZ54E6Q2R4UT':No such file or directory\n\t\n\tError occurred at line: 74\n\tTry `iptables-restore -h' or 'iptables-restore --help' for more information.\n > ipFamily=\"IPv4\""),
 		}, []string{

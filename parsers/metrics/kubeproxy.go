@@ -10,6 +10,7 @@ import (
 // Kubernetes 1.20–1.37). All are ALPHA.
 const (
 	SyncProxyRulesDuration        = "kubeproxy_sync_proxy_rules_duration_seconds"
+	SyncProxyRulesLatencyMicros   = "kubeproxy_sync_proxy_rules_latency_microseconds"     // before 1.14, in microseconds
 	SyncFullProxyRulesDuration    = "kubeproxy_sync_full_proxy_rules_duration_seconds"    // 1.28+
 	SyncPartialProxyRulesDuration = "kubeproxy_sync_partial_proxy_rules_duration_seconds" // 1.28+
 	SyncProxyRulesLastTimestamp   = "kubeproxy_sync_proxy_rules_last_timestamp_seconds"
@@ -74,8 +75,12 @@ type FamilyView struct {
 	// IPFamily is the ip_family label ("IPv4", "IPv6"), or "" for metrics
 	// without the label.
 	IPFamily string `json:"ipFamily"`
+	// syncMicros is set when SyncDuration was read from the histogram in
+	// microseconds of kube-proxy before 1.14.
+	syncMicros bool
 
-	// SyncDuration is sync_proxy_rules_duration_seconds; SyncFullDuration
+	// SyncDuration is sync_proxy_rules_duration_seconds (before 1.14,
+	// sync_proxy_rules_latency_microseconds, read in seconds); SyncFullDuration
 	// and SyncPartialDuration split it by full and partial syncs (1.28+,
 	// iptables and nftables modes).
 	SyncDuration        *HistogramStats `json:"syncDuration,omitempty"`
@@ -233,12 +238,21 @@ func (p *Page) KubeProxy() *View {
 			}
 			dst := field(fam(m))
 			if *dst == nil {
-				*dst = stats(m)
+				*dst = stats(m, name == SyncProxyRulesLatencyMicros)
 			}
 		}
 	}
 
 	hist(SyncProxyRulesDuration, func(f *FamilyView) **HistogramStats { return &f.SyncDuration })
+	// Before 1.14 the same histogram was in microseconds: read in seconds
+	// where the page has no duration_seconds.
+	hist(SyncProxyRulesLatencyMicros, func(f *FamilyView) **HistogramStats {
+		if f.SyncDuration != nil && !f.syncMicros {
+			return new(*HistogramStats) // the seconds histogram is read
+		}
+		f.syncMicros = true
+		return &f.SyncDuration
+	})
 	hist(SyncFullProxyRulesDuration, func(f *FamilyView) **HistogramStats { return &f.SyncFullDuration })
 	hist(SyncPartialProxyRulesDuration, func(f *FamilyView) **HistogramStats { return &f.SyncPartialDuration })
 	hist(NetworkProgrammingDuration, func(f *FamilyView) **HistogramStats { return &f.NetworkProgramming })
@@ -277,8 +291,18 @@ func (p *Page) KubeProxy() *View {
 	return v
 }
 
-func stats(m *Metric) *HistogramStats {
+// stats summarises a histogram, given in microseconds when micros is set
+// (and summarised in seconds).
+func stats(m *Metric, micros bool) *HistogramStats {
 	h := m.Histogram
+	if micros {
+		scaled := &Histogram{Count: h.Count, Sum: h.Sum / 1e6, CountPos: h.CountPos, SumPos: h.SumPos}
+		for _, b := range h.Buckets {
+			b.UpperBound /= 1e6
+			scaled.Buckets = append(scaled.Buckets, b)
+		}
+		h = scaled
+	}
 	s := &HistogramStats{Count: h.Count, Sum: h.Sum, Buckets: h.Buckets, Pos: m.Pos, Raw: m.Raw}
 	if h.Count > 0 {
 		mean := h.Sum / h.Count

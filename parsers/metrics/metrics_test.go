@@ -211,3 +211,34 @@ func TestLabelEscapesAndOrder(t *testing.T) {
 		t.Errorf("labels or timestamp wrong: %+v %+v", f.Metrics[0], f.Metrics[1])
 	}
 }
+
+// TestLatencyMicroseconds reads the sync latency of kube-proxy before
+// 1.14, in microseconds, as the duration in seconds of later releases.
+func TestLatencyMicroseconds(t *testing.T) {
+	page := "# TYPE kubeproxy_sync_proxy_rules_latency_microseconds histogram\n" +
+		"kubeproxy_sync_proxy_rules_latency_microseconds_bucket{le=\"1000\"} 1\n" +
+		"kubeproxy_sync_proxy_rules_latency_microseconds_bucket{le=\"2000\"} 4\n" +
+		"kubeproxy_sync_proxy_rules_latency_microseconds_bucket{le=\"+Inf\"} 4\n" +
+		"kubeproxy_sync_proxy_rules_latency_microseconds_sum 6000\n" +
+		"kubeproxy_sync_proxy_rules_latency_microseconds_count 4\n"
+	p, err := Parse("m", []byte(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := p.KubeProxy().Family("")
+	if f == nil || f.SyncDuration == nil {
+		t.Fatal("no sync duration")
+	}
+	d := f.SyncDuration
+	if d.Count != 4 || d.Sum != 0.006 || d.Mean == nil || *d.Mean != 0.0015 || d.Buckets[1].UpperBound != 0.002 {
+		t.Errorf("sync duration %+v", d)
+	}
+	both := strings.ReplaceAll(page, "latency_microseconds", "duration_seconds") + page
+	p, err = Parse("m", []byte(both))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.KubeProxy().Family("").SyncDuration; d.Sum != 6000 {
+		t.Errorf("with both, the seconds histogram is not the one read: sum %v", d.Sum)
+	}
+}

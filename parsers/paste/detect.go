@@ -14,7 +14,8 @@ import (
 // [parsers.Detect] does, seeing through paste damage: when the bytes as
 // they are say nothing, the kind of their repaired form ([Clean]), else
 // [parsers.KindIPTablesSave] for rules of an iptables dump without their
-// table headers ([IsIPTablesFragment]). An iptables-restore payload
+// table headers ([IsIPTablesFragment]) and for the output of iptables -L
+// ([parsers.IsIPTablesListing]). An iptables-restore payload
 // quoted from kube-proxy's log, which parsers.Detect takes for a log, is
 // an iptables dump.
 func Detect(head []byte) parsers.Kind {
@@ -32,7 +33,7 @@ func Detect(head []byte) parsers.Kind {
 	if k := parsers.Detect(clean); k != parsers.KindUnknown {
 		return k
 	}
-	if IsIPTablesFragment(clean) {
+	if IsIPTablesFragment(clean) || parsers.IsIPTablesListing(clean) {
 		return parsers.KindIPTablesSave
 	}
 	return parsers.KindUnknown

@@ -17,6 +17,8 @@ const (
 	ReasonFence          = "code fence"          // a markdown code fence (removed)
 	ReasonKubectl        = "kubectl table"       // kubectl get's table output (removed)
 	ReasonLog            = "kube-proxy log"      // a log line around a logged payload (removed)
+	ReasonSystemctl      = "systemctl status"    // the unit's status above the log lines systemctl status shows (removed)
+	ReasonCurl           = "curl progress meter" // the lines of curl's progress meter among what it fetched (removed)
 	ReasonOutsideFences  = "outside code blocks" // text of a ticket around its fenced blocks (removed)
 	ReasonQuote          = "quote marker"        // "> " before the content (changed)
 	ReasonLineNumber     = "line number"         // an editor's line number before the content (changed)
@@ -123,6 +125,8 @@ func Clean(data []byte, o Options) *Result {
 	}
 	removeOutsideFences(ls)
 	removeKubectlTables(ls)
+	removeSystemctlStatus(ls)
+	removeCurlMeter(ls)
 	if o.Log {
 		removeLogLines(ls)
 	}
@@ -190,7 +194,8 @@ func mayBeDamaged(data []byte, o Options) bool {
 		switch last := t[len(t)-1]; {
 		case last == '\r' && o.CarriageReturns, (last == ' ' || last == '\t') && o.TrailingBlanks,
 			strings.IndexByte(t, 0x1b) >= 0, t[0] == '>', classify(t) != "",
-			strings.HasPrefix(t, "NAME") || strings.HasPrefix(t, "No resources found"),
+			strings.HasPrefix(t, "NAME") || strings.HasPrefix(t, "No resources found"), reUnit.MatchString(t),
+			strings.Contains(t, "% Total") || strings.Contains(t, "Dload"),
 			o.Log && strings.IndexByte("IWEF0123456789", t[0]) >= 0 && reKlog.MatchString(t):
 			return true
 		}
@@ -242,7 +247,7 @@ var commands = map[string]bool{
 	"ip6tables": true, "ip6tables-save": true, "ip6tables-legacy-save": true, "ip6tables-nft-save": true,
 	"iptables-legacy": true, "iptables-nft": true, "ipvsadm": true, "ipset": true, "nft": true, "conntrack": true,
 	"sysctl": true, "journalctl": true, "curl": true, "cat": true, "grep": true, "egrep": true, "watch": true,
-	"tail": true, "head": true, "less": true, "lsmod": true,
+	"tail": true, "head": true, "less": true, "lsmod": true, "systemctl": true,
 }
 
 // classify returns why a line is removed: a prompt, a command line or a
@@ -525,6 +530,58 @@ func removeLogLines(ls []line) {
 			!strings.Contains(l.text, `rules=[{"Line":`): // the lines around a failed restore: the parser reads them
 			l.removed = ReasonLog
 			open = strings.HasSuffix(l.text, "=<")
+		}
+	}
+}
+
+var (
+	// reUnit matches the first line of systemctl status: the unit's
+	// state mark, its name and description.
+	reUnit = regexp.MustCompile(`^(?:●|○|×|\*) \S+\.(?:service|scope)(?: - .*)?$`)
+	// reUnitField matches the lines under it: "Loaded: ...", "Main PID:
+	// ...", and the process tree of its CGroup.
+	reUnitField = regexp.MustCompile(`^\s+(?:[A-Z][A-Za-z ]*: |[├└│])`)
+)
+
+// removeSystemctlStatus removes what systemctl status prints of a unit
+// above the log lines it shows: its first line and the fields and
+// process tree under it.
+func removeSystemctlStatus(ls []line) {
+	for i := 0; i < len(ls); i++ {
+		if ls[i].removed != "" || !reUnit.MatchString(ls[i].text) {
+			continue
+		}
+		ls[i].removed = ReasonSystemctl
+		for i+1 < len(ls) && ls[i+1].removed == "" && reUnitField.MatchString(ls[i+1].text) {
+			i++
+			ls[i].removed = ReasonSystemctl
+		}
+	}
+}
+
+var (
+	// reCurlHeader matches the two header lines of curl's progress meter;
+	// reCurlRow its rows ("100 12345  100 12345    0     0  1234k      0
+	// --:--:-- --:--:-- --:--:-- 1234k").
+	reCurlHeader = regexp.MustCompile(`^\s*(?:% Total\s+% Received\s+% Xferd\s+Average Speed\s+Time\s+Time\s+Time\s+Current|Dload\s+Upload\s+Total\s+Spent\s+Left\s+Speed)\s*$`)
+	reCurlRow    = regexp.MustCompile(`^\s*\d{1,3}\s+[\d.]+[kMGTP]?\s+\d{1,3}\s+[\d.]+[kMGTP]?\s+\d{1,3}\s+[\d.]+[kMGTP]?\s+[\d.]+[kMGTP]?\s+[\d.]+[kMGTP]?\s+[-\d:]+\s+[-\d:]+\s+[-\d:]+\s+[\d.]+[kMGTP]?\s*$`)
+)
+
+// removeCurlMeter removes curl's progress meter, which a terminal shows
+// among the lines curl fetched when its output is piped (curl ... | grep):
+// its header lines, and the rows under one.
+func removeCurlMeter(ls []line) {
+	seen := false
+	for i := range ls {
+		l := &ls[i]
+		if l.removed != "" {
+			continue
+		}
+		switch {
+		case reCurlHeader.MatchString(l.text):
+			l.removed, seen = ReasonCurl, true
+		case seen && reCurlRow.MatchString(l.text):
+			l.removed = ReasonCurl
 		}
 	}
 }

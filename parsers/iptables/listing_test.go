@@ -1,0 +1,234 @@
+package iptables
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
+	"github.com/proxyscan/proxyscan/parsers/paste"
+)
+
+// TestListingIsTheDump reads the listing of the three tables of
+// iptables-mini that iptables -L -n -v -x printed (testdata/paste/forms),
+// prompts and all, and finds the rules, policies and counters of the
+// iptables-save of the same tables.
+func TestListingIsTheDump(t *testing.T) {
+	root := parsetest.Root(t)
+	clean, err := os.ReadFile(filepath.Join(root, "testdata/bundles/iptables-mini/node/iptables-save.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listing, err := os.ReadFile(filepath.Join(root, "testdata/paste/forms/iptables-L-both-nvx.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Parse("save", clean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := paste.Clean(listing, paste.All)
+	got, notes, err := ParseListing("listing", c.Data, listing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) > 0 || got.Partial {
+		t.Fatalf("notes %v, partial %q", notes, got.PartialReason)
+	}
+	if a, b := tablesText(want), tablesText(got); a != b {
+		t.Errorf("the listing is not the dump:\n%s", parsetest.Diff([]byte(a), []byte(b)))
+	}
+}
+
+// tablesText is a dump's tables as iptables-save writes them, without
+// comments, the tables in name order.
+func tablesText(d *Dump) string {
+	var parts []string
+	for _, l := range strings.Split(string(Format(d)), "\n") {
+		if strings.HasPrefix(l, "[") { // the counters iptables-save prints with -c only
+			l = l[strings.IndexByte(l, ']')+2:]
+		}
+		if !strings.HasPrefix(l, "#") {
+			parts = append(parts, l)
+		}
+	}
+	tables := strings.SplitAfter(strings.Join(parts, "\n"), "COMMIT\n")
+	sortStrings(tables)
+	return strings.Join(tables, "")
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// TestListingRows reads rows of each form a listing prints.
+func TestListingRows(t *testing.T) {
+	const head = "Chain KUBE-FORWARD (1 references)\ntarget     prot opt source               destination\n"
+	const headV = "Chain KUBE-FORWARD (1 references)\n pkts bytes target     prot opt in     out     source               destination\n"
+	for _, tc := range []struct {
+		name, in string
+		rule     string // the rule read, "" for none
+		reason   string // the note of the row, if any
+		detail   string
+	}{
+		{name: "blank target", in: head + "           all  --  anywhere             anywhere             /* a comment */\n",
+			rule: `-A KUBE-FORWARD -m comment --comment "a comment"`},
+		{name: "goto", in: head + "KUBE-Y     all  --  0.0.0.0/0            0.0.0.0/0            [goto] \n",
+			rule: "-A KUBE-FORWARD -g KUBE-Y"},
+		{name: "negations", in: head + "KUBE-MARK-MASQ  tcp  --  !10.244.0.0/16        10.96.0.1            tcp dpt:!443 ! ctstate NEW\n",
+			rule: "-A KUBE-FORWARD ! -s 10.244.0.0/16 -d 10.96.0.1/32 -p tcp -m tcp ! --dport 443 -m conntrack ! --ctstate NEW -j KUBE-MARK-MASQ"},
+		{name: "interfaces", in: headV + "    0     0 ACCEPT     all  --  eth0   !lo     0.0.0.0/0            0.0.0.0/0\n",
+			rule: "[0:0] -A KUBE-FORWARD -i eth0 ! -o lo -j ACCEPT"},
+		{name: "rounded counters", in: headV + "   12K  3M ACCEPT     all  --  *      *       0.0.0.0/0            0.0.0.0/0\n",
+			rule: "-A KUBE-FORWARD -j ACCEPT"},
+		{name: "statistic nth", in: head + "KUBE-SEP-A  all  --  0.0.0.0/0  0.0.0.0/0  statistic mode nth every 2 packet 0\n",
+			rule: "-A KUBE-FORWARD -m statistic --mode nth --every 2 --packet 0 -j KUBE-SEP-A"},
+		{name: "recent check", in: head + "KUBE-SEP-A  all  --  0.0.0.0/0  0.0.0.0/0  recent: CHECK seconds: 10800 reap name: KUBE-SEP-A side: source mask: 255.255.255.255\n",
+			rule: "-A KUBE-FORWARD -m recent --rcheck --seconds 10800 --reap --name KUBE-SEP-A --mask 255.255.255.255 --rsource -j KUBE-SEP-A"},
+		{name: "mark set", in: head + "MARK       all  --  0.0.0.0/0  0.0.0.0/0  MARK set 0x8000\n",
+			rule: "-A KUBE-FORWARD -j MARK --set-xmark 0x8000/0xffffffff"},
+		{name: "multiport and set", in: head + "ACCEPT     tcp  --  0.0.0.0/0  0.0.0.0/0  multiport dports 80,443 match-set KUBE-CLUSTER-IP dst,dst\n",
+			rule: "-A KUBE-FORWARD -p tcp -m multiport --dports 80,443 -m set --match-set KUBE-CLUSTER-IP dst,dst -j ACCEPT"},
+		{name: "state and addrtype", in: head + "ACCEPT     all  --  0.0.0.0/0  0.0.0.0/0  state RELATED,ESTABLISHED addrtype match dst-type !LOCAL\n",
+			rule: "-A KUBE-FORWARD -m state --state RELATED,ESTABLISHED -m addrtype ! --dst-type LOCAL -j ACCEPT"},
+		{name: "ipv6", in: head + "ACCEPT     6    --  ::/0                 fd00::1              tcp dpt:80\n",
+			rule: "-A KUBE-FORWARD -d fd00::1/128 -p tcp -m tcp --dport 80 -j ACCEPT"},
+		{name: "host name", in: head + "KUBE-SVC-A  udp  --  anywhere             kube-dns.kube-system.svc.cluster.local  udp dpt:domain\n",
+			rule: "-A KUBE-FORWARD -d kube-dns.kube-system.svc.cluster.local -p udp -m udp --dport domain -j KUBE-SVC-A", reason: ReasonUnresolved,
+			detail: "kube-dns.kube-system.svc.cluster.local (an address), domain (a port)"},
+		{name: "tcp flags", in: head + "ACCEPT     tcp  --  0.0.0.0/0  0.0.0.0/0  tcp flags:0x17/0x02\n",
+			reason: ReasonNotDetermined, detail: `tcp option "flags:0x17/0x02"`},
+		{name: "LOG", in: head + "LOG        all  --  0.0.0.0/0  0.0.0.0/0  LOG flags 0 level 4\n",
+			reason: ReasonNotDetermined, detail: `"LOG" (an option of target LOG)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, notes, err := ParseListing("l", []byte(tc.in), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rules []string
+			for _, tb := range d.Tables {
+				for _, c := range tb.Chains {
+					for _, r := range c.Rules {
+						s := r.Raw
+						if p, b, ok := r.Counters(); ok && d.Counters {
+							s = "[" + itoa(p) + ":" + itoa(b) + "] " + s
+						}
+						rules = append(rules, s)
+					}
+				}
+			}
+			if got := strings.Join(rules, "\n"); got != tc.rule {
+				t.Errorf("rule %q, want %q (notes %v)", got, tc.rule, notes)
+			}
+			var note parsers.LineNote
+			for _, n := range notes {
+				if n.Line == 3 {
+					note = n
+				}
+			}
+			if note.Reason != tc.reason || note.Detail != tc.detail {
+				t.Errorf("note %q (%s), want %q (%s)", note.Reason, note.Detail, tc.reason, tc.detail)
+			}
+			if tc.reason != "" && !d.Partial {
+				t.Errorf("not partial")
+			}
+		})
+	}
+}
+
+func itoa(n uint64) string {
+	var b []byte
+	for {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+		if n == 0 {
+			return string(b)
+		}
+	}
+}
+
+// TestListingTables finds the table of each listing: the command's -t,
+// filter without it, else the built-in chains listed, else the rules.
+func TestListingTables(t *testing.T) {
+	const nat = "Chain PREROUTING (policy ACCEPT)\ntarget     prot opt source               destination\nKUBE-SERVICES  all  --  0.0.0.0/0  0.0.0.0/0\n\n" +
+		"Chain POSTROUTING (policy ACCEPT)\ntarget     prot opt source               destination\n"
+	const chain = "Chain KUBE-SERVICES (2 references)\ntarget     prot opt source               destination\n" +
+		"REJECT     tcp  --  0.0.0.0/0  10.96.10.40  tcp dpt:80 reject-with icmp-port-unreachable\n"
+	for _, tc := range []struct {
+		name, orig, data, want string
+	}{
+		{"built-in chains", "", nat, "nat"},
+		{"command with -t", "$ sudo iptables -t nat -L KUBE-SERVICES -n\n", "\n" + chain, "nat"},
+		{"command without -t", "[root@a ~]# iptables -nL KUBE-SERVICES\n", "\n" + chain, "filter"},
+		{"rules", "", chain, "filter"},
+		{"two tables", "# iptables -L -n\n" + strings.Repeat("\n", 3) + "# iptables -t nat -L -n\n", "\n" + chain + "\n" + nat, "filter nat"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := []byte(tc.data)
+			var orig []byte
+			if tc.orig != "" {
+				lines := strings.Split(tc.data, "\n")
+				ol := strings.Split(tc.orig, "\n")
+				for i := range ol {
+					if i < len(lines) && lines[i] == "" {
+						lines[i] = ol[i]
+					}
+				}
+				orig = []byte(strings.Join(lines, "\n"))
+			}
+			d, _, err := ParseListing("l", data, orig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tb := range d.Tables {
+				got = append(got, tb.Name)
+			}
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("tables %v, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzParseListing checks that ParseListing, on any input and on paste
+// damage around it, never panics, fails only naming the file, notes lines
+// of the input only, and returns dumps that Format writes as a whole dump
+// Parse reads back unchanged.
+func FuzzParseListing(f *testing.F) {
+	root, err := os.Getwd()
+	if err == nil {
+		files, _ := filepath.Glob(filepath.Join(root, "..", "..", "testdata", "paste", "forms", "*.txt"))
+		for _, file := range files {
+			if b, err := os.ReadFile(file); err == nil {
+				f.Add(b[:min(len(b), 600)]) // the start of it: the fuzzer is slow on large seeds
+			}
+		}
+	}
+	f.Add([]byte("Chain X (1 references)\ntarget prot opt source destination\nA all -- 0.0.0.0/0 0.0.0.0/0 /* x */ tcp dpt:1 MARK or 0x1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := paste.Clean(data, paste.All)
+		d, notes, err := ParseListing("fuzz.txt", c.Data, data)
+		if err != nil {
+			if !bytes.HasPrefix([]byte(err.Error()), []byte("fuzz.txt")) {
+				t.Fatalf("error without the file name: %v", err)
+			}
+			return
+		}
+		lines := bytes.Count(data, []byte("\n")) + 1
+		for _, n := range notes {
+			if n.Line < 1 || n.Line > lines {
+				t.Fatalf("note %+v of a %d-line input", n, lines)
+			}
+		}
+		checkRoundTrip(t, "fuzz", d)
+	})
+}
