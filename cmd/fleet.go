@@ -1,8 +1,11 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,6 +14,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/report"
 	"github.com/proxyscan/proxyscan/internal/fault"
+	"github.com/proxyscan/proxyscan/parsers"
 )
 
 // analyzed is what is kept of one node once analysed: the node for the
@@ -101,6 +105,8 @@ func analyzeUnits(units [][]string, lopts load.Options, selected []*checks.Check
 			snaps, err := load.Load(units[i], lopts)
 			if err == nil {
 				out[i] = analyzeSnaps(snaps, selected, prints)
+			} else {
+				err = inBundle(units[i][0], err)
 			}
 			mu.Lock()
 			errs[i], failed = err, failed || err != nil
@@ -205,4 +211,27 @@ func (p *fleetProgress) done() {
 func (p *fleetProgress) stop() {
 	p.once.Do(func() { close(p.quit) })
 	<-p.shown
+}
+
+// inBundle names the bundle of an input error: a file of a parse error is
+// given with the bundle's path, another error is prefixed with it.
+func inBundle(bundle string, err error) error {
+	if fault.Is(err) {
+		return err
+	}
+	var list parsers.ErrorList
+	var one *parsers.Error
+	switch {
+	case errors.As(err, &list):
+		for _, e := range list {
+			e.Pos.File = filepath.Join(bundle, e.Pos.File)
+		}
+		return err
+	case errors.As(err, &one):
+		one.Pos.File = filepath.Join(bundle, one.Pos.File)
+		return err
+	case strings.Contains(err.Error(), bundle):
+		return err
+	}
+	return fmt.Errorf("%s: %w", bundle, err)
 }
