@@ -83,6 +83,31 @@ type printElem struct {
 	family   model.Family
 	kind     view.Kind
 	evidence []model.Evidence
+	// b is the backend whose evidence is read once the element is kept.
+	b *view.Backend
+}
+
+// uniqueElems sorts elements by key and keeps one of each: the last entry
+// of a key, the first endpoint, as a set filled in order would.
+func uniqueElems(list []printElem) []printElem {
+	sort.SliceStable(list, func(a, b int) bool { return list[a].key < list[b].key })
+	out := list[:0]
+	for i := 0; i < len(list); i++ {
+		e := list[i]
+		j := i
+		for j+1 < len(list) && list[j+1].key == e.key {
+			j++
+		}
+		if !e.backend {
+			e = list[j]
+		}
+		if e.b != nil {
+			e.evidence, e.b = e.b.Evidence(), nil
+		}
+		out = append(out, e)
+		i = j
+	}
+	return out
 }
 
 type labelled struct {
@@ -152,30 +177,32 @@ func (np *nodePrint) port(name string) *portPrint {
 	return nil
 }
 
-// newNodePrint reduces a node to its print.
+// newNodePrint reduces a node to its print. The traces of the checks are
+// dropped first: the print does not read them.
 func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
+	f.tracer = nil
 	np := &nodePrint{mode: f.res.Mode, modeSource: f.res.ModeSource}
 	sps := servicePortByName(s)
 	ports := map[string]*portPrint{}
-	elems := map[string]map[string]*printElem{}
 	get := func(name string) *portPrint {
 		pp := ports[name]
 		if pp == nil {
 			pp = &portPrint{service: name}
 			ports[name] = pp
-			elems[name] = map[string]*printElem{}
 		}
 		return pp
 	}
 	for _, v := range f.views {
 		np.views = append(np.views, viewPrint{family: v.Family, source: v.Source, anchors: v.Anchors})
 		topo := map[*model.ServicePort]bool{}
+		// A dispatch is often that of several origins and entries: its
+		// endpoints are read once.
+		read := map[*view.Dispatch]bool{}
 		for _, e := range v.Entries {
 			if e.Service == "" {
 				continue
 			}
 			pp := get(e.Service)
-			m := elems[e.Service]
 			pp.programmed = true
 			sp := sps[e.Service]
 			if pp.protocol == "" {
@@ -192,7 +219,7 @@ func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
 				}
 				pp.topology = pp.topology || t
 			}
-			m["entry "+e.Key()] = &printElem{label: entryLabel(e), family: v.Family, kind: e.Kind, evidence: e.Evidence}
+			pp.elems = append(pp.elems, printElem{key: "entry " + e.Key(), label: entryLabel(e), family: v.Family, kind: e.Kind, evidence: e.Evidence})
 			for _, o := range model.Origins {
 				dp := e.Dispatch[o]
 				if dp == nil || dp.Policy != view.PolicyCluster {
@@ -201,11 +228,12 @@ func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
 				if pp.dispatch == nil {
 					pp.dispatch = dp.Evidence
 				}
+				if read[dp] {
+					continue
+				}
+				read[dp] = true
 				for _, b := range dp.Backends {
-					k := "backend " + b.Endpoint
-					if m[k] == nil {
-						m[k] = &printElem{backend: true, label: b.Endpoint, family: v.Family, evidence: b.Evidence()}
-					}
+					pp.elems = append(pp.elems, printElem{key: "backend " + b.Endpoint, backend: true, label: b.Endpoint, family: v.Family, b: b})
 				}
 			}
 		}
@@ -215,42 +243,40 @@ func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
 	}
 	p := &Pass{Snap: s, facts: f}
 	for name, pp := range ports {
-		m := elems[name]
-		for k, e := range m {
-			e.key = k
-			pp.elems = append(pp.elems, *e)
-		}
-		sort.Slice(pp.elems, func(a, b int) bool { return pp.elems[a].key < pp.elems[b].key })
+		pp.elems = uniqueElems(pp.elems)
 		sp := sps[name]
 		if sp == nil {
 			continue
 		}
 		pp.known, pp.serviceEv = true, ServiceEvidence(sp)
-		seen := map[string]bool{}
+		var seen map[string]bool
 		for _, ep := range sp.Endpoints {
 			l := ep.String()
-			if seen[l] || m["backend "+l] != nil {
+			if pp.elem("backend "+l) != nil || seen[l] {
 				continue
+			}
+			if seen == nil {
+				seen = map[string]bool{}
 			}
 			seen[l] = true
 			pp.endpoints = append(pp.endpoints, labelled{l, EndpointEvidence(sp, ep)})
 		}
 		for _, fam := range []model.Family{model.IPv4, model.IPv6} {
-			exp := map[string]bool{}
-			for _, ep := range p.Expect(sp, fam).Endpoints(view.PolicyCluster) {
+			eps := p.Expect(sp, fam).Endpoints(view.PolicyCluster)
+			for _, ep := range eps {
 				l := ep.String()
-				exp[l] = true
-				if e := m["backend "+l]; e == nil || e.family != fam {
+				if e := pp.elem("backend " + l); e == nil || e.family != fam {
 					pp.expected = append(pp.expected, famLabel{fam, l})
 				}
 			}
 			for _, e := range pp.elems {
-				if e.backend && e.family == fam && !exp[e.label] {
+				if e.backend && e.family == fam && !model.Has(eps, e.label) {
 					pp.unexpected = append(pp.unexpected, famLabel{fam, e.label})
 				}
 			}
 		}
 	}
+	np.ports = make([]*portPrint, 0, len(ports))
 	for _, pp := range ports {
 		np.ports = append(np.ports, pp)
 	}
