@@ -74,18 +74,12 @@ func AnalyzeNode(s *model.Snapshot, checks []*Check, prints *Prints) *FleetNode 
 // detach copies the strings of a result's evidence, which may be parts of
 // the node's dumps, so that the result keeps none of them alive.
 func detach(res *Result) {
-	evs := func(list []model.Evidence) {
-		for i := range list {
-			e := &list[i]
-			e.File, e.Path, e.Text = strings.Clone(e.File), strings.Clone(e.Path), strings.Clone(e.Text)
-		}
-	}
 	for i := range res.Findings {
-		evs(res.Findings[i].Evidence)
+		model.Detach(res.Findings[i].Evidence)
 	}
 	if m := res.Migration; m != nil {
 		for i := range m.Items {
-			evs(m.Items[i].Evidence)
+			model.Detach(m.Items[i].Evidence)
 		}
 	}
 }

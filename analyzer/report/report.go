@@ -5,8 +5,6 @@
 package report
 
 import (
-	"strings"
-
 	"github.com/proxyscan/proxyscan/analyzer/checks"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 )
@@ -128,11 +126,7 @@ func Summarize(s *model.Snapshot, res *checks.Result) *Node {
 	n := &Node{Name: s.Node.Name, Inputs: s.Inputs, Version: s.Version.String(), VersionSource: s.Version.Source, Notes: s.Notes,
 		Checklist: BuildChecklist(s, res), Result: res}
 	for i := range n.Checklist {
-		evs := n.Checklist[i].Evidence
-		for j := range evs {
-			e := &evs[j]
-			e.File, e.Path, e.Text = strings.Clone(e.File), strings.Clone(e.Path), strings.Clone(e.Text)
-		}
+		model.Detach(n.Checklist[i].Evidence)
 	}
 	return n
 }
