@@ -76,7 +76,7 @@ func NewCmdAnalyze(f *Factory, runF func(*AnalyzeOptions) error) *cobra.Command 
 	fl.StringVar(&opts.Version, "version", "", "kube-proxy version to assume, e.g. 1.28 (default: from the inputs, else the newest)")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "disable colour (NO_COLOR is honoured too)")
 	fl.StringVar(&opts.Service, "service", "", "print, instead of the report, the rules kube-proxy should have programmed for this Service (ns/name or ns/name:port) that are missing or extra; exit status 1 when there are any (table or json output)")
-	fl.IntVarP(&opts.Jobs, "jobs", "j", 0, "how many bundles to load and analyse at once (default: one per core); memory grows with it, not with the number of bundles")
+	fl.IntVarP(&opts.Jobs, "jobs", "j", 0, "how many bundles to load and analyse at once (default: one per two cores, at least one: each uses every core); memory grows with it, not with the number of bundles")
 	fl.BoolVar(&opts.Verbose, "verbose", false, "list in the table every check that did not run, with the reason (also those that cannot apply to the node)")
 	registerCompletions(c, map[string]cobra.CompletionFunc{
 		"output":  completeValues(report.Formats()...),
@@ -141,9 +141,9 @@ func analyzeRun(opts *AnalyzeOptions) error {
 	jobs := opts.Jobs
 	switch {
 	case jobs < 0:
-		return flagErrorf("invalid --jobs %d (want 1 or more, or 0 for one per core)", jobs)
+		return flagErrorf("invalid --jobs %d (want 1 or more, or 0 for the default)", jobs)
 	case jobs == 0:
-		jobs = runtime.NumCPU()
+		jobs = defaultJobs()
 	}
 	var progress io.Writer
 	if opts.IO.ErrTTY {
@@ -207,3 +207,10 @@ func serviceRun(opts *AnalyzeOptions, threshold checks.Severity) error {
 	}
 	return nil
 }
+
+// defaultJobs is how many bundles analyze loads and analyses at once
+// without --jobs: one per two cores, at least one. Loading a node and
+// running its checks already use every core (the parsers, the export
+// decoder, the reachability sweep), so that more nodes at once would add
+// their memory without making the run faster.
+func defaultJobs() int { return max(1, runtime.NumCPU()/2) }

@@ -94,7 +94,7 @@ func benchFleet(b *testing.B, services, n int) {
 	cpu0 := cpuTime()
 	for b.Loop() {
 		stop := peakHeap()
-		nodes, _, err := analyzeNodes(paths, load.Options{Compact: true}, checks.All, runtime.NumCPU(), nil)
+		nodes, _, err := analyzeNodes(paths, load.Options{Compact: true}, checks.All, defaultJobs(), nil)
 		if err != nil {
 			b.Fatal(err)
 		}

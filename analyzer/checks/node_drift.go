@@ -143,7 +143,7 @@ func runNodeDrift(p *FleetPass) {
 			d.Alike++
 			continue
 		}
-		r.fill(p, rows[k])
+		r.fill(p, k, rows[k])
 		if row := compareRow(p, r); row.Drifted() {
 			d.Ports = append(d.Ports, row)
 		} else {
@@ -176,7 +176,7 @@ func newDriftRow(p *FleetPass, service string, pps []*portPrint) *driftRow {
 
 // fill sets, per node, what it programs for the row's service port: an
 // empty set for a node with a view but no entry of the port.
-func (r *driftRow) fill(p *FleetPass, pps []*portPrint) {
+func (r *driftRow) fill(p *FleetPass, service string, pps []*portPrint) {
 	r.nodes = make([]map[string]*printElem, len(p.Nodes))
 	r.dispatch = make([][]model.Evidence, len(p.Nodes))
 	for i, n := range p.Nodes {
@@ -184,7 +184,8 @@ func (r *driftRow) fill(p *FleetPass, pps []*portPrint) {
 			continue
 		}
 		m := map[string]*printElem{}
-		if pp := pps[i]; pp != nil {
+		if pps[i] != nil {
+			pp := n.print.full(service)
 			for j := range pp.elems {
 				m[pp.elems[j].key] = &pp.elems[j]
 			}
@@ -364,7 +365,7 @@ func expected(n *FleetNode, service string, e *printElem) bool {
 // reportRow reports what node i lacks and has in excess for a service port.
 func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, missing, extra []string, have []int) {
 	n := p.Nodes[i]
-	pp := n.print.port(r.service)
+	pp := n.print.full(r.service)
 	others := func(keys []string, with bool) string {
 		var names []string
 		for _, j := range have {

@@ -37,8 +37,12 @@ type nodePrint struct {
 	configPos    map[string]parsers.Pos
 	configAt     parsers.Pos
 	// ports are the service ports the data plane programs or the node's
-	// objects hold, sorted by name; shared between nodes that agree.
+	// objects hold, sorted by name, with the lines of their evidence left
+	// out (zero), so that nodes that program a port alike share its print
+	// even when their dumps order it differently; lines holds, per port,
+	// the lines of its evidence (see lineSlots).
 	ports []*portPrint
+	lines [][]int32
 }
 
 // viewPrint is where a view's entries live.
@@ -168,13 +172,58 @@ func (pp *portPrint) endpoint(label string) (model.Evidence, bool) {
 	return model.Evidence{}, false
 }
 
-// port returns the node's print of a service port, or nil.
+// port returns the node's print of a service port, its evidence without
+// lines, or nil.
 func (np *nodePrint) port(name string) *portPrint {
-	i := sort.Search(len(np.ports), func(i int) bool { return np.ports[i].service >= name })
-	if i < len(np.ports) && np.ports[i].service == name {
+	if i, ok := np.find(name); ok {
 		return np.ports[i]
 	}
 	return nil
+}
+
+// full returns the node's print of a service port with the lines of its
+// evidence (a copy), or nil.
+func (np *nodePrint) full(name string) *portPrint {
+	i, ok := np.find(name)
+	if !ok {
+		return nil
+	}
+	c := *np.ports[i]
+	c.elems = append([]printElem(nil), c.elems...)
+	for j := range c.elems {
+		c.elems[j].evidence = append([]model.Evidence(nil), c.elems[j].evidence...)
+	}
+	c.dispatch = append([]model.Evidence(nil), c.dispatch...)
+	c.endpoints = append([]labelled(nil), c.endpoints...)
+	for j, l := range c.lineSlots() {
+		if j < len(np.lines[i]) {
+			*l = int(np.lines[i][j])
+		}
+	}
+	return &c
+}
+
+func (np *nodePrint) find(name string) (int, bool) {
+	i := sort.Search(len(np.ports), func(i int) bool { return np.ports[i].service >= name })
+	return i, i < len(np.ports) && np.ports[i].service == name
+}
+
+// lineSlots returns the lines of the print's evidence, in a fixed order.
+func (pp *portPrint) lineSlots() []*int {
+	var out []*int
+	for i := range pp.elems {
+		for j := range pp.elems[i].evidence {
+			out = append(out, &pp.elems[i].evidence[j].Line)
+		}
+	}
+	for j := range pp.dispatch {
+		out = append(out, &pp.dispatch[j].Line)
+	}
+	out = append(out, &pp.serviceEv.Line)
+	for j := range pp.endpoints {
+		out = append(out, &pp.endpoints[j].ev.Line)
+	}
+	return out
 }
 
 // newNodePrint reduces a node to its print. The traces of the checks are
@@ -367,7 +416,14 @@ func (ps *Prints) add(np *nodePrint) *nodePrint {
 		}
 		v.anchors = anchors
 	}
+	np.lines = make([][]int32, len(np.ports))
 	for i, pp := range np.ports {
+		slots := pp.lineSlots()
+		lines := make([]int32, len(slots))
+		for j, l := range slots {
+			lines[j], *l = int32(*l), 0
+		}
+		np.lines[i] = lines
 		np.ports[i] = ps.port(pp)
 	}
 	return np

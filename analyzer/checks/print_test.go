@@ -8,10 +8,11 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
-// TestPrintsShared: nodes that program their service ports alike, with the
-// same evidence, share the prints of those ports, so a fleet of like nodes
-// keeps one copy; a node whose dump differs (node-c's rules, at other
-// lines) has its own.
+// TestPrintsShared: nodes that program their service ports alike share the
+// prints of those ports, whatever the lines of the rules in their dumps
+// (node-c's rules are at other lines than node-a's), so a fleet of like
+// nodes keeps one copy; a port that a node programs differently has its own
+// print there; the lines of each node's evidence are its own.
 func TestPrintsShared(t *testing.T) {
 	root := filepath.Join(parsetest.Root(t), "testdata", "fleet", "nodes")
 	ps := NewPrints()
@@ -47,7 +48,18 @@ func TestPrintsShared(t *testing.T) {
 			}
 		}
 	}
-	if own == 0 || stored != len(a.ports)+own {
+	if shared == 0 || own == 0 || stored != len(a.ports)+own {
 		t.Errorf("node-c shares %d prints and has %d of its own; %d stored for %d ports of node-a", shared, own, stored, len(a.ports))
+	}
+	// The evidence of a shared print is at each node's own lines.
+	for _, pp := range c.ports {
+		if a.port(pp.service) != pp || len(pp.elems) == 0 {
+			continue
+		}
+		la, lc := a.full(pp.service).elems[0].evidence[0].Line, c.full(pp.service).elems[0].evidence[0].Line
+		if la == 0 || lc == 0 || la == lc {
+			t.Errorf("%s: lines %d on node-a and %d on node-c", pp.service, la, lc)
+		}
+		break
 	}
 }
