@@ -418,6 +418,12 @@ func (ps *Prints) add(np *nodePrint) *nodePrint {
 	}
 	np.lines = make([][]int32, len(np.ports))
 	for i, pp := range np.ports {
+		// The evidence slices are the views' (and may be findings'):
+		// the lines are taken out of copies.
+		for j := range pp.elems {
+			pp.elems[j].evidence = append([]model.Evidence(nil), pp.elems[j].evidence...)
+		}
+		pp.dispatch = append([]model.Evidence(nil), pp.dispatch...)
 		slots := pp.lineSlots()
 		lines := make([]int32, len(slots))
 		for j, l := range slots {
@@ -446,10 +452,10 @@ func (ps *Prints) port(pp *portPrint) *portPrint {
 	for i := range pp.elems {
 		e := &pp.elems[i]
 		e.key, e.label = ps.str(e.key), ps.str(e.label)
-		e.evidence = ps.evs(append([]model.Evidence(nil), e.evidence...))
+		e.evidence = ps.evs(e.evidence)
 	}
 	pp.elems = append([]printElem(nil), pp.elems...)
-	pp.dispatch = ps.evs(append([]model.Evidence(nil), pp.dispatch...))
+	pp.dispatch = ps.evs(pp.dispatch)
 	ps.ev(&pp.serviceEv)
 	for i := range pp.endpoints {
 		pp.endpoints[i].label = ps.str(pp.endpoints[i].label)
