@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
@@ -16,29 +15,15 @@ import (
 	"github.com/proxyscan/proxyscan/internal/benchgen"
 )
 
-var (
-	fleetDirs = map[string]string{}
-	fleetMu   sync.Mutex
-)
-
 // fleetInputs writes n bundles of a node of that many Services (5.5
-// endpoints each) once per test binary run and returns their paths.
+// endpoints each) into a directory removed when the benchmark ends, and
+// returns their paths.
 func fleetInputs(b *testing.B, services, n int) []string {
 	b.Helper()
-	fleetMu.Lock()
-	defer fleetMu.Unlock()
-	key := fmt.Sprintf("%d-%d", services, n)
-	dir := fleetDirs[key]
-	if dir == "" {
-		var err error
-		if dir, err = os.MkdirTemp("", "proxyscan-fleet-"); err != nil {
-			b.Fatal(err)
-		}
-		spec := benchgen.Spec{Services: services, Endpoints: services * 11 / 2, NodePortEvery: 4}
-		if err := spec.WriteFleet(dir, n); err != nil {
-			b.Fatal(err)
-		}
-		fleetDirs[key] = dir
+	dir := b.TempDir()
+	spec := benchgen.Spec{Services: services, Endpoints: services * 11 / 2, NodePortEvery: 4}
+	if err := spec.WriteFleet(dir, n); err != nil {
+		b.Fatal(err)
 	}
 	var out []string
 	for i := 1; i <= n; i++ {
