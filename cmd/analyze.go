@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"fmt"
+	"io"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -35,6 +37,8 @@ type AnalyzeOptions struct {
 	// captured data planes for that Service or service port instead of
 	// the report.
 	Service string
+	// Jobs is how many nodes are loaded and analysed at once.
+	Jobs int
 }
 
 // NewCmdAnalyze builds `proxyscan analyze`; runF replaces analyzeRun in
@@ -72,6 +76,7 @@ func NewCmdAnalyze(f *Factory, runF func(*AnalyzeOptions) error) *cobra.Command 
 	fl.StringVar(&opts.Version, "version", "", "kube-proxy version to assume, e.g. 1.28 (default: from the inputs, else the newest)")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "disable colour (NO_COLOR is honoured too)")
 	fl.StringVar(&opts.Service, "service", "", "print, instead of the report, the rules kube-proxy should have programmed for this Service (ns/name or ns/name:port) that are missing or extra; exit status 1 when there are any (table or json output)")
+	fl.IntVarP(&opts.Jobs, "jobs", "j", 0, "how many bundles to load and analyse at once (default: one per two cores, at least one: each uses every core); memory grows with it, not with the number of bundles")
 	fl.BoolVar(&opts.Verbose, "verbose", false, "list in the table every check that did not run, with the reason (also those that cannot apply to the node)")
 	registerCompletions(c, map[string]cobra.CompletionFunc{
 		"output":  completeValues(report.Formats()...),
@@ -81,6 +86,7 @@ func NewCmdAnalyze(f *Factory, runF func(*AnalyzeOptions) error) *cobra.Command 
 		"version": completeValues(versionValues()...),
 		"node":    completeNothing,
 		"service": completeNothing,
+		"jobs":    completeNothing,
 	})
 	return c
 }
@@ -132,13 +138,22 @@ func analyzeRun(opts *AnalyzeOptions) error {
 	if _, err := checkFormat(opts.Output); err != nil {
 		return err
 	}
-	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version, Compact: true, Strict: opts.Strict})
+	jobs := opts.Jobs
+	switch {
+	case jobs < 0:
+		return flagErrorf("invalid --jobs %d (want 1 or more, or 0 for the default)", jobs)
+	case jobs == 0:
+		jobs = defaultJobs()
+	}
+	var progress io.Writer
+	if opts.IO.ErrTTY {
+		progress = opts.IO.ErrOut
+	}
+	nodes, drift, err := analyzeNodes(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version, Compact: true, Strict: opts.Strict}, selected, jobs, progress)
 	if err != nil {
 		return err
 	}
-	restore := collectLoaded()
-	defer restore()
-	rep := report.BuildFleet(opts.Tool, snaps, checks.RunFleet(snaps, selected))
+	rep := report.BuildNodes(opts.Tool, nodes, drift)
 	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width, FailOn: threshold, Verbose: opts.Verbose}
 	if threshold == 0 {
 		ropts.FailOn = report.NeverFail
@@ -192,3 +207,10 @@ func serviceRun(opts *AnalyzeOptions, threshold checks.Severity) error {
 	}
 	return nil
 }
+
+// defaultJobs is how many bundles analyze loads and analyses at once
+// without --jobs: one per two cores, at least one. Loading a node and
+// running its checks already use every core (the parsers, the export
+// decoder, the reachability sweep), so that more nodes at once would add
+// their memory without making the run faster.
+func defaultJobs() int { return max(1, runtime.NumCPU()/2) }

@@ -16,11 +16,12 @@ import (
 const SingleNode = "a single node: this check compares the bundles of several nodes (pass one bundle per node)"
 
 // A FleetPass is one cross-node check's run over every analysed node. The
-// nodes' facts (mode, views, expectations) are those the per-node checks
-// used.
+// nodes are known by their prints (see [AnalyzeNode]): what the per-node
+// checks saw of their data planes and settings, reduced to what nodes are
+// compared by.
 type FleetPass struct {
 	Check *Check
-	// Nodes are the analysed nodes, in the order they were loaded.
+	// Nodes are the analysed nodes, in the order they were given.
 	Nodes    []*FleetNode
 	findings []fleetFinding
 	notes    []string
@@ -33,38 +34,126 @@ type fleetFinding struct {
 	f    Finding
 }
 
-// A FleetNode is one node of a fleet pass.
+// A FleetNode is one node analysed as part of a fleet: the result of its
+// checks and the print of its data plane that cross-node checks compare.
+// It keeps no reference to the node's snapshot or views, so that a fleet
+// of any size is analysed with the memory of the nodes in flight.
 type FleetNode struct {
-	// Snap is the node's snapshot.
-	Snap *model.Snapshot
 	// Name names the node in messages: its name, else its bundle, made
-	// unique within the fleet.
+	// unique within the fleet (set by [CompareFleet]).
 	Name  string
+	base  string
 	index int
-	facts *facts
-	// ports indexes the node's active service ports by name, built once.
-	ports map[string]*model.ServicePort
+	res   *Result
+	print *nodePrint
 }
 
-// port returns the node's active service port of that name, or nil.
-func (n *FleetNode) port(name string) *model.ServicePort {
-	if n.ports == nil {
-		n.ports = servicePortByName(n.Snap)
-	}
-	return n.ports[name]
-}
+// Result returns the outcome of the node's checks; [CompareFleet] adds the
+// findings and statuses of the cross-node checks to it.
+func (n *FleetNode) Result() *Result { return n.res }
 
 // Mode returns the node's proxy mode and how it was determined.
-func (n *FleetNode) Mode() (mode, source string) { return n.facts.res.Mode, n.facts.res.ModeSource }
+func (n *FleetNode) Mode() (mode, source string) { return n.print.mode, n.print.modeSource }
 
-// Views returns the views of the node's data plane, one per family.
-func (n *FleetNode) Views() []*view.View { return n.facts.views }
+// AnalyzeNode runs the checks on one node's snapshot. With prints, it also
+// keeps the print of the node's data plane (per service port: entries,
+// Cluster-policy endpoints and what the node's own objects expect; per node:
+// mode, version, configuration) in prints, for [CompareFleet]; with nil
+// prints (one node), it does not. The returned node holds no reference to
+// the snapshot, its views or its dumps. It is safe to call concurrently.
+func AnalyzeNode(s *model.Snapshot, checks []*Check, prints *Prints) *FleetNode {
+	f := newFacts(s, checks)
+	n := &FleetNode{base: baseName(s), res: run(s, f, checks)}
+	if prints != nil {
+		n.print = prints.add(newNodePrint(s, f))
+		detach(n.res)
+	}
+	return n
+}
 
-// Expect returns what kube-proxy programs on the node for a service port in
-// a family.
-func (n *FleetNode) Expect(sp *model.ServicePort, fam model.Family) *Expect {
-	p := &Pass{Snap: n.Snap, facts: n.facts}
-	return p.Expect(sp, fam)
+// detach copies the strings of a result's evidence, which may be parts of
+// the node's dumps, so that the result keeps none of them alive.
+func detach(res *Result) {
+	for i := range res.Findings {
+		model.Detach(res.Findings[i].Evidence)
+	}
+	if m := res.Migration; m != nil {
+		for i := range m.Items {
+			model.Detach(m.Items[i].Evidence)
+		}
+	}
+}
+
+// FleetResult is the outcome of running checks on several nodes.
+type FleetResult struct {
+	// Results holds one result per snapshot, in the order given; findings
+	// of cross-node checks are in the result of the node they name.
+	Results []*Result
+	// Drift is node-drift's comparison of the nodes, nil when it did not
+	// run.
+	Drift *Drift
+}
+
+// RunFleet runs the checks on every snapshot, then the cross-node checks
+// (those with RunFleet) once over all of them. With fewer than two
+// snapshots the cross-node checks are skipped with [SingleNode].
+func RunFleet(snaps []*model.Snapshot, checks []*Check) *FleetResult {
+	var prints *Prints
+	if len(snaps) > 1 {
+		prints = NewPrints()
+	}
+	nodes := make([]*FleetNode, len(snaps))
+	for i, s := range snaps {
+		nodes[i] = AnalyzeNode(s, checks, prints)
+	}
+	return CompareFleet(nodes, checks)
+}
+
+// CompareFleet names the nodes, runs the cross-node checks over them and
+// returns their results, in order. With fewer than two nodes the
+// cross-node checks stay skipped with [SingleNode]; with more, every node
+// must have been analysed with prints.
+func CompareFleet(nodes []*FleetNode, checks []*Check) *FleetResult {
+	out := &FleetResult{Results: make([]*Result, len(nodes))}
+	names := fleetNames(nodes)
+	for i, n := range nodes {
+		n.Name, n.index = names[i], i
+		out.Results[i] = n.res
+	}
+	if len(nodes) < 2 {
+		return out
+	}
+	for _, c := range checks {
+		if c.RunFleet == nil {
+			continue
+		}
+		p := &FleetPass{Check: c, Nodes: nodes}
+		c.RunFleet(p)
+		counts := make([]int, len(nodes))
+		for _, ff := range p.findings {
+			out.Results[ff.node].Findings = append(out.Results[ff.node].Findings, ff.f)
+			counts[ff.node]++
+		}
+		for i, res := range out.Results {
+			for j := range res.Statuses {
+				st := &res.Statuses[j]
+				if st.ID != c.ID {
+					continue
+				}
+				st.State, st.Reason, st.Findings, st.Notes, st.NotApplicable = "ran", "", counts[i], append([]string(nil), p.notes...), false
+				if p.skipped != "" && len(p.findings) == 0 {
+					st.State, st.Reason = "skipped", p.skipped
+				}
+			}
+		}
+		if p.drift != nil {
+			out.Drift = p.drift
+		}
+	}
+	for _, res := range out.Results {
+		SortFindings(res.Findings)
+	}
+	return out
 }
 
 // Report records a finding about a node; Check and Severity default to the
@@ -101,74 +190,23 @@ func (p *FleetPass) Skip(reason string) {
 // SetDrift records the cross-node comparison the check made, for reports.
 func (p *FleetPass) SetDrift(d *Drift) { p.drift = d }
 
-// FleetResult is the outcome of running checks on several nodes.
-type FleetResult struct {
-	// Results holds one result per snapshot, in the order given; findings
-	// of cross-node checks are in the result of the node they name.
-	Results []*Result
-	// Drift is node-drift's comparison of the nodes, nil when it did not
-	// run.
-	Drift *Drift
+// baseName is what names a node before names are made unique: its name,
+// else the base name of its bundle.
+func baseName(s *model.Snapshot) string {
+	name := s.Node.Name
+	if name == "" && len(s.Inputs) > 0 && s.Inputs[0].Bundle != "" {
+		name = path.Base(strings.TrimRight(s.Inputs[0].Bundle, "/"))
+	}
+	return strings.Clone(name)
 }
 
-// RunFleet runs the checks on every snapshot, then the cross-node checks
-// (those with RunFleet) once over all of them. With fewer than two
-// snapshots the cross-node checks are skipped with [SingleNode].
-func RunFleet(snaps []*model.Snapshot, checks []*Check) *FleetResult {
-	out := &FleetResult{}
-	nodes := make([]*FleetNode, len(snaps))
-	names := fleetNames(snaps)
-	for i, s := range snaps {
-		f := newFacts(s, checks)
-		nodes[i] = &FleetNode{Snap: s, Name: names[i], index: i, facts: f}
-		out.Results = append(out.Results, run(s, f, checks))
-	}
-	if len(snaps) < 2 {
-		return out
-	}
-	for _, c := range checks {
-		if c.RunFleet == nil {
-			continue
-		}
-		p := &FleetPass{Check: c, Nodes: nodes}
-		c.RunFleet(p)
-		counts := make([]int, len(snaps))
-		for _, ff := range p.findings {
-			out.Results[ff.node].Findings = append(out.Results[ff.node].Findings, ff.f)
-			counts[ff.node]++
-		}
-		for i, res := range out.Results {
-			for j := range res.Statuses {
-				st := &res.Statuses[j]
-				if st.ID != c.ID {
-					continue
-				}
-				st.State, st.Reason, st.Findings, st.Notes, st.NotApplicable = "ran", "", counts[i], append([]string(nil), p.notes...), false
-				if p.skipped != "" && len(p.findings) == 0 {
-					st.State, st.Reason = "skipped", p.skipped
-				}
-			}
-		}
-		if p.drift != nil {
-			out.Drift = p.drift
-		}
-	}
-	for _, res := range out.Results {
-		SortFindings(res.Findings)
-	}
-	return out
-}
-
-// fleetNames names each snapshot for messages: the node name, else the base
+// fleetNames names each node for messages: the node name, else the base
 // name of its bundle, else "node N"; repeated names get "#2", "#3".
-func fleetNames(snaps []*model.Snapshot) []string {
-	out := make([]string, len(snaps))
+func fleetNames(nodes []*FleetNode) []string {
+	out := make([]string, len(nodes))
 	seen := map[string]int{}
-	for i, s := range snaps {
-		name := s.Node.Name
-		if name == "" && len(s.Inputs) > 0 && s.Inputs[0].Bundle != "" {
-			name = path.Base(strings.TrimRight(s.Inputs[0].Bundle, "/"))
-		}
+	for i, n := range nodes {
+		name := n.base
 		if name == "" {
 			name = fmt.Sprintf("node %d", i+1)
 		}

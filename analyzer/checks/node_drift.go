@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -95,20 +96,11 @@ type DriftField struct {
 	Values []string `json:"values"`
 }
 
-// driftElem is something a node programs for a service port.
-type driftElem struct {
-	backend  bool
-	label    string // "ClusterIP 10.96.0.10 udp/53" or "10.244.1.5:8080"
-	family   model.Family
-	kind     view.Kind
-	evidence []model.Evidence
-}
-
 // driftRow gathers what every node programs for one service port.
 type driftRow struct {
 	service, protocol string
 	// per node (nil: the node has no view): element key → element.
-	nodes []map[string]*driftElem
+	nodes []map[string]*printElem
 	// dispatch is, per node, the evidence of its Cluster dispatch.
 	dispatch [][]model.Evidence
 	// noBackends is set when endpoints are not comparable (topology).
@@ -121,73 +113,38 @@ func runNodeDrift(p *FleetPass) {
 		names[i] = n.Name
 	}
 	d := &Drift{Nodes: names, Ports: []DriftPort{}}
-	rows := map[string]*driftRow{}
+	rows := map[string][]*portPrint{}
 	compared := 0
 	for i, n := range p.Nodes {
-		if len(n.Views()) == 0 {
+		if len(n.print.views) == 0 {
 			mode, _ := n.Mode()
 			p.Note("%s: no %s data plane in the inputs: its service ports were not compared", n.Name, mode)
 			continue
 		}
 		compared++
-
-		for _, v := range n.Views() {
-			for _, e := range v.Entries {
-				if e.Service == "" {
-					continue
-				}
-				r := rows[e.Service]
-				if r == nil {
-					r = &driftRow{service: e.Service, nodes: make([]map[string]*driftElem, len(p.Nodes)), dispatch: make([][]model.Evidence, len(p.Nodes))}
-					rows[e.Service] = r
-				}
-				if r.nodes[i] == nil {
-					r.nodes[i] = map[string]*driftElem{}
-				}
-				sp := n.port(e.Service)
-				if r.protocol == "" {
-					r.protocol = strings.ToUpper(e.Protocol)
-					if sp != nil {
-						r.protocol = string(sp.Protocol)
-					}
-				}
-				if sp != nil && model.Categorize(sp, v.Family, n.facts.res.Categorize).Topology != "" {
-					r.noBackends = true
-				}
-				r.nodes[i]["entry "+e.Key()] = &driftElem{label: entryLabel(e), family: v.Family, kind: e.Kind, evidence: e.Evidence}
-				for _, o := range model.Origins {
-					dp := e.Dispatch[o]
-					if dp == nil || dp.Policy != view.PolicyCluster {
-						continue
-					}
-					if r.dispatch[i] == nil {
-						r.dispatch[i] = dp.Evidence
-					}
-					for _, b := range dp.Backends {
-						k := "backend " + b.Endpoint
-						if r.nodes[i][k] == nil {
-							r.nodes[i][k] = &driftElem{backend: true, label: b.Endpoint, family: v.Family, evidence: b.Evidence()}
-						}
-					}
-				}
+		for _, pp := range n.print.ports {
+			if !pp.programmed {
+				continue
 			}
+			r := rows[pp.service]
+			if r == nil {
+				r = make([]*portPrint, len(p.Nodes))
+				rows[pp.service] = r
+			}
+			r[i] = pp
 		}
 	}
-	// Rows of nodes with a view but no entry for the port are empty maps.
-	for _, r := range rows {
-		for i, n := range p.Nodes {
-			if r.nodes[i] == nil && len(n.Views()) > 0 {
-				r.nodes[i] = map[string]*driftElem{}
+	for _, k := range sortedKeys(rows) {
+		r := newDriftRow(p, k, rows[k])
+		if alike(p, rows[k], r.noBackends) {
+			if r.noBackends {
+				p.Note("%s: endpoints are chosen by topology hints per node: only its entries were compared", r.service)
 			}
+			d.Alike++
+			continue
 		}
-	}
-	var keys []string
-	for k := range rows {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if row := compareRow(p, rows[k]); row.Drifted() {
+		r.fill(p, k, rows[k])
+		if row := compareRow(p, r); row.Drifted() {
 			d.Ports = append(d.Ports, row)
 		} else {
 			d.Alike++
@@ -198,6 +155,83 @@ func runNodeDrift(p *FleetPass) {
 		p.Note("fewer than two nodes have a data plane of their mode in the inputs: service ports were not compared")
 	}
 	p.SetDrift(d)
+}
+
+// newDriftRow starts the row of a service port from the nodes' prints of
+// it (nil where a node does not program it): its protocol is that of the
+// first node programming it.
+func newDriftRow(p *FleetPass, service string, pps []*portPrint) *driftRow {
+	r := &driftRow{service: service}
+	for _, pp := range pps {
+		if pp == nil {
+			continue
+		}
+		if r.protocol == "" {
+			r.protocol = pp.protocol
+		}
+		r.noBackends = r.noBackends || pp.topology
+	}
+	return r
+}
+
+// fill sets, per node, what it programs for the row's service port: an
+// empty set for a node with a view but no entry of the port.
+func (r *driftRow) fill(p *FleetPass, service string, pps []*portPrint) {
+	r.nodes = make([]map[string]*printElem, len(p.Nodes))
+	r.dispatch = make([][]model.Evidence, len(p.Nodes))
+	for i, n := range p.Nodes {
+		if len(n.print.views) == 0 {
+			continue
+		}
+		m := map[string]*printElem{}
+		if pps[i] != nil {
+			pp := n.print.full(service)
+			for j := range pp.elems {
+				m[pp.elems[j].key] = &pp.elems[j]
+			}
+			r.dispatch[i] = pp.dispatch
+		}
+		r.nodes[i] = m
+	}
+}
+
+// alike reports whether every node with a view programs the service port
+// with the same entries (and endpoints, unless they are chosen by
+// topology): a row whose cells would all be ok, and that reports nothing.
+func alike(p *FleetPass, pps []*portPrint, noBackends bool) bool {
+	var first *portPrint
+	for i, n := range p.Nodes {
+		if len(n.print.views) == 0 {
+			continue
+		}
+		pp := pps[i]
+		if pp == nil {
+			return false
+		}
+		if first == nil || first == pp {
+			first = pp
+			continue
+		}
+		if !sameElems(first, pp, noBackends) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameElems reports whether two prints hold the same element keys
+// (entries only, with noBackends).
+func sameElems(a, b *portPrint, noBackends bool) bool {
+	keys := func(pp *portPrint) []string {
+		var out []string
+		for _, e := range pp.elems {
+			if !noBackends || !e.backend {
+				out = append(out, e.key)
+			}
+		}
+		return out
+	}
+	return slices.Equal(keys(a), keys(b))
 }
 
 func entryLabel(e *view.Entry) string {
@@ -212,7 +246,7 @@ func entryLabel(e *view.Entry) string {
 func compareRow(p *FleetPass, r *driftRow) DriftPort {
 	row := DriftPort{Service: r.service, Protocol: r.protocol, Cells: make([]DriftCell, len(p.Nodes))}
 	var have []int // nodes with a view
-	union := map[string]*driftElem{}
+	union := map[string]*printElem{}
 	for i, m := range r.nodes {
 		if m == nil {
 			row.Cells[i].State = CellUnknown
@@ -300,7 +334,7 @@ func countEntries(keys []string) int {
 // oddNodes decides which nodes are out of line for an element some nodes
 // program (in) and others do not (out): the minority; on a tie, the nodes
 // whose own Services and EndpointSlices disagree with what they program.
-func oddNodes(p *FleetPass, r *driftRow, e *driftElem, in, out []int) (lacking, excess []int) {
+func oddNodes(p *FleetPass, r *driftRow, e *printElem, in, out []int) (lacking, excess []int) {
 	switch {
 	case len(in) > len(out):
 		return out, nil
@@ -324,21 +358,14 @@ func oddNodes(p *FleetPass, r *driftRow, e *driftElem, in, out []int) (lacking, 
 }
 
 // expected reports whether a node's own inputs say it should program e.
-func expected(n *FleetNode, service string, e *driftElem) bool {
-	sp := n.port(service)
-	if sp == nil {
-		return false
-	}
-	if !e.backend {
-		return true
-	}
-	return model.Has(n.Expect(sp, e.family).Endpoints(view.PolicyCluster), e.label)
+func expected(n *FleetNode, service string, e *printElem) bool {
+	return n.print.port(service).expects(e)
 }
 
 // reportRow reports what node i lacks and has in excess for a service port.
-func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*driftElem, missing, extra []string, have []int) {
+func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, missing, extra []string, have []int) {
 	n := p.Nodes[i]
-	sp := n.port(r.service)
+	pp := n.print.full(r.service)
 	others := func(keys []string, with bool) string {
 		var names []string
 		for _, j := range have {
@@ -366,10 +393,8 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*driftElem, mi
 			continue // the whole service port is missing: one finding below
 		}
 		ev := append([]model.Evidence{}, r.dispatch[i]...)
-		if sp != nil {
-			if ep := findEndpoint(sp, e.label); ep != nil {
-				ev = append(ev, EndpointEvidence(sp, ep))
-			}
+		if epEv, ok := pp.endpoint(e.label); ok {
+			ev = append(ev, epEv)
 		}
 		if len(ev) == 0 {
 			ev = nodeAnchor(n, e)
@@ -401,8 +426,8 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*driftElem, mi
 			labels = append(labels, union[k].label)
 			ev = appendEvidence(ev, nodeAnchor(n, union[k])...)
 		}
-		if sp != nil {
-			ev = append(ev, ServiceEvidence(sp))
+		if pp != nil && pp.known {
+			ev = append(ev, pp.serviceEv)
 		}
 		what := "programmed on " + others(missEntries[:1], true) + " but not on " + n.Name
 		p.Report(n, Finding{
@@ -429,18 +454,21 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*driftElem, mi
 }
 
 // nodeAnchor returns where a node's data plane would hold an element.
-func nodeAnchor(n *FleetNode, e *driftElem) []model.Evidence {
-	for _, v := range n.Views() {
-		if v.Family == e.family || e.kind == view.NodePort {
+func nodeAnchor(n *FleetNode, e *printElem) []model.Evidence {
+	for _, v := range n.print.views {
+		if v.family == e.family || e.kind == view.NodePort {
 			k := e.kind
 			if e.backend {
 				k = view.ClusterIP
 			}
-			return []model.Evidence{anchor(v, k)}
+			if ev, ok := v.anchors[k]; ok {
+				return []model.Evidence{ev}
+			}
+			return []model.Evidence{{File: v.source}}
 		}
 	}
-	if vs := n.Views(); len(vs) > 0 {
-		return []model.Evidence{{File: vs[0].Source}}
+	if vs := n.print.views; len(vs) > 0 {
+		return []model.Evidence{{File: vs[0].source}}
 	}
 	return nil
 }
@@ -503,44 +531,28 @@ func fieldDrift(p *FleetPass, d *Drift) {
 
 	versions := make([]string, len(nodes))
 	for i, n := range nodes {
-		if v := n.Snap.Version; v.Known() && !strings.HasPrefix(v.Source, "assumed") && v.Source != "--version flag" {
-			versions[i] = v.String()
-		}
+		versions[i] = n.print.version
 	}
 	compare("kube-proxy version", versions, func(i int) []model.Evidence {
-		v := nodes[i].Snap.Version
-		return []model.Evidence{{File: v.Source, Line: lineIfFile(nodes[i].Snap, v.Source), Text: "kube-proxy " + v.String()}}
+		return []model.Evidence{nodes[i].print.versionEv}
 	})
 
 	modes := make([]string, len(nodes))
 	for i, n := range nodes {
-		if mode, src := n.Mode(); !strings.HasPrefix(src, "assumed") {
-			modes[i] = mode
-		}
+		modes[i] = n.print.modeValue
 	}
 	compare("mode", modes, func(i int) []model.Evidence {
-		n := nodes[i]
-		mode, src := n.Mode()
-		if c := n.Snap.Config; c != nil {
-			return []model.Evidence{model.EvidenceAt(c.FieldPos("mode"), "mode: "+mode)}
-		}
-		var ev []model.Evidence
-		for _, v := range n.Views() {
-			ev = append(ev, model.Evidence{File: v.Source, Text: mode + " rules (" + src + ")"})
-		}
-		return ev
+		return append([]model.Evidence(nil), nodes[i].print.modeEv...)
 	})
 
-	vals := make([]map[string]string, len(nodes))
 	fields := map[string]bool{}
 	withConfig := 0
-	for i, n := range nodes {
-		if n.Snap.Config == nil {
+	for _, n := range nodes {
+		if !n.print.config {
 			continue
 		}
 		withConfig++
-		vals[i] = ConfigValues(n.Snap.Config)
-		for k := range vals[i] {
+		for k := range n.print.configValues {
 			fields[k] = true
 		}
 	}
@@ -552,18 +564,17 @@ func fieldDrift(p *FleetPass, d *Drift) {
 			continue // the mode is compared above; the host name is per node
 		}
 		values := make([]string, len(nodes))
-		for i := range nodes {
-			if vals[i] == nil {
+		for i, n := range nodes {
+			if !n.print.config {
 				continue
 			}
-			values[i] = vals[i][field]
+			values[i] = n.print.configValues[field]
 			if values[i] == "" {
 				values[i] = "unset"
 			}
 		}
 		compare(field, values, func(i int) []model.Evidence {
-			c := nodes[i].Snap.Config
-			return []model.Evidence{model.EvidenceAt(c.FieldPos(field), field+": "+values[i])}
+			return []model.Evidence{model.EvidenceAt(nodes[i].print.fieldPos(field), field+": "+values[i])}
 		})
 	}
 }

@@ -165,3 +165,24 @@ func TestNodeDriftSingleNode(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeDriftAllBundles runs node-drift over every bundle of testdata
+// (clusters, versions and modes that differ) and keeps its matrix and
+// findings in testdata/fleet/drift-all.golden.json (rewritten with
+// -update): the differences node-drift finds between many unlike nodes.
+func TestNodeDriftAllBundles(t *testing.T) {
+	t.Chdir(parsetest.Root(t))
+	dirs, err := filepath.Glob(filepath.Join("testdata", "bundles", "*-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs = append(dirs, fleetDirs(t, filepath.Join("testdata", "fleet", "nodes"))...)
+	fr, drift := runFleet(t, dirs)
+	if fr.Drift == nil || len(fr.Drift.Ports) == 0 || len(fr.Drift.Fields) == 0 || len(drift) == 0 {
+		t.Fatalf("no drift found between unlike nodes: %+v", fr.Drift)
+	}
+	parsetest.GoldenFile(t, filepath.Join("testdata", "fleet", "drift-all.golden.json"), parsetest.JSON(t, struct {
+		Drift    *checks.Drift
+		Findings []checks.Finding
+	}{fr.Drift, drift}))
+}

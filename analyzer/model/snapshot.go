@@ -2,6 +2,7 @@ package model
 
 import (
 	"net/netip"
+	"strings"
 
 	kpv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
 
@@ -241,6 +242,15 @@ type Evidence struct {
 	Line int    `json:"line,omitempty"`
 	Path string `json:"path,omitempty"`
 	Text string `json:"text,omitempty"`
+}
+
+// Detach copies the strings of each evidence, which may be parts of a
+// dump's text, so that the evidence keeps none of the dump alive.
+func Detach(list []Evidence) {
+	for i := range list {
+		e := &list[i]
+		e.File, e.Path, e.Text = strings.Clone(e.File), strings.Clone(e.Path), strings.Clone(e.Text)
+	}
 }
 
 // EvidenceAt returns evidence at a position with a text.

@@ -104,24 +104,58 @@ type NodeResult struct {
 	Result *checks.Result
 }
 
+// A Node is what a report keeps of an analysed node: its inputs, name,
+// version, notes and checklist, and the result of its checks. It holds no
+// reference to the node's snapshot, so that the snapshot of each node of a
+// fleet is released once the node is analysed.
+type Node struct {
+	Name          string
+	Inputs        []model.Input
+	Version       string
+	VersionSource string
+	Notes         []string
+	Checklist     []ChecklistItem
+	// Result is the outcome of the node's checks (with those of the
+	// cross-node checks once they ran).
+	Result *checks.Result
+}
+
+// Summarize keeps of an analysed node what its report shows. The
+// checklist is filled now: it reads none of the cross-node checks.
+func Summarize(s *model.Snapshot, res *checks.Result) *Node {
+	n := &Node{Name: s.Node.Name, Inputs: s.Inputs, Version: s.Version.String(), VersionSource: s.Version.Source, Notes: s.Notes,
+		Checklist: BuildChecklist(s, res), Result: res}
+	for i := range n.Checklist {
+		model.Detach(n.Checklist[i].Evidence)
+	}
+	return n
+}
+
 // BuildFleet assembles the report of a [checks.RunFleet] run: Build's
 // report with the fleet's drift matrix.
 func BuildFleet(tool Tool, snaps []*model.Snapshot, fr *checks.FleetResult) *Report {
-	nodes := make([]NodeResult, len(snaps))
+	nodes := make([]*Node, len(snaps))
 	for i, s := range snaps {
-		nodes[i] = NodeResult{Snap: s, Result: fr.Results[i]}
+		nodes[i] = Summarize(s, fr.Results[i])
 	}
-	r := Build(tool, nodes)
-	r.Drift = fr.Drift
-	return r
+	return BuildNodes(tool, nodes, fr.Drift)
 }
 
 // Build assembles the report of one or more analysed nodes.
 func Build(tool Tool, nodes []NodeResult) *Report {
-	r := &Report{SchemaVersion: SchemaVersion, Tool: tool, Findings: []checks.Finding{}}
+	sums := make([]*Node, len(nodes))
+	for i, n := range nodes {
+		sums[i] = Summarize(n.Snap, n.Result)
+	}
+	return BuildNodes(tool, sums, nil)
+}
+
+// BuildNodes assembles the report of analysed nodes, with the fleet's drift
+// matrix when the cross-node checks compared them.
+func BuildNodes(tool Tool, nodes []*Node, drift *checks.Drift) *Report {
+	r := &Report{SchemaVersion: SchemaVersion, Tool: tool, Findings: []checks.Finding{}, Drift: drift}
 	for _, n := range nodes {
-		s := n.Snap
-		for _, in := range s.Inputs {
+		for _, in := range n.Inputs {
 			r.Inputs = append(r.Inputs, in)
 			if in.Kind == "unknown" {
 				r.Unknown = append(r.Unknown, in.Path)
@@ -137,28 +171,28 @@ func Build(tool Tool, nodes []NodeResult) *Report {
 		r.Verdict = worseVerdict(r.Verdict, verdict)
 		if len(nodes) > 1 {
 			cov := n.Result.Coverage
-			nr := NodeReport{Node: s.Node.Name, Mode: n.Result.Mode, KubeProxyVersion: s.Version.String(), Summary: sum, Verdict: verdict, Coverage: &cov,
-				Checks: n.Result.Statuses, Notes: s.Notes, Migration: n.Result.Migration, Checklist: BuildChecklist(s, n.Result)}
-			if len(s.Inputs) > 0 {
-				nr.Bundle = s.Inputs[0].Bundle
+			nr := NodeReport{Node: n.Name, Mode: n.Result.Mode, KubeProxyVersion: n.Version, Summary: sum, Verdict: verdict, Coverage: &cov,
+				Checks: n.Result.Statuses, Notes: n.Notes, Migration: n.Result.Migration, Checklist: n.Checklist}
+			if len(n.Inputs) > 0 {
+				nr.Bundle = n.Inputs[0].Bundle
 			}
 			r.Nodes = append(r.Nodes, nr)
 		}
 	}
 	if len(nodes) == 1 {
 		n := nodes[0]
-		r.Node = n.Snap.Node.Name
+		r.Node = n.Name
 		r.Mode = n.Result.Mode
 		r.ModeSource = n.Result.ModeSource
 		r.ModeOrigin = n.Result.ModeOrigin
 		cov := n.Result.Coverage
 		r.Coverage = &cov
-		r.KubeProxyVersion = n.Snap.Version.String()
-		r.VersionSource = n.Snap.Version.Source
+		r.KubeProxyVersion = n.Version
+		r.VersionSource = n.VersionSource
 		r.Checks = n.Result.Statuses
-		r.Notes = n.Snap.Notes
+		r.Notes = n.Notes
 		r.Migration = n.Result.Migration
-		r.Checklist = BuildChecklist(n.Snap, n.Result)
+		r.Checklist = n.Checklist
 	}
 	checks.SortFindings(r.Findings)
 	return r

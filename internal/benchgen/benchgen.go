@@ -14,6 +14,8 @@ import (
 	"io"
 	"math"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -452,4 +454,63 @@ func (s Spec) NFTRuleset(w io.Writer) error {
 // nftables mode.
 func (s Spec) NFTConfig() []byte {
 	return []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: nftables\nclusterCIDR: 10.128.0.0/9\nhostnameOverride: " + s.Node + "\n")
+}
+
+// WriteBundle writes the node's bundle into dir, as a directory that
+// `proxyscan analyze` reads as one node: node/iptables-save.txt,
+// cluster/cluster.json and kube-proxy/config.yaml (naming the node).
+func (s Spec) WriteBundle(dir string) error {
+	for name, write := range map[string]func(io.Writer) error{
+		"node/iptables-save.txt": s.IPTablesSave,
+		"cluster/cluster.json":   s.WriteJSON,
+		"kube-proxy/config.yaml": func(w io.Writer) error { _, err := w.Write(s.Config()); return err },
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		err = write(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// WriteFleet writes the bundles of n nodes into dir, one directory each
+// (node-0001, node-0002...), each under its own node name: the same
+// cluster and data plane, generated once.
+func (s Spec) WriteFleet(dir string, n int) error {
+	first := filepath.Join(dir, "node-0001")
+	s.Node = "node-0001"
+	if err := s.WriteBundle(first); err != nil {
+		return err
+	}
+	for i := 2; i <= n; i++ {
+		node := fmt.Sprintf("node-%04d", i)
+		s.Node = node
+		for _, name := range []string{"node/iptables-save.txt", "cluster/cluster.json", "kube-proxy/config.yaml"} {
+			p := filepath.Join(dir, node, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if name == "kube-proxy/config.yaml" {
+				if err := os.WriteFile(p, s.Config(), 0o644); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := os.Link(filepath.Join(first, name), p); err != nil {
+				return fmt.Errorf("linking %s: %w", p, err)
+			}
+		}
+	}
+	return nil
 }

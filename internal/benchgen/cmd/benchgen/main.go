@@ -2,7 +2,8 @@
 // node/iptables-save.txt (or, with -mode nftables, node/nft-ruleset.txt),
 // cluster/cluster.json (indented, as kubectl prints it),
 // cluster/cluster-compact.json (the same objects unindented, as an API
-// client reads them), cluster/cluster.yaml and kube-proxy/config.yaml.
+// client reads them), cluster/cluster.yaml and kube-proxy/config.yaml; with
+// -bundles N, N node bundles of that cluster instead.
 package main
 
 import (
@@ -21,10 +22,17 @@ func main() {
 	flag.IntVar(&spec.Services, "services", spec.Services, "number of Services")
 	flag.IntVar(&spec.Endpoints, "endpoints", spec.Endpoints, "number of endpoints")
 	mode := flag.String("mode", "iptables", "proxy mode of the node: iptables or nftables")
+	bundles := flag.Int("bundles", 0, "write this many node bundles (node-0001...), each under its own node name, instead (iptables mode)")
 	flag.Parse()
 	if *out == "" {
-		fmt.Fprintln(os.Stderr, "usage: benchgen -out DIR [-services N] [-endpoints N] [-mode iptables|nftables]")
+		fmt.Fprintln(os.Stderr, "usage: benchgen -out DIR [-services N] [-endpoints N] [-mode iptables|nftables] [-bundles N]")
 		os.Exit(2)
+	}
+	if *bundles > 0 {
+		if err := spec.WriteFleet(*out, *bundles); err != nil {
+			fail(err)
+		}
+		return
 	}
 	files := map[string]func(io.Writer) error{
 		"node/iptables-save.txt":       spec.IPTablesSave,

@@ -1,0 +1,549 @@
+package checks
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/maphash"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+	"github.com/proxyscan/proxyscan/parsers"
+)
+
+// A nodePrint is what cross-node checks compare of a node: per service
+// port, what its data plane programs and what its own objects expect; per
+// node, its mode, version and configuration. Its strings are copies: it
+// keeps none of the node's dumps alive.
+type nodePrint struct {
+	mode, modeSource string
+	// views holds, per view of the node's mode, where its entries live.
+	views []viewPrint
+	// version is the kube-proxy version the inputs show ("" when only
+	// assumed or given), versionEv its evidence.
+	version   string
+	versionEv model.Evidence
+	// modeValue is the mode when established (not assumed), modeEv its
+	// evidence.
+	modeValue string
+	modeEv    []model.Evidence
+	// config is set when the inputs hold the node's configuration:
+	// configValues are its fields (see [ConfigValues]), configPos where
+	// each is written, configAt where the configuration is.
+	config       bool
+	configValues map[string]string
+	configPos    map[string]parsers.Pos
+	configAt     parsers.Pos
+	// ports are the service ports the data plane programs or the node's
+	// objects hold, sorted by name, with the lines of their evidence left
+	// out (zero), so that nodes that program a port alike share its print
+	// even when their dumps order it differently; lines holds, per port,
+	// the lines of its evidence (see lineSlots).
+	ports []*portPrint
+	lines [][]int32
+}
+
+// viewPrint is where a view's entries live.
+type viewPrint struct {
+	family  model.Family
+	source  string
+	anchors map[view.Kind]model.Evidence
+}
+
+// portPrint is one service port on one node.
+type portPrint struct {
+	service string
+	// programmed is set when the node's data plane has entries for the
+	// port; protocol is then the protocol of its first entry (the
+	// Service's when the node knows it), topology whether its endpoints
+	// are chosen by topology hints.
+	programmed bool
+	protocol   string
+	topology   bool
+	// elems are the entries and Cluster-policy endpoints programmed,
+	// sorted by key; dispatch is the evidence of its first Cluster
+	// dispatch.
+	elems    []printElem
+	dispatch []model.Evidence
+	// known is set when the node's objects hold the port: service is then
+	// the evidence of its Service, endpoints that of each endpoint of
+	// its EndpointSlices that is not programmed, expected the endpoints
+	// kube-proxy would use under the Cluster policy that are not
+	// programmed, and unexpected those programmed that it would not use.
+	known      bool
+	serviceEv  model.Evidence
+	endpoints  []labelled
+	expected   []famLabel
+	unexpected []famLabel
+}
+
+// printElem is an entry or endpoint a node programs for a service port.
+type printElem struct {
+	key      string // "entry <key>" or "backend <endpoint>"
+	label    string // "ClusterIP 10.96.0.10 udp/53" or "10.244.1.5:8080"
+	backend  bool
+	family   model.Family
+	kind     view.Kind
+	evidence []model.Evidence
+	// b is the backend whose evidence is read once the element is kept.
+	b *view.Backend
+}
+
+// uniqueElems sorts elements by key and keeps one of each: the last entry
+// of a key, the first endpoint, as a set filled in order would.
+func uniqueElems(list []printElem) []printElem {
+	sort.SliceStable(list, func(a, b int) bool { return list[a].key < list[b].key })
+	out := list[:0]
+	for i := 0; i < len(list); i++ {
+		e := list[i]
+		j := i
+		for j+1 < len(list) && list[j+1].key == e.key {
+			j++
+		}
+		if !e.backend {
+			e = list[j]
+		}
+		if e.b != nil {
+			e.evidence, e.b = e.b.Evidence(), nil
+		}
+		out = append(out, e)
+		i = j
+	}
+	return out
+}
+
+type labelled struct {
+	label string
+	ev    model.Evidence
+}
+
+type famLabel struct {
+	family model.Family
+	label  string
+}
+
+// elem returns the element of that key, or nil.
+func (pp *portPrint) elem(key string) *printElem {
+	i := sort.Search(len(pp.elems), func(i int) bool { return pp.elems[i].key >= key })
+	if i < len(pp.elems) && pp.elems[i].key == key {
+		return &pp.elems[i]
+	}
+	return nil
+}
+
+// expects reports whether the node's own objects say it should program an
+// element (see [expected]).
+func (pp *portPrint) expects(e *printElem) bool {
+	if pp == nil || !pp.known {
+		return false
+	}
+	if !e.backend {
+		return true
+	}
+	fl := famLabel{e.family, e.label}
+	if own := pp.elem(e.key); own != nil && own.backend && own.family == e.family {
+		for _, x := range pp.unexpected {
+			if x == fl {
+				return false
+			}
+		}
+		return true
+	}
+	for _, x := range pp.expected {
+		if x == fl {
+			return true
+		}
+	}
+	return false
+}
+
+// endpoint returns the evidence of the node's endpoint of that label.
+func (pp *portPrint) endpoint(label string) (model.Evidence, bool) {
+	if pp == nil {
+		return model.Evidence{}, false
+	}
+	for _, x := range pp.endpoints {
+		if x.label == label {
+			return x.ev, true
+		}
+	}
+	return model.Evidence{}, false
+}
+
+// port returns the node's print of a service port, its evidence without
+// lines, or nil.
+func (np *nodePrint) port(name string) *portPrint {
+	if i, ok := np.find(name); ok {
+		return np.ports[i]
+	}
+	return nil
+}
+
+// full returns the node's print of a service port with the lines of its
+// evidence (a copy), or nil.
+func (np *nodePrint) full(name string) *portPrint {
+	i, ok := np.find(name)
+	if !ok {
+		return nil
+	}
+	c := *np.ports[i]
+	c.elems = append([]printElem(nil), c.elems...)
+	for j := range c.elems {
+		c.elems[j].evidence = append([]model.Evidence(nil), c.elems[j].evidence...)
+	}
+	c.dispatch = append([]model.Evidence(nil), c.dispatch...)
+	c.endpoints = append([]labelled(nil), c.endpoints...)
+	for j, l := range c.lineSlots() {
+		if j < len(np.lines[i]) {
+			*l = int(np.lines[i][j])
+		}
+	}
+	return &c
+}
+
+func (np *nodePrint) find(name string) (int, bool) {
+	i := sort.Search(len(np.ports), func(i int) bool { return np.ports[i].service >= name })
+	return i, i < len(np.ports) && np.ports[i].service == name
+}
+
+// lineSlots returns the lines of the print's evidence, in a fixed order.
+func (pp *portPrint) lineSlots() []*int {
+	var out []*int
+	for i := range pp.elems {
+		for j := range pp.elems[i].evidence {
+			out = append(out, &pp.elems[i].evidence[j].Line)
+		}
+	}
+	for j := range pp.dispatch {
+		out = append(out, &pp.dispatch[j].Line)
+	}
+	out = append(out, &pp.serviceEv.Line)
+	for j := range pp.endpoints {
+		out = append(out, &pp.endpoints[j].ev.Line)
+	}
+	return out
+}
+
+// newNodePrint reduces a node to its print. The traces of the checks are
+// dropped first: the print does not read them.
+func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
+	f.tracer = nil
+	np := &nodePrint{mode: f.res.Mode, modeSource: f.res.ModeSource}
+	sps := servicePortByName(s)
+	ports := map[string]*portPrint{}
+	get := func(name string) *portPrint {
+		pp := ports[name]
+		if pp == nil {
+			pp = &portPrint{service: name}
+			ports[name] = pp
+		}
+		return pp
+	}
+	for _, v := range f.views {
+		np.views = append(np.views, viewPrint{family: v.Family, source: v.Source, anchors: v.Anchors})
+		topo := map[*model.ServicePort]bool{}
+		// A dispatch is often that of several origins and entries: its
+		// endpoints are read once.
+		read := map[*view.Dispatch]bool{}
+		for _, e := range v.Entries {
+			if e.Service == "" {
+				continue
+			}
+			pp := get(e.Service)
+			pp.programmed = true
+			sp := sps[e.Service]
+			if pp.protocol == "" {
+				pp.protocol = strings.ToUpper(e.Protocol)
+				if sp != nil {
+					pp.protocol = string(sp.Protocol)
+				}
+			}
+			if sp != nil {
+				t, ok := topo[sp]
+				if !ok {
+					t = model.Categorize(sp, v.Family, f.res.Categorize).Topology != ""
+					topo[sp] = t
+				}
+				pp.topology = pp.topology || t
+			}
+			pp.elems = append(pp.elems, printElem{key: "entry " + e.Key(), label: entryLabel(e), family: v.Family, kind: e.Kind, evidence: e.Evidence})
+			for _, o := range model.Origins {
+				dp := e.Dispatch[o]
+				if dp == nil || dp.Policy != view.PolicyCluster {
+					continue
+				}
+				if pp.dispatch == nil {
+					pp.dispatch = dp.Evidence
+				}
+				if read[dp] {
+					continue
+				}
+				read[dp] = true
+				for _, b := range dp.Backends {
+					pp.elems = append(pp.elems, printElem{key: "backend " + b.Endpoint, backend: true, label: b.Endpoint, family: v.Family, b: b})
+				}
+			}
+		}
+	}
+	for name := range sps {
+		get(name)
+	}
+	p := &Pass{Snap: s, facts: f}
+	for name, pp := range ports {
+		pp.elems = uniqueElems(pp.elems)
+		sp := sps[name]
+		if sp == nil {
+			continue
+		}
+		pp.known, pp.serviceEv = true, ServiceEvidence(sp)
+		var seen map[string]bool
+		for _, ep := range sp.Endpoints {
+			l := ep.String()
+			if pp.elem("backend "+l) != nil || seen[l] {
+				continue
+			}
+			if seen == nil {
+				seen = map[string]bool{}
+			}
+			seen[l] = true
+			pp.endpoints = append(pp.endpoints, labelled{l, EndpointEvidence(sp, ep)})
+		}
+		for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+			eps := p.Expect(sp, fam).Endpoints(view.PolicyCluster)
+			for _, ep := range eps {
+				l := ep.String()
+				if e := pp.elem("backend " + l); e == nil || e.family != fam {
+					pp.expected = append(pp.expected, famLabel{fam, l})
+				}
+			}
+			for _, e := range pp.elems {
+				if e.backend && e.family == fam && !model.Has(eps, e.label) {
+					pp.unexpected = append(pp.unexpected, famLabel{fam, e.label})
+				}
+			}
+		}
+	}
+	np.ports = make([]*portPrint, 0, len(ports))
+	for _, pp := range ports {
+		np.ports = append(np.ports, pp)
+	}
+	sort.Slice(np.ports, func(a, b int) bool { return np.ports[a].service < np.ports[b].service })
+
+	if v := s.Version; v.Known() && !strings.HasPrefix(v.Source, "assumed") && v.Source != "--version flag" {
+		np.version = v.String()
+		np.versionEv = model.Evidence{File: v.Source, Line: lineIfFile(s, v.Source), Text: "kube-proxy " + v.String()}
+	}
+	if mode, src := np.mode, np.modeSource; !strings.HasPrefix(src, "assumed") {
+		np.modeValue = mode
+	}
+	if c := s.Config; c != nil {
+		np.modeEv = []model.Evidence{model.EvidenceAt(c.FieldPos("mode"), "mode: "+np.mode)}
+		np.config, np.configAt = true, c.Pos
+		np.configValues = ConfigValues(c)
+		np.configPos = map[string]parsers.Pos{}
+		for k := range np.configValues {
+			if pos := c.FieldPos(k); pos != c.Pos {
+				np.configPos[k] = pos
+			}
+		}
+	} else {
+		for _, v := range f.views {
+			np.modeEv = append(np.modeEv, model.Evidence{File: v.Source, Text: np.mode + " rules (" + np.modeSource + ")"})
+		}
+	}
+	return np
+}
+
+// fieldPos returns where a configuration field is written (see
+// [model.Config.FieldPos]).
+func (np *nodePrint) fieldPos(field string) parsers.Pos {
+	if pos, ok := np.configPos[field]; ok {
+		return pos
+	}
+	return np.configAt
+}
+
+// Prints holds the prints of a fleet's nodes. Nodes that agree share them:
+// the print of a service port is kept once for every node that programs it
+// alike, with the same evidence, and strings are kept once. Its methods
+// are safe for concurrent use.
+type Prints struct {
+	mu    sync.Mutex
+	seed  maphash.Seed
+	ports map[uint64][]*portPrint
+	strs  map[string]string
+	// buf and cmp are the encodings of the print being added and of a
+	// stored one (see encode).
+	buf, cmp []byte
+}
+
+// NewPrints returns an empty store of prints.
+func NewPrints() *Prints {
+	return &Prints{seed: maphash.MakeSeed(), ports: map[uint64][]*portPrint{}, strs: map[string]string{}}
+}
+
+// add interns a node's print: its strings are copied (or shared with other
+// nodes'), its service ports shared with the equal ones of other nodes.
+func (ps *Prints) add(np *nodePrint) *nodePrint {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	np.mode, np.modeSource, np.modeValue = ps.str(np.mode), ps.str(np.modeSource), ps.str(np.modeValue)
+	np.version = ps.str(np.version)
+	ps.ev(&np.versionEv)
+	ps.evs(np.modeEv)
+	np.configAt = ps.pos(np.configAt)
+	if np.configValues != nil {
+		vals := make(map[string]string, len(np.configValues))
+		for k, v := range np.configValues {
+			vals[ps.str(k)] = ps.str(v)
+		}
+		np.configValues = vals
+		pos := make(map[string]parsers.Pos, len(np.configPos))
+		for k, v := range np.configPos {
+			pos[ps.str(k)] = ps.pos(v)
+		}
+		np.configPos = pos
+	}
+	for i := range np.views {
+		v := &np.views[i]
+		v.source = ps.str(v.source)
+		anchors := make(map[view.Kind]model.Evidence, len(v.anchors))
+		for k, e := range v.anchors {
+			ps.ev(&e)
+			anchors[k] = e
+		}
+		v.anchors = anchors
+	}
+	np.lines = make([][]int32, len(np.ports))
+	for i, pp := range np.ports {
+		// The evidence slices are the views' (and may be findings'):
+		// the lines are taken out of copies.
+		for j := range pp.elems {
+			pp.elems[j].evidence = append([]model.Evidence(nil), pp.elems[j].evidence...)
+		}
+		pp.dispatch = append([]model.Evidence(nil), pp.dispatch...)
+		slots := pp.lineSlots()
+		lines := make([]int32, len(slots))
+		for j, l := range slots {
+			lines[j], *l = int32(*l), 0
+		}
+		np.lines[i] = lines
+		np.ports[i] = ps.port(pp)
+	}
+	return np
+}
+
+// port returns the stored print equal to pp, storing pp when there is
+// none.
+func (ps *Prints) port(pp *portPrint) *portPrint {
+	b := ps.encode(ps.buf[:0], pp)
+	ps.buf = b
+	h := maphash.Bytes(ps.seed, b)
+	for _, x := range ps.ports[h] {
+		ps.cmp = ps.encode(ps.cmp[:0], x)
+		if bytes.Equal(ps.cmp, b) {
+			return x
+		}
+	}
+	pp.service = ps.str(pp.service)
+	pp.protocol = ps.str(pp.protocol)
+	for i := range pp.elems {
+		e := &pp.elems[i]
+		e.key, e.label = ps.str(e.key), ps.str(e.label)
+		e.evidence = ps.evs(e.evidence)
+	}
+	pp.elems = append([]printElem(nil), pp.elems...)
+	pp.dispatch = ps.evs(pp.dispatch)
+	ps.ev(&pp.serviceEv)
+	for i := range pp.endpoints {
+		pp.endpoints[i].label = ps.str(pp.endpoints[i].label)
+		ps.ev(&pp.endpoints[i].ev)
+	}
+	for _, list := range [][]famLabel{pp.expected, pp.unexpected} {
+		for i := range list {
+			list[i].label = ps.str(list[i].label)
+		}
+	}
+	ps.ports[h] = append(ps.ports[h], pp)
+	return pp
+}
+
+// encode writes what makes two port prints equal.
+func (ps *Prints) encode(b []byte, pp *portPrint) []byte {
+	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
+	num := func(n int) { b = binary.AppendVarint(b, int64(n)) }
+	flag := func(f bool) {
+		if f {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+	}
+	ev := func(e model.Evidence) { str(e.File); num(e.Line); str(e.Path); str(e.Text) }
+	evs := func(list []model.Evidence) {
+		num(len(list))
+		for _, e := range list {
+			ev(e)
+		}
+	}
+	str(pp.service)
+	flag(pp.programmed)
+	str(pp.protocol)
+	flag(pp.topology)
+	num(len(pp.elems))
+	for _, e := range pp.elems {
+		str(e.key)
+		str(e.label)
+		flag(e.backend)
+		str(string(e.family))
+		str(string(e.kind))
+		evs(e.evidence)
+	}
+	evs(pp.dispatch)
+	flag(pp.known)
+	ev(pp.serviceEv)
+	num(len(pp.endpoints))
+	for _, x := range pp.endpoints {
+		str(x.label)
+		ev(x.ev)
+	}
+	for _, list := range [][]famLabel{pp.expected, pp.unexpected} {
+		num(len(list))
+		for _, x := range list {
+			str(string(x.family))
+			str(x.label)
+		}
+	}
+	return b
+}
+
+// str returns the stored copy of s.
+func (ps *Prints) str(s string) string {
+	if s == "" {
+		return ""
+	}
+	if x, ok := ps.strs[s]; ok {
+		return x
+	}
+	s = strings.Clone(s)
+	ps.strs[s] = s
+	return s
+}
+
+func (ps *Prints) ev(e *model.Evidence) {
+	e.File, e.Path, e.Text = ps.str(e.File), ps.str(e.Path), ps.str(e.Text)
+}
+
+func (ps *Prints) evs(list []model.Evidence) []model.Evidence {
+	for i := range list {
+		ps.ev(&list[i])
+	}
+	return list
+}
+
+func (ps *Prints) pos(p parsers.Pos) parsers.Pos {
+	p.File, p.Path = ps.str(p.File), ps.str(p.Path)
+	return p
+}

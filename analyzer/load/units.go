@@ -1,0 +1,130 @@
+package load
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Units splits the arguments of a run into units that [Load] reads one at
+// a time, each giving its own nodes, so that a fleet is analysed node by
+// node. An argument that names no file and holds glob characters (*, ?,
+// [) is expanded as the shell would, matches sorted; one that matches
+// nothing is an error.
+//
+// When every argument is a bundle or a directory of bundles, each bundle
+// is a unit, in the order of their paths (the order [Load] gives their
+// nodes). A bundle is an archive (a gzip file) or a directory holding
+// manifest.json or a node/ directory; a directory of bundles is a
+// directory that is not a bundle and whose every entry (hidden ones
+// aside) is a bundle or a directory of bundles. Otherwise, when loose
+// files or plain directories are among the arguments, their cluster-level
+// files (exports, configuration) apply to every bundle: the arguments are
+// one unit, read together.
+func Units(paths []string) ([][]string, error) {
+	var args []string
+	for _, p := range paths {
+		expanded, err := expand(p)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, expanded...)
+	}
+	var bundles []string
+	for _, p := range args {
+		found, ok, err := bundlesIn(p)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return [][]string{args}, nil
+		}
+		bundles = append(bundles, found...)
+	}
+	sort.Strings(bundles)
+	var out [][]string
+	for i, b := range bundles {
+		if i > 0 && b == bundles[i-1] {
+			continue
+		}
+		out = append(out, []string{b})
+	}
+	return out, nil
+}
+
+// expand returns the paths a glob pattern matches, or p when it names a
+// file or holds no glob characters.
+func expand(p string) ([]string, error) {
+	if !strings.ContainsAny(p, "*?[") {
+		return []string{p}, nil
+	}
+	if _, err := os.Lstat(p); err == nil {
+		return []string{p}, nil
+	}
+	m, err := filepath.Glob(p)
+	if err != nil {
+		return nil, inputErrorf("pattern %s: %v", p, err)
+	}
+	if len(m) == 0 {
+		return nil, inputErrorf("no file matches %s", p)
+	}
+	return m, nil
+}
+
+// bundlesIn returns the bundles a path is (a bundle) or holds (a directory
+// of bundles); ok is false when it is neither.
+func bundlesIn(p string) (bundles []string, ok bool, err error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, false, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
+	}
+	if !st.IsDir() {
+		return []string{p}, st.Mode().IsRegular() && archiveFile(p), nil
+	}
+	if isBundleDir(p) {
+		return []string{p}, true, nil
+	}
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		return nil, false, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if !e.IsDir() && !e.Type().IsRegular() {
+			return nil, false, nil
+		}
+		found, ok, err := bundlesIn(filepath.Join(p, e.Name()))
+		if err != nil || !ok {
+			return nil, false, err
+		}
+		bundles = append(bundles, found...)
+	}
+	return bundles, len(bundles) > 0, nil
+}
+
+// isBundleDir reports whether a directory holds manifest.json or node/.
+func isBundleDir(dir string) bool {
+	if st, err := os.Stat(filepath.Join(dir, "manifest.json")); err == nil && st.Mode().IsRegular() {
+		return true
+	}
+	st, err := os.Stat(filepath.Join(dir, "node"))
+	return err == nil && st.IsDir()
+}
+
+// archiveFile reports whether a file starts as an archive proxyscan reads
+// (or refuses by name) does.
+func archiveFile(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	return archiveFormat(head[:n]) != ""
+}

@@ -1,0 +1,60 @@
+package load
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestUnits: bundles and directories of bundles are split into one unit
+// per bundle, sorted; globs are expanded; loose files or a plain
+// directory among the arguments keep them together.
+func TestUnits(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("fleet/b/node/iptables-save.txt", "")
+	write("fleet/a/manifest.json", "{}")
+	write("fleet/zone-2/c.tgz", "\x1f\x8b rest")
+	write("fleet/zone-2/d/node/ip-addr.txt", "")
+	write("fleet/.hidden", "")
+	write("mixed/a/node/iptables-save.txt", "")
+	write("mixed/README.md", "bundles")
+	write("loose.txt", "")
+	j := func(p ...string) string { return filepath.Join(append([]string{dir}, p...)...) }
+	for _, tc := range []struct {
+		name string
+		args []string
+		want [][]string
+	}{
+		{"directory of bundles", []string{j("fleet")}, [][]string{{j("fleet/a")}, {j("fleet/b")}, {j("fleet/zone-2/c.tgz")}, {j("fleet/zone-2/d")}}},
+		{"bundles sorted, repeated once", []string{j("fleet/b"), j("fleet/a"), j("fleet/b")}, [][]string{{j("fleet/a")}, {j("fleet/b")}}},
+		{"glob", []string{j("fleet", "[ab]")}, [][]string{{j("fleet/a")}, {j("fleet/b")}}},
+		{"a loose file keeps the arguments together", []string{j("fleet/a"), j("loose.txt")}, [][]string{{j("fleet/a"), j("loose.txt")}}},
+		{"a file among bundles makes a plain directory", []string{j("mixed")}, [][]string{{j("mixed")}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Units(tc.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Units(%v) = %v, want %v", tc.args, got, tc.want)
+			}
+		})
+	}
+	for _, bad := range []string{j("nothing-*"), j("missing")} {
+		if _, err := Units([]string{bad}); err == nil || !IsInputError(err) || !strings.Contains(err.Error(), bad) {
+			t.Errorf("Units(%s): %v, want an input error naming it", bad, err)
+		}
+	}
+}

@@ -1,0 +1,237 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/report"
+	"github.com/proxyscan/proxyscan/internal/fault"
+	"github.com/proxyscan/proxyscan/parsers"
+)
+
+// analyzed is what is kept of one node once analysed: the node for the
+// cross-node checks and its summary for the report.
+type analyzed struct {
+	node *checks.FleetNode
+	sum  *report.Node
+}
+
+// analyzeNodes loads and analyses the nodes of the inputs and returns
+// their summaries, in the order [load.Load] gives them, with the drift
+// matrix of the cross-node checks. Each unit of the inputs (a bundle, see
+// [load.Units]) is loaded, analysed and reduced to its summary and print
+// before its snapshot is dropped, up to jobs units at a time, so that the
+// memory is that of the nodes in flight. Progress goes to progress, when
+// not nil, once the run takes long.
+func analyzeNodes(paths []string, lopts load.Options, selected []*checks.Check, jobs int, progress io.Writer) ([]*report.Node, *checks.Drift, error) {
+	units, err := load.Units(paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	var done [][]analyzed
+	if len(units) == 1 {
+		snaps, err := load.Load(units[0], lopts)
+		if err != nil {
+			return nil, nil, err
+		}
+		restore := collectLoaded()
+		defer restore()
+		var prints *checks.Prints
+		if len(snaps) > 1 {
+			prints = checks.NewPrints()
+		}
+		done = [][]analyzed{analyzeSnaps(snaps, selected, prints)}
+	} else {
+		restore := collectLoaded()
+		defer restore()
+		done, err = analyzeUnits(units, lopts, selected, jobs, progress)
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	var nodes []*checks.FleetNode
+	var sums []*report.Node
+	for _, u := range done {
+		for _, a := range u {
+			nodes = append(nodes, a.node)
+			sums = append(sums, a.sum)
+		}
+	}
+	fr := checks.CompareFleet(nodes, selected)
+	return sums, fr.Drift, nil
+}
+
+// analyzeSnaps analyses the snapshots of a unit, dropping each once it is
+// reduced.
+func analyzeSnaps(snaps []*model.Snapshot, selected []*checks.Check, prints *checks.Prints) []analyzed {
+	out := make([]analyzed, len(snaps))
+	for i, s := range snaps {
+		n := checks.AnalyzeNode(s, selected, prints)
+		out[i] = analyzed{node: n, sum: report.Summarize(s, n.Result())}
+		snaps[i] = nil
+	}
+	return out
+}
+
+// analyzeUnits loads and analyses units, up to jobs at a time. The error
+// is that of the first unit, in their order, that failed; once a unit
+// failed no other is started.
+func analyzeUnits(units [][]string, lopts load.Options, selected []*checks.Check, jobs int, progress io.Writer) ([][]analyzed, error) {
+	prints := checks.NewPrints()
+	out := make([][]analyzed, len(units))
+	errs := make([]error, len(units))
+	var mu sync.Mutex
+	failed := false
+	p := newFleetProgress(progress, len(units))
+	defer p.stop()
+	g := fault.Group{Name: "analyze.units"}
+	next := make(chan int)
+	worker := func() error {
+		for i := range next {
+			mu.Lock()
+			skip := failed
+			mu.Unlock()
+			if skip {
+				continue
+			}
+			snaps, err := load.Load(units[i], lopts)
+			if err == nil {
+				out[i] = analyzeSnaps(snaps, selected, prints)
+			} else {
+				err = inBundle(units[i][0], err)
+			}
+			mu.Lock()
+			errs[i], failed = err, failed || err != nil
+			mu.Unlock()
+			p.done()
+		}
+		return nil
+	}
+	if jobs > len(units) {
+		jobs = len(units)
+	}
+	for w := 0; w < jobs; w++ {
+		fault.GoDraining(&g, next, worker)
+	}
+	for i := range units {
+		next <- i
+	}
+	close(next)
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// progressDelay is how long a run goes before its progress is shown.
+const progressDelay = 2 * time.Second
+
+// fleetProgress shows on a terminal how many nodes are done and how long the
+// rest should take, once the run takes long.
+type fleetProgress struct {
+	w           io.Writer
+	total       int
+	start       time.Time
+	mu          sync.Mutex
+	count       int
+	shown, quit chan struct{}
+	once        sync.Once
+	wrote       bool
+}
+
+func newFleetProgress(w io.Writer, total int) *fleetProgress {
+	p := &fleetProgress{w: w, total: total, start: time.Now(), quit: make(chan struct{}), shown: make(chan struct{})}
+	if w == nil {
+		close(p.shown)
+		return p
+	}
+	go p.run()
+	return p
+}
+
+// run redraws the line every second from progressDelay on.
+func (p *fleetProgress) run() {
+	defer close(p.shown)
+	t := time.NewTimer(progressDelay)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.quit:
+			p.mu.Lock()
+			if p.wrote {
+				fmt.Fprint(p.w, "\r\033[K")
+			}
+			p.mu.Unlock()
+			return
+		case <-t.C:
+			p.draw()
+			t.Reset(time.Second)
+		}
+	}
+}
+
+func (p *fleetProgress) draw() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "\r\033[Kproxyscan: %s", progressLine(p.count, p.total, time.Since(p.start)))
+	p.wrote = true
+}
+
+// progressLine says how many of total nodes are analysed after elapsed,
+// and how long the others should take.
+func progressLine(count, total int, elapsed time.Duration) string {
+	line := fmt.Sprintf("%d/%d nodes analysed", count, total)
+	if count > 0 && count < total {
+		left := time.Duration(float64(elapsed) / float64(count) * float64(total-count)).Round(time.Second)
+		line += fmt.Sprintf(", about %s left", left)
+	}
+	return line
+}
+
+func (p *fleetProgress) done() {
+	p.mu.Lock()
+	p.count++
+	p.mu.Unlock()
+}
+
+// stop clears the line, if it was drawn, and waits until it is.
+func (p *fleetProgress) stop() {
+	p.once.Do(func() { close(p.quit) })
+	<-p.shown
+}
+
+// inBundle names the bundle of an input error: a file of a parse error is
+// given with the bundle's path, another error is prefixed with it.
+func inBundle(bundle string, err error) error {
+	if fault.Is(err) {
+		return err
+	}
+	var list parsers.ErrorList
+	var one *parsers.Error
+	switch {
+	case errors.As(err, &list):
+		for _, e := range list {
+			e.Pos.File = filepath.Join(bundle, e.Pos.File)
+		}
+		return err
+	case errors.As(err, &one):
+		one.Pos.File = filepath.Join(bundle, one.Pos.File)
+		return err
+	case strings.Contains(err.Error(), bundle):
+		return err
+	}
+	return fmt.Errorf("%s: %w", bundle, err)
+}

@@ -1,0 +1,114 @@
+package cmd
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/internal/benchgen"
+)
+
+// fleetInputs writes n bundles of a node of that many Services (5.5
+// endpoints each) into a directory removed when the benchmark ends, and
+// returns their paths.
+func fleetInputs(b *testing.B, services, n int) []string {
+	b.Helper()
+	dir := b.TempDir()
+	spec := benchgen.Spec{Services: services, Endpoints: services * 11 / 2, NodePortEvery: 4}
+	if err := spec.WriteFleet(dir, n); err != nil {
+		b.Fatal(err)
+	}
+	var out []string
+	for i := 1; i <= n; i++ {
+		out = append(out, filepath.Join(dir, fmt.Sprintf("node-%04d", i)))
+	}
+	return out
+}
+
+// peakHeap samples the heap's objects until stop is called and returns
+// the largest size seen.
+func peakHeap() (stop func() uint64) {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(s)
+			peak = max(peak, s[0].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		wg.Wait()
+		return peak
+	}
+}
+
+// cpuTime is the CPU time the process used so far (user and system): the
+// machine may be shared, and the wall time then says little.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func benchFleet(b *testing.B, services, n int) {
+	paths := fleetInputs(b, services, n)
+	runtime.GC()
+	b.ResetTimer()
+	var peak uint64
+	cpu0 := cpuTime()
+	for b.Loop() {
+		stop := peakHeap()
+		nodes, _, err := analyzeNodes(paths, load.Options{Compact: true}, checks.All, defaultJobs(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(nodes) != n {
+			b.Fatalf("%d nodes, want %d", len(nodes), n)
+		}
+		peak = max(peak, stop())
+		runtime.GC()
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/float64(n), "ms/node")
+}
+
+// BenchmarkFleet10k analyses one bundle, then four, of a node of 10,000
+// Services, each under its own name (go test -bench Fleet10k -benchtime 1x):
+// the four take at most three times one's time, and their peak heap stays
+// near one's plus one node in flight per job.
+func BenchmarkFleet10k(b *testing.B) {
+	for _, n := range []int{1, 4} {
+		b.Run(fmt.Sprintf("bundles=%d", n), func(b *testing.B) { benchFleet(b, 10000, n) })
+	}
+}
+
+// BenchmarkFleet200 analyses 100, then 1,000 bundles of a node of 200
+// Services: the time per node and the prints' share of the heap do not grow
+// with the count (the report does, by what it says of each node).
+func BenchmarkFleet200(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("bundles=%d", n), func(b *testing.B) { benchFleet(b, 200, n) })
+	}
+}

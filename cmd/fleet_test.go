@@ -1,0 +1,202 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/analyzer/report"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
+)
+
+// testBundles returns every bundle of testdata, one unit each.
+func testBundles(t *testing.T) []string {
+	t.Helper()
+	// testdata/bundles holds a README next to its bundles: it is not a
+	// directory of bundles.
+	dirs, err := filepath.Glob(testdata(t, "bundles", "*-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	units, err := load.Units(append(dirs, testdata(t, "fleet", "nodes"), testdata(t, "diff", "after")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, u := range units {
+		if len(u) != 1 {
+			t.Fatalf("unit %v: want one bundle", u)
+		}
+		out = append(out, u[0])
+	}
+	if len(out) < 14 {
+		t.Fatalf("%d bundles: %v", len(out), out)
+	}
+	return out
+}
+
+// alone is what a node's report says when the node is analysed by itself,
+// the cross-node checks aside.
+func alone(t *testing.T, n *report.Node) string {
+	t.Helper()
+	var fs []checks.Finding
+	for _, f := range n.Result.Findings {
+		if f.Check != "node-drift" {
+			fs = append(fs, f)
+		}
+	}
+	var sts []checks.Status
+	for _, st := range n.Result.Statuses {
+		if st.ID != "node-drift" {
+			sts = append(sts, st)
+		}
+	}
+	data, err := json.MarshalIndent(struct {
+		Name      string
+		Inputs    any
+		Findings  []checks.Finding
+		Statuses  []checks.Status
+		Coverage  checks.Coverage
+		Migration *checks.Migration
+		Checklist []report.ChecklistItem
+		Notes     []string
+	}{n.Name, n.Inputs, fs, sts, n.Result.Coverage, n.Result.Migration, n.Checklist, n.Notes}, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// TestFleetSameAnswers analyses every bundle of testdata as one fleet, one
+// and three at a time, and each bundle by itself: every node's findings,
+// checks, coverage and checklist are the same.
+func TestFleetSameAnswers(t *testing.T) {
+	bundles := testBundles(t)
+	opts := load.Options{Compact: true}
+	var want []string
+	for _, b := range bundles {
+		snaps, err := load.Load([]string{b}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range snaps {
+			want = append(want, alone(t, report.Summarize(s, checks.Run(s, checks.All))))
+		}
+	}
+	for _, jobs := range []int{1, 3} {
+		nodes, drift, err := analyzeNodes(bundles, opts, checks.All, jobs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(nodes) != len(want) {
+			t.Fatalf("jobs %d: %d nodes, want %d", jobs, len(nodes), len(want))
+		}
+		for i, n := range nodes {
+			if got := alone(t, n); got != want[i] {
+				t.Errorf("jobs %d: node %d (%s) differs from its analysis alone:\n%s\nwant:\n%s", jobs, i, bundles[i], got, want[i])
+			}
+		}
+		if drift == nil || len(drift.Nodes) != len(want) {
+			t.Errorf("jobs %d: drift %+v", jobs, drift)
+		}
+	}
+}
+
+// TestFleetReportUnchanged: analysing the directory of testdata/fleet's
+// bundles node by node gives the report of testdata/report/fleet.in.json,
+// which analyses them together.
+func TestFleetReportUnchanged(t *testing.T) {
+	t.Chdir(parsetest.Root(t))
+	want, err := os.ReadFile(filepath.Join("testdata", "report", "fleet.in.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{filepath.Join("testdata", "fleet", "nodes")},
+		{filepath.Join("testdata", "fleet", "nodes", "node-*")},
+		{filepath.Join("testdata", "fleet", "nodes", "node-c"), filepath.Join("testdata", "fleet", "nodes", "node-a"), filepath.Join("testdata", "fleet", "nodes", "node-b")},
+	} {
+		for _, jobs := range []int{1, 2} {
+			nodes, drift, err := analyzeNodes(args, load.Options{Compact: true}, checks.All, jobs, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := report.RenderJSON(&buf, report.BuildNodes(report.Tool{Name: "proxyscan", Version: "v0.0.0-test"}, nodes, drift), report.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				t.Errorf("%v, jobs %d: the report differs from fleet.in.json", args, jobs)
+			}
+		}
+	}
+}
+
+// TestFleetErrors: the error of a run is that of the first bundle, in
+// order, that cannot be read, and names the bundle.
+func TestFleetErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a", "b", "c"} {
+		parsetest.CopyTree(t, testdata(t, "fleet", "nodes", "node-a"), filepath.Join(dir, n), nil)
+	}
+	for _, n := range []string{"b", "c"} {
+		if err := os.WriteFile(filepath.Join(dir, n, "node", "iptables-save.txt"), []byte("*nat\nCOMMIT\nnot a rule\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, jobs := range []int{1, 3} {
+		_, _, err := analyzeNodes([]string{dir}, load.Options{Strict: true}, checks.All, jobs, nil)
+		if err == nil || !strings.HasPrefix(err.Error(), filepath.Join(dir, "b", "node", "iptables-save.txt")+":3: ") || !load.IsInputError(err) {
+			t.Errorf("jobs %d: error %v, want b's", jobs, err)
+		}
+	}
+	f, output := testFactory()
+	if code := Run(f, []string{"analyze", "--jobs", "-1", dir}); code != 2 {
+		_, stderr := output()
+		t.Errorf("--jobs -1: exit %d, want 2: %s", code, stderr)
+	}
+}
+
+// TestFleetProgressLine: nodes done of the total, and the time left once one
+// is done.
+func TestFleetProgressLine(t *testing.T) {
+	for _, tc := range []struct {
+		count, total int
+		elapsed      time.Duration
+		want         string
+	}{
+		{0, 400, 3 * time.Second, "0/400 nodes analysed"},
+		{100, 400, 20 * time.Second, "100/400 nodes analysed, about 1m0s left"},
+		{400, 400, 80 * time.Second, "400/400 nodes analysed"},
+	} {
+		if got := progressLine(tc.count, tc.total, tc.elapsed); got != tc.want {
+			t.Errorf("progressLine(%d, %d, %s) = %q, want %q", tc.count, tc.total, tc.elapsed, got, tc.want)
+		}
+	}
+}
+
+// TestFleetProgress: the line is drawn once the run takes long, and
+// cleared at the end; a quick run draws nothing.
+func TestFleetProgress(t *testing.T) {
+	var buf bytes.Buffer
+	p := newFleetProgress(&buf, 2)
+	p.done()
+	p.stop()
+	if buf.Len() != 0 {
+		t.Errorf("a quick run drew %q", buf.String())
+	}
+	buf.Reset()
+	p = newFleetProgress(&buf, 2)
+	p.done()
+	p.draw()
+	p.stop()
+	if got := buf.String(); !strings.Contains(got, "1/2 nodes analysed, about") || !strings.HasSuffix(got, "\r\033[K") {
+		t.Errorf("progress %q", got)
+	}
+}
