@@ -20,6 +20,7 @@ var All = []*Check{
 	ipvsModuleMissing,
 	modeMismatch,
 	modeUnsupported,
+	rulesetInvalid,
 	serviceUnreachable,
 	syncSlow,
 	syncStale,

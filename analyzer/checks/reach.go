@@ -176,7 +176,7 @@ func (f *facts) record(fs []Finding) {
 
 // reachDeferred are the checks whose findings explain any lost packet of
 // a node: the pass does not trace such a node.
-var reachDeferred = []string{"iptables-backend-mixed", "mode-mismatch"}
+var reachDeferred = []string{"iptables-backend-mixed", "mode-mismatch", "ruleset-invalid"}
 
 func runServiceUnreachable(p *Pass) {
 	mode, _ := p.Mode()

@@ -239,6 +239,9 @@ type walker struct {
 	destText []byte     // the destinations of ends, formatted to sort them
 	endKeys  []endOrder // the order of the ends
 	cx       compiler   // kept from one walk to the next (a sweep's)
+	nwork    int        // rules evaluated, over every path
+	maxWork  int        // the bound of nwork
+	err      error      // set when nwork passed the bound: the walk stops
 }
 
 // pathEnd is where a path ends, in summary mode: a Path without steps,
@@ -267,6 +270,9 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 	w := walkerPool.Get().(*walker)
 	defer w.release()
 	pkt = w.walk(dp, dp.compiled(), pkt, opts, ipvsMode)
+	if w.err != nil {
+		return nil, w.err
+	}
 	res := &Result{Packet: pkt, Warnings: w.warnings}
 	if opts.Summary {
 		res.Paths = endPaths(mergeEnds(w.ends, w))
@@ -290,6 +296,7 @@ func (w *walker) walk(dp *Dataplane, cp *compiled, pkt Packet, opts Options, ipv
 		fam = iptables.IPv6
 	}
 	w.dp, w.cp, w.ipvsMode, w.opts = dp, cp, ipvsMode, opts
+	w.maxWork = opts.maxWork(dp)
 	w.epoch = cp.begin()
 	for _, d := range dp.IPTables {
 		if d.Family == fam || d.Family == iptables.FamilyUnknown {
@@ -318,7 +325,7 @@ func (w *walker) walk(dp *Dataplane, cp *compiled, pkt Packet, opts Options, ipv
 		s.stages = stagesPrerouting
 	}
 	w.work = append(w.work, s)
-	for len(w.work) > 0 {
+	for len(w.work) > 0 && w.err == nil {
 		s := w.work[len(w.work)-1]
 		w.work = w.work[:len(w.work)-1]
 		w.run(s)
@@ -456,7 +463,7 @@ func (w *walker) isVIP(a netip.Addr) bool {
 
 // run advances s until it ends, forking onto w.work.
 func (w *walker) run(s *state) {
-	for !s.done {
+	for !s.done && w.err == nil {
 		if s.nsteps > w.opts.maxSteps() {
 			s.warn(fmt.Sprintf("more than %d rules on one path: the walk was cut (a loop?)", w.opts.maxSteps()))
 			s.verdict = VerdictDrop
@@ -478,6 +485,9 @@ func (w *walker) fork(s *state, p float64) *state {
 		w.cut = true
 		return nil
 	}
+	// A fork's steps are copied as the two paths go on: they count as
+	// work.
+	w.nwork += len(s.steps)
 	c := w.clone(s)
 	c.prob = s.prob * p
 	s.prob *= 1 - p
@@ -595,6 +605,10 @@ func (w *walker) step(s *state) {
 	f.pos++
 	cr := &cc.rules[idx]
 	s.nsteps++
+	if w.nwork++; w.nwork > w.maxWork {
+		w.err = &WorkError{Limit: w.maxWork, Table: cc.c.Table.Name, Chain: cc.c.Name}
+		return
+	}
 	if cr.unknown != nil {
 		// Decide the modelled matches first: a rule that fails them does
 		// not match whatever the others say.
