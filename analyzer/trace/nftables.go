@@ -340,6 +340,7 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 			}
 		}
 	}
+	lastWork.Store(int64(w.nwork))
 	if w.err != nil {
 		return nil, w.err
 	}

@@ -270,6 +270,7 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 	w := walkerPool.Get().(*walker)
 	defer w.release()
 	pkt = w.walk(dp, dp.compiled(), pkt, opts, ipvsMode)
+	lastWork.Store(int64(w.nwork))
 	if w.err != nil {
 		return nil, w.err
 	}
