@@ -88,7 +88,10 @@ type nftWalk struct {
 	// it passed the bound: the walk stops.
 	nwork   int
 	maxWork int
-	err     error
+	err     *WorkError
+	// forkTable and forkChain name the chain of the last fork, named
+	// when nwork passes maxWork.
+	forkTable, forkChain string
 }
 
 // nftScratch is the first chunk of a walk's arenas, reused by the next
@@ -581,6 +584,9 @@ func (w *nftWalk) runRules(st *nftState, t *nftTable, c *nft.Chain, i, depth int
 		if w.nwork++; w.nwork > w.maxWork || w.err != nil {
 			if w.err == nil {
 				w.err = &WorkError{Limit: w.maxWork, Table: t.label, Chain: c.Name}
+				if w.forkChain != "" {
+					w.err.Table, w.err.Chain = w.forkTable, w.forkChain
+				}
 			}
 			return nil
 		}
@@ -592,6 +598,7 @@ func (w *nftWalk) runRules(st *nftState, t *nftTable, c *nft.Chain, i, depth int
 		if len(outs) > 1 {
 			// Each branch holds a copy of the steps: they count as work.
 			w.nwork += len(outs) * len(st.steps)
+			w.forkTable, w.forkChain = t.label, c.Name
 		}
 		if len(outs) == 1 && outs[0].kind == rNoMatch {
 			st = outs[0].st

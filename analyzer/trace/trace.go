@@ -270,14 +270,15 @@ func (dp *Dataplane) numRules() int {
 type WorkError struct {
 	// Limit is the bound reached.
 	Limit int
-	// Table and Chain name the chain the walk was in when it stopped.
+	// Table and Chain name the chain of the last fork before the walk
+	// stopped (or the chain it was in, when it never forked).
 	Table, Chain string
 }
 
 func (e *WorkError) Error() string {
-	return fmt.Sprintf("trace: more than %d rule evaluations for one packet: the paths multiply at the random or "+
-		"state-dependent rules leading to chain %s (table %s), which calls its chains again on every branch; the trace "+
-		"stops here (a documented limit)", e.Limit, e.Chain, e.Table)
+	return fmt.Sprintf("trace: more than %d rule evaluations for one packet: its paths multiply at random or "+
+		"state-dependent rules, the last one met in chain %s (table %s); the trace stops (a documented limit)",
+		e.Limit, e.Chain, e.Table)
 }
 
 func (o Options) maxPaths() int {

@@ -235,13 +235,14 @@ type walker struct {
 	entered  []*cchain // the chains of the frames
 	cut      bool
 	warnings []string
-	scratch  Step       // the last step of every state, in summary mode
-	destText []byte     // the destinations of ends, formatted to sort them
-	endKeys  []endOrder // the order of the ends
-	cx       compiler   // kept from one walk to the next (a sweep's)
-	nwork    int        // rules evaluated, over every path
-	maxWork  int        // the bound of nwork
-	err      error      // set when nwork passed the bound: the walk stops
+	scratch  Step            // the last step of every state, in summary mode
+	destText []byte          // the destinations of ends, formatted to sort them
+	endKeys  []endOrder      // the order of the ends
+	cx       compiler        // kept from one walk to the next (a sweep's)
+	nwork    int             // rules evaluated, over every path
+	maxWork  int             // the bound of nwork
+	forkAt   *iptables.Chain // the chain of the last fork, named when nwork passes maxWork
+	err      error           // set when nwork passed the bound: the walk stops
 }
 
 // pathEnd is where a path ends, in summary mode: a Path without steps,
@@ -607,7 +608,11 @@ func (w *walker) step(s *state) {
 	cr := &cc.rules[idx]
 	s.nsteps++
 	if w.nwork++; w.nwork > w.maxWork {
-		w.err = &WorkError{Limit: w.maxWork, Table: cc.c.Table.Name, Chain: cc.c.Name}
+		at := cc.c
+		if w.forkAt != nil {
+			at = w.forkAt
+		}
+		w.err = &WorkError{Limit: w.maxWork, Table: at.Table.Name, Chain: at.Name}
 		return
 	}
 	if cr.unknown != nil {
@@ -639,6 +644,7 @@ func (w *walker) step(s *state) {
 			}
 			// Steps list matched rules only: the branch where the
 			// statistic fails goes on with the next rule.
+			w.forkAt = cc.c
 			w.fork(s, 1-m.prob)
 			if !s.summary {
 				note = joinNote(note, "statistic: taken, probability "+formatProb(m.prob))
