@@ -241,3 +241,40 @@ func TestWorkBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestNFTSummaryMerged checks that a summary of the nft verdict map shape
+// within the kernel's jump depth ends as the full trace does, and that its
+// work grows linearly with the levels while the full trace's paths double
+// at each.
+func TestNFTSummaryMerged(t *testing.T) {
+	pkt := trace.Packet{Src: netip.MustParseAddr("10.244.0.5"), Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp", From: model.FromPod}
+	work := map[int]int{}
+	for _, n := range []int{3, 4, 8, 12} {
+		dp := &trace.Dataplane{Mode: "nftables", NFT: []*nft.Ruleset{parseNFT(t, hostileNFT(n))}, Local: testLocal}
+		sum, err := trace.Trace(dp, pkt, trace.Options{Summary: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		work[n] = trace.LastWork()
+		if n > 3 {
+			continue
+		}
+		full, err := trace.Trace(dp, pkt, trace.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := trace.Summarize(sum, nil), trace.Summarize(full, nil)
+		if len(a.Ends) != len(b.Ends) {
+			t.Fatalf("%d levels: summary ends %+v, full trace ends %+v", n, a.Ends, b.Ends)
+		}
+		for i := range a.Ends {
+			if x, y := a.Ends[i], b.Ends[i]; x.Verdict() != y.Verdict() || x.Destination != y.Destination || x.Probability-y.Probability > 1e-9 || y.Probability-x.Probability > 1e-9 {
+				t.Errorf("%d levels: summary end %+v, full trace end %+v", n, x, y)
+			}
+		}
+	}
+	t.Logf("rules evaluated by a summary at 4, 8, 12 levels: %d, %d, %d", work[4], work[8], work[12])
+	if work[12] > 4*work[4] {
+		t.Errorf("summary work %d at 12 levels, %d at 4: more than linear", work[12], work[4])
+	}
+}

@@ -92,6 +92,9 @@ type nftWalk struct {
 	// forkTable and forkChain name the chain of the last fork, named
 	// when nwork passes maxWork.
 	forkTable, forkChain string
+	// memo holds the ends of the chains entered, by state, in a summary
+	// (see runChainMerged).
+	memo map[chainMemo][]chainEnd
 }
 
 // nftScratch is the first chunk of a walk's arenas, reused by the next
@@ -573,6 +576,9 @@ const maxJumps = 16
 
 // runChain runs the rules of chain c from the top for st.
 func (w *nftWalk) runChain(st *nftState, t *nftTable, c *nft.Chain, depth int) []chainEnd {
+	if w.opts.Summary {
+		return w.runChainMerged(st, t, c, depth)
+	}
 	return w.runRules(st, t, c, 0, depth)
 }
 
