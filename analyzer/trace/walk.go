@@ -114,6 +114,7 @@ type state struct {
 	masq      bool
 	snat      string
 	local     bool // delivered locally
+	hookEnded bool // in a call (see subwalk), ACCEPT or a NAT target left the built-in chain
 	stages    []stage
 	frames    []frame
 	steps     []stepRef
@@ -235,14 +236,16 @@ type walker struct {
 	entered  []*cchain // the chains of the frames
 	cut      bool
 	warnings []string
-	scratch  Step            // the last step of every state, in summary mode
-	destText []byte          // the destinations of ends, formatted to sort them
-	endKeys  []endOrder      // the order of the ends
-	cx       compiler        // kept from one walk to the next (a sweep's)
-	nwork    int             // rules evaluated, over every path
-	maxWork  int             // the bound of nwork
-	forkAt   *iptables.Chain // the chain of the last fork, named when nwork passes maxWork
-	err      error           // set when nwork passed the bound: the walk stops
+	scratch  Step                  // the last step of every state, in summary mode
+	destText []byte                // the destinations of ends, formatted to sort them
+	endKeys  []endOrder            // the order of the ends
+	cx       compiler              // kept from one walk to the next (a sweep's)
+	nwork    int                   // rules evaluated, over every path
+	maxWork  int                   // the bound of nwork
+	forkAt   *iptables.Chain       // the chain of the last fork, named when nwork passes maxWork
+	calls    map[callKey][]callEnd // the ends of the calls of a summary, see call
+	active   []*cchain             // the chains of the calls under way
+	err      error                 // set when nwork passed the bound: the walk stops
 }
 
 // pathEnd is where a path ends, in summary mode: a Path without steps,
@@ -736,6 +739,8 @@ func (w *walker) endHook(s *state) {
 			return
 		}
 	}
+	// In a call (see subwalk), the built-in chain is the caller's.
+	s.hookEnded = true
 }
 
 // target applies the target of a matched rule cr of chain cc.
@@ -845,6 +850,10 @@ func (w *walker) target(s *state, cc *cchain, cr *crule) {
 					top.pos = top.n
 				}
 			}
+		}
+		if s.summary && w.nwork > callAfter {
+			w.call(s, w.cp.chain(w.dp, cc.tix, cr.jslot, cr.jump, w.epoch, &w.cx, true))
+			return
 		}
 		w.push(s, cc, cr)
 		return
