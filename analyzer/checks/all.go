@@ -23,6 +23,7 @@ var All = []*Check{
 	ipvsModuleMissing,
 	modeMismatch,
 	modeUnsupported,
+	rulesetInvalid,
 	serviceUnreachable,
 	syncSlow,
 	syncStale,

@@ -111,6 +111,9 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 	for _, r := range reasons {
 		c.Gaps = append(c.Gaps, strings.Join(skipped[r], ", ")+" did not run: "+r)
 	}
+	if f.tracer != nil && f.tracer.limit != nil {
+		c.Gaps = append(c.Gaps, "service-unreachable: service ports not checked: "+f.tracer.limit.Error())
+	}
 	if gaps, ipvsTable := partialGaps(f); len(gaps) > 0 {
 		c.Gaps = append(c.Gaps, gaps...)
 		if ipvsTable {

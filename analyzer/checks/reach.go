@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"runtime"
@@ -57,6 +58,10 @@ type traceFacts struct {
 	// it started runs, waits for it and stores its summaries.
 	started bool
 	pending func()
+	// limit is the error of a trace that passed the tracer's bound of
+	// rule evaluations (see trace.WorkError): the service ports were not
+	// checked.
+	limit error
 }
 
 // pktKey is a packet as the checks trace it, without pointers, so that
@@ -176,7 +181,7 @@ func (f *facts) record(fs []Finding) {
 
 // reachDeferred are the checks whose findings explain any lost packet of
 // a node: the pass does not trace such a node.
-var reachDeferred = []string{"iptables-backend-mixed", "mode-mismatch"}
+var reachDeferred = []string{"iptables-backend-mixed", "mode-mismatch", "ruleset-invalid"}
 
 func runServiceUnreachable(p *Pass) {
 	mode, _ := p.Mode()
@@ -419,6 +424,14 @@ func reportUnreachable(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, 
 		pkt := trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src}
 		o := p.traced(pkt)
 		if o.Err != nil {
+			var we *trace.WorkError
+			if errors.As(o.Err, &we) {
+				// A documented bound, not a mode without an engine: what
+				// was not traced is a gap of the run.
+				p.facts.tracer.limit = o.Err
+				p.Note("service ports not checked: %v", o.Err)
+				return
+			}
 			p.Note("%s mode is not traced (%v): service ports not traced", mode, o.Err)
 			return
 		}

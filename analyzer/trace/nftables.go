@@ -84,6 +84,17 @@ type nftWalk struct {
 	outs  []ruleOut
 	ends  []chainEnd
 	vals  []nval
+	// nwork counts the rules evaluated, over every path; err is set when
+	// it passed the bound: the walk stops.
+	nwork   int
+	maxWork int
+	err     *WorkError
+	// forkTable and forkChain name the chain of the last fork, named
+	// when nwork passes maxWork.
+	forkTable, forkChain string
+	// memo holds the ends of the chains entered, by state, in a summary
+	// (see runChainMerged).
+	memo map[chainMemo][]chainEnd
 }
 
 // nftScratch is the first chunk of a walk's arenas, reused by the next
@@ -302,7 +313,7 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 	sc := nftScratchPool.Get().(*nftScratch)
 	defer sc.release()
 	w := &nftWalk{dp: dp, opts: opts, hooks: ix.hooks, arena: sc.arena[:0], outs: sc.outs[:0], ends: sc.ends[:0], vals: sc.vals[:0],
-		done: make([]Path, 0, 4)}
+		done: make([]Path, 0, 4), maxWork: opts.maxWork(dp)}
 	w.warnings = append(w.warnings, ix.warns...)
 	if len(tables) == 0 {
 		w.warnings = append(w.warnings, fmt.Sprintf("no nftables table of the %s family in the ruleset", familyWord(v4)))
@@ -334,6 +345,10 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 				w.finish(w.hook(w.hook([]*nftState{s}, "forward"), "postrouting"))
 			}
 		}
+	}
+	lastWork.Store(int64(w.nwork))
+	if w.err != nil {
+		return nil, w.err
 	}
 	res.Packet = pkt
 	res.Paths = w.done
@@ -561,6 +576,9 @@ const maxJumps = 16
 
 // runChain runs the rules of chain c from the top for st.
 func (w *nftWalk) runChain(st *nftState, t *nftTable, c *nft.Chain, depth int) []chainEnd {
+	if w.opts.Summary {
+		return w.runChainMerged(st, t, c, depth)
+	}
 	return w.runRules(st, t, c, 0, depth)
 }
 
@@ -569,11 +587,25 @@ func (w *nftWalk) runRules(st *nftState, t *nftTable, c *nft.Chain, i, depth int
 	var out []chainEnd
 	for ; i < len(c.Rules); i++ {
 		r := c.Rules[i]
+		if w.nwork++; w.nwork > w.maxWork || w.err != nil {
+			if w.err == nil {
+				w.err = &WorkError{Limit: w.maxWork, Table: t.label, Chain: c.Name}
+				if w.forkChain != "" {
+					w.err.Table, w.err.Chain = w.forkTable, w.forkChain
+				}
+			}
+			return nil
+		}
 		if st.nsteps >= w.opts.maxSteps() {
 			st.warn(fmt.Sprintf("more than %d rules met: path cut as a loop", w.opts.maxSteps()))
 			return w.addEnd(out, chainEnd{st, vDrop})
 		}
 		outs := w.evalRule(st, t, c, r)
+		if len(outs) > 1 {
+			// Each branch holds a copy of the steps: they count as work.
+			w.nwork += len(outs) * len(st.steps)
+			w.forkTable, w.forkChain = t.label, c.Name
+		}
 		if len(outs) == 1 && outs[0].kind == rNoMatch {
 			st = outs[0].st
 			continue
@@ -627,6 +659,7 @@ func (w *nftWalk) runRules(st *nftState, t *nftTable, c *nft.Chain, i, depth int
 // addEnd appends e to out; a first end is carved from the walk's arena
 // (capacity one: a second append copies it out).
 func (w *nftWalk) addEnd(out []chainEnd, e chainEnd) []chainEnd {
+	w.nwork++ // every end is a path the hooks after it go on with
 	if len(out) > 0 {
 		return append(out, e)
 	}

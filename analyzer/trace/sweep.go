@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"errors"
 	"net/netip"
 	"sync/atomic"
 
@@ -108,6 +109,10 @@ func Sweep(dp *Dataplane, pkts []Packet, workers int) ([]Summary, error) {
 	out := make([]Summary, len(pkts))
 	cp := &compiled{}
 	var next atomic.Int64
+	// stop holds the first WorkError: a data plane whose paths multiply
+	// beyond the bound for one packet does for the others too, so the
+	// packets after it are not traced.
+	var stop atomic.Pointer[WorkError]
 	g := fault.Group{Name: "trace.Sweep"}
 	for range max(workers, 1) {
 		g.Go(func() error {
@@ -121,8 +126,16 @@ func Sweep(dp *Dataplane, pkts []Packet, workers int) ([]Summary, error) {
 				}
 				var prev []End
 				for i := lo; i < min(lo+sweepBatch, len(pkts)); i++ {
+					if e := stop.Load(); e != nil {
+						out[i] = Summary{Err: e}
+						continue
+					}
 					out[i] = sw.trace(pkts[i], prev)
 					prev = out[i].Ends
+					var we *WorkError
+					if errors.As(out[i].Err, &we) {
+						stop.CompareAndSwap(nil, we)
+					}
 				}
 			}
 		})
@@ -161,18 +174,23 @@ func (sw *sweeper) trace(pkt Packet, prev []End) Summary {
 		for i, p := range res.Paths {
 			out[i] = pathEndOf(p)
 		}
-		return Summary{Ends: sw.keep(out, prev), Warned: len(res.Warnings) > 0}
+		return Summary{Ends: sw.keep(out, prev), Warned: len(res.Warnings) > 0 || len(sw.dp.validate()) > 0}
 	}
 	ipvsMode := sw.dp.Mode == model.ModeIPVS
 	w := sw.w
 	w.walk(sw.dp, sw.cp, pkt, opts, ipvsMode)
+	if w.err != nil {
+		err := w.err
+		w.reset()
+		return Summary{Err: err}
+	}
 	ends, order := mergeEnds(w.ends, w)
 	out := sw.ends(len(ends))
 	for i, k := range order {
 		out[i] = ends[k.i].end()
 	}
 	// traceIPVS adds a warning of its own.
-	sum := Summary{Ends: sw.keep(out, prev), Warned: len(w.warnings) > 0 || ipvsMode && len(sw.dp.IPVS) == 0}
+	sum := Summary{Ends: sw.keep(out, prev), Warned: len(w.warnings) > 0 || ipvsMode && len(sw.dp.IPVS) == 0 || len(sw.dp.validate()) > 0}
 	w.reset()
 	return sum
 }

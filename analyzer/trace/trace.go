@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/proxier"
@@ -165,6 +166,12 @@ type Dataplane struct {
 	// cache holds the iptables chains compiled for walking, built on the
 	// first trace.
 	cache *compiled
+
+	// problems caches Validate's answer for the rulesets of validFor.
+	problems []Problem
+	validFor []any
+	// nrules caches numRules, plus one (0: not counted yet).
+	nrules atomic.Int64
 }
 
 // IsLocal reports whether a is one of the node's local addresses.
@@ -218,6 +225,60 @@ type Options struct {
 	// destination, conditions and warnings only), which is cheaper when
 	// only where packets end matters; engines may still fill the steps.
 	Summary bool
+	// MaxWork bounds the rules evaluated for one packet over all its
+	// paths (0: DefaultMaxWork, or four times the rules of the data plane
+	// when that is more); a trace that would evaluate more fails with a
+	// [WorkError] naming the chain it was in.
+	MaxWork int
+}
+
+// DefaultMaxWork is the least number of rule evaluations a trace may make
+// for one packet, over all its paths, when Options.MaxWork is 0.
+const DefaultMaxWork = 1 << 18
+
+// maxWork returns the bound of rule evaluations of a trace through dp.
+func (o Options) maxWork(dp *Dataplane) int {
+	if o.MaxWork > 0 {
+		return o.MaxWork
+	}
+	return max(DefaultMaxWork, 4*dp.numRules())
+}
+
+// numRules returns the number of rules of dp's iptables dumps and nft
+// rulesets.
+func (dp *Dataplane) numRules() int {
+	if n := dp.nrules.Load(); n > 0 {
+		return int(n - 1)
+	}
+	n := 0
+	for _, d := range dp.IPTables {
+		n += d.NumRules()
+	}
+	for _, rs := range dp.NFT {
+		for _, t := range rs.Tables {
+			for _, c := range t.Chains {
+				n += len(c.Rules)
+			}
+		}
+	}
+	dp.nrules.Store(int64(n) + 1)
+	return n
+}
+
+// A WorkError reports a trace stopped because its paths multiplied
+// beyond Options.MaxWork rule evaluations.
+type WorkError struct {
+	// Limit is the bound reached.
+	Limit int
+	// Table and Chain name the chain of the last fork before the walk
+	// stopped (or the chain it was in, when it never forked).
+	Table, Chain string
+}
+
+func (e *WorkError) Error() string {
+	return fmt.Sprintf("trace: more than %d rule evaluations for one packet: its paths multiply at random or "+
+		"state-dependent rules, the last one met in chain %s (table %s); the trace stops (a documented limit)",
+		e.Limit, e.Chain, e.Table)
 }
 
 func (o Options) maxPaths() int {
@@ -254,6 +315,9 @@ func Trace(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 	res, err := e(dp, pkt, opts)
 	if err != nil {
 		return nil, err
+	}
+	for _, p := range dp.validate() {
+		res.Warnings = append(res.Warnings, "the kernel refuses this ruleset, the paths are not what it would do: "+p.String())
 	}
 	res.Mode = dp.Mode
 	res.Node = dp.Node
@@ -433,3 +497,12 @@ func FromExpected(r *resolve.Resolution, exp *proxier.Dataplane) *Dataplane {
 	}
 	return dp
 }
+
+// lastWork holds the rule evaluations of the last trace that ended (for
+// tests measuring the cost of a trace).
+var lastWork atomic.Int64
+
+// LastWork returns the number of rules the last trace to end evaluated,
+// over all its paths: a measure of its cost that does not depend on the
+// machine.
+func LastWork() int { return int(lastWork.Load()) }

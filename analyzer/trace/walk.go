@@ -114,6 +114,7 @@ type state struct {
 	masq      bool
 	snat      string
 	local     bool // delivered locally
+	hookEnded bool // in a call (see subwalk), ACCEPT or a NAT target left the built-in chain
 	stages    []stage
 	frames    []frame
 	steps     []stepRef
@@ -235,10 +236,16 @@ type walker struct {
 	entered  []*cchain // the chains of the frames
 	cut      bool
 	warnings []string
-	scratch  Step       // the last step of every state, in summary mode
-	destText []byte     // the destinations of ends, formatted to sort them
-	endKeys  []endOrder // the order of the ends
-	cx       compiler   // kept from one walk to the next (a sweep's)
+	scratch  Step                  // the last step of every state, in summary mode
+	destText []byte                // the destinations of ends, formatted to sort them
+	endKeys  []endOrder            // the order of the ends
+	cx       compiler              // kept from one walk to the next (a sweep's)
+	nwork    int                   // rules evaluated, over every path
+	maxWork  int                   // the bound of nwork
+	forkAt   *iptables.Chain       // the chain of the last fork, named when nwork passes maxWork
+	calls    map[callKey][]callEnd // the ends of the calls of a summary, see call
+	active   []*cchain             // the chains of the calls under way
+	err      error                 // set when nwork passed the bound: the walk stops
 }
 
 // pathEnd is where a path ends, in summary mode: a Path without steps,
@@ -267,6 +274,10 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 	w := walkerPool.Get().(*walker)
 	defer w.release()
 	pkt = w.walk(dp, dp.compiled(), pkt, opts, ipvsMode)
+	lastWork.Store(int64(w.nwork))
+	if w.err != nil {
+		return nil, w.err
+	}
 	res := &Result{Packet: pkt, Warnings: w.warnings}
 	if opts.Summary {
 		res.Paths = endPaths(mergeEnds(w.ends, w))
@@ -290,6 +301,7 @@ func (w *walker) walk(dp *Dataplane, cp *compiled, pkt Packet, opts Options, ipv
 		fam = iptables.IPv6
 	}
 	w.dp, w.cp, w.ipvsMode, w.opts = dp, cp, ipvsMode, opts
+	w.maxWork = opts.maxWork(dp)
 	w.epoch = cp.begin()
 	for _, d := range dp.IPTables {
 		if d.Family == fam || d.Family == iptables.FamilyUnknown {
@@ -318,7 +330,7 @@ func (w *walker) walk(dp *Dataplane, cp *compiled, pkt Packet, opts Options, ipv
 		s.stages = stagesPrerouting
 	}
 	w.work = append(w.work, s)
-	for len(w.work) > 0 {
+	for len(w.work) > 0 && w.err == nil {
 		s := w.work[len(w.work)-1]
 		w.work = w.work[:len(w.work)-1]
 		w.run(s)
@@ -456,7 +468,7 @@ func (w *walker) isVIP(a netip.Addr) bool {
 
 // run advances s until it ends, forking onto w.work.
 func (w *walker) run(s *state) {
-	for !s.done {
+	for !s.done && w.err == nil {
 		if s.nsteps > w.opts.maxSteps() {
 			s.warn(fmt.Sprintf("more than %d rules on one path: the walk was cut (a loop?)", w.opts.maxSteps()))
 			s.verdict = VerdictDrop
@@ -478,6 +490,9 @@ func (w *walker) fork(s *state, p float64) *state {
 		w.cut = true
 		return nil
 	}
+	// A fork's steps are copied as the two paths go on: they count as
+	// work.
+	w.nwork += len(s.steps)
 	c := w.clone(s)
 	c.prob = s.prob * p
 	s.prob *= 1 - p
@@ -595,6 +610,14 @@ func (w *walker) step(s *state) {
 	f.pos++
 	cr := &cc.rules[idx]
 	s.nsteps++
+	if w.nwork++; w.nwork > w.maxWork {
+		at := cc.c
+		if w.forkAt != nil {
+			at = w.forkAt
+		}
+		w.err = &WorkError{Limit: w.maxWork, Table: at.Table.Name, Chain: at.Name}
+		return
+	}
 	if cr.unknown != nil {
 		// Decide the modelled matches first: a rule that fails them does
 		// not match whatever the others say.
@@ -624,6 +647,7 @@ func (w *walker) step(s *state) {
 			}
 			// Steps list matched rules only: the branch where the
 			// statistic fails goes on with the next rule.
+			w.forkAt = cc.c
 			w.fork(s, 1-m.prob)
 			if !s.summary {
 				note = joinNote(note, "statistic: taken, probability "+formatProb(m.prob))
@@ -715,6 +739,8 @@ func (w *walker) endHook(s *state) {
 			return
 		}
 	}
+	// In a call (see subwalk), the built-in chain is the caller's.
+	s.hookEnded = true
 }
 
 // target applies the target of a matched rule cr of chain cc.
@@ -824,6 +850,10 @@ func (w *walker) target(s *state, cc *cchain, cr *crule) {
 					top.pos = top.n
 				}
 			}
+		}
+		if s.summary && w.nwork > callAfter {
+			w.call(s, w.cp.chain(w.dp, cc.tix, cr.jslot, cr.jump, w.epoch, &w.cx, true))
+			return
 		}
 		w.push(s, cc, cr)
 		return

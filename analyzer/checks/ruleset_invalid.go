@@ -1,0 +1,43 @@
+package checks
+
+import (
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/trace"
+)
+
+var rulesetInvalid = &Check{
+	ID:       "ruleset-invalid",
+	Severity: Error,
+	Title:    "a ruleset the kernel refuses to load",
+	What: "A rule of the captured iptables or nftables ruleset makes the kernel refuse the whole table: it jumps " +
+		"(or goes) to a chain the table does not have, it closes a jump loop that a built-in (base) chain " +
+		"reaches, or, with nf_tables (nft, and iptables-nft), it enters a chain more than 15 jumps below a base " +
+		"chain, deeper than the kernel's jump stack (NFT_JUMP_STACK_SIZE, 16). iptables-restore and nft -f reject " +
+		"such a ruleset (\"Couldn't load target\", \"Chain ... does not exist\", \"Too many links\").",
+	Why: "The dump cannot be what the kernel runs: either it was edited or assembled by hand, or it will be refused " +
+		"the next time it is restored, and with it every rule of the table (kube-proxy's included: its sync fails " +
+		"and retries). What the tracer and the other checks say about the paths through such a ruleset is " +
+		"meaningless: the loop or the missing chain is the finding.",
+	Fix: "Remove the rule of the evidence or create the chain it names; break the loop (a chain must never jump, " +
+		"directly or through others, back to one that called it); with nf_tables, flatten the chains so that no " +
+		"packet goes through more than 15 nested jumps. `iptables-restore --test` or `nft -c -f` tells whether a " +
+		"ruleset loads.",
+	Run: runRulesetInvalid,
+}
+
+func runRulesetInvalid(p *Pass) {
+	probs := append(trace.ValidateIPTables(p.Snap.IPTables), trace.ValidateNFT(p.Snap.NFT)...)
+	for _, pr := range probs {
+		p.Report(Finding{
+			Message:  pr.Message,
+			Evidence: []model.Evidence{model.EvidenceAt(pr.Pos, pr.Rule)},
+			Advice:   rulesetAdvice[pr.Kind],
+		})
+	}
+}
+
+var rulesetAdvice = map[string]string{
+	trace.ProblemMissingChain: "Create the chain the rule names, or remove the rule.",
+	trace.ProblemLoop:         "Break the loop: remove the jump back to a chain that called this one.",
+	trace.ProblemDepth:        "Flatten the chains: no packet may go through more than 15 nested jumps in nf_tables.",
+}

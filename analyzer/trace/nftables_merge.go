@@ -1,0 +1,189 @@
+package trace
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/parsers/nft"
+)
+
+// This file walks the chains of an nftables data plane for a summary
+// (Options.Summary): the branches of a chain that reach the same rule in
+// the same state go on as one, with their probabilities added, and a
+// chain entered again in a state it was entered in before is not walked
+// again: its ends are those of the first time, scaled. The work of a
+// trace then grows with the rules and the states the packet can be in,
+// not with the number of its paths.
+
+// chainMemo is the key of a chain's ends: the chain, the depth it was
+// entered at and the state of the packet.
+type chainMemo struct {
+	c     *nft.Chain
+	depth int
+	state string
+}
+
+// runChainMerged is runChain for a summary.
+func (w *nftWalk) runChainMerged(st *nftState, t *nftTable, c *nft.Chain, depth int) []chainEnd {
+	k := chainMemo{c: c, depth: depth, state: st.key()}
+	ends, ok := w.memo[k]
+	if !ok {
+		one := st.clone()
+		one.prob, one.nsteps = 1, 0
+		ends = w.runMerged(one, t, c, depth)
+		if w.memo == nil {
+			w.memo = map[chainMemo][]chainEnd{}
+		}
+		w.memo[k] = ends
+	}
+	out := make([]chainEnd, len(ends))
+	for i, e := range ends {
+		s := e.st.clone()
+		s.prob *= st.prob
+		s.nsteps += st.nsteps
+		out[i] = chainEnd{st: s, kind: e.kind}
+	}
+	w.nwork += len(out)
+	return out
+}
+
+// runMerged runs the rules of c for st, the states that reach the same
+// rule merged.
+func (w *nftWalk) runMerged(st *nftState, t *nftTable, c *nft.Chain, depth int) []chainEnd {
+	var out []chainEnd
+	live := []*nftState{st}
+	for i := 0; i < len(c.Rules) && len(live) > 0; i++ {
+		r := c.Rules[i]
+		var next []*nftState
+		for _, s := range live {
+			if w.nwork++; w.nwork > w.maxWork || w.err != nil {
+				if w.err == nil {
+					w.err = &WorkError{Limit: w.maxWork, Table: t.label, Chain: c.Name}
+				}
+				return nil
+			}
+			if s.nsteps >= w.opts.maxSteps() {
+				s.warn("more than " + strconv.Itoa(w.opts.maxSteps()) + " rules met: path cut as a loop")
+				out = mergeEnd(out, chainEnd{s, vDrop})
+				continue
+			}
+			for _, o := range w.evalRule(s, t, c, r) {
+				switch o.kind {
+				case rNoMatch, rContinue:
+					next = mergeState(next, o.st)
+				case rAccept:
+					out = mergeEnd(out, chainEnd{o.st, vAccept})
+				case rDrop:
+					out = mergeEnd(out, chainEnd{o.st, vDrop})
+				case rReject:
+					out = mergeEnd(out, chainEnd{o.st, vReject})
+				case rReturn:
+					out = mergeEnd(out, chainEnd{o.st, vFall})
+				case rJump, rGoto:
+					target := t.chains[o.target]
+					if target == nil {
+						o.st.warn(t.label + " chain " + c.Name + ": " + o.kindName() + " to unknown chain " + o.target)
+						out = mergeEnd(out, chainEnd{o.st, vDrop})
+						continue
+					}
+					if depth+1 > maxJumps {
+						o.st.warn(t.label + " chain " + c.Name + ": more than " + strconv.Itoa(maxJumps) + " nested jumps")
+						out = mergeEnd(out, chainEnd{o.st, vDrop})
+						continue
+					}
+					for _, e := range w.runChainMerged(o.st, t, target, depth+1) {
+						if e.kind == vFall && o.kind == rJump {
+							next = mergeState(next, e.st)
+							continue
+						}
+						out = mergeEnd(out, e)
+					}
+				}
+			}
+		}
+		if len(live) > 1 || len(next) > 1 {
+			w.forkTable, w.forkChain = t.label, c.Name
+		}
+		live = next
+	}
+	for _, s := range live {
+		out = mergeEnd(out, chainEnd{s, vFall})
+	}
+	return out
+}
+
+// mergeState adds s to sts, or its probability to the state of sts it is
+// the same as.
+func mergeState(sts []*nftState, s *nftState) []*nftState {
+	for _, x := range sts {
+		if x.same(s) {
+			x.prob += s.prob
+			x.nsteps = max(x.nsteps, s.nsteps)
+			return sts
+		}
+	}
+	return append(sts, s)
+}
+
+// mergeEnd adds e to ends, or its probability to the end of ends it is
+// the same as.
+func mergeEnd(ends []chainEnd, e chainEnd) []chainEnd {
+	for _, x := range ends {
+		if x.kind == e.kind && x.st.same(e.st) {
+			x.st.prob += e.st.prob
+			x.st.nsteps = max(x.st.nsteps, e.st.nsteps)
+			return ends
+		}
+	}
+	return append(ends, e)
+}
+
+// same reports whether s and o are the packet in the same state, with
+// the same conditions and warnings (their probabilities and steps aside).
+func (s *nftState) same(o *nftState) bool {
+	if s.src != o.src || s.dst != o.dst || s.dport != o.dport || s.proto != o.proto || s.iif != o.iif || s.oif != o.oif ||
+		s.mark != o.mark || s.ctmark != o.ctmark || s.dnat != o.dnat || s.masq != o.masq || s.snat != o.snat ||
+		s.natDone != o.natDone || s.hook != o.hook || len(s.updated) != len(o.updated) ||
+		!slices.Equal(s.conds, o.conds) || !slices.Equal(s.warnings, o.warnings) || len(s.steps) != 0 || len(o.steps) != 0 {
+		return false
+	}
+	for k, v := range s.updated {
+		if o.updated[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// key returns the state of s as a string: equal for states that are the
+// same.
+func (s *nftState) key() string {
+	var b strings.Builder
+	b.WriteString(s.src.String())
+	b.WriteByte('|')
+	b.WriteString(s.dst.String())
+	b.WriteByte('|')
+	b.WriteString(strconv.Itoa(int(s.dport)))
+	for _, f := range []string{s.proto, s.iif, s.oif, strconv.FormatUint(uint64(s.mark), 16), strconv.FormatUint(uint64(s.ctmark), 16),
+		s.dnat, strconv.FormatBool(s.masq), s.snat, strconv.FormatBool(s.natDone[0]), strconv.FormatBool(s.natDone[1]), s.hook} {
+		b.WriteByte('|')
+		b.WriteString(f)
+	}
+	for _, list := range [][]string{s.conds, s.warnings} {
+		b.WriteByte('|')
+		b.WriteString(strconv.Itoa(len(list)))
+		for _, x := range list {
+			b.WriteByte(0)
+			b.WriteString(x)
+		}
+	}
+	keys := make([]string, 0, len(s.updated))
+	for k, v := range s.updated {
+		keys = append(keys, k+"="+strconv.FormatBool(v))
+	}
+	slices.Sort(keys)
+	b.WriteByte('|')
+	b.WriteString(strings.Join(keys, "\x00"))
+	return b.String()
+}
