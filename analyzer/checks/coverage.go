@@ -114,6 +114,15 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 	if f.tracer != nil && f.tracer.limit != nil {
 		c.Gaps = append(c.Gaps, "service-unreachable: service ports not checked: "+f.tracer.limit.Error())
 	}
+	if f.tracer != nil && f.tracer.unmodelledN > 0 {
+		more := ""
+		if n := f.tracer.unmodelledN - len(f.tracer.unmodelled); n > 0 {
+			more = fmt.Sprintf(" and %d more", n)
+		}
+		c.Gaps = append(c.Gaps, fmt.Sprintf("service-unreachable: whether %s%s reach their endpoints is not checked: "+
+			"a path of theirs met rules the tracer does not model (or more rules than it follows on one path)",
+			strings.Join(f.tracer.unmodelled, ", "), more))
+	}
 	if gaps, ipvsTable := partialGaps(f); len(gaps) > 0 {
 		c.Gaps = append(c.Gaps, gaps...)
 		if ipvsTable {

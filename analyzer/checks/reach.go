@@ -62,6 +62,11 @@ type traceFacts struct {
 	// rule evaluations (see trace.WorkError): the service ports were not
 	// checked.
 	limit error
+	// unmodelled lists the packets (up to a few, counted in unmodelledN)
+	// of which a path met a rule the tracer does not model and did not
+	// reach an endpoint: whether those packets reach is not checked.
+	unmodelled  []string
+	unmodelledN int
 }
 
 // pktKey is a packet as the checks trace it, without pointers, so that
@@ -494,6 +499,12 @@ func lostShare(p *Pass, ends []trace.End, good *endpointSet, mode string, pkt tr
 		}
 		if e.Warned {
 			p.Note("%s from %s: a path met rules the tracer does not model", pkt.Dst, pkt.From)
+			if tf := p.facts.tracer; tf != nil {
+				if tf.unmodelledN < 3 {
+					tf.unmodelled = append(tf.unmodelled, fmt.Sprintf("%s from %s", pkt.Dst, pkt.From))
+				}
+				tf.unmodelledN++
+			}
 			continue
 		}
 		loss += e.Probability
