@@ -118,3 +118,16 @@ func BenchmarkTraceEveryServiceSummary(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(pkts)), "packets/op")
 }
+
+// BenchmarkValidateIPTables checks the jump graph of a 10,000-Service dump
+// (benchgen.Default) for what iptables-restore refuses; it runs on every
+// analysis, so its cost is part of analyze's.
+func BenchmarkValidateIPTables(b *testing.B) {
+	d, _, _ := benchDump(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if ps := trace.ValidateIPTables([]*iptables.Dump{d}); len(ps) != 0 {
+			b.Fatalf("%d problems in a healthy dump: %v", len(ps), ps[0])
+		}
+	}
+}

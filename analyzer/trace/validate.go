@@ -78,23 +78,52 @@ func (dp *Dataplane) validate() []Problem {
 	return dp.problems
 }
 
-// edge is a jump or goto of a rule to a chain.
+// edge is a jump or goto of rule number rule of chain from to chain to
+// (indices of the graph's chains): no pointer, so that the edges of a
+// large table cost the collector nothing.
 type edge struct {
-	to    string
-	table string
-	chain string
-	rule  string
-	pos   parsers.Pos
+	from, to, rule int32
 }
 
-// graph is the jump graph of one table.
+// graph is the jump graph of one table. Chains are numbered in listing
+// order; the edges of chain i are edges[start[i]:start[i+1]], added chain
+// by chain in that order.
 type graph struct {
-	label  string
-	chains map[string]bool // the chains of the table
-	order  []string        // the chains, in listing order
-	edges  map[string][]edge
-	bases  []string // the built-in (base) chains
-	depth  bool     // the nf_tables jump stack applies
+	label string
+	names []string         // the chains, in listing order
+	index map[string]int32 // chain name → number
+	edges []edge
+	start []int32
+	bases []int32 // the built-in (base) chains
+	depth bool    // the nf_tables jump stack applies
+	// ruleAt returns the text and position of an edge's rule.
+	ruleAt func(e edge) (string, parsers.Pos)
+}
+
+// newGraph returns the graph of a table's chains, without edges yet.
+func newGraph(label string, names []string, base func(i int) bool, depth bool) *graph {
+	g := &graph{label: label, names: names, index: make(map[string]int32, len(names)), depth: depth,
+		start: make([]int32, 0, len(names)+1)}
+	for i, n := range names {
+		g.index[n] = int32(i)
+		if base(i) {
+			g.bases = append(g.bases, int32(i))
+		}
+	}
+	return g
+}
+
+// beginChain starts the edges of the next chain (called once per chain,
+// in order, before its edges are added).
+func (g *graph) beginChain() { g.start = append(g.start, int32(len(g.edges))) }
+
+// out returns the edges of chain c.
+func (g *graph) out(c int32) []edge {
+	end := int32(len(g.edges))
+	if int(c)+1 < len(g.start) {
+		end = g.start[c+1]
+	}
+	return g.edges[g.start[c]:end]
 }
 
 // ValidateIPTables returns the problems of iptables dumps: jumps to chains
@@ -105,37 +134,37 @@ func ValidateIPTables(dumps []*iptables.Dump) []Problem {
 	var out []Problem
 	for _, d := range dumps {
 		for _, t := range d.Tables {
-			g := &graph{label: t.Name, chains: map[string]bool{}, edges: map[string][]edge{},
-				depth: d.Backend == iptables.BackendNFT}
-			for _, c := range t.Chains {
-				g.chains[c.Name] = true
-				g.order = append(g.order, c.Name)
-				if c.Builtin() {
-					g.bases = append(g.bases, c.Name)
-				}
+			names := make([]string, len(t.Chains))
+			for i, c := range t.Chains {
+				names[i] = c.Name
 			}
-			for _, c := range t.Chains {
-				for _, r := range c.Rules {
+			g := newGraph(t.Name, names, func(i int) bool { return t.Chains[i].Builtin() }, d.Backend == iptables.BackendNFT)
+			g.ruleAt = func(e edge) (string, parsers.Pos) {
+				r := t.Chains[e.from].Rules[e.rule]
+				return r.Raw, r.Pos()
+			}
+			for ci, c := range t.Chains {
+				g.beginChain()
+				for ri, r := range c.Rules {
 					target := r.Target()
 					if target == "" || iptables.IsBuiltinChain(t.Name, target) {
 						continue
 					}
-					exists := t.Chain(target) != nil
+					to, exists := g.index[target]
 					if !exists && !r.IsGoto() && (iptables.StandardTargets[target] || extensionTarget(target)) {
 						continue
 					}
-					e := edge{to: target, table: t.Name, chain: c.Name, rule: r.Raw, pos: r.Pos()}
 					if !exists {
 						if d.Partial {
 							// A fragment (iptables-save | grep) need not
 							// hold the chains its rules name.
 							continue
 						}
-						out = append(out, Problem{Kind: ProblemMissingChain, Table: t.Name, Chain: c.Name, Rule: r.Raw, Pos: e.pos,
+						out = append(out, Problem{Kind: ProblemMissingChain, Table: t.Name, Chain: c.Name, Rule: r.Raw, Pos: r.Pos(),
 							Message: fmt.Sprintf("chain %s jumps to chain %s, which table %s does not declare: iptables-restore refuses the table", c.Name, target, t.Name)})
 						continue
 					}
-					g.edges[c.Name] = append(g.edges[c.Name], e)
+					g.edges = append(g.edges, edge{from: int32(ci), to: to, rule: int32(ri)})
 				}
 			}
 			out = append(out, g.check("iptables-restore")...)
@@ -153,33 +182,35 @@ func ValidateNFT(rulesets []*nft.Ruleset) []Problem {
 	for _, rs := range rulesets {
 		for _, t := range rs.Tables {
 			label := nft.FamilyName(t.Family) + " " + t.Name
-			g := &graph{label: label, chains: map[string]bool{}, edges: map[string][]edge{}, depth: true}
-			for _, c := range t.Chains {
-				g.chains[c.Name] = true
-				g.order = append(g.order, c.Name)
-				if c.IsBase() {
-					g.bases = append(g.bases, c.Name)
-				}
+			names := make([]string, len(t.Chains))
+			for i, c := range t.Chains {
+				names[i] = c.Name
+			}
+			g := newGraph(label, names, func(i int) bool { return t.Chains[i].IsBase() }, true)
+			g.ruleAt = func(e edge) (string, parsers.Pos) {
+				r := t.Chains[e.from].Rules[e.rule]
+				return r.Raw, r.Pos
 			}
 			sets := map[string]*nft.Set{}
 			for _, s := range t.Sets {
 				sets[s.Name] = s
 			}
-			for _, c := range t.Chains {
-				for _, r := range c.Rules {
+			for ci, c := range t.Chains {
+				g.beginChain()
+				for ri, r := range c.Rules {
 					seen := map[string]bool{}
-					for _, to := range nftTargets(r, sets) {
-						if seen[to] {
+					for _, target := range nftTargets(r, sets) {
+						if seen[target] {
 							continue
 						}
-						seen[to] = true
-						e := edge{to: to, table: label, chain: c.Name, rule: r.Raw, pos: r.Pos}
-						if !g.chains[to] {
+						seen[target] = true
+						to, ok := g.index[target]
+						if !ok {
 							out = append(out, Problem{Kind: ProblemMissingChain, Table: label, Chain: c.Name, Rule: r.Raw, Pos: r.Pos,
-								Message: fmt.Sprintf("chain %s jumps to chain %s, which table %s does not have: nft refuses the ruleset", c.Name, to, label)})
+								Message: fmt.Sprintf("chain %s jumps to chain %s, which table %s does not have: nft refuses the ruleset", c.Name, target, label)})
 							continue
 						}
-						g.edges[c.Name] = append(g.edges[c.Name], e)
+						g.edges = append(g.edges, edge{from: int32(ci), to: to, rule: int32(ri)})
 					}
 				}
 			}
@@ -230,17 +261,19 @@ func (g *graph) check(tool string) []Problem {
 		grey
 		black
 	)
-	color := map[string]int{}
-	var stack []string
+	n := len(g.names)
+	color := make([]uint8, n)
+	var stack []int32
 	looped := map[string]bool{} // the rules reported, by position and target
-	var visit func(c string)
-	visit = func(c string) {
+	var visit func(c int32)
+	visit = func(c int32) {
 		color[c] = grey
 		stack = append(stack, c)
-		for _, e := range g.edges[c] {
+		for _, e := range g.out(c) {
 			switch color[e.to] {
 			case grey:
-				key := e.pos.String() + ">" + e.to
+				rule, pos := g.ruleAt(e)
+				key := pos.String() + ">" + g.names[e.to]
 				if looped[key] {
 					continue
 				}
@@ -249,9 +282,13 @@ func (g *graph) check(tool string) []Problem {
 				for stack[i] != e.to {
 					i--
 				}
-				cycle := append(append([]string(nil), stack[i:]...), e.to)
-				out = append(out, Problem{Kind: ProblemLoop, Table: e.table, Chain: e.chain, Rule: e.rule, Pos: e.pos,
-					Message: fmt.Sprintf("jump loop %s, reached from built-in chain %s: %s refuses the table", strings.Join(cycle, " -> "), stack[0], tool)})
+				var cycle []string
+				for _, s := range stack[i:] {
+					cycle = append(cycle, g.names[s])
+				}
+				cycle = append(cycle, g.names[e.to])
+				out = append(out, Problem{Kind: ProblemLoop, Table: g.label, Chain: g.names[e.from], Rule: rule, Pos: pos,
+					Message: fmt.Sprintf("jump loop %s, reached from built-in chain %s: %s refuses the table", strings.Join(cycle, " -> "), g.names[stack[0]], tool)})
 			case white:
 				visit(e.to)
 			}
@@ -269,11 +306,11 @@ func (g *graph) check(tool string) []Problem {
 	}
 	// height[c] is the number of nested jumps below c, loops left out (a
 	// loop is reported above).
-	height := map[string]int{}
-	next := map[string]*edge{}
-	state := map[string]int{}
-	var h func(c string) int
-	h = func(c string) int {
+	height := make([]int, n)
+	next := make([]*edge, n)
+	state := make([]uint8, n)
+	var h func(c int32) int
+	h = func(c int32) int {
 		switch state[c] {
 		case grey:
 			return 0
@@ -282,8 +319,9 @@ func (g *graph) check(tool string) []Problem {
 		}
 		state[c] = grey
 		best := 0
-		for i := range g.edges[c] {
-			e := &g.edges[c][i]
+		es := g.out(c)
+		for i := range es {
+			e := &es[i]
 			if state[e.to] == grey {
 				continue
 			}
@@ -301,17 +339,18 @@ func (g *graph) check(tool string) []Problem {
 		}
 		// Follow the deepest jumps down to the one that enters a chain
 		// NFTJumpStackSize levels below b.
-		path := []string{b}
+		path := []string{g.names[b]}
 		c := b
 		var e *edge
 		for range NFTJumpStackSize {
 			e = next[c]
 			c = e.to
-			path = append(path, c)
+			path = append(path, g.names[c])
 		}
-		out = append(out, Problem{Kind: ProblemDepth, Table: e.table, Chain: e.chain, Rule: e.rule, Pos: e.pos,
+		rule, pos := g.ruleAt(*e)
+		out = append(out, Problem{Kind: ProblemDepth, Table: g.label, Chain: g.names[e.from], Rule: rule, Pos: pos,
 			Message: fmt.Sprintf("jumps nest %d chains deep from base chain %s (%s): the kernel's jump stack holds %d, %s refuses the rule (Too many links)",
-				h(b), b, strings.Join(path, " -> "), NFTJumpStackSize-1, tool)})
+				h(b), g.names[b], strings.Join(path, " -> "), NFTJumpStackSize-1, tool)})
 		break
 	}
 	return out
