@@ -131,7 +131,7 @@ func RenderHTML(w io.Writer, r *Report, _ Options) error {
 		}
 	}
 	for _, u := range r.Unknown {
-		p.Notes = append(p.Notes, "unknown input "+u+": kind not recognised, not analysed")
+		p.Notes = append(p.Notes, "unknown input "+u+": "+unknownReason(r, u)+", not analysed")
 	}
 	var b strings.Builder
 	if err := htmlTemplate.Execute(&b, p); err != nil {

@@ -151,7 +151,7 @@ func RenderMarkdown(w io.Writer, r *Report, _ Options) error {
 		}
 	}
 	for _, u := range r.Unknown {
-		notes = append(notes, fmt.Sprintf("- unknown input `%s`: kind not recognised, not analysed", u))
+		notes = append(notes, fmt.Sprintf("- unknown input `%s`: %s, not analysed", u, mdText(unknownReason(r, u))))
 	}
 	if len(skipped) > 0 {
 		b.WriteString("## Skipped checks\n\n" + strings.Join(skipped, "\n") + "\n\n")

@@ -71,3 +71,23 @@ func lineSpan(x parsers.LineRange) string {
 	}
 	return strconv.Itoa(x.From) + "-" + strconv.Itoa(x.To)
 }
+
+// unknownReason says why an input of no known kind was not analysed: the
+// reason the loader gave (empty, binary, not UTF-8, ...), else "kind not
+// recognised".
+func unknownReason(r *Report, path string) string {
+	for _, in := range r.Inputs {
+		if in.Path != path {
+			continue
+		}
+		if in.Unread != "" {
+			return in.Unread
+		}
+		if _, rest, ok := strings.Cut(in.Note, "unknown kind of file ("); ok {
+			if why, _, ok := strings.Cut(rest, "): not analysed"); ok {
+				return why
+			}
+		}
+	}
+	return "kind not recognised"
+}

@@ -496,7 +496,7 @@ func checkLines(b *strings.Builder, t *theme, r *Report, width int, verbose bool
 		}
 	}
 	for _, u := range r.Unknown {
-		paragraph(b, t.sev[checks.Warning], "unknown input: "+u+" (kind not recognised, not analysed)", width, "", "  ")
+		paragraph(b, t.sev[checks.Warning], "unknown input: "+u+" ("+unknownReason(r, u)+", not analysed)", width, "", "  ")
 	}
 }
 
