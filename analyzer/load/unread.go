@@ -14,6 +14,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
+	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
 // layoutKinds are the kinds of the files of a bundle written by collect,
@@ -80,6 +81,8 @@ func emptyDump(name string, k parsers.Kind) any {
 		return &ipvs.Dump{Form: ipvs.FormList}
 	case parsers.KindIPSetSave:
 		return &ipset.Dump{Form: ipset.FormSave}
+	case parsers.KindNFTText:
+		return &nft.Ruleset{}
 	}
 	return nil
 }

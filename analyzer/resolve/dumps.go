@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
 	"github.com/proxyscan/proxyscan/parsers/nft"
@@ -23,6 +25,12 @@ type dumps struct {
 	ipvsList, ipvsSave *ipvs.Dump
 	// nft is the ruleset holding kube-proxy's nftables tables.
 	nft *nft.Ruleset
+	// nftEmpty is an nft listing without any table (nft list ruleset
+	// printed nothing), kept when no listing holds kube-proxy's tables;
+	// nftNone holds, per family, the empty table that stands for
+	// kube-proxy's then.
+	nftEmpty *nft.Ruleset
+	nftNone  [2]*nft.Table
 }
 
 func famIndex(f model.Family) int {
@@ -81,6 +89,22 @@ func (r *Resolution) NFT() *nft.Ruleset { return r.dumps.nft }
 // NFTTable returns kube-proxy's nftables table of family f, or nil.
 func (r *Resolution) NFTTable(f model.Family) *nft.Table {
 	if r.dumps.nft == nil {
+		// A listing of no table at all, on a node of the nftables mode:
+		// kube-proxy programmed nothing in a family it runs.
+		if r.dumps.nftEmpty != nil && r.Mode == model.ModeNFTables && slices.Contains(r.Families, f) {
+			i := famIndex(f)
+			if r.dumps.nftNone[i] == nil {
+				t := &nft.Table{Family: nftFamily(f), Name: kpnames.NFTTable}
+				for _, in := range r.Snap.Inputs {
+					if in.Kind == parsers.KindNFTText && in.Unread == "" {
+						t.Pos = parsers.Pos{File: in.Path}
+						break
+					}
+				}
+				r.dumps.nftNone[i] = t
+			}
+			return r.dumps.nftNone[i]
+		}
 		return nil
 	}
 	return r.dumps.nft.Table(nftFamily(f), kpnames.NFTTable)
@@ -163,6 +187,12 @@ func selectDumps(s *model.Snapshot) dumps {
 	})
 	if len(cands) > 0 {
 		d.nft = cands[0]
+	} else {
+		for _, rs := range s.NFT {
+			if len(rs.Tables) == 0 {
+				d.nftEmpty = rs
+			}
+		}
 	}
 	return d
 }
