@@ -224,11 +224,17 @@ func FuzzParseListing(f *testing.F) {
 			return
 		}
 		lines := bytes.Count(data, []byte("\n")) + 1
+		unresolved := false
 		for _, n := range notes {
 			if n.Line < 1 || n.Line > lines {
 				t.Fatalf("note %+v of a %d-line input", n, lines)
 			}
+			unresolved = unresolved || n.Reason == ReasonUnresolved
 		}
-		checkRoundTrip(t, "fuzz", d)
+		// Rules that keep names in place of ports are not what
+		// iptables-save writes, and Parse refuses them.
+		if !unresolved {
+			checkRoundTrip(t, "fuzz", d)
+		}
 	})
 }

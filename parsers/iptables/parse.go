@@ -643,15 +643,10 @@ func checkValues(raw string, args []arg, names bool) string {
 				}
 			}
 		case "--dport", "--sport", "--destination-port", "--source-port":
-			if !names {
-				msg = checkPortRange(val)
-			}
+			msg = checkPortRange(val, names)
 		case "--dports", "--sports", "--ports":
-			if names {
-				break
-			}
 			for v := range strings.SplitSeq(val, ",") {
-				if msg = checkPortRange(v); msg != "" {
+				if msg = checkPortRange(v, names); msg != "" {
 					break
 				}
 			}
@@ -695,8 +690,8 @@ func checkPrefix(v string) string {
 }
 
 // checkPortRange checks a port or a range of ports ("80", "1000:2000",
-// ":1024").
-func checkPortRange(v string) string {
+// ":1024"); with names, a port may also be a service name ("domain").
+func checkPortRange(v string, names bool) string {
 	ports := []string{v}
 	if lo, hi, isRange := strings.Cut(v, ":"); isRange {
 		ports = []string{lo, hi}
@@ -704,6 +699,9 @@ func checkPortRange(v string) string {
 	for i, p := range ports {
 		if p == "" && len(ports) == 2 && (i == 1 || ports[1] != "") {
 			continue // an open range: ":1024", "1024:"
+		}
+		if names && isServiceName(p) {
+			continue
 		}
 		if n, err := strconv.ParseUint(p, 10, 32); err != nil || n > 65535 {
 			return fmt.Sprintf("port %q is not a number from 0 to 65535", clip(p))
@@ -854,4 +852,20 @@ func clip(s string) string {
 		return s[:77] + "..."
 	}
 	return s
+}
+
+// isServiceName reports whether s can be a service name of /etc/services
+// (a letter, then letters, digits, "-", "_", "." or "+").
+func isServiceName(s string) bool {
+	if s == "" || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+		return false
+	}
+	for _, c := range []byte(s) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.', c == '+':
+		default:
+			return false
+		}
+	}
+	return true
 }
