@@ -176,7 +176,11 @@ func contextLines(b *strings.Builder, t *theme, r *Report, width int) {
 		modes = append(modes, mode)
 	}
 	if r.KubeProxyVersion != "" {
-		versions = append(versions, r.KubeProxyVersion)
+		version := r.KubeProxyVersion
+		if strings.HasPrefix(r.VersionSource, "assumed") {
+			version += " (assumed)"
+		}
+		versions = append(versions, version)
 	}
 	for _, n := range r.Nodes {
 		if n.Mode != "" && !slices.Contains(modes, n.Mode) {
