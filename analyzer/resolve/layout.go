@@ -60,78 +60,105 @@ type layoutTrait struct {
 	b    Behaviour
 	// has: the trait shows the behaviour; otherwise it shows its absence.
 	has bool
-	// find returns the evidence of the trait in a dump, or false.
-	find func(d *iptables.Dump) (model.Evidence, bool)
+	// m finds the trait: a chain of any table by its name, or a rule of
+	// one table.
+	m traitMatch
 }
 
 var layoutTraits = []layoutTrait{
-	{"comments with an empty port name", ServicePortNameWithoutColon, false, findRule("nat", func(_ string, r *iptables.Rule) bool {
+	{"comments with an empty port name", ServicePortNameWithoutColon, false, ruleIn("nat", func(_ string, r *iptables.Rule) bool {
 		return kpnames.HasEmptyPortName(r.Comment())
 	})},
-	{"KUBE-XLB chains", PolicyChains, false, findChain(kpnames.ChainXLB)},
-	{"KUBE-SVL or KUBE-EXT chains", PolicyChains, true, findChain(kpnames.ChainEXT, kpnames.ChainSVL)},
-	{"masquerade rules in KUBE-SERVICES", MasqueradeInServiceChain, false, findRule("nat", func(c string, r *iptables.Rule) bool {
+	{"KUBE-XLB chains", PolicyChains, false, chainNamed(kpnames.ChainXLB)},
+	{"KUBE-SVL or KUBE-EXT chains", PolicyChains, true, chainNamed(kpnames.ChainEXT, kpnames.ChainSVL)},
+	{"masquerade rules in KUBE-SERVICES", MasqueradeInServiceChain, false, ruleIn("nat", func(c string, r *iptables.Rule) bool {
 		return c == kpnames.KubeServices && r.Target() == kpnames.KubeMarkMasq && r.Has("-d")
 	})},
-	{"kube-proxy's jumps to KUBE-MARK-DROP", FilterTableFirewall, false, findRule("nat", func(c string, r *iptables.Rule) bool {
+	{"kube-proxy's jumps to KUBE-MARK-DROP", FilterTableFirewall, false, ruleIn("nat", func(c string, r *iptables.Rule) bool {
 		return r.Target() == kpnames.KubeMarkDrop && kpnames.IsServiceChain(c)
 	})},
-	{"KUBE-PROXY-FIREWALL", FilterTableFirewall, true, findChain(kpnames.KubeProxyFirewall)},
-	{`"Balancing rule" comments`, BalancingRuleComments, true, findRule("nat", func(_ string, r *iptables.Rule) bool {
+	{"KUBE-PROXY-FIREWALL", FilterTableFirewall, true, chainNamed(kpnames.KubeProxyFirewall)},
+	{`"Balancing rule" comments`, BalancingRuleComments, true, ruleIn("nat", func(_ string, r *iptables.Rule) bool {
 		return strings.HasPrefix(r.Comment(), "Balancing rule ")
 	})},
-	{"separate pod source and destination conntrack rules in KUBE-FORWARD", ForwardConntrackOneRule, false, findRule("filter", func(c string, r *iptables.Rule) bool {
+	{"separate pod source and destination conntrack rules in KUBE-FORWARD", ForwardConntrackOneRule, false, ruleIn("filter", func(c string, r *iptables.Rule) bool {
 		return c == kpnames.KubeForward && r.Comment() == "kubernetes forwarding conntrack pod source rule"
 	})},
 }
 
-func findRule(table string, match func(chain string, r *iptables.Rule) bool) func(*iptables.Dump) (model.Evidence, bool) {
-	return func(d *iptables.Dump) (model.Evidence, bool) {
-		t := d.Table(table)
-		if t == nil {
-			return model.Evidence{}, false
-		}
-		for _, c := range t.Chains {
-			for _, r := range c.Rules {
-				if match(c.Name, r) {
-					return model.RuleEvidence(r), true
-				}
-			}
-		}
-		return model.Evidence{}, false
-	}
+// ruleIn returns a trait's table and rule match (the trait's fields).
+func ruleIn(table string, match func(chain string, r *iptables.Rule) bool) traitMatch {
+	return traitMatch{table: table, rule: match}
 }
 
-func findChain(prefixes ...string) func(*iptables.Dump) (model.Evidence, bool) {
-	return func(d *iptables.Dump) (model.Evidence, bool) {
+// chainNamed returns a trait's chain match: a chain whose name starts with
+// one of prefixes.
+func chainNamed(prefixes ...string) traitMatch {
+	return traitMatch{chain: func(name string) bool {
+		for _, p := range prefixes {
+			if strings.HasPrefix(name, p) {
+				return true
+			}
+		}
+		return false
+	}}
+}
+
+// traitMatch is how a trait is found.
+type traitMatch struct {
+	chain func(name string) bool
+	table string
+	rule  func(chain string, r *iptables.Rule) bool
+}
+
+// findTraits returns the evidence of each trait in the dumps (ok false
+// where a trait is absent), reading each rule once whatever the number of
+// traits.
+func findTraits(dumps []*iptables.Dump) (ev []model.Evidence, ok []bool) {
+	ev, ok = make([]model.Evidence, len(layoutTraits)), make([]bool, len(layoutTraits))
+	for _, d := range dumps {
 		for _, t := range d.Tables {
+			var pending []int // the rule traits of this table not found yet
+			for i, lt := range layoutTraits {
+				if lt.m.rule != nil && lt.m.table == t.Name && !ok[i] {
+					pending = append(pending, i)
+				}
+			}
 			for _, c := range t.Chains {
-				for _, p := range prefixes {
-					if strings.HasPrefix(c.Name, p) {
-						return model.EvidenceAt(c.Pos(), ":"+c.Name), true
+				for i, lt := range layoutTraits {
+					if lt.m.chain != nil && !ok[i] && lt.m.chain(c.Name) {
+						ev[i], ok[i] = model.EvidenceAt(c.Pos(), ":"+c.Name), true
+					}
+				}
+				if len(pending) == 0 {
+					continue
+				}
+				for _, r := range c.Rules {
+					for k := 0; k < len(pending); k++ {
+						i := pending[k]
+						if layoutTraits[i].m.rule(c.Name, r) {
+							ev[i], ok[i] = model.RuleEvidence(r), true
+							pending = append(pending[:k], pending[k+1:]...)
+							k--
+						}
 					}
 				}
 			}
 		}
-		return model.Evidence{}, false
 	}
+	return ev, ok
 }
 
 // RecognizeLayout reads the release of kube-proxy's rule layout off the
 // snapshot's iptables dumps; nil when nothing in them tells.
 func RecognizeLayout(s *model.Snapshot) *Layout {
 	l := &Layout{Oldest: OldestLayoutMinor, Newest: kpversion.NewestMinor}
-	for _, t := range layoutTraits {
-		var ev model.Evidence
-		found := false
-		for _, d := range s.IPTables {
-			if ev, found = t.find(d); found {
-				break
-			}
-		}
-		if !found {
+	evs, found := findTraits(s.IPTables)
+	for i, t := range layoutTraits {
+		if !found[i] {
 			continue
 		}
+		ev := evs[i]
 		span := behaviours[t.b]
 		lo, hi := OldestLayoutMinor, kpversion.NewestMinor
 		switch {
