@@ -73,6 +73,10 @@ func (w *walker) ipvs(s *state, in bool) {
 		return
 	}
 	sched := svc.SchedName
+	if !s.summary {
+		s.why = fmt.Sprintf("%s is the IPVS virtual server %s", netip.AddrPortFrom(s.dst, s.dport), svc.String())
+		s.enter(hookIPVS)
+	}
 	vsStep := Step{Table: "ipvs", Rule: svc.Raw, File: svc.Pos.File, Line: svc.Pos.Line,
 		Note: fmt.Sprintf("virtual server %s, scheduler %s", svc.String(), sched)}
 	var live []*ipvs.Destination
@@ -154,6 +158,9 @@ func (w *walker) toReal(s *state, d *ipvs.Destination, p float64, in bool) {
 		s.dst, s.dport = a.Unmap(), d.Port
 	}
 	s.add(st)
+	if !s.summary {
+		s.why = "IPVS sends the packet on to the real server " + d.String()
+	}
 	if in {
 		s.out = w.outIface(s.dst)
 		s.stages = stagesIPVSXmit

@@ -139,6 +139,10 @@ type nftState struct {
 	natDone  [2]bool // by natIdx: destination, source
 	updated  map[string]bool
 	hook     string
+	// hops are the hooks entered (not in a summary), why what the next
+	// one is entered for.
+	hops []Hop
+	why  string
 }
 
 func (s *nftState) clone() *nftState {
@@ -149,6 +153,7 @@ func (s *nftState) clone() *nftState {
 		copy(c.steps, s.steps)
 	}
 	c.warnings = s.warnings[:len(s.warnings):len(s.warnings)]
+	c.hops = s.hops[:len(s.hops):len(s.hops)]
 	if s.updated != nil {
 		c.updated = map[string]bool{}
 		for k, v := range s.updated {
@@ -324,6 +329,7 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 		iif: pkt.InIface}
 	if !opts.Summary {
 		st.steps = make([]Step, 0, 16)
+		st.why = arrivalWhy(pkt)
 	}
 	switch pkt.From {
 	case model.FromNode:
@@ -331,6 +337,9 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 			for _, s := range w.hook([]*nftState{s}, "postrouting") {
 				if dp.IsLocal(s.dst) {
 					s.iif = "lo"
+					if !opts.Summary {
+						s.why = dp.loopbackWhy(s.dst)
+					}
 					w.finish(w.hook(w.hook([]*nftState{s}, "prerouting"), "input"))
 				} else {
 					w.finish([]*nftState{s})
@@ -339,6 +348,9 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 		}
 	default:
 		for _, s := range w.hook([]*nftState{st}, "prerouting") {
+			if !opts.Summary {
+				s.why = dp.routeWhy(s.dst, s.dnat != "")
+			}
 			if dp.IsLocal(s.dst) {
 				w.finish(w.hook([]*nftState{s}, "input"))
 			} else {
@@ -505,6 +517,17 @@ func lastButOne(p netip.Prefix) netip.Addr {
 // hook runs the base chains of one hook for every state and returns the
 // states that pass it; the others end their paths.
 func (w *nftWalk) hook(in []*nftState, hook string) []*nftState {
+	if !w.opts.Summary {
+		name := strings.ToUpper(hook)
+		for _, st := range in {
+			why := st.why
+			if why == "" {
+				why = usualWhy(name, w.dp.outIface(st.dst))
+			}
+			st.hops = append(st.hops, Hop{Step: len(st.steps), Hook: name, Why: why})
+			st.why = ""
+		}
+	}
 	cur := in
 	for _, b := range w.hooks[hook] {
 		var next []*nftState
@@ -559,7 +582,7 @@ func (w *nftWalk) finish(sts []*nftState) {
 
 func (w *nftWalk) end(st *nftState, v Verdict) {
 	p := Path{Probability: st.prob, Verdict: v, Masquerade: st.masq, SNAT: st.snat,
-		Conditions: st.conds, Steps: st.steps, Warnings: st.warnings}
+		Conditions: st.conds, Steps: st.steps, Warnings: st.warnings, Hops: st.hops}
 	if st.dnat != "" {
 		p.Destination = st.dnat
 	} else {

@@ -121,6 +121,10 @@ type state struct {
 	conds     []string
 	warnings  []string
 	nsteps    int
+	// hops are the hooks entered (not in summary mode), hook the last one,
+	// why what the next one is entered for.
+	hops      []Hop
+	hook, why string
 	// summary: no steps are kept; scratch stands for the last step, so
 	// that notes and warnings are still set where the walk sets them (the
 	// states of one walk share it: they run one at a time, and a step's
@@ -207,7 +211,22 @@ func (w *walker) clone(s *state) *state {
 	c.steps = s.steps[:len(s.steps):len(s.steps)]
 	c.conds = s.conds[:len(s.conds):len(s.conds)]
 	c.warnings = s.warnings[:len(s.warnings):len(s.warnings)]
+	c.hops = s.hops[:len(s.hops):len(s.hops)]
 	return c
+}
+
+// enter records s entering hook, unless it is there already, with the
+// reason set for it, or the hook's usual one.
+func (s *state) enter(hook string) {
+	if s.summary || hook == s.hook {
+		return
+	}
+	why := s.why
+	if why == "" {
+		why = usualWhy(hook, s.out)
+	}
+	s.hook, s.why = hook, ""
+	s.hops = append(s.hops, Hop{Step: len(s.steps), Hook: hook, Why: why})
 }
 
 func (s *state) warn(w string) {
@@ -319,6 +338,9 @@ func (w *walker) walk(dp *Dataplane, cp *compiled, pkt Packet, opts Options, ipv
 	*s = state{
 		src: pkt.Src.Unmap(), dst: dst, dport: pkt.Dst.Port(), sport: defaultSourcePort,
 		in: pkt.InIface, prob: 1, summary: opts.Summary, scratch: &w.scratch, frames: s.frames[:0],
+	}
+	if !opts.Summary {
+		s.why = arrivalWhy(pkt)
 	}
 	if !opts.Summary {
 		s.steps = make([]stepRef, 0, 24)
@@ -453,17 +475,7 @@ func (w *walker) choosePacket(pkt Packet) Packet {
 // isVIP reports an address IPVS serves (bound on kube-ipvs0 rather than
 // a node address).
 func (w *walker) isVIP(a netip.Addr) bool {
-	if !w.ipvsMode {
-		return false
-	}
-	for _, d := range w.dp.IPVS {
-		for _, s := range d.Services {
-			if ip, ok := netip.AddrFromSlice(s.Address); ok && ip.Unmap() == a {
-				return true
-			}
-		}
-	}
-	return false
+	return w.ipvsMode && w.dp.isVirtualServer(a)
 }
 
 // run advances s until it ends, forking onto w.work.
@@ -510,6 +522,9 @@ func (w *walker) nextStage(s *state) {
 	s.stages = s.stages[1:]
 	switch st {
 	case stRoute:
+		if !s.summary {
+			s.why = w.dp.routeWhy(s.dst, s.dnat)
+		}
 		if w.isLocal(s.dst) {
 			s.stages = stagesInput
 		} else {
@@ -524,6 +539,9 @@ func (w *walker) nextStage(s *state) {
 		return
 	case stNodeOut:
 		if w.isLocal(s.dst) {
+			if !s.summary {
+				s.why = w.dp.loopbackWhy(s.dst)
+			}
 			s.in = "lo"
 			s.stages = stagesLoopback
 		} else {
@@ -541,6 +559,7 @@ func (w *walker) nextStage(s *state) {
 	if stageInfo[st].chain == "OUTPUT" && s.out == "" {
 		s.out = w.outIface(s.dst)
 	}
+	s.enter(stageInfo[st].chain)
 	// frames is a stack: the first dump's chain is pushed last, so that
 	// it runs first and the next dump's chain runs when it ends.
 	ccs := w.stages.chains[st]
@@ -577,17 +596,7 @@ func (w *walker) isLocal(a netip.Addr) bool { return w.dp.IsLocal(a) }
 // outIface guesses the interface a packet to dst leaves on: lo for a local
 // address, "" (unknown) for an address in the node's pod range (a pod's
 // veth), else the node's external interface.
-func (w *walker) outIface(dst netip.Addr) string {
-	if w.isLocal(dst) {
-		return "lo"
-	}
-	for _, p := range w.dp.PodCIDRs {
-		if p.Contains(dst) {
-			return ""
-		}
-	}
-	return "eth0"
-}
+func (w *walker) outIface(dst netip.Addr) string { return w.dp.outIface(dst) }
 
 // step evaluates the next rule of the innermost chain of s.
 func (w *walker) step(s *state) {
@@ -1153,5 +1162,6 @@ func (w *walker) finish(s *state) {
 		Conditions:  s.conds,
 		Steps:       s.materialize(),
 		Warnings:    s.warnings,
+		Hops:        s.hops,
 	})
 }
