@@ -52,8 +52,8 @@ func TestHostileTextOutput(t *testing.T) {
 		{"analyze table", []string{"analyze", hostile, "-o", "table"}, `\x1b[31mred\x0d\x1b]0;title\x07`},
 		{"analyze markdown", []string{"analyze", hostile, "-o", "markdown"}, `\x1b[31mred\x0d\x1b]0;title\x07`},
 		{"analyze --service", []string{"analyze", hostile, "--service", "shop/cart", "-o", "table"}, `\x1b[31mred\x0d`},
-		{"trace table", []string{"trace", hostile, "--dst", "10.96.10.99:80", "-o", "table"}, `\x1b[31mred\x0d`},
-		{"trace --compare table", []string{"trace", hostile, "--dst", "10.96.10.40:80", "--compare", "-o", "table"}, `\x1b[31mred\x0d`},
+		{"trace table", []string{"trace", hostile, "--dst", "10.96.10.99:80", "-o", "table", "-v"}, `\x1b[31mred\x0d`},
+		{"trace --compare table", []string{"trace", hostile, "--dst", "10.96.10.40:80", "--compare", "-o", "table", "-v"}, `\x1b[31mred\x0d`},
 		{"diff table", []string{"diff", clean, hostile, "-o", "table"}, `bundle\x1b[31m\x0d`},
 		{"diff markdown", []string{"diff", clean, hostile, "-o", "markdown"}, `bundle\x1b\[31m\x0d`},
 	} {

@@ -31,6 +31,8 @@ type TraceOptions struct {
 	Expected bool
 	Compare  bool
 	NoColor  bool
+	// Verbose prints the rules in full, and with --compare both walks.
+	Verbose bool
 	// Strict reads every input strictly (the global --strict flag).
 	Strict bool
 }
@@ -78,6 +80,7 @@ func NewCmdTrace(f *Factory, runF func(*TraceOptions) error) *cobra.Command {
 	fl.BoolVar(&opts.Expected, "expected", false, "trace the rules kube-proxy should have programmed instead of the captured ones")
 	fl.BoolVar(&opts.Compare, "compare", false, "trace both the captured and the expected rules and show where they diverge")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "disable colour (NO_COLOR is honoured too)")
+	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "table: print every rule in full (not cut to the terminal's width); with --compare, also both walks")
 	registerCompletions(c, map[string]cobra.CompletionFunc{
 		"output":  completeValues(report.TraceFormats...),
 		"proto":   completeValues("tcp", "udp", "sctp"),
@@ -153,7 +156,7 @@ func traceRun(opts *TraceOptions) error {
 			return flagErrorf("no node %q in the inputs", opts.Node)
 		}
 	}
-	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width}
+	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width, Verbose: opts.Verbose}
 	if opts.Compare {
 		var cmps []*trace.Comparison
 		diverged := false
@@ -163,11 +166,12 @@ func traceRun(opts *TraceOptions) error {
 			if err != nil {
 				return &FlagError{Err: err}
 			}
-			act.Target = trace.Target(s.Ports, act.Packet)
+			trace.Annotate(s.Ports, act)
 			exp, err := traceExpected(r, pkt)
 			if err != nil {
 				return err
 			}
+			trace.Annotate(s.Ports, exp)
 			c := trace.Compare(act, exp)
 			diverged = diverged || c.Diverged
 			cmps = append(cmps, c)
@@ -196,7 +200,7 @@ func traceRun(opts *TraceOptions) error {
 		if err != nil {
 			return err
 		}
-		res.Target = trace.Target(s.Ports, res.Packet)
+		trace.Annotate(s.Ports, res)
 		reached = reached && res.Reached()
 		results = append(results, res)
 	}

@@ -22,7 +22,7 @@ func TestTraceCommand(t *testing.T) {
 			[]string{"mode iptables", "1/3 (33.3%)", "DNAT", "10.88.2.10:8080", "node/iptables-save.txt:268"}, ""},
 		{"no endpoints", []string{"trace", ipt, "--dst", "10.112.100.20:6379", "-o", "table"}, 1, []string{"REJECT"}, ""},
 		{"node port from outside", []string{"trace", ipt, "--dst", "172.20.8.12:30180", "--from", "external", "-o", "table"}, 0,
-			[]string{"from external", "in eth0", "yes"}, ""},
+			[]string{"from external", "in eth0", "· masquerade"}, ""},
 		{"ipvs", []string{"trace", ipvs, "--dst", "10.112.0.10:53", "--proto", "udp", "-o", "table"}, 0,
 			[]string{"mode ipvs", "ipvsadm.txt", "10.88.1.4:53"}, ""},
 		{"expected", []string{"trace", ipt, "--dst", "10.112.0.10:53", "--proto", "udp", "--expected", "-o", "table"}, 0,

@@ -41,7 +41,9 @@ func newTheme(w io.Writer, color bool) *theme {
 	t.plain = re.NewStyle()
 	t.cell = re.NewStyle().Padding(0, 1)
 	t.border = re.NewStyle().Foreground(lipgloss.Color("240"))
-	t.evidenceFile = re.NewStyle().Foreground(lipgloss.Color("245")).Underline(color)
+	// A plain colour: lipgloss underlines character by character, one
+	// escape sequence per character.
+	t.evidenceFile = re.NewStyle().Foreground(lipgloss.Color("109"))
 	t.checkStyle = re.NewStyle().Foreground(lipgloss.Color("75"))
 	t.sev = map[checks.Severity]lipgloss.Style{
 		checks.Error:   re.NewStyle().Foreground(lipgloss.Color("196")).Bold(true),
