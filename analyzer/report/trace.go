@@ -105,8 +105,9 @@ func writeTraceResult(b *strings.Builder, t *theme, r *trace.Result, width int, 
 	}
 	for i, p := range r.Paths {
 		if p.Endpoint != nil && p.Endpoint.Stale {
-			paragraph(b, t.sev[checks.Error], fmt.Sprintf("✗ path %d, probability %s, ends at a stale endpoint: %s",
-				i+1, FormatProbability(p.Probability), strings.Join(p.Endpoint.Notes, "; ")), width, "", "  ")
+			why := strings.TrimPrefix(strings.Join(p.Endpoint.Notes, "; "), "stale: ")
+			paragraph(b, t.sev[checks.Error], fmt.Sprintf("✗ path %d (%s) ends at %s, a stale endpoint: %s",
+				i+1, FormatProbability(p.Probability), p.Destination, why), width, "", "  ")
 		}
 	}
 	b.WriteString("\n")
@@ -129,9 +130,12 @@ type walk struct {
 	t       *theme
 	width   int
 	verbose bool
-	numW    int // width of the step numbers
-	locW    int // width of the file:line column
-	lineW   int // where the file:line column ends
+	// wrap wraps the rules too long for their room instead of cutting
+	// them (where every word counts: the steps where two walks part).
+	wrap  bool
+	numW  int // width of the step numbers
+	locW  int // width of the file:line column
+	lineW int // where the file:line column ends
 }
 
 // Gutters of the tree: before a branch's head, before its other lines.
@@ -342,8 +346,20 @@ func (wk *walk) step(b *strings.Builder, gutter string, n int, s trace.Step) {
 	lead := gutter + num + "  "
 	where, rule, loc := Escape(stepWhere(s)), Escape(ruleText(s, wk.verbose)), Escape(stepLocation(s))
 	room := wk.lineW - textWidth(lead) - 2 - wk.locW
-	if !wk.verbose {
-		rule = cutWords(rule, room-textWidth(where)-2)
+	var more []string // the wrapped rule's other lines
+	moreIndent := ""
+	switch ruleRoom := room - textWidth(where) - 2; {
+	case wk.verbose:
+	case wk.wrap && ruleRoom >= 16:
+		lines := wrapWords(rule, ruleRoom)
+		rule, more = lines[0], lines[1:]
+		moreIndent = strings.Repeat(" ", wk.numW+2+textWidth(where)+2)
+	case wk.wrap && textWidth(rule) > ruleRoom:
+		moreIndent = strings.Repeat(" ", wk.numW+4)
+		more = wrapWords(rule, wk.width-textWidth(gutter)-textWidth(moreIndent))
+		rule = ""
+	default:
+		rule = cutWords(rule, ruleRoom)
 	}
 	body := where
 	if rule != "" {
@@ -366,6 +382,9 @@ func (wk *walk) step(b *strings.Builder, gutter string, n int, s trace.Step) {
 		line += "\n" + gutter + strings.Repeat(" ", max(0, wk.lineW-textWidth(gutter)-textWidth(loc))) + t.evidenceFile.Render(loc)
 	}
 	b.WriteString(line + "\n")
+	for _, l := range more {
+		b.WriteString(gutter + moreIndent + l + "\n")
+	}
 	indent := gutter + strings.Repeat(" ", wk.numW+2)
 	if s.Note != "" {
 		paragraph(b, t.dim, "→ "+s.Note, wk.width, indent, indent+"  ")
@@ -573,7 +592,7 @@ func RenderCompareTable(w io.Writer, cmps []*trace.Comparison, opts Options) err
 					continue
 				}
 				paragraph(&b, t.plain, fmt.Sprintf("%s: first difference at step %d", d.Outcome, d.Index+1), width, "", "  ")
-				wk := &walk{t: t, width: width, verbose: opts.Verbose, numW: len(fmt.Sprint(d.Index + 1))}
+				wk := &walk{t: t, width: width, verbose: opts.Verbose, wrap: true, numW: len(fmt.Sprint(d.Index + 1))}
 				var natural int
 				for _, s := range []*trace.Step{d.Actual, d.Expected} {
 					if s != nil {

@@ -69,8 +69,8 @@ func Annotate(ports []*model.ServicePort, res *Result) {
 		if sp == nil {
 			// Rules for a Service or a port the inputs do not have:
 			// left behind by a deleted one.
-			p.Endpoint = &Endpoint{Stale: true, Notes: []string{"stale: the rules send the packet to " + p.Destination +
-				", but no Service of the inputs has " + res.Packet.Dst.String() + " (rules of a deleted Service or port)"}}
+			p.Endpoint = &Endpoint{Stale: true, Notes: []string{"stale: the rules send the packet there, but no Service of the inputs has " +
+				res.Packet.Dst.String() + " (rules of a deleted Service or port)"}}
 			continue
 		}
 		p.Endpoint = endpointOf(sp, dst)
@@ -93,7 +93,7 @@ func endpointOf(sp *model.ServicePort, dst netip.AddrPort) *Endpoint {
 			return ep
 		}
 		ep.Stale = true
-		ep.Notes = append(ep.Notes, "stale: "+dst.String()+" is no endpoint of "+sp.String()+" in the inputs; connections sent there fail")
+		ep.Notes = append(ep.Notes, "stale: not an endpoint of the Service port in the inputs; connections sent there fail")
 		return ep
 	}
 	switch {
