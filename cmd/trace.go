@@ -45,11 +45,13 @@ func NewCmdTrace(f *Factory, runF func(*TraceOptions) error) *cobra.Command {
 		Short: "Replay one packet through the captured rules",
 		Long: "Load the node's data plane from PATH and replay the first packet of a connection to --dst the way\n" +
 			"the kernel would: through the iptables chains (and IPVS, in IPVS mode), from a pod on the node,\n" +
-			"from the node itself or from outside. Every path the packet can take is listed with its\n" +
-			"probability, how it ends (DNAT to an endpoint, LOCAL, ACCEPT untouched, DROP, REJECT), whether\n" +
-			"it is masqueraded, and the rules it matched with their file and line.\n\n" +
+			"from the node itself or from outside. The table is a packet walk: the steps every path takes,\n" +
+			"then one branch per path with its probability, how it ends (DNAT to an endpoint, LOCAL, ACCEPT\n" +
+			"untouched, DROP, REJECT), what the endpoint is (stale, not ready, terminating, on which node),\n" +
+			"and its own steps; each step is a rule it matched with its file and line, each hook it enters\n" +
+			"is said with why (the routing decision, IPVS).\n\n" +
 			"--expected traces the rules kube-proxy should have programmed instead; --compare traces both\n" +
-			"and shows where they diverge.\n\n" +
+			"and shows where they diverge (-v: and both walks).\n\n" +
 			"Exit status: 0 some path reaches an endpoint (with --compare: the two traces agree), 1 no path\n" +
 			"does (with --compare: they diverge), 2 usage or input error.",
 		Example: "  proxyscan trace bundle.tgz --dst 10.96.0.10:53 --proto udp\n" +

@@ -23,7 +23,8 @@ type Options struct {
 	Width int
 	// Verbose lists, in the table, every check that did not run with the
 	// reason, those that cannot apply to the node included (the --verbose
-	// flag).
+	// flag); in a trace's table it prints every rule in full, and with
+	// --compare both walks.
 	Verbose bool
 	// FailOn is the lowest severity whose findings are failures in formats
 	// that have the notion (JUnit); 0 counts every finding, [NeverFail]
