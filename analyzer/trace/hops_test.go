@@ -29,6 +29,7 @@ func TestHops(t *testing.T) {
 		from                     model.Origin
 		noAddrs                  bool
 		want                     []string // in every path's hops, in order
+		deny                     string   // in no path's hops
 	}{
 		{name: "iptables pod", bundle: "iptables-healthy", dst: "10.112.0.10:53", proto: "udp",
 			want: []string{"PREROUTING@0: arrives from a pod of the node on vethpod0",
@@ -40,6 +41,11 @@ func TestHops(t *testing.T) {
 			want: []string{"PREROUTING@0: ", "INPUT@3: routing decision: 10.112.0.10 is bound to kube-ipvs0\n",
 				"IPVS@7: 10.112.0.10:53 is the IPVS virtual server 10.112.0.10:53/UDP",
 				"OUTPUT@9: IPVS sends the packet on to the real server ", "POSTROUTING@10: "}},
+		// IPVS at LOCAL_OUT rewrites the destination: the packet leaves
+		// for the real server, not on lo.
+		{name: "ipvs node", bundle: "ipvs-healthy", dst: "10.112.0.10:53", proto: "udp", from: model.FromNode,
+			want: []string{"OUTPUT@0: sent by the node itself", "IPVS@5: ", "OUTPUT@7: IPVS sends the packet on", "POSTROUTING@8: the packet leaves "},
+			deny: "leaves on lo"},
 		{name: "ipvs assumed", bundle: "ipvs-healthy-mini", dst: "10.96.0.10:53", proto: "udp", noAddrs: true,
 			want: []string{"INPUT@3: routing decision: 10.96.0.10 is bound to kube-ipvs0 (assumed: no ip addr in the inputs)\n"}},
 		{name: "nftables", bundle: "nftables-healthy", dst: "10.112.0.10:53", proto: "udp",
@@ -61,6 +67,9 @@ func TestHops(t *testing.T) {
 			}
 			for i, p := range res.Paths {
 				got := hooksOf(p)
+				if tc.deny != "" && strings.Contains(got, tc.deny) {
+					t.Errorf("path %d: hops hold %q:\n%s", i+1, tc.deny, got)
+				}
 				at := 0
 				for _, w := range tc.want {
 					j := strings.Index(got[at:], w)

@@ -75,7 +75,7 @@ func (w *walker) ipvs(s *state, in bool) {
 	sched := svc.SchedName
 	if !s.summary {
 		s.why = fmt.Sprintf("%s is the IPVS virtual server %s", netip.AddrPortFrom(s.dst, s.dport), svc.String())
-		s.enter(hookIPVS)
+		w.enter(s, hookIPVS)
 	}
 	vsStep := Step{Table: "ipvs", Rule: svc.Raw, File: svc.Pos.File, Line: svc.Pos.Line,
 		Note: fmt.Sprintf("virtual server %s, scheduler %s", svc.String(), sched)}

@@ -217,13 +217,13 @@ func (w *walker) clone(s *state) *state {
 
 // enter records s entering hook, unless it is there already, with the
 // reason set for it, or the hook's usual one.
-func (s *state) enter(hook string) {
+func (w *walker) enter(s *state, hook string) {
 	if s.summary || hook == s.hook {
 		return
 	}
 	why := s.why
 	if why == "" {
-		why = usualWhy(hook, s.out)
+		why = usualWhy(hook, w.dp.outIface(s.dst))
 	}
 	s.hook, s.why = hook, ""
 	s.hops = append(s.hops, Hop{Step: len(s.steps), Hook: hook, Why: why})
@@ -559,7 +559,7 @@ func (w *walker) nextStage(s *state) {
 	if stageInfo[st].chain == "OUTPUT" && s.out == "" {
 		s.out = w.outIface(s.dst)
 	}
-	s.enter(stageInfo[st].chain)
+	w.enter(s, stageInfo[st].chain)
 	// frames is a stack: the first dump's chain is pushed last, so that
 	// it runs first and the next dump's chain runs when it ends.
 	ccs := w.stages.chains[st]
