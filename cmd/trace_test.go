@@ -29,6 +29,14 @@ func TestTraceCommand(t *testing.T) {
 			[]string{"(expected rules)", "10.88.2.3:53"}, ""},
 		{"compare agrees", []string{"trace", ipt, "--dst", "10.112.31.40:443", "--compare", "-o", "table"}, 0,
 			[]string{"✓ the captured rules take the packet where the expected rules do"}, ""},
+		{"compare summary", []string{"trace", ipt, "--dst", "10.112.31.40:443", "--compare", "-o", "table"}, 0,
+			[]string{"(-v shows both walks)"}, ""},
+		{"compare verbose", []string{"trace", ipt, "--dst", "10.112.31.40:443", "--compare", "-v", "-o", "table"}, 0,
+			[]string{"── captured rules", "── expected rules", "▸ PREROUTING  arrives from a pod of the node on vethpod0"}, ""},
+		{"wrong port", []string{"trace", ipt, "--dst", "10.112.0.10:80", "-o", "table"}, 1,
+			[]string{"which has no port 80/TCP: its ports are 53/TCP", "ACCEPT untouched → 10.112.0.10:80: the Service has no such port"}, ""},
+		{"walk", []string{"trace", ipt, "--dst", "10.112.0.10:53", "--proto", "udp", "-o", "table"}, 0,
+			[]string{"├─ 1/2 (50.0%)  DNAT → 10.88.1.4:53", "└─ 1/2 (50.0%)  DNAT → 10.88.2.3:53", "ready, on this node", "▸ FORWARD  routing decision"}, ""},
 		{"compare ipvs", []string{"trace", ipvs, "--dst", "10.112.60.61:80", "--compare", "-o", "table"}, 0,
 			[]string{"mode ipvs", "✓ the captured rules take the packet where the expected rules do"}, ""},
 		{"mode forced", []string{"trace", ipt, "--dst", "10.112.31.40:80", "--mode", "nftables"}, 2, nil, "nftables"},
@@ -71,11 +79,20 @@ func TestTraceJSON(t *testing.T) {
 	}
 	stdout, _ := outputs()
 	var res struct {
-		Packet struct{ Src, Dst, Proto, From string }
-		Paths  []struct {
+		Packet     struct{ Src, Dst, Proto, From string }
+		TargetKind string
+		Paths      []struct {
 			Probability float64
 			Verdict     string
 			Steps       []struct{ Table, Chain, Rule, File string }
+			Hops        []struct {
+				Step      int
+				Hook, Why string
+			}
+			Endpoint *struct {
+				Service string
+				Notes   []string
+			}
 		}
 	}
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
@@ -83,5 +100,10 @@ func TestTraceJSON(t *testing.T) {
 	}
 	if res.Packet.Src != "10.88.2.1" || res.Packet.From != "pod" || len(res.Paths) != 2 || res.Paths[0].Probability != 0.5 {
 		t.Errorf("unexpected trace: %+v", res)
+	}
+	p := res.Paths[0]
+	if res.TargetKind != "service" || len(p.Hops) == 0 || p.Hops[0].Hook != "PREROUTING" || p.Endpoint == nil ||
+		p.Endpoint.Service != "kube-system/kube-dns:dns" || len(p.Endpoint.Notes) == 0 {
+		t.Errorf("targetKind, hops or endpoint missing: %+v", res)
 	}
 }
