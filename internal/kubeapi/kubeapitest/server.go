@@ -76,7 +76,8 @@ func (k *kind) groupResource() schema.GroupResource {
 }
 
 var (
-	kindService       = &kind{version: "v1", resource: "services", kind: "Service", namespaced: true}
+	kindService = &kind{version: "v1", resource: "services", kind: "Service", namespaced: true,
+		fields: map[string][]string{"spec.clusterIP": {"spec", "clusterIP"}, "spec.type": {"spec", "type"}}}
 	kindEndpointSlice = &kind{group: "discovery.k8s.io", version: "v1", resource: "endpointslices", kind: "EndpointSlice", namespaced: true,
 		fields: map[string][]string{"addressType": {"addressType"}}}
 	kindConfigMap = &kind{version: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true}

@@ -68,8 +68,11 @@ func svc(name string, labels map[string]string) *corev1.Service {
 }
 
 func TestWatch(t *testing.T) {
-	s := New(t, svc("a", nil), svc("b", map[string]string{"service.kubernetes.io/headless": ""}), svc("c", nil))
-	sel := "&labelSelector=" + strings.ReplaceAll("!service.kubernetes.io/headless", "!", "%21")
+	headless := svc("d", nil)
+	headless.Spec.ClusterIP = corev1.ClusterIPNone
+	s := New(t, svc("a", nil), svc("b", map[string]string{"service.kubernetes.io/headless": ""}), svc("c", nil), headless)
+	// kube-proxy's selectors.
+	sel := "&labelSelector=%21service.kubernetes.io%2Fheadless&fieldSelector=spec.clusterIP%21%3DNone"
 
 	// An informer's watch-list: the current objects, then the bookmark
 	// that ends them, then the changes.
@@ -82,8 +85,8 @@ func TestWatch(t *testing.T) {
 		}
 		got = append(got, ev.Type+" "+ev.Object.Metadata.Name)
 		if ev.Type == "BOOKMARK" {
-			if ev.Object.Metadata.Annotations[metav1.InitialEventsAnnotationKey] != "true" || ev.Object.Metadata.ResourceVersion != "3" {
-				t.Errorf("bookmark %+v: want the initial-events-end annotation and resourceVersion 3", ev.Object.Metadata)
+			if ev.Object.Metadata.Annotations[metav1.InitialEventsAnnotationKey] != "true" || ev.Object.Metadata.ResourceVersion != "4" {
+				t.Errorf("bookmark %+v: want the initial-events-end annotation and resourceVersion 4", ev.Object.Metadata)
 			}
 			break
 		}
@@ -93,7 +96,7 @@ func TestWatch(t *testing.T) {
 	}
 
 	// A watch from a resourceVersion sends only what changed after it.
-	fromRV := openWatch(t, s, "/api/v1/namespaces/default/services?watch=1&resourceVersion=3")
+	fromRV := openWatch(t, s, "/api/v1/namespaces/default/services?watch=1&resourceVersion=4")
 	if err := s.Delete(svc("b", nil)); err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +106,12 @@ func TestWatch(t *testing.T) {
 	if err := s.Delete(svc("c", nil)); err == nil {
 		t.Error("deleting c twice: no error")
 	}
-	if ev, _ := next(); ev.Type != "DELETED" || ev.Object.Metadata.Name != "c" || ev.Object.Metadata.ResourceVersion != "5" || ev.Object.Kind != "Service" {
-		t.Errorf("selected watch: got %+v, want the DELETED Service c at resourceVersion 5 (b is not selected)", ev)
+	if ev, _ := next(); ev.Type != "DELETED" || ev.Object.Metadata.Name != "c" || ev.Object.Metadata.ResourceVersion != "6" || ev.Object.Kind != "Service" {
+		t.Errorf("selected watch: got %+v, want the DELETED Service c at resourceVersion 6 (b is not selected)", ev)
 	}
 	for _, want := range []string{"b", "c"} {
 		if ev, _ := fromRV(); ev.Type != "DELETED" || ev.Object.Metadata.Name != want {
-			t.Errorf("watch from resourceVersion 3: got %+v, want DELETED %s", ev, want)
+			t.Errorf("watch from resourceVersion 4: got %+v, want DELETED %s", ev, want)
 		}
 	}
 
@@ -116,12 +119,14 @@ func TestWatch(t *testing.T) {
 	// resourceVersion; a watch of it with resourceVersion 0 starts with
 	// what is left.
 	zero := openWatch(t, s, "/api/v1/services?watch=true&resourceVersion=0")
-	if ev, _ := zero(); ev.Type != "ADDED" || ev.Object.Metadata.Name != "a" {
-		t.Errorf("watch from resourceVersion 0: got %+v, want ADDED a", ev)
+	for _, want := range []string{"a", "d"} {
+		if ev, _ := zero(); ev.Type != "ADDED" || ev.Object.Metadata.Name != want {
+			t.Errorf("watch from resourceVersion 0: got %+v, want ADDED %s", ev, want)
+		}
 	}
 
 	// timeoutSeconds ends a watch; so does closing the server.
-	short := openWatch(t, s, "/api/v1/services?watch=true&resourceVersion=5&timeoutSeconds=1")
+	short := openWatch(t, s, "/api/v1/services?watch=true&resourceVersion=6&timeoutSeconds=1")
 	if ev, ok := short(); ok {
 		t.Errorf("watch with timeoutSeconds=1: got %+v, want its end", ev)
 	}
