@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -43,6 +44,25 @@ const kubeProxyImage = "registry.k8s.io/kube-proxy:v1.37.2"
 
 // syncWait bounds the wait for kube-proxy's first sync.
 const syncWait = 2 * time.Minute
+
+// TestMain deletes the namespaces of the run when it is interrupted
+// (SIGINT, SIGTERM), which ends the tests before their cleanups: the
+// kube-proxy processes die with the test binary (their parent-death
+// signal), the namespaces would stay.
+func TestMain(m *testing.M) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		names, _ := filepath.Glob(fmt.Sprintf("/var/run/netns/proxyscan-test-%d-*", os.Getpid()))
+		for _, n := range names {
+			_ = exec.Command("ip", "netns", "del", filepath.Base(n)).Run()
+		}
+		fmt.Fprintf(os.Stderr, "e2e-live: %v: deleted the namespaces %v\n", sig, names)
+		os.Exit(1)
+	}()
+	os.Exit(m.Run())
+}
 
 // binaries returns the kube-proxy and proxyscan binaries the run was given;
 // the test fails without them or without root: make e2e-live is asked for
