@@ -6,7 +6,7 @@ COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS  := -X github.com/proxyscan/proxyscan/cmd.version=$(VERSION) -X github.com/proxyscan/proxyscan/cmd.commit=$(COMMIT)
 FUZZTIME ?= 30s
 
-.PHONY: all build test update bench bench-load bench-compare fuzz lint docs verify clean e2e-live
+.PHONY: all build test update bench bench-load bench-compare fuzz lint docs verify clean e2e-live e2e-root
 
 all: build
 
@@ -64,12 +64,14 @@ E2E_KP_LDFLAGS := -X k8s.io/component-base/version.gitVersion=v0.0.0-master+4b7e
 	-X k8s.io/component-base/version.gitTreeState=clean
 E2E_RUN        ?= .
 
+e2e-root:
+	@test "$$(id -u)" = 0 || { echo "make e2e-live: needs root (network namespaces, kube-proxy)" >&2; exit 2; }
+
 $(E2E_KUBE_PROXY): testdata/upstream/go.mod testdata/upstream/go.sum
 	@mkdir -p $(E2E_CACHE)
 	cd testdata/upstream && $(GO) build -trimpath -ldflags '$(E2E_KP_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-proxy
 
-e2e-live: build $(E2E_KUBE_PROXY)
-	@test "$$(id -u)" = 0 || { echo "make e2e-live: needs root (network namespaces, kube-proxy)" >&2; exit 2; }
+e2e-live: e2e-root build $(E2E_KUBE_PROXY)
 	E2E_KUBE_PROXY=$(E2E_KUBE_PROXY) E2E_PROXYSCAN=$(CURDIR)/$(BIN) \
 		$(GO) test -tags e2elive -count=1 -v -timeout 30m -run '$(E2E_RUN)' ./internal/e2elive/
 
