@@ -39,6 +39,9 @@ func runEndpointStale(p *Pass) {
 					if model.Has(want, b.Endpoint) {
 						continue
 					}
+					if dnatless(b) && forUsableEndpoint(u.d, sp, b, want) {
+						continue // endpoint-missing reports the chain
+					}
 					if b.Graceful {
 						drainingStale(p, sp, u.d, b)
 						continue

@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
@@ -39,6 +40,12 @@ func runLoadBalanceSkew(p *Pass) {
 	for _, v := range p.Views() {
 		for _, sp := range p.PortsOf(v) {
 			for _, u := range dispatches(v, sp) {
+				if slices.ContainsFunc(u.d.Backends, dnatless) {
+					// The traffic of an endpoint chain without its DNAT
+					// falls through to the next rules: endpoint-missing or
+					// endpoint-stale report the chain.
+					continue
+				}
 				d, tr := tracedDispatch(p, v, u)
 				msg := skewMessage(d)
 				if msg == "" {

@@ -517,6 +517,20 @@ func (b *builder) pickNode(opts Options) {
 		name, source = s.Objects.Nodes[0].Name, "the only Node in the exports"
 	}
 	s.Node.Name, s.Node.NameSource = name, source
+	// The interfaces say which addresses are the node's (what addrtype
+	// LOCAL matches) whether or not the Node is known by name.
+	addrsOfInterfaces := func() {
+		if s.Addrs == nil {
+			return
+		}
+		s.Node.Local = s.Addrs.LocalAddresses()
+		for _, a := range s.Addrs.NodeAddresses() {
+			if !s.Node.IsLocal(a) {
+				s.Node.Addresses = append(s.Node.Addresses, a)
+			}
+		}
+	}
+	defer addrsOfInterfaces()
 	if name == "" {
 		if len(s.Objects.Nodes) > 1 {
 			s.Notes = append(s.Notes, fmt.Sprintf("%d Nodes exported and none chosen: pass --node NAME so that local endpoints are known", len(s.Objects.Nodes)))
@@ -546,14 +560,6 @@ func (b *builder) pickNode(opts Options) {
 			}
 		}
 		s.Node.Zone = n.Labels[corev1.LabelTopologyZone]
-	}
-	if s.Addrs != nil {
-		s.Node.Local = s.Addrs.LocalAddresses()
-		for _, a := range s.Addrs.NodeAddresses() {
-			if !s.Node.IsLocal(a) {
-				s.Node.Addresses = append(s.Node.Addresses, a)
-			}
-		}
 	}
 }
 

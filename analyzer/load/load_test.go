@@ -296,3 +296,40 @@ status:
 		})
 	}
 }
+
+// TestNodeAddressesWithoutNodeName: the interfaces of ip addr are the
+// node's addresses (what addrtype LOCAL matches) also when no Node name is
+// known (no hostnameOverride, no Node exported): a bundle collected while
+// kube-proxy was down on a node whose hostname is not its Node's name.
+func TestNodeAddressesWithoutNodeName(t *testing.T) {
+	ipAddr := `1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN group default qlen 1000
+    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00
+    inet 127.0.0.1/8 scope host lo
+       valid_lft forever preferred_lft forever
+2: eth0: <BROADCAST,NOARP,UP,LOWER_UP> mtu 1500 qdisc noqueue state UNKNOWN group default qlen 1000
+    link/ether 02:42:ac:14:08:0c brd ff:ff:ff:ff:ff:ff
+    inet 172.20.8.12/24 scope global eth0
+       valid_lft forever preferred_lft forever
+`
+	for _, named := range []bool{false, true} {
+		dir := t.TempDir()
+		writeFile(t, dir, "node/iptables-save.txt", []byte(miniDump))
+		writeFile(t, dir, "node/ip-addr.txt", []byte(ipAddr))
+		opts := Options{}
+		if named {
+			opts.Node = "node-a"
+		}
+		snaps, err := Load([]string{dir}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := snaps[0].Node
+		local := map[string]bool{}
+		for _, a := range n.Local {
+			local[a.String()] = true
+		}
+		if !local["172.20.8.12"] || !local["127.0.0.1"] {
+			t.Errorf("node named %q: local addresses %v, want 172.20.8.12 and 127.0.0.1", n.Name, n.Local)
+		}
+	}
+}

@@ -4,7 +4,12 @@
 // and answers included.
 //
 // It answers GETs of single objects and of lists at the API's paths
-// (/api/v1/..., /apis/GROUP/VERSION/..., namespaced or not). Lists have
+// (/api/v1/..., /apis/GROUP/VERSION/..., namespaced or not), and watches
+// of lists (watch=true) as informers open them: from a resourceVersion,
+// or with the current objects first (resourceVersion 0 or none, or
+// sendInitialEvents=true, which ends them with the initial-events-end
+// bookmark), kept open until timeoutSeconds, the client or the server
+// ends them; [Server.Delete] sends their DELETED events. Lists have
 // their apiVersion, kind and resourceVersion, items without apiVersion and
 // kind, objects sorted by namespace and name as etcd keeps them; they are
 // filtered by labelSelector and by the fieldSelector labels the API server
@@ -25,6 +30,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -70,7 +76,8 @@ func (k *kind) groupResource() schema.GroupResource {
 }
 
 var (
-	kindService       = &kind{version: "v1", resource: "services", kind: "Service", namespaced: true}
+	kindService = &kind{version: "v1", resource: "services", kind: "Service", namespaced: true,
+		fields: map[string][]string{"spec.clusterIP": {"spec", "clusterIP"}, "spec.type": {"spec", "type"}}}
 	kindEndpointSlice = &kind{group: "discovery.k8s.io", version: "v1", resource: "endpointslices", kind: "EndpointSlice", namespaced: true,
 		fields: map[string][]string{"addressType": {"addressType"}}}
 	kindConfigMap = &kind{version: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true}
@@ -145,6 +152,20 @@ type Server struct {
 	forbidden map[string]bool
 	stall     bool
 	requests  []Request
+	// events are the changes made since the server started, in order of
+	// resourceVersion; changed is closed and replaced at each change, to
+	// wake the watches; stop is closed when the server closes.
+	events  []event
+	changed chan struct{}
+	stop    chan struct{}
+	stopped sync.Once
+}
+
+// event is a change of an object, as a watch sends it.
+type event struct {
+	rv  int
+	typ string
+	o   stored
 }
 
 // New starts a server (HTTPS, with httptest's certificate) holding objs (pointers to k8s.io/api objects of the
@@ -153,7 +174,15 @@ type Server struct {
 // object without a resourceVersion is given one.
 func New(t testing.TB, objs ...any) *Server {
 	t.Helper()
-	s := &Server{user: DefaultUser, forbidden: map[string]bool{}}
+	return NewOn(t, nil, objs...)
+}
+
+// NewOn is [New] serving on ln instead of a listener of its own (nil for
+// one of its own): a listener opened in another network namespace makes
+// the server reachable there.
+func NewOn(t testing.TB, ln net.Listener, objs ...any) *Server {
+	t.Helper()
+	s := &Server{user: DefaultUser, forbidden: map[string]bool{}, changed: make(chan struct{}), stop: make(chan struct{})}
 	for _, o := range objs {
 		if err := s.add(o); err != nil {
 			t.Fatalf("kubeapitest: %v", err)
@@ -169,9 +198,69 @@ func New(t testing.TB, objs ...any) *Server {
 		}
 		return a.name < b.name
 	})
-	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	if ln != nil {
+		_ = s.Server.Listener.Close()
+		s.Server.Listener = ln
+	}
+	s.Server.StartTLS()
 	t.Cleanup(s.Close)
 	return s
+}
+
+// Close ends the open watches, then shuts the server down.
+func (s *Server) Close() {
+	s.stopped.Do(func() { close(s.stop) })
+	s.Server.Close()
+}
+
+// Delete removes an object (a pointer to a k8s.io/api object of a kind
+// the server knows, of which only the name and namespace count) and sends
+// its DELETED event to the watches that select it.
+func (s *Server) Delete(obj any) error {
+	k := kindOf(obj)
+	if k == nil {
+		return fmt.Errorf("unknown kind of object %T", obj)
+	}
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return fmt.Errorf("%T has no metadata", obj)
+	}
+	ns := m.GetNamespace()
+	if k.namespaced && ns == "" {
+		ns = "default"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, o := range s.objects {
+		if o.kind == k && o.namespace == ns && o.name == m.GetName() {
+			s.objects = append(s.objects[:i], s.objects[i+1:]...)
+			s.rv++
+			gone := stored{kind: o.kind, namespace: o.namespace, name: o.name, obj: withRV(o.obj, s.rv)}
+			s.events = append(s.events, event{rv: s.rv, typ: "DELETED", o: gone})
+			close(s.changed)
+			s.changed = make(chan struct{})
+			return nil
+		}
+	}
+	return fmt.Errorf("%s %s/%s: not found", k.kind, ns, m.GetName())
+}
+
+// withRV is a shallow copy of obj whose metadata has resourceVersion rv.
+func withRV(obj map[string]any, rv int) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	meta := map[string]any{}
+	if m, ok := obj["metadata"].(map[string]any); ok {
+		for k, v := range m {
+			meta[k] = v
+		}
+	}
+	meta["resourceVersion"] = strconv.Itoa(rv)
+	out["metadata"] = meta
+	return out
 }
 
 func (s *Server) add(o any) error {
@@ -330,8 +419,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	verb := "get"
 	if name == "" {
 		verb = "list"
+		if v := r.URL.Query().Get("watch"); v == "true" || v == "1" {
+			verb = "watch"
+		}
 	}
 	s.mu.Lock()
+	if verb == "watch" && !s.forbidden[verb+" "+k.groupResource().String()] {
+		s.mu.Unlock()
+		s.watch(w, r, k, ns)
+		return
+	}
 	defer s.mu.Unlock()
 	if s.forbidden[verb+" "+k.groupResource().String()] {
 		scope := "at the cluster scope"
@@ -346,12 +443,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if name != "" {
 		for _, o := range s.objects {
 			if o.kind == k && o.namespace == ns && o.name == name {
-				obj := make(map[string]any, len(o.obj)+2)
-				for key, v := range o.obj {
-					obj[key] = v
-				}
-				obj["apiVersion"], obj["kind"] = k.apiVersion(), k.kind
-				writeJSON(w, http.StatusOK, obj)
+				writeJSON(w, http.StatusOK, typed(o))
 				return
 			}
 		}
@@ -369,23 +461,145 @@ type continueToken struct {
 	Start string `json:"start"`
 }
 
-func (s *Server) list(w http.ResponseWriter, q url.Values, k *kind, ns string) {
+// selectors are the label and field selectors of a list or watch.
+func selectors(q url.Values, k *kind) (labels.Selector, fields.Selector, *apierrors.StatusError) {
 	lsel, err := labels.Parse(q.Get("labelSelector"))
 	if err != nil {
-		writeStatus(w, apierrors.NewBadRequest(err.Error()))
-		return
+		return nil, nil, apierrors.NewBadRequest(err.Error())
 	}
 	fsel, err := fields.ParseSelector(q.Get("fieldSelector"))
 	if err != nil {
-		writeStatus(w, apierrors.NewBadRequest(err.Error()))
-		return
+		return nil, nil, apierrors.NewBadRequest(err.Error())
 	}
 	for _, req := range fsel.Requirements() {
 		if _, ok := k.fields[req.Field]; !ok && req.Field != "metadata.name" && (req.Field != "metadata.namespace" || !k.namespaced) {
-			writeStatus(w, apierrors.NewBadRequest("field label not supported: "+req.Field))
+			return nil, nil, apierrors.NewBadRequest("field label not supported: " + req.Field)
+		}
+	}
+	return lsel, fsel, nil
+}
+
+// selects reports whether the object o is one of the list of k in ns
+// (every namespace when empty) that the selectors select.
+func selects(o stored, k *kind, ns string, lsel labels.Selector, fsel fields.Selector) bool {
+	return o.kind == k && (ns == "" || o.namespace == ns) &&
+		lsel.Matches(labels.Set(stringMap(o.obj["metadata"], "labels"))) && fsel.Matches(fieldSet(o, k))
+}
+
+// typed is the object o with its apiVersion and kind, as a watch event
+// or a GET of the object carries it.
+func typed(o stored) map[string]any {
+	obj := make(map[string]any, len(o.obj)+2)
+	for key, v := range o.obj {
+		obj[key] = v
+	}
+	obj["apiVersion"], obj["kind"] = o.kind.apiVersion(), o.kind.kind
+	return obj
+}
+
+// watch streams the changes of the list of k in ns as the API server
+// does: one JSON watch event after another, flushed as they are written.
+func (s *Server) watch(w http.ResponseWriter, r *http.Request, k *kind, ns string) {
+	q := r.URL.Query()
+	lsel, fsel, serr := selectors(q, k)
+	if serr != nil {
+		writeStatus(w, serr)
+		return
+	}
+	var timeout <-chan time.Time
+	if ts := q.Get("timeoutSeconds"); ts != "" {
+		n, err := strconv.Atoi(ts)
+		if err != nil || n < 0 {
+			writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("invalid timeoutSeconds %q", ts)))
+			return
+		}
+		if n > 0 {
+			t := time.NewTimer(time.Duration(n) * time.Second)
+			defer t.Stop()
+			timeout = t.C
+		}
+	}
+	initial := q.Get("sendInitialEvents") == "true"
+	rv := q.Get("resourceVersion")
+	var first []map[string]any
+	s.mu.Lock()
+	from := s.rv
+	if initial || rv == "" || rv == "0" {
+		for _, o := range s.objects {
+			if selects(o, k, ns, lsel, fsel) {
+				first = append(first, map[string]any{"type": "ADDED", "object": typed(o)})
+			}
+		}
+		if initial {
+			first = append(first, map[string]any{"type": "BOOKMARK", "object": map[string]any{
+				"apiVersion": k.apiVersion(), "kind": k.kind,
+				"metadata": map[string]any{
+					"resourceVersion": strconv.Itoa(s.rv),
+					"annotations":     map[string]any{metav1.InitialEventsAnnotationKey: "true"},
+				},
+			}})
+		}
+	} else {
+		n, err := strconv.Atoi(rv)
+		if err != nil || n < 0 {
+			s.mu.Unlock()
+			writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q", rv)))
+			return
+		}
+		from = n
+	}
+	s.mu.Unlock()
+	flusher, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(w)
+	send := func(evs []map[string]any) bool {
+		for _, ev := range evs {
+			if enc.Encode(ev) != nil {
+				return false
+			}
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return true
+	}
+	if !send(first) {
+		return
+	}
+	for {
+		s.mu.Lock()
+		var batch []map[string]any
+		for _, e := range s.events {
+			if e.rv > from && selects(e.o, k, ns, lsel, fsel) {
+				batch = append(batch, map[string]any{"type": e.typ, "object": typed(e.o)})
+			}
+		}
+		from = max(from, s.rv)
+		changed := s.changed
+		s.mu.Unlock()
+		if len(batch) > 0 && !send(batch) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-r.Context().Done():
+			return
+		case <-s.stop:
+			return
+		case <-timeout:
 			return
 		}
 	}
+}
+
+func (s *Server) list(w http.ResponseWriter, q url.Values, k *kind, ns string) {
+	lsel, fsel, serr := selectors(q, k)
+	if serr != nil {
+		writeStatus(w, serr)
+		return
+	}
+	var err error
 	limit := 0
 	if l := q.Get("limit"); l != "" {
 		if limit, err = strconv.Atoi(l); err != nil || limit < 0 {
@@ -420,7 +634,7 @@ func (s *Server) list(w http.ResponseWriter, q url.Values, k *kind, ns string) {
 		if start != "" && key < start {
 			continue
 		}
-		if !lsel.Matches(labels.Set(stringMap(o.obj["metadata"], "labels"))) || !fsel.Matches(fieldSet(o, k)) {
+		if !selects(o, k, ns, lsel, fsel) {
 			continue
 		}
 		if limit > 0 && len(items) == limit {
