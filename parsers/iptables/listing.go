@@ -255,13 +255,17 @@ func splitListing(lines, orig []string) []*listingSegment {
 			cur.chains[m[1]] = true
 			chain = m[1]
 			text := ":" + m[1] + " - [0:0]"
+			inexact := false
 			if m[2] != "" {
 				text = ":" + m[1] + " " + m[2] + " [0:0]"
-				if m[3] != "" {
-					text = ":" + m[1] + " " + m[2] + " [" + m[3] + ":" + m[4] + "]"
+				pk, e1 := listingCount(m[3])
+				by, e2 := listingCount(m[4])
+				inexact = m[3] != "" && (!e1 || !e2)
+				if m[3] != "" && !inexact {
+					text = ":" + m[1] + " " + m[2] + " [" + pk + ":" + by + "]"
 				}
 			}
-			cur.rows = append(cur.rows, listingLine{line: n, text: text})
+			cur.rows = append(cur.rows, listingLine{line: n, text: text, inexact: inexact})
 			continue
 		}
 		if parsers.ReListingHeader.MatchString(strings.TrimLeft(t, " ")) {
@@ -432,7 +436,7 @@ func listingRow(chain, t string, num, verbose bool) listingLine {
 	if x, ok := strings.CutPrefix(extra, "[goto]"); ok && (x == "" || x[0] == ' ') {
 		extra, goTo = x, true
 	}
-	matches, targetOpts, err := listingExtras(extra, target)
+	matches, targetOpts, target, err := listingExtras(extra, target)
 	if err != "" {
 		return bad("%s", err)
 	}
@@ -522,9 +526,10 @@ type listingMatch struct {
 }
 
 // listingExtras translates the options column of a listing row: the
-// matches as iptables-save writes them, and the target's options. err
-// says what it does not understand.
-func listingExtras(extra, target string) (matches []listingMatch, targetOpts []string, err string) {
+// matches as iptables-save writes them, the target's options, and the
+// target (NOTRACK where the listing says CT). err says what it does not
+// understand.
+func listingExtras(extra, target string) (matches []listingMatch, targetOpts []string, newTarget, err string) {
 	w := listingWords(extra)
 	i := 0
 	peek := func(k int) string {
@@ -539,14 +544,14 @@ func listingExtras(extra, target string) (matches []listingMatch, targetOpts []s
 			neg = "! "
 			i++
 			if i == len(w) {
-				return nil, nil, "\"!\" at the end of the rule"
+				return nil, nil, target, "\"!\" at the end of the rule"
 			}
 		}
 		word := w[i]
 		switch {
 		case strings.HasPrefix(word, "/* "):
 			c := strings.TrimSuffix(strings.TrimPrefix(word, "/* "), " */")
-			matches = append(matches, listingMatch{text: "-m comment --comment " + quote(c)})
+			matches = append(matches, listingMatch{text: "-m comment --comment " + saveString(c)})
 			i++
 		case word == "tcp" || word == "udp" || word == "sctp":
 			m := listingMatch{text: "-m " + word}
@@ -562,8 +567,15 @@ func listingExtras(extra, target string) (matches []listingMatch, targetOpts []s
 					flag = "--dport"
 				case "spt", "spts":
 					flag = "--sport"
-				case "flags", "option", "type", "code":
-					return nil, nil, fmt.Sprintf("%s option %q", word, clip(w[i]))
+				case "flags":
+					if f, ok := listingTCPFlags(v); ok && word == "tcp" {
+						m.text += " " + f
+						i++
+						continue
+					}
+					return nil, nil, target, fmt.Sprintf("%s option %q", word, clip(w[i]))
+				case "option", "type", "code":
+					return nil, nil, target, fmt.Sprintf("%s option %q", word, clip(w[i]))
 				}
 				if flag == "" {
 					break // the target's options
@@ -581,7 +593,7 @@ func listingExtras(extra, target string) (matches []listingMatch, targetOpts []s
 			matches = append(matches, m)
 		case word == "multiport":
 			if peek(1) != "dports" && peek(1) != "sports" && peek(1) != "ports" || peek(2) == "" {
-				return nil, nil, "multiport match " + clip(strings.Join(w[i:min(i+3, len(w))], " "))
+				return nil, nil, target, "multiport match " + clip(strings.Join(w[i:min(i+3, len(w))], " "))
 			}
 			v, pn := peek(2), ""
 			if x, ok := strings.CutPrefix(v, "!"); ok {
@@ -607,12 +619,12 @@ func listingExtras(extra, target string) (matches []listingMatch, targetOpts []s
 				}
 				matches = append(matches, listingMatch{text: s})
 			default:
-				return nil, nil, "statistic match " + clip(strings.Join(w[i:min(i+5, len(w))], " "))
+				return nil, nil, target, "statistic match " + clip(strings.Join(w[i:min(i+5, len(w))], " "))
 			}
 		case word == "recent:":
 			s, n, e := listingRecent(w[i+1:])
 			if e != "" {
-				return nil, nil, e
+				return nil, nil, target, e
 			}
 			matches = append(matches, listingMatch{text: "-m recent " + neg + s})
 			i += 1 + n
@@ -625,21 +637,76 @@ func listingExtras(extra, target string) (matches []listingMatch, targetOpts []s
 				i++
 			}
 			if peek(0) == "" {
-				return nil, nil, "mark match without a value"
+				return nil, nil, target, "mark match without a value"
 			}
 			matches = append(matches, listingMatch{text: "-m mark " + pn + "--mark " + peek(0)})
 			i++
-		case word == "ctstate" || word == "state":
+		case word == "state":
 			if peek(1) == "" {
-				return nil, nil, word + " without a value"
+				return nil, nil, target, word + " without a value"
 			}
-			mod, flag := "conntrack", "--ctstate "
-			if word == "state" {
-				mod, flag = "state", "--state "
-			}
-			matches = append(matches, listingMatch{text: "-m " + mod + " " + neg + flag + peek(1)})
+			matches = append(matches, listingMatch{text: "-m state " + neg + "--state " + peek(1)})
 			neg = ""
 			i += 2
+		case conntrackKeys[word]:
+			start := i
+			if neg != "" {
+				start-- // the "!" before it
+			}
+			s, n, e := listingConntrack(w[start:])
+			if e != "" {
+				return nil, nil, target, e
+			}
+			matches = append(matches, listingMatch{text: s})
+			i = start + n
+			neg = ""
+		case word == "icmptype" || word == "icmp":
+			s, n, e := listingICMP(w[i:])
+			if e != "" {
+				return nil, nil, target, e
+			}
+			if neg != "" {
+				return nil, nil, target, "\"!\" before icmp"
+			}
+			matches = append(matches, listingMatch{text: s})
+			i += n
+		case word == "connmark" && peek(1) == "match":
+			i += 2
+			pn := ""
+			if v, ok := strings.CutPrefix(peek(0), "!"); ok {
+				pn = "! "
+				if v == "" {
+					i++
+				} else {
+					w[i] = v
+				}
+			}
+			if peek(0) == "" {
+				return nil, nil, target, "connmark match without a value"
+			}
+			matches = append(matches, listingMatch{text: "-m connmark " + pn + "--mark " + peek(0)})
+			i++
+		case word == "PHYSDEV" && peek(1) == "match":
+			s, n, e := listingPhysdev(w[i+2:])
+			if e != "" {
+				return nil, nil, target, e
+			}
+			matches = append(matches, listingMatch{text: s})
+			i += 2 + n
+		case word == "PKTTYPE" && (peek(1) == "=" || peek(1) == "!=") && peek(2) != "":
+			pn := ""
+			if peek(1) == "!=" {
+				pn = "! "
+			}
+			matches = append(matches, listingMatch{text: "-m pkttype " + pn + "--pkt-type " + peek(2)})
+			i += 3
+		case word == "#conn":
+			s, e := listingConnlimit(peek(1), peek(2), peek(3))
+			if e != "" {
+				return nil, nil, target, e
+			}
+			matches = append(matches, listingMatch{text: s})
+			i += 4
 		case (word == "ADDRTYPE" || word == "addrtype") && peek(1) == "match":
 			i += 2
 			s := "-m addrtype"
@@ -649,18 +716,24 @@ func listingExtras(extra, target string) (matches []listingMatch, targetOpts []s
 					v, pn = x, "! "
 				}
 				if v == "" {
-					return nil, nil, "addrtype match without a type"
+					return nil, nil, target, "addrtype match without a type"
 				}
 				s += " " + pn + "--" + peek(0) + " " + v
 				i += 2
 			}
-			if s == "-m addrtype" || peek(0) == "limit-in" || peek(0) == "limit-out" {
-				return nil, nil, "addrtype match " + clip(peek(0))
+			if s == "-m addrtype" {
+				return nil, nil, target, "addrtype match " + clip(peek(0))
+			}
+			for _, l := range []string{"limit-in", "limit-out"} {
+				if peek(0) == l {
+					s += " --limit-iface-" + strings.TrimPrefix(l, "limit-")
+					i++
+				}
 			}
 			matches = append(matches, listingMatch{text: s})
 		case word == "match-set":
 			if peek(2) == "" {
-				return nil, nil, "match-set without a set and directions"
+				return nil, nil, target, "match-set without a set and directions"
 			}
 			matches = append(matches, listingMatch{text: "-m set " + neg + "--match-set " + peek(1) + " " + peek(2)})
 			neg = ""
@@ -671,19 +744,23 @@ func listingExtras(extra, target string) (matches []listingMatch, targetOpts []s
 		case word == "limit:" && peek(1) == "avg" && peek(3) == "burst" && peek(4) != "":
 			matches = append(matches, listingMatch{text: "-m limit --limit " + peek(2) + " --limit-burst " + peek(4)})
 			i += 5
+		case target == "CT" && word == "NOTRACK" && neg == "":
+			// The alias -j NOTRACK, which iptables lists as CT.
+			target = "NOTRACK"
+			i++
 		default:
 			opts, n, e := listingTarget(target, w[i:])
 			if e != "" {
-				return nil, nil, e
+				return nil, nil, target, e
 			}
 			targetOpts = append(targetOpts, opts...)
 			i += n
 		}
 		if neg != "" {
-			return nil, nil, fmt.Sprintf("\"!\" before %q", clip(word))
+			return nil, nil, target, fmt.Sprintf("\"!\" before %q", clip(word))
 		}
 	}
-	return matches, targetOpts, ""
+	return matches, targetOpts, target, ""
 }
 
 // listingRecent translates what follows "recent:" and returns how many
@@ -779,23 +856,49 @@ func listingTarget(target string, w []string) ([]string, int, string) {
 		if word == "reject-with" && next != "" {
 			return []string{"--reject-with " + next}, 2, ""
 		}
-	case "MARK":
-		if word != "MARK" || next == "" || len(w) < 3 {
+	case "MARK", "CONNMARK":
+		if word != target || next == "" {
 			break
 		}
-		v, m, hasMask := strings.Cut(w[2], "/")
-		switch next {
-		case "or":
-			return []string{"--set-xmark " + v + "/" + v}, 3, ""
-		case "xor":
-			return []string{"--set-xmark " + v + "/0x0"}, 3, ""
-		case "set":
-			return []string{"--set-xmark " + v + "/0xffffffff"}, 3, ""
-		case "xset":
-			if !hasMask {
-				m = "0xffffffff"
+		if target == "CONNMARK" && (next == "save" || next == "restore") {
+			if o, n := listingConnmarkSave(w[1:]); o != "" {
+				return []string{o}, 1 + n, ""
 			}
-			return []string{"--set-xmark " + v + "/" + m}, 3, ""
+			break
+		}
+		if len(w) < 3 {
+			break
+		}
+		if x, ok := listingSetXMark(next, w[2]); ok {
+			return []string{"--set-xmark " + x}, 3, ""
+		}
+	case "REDIRECT":
+		switch {
+		case word == "redir" && next == "ports" && len(w) > 2:
+			return []string{"--to-ports " + w[2]}, 3, ""
+		case word == "random":
+			return []string{"--random"}, 1, ""
+		}
+	case "TCPMSS":
+		switch {
+		case word == "TCPMSS" && next == "clamp" && len(w) > 3 && w[2] == "to" && w[3] == "PMTU":
+			return []string{"--clamp-mss-to-pmtu"}, 4, ""
+		case word == "TCPMSS" && next == "set" && len(w) > 2:
+			return []string{"--set-mss " + w[2]}, 3, ""
+		}
+	case "CT":
+		if word == "CT" {
+			if o, n, e := listingCT(w[1:]); e == "" {
+				return o, 1 + n, ""
+			}
+		}
+	case "LOG":
+		if word == "LOG" {
+			o, n, e := listingLOG(w[1:])
+			if e != "" {
+				return nil, 0, e
+			}
+			return o, 1 + n, ""
 		}
 	}
 	return notUnderstood()
@@ -814,6 +917,15 @@ func listingWords(s string) []string {
 			if j := strings.Index(s, " */"); j >= 0 {
 				out = append(out, s[:j+3])
 				s = s[j+3:]
+				continue
+			}
+		}
+		if s[0] == '"' {
+			// A quoted string (LOG's prefix), to the quote that ends the
+			// line or comes before a blank.
+			if j := quotedEnd(s); j > 0 {
+				out = append(out, s[:j+1])
+				s = s[j+1:]
 				continue
 			}
 		}

@@ -103,10 +103,46 @@ func TestListingRows(t *testing.T) {
 		{name: "host name", in: head + "KUBE-SVC-A  udp  --  anywhere             kube-dns.kube-system.svc.cluster.local  udp dpt:domain\n",
 			rule: "-A KUBE-FORWARD -d kube-dns.kube-system.svc.cluster.local -p udp -m udp --dport domain -j KUBE-SVC-A", reason: ReasonUnresolved,
 			detail: "kube-dns.kube-system.svc.cluster.local (an address), domain (a port)"},
-		{name: "tcp flags", in: head + "ACCEPT     tcp  --  0.0.0.0/0  0.0.0.0/0  tcp flags:0x17/0x02\n",
-			reason: ReasonNotDetermined, detail: `tcp option "flags:0x17/0x02"`},
+		{name: "tcp flags", in: head + "ACCEPT     tcp  --  0.0.0.0/0  0.0.0.0/0  tcp dpt:22 flags:!0x17/0x02\n",
+			rule: "-A KUBE-FORWARD -p tcp -m tcp --dport 22 ! --tcp-flags FIN,SYN,RST,ACK SYN -j ACCEPT"},
+		{name: "tcp flags by name", in: head + "ACCEPT     tcp  --  anywhere  anywhere  tcp flags:ALL/NONE\n",
+			rule: "-A KUBE-FORWARD -p tcp -m tcp --tcp-flags FIN,SYN,RST,PSH,ACK,URG NONE -j ACCEPT"},
+		{name: "tcp flags unknown", in: head + "ACCEPT     tcp  --  0.0.0.0/0  0.0.0.0/0  tcp flags:0x17/0xff\n",
+			reason: ReasonNotDetermined, detail: `tcp option "flags:0x17/0xff"`},
 		{name: "LOG", in: head + "LOG        all  --  0.0.0.0/0  0.0.0.0/0  LOG flags 0 level 4\n",
-			reason: ReasonNotDetermined, detail: `"LOG" (an option of target LOG)`},
+			rule: "-A KUBE-FORWARD -j LOG"},
+		{name: "LOG prefix", in: head + `LOG        all  --  0.0.0.0/0  0.0.0.0/0  limit: avg 5/min burst 10 LOG flags 9 level 7 prefix "a "b" "` + "\n",
+			rule: `-A KUBE-FORWARD -m limit --limit 5/min --limit-burst 10 -j LOG --log-prefix "a \"b\" " --log-level 7 --log-tcp-sequence --log-uid`},
+		{name: "LOG names", in: head + `LOG        all  --  anywhere  anywhere  LOG level alert ip-options prefix "drop"` + "\n",
+			rule: `-A KUBE-FORWARD -j LOG --log-prefix drop --log-level 1 --log-ip-options`},
+		{name: "LOG unknown flags", in: head + "LOG        all  --  0.0.0.0/0  0.0.0.0/0  LOG flags 64 level 4\n",
+			reason: ReasonNotDetermined, detail: `LOG target flags 64 level 4`},
+		{name: "icmp", in: head + "ACCEPT     1    --  0.0.0.0/0  0.0.0.0/0  icmp !type 3 code 4\n",
+			rule: "-A KUBE-FORWARD -p icmp -m icmp ! --icmp-type 3/4 -j ACCEPT"},
+		{name: "icmp name", in: head + "ACCEPT     icmp --  anywhere  anywhere  icmp port-unreachable\n",
+			rule: "-A KUBE-FORWARD -p icmp -m icmp --icmp-type 3/3 -j ACCEPT"},
+		{name: "icmp codes", in: head + "ACCEPT     1    --  0.0.0.0/0  0.0.0.0/0  icmptype 3 codes 1-4\n",
+			reason: ReasonNotDetermined, detail: `icmp match icmptype 3 codes 1-4`},
+		{name: "conntrack", in: head + "ACCEPT     all  --  0.0.0.0/0  0.0.0.0/0  ! ctstate NEW ctorigdst 10.0.0.1 ! ctstatus DNAT ctdir REPLY\n",
+			rule: "-A KUBE-FORWARD -m conntrack ! --ctstate NEW --ctorigdst 10.0.0.1 ! --ctstatus DNAT --ctdir REPLY -j ACCEPT"},
+		{name: "CONNMARK", in: head + "CONNMARK   all  --  0.0.0.0/0  0.0.0.0/0  connmark match ! 0x1/0xff CONNMARK and 0xffffbfff\n",
+			rule: "-A KUBE-FORWARD -m connmark ! --mark 0x1/0xff -j CONNMARK --set-xmark 0x0/0x4000"},
+		{name: "CONNMARK restore", in: head + "CONNMARK   all  --  0.0.0.0/0  0.0.0.0/0  CONNMARK restore mask 0xff\n",
+			rule: "-A KUBE-FORWARD -j CONNMARK --restore-mark --nfmask 0xff --ctmask 0xff"},
+		{name: "CT", in: head + "CT         17   --  0.0.0.0/0  0.0.0.0/0  udp dpt:53 CT notrack zone 2\n",
+			rule: "-A KUBE-FORWARD -p udp -m udp --dport 53 -j CT --notrack --zone 2"},
+		{name: "NOTRACK", in: head + "CT         all  --  0.0.0.0/0  0.0.0.0/0  NOTRACK\n",
+			rule: "-A KUBE-FORWARD -j NOTRACK"},
+		{name: "physdev", in: head + "ACCEPT     all  --  0.0.0.0/0  0.0.0.0/0  PHYSDEV match ! --physdev-in veth0 --physdev-is-bridged\n",
+			rule: "-A KUBE-FORWARD -m physdev ! --physdev-in veth0 --physdev-is-bridged -j ACCEPT"},
+		{name: "addrtype limit", in: head + "ACCEPT     all  --  0.0.0.0/0  0.0.0.0/0  ADDRTYPE match dst-type LOCAL limit-out\n",
+			rule: "-A KUBE-FORWARD -m addrtype --dst-type LOCAL --limit-iface-out -j ACCEPT"},
+		{name: "connlimit", in: head + "REJECT     6    --  0.0.0.0/0  0.0.0.0/0  #conn dst/24 <= 3 reject-with tcp-reset\n",
+			rule: "-A KUBE-FORWARD -p tcp -m connlimit --connlimit-upto 3 --connlimit-mask 24 --connlimit-daddr -j REJECT --reject-with tcp-reset"},
+		{name: "masquerade", in: head + "MASQUERADE  all  --  0.0.0.0/0  0.0.0.0/0  random-fully\n",
+			rule: "-A KUBE-FORWARD -j MASQUERADE --random-fully"},
+		{name: "unknown target", in: head + "NFLOG      all  --  0.0.0.0/0  0.0.0.0/0  nflog-group 5\n",
+			reason: ReasonNotDetermined, detail: `"nflog-group" (an option of target NFLOG)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, notes, err := ParseListing("l", []byte(tc.in), nil)
@@ -207,6 +243,8 @@ func FuzzParseListing(f *testing.F) {
 	root, err := os.Getwd()
 	if err == nil {
 		files, _ := filepath.Glob(filepath.Join(root, "..", "..", "testdata", "paste", "forms", "*.txt"))
+		real, _ := filepath.Glob(filepath.Join(root, "testdata", "listing", "*.txt"))
+		files = append(files, real...)
 		for _, file := range files {
 			if b, err := os.ReadFile(file); err == nil {
 				f.Add(b[:min(len(b), 600)]) // the start of it: the fuzzer is slow on large seeds
