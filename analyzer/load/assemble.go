@@ -361,21 +361,24 @@ func (b *builder) pickConfig() error {
 		if cm.Namespace != "kube-system" || cm.Name != "kube-proxy" {
 			continue
 		}
-		for _, key := range []string{kpconfig.ConfigMapKey, "config.yaml", "kube-proxy-config.yaml", "config"} {
-			data, ok := cm.Data[key]
-			if !ok || key == "config" && !strings.Contains(data, "KubeProxyConfiguration") {
-				continue // "config" is the key of some deployments' --config file
-			}
-			opts := kpconfig.Options{Line: cm.DataLines[key], Lenient: true}
-			if opts.Line == 0 {
-				opts.Line, opts.SingleLine = cm.Pos.Line, true
-			}
-			c, err := kpconfig.Decode(cm.Pos.File, []byte(data), opts)
-			if err != nil {
-				return fmt.Errorf("reading %s of the kube-proxy ConfigMap: %w", key, err)
-			}
-			b.configs = append(b.configs, configCandidate{c, "ConfigMap kube-system/kube-proxy"})
-			break
+		// The key whose content is a KubeProxyConfiguration: kubeadm's
+		// config.conf, or another installer's.
+		key, why := kpconfig.ConfigMapConfigKey(cm.Data)
+		if key == "" {
+			continue
+		}
+		opts := kpconfig.Options{Line: cm.DataLines[key], Lenient: true}
+		if opts.Line == 0 {
+			opts.Line, opts.SingleLine = cm.Pos.Line, true
+		}
+		c, err := kpconfig.Decode(cm.Pos.File, []byte(cm.Data[key]), opts)
+		if err != nil {
+			return fmt.Errorf("reading %s of the kube-proxy ConfigMap: %w", key, err)
+		}
+		c.ConfigMapKey, c.ConfigMapNote = key, why
+		b.configs = append(b.configs, configCandidate{c, "ConfigMap kube-system/kube-proxy"})
+		if key != kpconfig.ConfigMapKey || why != "" {
+			b.noteConfigKey(cm.Pos.File, key, why)
 		}
 	}
 	if len(b.configs) == 0 && b.cmdline == nil {
@@ -421,6 +424,28 @@ func (b *builder) pickConfig() error {
 	cfg.KubeProxyConfiguration = &eff.Config
 	s.Config = cfg
 	return nil
+}
+
+// noteConfigKey notes on the input of a ConfigMap file the key kube-proxy's
+// configuration was read from, when it is not kubeadm's config.conf or
+// several keys held one.
+func (b *builder) noteConfigKey(file, key, why string) {
+	n := "kube-proxy's configuration read from key " + key + " of ConfigMap kube-system/kube-proxy"
+	if why != "" {
+		n += " (" + why + ")"
+	}
+	for i := range b.snap.Inputs {
+		in := &b.snap.Inputs[i]
+		if in.Path != file {
+			continue
+		}
+		if in.Note != "" {
+			n = in.Note + "; " + n
+		}
+		in.Note = n
+		return
+	}
+	b.snap.Notes = append(b.snap.Notes, n)
 }
 
 func mode(c *kpconfig.Config) string {
