@@ -106,8 +106,59 @@ func ParseListing(name string, data, orig []byte) (*Dump, []parsers.LineNote, er
 		}
 	}
 	segs := splitListing(lines, olines)
-	p := newParser(name, nil, true)
+	p, st := readSegments(name, segs)
+	unresolved, undetermined, noVerbose, someChains := st.unresolved, st.undetermined, st.noVerbose, st.someChains
 	var why []string
+	p.lenientEnd()
+	d, err := p.finish()
+	if err != nil {
+		return nil, nil, err
+	}
+	if unresolved > 0 {
+		why = append(why, fmt.Sprintf("%s read with names printed in place of addresses or ports (iptables -L without -n), which are not resolved", count(unresolved, "rule")))
+	}
+	if undetermined > 0 {
+		why = append(why, fmt.Sprintf("%s printed in a form that does not say what it matches", count(undetermined, "rule")))
+	}
+	if noVerbose > 0 {
+		why = append(why, "listed without -v, which does not show the interfaces rules match (-i, -o)")
+	}
+	var absent []string
+	for _, t := range []string{"filter", "nat"} {
+		if d.Table(t) == nil {
+			absent = append(absent, t)
+		}
+	}
+	if len(absent) > 0 && len(d.Tables) > 0 {
+		why = append(why, fmt.Sprintf("table %s not listed (iptables -L lists one table, filter unless -t says another)", strings.Join(absent, " and ")))
+	}
+	if len(someChains) > 0 {
+		why = append(why, fmt.Sprintf("some chains of table %s listed, not all", strings.Join(someChains, " and ")))
+	}
+	if d.PartialReason != "" {
+		// The lenient reader's own reasons, without those of the lines
+		// this reader counted.
+		for _, r := range strings.Split(d.PartialReason, "; ") {
+			if !strings.Contains(r, "not understood, or rules of no known table") || undetermined == 0 {
+				why = append(why, r)
+			}
+		}
+	}
+	d.Partial, d.PartialReason = len(why) > 0, strings.Join(why, "; ")
+	sort.SliceStable(p.lax.notes, func(i, j int) bool { return p.lax.notes[i].Line < p.lax.notes[j].Line })
+	return d, p.lax.notes, nil
+}
+
+// segmentStats counts what readSegments could not read as it was.
+type segmentStats struct {
+	unresolved, undetermined, noVerbose int
+	someChains                          []string // tables some of whose built-in chains are not listed
+}
+
+// readSegments reads the translated rows of the segments of a listing
+// into a lenient parser.
+func readSegments(name string, segs []*listingSegment) (*parser, segmentStats) {
+	p := newParser(name, nil, true)
 	unresolved, undetermined, noVerbose, someChains := 0, 0, 0, []string{}
 	exact := true
 	for _, s := range segs {
@@ -181,44 +232,7 @@ func ParseListing(name string, data, orig []byte) (*Dump, []parsers.LineNote, er
 			p.last, p.table = p.table, nil
 		}
 	}
-	p.lenientEnd()
-	d, err := p.finish()
-	if err != nil {
-		return nil, nil, err
-	}
-	if unresolved > 0 {
-		why = append(why, fmt.Sprintf("%s read with names printed in place of addresses or ports (iptables -L without -n), which are not resolved", count(unresolved, "rule")))
-	}
-	if undetermined > 0 {
-		why = append(why, fmt.Sprintf("%s printed in a form that does not say what it matches", count(undetermined, "rule")))
-	}
-	if noVerbose > 0 {
-		why = append(why, "listed without -v, which does not show the interfaces rules match (-i, -o)")
-	}
-	var absent []string
-	for _, t := range []string{"filter", "nat"} {
-		if d.Table(t) == nil {
-			absent = append(absent, t)
-		}
-	}
-	if len(absent) > 0 && len(d.Tables) > 0 {
-		why = append(why, fmt.Sprintf("table %s not listed (iptables -L lists one table, filter unless -t says another)", strings.Join(absent, " and ")))
-	}
-	if len(someChains) > 0 {
-		why = append(why, fmt.Sprintf("some chains of table %s listed, not all", strings.Join(someChains, " and ")))
-	}
-	if d.PartialReason != "" {
-		// The lenient reader's own reasons, without those of the lines
-		// this reader counted.
-		for _, r := range strings.Split(d.PartialReason, "; ") {
-			if !strings.Contains(r, "not understood, or rules of no known table") || undetermined == 0 {
-				why = append(why, r)
-			}
-		}
-	}
-	d.Partial, d.PartialReason = len(why) > 0, strings.Join(why, "; ")
-	sort.SliceStable(p.lax.notes, func(i, j int) bool { return p.lax.notes[i].Line < p.lax.notes[j].Line })
-	return d, p.lax.notes, nil
+	return p, segmentStats{unresolved, undetermined, noVerbose, someChains}
 }
 
 // splitListing cuts a listing into the listings of its tables: at a
