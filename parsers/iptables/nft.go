@@ -2,6 +2,7 @@ package iptables
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -82,17 +83,8 @@ func FromNFT(name string, rs *nft.Ruleset) (dumps []*Dump, notes []parsers.LineN
 		dumps = append(dumps, d)
 		notes = append(notes, p.lax.notes...)
 	}
-	sortNotes(notes)
+	sort.SliceStable(notes, func(i, j int) bool { return notes[i].Line < notes[j].Line })
 	return dumps, notes, len(dumps) > 0, nil
-}
-
-// sortNotes orders notes by line, keeping the order of those of a line.
-func sortNotes(n []parsers.LineNote) {
-	for i := 1; i < len(n); i++ {
-		for j := i; j > 0 && n[j].Line < n[j-1].Line; j-- {
-			n[j], n[j-1] = n[j-1], n[j]
-		}
-	}
 }
 
 // nftSegment translates one table of iptables-nft into the rows of a

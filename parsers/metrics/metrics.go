@@ -471,8 +471,13 @@ func scanSample(s string) (string, [][2]string, bool) {
 		return "", nil, false
 	}
 	var labels [][2]string
-	if i < len(s) && s[i] == '{' {
-		i++
+	// The text parser takes blanks between the name and its labels.
+	j := i
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+		j++
+	}
+	if j < len(s) && s[j] == '{' {
+		i = j + 1
 		for {
 			for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 				i++
@@ -535,6 +540,15 @@ func scanSample(s string) (string, [][2]string, bool) {
 
 // build turns the text parser's families into the page, attaching lines.
 func (p *Page) build(name string, fams map[string]*dto.MetricFamily, idx map[string]lineInfo, heads map[string]int) error {
+	// Of several errors, the first of the page, whatever the order of
+	// fams.
+	var firstErr error
+	keep := func(err error) {
+		var a, b *parsers.Error
+		if firstErr == nil || errors.As(err, &a) && errors.As(firstErr, &b) && a.Pos.Line < b.Pos.Line {
+			firstErr = err
+		}
+	}
 	for _, mf := range fams {
 		f := &Family{Name: mf.GetName(), Type: typeName(mf.GetType())}
 		f.Help, f.Stability = splitStability(mf.GetHelp())
@@ -544,10 +558,12 @@ func (p *Page) build(name string, fams map[string]*dto.MetricFamily, idx map[str
 			if err != nil {
 				var cut *cutError
 				if !errors.As(err, &cut) {
-					return err
+					keep(err)
+					continue
 				}
 				if !p.lenient {
-					return cut.pe
+					keep(cut.pe)
+					continue
 				}
 				met, line = cut.met, cut.line
 				f.Partial, p.Partial = true, true
@@ -565,6 +581,9 @@ func (p *Page) build(name string, fams map[string]*dto.MetricFamily, idx map[str
 		f.Pos = parsers.Pos{File: name, Line: first}
 		p.Families = append(p.Families, f)
 		p.byName[f.Name] = f
+	}
+	if firstErr != nil {
+		return firstErr
 	}
 	sort.SliceStable(p.Families, func(i, j int) bool {
 		a, b := p.Families[i], p.Families[j]
