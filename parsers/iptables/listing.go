@@ -714,6 +714,31 @@ func listingExtras(extra, target string) (matches []listingMatch, targetOpts []s
 			}
 			matches = append(matches, listingMatch{text: "-m pkttype " + pn + "--pkt-type " + peek(2)})
 			i += 3
+		case word == "socket":
+			// Its options are printed as iptables-save writes them.
+			opt := "-m socket"
+			i++
+			for peek(0) == "--transparent" || peek(0) == "--nowildcard" || peek(0) == "--restore-skmark" {
+				opt += " " + peek(0)
+				i++
+			}
+			matches = append(matches, listingMatch{text: opt})
+		case (word == "source" || word == "destination") && peek(1) == "IP" && peek(2) == "range" && peek(3) != "":
+			flag := map[string]string{"source": "--src-range ", "destination": "--dst-range "}[word]
+			i += 3
+			if peek(0) == "!" && peek(1) != "" {
+				neg = "! "
+				i++
+			}
+			opt := neg + flag + peek(0)
+			neg = ""
+			i++
+			// The source and destination ranges are one match.
+			if n := len(matches); n > 0 && strings.HasPrefix(matches[n-1].text, "-m iprange ") {
+				matches[n-1].text += " " + opt
+			} else {
+				matches = append(matches, listingMatch{text: "-m iprange " + opt})
+			}
 		case word == "#conn":
 			s, e := listingConnlimit(peek(1), peek(2), peek(3))
 			if e != "" {
@@ -892,6 +917,37 @@ func listingTarget(target string, w []string) ([]string, int, string) {
 			return []string{"--to-ports " + w[2]}, 3, ""
 		case word == "random":
 			return []string{"--random"}, 1, ""
+		}
+	case "TPROXY":
+		// "TPROXY redirect 0.0.0.0:4000 mark 0x200/0xffffffff"
+		if word == "TPROXY" && next == "redirect" && len(w) > 4 && w[3] == "mark" {
+			ip, port, ok := strings.Cut(w[2], ":")
+			if j := strings.LastIndexByte(w[2], ':'); j >= 0 {
+				ip, port, ok = w[2][:j], w[2][j+1:], true
+			}
+			if ok {
+				return []string{"--on-port " + port + " --on-ip " + strings.Trim(ip, "[]") + " --tproxy-mark " + w[4]}, 5, ""
+			}
+		}
+	case "NFLOG":
+		// Each option a word and its value; a prefix with blanks would
+		// not say where it ends.
+		var opts []string
+		n := 0
+		for n+1 < len(w) {
+			o := map[string]string{"nflog-prefix": "--nflog-prefix ", "nflog-group": "--nflog-group ", "nflog-range": "--nflog-size ", "nflog-size": "--nflog-size ", "nflog-threshold": "--nflog-threshold "}[w[n]]
+			if o == "" {
+				break
+			}
+			v := w[n+1]
+			if w[n] == "nflog-prefix" {
+				v = saveString(v)
+			}
+			opts = append(opts, o+v)
+			n += 2
+		}
+		if n > 0 && n == len(w) {
+			return opts, n, ""
 		}
 	case "TCPMSS":
 		switch {

@@ -141,8 +141,14 @@ func TestListingRows(t *testing.T) {
 			rule: "-A KUBE-FORWARD -p tcp -m connlimit --connlimit-upto 3 --connlimit-mask 24 --connlimit-daddr -j REJECT --reject-with tcp-reset"},
 		{name: "masquerade", in: head + "MASQUERADE  all  --  0.0.0.0/0  0.0.0.0/0  random-fully\n",
 			rule: "-A KUBE-FORWARD -j MASQUERADE --random-fully"},
-		{name: "unknown target", in: head + "NFLOG      all  --  0.0.0.0/0  0.0.0.0/0  nflog-group 5\n",
-			reason: ReasonNotDetermined, detail: `"nflog-group" (an option of target NFLOG)`},
+		{name: "NFLOG", in: head + "NFLOG      all  --  0.0.0.0/0  0.0.0.0/0  nflog-prefix x nflog-group 5\n",
+			rule: "-A KUBE-FORWARD -j NFLOG --nflog-prefix x --nflog-group 5"},
+		{name: "TPROXY", in: head + "TPROXY     6    --  0.0.0.0/0  0.0.0.0/0  socket --transparent TPROXY redirect 0.0.0.0:4000 mark 0x200/0xffffffff\n",
+			rule: "-A KUBE-FORWARD -p tcp -m socket --transparent -j TPROXY --on-port 4000 --on-ip 0.0.0.0 --tproxy-mark 0x200/0xffffffff"},
+		{name: "iprange", in: head + "ACCEPT     all  --  0.0.0.0/0  0.0.0.0/0  source IP range ! 10.0.0.1-10.0.0.9\n",
+			rule: "-A KUBE-FORWARD -m iprange ! --src-range 10.0.0.1-10.0.0.9 -j ACCEPT"},
+		{name: "unknown target", in: head + "CLASSIFY   all  --  0.0.0.0/0  0.0.0.0/0  CLASSIFY set 1:10\n",
+			reason: ReasonNotDetermined, detail: `"CLASSIFY" (an option of target CLASSIFY)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, notes, err := ParseListing("l", []byte(tc.in), nil)

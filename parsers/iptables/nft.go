@@ -2,6 +2,7 @@ package iptables
 
 import (
 	"fmt"
+	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
@@ -250,10 +251,21 @@ func nftRule(chain, raw string, f Family) (text, detail string) {
 			i += 2
 			n := neg(0)
 			a := at(0)
-			if a == "" || strings.HasPrefix(a, "{") || strings.HasPrefix(a, "@") {
-				return bad()
+			if lo, hi, ok := strings.Cut(a, "-"); ok {
+				// A range: the iprange match.
+				_, e1 := netip.ParseAddr(lo)
+				_, e2 := netip.ParseAddr(hi)
+				if e1 != nil || e2 != nil {
+					return bad()
+				}
+				addMatch("iprange", n+map[string]string{"-s ": "--src-range ", "-d ": "--dst-range "}[flag]+a)
+				i++
+				break
 			}
-			if !strings.Contains(a, "/") {
+			if _, err := netip.ParsePrefix(a); err != nil {
+				if _, err := netip.ParseAddr(a); err != nil {
+					return bad()
+				}
 				a += map[Family]string{IPv4: "/32", IPv6: "/128"}[f]
 			}
 			head = append(head, n+flag+a)
@@ -631,8 +643,20 @@ func nftLog(w []string, i *int) (string, bool) {
 	}
 	prefix, level := "", 4
 	var flags []string
+	group, size, threshold := "", "", ""
 	for *i < len(w) {
 		switch {
+		case (at(0) == "group" || at(0) == "snaplen" || at(0) == "queue-threshold") && strings.Trim(at(1), "0123456789") == "" && at(1) != "":
+			// NFLOG's: the log statement of nflog.
+			switch at(0) {
+			case "group":
+				group = at(1)
+			case "snaplen":
+				size = at(1)
+			default:
+				threshold = at(1)
+			}
+			*i += 2
 		case at(0) == "prefix" && strings.HasPrefix(at(1), `"`):
 			p, err := strconv.Unquote(at(1))
 			if err != nil {
@@ -655,10 +679,34 @@ func nftLog(w []string, i *int) (string, bool) {
 			*i += 2
 		default:
 			// What follows the statement (its comment) is read after it.
-			return nftLogTarget(prefix, level, flags), true
+			return nftLogOf(prefix, level, flags, group, size, threshold)
 		}
 	}
-	return nftLogTarget(prefix, level, flags), true
+	return nftLogOf(prefix, level, flags, group, size, threshold)
+}
+
+// nftLogOf returns LOG, or NFLOG when the statement has a group.
+func nftLogOf(prefix string, level int, flags []string, group, size, threshold string) (string, bool) {
+	if group == "" {
+		return nftLogTarget(prefix, level, flags), size == "" && threshold == ""
+	}
+	if level != 4 || len(flags) > 0 {
+		return "", false
+	}
+	t := "-j NFLOG"
+	if prefix != "" {
+		t += " --nflog-prefix " + saveString(prefix)
+	}
+	if group != "0" {
+		t += " --nflog-group " + group
+	}
+	if size != "" {
+		t += " --nflog-size " + size
+	}
+	if threshold != "" && threshold != "1" {
+		t += " --nflog-threshold " + threshold
+	}
+	return t, true
 }
 
 // nftLogTarget spells LOG and its options as iptables-save does.
