@@ -5,9 +5,11 @@ import (
 	"net/netip"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/internal/services"
 )
 
 // Reasons of the notes ParseListing adds to those of ParseLenient.
@@ -22,6 +24,11 @@ const (
 	// port; the name is kept as printed, not resolved (a note of a line
 	// that was read, not skipped).
 	ReasonUnresolved = "name not resolved"
+	// ReasonServiceName: a rule read from a listing without -n whose
+	// ports were printed as well-known service names ("dpt:https"), read
+	// with their numbers (a built-in table, not the machine's
+	// /etc/services); its note's Detail says which.
+	ReasonServiceName = "service name read as its port"
 )
 
 var reListingCmd = regexp.MustCompile(`(?:^|[\s;|$#])(ip6?tables)(?:-legacy|-nft)?((?: +\S+)*)`)
@@ -76,6 +83,7 @@ type listingLine struct {
 	why        string // ReasonNotDetermined (with detail), or ""
 	detail     string
 	unresolved string // names printed in place of addresses or ports
+	renamed    string // service names read as their ports
 	inexact    bool   // counters printed rounded (K, M, G)
 }
 
@@ -225,6 +233,9 @@ func readSegments(name string, segs []*listingSegment) (*parser, segmentStats) {
 				if r.unresolved != "" && len(p.lax.notes) == notes {
 					p.lax.notes = append(p.lax.notes, parsers.LineNote{Line: r.line, Reason: ReasonUnresolved, Detail: r.unresolved})
 					unresolved++
+				}
+				if r.renamed != "" && (len(p.lax.notes) == notes || !p.lax.notes[len(p.lax.notes)-1].Skipped) {
+					p.lax.notes = append(p.lax.notes, parsers.LineNote{Line: r.line, Reason: ReasonServiceName, Detail: r.renamed})
 				}
 			}
 		}
@@ -404,7 +415,7 @@ func listingRow(chain, t string, num, verbose bool) listingLine {
 		extra = t[f[i+2].at:]
 	}
 	var b strings.Builder
-	var names []string
+	var names, renamed []string
 	b.WriteString("-A " + chain)
 	for _, a := range []struct{ flag, v string }{{"-s", src}, {"-d", dst}} {
 		v, neg := strings.CutPrefix(a.v, "!")
@@ -457,6 +468,7 @@ func listingRow(chain, t string, num, verbose bool) listingLine {
 	for _, m := range matches {
 		b.WriteString(" " + m.text)
 		names = append(names, m.names...)
+		renamed = append(renamed, m.renamed...)
 	}
 	if target != "" {
 		if goTo {
@@ -468,7 +480,7 @@ func listingRow(chain, t string, num, verbose bool) listingLine {
 			b.WriteString(" " + o)
 		}
 	}
-	return listingLine{text: counters + b.String(), unresolved: strings.Join(names, ", "), inexact: inexact}
+	return listingLine{text: counters + b.String(), unresolved: strings.Join(names, ", "), renamed: strings.Join(renamed, ", "), inexact: inexact}
 }
 
 // field is a field of a line and its offset.
@@ -535,8 +547,48 @@ func listingAddr(v string) (string, bool) {
 
 // listingMatch is a match of a rule in iptables-save's form.
 type listingMatch struct {
-	text  string
-	names []string // names in place of ports
+	text    string
+	names   []string // names in place of ports
+	renamed []string // service names read as their ports: "https (443)"
+}
+
+// servicePorts returns, for a port, port range or port list printed with
+// service names ("https", "8000:http-alt"), the names and their ports
+// ("https (443)"), and whether every name is a well-known one (false
+// when it has no name).
+func servicePorts(v string) ([]string, bool) {
+	var out []string
+	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ':' }) {
+		if numericPorts(part) {
+			continue
+		}
+		p, ok := services.Port(part)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, fmt.Sprintf("%s (%d)", part, p))
+	}
+	return out, len(out) > 0
+}
+
+// numbered returns a port value with its well-known service names
+// replaced by their numbers.
+func numbered(v string) string {
+	parts := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ':' })
+	var b strings.Builder
+	i := 0
+	for _, part := range parts {
+		j := strings.Index(v[i:], part) + i
+		b.WriteString(v[i:j])
+		if p, ok := services.Port(part); ok && !numericPorts(part) {
+			b.WriteString(strconv.Itoa(int(p)))
+		} else {
+			b.WriteString(part)
+		}
+		i = j + len(part)
+	}
+	b.WriteString(v[i:])
+	return b.String()
 }
 
 // listingExtras translates the options column of a listing row: the
@@ -598,7 +650,10 @@ func listingExtras(extra, target string) (matches []listingMatch, targetOpts []s
 				if x, ok := strings.CutPrefix(v, "!"); ok {
 					v, pn = x, "! "
 				}
-				if !numericPorts(v) {
+				if r, ok := servicePorts(v); ok {
+					m.renamed = append(m.renamed, r...)
+					v = numbered(v)
+				} else if !numericPorts(v) {
 					m.names = append(m.names, v+" (a port)")
 				}
 				m.text += " " + pn + flag + " " + v
@@ -613,7 +668,11 @@ func listingExtras(extra, target string) (matches []listingMatch, targetOpts []s
 			if x, ok := strings.CutPrefix(v, "!"); ok {
 				v, pn = x, "! "
 			}
-			m := listingMatch{text: "-m multiport " + pn + "--" + peek(1) + " " + v}
+			var renamed []string
+			if r, ok := servicePorts(v); ok {
+				renamed, v = r, numbered(v)
+			}
+			m := listingMatch{text: "-m multiport " + pn + "--" + peek(1) + " " + v, renamed: renamed}
 			if !numericPorts(v) {
 				m.names = append(m.names, v+" (ports)")
 			}
