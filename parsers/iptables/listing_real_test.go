@@ -162,4 +162,3 @@ var rePolicyCounters = regexp.MustCompile(`(?m)^(:\S+ (?:ACCEPT|DROP)) \[\d+:\d+
 
 // noPolicyCounters returns a dump with its policies' counters zero.
 func noPolicyCounters(s string) string { return rePolicyCounters.ReplaceAllString(s, "$1 [0:0]") }
-
