@@ -8,11 +8,11 @@ import (
 
 // The lines of iptables -L's output that say what it is: a chain's
 // header ("Chain NAME (policy ACCEPT)", "Chain NAME (2 references)", with
-// -v the policy's counters) and the column header under it ("target
+// -v the policy's counters, rounded to K, M, G or T without -x) and the column header under it ("target
 // prot opt source destination", with --line-numbers "num" first, with -v
 // the counters and interfaces).
 var (
-	ReListingChain  = regexp.MustCompile(`^Chain (\S+) \((?:policy (ACCEPT|DROP)(?: (\d+) packets, (\d+) bytes)?|(\d+) references?)\)\s*$`)
+	ReListingChain  = regexp.MustCompile(`^Chain (\S+) \((?:policy (ACCEPT|DROP)(?: (\d+[KMGT]?) packets, (\d+[KMGT]?) bytes)?|(\d+) references?)\)\s*$`)
 	ReListingHeader = regexp.MustCompile(`^(?:num +)?(?:pkts +bytes +)?target +prot +opt +(?:in +out +)?source +destination\s*$`)
 )
 

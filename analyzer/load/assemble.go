@@ -49,6 +49,18 @@ type builder struct {
 	version *kpversion.Version
 	vpos    parsers.Pos
 	cmdline *kpcmdline.Cmdline
+	// fromNFT are the iptables dumps read from the iptables-nft tables of
+	// nft rulesets, used where no iptables dump of their family is given.
+	fromNFT []nftDumps
+}
+
+// nftDumps are the iptables dumps read from the iptables-nft tables of the
+// nft ruleset of an input (by its index), and the notes of its rules not
+// read.
+type nftDumps struct {
+	input int
+	dumps []*iptables.Dump
+	notes []parsers.LineNote
 }
 
 // configCandidate is one configuration found in the inputs.
@@ -130,6 +142,15 @@ func (b *builder) add(r parsed) {
 	case *nft.Ruleset:
 		if t := iptablesNFTTables(v); t != "" && in.Note == "" {
 			in.Note = "holds " + t + " of iptables-nft: kube-proxy's iptables-mode rules as nft lists them, not read as iptables rules (iptables-save reads them as such)"
+			// A paste of the ruleset of a node in iptables mode is read as
+			// its iptables-save; a collected ruleset, and one that also
+			// holds nftables mode's tables, are not.
+			if r.f.strict || hasKubeProxyTable(v) {
+				break
+			}
+			if dumps, notes, ok, err := iptables.FromNFT(r.f.name, v); err == nil && ok {
+				b.fromNFT = append(b.fromNFT, nftDumps{len(b.snap.Inputs), dumps, notes})
+			}
 		}
 	}
 	switch v := r.value.(type) {
@@ -294,6 +315,17 @@ func sourceNotes(name string, m *manifest.Manifest) []string {
 	return out
 }
 
+// hasKubeProxyTable reports whether a ruleset holds a table of
+// kube-proxy's nftables mode.
+func hasKubeProxyTable(rs *nft.Ruleset) bool {
+	for _, t := range rs.Tables {
+		if t.Name == "kube-proxy" {
+			return true
+		}
+	}
+	return false
+}
+
 // iptablesNFTTables names the tables of a ruleset that iptables-nft
 // writes and that hold kube-proxy's iptables-mode chains ("table ip nat,
 // table ip filter"), "" when none does.
@@ -328,6 +360,7 @@ func (b *builder) one(in *model.Input, replaced bool) {
 
 func (b *builder) finish(opts Options) error {
 	s := b.snap
+	b.useNFTDumps() // before the inputs are sorted: it knows them by index
 	sort.SliceStable(s.Inputs, func(i, j int) bool { return s.Inputs[i].Path < s.Inputs[j].Path })
 	sort.SliceStable(s.IPTables, func(i, j int) bool {
 		if s.IPTables[i].Family != s.IPTables[j].Family {
@@ -351,6 +384,41 @@ func (b *builder) finish(opts Options) error {
 	return nil
 }
 
+// useNFTDumps reads the iptables-nft tables of nft rulesets as iptables
+// dumps of the families no iptables dump is given of, and says so on
+// their inputs.
+func (b *builder) useNFTDumps() {
+	s := b.snap
+	given := map[iptables.Family]bool{}
+	for _, d := range s.IPTables {
+		given[d.Family] = true
+	}
+	for _, f := range b.fromNFT {
+		var used []string
+		var why []string
+		for _, d := range f.dumps {
+			if given[d.Family] {
+				continue
+			}
+			given[d.Family] = true
+			s.IPTables = append(s.IPTables, d)
+			used = append(used, string(d.Family))
+			if d.PartialReason != "" {
+				why = append(why, d.PartialReason)
+			}
+		}
+		if len(used) == 0 {
+			continue
+		}
+		in := &s.Inputs[f.input]
+		t := strings.TrimSuffix(strings.TrimPrefix(in.Note, "holds "), " of iptables-nft: kube-proxy's iptables-mode rules as nft lists them, not read as iptables rules (iptables-save reads them as such)")
+		in.Note = "holds " + t + " of iptables-nft, read as iptables rules (" + strings.Join(used, " and ") + ") from what nft lists of them"
+		in.Partial = strings.Join(why, "; ")
+		in.Skipped = append(in.Skipped, parsers.Ranges(f.notes, true)...)
+		sort.SliceStable(in.Skipped, func(i, j int) bool { return in.Skipped[i].From < in.Skipped[j].From })
+	}
+}
+
 // pickConfig chooses the configuration kube-proxy runs with: a bare
 // KubeProxyConfiguration file wins over the ConfigMap (it is what the
 // process reads), flags of a captured command line are merged as kube-proxy
@@ -361,21 +429,24 @@ func (b *builder) pickConfig() error {
 		if cm.Namespace != "kube-system" || cm.Name != "kube-proxy" {
 			continue
 		}
-		for _, key := range []string{kpconfig.ConfigMapKey, "config.yaml", "kube-proxy-config.yaml", "config"} {
-			data, ok := cm.Data[key]
-			if !ok || key == "config" && !strings.Contains(data, "KubeProxyConfiguration") {
-				continue // "config" is the key of some deployments' --config file
-			}
-			opts := kpconfig.Options{Line: cm.DataLines[key], Lenient: true}
-			if opts.Line == 0 {
-				opts.Line, opts.SingleLine = cm.Pos.Line, true
-			}
-			c, err := kpconfig.Decode(cm.Pos.File, []byte(data), opts)
-			if err != nil {
-				return fmt.Errorf("reading %s of the kube-proxy ConfigMap: %w", key, err)
-			}
-			b.configs = append(b.configs, configCandidate{c, "ConfigMap kube-system/kube-proxy"})
-			break
+		// The key whose content is a KubeProxyConfiguration: kubeadm's
+		// config.conf, or another installer's.
+		key, why := kpconfig.ConfigMapConfigKey(cm.Data)
+		if key == "" {
+			continue
+		}
+		opts := kpconfig.Options{Line: cm.DataLines[key], Lenient: true}
+		if opts.Line == 0 {
+			opts.Line, opts.SingleLine = cm.Pos.Line, true
+		}
+		c, err := kpconfig.Decode(cm.Pos.File, []byte(cm.Data[key]), opts)
+		if err != nil {
+			return fmt.Errorf("reading %s of the kube-proxy ConfigMap: %w", key, err)
+		}
+		c.ConfigMapKey, c.ConfigMapNote = key, why
+		b.configs = append(b.configs, configCandidate{c, "ConfigMap kube-system/kube-proxy"})
+		if key != kpconfig.ConfigMapKey || why != "" {
+			b.noteConfigKey(cm.Pos.File, key, why)
 		}
 	}
 	if len(b.configs) == 0 && b.cmdline == nil {
@@ -421,6 +492,28 @@ func (b *builder) pickConfig() error {
 	cfg.KubeProxyConfiguration = &eff.Config
 	s.Config = cfg
 	return nil
+}
+
+// noteConfigKey notes on the input of a ConfigMap file the key kube-proxy's
+// configuration was read from, when it is not kubeadm's config.conf or
+// several keys held one.
+func (b *builder) noteConfigKey(file, key, why string) {
+	n := "kube-proxy's configuration read from key " + key + " of ConfigMap kube-system/kube-proxy"
+	if why != "" {
+		n += " (" + why + ")"
+	}
+	for i := range b.snap.Inputs {
+		in := &b.snap.Inputs[i]
+		if in.Path != file {
+			continue
+		}
+		if in.Note != "" {
+			n = in.Note + "; " + n
+		}
+		in.Note = n
+		return
+	}
+	b.snap.Notes = append(b.snap.Notes, n)
 }
 
 func mode(c *kpconfig.Config) string {

@@ -11,6 +11,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
 	"github.com/proxyscan/proxyscan/parsers/klog"
 	"github.com/proxyscan/proxyscan/parsers/kube"
+	"github.com/proxyscan/proxyscan/parsers/metrics"
 	"github.com/proxyscan/proxyscan/parsers/paste"
 )
 
@@ -99,6 +100,11 @@ var lenientParsers = map[parsers.Kind]parseFunc{
 var lenientNoted = map[parsers.Kind]func(string, []byte) (any, []parsers.LineNote, error){
 	parsers.KindIPVSList: func(name string, data []byte) (any, []parsers.LineNote, error) {
 		return ipvs.ParseLenient(name, data)
+	},
+	// A page cut inside a histogram (a paste, a grep) is read as far as
+	// it goes.
+	parsers.KindMetrics: func(name string, data []byte) (any, []parsers.LineNote, error) {
+		return metrics.ParseLenient(name, data)
 	},
 }
 

@@ -18,6 +18,7 @@ func TestLenientLoad(t *testing.T) {
 		name, content string
 		kind          parsers.Kind
 		skipped       string // ranges, "FROM-TO reason; ..."
+		changed       string // the same of lines changed, when not ""
 		note          string // in the input's note
 		strict        string // in the error of a strict read ("" for none)
 	}{
@@ -29,6 +30,12 @@ func TestLenientLoad(t *testing.T) {
 		{name: "notes.md", content: "# notes\n\nThe node has\n\n```\n-A KUBE-SERVICES -j KUBE-SVC-X\n```\n\nbut nothing else of kube-proxy, and\n" +
 			"the service is down since\nthe upgrade.\n", kind: parsers.KindIPTablesSave, skipped: "1-1 outside code blocks; 3-3 outside code blocks; 5-5 code fence; 7-7 code fence; 9-11 outside code blocks",
 			strict: "nothing in these inputs is kube-proxy data"},
+		{name: "metrics.txt", content: "$ curl -s localhost:10249/metrics | grep -A3 duration_seconds\n" +
+			"# TYPE kubeproxy_sync_proxy_rules_duration_seconds histogram\n" +
+			"kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"0.001\"} 0\n" +
+			"kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"0.002\"} 3\n" +
+			"kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"+Inf\"} 5\n",
+			kind: parsers.KindMetrics, skipped: "1-1 shell prompt", changed: "5-5 metrics cut short", strict: "metrics.txt:1"},
 		{name: "prose.txt", content: "*nat\nthe service is down since\nthe upgrade yesterday and\nthe rules look wrong\n",
 			kind: parsers.KindUnknown, note: "read as an iptables dump, 3 of its lines are not one and 1 are", strict: "prose.txt:2: unexpected line"},
 	} {
@@ -51,7 +58,7 @@ func TestLenientLoad(t *testing.T) {
 			var in *inputOf
 			for _, x := range snaps[0].Inputs {
 				if filepath.Base(x.Path) == tc.name {
-					in = &inputOf{x.Kind, x.Note, x.Skipped}
+					in = &inputOf{x.Kind, x.Note, x.Skipped, x.Changed}
 				}
 			}
 			if in == nil {
@@ -62,6 +69,9 @@ func TestLenientLoad(t *testing.T) {
 			}
 			if got := rangesText(in.skipped); got != tc.skipped {
 				t.Errorf("skipped %q, want %q", got, tc.skipped)
+			}
+			if got := rangesText(in.changed); tc.changed != "" && got != tc.changed {
+				t.Errorf("changed %q, want %q", got, tc.changed)
 			}
 			if !strings.Contains(in.note, tc.note) {
 				t.Errorf("note %q, want %q in it", in.note, tc.note)
@@ -81,6 +91,7 @@ type inputOf struct {
 	kind    parsers.Kind
 	note    string
 	skipped []parsers.LineRange
+	changed []parsers.LineRange
 }
 
 func rangesText(rs []parsers.LineRange) string {

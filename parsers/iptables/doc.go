@@ -15,4 +15,9 @@
 //
 // [Format] writes a dump as iptables-save does (rules grouped by chain in
 // chain order); for iptables-save output, Format reproduces its input.
+//
+// Pasted forms are read into the same dumps: [ParseLenient] reads a dump
+// through what a paste does to it, [ParseListing] the output of
+// iptables -L, and [FromNFT] the tables of iptables-nft as nft list
+// ruleset shows them.
 package iptables

@@ -5,9 +5,11 @@ import (
 	"net/netip"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/internal/services"
 )
 
 // Reasons of the notes ParseListing adds to those of ParseLenient.
@@ -22,6 +24,11 @@ const (
 	// port; the name is kept as printed, not resolved (a note of a line
 	// that was read, not skipped).
 	ReasonUnresolved = "name not resolved"
+	// ReasonServiceName: a rule read from a listing without -n whose
+	// ports were printed as well-known service names ("dpt:https"), read
+	// with their numbers (a built-in table, not the machine's
+	// /etc/services); its note's Detail says which.
+	ReasonServiceName = "service name read as its port"
 )
 
 var reListingCmd = regexp.MustCompile(`(?:^|[\s;|$#])(ip6?tables)(?:-legacy|-nft)?((?: +\S+)*)`)
@@ -76,6 +83,7 @@ type listingLine struct {
 	why        string // ReasonNotDetermined (with detail), or ""
 	detail     string
 	unresolved string // names printed in place of addresses or ports
+	renamed    string // service names read as their ports
 	inexact    bool   // counters printed rounded (K, M, G)
 }
 
@@ -106,8 +114,59 @@ func ParseListing(name string, data, orig []byte) (*Dump, []parsers.LineNote, er
 		}
 	}
 	segs := splitListing(lines, olines)
-	p := newParser(name, nil, true)
+	p, st := readSegments(name, segs)
+	unresolved, undetermined, noVerbose, someChains := st.unresolved, st.undetermined, st.noVerbose, st.someChains
 	var why []string
+	p.lenientEnd()
+	d, err := p.finish()
+	if err != nil {
+		return nil, nil, err
+	}
+	if unresolved > 0 {
+		why = append(why, fmt.Sprintf("%s read with names printed in place of addresses or ports (iptables -L without -n), which are not resolved", count(unresolved, "rule")))
+	}
+	if undetermined > 0 {
+		why = append(why, fmt.Sprintf("%s printed in a form that does not say what it matches", count(undetermined, "rule")))
+	}
+	if noVerbose > 0 {
+		why = append(why, "listed without -v, which does not show the interfaces rules match (-i, -o)")
+	}
+	var absent []string
+	for _, t := range []string{"filter", "nat"} {
+		if d.Table(t) == nil {
+			absent = append(absent, t)
+		}
+	}
+	if len(absent) > 0 && len(d.Tables) > 0 {
+		why = append(why, fmt.Sprintf("table %s not listed (iptables -L lists one table, filter unless -t says another)", strings.Join(absent, " and ")))
+	}
+	if len(someChains) > 0 {
+		why = append(why, fmt.Sprintf("some chains of table %s listed, not all", strings.Join(someChains, " and ")))
+	}
+	if d.PartialReason != "" {
+		// The lenient reader's own reasons, without those of the lines
+		// this reader counted.
+		for _, r := range strings.Split(d.PartialReason, "; ") {
+			if !strings.Contains(r, "not understood, or rules of no known table") || undetermined == 0 {
+				why = append(why, r)
+			}
+		}
+	}
+	d.Partial, d.PartialReason = len(why) > 0, strings.Join(why, "; ")
+	sort.SliceStable(p.lax.notes, func(i, j int) bool { return p.lax.notes[i].Line < p.lax.notes[j].Line })
+	return d, p.lax.notes, nil
+}
+
+// segmentStats counts what readSegments could not read as it was.
+type segmentStats struct {
+	unresolved, undetermined, noVerbose int
+	someChains                          []string // tables some of whose built-in chains are not listed
+}
+
+// readSegments reads the translated rows of the segments of a listing
+// into a lenient parser.
+func readSegments(name string, segs []*listingSegment) (*parser, segmentStats) {
+	p := newParser(name, nil, true)
 	unresolved, undetermined, noVerbose, someChains := 0, 0, 0, []string{}
 	exact := true
 	for _, s := range segs {
@@ -175,50 +234,16 @@ func ParseListing(name string, data, orig []byte) (*Dump, []parsers.LineNote, er
 					p.lax.notes = append(p.lax.notes, parsers.LineNote{Line: r.line, Reason: ReasonUnresolved, Detail: r.unresolved})
 					unresolved++
 				}
+				if r.renamed != "" && (len(p.lax.notes) == notes || !p.lax.notes[len(p.lax.notes)-1].Skipped) {
+					p.lax.notes = append(p.lax.notes, parsers.LineNote{Line: r.line, Reason: ReasonServiceName, Detail: r.renamed})
+				}
 			}
 		}
 		if p.table != nil {
 			p.last, p.table = p.table, nil
 		}
 	}
-	p.lenientEnd()
-	d, err := p.finish()
-	if err != nil {
-		return nil, nil, err
-	}
-	if unresolved > 0 {
-		why = append(why, fmt.Sprintf("%s read with names printed in place of addresses or ports (iptables -L without -n), which are not resolved", count(unresolved, "rule")))
-	}
-	if undetermined > 0 {
-		why = append(why, fmt.Sprintf("%s printed in a form that does not say what it matches", count(undetermined, "rule")))
-	}
-	if noVerbose > 0 {
-		why = append(why, "listed without -v, which does not show the interfaces rules match (-i, -o)")
-	}
-	var absent []string
-	for _, t := range []string{"filter", "nat"} {
-		if d.Table(t) == nil {
-			absent = append(absent, t)
-		}
-	}
-	if len(absent) > 0 && len(d.Tables) > 0 {
-		why = append(why, fmt.Sprintf("table %s not listed (iptables -L lists one table, filter unless -t says another)", strings.Join(absent, " and ")))
-	}
-	if len(someChains) > 0 {
-		why = append(why, fmt.Sprintf("some chains of table %s listed, not all", strings.Join(someChains, " and ")))
-	}
-	if d.PartialReason != "" {
-		// The lenient reader's own reasons, without those of the lines
-		// this reader counted.
-		for _, r := range strings.Split(d.PartialReason, "; ") {
-			if !strings.Contains(r, "not understood, or rules of no known table") || undetermined == 0 {
-				why = append(why, r)
-			}
-		}
-	}
-	d.Partial, d.PartialReason = len(why) > 0, strings.Join(why, "; ")
-	sort.SliceStable(p.lax.notes, func(i, j int) bool { return p.lax.notes[i].Line < p.lax.notes[j].Line })
-	return d, p.lax.notes, nil
+	return p, segmentStats{unresolved, undetermined, noVerbose, someChains}
 }
 
 // splitListing cuts a listing into the listings of its tables: at a
@@ -255,13 +280,17 @@ func splitListing(lines, orig []string) []*listingSegment {
 			cur.chains[m[1]] = true
 			chain = m[1]
 			text := ":" + m[1] + " - [0:0]"
+			inexact := false
 			if m[2] != "" {
 				text = ":" + m[1] + " " + m[2] + " [0:0]"
-				if m[3] != "" {
-					text = ":" + m[1] + " " + m[2] + " [" + m[3] + ":" + m[4] + "]"
+				pk, e1 := listingCount(m[3])
+				by, e2 := listingCount(m[4])
+				inexact = m[3] != "" && (!e1 || !e2)
+				if m[3] != "" && !inexact {
+					text = ":" + m[1] + " " + m[2] + " [" + pk + ":" + by + "]"
 				}
 			}
-			cur.rows = append(cur.rows, listingLine{line: n, text: text})
+			cur.rows = append(cur.rows, listingLine{line: n, text: text, inexact: inexact})
 			continue
 		}
 		if parsers.ReListingHeader.MatchString(strings.TrimLeft(t, " ")) {
@@ -386,7 +415,7 @@ func listingRow(chain, t string, num, verbose bool) listingLine {
 		extra = t[f[i+2].at:]
 	}
 	var b strings.Builder
-	var names []string
+	var names, renamed []string
 	b.WriteString("-A " + chain)
 	for _, a := range []struct{ flag, v string }{{"-s", src}, {"-d", dst}} {
 		v, neg := strings.CutPrefix(a.v, "!")
@@ -432,13 +461,14 @@ func listingRow(chain, t string, num, verbose bool) listingLine {
 	if x, ok := strings.CutPrefix(extra, "[goto]"); ok && (x == "" || x[0] == ' ') {
 		extra, goTo = x, true
 	}
-	matches, targetOpts, err := listingExtras(extra, target)
+	matches, targetOpts, target, err := listingExtras(extra, target)
 	if err != "" {
 		return bad("%s", err)
 	}
 	for _, m := range matches {
 		b.WriteString(" " + m.text)
 		names = append(names, m.names...)
+		renamed = append(renamed, m.renamed...)
 	}
 	if target != "" {
 		if goTo {
@@ -450,7 +480,7 @@ func listingRow(chain, t string, num, verbose bool) listingLine {
 			b.WriteString(" " + o)
 		}
 	}
-	return listingLine{text: counters + b.String(), unresolved: strings.Join(names, ", "), inexact: inexact}
+	return listingLine{text: counters + b.String(), unresolved: strings.Join(names, ", "), renamed: strings.Join(renamed, ", "), inexact: inexact}
 }
 
 // field is a field of a line and its offset.
@@ -517,14 +547,55 @@ func listingAddr(v string) (string, bool) {
 
 // listingMatch is a match of a rule in iptables-save's form.
 type listingMatch struct {
-	text  string
-	names []string // names in place of ports
+	text    string
+	names   []string // names in place of ports
+	renamed []string // service names read as their ports: "https (443)"
+}
+
+// servicePorts returns, for a port, port range or port list printed with
+// service names ("https", "8000:http-alt"), the names and their ports
+// ("https (443)"), and whether every name is a well-known one (false
+// when it has no name).
+func servicePorts(v string) ([]string, bool) {
+	var out []string
+	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ':' }) {
+		if numericPorts(part) {
+			continue
+		}
+		p, ok := services.Port(part)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, fmt.Sprintf("%s (%d)", part, p))
+	}
+	return out, len(out) > 0
+}
+
+// numbered returns a port value with its well-known service names
+// replaced by their numbers.
+func numbered(v string) string {
+	parts := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ':' })
+	var b strings.Builder
+	i := 0
+	for _, part := range parts {
+		j := strings.Index(v[i:], part) + i
+		b.WriteString(v[i:j])
+		if p, ok := services.Port(part); ok && !numericPorts(part) {
+			b.WriteString(strconv.Itoa(int(p)))
+		} else {
+			b.WriteString(part)
+		}
+		i = j + len(part)
+	}
+	b.WriteString(v[i:])
+	return b.String()
 }
 
 // listingExtras translates the options column of a listing row: the
-// matches as iptables-save writes them, and the target's options. err
-// says what it does not understand.
-func listingExtras(extra, target string) (matches []listingMatch, targetOpts []string, err string) {
+// matches as iptables-save writes them, the target's options, and the
+// target (NOTRACK where the listing says CT). err says what it does not
+// understand.
+func listingExtras(extra, target string) (matches []listingMatch, targetOpts []string, newTarget, err string) {
 	w := listingWords(extra)
 	i := 0
 	peek := func(k int) string {
@@ -539,14 +610,14 @@ func listingExtras(extra, target string) (matches []listingMatch, targetOpts []s
 			neg = "! "
 			i++
 			if i == len(w) {
-				return nil, nil, "\"!\" at the end of the rule"
+				return nil, nil, target, "\"!\" at the end of the rule"
 			}
 		}
 		word := w[i]
 		switch {
 		case strings.HasPrefix(word, "/* "):
 			c := strings.TrimSuffix(strings.TrimPrefix(word, "/* "), " */")
-			matches = append(matches, listingMatch{text: "-m comment --comment " + quote(c)})
+			matches = append(matches, listingMatch{text: "-m comment --comment " + saveString(c)})
 			i++
 		case word == "tcp" || word == "udp" || word == "sctp":
 			m := listingMatch{text: "-m " + word}
@@ -562,8 +633,15 @@ func listingExtras(extra, target string) (matches []listingMatch, targetOpts []s
 					flag = "--dport"
 				case "spt", "spts":
 					flag = "--sport"
-				case "flags", "option", "type", "code":
-					return nil, nil, fmt.Sprintf("%s option %q", word, clip(w[i]))
+				case "flags":
+					if f, ok := listingTCPFlags(v); ok && word == "tcp" {
+						m.text += " " + f
+						i++
+						continue
+					}
+					return nil, nil, target, fmt.Sprintf("%s option %q", word, clip(w[i]))
+				case "option", "type", "code":
+					return nil, nil, target, fmt.Sprintf("%s option %q", word, clip(w[i]))
 				}
 				if flag == "" {
 					break // the target's options
@@ -572,7 +650,10 @@ func listingExtras(extra, target string) (matches []listingMatch, targetOpts []s
 				if x, ok := strings.CutPrefix(v, "!"); ok {
 					v, pn = x, "! "
 				}
-				if !numericPorts(v) {
+				if r, ok := servicePorts(v); ok {
+					m.renamed = append(m.renamed, r...)
+					v = numbered(v)
+				} else if !numericPorts(v) {
 					m.names = append(m.names, v+" (a port)")
 				}
 				m.text += " " + pn + flag + " " + v
@@ -581,13 +662,17 @@ func listingExtras(extra, target string) (matches []listingMatch, targetOpts []s
 			matches = append(matches, m)
 		case word == "multiport":
 			if peek(1) != "dports" && peek(1) != "sports" && peek(1) != "ports" || peek(2) == "" {
-				return nil, nil, "multiport match " + clip(strings.Join(w[i:min(i+3, len(w))], " "))
+				return nil, nil, target, "multiport match " + clip(strings.Join(w[i:min(i+3, len(w))], " "))
 			}
 			v, pn := peek(2), ""
 			if x, ok := strings.CutPrefix(v, "!"); ok {
 				v, pn = x, "! "
 			}
-			m := listingMatch{text: "-m multiport " + pn + "--" + peek(1) + " " + v}
+			var renamed []string
+			if r, ok := servicePorts(v); ok {
+				renamed, v = r, numbered(v)
+			}
+			m := listingMatch{text: "-m multiport " + pn + "--" + peek(1) + " " + v, renamed: renamed}
 			if !numericPorts(v) {
 				m.names = append(m.names, v+" (ports)")
 			}
@@ -607,12 +692,12 @@ func listingExtras(extra, target string) (matches []listingMatch, targetOpts []s
 				}
 				matches = append(matches, listingMatch{text: s})
 			default:
-				return nil, nil, "statistic match " + clip(strings.Join(w[i:min(i+5, len(w))], " "))
+				return nil, nil, target, "statistic match " + clip(strings.Join(w[i:min(i+5, len(w))], " "))
 			}
 		case word == "recent:":
 			s, n, e := listingRecent(w[i+1:])
 			if e != "" {
-				return nil, nil, e
+				return nil, nil, target, e
 			}
 			matches = append(matches, listingMatch{text: "-m recent " + neg + s})
 			i += 1 + n
@@ -625,21 +710,101 @@ func listingExtras(extra, target string) (matches []listingMatch, targetOpts []s
 				i++
 			}
 			if peek(0) == "" {
-				return nil, nil, "mark match without a value"
+				return nil, nil, target, "mark match without a value"
 			}
 			matches = append(matches, listingMatch{text: "-m mark " + pn + "--mark " + peek(0)})
 			i++
-		case word == "ctstate" || word == "state":
+		case word == "state":
 			if peek(1) == "" {
-				return nil, nil, word + " without a value"
+				return nil, nil, target, word + " without a value"
 			}
-			mod, flag := "conntrack", "--ctstate "
-			if word == "state" {
-				mod, flag = "state", "--state "
-			}
-			matches = append(matches, listingMatch{text: "-m " + mod + " " + neg + flag + peek(1)})
+			matches = append(matches, listingMatch{text: "-m state " + neg + "--state " + peek(1)})
 			neg = ""
 			i += 2
+		case conntrackKeys[word]:
+			start := i
+			if neg != "" {
+				start-- // the "!" before it
+			}
+			s, n, e := listingConntrack(w[start:])
+			if e != "" {
+				return nil, nil, target, e
+			}
+			matches = append(matches, listingMatch{text: s})
+			i = start + n
+			neg = ""
+		case word == "icmptype" || word == "icmp":
+			s, n, e := listingICMP(w[i:])
+			if e != "" {
+				return nil, nil, target, e
+			}
+			if neg != "" {
+				return nil, nil, target, "\"!\" before icmp"
+			}
+			matches = append(matches, listingMatch{text: s})
+			i += n
+		case word == "connmark" && peek(1) == "match":
+			i += 2
+			pn := ""
+			if v, ok := strings.CutPrefix(peek(0), "!"); ok {
+				pn = "! "
+				if v == "" {
+					i++
+				} else {
+					w[i] = v
+				}
+			}
+			if peek(0) == "" {
+				return nil, nil, target, "connmark match without a value"
+			}
+			matches = append(matches, listingMatch{text: "-m connmark " + pn + "--mark " + peek(0)})
+			i++
+		case word == "PHYSDEV" && peek(1) == "match":
+			s, n, e := listingPhysdev(w[i+2:])
+			if e != "" {
+				return nil, nil, target, e
+			}
+			matches = append(matches, listingMatch{text: s})
+			i += 2 + n
+		case word == "PKTTYPE" && (peek(1) == "=" || peek(1) == "!=") && peek(2) != "":
+			pn := ""
+			if peek(1) == "!=" {
+				pn = "! "
+			}
+			matches = append(matches, listingMatch{text: "-m pkttype " + pn + "--pkt-type " + peek(2)})
+			i += 3
+		case word == "socket":
+			// Its options are printed as iptables-save writes them.
+			opt := "-m socket"
+			i++
+			for peek(0) == "--transparent" || peek(0) == "--nowildcard" || peek(0) == "--restore-skmark" {
+				opt += " " + peek(0)
+				i++
+			}
+			matches = append(matches, listingMatch{text: opt})
+		case (word == "source" || word == "destination") && peek(1) == "IP" && peek(2) == "range" && peek(3) != "":
+			flag := map[string]string{"source": "--src-range ", "destination": "--dst-range "}[word]
+			i += 3
+			if peek(0) == "!" && peek(1) != "" {
+				neg = "! "
+				i++
+			}
+			opt := neg + flag + peek(0)
+			neg = ""
+			i++
+			// The source and destination ranges are one match.
+			if n := len(matches); n > 0 && strings.HasPrefix(matches[n-1].text, "-m iprange ") {
+				matches[n-1].text += " " + opt
+			} else {
+				matches = append(matches, listingMatch{text: "-m iprange " + opt})
+			}
+		case word == "#conn":
+			s, e := listingConnlimit(peek(1), peek(2), peek(3))
+			if e != "" {
+				return nil, nil, target, e
+			}
+			matches = append(matches, listingMatch{text: s})
+			i += 4
 		case (word == "ADDRTYPE" || word == "addrtype") && peek(1) == "match":
 			i += 2
 			s := "-m addrtype"
@@ -649,18 +814,24 @@ func listingExtras(extra, target string) (matches []listingMatch, targetOpts []s
 					v, pn = x, "! "
 				}
 				if v == "" {
-					return nil, nil, "addrtype match without a type"
+					return nil, nil, target, "addrtype match without a type"
 				}
 				s += " " + pn + "--" + peek(0) + " " + v
 				i += 2
 			}
-			if s == "-m addrtype" || peek(0) == "limit-in" || peek(0) == "limit-out" {
-				return nil, nil, "addrtype match " + clip(peek(0))
+			if s == "-m addrtype" {
+				return nil, nil, target, "addrtype match " + clip(peek(0))
+			}
+			for _, l := range []string{"limit-in", "limit-out"} {
+				if peek(0) == l {
+					s += " --limit-iface-" + strings.TrimPrefix(l, "limit-")
+					i++
+				}
 			}
 			matches = append(matches, listingMatch{text: s})
 		case word == "match-set":
 			if peek(2) == "" {
-				return nil, nil, "match-set without a set and directions"
+				return nil, nil, target, "match-set without a set and directions"
 			}
 			matches = append(matches, listingMatch{text: "-m set " + neg + "--match-set " + peek(1) + " " + peek(2)})
 			neg = ""
@@ -671,19 +842,23 @@ func listingExtras(extra, target string) (matches []listingMatch, targetOpts []s
 		case word == "limit:" && peek(1) == "avg" && peek(3) == "burst" && peek(4) != "":
 			matches = append(matches, listingMatch{text: "-m limit --limit " + peek(2) + " --limit-burst " + peek(4)})
 			i += 5
+		case target == "CT" && word == "NOTRACK" && neg == "":
+			// The alias -j NOTRACK, which iptables lists as CT.
+			target = "NOTRACK"
+			i++
 		default:
 			opts, n, e := listingTarget(target, w[i:])
 			if e != "" {
-				return nil, nil, e
+				return nil, nil, target, e
 			}
 			targetOpts = append(targetOpts, opts...)
 			i += n
 		}
 		if neg != "" {
-			return nil, nil, fmt.Sprintf("\"!\" before %q", clip(word))
+			return nil, nil, target, fmt.Sprintf("\"!\" before %q", clip(word))
 		}
 	}
-	return matches, targetOpts, ""
+	return matches, targetOpts, target, ""
 }
 
 // listingRecent translates what follows "recent:" and returns how many
@@ -779,23 +954,80 @@ func listingTarget(target string, w []string) ([]string, int, string) {
 		if word == "reject-with" && next != "" {
 			return []string{"--reject-with " + next}, 2, ""
 		}
-	case "MARK":
-		if word != "MARK" || next == "" || len(w) < 3 {
+	case "MARK", "CONNMARK":
+		if word != target || next == "" {
 			break
 		}
-		v, m, hasMask := strings.Cut(w[2], "/")
-		switch next {
-		case "or":
-			return []string{"--set-xmark " + v + "/" + v}, 3, ""
-		case "xor":
-			return []string{"--set-xmark " + v + "/0x0"}, 3, ""
-		case "set":
-			return []string{"--set-xmark " + v + "/0xffffffff"}, 3, ""
-		case "xset":
-			if !hasMask {
-				m = "0xffffffff"
+		if target == "CONNMARK" && (next == "save" || next == "restore") {
+			if o, n := listingConnmarkSave(w[1:]); o != "" {
+				return []string{o}, 1 + n, ""
 			}
-			return []string{"--set-xmark " + v + "/" + m}, 3, ""
+			break
+		}
+		if len(w) < 3 {
+			break
+		}
+		if x, ok := listingSetXMark(next, w[2]); ok {
+			return []string{"--set-xmark " + x}, 3, ""
+		}
+	case "REDIRECT":
+		switch {
+		case word == "redir" && next == "ports" && len(w) > 2:
+			return []string{"--to-ports " + w[2]}, 3, ""
+		case word == "random":
+			return []string{"--random"}, 1, ""
+		}
+	case "TPROXY":
+		// "TPROXY redirect 0.0.0.0:4000 mark 0x200/0xffffffff"
+		if word == "TPROXY" && next == "redirect" && len(w) > 4 && w[3] == "mark" {
+			ip, port, ok := strings.Cut(w[2], ":")
+			if j := strings.LastIndexByte(w[2], ':'); j >= 0 {
+				ip, port, ok = w[2][:j], w[2][j+1:], true
+			}
+			if ok {
+				return []string{"--on-port " + port + " --on-ip " + strings.Trim(ip, "[]") + " --tproxy-mark " + w[4]}, 5, ""
+			}
+		}
+	case "NFLOG":
+		// Each option a word and its value; a prefix with blanks would
+		// not say where it ends.
+		var opts []string
+		n := 0
+		for n+1 < len(w) {
+			o := map[string]string{"nflog-prefix": "--nflog-prefix ", "nflog-group": "--nflog-group ", "nflog-range": "--nflog-size ", "nflog-size": "--nflog-size ", "nflog-threshold": "--nflog-threshold "}[w[n]]
+			if o == "" {
+				break
+			}
+			v := w[n+1]
+			if w[n] == "nflog-prefix" {
+				v = saveString(v)
+			}
+			opts = append(opts, o+v)
+			n += 2
+		}
+		if n > 0 && n == len(w) {
+			return opts, n, ""
+		}
+	case "TCPMSS":
+		switch {
+		case word == "TCPMSS" && next == "clamp" && len(w) > 3 && w[2] == "to" && w[3] == "PMTU":
+			return []string{"--clamp-mss-to-pmtu"}, 4, ""
+		case word == "TCPMSS" && next == "set" && len(w) > 2:
+			return []string{"--set-mss " + w[2]}, 3, ""
+		}
+	case "CT":
+		if word == "CT" {
+			if o, n, e := listingCT(w[1:]); e == "" {
+				return o, 1 + n, ""
+			}
+		}
+	case "LOG":
+		if word == "LOG" {
+			o, n, e := listingLOG(w[1:])
+			if e != "" {
+				return nil, 0, e
+			}
+			return o, 1 + n, ""
 		}
 	}
 	return notUnderstood()
@@ -814,6 +1046,15 @@ func listingWords(s string) []string {
 			if j := strings.Index(s, " */"); j >= 0 {
 				out = append(out, s[:j+3])
 				s = s[j+3:]
+				continue
+			}
+		}
+		if s[0] == '"' {
+			// A quoted string (LOG's prefix), to the quote that ends the
+			// line or comes before a blank.
+			if j := quotedEnd(s); j > 0 {
+				out = append(out, s[:j+1])
+				s = s[j+1:]
 				continue
 			}
 		}

@@ -2,6 +2,7 @@ package ipvs
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -244,29 +245,49 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// TestParseLenient reads ipvsadm -L without -n, skipping the services and
-// real servers printed with names, and a listing of one service, without
-// the version banner; both are partial. SCTP rows are read.
+// TestParseLenient reads ipvsadm -L without -n: ports printed as
+// well-known service names are read as their numbers, and a service one
+// of whose real servers is printed with a host name is skipped with its
+// real servers (read without it, it would look as if it lacked one); a
+// listing of one service, without the version banner, is partial. SCTP
+// rows are read.
 func TestParseLenient(t *testing.T) {
 	const title = "Prot LocalAddress:Port Scheduler Flags\n  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n"
 	in := "IP Virtual Server version 1.2.1 (size=4096)\n" + title +
-		"TCP  10.96.0.1:https rr\n  -> node-cp:6443                 Masq    1      0          0\n" +
-		"SCTP  10.96.0.20:3868 rr\n  -> 10.244.1.9:3868             Masq    1      0          0\n"
+		"TCP  10.96.0.1:https rr\n  -> 10.244.1.2:6443              Masq    1      0          0\n  -> node-cp:6443                 Masq    1      0          0\n" +
+		"SCTP  10.96.0.20:3868 rr\n  -> 10.244.1.9:3868             Masq    1      0          0\n" +
+		"TCP  10.96.0.30:postgresql rr\n  -> 10.244.1.3:postgresql        Masq    1      0          0\n" +
+		"UDP  10.96.0.10:domain rr\n  -> 10.244.1.4:kerberos-adm      Masq    1      0          0\n"
 	d, notes, err := ParseLenient("l", []byte(in))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Services) != 1 || d.Services[0].Protocol != ProtoSCTP || len(d.Services[0].Destinations) != 1 {
-		t.Fatalf("services %v", d.Services)
+	var got []string
+	for _, s := range d.Services {
+		got = append(got, fmt.Sprintf("%d %s:%d %d", s.Protocol, s.Address, s.Port, len(s.Destinations)))
+		for _, r := range s.Destinations {
+			got = append(got, fmt.Sprintf("  %s:%d %s", r.Address, r.Port, r.Raw))
+		}
+	}
+	if w := "132 10.96.0.20:3868 1\n  10.244.1.9:3868   -> 10.244.1.9:3868             Masq    1      0          0\n" +
+		"6 10.96.0.30:5432 1\n  10.244.1.3:5432   -> 10.244.1.3:postgresql        Masq    1      0          0"; strings.Join(got, "\n") != w {
+		t.Errorf("services:\n%s\nwant:\n%s", strings.Join(got, "\n"), w)
 	}
 	want := []parsers.LineNote{
-		{Line: 4, Reason: ReasonUnresolved, Skipped: true, Detail: "https (a port)"},
+		{Line: 4, Reason: ReasonServiceName, Detail: "https (443)"},
+		{Line: 4, Reason: ReasonServiceSkipped, Skipped: true, Detail: "its real server on line 6 is not read"},
 		{Line: 5, Reason: ReasonServiceSkipped, Skipped: true},
+		{Line: 6, Reason: ReasonUnresolved, Skipped: true, Detail: "node-cp (an address)"},
+		{Line: 9, Reason: ReasonServiceName, Detail: "postgresql (5432)"},
+		{Line: 10, Reason: ReasonServiceName, Detail: "postgresql (5432)"},
+		{Line: 11, Reason: ReasonServiceName, Detail: "domain (53)"},
+		{Line: 11, Reason: ReasonServiceSkipped, Skipped: true, Detail: "its real server on line 12 is not read"},
+		{Line: 12, Reason: ReasonUnresolved, Skipped: true, Detail: "kerberos-adm (a port)"},
 	}
 	if diff := cmp.Diff(want, notes); diff != "" {
 		t.Errorf("notes:\n%s", diff)
 	}
-	if !strings.Contains(d.PartialReason, "1 lines name hosts or services") {
+	if !strings.Contains(d.PartialReason, "2 lines name hosts") {
 		t.Errorf("partial %q", d.PartialReason)
 	}
 	one := title + "TCP  10.96.0.1:443 rr\n  -> 192.168.10.10:6443           Masq    1      0          0\n"

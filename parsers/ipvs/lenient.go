@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/internal/services"
 )
 
 // Reasons of the lines ParseLenient skips.
@@ -20,12 +22,19 @@ const (
 	ReasonNotUnderstood = "not understood"
 	// ReasonServiceSkipped: a real server of a service that was not read.
 	ReasonServiceSkipped = "service not read"
+	// ReasonServiceName: a service or real server whose port ipvsadm -L
+	// (without -n) printed as a well-known service name ("https"), read
+	// with its port number (443); the note's Detail says which.
+	ReasonServiceName = "service name read as its port"
 )
 
 // ParseLenient reads what people paste as ipvsadm output: what [Parse]
-// reads, and also a listing printed without -n, whose services and real
-// servers named by host or service names ("kubernetes.default:https")
-// are skipped with the names (not resolved, never guessed), and lines
+// reads, and also a listing printed without -n: ports printed as
+// well-known service names ("http", "https", "domain", "postgresql") are
+// read as their numbers (a built-in table, not the machine's
+// /etc/services) and noted; services and real servers named by host
+// names or other service names ("kubernetes.default:https") are skipped
+// with the names (not resolved, never guessed), and lines
 // Parse does not understand, skipped with its error. A real server of a
 // service that was not read is skipped too. The dump says in
 // PartialReason why it may not hold the whole IPVS table: lines skipped,
@@ -34,7 +43,7 @@ const (
 // listing not pasted).
 func ParseLenient(name string, data []byte) (*Dump, []parsers.LineNote, error) {
 	lines := strings.Split(string(data), "\n")
-	var notes []parsers.LineNote
+	notes, orig := servicePorts(lines)
 	skipped := map[int]bool{}
 	unresolved := 0
 	for round := 0; ; round++ {
@@ -42,9 +51,9 @@ func ParseLenient(name string, data []byte) (*Dump, []parsers.LineNote, error) {
 		if err == nil {
 			var why []string
 			if unresolved > 0 {
-				why = append(why, fmt.Sprintf("%d lines name hosts or services in place of addresses or ports (ipvsadm -L without -n) and were not read", unresolved))
+				why = append(why, fmt.Sprintf("%d lines name hosts, or services not in the table of well-known ones, in place of addresses or ports (ipvsadm -L without -n) and were not read", unresolved))
 			}
-			if n := len(notes) - unresolved; n > 0 {
+			if n := skippedCount(notes) - unresolved; n > 0 {
 				why = append(why, fmt.Sprintf("%d lines skipped (not understood, or of a service not read)", n))
 			}
 			if d.Form == FormList && d.Version == "" && len(d.Services) > 0 {
@@ -52,6 +61,7 @@ func ParseLenient(name string, data []byte) (*Dump, []parsers.LineNote, error) {
 			}
 			d.PartialReason = strings.Join(why, "; ")
 			sortNotes(notes)
+			d.restoreRaw(orig)
 			return d, notes, nil
 		}
 		var list parsers.ErrorList
@@ -74,19 +84,126 @@ func ParseLenient(name string, data []byte) (*Dump, []parsers.LineNote, error) {
 			skipped[i] = true
 			lines[i] = ""
 			progress = true
-			if !dest {
-				// Its real servers go with it.
-				for j := i + 1; j < len(lines) && strings.HasPrefix(strings.TrimLeft(lines[j], " "), "->"); j++ {
-					notes = append(notes, parsers.LineNote{Line: j + 1, Reason: ReasonServiceSkipped, Skipped: true})
-					skipped[j] = true
-					lines[j] = ""
+			if dest {
+				// Its service goes with it: read without one of its
+				// real servers, it would look as if it lacked one.
+				k := i - 1
+				for k >= 0 && (skipped[k] || strings.HasPrefix(strings.TrimLeft(lines[k], " "), "->")) {
+					k--
 				}
+				if k < 0 || !isEntry(lines[k]) {
+					continue
+				}
+				notes = append(notes, parsers.LineNote{Line: k + 1, Reason: ReasonServiceSkipped, Skipped: true, Detail: fmt.Sprintf("its real server on line %d is not read", i+1)})
+				skipped[k] = true
+				lines[k] = ""
+				i = k
+			}
+			// Its real servers go with it.
+			for j := i + 1; j < len(lines) && (skipped[j] || strings.HasPrefix(strings.TrimLeft(lines[j], " "), "->")); j++ {
+				if skipped[j] {
+					continue
+				}
+				notes = append(notes, parsers.LineNote{Line: j + 1, Reason: ReasonServiceSkipped, Skipped: true})
+				skipped[j] = true
+				lines[j] = ""
 			}
 		}
 		if !progress {
 			return nil, nil, err
 		}
 	}
+}
+
+// servicePorts replaces, in the service and real server lines of lines,
+// ports printed as well-known service names by their numbers, and returns
+// a note for each line changed and its text before (by index).
+func servicePorts(lines []string) ([]parsers.LineNote, map[int]string) {
+	var notes []parsers.LineNote
+	orig := map[int]string{}
+	for i, l := range lines {
+		if !isEntry(l) {
+			continue
+		}
+		at, end, ok := portField(l)
+		if !ok {
+			continue
+		}
+		name := l[at:end]
+		p, ok := services.Port(name)
+		if !ok {
+			continue
+		}
+		orig[i] = l
+		lines[i] = l[:at] + strconv.Itoa(int(p)) + l[end:]
+		notes = append(notes, parsers.LineNote{Line: i + 1, Reason: ReasonServiceName, Detail: fmt.Sprintf("%s (%d)", name, p)})
+	}
+	return notes, orig
+}
+
+// portField returns where the port of a service or real server line is,
+// when it is a name (not a number).
+func portField(l string) (at, end int, ok bool) {
+	i := len(l) - len(strings.TrimLeft(l, " "))
+	t := l[i:]
+	if strings.HasPrefix(t, "->") {
+		i += 2
+	} else if j := strings.IndexByte(t, ' '); j > 0 {
+		i += j
+	}
+	for i < len(l) && l[i] == ' ' {
+		i++
+	}
+	end = i
+	for end < len(l) && l[end] != ' ' && l[end] != '\t' {
+		end++
+	}
+	tok := l[i:end]
+	c := strings.LastIndexByte(tok, ':')
+	switch {
+	case c < 0:
+		return 0, 0, false
+	case strings.HasPrefix(tok, "["):
+		if !strings.HasSuffix(tok[:c], "]") {
+			return 0, 0, false // an IPv6 address without a port
+		}
+	case strings.Count(tok, ":") > 1:
+		return 0, 0, false // an IPv6 address without brackets
+	}
+	at = i + c + 1
+	if at == end || strings.Trim(l[at:end], "0123456789") == "" {
+		return 0, 0, false
+	}
+	return at, end, true
+}
+
+// restoreRaw puts back, in the Raw of the services and real servers read
+// from lines whose port names were replaced, the lines as given.
+func (d *Dump) restoreRaw(orig map[int]string) {
+	if len(orig) == 0 {
+		return
+	}
+	for _, s := range d.Services {
+		if o, ok := orig[s.Pos.Line-1]; ok {
+			s.Raw = o
+		}
+		for _, r := range s.Destinations {
+			if o, ok := orig[r.Pos.Line-1]; ok {
+				r.Raw = o
+			}
+		}
+	}
+}
+
+// skippedCount counts the notes of lines skipped.
+func skippedCount(notes []parsers.LineNote) int {
+	n := 0
+	for _, x := range notes {
+		if x.Skipped {
+			n++
+		}
+	}
+	return n
 }
 
 // isEntry reports whether a line is a service or real server line, which

@@ -82,6 +82,12 @@ type Config struct {
 	DefaultedFor string `json:"defaultedFor,omitempty"`
 	// Merged describes how [Effective] combined flags and file, if it did.
 	Merged []string `json:"merged,omitempty"`
+	// ConfigMapKey is the data key of the ConfigMap the configuration
+	// was read from ([ParseConfigMap]), "" for a file.
+	ConfigMapKey string `json:"configMapKey,omitempty"`
+	// ConfigMapNote says why that key was chosen when several keys hold
+	// a configuration.
+	ConfigMapNote string `json:"configMapNote,omitempty"`
 }
 
 // Options control [Decode].
@@ -137,9 +143,11 @@ func Decode(name string, data []byte, opts Options) (*Config, error) {
 	return cfg, nil
 }
 
-// ParseConfigMap finds the config.conf key of the kube-system/kube-proxy
-// ConfigMap in a ConfigMap file (YAML or JSON, as kubectl prints it) and
-// decodes it, with positions that are lines of the ConfigMap file. A literal
+// ParseConfigMap finds the key of the kube-system/kube-proxy ConfigMap
+// that holds kube-proxy's configuration in a ConfigMap file (YAML or
+// JSON, as kubectl prints it): kubeadm's config.conf, or any other key
+// whose content is a KubeProxyConfiguration ([ConfigMapConfigKey]; the
+// key read is the result's ConfigMapKey), and decodes it, with positions that are lines of the ConfigMap file. A literal
 // block scalar (config.conf: |) maps line for line; any other style maps
 // every position to the key's line.
 func ParseConfigMap(name string, data []byte, lenient bool) (*Config, error) {
@@ -167,18 +175,26 @@ func ParseConfigMap(name string, data []byte, lenient bool) (*Config, error) {
 	if dataNode == nil || dataNode.Kind != yaml3.MappingNode {
 		return nil, parsers.Errorf(parsers.Pos{File: name, Line: 1}, "ConfigMap has no data")
 	}
-	key, val := mapLookup(dataNode, ConfigMapKey)
-	if val == nil || val.Kind != yaml3.ScalarNode {
-		return nil, parsers.Errorf(parsers.Pos{File: name, Line: dataNode.Line}, "ConfigMap has no data key %s", ConfigMapKey)
+	values := map[string]string{}
+	for i := 0; i+1 < len(dataNode.Content); i += 2 {
+		if v := dataNode.Content[i+1]; v.Kind == yaml3.ScalarNode {
+			values[dataNode.Content[i].Value] = v.Value
+		}
 	}
+	which, note := ConfigMapConfigKey(values)
+	if which == "" {
+		return nil, parsers.Errorf(parsers.Pos{File: name, Line: dataNode.Line}, "ConfigMap has no data key holding a KubeProxyConfiguration (%s or another)", ConfigMapKey)
+	}
+	key, val := mapLookup(dataNode, which)
 	opts := Options{Lenient: lenient, Line: key.Line, SingleLine: true}
 	if val.Style&yaml3.LiteralStyle != 0 {
 		opts.Line, opts.SingleLine = val.Line+1, false
 	}
 	cfg, err := Decode(name, []byte(val.Value), opts)
 	if err != nil {
-		return nil, fmt.Errorf("decoding %s of ConfigMap: %w", ConfigMapKey, err)
+		return nil, fmt.Errorf("decoding %s of ConfigMap: %w", which, err)
 	}
+	cfg.ConfigMapKey, cfg.ConfigMapNote = which, note
 	return cfg, nil
 }
 

@@ -34,6 +34,8 @@ type goldenView struct {
 	Fields   []*FieldInfo    `json:"fields"`
 	Warnings []string        `json:"warnings,omitempty"`
 	Merged   []string        `json:"merged,omitempty"`
+	Key      string          `json:"configMapKey,omitempty"`
+	KeyNote  string          `json:"configMapNote,omitempty"`
 }
 
 func view(t *testing.T, c *Config) []byte {
@@ -42,7 +44,7 @@ func view(t *testing.T, c *Config) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := goldenView{Config: cfg, Fields: c.SortedFields(), Merged: c.Merged}
+	v := goldenView{Config: cfg, Fields: c.SortedFields(), Merged: c.Merged, Key: c.ConfigMapKey, KeyNote: c.ConfigMapNote}
 	for _, w := range c.Warnings {
 		v.Warnings = append(v.Warnings, w.Error())
 	}

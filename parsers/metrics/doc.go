@@ -20,4 +20,8 @@
 // them; the view groups by that label, and puts the metrics of older pages
 // (no label) under the family "". A metric missing from the page is a nil
 // pointer, never a zero.
+//
+// [ParseLenient] reads a page cut short (a grep, a paste that stops inside
+// a histogram): what is complete is read, and the series cut are kept,
+// marked Partial and noted.
 package metrics

@@ -138,6 +138,10 @@ type HistogramStats struct {
 	P99 *Float `json:"p99,omitempty"`
 	// Buckets are the histogram's buckets, for other quantiles.
 	Buckets []Bucket `json:"-"`
+	// Partial says that the histogram was cut short before its _sum or
+	// _count: Count is the +Inf bucket's, Sum (without _sum) 0 and Mean
+	// nil.
+	Partial bool `json:"partial,omitempty"`
 	// Pos is the line of the series' first sample; Raw its text.
 	Pos parsers.Pos `json:"pos"`
 	Raw string      `json:"raw"`
@@ -233,8 +237,8 @@ func (p *Page) KubeProxy() *View {
 			return
 		}
 		for _, m := range f.Metrics {
-			if m.Histogram == nil {
-				continue
+			if m.Histogram == nil || m.Histogram.Partial && m.Histogram.Count == 0 {
+				continue // cut before its +Inf bucket: not summarised
 			}
 			dst := field(fam(m))
 			if *dst == nil {
@@ -296,15 +300,15 @@ func (p *Page) KubeProxy() *View {
 func stats(m *Metric, micros bool) *HistogramStats {
 	h := m.Histogram
 	if micros {
-		scaled := &Histogram{Count: h.Count, Sum: h.Sum / 1e6, CountPos: h.CountPos, SumPos: h.SumPos}
+		scaled := &Histogram{Count: h.Count, Sum: h.Sum / 1e6, CountPos: h.CountPos, SumPos: h.SumPos, Partial: h.Partial, NoSum: h.NoSum}
 		for _, b := range h.Buckets {
 			b.UpperBound /= 1e6
 			scaled.Buckets = append(scaled.Buckets, b)
 		}
 		h = scaled
 	}
-	s := &HistogramStats{Count: h.Count, Sum: h.Sum, Buckets: h.Buckets, Pos: m.Pos, Raw: m.Raw}
-	if h.Count > 0 {
+	s := &HistogramStats{Count: h.Count, Sum: h.Sum, Buckets: h.Buckets, Pos: m.Pos, Raw: m.Raw, Partial: h.Partial}
+	if h.Count > 0 && !h.NoSum {
 		mean := h.Sum / h.Count
 		s.Mean = &mean
 	}

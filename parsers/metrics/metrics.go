@@ -26,8 +26,13 @@ type Page struct {
 	StatusCode int `json:"statusCode,omitempty"`
 	// Families are the metric families in the order they first appear.
 	Families []*Family `json:"families"`
+	// Partial says that some histograms or summaries of the page were
+	// cut short ([ParseLenient]); their families say which.
+	Partial bool `json:"partial,omitempty"`
 
-	byName map[string]*Family
+	byName  map[string]*Family
+	lenient bool               // read by ParseLenient
+	notes   []parsers.LineNote // what ParseLenient took of a cut page
 }
 
 // Family is one metric family: the samples sharing a name, HELP and TYPE.
@@ -47,6 +52,10 @@ type Family struct {
 	Pos parsers.Pos `json:"pos"`
 	// Metrics are the family's series in page order.
 	Metrics []*Metric `json:"metrics"`
+	// Partial says that some of its series were cut short: a histogram
+	// without its +Inf bucket, _sum or _count, a summary without _sum or
+	// _count ([ParseLenient]).
+	Partial bool `json:"partial,omitempty"`
 }
 
 // Metric is one series of a family: a label set and its value, histogram
@@ -80,6 +89,13 @@ type Histogram struct {
 	// CountPos and SumPos are the lines of the _count and _sum samples.
 	CountPos parsers.Pos `json:"countPos"`
 	SumPos   parsers.Pos `json:"sumPos"`
+	// Partial says that the histogram was cut short ([ParseLenient]):
+	// without its +Inf bucket (Count is then 0 and unknown), or without
+	// its _count (Count is then the +Inf bucket's) or _sum (Sum is then 0
+	// and unknown; NoSum says so).
+	Partial bool `json:"partial,omitempty"`
+	// NoSum says that the page did not hold the _sum sample.
+	NoSum bool `json:"noSum,omitempty"`
 }
 
 // Bucket is one cumulative histogram bucket.
@@ -99,6 +115,9 @@ type Summary struct {
 	Sum   Float `json:"sum"`
 	// Quantiles are the precomputed quantiles in page order.
 	Quantiles []QuantileVal `json:"quantiles"`
+	// Partial says that the summary's _count or _sum were cut off
+	// ([ParseLenient]); they are then 0 and unknown.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // QuantileVal is one precomputed quantile of a summary.
@@ -157,11 +176,68 @@ const MaxSize = 64 << 20
 // +Inf bucket, _sum or _count line, which is how a page cut short at a line
 // boundary shows.
 func Parse(name string, data []byte) (*Page, error) {
+	p, _, err := parse(name, data, false)
+	return p, err
+}
+
+// ReasonCut is the reason of the notes of [ParseLenient]: a histogram or
+// summary cut short (its Detail says which, and what it lacks), or a last
+// line cut in the middle.
+const ReasonCut = "metrics cut short"
+
+// ParseLenient parses a metrics page as a paste or a grep leaves it: a
+// histogram or summary cut short (buckets without their +Inf bucket,
+// _sum or _count) is read as far as it goes, marked Partial, its family
+// and the page too, and noted; a last line cut in the middle is skipped
+// and noted. Anything else is refused as by [Parse].
+func ParseLenient(name string, data []byte) (*Page, []parsers.LineNote, error) {
+	return parse(name, data, true)
+}
+
+// parse is Parse, and ParseLenient when lenient is set.
+func parse(name string, data []byte, lenient bool) (*Page, []parsers.LineNote, error) {
+	p, notes, err := parseOnce(name, data, lenient)
+	var e *parsers.Error
+	if err == nil || !lenient || !errors.As(err, &e) || e.Pos.Line == 0 {
+		return p, notes, err
+	}
+	// A last line cut in the middle: read the page without it.
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	last := len(lines)
+	for last > 0 && len(bytes.TrimSpace(lines[last-1])) == 0 {
+		last--
+	}
+	if e.Pos.Line != last || last < 2 {
+		return nil, nil, err
+	}
+	cut := bytes.Join(lines[:last-1], nil)
+	p, notes, err2 := parseOnce(name, cut, lenient)
+	if err2 != nil {
+		return nil, nil, err
+	}
+	notes = append(notes, parsers.LineNote{Line: last, Reason: ReasonCut, Skipped: true, Detail: "the last line, cut in the middle: " + e.Msg})
+	return p, notes, nil
+}
+
+// parseOnce is parse without its retry.
+func parseOnce(name string, data []byte, lenient bool) (*Page, []parsers.LineNote, error) {
+	p, err := parsePage(name, data, lenient)
+	if err != nil {
+		return nil, nil, err
+	}
+	notes := p.notes
+	p.notes = nil
+	sort.SliceStable(notes, func(i, j int) bool { return notes[i].Line < notes[j].Line })
+	return p, notes, nil
+}
+
+// parsePage parses a page, noting what ParseLenient takes of a cut one.
+func parsePage(name string, data []byte, lenient bool) (*Page, error) {
 	whole := parsers.Pos{File: name}
 	if len(data) > MaxSize {
 		return nil, parsers.Errorf(whole, "metrics page of %d bytes exceeds the limit of %d", len(data), MaxSize)
 	}
-	p := &Page{File: name, byName: map[string]*Family{}}
+	p := &Page{File: name, byName: map[string]*Family{}, lenient: lenient}
 	text := bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	var err error
 	if text, err = blankHTTP(name, text, p); err != nil {
@@ -395,8 +471,13 @@ func scanSample(s string) (string, [][2]string, bool) {
 		return "", nil, false
 	}
 	var labels [][2]string
-	if i < len(s) && s[i] == '{' {
-		i++
+	// The text parser takes blanks between the name and its labels.
+	j := i
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+		j++
+	}
+	if j < len(s) && s[j] == '{' {
+		i = j + 1
 		for {
 			for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 				i++
@@ -459,6 +540,15 @@ func scanSample(s string) (string, [][2]string, bool) {
 
 // build turns the text parser's families into the page, attaching lines.
 func (p *Page) build(name string, fams map[string]*dto.MetricFamily, idx map[string]lineInfo, heads map[string]int) error {
+	// Of several errors, the first of the page, whatever the order of
+	// fams.
+	var firstErr error
+	keep := func(err error) {
+		var a, b *parsers.Error
+		if firstErr == nil || errors.As(err, &a) && errors.As(firstErr, &b) && a.Pos.Line < b.Pos.Line {
+			firstErr = err
+		}
+	}
 	for _, mf := range fams {
 		f := &Family{Name: mf.GetName(), Type: typeName(mf.GetType())}
 		f.Help, f.Stability = splitStability(mf.GetHelp())
@@ -466,7 +556,18 @@ func (p *Page) build(name string, fams map[string]*dto.MetricFamily, idx map[str
 		for _, m := range mf.GetMetric() {
 			met, line, err := buildMetric(name, f, m, idx)
 			if err != nil {
-				return err
+				var cut *cutError
+				if !errors.As(err, &cut) {
+					keep(err)
+					continue
+				}
+				if !p.lenient {
+					keep(cut.pe)
+					continue
+				}
+				met, line = cut.met, cut.line
+				f.Partial, p.Partial = true, true
+				p.notes = append(p.notes, parsers.LineNote{Line: cut.at, Reason: ReasonCut, Detail: cut.err.Error()})
 			}
 			if first == 0 || (line > 0 && line < first) {
 				first = line
@@ -480,6 +581,9 @@ func (p *Page) build(name string, fams map[string]*dto.MetricFamily, idx map[str
 		f.Pos = parsers.Pos{File: name, Line: first}
 		p.Families = append(p.Families, f)
 		p.byName[f.Name] = f
+	}
+	if firstErr != nil {
+		return firstErr
 	}
 	sort.SliceStable(p.Families, func(i, j int) bool {
 		a, b := p.Families[i], p.Families[j]
@@ -591,20 +695,42 @@ func buildMetric(file string, f *Family, m *dto.Metric, idx map[string]lineInfo)
 		note(li)
 		hasSum := li.line > 0
 		pos := parsers.Pos{File: file, Line: last.line}
-		switch n := len(hist.Buckets); {
-		case n == 0 || !math.IsInf(float64(hist.Buckets[n-1].UpperBound), 1):
-			return nil, 0, parsers.Errorf(pos, "histogram %s has no +Inf bucket (truncated page?)", series)
-		case !hasCount:
-			return nil, 0, parsers.Errorf(pos, "histogram %s has no _count sample (truncated page?)", series)
-		case !hasSum:
-			return nil, 0, parsers.Errorf(pos, "histogram %s has no _sum sample (truncated page?)", series)
-		}
 		for i := 1; i < len(hist.Buckets); i++ {
 			if hist.Buckets[i].Count < hist.Buckets[i-1].Count {
 				return nil, 0, parsers.Errorf(hist.Buckets[i].Pos, "histogram %s: bucket le=%s has fewer observations than le=%s", series, formatFloat(float64(hist.Buckets[i].UpperBound)), formatFloat(float64(hist.Buckets[i-1].UpperBound)))
 			}
 		}
+		var lacks []string
+		n := len(hist.Buckets)
+		hasInf := n > 0 && math.IsInf(float64(hist.Buckets[n-1].UpperBound), 1)
+		if !hasInf {
+			lacks = append(lacks, "+Inf bucket")
+		}
+		if !hasCount {
+			lacks = append(lacks, "_count")
+		}
+		if !hasSum {
+			lacks = append(lacks, "_sum")
+		}
 		met.Histogram = hist
+		if len(lacks) > 0 {
+			err := parsers.Errorf(pos, "histogram %s has no %s (truncated page?)", series, map[string]string{"+Inf bucket": "+Inf bucket", "_count": "_count sample", "_sum": "_sum sample"}[lacks[0]])
+			if first.line == 0 {
+				return nil, 0, err // no line of it found: nothing to keep
+			}
+			hist.Partial, hist.NoSum = true, !hasSum
+			switch {
+			case !hasInf:
+				hist.Count = 0
+			case !hasCount:
+				hist.Count = hist.Buckets[n-1].Count
+			}
+			if !hasSum {
+				hist.Sum = 0
+			}
+			met.Pos, met.Raw = parsers.Pos{File: file, Line: first.line}, first.raw
+			return nil, 0, &cutError{err: fmt.Errorf("histogram %s lacks its %s: read as far as it goes", series, andList(lacks)), pe: err, met: met, line: first.line, at: max(last.line, 1)}
+		}
 	case m.Summary != nil:
 		s := m.GetSummary()
 		sum := &Summary{Count: Float(s.GetSampleCount()), Sum: Float(s.GetSampleSum())}
@@ -618,10 +744,17 @@ func buildMetric(file string, f *Family, m *dto.Metric, idx map[string]lineInfo)
 		hasCount := li.line > 0
 		li, _ = at(f.Name+"_sum", pairs)
 		note(li)
-		if !hasCount || li.line == 0 {
-			return nil, 0, parsers.Errorf(parsers.Pos{File: file, Line: last.line}, "summary %s lacks its _count or _sum sample (truncated page?)", series)
-		}
 		met.Summary = sum
+		if !hasCount || li.line == 0 {
+			err := parsers.Errorf(parsers.Pos{File: file, Line: last.line}, "summary %s lacks its _count or _sum sample (truncated page?)", series)
+			if first.line == 0 {
+				return nil, 0, err
+			}
+			sum.Partial = true
+			sum.Count, sum.Sum = 0, 0
+			met.Pos, met.Raw = parsers.Pos{File: file, Line: first.line}, first.raw
+			return nil, 0, &cutError{err: fmt.Errorf("summary %s lacks its _count or _sum sample: read as far as it goes", series), pe: err, met: met, line: first.line, at: max(last.line, 1)}
+		}
 	default:
 		var v float64
 		switch {
@@ -641,6 +774,28 @@ func buildMetric(file string, f *Family, m *dto.Metric, idx map[string]lineInfo)
 	met.Raw = first.raw
 	return met, first.line, nil
 }
+
+// andList joins words with commas and "and".
+func andList(w []string) string {
+	if len(w) < 2 {
+		return strings.Join(w, "")
+	}
+	return strings.Join(w[:len(w)-1], ", ") + " and " + w[len(w)-1]
+}
+
+// cutError is the error of a histogram or summary cut short: Parse
+// returns pe, ParseLenient keeps met (its first line line) and notes err
+// on line at.
+type cutError struct {
+	err  error
+	pe   error
+	met  *Metric
+	line int
+	at   int
+}
+
+func (e *cutError) Error() string { return e.pe.Error() }
+func (e *cutError) Unwrap() error { return e.pe }
 
 // Family returns the family called name, or nil.
 func (p *Page) Family(name string) *Family {

@@ -34,7 +34,14 @@ func TestGolden(t *testing.T) {
 			if pe.Pos.File != file {
 				t.Errorf("error names file %q, want %q", pe.Pos.File, file)
 			}
-			return map[string][]byte{"error": []byte(err.Error() + "\n")}
+			out := map[string][]byte{"error": []byte(err.Error() + "\n")}
+			// What ParseLenient reads of it: a page cut inside a
+			// histogram or summary, or in the middle of its last line.
+			if lp, notes, err := ParseLenient(file, input); err == nil {
+				checkLines(t, lp, input)
+				out["lenient.txt"] = lenientView(t, lp, notes)
+			}
+			return out
 		}
 		if k := parsers.Detect(input); k != parsers.KindMetrics {
 			t.Errorf("Detect says %q, want %q", k, parsers.KindMetrics)
@@ -74,13 +81,36 @@ func checkLines(t *testing.T, p *Page, input []byte) {
 						t.Errorf("line %d does not hold bucket le=%v", b.Pos.Line, b.UpperBound)
 					}
 				}
-				at(h.SumPos, f.Name+"_sum")
-				at(h.CountPos, f.Name+"_count")
+				// A histogram cut short lacks some of them.
+				if !h.Partial || h.SumPos.Line > 0 {
+					at(h.SumPos, f.Name+"_sum")
+				}
+				if !h.Partial || h.CountPos.Line > 0 {
+					at(h.CountPos, f.Name+"_count")
+				}
 			} else if m.Value != nil {
 				at(m.Pos, f.Name)
 			}
 		}
 	}
+}
+
+// lenientView describes what ParseLenient read: the families (partial
+// ones marked), the notes, and the kube-proxy view.
+func lenientView(t *testing.T, p *Page, notes []parsers.LineNote) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "partial: %v\n", p.Partial)
+	for _, f := range p.Families {
+		if f.Partial {
+			fmt.Fprintf(&b, "partial family: %s\n", f.Name)
+		}
+	}
+	for _, n := range notes {
+		fmt.Fprintf(&b, "note %d: %s: %s\n", n.Line, n.Reason, n.Detail)
+	}
+	b.Write(families(p))
+	b.Write(parsetest.JSON(t, p.KubeProxy()))
+	return b.Bytes()
 }
 
 func families(p *Page) []byte {
