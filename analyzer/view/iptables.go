@@ -17,8 +17,9 @@ const (
 	ObjChain ObjectKind = "chain"
 )
 
-// Attribution is what the view needs from the model to name hashed chains:
-// for every service port, the hash of its chain names.
+// Attribution is what the view needs from the model to name hashed chains
+// and rules without comments: for every service port, the hash of its chain
+// names, and its destinations (addresses and node port).
 type Attribution struct {
 	byHash map[string]*model.ServicePort
 	byAddr map[dest][]*model.ServicePort
@@ -49,6 +50,13 @@ func NewAttribution(ports []*model.ServicePort) *Attribution {
 		}
 		for _, ip := range sp.LoadBalancerVIPs {
 			add(ip)
+		}
+		if sp.NodePort != 0 {
+			// Node-port entries have no address: the port alone names
+			// the Service port (the API server allocates it once per
+			// cluster and protocol).
+			k := destKey(netip.Addr{}, proto, sp.NodePort)
+			a.byAddr[k] = append(a.byAddr[k], sp)
 		}
 	}
 	return a
