@@ -32,16 +32,33 @@ func runOrphanRules(p *Pass) {
 		all[sp.String()] = sp
 	}
 	large := largeCluster(p.Snap)
+	// Services that exist, whole: the leftovers of a deleted Service are
+	// one finding whatever the number of its ports.
+	services := map[string]bool{}
+	for _, sp := range p.Snap.Ports {
+		services[sp.Name.Service()] = true
+	}
 	// What is left of a Service port that does not exist (or that
-	// kube-proxy ignores) is one finding per Service port: one cause.
+	// kube-proxy ignores) is one finding per Service port, and one per
+	// Service when the whole Service is gone: one cause.
 	left := map[string]*Finding{}
+	grouped := map[string]bool{}
 	var order []string
 	leftover := func(service, protocol, object string, ev []model.Evidence) {
-		f := left[service]
+		key := service
+		if n, ok := model.ParseServicePortName(service); ok && !services[n.Service()] {
+			key = n.Service()
+		}
+		f := left[key]
 		if f == nil {
 			f = &Finding{Service: service}
-			left[service] = f
-			order = append(order, service)
+			left[key] = f
+			order = append(order, key)
+		}
+		if f.Service != service {
+			// A second port of a deleted Service: the finding is the
+			// Service's.
+			f.Service, grouped[key] = key, true
 		}
 		if f.Protocol == "" {
 			f.Protocol = protocol
@@ -52,9 +69,12 @@ func runOrphanRules(p *Pass) {
 	defer func() {
 		for _, name := range order {
 			f := left[name]
-			cause := "Service port " + name + " does not exist"
-			if sp := all[name]; sp != nil {
-				cause = "Service port " + name + " is one kube-proxy ignores (" + sp.Skip + ")"
+			cause := "Service port " + f.Service + " does not exist"
+			switch sp := all[f.Service]; {
+			case sp != nil:
+				cause = "Service port " + f.Service + " is one kube-proxy ignores (" + sp.Skip + ")"
+			case grouped[name]:
+				cause = "Service " + name + " does not exist"
 			}
 			what := strings.Join(f.Objects, ", ")
 			if len(f.Objects) > 6 {
