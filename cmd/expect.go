@@ -77,7 +77,8 @@ func NewCmdExpect(f *Factory, runF func(*ExpectOptions) error) *cobra.Command {
 }
 
 func expectRun(opts *ExpectOptions) error {
-	var popts proxier.Options
+	// The rules are printed, not traced: their text is enough.
+	popts := proxier.Options{TextOnly: true}
 	var ropts resolve.Options
 	if opts.Mode != "" {
 		ropts.Mode = opts.Mode
