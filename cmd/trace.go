@@ -143,7 +143,7 @@ func traceRun(opts *TraceOptions) error {
 	default:
 		return flagErrorf("unknown --mode %q (want iptables, ipvs or nftables)", opts.Mode)
 	}
-	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version, Strict: opts.Strict})
+	snaps, err := load.Load(opts.Paths, opts.loadOptions())
 	if err != nil {
 		return err
 	}
@@ -221,6 +221,15 @@ func traceExpected(r *resolve.Resolution, pkt trace.Packet) (*trace.Result, erro
 		return nil, &FlagError{Err: err}
 	}
 	return res, nil
+}
+
+// loadOptions are the options of loading the inputs of a trace. A trace of
+// the captured rules reads the Services only as service ports (the
+// packet's target): the exports are decoded lean and trimmed once the
+// ports are built, as for analyze. The reference proxier of --expected and
+// --compare rebuilds its ports from the whole objects.
+func (opts *TraceOptions) loadOptions() load.Options {
+	return load.Options{Node: opts.Node, Version: opts.Version, Strict: opts.Strict, Compact: !opts.Expected && !opts.Compare}
 }
 
 // nodeSnapshots keeps the snapshots of the named node.
