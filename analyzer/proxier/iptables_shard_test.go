@@ -11,8 +11,8 @@ import (
 )
 
 // sequentialAndSharded generates snap's iptables rules once with the
-// service ports written one after the other and once split into shards
-// (every port a shard when there are few), and fails unless the files are
+// service ports written one after the other and once split into up to
+// four shards (however few the ports), and fails unless the files are
 // byte for byte the same.
 func sequentialAndSharded(t *testing.T, name string, snap *model.Snapshot, o testOptions) {
 	t.Helper()
