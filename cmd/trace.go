@@ -227,9 +227,13 @@ func traceExpected(r *resolve.Resolution, pkt trace.Packet) (*trace.Result, erro
 // the captured rules reads the Services only as service ports (the
 // packet's target): the exports are decoded lean and trimmed once the
 // ports are built, as for analyze. The reference proxier of --expected and
-// --compare rebuilds its ports from the whole objects.
+// --compare rebuilds its ports from the objects: they are decoded lean
+// only, as for expect.
 func (opts *TraceOptions) loadOptions() load.Options {
-	return load.Options{Node: opts.Node, Version: opts.Version, Strict: opts.Strict, Compact: !opts.Expected && !opts.Compare}
+	if opts.Expected || opts.Compare {
+		return expectLoadOptions(opts.Node, opts.Version, opts.Strict)
+	}
+	return load.Options{Node: opts.Node, Version: opts.Version, Strict: opts.Strict, Compact: true}
 }
 
 // nodeSnapshots keeps the snapshots of the named node.
