@@ -224,8 +224,7 @@ func fleetNames(nodes []*FleetNode) []string {
 // the checks compare with the model. It is empty when the inputs hold no
 // data plane of the mode, or proxyscan cannot read that mode's yet.
 func ViewsOf(s *model.Snapshot) (mode, source string, views []*view.View) {
-	f := newFacts(s, nil)
-	return f.res.Mode, f.res.ModeSource, f.views
+	return Prepare(s, nil).Views()
 }
 
 // A Prepared is a snapshot resolved and read into views for a list of
