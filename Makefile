@@ -29,7 +29,8 @@ bench-load:
 	$(GO) test -run '^$$' -bench . -benchmem ./parsers/kube/ ./analyzer/load/
 
 # Time `proxyscan analyze` of a generated 10,000-service dump and export
-# against `iptables-restore --test` reading the same dump (needs root).
+# against `iptables-restore --test` reading the same dump (needs root), then
+# `proxyscan trace` of one packet and `proxyscan expect` of the node.
 bench-compare: build
 	./scripts/bench-compare.sh ./$(BIN)
 

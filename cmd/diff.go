@@ -69,6 +69,14 @@ func NewCmdDiff(f *Factory, runF func(*DiffOptions) error) *cobra.Command {
 	return c
 }
 
+// diffLoadOptions are the options of loading each side of a diff: the
+// comparison reads of the exports the service ports and the Services'
+// names and positions, and the checks what they read for analyze, so the
+// exports are compacted as for analyze.
+func diffLoadOptions(version string, strict bool) load.Options {
+	return load.Options{Version: version, Strict: strict, Compact: true}
+}
+
 func diffRun(opts *DiffOptions) error {
 	known := false
 	for _, f := range report.DiffFormats {
@@ -77,7 +85,7 @@ func diffRun(opts *DiffOptions) error {
 	if !known {
 		return flagErrorf("unknown output format %q (want one of %s)", opts.Output, strings.Join(report.DiffFormats, ", "))
 	}
-	lo := load.Options{Version: opts.Version, Strict: opts.Strict}
+	lo := diffLoadOptions(opts.Version, opts.Strict)
 	oldSnaps, err := load.Load([]string{opts.Old}, lo)
 	if err != nil {
 		return err

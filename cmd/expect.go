@@ -77,7 +77,8 @@ func NewCmdExpect(f *Factory, runF func(*ExpectOptions) error) *cobra.Command {
 }
 
 func expectRun(opts *ExpectOptions) error {
-	var popts proxier.Options
+	// The rules are printed, not traced: their text is enough.
+	popts := proxier.Options{TextOnly: true}
 	var ropts resolve.Options
 	if opts.Mode != "" {
 		ropts.Mode = opts.Mode
@@ -101,7 +102,7 @@ func expectRun(opts *ExpectOptions) error {
 	default:
 		return flagErrorf("invalid --family %q (want IPv4 or IPv6)", opts.Family)
 	}
-	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version, Strict: opts.Strict})
+	snaps, err := load.Load(opts.Paths, expectLoadOptions(opts.Node, opts.Version, opts.Strict))
 	if err != nil {
 		return err
 	}
@@ -133,6 +134,13 @@ func expectRun(opts *ExpectOptions) error {
 		}
 	}
 	return nil
+}
+
+// expectLoadOptions are the options of loading the inputs of expect: the
+// reference proxier reads of the exports nothing a lean decoding leaves
+// out, so they are decoded lean.
+func expectLoadOptions(node, version string, strict bool) load.Options {
+	return load.Options{Node: node, Version: version, Strict: strict, Lean: true}
 }
 
 func writeExpectFiles(dir string, dp *proxier.Dataplane) error {

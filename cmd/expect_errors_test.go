@@ -24,6 +24,7 @@ func TestGeneratorFailureIsInternal(t *testing.T) {
 		t.Fatal(err)
 	}
 	snaps[0].Objects.Services[0].Spec.Ports[0].Protocol = "FROB"
+	snaps[0].ObjectsChanged()
 	_, err = proxier.Expect(resolve.Resolve(snaps[0], resolve.Options{Mode: "ipvs"}), proxier.Options{})
 	if !fault.Is(err) || !parsers.IsInputError(err) {
 		t.Fatalf("Expect() = %v, want a *fault.Error wrapping the parse error", err)

@@ -148,7 +148,7 @@ func traceRun(opts *TraceOptions) error {
 	default:
 		return flagErrorf("unknown --mode %q (want iptables, ipvs or nftables)", opts.Mode)
 	}
-	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version, Strict: opts.Strict})
+	snaps, err := load.Load(opts.Paths, opts.loadOptions())
 	if err != nil {
 		return err
 	}
@@ -227,6 +227,19 @@ func traceExpected(r *resolve.Resolution, pkt trace.Packet) (*trace.Result, erro
 		return nil, &FlagError{Err: err}
 	}
 	return res, nil
+}
+
+// loadOptions are the options of loading the inputs of a trace. A trace of
+// the captured rules reads the Services only as service ports (the
+// packet's target): the exports are decoded lean and trimmed once the
+// ports are built, as for analyze. The reference proxier of --expected and
+// --compare rebuilds its ports from the objects: they are decoded lean
+// only, as for expect.
+func (opts *TraceOptions) loadOptions() load.Options {
+	if opts.Expected || opts.Compare {
+		return expectLoadOptions(opts.Node, opts.Version, opts.Strict)
+	}
+	return load.Options{Node: opts.Node, Version: opts.Version, Strict: opts.Strict, Compact: true}
 }
 
 // nodeSnapshots keeps the snapshots of the named node.

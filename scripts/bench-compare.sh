@@ -7,7 +7,10 @@
 # (as `kubectl get -o json` prints it, about twice the bytes) and YAML,
 # against the real `iptables-restore --test` reading the same dump in a
 # scratch network namespace, and prints both, their ratio and proxyscan's
-# peak RSS against the input size. Each command runs RUNS times (default 5)
+# peak RSS against the input size; then `proxyscan trace` of one packet to
+# a cluster IP and `proxyscan expect` of the same node, read as a bundle
+# (node/iptables-save.txt, cluster/cluster.json, kube-proxy/config.yaml).
+# Each command runs RUNS times (default 5)
 # and the median is reported, in wall-clock seconds and in CPU seconds
 # (user + system: steadier than wall time on a shared machine). Needs root
 # (network namespace) and GNU time.
@@ -47,6 +50,19 @@ compact=$(measure "$bin" analyze "$dump" "$dir/cluster/cluster-compact.json" "$d
 json=$(measure "$bin" analyze "$dump" "$dir/cluster/cluster.json" "$dir/kube-proxy/config.yaml" -o json)
 yaml=$(measure "$bin" analyze "$dump" "$dir/cluster/cluster.yaml" "$dir/kube-proxy/config.yaml" -o json)
 
+# The node as a bundle, and a cluster IP and port of a Service of it
+# (the middle one of nat KUBE-SERVICES).
+bundle=$dir/bundle
+mkdir -p "$bundle/node" "$bundle/cluster" "$bundle/kube-proxy"
+ln "$dump" "$bundle/node/iptables-save.txt"
+ln "$dir/cluster/cluster.json" "$bundle/cluster/cluster.json"
+ln "$dir/kube-proxy/config.yaml" "$bundle/kube-proxy/config.yaml"
+dst=$(grep -E '^-A KUBE-SERVICES -d [0-9.]+/32 -p tcp .*--dport [0-9]+ ' "$dump" |
+	awk '{ a[NR] = $0 } END { $0 = a[int((NR + 1) / 2)]; for (i = 1; i < NF; i++) { if ($i == "-d") ip = $(i + 1); if ($i == "--dport") port = $(i + 1) }; sub("/32", "", ip); print ip ":" port }')
+tracem=$(measure "$bin" trace "$bundle" --dst "$dst" -o json)
+expectm=$(measure "$bin" expect "$bundle")
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+
 size() { stat -c %s "$1"; }
 dump_b=$(size "$dump")
 compact_b=$(size "$dir/cluster/cluster-compact.json")
@@ -54,7 +70,8 @@ json_b=$(size "$dir/cluster/cluster.json")
 yaml_b=$(size "$dir/cluster/cluster.yaml")
 lines=$(wc -l <"$dump")
 
-awk -v r="$restore" -v c="$compact" -v j="$json" -v y="$yaml" -v db="$dump_b" -v cb="$compact_b" -v jb="$json_b" -v yb="$yaml_b" -v lines="$lines" -v runs="$runs" '
+awk -v r="$restore" -v c="$compact" -v j="$json" -v y="$yaml" -v db="$dump_b" -v cb="$compact_b" -v jb="$json_b" -v yb="$yaml_b" -v lines="$lines" -v runs="$runs" \
+	-v t="$tracem" -v e="$expectm" -v dst="$dst" -v load="$load" '
 function mb(b) { return b / 1048576 }
 BEGIN {
 	split(r, R, " "); split(c, C, " "); split(j, J, " "); split(y, Y, " ")
@@ -67,4 +84,9 @@ BEGIN {
 	printf "\nspeed-up over iptables-restore --test: compact JSON %.2fx, indented JSON %.2fx (target >= 3), YAML %.2fx (target >= 1)\n", R[1] / C[1], R[1] / J[1], R[1] / Y[1]
 	printf "in CPU time:                            compact JSON %.2fx, indented JSON %.2fx, YAML %.2fx\n", R[3] / C[3], R[3] / J[3], R[3] / Y[3]
 	printf "peak RSS / input (target < 3):          compact JSON %.2fx, indented JSON %.2fx, YAML %.2fx\n", C[2] * 1024 / (db + cb), J[2] * 1024 / (db + jb), Y[2] * 1024 / (db + yb)
+	split(t, T, " "); split(e, E, " ")
+	printf "\n%-52s %8s %8s %10s %12s\n", "command (bundle: dump + indented JSON export)", "seconds", "CPU s", "peak RSS", "RSS / input"
+	printf "%-52s %8.2f %8.2f %8.0f MB %11.2fx\n", "proxyscan trace --dst " dst, T[1], T[3], T[2] / 1024, T[2] * 1024 / (db + jb)
+	printf "%-52s %8.2f %8.2f %8.0f MB %11.2fx\n", "proxyscan expect", E[1], E[3], E[2] / 1024, E[2] * 1024 / (db + jb)
+	printf "\ntargets: trace < 0.3 s, expect < 1 s; load average while measuring: %s\n", load
 }'

@@ -223,7 +223,7 @@ func Select(all []*Check, opts Options) ([]*Check, error) {
 // every check's status. Cross-node checks are skipped ([SingleNode]); use
 // [RunFleet] for several nodes.
 func Run(snap *model.Snapshot, checks []*Check) *Result {
-	return run(snap, newFacts(snap, checks), checks)
+	return Prepare(snap, checks).Run()
 }
 
 func run(snap *model.Snapshot, f *facts, checks []*Check) *Result {

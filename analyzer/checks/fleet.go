@@ -224,9 +224,32 @@ func fleetNames(nodes []*FleetNode) []string {
 // the checks compare with the model. It is empty when the inputs hold no
 // data plane of the mode, or proxyscan cannot read that mode's yet.
 func ViewsOf(s *model.Snapshot) (mode, source string, views []*view.View) {
-	f := newFacts(s, nil)
-	return f.res.Mode, f.res.ModeSource, f.views
+	return Prepare(s, nil).Views()
 }
+
+// A Prepared is a snapshot resolved and read into views for a list of
+// checks, as [Run] prepares it: a caller that reads the views and then runs
+// the checks (diff) builds them once.
+type Prepared struct {
+	snap   *model.Snapshot
+	f      *facts
+	checks []*Check
+}
+
+// Prepare resolves s and builds its views for checks, starting in the
+// background the traces those of them that trace read.
+func Prepare(s *model.Snapshot, checks []*Check) *Prepared {
+	return &Prepared{snap: s, f: newFacts(s, checks), checks: checks}
+}
+
+// Views returns what [ViewsOf] returns for the snapshot. The checks read
+// the same views: a caller must not change them.
+func (p *Prepared) Views() (mode, source string, views []*view.View) {
+	return p.f.res.Mode, p.f.res.ModeSource, p.f.views
+}
+
+// Run runs the checks (once) and returns their findings, as [Run] does.
+func (p *Prepared) Run() *Result { return run(p.snap, p.f, p.checks) }
 
 // ConfigValues flattens the kube-proxy configuration a node runs with into
 // its fields, keyed by the YAML paths kpconfig records ("mode",

@@ -243,8 +243,10 @@ func (c *comparer) pair(o, n *model.Snapshot) {
 		c.add(Change{Kind: NodeRemoved, Subject: o.Node.Name, Old: o.Node.Name, Message: "node " + orUnknown(o.Node.Name) + " only on the old side"})
 		return
 	}
-	oMode, oSrc, oViews := checks.ViewsOf(o)
-	nMode, nSrc, nViews := checks.ViewsOf(n)
+	// One view per side: the checks run on the views compared.
+	op, np := checks.Prepare(o, c.checks), checks.Prepare(n, c.checks)
+	oMode, oSrc, oViews := op.Views()
+	nMode, nSrc, nViews := np.Views()
 	c.node = n.Node.Name
 	if c.node == "" {
 		c.node = o.Node.Name
@@ -276,7 +278,7 @@ func (c *comparer) pair(o, n *model.Snapshot) {
 	removed := c.services(o, n)
 	c.ports(o, n, removed)
 	c.dataPlane(o, n, oMode, nMode, oViews, nViews, removed)
-	c.findings(o, n)
+	c.findings(op, np)
 }
 
 func orUnknown(s string) string {
@@ -651,8 +653,8 @@ func noViewReason(s *model.Snapshot, mode string) string {
 
 // findings runs the checks on both sides and lists the findings that
 // appeared and those resolved (by check, service, endpoint and message).
-func (c *comparer) findings(o, n *model.Snapshot) {
-	or, nr := checks.Run(o, c.checks), checks.Run(n, c.checks)
+func (c *comparer) findings(o, n *checks.Prepared) {
+	or, nr := o.Run(), n.Run()
 	key := func(f checks.Finding) string {
 		return strings.Join([]string{f.Check, f.Service, f.Endpoint, f.Message}, "\x00")
 	}

@@ -126,6 +126,7 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 		// now, with all ports built, can they be trimmed.
 		for _, s := range out {
 			compactObjects(s.Objects)
+			s.ObjectsChanged()
 		}
 	}
 	return out, nil
@@ -377,7 +378,7 @@ func (b *builder) finish(opts Options) error {
 		return err
 	}
 	b.pickNode(opts)
-	s.Ports = model.BuildServicePorts(s.Objects, model.BuildOptions{
+	s.BuildPorts(model.BuildOptions{
 		NodeName:     s.Node.Name,
 		HonourIPMode: resolve.Enabled(resolve.LoadBalancerIPMode, s.Version.Version, resolve.ConfiguredGates(s)),
 	})

@@ -47,6 +47,11 @@ type Options struct {
 	// (analyze); the reference proxier rebuilds ports from the objects and
 	// needs them whole.
 	Compact bool
+	// Lean decodes the exports lean (kube.Options.Lean) without trimming
+	// them afterwards: for callers that read the objects, but none of what
+	// a lean decoding leaves out (the reference proxier). Compact implies
+	// it.
+	Lean bool
 	// Strict reads every file strictly: a line that is not understood is
 	// an error. Otherwise only the files of a bundle written by collect
 	// (one holding manifest.json) are; the others are read leniently
@@ -88,10 +93,10 @@ var parsersByKind = map[parsers.Kind]parseFunc{
 var kubeOptions kube.Options
 
 // kube returns the options of the exports' decoding: kubeOptions, lean
-// when the objects are compacted afterwards.
+// when asked or when the objects are compacted afterwards.
 func (o Options) kube() kube.Options {
 	ko := kubeOptions
-	ko.Lean = o.Compact
+	ko.Lean = o.Compact || o.Lean
 	return ko
 }
 

@@ -79,7 +79,30 @@ type Snapshot struct {
 	// Manifest is the bundle's manifest.json (how every source was read,
 	// when), nil for inputs that are not a collected bundle.
 	Manifest *manifest.Manifest
+
+	// portsBuilt holds the options Ports were built with from Objects by
+	// BuildPorts, nil when they were not (or Objects changed since).
+	portsBuilt *BuildOptions
 }
+
+// BuildPorts sets Ports to the service ports of Objects built with opts
+// (see [BuildServicePorts]), remembering opts for [Snapshot.PortsBuiltWith].
+func (s *Snapshot) BuildPorts(opts BuildOptions) {
+	s.Ports = BuildServicePorts(s.Objects, opts)
+	s.portsBuilt = &opts
+}
+
+// PortsBuiltWith reports whether Ports are what BuildServicePorts returns
+// for Objects and opts, so that a caller needing those need not build them
+// again.
+func (s *Snapshot) PortsBuiltWith(opts BuildOptions) bool {
+	return s.portsBuilt != nil && *s.portsBuilt == opts
+}
+
+// ObjectsChanged records that Objects no longer hold what Ports were built
+// from (they were trimmed, or edited): building them again would not give
+// Ports. A caller changing Objects after loading calls it.
+func (s *Snapshot) ObjectsChanged() { s.portsBuilt = nil }
 
 // An Input is one file that was read.
 type Input struct {

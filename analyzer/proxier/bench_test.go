@@ -17,7 +17,11 @@ var benchSpec = benchgen.Spec{Services: 10000, Endpoints: 60000, NodePortEvery: 
 
 // benchSnapshot loads the generated cluster with the iptables-save dump
 // benchgen writes for it.
-func benchSnapshot(b *testing.B) *model.Snapshot {
+func benchSnapshot(b testing.TB) *model.Snapshot { return specSnapshot(b, benchSpec) }
+
+// specSnapshot loads the cluster of a spec with the iptables-save dump
+// benchgen writes for it.
+func specSnapshot(b testing.TB, benchSpec benchgen.Spec) *model.Snapshot {
 	b.Helper()
 	dir := b.TempDir()
 	write := func(name string, fn func(*os.File) error) string {

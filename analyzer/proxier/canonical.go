@@ -727,7 +727,7 @@ func Canonicalize(d *iptables.Dump) (*iptables.Dump, error) {
 		}
 		tables = append(tables, rt)
 	}
-	out, _, err := canonicalDump(d.Name, fam, "", tables...)
+	out, _, err := canonicalDump(d.Name, fam, "", false, tables...)
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,43 @@ func (t *ruleTable) chain(name string) *ruleChain {
 	return c
 }
 
+// emptyCopy returns a table declaring the chains t declares, without
+// their rules: what one shard of syncServicePorts writes into.
+func (t *ruleTable) emptyCopy() *ruleTable {
+	c := &ruleTable{name: t.name, fam: t.fam, chains: make(map[string]*ruleChain, len(t.chains))}
+	for name, ch := range t.chains {
+		c.chains[name] = &ruleChain{name: name, policy: ch.policy}
+	}
+	return c
+}
+
+// merge appends what was written into q, an emptyCopy of t, after what t
+// holds: the chains q declared and the rules of every chain, so that t
+// is as if q's rules had been written into it.
+func (t *ruleTable) merge(q *ruleTable) {
+	if q.err != nil {
+		t.fail(q.err)
+	}
+	for _, name := range q.user {
+		if t.chains[name] == nil {
+			t.chains[name] = &ruleChain{name: name, policy: "-"}
+			t.user = append(t.user, name)
+		}
+	}
+	for name, c := range q.chains {
+		if c.n == 0 {
+			continue
+		}
+		tc := t.chains[name]
+		if tc.lines == nil {
+			tc.lines = c.lines
+		} else {
+			tc.lines = append(tc.lines, c.lines...)
+		}
+		tc.n += c.n
+	}
+}
+
 // declare declares a user chain; declaring it twice is harmless, as
 // iptables-restore flushes a chain named twice.
 func (t *ruleTable) declare(name string) { t.chain(name) }
@@ -144,26 +181,43 @@ func (t *ruleTable) writeTo(b *bytes.Buffer) {
 	b.WriteString("COMMIT\n")
 }
 
-// canonicalDump assembles tables (in iptables-save's table order) into
-// text and parses it into a dump named name.
-func canonicalDump(name string, fam iptables.Family, header string, tables ...*ruleTable) (*iptables.Dump, []byte, error) {
-	var b bytes.Buffer
-	if header != "" {
-		b.WriteString(header)
+// size returns the bytes writeTo writes.
+func (t *ruleTable) size() int {
+	n := len(t.name) + len("*\nCOMMIT\n")
+	for _, c := range t.chains {
+		n += len(":  [0:0]\n") + len(c.name) + len(c.policy) + len(c.lines)
 	}
+	return n
+}
+
+// canonicalDump assembles tables (in iptables-save's table order) into
+// text and parses it into a dump named name; with textOnly the dump is
+// not parsed (nil).
+func canonicalDump(name string, fam iptables.Family, header string, textOnly bool, tables ...*ruleTable) (*iptables.Dump, []byte, error) {
 	byName := map[string]*ruleTable{}
+	size := len(header)
 	for _, t := range tables {
 		if t.err != nil {
 			return nil, nil, t.err
 		}
 		byName[t.name] = t
+		size += t.size()
 	}
+	// The text is written once into a buffer of its size: a dump of
+	// 10,000 Services is tens of megabytes, which growing by doubling
+	// would copy and clear several times over.
+	var b bytes.Buffer
+	b.Grow(size)
+	b.WriteString(header)
 	for _, n := range tableOrder {
 		if t := byName[n]; t != nil {
 			t.writeTo(&b)
 		}
 	}
 	text := b.Bytes()
+	if textOnly {
+		return nil, text, nil
+	}
 	d, err := iptables.Parse(name, text)
 	if err != nil {
 		return nil, nil, fmt.Errorf("parsing the generated dump: %w", err)

@@ -43,6 +43,8 @@ type input struct {
 	snap *model.Snapshot
 	cfg  *kpv1alpha1.KubeProxyConfiguration
 	env  Env
+	// textOnly is Options.TextOnly.
+	textOnly bool
 
 	nodeName string
 	// nodeIPs holds the node IP of each family (the first InternalIP, else
@@ -70,11 +72,12 @@ func newInput(r *resolve.Resolution, env Env) *input {
 	}
 	in.cfg = resolveConfig(snap, v)
 	in.ports = snap.ActivePorts()
-	if snap.Objects != nil && len(snap.Objects.Services) > 0 {
+	build := model.BuildOptions{NodeName: snap.Node.Name, HonourIPMode: r.Has(resolve.LoadBalancerIPMode)}
+	if snap.Objects != nil && len(snap.Objects.Services) > 0 && !snap.PortsBuiltWith(build) {
 		// The snapshot's ports follow its own version; rebuild them for v
-		// (LoadBalancerIPMode).
+		// (LoadBalancerIPMode) unless they were built the same way.
 		in.ports = nil
-		for _, sp := range model.BuildServicePorts(snap.Objects, model.BuildOptions{NodeName: snap.Node.Name, HonourIPMode: r.Has(resolve.LoadBalancerIPMode)}) {
+		for _, sp := range model.BuildServicePorts(snap.Objects, build) {
 			if sp.Skip == "" {
 				in.ports = append(in.ports, sp)
 			}

@@ -45,7 +45,9 @@ func (iptablesMode) generate(in *input, families []model.Family) (*Dataplane, er
 		if err != nil {
 			return nil, fault.Errorf("generating the %s iptables rules: %w", f, err)
 		}
-		dp.IPTables = append(dp.IPTables, d)
+		if d != nil {
+			dp.IPTables = append(dp.IPTables, d)
+		}
 		dp.Files = append(dp.Files, File{Name: iptablesFileName(f), Family: f, Data: text})
 	}
 	return dp, nil
@@ -154,7 +156,7 @@ func (p *iptablesProxier) sync() (*iptables.Dump, []byte, error) {
 		p.syncProxyRulesXLB()
 	}
 	name := "expected/" + iptablesFileName(p.family)
-	return canonicalDump(name, iptables.Family(p.family), "", p.mangle, p.filter, p.nat)
+	return canonicalDump(name, iptables.Family(p.family), "", p.in.textOnly, p.mangle, p.filter, p.nat)
 }
 
 // jumpChain is one iptablesJumpChains entry: a rule in a built-in chain

@@ -29,9 +29,7 @@ func (p *iptablesProxier) syncProxyRules() {
 	p.writeStaticRules()
 	p.writeKubeletFirewall()
 
-	for _, sp := range p.ports {
-		p.syncServicePort(sp)
-	}
+	p.syncServicePorts((*iptablesProxier).syncServicePort)
 
 	p.writeNodePortsTail()
 	p.writeForwardRules()

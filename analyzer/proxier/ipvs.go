@@ -138,11 +138,13 @@ func (ipvsMode) generate(in *input, families []model.Family) (*Dataplane, error)
 	for _, f := range families {
 		p := newIPVSProxier(in, f)
 		p.syncProxyRules()
-		d, text, err := canonicalDump("expected/"+iptablesFileName(f), iptables.Family(f), "", p.filter, p.nat)
+		d, text, err := canonicalDump("expected/"+iptablesFileName(f), iptables.Family(f), "", in.textOnly, p.filter, p.nat)
 		if err != nil {
 			return nil, fault.Errorf("generating the %s iptables rules of IPVS mode: %w", f, err)
 		}
-		dp.IPTables = append(dp.IPTables, d)
+		if d != nil {
+			dp.IPTables = append(dp.IPTables, d)
+		}
 		files = append(files, File{Name: iptablesFileName(f), Family: f, Data: text})
 		table.Services = append(table.Services, p.services...)
 		dp.Bound = append(dp.Bound, p.boundAddrs()...)

@@ -135,6 +135,11 @@ type Options struct {
 	Families []model.Family
 	// Env describes the node's start-up environment.
 	Env Env
+	// TextOnly asks for the dumps' text (Files) only: the iptables dumps
+	// of iptables and IPVS mode are not parsed back, and IPTables is
+	// empty. For callers that print the rules rather than trace or
+	// compare them.
+	TextOnly bool
 }
 
 // Expect returns the data plane kube-proxy programs for the Services,
@@ -151,6 +156,7 @@ func Expect(r *resolve.Resolution, opts Options) (*Dataplane, error) {
 		return nil, err
 	}
 	in := newInput(r, opts.Env)
+	in.textOnly = opts.TextOnly
 	fams := opts.Families
 	if len(fams) == 0 {
 		fams = r.Families

@@ -143,6 +143,12 @@ func ValidateIPTables(dumps []*iptables.Dump) []Problem {
 				r := t.Chains[e.from].Rules[e.rule]
 				return r.Raw, r.Pos()
 			}
+			// At most one edge per rule: sized once rather than grown.
+			nrules := 0
+			for _, c := range t.Chains {
+				nrules += len(c.Rules)
+			}
+			g.edges = make([]edge, 0, nrules)
 			for ci, c := range t.Chains {
 				g.beginChain()
 				for ri, r := range c.Rules {

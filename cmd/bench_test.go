@@ -1,0 +1,62 @@
+package cmd
+
+import (
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/internal/benchgen"
+)
+
+// benchBundle writes the bundle of a node of benchgen.Default (10,000
+// Services, 55,000 endpoints) into a directory removed when the benchmark
+// ends, and returns its path.
+func benchBundle(b *testing.B) string {
+	b.Helper()
+	dir := filepath.Join(b.TempDir(), "node-1")
+	if err := benchgen.Default.WriteBundle(dir); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+// benchCommand runs run once per iteration, as the command does for a
+// user (load, resolve, work, output), reporting the CPU time and the peak
+// heap of a run.
+func benchCommand(b *testing.B, run func(io *IOStreams) error) {
+	runtime.GC()
+	b.ReportAllocs()
+	b.ResetTimer()
+	var peak uint64
+	cpu0 := cpuTime()
+	for b.Loop() {
+		io, _, _ := Test()
+		stop := peakHeap()
+		if err := run(io); err != nil {
+			b.Fatal(err)
+		}
+		peak = max(peak, stop())
+		runtime.GC()
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+}
+
+// BenchmarkTraceOnePacket is `proxyscan trace BUNDLE --dst CLUSTERIP:PORT`
+// of one packet on a node of 10,000 Services: loading the bundle is most
+// of it.
+func BenchmarkTraceOnePacket(b *testing.B) {
+	dir := benchBundle(b)
+	benchCommand(b, func(io *IOStreams) error {
+		return traceRun(&TraceOptions{IO: io, Paths: []string{dir}, Dst: "10.96.19.136:80", Proto: "tcp", From: "pod", Output: "json"})
+	})
+}
+
+// BenchmarkExpect10k is `proxyscan expect BUNDLE` on a node of 10,000
+// Services: the iptables-save text kube-proxy writes for them.
+func BenchmarkExpect10k(b *testing.B) {
+	dir := benchBundle(b)
+	benchCommand(b, func(io *IOStreams) error {
+		return expectRun(&ExpectOptions{IO: io, Paths: []string{dir}})
+	})
+}
