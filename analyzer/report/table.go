@@ -132,7 +132,7 @@ func gapLines(b *strings.Builder, t *theme, r *Report, width int) {
 		return
 	}
 	b.WriteString(t.title.Render("not checked:") + "\n")
-	for _, g := range gaps {
+	for _, g := range mergeByText(gaps) {
 		paragraph(b, t.plain, g, width, "  - ", "    ")
 	}
 	if len(needs) > 0 {
@@ -143,6 +143,52 @@ func gapLines(b *strings.Builder, t *theme, r *Report, width int) {
 		}
 	}
 	b.WriteString("\n")
+}
+
+// mergeByText joins the lines "ID: text" of checks that say the same
+// text (on the same node, in a fleet: "node: ID: text") into one line
+// naming every check, at the place of the first; other lines stay as they
+// are.
+func mergeByText(lines []string) []string {
+	var out, keys []string
+	var ids [][]string
+	for _, l := range lines {
+		node, id, text, ok := splitCheckLine(l)
+		if !ok {
+			out, keys, ids = append(out, l), append(keys, "\x00"+l), append(ids, nil)
+			continue
+		}
+		key := node + "\x00" + text
+		if i := slices.Index(keys, key); i >= 0 {
+			ids[i] = append(ids[i], id)
+			continue
+		}
+		out, keys, ids = append(out, l), append(keys, key), append(ids, []string{id})
+	}
+	for i, key := range keys {
+		if len(ids[i]) < 2 {
+			continue
+		}
+		node, text, _ := strings.Cut(key, "\x00")
+		out[i] = node + strings.Join(ids[i], ", ") + ": " + text
+	}
+	return out
+}
+
+// splitCheckLine splits "ID: text" or "node: ID: text", where ID is the ID
+// of a check.
+func splitCheckLine(l string) (node, id, text string, ok bool) {
+	if id, text, ok := strings.Cut(l, ": "); ok && checks.ByID(id) != nil {
+		return "", id, text, true
+	}
+	n, rest, ok := strings.Cut(l, ": ")
+	if !ok {
+		return "", "", "", false
+	}
+	if id, text, ok := strings.Cut(rest, ": "); ok && checks.ByID(id) != nil {
+		return n + ": ", id, text, true
+	}
+	return "", "", "", false
 }
 
 // counts says how many findings of each severity there are, in colour
@@ -490,8 +536,39 @@ func checkLines(b *strings.Builder, t *theme, r *Report, width int, verbose bool
 			notes = append(notes, &note{id: ns.status.ID, text: text, nodes: []string{ns.node}})
 		}
 	}
+	// A note the gaps above already state is not repeated, and checks
+	// noting the same thing on the same nodes share one line.
+	gaps, _ := r.gaps()
+	shown := map[string]bool{}
+	for _, g := range gaps {
+		shown[g] = true
+	}
+	stated := func(n *note) bool {
+		if !multi {
+			return shown[n.id+": "+n.text]
+		}
+		for _, node := range n.nodes {
+			if !shown[node+": "+n.id+": "+n.text] {
+				return false
+			}
+		}
+		return true
+	}
+	var lines, keys []string
 	for _, n := range notes {
-		paragraph(b, t.dim, "note ("+n.id+onNodes(n.nodes)+"): "+n.text, width, "", "  ")
+		if !verbose && stated(n) {
+			continue
+		}
+		key := n.text + "\x00" + onNodes(n.nodes)
+		if i := slices.Index(keys, key); i >= 0 {
+			lines[i] += ", " + n.id
+			continue
+		}
+		keys, lines = append(keys, key), append(lines, n.id)
+	}
+	for i, key := range keys {
+		text, nodes, _ := strings.Cut(key, "\x00")
+		paragraph(b, t.dim, "note ("+lines[i]+nodes+"): "+text, width, "", "  ")
 	}
 	for _, n := range r.Notes {
 		paragraph(b, t.dim, "note: "+n, width, "", "  ")
