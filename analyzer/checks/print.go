@@ -374,6 +374,10 @@ type Prints struct {
 	seed  maphash.Seed
 	ports map[uint64][]*portPrint
 	strs  map[string]string
+	// byPorts and byLines hold the service ports and lines of the prints
+	// read from node reports, by fingerprint (see [Prints.ReadPrint]).
+	byPorts map[string][]*portPrint
+	byLines map[string][][]int32
 	// buf and cmp are the encodings of the print being added and of a
 	// stored one (see encode).
 	buf, cmp []byte
@@ -381,7 +385,8 @@ type Prints struct {
 
 // NewPrints returns an empty store of prints.
 func NewPrints() *Prints {
-	return &Prints{seed: maphash.MakeSeed(), ports: map[uint64][]*portPrint{}, strs: map[string]string{}}
+	return &Prints{seed: maphash.MakeSeed(), ports: map[uint64][]*portPrint{}, strs: map[string]string{},
+		byPorts: map[string][]*portPrint{}, byLines: map[string][][]int32{}}
 }
 
 // add interns a node's print: its strings are copied (or shared with other

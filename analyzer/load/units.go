@@ -15,6 +15,9 @@ import (
 // [) is expanded as the shell would, matches sorted; one that matches
 // nothing is an error.
 //
+// A node report (see [IsNodeReport]) counts as a bundle: it is a unit of
+// its own.
+//
 // When every argument is a bundle or a directory of bundles, each bundle
 // is a unit, in the order of their paths (the order [Load] gives their
 // nodes). A bundle is an archive (a gzip file) or a directory holding
@@ -82,7 +85,7 @@ func bundlesIn(p string) (bundles []string, ok bool, err error) {
 		return nil, false, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
 	}
 	if !st.IsDir() {
-		return []string{p}, st.Mode().IsRegular() && archiveFile(p), nil
+		return []string{p}, st.Mode().IsRegular() && (archiveFile(p) || nodeReportFile(p)), nil
 	}
 	if isBundleDir(p) {
 		return []string{p}, true, nil
