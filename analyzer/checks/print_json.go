@@ -1,6 +1,9 @@
 package checks
 
 import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -9,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
@@ -102,9 +106,9 @@ func (n *FleetNode) WritePrint(w io.Writer) error {
 		head.Views = append(head.Views, viewJSON{Family: v.family, Source: v.source, Anchors: v.anchors})
 	}
 	lines := encodeLines(np.lines)
-	ports := make([]portJSON, len(np.ports))
-	for i, pp := range np.ports {
-		ports[i] = pp.json()
+	ports, err := encodePorts(np.ports)
+	if err != nil {
+		return err
 	}
 	parts := []struct {
 		key   string
@@ -113,8 +117,8 @@ func (n *FleetNode) WritePrint(w io.Writer) error {
 		{"node", head},
 		{"portsFingerprint", portsFingerprint(np.ports)},
 		{"linesFingerprint", linesFingerprint(lines)},
-		{"lines", base64.StdEncoding.EncodeToString(lines)},
-		{"ports", ports},
+		{"linesGzip", gzipBase64(lines)},
+		{"portsGzip", ports},
 	}
 	if _, err := io.WriteString(w, "{"); err != nil {
 		return err
@@ -132,8 +136,78 @@ func (n *FleetNode) WritePrint(w io.Writer) error {
 			return err
 		}
 	}
-	_, err := io.WriteString(w, "}")
+	_, err = io.WriteString(w, "}")
 	return err
+}
+
+// gzipBase64 compresses data with gzip and encodes it in base64.
+func gzipBase64(data []byte) string {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Write(data)
+	zw.Close()
+	return base64.StdEncoding.EncodeToString(buf.Bytes())
+}
+
+// encodePorts writes the service ports of a print as a JSON array,
+// compressed with gzip and encoded in base64: the evidence of ten thousand
+// Services takes tens of megabytes, and a few once compressed.
+func encodePorts(ports []*portPrint) (string, error) {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	bw := bufio.NewWriterSize(zw, 64<<10)
+	bw.WriteByte('[')
+	for i, pp := range ports {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		data, err := json.Marshal(pp.json())
+		if err != nil {
+			return "", fmt.Errorf("encoding the print of %s: %w", pp.service, err)
+		}
+		bw.Write(data)
+	}
+	bw.WriteByte(']')
+	if err := bw.Flush(); err != nil {
+		return "", err
+	}
+	if err := zw.Close(); err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+}
+
+// decodePorts reads what encodePorts wrote.
+func decodePorts(s string) ([]*portPrint, error) {
+	zr, err := gzip.NewReader(base64.NewDecoder(base64.StdEncoding, strings.NewReader(s)))
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bufio.NewReaderSize(zr, 64<<10))
+	dec.DisallowUnknownFields()
+	// One service port at a time: the array is never held whole.
+	if err := expectDelim(dec, '['); err != nil {
+		return nil, err
+	}
+	ports := []*portPrint{}
+	for dec.More() {
+		var pj portJSON
+		if err := dec.Decode(&pj); err != nil {
+			return nil, err
+		}
+		pp := pj.print()
+		if n := len(ports); n > 0 && pp.service <= ports[n-1].service {
+			return nil, fmt.Errorf("%s is not after %s", pp.service, ports[n-1].service)
+		}
+		ports = append(ports, pp)
+	}
+	if err := expectDelim(dec, ']'); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the service ports")
+	}
+	return ports, nil
 }
 
 func (pp *portPrint) json() portJSON {
@@ -292,26 +366,35 @@ func (ps *Prints) ReadPrint(dec *json.Decoder) (p *Print, done bool, err error) 
 			if err := dec.Decode(&linesFP); err != nil {
 				return nil, false, fmt.Errorf("print: linesFingerprint: %w", err)
 			}
-		case "lines":
-			if lines, ok := ps.knownLines(linesFP); ok {
-				var skip json.RawMessage
-				if err := dec.Decode(&skip); err != nil {
-					return nil, false, fmt.Errorf("print: lines: %w", err)
+		case "linesGzip":
+			lines, linesOK := ps.knownLines(linesFP)
+			if ports, ok := ps.knownPorts(portsFP); ok && linesOK {
+				// Both shared with an earlier node: the rest is not read.
+				np.ports, np.lines = ports, lines
+				if len(np.lines) != len(np.ports) {
+					return nil, false, fmt.Errorf("print: %d lists of lines for %d service ports", len(np.lines), len(np.ports))
 				}
-				np.lines, haveLines = lines, true
-				break
+				return &Print{np}, true, nil
 			}
 			var s string
 			if err := dec.Decode(&s); err != nil {
-				return nil, false, fmt.Errorf("print: lines: %w", err)
+				return nil, false, fmt.Errorf("print: linesGzip: %w", err)
 			}
-			if rawLines, err = base64.StdEncoding.DecodeString(s); err != nil {
-				return nil, false, fmt.Errorf("print: lines: %w", err)
+			if linesOK {
+				np.lines, haveLines = lines, true
+				break
+			}
+			zr, err := gzip.NewReader(base64.NewDecoder(base64.StdEncoding, strings.NewReader(s)))
+			if err == nil {
+				rawLines, err = io.ReadAll(zr)
+			}
+			if err != nil {
+				return nil, false, fmt.Errorf("print: linesGzip: %w", err)
 			}
 			if got := linesFingerprint(rawLines); got != linesFP {
 				return nil, false, fmt.Errorf("print: the lines' fingerprint is %s, not %s as written", got, linesFP)
 			}
-		case "ports":
+		case "portsGzip":
 			if ports, ok := ps.knownPorts(portsFP); ok {
 				np.ports = ports
 				if err := ps.finishLines(np, rawLines, haveLines, linesFP); err != nil {
@@ -319,16 +402,13 @@ func (ps *Prints) ReadPrint(dec *json.Decoder) (p *Print, done bool, err error) 
 				}
 				return &Print{np}, true, nil
 			}
-			var list []portJSON
-			if err := dec.Decode(&list); err != nil {
-				return nil, false, fmt.Errorf("print: ports: %w", err)
+			var s string
+			if err := dec.Decode(&s); err != nil {
+				return nil, false, fmt.Errorf("print: portsGzip: %w", err)
 			}
-			ports := make([]*portPrint, len(list))
-			for i := range list {
-				ports[i] = list[i].print()
-				if i > 0 && ports[i].service <= ports[i-1].service {
-					return nil, false, fmt.Errorf("print: ports: %s is not after %s", ports[i].service, ports[i-1].service)
-				}
+			ports, err := decodePorts(s)
+			if err != nil {
+				return nil, false, fmt.Errorf("print: portsGzip: %w", err)
 			}
 			if got := portsFingerprint(ports); got != portsFP {
 				return nil, false, fmt.Errorf("print: the service ports' fingerprint is %s, not %s as written", got, portsFP)
@@ -341,8 +421,8 @@ func (ps *Prints) ReadPrint(dec *json.Decoder) (p *Print, done bool, err error) 
 	if err := expectDelim(dec, '}'); err != nil {
 		return nil, false, err
 	}
-	if np.ports == nil && portsFP == "" {
-		return nil, false, errors.New("print: no service ports")
+	if np.ports == nil {
+		return nil, false, errors.New("print: no service ports (portsGzip)")
 	}
 	if err := ps.finishLines(np, rawLines, haveLines, linesFP); err != nil {
 		return nil, false, err

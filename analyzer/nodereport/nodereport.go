@@ -13,6 +13,7 @@ package nodereport
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,6 +67,16 @@ type nodeJSON struct {
 // at) are written without it: a reader gives them the bundle the report is
 // found in.
 func Write(w io.Writer, sum *report.Node, n *checks.FleetNode, meta Meta, bundle string) error {
+	var print bytes.Buffer
+	if err := n.WritePrint(&print); err != nil {
+		return err
+	}
+	return WritePrinted(w, sum, print.Bytes(), meta, bundle)
+}
+
+// WritePrinted is [Write] with the node's print written already (by
+// [checks.FleetNode.WritePrint]).
+func WritePrinted(w io.Writer, sum *report.Node, print []byte, meta Meta, bundle string) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	res := sum.Result
 	node := nodeJSON{Name: sum.Name, Version: sum.Version, VersionSource: sum.VersionSource, Notes: sum.Notes, Checklist: sum.Checklist,
@@ -99,9 +110,7 @@ func Write(w io.Writer, sum *report.Node, n *checks.FleetNode, meta Meta, bundle
 		fmt.Fprintf(bw, "%q:%s,\n", f.key, data)
 	}
 	bw.WriteString(`"print":`)
-	if err := n.WritePrint(bw); err != nil {
-		return err
-	}
+	bw.Write(print)
 	bw.WriteString("}\n")
 	return bw.Flush()
 }
