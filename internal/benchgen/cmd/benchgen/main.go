@@ -16,6 +16,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/report"
 	"github.com/proxyscan/proxyscan/internal/benchgen"
+	"github.com/proxyscan/proxyscan/internal/benchgen/fleetreports"
 )
 
 func main() {
@@ -33,7 +34,7 @@ func main() {
 		os.Exit(2)
 	}
 	if *reports > 0 {
-		if err := spec.WriteNodeReports(*out, *reports, report.Tool{Name: "proxyscan", Version: *version}); err != nil {
+		if err := fleetreports.Write(spec, *out, *reports, report.Tool{Name: "proxyscan", Version: *version}); err != nil {
 			fail(err)
 		}
 		return

@@ -1,4 +1,6 @@
-package benchgen
+// Package fleetreports writes the node reports of a generated fleet, for
+// the benchmarks of analyze's merge of node reports.
+package fleetreports
 
 import (
 	"bytes"
@@ -11,9 +13,10 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/nodereport"
 	"github.com/proxyscan/proxyscan/analyzer/report"
+	"github.com/proxyscan/proxyscan/internal/benchgen"
 )
 
-// WriteNodeReports writes the node reports of n nodes of the spec's
+// Write writes the node reports of n nodes of the spec's
 // cluster into dir, as collect --analyze would on each node and kubectl cp
 // would copy them out: dir/node-0001/node-report.json... Every node runs
 // the same data plane, but for one node in a hundred (the 50th, 150th...)
@@ -21,7 +24,7 @@ import (
 // nodes are analysed (in a directory removed afterwards); the reports of
 // the others are theirs under another name. tool is the proxyscan that
 // writes them.
-func (s Spec) WriteNodeReports(dir string, n int, tool report.Tool) error {
+func Write(s benchgen.Spec, dir string, n int, tool report.Tool) error {
 	work, err := os.MkdirTemp("", "benchgen-reports-")
 	if err != nil {
 		return err
@@ -42,10 +45,9 @@ func (s Spec) WriteNodeReports(dir string, n int, tool report.Tool) error {
 	if err != nil {
 		return err
 	}
-	first := s.services()[0]
 	var kept [][]byte
 	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
-		if !bytes.Contains(line, []byte(first.ns+"/"+first.name)) {
+		if !bytes.Contains(line, []byte(s.ServiceName(0))) {
 			kept = append(kept, line)
 		}
 	}
