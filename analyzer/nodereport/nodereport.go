@@ -149,7 +149,7 @@ type Expect struct {
 // checks than expect is a [*MismatchError], returned as soon as its first
 // fields are read.
 func Read(r io.Reader, where string, prints *checks.Prints, expect Expect) (*Node, error) {
-	dec := json.NewDecoder(bufio.NewReaderSize(r, 256<<10))
+	dec := json.NewDecoder(bufio.NewReaderSize(r, 32<<10))
 	t, err := dec.Token()
 	if err != nil {
 		return nil, fmt.Errorf("not a node report: %w", err)
