@@ -143,6 +143,13 @@ func readReport(p string, fo *fleetOptions, prints *checks.Prints) (out []analyz
 		}
 	}
 	defer r.Close()
+	if given := givenFlags(fo.load); given != "" {
+		// The report was written without them: its answers are not theirs.
+		if own {
+			return nil, false, "", load.InputError(fmt.Errorf("%s: a node report is analysed already: %s cannot apply to it (give the node's bundle)", p, given))
+		}
+		return nil, false, fmt.Sprintf("%s not used: it was written without %s; the node was analysed from its dumps", load.NodeReportFile, given), nil
+	}
 	n, err := nodereport.Read(r, p, prints, nodereport.Expect{Version: fo.version, Checks: checks.IDs(fo.checks)})
 	var mm *nodereport.MismatchError
 	switch {
@@ -156,6 +163,20 @@ func readReport(p string, fo *fleetOptions, prints *checks.Prints) (out []analyz
 		return nil, false, "", load.InputError(fmt.Errorf("%s: %s: %w (--reanalyze analyses the bundle from its dumps)", p, load.NodeReportFile, err))
 	}
 	return []analyzed{{node: n.Fleet, sum: n.Summary}}, true, "", nil
+}
+
+// givenFlags names the flags of the loader that change the analysis of a
+// node (--node, --version), when given: a node report, written without
+// them, does not answer for them.
+func givenFlags(o load.Options) string {
+	var out []string
+	if o.Node != "" {
+		out = append(out, "--node")
+	}
+	if o.Version != "" {
+		out = append(out, "--version")
+	}
+	return strings.Join(out, " and ")
 }
 
 // analyzeUnits reads and analyses units, up to jobs at a time. The error

@@ -260,6 +260,18 @@ func TestNodeReportMismatch(t *testing.T) {
 	if err != nil || !bytes.Contains(got, []byte("a node report of other checks")) {
 		t.Errorf("a bundle of other checks: %v\n%s", err, got)
 	}
+	// --version is not the report's: the bundle is analysed again, a
+	// report of its own is refused.
+	if err := writeNodeReportAgain(b); err != nil {
+		t.Fatal(err)
+	}
+	got, err = fleetJSON(t, []string{b}, fleetOptions{load: load.Options{Version: "1.28"}})
+	if err != nil || !bytes.Contains(got, []byte("node-report.json not used: it was written without --version")) || !bytes.Contains(got, []byte(`"kubeProxyVersion": "v1.28`)) {
+		t.Errorf("--version with a bundle's report: %v\n%s", err, got)
+	}
+	if _, err := fleetJSON(t, []string{own}, fleetOptions{load: load.Options{Node: "x"}}); err == nil || !load.IsInputError(err) || !strings.Contains(err.Error(), "--node cannot apply") {
+		t.Errorf("--node with a report of its own: %v", err)
+	}
 	// A damaged report in a bundle is an input error that names it.
 	data, err := os.ReadFile(own)
 	if err != nil {
