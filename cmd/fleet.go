@@ -124,7 +124,7 @@ func analyzeUnit(unit []string, fo *fleetOptions, prints *checks.Prints, fleet b
 // false when there is none (or reanalyze asks for the dumps), and why then
 // says why a report in the bundle was not used.
 func readReport(p string, fo *fleetOptions, prints *checks.Prints) (out []analyzed, ok bool, why string, err error) {
-	own := nodereport.IsFile(p)
+	own := load.IsNodeReportFile(p)
 	var r io.ReadCloser
 	switch {
 	case own:

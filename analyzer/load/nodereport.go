@@ -41,16 +41,14 @@ func skipPrefix(b []byte, p string) ([]byte, bool) {
 	return b[len(p):], true
 }
 
-// nodeReportFile reports whether the regular file at p is a node report.
-func nodeReportFile(p string) bool {
-	f, err := os.Open(p)
-	if err != nil {
+// IsNodeReportFile reports whether p is a regular file that is a node
+// report.
+func IsNodeReportFile(p string) bool {
+	st, err := os.Stat(p)
+	if err != nil || !st.Mode().IsRegular() {
 		return false
 	}
-	defer f.Close()
-	head := make([]byte, 64)
-	n, _ := f.Read(head)
-	return IsNodeReport(head[:n])
+	return IsNodeReport(fileHead(p, 64))
 }
 
 // InputError marks err as a problem with the inputs (see [IsInputError]).

@@ -14,23 +14,6 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/load"
 )
 
-// IsFile reports whether the file at p is a node report of its own (not in
-// a bundle).
-func IsFile(p string) bool {
-	st, err := os.Stat(p)
-	if err != nil || !st.Mode().IsRegular() {
-		return false
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 64)
-	n, _ := io.ReadFull(f, head)
-	return load.IsNodeReport(head[:n])
-}
-
 // Open opens the node report of a bundle: node-report.json at the top of a
 // directory, or of a gzip-compressed tar archive (under its one top
 // directory or none). ok is false when the bundle holds none; an archive is
@@ -43,7 +26,7 @@ func Open(bundle string) (r io.ReadCloser, ok bool, err error) {
 	}
 	if st.IsDir() {
 		p := filepath.Join(bundle, load.NodeReportFile)
-		if !IsFile(p) {
+		if !load.IsNodeReportFile(p) {
 			return nil, false, nil
 		}
 		f, err := os.Open(p)
