@@ -120,7 +120,9 @@ func BenchmarkFleet200(b *testing.B) {
 // cluster of 10,000 Services (5.5 endpoints each), one node in a hundred
 // lacking a Service (go test -bench MergeReports -benchtime 1x ./cmd): the
 // reports are generated once, before the timer; the merge reads them,
-// runs node-drift and writes the JSON report.
+// runs node-drift and writes the JSON report. On two cores: about 4
+// CPU-seconds and a peak heap of about 210 MB (proxyscan analyze of the
+// same reports: 3.6 CPU-seconds, 280 MB resident).
 func BenchmarkMergeReports(b *testing.B) {
 	const nodes = 1000
 	dir := b.TempDir()
