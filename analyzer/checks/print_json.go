@@ -140,6 +140,15 @@ func (n *FleetNode) WritePrint(w io.Writer) error {
 	return err
 }
 
+// slotCount is the number of lines [portPrint.lineSlots] returns.
+func (pp *portPrint) slotCount() int {
+	n := len(pp.dispatch) + 1 + len(pp.endpoints)
+	for i := range pp.elems {
+		n += len(pp.elems[i].evidence)
+	}
+	return n
+}
+
 // gzipBase64 compresses data with gzip and encodes it in base64.
 func gzipBase64(data []byte) string {
 	var buf bytes.Buffer
@@ -446,8 +455,8 @@ func (ps *Prints) finishLines(np *nodePrint, raw []byte, have bool, fp string) e
 		return fmt.Errorf("print: %w", err)
 	}
 	for i, l := range lines {
-		if len(l) != len(np.ports[i].lineSlots()) {
-			return fmt.Errorf("print: %d lines for the %d pieces of evidence of %s", len(l), len(np.ports[i].lineSlots()), np.ports[i].service)
+		if n := np.ports[i].slotCount(); len(l) != n {
+			return fmt.Errorf("print: %d lines for the %d pieces of evidence of %s", len(l), n, np.ports[i].service)
 		}
 	}
 	ps.mu.Lock()
