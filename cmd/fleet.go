@@ -150,7 +150,17 @@ func readReport(p string, fo *fleetOptions, prints *checks.Prints) (out []analyz
 		}
 		return nil, false, fmt.Sprintf("%s not used: it was written without %s; the node was analysed from its dumps", load.NodeReportFile, given), nil
 	}
-	n, err := nodereport.Read(r, p, prints, nodereport.Expect{Version: fo.version, Checks: checks.IDs(fo.checks)})
+	reopen := func() (io.ReadCloser, error) { return os.Open(p) }
+	if !own {
+		reopen = func() (io.ReadCloser, error) {
+			r, found, err := nodereport.Open(p)
+			if err == nil && !found {
+				err = fmt.Errorf("%s: no %s", p, load.NodeReportFile)
+			}
+			return r, err
+		}
+	}
+	n, err := nodereport.Read(r, p, prints, nodereport.Expect{Version: fo.version, Checks: checks.IDs(fo.checks), Reopen: reopen})
 	var mm *nodereport.MismatchError
 	switch {
 	case errors.As(err, &mm) && own:

@@ -3,6 +3,7 @@ package checks
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"hash/maphash"
 	"sort"
 	"strings"
@@ -43,6 +44,29 @@ type nodePrint struct {
 	// the lines of its evidence (see lineSlots).
 	ports []*portPrint
 	lines [][]int32
+	// linesFrom, when set, reads lines, which were not read with the
+	// print (see [nodePrint.ensureLines]).
+	linesFrom func(ports int) ([][]int32, error)
+}
+
+// ensureLines reads the lines of a print that were left in its node
+// report. When they cannot be read (the report is gone or changed), the
+// evidence is given without lines.
+func (np *nodePrint) ensureLines() {
+	if np.linesFrom == nil {
+		return
+	}
+	lines, err := np.linesFrom(len(np.ports))
+	np.linesFrom = nil
+	for i := 0; err == nil && i < len(lines); i++ {
+		if len(lines[i]) != np.ports[i].slotCount() {
+			err = errors.New("lines do not match")
+		}
+	}
+	if err != nil || len(lines) != len(np.ports) {
+		lines = make([][]int32, len(np.ports))
+	}
+	np.lines = lines
 }
 
 // viewPrint is where a view's entries live.
@@ -184,6 +208,7 @@ func (np *nodePrint) port(name string) *portPrint {
 // full returns the node's print of a service port with the lines of its
 // evidence (a copy), or nil.
 func (np *nodePrint) full(name string) *portPrint {
+	np.ensureLines()
 	i, ok := np.find(name)
 	if !ok {
 		return nil

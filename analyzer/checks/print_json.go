@@ -90,6 +90,7 @@ type Print struct {
 // PrintFingerprints returns the fingerprints of the node's service ports
 // and of the lines of their evidence (see [FleetNode.WritePrint]).
 func (n *FleetNode) PrintFingerprints() (ports, lines string) {
+	n.print.ensureLines()
 	return portsFingerprint(n.print.ports), linesFingerprint(encodeLines(n.print.lines))
 }
 
@@ -100,6 +101,7 @@ func (n *FleetNode) WritePrint(w io.Writer) error {
 	if np == nil {
 		return errors.New("the node was analysed without its print")
 	}
+	np.ensureLines()
 	head := printHead{Mode: np.mode, ModeSource: np.modeSource, Version: np.version, VersionEv: np.versionEv,
 		ModeValue: np.modeValue, ModeEv: np.modeEv, Config: np.config, ConfigValues: np.configValues, ConfigPos: np.configPos, ConfigAt: np.configAt}
 	for _, v := range np.views {
@@ -138,6 +140,56 @@ func (n *FleetNode) WritePrint(w io.Writer) error {
 	}
 	_, err = io.WriteString(w, "}")
 	return err
+}
+
+// linesFrom returns the reader of a print's lines from its report, which
+// reopen reads again: their fingerprint must still be fp.
+func linesFrom(reopen func() (*json.Decoder, io.Closer, error), fp string) func(ports int) ([][]int32, error) {
+	return func(ports int) ([][]int32, error) {
+		dec, c, err := reopen()
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		if err := expectDelim(dec, '{'); err != nil {
+			return nil, err
+		}
+		for dec.More() {
+			key, err := objectKey(dec)
+			if err != nil {
+				return nil, err
+			}
+			if key != "linesGzip" {
+				var skip json.RawMessage
+				if err := dec.Decode(&skip); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			var s string
+			if err := dec.Decode(&s); err != nil {
+				return nil, err
+			}
+			raw, err := gunzipBase64(s)
+			if err != nil {
+				return nil, err
+			}
+			if linesFingerprint(raw) != fp {
+				return nil, errors.New("the report changed since it was read")
+			}
+			return decodeLines(raw, ports)
+		}
+		return nil, errors.New("no lines in the report")
+	}
+}
+
+// gunzipBase64 reads what gzipBase64 wrote.
+func gunzipBase64(s string) ([]byte, error) {
+	zr, err := gzip.NewReader(base64.NewDecoder(base64.StdEncoding, strings.NewReader(s)))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
 }
 
 // slotCount is the number of lines [portPrint.lineSlots] returns.
@@ -346,8 +398,11 @@ func decodeLines(b []byte, ports int) ([][]int32, error) {
 // the store holds already (from an earlier node) are not read: the node
 // shares them, and reading stops before the service ports, which end the
 // object; done then reports that the rest of the object was not read.
-// Fingerprints of parts that are read are checked.
-func (ps *Prints) ReadPrint(dec *json.Decoder) (p *Print, done bool, err error) {
+// With reopen, which reads the report again up to the print's object, the
+// lines are not read either: they are read from it when a cross-node
+// check reports the node. Fingerprints of parts that are read are
+// checked.
+func (ps *Prints) ReadPrint(dec *json.Decoder, reopen func() (*json.Decoder, io.Closer, error)) (p *Print, done bool, err error) {
 	if err := expectDelim(dec, '{'); err != nil {
 		return nil, false, err
 	}
@@ -377,9 +432,16 @@ func (ps *Prints) ReadPrint(dec *json.Decoder) (p *Print, done bool, err error) 
 			}
 		case "linesGzip":
 			lines, linesOK := ps.knownLines(linesFP)
-			if ports, ok := ps.knownPorts(portsFP); ok && linesOK {
-				// Both shared with an earlier node: the rest is not read.
-				np.ports, np.lines = ports, lines
+			lazy := reopen != nil && !linesOK && linesFP != ""
+			if ports, ok := ps.knownPorts(portsFP); ok && (linesOK || lazy) {
+				// Shared with an earlier node, or read when needed: the
+				// rest is not read.
+				np.ports = ports
+				if lazy {
+					np.linesFrom = linesFrom(reopen, linesFP)
+					return &Print{np}, true, nil
+				}
+				np.lines = lines
 				if len(np.lines) != len(np.ports) {
 					return nil, false, fmt.Errorf("print: %d lists of lines for %d service ports", len(np.lines), len(np.ports))
 				}
@@ -389,16 +451,18 @@ func (ps *Prints) ReadPrint(dec *json.Decoder) (p *Print, done bool, err error) 
 			if err := dec.Decode(&s); err != nil {
 				return nil, false, fmt.Errorf("print: linesGzip: %w", err)
 			}
-			if linesOK {
+			switch {
+			case linesOK:
 				np.lines, haveLines = lines, true
+			case lazy:
+				np.linesFrom, haveLines = linesFrom(reopen, linesFP), true
+			default:
+				if rawLines, err = gunzipBase64(s); err != nil {
+					return nil, false, fmt.Errorf("print: linesGzip: %w", err)
+				}
+			}
+			if haveLines {
 				break
-			}
-			zr, err := gzip.NewReader(base64.NewDecoder(base64.StdEncoding, strings.NewReader(s)))
-			if err == nil {
-				rawLines, err = io.ReadAll(zr)
-			}
-			if err != nil {
-				return nil, false, fmt.Errorf("print: linesGzip: %w", err)
 			}
 			if got := linesFingerprint(rawLines); got != linesFP {
 				return nil, false, fmt.Errorf("print: the lines' fingerprint is %s, not %s as written", got, linesFP)
@@ -441,6 +505,9 @@ func (ps *Prints) ReadPrint(dec *json.Decoder) (p *Print, done bool, err error) 
 
 // finishLines sets the lines of a print read, once its ports are known.
 func (ps *Prints) finishLines(np *nodePrint, raw []byte, have bool, fp string) error {
+	if have && np.linesFrom != nil {
+		return nil
+	}
 	if have {
 		if len(np.lines) != len(np.ports) {
 			return fmt.Errorf("print: %d lists of lines for %d service ports", len(np.lines), len(np.ports))

@@ -139,6 +139,11 @@ func (e *MismatchError) Error() string { return e.What }
 type Expect struct {
 	Version string
 	Checks  []string
+	// Reopen, when set, opens the report again: the lines of the print's
+	// evidence are then not read with it, but from the report when a
+	// cross-node check reports the node, so that they take no memory
+	// for the nodes it does not.
+	Reopen func() (io.ReadCloser, error)
 }
 
 // Read reads a node report from r. where is the bundle the report was
@@ -213,7 +218,7 @@ func Read(r io.Reader, where string, prints *checks.Prints, expect Expect) (*Nod
 			if node == nil {
 				return nil, errors.New("print: before the node")
 			}
-			p, done, err := prints.ReadPrint(dec)
+			p, done, err := prints.ReadPrint(dec, reopenPrint(expect.Reopen))
 			if err != nil {
 				return nil, err
 			}
@@ -232,6 +237,40 @@ func Read(r io.Reader, where string, prints *checks.Prints, expect Expect) (*Nod
 		return nil, errors.New("not a node report: kind, node or print missing")
 	}
 	return out, nil
+}
+
+// reopenPrint returns the function that reads a report again up to its
+// print's object, or nil.
+func reopenPrint(reopen func() (io.ReadCloser, error)) func() (*json.Decoder, io.Closer, error) {
+	if reopen == nil {
+		return nil
+	}
+	return func() (*json.Decoder, io.Closer, error) {
+		rc, err := reopen()
+		if err != nil {
+			return nil, nil, err
+		}
+		dec := json.NewDecoder(bufio.NewReaderSize(rc, 32<<10))
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			rc.Close()
+			return nil, nil, errors.New("not a node report")
+		}
+		for dec.More() {
+			t, err := dec.Token()
+			if err != nil {
+				break
+			}
+			if t == "print" {
+				return dec, rc, nil
+			}
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				break
+			}
+		}
+		rc.Close()
+		return nil, nil, errors.New("no print in the node report")
+	}
 }
 
 // restore makes the node's summary and fleet node from what was read.

@@ -3,6 +3,7 @@ package nodereport
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -204,4 +205,38 @@ func FuzzRead(f *testing.F) {
 			t.Errorf("read again:\n%s\nwant:\n%s", summary(t, m), summary(t, n))
 		}
 	})
+}
+
+// TestLazyLines: with Reopen, the lines of a print are read from the
+// report when needed, and are those of the report read whole; a report
+// that changed since gives evidence without lines.
+func TestLazyLines(t *testing.T) {
+	data := reportOf(t, "fleet", "nodes", "node-b")
+	whole, err := Read(bytes.NewReader(data), "b", checks.NewPrints(), expect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPorts, wantLines := whole.Fleet.PrintFingerprints()
+	opened := 0
+	lazy := expect
+	lazy.Reopen = func() (io.ReadCloser, error) { opened++; return io.NopCloser(bytes.NewReader(data)), nil }
+	n, err := Read(bytes.NewReader(data), "b", checks.NewPrints(), lazy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opened != 0 {
+		t.Errorf("the report was opened again %d times before its lines were needed", opened)
+	}
+	if p, l := n.Fleet.PrintFingerprints(); p != wantPorts || l != wantLines || opened != 1 {
+		t.Errorf("lazy lines: fingerprints %s %s (opened %d times), want %s %s", p, l, opened, wantPorts, wantLines)
+	}
+	changed := expect
+	changed.Reopen = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("{}")), nil }
+	n, err = Read(bytes.NewReader(data), "b", checks.NewPrints(), changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, l := n.Fleet.PrintFingerprints(); l == wantLines {
+		t.Errorf("a report gone: its lines were read")
+	}
 }
