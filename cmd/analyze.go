@@ -39,6 +39,9 @@ type AnalyzeOptions struct {
 	Service string
 	// Jobs is how many nodes are loaded and analysed at once.
 	Jobs int
+	// Reanalyze analyses bundles that hold a node report from their
+	// dumps instead of reading the report.
+	Reanalyze bool
 }
 
 // NewCmdAnalyze builds `proxyscan analyze`; runF replaces analyzeRun in
@@ -51,10 +54,15 @@ func NewCmdAnalyze(f *Factory, runF func(*AnalyzeOptions) error) *cobra.Command 
 		Long: "Load every PATH — a bundle (.tgz), a directory, or single files such as iptables-save output and\n" +
 			"kubectl YAML/JSON exports, in any mix — into one model per node, run the checks and report.\n" +
 			"File kinds are recognised by content, not by name.\n\n" +
+			"A node report (node-report.json, written by collect --analyze) is merged as it is, and a bundle that\n" +
+			"holds one is read from it without loading its dumps (--reanalyze loads them): thousands of nodes\n" +
+			"analysed where they run are merged in seconds. A report of another proxyscan version or another\n" +
+			"selection of checks is never mixed in: its bundle is analysed from its dumps, a report of its own is refused.\n\n" +
 			"Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 usage or input error.",
 		Example: "  proxyscan analyze bundle.tgz\n" +
 			"  proxyscan analyze iptables-save.txt cluster.yaml --node worker-1\n" +
-			"  proxyscan analyze ./dumps -o json --fail-on warning",
+			"  proxyscan analyze ./dumps -o json --fail-on warning\n" +
+			"  proxyscan analyze ./reports    # the node-report.json of every node",
 		Args: requirePaths("analyze"),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths, opts.Strict = args, f.Strict
@@ -77,6 +85,7 @@ func NewCmdAnalyze(f *Factory, runF func(*AnalyzeOptions) error) *cobra.Command 
 	fl.BoolVar(&opts.NoColor, "no-color", false, "disable colour (NO_COLOR is honoured too)")
 	fl.StringVar(&opts.Service, "service", "", "print, instead of the report, the rules kube-proxy should have programmed for this Service (ns/name or ns/name:port) that are missing or extra; exit status 1 when there are any (table or json output)")
 	fl.IntVarP(&opts.Jobs, "jobs", "j", 0, "how many bundles to load and analyse at once (default: one per two cores, at least one: each uses every core); memory grows with it, not with the number of bundles")
+	fl.BoolVar(&opts.Reanalyze, "reanalyze", false, "analyze bundles from their dumps even when they hold a node report (collect --analyze); reports of their own (node-report.json) are always read")
 	fl.BoolVar(&opts.Verbose, "verbose", false, "list in the table every check that did not run, with the reason (also those that cannot apply to the node)")
 	registerCompletions(c, map[string]cobra.CompletionFunc{
 		"output":  completeValues(report.Formats()...),
@@ -149,7 +158,10 @@ func analyzeRun(opts *AnalyzeOptions) error {
 	if opts.IO.ErrTTY {
 		progress = opts.IO.ErrOut
 	}
-	nodes, drift, err := analyzeNodes(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version, Compact: true, Strict: opts.Strict}, selected, jobs, progress)
+	nodes, drift, err := analyzeFleet(opts.Paths, &fleetOptions{
+		load:   load.Options{Node: opts.Node, Version: opts.Version, Compact: true, Strict: opts.Strict},
+		checks: selected, jobs: jobs, progress: progress, version: opts.Tool.Version, reanalyze: opts.Reanalyze,
+	})
 	if err != nil {
 		return err
 	}

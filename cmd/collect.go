@@ -17,6 +17,9 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
+	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/analyzer/nodereport"
 	"github.com/proxyscan/proxyscan/analyzer/report"
 	"github.com/proxyscan/proxyscan/collect"
 	"github.com/proxyscan/proxyscan/collect/redact"
@@ -39,8 +42,11 @@ type CollectOptions struct {
 	LogLines        int
 	Root            string
 	NoColor         bool
-	Tool            manifest.Tool
-	Now             func() time.Time
+	// Analyze analyses the bundle once collected and writes its node
+	// report into it.
+	Analyze bool
+	Tool    manifest.Tool
+	Now     func() time.Time
 }
 
 // NewCmdCollect builds `proxyscan collect`; runF replaces collectRun in
@@ -61,7 +67,8 @@ func NewCmdCollect(f *Factory, runF func(*CollectOptions) error) *cobra.Command 
 		Example: "  sudo proxyscan collect\n" +
 			"  sudo proxyscan collect -o node1.tgz --kubeconfig ~/.kube/config\n" +
 			"  sudo proxyscan collect --dir ./node1\n" +
-			"  sudo proxyscan collect --redact --redact-map node1-map.json -o node1.tgz",
+			"  sudo proxyscan collect --redact --redact-map node1-map.json -o node1.tgz\n" +
+			"  sudo proxyscan collect --analyze --dir /var/lib/proxyscan/$(hostname)",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return flagErrorf("collect takes no arguments (unknown command %q); see proxyscan collect --help", args[0])
@@ -106,6 +113,7 @@ func NewCmdCollect(f *Factory, runF func(*CollectOptions) error) *cobra.Command 
 	fl.IntVar(&opts.LogLines, "log-lines", 10000, "most lines of kube-proxy's log kept")
 	fl.StringVar(&opts.Root, "root", "/", "where the node's file system is (/proc, /var/log/pods, /lib/modules are read below it)")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "disable colour in the progress lines (NO_COLOR is honoured too)")
+	fl.BoolVar(&opts.Analyze, "analyze", false, "analyze the bundle once collected, as analyze does, and write the node's report into it (node-report.json): analyze merges the reports of many nodes without loading their dumps")
 	registerCompletions(c, map[string]cobra.CompletionFunc{
 		"dir":              completeDirs,
 		"root":             completeDirs,
@@ -153,6 +161,9 @@ func collectRun(opts *CollectOptions) error {
 		p := newProgress(opts.IO.ErrOut, !opts.NoColor && !opts.IO.NoColorEnv)
 		copts.Progress = p.line
 	}
+	if opts.Analyze {
+		copts.Analyze = func(dir string) error { return writeNodeReport(dir, opts) }
+	}
 	var r *redact.Redactor
 	if opts.Redact {
 		var err error
@@ -171,6 +182,9 @@ func collectRun(opts *CollectOptions) error {
 	}
 	if err != nil {
 		return err
+	}
+	if res.AnalyzeErr != nil {
+		fmt.Fprintf(opts.IO.ErrOut, "proxyscan: the bundle was written without its node report: %v\n", res.AnalyzeErr)
 	}
 	if r != nil {
 		path := opts.RedactMap
@@ -358,4 +372,12 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// writeNodeReport analyses the bundle collected in dir with every check,
+// as analyze would, and writes its node report into it.
+func writeNodeReport(dir string, opts *CollectOptions) error {
+	restore := collectLoaded()
+	defer restore()
+	return nodereport.WriteInto(dir, load.Options{Compact: true}, checks.All, report.Tool{Name: opts.Tool.Name, Version: opts.Tool.Version})
 }

@@ -26,6 +26,8 @@ func TestCollectFlags(t *testing.T) {
 			want: CollectOptions{Dir: "d", Redact: true, RedactMap: "m.json", ConntrackSample: 5000, LogLines: 10000, Root: "/", TotalTimeout: 2 * time.Minute}},
 		{name: "total timeout and force", args: []string{"collect", "--total-timeout", "30s", "--redact", "--force"},
 			want: CollectOptions{Redact: true, Force: true, ConntrackSample: 5000, LogLines: 10000, Root: "/", TotalTimeout: 30 * time.Second}},
+		{name: "analyze", args: []string{"collect", "--analyze", "--dir", "d"},
+			want: CollectOptions{Analyze: true, Dir: "d", ConntrackSample: 5000, LogLines: 10000, Root: "/", TotalTimeout: 2 * time.Minute}},
 		{name: "negative total timeout", args: []string{"collect", "--total-timeout", "-1s"}, err: "must not be negative"},
 		{name: "both outputs", args: []string{"collect", "-o", "x.tgz", "--dir", "d"}, err: "-o and --dir cannot be used together"},
 		{name: "map without redact", args: []string{"collect", "--redact-map", "m.json"}, err: "need --redact"},

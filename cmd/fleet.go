@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/checks"
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/nodereport"
 	"github.com/proxyscan/proxyscan/analyzer/report"
 	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers"
@@ -24,6 +26,23 @@ type analyzed struct {
 	sum  *report.Node
 }
 
+// fleetOptions say how the nodes of a run are read and analysed.
+type fleetOptions struct {
+	load   load.Options
+	checks []*checks.Check
+	// jobs is how many units are read and analysed at once.
+	jobs int
+	// progress, when not nil, shows how many nodes are done once the run
+	// takes long.
+	progress io.Writer
+	// version is this proxyscan's: node reports written by another are
+	// not merged.
+	version string
+	// reanalyze analyses the bundles that hold a node report from their
+	// dumps.
+	reanalyze bool
+}
+
 // analyzeNodes loads and analyses the nodes of the inputs and returns
 // their summaries, in the order [load.Load] gives them, with the drift
 // matrix of the cross-node checks. Each unit of the inputs (a bundle, see
@@ -32,30 +51,22 @@ type analyzed struct {
 // memory is that of the nodes in flight. Progress goes to progress, when
 // not nil, once the run takes long.
 func analyzeNodes(paths []string, lopts load.Options, selected []*checks.Check, jobs int, progress io.Writer) ([]*report.Node, *checks.Drift, error) {
+	return analyzeFleet(paths, &fleetOptions{load: lopts, checks: selected, jobs: jobs, progress: progress})
+}
+
+// analyzeFleet is [analyzeNodes] with node reports: a unit that is a node
+// report, or a bundle that holds one (unless reanalyze), is read from the
+// report instead of being loaded and analysed.
+func analyzeFleet(paths []string, fo *fleetOptions) ([]*report.Node, *checks.Drift, error) {
 	units, err := load.Units(paths)
 	if err != nil {
 		return nil, nil, err
 	}
-	var done [][]analyzed
-	if len(units) == 1 {
-		snaps, err := load.Load(units[0], lopts)
-		if err != nil {
-			return nil, nil, err
-		}
-		restore := collectLoaded()
-		defer restore()
-		var prints *checks.Prints
-		if len(snaps) > 1 {
-			prints = checks.NewPrints()
-		}
-		done = [][]analyzed{analyzeSnaps(snaps, selected, prints)}
-	} else {
-		restore := collectLoaded()
-		defer restore()
-		done, err = analyzeUnits(units, lopts, selected, jobs, progress)
-		if err != nil {
-			return nil, nil, err
-		}
+	restore := collectLoaded()
+	defer restore()
+	done, err := analyzeUnits(units, fo)
+	if err != nil {
+		return nil, nil, err
 	}
 	var nodes []*checks.FleetNode
 	var sums []*report.Node
@@ -65,7 +76,7 @@ func analyzeNodes(paths []string, lopts load.Options, selected []*checks.Check, 
 			sums = append(sums, a.sum)
 		}
 	}
-	fr := checks.CompareFleet(nodes, selected)
+	fr := checks.CompareFleet(nodes, fo.checks)
 	return sums, fr.Drift, nil
 }
 
@@ -81,15 +92,116 @@ func analyzeSnaps(snaps []*model.Snapshot, selected []*checks.Check, prints *che
 	return out
 }
 
-// analyzeUnits loads and analyses units, up to jobs at a time. The error
+// analyzeUnit reads one unit: from its node report when it is one or a
+// bundle that holds one, else by loading and analysing it. A single node
+// loaded is analysed without a print.
+func analyzeUnit(unit []string, fo *fleetOptions, prints *checks.Prints, fleet bool) ([]analyzed, error) {
+	var note string
+	if len(unit) == 1 {
+		a, ok, why, err := readReport(unit[0], fo, prints)
+		if ok || err != nil {
+			return a, err
+		}
+		note = why
+	}
+	snaps, err := load.Load(unit, fo.load)
+	if err != nil {
+		return nil, err
+	}
+	if !fleet && len(snaps) == 1 {
+		prints = nil
+	}
+	out := analyzeSnaps(snaps, fo.checks, prints)
+	if note != "" {
+		for _, a := range out {
+			a.sum.Notes = append(a.sum.Notes, note)
+		}
+	}
+	return out, nil
+}
+
+// readReport reads the node report a path is, or its bundle holds. ok is
+// false when there is none (or reanalyze asks for the dumps), and why then
+// says why a report in the bundle was not used.
+func readReport(p string, fo *fleetOptions, prints *checks.Prints) (out []analyzed, ok bool, why string, err error) {
+	own := load.IsNodeReportFile(p)
+	var r io.ReadCloser
+	switch {
+	case own:
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, false, "", load.InputError(fmt.Errorf("reading %s: %w", p, err))
+		}
+		r = f
+	case fo.reanalyze:
+		return nil, false, "", nil
+	default:
+		var found bool
+		r, found, err = nodereport.Open(p)
+		if err != nil || !found {
+			return nil, false, "", nil // the loader says what is wrong with the bundle
+		}
+	}
+	defer r.Close()
+	if given := givenFlags(fo.load); given != "" {
+		// The report was written without them: its answers are not theirs.
+		if own {
+			return nil, false, "", load.InputError(fmt.Errorf("%s: a node report is analysed already: %s cannot apply to it (give the node's bundle)", p, given))
+		}
+		return nil, false, fmt.Sprintf("%s not used: it was written without %s; the node was analysed from its dumps", load.NodeReportFile, given), nil
+	}
+	reopen := func() (io.ReadCloser, error) { return os.Open(p) }
+	if !own {
+		reopen = func() (io.ReadCloser, error) {
+			r, found, err := nodereport.Open(p)
+			if err == nil && !found {
+				err = fmt.Errorf("%s: no %s", p, load.NodeReportFile)
+			}
+			return r, err
+		}
+	}
+	n, err := nodereport.Read(r, p, prints, nodereport.Expect{Version: fo.version, Checks: checks.IDs(fo.checks), Reopen: reopen})
+	var mm *nodereport.MismatchError
+	switch {
+	case errors.As(err, &mm) && own:
+		return nil, false, "", load.InputError(fmt.Errorf("%s: %s: analyze the node's bundle, or write its report again with this proxyscan and these checks (proxyscan collect --analyze)", p, mm.What))
+	case errors.As(err, &mm):
+		return nil, false, fmt.Sprintf("%s not used: %s; the node was analysed from its dumps", load.NodeReportFile, mm.What), nil
+	case err != nil && own:
+		return nil, false, "", load.InputError(fmt.Errorf("%s: %w", p, err))
+	case err != nil:
+		return nil, false, "", load.InputError(fmt.Errorf("%s: %s: %w (--reanalyze analyses the bundle from its dumps)", p, load.NodeReportFile, err))
+	}
+	return []analyzed{{node: n.Fleet, sum: n.Summary}}, true, "", nil
+}
+
+// givenFlags names the flags of the loader that change the analysis of a
+// node (--node, --version), when given: a node report, written without
+// them, does not answer for them.
+func givenFlags(o load.Options) string {
+	var out []string
+	if o.Node != "" {
+		out = append(out, "--node")
+	}
+	if o.Version != "" {
+		out = append(out, "--version")
+	}
+	return strings.Join(out, " and ")
+}
+
+// analyzeUnits reads and analyses units, up to jobs at a time. The error
 // is that of the first unit, in their order, that failed; once a unit
 // failed no other is started.
-func analyzeUnits(units [][]string, lopts load.Options, selected []*checks.Check, jobs int, progress io.Writer) ([][]analyzed, error) {
+func analyzeUnits(units [][]string, fo *fleetOptions) ([][]analyzed, error) {
 	prints := checks.NewPrints()
 	out := make([][]analyzed, len(units))
 	errs := make([]error, len(units))
 	var mu sync.Mutex
 	failed := false
+	progress := fo.progress
+	if len(units) == 1 {
+		progress = nil
+	}
 	p := newFleetProgress(progress, len(units))
 	defer p.stop()
 	g := fault.Group{Name: "analyze.units"}
@@ -102,10 +214,10 @@ func analyzeUnits(units [][]string, lopts load.Options, selected []*checks.Check
 			if skip {
 				continue
 			}
-			snaps, err := load.Load(units[i], lopts)
+			a, err := analyzeUnit(units[i], fo, prints, len(units) > 1)
 			if err == nil {
-				out[i] = analyzeSnaps(snaps, selected, prints)
-			} else {
+				out[i] = a
+			} else if len(units) > 1 {
 				err = inBundle(units[i][0], err)
 			}
 			mu.Lock()
@@ -115,9 +227,7 @@ func analyzeUnits(units [][]string, lopts load.Options, selected []*checks.Check
 		}
 		return nil
 	}
-	if jobs > len(units) {
-		jobs = len(units)
-	}
+	jobs := min(max(fo.jobs, 1), len(units))
 	for w := 0; w < jobs; w++ {
 		fault.GoDraining(&g, next, worker)
 	}

@@ -16,6 +16,10 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/manifest"
 )
 
+// NodeReportFile is the name of the node report collect --analyze adds to
+// a bundle.
+const NodeReportFile = "node-report.json"
+
 // output is where a bundle goes: a staging directory first, then a
 // directory renamed into place or an archive written to a temporary name
 // and renamed.
@@ -145,7 +149,8 @@ func (o *output) commit(ctx context.Context, m *manifest.Manifest) (string, erro
 
 // writeArchive writes the staging directory as a gzip-compressed tar
 // under one top directory named after the bundle, files sorted, with
-// manifest.json first.
+// manifest.json first and node-report.json (collect --analyze) second, so
+// that a reader finds the report without decompressing the dumps.
 func (o *output) writeArchive(ctx context.Context, w io.Writer) error {
 	var files []string
 	err := filepath.WalkDir(o.staging, func(p string, d fs.DirEntry, err error) error {
@@ -161,9 +166,18 @@ func (o *output) writeArchive(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	rank := func(f string) int {
+		switch f {
+		case "manifest.json":
+			return 0
+		case NodeReportFile:
+			return 1
+		}
+		return 2
+	}
 	sort.Slice(files, func(i, j int) bool {
-		if (files[i] == "manifest.json") != (files[j] == "manifest.json") {
-			return files[i] == "manifest.json"
+		if ri, rj := rank(files[i]), rank(files[j]); ri != rj {
+			return ri < rj
 		}
 		return files[i] < files[j]
 	})

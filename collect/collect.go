@@ -83,6 +83,14 @@ type Options struct {
 	Output string
 	Stdout io.Writer
 
+	// Analyze, when set, is called once the bundle's files and
+	// manifest.json are written, with the directory that holds them (the
+	// bundle before it is moved into place or archived): it may add files
+	// to it (collect --analyze writes node-report.json). Its error does
+	// not stop the bundle from being written: it is returned in
+	// Result.AnalyzeErr.
+	Analyze func(dir string) error
+
 	// Redact, when set, replaces addresses and names in every file by
 	// consistent pseudonyms; the mapping is returned in Result.Redaction
 	// and never written into the bundle.
@@ -95,6 +103,8 @@ type Result struct {
 	Manifest *manifest.Manifest
 	// Path is the bundle written ("-" for stdout).
 	Path string
+	// AnalyzeErr is the error of Options.Analyze.
+	AnalyzeErr error
 }
 
 // Run collects a bundle. Sources that fail or are missing are recorded in
@@ -160,6 +170,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if ctx.Err() != nil {
 		return nil, ErrInterrupted
 	}
+	var analyzeErr error
+	if opts.Analyze != nil {
+		analyzeErr = opts.Analyze(out.staging)
+	}
+	if ctx.Err() != nil {
+		return nil, ErrInterrupted
+	}
 	path, err := out.commit(ctx, m)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -167,7 +184,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 		return nil, err
 	}
-	return &Result{Manifest: m, Path: path}, nil
+	return &Result{Manifest: m, Path: path, AnalyzeErr: analyzeErr}, nil
 }
 
 // runAll reads the sources idx of table with a bounded worker pool; the

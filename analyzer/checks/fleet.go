@@ -193,12 +193,11 @@ func (p *FleetPass) SetDrift(d *Drift) { p.drift = d }
 // baseName is what names a node before names are made unique: its name,
 // else the base name of its bundle.
 func baseName(s *model.Snapshot) string {
-	name := s.Node.Name
-	if name == "" && len(s.Inputs) > 0 && s.Inputs[0].Bundle != "" {
-		name = path.Base(strings.TrimRight(s.Inputs[0].Bundle, "/"))
-	}
-	return strings.Clone(name)
+	return strings.Clone(BaseName(s.Node.Name, s.Inputs))
 }
+
+// baseOfPath is the base name of a bundle's path.
+func baseOfPath(p string) string { return path.Base(strings.TrimRight(p, "/")) }
 
 // fleetNames names each node for messages: the node name, else the base
 // name of its bundle, else "node N"; repeated names get "#2", "#3".

@@ -99,10 +99,9 @@ type DriftField struct {
 // driftRow gathers what every node programs for one service port.
 type driftRow struct {
 	service, protocol string
-	// per node (nil: the node has no view): element key → element.
+	// per node (nil: the node has no view): element key → element, its
+	// evidence without lines (see reportRow).
 	nodes []map[string]*printElem
-	// dispatch is, per node, the evidence of its Cluster dispatch.
-	dispatch [][]model.Evidence
 	// noBackends is set when endpoints are not comparable (topology).
 	noBackends bool
 }
@@ -175,21 +174,21 @@ func newDriftRow(p *FleetPass, service string, pps []*portPrint) *driftRow {
 }
 
 // fill sets, per node, what it programs for the row's service port: an
-// empty set for a node with a view but no entry of the port.
+// empty set for a node with a view but no entry of the port. The lines of
+// the evidence are not read here: only those of the nodes reported are
+// (reportRow), so that the lines of a node read from its report are
+// loaded only when a finding names it.
 func (r *driftRow) fill(p *FleetPass, service string, pps []*portPrint) {
 	r.nodes = make([]map[string]*printElem, len(p.Nodes))
-	r.dispatch = make([][]model.Evidence, len(p.Nodes))
 	for i, n := range p.Nodes {
 		if len(n.print.views) == 0 {
 			continue
 		}
 		m := map[string]*printElem{}
-		if pps[i] != nil {
-			pp := n.print.full(service)
+		if pp := pps[i]; pp != nil {
 			for j := range pp.elems {
 				m[pp.elems[j].key] = &pp.elems[j]
 			}
-			r.dispatch[i] = pp.dispatch
 		}
 		r.nodes[i] = m
 	}
@@ -364,7 +363,12 @@ func expected(n *FleetNode, service string, e *printElem) bool {
 
 // reportRow reports what node i lacks and has in excess for a service port.
 func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, missing, extra []string, have []int) {
+	if len(missing) == 0 && len(extra) == 0 {
+		return
+	}
 	n := p.Nodes[i]
+	// The node's print of the port with the lines of its evidence (nil
+	// when it does not program the port).
 	pp := n.print.full(r.service)
 	others := func(keys []string, with bool) string {
 		var names []string
@@ -392,7 +396,10 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 		if !hasEntries {
 			continue // the whole service port is missing: one finding below
 		}
-		ev := append([]model.Evidence{}, r.dispatch[i]...)
+		var ev []model.Evidence
+		if pp != nil {
+			ev = append(ev, pp.dispatch...)
+		}
 		if epEv, ok := pp.endpoint(e.label); ok {
 			ev = append(ev, epEv)
 		}
@@ -415,7 +422,7 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 		p.Report(n, Finding{
 			Service: r.service, Protocol: r.protocol, Endpoint: e.label,
 			Message:  fmt.Sprintf("%s forwards to %s, %s do not", n.Name, e.label, others([]string{k}, false)),
-			Evidence: e.evidence,
+			Evidence: pp.elem(k).evidence,
 			Advice:   "The node's kube-proxy still forwards to an endpoint its peers dropped: it missed EndpointSlice updates; restart it.",
 		})
 	}
@@ -442,7 +449,7 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 		var ev []model.Evidence
 		for _, k := range extraEntries {
 			labels = append(labels, r.nodes[i][k].label)
-			ev = appendEvidence(ev, r.nodes[i][k].evidence...)
+			ev = appendEvidence(ev, pp.elem(k).evidence...)
 		}
 		p.Report(n, Finding{
 			Service: r.service, Protocol: r.protocol,

@@ -3,6 +3,7 @@ package checks
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"hash/maphash"
 	"sort"
 	"strings"
@@ -43,6 +44,29 @@ type nodePrint struct {
 	// the lines of its evidence (see lineSlots).
 	ports []*portPrint
 	lines [][]int32
+	// linesFrom, when set, reads lines, which were not read with the
+	// print (see [nodePrint.ensureLines]).
+	linesFrom func(ports int) ([][]int32, error)
+}
+
+// ensureLines reads the lines of a print that were left in its node
+// report. When they cannot be read (the report is gone or changed), the
+// evidence is given without lines.
+func (np *nodePrint) ensureLines() {
+	if np.linesFrom == nil {
+		return
+	}
+	lines, err := np.linesFrom(len(np.ports))
+	np.linesFrom = nil
+	for i := 0; err == nil && i < len(lines); i++ {
+		if len(lines[i]) != np.ports[i].slotCount() {
+			err = errors.New("lines do not match")
+		}
+	}
+	if err != nil || len(lines) != len(np.ports) {
+		lines = make([][]int32, len(np.ports))
+	}
+	np.lines = lines
 }
 
 // viewPrint is where a view's entries live.
@@ -184,6 +208,7 @@ func (np *nodePrint) port(name string) *portPrint {
 // full returns the node's print of a service port with the lines of its
 // evidence (a copy), or nil.
 func (np *nodePrint) full(name string) *portPrint {
+	np.ensureLines()
 	i, ok := np.find(name)
 	if !ok {
 		return nil
@@ -374,6 +399,10 @@ type Prints struct {
 	seed  maphash.Seed
 	ports map[uint64][]*portPrint
 	strs  map[string]string
+	// byPorts and byLines hold the service ports and lines of the prints
+	// read from node reports, by fingerprint (see [Prints.ReadPrint]).
+	byPorts map[string][]*portPrint
+	byLines map[string][][]int32
 	// buf and cmp are the encodings of the print being added and of a
 	// stored one (see encode).
 	buf, cmp []byte
@@ -381,7 +410,8 @@ type Prints struct {
 
 // NewPrints returns an empty store of prints.
 func NewPrints() *Prints {
-	return &Prints{seed: maphash.MakeSeed(), ports: map[uint64][]*portPrint{}, strs: map[string]string{}}
+	return &Prints{seed: maphash.MakeSeed(), ports: map[uint64][]*portPrint{}, strs: map[string]string{},
+		byPorts: map[string][]*portPrint{}, byLines: map[string][][]int32{}}
 }
 
 // add interns a node's print: its strings are copied (or shared with other

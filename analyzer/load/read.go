@@ -352,6 +352,9 @@ func (rd *reader) path(p string) ([]file, error) {
 	if err != nil {
 		return nil, inputErrorf("reading %s: %v", p, err)
 	}
+	if IsNodeReport(head) {
+		return nil, inputErrorf("%s is a node report: it is merged with bundles and other node reports, not read with loose dump files (give the bundles, or the dumps of one node)", p)
+	}
 	if format := archiveFormat(head); format != "" {
 		// Read from the file as it is decompressed, never held whole.
 		fh, err := os.Open(p)
@@ -617,6 +620,13 @@ func (a *archiveState) member(clean string, size int64, r io.Reader) error {
 	whole := int64(hn) == min(size, parsers.DetectSize)
 	switch {
 	case err != nil && err != io.ErrUnexpectedEOF && err != io.EOF:
+	case IsNodeReport(head):
+		// An analysis, not a dump: read through and left out.
+		n, err = io.Copy(io.Discard, io.LimitReader(r, size+1-int64(hn)))
+		n += int64(hn)
+		if err == nil && n == size {
+			return a.rd.take(n, name)
+		}
 	case streamExports && whole && parsers.Detect(head) == parsers.KindKube &&
 		!paste.Clean(head, paste.Options{}).Significant():
 		f, n, err = archiveExport(clean, head, r, size, a.rd.ko)
@@ -767,12 +777,15 @@ func (rd *reader) dir(dir string) ([]file, error) {
 		if rd.read+info.Size() > lim.MaxTotal {
 			return inputErrorf("%s: more than %d bytes of files (the limit of a run, all arguments and archive members together)", dir, lim.MaxTotal)
 		}
-		rd.read += info.Size()
 		rel, _ := filepath.Rel(dir, p)
-		f, _, err := lazyFile(filepath.ToSlash(rel), dir, p, info.Size())
+		f, head, err := lazyFile(filepath.ToSlash(rel), dir, p, info.Size())
 		if err != nil {
 			return inputErrorf("reading %s: %v", p, err)
 		}
+		if IsNodeReport(head) {
+			return nil // an analysis, not a dump
+		}
+		rd.read += info.Size()
 		out = append(out, f)
 		return nil
 	})

@@ -15,6 +15,9 @@ import (
 // [) is expanded as the shell would, matches sorted; one that matches
 // nothing is an error.
 //
+// A node report (see [IsNodeReport]) counts as a bundle: it is a unit of
+// its own.
+//
 // When every argument is a bundle or a directory of bundles, each bundle
 // is a unit, in the order of their paths (the order [Load] gives their
 // nodes). A bundle is an archive (a gzip file) or a directory holding
@@ -82,7 +85,7 @@ func bundlesIn(p string) (bundles []string, ok bool, err error) {
 		return nil, false, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
 	}
 	if !st.IsDir() {
-		return []string{p}, st.Mode().IsRegular() && archiveFile(p), nil
+		return []string{p}, st.Mode().IsRegular() && unitFile(p), nil
 	}
 	if isBundleDir(p) {
 		return []string{p}, true, nil
@@ -116,15 +119,22 @@ func isBundleDir(dir string) bool {
 	return err == nil && st.IsDir()
 }
 
-// archiveFile reports whether a file starts as an archive proxyscan reads
-// (or refuses by name) does.
-func archiveFile(p string) bool {
+// unitFile reports whether a file is a unit of its own: an archive
+// proxyscan reads (or refuses by name), or a node report.
+func unitFile(p string) bool {
+	head := fileHead(p, 512)
+	return archiveFormat(head) != "" || IsNodeReport(head)
+}
+
+// fileHead returns the first n bytes of a file (fewer when it is shorter
+// or cannot be read).
+func fileHead(p string, n int) []byte {
 	f, err := os.Open(p)
 	if err != nil {
-		return false
+		return nil
 	}
 	defer f.Close()
-	head := make([]byte, 512)
-	n, _ := io.ReadFull(f, head)
-	return archiveFormat(head[:n]) != ""
+	head := make([]byte, n)
+	k, _ := io.ReadFull(f, head)
+	return head[:k]
 }

@@ -9,8 +9,8 @@ import (
 )
 
 // TestUnits: bundles and directories of bundles are split into one unit
-// per bundle, sorted; globs are expanded; loose files or a plain
-// directory among the arguments keep them together.
+// per bundle, sorted, and so are node reports; globs are expanded; loose
+// files or a plain directory among the arguments keep them together.
 func TestUnits(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, data string) {
@@ -30,6 +30,11 @@ func TestUnits(t *testing.T) {
 	write("mixed/a/node/iptables-save.txt", "")
 	write("mixed/README.md", "bundles")
 	write("loose.txt", "")
+	report := "{\n \"kind\" : \"proxyscan-node-report\", \"schemaVersion\": 1}"
+	write("reports/n1/node-report.json", report)
+	write("reports/n2/node-report.json", report)
+	write("reports/n3.tgz", "\x1f\x8b rest")
+	write("other/report.json", `{"kind":"other"}`)
 	j := func(p ...string) string { return filepath.Join(append([]string{dir}, p...)...) }
 	for _, tc := range []struct {
 		name string
@@ -41,6 +46,9 @@ func TestUnits(t *testing.T) {
 		{"glob", []string{j("fleet", "[ab]")}, [][]string{{j("fleet/a")}, {j("fleet/b")}}},
 		{"a loose file keeps the arguments together", []string{j("fleet/a"), j("loose.txt")}, [][]string{{j("fleet/a"), j("loose.txt")}}},
 		{"a file among bundles makes a plain directory", []string{j("mixed")}, [][]string{{j("mixed")}}},
+		{"node reports are units", []string{j("reports")}, [][]string{{j("reports/n1/node-report.json")}, {j("reports/n2/node-report.json")}, {j("reports/n3.tgz")}}},
+		{"a node report among bundles", []string{j("fleet/a"), j("reports/n2/node-report.json")}, [][]string{{j("fleet/a")}, {j("reports/n2/node-report.json")}}},
+		{"JSON of another kind is a loose file", []string{j("other")}, [][]string{{j("other")}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Units(tc.args)

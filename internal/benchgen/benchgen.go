@@ -55,6 +55,9 @@ type svc struct {
 	eps      []netip.Addr
 }
 
+// ServiceName returns the namespace/name of the i-th Service.
+func (s Spec) ServiceName(i int) string { return fmt.Sprintf("ns-%03d/svc-%05d", i%200, i) }
+
 func (s Spec) services() []svc {
 	out := make([]svc, s.Services)
 	ep := 0

@@ -3,7 +3,8 @@
 // cluster/cluster.json (indented, as kubectl prints it),
 // cluster/cluster-compact.json (the same objects unindented, as an API
 // client reads them), cluster/cluster.yaml and kube-proxy/config.yaml; with
-// -bundles N, N node bundles of that cluster instead.
+// -bundles N, N node bundles of that cluster instead; with -reports N, the
+// node reports of N nodes of that cluster.
 package main
 
 import (
@@ -13,7 +14,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/proxyscan/proxyscan/analyzer/report"
 	"github.com/proxyscan/proxyscan/internal/benchgen"
+	"github.com/proxyscan/proxyscan/internal/benchgen/fleetreports"
 )
 
 func main() {
@@ -23,10 +26,18 @@ func main() {
 	flag.IntVar(&spec.Endpoints, "endpoints", spec.Endpoints, "number of endpoints")
 	mode := flag.String("mode", "iptables", "proxy mode of the node: iptables or nftables")
 	bundles := flag.Int("bundles", 0, "write this many node bundles (node-0001...), each under its own node name, instead (iptables mode)")
+	reports := flag.Int("reports", 0, "write the node reports (collect --analyze) of this many nodes (node-0001/node-report.json...) instead, one in a hundred lacking a Service (iptables mode)")
+	version := flag.String("tool-version", "v0.1.0-dev", "with -reports: the proxyscan version the reports name (analyze merges only its own)")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "usage: benchgen -out DIR [-services N] [-endpoints N] [-mode iptables|nftables] [-bundles N]")
 		os.Exit(2)
+	}
+	if *reports > 0 {
+		if err := fleetreports.Write(spec, *out, *reports, report.Tool{Name: "proxyscan", Version: *version}); err != nil {
+			fail(err)
+		}
+		return
 	}
 	if *bundles > 0 {
 		if err := spec.WriteFleet(*out, *bundles); err != nil {
