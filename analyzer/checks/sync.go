@@ -270,9 +270,7 @@ var syncFailures = &Check{
 		"(iptables and ipvs modes), `..._iptables_partial_restore_failures_total` (1.26+, a partial sync that fell " +
 		"back to a full one), `..._nftables_sync_failures_total`; and logs them (\"Failed to execute " +
 		"iptables-restore\", \"Sync failed\", xtables lock timeouts, nftables transaction errors). The counters are " +
-		"cumulative since kube-proxy started. The cause the quoted error shows (a missing kernel module or iptables " +
-		"extension, an option or version iptables lacks, an nftables feature the kernel or nft lacks) is stated once " +
-		"per finding.",
+		"cumulative since kube-proxy started.",
 	Why: "A failed sync leaves the previous rules in place until the retry after `syncPeriod`; repeated failures " +
 		"freeze the data plane. The usual causes are another program holding the xtables lock, an iptables backend " +
 		"mismatch between kube-proxy's image and the node, a missing kernel module, or something deleting " +
