@@ -64,8 +64,15 @@ func newOutput(opts Options, base string) (*output, error) {
 		return nil, fmt.Errorf("creating a staging directory: %w", err)
 	}
 	o.staging = dir
-	o.tmp = append(o.tmp, dir)
+	o.addTemp(dir)
 	return o, nil
+}
+
+// addTemp records a temporary path, removed by cleanup when the run
+// fails and by the watchdog when collect is killed.
+func (o *output) addTemp(path string) {
+	o.tmp = append(o.tmp, path)
+	guardPath(path)
 }
 
 // cleanup removes what is left of a failed or interrupted run.
@@ -97,7 +104,7 @@ func (o *output) commit(ctx context.Context, m *manifest.Manifest) (string, erro
 		if err != nil {
 			return "", err
 		}
-		o.tmp = append(o.tmp, f.Name())
+		o.addTemp(f.Name())
 		if err := o.writeArchive(ctx, f); err != nil {
 			f.Close()
 			return "", err
@@ -125,7 +132,7 @@ func (o *output) commit(ctx context.Context, m *manifest.Manifest) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("creating %s: %w", out, err)
 	}
-	o.tmp = append(o.tmp, f.Name())
+	o.addTemp(f.Name())
 	if err := o.writeArchive(ctx, f); err != nil {
 		f.Close()
 		return "", err
