@@ -105,22 +105,25 @@ func (o *output) commit(ctx context.Context, m *manifest.Manifest) (string, erro
 			return "", err
 		}
 		o.addTemp(f.Name())
-		if err := o.writeArchive(ctx, f); err != nil {
-			f.Close()
-			return "", err
-		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			f.Close()
-			return "", err
-		}
 		w := o.opts.Stdout
 		if w == nil {
 			w = os.Stdout
 		}
-		_, err = io.Copy(w, f)
-		f.Close()
+		err = bounded(ctx, func() error {
+			defer f.Close()
+			if err := o.writeArchive(ctx, f); err != nil {
+				return err
+			}
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return err
+			}
+			if _, err := io.Copy(w, f); err != nil {
+				return fmt.Errorf("writing the bundle to stdout: %w", err)
+			}
+			return nil
+		})
 		if err != nil {
-			return "", fmt.Errorf("writing the bundle to stdout: %w", err)
+			return "", err
 		}
 		return "-", nil
 	}
@@ -133,21 +136,40 @@ func (o *output) commit(ctx context.Context, m *manifest.Manifest) (string, erro
 		return "", fmt.Errorf("creating %s: %w", out, err)
 	}
 	o.addTemp(f.Name())
-	if err := o.writeArchive(ctx, f); err != nil {
-		f.Close()
+	err = bounded(ctx, func() error {
+		if err := o.writeArchive(ctx, f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	})
+	if err != nil {
 		return "", err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return "", err
-	}
-	if err := f.Close(); err != nil {
-		return "", err
-	}
+	// Only once the archive is whole, and in time, is it moved into place.
 	if err := os.Rename(f.Name(), out); err != nil {
 		return "", fmt.Errorf("moving the bundle to %s: %w", out, err)
 	}
 	return out, nil
+}
+
+// bounded runs write until it returns or ctx is done, whichever comes
+// first: a write blocked on a stalled device or a full pipe cannot be
+// interrupted, so it is left to end on its own (its output is a temporary
+// file removed by cleanup, or stdout, already given up on).
+func bounded(ctx context.Context, write func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- write() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // writeArchive writes the staging directory as a gzip-compressed tar

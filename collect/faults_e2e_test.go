@@ -45,9 +45,19 @@ func newMarker(base int) string {
 // startCollect starts proxyscan collect in the namespace, env first.
 func startCollect(t *testing.T, ns *netnstest.NS, env []string, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
+	return startCollectTo(t, nil, ns, env, args...)
+}
+
+// startCollectTo starts proxyscan collect in the namespace, env first,
+// its standard output going to stdout (nil: none).
+func startCollectTo(t *testing.T, stdout *os.File, ns *netnstest.NS, env []string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
 	argv := append([]string{"netns", "exec", ns.Name}, env...)
 	argv = append(argv, proxyscanBinary(t), "collect")
 	cmd := exec.Command("ip", append(argv, args...)...)
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -414,5 +424,41 @@ func TestE2EKubeProxyOfOtherNamespace(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(s.Notes, "\n"), "other network namespaces were left out: ["+strconv.Itoa(otherPid)) {
 		t.Errorf("notes: %q", s.Notes)
+	}
+}
+
+// TestE2EStalledStdout writes the bundle of a node with a large ruleset to
+// a pipe nobody reads (collect -o - into a FIFO whose reader is stuck):
+// collect ends within --total-timeout and the write minimum, exit status
+// 3, says why, and leaves no temporary archive.
+func TestE2EStalledStdout(t *testing.T) {
+	ns := requireE2E(t)
+	var rules bytes.Buffer
+	if err := (benchgen.Spec{Services: 3000, Endpoints: 6000, Node: "e2e-node"}).IPTablesSave(&rules); err != nil {
+		t.Fatal(err)
+	}
+	ns.Run(rules.Bytes(), "iptables-restore")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close() // open, never read: the pipe fills and stays full
+	tmp := t.TempDir()
+	proxyscanBinary(t) // built before the clock starts
+	start := time.Now()
+	cmd, stderr := startCollectTo(t, w, ns, []string{"env", "KUBECONFIG=", "TMPDIR=" + tmp}, "-o", "-", "--total-timeout", "3s")
+	w.Close()
+	ws := waitExit(t, cmd, time.Minute)
+	took := time.Since(start)
+	if took > 12*time.Second { // 3s for the sources, 3s to write, and slack
+		t.Errorf("collect took %s with a 3s total and a stalled stdout", took)
+	}
+	t.Logf("collect ended after %s: %s", took.Round(time.Millisecond), strings.TrimSpace(stderr.String()))
+	if ws.ExitStatus() != 3 || !strings.Contains(stderr.String(), "writing the bundle did not end within") || !strings.Contains(stderr.String(), "the output is too slow") {
+		t.Errorf("exit %v:\n%s", ws, stderr)
+	}
+	if !eventually(10*time.Second, func() bool { ents, _ := os.ReadDir(tmp); return len(ents) == 0 }) {
+		ents, _ := os.ReadDir(tmp)
+		t.Errorf("left in TMPDIR: %v", ents)
 	}
 }
