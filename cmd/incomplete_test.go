@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -65,6 +67,57 @@ func TestIncompleteInputs(t *testing.T) {
 			}
 			if !strings.Contains(stderr, tc.stderr) {
 				t.Errorf("stderr does not contain %q:\n%s", tc.stderr, stderr)
+			}
+		})
+	}
+}
+
+// TestCutExport checks that a kubectl export cut short inside its last
+// object (a List that prints kind: first, so that its end is not told by
+// a missing kind: line) is reported partial with the line of the cut and
+// why, that the run is never green, and that trace says so.
+func TestCutExport(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(testdata(t, "bundles", "iptables-mini"), "cluster", "cluster.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.Replace(string(data), "apiVersion: v1\nitems:\n", "apiVersion: v1\nkind: List\nitems:\n", 1), "\n")
+	if !strings.Contains(lines[75], "clusterIP: 10.96.10.40") {
+		t.Fatalf("line 76 of the export is %q, not the cart Service's cluster IP", lines[75])
+	}
+	// The export ends with a newline: the last of lines is "".
+	whole := strings.Join(lines[:len(lines)-4], "") // without the List's kind: and metadata:
+	cut := strings.Join(lines[:76], "")
+	const reason = "cut short after line 76: the last Service (from line 65) lacks status, which every other Service of the export has"
+	for _, tc := range []struct {
+		name, export string
+		args         []string
+		want         []string
+		code         int
+	}{
+		{"analyze, whole", whole, []string{"analyze", "-o", "json", "--fail-on", "inconclusive"}, []string{`"verdict": "ok"`}, 0},
+		// The Services after the cut are missing: their rules are left over
+		// (warnings), and the coverage says why.
+		{"analyze, cut", cut, []string{"analyze", "-o", "json", "--fail-on", "warning"},
+			[]string{`"partial": "` + reason + `"`, `"cluster/cluster.yaml is partial: ` + reason + `; the objects after the cut were not checked"`, `"complete": false`}, 1},
+		// Cut after the last EndpointSlice's ports: key.
+		{"analyze, cut on a key", strings.Join(lines[:len(lines)-7], ""), []string{"analyze", "-o", "json", "--fail-on", "inconclusive"},
+			[]string{`"partial": "cut short after line 734: the export ends with a key without a value`, `"complete": false`}, 1},
+		{"trace, cut", cut, []string{"trace", "--dst", "10.96.0.10:53", "--proto", "udp", "-o", "json"},
+			[]string{`"incompleteInputs": [`, `cluster/cluster.yaml is partial: ` + reason}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := changedBundle(t, "iptables-mini", map[string]string{"cluster/cluster.yaml": tc.export})
+			f, outputs := testFactory()
+			code := Run(f, append(tc.args, dir))
+			stdout, stderr := outputs()
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\nstderr: %s", code, tc.code, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("stdout does not contain %q:\n%s", w, stdout)
+				}
 			}
 		})
 	}
