@@ -2,8 +2,15 @@ package kube
 
 import (
 	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
 // doc is a Service as a document of a multi-document export, as kubectl
@@ -11,6 +18,16 @@ import (
 func doc(name, ip string) string {
 	return "apiVersion: v1\nkind: Service\nmetadata:\n  labels:\n    app: " + name + "\n  name: " + name + "\n  namespace: shop\n  resourceVersion: \"5\"\nspec:\n  clusterIP: " + ip +
 		"\n  ports:\n  - name: http\n    port: 80\n    protocol: TCP\n  type: ClusterIP\nstatus:\n  loadBalancer: {}\n"
+}
+
+// slice is an EndpointSlice as a document, with ports named p0, p1, ...
+func slice(name string, ports int) string {
+	s := "addressType: IPv4\napiVersion: discovery.k8s.io/v1\nendpoints:\n- addresses:\n  - 10.244.1.5\n  conditions:\n    ready: true\n" +
+		"kind: EndpointSlice\nmetadata:\n  labels:\n    kubernetes.io/service-name: " + name + "\n  name: " + name + "-x\n  namespace: shop\nports:\n"
+	for i := 0; i < ports; i++ {
+		s += fmt.Sprintf("- name: p%d\n  port: %d\n  protocol: TCP\n", i, 8080+i)
+	}
+	return s
 }
 
 // statusItem is a Service as a List item, with its status.
@@ -63,6 +80,13 @@ func TestCutExports(t *testing.T) {
 			"cut short after line 35: the export ends with a key without a value", 3},
 		{"List with kind first, cut before the last kind", cutAt(kindFirst, "clusterIP: 10.96.0.21") + "    ports:\n    - name: http\n      port: 80\n      protocol: TCP\n  status:\n    loadBalancer: {}\n- apiVersion: v1\n",
 			"cut short after line 30: the last object (from line 30) has no kind: line, which every other object of the export has; it was not read", 2},
+		// Cut in the last port of the last EndpointSlice, every top-level
+		// key in place: its port lacks the protocol the other ports have.
+		{"EndpointSlice cut in its last port", slice("web", 3) + "---\n" + strings.TrimSuffix(slice("api", 2), "  protocol: TCP\n"),
+			"cut short after line 43: the last item of a list (from line 42) lacks protocol, which every other item of that list has", 0},
+		{"EndpointSlices whole", slice("web", 3) + "---\n" + slice("api", 2), "", 0},
+		// The last port is unnamed: name sorts before its last key.
+		{"EndpointSlice whose last port has no name", slice("web", 2) + "- port: 9090\n  protocol: TCP\n", "", 0},
 		// The last Service has no labels, which sort before its last key:
 		// not a sign of a cut.
 		{"multi-document, last lacks labels", multi[:strings.LastIndex(multi, "  labels:\n    app: db\n")] + multi[strings.LastIndex(multi, "  labels:\n    app: db\n")+len("  labels:\n    app: db\n"):], "", 3},
@@ -87,5 +111,39 @@ func TestCutExports(t *testing.T) {
 				t.Errorf("read as a stream: partial %q, %v; whole: %q", so.Partial, err, o.Partial)
 			}
 		})
+	}
+}
+
+// TestWholeExportsAreNotCut reads every kubectl export of the repository's
+// test data, all of them whole: none is marked partial.
+func TestWholeExportsAreNotCut(t *testing.T) {
+	root := parsetest.Root(t)
+	n := 0
+	err := filepath.WalkDir(filepath.Join(root, "testdata"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".yaml") {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if parsers.Detect(data) != parsers.KindKube {
+			return nil
+		}
+		o, err := Parse(p, data)
+		if err != nil {
+			return nil // refused exports are other tests' business
+		}
+		n++
+		if o.Partial != "" {
+			t.Errorf("%s: partial: %s", p, o.Partial)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 20 {
+		t.Errorf("only %d exports read", n)
 	}
 }

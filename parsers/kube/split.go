@@ -187,6 +187,12 @@ func (s *yscan) split() {
 	for {
 		l, ok := s.line()
 		if !ok {
+			switch {
+			case mode == yamlHeader:
+				s.cut.lastObject(s.bytes(docStart, s.end()), docNum)
+			case mode == yamlItems && haveCur:
+				s.cut.lastObject(s.bytes(cur.start, s.end()), cur.num)
+			}
 			if mode != yamlTail && s.cut.dropLast() {
 				// Cut before its kind: line: not an object to decode.
 				mode, haveCur = yamlTail, false
