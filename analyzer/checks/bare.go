@@ -118,10 +118,7 @@ func (f *facts) bareFinding() (Finding, bool) {
 				"cannot list them, or its syncs fail; or they were flushed)"
 		}
 	}
-	list := strings.Join(g.objects, ", ")
-	if len(g.objects) > 6 {
-		list = strings.Join(g.objects[:6], ", ") + fmt.Sprintf(" and %d more", len(g.objects)-6)
-	}
+	list := listObjects(g.objects)
 	out := Finding{
 		Check: g.check,
 		Message: fmt.Sprintf("%s %s: %s of %s are not programmed: %s", planes, cause,
