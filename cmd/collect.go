@@ -108,7 +108,7 @@ func NewCmdCollect(f *Factory, runF func(*CollectOptions) error) *cobra.Command 
 	fl.BoolVar(&opts.Force, "force", false, "with --redact: reuse and replace an existing redaction map")
 	fl.StringVar(&opts.RedactKeyFile, "redact-key-file", "", "with --redact: a file whose content keys the pseudonyms (the same key on every node gives the same pseudonyms)")
 	fl.DurationVar(&opts.Timeout, "timeout", 0, "cap every source's own timeout (e.g. 5s)")
-	fl.DurationVar(&opts.TotalTimeout, "total-timeout", collect.DefaultTotalTimeout, "bound the reading of all the sources together: each source's timeout is cut to what is left, and sources not started by then are recorded as failed (0: the default)")
+	fl.DurationVar(&opts.TotalTimeout, "total-timeout", collect.DefaultTotalTimeout, "bound the reading of all the sources together: each source's timeout is cut to what is left, and sources not started by then are recorded as failed; writing the bundle then gets what is left, and at least the total (at most 10s) (0: the default)")
 	fl.IntVar(&opts.ConntrackSample, "conntrack-sample", 5000, "most NATed conntrack entries listed per IP family")
 	fl.IntVar(&opts.LogLines, "log-lines", 10000, "most lines of kube-proxy's log kept")
 	fl.StringVar(&opts.Root, "root", "/", "where the node's file system is (/proc, /var/log/pods, /lib/modules are read below it)")

@@ -107,6 +107,9 @@ func expectRun(opts *ExpectOptions) error {
 		return err
 	}
 	for _, s := range snaps {
+		if _, err := incompleteFor(opts.IO, "expect", s, needServices); err != nil {
+			return err
+		}
 		dp, err := proxier.Expect(resolve.Resolve(s, ropts), popts)
 		if err != nil {
 			return &FlagError{Err: err}

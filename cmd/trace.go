@@ -163,6 +163,10 @@ func traceRun(opts *TraceOptions) error {
 		var cmps []*trace.Comparison
 		diverged := false
 		for _, s := range snaps {
+			inc, err := incompleteFor(opts.IO, "trace", s, needRules, needServices)
+			if err != nil {
+				return err
+			}
 			r := resolve.Resolve(s, resolve.Options{Mode: opts.Mode})
 			act, err := trace.Trace(trace.FromSnapshot(r), pkt, trace.Options{})
 			if err != nil {
@@ -174,6 +178,8 @@ func traceRun(opts *TraceOptions) error {
 				return err
 			}
 			trace.Annotate(s.Ports, exp)
+			markIncomplete(act, inc)
+			markIncomplete(exp, inc)
 			c := trace.Compare(act, exp)
 			diverged = diverged || c.Diverged
 			cmps = append(cmps, c)
@@ -189,6 +195,14 @@ func traceRun(opts *TraceOptions) error {
 	var results []*trace.Result
 	reached := true
 	for _, s := range snaps {
+		need := needRules
+		if opts.Expected {
+			need = needServices
+		}
+		inc, err := incompleteFor(opts.IO, "trace", s, need)
+		if err != nil {
+			return err
+		}
 		var res *trace.Result
 		r := resolve.Resolve(s, resolve.Options{Mode: opts.Mode})
 		if opts.Expected {
@@ -203,6 +217,7 @@ func traceRun(opts *TraceOptions) error {
 			return err
 		}
 		trace.Annotate(s.Ports, res)
+		markIncomplete(res, inc)
 		reached = reached && res.Reached()
 		results = append(results, res)
 	}

@@ -68,8 +68,15 @@ func newOutput(opts Options, base string) (*output, error) {
 		return nil, fmt.Errorf("creating a staging directory: %w", err)
 	}
 	o.staging = dir
-	o.tmp = append(o.tmp, dir)
+	o.addTemp(dir)
 	return o, nil
+}
+
+// addTemp records a temporary path, removed by cleanup when the run
+// fails and by the watchdog when collect is killed.
+func (o *output) addTemp(path string) {
+	o.tmp = append(o.tmp, path)
+	guardPath(path)
 }
 
 // cleanup removes what is left of a failed or interrupted run.
@@ -101,23 +108,26 @@ func (o *output) commit(ctx context.Context, m *manifest.Manifest) (string, erro
 		if err != nil {
 			return "", err
 		}
-		o.tmp = append(o.tmp, f.Name())
-		if err := o.writeArchive(ctx, f); err != nil {
-			f.Close()
-			return "", err
-		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			f.Close()
-			return "", err
-		}
+		o.addTemp(f.Name())
 		w := o.opts.Stdout
 		if w == nil {
 			w = os.Stdout
 		}
-		_, err = io.Copy(w, f)
-		f.Close()
+		err = bounded(ctx, func() error {
+			defer f.Close()
+			if err := o.writeArchive(ctx, f); err != nil {
+				return err
+			}
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return err
+			}
+			if _, err := io.Copy(w, f); err != nil {
+				return fmt.Errorf("writing the bundle to stdout: %w", err)
+			}
+			return nil
+		})
 		if err != nil {
-			return "", fmt.Errorf("writing the bundle to stdout: %w", err)
+			return "", err
 		}
 		return "-", nil
 	}
@@ -129,22 +139,41 @@ func (o *output) commit(ctx context.Context, m *manifest.Manifest) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("creating %s: %w", out, err)
 	}
-	o.tmp = append(o.tmp, f.Name())
-	if err := o.writeArchive(ctx, f); err != nil {
-		f.Close()
+	o.addTemp(f.Name())
+	err = bounded(ctx, func() error {
+		if err := o.writeArchive(ctx, f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	})
+	if err != nil {
 		return "", err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return "", err
-	}
-	if err := f.Close(); err != nil {
-		return "", err
-	}
+	// Only once the archive is whole, and in time, is it moved into place.
 	if err := os.Rename(f.Name(), out); err != nil {
 		return "", fmt.Errorf("moving the bundle to %s: %w", out, err)
 	}
 	return out, nil
+}
+
+// bounded runs write until it returns or ctx is done, whichever comes
+// first: a write blocked on a stalled device or a full pipe cannot be
+// interrupted, so it is left to end on its own (its output is a temporary
+// file removed by cleanup, or stdout, already given up on).
+func bounded(ctx context.Context, write func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- write() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // writeArchive writes the staging directory as a gzip-compressed tar

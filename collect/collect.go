@@ -62,7 +62,10 @@ type Options struct {
 	// TotalTimeout bounds the reading of all the sources together
 	// ([DefaultTotalTimeout] when 0): each source's timeout is cut to what
 	// is left of it, and a source not started by then is recorded as
-	// failed. The bundle is still written.
+	// failed. The bundle is still written: within what is left of it, or
+	// within the total timeout (at most 10 s) when less is left; an output
+	// too slow for that (a stalled device, a pipe nobody reads) makes Run
+	// fail, and no bundle is left.
 	TotalTimeout time.Duration
 	// ConntrackSample is the most conntrack entries listed per family
 	// (5000 when 0).
@@ -177,14 +180,40 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if ctx.Err() != nil {
 		return nil, ErrInterrupted
 	}
-	path, err := out.commit(ctx, m)
+	wctx, cancel := context.WithDeadline(ctx, e.writeDeadline())
+	defer cancel()
+	path, err := out.commit(wctx, m)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ErrInterrupted
 		}
+		if wctx.Err() != nil {
+			return nil, fmt.Errorf("writing the bundle did not end within what was left of the %s --total-timeout (and at least %s): the output is too slow; no bundle written",
+				e.total, writeMinimum(e.total))
+		}
 		return nil, err
 	}
 	return &Result{Manifest: m, Path: path, AnalyzeErr: analyzeErr}, nil
+}
+
+// maxWriteMinimum is the most time writing the bundle is given past
+// --total-timeout when the sources used it all.
+const maxWriteMinimum = 10 * time.Second
+
+// writeMinimum is the least time writing the bundle is given: the total
+// timeout, at most maxWriteMinimum.
+func writeMinimum(total time.Duration) time.Duration { return min(total, maxWriteMinimum) }
+
+// writeDeadline is when writing the bundle (the archive, to its file or
+// stdout) must be done: what is left of the total timeout, and at least
+// writeMinimum from now, so that sources that used it all still leave a
+// bundle written and a slow output device cannot hold collect longer than
+// --total-timeout plus that minimum.
+func (e *env) writeDeadline() time.Time {
+	if least := time.Now().Add(writeMinimum(e.total)); least.After(e.deadline) {
+		return least
+	}
+	return e.deadline
 }
 
 // runAll reads the sources idx of table with a bounded worker pool; the

@@ -134,10 +134,11 @@ func collectIn(t *testing.T, ns *netnstest.NS, env []string, args ...string) (st
 type report struct {
 	Summary  map[string]int `json:"summary"`
 	Findings []struct {
-		Check    string `json:"check"`
-		Severity string `json:"severity"`
-		Service  string `json:"service"`
-		Message  string `json:"message"`
+		Check    string   `json:"check"`
+		Severity string   `json:"severity"`
+		Service  string   `json:"service"`
+		Message  string   `json:"message"`
+		Objects  []string `json:"objects"`
 	} `json:"findings"`
 	Checks []struct {
 		ID    string `json:"id"`

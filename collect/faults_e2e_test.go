@@ -45,9 +45,19 @@ func newMarker(base int) string {
 // startCollect starts proxyscan collect in the namespace, env first.
 func startCollect(t *testing.T, ns *netnstest.NS, env []string, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
+	return startCollectTo(t, nil, ns, env, args...)
+}
+
+// startCollectTo starts proxyscan collect in the namespace, env first,
+// its standard output going to stdout (nil: none).
+func startCollectTo(t *testing.T, stdout *os.File, ns *netnstest.NS, env []string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
 	argv := append([]string{"netns", "exec", ns.Name}, env...)
 	argv = append(argv, proxyscanBinary(t), "collect")
 	cmd := exec.Command("ip", append(argv, args...)...)
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -106,15 +116,17 @@ func filesHolding(t *testing.T, dir string, strs ...string) []string {
 // TestE2EKilledMidRun loads rules with known addresses into a namespace,
 // starts collect with a hung fake ip on PATH (so that it is mid-run, the
 // rule dumps read), and ends it with SIGINT, SIGTERM or SIGKILL: the hung
-// tool's process group dies with collect every time, and with --redact
-// no real address is left in the output directory. Without --redact, a
-// SIGKILL leaves the staged dump: the look for the addresses works.
+// tool's process group dies with collect every time, and nothing is left
+// in the output directory: with --redact no real address was ever written
+// there; without it the dump staged there while collect ran (which shows
+// that the look for the addresses works) is removed, after a SIGKILL by
+// the watchdog.
 func TestE2EKilledMidRun(t *testing.T) {
 	for _, tc := range []struct {
 		sig    syscall.Signal
 		redact bool
 	}{
-		{syscall.SIGINT, true}, {syscall.SIGTERM, true}, {syscall.SIGKILL, true}, {syscall.SIGKILL, false},
+		{syscall.SIGINT, true}, {syscall.SIGTERM, true}, {syscall.SIGKILL, true}, {syscall.SIGKILL, false}, {syscall.SIGTERM, false},
 	} {
 		t.Run(fmt.Sprintf("%s redact=%v", tc.sig, tc.redact), func(t *testing.T) {
 			ns := requireE2E(t)
@@ -138,6 +150,9 @@ func TestE2EKilledMidRun(t *testing.T) {
 			}
 			// The rule dumps are read by then (a few milliseconds each).
 			time.Sleep(time.Second)
+			if staged := filesHolding(t, out, rawVIP, rawEndpoint); !tc.redact && len(staged) == 0 {
+				t.Errorf("no staged dump in the output directory while collect runs without --redact: the look for the addresses does not work")
+			}
 			if err := cmd.Process.Signal(tc.sig); err != nil {
 				t.Fatal(err)
 			}
@@ -148,18 +163,24 @@ func TestE2EKilledMidRun(t *testing.T) {
 			if !eventually(10*time.Second, func() bool { return !processRunning("/bin/sleep " + marker) }) {
 				t.Errorf("the hung tool's child survived collect's %s", tc.sig)
 			}
-			found := filesHolding(t, out, rawVIP, rawEndpoint)
-			switch {
-			case tc.redact && len(found) > 0:
-				t.Errorf("real addresses left in the output directory after %s of collect --redact: %v", tc.sig, found)
-			case !tc.redact && len(found) == 0:
-				t.Errorf("no staged dump found after SIGKILL without --redact: the look for the addresses does not work")
+			// The watchdog removes the staging directory of a killed collect
+			// a moment after it died.
+			var found []string
+			eventually(10*time.Second, func() bool { found = filesHolding(t, out, rawVIP, rawEndpoint); return len(found) == 0 })
+			if len(found) > 0 {
+				t.Errorf("real addresses left in the output directory after %s of collect (redact=%v): %v", tc.sig, tc.redact, found)
 			}
-			if tc.sig != syscall.SIGKILL {
+			var left []string
+			eventually(10*time.Second, func() bool {
 				ents, _ := os.ReadDir(out)
+				left = left[:0]
 				for _, e := range ents {
-					t.Errorf("left behind after %s: %s", tc.sig, e.Name())
+					left = append(left, e.Name())
 				}
+				return len(left) == 0
+			})
+			if len(left) > 0 {
+				t.Errorf("left behind after %s: %v", tc.sig, left)
 			}
 		})
 	}
@@ -403,5 +424,41 @@ func TestE2EKubeProxyOfOtherNamespace(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(s.Notes, "\n"), "other network namespaces were left out: ["+strconv.Itoa(otherPid)) {
 		t.Errorf("notes: %q", s.Notes)
+	}
+}
+
+// TestE2EStalledStdout writes the bundle of a node with a large ruleset to
+// a pipe nobody reads (collect -o - into a FIFO whose reader is stuck):
+// collect ends within --total-timeout and the write minimum, exit status
+// 3, says why, and leaves no temporary archive.
+func TestE2EStalledStdout(t *testing.T) {
+	ns := requireE2E(t)
+	var rules bytes.Buffer
+	if err := (benchgen.Spec{Services: 3000, Endpoints: 6000, Node: "e2e-node"}).IPTablesSave(&rules); err != nil {
+		t.Fatal(err)
+	}
+	ns.Run(rules.Bytes(), "iptables-restore")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close() // open, never read: the pipe fills and stays full
+	tmp := t.TempDir()
+	proxyscanBinary(t) // built before the clock starts
+	start := time.Now()
+	cmd, stderr := startCollectTo(t, w, ns, []string{"env", "KUBECONFIG=", "TMPDIR=" + tmp}, "-o", "-", "--total-timeout", "3s")
+	w.Close()
+	ws := waitExit(t, cmd, time.Minute)
+	took := time.Since(start)
+	if took > 12*time.Second { // 3s for the sources, 3s to write, and slack
+		t.Errorf("collect took %s with a 3s total and a stalled stdout", took)
+	}
+	t.Logf("collect ended after %s: %s", took.Round(time.Millisecond), strings.TrimSpace(stderr.String()))
+	if ws.ExitStatus() != 3 || !strings.Contains(stderr.String(), "writing the bundle did not end within") || !strings.Contains(stderr.String(), "the output is too slow") {
+		t.Errorf("exit %v:\n%s", ws, stderr)
+	}
+	if !eventually(10*time.Second, func() bool { ents, _ := os.ReadDir(tmp); return len(ents) == 0 }) {
+		ents, _ := os.ReadDir(tmp)
+		t.Errorf("left in TMPDIR: %v", ents)
 	}
 }

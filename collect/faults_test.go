@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -318,6 +319,61 @@ func TestHiddenProcesses(t *testing.T) {
 			kp, why := findKubeProxy(proc)
 			if kp != nil || why.failed != tc.failed || !strings.Contains(why.why, tc.why) {
 				t.Errorf("%+v %+v; want failed %v, %q", kp, why, tc.failed, tc.why)
+			}
+		})
+	}
+}
+
+// stalledWriter is an output device that takes every write and never
+// returns from it until released.
+type stalledWriter struct{ release chan struct{} }
+
+func (w stalledWriter) Write(p []byte) (int, error) {
+	<-w.release
+	return len(p), nil
+}
+
+// TestTotalTimeoutBoundsWriting: --total-timeout bounds writing the bundle
+// too. A stdout that stalls makes collect fail within the total timeout
+// and the write minimum, leaving no temporary archive; sources that use
+// the whole total still leave time to write the bundle to a working
+// output.
+func TestTotalTimeoutBoundsWriting(t *testing.T) {
+	root := fakeNode(t, "127.0.0.1:1", "127.0.0.1:1")
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	for _, tc := range []struct {
+		name    string
+		runner  Runner
+		stalled bool
+	}{
+		{"stalled stdout", hangingRunner{}, true},
+		{"sources use the whole total, working stdout", hangingRunner{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := stalledWriter{release: make(chan struct{})}
+			defer close(w.release)
+			var stdout bytes.Buffer
+			opts := Options{Root: root, Runner: tc.runner, Output: "-", Stdout: &stdout, TotalTimeout: 300 * time.Millisecond,
+				Sources: pick("sysctl", "iptables-nft-save")}
+			if tc.stalled {
+				opts.Stdout = w
+			}
+			start := time.Now()
+			_, err := Run(context.Background(), opts)
+			if took := time.Since(start); took > 3*time.Second {
+				t.Errorf("collect took %s with a 300ms total", took)
+			}
+			switch {
+			case tc.stalled && (err == nil || !strings.Contains(err.Error(), "writing the bundle did not end within what was left of the 300ms --total-timeout (and at least 300ms): the output is too slow")):
+				t.Errorf("stalled stdout: %v", err)
+			case !tc.stalled && err != nil:
+				t.Errorf("working stdout: %v", err)
+			case !tc.stalled && !bytes.HasPrefix(stdout.Bytes(), []byte{0x1f, 0x8b}):
+				t.Errorf("working stdout: no gzip archive written")
+			}
+			if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+				t.Errorf("left in TMPDIR: %v", ents)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/parsers"
 )
 
 // Coverage says whether a run checked what matters for the node's proxy
@@ -141,6 +142,10 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 	for _, in := range f.snap.Inputs {
 		if in.Unread != "" {
 			c.Gaps = append(c.Gaps, fmt.Sprintf("%s was not read: %s", in.Path, in.Unread))
+		}
+		// An export cut short may lack objects, or parts of its last one.
+		if in.Kind == parsers.KindKube && in.Partial != "" {
+			c.Gaps = append(c.Gaps, fmt.Sprintf("%s is partial: %s; the objects after the cut were not checked", in.Path, in.Partial))
 		}
 	}
 	if m := f.snap.Manifest; m != nil {

@@ -41,9 +41,10 @@ func runExternalMissing(p *Pass) {
 				ent := forward(v, d.Kind, ip, sp.ProtoLower(), sp.Port)
 				if ent == nil {
 					also, alsoEv := ipvsAlso(p, v, sp, d.Kind, ip)
-					p.ReportAbsence(v, Finding{
+					dest := destText(d.Kind, ip, sp)
+					p.ReportMissing(v, sp.String()+" "+dest, Finding{
 						Service: sp.String(), Protocol: string(sp.Protocol),
-						Message:  fmt.Sprintf("no entry for %s in %s%s", destText(d.Kind, ip, sp), where(v, d.Kind), also),
+						Message:  fmt.Sprintf("no entry for %s in %s%s", dest, where(v, d.Kind), also),
 						Evidence: append([]model.Evidence{ServiceEvidence(sp), anchor(v, d.Kind)}, alsoEv...),
 						Advice:   syncAdvice(v),
 					})

@@ -29,6 +29,9 @@ type facts struct {
 	// fired holds the IDs of the checks of the run that reported
 	// findings so far, services the service ports they named.
 	fired, services map[string]bool
+	// bareGroup gathers what is missing from data planes without any
+	// Service entry (see ReportMissing).
+	bareGroup *bareGroup
 }
 
 type expKey struct {

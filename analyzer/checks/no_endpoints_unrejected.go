@@ -58,7 +58,7 @@ func checkBlocked(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, k vie
 		if e.HasEndpoints {
 			why = "has no endpoints on this node and a Local traffic policy"
 		}
-		p.ReportAbsence(v, Finding{
+		p.ReportMissing(v, fmt.Sprintf("%s %s (to %s)", sp.String(), dest, want), Finding{
 			Service: sp.String(), Protocol: string(sp.Protocol),
 			Message:  fmt.Sprintf("nothing %ss %s although the Service %s", want, dest, why),
 			Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, k)},

@@ -45,12 +45,16 @@ func runNodePortMissing(p *Pass) {
 				}
 				continue
 			}
-			p.ReportAbsence(v, Finding{
+			dest := destText(view.NodePort, netipZero, sp)
+			p.ReportMissing(v, sp.String()+" "+dest, Finding{
 				Service: sp.String(), Protocol: string(sp.Protocol),
-				Message:  fmt.Sprintf("no entry for %s in %s (%s)", destText(view.NodePort, netipZero, sp), where(v, view.NodePort), v.Family),
+				Message:  fmt.Sprintf("no entry for %s in %s (%s)", dest, where(v, view.NodePort), v.Family),
 				Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, view.NodePort)},
 				Advice:   syncAdvice(v),
 			})
+		}
+		if anyNodePort && !v.NodePorts && p.facts.bare(v) {
+			continue // the node ports are among the objects of the data plane without Services
 		}
 		if anyNodePort && !v.NodePorts && v.Mode == model.ModeIPTables {
 			p.ReportAbsence(v, Finding{

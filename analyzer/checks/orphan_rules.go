@@ -76,10 +76,7 @@ func runOrphanRules(p *Pass) {
 			case grouped[name]:
 				cause = "Service " + name + " does not exist"
 			}
-			what := strings.Join(f.Objects, ", ")
-			if len(f.Objects) > 6 {
-				what = strings.Join(f.Objects[:6], ", ") + fmt.Sprintf(" and %d more", len(f.Objects)-6)
-			}
+			what := listObjects(f.Objects)
 			verb := "are"
 			if len(f.Objects) == 1 {
 				verb = "is"
@@ -174,6 +171,15 @@ func upper(proto string) string {
 }
 
 // countWord writes small counts as words ("three"), others as digits.
+// listObjects lists the objects of a finding for its message: the first
+// six, and how many more.
+func listObjects(objs []string) string {
+	if len(objs) > 6 {
+		return strings.Join(objs[:6], ", ") + fmt.Sprintf(" and %d more", len(objs)-6)
+	}
+	return strings.Join(objs, ", ")
+}
+
 func countWord(n int) string {
 	words := []string{"no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}
 	if n >= 0 && n < len(words) {

@@ -79,7 +79,7 @@ func runServiceMissing(p *Pass) {
 			}
 			also, alsoEv := ipvsAlso(p, v, sp, view.ClusterIP, cip)
 			pending, pendingEv := syncPending(p, v.Family)
-			p.ReportAbsence(v, Finding{
+			p.ReportMissing(v, sp.String()+" "+dest, Finding{
 				Service: sp.String(), Protocol: string(sp.Protocol),
 				Message:  fmt.Sprintf("no entry for %s in %s (%s)%s%s", dest, where(v, view.ClusterIP), v.Family, also, pending),
 				Evidence: append(append([]model.Evidence{ServiceEvidence(sp), anchor(v, view.ClusterIP)}, alsoEv...), pendingEv...),

@@ -3,7 +3,6 @@ package checks
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 	"time"
 
@@ -354,79 +353,29 @@ func runSyncFailures(p *Pass) {
 				Evidence: logEvidence(sel, 3),
 				Advice:   pat.Advice,
 			}
-			if c, ev, ok := syncCause(l, sel); ok {
-				f.Message += "; cause: " + c.text
-				f.Evidence = append(f.Evidence, ev)
-				f.Advice = c.advice
+			if c, ok := syncCause(l, sel); ok {
+				// A pattern that names a kind of cause gives way to the
+				// cause read; any other says what failed, then why.
+				if pat.NamesCause() {
+					f.Message = fmt.Sprintf("%s logged %s (%s): %s", l.File, times, id, c.Text)
+				} else {
+					f.Message += "; cause: " + c.Text
+				}
+				f.Evidence = append(f.Evidence, model.EvidenceAt(c.Pos, c.Line))
+				f.Advice = c.Cause.Advice
 			}
 			p.Report(f)
 		}
 	}
 }
 
-// A syncCauseKind is a cause of failed syncs that kube-proxy's log shows
-// in the error it quotes.
-type syncCauseKind struct {
-	re *regexp.Regexp
-	// text says the cause (%s: the first submatch), advice what to do.
-	text, advice string
-}
-
-// syncCauses are the causes read from the error text of failed syncs, most
-// specific first.
-var syncCauses = []syncCauseKind{
-	{regexp.MustCompile(`modprobe: FATAL: Module (\S+) not found`),
-		"the kernel module %s is missing",
-		"Install or load the kernel module (modprobe; the node image's kernel modules package), then restart kube-proxy."},
-	{regexp.MustCompile(`(?:Couldn't load (?:match|target)|Extension) [` + "`" + `'"]?([a-zA-Z0-9_-]+)[` + "`" + `'"]?`),
-		"the iptables extension or kernel module for %s is missing",
-		"Load the xt_ kernel module of that match or target (modprobe xt_NAME) or use a node image that has it, then restart kube-proxy."},
-	{regexp.MustCompile(`unknown option \\?"?(--[a-z][a-z-]*)`),
-		"the iptables binary does not know the option %s: it is older than this kube-proxy needs, or lacks the extension",
-		"Use the iptables of kube-proxy's own image (or iptables 1.8.x on the node for the nft backend) and keep the node's and the image's backends the same (iptables-backend-mixed)."},
-	{regexp.MustCompile(`iptables(?:-restore)? v(1\.[0-6]\.[0-9]+)`),
-		"iptables %s is too old for kube-proxy's rules",
-		"Use kube-proxy's image's iptables (1.8.x), or upgrade the node's iptables."},
-	{regexp.MustCompile(`(?:Could not process rule|Error): (Operation not supported|No such file or directory|Not supported)`),
-		"the kernel rejected an nftables feature kube-proxy's table uses (%s)",
-		"kube-proxy's nftables mode needs kernel 5.13+ and nft 1.0.1+: upgrade the kernel, or run kube-proxy in iptables mode on this node."},
-	{regexp.MustCompile(`Error: (syntax error|unknown[^,\n]*|Could not parse[^,\n]*)`),
-		"nft is too old for kube-proxy's table (%s)",
-		"kube-proxy's nftables mode needs nft 1.0.1+ in its image and kernel 5.13+; upgrade them, or run kube-proxy in iptables mode on this node."},
-}
-
 // syncCause reads the cause of failed syncs from their log entries and
-// those of the same file that follow each of them (a restore's output is
-// logged in its own entry at times).
-func syncCause(l *klog.Log, sel []klog.Finding) (syncCauseKind, model.Evidence, bool) {
+// those of the same file that follow each of them.
+func syncCause(l *klog.Log, sel []klog.Finding) (klog.FoundCause, bool) {
 	for _, m := range sel {
-		for _, e := range followingEntries(l, m.Entry, 3) {
-			for _, c := range syncCauses {
-				sub := c.re.FindStringSubmatch(e.Raw)
-				if sub == nil || strings.HasPrefix(sub[1], "KUBE-") {
-					continue // a chain of kube-proxy's: iptables-restore-missing-chain
-				}
-				c.text = fmt.Sprintf(c.text, sub[1])
-				line := e.Pos.Line
-				for i, ln := range strings.Split(e.Raw, "\n") {
-					if c.re.MatchString(ln) {
-						line += i
-						return c, model.Evidence{File: e.Pos.File, Line: line, Text: strings.TrimSpace(ln)}, true
-					}
-				}
-				return c, model.EvidenceAt(e.Pos, firstLine(e.Raw)), true
-			}
+		if c, ok := l.CauseAt(m.Entry, 3); ok {
+			return c, true
 		}
 	}
-	return syncCauseKind{}, model.Evidence{}, false
-}
-
-// followingEntries returns entry e of log l and up to n entries after it.
-func followingEntries(l *klog.Log, e *klog.Entry, n int) []*klog.Entry {
-	for i, x := range l.Entries {
-		if x == e {
-			return l.Entries[i:min(len(l.Entries), i+1+n)]
-		}
-	}
-	return []*klog.Entry{e}
+	return klog.FoundCause{}, false
 }

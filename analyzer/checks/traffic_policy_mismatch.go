@@ -81,7 +81,7 @@ func checkHealthCheck(p *Pass, v *view.View, sp *model.ServicePort) {
 			return
 		}
 	}
-	p.ReportAbsence(v, Finding{
+	p.ReportMissing(v, fmt.Sprintf("%s health check node port %d", sp.String(), sp.HealthCheckNodePort), Finding{
 		Service: sp.String(), Protocol: string(sp.Protocol), Severity: Warning,
 		Message:  fmt.Sprintf("health check node port %d of the externalTrafficPolicy Local Service is not accepted in %s", sp.HealthCheckNodePort, where(v, view.HealthCheckPort)),
 		Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, view.HealthCheckPort)},

@@ -136,6 +136,8 @@ func (b *builder) add(r parsed) {
 	in := model.Input{Path: r.f.name, Kind: r.kind, Bytes: r.size, Bundle: r.f.group, Note: r.note,
 		Skipped: parsers.Ranges(r.notes, true), Changed: parsers.Ranges(r.notes, false), Encoding: r.f.decoded}
 	switch v := r.value.(type) {
+	case *kube.Objects:
+		in.Partial = v.Partial
 	case *ipset.Dump:
 		in.Partial = v.PartialReason
 	case *ipvs.Dump:

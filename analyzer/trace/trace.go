@@ -153,6 +153,10 @@ type Result struct {
 	// TargetKind classifies Target: [TargetService], [TargetNodePort],
 	// [TargetNoSuchPort] or [TargetNoService] ("" when Target is).
 	TargetKind string `json:"targetKind,omitempty"`
+	// IncompleteInputs, when not empty, says that the trace is based on
+	// incomplete inputs: each input of the node that was not read, or was
+	// read only in part, and why.
+	IncompleteInputs []string `json:"incompleteInputs,omitempty"`
 }
 
 // A Dataplane is everything the tracer reads for one node.

@@ -140,6 +140,11 @@ type Objects struct {
 	// Released counts the EndpointSlices and Endpoints objects that were
 	// read and then let go of by [Objects.ReleaseEndpoints].
 	Released int
+	// Partial, for the objects of one YAML export, says why its last
+	// object may not be whole: the export looks cut short inside it ("cut
+	// short after line N: ..."); "" when it does not. [Objects.Merge]
+	// does not carry it.
+	Partial string
 }
 
 // EndpointObjects returns how many EndpointSlices and legacy Endpoints
@@ -274,11 +279,26 @@ func Parse(name string, data []byte) (*Objects, error) {
 // The export is split into objects by one goroutine while others decode
 // them, so that each object's text is dropped as soon as it is decoded.
 func ParseWith(name string, data []byte, opts Options) (*Objects, error) {
-	split := func(emit func(chunk)) error { return splitYAML(name, data, emit) }
 	if isJSON(data) {
-		split = func(emit func(chunk)) error { return splitJSON(name, data, emit) }
+		return parse(name, func(emit func(chunk)) error { return splitJSON(name, data, emit) }, opts)
 	}
-	return parse(name, split, opts)
+	return parseYAML(name, data, nil, opts)
+}
+
+// parseYAML parses a YAML export whose first bytes are head and whose rest
+// r reads (nil: head is all of it), noting in the objects when it looks
+// cut short.
+func parseYAML(name string, head []byte, r io.Reader, opts Options) (*Objects, error) {
+	var cut string
+	objs, err := parse(name, func(emit func(chunk)) error {
+		var err error
+		cut, err = splitYAMLCut(name, head, r, emit)
+		return err
+	}, opts)
+	if objs != nil {
+		objs.Partial = cut
+	}
+	return objs, err
 }
 
 // ParseReader is [ParseWith] reading the export from r. The export is
@@ -293,7 +313,7 @@ func ParseReader(name string, r io.Reader, opts Options) (*Objects, error) {
 	if isJSON(head) {
 		return parse(name, func(emit func(chunk)) error { return splitJSONFrom(name, head, rest, emit) }, opts)
 	}
-	return parse(name, func(emit func(chunk)) error { return splitYAMLFrom(name, head, rest, emit) }, opts)
+	return parseYAML(name, head, rest, opts)
 }
 
 // readHead reads the start of an export from r, at least up to its first

@@ -103,6 +103,13 @@ func splitYAML(name string, data []byte, emit func(chunk)) error {
 // document or List item being scanned and the objects emitted but not yet
 // decoded are in memory, however large the List.
 func splitYAMLFrom(name string, head []byte, r io.Reader, emit func(chunk)) error {
+	_, err := splitYAMLCut(name, head, r, emit)
+	return err
+}
+
+// splitYAMLCut is splitYAMLFrom, also returning why the export looks cut
+// short inside its last object ("" when it does not; see cutWatch).
+func splitYAMLCut(name string, head []byte, r io.Reader, emit func(chunk)) (string, error) {
 	s := &yscan{window: window{data: head, r: r}, name: name, emit: emit, num: 1}
 	if r != nil {
 		s.free = make(chan []byte, 4)
@@ -111,9 +118,12 @@ func splitYAMLFrom(name string, head []byte, r io.Reader, emit func(chunk)) erro
 	s.split()
 	s.blk.release()
 	if s.rerr != nil {
-		return s.rerr
+		return "", s.rerr
 	}
-	return s.errs.Err()
+	if err := s.errs.Err(); err != nil {
+		return "", err
+	}
+	return s.cut.verdict(), nil
 }
 
 // yscan scans a YAML export line by line. Offsets count from the start of
@@ -128,6 +138,8 @@ type yscan struct {
 	// List item being scanned): reading more drops what is before it.
 	keep int
 	errs parsers.ErrorList
+	// cut watches for an export cut short inside its last object.
+	cut cutWatch
 }
 
 // What yscan is reading in a document.
@@ -175,12 +187,23 @@ func (s *yscan) split() {
 	for {
 		l, ok := s.line()
 		if !ok {
+			switch {
+			case mode == yamlHeader:
+				s.cut.lastObject(s.bytes(docStart, s.end()), docNum)
+			case mode == yamlItems && haveCur:
+				s.cut.lastObject(s.bytes(cur.start, s.end()), cur.num)
+			}
+			if mode != yamlTail && s.cut.dropLast() {
+				// Cut before its kind: line: not an object to decode.
+				mode, haveCur = yamlTail, false
+			}
 			endDocument(s.end())
 			return
 		}
 		ln := s.bytes(l.start, l.end)
 		if isSeparator(ln) {
 			endDocument(l.start)
+			s.cut.finish()
 			mode, docStart, docNum, ind, haveCur = yamlHeader, s.pos, s.num, -1, false
 			list, kind = false, false
 			s.keep = s.pos
@@ -194,6 +217,7 @@ func (s *yscan) split() {
 		}
 		if !isBlankOrComment(ln) {
 			last = l.num
+			s.cut.line(l.num, ln)
 		}
 		if bytes.HasPrefix(ln, []byte("kind:")) {
 			kind = true
@@ -201,9 +225,13 @@ func (s *yscan) split() {
 		switch mode {
 		case yamlHeader:
 			if !isItemsLine(ln) {
+				if isKeyLine(ln) {
+					s.cut.key(l.num, ln)
+				}
 				continue
 			}
 			list = true
+			s.cut.discard()
 			// A List: items start at "<ind>- " lines after "items:".
 			switch rest := bytes.TrimSpace(ln[len("items:"):]); {
 			case len(rest) == 0:
@@ -216,6 +244,9 @@ func (s *yscan) split() {
 			}
 		case yamlItems:
 			if ind >= 0 && bytes.HasPrefix(ln, cont) {
+				if isKeyLine(ln[len(cont):]) {
+					s.cut.key(l.num, ln[len(cont):])
+				}
 				continue // a line of the item (or a blank one)
 			}
 			if isBlankOrComment(ln) {
@@ -236,10 +267,15 @@ func (s *yscan) split() {
 				flushItem(l.start)
 				cur, haveCur = l, true
 				s.keep = l.start
+				s.cut.start(l.num)
+				if len(ln) > lead+2 && isKeyLine(ln[lead+2:]) {
+					s.cut.key(l.num, ln[lead+2:])
+				}
 			case lead >= ind+2:
 			case lead == 0:
 				// The List's own fields after items (kind: List, metadata: ...).
 				flushItem(l.start)
+				s.cut.finish()
 				mode = yamlTail
 				s.keep = s.pos
 			default:
@@ -253,6 +289,19 @@ func (s *yscan) split() {
 			s.keep = s.pos
 		}
 	}
+}
+
+// isKeyLine reports whether a line, from its indentation on, starts a
+// mapping key (not a list item, a comment or a continuation).
+func isKeyLine(ln []byte) bool {
+	if len(ln) == 0 {
+		return false
+	}
+	switch ln[0] {
+	case ' ', '\t', '-', '#', '\r':
+		return false
+	}
+	return true
 }
 
 // isItemsLine reports whether a line is a top-level "items:" key.

@@ -1,0 +1,136 @@
+package checks
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+)
+
+// bareGroup gathers what the checks find missing in data planes that hold
+// no Service entry at all: one cause, reported as one finding of the first
+// check that found something missing, listing every object.
+type bareGroup struct {
+	check    string
+	families []model.Family
+	// programmed says, per family, whether kube-proxy's chains, maps or
+	// sets are there at all (empty of Services) rather than nothing.
+	programmed map[model.Family]bool
+	anchors    []model.Evidence
+	objects    []string
+	evidence   []model.Evidence
+	services   map[string]bool
+	protocol   string
+}
+
+// bare reports whether v's data plane holds no Service entry at all on a
+// node whose mode the inputs establish, its dump being whole.
+func (f *facts) bare(v *view.View) bool {
+	return len(v.Entries) == 0 && f.res.ModeOrigin != resolve.Assumed && f.partial[v.Family] == nil &&
+		len(f.snap.Objects.Services) > 0
+}
+
+// ReportMissing reports that the view's data plane lacks what kube-proxy
+// programs for object (a Service port's destination, "ns/name:port
+// cluster IP 10.96.0.10:53/udp"). When that data plane holds no Service
+// entry at all, every such absence has that one cause: the finding joins
+// one finding that lists the objects (see reportBare) instead of being
+// reported on its own.
+func (p *Pass) ReportMissing(v *view.View, object string, f Finding) {
+	if !p.facts.bare(v) {
+		p.ReportAbsence(v, f)
+		return
+	}
+	g := p.facts.bareGroup
+	if g == nil {
+		g = &bareGroup{check: p.Check.ID, programmed: map[model.Family]bool{}, services: map[string]bool{}}
+		p.facts.bareGroup = g
+	}
+	if !contains(familyNames(g.families), string(v.Family)) {
+		g.families = append(g.families, v.Family)
+		g.programmed[v.Family] = p.kubeProxyPresent(v)
+		g.anchors = append(g.anchors, anchor(v, view.ClusterIP))
+	}
+	if g.check != p.Check.ID {
+		p.Note("the %s data plane holds no Service entry at all: what this check finds missing there is listed in one finding of %s", v.Family, g.check)
+	}
+	g.objects = append(g.objects, object)
+	if len(f.Evidence) > 0 {
+		g.evidence = append(g.evidence, f.Evidence[0])
+	}
+	if f.Service != "" {
+		g.services[f.Service] = true
+	}
+	switch {
+	case g.protocol == "":
+		g.protocol = f.Protocol
+	case g.protocol != f.Protocol:
+		g.protocol = "mixed"
+	}
+}
+
+// kubeProxyPresent reports whether v's data plane holds anything of
+// kube-proxy's: per-service objects, its nat KUBE-SERVICES chain, chains
+// in its nftables table.
+func (p *Pass) kubeProxyPresent(v *view.View) bool {
+	if len(v.Objects) > 0 {
+		return true
+	}
+	switch v.Mode {
+	case model.ModeIPTables:
+		d := p.Resolution().IPTables(v.Family)
+		return d != nil && d.Chain("nat", kpnames.KubeServices) != nil
+	case model.ModeNFTables:
+		t := p.Resolution().NFTTable(v.Family)
+		return t != nil && len(t.Chains) > 0
+	}
+	return false
+}
+
+func familyNames(fs []model.Family) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = string(f)
+	}
+	return out
+}
+
+// bareFinding returns the one finding of the objects missing from data
+// planes without any Service entry, or false when there is none.
+func (f *facts) bareFinding() (Finding, bool) {
+	g := f.bareGroup
+	if g == nil || len(g.objects) == 0 {
+		return Finding{}, false
+	}
+	planes := "the " + strings.Join(familyNames(g.families), " and ") + " data plane"
+	if len(g.families) > 1 {
+		planes += "s hold"
+	} else {
+		planes += " holds"
+	}
+	cause := "no kube-proxy rules at all (kube-proxy never synced, or its rules were flushed)"
+	for _, fam := range g.families {
+		if g.programmed[fam] {
+			cause = "kube-proxy's chains, tables or sets but not a single Service in them (kube-proxy never wrote the Services: it " +
+				"cannot list them, or its syncs fail; or they were flushed)"
+		}
+	}
+	list := listObjects(g.objects)
+	out := Finding{
+		Check: g.check,
+		Message: fmt.Sprintf("%s %s: %s of %s are not programmed: %s", planes, cause,
+			plural(len(g.objects), "destination"), plural(len(g.services), "service port"), list),
+		Evidence: append(append([]model.Evidence{}, g.anchors...), g.evidence...),
+		Objects:  g.objects,
+		Advice: "Check that kube-proxy runs on the node and read its log for sync and list/watch errors " +
+			"(kubectl -n kube-system logs POD); if something flushed its rules (iptables -F, nft flush ruleset, a " +
+			"firewall reload), stop it; then restart kube-proxy so that a full sync writes every Service again.",
+	}
+	if g.protocol != "mixed" {
+		out.Protocol = g.protocol
+	}
+	return out, true
+}
