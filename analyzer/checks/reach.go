@@ -204,9 +204,13 @@ func runServiceUnreachable(p *Pass) {
 				continue // another check's finding already explains it
 			}
 			e := p.Expect(sp, v.Family)
+			var lost []*unreached
 			for _, t := range reachTargets(v, sp, e, nodeIP) {
-				reportUnreachable(p, v, sp, e, t, mode)
+				if u := traceUnreached(p, sp, e, t, mode); u != nil {
+					lost = append(lost, u)
+				}
 			}
+			reportUnreached(p, v, sp, lost)
 		}
 	}
 }
@@ -402,9 +406,10 @@ func allowedSource(ranges []netip.Prefix, fam model.Family) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-// reportUnreachable traces the target from each of its origins and reports
-// the share of new connections that reach no endpoint.
-func reportUnreachable(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, t reachTarget, mode string) {
+// traceUnreached traces the target from each of its origins and returns
+// the share of new connections that reach no endpoint, or nil when they
+// all do or the target could not be traced (noted).
+func traceUnreached(p *Pass, sp *model.ServicePort, e *Expect, t reachTarget, mode string) *unreached {
 	var good endpointSet
 	for _, ep := range sp.Endpoints {
 		good.add(ep.String())
@@ -420,7 +425,7 @@ func reportUnreachable(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, 
 			good.add(b.Endpoint) // stale backends are endpoint-stale's
 		}
 	}
-	var lost []string
+	var lost, shares, outcomes []string
 	var evidence []model.Evidence
 	for _, from := range t.from {
 		if t.entry.Routed && t.entry.Dispatch[from] == nil {
@@ -435,10 +440,10 @@ func reportUnreachable(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, 
 				// was not traced is a gap of the run.
 				p.facts.tracer.limit = o.Err
 				p.Note("service ports not checked: %v", o.Err)
-				return
+				return nil
 			}
 			p.Note("%s mode is not traced (%v): service ports not traced", mode, o.Err)
-			return
+			return nil
 		}
 		loss, _ := lostShare(p, o.Ends, &good, mode, pkt)
 		if loss <= lossTolerance {
@@ -460,6 +465,8 @@ func reportUnreachable(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, 
 		}
 		path := paths[worst]
 		lost = append(lost, fmt.Sprintf("%.1f%% %s (%s)", 100*loss, fromText(from), outcome(path)))
+		shares = append(shares, fmt.Sprintf("%.1f%% %s", 100*loss, fromText(from)))
+		outcomes = append(outcomes, outcome(path))
 		for _, s := range path.Steps {
 			ev := model.Evidence{File: s.File, Line: s.Line, Path: s.Path, Text: s.Table + " " + s.Chain + ": " + s.Rule}
 			if !hasEvidence(evidence, ev) {
@@ -468,7 +475,7 @@ func reportUnreachable(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, 
 		}
 	}
 	if len(lost) == 0 {
-		return
+		return nil
 	}
 	// The rules nearest to where the packet was lost come first.
 	for i, j := 0, len(evidence)-1; i < j; i, j = i+1, j-1 {
@@ -478,15 +485,88 @@ func reportUnreachable(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, 
 	if t.kind == view.NodePort {
 		dest = fmt.Sprintf("node port %s/%s", model.JoinHostPort(t.ip, t.port), sp.ProtoLower())
 	}
-	// A partial dump may lack the rules the packet would have met.
-	p.ReportAbsence(v, Finding{
-		Service: sp.String(), Protocol: string(sp.Protocol),
-		Message: fmt.Sprintf("new connections to %s do not reach its %d usable endpoints although kube-proxy's entry exists: %s",
-			dest, len(e.Endpoints(policyOf(e, t.kind))), strings.Join(lost, "; ")),
-		Evidence: append(evidence, ServiceEvidence(sp)),
-		Advice: "Read the rules of the evidence, nearest to the loss first: a rule that is not kube-proxy's (a host firewall, " +
-			"another tool's NAT) usually decides; proxyscan trace shows every path of the packet.",
-	})
+	return &unreached{dest: dest, endpoints: len(e.Endpoints(policyOf(e, t.kind))), lost: strings.Join(lost, "; "),
+		shares: strings.Join(shares, ", "), outcomes: outcomes, evidence: evidence}
+}
+
+// unreached is a destination of a service port that new connections do
+// not reach: what was lost, from where, and the rules on the way, nearest
+// to the loss first.
+type unreached struct {
+	dest      string
+	endpoints int
+	lost      string
+	// shares and outcomes are lost told apart: the share lost from each
+	// origin, and how each of those packets ended.
+	shares   string
+	outcomes []string
+	evidence []model.Evidence
+}
+
+// reportUnreached reports the destinations of a service port that new
+// connections do not reach. Destinations lost at the same rule, with as
+// many usable endpoints, share one cause: they are one finding that lists
+// them as its objects.
+func reportUnreached(p *Pass, v *view.View, sp *model.ServicePort, lost []*unreached) {
+	type group struct {
+		key     string
+		members []*unreached
+	}
+	var groups []*group
+	for _, u := range lost {
+		key := "no rule " + u.dest // nothing to say it is the same cause
+		if len(u.evidence) > 0 {
+			key = fmt.Sprintf("%d %s:%d:%s", u.endpoints, u.evidence[0].File, u.evidence[0].Line, u.evidence[0].Path)
+		}
+		i := slices.IndexFunc(groups, func(g *group) bool { return g.key == key })
+		if i < 0 {
+			groups = append(groups, &group{key: key})
+			i = len(groups) - 1
+		}
+		groups[i].members = append(groups[i].members, u)
+	}
+	for _, g := range groups {
+		first := g.members[0]
+		f := Finding{
+			Service: sp.String(), Protocol: string(sp.Protocol),
+			Message: fmt.Sprintf("new connections to %s do not reach its %d usable endpoints although kube-proxy's entry exists: %s",
+				first.dest, first.endpoints, first.lost),
+			Evidence: slices.Clone(first.evidence),
+			Advice: "Read the rules of the evidence, nearest to the loss first: a rule that is not kube-proxy's (a host firewall, " +
+				"another tool's NAT) usually decides; proxyscan trace shows every path of the packet.",
+		}
+		if len(g.members) > 1 {
+			dests := make([]string, len(g.members))
+			losses := make([]string, len(g.members))
+			same := true // every packet ended the same way: say it once
+			for i, u := range g.members {
+				dests[i], losses[i] = u.dest, u.dest+": "+u.shares
+				for _, o := range u.outcomes {
+					same = same && o == first.outcomes[0]
+				}
+				for _, ev := range u.evidence {
+					if !hasEvidence(f.Evidence, ev) {
+						f.Evidence = append(f.Evidence, ev)
+					}
+				}
+			}
+			if !same {
+				for i, u := range g.members {
+					losses[i] = u.dest + ": " + u.lost
+				}
+			}
+			cause := "lost at the same rule"
+			if same {
+				cause += " (" + first.outcomes[0] + ")"
+			}
+			f.Objects = dests
+			f.Message = fmt.Sprintf("new connections to %s and %s do not reach its %d usable endpoints although kube-proxy's entry exists, %s: %s",
+				strings.Join(dests[:len(dests)-1], ", "), dests[len(dests)-1], first.endpoints, cause, strings.Join(losses, "; "))
+		}
+		f.Evidence = append(f.Evidence, ServiceEvidence(sp))
+		// A partial dump may lack the rules the packet would have met.
+		p.ReportAbsence(v, f)
+	}
 }
 
 // lostShare returns the share of new connections of res that reach no
