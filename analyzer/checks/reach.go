@@ -26,7 +26,8 @@ var serviceUnreachable = &Check{
 		"destination exists, yet some or all of the new connections end elsewhere: dropped or rejected by a rule " +
 		"that runs before or after kube-proxy's (a host firewall, another table at a higher priority), sent to an " +
 		"address that is no endpoint by a rule that shadows kube-proxy's, or never rewritten at all. The finding " +
-		"gives the share of connections lost and the rules the lost packet met.",
+		"gives the share of connections lost and the rules the lost packet met; the destinations of one service port " +
+		"lost at the same rule are one finding that lists them.",
 	Why: "The Service looks programmed (its entries, chains and endpoints are all there) but clients time out or are " +
 		"refused on this node, for all connections or only for the share that lands on the affected endpoints. " +
 		"The rules of the other checks are correct, so nothing else points at the cause.",
