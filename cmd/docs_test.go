@@ -53,3 +53,19 @@ func TestDocsCurrent(t *testing.T) {
 		t.Errorf("analyze man page lacks the formats or its header")
 	}
 }
+
+// TestChecksMarkdownSeverityRule: the catalogue states how severity is
+// chosen before the checks, with the rule ruleset-scale follows.
+func TestChecksMarkdownSeverityRule(t *testing.T) {
+	f, outputs := testFactory()
+	if code := Run(f, []string{"checks", "-o", "markdown"}); code != 0 {
+		_, stderr := outputs()
+		t.Fatalf("checks -o markdown: exit %d: %s", code, stderr)
+	}
+	out, _ := outputs()
+	rule := strings.Index(out, "Severity follows harm.")
+	table := strings.Index(out, "| ID | severity | title |")
+	if rule < 0 || table < 0 || rule > table || !strings.Contains(out, "`ruleset-scale` is information unless") {
+		t.Errorf("checks -o markdown does not lead with the severity rule:\n%.600s", out)
+	}
+}
