@@ -64,6 +64,12 @@ func runExternalMissing(p *Pass) {
 // checkFirewall verifies that a load balancer entry only admits the
 // Service's source ranges.
 func checkFirewall(p *Pass, v *view.View, sp *model.ServicePort, ent *view.Entry, ip netip.Addr, ranges []netip.Prefix) {
+	if v.IPVS != nil && !v.IPVS.HasSets {
+		// IPVS mode enforces the ranges with ipsets (KUBE-LOAD-BALANCER-FW
+		// and -SOURCE-CIDR): without a listing they cannot be judged.
+		p.Note("no ipset listing in the inputs (add ipset save from the node): the loadBalancerSourceRanges of load balancer IPs not checked")
+		return
+	}
 	dest := destText(view.LoadBalancerIP, ip, sp)
 	if ent.Firewall == nil || !ent.Firewall.DefaultDrop {
 		p.ReportAbsence(v, Finding{
