@@ -406,12 +406,18 @@ type Prints struct {
 	// buf and cmp are the encodings of the print being added and of a
 	// stored one (see encode).
 	buf, cmp []byte
+	// shared is what nodes alike share beyond their service ports,
+	// statuses the lists of check statuses of their results.
+	shared   shared
+	statuses statusLists
 }
 
 // NewPrints returns an empty store of prints.
 func NewPrints() *Prints {
 	return &Prints{seed: maphash.MakeSeed(), ports: map[uint64][]*portPrint{}, strs: map[string]string{},
-		byPorts: map[string][]*portPrint{}, byLines: map[string][][]int32{}}
+		byPorts: map[string][]*portPrint{}, byLines: map[string][][]int32{},
+		shared: shared{lines: map[uint64][][]int32{}, lineLists: map[uint64][][][]int32{}, portLists: map[uint64][][]*portPrint{},
+			values: map[string]map[string]string{}, positions: map[string]map[string]parsers.Pos{}, anchors: map[string]map[view.Kind]model.Evidence{}}}
 }
 
 // add interns a node's print: its strings are copied (or shared with other
@@ -436,6 +442,8 @@ func (ps *Prints) add(np *nodePrint) *nodePrint {
 		}
 		np.configPos = pos
 	}
+	np.configValues = internMap(ps, ps.shared.values, np.configValues, encodeStr)
+	np.configPos = internMap(ps, ps.shared.positions, np.configPos, encodePos)
 	for i := range np.views {
 		v := &np.views[i]
 		v.source = ps.str(v.source)
@@ -444,7 +452,7 @@ func (ps *Prints) add(np *nodePrint) *nodePrint {
 			ps.ev(&e)
 			anchors[k] = e
 		}
-		v.anchors = anchors
+		v.anchors = internMap(ps, ps.shared.anchors, anchors, encodeEvidence)
 	}
 	np.lines = make([][]int32, len(np.ports))
 	for i, pp := range np.ports {
@@ -462,6 +470,8 @@ func (ps *Prints) add(np *nodePrint) *nodePrint {
 		np.lines[i] = lines
 		np.ports[i] = ps.port(pp)
 	}
+	np.lines = ps.lineList(np.lines)
+	np.ports = ps.portList(np.ports)
 	return np
 }
 
