@@ -20,7 +20,9 @@ type shared struct {
 	lines     map[uint64][][]int32
 	lineLists map[uint64][][][]int32
 	portLists map[uint64][][]*portPrint
-	values    map[string]map[string]string
+	// fields holds, per set of configuration fields, the values of the
+	// first node that had them.
+	fields    map[string]map[string]string
 	positions map[string]map[string]parsers.Pos
 	anchors   map[string]map[view.Kind]model.Evidence
 	// key is the encoding of the map being interned.
@@ -149,4 +151,41 @@ func (sl *statusLists) intern(list []Status) []Status {
 	}
 	sl.lists[string(b)] = list
 	return list
+}
+
+// configValues returns the values of a node's configuration as a map
+// shared with the first node of the same fields, and those of its values
+// that differ from that node's (nil when none do). When most differ, the
+// node's own map is returned.
+func (ps *Prints) configValues(vals map[string]string) (shared, own map[string]string) {
+	if vals == nil {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b := ps.shared.key[:0]
+	for _, k := range keys {
+		b = encodeStr(b, k)
+	}
+	ps.shared.key = b
+	base, ok := ps.shared.fields[string(b)]
+	if !ok {
+		ps.shared.fields[string(b)] = vals
+		return vals, nil
+	}
+	for _, k := range keys {
+		if v := vals[k]; v != base[k] {
+			if own == nil {
+				own = map[string]string{}
+			}
+			own[k] = v
+		}
+	}
+	if 2*len(own) > len(vals) {
+		return vals, nil
+	}
+	return base, own
 }
