@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -67,6 +68,9 @@ func AnalyzeNode(s *model.Snapshot, checks []*Check, prints *Prints) *FleetNode 
 	if prints != nil {
 		n.print = prints.add(newNodePrint(s, f))
 		detach(n.res)
+		prints.mu.Lock()
+		n.res.Statuses = prints.statuses.intern(n.res.Statuses)
+		prints.mu.Unlock()
 	}
 	return n
 }
@@ -123,37 +127,52 @@ func CompareFleet(nodes []*FleetNode, checks []*Check) *FleetResult {
 	if len(nodes) < 2 {
 		return out
 	}
+	var passes []fleetRan
 	for _, c := range checks {
 		if c.RunFleet == nil {
 			continue
 		}
 		p := &FleetPass{Check: c, Nodes: nodes}
 		c.RunFleet(p)
-		counts := make([]int, len(nodes))
+		ran := fleetRan{pass: p, counts: make([]int, len(nodes))}
 		for _, ff := range p.findings {
 			out.Results[ff.node].Findings = append(out.Results[ff.node].Findings, ff.f)
-			counts[ff.node]++
+			ran.counts[ff.node]++
 		}
-		for i, res := range out.Results {
-			for j := range res.Statuses {
-				st := &res.Statuses[j]
-				if st.ID != c.ID {
+		passes = append(passes, ran)
+		if p.drift != nil {
+			out.Drift = p.drift
+		}
+	}
+	// The statuses of nodes alike may be one list: each node's is copied,
+	// set and kept once again, one node at a time.
+	var lists statusLists
+	for i, res := range out.Results {
+		res.Statuses = slices.Clone(res.Statuses)
+		for j := range res.Statuses {
+			st := &res.Statuses[j]
+			for _, ran := range passes {
+				p := ran.pass
+				if st.ID != p.Check.ID {
 					continue
 				}
-				st.State, st.Reason, st.Findings, st.Notes, st.NotApplicable = "ran", "", counts[i], append([]string(nil), p.notes...), false
+				st.State, st.Reason, st.Findings, st.Notes, st.NotApplicable = "ran", "", ran.counts[i], p.notes, false
 				if p.skipped != "" && len(p.findings) == 0 {
 					st.State, st.Reason = "skipped", p.skipped
 				}
 			}
 		}
-		if p.drift != nil {
-			out.Drift = p.drift
-		}
-	}
-	for _, res := range out.Results {
+		res.Statuses = lists.intern(res.Statuses)
 		SortFindings(res.Findings)
 	}
 	return out
+}
+
+// fleetRan is a cross-node check that ran: its pass and how many findings
+// it reported on each node.
+type fleetRan struct {
+	pass   *FleetPass
+	counts []int
 }
 
 // Report records a finding about a node; Check and Severity default to the

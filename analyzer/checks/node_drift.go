@@ -575,7 +575,7 @@ func fieldDrift(p *FleetPass, d *Drift) {
 			if !n.print.config {
 				continue
 			}
-			values[i] = n.print.configValues[field]
+			values[i] = n.print.configValue(field)
 			if values[i] == "" {
 				values[i] = "unset"
 			}

@@ -37,6 +37,10 @@ type nodePrint struct {
 	configValues map[string]string
 	configPos    map[string]parsers.Pos
 	configAt     parsers.Pos
+	// configOwn, when set, holds the values that differ from
+	// configValues, then shared with other nodes (see [Prints.add]): read
+	// them with configValue.
+	configOwn map[string]string
 	// ports are the service ports the data plane programs or the node's
 	// objects hold, sorted by name, with the lines of their evidence left
 	// out (zero), so that nodes that program a port alike share its print
@@ -381,6 +385,26 @@ func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
 	return np
 }
 
+// configValue returns the value of a configuration field ("" when unset).
+func (np *nodePrint) configValue(field string) string {
+	if v, ok := np.configOwn[field]; ok {
+		return v
+	}
+	return np.configValues[field]
+}
+
+// configMap returns the values of the node's configuration, by field.
+func (np *nodePrint) configMap() map[string]string {
+	if np.configOwn == nil {
+		return np.configValues
+	}
+	out := make(map[string]string, len(np.configValues))
+	for k := range np.configValues {
+		out[k] = np.configValue(k)
+	}
+	return out
+}
+
 // fieldPos returns where a configuration field is written (see
 // [model.Config.FieldPos]).
 func (np *nodePrint) fieldPos(field string) parsers.Pos {
@@ -406,12 +430,18 @@ type Prints struct {
 	// buf and cmp are the encodings of the print being added and of a
 	// stored one (see encode).
 	buf, cmp []byte
+	// shared is what nodes alike share beyond their service ports,
+	// statuses the lists of check statuses of their results.
+	shared   shared
+	statuses statusLists
 }
 
 // NewPrints returns an empty store of prints.
 func NewPrints() *Prints {
 	return &Prints{seed: maphash.MakeSeed(), ports: map[uint64][]*portPrint{}, strs: map[string]string{},
-		byPorts: map[string][]*portPrint{}, byLines: map[string][][]int32{}}
+		byPorts: map[string][]*portPrint{}, byLines: map[string][][]int32{},
+		shared: shared{lines: map[uint64][][]int32{}, lineLists: map[uint64][][][]int32{}, portLists: map[uint64][][]*portPrint{},
+			fields: map[string]map[string]string{}, positions: map[string]map[string]parsers.Pos{}, anchors: map[string]map[view.Kind]model.Evidence{}}}
 }
 
 // add interns a node's print: its strings are copied (or shared with other
@@ -436,6 +466,8 @@ func (ps *Prints) add(np *nodePrint) *nodePrint {
 		}
 		np.configPos = pos
 	}
+	np.configValues, np.configOwn = ps.configValues(np.configValues)
+	np.configPos = internMap(ps, ps.shared.positions, np.configPos, encodePos)
 	for i := range np.views {
 		v := &np.views[i]
 		v.source = ps.str(v.source)
@@ -444,7 +476,7 @@ func (ps *Prints) add(np *nodePrint) *nodePrint {
 			ps.ev(&e)
 			anchors[k] = e
 		}
-		v.anchors = anchors
+		v.anchors = internMap(ps, ps.shared.anchors, anchors, encodeEvidence)
 	}
 	np.lines = make([][]int32, len(np.ports))
 	for i, pp := range np.ports {
@@ -462,6 +494,8 @@ func (ps *Prints) add(np *nodePrint) *nodePrint {
 		np.lines[i] = lines
 		np.ports[i] = ps.port(pp)
 	}
+	np.lines = ps.lineList(np.lines)
+	np.ports = ps.portList(np.ports)
 	return np
 }
 

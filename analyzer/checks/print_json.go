@@ -103,7 +103,7 @@ func (n *FleetNode) WritePrint(w io.Writer) error {
 	}
 	np.ensureLines()
 	head := printHead{Mode: np.mode, ModeSource: np.modeSource, Version: np.version, VersionEv: np.versionEv,
-		ModeValue: np.modeValue, ModeEv: np.modeEv, Config: np.config, ConfigValues: np.configValues, ConfigPos: np.configPos, ConfigAt: np.configAt}
+		ModeValue: np.modeValue, ModeEv: np.modeEv, Config: np.config, ConfigValues: np.configMap(), ConfigPos: np.configPos, ConfigAt: np.configAt}
 	for _, v := range np.views {
 		head.Views = append(head.Views, viewJSON{Family: v.family, Source: v.source, Anchors: v.anchors})
 	}

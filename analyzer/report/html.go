@@ -112,7 +112,7 @@ func RenderHTML(w io.Writer, r *Report, _ Options) error {
 			}
 		}
 	}
-	for _, s := range allStatuses(r) {
+	for s := range allStatuses(r) {
 		who := s.status.ID
 		if p.Multi {
 			who += " on " + s.node

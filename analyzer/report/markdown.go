@@ -130,7 +130,7 @@ func RenderMarkdown(w io.Writer, r *Report, _ Options) error {
 	}
 
 	var skipped, notes []string
-	for _, s := range allStatuses(r) {
+	for s := range allStatuses(r) {
 		prefix := "`" + s.status.ID + "`"
 		if len(r.Nodes) > 0 {
 			prefix += " on " + s.node
@@ -169,7 +169,7 @@ func RenderMarkdown(w io.Writer, r *Report, _ Options) error {
 // checksLine counts the checks that ran and were skipped.
 func checksLine(r *Report) string {
 	ran, skipped := 0, 0
-	for _, s := range allStatuses(r) {
+	for s := range allStatuses(r) {
 		if s.status.State == "skipped" {
 			skipped++
 		} else {

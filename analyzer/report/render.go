@@ -107,8 +107,9 @@ func Render(w io.Writer, format string, r *Report, opts Options) error {
 	return Reports.Render(w, format, r, opts)
 }
 
-// RenderJSON writes the report as indented JSON (the contract's shape).
-func RenderJSON(w io.Writer, r *Report, opts Options) error { return jsonValue(w, r, opts) }
+// RenderJSON writes the report as indented JSON (the contract's shape),
+// a field and a list element at a time.
+func RenderJSON(w io.Writer, r *Report, _ Options) error { return streamJSON(w, r) }
 
 // jsonValue writes v as indented JSON, HTML characters unescaped.
 func jsonValue[T any](w io.Writer, v T, _ Options) error {

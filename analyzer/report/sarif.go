@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"net/url"
 	"path"
 	"strings"
@@ -148,7 +149,7 @@ func RenderSARIF(w io.Writer, r *Report, _ Options) error {
 	if run.Tool.Driver.Name == "" {
 		run.Tool.Driver.Name = "proxyscan"
 	}
-	for _, st := range allStatuses(r) {
+	for st := range allStatuses(r) {
 		if st.status.State != "skipped" {
 			continue
 		}
@@ -302,18 +303,23 @@ type nodeStatus struct {
 	status checks.Status
 }
 
-// allStatuses lists every check status of the report, per node.
-func allStatuses(r *Report) []nodeStatus {
-	var out []nodeStatus
-	for _, s := range r.Checks {
-		out = append(out, nodeStatus{r.Node, s})
-	}
-	for _, n := range r.Nodes {
-		for _, s := range n.Checks {
-			out = append(out, nodeStatus{n.Node, s})
+// allStatuses yields every check status of the report, per node, without
+// listing them: a fleet's are as many as its nodes times its checks.
+func allStatuses(r *Report) iter.Seq[nodeStatus] {
+	return func(yield func(nodeStatus) bool) {
+		for _, s := range r.Checks {
+			if !yield(nodeStatus{r.Node, s}) {
+				return
+			}
+		}
+		for _, n := range r.Nodes {
+			for _, s := range n.Checks {
+				if !yield(nodeStatus{n.Node, s}) {
+					return
+				}
+			}
 		}
 	}
-	return out
 }
 
 // evidenceLoc formats evidence's position: "file:line path".

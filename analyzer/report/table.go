@@ -447,7 +447,7 @@ func checkLines(b *strings.Builder, t *theme, r *Report, width int, verbose bool
 		groups = append(groups, g)
 		return g
 	}
-	for _, ns := range statuses {
+	for ns := range statuses {
 		s := ns.status
 		if !slices.Contains(ids, s.ID) {
 			ids = append(ids, s.ID)
@@ -524,7 +524,7 @@ func checkLines(b *strings.Builder, t *theme, r *Report, width int, verbose bool
 		nodes    []string
 	}
 	var notes []*note
-	for _, ns := range statuses {
+	for ns := range statuses {
 	next:
 		for _, text := range ns.status.Notes {
 			for _, n := range notes {
