@@ -254,7 +254,9 @@ func (opts *TraceOptions) loadOptions() load.Options {
 	if opts.Expected || opts.Compare {
 		return expectLoadOptions(opts.Node, opts.Version, opts.Strict)
 	}
-	return load.Options{Node: opts.Node, Version: opts.Version, Strict: opts.Strict, Compact: true}
+	// The kernel's checks of the whole ruleset (the trace's warnings) run
+	// while the snapshots are assembled.
+	return load.Options{Node: opts.Node, Version: opts.Version, Strict: opts.Strict, Compact: true, Parsed: trace.Prevalidate}
 }
 
 // nodeSnapshots keeps the snapshots of the named node.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
@@ -26,8 +27,17 @@ import (
 func readLenient(r *parsed, data []byte, ko kube.Options) {
 	name := r.f.name
 	if r.kind == parsers.KindIPTablesSave {
-		c := paste.Clean(data, paste.All)
+		c, early, err := cleanDump(name, data)
+		if err != nil {
+			r.err = err
+			return
+		}
 		parse, what := iptables.ParseLenient, "an iptables dump"
+		if early != nil {
+			parse = func(string, []byte) (*iptables.Dump, []parsers.LineNote, error) {
+				return early.d, early.notes, early.err
+			}
+		}
 		if parsers.IsIPTablesListing(c.Data) {
 			parse = func(name string, clean []byte) (*iptables.Dump, []parsers.LineNote, error) {
 				return iptables.ParseListing(name, clean, data)
@@ -67,6 +77,38 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 	if l, ok := r.value.(*klog.Log); ok {
 		r.notes = append(r.notes, truncated(l)...)
 	}
+}
+
+// dumpParse is what iptables.ParseLenient returned.
+type dumpParse struct {
+	d     *iptables.Dump
+	notes []parsers.LineNote
+	err   error
+}
+
+// cleanDump repairs the paste damage of an iptables dump (paste.Clean).
+// Its quick look for damage runs beside the parse of data as it is: when
+// there is none, and data is not an iptables -L listing, early is that
+// parse, the one readLenient would make of the cleaned data. The error is
+// a panic of either.
+func cleanDump(name string, data []byte) (c *paste.Result, early *dumpParse, err error) {
+	var damaged bool
+	g := fault.Group{Name: "load.cleanDump"}
+	g.Go(func() error {
+		damaged = paste.MayBeDamaged(data, paste.All)
+		return nil
+	})
+	if !parsers.IsIPTablesListing(data) {
+		early = &dumpParse{}
+		early.d, early.notes, early.err = iptables.ParseLenient(name, data)
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	if !damaged {
+		return &paste.Result{Data: data}, early, nil
+	}
+	return paste.Clean(data, paste.All), nil, nil
 }
 
 // ReasonTruncated is the reason of the notes of log lines that whatever

@@ -3,10 +3,13 @@ package load
 import (
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/paste"
 )
 
 // TestLenientLoad loads loose files as pasted into a ticket: each is read
@@ -109,4 +112,46 @@ func numbered(s string) string {
 		lines[i] = fmt.Sprintf("%3d | %s", i+1, l)
 	}
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// TestCleanDumpEarlyParse checks that an iptables dump read leniently is
+// read as paste.Clean then iptables.ParseLenient read it one after the
+// other, whether the parse of the text as it is was kept (no damage) or
+// not (damage, an iptables -L listing, text that is no dump).
+func TestCleanDumpEarlyParse(t *testing.T) {
+	listing := "Chain KUBE-SERVICES (2 references)\ntarget     prot opt source               destination\nKUBE-SVC-X  tcp  --  0.0.0.0/0            10.96.0.10           /* ns/svc:http cluster IP */ tcp dpt:80\n"
+	for _, tc := range []struct {
+		name, text string
+		early      bool
+	}{
+		{"clean", miniDump, true},
+		{"prompt", "[root@node-1 ~]# iptables-save\n" + miniDump, false},
+		{"carriage returns", strings.ReplaceAll(miniDump, "\n", "\r\n"), false},
+		{"numbered", numbered(miniDump), false},
+		{"listing", listing, false},
+		{"prose", "*nat\nthe service is down since\nthe upgrade\n", true},
+		{"empty", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := []byte(tc.text)
+			c, early, err := cleanDump("d.txt", data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := paste.Clean(data, paste.All)
+			if string(c.Data) != string(want.Data) || fmt.Sprint(c.Notes) != fmt.Sprint(want.Notes) {
+				t.Errorf("cleaned %q %v, want %q %v", c.Data, c.Notes, want.Data, want.Notes)
+			}
+			if (early != nil) != tc.early {
+				t.Fatalf("parsed early: %v, want %v", early != nil, tc.early)
+			}
+			if early == nil {
+				return
+			}
+			d, notes, err := iptables.ParseLenient("d.txt", want.Data)
+			if !reflect.DeepEqual(d, early.d) || !reflect.DeepEqual(notes, early.notes) || fmt.Sprint(err) != fmt.Sprint(early.err) {
+				t.Errorf("early parse %+v %v %v, want %+v %v %v", early.d, early.notes, early.err, d, notes, err)
+			}
+		})
+	}
 }

@@ -58,6 +58,12 @@ type Options struct {
 	// (paste damage repaired, a dump cut short or cut out read as far as
 	// it goes), every line skipped or changed reported with its input.
 	Strict bool
+	// Parsed, when set, is called with the iptables dumps read, once every
+	// input is parsed and before the snapshots are assembled from them, so
+	// that a caller may start reading the dumps in the background. Loading
+	// does not change what it reads of them (the rules and chains)
+	// afterwards.
+	Parsed func(dumps []*iptables.Dump)
 }
 
 // parseFunc parses one file of a kind into its value.
@@ -194,6 +200,15 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 	results = append(results, emptySources(results)...)
 	if err := nothingKnown(results); err != nil {
 		return nil, err
+	}
+	if opts.Parsed != nil {
+		var dumps []*iptables.Dump
+		for _, r := range results {
+			if d, ok := r.value.(*iptables.Dump); ok {
+				dumps = append(dumps, d)
+			}
+		}
+		opts.Parsed(dumps)
 	}
 	return assemble(results, opts)
 }

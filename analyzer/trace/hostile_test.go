@@ -126,6 +126,36 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestPrevalidate checks that validations started ahead by Prevalidate
+// give what ValidateIPTables computes, in the dumps' order, whether or not
+// every dump was started, and that a dump is validated afresh once its
+// early answer is taken.
+func TestPrevalidate(t *testing.T) {
+	var dumps []*iptables.Dump
+	for _, tc := range invalidShapes {
+		if !tc.nft {
+			dumps = append(dumps, parseIPT(t, tc.text))
+		}
+	}
+	want := fmt.Sprint(trace.ValidateIPTables(dumps))
+	if !strings.Contains(want, "jump loop") || !strings.Contains(want, "does not declare") {
+		t.Fatalf("the shapes give no problems to compare: %s", want)
+	}
+	for _, early := range [][]*iptables.Dump{dumps, dumps[1:4], nil} {
+		trace.Prevalidate(early)
+		if got := fmt.Sprint(trace.ValidateIPTables(dumps)); got != want {
+			t.Errorf("validated %d of %d dumps ahead: problems\n%s\nwant\n%s", len(early), len(dumps), got, want)
+		}
+	}
+	// Twice the same dump: started once, answered to the first asking.
+	trace.Prevalidate([]*iptables.Dump{dumps[0], dumps[0]})
+	for i := 0; i < 2; i++ {
+		if got, want := fmt.Sprint(trace.ValidateIPTables(dumps[:1])), fmt.Sprint(trace.ValidateIPTables(dumps[:1])); got != want {
+			t.Errorf("asking %d: problems %s, want %s", i, got, want)
+		}
+	}
+}
+
 // kernelRefusal matches what the tools say when the kernel (or the tool,
 // for a missing chain) refuses a ruleset, rather than its syntax.
 var kernelRefusal = regexp.MustCompile(`Too many links|No such file or directory|does not exist|Couldn't load target|line \d+ failed`)

@@ -133,48 +133,101 @@ func (g *graph) out(c int32) []edge {
 func ValidateIPTables(dumps []*iptables.Dump) []Problem {
 	var out []Problem
 	for _, d := range dumps {
-		for _, t := range d.Tables {
-			names := make([]string, len(t.Chains))
-			for i, c := range t.Chains {
-				names[i] = c.Name
+		if v, ok := started.LoadAndDelete(d); ok {
+			p := v.(*prevalidation)
+			<-p.done
+			if p.ok {
+				out = append(out, p.problems...)
+				continue
 			}
-			g := newGraph(t.Name, names, func(i int) bool { return t.Chains[i].Builtin() }, d.Backend == iptables.BackendNFT)
-			g.ruleAt = func(e edge) (string, parsers.Pos) {
-				r := t.Chains[e.from].Rules[e.rule]
-				return r.Raw, r.Pos()
-			}
-			// At most one edge per rule: sized once rather than grown.
-			nrules := 0
-			for _, c := range t.Chains {
-				nrules += len(c.Rules)
-			}
-			g.edges = make([]edge, 0, nrules)
-			for ci, c := range t.Chains {
-				g.beginChain()
-				for ri, r := range c.Rules {
-					target := r.Target()
-					if target == "" || iptables.IsBuiltinChain(t.Name, target) {
-						continue
-					}
-					to, exists := g.index[target]
-					if !exists && !r.IsGoto() && (iptables.StandardTargets[target] || extensionTarget(target)) {
-						continue
-					}
-					if !exists {
-						if d.Partial {
-							// A fragment (iptables-save | grep) need not
-							// hold the chains its rules name.
-							continue
-						}
-						out = append(out, Problem{Kind: ProblemMissingChain, Table: t.Name, Chain: c.Name, Rule: r.Raw, Pos: r.Pos(),
-							Message: fmt.Sprintf("chain %s jumps to chain %s, which table %s does not declare: iptables-restore refuses the table", c.Name, target, t.Name)})
-						continue
-					}
-					g.edges = append(g.edges, edge{from: int32(ci), to: to, rule: int32(ri)})
-				}
-			}
-			out = append(out, g.check("iptables-restore")...)
 		}
+		out = append(out, validateDump(d)...)
+	}
+	return out
+}
+
+// started holds the validations Prevalidate started, by dump.
+var started sync.Map // *iptables.Dump → *prevalidation
+
+// A prevalidation is the validation of one dump running in the
+// background: problems is its answer once done is closed, if ok (a
+// panic leaves it false, and the dump is validated again where it is
+// asked, so that the panic is raised there).
+type prevalidation struct {
+	done     chan struct{}
+	ok       bool
+	problems []Problem
+}
+
+// Prevalidate starts finding the problems of dumps in the background, so
+// that the whole-ruleset checks of a trace run while the rest of its
+// inputs are assembled: the next ValidateIPTables (Validate, Trace) of a
+// dump waits for its answer, which is the one it would compute, and takes
+// it. The dumps must not change afterwards.
+func Prevalidate(dumps []*iptables.Dump) {
+	for _, d := range dumps {
+		p := &prevalidation{done: make(chan struct{})}
+		if _, loaded := started.LoadOrStore(d, p); loaded {
+			continue
+		}
+		go func() {
+			defer close(p.done)
+			defer func() {
+				if recover() != nil {
+					p.ok = false
+				}
+			}()
+			p.problems = validateDump(d)
+			p.ok = true
+		}()
+	}
+}
+
+// validateDump returns the problems of one iptables dump (see
+// ValidateIPTables).
+func validateDump(d *iptables.Dump) []Problem {
+	var out []Problem
+	for _, t := range d.Tables {
+		names := make([]string, len(t.Chains))
+		for i, c := range t.Chains {
+			names[i] = c.Name
+		}
+		g := newGraph(t.Name, names, func(i int) bool { return t.Chains[i].Builtin() }, d.Backend == iptables.BackendNFT)
+		g.ruleAt = func(e edge) (string, parsers.Pos) {
+			r := t.Chains[e.from].Rules[e.rule]
+			return r.Raw, r.Pos()
+		}
+		// At most one edge per rule: sized once rather than grown.
+		nrules := 0
+		for _, c := range t.Chains {
+			nrules += len(c.Rules)
+		}
+		g.edges = make([]edge, 0, nrules)
+		for ci, c := range t.Chains {
+			g.beginChain()
+			for ri, r := range c.Rules {
+				target := r.Target()
+				if target == "" || iptables.IsBuiltinChain(t.Name, target) {
+					continue
+				}
+				to, exists := g.index[target]
+				if !exists && !r.IsGoto() && (iptables.StandardTargets[target] || extensionTarget(target)) {
+					continue
+				}
+				if !exists {
+					if d.Partial {
+						// A fragment (iptables-save | grep) need not
+						// hold the chains its rules name.
+						continue
+					}
+					out = append(out, Problem{Kind: ProblemMissingChain, Table: t.Name, Chain: c.Name, Rule: r.Raw, Pos: r.Pos(),
+						Message: fmt.Sprintf("chain %s jumps to chain %s, which table %s does not declare: iptables-restore refuses the table", c.Name, target, t.Name)})
+					continue
+				}
+				g.edges = append(g.edges, edge{from: int32(ci), to: to, rule: int32(ri)})
+			}
+		}
+		out = append(out, g.check("iptables-restore")...)
 	}
 	return out
 }

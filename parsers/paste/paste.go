@@ -175,6 +175,11 @@ func Clean(data []byte, o Options) *Result {
 	return res
 }
 
+// MayBeDamaged reports whether Clean(data, o) may change data: when false,
+// Clean returns data as it is, with no notes. It is the quick look Clean
+// takes first, for a caller that reads data meanwhile.
+func MayBeDamaged(data []byte, o Options) bool { return mayBeDamaged(data, o) }
+
 // mayBeDamaged is a quick look at data: false when no line has anything
 // Clean would remove or change, so that a clean input costs one pass and
 // no allocation.
