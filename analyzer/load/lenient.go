@@ -1,6 +1,7 @@
 package load
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -56,6 +57,13 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 			r.note = fmt.Sprintf("not analysed: read as %s, %d of its lines are not one and %d are", what, bad, good)
 			return
 		}
+		if f := filteredBy(data, c.Notes); f != "" {
+			why := "filtered by `" + f + "` on the command line above it"
+			if d.Partial {
+				why = d.PartialReason + "; " + why
+			}
+			d.Partial, d.PartialReason = true, why
+		}
 		r.value = d
 		return
 	}
@@ -77,6 +85,31 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 	if l, ok := r.value.(*klog.Log); ok {
 		r.notes = append(r.notes, truncated(l)...)
 	}
+}
+
+// filteredBy returns the filter (paste.LineFilter) of the first prompt or
+// command line the paste repairs removed from data that pipes its output
+// through a program keeping only some lines, or "".
+func filteredBy(data []byte, notes []parsers.LineNote) string {
+	for _, n := range notes {
+		if n.Reason != paste.ReasonPrompt && n.Reason != paste.ReasonCommand {
+			continue
+		}
+		line, rest := 1, data
+		for line < n.Line {
+			i := bytes.IndexByte(rest, '\n')
+			if i < 0 {
+				rest = nil
+				break
+			}
+			rest, line = rest[i+1:], line+1
+		}
+		text, _, _ := bytes.Cut(rest, []byte("\n"))
+		if f := paste.LineFilter(string(text)); f != "" {
+			return f
+		}
+	}
+	return ""
 }
 
 // dumpParse is what iptables.ParseLenient returned.

@@ -590,3 +590,62 @@ func removeCurlMeter(ls []line) {
 		}
 	}
 }
+
+// lineFilters are the programs that, after a pipe, keep only some lines of
+// what they are given.
+var lineFilters = map[string]bool{
+	"grep": true, "egrep": true, "fgrep": true, "rg": true, "head": true, "tail": true,
+	"sed": true, "awk": true, "gawk": true, "sort": true, "uniq": true, "cut": true,
+}
+
+// LineFilter returns the filter of a command line a paste shows above its
+// output, when the output was piped through a program that keeps only
+// some lines ("grep -E KUBE" of "# iptables-save | grep -E KUBE"): what
+// follows was filtered, and its absence of a line proves nothing. It is ""
+// for a line that is no prompt or command line, or pipes into nothing that
+// drops lines.
+func LineFilter(line string) string {
+	t := strings.TrimSpace(line)
+	if r := classify(t); r != ReasonPrompt && r != ReasonCommand {
+		return ""
+	}
+	for _, seg := range pipeline(t)[1:] {
+		seg = strings.TrimSpace(seg)
+		w, _, _ := strings.Cut(seg, " ")
+		if w == "sudo" {
+			w, _, _ = strings.Cut(strings.TrimSpace(strings.TrimPrefix(seg, "sudo")), " ")
+		}
+		if lineFilters[w] {
+			return seg
+		}
+	}
+	return ""
+}
+
+// pipeline splits a shell command line at its pipes, not at a "|" inside
+// quotes.
+func pipeline(t string) []string {
+	var segs []string
+	var quote byte
+	from := 0
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else if c == '\\' && quote == '"' {
+				i++
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '\\':
+			i++
+		case c == '|' && (i+1 >= len(t) || t[i+1] != '|'):
+			segs = append(segs, t[from:i])
+			from = i + 1
+		case c == '|':
+			i++ // "||" is no pipe
+		}
+	}
+	return append(segs, t[from:])
+}
