@@ -22,11 +22,18 @@ func FuzzClean(f *testing.F) {
 		"NAME   READY   STATUS\nkube-proxy-x   1/1   Running\n*nat\n",
 		"I0414 09:30:00.1       1 proxier.go:1] \"Restoring iptables\" rules=<\n\t*nat\n >\n",
 		"-A \x1b[01;31mKUBE\x1b[m-SVC-X -j Y   \r\n",
+		"$ iptables-save | grep -E 'KUBE|\\*' || true | head\n*nat\n",
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		Detect(data)
+		for _, l := range strings.Split(string(data), "\n") {
+			// A filter is a segment of the line it is found in.
+			if f := LineFilter(l); f != "" && !strings.Contains(l, f) {
+				t.Fatalf("LineFilter(%q) = %q, not a part of it", l, f)
+			}
+		}
 		if _, err := Head(bytes.NewReader(data), 1<<10, int64(len(data))); err != nil {
 			t.Fatal(err)
 		}
