@@ -1,7 +1,9 @@
 package report
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -49,5 +51,32 @@ func TestMergeByText(t *testing.T) {
 				t.Errorf("mergeByText:\n got %q\nwant %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestFleetNotesOnce checks that the same note of many nodes is one line
+// of the table naming a few of them, and that notes of one node keep its
+// name.
+func TestFleetNotesOnce(t *testing.T) {
+	r := &Report{}
+	for i := 1; i <= 6; i++ {
+		r.Nodes = append(r.Nodes, NodeReport{Node: fmt.Sprintf("node-%d", i), Notes: []string{"no kube-proxy version in the inputs"}})
+	}
+	r.Nodes[5].Notes = append(r.Nodes[5].Notes, "its own note")
+	var b strings.Builder
+	if err := RenderTable(&b, r, Options{Width: 200}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"note: node-1, node-2, node-3 and 3 more nodes: no kube-proxy version in the inputs\n",
+		"note: node-6: its own note\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "no kube-proxy version"); n != 1 {
+		t.Errorf("the shared note is printed %d times:\n%s", n, out)
 	}
 }

@@ -145,6 +145,15 @@ func gapLines(b *strings.Builder, t *theme, r *Report, width int) {
 	b.WriteString("\n")
 }
 
+// nodeList names nodes: all of them up to four, else the first three and
+// how many more.
+func nodeList(nodes []string) string {
+	if len(nodes) <= 4 {
+		return strings.Join(nodes, ", ")
+	}
+	return fmt.Sprintf("%s and %d more nodes", strings.Join(nodes[:3], ", "), len(nodes)-3)
+}
+
 // mergeByText joins the lines "ID: text" of checks that say the same
 // text (on the same node, in a fleet: "node: ID: text") into one line
 // naming every check, at the place of the first; other lines stay as they
@@ -573,10 +582,20 @@ func checkLines(b *strings.Builder, t *theme, r *Report, width int, verbose bool
 	for _, n := range r.Notes {
 		paragraph(b, t.dim, "note: "+n, width, "", "  ")
 	}
+	// The same note of several nodes is one line naming them (a fleet of
+	// a thousand nodes without a version file says so once).
+	var texts []string
+	nodesOf := map[string][]string{}
 	for _, n := range r.Nodes {
 		for _, x := range n.Notes {
-			paragraph(b, t.dim, "note: "+n.Node+": "+x, width, "", "  ")
+			if nodesOf[x] == nil {
+				texts = append(texts, x)
+			}
+			nodesOf[x] = append(nodesOf[x], n.Node)
 		}
+	}
+	for _, x := range texts {
+		paragraph(b, t.dim, "note: "+nodeList(nodesOf[x])+": "+x, width, "", "  ")
 	}
 	for _, u := range r.Unknown {
 		paragraph(b, t.sev[checks.Warning], "unknown input: "+u+" ("+unknownReason(r, u)+", not analysed)", width, "", "  ")
