@@ -56,22 +56,21 @@ func TestLegacyEndpointSelection(t *testing.T) {
 			sp := c.servicePort(t)
 			for minor := c.minors[0]; minor <= c.minors[1]; minor++ {
 				in := &input{res: releaseResolution(minor, c.gates), cat: model.CategorizeOptions{NodeName: legacyNode, Zone: c.zone}}
-				ipt := &iptablesProxier{in: in, family: model.IPv4}
-				sel := ipt.legacyEndpoints(sp)
+				sel := in.selection(model.ModeIPTables, sp, model.IPv4)
 				where := fmt.Sprintf("1.%d iptables", minor)
-				checkEndpoints(t, where+" service chain", sel.ready, c.ready)
-				checkEndpoints(t, where+" KUBE-XLB chain", sel.local, c.local)
-				if sel.hasEndpoints != c.hasEndpoints {
-					t.Errorf("%s: hasEndpoints = %t, want %t", where, sel.hasEndpoints, c.hasEndpoints)
+				checkEndpoints(t, where+" service chain", sel.Cluster, c.ready)
+				checkEndpoints(t, where+" KUBE-XLB chain", sel.Local, c.local)
+				if sel.HasEndpoints != c.hasEndpoints {
+					t.Errorf("%s: hasEndpoints = %t, want %t", where, sel.HasEndpoints, c.hasEndpoints)
 				}
 				if minor < modeRanges[model.ModeIPVS].oldest {
 					continue
 				}
-				ipvs := &ipvsProxier{in: in, family: model.IPv4}
+				ipvs := in.selection(model.ModeIPVS, sp, model.IPv4)
 				where = fmt.Sprintf("1.%d ipvs", minor)
-				checkEndpoints(t, where+" real servers", ipvs.ipvsLegacyEndpoints(sp, false), c.ready)
+				checkEndpoints(t, where+" real servers", ipvs.Cluster, c.ready)
 				if c.ipvsLocal != nil {
-					checkEndpoints(t, where+" local real servers", ipvs.ipvsLegacyEndpoints(sp, true), c.ipvsLocal)
+					checkEndpoints(t, where+" local real servers", ipvs.Local, c.ipvsLocal)
 				}
 			}
 		})
@@ -445,7 +444,7 @@ var legacyCases = []legacyCase{
 	{
 		// No terminating fallback for internalTrafficPolicy in iptables
 		// mode; IPVS's syncEndpoint applies its fallback to any Local
-		// policy (onlyNodeLocalEndpoints), which ipvsLegacyEndpoints
+		// policy (onlyNodeLocalEndpoints), which the IPVS selection
 		// follows. v1.22.0: hasEndpoints true.
 		name:   "internalTrafficPolicy Local, local serving terminating endpoint, ProxyTerminatingEndpoints",
 		minors: [2]int{22, 23},

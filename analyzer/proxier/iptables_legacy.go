@@ -44,8 +44,8 @@ func (p *iptablesProxier) syncServicePortXLB(sp *model.ServicePort) {
 	svcPort := port(sp.Port)
 	nat, filter := p.nat, p.filter
 	local := nodeLocalExternal(sp)
-	sel := p.legacyEndpoints(sp)
-	hasEndpoints := sel.hasEndpoints
+	sel := p.in.selection(model.ModeIPTables, sp, f)
+	hasEndpoints := sel.HasEndpoints
 	noEndpoints := `"` + name + ` has no endpoints"`
 	inServiceChain := p.in.res.Has(resolve.MasqueradeInServiceChain)
 	physdev := p.in.res.Has(resolve.ExternalIPPhysdevRules)
@@ -185,10 +185,10 @@ func (p *iptablesProxier) syncServicePortXLB(sp *model.ServicePort) {
 	if !hasEndpoints {
 		return
 	}
-	for _, ep := range sel.inUse {
+	for _, ep := range sel.InUse {
 		p.writeEndpointChain(sp, ep)
 	}
-	p.writeServiceToEndpointRules(sp, svc, sel.ready, p.legacyEndpointComment(sp, false))
+	p.writeServiceToEndpointRules(sp, svc, sel.Cluster, p.legacyEndpointComment(sp, false))
 
 	if !local {
 		return
@@ -201,11 +201,11 @@ func (p *iptablesProxier) syncServicePortXLB(sp *model.ServicePort) {
 		"-m", "addrtype", "--src-type", "LOCAL", "-j", kpnames.KubeMarkMasq)
 	nat.Write("-A", xlb, "-m", "comment", "--comment", `"route LOCAL traffic for `+name+` LB IP to service chain"`,
 		"-m", "addrtype", "--src-type", "LOCAL", "-j", svc)
-	if len(sel.local) == 0 {
+	if sel.External.Verdict == Drop {
 		nat.Write("-A", xlb, "-m", "comment", "--comment", `"`+name+` has no local endpoints"`, "-j", kpnames.KubeMarkDrop)
 		return
 	}
-	p.writeServiceToEndpointRules(sp, xlb, sel.local, p.legacyEndpointComment(sp, p.in.res.Has(resolve.BalancingRuleComments)))
+	p.writeServiceToEndpointRules(sp, xlb, sel.Local, p.legacyEndpointComment(sp, p.in.res.Has(resolve.BalancingRuleComments)))
 }
 
 // legacyEndpointComment comments the rules of writeServiceToEndpointRules

@@ -53,32 +53,26 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 	sourceRanges := sp.SourceRangesOf(f)
 	svcPort := port(sp.Port)
 
-	cat := model.Categorize(sp, f, p.in.cat)
-	clusterEndpoints, localEndpoints, allReachable, hasEndpoints := cat.Cluster, cat.Local, cat.AllReachable, cat.HasAny
+	sel := p.in.selection(model.ModeIPTables, sp, f)
+	clusterEndpoints, localEndpoints, allReachable, hasEndpoints := sel.Cluster, sel.Local, sel.InUse, sel.HasEndpoints
 
 	clusterPolicyChain := svcChain(sp)
 	usesClusterPolicyChain := len(clusterEndpoints) > 0 && sp.UsesClusterEndpoints(f)
 	localPolicyChain := svlChain(sp)
 	usesLocalPolicyChain := len(localEndpoints) > 0 && sp.UsesLocalEndpoints(f)
 
-	internalPolicyChain := clusterPolicyChain
-	hasInternalEndpoints := hasEndpoints
-	if sp.InternalPolicyLocal {
-		internalPolicyChain = localPolicyChain
-		if len(localEndpoints) == 0 {
-			hasInternalEndpoints = false
+	policyChain := func(pol Policy) string {
+		if pol == PolicyLocal {
+			return localPolicyChain
 		}
+		return clusterPolicyChain
 	}
+	internalPolicyChain := policyChain(sel.Internal.Policy)
+	hasInternalEndpoints := sel.Internal.Verdict == Forward
 	internalTrafficChain := internalPolicyChain
 
-	externalPolicyChain := clusterPolicyChain
-	hasExternalEndpoints := hasEndpoints
-	if sp.ExternalPolicyLocal {
-		externalPolicyChain = localPolicyChain
-		if len(localEndpoints) == 0 {
-			hasExternalEndpoints = false
-		}
-	}
+	externalPolicyChain := policyChain(sel.External.Policy)
+	hasExternalEndpoints := sel.External.Verdict == Forward
 	externalTrafficChain := extChain(sp)
 	usesExternalTrafficChain := hasEndpoints && sp.ExternallyAccessible(f)
 
@@ -102,21 +96,8 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 		loadBalancerTrafficChain = fw
 	}
 
-	var internalFilterTarget, internalFilterComment, externalFilterTarget, externalFilterComment string
-	if !hasEndpoints {
-		internalFilterTarget = "REJECT"
-		internalFilterComment = `"` + name + ` has no endpoints"`
-		externalFilterTarget, externalFilterComment = internalFilterTarget, internalFilterComment
-	} else {
-		if !hasInternalEndpoints {
-			internalFilterTarget = "DROP"
-			internalFilterComment = `"` + name + ` has no local endpoints"`
-		}
-		if !hasExternalEndpoints {
-			externalFilterTarget = "DROP"
-			externalFilterComment = `"` + name + ` has no local endpoints"`
-		}
-	}
+	internalFilterTarget, internalFilterComment := filterVerdict(name, sel.Internal.Verdict)
+	externalFilterTarget, externalFilterComment := filterVerdict(name, sel.External.Verdict)
 
 	// Capture the clusterIP.
 	if hasInternalEndpoints {
@@ -341,4 +322,16 @@ func (p *iptablesProxier) endpointComment(sp *model.ServicePort) func([]string, 
 	return func(args []string, _ int, ep *model.Endpoint) []string {
 		return p.appendServiceComment(args, `"`+sp.String()+` -> `+ep.String()+`"`)
 	}
+}
+
+// filterVerdict returns the filter target and comment of the rule that
+// blocks the traffic of a route with verdict v to the service port name.
+func filterVerdict(name string, v Verdict) (target, comment string) {
+	switch v {
+	case Reject:
+		return "REJECT", `"` + name + ` has no endpoints"`
+	case Drop:
+		return "DROP", `"` + name + ` has no local endpoints"`
+	}
+	return "", ""
 }

@@ -466,19 +466,7 @@ func (p *ipvsProxier) addVirtualServer(s *ipvs.Service, eps []*model.Endpoint, b
 // syncServicePort writes what one service port gets in syncProxyRules.
 func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 	proto := sp.ProtoLower()
-	cat := model.Categorize(sp, p.family, p.in.cat)
-	// syncEndpoint: the Local endpoints for a Local policy, the Cluster
-	// ones when there are none (#97081), else the Cluster ones.
-	categorize := p.in.res.Has(resolve.CategorizeEndpoints)
-	endpoints := func(onlyLocal bool) []*model.Endpoint {
-		if !categorize {
-			return p.ipvsLegacyEndpoints(sp, onlyLocal)
-		}
-		if onlyLocal && len(cat.Local) > 0 {
-			return cat.Local
-		}
-		return cat.Cluster
-	}
+	sel := p.in.selection(model.ModeIPVS, sp, p.family)
 	for _, e := range sp.Endpoints {
 		if e.Local && e.Family() == p.family {
 			p.sets[kpnames.SetLoopBack].add(setEntry(e.IP, proto, e.Port) + "," + e.IP.String())
@@ -486,8 +474,7 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 	}
 	cip, _ := sp.ClusterIP(p.family)
 	p.sets[kpnames.SetClusterIP].add(setEntry(cip, proto, sp.Port))
-	internalLocal := sp.InternalPolicyLocal && p.in.res.Has(resolve.InternalTrafficPolicyLocal)
-	p.addVirtualServer(p.virtualServer(sp, cip, sp.Port), endpoints(internalLocal), true, cip)
+	p.addVirtualServer(p.virtualServer(sp, cip, sp.Port), sel.Internal.Endpoints, true, cip)
 
 	for _, ip := range sp.ExternalIPsOf(p.family) {
 		if sp.ExternalPolicyLocal {
@@ -495,7 +482,7 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 		} else {
 			p.sets[kpnames.SetExternalIP].add(setEntry(ip, proto, sp.Port))
 		}
-		p.addVirtualServer(p.virtualServer(sp, ip, sp.Port), endpoints(sp.ExternalPolicyLocal), p.shouldBind(ip), ip)
+		p.addVirtualServer(p.virtualServer(sp, ip, sp.Port), sel.External.Endpoints, p.shouldBind(ip), ip)
 	}
 
 	for _, ip := range sp.LoadBalancerVIPsOf(p.family) {
@@ -519,7 +506,7 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 				p.noNodeAccess = append(p.noNodeAccess, lbEntry{ip, proto, sp.Port})
 			}
 		}
-		p.addVirtualServer(p.virtualServer(sp, ip, sp.Port), endpoints(sp.ExternalPolicyLocal), p.shouldBind(ip), ip)
+		p.addVirtualServer(p.virtualServer(sp, ip, sp.Port), sel.External.Endpoints, p.shouldBind(ip), ip)
 	}
 
 	if sp.NodePort != 0 {
@@ -547,7 +534,7 @@ func (p *ipvsProxier) syncServicePort(sp *model.ServicePort) {
 			}
 		}
 		for _, ip := range p.nodePortIPs {
-			p.addVirtualServer(p.virtualServer(sp, ip, sp.NodePort), endpoints(sp.ExternalPolicyLocal), false, ip)
+			p.addVirtualServer(p.virtualServer(sp, ip, sp.NodePort), sel.External.Endpoints, false, ip)
 		}
 	}
 	if sp.HealthCheckNodePort != 0 {

@@ -114,30 +114,6 @@ func ipvsFilterReturnSets(r *resolve.Resolution) []string {
 	return sets
 }
 
-// ipvsLegacyEndpoints mirrors syncEndpoint of 1.21-1.23, before
-// CategorizeEndpoints: the endpoints of the family filtered by
-// FilterEndpoints (filterEndpointsLegacy), then the ready ones, or with
-// onlyLocal the local ready ones (none is none: no
-// fallback), the local serving terminating ones when there are none and
-// the ProxyTerminatingEndpoints gate is on.
-func (p *ipvsProxier) ipvsLegacyEndpoints(sp *model.ServicePort, onlyLocal bool) []*model.Endpoint {
-	var eps []*model.Endpoint
-	for _, e := range sp.Endpoints {
-		if e.Family() == p.family {
-			eps = append(eps, e)
-		}
-	}
-	eps = p.in.filterEndpointsLegacy(sp, eps)
-	if !onlyLocal {
-		return filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Ready })
-	}
-	out := filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local && e.Ready })
-	if len(out) == 0 && p.in.res.Has(resolve.LocalTerminatingFallback) {
-		out = filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local && e.Serving && e.Terminating })
-	}
-	return out
-}
-
 // loopbackAddrs returns the loopback addresses of family f the node has,
 // as the local routing table lists them: those of its loopback
 // interfaces when the inputs hold them, else 127.0.0.1 or ::1.

@@ -594,8 +594,8 @@ func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 	lbIPs := sp.LoadBalancerVIPsOf(f)
 	sourceRanges := sp.SourceRangesOf(f)
 
-	cat := model.Categorize(sp, f, p.in.cat)
-	clusterEndpoints, localEndpoints, allReachable, hasEndpoints := cat.Cluster, cat.Local, cat.AllReachable, cat.HasAny
+	sel := p.in.selection(model.ModeNFTables, sp, f)
+	clusterEndpoints, localEndpoints, allReachable, hasEndpoints := sel.Cluster, sel.Local, sel.InUse, sel.HasEndpoints
 	affinity := sp.AffinityClientIP
 
 	base := nftChainBase(sp)
@@ -628,40 +628,23 @@ func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 		p.chain(localPolicyChain)
 	}
 
-	internalTrafficChain := clusterPolicyChain
-	hasInternalEndpoints := hasEndpoints
-	if sp.InternalPolicyLocal {
-		internalTrafficChain = localPolicyChain
-		if len(localEndpoints) == 0 {
-			hasInternalEndpoints = false
+	policyChain := func(pol Policy) string {
+		if pol == PolicyLocal {
+			return localPolicyChain
 		}
+		return clusterPolicyChain
 	}
-	externalPolicyChain := clusterPolicyChain
-	hasExternalEndpoints := hasEndpoints
-	if sp.ExternalPolicyLocal {
-		externalPolicyChain = localPolicyChain
-		if len(localEndpoints) == 0 {
-			hasExternalEndpoints = false
-		}
-	}
+	internalTrafficChain := policyChain(sel.Internal.Policy)
+	hasInternalEndpoints := sel.Internal.Verdict == Forward
+	externalPolicyChain := policyChain(sel.External.Policy)
+	hasExternalEndpoints := sel.External.Verdict == Forward
 	externalTrafficChain := nftExternalPrefix + base
 	usesExternalTrafficChain := hasEndpoints && sp.ExternallyAccessible(f)
 	if usesExternalTrafficChain {
 		p.chain(externalTrafficChain)
 	}
 
-	var internalVerdict, externalVerdict string
-	if !hasEndpoints {
-		internalVerdict = "goto " + nftRejectChain
-		externalVerdict = internalVerdict
-	} else {
-		if !hasInternalEndpoints {
-			internalVerdict = "drop"
-		}
-		if !hasExternalEndpoints {
-			externalVerdict = "drop"
-		}
-	}
+	internalVerdict, externalVerdict := nftVerdict(sel.Internal.Verdict), nftVerdict(sel.External.Verdict)
 
 	dest := func(ip netip.Addr) string { return ip.String() + " . " + protocol + " . " + svcPort }
 
@@ -935,4 +918,16 @@ func (p *nftProxier) write(buf *bytes.Buffer) {
 		buf.WriteString("\t}\n")
 	}
 	buf.WriteString("}\n")
+}
+
+// nftVerdict returns the verdict of the no-endpoint-services map for the
+// traffic of a route with verdict v.
+func nftVerdict(v Verdict) string {
+	switch v {
+	case Reject:
+		return "goto " + nftRejectChain
+	case Drop:
+		return "drop"
+	}
+	return ""
 }
