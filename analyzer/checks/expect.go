@@ -6,89 +6,78 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 )
 
 // Expect is what kube-proxy programs for one service port in one family,
-// at the level the view describes: which entries forward, reject or drop,
-// with which policy, to which endpoints. It follows syncProxyRules of the
-// iptables and nftables proxiers (v1.25-v1.37; earlier layouts reach the
-// same decisions with other rules), and syncEndpoint of the ipvs proxier,
-// which falls back to the cluster endpoints when a Local policy finds none
-// on the node and has no drop: a virtual server without real servers
-// rejects.
+// in the terms of the view: the reference proxier's endpoint selection
+// ([proxier.Selection], which its generators program), with the policies
+// and verdicts as the view spells them.
 type Expect struct {
-	SP     *model.ServicePort
-	Family model.Family
-	// Mode is the proxy mode the expectation is for.
-	Mode string
-	Cat  model.Category
-	// HasEndpoints: a usable endpoint exists anywhere. HasInternal: traffic
-	// to the cluster IP has endpoints under its policy; HasExternal: the
-	// same for external destinations.
-	HasEndpoints, HasInternal, HasExternal bool
-	InternalPolicy, ExternalPolicy         view.Policy
+	proxier.Selection
+	// HasInternal: traffic to the cluster IP is forwarded to endpoints
+	// under its policy; HasExternal: the same for external destinations.
+	HasInternal, HasExternal       bool
+	InternalPolicy, ExternalPolicy view.Policy
 	// clusterAll, in IPVS mode, holds the endpoints the Cluster policy
 	// would use for a port that kube-proxy only reaches under a Local
-	// policy (Cat.Cluster is empty then), so that a virtual server written
-	// for the Cluster policy is judged against them.
+	// policy (Cluster is nil then), so that a virtual server written for
+	// the Cluster policy is judged against them.
 	clusterAll []*model.Endpoint
 }
 
 func newExpect(r *resolve.Resolution, sp *model.ServicePort, fam model.Family) *Expect {
-	mode := r.Mode
-	e := &Expect{SP: sp, Family: fam, Mode: mode, Cat: model.Categorize(sp, fam, r.Categorize)}
-	e.HasEndpoints = e.Cat.HasAny
-	e.HasInternal, e.HasExternal = e.HasEndpoints, e.HasEndpoints
-	e.InternalPolicy, e.ExternalPolicy = view.PolicyCluster, view.PolicyCluster
-	if sp.InternalPolicyLocal {
-		e.InternalPolicy = view.PolicyLocal
-		e.HasInternal = len(e.Cat.Local) > 0
-	}
-	if sp.ExternalPolicyLocal {
-		e.ExternalPolicy = view.PolicyLocal
-		e.HasExternal = len(e.Cat.Local) > 0
-	}
-	if mode == model.ModeIPVS {
-		// pkg/proxy/ipvs syncEndpoint: a Local policy without local
-		// endpoints uses the cluster endpoints (#97081), which a port that
-		// is only reached by its cluster IP does not compute.
-		if e.InternalPolicy == view.PolicyLocal && len(e.Cat.Local) == 0 {
-			e.InternalPolicy, e.HasInternal = view.PolicyCluster, len(e.Cat.Cluster) > 0
-		}
-		if e.ExternalPolicy == view.PolicyLocal && len(e.Cat.Local) == 0 {
-			e.ExternalPolicy, e.HasExternal = view.PolicyCluster, len(e.Cat.Cluster) > 0
-		}
-		if !sp.UsesClusterEndpoints(fam) {
-			c := *sp
-			c.InternalPolicyLocal = false
-			e.clusterAll = model.Categorize(&c, fam, r.Categorize).Cluster
-		}
+	s := proxier.SelectEndpoints(r, r.Mode, sp, fam)
+	e := &Expect{Selection: s,
+		HasInternal: s.Internal.Verdict == proxier.Forward, HasExternal: s.External.Verdict == proxier.Forward,
+		InternalPolicy: viewPolicy(s.Internal.Policy), ExternalPolicy: viewPolicy(s.External.Policy)}
+	if s.Mode == model.ModeIPVS && !sp.UsesClusterEndpoints(fam) {
+		c := *sp
+		c.InternalPolicyLocal = false
+		e.clusterAll = proxier.SelectEndpoints(r, r.Mode, &c, fam).Cluster
 	}
 	return e
 }
 
-// Endpoints returns the endpoints a dispatch of the given policy uses.
-func (e *Expect) Endpoints(p view.Policy) []*model.Endpoint {
-	if p == view.PolicyLocal {
-		return e.Cat.Local
+func viewPolicy(p proxier.Policy) view.Policy {
+	if p == proxier.PolicyLocal {
+		return view.PolicyLocal
 	}
-	if e.Cat.Cluster == nil {
-		return e.clusterAll
-	}
-	return e.Cat.Cluster
+	return view.PolicyCluster
 }
 
-// BlockAction is the filter verdict when a destination has no endpoints
-// under its policy: reject when none exist at all, drop when only remote
-// ones do. IPVS mode has no drop: its virtual server without real servers
-// answers ICMP port unreachable.
-func (e *Expect) BlockAction() view.Action {
-	if !e.HasEndpoints || e.Mode == model.ModeIPVS {
-		return view.Reject
+// Endpoints returns the endpoints a dispatch of the given policy uses:
+// those of the route that forwards under it (in 1.20-1.23 the KUBE-SVC
+// chain of internalTrafficPolicy Local holds the local endpoints), else
+// those of the policy.
+func (e *Expect) Endpoints(p view.Policy) []*model.Endpoint {
+	for _, r := range []proxier.Route{e.Internal, e.External} {
+		if r.Verdict == proxier.Forward && viewPolicy(r.Policy) == p {
+			return r.Endpoints
+		}
 	}
-	return view.Drop
+	switch {
+	case p == view.PolicyLocal:
+		return e.Local
+	case e.Cluster == nil:
+		return e.clusterAll
+	}
+	return e.Cluster
+}
+
+// BlockAction is the filter verdict for a destination of kind k without
+// endpoints under its policy (see [proxier.Verdict]).
+func (e *Expect) BlockAction(k view.Kind) view.Action {
+	v := e.External.Verdict
+	if k == view.ClusterIP {
+		v = e.Internal.Verdict
+	}
+	if v == proxier.Drop {
+		return view.Drop
+	}
+	return view.Reject
 }
 
 // ExternalDests lists the external destinations of the port in the family:

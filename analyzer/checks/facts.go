@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 )
@@ -56,14 +57,18 @@ func (f *facts) buildViews() []*view.View {
 	var out []*view.View
 	switch f.res.Mode {
 	case model.ModeIPTables:
-		itpLocal := map[string]bool{}
-		for _, sp := range f.snap.ActivePorts() {
-			itpLocal[sp.String()] = sp.InternalPolicyLocal
-		}
 		for _, fam := range []model.Family{model.IPv4, model.IPv6} {
 			if d := f.res.IPTables(fam); d != nil {
 				v := view.FromIPTables(d, f.attr)
 				if !f.res.Has(resolve.CategorizeEndpoints) {
+					// KUBE-SVC holds the local endpoints only where
+					// kube-proxy honours internalTrafficPolicy Local.
+					itpLocal := map[string]bool{}
+					for _, sp := range f.snap.ActivePorts() {
+						if sp.InternalPolicyLocal {
+							itpLocal[sp.String()] = f.expect(sp, fam).Internal.Policy == proxier.PolicyLocal
+						}
+					}
 					view.MarkLegacyInternalLocal(v, func(s string) bool { return itpLocal[s] })
 				}
 				out = append(out, v)
@@ -148,12 +153,16 @@ func (p *Pass) Views() []*view.View {
 
 // Expect returns what kube-proxy programs for a service port in a family.
 func (p *Pass) Expect(sp *model.ServicePort, fam model.Family) *Expect {
+	return p.facts.expect(sp, fam)
+}
+
+func (f *facts) expect(sp *model.ServicePort, fam model.Family) *Expect {
 	k := expKey{sp, fam}
-	if e := p.facts.exp[k]; e != nil {
+	if e := f.exp[k]; e != nil {
 		return e
 	}
-	e := newExpect(p.facts.res, sp, fam)
-	p.facts.exp[k] = e
+	e := newExpect(f.res, sp, fam)
+	f.exp[k] = e
 	return e
 }
 

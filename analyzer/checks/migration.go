@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 )
@@ -185,8 +186,11 @@ func migration(f *facts) *Migration {
 			if _, ok := sp.ClusterIP(v.Family); !ok || !(sp.InternalPolicyLocal || sp.ExternalPolicyLocal) || s.Node.Name == "" {
 				continue
 			}
-			cat := model.Categorize(sp, v.Family, f.res.Categorize)
-			if cat.HasAny && len(cat.Local) == 0 && (sp.ExternalPolicyLocal && sp.ExternallyAccessible(v.Family) || sp.InternalPolicyLocal && sp.UsesClusterEndpoints(v.Family)) && !contains(fallback, sp.String()) {
+			sel := proxier.SelectEndpoints(f.res, model.ModeIPVS, sp, v.Family)
+			falls := func(local bool, r proxier.Route) bool {
+				return local && r.Policy == proxier.PolicyCluster && r.Verdict == proxier.Forward
+			}
+			if (falls(sp.ExternalPolicyLocal && sp.ExternallyAccessible(v.Family), sel.External) || falls(sp.InternalPolicyLocal, sel.Internal)) && !contains(fallback, sp.String()) {
 				fallback = append(fallback, sp.String())
 			}
 		}

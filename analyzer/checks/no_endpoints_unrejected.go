@@ -44,7 +44,7 @@ func runNoEndpointsUnrejected(p *Pass) {
 // policy is rejected or dropped as kube-proxy does.
 func checkBlocked(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, k view.Kind, ip netip.Addr, origin model.Origin) {
 	port := portOf(k, sp)
-	want := e.BlockAction()
+	want := e.BlockAction(k)
 	dest := destText(k, ip, sp)
 	b := blocked(v, k, ip, sp.ProtoLower(), port)
 	if b == nil {

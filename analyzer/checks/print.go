@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/parsers"
 )
@@ -292,7 +293,7 @@ func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
 			if sp != nil {
 				t, ok := topo[sp]
 				if !ok {
-					t = model.Categorize(sp, v.Family, f.res.Categorize).Topology != ""
+					t = proxier.SelectEndpoints(f.res, f.res.Mode, sp, v.Family).Topology != ""
 					topo[sp] = t
 				}
 				pp.topology = pp.topology || t

@@ -35,7 +35,7 @@ func runTrafficPolicyMismatch(p *Pass) {
 			if e.HasInternal {
 				cip, _ := sp.ClusterIP(v.Family)
 				if ent := forward(v, view.ClusterIP, cip, sp.ProtoLower(), sp.Port); ent != nil {
-					policyFinding(p, sp, ent, model.FromPod, e.InternalPolicy, "internalTrafficPolicy", destText(view.ClusterIP, cip, sp))
+					policyFinding(p, sp, ent, model.FromPod, e.InternalPolicy, "internalTrafficPolicy", sp.InternalPolicyLocal, destText(view.ClusterIP, cip, sp))
 				}
 			}
 			if e.HasExternal {
@@ -44,7 +44,7 @@ func runTrafficPolicyMismatch(p *Pass) {
 					if ent == nil {
 						continue
 					}
-					policyFinding(p, sp, ent, model.FromExternal, e.ExternalPolicy, "externalTrafficPolicy", destText(d.Kind, d.entryIP, sp))
+					policyFinding(p, sp, ent, model.FromExternal, e.ExternalPolicy, "externalTrafficPolicy", sp.ExternalPolicyLocal, destText(d.Kind, d.entryIP, sp))
 				}
 			}
 			if v.Mode == model.ModeIPVS {
@@ -55,14 +55,24 @@ func runTrafficPolicyMismatch(p *Pass) {
 	}
 }
 
-func policyFinding(p *Pass, sp *model.ServicePort, ent *view.Entry, origin model.Origin, want view.Policy, field, dest string) {
+// policyFinding reports a dispatch of another policy than want, the one
+// kube-proxy applies; specLocal is the Service's own field, which
+// kube-proxy does not always honour as written (internalTrafficPolicy
+// before 1.21 or without its gate, and restricting external traffic too
+// in 1.21-1.23).
+func policyFinding(p *Pass, sp *model.ServicePort, ent *view.Entry, origin model.Origin, want view.Policy, field string, specLocal bool, dest string) {
 	d := ent.Dispatch[origin]
 	if d == nil || d.Policy == want {
 		return
 	}
+	msg := fmt.Sprintf("traffic to %s goes to %s (%s policy) but the Service's %s is %s", dest, d.ID, d.Policy, field, want)
+	if spec := specPolicy(specLocal); spec != want {
+		msg = fmt.Sprintf("traffic to %s goes to %s (%s policy) but kube-proxy %s applies the %s policy to it (the Service's %s is %s)",
+			dest, d.ID, d.Policy, p.Resolution().Version.MinorString(), want, field, spec)
+	}
 	p.Report(Finding{
 		Service: sp.String(), Protocol: string(sp.Protocol),
-		Message:  fmt.Sprintf("traffic to %s goes to %s (%s policy) but the Service's %s is %s", dest, d.ID, d.Policy, field, want),
+		Message:  msg,
 		Evidence: append(append(append(append([]model.Evidence{}, ent.Evidence...), ent.Via(origin)...), d.Evidence...), ServiceEvidence(sp)),
 		Advice:   "Restart kube-proxy on the node so that it rewrites the Service's rules for its current traffic policy.",
 	})
@@ -90,3 +100,10 @@ func checkHealthCheck(p *Pass, v *view.View, sp *model.ServicePort) {
 }
 
 func hasHealthChecks(v *view.View) bool { return len(v.HealthChecks) > 0 }
+
+func specPolicy(local bool) view.Policy {
+	if local {
+		return view.PolicyLocal
+	}
+	return view.PolicyCluster
+}

@@ -92,14 +92,15 @@ type Selection struct {
 	Topology string
 }
 
-// SelectEndpoints returns what kube-proxy of the resolved version, gates,
-// node and mode does with the endpoints of sp in family f (see
+// SelectEndpoints returns what kube-proxy of the resolved version, gates
+// and node does in proxy mode with the endpoints of sp in family f (see
 // [Selection]): from 1.24 model.Categorize (pkg/proxy/topology.go
 // CategorizeEndpoints) and the policy choice of syncProxyRules; in
 // 1.20-1.23 the filter-then-scan of syncProxyRules; in IPVS mode the
-// endpoints syncEndpoint gives each virtual server.
-func SelectEndpoints(r *resolve.Resolution, sp *model.ServicePort, f model.Family) Selection {
-	return selectEndpoints(r, r.Categorize, r.Mode, sp, f)
+// endpoints syncEndpoint gives each virtual server. mode is usually the
+// resolved one (r.Mode).
+func SelectEndpoints(r *resolve.Resolution, mode string, sp *model.ServicePort, f model.Family) Selection {
+	return selectEndpoints(r, r.Categorize, mode, sp, f)
 }
 
 // selection is what the generators ask: the selection of sp in family f
