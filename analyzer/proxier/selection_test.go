@@ -1,4 +1,4 @@
-package resolve_test
+package proxier_test
 
 import (
 	"fmt"
@@ -11,16 +11,19 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	kpv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
+
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
-// TestEndpointSelection checks model.Categorize, with the options
-// resolve.CategorizeOptions gives for each minor from 1.24 (the first with
-// pkg/proxy/topology.go CategorizeEndpoints) to 1.37 and each setting of
-// the feature gates that change the selection, against upstream's own
+// TestEndpointSelection checks proxier.SelectEndpoints (in iptables mode,
+// which selects as nftables mode does), for a node of each minor from 1.24
+// (the first with pkg/proxy/topology.go CategorizeEndpoints) to 1.37 and
+// each setting of the feature gates that change the selection, against upstream's own
 // TestCategorizeEndpoints cases (pkg/proxy/topology_test.go of the
 // releases named by each table) and against cases of the same form for
 // what those tables do not cover.
@@ -62,8 +65,9 @@ func TestEndpointSelection(t *testing.T) {
 							t.Errorf("%s: %v", where, err)
 							continue
 						}
-						opts := resolve.CategorizeOptions(kpversion.V(minor), set, nodeName, c.zone)
-						for _, e := range w.check(model.Categorize(sp, model.IPv4, opts)) {
+						sel := proxier.SelectEndpoints(nodeResolution(minor, set, c.zone), model.ModeIPTables, sp, model.IPv4)
+						got := model.Category{Cluster: sel.Cluster, Local: sel.Local, AllReachable: sel.InUse, HasAny: sel.HasEndpoints, Topology: sel.Topology}
+						for _, e := range w.check(got) {
 							t.Errorf("%s: %s", where, e)
 						}
 					}
@@ -72,6 +76,17 @@ func TestEndpointSelection(t *testing.T) {
 		}
 	}
 	t.Logf("%d selections checked", n)
+}
+
+// nodeResolution resolves the node the endpoints are selected for, of
+// kube-proxy 1.minor with the gates set, in zone.
+func nodeResolution(minor int, set map[string]bool, zone string) *resolve.Resolution {
+	s := &model.Snapshot{Objects: &kube.Objects{}, Version: model.Version{Version: kpversion.V(minor), Source: "test"},
+		Node: model.Node{Name: nodeName, Zone: zone}}
+	if len(set) > 0 {
+		s.Config = &model.Config{KubeProxyConfiguration: &kpv1alpha1.KubeProxyConfiguration{FeatureGates: set}, Source: "test"}
+	}
+	return resolve.Resolve(s, resolve.Options{})
 }
 
 // nodeName is the node the endpoints are selected for; local endpoints
