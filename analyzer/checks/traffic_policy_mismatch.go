@@ -15,8 +15,9 @@ var trafficPolicyMismatch = &Check{
 	What: "With `externalTrafficPolicy: Local`, traffic from outside to a node port, external or load balancer IP " +
 		"must only go to endpoints on the receiving node (preserving the client IP), and the health check node port " +
 		"must answer; with `internalTrafficPolicy: Local`, cluster IP traffic must stay on the node. Here the data " +
-		"plane sends such traffic under the other policy. In IPVS mode a Local policy without a local endpoint falls " +
-		"back to the cluster endpoints, as kube-proxy does (not reported), and the node ports, external and load " +
+		"plane sends such traffic under the other policy, or under the Local policy where the node's kube-proxy does " +
+		"not honour it (internalTrafficPolicy before 1.21 or without its gate). In IPVS mode a Local policy without a " +
+		"local endpoint falls back to the cluster endpoints from 1.24, as kube-proxy does (not reported), and the node ports, external and load " +
 		"balancer IPs of externalTrafficPolicy Local Services must be in the -LOCAL ipsets that spare them the " +
 		"masquerade (and only those); its health check node ports are in KUBE-HEALTH-CHECK-NODE-PORT.",
 	Why: "A Local policy that is not honoured loses client source IPs (SNAT) and adds a hop, or, the other way " +

@@ -19,8 +19,10 @@
 // function does, host addresses with /32 or /128, comments quoted unless
 // they are one plain word, MARK as --set-xmark, probabilities with the 11
 // decimals the kernel's fixed-point value gives. Endpoint selection is
-// model.Categorize (pkg/proxy/topology.go CategorizeEndpoints) from 1.24
-// and the filter-then-scan of syncProxyRules before. Chain names are
+// [SelectEndpoints], which every mode's generator programs and the checks
+// compare with: model.Categorize (pkg/proxy/topology.go
+// CategorizeEndpoints) from 1.24 and the filter-then-scan of
+// syncProxyRules before. Chain names are
 // kpnames.PortProtoHash and kpnames.EndpointChainHash. Two layouts are
 // modelled, each in its own function citing its releases: 1.24-1.37
 // (syncProxyRules: KUBE-EXT and KUBE-SVL, with KUBE-MARK-DROP in 1.24) and
