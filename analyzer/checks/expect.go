@@ -1,10 +1,6 @@
 package checks
 
 import (
-	"fmt"
-	"net/netip"
-	"strings"
-
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
@@ -94,47 +90,4 @@ func (e *Expect) ExternalDests() []Dest {
 		out = append(out, Dest{Kind: view.NodePort})
 	}
 	return out
-}
-
-// ServiceEvidence returns the evidence of a service port's Service object.
-func ServiceEvidence(sp *model.ServicePort) model.Evidence {
-	text := fmt.Sprintf("Service %s: port %d/%s", sp.Name.Service(), sp.Port, sp.Protocol)
-	if sp.Name.Port != "" {
-		text = fmt.Sprintf("Service %s: port %s %d/%s", sp.Name.Service(), sp.Name.Port, sp.Port, sp.Protocol)
-	}
-	if sp.Service != nil {
-		if l, ok := sp.Service.PortLine(sp.Name.Port, sp.Port); ok {
-			return model.Evidence{File: sp.Service.Pos.File, Line: l.Line, Text: l.Text}
-		}
-	}
-	return model.EvidenceAt(sp.Pos(), text)
-}
-
-// EndpointEvidence returns the evidence of an endpoint's EndpointSlice.
-func EndpointEvidence(sp *model.ServicePort, ep *model.Endpoint) model.Evidence {
-	state := []string{}
-	if ep.Ready {
-		state = append(state, "ready")
-	}
-	if ep.Serving && !ep.Ready {
-		state = append(state, "serving")
-	}
-	if ep.Terminating {
-		state = append(state, "terminating")
-	}
-	if len(state) == 0 {
-		state = append(state, "not ready")
-	}
-	where := ""
-	if ep.NodeName != "" {
-		where = " on node " + ep.NodeName
-	}
-	return model.EvidenceAt(ep.Pos(), fmt.Sprintf("EndpointSlice of %s: %s (%s)%s", sp.Name.Service(), ep.String(), strings.Join(state, ", "), where))
-}
-
-// Dest is an external destination of a service port.
-type Dest struct {
-	Kind    view.Kind
-	IP      string
-	entryIP netip.Addr
 }
