@@ -27,15 +27,18 @@ func nodeLocalExternal(sp *model.ServicePort) bool {
 // legacyFilter returns the endpoints of sp in family f that the proxiers
 // of 1.20-1.23 select from: those kube-proxy tracks (every one with
 // all, else the ready ones), filtered by [legacyFilterOf].
-func legacyFilter(r *resolve.Resolution, opts model.CategorizeOptions, sp *model.ServicePort, f model.Family, all bool) []*model.Endpoint {
-	eps := filterEndpoints(sp.Endpoints, func(e *model.Endpoint) bool { return e.Family() == f && (all || e.Ready) })
+// The topology is "PreferSameZone" when the zone hints filtered them.
+func legacyFilter(r *resolve.Resolution, opts model.CategorizeOptions, sp *model.ServicePort, f model.Family, all bool) (eps []*model.Endpoint, topology string) {
+	eps = filterEndpoints(sp.Endpoints, func(e *model.Endpoint) bool { return e.Family() == f && (all || e.Ready) })
 	switch legacyFilterOf(r, sp) {
 	case filterLocal:
-		return filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local })
+		return filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local }), ""
 	case filterHints:
-		return filterByHints(eps, sp, opts.Zone, r.Has(resolve.HintsIgnoreUnready))
+		if hinted := filterByHints(eps, sp, opts.Zone, r.Has(resolve.HintsIgnoreUnready)); hinted != nil {
+			return hinted, corev1.ServiceTrafficDistributionPreferSameZone
+		}
 	}
-	return eps
+	return eps, ""
 }
 
 // legacyInternalLocal reports whether the proxiers of 1.20-1.23 honour
@@ -90,19 +93,17 @@ func filterEndpoints(eps []*model.Endpoint, keep func(*model.Endpoint) bool) []*
 
 // filterByHints mirrors filterEndpointsWithHints (1.21-1.23): with the
 // annotation "Auto" or "auto" and a zone label, the endpoints hinted for
-// the zone, unless an endpoint has no hint or none is for the zone. In
-// 1.21 and 1.22 every endpoint counts, ready or not, and the unready ones
-// of the zone are kept (the chains then use the ready ones only, and may
-// have none); 1.23 looks at the ready endpoints only (#106507).
+// the zone, unless an endpoint has no hint or none is for the zone (nil
+// then: no filtering). In 1.21 and 1.22 every endpoint counts, ready or
+// not, and the unready ones of the zone are kept (the chains then use the
+// ready ones only, and may have none); 1.23 looks at the ready endpoints
+// only (#106507).
 func filterByHints(eps []*model.Endpoint, sp *model.ServicePort, zone string, readyOnly bool) []*model.Endpoint {
-	if sp.Service == nil {
-		return eps
+	if sp.Service == nil || zone == "" {
+		return nil
 	}
 	if a := sp.Service.Annotations["service.kubernetes.io/topology-aware-hints"]; a != "Auto" && a != "auto" {
-		return eps
-	}
-	if zone == "" {
-		return eps
+		return nil
 	}
 	var out []*model.Endpoint
 	for _, e := range eps {
@@ -110,7 +111,7 @@ func filterByHints(eps []*model.Endpoint, sp *model.ServicePort, zone string, re
 			continue
 		}
 		if len(e.ZoneHints()) == 0 {
-			return eps
+			return nil
 		}
 		for _, z := range e.ZoneHints() {
 			if z == zone {
@@ -118,9 +119,6 @@ func filterByHints(eps []*model.Endpoint, sp *model.ServicePort, zone string, re
 				break
 			}
 		}
-	}
-	if len(out) == 0 {
-		return eps
 	}
 	return out
 }

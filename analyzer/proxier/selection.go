@@ -88,7 +88,8 @@ type Selection struct {
 	// HasEndpoints reports whether a usable endpoint exists anywhere.
 	HasEndpoints bool
 	// Topology is the topology mode that filtered Cluster ("" for none,
-	// "PreferSameZone", "PreferSameNode"; 1.24+).
+	// "PreferSameZone", "PreferSameNode"; 1.21-1.23 PreferSameZone when
+	// the zone hints filtered the endpoints).
 	Topology string
 }
 
@@ -165,7 +166,8 @@ func (s *Selection) ipvs(r *resolve.Resolution, opts model.CategorizeOptions, ca
 			return cat.Cluster, PolicyCluster
 		}
 	} else {
-		eps := legacyFilter(r, opts, sp, f, true)
+		eps, topology := legacyFilter(r, opts, sp, f, true)
+		s.Topology = topology
 		s.Cluster = filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Ready })
 		s.Local = filterEndpoints(eps, func(e *model.Endpoint) bool { return e.Local && e.Ready })
 		if len(s.Local) == 0 && r.Has(resolve.LocalTerminatingFallback) {
@@ -205,7 +207,8 @@ func (s *Selection) ipvs(r *resolve.Resolution, opts model.CategorizeOptions, ca
 func (s *Selection) legacy(r *resolve.Resolution, opts model.CategorizeOptions) {
 	sp := s.SP
 	local := nodeLocalExternal(sp)
-	eps := legacyFilter(r, opts, sp, s.Family, r.Has(resolve.NotReadyEndpointsTracked))
+	eps, topology := legacyFilter(r, opts, sp, s.Family, r.Has(resolve.NotReadyEndpointsTracked))
+	s.Topology = topology
 	termGate := r.Has(resolve.LocalTerminatingFallback)
 	var localReady, localServingTerminating bool
 	for _, e := range eps {

@@ -33,7 +33,7 @@ func TestLegacySelectionUpstreamCases(t *testing.T) {
 				for _, gates := range legacyGateSettings(minor) {
 					on := func(g string) bool { return kpconfig.GateEnabled(gates, g, minor) }
 					filter := minor >= 21 && !c.svc.externalLocal && (minor > 21 || on("EndpointSliceProxying") && !on("ServiceTopology"))
-					want := c.allReady()
+					want, topology := c.allReady(), ""
 					switch {
 					case filter && c.svc.internalLocal && on("ServiceInternalTrafficPolicy"):
 						want = c.readyOf(c.localOnes())
@@ -43,6 +43,9 @@ func TestLegacySelectionUpstreamCases(t *testing.T) {
 							f = c.filtered122
 						}
 						want = c.readyOf(f)
+						if len(f) < len(c.eps) {
+							topology = "PreferSameZone"
+						}
 					}
 					for _, mode := range []string{model.ModeIPTables, model.ModeIPVS} {
 						if mode == model.ModeIPVS && minor < modeRanges[model.ModeIPVS].oldest {
@@ -55,6 +58,9 @@ func TestLegacySelectionUpstreamCases(t *testing.T) {
 						checkEndpoints(t, where+": Cluster", sel.Cluster, want)
 						if sel.HasEndpoints != (len(want) > 0) {
 							t.Errorf("%s: HasEndpoints = %t, want %t", where, sel.HasEndpoints, len(want) > 0)
+						}
+						if sel.Topology != topology && (topology != "" || len(c.filtered) < len(c.eps)) {
+							t.Errorf("%s: Topology = %q, want %q", where, sel.Topology, topology)
 						}
 						if (sel.Internal.Verdict == Reject) != (len(want) == 0) {
 							t.Errorf("%s: internal verdict %s with %d endpoints", where, sel.Internal.Verdict, len(want))
