@@ -94,6 +94,8 @@ func (f *facts) missing(needs []Need) string {
 			ok = len(f.snap.IPTables) > 0
 		case NeedConfig:
 			ok = f.snap.Config != nil
+		case NeedServiceCIDRs:
+			ok = len(f.snap.Objects.ServiceCIDRs) > 0
 		}
 		if !ok {
 			return needHints[n]
