@@ -136,7 +136,7 @@ var needText = map[checks.Need]string{
 	checks.NeedDataplane:    "the data plane of the node's proxy mode (`iptables-save`, `ipvsadm -Ln` with `ipset save`, or `nft list ruleset`)",
 	checks.NeedIPTables:     "an `iptables-save` dump",
 	checks.NeedConfig:       "the kube-proxy configuration (the `kube-system/kube-proxy` ConfigMap or the `--config` file)",
-	checks.NeedServiceCIDRs: "the cluster's ServiceCIDR objects (`kubectl get servicecidrs -o yaml`)",
+	checks.NeedServiceCIDRs: "the cluster's ServiceCIDR objects (`kubectl get servicecidrs -o yaml`), or, before Kubernetes 1.33, the kube-apiserver Pod (`kubectl -n kube-system get pods -l component=kube-apiserver -o yaml`)",
 }
 
 // WriteCheckPage writes the documentation page of one check

@@ -95,7 +95,9 @@ func (f *facts) missing(needs []Need) string {
 		case NeedConfig:
 			ok = f.snap.Config != nil
 		case NeedServiceCIDRs:
-			ok = len(f.snap.Objects.ServiceCIDRs) > 0
+			if len(f.snap.Objects.ServiceCIDRs) == 0 && len(apiserverContainers(f.snap.Objects)) == 0 {
+				return noServiceCIDRs(f.snap)
+			}
 		}
 		if !ok {
 			return needHints[n]

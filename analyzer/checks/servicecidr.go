@@ -3,13 +3,16 @@ package checks
 import (
 	"fmt"
 	"net/netip"
+	"path"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/parsers/kpversion"
 	"github.com/proxyscan/proxyscan/parsers/kube"
+	"github.com/proxyscan/proxyscan/parsers/manifest"
 )
 
 var clusterIPOutsideServiceCIDR = &Check{
@@ -22,8 +25,12 @@ var clusterIPOutsideServiceCIDR = &Check{
 		"for IPv4, the broadcast address) of its range, which the allocator never hands out. This is the test " +
 		"of the API server's own repair loop, which counts every ServiceCIDR, one being deleted included, and " +
 		"warns `ClusterIPOutOfRange: ... is not within any configured Service CIDR; please recreate service` on " +
-		"the Service. Headless and ExternalName Services have no cluster IP and are not looked at. All the " +
-		"Services concerned are one finding: they usually share one cause, a ServiceCIDR that was deleted with its " +
+		"the Service. Without ServiceCIDR objects in the inputs, the range is the API server's " +
+		"`--service-cluster-ip-range`, read from a kube-apiserver Pod of the inputs (an export of kube-system's Pods, " +
+		"or its static Pod manifest), and only when that Pod shows an API server older than 1.33 that does not " +
+		"enable the `MultiCIDRServiceAllocator` feature gate: the flag is then the only range. Otherwise the check " +
+		"is skipped, saying what to add; no range is guessed. Headless and ExternalName Services have no cluster IP " +
+		"and are not looked at. All the Services concerned are one finding: they usually share one cause, a ServiceCIDR that was deleted with its " +
 		"finalizer removed by hand, or a default ServiceCIDR that the API server recreated from a changed " +
 		"`--service-cluster-ip-range` after it was deleted.",
 	Why: "kube-proxy programs every cluster IP whatever the ranges, so the Service still answers on the node " +
@@ -38,7 +45,8 @@ var clusterIPOutsideServiceCIDR = &Check{
 		"to unallocated ClusterIPs\" rule, whose ranges are shown as evidence); an address outside them is not " +
 		"covered, so once its Service is gone, traffic to it is routed off the node instead of being dropped.",
 	Fix: "If the range was dropped by mistake, create a ServiceCIDR that holds it again (`kubectl apply -f` a " +
-		"`networking.k8s.io/v1` ServiceCIDR with the old range in `spec.cidrs`). Otherwise recreate each listed " +
+		"`networking.k8s.io/v1` ServiceCIDR with the old range in `spec.cidrs`), or, before 1.33, give the API " +
+		"server its old `--service-cluster-ip-range` back. Otherwise recreate each listed " +
 		"Service so that it is given an address of a current ServiceCIDR (export it, remove `spec.clusterIP` and " +
 		"`spec.clusterIPs`, `kubectl replace --force -f`), after moving clients that use the old address rather " +
 		"than the Service's DNS name.",
@@ -46,23 +54,47 @@ var clusterIPOutsideServiceCIDR = &Check{
 	Run:   runClusterIPOutsideServiceCIDR,
 }
 
-// serviceRange is one range of a ServiceCIDR object.
-type serviceRange struct {
-	prefix netip.Prefix
-	owner  *kube.ServiceCIDR
+// A rangeSource is where the inputs say cluster IPs are allocated from:
+// a ServiceCIDR object, or the API server's --service-cluster-ip-range
+// when it is the only range (see [apiserverServiceRange]).
+type rangeSource struct {
+	// name is the ServiceCIDR's name, or the flag.
+	name string
+	// cidrs are the ranges as written.
+	cidrs []string
+	// deleting marks a ServiceCIDR being deleted (it still counts).
+	deleting bool
+	ev       model.Evidence
 }
 
-// serviceRanges returns the ranges of the ServiceCIDR objects, and the
-// ranges that do not parse, as "name: text".
-func serviceRanges(objs []*kube.ServiceCIDR) (ranges []serviceRange, bad []string) {
+// serviceCIDRSources returns the ServiceCIDR objects as range sources.
+func serviceCIDRSources(objs []*kube.ServiceCIDR) []rangeSource {
+	out := make([]rangeSource, 0, len(objs))
 	for _, o := range objs {
-		for _, s := range o.Spec.CIDRs {
-			p, err := netip.ParsePrefix(strings.TrimSpace(s))
+		src := rangeSource{name: o.Name, cidrs: o.Spec.CIDRs, deleting: o.DeletionTimestamp != nil}
+		src.ev = model.EvidenceAt(o.Pos, "ServiceCIDR "+rangesText([]rangeSource{src}))
+		out = append(out, src)
+	}
+	return out
+}
+
+// serviceRange is one range of a source.
+type serviceRange struct {
+	prefix netip.Prefix
+	source string
+}
+
+// serviceRanges returns the ranges of the sources, and the ranges that do
+// not parse, as "name: text".
+func serviceRanges(srcs []rangeSource) (ranges []serviceRange, bad []string) {
+	for _, src := range srcs {
+		for _, c := range src.cidrs {
+			p, err := netip.ParsePrefix(strings.TrimSpace(c))
 			if err != nil {
-				bad = append(bad, o.Name+": "+s)
+				bad = append(bad, src.name+": "+c)
 				continue
 			}
-			ranges = append(ranges, serviceRange{prefix: p.Masked(), owner: o})
+			ranges = append(ranges, serviceRange{prefix: p.Masked(), source: src.name})
 		}
 	}
 	return ranges, bad
@@ -135,16 +167,16 @@ func clusterIPsOf(s *corev1.Service) []string {
 	return out
 }
 
-// rangesText describes the ServiceCIDRs for a message:
+// rangesText describes the sources for a message:
 // "kubernetes: 10.96.0.0/16, fd00::/108; extra (being deleted): ...".
-func rangesText(objs []*kube.ServiceCIDR) string {
-	parts := make([]string, 0, len(objs))
-	for _, o := range objs {
-		name := o.Name
-		if o.DeletionTimestamp != nil {
+func rangesText(srcs []rangeSource) string {
+	parts := make([]string, 0, len(srcs))
+	for _, src := range srcs {
+		name := src.name
+		if src.deleting {
 			name += " (being deleted)"
 		}
-		cidrs := strings.Join(o.Spec.CIDRs, ", ")
+		cidrs := strings.Join(src.cidrs, ", ")
 		if cidrs == "" {
 			cidrs = "no range"
 		}
@@ -154,10 +186,19 @@ func rangesText(objs []*kube.ServiceCIDR) string {
 }
 
 func runClusterIPOutsideServiceCIDR(p *Pass) {
-	objs := p.Snap.Objects.ServiceCIDRs
-	ranges, bad := serviceRanges(objs)
+	srcs := serviceCIDRSources(p.Snap.Objects.ServiceCIDRs)
+	none, fromFlag := "no ServiceCIDR allocates", false
+	if len(srcs) == 0 {
+		src, why := apiserverServiceRange(p.Snap)
+		if src == nil {
+			p.Skip(why)
+			return
+		}
+		srcs, none, fromFlag = []rangeSource{*src}, "the API server's range does not allocate", true
+	}
+	ranges, bad := serviceRanges(srcs)
 	for _, b := range bad {
-		p.Note("ServiceCIDR %s is not a range: left out", b)
+		p.Note("%s is not a range: left out", b)
 	}
 	hasFamily := map[model.Family]bool{}
 	for _, r := range ranges {
@@ -203,23 +244,28 @@ func runClusterIPOutsideServiceCIDR(p *Pass) {
 	if len(f.Objects) == 0 {
 		return
 	}
-	for _, o := range objs {
-		f.Evidence = append(f.Evidence, model.EvidenceAt(o.Pos, "ServiceCIDR "+rangesText([]*kube.ServiceCIDR{o})))
+	for _, src := range srcs {
+		f.Evidence = append(f.Evidence, src.ev)
 	}
-	ranged := "(" + rangesText(objs) + ")"
+	ranged := rangesText(srcs)
 	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
 		if noRange[fam] {
-			ranged += fmt.Sprintf(", none of which has an %s range", fam)
+			ranged += fmt.Sprintf("; no %s range", fam)
 		}
 	}
+	ranged = "(" + ranged + ")"
 	if len(services) == 1 {
 		f.Service = services[0]
-		f.Message = fmt.Sprintf("Service %s has a cluster IP that no ServiceCIDR allocates %s: %s", services[0], ranged, strings.Join(first, ", "))
+		f.Message = fmt.Sprintf("Service %s has a cluster IP that %s %s: %s", services[0], none, ranged, strings.Join(first, ", "))
 	} else {
-		f.Message = fmt.Sprintf("%d Services have a cluster IP that no ServiceCIDR allocates %s: %s", len(services), ranged, listObjects(f.Objects))
+		f.Message = fmt.Sprintf("%d Services have a cluster IP that %s %s: %s", len(services), none, ranged, listObjects(f.Objects))
 	}
-	f.Advice = "Create a ServiceCIDR holding the range again if it was dropped by mistake; otherwise recreate each Service " +
-		"(without spec.clusterIP and spec.clusterIPs) so that it gets an address of a current ServiceCIDR."
+	restore := "Create a ServiceCIDR holding the range again"
+	if fromFlag {
+		restore = "Give kube-apiserver its old --service-cluster-ip-range back"
+	}
+	f.Advice = restore + " if it was dropped by mistake; otherwise recreate each Service " +
+		"(without spec.clusterIP and spec.clusterIPs) so that it gets an address of a current range."
 	if clashes := addressClashes(p, outside); len(clashes) > 0 {
 		// Another network of the inputs uses an address kube-proxy takes
 		// for a Service: traffic to it is misdirected.
@@ -231,8 +277,7 @@ func runClusterIPOutsideServiceCIDR(p *Pass) {
 		}
 		f.Message += "; " + strings.Join(parts, "; ") + ": kube-proxy takes traffic meant for the node or pod for the Service"
 		f.Advice = "Recreate the Services whose address another network uses (without spec.clusterIP and spec.clusterIPs) so " +
-			"that they get an address of a current ServiceCIDR; then recreate the others, or create a ServiceCIDR holding " +
-			"their range again if it is still free."
+			"that they get an address of a current range: another network now uses the old one. Then recreate the others too."
 	}
 	if mode, _ := p.Mode(); mode == model.ModeNFTables {
 		ev, ok := unallocatedDropRules(p)
@@ -338,4 +383,112 @@ func addressClashes(p *Pass, ips []netip.Addr) []clash {
 		}
 	}
 	return out
+}
+
+// apiserverContainer is a kube-apiserver container of a Pod of the inputs
+// (an export of kube-system's Pods, or the static Pod manifest).
+type apiserverContainer struct {
+	pod  *kube.Pod
+	args []string // command and arguments
+	// image is the container's image.
+	image string
+}
+
+// apiserverContainers returns the kube-apiserver containers of the Pods:
+// named kube-apiserver, or running it.
+func apiserverContainers(objs *kube.Objects) []apiserverContainer {
+	var out []apiserverContainer
+	for _, pod := range objs.Pods {
+		for _, c := range pod.Spec.Containers {
+			args := append(append([]string{}, c.Command...), c.Args...)
+			if c.Name == "kube-apiserver" || len(args) > 0 && path.Base(args[0]) == "kube-apiserver" {
+				out = append(out, apiserverContainer{pod: pod, args: args, image: c.Image})
+			}
+		}
+	}
+	return out
+}
+
+// flagValue returns the value of a flag in a command line (--name=value
+// or --name value).
+func flagValue(args []string, name string) (string, bool) {
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			return v, true
+		}
+		if a == name && i+1 < len(args) {
+			return args[i+1], true
+		}
+	}
+	return "", false
+}
+
+// imageVersion returns the release an image's tag names
+// (registry.k8s.io/kube-apiserver:v1.32.4).
+func imageVersion(image string) (kpversion.Version, bool) {
+	image, _, _ = strings.Cut(image, "@")
+	i := strings.LastIndex(image, ":")
+	if i < 0 || strings.Contains(image[i:], "/") {
+		return kpversion.Version{}, false
+	}
+	v, err := kpversion.ParseString(image[i+1:])
+	return v, err == nil && v.Major == 1
+}
+
+// apiserverServiceRange returns, when the inputs hold no ServiceCIDR
+// object, the range of the kube-apiserver's --service-cluster-ip-range
+// if it is the only one cluster IPs are allocated from: the API server is
+// older than 1.33 (its image says so) and does not enable the
+// MultiCIDRServiceAllocator feature gate (beta and off by default in 1.31
+// and 1.32, alpha before), which serves ServiceCIDR objects. Otherwise it
+// returns why the check cannot run.
+func apiserverServiceRange(s *model.Snapshot) (*rangeSource, string) {
+	cs := apiserverContainers(s.Objects)
+	if len(cs) == 0 {
+		return nil, noServiceCIDRs(s)
+	}
+	add := " (add the output of kubectl get servicecidrs -o yaml)"
+	var src *rangeSource
+	for _, c := range cs {
+		name := "kube-apiserver Pod " + c.pod.Namespace + "/" + c.pod.Name
+		v, ok := imageVersion(c.image)
+		switch {
+		case !ok:
+			return nil, fmt.Sprintf("no ServiceCIDR objects in the inputs, and the version of the %s is not known from its image %q%s", name, c.image, add)
+		case v.AtLeast(1, 33):
+			return nil, fmt.Sprintf("no ServiceCIDR objects in the inputs, and the %s is %s: from 1.33 the ServiceCIDR objects, not its --service-cluster-ip-range alone, hold the ranges%s", name, v.MinorString(), add)
+		}
+		if gates, _ := flagValue(c.args, "--feature-gates"); strings.Contains(strings.ReplaceAll(gates, " ", ""), "MultiCIDRServiceAllocator=true") {
+			return nil, fmt.Sprintf("no ServiceCIDR objects in the inputs, and the %s enables MultiCIDRServiceAllocator: ServiceCIDR objects may hold ranges besides its --service-cluster-ip-range%s", name, add)
+		}
+		val, ok := flagValue(c.args, "--service-cluster-ip-range")
+		if !ok || val == "" {
+			return nil, fmt.Sprintf("no ServiceCIDR objects in the inputs, and the %s sets no --service-cluster-ip-range%s", name, add)
+		}
+		if src != nil && strings.Join(src.cidrs, ",") != val {
+			return nil, fmt.Sprintf("no ServiceCIDR objects in the inputs, and the kube-apiserver Pods disagree on --service-cluster-ip-range (%s, %s)%s", strings.Join(src.cidrs, ","), val, add)
+		}
+		if src == nil {
+			src = &rangeSource{name: "kube-apiserver --service-cluster-ip-range", cidrs: strings.Split(val, ","),
+				ev: model.EvidenceAt(c.pod.Pos, fmt.Sprintf("%s (%s): --service-cluster-ip-range=%s", name, c.image, val))}
+		}
+	}
+	return src, ""
+}
+
+// noServiceCIDRs says why the inputs hold no range at all, from the
+// bundle's manifest when it records the ServiceCIDRs' collection.
+func noServiceCIDRs(s *model.Snapshot) string {
+	if s.Manifest != nil {
+		if src := s.Manifest.Source("cluster-servicecidrs"); src != nil {
+			pods := "; add the kube-apiserver Pod (kubectl -n kube-system get pods -l component=kube-apiserver -o yaml) for its --service-cluster-ip-range"
+			switch {
+			case src.Status == manifest.StatusSkipped:
+				return "no ServiceCIDR objects in the inputs: the bundle's manifest records that the API server serves none (" + src.Error + ")" + pods
+			case (src.Status == manifest.StatusOK || src.Status == manifest.StatusPartial) && src.Bytes == 0:
+				return "no ServiceCIDR objects in the inputs: the bundle's cluster-servicecidrs source listed none" + pods
+			}
+		}
+	}
+	return needHints[NeedServiceCIDRs]
 }

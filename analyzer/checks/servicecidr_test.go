@@ -13,6 +13,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/kube"
+	"github.com/proxyscan/proxyscan/parsers/manifest"
 )
 
 func serviceCIDR(name string, cidrs ...string) *kube.ServiceCIDR {
@@ -55,7 +56,7 @@ func TestOutsideRanges(t *testing.T) {
 		{"no ServiceCIDR", nil, "10.96.0.10", "outside", model.IPv4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ranges, bad := serviceRanges(tc.objs)
+			ranges, bad := serviceRanges(serviceCIDRSources(tc.objs))
 			if len(bad) > 0 {
 				t.Fatalf("bad ranges %v", bad)
 			}
@@ -87,7 +88,7 @@ func TestLastAddr(t *testing.T) {
 }
 
 func TestServiceRangesBad(t *testing.T) {
-	ranges, bad := serviceRanges([]*kube.ServiceCIDR{serviceCIDR("kubernetes", "10.96.0.0/16", "10.96.0.0/33", "not-a-range")})
+	ranges, bad := serviceRanges(serviceCIDRSources([]*kube.ServiceCIDR{serviceCIDR("kubernetes", "10.96.0.0/16", "10.96.0.0/33", "not-a-range")}))
 	if len(ranges) != 1 || strings.Join(bad, "|") != "kubernetes: 10.96.0.0/33|kubernetes: not-a-range" {
 		t.Errorf("ranges %v, bad %q", ranges, bad)
 	}
@@ -148,5 +149,79 @@ func TestAddressClashes(t *testing.T) {
 	}
 	if c := addressClashes(&Pass{Snap: &model.Snapshot{Objects: &kube.Objects{}}}, []netip.Addr{netip.MustParseAddr("10.112.60.1")}); len(c) != 0 {
 		t.Errorf("without Nodes or configuration: %v", c)
+	}
+}
+
+func apiserverPod(name, image string, args ...string) *kube.Pod {
+	return &kube.Pod{
+		Pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kube-apiserver", Image: image, Command: append([]string{"kube-apiserver"}, args...)}}}},
+		Pos: parsers.Pos{File: "cluster/kube-apiserver.yaml", Line: 1},
+	}
+}
+
+// TestAPIServerServiceRange checks when the API server's flag is the range
+// cluster IPs are allocated from, and the reasons given when it is not
+// known to be.
+func TestAPIServerServiceRange(t *testing.T) {
+	const flag = "--service-cluster-ip-range=10.96.0.0/16,fd00:10:96::/112"
+	other := &kube.Pod{Pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "etcd"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "registry.k8s.io/etcd:3.5.9-0", Command: []string{"etcd"}}}}}}
+	for _, tc := range []struct {
+		name     string
+		pods     []*kube.Pod
+		manifest *manifest.Source
+		want     string // the ranges, or the start of the reason
+	}{
+		{"1.32 with the flag", []*kube.Pod{apiserverPod("a", "registry.k8s.io/kube-apiserver:v1.32.4", flag)}, nil,
+			"10.96.0.0/16 fd00:10:96::/112"},
+		{"flag as two arguments", []*kube.Pod{apiserverPod("a", "registry.k8s.io/kube-apiserver:v1.24.17", "--service-cluster-ip-range", "10.96.0.0/12")}, nil,
+			"10.96.0.0/12"},
+		{"image by digest", []*kube.Pod{apiserverPod("a", "registry.k8s.io/kube-apiserver:v1.30.1@sha256:0123", flag)}, nil,
+			"10.96.0.0/16 fd00:10:96::/112"},
+		{"three agreeing Pods", []*kube.Pod{apiserverPod("a", "k8s.example:5000/kube-apiserver:v1.29.0", flag), apiserverPod("b", "k8s.example:5000/kube-apiserver:v1.29.0", flag), other}, nil,
+			"10.96.0.0/16 fd00:10:96::/112"},
+		{"1.33", []*kube.Pod{apiserverPod("a", "registry.k8s.io/kube-apiserver:v1.33.0", flag)}, nil,
+			"no ServiceCIDR objects in the inputs, and the kube-apiserver Pod kube-system/a is 1.33"},
+		{"gate enabled", []*kube.Pod{apiserverPod("a", "registry.k8s.io/kube-apiserver:v1.31.2", flag, "--feature-gates=Foo=false,MultiCIDRServiceAllocator=true")}, nil,
+			"no ServiceCIDR objects in the inputs, and the kube-apiserver Pod kube-system/a enables MultiCIDRServiceAllocator"},
+		{"gate disabled", []*kube.Pod{apiserverPod("a", "registry.k8s.io/kube-apiserver:v1.31.2", flag, "--feature-gates=MultiCIDRServiceAllocator=false")}, nil,
+			"10.96.0.0/16 fd00:10:96::/112"},
+		{"no version", []*kube.Pod{apiserverPod("a", "registry.k8s.io/kube-apiserver:latest", flag)}, nil,
+			"no ServiceCIDR objects in the inputs, and the version of the kube-apiserver Pod kube-system/a is not known"},
+		{"development build", []*kube.Pod{apiserverPod("a", "kind/kube-apiserver:v0.0.0-master_abc", flag)}, nil,
+			"no ServiceCIDR objects in the inputs, and the version of the kube-apiserver Pod kube-system/a is not known"},
+		{"no tag", []*kube.Pod{apiserverPod("a", "k8s.example:5000/kube-apiserver", flag)}, nil,
+			"no ServiceCIDR objects in the inputs, and the version of the kube-apiserver Pod kube-system/a is not known"},
+		{"flag unset (no default guessed)", []*kube.Pod{apiserverPod("a", "registry.k8s.io/kube-apiserver:v1.28.3", "--secure-port=6443")}, nil,
+			"no ServiceCIDR objects in the inputs, and the kube-apiserver Pod kube-system/a sets no --service-cluster-ip-range"},
+		{"Pods disagree", []*kube.Pod{apiserverPod("a", "registry.k8s.io/kube-apiserver:v1.28.3", flag), apiserverPod("b", "registry.k8s.io/kube-apiserver:v1.28.3", "--service-cluster-ip-range=10.96.0.0/12")}, nil,
+			"no ServiceCIDR objects in the inputs, and the kube-apiserver Pods disagree"},
+		{"no Pod", []*kube.Pod{other}, nil,
+			"no ServiceCIDR objects in the inputs (add the output of kubectl get servicecidrs -o yaml)"},
+		{"no Pod, API server before 1.33", nil, &manifest.Source{Name: "cluster-servicecidrs", Status: manifest.StatusSkipped, Error: "the API server serves no networking.k8s.io/v1 ServiceCIDRs (Kubernetes before 1.33)"},
+			"no ServiceCIDR objects in the inputs: the bundle's manifest records that the API server serves none (the API server serves no networking.k8s.io/v1 ServiceCIDRs (Kubernetes before 1.33)); add the kube-apiserver Pod"},
+		{"no Pod, none listed", nil, &manifest.Source{Name: "cluster-servicecidrs", Status: manifest.StatusOK},
+			"no ServiceCIDR objects in the inputs: the bundle's cluster-servicecidrs source listed none; add the kube-apiserver Pod"},
+		{"no Pod, listing failed", nil, &manifest.Source{Name: "cluster-servicecidrs", Status: manifest.StatusFailed, Error: "forbidden"},
+			"no ServiceCIDR objects in the inputs (add the output of kubectl get servicecidrs -o yaml)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &model.Snapshot{Objects: &kube.Objects{Pods: tc.pods}}
+			if tc.manifest != nil {
+				s.Manifest = &manifest.Manifest{Sources: []manifest.Source{*tc.manifest}}
+			}
+			src, why := apiserverServiceRange(s)
+			got := why
+			if src != nil {
+				got = strings.Join(src.cidrs, " ")
+				if src.ev.File != "cluster/kube-apiserver.yaml" || !strings.Contains(src.ev.Text, "--service-cluster-ip-range=") {
+					t.Errorf("evidence %+v", src.ev)
+				}
+			}
+			if !strings.HasPrefix(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
