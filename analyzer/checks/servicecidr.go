@@ -30,8 +30,8 @@ var clusterIPOutsideServiceCIDR = &Check{
 		"or its static Pod manifest), and only when that Pod shows an API server older than 1.33 that does not " +
 		"enable the `MultiCIDRServiceAllocator` feature gate: the flag is then the only range. Otherwise the check " +
 		"is skipped, saying what to add; no range is guessed. Headless and ExternalName Services have no cluster IP " +
-		"and are not looked at. All the Services concerned are one finding: they usually share one cause, a ServiceCIDR that was deleted with its " +
-		"finalizer removed by hand, or a default ServiceCIDR that the API server recreated from a changed " +
+		"and are not looked at. All the Services concerned are one finding: they usually share one cause, a " +
+		"ServiceCIDR that was deleted with its finalizer removed by hand, or a default ServiceCIDR that the API server recreated from a changed " +
 		"`--service-cluster-ip-range` after it was deleted.",
 	Why: "kube-proxy programs every cluster IP whatever the ranges, so the Service still answers on the node " +
 		"today, and the finding is a warning. But the address belongs to no range the cluster reserves for " +
@@ -78,15 +78,9 @@ func serviceCIDRSources(objs []*kube.ServiceCIDR) []rangeSource {
 	return out
 }
 
-// serviceRange is one range of a source.
-type serviceRange struct {
-	prefix netip.Prefix
-	source string
-}
-
-// serviceRanges returns the ranges of the sources, and the ranges that do
-// not parse, as "name: text".
-func serviceRanges(srcs []rangeSource) (ranges []serviceRange, bad []string) {
+// serviceRanges returns the ranges of the sources, masked, and the ranges
+// that do not parse, as "name: text".
+func serviceRanges(srcs []rangeSource) (ranges []netip.Prefix, bad []string) {
 	for _, src := range srcs {
 		for _, c := range src.cidrs {
 			p, err := netip.ParsePrefix(strings.TrimSpace(c))
@@ -94,7 +88,7 @@ func serviceRanges(srcs []rangeSource) (ranges []serviceRange, bad []string) {
 				bad = append(bad, src.name+": "+c)
 				continue
 			}
-			ranges = append(ranges, serviceRange{prefix: p.Masked(), source: src.name})
+			ranges = append(ranges, p.Masked())
 		}
 	}
 	return ranges, bad
@@ -132,17 +126,17 @@ func lastAddr(p netip.Prefix) netip.Addr {
 // outsideRanges returns why ip is allocated by none of the ranges ("" when
 // one allocates it): outside all of them, or a network or broadcast
 // address.
-func outsideRanges(ranges []serviceRange, ip netip.Addr) string {
+func outsideRanges(ranges []netip.Prefix, ip netip.Addr) string {
 	ip = ip.Unmap()
 	why := "outside"
 	for _, r := range ranges {
 		switch {
-		case allocatable(r.prefix, ip):
+		case allocatable(r, ip):
 			return ""
-		case ip == r.prefix.Addr() && r.prefix.Contains(ip):
-			why = "the network address of " + r.prefix.String()
-		case r.prefix.Contains(ip):
-			why = "the broadcast address of " + r.prefix.String()
+		case ip == r.Addr() && r.Contains(ip):
+			why = "the network address of " + r.String()
+		case r.Contains(ip):
+			why = "the broadcast address of " + r.String()
 		}
 	}
 	return why
@@ -202,7 +196,7 @@ func runClusterIPOutsideServiceCIDR(p *Pass) {
 	}
 	hasFamily := map[model.Family]bool{}
 	for _, r := range ranges {
-		hasFamily[model.FamilyOf(r.prefix.Addr())] = true
+		hasFamily[model.FamilyOf(r.Addr())] = true
 	}
 	f := Finding{Severity: Warning}
 	var services, first []string
