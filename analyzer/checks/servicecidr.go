@@ -26,7 +26,7 @@ var clusterIPOutsideServiceCIDR = &Check{
 		"of the API server's own repair loop, which counts every ServiceCIDR, one being deleted included, and " +
 		"warns `ClusterIPOutOfRange: ... is not within any configured Service CIDR; please recreate service` on " +
 		"the Service. Without ServiceCIDR objects in the inputs, the range is the API server's " +
-		"`--service-cluster-ip-range`, read from a kube-apiserver Pod of the inputs (an export of kube-system's Pods, " +
+		"`--service-cluster-ip-range`, read from a kube-apiserver Pod of kube-system in the inputs (an export of its Pods, " +
 		"or its static Pod manifest), and only when that Pod shows an API server older than 1.33 that does not " +
 		"enable the `MultiCIDRServiceAllocator` feature gate: the flag is then the only range. Otherwise the check " +
 		"is skipped, saying what to add; no range is guessed. Headless and ExternalName Services have no cluster IP " +
@@ -388,11 +388,16 @@ type apiserverContainer struct {
 	image string
 }
 
-// apiserverContainers returns the kube-apiserver containers of the Pods:
-// named kube-apiserver, or running it.
+// apiserverContainers returns the kube-apiserver containers of the Pods
+// of kube-system (named kube-apiserver, or running it): those of other
+// namespaces serve other clusters (hosted control planes, virtual
+// clusters).
 func apiserverContainers(objs *kube.Objects) []apiserverContainer {
 	var out []apiserverContainer
 	for _, pod := range objs.Pods {
+		if pod.Namespace != "kube-system" {
+			continue
+		}
 		for _, c := range pod.Spec.Containers {
 			args := append(append([]string{}, c.Command...), c.Args...)
 			if c.Name == "kube-apiserver" || len(args) > 0 && path.Base(args[0]) == "kube-apiserver" {
@@ -404,13 +409,13 @@ func apiserverContainers(objs *kube.Objects) []apiserverContainer {
 }
 
 // flagValue returns the value of a flag in a command line (--name=value
-// or --name value).
+// or --name value), its last occurrence as pflag keeps it.
 func flagValue(args []string, name string) (string, bool) {
-	for i, a := range args {
-		if v, ok := strings.CutPrefix(a, name+"="); ok {
+	for i := len(args) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(args[i], name+"="); ok {
 			return v, true
 		}
-		if a == name && i+1 < len(args) {
+		if args[i] == name && i+1 < len(args) {
 			return args[i+1], true
 		}
 	}

@@ -175,6 +175,8 @@ func TestAPIServerServiceRange(t *testing.T) {
 	}{
 		{"1.32 with the flag", []*kube.Pod{apiserverPod("a", "registry.k8s.io/kube-apiserver:v1.32.4", flag)}, nil,
 			"10.96.0.0/16 fd00:10:96::/112"},
+		{"last occurrence wins", []*kube.Pod{apiserverPod("a", "registry.k8s.io/kube-apiserver:v1.24.17", "--service-cluster-ip-range=10.0.0.0/24", "--service-cluster-ip-range=10.96.0.0/12")}, nil,
+			"10.96.0.0/12"},
 		{"flag as two arguments", []*kube.Pod{apiserverPod("a", "registry.k8s.io/kube-apiserver:v1.24.17", "--service-cluster-ip-range", "10.96.0.0/12")}, nil,
 			"10.96.0.0/12"},
 		{"image by digest", []*kube.Pod{apiserverPod("a", "registry.k8s.io/kube-apiserver:v1.30.1@sha256:0123", flag)}, nil,
@@ -197,6 +199,12 @@ func TestAPIServerServiceRange(t *testing.T) {
 			"no ServiceCIDR objects in the inputs, and the kube-apiserver Pod kube-system/a sets no --service-cluster-ip-range"},
 		{"Pods disagree", []*kube.Pod{apiserverPod("a", "registry.k8s.io/kube-apiserver:v1.28.3", flag), apiserverPod("b", "registry.k8s.io/kube-apiserver:v1.28.3", "--service-cluster-ip-range=10.96.0.0/12")}, nil,
 			"no ServiceCIDR objects in the inputs, and the kube-apiserver Pods disagree"},
+		{"a hosted control plane's API server", []*kube.Pod{func() *kube.Pod {
+			p := apiserverPod("kube-apiserver-0", "registry.k8s.io/kube-apiserver:v1.30.0", flag)
+			p.Namespace = "tenant-a"
+			return p
+		}()}, nil,
+			"no ServiceCIDR objects in the inputs (add the output of kubectl get servicecidrs -o yaml)"},
 		{"no Pod", []*kube.Pod{other}, nil,
 			"no ServiceCIDR objects in the inputs (add the output of kubectl get servicecidrs -o yaml)"},
 		{"no Pod, API server before 1.33", nil, &manifest.Source{Name: "cluster-servicecidrs", Status: manifest.StatusSkipped, Error: "the API server serves no networking.k8s.io/v1 ServiceCIDRs (Kubernetes before 1.33)"},
