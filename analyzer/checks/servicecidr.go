@@ -486,6 +486,9 @@ func noServiceCIDRs(s *model.Snapshot) string {
 				return "no ServiceCIDR objects in the inputs: the bundle's manifest records that the API server serves none (" + src.Error + ")" + pods
 			case (src.Status == manifest.StatusOK || src.Status == manifest.StatusPartial) && src.Bytes == 0:
 				return "no ServiceCIDR objects in the inputs: the bundle's cluster-servicecidrs source listed none" + pods
+			case src.Status == manifest.StatusFailed:
+				return "no ServiceCIDR objects in the inputs: the bundle's cluster-servicecidrs source failed (" + src.Error +
+					"); add the output of kubectl get servicecidrs -o yaml"
 			}
 		}
 	}

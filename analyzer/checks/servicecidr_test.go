@@ -212,6 +212,8 @@ func TestAPIServerServiceRange(t *testing.T) {
 		{"no Pod, none listed", nil, &manifest.Source{Name: "cluster-servicecidrs", Status: manifest.StatusOK},
 			"no ServiceCIDR objects in the inputs: the bundle's cluster-servicecidrs source listed none; add the kube-apiserver Pod"},
 		{"no Pod, listing failed", nil, &manifest.Source{Name: "cluster-servicecidrs", Status: manifest.StatusFailed, Error: "forbidden"},
+			"no ServiceCIDR objects in the inputs: the bundle's cluster-servicecidrs source failed (forbidden); add the output of kubectl get servicecidrs -o yaml"},
+		{"no Pod, other sources only", nil, &manifest.Source{Name: "cluster-services", Status: manifest.StatusOK},
 			"no ServiceCIDR objects in the inputs (add the output of kubectl get servicecidrs -o yaml)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
