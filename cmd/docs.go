@@ -131,11 +131,12 @@ func writeFile(name string, gen func(io.Writer) error) error {
 
 // needText explains what a check needs, for its page.
 var needText = map[checks.Need]string{
-	checks.NeedServices:  "the Services (`kubectl get services -A -o yaml`)",
-	checks.NeedEndpoints: "the EndpointSlices (`kubectl get endpointslices -A -o yaml`)",
-	checks.NeedDataplane: "the data plane of the node's proxy mode (`iptables-save`, `ipvsadm -Ln` with `ipset save`, or `nft list ruleset`)",
-	checks.NeedIPTables:  "an `iptables-save` dump",
-	checks.NeedConfig:    "the kube-proxy configuration (the `kube-system/kube-proxy` ConfigMap or the `--config` file)",
+	checks.NeedServices:     "the Services (`kubectl get services -A -o yaml`)",
+	checks.NeedEndpoints:    "the EndpointSlices (`kubectl get endpointslices -A -o yaml`)",
+	checks.NeedDataplane:    "the data plane of the node's proxy mode (`iptables-save`, `ipvsadm -Ln` with `ipset save`, or `nft list ruleset`)",
+	checks.NeedIPTables:     "an `iptables-save` dump",
+	checks.NeedConfig:       "the kube-proxy configuration (the `kube-system/kube-proxy` ConfigMap or the `--config` file)",
+	checks.NeedServiceCIDRs: "the cluster's ServiceCIDR objects (`kubectl get servicecidrs -o yaml`), or, before Kubernetes 1.33, the kube-apiserver Pod (`kubectl -n kube-system get pods -l component=kube-apiserver -o yaml`)",
 }
 
 // WriteCheckPage writes the documentation page of one check

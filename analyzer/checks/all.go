@@ -33,6 +33,7 @@ var All = []*Check{
 	kubeProxyUnhealthy,
 	logErrors,
 	conntrackStale,
+	clusterIPOutsideServiceCIDR,
 	nodeDrift,
 }
 

@@ -74,15 +74,18 @@ const (
 	NeedDataplane Need = "dataplane" // a data plane of the node's mode
 	NeedIPTables  Need = "iptables"  // an iptables-save dump
 	NeedConfig    Need = "config"    // the kube-proxy configuration
+	// NeedServiceCIDRs: ServiceCIDR objects exported.
+	NeedServiceCIDRs Need = "servicecidrs"
 )
 
 // needHints explains how to provide each input.
 var needHints = map[Need]string{
-	NeedServices:  "no Services in the inputs (add the output of kubectl get services -A -o yaml)",
-	NeedEndpoints: "no EndpointSlices in the inputs (add the output of kubectl get endpointslices -A -o yaml)",
-	NeedDataplane: "no data plane of the node's proxy mode in the inputs (add iptables-save, ipvsadm -Ln or nft list ruleset output)",
-	NeedIPTables:  "no iptables-save dump in the inputs",
-	NeedConfig:    "no kube-proxy configuration in the inputs (add the kube-proxy ConfigMap or its --config file)",
+	NeedServices:     "no Services in the inputs (add the output of kubectl get services -A -o yaml)",
+	NeedEndpoints:    "no EndpointSlices in the inputs (add the output of kubectl get endpointslices -A -o yaml)",
+	NeedDataplane:    "no data plane of the node's proxy mode in the inputs (add iptables-save, ipvsadm -Ln or nft list ruleset output)",
+	NeedIPTables:     "no iptables-save dump in the inputs",
+	NeedConfig:       "no kube-proxy configuration in the inputs (add the kube-proxy ConfigMap or its --config file)",
+	NeedServiceCIDRs: "no ServiceCIDR objects in the inputs (add the output of kubectl get servicecidrs -o yaml)",
 }
 
 // A Check is one documented analysis.

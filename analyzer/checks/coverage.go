@@ -38,10 +38,11 @@ var coreChecks = []string{"service-missing", "endpoint-missing", "endpoint-stale
 // inputNeeds says how to get each input a check can need; the data plane
 // depends on the mode.
 var inputNeeds = map[Need]InputNeed{
-	NeedServices:  {"the cluster's Services and EndpointSlices", "kubectl get services,endpointslices -A -o yaml > cluster.yaml"},
-	NeedEndpoints: {"the cluster's Services and EndpointSlices", "kubectl get services,endpointslices -A -o yaml > cluster.yaml"},
-	NeedConfig:    {"the kube-proxy configuration", "kubectl -n kube-system get configmap kube-proxy -o yaml > kube-proxy-configmap.yaml"},
-	NeedIPTables:  {"iptables-save of the node", "iptables-save > iptables-save.txt; ip6tables-save > ip6tables-save.txt (on the node, as root)"},
+	NeedServices:     {"the cluster's Services and EndpointSlices", "kubectl get services,endpointslices -A -o yaml > cluster.yaml"},
+	NeedEndpoints:    {"the cluster's Services and EndpointSlices", "kubectl get services,endpointslices -A -o yaml > cluster.yaml"},
+	NeedConfig:       {"the kube-proxy configuration", "kubectl -n kube-system get configmap kube-proxy -o yaml > kube-proxy-configmap.yaml"},
+	NeedIPTables:     {"iptables-save of the node", "iptables-save > iptables-save.txt; ip6tables-save > ip6tables-save.txt (on the node, as root)"},
+	NeedServiceCIDRs: {"the cluster's ServiceCIDRs", "kubectl get servicecidrs -o yaml > servicecidrs.yaml"},
 }
 
 // dataPlaneNeeds says how to get the data plane of each mode.

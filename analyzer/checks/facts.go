@@ -99,6 +99,10 @@ func (f *facts) missing(needs []Need) string {
 			ok = len(f.snap.IPTables) > 0
 		case NeedConfig:
 			ok = f.snap.Config != nil
+		case NeedServiceCIDRs:
+			if len(f.snap.Objects.ServiceCIDRs) == 0 && len(apiserverContainers(f.snap.Objects)) == 0 {
+				return noServiceCIDRs(f.snap)
+			}
 		}
 		if !ok {
 			return needHints[n]

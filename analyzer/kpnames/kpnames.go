@@ -129,6 +129,15 @@ const (
 // NFTTable is the name of the nftables mode's tables (ip and ip6).
 const NFTTable = "kube-proxy"
 
+// NFTClusterIPsCheck is the nftables mode's chain that rejects traffic to
+// the ports a cluster IP does not serve and drops traffic to the addresses
+// of the ServiceCIDRs no Service holds; NFTUnallocatedComment is the
+// comment of its drop rule.
+const (
+	NFTClusterIPsCheck    = "cluster-ips-check"
+	NFTUnallocatedComment = "Drop traffic to unallocated ClusterIPs"
+)
+
 // IsServiceChain reports whether name is an iptables per-service or
 // per-endpoint chain (KUBE-SVC-, KUBE-SVL-, KUBE-EXT-, KUBE-FW-, KUBE-XLB-,
 // KUBE-SEP- followed by a hash).

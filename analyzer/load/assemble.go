@@ -663,8 +663,9 @@ func (b *builder) pickNode(opts Options) {
 // exports nothing reads afterwards (see [Options.Compact]): the
 // EndpointSlices and Endpoints objects (the ports hold their endpoints,
 // with their positions; their number is kept), and of the Services all
-// but their names, annotations, type and traffic distribution: the ports
-// hold the rest.
+// but their names, annotations, type, traffic distribution and cluster
+// IPs (clusterip-outside-servicecidr reads those of port-less Services
+// too): the ports hold the rest.
 func compactObjects(o *kube.Objects) {
 	if o == nil {
 		return
@@ -679,7 +680,8 @@ func compactObjects(o *kube.Objects) {
 		svc.Service = &corev1.Service{
 			TypeMeta:   svc.TypeMeta,
 			ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace, Annotations: ann},
-			Spec:       corev1.ServiceSpec{Type: svc.Spec.Type, TrafficDistribution: svc.Spec.TrafficDistribution},
+			Spec: corev1.ServiceSpec{Type: svc.Spec.Type, TrafficDistribution: svc.Spec.TrafficDistribution,
+				ClusterIP: svc.Spec.ClusterIP, ClusterIPs: svc.Spec.ClusterIPs},
 		}
 	}
 }

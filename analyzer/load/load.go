@@ -41,8 +41,8 @@ type Options struct {
 	// the checks do not read of the exports: the EndpointSlices and
 	// Endpoints objects (the ports hold their endpoints as model
 	// endpoints, with the objects' positions; kube.Objects counts them),
-	// and of each Service all but its name, position, annotations, type
-	// and traffic distribution. The exports are also decoded lean
+	// and of each Service all but its name, position, annotations, type,
+	// traffic distribution and cluster IPs. The exports are also decoded lean
 	// (kube.Options.Lean). For callers that read endpoints and ports only from the model
 	// (analyze); the reference proxier rebuilds ports from the objects and
 	// needs them whole.
