@@ -10,7 +10,7 @@ import (
 )
 
 var endpointMissing = &Check{
-	ID:       "endpoint-missing",
+	ID:       idEndpointMissing,
 	Severity: Error,
 	Title:    "a usable endpoint is absent from the data plane",
 	What: "An endpoint that kube-proxy would use for this Service port (ready, or serving and terminating when no " +
@@ -25,6 +25,8 @@ var endpointMissing = &Check{
 }
 
 func runEndpointMissing(p *Pass) {
+	var lag endpointLag
+	defer lag.report(p)
 	for _, v := range p.Views() {
 		for _, sp := range p.PortsOf(v) {
 			e := p.Expect(sp, v.Family)
@@ -52,7 +54,7 @@ func runEndpointMissing(p *Pass) {
 						broken = addDNATless(broken, u.d, b, ep)
 						continue
 					}
-					p.ReportAbsence(v, Finding{
+					lag.add(p, v, sp, u.d.ID, ep.String(), lagMissing, epState(ep), Finding{
 						Service: sp.String(), Protocol: string(sp.Protocol), Endpoint: ep.String(),
 						Message:  fmt.Sprintf("%s does not forward to %s (%s), a usable endpoint of %s", u.d.ID, ep.String(), epState(ep), sp.Name),
 						Evidence: append([]model.Evidence{EndpointEvidence(sp, ep)}, u.d.Evidence...),

@@ -9,7 +9,7 @@ import (
 )
 
 var endpointStale = &Check{
-	ID:       "endpoint-stale",
+	ID:       idEndpointStale,
 	Severity: Error,
 	Title:    "the data plane forwards to an endpoint that is not usable",
 	What: "A rule (a `KUBE-SEP` DNAT, a real server, an nft endpoint chain) sends traffic of a Service to an IP:port " +
@@ -27,6 +27,8 @@ var endpointStale = &Check{
 }
 
 func runEndpointStale(p *Pass) {
+	var lag endpointLag
+	defer lag.report(p)
 	for _, v := range p.Views() {
 		for _, sp := range p.PortsOf(v) {
 			e := p.Expect(sp, v.Family)
@@ -56,9 +58,9 @@ func runEndpointStale(p *Pass) {
 						// "(missing chain ...)", "(no DNAT in ...)": what
 						// the dump lacks.
 						p.ReportAbsence(v, f)
-					} else {
-						p.Report(f)
+						continue
 					}
+					lag.add(p, v, sp, u.d.ID, b.Endpoint, staleFault(sp, u.d, b), staleState(sp, u.d, b), f)
 				}
 			}
 		}
