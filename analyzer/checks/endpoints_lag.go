@@ -73,7 +73,7 @@ func (it *lagItem) object(port bool) string {
 	if port {
 		of = " of port " + portName(it.sp)
 	}
-	return fmt.Sprintf("%s%s (%s) %s%s", it.endpoint, of, it.state, where, joinAnd(it.dispatches))
+	return fmt.Sprintf("%s%s (%s) %s%s", it.endpoint, of, it.state, where, joinNames(it.dispatches))
 }
 
 // endpointLag gathers, per Service, the endpoints one check finds out of
@@ -198,7 +198,7 @@ func lagFinding(svc string, items []*lagItem, check string) Finding {
 	}
 	on := "on port " + ports[0]
 	if len(ports) > 1 {
-		on = "on ports " + joinAnd(ports)
+		on = "on ports " + joinNames(ports)
 	}
 	faults := []struct {
 		fault     lagFault
@@ -303,14 +303,6 @@ func portName(sp *model.ServicePort) string {
 		return sp.Name.Port
 	}
 	return fmt.Sprintf("%d/%s", sp.Port, sp.Protocol)
-}
-
-// joinAnd joins "a", "a and b", "a, b and c".
-func joinAnd(list []string) string {
-	if len(list) < 2 {
-		return strings.Join(list, "")
-	}
-	return strings.Join(list[:len(list)-1], ", ") + " and " + list[len(list)-1]
 }
 
 func isAre(n int, what string) string {
