@@ -240,6 +240,9 @@ func lagFinding(svc string, items []*lagItem, check string) Finding {
 		f.Message = fmt.Sprintf("%s of %s %s (%s), %s", plural(missing, "usable endpoint"), svc,
 			isAre(missing, "not programmed"), listObjects(names[lagMissing]), on)
 		f.Advice = items[0].alone.Advice
+		if missing > 1 {
+			f.Advice = strings.Replace(f.Advice, "this endpoint", "these endpoints", 1)
+		}
 	default:
 		f.Message = fmt.Sprintf("the rules of %s forward to endpoints that are not usable: %s, %s", svc, strings.Join(parts, ", "), on)
 		f.Advice = items[0].alone.Advice

@@ -142,7 +142,7 @@ func TestEndpointsLagOneCheck(t *testing.T) {
 				t.Fatalf("%d findings, want 1: %+v", len(res.Findings), res.Findings)
 			}
 			f := res.Findings[0]
-			if f.Check != tc.only || f.Message != tc.message || len(f.Objects) != tc.objects || f.Checks != nil {
+			if f.Check != tc.only || f.Message != tc.message || len(f.Objects) != tc.objects || f.Checks != nil || strings.Contains(f.Advice, "this endpoint") {
 				t.Errorf("%s: %q, objects %q, checks %q\nwant %s: %q, %d objects, no checks", f.Check, f.Message, f.Objects, f.Checks, tc.only, tc.message, tc.objects)
 			}
 		})
