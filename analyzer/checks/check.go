@@ -133,6 +133,11 @@ type Finding struct {
 	// objects (the rules and chains a deleted Service left), each object,
 	// in the order of Evidence.
 	Objects []string `json:"objects,omitempty"`
+	// Checks lists, for a finding that stands for the faults of several
+	// checks (the one finding of a Service whose rules lag its
+	// EndpointSlices: endpoint-missing and endpoint-stale), the ID of
+	// each, Check among them.
+	Checks []string `json:"checks,omitempty"`
 }
 
 // Status says what happened to a check in a run.
@@ -277,6 +282,9 @@ func run(snap *model.Snapshot, f *facts, checks []*Check) *Result {
 		f.record([]Finding{fnd})
 		res.Findings = append(res.Findings, fnd)
 	}
+	var merged []string
+	res.Findings, merged = f.mergeLag(res.Findings)
+	noteLag(res, merged)
 	SortFindings(res.Findings)
 	res.Coverage = coverage(f, res, checks)
 	return res

@@ -10,12 +10,15 @@ import (
 )
 
 var endpointMissing = &Check{
-	ID:       "endpoint-missing",
+	ID:       idEndpointMissing,
 	Severity: Error,
 	Title:    "a usable endpoint is absent from the data plane",
 	What: "An endpoint that kube-proxy would use for this Service port (ready, or serving and terminating when no " +
 		"endpoint is ready; local ones for a Local policy) is not among the destinations the data plane balances over, " +
-		"or is an IPVS real server left at weight 0, which gets no new connections.",
+		"or is an IPVS real server left at weight 0, which gets no new connections. The endpoints not programmed of one " +
+		"Service, on all its ports, are one finding; when the same Service also has endpoints programmed that are no " +
+		"longer usable, both are one endpoint-stale finding (the rules lag the EndpointSlices) whose checks list " +
+		"endpoint-missing too.",
 	Why: "The remaining endpoints take all the traffic of this node; a newly scaled-up or rescheduled pod gets none. " +
 		"It is the other half of \"endpoints not updated\".",
 	Fix: "Check the kube-proxy logs of the node for EndpointSlice watch errors and restore failures, and " +
@@ -25,6 +28,8 @@ var endpointMissing = &Check{
 }
 
 func runEndpointMissing(p *Pass) {
+	var lag endpointLag
+	defer lag.report(p)
 	for _, v := range p.Views() {
 		for _, sp := range p.PortsOf(v) {
 			e := p.Expect(sp, v.Family)
@@ -52,7 +57,7 @@ func runEndpointMissing(p *Pass) {
 						broken = addDNATless(broken, u.d, b, ep)
 						continue
 					}
-					p.ReportAbsence(v, Finding{
+					lag.add(p, v, sp, u.d.ID, ep.String(), lagMissing, epState(ep), Finding{
 						Service: sp.String(), Protocol: string(sp.Protocol), Endpoint: ep.String(),
 						Message:  fmt.Sprintf("%s does not forward to %s (%s), a usable endpoint of %s", u.d.ID, ep.String(), epState(ep), sp.Name),
 						Evidence: append([]model.Evidence{EndpointEvidence(sp, ep)}, u.d.Evidence...),

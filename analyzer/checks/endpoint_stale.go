@@ -9,14 +9,18 @@ import (
 )
 
 var endpointStale = &Check{
-	ID:       "endpoint-stale",
+	ID:       idEndpointStale,
 	Severity: Error,
 	Title:    "the data plane forwards to an endpoint that is not usable",
 	What: "A rule (a `KUBE-SEP` DNAT, a real server, an nft endpoint chain) sends traffic of a Service to an IP:port " +
 		"that is not a usable endpoint of that Service port: no EndpointSlice lists it any more, it is not ready while " +
 		"ready endpoints exist, or it runs on another node while the traffic policy is Local. An IPVS real server at " +
 		"weight 0 is being drained (graceful termination) and is only reported when kube-proxy would have deleted " +
-		"it: at once for UDP and SCTP, as soon as it has no connections for TCP.",
+		"it: at once for UDP and SCTP, as soon as it has no connections for TCP. The endpoints of one Service that are " +
+		"programmed but not usable, on all its ports, are one finding. When the same Service also has usable endpoints " +
+		"that are not programmed, the cause is one — its rules lag its EndpointSlices, kube-proxy missed updates — and " +
+		"so is the finding: it states the cause, lists every endpoint of both sides with its evidence, and its checks " +
+		"list endpoint-missing and endpoint-stale.",
 	Why: "Connections sent there fail or reach the wrong pod (IPs are reused): this is the \"endpoints not updated\" " +
 		"failure, usually a kube-proxy that stopped receiving EndpointSlice updates from the API server.",
 	Fix: "Check that the EndpointSlices are right (`kubectl get endpointslices -l kubernetes.io/service-name=NAME`), " +
@@ -27,6 +31,8 @@ var endpointStale = &Check{
 }
 
 func runEndpointStale(p *Pass) {
+	var lag endpointLag
+	defer lag.report(p)
 	for _, v := range p.Views() {
 		for _, sp := range p.PortsOf(v) {
 			e := p.Expect(sp, v.Family)
@@ -56,9 +62,9 @@ func runEndpointStale(p *Pass) {
 						// "(missing chain ...)", "(no DNAT in ...)": what
 						// the dump lacks.
 						p.ReportAbsence(v, f)
-					} else {
-						p.Report(f)
+						continue
 					}
+					lag.add(p, v, sp, u.d.ID, b.Endpoint, staleFault(sp, u.d, b), staleState(sp, u.d, b), f)
 				}
 			}
 		}

@@ -33,6 +33,10 @@ type facts struct {
 	// bareGroup gathers what is missing from data planes without any
 	// Service entry (see ReportMissing).
 	bareGroup *bareGroup
+	// lag holds, per Service and check, the endpoints out of step with
+	// the Service's EndpointSlices that endpoint-missing and
+	// endpoint-stale reported (see mergeLag).
+	lag map[string]map[string]*lagReported
 }
 
 type expKey struct {

@@ -57,11 +57,11 @@ func partialDumps(f *facts) map[model.Family]*partialInput {
 // outside what was pasted: the finding is not reported, and what it is
 // about is noted as not checked instead.
 func (p *Pass) ReportAbsence(v *view.View, f Finding) {
-	d := p.facts.partial[v.Family]
-	if d == nil || v.Mode == model.ModeNFTables {
+	if !p.withheld(v) {
 		p.Report(f)
 		return
 	}
+	d := p.facts.partial[v.Family]
 	what := f.Service // "" for rules of no Service
 	if p.uncovered == nil {
 		p.uncovered = map[string]map[string]bool{}
@@ -70,6 +70,12 @@ func (p *Pass) ReportAbsence(v *view.View, f Finding) {
 		p.uncovered[d.Name] = map[string]bool{}
 	}
 	p.uncovered[d.Name][what] = true
+}
+
+// withheld reports whether ReportAbsence withholds the findings of v: its
+// dump is partial.
+func (p *Pass) withheld(v *view.View) bool {
+	return p.facts.partial[v.Family] != nil && v.Mode != model.ModeNFTables
 }
 
 // noteUncovered turns what ReportAbsence withheld into notes.

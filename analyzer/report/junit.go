@@ -105,10 +105,19 @@ func RenderJUnit(w io.Writer, r *Report, opts Options) error {
 			if len(r.Nodes) > 0 && f.Node != s.node {
 				continue
 			}
-			if byCheck[f.Check] == nil {
-				order = append(order, f.Check)
+			// A finding that stands for the faults of several checks
+			// (Finding.Checks) is a failure of each.
+			seen := map[string]bool{}
+			for _, id := range append([]string{f.Check}, f.Checks...) {
+				if seen[id] {
+					continue
+				}
+				seen[id] = true
+				if byCheck[id] == nil {
+					order = append(order, id)
+				}
+				byCheck[id] = append(byCheck[id], f)
 			}
-			byCheck[f.Check] = append(byCheck[f.Check], f)
 		}
 		statuses := s.statuses
 		if len(statuses) == 0 {

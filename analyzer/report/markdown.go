@@ -67,6 +67,12 @@ func RenderMarkdown(w io.Writer, r *Report, _ Options) error {
 				fmt.Fprintf(&b, " on node `%s`", f.Node)
 			}
 			fmt.Fprintf(&b, ": %s\n", mdText(f.Message))
+			if len(f.Objects) > 1 {
+				b.WriteString("\n")
+				for _, o := range f.Objects {
+					fmt.Fprintf(&b, "  - %s\n", mdText(o))
+				}
+			}
 			if len(f.Evidence) > 0 {
 				var ev strings.Builder
 				for _, e := range f.Evidence {

@@ -407,6 +407,7 @@ func details(t *theme, fs []checks.Finding, multi bool, width int) string {
 		num := fmt.Sprintf("[%d] ", i+1)
 		paragraph(&b, t.sev[f.Severity], num+strings.Join(head, " · "), width, "", strings.Repeat(" ", len(num)))
 		paragraph(&b, t.plain, f.Message, width, "    ", "    ")
+		objectList(&b, t, f.Objects, width)
 		for _, e := range f.Evidence {
 			paragraph(&b, t.evidenceFile, evidenceLoc(e), width, "    ", "      ")
 			if e.Text != "" {
@@ -419,6 +420,25 @@ func details(t *theme, fs []checks.Finding, multi bool, width int) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// maxObjects is how many objects of one finding the table lists.
+const maxObjects = 20
+
+// objectList writes the objects of a finding that one cause explains for
+// several (Finding.Objects), one a line after its message: the first
+// maxObjects, and how many more (the JSON report lists them all).
+func objectList(b *strings.Builder, t *theme, objs []string, width int) {
+	if len(objs) < 2 {
+		return
+	}
+	for i, o := range objs {
+		if i == maxObjects {
+			paragraph(b, t.plain, fmt.Sprintf("· and %d more (-o json lists every one)", len(objs)-i), width, "    ", "      ")
+			return
+		}
+		paragraph(b, t.plain, "· "+o, width, "    ", "      ")
+	}
 }
 
 // skipKind is why a check did not run, for the terminal.
