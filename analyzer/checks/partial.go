@@ -9,6 +9,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
 // wholeDumpNeed is how to get a whole dump when the one given is partial.
@@ -21,6 +22,10 @@ type partialInput struct {
 	Name, Reason string
 	// ipvs is set for an IPVS listing, whose gap asks for the IPVS table.
 	ipvs bool
+	// natWhole is set for a dump whole but for tables other than nat,
+	// where the Service entries are: an empty nat KUBE-SERVICES is still
+	// known to be empty.
+	natWhole bool
 }
 
 // partialDumps returns the data plane inputs of the node's mode that are
@@ -37,8 +42,14 @@ func partialDumps(f *facts) map[model.Family]*partialInput {
 		}
 	}
 	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
-		if d := f.res.IPTables(fam); d != nil && d.Partial {
+		d := f.res.IPTables(fam)
+		if d == nil {
+			continue
+		}
+		if d.Partial {
 			add(fam, &partialInput{Name: d.Name, Reason: d.PartialReason})
+		} else if why := missingTables(d); why != "" {
+			add(fam, &partialInput{Name: d.Name, Reason: why, natWhole: d.Table("nat") != nil})
 		}
 	}
 	if f.res.Mode == model.ModeIPVS {
@@ -49,6 +60,30 @@ func partialDumps(f *facts) map[model.Family]*partialInput {
 		}
 	}
 	return out
+}
+
+// kubeProxyIPTables are the tables kube-proxy writes rules to in iptables
+// and IPVS mode (mangle holds only its canary chain).
+var kubeProxyIPTables = []string{"nat", "filter"}
+
+// missingTables says which of kubeProxyIPTables a dump that holds other
+// tables lacks (printed with iptables-save -t, or a table left out), or
+// "". A dump without any table is a data plane without rules, not a
+// partial one.
+func missingTables(d *iptables.Dump) string {
+	if len(d.Tables) == 0 {
+		return ""
+	}
+	var missing []string
+	for _, t := range kubeProxyIPTables {
+		if d.Table(t) == nil {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return "it holds no " + strings.Join(missing, " or ") + " table, where kube-proxy writes its rules too (printed with iptables-save -t, or a table left out)"
 }
 
 // ReportAbsence reports a finding that rests on something the view's data

@@ -1,0 +1,231 @@
+package checks_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
+)
+
+// findingKey identifies a finding across runs whose messages may differ
+// in what they say was assumed.
+func findingKey(f checks.Finding) string {
+	return f.Check + " " + f.Service + " " + f.Protocol + " " + f.Endpoint
+}
+
+// An iptTable is one table of an iptables-save dump.
+type iptTable struct{ name, text string }
+
+// splitTables cuts an iptables-save dump into its tables, the lines
+// before the first one (comments) going with it.
+func splitTables(dump string) []iptTable {
+	var out []iptTable
+	var cur strings.Builder
+	name := ""
+	for _, l := range strings.SplitAfter(dump, "\n") {
+		cur.WriteString(l)
+		if strings.HasPrefix(l, "*") {
+			name = strings.TrimSpace(l[1:])
+		}
+		if strings.HasPrefix(l, "COMMIT") || strings.HasPrefix(l, "# Completed") {
+			if strings.HasPrefix(l, "# Completed") && len(out) > 0 {
+				out[len(out)-1].text += cur.String()
+				cur.Reset()
+				continue
+			}
+			out = append(out, iptTable{name, cur.String()})
+			cur.Reset()
+		}
+	}
+	if len(out) > 0 {
+		out[len(out)-1].text += cur.String()
+	}
+	return out
+}
+
+// joinTables joins tables but the one at skip.
+func joinTables(tables []iptTable, skip int) string {
+	var b strings.Builder
+	for i, tb := range tables {
+		if i != skip {
+			b.WriteString(tb.text)
+		}
+	}
+	return b.String()
+}
+
+// splitNFT cuts an nft list ruleset listing into its tables (a table's
+// block ends with a "}" at the start of a line).
+func splitNFT(text string) []iptTable {
+	var out []iptTable
+	var cur strings.Builder
+	name := ""
+	for _, l := range strings.SplitAfter(text, "\n") {
+		cur.WriteString(l)
+		if strings.HasPrefix(l, "table ") {
+			name = strings.TrimSuffix(strings.TrimSpace(strings.TrimPrefix(l, "table ")), " {")
+		}
+		if strings.HasPrefix(l, "}") {
+			out = append(out, iptTable{name, cur.String()})
+			cur.Reset()
+		}
+	}
+	if len(out) > 0 {
+		out[len(out)-1].text += cur.String()
+	}
+	return out
+}
+
+// joinNFT joins tables but the one at skip.
+func joinNFT(tables []iptTable, skip int) string { return joinTables(tables, skip) }
+
+// listItems cuts a v1 List as kubectl prints it into the lines before its
+// items, each item, and the lines after them.
+func listItems(list string) (head string, items []string, tail string) {
+	lines := strings.SplitAfter(list, "\n")
+	i := 0
+	for i < len(lines) && lines[i] != "items:\n" {
+		head += lines[i]
+		i++
+	}
+	if i < len(lines) {
+		head += lines[i]
+		i++
+	}
+	for ; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case strings.HasPrefix(l, "- "):
+			items = append(items, l)
+		case strings.HasPrefix(l, " ") && len(items) > 0:
+			items[len(items)-1] += l
+		default:
+			tail += strings.Join(lines[i:], "")
+			return head, items, tail
+		}
+	}
+	return head, items, tail
+}
+
+// itemKind returns the kind of one item of a List.
+func itemKind(item string) string {
+	for _, l := range strings.Split(item, "\n") {
+		if strings.HasPrefix(l, "  kind: ") {
+			return strings.TrimSpace(strings.TrimPrefix(l, "  kind: "))
+		}
+	}
+	return ""
+}
+
+// listKinds returns the kinds of a List's items, each once, in order.
+func listKinds(list string) []string {
+	_, items, _ := listItems(list)
+	var out []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		if k := itemKind(it); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// filterKind rewrites a List keeping the items keep accepts.
+func filterKind(list string, keep func(kind string) bool) string {
+	head, items, tail := listItems(list)
+	var b strings.Builder
+	b.WriteString(head)
+	for _, it := range items {
+		if keep(itemKind(it)) {
+			b.WriteString(it)
+		}
+	}
+	b.WriteString(tail)
+	return b.String()
+}
+
+func withoutKind(list, kind string) string {
+	return filterKind(list, func(k string) bool { return k != kind })
+}
+
+func onlyKind(list, kind string) string {
+	return filterKind(list, func(k string) bool { return k == kind })
+}
+
+// TestWithoutInput: a healthy bundle without one input gets no finding
+// from its absence; the check that lacks it notes what was not checked,
+// or is skipped, saying what to add.
+func TestWithoutInput(t *testing.T) {
+	for _, tc := range []struct {
+		bundle, name string
+		// without returns the files to leave out and to rewrite, from the
+		// bundle's files.
+		without func(files map[string]string) (drop []string, edit map[string]string)
+		check   string
+		// state is the check's state; note is in its notes or reason.
+		state, note string
+		// gap is in one of the coverage gaps ("" for none required).
+		gap string
+	}{
+		{"iptables-healthy", "the nat table", withoutTable("node/iptables-save.txt", "nat"),
+			"service-missing", "ran", "not checked for 19 service ports", "node/iptables-save.txt (IPv4) is partial: it holds no nat table"},
+		{"iptables-mini", "the filter table", withoutTable("node/iptables-save.txt", "filter"),
+			"no-endpoints-unrejected", "ran", "not checked for 2 service ports", "it holds no filter table"},
+		{"iptables-healthy", "the nat table of ip6tables-save", withoutTable("node/ip6tables-save.txt", "nat"),
+			"service-missing", "ran", "not checked for 2 service ports (media/web6:http, media/web:http)", "node/ip6tables-save.txt (IPv6) is partial"},
+		{"ipvs-healthy-mini", "the filter table", withoutTable("node/iptables-save.txt", "filter"),
+			"external-missing", "ran", "not checked for 1 service port", "it holds no filter table"},
+	} {
+		t.Run(tc.bundle+"/without "+tc.name, func(t *testing.T) {
+			drop, edit := tc.without(bundleFiles(t, filepath.Join(parsetest.Root(t), "testdata", "bundles", tc.bundle)))
+			dir := copyBundle(t, tc.bundle, func(rel string) bool { return contains(drop, rel) }, edit)
+			res := analyse(t, dir, load.Options{})
+			for _, f := range res.Findings {
+				if f.Severity >= checks.Warning {
+					t.Errorf("%s (%s) %s: %s", f.Check, f.Severity, f.Service, f.Message)
+				}
+			}
+			var st checks.Status
+			for _, s := range res.Statuses {
+				if s.ID == tc.check {
+					st = s
+				}
+			}
+			if st.State != tc.state || !strings.Contains(st.Reason+"\n"+strings.Join(st.Notes, "\n"), tc.note) {
+				t.Errorf("%s: %s (%s) notes %q; want %s with %q", tc.check, st.State, st.Reason, st.Notes, tc.state, tc.note)
+			}
+			if tc.gap != "" && !strings.Contains(strings.Join(res.Coverage.Gaps, "\n"), tc.gap) {
+				t.Errorf("no gap with %q in %q", tc.gap, res.Coverage.Gaps)
+			}
+			if tc.gap != "" && res.Verdict() == checks.VerdictOK {
+				t.Errorf("verdict ok")
+			}
+		})
+	}
+}
+
+// withoutTable removes a table from an iptables dump of the bundle.
+func withoutTable(file, table string) func(map[string]string) ([]string, map[string]string) {
+	return func(files map[string]string) ([]string, map[string]string) {
+		tables := splitTables(files[file])
+		for i, tb := range tables {
+			if tb.name == table {
+				return nil, map[string]string{file: joinTables(tables, i)}
+			}
+		}
+		return nil, nil
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
