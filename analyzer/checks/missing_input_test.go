@@ -148,13 +148,6 @@ func filterKind(list string, keep func(kind string) bool) string {
 	return b.String()
 }
 
-func withoutKind(list, kind string) string {
-	return filterKind(list, func(k string) bool { return k != kind })
-}
-
-func onlyKind(list, kind string) string {
-	return filterKind(list, func(k string) bool { return k == kind })
-}
 
 // TestWithoutInput: a healthy bundle without one input gets no finding
 // from its absence; the check that lacks it notes what was not checked,
@@ -179,6 +172,10 @@ func TestWithoutInput(t *testing.T) {
 			"service-missing", "ran", "not checked for 2 service ports (media/web6:http, media/web:http)", "node/ip6tables-save.txt (IPv6) is partial"},
 		{"ipvs-healthy-mini", "the filter table", withoutTable("node/iptables-save.txt", "filter"),
 			"external-missing", "ran", "not checked for 1 service port", "it holds no filter table"},
+		{"nftables-healthy", "its EndpointSlices", withoutKind("cluster/cluster.yaml", "EndpointSlice"),
+			"no-endpoints-unrejected", "skipped", "no EndpointSlices in the inputs", "did not run: no EndpointSlices"},
+		{"ipvs-healthy-mini", "its EndpointSlices", withoutKind("cluster/cluster.yaml", "EndpointSlice"),
+			"no-endpoints-unrejected", "skipped", "no EndpointSlices in the inputs", "did not run: no EndpointSlices"},
 	} {
 		t.Run(tc.bundle+"/without "+tc.name, func(t *testing.T) {
 			drop, edit := tc.without(bundleFiles(t, filepath.Join(parsetest.Root(t), "testdata", "bundles", tc.bundle)))
@@ -218,6 +215,13 @@ func withoutTable(file, table string) func(map[string]string) ([]string, map[str
 			}
 		}
 		return nil, nil
+	}
+}
+
+// withoutKind removes the objects of a kind from a List of the bundle.
+func withoutKind(file, kind string) func(map[string]string) ([]string, map[string]string) {
+	return func(files map[string]string) ([]string, map[string]string) {
+		return nil, map[string]string{file: filterKind(files[file], func(k string) bool { return k != kind })}
 	}
 }
 
