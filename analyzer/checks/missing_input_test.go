@@ -176,6 +176,8 @@ func TestWithoutInput(t *testing.T) {
 			"no-endpoints-unrejected", "skipped", "no EndpointSlices in the inputs", "did not run: no EndpointSlices"},
 		{"ipvs-healthy-mini", "its EndpointSlices", withoutKind("cluster/cluster.yaml", "EndpointSlice"),
 			"no-endpoints-unrejected", "skipped", "no EndpointSlices in the inputs", "did not run: no EndpointSlices"},
+		{"ipvs-healthy", "its EndpointSlices", withoutKind("cluster/cluster.yaml", "EndpointSlice"),
+			"orphan-rules", "ran", "1 member of KUBE-LOOP-BACK not checked: no EndpointSlices in the inputs", "did not run: no EndpointSlices"},
 	} {
 		t.Run(tc.bundle+"/without "+tc.name, func(t *testing.T) {
 			drop, edit := tc.without(bundleFiles(t, filepath.Join(parsetest.Root(t), "testdata", "bundles", tc.bundle)))
