@@ -148,7 +148,6 @@ func filterKind(list string, keep func(kind string) bool) string {
 	return b.String()
 }
 
-
 // TestWithoutInput: a healthy bundle without one input gets no finding
 // from its absence; the check that lacks it notes what was not checked,
 // or is skipped, saying what to add.
