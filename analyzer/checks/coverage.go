@@ -106,6 +106,9 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 		for _, n := range st.Notes {
 			if strings.Contains(n, "not checked") {
 				c.Gaps = append(c.Gaps, st.ID+": "+n)
+				if in, ok := noteNeed(n, mode); ok {
+					need(in)
+				}
 			}
 		}
 	}
@@ -165,6 +168,28 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 	}
 	c.Complete = len(c.Gaps) == 0
 	return c
+}
+
+// nodeUnknown starts the note of a check that cannot tell which
+// endpoints are local: no Node object names the node.
+const nodeUnknown = "node unknown (pass --node NAME)"
+
+// nodeNeed is how to name the node.
+var nodeNeed = InputNeed{"the node's name (its Node object, or --node NAME)",
+	"kubectl get node NODE -o yaml > node.yaml"}
+
+// noteNeed returns the input that would close the gap a core check's note
+// states: the Node object, or the data plane of a family (the notes of
+// Pass.PortsOf and Pass.Views).
+func noteNeed(note, mode string) (InputNeed, bool) {
+	switch {
+	case strings.HasPrefix(note, nodeUnknown):
+		return nodeNeed, true
+	case strings.HasPrefix(note, "no "+string(model.IPv4)+" data plane in the inputs"),
+		strings.HasPrefix(note, "no "+string(model.IPv6)+" data plane in the inputs"):
+		return dataPlaneNeeds[mode], true
+	}
+	return InputNeed{}, false
 }
 
 // skippedFor returns the input whose absence a skip reason states.

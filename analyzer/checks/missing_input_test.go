@@ -162,21 +162,31 @@ func TestWithoutInput(t *testing.T) {
 		state, note string
 		// gap is in one of the coverage gaps ("" for none required).
 		gap string
+		// need is in the command of one of the coverage needs.
+		need string
 	}{
 		{"iptables-healthy", "the nat table", withoutTable("node/iptables-save.txt", "nat"),
-			"service-missing", "ran", "not checked for 19 service ports", "node/iptables-save.txt (IPv4) is partial: it holds no nat table"},
+			"service-missing", "ran", "not checked for 19 service ports", "node/iptables-save.txt (IPv4) is partial: it holds no nat table", "iptables-save > iptables-save.txt"},
 		{"iptables-mini", "the filter table", withoutTable("node/iptables-save.txt", "filter"),
-			"no-endpoints-unrejected", "ran", "not checked for 2 service ports", "it holds no filter table"},
+			"no-endpoints-unrejected", "ran", "not checked for 2 service ports", "it holds no filter table", "iptables-save > iptables-save.txt"},
 		{"iptables-healthy", "the nat table of ip6tables-save", withoutTable("node/ip6tables-save.txt", "nat"),
-			"service-missing", "ran", "not checked for 2 service ports (media/web6:http, media/web:http)", "node/ip6tables-save.txt (IPv6) is partial"},
+			"service-missing", "ran", "not checked for 2 service ports (media/web6:http, media/web:http)", "node/ip6tables-save.txt (IPv6) is partial", "ip6tables-save > ip6tables-save.txt"},
 		{"ipvs-healthy-mini", "the filter table", withoutTable("node/iptables-save.txt", "filter"),
-			"external-missing", "ran", "not checked for 1 service port", "it holds no filter table"},
+			"external-missing", "ran", "not checked for 1 service port", "it holds no filter table", "iptables-save > iptables-save.txt"},
 		{"nftables-healthy", "its EndpointSlices", withoutKind("cluster/cluster.yaml", "EndpointSlice"),
-			"no-endpoints-unrejected", "skipped", "no EndpointSlices in the inputs", "did not run: no EndpointSlices"},
+			"no-endpoints-unrejected", "skipped", "no EndpointSlices in the inputs", "did not run: no EndpointSlices", "kubectl get services,endpointslices"},
 		{"ipvs-healthy-mini", "its EndpointSlices", withoutKind("cluster/cluster.yaml", "EndpointSlice"),
-			"no-endpoints-unrejected", "skipped", "no EndpointSlices in the inputs", "did not run: no EndpointSlices"},
+			"no-endpoints-unrejected", "skipped", "no EndpointSlices in the inputs", "did not run: no EndpointSlices", "kubectl get services,endpointslices"},
 		{"ipvs-healthy", "its EndpointSlices", withoutKind("cluster/cluster.yaml", "EndpointSlice"),
-			"orphan-rules", "ran", "1 member of KUBE-LOOP-BACK not checked: no EndpointSlices in the inputs", "did not run: no EndpointSlices"},
+			"orphan-rules", "ran", "1 member of KUBE-LOOP-BACK not checked: no EndpointSlices in the inputs", "did not run: no EndpointSlices", "kubectl get services,endpointslices"},
+		{"nftables-healthy", "its Node object", drop("cluster/node.yaml"),
+			"endpoint-missing", "ran", "node unknown", "Local traffic policy of shop/checkout:http not checked", "kubectl get node"},
+		{"iptables-mini", "its Node object", drop("cluster/node.yaml"),
+			"service-missing", "ran", "node unknown", "Local traffic policy of shop/front:web not checked", "kubectl get node"},
+		{"nftables-healthy", "the ip6 table", withoutNFTTable("ip6 kube-proxy"),
+			"service-missing", "ran", "no IPv6 data plane in the inputs", "2 IPv6 service ports not checked", "nft list ruleset"},
+		{"iptables-healthy", "ip6tables-save", drop("node/ip6tables-save.txt"),
+			"endpoint-stale", "ran", "no IPv6 data plane in the inputs", "2 IPv6 service ports not checked", "ip6tables-save"},
 	} {
 		t.Run(tc.bundle+"/without "+tc.name, func(t *testing.T) {
 			drop, edit := tc.without(bundleFiles(t, filepath.Join(parsetest.Root(t), "testdata", "bundles", tc.bundle)))
@@ -199,6 +209,13 @@ func TestWithoutInput(t *testing.T) {
 			if tc.gap != "" && !strings.Contains(strings.Join(res.Coverage.Gaps, "\n"), tc.gap) {
 				t.Errorf("no gap with %q in %q", tc.gap, res.Coverage.Gaps)
 			}
+			var cmds []string
+			for _, n := range res.Coverage.Needs {
+				cmds = append(cmds, n.Command)
+			}
+			if !strings.Contains(strings.Join(cmds, "\n"), tc.need) {
+				t.Errorf("no need with %q in %q", tc.need, cmds)
+			}
 			if tc.gap != "" && res.Verdict() == checks.VerdictOK {
 				t.Errorf("verdict ok")
 			}
@@ -213,6 +230,25 @@ func withoutTable(file, table string) func(map[string]string) ([]string, map[str
 		for i, tb := range tables {
 			if tb.name == table {
 				return nil, map[string]string{file: joinTables(tables, i)}
+			}
+		}
+		return nil, nil
+	}
+}
+
+// drop leaves files of the bundle out.
+func drop(files ...string) func(map[string]string) ([]string, map[string]string) {
+	return func(map[string]string) ([]string, map[string]string) { return files, nil }
+}
+
+// withoutNFTTable removes a table ("ip6 kube-proxy") from the bundle's
+// nft list ruleset, and its JSON form.
+func withoutNFTTable(table string) func(map[string]string) ([]string, map[string]string) {
+	return func(files map[string]string) ([]string, map[string]string) {
+		tables := splitNFT(files["node/nft-ruleset.txt"])
+		for i, tb := range tables {
+			if tb.name == table {
+				return []string{"node/nft-ruleset.json"}, map[string]string{"node/nft-ruleset.txt": joinTables(tables, i)}
 			}
 		}
 		return nil, nil
