@@ -127,6 +127,10 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 			"a path of theirs met rules the tracer does not model (or more rules than it follows on one path)",
 			strings.Join(f.tracer.unmodelled, ", "), more))
 	}
+	if gaps := ipvsGaps(f, res, chosen); len(gaps) > 0 {
+		c.Gaps = append(c.Gaps, gaps...)
+		need(dataPlaneNeeds[mode])
+	}
 	if gaps, ipvsTable := partialGaps(f); len(gaps) > 0 {
 		c.Gaps = append(c.Gaps, gaps...)
 		if ipvsTable {
@@ -190,6 +194,35 @@ func noteNeed(note, mode string) (InputNeed, bool) {
 		return dataPlaneNeeds[mode], true
 	}
 	return InputNeed{}, false
+}
+
+// ipvsGaps are the coverage gaps of an IPVS-mode data plane read without
+// its ipsets or its iptables rules of a family: service-missing judges the
+// set members and the rules of each destination only when they were
+// captured.
+func ipvsGaps(f *facts, res *Result, chosen map[string]bool) []string {
+	ran := false
+	for _, st := range res.Statuses {
+		ran = ran || st.ID == "service-missing" && st.State == "ran"
+	}
+	if !ran || !chosen["service-missing"] {
+		return nil
+	}
+	var out []string
+	noSets := false
+	for _, v := range f.views {
+		if v.IPVS == nil {
+			continue
+		}
+		if !v.IPVS.HasSets && !noSets {
+			noSets = true
+			out = append(out, "service-missing: no ipset listing in the inputs: the set members of the service ports (KUBE-CLUSTER-IP, KUBE-NODE-PORT-TCP and the like) not checked")
+		}
+		if !v.IPVS.HasIPTables {
+			out = append(out, fmt.Sprintf("service-missing: no %s iptables rules in the inputs: IPVS mode's rules for the service ports (KUBE-SERVICES, KUBE-IPVS-FILTER) not checked", v.Family))
+		}
+	}
+	return out
 }
 
 // skippedFor returns the input whose absence a skip reason states.

@@ -187,6 +187,10 @@ func TestWithoutInput(t *testing.T) {
 			"service-missing", "ran", "no IPv6 data plane in the inputs", "2 IPv6 service ports not checked", "nft list ruleset"},
 		{"iptables-healthy", "ip6tables-save", drop("node/ip6tables-save.txt"),
 			"endpoint-stale", "ran", "no IPv6 data plane in the inputs", "2 IPv6 service ports not checked", "ip6tables-save"},
+		{"ipvs-healthy-mini", "its ipset listing", drop("node/ipset-save.txt"),
+			"service-missing", "ran", "", "service-missing: no ipset listing in the inputs", "ipset save > ipset-save.txt"},
+		{"ipvs-healthy", "ip6tables-save", drop("node/ip6tables-save.txt"),
+			"service-missing", "ran", "", "service-missing: no IPv6 iptables rules in the inputs", "iptables-save > iptables-save.txt"},
 	} {
 		t.Run(tc.bundle+"/without "+tc.name, func(t *testing.T) {
 			drop, edit := tc.without(bundleFiles(t, filepath.Join(parsetest.Root(t), "testdata", "bundles", tc.bundle)))
