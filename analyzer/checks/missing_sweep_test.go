@@ -27,7 +27,9 @@ type removal struct {
 }
 
 // TestNoFindingFromMissingInput takes each optional input out of each
-// healthy bundle, one at a time and all at once, and analyses the rest:
+// healthy bundle, one at a time (and, without -short, every two at once),
+// all but what a ticket usually holds, and all at once, and analyses the
+// rest:
 // no error or warning may appear that the whole bundle does not have, a
 // run that lacks an input its verdict depends on is never ok, and an
 // inconclusive one names what to add. The bundles that have no manifest
@@ -64,7 +66,11 @@ func TestNoFindingFromMissingInput(t *testing.T) {
 			for _, f := range full.Findings {
 				had[findingKey(f)] = true
 			}
-			for _, r := range optionalInputs(full.Mode, files) {
+			removals := optionalInputs(full.Mode, files)
+			if !testing.Short() {
+				removals = append(removals, pairs(removals)...)
+			}
+			for _, r := range removals {
 				cases++
 				if r.name == "node/ip-addr.txt" {
 					ipAddr[full.Mode] = true
@@ -265,7 +271,55 @@ func optionalInputs(mode string, files map[string]string) []removal {
 		// One of the two listings of the IPVS table stays.
 		out = append(out, removal{name: "node/ipvsadm-save.txt (ipvsadm -Ln kept)", drop: []string{"node/ipvsadm-save.txt"}, verdict: false})
 	}
-	return append(out, all)
+	// The usual attachment to a ticket: the data plane, the ConfigMap and
+	// the export, nothing else of the node.
+	ticket := removal{name: "all but the data plane, the ConfigMap and the export"}
+	for _, p := range paths {
+		if p != "cluster/cluster.yaml" && p != "cluster/kube-proxy-configmap.yaml" && !dataPlaneFile(mode, p) && !core[p] &&
+			!(mode == "iptables" && p == "node/ip6tables-save.txt") && !(mode == "ipvs" && p == "node/ipvsadm.txt") {
+			ticket.drop = append(ticket.drop, p)
+		}
+	}
+	return append(out, ticket, all)
+}
+
+// pairs returns the removals of two inputs at once, of every two removals
+// of singles (the last two, which remove several, left out) that touch no
+// file in common.
+func pairs(singles []removal) []removal {
+	singles = singles[:len(singles)-2]
+	var out []removal
+	for i, a := range singles {
+		for _, b := range singles[i+1:] {
+			touched := map[string]bool{}
+			for _, f := range a.drop {
+				touched[f] = true
+			}
+			for f := range a.edit {
+				touched[f] = true
+			}
+			disjoint := true
+			for _, f := range b.drop {
+				disjoint = disjoint && !touched[f]
+			}
+			for f := range b.edit {
+				disjoint = disjoint && !touched[f]
+			}
+			if !disjoint {
+				continue
+			}
+			r := removal{name: a.name + " and " + b.name, drop: append(append([]string{}, a.drop...), b.drop...),
+				edit: map[string]string{}, verdict: a.verdict || b.verdict}
+			for f, c := range a.edit {
+				r.edit[f] = c
+			}
+			for f, c := range b.edit {
+				r.edit[f] = c
+			}
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // dataPlaneFile reports whether a file is part of the data plane the
