@@ -191,6 +191,14 @@ func TestWithoutInput(t *testing.T) {
 			"service-missing", "ran", "", "service-missing: no ipset listing in the inputs", "ipset save > ipset-save.txt"},
 		{"ipvs-healthy", "ip6tables-save", drop("node/ip6tables-save.txt"),
 			"service-missing", "ran", "", "service-missing: no IPv6 iptables rules in the inputs", "iptables-save > iptables-save.txt"},
+		{"ipvs-healthy-mini", "ip addr", drop("node/ip-addr.txt"),
+			"service-missing", "ran", "service addresses are taken as bound to kube-ipvs0", "", ""},
+		{"ipvs-healthy-mini", "ip addr", drop("node/ip-addr.txt"),
+			"service-unreachable", "ran", "", "", ""},
+		{"iptables-mini", "ip addr", drop("node/ip-addr.txt"),
+			"service-unreachable", "ran", "", "", ""},
+		{"nftables-healthy", "ip addr", drop("node/ip-addr.txt"),
+			"service-unreachable", "ran", "", "", ""},
 	} {
 		t.Run(tc.bundle+"/without "+tc.name, func(t *testing.T) {
 			drop, edit := tc.without(bundleFiles(t, filepath.Join(parsetest.Root(t), "testdata", "bundles", tc.bundle)))
