@@ -199,6 +199,11 @@ func TestWithoutInput(t *testing.T) {
 			"service-unreachable", "ran", "", "", ""},
 		{"nftables-healthy", "ip addr", drop("node/ip-addr.txt"),
 			"service-unreachable", "ran", "", "", ""},
+		{"iptables-mini", "its configuration, on a node without kube-proxy rules", func(map[string]string) ([]string, map[string]string) {
+			return []string{"kube-proxy/config.yaml", "cluster/kube-proxy-configmap.yaml"},
+				map[string]string{"node/iptables-save.txt": "*nat\n:PREROUTING ACCEPT [0:0]\nCOMMIT\n*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"}
+		}, "service-missing", "ran", "the proxy mode is assumed (iptables), and what this check found missing may be programmed by the mode the node runs",
+			"the proxy mode is assumed", "configmap kube-proxy"},
 	} {
 		t.Run(tc.bundle+"/without "+tc.name, func(t *testing.T) {
 			drop, edit := tc.without(bundleFiles(t, filepath.Join(parsetest.Root(t), "testdata", "bundles", tc.bundle)))

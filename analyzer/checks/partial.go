@@ -89,11 +89,21 @@ func missingTables(d *iptables.Dump) string {
 // ReportAbsence reports a finding that rests on something the view's data
 // plane lacks: an entry, a backend, a rule, a reference to a chain. When
 // the dump the view was read from is partial, what it lacks may only be
-// outside what was pasted: the finding is not reported, and what it is
-// about is noted as not checked instead.
-func (p *Pass) ReportAbsence(v *view.View, f Finding) {
-	d := p.facts.partial[v.Family]
-	if d == nil || v.Mode == model.ModeNFTables {
+// outside what was pasted; when the proxy mode is only assumed, it may be
+// programmed by the mode the node really runs: either way the finding is
+// not reported, and what it is about is noted as not checked instead.
+func (p *Pass) ReportAbsence(v *view.View, f Finding) { p.reportAbsence(v, f, true) }
+
+// reportAbsence is ReportAbsence; byMode is false for a finding about the
+// given dump's own kube-proxy chains, which holds whatever the mode.
+func (p *Pass) reportAbsence(v *view.View, f Finding, byMode bool) {
+	var why string
+	switch d := p.facts.partial[v.Family]; {
+	case byMode && p.facts.res.ModeAssumed():
+		why = "the proxy mode is assumed (" + p.facts.res.Mode + "), and what this check found missing may be programmed by the mode the node runs"
+	case d != nil && v.Mode != model.ModeNFTables:
+		why = d.Name + " is partial, and what this check found missing may only be outside it"
+	default:
 		p.Report(f)
 		return
 	}
@@ -101,23 +111,23 @@ func (p *Pass) ReportAbsence(v *view.View, f Finding) {
 	if p.uncovered == nil {
 		p.uncovered = map[string]map[string]bool{}
 	}
-	if p.uncovered[d.Name] == nil {
-		p.uncovered[d.Name] = map[string]bool{}
+	if p.uncovered[why] == nil {
+		p.uncovered[why] = map[string]bool{}
 	}
-	p.uncovered[d.Name][what] = true
+	p.uncovered[why][what] = true
 }
 
 // noteUncovered turns what ReportAbsence withheld into notes.
 func (p *Pass) noteUncovered() {
-	files := make([]string, 0, len(p.uncovered))
-	for file := range p.uncovered {
-		files = append(files, file)
+	whys := make([]string, 0, len(p.uncovered))
+	for why := range p.uncovered {
+		whys = append(whys, why)
 	}
-	sort.Strings(files)
-	for _, file := range files {
+	sort.Strings(whys)
+	for _, why := range whys {
 		var names []string
 		other := false
-		for n := range p.uncovered[file] {
+		for n := range p.uncovered[why] {
 			if n == "" {
 				other = true
 			} else {
@@ -136,8 +146,7 @@ func (p *Pass) noteUncovered() {
 		if other {
 			what = append(what, "rules of no Service")
 		}
-		p.Note("not checked for %s: %s is partial, and what this check found missing may only be outside it",
-			strings.Join(what, " and "), file)
+		p.Note("not checked for %s: %s", strings.Join(what, " and "), why)
 	}
 }
 
