@@ -100,7 +100,7 @@ func listItems(list string) (head string, items []string, tail string) {
 		switch {
 		case strings.HasPrefix(l, "- "):
 			items = append(items, l)
-		case strings.HasPrefix(l, " ") && len(items) > 0:
+		case (strings.HasPrefix(l, " ") || strings.HasPrefix(l, "#") || l == "\n") && len(items) > 0:
 			items[len(items)-1] += l
 		default:
 			tail += strings.Join(lines[i:], "")

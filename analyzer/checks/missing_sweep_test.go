@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/checktest"
 	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
@@ -119,6 +121,41 @@ func TestNoFindingFromMissingInput(t *testing.T) {
 		}
 	}
 	t.Logf("%d (bundle, removed input) cases", cases)
+}
+
+// judgedTrue are findings that appear when an input is taken out of a
+// scenario and are true of the inputs left.
+var judgedTrue = map[string]bool{
+	// Without the nf_tables dump's nat table, the legacy backend's nat
+	// rules are the node's iptables rules: they are live in the kernel,
+	// and their stale endpoint is one.
+	"iptables/iptables-backend-mixed without table nat of node/iptables-save.txt: endpoint-stale": true,
+}
+
+// nodeEvidence keys a piece of evidence in the node's own files (rules,
+// logs, metrics), "" for one in the cluster's exports.
+func nodeEvidence(e model.Evidence) string {
+	if strings.HasPrefix(e.File, "cluster/") || e.File == "" || e.Line == 0 && e.Path == "" {
+		return ""
+	}
+	return fmt.Sprintf("evidence %s:%d%s", e.File, e.Line, e.Path)
+}
+
+// sameCause reports whether a finding points at a line of the node's files
+// that a finding of the whole scenario points at too: the fault the whole
+// scenario reports, reported by another check (the one that explained it
+// lacks its input); or it groups objects as a finding of the whole
+// scenario does (one cause, whose objects the input taken out changes).
+func sameCause(had map[string]bool, f checks.Finding) bool {
+	if len(f.Objects) > 0 && had["grouped"] {
+		return true
+	}
+	for _, e := range f.Evidence {
+		if k := nodeEvidence(e); k != "" && had[k] {
+			return true
+		}
+	}
+	return false
 }
 
 // collectSources names the sources of collect that write a bundle's
@@ -333,4 +370,63 @@ func dataPlaneFile(mode, p string) bool {
 		return p == "node/ip6tables-save.txt" || p == "node/iptables-save.txt" || p == "node/ipset-save.txt"
 	}
 	return false
+}
+
+// TestScenariosWithoutInput takes the optional inputs out of each
+// scenario of testdata/scenarios (a node with a fault, or a healthy one of
+// another shape), ip addr alone under -short, each one without: no error
+// or warning may appear that the whole scenario does not have.
+func TestScenariosWithoutInput(t *testing.T) {
+	cases := 0
+	for _, file := range checktest.Files(t, "scenarios/*/*.txtar") {
+		name := filepath.Base(filepath.Dir(file)) + "/" + strings.TrimSuffix(filepath.Base(file), ".txtar")
+		sc := checktest.Load(t, file)
+		full := analyse(t, sc.Dir, sc.Options)
+		had := map[string]bool{}
+		for _, f := range full.Findings {
+			had[findingKey(f)] = true
+			for _, e := range f.Evidence {
+				had[nodeEvidence(e)] = true
+			}
+			if len(f.Objects) > 0 {
+				had["grouped"] = true
+			}
+		}
+		files := bundleFiles(t, sc.Dir)
+		for _, r := range optionalInputs(full.Mode, files) {
+			if testing.Short() && r.name != "node/ip-addr.txt" {
+				continue
+			}
+			cases++
+			t.Run(name+"/without "+r.name, func(t *testing.T) {
+				dir := t.TempDir()
+				parsetest.CopyTree(t, sc.Dir, dir, func(rel string, _ []byte) bool { return !contains(r.drop, rel) })
+				for rel, content := range r.edit {
+					if err := os.WriteFile(filepath.Join(dir, rel), []byte(content), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				snaps, err := load.Load([]string{dir}, sc.Options)
+				if err != nil && strings.Contains(err.Error(), "no input files") {
+					t.Skipf("%s without %s holds nothing: %v", name, r.name, err) // the input was all there was
+				}
+				if err != nil {
+					t.Fatalf("%s without %s: %v", name, r.name, err)
+				}
+				res := checks.Run(snaps[0], checks.All)
+				for _, f := range res.Findings {
+					if judgedTrue[name+" without "+r.name+": "+f.Check] {
+						continue
+					}
+					if f.Severity >= checks.Warning && !had[findingKey(f)] && !sameCause(had, f) {
+						t.Errorf("%s without %s: %s (%s) %s: %s", name, r.name, f.Check, f.Severity, f.Service, f.Message)
+					}
+				}
+			})
+		}
+	}
+	if cases == 0 {
+		t.Fatal("no scenario swept")
+	}
+	t.Logf("%d (scenario, removed input) cases", cases)
 }
