@@ -310,10 +310,15 @@ func optionalInputs(mode string, files map[string]string) []removal {
 	}
 	// The usual attachment to a ticket: the data plane, the ConfigMap and
 	// the export, nothing else of the node.
+	// In IPVS mode that is ipvsadm -Ln, ipset save and iptables-save.
 	ticket := removal{name: "all but the data plane, the ConfigMap and the export"}
 	for _, p := range paths {
-		if p != "cluster/cluster.yaml" && p != "cluster/kube-proxy-configmap.yaml" && !dataPlaneFile(mode, p) && !core[p] &&
-			!(mode == "iptables" && p == "node/ip6tables-save.txt") && !(mode == "ipvs" && p == "node/ipvsadm.txt") {
+		keep := p == "cluster/cluster.yaml" || p == "cluster/kube-proxy-configmap.yaml" || dataPlaneFile(mode, p) || core[p] ||
+			mode == "iptables" && p == "node/ip6tables-save.txt" || mode == "ipvs" && p == "node/ipvsadm.txt"
+		if mode == "ipvs" && p == "node/ipvsadm-save.txt" && files["node/ipvsadm.txt"] != "" {
+			keep = false
+		}
+		if !keep {
 			ticket.drop = append(ticket.drop, p)
 		}
 	}
