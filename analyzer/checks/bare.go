@@ -29,7 +29,8 @@ type bareGroup struct {
 // bare reports whether v's data plane holds no Service entry at all on a
 // node whose mode the inputs establish, its dump being whole.
 func (f *facts) bare(v *view.View) bool {
-	return len(v.Entries) == 0 && f.res.ModeOrigin != resolve.Assumed && f.partial[v.Family] == nil &&
+	p := f.partial[v.Family]
+	return len(v.Entries) == 0 && f.res.ModeOrigin != resolve.Assumed && (p == nil || p.natWhole) &&
 		len(f.snap.Objects.Services) > 0
 }
 

@@ -333,8 +333,8 @@ type Pass struct {
 	findings []Finding
 	skipped  string
 	notes    []string
-	// uncovered holds, per partial dump, what ReportAbsence did not
-	// report.
+	// uncovered holds, per reason (a partial dump, an assumed mode),
+	// what ReportAbsence did not report.
 	uncovered map[string]map[string]bool
 }
 

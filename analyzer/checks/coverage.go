@@ -107,6 +107,9 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 		for _, n := range st.Notes {
 			if strings.Contains(n, "not checked") {
 				c.Gaps = append(c.Gaps, st.ID+": "+n)
+				if in, ok := noteNeed(n, mode); ok {
+					need(in)
+				}
 			}
 		}
 	}
@@ -124,6 +127,10 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 		c.Gaps = append(c.Gaps, fmt.Sprintf("service-unreachable: whether %s%s reach their endpoints is not checked: "+
 			"a path of theirs met rules the tracer does not model (or more rules than it follows on one path)",
 			strings.Join(f.tracer.unmodelled, ", "), more))
+	}
+	if gaps := ipvsGaps(f, res, chosen); len(gaps) > 0 {
+		c.Gaps = append(c.Gaps, gaps...)
+		need(dataPlaneNeeds[mode])
 	}
 	if gaps, ipvsTable := partialGaps(f); len(gaps) > 0 {
 		c.Gaps = append(c.Gaps, gaps...)
@@ -166,6 +173,57 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 	}
 	c.Complete = len(c.Gaps) == 0
 	return c
+}
+
+// nodeUnknown starts the note of a check that cannot tell which
+// endpoints are local: no Node object names the node.
+const nodeUnknown = "node unknown (pass --node NAME)"
+
+// nodeNeed is how to name the node.
+var nodeNeed = InputNeed{"the node's name (its Node object, or --node NAME)",
+	"kubectl get node NODE -o yaml > node.yaml"}
+
+// noteNeed returns the input that would close the gap a core check's note
+// states: the Node object, or the data plane of a family (the notes of
+// Pass.PortsOf and Pass.Views).
+func noteNeed(note, mode string) (InputNeed, bool) {
+	switch {
+	case strings.HasPrefix(note, nodeUnknown):
+		return nodeNeed, true
+	case strings.HasPrefix(note, "no "+string(model.IPv4)+" data plane in the inputs"),
+		strings.HasPrefix(note, "no "+string(model.IPv6)+" data plane in the inputs"):
+		return dataPlaneNeeds[mode], true
+	}
+	return InputNeed{}, false
+}
+
+// ipvsGaps are the coverage gaps of an IPVS-mode data plane read without
+// its ipsets or its iptables rules of a family: service-missing judges the
+// set members and the rules of each destination only when they were
+// captured.
+func ipvsGaps(f *facts, res *Result, chosen map[string]bool) []string {
+	ran := false
+	for _, st := range res.Statuses {
+		ran = ran || st.ID == "service-missing" && st.State == "ran"
+	}
+	if !ran || !chosen["service-missing"] {
+		return nil
+	}
+	var out []string
+	noSets := false
+	for _, v := range f.views {
+		if v.IPVS == nil {
+			continue
+		}
+		if !v.IPVS.HasSets && !noSets {
+			noSets = true
+			out = append(out, "service-missing: no ipset listing in the inputs: the set members of the service ports (KUBE-CLUSTER-IP, KUBE-NODE-PORT-TCP and the like) not checked")
+		}
+		if !v.IPVS.HasIPTables {
+			out = append(out, fmt.Sprintf("service-missing: no %s iptables rules in the inputs: IPVS mode's rules for the service ports (KUBE-SERVICES, KUBE-IPVS-FILTER) not checked", v.Family))
+		}
+	}
+	return out
 }
 
 // skippedFor returns the input whose absence a skip reason states.

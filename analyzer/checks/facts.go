@@ -183,7 +183,7 @@ func (p *Pass) PortsOf(v *view.View) []*model.ServicePort {
 			continue
 		}
 		if p.Snap.Node.Name == "" && (sp.InternalPolicyLocal || sp.ExternalPolicyLocal) {
-			p.Note("node unknown (pass --node NAME): Local traffic policy of %s not checked", sp.Name)
+			p.Note(nodeUnknown+": Local traffic policy of %s not checked", sp.Name)
 			continue
 		}
 		out = append(out, sp)

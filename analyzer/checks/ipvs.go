@@ -69,6 +69,10 @@ func ipvsMissing(p *Pass, v *view.View, sp *model.ServicePort, k view.Kind, ip n
 	}
 	var out []ipvsPart
 	proto, port := sp.ProtoLower(), portOf(k, sp)
+	if k != view.NodePort && !st.HasAddrs {
+		p.Note("no ip addr in the inputs: service addresses are taken as bound to kube-ipvs0, as kube-proxy binds each one " +
+			"it gives a virtual server (assumed; add ip addr from the node to see the bindings)")
+	}
 	if k != view.NodePort && st.HasAddrs && !p.Resolution().IsNodeAddr(ip) {
 		if _, ok := st.IsBound(ip); !ok {
 			what := "not bound on kube-ipvs0"

@@ -19,7 +19,8 @@ var noEndpointsUnrejected = &Check{
 		"slow cascading failures; a drop where kube-proxy rejects (or the reverse) hides why the Service fails.",
 	Fix: "Check why the Service has no usable endpoints (`kubectl get endpointslices -l kubernetes.io/service-name=NAME`: " +
 		"selector, readiness probes), and restart kube-proxy on the node if its rules lag behind.",
-	Needs: serviceNeeds,
+	// Without EndpointSlices every Service would look endpoint-less.
+	Needs: endpointNeeds,
 	Run:   runNoEndpointsUnrejected,
 }
 

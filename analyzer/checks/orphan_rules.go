@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 )
@@ -92,6 +93,15 @@ func runOrphanRules(p *Pass) {
 			p.Note("%d unreferenced objects of service ports whose entries are missing are left to the findings about those entries", explained)
 		}
 	}()
+	// Members of KUBE-LOOP-BACK are endpoints: without EndpointSlices
+	// nothing says whose they are.
+	unjudged := 0
+	noSlices := p.Snap.Objects.EndpointObjects() == 0
+	defer func() {
+		if unjudged > 0 {
+			p.Note("%s of %s not checked: %s", plural(unjudged, "member"), kpnames.SetLoopBack, needHints[NeedEndpoints])
+		}
+	}()
 	for _, v := range p.Views() {
 		for _, e := range v.Entries {
 			if e.Service != "" {
@@ -119,6 +129,8 @@ func runOrphanRules(p *Pass) {
 				continue
 			}
 			switch {
+			case o.Service == "" && !o.Referenced && noSlices && o.Kind == view.ObjSetEntry && loopBack(o.Name):
+				unjudged++
 			case o.Service != "" && ports[o.Service] == nil:
 				leftover(o.Service, "", fmt.Sprintf("%s %s", o.Kind, o.Name), []model.Evidence{o.Evidence()})
 			case o.Service == "" && (o.Hashed || o.Kind != view.ObjChain) && !o.Referenced:
@@ -146,6 +158,13 @@ func runOrphanRules(p *Pass) {
 			}
 		}
 	}
+}
+
+// loopBack reports whether a set entry object ("SET MEMBER") is a member
+// of KUBE-LOOP-BACK, of either family.
+func loopBack(name string) bool {
+	set, _, _ := strings.Cut(name, " ")
+	return set == kpnames.SetName(kpnames.SetLoopBack, false) || set == kpnames.SetName(kpnames.SetLoopBack, true)
 }
 
 // largeCluster reports kube-proxy's large-cluster mode: more than 1000

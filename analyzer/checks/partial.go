@@ -9,6 +9,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
 // wholeDumpNeed is how to get a whole dump when the one given is partial.
@@ -21,6 +22,10 @@ type partialInput struct {
 	Name, Reason string
 	// ipvs is set for an IPVS listing, whose gap asks for the IPVS table.
 	ipvs bool
+	// natWhole is set for a dump whole but for tables other than nat,
+	// where the Service entries are: an empty nat KUBE-SERVICES is still
+	// known to be empty.
+	natWhole bool
 }
 
 // partialDumps returns the data plane inputs of the node's mode that are
@@ -37,8 +42,14 @@ func partialDumps(f *facts) map[model.Family]*partialInput {
 		}
 	}
 	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
-		if d := f.res.IPTables(fam); d != nil && d.Partial {
+		d := f.res.IPTables(fam)
+		if d == nil {
+			continue
+		}
+		if d.Partial {
 			add(fam, &partialInput{Name: d.Name, Reason: d.PartialReason})
+		} else if why := missingTables(d); why != "" {
+			add(fam, &partialInput{Name: d.Name, Reason: why, natWhole: d.Table("nat") != nil})
 		}
 	}
 	if f.res.Mode == model.ModeIPVS {
@@ -51,44 +62,82 @@ func partialDumps(f *facts) map[model.Family]*partialInput {
 	return out
 }
 
+// kubeProxyIPTables are the tables kube-proxy writes rules to in iptables
+// and IPVS mode (mangle holds only its canary chain).
+var kubeProxyIPTables = []string{"nat", "filter"}
+
+// missingTables says which of kubeProxyIPTables a dump that holds other
+// tables lacks (printed with iptables-save -t, or a table left out), or
+// "". A dump without any table is a data plane without rules, not a
+// partial one.
+func missingTables(d *iptables.Dump) string {
+	if len(d.Tables) == 0 {
+		return ""
+	}
+	var missing []string
+	for _, t := range kubeProxyIPTables {
+		if d.Table(t) == nil {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return "it holds no " + strings.Join(missing, " or ") + " table, where kube-proxy writes its rules too (printed with iptables-save -t, or a table left out)"
+}
+
 // ReportAbsence reports a finding that rests on something the view's data
 // plane lacks: an entry, a backend, a rule, a reference to a chain. When
 // the dump the view was read from is partial, what it lacks may only be
-// outside what was pasted: the finding is not reported, and what it is
-// about is noted as not checked instead.
-func (p *Pass) ReportAbsence(v *view.View, f Finding) {
-	if !p.withheld(v) {
+// outside what was pasted; when the proxy mode is only assumed, it may be
+// programmed by the mode the node really runs: either way the finding is
+// not reported, and what it is about is noted as not checked instead.
+func (p *Pass) ReportAbsence(v *view.View, f Finding) { p.reportAbsence(v, f, true) }
+
+// absenceWithheld says why the findings of absence of v are withheld, or
+// "" when they are reported. byMode is false for a finding about the given
+// dump's own kube-proxy chains, which holds whatever the mode.
+func (p *Pass) absenceWithheld(v *view.View, byMode bool) string {
+	switch d := p.facts.partial[v.Family]; {
+	case byMode && p.facts.res.ModeAssumed():
+		return "the proxy mode is assumed (" + p.facts.res.Mode + "), and what this check found missing may be programmed by the mode the node runs"
+	case d != nil && v.Mode != model.ModeNFTables:
+		return d.Name + " is partial, and what this check found missing may only be outside it"
+	}
+	return ""
+}
+
+// reportAbsence is ReportAbsence; byMode is as for absenceWithheld.
+func (p *Pass) reportAbsence(v *view.View, f Finding, byMode bool) {
+	why := p.absenceWithheld(v, byMode)
+	if why == "" {
 		p.Report(f)
 		return
 	}
-	d := p.facts.partial[v.Family]
 	what := f.Service // "" for rules of no Service
 	if p.uncovered == nil {
 		p.uncovered = map[string]map[string]bool{}
 	}
-	if p.uncovered[d.Name] == nil {
-		p.uncovered[d.Name] = map[string]bool{}
+	if p.uncovered[why] == nil {
+		p.uncovered[why] = map[string]bool{}
 	}
-	p.uncovered[d.Name][what] = true
+	p.uncovered[why][what] = true
 }
 
-// withheld reports whether ReportAbsence withholds the findings of v: its
-// dump is partial.
-func (p *Pass) withheld(v *view.View) bool {
-	return p.facts.partial[v.Family] != nil && v.Mode != model.ModeNFTables
-}
+// withheld reports whether ReportAbsence withholds the findings of v.
+func (p *Pass) withheld(v *view.View) bool { return p.absenceWithheld(v, true) != "" }
 
 // noteUncovered turns what ReportAbsence withheld into notes.
 func (p *Pass) noteUncovered() {
-	files := make([]string, 0, len(p.uncovered))
-	for file := range p.uncovered {
-		files = append(files, file)
+	whys := make([]string, 0, len(p.uncovered))
+	for why := range p.uncovered {
+		whys = append(whys, why)
 	}
-	sort.Strings(files)
-	for _, file := range files {
+	sort.Strings(whys)
+	for _, why := range whys {
 		var names []string
 		other := false
-		for n := range p.uncovered[file] {
+		for n := range p.uncovered[why] {
 			if n == "" {
 				other = true
 			} else {
@@ -107,8 +156,7 @@ func (p *Pass) noteUncovered() {
 		if other {
 			what = append(what, "rules of no Service")
 		}
-		p.Note("not checked for %s: %s is partial, and what this check found missing may only be outside it",
-			strings.Join(what, " and "), file)
+		p.Note("not checked for %s: %s", strings.Join(what, " and "), why)
 	}
 }
 

@@ -39,11 +39,13 @@ func runServicesUnprogrammed(p *Pass) {
 		if len(v.Entries) > 0 {
 			continue
 		}
-		p.ReportAbsence(v, Finding{
+		// The dispatch chain is kube-proxy's own, in the dump given: it is
+		// empty whatever mode the node is assumed to run.
+		p.reportAbsence(v, Finding{
 			Message:  fmt.Sprintf("%s exists but programs no Service at all, not even default/kubernetes (%s)", v.Where[view.ClusterIP], v.Family),
 			Evidence: []model.Evidence{anchor},
 			Advice:   "Read kube-proxy's log for list/watch and sync errors, and restart kube-proxy once its cause is fixed.",
-		})
+		}, false)
 	}
 }
 

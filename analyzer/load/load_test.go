@@ -333,3 +333,16 @@ func TestNodeAddressesWithoutNodeName(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestUnreadable: a bundle whose manifest.json is not one collect
+// could have written is an input error naming the manifest, not a crash.
+func TestManifestUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "node/iptables-save.txt", []byte(miniDump))
+	writeFile(t, dir, "manifest.json", []byte(`{"schema": 1, "collected_at": "2026-03-02T09:15:00Z", "sources": [
+ {"name": "iptables-nft-save", "method": "exec", "file": "node/iptables-save.txt", "status": "ok", "duration_ms": 1, "bytes": 10}]}`))
+	_, err := Load([]string{dir}, Options{})
+	if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), "manifest.json:2") || !strings.Contains(err.Error(), "has no sha256") {
+		t.Errorf("want an input error at manifest.json:2 about the missing sha256, got %v", err)
+	}
+}

@@ -41,8 +41,8 @@ func verifyManifests(results []parsed) error {
 			continue
 		}
 		man, ok := m.value.(*manifest.Manifest)
-		if !ok {
-			continue
+		if !ok || man == nil {
+			continue // a manifest that could not be read is an error of its own
 		}
 		listed := map[string]bool{"manifest.json": true}
 		for _, src := range man.Sources {
