@@ -285,6 +285,10 @@ func run(snap *model.Snapshot, f *facts, checks []*Check) *Result {
 	var merged []string
 	res.Findings, merged = f.mergeLag(res.Findings)
 	noteLag(res, merged)
+	var ipvsDown bool
+	if res.Findings, ipvsDown = f.mergeIPVSDown(res.Findings); ipvsDown {
+		noteIPVSDown(res)
+	}
 	SortFindings(res.Findings)
 	res.Coverage = coverage(f, res, checks)
 	return res

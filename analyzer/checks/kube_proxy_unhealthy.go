@@ -129,7 +129,7 @@ func collectedProcessState(p *Pass) bool {
 	switch {
 	case len(notRunning) > 0:
 		p.Report(Finding{
-			Message:  "kube-proxy was not running on the node " + when + ": the rules are those of its last sync and no longer follow the cluster",
+			Message:  notRunningPrefix + when + ": the rules are those of its last sync and no longer follow the cluster",
 			Evidence: ev,
 			Advice:   "Find why its pod is not running (kubectl -n kube-system get pods -l k8s-app=kube-proxy -o wide --field-selector spec.nodeName=NODE, then describe it) and let the DaemonSet start it again.",
 		})

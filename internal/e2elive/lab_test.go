@@ -304,6 +304,14 @@ func (l *lab) config(edits ...string) []byte {
 // and waits for its first sync of both families.
 func (l *lab) startKubeProxy(config []byte) {
 	l.t.Helper()
+	l.launchKubeProxy(config)
+	l.waitSynced()
+}
+
+// launchKubeProxy runs kube-proxy in the namespace with the configuration,
+// without waiting for it.
+func (l *lab) launchKubeProxy(config []byte) {
+	l.t.Helper()
 	cfg := filepath.Join(l.dir, "config.conf")
 	if err := os.WriteFile(cfg, config, 0o600); err != nil {
 		l.t.Fatal(err)
@@ -330,7 +338,6 @@ func (l *lab) startKubeProxy(config []byte) {
 			l.t.Logf("kube-proxy's log starts:\n%s\nand ends:\n%s", head(l.kpLog, 40), tail(l.kpLog, 40))
 		}
 	})
-	l.waitSynced()
 }
 
 // stopKubeProxy kills kube-proxy (a stopped one too) and waits for it.
@@ -490,6 +497,7 @@ type report struct {
 		Endpoint string   `json:"endpoint"`
 		Message  string   `json:"message"`
 		Objects  []string `json:"objects"`
+		Checks   []string `json:"checks"`
 	} `json:"findings"`
 	Checks []struct {
 		ID     string `json:"id"`

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -333,5 +334,37 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestIPVSWithoutKernelSupport: kube-proxy configured for IPVS on a kernel
+// without ip_vs. kube-proxy refuses the mode and exits; the bundle records
+// no /proc/net/ip_vs and no kube-proxy process, and analyze must say both
+// in one finding, the kernel's missing IPVS as the cause.
+func TestIPVSWithoutKernelSupport(t *testing.T) {
+	binaries(t)
+	if _, err := os.Stat("/proc/net/ip_vs"); err == nil {
+		t.Skip("skipping: the kernel has IPVS (/proc/net/ip_vs exists), so kube-proxy's ipvs mode runs; this case needs a kernel without it")
+	}
+	l := newLab(t, "ipvs", fixture(t, "ipvs"))
+	l.launchKubeProxy(l.config())
+	select {
+	case <-l.kpDone:
+	case <-time.After(syncWait):
+		t.Fatalf("kube-proxy in ipvs mode still running after %s on a kernel without IPVS; its log:\n%s", syncWait, tail(l.kpLog, 40))
+	}
+	if log := tail(l.kpLog, 40); !strings.Contains(log, "IPVS") {
+		t.Fatalf("kube-proxy exited without naming IPVS; its log:\n%s", log)
+	}
+	bundle := l.collect()
+	r := l.analyze(bundle)
+	t.Logf("%s", r.summary())
+	// One cause, one finding: the missing IPVS, then the stopped kube-proxy.
+	l.expect(r, map[string]int{"ipvs-module-missing": 1}, 1)
+	for _, i := range r.findings("ipvs-module-missing") {
+		f := r.Findings[i]
+		if f.Severity != "error" || !strings.Contains(f.Message, "was not running") || strings.Join(f.Checks, ",") != "ipvs-module-missing,kube-proxy-unhealthy" {
+			t.Errorf("ipvs-module-missing: %s %q (checks %v), want one error naming the stopped kube-proxy, of both checks", f.Severity, f.Message, f.Checks)
+		}
 	}
 }
