@@ -2,6 +2,8 @@ package iptables
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/proxyscan/proxyscan/parsers"
 )
@@ -104,7 +106,9 @@ type Table struct {
 	Dump *Dump
 
 	chains  map[string]*Chain
-	nchains int32 // chains created, the bound of their indexes
+	nchains int32                 // chains created, the bound of their indexes
+	jumps   atomic.Pointer[Jumps] // see Jumps
+	jumpsMu sync.Mutex            // held while the jumps are resolved
 }
 
 // Chain returns the named chain, or nil.
