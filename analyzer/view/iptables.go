@@ -558,10 +558,11 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 		x.disp[c.Index()] = d
 	}
 	// The backends are allocated together: a large node has one per
-	// endpoint of every Service.
+	// endpoint of every Service (and the affinity rules, which jump to
+	// endpoint chains too, are counted: a few more than needed).
 	n := 0
 	for _, r := range c.Rules {
-		if strings.HasPrefix(r.Target(), kpnames.ChainSEP) && !r.Has("--rcheck") {
+		if strings.HasPrefix(r.Target(), kpnames.ChainSEP) {
 			n++
 		}
 	}
@@ -581,8 +582,9 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 		}
 		sep := x.target(c, i)
 		x.reference(sep)
-		if r.Has("--rcheck") {
-			secs, _ := strconv.Atoi(r.Value("--seconds"))
+		br := readBalance(r)
+		if br.rcheck {
+			secs, _ := strconv.Atoi(br.seconds)
 			if d.Affinity == nil {
 				d.Affinity = &Affinity{Timeout: secs}
 			}
@@ -596,7 +598,7 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 		if x.backend(b, tgt, sep) {
 			setRules++
 		}
-		if p := r.Value("--probability"); p != "" && r.Value("--mode") == "random" {
+		if p := br.probability; p != "" && br.mode == "random" {
 			f, err := strconv.ParseFloat(p, 64)
 			if err != nil {
 				f = math.NaN()
@@ -620,6 +622,51 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 		d.Affinity.Complete = affinityRules == len(d.Backends) && setRules == len(d.Backends)
 	}
 	return d
+}
+
+// balance is what a dispatch reads of a rule jumping to an endpoint
+// chain: the affinity check (-m recent --rcheck --seconds) and the
+// statistic match, each the first option of its name, as [iptables.Rule.Find]
+// finds it.
+type balance struct {
+	rcheck                     bool
+	seconds, probability, mode string
+}
+
+// readBalance reads the balance of r in one pass over its options.
+func readBalance(r *iptables.Rule) balance {
+	var b balance
+	var seen uint8 // the options found, by bit
+	for i := range r.NumArgs() {
+		bit := uint8(0)
+		switch r.ArgName(i) {
+		case "--rcheck":
+			b.rcheck = true
+			continue
+		case "--seconds":
+			bit = 1
+		case "--probability":
+			bit = 2
+		case "--mode":
+			bit = 4
+		default:
+			continue
+		}
+		if seen&bit != 0 {
+			continue
+		}
+		seen |= bit
+		v := r.Arg(i).Value
+		switch bit {
+		case 1:
+			b.seconds = v
+		case 2:
+			b.probability = v
+		case 4:
+			b.mode = v
+		}
+	}
+	return b
 }
 
 // backend reads into b the KUBE-SEP chain c called name (nil: missing):

@@ -260,6 +260,14 @@ func (r *Rule) Arg(i int) Arg {
 	return out
 }
 
+// ArgName returns the name of the i-th option of the rule ("-m",
+// "--dport"), without reading its value: a reader looking for a few
+// options skips the others cheaply.
+func (r *Rule) ArgName(i int) string {
+	a := r.arena()[int(r.first)+i]
+	return r.Raw[a.nameOff : int(a.nameOff)+int(a.nameLen)]
+}
+
 // Args returns all options of the rule.
 func (r *Rule) Args() []Arg {
 	out := make([]Arg, r.narg)
