@@ -893,6 +893,10 @@ func (cp *compiled) compileRule(dp *Dataplane, tix *tableIndex, r *iptables.Rule
 		module = ""
 	}
 	for i := 0; i < n; i++ {
+		if module == "comment" && r.ArgName(i) == "--comment" {
+			// Matches every packet (compileOpt): its text is not read.
+			continue
+		}
 		a := r.Arg(i)
 		switch a.Name {
 		case "-j", "-g", "--jump", "--goto":
