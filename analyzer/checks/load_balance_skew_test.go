@@ -13,12 +13,13 @@ import (
 	"github.com/proxyscan/proxyscan/internal/benchgen"
 )
 
-// skewNode is the generated node, with its pod CIDR (the tracer makes a
-// pod's source address up without it, and warns).
-const skewNode = `apiVersion: v1
+// nodeYAML is the Node object of a generated node, with its pod CIDR
+// (the tracer makes a pod's source address up without it, and warns).
+func nodeYAML(name string) string {
+	return `apiVersion: v1
 kind: Node
 metadata:
-  name: n1
+  name: ` + name + `
 spec:
   podCIDR: 10.128.0.0/24
   podCIDRs: [10.128.0.0/24]
@@ -27,6 +28,7 @@ status:
   - type: InternalIP
     address: 192.168.0.10
 `
+}
 
 // TestLoadBalanceSkewTraced: a foreign DNAT ahead of kube-proxy's chains
 // sends half of a Service's new connections from pods to its first
@@ -69,7 +71,7 @@ func TestLoadBalanceSkewTraced(t *testing.T) {
 			if err := spec.WriteCompactJSON(&cluster); err != nil {
 				t.Fatal(err)
 			}
-			files := map[string][]byte{"iptables-save.txt": []byte(text), "cluster.json": cluster.Bytes(), "config.yaml": spec.Config(), "node.yaml": []byte(skewNode)}
+			files := map[string][]byte{"iptables-save.txt": []byte(text), "cluster.json": cluster.Bytes(), "config.yaml": spec.Config(), "node.yaml": []byte(nodeYAML(spec.Node))}
 			var paths []string
 			for name, data := range files {
 				p := filepath.Join(dir, name)

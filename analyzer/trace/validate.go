@@ -57,6 +57,11 @@ func Validate(dp *Dataplane) []Problem {
 	return ValidateIPTables(dp.IPTables)
 }
 
+// Problems returns Validate(dp), computed once for the rulesets dp holds
+// and shared with dp's traces, which warn of them. The slice is shared:
+// it is not to be modified.
+func (dp *Dataplane) Problems() []Problem { return dp.validate() }
+
 // validateMu guards the problems cached on every Dataplane.
 var validateMu sync.Mutex
 
