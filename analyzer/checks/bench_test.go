@@ -11,8 +11,9 @@ import (
 	"github.com/proxyscan/proxyscan/internal/benchgen"
 )
 
-// benchSnapshot loads a generated 10,000-service node once.
-func benchSnapshot(b *testing.B) *model.Snapshot {
+// benchSnapshot loads a generated 10,000-service node once; with
+// podCIDR, its Node object too, which gives the node that pod CIDR.
+func benchSnapshot(b *testing.B, podCIDR bool) *model.Snapshot {
 	b.Helper()
 	dir := b.TempDir()
 	spec := benchgen.Default
@@ -33,6 +34,9 @@ func benchSnapshot(b *testing.B) *model.Snapshot {
 		write("cluster.json", func(f *os.File) error { return spec.WriteJSON(f) }),
 		write("config.yaml", func(f *os.File) error { _, err := f.Write(spec.Config()); return err }),
 	}
+	if podCIDR {
+		paths = append(paths, write("node.yaml", func(f *os.File) error { _, err := f.WriteString(nodeYAML(spec.Node)); return err }))
+	}
 	snaps, err := load.Load(paths, load.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -42,8 +46,16 @@ func benchSnapshot(b *testing.B) *model.Snapshot {
 
 // BenchmarkChecks runs every check (views included) on a loaded
 // 10,000-service snapshot.
-func BenchmarkChecks(b *testing.B) {
-	s := benchSnapshot(b)
+func BenchmarkChecks(b *testing.B) { benchChecks(b, false) }
+
+// BenchmarkChecksPodCIDR is BenchmarkChecks on the node with its Node
+// object: knowing the pod CIDR, the tracer does not warn that it makes a
+// pod's address up, so load-balance-skew compares the traced shares and
+// the sweep takes the ruleset's problems into account.
+func BenchmarkChecksPodCIDR(b *testing.B) { benchChecks(b, true) }
+
+func benchChecks(b *testing.B, podCIDR bool) {
+	s := benchSnapshot(b, podCIDR)
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, f := range checks.Run(s, checks.All).Findings {

@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"math"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -91,8 +92,15 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trac
 	if !found {
 		return u.d, nil // IPVS: the virtual server of another node address
 	}
-	count := map[string]int{}
-	read := map[string]float64{}
+	// The endpoints in the order the backends first name them; a long
+	// list is indexed (kube-proxy lists an endpoint once: the list is
+	// usually its backends).
+	var room [8]epShare // on the stack for the usual few endpoints
+	eps := room[:0]
+	var index map[string]int
+	if len(u.d.Backends) > epIndexFrom {
+		index = make(map[string]int, len(u.d.Backends))
+	}
 	for _, b := range u.d.Backends {
 		if b.Graceful || b.Unreachable {
 			continue
@@ -100,25 +108,51 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trac
 		if b.Share < 0 {
 			return u.d, nil // shares the rules do not say (IPVS schedulers)
 		}
-		count[b.Endpoint]++
-		read[b.Endpoint] += b.Share
+		i := epPlace(eps, index, b.Endpoint)
+		if i < 0 {
+			i = len(eps)
+			eps = append(eps, epShare{ep: b.Endpoint})
+			if index != nil {
+				index[b.Endpoint] = i
+			}
+		}
+		eps[i].count++
+		eps[i].read += b.Share
 	}
-	shares, pkt, ok := tracedShares(p, v, u.entry, origin)
+	ends, pkt, ok := tracedEnds(p, v, u.entry, origin)
 	if !ok {
 		return u.d, nil
 	}
 	// The share traced to an endpoint is that of the destination written
-	// as the endpoint is.
-	traced := make(map[string]float64, len(read))
-	for ep := range read {
-		if ap, ok := endpointAddr(ep); ok {
-			traced[ep] = shares[ap]
+	// as the endpoint is: the paths' shares are added in the order of the
+	// paths.
+	var byDest map[netip.AddrPort]float64 // for many endpoints
+	if index != nil {
+		byDest = make(map[netip.AddrPort]float64, len(ends))
+		for _, end := range ends {
+			if !end.Conditional && end.Verdict() == trace.VerdictDNAT {
+				byDest[end.Destination] += end.Probability
+			}
+		}
+	}
+	for i := range eps {
+		ap, ok := endpointAddr(eps[i].ep)
+		switch {
+		case !ok:
+		case byDest != nil:
+			eps[i].traced = byDest[ap]
+		default:
+			for _, end := range ends {
+				if !end.Conditional && end.Verdict() == trace.VerdictDNAT && end.Destination == ap {
+					eps[i].traced += end.Probability
+				}
+			}
 		}
 	}
 	total, reached := 0.0, 0.0
-	for ep, s := range read {
-		total += s
-		reached += traced[ep]
+	for _, e := range eps {
+		total += e.read
+		reached += e.traced
 	}
 	if reached < total-skewTolerance {
 		// Part of the traffic never gets to the dispatch: lost before it
@@ -126,8 +160,8 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trac
 		return u.d, nil
 	}
 	agree := true
-	for ep, s := range read {
-		if math.Abs(s-traced[ep]) > skewTolerance {
+	for _, e := range eps {
+		if math.Abs(e.read-e.traced) > skewTolerance {
 			agree = false
 		}
 	}
@@ -139,11 +173,41 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trac
 	for i, b := range u.d.Backends {
 		c := *b
 		if !c.Graceful && !c.Unreachable {
-			c.Share = traced[c.Endpoint] / float64(count[c.Endpoint])
+			e := eps[epPlace(eps, index, c.Endpoint)]
+			c.Share = e.traced / float64(e.count)
 		}
 		d.Backends[i] = &c
 	}
 	return &d, &pkt
+}
+
+// epShare is the share of one endpoint of a dispatch: the number of its
+// backends, their shares read from the rules and the share traced to it.
+type epShare struct {
+	ep           string
+	count        int
+	read, traced float64
+}
+
+// epIndexFrom is the number of backends above which the endpoints of a
+// dispatch are indexed rather than searched.
+const epIndexFrom = 32
+
+// epPlace returns the place of endpoint ep in eps (index, when not
+// nil, indexes them), -1 when it is not there.
+func epPlace(eps []epShare, index map[string]int, ep string) int {
+	if index != nil {
+		if i, ok := index[ep]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range eps {
+		if eps[i].ep == ep {
+			return i
+		}
+	}
+	return -1
 }
 
 // liveBackends counts the backends of d that take a known share.

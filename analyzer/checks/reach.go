@@ -704,11 +704,10 @@ func outcome(p trace.Path) string {
 	return what
 }
 
-// tracedShares returns, per endpoint, the share of new connections the
-// tracer sends to it for one entry and origin, and the packet traced; false
-// when the entry's packet is not traced (mode without an engine,
-// unmodelled rules).
-func tracedShares(p *Pass, v *view.View, e *view.Entry, o model.Origin) (map[netip.AddrPort]float64, trace.Packet, bool) {
+// tracedEnds returns where the tracer's paths of new connections end for
+// one entry and origin, and the packet traced; false when the entry's
+// packet is not traced (mode without an engine, unmodelled rules).
+func tracedEnds(p *Pass, v *view.View, e *view.Entry, o model.Origin) ([]trace.End, trace.Packet, bool) {
 	ip := e.IP
 	if e.Kind == view.NodePort {
 		ip = nodePortAddr(p, v.Family)
@@ -725,17 +724,10 @@ func tracedShares(p *Pass, v *view.View, e *view.Entry, o model.Origin) (map[net
 	if to.Err != nil || to.Warned {
 		return nil, pkt, false
 	}
-	out := make(map[netip.AddrPort]float64, len(to.Ends))
 	for _, end := range to.Ends {
 		if end.Warned {
 			return nil, pkt, false
 		}
-		if end.Conditional {
-			continue
-		}
-		if end.Verdict() == trace.VerdictDNAT {
-			out[end.Destination] += end.Probability
-		}
 	}
-	return out, pkt, true
+	return to.Ends, pkt, true
 }

@@ -1,6 +1,8 @@
 package checks
 
 import (
+	"slices"
+
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 )
@@ -26,7 +28,8 @@ var rulesetInvalid = &Check{
 }
 
 func runRulesetInvalid(p *Pass) {
-	probs := append(trace.ValidateIPTables(p.Snap.IPTables), trace.ValidateNFT(p.Snap.NFT)...)
+	ipt, nft := rulesetProblems(p)
+	probs := slices.Concat(ipt, nft) // a copy: the tracer's are shared
 	for _, pr := range probs {
 		p.Report(Finding{
 			Message:  pr.Message,
@@ -34,6 +37,19 @@ func runRulesetInvalid(p *Pass) {
 			Advice:   rulesetAdvice[pr.Kind],
 		})
 	}
+}
+
+// rulesetProblems returns the problems of the snapshot's iptables dumps
+// and of its nft rulesets. Those of the rulesets the tracer walks are
+// the tracer's (found once, for its warnings too) when the checks trace.
+func rulesetProblems(p *Pass) (ipt, nft []trace.Problem) {
+	if tf := p.facts.tracer; tf != nil && slices.Equal(tf.dp.IPTables, p.Snap.IPTables) && slices.Equal(tf.dp.NFT, p.Snap.NFT) {
+		if tf.dp.Mode == model.ModeNFTables {
+			return trace.ValidateIPTables(p.Snap.IPTables), tf.dp.Problems()
+		}
+		return tf.dp.Problems(), trace.ValidateNFT(p.Snap.NFT)
+	}
+	return trace.ValidateIPTables(p.Snap.IPTables), trace.ValidateNFT(p.Snap.NFT)
 }
 
 var rulesetAdvice = map[string]string{

@@ -75,3 +75,45 @@ func TestScenariosOneCPU(t *testing.T) {
 		})
 	}
 }
+
+// TestRulesetInvalidAlone: ruleset-invalid finds the same problems on
+// its own, when nothing traces, as among every check, where it takes
+// those the tracer found for its warnings.
+func TestRulesetInvalidAlone(t *testing.T) {
+	var invalid *checks.Check
+	for _, c := range checks.All {
+		if c.ID == "ruleset-invalid" {
+			invalid = c
+		}
+	}
+	if invalid == nil {
+		t.Fatal("no ruleset-invalid check")
+	}
+	n := 0
+	for _, file := range checktest.Files(t, "scenarios/*/*.txtar") {
+		name := filepath.Base(filepath.Dir(file)) + "/" + strings.TrimSuffix(filepath.Base(file), ".txtar")
+		// Scenarios whose findings are ruleset-invalid's alone.
+		if !strings.Contains(name, "ruleset-invalid") && (!strings.Contains(name, "healthy") || strings.Contains(name, "unhealthy")) {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			var among []checks.Finding
+			for _, f := range checktest.Run(t, file, checks.All) {
+				if f.Check == invalid.ID {
+					among = append(among, f)
+				}
+			}
+			alone := checktest.Run(t, file, []*checks.Check{invalid})
+			if !reflect.DeepEqual(among, alone) {
+				t.Errorf("alone, the findings differ:\n%v\nwant\n%v", alone, among)
+			}
+			if strings.Contains(name, "ruleset-invalid") && len(alone) == 0 {
+				t.Error("no finding")
+			}
+		})
+		n++
+	}
+	if n < 2 {
+		t.Fatalf("%d scenarios, want the ruleset-invalid and healthy ones", n)
+	}
+}

@@ -688,7 +688,7 @@ func (cp *compiled) compileChain(dp *Dataplane, tix *tableIndex, c *iptables.Cha
 	}
 	for i, r := range c.Rules {
 		cr := &cc.rules[i]
-		cp.compileRule(dp, tix, r, cr, sc, jm)
+		cp.compileRule(dp, tix, r, i, cr, sc, jm)
 	}
 	cc.ms = cx.newMatches(len(sc.ms))
 	copy(cc.ms, sc.ms)
@@ -863,9 +863,9 @@ func (sc *compileScratch) addExt(e matchExt) uint32 {
 
 var scratchPool = sync.Pool{New: func() any { return new(compileScratch) }}
 
-// compileRule compiles r into cr; its matches are gathered in the
-// scratch's det and fork, for the caller to store.
-func (cp *compiled) compileRule(dp *Dataplane, tix *tableIndex, r *iptables.Rule, cr *crule, sc *compileScratch, jm *jumpMemo) {
+// compileRule compiles r, rule ri of its chain, into cr; its matches are
+// gathered in the scratch's det and fork, for the caller to store.
+func (cp *compiled) compileRule(dp *Dataplane, tix *tableIndex, r *iptables.Rule, ri int, cr *crule, sc *compileScratch, jm *jumpMemo) {
 	n := r.NumArgs()
 	// cr is zero (newly allocated or carved): only what is not zero is set.
 	cr.r, cr.targ, cr.jslot = r, int32(n), -1
@@ -893,6 +893,10 @@ func (cp *compiled) compileRule(dp *Dataplane, tix *tableIndex, r *iptables.Rule
 		module = ""
 	}
 	for i := 0; i < n; i++ {
+		if module == "comment" && r.ArgName(i) == "--comment" {
+			// Matches every packet (compileOpt): its text is not read.
+			continue
+		}
 		a := r.Arg(i)
 		switch a.Name {
 		case "-j", "-g", "--jump", "--goto":
@@ -951,7 +955,12 @@ func (cp *compiled) compileRule(dp *Dataplane, tix *tableIndex, r *iptables.Rule
 	cr.ms, cr.ndet = uint32(start), uint16(len(sc.ms)-start)
 	sc.ms = append(sc.ms, sc.fork...)
 	cr.nms = uint16(len(sc.ms) - start)
-	if cr.target == tOther {
+	switch {
+	case cr.target != tOther:
+	case tix.names != nil && tix.t == r.Chain.Table && ri < len(r.Chain.Rules) && r.Chain.Rules[ri] == r && target == r.Target():
+		// The table's jumps are resolved once for all its readers.
+		cr.jslot = tix.names.jump(r.Chain, ri)
+	default:
 		cr.jump, cr.jslot = jm.resolve(tix, r.Chain.Table, target)
 	}
 	if cr.target == tDNAT {

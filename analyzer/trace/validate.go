@@ -57,6 +57,11 @@ func Validate(dp *Dataplane) []Problem {
 	return ValidateIPTables(dp.IPTables)
 }
 
+// Problems returns Validate(dp), computed once for the rulesets dp holds
+// and shared with dp's traces, which warn of them. The slice is shared:
+// it is not to be modified.
+func (dp *Dataplane) Problems() []Problem { return dp.validate() }
+
 // validateMu guards the problems cached on every Dataplane.
 var validateMu sync.Mutex
 
@@ -90,8 +95,8 @@ type edge struct {
 // by chain in that order.
 type graph struct {
 	label string
-	names []string         // the chains, in listing order
-	index map[string]int32 // chain name → number
+	n     int                  // the number of chains
+	name  func(i int32) string // the name of chain i
 	edges []edge
 	start []int32
 	bases []int32 // the built-in (base) chains
@@ -100,12 +105,10 @@ type graph struct {
 	ruleAt func(e edge) (string, parsers.Pos)
 }
 
-// newGraph returns the graph of a table's chains, without edges yet.
-func newGraph(label string, names []string, base func(i int) bool, depth bool) *graph {
-	g := &graph{label: label, names: names, index: make(map[string]int32, len(names)), depth: depth,
-		start: make([]int32, 0, len(names)+1)}
-	for i, n := range names {
-		g.index[n] = int32(i)
+// newGraph returns the graph of a table's n chains, without edges yet.
+func newGraph(label string, n int, name func(i int32) string, base func(i int) bool, depth bool) *graph {
+	g := &graph{label: label, n: n, name: name, depth: depth, start: make([]int32, 0, n+1)}
+	for i := range n {
 		if base(i) {
 			g.bases = append(g.bases, int32(i))
 		}
@@ -188,15 +191,14 @@ func Prevalidate(dumps []*iptables.Dump) {
 func validateDump(d *iptables.Dump) []Problem {
 	var out []Problem
 	for _, t := range d.Tables {
-		names := make([]string, len(t.Chains))
-		for i, c := range t.Chains {
-			names[i] = c.Name
-		}
-		g := newGraph(t.Name, names, func(i int) bool { return t.Chains[i].Builtin() }, d.Backend == iptables.BackendNFT)
+		g := newGraph(t.Name, len(t.Chains), func(i int32) string { return t.Chains[i].Name },
+			func(i int) bool { return t.Chains[i].Builtin() }, d.Backend == iptables.BackendNFT)
 		g.ruleAt = func(e edge) (string, parsers.Pos) {
 			r := t.Chains[e.from].Rules[e.rule]
 			return r.Raw, r.Pos()
 		}
+		// The jumps are resolved once for the table's readers.
+		jumps := t.Jumps()
 		// At most one edge per rule: sized once rather than grown.
 		nrules := 0
 		for _, c := range t.Chains {
@@ -206,25 +208,24 @@ func validateDump(d *iptables.Dump) []Problem {
 		for ci, c := range t.Chains {
 			g.beginChain()
 			for ri, r := range c.Rules {
+				if to, ok := jumps.Target(c, ri); ok {
+					g.edges = append(g.edges, edge{from: int32(ci), to: int32(to), rule: int32(ri)})
+					continue
+				}
 				target := r.Target()
 				if target == "" || iptables.IsBuiltinChain(t.Name, target) {
 					continue
 				}
-				to, exists := g.index[target]
-				if !exists && !r.IsGoto() && (iptables.StandardTargets[target] || extensionTarget(target)) {
+				if !r.IsGoto() && (iptables.StandardTargets[target] || extensionTarget(target)) {
 					continue
 				}
-				if !exists {
-					if d.Partial {
-						// A fragment (iptables-save | grep) need not
-						// hold the chains its rules name.
-						continue
-					}
-					out = append(out, Problem{Kind: ProblemMissingChain, Table: t.Name, Chain: c.Name, Rule: r.Raw, Pos: r.Pos(),
-						Message: fmt.Sprintf("chain %s jumps to chain %s, which table %s does not declare: iptables-restore refuses the table", c.Name, target, t.Name)})
+				if d.Partial {
+					// A fragment (iptables-save | grep) need not
+					// hold the chains its rules name.
 					continue
 				}
-				g.edges = append(g.edges, edge{from: int32(ci), to: to, rule: int32(ri)})
+				out = append(out, Problem{Kind: ProblemMissingChain, Table: t.Name, Chain: c.Name, Rule: r.Raw, Pos: r.Pos(),
+					Message: fmt.Sprintf("chain %s jumps to chain %s, which table %s does not declare: iptables-restore refuses the table", c.Name, target, t.Name)})
 			}
 		}
 		out = append(out, g.check("iptables-restore")...)
@@ -241,11 +242,12 @@ func ValidateNFT(rulesets []*nft.Ruleset) []Problem {
 	for _, rs := range rulesets {
 		for _, t := range rs.Tables {
 			label := nft.FamilyName(t.Family) + " " + t.Name
-			names := make([]string, len(t.Chains))
+			index := make(map[string]int32, len(t.Chains))
 			for i, c := range t.Chains {
-				names[i] = c.Name
+				index[c.Name] = int32(i)
 			}
-			g := newGraph(label, names, func(i int) bool { return t.Chains[i].IsBase() }, true)
+			g := newGraph(label, len(t.Chains), func(i int32) string { return t.Chains[i].Name },
+				func(i int) bool { return t.Chains[i].IsBase() }, true)
 			g.ruleAt = func(e edge) (string, parsers.Pos) {
 				r := t.Chains[e.from].Rules[e.rule]
 				return r.Raw, r.Pos
@@ -263,7 +265,7 @@ func ValidateNFT(rulesets []*nft.Ruleset) []Problem {
 							continue
 						}
 						seen[target] = true
-						to, ok := g.index[target]
+						to, ok := index[target]
 						if !ok {
 							out = append(out, Problem{Kind: ProblemMissingChain, Table: label, Chain: c.Name, Rule: r.Raw, Pos: r.Pos,
 								Message: fmt.Sprintf("chain %s jumps to chain %s, which table %s does not have: nft refuses the ruleset", c.Name, target, label)})
@@ -320,7 +322,7 @@ func (g *graph) check(tool string) []Problem {
 		grey
 		black
 	)
-	n := len(g.names)
+	n := g.n
 	color := make([]uint8, n)
 	var stack []int32
 	looped := map[string]bool{} // the rules reported, by position and target
@@ -332,7 +334,7 @@ func (g *graph) check(tool string) []Problem {
 			switch color[e.to] {
 			case grey:
 				rule, pos := g.ruleAt(e)
-				key := pos.String() + ">" + g.names[e.to]
+				key := pos.String() + ">" + g.name(e.to)
 				if looped[key] {
 					continue
 				}
@@ -343,11 +345,11 @@ func (g *graph) check(tool string) []Problem {
 				}
 				var cycle []string
 				for _, s := range stack[i:] {
-					cycle = append(cycle, g.names[s])
+					cycle = append(cycle, g.name(s))
 				}
-				cycle = append(cycle, g.names[e.to])
-				out = append(out, Problem{Kind: ProblemLoop, Table: g.label, Chain: g.names[e.from], Rule: rule, Pos: pos,
-					Message: fmt.Sprintf("jump loop %s, reached from built-in chain %s: %s refuses the table", strings.Join(cycle, " -> "), g.names[stack[0]], tool)})
+				cycle = append(cycle, g.name(e.to))
+				out = append(out, Problem{Kind: ProblemLoop, Table: g.label, Chain: g.name(e.from), Rule: rule, Pos: pos,
+					Message: fmt.Sprintf("jump loop %s, reached from built-in chain %s: %s refuses the table", strings.Join(cycle, " -> "), g.name(stack[0]), tool)})
 			case white:
 				visit(e.to)
 			}
@@ -398,18 +400,18 @@ func (g *graph) check(tool string) []Problem {
 		}
 		// Follow the deepest jumps down to the one that enters a chain
 		// NFTJumpStackSize levels below b.
-		path := []string{g.names[b]}
+		path := []string{g.name(b)}
 		c := b
 		var e *edge
 		for range NFTJumpStackSize {
 			e = next[c]
 			c = e.to
-			path = append(path, g.names[c])
+			path = append(path, g.name(c))
 		}
 		rule, pos := g.ruleAt(*e)
-		out = append(out, Problem{Kind: ProblemDepth, Table: g.label, Chain: g.names[e.from], Rule: rule, Pos: pos,
+		out = append(out, Problem{Kind: ProblemDepth, Table: g.label, Chain: g.name(e.from), Rule: rule, Pos: pos,
 			Message: fmt.Sprintf("jumps nest %d chains deep from base chain %s (%s): the kernel's jump stack holds %d, %s refuses the rule (Too many links)",
-				h(b), g.names[b], strings.Join(path, " -> "), NFTJumpStackSize-1, tool)})
+				h(b), g.name(b), strings.Join(path, " -> "), NFTJumpStackSize-1, tool)})
 		break
 	}
 	return out

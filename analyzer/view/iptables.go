@@ -88,6 +88,9 @@ type iptExtractor struct {
 	attr *Attribution
 	v    *View
 	nat  *iptables.Table
+	// jumps resolves the nat rules' targets: once per table, for the
+	// tracer and the ruleset validation too.
+	jumps *iptables.Jumps
 	// disp and obj are indexed by the nat chain's number (Chain.Index)
 	// rather than keyed by it: a large nat table has tens of thousands of
 	// chains, and every rule that jumps is looked up several times.
@@ -121,6 +124,7 @@ func FromIPTables(d *iptables.Dump, attr *Attribution) *View {
 	}
 	x.objects()
 	if x.nat != nil {
+		x.jumps = x.nat.Jumps()
 		x.services()
 		x.nodePorts()
 	}
@@ -222,6 +226,12 @@ func (x *iptExtractor) objectOf(c *iptables.Chain) *Object {
 // chain returns the nat chain called name, or nil.
 func (x *iptExtractor) chain(name string) *iptables.Chain { return x.nat.Chain(name) }
 
+// target returns the user chain rule i of nat chain c jumps or goes to,
+// nil for none (a built-in chain is none: it is no Service's).
+func (x *iptExtractor) target(c *iptables.Chain, i int) *iptables.Chain {
+	return x.jumps.TargetChain(c, i)
+}
+
 // services reads nat KUBE-SERVICES: cluster IP, external IP and load
 // balancer entries, and the node-port tail rule.
 func (x *iptExtractor) services() {
@@ -229,7 +239,7 @@ func (x *iptExtractor) services() {
 	if c == nil {
 		return
 	}
-	for _, r := range c.Rules {
+	for i, r := range c.Rules {
 		tgt := r.Target()
 		switch {
 		case tgt == kpnames.KubeNodePorts:
@@ -261,7 +271,7 @@ func (x *iptExtractor) services() {
 		x.attribute(e, comment, tgt, ip)
 		if e.Action == "" || !e.Routed {
 			e.Action = Forward
-			x.route(e, tgt)
+			x.route(e, x.target(c, i))
 		}
 	}
 }
@@ -368,7 +378,7 @@ func (x *iptExtractor) nodePorts() {
 	if c == nil {
 		return
 	}
-	for _, r := range c.Rules {
+	for i, r := range c.Rules {
 		tgt := r.Target()
 		if tgt == kpnames.KubeMarkMasq {
 			continue // 1.20-1.23 masquerade rules
@@ -386,15 +396,14 @@ func (x *iptExtractor) nodePorts() {
 		x.attribute(e, r.Comment(), tgt, netip.Addr{})
 		if !e.Routed {
 			e.Action = Forward
-			x.route(e, tgt)
+			x.route(e, x.target(c, i))
 		}
 	}
 }
 
 // route fills the per-origin dispatch of a forward entry whose rule jumps
-// to tgt.
-func (x *iptExtractor) route(e *Entry, tgt string) {
-	c := x.chain(tgt)
+// to chain c (nil: none).
+func (x *iptExtractor) route(e *Entry, c *iptables.Chain) {
 	x.reference(c)
 	e.Routed = true
 	for _, o := range model.Origins {
@@ -427,7 +436,7 @@ func (x *iptExtractor) follow(e *Entry, c *iptables.Chain, origin model.Origin, 
 // traffic may be short-circuited to the cluster chain; the rest goes to the
 // local (or cluster) chain, or in XLB straight to endpoints.
 func (x *iptExtractor) external(e *Entry, c *iptables.Chain, origin model.Origin, depth int) *Dispatch {
-	for _, r := range c.Rules {
+	for i, r := range c.Rules {
 		tgt := r.Target()
 		if tgt == kpnames.KubeMarkMasq || tgt == "" {
 			continue
@@ -435,7 +444,7 @@ func (x *iptExtractor) external(e *Entry, c *iptables.Chain, origin model.Origin
 		if _, _, ok := kpnames.SplitServiceChain(tgt); !ok || strings.HasPrefix(tgt, kpnames.ChainSEP) {
 			continue
 		}
-		next := x.chain(tgt)
+		next := x.target(c, i)
 		x.reference(next)
 		taken := false
 		switch {
@@ -549,10 +558,11 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 		x.disp[c.Index()] = d
 	}
 	// The backends are allocated together: a large node has one per
-	// endpoint of every Service.
+	// endpoint of every Service (and the affinity rules, which jump to
+	// endpoint chains too, are counted: a few more than needed).
 	n := 0
 	for _, r := range c.Rules {
-		if strings.HasPrefix(r.Target(), kpnames.ChainSEP) && !r.Has("--rcheck") {
+		if strings.HasPrefix(r.Target(), kpnames.ChainSEP) {
 			n++
 		}
 	}
@@ -560,7 +570,7 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 	d.Backends = make([]*Backend, 0, n)
 	remaining := 1.0
 	var affinityRules, setRules int
-	for _, r := range c.Rules {
+	for i, r := range c.Rules {
 		tgt := r.Target()
 		switch {
 		case tgt == kpnames.KubeMarkDrop:
@@ -570,10 +580,11 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 		case !strings.HasPrefix(tgt, kpnames.ChainSEP):
 			continue // masquerade rule, XLB short-circuits
 		}
-		sep := x.chain(tgt)
+		sep := x.target(c, i)
 		x.reference(sep)
-		if r.Has("--rcheck") {
-			secs, _ := strconv.Atoi(r.Value("--seconds"))
+		br := readBalance(r)
+		if br.rcheck {
+			secs, _ := strconv.Atoi(br.seconds)
 			if d.Affinity == nil {
 				d.Affinity = &Affinity{Timeout: secs}
 			}
@@ -587,7 +598,7 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 		if x.backend(b, tgt, sep) {
 			setRules++
 		}
-		if p := r.Value("--probability"); p != "" && r.Value("--mode") == "random" {
+		if p := br.probability; p != "" && br.mode == "random" {
 			f, err := strconv.ParseFloat(p, 64)
 			if err != nil {
 				f = math.NaN()
@@ -611,6 +622,51 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 		d.Affinity.Complete = affinityRules == len(d.Backends) && setRules == len(d.Backends)
 	}
 	return d
+}
+
+// balance is what a dispatch reads of a rule jumping to an endpoint
+// chain: the affinity check (-m recent --rcheck --seconds) and the
+// statistic match, each the first option of its name, as [iptables.Rule.Find]
+// finds it.
+type balance struct {
+	rcheck                     bool
+	seconds, probability, mode string
+}
+
+// readBalance reads the balance of r in one pass over its options.
+func readBalance(r *iptables.Rule) balance {
+	var b balance
+	var seen uint8 // the options found, by bit
+	for i := range r.NumArgs() {
+		bit := uint8(0)
+		switch r.ArgName(i) {
+		case "--rcheck":
+			b.rcheck = true
+			continue
+		case "--seconds":
+			bit = 1
+		case "--probability":
+			bit = 2
+		case "--mode":
+			bit = 4
+		default:
+			continue
+		}
+		if seen&bit != 0 {
+			continue
+		}
+		seen |= bit
+		v := r.Arg(i).Value
+		switch bit {
+		case 1:
+			b.seconds = v
+		case 2:
+			b.probability = v
+		case 4:
+			b.mode = v
+		}
+	}
+	return b
 }
 
 // backend reads into b the KUBE-SEP chain c called name (nil: missing):

@@ -2,6 +2,8 @@ package iptables
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/proxyscan/proxyscan/parsers"
 )
@@ -104,7 +106,9 @@ type Table struct {
 	Dump *Dump
 
 	chains  map[string]*Chain
-	nchains int32 // chains created, the bound of their indexes
+	nchains int32                 // chains created, the bound of their indexes
+	jumps   atomic.Pointer[Jumps] // see Jumps
+	jumpsMu sync.Mutex            // held while the jumps are resolved
 }
 
 // Chain returns the named chain, or nil.
@@ -254,6 +258,14 @@ func (r *Rule) Arg(i int) Arg {
 		out.Value = v
 	}
 	return out
+}
+
+// ArgName returns the name of the i-th option of the rule ("-m",
+// "--dport"), without reading its value: a reader looking for a few
+// options skips the others cheaply.
+func (r *Rule) ArgName(i int) string {
+	a := r.arena()[int(r.first)+i]
+	return r.Raw[a.nameOff : int(a.nameOff)+int(a.nameLen)]
 }
 
 // Args returns all options of the rule.

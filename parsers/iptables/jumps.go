@@ -1,0 +1,126 @@
+package iptables
+
+// Jumps holds the chain every rule of a table jumps or goes to, resolved
+// once for every reader of the table (the views, the tracer, the ruleset
+// validation): a large nat table has tens of thousands of chains, and
+// finding a chain by name is the costly part of following a jump.
+type Jumps struct {
+	t *Table
+	// pos is the place in t.Chains of each chain, by Chain.Index (-1 for
+	// an index no listed chain has).
+	pos []int32
+	// start is the place in to of the first rule of each chain, by
+	// Chain.Index.
+	start []int32
+	// to is, for each rule, the place in t.Chains of the user chain its
+	// target names, -1 when none does.
+	to []int32
+}
+
+// Jumps returns the resolved jumps of the table, made on first use. The
+// table must not change afterwards (a parsed dump does not). It is safe
+// for concurrent use: readers that ask while the first resolves them
+// wait for its answer.
+func (t *Table) Jumps() *Jumps {
+	if j := t.jumps.Load(); j != nil {
+		return j
+	}
+	t.jumpsMu.Lock()
+	defer t.jumpsMu.Unlock()
+	if j := t.jumps.Load(); j != nil {
+		return j
+	}
+	j := newJumps(t)
+	t.jumps.Store(j)
+	return j
+}
+
+// newJumps resolves the jumps of t.
+func newJumps(t *Table) *Jumps {
+	n := int(t.nchains)
+	for _, c := range t.Chains {
+		n = max(n, c.Index()+1)
+	}
+	j := &Jumps{t: t, pos: make([]int32, n), start: make([]int32, n)}
+	for i := range j.pos {
+		j.pos[i] = -1
+	}
+	nrules := 0
+	for i, c := range t.Chains {
+		if ix := c.Index(); ix >= 0 && j.pos[ix] < 0 {
+			j.pos[ix] = int32(i)
+		}
+		nrules += len(c.Rules)
+	}
+	j.to = make([]int32, 0, nrules)
+	// Rules jump to a few chains over and over (KUBE-MARK-MASQ): the last
+	// target found is remembered.
+	last, lastTo := "", int32(-1)
+	for i, c := range t.Chains {
+		if ix := c.Index(); ix >= 0 && j.pos[ix] == int32(i) {
+			j.start[ix] = int32(len(j.to))
+			for _, r := range c.Rules {
+				name := r.Target()
+				if name != last {
+					last, lastTo = name, j.lookup(name)
+				}
+				j.to = append(j.to, lastTo)
+			}
+		}
+	}
+	return j
+}
+
+// place returns the place of chain c in the table's chains, -1 when the
+// table does not list it.
+func (j *Jumps) place(c *Chain) int32 {
+	if c == nil || c.Table != j.t || c.Index() < 0 || c.Index() >= len(j.pos) {
+		return -1
+	}
+	if p := j.pos[c.Index()]; p >= 0 && j.t.Chains[p] == c {
+		return p
+	}
+	return -1
+}
+
+// lookup returns the place in the table's chains of the user chain called
+// name, -1 for none.
+func (j *Jumps) lookup(name string) int32 {
+	if name == "" || IsBuiltinChain(j.t.Name, name) {
+		return -1
+	}
+	return j.place(j.t.chains[name])
+}
+
+// Target returns the place in the table's Chains of the user chain that
+// rule i of chain c jumps or goes to ([Rule.Target]), and whether there
+// is one: false for a verdict, a target extension, a built-in chain's
+// name and a chain the table does not list.
+func (j *Jumps) Target(c *Chain, i int) (int, bool) {
+	if i < 0 || i >= len(c.Rules) {
+		return -1, false
+	}
+	p := int32(-1)
+	if j.place(c) >= 0 {
+		p = j.to[int(j.start[c.Index()])+i]
+	} else {
+		p = j.lookup(c.Rules[i].Target()) // a chain apart from the table's list
+	}
+	return int(p), p >= 0
+}
+
+// TargetChain returns the user chain that rule i of chain c jumps or goes
+// to (see [Jumps.Target]), nil for none.
+func (j *Jumps) TargetChain(c *Chain, i int) *Chain {
+	if p, ok := j.Target(c, i); ok {
+		return j.t.Chains[p]
+	}
+	return nil
+}
+
+// Place returns the place of chain c in the table's Chains, and whether
+// the table lists it.
+func (j *Jumps) Place(c *Chain) (int, bool) {
+	p := j.place(c)
+	return int(p), p >= 0
+}

@@ -1,0 +1,158 @@
+package iptables
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestJumps resolves every rule's target once per table: user chains by
+// place, everything else (verdicts, extensions, built-in chains, chains
+// the table does not hold, deleted ones) to none.
+func TestJumps(t *testing.T) {
+	const dump = `*nat
+:PREROUTING ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:KUBE-SERVICES - [0:0]
+:KUBE-SVC-A - [0:0]
+:KUBE-GONE - [0:0]
+:KUBE-SEP-B - [0:0]
+-A PREROUTING -j KUBE-SERVICES
+-A KUBE-SERVICES -d 10.0.0.1/32 -p tcp --dport 80 -j KUBE-SVC-A
+-A KUBE-SERVICES -g KUBE-SEP-B
+-A KUBE-SERVICES -j OUTPUT
+-A KUBE-SERVICES -j RETURN
+-A KUBE-SERVICES -j KUBE-MISSING
+-A KUBE-SERVICES -p tcp
+-A KUBE-SVC-A -j KUBE-GONE
+-A KUBE-SVC-A -j DNAT --to-destination 10.1.0.1:80
+-X KUBE-GONE
+COMMIT
+`
+	d, notes, err := ParseLenient("nat.txt", []byte(dump))
+	if err != nil {
+		t.Fatal(err, notes)
+	}
+	tab := d.Table("nat")
+	j := tab.Jumps()
+	if j != tab.Jumps() {
+		t.Error("Jumps is resolved again")
+	}
+	got := map[string]string{}
+	for _, c := range tab.Chains {
+		for i, r := range c.Rules {
+			to := "-"
+			if p, ok := j.Target(c, i); ok {
+				to = tab.Chains[p].Name
+				if j.TargetChain(c, i) != tab.Chains[p] {
+					t.Errorf("%s: TargetChain is not chain %d", r.Raw, p)
+				}
+			} else if j.TargetChain(c, i) != nil {
+				t.Errorf("%s: TargetChain without a Target", r.Raw)
+			}
+			got[r.Raw] = to
+		}
+	}
+	want := map[string]string{
+		"-A PREROUTING -j KUBE-SERVICES":                                  "KUBE-SERVICES",
+		"-A KUBE-SERVICES -d 10.0.0.1/32 -p tcp --dport 80 -j KUBE-SVC-A": "KUBE-SVC-A",
+		"-A KUBE-SERVICES -g KUBE-SEP-B":                                  "KUBE-SEP-B",
+		"-A KUBE-SERVICES -j OUTPUT":                                      "-", // a built-in chain is no target
+		"-A KUBE-SERVICES -j RETURN":                                      "-",
+		"-A KUBE-SERVICES -j KUBE-MISSING":                                "-",
+		"-A KUBE-SERVICES -p tcp":                                         "-",
+		"-A KUBE-SVC-A -j KUBE-GONE":                                      "-", // deleted by -X
+		"-A KUBE-SVC-A -j DNAT --to-destination 10.1.0.1:80":              "-",
+	}
+	for raw, to := range want {
+		if got[raw] != to {
+			t.Errorf("%s: target %q, want %q", raw, got[raw], to)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d rules, want %d: %v", len(got), len(want), got)
+	}
+	for _, c := range tab.Chains {
+		if p, ok := j.Place(c); !ok || tab.Chains[p] != c {
+			t.Errorf("Place(%s) = %d, %v", c.Name, p, ok)
+		}
+		if _, ok := j.Target(c, len(c.Rules)); ok {
+			t.Errorf("%s: a target past the last rule", c.Name)
+		}
+	}
+	// A chain of another table is looked up by its rule's target name.
+	other, err := Parse("other.txt", []byte("*nat\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-A - [0:0]\n-A KUBE-SERVICES -j KUBE-SVC-A\nCOMMIT\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc := other.Chain("nat", "KUBE-SERVICES")
+	if c := j.TargetChain(oc, 0); c != tab.Chain("KUBE-SVC-A") {
+		t.Errorf("a chain apart from the table: target %v, want this table's KUBE-SVC-A", c)
+	}
+}
+
+// TestJumpsConcurrent: readers asking at once get the same answers.
+func TestJumpsConcurrent(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("*nat\n:KUBE-SERVICES - [0:0]\n")
+	for i := range 200 {
+		fmt.Fprintf(&b, ":KUBE-SVC-%d - [0:0]\n", i)
+	}
+	for i := range 200 {
+		fmt.Fprintf(&b, "-A KUBE-SERVICES -d 10.0.%d.%d/32 -p tcp --dport 80 -j KUBE-SVC-%d\n", i/250, i%250, i)
+	}
+	b.WriteString("COMMIT\n")
+	d, err := Parse("many.txt", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := d.Table("nat")
+	svc := tab.Chain("KUBE-SERVICES")
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			j := tab.Jumps()
+			for i, r := range svc.Rules {
+				if c := j.TargetChain(svc, i); c == nil || c.Name != r.Target() {
+					t.Errorf("%s: target %v", r.Raw, c)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// BenchmarkJumps resolves the jumps of a nat table of 10,000 Services
+// (one chain each, and one rule per Service in KUBE-SERVICES jumping to
+// it, plus two endpoint chains per Service).
+func BenchmarkJumps(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("*nat\n:KUBE-SERVICES - [0:0]\n:KUBE-MARK-MASQ - [0:0]\n")
+	const n = 10000
+	for i := range n {
+		fmt.Fprintf(&sb, ":KUBE-SVC-%d - [0:0]\n:KUBE-SEP-%da - [0:0]\n:KUBE-SEP-%db - [0:0]\n", i, i, i)
+	}
+	for i := range n {
+		fmt.Fprintf(&sb, "-A KUBE-SERVICES -d 10.%d.%d.1/32 -p tcp --dport 80 -j KUBE-SVC-%d\n", i/250, i%250, i)
+		fmt.Fprintf(&sb, "-A KUBE-SVC-%d -m statistic --mode random --probability 0.5 -j KUBE-SEP-%da\n-A KUBE-SVC-%d -j KUBE-SEP-%db\n", i, i, i, i)
+		for _, s := range []string{"a", "b"} {
+			fmt.Fprintf(&sb, "-A KUBE-SEP-%d%s -s 10.200.0.1/32 -j KUBE-MARK-MASQ\n-A KUBE-SEP-%d%s -p tcp -j DNAT --to-destination 10.200.0.1:80\n", i, s, i, s)
+		}
+	}
+	sb.WriteString("COMMIT\n")
+	d, err := Parse("nat.txt", []byte(sb.String()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tab := d.Table("nat")
+	b.ReportAllocs()
+	for b.Loop() {
+		if j := newJumps(tab); len(j.to) != 7*n {
+			b.Fatalf("%d rules", len(j.to))
+		}
+	}
+}
