@@ -64,7 +64,7 @@ func RenderMarkdown(w io.Writer, r *Report, _ Options) error {
 		for _, f := range g.findings {
 			fmt.Fprintf(&b, "- **%s** `%s`", f.Severity, f.Check)
 			if f.Node != "" {
-				fmt.Fprintf(&b, " on node `%s`", f.Node)
+				fmt.Fprintf(&b, " on %s", strings.Replace(nodesLabel(f), " ", " `", 1)+"`")
 			}
 			fmt.Fprintf(&b, ": %s\n", mdText(f.Message))
 			if len(f.Objects) > 1 {
