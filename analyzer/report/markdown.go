@@ -259,6 +259,9 @@ func cellText(c checks.DriftCell) string {
 	for _, x := range c.Extra {
 		parts = append(parts, "+"+x)
 	}
+	if len(c.ExplainedBy) > 0 {
+		parts = append(parts, "(see the node's "+strings.Join(c.ExplainedBy, ", ")+" finding)")
+	}
 	return strings.Join(parts, " ")
 }
 
