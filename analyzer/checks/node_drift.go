@@ -18,7 +18,10 @@ var nodeDrift = &Check{
 		"entries (cluster IPs, external and load balancer IPs, node ports) for each Service port, and the same endpoints " +
 		"behind the Cluster traffic policy; the kube-proxy version, the proxy mode and the configuration fields should be " +
 		"the same. The finding names the node that differs from the others and what it lacks or has in excess. " +
-		"Differences kube-proxy makes on purpose (Local traffic policies, topology hints) are not compared.",
+		"Differences kube-proxy makes on purpose (Local traffic policies, topology hints) are not compared. " +
+		"A difference the node's own findings already report (service-missing, nodeport-missing or external-missing for " +
+		"an entry, endpoint-missing or endpoint-stale for an endpoint of the same Service port) is shown in the drift " +
+		"matrix with the check that reports it, and is not reported a second time.",
 	Why: "A Service that works from some nodes and not from others is the hardest kind of outage to see: the node whose " +
 		"kube-proxy stopped syncing keeps serving an old picture of the cluster (a missing Service, endpoints that are gone), " +
 		"and a node left on another version, mode or setting after a partial rollout behaves differently from its peers.",
