@@ -365,3 +365,54 @@ func TestNodeReportFileName(t *testing.T) {
 }
 
 func toolOf(version string) manifest.Tool { return manifest.Tool{Name: "proxyscan", Version: version} }
+
+// TestNodeReportSharedFinding: three bundles that carry the same export
+// (testdata/fleet's, with fleet/shared's ServiceCIDR listing) give one
+// clusterip-outside-servicecidr finding naming the three nodes, and the
+// same report read from their node reports as analysed from their dumps.
+func TestNodeReportSharedFinding(t *testing.T) {
+	dir := t.TempDir()
+	cidrs, err := os.ReadFile(testdata(t, "fleet", "shared", "servicecidrs.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bundles []string
+	for _, n := range []string{"node-a", "node-b", "node-c"} {
+		dst := filepath.Join(dir, n)
+		parsetest.CopyTree(t, testdata(t, "fleet", "nodes", n), dst, nil)
+		if err := os.WriteFile(filepath.Join(dst, "cluster", "servicecidrs.yaml"), cidrs, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeNodeReport(dst, &CollectOptions{Tool: toolOf(reportVersion)}); err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		bundles = append(bundles, dst)
+	}
+	want, err := fleetJSON(t, bundles, fleetOptions{reanalyze: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report.Report
+	if err := json.Unmarshal(want, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var shared []checks.Finding
+	for _, f := range rep.Findings {
+		if f.Check == "clusterip-outside-servicecidr" {
+			shared = append(shared, f)
+		}
+	}
+	if len(shared) != 1 || strings.Join(shared[0].Nodes, ",") != "node-a,node-b,node-c" {
+		t.Fatalf("clusterip-outside-servicecidr findings %+v, want one naming node-a, node-b and node-c", shared)
+	}
+	for _, b := range bundles {
+		dropDumps(t, b)
+	}
+	got, err := fleetJSON(t, bundles, fleetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("read from node reports:\n%s\nwant:\n%s", got, want)
+	}
+}

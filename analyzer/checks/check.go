@@ -12,6 +12,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -138,6 +139,28 @@ type Finding struct {
 	// EndpointSlices: endpoint-missing and endpoint-stale), the ID of
 	// each, Check among them.
 	Checks []string `json:"checks,omitempty"`
+	// Nodes names, in a report of several nodes, every node the finding
+	// applies to when it is judged from the cluster's objects and
+	// kube-proxy's configuration alone and those nodes share them: the
+	// finding is listed once, Node being the first of them.
+	Nodes []string `json:"nodes,omitempty"`
+}
+
+// NodeNames returns the nodes a finding applies to: Nodes, else Node
+// alone (none when it names no node).
+func (f *Finding) NodeNames() []string {
+	if len(f.Nodes) > 0 {
+		return f.Nodes
+	}
+	if f.Node == "" {
+		return nil
+	}
+	return []string{f.Node}
+}
+
+// AppliesTo reports whether a finding applies to the named node.
+func (f *Finding) AppliesTo(node string) bool {
+	return f.Node == node || slices.Contains(f.Nodes, node)
 }
 
 // Status says what happened to a check in a run.

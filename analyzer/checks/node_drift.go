@@ -18,7 +18,10 @@ var nodeDrift = &Check{
 		"entries (cluster IPs, external and load balancer IPs, node ports) for each Service port, and the same endpoints " +
 		"behind the Cluster traffic policy; the kube-proxy version, the proxy mode and the configuration fields should be " +
 		"the same. The finding names the node that differs from the others and what it lacks or has in excess. " +
-		"Differences kube-proxy makes on purpose (Local traffic policies, topology hints) are not compared.",
+		"Differences kube-proxy makes on purpose (Local traffic policies, topology hints) are not compared. " +
+		"A difference the node's own findings already report (service-missing, nodeport-missing or external-missing for " +
+		"an entry, endpoint-missing or endpoint-stale for an endpoint of the same Service port) is shown in the drift " +
+		"matrix with the check that reports it, and is not reported a second time.",
 	Why: "A Service that works from some nodes and not from others is the hardest kind of outage to see: the node whose " +
 		"kube-proxy stopped syncing keeps serving an old picture of the cluster (a missing Service, endpoints that are gone), " +
 		"and a node left on another version, mode or setting after a partial rollout behaves differently from its peers.",
@@ -85,6 +88,11 @@ type DriftCell struct {
 	// Extra what only this one programs.
 	Missing []string `json:"missing,omitempty"`
 	Extra   []string `json:"extra,omitempty"`
+	// ExplainedBy lists the checks whose own findings on the node (the
+	// rules of a Service that lag its EndpointSlices, a Service not
+	// programmed) already report what the node lacks or has in excess
+	// here: node-drift reports no finding of its own for those.
+	ExplainedBy []string `json:"explainedBy,omitempty"`
 }
 
 // A DriftField is a setting whose value differs between nodes.
@@ -315,7 +323,7 @@ func compareRow(p *FleetPass, r *driftRow) DriftPort {
 		default:
 			c.State = CellOK
 		}
-		reportRow(p, r, i, union, missing[i], extra[i], have)
+		c.ExplainedBy = reportRow(p, r, i, union, missing[i], extra[i], have)
 	}
 	return row
 }
@@ -361,12 +369,20 @@ func expected(n *FleetNode, service string, e *printElem) bool {
 	return n.print.port(service).expects(e)
 }
 
-// reportRow reports what node i lacks and has in excess for a service port.
-func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, missing, extra []string, have []int) {
+// reportRow reports what node i lacks and has in excess for a service
+// port, but what the node's own findings already report (one cause, one
+// finding), and returns the checks of those findings.
+func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, missing, extra []string, have []int) []string {
 	if len(missing) == 0 && len(extra) == 0 {
-		return
+		return nil
 	}
 	n := p.Nodes[i]
+	var by []string
+	missing, by = unexplained(n, r.service, missing, func(k string) *printElem { return union[k] }, by)
+	extra, by = unexplained(n, r.service, extra, func(k string) *printElem { return r.nodes[i][k] }, by)
+	if len(missing) == 0 && len(extra) == 0 {
+		return by
+	}
 	// The node's print of the port with the lines of its evidence (nil
 	// when it does not program the port).
 	pp := n.print.full(r.service)
@@ -458,6 +474,103 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 			Advice:   "The node's kube-proxy keeps rules its peers removed: it missed Service updates; restart it.",
 		})
 	}
+	return by
+}
+
+// ownExplaining lists, per kind of difference, the checks whose findings
+// on a node report it: endpoints programmed or not against the Service's
+// EndpointSlices, entries of a Service not programmed.
+var (
+	endpointChecks = []string{"endpoint-missing", "endpoint-stale"}
+	entryChecks    = []string{"service-missing", "nodeport-missing", "external-missing"}
+)
+
+// unexplained returns the keys of a service port's differences on a node
+// that none of the node's own findings reports, and adds to by the checks
+// of those that do: a finding of an endpoint check about the same Service
+// port that names the endpoint (as its endpoint or at the head of one of
+// its objects), or a finding of an entry check about the same Service
+// that says there is no entry for the address and port.
+func unexplained(n *FleetNode, service string, keys []string, elem func(string) *printElem, by []string) ([]string, []string) {
+	var out []string
+	for _, k := range keys {
+		id := explaining(n, service, elem(k))
+		if id == "" {
+			out = append(out, k)
+			continue
+		}
+		if !slices.Contains(by, id) {
+			by = append(by, id)
+		}
+	}
+	return out, by
+}
+
+// explaining returns the check of the node's own finding that reports e,
+// "" when none does.
+func explaining(n *FleetNode, service string, e *printElem) string {
+	name, port, _ := strings.Cut(service, ":")
+	for i := range n.res.Findings {
+		f := &n.res.Findings[i]
+		if f.Service != service && (f.Service != name || port == "") {
+			continue
+		}
+		if e.backend && slices.Contains(endpointChecks, f.Check) && namesEndpoint(f, service, port, e.label) {
+			return f.Check
+		}
+		if !e.backend && slices.Contains(entryChecks, f.Check) && saysNoEntry(f, e.label) {
+			return f.Check
+		}
+	}
+	return ""
+}
+
+// namesEndpoint reports whether an endpoint finding names an endpoint of
+// the service port: as its endpoint, or at the head of one of its objects
+// ("10.244.3.5:8080 (ready...)"; "10.244.3.5:8080 of port http (...)"
+// when the finding is about the Service's ports together).
+func namesEndpoint(f *Finding, service, port, endpoint string) bool {
+	if f.Service == service && f.Endpoint == endpoint {
+		return true
+	}
+	head := endpoint + " "
+	if f.Service != service {
+		head = endpoint + " of port " + port + " "
+	}
+	for _, o := range f.Objects {
+		if strings.HasPrefix(o, head) {
+			return true
+		}
+	}
+	return false
+}
+
+// saysNoEntry reports whether a finding of an entry check says there is no
+// entry for an entry of the drift matrix ("ClusterIP 10.96.10.30 tcp/8443",
+// "NodePort tcp/30080"): "no entry for cluster IP 10.96.10.30:8443/tcp".
+func saysNoEntry(f *Finding, label string) bool {
+	fields := strings.Fields(label)
+	if len(fields) < 2 {
+		return false
+	}
+	proto, port, ok := strings.Cut(fields[len(fields)-1], "/")
+	if !ok {
+		return false
+	}
+	want := "node port " + port + "/" + proto
+	if len(fields) == 3 {
+		ip := fields[1]
+		if strings.Contains(ip, ":") {
+			ip = "[" + ip + "]"
+		}
+		want = ip + ":" + port + "/" + proto
+	}
+	for _, text := range append([]string{f.Message}, f.Objects...) {
+		if strings.Contains(text, "no entry for ") && strings.Contains(text, want) {
+			return true
+		}
+	}
+	return false
 }
 
 // nodeAnchor returns where a node's data plane would hold an element.

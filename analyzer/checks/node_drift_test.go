@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,11 +23,16 @@ func fleetDirs(t *testing.T, root string) []string {
 
 func runFleet(t *testing.T, dirs []string) (*checks.FleetResult, []checks.Finding) {
 	t.Helper()
+	return runFleetWith(t, dirs, checks.All)
+}
+
+func runFleetWith(t *testing.T, dirs []string, list []*checks.Check) (*checks.FleetResult, []checks.Finding) {
+	t.Helper()
 	snaps, err := load.Load(dirs, load.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fr := checks.RunFleet(snaps, checks.All)
+	fr := checks.RunFleet(snaps, list)
 	var drift []checks.Finding
 	for _, r := range fr.Results {
 		for _, f := range r.Findings {
@@ -38,64 +44,107 @@ func runFleet(t *testing.T, dirs []string) (*checks.FleetResult, []checks.Findin
 	return fr, drift
 }
 
+// without returns every check but those named.
+func without(ids ...string) []*checks.Check {
+	var out []*checks.Check
+	for _, c := range checks.All {
+		if !slices.Contains(ids, c.ID) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // TestNodeDriftFleet runs node-drift on the three-node fixture, where node-c
 // is stale: it lacks Service shop/sessions and still forwards shop/web:http
-// to an old endpoint.
+// to an old endpoint. node-c's own findings (service-missing, and
+// endpoint-stale's finding of the rules of shop/web that lag its
+// EndpointSlices) report both: node-drift names them in its matrix and
+// reports nothing more; without those checks, node-drift reports each
+// difference itself.
 func TestNodeDriftFleet(t *testing.T) {
-	fr, drift := runFleet(t, fleetDirs(t, filepath.Join(parsetest.Root(t), "testdata", "fleet", "nodes")))
-	want := []struct{ service, endpoint, re string }{
-		{"shop/sessions", "", `^programmed on node-a and node-b but not on node-c: no entry for ClusterIP 10\.96\.10\.30 tcp/8443$`},
-		{"shop/web:http", "10.244.3.4:8080", `^node-c forwards to 10\.244\.3\.4:8080, node-a and node-b do not$`},
-		{"shop/web:http", "10.244.3.5:8080", `^node-a and node-b forward to 10\.244\.3\.5:8080, node-c does not$`},
+	sessions := struct{ service, endpoint, re string }{"shop/sessions", "", `^programmed on node-a and node-b but not on node-c: no entry for ClusterIP 10\.96\.10\.30 tcp/8443$`}
+	staleEP := struct{ service, endpoint, re string }{"shop/web:http", "10.244.3.4:8080", `^node-c forwards to 10\.244\.3\.4:8080, node-a and node-b do not$`}
+	newEP := struct{ service, endpoint, re string }{"shop/web:http", "10.244.3.5:8080", `^node-a and node-b forward to 10\.244\.3\.5:8080, node-c does not$`}
+	tests := []struct {
+		name   string
+		checks []*checks.Check
+		want   []struct{ service, endpoint, re string }
+		// explained is, per service port listed, node-c's explainedBy.
+		explained map[string]string
+	}{
+		{"every check", checks.All, nil, map[string]string{"shop/sessions": "service-missing", "shop/web:http": "endpoint-stale"}},
+		{"without service-missing", without("service-missing"), []struct{ service, endpoint, re string }{sessions},
+			map[string]string{"shop/sessions": "", "shop/web:http": "endpoint-stale"}},
+		// endpoint-missing reports the endpoint node-c lacks, nothing the
+		// one it still has.
+		{"without endpoint-stale", without("endpoint-stale"), []struct{ service, endpoint, re string }{staleEP},
+			map[string]string{"shop/sessions": "service-missing", "shop/web:http": "endpoint-missing"}},
+		{"without the endpoint checks", without("endpoint-missing", "endpoint-stale"), []struct{ service, endpoint, re string }{staleEP, newEP},
+			map[string]string{"shop/sessions": "service-missing", "shop/web:http": ""}},
+		{"without any of them", without("service-missing", "endpoint-missing", "endpoint-stale"), []struct{ service, endpoint, re string }{sessions, staleEP, newEP},
+			map[string]string{"shop/sessions": "", "shop/web:http": ""}},
 	}
-	if len(drift) != len(want) {
-		for _, f := range drift {
-			t.Logf("%s %s %s: %s", f.Node, f.Service, f.Endpoint, f.Message)
-		}
-		t.Fatalf("%d node-drift findings, want %d", len(drift), len(want))
-	}
-	for i, w := range want {
-		f := drift[i]
-		if f.Node != "node-c" || f.Service != w.service || f.Endpoint != w.endpoint || !regexp.MustCompile(w.re).MatchString(f.Message) {
-			t.Errorf("finding %d: node %q service %q endpoint %q message %q; want node-c, %q, %q, %s", i, f.Node, f.Service, f.Endpoint, f.Message, w.service, w.endpoint, w.re)
-		}
-		if len(f.Evidence) == 0 {
-			t.Errorf("finding %d has no evidence", i)
-		}
-	}
-	// The stale endpoint's evidence is its DNAT rule on node-c.
-	if ev := drift[1].Evidence; !strings.Contains(ev[0].Text, "10.244.3.4:8080") || ev[0].File != "node/iptables-save.txt" {
-		t.Errorf("stale endpoint evidence %+v", ev)
-	}
-	if fr.Drift == nil {
-		t.Fatal("no drift matrix")
-	}
-	if got := strings.Join(fr.Drift.Nodes, ","); got != "node-a,node-b,node-c" {
-		t.Errorf("matrix nodes %s", got)
-	}
-	states := map[string]string{}
-	for _, p := range fr.Drift.Ports {
-		var s []string
-		for _, c := range p.Cells {
-			s = append(s, c.State)
-		}
-		states[p.Service] = strings.Join(s, ",")
-	}
-	// Only the rows that differ are listed; the others are counted.
-	for svc, want := range map[string]string{"shop/sessions": "ok,ok,missing", "shop/web:http": "ok,ok,differs", "kube-system/dns:dns": ""} {
-		if states[svc] != want {
-			t.Errorf("matrix row %s: %q, want %q", svc, states[svc], want)
-		}
-	}
-	if len(fr.Drift.Ports) != 2 || fr.Drift.Alike == 0 {
-		t.Errorf("%d rows listed, %d alike: want the 2 that differ, and the others counted", len(fr.Drift.Ports), fr.Drift.Alike)
-	}
-	for i, r := range fr.Results {
-		for _, st := range r.Statuses {
-			if st.ID == "node-drift" && st.State != "ran" {
-				t.Errorf("node %d: node-drift %s (%s)", i, st.State, st.Reason)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fr, drift := runFleetWith(t, fleetDirs(t, filepath.Join(parsetest.Root(t), "testdata", "fleet", "nodes")), tt.checks)
+			if len(drift) != len(tt.want) {
+				for _, f := range drift {
+					t.Logf("%s %s %s: %s", f.Node, f.Service, f.Endpoint, f.Message)
+				}
+				t.Fatalf("%d node-drift findings, want %d", len(drift), len(tt.want))
 			}
-		}
+			for i, w := range tt.want {
+				f := drift[i]
+				if f.Node != "node-c" || f.Service != w.service || f.Endpoint != w.endpoint || !regexp.MustCompile(w.re).MatchString(f.Message) {
+					t.Errorf("finding %d: node %q service %q endpoint %q message %q; want node-c, %q, %q, %s", i, f.Node, f.Service, f.Endpoint, f.Message, w.service, w.endpoint, w.re)
+				}
+				if len(f.Evidence) == 0 {
+					t.Errorf("finding %d has no evidence", i)
+				}
+				// The stale endpoint's evidence is its DNAT rule on node-c.
+				if ev := f.Evidence; f.Endpoint == "10.244.3.4:8080" && (!strings.Contains(ev[0].Text, "10.244.3.4:8080") || ev[0].File != "node/iptables-save.txt") {
+					t.Errorf("stale endpoint evidence %+v", ev)
+				}
+			}
+			if fr.Drift == nil {
+				t.Fatal("no drift matrix")
+			}
+			if got := strings.Join(fr.Drift.Nodes, ","); got != "node-a,node-b,node-c" {
+				t.Errorf("matrix nodes %s", got)
+			}
+			states := map[string]string{}
+			for _, p := range fr.Drift.Ports {
+				var s []string
+				for j, c := range p.Cells {
+					s = append(s, c.State)
+					if j < 2 && len(c.ExplainedBy) > 0 {
+						t.Errorf("%s: %s explained on %s", p.Service, c.ExplainedBy, fr.Drift.Nodes[j])
+					}
+				}
+				states[p.Service] = strings.Join(s, ",")
+				if got := strings.Join(p.Cells[2].ExplainedBy, ","); got != tt.explained[p.Service] {
+					t.Errorf("%s on node-c explained by %q, want %q", p.Service, got, tt.explained[p.Service])
+				}
+			}
+			// The matrix is the same whichever findings explain it: only the
+			// rows that differ are listed; the others are counted.
+			for svc, want := range map[string]string{"shop/sessions": "ok,ok,missing", "shop/web:http": "ok,ok,differs", "kube-system/dns:dns": ""} {
+				if states[svc] != want {
+					t.Errorf("matrix row %s: %q, want %q", svc, states[svc], want)
+				}
+			}
+			if len(fr.Drift.Ports) != 2 || fr.Drift.Alike == 0 {
+				t.Errorf("%d rows listed, %d alike: want the 2 that differ, and the others counted", len(fr.Drift.Ports), fr.Drift.Alike)
+			}
+			for i, r := range fr.Results {
+				for _, st := range r.Statuses {
+					if st.ID == "node-drift" && st.State != "ran" {
+						t.Errorf("node %d: node-drift %s (%s)", i, st.State, st.Reason)
+					}
+				}
+			}
+		})
 	}
 }
 

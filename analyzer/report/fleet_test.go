@@ -14,13 +14,14 @@ import (
 
 // fleetReport analyses the three-node fixture of testdata/fleet as
 // `proxyscan analyze testdata/fleet/nodes/node-*` does.
-func fleetReport(t *testing.T) *Report {
+func fleetReport(t *testing.T, extra ...string) *Report {
 	t.Helper()
 	root := parsetest.Root(t)
 	var dirs []string
 	for _, n := range []string{"node-a", "node-b", "node-c"} {
 		dirs = append(dirs, filepath.Join("testdata", "fleet", "nodes", n))
 	}
+	dirs = append(dirs, extra...)
 	wd, _ := os.Getwd()
 	if err := os.Chdir(root); err != nil {
 		t.Fatal(err)
@@ -70,6 +71,44 @@ func TestPastedInput(t *testing.T) {
 	for _, s := range []string{`"skipped"`, `"changed"`, `"partial"`, `"verdict": "inconclusive"`} {
 		if !strings.Contains(buf.String(), s) {
 			t.Errorf("pasted report has no %s", s)
+		}
+	}
+}
+
+// TestFleetSharedInput keeps testdata/report/fleet-shared.in.json equal to
+// the analysis of testdata/fleet with a ServiceCIDR listing given once for
+// every node (testdata/fleet/shared): clusterip-outside-servicecidr,
+// judged from the shared objects alone, is one finding naming the three
+// nodes, counted once in the summary and once in each node's.
+func TestFleetSharedInput(t *testing.T) {
+	r := fleetReport(t, filepath.Join("testdata", "fleet", "shared", "servicecidrs.yaml"))
+	var buf bytes.Buffer
+	if err := RenderJSON(&buf, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "fleet-shared.in.json", buf.Bytes())
+	var shared []checks.Finding
+	for _, f := range r.Findings {
+		if f.Check == "clusterip-outside-servicecidr" {
+			shared = append(shared, f)
+		}
+	}
+	if len(shared) != 1 {
+		t.Fatalf("clusterip-outside-servicecidr: %d findings, want 1 naming the 3 nodes", len(shared))
+	}
+	if got, want := strings.Join(shared[0].Nodes, ","), "node-a,node-b,node-c"; got != want || shared[0].Node != "node-a" {
+		t.Errorf("nodes of the shared finding: node %q, nodes %q, want node-a and %q", shared[0].Node, got, want)
+	}
+	var sum Summary
+	for _, f := range r.Findings {
+		sum.Add(f.Severity)
+	}
+	if sum != r.Summary {
+		t.Errorf("summary %+v, the findings listed count %+v", r.Summary, sum)
+	}
+	for _, n := range r.Nodes {
+		if n.Summary.Warning < 1 {
+			t.Errorf("%s: summary %+v does not count the shared warning", n.Node, n.Summary)
 		}
 	}
 }

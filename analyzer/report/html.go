@@ -60,6 +60,8 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"sev":    func(s checks.Severity) string { return s.String() },
 	"plural": plural,
 	"orDash": orDash,
+	"nodes":  nodesText,
+	"label":  nodesLabel,
 	"add":    func(a, b int) int { return a + b },
 }).Parse(htmlSource))
 
@@ -264,7 +266,7 @@ footer { max-width: 1200px; margin: 0 auto; padding: 16px 24px 32px; color: var(
 <table>
 <tr><th>#</th><th>severity</th>{{if .Multi}}<th>node</th>{{end}}<th>service</th><th>check</th><th>finding</th></tr>
 {{- range $i, $f := .Findings}}
-<tr><td>{{add $i 1}}</td><td><span class="badge {{sev $f.Severity}}">{{sev $f.Severity}}</span></td>{{if $.Multi}}<td>{{orDash $f.Node}}</td>{{end}}<td><code>{{orDash $f.Service}}</code></td><td><code>{{$f.Check}}</code></td><td>{{$f.Message}}</td></tr>
+<tr><td>{{add $i 1}}</td><td><span class="badge {{sev $f.Severity}}">{{sev $f.Severity}}</span></td>{{if $.Multi}}<td>{{orDash (nodes $f)}}</td>{{end}}<td><code>{{orDash $f.Service}}</code></td><td><code>{{$f.Check}}</code></td><td>{{$f.Message}}</td></tr>
 {{- end}}
 </table>
 {{- end}}
@@ -277,7 +279,7 @@ footer { max-width: 1200px; margin: 0 auto; padding: 16px 24px 32px; color: var(
 <h3>{{if .Service}}{{.Service}}{{else}}not about one service{{end}}</h3>
 {{- range .Findings}}
 <div class="finding {{sev .Severity}}">
-<div><span class="badge {{sev .Severity}}">{{sev .Severity}}</span> <code>{{.Check}}</code>{{if .Service}} · <code>{{.Service}}</code>{{end}}{{if .Node}} · node {{.Node}}{{end}}</div>
+<div><span class="badge {{sev .Severity}}">{{sev .Severity}}</span> <code>{{.Check}}</code>{{if .Service}} · <code>{{.Service}}</code>{{end}}{{if .Node}} · {{label .}}{{end}}</div>
 <div>{{.Message}}</div>
 {{- if .Evidence}}
 <pre>{{range .Evidence}}{{loc .}}

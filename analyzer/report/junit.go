@@ -102,7 +102,7 @@ func RenderJUnit(w io.Writer, r *Report, opts Options) error {
 		byCheck := map[string][]checks.Finding{}
 		var order []string
 		for _, f := range r.Findings {
-			if len(r.Nodes) > 0 && f.Node != s.node {
+			if len(r.Nodes) > 0 && !f.AppliesTo(s.node) {
 				continue
 			}
 			// A finding that stands for the faults of several checks

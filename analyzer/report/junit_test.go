@@ -9,13 +9,15 @@ import (
 )
 
 // TestJUnitFailOn: findings below --fail-on are written to system-out and
-// the test case passes.
+// the test case passes. A finding the nodes share (fleet-shared: one
+// clusterip-outside-servicecidr warning naming the three nodes) is a case
+// of each node's suite.
 func TestJUnitFailOn(t *testing.T) {
-	r := loadReport(t, "fleet.in.json")
+	r := loadReport(t, "fleet-shared.in.json")
 	for _, tc := range []struct {
 		failOn   checks.Severity
 		failures int
-	}{{0, 4}, {checks.Warning, 4}, {checks.Error, 3}, {NeverFail, 0}} {
+	}{{0, 6}, {checks.Warning, 6}, {checks.Error, 3}, {NeverFail, 0}} {
 		var buf bytes.Buffer
 		if err := RenderJUnit(&buf, r, Options{FailOn: tc.failOn}); err != nil {
 			t.Fatal(err)
@@ -39,12 +41,26 @@ func TestJUnitFailOn(t *testing.T) {
 		if doc.Failures != tc.failures {
 			t.Errorf("FailOn %d: %d failures, want %d", tc.failOn, doc.Failures, tc.failures)
 		}
-		c := doc.Suites[2].Cases[len(doc.Suites[2].Cases)-1]
-		if c.Name != "node-drift" || c.Classname != "node-c" {
-			t.Fatalf("last case of node-c: %s %s", c.Name, c.Classname)
+		if len(doc.Suites) != 3 {
+			t.Fatalf("%d suites, want one per node", len(doc.Suites))
 		}
-		if tc.failOn > checks.Warning && (c.Failure != nil || !bytes.Contains([]byte(c.SystemOut), []byte("node-c forwards to 10.244.3.4:8080"))) {
-			t.Errorf("FailOn %d: node-drift warnings not in system-out: %+v", tc.failOn, c)
+		for _, suite := range doc.Suites {
+			found := false
+			for _, c := range suite.Cases {
+				if c.Name != "clusterip-outside-servicecidr" {
+					continue
+				}
+				found = true
+				if tc.failOn <= checks.Warning && c.Failure == nil {
+					t.Errorf("FailOn %d: %s: the shared warning is no failure", tc.failOn, c.Classname)
+				}
+				if tc.failOn > checks.Warning && (c.Failure != nil || !bytes.Contains([]byte(c.SystemOut), []byte("7 Services have a cluster IP"))) {
+					t.Errorf("FailOn %d: %s: the shared warning is not in system-out: %+v", tc.failOn, c.Classname, c)
+				}
+			}
+			if !found {
+				t.Errorf("a suite has no clusterip-outside-servicecidr case")
+			}
 		}
 	}
 }

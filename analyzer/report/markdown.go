@@ -64,7 +64,7 @@ func RenderMarkdown(w io.Writer, r *Report, _ Options) error {
 		for _, f := range g.findings {
 			fmt.Fprintf(&b, "- **%s** `%s`", f.Severity, f.Check)
 			if f.Node != "" {
-				fmt.Fprintf(&b, " on node `%s`", f.Node)
+				fmt.Fprintf(&b, " on %s", strings.Replace(nodesLabel(f), " ", " `", 1)+"`")
 			}
 			fmt.Fprintf(&b, ": %s\n", mdText(f.Message))
 			if len(f.Objects) > 1 {
@@ -258,6 +258,9 @@ func cellText(c checks.DriftCell) string {
 	}
 	for _, x := range c.Extra {
 		parts = append(parts, "+"+x)
+	}
+	if len(c.ExplainedBy) > 0 {
+		parts = append(parts, "(see the node's "+strings.Join(c.ExplainedBy, ", ")+" finding)")
 	}
 	return strings.Join(parts, " ")
 }

@@ -151,7 +151,10 @@ func Build(tool Tool, nodes []NodeResult) *Report {
 }
 
 // BuildNodes assembles the report of analysed nodes, with the fleet's drift
-// matrix when the cross-node checks compared them.
+// matrix when the cross-node checks compared them. A finding that several
+// nodes report alike from the cluster objects and configuration they share
+// is listed once, naming them (see [checks.Finding.Nodes]); Summary counts
+// the findings listed, each node's summary in Nodes its own.
 func BuildNodes(tool Tool, nodes []*Node, drift *checks.Drift) *Report {
 	r := &Report{SchemaVersion: SchemaVersion, Tool: tool, Findings: []checks.Finding{}, Drift: drift}
 	for _, n := range nodes {
@@ -161,11 +164,9 @@ func BuildNodes(tool Tool, nodes []*Node, drift *checks.Drift) *Report {
 				r.Unknown = append(r.Unknown, in.Path)
 			}
 		}
-		r.Findings = append(r.Findings, n.Result.Findings...)
 		var sum Summary
 		for _, f := range n.Result.Findings {
 			sum.Add(f.Severity)
-			r.Summary.Add(f.Severity)
 		}
 		verdict := n.Result.Verdict()
 		r.Verdict = worseVerdict(r.Verdict, verdict)
@@ -178,6 +179,10 @@ func BuildNodes(tool Tool, nodes []*Node, drift *checks.Drift) *Report {
 			}
 			r.Nodes = append(r.Nodes, nr)
 		}
+	}
+	r.Findings = append(r.Findings, mergeClusterScope(nodes)...)
+	for _, f := range r.Findings {
+		r.Summary.Add(f.Severity)
 	}
 	if len(nodes) == 1 {
 		n := nodes[0]

@@ -28,7 +28,7 @@ func loadReport(t *testing.T, name string) *Report {
 
 // goldenInputs are the report values of testdata/report that the
 // renderer goldens are made from.
-var goldenInputs = []string{"single-node", "multi-node", "clean", "fleet", "inconclusive", "pasted"}
+var goldenInputs = []string{"single-node", "multi-node", "clean", "fleet", "fleet-shared", "inconclusive", "pasted"}
 
 // TestRenderers renders the same report values in every format and
 // compares with the goldens of testdata/report (rewritten with -update):

@@ -201,6 +201,9 @@ func RenderSARIF(w io.Writer, r *Report, _ Options) error {
 				p[k] = v
 			}
 		}
+		if len(f.Nodes) > 1 {
+			p["nodes"] = f.Nodes
+		}
 		if len(p) > 0 {
 			res.Properties = p
 		}
@@ -233,7 +236,7 @@ func findingText(f checks.Finding) string {
 		msg = f.Service + ": " + msg
 	}
 	if f.Node != "" {
-		msg += " (node " + f.Node + ")"
+		msg += " (" + nodesLabel(f) + ")"
 	}
 	if f.Advice != "" {
 		msg += ". " + f.Advice

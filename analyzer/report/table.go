@@ -154,6 +154,18 @@ func nodeList(nodes []string) string {
 	return fmt.Sprintf("%s and %d more nodes", strings.Join(nodes[:3], ", "), len(nodes)-3)
 }
 
+// nodesText names the nodes a finding applies to (see nodeList).
+func nodesText(f checks.Finding) string { return nodeList(f.NodeNames()) }
+
+// nodesLabel is "node NAME", or "nodes A, B, C" for a finding that
+// several nodes share.
+func nodesLabel(f checks.Finding) string {
+	if len(f.Nodes) > 1 {
+		return "nodes " + nodesText(f)
+	}
+	return "node " + f.Node
+}
+
 // mergeByText joins the lines "ID: text" of checks that say the same
 // text (on the same node, in a fleet: "node: ID: text") into one line
 // naming every check, at the place of the first; other lines stay as they
@@ -374,7 +386,7 @@ func findingsTable(t *theme, fs []checks.Finding, multi bool, width int) string 
 	for i, f := range fs {
 		num.cells = append(num.cells, fmt.Sprint(i+1))
 		svc.cells = append(svc.cells, findingTitle(f))
-		node.cells = append(node.cells, orDash(f.Node))
+		node.cells = append(node.cells, orDash(nodesText(f)))
 		check.cells = append(check.cells, f.Check)
 		sev.cells = append(sev.cells, f.Severity.String())
 		m := f.Message
@@ -401,7 +413,7 @@ func details(t *theme, fs []checks.Finding, multi bool, width int) string {
 			head = append(head, findingTitle(f))
 		}
 		if multi && f.Node != "" {
-			head = append(head, "node "+f.Node)
+			head = append(head, nodesLabel(f))
 		}
 		head = append(head, f.Check, f.Severity.String())
 		num := fmt.Sprintf("[%d] ", i+1)
