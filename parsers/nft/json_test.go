@@ -3,6 +3,8 @@ package nft_test
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -84,5 +86,42 @@ func TestStmtJSON(t *testing.T) {
 		if d := cmp.Diff(want, doc.Nftables[3]["rule"].Expr); d != "" {
 			t.Errorf("%q: JSON statements (-nft +got):\n%s", tc.Text, d)
 		}
+	}
+}
+
+// TestJSONItemLines checks that the items of a JSON listing carry the
+// line on which they start: 1 for all of nft -j's one-line output, their
+// own lines in a listing printed one item a line (jq, a pretty printer)
+// or after a blanked prompt line.
+func TestJSONItemLines(t *testing.T) {
+	items := []string{
+		`{"table": {"family": "ip", "name": "nat", "handle": 1}}`,
+		`{"chain": {"family": "ip", "table": "nat", "name": "KUBE-MARK-MASQ", "handle": 2}}`,
+		`{"rule": {"family": "ip", "table": "nat", "chain": "KUBE-MARK-MASQ", "handle": 3, "expr": [{"counter": {"packets": 0, "bytes": 0}}]}}`,
+	}
+	for _, tc := range []struct {
+		name, sep, head string
+		want            [3]int
+	}{
+		{"one line", ", ", "", [3]int{1, 1, 1}},
+		{"one item a line", ",\n", "", [3]int{2, 3, 4}},
+		{"after a blank line", ", ", "\n", [3]int{2, 2, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := tc.head + `{"nftables": [` + strings.TrimPrefix(tc.sep, ",") + strings.Join(items, tc.sep) + "]}\n"
+			rs, err := nft.ParseJSON("in.json", []byte(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tb := rs.Tables[0]
+			c := tb.Chains[0]
+			got := [3]int{tb.Pos.Line, c.Pos.Line, c.Rules[0].Pos.Line}
+			if got != tc.want {
+				t.Errorf("lines of table, chain, rule = %v, want %v\n%s", got, tc.want, in)
+			}
+			if s := c.Rules[0].Pos.String(); s != "in.json:"+strconv.Itoa(tc.want[2])+":$.nftables[2]" {
+				t.Errorf("rule position %s", s)
+			}
+		})
 	}
 }
