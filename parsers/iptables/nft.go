@@ -53,11 +53,12 @@ func FromNFT(name string, rs *nft.Ruleset) (dumps []*Dump, notes []parsers.LineN
 		f      Family
 	}{{nftables.TableFamilyIPv4, IPv4}, {nftables.TableFamilyIPv6, IPv6}} {
 		var segs []*listingSegment
+		xt := map[string]int{}
 		for _, t := range rs.Tables {
-			if t.Family != fam.family || !iptablesNFTTables[t.Name] || t.Pos.Line == 0 {
+			if t.Family != fam.family || !iptablesNFTTables[t.Name] {
 				continue
 			}
-			segs = append(segs, nftSegment(t, fam.f))
+			segs = append(segs, nftSegment(t, fam.f, xt))
 		}
 		if len(segs) == 0 {
 			continue
@@ -71,7 +72,7 @@ func FromNFT(name string, rs *nft.Ruleset) (dumps []*Dump, notes []parsers.LineN
 		d.Family = fam.f
 		var why []string
 		if st.undetermined > 0 {
-			why = append(why, fmt.Sprintf("%s of the iptables-nft tables listed by nft in a form that does not say which iptables rule it is", count(st.undetermined, "rule")))
+			why = append(why, fmt.Sprintf("%s of the iptables-nft tables listed by nft in a form that does not say which iptables rule it is%s", count(st.undetermined, "rule"), nftXTSummary(xt)))
 		}
 		if d.PartialReason != "" {
 			for _, r := range strings.Split(d.PartialReason, "; ") {
@@ -90,7 +91,9 @@ func FromNFT(name string, rs *nft.Ruleset) (dumps []*Dump, notes []parsers.LineN
 
 // nftSegment translates one table of iptables-nft into the rows of a
 // listing segment: its chains' declarations, then its rules.
-func nftSegment(t *nft.Table, f Family) *listingSegment {
+// The xt matches and targets that nft's JSON names without their options
+// are counted in xt by "match NAME" or "target NAME".
+func nftSegment(t *nft.Table, f Family, xt map[string]int) *listingSegment {
 	s := &listingSegment{table: t.Name, chains: map[string]bool{}, verbose: true, first: t.Pos.Line}
 	var builtin, user []*nft.Chain
 	for _, c := range t.Chains {
@@ -111,53 +114,29 @@ func nftSegment(t *nft.Table, f Family) *listingSegment {
 	}
 	for _, c := range chains {
 		for _, r := range c.Rules {
-			text, detail := nftRule(c.Name, r.Raw, f)
+			w, err := nft.RuleWords(r)
+			text, detail := "", ""
+			if err != nil {
+				detail = err.Error()
+			} else {
+				text, detail = nftRule(c.Name, w, f)
+			}
 			row := listingLine{line: r.Pos.Line, text: text}
 			if detail != "" {
+				if r.Pos.Path != "" {
+					detail = r.Pos.Path + ": " + detail
+					for k := 0; k+2 < len(w); k++ {
+						if w[k] == "xt" && !nftHidden[w[k+1]+" "+w[k+2]] {
+							xt[w[k+1]+" "+w[k+2]]++
+						}
+					}
+				}
 				row = listingLine{line: r.Pos.Line, why: ReasonNotTranslated, detail: detail}
 			}
 			s.rows = append(s.rows, row)
 		}
 	}
 	return s
-}
-
-// nftWords splits a rule as nft lists it into words, a quoted string or
-// an anonymous set ("{ 80, 443 }") being one.
-func nftWords(s string) []string {
-	var out []string
-	for i := 0; i < len(s); {
-		switch c := s[i]; {
-		case c == ' ' || c == '\t':
-			i++
-		case c == '"':
-			j := i + 1
-			for j < len(s) && s[j] != '"' {
-				if s[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			j = min(j+1, len(s))
-			out = append(out, s[i:j])
-			i = j
-		case c == '{':
-			j := strings.IndexByte(s[i:], '}')
-			if j < 0 {
-				j = len(s) - i - 1
-			}
-			out = append(out, s[i:i+j+1])
-			i += j + 1
-		default:
-			j := i
-			for j < len(s) && s[j] != ' ' && s[j] != '\t' {
-				j++
-			}
-			out = append(out, s[i:j])
-			i = j
-		}
-	}
-	return out
 }
 
 // nftIcmpTypes are the ICMP types nft names, as iptables-save writes them.
@@ -182,10 +161,10 @@ var nftLogLevels = map[string]int{"emerg": 0, "alert": 1, "crit": 2, "err": 3, "
 // nftLogFlags are nft's log flags and iptables' LOG options.
 var nftLogFlags = map[string]string{"tcp sequence": "--log-tcp-sequence", "tcp options": "--log-tcp-options", "ip options": "--log-ip-options", "skuid": "--log-uid", "ether": "--log-macdecode"}
 
-// nftRule translates a rule as nft lists it into iptables-save's form
+// nftRule translates a rule as nft lists it (its words, see
+// [nft.RuleWords]) into iptables-save's form
 // ("[p:b] -A CHAIN ..."), or says which expression it cannot translate.
-func nftRule(chain, raw string, f Family) (text, detail string) {
-	w := nftWords(raw)
+func nftRule(chain string, w []string, f Family) (text, detail string) {
 	i := 0
 	at := func(k int) string {
 		if i+k < len(w) {
@@ -516,6 +495,34 @@ func nftRule(chain, raw string, f Family) (text, detail string) {
 		parts = append(parts, target)
 	}
 	return counters + strings.Join(parts, " "), ""
+}
+
+// nftHidden are the xt matches that leave no trace in the rules read
+// (see [FromNFT]): they are not named among what nft's JSON hides.
+var nftHidden = map[string]bool{"match comment": true, "match nfacct": true}
+
+// nftXTSummary says which xt matches and targets nft's JSON named
+// without their options, and how many times: " (nft -j names xt matches
+// and targets without their options: target DNAT 16 times, ...)"; "" when
+// none did.
+func nftXTSummary(xt map[string]int) string {
+	if len(xt) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(xt))
+	for n := range xt {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if xt[names[i]] != xt[names[j]] {
+			return xt[names[i]] > xt[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	for k, n := range names {
+		names[k] = n + " " + count(xt[n], "time")
+	}
+	return " (nft -j names xt matches and targets without their options: " + strings.Join(names, ", ") + ")"
 }
 
 // nftXTWords returns how many words an xt match spelled from word takes:

@@ -201,14 +201,19 @@ func TestNFTRule(t *testing.T) {
 		{in: `ip daddr @kube-svc counter packets 0 bytes 0 accept`, detail: `"@kube-svc counter packets 0 bytes 0 accept"`},
 		{in: `counter packets 0 bytes 0 accept drop`, detail: `"drop"`},
 	} {
-		text, detail := nftRule("C", tc.in, IPv4)
+		w, err := nft.Words(tc.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, detail := nftRule("C", w, IPv4)
 		if text != tc.want || detail != tc.detail {
 			t.Errorf("%s:\n got %q (%s)\nwant %q (%s)", tc.in, text, detail, tc.want, tc.detail)
 		}
 	}
 }
 
-// FuzzFromNFT checks that FromNFT, on any ruleset nft.ParseText reads,
+// FuzzFromNFT checks that FromNFT, on any ruleset nft.Parse reads (text
+// or JSON),
 // never panics, notes lines of the input only, and returns dumps that
 // Format writes as a whole dump Parse reads back unchanged.
 func FuzzFromNFT(f *testing.F) {
@@ -219,8 +224,16 @@ func FuzzFromNFT(f *testing.F) {
 		}
 	}
 	f.Add([]byte("table ip nat {\n\tchain X {\n\t\tmeta l4proto tcp tcp dport { 1, 2-3 } counter packets 1 bytes 2 jump Y comment \"a\"\n\t}\n}\n"))
+	for _, fx := range nftFixtures {
+		if b, err := os.ReadFile(filepath.Join("testdata", "nft", fx.name+".json")); err == nil {
+			f.Add(b[:min(len(b), 3000)])
+		}
+	}
+	f.Add([]byte(`{"nftables": [{"table": {"family": "ip6", "name": "nat"}},` + "\n" +
+		`{"chain": {"family": "ip6", "table": "nat", "name": "KUBE-SEP-A"}},` + "\n" +
+		`{"rule": {"family": "ip6", "table": "nat", "chain": "KUBE-SEP-A", "comment": "x", "expr": [{"xt": {"type": "match", "name": "comment"}}, {"counter": {"packets": 1, "bytes": 2}}, {"xt": {"type": "target", "name": "DNAT"}}]}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rs, err := nft.ParseText("fuzz.nft", data)
+		rs, err := nft.Parse("fuzz.nft", data)
 		if err != nil {
 			return
 		}
