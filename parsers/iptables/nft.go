@@ -191,7 +191,7 @@ func nftRule(chain string, w []string, f Family) (text, detail string) {
 	)
 	addMatch := func(mod, opt string) {
 		if mod != "" && mod == lastMod {
-			matches[len(matches)-1] += " " + opt
+			matches[len(matches)-1] = nftAddOption(matches[len(matches)-1], mod, opt)
 			return
 		}
 		matches = append(matches, "-m "+mod+" "+opt)
@@ -523,6 +523,51 @@ func nftXTSummary(xt map[string]int) string {
 		names[k] = n + " " + count(xt[n], "time")
 	}
 	return " (nft -j names xt matches and targets without their options: " + strings.Join(names, ", ") + ")"
+}
+
+// nftTCPOrder ranks the options of the tcp, udp and sctp matches in the
+// order iptables-save writes them: ports, then TCP options and flags.
+var nftTCPOrder = map[string]int{"--sport": 1, "--dport": 2, "--tcp-option": 3, "--tcp-flags": 4}
+
+// nftAddOption adds opt ("--dport 80", "! --tcp-flags SYN,RST SYN") to m,
+// a match of module mod ("-m tcp --tcp-flags ..."): after the others, but
+// for the port options of tcp, udp and sctp, which iptables-save writes
+// before TCP options and flags.
+func nftAddOption(m, mod, opt string) string {
+	rank := func(o string) int {
+		name, _, _ := strings.Cut(strings.TrimPrefix(o, "! "), " ")
+		return nftTCPOrder[name]
+	}
+	if mod != "tcp" && mod != "udp" && mod != "sctp" || rank(opt) == 0 {
+		return m + " " + opt
+	}
+	// The options of m, each from its "--" (or the "! " before it).
+	var opts []string
+	rest := strings.TrimPrefix(m, "-m "+mod+" ")
+	for rest != "" {
+		start := 2
+		if strings.HasPrefix(rest, "! ") {
+			start = 4
+		}
+		end := len(rest)
+		if k := strings.Index(rest[start:], " --"); k >= 0 {
+			end = start + k
+		}
+		if k := strings.Index(rest[start:], " ! --"); k >= 0 && start+k < end {
+			end = start + k
+		}
+		opts = append(opts, rest[:end])
+		rest = strings.TrimPrefix(rest[end:], " ")
+	}
+	at := len(opts)
+	for k, o := range opts {
+		if rank(o) > rank(opt) {
+			at = k
+			break
+		}
+	}
+	opts = append(opts[:at], append([]string{opt}, opts[at:]...)...)
+	return "-m " + mod + " " + strings.Join(opts, " ")
 }
 
 // nftXTWords returns how many words an xt match spelled from word takes:
