@@ -26,7 +26,7 @@ var iptablesNFTTables = map[string]bool{"filter": true, "nat": true, "mangle": t
 
 // FromNFT reads the tables iptables-nft wrote (table ip filter, ip nat,
 // ip mangle, ip raw, ip security and their ip6 counterparts) from the
-// text of nft list ruleset back into iptables dumps, one per family, as
+// text (or the JSON) of nft list ruleset back into iptables dumps, one per family, as
 // iptables-save would have written them: the common translations nft
 // prints (meta l4proto, ip saddr/daddr, iifname, tcp/udp ports and port
 // sets, tcp flags, icmp types, ct state, ct mark, meta mark, fib ... type,
@@ -44,9 +44,17 @@ var iptablesNFTTables = map[string]bool{"filter": true, "nat": true, "mangle": t
 // counts and always matches), and a -m tcp or -m udp without options.
 // Policies' counters are not listed by nft and are read as zero.
 //
-// ok is false when rs holds no table of iptables-nft. A ruleset read
-// from JSON (nft -j), which shows every xt match by name only and has no
-// lines, is not read (ok false).
+// A ruleset read from JSON (nft -j list ruleset) is read the same way,
+// from the text of its statements ([nft.RuleWords]). nft's JSON names
+// every xt match and target by its name only ({"xt": {"type": "target",
+// "name": "DNAT"}}), where its text spells those it can translate: of
+// kube-proxy's rules, those with a DNAT, MARK, MASQUERADE or REJECT
+// target or a conntrack, statistic, addrtype, recent, tcp or udp match
+// are noted (with their JSON path) and left, and the reason the dump is
+// partial counts the xt statements that made it so. Rules take the line
+// on which nft's JSON starts them (one line for all in nft -j's output).
+//
+// ok is false when rs holds no table of iptables-nft.
 func FromNFT(name string, rs *nft.Ruleset) (dumps []*Dump, notes []parsers.LineNote, ok bool, err error) {
 	for _, fam := range []struct {
 		family nftables.TableFamily
@@ -503,8 +511,8 @@ var nftHidden = map[string]bool{"match comment": true, "match nfacct": true}
 
 // nftXTSummary says which xt matches and targets nft's JSON named
 // without their options, and how many times: " (nft -j names xt matches
-// and targets without their options: target DNAT 16 times, ...)"; "" when
-// none did.
+// and targets without their options: target DNAT 16 times, ...; nft list
+// ruleset, without -j, spells most of them)"; "" when none did.
 func nftXTSummary(xt map[string]int) string {
 	if len(xt) == 0 {
 		return ""
@@ -522,7 +530,7 @@ func nftXTSummary(xt map[string]int) string {
 	for k, n := range names {
 		names[k] = n + " " + count(xt[n], "time")
 	}
-	return " (nft -j names xt matches and targets without their options: " + strings.Join(names, ", ") + ")"
+	return " (nft -j names xt matches and targets without their options: " + strings.Join(names, ", ") + "; nft list ruleset, without -j, spells most of them)"
 }
 
 // nftTCPOrder ranks the options of the tcp, udp and sctp matches in the

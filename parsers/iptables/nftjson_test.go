@@ -185,7 +185,7 @@ func TestFromNFTJSONUnread(t *testing.T) {
 	if p, b, _ := r.Counters(); r.Line != 3 || p != 4 || b != 240 {
 		t.Errorf("rule read at line %d with %d packets, %d bytes", r.Line, p, b)
 	}
-	wantWhy := "2 rules of the iptables-nft tables listed by nft in a form that does not say which iptables rule it is (nft -j names xt matches and targets without their options: target DNAT 2 times, match statistic 1 time)"
+	wantWhy := "2 rules of the iptables-nft tables listed by nft in a form that does not say which iptables rule it is (nft -j names xt matches and targets without their options: target DNAT 2 times, match statistic 1 time; nft list ruleset, without -j, spells most of them)"
 	if d.PartialReason != wantWhy {
 		t.Errorf("partial reason\n %s\nwant\n %s", d.PartialReason, wantWhy)
 	}
