@@ -41,6 +41,12 @@ func chainRules(d *Dump) map[string][]string {
 // the dump partial. It returns how many rules were read and left.
 func checkNFTJSON(t *testing.T, name string, js, save []byte) (read, left int) {
 	t.Helper()
+	return checkNFTJSONFamily(t, name, js, save, IPv4)
+}
+
+// checkNFTJSONFamily is checkNFTJSON of the tables of family f.
+func checkNFTJSONFamily(t *testing.T, name string, js, save []byte, f Family) (read, left int) {
+	t.Helper()
 	want, err := Parse(name+".save", save)
 	if err != nil {
 		t.Fatal(err)
@@ -50,13 +56,13 @@ func checkNFTJSON(t *testing.T, name string, js, save []byte) (read, left int) {
 		t.Fatal(err)
 	}
 	dumps, notes, ok, err := FromNFT(name, rs)
-	if err != nil || !ok || len(dumps) != 1 || dumps[0].Family != IPv4 {
+	if err != nil || !ok || len(dumps) != 1 || dumps[0].Family != f {
 		t.Fatalf("FromNFT: %d dumps, %v, %v", len(dumps), ok, err)
 	}
 	got := dumps[0]
 	wantRules, gotRules := chainRules(want), chainRules(got)
 	for _, tb := range rs.Tables {
-		if tb.Family != nftables.TableFamilyIPv4 || !iptablesNFTTables[tb.Name] {
+		if tb.Family != map[Family]nftables.TableFamily{IPv4: nftables.TableFamilyIPv4, IPv6: nftables.TableFamilyIPv6}[f] || !iptablesNFTTables[tb.Name] {
 			continue
 		}
 		for _, c := range tb.Chains {
@@ -71,7 +77,7 @@ func checkNFTJSON(t *testing.T, name string, js, save []byte) (read, left int) {
 				if err != nil {
 					t.Fatalf("%s: %v", r.Pos, err)
 				}
-				if _, detail := nftRule(c.Name, words, IPv4); detail != "" {
+				if _, detail := nftRule(c.Name, words, f); detail != "" {
 					left++
 					if !strings.Contains(" "+strings.Join(words, " ")+" ", " xt ") {
 						t.Errorf("%s: %s left unread (%s), though nft's JSON shows all of it: %s", r.Pos, key, detail, w[k])
@@ -158,6 +164,32 @@ func TestFromNFTJSONLive(t *testing.T) {
 				t.Error("no rule read")
 			}
 		})
+	}
+}
+
+// TestFromNFTJSONLiveIPv6 is TestFromNFTJSONLive of the IPv6 dump of
+// bundles/iptables-healthy restored by ip6tables-nft-restore.
+func TestFromNFTJSONLiveIPv6(t *testing.T) {
+	netnstest.RequireTools(t, "ip6tables-nft-restore", "ip6tables-nft-save", "nft", "nfacct")
+	dump, err := os.ReadFile("../../testdata/bundles/iptables-healthy/node/ip6tables-save.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := netnstest.New(t)
+	ns.Run(nil, "nfacct", "add", "ct_state_invalid_dropped_pkts")
+	ns.Run(nil, "nfacct", "add", "localhost_nps_accepted_pkts")
+	ns.Run(dump, "ip6tables-nft-restore")
+	js := ns.Run(nil, "nft", "-j", "list", "ruleset")
+	var save []string
+	for _, l := range strings.SplitAfter(string(ns.Run(nil, "ip6tables-nft-save", "-c")), "\n") {
+		if !strings.HasPrefix(l, "#") {
+			save = append(save, l)
+		}
+	}
+	read, left := checkNFTJSONFamily(t, "healthy6.json", js, []byte(strings.Join(save, "")), IPv6)
+	t.Logf("%d rules read, %d left", read, left)
+	if read == 0 {
+		t.Error("no rule read")
 	}
 }
 
