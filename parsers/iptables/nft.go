@@ -66,7 +66,7 @@ func FromNFT(name string, rs *nft.Ruleset) (dumps []*Dump, notes []parsers.LineN
 			if t.Family != fam.family || !iptablesNFTTables[t.Name] {
 				continue
 			}
-			segs = append(segs, nftSegment(t, fam.f, xt))
+			segs = append(segs, nftSegment(rs, t, fam.f, xt))
 		}
 		if len(segs) == 0 {
 			continue
@@ -101,8 +101,8 @@ func FromNFT(name string, rs *nft.Ruleset) (dumps []*Dump, notes []parsers.LineN
 // listing segment: its chains' declarations, then its rules.
 // The xt matches and targets that nft's JSON names without their options
 // are counted in xt by "match NAME" or "target NAME".
-func nftSegment(t *nft.Table, f Family, xt map[string]int) *listingSegment {
-	s := &listingSegment{table: t.Name, chains: map[string]bool{}, verbose: true, first: t.Pos.Line}
+func nftSegment(rs *nft.Ruleset, t *nft.Table, f Family, xt map[string]int) *listingSegment {
+	s := &listingSegment{table: t.Name, chains: map[string]bool{}, verbose: true, first: rs.Line(t.Pos)}
 	var builtin, user []*nft.Chain
 	for _, c := range t.Chains {
 		s.chains[c.Name] = true
@@ -118,7 +118,7 @@ func nftSegment(t *nft.Table, f Family, xt map[string]int) *listingSegment {
 		if c.Policy != nil {
 			policy = strings.ToUpper(nft.PolicyName(*c.Policy))
 		}
-		s.rows = append(s.rows, listingLine{line: c.Pos.Line, text: ":" + c.Name + " " + policy + " [0:0]"})
+		s.rows = append(s.rows, listingLine{line: rs.Line(c.Pos), text: ":" + c.Name + " " + policy + " [0:0]"})
 	}
 	for _, c := range chains {
 		for _, r := range c.Rules {
@@ -129,7 +129,8 @@ func nftSegment(t *nft.Table, f Family, xt map[string]int) *listingSegment {
 			} else {
 				text, detail = nftRule(c.Name, w, f)
 			}
-			row := listingLine{line: r.Pos.Line, text: text}
+			line := rs.Line(r.Pos)
+			row := listingLine{line: line, text: text}
 			if detail != "" {
 				if r.Pos.Path != "" {
 					detail = r.Pos.Path + ": " + detail
@@ -139,7 +140,7 @@ func nftSegment(t *nft.Table, f Family, xt map[string]int) *listingSegment {
 						}
 					}
 				}
-				row = listingLine{line: r.Pos.Line, why: ReasonNotTranslated, detail: detail}
+				row = listingLine{line: line, why: ReasonNotTranslated, detail: detail}
 			}
 			s.rows = append(s.rows, row)
 		}

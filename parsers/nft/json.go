@@ -383,11 +383,12 @@ func (c *jconv) table(n *jnode) error {
 
 // itemPos is the position of the current item ($.nftables[i]).
 func (c *jconv) itemPos() parsers.Pos {
-	return parsers.Pos{File: c.name, Line: c.itemLine, Path: "$.nftables[" + strconv.Itoa(c.path[1].idx) + "]"}
+	return parsers.Pos{File: c.name, Path: "$.nftables[" + strconv.Itoa(c.path[1].idx) + "]"}
 }
 
-// countLines sets itemLine to the line of the input at off, counting the
-// lines from where the last item started (items come in order).
+// countLines records in ItemLines the line of the input at off, where an
+// item starts, counting the lines from where the last item started (items
+// come in order).
 func (c *jconv) countLines(off int) {
 	if c.itemLine == 0 {
 		c.itemLine = 1
@@ -397,6 +398,7 @@ func (c *jconv) countLines(off int) {
 		c.itemLine += strings.Count(c.r.src[c.lineOff:off], "\n")
 		c.lineOff = off
 	}
+	c.rs.ItemLines = append(c.rs.ItemLines, c.itemLine)
 }
 
 func (c *jconv) chain(n *jnode) error {

@@ -3,7 +3,6 @@ package nft_test
 import (
 	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -21,6 +20,7 @@ import (
 
 // ignorePos ignores positions.
 var ignorePos = cmp.Options{
+	cmpopts.IgnoreFields(nft.Ruleset{}, "ItemLines"),
 	cmpopts.IgnoreFields(nft.Table{}, "Pos"),
 	cmpopts.IgnoreFields(nft.Chain{}, "Pos"),
 	cmpopts.IgnoreFields(nft.Set{}, "Pos"),
@@ -89,8 +89,8 @@ func TestStmtJSON(t *testing.T) {
 	}
 }
 
-// TestJSONItemLines checks that the items of a JSON listing carry the
-// line on which they start: 1 for all of nft -j's one-line output, their
+// TestJSONItemLines checks that Ruleset.Line gives the line on which the
+// items of a JSON listing start: 1 for all of nft -j's one-line output, their
 // own lines in a listing printed one item a line (jq, a pretty printer)
 // or after a blanked prompt line.
 func TestJSONItemLines(t *testing.T) {
@@ -115,12 +115,15 @@ func TestJSONItemLines(t *testing.T) {
 			}
 			tb := rs.Tables[0]
 			c := tb.Chains[0]
-			got := [3]int{tb.Pos.Line, c.Pos.Line, c.Rules[0].Pos.Line}
+			got := [3]int{rs.Line(tb.Pos), rs.Line(c.Pos), rs.Line(c.Rules[0].Pos)}
 			if got != tc.want {
 				t.Errorf("lines of table, chain, rule = %v, want %v\n%s", got, tc.want, in)
 			}
-			if s := c.Rules[0].Pos.String(); s != "in.json:"+strconv.Itoa(tc.want[2])+":$.nftables[2]" {
+			if s := c.Rules[0].Pos.String(); s != "in.json:$.nftables[2]" {
 				t.Errorf("rule position %s", s)
+			}
+			if n := rs.Line(parsers.Pos{File: "in.json", Path: "$.nftables[3].rule"}); n != 0 {
+				t.Errorf("line of an item not listed: %d", n)
 			}
 		})
 	}
