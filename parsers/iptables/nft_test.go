@@ -53,7 +53,7 @@ func TestNFTFixtures(t *testing.T) {
 			out := ns.Run(nil, "nft", "list", "ruleset")
 			parsetest.GoldenFile(t, filepath.Join("testdata", "nft", f.name+".nft"), []byte("[root@node-a ~]# nft list ruleset\n"+string(out)))
 			parsetest.GoldenFile(t, filepath.Join("testdata", "nft", f.name+".json"), ns.Run(nil, "nft", "-j", "list", "ruleset"))
-			parsetest.GoldenFile(t, filepath.Join("testdata", "nft", f.name+".save"), nftSave(ns))
+			parsetest.GoldenFile(t, filepath.Join("testdata", "nft", f.name+".save"), nftSave(ns, "iptables-nft-save"))
 		})
 	}
 }
@@ -71,11 +71,11 @@ func restoreNFT(t *testing.T, dump []byte) *netnstest.NS {
 	return ns
 }
 
-// nftSave is what iptables-nft-save -c prints in ns, without its comment
-// lines (which carry the date).
-func nftSave(ns *netnstest.NS) []byte {
+// nftSave is what save (iptables-nft-save, ip6tables-nft-save) -c
+// prints in ns, without its comment lines (which carry the date).
+func nftSave(ns *netnstest.NS, save string) []byte {
 	var out []string
-	for _, l := range strings.SplitAfter(string(ns.Run(nil, "iptables-nft-save", "-c")), "\n") {
+	for _, l := range strings.SplitAfter(string(ns.Run(nil, save, "-c")), "\n") {
 		if !strings.HasPrefix(l, "#") {
 			out = append(out, l)
 		}

@@ -158,7 +158,7 @@ func TestFromNFTJSONLive(t *testing.T) {
 			}
 			ns := restoreNFT(t, dump)
 			js := ns.Run(nil, "nft", "-j", "list", "ruleset")
-			read, left := checkNFTJSON(t, f.name+".json", js, nftSave(ns))
+			read, left := checkNFTJSON(t, f.name+".json", js, nftSave(ns, "iptables-nft-save"))
 			t.Logf("%d rules read, %d left", read, left)
 			if read == 0 {
 				t.Error("no rule read")
@@ -180,13 +180,7 @@ func TestFromNFTJSONLiveIPv6(t *testing.T) {
 	ns.Run(nil, "nfacct", "add", "localhost_nps_accepted_pkts")
 	ns.Run(dump, "ip6tables-nft-restore")
 	js := ns.Run(nil, "nft", "-j", "list", "ruleset")
-	var save []string
-	for _, l := range strings.SplitAfter(string(ns.Run(nil, "ip6tables-nft-save", "-c")), "\n") {
-		if !strings.HasPrefix(l, "#") {
-			save = append(save, l)
-		}
-	}
-	read, left := checkNFTJSONFamily(t, "healthy6.json", js, []byte(strings.Join(save, "")), IPv6)
+	read, left := checkNFTJSONFamily(t, "healthy6.json", js, nftSave(ns, "ip6tables-nft-save"), IPv6)
 	t.Logf("%d rules read, %d left", read, left)
 	if read == 0 {
 		t.Error("no rule read")

@@ -1,6 +1,7 @@
 package nft_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -52,6 +53,16 @@ func FuzzParseJSON(f *testing.F) {
 				t.Fatalf("error without a JSON path: %v", err)
 			}
 			return
+		}
+		lines := bytes.Count(data, []byte("\n")) + 1
+		for _, tb := range rs.Tables {
+			for _, c := range tb.Chains {
+				for _, r := range c.Rules {
+					if n := rs.Line(r.Pos); n < 1 || n > lines {
+						t.Fatalf("%s: line %d of a %d-line input", r.Pos, n, lines)
+					}
+				}
+			}
 		}
 		again, err := nft.ParseJSON("formatted", nftjson.Format(rs))
 		if err != nil {
