@@ -324,6 +324,7 @@ var Listings = []Listing{
 			return "kube-dns does not answer from pods; the nat table of the node:\n\n```\n" + outs[0] + "```\n"
 		}},
 	{Name: "nft-ruleset-iptables-nft", Tool: "nft", Commands: [][]string{{"-a", "list", "ruleset"}}},
+	{Name: "nft-json-iptables-nft", Tool: "nft", Commands: [][]string{{"-j", "list", "ruleset"}}},
 	{Name: "iptables-L-ticket", Commands: [][]string{{"-t", "nat", "-L", "-n", "-v"}},
 		Wrap: func(outs []string) string {
 			for _, d := range Damages {

@@ -19,5 +19,5 @@
 // Pasted forms are read into the same dumps: [ParseLenient] reads a dump
 // through what a paste does to it, [ParseListing] the output of
 // iptables -L, and [FromNFT] the tables of iptables-nft as nft list
-// ruleset shows them.
+// ruleset (or nft -j list ruleset) shows them.
 package iptables

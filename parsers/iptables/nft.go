@@ -26,7 +26,7 @@ var iptablesNFTTables = map[string]bool{"filter": true, "nat": true, "mangle": t
 
 // FromNFT reads the tables iptables-nft wrote (table ip filter, ip nat,
 // ip mangle, ip raw, ip security and their ip6 counterparts) from the
-// text of nft list ruleset back into iptables dumps, one per family, as
+// text (or the JSON) of nft list ruleset back into iptables dumps, one per family, as
 // iptables-save would have written them: the common translations nft
 // prints (meta l4proto, ip saddr/daddr, iifname, tcp/udp ports and port
 // sets, tcp flags, icmp types, ct state, ct mark, meta mark, fib ... type,
@@ -44,20 +44,29 @@ var iptablesNFTTables = map[string]bool{"filter": true, "nat": true, "mangle": t
 // counts and always matches), and a -m tcp or -m udp without options.
 // Policies' counters are not listed by nft and are read as zero.
 //
-// ok is false when rs holds no table of iptables-nft. A ruleset read
-// from JSON (nft -j), which shows every xt match by name only and has no
-// lines, is not read (ok false).
+// A ruleset read from JSON (nft -j list ruleset) is read the same way,
+// from the text of its statements ([nft.RuleWords]). nft's JSON names
+// every xt match and target by its name only ({"xt": {"type": "target",
+// "name": "DNAT"}}), where its text spells those it can translate: of
+// kube-proxy's rules, those with a DNAT, MARK, MASQUERADE or REJECT
+// target or a conntrack, statistic, addrtype, recent, tcp or udp match
+// are noted (with their JSON path) and left, and the reason the dump is
+// partial counts the xt statements that made it so. Rules take the line
+// on which nft's JSON starts them (one line for all in nft -j's output).
+//
+// ok is false when rs holds no table of iptables-nft.
 func FromNFT(name string, rs *nft.Ruleset) (dumps []*Dump, notes []parsers.LineNote, ok bool, err error) {
 	for _, fam := range []struct {
 		family nftables.TableFamily
 		f      Family
 	}{{nftables.TableFamilyIPv4, IPv4}, {nftables.TableFamilyIPv6, IPv6}} {
 		var segs []*listingSegment
+		xt := map[string]int{}
 		for _, t := range rs.Tables {
-			if t.Family != fam.family || !iptablesNFTTables[t.Name] || t.Pos.Line == 0 {
+			if t.Family != fam.family || !iptablesNFTTables[t.Name] {
 				continue
 			}
-			segs = append(segs, nftSegment(t, fam.f))
+			segs = append(segs, nftSegment(rs, t, fam.f, xt))
 		}
 		if len(segs) == 0 {
 			continue
@@ -71,7 +80,7 @@ func FromNFT(name string, rs *nft.Ruleset) (dumps []*Dump, notes []parsers.LineN
 		d.Family = fam.f
 		var why []string
 		if st.undetermined > 0 {
-			why = append(why, fmt.Sprintf("%s of the iptables-nft tables listed by nft in a form that does not say which iptables rule it is", count(st.undetermined, "rule")))
+			why = append(why, fmt.Sprintf("%s of the iptables-nft tables listed by nft in a form that does not say which iptables rule it is%s", count(st.undetermined, "rule"), nftXTSummary(xt)))
 		}
 		if d.PartialReason != "" {
 			for _, r := range strings.Split(d.PartialReason, "; ") {
@@ -90,8 +99,10 @@ func FromNFT(name string, rs *nft.Ruleset) (dumps []*Dump, notes []parsers.LineN
 
 // nftSegment translates one table of iptables-nft into the rows of a
 // listing segment: its chains' declarations, then its rules.
-func nftSegment(t *nft.Table, f Family) *listingSegment {
-	s := &listingSegment{table: t.Name, chains: map[string]bool{}, verbose: true, first: t.Pos.Line}
+// The xt matches and targets that nft's JSON names without their options
+// are counted in xt by "match NAME" or "target NAME".
+func nftSegment(rs *nft.Ruleset, t *nft.Table, f Family, xt map[string]int) *listingSegment {
+	s := &listingSegment{table: t.Name, chains: map[string]bool{}, verbose: true, first: rs.Line(t.Pos)}
 	var builtin, user []*nft.Chain
 	for _, c := range t.Chains {
 		s.chains[c.Name] = true
@@ -107,57 +118,34 @@ func nftSegment(t *nft.Table, f Family) *listingSegment {
 		if c.Policy != nil {
 			policy = strings.ToUpper(nft.PolicyName(*c.Policy))
 		}
-		s.rows = append(s.rows, listingLine{line: c.Pos.Line, text: ":" + c.Name + " " + policy + " [0:0]"})
+		s.rows = append(s.rows, listingLine{line: rs.Line(c.Pos), text: ":" + c.Name + " " + policy + " [0:0]"})
 	}
 	for _, c := range chains {
 		for _, r := range c.Rules {
-			text, detail := nftRule(c.Name, r.Raw, f)
-			row := listingLine{line: r.Pos.Line, text: text}
+			w, err := nft.RuleWords(r)
+			text, detail := "", ""
+			if err != nil {
+				detail = err.Error()
+			} else {
+				text, detail = nftRule(c.Name, w, f)
+			}
+			line := rs.Line(r.Pos)
+			row := listingLine{line: line, text: text}
 			if detail != "" {
-				row = listingLine{line: r.Pos.Line, why: ReasonNotTranslated, detail: detail}
+				if r.Pos.Path != "" {
+					detail = r.Pos.Path + ": " + detail
+					for k := 0; k+2 < len(w); k++ {
+						if w[k] == "xt" && !nftHidden[w[k+1]+" "+w[k+2]] {
+							xt[w[k+1]+" "+w[k+2]]++
+						}
+					}
+				}
+				row = listingLine{line: line, why: ReasonNotTranslated, detail: detail}
 			}
 			s.rows = append(s.rows, row)
 		}
 	}
 	return s
-}
-
-// nftWords splits a rule as nft lists it into words, a quoted string or
-// an anonymous set ("{ 80, 443 }") being one.
-func nftWords(s string) []string {
-	var out []string
-	for i := 0; i < len(s); {
-		switch c := s[i]; {
-		case c == ' ' || c == '\t':
-			i++
-		case c == '"':
-			j := i + 1
-			for j < len(s) && s[j] != '"' {
-				if s[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			j = min(j+1, len(s))
-			out = append(out, s[i:j])
-			i = j
-		case c == '{':
-			j := strings.IndexByte(s[i:], '}')
-			if j < 0 {
-				j = len(s) - i - 1
-			}
-			out = append(out, s[i:i+j+1])
-			i += j + 1
-		default:
-			j := i
-			for j < len(s) && s[j] != ' ' && s[j] != '\t' {
-				j++
-			}
-			out = append(out, s[i:j])
-			i = j
-		}
-	}
-	return out
 }
 
 // nftIcmpTypes are the ICMP types nft names, as iptables-save writes them.
@@ -182,10 +170,10 @@ var nftLogLevels = map[string]int{"emerg": 0, "alert": 1, "crit": 2, "err": 3, "
 // nftLogFlags are nft's log flags and iptables' LOG options.
 var nftLogFlags = map[string]string{"tcp sequence": "--log-tcp-sequence", "tcp options": "--log-tcp-options", "ip options": "--log-ip-options", "skuid": "--log-uid", "ether": "--log-macdecode"}
 
-// nftRule translates a rule as nft lists it into iptables-save's form
+// nftRule translates a rule as nft lists it (its words, see
+// [nft.RuleWords]) into iptables-save's form
 // ("[p:b] -A CHAIN ..."), or says which expression it cannot translate.
-func nftRule(chain, raw string, f Family) (text, detail string) {
-	w := nftWords(raw)
+func nftRule(chain string, w []string, f Family) (text, detail string) {
 	i := 0
 	at := func(k int) string {
 		if i+k < len(w) {
@@ -212,7 +200,7 @@ func nftRule(chain, raw string, f Family) (text, detail string) {
 	)
 	addMatch := func(mod, opt string) {
 		if mod != "" && mod == lastMod {
-			matches[len(matches)-1] += " " + opt
+			matches[len(matches)-1] = nftAddOption(matches[len(matches)-1], mod, opt)
 			return
 		}
 		matches = append(matches, "-m "+mod+" "+opt)
@@ -516,6 +504,79 @@ func nftRule(chain, raw string, f Family) (text, detail string) {
 		parts = append(parts, target)
 	}
 	return counters + strings.Join(parts, " "), ""
+}
+
+// nftHidden are the xt matches that leave no trace in the rules read
+// (see [FromNFT]): they are not named among what nft's JSON hides.
+var nftHidden = map[string]bool{"match comment": true, "match nfacct": true}
+
+// nftXTSummary says which xt matches and targets nft's JSON named
+// without their options, and how many times: " (nft -j names xt matches
+// and targets without their options: target DNAT 16 times, ...; nft list
+// ruleset, without -j, spells most of them)"; "" when none did.
+func nftXTSummary(xt map[string]int) string {
+	if len(xt) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(xt))
+	for n := range xt {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if xt[names[i]] != xt[names[j]] {
+			return xt[names[i]] > xt[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	for k, n := range names {
+		names[k] = n + " " + count(xt[n], "time")
+	}
+	return " (nft -j names xt matches and targets without their options: " + strings.Join(names, ", ") + "; nft list ruleset, without -j, spells most of them)"
+}
+
+// nftTCPOrder ranks the options of the tcp, udp and sctp matches in the
+// order iptables-save writes them: ports, then TCP options and flags.
+var nftTCPOrder = map[string]int{"--sport": 1, "--dport": 2, "--tcp-option": 3, "--tcp-flags": 4}
+
+// nftAddOption adds opt ("--dport 80", "! --tcp-flags SYN,RST SYN") to m,
+// a match of module mod ("-m tcp --tcp-flags ..."): after the others, but
+// for the port options of tcp, udp and sctp, which iptables-save writes
+// before TCP options and flags.
+func nftAddOption(m, mod, opt string) string {
+	rank := func(o string) int {
+		name, _, _ := strings.Cut(strings.TrimPrefix(o, "! "), " ")
+		return nftTCPOrder[name]
+	}
+	if mod != "tcp" && mod != "udp" && mod != "sctp" || rank(opt) == 0 {
+		return m + " " + opt
+	}
+	// The options of m, each from its "--" (or the "! " before it).
+	var opts []string
+	rest := strings.TrimPrefix(m, "-m "+mod+" ")
+	for rest != "" {
+		start := 2
+		if strings.HasPrefix(rest, "! ") {
+			start = 4
+		}
+		end := len(rest)
+		if k := strings.Index(rest[start:], " --"); k >= 0 {
+			end = start + k
+		}
+		if k := strings.Index(rest[start:], " ! --"); k >= 0 && start+k < end {
+			end = start + k
+		}
+		opts = append(opts, rest[:end])
+		rest = strings.TrimPrefix(rest[end:], " ")
+	}
+	at := len(opts)
+	for k, o := range opts {
+		if rank(o) > rank(opt) {
+			at = k
+			break
+		}
+	}
+	opts = append(opts[:at], append([]string{opt}, opts[at:]...)...)
+	return "-m " + mod + " " + strings.Join(opts, " ")
 }
 
 // nftXTWords returns how many words an xt match spelled from word takes:

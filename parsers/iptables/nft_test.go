@@ -49,15 +49,38 @@ func TestNFTFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ns := netnstest.New(t)
-			ns.Run(nil, "nfacct", "add", "ct_state_invalid_dropped_pkts")
-			ns.Run(nil, "nfacct", "add", "localhost_nps_accepted_pkts")
-			ns.Run(nil, "ipset", "create", "KUBE-CLUSTER-IP", "hash:ip,port")
-			ns.Run(dump, "iptables-nft-restore", "-c")
+			ns := restoreNFT(t, dump)
 			out := ns.Run(nil, "nft", "list", "ruleset")
 			parsetest.GoldenFile(t, filepath.Join("testdata", "nft", f.name+".nft"), []byte("[root@node-a ~]# nft list ruleset\n"+string(out)))
+			parsetest.GoldenFile(t, filepath.Join("testdata", "nft", f.name+".json"), ns.Run(nil, "nft", "-j", "list", "ruleset"))
+			parsetest.GoldenFile(t, filepath.Join("testdata", "nft", f.name+".save"), nftSave(ns, "iptables-nft-save"))
 		})
 	}
+}
+
+// restoreNFT restores dump with iptables-nft-restore -c in a scratch
+// network namespace, with the nfacct objects and the ipset its rules
+// name.
+func restoreNFT(t *testing.T, dump []byte) *netnstest.NS {
+	t.Helper()
+	ns := netnstest.New(t)
+	ns.Run(nil, "nfacct", "add", "ct_state_invalid_dropped_pkts")
+	ns.Run(nil, "nfacct", "add", "localhost_nps_accepted_pkts")
+	ns.Run(nil, "ipset", "create", "KUBE-CLUSTER-IP", "hash:ip,port")
+	ns.Run(dump, "iptables-nft-restore", "-c")
+	return ns
+}
+
+// nftSave is what save (iptables-nft-save, ip6tables-nft-save) -c
+// prints in ns, without its comment lines (which carry the date).
+func nftSave(ns *netnstest.NS, save string) []byte {
+	var out []string
+	for _, l := range strings.SplitAfter(string(ns.Run(nil, save, "-c")), "\n") {
+		if !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return []byte(strings.Join(out, ""))
 }
 
 // readNFTFixture reads a ruleset of testdata/nft as pasted (after its
@@ -94,24 +117,34 @@ func nftComparable(d *Dump, skip func(string) bool) string {
 		if strings.HasPrefix(l, "#") {
 			continue
 		}
-		if strings.HasPrefix(l, "[") {
-			l = l[strings.IndexByte(l, ']')+2:]
-		}
-		if strings.HasPrefix(l, ":") {
-			l = rePolicyCounters.ReplaceAllString(l, "$1 [0:0]")
-		}
+		l = nftShown(l)
 		if skip != nil && skip(l) {
 			continue
 		}
-		l = reNFTHidden.ReplaceAllStringFunc(l, func(m string) string {
-			if strings.HasSuffix(m, " -") {
-				return " -"
-			}
-			return ""
-		})
-		out = append(out, l)
+		out = append(out, nftVisible(l))
 	}
 	return tablesOrder(strings.Join(out, "\n"))
+}
+
+// nftShown is a line of iptables-save's form without its counters.
+func nftShown(l string) string {
+	if strings.HasPrefix(l, "[") {
+		l = l[strings.IndexByte(l, ']')+2:]
+	}
+	if strings.HasPrefix(l, ":") {
+		l = rePolicyCounters.ReplaceAllString(l, "$1 [0:0]")
+	}
+	return l
+}
+
+// nftVisible is a line without what nft does not show (reNFTHidden).
+func nftVisible(l string) string {
+	return reNFTHidden.ReplaceAllStringFunc(l, func(m string) string {
+		if strings.HasSuffix(m, " -") {
+			return " -"
+		}
+		return ""
+	})
 }
 
 // TestFromNFTMini reads what nft lists of iptables-mini's dump restored
@@ -196,19 +229,26 @@ func TestNFTRule(t *testing.T) {
 			want: `[0:0] -A C -j LOG --log-prefix "dropped: " --log-level 6 --log-tcp-sequence --log-macdecode`},
 		{in: `meta l4proto udp counter packets 0 bytes 0 dnat to 10.244.1.2:53 persistent`,
 			want: `[0:0] -A C -p udp -j DNAT --to-destination 10.244.1.2:53 --persistent`},
+		{in: `tcp flags != syn / syn,rst tcp dport 22 tcp sport 1024-65535 counter packets 0 bytes 12 accept`,
+			want: `[0:12] -A C -p tcp -m tcp --sport 1024:65535 --dport 22 ! --tcp-flags SYN,RST SYN -j ACCEPT`},
 		{in: `xt match recent counter packets 0 bytes 0 jump KUBE-SEP-A`, detail: `"xt match recent counter packets 0 bytes 0 jump KUBE-SEP-A"`},
 		{in: `ct status dnat counter packets 0 bytes 0 drop`, detail: `"ct status dnat counter packets 0 bytes 0 drop"`},
 		{in: `ip daddr @kube-svc counter packets 0 bytes 0 accept`, detail: `"@kube-svc counter packets 0 bytes 0 accept"`},
 		{in: `counter packets 0 bytes 0 accept drop`, detail: `"drop"`},
 	} {
-		text, detail := nftRule("C", tc.in, IPv4)
+		w, err := nft.Words(tc.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, detail := nftRule("C", w, IPv4)
 		if text != tc.want || detail != tc.detail {
 			t.Errorf("%s:\n got %q (%s)\nwant %q (%s)", tc.in, text, detail, tc.want, tc.detail)
 		}
 	}
 }
 
-// FuzzFromNFT checks that FromNFT, on any ruleset nft.ParseText reads,
+// FuzzFromNFT checks that FromNFT, on any ruleset nft.Parse reads (text
+// or JSON),
 // never panics, notes lines of the input only, and returns dumps that
 // Format writes as a whole dump Parse reads back unchanged.
 func FuzzFromNFT(f *testing.F) {
@@ -219,8 +259,16 @@ func FuzzFromNFT(f *testing.F) {
 		}
 	}
 	f.Add([]byte("table ip nat {\n\tchain X {\n\t\tmeta l4proto tcp tcp dport { 1, 2-3 } counter packets 1 bytes 2 jump Y comment \"a\"\n\t}\n}\n"))
+	for _, fx := range nftFixtures {
+		if b, err := os.ReadFile(filepath.Join("testdata", "nft", fx.name+".json")); err == nil {
+			f.Add(b[:min(len(b), 3000)])
+		}
+	}
+	f.Add([]byte(`{"nftables": [{"table": {"family": "ip6", "name": "nat"}},` + "\n" +
+		`{"chain": {"family": "ip6", "table": "nat", "name": "KUBE-SEP-A"}},` + "\n" +
+		`{"rule": {"family": "ip6", "table": "nat", "chain": "KUBE-SEP-A", "comment": "x", "expr": [{"xt": {"type": "match", "name": "comment"}}, {"counter": {"packets": 1, "bytes": 2}}, {"xt": {"type": "target", "name": "DNAT"}}]}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rs, err := nft.ParseText("fuzz.nft", data)
+		rs, err := nft.Parse("fuzz.nft", data)
 		if err != nil {
 			return
 		}

@@ -32,7 +32,9 @@
 // except for what the two forms carry differently:
 //
 //   - positions: text objects have a line ([parsers.Pos.Line]); JSON objects
-//     have a JSON path such as $.nftables[42] ([parsers.Pos.Path]);
+//     have a JSON path such as $.nftables[42] ([parsers.Pos.Path]), and
+//     [Ruleset.Line] gives the line on which the item of such a path starts
+//     (1 for all of them in nft -j's own output, which is one line);
 //   - handles: JSON always carries them, text only from `nft -a`;
 //   - [Rule.Raw]: the text line for text input, the rendering of the
 //     statements for JSON input (equal when the rule is fully modelled);

@@ -52,6 +52,9 @@ type jconv struct {
 	render []byte // scratch for Rule.Raw
 	// curFamily is the family of the table of the rule being converted.
 	curFamily nftables.TableFamily
+	// itemLine is the line on which the item being converted starts;
+	// lineOff the offset up to which lines were counted.
+	itemLine, lineOff int
 }
 
 // ParseJSON parses the JSON of `nft -j list ruleset` (libnftables JSON
@@ -182,6 +185,7 @@ func (c *jconv) items() error {
 		if err != nil {
 			return err
 		}
+		c.countLines(int(n.off))
 		if err := c.item(&n); err != nil {
 			return err
 		}
@@ -380,6 +384,21 @@ func (c *jconv) table(n *jnode) error {
 // itemPos is the position of the current item ($.nftables[i]).
 func (c *jconv) itemPos() parsers.Pos {
 	return parsers.Pos{File: c.name, Path: "$.nftables[" + strconv.Itoa(c.path[1].idx) + "]"}
+}
+
+// countLines records in ItemLines the line of the input at off, where an
+// item starts, counting the lines from where the last item started (items
+// come in order).
+func (c *jconv) countLines(off int) {
+	if c.itemLine == 0 {
+		c.itemLine = 1
+	}
+	off = min(off, len(c.r.src))
+	if off > c.lineOff {
+		c.itemLine += strings.Count(c.r.src[c.lineOff:off], "\n")
+		c.lineOff = off
+	}
+	c.rs.ItemLines = append(c.rs.ItemLines, c.itemLine)
 }
 
 func (c *jconv) chain(n *jnode) error {

@@ -1,8 +1,10 @@
 package nft_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -19,6 +21,7 @@ import (
 
 // ignorePos ignores positions.
 var ignorePos = cmp.Options{
+	cmpopts.IgnoreFields(nft.Ruleset{}, "ItemLines"),
 	cmpopts.IgnoreFields(nft.Table{}, "Pos"),
 	cmpopts.IgnoreFields(nft.Chain{}, "Pos"),
 	cmpopts.IgnoreFields(nft.Set{}, "Pos"),
@@ -50,6 +53,16 @@ func FuzzParseJSON(f *testing.F) {
 				t.Fatalf("error without a JSON path: %v", err)
 			}
 			return
+		}
+		lines := bytes.Count(data, []byte("\n")) + 1
+		for _, tb := range rs.Tables {
+			for _, c := range tb.Chains {
+				for _, r := range c.Rules {
+					if n := rs.Line(r.Pos); n < 1 || n > lines {
+						t.Fatalf("%s: line %d of a %d-line input", r.Pos, n, lines)
+					}
+				}
+			}
 		}
 		again, err := nft.ParseJSON("formatted", nftjson.Format(rs))
 		if err != nil {
@@ -84,5 +97,45 @@ func TestStmtJSON(t *testing.T) {
 		if d := cmp.Diff(want, doc.Nftables[3]["rule"].Expr); d != "" {
 			t.Errorf("%q: JSON statements (-nft +got):\n%s", tc.Text, d)
 		}
+	}
+}
+
+// TestJSONItemLines checks that Ruleset.Line gives the line on which the
+// items of a JSON listing start: 1 for all of nft -j's one-line output, their
+// own lines in a listing printed one item a line (jq, a pretty printer)
+// or after a blanked prompt line.
+func TestJSONItemLines(t *testing.T) {
+	items := []string{
+		`{"table": {"family": "ip", "name": "nat", "handle": 1}}`,
+		`{"chain": {"family": "ip", "table": "nat", "name": "KUBE-MARK-MASQ", "handle": 2}}`,
+		`{"rule": {"family": "ip", "table": "nat", "chain": "KUBE-MARK-MASQ", "handle": 3, "expr": [{"counter": {"packets": 0, "bytes": 0}}]}}`,
+	}
+	for _, tc := range []struct {
+		name, sep, head string
+		want            [3]int
+	}{
+		{"one line", ", ", "", [3]int{1, 1, 1}},
+		{"one item a line", ",\n", "", [3]int{2, 3, 4}},
+		{"after a blank line", ", ", "\n", [3]int{2, 2, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := tc.head + `{"nftables": [` + strings.TrimPrefix(tc.sep, ",") + strings.Join(items, tc.sep) + "]}\n"
+			rs, err := nft.ParseJSON("in.json", []byte(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tb := rs.Tables[0]
+			c := tb.Chains[0]
+			got := [3]int{rs.Line(tb.Pos), rs.Line(c.Pos), rs.Line(c.Rules[0].Pos)}
+			if got != tc.want {
+				t.Errorf("lines of table, chain, rule = %v, want %v\n%s", got, tc.want, in)
+			}
+			if s := c.Rules[0].Pos.String(); s != "in.json:$.nftables[2]" {
+				t.Errorf("rule position %s", s)
+			}
+			if n := rs.Line(parsers.Pos{File: "in.json", Path: "$.nftables[3].rule"}); n != 0 {
+				t.Errorf("line of an item not listed: %d", n)
+			}
+		})
 	}
 }

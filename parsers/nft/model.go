@@ -2,6 +2,8 @@ package nft
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/nftables"
@@ -12,6 +14,25 @@ import (
 // Ruleset is a whole ruleset listing: its tables in listing order.
 type Ruleset struct {
 	Tables []*Table `json:"tables"`
+	// ItemLines holds, for JSON input, the line on which each item of the
+	// nftables array starts, by its index (1 for all of them in nft -j's
+	// own output, which is one line); see [Ruleset.Line].
+	ItemLines []int `json:"-"`
+}
+
+// Line returns the line of the input at p: p.Line for text input; for
+// JSON input, the line on which the item of the nftables array p is in
+// ($.nftables[N]...) starts; 0 when it is not known.
+func (rs *Ruleset) Line(p parsers.Pos) int {
+	if p.Line > 0 || !strings.HasPrefix(p.Path, "$.nftables[") {
+		return p.Line
+	}
+	rest := p.Path[len("$.nftables["):]
+	n, err := strconv.Atoi(rest[:max(strings.IndexByte(rest, ']'), 0)])
+	if err != nil || n < 0 || n >= len(rs.ItemLines) {
+		return 0
+	}
+	return rs.ItemLines[n]
 }
 
 // Table is an nftables table.

@@ -22,6 +22,7 @@ import (
 // ignorePosHandle ignores what differs between the text and JSON forms of
 // the same ruleset by construction: positions and handles.
 var ignorePosHandle = cmp.Options{
+	cmpopts.IgnoreFields(Ruleset{}, "ItemLines"),
 	cmpopts.IgnoreFields(Table{}, "Pos", "Handle"),
 	cmpopts.IgnoreFields(Chain{}, "Pos", "Handle"),
 	cmpopts.IgnoreFields(Set{}, "Pos", "Handle"),
@@ -32,6 +33,7 @@ var ignorePosHandle = cmp.Options{
 
 // ignorePos ignores positions only.
 var ignorePos = cmp.Options{
+	cmpopts.IgnoreFields(Ruleset{}, "ItemLines"),
 	cmpopts.IgnoreFields(Table{}, "Pos"),
 	cmpopts.IgnoreFields(Chain{}, "Pos"),
 	cmpopts.IgnoreFields(Set{}, "Pos"),
