@@ -16,8 +16,8 @@ const maxRanges = 8
 
 // readingLines says, for every input read leniently that was not taken as
 // written, what was skipped and changed and whether it is partial:
-// "dump.txt: 12 lines skipped: 1 shell prompt, 2-3 kubectl table, 45 cut
-// short; 180 lines changed: 180 carriage return; partial: cut short: ...".
+// "dump.txt: 12 lines skipped: shell prompt (line 1), kubectl table (lines
+// 2-3), cut short (lines 45-54); 180 lines changed: 180 carriage return; partial: cut short: ...".
 func readingLines(r *Report) []string {
 	var out []string
 	for _, in := range r.Inputs {
@@ -31,15 +31,7 @@ func readingLines(r *Report) []string {
 func readingLine(in model.Input) string {
 	var parts []string
 	if len(in.Skipped) > 0 {
-		var rs []string
-		for i, x := range in.Skipped {
-			if i == maxRanges {
-				rs = append(rs, fmt.Sprintf("and %d more", len(in.Skipped)-maxRanges))
-				break
-			}
-			rs = append(rs, lineSpan(x)+" "+x.Reason)
-		}
-		parts = append(parts, plural(parsers.CountLines(in.Skipped), "line")+" skipped: "+strings.Join(rs, ", "))
+		parts = append(parts, plural(parsers.CountLines(in.Skipped), "line")+" skipped: "+skippedByReason(in.Skipped))
 	}
 	if len(in.Changed) > 0 {
 		// Changes are counted by reason: they are spread over the file.
@@ -62,6 +54,37 @@ func readingLine(in model.Input) string {
 		parts = append(parts, "partial: "+in.Partial)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// skippedByReason lists skipped ranges by reason, in the order the reasons
+// first occur: "shell prompt (lines 1, 105), kubectl table (lines 2-3)".
+// At most maxRanges ranges are listed; the rest are counted.
+func skippedByReason(skipped []parsers.LineRange) string {
+	var order []string
+	spans := map[string][]string{}
+	listed := 0
+	for _, x := range skipped {
+		if listed == maxRanges {
+			break
+		}
+		if _, ok := spans[x.Reason]; !ok {
+			order = append(order, x.Reason)
+		}
+		spans[x.Reason] = append(spans[x.Reason], lineSpan(x))
+		listed++
+	}
+	rs := make([]string, 0, len(order)+1)
+	for _, reason := range order {
+		word := "lines"
+		if l := spans[reason]; len(l) == 1 && !strings.Contains(l[0], "-") {
+			word = "line"
+		}
+		rs = append(rs, reason+" ("+word+" "+strings.Join(spans[reason], ", ")+")")
+	}
+	if n := len(skipped) - listed; n > 0 {
+		rs = append(rs, fmt.Sprintf("and %d more", n))
+	}
+	return strings.Join(rs, ", ")
 }
 
 // lineSpan formats the lines of a range: "12" or "2-3".
