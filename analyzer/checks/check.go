@@ -308,9 +308,9 @@ func run(snap *model.Snapshot, f *facts, checks []*Check) *Result {
 	var merged []string
 	res.Findings, merged = f.mergeLag(res.Findings)
 	noteLag(res, merged)
-	var ipvsDown bool
-	if res.Findings, ipvsDown = f.mergeIPVSDown(res.Findings); ipvsDown {
-		noteIPVSDown(res)
+	var unusable string
+	if res.Findings, unusable = f.mergeIPVSUnusable(res.Findings); unusable != "" {
+		noteIPVSUnusable(res, unusable)
 	}
 	SortFindings(res.Findings)
 	res.Coverage = coverage(f, res, checks)

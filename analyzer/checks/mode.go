@@ -117,10 +117,13 @@ func runModeMismatch(p *Pass) {
 // mode.
 func fallbackNote(p *Pass, configured, logged string) string {
 	if configured == model.ModeIPVS && logged == model.ModeIPTables && !p.Resolution().Has(resolve.IPVSFallbackRemoved) {
-		return " (before 1.26 kube-proxy falls back to iptables when IPVS is unusable)"
+		return fallbackNoteText
 	}
 	return ""
 }
+
+// fallbackNoteText is what fallbackNote says of kube-proxy before 1.26.
+const fallbackNoteText = " (before 1.26 kube-proxy falls back to iptables when IPVS is unusable)"
 
 // modeRulesSummary counts the rules of a mode in the data plane.
 func modeRulesSummary(r *resolve.Resolution, mode string) string {
