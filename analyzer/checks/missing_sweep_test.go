@@ -386,6 +386,10 @@ func TestScenariosWithoutInput(t *testing.T) {
 	for _, file := range checktest.Files(t, "scenarios/*/*.txtar") {
 		name := filepath.Base(filepath.Dir(file)) + "/" + strings.TrimSuffix(filepath.Base(file), ".txtar")
 		sc := checktest.Load(t, file)
+		files := bundleFiles(t, sc.Dir)
+		if _, ok := files["node/ip-addr.txt"]; testing.Short() && !ok {
+			continue // -short sweeps the scenarios without ip addr only
+		}
 		full := analyse(t, sc.Dir, sc.Options)
 		had := map[string]bool{}
 		for _, f := range full.Findings {
@@ -397,13 +401,13 @@ func TestScenariosWithoutInput(t *testing.T) {
 				had["grouped"] = true
 			}
 		}
-		files := bundleFiles(t, sc.Dir)
 		for _, r := range optionalInputs(full.Mode, files) {
 			if testing.Short() && r.name != "node/ip-addr.txt" {
 				continue
 			}
 			cases++
 			t.Run(name+"/without "+r.name, func(t *testing.T) {
+				t.Parallel()
 				dir := t.TempDir()
 				parsetest.CopyTree(t, sc.Dir, dir, func(rel string, _ []byte) bool { return !contains(r.drop, rel) })
 				for rel, content := range r.edit {
