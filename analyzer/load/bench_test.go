@@ -3,8 +3,10 @@ package load
 import (
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/proxyscan/proxyscan/analyzer/checks"
 	"github.com/proxyscan/proxyscan/internal/benchgen"
@@ -30,6 +32,7 @@ func benchInputs(b *testing.B) string {
 		for name, write := range map[string]func(f *os.File) error{
 			"node/iptables-save.txt": func(f *os.File) error { return spec.IPTablesSave(f) },
 			"cluster/cluster.json":   func(f *os.File) error { return spec.WriteJSON(f) },
+			"cluster/compact.json":   func(f *os.File) error { return spec.WriteCompactJSON(f) },
 			"cluster/cluster.yaml":   func(f *os.File) error { return spec.WriteYAML(f) },
 			"kube-proxy/config.yaml": func(f *os.File) error { _, err := f.Write(spec.Config()); return err },
 		} {
@@ -83,6 +86,7 @@ func benchAnalyze(b *testing.B, export string) {
 	}
 	b.SetBytes(size)
 	b.ReportAllocs()
+	peak := watchHeap()
 	for b.Loop() {
 		snaps, err := Load(paths, Options{})
 		if err != nil {
@@ -95,7 +99,46 @@ func benchAnalyze(b *testing.B, export string) {
 			}
 		}
 	}
+	p := peak()
+	b.ReportMetric(float64(p)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(p)/float64(size), "peak-heap/input")
 }
+
+// watchHeap samples the bytes of live and not yet collected heap objects
+// until the function it returns is called, which returns the largest
+// seen: the peak heap of what ran in between.
+func watchHeap() (stop func() uint64) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
+	}
+	done := make(chan struct{})
+	result := make(chan uint64)
+	go func() {
+		peak := read()
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				peak = max(peak, read())
+			case <-done:
+				result <- max(peak, read())
+				return
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		return <-result
+	}
+}
+
+// BenchmarkAnalyzeCompactJSON loads the dump with the export as compact
+// JSON (as an API client or kubectl get --raw returns it) and runs every
+// check; it reports the peak heap, as the others do.
+func BenchmarkAnalyzeCompactJSON(b *testing.B) { benchAnalyze(b, "compact.json") }
 
 // BenchmarkAnalyzeJSON loads the dump with the export as kubectl JSON and
 // runs every check.
