@@ -287,7 +287,12 @@ func optionalInputs(mode string, files map[string]string) []removal {
 				if k == "Service" {
 					continue
 				}
-				out = append(out, removal{name: k + " objects of " + p, edit: map[string]string{p: filterKind(content, func(x string) bool { return x != k })}, verdict: k == "EndpointSlice"})
+				r := removal{name: k + " objects of " + p, edit: map[string]string{p: filterKind(content, func(x string) bool { return x != k })}, verdict: k == "EndpointSlice"}
+				if len(kinds) == 1 {
+					// A List of that kind alone: the file goes.
+					r.edit, r.drop = nil, []string{p}
+				}
+				out = append(out, r)
 			}
 			if core[p] || p == "cluster/cluster.yaml" {
 				all.edit[p] = filterKind(content, func(x string) bool { return x == "Service" })

@@ -603,6 +603,28 @@ func noteLayout(s *model.Snapshot, layout *resolve.Layout) {
 	}
 }
 
+// nodeHasAddress reports whether one of n's InternalIP and ExternalIP
+// addresses is among addrs, or n lists no such address to compare.
+func nodeHasAddress(n *corev1.Node, addrs []netip.Addr) bool {
+	listed := false
+	for _, a := range n.Status.Addresses {
+		if a.Type != corev1.NodeInternalIP && a.Type != corev1.NodeExternalIP {
+			continue
+		}
+		ip, err := netip.ParseAddr(a.Address)
+		if err != nil {
+			continue
+		}
+		listed = true
+		for _, x := range addrs {
+			if x == ip.Unmap() {
+				return true
+			}
+		}
+	}
+	return !listed
+}
+
 func (b *builder) pickNode(opts Options) {
 	s := b.snap
 	name, source := opts.Node, "--node flag"
@@ -610,7 +632,11 @@ func (b *builder) pickNode(opts Options) {
 		name, source = strings.ToLower(strings.TrimSpace(s.Config.HostnameOverride)), "hostnameOverride of "+s.Config.Source
 	}
 	if name == "" && len(s.Objects.Nodes) == 1 {
-		name, source = s.Objects.Nodes[0].Name, "the only Node in the exports"
+		if n := s.Objects.Nodes[0]; s.Addrs == nil || nodeHasAddress(n.Node, s.Addrs.NodeAddresses()) {
+			name, source = n.Name, "the only Node in the exports"
+		} else {
+			s.Notes = append(s.Notes, fmt.Sprintf("the only Node exported, %s, has none of the addresses ip addr shows: not taken as this node (pass --node NAME)", n.Name))
+		}
 	}
 	s.Node.Name, s.Node.NameSource = name, source
 	// The interfaces say which addresses are the node's (what addrtype
