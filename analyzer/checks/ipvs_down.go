@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
@@ -67,7 +68,7 @@ func (f *facts) mergeIPVSUnusable(fs []Finding) ([]Finding, string) {
 	c.Checks = []string{ipvsModuleMissing.ID, consequence}
 	kept := fs[:0]
 	for i, x := range fs {
-		if !containsInt(follow, i) {
+		if !slices.Contains(follow, i) {
 			kept = append(kept, x)
 		}
 	}
@@ -82,13 +83,4 @@ func noteIPVSUnusable(res *Result, check string) {
 			st.Notes = append(st.Notes, "the node has no usable IPVS, which explains it: reported in the ipvs-module-missing finding")
 		}
 	}
-}
-
-func containsInt(list []int, v int) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

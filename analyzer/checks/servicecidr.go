@@ -10,6 +10,8 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/parsers/kpcmdline"
+	"github.com/proxyscan/proxyscan/parsers/kpconfig"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/manifest"
@@ -383,7 +385,7 @@ func addressClashes(p *Pass, ips []netip.Addr) []clash {
 // (an export of kube-system's Pods, or the static Pod manifest).
 type apiserverContainer struct {
 	pod  *kube.Pod
-	args []string // command and arguments
+	cmdline *kpcmdline.Cmdline // command and arguments
 	// image is the container's image.
 	image string
 }
@@ -401,37 +403,15 @@ func apiserverContainers(objs *kube.Objects) []apiserverContainer {
 		for _, c := range pod.Spec.Containers {
 			args := append(append([]string{}, c.Command...), c.Args...)
 			if c.Name == "kube-apiserver" || len(args) > 0 && path.Base(args[0]) == "kube-apiserver" {
-				out = append(out, apiserverContainer{pod: pod, args: args, image: c.Image})
+				cl, err := kpcmdline.FromArgv(pod.Pos.File, args)
+				if err != nil {
+					continue // an empty or oversized command line says nothing
+				}
+				out = append(out, apiserverContainer{pod: pod, cmdline: cl, image: c.Image})
 			}
 		}
 	}
 	return out
-}
-
-// flagValue returns the value of a flag in a command line (--name=value
-// or --name value), its last occurrence as pflag keeps it.
-func flagValue(args []string, name string) (string, bool) {
-	for i := len(args) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(args[i], name+"="); ok {
-			return v, true
-		}
-		if args[i] == name && i+1 < len(args) {
-			return args[i+1], true
-		}
-	}
-	return "", false
-}
-
-// imageVersion returns the release an image's tag names
-// (registry.k8s.io/kube-apiserver:v1.32.4).
-func imageVersion(image string) (kpversion.Version, bool) {
-	image, _, _ = strings.Cut(image, "@")
-	i := strings.LastIndex(image, ":")
-	if i < 0 || strings.Contains(image[i:], "/") {
-		return kpversion.Version{}, false
-	}
-	v, err := kpversion.ParseString(image[i+1:])
-	return v, err == nil && v.Major == 1
 }
 
 // apiserverServiceRange returns, when the inputs hold no ServiceCIDR
@@ -450,17 +430,17 @@ func apiserverServiceRange(s *model.Snapshot) (*rangeSource, string) {
 	var src *rangeSource
 	for _, c := range cs {
 		name := "kube-apiserver Pod " + c.pod.Namespace + "/" + c.pod.Name
-		v, ok := imageVersion(c.image)
+		v, ok := kpversion.FromImage(c.image)
 		switch {
 		case !ok:
 			return nil, fmt.Sprintf("no ServiceCIDR objects in the inputs, and the version of the %s is not known from its image %q%s", name, c.image, add)
 		case v.AtLeast(1, 33):
 			return nil, fmt.Sprintf("no ServiceCIDR objects in the inputs, and the %s is %s: from 1.33 the ServiceCIDR objects, not its --service-cluster-ip-range alone, hold the ranges%s", name, v.MinorString(), add)
 		}
-		if gates, _ := flagValue(c.args, "--feature-gates"); strings.Contains(strings.ReplaceAll(gates, " ", ""), "MultiCIDRServiceAllocator=true") {
+		if val, _ := c.cmdline.Flag("feature-gates"); multiCIDR(val) {
 			return nil, fmt.Sprintf("no ServiceCIDR objects in the inputs, and the %s enables MultiCIDRServiceAllocator: ServiceCIDR objects may hold ranges besides its --service-cluster-ip-range%s", name, add)
 		}
-		val, ok := flagValue(c.args, "--service-cluster-ip-range")
+		val, ok := c.cmdline.Flag("service-cluster-ip-range")
 		if !ok || val == "" {
 			return nil, fmt.Sprintf("no ServiceCIDR objects in the inputs, and the %s sets no --service-cluster-ip-range%s", name, add)
 		}
@@ -493,4 +473,11 @@ func noServiceCIDRs(s *model.Snapshot) string {
 		}
 	}
 	return needHints[NeedServiceCIDRs]
+}
+
+// multiCIDR reports whether a --feature-gates value enables
+// MultiCIDRServiceAllocator (the last setting wins, as in pflag).
+func multiCIDR(gates string) bool {
+	m, err := kpconfig.ParseGates(gates)
+	return err == nil && m["MultiCIDRServiceAllocator"]
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/google/nftables"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -556,10 +557,9 @@ func (b *builder) pickVersion(opts Options, layout *resolve.Layout) error {
 			continue
 		}
 		for _, c := range ds.Spec.Template.Spec.Containers {
-			if i := strings.LastIndex(c.Image, ":"); i >= 0 && strings.Contains(c.Image, "kube-proxy") {
-				if set(c.Image[i+1:], "image of DaemonSet kube-system/"+ds.Name) {
-					return nil
-				}
+			if v, ok := kpversion.FromImage(c.Image); ok && strings.Contains(c.Image, "kube-proxy") {
+				s.Version = model.Version{Version: v, Source: "image of DaemonSet kube-system/" + ds.Name}
+				return nil
 			}
 		}
 	}
@@ -603,26 +603,30 @@ func noteLayout(s *model.Snapshot, layout *resolve.Layout) {
 	}
 }
 
-// nodeHasAddress reports whether one of n's InternalIP and ExternalIP
-// addresses is among addrs, or n lists no such address to compare.
-func nodeHasAddress(n *corev1.Node, addrs []netip.Addr) bool {
-	listed := false
+// nodeIPs returns n's InternalIP and ExternalIP addresses.
+func nodeIPs(n *corev1.Node) []netip.Addr {
+	var out []netip.Addr
 	for _, a := range n.Status.Addresses {
 		if a.Type != corev1.NodeInternalIP && a.Type != corev1.NodeExternalIP {
 			continue
 		}
-		ip, err := netip.ParseAddr(a.Address)
-		if err != nil {
-			continue
-		}
-		listed = true
-		for _, x := range addrs {
-			if x == ip.Unmap() {
-				return true
-			}
+		if ip, err := netip.ParseAddr(a.Address); err == nil {
+			out = append(out, ip.Unmap())
 		}
 	}
-	return !listed
+	return out
+}
+
+// nodeHasAddress reports whether one of n's InternalIP and ExternalIP
+// addresses is among addrs, or n lists no such address to compare.
+func nodeHasAddress(n *corev1.Node, addrs []netip.Addr) bool {
+	ips := nodeIPs(n)
+	for _, ip := range ips {
+		if slices.Contains(addrs, ip) {
+			return true
+		}
+	}
+	return len(ips) == 0
 }
 
 func (b *builder) pickNode(opts Options) {
@@ -664,14 +668,7 @@ func (b *builder) pickNode(opts Options) {
 			continue
 		}
 		s.Node.Object = n
-		for _, a := range n.Status.Addresses {
-			if a.Type != corev1.NodeInternalIP && a.Type != corev1.NodeExternalIP {
-				continue
-			}
-			if ip, err := netip.ParseAddr(a.Address); err == nil {
-				s.Node.Addresses = append(s.Node.Addresses, ip.Unmap())
-			}
-		}
+		s.Node.Addresses = append(s.Node.Addresses, nodeIPs(n.Node)...)
 		cidrs := n.Spec.PodCIDRs
 		if len(cidrs) == 0 && n.Spec.PodCIDR != "" {
 			cidrs = []string{n.Spec.PodCIDR}

@@ -196,6 +196,15 @@ func Parse(name string, data []byte) (*Cmdline, error) {
 	return c, nil
 }
 
+// FromArgv parses a command line given as its arguments (a container's
+// command and args), as Parse does a NUL-separated /proc/PID/cmdline.
+func FromArgv(name string, argv []string) (*Cmdline, error) {
+	if len(argv) == 0 {
+		return nil, parsers.Errorf(parsers.Pos{File: name, Line: 1}, "empty command line")
+	}
+	return Parse(name, []byte(strings.Join(argv, "\x00")+"\x00"))
+}
+
 // Flag returns the value of the last occurrence of the named flag (pflag
 // lets a later flag override an earlier one) and whether it was given. A
 // boolean flag given alone has the value "true".

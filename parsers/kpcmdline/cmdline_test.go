@@ -136,3 +136,19 @@ func FuzzParse(f *testing.F) {
 		_ = c.String()
 	})
 }
+
+func TestFromArgv(t *testing.T) {
+	c, err := FromArgv("pod.yaml", []string{"kube-apiserver", "--service-cluster-ip-range", "10.96.0.0/12", "--feature-gates=A=true", "--service-cluster-ip-range=10.112.0.0/16,fd00::/108"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := c.Flag("service-cluster-ip-range"); !ok || v != "10.112.0.0/16,fd00::/108" {
+		t.Errorf("service-cluster-ip-range = %q, %v; want the last occurrence", v, ok)
+	}
+	if v, _ := c.Flag("feature-gates"); v != "A=true" {
+		t.Errorf("feature-gates = %q", v)
+	}
+	if _, err := FromArgv("pod.yaml", nil); err == nil {
+		t.Error("an empty command line parsed")
+	}
+}

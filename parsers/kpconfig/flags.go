@@ -501,23 +501,7 @@ func parseFlagValue(kind FlagKind, s string) (any, error) {
 		r := csv.NewReader(strings.NewReader(s))
 		return r.Read()
 	case FlagGates:
-		out := map[string]bool{}
-		for _, kv := range strings.Split(s, ",") {
-			if len(kv) == 0 {
-				continue
-			}
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok {
-				return nil, fmt.Errorf("malformed pair, expect string=bool")
-			}
-			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return nil, fmt.Errorf("invalid value of %s: %s, err: %v", k, v, err)
-			}
-			out[k] = b
-		}
-		return out, nil
+		return ParseGates(s)
 	case FlagIP:
 		if s != "" && netutils.ParseIPSloppy(s) == nil {
 			return nil, fmt.Errorf("%q is not a valid IP address", s)
@@ -643,4 +627,28 @@ func fieldByPath(rv reflect.Value, path string) (reflect.Value, error) {
 		rv = rv.FieldByIndex(f.index)
 	}
 	return rv, nil
+}
+
+// ParseGates parses the value of a --feature-gates flag
+// ("A=true,B=false"), as component-base's mapStringBool does: spaces
+// around names and values are ignored, and a value is any that
+// strconv.ParseBool accepts.
+func ParseGates(s string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, kv := range strings.Split(s, ",") {
+		if len(kv) == 0 {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("malformed pair, expect string=bool")
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("invalid value of %s: %s, err: %v", k, v, err)
+		}
+		out[k] = b
+	}
+	return out, nil
 }

@@ -195,3 +195,16 @@ func (v Version) Compare(o Version) int {
 func (v Version) Supported() bool {
 	return v.Major == 1 && v.Minor >= OldestMinor && v.Minor <= NewestMinor
 }
+
+// FromImage returns the release an image's tag names
+// (registry.k8s.io/kube-proxy:v1.32.4, with or without a digest after
+// it), and whether the tag is a release of Kubernetes 1.x.
+func FromImage(image string) (Version, bool) {
+	image, _, _ = strings.Cut(image, "@")
+	i := strings.LastIndex(image, ":")
+	if i < 0 || strings.Contains(image[i:], "/") {
+		return Version{}, false
+	}
+	v, err := ParseString(image[i+1:])
+	return v, err == nil && v.Major == 1
+}

@@ -113,3 +113,23 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestFromImage(t *testing.T) {
+	for _, tc := range []struct {
+		image string
+		want  string
+		ok    bool
+	}{
+		{"registry.k8s.io/kube-apiserver:v1.32.4", "v1.32.4", true},
+		{"registry.k8s.io/kube-proxy:v1.29.0@sha256:0123abcd", "v1.29.0", true},
+		{"localhost:5000/kube-proxy:v1.30.2", "v1.30.2", true},
+		{"localhost:5000/kube-proxy", "", false},
+		{"registry.k8s.io/kube-proxy:latest", "", false},
+		{"registry.k8s.io/kube-proxy:v0.0.0-master", "", false},
+	} {
+		v, ok := FromImage(tc.image)
+		if ok != tc.ok || ok && v.String() != tc.want {
+			t.Errorf("FromImage(%q) = %v, %v; want %s, %v", tc.image, v, ok, tc.want, tc.ok)
+		}
+	}
+}
