@@ -384,7 +384,7 @@ func addressClashes(p *Pass, ips []netip.Addr) []clash {
 // apiserverContainer is a kube-apiserver container of a Pod of the inputs
 // (an export of kube-system's Pods, or the static Pod manifest).
 type apiserverContainer struct {
-	pod  *kube.Pod
+	pod     *kube.Pod
 	cmdline *kpcmdline.Cmdline // command and arguments
 	// image is the container's image.
 	image string
