@@ -577,19 +577,22 @@ func checkLines(b *strings.Builder, t *theme, r *Report, width int, verbose bool
 			notes = append(notes, &note{id: ns.status.ID, text: text, nodes: []string{ns.node}})
 		}
 	}
-	// A note the gaps above already state is not repeated, and checks
-	// noting the same thing on the same nodes share one line.
+	// A note the gaps above already state, whichever check it is of, is
+	// not repeated (--verbose lists it), and checks noting the same thing
+	// on the same nodes share one line.
 	gaps, _ := r.gaps()
 	shown := map[string]bool{}
 	for _, g := range gaps {
-		shown[g] = true
+		if node, _, text, ok := splitCheckLine(g); ok {
+			shown[node+text] = true
+		}
 	}
 	stated := func(n *note) bool {
 		if !multi {
-			return shown[n.id+": "+n.text]
+			return shown[n.text]
 		}
 		for _, node := range n.nodes {
-			if !shown[node+": "+n.id+": "+n.text] {
+			if !shown[node+": "+n.text] {
 				return false
 			}
 		}
