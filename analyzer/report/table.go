@@ -268,7 +268,26 @@ func contextLines(b *strings.Builder, t *theme, r *Report, width int) {
 	if len(parts) > 0 {
 		paragraph(b, t.title, strings.Join(parts, " · "), width, "", "  ")
 	}
-	if len(r.Nodes) > 1 {
+	switch {
+	case len(r.Nodes) > 4:
+		// Many nodes: one line per verdict, naming a few of its nodes.
+		var verdicts []string
+		nodesOf := map[string][]string{}
+		for _, n := range r.Nodes {
+			v := nodeVerdict(n)
+			if nodesOf[v] == nil {
+				verdicts = append(verdicts, v)
+			}
+			name := n.Node
+			if name == "" {
+				name = n.Bundle // a node of no known name is its bundle
+			}
+			nodesOf[v] = append(nodesOf[v], name)
+		}
+		for _, v := range verdicts {
+			paragraph(b, t.plain, fmt.Sprintf("%s: %s", plural(len(nodesOf[v]), "node"), v)+" ("+nodeList(nodesOf[v])+")", width, "", "  ")
+		}
+	case len(r.Nodes) > 1:
 		var nodes []string
 		for _, n := range r.Nodes {
 			nodes = append(nodes, n.Node+": "+nodeVerdict(n))
