@@ -29,7 +29,7 @@ func newExpect(r *resolve.Resolution, sp *model.ServicePort, fam model.Family) *
 	e := &Expect{Selection: s,
 		HasInternal: s.Internal.Verdict == proxier.Forward, HasExternal: s.External.Verdict == proxier.Forward,
 		InternalPolicy: viewPolicy(s.Internal.Policy), ExternalPolicy: viewPolicy(s.External.Policy)}
-	if s.Mode == model.ModeIPVS && !sp.UsesClusterEndpoints(fam) {
+	if s.Mode == model.ModeIPVS && !s.UsesCluster {
 		c := *sp
 		c.InternalPolicyLocal = false
 		e.clusterAll = proxier.SelectEndpoints(r, r.Mode, &c, fam).Cluster

@@ -57,9 +57,9 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 	clusterEndpoints, localEndpoints, allReachable, hasEndpoints := sel.Cluster, sel.Local, sel.InUse, sel.HasEndpoints
 
 	clusterPolicyChain := svcChain(sp)
-	usesClusterPolicyChain := len(clusterEndpoints) > 0 && sp.UsesClusterEndpoints(f)
+	usesClusterPolicyChain := len(clusterEndpoints) > 0 && sel.UsesCluster
 	localPolicyChain := svlChain(sp)
-	usesLocalPolicyChain := len(localEndpoints) > 0 && sp.UsesLocalEndpoints(f)
+	usesLocalPolicyChain := len(localEndpoints) > 0 && sel.UsesLocal
 
 	policyChain := func(pol Policy) string {
 		if pol == PolicyLocal {
@@ -81,10 +81,10 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 		// The policy chains exist as soon as there are endpoints; a local
 		// one without endpoints drops what it gets.
 		hasInternalEndpoints, hasExternalEndpoints = hasEndpoints, hasEndpoints
-		if hasEndpoints && sp.UsesClusterEndpoints(f) {
+		if hasEndpoints && sel.UsesCluster {
 			nat.declare(clusterPolicyChain)
 		}
-		if hasEndpoints && sp.UsesLocalEndpoints(f) {
+		if hasEndpoints && sel.UsesLocal {
 			nat.declare(localPolicyChain)
 		}
 	}
@@ -249,7 +249,7 @@ func (p *iptablesProxier) syncServicePort(sp *model.ServicePort) {
 	if usesLocalPolicyChain {
 		nat.declare(localPolicyChain)
 		p.writeServiceToEndpointRules(sp, localPolicyChain, localEndpoints, p.endpointComment(sp))
-	} else if markDrop && hasEndpoints && sp.UsesLocalEndpoints(f) {
+	} else if markDrop && hasEndpoints && sel.UsesLocal {
 		nat.Write("-A", localPolicyChain, "-m", "comment", "--comment", `"`+name+` has no local endpoints"`,
 			"-j", kpnames.KubeMarkDrop)
 	}

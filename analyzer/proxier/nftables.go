@@ -618,12 +618,12 @@ func (p *nftProxier) syncServicePort(sp *model.ServicePort) {
 	}
 
 	clusterPolicyChain := nftServicePrefix + base
-	usesClusterPolicyChain := len(clusterEndpoints) > 0 && sp.UsesClusterEndpoints(f)
+	usesClusterPolicyChain := len(clusterEndpoints) > 0 && sel.UsesCluster
 	if usesClusterPolicyChain {
 		p.chain(clusterPolicyChain)
 	}
 	localPolicyChain := nftLocalPrefix + base
-	usesLocalPolicyChain := len(localEndpoints) > 0 && sp.UsesLocalEndpoints(f)
+	usesLocalPolicyChain := len(localEndpoints) > 0 && sel.UsesLocal
 	if usesLocalPolicyChain {
 		p.chain(localPolicyChain)
 	}

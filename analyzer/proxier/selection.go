@@ -91,6 +91,11 @@ type Selection struct {
 	// "PreferSameZone", "PreferSameNode"; 1.21-1.23 PreferSameZone when
 	// the zone hints filtered the endpoints).
 	Topology string
+	// UsesCluster and UsesLocal report whether the port, as kube-proxy
+	// reads it, uses the Cluster and the Local policy
+	// (UsesClusterEndpoints and UsesLocalEndpoints of its service info,
+	// with internalTrafficPolicy ignored where kube-proxy ignores it).
+	UsesCluster, UsesLocal bool
 }
 
 // SelectEndpoints returns what kube-proxy of the resolved version, gates
@@ -112,6 +117,14 @@ func (in *input) selection(mode string, sp *model.ServicePort, f model.Family) S
 
 func selectEndpoints(r *resolve.Resolution, opts model.CategorizeOptions, mode string, sp *model.ServicePort, f model.Family) Selection {
 	s := Selection{SP: sp, Family: f, Mode: mode}
+	if sp.InternalPolicyLocal && !r.Has(resolve.InternalTrafficPolicyLocal) {
+		// kube-proxy reads internalTrafficPolicy only where it honours it
+		// (newBaseServiceInfo before 1.26, when the gate is off): the
+		// port is a Cluster one to every mode's selection.
+		c := *sp
+		c.InternalPolicyLocal = false
+		s.SP = &c
+	}
 	categorize := r.Has(resolve.CategorizeEndpoints)
 	switch {
 	case mode == model.ModeIPVS:
@@ -121,6 +134,8 @@ func selectEndpoints(r *resolve.Resolution, opts model.CategorizeOptions, mode s
 	default:
 		s.legacy(r, opts)
 	}
+	s.UsesCluster, s.UsesLocal = s.SP.UsesClusterEndpoints(f), s.SP.UsesLocalEndpoints(f)
+	s.SP = sp
 	return s
 }
 
