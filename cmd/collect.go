@@ -45,8 +45,12 @@ type CollectOptions struct {
 	// Analyze analyses the bundle once collected and writes its node
 	// report into it.
 	Analyze bool
-	Tool    manifest.Tool
-	Now     func() time.Time
+	// Only and Skip select the checks of that analysis, as analyze's
+	// flags of the same names do.
+	Only, Skip []string
+	checks     []*checks.Check
+	Tool       manifest.Tool
+	Now        func() time.Time
 }
 
 // NewCmdCollect builds `proxyscan collect`; runF replaces collectRun in
@@ -82,6 +86,14 @@ func NewCmdCollect(f *Factory, runF func(*CollectOptions) error) *cobra.Command 
 			if (opts.RedactMap != "" || opts.RedactKeyFile != "" || opts.Force) && !opts.Redact {
 				return flagErrorf("--redact-map, --redact-key-file and --force need --redact")
 			}
+			if (len(opts.Only) > 0 || len(opts.Skip) > 0) && !opts.Analyze {
+				return flagErrorf("--only and --skip select the checks of --analyze, which is not given")
+			}
+			selected, err := checks.Select(checks.All, checks.Options{Only: opts.Only, Skip: opts.Skip})
+			if err != nil {
+				return unknownCheck(err)
+			}
+			opts.checks = selected
 			if opts.TotalTimeout < 0 {
 				return flagErrorf("--total-timeout %s: must not be negative", opts.TotalTimeout)
 			}
@@ -114,6 +126,8 @@ func NewCmdCollect(f *Factory, runF func(*CollectOptions) error) *cobra.Command 
 	fl.StringVar(&opts.Root, "root", "/", "where the node's file system is (/proc, /var/log/pods, /lib/modules are read below it)")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "disable colour in the progress lines (NO_COLOR is honoured too)")
 	fl.BoolVar(&opts.Analyze, "analyze", false, "analyze the bundle once collected, as analyze does, and write the node's report into it (node-report.json): analyze merges the reports of many nodes without loading their dumps")
+	fl.StringSliceVar(&opts.Only, "only", nil, "with --analyze: run only these checks (comma-separated IDs); analyze merges the report when given the same selection")
+	fl.StringSliceVar(&opts.Skip, "skip", nil, "with --analyze: do not run these checks (comma-separated IDs)")
 	registerCompletions(c, map[string]cobra.CompletionFunc{
 		"dir":              completeDirs,
 		"root":             completeDirs,
@@ -121,6 +135,8 @@ func NewCmdCollect(f *Factory, runF func(*CollectOptions) error) *cobra.Command 
 		"total-timeout":    completeNothing,
 		"conntrack-sample": completeNothing,
 		"log-lines":        completeNothing,
+		"only":             completeCheckList,
+		"skip":             completeCheckList,
 	})
 	return c
 }
@@ -379,5 +395,9 @@ func humanBytes(n int64) string {
 func writeNodeReport(dir string, opts *CollectOptions) error {
 	restore := collectLoaded()
 	defer restore()
-	return nodereport.WriteInto(dir, load.Options{Compact: true}, checks.All, report.Tool{Name: opts.Tool.Name, Version: opts.Tool.Version})
+	selected := opts.checks
+	if selected == nil {
+		selected = checks.All
+	}
+	return nodereport.WriteInto(dir, load.Options{Compact: true}, selected, report.Tool{Name: opts.Tool.Name, Version: opts.Tool.Version})
 }

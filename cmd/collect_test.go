@@ -28,6 +28,10 @@ func TestCollectFlags(t *testing.T) {
 			want: CollectOptions{Redact: true, Force: true, ConntrackSample: 5000, LogLines: 10000, Root: "/", TotalTimeout: 30 * time.Second}},
 		{name: "analyze", args: []string{"collect", "--analyze", "--dir", "d"},
 			want: CollectOptions{Analyze: true, Dir: "d", ConntrackSample: 5000, LogLines: 10000, Root: "/", TotalTimeout: 2 * time.Minute}},
+		{name: "analyze with a check selection", args: []string{"collect", "--analyze", "--dir", "d", "--skip", "node-drift,sync-failures"},
+			want: CollectOptions{Analyze: true, Dir: "d", Skip: []string{"node-drift", "sync-failures"}, ConntrackSample: 5000, LogLines: 10000, Root: "/", TotalTimeout: 2 * time.Minute}},
+		{name: "check selection without analyze", args: []string{"collect", "--only", "service-missing"}, err: "--only and --skip select the checks of --analyze"},
+		{name: "unknown check", args: []string{"collect", "--analyze", "--only", "service-misisng"}, err: `unknown check "service-misisng"`},
 		{name: "negative total timeout", args: []string{"collect", "--total-timeout", "-1s"}, err: "must not be negative"},
 		{name: "both outputs", args: []string{"collect", "-o", "x.tgz", "--dir", "d"}, err: "-o and --dir cannot be used together"},
 		{name: "map without redact", args: []string{"collect", "--redact-map", "m.json"}, err: "need --redact"},
@@ -65,7 +69,8 @@ func TestCollectFlags(t *testing.T) {
 			if got.Output != w.Output || got.Dir != w.Dir || got.Kubeconfig != w.Kubeconfig || got.Redact != w.Redact ||
 				got.RedactMap != w.RedactMap || got.Timeout != w.Timeout || got.ConntrackSample != w.ConntrackSample ||
 				got.LogLines != w.LogLines || got.Root != w.Root || got.Tool.Version != "v0.1.0-test" ||
-				got.TotalTimeout != w.TotalTimeout || got.Force != w.Force {
+				got.TotalTimeout != w.TotalTimeout || got.Force != w.Force ||
+				strings.Join(got.Only, ",") != strings.Join(w.Only, ",") || strings.Join(got.Skip, ",") != strings.Join(w.Skip, ",") {
 				t.Errorf("options %+v, want %+v", *got, w)
 			}
 		})

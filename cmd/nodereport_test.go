@@ -416,3 +416,39 @@ func TestNodeReportSharedFinding(t *testing.T) {
 		t.Errorf("read from node reports:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestNodeReportCheckSelection: `collect --analyze --skip` writes a report
+// of the selected checks, which analyze with the same selection merges
+// (the same answers as analysing the bundle with it) and analyze with
+// every check does not.
+func TestNodeReportCheckSelection(t *testing.T) {
+	t.Chdir(parsetest.Root(t))
+	b := filepath.Join(t.TempDir(), "node-a")
+	parsetest.CopyTree(t, filepath.Join("testdata", "fleet", "nodes", "node-a"), b, nil)
+	skip := []string{"node-drift", "sync-failures"}
+	selected, err := checks.Select(checks.All, checks.Options{Skip: skip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeNodeReport(b, &CollectOptions{Tool: toolOf(reportVersion), Skip: skip, checks: selected}); err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(b, load.NodeReportFile)
+	merged, err := fleetJSON(t, []string{own}, fleetOptions{checks: selected})
+	if err != nil {
+		t.Fatalf("the report with the selection it was written with: %v", err)
+	}
+	want, err := fleetJSON(t, []string{b}, fleetOptions{checks: selected, reanalyze: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(bytes.Replace(merged, []byte(own), []byte(b), -1), want) {
+		t.Errorf("merging the report differs from analysing the bundle with the same checks:\n%s\nwant:\n%s", merged, want)
+	}
+	if bytes.Contains(merged, []byte(`"sync-failures"`)) {
+		t.Errorf("a skipped check is in the merged report:\n%s", merged)
+	}
+	if _, err := fleetJSON(t, []string{own}, fleetOptions{}); err == nil || !strings.Contains(err.Error(), "a node report of other checks") {
+		t.Errorf("the report merged with every check: %v", err)
+	}
+}
