@@ -41,6 +41,17 @@ func testBundles(t *testing.T) []string {
 	return out
 }
 
+// fleetJobs are the --jobs values a fleet is analysed with to compare it
+// with its nodes alone: one at a time and several, or under -short only
+// several (the workers' path; one job at a time is what analysing a
+// bundle alone already does).
+func fleetJobs() []int {
+	if testing.Short() {
+		return []int{3}
+	}
+	return []int{1, 3}
+}
+
 // alone is what a node's report says when the node is analysed by itself,
 // the cross-node checks aside.
 func alone(t *testing.T, n *report.Node) string {
@@ -89,7 +100,7 @@ func TestFleetSameAnswers(t *testing.T) {
 			want = append(want, alone(t, report.Summarize(s, checks.Run(s, checks.All))))
 		}
 	}
-	for _, jobs := range []int{1, 3} {
+	for _, jobs := range fleetJobs() {
 		nodes, drift, err := analyzeNodes(bundles, opts, checks.All, jobs, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -117,7 +117,7 @@ func TestNodeReportSameAnswers(t *testing.T) {
 			}
 		}
 	}
-	for _, jobs := range []int{1, 3} {
+	for _, jobs := range fleetJobs() {
 		got, err := fleetJSON(t, bundles, fleetOptions{jobs: jobs})
 		if err != nil {
 			t.Fatal(err)

@@ -13,11 +13,35 @@ import (
 
 // TestScenarios runs every check on every scenario of testdata/scenarios
 // and compares the findings with the scenarios' "# want" lines.
+//
+// The scenarios of the checks that read the tracer's sweep
+// (service-unreachable, load-balance-skew) and the healthy ones run once
+// more on one CPU, where no sweep runs in the background and every packet
+// is traced when a check asks for it: the findings must be those of the
+// run on every CPU.
 func TestScenarios(t *testing.T) {
+	traced := 0
+	for _, c := range checks.All {
+		if c.Traces {
+			traced++
+		}
+	}
+	if traced < 2 {
+		t.Fatalf("%d checks read the sweep, want service-unreachable and load-balance-skew", traced)
+	}
 	for _, file := range checktest.Files(t, "scenarios/*/*.txtar") {
 		name := filepath.Base(filepath.Dir(file)) + "/" + strings.TrimSuffix(filepath.Base(file), ".txtar")
 		t.Run(name, func(t *testing.T) {
-			for _, f := range checktest.Run(t, file, checks.All) {
+			all := checktest.Run(t, file, checks.All)
+			if strings.Contains(name, "unreachable") || strings.Contains(name, "skew") || strings.Contains(name, "healthy") {
+				prev := runtime.GOMAXPROCS(1)
+				one := checktest.Run(t, file, checks.All)
+				runtime.GOMAXPROCS(prev)
+				if !reflect.DeepEqual(all, one) {
+					t.Errorf("on one CPU the findings differ:\n%v\nwant\n%v", one, all)
+				}
+			}
+			for _, f := range all {
 				if f.Advice != "" && !strings.HasSuffix(f.Advice, ".") {
 					t.Errorf("%s: advice is not a full sentence: %q", f.Check, f.Advice)
 				}
@@ -43,36 +67,6 @@ func TestEveryCheckFires(t *testing.T) {
 		if len(wanted[c.ID]) == 0 {
 			t.Errorf("check %s has no scenario in testdata/scenarios that expects it to fire", c.ID)
 		}
-	}
-}
-
-// TestScenariosOneCPU runs the checks that read the tracer's sweep on one
-// CPU, where no sweep runs in the background and every packet is traced
-// when a check asks for it: the findings are those of a run on every CPU.
-func TestScenariosOneCPU(t *testing.T) {
-	var traced []*checks.Check
-	for _, c := range checks.All {
-		if c.Traces {
-			traced = append(traced, c)
-		}
-	}
-	if len(traced) < 2 {
-		t.Fatalf("%d checks read the sweep, want service-unreachable and load-balance-skew", len(traced))
-	}
-	for _, file := range checktest.Files(t, "scenarios/*/*.txtar") {
-		name := filepath.Base(filepath.Dir(file)) + "/" + strings.TrimSuffix(filepath.Base(file), ".txtar")
-		if !strings.Contains(name, "unreachable") && !strings.Contains(name, "skew") && !strings.Contains(name, "healthy") {
-			continue
-		}
-		t.Run(name, func(t *testing.T) {
-			all := checktest.Run(t, file, checks.All)
-			prev := runtime.GOMAXPROCS(1)
-			one := checktest.Run(t, file, checks.All)
-			runtime.GOMAXPROCS(prev)
-			if !reflect.DeepEqual(all, one) {
-				t.Errorf("on one CPU the findings differ:\n%v\nwant\n%v", one, all)
-			}
-		})
 	}
 }
 
