@@ -11,7 +11,7 @@ import (
 )
 
 var nodeDrift = &Check{
-	ID:       "node-drift",
+	ID:       nodeDriftID,
 	Severity: Warning,
 	Title:    "nodes program a service, endpoint or setting differently",
 	What: "With the bundles of several nodes, the data planes are compared with each other: every node should program the same " +
@@ -477,12 +477,13 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 	return by
 }
 
-// ownExplaining lists, per kind of difference, the checks whose findings
-// on a node report it: endpoints programmed or not against the Service's
-// EndpointSlices, entries of a Service not programmed.
-var (
-	endpointChecks = []string{"endpoint-missing", "endpoint-stale"}
-	entryChecks    = []string{"service-missing", "nodeport-missing", "external-missing"}
+// The checks whose findings on a node explain a difference node-drift
+// finds there (see explanations).
+const (
+	nodeDriftID       = "node-drift"
+	idServiceMissing  = "service-missing"
+	idNodePortMissing = "nodeport-missing"
+	idExternalMissing = "external-missing"
 )
 
 // unexplained returns the keys of a service port's differences on a node
@@ -507,22 +508,36 @@ func unexplained(n *FleetNode, service string, keys []string, elem func(string) 
 }
 
 // explaining returns the check of the node's own finding that reports e,
-// "" when none does.
+// "" when none does: e is put as the finding node-drift would report of it
+// alone (its endpoint, or the entry as its one object).
 func explaining(n *FleetNode, service string, e *printElem) string {
-	name, port, _ := strings.Cut(service, ":")
-	for i := range n.res.Findings {
-		f := &n.res.Findings[i]
-		if f.Service != service && (f.Service != name || port == "") {
-			continue
-		}
-		if e.backend && slices.Contains(endpointChecks, f.Check) && namesEndpoint(f, service, port, e.label) {
-			return f.Check
-		}
-		if !e.backend && slices.Contains(entryChecks, f.Check) && saysNoEntry(f, e.label) {
-			return f.Check
-		}
+	d := Finding{Check: nodeDriftID, Service: service}
+	if e.backend {
+		d.Endpoint = e.label
+	} else {
+		d.Objects = []string{e.label}
 	}
-	return ""
+	return explainedBy(n.res.Findings, &d)
+}
+
+// sameService reports whether a node's finding c is about the service
+// port of d, a difference node-drift finds, or about its whole Service.
+func sameService(c, d *Finding) bool {
+	name, port, _ := strings.Cut(d.Service, ":")
+	return c.Service == d.Service || c.Service == name && port != ""
+}
+
+// driftEndpoint reports whether c, a finding of an endpoint check, names
+// the endpoint that d, a difference node-drift finds, is about.
+func driftEndpoint(_ *facts, c, d *Finding) bool {
+	_, port, _ := strings.Cut(d.Service, ":")
+	return d.Endpoint != "" && sameService(c, d) && namesEndpoint(c, d.Service, port, d.Endpoint)
+}
+
+// driftEntry reports whether c, a finding of an entry check, says there is
+// no entry for the entry that d, a difference node-drift finds, is about.
+func driftEntry(_ *facts, c, d *Finding) bool {
+	return d.Endpoint == "" && len(d.Objects) == 1 && sameService(c, d) && saysNoEntry(c, d.Objects[0])
 }
 
 // namesEndpoint reports whether an endpoint finding names an endpoint of
