@@ -305,13 +305,7 @@ func run(snap *model.Snapshot, f *facts, checks []*Check) *Result {
 		f.record([]Finding{fnd})
 		res.Findings = append(res.Findings, fnd)
 	}
-	var merged []string
-	res.Findings, merged = f.mergeLag(res.Findings)
-	noteLag(res, merged)
-	var unusable string
-	if res.Findings, unusable = f.mergeIPVSUnusable(res.Findings); unusable != "" {
-		noteIPVSUnusable(res, unusable)
-	}
+	f.explain(res, explanations)
 	SortFindings(res.Findings)
 	res.Coverage = coverage(f, res, checks)
 	return res

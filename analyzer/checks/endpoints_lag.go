@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"net/netip"
+	"sort"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
@@ -14,7 +15,7 @@ import (
 // explain.
 type lagFault int
 
-// The checks whose findings mergeLag makes one.
+// The checks whose findings foldLag makes one.
 const (
 	idEndpointMissing = "endpoint-missing"
 	idEndpointStale   = "endpoint-stale"
@@ -79,7 +80,7 @@ func (it *lagItem) object(port bool) string {
 // endpointLag gathers, per Service, the endpoints one check finds out of
 // step with the EndpointSlices (not programmed, or programmed but no
 // longer usable): all such faults of one Service are one finding, and the
-// two sides of one Service (see mergeLag) one finding of endpoint-stale.
+// two sides of one Service (see foldLag) one finding of endpoint-stale.
 type endpointLag struct {
 	order []string
 	by    map[string][]*lagItem
@@ -123,7 +124,7 @@ func (l *endpointLag) add(p *Pass, v *view.View, sp *model.ServicePort, dispatch
 
 // report reports one finding per Service: the finding of the one
 // endpoint and dispatch as it is, or one listing every endpoint. It keeps
-// what it reported for mergeLag.
+// what it reported for foldLag.
 func (l *endpointLag) report(p *Pass) {
 	for _, svc := range l.order {
 		items := l.by[svc]
@@ -251,52 +252,50 @@ func lagFinding(svc string, items []*lagItem, check string) Finding {
 	return f
 }
 
-// mergeLag makes the findings of endpoint-missing and endpoint-stale about
-// one Service one finding of endpoint-stale: the Service's rules lag its
-// EndpointSlices. It returns the findings and the Services merged.
-func (f *facts) mergeLag(fs []Finding) ([]Finding, []string) {
-	var merged []string
-	for _, svc := range sortedKeys(f.lag) {
-		miss, stale := f.lag[svc][idEndpointMissing], f.lag[svc][idEndpointStale]
-		if miss == nil || stale == nil {
-			continue
-		}
-		at := func(check string, r *lagReported) int {
-			for i, x := range fs {
-				if x.Check == check && x.Service == r.service && x.Message == r.message {
-					return i
-				}
-			}
-			return -1
-		}
-		i, j := at(idEndpointMissing, miss), at(idEndpointStale, stale)
-		if i < 0 || j < 0 {
-			continue
-		}
-		one := lagFinding(svc, append(append([]*lagItem{}, miss.items...), stale.items...), idEndpointStale)
-		one.Severity, one.Node = fs[j].Severity, fs[j].Node
-		fs[j] = one
-		fs = append(fs[:i], fs[i+1:]...)
-		merged = append(merged, svc)
+// lagService returns the Service of a finding of endpoint-missing or
+// endpoint-stale that reports its endpoints out of step with the
+// Service's EndpointSlices, "" for another finding.
+func (f *facts) lagService(x *Finding) string {
+	svc, _, _ := strings.Cut(x.Service, ":")
+	if r := f.lag[svc][x.Check]; r != nil && r.service == x.Service && r.message == x.Message {
+		return svc
 	}
-	return fs, merged
+	return ""
+}
+
+// sameLag reports whether findings of endpoint-stale and endpoint-missing
+// are about the endpoints of one Service out of step with its
+// EndpointSlices: its rules lag them.
+func sameLag(f *facts, c, d *Finding) bool {
+	svc := f.lagService(c)
+	return svc != "" && svc == f.lagService(d)
+}
+
+// foldLag makes the finding of endpoint-stale about a Service, and that of
+// endpoint-missing, one finding of endpoint-stale: the Service's rules lag
+// its EndpointSlices.
+func foldLag(f *facts, c *Finding, _ []Finding) {
+	svc := f.lagService(c)
+	miss, stale := f.lag[svc][idEndpointMissing], f.lag[svc][idEndpointStale]
+	one := lagFinding(svc, append(append([]*lagItem{}, miss.items...), stale.items...), idEndpointStale)
+	one.Severity, one.Node = c.Severity, c.Node
+	*c = one
 }
 
 // noteLag tells, in the status of endpoint-missing, which of its findings
 // are in endpoint-stale's finding of a Service whose rules lag its slices.
-func noteLag(res *Result, merged []string) {
-	if len(merged) == 0 {
-		return
+func noteLag(leads []Finding) string {
+	var merged []string
+	for _, c := range leads {
+		svc, _, _ := strings.Cut(c.Service, ":")
+		merged = append(merged, svc)
 	}
-	for i := range res.Statuses {
-		if st := &res.Statuses[i]; st.ID == idEndpointMissing {
-			each := "the endpoint-stale finding of the Service, whose rules lag its EndpointSlices"
-			if len(merged) > 1 {
-				each = "the endpoint-stale finding of each Service, whose rules lag its EndpointSlices"
-			}
-			st.Notes = append(st.Notes, fmt.Sprintf("%s: reported in %s", listObjects(merged), each))
-		}
+	sort.Strings(merged)
+	each := "the endpoint-stale finding of the Service, whose rules lag its EndpointSlices"
+	if len(merged) > 1 {
+		each = "the endpoint-stale finding of each Service, whose rules lag its EndpointSlices"
 	}
+	return fmt.Sprintf("%s: reported in %s", listObjects(merged), each)
 }
 
 // portName names a service port among its Service's ports: "http", or

@@ -35,7 +35,7 @@ type facts struct {
 	bareGroup *bareGroup
 	// lag holds, per Service and check, the endpoints out of step with
 	// the Service's EndpointSlices that endpoint-missing and
-	// endpoint-stale reported (see mergeLag).
+	// endpoint-stale reported (see foldLag).
 	lag map[string]map[string]*lagReported
 }
 

@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
@@ -16,71 +15,57 @@ const notRunningPrefix = "kube-proxy was not running on the node "
 // proxier.
 const ipvsFallbackPrefix = "the configuration selects ipvs mode but "
 
-// mergeIPVSUnusable makes one finding of a node configured for IPVS mode
-// whose IPVS support is missing (ipvs-module-missing) and of what kube-proxy
-// does about it: from 1.26 it exits at start, so it was not running
-// (kube-proxy-unhealthy); before, it fell back to the iptables proxier
-// (mode-mismatch). The missing IPVS is the cause: its finding stays, states
-// the consequence after it and lists every check it stands for. It returns
-// the findings and the check whose findings were merged ("" when none).
-func (f *facts) mergeIPVSUnusable(fs []Finding) ([]Finding, string) {
-	if f.res == nil {
-		return fs, ""
+// The checks whose findings foldIPVSUnusable makes one.
+const (
+	idIPVSModuleMissing  = "ipvs-module-missing"
+	idKubeProxyUnhealthy = "kube-proxy-unhealthy"
+	idModeMismatch       = "mode-mismatch"
+)
+
+// A node configured for IPVS mode whose IPVS support is missing
+// (ipvs-module-missing) explains what kube-proxy does about it: from 1.26
+// it exits at start, so it was not running (kube-proxy-unhealthy, see
+// ipvsExit); before, it fell back to the iptables proxier (mode-mismatch,
+// see ipvsFallback). The missing IPVS is the cause: its finding stays and
+// states the consequence after it (foldIPVSUnusable).
+
+// ipvsExit reports whether d, a finding of kube-proxy-unhealthy, says that
+// kube-proxy was not running on c's node, where it exits at start without
+// IPVS.
+func ipvsExit(f *facts, c, d *Finding) bool {
+	return f.res != nil && f.res.Has(resolve.IPVSFallbackRemoved) && d.Node == c.Node && strings.HasPrefix(d.Message, notRunningPrefix)
+}
+
+// ipvsFallback reports whether d, a finding of mode-mismatch, says that c's
+// node, configured for IPVS, runs the iptables proxier, to which kube-proxy
+// falls back without IPVS.
+func ipvsFallback(f *facts, c, d *Finding) bool {
+	return f.res != nil && !f.res.Has(resolve.IPVSFallbackRemoved) && d.Node == c.Node && strings.HasPrefix(d.Message, ipvsFallbackPrefix)
+}
+
+// foldIPVSUnusable states, after the message of ipvs-module-missing, what
+// kube-proxy did without IPVS (ds, the findings of kube-proxy-unhealthy or
+// mode-mismatch), with their evidence and severity.
+func foldIPVSUnusable(f *facts, c *Finding, ds []Finding) {
+	what := " exits at start when it cannot use IPVS, and it was not running "
+	if !f.res.Has(resolve.IPVSFallbackRemoved) {
+		what = " falls back to the iptables proxier when it cannot use IPVS, so the node runs iptables mode under a configuration that says ipvs: "
 	}
-	exits := f.res.Has(resolve.IPVSFallbackRemoved)
-	consequence, what := kubeProxyUnhealthy.ID, " exits at start when it cannot use IPVS, and it was not running "
-	if !exits {
-		consequence, what = modeMismatch.ID, " falls back to the iptables proxier when it cannot use IPVS, so the node runs iptables mode under a configuration that says ipvs: "
-	}
-	cause := -1
-	var follow []int
-	for i, x := range fs {
-		switch {
-		case x.Check == ipvsModuleMissing.ID && cause < 0:
-			cause = i
-		case exits && x.Check == consequence && strings.HasPrefix(x.Message, notRunningPrefix):
-			follow = append(follow, i)
-		case !exits && x.Check == consequence && strings.HasPrefix(x.Message, ipvsFallbackPrefix):
-			follow = append(follow, i)
-		}
-	}
-	if cause < 0 || len(follow) == 0 {
-		return fs, ""
-	}
-	c := &fs[cause]
 	var told []string
-	for _, i := range follow {
-		d := fs[i]
-		if d.Node != c.Node {
-			return fs, ""
-		}
-		if exits {
+	for _, d := range ds {
+		if d.Check == idKubeProxyUnhealthy {
 			told = append(told, strings.TrimPrefix(d.Message, notRunningPrefix))
 		} else {
 			told = append(told, strings.TrimSuffix(strings.TrimPrefix(d.Message, ipvsFallbackPrefix), fallbackNoteText))
 		}
 		c.Evidence = appendEvidence(c.Evidence, d.Evidence...)
-		if d.Severity > c.Severity {
-			c.Severity = d.Severity
-		}
+		c.Severity = max(c.Severity, d.Severity)
 	}
 	c.Message += "; kube-proxy " + f.res.Version.Version.MinorString() + what + strings.Join(told, "; ")
-	c.Checks = []string{ipvsModuleMissing.ID, consequence}
-	kept := fs[:0]
-	for i, x := range fs {
-		if !slices.Contains(follow, i) {
-			kept = append(kept, x)
-		}
-	}
-	return kept, consequence
 }
 
 // noteIPVSUnusable tells, in the status of the check whose findings
-// mergeIPVSUnusable merged, that they are in ipvs-module-missing's.
-func noteIPVSUnusable(res *Result, check string) {
-	for i := range res.Statuses {
-		if st := &res.Statuses[i]; st.ID == check {
-			st.Notes = append(st.Notes, "the node has no usable IPVS, which explains it: reported in the ipvs-module-missing finding")
-		}
-	}
+// foldIPVSUnusable folded, that they are in ipvs-module-missing's.
+func noteIPVSUnusable([]Finding) string {
+	return "the node has no usable IPVS, which explains it: reported in the ipvs-module-missing finding"
 }

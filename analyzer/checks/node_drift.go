@@ -3,7 +3,6 @@ package checks
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
@@ -11,7 +10,7 @@ import (
 )
 
 var nodeDrift = &Check{
-	ID:       "node-drift",
+	ID:       nodeDriftID,
 	Severity: Warning,
 	Title:    "nodes program a service, endpoint or setting differently",
 	What: "With the bundles of several nodes, the data planes are compared with each other: every node should program the same " +
@@ -107,9 +106,10 @@ type DriftField struct {
 // driftRow gathers what every node programs for one service port.
 type driftRow struct {
 	service, protocol string
-	// per node (nil: the node has no view): element key → element, its
-	// evidence without lines (see reportRow).
-	nodes []map[string]*printElem
+	// per node, the elements it programs, sorted by key, their evidence
+	// without lines (see reportRow); viewed marks the nodes with a view.
+	nodes  [][]printElem
+	viewed []bool
 	// noBackends is set when endpoints are not comparable (topology).
 	noBackends bool
 }
@@ -181,26 +181,24 @@ func newDriftRow(p *FleetPass, service string, pps []*portPrint) *driftRow {
 	return r
 }
 
-// fill sets, per node, what it programs for the row's service port: an
-// empty set for a node with a view but no entry of the port. The lines of
+// fill sets, per node, what it programs for the row's service port: no
+// element for a node with a view but no entry of the port. The lines of
 // the evidence are not read here: only those of the nodes reported are
 // (reportRow), so that the lines of a node read from its report are
 // loaded only when a finding names it.
 func (r *driftRow) fill(p *FleetPass, service string, pps []*portPrint) {
-	r.nodes = make([]map[string]*printElem, len(p.Nodes))
+	r.nodes = make([][]printElem, len(p.Nodes))
+	r.viewed = make([]bool, len(p.Nodes))
 	for i, n := range p.Nodes {
-		if len(n.print.views) == 0 {
-			continue
+		r.viewed[i] = len(n.print.views) > 0
+		if pp := pps[i]; pp != nil && r.viewed[i] {
+			r.nodes[i] = pp.elems
 		}
-		m := map[string]*printElem{}
-		if pp := pps[i]; pp != nil {
-			for j := range pp.elems {
-				m[pp.elems[j].key] = &pp.elems[j]
-			}
-		}
-		r.nodes[i] = m
 	}
 }
+
+// elem returns the element of that key node i programs, or nil.
+func (r *driftRow) elem(i int, key string) *printElem { return findElem(r.nodes[i], key) }
 
 // alike reports whether every node with a view programs the service port
 // with the same entries (and endpoints, unless they are chosen by
@@ -253,23 +251,18 @@ func entryLabel(e *view.Entry) string {
 func compareRow(p *FleetPass, r *driftRow) DriftPort {
 	row := DriftPort{Service: r.service, Protocol: r.protocol, Cells: make([]DriftCell, len(p.Nodes))}
 	var have []int // nodes with a view
-	union := map[string]*printElem{}
-	for i, m := range r.nodes {
-		if m == nil {
+	for i := range r.nodes {
+		if !r.viewed[i] {
 			row.Cells[i].State = CellUnknown
 			continue
 		}
 		have = append(have, i)
-		for k, e := range m {
-			if r.noBackends && e.backend {
-				continue
-			}
-			if union[k] == nil {
-				union[k] = e
-			}
-			if e.backend {
+		for _, e := range r.nodes[i] {
+			switch {
+			case r.noBackends && e.backend:
+			case e.backend:
 				row.Cells[i].Backends++
-			} else {
+			default:
 				row.Cells[i].Entries++
 			}
 		}
@@ -279,35 +272,26 @@ func compareRow(p *FleetPass, r *driftRow) DriftPort {
 	}
 	missing := make([][]string, len(p.Nodes))
 	extra := make([][]string, len(p.Nodes))
-	keys := sortedKeys(union)
-	sort.SliceStable(keys, func(a, b int) bool { return !union[keys[a]].backend && union[keys[b]].backend })
-	for _, k := range keys {
-		var in, out []int
-		for _, i := range have {
-			if r.nodes[i][k] != nil {
-				in = append(in, i)
-			} else {
-				out = append(out, i)
-			}
-		}
-		if len(out) == 0 || len(in) == 0 {
-			continue
-		}
-		lacking, excess := oddNodes(p, r, union[k], in, out)
+	// union holds the elements that differ, as the first node programs
+	// them.
+	union := map[string]*printElem{}
+	comparePort(r.nodes, have, r.noBackends, func(e *printElem, in, out []int) {
+		union[e.key] = e
+		lacking, excess := oddNodes(p, r, e, in, out)
 		for _, i := range lacking {
-			missing[i] = append(missing[i], k)
+			missing[i] = append(missing[i], e.key)
 		}
 		for _, i := range excess {
-			extra[i] = append(extra[i], k)
+			extra[i] = append(extra[i], e.key)
 		}
-	}
+	})
 	for _, i := range have {
 		c := &row.Cells[i]
 		for _, k := range missing[i] {
 			c.Missing = append(c.Missing, union[k].label)
 		}
 		for _, k := range extra[i] {
-			c.Extra = append(c.Extra, r.nodes[i][k].label)
+			c.Extra = append(c.Extra, r.elem(i, k).label)
 		}
 		switch {
 		case c.Entries == 0 && len(c.Missing) > 0:
@@ -379,7 +363,7 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 	n := p.Nodes[i]
 	var by []string
 	missing, by = unexplained(n, r.service, missing, func(k string) *printElem { return union[k] }, by)
-	extra, by = unexplained(n, r.service, extra, func(k string) *printElem { return r.nodes[i][k] }, by)
+	extra, by = unexplained(n, r.service, extra, func(k string) *printElem { return r.elem(i, k) }, by)
 	if len(missing) == 0 && len(extra) == 0 {
 		return by
 	}
@@ -392,7 +376,7 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 			if j == i {
 				continue
 			}
-			if (r.nodes[j][keys[0]] != nil) == with {
+			if (r.elem(j, keys[0]) != nil) == with {
 				names = append(names, p.Nodes[j].Name)
 			}
 		}
@@ -400,8 +384,8 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 	}
 	var missEntries, extraEntries []string
 	hasEntries := false
-	for k := range r.nodes[i] {
-		hasEntries = hasEntries || strings.HasPrefix(k, "entry ")
+	for _, e := range r.nodes[i] {
+		hasEntries = hasEntries || !e.backend
 	}
 	for _, k := range missing {
 		e := union[k]
@@ -430,7 +414,7 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 		})
 	}
 	for _, k := range extra {
-		e := r.nodes[i][k]
+		e := r.elem(i, k)
 		if !e.backend {
 			extraEntries = append(extraEntries, k)
 			continue
@@ -464,7 +448,7 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 		var labels []string
 		var ev []model.Evidence
 		for _, k := range extraEntries {
-			labels = append(labels, r.nodes[i][k].label)
+			labels = append(labels, r.elem(i, k).label)
 			ev = appendEvidence(ev, pp.elem(k).evidence...)
 		}
 		p.Report(n, Finding{
@@ -477,12 +461,13 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 	return by
 }
 
-// ownExplaining lists, per kind of difference, the checks whose findings
-// on a node report it: endpoints programmed or not against the Service's
-// EndpointSlices, entries of a Service not programmed.
-var (
-	endpointChecks = []string{"endpoint-missing", "endpoint-stale"}
-	entryChecks    = []string{"service-missing", "nodeport-missing", "external-missing"}
+// The checks whose findings on a node explain a difference node-drift
+// finds there (see explanations).
+const (
+	nodeDriftID       = "node-drift"
+	idServiceMissing  = "service-missing"
+	idNodePortMissing = "nodeport-missing"
+	idExternalMissing = "external-missing"
 )
 
 // unexplained returns the keys of a service port's differences on a node
@@ -507,22 +492,36 @@ func unexplained(n *FleetNode, service string, keys []string, elem func(string) 
 }
 
 // explaining returns the check of the node's own finding that reports e,
-// "" when none does.
+// "" when none does: e is put as the finding node-drift would report of it
+// alone (its endpoint, or the entry as its one object).
 func explaining(n *FleetNode, service string, e *printElem) string {
-	name, port, _ := strings.Cut(service, ":")
-	for i := range n.res.Findings {
-		f := &n.res.Findings[i]
-		if f.Service != service && (f.Service != name || port == "") {
-			continue
-		}
-		if e.backend && slices.Contains(endpointChecks, f.Check) && namesEndpoint(f, service, port, e.label) {
-			return f.Check
-		}
-		if !e.backend && slices.Contains(entryChecks, f.Check) && saysNoEntry(f, e.label) {
-			return f.Check
-		}
+	d := Finding{Check: nodeDriftID, Service: service}
+	if e.backend {
+		d.Endpoint = e.label
+	} else {
+		d.Objects = []string{e.label}
 	}
-	return ""
+	return explainedBy(n.res.Findings, &d)
+}
+
+// sameService reports whether a node's finding c is about the service
+// port of d, a difference node-drift finds, or about its whole Service.
+func sameService(c, d *Finding) bool {
+	name, port, _ := strings.Cut(d.Service, ":")
+	return c.Service == d.Service || c.Service == name && port != ""
+}
+
+// driftEndpoint reports whether c, a finding of an endpoint check, names
+// the endpoint that d, a difference node-drift finds, is about.
+func driftEndpoint(_ *facts, c, d *Finding) bool {
+	_, port, _ := strings.Cut(d.Service, ":")
+	return d.Endpoint != "" && sameService(c, d) && namesEndpoint(c, d.Service, port, d.Endpoint)
+}
+
+// driftEntry reports whether c, a finding of an entry check, says there is
+// no entry for the entry that d, a difference node-drift finds, is about.
+func driftEntry(_ *facts, c, d *Finding) bool {
+	return d.Endpoint == "" && len(d.Objects) == 1 && sameService(c, d) && saysNoEntry(c, d.Objects[0])
 }
 
 // namesEndpoint reports whether an endpoint finding names an endpoint of

@@ -1,6 +1,13 @@
 package checks
 
-import "testing"
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+)
 
 // TestDriftExplaining: a node's own finding explains a difference of a
 // service port only when it is of a check that reports that kind of
@@ -48,6 +55,60 @@ func TestDriftExplaining(t *testing.T) {
 			n := &FleetNode{res: &Result{Findings: tt.findings}}
 			if got := explaining(n, tt.service, tt.elem); got != tt.want {
 				t.Errorf("explaining(%s, %s) = %q, want %q", tt.service, tt.elem.label, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestComparePort: the elements some sides program and others do not,
+// entries before endpoints, with the first side's element; sides not
+// taking part and endpoints left out (noBackends) are not compared.
+func TestComparePort(t *testing.T) {
+	ep := func(label, src string) printElem {
+		return printElem{key: "backend " + label, label: label, backend: true, evidence: []model.Evidence{{File: src}}}
+	}
+	entry := func(label, src string) printElem {
+		return printElem{key: "entry " + label, label: label, evidence: []model.Evidence{{File: src}}}
+	}
+	a := []printElem{ep("10.0.0.1:80", "a"), ep("10.0.0.2:80", "a"), entry("ClusterIP 10.96.0.1 tcp/80", "a")}
+	b := []printElem{ep("10.0.0.1:80", "b"), entry("ClusterIP 10.96.0.1 tcp/80", "b"), entry("NodePort tcp/30080", "b")}
+	c := []printElem{ep("10.0.0.3:80", "c"), entry("NodePort tcp/30080", "c")}
+	tests := []struct {
+		name       string
+		sets       [][]printElem
+		have       []int
+		noBackends bool
+		want       []string
+	}{
+		{"two sides", [][]printElem{a, b}, []int{0, 1}, false, []string{
+			"NodePort tcp/30080 from b in [1] out [0]",
+			"10.0.0.2:80 from a in [0] out [1]",
+		}},
+		{"three nodes", [][]printElem{a, b, c}, []int{0, 1, 2}, false, []string{
+			"ClusterIP 10.96.0.1 tcp/80 from a in [0 1] out [2]",
+			"NodePort tcp/30080 from b in [1 2] out [0]",
+			"10.0.0.1:80 from a in [0 1] out [2]",
+			"10.0.0.2:80 from a in [0] out [1 2]",
+			"10.0.0.3:80 from c in [2] out [0 1]",
+		}},
+		{"entries only", [][]printElem{a, b, c}, []int{0, 1, 2}, true, []string{
+			"ClusterIP 10.96.0.1 tcp/80 from a in [0 1] out [2]",
+			"NodePort tcp/30080 from b in [1 2] out [0]",
+		}},
+		{"a side without a view", [][]printElem{a, nil, a}, []int{0, 2}, false, nil},
+		{"a side that programs nothing", [][]printElem{nil, c}, []int{0, 1}, false, []string{
+			"NodePort tcp/30080 from c in [1] out [0]",
+			"10.0.0.3:80 from c in [1] out [0]",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			comparePort(tt.sets, tt.have, tt.noBackends, func(e *printElem, in, out []int) {
+				got = append(got, fmt.Sprintf("%s from %s in %v out %v", e.label, e.evidence[0].File, in, out))
+			})
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
 	}

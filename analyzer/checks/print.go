@@ -120,9 +120,10 @@ type printElem struct {
 	b *view.Backend
 }
 
-// uniqueElems sorts elements by key and keeps one of each: the last entry
-// of a key, the first endpoint, as a set filled in order would.
-func uniqueElems(list []printElem) []printElem {
+// uniqueElems sorts elements by key and keeps one of each: the first
+// endpoint of a key, and the first entry, or the last with lastEntry (as
+// a set filled in order would).
+func uniqueElems(list []printElem, lastEntry bool) []printElem {
 	sort.SliceStable(list, func(a, b int) bool { return list[a].key < list[b].key })
 	out := list[:0]
 	for i := 0; i < len(list); i++ {
@@ -131,7 +132,7 @@ func uniqueElems(list []printElem) []printElem {
 		for j+1 < len(list) && list[j+1].key == e.key {
 			j++
 		}
-		if !e.backend {
+		if !e.backend && lastEntry {
 			e = list[j]
 		}
 		if e.b != nil {
@@ -154,13 +155,7 @@ type famLabel struct {
 }
 
 // elem returns the element of that key, or nil.
-func (pp *portPrint) elem(key string) *printElem {
-	i := sort.Search(len(pp.elems), func(i int) bool { return pp.elems[i].key >= key })
-	if i < len(pp.elems) && pp.elems[i].key == key {
-		return &pp.elems[i]
-	}
-	return nil
-}
+func (pp *portPrint) elem(key string) *printElem { return findElem(pp.elems, key) }
 
 // expects reports whether the node's own objects say it should program an
 // element (see [expected]).
@@ -273,47 +268,14 @@ func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
 	}
 	for _, v := range f.views {
 		np.views = append(np.views, viewPrint{family: v.Family, source: v.Source, anchors: v.Anchors})
-		topo := map[*model.ServicePort]bool{}
-		// A dispatch is often that of several origins and entries: its
-		// endpoints are read once.
-		read := map[*view.Dispatch]bool{}
-		for _, e := range v.Entries {
-			if e.Service == "" {
-				continue
-			}
-			pp := get(e.Service)
-			pp.programmed = true
-			sp := sps[e.Service]
-			if pp.protocol == "" {
-				pp.protocol = strings.ToUpper(e.Protocol)
-				if sp != nil {
-					pp.protocol = string(sp.Protocol)
-				}
-			}
-			if sp != nil {
-				t, ok := topo[sp]
-				if !ok {
-					t = proxier.SelectEndpoints(f.res, f.res.Mode, sp, v.Family).Topology != ""
-					topo[sp] = t
-				}
-				pp.topology = pp.topology || t
-			}
-			pp.elems = append(pp.elems, printElem{key: "entry " + e.Key(), label: entryLabel(e), family: v.Family, kind: e.Kind, evidence: e.Evidence})
-			for _, o := range model.Origins {
-				dp := e.Dispatch[o]
-				if dp == nil || dp.Policy != view.PolicyCluster {
-					continue
-				}
-				if pp.dispatch == nil {
-					pp.dispatch = dp.Evidence
-				}
-				if read[dp] {
-					continue
-				}
-				read[dp] = true
-				for _, b := range dp.Backends {
-					pp.elems = append(pp.elems, printElem{key: "backend " + b.Endpoint, backend: true, label: b.Endpoint, family: v.Family, b: b})
-				}
+	}
+	for name, pl := range planePorts(f.views, true) {
+		pp := get(name)
+		pp.programmed, pp.protocol, pp.elems, pp.dispatch = true, pl.protocol, pl.elems, pl.dispatch
+		if sp := sps[name]; sp != nil {
+			pp.protocol = string(sp.Protocol)
+			for _, fam := range pl.families {
+				pp.topology = pp.topology || proxier.SelectEndpoints(f.res, f.res.Mode, sp, fam).Topology != ""
 			}
 		}
 	}
@@ -322,7 +284,7 @@ func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
 	}
 	p := &Pass{Snap: s, facts: f}
 	for name, pp := range ports {
-		pp.elems = uniqueElems(pp.elems)
+		pp.elems = uniqueElems(pp.elems, true)
 		sp := sps[name]
 		if sp == nil {
 			continue

@@ -3,7 +3,7 @@
 // ports added or removed, endpoints added or removed per service port,
 // data-plane entries and dispatch backends per service port (compared in
 // the mode-neutral form of analyzer/view, so that a mode switch compares
-// too), kube-proxy configuration fields (by kpconfig's YAML paths), the
+// too, by the comparison node-drift makes between nodes), kube-proxy configuration fields (by kpconfig's YAML paths), the
 // kube-proxy version and mode, and the findings that appeared or were
 // resolved.
 //
@@ -556,40 +556,6 @@ func (c *comparer) endpoints(name string, o, n *model.ServicePort) {
 	}
 }
 
-// planeIndex is what a data plane programs, per service port: entries and
-// backends (endpoints of its dispatches), each with its evidence.
-type planeIndex map[string]map[string][]model.Evidence
-
-func indexViews(views []*view.View) (entries, backends planeIndex) {
-	entries, backends = planeIndex{}, planeIndex{}
-	put := func(p planeIndex, svc, key string, ev []model.Evidence) {
-		if p[svc] == nil {
-			p[svc] = map[string][]model.Evidence{}
-		}
-		if _, ok := p[svc][key]; !ok {
-			p[svc][key] = ev
-		}
-	}
-	for _, v := range views {
-		for _, e := range v.Entries {
-			if e.Service == "" {
-				continue
-			}
-			put(entries, e.Service, e.Key(), e.Evidence)
-			for _, o := range model.Origins {
-				d := e.Dispatch[o]
-				if d == nil {
-					continue
-				}
-				for _, b := range d.Backends {
-					put(backends, e.Service, b.Endpoint, b.Evidence())
-				}
-			}
-		}
-	}
-	return entries, backends
-}
-
 // dataPlane compares the entries and backends of each service port.
 func (c *comparer) dataPlane(o, n *model.Snapshot, oMode, nMode string, oViews, nViews []*view.View, gone map[string]bool) {
 	switch {
@@ -606,37 +572,24 @@ func (c *comparer) dataPlane(o, n *model.Snapshot, oMode, nMode string, oViews, 
 	if oMode != nMode {
 		c.note("the mode changed: entries and backends are compared in mode-neutral form (%s rules before, %s after)", oMode, nMode)
 	}
-	oe, ob := indexViews(oViews)
-	ne, nb := indexViews(nViews)
-	cmp := func(old, new planeIndex, added, removed, what string) {
-		svcs := map[string]bool{}
-		for k := range old {
-			svcs[k] = true
+	for _, ch := range checks.ComparePlanes(oViews, nViews) {
+		if sp, _ := model.ParseServicePortName(ch.Service); gone[sp.Service()] {
+			continue
 		}
-		for k := range new {
-			svcs[k] = true
+		what, kind := "entry", map[bool]string{true: EntryRemoved, false: EntryAdded}[ch.Old]
+		if ch.Backend {
+			what, kind = "backend", map[bool]string{true: BackendRemoved, false: BackendAdded}[ch.Old]
 		}
-		for _, svc := range sortedKeys(svcs) {
-			sp, _ := model.ParseServicePortName(svc)
-			if gone[sp.Service()] {
-				continue
-			}
-			for _, k := range sortedKeys(old[svc]) {
-				if _, ok := new[svc][k]; !ok {
-					c.add(Change{Kind: removed, Service: svc, Subject: k, Old: k, Message: fmt.Sprintf("%s: %s %s no longer programmed", svc, what, k),
-						OldEvidence: old[svc][k]})
-				}
-			}
-			for _, k := range sortedKeys(new[svc]) {
-				if _, ok := old[svc][k]; !ok {
-					c.add(Change{Kind: added, Service: svc, Subject: k, New: k, Message: fmt.Sprintf("%s: %s %s newly programmed", svc, what, k),
-						NewEvidence: new[svc][k]})
-				}
-			}
+		x := Change{Kind: kind, Service: ch.Service, Subject: ch.Subject}
+		if ch.Old {
+			x.Old, x.OldEvidence = ch.Subject, ch.Evidence
+			x.Message = fmt.Sprintf("%s: %s %s no longer programmed", ch.Service, what, ch.Subject)
+		} else {
+			x.New, x.NewEvidence = ch.Subject, ch.Evidence
+			x.Message = fmt.Sprintf("%s: %s %s newly programmed", ch.Service, what, ch.Subject)
 		}
+		c.add(x)
 	}
-	cmp(oe, ne, EntryAdded, EntryRemoved, "entry")
-	cmp(ob, nb, BackendAdded, BackendRemoved, "backend")
 }
 
 func noViewReason(s *model.Snapshot, mode string) string {

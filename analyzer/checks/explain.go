@@ -1,0 +1,135 @@
+package checks
+
+import (
+	"slices"
+	"sort"
+)
+
+// An explanation declares that the findings of one check, the cause,
+// explain those of another, the consequence: one cause, one finding. After
+// the checks of a node have run, [facts.explain] folds every consequence
+// finding into the cause finding that explains it: the cause leads, with
+// what the consequence adds, Checks lists the IDs of both, and the
+// consequence check's status notes where its findings went. Node-drift
+// asks the same declarations which of a node's findings already report a
+// difference it finds (see [explainedBy]): it then reports none of its own.
+type explanation struct {
+	cause, consequence string
+	// explains is the key both findings must share (the same Service
+	// whose rules lag, the same node, the same endpoint): it reports
+	// whether c, a finding of the cause, explains d, one of the
+	// consequence. f is nil when node-drift asks.
+	explains func(f *facts, c, d *Finding) bool
+	// fold writes into the cause finding c what the consequences ds it
+	// explains add to it (nil for node-drift's: its differences are not
+	// reported at all).
+	fold func(f *facts, c *Finding, ds []Finding)
+	// note says, in the status of the consequence check, where the
+	// findings folded (into leads, the cause findings) are reported.
+	note func(leads []Finding) string
+}
+
+// explanations are the declared relations between checks, applied in
+// this order.
+var explanations = []*explanation{
+	// The rules of a Service that lag its EndpointSlices: the usable
+	// endpoints not programmed are part of it.
+	{cause: idEndpointStale, consequence: idEndpointMissing, explains: sameLag, fold: foldLag, note: noteLag},
+	// A node without usable IPVS: from 1.26 kube-proxy exits at start,
+	// before it falls back to the iptables proxier.
+	{cause: idIPVSModuleMissing, consequence: idKubeProxyUnhealthy, explains: ipvsExit, fold: foldIPVSUnusable, note: noteIPVSUnusable},
+	{cause: idIPVSModuleMissing, consequence: idModeMismatch, explains: ipvsFallback, fold: foldIPVSUnusable, note: noteIPVSUnusable},
+	// What node-drift finds a node lacks or has in excess, that the
+	// node's own findings report: an endpoint against the Service's
+	// EndpointSlices, an entry of a Service not programmed.
+	{cause: idEndpointMissing, consequence: nodeDriftID, explains: driftEndpoint},
+	{cause: idEndpointStale, consequence: nodeDriftID, explains: driftEndpoint},
+	{cause: idServiceMissing, consequence: nodeDriftID, explains: driftEntry},
+	{cause: idNodePortMissing, consequence: nodeDriftID, explains: driftEntry},
+	{cause: idExternalMissing, consequence: nodeDriftID, explains: driftEntry},
+}
+
+// explain folds, for each explanation of list, the findings of its
+// consequence into the first finding of its cause that explains them, and
+// notes it in the consequence check's status.
+func (f *facts) explain(res *Result, list []*explanation) {
+	for _, x := range list {
+		if x.fold == nil {
+			continue
+		}
+		fs := res.Findings
+		var causes []int
+		by := map[int][]int{} // cause → its consequences
+		for j := range fs {
+			if fs[j].Check != x.consequence {
+				continue
+			}
+			for i := range fs {
+				if fs[i].Check == x.cause && x.explains(f, &fs[i], &fs[j]) {
+					if by[i] == nil {
+						causes = append(causes, i)
+					}
+					by[i] = append(by[i], j)
+					break
+				}
+			}
+		}
+		if len(causes) == 0 {
+			continue
+		}
+		var leads []Finding
+		drop := map[int]bool{}
+		for _, i := range causes {
+			var ds []Finding
+			for _, j := range by[i] {
+				ds = append(ds, fs[j])
+				drop[j] = true
+			}
+			c := &fs[i]
+			x.fold(f, c, ds)
+			c.Checks = checkIDs(append([]Finding{*c}, ds...))
+			leads = append(leads, *c)
+		}
+		kept := fs[:0]
+		for j := range fs {
+			if !drop[j] {
+				kept = append(kept, fs[j])
+			}
+		}
+		res.Findings = kept
+		for i := range res.Statuses {
+			if st := &res.Statuses[i]; st.ID == x.consequence {
+				st.Notes = append(st.Notes, x.note(leads))
+			}
+		}
+	}
+}
+
+// checkIDs returns the IDs of the checks findings stand for, sorted.
+func checkIDs(fs []Finding) []string {
+	var ids []string
+	for _, d := range fs {
+		for _, id := range append([]string{d.Check}, d.Checks...) {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// explainedBy returns the check of the first of a node's findings that
+// explains d, a difference node-drift finds on the node, "" when none
+// does.
+func explainedBy(findings []Finding, d *Finding) string {
+	for i := range findings {
+		c := &findings[i]
+		for _, x := range explanations {
+			if x.consequence == d.Check && x.cause == c.Check && x.explains(nil, c, d) {
+				return c.Check
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,163 @@
+package checks
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+)
+
+// A planePort is what views program for one service port, the state
+// node-drift compares between nodes and diff between two snapshots: its
+// entries and the endpoints of their dispatches, as elements in the order
+// of the views (see [uniqueElems]).
+type planePort struct {
+	elems []printElem
+	// protocol is that of its first entry, in upper case; families are
+	// those of the views with entries of it; dispatch is the evidence of
+	// its first dispatch.
+	protocol string
+	families []model.Family
+	dispatch []model.Evidence
+}
+
+// planePorts reads, per service port, what views program: its entries,
+// and the endpoints of their dispatches (those of the Cluster traffic
+// policy only, with cluster), each dispatch read once.
+func planePorts(views []*view.View, cluster bool) map[string]*planePort {
+	ports := map[string]*planePort{}
+	for _, v := range views {
+		// A dispatch is often that of several origins and entries: its
+		// endpoints are read once.
+		read := map[*view.Dispatch]bool{}
+		for _, e := range v.Entries {
+			if e.Service == "" {
+				continue
+			}
+			pl := ports[e.Service]
+			if pl == nil {
+				pl = &planePort{}
+				ports[e.Service] = pl
+			}
+			if pl.protocol == "" {
+				pl.protocol = strings.ToUpper(e.Protocol)
+			}
+			if len(pl.families) == 0 || pl.families[len(pl.families)-1] != v.Family {
+				pl.families = append(pl.families, v.Family)
+			}
+			pl.elems = append(pl.elems, printElem{key: "entry " + e.Key(), label: entryLabel(e), family: v.Family, kind: e.Kind, evidence: e.Evidence})
+			for _, o := range model.Origins {
+				dp := e.Dispatch[o]
+				if dp == nil || cluster && dp.Policy != view.PolicyCluster {
+					continue
+				}
+				if pl.dispatch == nil {
+					pl.dispatch = dp.Evidence
+				}
+				if read[dp] {
+					continue
+				}
+				read[dp] = true
+				for _, b := range dp.Backends {
+					pl.elems = append(pl.elems, printElem{key: "backend " + b.Endpoint, backend: true, label: b.Endpoint, family: v.Family, b: b})
+				}
+			}
+		}
+	}
+	return ports
+}
+
+// comparePort compares what several nodes, or the two sides of a diff,
+// program for one service port. sets holds each side's elements, sorted by
+// key; the sides in have take part. For each element that some of them
+// program and others do not, entries first, then endpoints (none with
+// noBackends), each in key order, it calls fn with the element of the
+// first side that programs it and the sides that do (in) and do not
+// (out).
+func comparePort(sets [][]printElem, have []int, noBackends bool, fn func(e *printElem, in, out []int)) {
+	union := map[string]*printElem{}
+	for _, i := range have {
+		for j := range sets[i] {
+			e := &sets[i][j]
+			if noBackends && e.backend || union[e.key] != nil {
+				continue
+			}
+			union[e.key] = e
+		}
+	}
+	keys := sortedKeys(union)
+	sort.SliceStable(keys, func(a, b int) bool { return !union[keys[a]].backend && union[keys[b]].backend })
+	for _, k := range keys {
+		var in, out []int
+		for _, i := range have {
+			if findElem(sets[i], k) != nil {
+				in = append(in, i)
+			} else {
+				out = append(out, i)
+			}
+		}
+		if len(out) > 0 && len(in) > 0 {
+			fn(union[k], in, out)
+		}
+	}
+}
+
+// findElem returns the element of that key among elements sorted by key,
+// or nil.
+func findElem(elems []printElem, key string) *printElem {
+	i := sort.Search(len(elems), func(i int) bool { return elems[i].key >= key })
+	if i < len(elems) && elems[i].key == key {
+		return &elems[i]
+	}
+	return nil
+}
+
+// A PlaneChange is an element of a service port's data plane that one of
+// two snapshots programs and the other does not (see [ComparePlanes]).
+type PlaneChange struct {
+	// Service is the service port.
+	Service string
+	// Backend is set for an endpoint of a dispatch, Subject then being
+	// the endpoint; else Subject is the key of an entry ([view.Entry.Key]).
+	Backend bool
+	Subject string
+	// Old is set when only the old snapshot programs it, else only the
+	// new one does; Evidence is where that snapshot does.
+	Old      bool
+	Evidence []model.Evidence
+}
+
+// ComparePlanes compares what two snapshots' views program per service
+// port (its entries, and the endpoints of its dispatches of every traffic
+// policy) as node-drift compares nodes, and returns the changes, by
+// service port, entries first.
+func ComparePlanes(old, new []*view.View) []PlaneChange {
+	sides := [2]map[string]*planePort{planePorts(old, false), planePorts(new, false)}
+	names := map[string]bool{}
+	for _, side := range sides {
+		for name, pl := range side {
+			names[name] = true
+			// An entry that several views program keeps the evidence of
+			// the first.
+			pl.elems = uniqueElems(pl.elems, false)
+		}
+	}
+	var out []PlaneChange
+	for _, name := range sortedKeys(names) {
+		sets := make([][]printElem, 2)
+		for i, side := range sides {
+			if pl := side[name]; pl != nil {
+				sets[i] = pl.elems
+			}
+		}
+		comparePort(sets, []int{0, 1}, false, func(e *printElem, in, _ []int) {
+			subject := strings.TrimPrefix(e.key, "entry ")
+			if e.backend {
+				subject = e.label
+			}
+			out = append(out, PlaneChange{Service: name, Backend: e.backend, Subject: subject, Old: in[0] == 0, Evidence: e.evidence})
+		})
+	}
+	return out
+}
