@@ -263,6 +263,9 @@ func (f *facts) lagService(x *Finding) string {
 	return ""
 }
 
+// lagKey is the Service whose rules lag that x is about ("" for none).
+func lagKey(f *facts, x *Finding) string { return f.lagService(x) }
+
 // sameLag reports whether findings of endpoint-stale and endpoint-missing
 // are about the endpoints of one Service out of step with its
 // EndpointSlices: its rules lag them.

@@ -20,6 +20,10 @@ type explanation struct {
 	// whether c, a finding of the cause, explains d, one of the
 	// consequence. f is nil when node-drift asks.
 	explains func(f *facts, c, d *Finding) bool
+	// key, when set, is that shared key itself ("" for none): the
+	// findings are then paired through an index, in time linear in their
+	// number (a node whose every Service lags has thousands of each).
+	key func(f *facts, x *Finding) string
 	// fold writes into the cause finding c what the consequences ds it
 	// explains add to it (nil for node-drift's: its differences are not
 	// reported at all).
@@ -34,7 +38,7 @@ type explanation struct {
 var explanations = []*explanation{
 	// The rules of a Service that lag its EndpointSlices: the usable
 	// endpoints not programmed are part of it.
-	{cause: idEndpointStale, consequence: idEndpointMissing, explains: sameLag, fold: foldLag, note: noteLag},
+	{cause: idEndpointStale, consequence: idEndpointMissing, explains: sameLag, key: lagKey, fold: foldLag, note: noteLag},
 	// A node without usable IPVS: from 1.26 kube-proxy exits at start,
 	// before it falls back to the iptables proxier.
 	{cause: idIPVSModuleMissing, consequence: idKubeProxyUnhealthy, explains: ipvsExit, fold: foldIPVSUnusable, note: noteIPVSUnusable},
@@ -58,14 +62,43 @@ func (f *facts) explain(res *Result, list []*explanation) {
 			continue
 		}
 		fs := res.Findings
+		var all []int // the findings of the cause
+		var keyed map[string]int
+		if x.key != nil {
+			keyed = map[string]int{}
+		}
+		for i := range fs {
+			if fs[i].Check != x.cause {
+				continue
+			}
+			all = append(all, i)
+			if keyed != nil {
+				if k := x.key(f, &fs[i]); k != "" {
+					if _, ok := keyed[k]; !ok {
+						keyed[k] = i
+					}
+				}
+			}
+		}
+		if len(all) == 0 {
+			continue
+		}
 		var causes []int
 		by := map[int][]int{} // cause → its consequences
 		for j := range fs {
 			if fs[j].Check != x.consequence {
 				continue
 			}
-			for i := range fs {
-				if fs[i].Check == x.cause && x.explains(f, &fs[i], &fs[j]) {
+			candidates := all
+			if keyed != nil {
+				i, ok := keyed[x.key(f, &fs[j])]
+				if !ok {
+					continue
+				}
+				candidates = []int{i}
+			}
+			for _, i := range candidates {
+				if x.explains(f, &fs[i], &fs[j]) {
 					if by[i] == nil {
 						causes = append(causes, i)
 					}

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -87,5 +88,44 @@ func TestExplain(t *testing.T) {
 				t.Errorf("notes: got %q and %q, want %q on a-effect only", res.Statuses[0].Notes, res.Statuses[1].Notes, tt.notes)
 			}
 		})
+	}
+}
+
+// TestExplainKeyed: with a key, thousands of causes and consequences are
+// paired through an index: each consequence is offered one cause, and the
+// result is that of offering it every cause.
+func TestExplainKeyed(t *testing.T) {
+	const n = 3000
+	calls := 0
+	same := func(_ *facts, c, d *Finding) bool { calls++; return c.Service == d.Service }
+	fold := func(_ *facts, c *Finding, ds []Finding) {
+		for _, d := range ds {
+			c.Message += "; " + d.Message
+		}
+	}
+	note := func([]Finding) string { return "folded" }
+	findings := func() []Finding {
+		var fs []Finding
+		for i := 0; i < n; i++ {
+			svc := "ns/s" + strconv.Itoa(i)
+			fs = append(fs, Finding{Check: "b-cause", Service: svc, Message: "cause"},
+				Finding{Check: "a-effect", Service: svc, Message: "effect"})
+		}
+		return append(fs, Finding{Check: "a-effect", Service: "ns/other", Message: "unexplained"})
+	}
+	plain := &Result{Findings: findings(), Statuses: []Status{{ID: "a-effect"}}}
+	(&facts{}).explain(plain, []*explanation{{cause: "b-cause", consequence: "a-effect", explains: same, fold: fold, note: note}})
+	if calls < n*n/4 {
+		t.Fatalf("without a key: %d calls, want every cause offered", calls)
+	}
+	calls = 0
+	keyed := &Result{Findings: findings(), Statuses: []Status{{ID: "a-effect"}}}
+	key := func(_ *facts, x *Finding) string { return x.Service }
+	(&facts{}).explain(keyed, []*explanation{{cause: "b-cause", consequence: "a-effect", explains: same, key: key, fold: fold, note: note}})
+	if calls != n {
+		t.Errorf("with a key: %d calls of explains for %d consequences, want one each", calls, n)
+	}
+	if !reflect.DeepEqual(keyed.Findings, plain.Findings) || len(keyed.Findings) != n+1 {
+		t.Errorf("keyed and plain pairing differ (%d and %d findings)", len(keyed.Findings), len(plain.Findings))
 	}
 }
