@@ -23,14 +23,64 @@ type ruleTable struct {
 	words []string
 	args  []iptables.Arg
 	canon canonicalizer
+	// blk is the block the rules' text is written into: its free
+	// capacity is the room left (see appendLine).
+	blk []byte
 }
 
 // ruleChain is one chain of a ruleTable: its policy and its rules, as
 // newline-terminated lines.
 type ruleChain struct {
 	name, policy string
-	lines        []byte
-	n            int
+	// runs are the chain's lines in order, each run consecutive lines
+	// in one block of a table (see ruleTable.appendLine); size is their
+	// length and n their number.
+	runs [][]byte
+	size int
+	n    int
+}
+
+// Rule text is written into blocks of blockSize bytes shared by the
+// chains of a table, a new one when less than blockRoom is left: a
+// chain's text does not grow by doubling through reallocations (tens of
+// thousands of small chains, and a KUBE-SERVICES of megabytes, would be
+// copied and cleared several times over), and is copied once, into the
+// dump's text.
+const (
+	blockSize = 256 << 10
+	blockRoom = 4 << 10
+)
+
+// appendLine appends the rule of chain c with args, in iptables-save form,
+// as a line of c.
+func (t *ruleTable) appendLine(c *ruleChain, args []iptables.Arg) {
+	if cap(t.blk)-len(t.blk) < blockRoom {
+		t.blk = make([]byte, 0, blockSize)
+	}
+	start := len(t.blk)
+	b := t.canon.appendRule(t.blk, t.fam, c.name, args)
+	b = append(b, '\n')
+	// A rule longer than the room left moved the block (the runs
+	// already written keep the old one); the block is then b.
+	moved := cap(b) != cap(t.blk)
+	t.blk = b
+	c.size += len(b) - start
+	c.n++
+	if k := len(c.runs) - 1; k >= 0 && !moved && follows(c.runs[k], b, start) {
+		c.runs[k] = c.runs[k][:len(c.runs[k])+len(b)-start]
+		return
+	}
+	c.runs = append(c.runs, b[start:])
+}
+
+// follows reports whether run ends in blk's array at offset start.
+func follows(run, blk []byte, start int) bool {
+	if cap(run)-len(run) != cap(blk)-start || cap(run) == 0 {
+		return false
+	}
+	// Both reach the end of their array: the same array when the last
+	// byte of their capacity is the same byte.
+	return &run[:cap(run)][cap(run)-1] == &blk[:cap(blk)][cap(blk)-1]
 }
 
 func newRuleTable(name string, fam iptables.Family) *ruleTable {
@@ -81,11 +131,8 @@ func (t *ruleTable) merge(q *ruleTable) {
 			continue
 		}
 		tc := t.chains[name]
-		if tc.lines == nil {
-			tc.lines = c.lines
-		} else {
-			tc.lines = append(tc.lines, c.lines...)
-		}
+		tc.runs = append(tc.runs, c.runs...)
+		tc.size += c.size
 		tc.n += c.n
 	}
 }
@@ -120,9 +167,7 @@ func (t *ruleTable) Write(words ...any) {
 		return
 	}
 	t.args = wordsToArgs(t.args[:0], t.words[2:])
-	c.lines = t.canon.appendRule(c.lines, t.fam, c.name, t.args)
-	c.lines = append(c.lines, '\n')
-	c.n++
+	t.appendLine(c, t.args)
 }
 
 func (t *ruleTable) fail(err error) {
@@ -176,7 +221,9 @@ func (t *ruleTable) writeTo(b *bytes.Buffer) {
 		b.WriteString(" [0:0]\n")
 	}
 	for _, name := range order {
-		b.Write(t.chains[name].lines)
+		for _, run := range t.chains[name].runs {
+			b.Write(run)
+		}
 	}
 	b.WriteString("COMMIT\n")
 }
@@ -185,7 +232,7 @@ func (t *ruleTable) writeTo(b *bytes.Buffer) {
 func (t *ruleTable) size() int {
 	n := len(t.name) + len("*\nCOMMIT\n")
 	for _, c := range t.chains {
-		n += len(":  [0:0]\n") + len(c.name) + len(c.policy) + len(c.lines)
+		n += len(":  [0:0]\n") + len(c.name) + len(c.policy) + c.size
 	}
 	return n
 }
