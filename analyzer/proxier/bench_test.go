@@ -76,6 +76,7 @@ func BenchmarkExpectIPTablesText(b *testing.B) {
 	r := resolve.Resolve(s, resolve.Options{Mode: model.ModeIPTables})
 	b.ReportAllocs()
 	size := 0
+	cpu := benchgen.CPUTime()
 	for b.Loop() {
 		dp, err := Expect(r, Options{Families: []model.Family{model.IPv4}, TextOnly: true})
 		if err != nil {
@@ -84,6 +85,7 @@ func BenchmarkExpectIPTablesText(b *testing.B) {
 		size = len(dp.Files[0].Data)
 	}
 	b.ReportMetric(float64(size)/(1<<20), "MB")
+	b.ReportMetric((benchgen.CPUTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 }
 
 // BenchmarkCompareIPTables compares the expected data plane of the

@@ -17,8 +17,11 @@ type ruleTable struct {
 	name   string
 	fam    iptables.Family
 	chains map[string]*ruleChain
-	user   []string
+	user   []*ruleChain
 	err    error
+	// last is the chain the last rule was written to: rules of a chain
+	// mostly follow each other.
+	last *ruleChain
 
 	words []string
 	args  []iptables.Arg
@@ -99,8 +102,18 @@ func (t *ruleTable) chain(name string) *ruleChain {
 	}
 	c := &ruleChain{name: name, policy: "-"}
 	t.chains[name] = c
-	t.user = append(t.user, name)
+	t.user = append(t.user, c)
 	return c
+}
+
+// reserve makes room in t for n more chains, so that the table of a
+// large cluster's chains is not rehashed as it grows.
+func (t *ruleTable) reserve(n int) {
+	chains := make(map[string]*ruleChain, len(t.chains)+n)
+	for name, c := range t.chains {
+		chains[name] = c
+	}
+	t.chains = chains
 }
 
 // emptyCopy returns a table declaring the chains t declares, without
@@ -120,10 +133,9 @@ func (t *ruleTable) merge(q *ruleTable) {
 	if q.err != nil {
 		t.fail(q.err)
 	}
-	for _, name := range q.user {
-		if t.chains[name] == nil {
-			t.chains[name] = &ruleChain{name: name, policy: "-"}
-			t.user = append(t.user, name)
+	for _, c := range q.user {
+		if t.chains[c.name] == nil {
+			t.chain(c.name)
 		}
 	}
 	for name, c := range q.chains {
@@ -161,7 +173,11 @@ func (t *ruleTable) Write(words ...any) {
 		t.fail(fmt.Errorf("rule %q does not start with -A CHAIN", strings.Join(t.words, " ")))
 		return
 	}
-	c := t.chains[t.words[1]]
+	c := t.last
+	if c == nil || c.name != t.words[1] {
+		c = t.chains[t.words[1]]
+		t.last = c
+	}
 	if c == nil {
 		t.fail(fmt.Errorf("rule for undeclared chain %s in table %s", t.words[1], t.name))
 		return
@@ -208,20 +224,22 @@ func (t *ruleTable) writeTo(b *bytes.Buffer) {
 	b.WriteByte('*')
 	b.WriteString(t.name)
 	b.WriteByte('\n')
-	order := append([]string(nil), iptables.BuiltinChains(t.name)...)
-	user := append([]string(nil), t.user...)
-	sort.Strings(user)
+	var order []*ruleChain
+	for _, name := range iptables.BuiltinChains(t.name) {
+		order = append(order, t.chains[name])
+	}
+	user := append([]*ruleChain(nil), t.user...)
+	sort.Slice(user, func(i, j int) bool { return user[i].name < user[j].name })
 	order = append(order, user...)
-	for _, name := range order {
-		c := t.chains[name]
+	for _, c := range order {
 		b.WriteByte(':')
 		b.WriteString(c.name)
 		b.WriteByte(' ')
 		b.WriteString(c.policy)
 		b.WriteString(" [0:0]\n")
 	}
-	for _, name := range order {
-		for _, run := range t.chains[name].runs {
+	for _, c := range order {
+		for _, run := range c.runs {
 			b.Write(run)
 		}
 	}
