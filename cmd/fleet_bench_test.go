@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -66,13 +65,7 @@ func peakHeap() (stop func() uint64) {
 
 // cpuTime is the CPU time the process used so far (user and system): the
 // machine may be shared, and the wall time then says little.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func cpuTime() time.Duration { return benchgen.CPUTime() }
 
 // benchFleet analyses n bundles of a node of that many Services and
 // writes their JSON report, reporting the peak heap, the CPU time and the

@@ -28,7 +28,7 @@ import (
 func readLenient(r *parsed, data []byte, ko kube.Options) {
 	name := r.f.name
 	if r.kind == parsers.KindIPTablesSave {
-		c, early, err := cleanDump(name, data)
+		c, early, listing, err := cleanDump(name, data)
 		if err != nil {
 			r.err = err
 			return
@@ -39,7 +39,7 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 				return early.d, early.notes, early.err
 			}
 		}
-		if parsers.IsIPTablesListing(c.Data) {
+		if listing {
 			parse = func(name string, clean []byte) (*iptables.Dump, []parsers.LineNote, error) {
 				return iptables.ParseListing(name, clean, data)
 			}
@@ -122,26 +122,30 @@ type dumpParse struct {
 // cleanDump repairs the paste damage of an iptables dump (paste.Clean).
 // Its quick look for damage runs beside the parse of data as it is: when
 // there is none, and data is not an iptables -L listing, early is that
-// parse, the one readLenient would make of the cleaned data. The error is
-// a panic of either.
-func cleanDump(name string, data []byte) (c *paste.Result, early *dumpParse, err error) {
+// parse, the one readLenient would make of the cleaned data. listing
+// reports whether the cleaned data is an iptables -L listing: the whole
+// of a large dump is looked at once for it. The error is a panic of
+// either.
+func cleanDump(name string, data []byte) (c *paste.Result, early *dumpParse, listing bool, err error) {
 	var damaged bool
 	g := fault.Group{Name: "load.cleanDump"}
 	g.Go(func() error {
 		damaged = paste.MayBeDamaged(data, paste.All)
 		return nil
 	})
-	if !parsers.IsIPTablesListing(data) {
+	listing = parsers.IsIPTablesListing(data)
+	if !listing {
 		early = &dumpParse{}
 		early.d, early.notes, early.err = iptables.ParseLenient(name, data)
 	}
 	if err := g.Wait(); err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	if !damaged {
-		return &paste.Result{Data: data}, early, nil
+		return &paste.Result{Data: data}, early, listing, nil
 	}
-	return paste.Clean(data, paste.All), nil, nil
+	c = paste.Clean(data, paste.All)
+	return c, nil, parsers.IsIPTablesListing(c.Data), nil
 }
 
 // ReasonTruncated is the reason of the notes of log lines that whatever

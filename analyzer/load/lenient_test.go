@@ -129,18 +129,22 @@ func TestCleanDumpEarlyParse(t *testing.T) {
 		{"carriage returns", strings.ReplaceAll(miniDump, "\n", "\r\n"), false},
 		{"numbered", numbered(miniDump), false},
 		{"listing", listing, false},
+		{"numbered listing", numbered(listing), false},
 		{"prose", "*nat\nthe service is down since\nthe upgrade\n", true},
 		{"empty", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := []byte(tc.text)
-			c, early, err := cleanDump("d.txt", data)
+			c, early, isListing, err := cleanDump("d.txt", data)
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := paste.Clean(data, paste.All)
 			if string(c.Data) != string(want.Data) || fmt.Sprint(c.Notes) != fmt.Sprint(want.Notes) {
 				t.Errorf("cleaned %q %v, want %q %v", c.Data, c.Notes, want.Data, want.Notes)
+			}
+			if w := parsers.IsIPTablesListing(want.Data); isListing != w {
+				t.Errorf("listing %v, want %v", isListing, w)
 			}
 			if (early != nil) != tc.early {
 				t.Fatalf("parsed early: %v, want %v", early != nil, tc.early)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/internal/benchgen"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
@@ -65,6 +66,26 @@ func BenchmarkExpectIPTables(b *testing.B) {
 		rules = dp.IPTables[0].NumRules()
 	}
 	b.ReportMetric(float64(rules), "rules")
+}
+
+// BenchmarkExpectIPTablesText generates the text of the iptables data
+// plane (IPv4) of the benchmark cluster, as expect prints it: rules
+// written and canonicalised, not parsed back.
+func BenchmarkExpectIPTablesText(b *testing.B) {
+	s := benchSnapshot(b)
+	r := resolve.Resolve(s, resolve.Options{Mode: model.ModeIPTables})
+	b.ReportAllocs()
+	size := 0
+	cpu := benchgen.CPUTime()
+	for b.Loop() {
+		dp, err := Expect(r, Options{Families: []model.Family{model.IPv4}, TextOnly: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = len(dp.Files[0].Data)
+	}
+	b.ReportMetric(float64(size)/(1<<20), "MB")
+	b.ReportMetric((benchgen.CPUTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 }
 
 // BenchmarkCompareIPTables compares the expected data plane of the

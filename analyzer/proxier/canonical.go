@@ -711,7 +711,6 @@ func Canonicalize(d *iptables.Dump) (*iptables.Dump, error) {
 		fam = iptables.IPv4
 	}
 	var tables []*ruleTable
-	var canon canonicalizer
 	for _, t := range d.Tables {
 		rt := newRuleTable(t.Name, fam)
 		for _, c := range t.Chains {
@@ -720,9 +719,7 @@ func Canonicalize(d *iptables.Dump) (*iptables.Dump, error) {
 				rc.policy = c.Policy
 			}
 			for _, r := range c.Rules {
-				rc.lines = canon.appendRule(rc.lines, fam, c.Name, r.Args())
-				rc.lines = append(rc.lines, '\n')
-				rc.n++
+				rt.appendLine(rc, r.Args())
 			}
 		}
 		tables = append(tables, rt)

@@ -17,20 +17,73 @@ type ruleTable struct {
 	name   string
 	fam    iptables.Family
 	chains map[string]*ruleChain
-	user   []string
+	user   []*ruleChain
 	err    error
+	// last is the chain the last rule was written to: rules of a chain
+	// mostly follow each other.
+	last *ruleChain
 
 	words []string
 	args  []iptables.Arg
 	canon canonicalizer
+	// blk is the block the rules' text is written into: its free
+	// capacity is the room left (see appendLine).
+	blk []byte
 }
 
 // ruleChain is one chain of a ruleTable: its policy and its rules, as
 // newline-terminated lines.
 type ruleChain struct {
 	name, policy string
-	lines        []byte
-	n            int
+	// runs are the chain's lines in order, each run consecutive lines
+	// in one block of a table (see ruleTable.appendLine); size is their
+	// length and n their number.
+	runs [][]byte
+	size int
+	n    int
+}
+
+// Rule text is written into blocks of blockSize bytes shared by the
+// chains of a table, a new one when less than blockRoom is left: a
+// chain's text does not grow by doubling through reallocations (tens of
+// thousands of small chains, and a KUBE-SERVICES of megabytes, would be
+// copied and cleared several times over), and is copied once, into the
+// dump's text.
+const (
+	blockSize = 256 << 10
+	blockRoom = 4 << 10
+)
+
+// appendLine appends the rule of chain c with args, in iptables-save form,
+// as a line of c.
+func (t *ruleTable) appendLine(c *ruleChain, args []iptables.Arg) {
+	if cap(t.blk)-len(t.blk) < blockRoom {
+		t.blk = make([]byte, 0, blockSize)
+	}
+	start := len(t.blk)
+	b := t.canon.appendRule(t.blk, t.fam, c.name, args)
+	b = append(b, '\n')
+	// A rule longer than the room left moved the block (the runs
+	// already written keep the old one); the block is then b.
+	moved := cap(b) != cap(t.blk)
+	t.blk = b
+	c.size += len(b) - start
+	c.n++
+	if k := len(c.runs) - 1; k >= 0 && !moved && follows(c.runs[k], b, start) {
+		c.runs[k] = c.runs[k][:len(c.runs[k])+len(b)-start]
+		return
+	}
+	c.runs = append(c.runs, b[start:])
+}
+
+// follows reports whether run ends in blk's array at offset start.
+func follows(run, blk []byte, start int) bool {
+	if cap(run)-len(run) != cap(blk)-start || cap(run) == 0 {
+		return false
+	}
+	// Both reach the end of their array: the same array when the last
+	// byte of their capacity is the same byte.
+	return &run[:cap(run)][cap(run)-1] == &blk[:cap(blk)][cap(blk)-1]
 }
 
 func newRuleTable(name string, fam iptables.Family) *ruleTable {
@@ -49,8 +102,18 @@ func (t *ruleTable) chain(name string) *ruleChain {
 	}
 	c := &ruleChain{name: name, policy: "-"}
 	t.chains[name] = c
-	t.user = append(t.user, name)
+	t.user = append(t.user, c)
 	return c
+}
+
+// reserve makes room in t for n more chains, so that the table of a
+// large cluster's chains is not rehashed as it grows.
+func (t *ruleTable) reserve(n int) {
+	chains := make(map[string]*ruleChain, len(t.chains)+n)
+	for name, c := range t.chains {
+		chains[name] = c
+	}
+	t.chains = chains
 }
 
 // emptyCopy returns a table declaring the chains t declares, without
@@ -70,10 +133,9 @@ func (t *ruleTable) merge(q *ruleTable) {
 	if q.err != nil {
 		t.fail(q.err)
 	}
-	for _, name := range q.user {
-		if t.chains[name] == nil {
-			t.chains[name] = &ruleChain{name: name, policy: "-"}
-			t.user = append(t.user, name)
+	for _, c := range q.user {
+		if t.chains[c.name] == nil {
+			t.chain(c.name)
 		}
 	}
 	for name, c := range q.chains {
@@ -81,11 +143,8 @@ func (t *ruleTable) merge(q *ruleTable) {
 			continue
 		}
 		tc := t.chains[name]
-		if tc.lines == nil {
-			tc.lines = c.lines
-		} else {
-			tc.lines = append(tc.lines, c.lines...)
-		}
+		tc.runs = append(tc.runs, c.runs...)
+		tc.size += c.size
 		tc.n += c.n
 	}
 }
@@ -114,15 +173,17 @@ func (t *ruleTable) Write(words ...any) {
 		t.fail(fmt.Errorf("rule %q does not start with -A CHAIN", strings.Join(t.words, " ")))
 		return
 	}
-	c := t.chains[t.words[1]]
+	c := t.last
+	if c == nil || c.name != t.words[1] {
+		c = t.chains[t.words[1]]
+		t.last = c
+	}
 	if c == nil {
 		t.fail(fmt.Errorf("rule for undeclared chain %s in table %s", t.words[1], t.name))
 		return
 	}
 	t.args = wordsToArgs(t.args[:0], t.words[2:])
-	c.lines = t.canon.appendRule(c.lines, t.fam, c.name, t.args)
-	c.lines = append(c.lines, '\n')
-	c.n++
+	t.appendLine(c, t.args)
 }
 
 func (t *ruleTable) fail(err error) {
@@ -163,20 +224,24 @@ func (t *ruleTable) writeTo(b *bytes.Buffer) {
 	b.WriteByte('*')
 	b.WriteString(t.name)
 	b.WriteByte('\n')
-	order := append([]string(nil), iptables.BuiltinChains(t.name)...)
-	user := append([]string(nil), t.user...)
-	sort.Strings(user)
+	var order []*ruleChain
+	for _, name := range iptables.BuiltinChains(t.name) {
+		order = append(order, t.chains[name])
+	}
+	user := append([]*ruleChain(nil), t.user...)
+	sort.Slice(user, func(i, j int) bool { return user[i].name < user[j].name })
 	order = append(order, user...)
-	for _, name := range order {
-		c := t.chains[name]
+	for _, c := range order {
 		b.WriteByte(':')
 		b.WriteString(c.name)
 		b.WriteByte(' ')
 		b.WriteString(c.policy)
 		b.WriteString(" [0:0]\n")
 	}
-	for _, name := range order {
-		b.Write(t.chains[name].lines)
+	for _, c := range order {
+		for _, run := range c.runs {
+			b.Write(run)
+		}
 	}
 	b.WriteString("COMMIT\n")
 }
@@ -185,7 +250,7 @@ func (t *ruleTable) writeTo(b *bytes.Buffer) {
 func (t *ruleTable) size() int {
 	n := len(t.name) + len("*\nCOMMIT\n")
 	for _, c := range t.chains {
-		n += len(":  [0:0]\n") + len(c.name) + len(c.policy) + len(c.lines)
+		n += len(":  [0:0]\n") + len(c.name) + len(c.policy) + c.size
 	}
 	return n
 }

@@ -47,6 +47,12 @@ func (p *iptablesProxier) syncServicePorts(write func(p *iptablesProxier, sp *mo
 	g := fault.Group{Name: "proxier.syncServicePorts"}
 	for i, q := range shards {
 		ports := p.ports[i*len(p.ports)/n : (i+1)*len(p.ports)/n]
+		// A port declares a chain per endpoint and a few of its own.
+		chains := 0
+		for _, sp := range ports {
+			chains += len(sp.Endpoints) + 4
+		}
+		q.nat.reserve(chains)
 		g.Go(func() error {
 			for _, sp := range ports {
 				write(q, sp)

@@ -66,28 +66,28 @@ type layoutTrait struct {
 }
 
 var layoutTraits = []layoutTrait{
-	{"comments with an empty port name", ServicePortNameWithoutColon, false, ruleIn("nat", func(_ string, r *iptables.Rule) bool {
+	{"comments with an empty port name", ServicePortNameWithoutColon, false, ruleIn("nat", func(r *traitRule) bool {
 		return kpnames.HasEmptyPortName(r.Comment())
 	})},
 	{"KUBE-XLB chains", PolicyChains, false, chainNamed(kpnames.ChainXLB)},
 	{"KUBE-SVL or KUBE-EXT chains", PolicyChains, true, chainNamed(kpnames.ChainEXT, kpnames.ChainSVL)},
-	{"masquerade rules in KUBE-SERVICES", MasqueradeInServiceChain, false, ruleIn("nat", func(c string, r *iptables.Rule) bool {
-		return c == kpnames.KubeServices && r.Target() == kpnames.KubeMarkMasq && r.Has("-d")
+	{"masquerade rules in KUBE-SERVICES", MasqueradeInServiceChain, false, ruleIn("nat", func(r *traitRule) bool {
+		return r.chain == kpnames.KubeServices && r.Target() == kpnames.KubeMarkMasq && r.Has("-d")
 	})},
-	{"kube-proxy's jumps to KUBE-MARK-DROP", FilterTableFirewall, false, ruleIn("nat", func(c string, r *iptables.Rule) bool {
-		return r.Target() == kpnames.KubeMarkDrop && kpnames.IsServiceChain(c)
+	{"kube-proxy's jumps to KUBE-MARK-DROP", FilterTableFirewall, false, ruleIn("nat", func(r *traitRule) bool {
+		return r.Target() == kpnames.KubeMarkDrop && kpnames.IsServiceChain(r.chain)
 	})},
 	{"KUBE-PROXY-FIREWALL", FilterTableFirewall, true, chainNamed(kpnames.KubeProxyFirewall)},
-	{`"Balancing rule" comments`, BalancingRuleComments, true, ruleIn("nat", func(_ string, r *iptables.Rule) bool {
+	{`"Balancing rule" comments`, BalancingRuleComments, true, ruleIn("nat", func(r *traitRule) bool {
 		return strings.HasPrefix(r.Comment(), "Balancing rule ")
 	})},
-	{"separate pod source and destination conntrack rules in KUBE-FORWARD", ForwardConntrackOneRule, false, ruleIn("filter", func(c string, r *iptables.Rule) bool {
-		return c == kpnames.KubeForward && r.Comment() == "kubernetes forwarding conntrack pod source rule"
+	{"separate pod source and destination conntrack rules in KUBE-FORWARD", ForwardConntrackOneRule, false, ruleIn("filter", func(r *traitRule) bool {
+		return r.chain == kpnames.KubeForward && r.Comment() == "kubernetes forwarding conntrack pod source rule"
 	})},
 }
 
 // ruleIn returns a trait's table and rule match (the trait's fields).
-func ruleIn(table string, match func(chain string, r *iptables.Rule) bool) traitMatch {
+func ruleIn(table string, match func(r *traitRule) bool) traitMatch {
 	return traitMatch{table: table, rule: match}
 }
 
@@ -108,7 +108,24 @@ func chainNamed(prefixes ...string) traitMatch {
 type traitMatch struct {
 	chain func(name string) bool
 	table string
-	rule  func(chain string, r *iptables.Rule) bool
+	rule  func(r *traitRule) bool
+}
+
+// traitRule is a rule the traits look at, in its chain: its comment, which
+// several traits read, is read once.
+type traitRule struct {
+	*iptables.Rule
+	chain   string
+	comment string
+	read    bool
+}
+
+// Comment returns the rule's comment ([iptables.Rule.Comment]).
+func (r *traitRule) Comment() string {
+	if !r.read {
+		r.comment, r.read = r.Rule.Comment(), true
+	}
+	return r.comment
 }
 
 // findTraits returns the evidence of each trait in the dumps (ok false
@@ -116,6 +133,9 @@ type traitMatch struct {
 // traits.
 func findTraits(dumps []*iptables.Dump) (ev []model.Evidence, ok []bool) {
 	ev, ok = make([]model.Evidence, len(layoutTraits)), make([]bool, len(layoutTraits))
+	// One rule at a time: the traits are called through a func value, so
+	// the rule they are given is on the heap.
+	tr := new(traitRule)
 	for _, d := range dumps {
 		for _, t := range d.Tables {
 			var pending []int // the rule traits of this table not found yet
@@ -134,9 +154,10 @@ func findTraits(dumps []*iptables.Dump) (ev []model.Evidence, ok []bool) {
 					continue
 				}
 				for _, r := range c.Rules {
+					*tr = traitRule{Rule: r, chain: c.Name}
 					for k := 0; k < len(pending); k++ {
 						i := pending[k]
-						if layoutTraits[i].m.rule(c.Name, r) {
+						if layoutTraits[i].m.rule(tr) {
 							ev[i], ok[i] = model.RuleEvidence(r), true
 							pending = append(pending[:k], pending[k+1:]...)
 							k--

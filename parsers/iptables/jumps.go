@@ -53,18 +53,26 @@ func newJumps(t *Table) *Jumps {
 		nrules += len(c.Rules)
 	}
 	j.to = make([]int32, 0, nrules)
-	// Rules jump to a few chains over and over (KUBE-MARK-MASQ): the last
-	// target found is remembered.
-	last, lastTo := "", int32(-1)
+	// Rules jump to a few chains over and over, alternating with a
+	// target extension (a KUBE-SEP chain's KUBE-MARK-MASQ then DNAT): the
+	// last two targets found are remembered.
+	var last [2]string
+	lastTo := [2]int32{-1, -1}
 	for i, c := range t.Chains {
 		if ix := c.Index(); ix >= 0 && j.pos[ix] == int32(i) {
 			j.start[ix] = int32(len(j.to))
 			for _, r := range c.Rules {
 				name := r.Target()
-				if name != last {
-					last, lastTo = name, j.lookup(name)
+				switch name {
+				case last[0]:
+				case last[1]:
+					last[0], last[1] = last[1], last[0]
+					lastTo[0], lastTo[1] = lastTo[1], lastTo[0]
+				default:
+					last[1], lastTo[1] = last[0], lastTo[0]
+					last[0], lastTo[0] = name, j.lookup(name)
 				}
-				j.to = append(j.to, lastTo)
+				j.to = append(j.to, lastTo[0])
 			}
 		}
 	}

@@ -27,6 +27,14 @@ func TestJumps(t *testing.T) {
 -A KUBE-SERVICES -p tcp
 -A KUBE-SVC-A -j KUBE-GONE
 -A KUBE-SVC-A -j DNAT --to-destination 10.1.0.1:80
+-A KUBE-SEP-B -s 10.1.0.1/32 -j KUBE-SVC-A
+-A KUBE-SEP-B -p tcp -j DNAT --to-destination 10.1.0.1:80
+-A KUBE-SEP-B -s 10.1.0.2/32 -j KUBE-SVC-A
+-A KUBE-SEP-B -s 10.1.0.3/32 -j KUBE-SERVICES
+-A KUBE-SEP-B -p udp -j DNAT --to-destination 10.1.0.1:80
+-A KUBE-SEP-B -s 10.1.0.4/32 -j KUBE-SVC-A
+-A KUBE-SEP-B -s 10.1.0.5/32 -j KUBE-SERVICES
+-A KUBE-SEP-B -s 10.1.0.6/32 -j KUBE-SERVICES
 -X KUBE-GONE
 COMMIT
 `
@@ -64,6 +72,15 @@ COMMIT
 		"-A KUBE-SERVICES -p tcp":                                         "-",
 		"-A KUBE-SVC-A -j KUBE-GONE":                                      "-", // deleted by -X
 		"-A KUBE-SVC-A -j DNAT --to-destination 10.1.0.1:80":              "-",
+		// Targets alternating, coming back after one or two others.
+		"-A KUBE-SEP-B -s 10.1.0.1/32 -j KUBE-SVC-A":                "KUBE-SVC-A",
+		"-A KUBE-SEP-B -p tcp -j DNAT --to-destination 10.1.0.1:80": "-",
+		"-A KUBE-SEP-B -s 10.1.0.2/32 -j KUBE-SVC-A":                "KUBE-SVC-A",
+		"-A KUBE-SEP-B -s 10.1.0.3/32 -j KUBE-SERVICES":             "KUBE-SERVICES",
+		"-A KUBE-SEP-B -p udp -j DNAT --to-destination 10.1.0.1:80": "-",
+		"-A KUBE-SEP-B -s 10.1.0.4/32 -j KUBE-SVC-A":                "KUBE-SVC-A",
+		"-A KUBE-SEP-B -s 10.1.0.5/32 -j KUBE-SERVICES":             "KUBE-SERVICES",
+		"-A KUBE-SEP-B -s 10.1.0.6/32 -j KUBE-SERVICES":             "KUBE-SERVICES",
 	}
 	for raw, to := range want {
 		if got[raw] != to {
