@@ -38,8 +38,12 @@ func (f *facts) bare(v *view.View) bool {
 }
 
 // unknownMode reports a node whose mode no input says and whose dumps hold
-// no rule of kube-proxy's, in any mode, nor any Service entry: whatever
-// mode it runs, no Service is programmed in the dumps given.
+// no rule of kube-proxy's, in any mode, nor any Service entry, while the
+// dumps given cover every mode the node can run (iptables-save, an IPVS
+// listing, and from 1.29, or with no version known, the nftables
+// ruleset): whatever mode it runs, no Service is programmed. With a mode's
+// dump missing, the Services may be programmed there: nothing is reported,
+// and the run is inconclusive, naming what to add.
 func (f *facts) unknownMode() bool {
 	if f.res.ModeOrigin != resolve.Assumed || len(f.res.Programmed) > 0 {
 		return false
@@ -49,7 +53,21 @@ func (f *facts) unknownMode() bool {
 			return false
 		}
 	}
-	return len(f.dataplaneInputs()) > 0
+	var iptables, ipvs, nft bool
+	for _, in := range f.snap.Inputs {
+		switch in.Kind {
+		case parsers.KindIPTablesSave:
+			iptables = true
+		case parsers.KindIPVSList, parsers.KindIPVSSave:
+			ipvs = true
+		case parsers.KindNFTText, parsers.KindNFTJSON:
+			nft = true
+		}
+	}
+	if v := f.res.Version.Version; v.Major > 0 && v.Before(1, 29) {
+		nft = true // no nftables mode before 1.29
+	}
+	return iptables && ipvs && nft
 }
 
 // dataplaneInputs returns the paths of the node's data plane dumps.
