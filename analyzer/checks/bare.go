@@ -8,6 +8,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
+	"github.com/proxyscan/proxyscan/parsers"
 )
 
 // bareGroup gathers what the checks find missing in data planes that hold
@@ -26,12 +27,60 @@ type bareGroup struct {
 	protocol   string
 }
 
-// bare reports whether v's data plane holds no Service entry at all on a
-// node whose mode the inputs establish, its dump being whole.
+// bare reports whether v's data plane holds no Service entry at all, its
+// dump being whole, on a node whose mode the inputs establish (configured,
+// or inferred from what kube-proxy left in the dumps), or on a node whose
+// dumps hold nothing of kube-proxy's in any mode (see unknownMode).
 func (f *facts) bare(v *view.View) bool {
 	p := f.partial[v.Family]
-	return len(v.Entries) == 0 && f.res.ModeOrigin != resolve.Assumed && (p == nil || p.natWhole) &&
+	return len(v.Entries) == 0 && (f.res.ModeOrigin != resolve.Assumed || f.unknownMode()) && (p == nil || p.natWhole) &&
 		len(f.snap.Objects.Services) > 0
+}
+
+// unknownMode reports a node whose mode no input says and whose dumps hold
+// no rule of kube-proxy's, in any mode, nor any Service entry, while the
+// dumps given cover every mode the node can run (iptables-save, an IPVS
+// listing, and from 1.29, or with no version known, the nftables
+// ruleset): whatever mode it runs, no Service is programmed. With a mode's
+// dump missing, the Services may be programmed there: nothing is reported,
+// and the run is inconclusive, naming what to add.
+func (f *facts) unknownMode() bool {
+	if f.res.ModeOrigin != resolve.Assumed || len(f.res.Programmed) > 0 {
+		return false
+	}
+	for _, v := range f.views {
+		if len(v.Entries) > 0 {
+			return false
+		}
+	}
+	var iptables, ipvs, nft bool
+	for _, in := range f.snap.Inputs {
+		switch in.Kind {
+		case parsers.KindIPTablesSave:
+			iptables = true
+		case parsers.KindIPVSList, parsers.KindIPVSSave:
+			ipvs = true
+		case parsers.KindNFTText, parsers.KindNFTJSON:
+			nft = true
+		}
+	}
+	if v := f.res.Version.Version; v.Major > 0 && v.Before(1, 29) {
+		nft = true // no nftables mode before 1.29
+	}
+	return iptables && ipvs && nft
+}
+
+// dataplaneInputs returns the paths of the node's data plane dumps.
+func (f *facts) dataplaneInputs() []string {
+	var out []string
+	for _, in := range f.snap.Inputs {
+		switch in.Kind {
+		case parsers.KindIPTablesSave, parsers.KindIPVSList, parsers.KindIPVSSave, parsers.KindIPSetSave, parsers.KindIPSetList,
+			parsers.KindNFTText, parsers.KindNFTJSON:
+			out = append(out, in.Path)
+		}
+	}
+	return out
 }
 
 // ReportMissing reports that the view's data plane lacks what kube-proxy
@@ -120,10 +169,21 @@ func (f *facts) bareFinding() (Finding, bool) {
 		}
 	}
 	list := listObjects(g.objects)
+	msg := fmt.Sprintf("%s %s: %s of %s are not programmed: %s", planes, cause,
+		plural(len(g.objects), "destination"), plural(len(g.services), "service port"), list)
+	switch {
+	case f.unknownMode():
+		// No mode to speak of: what the dumps show is all there is.
+		msg = fmt.Sprintf("no Service is programmed in any of the dumps given (%s), in any proxy mode, and no input says which mode the node runs: "+
+			"%s of %s are in none of them: %s", strings.Join(f.dataplaneInputs(), ", "),
+			plural(len(g.objects), "destination"), plural(len(g.services), "service port"), list)
+	case f.res.ModeOrigin == resolve.Inferred:
+		msg = fmt.Sprintf("%s %s; the %s mode is %s: %s of %s are not programmed: %s", planes, cause, f.res.Mode, f.res.ModeSource,
+			plural(len(g.objects), "destination"), plural(len(g.services), "service port"), list)
+	}
 	out := Finding{
-		Check: g.check,
-		Message: fmt.Sprintf("%s %s: %s of %s are not programmed: %s", planes, cause,
-			plural(len(g.objects), "destination"), plural(len(g.services), "service port"), list),
+		Check:    g.check,
+		Message:  msg,
 		Evidence: append(append([]model.Evidence{}, g.anchors...), g.evidence...),
 		Objects:  g.objects,
 		Advice: "Check that kube-proxy runs on the node and read its log for sync and list/watch errors " +

@@ -11,9 +11,11 @@ import (
 )
 
 // TestBareDataPlane checks that a data plane without a single Service
-// entry, on a node whose mode is known, is one finding listing every
-// destination not programmed; and that with the mode only assumed nothing
-// found missing is reported, nor grouped on a healthy data plane.
+// entry, on a node whose mode is known or inferred from kube-proxy's
+// chains, is one finding listing every destination not programmed, as it
+// is when the dumps of every mode hold nothing of kube-proxy's; that
+// nothing is found when a mode's dump is missing and no input says the
+// mode; and that nothing is grouped on a healthy data plane.
 func TestBareDataPlane(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -27,9 +29,28 @@ func TestBareDataPlane(t *testing.T) {
 		{"empty iptables-save, mode configured", "iptables-mini", map[string]string{"node/iptables-save.txt": "\n"}, 16, 0},
 		{"empty nft list ruleset, mode configured", "nftables-healthy", map[string]string{"node/nft-ruleset.txt": "\n", "node/nft-ruleset.json": ""}, 35, 0},
 		{"empty ipvsadm, mode configured", "ipvs-healthy-mini", map[string]string{"node/ipvsadm.txt": "\n", "node/ipvsadm-save.txt": "\n"}, 14, 0},
-		// Nothing: the node may run another mode, whose data plane is not
-		// given (the run is inconclusive, the mode assumed).
+		// No mode is known, and the dumps of every mode hold nothing of
+		// kube-proxy's: whatever the mode, no Service is programmed.
+		{"empty dumps of every mode, mode assumed", "iptables-mini", map[string]string{"node/iptables-save.txt": "\n",
+			"node/ipvsadm.txt": "\n", "node/nft-ruleset.txt": "\n",
+			"kube-proxy/config.yaml": "", "cluster/kube-proxy-configmap.yaml": ""}, 16, 0},
+		// Before 1.29 there is no nftables mode to cover.
+		{"empty iptables-save and ipvsadm of 1.28, mode assumed", "iptables-mini", map[string]string{"node/iptables-save.txt": "\n",
+			"node/ipvsadm.txt": "\n", "kube-proxy/version.txt": "Kubernetes v1.28.4\n",
+			"kube-proxy/config.yaml": "", "cluster/kube-proxy-configmap.yaml": ""}, 16, 0},
+		// Only iptables-save, empty: the node may run a mode whose dump is
+		// not given (the run is inconclusive, naming it), nothing is found.
 		{"empty iptables-save, mode assumed", "iptables-mini", map[string]string{"node/iptables-save.txt": "\n",
+			"kube-proxy/config.yaml": "", "cluster/kube-proxy-configmap.yaml": ""}, 0, 0},
+		{"empty iptables-save and ipvsadm of 1.37, mode assumed", "iptables-mini", map[string]string{"node/iptables-save.txt": "\n",
+			"node/ipvsadm.txt": "\n", "kube-proxy/config.yaml": "", "cluster/kube-proxy-configmap.yaml": ""}, 0, 0},
+		// kube-proxy's empty nat KUBE-SERVICES shows the iptables mode.
+		{"empty KUBE-SERVICES, mode inferred", "iptables-mini", map[string]string{
+			"node/iptables-save.txt": "*nat\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n-A PREROUTING -j KUBE-SERVICES\nCOMMIT\n",
+			"kube-proxy/config.yaml": "", "cluster/kube-proxy-configmap.yaml": ""}, 16, 0},
+		// A foreign nat table alone shows no mode.
+		{"foreign nat table, mode assumed", "iptables-mini", map[string]string{
+			"node/iptables-save.txt": "*nat\n:PREROUTING ACCEPT [0:0]\n:DOCKER - [0:0]\n-A PREROUTING -j DOCKER\nCOMMIT\n",
 			"kube-proxy/config.yaml": "", "cluster/kube-proxy-configmap.yaml": ""}, 0, 0},
 		{"healthy iptables", "iptables-mini", nil, 0, 0},
 		{"healthy nftables", "nftables-healthy", nil, 0, 0},

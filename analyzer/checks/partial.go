@@ -175,7 +175,7 @@ var wholeSetsNeed = InputNeed{"the node's ipsets whole, as a file rather than pa
 func partialSetGaps(f *facts) []string {
 	var out []string
 	for _, in := range f.snap.Inputs {
-		if in.Partial != "" && in.Kind == parsers.KindIPSetList {
+		if in.Partial != "" && (in.Kind == parsers.KindIPSetList || in.Kind == parsers.KindIPSetSave) {
 			out = append(out, fmt.Sprintf("%s is partial: %s; members it does not list were not checked", in.Path, in.Partial))
 		}
 	}

@@ -170,9 +170,11 @@ func truncated(l *klog.Log) []parsers.LineNote {
 }
 
 // lenientParsers are the parsers of the kinds that read more of a file
-// leniently than strictly (an ipset listing cut short).
+// leniently than strictly (an ipset listing cut short, an ipset save cut
+// in its last line).
 var lenientParsers = map[parsers.Kind]parseFunc{
 	parsers.KindIPSetList: func(name string, data []byte) (any, error) { return ipset.ParseLenient(name, data) },
+	parsers.KindIPSetSave: func(name string, data []byte) (any, error) { return ipset.ParseLenient(name, data) },
 }
 
 // lenientNoted are the lenient parsers that skip lines, and say which.

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"bytes"
 	"fmt"
 	"path"
 	"runtime"
@@ -276,6 +277,14 @@ func parseAll(files []file, ko kube.Options) ([]parsed, error) {
 			switch {
 			case err != nil:
 				r.err = err
+			case f.det.unread == "" && bytes.IndexByte(data, 0) >= 0:
+				// Text holds no NUL: one in a file whose kind its text
+				// told is damage (a bad disk, a binary spliced in), and
+				// the lines around it cannot be trusted. (A file told
+				// binary by its head says so already.)
+				at := bytes.IndexByte(data, 0)
+				r.kind = parsers.KindUnknown
+				r.note = fmt.Sprintf("not analysed: binary: a NUL byte at offset %d (line %d)", at, bytes.Count(data[:at], []byte("\n"))+1)
 			case !f.strict:
 				readLenient(&r, data, ko)
 			case k == parsers.KindKube:

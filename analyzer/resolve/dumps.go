@@ -255,6 +255,24 @@ func programmedModes(s *model.Snapshot) []string {
 	return out
 }
 
+// iptablesSkeleton returns the name of the first iptables dump of s that
+// holds what kube-proxy's iptables mode writes before any Service (its
+// nat KUBE-SERVICES chain) and nothing of its IPVS mode; "" when none
+// does. Such a data plane shows the mode, not the Services.
+func iptablesSkeleton(s *model.Snapshot) string {
+	for _, d := range s.IPTables {
+		if IsIPVSMode(d) {
+			return ""
+		}
+	}
+	for _, d := range s.IPTables {
+		if nat := d.Table("nat"); nat != nil && nat.Chain(kpnames.KubeServices) != nil {
+			return d.Name
+		}
+	}
+	return ""
+}
+
 // ProgrammedModes returns the proxy modes whose rules the data plane of a
 // snapshot shows, in a fixed order (iptables, ipvs, nftables).
 func ProgrammedModes(s *model.Snapshot) []string { return programmedModes(s) }

@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 )
@@ -122,6 +123,9 @@ func Resolve(s *model.Snapshot, o Options) *Resolution {
 		}
 	case len(r.Programmed) == 1:
 		r.Mode, r.ModeOrigin, r.ModeSource = r.Programmed[0], Inferred, "inferred from the data plane"
+	case len(r.Programmed) == 0 && iptablesSkeleton(s) != "":
+		r.Mode, r.ModeOrigin, r.ModeSource = model.ModeIPTables, Inferred,
+			"inferred from the data plane: kube-proxy's iptables-mode chains, without a Service (nat "+kpnames.KubeServices+" in "+iptablesSkeleton(s)+")"
 	default:
 		r.Mode, r.ModeOrigin, r.ModeSource = model.ModeIPTables, Assumed, "assumed (kube-proxy's default)"
 	}

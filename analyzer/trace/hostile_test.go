@@ -1,7 +1,6 @@
 package trace_test
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"regexp"
@@ -220,56 +219,101 @@ func TestTraceInvalidRuleset(t *testing.T) {
 }
 
 // TestWorkBounded grows the shapes whose paths multiply (iptables -g and
-// -j, nft verdict maps) to 20, 40 and 60 levels: every trace either ends
-// or fails with a WorkError naming a chain of the shape, and the rules it
-// evaluates grow at most linearly with the levels.
+// -j, nft verdict maps) to 20, 40 and 60 levels: every trace, with steps
+// or a summary, ends with a few outcomes, the paths that reached the same
+// state merged, those of the trace with steps the summary's; and the rules
+// it evaluates grow at most linearly with the levels.
 func TestWorkBounded(t *testing.T) {
 	pkt := trace.Packet{Src: netip.MustParseAddr("10.244.0.5"), Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp", From: model.FromPod}
 	shapes := []struct {
 		name string
 		dp   func(n int) *trace.Dataplane
+		// want is the verdict of every path, and the warning of the
+		// most probable ("" for none).
+		want    trace.Verdict
+		warning string
 	}{
 		{"iptables -g", func(n int) *trace.Dataplane {
 			return &trace.Dataplane{Mode: "iptables", IPTables: []*iptables.Dump{parseIPT(t, hostileIPTables(n, "-g", "legacy"))}, Local: testLocal}
-		}},
+		}, trace.VerdictAccept, ""},
+		// A path through n levels of -j meets up to 2^(n+1) rules: those
+		// that meet more than 10,000 are cut as loops.
 		{"iptables -j", func(n int) *trace.Dataplane {
 			return &trace.Dataplane{Mode: "iptables", IPTables: []*iptables.Dump{parseIPT(t, hostileIPTables(n, "-j", "legacy"))}, Local: testLocal}
-		}},
+		}, "", "more than 10000 rules on one path"},
+		// Deeper than the kernel's jump stack: the paths end there.
 		{"nft vmap", func(n int) *trace.Dataplane {
 			return &trace.Dataplane{Mode: "nftables", NFT: []*nft.Ruleset{parseNFT(t, hostileNFT(n))}, Local: testLocal}
-		}},
+		}, trace.VerdictDrop, "more than 16 nested jumps"},
 	}
 	for _, sh := range shapes {
 		for _, summary := range []bool{false, true} {
 			work := map[int]int{}
+			ends := map[bool]map[int]string{}
 			for _, n := range []int{20, 40, 60} {
 				dp := sh.dp(n)
 				res, err := trace.Trace(dp, pkt, trace.Options{Summary: summary})
 				work[n] = trace.LastWork()
-				var we *trace.WorkError
-				switch {
-				case errors.As(err, &we):
-					if !strings.HasPrefix(strings.ToLower(we.Chain), "c") || we.Limit != trace.DefaultMaxWork {
-						t.Errorf("%s %d: %v: want a chain of the shape and the default limit", sh.name, n, err)
+				if err != nil {
+					t.Fatalf("%s %d levels (summary %v): %v", sh.name, n, summary, err)
+				}
+				if len(res.Paths) == 0 || len(res.Paths) > 4 {
+					t.Fatalf("%s %d levels (summary %v): %d paths, want a few outcomes", sh.name, n, summary, len(res.Paths))
+				}
+				total := 0.0
+				for _, p := range res.Paths {
+					total += p.Probability
+					if sh.want != "" && p.Verdict != sh.want {
+						t.Errorf("%s %d levels (summary %v): path %s %s, want %s", sh.name, n, summary, p.Verdict, p.Destination, sh.want)
 					}
-				case err != nil:
-					t.Fatalf("%s %d: %v", sh.name, n, err)
-				case len(res.Paths) == 0:
-					t.Errorf("%s %d: no path", sh.name, n)
+					if !summary && !strings.Contains(sh.name, "nft") && len(p.Steps) == 0 {
+						t.Errorf("%s %d levels: a path without steps", sh.name, n)
+					}
 				}
-				// The bound is checked before each rule: the rule that
-				// passes it, with the steps its forks copy, may add a
-				// little more.
-				if work[n] > trace.DefaultMaxWork*5/4 {
-					t.Errorf("%s %d levels (summary %v): %d rules evaluated, more than the bound %d", sh.name, n, summary, work[n], trace.DefaultMaxWork)
+				if p := res.Paths[0]; sh.warning != "" && !strings.Contains(strings.Join(p.Warnings, "\n"), sh.warning) {
+					t.Errorf("%s %d levels (summary %v): most probable path %s with warnings %q, want %q", sh.name, n, summary, p.Verdict, p.Warnings, sh.warning)
 				}
+				if total < 1-1e-9 || total > 1+1e-9 {
+					t.Errorf("%s %d levels (summary %v): probabilities sum to %v", sh.name, n, summary, total)
+				}
+				if ends[summary] == nil {
+					ends[summary] = map[int]string{}
+				}
+				ends[summary][n] = endsText(res)
 			}
 			t.Logf("%s (summary %v): rules evaluated at 20, 40, 60 levels: %d, %d, %d", sh.name, summary, work[20], work[40], work[60])
-			if work[60] > 4*work[20] {
+			if work[60] > 4*work[20] || work[60] > trace.DefaultMaxWork/8 {
 				t.Errorf("%s (summary %v): %d rules evaluated at 60 levels, %d at 20: more than linear", sh.name, summary, work[60], work[20])
 			}
 		}
 	}
+	// The trace with steps ends as the summary does.
+	for _, sh := range shapes {
+		for _, n := range []int{20, 40, 60} {
+			dp := sh.dp(n)
+			full, err := trace.Trace(dp, pkt, trace.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum, err := trace.Trace(dp, pkt, trace.Options{Summary: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := endsText(full), endsText(sum); a != b {
+				t.Errorf("%s %d levels: the trace with steps ends in\n%s\nthe summary in\n%s", sh.name, n, a, b)
+			}
+		}
+	}
+}
+
+// endsText returns the ends of res's paths, one a line, with their
+// probabilities to 9 digits.
+func endsText(res *trace.Result) string {
+	var b strings.Builder
+	for _, p := range res.Paths {
+		fmt.Fprintf(&b, "%.9f %s %s\n", p.Probability, p.Verdict, p.Destination)
+	}
+	return b.String()
 }
 
 // TestNFTSummaryMerged checks that a summary of the nft verdict map shape

@@ -3,6 +3,7 @@ package trace
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -143,6 +144,10 @@ type nftState struct {
 	// one is entered for.
 	hops []Hop
 	why  string
+	// merged reports a state that stands for several ways through the
+	// rules that reached the same state (see mergeState): its steps are
+	// those of the most probable.
+	merged bool
 }
 
 func (s *nftState) clone() *nftState {
@@ -374,6 +379,10 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 	if len(res.Paths) > 0 {
 		res.Paths = merge(res.Paths, res.Paths[:0]) // the walk's paths are the trace's own
 	}
+	if !opts.Summary && slices.ContainsFunc(res.Paths, func(p Path) bool { return p.Merged }) {
+		res.Paths = mergeOutcomes(res.Paths)
+		w.warnings = append(w.warnings, mergedWarning)
+	}
 	res.Warnings = w.warnings
 	return res, nil
 }
@@ -582,7 +591,7 @@ func (w *nftWalk) finish(sts []*nftState) {
 
 func (w *nftWalk) end(st *nftState, v Verdict) {
 	p := Path{Probability: st.prob, Verdict: v, Masquerade: st.masq, SNAT: st.snat,
-		Conditions: st.conds, Steps: st.steps, Warnings: st.warnings, Hops: st.hops}
+		Conditions: st.conds, Steps: st.steps, Warnings: st.warnings, Hops: st.hops, Merged: st.merged}
 	if st.dnat != "" {
 		p.Destination = st.dnat
 	} else {
@@ -599,7 +608,7 @@ const maxJumps = 16
 
 // runChain runs the rules of chain c from the top for st.
 func (w *nftWalk) runChain(st *nftState, t *nftTable, c *nft.Chain, depth int) []chainEnd {
-	if w.opts.Summary {
+	if w.opts.Summary || w.nwork > callAfter {
 		return w.runChainMerged(st, t, c, depth)
 	}
 	return w.runRules(st, t, c, 0, depth)

@@ -9,12 +9,13 @@ import (
 )
 
 // This file walks the chains of an nftables data plane for a summary
-// (Options.Summary): the branches of a chain that reach the same rule in
-// the same state go on as one, with their probabilities added, and a
-// chain entered again in a state it was entered in before is not walked
-// again: its ends are those of the first time, scaled. The work of a
-// trace then grows with the rules and the states the packet can be in,
-// not with the number of its paths.
+// (Options.Summary), and for a trace with steps once it has met callAfter
+// rules: the branches of a chain that reach the same rule in the same
+// state go on as one, with their probabilities added (and the steps of
+// the more probable), and a chain entered again in a state it was
+// entered in before is not walked again: its ends are those of the first
+// time, scaled. The work of a trace then grows with the rules and the
+// states the packet can be in, not with the number of its paths.
 
 // chainMemo is the key of a chain's ends: the chain, the depth it was
 // entered at and the state of the packet.
@@ -31,6 +32,11 @@ func (w *nftWalk) runChainMerged(st *nftState, t *nftTable, c *nft.Chain, depth 
 	if !ok {
 		one := st.clone()
 		one.prob, one.nsteps = 1, 0
+		if one.steps != nil {
+			// The chain's own steps: its ends are applied to the
+			// caller's.
+			one.steps = make([]Step, 0, 8)
+		}
 		ends = w.runMerged(one, t, c, depth)
 		if w.memo == nil {
 			w.memo = map[chainMemo][]chainEnd{}
@@ -42,6 +48,11 @@ func (w *nftWalk) runChainMerged(st *nftState, t *nftTable, c *nft.Chain, depth 
 		s := e.st.clone()
 		s.prob *= st.prob
 		s.nsteps += st.nsteps
+		if st.steps != nil {
+			s.steps = append(slices.Clip(st.steps), e.st.steps...)
+			s.hops, s.why, s.merged = st.hops, st.why, st.merged || e.st.merged
+			w.nwork += len(e.st.steps)
+		}
 		out[i] = chainEnd{st: s, kind: e.kind}
 	}
 	w.nwork += len(out)
@@ -118,8 +129,7 @@ func (w *nftWalk) runMerged(st *nftState, t *nftTable, c *nft.Chain, depth int) 
 func mergeState(sts []*nftState, s *nftState) []*nftState {
 	for _, x := range sts {
 		if x.same(s) {
-			x.prob += s.prob
-			x.nsteps = max(x.nsteps, s.nsteps)
+			x.absorb(s)
 			return sts
 		}
 	}
@@ -131,21 +141,34 @@ func mergeState(sts []*nftState, s *nftState) []*nftState {
 func mergeEnd(ends []chainEnd, e chainEnd) []chainEnd {
 	for _, x := range ends {
 		if x.kind == e.kind && x.st.same(e.st) {
-			x.st.prob += e.st.prob
-			x.st.nsteps = max(x.st.nsteps, e.st.nsteps)
+			x.st.absorb(e.st)
 			return ends
 		}
 	}
 	return append(ends, e)
 }
 
+// absorb merges o, a state the same as s, into s: their probabilities
+// added, with steps those of the more probable.
+func (s *nftState) absorb(o *nftState) {
+	if s.steps != nil {
+		if o.prob > s.prob {
+			s.steps = o.steps
+		}
+		s.merged = true
+	}
+	s.prob += o.prob
+	s.nsteps = max(s.nsteps, o.nsteps)
+}
+
 // same reports whether s and o are the packet in the same state, with
-// the same conditions and warnings (their probabilities and steps aside).
+// the same conditions and warnings (their probabilities, steps and hops
+// aside: within a hook, the hops are the same).
 func (s *nftState) same(o *nftState) bool {
 	if s.src != o.src || s.dst != o.dst || s.dport != o.dport || s.proto != o.proto || s.iif != o.iif || s.oif != o.oif ||
 		s.mark != o.mark || s.ctmark != o.ctmark || s.dnat != o.dnat || s.masq != o.masq || s.snat != o.snat ||
 		s.natDone != o.natDone || s.hook != o.hook || len(s.updated) != len(o.updated) ||
-		!slices.Equal(s.conds, o.conds) || !slices.Equal(s.warnings, o.warnings) || len(s.steps) != 0 || len(o.steps) != 0 {
+		!slices.Equal(s.conds, o.conds) || !slices.Equal(s.warnings, o.warnings) {
 		return false
 	}
 	for k, v := range s.updated {

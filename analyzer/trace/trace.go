@@ -3,6 +3,7 @@ package trace
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -113,6 +114,11 @@ type Path struct {
 	// path ends at (see [Annotate]); nil when the path reaches none or the
 	// inputs hold no Service.
 	Endpoint *Endpoint `json:"endpoint,omitempty"`
+	// Merged reports a path that stands for several ways through the
+	// rules that end alike (the trace merged paths that reached the same
+	// state, see [Options.MaxWork]): Probability is theirs together,
+	// Steps and Hops are those of the most probable.
+	Merged bool `json:"merged,omitempty"`
 }
 
 // A Hop is the packet entering a netfilter hook (or IPVS) on a path.
@@ -442,6 +448,42 @@ func merge(paths, out []Path) []Path {
 		return out[i].Destination < out[j].Destination
 	})
 	return out
+}
+
+// mergedWarning is the warning of a trace whose walk merged paths that
+// reached the same state (see [Path.Merged]).
+const mergedWarning = "the paths multiply at random rules that lead to the same chains: paths that reached the same state were merged, " +
+	"their probabilities added, and each path listed is one outcome, shown with the steps of its most probable way"
+
+// mergeOutcomes folds the paths that end alike (see endKey), whatever
+// their steps, into the most probable of them, marked Merged, with their
+// probabilities added and their warnings joined, most probable first: the
+// paths of a walk that merged some.
+func mergeOutcomes(paths []Path) []Path {
+	idx := map[string]int{}
+	var out []Path
+	for _, p := range paths {
+		k := endKey(p)
+		i, ok := idx[k]
+		if !ok {
+			idx[k] = len(out)
+			out = append(out, p)
+			continue
+		}
+		q := &out[i]
+		prob, warnings := q.Probability+p.Probability, q.Warnings
+		if p.Probability > q.Probability {
+			*q = p
+		}
+		q.Probability, q.Merged = prob, true
+		q.Warnings = slices.Clip(q.Warnings)
+		for _, wn := range append(warnings, p.Warnings...) {
+			if !slices.Contains(q.Warnings, wn) {
+				q.Warnings = append(q.Warnings, wn)
+			}
+		}
+	}
+	return merge(out, out[:0])
 }
 
 // smallMerge is the number of paths up to which Merge compares paths

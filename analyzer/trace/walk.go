@@ -118,6 +118,7 @@ type state struct {
 	stages    []stage
 	frames    []frame
 	steps     []stepRef
+	nstep     int // the steps in steps, with those of its segments
 	conds     []string
 	warnings  []string
 	nsteps    int
@@ -125,6 +126,10 @@ type state struct {
 	// why what the next one is entered for.
 	hops      []Hop
 	hook, why string
+	// merged reports a state that stands for several ways through the
+	// rules that reached the same state (see mergeCallEnd): its steps are
+	// those of the most probable.
+	merged bool
 	// summary: no steps are kept; scratch stands for the last step, so
 	// that notes and warnings are still set where the walk sets them (the
 	// states of one walk share it: they run one at a time, and a step's
@@ -138,6 +143,14 @@ type state struct {
 type stepRef struct {
 	cr   *crule
 	full *Step
+	seg  *segment // the steps of a call (see call), when cr and full are nil
+}
+
+// segment is the steps of one way through a call, shared by the paths
+// that make it: n is their number once every segment in them is expanded.
+type segment struct {
+	refs []stepRef
+	n    int
 }
 
 // add appends a made step.
@@ -147,6 +160,7 @@ func (s *state) add(st Step) {
 		return
 	}
 	s.steps = append(s.steps, stepRef{full: &st})
+	s.nstep++
 }
 
 // addRule appends a matched rule, with a note if any.
@@ -162,6 +176,7 @@ func (s *state) addRule(cr *crule, note string) {
 	}
 	if note == "" {
 		s.steps = append(s.steps, stepRef{cr: cr})
+		s.nstep++
 		return
 	}
 	st := ruleStep(cr)
@@ -184,13 +199,26 @@ func (s *state) last() *Step {
 	return r.full
 }
 
-func (s *state) materialize() []Step {
-	out := make([]Step, len(s.steps))
-	for i, r := range s.steps {
-		if r.full != nil {
-			out[i] = *r.full
-		} else {
-			out[i] = ruleStep(r.cr)
+// materialize returns the steps of s, at most limit of them (a path cut
+// as a loop may hold the calls of many more).
+func (s *state) materialize(limit int) []Step {
+	return appendSteps(make([]Step, 0, min(s.nstep, limit)), s.steps, limit)
+}
+
+// appendSteps appends the steps of refs to out, expanding the segments,
+// until out holds limit steps.
+func appendSteps(out []Step, refs []stepRef, limit int) []Step {
+	for _, r := range refs {
+		if len(out) >= limit {
+			break
+		}
+		switch {
+		case r.full != nil:
+			out = append(out, *r.full)
+		case r.seg != nil:
+			out = appendSteps(out, r.seg.refs, limit)
+		default:
+			out = append(out, ruleStep(r.cr))
 		}
 	}
 	return out
@@ -226,7 +254,7 @@ func (w *walker) enter(s *state, hook string) {
 		why = usualWhy(hook, w.dp.outIface(s.dst))
 	}
 	s.hook, s.why = hook, ""
-	s.hops = append(s.hops, Hop{Step: len(s.steps), Hook: hook, Why: why})
+	s.hops = append(s.hops, Hop{Step: s.nstep, Hook: hook, Why: why})
 }
 
 func (s *state) warn(w string) {
@@ -262,7 +290,9 @@ type walker struct {
 	nwork    int                   // rules evaluated, over every path
 	maxWork  int                   // the bound of nwork
 	forkAt   *iptables.Chain       // the chain of the last fork, named when nwork passes maxWork
-	calls    map[callKey][]callEnd // the ends of the calls of a summary, see call
+	calls    map[callKey][]callEnd // the ends of the calls, see call
+	merged   bool                  // some paths were merged (see mergeCallEnd)
+	outcomes []outcome             // the ends of the paths once merged, see keepOutcome
 	active   []*cchain             // the chains of the calls under way
 	err      error                 // set when nwork passed the bound: the walk stops
 }
@@ -305,6 +335,13 @@ func walk(dp *Dataplane, pkt Packet, opts Options, ipvsMode bool) (*Result, erro
 	// w.paths is the walker's, reused: the result gets a merged copy.
 	if len(w.paths) > 0 {
 		res.Paths = merge(w.paths, make([]Path, 0, len(w.paths)))
+	}
+	if w.merged {
+		for _, o := range w.outcomes {
+			res.Paths = append(res.Paths, w.path(&o.s, o.verdict))
+		}
+		res.Paths = mergeOutcomes(res.Paths)
+		res.Warnings = append(res.Warnings, mergedWarning)
 	}
 	return res, nil
 }
@@ -406,6 +443,11 @@ func (w *walker) release() {
 	w.cx = compiler{sc: w.cx.sc, kept: w.cx.kept[:0]}
 	walkerPool.Put(w)
 }
+
+// maxStepsSlack is the steps a path may hold beyond Options.MaxSteps: a
+// path cut as a loop lists the first steps it met, and those the walk
+// added after it (a policy, IPVS, NAT in the hooks after the cut).
+const maxStepsSlack = 16
 
 // defaultSourcePort is the source port of the traced packet.
 const defaultSourcePort = 40000
@@ -860,7 +902,7 @@ func (w *walker) target(s *state, cc *cchain, cr *crule) {
 				}
 			}
 		}
-		if s.summary && w.nwork > callAfter {
+		if w.nwork > callAfter {
 			w.call(s, w.cp.chain(w.dp, cc.tix, cr.jslot, cr.jump, w.epoch, &w.cx, true))
 			return
 		}
@@ -1153,15 +1195,27 @@ func (w *walker) finish(s *state) {
 			masq: s.masq, snat: s.snat, conds: s.conds, warnings: s.warnings})
 		return
 	}
-	w.paths = append(w.paths, Path{
+	if w.merged {
+		// Paths are merged: the ends of the same outcome are kept as one
+		// state, and made a path once the walk is over.
+		w.keepOutcome(s, verdict)
+		return
+	}
+	w.paths = append(w.paths, w.path(s, verdict))
+}
+
+// path returns the path of an ended state s.
+func (w *walker) path(s *state, verdict Verdict) Path {
+	return Path{
 		Probability: s.prob,
 		Verdict:     verdict,
 		Destination: netip.AddrPortFrom(s.dst, s.dport).String(),
 		Masquerade:  s.masq,
 		SNAT:        s.snat,
 		Conditions:  s.conds,
-		Steps:       s.materialize(),
+		Steps:       s.materialize(w.opts.maxSteps() + maxStepsSlack),
 		Warnings:    s.warnings,
 		Hops:        s.hops,
-	})
+		Merged:      s.merged,
+	}
 }

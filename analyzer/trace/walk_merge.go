@@ -5,19 +5,19 @@ import (
 	"slices"
 )
 
-// This file walks the user chains of an iptables data plane for a
-// summary (Options.Summary) once per state of the packet: a jump (or a
-// goto) walks the chain alone, as a call, and keeps how it can end, by
-// the state the packet enters it in; entered again in that state, the
-// chain is not walked again. Its ends that reach the same state are
-// merged, with their probabilities added. Chains that call the same
-// chains on every branch then cost what their rules do, not what their
-// paths do.
+// This file walks the user chains of an iptables data plane once per
+// state of the packet: a jump (or a goto) walks the chain alone, as a
+// call, and keeps how it can end, by the state the packet enters it in;
+// entered again in that state, the chain is not walked again. Its ends
+// that reach the same state are merged, with their probabilities added
+// (a trace with steps keeps those of the most probable way to the end,
+// and says that paths were merged). Chains that call the same chains on
+// every branch then cost what their rules do, not what their paths do.
 
-// callAfter is the number of rules a summary evaluates walking chains
-// as the kernel does before it walks them as calls: a packet through
+// callAfter is the number of rules a trace evaluates walking chains as
+// the kernel does before it walks them as calls: a packet through
 // kube-proxy's rules evaluates far fewer, and is traced without the cost
-// of the calls' keys.
+// of the calls' keys, every path with its own steps.
 var callAfter = 2048
 
 // callKey is the key of a call's ends: the chain and the packet's state.
@@ -34,10 +34,11 @@ const (
 )
 
 // callEnd is one way a call ends: the packet's state then, with the
-// probability of that end among the call's.
+// probability of that end among the call's, and its steps (with steps).
 type callEnd struct {
 	s    *state
 	kind int
+	seg  *segment
 }
 
 // call enters chain cc for s, in a summary: its ends are applied to s
@@ -80,10 +81,17 @@ func (w *walker) call(s *state, cc *cchain) {
 			w.work = append(w.work, t)
 		}
 		prob, nsteps, frames, stages := base.prob, base.nsteps, t.frames, t.stages
-		steps := t.steps
+		steps, nstep, hops, hook, why, merged := t.steps, t.nstep, t.hops, t.hook, t.why, base.merged
 		*t = *e.s
 		t.prob, t.nsteps = prob*e.s.prob, nsteps+e.s.nsteps
-		t.frames, t.stages, t.steps = frames, stages, steps
+		t.frames, t.stages, t.steps, t.nstep = frames, stages, steps, nstep
+		t.hops, t.hook, t.why, t.merged = hops, hook, why, merged || e.s.merged
+		if e.seg != nil {
+			// The caller's steps, then the call's, shared with every
+			// caller.
+			t.steps = append(slices.Clip(steps), stepRef{seg: e.seg})
+			t.nstep += e.seg.n
+		}
 		t.conds = slices.Clip(e.s.conds)
 		t.warnings = slices.Clip(e.s.warnings)
 		switch e.kind {
@@ -106,6 +114,8 @@ func (w *walker) subwalk(s *state, cc *cchain) []callEnd {
 	s0 := w.clone(s)
 	s0.prob, s0.nsteps = 1, 0
 	s0.frames = s0.frames[:0:0]
+	// The call's own steps: its ends are applied to the caller's.
+	s0.steps, s0.nstep = s0.steps[:0:0], 0
 	w.pushCompiled(s0, cc)
 	w.work = append(w.work, s0)
 	var ends []callEnd
@@ -127,17 +137,29 @@ func (w *walker) subwalk(s *state, cc *cchain) []callEnd {
 		case x.hookEnded:
 			kind = callHookEnded
 		}
-		ends = mergeCallEnd(ends, callEnd{s: x, kind: kind})
+		ends = w.mergeCallEnd(ends, callEnd{s: x, kind: kind})
 	}
 	w.work = saved
+	for i := range ends {
+		if e := &ends[i]; len(e.s.steps) > 0 {
+			e.seg = &segment{refs: e.s.steps, n: e.s.nstep}
+		}
+	}
 	return ends
 }
 
 // mergeCallEnd adds e to ends, or its probability to the end of ends in
-// the same state.
-func mergeCallEnd(ends []callEnd, e callEnd) []callEnd {
+// the same state; with steps, the merged end keeps those of the more
+// probable.
+func (w *walker) mergeCallEnd(ends []callEnd, e callEnd) []callEnd {
 	for _, x := range ends {
 		if x.kind == e.kind && x.s.same(e.s) {
+			if !x.s.summary {
+				if e.s.prob > x.s.prob {
+					x.s.steps, x.s.nstep = e.s.steps, e.s.nstep
+				}
+				x.s.merged, w.merged = true, true
+			}
 			x.s.prob += e.s.prob
 			x.s.nsteps = max(x.s.nsteps, e.s.nsteps)
 			return ends
@@ -163,4 +185,41 @@ func (s *state) key() string {
 	return fmt.Sprintf("%v|%v|%d|%d|%d|%s|%s|%x|%v|%v|%p|%v|%v|%s|%v|%q|%q",
 		s.src, s.dst, s.sport, s.dport, s.proto, s.in, s.out, s.mark, s.dnat, s.dnatTo, s.ipvsVS, s.untracked,
 		s.masq, s.snat, s.local, s.conds, s.warnings)
+}
+
+// outcome is the ended states of a walk that merged paths (see
+// keepOutcome) that end alike: the most probable of them, with their
+// probabilities added.
+type outcome struct {
+	s       state
+	verdict Verdict
+}
+
+// keepOutcome keeps s, a state ended with verdict in a walk that merged
+// paths, as an outcome of the walk, or merges it into the outcome that
+// ends alike (see endKey): a path's steps are made only for the outcomes,
+// not for every way through the rules.
+func (w *walker) keepOutcome(s *state, verdict Verdict) {
+	for i := range w.outcomes {
+		o := &w.outcomes[i]
+		if o.verdict != verdict || o.s.dst != s.dst || o.s.dport != s.dport || o.s.masq != s.masq || o.s.snat != s.snat ||
+			!slices.Equal(o.s.conds, s.conds) {
+			continue
+		}
+		prob, warnings := o.s.prob+s.prob, o.s.warnings
+		if s.prob > o.s.prob {
+			o.s = *s
+		}
+		o.s.prob, o.s.merged = prob, true
+		o.s.warnings = slices.Clip(o.s.warnings)
+		for _, wn := range append(slices.Clip(warnings), s.warnings...) {
+			if !slices.Contains(o.s.warnings, wn) {
+				o.s.warnings = append(o.s.warnings, wn)
+			}
+		}
+		return
+	}
+	c := *s
+	c.frames, c.stages = nil, nil
+	w.outcomes = append(w.outcomes, outcome{s: c, verdict: verdict})
 }

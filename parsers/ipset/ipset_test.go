@@ -298,3 +298,29 @@ func FuzzParseLenient(f *testing.F) {
 		}
 	})
 }
+
+// TestParseLenientSaveCut checks that an ipset save cut in its last line,
+// which still reads as a valid range or member, is partial, and that the
+// whole one, and one cut at a line end, are not.
+func TestParseLenientSaveCut(t *testing.T) {
+	save := "create KUBE-NODE-PORT-TCP bitmap:port range 0-65535\nadd KUBE-NODE-PORT-TCP 30080\ncreate KUBE-NODE-PORT-UDP bitmap:port range 0-65535\n"
+	for _, tc := range []struct {
+		name, data, want string
+	}{
+		{"whole", save, ""},
+		{"cut at a line end", save[:strings.Index(save, "create KUBE-NODE-PORT-UDP")], ""},
+		{"cut in the range", strings.TrimSuffix(save, "5\n"), "cut short: its last line (3) ends without the newline"},
+		{"cut in a member", save[:strings.Index(save, "30080")+4], "cut short: its last line (2) ends without the newline"},
+	} {
+		d, err := ParseLenient("ipset-save.txt", []byte(tc.data))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if tc.want == "" && d.PartialReason != "" || !strings.Contains(d.PartialReason, tc.want) {
+			t.Errorf("%s: partial %q, want %q", tc.name, d.PartialReason, tc.want)
+		}
+		if _, err := Parse("ipset-save.txt", []byte(tc.data)); err != nil {
+			t.Errorf("%s: the strict parser refuses it: %v", tc.name, err)
+		}
+	}
+}

@@ -465,7 +465,9 @@ var listFields = []struct {
 // ParseLenient reads what [Parse] reads, and also an `ipset list` cut
 // short: a set that lists fewer members than its "Number of entries"
 // says is read as [Set.Partial], and the dump says which sets are in
-// PartialReason.
+// PartialReason. An `ipset save` whose last line has no newline (ipset
+// ends its output with one) was cut in that line, which may still read
+// as a valid but other member or range: PartialReason says so.
 func ParseLenient(name string, data []byte) (*Dump, error) {
 	lines, err := splitLines(name, data)
 	if err != nil {
@@ -479,7 +481,14 @@ func ParseLenient(name string, data []byte) (*Dump, error) {
 			break
 		}
 	}
-	return Parse(name, data)
+	d, err := Parse(name, data)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(lines); n > 0 && len(data) > 0 && data[len(data)-1] != '\n' && strings.TrimSpace(lines[n-1].Text) != "" {
+		d.PartialReason = fmt.Sprintf("cut short: its last line (%d) ends without the newline ipset save ends its output with", lines[n-1].Pos.Line)
+	}
+	return d, nil
 }
 
 func parseList(name string, lines []line) (*Dump, error) {

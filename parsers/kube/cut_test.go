@@ -147,3 +147,103 @@ func TestWholeExportsAreNotCut(t *testing.T) {
 		t.Errorf("only %d exports read", n)
 	}
 }
+
+// TestKubectlCuts cuts what kubectl get -o yaml prints where a copy can
+// stop: every key of the last object in place, the last value cut
+// mid-word, or the List's trailer lost; each is marked partial. kubectl
+// ends a List with its trailer (kind: List, metadata: with resourceVersion
+// "") and all its output with a newline: only the List shape is held to
+// the trailer (a single object ends with its own last key).
+func TestKubectlCuts(t *testing.T) {
+	dns := func(name string) string {
+		return "- apiVersion: v1\n  kind: Service\n  metadata:\n    labels:\n      k8s-app: kube-dns\n    name: " + name + "\n    namespace: kube-system\n" +
+			"    resourceVersion: \"231\"\n  spec:\n    clusterIP: 10.96.0.10\n    ports:\n    - name: dns\n      port: 53\n      protocol: UDP\n  status:\n    loadBalancer: {}\n"
+	}
+	list := "apiVersion: v1\nitems:\n" + dns("web") + dns("kube-dns") + "kind: List\nmetadata:\n  resourceVersion: \"\"\n"
+	// The same List ending with an object whose last key is its name.
+	byName := "apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: default\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: kube-dns\n" +
+		"kind: List\nmetadata:\n  resourceVersion: \"\"\n"
+	one := strings.TrimPrefix(strings.ReplaceAll(dns("kube-dns"), "\n  ", "\n"), "- ")
+	upTo := func(s, at string) string {
+		i := strings.Index(s, at)
+		if i < 0 {
+			t.Fatalf("no %q in the export", at)
+		}
+		return s[:i+len(at)]
+	}
+	for _, tc := range []struct {
+		name, data, want string
+	}{
+		{"List whole", list, ""},
+		{"List of pre-1.20 kubectl whole", strings.TrimSuffix(list, "\n") + "\n  selfLink: \"\"\n", ""},
+		{"object whole", one, ""},
+		{"object without status whole", upTo(one, "protocol: UDP\n"), ""},
+		{"name cut mid-word", upTo(byName, "name: kube-dn"), "cut short in line 10: the export ends in the middle of a line"},
+		{"List cut mid-value in the last item", upTo(list, "loadBalancer: {"), "cut short in line 31"},
+		{"List cut after the last item", strings.TrimSuffix(list, "kind: List\nmetadata:\n  resourceVersion: \"\"\n"), "the List ends without the trailer kubectl prints"},
+		{"List cut in kind", upTo(list, "kind: Li"), "the List ends without the trailer"},
+		{"List cut after kind", upTo(list, "kind: List\n"), "the List ends without the trailer"},
+		{"List cut in resourceVersion", upTo(list, "metadata:\n  resourceVersion: \""), "the List ends without the trailer"},
+		{"List whole but the last newline", strings.TrimSuffix(list, "\n"), "the export ends in the middle of a line"},
+		{"object cut mid-value", upTo(one, "clusterIP: 10.96.0"), "cut short in line 10: the export ends in the middle of a line"},
+		{"object cut mid-key", upTo(one, "namesp"), "cut short in line 6"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := Parse("services.yaml", []byte(tc.data))
+			if err != nil {
+				// A cut that leaves a key without a value, or no kind:,
+				// may be refused outright: that names the line too.
+				if tc.want == "" || !strings.Contains(err.Error(), "services.yaml:") {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if tc.want == "" && o.Partial != "" || tc.want != "" && !strings.Contains(o.Partial, tc.want) {
+				t.Errorf("partial %q, want %q", o.Partial, tc.want)
+			}
+			so, err := ParseReader("services.yaml", bytes.NewReader([]byte(tc.data)), Options{})
+			if err != nil || so.Partial != o.Partial {
+				t.Errorf("read as a stream: partial %q, %v; whole: %q", so.Partial, err, o.Partial)
+			}
+		})
+	}
+}
+
+// TestKubectlJSONCuts checks that a JSON export cut anywhere is refused
+// with the file and the line of what is not closed.
+func TestKubectlJSONCuts(t *testing.T) {
+	data := `{
+    "apiVersion": "v1",
+    "items": [
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {
+                "name": "kube-dns",
+                "namespace": "kube-system"
+            },
+            "spec": {
+                "clusterIP": "10.96.0.10",
+                "ports": [{"name": "dns", "port": 53, "protocol": "UDP"}]
+            }
+        }
+    ],
+    "kind": "List",
+    "metadata": {
+        "resourceVersion": ""
+    }
+}
+`
+	if _, err := Parse("services.json", []byte(data)); err != nil {
+		t.Fatalf("whole export refused: %v", err)
+	}
+	for _, at := range []string{`"kube-dn`, `"name": "kube-dns",`, `"port": 5`, `}
+        }`, `"kind": "Li`, `"resourceVersion": ""
+    }`} {
+		cut := data[:strings.Index(data, at)+len(at)]
+		_, err := Parse("services.json", []byte(cut))
+		if err == nil || !strings.Contains(err.Error(), "services.json:") {
+			t.Errorf("cut after %q: %v, want an error naming services.json and a line", at, err)
+		}
+	}
+}

@@ -123,7 +123,42 @@ func splitYAMLCut(name string, head []byte, r io.Reader, emit func(chunk)) (stri
 	if err := s.errs.Err(); err != nil {
 		return "", err
 	}
-	return s.cut.verdict(), nil
+	if v := s.cut.verdict(); v != "" {
+		return v, nil
+	}
+	switch {
+	case s.kubectlList && s.trailer != trailerDone:
+		return fmt.Sprintf("cut short after line %d: the List ends without the trailer kubectl prints after the items (kind: List, then metadata: with resourceVersion: \"\")", s.cut.lastNum), nil
+	case s.unterminated > 0:
+		return fmt.Sprintf("cut short in line %d: the export ends in the middle of a line, without the newline kubectl ends its output with", s.unterminated), nil
+	}
+	return "", nil
+}
+
+// States of the trailer of a kubectl List after its items (yscan.trailer).
+const (
+	trailerNone = iota
+	trailerKind // kind: List
+	trailerMeta // metadata:, and its lines
+	trailerDone // its last line, resourceVersion: "" (or selfLink: "", before 1.20)
+)
+
+// trail notes a content line of a kubectl List after its items.
+func (s *yscan) trail(ln []byte) {
+	t := bytes.TrimRight(ln, " ")
+	switch {
+	case bytes.Equal(t, []byte("kind: List")):
+		s.trailer = trailerKind
+	case s.trailer >= trailerKind && bytes.Equal(t, []byte("metadata:")):
+		s.trailer = trailerMeta
+	case s.trailer >= trailerMeta && len(t) > 2 && t[0] == ' ':
+		s.trailer = trailerMeta
+		if k := bytes.TrimLeft(t, " "); bytes.Equal(k, []byte(`resourceVersion: ""`)) || bytes.Equal(k, []byte(`selfLink: ""`)) {
+			s.trailer = trailerDone
+		}
+	default:
+		s.trailer = trailerNone
+	}
 }
 
 // yscan scans a YAML export line by line. Offsets count from the start of
@@ -140,6 +175,14 @@ type yscan struct {
 	errs parsers.ErrorList
 	// cut watches for an export cut short inside its last object.
 	cut cutWatch
+	// content counts the content lines, v1 says the first is
+	// "apiVersion: v1"; kubectlList says the export's first document is a
+	// List that starts so, then items:, as kubectl prints one, trailer
+	// how far its trailer went (see trail); unterminated is the number of
+	// the last line when it has no newline.
+	content               int
+	v1, kubectlList       bool
+	trailer, unterminated int
 }
 
 // What yscan is reading in a document.
@@ -218,6 +261,12 @@ func (s *yscan) split() {
 		if !isBlankOrComment(ln) {
 			last = l.num
 			s.cut.line(l.num, ln)
+			s.content++
+			if s.content == 1 {
+				s.v1 = bytes.Equal(bytes.TrimRight(ln, " "), []byte("apiVersion: v1"))
+			}
+		} else if s.unterminated == l.num {
+			s.unterminated = 0 // a blank last line: nothing was cut
 		}
 		if bytes.HasPrefix(ln, []byte("kind:")) {
 			kind = true
@@ -231,6 +280,8 @@ func (s *yscan) split() {
 				continue
 			}
 			list = true
+			// kubectl prints a List's keys sorted: items: second.
+			s.kubectlList = s.kubectlList || docNum == 1 && s.v1 && s.content == 2
 			s.cut.discard()
 			// A List: items start at "<ind>- " lines after "items:".
 			switch rest := bytes.TrimSpace(ln[len("items:"):]); {
@@ -288,6 +339,9 @@ func (s *yscan) split() {
 			}
 			s.keep = s.pos
 		}
+		if mode == yamlTail && s.kubectlList && docNum == 1 && !isBlankOrComment(ln) {
+			s.trail(ln)
+		}
 	}
 }
 
@@ -322,6 +376,7 @@ func (s *yscan) line() (lineSpan, bool) {
 			if s.pos >= s.end() {
 				return lineSpan{}, false
 			}
+			s.unterminated = s.num
 			return s.take(s.end(), s.end()), true
 		}
 	}
