@@ -288,3 +288,23 @@ func KernelProbability(p float64) float64 {
 	}
 	return stored / (1 << 31)
 }
+
+// ProtocolName returns the name -p gives protocol number n ("tcp"), its
+// number in decimal for one without a name.
+func ProtocolName(n uint8) string {
+	switch n {
+	case 6:
+		return "tcp"
+	case 17:
+		return "udp"
+	case 132:
+		return "sctp"
+	case 1:
+		return "icmp"
+	case 58:
+		return "icmpv6"
+	case 0:
+		return "all"
+	}
+	return strconv.Itoa(int(n))
+}
