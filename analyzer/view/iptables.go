@@ -585,7 +585,7 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 		if st, ok := rd.FirstFork(m, iptables.MatchStatistic); ok && st.Value == iptables.StatisticRandom {
 			// The probability the kernel applies, which the tracer's
 			// branches take too.
-			f := st.Prob
+			f := st.Prob()
 			b.Share = remaining * f
 			remaining *= 1 - f
 		} else {
@@ -623,11 +623,12 @@ func (x *iptExtractor) backend(b *Backend, name string, c *iptables.Chain) (sets
 		if m.Target != iptables.TargetDNAT {
 			continue
 		}
+		b.Endpoint, _ = m.TargetArg("--to-destination")
 		if ap, ok := rd.NATDestination(m); ok {
 			b.IP, b.Port = ap.Addr(), int32(ap.Port())
-			b.Endpoint = model.JoinHostPort(b.IP, b.Port) // canonical IPv6 spelling
-		} else {
-			b.Endpoint, _ = m.TargetArg("--to-destination")
+			if strings.HasPrefix(b.Endpoint, "[") {
+				b.Endpoint = model.JoinHostPort(b.IP, b.Port) // canonical IPv6 spelling
+			}
 		}
 		return m.RecentSet()
 	}

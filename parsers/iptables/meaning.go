@@ -110,11 +110,9 @@ type Match struct {
 	Value uint32
 	// Mask is the mask of a MatchMark, the check of a MatchRecent.
 	Mask uint32
-	net  [2]uint64 // the prefix's address, masked (an IPv4 one in net[1])
-	// Prob is the probability of a MatchStatistic before negation: the
-	// one the kernel applies for --probability (see KernelProbability),
-	// NaN when its value is not a number, 1/n for --every n.
-	Prob float64
+	// net is the prefix's address, masked (an IPv4 one in net[1]); the
+	// bits of the probability of a MatchStatistic in net[1].
+	net [2]uint64
 }
 
 // A MatchExt holds what only some kinds of match need.
@@ -291,11 +289,20 @@ func (t *Table) Meanings() *Meanings {
 	}
 	j := t.Jumps()
 	rd := &Meanings{t: t, j: j, rules: make([]Meaning, len(j.to))}
-	rd.ms = make([]Match, 0, 3*len(j.to)) // kube-proxy's rules match a destination, a protocol and a port
+	listed := func(i int, c *Chain) bool { ix := c.Index(); return ix >= 0 && j.pos[ix] == int32(i) }
+	n := 0
+	for i, c := range t.Chains {
+		if listed(i, c) {
+			for _, r := range c.Rules {
+				n += maxMatches(r)
+			}
+		}
+	}
+	rd.ms = make([]Match, 0, n)
 	var sc readScratch
 	for i, c := range t.Chains {
-		if ix := c.Index(); ix >= 0 && j.pos[ix] == int32(i) {
-			start := int(j.start[ix])
+		if listed(i, c) {
+			start := int(j.start[c.Index()])
 			for k, r := range c.Rules {
 				rd.read(r, &rd.rules[start+k], &sc)
 			}
@@ -303,6 +310,36 @@ func (t *Table) Meanings() *Meanings {
 	}
 	t.meanings.Store(rd)
 	return rd
+}
+
+// maxMatches returns a bound of the number of matches r is read into,
+// from its options' names: the matches are stored in one block per
+// table, sized once.
+func maxMatches(r *Rule) int {
+	n, grouped := 0, false
+	for i := range r.NumArgs() {
+		switch r.ArgName(i) {
+		case "-m", "--match":
+			// The options of these modules make one match.
+			switch r.Arg(i).Value {
+			case "statistic", "recent", "ipvs":
+				n, grouped = n+1, true
+			default:
+				grouped = false
+			}
+		case "--comment":
+		case "-j", "-g", "--jump", "--goto":
+			if r.Arg(i).Value == "DNAT" {
+				n++ // its destination
+			}
+			return n
+		default:
+			if !grouped {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // ReadChain returns the typed reading of the rules of c alone, made
@@ -478,13 +515,22 @@ func (x *Match) SingleIP() (netip.Addr, bool) {
 	return x.Prefix().Addr(), true
 }
 
+// Prob returns the probability of a MatchStatistic before negation:
+// the one the kernel applies for --probability (see KernelProbability;
+// a value outside [0, 1] as written, NaN for one that is not a number),
+// 1/n for --every n.
+func (x *Match) Prob() float64 { return math.Float64frombits(x.net[1]) }
+
+// setProb sets the probability of a MatchStatistic.
+func (x *Match) setProb(p float64) { x.net[1] = math.Float64bits(p) }
+
 // Probability returns the probability that a MatchStatistic matches,
 // negation applied.
 func (x *Match) Probability() float64 {
 	if x.Neg {
-		return 1 - x.Prob
+		return 1 - x.Prob()
 	}
-	return x.Prob
+	return x.Prob()
 }
 
 // targetKind returns the kind of target t. The targets applied by name
@@ -827,17 +873,19 @@ func statistic(m *Meaning, sc *readScratch, opts []Arg) {
 			known = false
 		}
 	}
-	x := Match{Kind: MatchStatistic, Neg: neg, Prob: prob}
+	x := Match{Kind: MatchStatistic, Neg: neg}
+	x.setProb(prob)
 	switch {
 	case mode == "random" && hasProb:
 		x.Value = StatisticRandom
 		if prob >= 0 && prob <= 1 {
-			x.Prob = KernelProbability(prob)
+			x.setProb(KernelProbability(prob))
 		} else {
 			known = false
 		}
 	case mode == "nth" && every > 0:
-		x.Value, x.Prob = StatisticNth, 1/float64(every)
+		x.Value = StatisticNth
+		x.setProb(1 / float64(every))
 	default:
 		known = false
 	}

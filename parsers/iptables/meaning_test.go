@@ -47,7 +47,7 @@ func describe(rd *Meanings, m *Meaning) string {
 		case MatchTCPFlags:
 			fmt.Fprintf(&b, "tcp=%#x/%#x", x.TCPMask, x.TCPComp)
 		case MatchStatistic:
-			fmt.Fprintf(&b, "statistic%d=%.12g", x.Value, x.Prob)
+			fmt.Fprintf(&b, "statistic%d=%.12g", x.Value, x.Prob())
 		case MatchRecent:
 			fmt.Fprintf(&b, "recent%d=%s/%d", x.Mask, rd.Ext(x).Text, int32(x.Value))
 		case MatchIPVS:
@@ -228,7 +228,7 @@ COMMIT
 	}
 	_, ms = rd.Chain(tab.Chain("KUBE-SVC-A"))
 	st, ok := rd.FirstFork(&ms[0], MatchStatistic)
-	if !ok || st.Probability() != 0.5 || math.IsNaN(st.Prob) {
+	if !ok || st.Probability() != 0.5 || math.IsNaN(st.Prob()) {
 		t.Errorf("statistic: %+v %t", st, ok)
 	}
 	if _, ok := rd.First(&ms[0], MatchStatistic); ok {
