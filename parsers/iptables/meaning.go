@@ -270,6 +270,7 @@ func (m *Meaning) TargetArgs() int { return int(m.targ) }
 type Meanings struct {
 	t     *Table
 	j     *Jumps // places the table's rules: the rules of a chain follow each other as in j
+	only  *Chain // the chain of a reading of one chain (ReadChain), whose rules are rules
 	rules []Meaning
 	ms    []Match
 	exts  []MatchExt
@@ -346,7 +347,7 @@ func maxMatches(r *Rule) int {
 // afresh: for a chain its table does not list, or a table the parser did
 // not make.
 func ReadChain(c *Chain) *Meanings {
-	rd := &Meanings{rules: make([]Meaning, len(c.Rules))}
+	rd := &Meanings{only: c, rules: make([]Meaning, len(c.Rules))}
 	var sc readScratch
 	for i, r := range c.Rules {
 		rd.read(r, &rd.rules[i], &sc)
@@ -359,10 +360,10 @@ func ReadChain(c *Chain) *Meanings {
 // chain its table lists, else a reading of c alone made afresh
 // ([ReadChain]).
 func (rd *Meanings) Chain(c *Chain) (*Meanings, []Meaning) {
-	if rd.t == nil {
+	if rd.only != nil && c == rd.only {
 		return rd, rd.rules
 	}
-	if p := rd.j.place(c); p >= 0 {
+	if rd.t != nil && rd.j.place(c) >= 0 {
 		start := int(rd.j.start[c.Index()])
 		return rd, rd.rules[start : start+len(c.Rules) : start+len(c.Rules)]
 	}
