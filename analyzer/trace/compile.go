@@ -377,12 +377,11 @@ func (cp *compiled) compileChain(tix *tableIndex, c *iptables.Chain, cx *compile
 		if m.Target != iptables.TargetOther {
 			continue
 		}
-		target := m.TargetName()
-		if tix.names != nil && tix.t == c.Table && target == c.Rules[i].Target() {
+		if tix.names != nil && tix.t == c.Table && m.TargetIsRules() {
 			// The table's jumps are resolved once for all its readers.
 			cr.jslot = tix.names.jump(c, i)
 		} else {
-			cr.jump, cr.jslot = jm.resolve(tix, c.Table, target)
+			cr.jump, cr.jslot = jm.resolve(tix, c.Table, m.TargetName())
 		}
 	}
 	if len(cc.rules) >= indexThreshold {

@@ -194,12 +194,13 @@ type Meaning struct {
 
 // Meaning flags.
 const (
-	mGoto      = 1 << iota // the target is a goto
-	mDst32                 // the rule requires one destination address
-	mDport                 // the rule requires one destination port (Dport)
-	mPortMulti             // several port matches
-	mNATDest               // a DNAT rule whose destination was read
-	mRecentSet             // -m recent --set
+	mGoto       = 1 << iota // the target is a goto
+	mDst32                  // the rule requires one destination address
+	mDport                  // the rule requires one destination port (Dport)
+	mPortMulti              // several port matches
+	mNATDest                // a DNAT rule whose destination was read
+	mRecentSet              // -m recent --set
+	mRuleTarget             // the target read is the rule's Target (a rule has one -j or -g)
 )
 
 // IsGoto reports whether the rule's target is a goto (-g).
@@ -211,6 +212,11 @@ func (m *Meaning) HasDst32() bool { return m.flags&mDst32 != 0 }
 // HasDport reports whether the rule requires one destination port,
 // Dport, and has no other port match.
 func (m *Meaning) HasDport() bool { return m.flags&mDport != 0 }
+
+// TargetIsRules reports whether the target read (the first -j or -g)
+// is the rule's [Rule.Target] (the last), which [Jumps] resolves: a rule
+// has one.
+func (m *Meaning) TargetIsRules() bool { return m.flags&mRuleTarget != 0 }
 
 // RecentSet reports whether the rule records its source in a recent
 // list (-m recent --set).
@@ -627,6 +633,9 @@ func (rd *Meanings) read(r *Rule, m *Meaning, sc *readScratch) {
 			m.Target, m.targ = targetKind(a.Value), uint16(i+1)
 			if a.Name == "-g" || a.Name == "--goto" {
 				m.flags |= mGoto
+			}
+			if i == int(r.targ) {
+				m.flags |= mRuleTarget
 			}
 			i = n
 			continue

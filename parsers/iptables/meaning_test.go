@@ -144,6 +144,7 @@ func TestMeanings(t *testing.T) {
 		{`-p tcp --comment x -j NFQUEUE`,
 			`[proto=6] [] target13 "NFQUEUE" comment="x" unknown=["--comment \"x\""]`},
 		{`-s 10.0.0.0/8`, `[src=10.0.0.0/8] [] target0 ""`},
+		{`-p tcp -j KUBE-A -j KUBE-B`, `[proto=6] [] target14 "KUBE-A"`},
 	} {
 		d, err := Parse("rules.txt", []byte("*filter\n:X - [0:0]\n-A X "+tc.rule+"\nCOMMIT\n"))
 		if err != nil {
@@ -156,6 +157,9 @@ func TestMeanings(t *testing.T) {
 		}
 		if ms[0].Rule != c.Rules[0] {
 			t.Errorf("%s: the meaning of another rule", tc.rule)
+		}
+		if got, want := ms[0].TargetIsRules(), ms[0].TargetName() == c.Rules[0].Target() && ms[0].Target != TargetNone; got != want {
+			t.Errorf("%s: target is the rule's %t, want %t", tc.rule, got, want)
 		}
 		// ArgName, which the reading skips options with, names what Arg
 		// reads.
