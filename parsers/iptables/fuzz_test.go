@@ -132,6 +132,7 @@ func FuzzParseLenient(f *testing.F) {
 					checkTarget(t, r)
 				}
 			}
+			checkMeanings(t, tb)
 		}
 		checkRoundTrip(t, "fuzz", d)
 	})
