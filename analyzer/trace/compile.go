@@ -1,9 +1,7 @@
 package trace
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -15,188 +13,10 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
-// This file turns iptables rules into a form the walker evaluates quickly:
-// every match of a rule parsed once, big chains indexed by destination.
-
-// mkind is the kind of a compiled match.
-type mkind uint8
-
-const (
-	mSrc mkind = iota
-	mDst
-	mInIface
-	mOutIface
-	mProto
-	mDport
-	mSport
-	mMark
-	mSrcType
-	mDstType
-	mCtState
-	mSet
-	mPhysdev
-	mTrue     // comment, nfacct, recent --set, limit: always true
-	mFragment // -f: never for the first packet
-	mSyn      // tcp flags of a SYN
-	mIPVS     // -m ipvs
-	mRandom   // statistic random / nth: a fork
-	mRecent   // recent --rcheck / --update: a fork on state
-	mUnknown  // not modelled: the rule is assumed not to match
-	mNATDest  // not a match: a DNAT rule's destination, after its matches
-)
-
-// addrtype bits.
-const (
-	atLocal = 1 << iota
-	atUnicast
-	atBroadcast
-	atMulticast
-)
-
-// conntrack state bits.
-const (
-	ctNew = 1 << iota
-	ctEstablished
-	ctRelated
-	ctInvalid
-	ctUntracked
-	ctSNAT
-	ctDNAT
-)
-
-type portRange struct{ lo, hi uint16 }
-
-// setPorts sets the port ranges of a port match m: a list goes in its
-// extension.
-func setPorts(m *cmatch, ext *matchExt, pr []portRange) {
-	if len(pr) == 1 {
-		m.port[0] = pr[0]
-		return
-	}
-	ext.ports = pr
-}
-
-// cmatch is one compiled match of a rule. It is kept small, and free of
-// pointers (the garbage collector never scans the matches of a chain), as
-// every rule of every chain walked has its matches compiled: what few
-// matches use (interfaces, port lists, sets, ipvs options) is in the
-// chain's exts.
-type cmatch struct {
-	kind   mkind
-	neg    bool
-	proto  uint8
-	synMsk uint8 // --tcp-flags mask and comparison
-	synCmp uint8
-	bits   uint8        // the prefix length of an address match
-	v6     bool         // the prefix is an IPv6 one
-	ext    uint32       // 1 + the place of the match's extension in its chain's exts; 0: none
-	port   [1]portRange // the port range of a port match, unless its extension has several
-	value  uint32       // mark value, addrtype bits, ctstate bits
-	mask   uint32
-	net    [2]uint64 // the prefix's address, masked (an IPv4 one in net[1])
-	prob   float64
-}
-
-// matchExt holds what only some kinds of match need.
-type matchExt struct {
-	iface string      // interface name; a trailing "+" is a prefix match
-	ports []portRange // a port list (multiport)
-	set   *setMatch
-	text  string // the recent list name; the text of an ipvs match
-	ipvs  *ipvsMatch
-}
-
-// setPrefix makes p (masked) the prefix of an address match.
-func (m *cmatch) setPrefix(p netip.Prefix) {
-	a := p.Addr()
-	m.bits = uint8(p.Bits())
-	if a.Is6() {
-		b := a.As16()
-		m.v6, m.net = true, [2]uint64{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
-		return
-	}
-	b := a.As4()
-	m.net = [2]uint64{0, uint64(binary.BigEndian.Uint32(b[:]))}
-}
-
-// contains reports whether the prefix of an address match holds a, as
-// netip.Prefix.Contains does: never an address of the other family (an
-// IPv4-mapped IPv6 address is IPv6), nor one with a zone.
-func (m *cmatch) contains(a netip.Addr) bool {
-	if !m.v6 {
-		if !a.Is4() {
-			return false
-		}
-		b := a.As4()
-		mask := ^uint32(0) << (32 - m.bits)
-		return uint64(binary.BigEndian.Uint32(b[:])&mask) == m.net[1]
-	}
-	if !a.Is6() || a.Zone() != "" {
-		return false
-	}
-	b := a.As16()
-	hi, lo := binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
-	hiMask, loMask := ^uint64(0)<<(64-min(m.bits, 64)), uint64(0)
-	if m.bits > 64 {
-		loMask = ^uint64(0) << (128 - m.bits)
-	}
-	return hi&hiMask == m.net[0] && lo&loMask == m.net[1]
-}
-
-// singleIP returns the one address a destination match requires, if its
-// prefix is a single address.
-func (m *cmatch) singleIP() (netip.Addr, bool) {
-	if m.v6 {
-		if m.bits != 128 {
-			return netip.Addr{}, false
-		}
-		var b [16]byte
-		binary.BigEndian.PutUint64(b[:8], m.net[0])
-		binary.BigEndian.PutUint64(b[8:], m.net[1])
-		return netip.AddrFrom16(b), true
-	}
-	if m.bits != 32 {
-		return netip.Addr{}, false
-	}
-	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], uint32(m.net[1]))
-	return netip.AddrFrom4(b), true
-}
-
-// ext returns the extension of m, nil when it has none.
-func (cc *cchain) ext(m *cmatch) *matchExt {
-	if m.ext == 0 {
-		return nil
-	}
-	return &(*cc.exts)[m.ext-1]
-}
-
-// ports returns the port ranges of a port match.
-func (cc *cchain) ports(m *cmatch) []portRange {
-	if e := cc.ext(m); e != nil && e.ports != nil {
-		return e.ports
-	}
-	return m.port[:]
-}
-
-// ipvsMatch holds the options of -m ipvs.
-type ipvsMatch struct {
-	property, propNeg bool
-	vaddr             netip.Prefix
-	vaddrNeg          bool
-	vport             uint16
-	vportNeg          bool
-	vproto            uint8
-	vprotoNeg         bool
-	unknown           []string
-}
-
-// setMatch is a compiled --match-set.
-type setMatch struct {
-	name  string
-	flags []bool // true: src, false: dst, per dimension
-	set   *cset
-}
+// This file turns iptables chains into a form the walker evaluates
+// quickly: every rule's typed reading, made once per table for all its
+// readers ([iptables.Meanings]), with its jump resolved, and big chains
+// indexed by destination.
 
 // cset is an ipset indexed for lookups.
 type cset struct {
@@ -211,163 +31,29 @@ type setNet struct {
 	first  bool   // the net is the first dimension
 }
 
-// crule is a compiled rule, kept small for the same reason as cmatch.
+// crule is a compiled rule: its typed reading, and the chain it jumps
+// to.
 type crule struct {
-	r       *iptables.Rule
-	jump    *iptables.Chain // the user chain jumped to, when jslot cannot name it
-	unknown *[]string       // the matches not modelled, nil when none
-	// ms is the place in the chain's ms of the rule's nms matches: the
-	// deterministic ones (the first ndet), then the statistic and recent
-	// ones, evaluated last.
-	ms        uint32
-	nms, ndet uint16
-	// targ is the index of the first option after the target, or the
-	// number of options when there is none.
-	targ      int32
-	jslot     int32  // the number of the user chain jumped to in its table's index, -1 when none
-	dport     uint16 // the one destination port the rule requires, if hasDport
-	target    tkind
-	isGoto    bool
-	hasDst32  bool // the rule requires one destination address
-	hasDport  bool
-	portMulti bool
-	natDest   bool // a DNAT rule whose destination is read: it follows the rule's matches
-}
-
-// tkind is the kind of a rule's target: one the walker applies by name,
-// or a chain or a target it does not model (tOther).
-type tkind uint8
-
-// Targets.
-const (
-	tNone tkind = iota
-	tAccept
-	tDrop
-	tReject
-	tReturn
-	tDNAT
-	tRedirect
-	tSNAT
-	tMasquerade
-	tMark
-	tLog // LOG, NFLOG, ULOG, TRACE, AUDIT: no effect on the path
-	tNotrack
-	tCT
-	tQueue // QUEUE, NFQUEUE
-	tOther
-)
-
-// targetKind returns the kind of target t. The targets the walker applies
-// by name include iptables.StandardTargets: a rule with one of them never
-// jumps to a chain of that name.
-func targetKind(t string) tkind {
-	switch t {
-	case "":
-		return tNone
-	case "ACCEPT":
-		return tAccept
-	case "DROP":
-		return tDrop
-	case "REJECT":
-		return tReject
-	case "RETURN":
-		return tReturn
-	case "DNAT":
-		return tDNAT
-	case "REDIRECT":
-		return tRedirect
-	case "SNAT":
-		return tSNAT
-	case "MASQUERADE":
-		return tMasquerade
-	case "MARK":
-		return tMark
-	case "LOG", "NFLOG", "ULOG", "TRACE", "AUDIT":
-		return tLog
-	case "NOTRACK":
-		return tNotrack
-	case "CT":
-		return tCT
-	case "QUEUE", "NFQUEUE":
-		return tQueue
-	}
-	return tOther
-}
-
-// targetName returns the target of cr as the rule writes it.
-func (cr *crule) targetName() string {
-	if cr.target == tNone {
-		return ""
-	}
-	return cr.r.Arg(int(cr.targ) - 1).Value
+	m     *iptables.Meaning
+	jump  *iptables.Chain // the user chain jumped to, when jslot cannot name it
+	jslot int32           // the number of the user chain jumped to in its table's index, -1 when none
 }
 
 // det returns the deterministic matches of cr, a rule of cc.
-func (cc *cchain) det(cr *crule) []cmatch {
-	return cc.ms[cr.ms : cr.ms+uint32(cr.ndet) : cr.ms+uint32(cr.ndet)]
-}
+func (cc *cchain) det(cr *crule) []iptables.Match { return cc.rd.Det(cr.m) }
 
 // fork returns the statistic and recent matches of cr, a rule of cc.
-func (cc *cchain) fork(cr *crule) []cmatch {
-	return cc.ms[cr.ms+uint32(cr.ndet) : cr.ms+uint32(cr.nms) : cr.ms+uint32(cr.nms)]
-}
+func (cc *cchain) fork(cr *crule) []iptables.Match { return cc.rd.Fork(cr.m) }
 
-// unknowns returns the matches of cr that are not modelled.
-func (cr *crule) unknowns() []string {
-	if cr.unknown == nil {
-		return nil
-	}
-	return *cr.unknown
-}
-
-// addUnknown records a match that is not modelled.
-func (cr *crule) addUnknown(text string) {
-	if cr.unknown == nil {
-		cr.unknown = new([]string)
-	}
-	*cr.unknown = append(*cr.unknown, text)
-}
-
-// dst32 returns the one destination address cr, a rule of cc, requires,
-// if hasDst32.
-func (cc *cchain) dst32(cr *crule) netip.Addr {
-	for i := range cc.det(cr) {
-		m := &cc.det(cr)[i]
-		if m.kind == mDst && !m.neg {
-			if a, ok := m.singleIP(); ok {
-				return a
-			}
-		}
-	}
-	return netip.Addr{}
-}
-
-// natDest returns the destination of cr, a DNAT rule of cc read when it
-// was compiled (natDest).
-func (cc *cchain) natDest(cr *crule) netip.AddrPort {
-	m := &cc.ms[cr.ms+uint32(cr.nms)]
-	a, _ := m.singleIP()
-	return netip.AddrPortFrom(a, m.port[0].lo)
-}
-
-// targetArg returns the value of the target option name (--to-destination,
-// say) and whether the rule has it.
-func (cr *crule) targetArg(name string) (string, bool) {
-	for i := int(cr.targ); i < cr.r.NumArgs(); i++ {
-		if a := cr.r.Arg(i); a.Name == name {
-			return a.Value, true
-		}
-	}
-	return "", false
-}
+// ext returns the extension of m, a match of a rule of cc.
+func (cc *cchain) ext(m *iptables.Match) *iptables.MatchExt { return cc.rd.Ext(m) }
 
 // cchain is a compiled chain.
 type cchain struct {
 	c       *iptables.Chain
-	tix     *tableIndex // the numbering of the chain's table (jumps resolve in it)
+	tix     *tableIndex        // the numbering of the chain's table (jumps resolve in it)
+	rd      *iptables.Meanings // the typed reading of the chain's rules
 	rules   []crule
-	ms      []cmatch      // the matches of the rules
-	exts    *[]matchExt   // the extensions of the matches that have one, nil when none
 	index   *ruleIndex    // the index of a big chain
 	used    atomic.Uint32 // the epoch of a walk that entered it lately (see touchEpochs)
 	builtin bool
@@ -501,7 +187,7 @@ func (tix *tableIndex) slotOf(c *iptables.Chain) int32 {
 // first stored wins), big ones by one walker (bigChain).
 func (cp *compiled) chain(dp *Dataplane, tix *tableIndex, slot int32, c *iptables.Chain, epoch uint32, cx *compiler, user bool) *cchain {
 	if slot < 0 {
-		return cp.compileChain(dp, tix, c, cx, user)
+		return cp.compileChain(tix, c, cx, user)
 	}
 	p := &tix.cc[slot]
 	for {
@@ -519,7 +205,7 @@ func (cp *compiled) chain(dp *Dataplane, tix *tableIndex, slot int32, c *iptable
 		if len(c.Rules) >= indexThreshold {
 			return cp.bigChain(dp, tix, slot, c, cx, user)
 		}
-		cc := cp.compileChain(dp, tix, c, cx, user)
+		cc := cp.compileChain(tix, c, cx, user)
 		cc.used.Store(epoch)
 		if p.CompareAndSwap(nil, cc) {
 			if !cc.pinned {
@@ -543,7 +229,7 @@ func (cp *compiled) bigChain(dp *Dataplane, tix *tableIndex, slot int32, c *ipta
 	if cc := p.Load(); cc != nil {
 		return cc
 	}
-	cc := cp.compileChain(dp, tix, c, cx, user)
+	cc := cp.compileChain(tix, c, cx, user)
 	p.Store(cc)
 	return cc
 }
@@ -658,53 +344,55 @@ func (cp *compiled) stageTable(dp *Dataplane, dumps []*iptables.Dump) *stageTabl
 }
 
 // compileChain compiles the rules of c and indexes a big chain. The
-// rules, and all their matches, are allocated in one block each (carved
-// from cx's blocks, for a small chain compiled by a sweep). For a user
-// chain (user), the chain's name is not read: it lies apart from its
-// rules, one more read that misses the processor's cache.
-func (cp *compiled) compileChain(dp *Dataplane, tix *tableIndex, c *iptables.Chain, cx *compiler, user bool) *cchain {
+// rules are allocated in one block (carved from cx's blocks, for a small
+// chain compiled by a sweep); their typed reading is the table's. For a
+// user chain (user), the chain's name is not read: it lies apart from
+// its rules, one more read that misses the processor's cache.
+func (cp *compiled) compileChain(tix *tableIndex, c *iptables.Chain, cx *compiler, user bool) *cchain {
 	builtin := !user && isBuiltin(c.Table.Name, c.Name)
 	pinned := builtin || len(c.Rules) >= indexThreshold
 	var jm *jumpMemo
-	var sc *compileScratch
 	if cx != nil {
-		jm, sc = &cx.jm, &cx.sc
+		jm = &cx.jm
 		if pinned || !cx.carve {
 			cx = nil
 		}
+	}
+	var rd *iptables.Meanings
+	var ms []iptables.Meaning
+	if tix.names != nil && tix.t == c.Table {
+		rd, ms = c.Table.Meanings().Chain(c)
 	} else {
-		sc = scratchPool.Get().(*compileScratch)
-		defer func() {
-			sc.forget() // the pool keeps no dump alive
-			scratchPool.Put(sc)
-		}()
+		// A table the parser did not make: its chains are read apart.
+		rd = iptables.ReadChain(c)
+		_, ms = rd.Chain(c)
 	}
 	cc := cx.newChain()
-	cc.c, cc.tix, cc.builtin, cc.pinned, cc.rules = c, tix, builtin, pinned, cx.newRules(len(c.Rules))
+	cc.c, cc.tix, cc.rd, cc.builtin, cc.pinned, cc.rules = c, tix, rd, builtin, pinned, cx.newRules(len(c.Rules))
 	cc.noop = len(c.Rules) == 0 && (!builtin || c.Policy != "DROP")
-	sc.ms, sc.exts = sc.ms[:0], sc.exts[:0]
-	if len(c.Rules) >= indexThreshold {
-		sc.ms = slices.Grow(sc.ms, 3*len(c.Rules)) // kube-proxy's rules match a destination, a protocol and a port
-	}
-	for i, r := range c.Rules {
+	for i := range cc.rules {
+		m := &ms[i]
 		cr := &cc.rules[i]
-		cp.compileRule(dp, tix, r, i, cr, sc, jm)
-	}
-	cc.ms = cx.newMatches(len(sc.ms))
-	copy(cc.ms, sc.ms)
-	if len(sc.exts) > 0 {
-		exts := slices.Clone(sc.exts)
-		cc.exts = &exts
+		cr.m, cr.jslot = m, -1
+		if m.Target != iptables.TargetOther {
+			continue
+		}
+		if tix.names != nil && tix.t == c.Table && m.TargetIsRules() {
+			// The table's jumps are resolved once for all its readers.
+			cr.jslot = tix.names.jump(c, i)
+		} else {
+			cr.jump, cr.jslot = jm.resolve(tix, c.Table, m.TargetName())
+		}
 	}
 	if len(cc.rules) >= indexThreshold {
 		ix := &ruleIndex{byDst: map[netip.Addr][]int32{}, byPort: map[uint16][]int32{}}
 		for i := range cc.rules {
-			cr := &cc.rules[i]
-			if cr.hasDst32 {
-				a := cc.dst32(cr)
+			m := cc.rules[i].m
+			if m.HasDst32() {
+				a := rd.Dst32(m)
 				ix.byDst[a] = append(ix.byDst[a], int32(i))
-			} else if cr.hasDport {
-				ix.byPort[cr.dport] = append(ix.byPort[cr.dport], int32(i))
+			} else if m.HasDport() {
+				ix.byPort[m.Dport] = append(ix.byPort[m.Dport], int32(i))
 			} else {
 				ix.others = append(ix.others, int32(i))
 			}
@@ -722,19 +410,16 @@ func (cp *compiled) compileChain(dp *Dataplane, tix *tableIndex, c *iptables.Cha
 // times a sweep.
 type compiler struct {
 	jm    jumpMemo
-	sc    compileScratch
 	kept  []chainRef // the small chains stored, not yet recorded by the cache
 	carve bool
 	ccs   []cchain
 	rules []crule
-	ms    []cmatch
 }
 
 // Block sizes of the values carved (see carveBlock).
 const (
 	chainBlock = 128
 	ruleBlock  = 1024
-	matchBlock = 2048
 )
 
 // newChain returns a zero chain (carved when cx is not nil).
@@ -751,14 +436,6 @@ func (cx *compiler) newRules(n int) []crule {
 		return make([]crule, n)
 	}
 	return carveBlock(&cx.rules, n, ruleBlock)
-}
-
-// newMatches returns n zero matches (carved when cx is not nil).
-func (cx *compiler) newMatches(n int) []cmatch {
-	if cx == nil {
-		return make([]cmatch, n)
-	}
-	return carveBlock(&cx.ms, n, matchBlock)
 }
 
 // carveBlock returns n zero values cut from the front of *block, which it
@@ -834,151 +511,6 @@ func merge3(out, a, b, c []int32) []int32 {
 	return out
 }
 
-// compileScratch holds the matches of a chain's rules while it compiles,
-// and the options of the rule being compiled.
-type compileScratch struct {
-	ms    []cmatch   // of the rules compiled, the deterministic ones then the others of each
-	fork  []cmatch   // the statistic and recent matches of the rule being compiled
-	exts  []matchExt // of the matches compiled
-	opts  []iptables.Arg
-	flags []iptables.Arg
-	m     cmatch // the match being compiled
-	ext   matchExt
-}
-
-// forget drops what the scratch refers to of the chains compiled.
-func (sc *compileScratch) forget() {
-	clear(sc.exts)
-	sc.ext = matchExt{}
-	clear(sc.opts[:cap(sc.opts)])
-	clear(sc.flags[:cap(sc.flags)])
-	sc.exts, sc.opts, sc.flags = sc.exts[:0], sc.opts[:0], sc.flags[:0]
-}
-
-// addExt stores the extension of a match: it returns the match's ext.
-func (sc *compileScratch) addExt(e matchExt) uint32 {
-	sc.exts = append(sc.exts, e)
-	return uint32(len(sc.exts))
-}
-
-var scratchPool = sync.Pool{New: func() any { return new(compileScratch) }}
-
-// compileRule compiles r, rule ri of its chain, into cr; its matches are
-// gathered in the scratch's det and fork, for the caller to store.
-func (cp *compiled) compileRule(dp *Dataplane, tix *tableIndex, r *iptables.Rule, ri int, cr *crule, sc *compileScratch, jm *jumpMemo) {
-	n := r.NumArgs()
-	// cr is zero (newly allocated or carved): only what is not zero is set.
-	cr.r, cr.targ, cr.jslot = r, int32(n), -1
-	target := ""
-	start := len(sc.ms)
-	sc.fork = sc.fork[:0]
-	// The options of a recent, statistic or ipvs match, or the tcp flags,
-	// are gathered in sc.opts and sc.flags and compiled together.
-	module := ""
-	sc.opts, sc.flags = sc.opts[:0], sc.flags[:0]
-	flush := func() {
-		switch module {
-		case "recent":
-			cp.recent(cr, sc, sc.opts)
-		case "statistic":
-			cp.statistic(cr, sc, sc.opts)
-		case "ipvs":
-			sc.ms = append(sc.ms, compileIPVS(sc, sc.opts))
-		}
-		if len(sc.flags) > 0 {
-			sc.ms = appendTCPFlags(sc.ms, sc.flags)
-			sc.flags = sc.flags[:0]
-		}
-		sc.opts = sc.opts[:0]
-		module = ""
-	}
-	for i := 0; i < n; i++ {
-		if module == "comment" && r.ArgName(i) == "--comment" {
-			// Matches every packet (compileOpt): its text is not read.
-			continue
-		}
-		a := r.Arg(i)
-		switch a.Name {
-		case "-j", "-g", "--jump", "--goto":
-			flush()
-			target, cr.isGoto, cr.targ = a.Value, a.Name == "-g" || a.Name == "--goto", int32(i+1)
-			cr.target = targetKind(target)
-			i = n
-			continue
-		case "-m", "--match":
-			flush()
-			module = a.Value
-			if !knownModule(module) {
-				cr.addUnknown("-m " + module)
-			}
-			continue
-		}
-		if module == "recent" || module == "statistic" || module == "ipvs" {
-			sc.opts = append(sc.opts, a)
-			continue
-		}
-		if a.Name == "--tcp-flags" || a.Name == "--syn" {
-			sc.flags = append(sc.flags, a)
-			continue
-		}
-		m, ext := &sc.m, &sc.ext // ext is zero: compileOpt fills it for the few matches that have one
-		if !compileOpt(a, module, m, ext) {
-			cr.addUnknown(argText(a, module))
-			continue
-		}
-		if ext.set != nil {
-			cp.resolveSet(dp, ext.set)
-		}
-		if m.kind == mInIface || m.kind == mOutIface || m.kind == mSet || ext.ports != nil {
-			m.ext = sc.addExt(*ext)
-			*ext = matchExt{}
-		}
-		if m.kind == mDst && !m.neg && !cr.hasDst32 {
-			_, cr.hasDst32 = m.singleIP()
-		}
-		if m.kind == mDport && !m.neg && m.value == 0 && ext.ports == nil {
-			if pr := m.port[0]; pr.lo == pr.hi {
-				if cr.hasDport || cr.portMulti {
-					// Several port matches: left out of the port index.
-					cr.hasDport, cr.portMulti = false, true
-				} else {
-					cr.dport, cr.hasDport = pr.lo, true
-				}
-			}
-		}
-		if m.kind != mTrue {
-			sc.ms = append(sc.ms, *m)
-		}
-	}
-	flush()
-	// The deterministic matches, then the statistic and recent ones.
-	cr.ms, cr.ndet = uint32(start), uint16(len(sc.ms)-start)
-	sc.ms = append(sc.ms, sc.fork...)
-	cr.nms = uint16(len(sc.ms) - start)
-	switch {
-	case cr.target != tOther:
-	case tix.names != nil && tix.t == r.Chain.Table && ri < len(r.Chain.Rules) && r.Chain.Rules[ri] == r && target == r.Target():
-		// The table's jumps are resolved once for all its readers.
-		cr.jslot = tix.names.jump(r.Chain, ri)
-	default:
-		cr.jump, cr.jslot = jm.resolve(tix, r.Chain.Table, target)
-	}
-	if cr.target == tDNAT {
-		// kube-proxy's "ip:port" is read once here, not on every path
-		// through the rule; other forms are read on the way (parseNATTo).
-		if to, ok := cr.targetArg("--to-destination"); ok {
-			if ap, ok := quickNATTo(to); ok && ap.Addr().Zone() == "" {
-				a := ap.Addr()
-				m := cmatch{kind: mNATDest}
-				m.setPrefix(netip.PrefixFrom(a, a.BitLen()))
-				m.port[0].lo = ap.Port()
-				sc.ms = append(sc.ms, m)
-				cr.natDest = true
-			}
-		}
-	}
-}
-
 // A jumpMemo remembers the jump targets a walker resolved last: the
 // rules of a table jump to a few chains (KUBE-MARK-MASQ) over and over,
 // and a chain name is slow to look up among tens of thousands. It lives
@@ -1029,565 +561,9 @@ func (jm *jumpMemo) resolve(tix *tableIndex, t *iptables.Table, name string) (*i
 	return c, slot
 }
 
-func argText(a iptables.Arg, module string) string {
-	if module != "" {
-		return "-m " + module + " " + a.String()
-	}
-	return a.String()
-}
-
-func knownModule(m string) bool {
-	switch m {
-	case "tcp", "udp", "sctp", "multiport", "comment", "mark", "addrtype", "conntrack", "state", "set",
-		"physdev", "nfacct", "statistic", "recent", "ipvs", "icmp", "icmp6", "icmpv6", "limit":
-		return true
-	}
-	return false
-}
-
-// compileOpt compiles one option of a rule outside recent/statistic/ipvs
-// into m, and the extension of the match, if it has one, into ext (zero
-// on entry); false when the option is not modelled.
-func compileOpt(a iptables.Arg, module string, m *cmatch, ext *matchExt) bool {
-	*m = cmatch{neg: a.Neg}
-	switch a.Name {
-	case "-s", "--source", "-d", "--destination":
-		p, ok := parsePrefix(a.Value)
-		if !ok {
-			return false
-		}
-		m.setPrefix(p)
-		m.kind = mSrc
-		if a.Name == "-d" || a.Name == "--destination" {
-			m.kind = mDst
-		}
-		return true
-	case "-i", "--in-interface", "-o", "--out-interface":
-		ext.iface = a.Value
-		m.kind = mInIface
-		if a.Name == "-o" || a.Name == "--out-interface" {
-			m.kind = mOutIface
-		}
-		return true
-	case "-p", "--protocol":
-		p, ok := protoNumber(a.Value)
-		if !ok {
-			return false
-		}
-		m.kind, m.proto = mProto, p
-		return true
-	case "-f", "--fragment":
-		m.kind = mFragment
-		return true
-	}
-	switch module {
-	case "tcp", "udp", "sctp", "multiport":
-		switch a.Name {
-		case "--dport", "--destination-port", "--dports", "--destination-ports":
-			m.kind = mDport
-		case "--sport", "--source-port", "--sports", "--source-ports":
-			m.kind = mSport
-		case "--ports":
-			m.kind = mDport // handled as "either" below
-			if !setPortList(m, ext, a.Value) {
-				return false
-			}
-			m.value = 1 // either port
-			return true
-		default:
-			return false
-		}
-		return setPortList(m, ext, a.Value)
-	case "comment", "nfacct":
-		m.kind = mTrue
-		return true
-	case "limit":
-		// The first packet of a connection is within any limit's burst.
-		m.kind = mTrue
-		return true
-	case "icmp", "icmp6", "icmpv6":
-		return false
-	case "mark":
-		if a.Name != "--mark" {
-			return false
-		}
-		v, mask, ok := parseMark(a.Value)
-		if !ok {
-			return false
-		}
-		m.kind, m.value, m.mask = mMark, v, mask
-		return true
-	case "addrtype":
-		switch a.Name {
-		case "--src-type", "--dst-type":
-			bits, ok := parseAddrTypes(a.Value)
-			if !ok {
-				return false
-			}
-			m.kind, m.value = mSrcType, bits
-			if a.Name == "--dst-type" {
-				m.kind = mDstType
-			}
-			return true
-		case "--limit-iface-in", "--limit-iface-out":
-			// The node's addresses are not known per interface: LOCAL is
-			// judged against all of them.
-			m.kind = mTrue
-			return true
-		}
-		return false
-	case "conntrack", "state":
-		if a.Name != "--ctstate" && a.Name != "--state" {
-			return false
-		}
-		bits, ok := parseCtStates(a.Value)
-		if !ok {
-			return false
-		}
-		m.kind, m.value = mCtState, bits
-		return true
-	case "set":
-		if a.Name != "--match-set" && a.Name != "--set" {
-			return false
-		}
-		name, flags, ok := strings.Cut(strings.TrimSpace(a.Value), " ")
-		if !ok {
-			return false
-		}
-		sm := &setMatch{name: name}
-		for _, f := range strings.Split(strings.TrimSpace(flags), ",") {
-			switch f {
-			case "src":
-				sm.flags = append(sm.flags, true)
-			case "dst":
-				sm.flags = append(sm.flags, false)
-			default:
-				return false
-			}
-		}
-		m.kind = mSet
-		ext.set = sm
-		return true
-	case "physdev":
-		switch a.Name {
-		case "--physdev-is-in", "--physdev-is-out", "--physdev-is-bridged", "--physdev-in", "--physdev-out":
-			m.kind = mPhysdev
-			return true
-		}
-		return false
-	}
-	return false
-}
-
-func (cp *compiled) statistic(cr *crule, sc *compileScratch, opts []iptables.Arg) {
-	mode, prob, every := "", -1.0, 0
-	neg := false
-	text := func() string {
-		var b strings.Builder
-		b.WriteString("-m statistic")
-		for _, o := range opts {
-			b.WriteString(" " + o.String())
-		}
-		return b.String()
-	}
-	for _, o := range opts {
-		switch o.Name {
-		case "--mode":
-			mode = o.Value
-		case "--probability":
-			p, err := parseProbability(o.Value)
-			if err == nil {
-				prob = p
-			}
-			neg = neg || o.Neg
-		case "--every":
-			n, err := strconv.Atoi(o.Value)
-			if err == nil {
-				every = n
-			}
-			neg = neg || o.Neg
-		case "--packet":
-		default:
-			cr.addUnknown(text())
-			return
-		}
-	}
-	m := cmatch{kind: mRandom}
-	switch {
-	case mode == "random" && prob >= 0 && prob <= 1:
-		m.prob = kernelProbability(prob)
-	case mode == "nth" && every > 0:
-		m.prob = 1 / float64(every)
-	default:
-		cr.addUnknown(text())
-		return
-	}
-	if neg {
-		m.prob = 1 - m.prob
-	}
-	sc.fork = append(sc.fork, m)
-}
-
-// parseProbability reads a --probability value as strconv.ParseFloat
-// does. iptables-save writes "0.16666666651": up to 15 decimals after
-// "0." are read as an integer divided by a power of ten, which, both being
-// exact doubles, rounds to the same double as ParseFloat; other forms go
-// to ParseFloat.
-func parseProbability(s string) (float64, error) {
-	if len(s) > 2 && len(s) <= 17 && s[0] == '0' && s[1] == '.' {
-		num := uint64(0)
-		for i := 2; i < len(s); i++ {
-			if s[i] < '0' || s[i] > '9' {
-				return strconv.ParseFloat(s, 64)
-			}
-			num = num*10 + uint64(s[i]-'0')
-		}
-		return float64(num) / pow10[len(s)-2], nil
-	}
-	return strconv.ParseFloat(s, 64)
-}
-
-// pow10 holds the powers of ten parseProbability divides by.
-var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
-
-// kernelProbability returns the probability the kernel applies for a
-// statistic --probability p: it stores p as a 31-bit fraction and
-// iptables-save prints that fraction back with 11 decimals, so the printed
-// value is read back to the exact stored fraction.
-func kernelProbability(p float64) float64 {
-	stored := math.Round(p * (1 << 31))
-	if stored >= 1<<31 {
-		return 1
-	}
-	if stored <= 0 {
-		return 0
-	}
-	// The printed value of 1/n rounds back to 1/n: keep the exact ratio
-	// when it is within the kernel's resolution of one.
-	inv := 1 / p
-	if n := math.Round(inv); n >= 1 && math.Abs(stored-math.Round((1<<31)/n)) <= 1 {
-		return 1 / n
-	}
-	return stored / (1 << 31)
-}
-
-func (cp *compiled) recent(cr *crule, sc *compileScratch, opts []iptables.Arg) {
-	name, check := "DEFAULT", ""
-	text := "-m recent"
-	for _, o := range opts {
-		text += " " + o.String()
-		switch o.Name {
-		case "--name":
-			name = o.Value
-		case "--rcheck", "--update", "--remove":
-			check = o.Name
-		case "--set":
-			if check == "" {
-				check = "--set"
-			}
-		case "--seconds", "--reap", "--hitcount", "--rttl", "--mask", "--rsource", "--rdest":
-		default:
-			cr.addUnknown(text)
-			return
-		}
-	}
-	if check == "--set" || check == "" {
-		return // always matches; records the source
-	}
-	sc.fork = append(sc.fork, cmatch{kind: mRecent, ext: sc.addExt(matchExt{text: name})})
-}
-
-func compileIPVS(sc *compileScratch, opts []iptables.Arg) cmatch {
-	im := &ipvsMatch{}
-	text := "-m ipvs"
-	for _, o := range opts {
-		text += " " + o.String()
-		switch o.Name {
-		case "--ipvs":
-			im.property, im.propNeg = true, o.Neg
-		case "--vaddr":
-			p, ok := parsePrefix(o.Value)
-			if !ok {
-				im.unknown = append(im.unknown, o.String())
-				continue
-			}
-			im.vaddr, im.vaddrNeg = p, o.Neg
-		case "--vport":
-			n, err := strconv.ParseUint(o.Value, 10, 16)
-			if err != nil {
-				im.unknown = append(im.unknown, o.String())
-				continue
-			}
-			im.vport, im.vportNeg = uint16(n), o.Neg
-		case "--vproto":
-			p, ok := protoNumber(o.Value)
-			if !ok {
-				im.unknown = append(im.unknown, o.String())
-				continue
-			}
-			im.vproto, im.vprotoNeg = p, o.Neg
-		default:
-			im.unknown = append(im.unknown, o.String())
-		}
-	}
-	return cmatch{kind: mIPVS, ext: sc.addExt(matchExt{ipvs: im, text: text})}
-}
-
-// appendTCPFlags appends the matches of --syn and --tcp-flags, for the
-// first packet of a connection (a SYN), to out.
-func appendTCPFlags(out []cmatch, opts []iptables.Arg) []cmatch {
-	for _, o := range opts {
-		m := cmatch{kind: mSyn, neg: o.Neg}
-		if o.Name == "--syn" {
-			m.synMsk, m.synCmp = tcpFIN|tcpSYN|tcpRST|tcpACK, tcpSYN
-		} else {
-			mask, cmp, ok := strings.Cut(o.Value, " ")
-			if !ok {
-				m.kind = mUnknown
-			}
-			m.synMsk, m.synCmp = parseTCPFlags(mask), parseTCPFlags(cmp)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-const (
-	tcpFIN = 1 << iota
-	tcpSYN
-	tcpRST
-	tcpPSH
-	tcpACK
-	tcpURG
-)
-
-// tcpFlagNames are the flags of --tcp-flags (NONE is none of them).
-var tcpFlagNames = map[string]uint32{"FIN": tcpFIN, "SYN": tcpSYN, "RST": tcpRST, "PSH": tcpPSH, "ACK": tcpACK, "URG": tcpURG, "ALL": 0x3f, "NONE": 0}
-
-// parseTCPFlags reads a --tcp-flags list; names it does not know are left
-// out.
-func parseTCPFlags(s string) uint8 {
-	bits, _ := parseFlags(s, tcpFlagNames)
-	return uint8(bits)
-}
-
-func parsePrefix(s string) (netip.Prefix, bool) {
-	if p, ok := parseIPv4Prefix(s); ok {
-		return p, true
-	}
-	if addr, mask, ok := strings.Cut(s, "/"); ok {
-		if p, err := netip.ParsePrefix(s); err == nil {
-			return p.Masked(), true
-		}
-		// A dotted mask: iptables-save prints contiguous masks as lengths,
-		// so only those are accepted.
-		a, err1 := netip.ParseAddr(addr)
-		m, err2 := netip.ParseAddr(mask)
-		if err1 != nil || err2 != nil || !m.Is4() {
-			return netip.Prefix{}, false
-		}
-		b := m.As4()
-		v := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
-		n := 0
-		for v&(1<<31) != 0 {
-			n++
-			v <<= 1
-		}
-		if v != 0 {
-			return netip.Prefix{}, false
-		}
-		return netip.PrefixFrom(a.Unmap(), n).Masked(), true
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, false
-	}
-	a = a.Unmap()
-	return netip.PrefixFrom(a, a.BitLen()), true
-}
-
-// parseIPv4Prefix reads the usual form of an IPv4 prefix,
-// "a.b.c.d/n" (decimal without leading zeros), as netip.ParsePrefix does
-// and masked, and quickly: rules have thousands of them. It returns false
-// for any other form, which ParsePrefix then reads (or refuses).
-func parseIPv4Prefix(s string) (netip.Prefix, bool) {
-	a, i, ok := leadingIPv4(s)
-	if !ok || i >= len(s) || s[i] != '/' {
-		return netip.Prefix{}, false
-	}
-	bits, n := leadingDecimal(s[i+1:], 2)
-	if n == 0 || i+1+n != len(s) || bits > 32 {
-		return netip.Prefix{}, false
-	}
-	return netip.PrefixFrom(a, bits).Masked(), true
-}
-
-// parseIPv4AddrPort reads the usual form of an IPv4 address and port,
-// "a.b.c.d:port" (decimal without leading zeros), as netip.ParseAddrPort
-// does, and quickly: kube-proxy's DNAT rules write their endpoints so. It
-// returns false for any other form, which ParseAddrPort then reads (or
-// refuses).
-func parseIPv4AddrPort(s string) (netip.AddrPort, bool) {
-	a, i, ok := leadingIPv4(s)
-	if !ok || i >= len(s) || s[i] != ':' {
-		return netip.AddrPort{}, false
-	}
-	port, n := leadingDecimal(s[i+1:], 5)
-	if n == 0 || i+1+n != len(s) || port > 65535 {
-		return netip.AddrPort{}, false
-	}
-	return netip.AddrPortFrom(a, uint16(port)), true
-}
-
-// leadingIPv4 reads the dotted IPv4 address s starts with (decimal
-// without leading zeros), and its length.
-func leadingIPv4(s string) (netip.Addr, int, bool) {
-	var b [4]byte
-	i := 0
-	for k := range b {
-		if k > 0 {
-			if i >= len(s) || s[i] != '.' {
-				return netip.Addr{}, 0, false
-			}
-			i++
-		}
-		v, n := leadingDecimal(s[i:], 3)
-		if n == 0 || v > 255 {
-			return netip.Addr{}, 0, false
-		}
-		b[k], i = byte(v), i+n
-	}
-	return netip.AddrFrom4(b), i, true
-}
-
-// leadingDecimal reads the decimal number s starts with, of at most max
-// digits and without a leading zero (but "0"), and its length; 0 for the
-// length when there is none, or it has more digits.
-func leadingDecimal(s string, max int) (int, int) {
-	v, n := 0, 0
-	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
-		if n == max || n == 1 && s[0] == '0' {
-			return 0, 0
-		}
-		v = v*10 + int(s[n]-'0')
-		n++
-	}
-	return v, n
-}
-
-func protoNumber(s string) (uint8, bool) {
-	switch strings.ToLower(s) {
-	case "tcp":
-		return 6, true
-	case "udp":
-		return 17, true
-	case "sctp":
-		return 132, true
-	case "icmp":
-		return 1, true
-	case "icmpv6", "ipv6-icmp":
-		return 58, true
-	case "all":
-		return 0, true
-	}
-	n, err := strconv.ParseUint(s, 10, 8)
-	return uint8(n), err == nil
-}
-
-func parsePorts(s string) ([]portRange, bool) {
-	var out []portRange
-	for _, part := range strings.Split(s, ",") {
-		r, ok := parsePortRange(part)
-		if !ok {
-			return nil, false
-		}
-		out = append(out, r)
-	}
-	return out, len(out) > 0
-}
-
-// parsePortRange reads "port", "lo:hi", "lo:" or ":hi".
-func parsePortRange(part string) (portRange, bool) {
-	lo, hi, isRange := strings.Cut(part, ":")
-	a, err := strconv.ParseUint(lo, 10, 16)
-	if lo == "" {
-		a, err = 0, nil
-	}
-	if err != nil {
-		return portRange{}, false
-	}
-	b := a
-	if isRange {
-		b = 65535
-		if hi != "" {
-			b, err = strconv.ParseUint(hi, 10, 16)
-			if err != nil {
-				return portRange{}, false
-			}
-		}
-	}
-	return portRange{uint16(a), uint16(b)}, true
-}
-
-// setPortList sets the port ranges s lists ("80", "80,443", "1000:2000")
-// of a port match m: a list goes in its extension. A single range, the
-// usual case, is read without allocating.
-func setPortList(m *cmatch, ext *matchExt, s string) bool {
-	if !strings.Contains(s, ",") {
-		r, ok := parsePortRange(s)
-		m.port[0] = r
-		return ok
-	}
-	pr, ok := parsePorts(s)
-	if ok {
-		setPorts(m, ext, pr)
-	}
-	return ok
-}
-
-func parseMark(s string) (uint32, uint32, bool) {
-	v, m, hasMask := strings.Cut(s, "/")
-	val, err := strconv.ParseUint(v, 0, 32)
-	if err != nil {
-		return 0, 0, false
-	}
-	mask := uint64(0xffffffff)
-	if hasMask {
-		mask, err = strconv.ParseUint(m, 0, 32)
-		if err != nil {
-			return 0, 0, false
-		}
-	}
-	return uint32(val), uint32(mask), true
-}
-
-// addrTypeNames are the address types of -m addrtype the tracer models.
-var addrTypeNames = map[string]uint32{"LOCAL": atLocal, "UNICAST": atUnicast, "BROADCAST": atBroadcast, "MULTICAST": atMulticast}
-
-// ctStateNames are the states of --ctstate and --state.
-var ctStateNames = map[string]uint32{"NEW": ctNew, "ESTABLISHED": ctEstablished, "RELATED": ctRelated, "INVALID": ctInvalid,
-	"UNTRACKED": ctUntracked, "SNAT": ctSNAT, "DNAT": ctDNAT}
-
-func parseAddrTypes(s string) (uint32, bool) { return parseFlags(s, addrTypeNames) }
-
-func parseCtStates(s string) (uint32, bool) { return parseFlags(s, ctStateNames) }
-
-// parseFlags reads a comma-separated list of names (any case) into the
-// union of their bits; false when a name is not in names (the bits are
-// then those of the names it knows).
-func parseFlags(s string, names map[string]uint32) (uint32, bool) {
-	var bits uint32
-	ok := true
-	for _, n := range strings.Split(s, ",") {
-		b, known := names[strings.ToUpper(n)]
-		bits |= b
-		ok = ok && known
-	}
-	return bits, ok
-}
-
-// resolveSet finds the set a --match-set names among the captured ipsets.
-func (cp *compiled) resolveSet(dp *Dataplane, sm *setMatch) {
+// set returns the set called name among the captured ipsets, nil when
+// none is.
+func (cp *compiled) set(dp *Dataplane, name string) *cset {
 	cp.setsOnce.Do(func() {
 		cp.sets = map[string]*cset{}
 		for _, d := range dp.IPSets {
@@ -1598,7 +574,7 @@ func (cp *compiled) resolveSet(dp *Dataplane, sm *setMatch) {
 			}
 		}
 	})
-	sm.set = cp.sets[sm.name]
+	return cp.sets[name]
 }
 
 func compileSet(s *ipset.Set) *cset {

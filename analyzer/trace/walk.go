@@ -382,7 +382,7 @@ func (w *walker) walk(dp *Dataplane, cp *compiled, pkt Packet, opts Options, ipv
 	if !opts.Summary {
 		s.steps = make([]stepRef, 0, 24)
 	}
-	s.proto, _ = protoNumber(pkt.Proto)
+	s.proto, _ = iptables.ProtocolNumber(pkt.Proto)
 	if pkt.From == model.FromNode {
 		s.stages = stagesOutput
 	} else {
@@ -436,11 +436,10 @@ func (w *walker) release() {
 		w.cx.flush(w.cp, w.epoch)
 	}
 	w.reset()
-	w.cx.sc.forget()
 	// A pooled walker outlives the cache it walked: its buffers must not
 	// keep the cache's chains (and with them a sweep's cache) alive.
 	clear(w.cx.kept[:cap(w.cx.kept)])
-	w.cx = compiler{sc: w.cx.sc, kept: w.cx.kept[:0]}
+	w.cx = compiler{kept: w.cx.kept[:0]}
 	walkerPool.Put(w)
 }
 
@@ -669,7 +668,7 @@ func (w *walker) step(s *state) {
 		w.err = &WorkError{Limit: w.maxWork, Table: at.Table.Name, Chain: at.Name}
 		return
 	}
-	if cr.unknown != nil {
+	if cr.m.Unknown() != nil {
 		// Decide the modelled matches first: a rule that fails them does
 		// not match whatever the others say.
 		if ok, _ := w.matchDet(s, cc, cr); !ok {
@@ -677,7 +676,7 @@ func (w *walker) step(s *state) {
 		}
 		st := ruleStep(cr)
 		st.Note = "rule skipped: not modelled, assumed not to match"
-		st.Warning = "match not modelled: " + strings.Join(cr.unknowns(), "; ")
+		st.Warning = "match not modelled: " + strings.Join(cr.m.Unknown(), "; ")
 		s.add(st)
 		s.warn(fmt.Sprintf("%s:%d: %s", st.File, st.Line, st.Warning))
 		return
@@ -687,27 +686,28 @@ func (w *walker) step(s *state) {
 		return
 	}
 	for _, m := range cc.fork(cr) {
-		switch m.kind {
-		case mRandom:
+		switch m.Kind {
+		case iptables.MatchStatistic:
 			// Fork: the copy is the branch where the rule does not match.
-			if m.prob >= 1 {
+			p := m.Probability()
+			if p >= 1 {
 				continue
 			}
-			if m.prob <= 0 {
+			if p <= 0 {
 				return
 			}
 			// Steps list matched rules only: the branch where the
 			// statistic fails goes on with the next rule.
 			w.forkAt = cc.c
-			w.fork(s, 1-m.prob)
+			w.fork(s, 1-p)
 			if !s.summary {
-				note = joinNote(note, "statistic: taken, probability "+formatProb(m.prob))
+				note = joinNote(note, "statistic: taken, probability "+formatProb(p))
 			}
-		case mRecent:
+		case iptables.MatchRecent:
 			// The first connection of a client finds no entry, so the rule
 			// does not match; a client with an entry is a separate case,
 			// of probability 0, with the entry as its condition.
-			cond := "affinity entry for the source in recent list " + cc.ext(&m).text
+			cond := "affinity entry for the source in recent list " + cc.ext(&m).Text
 			if c := w.fork(s, 0); c != nil {
 				c.conds = append(c.conds, cond)
 				c.addRule(cr, cond)
@@ -752,8 +752,9 @@ func abs(x float64) float64 {
 }
 
 func ruleStep(cr *crule) Step {
-	p := cr.r.Pos()
-	return Step{Table: cr.r.Chain.Table.Name, Chain: cr.r.Chain.Name, Rule: cr.r.Raw, File: p.File, Line: p.Line}
+	r := cr.m.Rule
+	p := r.Pos()
+	return Step{Table: r.Chain.Table.Name, Chain: r.Chain.Name, Rule: r.Raw, File: p.File, Line: p.Line}
 }
 
 // chainEnd handles falling off the end of the innermost chain: a user
@@ -796,31 +797,29 @@ func (w *walker) endHook(s *state) {
 
 // target applies the target of a matched rule cr of chain cc.
 func (w *walker) target(s *state, cc *cchain, cr *crule) {
-	switch cr.target {
-	case tNone:
+	switch cr.m.Target {
+	case iptables.TargetNone:
 		return
-	case tAccept:
+	case iptables.TargetAccept:
 		w.endHook(s)
 		return
-	case tDrop:
+	case iptables.TargetDrop:
 		s.verdict, s.done = VerdictDrop, true
 		return
-	case tReject:
+	case iptables.TargetReject:
 		s.verdict, s.done = VerdictReject, true
 		return
-	case tReturn:
+	case iptables.TargetReturn:
 		top := w.entered[s.frames[len(s.frames)-1].c]
 		s.frames = s.frames[:len(s.frames)-1]
 		if top.builtin {
 			w.policy(s, top.c)
 		}
 		return
-	case tDNAT:
-		var ap netip.AddrPort
+	case iptables.TargetDNAT:
 		var to, warn string
-		if cr.natDest {
-			ap = cc.natDest(cr)
-		} else {
+		ap, ok := cc.rd.NATDestination(cr.m)
+		if !ok {
 			to = targetValue(cr, "--to-destination")
 			ap, warn = parseNATTo(to, s.dport)
 		}
@@ -841,7 +840,7 @@ func (w *walker) target(s *state, cc *cchain, cr *crule) {
 		}
 		w.endHook(s)
 		return
-	case tRedirect:
+	case iptables.TargetRedirect:
 		port := s.dport
 		if v := targetValue(cr, "--to-ports"); v != "" {
 			if n, err := strconv.ParseUint(strings.SplitN(v, "-", 2)[0], 10, 16); err == nil {
@@ -855,39 +854,39 @@ func (w *walker) target(s *state, cc *cchain, cr *crule) {
 		s.local = true
 		w.endHook(s)
 		return
-	case tSNAT:
+	case iptables.TargetSNAT:
 		s.snat = targetValue(cr, "--to-source")
 		w.endHook(s)
 		return
-	case tMasquerade:
+	case iptables.TargetMasquerade:
 		s.masq = true
 		w.endHook(s)
 		return
-	case tMark:
+	case iptables.TargetMark:
 		w.mark(s, cr)
 		return
-	case tLog:
+	case iptables.TargetLog:
 		return
-	case tNotrack:
+	case iptables.TargetNotrack:
 		s.untracked = true
 		s.last().Note = joinNote(s.last().Note, "the packet is not tracked: NAT does not apply to it")
 		return
-	case tCT:
-		if _, ok := cr.targetArg("--notrack"); ok {
+	case iptables.TargetCT:
+		if _, ok := cr.m.TargetArg("--notrack"); ok {
 			s.untracked = true
 			s.last().Note = joinNote(s.last().Note, "the packet is not tracked: NAT does not apply to it")
 			return
 		}
 		s.last().Note = joinNote(s.last().Note, "conntrack template set; no effect on the path")
 		return
-	case tQueue:
-		s.last().Warning = cr.targetName() + " hands the packet to a user-space program: its verdict is not known; assumed ACCEPT"
+	case iptables.TargetQueue:
+		s.last().Warning = cr.m.TargetName() + " hands the packet to a user-space program: its verdict is not known; assumed ACCEPT"
 		s.warn(s.last().Warning)
 		w.endHook(s)
 		return
 	}
 	if cr.jslot >= 0 || cr.jump != nil {
-		if cr.isGoto {
+		if cr.m.IsGoto() {
 			// A goto replaces the current chain: on return the walk goes
 			// back to the chain that called it.
 			top := &s.frames[len(s.frames)-1]
@@ -909,35 +908,22 @@ func (w *walker) target(s *state, cc *cchain, cr *crule) {
 		w.push(s, cc, cr)
 		return
 	}
-	s.last().Warning = "target " + cr.targetName() + " is not modelled: the walk continues with the next rule, as the kernel does for a non-terminal target"
+	s.last().Warning = "target " + cr.m.TargetName() + " is not modelled: the walk continues with the next rule, as the kernel does for a non-terminal target"
 	s.warn(s.last().Warning)
 }
 
 func targetValue(cr *crule, name string) string {
-	v, _ := cr.targetArg(name)
+	v, _ := cr.m.TargetArg(name)
 	return v
 }
 
 // parseNATTo reads a --to-destination value: "ip", "ip:port",
 // "[ip6]:port", ranges ("ip1-ip2:p1-p2", of which the first is taken).
 func parseNATTo(v string, port uint16) (netip.AddrPort, string) {
-	if ap, ok := quickNATTo(v); ok {
+	if ap, ok := iptables.ParseAddrPort(v); ok {
 		return ap, ""
 	}
 	return parseNATRange(v, port)
-}
-
-// quickNATTo reads the --to-destination values kube-proxy writes, "ip:port"
-// and "[ip6]:port", as parseNATRange would, and faster; false for the
-// other forms.
-func quickNATTo(v string) (netip.AddrPort, bool) {
-	if ap, ok := parseIPv4AddrPort(v); ok {
-		return ap, true
-	}
-	if ap, err := netip.ParseAddrPort(v); err == nil && !strings.Contains(v, "-") {
-		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), true
-	}
-	return netip.AddrPort{}, false
 }
 
 // parseNATRange is parseNATTo for every form of the value.
@@ -980,9 +966,9 @@ func parseNATRange(v string, port uint16) (netip.AddrPort, string) {
 // mark applies a MARK target.
 func (w *walker) mark(s *state, cr *crule) {
 	before := s.mark
-	for i := int(cr.targ); i < cr.r.NumArgs(); i++ {
-		a := cr.r.Arg(i)
-		v, m, ok := parseMark(a.Value)
+	for i := cr.m.TargetArgs(); i < cr.m.Rule.NumArgs(); i++ {
+		a := cr.m.Rule.Arg(i)
+		v, m, ok := iptables.ParseMark(a.Value)
 		if !ok {
 			continue
 		}
@@ -1021,10 +1007,11 @@ func (w *walker) matchDet(s *state, cc *cchain, cr *crule) (bool, string) {
 		if n != "" {
 			note = joinNote(note, n)
 		}
-		if ok == m.neg && m.kind != mSet && m.kind != mIPVS && m.kind != mPhysdev {
+		selfNeg := m.Kind == iptables.MatchSet || m.Kind == iptables.MatchIPVS || m.Kind == iptables.MatchPhysdev
+		if ok == m.Neg && !selfNeg {
 			return false, ""
 		}
-		if (m.kind == mSet || m.kind == mIPVS || m.kind == mPhysdev) && !ok {
+		if selfNeg && !ok {
 			return false, ""
 		}
 	}
@@ -1033,61 +1020,60 @@ func (w *walker) matchDet(s *state, cc *cchain, cr *crule) (bool, string) {
 
 // match evaluates one match of a rule of cc before negation (sets, ipvs
 // and physdev apply their negation themselves).
-func (w *walker) match(s *state, cc *cchain, m *cmatch) (bool, string) {
-	switch m.kind {
-	case mSrc:
-		return m.contains(s.src), ""
-	case mDst:
-		return m.contains(s.dst), ""
-	case mInIface:
-		return ifaceMatch(cc.ext(m).iface, s.in), ""
-	case mOutIface:
-		return ifaceMatch(cc.ext(m).iface, s.out), ""
-	case mProto:
-		return m.proto == 0 || m.proto == s.proto, ""
-	case mDport, mSport:
-		ports := cc.ports(m)
-		if m.value == 1 {
-			return inPorts(ports, s.dport) || inPorts(ports, s.sport), ""
+func (w *walker) match(s *state, cc *cchain, m *iptables.Match) (bool, string) {
+	switch m.Kind {
+	case iptables.MatchSource:
+		return m.Contains(s.src), ""
+	case iptables.MatchDestination:
+		return m.Contains(s.dst), ""
+	case iptables.MatchInInterface:
+		return ifaceMatch(cc.ext(m).Iface, s.in), ""
+	case iptables.MatchOutInterface:
+		return ifaceMatch(cc.ext(m).Iface, s.out), ""
+	case iptables.MatchProtocol:
+		return m.Proto == 0 || m.Proto == s.proto, ""
+	case iptables.MatchDestPort, iptables.MatchSourcePort:
+		if m.Either {
+			return cc.rd.PortsContain(m, s.dport) || cc.rd.PortsContain(m, s.sport), ""
 		}
-		if m.kind == mDport {
-			return inPorts(ports, s.dport), ""
+		if m.Kind == iptables.MatchDestPort {
+			return cc.rd.PortsContain(m, s.dport), ""
 		}
-		return inPorts(ports, s.sport), ""
-	case mMark:
-		return s.mark&m.mask == m.value&m.mask, ""
-	case mSrcType:
-		return w.addrType(s.src)&m.value != 0, ""
-	case mDstType:
-		return w.addrType(s.dst)&m.value != 0, ""
-	case mCtState:
-		st := uint32(ctNew)
+		return cc.rd.PortsContain(m, s.sport), ""
+	case iptables.MatchMark:
+		return s.mark&m.Mask == m.Value&m.Mask, ""
+	case iptables.MatchSrcType:
+		return w.addrType(s.src)&m.Value != 0, ""
+	case iptables.MatchDstType:
+		return w.addrType(s.dst)&m.Value != 0, ""
+	case iptables.MatchCtState:
+		st := uint32(iptables.CtNew)
 		if s.untracked {
-			st = ctUntracked
+			st = iptables.CtUntracked
 		}
 		if s.dnat {
-			st |= ctDNAT
+			st |= iptables.CtDNAT
 		}
 		if s.masq || s.snat != "" {
-			st |= ctSNAT
+			st |= iptables.CtSNAT
 		}
-		return st&m.value != 0, ""
-	case mFragment:
+		return st&m.Value != 0, ""
+	case iptables.MatchFragment:
 		return false, ""
-	case mSyn:
+	case iptables.MatchTCPFlags:
 		if s.proto != 6 {
 			return false, ""
 		}
-		return tcpSYN&m.synMsk == m.synCmp, ""
-	case mPhysdev:
+		return iptables.TCPSYN&m.TCPMask == m.TCPComp, ""
+	case iptables.MatchPhysdev:
 		// The packet is routed, not bridged: physdev options fail unless
 		// negated.
-		return m.neg, ""
-	case mSet:
-		ok, note := w.setMatch(s, cc.ext(m).set)
-		return ok != m.neg, note
-	case mIPVS:
-		return w.ipvsMatch(s, cc.ext(m).ipvs), ""
+		return m.Neg, ""
+	case iptables.MatchSet:
+		ok, note := w.setMatch(s, cc.ext(m).Set)
+		return ok != m.Neg, note
+	case iptables.MatchIPVS:
+		return w.ipvsMatch(s, cc.ext(m).IPVS), ""
 	}
 	return false, ""
 }
@@ -1102,71 +1088,63 @@ func ifaceMatch(pattern, iface string) bool {
 	return pattern == iface
 }
 
-func inPorts(rs []portRange, p uint16) bool {
-	for _, r := range rs {
-		if p >= r.lo && p <= r.hi {
-			return true
-		}
-	}
-	return false
-}
-
 func (w *walker) addrType(a netip.Addr) uint32 {
 	switch {
 	case w.isLocal(a):
-		return atLocal
+		return iptables.AddrLocal
 	case a.IsMulticast():
-		return atMulticast
+		return iptables.AddrMulticast
 	case a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
-		return atBroadcast
+		return iptables.AddrBroadcast
 	}
-	return atUnicast
+	return iptables.AddrUnicast
 }
 
-func (w *walker) setMatch(s *state, sm *setMatch) (bool, string) {
-	if sm.set == nil {
-		s.warn(fmt.Sprintf("ipset %s is not in the captured ipsets: --match-set %s assumed not to match", sm.name, sm.name))
-		return false, "ipset " + sm.name + " not captured"
+func (w *walker) setMatch(s *state, sm *iptables.SetMatch) (bool, string) {
+	set := w.cp.set(w.dp, sm.Name)
+	if set == nil {
+		s.warn(fmt.Sprintf("ipset %s is not in the captured ipsets: --match-set %s assumed not to match", sm.Name, sm.Name))
+		return false, "ipset " + sm.Name + " not captured"
 	}
-	vals := make([]setVal, len(sm.flags))
-	for i, src := range sm.flags {
+	vals := make([]setVal, len(sm.Src))
+	for i, src := range sm.Src {
 		if src {
 			vals[i] = setVal{addr: s.src, proto: s.proto, port: s.sport}
 		} else {
 			vals[i] = setVal{addr: s.dst, proto: s.proto, port: s.dport}
 		}
 	}
-	ok, err := sm.set.contains(vals)
+	ok, err := set.contains(vals)
 	if err != nil {
-		s.warn(fmt.Sprintf("ipset %s: %v: assumed not to match", sm.name, err))
+		s.warn(fmt.Sprintf("ipset %s: %v: assumed not to match", sm.Name, err))
 		return false, ""
 	}
 	return ok, ""
 }
 
-func (w *walker) ipvsMatch(s *state, im *ipvsMatch) bool {
-	if len(im.unknown) > 0 {
-		s.warn("-m ipvs options not modelled: " + strings.Join(im.unknown, " ") + ": assumed not to match")
+func (w *walker) ipvsMatch(s *state, im *iptables.IPVSMatch) bool {
+	if len(im.Unknown) > 0 {
+		s.warn("-m ipvs options not modelled: " + strings.Join(im.Unknown, " ") + ": assumed not to match")
 		return false
 	}
 	vs := s.ipvsVS
-	if im.property && (vs != nil) == im.propNeg {
+	if im.Property && (vs != nil) == im.PropertyNeg {
 		return false
 	}
 	if vs == nil {
 		// Without IPVS property the v* options cannot match unless negated.
-		return (!im.vaddr.IsValid() || im.vaddrNeg) && (im.vport == 0 || im.vportNeg) && (im.vproto == 0 || im.vprotoNeg)
+		return (!im.VAddr.IsValid() || im.VAddrNeg) && (im.VPort == 0 || im.VPortNeg) && (im.VProto == 0 || im.VProtoNeg)
 	}
-	if im.vaddr.IsValid() {
+	if im.VAddr.IsValid() {
 		a, _ := netip.AddrFromSlice(vs.Address)
-		if im.vaddr.Contains(a.Unmap()) == im.vaddrNeg {
+		if im.VAddr.Contains(a.Unmap()) == im.VAddrNeg {
 			return false
 		}
 	}
-	if im.vport != 0 && (vs.Port == im.vport) == im.vportNeg {
+	if im.VPort != 0 && (vs.Port == im.VPort) == im.VPortNeg {
 		return false
 	}
-	if im.vproto != 0 && (uint8(vs.Protocol) == im.vproto) == im.vprotoNeg {
+	if im.VProto != 0 && (uint8(vs.Protocol) == im.VProto) == im.VProtoNeg {
 		return false
 	}
 	return true

@@ -447,3 +447,22 @@ func TestCompare(t *testing.T) {
 		t.Errorf("divergence for the missing endpoint: %+v", d)
 	}
 }
+
+// TestIndexedChainMultiport: in a chain big enough to be indexed by
+// destination, a rule matching a list of ports (and no one address) is
+// a candidate for every packet, as in a small chain.
+func TestIndexedChainMultiport(t *testing.T) {
+	var rules []string
+	for i := range 100 {
+		rules = append(rules, fmt.Sprintf("-A PREROUTING -d 10.0.%d.%d/32 -p tcp -m tcp --dport 80 -j ACCEPT", i/250, i%250+1))
+	}
+	rules = append(rules, "-A PREROUTING -p tcp -m multiport --dports 443,8443 -j DNAT --to-destination 10.1.0.1:443")
+	d := dumpOf(t, map[string][]string{"nat": rules}, nil)
+	dp := &trace.Dataplane{Mode: "iptables", IPTables: []*iptables.Dump{d}, Local: testLocal}
+	for _, port := range []string{"443", "8443"} {
+		res := traceOne(t, dp, trace.Packet{Dst: netip.MustParseAddrPort("10.9.0.1:" + port), Proto: "tcp", From: model.FromPod})
+		if got := outcomes(res); got["DNAT 10.1.0.1:443"] != 1 {
+			t.Errorf("port %s: %v, want DNAT to 10.1.0.1:443", port, got)
+		}
+	}
+}

@@ -1,10 +1,8 @@
 package view
 
 import (
-	"math"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
@@ -88,9 +86,10 @@ type iptExtractor struct {
 	attr *Attribution
 	v    *View
 	nat  *iptables.Table
-	// jumps resolves the nat rules' targets: once per table, for the
-	// tracer and the ruleset validation too.
+	// jumps resolves the nat rules' targets and rd reads their options:
+	// once per table, for the tracer (and the ruleset validation) too.
 	jumps *iptables.Jumps
+	rd    *iptables.Meanings
 	// disp and obj are indexed by the nat chain's number (Chain.Index)
 	// rather than keyed by it: a large nat table has tens of thousands of
 	// chains, and every rule that jumps is looked up several times.
@@ -122,9 +121,11 @@ func FromIPTables(d *iptables.Dump, attr *Attribution) *View {
 			}
 		}
 	}
+	if x.nat != nil {
+		x.jumps, x.rd = x.nat.Jumps(), x.nat.Meanings()
+	}
 	x.objects()
 	if x.nat != nil {
-		x.jumps = x.nat.Jumps()
 		x.services()
 		x.nodePorts()
 	}
@@ -170,7 +171,7 @@ func (x *iptExtractor) objects() {
 			}
 		}
 		if o.Service == "" && prefix != kpnames.ChainSEP {
-			o.Service = chainCommentService(c)
+			o.Service = x.chainCommentService(c)
 		}
 		x.obj[c.Index()] = o
 		x.v.Objects = append(x.v.Objects, o)
@@ -179,10 +180,11 @@ func (x *iptExtractor) objects() {
 }
 
 // chainCommentService returns the service named by the first rule comment
-// of a chain that names one.
-func chainCommentService(c *iptables.Chain) string {
-	for _, r := range c.Rules {
-		if s := commentServiceName(r.Comment()); s != "" {
+// of a nat chain that names one.
+func (x *iptExtractor) chainCommentService(c *iptables.Chain) string {
+	_, ms := x.rd.Chain(c)
+	for i := range ms {
+		if s := commentServiceName(ms[i].Comment()); s != "" {
 			return s
 		}
 	}
@@ -195,7 +197,7 @@ func chainCommentService(c *iptables.Chain) string {
 func (x *iptExtractor) attributeEndpointChains() {
 	for i, o := range x.v.Objects {
 		if o.Service == "" && strings.HasPrefix(o.Name, kpnames.ChainSEP) {
-			o.Service = chainCommentService(x.objChains[i])
+			o.Service = x.chainCommentService(x.objChains[i])
 		}
 	}
 }
@@ -239,7 +241,9 @@ func (x *iptExtractor) services() {
 	if c == nil {
 		return
 	}
+	rd, ms := x.rd.Chain(c)
 	for i, r := range c.Rules {
+		m := &ms[i]
 		tgt := r.Target()
 		switch {
 		case tgt == kpnames.KubeNodePorts:
@@ -249,12 +253,12 @@ func (x *iptExtractor) services() {
 		case tgt == kpnames.KubeMarkMasq || tgt == "RETURN" || tgt == "ACCEPT":
 			continue // 1.20-1.21 masquerade rules; IPVS-mode rules
 		}
-		ip, proto, port, ok := ruleDest(r)
+		ip, proto, port, ok := ruleDest(rd, m)
 		if !ok {
 			x.v.Unrecognised = append(x.v.Unrecognised, model.RuleEvidence(r))
 			continue
 		}
-		comment := r.Comment()
+		comment := m.Comment()
 		kind := Kind("")
 		switch {
 		case strings.HasSuffix(comment, " cluster IP"):
@@ -330,46 +334,31 @@ func (x *iptExtractor) attribute(e *Entry, comment, tgt string, ip netip.Addr) {
 	}
 }
 
-// ruleDest reads "-d IP -p proto --dport N" of a rule.
-func ruleDest(r *iptables.Rule) (netip.Addr, string, int32, bool) {
-	d, ok := r.Find("-d")
+// ruleDest reads "-d IP -p proto --dport N" of m, a rule of rd.
+func ruleDest(rd *iptables.Meanings, m *iptables.Meaning) (netip.Addr, string, int32, bool) {
+	d, ok := rd.First(m, iptables.MatchDestination)
 	if !ok || d.Neg {
 		return netip.Addr{}, "", 0, false
 	}
-	ip, ok := parseHostAddr(d.Value)
+	ip, ok := d.SingleIP()
 	if !ok {
 		return netip.Addr{}, "", 0, false
 	}
-	proto, port, ok := protoPort(r)
-	return ip, proto, port, ok
+	proto, port, ok := protoPort(rd, m)
+	return ip.Unmap(), proto, port, ok
 }
 
-func protoPort(r *iptables.Rule) (string, int32, bool) {
-	p, ok := r.Find("-p")
+// protoPort reads "-p proto --dport N" of m, a rule of rd.
+func protoPort(rd *iptables.Meanings, m *iptables.Meaning) (string, int32, bool) {
+	p, ok := rd.First(m, iptables.MatchProtocol)
 	if !ok || p.Neg {
 		return "", 0, false
 	}
-	dp, ok := r.Find("--dport")
-	if !ok || dp.Neg {
+	dp, ok := rd.First(m, iptables.MatchDestPort)
+	if !ok || dp.Neg || dp.Either || dp.Port.Lo != dp.Port.Hi || rd.Ext(dp) != nil {
 		return "", 0, false
 	}
-	n, err := strconv.ParseUint(dp.Value, 10, 16)
-	if err != nil {
-		return "", 0, false
-	}
-	return strings.ToLower(p.Value), int32(n), true
-}
-
-// parseHostAddr reads "10.0.0.1", "10.0.0.1/32" or "fd00::1/128".
-func parseHostAddr(s string) (netip.Addr, bool) {
-	if a, err := netip.ParseAddr(s); err == nil {
-		return a.Unmap(), true
-	}
-	p, err := netip.ParsePrefix(s)
-	if err != nil || p.Bits() != p.Addr().BitLen() {
-		return netip.Addr{}, false
-	}
-	return p.Addr().Unmap(), true
+	return iptables.ProtocolName(p.Proto), int32(dp.Port.Lo), true
 }
 
 // nodePorts reads nat KUBE-NODEPORTS.
@@ -378,22 +367,26 @@ func (x *iptExtractor) nodePorts() {
 	if c == nil {
 		return
 	}
+	rd, ms := x.rd.Chain(c)
 	for i, r := range c.Rules {
+		m := &ms[i]
 		tgt := r.Target()
 		if tgt == kpnames.KubeMarkMasq {
 			continue // 1.20-1.23 masquerade rules
 		}
-		proto, port, ok := protoPort(r)
+		proto, port, ok := protoPort(rd, m)
 		if !ok {
 			x.v.Unrecognised = append(x.v.Unrecognised, model.RuleEvidence(r))
 			continue
 		}
 		e := x.entryFor(NodePort, netip.Addr{}, proto, port)
 		e.Evidence = append(e.Evidence, model.RuleEvidence(r))
-		if d, ok := r.Find("-d"); ok && !d.Neg && strings.HasPrefix(d.Value, "127.") {
-			e.Localhost = true
+		if d, ok := rd.First(m, iptables.MatchDestination); ok && !d.Neg {
+			if a := d.Prefix().Addr(); a.Is4() && a.As4()[0] == 127 {
+				e.Localhost = true
+			}
 		}
-		x.attribute(e, r.Comment(), tgt, netip.Addr{})
+		x.attribute(e, m.Comment(), tgt, netip.Addr{})
 		if !e.Routed {
 			e.Action = Forward
 			x.route(e, x.target(c, i))
@@ -436,6 +429,7 @@ func (x *iptExtractor) follow(e *Entry, c *iptables.Chain, origin model.Origin, 
 // traffic may be short-circuited to the cluster chain; the rest goes to the
 // local (or cluster) chain, or in XLB straight to endpoints.
 func (x *iptExtractor) external(e *Entry, c *iptables.Chain, origin model.Origin, depth int) *Dispatch {
+	rd, ms := x.rd.Chain(c)
 	for i, r := range c.Rules {
 		tgt := r.Target()
 		if tgt == kpnames.KubeMarkMasq || tgt == "" {
@@ -447,12 +441,16 @@ func (x *iptExtractor) external(e *Entry, c *iptables.Chain, origin model.Origin
 		next := x.target(c, i)
 		x.reference(next)
 		taken := false
+		src, hasSrc := rd.First(&ms[i], iptables.MatchSource)
+		in, hasIn := rd.First(&ms[i], iptables.MatchInInterface)
 		switch {
-		case isLocalSourceMatch(r):
+		case isLocalSourceMatch(rd, &ms[i]):
 			taken = origin == model.FromNode
-		case isPodSourceMatch(r):
+		case hasSrc && !src.Neg || hasIn && !in.Neg:
+			// the local-traffic detectors kube-proxy uses: "-s CIDR",
+			// "-i bridge", "-i prefix+"
 			taken = origin == model.FromPod
-		case r.Has("-s") || r.Has("-i"):
+		case hasSrc || hasIn:
 			// some other source condition: not modelled, keep looking
 		default:
 			taken = true
@@ -477,7 +475,8 @@ func (x *iptExtractor) firewall(e *Entry, c *iptables.Chain, origin model.Origin
 		e.Firewall = &Firewall{Evidence: []model.Evidence{chainEvidence(c)}}
 	}
 	var allowed, pass string
-	for _, r := range c.Rules {
+	rd, ms := x.rd.Chain(c)
+	for i, r := range c.Rules {
 		tgt := r.Target()
 		switch {
 		case tgt == kpnames.KubeMarkMasq:
@@ -489,7 +488,7 @@ func (x *iptExtractor) firewall(e *Entry, c *iptables.Chain, origin model.Origin
 			}
 			continue
 		}
-		s, ok := r.Find("-s")
+		s, ok := rd.First(&ms[i], iptables.MatchSource)
 		if !ok {
 			if pass == "" {
 				pass = tgt
@@ -497,11 +496,7 @@ func (x *iptExtractor) firewall(e *Entry, c *iptables.Chain, origin model.Origin
 			continue
 		}
 		if origin == model.FromExternal {
-			if p, err := netip.ParsePrefix(s.Value); err == nil {
-				e.Firewall.Ranges = append(e.Firewall.Ranges, p)
-			} else if a, err := netip.ParseAddr(s.Value); err == nil {
-				e.Firewall.Ranges = append(e.Firewall.Ranges, netip.PrefixFrom(a, a.BitLen()))
-			}
+			e.Firewall.Ranges = append(e.Firewall.Ranges, s.Prefix())
 		}
 		if allowed == "" {
 			allowed = tgt
@@ -520,19 +515,9 @@ func (x *iptExtractor) firewall(e *Entry, c *iptables.Chain, origin model.Origin
 }
 
 // isLocalSourceMatch matches "-m addrtype --src-type LOCAL".
-func isLocalSourceMatch(r *iptables.Rule) bool {
-	a, ok := r.Find("--src-type")
-	return ok && !a.Neg && a.Value == "LOCAL"
-}
-
-// isPodSourceMatch matches the local-traffic detectors kube-proxy uses:
-// "-s CIDR", "-i bridge", "-i prefix+".
-func isPodSourceMatch(r *iptables.Rule) bool {
-	if a, ok := r.Find("-s"); ok && !a.Neg {
-		return true
-	}
-	a, ok := r.Find("-i")
-	return ok && !a.Neg
+func isLocalSourceMatch(rd *iptables.Meanings, m *iptables.Meaning) bool {
+	a, ok := rd.First(m, iptables.MatchSrcType)
+	return ok && !a.Neg && a.Value == iptables.AddrLocal
 }
 
 // dispatch reads a chain that balances over KUBE-SEP chains (SVC, SVL,
@@ -570,7 +555,9 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 	d.Backends = make([]*Backend, 0, n)
 	remaining := 1.0
 	var affinityRules, setRules int
+	rd, ms := x.rd.Chain(c)
 	for i, r := range c.Rules {
+		m := &ms[i]
 		tgt := r.Target()
 		switch {
 		case tgt == kpnames.KubeMarkDrop:
@@ -582,27 +569,23 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 		}
 		sep := x.target(c, i)
 		x.reference(sep)
-		br := readBalance(r)
-		if br.rcheck {
-			secs, _ := strconv.Atoi(br.seconds)
+		if rc, ok := rd.FirstFork(m, iptables.MatchRecent); ok && rc.Mask == iptables.RecentRcheck {
 			if d.Affinity == nil {
-				d.Affinity = &Affinity{Timeout: secs}
+				d.Affinity = &Affinity{Timeout: int(int32(rc.Value))}
 			}
 			d.Affinity.Evidence = append(d.Affinity.Evidence, model.RuleEvidence(r))
 			affinityRules++
 			continue
 		}
-		i := len(d.Backends)
-		b := &bs[i]
+		b := &bs[len(d.Backends)]
 		b.jump = r
 		if x.backend(b, tgt, sep) {
 			setRules++
 		}
-		if p := br.probability; p != "" && br.mode == "random" {
-			f, err := strconv.ParseFloat(p, 64)
-			if err != nil {
-				f = math.NaN()
-			}
+		if st, ok := rd.FirstFork(m, iptables.MatchStatistic); ok && st.Value == iptables.StatisticRandom {
+			// The probability the kernel applies, which the tracer's
+			// branches take too.
+			f := st.Prob()
 			b.Share = remaining * f
 			remaining *= 1 - f
 		} else {
@@ -624,51 +607,6 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 	return d
 }
 
-// balance is what a dispatch reads of a rule jumping to an endpoint
-// chain: the affinity check (-m recent --rcheck --seconds) and the
-// statistic match, each the first option of its name, as [iptables.Rule.Find]
-// finds it.
-type balance struct {
-	rcheck                     bool
-	seconds, probability, mode string
-}
-
-// readBalance reads the balance of r in one pass over its options.
-func readBalance(r *iptables.Rule) balance {
-	var b balance
-	var seen uint8 // the options found, by bit
-	for i := range r.NumArgs() {
-		bit := uint8(0)
-		switch r.ArgName(i) {
-		case "--rcheck":
-			b.rcheck = true
-			continue
-		case "--seconds":
-			bit = 1
-		case "--probability":
-			bit = 2
-		case "--mode":
-			bit = 4
-		default:
-			continue
-		}
-		if seen&bit != 0 {
-			continue
-		}
-		seen |= bit
-		v := r.Arg(i).Value
-		switch bit {
-		case 1:
-			b.seconds = v
-		case 2:
-			b.probability = v
-		case 4:
-			b.mode = v
-		}
-	}
-	return b
-}
-
 // backend reads into b the KUBE-SEP chain c called name (nil: missing):
 // its DNAT destination, whose rule (or else the chain) is b's evidence
 // after its jump. It reports
@@ -679,20 +617,23 @@ func (x *iptExtractor) backend(b *Backend, name string, c *iptables.Chain) (sets
 		b.Endpoint = "(missing chain " + name + ")"
 		return false
 	}
-	r := dnatRule(c)
-	if r == nil {
-		b.Endpoint = "(no DNAT in " + name + ")"
-		return false
-	}
-	dest := r.Value("--to-destination")
-	b.Endpoint = dest
-	if ap, err := netip.ParseAddrPort(dest); err == nil {
-		b.IP, b.Port = ap.Addr().Unmap(), int32(ap.Port())
-		if ap.Addr().Is6() || ap.Addr().Is4In6() {
-			b.Endpoint = model.JoinHostPort(b.IP, b.Port) // canonical IPv6 spelling
+	rd, ms := x.rd.Chain(c)
+	for i := range ms {
+		m := &ms[i]
+		if m.Target != iptables.TargetDNAT {
+			continue
 		}
+		b.Endpoint, _ = m.TargetArg("--to-destination")
+		if ap, ok := rd.NATDestination(m); ok {
+			b.IP, b.Port = ap.Addr(), int32(ap.Port())
+			if strings.HasPrefix(b.Endpoint, "[") {
+				b.Endpoint = model.JoinHostPort(b.IP, b.Port) // canonical IPv6 spelling
+			}
+		}
+		return m.RecentSet()
 	}
-	return r.Has("--set") && r.HasModule("recent")
+	b.Endpoint = "(no DNAT in " + name + ")"
+	return false
 }
 
 // dnatRule returns the first DNAT rule of an endpoint chain, or nil.
@@ -708,35 +649,41 @@ func dnatRule(c *iptables.Chain) *iptables.Rule {
 // filter reads the filter table: reject and drop entries, health checks,
 // and the load balancer firewall drops.
 func (x *iptExtractor) filter(f *iptables.Table) {
+	frd := f.Meanings()
 	if c := f.Chain(kpnames.KubeServices); c != nil {
-		for _, r := range c.Rules {
-			x.filterEntry(r, false)
+		rd, ms := frd.Chain(c)
+		for i := range ms {
+			x.filterEntry(rd, &ms[i], false)
 		}
 	}
 	if c := f.Chain(kpnames.KubeExternalServices); c != nil {
-		for _, r := range c.Rules {
-			x.filterEntry(r, true)
+		rd, ms := frd.Chain(c)
+		for i := range ms {
+			x.filterEntry(rd, &ms[i], true)
 		}
 	}
 	x.v.Anchors[HealthCheckPort] = model.EvidenceAt(f.Pos(), "*filter (no KUBE-NODEPORTS chain)")
 	x.v.Where[HealthCheckPort] = "filter KUBE-NODEPORTS"
 	if c := f.Chain(kpnames.KubeNodePorts); c != nil {
 		x.v.Anchors[HealthCheckPort] = chainEvidence(c)
-		for _, r := range c.Rules {
-			if r.Target() != "ACCEPT" {
+		rd, ms := frd.Chain(c)
+		for i := range ms {
+			m := &ms[i]
+			if m.Target != iptables.TargetAccept {
 				continue
 			}
-			_, port, ok := protoPort(r)
+			_, port, ok := protoPort(rd, m)
 			if !ok {
 				continue
 			}
-			x.v.HealthChecks = append(x.v.HealthChecks, &HealthCheck{Port: port, Service: commentServiceName(r.Comment()), Evidence: []model.Evidence{model.RuleEvidence(r)}})
+			x.v.HealthChecks = append(x.v.HealthChecks, &HealthCheck{Port: port, Service: commentServiceName(m.Comment()), Evidence: []model.Evidence{model.RuleEvidence(m.Rule)}})
 		}
 	}
 	if c := f.Chain(kpnames.KubeProxyFirewall); c != nil {
-		for _, r := range c.Rules {
-			ip, proto, port, ok := ruleDest(r)
-			if !ok || r.Target() != "DROP" {
+		rd, ms := frd.Chain(c)
+		for i, r := range c.Rules {
+			ip, proto, port, ok := ruleDest(rd, &ms[i])
+			if !ok || ms[i].Target != iptables.TargetDrop {
 				continue
 			}
 			e := x.entryFor(LoadBalancerIP, ip, proto, port)
@@ -745,7 +692,7 @@ func (x *iptExtractor) filter(f *iptables.Table) {
 			}
 			e.Firewall.DefaultDrop = true
 			e.Firewall.Evidence = append(e.Firewall.Evidence, model.RuleEvidence(r))
-			x.attribute(e, r.Comment(), "", ip)
+			x.attribute(e, ms[i].Comment(), "", ip)
 			if e.Action == "" {
 				e.Action = Forward // a firewall drop without a nat entry: dispatch stays empty
 			}
@@ -753,18 +700,19 @@ func (x *iptExtractor) filter(f *iptables.Table) {
 	}
 }
 
-func (x *iptExtractor) filterEntry(r *iptables.Rule, external bool) {
+func (x *iptExtractor) filterEntry(rd *iptables.Meanings, m *iptables.Meaning, external bool) {
 	var action Action
-	switch r.Target() {
-	case "REJECT":
+	switch m.Target {
+	case iptables.TargetReject:
 		action = Reject
-	case "DROP":
+	case iptables.TargetDrop:
 		action = Drop
 	default:
 		return
 	}
+	r := m.Rule
 	var e *Entry
-	if ip, proto, port, ok := ruleDest(r); ok {
+	if ip, proto, port, ok := ruleDest(rd, m); ok {
 		kind := ClusterIP
 		if external {
 			kind = x.kindByAddress(ip, proto, port, "")
@@ -773,7 +721,7 @@ func (x *iptExtractor) filterEntry(r *iptables.Rule, external bool) {
 			}
 		}
 		e = &Entry{Kind: kind, IP: ip, Protocol: proto, Port: port}
-	} else if proto, port, ok := protoPort(r); ok && external {
+	} else if proto, port, ok := protoPort(rd, m); ok && external {
 		e = &Entry{Kind: NodePort, Protocol: proto, Port: port}
 	} else {
 		x.v.Unrecognised = append(x.v.Unrecognised, model.RuleEvidence(r))
@@ -781,7 +729,7 @@ func (x *iptExtractor) filterEntry(r *iptables.Rule, external bool) {
 	}
 	e.Action = action
 	e.Evidence = []model.Evidence{model.RuleEvidence(r)}
-	x.attribute(e, r.Comment(), "", e.IP)
+	x.attribute(e, m.Comment(), "", e.IP)
 	x.v.Entries = append(x.v.Entries, e)
 }
 

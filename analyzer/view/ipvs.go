@@ -418,8 +418,9 @@ func (x *ipvsExtractor) readFilter() {
 	if c == nil {
 		return
 	}
-	for _, r := range c.Rules {
-		if r.Target() == "REJECT" && setOf(r) == setName(kpnames.SetIPVSIPs, x.in.Family) {
+	rd, ms := c.Table.Meanings().Chain(c)
+	for i, r := range c.Rules {
+		if r.Target() == "REJECT" && setOf(rd, &ms[i]) == setName(kpnames.SetIPVSIPs, x.in.Family) {
 			e := model.RuleEvidence(r)
 			x.st.FilterReject = &e
 			return
@@ -427,14 +428,14 @@ func (x *ipvsExtractor) readFilter() {
 	}
 }
 
-// setOf returns the set name of a rule's --match-set, "" when it has none.
-func setOf(r *iptables.Rule) string {
-	a, ok := r.Find("--match-set")
-	if !ok || a.Neg {
+// setOf returns the set name of the first --match-set of m, a rule of
+// rd, "" when it has none (or a negated one).
+func setOf(rd *iptables.Meanings, m *iptables.Meaning) string {
+	x, ok := rd.First(m, iptables.MatchSet)
+	if !ok || x.Neg {
 		return ""
 	}
-	name, _, _ := strings.Cut(a.Value, " ")
-	return name
+	return rd.Ext(x).Set.Name
 }
 
 // readTable turns the virtual servers of the family into entries.
@@ -725,8 +726,9 @@ func (x *ipvsExtractor) sourceRangeDrop() *model.Evidence {
 			continue
 		}
 		jumps := false
-		for _, r := range from.Rules {
-			if r.Target() == t.chain && setOf(r) == fwSet {
+		rd, ms := from.Table.Meanings().Chain(from)
+		for i, r := range from.Rules {
+			if r.Target() == t.chain && setOf(rd, &ms[i]) == fwSet {
 				jumps = true
 			}
 		}
@@ -734,8 +736,9 @@ func (x *ipvsExtractor) sourceRangeDrop() *model.Evidence {
 		if !jumps || c == nil {
 			continue
 		}
-		for _, r := range c.Rules {
-			if r.Target() == t.target && setOf(r) == "" {
+		rd, ms = c.Table.Meanings().Chain(c)
+		for i, r := range c.Rules {
+			if r.Target() == t.target && setOf(rd, &ms[i]) == "" {
 				e := model.RuleEvidence(r)
 				return &e
 			}

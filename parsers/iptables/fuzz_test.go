@@ -28,9 +28,29 @@ func FuzzParse(f *testing.F) {
 					checkTarget(t, r)
 				}
 			}
+			checkMeanings(t, tb)
 		}
 		checkRoundTrip(t, "fuzz", d)
 	})
+}
+
+// checkMeanings checks that the typed reading of a table holds every
+// rule of its chains, in order, and can be read back.
+func checkMeanings(t *testing.T, tb *Table) {
+	t.Helper()
+	rd := tb.Meanings()
+	for _, c := range tb.Chains {
+		crd, ms := rd.Chain(c)
+		if len(ms) != len(c.Rules) {
+			t.Fatalf("%s: %d meanings of %d rules", c.Name, len(ms), len(c.Rules))
+		}
+		for i := range ms {
+			if ms[i].Rule != c.Rules[i] {
+				t.Fatalf("line %d: the meaning of line %d", c.Rules[i].Line, ms[i].Rule.Line)
+			}
+			describe(crd, &ms[i])
+		}
+	}
 }
 
 // checkTarget checks that the target Parse recorded for r is the last
@@ -112,6 +132,7 @@ func FuzzParseLenient(f *testing.F) {
 					checkTarget(t, r)
 				}
 			}
+			checkMeanings(t, tb)
 		}
 		checkRoundTrip(t, "fuzz", d)
 	})

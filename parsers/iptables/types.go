@@ -109,6 +109,9 @@ type Table struct {
 	nchains int32                 // chains created, the bound of their indexes
 	jumps   atomic.Pointer[Jumps] // see Jumps
 	jumpsMu sync.Mutex            // held while the jumps are resolved
+
+	meanings   atomic.Pointer[Meanings] // see Meanings
+	meaningsMu sync.Mutex               // held while the rules are read
 }
 
 // Chain returns the named chain, or nil.
