@@ -95,7 +95,8 @@ type nftWalk struct {
 	forkTable, forkChain string
 	// memo holds the ends of the chains entered, by state, in a summary
 	// (see runChainMerged).
-	memo map[chainMemo][]chainEnd
+	memo map[chainMemo]map[string][]chainEnd
+	kbuf []byte // scratch of the states' keys
 }
 
 // nftScratch is the first chunk of a walk's arenas, reused by the next

@@ -65,3 +65,48 @@ func TestTableSharesConstants(t *testing.T) {
 		t.Error("the table keeps the constants by text once built")
 	}
 }
+
+// TestStateKey checks the key a summary's walk holds the ends of a chain
+// by: the same for states that are the same (whatever the order of their
+// set updates), different when any field the walk reads differs.
+func TestStateKey(t *testing.T) {
+	base := func() *nftState {
+		return &nftState{src: netip.MustParseAddr("10.0.0.1"), dst: netip.MustParseAddr("10.96.0.1"), dport: 80, proto: "tcp",
+			iif: "eth0", mark: 0x4000, conds: []string{"a"}, updated: map[string]bool{"x": true, "y": false}, hook: "prerouting"}
+	}
+	key := func(s *nftState) string { return string(s.appendKey(nil)) }
+	want := key(base())
+	for range 20 {
+		if got := key(base()); got != want {
+			t.Fatalf("the same state gave %q and %q", want, got)
+		}
+	}
+	if s := base(); key(s) != key(s.clone()) {
+		t.Error("a clone's key differs")
+	}
+	for name, change := range map[string]func(*nftState){
+		"src":      func(s *nftState) { s.src = netip.Addr{} },
+		"dst":      func(s *nftState) { s.dst = netip.MustParseAddr("10.96.0.2") },
+		"dport":    func(s *nftState) { s.dport = 8 },
+		"proto":    func(s *nftState) { s.proto = "udp" },
+		"iif":      func(s *nftState) { s.iif = "lo" },
+		"oif":      func(s *nftState) { s.oif = "eth0" },
+		"mark":     func(s *nftState) { s.mark = 0 },
+		"ctmark":   func(s *nftState) { s.ctmark = 1 },
+		"dnat":     func(s *nftState) { s.dnat = "10.128.0.1:8080" },
+		"masq":     func(s *nftState) { s.masq = true },
+		"snat":     func(s *nftState) { s.snat = "10.0.0.9" },
+		"natDone":  func(s *nftState) { s.natDone[1] = true },
+		"hook":     func(s *nftState) { s.hook = "input" },
+		"conds":    func(s *nftState) { s.conds = []string{"a", ""} },
+		"warnings": func(s *nftState) { s.warnings = []string{"a"} },
+		"updated":  func(s *nftState) { s.updated["y"] = true },
+		"updates":  func(s *nftState) { delete(s.updated, "y") },
+	} {
+		s := base()
+		change(s)
+		if key(s) == want {
+			t.Errorf("%s changed, the key did not: %q", name, want)
+		}
+	}
+}
