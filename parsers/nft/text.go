@@ -1191,7 +1191,9 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 	// The parts of every key and data are gathered in one list and the
 	// elements get their slices of it once all are read (see
 	// [packElements]): a large set holds tens of thousands of elements.
+	// The scratch is taken, so that it is no one else's meanwhile.
 	els, parts, spans := p.els[:0], p.parts[:0], p.spans[:0]
+	p.els, p.parts, p.spans = nil, nil, nil
 	defer func() {
 		clear(els)
 		clear(parts)
