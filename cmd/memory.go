@@ -6,26 +6,26 @@ import (
 	"runtime/debug"
 )
 
-// checksGCPercent is the GC percent analyze runs its checks at: after
-// each collection the heap may grow by half of what the collection left
-// live before the next one starts. Loading a node leaves its parsed form
-// live (about 75 MiB for a 10,000-Service iptables node, whatever the
-// spelling of its export) among the garbage of the parsing; the checks
-// then build views and trace every service port on top of it, and the
-// live heap grows by half (doubles on an nftables node). A GC percent
-// sizes the heap's room from what is live, so the collector's work stays
-// proportional to what the checks allocate, whatever the input: there is
-// no memory limit for the live heap to reach, and so no run of
-// collections back to back.
+// checksGCPercent is the GC percent analyze loads and checks its nodes
+// at: after each collection the heap may grow by half of what the
+// collection left live before the next one starts. A 10,000-Service
+// iptables node holds about 75 MiB once loaded, whatever the spelling of
+// its export (the export's objects are trimmed to what the checks read
+// as the node is assembled), and about 120 MiB at the checks' busiest,
+// which is the run's peak; an nftables node holds 50 MiB growing to
+// about 120 MiB. A GC percent sizes the heap's room from what is live, so
+// the collector's work stays proportional to what is allocated, whatever
+// the input: there is no memory limit for the live heap to reach, and so
+// no run of collections back to back (the nftables node's checks, which
+// allocate about 1 GB, take about 40 collections).
 const checksGCPercent = 50
 
-// collectLoaded is called once the input is loaded. It collects the
-// garbage the loading left, so that the checks' heap grows from what the
-// snapshots hold, and sets the GC percent of the checks; the function it
-// returns puts the GC percent back. With GOGC or GOMEMLIMIT set in the
-// environment it does neither: the collector runs as they say, as for
-// any Go program. The loading runs at Go's defaults (or the
-// environment's), and analyze sets no memory limit.
+// collectLoaded is called before the first unit of the input is loaded:
+// it collects what the command allocated so far and sets the GC percent
+// of the loading and the checks; the function it returns puts the GC
+// percent back. With GOGC or GOMEMLIMIT set in the environment it does
+// neither: the collector runs as they say, as for any Go program.
+// analyze sets no memory limit.
 func collectLoaded() (restore func()) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}

@@ -35,6 +35,8 @@ func benchInputs(b *testing.B) string {
 			"cluster/compact.json":   func(f *os.File) error { return spec.WriteCompactJSON(f) },
 			"cluster/cluster.yaml":   func(f *os.File) error { return spec.WriteYAML(f) },
 			"kube-proxy/config.yaml": func(f *os.File) error { _, err := f.Write(spec.Config()); return err },
+			"node/nft-ruleset.txt":   func(f *os.File) error { return spec.NFTRuleset(f) },
+			"kube-proxy/nft.yaml":    func(f *os.File) error { _, err := f.Write(spec.NFTConfig()); return err },
 		} {
 			p := filepath.Join(benchDir, name)
 			if benchErr = os.MkdirAll(filepath.Dir(p), 0o755); benchErr != nil {
@@ -73,9 +75,12 @@ func BenchmarkParseIPTables(b *testing.B) {
 	}
 }
 
-func benchAnalyze(b *testing.B, export string) {
+// benchAnalyze loads the dump with the export and the configuration as
+// analyze does (Options.Compact) and runs every check, reporting the peak
+// heap against the input's size.
+func benchAnalyze(b *testing.B, dump, export, config string) {
 	dir := benchInputs(b)
-	paths := []string{filepath.Join(dir, "node/iptables-save.txt"), filepath.Join(dir, "cluster", export), filepath.Join(dir, "kube-proxy/config.yaml")}
+	paths := []string{filepath.Join(dir, "node", dump), filepath.Join(dir, "cluster", export), filepath.Join(dir, "kube-proxy", config)}
 	var size int64
 	for _, p := range paths {
 		st, err := os.Stat(p)
@@ -88,7 +93,7 @@ func benchAnalyze(b *testing.B, export string) {
 	b.ReportAllocs()
 	peak := watchHeap()
 	for b.Loop() {
-		snaps, err := Load(paths, Options{})
+		snaps, err := Load(paths, Options{Compact: true})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -99,50 +104,72 @@ func benchAnalyze(b *testing.B, export string) {
 			}
 		}
 	}
-	p := peak()
+	p, l := peak()
 	b.ReportMetric(float64(p)/(1<<20), "peak-heap-MiB")
 	b.ReportMetric(float64(p)/float64(size), "peak-heap/input")
+	b.ReportMetric(float64(l)/(1<<20), "peak-live-MiB")
 }
 
 // watchHeap samples the bytes of live and not yet collected heap objects
 // until the function it returns is called, which returns the largest
-// seen: the peak heap of what ran in between.
-func watchHeap() (stop func() uint64) {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 {
+// seen: the peak heap of what ran in between; and the largest heap a
+// collection left live, which does not depend on the GC settings.
+func watchHeap() (stop func() (peak, live uint64)) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	read := func() (uint64, uint64) {
 		metrics.Read(sample)
-		return sample[0].Value.Uint64()
+		return sample[0].Value.Uint64(), sample[1].Value.Uint64()
 	}
 	done := make(chan struct{})
-	result := make(chan uint64)
+	result := make(chan [2]uint64)
 	go func() {
-		peak := read()
+		var peak, live uint64
+		note := func() {
+			p, l := read()
+			peak, live = max(peak, p), max(live, l)
+		}
+		note()
 		t := time.NewTicker(2 * time.Millisecond)
 		defer t.Stop()
 		for {
 			select {
 			case <-t.C:
-				peak = max(peak, read())
+				note()
 			case <-done:
-				result <- max(peak, read())
+				note()
+				result <- [2]uint64{peak, live}
 				return
 			}
 		}
 	}()
-	return func() uint64 {
+	return func() (uint64, uint64) {
 		close(done)
-		return <-result
+		r := <-result
+		return r[0], r[1]
 	}
 }
 
 // BenchmarkAnalyzeCompactJSON loads the dump with the export as compact
 // JSON (as an API client or kubectl get --raw returns it) and runs every
 // check; it reports the peak heap, as the others do.
-func BenchmarkAnalyzeCompactJSON(b *testing.B) { benchAnalyze(b, "compact.json") }
+func BenchmarkAnalyzeCompactJSON(b *testing.B) {
+	benchAnalyze(b, "iptables-save.txt", "compact.json", "config.yaml")
+}
 
 // BenchmarkAnalyzeJSON loads the dump with the export as kubectl JSON and
 // runs every check.
-func BenchmarkAnalyzeJSON(b *testing.B) { benchAnalyze(b, "cluster.json") }
+func BenchmarkAnalyzeJSON(b *testing.B) {
+	benchAnalyze(b, "iptables-save.txt", "cluster.json", "config.yaml")
+}
 
 // BenchmarkAnalyzeYAML does the same with the export as kubectl YAML.
-func BenchmarkAnalyzeYAML(b *testing.B) { benchAnalyze(b, "cluster.yaml") }
+func BenchmarkAnalyzeYAML(b *testing.B) {
+	benchAnalyze(b, "iptables-save.txt", "cluster.yaml", "config.yaml")
+}
+
+// BenchmarkAnalyzeNFTables loads the nftables node of the same cluster
+// (its `nft list ruleset`, the export as compact JSON) and runs every
+// check.
+func BenchmarkAnalyzeNFTables(b *testing.B) {
+	benchAnalyze(b, "nft-ruleset.txt", "compact.json", "nft.yaml")
+}

@@ -65,6 +65,7 @@ type nftTable struct {
 	named      map[*nft.Set]*setIndex
 	anon       map[*nft.AnonSet]*setIndex
 	values     map[*nft.Value]*part
+	parts      map[string]*part // values by text, while the table is built
 	mu         sync.Mutex
 	lazySets   map[*nft.Set]*setIndex
 	lazyAnon   map[*nft.AnonSet]*setIndex
@@ -95,7 +96,8 @@ type nftWalk struct {
 	forkTable, forkChain string
 	// memo holds the ends of the chains entered, by state, in a summary
 	// (see runChainMerged).
-	memo map[chainMemo][]chainEnd
+	memo map[chainMemo]map[string][]chainEnd
+	kbuf []byte // scratch of the states' keys
 }
 
 // nftScratch is the first chunk of a walk's arenas, reused by the next
@@ -259,6 +261,7 @@ func newNFTTable(t *nft.Table) *nftTable {
 			nt.dynamic[s.Name] = true
 		}
 	}
+	nt.parts = nil
 	return nt
 }
 
@@ -774,10 +777,25 @@ func (t *nftTable) precompile(e any) {
 		}
 	case *nft.Value:
 		if t.values[e] == nil {
-			p := compilePart(e.Text)
-			t.values[e] = &p
+			t.values[e] = t.partOf(e.Text)
 		}
 	}
+}
+
+// partOf returns the constant text compiled, shared by the rules that
+// spell it alike (a port, a protocol, the pod range): a large ruleset
+// holds the same few constants in thousands of rules. It is used while
+// the table is built, before the table is shared.
+func (t *nftTable) partOf(text string) *part {
+	if p := t.parts[text]; p != nil {
+		return p
+	}
+	p := compilePart(text)
+	if t.parts == nil {
+		t.parts = map[string]*part{}
+	}
+	t.parts[text] = &p
+	return &p
 }
 
 // nftIndex is what the engine reads of a data plane's rulesets, built once

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -664,8 +665,12 @@ func (p *part) match(v nval) (match, ok bool) {
 // key; the compiled parts of every element are made only for a lookup of
 // values that cannot be hashed.
 type setIndex struct {
-	elems  []nft.Element
+	elems []nft.Element
+	// exact maps the encoded keys of the exact elements to their indexes;
+	// a set of at most smallSet exact elements (an anonymous map of a
+	// Service's endpoints) lists them in few instead.
 	exact  map[string]int32
+	few    []exactKey
 	ranged []int32  // the elements whose keys are not exact, in order
 	rparts [][]part // their compiled keys
 
@@ -673,11 +678,24 @@ type setIndex struct {
 	all     [][]part // every element's compiled key, made on first need
 }
 
+// exactKey is an exact element of a small set: its encoded key and index.
+type exactKey struct {
+	key string
+	i   int32
+}
+
+// smallSet is the most exact elements a set lists rather than hashes.
+const smallSet = 8
+
 func newSetIndex(elems []nft.Element) *setIndex {
-	ix := &setIndex{elems: elems, exact: make(map[string]int32, len(elems))}
+	ix := &setIndex{elems: elems}
+	if len(elems) > smallSet {
+		ix.exact = make(map[string]int32, len(elems))
+	}
 	var key []byte
+	var ps []part // the compiled key of the element, kept only when not exact
 	for i, e := range elems {
-		ps := make([]part, len(e.Key))
+		ps = slices.Grow(ps[:0], len(e.Key))[:len(e.Key)]
 		isExact := len(e.Key) <= maxHashParts
 		key = key[:0]
 		for j, k := range e.Key {
@@ -694,7 +712,11 @@ func newSetIndex(elems []nft.Element) *setIndex {
 		switch {
 		case !isExact:
 			ix.ranged = append(ix.ranged, int32(i))
-			ix.rparts = append(ix.rparts, ps)
+			ix.rparts = append(ix.rparts, slices.Clone(ps))
+		case ix.exact == nil:
+			if ix.findFew(key) < 0 {
+				ix.few = append(ix.few, exactKey{string(key), int32(i)})
+			}
 		default:
 			if _, dup := ix.exact[string(key)]; !dup {
 				ix.exact[string(key)] = int32(i)
@@ -702,6 +724,28 @@ func newSetIndex(elems []nft.Element) *setIndex {
 		}
 	}
 	return ix
+}
+
+// findExact returns the index of the exact element of encoded key, or -1.
+func (ix *setIndex) findExact(key []byte) int32 {
+	if ix.exact == nil {
+		return ix.findFew(key)
+	}
+	if i, ok := ix.exact[string(key)]; ok {
+		return i
+	}
+	return -1
+}
+
+// findFew returns the index of the listed exact element of encoded key,
+// or -1.
+func (ix *setIndex) findFew(key []byte) int32 {
+	for _, x := range ix.few {
+		if x.key == string(key) {
+			return x.i
+		}
+	}
+	return -1
 }
 
 // lookup returns the index of the element vals match, or -1; ok is false
@@ -720,7 +764,7 @@ func (ix *setIndex) lookup(vals []nval) (int, bool) {
 		}
 	}
 	if hashable {
-		if i, ok := ix.exact[string(key)]; ok {
+		if i := ix.findExact(key); i >= 0 {
 			return int(i), true
 		}
 		for k, i := range ix.ranged {

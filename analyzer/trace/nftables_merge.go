@@ -3,7 +3,6 @@ package trace
 import (
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
@@ -17,19 +16,21 @@ import (
 // time, scaled. The work of a trace then grows with the rules and the
 // states the packet can be in, not with the number of its paths.
 
-// chainMemo is the key of a chain's ends: the chain, the depth it was
-// entered at and the state of the packet.
+// chainMemo is what a chain's ends are held by, with the state of the
+// packet (see [nftState.appendKey]): the chain and the depth it was
+// entered at.
 type chainMemo struct {
 	c     *nft.Chain
 	depth int
-	state string
 }
 
 // runChainMerged is runChain for a summary.
 func (w *nftWalk) runChainMerged(st *nftState, t *nftTable, c *nft.Chain, depth int) []chainEnd {
-	k := chainMemo{c: c, depth: depth, state: st.key()}
-	ends, ok := w.memo[k]
+	k := chainMemo{c: c, depth: depth}
+	w.kbuf = st.appendKey(w.kbuf[:0])
+	ends, ok := w.memo[k][string(w.kbuf)]
 	if !ok {
+		state := string(w.kbuf)
 		one := st.clone()
 		one.prob, one.nsteps = 1, 0
 		if one.steps != nil {
@@ -39,9 +40,12 @@ func (w *nftWalk) runChainMerged(st *nftState, t *nftTable, c *nft.Chain, depth 
 		}
 		ends = w.runMerged(one, t, c, depth)
 		if w.memo == nil {
-			w.memo = map[chainMemo][]chainEnd{}
+			w.memo = map[chainMemo]map[string][]chainEnd{}
 		}
-		w.memo[k] = ends
+		if w.memo[k] == nil {
+			w.memo[k] = map[string][]chainEnd{}
+		}
+		w.memo[k][state] = ends
 	}
 	out := make([]chainEnd, len(ends))
 	for i, e := range ends {
@@ -179,34 +183,44 @@ func (s *nftState) same(o *nftState) bool {
 	return true
 }
 
-// key returns the state of s as a string: equal for states that are the
+// appendKey appends the state of s to b: equal for states that are the
 // same.
-func (s *nftState) key() string {
-	var b strings.Builder
-	b.WriteString(s.src.String())
-	b.WriteByte('|')
-	b.WriteString(s.dst.String())
-	b.WriteByte('|')
-	b.WriteString(strconv.Itoa(int(s.dport)))
-	for _, f := range []string{s.proto, s.iif, s.oif, strconv.FormatUint(uint64(s.mark), 16), strconv.FormatUint(uint64(s.ctmark), 16),
-		s.dnat, strconv.FormatBool(s.masq), s.snat, strconv.FormatBool(s.natDone[0]), strconv.FormatBool(s.natDone[1]), s.hook} {
-		b.WriteByte('|')
-		b.WriteString(f)
+func (s *nftState) appendKey(b []byte) []byte {
+	b = s.src.AppendTo(b)
+	b = append(b, '|')
+	b = s.dst.AppendTo(b)
+	b = append(b, '|')
+	b = strconv.AppendUint(b, uint64(s.dport), 10)
+	for _, f := range [...]string{s.proto, s.iif, s.oif} {
+		b = append(append(b, '|'), f...)
 	}
-	for _, list := range [][]string{s.conds, s.warnings} {
-		b.WriteByte('|')
-		b.WriteString(strconv.Itoa(len(list)))
+	b = strconv.AppendUint(append(b, '|'), uint64(s.mark), 16)
+	b = strconv.AppendUint(append(b, '|'), uint64(s.ctmark), 16)
+	b = append(append(b, '|'), s.dnat...)
+	b = strconv.AppendBool(append(b, '|'), s.masq)
+	b = append(append(b, '|'), s.snat...)
+	b = strconv.AppendBool(append(b, '|'), s.natDone[0])
+	b = strconv.AppendBool(append(b, '|'), s.natDone[1])
+	b = append(append(b, '|'), s.hook...)
+	for _, list := range [...][]string{s.conds, s.warnings} {
+		b = strconv.AppendInt(append(b, '|'), int64(len(list)), 10)
 		for _, x := range list {
-			b.WriteByte(0)
-			b.WriteString(x)
+			b = append(append(b, 0), x...)
 		}
 	}
-	keys := make([]string, 0, len(s.updated))
-	for k, v := range s.updated {
-		keys = append(keys, k+"="+strconv.FormatBool(v))
+	b = append(b, '|')
+	if len(s.updated) > 0 {
+		keys := make([]string, 0, len(s.updated))
+		for k := range s.updated {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, 0)
+			}
+			b = strconv.AppendBool(append(append(b, k...), '='), s.updated[k])
+		}
 	}
-	slices.Sort(keys)
-	b.WriteByte('|')
-	b.WriteString(strings.Join(keys, "\x00"))
-	return b.String()
+	return b
 }

@@ -340,3 +340,75 @@ func TestDetect(t *testing.T) {
 		}
 	}
 }
+
+// TestElementsPacked checks that the elements of named sets and maps and of
+// anonymous maps are held in slices made to their length, keys and data
+// included, and that an element's parts are its own: appending to one
+// element's key leaves the next one alone.
+func TestElementsPacked(t *testing.T) {
+	const text = `table ip t {
+	set s {
+		type ipv4_addr
+		elements = { 10.0.0.1, 10.0.0.2, 10.0.0.3 }
+	}
+	map m {
+		type ipv4_addr . inet_proto . inet_service : verdict
+		elements = { 10.96.0.1 . tcp . 80 : goto a,
+			     10.96.0.2 . udp . 53 : goto b,
+			     10.96.0.3 . tcp . 443 : goto a }
+	}
+	chain a {
+	}
+	chain b {
+		meta l4proto tcp dnat ip to numgen random mod 3 map { 0 : 10.0.0.1 . 8080, 1 : 10.0.0.2 . 8080, 2 : 10.0.0.3 . 8080 }
+	}
+}
+`
+	rs, err := ParseText("rules.nft", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := rs.Tables[0]
+	var lists [][]Element
+	for _, s := range tbl.Sets {
+		lists = append(lists, s.Elements)
+	}
+	for _, c := range tbl.Chains {
+		for _, r := range c.Rules {
+			for _, st := range r.Stmts {
+				if n, ok := st.(*NAT); ok {
+					if m, ok := n.Addr.(*Map); ok {
+						lists = append(lists, m.Data.(*AnonSet).Elements)
+					}
+				}
+			}
+		}
+	}
+	if len(lists) != 3 {
+		t.Fatalf("%d element lists, want 3", len(lists))
+	}
+	for _, els := range lists {
+		if len(els) != 3 || cap(els) != len(els) {
+			t.Errorf("elements of length %d and capacity %d, want 3 and 3", len(els), cap(els))
+		}
+		for i, e := range els {
+			if cap(e.Key) != len(e.Key) || cap(e.Data) != len(e.Data) {
+				t.Errorf("element %v: key of length %d and capacity %d, data %d and %d", e.Key, len(e.Key), cap(e.Key), len(e.Data), cap(e.Data))
+			}
+			if i+1 < len(els) {
+				next := els[i+1].Key[0]
+				_ = append(e.Key, "x")
+				_ = append(e.Data, "x")
+				if els[i+1].Key[0] != next {
+					t.Errorf("appending to element %d's key changed the next one's: %v", i, els[i+1].Key)
+				}
+			}
+		}
+	}
+	if got := lists[1][1]; got.Key[2] != "53" || got.Verdict == nil || got.Verdict.Target != "b" || got.Pos.Line != 9 || got.Data != nil {
+		t.Errorf("second element of m: %+v", got)
+	}
+	if got := lists[2][2]; len(got.Data) != 2 || got.Data[0] != "10.0.0.3" || got.Data[1] != "8080" || got.Key[0] != "2" {
+		t.Errorf("third element of the numgen map: %+v", got)
+	}
+}

@@ -687,6 +687,10 @@ type stmtParser struct {
 	toks []token
 	i    int
 	fam  nftables.TableFamily
+	// els, parts and spans are the scratch of [stmtParser.elements].
+	els   []Element
+	parts []string
+	spans []elementSpan
 }
 
 func (p *stmtParser) peek(k int) *token {
@@ -1180,22 +1184,34 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 		return nil, fmt.Errorf("expected '{'")
 	}
 	p.i++
-	var els []Element
 	if p.isPunct("}") {
 		p.i++
-		return els, nil
+		return nil, nil
 	}
+	// The parts of every key and data are gathered in one list and the
+	// elements get their slices of it once all are read (see
+	// [packElements]): a large set holds tens of thousands of elements.
+	// The scratch is taken, so that it is no one else's meanwhile.
+	els, parts, spans := p.els[:0], p.parts[:0], p.spans[:0]
+	p.els, p.parts, p.spans = nil, nil, nil
+	defer func() {
+		clear(els)
+		clear(parts)
+		p.els, p.parts, p.spans = els[:0], parts[:0], spans[:0]
+	}()
 	for {
 		e := Element{}
 		if t := p.peek(0); t != nil && named {
 			e.Pos.Line = t.line
 		}
+		start, nkey := len(parts), 0
 		for {
 			v, ok := p.valueText()
-			if !ok || !check(v, keyTypes, len(e.Key)) {
+			if !ok || !check(v, keyTypes, nkey) {
 				return nil, p.unexpected("element key")
 			}
-			e.Key = append(e.Key, v)
+			parts = append(parts, v)
+			nkey++
 			if !p.is(".") {
 				break
 			}
@@ -1243,12 +1259,13 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 				}
 				e.Verdict = v
 			} else {
-				for {
+				for ndata := 0; ; {
 					v, ok := p.valueText()
-					if !ok || !check(v, dataTypes, len(e.Data)) {
+					if !ok || !check(v, dataTypes, ndata) {
 						return nil, p.unexpected("element data")
 					}
-					e.Data = append(e.Data, v)
+					parts = append(parts, v)
+					ndata++
 					if !p.is(".") {
 						break
 					}
@@ -1257,16 +1274,39 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 			}
 		}
 		els = append(els, e)
+		spans = append(spans, elementSpan{start: int32(start), key: int32(nkey), data: int32(len(parts) - start - nkey)})
 		switch {
 		case p.isPunct(","):
 			p.i++
 		case p.isPunct("}"):
 			p.i++
-			return els, nil
+			return packElements(els, parts, spans), nil
 		default:
 			return nil, p.unexpected("',' or '}'")
 		}
 	}
+}
+
+// elementSpan is where the key and data parts of an element are in the
+// parts [stmtParser.elements] gathers.
+type elementSpan struct{ start, key, data int32 }
+
+// packElements returns els made to their length, each element's Key and
+// Data slices of one copy of parts made to its length: the elements of a
+// set take no more room than they need, whatever their number.
+func packElements(els []Element, parts []string, spans []elementSpan) []Element {
+	out := make([]Element, len(els))
+	copy(out, els)
+	all := make([]string, len(parts))
+	copy(all, parts)
+	for i, sp := range spans {
+		k, d := int(sp.start), int(sp.start+sp.key)
+		out[i].Key = all[k:d:d]
+		if sp.data > 0 {
+			out[i].Data = all[d : d+int(sp.data) : d+int(sp.data)]
+		}
+	}
+	return out
 }
 
 func (p *stmtParser) unexpected(want string) error {

@@ -1,0 +1,112 @@
+package trace
+
+import (
+	"fmt"
+	"net/netip"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/parsers/nft"
+)
+
+// TestSetIndexSizes checks lookups in sets small enough to be listed and
+// large enough to be hashed alike: the first of duplicate elements wins,
+// a range is found after the exact elements, and a value in none is not.
+func TestSetIndexSizes(t *testing.T) {
+	for _, n := range []int{3, smallSet, smallSet + 1, 40} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			var els []nft.Element
+			for i := range n - 2 {
+				els = append(els, nft.Element{Key: []string{fmt.Sprintf("10.0.0.%d", i+1), "80"}})
+			}
+			// A duplicate of the first element, and a range.
+			els = append(els, nft.Element{Key: []string{"10.0.0.1", "80"}}, nft.Element{Key: []string{"10.1.0.0/16", "80"}})
+			ix := newSetIndex(els)
+			if n > smallSet && ix.exact == nil || n <= smallSet && ix.exact != nil {
+				t.Errorf("%d elements: hashed %v", n, ix.exact != nil)
+			}
+			key := func(a string, port uint64) []nval {
+				return []nval{{kind: kAddr, addr: netip.MustParseAddr(a)}, {kind: kNum, num: port}}
+			}
+			for _, tc := range []struct {
+				vals []nval
+				want int
+			}{
+				{key("10.0.0.1", 80), 0},
+				{key(fmt.Sprintf("10.0.0.%d", n-2), 80), n - 3},
+				{key("10.1.2.3", 80), n - 1},
+				{key("10.0.0.1", 81), -1},
+				{key("10.2.0.1", 80), -1},
+			} {
+				if got, ok := ix.lookup(tc.vals); !ok || got != tc.want {
+					t.Errorf("lookup %v: %d, %v; want %d", tc.vals, got, ok, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestTableSharesConstants checks that rules spelling a constant alike
+// share its compiled form, and that each keeps its own text.
+func TestTableSharesConstants(t *testing.T) {
+	rs, err := nft.ParseText("rules.nft", []byte("table ip t {\n\tchain a {\n\t\ttcp dport 80 accept\n\t\ttcp dport 80 drop\n\t\ttcp dport 81 drop\n\t}\n}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nt := newNFTTable(rs.Tables[0])
+	var parts []*part
+	for _, r := range rs.Tables[0].Chains[0].Rules {
+		v := r.Stmts[0].(*nft.Match).Right.(*nft.Value)
+		parts = append(parts, nt.valuePart(v))
+	}
+	if parts[0] != parts[1] || parts[0] == parts[2] || parts[0].text != "80" || parts[2].text != "81" {
+		t.Errorf("parts of 80, 80, 81: %p %p %p (%q, %q)", parts[0], parts[1], parts[2], parts[0].text, parts[2].text)
+	}
+	if nt.parts != nil {
+		t.Error("the table keeps the constants by text once built")
+	}
+}
+
+// TestStateKey checks the key a summary's walk holds the ends of a chain
+// by: the same for states that are the same (whatever the order of their
+// set updates), different when any field the walk reads differs.
+func TestStateKey(t *testing.T) {
+	base := func() *nftState {
+		return &nftState{src: netip.MustParseAddr("10.0.0.1"), dst: netip.MustParseAddr("10.96.0.1"), dport: 80, proto: "tcp",
+			iif: "eth0", mark: 0x4000, conds: []string{"a"}, updated: map[string]bool{"x": true, "y": false}, hook: "prerouting"}
+	}
+	key := func(s *nftState) string { return string(s.appendKey(nil)) }
+	want := key(base())
+	for range 20 {
+		if got := key(base()); got != want {
+			t.Fatalf("the same state gave %q and %q", want, got)
+		}
+	}
+	if s := base(); key(s) != key(s.clone()) {
+		t.Error("a clone's key differs")
+	}
+	for name, change := range map[string]func(*nftState){
+		"src":      func(s *nftState) { s.src = netip.Addr{} },
+		"dst":      func(s *nftState) { s.dst = netip.MustParseAddr("10.96.0.2") },
+		"dport":    func(s *nftState) { s.dport = 8 },
+		"proto":    func(s *nftState) { s.proto = "udp" },
+		"iif":      func(s *nftState) { s.iif = "lo" },
+		"oif":      func(s *nftState) { s.oif = "eth0" },
+		"mark":     func(s *nftState) { s.mark = 0 },
+		"ctmark":   func(s *nftState) { s.ctmark = 1 },
+		"dnat":     func(s *nftState) { s.dnat = "10.128.0.1:8080" },
+		"masq":     func(s *nftState) { s.masq = true },
+		"snat":     func(s *nftState) { s.snat = "10.0.0.9" },
+		"natDone":  func(s *nftState) { s.natDone[1] = true },
+		"hook":     func(s *nftState) { s.hook = "input" },
+		"conds":    func(s *nftState) { s.conds = []string{"a", ""} },
+		"warnings": func(s *nftState) { s.warnings = []string{"a"} },
+		"updated":  func(s *nftState) { s.updated["y"] = true },
+		"updates":  func(s *nftState) { delete(s.updated, "y") },
+	} {
+		s := base()
+		change(s)
+		if key(s) == want {
+			t.Errorf("%s changed, the key did not: %q", name, want)
+		}
+	}
+}
