@@ -24,7 +24,7 @@ func TestNoteNotRepeatingGap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const gap = "Local traffic policy of shop/front:web not checked"
+	const gap = "Local traffic policy of shop/front:web, shop/ledger:grpc not checked"
 	for _, tc := range []struct {
 		verbose bool
 		want    int // lines naming the gap

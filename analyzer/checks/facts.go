@@ -178,15 +178,19 @@ func (f *facts) expect(sp *model.ServicePort, fam model.Family) *Expect {
 // view's family, noting (once) when node-local information is missing.
 func (p *Pass) PortsOf(v *view.View) []*model.ServicePort {
 	var out []*model.ServicePort
+	var local []string
 	for _, sp := range p.Snap.ActivePorts() {
 		if _, ok := sp.ClusterIP(v.Family); !ok {
 			continue
 		}
 		if p.Snap.Node.Name == "" && (sp.InternalPolicyLocal || sp.ExternalPolicyLocal) {
-			p.Note(nodeUnknown+": Local traffic policy of %s not checked", sp.Name)
+			local = append(local, sp.Name.String())
 			continue
 		}
 		out = append(out, sp)
+	}
+	if len(local) > 0 {
+		p.Note(nodeUnknown+": Local traffic policy of %s not checked", listObjects(local))
 	}
 	return out
 }
