@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/proxyscan/proxyscan/analyzer/checks"
 )
 
 func TestMergeByText(t *testing.T) {
@@ -78,5 +80,26 @@ func TestFleetNotesOnce(t *testing.T) {
 	}
 	if n := strings.Count(out, "no kube-proxy version"); n != 1 {
 		t.Errorf("the shared note is printed %d times:\n%s", n, out)
+	}
+}
+
+// TestGapNeedsOnce: the inputs that would settle the gaps are listed once
+// per command, across nodes, under the label that says more.
+func TestGapNeedsOnce(t *testing.T) {
+	save := "iptables-save > iptables-save.txt"
+	r := &Report{
+		Coverage: &checks.Coverage{Gaps: []string{"a"}, Needs: []checks.InputNeed{{Input: "iptables-save of the node", Command: save}}},
+		Nodes: []NodeReport{{Node: "n1", Coverage: &checks.Coverage{Gaps: []string{"b"}, Needs: []checks.InputNeed{
+			{Input: "a whole iptables-save of the node, as a file rather than pasted", Command: save},
+			{Input: "the node's name", Command: "kubectl get node"},
+		}}}},
+	}
+	gaps, needs := r.gaps()
+	want := []checks.InputNeed{
+		{Input: "a whole iptables-save of the node, as a file rather than pasted", Command: save},
+		{Input: "the node's name", Command: "kubectl get node"},
+	}
+	if !slices.Equal(gaps, []string{"a", "n1: b"}) || !slices.Equal(needs, want) {
+		t.Errorf("gaps %q, needs %+v; want needs %+v", gaps, needs, want)
 	}
 }

@@ -249,8 +249,13 @@ func (r *Report) gaps() ([]string, []checks.InputNeed) {
 		}
 	next:
 		for _, n := range c.Needs {
-			for _, x := range needs {
-				if x == n {
+			for j, x := range needs {
+				// Inputs got by the same command are one: its label is
+				// the one that says more.
+				if x.Command == n.Command {
+					if len(n.Input) > len(x.Input) {
+						needs[j].Input = n.Input
+					}
 					continue next
 				}
 			}
