@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/proxyscan/proxyscan/internal/benchgen"
 	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/parsers/manifest"
@@ -442,7 +444,17 @@ func TestE2EStalledStdout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close() // open, never read: the pipe fills and stays full
+	defer r.Close() // open, never read: the pipe is full and stays full
+	// Fill the pipe before collect starts, so that its first write blocks
+	// whatever the bundle's size (a loaded machine may read few sources
+	// within the total, and a small bundle would fit a pipe left empty).
+	size, err := unix.FcntlInt(w.Fd(), unix.F_GETPIPE_SZ, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(make([]byte, size)); err != nil {
+		t.Fatal(err)
+	}
 	tmp := t.TempDir()
 	proxyscanBinary(t) // built before the clock starts
 	start := time.Now()
