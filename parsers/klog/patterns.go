@@ -211,6 +211,14 @@ var Known = []Pattern{
 		Advice:   "Find the listener (ss -ltnp 'sport = :10256') and stop it, or change healthzBindAddress / metricsBindAddress.",
 	},
 	{
+		ID:       "ipvs-sync-failed",
+		Hints:    []string{"ipvs", "destination", "dummy device", "sync endpoint", "sync service"},
+		Severity: "error",
+		Regexp:   regexp.MustCompile(`(?i)Failed to (?:add|update|get) IPVS service|Failed to (?:add|update|delete) destination|Failed to list IPVS destinations|Failed to sync (?:endpoint for )?service|Failed to bind service address to dummy device`),
+		Meaning:  "The IPVS proxier could not write a virtual server, a real server or the service address on kube-ipvs0 during a sync (\"IPVS virtual service does not exist\": the virtual server went away between two calls, usually removed by another program or an ipvsadm -C); the Service misses it until a later sync succeeds.",
+		Advice:   "Compare ipvsadm -Ln with the Service named in the message, look for another program changing the IPVS table, and restart kube-proxy if the message repeats at every sync.",
+	},
+	{
 		ID:       "sync-failed",
 		Hints:    []string{"sync failed"},
 		Severity: "error",

@@ -114,6 +114,13 @@ func TestKnownPatterns(t *testing.T) {
 		{"ipvs-unusable", []string{
 			hdr('E', "run.go:72", `"command failed" err="can't use the IPVS proxier: netlink receive: no such file or directory"`),
 		}, healthy},
+		{"ipvs-sync-failed", []string{
+			hdr('E', "proxier.go:1550", `"Failed to sync endpoint for service" err="IPVS virtual service does not exist" servicePortName="default/kubernetes:https" virtualServer="10.96.0.1:443/TCP"`),
+			hdr('E', "proxier.go:1985", `"Failed to add IPVS service" err="file exists" serviceName="shop/cart:http"`),
+			hdr('E', "proxier.go:2114", `"Failed to add destination" err="no such file or directory" newDest="10.244.1.7:8080"`),
+			hdr('E', "proxier.go:2010", `"Failed to bind service address to dummy device" err="address already assigned" serviceName="shop/cart:http"`),
+			"E0411 10:02:03.000001   1234 proxier.go:1180] Failed to sync endpoint for service: 10.96.0.10:53/UDP, err: IPVS virtual service does not exist",
+		}, append(healthy, hdr('I', "proxier.go:1980", `"Adding new service" serviceName="shop/cart:http" virtualServer="10.96.7.7:80/TCP"`))},
 		{"sysctl-failed", []string{
 			hdr('E', "server.go:137", `"Error running ProxyServer" err="can't set sysctl net/ipv4/conf/all/route_localnet to 1: open /proc/sys/net/ipv4/conf/all/route_localnet: read-only file system"`),
 			"F0302 08:15:01.123456       1 server.go:495] open /proc/sys/net/netfilter/nf_conntrack_max: permission denied",
