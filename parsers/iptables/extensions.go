@@ -57,6 +57,10 @@ var generalOptions = setOf(
 	"-d", "--destination", "--dst", "-i", "--in-interface", "-o", "--out-interface", "-f", "--fragment",
 )
 
+// shortOptions are the one-letter options of a rule (iptables'
+// extensions have long options only).
+var shortOptions = setOf("-s", "-d", "-p", "-i", "-o", "-f", "-j", "-g", "-m", "-c", "-4", "-6")
+
 func setOf(names ...string) map[string]bool {
 	m := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -81,6 +85,9 @@ func checkExtensions(raw string, args []arg) string {
 				return fmt.Sprintf("-m: unknown match module %q, which iptables-restore refuses", clip(mod))
 			}
 			return fmt.Sprintf("option %q is a short option glued to its value, which this reader does not take (write %s %s)", clip(name), name[:2], clip(name[2:]))
+		}
+		if len(name) == 2 && !shortOptions[name] {
+			return fmt.Sprintf("unknown option %q, which iptables-restore refuses", name)
 		}
 		var msg string
 		switch name {

@@ -43,6 +43,8 @@ var refused = []struct {
 	{"ctstate", "filter", "-A OUTPUT -m conntrack --ctstate INVALIX -j DROP", `--ctstate: unknown state "INVALIX"`, false},
 	{"addrtype", "filter", "-A OUTPUT -m addrtype --dst-type LOCXL -j ACCEPT", `--dst-type: unknown address type "LOCXL"`, false},
 	{"reject type", "filter", "-A OUTPUT -p tcp -j REJECT --reject-with icmp-port-unreachablf", `--reject-with: unknown reject type "icmp-port-unreachablf"`, false},
+	{"unknown short option", "filter", "-A OUTPUT -w 10.0.0.0/8 -j ACCEPT", `unknown option "-w"`, false},
+	{"short option of a listing", "filter", "-A OUTPUT -n ACCEPT", `unknown option "-n"`, false},
 	{"carriage return in a value", "filter", "-A OUTPUT -p tcp --dport 8\r0 -j ACCEPT", `--dport: value "8\r0" holds the control character 0x0d`, false},
 	{"control character in an option", "filter", "-A OUTPUT -p tcp --d\x10ort 80 -j ACCEPT", `option "--d\x10ort" holds the control character 0x10`, false},
 }
@@ -76,6 +78,7 @@ var accepted = []struct {
 	{"filter", "-A OUTPUT -m addrtype --dst-type local -j ACCEPT", false},
 	{"filter", "-A OUTPUT -p TCP -j REJECT --reject-with TCP-RESET", false},
 	{"filter", "-A OUTPUT -p 132 -j ACCEPT", false},
+	{"filter", "-A OUTPUT ! -f -j ACCEPT", false},
 	{"filter", "-A OUTPUT -m statistic --mode nth --every 2 --packet 0 -j ACCEPT", false},
 	{"filter", "-A OUTPUT -j ACCEPT -m comment --comment \"x\"", false},
 	{"filter", "-A OUTPUT -p tcp -j REJECT --reject-with icmp-port-unreachable", false},
