@@ -61,6 +61,7 @@ var generalOptions = setOf(
 // extensions have long options only).
 var shortOptions = setOf("-s", "-d", "-p", "-i", "-o", "-f", "-j", "-g", "-m", "-c", "-4", "-6")
 
+// setOf returns the set of names.
 func setOf(names ...string) map[string]bool {
 	m := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -70,9 +71,10 @@ func setOf(names ...string) map[string]bool {
 }
 
 // checkExtensions returns why iptables-restore would refuse the rule's
-// match modules, target or the values of their options, or "": a module
-// or a target it has no extension for, a control character in an
-// option, a value outside what the option takes.
+// options, match modules, target or the values of their options, or "":
+// a one-letter option a rule does not take, a module it has no extension
+// for, a target that is none followed by options, a value outside what
+// the option takes.
 func checkExtensions(raw string, args []arg) string {
 	statistic := false
 	for i, a := range args {
