@@ -13,9 +13,9 @@ var rulesetInvalid = &Check{
 	Title:    "a ruleset the kernel refuses to load",
 	What: "A rule of the captured iptables or nftables ruleset makes the kernel refuse the whole table: it jumps " +
 		"(or goes) to a chain the table does not have, it closes a jump loop that a built-in (base) chain " +
-		"reaches, or, with nf_tables (nft, and iptables-nft), it enters a chain more than 15 jumps below a base " +
+		"reaches, it matches an ipset (--match-set) that the node's ipset dump, given and whole, does not hold, or, with nf_tables (nft, and iptables-nft), it enters a chain more than 15 jumps below a base " +
 		"chain, deeper than the kernel's jump stack (NFT_JUMP_STACK_SIZE, 16). iptables-restore and nft -f reject " +
-		"such a ruleset (\"Couldn't load target\", \"Chain ... does not exist\", \"Too many links\").",
+		"such a ruleset (\"Couldn't load target\", \"Chain ... does not exist\", \"Set ... doesn't exist\", \"Too many links\").",
 	Why: "The dump cannot be what the kernel runs: either it was edited or assembled by hand, or it will be refused " +
 		"the next time it is restored, and with it every rule of the table (kube-proxy's included: its sync fails " +
 		"and retries). What the tracer and the other checks say about the paths through such a ruleset is " +
@@ -43,17 +43,22 @@ func runRulesetInvalid(p *Pass) {
 // and of its nft rulesets. Those of the rulesets the tracer walks are
 // the tracer's (found once, for its warnings too) when the checks trace.
 func rulesetProblems(p *Pass) (ipt, nft []trace.Problem) {
-	if tf := p.facts.tracer; tf != nil && slices.Equal(tf.dp.IPTables, p.Snap.IPTables) && slices.Equal(tf.dp.NFT, p.Snap.NFT) {
+	ownIPT := func() []trace.Problem {
+		return append(trace.ValidateIPTables(p.Snap.IPTables), trace.ValidateSets(p.Snap.IPTables, p.Snap.IPSets)...)
+	}
+	if tf := p.facts.tracer; tf != nil && slices.Equal(tf.dp.IPTables, p.Snap.IPTables) && slices.Equal(tf.dp.NFT, p.Snap.NFT) &&
+		slices.Equal(tf.dp.IPSets, p.Snap.IPSets) {
 		if tf.dp.Mode == model.ModeNFTables {
-			return trace.ValidateIPTables(p.Snap.IPTables), tf.dp.Problems()
+			return ownIPT(), tf.dp.Problems()
 		}
 		return tf.dp.Problems(), trace.ValidateNFT(p.Snap.NFT)
 	}
-	return trace.ValidateIPTables(p.Snap.IPTables), trace.ValidateNFT(p.Snap.NFT)
+	return ownIPT(), trace.ValidateNFT(p.Snap.NFT)
 }
 
 var rulesetAdvice = map[string]string{
 	trace.ProblemMissingChain: "Create the chain the rule names, or remove the rule.",
 	trace.ProblemLoop:         "Break the loop: remove the jump back to a chain that called this one.",
 	trace.ProblemDepth:        "Flatten the chains: no packet may go through more than 15 nested jumps in nf_tables.",
+	trace.ProblemMissingSet:   "Create the ipset the rule names (kube-proxy creates its own at each sync), or remove the rule.",
 }

@@ -7,13 +7,15 @@ import (
 	"sync"
 
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
 // This file finds what makes the kernel refuse a ruleset: a jump to a
 // chain that does not exist, a jump loop reachable from a built-in (base)
-// chain, and, in nf_tables, jumps nested deeper than its jump stack.
+// chain, in nf_tables, jumps nested deeper than its jump stack, and a
+// match of an ipset the node does not have.
 
 // NFTJumpStackSize is the depth of nf_tables' jump stack
 // (NFT_JUMP_STACK_SIZE in the kernel): a chain reached through this many
@@ -27,12 +29,14 @@ const (
 	ProblemMissingChain = "missing-chain"
 	ProblemLoop         = "loop"
 	ProblemDepth        = "jump-depth"
+	ProblemMissingSet   = "missing-set"
 )
 
 // A Problem is a rule that makes the kernel (iptables-restore, nft -f)
 // refuse the ruleset holding it.
 type Problem struct {
-	// Kind is ProblemMissingChain, ProblemLoop or ProblemDepth.
+	// Kind is ProblemMissingChain, ProblemLoop, ProblemDepth or
+	// ProblemMissingSet.
 	Kind string
 	// Table is the iptables table ("filter") or the nft table ("ip
 	// kube-proxy"); Chain the chain holding the rule.
@@ -54,7 +58,7 @@ func Validate(dp *Dataplane) []Problem {
 	if dp.Mode == "nftables" {
 		return ValidateNFT(dp.NFT)
 	}
-	return ValidateIPTables(dp.IPTables)
+	return append(ValidateIPTables(dp.IPTables), ValidateSets(dp.IPTables, dp.IPSets)...)
 }
 
 // Problems returns Validate(dp), computed once for the rulesets dp holds
@@ -69,9 +73,12 @@ var validateMu sync.Mutex
 func (dp *Dataplane) validate() []Problem {
 	validateMu.Lock()
 	defer validateMu.Unlock()
-	key := make([]any, 0, len(dp.IPTables)+len(dp.NFT)+1)
+	key := make([]any, 0, len(dp.IPTables)+len(dp.NFT)+len(dp.IPSets)+1)
 	key = append(key, dp.Mode)
 	for _, d := range dp.IPTables {
+		key = append(key, d)
+	}
+	for _, d := range dp.IPSets {
 		key = append(key, d)
 	}
 	for _, r := range dp.NFT {
@@ -229,6 +236,57 @@ func validateDump(d *iptables.Dump) []Problem {
 			}
 		}
 		out = append(out, g.check("iptables-restore")...)
+	}
+	return out
+}
+
+// ValidateSets returns the rules of iptables dumps that match a set
+// ("--match-set NAME", or add to or delete from one) that the ipset dumps
+// of the same node do not hold: iptables-restore refuses them ("Set NAME
+// doesn't exist"). It says nothing without an ipset dump, or when one is
+// not whole (a listing cut short), which may not list every set.
+func ValidateSets(dumps []*iptables.Dump, sets []*ipset.Dump) []Problem {
+	if len(sets) == 0 {
+		return nil
+	}
+	have := map[string]bool{}
+	var files []string
+	for _, d := range sets {
+		if d == nil || d.PartialReason != "" {
+			return nil
+		}
+		for _, s := range d.Sets {
+			have[s.Name] = true
+			if f := s.Pos.File; f != "" && !slices.Contains(files, f) {
+				files = append(files, f)
+			}
+		}
+	}
+	source := "the ipset dump given"
+	if len(files) > 0 {
+		source = strings.Join(files, ", ")
+	}
+	var out []Problem
+	for _, d := range dumps {
+		for _, t := range d.Tables {
+			for _, c := range t.Chains {
+				for _, r := range c.Rules {
+					for _, a := range r.Args() {
+						switch a.Name {
+						case "--match-set", "--add-set", "--del-set", "--map-set":
+						default:
+							continue
+						}
+						name, _, _ := strings.Cut(a.Value, " ")
+						if name == "" || have[name] {
+							continue
+						}
+						out = append(out, Problem{Kind: ProblemMissingSet, Table: t.Name, Chain: c.Name, Rule: r.Raw, Pos: r.Pos(),
+							Message: fmt.Sprintf("chain %s matches set %s, which %s does not hold: iptables-restore refuses the table (\"Set %s doesn't exist\")", c.Name, name, source, name)})
+					}
+				}
+			}
+		}
 	}
 	return out
 }

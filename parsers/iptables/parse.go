@@ -627,10 +627,13 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 // a port that is not a number from 0 to 65535 (iptables-restore resolves
 // service names through /etc/services, which iptables-save never prints
 // and an offline reading cannot), a probability outside [0, 1], an empty
-// DNAT or SNAT target.
+// DNAT or SNAT target; and what [checkExtensions] refuses.
 //
 // With names set, ports may be names (a listing printed without -n).
 func checkValues(raw string, args []arg, names bool) string {
+	if msg := checkControl(raw, args); msg != "" {
+		return msg
+	}
 	for _, a := range args {
 		name := raw[a.nameOff : int(a.nameOff)+int(a.nameLen)]
 		val := raw[a.valOff : int(a.valOff)+int(a.valLen)]
@@ -663,7 +666,7 @@ func checkValues(raw string, args []arg, names bool) string {
 			return fmt.Sprintf("%s: %s, which iptables-restore refuses", name, msg)
 		}
 	}
-	return ""
+	return checkExtensions(raw, args)
 }
 
 // checkPrefix checks the length of an address's prefix ("10.0.0.0/33").

@@ -1,0 +1,311 @@
+package iptables
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// The match modules ("-m NAME") and the targets ("-j NAME") iptables
+// knows: the extensions iptables ships (its extensions/ directory:
+// libxt_NAME, libipt_NAME, libip6t_NAME; matches are in lower case,
+// targets in upper case) and the built-in verdicts. iptables-restore
+// refuses a match it has no extension for ("Couldn't load match"); a
+// "-j NAME" it has no extension for is a jump to the chain NAME, which
+// takes no options.
+var (
+	matchModules = setOf(
+		"addrtype", "ah", "bpf", "cgroup", "cluster", "comment", "connbytes", "connlabel", "connlimit",
+		"connmark", "conntrack", "cpu", "dccp", "devgroup", "dscp", "dst", "ecn", "esp", "eui64", "frag",
+		"hashlimit", "hbh", "helper", "hl", "icmp", "icmp6", "ipcomp", "iprange", "ipv6header", "ipvs",
+		"l2tp", "length", "limit", "mac", "mark", "mh", "multiport", "nfacct", "osf", "owner", "physdev",
+		"pkttype", "policy", "quota", "rateest", "realm", "recent", "rpfilter", "rt", "sctp", "set",
+		"socket", "srh", "state", "statistic", "string", "tcp", "tcpmss", "time", "tos", "ttl", "u32",
+		"udp", "udplite",
+	)
+	targetNames = setOf(
+		"ACCEPT", "DROP", "RETURN", "QUEUE", // the built-in verdicts
+		"AUDIT", "CHECKSUM", "CLASSIFY", "CLUSTERIP", "CONNMARK", "CONNSECMARK", "CT", "DNAT", "DNPT",
+		"DSCP", "ECN", "HL", "HMARK", "IDLETIMER", "LED", "LOG", "MARK", "MASQUERADE", "NETMAP", "NFLOG",
+		"NFQUEUE", "NOTRACK", "RATEEST", "REDIRECT", "REJECT", "SECMARK", "SET", "SNAT", "SNPT", "SYNPROXY",
+		"TCPMSS", "TCPOPTSTRIP", "TEE", "TOS", "TPROXY", "TRACE", "TTL", "ULOG",
+	)
+	// protocolNames are the names "-p" takes besides numbers: iptables' own
+	// list and the usual names of /etc/protocols.
+	protocolNames = setOf(
+		"all", "tcp", "udp", "udplite", "icmp", "icmpv6", "ipv6-icmp", "esp", "ah", "sctp", "mh", "ipv6-mh",
+		"dccp", "gre", "igmp", "ipip", "ipencap", "ipv6", "ipv6-frag", "ipv6-route", "ipv6-nonxt", "ipv6-opts",
+		"hopopt", "ospf", "pim", "vrrp", "l2tp", "ipcomp", "egp", "rsvp", "etherip", "encap", "mptcp", "ip",
+	)
+	ctStates    = setOf("INVALID", "ESTABLISHED", "NEW", "RELATED", "UNTRACKED", "SNAT", "DNAT")
+	addrTypes   = setOf("UNSPEC", "UNICAST", "LOCAL", "BROADCAST", "ANYCAST", "MULTICAST", "BLACKHOLE", "UNREACHABLE", "PROHIBIT", "THROW", "NAT", "XRESOLVE")
+	rejectTypes = setOf(
+		"icmp-net-unreachable", "net-unreach", "icmp-host-unreachable", "host-unreach",
+		"icmp-proto-unreachable", "proto-unreach", "icmp-port-unreachable", "port-unreach",
+		"icmp-net-prohibited", "net-prohib", "icmp-host-prohibited", "host-prohib",
+		"icmp-admin-prohibited", "admin-prohib", "tcp-reset", "tcp-rst",
+		"icmp6-no-route", "no-route", "icmp6-adm-prohibited", "adm-prohibited",
+		"icmp6-addr-unreachable", "addr-unreach", "icmp6-port-unreachable",
+		"icmp6-policy-fail", "policy-fail", "icmp6-reject-route", "reject-route",
+	)
+)
+
+// generalOptions are the options of every rule, of no extension: they
+// may follow a jump to a chain.
+var generalOptions = setOf(
+	"-m", "--match", "-j", "--jump", "-g", "--goto", "-p", "--protocol", "-s", "--source", "--src",
+	"-d", "--destination", "--dst", "-i", "--in-interface", "-o", "--out-interface", "-f", "--fragment",
+)
+
+// shortOptions are the one-letter options of a rule (iptables'
+// extensions have long options only).
+var shortOptions = setOf("-s", "-d", "-p", "-i", "-o", "-f", "-j", "-g", "-m", "-c", "-4", "-6")
+
+// setOf returns the set of names.
+func setOf(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// checkExtensions returns why iptables-restore would refuse the rule's
+// options, match modules, target or the values of their options, or "":
+// a one-letter option a rule does not take, a module it has no extension
+// for, a target that is none followed by options, a value outside what
+// the option takes.
+func checkExtensions(raw string, args []arg) string {
+	statistic := false
+	for i, a := range args {
+		name := raw[a.nameOff : int(a.nameOff)+int(a.nameLen)]
+		val := raw[a.valOff : int(a.valOff)+int(a.valLen)]
+		if len(name) > 2 && name[1] != '-' {
+			// getopt reads "-mcomment" as "-m comment": iptables-save
+			// never prints it so.
+			if mod := name[2:]; name[1] == 'm' && !matchModules[mod] {
+				return fmt.Sprintf("-m: unknown match module %q, which iptables-restore refuses", clip(mod))
+			}
+			return fmt.Sprintf("option %q is a short option glued to its value, which this reader does not take (write %s %s)", clip(name), name[:2], clip(name[2:]))
+		}
+		if len(name) == 2 && !shortOptions[name] {
+			return fmt.Sprintf("unknown option %q, which iptables-restore refuses", name)
+		}
+		var msg string
+		switch name {
+		case "-m", "--match":
+			statistic = statistic || val == "statistic"
+			if !matchModules[val] {
+				msg = fmt.Sprintf("unknown match module %q", clip(val))
+			}
+		case "-j", "--jump", "-g", "--goto":
+			if targetNames[val] || i+1 == len(args) {
+				break
+			}
+			if next := raw[args[i+1].nameOff : int(args[i+1].nameOff)+int(args[i+1].nameLen)]; !generalOptions[next] {
+				msg = fmt.Sprintf("%q is not a target iptables knows, and a jump to a chain takes no option (%s)", clip(val), clip(next))
+			}
+		case "-p", "--protocol":
+			if !protocolNames[strings.ToLower(val)] && !isNumberUpTo(val, 255) {
+				msg = fmt.Sprintf("unknown protocol %q", clip(val))
+			}
+		case "--match-set", "--add-set", "--del-set", "--map-set":
+			msg = checkSetFlags(val)
+		case "--mode":
+			if statistic && val != "random" && val != "nth" {
+				msg = fmt.Sprintf("mode %q is neither random nor nth", clip(val))
+			}
+		case "--to-destination", "--to-source":
+			msg = checkNATRange(val)
+		case "--to-ports":
+			msg = checkPortSpan(val, "-")
+		case "--mark", "--set-xmark", "--set-mark", "--xor-mark", "--and-mark", "--or-mark", "--ctmark":
+			msg = checkMark(val)
+		case "--ctstate", "--state":
+			msg = checkWords(val, ctStates, "state")
+		case "--src-type", "--dst-type":
+			msg = checkWords(val, addrTypes, "address type")
+		case "--reject-with":
+			if !rejectTypes[strings.ToLower(val)] {
+				msg = fmt.Sprintf("unknown reject type %q", clip(val))
+			}
+		}
+		if msg != "" {
+			return fmt.Sprintf("%s: %s, which iptables-restore refuses", name, msg)
+		}
+	}
+	return ""
+}
+
+// checkControl returns why iptables-restore would refuse a control
+// character in an option's name or value (a free text, such as a
+// comment, may hold one), or "".
+func checkControl(raw string, args []arg) string {
+	for _, a := range args {
+		name := raw[a.nameOff : int(a.nameOff)+int(a.nameLen)]
+		val := raw[a.valOff : int(a.valOff)+int(a.valLen)]
+		if c := controlChar(name); c >= 0 {
+			return fmt.Sprintf("option %q holds the control character %#02x, which iptables-restore refuses", clip(name), c)
+		}
+		if c := controlChar(val); c >= 0 && !singleValue(name) {
+			return fmt.Sprintf("%s: value %q holds the control character %#02x, which iptables-restore refuses", name, clip(val), c)
+		}
+	}
+	return ""
+}
+
+// controlChar returns the first control character of s, or -1.
+func controlChar(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return int(s[i])
+		}
+	}
+	return -1
+}
+
+// checkSetFlags checks the value of "--match-set NAME FLAGS": FLAGS is
+// from one to six of src and dst, separated by commas.
+func checkSetFlags(val string) string {
+	set, flags, _ := strings.Cut(val, " ")
+	flags = strings.TrimSpace(flags)
+	if set == "" || flags == "" {
+		return fmt.Sprintf("%q is not a set name followed by src/dst flags", clip(val))
+	}
+	n := 0
+	for f := range strings.SplitSeq(flags, ",") {
+		n++
+		if f != "src" && f != "dst" {
+			return fmt.Sprintf("flag %q of set %s is neither src nor dst", clip(f), clip(set))
+		}
+	}
+	if n > 6 {
+		return fmt.Sprintf("set %s has %d flags, more than 6", clip(set), n)
+	}
+	return ""
+}
+
+// checkNATRange checks a DNAT or SNAT range: [ADDR[-ADDR]][:PORT[-PORT]],
+// an IPv6 address in brackets when a port follows.
+func checkNATRange(val string) string {
+	v := strings.Trim(val, `"`)
+	if v == "" {
+		return "empty address"
+	}
+	addrs, ports := v, ""
+	switch {
+	case strings.HasPrefix(v, "["):
+		end := strings.IndexByte(v, ']')
+		if end < 0 {
+			return fmt.Sprintf("bad address %q", clip(val))
+		}
+		addrs, ports = v[1:end], v[end+1:]
+		if ports != "" && ports[0] != ':' {
+			return fmt.Sprintf("bad address %q", clip(val))
+		}
+	case strings.Count(v, ":") == 1:
+		i := strings.IndexByte(v, ':')
+		addrs, ports = v[:i], v[i:]
+	}
+	if addrs != "" {
+		for s := range strings.SplitSeq(addrs, "-") {
+			if _, err := netip.ParseAddr(s); err != nil {
+				return fmt.Sprintf("bad address %q", clip(s))
+			}
+		}
+	}
+	if ports != "" {
+		return checkPortSpan(ports[1:], "-")
+	}
+	return ""
+}
+
+// checkPortSpan checks a port or a range of ports "LO" sep "HI".
+func checkPortSpan(v, sep string) string {
+	ports := []string{v}
+	if lo, hi, isRange := strings.Cut(v, sep); isRange {
+		ports = []string{lo, hi}
+	}
+	for _, p := range ports {
+		if !isNumberUpTo(p, 65535) {
+			return fmt.Sprintf("port %q is not a number from 0 to 65535", clip(p))
+		}
+	}
+	return ""
+}
+
+// isNumberUpTo reports whether s is a decimal number from 0 to max.
+func isNumberUpTo(s string, max int) bool {
+	if s == "" || len(s) > 6 {
+		return false
+	}
+	n := 0
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n <= max
+}
+
+// checkMark checks a mark "VALUE[/MASK]", each a 32-bit number written
+// as C reads it (0x for hexadecimal, a leading 0 for octal).
+func checkMark(val string) string {
+	v, mask, hasMask := strings.Cut(val, "/")
+	parts := []string{v}
+	if hasMask {
+		parts = append(parts, mask)
+	}
+	for _, s := range parts {
+		if !isCNumber32(s) {
+			return fmt.Sprintf("%q is not a 32-bit number", clip(s))
+		}
+	}
+	return ""
+}
+
+// isCNumber32 reports whether s is a number of at most 32 bits written
+// in decimal, in hexadecimal after 0x, or in octal after 0.
+func isCNumber32(s string) bool {
+	base, digits := uint64(10), s
+	switch {
+	case len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X"):
+		base, digits = 16, s[2:]
+	case len(s) > 1 && s[0] == '0':
+		base, digits = 8, s[1:]
+	}
+	if digits == "" {
+		return false
+	}
+	var n uint64
+	for _, c := range []byte(strings.ToLower(digits)) {
+		var d uint64
+		switch {
+		case c >= '0' && c <= '9':
+			d = uint64(c - '0')
+		case c >= 'a' && c <= 'f':
+			d = uint64(c-'a') + 10
+		default:
+			return false
+		}
+		if d >= base {
+			return false
+		}
+		if n = n*base + d; n > 1<<32-1 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkWords checks a comma-separated list of words taken from known,
+// in any case.
+func checkWords(val string, known map[string]bool, what string) string {
+	for w := range strings.SplitSeq(val, ",") {
+		if !known[strings.ToUpper(w)] {
+			return fmt.Sprintf("unknown %s %q", what, clip(w))
+		}
+	}
+	return ""
+}
