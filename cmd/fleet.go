@@ -64,7 +64,8 @@ func analyzeFleet(paths []string, fo *fleetOptions) ([]*report.Node, *checks.Dri
 	}
 	restore := collectLoaded()
 	defer restore()
-	done, err := analyzeUnits(units, fo)
+	shared := report.NewShared()
+	done, err := analyzeUnits(units, fo, shared)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -77,6 +78,7 @@ func analyzeFleet(paths []string, fo *fleetOptions) ([]*report.Node, *checks.Dri
 		}
 	}
 	fr := checks.CompareFleet(nodes, fo.checks)
+	shared.Results(sums)
 	return sums, fr.Drift, nil
 }
 
@@ -94,8 +96,18 @@ func analyzeSnaps(snaps []*model.Snapshot, selected []*checks.Check, prints *che
 
 // analyzeUnit reads one unit: from its node report when it is one or a
 // bundle that holds one, else by loading and analysing it. A single node
-// loaded is analysed without a print.
-func analyzeUnit(unit []string, fo *fleetOptions, prints *checks.Prints, fleet bool) ([]analyzed, error) {
+// loaded is analysed without a print. The summaries keep what they have
+// alike with other nodes' once, in shared.
+func analyzeUnit(unit []string, fo *fleetOptions, prints *checks.Prints, shared *report.Shared, fleet bool) ([]analyzed, error) {
+	out, err := readUnit(unit, fo, prints, fleet)
+	for _, a := range out {
+		shared.Node(a.sum)
+	}
+	return out, err
+}
+
+// readUnit is [analyzeUnit] without the sharing.
+func readUnit(unit []string, fo *fleetOptions, prints *checks.Prints, fleet bool) ([]analyzed, error) {
 	var note string
 	if len(unit) == 1 {
 		a, ok, why, err := readReport(unit[0], fo, prints)
@@ -191,8 +203,9 @@ func givenFlags(o load.Options) string {
 
 // analyzeUnits reads and analyses units, up to jobs at a time. The error
 // is that of the first unit, in their order, that failed; once a unit
-// failed no other is started.
-func analyzeUnits(units [][]string, fo *fleetOptions) ([][]analyzed, error) {
+// failed no other is started. The nodes' summaries keep what they have
+// alike once, in shared.
+func analyzeUnits(units [][]string, fo *fleetOptions, shared *report.Shared) ([][]analyzed, error) {
 	prints := checks.NewPrints()
 	out := make([][]analyzed, len(units))
 	errs := make([]error, len(units))
@@ -214,7 +227,7 @@ func analyzeUnits(units [][]string, fo *fleetOptions) ([][]analyzed, error) {
 			if skip {
 				continue
 			}
-			a, err := analyzeUnit(units[i], fo, prints, len(units) > 1)
+			a, err := analyzeUnit(units[i], fo, prints, shared, len(units) > 1)
 			if err == nil {
 				out[i] = a
 			} else if len(units) > 1 {

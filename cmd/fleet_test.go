@@ -77,7 +77,7 @@ func alone(t *testing.T, n *report.Node) string {
 		Migration *checks.Migration
 		Checklist []report.ChecklistItem
 		Notes     []string
-	}{n.Name, n.Inputs, fs, sts, n.Result.Coverage, n.Result.Migration, n.Checklist, n.Notes}, "", " ")
+	}{n.Name, n.InputList(), fs, sts, n.Result.Coverage, n.Result.Migration, n.Checklist, n.Notes}, "", " ")
 	if err != nil {
 		t.Fatal(err)
 	}

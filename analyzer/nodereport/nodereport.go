@@ -85,7 +85,7 @@ func WritePrinted(w io.Writer, sum *report.Node, print []byte, meta Meta, bundle
 	if node.Findings == nil {
 		node.Findings = []checks.Finding{}
 	}
-	for _, in := range sum.Inputs {
+	for _, in := range sum.InputList() {
 		if in.Bundle == bundle {
 			in.Bundle = ""
 		}

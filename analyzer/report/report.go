@@ -109,8 +109,11 @@ type NodeResult struct {
 // reference to the node's snapshot, so that the snapshot of each node of a
 // fleet is released once the node is analysed.
 type Node struct {
-	Name          string
-	Inputs        []model.Input
+	Name   string
+	Inputs []model.Input
+	// Bundle, when not empty, is the bundle of every input, which Inputs
+	// then leave out (see [Node.InputList]).
+	Bundle        string
 	Version       string
 	VersionSource string
 	Notes         []string
@@ -158,7 +161,7 @@ func Build(tool Tool, nodes []NodeResult) *Report {
 func BuildNodes(tool Tool, nodes []*Node, drift *checks.Drift) *Report {
 	r := &Report{SchemaVersion: SchemaVersion, Tool: tool, Findings: []checks.Finding{}, Drift: drift}
 	for _, n := range nodes {
-		for _, in := range n.Inputs {
+		for _, in := range n.InputList() {
 			r.Inputs = append(r.Inputs, in)
 			if in.Kind == "unknown" {
 				r.Unknown = append(r.Unknown, in.Path)
@@ -174,9 +177,7 @@ func BuildNodes(tool Tool, nodes []*Node, drift *checks.Drift) *Report {
 			cov := n.Result.Coverage
 			nr := NodeReport{Node: n.Name, Mode: n.Result.Mode, KubeProxyVersion: n.Version, Summary: sum, Verdict: verdict, Coverage: &cov,
 				Checks: n.Result.Statuses, Notes: n.Notes, Migration: n.Result.Migration, Checklist: n.Checklist}
-			if len(n.Inputs) > 0 {
-				nr.Bundle = n.Inputs[0].Bundle
-			}
+			nr.Bundle = n.bundle()
 			r.Nodes = append(r.Nodes, nr)
 		}
 	}
