@@ -12,6 +12,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/view"
+	"github.com/proxyscan/proxyscan/internal/intern"
 	"github.com/proxyscan/proxyscan/parsers"
 )
 
@@ -385,7 +386,7 @@ type Prints struct {
 	mu    sync.Mutex
 	seed  maphash.Seed
 	ports map[uint64][]*portPrint
-	strs  map[string]string
+	strs  intern.Strings
 	// byPorts and byLines hold the service ports and lines of the prints
 	// read from node reports, by fingerprint (see [Prints.ReadPrint]).
 	byPorts map[string][]*portPrint
@@ -401,7 +402,7 @@ type Prints struct {
 
 // NewPrints returns an empty store of prints.
 func NewPrints() *Prints {
-	return &Prints{seed: maphash.MakeSeed(), ports: map[uint64][]*portPrint{}, strs: map[string]string{},
+	return &Prints{seed: maphash.MakeSeed(), ports: map[uint64][]*portPrint{}, strs: intern.New(),
 		byPorts: map[string][]*portPrint{}, byLines: map[string][][]int32{},
 		shared: shared{lines: map[uint64][][]int32{}, lineLists: map[uint64][][][]int32{}, portLists: map[uint64][][]*portPrint{},
 			fields: map[string]map[string]string{}, positions: map[string]map[string]parsers.Pos{}, anchors: map[string]map[view.Kind]model.Evidence{}}}
@@ -547,17 +548,7 @@ func (ps *Prints) encode(b []byte, pp *portPrint) []byte {
 }
 
 // str returns the stored copy of s.
-func (ps *Prints) str(s string) string {
-	if s == "" {
-		return ""
-	}
-	if x, ok := ps.strs[s]; ok {
-		return x
-	}
-	s = strings.Clone(s)
-	ps.strs[s] = s
-	return s
-}
+func (ps *Prints) str(s string) string { return ps.strs.Str(s) }
 
 func (ps *Prints) ev(e *model.Evidence) {
 	e.File, e.Path, e.Text = ps.str(e.File), ps.str(e.Path), ps.str(e.Text)

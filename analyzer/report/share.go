@@ -6,10 +6,10 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/internal/intern"
 )
 
 // Shared keeps once the values that the summaries of a fleet's nodes have
@@ -22,14 +22,14 @@ import (
 // to grow in place, so that appending to it copies it.
 type Shared struct {
 	mu   sync.Mutex
-	strs map[string]string
+	strs intern.Strings
 	vals map[string]any
 	key  []byte
 }
 
 // NewShared returns an empty store of shared values.
 func NewShared() *Shared {
-	return &Shared{strs: map[string]string{}, vals: map[string]any{}}
+	return &Shared{strs: intern.New(), vals: map[string]any{}}
 }
 
 // Node makes the values of a node's summary those of the nodes before it
@@ -119,19 +119,8 @@ func (n *Node) bundle() string {
 	return n.Inputs[0].Bundle
 }
 
-// str returns the stored string equal to s, storing a copy of s when there
-// is none.
-func (sh *Shared) str(s string) string {
-	if s == "" {
-		return ""
-	}
-	if x, ok := sh.strs[s]; ok {
-		return x
-	}
-	s = strings.Clone(s)
-	sh.strs[s] = s
-	return s
-}
+// str returns the stored string equal to s.
+func (sh *Shared) str(s string) string { return sh.strs.Str(s) }
 
 // shareList is [share] for a list: nil and empty lists stay as they are.
 func shareList[T any](sh *Shared, kind string, list []T) []T {
