@@ -279,10 +279,12 @@ func TestParseLenientCut(t *testing.T) {
 }
 
 // FuzzParseLenient checks that ParseLenient never panics, fails only with
-// an input error, and reads what Parse reads the same, not partial.
+// an input error, and reads what Parse reads the same, not partial (but
+// for a save whose last line lacks its newline, which may be cut there).
 func FuzzParseLenient(f *testing.F) {
 	parsetest.Seeds(f, "parsers/ipset/*.txtar")
 	f.Add([]byte("Name: S\nType: hash:ip\nRevision: 6\nHeader: family inet hashsize 1024 maxelem 65536\nSize in memory: 1\nReferences: 0\nNumber of entries: 9\nMembers:\n10.0.0.1\n"))
+	f.Add([]byte("create KUBE-CLUSTER-IP hash:ip,port family inet hashsize 1024 maxelem 65536"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := ParseLenient("fuzz", data)
 		if err != nil {
@@ -292,6 +294,11 @@ func FuzzParseLenient(f *testing.F) {
 			return
 		}
 		if strict, err := Parse("fuzz", data); err == nil {
+			// A save whose last line has no newline may be cut there: read
+			// leniently it is partial, and otherwise the same.
+			if d.PartialReason != "" && len(data) > 0 && data[len(data)-1] != '\n' && strings.HasPrefix(d.PartialReason, "cut short: its last line") {
+				d.PartialReason = ""
+			}
 			if d.PartialReason != "" || !reflect.DeepEqual(withoutPos(strict), withoutPos(d)) {
 				t.Fatalf("lenient read differs (partial %q):\n%s", d.PartialReason, cmp.Diff(strict, d, ignorePos))
 			}
