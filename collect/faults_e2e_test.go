@@ -2,6 +2,7 @@ package collect_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -90,14 +91,22 @@ func waitExit(t *testing.T, cmd *exec.Cmd, d time.Duration) syscall.WaitStatus {
 }
 
 // filesHolding returns the files below dir that hold any of the strings.
+// A file or directory removed while it is read (collect's watchdog removes
+// its staging directory as the walk goes) is skipped.
 func filesHolding(t *testing.T, dir string, strs ...string) []string {
 	t.Helper()
 	var found []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil || !d.Type().IsRegular() {
 			return err
 		}
 		data, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
