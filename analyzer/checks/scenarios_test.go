@@ -33,7 +33,8 @@ func TestScenarios(t *testing.T) {
 		name := filepath.Base(filepath.Dir(file)) + "/" + strings.TrimSuffix(filepath.Base(file), ".txtar")
 		t.Run(name, func(t *testing.T) {
 			all := checktest.Run(t, file, checks.All)
-			if strings.Contains(name, "unreachable") || strings.Contains(name, "skew") || strings.Contains(name, "healthy") {
+			// The scenarios that trace, and without -short the healthy ones too.
+			if strings.Contains(name, "unreachable") || strings.Contains(name, "skew") || !testing.Short() && strings.Contains(name, "healthy") {
 				prev := runtime.GOMAXPROCS(1)
 				one := checktest.Run(t, file, checks.All)
 				runtime.GOMAXPROCS(prev)

@@ -118,6 +118,9 @@ func TestStreamedArchiveExportsSameSnapshots(t *testing.T) {
 				"{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[\n{\"apiVersion\":\"v1\",\"kind\":\"Service\",\n\"metadata\":{\"name\":\"a\"}",
 				"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n  spec:\n    ports:\n    - port: x\n",
 			} {
+				if testing.Short() && j != (n+i)%3 {
+					continue // one kind of damage per export; every kind without -short
+				}
 				broken := append([]entry(nil), entries...)
 				broken[i].body = bad
 				name := fmt.Sprintf("%s-broken-%d-%d", d.Name(), i, j)
