@@ -30,6 +30,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/metrics"
 	"github.com/proxyscan/proxyscan/parsers/modules"
 	"github.com/proxyscan/proxyscan/parsers/nft"
+	"github.com/proxyscan/proxyscan/parsers/paste"
 	"github.com/proxyscan/proxyscan/parsers/sysctl"
 )
 
@@ -236,6 +237,10 @@ func (b *builder) add(r parsed) {
 			why := r.f.det.unread
 			if why == "" {
 				why = "kind not recognised"
+			}
+			if why == "kind not recognised" && hasSkip(in.Skipped, paste.ReasonKubectl) {
+				// kubectl get without -o: names and addresses, no objects.
+				why = "kind not recognised: a kubectl table holds no objects; export them with kubectl get -o yaml"
 			}
 			switch rest, ok := strings.CutPrefix(in.Note, "not analysed: "); {
 			case ok:
@@ -707,4 +712,14 @@ func compactObjects(o *kube.Objects) {
 				ClusterIP: svc.Spec.ClusterIP, ClusterIPs: svc.Spec.ClusterIPs},
 		}
 	}
+}
+
+// hasSkip reports whether one of the skipped ranges was skipped for reason.
+func hasSkip(skipped []parsers.LineRange, reason string) bool {
+	for _, r := range skipped {
+		if r.Reason == reason {
+			return true
+		}
+	}
+	return false
 }
