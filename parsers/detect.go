@@ -54,6 +54,8 @@ var (
 	reKubeYAMLKind  = regexp.MustCompile(`(?m)^kind: *["']?([A-Za-z]+)`)
 	reKubeYAMLAPI   = regexp.MustCompile(`(?m)^(- )?apiVersion: *\S+`)
 	reKubeYAMLList  = regexp.MustCompile(`(?m)^items:\s*$`)
+	reDescribeHead  = regexp.MustCompile(`(?m)^Name:[ \t]+\S+[ \t]*\r?\nNamespace:[ \t]+\S+`)
+	reDescribeData  = regexp.MustCompile(`(?m)^Data[ \t]*\r?\n====[ \t]*\r?$`)
 	reMetrics       = regexp.MustCompile(`(?m)^(# (HELP|TYPE) \S+ |[a-z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eEInfNa]+( \d+)?$)`)
 	reKlog          = regexp.MustCompile(`(?m)^(\d{4}-\d\d-\d\dT\S+ ((stdout|stderr) [FP] )?|` + JournalPrefix + `)?[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ \S+:\d+\]`)
 	reNFTError      = regexp.MustCompile(`(?m)^(?:(?:/dev/stdin|\S+\.nft|<cmdline>):\d+:\d+(?:-\d+)?: |netlink: )Error: `)
@@ -92,6 +94,8 @@ var detectors = []detector{
 		return jsonObjectWithKey(h, `"apiVersion"`) && bytes.Contains(h, []byte(`"kind"`)) &&
 			!bytes.Contains(h, []byte(`"KubeProxyConfiguration"`))
 	}},
+	// kubectl describe configmap (its data may hold a KubeProxyConfiguration).
+	{KindKube, func(h []byte) bool { return reDescribeHead.Match(h) && reDescribeData.Match(h) }},
 	{KindKubeProxyConfig, func(h []byte) bool {
 		if jsonObjectWithKey(h, `"apiVersion"`) {
 			return bytes.Contains(h, []byte(`"KubeProxyConfiguration"`))

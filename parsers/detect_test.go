@@ -15,6 +15,8 @@ func TestDetect(t *testing.T) {
 		{"cmdline shell continuation", "kube-proxy \\\n  --config=/etc/kp.yaml \\\n  -v=2\n", KindCmdline},
 		{"cmdline hyperkube", "/hyperkube kube-proxy --proxy-mode iptables\n", KindCmdline},
 		{"KubeProxyConfiguration YAML", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: ipvs\n", KindKubeProxyConfig},
+		{"kubectl describe configmap", "$ kubectl -n kube-system describe cm kube-proxy\nName:         kube-proxy\nNamespace:    kube-system\nLabels:       app=kube-proxy\n\nData\n====\nconfig.conf:\n----\nkind: KubeProxyConfiguration\nmode: ipvs\n", KindKube},
+		{"kubectl describe service (no data)", "Name:              web\nNamespace:         shop\nType:              ClusterIP\nIP:                10.96.0.10\n", KindUnknown},
 		{"KubeProxyConfiguration YAML kind first", "kind: KubeProxyConfiguration\napiVersion: kubeproxy.config.k8s.io/v1alpha1\n", KindKubeProxyConfig},
 		{"KubeProxyConfiguration JSON", `{"apiVersion": "kubeproxy.config.k8s.io/v1alpha1", "kind": "KubeProxyConfiguration"}`, KindKubeProxyConfig},
 		{"bundle manifest", "{\n  \"schema\": 1,\n  \"tool\": {\"name\": \"proxyscan\"},\n  \"sources\": []\n}\n", KindManifest},

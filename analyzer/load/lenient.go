@@ -72,6 +72,9 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 		in, r.notes = c.Data, c.Notes
 	}
 	if r.kind == parsers.KindKube {
+		if kube.IsDescribe(in) {
+			r.note = "read from kubectl describe configmap"
+		}
 		r.value, r.err = kube.ParseWith(name, in, ko)
 	} else if fn := lenientNoted[r.kind]; fn != nil {
 		var notes []parsers.LineNote

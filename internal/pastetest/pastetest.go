@@ -526,6 +526,33 @@ var Forms = []Form{
 			"      scheduler: rr\n", "      scheduler: rr # <-- round robin\n")
 		return "$ kubectl -n kube-system get cm kube-proxy -o yaml\n" + r.Replace(c)
 	}},
+	{Name: "configmap-describe", Base: "iptables-mini/cluster/kube-proxy-configmap.yaml", Apply: func(c string) string {
+		// kubectl describe of the same ConfigMap, its keys as they are
+		// under their dashes, with a user's comment in the configuration.
+		var b strings.Builder
+		b.WriteString("[root@cp-1 ~]# kubectl -n kube-system describe configmap kube-proxy\n")
+		b.WriteString("Name:         kube-proxy\nNamespace:    kube-system\nLabels:       app=kube-proxy\n")
+		b.WriteString("Annotations:  kubeadm.kubernetes.io/component-config.hash: sha256:5b1e0c\n\nData\n====\n")
+		inData := false
+		for _, l := range strings.Split(c, "\n") {
+			switch {
+			case l == "data:":
+				inData = true
+			case !strings.HasPrefix(l, " "):
+				inData = false
+			case inData && strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "   "):
+				b.WriteString(strings.TrimSuffix(strings.TrimSpace(l), " |-") + "\n----\n")
+			case inData:
+				l = strings.TrimPrefix(l, "    ")
+				if l == "mode: iptables" {
+					l = "mode: iptables # set back from ipvs on Monday"
+				}
+				b.WriteString(l + "\n")
+				continue
+			}
+		}
+		return b.String() + "\nBinaryData\n====\n\nEvents:  <none>\n"
+	}},
 	{Name: "log-nft-error", Base: "nftables-healthy/node/nft-ruleset.txt", Apply: func(c string) string {
 		// nft's own error when it loads a rule of kube-proxy's table that
 		// the kernel does not support.

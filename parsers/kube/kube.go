@@ -279,6 +279,9 @@ func Parse(name string, data []byte) (*Objects, error) {
 // The export is split into objects by one goroutine while others decode
 // them, so that each object's text is dropped as soon as it is decoded.
 func ParseWith(name string, data []byte, opts Options) (*Objects, error) {
+	if IsDescribe(data) {
+		return parseDescribe(name, data)
+	}
 	if isJSON(data) {
 		return parse(name, func(emit func(chunk)) error { return splitJSON(name, data, emit) }, opts)
 	}
@@ -309,6 +312,21 @@ func ParseReader(name string, r io.Reader, opts Options) (*Objects, error) {
 	head, rest, err := readHead(r)
 	if err != nil {
 		return nil, err
+	}
+	if mayBeDescribe(bytes.TrimLeft(head, " \t\r\n\ufeff")) {
+		// Read whole: kubectl describe output is small, and whether it is
+		// one is told by more than its first bytes.
+		if rest != nil {
+			tail, err := io.ReadAll(io.LimitReader(rest, maxDescribe))
+			if err != nil {
+				return nil, err
+			}
+			if len(tail) == maxDescribe {
+				return nil, parsers.Errorf(parsers.Pos{File: name}, "kubectl describe output larger than %d bytes", maxDescribe)
+			}
+			head = append(head, tail...)
+		}
+		return ParseWith(name, head, opts)
 	}
 	if isJSON(head) {
 		return parse(name, func(emit func(chunk)) error { return splitJSONFrom(name, head, rest, emit) }, opts)
