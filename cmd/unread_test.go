@@ -169,6 +169,8 @@ func TestUnreadInputs(t *testing.T) {
 		{name: "text of no kind named", args: []string{mini, writeTemp(t, "notes.txt", "the service is down since Tuesday\n")}, stdout: `notes.txt was not read: kind not recognised`},
 		{name: "kubectl table named", args: []string{mini, writeTemp(t, "svc.txt", "$ kubectl get svc -A\nNAMESPACE   NAME         TYPE        CLUSTER-IP   EXTERNAL-IP   PORT(S)   AGE\ndefault     kubernetes   ClusterIP   10.96.0.1    <none>        443/TCP   41d\n")},
 			stdout: `svc.txt was not read: kind not recognised: a kubectl table holds no objects; export them with kubectl get -o yaml`},
+		{name: "kubectl describe service named", args: []string{mini, writeTemp(t, "svc.txt", "$ kubectl describe svc -n shop cart\nName:              cart\nNamespace:         shop\nIP:                10.96.44.12\nEndpoints:         10.244.1.5:8080\n")},
+			stdout: `svc.txt was not read: kind not recognised: kubectl describe output holds no objects; export them with kubectl get -o yaml`},
 		{name: "invalid UTF-8 named", args: []string{mini, writeTemp(t, "x.txt", "\xff\xfd\xfa garbage\n")}, stdout: `x.txt was not read: not text: invalid UTF-8`},
 		{name: "only an empty file", args: []string{writeTemp(t, "iptables-save.txt", "")}, code: 2, stderr: "nothing in these inputs is kube-proxy data: "},
 		{name: "only a binary file", args: []string{writeTemp(t, "x.bin", "\x00\x00")}, code: 2, stderr: "x.bin is of no kind proxyscan reads"},
