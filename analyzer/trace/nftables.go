@@ -98,28 +98,52 @@ type nftWalk struct {
 	// (see runChainMerged).
 	memo map[chainMemo]map[string][]chainEnd
 	kbuf []byte // scratch of the states' keys
+	// states is the chunk clones are carved from (see clone); firstFull
+	// is set once the first, reused, chunk is full.
+	states    []nftState
+	firstFull bool
+}
+
+// clone returns a copy of s carved from the walk's state arena: nothing
+// of the walk's result points to a state (paths copy what they keep).
+func (w *nftWalk) clone(s *nftState) *nftState {
+	if len(w.states) == cap(w.states) {
+		w.states, w.firstFull = make([]nftState, 0, nftStateChunk), true
+	}
+	w.states = append(w.states, *s)
+	c := &w.states[len(w.states)-1]
+	s.cloneInto(c)
+	return c
 }
 
 // nftScratch is the first chunk of a walk's arenas, reused by the next
 // walk: nothing of a walk's result points into them.
 type nftScratch struct {
-	arena []branch
-	outs  []ruleOut
-	ends  []chainEnd
-	vals  []nval
+	arena  []branch
+	outs   []ruleOut
+	ends   []chainEnd
+	vals   []nval
+	states []nftState
 }
 
+// nftStateChunk is how many states a chunk of the walk's state arena
+// holds: the first chunk is reused by the next walk, and a summary's walk
+// of a kube-proxy ruleset clones about 80 states.
+const nftStateChunk = 256
+
 var nftScratchPool = sync.Pool{New: func() any {
-	return &nftScratch{arena: make([]branch, 0, 128), outs: make([]ruleOut, 0, 128), ends: make([]chainEnd, 0, 128), vals: make([]nval, 0, 128)}
+	return &nftScratch{arena: make([]branch, 0, 128), outs: make([]ruleOut, 0, 128), ends: make([]chainEnd, 0, 128), vals: make([]nval, 0, 128),
+		states: make([]nftState, 0, nftStateChunk)}
 }}
 
 // release clears the chunks (they hold states) and returns them to the
-// pool.
-func (sc *nftScratch) release() {
+// pool; states is how many of the first state chunk the walk used.
+func (sc *nftScratch) release(states int) {
 	clear(sc.arena[:cap(sc.arena)])
 	clear(sc.outs[:cap(sc.outs)])
 	clear(sc.ends[:cap(sc.ends)])
 	clear(sc.vals[:cap(sc.vals)])
+	clear(sc.states[:states])
 	nftScratchPool.Put(sc)
 }
 
@@ -152,8 +176,9 @@ type nftState struct {
 	merged bool
 }
 
-func (s *nftState) clone() *nftState {
-	c := *s
+// cloneInto makes c, a copy of s, share nothing with s that either may
+// change in place.
+func (s *nftState) cloneInto(c *nftState) {
 	c.conds = s.conds[:len(s.conds):len(s.conds)]
 	if s.steps != nil {
 		c.steps = make([]Step, len(s.steps), len(s.steps)+12)
@@ -167,7 +192,6 @@ func (s *nftState) clone() *nftState {
 			c.updated[k] = v
 		}
 	}
-	return &c
 }
 
 func (s *nftState) warn(msg string) {
@@ -324,9 +348,15 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 	tables := ix.tables
 	res := &Result{}
 	sc := nftScratchPool.Get().(*nftScratch)
-	defer sc.release()
 	w := &nftWalk{dp: dp, opts: opts, hooks: ix.hooks, arena: sc.arena[:0], outs: sc.outs[:0], ends: sc.ends[:0], vals: sc.vals[:0],
-		done: make([]Path, 0, 4), maxWork: opts.maxWork(dp)}
+		states: sc.states[:0], done: make([]Path, 0, 4), maxWork: opts.maxWork(dp)}
+	defer func() {
+		used := len(w.states)
+		if w.firstFull {
+			used = cap(sc.states)
+		}
+		sc.release(used)
+	}()
 	w.warnings = append(w.warnings, ix.warns...)
 	if len(tables) == 0 {
 		w.warnings = append(w.warnings, fmt.Sprintf("no nftables table of the %s family in the ruleset", familyWord(v4)))

@@ -845,7 +845,7 @@ func (w *nftWalk) evalMatch(st *nftState, t *nftTable, m *nft.Match) []branch {
 	for _, v := range key.vars {
 		bst := st
 		if len(key.vars) > 1 {
-			bst = st.clone()
+			bst = w.clone(st)
 			bst.prob *= v.weight
 		}
 		out = append(out, w.matchValue(bst, t, m, v.vals, v.note)...)
@@ -877,7 +877,7 @@ func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, vals []nva
 			// connection of the same client. Both ways are paths; the one
 			// with the entry carries the condition and no probability of
 			// its own (the first connection of a client has none).
-			present := st.clone()
+			present := w.clone(st)
 			present.prob = 0
 			cond := "affinity entry present in @" + set.Name + " for " + st.src.String()
 			present.conds = append(present.conds, cond)
@@ -1013,7 +1013,7 @@ func (w *nftWalk) mapDraws(st *nftState, t *nftTable, key, data nft.Expr, stmt n
 	for _, d := range ds {
 		bst := st
 		if len(ds) > 1 || d.weight != 1 {
-			bst = st.clone()
+			bst = w.clone(st)
 			bst.prob *= d.weight
 		}
 		out = append(out, mapDraw{st: bst, elem: d.elem, note: w.probNote(d.note, d.weight, len(k.vars))})

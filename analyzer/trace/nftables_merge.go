@@ -31,7 +31,7 @@ func (w *nftWalk) runChainMerged(st *nftState, t *nftTable, c *nft.Chain, depth 
 	ends, ok := w.memo[k][string(w.kbuf)]
 	if !ok {
 		state := string(w.kbuf)
-		one := st.clone()
+		one := w.clone(st)
 		one.prob, one.nsteps = 1, 0
 		if one.steps != nil {
 			// The chain's own steps: its ends are applied to the
@@ -49,7 +49,7 @@ func (w *nftWalk) runChainMerged(st *nftState, t *nftTable, c *nft.Chain, depth 
 	}
 	out := make([]chainEnd, len(ends))
 	for i, e := range ends {
-		s := e.st.clone()
+		s := w.clone(e.st)
 		s.prob *= st.prob
 		s.nsteps += st.nsteps
 		if st.steps != nil {
