@@ -736,6 +736,17 @@ func (w *nftWalk) addEnd(out []chainEnd, e chainEnd) []chainEnd {
 	return w.ends[n-1 : n : n]
 }
 
+// endBuf returns an empty slice of capacity n carved from the walk's
+// arena of ends (appending past n copies it out).
+func (w *nftWalk) endBuf(n int) []chainEnd {
+	if cap(w.ends)-len(w.ends) < n {
+		w.ends = make([]chainEnd, 0, max(64, n))
+	}
+	i := len(w.ends)
+	w.ends = w.ends[:i+n]
+	return w.ends[i : i : i+n]
+}
+
 // catEnds appends the ends of more to out (taking more itself when out is
 // empty: nothing else holds it).
 func catEnds(out, more []chainEnd) []chainEnd {

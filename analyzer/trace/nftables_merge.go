@@ -47,7 +47,7 @@ func (w *nftWalk) runChainMerged(st *nftState, t *nftTable, c *nft.Chain, depth 
 		}
 		w.memo[k][state] = ends
 	}
-	out := make([]chainEnd, len(ends))
+	out := w.endBuf(len(ends))[:len(ends)]
 	for i, e := range ends {
 		s := w.clone(e.st)
 		s.prob *= st.prob
@@ -66,11 +66,15 @@ func (w *nftWalk) runChainMerged(st *nftState, t *nftTable, c *nft.Chain, depth 
 // runMerged runs the rules of c for st, the states that reach the same
 // rule merged.
 func (w *nftWalk) runMerged(st *nftState, t *nftTable, c *nft.Chain, depth int) []chainEnd {
-	var out []chainEnd
-	live := []*nftState{st}
+	out := w.endBuf(4)
+	// live and next take turns in two small buffers of the frame: most
+	// rules leave one state, a few two or three.
+	var bufs [2][4]*nftState
+	bufs[0][0] = st
+	live := bufs[0][:1]
 	for i := 0; i < len(c.Rules) && len(live) > 0; i++ {
 		r := c.Rules[i]
-		var next []*nftState
+		next := bufs[(i+1)%2][:0]
 		for _, s := range live {
 			if w.nwork++; w.nwork > w.maxWork || w.err != nil {
 				if w.err == nil {
