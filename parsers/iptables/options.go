@@ -239,7 +239,7 @@ func (s *optionState) loads(ext string) bool {
 // the iptables command that are none of a rule's are refused as this
 // reader does not take them.
 func (s *optionState) checkLongOption(name string) string {
-	if generalOptions[name] || commandOptions[name] || s.knows(name) {
+	if s.knows(name) || generalOptions[name] || commandOptions[name] {
 		return ""
 	}
 	if toolOptions[name] {

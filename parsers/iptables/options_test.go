@@ -66,6 +66,10 @@ var optionCases = []struct {
 	{"-p all --dport 80 -j ACCEPT", true, true, `--dport: option of -m dccp`},
 	{"-p gre --dport 80 -j ACCEPT", true, true, `--dport: option of -m dccp`},
 	{"-p udp --syn -j ACCEPT", true, true, `--syn: option of -m tcp without -m tcp before it`},
+	{"-p udplite --dport 53 -j ACCEPT", true, true, `--dport: option of -m dccp`}, // iptables has no udplite match
+	{"-p 136 --dport 53 -j ACCEPT", true, true, `--dport: option of -m dccp`},
+	{"-p ipv6-mh --mh-type 1 -j ACCEPT", false, true, `--mh-type: option of -m mh without -m mh before it`}, // only "mh" loads it
+	{"-p 135 --mh-type 1 -j ACCEPT", false, true, `--mh-type: option of -m mh`},
 	{"-p tcp --dport 80 --espspi 1 -j ACCEPT", true, true, `--espspi: option of -m esp without -m esp before it`},
 	{"-m tcp --probability 0.5 -j ACCEPT", true, true, `--probability: option of -m statistic without -m statistic before it`},
 	{"-m conntrack --state NEW -j ACCEPT", true, true, `--state: option of -m state without -m state before it`},
