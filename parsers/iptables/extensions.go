@@ -72,11 +72,13 @@ func setOf(names ...string) map[string]bool {
 
 // checkExtensions returns why iptables-restore would refuse the rule's
 // options, match modules, target or the values of their options, or "":
-// a one-letter option a rule does not take, a module it has no extension
-// for, a target that is none followed by options, a value outside what
-// the option takes.
+// a one-letter option a rule does not take, a long option that no module
+// or target loaded before it takes (see [optionState.checkLongOption]), a
+// module it has no extension for, a target that is none followed by
+// options, a value outside what the option takes.
 func checkExtensions(raw string, args []arg) string {
 	statistic := false
+	var opts optionState
 	for i, a := range args {
 		name := raw[a.nameOff : int(a.nameOff)+int(a.nameLen)]
 		val := raw[a.valOff : int(a.valOff)+int(a.valLen)]
@@ -91,6 +93,11 @@ func checkExtensions(raw string, args []arg) string {
 		if len(name) == 2 && !shortOptions[name] {
 			return fmt.Sprintf("unknown option %q, which iptables-restore refuses", name)
 		}
+		if len(name) > 2 {
+			if msg := opts.checkLongOption(name); msg != "" {
+				return msg
+			}
+		}
 		var msg string
 		switch name {
 		case "-m", "--match":
@@ -98,7 +105,11 @@ func checkExtensions(raw string, args []arg) string {
 			if !matchModules[val] {
 				msg = fmt.Sprintf("unknown match module %q", clip(val))
 			}
+			opts.load(val)
 		case "-j", "--jump", "-g", "--goto":
+			if targetNames[val] {
+				opts.load(val)
+			}
 			if targetNames[val] || i+1 == len(args) {
 				break
 			}
@@ -106,6 +117,7 @@ func checkExtensions(raw string, args []arg) string {
 				msg = fmt.Sprintf("%q is not a target iptables knows, and a jump to a chain takes no option (%s)", clip(val), clip(next))
 			}
 		case "-p", "--protocol":
+			opts.protocol = strings.ToLower(val)
 			if !protocolNames[strings.ToLower(val)] && !isNumberUpTo(val, 255) {
 				msg = fmt.Sprintf("unknown protocol %q", clip(val))
 			}

@@ -14,6 +14,9 @@ func FuzzParse(f *testing.F) {
 	parsetest.Seeds(f, "parsers/iptables/*.txtar")
 	f.Add([]byte("*nat\n:A - [0:0]\n-A A ! -s 1.2.3.4 -m comment --comment \"x\\\"y\" -j A\nCOMMIT\n"))
 	f.Add([]byte("*filter\n-I INPUT 1 -j DROP\n-N X\n-X X\n-F\nCOMMIT\n"))
+	// Long options known by the module, protocol or target before them, and not.
+	f.Add([]byte("*nat\n:X - [0:0]\n-A X ! -p 6 --dport 80 -m udp --syn -j DNAT --to-destination 10.0.0.1:80 -m comment --comment x\n" +
+		"-A X -p tcp --comment x -j RETURN\n-A X --dpor=80 -j MARK --set-mark 1 --timeout 5\nCOMMIT\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := Parse("fuzz.txt", append([]byte(nil), data...))
 		if err != nil {
@@ -101,6 +104,7 @@ func FuzzParseLenient(f *testing.F) {
 	parsetest.Seeds(f, "parsers/iptables/lenient/*.txtar")
 	f.Add([]byte("$ iptables-save | grep SVC\n:KUBE-SVC-X - [0:0]\n-A KUBE-SERVICES -j KUBE-SVC-X\n-P OUTPUT DROP\n-A OUTPUT -j KUBE-SERVICES\n"))
 	f.Add([]byte("*nat\n-A X -j Y\n*filter\n-A KUBE-FORWARD -j ACCEPT\nCOMMIT\n*nat\nCOMMIT\n-A KUBE-SEP-Y -m comment --comment \"a"))
+	f.Add([]byte("-A KUBE-SERVICES -d 10.96.0.1/32 -p tcp --comment x --dport 443 -j KUBE-SVC-X\n-A KUBE-SVC-X --probability 0.5 -j KUBE-SEP-Y\n-A KUBE-SEP-Y -p tcp -j DNAT --to-dest"))
 	f.Add([]byte(`E0217 11:12:14.000 1 proxier.go:1 "Failed to execute iptables-restore" err="exit status 2" rules=[{"Line":3,"Data":"-A KUBE-SEP-X -m comment --comment \"a\nb\" -j DNAT --to-destination 10.0.0.1:80"}]` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		strict, serr := Parse("fuzz.txt", append([]byte(nil), data...))

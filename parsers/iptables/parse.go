@@ -66,6 +66,9 @@ func (p *parser) finish() (*Dump, error) {
 	if cap(p.d.arena) > len(p.d.arena)+len(p.d.arena)/4 {
 		p.d.arena = append([]arg(nil), p.d.arena...) // give back the unused capacity
 	}
+	// In line order: a table without COMMIT (at its header) before the
+	// last line, cut in the middle, that it ends with.
+	p.errs.Sort()
 	if err := p.errs.Err(); err != nil {
 		return nil, err
 	}
