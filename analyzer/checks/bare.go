@@ -33,6 +33,9 @@ type bareGroup struct {
 // dumps hold nothing of kube-proxy's in any mode (see unknownMode).
 func (f *facts) bare(v *view.View) bool {
 	p := f.partial[v.Family]
+	if v.Mode == model.ModeNFTables && f.nftPartial[v.Family] != nil {
+		return false // the Service entries may be after the cut
+	}
 	return len(v.Entries) == 0 && (f.res.ModeOrigin != resolve.Assumed || f.unknownMode()) && (p == nil || p.natWhole) &&
 		len(f.snap.Objects.Services) > 0
 }

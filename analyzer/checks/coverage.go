@@ -141,6 +141,10 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 			need(wholeDumpNeed)
 		}
 	}
+	if gaps := partialRulesetGaps(f); len(gaps) > 0 {
+		c.Gaps = append(c.Gaps, gaps...)
+		need(wholeRulesetNeed)
+	}
 	if gaps := partialSetGaps(f); len(gaps) > 0 {
 		c.Gaps = append(c.Gaps, gaps...)
 		need(wholeSetsNeed)

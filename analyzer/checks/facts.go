@@ -27,6 +27,9 @@ type facts struct {
 	// partial holds the dumps of the node's mode that are partial, by
 	// family (see ReportAbsence).
 	partial map[model.Family]*partialInput
+	// nftPartial holds, in nftables mode, the families whose kube-proxy
+	// table the nft listing read may not hold whole (see ReportAbsence).
+	nftPartial map[model.Family]*partialInput
 	// fired holds the IDs of the checks of the run that reported
 	// findings so far, services the service ports they named.
 	fired, services map[string]bool
@@ -54,6 +57,7 @@ func newFacts(s *model.Snapshot, checks []*Check) *facts {
 	}
 	f.views = f.buildViews()
 	f.partial = partialDumps(f)
+	f.nftPartial = partialRuleset(f)
 	return f
 }
 

@@ -69,14 +69,16 @@ func runNodePortMissing(p *Pass) {
 			if len(ev) == 0 {
 				ev = append(ev, anchor(v, view.NodePort))
 			}
-			p.Report(Finding{
+			// The rule or the set elements may be after the cut of a
+			// listing cut short.
+			p.reportAbsence(v, Finding{
 				Message:  fmt.Sprintf("no node port of this node is reachable (%s): %s", v.Family, v.NodePortsWhy),
 				Evidence: ev,
 				Advice: "kube-proxy's services chain looks up service-nodeports for the addresses in nodeport-ips (or for every " +
 					"local address when nodePortAddresses is unset before 1.31). An empty nodeport-ips set means that " +
 					"nodePortAddresses matches no address of the node: check it against `ip addr` and the kube-proxy log; " +
 					"a missing rule means the table was edited or the last sync failed: restart kube-proxy on the node.",
-			})
+			}, false)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
 // wholeDumpNeed is how to get a whole dump when the one given is partial.
@@ -26,6 +27,71 @@ type partialInput struct {
 	// where the Service entries are: an empty nat KUBE-SERVICES is still
 	// known to be empty.
 	natWhole bool
+}
+
+// wholeRulesetNeed is how to get the whole nft ruleset when the listing
+// given is cut short.
+var wholeRulesetNeed = InputNeed{"the node's whole nft ruleset, as a file rather than pasted",
+	"nft list ruleset > nft-ruleset.txt (on the node, as root)"}
+
+// partialRuleset returns, in nftables mode, the families whose
+// kube-proxy table the nft listing read for the node's data plane may
+// not hold whole: the listing was cut short (read leniently from a
+// paste) in the family's table, or before it. A table closed before the
+// cut is whole.
+func partialRuleset(f *facts) map[model.Family]*partialInput {
+	if f.res.Mode != model.ModeNFTables {
+		return nil
+	}
+	rs := f.res.NFT()
+	if rs == nil || rs.Partial == "" {
+		return nil
+	}
+	p := &partialInput{Name: rulesetName(f.snap, rs), Reason: rs.Partial}
+	out := map[model.Family]*partialInput{}
+	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+		if t := f.res.NFTTable(fam); t == nil || t.Cut {
+			out[fam] = p
+		}
+	}
+	return out
+}
+
+// rulesetName returns the file an nft listing was read from.
+func rulesetName(s *model.Snapshot, rs *nft.Ruleset) string {
+	for _, t := range rs.Tables {
+		if t.Pos.File != "" {
+			return t.Pos.File
+		}
+	}
+	for _, in := range s.Inputs {
+		if in.Kind == parsers.KindNFTText && in.Partial == rs.Partial {
+			return in.Path
+		}
+	}
+	return "the nft listing"
+}
+
+// partialRulesetGaps are the coverage gaps of nft listings cut short, in
+// nftables mode: the one read for the data plane, or every one when none
+// holds kube-proxy's tables (they may be after the cut).
+func partialRulesetGaps(f *facts) []string {
+	if f.res.Mode != model.ModeNFTables {
+		return nil
+	}
+	if rs := f.res.NFT(); rs != nil {
+		if rs.Partial == "" {
+			return nil
+		}
+		return []string{fmt.Sprintf("%s is partial: %s; what it does not hold was not checked", rulesetName(f.snap, rs), rs.Partial)}
+	}
+	var out []string
+	for _, in := range f.snap.Inputs {
+		if in.Kind == parsers.KindNFTText && in.Partial != "" {
+			out = append(out, fmt.Sprintf("%s is partial: %s; what it does not hold was not checked", in.Path, in.Partial))
+		}
+	}
+	return out
 }
 
 // partialDumps returns the data plane inputs of the node's mode that are
@@ -98,11 +164,13 @@ func (p *Pass) ReportAbsence(v *view.View, f Finding) { p.reportAbsence(v, f, tr
 // "" when they are reported. byMode is false for a finding about the given
 // dump's own kube-proxy chains, which holds whatever the mode.
 func (p *Pass) absenceWithheld(v *view.View, byMode bool) string {
-	switch d := p.facts.partial[v.Family]; {
+	switch d, r := p.facts.partial[v.Family], p.facts.nftPartial[v.Family]; {
 	case byMode && p.facts.res.ModeAssumed():
 		return "the proxy mode is assumed (" + p.facts.res.Mode + "), and what this check found missing may be programmed by the mode the node runs"
 	case d != nil && v.Mode != model.ModeNFTables:
 		return d.Name + " is partial, and what this check found missing may only be outside it"
+	case r != nil && v.Mode == model.ModeNFTables:
+		return r.Name + " is partial, and what this check found missing may only be outside it"
 	}
 	return ""
 }

@@ -189,6 +189,11 @@ func TestPasteGolden(t *testing.T) {
 				// The node without its configuration, which the fixture is.
 				paths = []string{file, pasteBase + "/node", pasteBase + "/cluster/cluster.yaml", pasteBase + "/cluster/node.yaml", pasteBase + "/kube-proxy/version.txt"}
 			}
+			if strings.HasPrefix(name, "nftables-") {
+				// An nftables-mode node's listing, analysed with its
+				// cluster's export alone.
+				paths = []string{file, "testdata/bundles/nftables-healthy/cluster/cluster.yaml"}
+			}
 			if strings.HasPrefix(name, "ipvs-") {
 				// The rest of an IPVS node, but what the fixture holds.
 				b := "testdata/bundles/" + pastetest.IPVSBase

@@ -145,6 +145,7 @@ func (b *builder) add(r parsed) {
 	case *ipvs.Dump:
 		in.Partial = v.PartialReason
 	case *nft.Ruleset:
+		in.Partial = v.Partial
 		if t := iptablesNFTTables(v); t != "" && in.Note == "" {
 			in.Note = "holds " + t + " of iptables-nft: kube-proxy's iptables-mode rules as nft lists them, not read as iptables rules (iptables-save reads them as such)"
 			// A paste of the ruleset of a node in iptables mode is read as
@@ -422,7 +423,13 @@ func (b *builder) useNFTDumps() {
 		in := &s.Inputs[f.input]
 		t := strings.TrimSuffix(strings.TrimPrefix(in.Note, "holds "), " of iptables-nft: kube-proxy's iptables-mode rules as nft lists them, not read as iptables rules (iptables-save reads them as such)")
 		in.Note = "holds " + t + " of iptables-nft, read as iptables rules (" + strings.Join(used, " and ") + ") from what nft lists of them"
-		in.Partial = strings.Join(why, "; ")
+		if dumps := strings.Join(why, "; "); dumps != "" && (in.Partial == "" || strings.Contains(dumps, in.Partial)) {
+			// The dumps' reasons hold the listing's, when it is cut
+			// in or before their tables.
+			in.Partial = dumps
+		} else if dumps != "" {
+			in.Partial += "; " + dumps
+		}
 		in.Skipped = append(in.Skipped, parsers.Ranges(f.notes, true)...)
 		sort.SliceStable(in.Skipped, func(i, j int) bool { return in.Skipped[i].From < in.Skipped[j].From })
 	}

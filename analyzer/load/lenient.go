@@ -14,6 +14,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/klog"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/metrics"
+	"github.com/proxyscan/proxyscan/parsers/nft"
 	"github.com/proxyscan/proxyscan/parsers/paste"
 )
 
@@ -189,6 +190,11 @@ var lenientNoted = map[parsers.Kind]func(string, []byte) (any, []parsers.LineNot
 	// it goes.
 	parsers.KindMetrics: func(name string, data []byte) (any, []parsers.LineNote, error) {
 		return metrics.ParseLenient(name, data)
+	},
+	// An nft list ruleset cut short (a paste that stops) is read as far
+	// as it goes, partial.
+	parsers.KindNFTText: func(name string, data []byte) (any, []parsers.LineNote, error) {
+		return nft.ParseTextLenient(name, data)
 	},
 }
 

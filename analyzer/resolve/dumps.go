@@ -180,6 +180,10 @@ func selectDumps(s *model.Snapshot) dumps {
 		}
 	}
 	sort.SliceStable(cands, func(i, j int) bool {
+		// A whole listing before one cut short.
+		if pi, pj := cands[i].Partial != "", cands[j].Partial != ""; pi != pj {
+			return !pi
+		}
 		if ji, jj := isJSONListing(cands[i]), isJSONListing(cands[j]); ji != jj {
 			return !ji
 		}
@@ -189,7 +193,9 @@ func selectDumps(s *model.Snapshot) dumps {
 		d.nft = cands[0]
 	} else {
 		for _, rs := range s.NFT {
-			if len(rs.Tables) == 0 {
+			// A listing cut short before its first table may not be
+			// empty.
+			if len(rs.Tables) == 0 && rs.Partial == "" {
 				d.nftEmpty = rs
 			}
 		}

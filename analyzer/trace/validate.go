@@ -324,6 +324,11 @@ func ValidateNFT(rulesets []*nft.Ruleset) []Problem {
 						}
 						seen[target] = true
 						to, ok := index[target]
+						if !ok && t.Cut {
+							// A listing cut short in the table need
+							// not hold the chains its rules name.
+							continue
+						}
 						if !ok {
 							out = append(out, Problem{Kind: ProblemMissingChain, Table: label, Chain: c.Name, Rule: r.Raw, Pos: r.Pos,
 								Message: fmt.Sprintf("chain %s jumps to chain %s, which table %s does not have: nft refuses the ruleset", c.Name, target, label)})

@@ -553,6 +553,12 @@ var Forms = []Form{
 		}
 		return b.String() + "\nBinaryData\n====\n\nEvents:  <none>\n"
 	}},
+	{Name: "nftables-cut-short", Base: "nftables-healthy/node/nft-ruleset.txt", Apply: func(c string) string {
+		// nft list ruleset pasted after its prompt, cut short: the first
+		// 60% of its lines, which end in table ip kube-proxy.
+		lines := strings.SplitAfter(c, "\n")
+		return "[root@node-a ~]# nft list ruleset\n" + strings.Join(lines[:len(lines)*60/100], "")
+	}},
 	{Name: "log-nft-error", Base: "nftables-healthy/node/nft-ruleset.txt", Apply: func(c string) string {
 		// nft's own error when it loads a rule of kube-proxy's table that
 		// the kernel does not support.

@@ -54,6 +54,10 @@ var iptablesNFTTables = map[string]bool{"filter": true, "nat": true, "mangle": t
 // partial counts the xt statements that made it so. Rules take the line
 // on which nft's JSON starts them (one line for all in nft -j's output).
 //
+// A listing cut short ([nft.Ruleset.Partial]) makes partial, with its
+// reason, the dumps of the families whose tables it was cut in, or cut
+// before their nat or filter table.
+//
 // ok is false when rs holds no table of iptables-nft.
 func FromNFT(name string, rs *nft.Ruleset) (dumps []*Dump, notes []parsers.LineNote, ok bool, err error) {
 	for _, fam := range []struct {
@@ -62,11 +66,14 @@ func FromNFT(name string, rs *nft.Ruleset) (dumps []*Dump, notes []parsers.LineN
 	}{{nftables.TableFamilyIPv4, IPv4}, {nftables.TableFamilyIPv6, IPv6}} {
 		var segs []*listingSegment
 		xt := map[string]int{}
+		cut, tables := false, map[string]bool{}
 		for _, t := range rs.Tables {
 			if t.Family != fam.family || !iptablesNFTTables[t.Name] {
 				continue
 			}
 			segs = append(segs, nftSegment(rs, t, fam.f, xt))
+			cut = cut || t.Cut
+			tables[t.Name] = true
 		}
 		if len(segs) == 0 {
 			continue
@@ -79,6 +86,11 @@ func FromNFT(name string, rs *nft.Ruleset) (dumps []*Dump, notes []parsers.LineN
 		}
 		d.Family = fam.f
 		var why []string
+		if rs.Partial != "" && (cut || !tables["nat"] || !tables["filter"]) {
+			// A listing cut short in the family's tables, or before
+			// one of them.
+			why = append(why, rs.Partial)
+		}
 		if st.undetermined > 0 {
 			why = append(why, fmt.Sprintf("%s of the iptables-nft tables listed by nft in a form that does not say which iptables rule it is%s", count(st.undetermined, "rule"), nftXTSummary(xt)))
 		}

@@ -290,3 +290,43 @@ func FuzzFromNFT(f *testing.F) {
 		}
 	})
 }
+
+// TestFromNFTCutShort reads iptables-nft's tables from an nft listing cut
+// short (nft.ParseTextLenient): the dump of the family cut is partial,
+// saying where the listing was cut, and its rules are those read.
+func TestFromNFTCutShort(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(parsetest.Root(t), "testdata", "paste", "forms", "nft-ruleset-iptables-nft.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	text = text[strings.Index(text, "\ntable ")+1:] // past the prompt
+	for _, tc := range []struct {
+		name, cut string
+		partial   string // in the reason, "" for none
+	}{
+		{"whole", text, ""},
+		{"in table ip filter", text[:strings.Index(text, "chain KUBE-SERVICES")], "table ip filter is not closed"},
+		{"in the header of table ip nat", text[:strings.Index(text, "table ip nat")+8], "its last line"},
+		{"in a rule", text[:strings.LastIndex(text, "dnat to")], "its last line"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs, _, err := nft.ParseTextLenient("paste.txt", []byte(tc.cut))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dumps, _, ok, err := FromNFT("paste.txt", rs)
+			if err != nil || !ok || len(dumps) == 0 {
+				t.Fatalf("FromNFT: %v %v %d dumps", ok, err, len(dumps))
+			}
+			d := dumps[0]
+			cut := strings.Contains(d.PartialReason, "cut short at line ")
+			if cut != (tc.partial != "") || tc.partial != "" && (!d.Partial || !strings.Contains(d.PartialReason, tc.partial)) {
+				t.Errorf("partial %v %q, want %q", d.Partial, d.PartialReason, tc.partial)
+			}
+			if tc.partial != "" && d.NumRules() == 0 {
+				t.Error("no rule read")
+			}
+		})
+	}
+}

@@ -18,6 +18,12 @@ type Ruleset struct {
 	// nftables array starts, by its index (1 for all of them in nft -j's
 	// own output, which is one line); see [Ruleset.Line].
 	ItemLines []int `json:"-"`
+	// Partial, for a listing read with [ParseTextLenient], says why it
+	// may not hold the whole ruleset: it was cut short ("cut short at
+	// line 289: table ip kube-proxy is not closed"). What lies after the
+	// cut is missing: the rest of the table that was open, and the tables
+	// after it. "" for a whole listing.
+	Partial string `json:"partial,omitempty"`
 }
 
 // Line returns the line of the input at p: p.Line for text input; for
@@ -48,6 +54,9 @@ type Table struct {
 	Sets    []*Set      `json:"sets,omitempty"`   // named sets and maps, in listing order
 	Chains  []*Chain    `json:"chains,omitempty"` // in listing order
 	Pos     parsers.Pos `json:"pos"`
+	// Cut is set on the table a listing read with [ParseTextLenient] was
+	// cut short in: it holds what was read of it up to the cut.
+	Cut bool `json:"cut,omitempty"`
 }
 
 // Object is a table-level stateful object or flowtable. Named counters

@@ -21,17 +21,27 @@ type textParser struct {
 	off  int // offset of the next line
 	line int // number of the last line read
 	toks []token
+	// lax is set for a lenient read (ParseTextLenient).
+	lax *laxText
 }
 
 // ParseText parses the text of `nft list ruleset` (or `nft -a list ruleset`).
 // name is the file name used in positions and errors.
 func ParseText(name string, data []byte) (*Ruleset, error) {
-	p := &textParser{name: name, src: string(data)}
+	return parseText(name, data, nil)
+}
+
+// parseText is ParseText, lenient when lx is set.
+func parseText(name string, data []byte, lx *laxText) (*Ruleset, error) {
+	p := &textParser{name: name, src: string(data), lax: lx}
 	rs := &Ruleset{}
 	for {
 		line, ok := p.next()
 		if !ok {
 			return rs, nil
+		}
+		if p.cutHere(false) {
+			continue
 		}
 		t := strings.TrimLeft(line, " \t")
 		if t == "" || t[0] == '#' || t == "\r" {
@@ -145,7 +155,15 @@ func (p *textParser) table(toks []token) (*Table, error) {
 	for {
 		line, ok := p.next()
 		if !ok {
+			if p.lax != nil {
+				p.cutOpen("table " + FamilyName(fam) + " " + name)
+				p.lax.table = t
+				return t, nil
+			}
 			return nil, p.errf(p.line, "unexpected end of input: table %s %s opened at line %d is not closed", FamilyName(fam), name, start)
+		}
+		if p.cutHere(false) {
+			continue
 		}
 		toks, err := p.lex(line)
 		if err != nil {
@@ -167,7 +185,9 @@ func (p *textParser) table(toks []token) (*Table, error) {
 			if err != nil {
 				return nil, err
 			}
-			t.Sets = append(t.Sets, s)
+			if s != nil { // nil: cut short before its type
+				t.Sets = append(t.Sets, s)
+			}
 		case w == "chain" && len(toks) >= 3:
 			c, err := p.chain(toks, fam)
 			if err != nil {
@@ -179,7 +199,9 @@ func (p *textParser) table(toks []token) (*Table, error) {
 			if err != nil {
 				return nil, err
 			}
-			t.Objects = append(t.Objects, o)
+			if o != nil { // nil: cut short
+				t.Objects = append(t.Objects, o)
+			}
 		default:
 			return nil, p.errf(p.line, "unexpected %s in table %s", quoteTok(toks[0]), name)
 		}
@@ -218,7 +240,18 @@ func (p *textParser) object(toks []token) (*Object, error) {
 	for {
 		line, ok := p.next()
 		if !ok {
+			if p.lax != nil {
+				// Its lines are kept raw: what was read of them may be
+				// cut anywhere.
+				p.cutOpen(o.Kind + " " + o.Name)
+				p.lax.skip(start, p.lax.end, "a block cut before its end")
+				p.lax.dropped = append(p.lax.dropped, o.Kind+" "+o.Name+" is not read")
+				return nil, nil
+			}
 			return nil, p.errf(p.line, "unexpected end of input: %s %s opened at line %d is not closed", o.Kind, o.Name, start)
+		}
+		if p.cutHere(false) {
+			continue
 		}
 		toks, err := p.lex(line)
 		if err != nil {
@@ -262,7 +295,14 @@ func (p *textParser) chain(toks []token, fam nftables.TableFamily) (*Chain, erro
 	for {
 		line, ok := p.next()
 		if !ok {
+			if p.lax != nil {
+				p.cutOpen("chain " + name)
+				return c, nil
+			}
 			return nil, p.errf(p.line, "unexpected end of input: chain %s opened at line %d is not closed", name, start)
+		}
+		if p.cutHere(false) {
+			continue
 		}
 		toks, err := p.lex(line)
 		if err != nil {
@@ -435,25 +475,46 @@ func (p *textParser) set(toks []token, fam nftables.TableFamily) (*Set, error) {
 	for {
 		line, ok := p.next()
 		if !ok {
+			if p.lax != nil {
+				p.cutOpen(kind + " " + name)
+				if !sawType {
+					// Of no type, its elements could not be read.
+					p.lax.skip(start, p.lax.end, "a "+kind+" cut before its type")
+					p.lax.dropped = append(p.lax.dropped, kind+" "+name+" is not read: the cut is before its type")
+					return nil, nil
+				}
+				finishSet(s)
+				return s, nil
+			}
 			return nil, p.errf(p.line, "unexpected end of input: %s %s opened at line %d is not closed", kind, name, start)
+		}
+		if p.cutHere(true) {
+			continue
 		}
 		lt, err := p.lex(line)
 		if err != nil {
+			if p.lax != nil && p.line == p.lax.stop {
+				p.cutHere(false)
+				continue
+			}
 			return nil, err
 		}
 		if len(lt) == 0 || lt[0].kind == tComment {
 			continue
 		}
 		w := lt[0].text
+		if p.lax != nil && p.line == p.lax.stop && w != "elements" {
+			// Only an element list is read from the line cut.
+			p.cutHere(false)
+			continue
+		}
 		bad := func() error { return p.errf(p.line, "malformed %s declaration in %s", strconv.Quote(w), name) }
 		switch {
 		case w == "}" && len(lt) == 1:
 			if !sawType {
 				return nil, p.errf(p.line, "%s %s has no type", kind, name)
 			}
-			if s.Timeout != 0 && !s.HasFlag("timeout") {
-				s.Flags, _ = canonSetFlags(append(s.Flags, "timeout"))
-			}
+			finishSet(s)
 			return s, nil
 		case w == "type" || w == "typeof":
 			if err := p.setType(s, line, lt); err != nil {
@@ -499,7 +560,7 @@ func (p *textParser) set(toks []token, fam nftables.TableFamily) (*Set, error) {
 			if s.Elements != nil {
 				return nil, p.errf(p.line, "%s %s has two element lists", kind, name)
 			}
-			els, err := p.elements(lt[2:], s)
+			els, err := p.elements(lt[2:], s, kind)
 			if err != nil {
 				return nil, err
 			}
@@ -507,6 +568,14 @@ func (p *textParser) set(toks []token, fam nftables.TableFamily) (*Set, error) {
 		default:
 			return nil, p.errf(p.line, "unexpected %s in %s %s", quoteTok(lt[0]), kind, name)
 		}
+	}
+}
+
+// finishSet completes a set read: one with a default timeout has the
+// timeout flag.
+func finishSet(s *Set) {
+	if s.Timeout != 0 && !s.HasFlag("timeout") {
+		s.Flags, _ = canonSetFlags(append(s.Flags, "timeout"))
 	}
 }
 
@@ -593,7 +662,8 @@ func (p *textParser) typeNames(ts []token) ([]string, error) {
 }
 
 // elements reads `{ e, e, ... }`, which may span lines; lt starts at '{'.
-func (p *textParser) elements(lt []token, s *Set) ([]Element, error) {
+// kind is "set" or "map".
+func (p *textParser) elements(lt []token, s *Set, kind string) ([]Element, error) {
 	start := p.line
 	toks := append([]token(nil), lt...)
 	depth := 0
@@ -610,10 +680,26 @@ func (p *textParser) elements(lt []token, s *Set) ([]Element, error) {
 		}
 		line, ok := p.next()
 		if !ok {
+			if p.lax != nil {
+				els, err := p.cutElements(toks, s, kind)
+				if err != nil {
+					return nil, err
+				}
+				return p.elementsOf(els, s)
+			}
 			return nil, p.errf(p.line, "unexpected end of input: elements of %s opened at line %d are not closed", s.Name, start)
+		}
+		if p.cutHere(true) {
+			lt = nil
+			continue
 		}
 		var err error
 		if lt, err = lexLine(nil, line, p.line); err != nil {
+			if p.lax != nil && p.line == p.lax.stop {
+				p.cutHere(false)
+				lt = nil
+				continue
+			}
 			return nil, p.errf(p.line, "%v", err)
 		}
 		toks = append(toks, lt...)
@@ -630,6 +716,12 @@ func (p *textParser) elements(lt []token, s *Set) ([]Element, error) {
 		}
 		return nil, p.errf(line, "elements of %s: %v", s.Name, err)
 	}
+	return p.elementsOf(els, s)
+}
+
+// elementsOf gives the elements read of s their positions, and checks
+// their shape.
+func (p *textParser) elementsOf(els []Element, s *Set) ([]Element, error) {
 	for i := range els {
 		els[i].Pos = p.pos(els[i].Pos.Line)
 		if (els[i].Verdict != nil || els[i].Data != nil) != s.IsMap {
