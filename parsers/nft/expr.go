@@ -698,7 +698,9 @@ func appendRule(b []byte, r *Rule) []byte {
 		}
 		b = s.appendStmt(b)
 	}
-	if r.Comment != "" {
+	// A rule of a comment alone keeps it even when empty (comment ""),
+	// so that it prints as a rule.
+	if r.Comment != "" || len(r.Stmts) == 0 {
 		if len(r.Stmts) > 0 {
 			b = append(b, ' ')
 		}

@@ -315,7 +315,9 @@ func (p *textParser) chain(toks []token, fam nftables.TableFamily) (*Chain, erro
 		switch {
 		case w == "}" && len(toks) == 1:
 			return c, nil
-		case len(c.Rules) == 0 && c.Hook == "" && c.Comment == "" && w == "comment" && len(toks) == 2 && toks[1].kind == tString:
+		case len(c.Rules) == 0 && c.Hook == "" && c.Comment == "" && w == "comment" && len(toks) >= 2 && toks[1].kind == tString &&
+			(len(toks) == 2 || len(toks) == 3 && toks[2].kind == tComment):
+			// The chain's comment (a # comment may follow it).
 			c.Comment = unquote(toks[1].text)
 		case len(c.Rules) == 0 && c.Hook == "" && w == "type" && toks[0].kind == tWord:
 			if err := p.baseChain(c, toks, fam); err != nil {
