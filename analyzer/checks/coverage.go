@@ -23,6 +23,21 @@ type Coverage struct {
 	Needs []InputNeed `json:"needs,omitempty"`
 }
 
+// AddNeed adds n to the inputs that would close the gaps, once per
+// command: inputs got by the same command are one, under the label that
+// says more.
+func AddNeed(needs []InputNeed, n InputNeed) []InputNeed {
+	for j, x := range needs {
+		if x.Command == n.Command && (n.Command != "" || x.Input == n.Input) {
+			if len(n.Input) > len(x.Input) {
+				needs[j].Input = n.Input
+			}
+			return needs
+		}
+	}
+	return append(needs, n)
+}
+
 // An InputNeed is an input the analysis lacks and how to get it.
 type InputNeed struct {
 	// Input names it ("iptables-save of the node").
@@ -65,14 +80,7 @@ var dataPlaneSources = map[string][]string{
 // failed.
 func coverage(f *facts, res *Result, selected []*Check) Coverage {
 	var c Coverage
-	need := func(n InputNeed) {
-		for _, x := range c.Needs {
-			if x == n {
-				return
-			}
-		}
-		c.Needs = append(c.Needs, n)
-	}
+	need := func(n InputNeed) { c.Needs = AddNeed(c.Needs, n) }
 	mode := f.res.Mode
 	if f.res.ModeAssumed() {
 		c.Gaps = append(c.Gaps, "the proxy mode is assumed ("+mode+", kube-proxy's default): no configuration and no kube-proxy rules say which mode the node runs")

@@ -248,19 +248,8 @@ func (r *Report) gaps() ([]string, []checks.InputNeed) {
 		for _, g := range c.Gaps {
 			gaps = append(gaps, names[i]+g)
 		}
-	next:
 		for _, n := range c.Needs {
-			for j, x := range needs {
-				// Inputs got by the same command are one: its label is
-				// the one that says more.
-				if x.Command == n.Command {
-					if len(n.Input) > len(x.Input) {
-						needs[j].Input = n.Input
-					}
-					continue next
-				}
-			}
-			needs = append(needs, n)
+			needs = checks.AddNeed(needs, n)
 		}
 	}
 	return gaps, needs
