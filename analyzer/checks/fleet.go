@@ -63,7 +63,17 @@ func (n *FleetNode) Mode() (mode, source string) { return n.print.mode, n.print.
 // prints (one node), it does not. The returned node holds no reference to
 // the snapshot, its views or its dumps. It is safe to call concurrently.
 func AnalyzeNode(s *model.Snapshot, checks []*Check, prints *Prints) *FleetNode {
+	return AnalyzeNodeThen(s, checks, prints, nil)
+}
+
+// AnalyzeNodeThen is [AnalyzeNode], calling built, when not nil, once the
+// node's views are built (most of a large node's analysis), before its
+// checks run: a fleet starts loading its next node then.
+func AnalyzeNodeThen(s *model.Snapshot, checks []*Check, prints *Prints, built func()) *FleetNode {
 	f := newFacts(s, checks)
+	if built != nil {
+		built()
+	}
 	n := &FleetNode{base: baseName(s), res: run(s, f, checks)}
 	if prints != nil {
 		n.print = prints.add(newNodePrint(s, f))
