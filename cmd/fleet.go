@@ -85,11 +85,11 @@ func analyzeFleet(paths []string, fo *fleetOptions) ([]*report.Node, *checks.Dri
 }
 
 // analyzeSnaps analyses the snapshots of a unit, dropping each once it is
-// reduced.
-func analyzeSnaps(snaps []*model.Snapshot, selected []*checks.Check, prints *checks.Prints, built func()) []analyzed {
+// reduced, and calls checked, when not nil, once each node's checks ran.
+func analyzeSnaps(snaps []*model.Snapshot, selected []*checks.Check, prints *checks.Prints, checked func()) []analyzed {
 	out := make([]analyzed, len(snaps))
 	for i, s := range snaps {
-		n := checks.AnalyzeNodeThen(s, selected, prints, built)
+		n := checks.AnalyzeNodeThen(s, selected, prints, checked)
 		out[i] = analyzed{node: n, sum: report.Summarize(s, n.Result())}
 		snaps[i] = nil
 	}
@@ -127,13 +127,14 @@ func loadUnit(unit []string, fo *fleetOptions, prints *checks.Prints) (loaded, e
 // finishUnit analyses the snapshots of a loaded unit, dropping them, and
 // keeps what the summaries have alike with other nodes' once, in shared. A
 // single node loaded, not in a fleet, is analysed without a print.
-func finishUnit(l *loaded, fo *fleetOptions, prints *checks.Prints, shared *report.Shared, fleet bool, built func()) []analyzed {
+// checked, when not nil, is called once the checks of a node ran.
+func finishUnit(l *loaded, fo *fleetOptions, prints *checks.Prints, shared *report.Shared, fleet bool, checked func()) []analyzed {
 	out := l.done
 	if l.snaps != nil {
 		if !fleet && len(l.snaps) == 1 {
 			prints = nil
 		}
-		out = analyzeSnaps(l.snaps, fo.checks, prints, built)
+		out = analyzeSnaps(l.snaps, fo.checks, prints, checked)
 		l.snaps = nil
 		if l.note != "" {
 			for _, a := range out {
@@ -258,11 +259,12 @@ func analyzeUnits(units [][]string, fo *fleetOptions, shared *report.Shared) ([]
 	next := make(chan int)
 	ready := make(chan loaded)
 	// A loader starts a unit once admitted: at first one per job, then
-	// each time an analyser has built a node's views (the loading then
-	// overlaps the node's checks and print, which leave a core idle much
-	// of the time) or is done with a unit, so that a job holds at most two
-	// units. An analyser that ends, by a panic or once every unit is
-	// loaded, closes gone.
+	// each time an analyser has run a node's checks (the loading then
+	// overlaps the node's print and the building of the next node's
+	// views, which leave a core idle much of the time, and not the
+	// checks, at their busiest in memory) or is done with a unit, so that
+	// a job holds at most two units. An analyser that ends, by a panic or
+	// once every unit is loaded, closes gone.
 	admit := make(chan struct{}, 2*jobs)
 	for range jobs {
 		admit <- struct{}{}
@@ -306,11 +308,11 @@ func analyzeUnits(units [][]string, fo *fleetOptions, shared *report.Shared) ([]
 		defer endOnce.Do(func() { close(gone) })
 		for l := range ready {
 			var once sync.Once
-			built := func() { once.Do(func() { admit <- struct{}{} }) }
+			checked := func() { once.Do(func() { admit <- struct{}{} }) }
 			if !stopped() {
-				out[l.i] = finishUnit(&l, fo, prints, shared, fleet, built)
+				out[l.i] = finishUnit(&l, fo, prints, shared, fleet, checked)
 			}
-			built()
+			checked()
 			if unitEvent != nil {
 				unitEvent("analysed", l.i)
 			}

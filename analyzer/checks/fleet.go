@@ -66,15 +66,15 @@ func AnalyzeNode(s *model.Snapshot, checks []*Check, prints *Prints) *FleetNode 
 	return AnalyzeNodeThen(s, checks, prints, nil)
 }
 
-// AnalyzeNodeThen is [AnalyzeNode], calling built, when not nil, once the
-// node's views are built (most of a large node's analysis), before its
-// checks run: a fleet starts loading its next node then.
-func AnalyzeNodeThen(s *model.Snapshot, checks []*Check, prints *Prints, built func()) *FleetNode {
+// AnalyzeNodeThen is [AnalyzeNode], calling checked, when not nil, once
+// the node's checks ran, before its print is built (a fleet starts loading
+// its next node then).
+func AnalyzeNodeThen(s *model.Snapshot, checks []*Check, prints *Prints, checked func()) *FleetNode {
 	f := newFacts(s, checks)
-	if built != nil {
-		built()
-	}
 	n := &FleetNode{base: baseName(s), res: run(s, f, checks)}
+	if checked != nil {
+		checked()
+	}
 	if prints != nil {
 		n.print = prints.add(newNodePrint(s, f))
 		detach(n.res)
