@@ -260,8 +260,7 @@ func analyzeUnits(units [][]string, fo *fleetOptions, shared *report.Shared) ([]
 	ready := make(chan loaded)
 	// A loader starts a unit once admitted: at first one per job, then
 	// each time an analyser has run a node's checks (the loading then
-	// overlaps the node's print and the building of the next node's
-	// views, which leave a core idle much of the time, and not the
+	// overlaps the node's print, which leaves a core idle, and not the
 	// checks, at their busiest in memory) or is done with a unit, so that
 	// a job holds at most two units. An analyser that ends, by a panic or
 	// once every unit is loaded, closes gone.
