@@ -225,10 +225,9 @@ var unitEvent func(event string, unit int)
 // loading the next unit while it analyses one: a node's checks leave part
 // of the cores idle, which the loading of the next (its parsers and the
 // export's decoder) takes, so at most two units per job are in memory, one
-// being analysed and one loading or loaded, and the GC percent is lower
-// while they are (see [inFlight]). The error is that of the first unit, in
-// their order, that failed; once a unit failed no other is started. The
-// nodes' summaries keep what they have alike once, in shared.
+// being analysed and one loading or loaded. The error is that of the first
+// unit, in their order, that failed; once a unit failed no other is
+// started. The nodes' summaries keep what they have alike once, in shared.
 func analyzeUnits(units [][]string, fo *fleetOptions, shared *report.Shared) ([][]analyzed, error) {
 	prints := checks.NewPrints()
 	out := make([][]analyzed, len(units))
@@ -270,7 +269,6 @@ func analyzeUnits(units [][]string, fo *fleetOptions, shared *report.Shared) ([]
 	}
 	gone := make(chan struct{})
 	var endOnce sync.Once
-	flight := newInFlight(jobs)
 	// A loader hands a unit over once an analyser takes it.
 	loaders := fault.Group{Name: "analyze.units"}
 	loader := func() error {
@@ -283,13 +281,11 @@ func analyzeUnits(units [][]string, fo *fleetOptions, shared *report.Shared) ([]
 			case <-gone:
 				continue
 			}
-			flight.add(1)
 			if unitEvent != nil {
 				unitEvent("load", i)
 			}
 			l, err := loadUnit(units[i], fo, prints)
 			if err != nil {
-				flight.add(-1)
 				admit <- struct{}{}
 				fail(i, err)
 				p.done()
@@ -315,7 +311,6 @@ func analyzeUnits(units [][]string, fo *fleetOptions, shared *report.Shared) ([]
 			if unitEvent != nil {
 				unitEvent("analysed", l.i)
 			}
-			flight.add(-1)
 			p.done()
 		}
 		return nil

@@ -4,7 +4,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"sync"
 )
 
 // checksGCPercent is the GC percent analyze loads and checks its nodes
@@ -34,41 +33,4 @@ func collectLoaded() (restore func()) {
 	runtime.GC()
 	before := debug.SetGCPercent(checksGCPercent)
 	return func() { debug.SetGCPercent(before) }
-}
-
-// overlapGCPercent is the GC percent while a fleet's jobs load more nodes
-// than they analyse (a job loads the next node as it analyses one): what
-// is live is then that of two nodes, and a heap growing by half of it
-// would take room for a third.
-const overlapGCPercent = 35
-
-// inFlight counts the units of a fleet loading or loaded and not yet
-// analysed, and sets the GC percent from them: checksGCPercent while there
-// are no more than jobs, overlapGCPercent beyond. With GOGC or GOMEMLIMIT
-// set in the environment it leaves the collector alone.
-type inFlight struct {
-	mu     sync.Mutex
-	n      int
-	jobs   int
-	manage bool
-	over   bool
-}
-
-func newInFlight(jobs int) *inFlight {
-	return &inFlight{jobs: jobs, manage: os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == ""}
-}
-
-// add counts delta more units in flight.
-func (f *inFlight) add(delta int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.n += delta
-	if over := f.n > f.jobs; over != f.over && f.manage {
-		f.over = over
-		if over {
-			debug.SetGCPercent(overlapGCPercent)
-		} else {
-			debug.SetGCPercent(checksGCPercent)
-		}
-	}
 }

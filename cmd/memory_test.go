@@ -91,28 +91,3 @@ func TestAnalyzeRestoresGCSettings(t *testing.T) {
 		t.Errorf("GC percent %d after analyze, want %d as before", got, percent)
 	}
 }
-
-// TestInFlightGCPercent: the GC percent is overlapGCPercent while more
-// units are in flight than jobs, checksGCPercent otherwise, and left
-// alone with GOGC set.
-func TestInFlightGCPercent(t *testing.T) {
-	t.Setenv("GOMEMLIMIT", "")
-	t.Setenv("GOGC", "")
-	_, percent := keepGCSettings(t)
-	f := newInFlight(1)
-	for _, step := range []struct{ delta, want int }{
-		{1, percent}, {1, overlapGCPercent}, {-1, checksGCPercent}, {1, overlapGCPercent}, {-1, checksGCPercent}, {-1, checksGCPercent},
-	} {
-		f.add(step.delta)
-		if got := gcPercent(); got != step.want {
-			t.Errorf("%d in flight for 1 job: GC percent %d, want %d", f.n, got, step.want)
-		}
-	}
-	t.Setenv("GOGC", "200")
-	debug.SetGCPercent(percent)
-	f = newInFlight(1)
-	f.add(2)
-	if got := gcPercent(); got != percent {
-		t.Errorf("GOGC=200: GC percent %d with 2 in flight, want %d as set", got, percent)
-	}
-}
