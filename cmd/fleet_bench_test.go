@@ -106,10 +106,9 @@ func benchFleet(b *testing.B, services, n int) {
 // Services, each under its own name (go test -bench Fleet10k -benchtime 1x):
 // a job loads its next bundle while it builds a node's print, so that
 // the peak heap is near one's plus the print kept and one node loading
-// per job. On two cores shared with other work: one bundle about 1.5 s
-// and 160 MB of peak heap; four about 7.5 s, 6.7 CPU-s and 360 MB (8.5 s,
-// 7.3 CPU-s and 290 MB when each bundle was loaded after the one before
-// was analysed).
+// per job. On two cores: one bundle about 0.85 s and 160 MB of peak heap;
+// four about 4.2 s, 6.4 CPU-s and 345 MB (4.5 s, 6.5 CPU-s and 305 MB
+// when each bundle was loaded after the one before was analysed).
 func BenchmarkFleet10k(b *testing.B) {
 	for _, n := range []int{1, 4} {
 		b.Run(fmt.Sprintf("bundles=%d", n), func(b *testing.B) { benchFleet(b, 10000, n) })
