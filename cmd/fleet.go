@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -47,8 +48,9 @@ type fleetOptions struct {
 // their summaries, in the order [load.Load] gives them, with the drift
 // matrix of the cross-node checks. Each unit of the inputs (a bundle, see
 // [load.Units]) is loaded, analysed and reduced to its summary and print
-// before its snapshot is dropped, up to jobs units at a time, so that the
-// memory is that of the nodes in flight. Progress goes to progress, when
+// before its snapshot is dropped, up to jobs units at a time, each job
+// loading its next unit as it analyses one, so that the memory is that of
+// the nodes in flight (at most two per job). Progress goes to progress, when
 // not nil, once the run takes long.
 func analyzeNodes(paths []string, lopts load.Options, selected []*checks.Check, jobs int, progress io.Writer) ([]*report.Node, *checks.Drift, error) {
 	return analyzeFleet(paths, &fleetOptions{load: lopts, checks: selected, jobs: jobs, progress: progress})
@@ -83,53 +85,67 @@ func analyzeFleet(paths []string, fo *fleetOptions) ([]*report.Node, *checks.Dri
 }
 
 // analyzeSnaps analyses the snapshots of a unit, dropping each once it is
-// reduced.
-func analyzeSnaps(snaps []*model.Snapshot, selected []*checks.Check, prints *checks.Prints) []analyzed {
+// reduced, and calls checked, when not nil, once each node's checks ran.
+func analyzeSnaps(snaps []*model.Snapshot, selected []*checks.Check, prints *checks.Prints, checked func()) []analyzed {
 	out := make([]analyzed, len(snaps))
 	for i, s := range snaps {
-		n := checks.AnalyzeNode(s, selected, prints)
+		n := checks.AnalyzeNodeThen(s, selected, prints, checked)
 		out[i] = analyzed{node: n, sum: report.Summarize(s, n.Result())}
 		snaps[i] = nil
 	}
 	return out
 }
 
-// analyzeUnit reads one unit: from its node report when it is one or a
-// bundle that holds one, else by loading and analysing it. A single node
-// loaded is analysed without a print. The summaries keep what they have
-// alike with other nodes' once, in shared.
-func analyzeUnit(unit []string, fo *fleetOptions, prints *checks.Prints, shared *report.Shared, fleet bool) ([]analyzed, error) {
-	out, err := readUnit(unit, fo, prints, fleet)
-	for _, a := range out {
-		shared.Node(a.sum)
-	}
-	return out, err
+// loaded is a unit read as far as it goes before its checks: its nodes
+// read from a node report (done), or its snapshots loaded, to be analysed.
+type loaded struct {
+	i     int
+	done  []analyzed
+	snaps []*model.Snapshot
+	// note says why the node report of a bundle was not used.
+	note string
 }
 
-// readUnit is [analyzeUnit] without the sharing.
-func readUnit(unit []string, fo *fleetOptions, prints *checks.Prints, fleet bool) ([]analyzed, error) {
+// loadUnit reads one unit as far as its checks: from its node report when
+// it is one or a bundle that holds one, else by loading it.
+func loadUnit(unit []string, fo *fleetOptions, prints *checks.Prints) (loaded, error) {
 	var note string
 	if len(unit) == 1 {
 		a, ok, why, err := readReport(unit[0], fo, prints)
 		if ok || err != nil {
-			return a, err
+			return loaded{done: a}, err
 		}
 		note = why
 	}
 	snaps, err := load.Load(unit, fo.load)
 	if err != nil {
-		return nil, err
+		return loaded{}, err
 	}
-	if !fleet && len(snaps) == 1 {
-		prints = nil
-	}
-	out := analyzeSnaps(snaps, fo.checks, prints)
-	if note != "" {
-		for _, a := range out {
-			a.sum.Notes = append(a.sum.Notes, note)
+	return loaded{snaps: snaps, note: note}, nil
+}
+
+// finishUnit analyses the snapshots of a loaded unit, dropping them, and
+// keeps what the summaries have alike with other nodes' once, in shared. A
+// single node loaded, not in a fleet, is analysed without a print.
+// checked, when not nil, is called once the checks of a node ran.
+func finishUnit(l *loaded, fo *fleetOptions, prints *checks.Prints, shared *report.Shared, fleet bool, checked func()) []analyzed {
+	out := l.done
+	if l.snaps != nil {
+		if !fleet && len(l.snaps) == 1 {
+			prints = nil
+		}
+		out = analyzeSnaps(l.snaps, fo.checks, prints, checked)
+		l.snaps = nil
+		if l.note != "" {
+			for _, a := range out {
+				a.sum.Notes = append(a.sum.Notes, l.note)
+			}
 		}
 	}
-	return out, nil
+	for _, a := range out {
+		shared.Node(a.sum)
+	}
+	return out
 }
 
 // readReport reads the node report a path is, or its bundle holds. ok is
@@ -201,54 +217,115 @@ func givenFlags(o load.Options) string {
 	return strings.Join(out, " and ")
 }
 
-// analyzeUnits reads and analyses units, up to jobs at a time. The error
-// is that of the first unit, in their order, that failed; once a unit
-// failed no other is started. The nodes' summaries keep what they have
-// alike once, in shared.
+// unitEvent, when not nil, is called as a unit starts loading ("load")
+// and once it is analysed ("analysed"): a test sees what is in flight.
+var unitEvent func(event string, unit int)
+
+// analyzeUnits reads and analyses units, up to jobs at a time, each job
+// loading the next unit while it analyses one: a node's checks leave part
+// of the cores idle, which the loading of the next (its parsers and the
+// export's decoder) takes, so at most two units per job are in memory, one
+// being analysed and one loading or loaded. The error is that of the first
+// unit, in their order, that failed; once a unit failed no other is
+// started. The nodes' summaries keep what they have alike once, in shared.
 func analyzeUnits(units [][]string, fo *fleetOptions, shared *report.Shared) ([][]analyzed, error) {
 	prints := checks.NewPrints()
 	out := make([][]analyzed, len(units))
 	errs := make([]error, len(units))
 	var mu sync.Mutex
 	failed := false
+	fail := func(i int, err error) {
+		if len(units) > 1 {
+			err = inBundle(units[i][0], err)
+		}
+		mu.Lock()
+		errs[i], failed = err, true
+		mu.Unlock()
+	}
+	stopped := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return failed
+	}
 	progress := fo.progress
 	if len(units) == 1 {
 		progress = nil
 	}
 	p := newFleetProgress(progress, len(units))
 	defer p.stop()
-	g := fault.Group{Name: "analyze.units"}
+	fleet := len(units) > 1
+	jobs := min(max(fo.jobs, 1), len(units))
 	next := make(chan int)
-	worker := func() error {
+	ready := make(chan loaded)
+	// A loader starts a unit once admitted: at first one per job, then
+	// each time an analyser has run a node's checks (the loading then
+	// overlaps the node's print, which leaves a core idle, and not the
+	// checks, at their busiest in memory) or is done with a unit, so that
+	// a job holds at most two units. An analyser that ends, by a panic or
+	// once every unit is loaded, closes gone.
+	admit := make(chan struct{}, 2*jobs)
+	for range jobs {
+		admit <- struct{}{}
+	}
+	gone := make(chan struct{})
+	var endOnce sync.Once
+	// A loader hands a unit over once an analyser takes it.
+	loaders := fault.Group{Name: "analyze.units"}
+	loader := func() error {
 		for i := range next {
-			mu.Lock()
-			skip := failed
-			mu.Unlock()
-			if skip {
+			if stopped() {
 				continue
 			}
-			a, err := analyzeUnit(units[i], fo, prints, shared, len(units) > 1)
-			if err == nil {
-				out[i] = a
-			} else if len(units) > 1 {
-				err = inBundle(units[i][0], err)
+			select {
+			case <-admit:
+			case <-gone:
+				continue
 			}
-			mu.Lock()
-			errs[i], failed = err, failed || err != nil
-			mu.Unlock()
+			if unitEvent != nil {
+				unitEvent("load", i)
+			}
+			l, err := loadUnit(units[i], fo, prints)
+			if err != nil {
+				admit <- struct{}{}
+				fail(i, err)
+				p.done()
+				continue
+			}
+			l.i = i
+			ready <- l
+		}
+		return nil
+	}
+	analysers := fault.Group{Name: "analyze.nodes"}
+	analyser := func() error {
+		// An analyser that ends, by a panic or once every unit is
+		// loaded, stops the loading.
+		defer endOnce.Do(func() { close(gone) })
+		for l := range ready {
+			var once sync.Once
+			checked := func() { once.Do(func() { admit <- struct{}{} }) }
+			if !stopped() {
+				out[l.i] = finishUnit(&l, fo, prints, shared, fleet, checked)
+			}
+			checked()
+			if unitEvent != nil {
+				unitEvent("analysed", l.i)
+			}
 			p.done()
 		}
 		return nil
 	}
-	jobs := min(max(fo.jobs, 1), len(units))
 	for w := 0; w < jobs; w++ {
-		fault.GoDraining(&g, next, worker)
+		fault.GoDraining(&loaders, next, loader)
+		fault.GoDraining(&analysers, ready, analyser)
 	}
 	for i := range units {
 		next <- i
 	}
 	close(next)
-	if err := g.Wait(); err != nil {
+	lerr := loaders.Wait()
+	close(ready)
+	if err := cmp.Or(lerr, analysers.Wait()); err != nil {
 		return nil, err
 	}
 	for _, err := range errs {

@@ -104,8 +104,11 @@ func benchFleet(b *testing.B, services, n int) {
 
 // BenchmarkFleet10k analyses one bundle, then four, of a node of 10,000
 // Services, each under its own name (go test -bench Fleet10k -benchtime 1x):
-// the four take at most three times one's time, and their peak heap stays
-// near one's plus one node in flight per job.
+// a job loads its next bundle while it builds a node's print, so that
+// the peak heap is near one's plus the print kept and one node loading
+// per job. On two cores: one bundle about 0.85 s and 160 MB of peak heap;
+// four about 4.2 s, 6.4 CPU-s and 345 MB (4.5 s, 6.5 CPU-s and 305 MB
+// when each bundle was loaded after the one before was analysed).
 func BenchmarkFleet10k(b *testing.B) {
 	for _, n := range []int{1, 4} {
 		b.Run(fmt.Sprintf("bundles=%d", n), func(b *testing.B) { benchFleet(b, 10000, n) })

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -209,5 +210,51 @@ func TestFleetProgress(t *testing.T) {
 	p.stop()
 	if got := buf.String(); !strings.Contains(got, "1/2 nodes analysed, about") || !strings.HasSuffix(got, "\r\033[K") {
 		t.Errorf("progress %q", got)
+	}
+}
+
+// TestFleetLoadsAhead: one job loads the next bundle while it analyses
+// one (the next starts loading before the one before it is analysed), and
+// never more: a bundle starts loading only once the one two before it is
+// analysed.
+func TestFleetLoadsAhead(t *testing.T) {
+	bundles := testBundles(t)[:4]
+	var mu sync.Mutex
+	loading := map[int]chan struct{}{}
+	started := func(i int) chan struct{} {
+		mu.Lock()
+		defer mu.Unlock()
+		if loading[i] == nil {
+			loading[i] = make(chan struct{})
+		}
+		return loading[i]
+	}
+	analysed := map[int]bool{}
+	unitEvent = func(event string, i int) {
+		switch event {
+		case "load":
+			mu.Lock()
+			if i >= 2 && !analysed[i-2] {
+				t.Errorf("bundle %d loads before bundle %d is analysed", i, i-2)
+			}
+			mu.Unlock()
+			close(started(i))
+		case "analysed":
+			if i+1 < len(bundles) {
+				select {
+				case <-started(i + 1):
+				case <-time.After(20 * time.Second):
+					t.Errorf("bundle %d is analysed and bundle %d not yet loading", i, i+1)
+				}
+			}
+			mu.Lock()
+			analysed[i] = true
+			mu.Unlock()
+		}
+	}
+	defer func() { unitEvent = nil }()
+	nodes, _, err := analyzeNodes(bundles, load.Options{Compact: true}, checks.All, 1, nil)
+	if err != nil || len(nodes) != len(bundles) {
+		t.Fatalf("%d nodes, error %v", len(nodes), err)
 	}
 }

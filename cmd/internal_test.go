@@ -30,6 +30,8 @@ func TestWorkerPanicExits3(t *testing.T) {
 		{"kube.parse", []string{"expect", bundle}},
 		{"trace.Sweep", []string{"analyze", bundle, "-o", "json"}},
 		{"trace.Sweep", []string{"analyze", bundle, "-o", "table", "--only", "service-unreachable"}},
+		{"analyze.units", []string{"analyze", bundle, bundle, "-o", "json"}},
+		{"analyze.nodes", []string{"analyze", bundle, bundle, "-o", "json"}},
 	} {
 		t.Run(tc.pool+" "+strings.Join(tc.args[2:], " "), func(t *testing.T) {
 			fault.TestHook = func(pool string) {

@@ -63,8 +63,18 @@ func (n *FleetNode) Mode() (mode, source string) { return n.print.mode, n.print.
 // prints (one node), it does not. The returned node holds no reference to
 // the snapshot, its views or its dumps. It is safe to call concurrently.
 func AnalyzeNode(s *model.Snapshot, checks []*Check, prints *Prints) *FleetNode {
+	return AnalyzeNodeThen(s, checks, prints, nil)
+}
+
+// AnalyzeNodeThen is [AnalyzeNode], calling checked, when not nil, once
+// the node's checks ran, before its print is built (a fleet starts loading
+// its next node then).
+func AnalyzeNodeThen(s *model.Snapshot, checks []*Check, prints *Prints, checked func()) *FleetNode {
 	f := newFacts(s, checks)
 	n := &FleetNode{base: baseName(s), res: run(s, f, checks)}
+	if checked != nil {
+		checked()
+	}
 	if prints != nil {
 		n.print = prints.add(newNodePrint(s, f))
 		detach(n.res)

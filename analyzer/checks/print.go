@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/maphash"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -125,7 +126,7 @@ type printElem struct {
 // endpoint of a key, and the first entry, or the last with lastEntry (as
 // a set filled in order would).
 func uniqueElems(list []printElem, lastEntry bool) []printElem {
-	sort.SliceStable(list, func(a, b int) bool { return list[a].key < list[b].key })
+	slices.SortStableFunc(list, func(a, b printElem) int { return strings.Compare(a.key, b.key) })
 	out := list[:0]
 	for i := 0; i < len(list); i++ {
 		e := list[i]
@@ -386,7 +387,13 @@ type Prints struct {
 	mu    sync.Mutex
 	seed  maphash.Seed
 	ports map[uint64][]*portPrint
-	strs  intern.Strings
+	// strs holds the strings many ports and nodes repeat (files, paths,
+	// services, configuration); texts the keys, labels and texts of the
+	// ports, which only the prints of the same service port repeat (see
+	// [Prints.port]), byService the first print of each service port.
+	strs      intern.Strings
+	texts     intern.Arena
+	byService map[string]*portPrint
 	// byPorts and byLines hold the service ports and lines of the prints
 	// read from node reports, by fingerprint (see [Prints.ReadPrint]).
 	byPorts map[string][]*portPrint
@@ -402,7 +409,7 @@ type Prints struct {
 
 // NewPrints returns an empty store of prints.
 func NewPrints() *Prints {
-	return &Prints{seed: maphash.MakeSeed(), ports: map[uint64][]*portPrint{}, strs: intern.New(),
+	return &Prints{seed: maphash.MakeSeed(), ports: map[uint64][]*portPrint{}, strs: intern.New(), byService: map[string]*portPrint{},
 		byPorts: map[string][]*portPrint{}, byLines: map[string][][]int32{},
 		shared: shared{lines: map[uint64][][]int32{}, lineLists: map[uint64][][][]int32{}, portLists: map[uint64][][]*portPrint{},
 			fields: map[string]map[string]string{}, positions: map[string]map[string]parsers.Pos{}, anchors: map[string]map[view.Kind]model.Evidence{}}}
@@ -477,25 +484,76 @@ func (ps *Prints) port(pp *portPrint) *portPrint {
 	}
 	pp.service = ps.str(pp.service)
 	pp.protocol = ps.str(pp.protocol)
+	// The keys, labels and texts of a port are its own, but for the
+	// other prints of the same port (nodes that program it differently):
+	// they are copied into the arena, sharing those of the port's first
+	// print.
+	text := ps.texts.Str
+	if first := ps.byService[pp.service]; first != nil {
+		have := first.texts()
+		text = func(s string) string {
+			if x, ok := have[s]; ok {
+				return x
+			}
+			return ps.texts.Str(s)
+		}
+	} else {
+		ps.byService[pp.service] = pp
+	}
+	ev := func(e *model.Evidence) { e.File, e.Path, e.Text = ps.str(e.File), ps.str(e.Path), text(e.Text) }
+	evs := func(list []model.Evidence) []model.Evidence {
+		for i := range list {
+			ev(&list[i])
+		}
+		return list
+	}
 	for i := range pp.elems {
 		e := &pp.elems[i]
-		e.key, e.label = ps.str(e.key), ps.str(e.label)
-		e.evidence = ps.evs(e.evidence)
+		e.key, e.label = text(e.key), text(e.label)
+		e.evidence = evs(e.evidence)
 	}
 	pp.elems = append([]printElem(nil), pp.elems...)
-	pp.dispatch = ps.evs(pp.dispatch)
-	ps.ev(&pp.serviceEv)
+	pp.dispatch = evs(pp.dispatch)
+	ev(&pp.serviceEv)
 	for i := range pp.endpoints {
-		pp.endpoints[i].label = ps.str(pp.endpoints[i].label)
-		ps.ev(&pp.endpoints[i].ev)
+		pp.endpoints[i].label = text(pp.endpoints[i].label)
+		ev(&pp.endpoints[i].ev)
 	}
 	for _, list := range [][]famLabel{pp.expected, pp.unexpected} {
 		for i := range list {
-			list[i].label = ps.str(list[i].label)
+			list[i].label = text(list[i].label)
 		}
 	}
 	ps.ports[h] = append(ps.ports[h], pp)
 	return pp
+}
+
+// texts returns the keys, labels and texts of a port print, by value.
+func (pp *portPrint) texts() map[string]string {
+	m := map[string]string{}
+	add := func(s string) { m[s] = s }
+	addEv := func(e model.Evidence) { add(e.Text) }
+	for _, e := range pp.elems {
+		add(e.key)
+		add(e.label)
+		for _, x := range e.evidence {
+			addEv(x)
+		}
+	}
+	for _, x := range pp.dispatch {
+		addEv(x)
+	}
+	addEv(pp.serviceEv)
+	for _, x := range pp.endpoints {
+		add(x.label)
+		addEv(x.ev)
+	}
+	for _, list := range [][]famLabel{pp.expected, pp.unexpected} {
+		for _, x := range list {
+			add(x.label)
+		}
+	}
+	return m
 }
 
 // encode writes what makes two port prints equal.

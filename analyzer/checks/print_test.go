@@ -3,6 +3,7 @@ package checks
 import (
 	"path/filepath"
 	"testing"
+	"unsafe"
 
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
@@ -45,6 +46,14 @@ func TestPrintsShared(t *testing.T) {
 			own++
 			if pp.service == "shop/web:http" && x != nil && pp.elem("backend 10.244.3.4:8080") == nil {
 				t.Errorf("node-c's print of shop/web:http lacks its stale endpoint")
+			}
+			// Its own print keeps the texts it has alike with the
+			// port's first print once.
+			if x != nil && len(x.elems) > 0 {
+				e := x.elems[0]
+				if own := pp.elem(e.key); own != nil && own.label == e.label && unsafe.StringData(own.label) != unsafe.StringData(e.label) {
+					t.Errorf("%s: the label %s is kept twice", pp.service, e.label)
+				}
 			}
 		}
 	}

@@ -624,6 +624,7 @@ func (x *iptExtractor) backend(b *Backend, name string, c *iptables.Chain) (sets
 			continue
 		}
 		b.Endpoint, _ = m.TargetArg("--to-destination")
+		b.dnat = c.Rules[i]
 		if ap, ok := rd.NATDestination(m); ok {
 			b.IP, b.Port = ap.Addr(), int32(ap.Port())
 			if strings.HasPrefix(b.Endpoint, "[") {

@@ -266,6 +266,9 @@ type Backend struct {
 	// it from that rule.
 	evidence []model.Evidence
 	jump     *iptables.Rule
+	// dnat is the endpoint chain's DNAT rule (nil: the chain has none, or
+	// is missing), found as the view reads the chain.
+	dnat *iptables.Rule
 }
 
 // Evidence returns where the backend is programmed. The slice is the
@@ -278,6 +281,9 @@ func (b *Backend) Evidence() []model.Evidence {
 	}
 	out := make([]model.Evidence, 1, 2)
 	out[0] = model.RuleEvidence(b.jump)
+	if b.dnat != nil {
+		return append(out, model.RuleEvidence(b.dnat))
+	}
 	if sep := b.jump.Chain.Table.Dump.Chain("nat", b.jump.Target()); sep != nil {
 		if r := dnatRule(sep); r != nil {
 			out = append(out, model.RuleEvidence(r))

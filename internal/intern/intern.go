@@ -2,7 +2,10 @@
 // names and paths that every node of a fleet repeats.
 package intern
 
-import "strings"
+import (
+	"strings"
+	"unsafe"
+)
 
 // Strings holds one copy of each string stored. The zero value is not
 // usable: make it with [New].
@@ -23,4 +26,33 @@ func (m Strings) Str(s string) string {
 	s = strings.Clone(s)
 	m[s] = s
 	return s
+}
+
+// arenaBlock is the size of an [Arena]'s blocks.
+const arenaBlock = 8 << 10
+
+// An Arena copies strings into large blocks of bytes: a copy costs its
+// bytes only, not an allocation of its own, and the collector has no
+// pointer to follow in a block. A block stays alive while any string of
+// it is: keep in one arena strings that live as long as each other. The
+// zero value is ready to use.
+type Arena struct {
+	buf []byte
+}
+
+// Str returns a copy of s in the arena.
+func (a *Arena) Str(s string) string {
+	if s == "" {
+		return ""
+	}
+	if len(s) > arenaBlock/8 {
+		return strings.Clone(s)
+	}
+	if len(a.buf)+len(s) > cap(a.buf) {
+		a.buf = make([]byte, 0, arenaBlock)
+	}
+	n := len(a.buf)
+	a.buf = append(a.buf, s...)
+	// The bytes up to len(a.buf) are never written again.
+	return unsafe.String(&a.buf[n], len(s))
 }

@@ -23,3 +23,29 @@ func TestStr(t *testing.T) {
 		t.Errorf("the empty string is stored (%d strings)", len(m))
 	}
 }
+
+func TestArena(t *testing.T) {
+	var a Arena
+	big := "node-a/iptables-save.txt"
+	x := a.Str(big[:6])
+	if x != "node-a" || unsafe.StringData(x) == unsafe.StringData(big) {
+		t.Fatalf("Str = %q, sharing the larger string's memory: %v", x, unsafe.StringData(x) == unsafe.StringData(big))
+	}
+	var all []string
+	for i := 0; i < 3*arenaBlock/10; i++ {
+		s := string(rune('a'+i%26)) + "0123456789"[:i%10]
+		all = append(all, a.Str(s))
+		if all[i] != s {
+			t.Fatalf("Str(%q) = %q", s, all[i])
+		}
+	}
+	for i, s := range all {
+		if want := string(rune('a'+i%26)) + "0123456789"[:i%10]; s != want {
+			t.Fatalf("string %d changed to %q, want %q", i, s, want)
+		}
+	}
+	long := string(make([]byte, arenaBlock))
+	if a.Str(long) != long || a.Str("") != "" {
+		t.Error("long or empty strings are not copied as they are")
+	}
+}
