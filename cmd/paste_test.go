@@ -1,8 +1,6 @@
 package cmd
 
 import (
-	"bytes"
-	"os"
 	"testing"
 
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
@@ -24,16 +22,5 @@ func TestAnalyzeNFTCutShort(t *testing.T) {
 	if code != 0 {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
-	got := []byte(stdout)
-	want, _ := os.ReadFile(golden)
-	if bytes.Equal(got, want) {
-		return
-	}
-	if *parsetest.Update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("%s differs (run go test -update to accept):\n%s", golden, parsetest.Diff(want, got))
+	parsetest.GoldenFile(t, golden, []byte(stdout))
 }

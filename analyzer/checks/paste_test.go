@@ -1,7 +1,6 @@
 package checks_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -208,19 +207,7 @@ func TestPasteGolden(t *testing.T) {
 					paths = append(paths, b+"/node/ipset-save.txt")
 				}
 			}
-			got := pasteSummary(t, file, paths)
-			golden := strings.TrimSuffix(file, ".txt") + ".golden"
-			want, _ := os.ReadFile(golden)
-			if bytes.Equal(want, got) {
-				return
-			}
-			if *parsetest.Update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			t.Errorf("%s differs (run go test -update to accept):\n%s", golden, parsetest.Diff(want, got))
+			parsetest.GoldenFile(t, strings.TrimSuffix(file, ".txt")+".golden", pasteSummary(t, file, paths))
 		})
 	}
 }
