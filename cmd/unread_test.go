@@ -151,6 +151,8 @@ func TestUnreadInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	journal := "Dec 04 09:12:01 node-7 kube-proxy[2211]: I1204 09:12:01.123456    2211 server_linux.go:185] \"Using ipvs Proxier\"\n" +
+		"Dec 04 09:12:02 node-7 kube-proxy[2211]: E1204 09:12:02.223456    2211 proxier.go:1520] \"Failed to execute iptables-restore\" err=\"exit status 1 (iptables-restore: line 7 failed\\n)\"\n"
 	comments := strings.Repeat("# a note pasted above the dump, longer than the head that is looked at\n", 1200)
 	for _, tc := range []struct {
 		name           string
@@ -171,6 +173,10 @@ func TestUnreadInputs(t *testing.T) {
 			stdout: `svc.txt was not read: kind not recognised: a kubectl table holds no objects; export them with kubectl get -o yaml`},
 		{name: "kubectl describe service named", args: []string{mini, writeTemp(t, "svc.txt", "$ kubectl describe svc -n shop cart\nName:              cart\nNamespace:         shop\nIP:                10.96.44.12\nEndpoints:         10.244.1.5:8080\n")},
 			stdout: `svc.txt was not read: kind not recognised: kubectl describe output holds no objects; export them with kubectl get -o yaml`},
+		{name: "a log alone: the mode it logs, and the dump of that mode is asked for", args: []string{writeTemp(t, "journal.txt", journal)},
+			code: 1, stdout: `"modeSource": "logged by kube-proxy (\"Using ipvs Proxier\" at `},
+		{name: "a log alone asks for the dump of the mode it logs", args: []string{writeTemp(t, "journal.txt", journal)},
+			code: 1, stdout: `"command": "ipvsadm -Sn > ipvsadm-save.txt;`},
 		{name: "invalid UTF-8 named", args: []string{mini, writeTemp(t, "x.txt", "\xff\xfd\xfa garbage\n")}, stdout: `x.txt was not read: not text: invalid UTF-8`},
 		{name: "only an empty file", args: []string{writeTemp(t, "iptables-save.txt", "")}, code: 2, stderr: "nothing in these inputs is kube-proxy data: "},
 		{name: "only a binary file", args: []string{writeTemp(t, "x.bin", "\x00\x00")}, code: 2, stderr: "x.bin is of no kind proxyscan reads"},

@@ -124,6 +124,11 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 	for _, r := range reasons {
 		c.Gaps = append(c.Gaps, strings.Join(skipped[r], ", ")+" did not run: "+r)
 	}
+	// A mode the inputs establish whose data plane no input holds: the
+	// checks that did not run for want of other inputs need it too.
+	if len(c.Gaps) > 0 && !f.res.ModeAssumed() && !f.res.Captured(model.IPv4) && !f.res.Captured(model.IPv6) {
+		need(dataPlaneNeeds[mode])
+	}
 	if f.tracer != nil && f.tracer.limit != nil {
 		c.Gaps = append(c.Gaps, "service-unreachable: service ports not checked: "+f.tracer.limit.Error())
 	}

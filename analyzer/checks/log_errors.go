@@ -2,7 +2,6 @@ package checks
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
@@ -39,25 +38,6 @@ func logEvidence(ms []klog.Finding, n int) []model.Evidence {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
-}
-
-// reProxier matches kube-proxy's start-up line naming the proxier it runs
-// ("Using ipvs Proxier", "Using iptables Proxier." before 1.21).
-var reProxier = regexp.MustCompile(`^Using (iptables|ipvs|nftables|userspace|kernelspace) Proxier\.?$`)
-
-// loggedMode returns the proxy mode kube-proxy's last start-up line in the
-// logs names, with its entry, or "".
-func loggedMode(s *model.Snapshot) (string, *klog.Entry) {
-	var mode string
-	var at *klog.Entry
-	for _, l := range s.Logs {
-		for _, e := range l.Entries {
-			if m := reProxier.FindStringSubmatch(e.Message); m != nil {
-				mode, at = m[1], e
-			}
-		}
-	}
-	return mode, at
 }
 
 // syncFailurePatterns are the log patterns of failed rule syncs, which

@@ -45,7 +45,7 @@ func runModeMismatch(p *Pass) {
 	if s.Config != nil {
 		configured = s.Config.EffectiveMode()
 	}
-	logged, entry := loggedMode(s)
+	logged, entry := resolve.LoggedMode(s)
 	if configured == "" && len(programmed) < 2 {
 		p.Skip("no kube-proxy configuration, and the data plane shows one mode at most")
 		return

@@ -109,6 +109,7 @@ func Resolve(s *model.Snapshot, o Options) *Resolution {
 		r.Version = model.Version{Version: kpversion.Newest, Source: "assumed: newest supported"}
 	}
 	r.Programmed = programmedModes(s)
+	logged, loggedSource := loggedProxyMode(s)
 	switch {
 	case o.Mode != "":
 		r.Mode, r.ModeOrigin, r.ModeSource = o.Mode, Given, "--mode flag"
@@ -126,11 +127,13 @@ func Resolve(s *model.Snapshot, o Options) *Resolution {
 	case len(r.Programmed) == 0 && iptablesSkeleton(s) != "":
 		r.Mode, r.ModeOrigin, r.ModeSource = model.ModeIPTables, Inferred,
 			"inferred from the data plane: kube-proxy's iptables-mode chains, without a Service (nat "+kpnames.KubeServices+" in "+iptablesSkeleton(s)+")"
+	case logged != "":
+		r.Mode, r.ModeOrigin, r.ModeSource = logged, Inferred, loggedSource
 	default:
 		r.Mode, r.ModeOrigin, r.ModeSource = model.ModeIPTables, Assumed, "assumed (kube-proxy's default)"
 	}
 	r.dumps = selectDumps(s)
-	if r.ModeOrigin == Inferred && r.Mode == model.ModeNFTables && !Enabled(NFTablesMode, r.Version.Version, ConfiguredGates(s)) {
+	if r.ModeOrigin == Inferred && len(r.Programmed) > 0 && r.Mode == model.ModeNFTables && !Enabled(NFTablesMode, r.Version.Version, ConfiguredGates(s)) {
 		r.ImpliedGates = map[string]string{behaviours[NFTablesMode].gate: fmt.Sprintf(
 			"kube-proxy %s has the nftables mode only with this gate, and the data plane holds nftables-mode rules", r.Version.MinorString())}
 	}

@@ -2,6 +2,7 @@ package resolve_test
 
 import (
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,6 +24,22 @@ func copyWithout(t *testing.T, dir string, drop func(rel, content string) bool) 
 	t.Helper()
 	out := t.TempDir()
 	parsetest.CopyTree(t, dir, out, func(rel string, data []byte) bool { return !drop(rel, string(data)) })
+	return out
+}
+
+// withLog copies dir with a kube-proxy log whose start-up line (line 2)
+// says msg.
+func withLog(t *testing.T, dir, msg string) string {
+	t.Helper()
+	out := copyWithout(t, dir, func(string, string) bool { return false })
+	log := "I1204 09:12:00.000001       1 server.go:100] \"Starting kube-proxy\"\n" +
+		"I1204 09:12:01.123456       1 server_linux.go:185] \"" + msg + "\" ipFamily=\"IPv4\"\n"
+	if err := os.MkdirAll(filepath.Join(out, "kube-proxy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "kube-proxy", "kube-proxy.log"), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 
@@ -83,6 +100,24 @@ func TestMode(t *testing.T) {
 			return copyWithout(t, bundle(t, "nftables-healthy"), only("cluster/cluster.yaml"))
 		},
 			mode: model.ModeIPTables, origin: resolve.Assumed, source: "assumed (kube-proxy's default)"},
+		{name: "no data plane and no configuration, kube-proxy's log", path: func(t *testing.T) string {
+			return withLog(t, copyWithout(t, bundle(t, "nftables-healthy"), only("cluster/cluster.yaml")), "Using ipvs Proxier")
+		},
+			mode: model.ModeIPVS, origin: resolve.Inferred, source: `logged by kube-proxy ("Using ipvs Proxier" at kube-proxy/kube-proxy.log:2)`},
+		{name: "the log of a mode the resolver does not know", path: func(t *testing.T) string {
+			return withLog(t, copyWithout(t, bundle(t, "nftables-healthy"), only("cluster/cluster.yaml")), "Using userspace Proxier")
+		},
+			mode: model.ModeIPTables, origin: resolve.Assumed, source: "assumed (kube-proxy's default)"},
+		{name: "the data plane wins over the log", path: func(t *testing.T) string {
+			return withLog(t, copyWithout(t, bundle(t, "nftables-healthy"), noConfig), "Using iptables Proxier")
+		},
+			mode: model.ModeNFTables, origin: resolve.Inferred, source: "inferred from the data plane",
+			programmed: []string{model.ModeNFTables}, families: []model.Family{model.IPv4, model.IPv6}},
+		{name: "the configuration wins over the log", path: func(t *testing.T) string {
+			return withLog(t, bundle(t, "nftables-healthy"), "Using iptables Proxier")
+		},
+			mode: model.ModeNFTables, origin: resolve.Configured, source: "configured in kube-proxy/config.yaml",
+			programmed: []string{model.ModeNFTables}, families: []model.Family{model.IPv4, model.IPv6}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := resolve.Resolve(loadOne(t, tc.path(t)), tc.opts)
