@@ -270,7 +270,8 @@ var syncFailures = &Check{
 		"(iptables and ipvs modes), `..._iptables_partial_restore_failures_total` (1.26+, a partial sync that fell " +
 		"back to a full one), `..._nftables_sync_failures_total`; and logs them (\"Failed to execute " +
 		"iptables-restore\", \"Sync failed\", xtables lock timeouts, nftables transaction errors). The counters are " +
-		"cumulative since kube-proxy started.",
+		"cumulative since kube-proxy started. A \"Sync failed\" line that follows a failure of a named kind is " +
+		"reported with it, not on its own.",
 	Why: "A failed sync leaves the previous rules in place until the retry after `syncPeriod`; repeated failures " +
 		"freeze the data plane. The usual causes are another program holding the xtables lock, an iptables backend " +
 		"mismatch between kube-proxy's image and the node, a missing kernel module, or something deleting " +
@@ -327,9 +328,21 @@ func runSyncFailures(p *Pass) {
 		var order []string
 		by := map[string][]int{}
 		ms := l.Matches()
+		// "Sync failed" (sync-failed) is what kube-proxy logs after any
+		// failed sync: one that follows the failure of a named kind is
+		// part of that failure's finding (one cause, one finding).
+		last := "" // the pattern of the last failure of a named kind
+		followers := map[string][]int{}
 		for i, m := range ms {
 			if !contains(syncFailurePatterns, m.Pattern.ID) {
 				continue
+			}
+			if m.Pattern.ID == "sync-failed" && last != "" {
+				followers[last] = append(followers[last], i)
+				continue
+			}
+			if m.Pattern.ID != "sync-failed" {
+				last = m.Pattern.ID
 			}
 			if by[m.Pattern.ID] == nil {
 				order = append(order, m.Pattern.ID)
@@ -363,6 +376,18 @@ func runSyncFailures(p *Pass) {
 				}
 				f.Evidence = append(f.Evidence, model.EvidenceAt(c.Pos, c.Line))
 				f.Advice = c.Cause.Advice
+			}
+			if fl := followers[id]; len(fl) > 0 {
+				var after []klog.Finding
+				for _, i := range fl {
+					after = append(after, ms[i])
+				}
+				what := "once"
+				if len(after) > 1 {
+					what = fmt.Sprintf("%d times", len(after))
+				}
+				f.Message += fmt.Sprintf("; kube-proxy then logged \"Sync failed\" %s and retries", what)
+				f.Evidence = append(f.Evidence, logEvidence(after, 2)...)
 			}
 			p.Report(f)
 		}
