@@ -728,24 +728,12 @@ func (w *nftWalk) addEnd(out []chainEnd, e chainEnd) []chainEnd {
 	if len(out) > 0 {
 		return append(out, e)
 	}
-	if len(w.ends) == cap(w.ends) {
-		w.ends = make([]chainEnd, 0, 64)
-	}
-	w.ends = append(w.ends, e)
-	n := len(w.ends)
-	return w.ends[n-1 : n : n]
+	return carveOne(&w.ends, e)
 }
 
 // endBuf returns an empty slice of capacity n carved from the walk's
 // arena of ends (appending past n copies it out).
-func (w *nftWalk) endBuf(n int) []chainEnd {
-	if cap(w.ends)-len(w.ends) < n {
-		w.ends = make([]chainEnd, 0, max(64, n))
-	}
-	i := len(w.ends)
-	w.ends = w.ends[:i+n]
-	return w.ends[i : i : i+n]
-}
+func (w *nftWalk) endBuf(n int) []chainEnd { return carve(&w.ends, n) }
 
 // catEnds appends the ends of more to out (taking more itself when out is
 // empty: nothing else holds it).

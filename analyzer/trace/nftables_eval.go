@@ -132,23 +132,28 @@ func (w *nftWalk) evalRule(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule)
 
 // nvals returns an empty slice of capacity n carved from the walk's
 // arena (the values of a concatenation, read during the walk only).
-func (w *nftWalk) nvals(n int) []nval {
-	if cap(w.vals)-len(w.vals) < n {
-		w.vals = make([]nval, 0, max(64, n))
-	}
-	k := len(w.vals)
-	w.vals = w.vals[:k+n]
-	return w.vals[k : k : k+n]
-}
+func (w *nftWalk) nvals(n int) []nval { return carve(&w.vals, n) }
 
 // out1 returns o as a slice of one, carved from the walk's arena.
-func (w *nftWalk) out1(o ruleOut) []ruleOut {
-	if len(w.outs) == cap(w.outs) {
-		w.outs = make([]ruleOut, 0, 64)
+func (w *nftWalk) out1(o ruleOut) []ruleOut { return carveOne(&w.outs, o) }
+
+// carve returns an empty slice of capacity n carved from the end of
+// *arena, starting a new chunk when it has less room: appending to the
+// slice past n copies it out, and never writes over its neighbours.
+func carve[T any](arena *[]T, n int) []T {
+	if cap(*arena)-len(*arena) < n {
+		*arena = make([]T, 0, max(64, n))
 	}
-	w.outs = append(w.outs, o)
-	n := len(w.outs)
-	return w.outs[n-1 : n : n]
+	i := len(*arena)
+	*arena = (*arena)[:i+n]
+	return (*arena)[i : i : i+n]
+}
+
+// carveOne returns v as a slice of one carved from *arena.
+func carveOne[T any](arena *[]T, v T) []T {
+	s := carve(arena, 1)[:1]
+	s[0] = v
+	return s
 }
 
 // step records rule r as met by st.
@@ -167,14 +172,7 @@ func (w *nftWalk) step(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule, not
 
 // one1 returns b as a slice of one, carved from the walk's arena (the
 // slices are never appended to in place: their capacity is their length).
-func (w *nftWalk) one1(b branch) []branch {
-	if len(w.arena) == cap(w.arena) {
-		w.arena = make([]branch, 0, 64)
-	}
-	w.arena = append(w.arena, b)
-	n := len(w.arena)
-	return w.arena[n-1 : n : n]
-}
+func (w *nftWalk) one1(b branch) []branch { return carveOne(&w.arena, b) }
 
 func (w *nftWalk) passed(st *nftState) []branch { return w.one1(branch{st: st, pass: true}) }
 func (w *nftWalk) ended(st *nftState, kind int) []branch {
