@@ -441,22 +441,20 @@ func (rd *Meanings) Dst32(m *Meaning) netip.Addr {
 
 // First returns the first deterministic match of m of the given kind.
 func (rd *Meanings) First(m *Meaning, kind MatchKind) (*Match, bool) {
-	det := rd.Det(m)
-	for i := range det {
-		if det[i].Kind == kind {
-			return &det[i], true
-		}
-	}
-	return nil, false
+	return firstOfKind(rd.Det(m), kind)
 }
 
 // FirstFork returns the first statistic or recent match of m of the
 // given kind.
 func (rd *Meanings) FirstFork(m *Meaning, kind MatchKind) (*Match, bool) {
-	fork := rd.Fork(m)
-	for i := range fork {
-		if fork[i].Kind == kind {
-			return &fork[i], true
+	return firstOfKind(rd.Fork(m), kind)
+}
+
+// firstOfKind returns the first of ms of the given kind.
+func firstOfKind(ms []Match, kind MatchKind) (*Match, bool) {
+	for i := range ms {
+		if ms[i].Kind == kind {
+			return &ms[i], true
 		}
 	}
 	return nil, false
