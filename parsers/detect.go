@@ -95,7 +95,7 @@ var detectors = []detector{
 			!bytes.Contains(h, []byte(`"KubeProxyConfiguration"`))
 	}},
 	// kubectl describe configmap (its data may hold a KubeProxyConfiguration).
-	{KindKube, func(h []byte) bool { return reDescribeHead.Match(h) && reDescribeData.Match(h) }},
+	{KindKube, func(h []byte) bool { return KubectlDescribed(h) && DescribedData(h) }},
 	{KindKubeProxyConfig, func(h []byte) bool {
 		if jsonObjectWithKey(h, `"apiVersion"`) {
 			return bytes.Contains(h, []byte(`"KubeProxyConfiguration"`))
@@ -194,3 +194,11 @@ func isCmdline(h []byte) bool {
 	return bytes.HasSuffix(first, []byte("kube-proxy")) || bytes.HasPrefix(t, []byte("--")) && bytes.Contains(t, []byte("--proxy-mode")) ||
 		bytes.HasPrefix(t, []byte("--")) && bytes.Contains(t, []byte("--config"))
 }
+
+// KubectlDescribed reports whether head holds the header kubectl describe
+// prints of an object (a Name line, then its Namespace).
+func KubectlDescribed(head []byte) bool { return reDescribeHead.Match(head) }
+
+// DescribedData reports whether head holds the Data section kubectl
+// describe prints of a ConfigMap.
+func DescribedData(head []byte) bool { return reDescribeData.Match(head) }

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -113,15 +112,11 @@ func unreadReason(head []byte, size int64) string {
 	if !utf8.Valid(trimRune(head)) {
 		return "not text: invalid UTF-8 in the first bytes"
 	}
-	if reDescribed.Match(head) {
+	if parsers.KubectlDescribed(head) {
 		return "kind not recognised: kubectl describe output holds no objects; export them with kubectl get -o yaml"
 	}
 	return "kind not recognised"
 }
-
-// reDescribed finds the header of kubectl describe output (of a kind other
-// than ConfigMap, which is read).
-var reDescribed = regexp.MustCompile(`(?m)^Name:[ \t]+\S+[ \t]*\r?\nNamespace:[ \t]+\S+`)
 
 // trimRune drops a rune cut at the end of a head.
 func trimRune(b []byte) []byte {

@@ -36,11 +36,7 @@ import (
 //
 // each data key followed by a line of four dashes and its value as it is,
 // the keys sorted. Support tickets often carry it rather than an export.
-var (
-	reDescribeHead = regexp.MustCompile(`(?m)^Name:[ \t]+\S+[ \t]*\r?\nNamespace:[ \t]+\S+`)
-	reDescribeData = regexp.MustCompile(`(?m)^Data[ \t]*\r?\n====[ \t]*\r?$`)
-	reDescribeKey  = regexp.MustCompile(`^[-._A-Za-z0-9]+:$`)
-)
+var reDescribeKey = regexp.MustCompile(`^[-._A-Za-z0-9]+:$`)
 
 // maxDescribe bounds the `kubectl describe` output read: ConfigMaps hold at
 // most 1 MiB of data.
@@ -51,7 +47,7 @@ const maxDescribe = 4 << 20
 // section.
 func IsDescribe(head []byte) bool {
 	return bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n\ufeff"), []byte("Name:")) &&
-		reDescribeHead.Match(head) && reDescribeData.Match(head)
+		parsers.KubectlDescribed(head) && parsers.DescribedData(head)
 }
 
 // mayBeDescribe reports whether t, the start of a file after white space,
