@@ -183,6 +183,9 @@ func TestUnreadInputs(t *testing.T) {
 		{name: "UTF-16LE with BOM", args: []string{writeTemp(t, "d16.txt", utf16Text(string(dump), false, true))}, stdout: `"encoding": "UTF-16LE"`},
 		{name: "UTF-16LE read as a dump", args: []string{writeTemp(t, "d16.txt", utf16Text(string(dump), false, false))}, stdout: `"kind": "iptables-save"`},
 		{name: "UTF-16BE without BOM", args: []string{writeTemp(t, "d16.txt", utf16Text(string(dump), true, false))}, stdout: `"encoding": "UTF-16BE"`},
+		{name: "gzip-compressed dump", args: []string{writeTemp(t, "iptables-save.txt.gz", gzipText(t, string(dump)))}, stdout: `"note": "decompressed from gzip",
+      "compression": "gzip"`},
+		{name: "gzip-compressed dump read as a dump", args: []string{writeTemp(t, "iptables-save.txt.gz", gzipText(t, string(dump)))}, stdout: `"kind": "iptables-save"`},
 		{name: "comments past the head", args: []string{writeTemp(t, "commented.txt", comments+string(dump))}, stdout: `"kind": "iptables-save"`},
 		{name: "comments past the head of an archive member", args: []string{packDir(t, changedBundle(t, "iptables-mini", map[string]string{"node/iptables-save.txt": comments + string(dump)}), "tgz"), "--fail-on", "inconclusive"},
 			stdout: `"verdict": "ok"`},
@@ -383,4 +386,19 @@ func TestRefusedValuesRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gzipText returns s compressed with gzip, as `iptables-save | gzip`
+// writes it.
+func gzipText(t *testing.T, s string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
 }

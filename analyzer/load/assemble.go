@@ -136,7 +136,7 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 
 func (b *builder) add(r parsed) {
 	in := model.Input{Path: r.f.name, Kind: r.kind, Bytes: r.size, Bundle: r.f.group, Note: r.note,
-		Skipped: parsers.Ranges(r.notes, true), Changed: parsers.Ranges(r.notes, false), Encoding: r.f.decoded}
+		Skipped: parsers.Ranges(r.notes, true), Changed: parsers.Ranges(r.notes, false), Encoding: r.f.decoded, Compression: r.f.compressed}
 	switch v := r.value.(type) {
 	case *kube.Objects:
 		in.Partial = v.Partial
@@ -255,6 +255,12 @@ func (b *builder) add(r parsed) {
 		default:
 			in.Note = "recognised as " + string(r.kind) + " but not analysed"
 		}
+	}
+	if in.Compression != "" {
+		if in.Note != "" {
+			in.Note += "; "
+		}
+		in.Note += compressedNote(in.Compression)
 	}
 	if in.Encoding != "" {
 		if in.Note != "" {

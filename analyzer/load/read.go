@@ -85,6 +85,9 @@ type file struct {
 	skipped bool
 	// decoded names the encoding the file was decoded from (UTF-16).
 	decoded string
+	// compressed names the compression (gzip, xz) of a single compressed
+	// file, read decompressed (see compressedFile).
+	compressed string
 	// sum is the hex SHA-256 of an archive member, computed as it was
 	// read (files on disk are hashed when a manifest lists them).
 	sum string
@@ -354,6 +357,13 @@ func (rd *reader) path(p string) ([]file, error) {
 	}
 	if IsNodeReport(head) {
 		return nil, inputErrorf("%s is a node report: it is merged with bundles and other node reports, not read with loose dump files (give the bundles, or the dumps of one node)", p)
+	}
+	if cf, ok, err := rd.compressedFile(p, "", p, head); ok {
+		if err != nil {
+			return nil, err
+		}
+		cf.named = true
+		return []file{cf}, nil
 	}
 	if format := archiveFormat(head); format != "" {
 		// Read from the file as it is decompressed, never held whole.
@@ -784,6 +794,12 @@ func (rd *reader) dir(dir string) ([]file, error) {
 		}
 		if IsNodeReport(head) {
 			return nil // an analysis, not a dump
+		}
+		if cf, ok, err := rd.compressedFile(f.name, dir, p, head); ok {
+			if err == nil {
+				out = append(out, cf)
+			}
+			return err
 		}
 		rd.read += info.Size()
 		out = append(out, f)

@@ -120,10 +120,15 @@ func isBundleDir(dir string) bool {
 }
 
 // unitFile reports whether a file is a unit of its own: an archive
-// proxyscan reads (or refuses by name), or a node report.
+// proxyscan reads (or refuses by name), or a node report. A single
+// compressed file (a dump or an export compressed alone) is not: it is
+// read with the other files of its node.
 func unitFile(p string) bool {
 	head := fileHead(p, 512)
-	return archiveFormat(head) != "" || IsNodeReport(head)
+	if archiveFormat(head) != "" {
+		return !isCompressedFile(p, head)
+	}
+	return IsNodeReport(head)
 }
 
 // fileHead returns the first n bytes of a file (fewer when it is shorter

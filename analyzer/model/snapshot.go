@@ -134,6 +134,10 @@ type Input struct {
 	// Encoding names the encoding a file was decoded from ("UTF-16LE")
 	// when it was not UTF-8.
 	Encoding string `json:"encoding,omitempty"`
+	// Compression names the compression ("gzip", "xz") of a file given
+	// compressed alone (iptables-save.txt.gz), read decompressed: its
+	// Bytes and lines are those of the decompressed text.
+	Compression string `json:"compression,omitempty"`
 }
 
 // Node describes the node of a snapshot.
