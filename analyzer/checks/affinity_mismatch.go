@@ -30,6 +30,10 @@ func runAffinityMismatch(p *Pass) {
 				if len(d.Backends) == 0 {
 					continue
 				}
+				if d.AffinityUnknown {
+					p.Note("session affinity of the virtual servers not checked: %s", d.Hidden)
+					continue
+				}
 				f := Finding{Service: sp.String(), Protocol: string(sp.Protocol)}
 				absence := false // what the finding says rests on rules the dump lacks
 				switch {

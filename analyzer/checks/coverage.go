@@ -6,6 +6,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/ipvs"
 )
 
 // Coverage says whether a run checked what matters for the node's proxy
@@ -145,6 +146,10 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 		c.Gaps = append(c.Gaps, gaps...)
 		need(dataPlaneNeeds[mode])
 	}
+	if gap := hiddenListingGap(f); gap != "" {
+		c.Gaps = append(c.Gaps, gap)
+		need(settingsIPVSNeed)
+	}
 	if gaps, ipvsTable := partialGaps(f); len(gaps) > 0 {
 		c.Gaps = append(c.Gaps, gaps...)
 		if ipvsTable {
@@ -241,6 +246,35 @@ func ipvsGaps(f *facts, res *Result, chosen map[string]bool) []string {
 		}
 	}
 	return out
+}
+
+// settingsIPVSNeed is how to get the IPVS table with what kube-proxy sets
+// on its virtual servers when the listing given hides it.
+var settingsIPVSNeed = InputNeed{"the node's IPVS table with its schedulers and weights (ipvsadm -Ln without --stats, --rate or --thresholds)",
+	"ipvsadm -Sn > ipvsadm-save.txt (on the node, as root)"}
+
+// hiddenListingGap is the coverage gap of an IPVS table read from a
+// listing that does not print the schedulers, persistence or weights
+// (ipvsadm -Ln --stats, --rate, --thresholds): the checks of those
+// skipped its virtual servers.
+func hiddenListingGap(f *facts) string {
+	t := f.res.IPVSTable()
+	if f.res.Mode != model.ModeIPVS || t == nil || t.Form != ipvs.FormList {
+		return ""
+	}
+	hidden := t.Columns.Hidden()
+	if hidden == "" {
+		return ""
+	}
+	what := "scheduler, session affinity and weights"
+	if t.Columns.ShowsScheduler() {
+		what = "weights"
+	}
+	name := t.HeaderPos.File
+	if name == "" && len(t.Services) > 0 {
+		name = t.Services[0].Pos.File
+	}
+	return fmt.Sprintf("%s is an ipvsadm -Ln %s listing, which prints %s: the virtual servers' %s were not checked", name, t.Columns.Option(), hidden, what)
 }
 
 // skippedFor returns the input whose absence a skip reason states.

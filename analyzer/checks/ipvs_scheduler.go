@@ -141,10 +141,17 @@ func runIPVSSchedulerMismatch(p *Pass) {
 	}
 	want := configuredScheduler(p.Snap.Config)
 	by := map[string][]*ipvs.Service{}
+	var unknown []*ipvs.Service
 	for _, s := range t.Services {
-		if s.FWMark == 0 && s.SchedName != want {
+		switch {
+		case !s.SchedulerKnown():
+			unknown = append(unknown, s)
+		case s.FWMark == 0 && s.SchedName != want:
 			by[s.SchedName] = append(by[s.SchedName], s)
 		}
+	}
+	if len(unknown) > 0 {
+		p.Note("scheduler of %s not checked: ipvsadm -Ln %s prints %s", plural(len(unknown), "virtual server"), unknown[0].Listed.Option(), unknown[0].Listed.Hidden())
 	}
 	// The Service port each virtual server belongs to, from the views
 	// (their dispatches are the virtual servers).

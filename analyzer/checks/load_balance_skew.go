@@ -47,6 +47,9 @@ func runLoadBalanceSkew(p *Pass) {
 					// endpoint-stale report the chain.
 					continue
 				}
+				if u.d.Hidden != "" {
+					p.Note("weights of the virtual servers not checked: %s", u.d.Hidden)
+				}
 				d, tr := tracedDispatch(p, v, u)
 				msg := skewMessage(d)
 				if msg == "" {
@@ -282,7 +285,7 @@ func skewMessage(d *view.Dispatch) string {
 			unreachable = true
 			continue
 		}
-		if b.Weight != 1 {
+		if b.Weight != 1 && b.Weight != view.WeightUnknown {
 			weights = true
 		}
 		if b.Share >= 0 {

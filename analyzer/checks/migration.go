@@ -85,7 +85,7 @@ func migration(f *facts) *Migration {
 		sched := configuredScheduler(c)
 		schedulers := map[string][]string{}
 		for _, svc := range t.Services {
-			if svc.SchedName != "rr" {
+			if svc.SchedulerKnown() && svc.SchedName != "rr" {
 				schedulers[svc.SchedName] = append(schedulers[svc.SchedName], svc.String())
 			}
 		}
@@ -120,7 +120,7 @@ func migration(f *facts) *Migration {
 								gEv = append(gEv, b.Evidence()...)
 							}
 							graceful[name] = true
-						case b.Weight != 1:
+						case b.Weight != 1 && b.Weight != view.WeightUnknown:
 							if !weights[name] && len(wEv) < 3 {
 								wEv = append(wEv, b.Evidence()...)
 							}

@@ -317,7 +317,9 @@ func compareVirtualServers(exp, act *Dataplane, inFam map[model.Family]bool, at 
 				}
 				continue
 			}
-			if es, as := virtualServerSettings(e), virtualServerSettings(a); es != as {
+			// A listing that prints no scheduler or weights (ipvsadm -Ln
+			// --stats) says nothing of them: they are not compared.
+			if es, as := virtualServerSettings(e), virtualServerSettings(a); a.SchedulerKnown() && es != as {
 				out = append(out, diff(VirtualServerDiffers, a, nil, as+"; expected "+es))
 			}
 			out = append(out, compareRealServers(e, a, diff)...)
@@ -350,7 +352,7 @@ func compareRealServers(e, a *ipvs.Service, diff func(DiffKind, *ipvs.Service, *
 			continue
 		}
 		var notes []string
-		if ad.Weight != d.Weight {
+		if a.WeightsKnown() && ad.Weight != d.Weight {
 			n := fmt.Sprintf("weight %d, expected %d", ad.Weight, d.Weight)
 			if ad.Weight == 0 {
 				n += " (weight 0: being removed gracefully while connections drain)"
@@ -369,7 +371,7 @@ func compareRealServers(e, a *ipvs.Service, diff func(DiffKind, *ipvs.Service, *
 			continue
 		}
 		note := ""
-		if d.Weight == 0 {
+		if d.Weight == 0 && a.WeightsKnown() {
 			note = "weight 0: a removed endpoint draining its connections (graceful termination)"
 		}
 		out = append(out, diff(ExtraRealServer, a, d, note))

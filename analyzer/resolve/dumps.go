@@ -63,12 +63,22 @@ func (r *Resolution) IPTablesOf(mode string, f model.Family) *iptables.Dump {
 
 // IPVSTable returns the IPVS table views read: the listing (ipvsadm -Ln,
 // which shows connection counts) with the most virtual servers, else the
-// save form (-Sn).
+// save form (-Sn). A listing that does not print the schedulers or the
+// weights (ipvsadm -Ln --stats) is read only when there is no save form.
 func (r *Resolution) IPVSTable() *ipvs.Dump {
-	if r.dumps.ipvsList != nil {
-		return r.dumps.ipvsList
+	if l := r.dumps.ipvsList; l != nil && (l.Columns.Hidden() == "" || r.dumps.ipvsSave == nil) {
+		return l
 	}
-	return r.dumps.ipvsSave
+	if r.dumps.ipvsSave != nil {
+		return r.dumps.ipvsSave
+	}
+	return r.dumps.ipvsList
+}
+
+// listScore ranks IPVS listings: those that print every setting
+// kube-proxy makes first, then by their virtual servers.
+func listScore(d *ipvs.Dump) [2]int {
+	return [2]int{boolInt(d.Columns.Hidden() == ""), len(d.Services)}
 }
 
 // IPVSSaved returns the IPVS table in the form ipvsadm -R loads (-Sn) when
@@ -164,7 +174,10 @@ func selectDumps(s *model.Snapshot) dumps {
 	for _, x := range s.IPVS {
 		switch x.Form {
 		case ipvs.FormList:
-			if d.ipvsList == nil || len(x.Services) > len(d.ipvsList.Services) {
+			// A listing that prints every setting kube-proxy makes wins
+			// over one that does not (--stats, --rate, --thresholds),
+			// then the one with the most virtual servers.
+			if d.ipvsList == nil || less(listScore(d.ipvsList), listScore(x)) {
 				d.ipvsList = x
 			}
 		case ipvs.FormSave:

@@ -79,10 +79,14 @@ func (w *walker) ipvs(s *state, in bool) {
 	}
 	vsStep := Step{Table: "ipvs", Rule: svc.Raw, File: svc.Pos.File, Line: svc.Pos.Line,
 		Note: fmt.Sprintf("virtual server %s, scheduler %s", svc.String(), sched)}
+	if !svc.SchedulerKnown() {
+		vsStep.Note = fmt.Sprintf("virtual server %s, scheduler not in the listing", svc.String())
+	}
 	var live []*ipvs.Destination
 	total := 0
+	weights := svc.WeightsKnown()
 	for _, d := range svc.Destinations {
-		if d.Weight > 0 {
+		if d.Weight > 0 || !weights {
 			live = append(live, d)
 			total += d.Weight
 		}
@@ -103,7 +107,11 @@ func (w *walker) ipvs(s *state, in bool) {
 	if svc.IsPersistent() {
 		conds = append(conds, fmt.Sprintf("IPVS persistence (%d s): a client with a connection template from an earlier connection keeps its real server", svc.Timeout))
 	}
+	if hidden := svc.Listed.Hidden(); hidden != "" {
+		conds = append(conds, fmt.Sprintf("ipvsadm -Ln %s prints %s: every real server is counted as live and equally likely", svc.Listed.Option(), hidden))
+	}
 	switch {
+	case !svc.SchedulerKnown():
 	case weightedSchedulers[sched]:
 	case hashSchedulers[sched]:
 		conds = append(conds, "scheduler "+sched+": the real server depends on the packet's addresses (hash)")
@@ -116,7 +124,7 @@ func (w *walker) ipvs(s *state, in bool) {
 	probs := make([]float64, len(live))
 	for i, d := range live {
 		switch {
-		case sched == "wrr":
+		case sched == "wrr" && weights:
 			probs[i] = float64(d.Weight) / float64(total)
 		default:
 			probs[i] = 1 / float64(len(live))
@@ -139,8 +147,12 @@ func (w *walker) ipvs(s *state, in bool) {
 
 // toReal sends s to real server d.
 func (w *walker) toReal(s *state, d *ipvs.Destination, p float64, in bool) {
+	weight := "weight " + strconv.Itoa(d.Weight)
+	if !s.ipvsVS.WeightsKnown() {
+		weight = "weight not in the listing"
+	}
 	st := Step{Table: "ipvs", Rule: d.Raw, File: d.Pos.File, Line: d.Pos.Line,
-		Note: "real server " + d.String() + ", weight " + strconv.Itoa(d.Weight) + ", probability " + formatProb(p)}
+		Note: "real server " + d.String() + ", " + weight + ", probability " + formatProb(p)}
 	a, _ := netip.AddrFromSlice(d.Address)
 	switch d.ConnectionFlags & ipvs.FwdMask {
 	case ipvs.FwdMasq:

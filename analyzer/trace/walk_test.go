@@ -466,3 +466,58 @@ func TestIndexedChainMultiport(t *testing.T) {
 		}
 	}
 }
+
+// TestIPVSListingWithoutWeights traces through virtual servers read from
+// listings that print no weights (ipvsadm -Ln --stats, --thresholds):
+// every real server is live and equally likely, and the path says the
+// listing did not say.
+func TestIPVSListingWithoutWeights(t *testing.T) {
+	plain := `IP Virtual Server version 1.2.1 (size=4096)
+Prot LocalAddress:Port Scheduler Flags
+  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn
+TCP  10.96.0.1:80 wrr
+  -> 10.244.1.1:8080              Masq    3      0          0
+  -> 10.244.1.2:8080              Masq    1      0          0
+  -> 10.244.1.3:8080              Masq    0      5          0
+`
+	full, err := ipvs.Parse("ipvsadm.txt", []byte(plain))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := dumpOf(t, map[string][]string{"filter": {"-A INPUT -s 1.2.3.4/32 -j DROP"}}, nil)
+	local := append(append([]netip.Addr{}, testLocal...), netip.MustParseAddr("10.96.0.1"))
+	third := 1.0 / 3
+	for _, tc := range []struct {
+		cols ipvs.Columns
+		want map[string]float64
+		cond string
+	}{
+		{ipvs.ColumnsPlain, map[string]float64{"DNAT 10.244.1.1:8080": 0.75, "DNAT 10.244.1.2:8080": 0.25}, ""},
+		{ipvs.ColumnsStats, map[string]float64{"DNAT 10.244.1.1:8080": third, "DNAT 10.244.1.2:8080": third, "DNAT 10.244.1.3:8080": third},
+			"ipvsadm -Ln --stats prints no scheduler, persistence or weights: every real server is counted as live and equally likely"},
+		{ipvs.ColumnsThresholds, map[string]float64{"DNAT 10.244.1.1:8080": third, "DNAT 10.244.1.2:8080": third, "DNAT 10.244.1.3:8080": third},
+			"ipvsadm -Ln --thresholds prints no weights: every real server is counted as live and equally likely"},
+	} {
+		t.Run(string(tc.cols), func(t *testing.T) {
+			tbl, err := ipvs.Parse("ipvsadm.txt", ipvs.FormatList(full, ipvs.ListOptions{Columns: tc.cols}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dp := &trace.Dataplane{Mode: "ipvs", IPTables: []*iptables.Dump{d}, IPVS: []*ipvs.Dump{tbl}, Local: local}
+			res := traceOne(t, dp, trace.Packet{Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp", From: model.FromPod})
+			got := outcomes(res)
+			if len(got) != len(tc.want) {
+				t.Fatalf("outcomes %v, want %v", got, tc.want)
+			}
+			for k, p := range tc.want {
+				if math.Abs(got[k]-p) > 1e-12 {
+					t.Errorf("outcomes %v, want %v", got, tc.want)
+				}
+			}
+			conds := strings.Join(res.Paths[0].Conditions, "\n")
+			if tc.cond != "" && !strings.Contains(conds, tc.cond) || tc.cond == "" && strings.Contains(conds, "equally likely") {
+				t.Errorf("conditions %q, want %q", res.Paths[0].Conditions, tc.cond)
+			}
+		})
+	}
+}

@@ -477,9 +477,16 @@ func vsEvidence(s *ipvs.Service) model.Evidence { return model.EvidenceAt(s.Pos,
 // dispatch reads one virtual server and its real servers.
 func (x *ipvsExtractor) dispatch(s *ipvs.Service, proto string, connsKnown bool) *Dispatch {
 	d := &Dispatch{ID: "virtual server " + s.String(), Policy: PolicyCluster, Scheduler: s.SchedName, Evidence: []model.Evidence{vsEvidence(s)}}
-	if s.IsPersistent() {
+	if hidden := s.Listed.Hidden(); hidden != "" {
+		d.Hidden = "ipvsadm -Ln " + s.Listed.Option() + " prints " + hidden
+	}
+	switch {
+	case !s.SchedulerKnown():
+		d.Scheduler, d.AffinityUnknown = "", true
+	case s.IsPersistent():
 		d.Affinity = &Affinity{Timeout: int(s.Timeout), Complete: true, Evidence: []model.Evidence{vsEvidence(s)}}
 	}
+	weights := s.WeightsKnown()
 	total, live := 0, 0
 	for _, rs := range s.Destinations {
 		ip, ok := netip.AddrFromSlice(rs.Address)
@@ -489,6 +496,9 @@ func (x *ipvsExtractor) dispatch(s *ipvs.Service, proto string, connsKnown bool)
 		ip = ip.Unmap()
 		b := &Backend{IP: ip, Port: int32(rs.Port), Weight: clamp32(rs.Weight), Graceful: rs.Weight == 0, Connections: -1,
 			evidence: []model.Evidence{model.EvidenceAt(rs.Pos, rs.Raw)}}
+		if !weights {
+			b.Weight, b.Graceful = WeightUnknown, false
+		}
 		b.Endpoint = model.JoinHostPort(ip, b.Port)
 		if connsKnown {
 			b.Connections = clamp32(rs.ActiveConnections + rs.InactiveConnections)
@@ -502,6 +512,8 @@ func (x *ipvsExtractor) dispatch(s *ipvs.Service, proto string, connsKnown bool)
 	}
 	for _, b := range d.Backends {
 		switch {
+		case b.Weight == WeightUnknown:
+			b.Share = -1 // a real server at weight 0 would get no share
 		case b.Weight <= 0:
 			b.Share = 0
 		case s.SchedName == "rr" || s.SchedName == "":
@@ -531,7 +543,7 @@ func (x *ipvsExtractor) setAction(e *Entry, d *Dispatch) {
 
 func canForward(d *Dispatch) bool {
 	for _, b := range d.Backends {
-		if b.Weight > 0 {
+		if b.Weight > 0 || b.Weight == WeightUnknown {
 			return true
 		}
 	}
@@ -656,7 +668,7 @@ func (x *ipvsExtractor) onlyLocal(sp *model.ServicePort, d *Dispatch) bool {
 	eps := x.idx.endpoints[sp.String()]
 	local := false
 	for _, b := range d.Backends {
-		if b.Weight <= 0 {
+		if b.Weight == 0 {
 			continue
 		}
 		ep := eps[b.Endpoint]

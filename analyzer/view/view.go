@@ -211,9 +211,18 @@ type Dispatch struct {
 	// Drops reports that traffic reaching the dispatch is dropped (no
 	// local endpoints, kube-proxy before 1.25).
 	Drops bool
-	// Scheduler is the IPVS scheduler, "random" for iptables and nftables.
+	// Scheduler is the IPVS scheduler, "random" for iptables and nftables;
+	// "" when the IPVS listing does not print it (ipvsadm -Ln --stats).
 	Scheduler string
-	Evidence  []model.Evidence
+	// AffinityUnknown is set when the data plane does not say whether the
+	// dispatch pins clients (an IPVS listing that prints no persistence):
+	// Affinity is then nil and says nothing.
+	AffinityUnknown bool
+	// Hidden says what of the dispatch the listing it was read from does
+	// not print ("ipvsadm -Ln --stats prints no scheduler, persistence or
+	// weights"); "" when the data plane shows it all.
+	Hidden   string
+	Evidence []model.Evidence
 }
 
 // Endpoints returns the backend endpoint strings.
@@ -235,6 +244,10 @@ func (d *Dispatch) Backend(ep string) *Backend {
 	return nil
 }
 
+// WeightUnknown is the Weight of an IPVS real server read from a listing
+// that prints no weights (ipvsadm -Ln --stats, --rate, --thresholds).
+const WeightUnknown = -1
+
 // A Backend is one destination of a dispatch.
 //
 // A large node has one per endpoint of every Service: the fields are
@@ -244,7 +257,8 @@ type Backend struct {
 	Endpoint string
 	IP       netip.Addr
 	Port     int32
-	// Weight is the IPVS weight (1 elsewhere).
+	// Weight is the IPVS weight (1 elsewhere), WeightUnknown when the IPVS
+	// listing does not print it: the real server is then counted as live.
 	Weight int32
 	// Connections is, for an IPVS real server, its active plus inactive
 	// connections (-1 when the listing does not show them); 0 elsewhere.

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/parsers/ipset"
+	"github.com/proxyscan/proxyscan/parsers/ipvs"
 )
 
 // A Damage is one kind of paste damage.
@@ -471,6 +472,30 @@ var Forms = []Form{
 		}
 		return b.String()
 	}},
+	{Name: "ipvs-ipvsadm-stats", Base: IPVSBase + "/node/ipvsadm.txt", Apply: func(c string) string {
+		// ipvsadm -Ln --stats, to see the traffic: counters instead of
+		// the scheduler, persistence and weights.
+		return "[root@node-a ~]# ipvsadm -Ln --stats\n" + relist(c, ipvs.ColumnsStats, func(s *ipvs.Service, i int) {
+			n := uint64(1000 * (i + 1))
+			s.Counters = &ipvs.Stats{Conns: ipvs.Counter{Value: n / 100}, InPkts: ipvs.Counter{Value: n}, InBytes: ipvs.Counter{Value: 60 * n}}
+			for j, d := range s.Destinations {
+				m := n / uint64(len(s.Destinations)) / uint64(j+1)
+				d.Counters = &ipvs.Stats{Conns: ipvs.Counter{Value: m / 100}, InPkts: ipvs.Counter{Value: m}, InBytes: ipvs.Counter{Value: 60 * m}}
+			}
+		})
+	}},
+	{Name: "ipvs-ipvsadm-thresholds", Base: IPVSBase + "/node/ipvsadm.txt", Apply: func(c string) string {
+		// ipvsadm -Ln --thresholds pasted from a terminal that trims the
+		// blanks ipvsadm pads its title with.
+		var b strings.Builder
+		b.WriteString("$ sudo ipvsadm -Ln --thresholds\n")
+		for _, l := range strings.SplitAfter(relist(c, ipvs.ColumnsThresholds, nil), "\n") {
+			if l != "" {
+				b.WriteString(strings.TrimRight(l, " \n") + "\n")
+			}
+		}
+		return b.String()
+	}},
 	{Name: "ipvs-ipvsadm-L-names", Base: IPVSBase + "/node/ipvsadm.txt", Apply: func(c string) string {
 		// ipvsadm -L without -n: port names, and the names the node's
 		// resolver gives the addresses it knows.
@@ -582,4 +607,19 @@ var Forms = []Form{
 			"2026-04-14T09:30:00.120458000Z \tadd rule ip kube-proxy services ip daddr . meta l4proto . th dport vmap @service-ips\n" +
 			`2026-04-14T09:30:00.120458000Z  > ipFamily="IPv4"` + "\n"
 	}},
+}
+
+// relist prints the ipvsadm -Ln listing c with the columns cols, after
+// edit (when not nil) changed each of its services (the i-th).
+func relist(c string, cols ipvs.Columns, edit func(s *ipvs.Service, i int)) string {
+	d, err := ipvs.ParseList("ipvsadm.txt", []byte(c))
+	if err != nil {
+		panic(fmt.Sprintf("pastetest: the base listing: %v", err))
+	}
+	if edit != nil {
+		for i, s := range d.Services {
+			edit(s, i)
+		}
+	}
+	return string(ipvs.FormatList(d, ipvs.ListOptions{Columns: cols}))
 }

@@ -23,7 +23,7 @@ func format(d *Dump) []byte {
 
 // ignorePos drops what a re-print cannot keep: positions and raw text.
 var ignorePos = cmp.Options{
-	cmpopts.IgnoreFields(Service{}, "Pos", "Raw"),
+	cmpopts.IgnoreFields(Service{}, "Pos", "Raw", "Listed"),
 	cmpopts.IgnoreFields(Destination{}, "Pos", "Raw"),
 	cmpopts.IgnoreFields(Timeouts{}, "Pos", "Raw"),
 	cmpopts.IgnoreFields(Dump{}, "HeaderPos"),
@@ -330,4 +330,46 @@ func FuzzParseLenient(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTrailingBlanksLost parses every listing golden with the trailing
+// blanks of its lines removed, as a paste often loses them (ipvsadm pads
+// the last column title of --thresholds and --persistent-conn): the
+// model is the same.
+func TestTrailingBlanksLost(t *testing.T) {
+	n := 0
+	for _, file := range parsetest.Files(t, "parsers/ipvs/*.txtar") {
+		a, err := txtar.ParseFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := parsetest.Section(a, "input")
+		want, err := Parse("in", in)
+		if err != nil || want.Form != FormList {
+			continue
+		}
+		var b strings.Builder
+		for _, l := range strings.SplitAfter(string(in), "\n") {
+			nl := strings.HasSuffix(l, "\n")
+			b.WriteString(strings.TrimRight(l, " \n"))
+			if nl {
+				b.WriteByte('\n')
+			}
+		}
+		if b.String() == string(in) {
+			continue
+		}
+		n++
+		got, err := Parse("in", []byte(b.String()))
+		if err != nil {
+			t.Errorf("%s without trailing blanks: %v", file, err)
+			continue
+		}
+		if diff := cmp.Diff(want, got, ignorePos); diff != "" {
+			t.Errorf("%s without trailing blanks read differently (-want +got):\n%s", file, diff)
+		}
+	}
+	if n < 2 {
+		t.Fatalf("only %d listings have trailing blanks", n)
+	}
 }

@@ -118,6 +118,52 @@ type Service struct {
 	// Pos and Raw locate the service line (-Ln) or its -A line (-Sn).
 	Pos parsers.Pos `json:"pos"`
 	Raw string      `json:"raw"`
+	// Listed is the column layout of the listing the service was read
+	// from ("" for the save form and the kernel's table): see
+	// SchedulerKnown and WeightsKnown.
+	Listed Columns `json:"-"`
+}
+
+// SchedulerKnown reports whether the service's scheduler, scheduler flags
+// and persistence were read: false for a service of an `ipvsadm -Ln
+// --stats` or `--rate` listing, which prints none of them (its SchedName
+// is then "" and it looks not persistent).
+func (s *Service) SchedulerKnown() bool { return s.Listed.ShowsScheduler() }
+
+// WeightsKnown reports whether the weights of the service's real servers
+// were read: false for a listing of --stats, --rate or --thresholds, which
+// prints none (their Weight is then 0, which says nothing).
+func (s *Service) WeightsKnown() bool { return s.Listed.ShowsWeights() }
+
+// ShowsScheduler reports whether a listing of these columns prints each
+// virtual server's scheduler, its flags and persistence: every layout but
+// --stats and --rate ("", the save form, prints them).
+func (c Columns) ShowsScheduler() bool { return c != ColumnsStats && c != ColumnsRate }
+
+// ShowsWeights reports whether a listing of these columns prints the
+// real servers' weights: every layout but --stats, --rate and
+// --thresholds.
+func (c Columns) ShowsWeights() bool { return c.ShowsScheduler() && c != ColumnsThresholds }
+
+// Hidden says, in words, what of a virtual server kube-proxy programs a
+// listing of these columns does not print ("" when it prints it all).
+func (c Columns) Hidden() string {
+	switch {
+	case !c.ShowsScheduler():
+		return "no scheduler, persistence or weights"
+	case !c.ShowsWeights():
+		return "no weights"
+	}
+	return ""
+}
+
+// Option is the ipvsadm option that prints a listing of these columns
+// ("--stats"; "" for the plain listing).
+func (c Columns) Option() string {
+	if c == ColumnsPlain || c == "" {
+		return ""
+	}
+	return "--" + string(c)
 }
 
 // Destination is one real server of a virtual service. The embedded

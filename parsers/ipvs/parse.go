@@ -164,6 +164,10 @@ func parseList(lines []line) (*Dump, error) {
 		return nil, parsers.Errorf(l.Pos, "truncated listing: column title has one line of two")
 	}
 	t2 := strings.TrimRight(l2.Text, " ")
+	// ipvsadm pads the last column of some titles (--thresholds,
+	// --persistent-conn): the lines are compared without trailing blanks,
+	// which a paste often loses.
+	titleThresh1, titlePConn1 := strings.TrimRight(titleThresh1, " "), strings.TrimRight(titlePConn1, " ")
 	switch {
 	case t1 == titlePlain1 && t2 == titlePlain2:
 		p.d.Columns = ColumnsPlain
@@ -354,7 +358,7 @@ func (p *listParser) serviceLine(l line) {
 		}
 		s = newServiceFromSpec(proto, fam, ip, port)
 	}
-	s.Pos, s.Raw = l.Pos, l.Text
+	s.Pos, s.Raw, s.Listed = l.Pos, l.Text, p.d.Columns
 	switch p.d.Columns {
 	case ColumnsStats, ColumnsRate:
 		st, ok := p.counters(l, rest, p.d.Columns, false)
