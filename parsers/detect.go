@@ -126,12 +126,46 @@ var detectors = []detector{
 		return bytes.Contains(h, []byte("kubeproxy_")) && reMetrics.Match(h)
 	}},
 	{KindSysctl, func(h []byte) bool { return reSysctl.Match(h) }},
-	{KindModules, func(h []byte) bool { return reProcModules.Match(h) || reLsmod.Match(h) || reBuiltin.Match(h) }},
+	{KindModules, func(h []byte) bool {
+		return reProcModules.Match(h) || reLsmod.Match(h) || reBuiltin.Match(h) || headerlessLsmod(h)
+	}},
 	{KindIPAddr, func(h []byte) bool {
 		return reIPAddr.Match(h) || reIPAddrOneline.Match(h) ||
 			jsonObjectWithKey(h, `"ifindex"`) && bytes.Contains(h, []byte(`"ifname"`))
 	}},
 	{KindIPRoute, func(h []byte) bool { return reIPRoute.Match(h) }},
+}
+
+// reLsmodLine is a line of lsmod: name, size, reference count, users and
+// an optional marker.
+var reLsmodLine = regexp.MustCompile(`^[A-Za-z0-9_-]+\s+\d+\s+\d+(\s+[A-Za-z0-9_,-]+)?(\s+\[[a-z]+\])?\s*$`)
+
+// netfilterModule matches the names of the netfilter and IPVS modules
+// kube-proxy depends on.
+var netfilterModule = regexp.MustCompile(`(?m)^(ip_vs|nf_|nft_|xt_|iptable_|ip6table_|ip_tables|ip6_tables|x_tables|br_netfilter|nfnetlink)`)
+
+// headerlessLsmod reports whether h is lsmod output without its "Module
+// Size Used by" header, as `lsmod | grep ip_vs` prints it: every whole
+// line (blank lines and comments aside) an lsmod line, one of them a
+// netfilter or IPVS module.
+func headerlessLsmod(h []byte) bool {
+	lines := bytes.Split(h, []byte("\n"))
+	if len(lines) > 1 && len(h) >= DetectSize {
+		lines = lines[:len(lines)-1] // cut in the head
+	}
+	n, netfilter := 0, false
+	for _, l := range lines {
+		l = bytes.TrimRight(l, "\r")
+		if len(bytes.TrimSpace(l)) == 0 || l[0] == '#' {
+			continue
+		}
+		if !reLsmodLine.Match(l) {
+			return false
+		}
+		n++
+		netfilter = netfilter || netfilterModule.Match(l)
+	}
+	return n > 0 && netfilter
 }
 
 // Detect returns the kind of an input from its first bytes (at most

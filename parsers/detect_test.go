@@ -45,6 +45,10 @@ func TestDetect(t *testing.T) {
 		// modules
 		{"proc modules", "ip_vs 196608 12 ip_vs_sh,ip_vs_wrr,ip_vs_rr, Live 0x0000000000000000\nnf_conntrack 184320 6 - Live 0x0000000000000000\n", KindModules},
 		{"lsmod", "Module                  Size  Used by\nip_vs                 196608  12 ip_vs_sh\n", KindModules},
+		{"lsmod | grep ip_vs", "ip_vs_sh               16384  0\nip_vs                 176128  14 ip_vs_rr,ip_vs_sh\nlibcrc32c              16384  3 nf_conntrack,nf_nat,ip_vs\n", KindModules},
+		{"lsmod | grep with a marker", "nf_conntrack          172032  6 xt_conntrack [permanent]\n", KindModules},
+		{"three columns of no netfilter module", "ext4 905216 2\nmbcache 16384 1 ext4\n", KindUnknown},
+		{"numbers in a table", "web 80 3\nnotes about ip_vs 1 2\n", KindUnknown},
 		// ipvsadm
 		{"ipvsadm -Ln", "IP Virtual Server version 1.2.1 (size=4096)\nProt LocalAddress:Port Scheduler Flags\n  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\nTCP  10.96.0.1:443 rr\n", KindIPVSList},
 		{"ipvsadm -Ln --stats, header cut", "Prot LocalAddress:Port               Conns   InPkts  OutPkts  InBytes OutBytes\n", KindIPVSList},

@@ -146,6 +146,10 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 		c.Gaps = append(c.Gaps, gaps...)
 		need(dataPlaneNeeds[mode])
 	}
+	if gap, ok := modulesGap(res); ok {
+		c.Gaps = append(c.Gaps, gap)
+		need(wholeModulesNeed)
+	}
 	if gap := hiddenListingGap(f); gap != "" {
 		c.Gaps = append(c.Gaps, gap)
 		need(settingsIPVSNeed)

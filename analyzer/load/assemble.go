@@ -44,6 +44,31 @@ func clusterLevel(p parsed) bool {
 	return false
 }
 
+// sharesKind returns what a bundle's files hold of the kind of one of the
+// loose node-level files ("a sysctl listing, node/sysctl.txt"; an
+// iptables dump of the same family counts, of the other family not), or
+// "" when nothing.
+func sharesKind(bundle, loose []parsed) string {
+	have := map[string]string{}
+	for _, r := range bundle {
+		have[kindKey(r)] = r.f.name
+	}
+	for _, r := range loose {
+		if name, ok := have[kindKey(r)]; ok {
+			return fmt.Sprintf("a file of the kind of %s (%s: %s)", r.f.name, r.kind, name)
+		}
+	}
+	return ""
+}
+
+// kindKey is a file's kind, with the family of an iptables dump.
+func kindKey(r parsed) string {
+	if d, ok := r.value.(*iptables.Dump); ok {
+		return string(r.kind) + "/" + string(d.Family)
+	}
+	return string(r.kind)
+}
+
 // builder accumulates one snapshot.
 type builder struct {
 	snap    *model.Snapshot
@@ -84,11 +109,16 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 	}
 	sort.Strings(names)
 	// Loose files: cluster-level values (exports, configuration) apply to
-	// every bundle; data-plane files form a node of their own; files with
-	// no parsed value (unknown kinds) are listed with the first node.
+	// every node; files with no parsed value (unknown kinds) are listed
+	// with the first node; node-level files (dumps, listings, logs) join
+	// the node of the one bundle given when it holds nothing of their
+	// kinds (a sysctl listing or a conntrack table added to a bundle),
+	// and otherwise form a node of their own.
 	var shared, listed []parsed
+	joined := map[string]string{} // loose file joined to a bundle's node -> the bundle
+	looseNote := ""
 	if loose := groups[""]; len(loose) > 0 {
-		nodeLevel := false
+		var nodeFiles []parsed
 		for _, r := range loose {
 			switch {
 			case r.value == nil:
@@ -96,12 +126,26 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 			case clusterLevel(r):
 				shared = append(shared, r)
 			default:
-				nodeLevel = true
+				nodeFiles = append(nodeFiles, r)
 			}
 		}
-		if nodeLevel || len(names) == 0 {
+		clash := ""
+		if len(names) == 1 {
+			clash = sharesKind(groups[names[0]], nodeFiles)
+		}
+		switch {
+		case len(nodeFiles) == 0 && len(names) > 0:
+		case len(names) == 1 && clash == "":
+			for _, r := range nodeFiles {
+				joined[r.f.name] = names[0]
+			}
+			groups[names[0]] = append(groups[names[0]], nodeFiles...)
+		default:
 			names = append(names, "")
-			shared, listed = nil, nil
+			groups[""] = nodeFiles
+			if clash != "" {
+				looseNote = fmt.Sprintf("the loose files are read as a node of their own, not with %s: it already holds %s", names[0], clash)
+			}
 		}
 	}
 	var out []*model.Snapshot
@@ -109,6 +153,13 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 		b := &builder{snap: &model.Snapshot{Objects: &kube.Objects{}}}
 		for _, r := range groups[g] {
 			b.add(r)
+			if bundle, ok := joined[r.f.name]; ok && r.f.group == "" {
+				in := &b.snap.Inputs[len(b.snap.Inputs)-1]
+				if in.Note != "" {
+					in.Note += "; "
+				}
+				in.Note += "read with the node of " + bundle
+			}
 		}
 		for _, r := range shared {
 			b.add(r)
@@ -120,6 +171,9 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 		}
 		if err := b.finish(opts); err != nil {
 			return nil, err
+		}
+		if g == "" && looseNote != "" {
+			b.snap.Notes = append(b.snap.Notes, looseNote)
 		}
 		out = append(out, b.snap)
 	}
@@ -144,6 +198,8 @@ func (b *builder) add(r parsed) {
 		in.Partial = v.PartialReason
 	case *ipvs.Dump:
 		in.Partial = v.PartialReason
+	case *modules.List:
+		in.Partial = v.Partial
 	case *nft.Ruleset:
 		in.Partial = v.Partial
 		if t := iptablesNFTTables(v); t != "" && in.Note == "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/klog"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/metrics"
+	"github.com/proxyscan/proxyscan/parsers/modules"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 	"github.com/proxyscan/proxyscan/parsers/paste"
 )
@@ -88,6 +89,16 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 	}
 	if l, ok := r.value.(*klog.Log); ok {
 		r.notes = append(r.notes, truncated(l)...)
+	}
+	if l, ok := r.value.(*modules.List); ok {
+		var why []string
+		if l.Headerless {
+			why = append(why, "lsmod lines without lsmod's header")
+		}
+		if f := filteredBy(data, r.notes); f != "" {
+			why = append(why, "filtered by `"+f+"` on the command line above it")
+		}
+		l.Partial = strings.Join(why, "; ")
 	}
 }
 

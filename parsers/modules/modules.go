@@ -25,6 +25,13 @@ type List struct {
 	File string `json:"file"`
 	// Modules are the module lines in file order.
 	Modules []Module `json:"modules"`
+	// Headerless is set for lsmod lines with no "Module Size Used by"
+	// header above them: lsmod always prints it, so the lines were
+	// filtered (lsmod | grep ip_vs).
+	Headerless bool `json:"headerless,omitempty"`
+	// Partial, set by a caller that knows the listing was filtered or cut,
+	// says why modules it does not list may be loaded; "" when it is whole.
+	Partial string `json:"partial,omitempty"`
 }
 
 // Module is one loaded or built-in kernel module.
@@ -72,6 +79,7 @@ func Parse(name string, data []byte) (*List, error) {
 	var errs parsers.ErrorList
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	lineNo := 0
+	header := false
 	for len(data) > 0 {
 		var line []byte
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -92,12 +100,16 @@ func Parse(name string, data []byte) (*List, error) {
 			continue
 		}
 		if len(fields) >= 3 && fields[0] == "Module" && fields[1] == "Size" && fields[2] == "Used" {
+			header = true
 			continue // lsmod header
 		}
 		m, err := parseLine(fields)
 		if err != nil {
 			errs.Add(pos, "%v", err)
 			continue
+		}
+		if m.Source == SourceLsmod && !header {
+			l.Headerless = true
 		}
 		m.Pos, m.Raw = pos, text
 		l.Modules = append(l.Modules, m)
