@@ -7,6 +7,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/kpconfig"
+	"github.com/proxyscan/proxyscan/parsers/kpversion"
 )
 
 // configEvidence returns the evidence of a configuration field: the line
@@ -31,6 +32,19 @@ func configEvidence(c *model.Config, path string) model.Evidence {
 
 // minorOf returns "1.N" of the snapshot's version.
 func minorOf(p *Pass) string { return p.Snap.Version.MinorString() }
+
+// versionAssumed reports whether no input gives kube-proxy's version: the
+// snapshot's is assumed (the newest release, or the newest that writes
+// the rules' layout).
+func versionAssumed(s *model.Snapshot) bool { return strings.HasPrefix(s.Version.Source, "assumed") }
+
+// versionUnchecked starts the notes of what a check did not report because
+// it depends on the kube-proxy release, which no input gives; coverage
+// makes them a gap.
+const versionUnchecked = "not checked, as no input gives kube-proxy's version (use --version): "
+
+// versionNeed is how to get kube-proxy's version.
+var versionNeed = InputNeed{"kube-proxy's version", "kubectl -n kube-system exec ds/kube-proxy -- kube-proxy --version > version.txt"}
 
 // ownedElsewhere lists the configuration fields whose rejection another
 // check reports with more to say: the scheduler (ipvs-scheduler-invalid)
@@ -66,8 +80,23 @@ var configInvalid = &Check{
 func runConfigInvalid(p *Pass) {
 	c := p.Snap.Config
 	ver := p.Snap.Version.Version
+	// With no version in the inputs, what depends on the release is not
+	// reported: a value is rejected only when the oldest release modelled
+	// rejects it too, and a field only some releases know is noted.
+	assumed := versionAssumed(p.Snap)
+	var oldest map[string]bool
+	if assumed {
+		oldest = map[string]bool{}
+		for _, fe := range kpconfig.Validate(c.Effective, kpversion.Oldest) {
+			oldest[fe.Field] = true
+		}
+	}
 	for _, fe := range kpconfig.Validate(c.Effective, ver) {
 		if ownedElsewhere[fe.Field] {
+			continue
+		}
+		if assumed && !oldest[fe.Field] {
+			p.Note(versionUnchecked+"kube-proxy %s rejects %s (%s), kube-proxy %s does not", minorOf(p), fe.Field, fe.KubeProxyError(), kpversion.Oldest.MinorString())
 			continue
 		}
 		what := "rejects"
@@ -83,7 +112,15 @@ func runConfigInvalid(p *Pass) {
 	var ignored parsers.ErrorList
 	if c.Read != nil {
 		ignored = append(ignored, c.Read.Warnings...)
-		ignored = append(ignored, kpconfig.UnknownIn(c.Read, ver)...)
+		unknown := kpconfig.UnknownIn(c.Read, ver)
+		if assumed {
+			for _, w := range unknown {
+				_, msg := errorPos(w)
+				p.Note(versionUnchecked+"%s", strings.TrimSuffix(msg, ": kube-proxy ignores it"))
+			}
+			unknown = nil
+		}
+		ignored = append(ignored, unknown...)
 	}
 	for _, w := range ignored {
 		pos, msg := errorPos(w)

@@ -206,3 +206,52 @@ func TestConfigChecks(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigVersionAssumed: with no kube-proxy version in the inputs (the
+// version assumed), config-invalid reports only what every release
+// modelled rejects or ignores: a field only some releases know, or a value
+// only some reject, is noted as not checked and the run's coverage asks
+// for the version; with the version given, the same configuration is
+// judged by it.
+func TestConfigVersionAssumed(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		minor    int
+		assumed  bool
+		body     string
+		findings int
+		note     string
+	}{
+		{"field removed in 1.26, version assumed", 37, true, "udpIdleTimeout: 250ms\n", 0,
+			`unknown field "udpIdleTimeout" for kube-proxy 1.37 (removed in 1.26)`},
+		{"field removed in 1.26, on 1.30", 30, false, "udpIdleTimeout: 250ms\n", 1, ""},
+		{"field removed in 1.26, on 1.22", 22, false, "udpIdleTimeout: 250ms\n", 0, ""},
+		{"field no release knows, version assumed", 37, true, "udpIdleTimout: 250ms\n", 1, ""},
+		{"value every release rejects, version assumed", 37, true, "iptables:\n  masqueradeBit: 32\n", 1, ""},
+		{"value every release rejects (two rules), version assumed", 37, true, "iptables:\n  syncPeriod: -1s\n", 2, ""},
+		{"value only newer releases reject, version assumed", 37, true, "conntrack:\n  udpTimeout: -1s\n", 0, "kube-proxy 1.37 rejects conntrack.udpTimeout ("},
+		{"value only newer releases reject, on 1.37", 37, false, "conntrack:\n  udpTimeout: -1s\n", 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := configSnapshot(t, tc.minor, tc.body)
+			if tc.assumed {
+				s.Version.Source = "assumed: newest supported"
+			}
+			res := Run(s, []*Check{configInvalid})
+			if len(res.Findings) != tc.findings {
+				t.Errorf("%d findings, want %d: %v", len(res.Findings), tc.findings, res.Findings)
+			}
+			gaps := strings.Join(res.Coverage.Gaps, "\n")
+			if tc.note != "" && !strings.Contains(gaps, "config-invalid: "+versionUnchecked+tc.note) || tc.note == "" && strings.Contains(gaps, versionUnchecked) {
+				t.Errorf("gaps %q, want the note %q", res.Coverage.Gaps, tc.note)
+			}
+			asked := false
+			for _, n := range res.Coverage.Needs {
+				asked = asked || n == versionNeed
+			}
+			if asked != (tc.note != "") {
+				t.Errorf("needs %v: asks for the version %t, want %t", res.Coverage.Needs, asked, tc.note != "")
+			}
+		})
+	}
+}

@@ -146,6 +146,17 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 		c.Gaps = append(c.Gaps, gaps...)
 		need(dataPlaneNeeds[mode])
 	}
+	for _, st := range res.Statuses {
+		if !chosen[st.ID] {
+			continue
+		}
+		for _, n := range st.Notes {
+			if strings.HasPrefix(n, versionUnchecked) {
+				c.Gaps = append(c.Gaps, st.ID+": "+n)
+				need(versionNeed)
+			}
+		}
+	}
 	if gap, ok := modulesGap(res); ok {
 		c.Gaps = append(c.Gaps, gap)
 		need(wholeModulesNeed)
