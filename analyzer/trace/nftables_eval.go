@@ -91,7 +91,7 @@ func (w *nftWalk) evalRule(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule)
 		w.step(st, t, c, r, notes, warns)
 		return w.out1(ruleOut{st: st, kind: rContinue})
 	}
-	var out []ruleOut
+	out := carve(&w.outs, len(forked))
 	var run func(st *nftState, i int, bs []branch, notes []string, warns []string)
 	run = func(st *nftState, i int, bs []branch, notes, warns []string) {
 		if i == len(r.Stmts) {
@@ -134,6 +134,10 @@ func (w *nftWalk) evalRule(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule)
 // arena (the values of a concatenation, read during the walk only).
 func (w *nftWalk) nvals(n int) []nval { return carve(&w.vals, n) }
 
+// variants returns an empty slice of capacity n carved from the walk's
+// arena (the values of a key, read during the walk only).
+func (w *nftWalk) variants(n int) []variant { return carve(&w.vars, n) }
+
 // out1 returns o as a slice of one, carved from the walk's arena.
 func (w *nftWalk) out1(o ruleOut) []ruleOut { return carveOne(&w.outs, o) }
 
@@ -142,7 +146,7 @@ func (w *nftWalk) out1(o ruleOut) []ruleOut { return carveOne(&w.outs, o) }
 // slice past n copies it out, and never writes over its neighbours.
 func carve[T any](arena *[]T, n int) []T {
 	if cap(*arena)-len(*arena) < n {
-		*arena = make([]T, 0, max(64, n))
+		*arena = make([]T, 0, max(256, n))
 	}
 	i := len(*arena)
 	*arena = (*arena)[:i+n]
@@ -380,9 +384,11 @@ func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 			break
 		}
 		note := "numgen " + e.Mode
-		vars := make([]variant, e.Mod)
+		vars := w.variants(int(e.Mod))[:e.Mod]
+		vals := w.nvals(int(e.Mod))[:e.Mod]
 		for i := range vars {
-			vars[i] = variant{vals: []nval{{kind: kNum, num: uint64(e.Offset) + uint64(i)}}, weight: 1 / float64(e.Mod), note: note}
+			vals[i] = nval{kind: kNum, num: uint64(e.Offset) + uint64(i)}
+			vars[i] = variant{vals: vals[i : i+1 : i+1], weight: 1 / float64(e.Mod), note: note}
 		}
 		return selResult{vars: vars}
 	case *nft.Binop:
@@ -411,7 +417,7 @@ func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 		return one(nval{kind: kNum, num: v})
 	case *nft.Concat:
 		vals := w.nvals(len(e.Parts))
-		res := selResult{vars: []variant{{weight: 1}}}
+		res := selResult{vars: carveOne(&w.vars, variant{weight: 1})}
 		for _, p := range e.Parts {
 			pr := w.evalKey(st, p)
 			if pr.absent || pr.why != "" {
@@ -839,7 +845,7 @@ func (w *nftWalk) evalMatch(st *nftState, t *nftTable, m *nft.Match) []branch {
 		vals := [1]nval{key.one}
 		return w.matchValue(st, t, m, vals[:], "")
 	}
-	var out []branch
+	out := carve(&w.arena, len(key.vars))
 	for _, v := range key.vars {
 		bst := st
 		if len(key.vars) > 1 {
@@ -929,6 +935,9 @@ func (w *nftWalk) boolBranch(st *nftState, ok bool, note string) []branch {
 	return w.one1(branch{st: st, end: rNoMatch})
 }
 
+// smallDraws is the most variants draws groups without a map.
+const smallDraws = 16
+
 // draws groups the variants of a key by the element they select, so that
 // N numgen draws over N elements give N branches.
 type draw struct {
@@ -944,22 +953,36 @@ func (w *nftWalk) draws(st *nftState, key selResult, ix *setIndex) ([]draw, stri
 		if !ok {
 			return nil, "cannot compare the key with the elements"
 		}
-		return []draw{{elem: i, weight: 1}}, ""
+		return append(w.drawBuf[:0], draw{elem: i, weight: 1}), ""
 	}
-	var out []draw
-	pos := map[int]int{}
+	// The walk's buffer: the draws are read before the next lookup.
+	out := w.drawBuf[:0]
+	var pos map[int]int // by element, for many variants
+	if len(key.vars) > smallDraws {
+		pos = make(map[int]int, len(key.vars))
+	}
+next:
 	for _, v := range key.vars {
 		i, ok := ix.lookup(v.vals)
 		if !ok {
 			return nil, "cannot compare the key with the elements"
 		}
-		if k, seen := pos[i]; seen {
+		if pos == nil {
+			for k := range out {
+				if out[k].elem == i {
+					out[k].weight += v.weight
+					continue next
+				}
+			}
+		} else if k, seen := pos[i]; seen {
 			out[k].weight += v.weight
 			continue
+		} else {
+			pos[i] = len(out)
 		}
-		pos[i] = len(out)
 		out = append(out, draw{elem: i, weight: v.weight, note: v.note})
 	}
+	w.drawBuf = out[:0]
 	return out, ""
 }
 
@@ -1008,6 +1031,9 @@ func (w *nftWalk) mapDraws(st *nftState, t *nftTable, key, data nft.Expr, stmt n
 	if why != "" {
 		return nil, nil, w.unknown(st, "not modelled: "+nft.StmtString(stmt)+": "+why+"; assumed not to match")
 	}
+	// The walk's buffer: the caller reads the draws before the next
+	// lookup.
+	out = w.mapDrawBuf[:0]
 	for _, d := range ds {
 		bst := st
 		if len(ds) > 1 || d.weight != 1 {
@@ -1016,6 +1042,7 @@ func (w *nftWalk) mapDraws(st *nftState, t *nftTable, key, data nft.Expr, stmt n
 		}
 		out = append(out, mapDraw{st: bst, elem: d.elem, note: w.probNote(d.note, d.weight, len(k.vars))})
 	}
+	w.mapDrawBuf = out[:0]
 	return ix, out, nil
 }
 
@@ -1024,7 +1051,7 @@ func (w *nftWalk) evalVmap(st *nftState, t *nftTable, vm *nft.Vmap) []branch {
 	if done != nil {
 		return done
 	}
-	var out []branch
+	out := carve(&w.arena, len(ds))
 	for _, d := range ds {
 		if d.elem < 0 {
 			out = append(out, branch{st: d.st, end: rNoMatch})
@@ -1078,20 +1105,25 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 	default:
 		return w.unknown(st, "not modelled: "+nft.StmtString(n)+"; assumed not to match")
 	}
-	port := func(st *nftState, v nft.Expr) (uint16, bool) {
-		if v == nil {
-			return st.dport, true
+	// port reads the port of the map's data (text, when inMap), else of
+	// the statement (pt), else keeps the packet's.
+	port := func(st *nftState, text string, inMap bool, pt nft.Expr) (uint16, bool) {
+		if !inMap {
+			if pt == nil {
+				return st.dport, true
+			}
+			pv, ok := pt.(*nft.Value)
+			if !ok {
+				return 0, false
+			}
+			text = pv.Text
 		}
-		pv, ok := v.(*nft.Value)
-		if !ok {
-			return 0, false
-		}
-		p, ok := parseNum(pv.Text)
+		p, ok := parseNum(text)
 		return uint16(p), ok && p < 65536
 	}
-	to := func(st *nftState, addr string, pt nft.Expr, note string) branch {
+	to := func(st *nftState, addr, portText string, inMap bool, pt nft.Expr, note string) branch {
 		a, err := netip.ParseAddr(strings.Trim(addr, "[]"))
-		p, ok := port(st, pt)
+		p, ok := port(st, portText, inMap, pt)
 		if err != nil || !ok {
 			return branch{st: st, end: rNoMatch, warn: "not modelled: " + nft.StmtString(n) + "; assumed not to match"}
 		}
@@ -1102,13 +1134,13 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 	}
 	switch a := n.Addr.(type) {
 	case *nft.Value:
-		return []branch{to(st, a.Text, n.Port, "")}
+		return []branch{to(st, a.Text, "", false, n.Port, "")}
 	case *nft.Map:
 		ix, ds, done := w.mapDraws(st, t, a.Key, a.Data, n)
 		if done != nil {
 			return done
 		}
-		var out []branch
+		out := carve(&w.arena, len(ds))
 		for _, d := range ds {
 			if d.elem < 0 {
 				out = append(out, branch{st: d.st, end: rNoMatch})
@@ -1117,9 +1149,9 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 			data := ix.elems[d.elem].Data
 			switch {
 			case len(data) == 2 && n.Port == nil:
-				out = append(out, to(d.st, data[0], &nft.Value{Text: data[1]}, d.note))
+				out = append(out, to(d.st, data[0], data[1], true, nil, d.note))
 			case len(data) == 1:
-				out = append(out, to(d.st, data[0], n.Port, d.note))
+				out = append(out, to(d.st, data[0], "", false, n.Port, d.note))
 			default:
 				out = append(out, branch{st: d.st, end: rNoMatch, warn: "not modelled: " + nft.StmtString(n) + "; assumed not to match"})
 			}
