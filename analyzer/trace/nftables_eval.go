@@ -294,6 +294,17 @@ var (
 
 var protoNums = map[string]uint64{"icmp": 1, "igmp": 2, "tcp": 6, "udp": 17, "ipv6-icmp": 58, "icmpv6": 58, "sctp": 132, "udplite": 136, "gre": 47, "esp": 50, "ah": 51}
 
+// protoNum returns the number of the protocol of a packet (0 for none).
+func protoNum(proto string) uint64 {
+	switch proto {
+	case "tcp":
+		return 6
+	case "udp":
+		return 17
+	}
+	return protoNums[proto]
+}
+
 // evalKey returns the values of expression e for st.
 func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 	switch e := e.(type) {
@@ -308,7 +319,7 @@ func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 				}
 				return one(nval{kind: kStr, str: "ip6"})
 			}
-			return one(nval{kind: kNum, num: protoNums[st.proto]})
+			return one(nval{kind: kNum, num: protoNum(st.proto)})
 		case "mark":
 			return one(nval{kind: kNum, num: uint64(st.mark)})
 		case "nfproto":
@@ -472,7 +483,7 @@ func payloadVal(st *nftState, e *nft.Payload) selResult {
 		case "daddr":
 			return one(nval{kind: kAddr, addr: st.dst})
 		case "protocol", "nexthdr":
-			return one(nval{kind: kNum, num: protoNums[st.proto]})
+			return one(nval{kind: kNum, num: protoNum(st.proto)})
 		}
 	case "th", "tcp", "udp", "sctp":
 		if e.Proto != "th" && e.Proto != st.proto {
@@ -505,13 +516,20 @@ type part struct {
 	str        string
 	wildcard   bool
 	quoted     bool
-	flags      []string // the comma-separated names, for flag values
+	// flags are the comma-separated names, for flag values, when there
+	// are several; flag is the one name otherwise.
+	flags []string
+	flag  string
 }
 
 func compilePart(text string) part {
 	p := part{text: text}
-	for _, f := range strings.Split(text, ",") {
-		p.flags = append(p.flags, strings.TrimSpace(f))
+	if strings.Contains(text, ",") {
+		for _, f := range strings.Split(text, ",") {
+			p.flags = append(p.flags, strings.TrimSpace(f))
+		}
+	} else {
+		p.flag = strings.TrimSpace(text)
 	}
 	if strings.HasPrefix(text, "\"") && strings.HasSuffix(text, "\"") && len(text) >= 2 {
 		p.quoted = true
@@ -523,13 +541,19 @@ func compilePart(text string) part {
 		return p
 	}
 	p.str = text
-	if a, err := netip.ParseAddr(text); err == nil {
-		p.hasAddr, p.addr = true, a.Unmap()
-		return p
+	// Every address has a dot or a colon, every prefix a slash: the
+	// parsers are not asked (and their errors not made) for the others.
+	if strings.ContainsAny(text, ".:") {
+		if a, err := netip.ParseAddr(text); err == nil {
+			p.hasAddr, p.addr = true, a.Unmap()
+			return p
+		}
 	}
-	if pf, err := netip.ParsePrefix(text); err == nil {
-		p.isPrefix, p.prefix = true, pf.Masked()
-		return p
+	if strings.Contains(text, "/") {
+		if pf, err := netip.ParsePrefix(text); err == nil {
+			p.isPrefix, p.prefix = true, pf.Masked()
+			return p
+		}
 	}
 	if lo, hi, ok := strings.Cut(text, "-"); ok {
 		if a, err := netip.ParseAddr(lo); err == nil {
@@ -556,7 +580,8 @@ func compilePart(text string) part {
 }
 
 func parseNum(s string) (uint64, bool) {
-	if s == "" {
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		// Not a number, whatever its base: the error is not made.
 		return 0, false
 	}
 	n, err := strconv.ParseUint(s, 0, 64)
@@ -649,6 +674,9 @@ func (p *part) match(v nval) (match, ok bool) {
 		}
 		return p.str == v.str, true
 	case kFlags:
+		if p.flags == nil {
+			return slices.Contains(v.flags, p.flag), true
+		}
 		for _, f := range p.flags {
 			for _, g := range v.flags {
 				if f == g {

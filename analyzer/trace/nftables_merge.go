@@ -41,6 +41,19 @@ var memoSeed = maphash.MakeSeed()
 
 // runChainMerged is runChain for a summary.
 func (w *nftWalk) runChainMerged(st *nftState, t *nftTable, c *nft.Chain, depth int) []chainEnd {
+	if !w.enteredBefore(c) {
+		// A chain entered once is not kept: the walk of a packet to a
+		// Service enters a few chains once per endpoint, each in
+		// another state, and the memo spares the walks whose paths
+		// multiply, which enter chains again and again.
+		// The chain's ends are the caller's own, changed in place.
+		ends := w.runMerged(w.fresh(st), t, c, depth)
+		for _, e := range ends {
+			w.scale(e.st, st)
+		}
+		w.nwork += len(ends)
+		return ends
+	}
 	w.kbuf = st.appendKey(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(w.kbuf[:0], uint32(depth)),
 		uint64(uintptr(unsafe.Pointer(c)))))
 	k := memoKey(maphash.Bytes(memoSeed, w.kbuf))
@@ -61,14 +74,7 @@ func (w *nftWalk) runChainMerged(st *nftState, t *nftTable, c *nft.Chain, depth 
 		// The state the chain is entered in, kept to tell the entries
 		// of a key apart: the walk changes its copy in place.
 		was := w.snapshot(st)
-		one := w.clone(st)
-		one.prob, one.nsteps = 1, 0
-		if one.steps != nil {
-			// The chain's own steps: its ends are applied to the
-			// caller's.
-			one.steps = make([]Step, 0, 8)
-		}
-		ends = w.runMerged(one, t, c, depth)
+		ends = w.runMerged(w.fresh(st), t, c, depth)
 		if w.memo == nil {
 			w.memo = map[memoKey]int32{}
 		}
@@ -78,17 +84,48 @@ func (w *nftWalk) runChainMerged(st *nftState, t *nftTable, c *nft.Chain, depth 
 	out := w.endBuf(len(ends))[:len(ends)]
 	for i, e := range ends {
 		s := w.clone(e.st)
-		s.prob *= st.prob
-		s.nsteps += st.nsteps
-		if st.steps != nil {
-			s.steps = append(slices.Clip(st.steps), e.st.steps...)
-			s.hops, s.why, s.merged = st.hops, st.why, st.merged || e.st.merged
-			w.nwork += len(e.st.steps)
-		}
+		w.scale(s, st)
 		out[i] = chainEnd{st: s, kind: e.kind}
 	}
 	w.nwork += len(out)
 	return out
+}
+
+// enteredBefore reports whether the walk entered c before, and records
+// that it did.
+func (w *nftWalk) enteredBefore(c *nft.Chain) bool {
+	if _, ok := w.entered[c]; ok {
+		return true
+	}
+	if w.entered == nil {
+		w.entered = map[*nft.Chain]struct{}{}
+	}
+	w.entered[c] = struct{}{}
+	return false
+}
+
+// fresh returns the state a chain entered by st is walked from: st with
+// the probability 1, no rules met and, with steps, none of its own (the
+// chain's ends are applied to st by scale).
+func (w *nftWalk) fresh(st *nftState) *nftState {
+	one := w.clone(st)
+	one.prob, one.nsteps = 1, 0
+	if one.steps != nil {
+		one.steps = make([]Step, 0, 8)
+	}
+	return one
+}
+
+// scale applies s, an end of a chain walked from fresh(st), to st: the
+// probabilities multiplied, the rules met and the steps added.
+func (w *nftWalk) scale(s, st *nftState) {
+	s.prob *= st.prob
+	s.nsteps += st.nsteps
+	if st.steps != nil {
+		s.steps = append(slices.Clip(st.steps), s.steps...)
+		s.hops, s.why, s.merged = st.hops, st.why, st.merged || s.merged
+		w.nwork += len(s.steps) - len(st.steps)
+	}
 }
 
 // runMerged runs the rules of c for st, the states that reach the same
