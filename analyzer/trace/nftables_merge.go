@@ -46,10 +46,17 @@ func (w *nftWalk) runChainMerged(st *nftState, t *nftTable, c *nft.Chain, depth 
 		// Service enters a few chains once per endpoint, each in
 		// another state, and the memo spares the walks whose paths
 		// multiply, which enter chains again and again.
-		// The chain's ends are the caller's own, changed in place.
-		ends := w.runMerged(w.fresh(st), t, c, depth)
+		// Nothing of the caller reads st after the call: the chain is
+		// walked from st itself, made fresh, and its ends are scaled
+		// in place by what st was.
+		caller := *st
+		st.prob, st.nsteps = 1, 0
+		if st.steps != nil {
+			st.steps = make([]Step, 0, 8)
+		}
+		ends := w.runMerged(st, t, c, depth)
 		for _, e := range ends {
-			w.scale(e.st, st)
+			w.scale(e.st, &caller)
 		}
 		w.nwork += len(ends)
 		return ends
