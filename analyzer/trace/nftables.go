@@ -105,8 +105,10 @@ type nftWalk struct {
 	memo     map[memoKey]int32
 	memoEnts []memoEntry
 	kbuf     []byte // scratch of the states' keys
-	// entered holds the chains entered (see enteredBefore).
-	entered map[*nft.Chain]struct{}
+	// enteredFew, then entered, hold the chains entered (see
+	// enteredBefore).
+	enteredFew []*nft.Chain
+	entered    map[*nft.Chain]struct{}
 	// states is the chunk clones are carved from (see clone); firstFull
 	// is set once the first, reused, chunk is full.
 	states    []nftState
@@ -160,7 +162,8 @@ type nftScratch struct {
 	memo     map[memoKey]int32
 	memoEnts []memoEntry
 	kbuf     []byte
-	entered  map[*nft.Chain]struct{}
+	// enteredFew is the walk's, cleared.
+	enteredFew []*nft.Chain
 	// drawBuf and mapDrawBuf are the walk's.
 	drawBuf    []draw
 	mapDrawBuf []mapDraw
@@ -186,11 +189,9 @@ var nftScratchPool = sync.Pool{New: func() any {
 // pool with w's memo; states is how many of the first state chunk the
 // walk used.
 func (sc *nftScratch) release(states int, w *nftWalk) {
-	sc.memo, sc.memoEnts, sc.kbuf, sc.entered = nil, nil, w.kbuf, nil
-	if len(w.entered) <= maxPooledMemo {
-		clear(w.entered)
-		sc.entered = w.entered
-	}
+	sc.memo, sc.memoEnts, sc.kbuf = nil, nil, w.kbuf
+	clear(w.enteredFew)
+	sc.enteredFew = w.enteredFew[:0]
 	if len(w.memoEnts) <= maxPooledMemo {
 		clear(w.memo)
 		clear(w.memoEnts)
@@ -436,7 +437,7 @@ func walkNFT(dp *Dataplane, pkt Packet, opts Options, res *Result) error {
 	sc := nftScratchPool.Get().(*nftScratch)
 	w := &nftWalk{dp: dp, opts: opts, hooks: ix.hooks, arena: sc.arena[:0], outs: sc.outs[:0], ends: sc.ends[:0], vals: sc.vals[:0], vars: sc.vars[:0], ptrs: sc.ptrs[:0],
 		drawBuf: sc.drawBuf, mapDrawBuf: sc.mapDrawBuf,
-		states: sc.states[:0], memo: sc.memo, memoEnts: sc.memoEnts, kbuf: sc.kbuf, entered: sc.entered, done: done, maxWork: opts.maxWork(dp)}
+		states: sc.states[:0], memo: sc.memo, memoEnts: sc.memoEnts, kbuf: sc.kbuf, enteredFew: sc.enteredFew, done: done, maxWork: opts.maxWork(dp)}
 	defer func() {
 		used := len(w.states)
 		if w.firstFull {

@@ -101,15 +101,30 @@ func (w *nftWalk) runChainMerged(st *nftState, t *nftTable, c *nft.Chain, depth 
 // enteredBefore reports whether the walk entered c before, and records
 // that it did.
 func (w *nftWalk) enteredBefore(c *nft.Chain) bool {
+	if w.entered == nil {
+		// The few chains of a packet's walk are listed, the many of a
+		// walk whose paths multiply hashed.
+		if slices.Contains(w.enteredFew, c) {
+			return true
+		}
+		if len(w.enteredFew) < maxEnteredFew {
+			w.enteredFew = append(w.enteredFew, c)
+			return false
+		}
+		w.entered = make(map[*nft.Chain]struct{}, 2*maxEnteredFew)
+		for _, x := range w.enteredFew {
+			w.entered[x] = struct{}{}
+		}
+	}
 	if _, ok := w.entered[c]; ok {
 		return true
-	}
-	if w.entered == nil {
-		w.entered = map[*nft.Chain]struct{}{}
 	}
 	w.entered[c] = struct{}{}
 	return false
 }
+
+// maxEnteredFew is the most chains enteredBefore lists.
+const maxEnteredFew = 32
 
 // fresh returns the state a chain entered by st is walked from: st with
 // the probability 1, no rules met and, with steps, none of its own (the
