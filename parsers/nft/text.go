@@ -723,7 +723,7 @@ func (p *textParser) elements(lt []token, s *Set, kind string) ([]Element, error
 	if err != nil {
 		line := p.line
 		if sp.i < len(toks) {
-			line = toks[sp.i].line
+			line = int(toks[sp.i].line)
 		}
 		return nil, p.errf(line, "elements of %s: %v", s.Name, err)
 	}
@@ -1306,7 +1306,7 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 	for {
 		e := Element{}
 		if t := p.peek(0); t != nil && named {
-			e.Pos.Line = t.line
+			e.Pos.Line = int(t.line)
 		}
 		start, nkey := len(parts), 0
 		for {
