@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
@@ -696,24 +696,30 @@ func (p *part) match(v nval) (match, ok bool) {
 // element per Service or endpoint: an exact element is only its encoded
 // key; the compiled parts of every element are made only for a lookup of
 // values that cannot be hashed.
+//
+// A large node has an anonymous map per Service (its endpoints): the
+// index of a small set is one string and a few words.
 type setIndex struct {
 	elems []nft.Element
 	// exact maps the encoded keys of the exact elements to their indexes;
 	// a set of at most smallSet exact elements (an anonymous map of a
-	// Service's endpoints) lists them in few instead.
-	exact  map[string]int32
-	few    []exactKey
-	ranged []int32  // the elements whose keys are not exact, in order
-	rparts [][]part // their compiled keys
-
-	allOnce sync.Once
-	all     [][]part // every element's compiled key, made on first need
+	// Service's endpoints) lists them in few instead: each its key's
+	// length (uvarint), its key and its index (uvarint), one after the
+	// other.
+	exact map[string]int32
+	few   string
+	// inexact holds the elements whose keys are not exact (nil when
+	// there are none).
+	inexact *inexactElems
+	// all is every element's compiled key, made on first need.
+	all atomic.Pointer[[][]part]
 }
 
-// exactKey is an exact element of a small set: its encoded key and index.
-type exactKey struct {
-	key string
-	i   int32
+// inexactElems are the elements of a set whose keys are not exact, in
+// order, with their compiled keys.
+type inexactElems struct {
+	ranged []int32
+	rparts [][]part
 }
 
 // smallSet is the most exact elements a set lists rather than hashes.
@@ -724,8 +730,12 @@ func newSetIndex(elems []nft.Element) *setIndex {
 	if len(elems) > smallSet {
 		ix.exact = make(map[string]int32, len(elems))
 	}
-	var key []byte
-	var ps []part // the compiled key of the element, kept only when not exact
+	// Room on the stack for a small set's keys.
+	var kbuf [64]byte
+	var fbuf [256]byte
+	var pbuf [4]part
+	key, few := kbuf[:0], fbuf[:0]
+	ps := pbuf[:0] // the compiled key of the element, kept only when not exact
 	for i, e := range elems {
 		ps = slices.Grow(ps[:0], len(e.Key))[:len(e.Key)]
 		isExact := len(e.Key) <= maxHashParts
@@ -743,11 +753,15 @@ func newSetIndex(elems []nft.Element) *setIndex {
 		}
 		switch {
 		case !isExact:
-			ix.ranged = append(ix.ranged, int32(i))
-			ix.rparts = append(ix.rparts, slices.Clone(ps))
+			if ix.inexact == nil {
+				ix.inexact = &inexactElems{}
+			}
+			ix.inexact.ranged = append(ix.inexact.ranged, int32(i))
+			ix.inexact.rparts = append(ix.inexact.rparts, slices.Clone(ps))
 		case ix.exact == nil:
-			if ix.findFew(key) < 0 {
-				ix.few = append(ix.few, exactKey{string(key), int32(i)})
+			if findFew(few, key) < 0 {
+				few = binary.AppendUvarint(few, uint64(len(key)))
+				few = binary.AppendUvarint(append(few, key...), uint64(i))
 			}
 		default:
 			if _, dup := ix.exact[string(key)]; !dup {
@@ -755,13 +769,14 @@ func newSetIndex(elems []nft.Element) *setIndex {
 			}
 		}
 	}
+	ix.few = string(few)
 	return ix
 }
 
 // findExact returns the index of the exact element of encoded key, or -1.
 func (ix *setIndex) findExact(key []byte) int32 {
 	if ix.exact == nil {
-		return ix.findFew(key)
+		return findFew(ix.few, key)
 	}
 	if i, ok := ix.exact[string(key)]; ok {
 		return i
@@ -769,15 +784,37 @@ func (ix *setIndex) findExact(key []byte) int32 {
 	return -1
 }
 
-// findFew returns the index of the listed exact element of encoded key,
-// or -1.
-func (ix *setIndex) findFew(key []byte) int32 {
-	for _, x := range ix.few {
-		if x.key == string(key) {
-			return x.i
+// findFew returns the index of the exact element of encoded key listed
+// in few (see setIndex.few), or -1.
+func findFew[S ~string | ~[]byte](few S, key []byte) int32 {
+	for len(few) > 0 {
+		n, w := uvarint(few)
+		few = few[w:]
+		k := few[:n]
+		few = few[n:]
+		i, w := uvarint(few)
+		few = few[w:]
+		if string(k) == string(key) {
+			return int32(i)
 		}
 	}
 	return -1
+}
+
+// uvarint decodes the uvarint at the start of b (written by
+// binary.AppendUvarint) and returns it with its width.
+func uvarint[S ~string | ~[]byte](b S) (int, int) {
+	var x uint64
+	var s uint
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c < 0x80 {
+			return int(x | uint64(c)<<s), i + 1
+		}
+		x |= uint64(c&0x7f) << s
+		s += 7
+	}
+	return int(x), len(b)
 }
 
 // lookup returns the index of the element vals match, or -1; ok is false
@@ -799,8 +836,11 @@ func (ix *setIndex) lookup(vals []nval) (int, bool) {
 		if i := ix.findExact(key); i >= 0 {
 			return int(i), true
 		}
-		for k, i := range ix.ranged {
-			switch m, ok := matchParts(ix.rparts[k], vals); {
+		if ix.inexact == nil {
+			return -1, true
+		}
+		for k, i := range ix.inexact.ranged {
+			switch m, ok := matchParts(ix.inexact.rparts[k], vals); {
 			case !ok:
 				return -1, false
 			case m:
@@ -809,16 +849,20 @@ func (ix *setIndex) lookup(vals []nval) (int, bool) {
 		}
 		return -1, true
 	}
-	ix.allOnce.Do(func() {
-		ix.all = make([][]part, len(ix.elems))
+	all := ix.all.Load()
+	if all == nil {
+		// Made by whichever lookup comes first, the same every time.
+		parts := make([][]part, len(ix.elems))
 		for i, e := range ix.elems {
-			ix.all[i] = make([]part, len(e.Key))
+			parts[i] = make([]part, len(e.Key))
 			for j, k := range e.Key {
-				ix.all[i][j] = compilePart(k)
+				parts[i][j] = compilePart(k)
 			}
 		}
-	})
-	for i, ps := range ix.all {
+		ix.all.CompareAndSwap(nil, &parts)
+		all = ix.all.Load()
+	}
+	for i, ps := range *all {
 		switch m, ok := matchParts(ps, vals); {
 		case !ok:
 			return -1, false
