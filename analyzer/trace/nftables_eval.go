@@ -394,7 +394,10 @@ func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 		if e.Mod == 0 {
 			break
 		}
-		note := "numgen " + e.Mode
+		note := "numgen random"
+		if e.Mode != "random" {
+			note = "numgen " + e.Mode
+		}
 		vars := w.variants(int(e.Mod))[:e.Mod]
 		vals := w.nvals(int(e.Mod))[:e.Mod]
 		for i := range vars {

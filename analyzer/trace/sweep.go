@@ -132,9 +132,11 @@ func Sweep(dp *Dataplane, pkts []Packet, workers int) ([]Summary, error) {
 					}
 					out[i] = sw.trace(pkts[i], prev)
 					prev = out[i].Ends
-					var we *WorkError
-					if errors.As(out[i].Err, &we) {
-						stop.CompareAndSwap(nil, we)
+					if out[i].Err != nil {
+						var we *WorkError
+						if errors.As(out[i].Err, &we) {
+							stop.CompareAndSwap(nil, we)
+						}
 					}
 				}
 			}
