@@ -86,6 +86,12 @@ type nftWalk struct {
 	outs  []ruleOut
 	ends  []chainEnd
 	vals  []nval
+	vars  []variant
+	ptrs  []*nftState // the states that pass a base chain (see hook)
+	// drawBuf and mapDrawBuf are reused by every map lookup of the
+	// walk (see draws, mapDraws).
+	drawBuf    []draw
+	mapDrawBuf []mapDraw
 	// nwork counts the rules evaluated, over every path; err is set when
 	// it passed the bound: the walk stops.
 	nwork   int
@@ -96,8 +102,13 @@ type nftWalk struct {
 	forkTable, forkChain string
 	// memo holds the ends of the chains entered, by state, in a summary
 	// (see runChainMerged).
-	memo map[chainMemo]map[string][]chainEnd
-	kbuf []byte // scratch of the states' keys
+	memo     map[memoKey]int32
+	memoEnts []memoEntry
+	kbuf     []byte // scratch of the states' keys
+	// enteredFew, then entered, hold the chains entered (see
+	// enteredBefore).
+	enteredFew []*nft.Chain
+	entered    map[*nft.Chain]struct{}
 	// states is the chunk clones are carved from (see clone); firstFull
 	// is set once the first, reused, chunk is full.
 	states    []nftState
@@ -116,6 +127,26 @@ func (w *nftWalk) clone(s *nftState) *nftState {
 	return c
 }
 
+// snapshot returns a copy of s, carved from the walk's state arena,
+// that keeps what [nftState.same] compares (not its steps or hops).
+func (w *nftWalk) snapshot(s *nftState) *nftState {
+	if len(w.states) == cap(w.states) {
+		w.states, w.firstFull = make([]nftState, 0, nftStateChunk), true
+	}
+	w.states = append(w.states, *s)
+	c := &w.states[len(w.states)-1]
+	c.steps, c.hops = nil, nil
+	c.conds = s.conds[:len(s.conds):len(s.conds)]
+	c.warnings = s.warnings[:len(s.warnings):len(s.warnings)]
+	if s.updated != nil {
+		c.updated = make(map[string]bool, len(s.updated))
+		for k, v := range s.updated {
+			c.updated[k] = v
+		}
+	}
+	return c
+}
+
 // nftScratch is the first chunk of a walk's arenas, reused by the next
 // walk: nothing of a walk's result points into them.
 type nftScratch struct {
@@ -123,8 +154,24 @@ type nftScratch struct {
 	outs   []ruleOut
 	ends   []chainEnd
 	vals   []nval
+	vars   []variant
+	ptrs   []*nftState
 	states []nftState
+	// memo and memoEnts are the walk's memo (see runChainMerged), kept
+	// for the next walk when they stayed small.
+	memo     map[memoKey]int32
+	memoEnts []memoEntry
+	kbuf     []byte
+	// enteredFew is the walk's, cleared.
+	enteredFew []*nft.Chain
+	// drawBuf and mapDrawBuf are the walk's.
+	drawBuf    []draw
+	mapDrawBuf []mapDraw
 }
+
+// maxPooledMemo is the most entries of a walk's memo the next walk
+// reuses: a map does not shrink, and is cleared bucket by bucket.
+const maxPooledMemo = 1024
 
 // nftStateChunk is how many states a chunk of the walk's state arena
 // holds: the first chunk is reused by the next walk, and a summary's walk
@@ -132,19 +179,46 @@ type nftScratch struct {
 const nftStateChunk = 256
 
 var nftScratchPool = sync.Pool{New: func() any {
-	return &nftScratch{arena: make([]branch, 0, 128), outs: make([]ruleOut, 0, 128), ends: make([]chainEnd, 0, 128), vals: make([]nval, 0, 128),
-		states: make([]nftState, 0, nftStateChunk)}
+	// Sized for a summary's walk of a kube-proxy ruleset (a Service of
+	// five endpoints): each chain it enters takes room for eight ends.
+	return &nftScratch{arena: make([]branch, 0, 256), outs: make([]ruleOut, 0, 256), ends: make([]chainEnd, 0, 1024), vals: make([]nval, 0, 256),
+		vars: make([]variant, 0, 128), ptrs: make([]*nftState, 0, 256), states: make([]nftState, 0, nftStateChunk)}
 }}
 
 // release clears the chunks (they hold states) and returns them to the
-// pool; states is how many of the first state chunk the walk used.
-func (sc *nftScratch) release(states int) {
-	clear(sc.arena[:cap(sc.arena)])
-	clear(sc.outs[:cap(sc.outs)])
-	clear(sc.ends[:cap(sc.ends)])
-	clear(sc.vals[:cap(sc.vals)])
+// pool with w's memo; states is how many of the first state chunk the
+// walk used.
+func (sc *nftScratch) release(states int, w *nftWalk) {
+	sc.memo, sc.memoEnts, sc.kbuf = nil, nil, w.kbuf
+	clear(w.enteredFew)
+	sc.enteredFew = w.enteredFew[:0]
+	if len(w.memoEnts) <= maxPooledMemo {
+		clear(w.memo)
+		clear(w.memoEnts)
+		sc.memo, sc.memoEnts = w.memo, w.memoEnts[:0]
+	}
+	clearUsed(sc.arena, w.arena)
+	clearUsed(sc.outs, w.outs)
+	clearUsed(sc.ends, w.ends)
+	clearUsed(sc.vals, w.vals)
+	clearUsed(sc.vars, w.vars)
+	clearUsed(sc.ptrs, w.ptrs)
+	sc.drawBuf, sc.mapDrawBuf = w.drawBuf[:0], w.mapDrawBuf[:0]
+	clear(sc.mapDrawBuf[:cap(sc.mapDrawBuf)])
+	clear(sc.drawBuf[:cap(sc.drawBuf)])
 	clear(sc.states[:states])
 	nftScratchPool.Put(sc)
+}
+
+// clearUsed clears what a walk used of first, the first chunk of one of
+// its arenas, whose last chunk is last: the part it carved when last is
+// first, else all of it.
+func clearUsed[T any](first, last []T) {
+	if cap(first) > 0 && cap(last) > 0 && &first[:1][0] == &last[:1][0] {
+		clear(first[:len(last)])
+		return
+	}
+	clear(first[:cap(first)])
 }
 
 // nftState is one branch of the walk: the packet as the rules see it.
@@ -339,23 +413,37 @@ func chainPrio(c *nft.Chain) int32 {
 }
 
 func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
+	res := &Result{}
+	if err := walkNFT(dp, pkt, opts, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// walkNFT is traceNFT writing into res, whose paths' room it reuses (a
+// sweep's worker reads the result before its next packet).
+func walkNFT(dp *Dataplane, pkt Packet, opts Options, res *Result) error {
 	dst := pkt.Dst.Addr().Unmap()
 	v4 := dst.Is4()
 	if len(dp.NFT) == 0 {
-		return nil, fmt.Errorf("trace: no nftables ruleset captured")
+		return fmt.Errorf("trace: no nftables ruleset captured")
 	}
 	ix := nftIndexOf(dp, v4)
 	tables := ix.tables
-	res := &Result{}
+	done := res.Paths[:0]
+	if done == nil {
+		done = make([]Path, 0, 8)
+	}
 	sc := nftScratchPool.Get().(*nftScratch)
-	w := &nftWalk{dp: dp, opts: opts, hooks: ix.hooks, arena: sc.arena[:0], outs: sc.outs[:0], ends: sc.ends[:0], vals: sc.vals[:0],
-		states: sc.states[:0], done: make([]Path, 0, 4), maxWork: opts.maxWork(dp)}
+	w := &nftWalk{dp: dp, opts: opts, hooks: ix.hooks, arena: sc.arena[:0], outs: sc.outs[:0], ends: sc.ends[:0], vals: sc.vals[:0], vars: sc.vars[:0], ptrs: sc.ptrs[:0],
+		drawBuf: sc.drawBuf, mapDrawBuf: sc.mapDrawBuf,
+		states: sc.states[:0], memo: sc.memo, memoEnts: sc.memoEnts, kbuf: sc.kbuf, enteredFew: sc.enteredFew, done: done, maxWork: opts.maxWork(dp)}
 	defer func() {
 		used := len(w.states)
 		if w.firstFull {
 			used = cap(sc.states)
 		}
-		sc.release(used)
+		sc.release(used, w)
 	}()
 	w.warnings = append(w.warnings, ix.warns...)
 	if len(tables) == 0 {
@@ -363,8 +451,8 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 	}
 	pkt = w.choose(pkt, tables, v4)
 	w.pkt = pkt
-	st := &nftState{prob: 1, src: pkt.Src.Unmap(), dst: dst, dport: pkt.Dst.Port(), proto: pkt.Proto,
-		iif: pkt.InIface}
+	st := w.clone(&nftState{prob: 1, src: pkt.Src.Unmap(), dst: dst, dport: pkt.Dst.Port(), proto: pkt.Proto,
+		iif: pkt.InIface})
 	if !opts.Summary {
 		st.steps = make([]Step, 0, 16)
 		st.why = arrivalWhy(pkt)
@@ -398,7 +486,7 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 	}
 	lastWork.Store(int64(w.nwork))
 	if w.err != nil {
-		return nil, w.err
+		return w.err
 	}
 	res.Packet = pkt
 	res.Paths = w.done
@@ -417,7 +505,7 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 		w.warnings = append(w.warnings, mergedWarning)
 	}
 	res.Warnings = w.warnings
-	return res, nil
+	return nil
 }
 
 func familyWord(v4 bool) string {
@@ -572,7 +660,7 @@ func (w *nftWalk) hook(in []*nftState, hook string) []*nftState {
 	}
 	cur := in
 	for _, b := range w.hooks[hook] {
-		var next []*nftState
+		next := carve(&w.ptrs, max(8, 2*len(cur)))
 		for _, st := range cur {
 			if b.nat && st.natDone[natIdx(hook)] {
 				next = append(next, st)
@@ -601,7 +689,7 @@ func (w *nftWalk) hook(in []*nftState, hook string) []*nftState {
 		cur = next
 	}
 	for _, st := range cur {
-		if _, ok := natCorePriority[hook]; ok {
+		if hook != "forward" { // a hook of the NAT core (see natCorePriority)
 			st.natDone[natIdx(hook)] = true
 		}
 	}

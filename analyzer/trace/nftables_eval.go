@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
@@ -91,7 +91,7 @@ func (w *nftWalk) evalRule(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule)
 		w.step(st, t, c, r, notes, warns)
 		return w.out1(ruleOut{st: st, kind: rContinue})
 	}
-	var out []ruleOut
+	out := carve(&w.outs, len(forked))
 	var run func(st *nftState, i int, bs []branch, notes []string, warns []string)
 	run = func(st *nftState, i int, bs []branch, notes, warns []string) {
 		if i == len(r.Stmts) {
@@ -134,6 +134,10 @@ func (w *nftWalk) evalRule(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule)
 // arena (the values of a concatenation, read during the walk only).
 func (w *nftWalk) nvals(n int) []nval { return carve(&w.vals, n) }
 
+// variants returns an empty slice of capacity n carved from the walk's
+// arena (the values of a key, read during the walk only).
+func (w *nftWalk) variants(n int) []variant { return carve(&w.vars, n) }
+
 // out1 returns o as a slice of one, carved from the walk's arena.
 func (w *nftWalk) out1(o ruleOut) []ruleOut { return carveOne(&w.outs, o) }
 
@@ -142,7 +146,7 @@ func (w *nftWalk) out1(o ruleOut) []ruleOut { return carveOne(&w.outs, o) }
 // slice past n copies it out, and never writes over its neighbours.
 func carve[T any](arena *[]T, n int) []T {
 	if cap(*arena)-len(*arena) < n {
-		*arena = make([]T, 0, max(64, n))
+		*arena = make([]T, 0, max(256, n))
 	}
 	i := len(*arena)
 	*arena = (*arena)[:i+n]
@@ -290,6 +294,17 @@ var (
 
 var protoNums = map[string]uint64{"icmp": 1, "igmp": 2, "tcp": 6, "udp": 17, "ipv6-icmp": 58, "icmpv6": 58, "sctp": 132, "udplite": 136, "gre": 47, "esp": 50, "ah": 51}
 
+// protoNum returns the number of the protocol of a packet (0 for none).
+func protoNum(proto string) uint64 {
+	switch proto {
+	case "tcp":
+		return 6
+	case "udp":
+		return 17
+	}
+	return protoNums[proto]
+}
+
 // evalKey returns the values of expression e for st.
 func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 	switch e := e.(type) {
@@ -304,7 +319,7 @@ func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 				}
 				return one(nval{kind: kStr, str: "ip6"})
 			}
-			return one(nval{kind: kNum, num: protoNums[st.proto]})
+			return one(nval{kind: kNum, num: protoNum(st.proto)})
 		case "mark":
 			return one(nval{kind: kNum, num: uint64(st.mark)})
 		case "nfproto":
@@ -379,10 +394,15 @@ func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 		if e.Mod == 0 {
 			break
 		}
-		note := "numgen " + e.Mode
-		vars := make([]variant, e.Mod)
+		note := "numgen random"
+		if e.Mode != "random" {
+			note = "numgen " + e.Mode
+		}
+		vars := w.variants(int(e.Mod))[:e.Mod]
+		vals := w.nvals(int(e.Mod))[:e.Mod]
 		for i := range vars {
-			vars[i] = variant{vals: []nval{{kind: kNum, num: uint64(e.Offset) + uint64(i)}}, weight: 1 / float64(e.Mod), note: note}
+			vals[i] = nval{kind: kNum, num: uint64(e.Offset) + uint64(i)}
+			vars[i] = variant{vals: vals[i : i+1 : i+1], weight: 1 / float64(e.Mod), note: note}
 		}
 		return selResult{vars: vars}
 	case *nft.Binop:
@@ -411,7 +431,7 @@ func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 		return one(nval{kind: kNum, num: v})
 	case *nft.Concat:
 		vals := w.nvals(len(e.Parts))
-		res := selResult{vars: []variant{{weight: 1}}}
+		res := selResult{vars: carveOne(&w.vars, variant{weight: 1})}
 		for _, p := range e.Parts {
 			pr := w.evalKey(st, p)
 			if pr.absent || pr.why != "" {
@@ -466,7 +486,7 @@ func payloadVal(st *nftState, e *nft.Payload) selResult {
 		case "daddr":
 			return one(nval{kind: kAddr, addr: st.dst})
 		case "protocol", "nexthdr":
-			return one(nval{kind: kNum, num: protoNums[st.proto]})
+			return one(nval{kind: kNum, num: protoNum(st.proto)})
 		}
 	case "th", "tcp", "udp", "sctp":
 		if e.Proto != "th" && e.Proto != st.proto {
@@ -499,13 +519,20 @@ type part struct {
 	str        string
 	wildcard   bool
 	quoted     bool
-	flags      []string // the comma-separated names, for flag values
+	// flags are the comma-separated names, for flag values, when there
+	// are several; flag is the one name otherwise.
+	flags []string
+	flag  string
 }
 
 func compilePart(text string) part {
 	p := part{text: text}
-	for _, f := range strings.Split(text, ",") {
-		p.flags = append(p.flags, strings.TrimSpace(f))
+	if strings.Contains(text, ",") {
+		for _, f := range strings.Split(text, ",") {
+			p.flags = append(p.flags, strings.TrimSpace(f))
+		}
+	} else {
+		p.flag = strings.TrimSpace(text)
 	}
 	if strings.HasPrefix(text, "\"") && strings.HasSuffix(text, "\"") && len(text) >= 2 {
 		p.quoted = true
@@ -517,13 +544,19 @@ func compilePart(text string) part {
 		return p
 	}
 	p.str = text
-	if a, err := netip.ParseAddr(text); err == nil {
-		p.hasAddr, p.addr = true, a.Unmap()
-		return p
+	// Every address has a dot or a colon, every prefix a slash: the
+	// parsers are not asked (and their errors not made) for the others.
+	if strings.ContainsAny(text, ".:") {
+		if a, err := netip.ParseAddr(text); err == nil {
+			p.hasAddr, p.addr = true, a.Unmap()
+			return p
+		}
 	}
-	if pf, err := netip.ParsePrefix(text); err == nil {
-		p.isPrefix, p.prefix = true, pf.Masked()
-		return p
+	if strings.Contains(text, "/") {
+		if pf, err := netip.ParsePrefix(text); err == nil {
+			p.isPrefix, p.prefix = true, pf.Masked()
+			return p
+		}
 	}
 	if lo, hi, ok := strings.Cut(text, "-"); ok {
 		if a, err := netip.ParseAddr(lo); err == nil {
@@ -550,7 +583,8 @@ func compilePart(text string) part {
 }
 
 func parseNum(s string) (uint64, bool) {
-	if s == "" {
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		// Not a number, whatever its base: the error is not made.
 		return 0, false
 	}
 	n, err := strconv.ParseUint(s, 0, 64)
@@ -643,6 +677,9 @@ func (p *part) match(v nval) (match, ok bool) {
 		}
 		return p.str == v.str, true
 	case kFlags:
+		if p.flags == nil {
+			return slices.Contains(v.flags, p.flag), true
+		}
 		for _, f := range p.flags {
 			for _, g := range v.flags {
 				if f == g {
@@ -662,24 +699,30 @@ func (p *part) match(v nval) (match, ok bool) {
 // element per Service or endpoint: an exact element is only its encoded
 // key; the compiled parts of every element are made only for a lookup of
 // values that cannot be hashed.
+//
+// A large node has an anonymous map per Service (its endpoints): the
+// index of a small set is one string and a few words.
 type setIndex struct {
 	elems []nft.Element
 	// exact maps the encoded keys of the exact elements to their indexes;
 	// a set of at most smallSet exact elements (an anonymous map of a
-	// Service's endpoints) lists them in few instead.
-	exact  map[string]int32
-	few    []exactKey
-	ranged []int32  // the elements whose keys are not exact, in order
-	rparts [][]part // their compiled keys
-
-	allOnce sync.Once
-	all     [][]part // every element's compiled key, made on first need
+	// Service's endpoints) lists them in few instead: each its key's
+	// length (uvarint), its key and its index (uvarint), one after the
+	// other.
+	exact map[string]int32
+	few   string
+	// inexact holds the elements whose keys are not exact (nil when
+	// there are none).
+	inexact *inexactElems
+	// all is every element's compiled key, made on first need.
+	all atomic.Pointer[[][]part]
 }
 
-// exactKey is an exact element of a small set: its encoded key and index.
-type exactKey struct {
-	key string
-	i   int32
+// inexactElems are the elements of a set whose keys are not exact, in
+// order, with their compiled keys.
+type inexactElems struct {
+	ranged []int32
+	rparts [][]part
 }
 
 // smallSet is the most exact elements a set lists rather than hashes.
@@ -690,8 +733,12 @@ func newSetIndex(elems []nft.Element) *setIndex {
 	if len(elems) > smallSet {
 		ix.exact = make(map[string]int32, len(elems))
 	}
-	var key []byte
-	var ps []part // the compiled key of the element, kept only when not exact
+	// Room on the stack for a small set's keys.
+	var kbuf [64]byte
+	var fbuf [256]byte
+	var pbuf [4]part
+	key, few := kbuf[:0], fbuf[:0]
+	ps := pbuf[:0] // the compiled key of the element, kept only when not exact
 	for i, e := range elems {
 		ps = slices.Grow(ps[:0], len(e.Key))[:len(e.Key)]
 		isExact := len(e.Key) <= maxHashParts
@@ -709,11 +756,15 @@ func newSetIndex(elems []nft.Element) *setIndex {
 		}
 		switch {
 		case !isExact:
-			ix.ranged = append(ix.ranged, int32(i))
-			ix.rparts = append(ix.rparts, slices.Clone(ps))
+			if ix.inexact == nil {
+				ix.inexact = &inexactElems{}
+			}
+			ix.inexact.ranged = append(ix.inexact.ranged, int32(i))
+			ix.inexact.rparts = append(ix.inexact.rparts, slices.Clone(ps))
 		case ix.exact == nil:
-			if ix.findFew(key) < 0 {
-				ix.few = append(ix.few, exactKey{string(key), int32(i)})
+			if findFew(few, key) < 0 {
+				few = binary.AppendUvarint(few, uint64(len(key)))
+				few = binary.AppendUvarint(append(few, key...), uint64(i))
 			}
 		default:
 			if _, dup := ix.exact[string(key)]; !dup {
@@ -721,13 +772,14 @@ func newSetIndex(elems []nft.Element) *setIndex {
 			}
 		}
 	}
+	ix.few = string(few)
 	return ix
 }
 
 // findExact returns the index of the exact element of encoded key, or -1.
 func (ix *setIndex) findExact(key []byte) int32 {
 	if ix.exact == nil {
-		return ix.findFew(key)
+		return findFew(ix.few, key)
 	}
 	if i, ok := ix.exact[string(key)]; ok {
 		return i
@@ -735,15 +787,37 @@ func (ix *setIndex) findExact(key []byte) int32 {
 	return -1
 }
 
-// findFew returns the index of the listed exact element of encoded key,
-// or -1.
-func (ix *setIndex) findFew(key []byte) int32 {
-	for _, x := range ix.few {
-		if x.key == string(key) {
-			return x.i
+// findFew returns the index of the exact element of encoded key listed
+// in few (see setIndex.few), or -1.
+func findFew[S ~string | ~[]byte](few S, key []byte) int32 {
+	for len(few) > 0 {
+		n, w := uvarint(few)
+		few = few[w:]
+		k := few[:n]
+		few = few[n:]
+		i, w := uvarint(few)
+		few = few[w:]
+		if string(k) == string(key) {
+			return int32(i)
 		}
 	}
 	return -1
+}
+
+// uvarint decodes the uvarint at the start of b (written by
+// binary.AppendUvarint) and returns it with its width.
+func uvarint[S ~string | ~[]byte](b S) (int, int) {
+	var x uint64
+	var s uint
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c < 0x80 {
+			return int(x | uint64(c)<<s), i + 1
+		}
+		x |= uint64(c&0x7f) << s
+		s += 7
+	}
+	return int(x), len(b)
 }
 
 // lookup returns the index of the element vals match, or -1; ok is false
@@ -765,8 +839,11 @@ func (ix *setIndex) lookup(vals []nval) (int, bool) {
 		if i := ix.findExact(key); i >= 0 {
 			return int(i), true
 		}
-		for k, i := range ix.ranged {
-			switch m, ok := matchParts(ix.rparts[k], vals); {
+		if ix.inexact == nil {
+			return -1, true
+		}
+		for k, i := range ix.inexact.ranged {
+			switch m, ok := matchParts(ix.inexact.rparts[k], vals); {
 			case !ok:
 				return -1, false
 			case m:
@@ -775,16 +852,20 @@ func (ix *setIndex) lookup(vals []nval) (int, bool) {
 		}
 		return -1, true
 	}
-	ix.allOnce.Do(func() {
-		ix.all = make([][]part, len(ix.elems))
+	all := ix.all.Load()
+	if all == nil {
+		// Made by whichever lookup comes first, the same every time.
+		parts := make([][]part, len(ix.elems))
 		for i, e := range ix.elems {
-			ix.all[i] = make([]part, len(e.Key))
+			parts[i] = make([]part, len(e.Key))
 			for j, k := range e.Key {
-				ix.all[i][j] = compilePart(k)
+				parts[i][j] = compilePart(k)
 			}
 		}
-	})
-	for i, ps := range ix.all {
+		ix.all.CompareAndSwap(nil, &parts)
+		all = ix.all.Load()
+	}
+	for i, ps := range *all {
 		switch m, ok := matchParts(ps, vals); {
 		case !ok:
 			return -1, false
@@ -839,7 +920,7 @@ func (w *nftWalk) evalMatch(st *nftState, t *nftTable, m *nft.Match) []branch {
 		vals := [1]nval{key.one}
 		return w.matchValue(st, t, m, vals[:], "")
 	}
-	var out []branch
+	out := carve(&w.arena, len(key.vars))
 	for _, v := range key.vars {
 		bst := st
 		if len(key.vars) > 1 {
@@ -929,6 +1010,9 @@ func (w *nftWalk) boolBranch(st *nftState, ok bool, note string) []branch {
 	return w.one1(branch{st: st, end: rNoMatch})
 }
 
+// smallDraws is the most variants draws groups without a map.
+const smallDraws = 16
+
 // draws groups the variants of a key by the element they select, so that
 // N numgen draws over N elements give N branches.
 type draw struct {
@@ -944,22 +1028,36 @@ func (w *nftWalk) draws(st *nftState, key selResult, ix *setIndex) ([]draw, stri
 		if !ok {
 			return nil, "cannot compare the key with the elements"
 		}
-		return []draw{{elem: i, weight: 1}}, ""
+		return append(w.drawBuf[:0], draw{elem: i, weight: 1}), ""
 	}
-	var out []draw
-	pos := map[int]int{}
+	// The walk's buffer: the draws are read before the next lookup.
+	out := w.drawBuf[:0]
+	var pos map[int]int // by element, for many variants
+	if len(key.vars) > smallDraws {
+		pos = make(map[int]int, len(key.vars))
+	}
+next:
 	for _, v := range key.vars {
 		i, ok := ix.lookup(v.vals)
 		if !ok {
 			return nil, "cannot compare the key with the elements"
 		}
-		if k, seen := pos[i]; seen {
+		if pos == nil {
+			for k := range out {
+				if out[k].elem == i {
+					out[k].weight += v.weight
+					continue next
+				}
+			}
+		} else if k, seen := pos[i]; seen {
 			out[k].weight += v.weight
 			continue
+		} else {
+			pos[i] = len(out)
 		}
-		pos[i] = len(out)
 		out = append(out, draw{elem: i, weight: v.weight, note: v.note})
 	}
+	w.drawBuf = out[:0]
 	return out, ""
 }
 
@@ -1008,6 +1106,9 @@ func (w *nftWalk) mapDraws(st *nftState, t *nftTable, key, data nft.Expr, stmt n
 	if why != "" {
 		return nil, nil, w.unknown(st, "not modelled: "+nft.StmtString(stmt)+": "+why+"; assumed not to match")
 	}
+	// The walk's buffer: the caller reads the draws before the next
+	// lookup.
+	out = w.mapDrawBuf[:0]
 	for _, d := range ds {
 		bst := st
 		if len(ds) > 1 || d.weight != 1 {
@@ -1016,6 +1117,7 @@ func (w *nftWalk) mapDraws(st *nftState, t *nftTable, key, data nft.Expr, stmt n
 		}
 		out = append(out, mapDraw{st: bst, elem: d.elem, note: w.probNote(d.note, d.weight, len(k.vars))})
 	}
+	w.mapDrawBuf = out[:0]
 	return ix, out, nil
 }
 
@@ -1024,7 +1126,7 @@ func (w *nftWalk) evalVmap(st *nftState, t *nftTable, vm *nft.Vmap) []branch {
 	if done != nil {
 		return done
 	}
-	var out []branch
+	out := carve(&w.arena, len(ds))
 	for _, d := range ds {
 		if d.elem < 0 {
 			out = append(out, branch{st: d.st, end: rNoMatch})
@@ -1078,20 +1180,25 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 	default:
 		return w.unknown(st, "not modelled: "+nft.StmtString(n)+"; assumed not to match")
 	}
-	port := func(st *nftState, v nft.Expr) (uint16, bool) {
-		if v == nil {
-			return st.dport, true
+	// port reads the port of the map's data (text, when inMap), else of
+	// the statement (pt), else keeps the packet's.
+	port := func(st *nftState, text string, inMap bool, pt nft.Expr) (uint16, bool) {
+		if !inMap {
+			if pt == nil {
+				return st.dport, true
+			}
+			pv, ok := pt.(*nft.Value)
+			if !ok {
+				return 0, false
+			}
+			text = pv.Text
 		}
-		pv, ok := v.(*nft.Value)
-		if !ok {
-			return 0, false
-		}
-		p, ok := parseNum(pv.Text)
+		p, ok := parseNum(text)
 		return uint16(p), ok && p < 65536
 	}
-	to := func(st *nftState, addr string, pt nft.Expr, note string) branch {
+	to := func(st *nftState, addr, portText string, inMap bool, pt nft.Expr, note string) branch {
 		a, err := netip.ParseAddr(strings.Trim(addr, "[]"))
-		p, ok := port(st, pt)
+		p, ok := port(st, portText, inMap, pt)
 		if err != nil || !ok {
 			return branch{st: st, end: rNoMatch, warn: "not modelled: " + nft.StmtString(n) + "; assumed not to match"}
 		}
@@ -1102,13 +1209,13 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 	}
 	switch a := n.Addr.(type) {
 	case *nft.Value:
-		return []branch{to(st, a.Text, n.Port, "")}
+		return []branch{to(st, a.Text, "", false, n.Port, "")}
 	case *nft.Map:
 		ix, ds, done := w.mapDraws(st, t, a.Key, a.Data, n)
 		if done != nil {
 			return done
 		}
-		var out []branch
+		out := carve(&w.arena, len(ds))
 		for _, d := range ds {
 			if d.elem < 0 {
 				out = append(out, branch{st: d.st, end: rNoMatch})
@@ -1117,9 +1224,9 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 			data := ix.elems[d.elem].Data
 			switch {
 			case len(data) == 2 && n.Port == nil:
-				out = append(out, to(d.st, data[0], &nft.Value{Text: data[1]}, d.note))
+				out = append(out, to(d.st, data[0], data[1], true, nil, d.note))
 			case len(data) == 1:
-				out = append(out, to(d.st, data[0], n.Port, d.note))
+				out = append(out, to(d.st, data[0], "", false, n.Port, d.note))
 			default:
 				out = append(out, branch{st: d.st, end: rNoMatch, warn: "not modelled: " + nft.StmtString(n) + "; assumed not to match"})
 			}

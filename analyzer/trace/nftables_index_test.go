@@ -36,12 +36,35 @@ func TestSetIndexSizes(t *testing.T) {
 				{key("10.1.2.3", 80), n - 1},
 				{key("10.0.0.1", 81), -1},
 				{key("10.2.0.1", 80), -1},
+				// Flags are not hashed: compared with every element, by name.
+				{[]nval{{kind: kFlags, flags: []string{"10.0.0.1"}}, {kind: kNum, num: 80}}, 0},
+				{[]nval{{kind: kFlags, flags: []string{"new"}}, {kind: kNum, num: 80}}, -1},
 			} {
 				if got, ok := ix.lookup(tc.vals); !ok || got != tc.want {
 					t.Errorf("lookup %v: %d, %v; want %d", tc.vals, got, ok, tc.want)
 				}
 			}
 		})
+	}
+}
+
+// TestSmallSetIndexAllocs checks that the index of a small set (the
+// anonymous map of a Service's endpoints, one per Service of a large
+// node) is a few allocations: its listed keys are one string.
+func TestSmallSetIndexAllocs(t *testing.T) {
+	var els []nft.Element
+	for i := range smallSet {
+		els = append(els, nft.Element{Key: []string{fmt.Sprint(i)}, Data: []string{fmt.Sprintf("10.128.0.%d", i), "8080"}})
+	}
+	n := testing.AllocsPerRun(20, func() { newSetIndex(els) })
+	if n > 6 {
+		t.Errorf("the index of %d elements made %v allocations", smallSet, n)
+	}
+	ix := newSetIndex(els)
+	for i := range smallSet {
+		if got, ok := ix.lookup([]nval{{kind: kNum, num: uint64(i)}}); !ok || got != i {
+			t.Errorf("lookup %d: %d, %v", i, got, ok)
+		}
 	}
 }
 

@@ -1,8 +1,12 @@
 package trace
 
 import (
+	"encoding/binary"
+	"hash/maphash"
+	"net/netip"
 	"slices"
 	"strconv"
+	"unsafe"
 
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
@@ -16,57 +20,140 @@ import (
 // time, scaled. The work of a trace then grows with the rules and the
 // states the packet can be in, not with the number of its paths.
 
-// chainMemo is what a chain's ends are held by, with the state of the
-// packet (see [nftState.appendKey]): the chain and the depth it was
-// entered at.
-type chainMemo struct {
+// memoKey is what a chain's ends are found by: the hash of the chain,
+// the depth it was entered at and the packet's state (see
+// [nftState.appendKey]). The entries under one key are compared (see
+// [nftState.same]), so that a collision of hashes is only a longer list.
+type memoKey uint64
+
+// memoEntry is the ends of chain c entered at depth in state st; next is
+// the entry of the same key entered before, or -1.
+type memoEntry struct {
 	c     *nft.Chain
 	depth int
+	st    *nftState
+	ends  []chainEnd
+	next  int32
 }
+
+// memoSeed seeds the hashes of the states.
+var memoSeed = maphash.MakeSeed()
 
 // runChainMerged is runChain for a summary.
 func (w *nftWalk) runChainMerged(st *nftState, t *nftTable, c *nft.Chain, depth int) []chainEnd {
-	k := chainMemo{c: c, depth: depth}
-	w.kbuf = st.appendKey(w.kbuf[:0])
-	ends, ok := w.memo[k][string(w.kbuf)]
+	if !w.enteredBefore(c) {
+		// A chain entered once is not kept: the walk of a packet to a
+		// Service enters a few chains once per endpoint, each in
+		// another state, and the memo spares the walks whose paths
+		// multiply, which enter chains again and again.
+		// Nothing of the caller reads st after the call: the chain is
+		// walked from st itself, made fresh, and its ends are scaled
+		// in place by what st was.
+		caller := *st
+		st.prob, st.nsteps = 1, 0
+		if st.steps != nil {
+			st.steps = make([]Step, 0, 8)
+		}
+		ends := w.runMerged(st, t, c, depth)
+		for _, e := range ends {
+			w.scale(e.st, &caller)
+		}
+		w.nwork += len(ends)
+		return ends
+	}
+	w.kbuf = st.appendKey(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(w.kbuf[:0], uint32(depth)),
+		uint64(uintptr(unsafe.Pointer(c)))))
+	k := memoKey(maphash.Bytes(memoSeed, w.kbuf))
+	var ends []chainEnd
+	head, ok := w.memo[k]
+	if ok {
+		ok = false
+		for i := head; i >= 0; i = w.memoEnts[i].next {
+			if e := &w.memoEnts[i]; e.c == c && e.depth == depth && e.st.same(st) {
+				ends, ok = e.ends, true
+				break
+			}
+		}
+	} else {
+		head = -1
+	}
 	if !ok {
-		state := string(w.kbuf)
-		one := w.clone(st)
-		one.prob, one.nsteps = 1, 0
-		if one.steps != nil {
-			// The chain's own steps: its ends are applied to the
-			// caller's.
-			one.steps = make([]Step, 0, 8)
-		}
-		ends = w.runMerged(one, t, c, depth)
+		// The state the chain is entered in, kept to tell the entries
+		// of a key apart: the walk changes its copy in place.
+		was := w.snapshot(st)
+		ends = w.runMerged(w.fresh(st), t, c, depth)
 		if w.memo == nil {
-			w.memo = map[chainMemo]map[string][]chainEnd{}
+			w.memo = map[memoKey]int32{}
 		}
-		if w.memo[k] == nil {
-			w.memo[k] = map[string][]chainEnd{}
-		}
-		w.memo[k][state] = ends
+		w.memo[k] = int32(len(w.memoEnts))
+		w.memoEnts = append(w.memoEnts, memoEntry{c: c, depth: depth, st: was, ends: ends, next: head})
 	}
 	out := w.endBuf(len(ends))[:len(ends)]
 	for i, e := range ends {
 		s := w.clone(e.st)
-		s.prob *= st.prob
-		s.nsteps += st.nsteps
-		if st.steps != nil {
-			s.steps = append(slices.Clip(st.steps), e.st.steps...)
-			s.hops, s.why, s.merged = st.hops, st.why, st.merged || e.st.merged
-			w.nwork += len(e.st.steps)
-		}
+		w.scale(s, st)
 		out[i] = chainEnd{st: s, kind: e.kind}
 	}
 	w.nwork += len(out)
 	return out
 }
 
+// enteredBefore reports whether the walk entered c before, and records
+// that it did.
+func (w *nftWalk) enteredBefore(c *nft.Chain) bool {
+	if w.entered == nil {
+		// The few chains of a packet's walk are listed, the many of a
+		// walk whose paths multiply hashed.
+		if slices.Contains(w.enteredFew, c) {
+			return true
+		}
+		if len(w.enteredFew) < maxEnteredFew {
+			w.enteredFew = append(w.enteredFew, c)
+			return false
+		}
+		w.entered = make(map[*nft.Chain]struct{}, 2*maxEnteredFew)
+		for _, x := range w.enteredFew {
+			w.entered[x] = struct{}{}
+		}
+	}
+	if _, ok := w.entered[c]; ok {
+		return true
+	}
+	w.entered[c] = struct{}{}
+	return false
+}
+
+// maxEnteredFew is the most chains enteredBefore lists.
+const maxEnteredFew = 32
+
+// fresh returns the state a chain entered by st is walked from: st with
+// the probability 1, no rules met and, with steps, none of its own (the
+// chain's ends are applied to st by scale).
+func (w *nftWalk) fresh(st *nftState) *nftState {
+	one := w.clone(st)
+	one.prob, one.nsteps = 1, 0
+	if one.steps != nil {
+		one.steps = make([]Step, 0, 8)
+	}
+	return one
+}
+
+// scale applies s, an end of a chain walked from fresh(st), to st: the
+// probabilities multiplied, the rules met and the steps added.
+func (w *nftWalk) scale(s, st *nftState) {
+	s.prob *= st.prob
+	s.nsteps += st.nsteps
+	if st.steps != nil {
+		s.steps = append(slices.Clip(st.steps), s.steps...)
+		s.hops, s.why, s.merged = st.hops, st.why, st.merged || s.merged
+		w.nwork += len(s.steps) - len(st.steps)
+	}
+}
+
 // runMerged runs the rules of c for st, the states that reach the same
 // rule merged.
 func (w *nftWalk) runMerged(st *nftState, t *nftTable, c *nft.Chain, depth int) []chainEnd {
-	out := w.endBuf(4)
+	out := w.endBuf(8)
 	// live and next take turns in two small buffers of the frame: most
 	// rules leave one state, a few two or three.
 	var bufs [2][4]*nftState
@@ -190,41 +277,54 @@ func (s *nftState) same(o *nftState) bool {
 // appendKey appends the state of s to b: equal for states that are the
 // same.
 func (s *nftState) appendKey(b []byte) []byte {
-	b = s.src.AppendTo(b)
-	b = append(b, '|')
-	b = s.dst.AppendTo(b)
-	b = append(b, '|')
-	b = strconv.AppendUint(b, uint64(s.dport), 10)
-	for _, f := range [...]string{s.proto, s.iif, s.oif} {
-		b = append(append(b, '|'), f...)
-	}
-	b = strconv.AppendUint(append(b, '|'), uint64(s.mark), 16)
-	b = strconv.AppendUint(append(b, '|'), uint64(s.ctmark), 16)
-	b = append(append(b, '|'), s.dnat...)
-	b = strconv.AppendBool(append(b, '|'), s.masq)
-	b = append(append(b, '|'), s.snat...)
-	b = strconv.AppendBool(append(b, '|'), s.natDone[0])
-	b = strconv.AppendBool(append(b, '|'), s.natDone[1])
-	b = append(append(b, '|'), s.hook...)
-	for _, list := range [...][]string{s.conds, s.warnings} {
-		b = strconv.AppendInt(append(b, '|'), int64(len(list)), 10)
-		for _, x := range list {
-			b = append(append(b, 0), x...)
+	b = appendAddr(b, s.src)
+	b = appendAddr(b, s.dst)
+	b = binary.LittleEndian.AppendUint16(b, s.dport)
+	b = binary.LittleEndian.AppendUint32(b, s.mark)
+	b = binary.LittleEndian.AppendUint32(b, s.ctmark)
+	var flags byte
+	for i, f := range [...]bool{s.masq, s.natDone[0], s.natDone[1]} {
+		if f {
+			flags |= 1 << i
 		}
 	}
-	b = append(b, '|')
+	b = append(b, flags)
+	for _, f := range [...]string{s.proto, s.iif, s.oif, s.dnat, s.snat, s.hook} {
+		b = appendStr(b, f)
+	}
+	for _, list := range [...][]string{s.conds, s.warnings} {
+		b = binary.AppendUvarint(b, uint64(len(list)))
+		for _, x := range list {
+			b = appendStr(b, x)
+		}
+	}
 	if len(s.updated) > 0 {
 		keys := make([]string, 0, len(s.updated))
 		for k := range s.updated {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		for i, k := range keys {
-			if i > 0 {
+		for _, k := range keys {
+			b = appendStr(b, k)
+			if s.updated[k] {
+				b = append(b, 1)
+			} else {
 				b = append(b, 0)
 			}
-			b = strconv.AppendBool(append(append(b, k...), '='), s.updated[k])
 		}
 	}
+	return b
+}
+
+// appendStr appends x to b, its length first.
+func appendStr(b []byte, x string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(x))), x...)
+}
+
+// appendAddr appends a to b, its length first (a zone makes it longer).
+func appendAddr(b []byte, a netip.Addr) []byte {
+	n := len(b)
+	b, _ = a.AppendBinary(append(b, 0))
+	b[n] = byte(len(b) - n - 1) // at most 16 bytes and a zone: only the length of a collision
 	return b
 }

@@ -132,9 +132,11 @@ func Sweep(dp *Dataplane, pkts []Packet, workers int) ([]Summary, error) {
 					}
 					out[i] = sw.trace(pkts[i], prev)
 					prev = out[i].Ends
-					var we *WorkError
-					if errors.As(out[i].Err, &we) {
-						stop.CompareAndSwap(nil, we)
+					if out[i].Err != nil {
+						var we *WorkError
+						if errors.As(out[i].Err, &we) {
+							stop.CompareAndSwap(nil, we)
+						}
 					}
 				}
 			}
@@ -151,7 +153,20 @@ type sweeper struct {
 	dp    *Dataplane
 	cp    *compiled
 	w     *walker
-	arena []End // where the ends of the next summaries go
+	arena []End  // where the ends of the next summaries go
+	res   Result // the last result of an nftables walk
+	// problemsRead and hasProblems cache whether the data plane has
+	// problems (Dataplane.validate), which every summary tells.
+	problemsRead, hasProblems bool
+}
+
+// problems reports whether the sweep's data plane has problems
+// (Dataplane.validate), read once per worker.
+func (sw *sweeper) problems() bool {
+	if !sw.problemsRead {
+		sw.problemsRead, sw.hasProblems = true, len(sw.dp.validate()) > 0
+	}
+	return sw.hasProblems
 }
 
 // sweepArena is the number of ends a sweeper allocates at a time.
@@ -166,15 +181,24 @@ func (sw *sweeper) trace(pkt Packet, prev []End) Summary {
 	}
 	opts := Options{Summary: true}
 	if sw.dp.Mode != model.ModeIPTables && sw.dp.Mode != model.ModeIPVS {
-		res, err := e(sw.dp, pkt, opts)
-		if err != nil {
+		var res *Result
+		if sw.dp.Mode == model.ModeNFTables {
+			// The result's room is the sweeper's: its ends are read
+			// before the next packet.
+			clear(sw.res.Paths[:cap(sw.res.Paths)])
+			sw.res = Result{Paths: sw.res.Paths[:0]}
+			if err := walkNFT(sw.dp, pkt, opts, &sw.res); err != nil {
+				return Summary{Err: err}
+			}
+			res = &sw.res
+		} else if res, err = e(sw.dp, pkt, opts); err != nil {
 			return Summary{Err: err}
 		}
 		out := sw.ends(len(res.Paths))
 		for i, p := range res.Paths {
 			out[i] = pathEndOf(p)
 		}
-		return Summary{Ends: sw.keep(out, prev), Warned: len(res.Warnings) > 0 || len(sw.dp.validate()) > 0}
+		return Summary{Ends: sw.keep(out, prev), Warned: len(res.Warnings) > 0 || sw.problems()}
 	}
 	ipvsMode := sw.dp.Mode == model.ModeIPVS
 	w := sw.w
@@ -190,7 +214,7 @@ func (sw *sweeper) trace(pkt Packet, prev []End) Summary {
 		out[i] = ends[k.i].end()
 	}
 	// traceIPVS adds a warning of its own.
-	sum := Summary{Ends: sw.keep(out, prev), Warned: len(w.warnings) > 0 || ipvsMode && len(sw.dp.IPVS) == 0 || len(sw.dp.validate()) > 0}
+	sum := Summary{Ends: sw.keep(out, prev), Warned: len(w.warnings) > 0 || ipvsMode && len(sw.dp.IPVS) == 0 || sw.problems()}
 	w.reset()
 	return sum
 }

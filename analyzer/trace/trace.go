@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -439,13 +438,16 @@ func merge(paths, out []Path) []Path {
 	if len(out) < 2 {
 		return out
 	}
-	sort.SliceStable(out, func(i, j int) bool {
+	slices.SortStableFunc(out, func(a, b Path) int {
 		// Probabilities that differ by rounding only (1/3 reached as
 		// 1/3 or as 2/3 * 1/2) count as equal.
-		if d := out[i].Probability - out[j].Probability; d > 1e-12 || d < -1e-12 {
-			return d > 0
+		if d := a.Probability - b.Probability; d > 1e-12 || d < -1e-12 {
+			if d > 0 {
+				return -1
+			}
+			return 1
 		}
-		return out[i].Destination < out[j].Destination
+		return strings.Compare(a.Destination, b.Destination)
 	})
 	return out
 }

@@ -38,6 +38,10 @@ const (
 
 var nftChainPrefixes = []string{kpnames.NFTService, kpnames.NFTLocal, kpnames.NFTExternal, kpnames.NFTFirewall, kpnames.NFTEndpoint}
 
+// nftNamePrefixes are the prefixes of the names ParseNFTName splits: the
+// chains' and the affinity sets'.
+var nftNamePrefixes = append(nftChainPrefixes[:len(nftChainPrefixes):len(nftChainPrefixes)], kpnames.NFTAffinity)
+
 // NFTName is a per-service chain or affinity set name split into its parts:
 // "service-2QRHZV4L-default/kubernetes/tcp/https" is prefix "service-",
 // hash "2QRHZV4L", service port "default/kubernetes:https", protocol "tcp".
@@ -56,7 +60,7 @@ type NFTName struct {
 // pkg/proxy/nftables: "<prefix><hash8>-ns/name/proto/port[__IP/port]").
 func ParseNFTName(name string) (NFTName, bool) {
 	var n NFTName
-	for _, p := range append(nftChainPrefixes, kpnames.NFTAffinity) {
+	for _, p := range nftNamePrefixes {
 		if strings.HasPrefix(name, p) {
 			n.Prefix = p
 			break
@@ -102,11 +106,14 @@ type nftDestKey struct {
 }
 
 func newNFTNames(a *Attribution) *nftNames {
-	n := &nftNames{byBase: map[string]*model.ServicePort{}, byHash: map[string]*model.ServicePort{}, byPort: map[string]*model.ServicePort{},
-		byDest: map[nftDestKey][]*model.ServicePort{}}
 	if a == nil {
-		return n
+		return &nftNames{byBase: map[string]*model.ServicePort{}, byHash: map[string]*model.ServicePort{}, byPort: map[string]*model.ServicePort{},
+			byDest: map[nftDestKey][]*model.ServicePort{}}
 	}
+	// Sized for the service ports: a large node has tens of thousands.
+	k := len(a.byHash)
+	n := &nftNames{byBase: make(map[string]*model.ServicePort, k), byHash: make(map[string]*model.ServicePort, k),
+		byPort: make(map[string]*model.ServicePort, k), byDest: make(map[nftDestKey][]*model.ServicePort, k)}
 	for _, sp := range a.byHash {
 		base := kpnames.NFTServiceChainBase(sp.Name.Namespace, sp.Name.Name, sp.Name.Port, sp.ProtoLower())
 		n.byBase[base] = sp
@@ -240,7 +247,7 @@ func FromNFT(t *nft.Table, attr *Attribution) *View {
 
 // walk computes what the base chains lead to.
 func (x *nftExtractor) walk() {
-	x.reach, x.used = map[string]bool{}, map[string]bool{}
+	x.reach, x.used = make(map[string]bool, len(x.chains)), make(map[string]bool, len(x.chains))
 	var queue []*nft.Chain
 	visit := func(name string) {
 		if c := x.chains[name]; c != nil && !x.reach[name] {

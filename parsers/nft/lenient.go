@@ -196,7 +196,7 @@ func (p *textParser) cutElements(toks []token, s *Set, kind string) ([]Element, 
 		}
 	}
 	if rest := toks[comma+1:]; len(rest) > 0 {
-		lx.skip(rest[0].line, rest[len(rest)-1].line, "an element cut before its comma")
+		lx.skip(int(rest[0].line), int(rest[len(rest)-1].line), "an element cut before its comma")
 		lx.dropped = append(lx.dropped, "the element cut there is not read")
 	}
 	// The elements before the last comma (none without one), closed.
@@ -209,7 +209,7 @@ func (p *textParser) cutElements(toks []token, s *Set, kind string) ([]Element, 
 	if err != nil {
 		line := p.line
 		if sp.i < len(kept) {
-			line = kept[sp.i].line
+			line = int(kept[sp.i].line)
 		}
 		return nil, p.errf(line, "elements of %s: %v", s.Name, err)
 	}

@@ -11,13 +11,15 @@ const (
 )
 
 // token is a lexical token of a line of nft text.
+// Its fields are ordered and sized so that it takes 32 bytes: the tokens
+// of a large set's elements are held together while they are read.
 type token struct {
 	kind byte
-	sp   bool // preceded by blank space (or at the start of the line)
+	sp   bool  // preceded by blank space (or at the start of the line)
+	off  int32 // byte offsets of the token in its line (lines are at most maxLineLen bytes)
 	text string
-	off  int // byte offsets of the token in its line
-	end  int
-	line int // 1-based line number
+	end  int32
+	line int32 // 1-based line number
 }
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' }
@@ -42,7 +44,7 @@ func lexLine(toks []token, s string, line int) ([]token, error) {
 			sp = true
 			continue
 		case c == '#':
-			toks = append(toks, token{kind: tComment, sp: sp, text: s[i+1:], off: i, end: len(s), line: line})
+			toks = append(toks, token{kind: tComment, sp: sp, text: s[i+1:], off: int32(i), end: int32(len(s)), line: int32(line)})
 			return toks, nil
 		case c == '"':
 			j := i + 1
@@ -52,17 +54,17 @@ func lexLine(toks []token, s string, line int) ([]token, error) {
 			if j >= len(s) {
 				return toks, fmt.Errorf("unterminated string")
 			}
-			toks = append(toks, token{kind: tString, sp: sp, text: s[i : j+1], off: i, end: j + 1, line: line})
+			toks = append(toks, token{kind: tString, sp: sp, text: s[i : j+1], off: int32(i), end: int32(j + 1), line: int32(line)})
 			i = j + 1
 		case isPunct(c):
-			toks = append(toks, token{kind: tPunct, sp: sp, text: s[i : i+1], off: i, end: i + 1, line: line})
+			toks = append(toks, token{kind: tPunct, sp: sp, text: s[i : i+1], off: int32(i), end: int32(i + 1), line: int32(line)})
 			i++
 		default:
 			j := i
 			for j < len(s) && !isBlank(s[j]) && !isPunct(s[j]) && s[j] != '"' && s[j] != '#' {
 				j++
 			}
-			toks = append(toks, token{kind: tWord, sp: sp, text: s[i:j], off: i, end: j, line: line})
+			toks = append(toks, token{kind: tWord, sp: sp, text: s[i:j], off: int32(i), end: int32(j), line: int32(line)})
 			i = j
 		}
 		sp = false

@@ -23,6 +23,11 @@ type textParser struct {
 	toks []token
 	// lax is set for a lenient read (ParseTextLenient).
 	lax *laxText
+	// elToks is the scratch of the tokens of a set's elements, sp the
+	// statement parser of the rules: its scratch of elements is reused
+	// by every rule (see [stmtParser.elements]).
+	elToks []token
+	sp     stmtParser
 }
 
 // ParseText parses the text of `nft list ruleset` (or `nft -a list ruleset`).
@@ -667,7 +672,8 @@ func (p *textParser) typeNames(ts []token) ([]string, error) {
 // kind is "set" or "map".
 func (p *textParser) elements(lt []token, s *Set, kind string) ([]Element, error) {
 	start := p.line
-	toks := append([]token(nil), lt...)
+	toks := append(p.elToks[:0], lt...)
+	defer func() { p.elToks = toks[:0] }() // the tokens are slices of the text: nothing to clear
 	depth := 0
 	for {
 		for _, t := range toks[len(toks)-len(lt):] {
@@ -695,8 +701,10 @@ func (p *textParser) elements(lt []token, s *Set, kind string) ([]Element, error
 			lt = nil
 			continue
 		}
+		n := len(toks)
 		var err error
-		if lt, err = lexLine(nil, line, p.line); err != nil {
+		if toks, err = lexLine(toks, line, p.line); err != nil {
+			toks = toks[:n]
 			if p.lax != nil && p.line == p.lax.stop {
 				p.cutHere(false)
 				lt = nil
@@ -704,9 +712,10 @@ func (p *textParser) elements(lt []token, s *Set, kind string) ([]Element, error
 			}
 			return nil, p.errf(p.line, "%v", err)
 		}
-		toks = append(toks, lt...)
+		lt = toks[n:]
 	}
-	sp := &stmtParser{toks: toks}
+	sp := &p.sp
+	*sp = stmtParser{toks: toks, els: sp.els, parts: sp.parts, spans: sp.spans}
 	els, err := sp.elements(true, nil, nil)
 	if err == nil && sp.i != len(toks) {
 		err = fmt.Errorf("unexpected %s after the elements", quoteTok(toks[sp.i]))
@@ -714,7 +723,7 @@ func (p *textParser) elements(lt []token, s *Set, kind string) ([]Element, error
 	if err != nil {
 		line := p.line
 		if sp.i < len(toks) {
-			line = toks[sp.i].line
+			line = int(toks[sp.i].line)
 		}
 		return nil, p.errf(line, "elements of %s: %v", s.Name, err)
 	}
@@ -760,7 +769,8 @@ func (p *textParser) rule(line string, toks []token, fam nftables.TableFamily) (
 		r.Comment = unquote(toks[n-1].text)
 		n -= 2
 	}
-	sp := &stmtParser{toks: toks[:n], fam: fam}
+	sp := &p.sp
+	*sp = stmtParser{toks: toks[:n], fam: fam, els: sp.els, parts: sp.parts, spans: sp.spans}
 	for sp.i < n {
 		at := sp.i
 		s := sp.stmt()
@@ -1296,7 +1306,7 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 	for {
 		e := Element{}
 		if t := p.peek(0); t != nil && named {
-			e.Pos.Line = t.line
+			e.Pos.Line = int(t.line)
 		}
 		start, nkey := len(parts), 0
 		for {
