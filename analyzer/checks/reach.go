@@ -289,13 +289,14 @@ func tracedFamilies(r *resolve.Resolution) []model.Family {
 	return out
 }
 
-// startTraces starts tracing, in the background and on all CPUs, the
-// packets of every service port the reachability pass and
-// load-balance-skew may look at, so that the views are built and the
-// checks before them run meanwhile (every engine may run concurrently over
-// one data plane, which the checks do not modify). It needs no view: it
-// traces every destination with endpoints, and the checks ask for those
-// the views have an entry for. The sweep ([trace.Sweep]) keeps only where
+// startTraces starts tracing, in the background and on every CPU but one,
+// the packets of every service port the reachability pass and
+// load-balance-skew may look at, so that the views are built on the one
+// left and the checks before them run meanwhile (every engine may run
+// concurrently over one data plane, which the checks do not modify): the
+// views and those checks wait for no sweep worker, and the sweep goes on
+// beside them. It needs no view: it traces every destination with
+// endpoints, and the checks ask for those the views have an entry for. The sweep ([trace.Sweep]) keeps only where
 // each packet's paths end, and drops the chains it compiled when it is
 // over (an evidence trace compiles those it needs again). The checks
 // read the summaries through [Pass.prefetchTraces]. On one CPU nothing is
@@ -361,7 +362,7 @@ func (p *Pass) startTraces() {
 		var r swept
 		func() {
 			defer fault.Catch(&r.err)
-			r.sums, r.err = trace.Sweep(tf.dp, pkts, workers)
+			r.sums, r.err = trace.Sweep(tf.dp, pkts, workers-1)
 		}()
 		done <- r
 	}()
