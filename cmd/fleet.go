@@ -18,6 +18,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/report"
 	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
 // analyzed is what is kept of one node once analysed: the node for the
@@ -104,6 +105,9 @@ type loaded struct {
 	snaps []*model.Snapshot
 	// note says why the node report of a bundle was not used.
 	note string
+	// forget drops what was read ahead of the unit's dumps and not
+	// taken (see checks.ReadAhead), once its checks ran.
+	forget func()
 }
 
 // loadUnit reads one unit as far as its checks: from its node report when
@@ -117,11 +121,15 @@ func loadUnit(unit []string, fo *fleetOptions, prints *checks.Prints) (loaded, e
 		}
 		note = why
 	}
-	snaps, err := load.Load(unit, fo.load)
+	lo := fo.load
+	forget := func() {}
+	lo.Parsed = func(dumps []*iptables.Dump) { forget = checks.ReadAhead(dumps, fo.checks) }
+	snaps, err := load.Load(unit, lo)
 	if err != nil {
+		forget()
 		return loaded{}, err
 	}
-	return loaded{snaps: snaps, note: note}, nil
+	return loaded{snaps: snaps, note: note, forget: forget}, nil
 }
 
 // finishUnit analyses the snapshots of a loaded unit, dropping them, and
@@ -136,6 +144,9 @@ func finishUnit(l *loaded, fo *fleetOptions, prints *checks.Prints, shared *repo
 		}
 		out = analyzeSnaps(l.snaps, fo.checks, prints, checked)
 		l.snaps = nil
+		if l.forget != nil {
+			l.forget()
+		}
 		if l.note != "" {
 			for _, a := range out {
 				a.sum.Notes = append(a.sum.Notes, l.note)

@@ -21,6 +21,11 @@ type facts struct {
 	views []*view.View
 	attr  *view.Attribution
 	exp   map[expKey]*Expect
+	// listing, while the sweep's packets are listed in the background,
+	// is closed once they are; listed then holds what the listing
+	// expected of the service ports, which expect adds to exp.
+	listing chan struct{}
+	listed  map[expKey]*Expect
 	// tracer holds the traces of packets through the node's data plane
 	// (built on first use).
 	tracer *traceFacts
@@ -169,6 +174,15 @@ func (p *Pass) Expect(sp *model.ServicePort, fam model.Family) *Expect {
 }
 
 func (f *facts) expect(sp *model.ServicePort, fam model.Family) *Expect {
+	if f.listing != nil {
+		<-f.listing
+		for k, e := range f.listed {
+			if f.exp[k] == nil {
+				f.exp[k] = e
+			}
+		}
+		f.listing, f.listed = nil, nil
+	}
 	k := expKey{sp, fam}
 	if e := f.exp[k]; e != nil {
 		return e

@@ -199,7 +199,7 @@ func runServiceUnreachable(p *Pass) {
 	}
 	p.prefetchTraces()
 	for _, v := range p.Views() {
-		nodeIP := nodePortAddr(p, v.Family)
+		nodeIP := nodePortAddr(p.Snap, v.Family)
 		for _, sp := range p.PortsOf(v) {
 			if p.facts.services[sp.String()] {
 				continue // another check's finding already explains it
@@ -289,13 +289,14 @@ func tracedFamilies(r *resolve.Resolution) []model.Family {
 	return out
 }
 
-// startTraces starts tracing, in the background and on all CPUs, the
-// packets of every service port the reachability pass and
-// load-balance-skew may look at, so that the views are built and the
-// checks before them run meanwhile (every engine may run concurrently over
-// one data plane, which the checks do not modify). It needs no view: it
-// traces every destination with endpoints, and the checks ask for those
-// the views have an entry for. The sweep ([trace.Sweep]) keeps only where
+// startTraces starts tracing, in the background and on every CPU but one,
+// the packets of every service port the reachability pass and
+// load-balance-skew may look at, so that the views are built on the one
+// left and the checks before them run meanwhile (every engine may run
+// concurrently over one data plane, which the checks do not modify): the
+// views and those checks wait for no sweep worker, and the sweep goes on
+// beside them. It needs no view: it traces every destination with
+// endpoints, and the checks ask for those the views have an entry for. The sweep ([trace.Sweep]) keeps only where
 // each packet's paths end, and drops the chains it compiled when it is
 // over (an evidence trace compiles those it needs again). The checks
 // read the summaries through [Pass.prefetchTraces]. On one CPU nothing is
@@ -310,34 +311,14 @@ func (p *Pass) startTraces() {
 	if workers < 2 {
 		return
 	}
-	// Packets are listed Service by Service, so that the sweep traces
-	// those of one Service together; the index gets their places in sums
-	// now (made to its size), the summaries when the sweep is over.
-	var pkts []trace.Packet
-	for _, fam := range tracedFamilies(p.facts.res) {
-		nodeIP := nodePortAddr(p, fam)
-		for _, sp := range p.Snap.ActivePorts() {
-			if _, ok := sp.ClusterIP(fam); !ok {
-				continue
-			}
-			for _, t := range reachDests(sp, p.Expect(sp, fam), nodeIP) {
-				for _, from := range t.from {
-					pkts = append(pkts, trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src})
-				}
-			}
-		}
-	}
-	if len(tf.index) == 0 {
-		tf.index = make(map[pktKey]int32, len(pkts))
-	}
-	base, unique := int32(len(tf.sums)), pkts[:0]
-	for _, pkt := range pkts {
-		if _, ok := tf.lookup(pkt); !ok {
-			tf.add(pkt, base+int32(len(unique)))
-			unique = append(unique, pkt)
-		}
-	}
-	pkts = unique
+	// The packets are listed in the background too, beside the views:
+	// what the checks expect of each service port, which the listing
+	// reads, is handed over to the checks' cache once listed (see
+	// facts.expect).
+	f := p.facts
+	listed := make(chan struct{})
+	f.listing = listed
+	base := int32(len(tf.sums))
 	type swept struct {
 		sums []trace.Summary
 		err  error
@@ -361,10 +342,51 @@ func (p *Pass) startTraces() {
 		var r swept
 		func() {
 			defer fault.Catch(&r.err)
-			r.sums, r.err = trace.Sweep(tf.dp, pkts, workers)
+			var pkts []trace.Packet
+			func() {
+				defer close(listed)
+				pkts, f.listed = listPackets(p.Snap, f.res, tf, base)
+			}()
+			r.sums, r.err = trace.Sweep(tf.dp, pkts, workers-1)
 		}()
 		done <- r
 	}()
+}
+
+// listPackets lists the packets of every service port the sweep traces,
+// Service by Service, so that the sweep traces those of one Service
+// together, with what the checks expect of each service port, computed
+// for it. The index of tf gets the packets' places in sums (from base,
+// made to its size), the summaries when the sweep is over.
+func listPackets(s *model.Snapshot, res *resolve.Resolution, tf *traceFacts, base int32) ([]trace.Packet, map[expKey]*Expect) {
+	exp := map[expKey]*Expect{}
+	var pkts []trace.Packet
+	for _, fam := range tracedFamilies(res) {
+		nodeIP := nodePortAddr(s, fam)
+		for _, sp := range s.ActivePorts() {
+			if _, ok := sp.ClusterIP(fam); !ok {
+				continue
+			}
+			e := newExpect(res, sp, fam)
+			exp[expKey{sp, fam}] = e
+			for _, t := range reachDests(sp, e, nodeIP) {
+				for _, from := range t.from {
+					pkts = append(pkts, trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src})
+				}
+			}
+		}
+	}
+	if len(tf.index) == 0 {
+		tf.index = make(map[pktKey]int32, len(pkts))
+	}
+	unique := pkts[:0]
+	for _, pkt := range pkts {
+		if _, ok := tf.lookup(pkt); !ok {
+			tf.add(pkt, base+int32(len(unique)))
+			unique = append(unique, pkt)
+		}
+	}
+	return unique, exp
 }
 
 // prefetchTraces waits for the traces [Pass.startTraces] started (starting
@@ -379,11 +401,11 @@ func (p *Pass) prefetchTraces() {
 
 // nodePortAddr is the node address node ports are traced to: the first
 // kube-proxy serves node ports on, else the node's first address.
-func nodePortAddr(p *Pass, fam model.Family) netip.Addr {
-	if ips, ok := ipvsNodePortIPs(p.Snap, fam); ok && len(ips) > 0 {
+func nodePortAddr(s *model.Snapshot, fam model.Family) netip.Addr {
+	if ips, ok := ipvsNodePortIPs(s, fam); ok && len(ips) > 0 {
 		return ips[0]
 	}
-	for _, a := range p.Snap.Node.Addresses {
+	for _, a := range s.Node.Addresses {
 		if model.FamilyOf(a) == fam {
 			return a.Unmap()
 		}
@@ -710,7 +732,7 @@ func outcome(p trace.Path) string {
 func tracedEnds(p *Pass, v *view.View, e *view.Entry, o model.Origin) ([]trace.End, trace.Packet, bool) {
 	ip := e.IP
 	if e.Kind == view.NodePort {
-		ip = nodePortAddr(p, v.Family)
+		ip = nodePortAddr(p.Snap, v.Family)
 	}
 	if !ip.IsValid() {
 		return nil, trace.Packet{}, false

@@ -51,6 +51,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/checks"
 	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
@@ -209,21 +210,26 @@ func Run(t *testing.T, file string, list []*checks.Check) []checks.Finding {
 		results = append(results, res)
 		all = append(all, res.Findings...)
 	}
-	// analyze loads with Compact: the checks must find the same there
-	// (once per scenario and list of checks in a test binary: the tests
-	// that run a scenario again do not compare again).
+	// analyze loads with Compact and reads the dumps ahead as soon as
+	// they are parsed: the checks must find the same there (once per
+	// scenario and list of checks in a test binary: the tests that run a
+	// scenario again do not compare again).
 	if _, done := compactChecked.LoadOrStore(compactKey{file, len(list), firstCheck(list)}, true); !done {
 		opts := s.Options
 		opts.Compact = true
+		forget := func() {}
+		opts.Parsed = func(dumps []*iptables.Dump) { forget = checks.ReadAhead(dumps, list) }
 		compact, err := load.Load([]string{s.Dir}, opts)
 		if err != nil {
+			forget()
 			t.Fatalf("%s: loading with Compact: %v", s.Name, err)
 		}
 		for i, snap := range compact {
 			if res := checks.Run(snap, list); i >= len(results) || !reflect.DeepEqual(res, results[i]) {
-				t.Errorf("%s: snapshot %d: the checks find otherwise when the objects are compacted", s.Name, i)
+				t.Errorf("%s: snapshot %d: the checks find otherwise when the objects are compacted and the dumps read ahead", s.Name, i)
 			}
 		}
+		forget()
 	}
 	met := make([]bool, len(s.Wants))
 	for _, f := range all {

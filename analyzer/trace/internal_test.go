@@ -235,3 +235,28 @@ func scanSet(elems []nft.Element, vals []nval) (int, bool) {
 	}
 	return -1, true
 }
+
+// TestForget checks that a validation Prevalidate started and no one took
+// is dropped by Forget, with the dump it holds, and that the dump is then
+// validated afresh.
+func TestForget(t *testing.T) {
+	d, err := iptables.Parse("forget", []byte("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A FORWARD -j MISSING\nCOMMIT\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := validateDump(d)
+	if len(want) != 1 {
+		t.Fatalf("problems %v, want one (a missing chain)", want)
+	}
+	Prevalidate([]*iptables.Dump{d})
+	if _, ok := started.Load(d); !ok {
+		t.Fatal("Prevalidate started nothing")
+	}
+	Forget([]*iptables.Dump{d})
+	if _, ok := started.Load(d); ok {
+		t.Error("Forget left the validation of the dump")
+	}
+	if got := ValidateIPTables([]*iptables.Dump{d}); !reflect.DeepEqual(got, want) {
+		t.Errorf("validated after Forget: %v, want %v", got, want)
+	}
+}

@@ -193,6 +193,16 @@ func Prevalidate(dumps []*iptables.Dump) {
 	}
 }
 
+// Forget drops the validations of dumps that Prevalidate started and no
+// validation took (a dump the snapshot did not keep, checks that did not
+// ask), so that they do not keep the dumps alive; one still running ends
+// unread.
+func Forget(dumps []*iptables.Dump) {
+	for _, d := range dumps {
+		started.Delete(d)
+	}
+}
+
 // validateDump returns the problems of one iptables dump (see
 // ValidateIPTables).
 func validateDump(d *iptables.Dump) []Problem {

@@ -115,6 +115,10 @@ type parser struct {
 	// names is set while a listing's rule with names printed in place of
 	// ports is read: they are kept unresolved, not refused.
 	names bool
+	// chain is the chain of the last rule read: a dump lists the rules
+	// of a chain together, and finding the next rule's chain by name in
+	// a large table is the costly part of reading a short rule.
+	chain *Chain
 }
 
 type token struct {
@@ -488,6 +492,7 @@ func (p *parser) deleteChain(name string) {
 		return
 	}
 	delete(p.table.chains, name)
+	p.chain = nil
 	for i, x := range p.table.Chains {
 		if x == c {
 			p.table.Chains = append(p.table.Chains[:i], p.table.Chains[i+1:]...)
@@ -524,7 +529,10 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 	}
 	// A chain the rule creates (a built-in chain without a header; in a
 	// lenient read, any chain) is made once the rule is read.
-	c := p.table.chains[chainName]
+	c := p.chain
+	if c == nil || c.Table != p.table || c.Name != chainName {
+		c = p.table.chains[chainName]
+	}
 	if c == nil && !IsBuiltinChain(p.table.Name, chainName) && (!p.lenient || checkChainName(chainName) != "") {
 		p.errorf("rule for chain %s, which table %s does not declare", clip(chainName), p.table.Name)
 		return nil
@@ -611,6 +619,7 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 	if c == nil {
 		r.Chain = p.ensureChain(chainName)
 	}
+	p.chain = r.Chain
 	r.narg = uint16(uint32(len(p.d.arena)) - r.first)
 	for i := int(r.narg) - 1; i >= 0; i-- {
 		a := p.d.arena[int(r.first)+i]

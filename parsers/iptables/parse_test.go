@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -269,6 +270,51 @@ COMMIT
 			if want, ok := tc.want[c.Name]; !ok || c.Index() != want {
 				t.Errorf("%s %s: Index() = %d, want %d", tc.table, c.Name, c.Index(), want)
 			}
+		}
+	}
+}
+
+// TestRuleChainAfterDelete checks that a rule goes to the chain its line
+// names as it is when the rule is read: after the rules of a chain, a
+// rule of the same chain deleted and created again goes to the new chain,
+// and a rule of a chain of the same name in the next table to that
+// table's.
+func TestRuleChainAfterDelete(t *testing.T) {
+	const dump = `*nat
+:KUBE-A - [0:0]
+-A KUBE-A -j ACCEPT
+-A KUBE-A -j RETURN
+-X KUBE-A
+-N KUBE-A
+-A KUBE-A -j DROP
+COMMIT
+*filter
+:KUBE-A - [0:0]
+-A KUBE-A -j REJECT
+COMMIT
+`
+	d, err := Parse("dump", []byte(dump))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		table string
+		want  []string
+	}{
+		{"nat", []string{"DROP"}},
+		{"filter", []string{"REJECT"}},
+	} {
+		tb := d.Table(tc.table)
+		c := tb.Chain("KUBE-A")
+		var got []string
+		for _, r := range c.Rules {
+			got = append(got, r.Target())
+			if r.Chain != c {
+				t.Errorf("%s: rule %q of another chain than its table's KUBE-A", tc.table, r.Raw)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s KUBE-A: rules to %v, want %v", tc.table, got, tc.want)
 		}
 	}
 }

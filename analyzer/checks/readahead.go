@@ -1,0 +1,37 @@
+package checks
+
+import (
+	"slices"
+
+	"github.com/proxyscan/proxyscan/analyzer/trace"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
+)
+
+// ReadAhead starts reading in the background, as soon as a node's dumps
+// are parsed (see load.Options.Parsed), what the checks read of them once
+// the node is assembled: the typed reading of every table's rules and
+// their resolved jumps ([iptables.Table.Meanings]), which the views and
+// the tracer start from, and, when ruleset-invalid is among checks, the
+// kernel's checks of the ruleset ([trace.Prevalidate]). The node is
+// assembled meanwhile (its layout, version and service ports, on one
+// core), so that the views are built as soon as it is. The answers are
+// those the checks would compute. forget, called once the node's checks
+// ran (or its loading failed), drops a validation no check took.
+func ReadAhead(dumps []*iptables.Dump, checks []*Check) (forget func()) {
+	if slices.Contains(checks, rulesetInvalid) {
+		trace.Prevalidate(dumps)
+	}
+	for _, d := range dumps {
+		for _, t := range d.Tables {
+			go readTable(t)
+		}
+	}
+	return func() { trace.Forget(dumps) }
+}
+
+// readTable reads the meanings of a table's rules. A panic is left to the
+// reader that asks next, which reads them again where it is caught.
+func readTable(t *iptables.Table) {
+	defer func() { _ = recover() }()
+	t.Meanings()
+}
