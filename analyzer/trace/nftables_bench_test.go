@@ -3,7 +3,6 @@ package trace_test
 import (
 	"bytes"
 	"net/netip"
-	"runtime"
 	"testing"
 
 	"github.com/google/nftables"
@@ -72,17 +71,5 @@ func BenchmarkTraceNFT(b *testing.B) {
 // every service port.
 func BenchmarkSweepNFT(b *testing.B) {
 	dp, pkts := benchNFT(b)
-	b.ReportAllocs()
-	for b.Loop() {
-		sums, err := trace.Sweep(dp, pkts, runtime.GOMAXPROCS(0))
-		if err != nil {
-			b.Fatal(err)
-		}
-		for i, sum := range sums {
-			if !sum.Reached() {
-				b.Fatalf("%s: no endpoint reached", pkts[i])
-			}
-		}
-	}
-	b.ReportMetric(float64(len(pkts)), "packets/op")
+	benchSweep(b, func() *trace.Dataplane { return dp }, pkts)
 }
