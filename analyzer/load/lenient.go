@@ -87,10 +87,10 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 	} else if fn := parsersByKind[r.kind]; fn != nil {
 		r.value, r.err = fn(name, in)
 	}
-	if l, ok := r.value.(*klog.Log); ok {
+	if l, ok := r.value.(*klog.Log); ok && l != nil {
 		r.notes = append(r.notes, truncated(l)...)
 	}
-	if l, ok := r.value.(*modules.List); ok {
+	if l, ok := r.value.(*modules.List); ok && l != nil {
 		var why []string
 		if l.Headerless {
 			why = append(why, "lsmod lines without lsmod's header")

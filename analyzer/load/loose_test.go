@@ -69,3 +69,22 @@ func TestLooseFilesBesideBundles(t *testing.T) {
 		})
 	}
 }
+
+// TestBrokenModuleListing: a module listing whose lines stop making sense
+// (cut in a line) is an input error naming the file (and the line, when
+// it is read as a listing), never a crash.
+func TestBrokenModuleListing(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, text string }{
+		{"proc modules cut in a line", "ip_vs 196608 12 ip_vs_sh, Live 0x0000000000000000\nxt_addrtype 12288\n"},
+		{"lsmod cut in a line", "[root@node-a ~]# lsmod | grep ip_vs\nip_vs_rr               16384  8\nip_vs                 176128\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeFile(t, dir, "modules.txt", []byte(tc.text))
+			_, err := Load([]string{p}, Options{})
+			if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), p) {
+				t.Errorf("want an input error naming %s, got %v", p, err)
+			}
+		})
+	}
+}
