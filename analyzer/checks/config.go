@@ -193,3 +193,68 @@ func checkLocalDetector(p *Pass, c *model.Config) {
 		Advice:   "Set clusterCIDR to the cluster's pod CIDR(s), or use detectLocalMode NodeCIDR (the node's podCIDR) or an interface-based mode, and restart kube-proxy.",
 	})
 }
+
+// The checks whose findings foldStartupFailure makes one.
+const (
+	idConfigInvalid = "config-invalid"
+	idLogErrors     = "log-errors"
+)
+
+// startupFailed marks the log-errors findings of kube-proxy's start-up
+// failure (the klog pattern startup-failed).
+const startupFailed = " (startup-failed): "
+
+// A configuration kube-proxy rejects (config-invalid) explains the
+// start-up failure kube-proxy logs about it (log-errors, startup-failed):
+// kube-proxy exits at start when its configuration is invalid. The
+// rejection is the cause: its finding stays and states the logged failure
+// after it (foldStartupFailure).
+
+// rejectedField returns the field a config-invalid finding says kube-proxy
+// rejects ("featureGates.EndpointSliceProxying"), or "" for another
+// finding of it (an ignored field).
+func rejectedField(c *Finding) string {
+	for _, verb := range []string{" rejects ", " refuses to start with "} {
+		if _, rest, ok := strings.Cut(c.Message, verb); ok {
+			field, _, _ := strings.Cut(rest, ": ")
+			return field
+		}
+	}
+	return ""
+}
+
+// startupFailure reports whether d, a finding of log-errors, is kube-proxy's
+// logged start-up failure on c's node naming the field c says kube-proxy
+// rejects (its last part: the logged error spells the field as Go does,
+// KubeProxyConfiguration.IPTables.MasqueradeBit, and a feature gate by its
+// name).
+func startupFailure(_ *facts, c, d *Finding) bool {
+	field := rejectedField(c)
+	if d.Node != c.Node || field == "" || !strings.Contains(d.Message, startupFailed) {
+		return false
+	}
+	last := strings.ToLower(field[strings.LastIndexByte(field, '.')+1:])
+	for _, e := range d.Evidence {
+		if strings.Contains(strings.ToLower(e.Text), last) {
+			return true
+		}
+	}
+	return false
+}
+
+// foldStartupFailure states, after the message of config-invalid, that
+// kube-proxy logged its failure to start (ds, the findings of log-errors),
+// with their evidence.
+func foldStartupFailure(_ *facts, c *Finding, ds []Finding) {
+	for _, d := range ds {
+		c.Evidence = appendEvidence(c.Evidence, d.Evidence...)
+		c.Severity = max(c.Severity, d.Severity)
+	}
+	c.Message += "; kube-proxy logged it as it failed to start, and exits until it is fixed"
+}
+
+// noteStartupFailure tells, in the status of log-errors, that its
+// start-up failure is in the config-invalid finding.
+func noteStartupFailure([]Finding) string {
+	return "the start-up failure logged is explained by the configuration kube-proxy rejects: reported in the config-invalid finding"
+}

@@ -43,6 +43,8 @@ var explanations = []*explanation{
 	// before it falls back to the iptables proxier.
 	{cause: idIPVSModuleMissing, consequence: idKubeProxyUnhealthy, explains: ipvsExit, fold: foldIPVSUnusable, note: noteIPVSUnusable},
 	{cause: idIPVSModuleMissing, consequence: idModeMismatch, explains: ipvsFallback, fold: foldIPVSUnusable, note: noteIPVSUnusable},
+	// A configuration kube-proxy rejects: it exits at start, and logs it.
+	{cause: idConfigInvalid, consequence: idLogErrors, explains: startupFailure, fold: foldStartupFailure, note: noteStartupFailure},
 	// What node-drift finds a node lacks or has in excess, that the
 	// node's own findings report: an endpoint against the Service's
 	// EndpointSlices, an entry of a Service not programmed.
