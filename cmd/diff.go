@@ -8,7 +8,9 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/diff"
 	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/report"
+	"github.com/proxyscan/proxyscan/internal/fault"
 )
 
 // DiffOptions are the flags and arguments of `proxyscan diff`.
@@ -86,13 +88,21 @@ func diffRun(opts *DiffOptions) error {
 		return flagErrorf("unknown output format %q (want one of %s)", opts.Output, strings.Join(report.DiffFormats, ", "))
 	}
 	lo := diffLoadOptions(opts.Version, opts.Strict)
-	oldSnaps, err := load.Load([]string{opts.Old}, lo)
-	if err != nil {
+	// Both sides load at once; the old side's error, when both fail, is
+	// the one reported.
+	var oldSnaps, newSnaps []*model.Snapshot
+	var oldErr, newErr error
+	g := fault.Group{Name: "diff-load"}
+	g.Go(func() error { oldSnaps, oldErr = load.Load([]string{opts.Old}, lo); return nil })
+	newSnaps, newErr = load.Load([]string{opts.New}, lo)
+	if err := g.Wait(); err != nil {
 		return err
 	}
-	newSnaps, err := load.Load([]string{opts.New}, lo)
-	if err != nil {
-		return err
+	if oldErr != nil {
+		return oldErr
+	}
+	if newErr != nil {
+		return newErr
 	}
 	if err := load.Unread(opts.Old, oldSnaps); err != nil {
 		return err

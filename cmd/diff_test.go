@@ -21,6 +21,8 @@ func TestDiffExitCodes(t *testing.T) {
 		{"one path", []string{"diff", testdata(t, "bundles", "iptables-mini")}, 2, "", "diff needs two paths"},
 		{"bad format", []string{"diff", "-o", "sarif", testdata(t, "bundles", "iptables-mini"), testdata(t, "bundles", "iptables-mini")}, 2, "", "unknown output format"},
 		{"missing", []string{"diff", "/nonexistent/a", testdata(t, "bundles", "iptables-mini")}, 2, "", "/nonexistent/a"},
+		// The sides load at once: when both fail, the old side's error is the one told.
+		{"both missing", []string{"diff", "/nonexistent/a", "/nonexistent/b"}, 2, "", "reading /nonexistent/a"},
 		{"unreadable side", []string{"diff", testdata(t, "bundles", "iptables-mini"), changedBundle(t, "iptables-mini", map[string]string{"node/iptables-save.txt": "\x00\x01"})}, 2, "",
 			"not everything was read, so no comparison is made: node/iptables-save.txt: binary: a NUL byte at offset 0"},
 		{"unreadable file", []string{"diff", testdata(t, "bundles", "iptables-mini"), writeTemp(t, "x.bin", "\x00")}, 2, "", "x.bin is of no kind proxyscan reads"},

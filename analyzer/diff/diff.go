@@ -19,6 +19,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/checks"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
+	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers/kpconfig"
 )
 
@@ -243,8 +244,13 @@ func (c *comparer) pair(o, n *model.Snapshot) {
 		c.add(Change{Kind: NodeRemoved, Subject: o.Node.Name, Old: o.Node.Name, Message: "node " + orUnknown(o.Node.Name) + " only on the old side"})
 		return
 	}
-	// One view per side: the checks run on the views compared.
-	op, np := checks.Prepare(o, c.checks), checks.Prepare(n, c.checks)
+	// One view per side: the checks run on the views compared. The sides
+	// are prepared and checked at once, each on the cores the other
+	// leaves idle.
+	var op, np *checks.Prepared
+	var or, nr *checks.Result
+	both(func() { op = checks.Prepare(o, c.checks); or = op.Run() },
+		func() { np = checks.Prepare(n, c.checks); nr = np.Run() })
 	oMode, oSrc, oViews := op.Views()
 	nMode, nSrc, nViews := np.Views()
 	c.node = n.Node.Name
@@ -278,7 +284,18 @@ func (c *comparer) pair(o, n *model.Snapshot) {
 	removed := c.services(o, n)
 	c.ports(o, n, removed)
 	c.dataPlane(o, n, oMode, nMode, oViews, nViews, removed)
-	c.findings(op, np)
+	c.findings(or, nr)
+}
+
+// both runs a and b at once and returns when both are done, raising again
+// a panic of a (one of b is raised where it happens).
+func both(a, b func()) {
+	g := fault.Group{Name: "diff"}
+	g.Go(func() error { a(); return nil })
+	b()
+	if err := g.Wait(); err != nil {
+		panic(err)
+	}
 }
 
 func orUnknown(s string) string {
@@ -606,8 +623,7 @@ func noViewReason(s *model.Snapshot, mode string) string {
 
 // findings runs the checks on both sides and lists the findings that
 // appeared and those resolved (by check, service, endpoint and message).
-func (c *comparer) findings(o, n *checks.Prepared) {
-	or, nr := o.Run(), n.Run()
+func (c *comparer) findings(or, nr *checks.Result) {
 	key := func(f checks.Finding) string {
 		return strings.Join([]string{f.Check, f.Service, f.Endpoint, f.Message}, "\x00")
 	}
