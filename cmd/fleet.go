@@ -80,9 +80,59 @@ func analyzeFleet(paths []string, fo *fleetOptions) ([]*report.Node, *checks.Dri
 			sums = append(sums, a.sum)
 		}
 	}
+	noteSameNode(sums)
 	fr := checks.CompareFleet(nodes, fo.checks)
 	shared.Results(sums)
 	return sums, fr.Drift, nil
+}
+
+// sameNodeTail ends the note of noteSameNode, a note of the fleet rather
+// than of the node alone.
+const sameNodeTail = "they are analysed and compared as separate nodes; to compare captures of one node taken at two times, run proxyscan diff OLD NEW"
+
+// noteSameNode notes, on the nodes of one name read from several bundles
+// (captures of one node taken at two times, given to analyze), that they
+// are analysed and compared as separate nodes, and that diff compares
+// captures of one node.
+func noteSameNode(sums []*report.Node) {
+	by := map[string][]int{}
+	var names []string
+	for i, n := range sums {
+		if n.Name == "" {
+			continue
+		}
+		if by[n.Name] == nil {
+			names = append(names, n.Name)
+		}
+		by[n.Name] = append(by[n.Name], i)
+	}
+	for _, name := range names {
+		is := by[name]
+		if len(is) < 2 {
+			continue
+		}
+		where := make([]string, 0, len(is))
+		for _, i := range is {
+			where = append(where, sourceOf(sums[i]))
+		}
+		note := fmt.Sprintf("node %s is the node of %d bundles (%s): %s", name, len(is), strings.Join(where, ", "), sameNodeTail)
+		for _, i := range is {
+			sums[i].Notes = append(sums[i].Notes, note)
+		}
+	}
+}
+
+// sourceOf names the bundle (or first input) a node was read from.
+func sourceOf(n *report.Node) string {
+	switch {
+	case n.Bundle != "":
+		return n.Bundle
+	case len(n.Inputs) > 0 && n.Inputs[0].Bundle != "":
+		return n.Inputs[0].Bundle
+	case len(n.Inputs) > 0:
+		return n.Inputs[0].Path
+	}
+	return "?"
 }
 
 // analyzeSnaps analyses the snapshots of a unit, dropping each once it is

@@ -69,6 +69,12 @@ func alone(t *testing.T, n *report.Node) string {
 			sts = append(sts, st)
 		}
 	}
+	var notes []string
+	for _, n := range n.Notes {
+		if !strings.HasSuffix(n, sameNodeTail) { // a note of the fleet
+			notes = append(notes, n)
+		}
+	}
 	data, err := json.MarshalIndent(struct {
 		Name      string
 		Inputs    any
@@ -78,7 +84,7 @@ func alone(t *testing.T, n *report.Node) string {
 		Migration *checks.Migration
 		Checklist []report.ChecklistItem
 		Notes     []string
-	}{n.Name, n.InputList(), fs, sts, n.Result.Coverage, n.Result.Migration, n.Checklist, n.Notes}, "", " ")
+	}{n.Name, n.InputList(), fs, sts, n.Result.Coverage, n.Result.Migration, n.Checklist, notes}, "", " ")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,5 +262,35 @@ func TestFleetLoadsAhead(t *testing.T) {
 	nodes, _, err := analyzeNodes(bundles, load.Options{Compact: true}, checks.All, 1, nil)
 	if err != nil || len(nodes) != len(bundles) {
 		t.Fatalf("%d nodes, error %v", len(nodes), err)
+	}
+}
+
+// TestFleetSameNodeTwice: two bundles of one node (captures taken at two
+// times) are analysed as two nodes, and each says so and points to diff;
+// bundles of different nodes say nothing of it.
+func TestFleetSameNodeTwice(t *testing.T) {
+	const note = "node node-a is the node of 2 bundles ("
+	for _, tc := range []struct {
+		name string
+		args []string
+		want bool
+	}{
+		{"one node twice", []string{copyBundle(t, "iptables-mini"), copyBundle(t, "iptables-mini")}, true},
+		{"two nodes", []string{copyBundle(t, "iptables-mini"), copyBundle(t, "ipvs-healthy")}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, outputs := testFactory()
+			code := Run(f, append([]string{"analyze", "-o", "json"}, tc.args...))
+			stdout, stderr := outputs()
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if got := strings.Count(stdout, note); tc.want && got != 2 || !tc.want && got != 0 {
+				t.Errorf("the note %q appears %d times, want it on each node: %t", note, got, tc.want)
+			}
+			if tc.want && !strings.Contains(stdout, "run proxyscan diff OLD NEW") {
+				t.Errorf("the note does not point to diff")
+			}
+		})
 	}
 }
