@@ -98,6 +98,12 @@ type compiled struct {
 
 	sets     map[string]*cset // made once, by the first rule matching a set
 	setsOnce sync.Once
+
+	// readChains, for the chains of single traces (not a sweep's), reads
+	// a chain alone (iptables.ReadChain) when its table's rules were not
+	// all read yet: a trace of one packet meets a few chains of a table
+	// of hundreds of thousands of rules.
+	readChains bool
 }
 
 // chainRef names a numbered chain.
@@ -137,7 +143,7 @@ func (dp *Dataplane) compiled() *compiled {
 	cacheInit.Lock()
 	defer cacheInit.Unlock()
 	if dp.cache == nil {
-		dp.cache = &compiled{}
+		dp.cache = &compiled{readChains: true}
 	}
 	return dp.cache
 }
@@ -360,10 +366,11 @@ func (cp *compiled) compileChain(tix *tableIndex, c *iptables.Chain, cx *compile
 	}
 	var rd *iptables.Meanings
 	var ms []iptables.Meaning
-	if tix.names != nil && tix.t == c.Table {
+	if tix.names != nil && tix.t == c.Table && (!cp.readChains || c.Table.MeaningsRead()) {
 		rd, ms = c.Table.Meanings().Chain(c)
 	} else {
-		// A table the parser did not make: its chains are read apart.
+		// A table the parser did not make, or a chain a single trace
+		// meets before its table's rules are read: read apart.
 		rd = iptables.ReadChain(c)
 		_, ms = rd.Chain(c)
 	}

@@ -319,6 +319,10 @@ func (t *Table) Meanings() *Meanings {
 	return rd
 }
 
+// MeaningsRead reports whether the table's rules were read already
+// (Meanings returns at once).
+func (t *Table) MeaningsRead() bool { return t.meanings.Load() != nil }
+
 // maxMatches returns a bound of the number of matches r is read into,
 // from its options' names: the matches are stored in one block per
 // table, sized once.
