@@ -66,6 +66,7 @@ var (
 	reBuiltin       = regexp.MustCompile(`(?m)\A(#[^\n]*\n)*kernel/[A-Za-z0-9_/.-]+\.ko\s*$`)
 	reIPAddr        = regexp.MustCompile(`(?m)^\d+: \S+: <[A-Z_,-]*> mtu \d+`)
 	reIPRoute       = regexp.MustCompile(`(?m)^((unicast|local|broadcast|multicast|anycast|nat|blackhole|unreachable|prohibit|throw) )?(default|[0-9a-f.:]+(/\d+)?) (via|dev|proto|table|metric) \S+|^(blackhole|unreachable|prohibit|throw) [0-9a-f.:]+(/\d+)? *$`)
+	reIPAddrBrief   = regexp.MustCompile(`^\S+ +(UP|DOWN|UNKNOWN|LOWERLAYERDOWN|DORMANT|NOTPRESENT|TESTING) +([0-9a-f.:]+/\d+ +)*[0-9a-f.:]+/\d+ *\r?$`)
 	reIPAddrOneline = regexp.MustCompile(`(?m)^\d+: \S+ +inet6? [0-9a-f.:]+(/\d+)? .*\\ +valid_lft `)
 	reVersion       = regexp.MustCompile(`^\s*Kubernetes v\d+\.\d+`)
 	reConntrack     = regexp.MustCompile(`(?m)^(ipv4|ipv6)?\s*\d*\s*(tcp|udp|sctp|icmp|icmpv6|dccp|gre|unknown)\s+\d+\s+\d+\s.*src=`)
@@ -130,10 +131,23 @@ var detectors = []detector{
 		return reProcModules.Match(h) || reLsmod.Match(h) || reBuiltin.Match(h) || headerlessLsmod(h)
 	}},
 	{KindIPAddr, func(h []byte) bool {
-		return reIPAddr.Match(h) || reIPAddrOneline.Match(h) ||
+		return reIPAddr.Match(h) || reIPAddrOneline.Match(h) || briefAddr(h) ||
 			jsonObjectWithKey(h, `"ifindex"`) && bytes.Contains(h, []byte(`"ifname"`))
 	}},
 	{KindIPRoute, func(h []byte) bool { return reIPRoute.Match(h) }},
+}
+
+// briefAddr reports whether h starts with a line of `ip -br addr` that
+// holds an address (the loopback's, the first, always does).
+func briefAddr(h []byte) bool {
+	for len(h) > 0 {
+		var line []byte
+		line, h, _ = bytes.Cut(h, []byte("\n"))
+		if len(bytes.TrimSpace(line)) > 0 {
+			return reIPAddrBrief.Match(line)
+		}
+	}
+	return false
 }
 
 // reLsmodLine is a line of lsmod: name, size, reference count, users and

@@ -49,6 +49,9 @@ func TestDetect(t *testing.T) {
 		{"lsmod | grep with a marker", "nf_conntrack          172032  6 xt_conntrack [permanent]\n", KindModules},
 		{"three columns of no netfilter module", "ext4 905216 2\nmbcache 16384 1 ext4\n", KindUnknown},
 		{"numbers in a table", "web 80 3\nnotes about ip_vs 1 2\n", KindUnknown},
+		{"ip -br addr", "lo               UNKNOWN        127.0.0.1/8 ::1/128 \neth0@veth-peer   UP             192.168.49.2/24 \n", KindIPAddr},
+		{"ip -br link", "lo               UNKNOWN        00:00:00:00:00:00 <LOOPBACK,UP,LOWER_UP> \n", KindUnknown},
+		{"a table with a state column", "web              UP             3 replicas\n", KindUnknown},
 		// ipvsadm
 		{"ipvsadm -Ln", "IP Virtual Server version 1.2.1 (size=4096)\nProt LocalAddress:Port Scheduler Flags\n  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\nTCP  10.96.0.1:443 rr\n", KindIPVSList},
 		{"ipvsadm -Ln --stats, header cut", "Prot LocalAddress:Port               Conns   InPkts  OutPkts  InBytes OutBytes\n", KindIPVSList},

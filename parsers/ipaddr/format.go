@@ -13,6 +13,8 @@ func Format(d *Dump) []byte {
 		return FormatOneline(d)
 	case FormJSON:
 		return FormatJSON(d)
+	case FormBrief:
+		return FormatBrief(d)
 	}
 	return FormatText(d)
 }

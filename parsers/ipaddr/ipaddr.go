@@ -15,6 +15,7 @@ const (
 	FormText    Form = "text"    // ip addr
 	FormOneline Form = "oneline" // ip -o addr
 	FormJSON    Form = "json"    // ip -j addr
+	FormBrief   Form = "brief"   // ip -br addr
 )
 
 // KubeIPVSInterface is the dummy interface kube-proxy's IPVS mode binds

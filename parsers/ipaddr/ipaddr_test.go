@@ -2,6 +2,7 @@ package ipaddr
 
 import (
 	"bytes"
+	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -132,4 +133,30 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("no newline in output")
 		}
 	})
+}
+
+// TestBriefLongLine reads the `ip -br addr` line of the kube-ipvs0 of a
+// large IPVS node, longer than the lines of the other forms may be: every
+// address is local, and the node's addresses are eth0's.
+func TestBriefLongLine(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("lo               UNKNOWN        127.0.0.1/8 ::1/128 \nkube-ipvs0       DOWN           ")
+	const n = 20000
+	for i := range n {
+		fmt.Fprintf(&b, "10.96.%d.%d/32 ", i/250, i%250+1)
+	}
+	b.WriteString("\neth0             UP             192.168.49.2/24 \n")
+	d, err := Parse("ip-br.txt", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Form != FormBrief || len(d.Interfaces) != 3 || len(d.Interface(KubeIPVSInterface).Addresses) != n {
+		t.Fatalf("form %s, %d interfaces", d.Form, len(d.Interfaces))
+	}
+	if got := len(d.LocalAddresses()); got != n+3 {
+		t.Errorf("%d local addresses, want %d", got, n+3)
+	}
+	if got := d.NodeAddresses(); len(got) != 1 || got[0].String() != "192.168.49.2" {
+		t.Errorf("node addresses %v, want 192.168.49.2", got)
+	}
 }

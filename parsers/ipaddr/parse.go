@@ -9,6 +9,10 @@ import (
 	"github.com/proxyscan/proxyscan/parsers"
 )
 
+// MaxBriefLineLength is the longest line of `ip -br addr` the parser
+// accepts (kube-ipvs0's line of a node of 100,000 Service addresses).
+const MaxBriefLineLength = 8 << 20
+
 // MaxLineLength is the longest input line the parser accepts.
 const MaxLineLength = 64 << 10
 
@@ -17,18 +21,20 @@ const maxErrors = 10
 // line is one input line.
 type line = parsers.Line
 
-func splitLines(name string, data []byte) ([]line, error) {
-	return parsers.Lines(name, data, MaxLineLength)
-}
-
-// Parse reads `ip addr`, `ip -o addr` or `ip -j addr` output, telling the
-// forms apart by content.
+// Parse reads `ip addr`, `ip -o addr`, `ip -j addr` or `ip -br addr`
+// output, telling the forms apart by content.
 func Parse(name string, data []byte) (*Dump, error) {
 	t := bytes.TrimLeft(data, " \t\r\n")
 	if len(t) > 0 && t[0] == '[' {
 		return parseJSON(name, data)
 	}
-	lines, err := splitLines(name, data)
+	limit := MaxLineLength
+	if first, _, _ := bytes.Cut(bytes.TrimLeft(data, " \t\r\n"), []byte("\n")); len(first) < MaxLineLength && isBriefLine(string(first)) {
+		// ip -br addr prints every address of an interface on its line:
+		// kube-ipvs0 holds every Service address of an IPVS node.
+		limit = MaxBriefLineLength
+	}
+	lines, err := parsers.Lines(name, data, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -41,6 +47,9 @@ func Parse(name string, data []byte) (*Dump, error) {
 		}
 		if strings.Contains(l.Text, `\`) {
 			return parseOneline(lines)
+		}
+		if isBriefLine(l.Text) {
+			return parseBrief(lines)
 		}
 		return nil, parsers.Errorf(l.Pos, "not ip addr output: %s", quoteShort(l.Text))
 	}
