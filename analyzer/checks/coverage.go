@@ -146,20 +146,19 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 		c.Gaps = append(c.Gaps, gaps...)
 		need(dataPlaneNeeds[mode])
 	}
+	// Notes of any check that start with one of uncheckedNotes are gaps.
 	for _, st := range res.Statuses {
 		if !chosen[st.ID] {
 			continue
 		}
 		for _, n := range st.Notes {
-			if strings.HasPrefix(n, versionUnchecked) {
-				c.Gaps = append(c.Gaps, st.ID+": "+n)
-				need(versionNeed)
+			for _, u := range uncheckedNotes {
+				if strings.HasPrefix(n, u.prefix) {
+					c.Gaps = append(c.Gaps, st.ID+": "+n)
+					need(u.need)
+				}
 			}
 		}
-	}
-	if gap, ok := modulesGap(res); ok {
-		c.Gaps = append(c.Gaps, gap)
-		need(wholeModulesNeed)
 	}
 	if gap := hiddenListingGap(f); gap != "" {
 		c.Gaps = append(c.Gaps, gap)
@@ -261,6 +260,16 @@ func ipvsGaps(f *facts, res *Result, chosen map[string]bool) []string {
 		}
 	}
 	return out
+}
+
+// uncheckedNotes are the beginnings of the notes in which a check, core or
+// not, says what it did not report for want of an input, and that input.
+var uncheckedNotes = []struct {
+	prefix string
+	need   InputNeed
+}{
+	{versionUnchecked, versionNeed},
+	{modulesUnchecked, wholeModulesNeed},
 }
 
 // settingsIPVSNeed is how to get the IPVS table with what kube-proxy sets

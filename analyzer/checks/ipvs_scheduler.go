@@ -326,24 +326,8 @@ func runIPVSModuleMissing(p *Pass) {
 }
 
 // modulesUnchecked starts the note of ipvs-module-missing on modules a
-// partial listing does not show; coverage makes it a gap.
+// partial listing does not show; coverage makes it a gap (uncheckedNotes).
 const modulesUnchecked = "kernel modules not checked: "
-
-// modulesGap is the coverage gap, and the input that closes it, of
-// modules a partial listing does not show.
-func modulesGap(res *Result) (string, bool) {
-	for _, st := range res.Statuses {
-		if st.ID != ipvsModuleMissing.ID {
-			continue
-		}
-		for _, n := range st.Notes {
-			if strings.HasPrefix(n, modulesUnchecked) {
-				return st.ID + ": " + n, true
-			}
-		}
-	}
-	return "", false
-}
 
 // wholeModulesNeed is how to get every module of the node.
 var wholeModulesNeed = InputNeed{"the node's whole module listing", "cat /proc/modules > modules.txt (on the node)"}

@@ -118,23 +118,25 @@ type nftWalk struct {
 // clone returns a copy of s carved from the walk's state arena: nothing
 // of the walk's result points to a state (paths copy what they keep).
 func (w *nftWalk) clone(s *nftState) *nftState {
+	c := w.newState(s)
+	s.cloneInto(c)
+	return c
+}
+
+// newState returns a shallow copy of s carved from the walk's state
+// arena, starting a new chunk when the current one is full.
+func (w *nftWalk) newState(s *nftState) *nftState {
 	if len(w.states) == cap(w.states) {
 		w.states, w.firstFull = make([]nftState, 0, nftStateChunk), true
 	}
 	w.states = append(w.states, *s)
-	c := &w.states[len(w.states)-1]
-	s.cloneInto(c)
-	return c
+	return &w.states[len(w.states)-1]
 }
 
 // snapshot returns a copy of s, carved from the walk's state arena,
 // that keeps what [nftState.same] compares (not its steps or hops).
 func (w *nftWalk) snapshot(s *nftState) *nftState {
-	if len(w.states) == cap(w.states) {
-		w.states, w.firstFull = make([]nftState, 0, nftStateChunk), true
-	}
-	w.states = append(w.states, *s)
-	c := &w.states[len(w.states)-1]
+	c := w.newState(s)
 	c.steps, c.hops = nil, nil
 	c.conds = s.conds[:len(s.conds):len(s.conds)]
 	c.warnings = s.warnings[:len(s.warnings):len(s.warnings)]
