@@ -114,7 +114,7 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 			continue
 		}
 		for _, n := range st.Notes {
-			if strings.Contains(n, "not checked") {
+			if coreGap(st.ID, n) {
 				c.Gaps = append(c.Gaps, st.ID+": "+n)
 				if in, ok := noteNeed(n, mode); ok {
 					need(in)
@@ -154,7 +154,9 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 		for _, n := range st.Notes {
 			for _, u := range uncheckedNotes {
 				if strings.HasPrefix(n, u.prefix) {
-					c.Gaps = append(c.Gaps, st.ID+": "+n)
+					if !coreGap(st.ID, n) {
+						c.Gaps = append(c.Gaps, st.ID+": "+n)
+					}
 					need(u.need)
 				}
 			}
@@ -262,6 +264,10 @@ func ipvsGaps(f *facts, res *Result, chosen map[string]bool) []string {
 	return out
 }
 
+// coreGap reports whether the note n of check id is a gap as the note of
+// a core check that says what was not checked.
+func coreGap(id, n string) bool { return isCore(id) && strings.Contains(n, "not checked") }
+
 // uncheckedNotes are the beginnings of the notes in which a check, core or
 // not, says what it did not report for want of an input, and that input.
 var uncheckedNotes = []struct {
@@ -270,6 +276,7 @@ var uncheckedNotes = []struct {
 }{
 	{versionUnchecked, versionNeed},
 	{modulesUnchecked, wholeModulesNeed},
+	{legacyEndpointsUnchecked, endpointSlicesNeed},
 }
 
 // settingsIPVSNeed is how to get the IPVS table with what kube-proxy sets

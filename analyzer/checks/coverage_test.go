@@ -42,6 +42,14 @@ func TestVerdict(t *testing.T) {
 	}{
 		{name: "healthy bundle", verdict: checks.VerdictOK,
 			path: func(t *testing.T) string { return copyBundle(t, "iptables-healthy", nil, nil) }},
+		// Legacy Endpoints objects list no terminating endpoint: the
+		// endpoints kube-proxy forwards to when none is ready are not
+		// judged, and the EndpointSlices are asked for.
+		{name: "legacy Endpoints", verdict: checks.VerdictInconclusive,
+			gap: "endpoint-stale: not checked against a legacy Endpoints object: ops/drain:http is programmed with 10.88.1.80:8080, 10.88.2.80:8080", command: "kubectl get endpointslices -A",
+			path: func(t *testing.T) string {
+				return checktest.Load(t, filepath.Join(parsetest.Root(t), "testdata", "scenarios", "iptables", "legacy-endpoints-terminating.txtar")).Dir
+			}},
 		// The data plane alone: the inventory of services-without-endpoints
 		// (info) is found, and the run stays inconclusive.
 		{name: "data plane alone", verdict: checks.VerdictInconclusive, gap: "no Services in the inputs", command: "kubectl get services,endpointslices",
@@ -99,6 +107,13 @@ func TestVerdict(t *testing.T) {
 			}
 			if !strings.Contains(strings.Join(res.Coverage.Gaps, "\n"), tc.gap) {
 				t.Errorf("no gap with %q in %q", tc.gap, res.Coverage.Gaps)
+			}
+			seen := map[string]bool{}
+			for _, g := range res.Coverage.Gaps {
+				if seen[g] {
+					t.Errorf("gap listed twice: %q", g)
+				}
+				seen[g] = true
 			}
 			var cmds []string
 			for _, n := range res.Coverage.Needs {

@@ -20,7 +20,11 @@ var endpointStale = &Check{
 		"programmed but not usable, on all its ports, are one finding. When the same Service also has usable endpoints " +
 		"that are not programmed, the cause is one — its rules lag its EndpointSlices, kube-proxy missed updates — and " +
 		"so is the finding: it states the cause, lists every endpoint of both sides with its evidence, and its checks " +
-		"list endpoint-missing and endpoint-stale.",
+		"list endpoint-missing and endpoint-stale. Read from legacy Endpoints objects instead of EndpointSlices, an " +
+		"endpoint the object does not list is reported only when the object lists ready endpoints and is not cut at " +
+		"1,000 addresses: an Endpoints object lists no terminating endpoint, and kube-proxy forwards to the serving " +
+		"terminating ones when none is ready; otherwise the endpoint is noted as not checked and the EndpointSlices " +
+		"are asked for.",
 	Why: "Connections sent there fail or reach the wrong pod (IPs are reused): this is the \"endpoints not updated\" " +
 		"failure, usually a kube-proxy that stopped receiving EndpointSlice updates from the API server.",
 	Fix: "Check that the EndpointSlices are right (`kubectl get endpointslices -l kubernetes.io/service-name=NAME`), " +
@@ -32,7 +36,9 @@ var endpointStale = &Check{
 
 func runEndpointStale(p *Pass) {
 	var lag endpointLag
+	var legacy legacyNotes
 	defer lag.report(p)
+	defer legacy.note(p)
 	for _, v := range p.Views() {
 		for _, sp := range p.PortsOf(v) {
 			e := p.Expect(sp, v.Family)
@@ -52,11 +58,15 @@ func runEndpointStale(p *Pass) {
 						drainingStale(p, sp, u.d, b)
 						continue
 					}
+					if why := legacyBlind(sp, want); why != "" && findEndpoint(sp, b.Endpoint) == nil && !unread(b) {
+						legacy.add(sp, b.Endpoint, why)
+						continue
+					}
 					f := Finding{
 						Service: sp.String(), Protocol: string(sp.Protocol), Endpoint: b.Endpoint,
 						Message:  staleMessage(sp, u.d, b),
 						Evidence: append(append([]model.Evidence{}, b.Evidence()...), staleEvidence(sp, b)...),
-						Advice:   "Compare with the EndpointSlices of the Service; if they are right, kube-proxy on this node missed updates: check its logs for watch errors and restart it.",
+						Advice:   "Compare with " + endpointsSource(sp) + " of the Service; if they are right, kube-proxy on this node missed updates: check its logs for watch errors and restart it.",
 					}
 					if unread(b) {
 						// "(missing chain ...)", "(no DNAT in ...)": what
@@ -80,6 +90,9 @@ func staleMessage(sp *model.ServicePort, d *view.Dispatch, b *view.Backend) stri
 	head := fmt.Sprintf("%s forwards to %s", d.ID, b.Endpoint)
 	switch {
 	case ep == nil:
+		if sp.FromLegacyEndpoints() {
+			return fmt.Sprintf("%s, which the Endpoints object of %s does not list", head, sp.Name.Service())
+		}
 		return fmt.Sprintf("%s, which no EndpointSlice of %s lists", head, sp.Name.Service())
 	case d.Policy == view.PolicyLocal && !ep.Local:
 		return fmt.Sprintf("%s, which runs on node %q while the traffic policy is Local", head, ep.NodeName)

@@ -201,14 +201,15 @@ func lagFinding(svc string, items []*lagItem, check string) Finding {
 	if len(ports) > 1 {
 		on = "on ports " + joinNames(ports)
 	}
+	src := endpointsSource(items[0].sp)
 	faults := []struct {
 		fault     lagFault
 		one, many string
 	}{
 		{lagMissing, "usable endpoint not programmed", "usable endpoints not programmed"},
-		{lagGone, "endpoint programmed but gone from the EndpointSlices", "endpoints programmed but gone from the EndpointSlices"},
-		{lagUnusable, "endpoint programmed but not ready in the EndpointSlices, or terminating while others are ready",
-			"endpoints programmed but not ready in the EndpointSlices, or terminating while others are ready"},
+		{lagGone, "endpoint programmed but gone from " + src, "endpoints programmed but gone from " + src},
+		{lagUnusable, "endpoint programmed but not ready in " + src + ", or terminating while others are ready",
+			"endpoints programmed but not ready in " + src + ", or terminating while others are ready"},
 		{lagRemote, "endpoint programmed but on another node while the traffic policy is Local",
 			"endpoints programmed but on other nodes while the traffic policy is Local"},
 	}
@@ -323,6 +324,9 @@ func staleState(sp *model.ServicePort, d *view.Dispatch, b *view.Backend) string
 	ep := findEndpoint(sp, b.Endpoint)
 	switch staleFault(sp, d, b) {
 	case lagGone:
+		if sp.FromLegacyEndpoints() {
+			return "not in the Endpoints object"
+		}
 		return "in no EndpointSlice"
 	case lagRemote:
 		return fmt.Sprintf("on node %q, the traffic policy being Local", ep.NodeName)

@@ -55,6 +55,13 @@ func checkBlocked(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, k vie
 				return
 			}
 		}
+		if sp.FromLegacyEndpoints() && forward(v, k, ip, sp.ProtoLower(), port) != nil {
+			// The endpoints forwarded to may be serving terminating ones,
+			// which an Endpoints object does not list.
+			p.Note("%s%s %s is forwarded, not %s, although its Endpoints object lists no usable endpoint: kube-proxy forwards to the serving terminating endpoints then, which an Endpoints object does not list; the EndpointSlices would tell whether there are any",
+				legacyEndpointsUnchecked, sp.String(), dest, want.Past())
+			return
+		}
 		why := "has no endpoints"
 		if e.HasEndpoints {
 			why = "has no endpoints on this node and a Local traffic policy"
@@ -70,7 +77,7 @@ func checkBlocked(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, k vie
 	if b.Action != want {
 		p.Report(Finding{
 			Service: sp.String(), Protocol: string(sp.Protocol),
-			Message:  fmt.Sprintf("%s is %sed but kube-proxy would %s it", dest, b.Action, want),
+			Message:  fmt.Sprintf("%s is %s but kube-proxy would %s it", dest, b.Action.Past(), want),
 			Evidence: append(append([]model.Evidence{}, b.Evidence...), ServiceEvidence(sp)),
 			Advice:   "The rule reflects an older state of the Service's endpoints; restart kube-proxy on the node if it persists.",
 		})

@@ -70,7 +70,7 @@ func runServiceMissing(p *Pass) {
 			if b := blocked(v, view.ClusterIP, cip, proto, sp.Port); b != nil {
 				p.Report(Finding{
 					Service: sp.String(), Protocol: string(sp.Protocol),
-					Message: fmt.Sprintf("%s is %sed as if the Service had no endpoints, but it has %d usable", dest, b.Action,
+					Message: fmt.Sprintf("%s is %s as if the Service had no endpoints, but it has %d usable", dest, b.Action.Past(),
 						len(e.Endpoints(e.InternalPolicy))),
 					Evidence: append(append([]model.Evidence{}, b.Evidence...), ServiceEvidence(sp)),
 					Advice:   syncAdvice(v),

@@ -59,10 +59,12 @@ func BuildServicePorts(objs *kube.Objects, opts BuildOptions) []*ServicePort {
 			switch {
 			case len(slices) > 0:
 				sp.Endpoints = endpointsFromSlices(sp, slices, opts.NodeName)
-				sp.EndpointSource = "EndpointSlice"
+				sp.EndpointSource = EndpointSourceSlices
 			case epsBySvc[key] != nil:
-				sp.Endpoints = endpointsFromLegacy(sp, epsBySvc[key], opts.NodeName)
-				sp.EndpointSource = "Endpoints"
+				eps := epsBySvc[key]
+				sp.Endpoints = endpointsFromLegacy(sp, eps, opts.NodeName)
+				sp.EndpointSource = EndpointSourceLegacy
+				sp.EndpointsTruncated = eps.Annotations[corev1.EndpointsOverCapacity] == "truncated"
 			}
 		}
 		out = append(out, ports...)

@@ -100,9 +100,27 @@ type ServicePort struct {
 	// EndpointSource says where the endpoints came from: "EndpointSlice",
 	// "Endpoints" (legacy objects), or "" when the export had none.
 	EndpointSource string
+	// EndpointsTruncated is set when the endpoints came from a legacy
+	// Endpoints object that the endpoints controller cut at its capacity
+	// (annotation endpoints.kubernetes.io/over-capacity: truncated).
+	EndpointsTruncated bool
 
 	name string // Name.String(), computed once
 }
+
+// FromLegacyEndpoints reports whether the port's endpoints were read from a
+// legacy core/v1 Endpoints object. Such an object lists neither the
+// terminating endpoints (unless the Service publishes not-ready
+// addresses), which kube-proxy forwards to when no endpoint is ready, nor
+// more than 1,000 addresses, so it cannot prove an endpoint kube-proxy
+// programmed stale in those cases.
+func (sp *ServicePort) FromLegacyEndpoints() bool { return sp.EndpointSource == EndpointSourceLegacy }
+
+// Sources of a port's endpoints (ServicePort.EndpointSource).
+const (
+	EndpointSourceSlices = "EndpointSlice"
+	EndpointSourceLegacy = "Endpoints"
+)
 
 // String returns the service port name ("ns/name:port").
 func (sp *ServicePort) String() string {

@@ -45,6 +45,15 @@ const (
 	Drop    Action = "drop"    // no local endpoints for a Local policy: dropped
 )
 
+// Past returns the action's past participle ("forwarded", "rejected",
+// "dropped"), for messages.
+func (a Action) Past() string {
+	if a == Drop {
+		return "dropped"
+	}
+	return string(a) + "ed"
+}
+
 // PerOrigin holds a value for each origin, indexed by it.
 type PerOrigin[T any] [model.NumOrigins]T
 

@@ -176,6 +176,7 @@ func TestKubectlCuts(t *testing.T) {
 	}{
 		{"List whole", list, ""},
 		{"List of pre-1.20 kubectl whole", strings.TrimSuffix(list, "\n") + "\n  selfLink: \"\"\n", ""},
+		{"List re-saved by a YAML tool whole", strings.Replace(list, "resourceVersion: \"\"", "resourceVersion: ''", 1), ""},
 		{"object whole", one, ""},
 		{"object without status whole", upTo(one, "protocol: UDP\n"), ""},
 		{"name cut mid-word", upTo(byName, "name: kube-dn"), "cut short in line 10: the export ends in the middle of a line"},

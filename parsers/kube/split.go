@@ -143,6 +143,19 @@ const (
 	trailerDone // its last line, resourceVersion: "" (or selfLink: "", before 1.20)
 )
 
+// emptyTrailerField reports whether k is the last line of a List's
+// trailer: resourceVersion (or, before 1.20, selfLink) empty, quoted as
+// kubectl quotes it or with single quotes, as YAML tools that re-save an
+// export (PyYAML, yq) write it.
+func emptyTrailerField(k []byte) bool {
+	for _, f := range []string{`resourceVersion: ""`, `resourceVersion: ''`, `selfLink: ""`, `selfLink: ''`} {
+		if string(k) == f {
+			return true
+		}
+	}
+	return false
+}
+
 // trail notes a content line of a kubectl List after its items.
 func (s *yscan) trail(ln []byte) {
 	t := bytes.TrimRight(ln, " ")
@@ -153,7 +166,7 @@ func (s *yscan) trail(ln []byte) {
 		s.trailer = trailerMeta
 	case s.trailer >= trailerMeta && len(t) > 2 && t[0] == ' ':
 		s.trailer = trailerMeta
-		if k := bytes.TrimLeft(t, " "); bytes.Equal(k, []byte(`resourceVersion: ""`)) || bytes.Equal(k, []byte(`selfLink: ""`)) {
+		if emptyTrailerField(bytes.TrimLeft(t, " ")) {
 			s.trailer = trailerDone
 		}
 	default:
