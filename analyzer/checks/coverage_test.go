@@ -42,6 +42,21 @@ func TestVerdict(t *testing.T) {
 	}{
 		{name: "healthy bundle", verdict: checks.VerdictOK,
 			path: func(t *testing.T) string { return copyBundle(t, "iptables-healthy", nil, nil) }},
+		// nft list table ip kube-proxy and nft list table ip6 kube-proxy,
+		// two files: each family's table is read from its own.
+		{name: "nft tables in two listings", verdict: checks.VerdictOK,
+			path: func(t *testing.T) string {
+				data, err := os.ReadFile(filepath.Join(parsetest.Root(t), "testdata", "bundles", "nftables-healthy", "node", "nft-ruleset.txt"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				v4, v6, ok := strings.Cut(string(data), "table ip6 kube-proxy {")
+				if !ok || !strings.Contains(v4, "table ip kube-proxy {") {
+					t.Fatal("nftables-healthy: no table ip kube-proxy then table ip6 kube-proxy")
+				}
+				return copyBundle(t, "nftables-healthy", func(rel string) bool { return strings.HasPrefix(rel, "node/nft-") },
+					map[string]string{"node/nft-ip.txt": v4, "node/nft-ip6.txt": "table ip6 kube-proxy {" + v6})
+			}},
 		// Legacy Endpoints objects list no terminating endpoint: the
 		// endpoints kube-proxy forwards to when none is ready are not
 		// judged, and the EndpointSlices are asked for.

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -43,15 +44,17 @@ func partialRuleset(f *facts) map[model.Family]*partialInput {
 	if f.res.Mode != model.ModeNFTables {
 		return nil
 	}
-	rs := f.res.NFT()
-	if rs == nil || rs.Partial == "" {
-		return nil
-	}
-	p := &partialInput{Name: rulesetName(f.snap, rs), Reason: rs.Partial}
-	out := map[model.Family]*partialInput{}
+	var out map[model.Family]*partialInput
 	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+		rs := f.res.NFTOf(fam)
+		if rs == nil || rs.Partial == "" {
+			continue
+		}
 		if t := f.res.NFTTable(fam); t == nil || t.Cut {
-			out[fam] = p
+			if out == nil {
+				out = map[model.Family]*partialInput{}
+			}
+			out[fam] = &partialInput{Name: rulesetName(f.snap, rs), Reason: rs.Partial}
 		}
 	}
 	return out
@@ -79,11 +82,18 @@ func partialRulesetGaps(f *facts) []string {
 	if f.res.Mode != model.ModeNFTables {
 		return nil
 	}
-	if rs := f.res.NFT(); rs != nil {
-		if rs.Partial == "" {
-			return nil
+	if f.res.NFT() != nil {
+		var out []string
+		var seen []*nft.Ruleset
+		for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+			rs := f.res.NFTOf(fam)
+			if rs.Partial == "" || slices.Contains(seen, rs) {
+				continue
+			}
+			seen = append(seen, rs)
+			out = append(out, fmt.Sprintf("%s is partial: %s; what it does not hold was not checked", rulesetName(f.snap, rs), rs.Partial))
 		}
-		return []string{fmt.Sprintf("%s is partial: %s; what it does not hold was not checked", rulesetName(f.snap, rs), rs.Partial)}
+		return out
 	}
 	var out []string
 	for _, in := range f.snap.Inputs {

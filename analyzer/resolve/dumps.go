@@ -23,8 +23,11 @@ type dumps struct {
 	// ipvsList and ipvsSave are the IPVS tables of each form with the most
 	// virtual servers.
 	ipvsList, ipvsSave *ipvs.Dump
-	// nft is the ruleset holding kube-proxy's nftables tables.
-	nft *nft.Ruleset
+	// nft is the ruleset holding kube-proxy's nftables tables; nftFam,
+	// per family, the one holding that family's table (nft list table ip
+	// kube-proxy and nft list table ip6 kube-proxy are two listings).
+	nft    *nft.Ruleset
+	nftFam [2]*nft.Ruleset
 	// nftEmpty is an nft listing without any table (nft list ruleset
 	// printed nothing), kept when no listing holds kube-proxy's tables;
 	// nftNone holds, per family, the empty table that stands for
@@ -117,7 +120,19 @@ func (r *Resolution) NFTTable(f model.Family) *nft.Table {
 		}
 		return nil
 	}
-	return r.dumps.nft.Table(nftFamily(f), kpnames.NFTTable)
+	if rs := r.dumps.nftFam[famIndex(f)]; rs != nil {
+		return rs.Table(nftFamily(f), kpnames.NFTTable)
+	}
+	return nil
+}
+
+// NFTOf returns the nft listing kube-proxy's table of family f was read
+// from, or the one of [Resolution.NFT] when no listing holds that table.
+func (r *Resolution) NFTOf(f model.Family) *nft.Ruleset {
+	if rs := r.dumps.nftFam[famIndex(f)]; rs != nil {
+		return rs
+	}
+	return r.dumps.nft
 }
 
 func nftFamily(f model.Family) nftables.TableFamily {
@@ -204,6 +219,14 @@ func selectDumps(s *model.Snapshot) dumps {
 	})
 	if len(cands) > 0 {
 		d.nft = cands[0]
+		for _, f := range []model.Family{model.IPv4, model.IPv6} {
+			for _, rs := range cands {
+				if rs.Table(nftFamily(f), kpnames.NFTTable) != nil {
+					d.nftFam[famIndex(f)] = rs
+					break
+				}
+			}
+		}
 	} else {
 		for _, rs := range s.NFT {
 			// A listing cut short before its first table may not be
