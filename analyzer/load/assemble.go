@@ -440,6 +440,7 @@ func (b *builder) finish(opts Options) error {
 		}
 		return s.IPTables[i].Name < s.IPTables[j].Name
 	})
+	composeTables(s)
 	layout := resolve.RecognizeLayout(s)
 	if err := b.pickVersion(opts, layout); err != nil {
 		return err
@@ -454,6 +455,51 @@ func (b *builder) finish(opts Options) error {
 		HonourIPMode: resolve.Enabled(resolve.LoadBalancerIPMode, s.Version.Version, resolve.ConfiguredGates(s)),
 	})
 	return nil
+}
+
+// composeTables makes one ruleset of the iptables dumps of a family and
+// backend that each hold other tables (iptables-save -t nat and -t filter
+// saved to two files), and says so on their inputs; dumps that share a
+// table (two captures, or a whole dump and a table of it) stay apart.
+func composeTables(s *model.Snapshot) {
+	type key struct {
+		fam     iptables.Family
+		backend iptables.Backend
+	}
+	groups := map[key][]*iptables.Dump{}
+	var order []key
+	for _, d := range s.IPTables {
+		k := key{d.Family, d.Backend}
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], d)
+	}
+	var out []*iptables.Dump
+	for _, k := range order {
+		g := groups[k]
+		d, ok := iptables.Compose(g)
+		if !ok {
+			out = append(out, g...)
+			continue
+		}
+		out = append(out, d)
+		for _, x := range g {
+			var tables []string
+			for _, t := range x.Tables {
+				tables = append(tables, t.Name)
+			}
+			for i := range s.Inputs {
+				if in := &s.Inputs[i]; in.Path == x.Name {
+					if in.Note != "" {
+						in.Note += "; "
+					}
+					in.Note += fmt.Sprintf("read with the other tables of %s as one ruleset (%s): it holds %s", d.Family, d.Name, strings.Join(tables, ", "))
+				}
+			}
+		}
+	}
+	s.IPTables = out
 }
 
 // useNFTDumps reads the iptables-nft tables of nft rulesets as iptables
