@@ -542,6 +542,18 @@ var Forms = []Form{
 		}
 		return b.String()
 	}},
+	{Name: "ipvs-ps-ef", Apply: func(string) string {
+		// kube-proxy's command line as ps -ef | grep shows it: ps's
+		// header, kube-proxy's row, and grep's own.
+		return "[root@node-a ~]# ps -ef | grep -E 'PID|kube-proxy'\n" +
+			"UID          PID    PPID  C STIME TTY          TIME CMD\n" +
+			"root        2211    2190  1 Nov28 ?        01:12:09 /usr/local/bin/kube-proxy --config=/var/lib/kube-proxy/config.conf --hostname-override=node-a --v=2\n" +
+			"root       99812   99770  0 10:02 pts/0    00:00:00 grep --color=auto -E PID|kube-proxy\n"
+	}},
+	{Name: "ipvs-ps-aux", Apply: func(string) string {
+		return "$ ps aux | grep [k]ube-proxy\n" +
+			"root        2211  1.2  0.9 1290244 75412 ?       Ssl  Nov28  72:09 /usr/local/bin/kube-proxy --config=/var/lib/kube-proxy/config.conf --hostname-override=node-a\n"
+	}},
 	{Name: "configmap-key-config", Base: "iptables-mini/cluster/kube-proxy-configmap.yaml", Apply: func(c string) string {
 		// A ConfigMap whose key is "config", with the user's own
 		// comments, and a mode left empty by someone who believes IPVS

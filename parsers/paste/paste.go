@@ -19,6 +19,7 @@ const (
 	ReasonLog            = "kube-proxy log"      // a log line around a logged payload (removed)
 	ReasonSystemctl      = "systemctl status"    // the unit's status above the log lines systemctl status shows (removed)
 	ReasonCurl           = "curl progress meter" // the lines of curl's progress meter among what it fetched (removed)
+	ReasonPS             = "ps listing"          // ps's header and columns before kube-proxy's command line (removed, or changed to the command), and grep's own line
 	ReasonOutsideFences  = "outside code blocks" // text of a ticket around its fenced blocks (removed)
 	ReasonQuote          = "quote marker"        // "> " before the content (changed)
 	ReasonLineNumber     = "line number"         // an editor's line number before the content (changed)
@@ -127,6 +128,7 @@ func Clean(data []byte, o Options) *Result {
 	removeKubectlTables(ls)
 	removeSystemctlStatus(ls)
 	removeCurlMeter(ls)
+	keepPSCommand(ls)
 	if o.Log {
 		removeLogLines(ls)
 	}
@@ -201,6 +203,7 @@ func mayBeDamaged(data []byte, o Options) bool {
 			strings.IndexByte(t, 0x1b) >= 0, t[0] == '>', classify(t) != "",
 			strings.HasPrefix(t, "NAME") || strings.HasPrefix(t, "No resources found"), reUnit.MatchString(t),
 			strings.Contains(t, "% Total") || strings.Contains(t, "Dload"),
+			rePSHeader.MatchString(t), strings.Contains(t, "kube-proxy") && rePS.MatchString(t),
 			o.Log && strings.IndexByte("IWEF0123456789", t[0]) >= 0 && reKlog.MatchString(t):
 			return true
 		}
@@ -587,6 +590,43 @@ func removeCurlMeter(ls []line) {
 			l.removed, seen = ReasonCurl, true
 		case seen && reCurlRow.MatchString(l.text):
 			l.removed = ReasonCurl
+		}
+	}
+}
+
+var (
+	// rePSHeader matches the header of ps -ef and of ps aux; rePS a row
+	// of either, its command in the group.
+	rePSHeader = regexp.MustCompile(`^\s*(?:UID|USER)\s+PID\s+(?:PPID|%CPU)\s`)
+	rePS       = regexp.MustCompile(`^\S+\s+\d+\s+(?:\d+\s+\d+\s+\S+\s+\S+\s+(?:\d+-)?\d+:\d+:\d+|[\d.]+\s+[\d.]+\s+\d+\s+\d+\s+\S+\s+\S+\s+\S+\s+\d+:\d+)\s+(\S.*)$`)
+)
+
+// keepPSCommand keeps, of a ps listing (ps -ef | grep kube-proxy), the
+// command line of kube-proxy: ps's header and the rows of other commands
+// (grep's own) are removed, and kube-proxy's row becomes its command.
+func keepPSCommand(ls []line) {
+	for i := range ls {
+		l := &ls[i]
+		if l.removed != "" {
+			continue
+		}
+		if rePSHeader.MatchString(l.text) {
+			l.removed = ReasonPS
+			continue
+		}
+		m := rePS.FindStringSubmatch(l.text)
+		if m == nil {
+			continue
+		}
+		cmd := m[1]
+		prog, args, _ := strings.Cut(cmd, " ")
+		prog = prog[strings.LastIndexByte(prog, '/')+1:]
+		switch {
+		case prog == "kube-proxy" || prog == "hyperkube" && (strings.HasPrefix(args, "kube-proxy") || strings.HasPrefix(args, "proxy")):
+			l.text = cmd
+			l.changed = append(l.changed, ReasonPS)
+		default:
+			l.removed = ReasonPS
 		}
 	}
 }
