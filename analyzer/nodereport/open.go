@@ -16,9 +16,11 @@ import (
 
 // Open opens the node report of a bundle: node-report.json at the top of a
 // directory, or of a gzip-compressed tar archive (under its one top
-// directory or none). ok is false when the bundle holds none; an archive is
-// read until its report is found (collect writes it right after
-// manifest.json).
+// directory or none). ok is false when the bundle holds none. An archive
+// is read up to its report (collect writes it right after manifest.json)
+// or up to its first other entry larger than [ScanLimit]: a bundle without
+// a report is not decompressed whole to learn that, before its dumps are
+// read.
 func Open(bundle string) (r io.ReadCloser, ok bool, err error) {
 	st, err := os.Stat(bundle)
 	if err != nil {
@@ -55,7 +57,14 @@ func Open(bundle string) (r io.ReadCloser, ok bool, err error) {
 			f.Close()
 			return nil, false, fmt.Errorf("%s: %w", bundle, err)
 		}
-		if h.Typeflag != tar.TypeReg || !reportEntry(h.Name) {
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		if !reportEntry(h.Name) {
+			if h.Size > ScanLimit {
+				f.Close()
+				return nil, false, nil
+			}
 			continue
 		}
 		br := bufio.NewReader(tr)
@@ -66,6 +75,13 @@ func Open(bundle string) (r io.ReadCloser, ok bool, err error) {
 		return readCloser{br, f}, true, nil
 	}
 }
+
+// ScanLimit is the size of the first entry of an archive, other than its
+// node report, at which Open stops looking for the report: a dump or an
+// export of any size that matters comes after the report in a bundle
+// collect writes, and small files before it (an archive made again from
+// an unpacked bundle) cost little to pass.
+const ScanLimit = 1 << 20
 
 // reportEntry reports whether an archive entry is the bundle's report.
 func reportEntry(name string) bool {
