@@ -441,6 +441,7 @@ func (b *builder) finish(opts Options) error {
 		return s.IPTables[i].Name < s.IPTables[j].Name
 	})
 	composeTables(s)
+	b.useLogs()
 	layout := resolve.RecognizeLayout(s)
 	if err := b.pickVersion(opts, layout); err != nil {
 		return err
