@@ -277,6 +277,8 @@ var uncheckedNotes = []struct {
 	{versionUnchecked, versionNeed},
 	{modulesUnchecked, wholeModulesNeed},
 	{legacyEndpointsUnchecked, endpointSlicesNeed},
+	{endpointsUnexported, inputNeeds[NeedEndpoints]},
+	{servicesUnexported, inputNeeds[NeedServices]},
 }
 
 // settingsIPVSNeed is how to get the IPVS table with what kube-proxy sets

@@ -75,6 +75,19 @@ func TestVerdict(t *testing.T) {
 				return copyBundle(t, "nftables-healthy", func(rel string) bool { return strings.HasPrefix(rel, "node/nft-") },
 					map[string]string{"node/nft-ip.txt": v4, "node/nft-ip6.txt": "table ip6 kube-proxy {" + v6})
 			}},
+		// An export of one Service, or of the EndpointSlices of one
+		// namespace: what it does not hold is not judged, and the whole
+		// export is asked for.
+		{name: "one Service exported", verdict: checks.VerdictInconclusive,
+			gap: "orphan-rules: not checked, as the exports hold some Services only", command: "kubectl get services,endpointslices -A",
+			path: func(t *testing.T) string {
+				return checktest.Load(t, filepath.Join(parsetest.Root(t), "testdata", "scenarios", "iptables", "export-one-service.txtar")).Dir
+			}},
+		{name: "EndpointSlices of one namespace", verdict: checks.VerdictInconclusive,
+			gap: "endpoint-stale: not checked, as the exports hold the EndpointSlices of other namespaces only", command: "kubectl get services,endpointslices -A",
+			path: func(t *testing.T) string {
+				return checktest.Load(t, filepath.Join(parsetest.Root(t), "testdata", "scenarios", "iptables", "export-endpointslices-one-namespace.txtar")).Dir
+			}},
 		// Legacy Endpoints objects list no terminating endpoint: the
 		// endpoints kube-proxy forwards to when none is ready are not
 		// judged, and the EndpointSlices are asked for.

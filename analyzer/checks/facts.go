@@ -192,13 +192,23 @@ func (f *facts) expect(sp *model.ServicePort, fam model.Family) *Expect {
 	return e
 }
 
+// endpointsUnexported begins the note of the service ports a check that
+// reads endpoints leaves out because the export of the endpoints was of
+// other namespaces: coverage turns it into a gap.
+const endpointsUnexported = "not checked, as the exports hold the EndpointSlices of other namespaces only (not those of default/kubernetes, which every cluster has): "
+
 // PortsOf returns the active service ports that have an address of the
 // view's family, noting (once) when node-local information is missing.
 func (p *Pass) PortsOf(v *view.View) []*model.ServicePort {
 	var out []*model.ServicePort
-	var local []string
+	var local, unknown []string
+	endpoints := slices.Contains(p.Check.Needs, NeedEndpoints)
 	for _, sp := range p.Snap.ActivePorts() {
 		if _, ok := sp.ClusterIP(v.Family); !ok {
+			continue
+		}
+		if endpoints && sp.EndpointsUnknown {
+			unknown = append(unknown, sp.Name.String())
 			continue
 		}
 		if p.Snap.Node.Name == "" && (sp.InternalPolicyLocal || sp.ExternalPolicyLocal) {
@@ -209,6 +219,9 @@ func (p *Pass) PortsOf(v *view.View) []*model.ServicePort {
 	}
 	if len(local) > 0 {
 		p.Note(nodeUnknown+": Local traffic policy of %s not checked", listObjects(local))
+	}
+	if len(unknown) > 0 {
+		p.Note("%s%s", endpointsUnexported, listObjects(unknown))
 	}
 	return out
 }

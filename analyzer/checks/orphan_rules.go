@@ -15,7 +15,9 @@ var orphanRules = &Check{
 	Title:    "rules, chains or entries that belong to no existing service",
 	What: "The data plane holds kube-proxy objects — per-service chains, rules in the dispatch chains, virtual " +
 		"servers, `kube-ipvs0` addresses, ipset members, map elements — for a Service (or Service port) that does " +
-		"not exist in the exports, or objects nothing leads to any more.",
+		"not exist in the exports, or objects nothing leads to any more. When the exports are not of the whole cluster " +
+		"(they lack the Service default/kubernetes, which every cluster has: one Service or one namespace exported), " +
+		"the objects of Services they do not hold are not judged, and the run says so.",
 	Why: "Rules of a deleted Service keep capturing traffic to its old IPs (which the API server may give to a new " +
 		"Service), and leftovers show that kube-proxy's cleanup did not run: a crashed sync, a second kube-proxy, " +
 		"or rules restored from a backup.",
@@ -45,10 +47,35 @@ func runOrphanRules(p *Pass) {
 	left := map[string]*Finding{}
 	grouped := map[string]bool{}
 	var order []string
+	// An export without default/kubernetes, which every cluster has, is
+	// of some namespaces or Services: the objects of the Services it does
+	// not hold are not judged.
+	whole := wholeExport(p.Snap)
+	var unexported []string
+	unmatched := 0
+	defer func() {
+		if len(unexported) > 0 || unmatched > 0 {
+			what := listObjects(unexported)
+			if unmatched > 0 {
+				entries := "entries"
+				if unmatched == 1 {
+					entries = "entry"
+				}
+				what = joinNonEmpty(what, fmt.Sprintf("%d %s matching no exported Service", unmatched, entries))
+			}
+			p.Note("%s%s", servicesUnexported, what)
+		}
+	}()
 	leftover := func(service, protocol, object string, ev []model.Evidence) {
 		key := service
 		if n, ok := model.ParseServicePortName(service); ok && !services[n.Service()] {
 			key = n.Service()
+			if !whole {
+				if !contains(unexported, key) {
+					unexported = append(unexported, key)
+				}
+				return
+			}
 		}
 		f := left[key]
 		if f == nil {
@@ -111,6 +138,10 @@ func runOrphanRules(p *Pass) {
 				leftover(e.Service, upper(e.Protocol), fmt.Sprintf("%s entry for %s", e.Action, e.Dest()), e.Evidence)
 				continue
 			}
+			if !whole {
+				unmatched++
+				continue
+			}
 			p.Report(Finding{
 				Protocol: upper(e.Protocol),
 				Message:  fmt.Sprintf("%s entry for %s matches no Service", e.Action, e.Dest()),
@@ -158,6 +189,34 @@ func runOrphanRules(p *Pass) {
 			}
 		}
 	}
+}
+
+// servicesUnexported begins the note of the Services orphan-rules does not
+// judge because the export is not of the whole cluster: coverage turns it
+// into a gap.
+const servicesUnexported = "not checked, as the exports hold some Services only (not default/kubernetes, which every cluster has): whether the rules of Services they do not hold are left over: "
+
+// wholeExport reports whether the Services of the exports are those of the
+// whole cluster, as kubectl get services -A prints them: they include
+// default/kubernetes, which the API server keeps in every cluster.
+func wholeExport(s *model.Snapshot) bool {
+	for _, svc := range s.Objects.Services {
+		if svc.Namespace == "default" && svc.Name == "kubernetes" {
+			return true
+		}
+	}
+	return false
+}
+
+// joinNonEmpty joins the non-empty parts with ", ".
+func joinNonEmpty(parts ...string) string {
+	var out []string
+	for _, x := range parts {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // loopBack reports whether a set entry object ("SET MEMBER") is a member

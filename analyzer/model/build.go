@@ -49,6 +49,21 @@ func BuildServicePorts(objs *kube.Objects, opts BuildOptions) []*ServicePort {
 	for _, e := range objs.Endpoints {
 		epsBySvc[e.Namespace+"/"+e.Name] = e
 	}
+	// Namespaces whose endpoint objects the exports hold, and whether they
+	// hold those of the whole cluster: then a Service without any has no
+	// endpoints, otherwise one outside those namespaces is not known to.
+	covered := map[string]bool{}
+	whole := false
+	for key := range slicesBySvc {
+		ns, _, _ := strings.Cut(key, "/")
+		covered[ns] = true
+		whole = whole || key == "default/kubernetes"
+	}
+	for key := range epsBySvc {
+		ns, _, _ := strings.Cut(key, "/")
+		covered[ns] = true
+		whole = whole || key == "default/kubernetes"
+	}
 	var out []*ServicePort
 	for _, svc := range objs.Services {
 		key := svc.Namespace + "/" + svc.Name
@@ -65,6 +80,8 @@ func BuildServicePorts(objs *kube.Objects, opts BuildOptions) []*ServicePort {
 				sp.Endpoints = endpointsFromLegacy(sp, eps, opts.NodeName)
 				sp.EndpointSource = EndpointSourceLegacy
 				sp.EndpointsTruncated = eps.Annotations[corev1.EndpointsOverCapacity] == "truncated"
+			case len(covered) > 0 && !whole && !covered[svc.Namespace]:
+				sp.EndpointsUnknown = true
 			}
 		}
 		out = append(out, ports...)

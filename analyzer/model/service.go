@@ -104,6 +104,13 @@ type ServicePort struct {
 	// Endpoints object that the endpoints controller cut at its capacity
 	// (annotation endpoints.kubernetes.io/over-capacity: truncated).
 	EndpointsTruncated bool
+	// EndpointsUnknown is set when the exports hold endpoint objects but
+	// none of the Service and none of its namespace, and not those of the
+	// whole cluster (the EndpointSlice or Endpoints object of
+	// default/kubernetes, which every cluster has): the export of the
+	// endpoints was of other namespaces, so it does not tell whether the
+	// Service has endpoints.
+	EndpointsUnknown bool
 
 	name string // Name.String(), computed once
 }
