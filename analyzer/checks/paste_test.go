@@ -188,6 +188,10 @@ func TestPasteGolden(t *testing.T) {
 				// The node without its configuration, which the fixture is.
 				paths = []string{file, pasteBase + "/node", pasteBase + "/cluster/cluster.yaml", pasteBase + "/cluster/node.yaml", pasteBase + "/kube-proxy/version.txt"}
 			}
+			if strings.HasPrefix(name, "export-") {
+				// The node's export, which the fixture is, and the rest.
+				paths = []string{file, pasteBase + "/node", pasteBase + "/cluster/node.yaml", pasteBase + "/cluster/kube-proxy-configmap.yaml", pasteBase + "/kube-proxy"}
+			}
 			if strings.HasPrefix(name, "nftables-") {
 				// An nftables-mode node's listing, analysed with its
 				// cluster's export alone.

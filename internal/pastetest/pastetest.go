@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
 )
@@ -553,6 +555,20 @@ var Forms = []Form{
 	{Name: "ipvs-ps-aux", Apply: func(string) string {
 		return "$ ps aux | grep [k]ube-proxy\n" +
 			"root        2211  1.2  0.9 1290244 75412 ?       Ssl  Nov28  72:09 /usr/local/bin/kube-proxy --config=/var/lib/kube-proxy/config.conf --hostname-override=node-a\n"
+	}},
+	{Name: "export-kubectl-warning", Base: "iptables-mini/cluster/cluster.yaml", Apply: func(c string) string {
+		// kubectl get ... -o json > export.json 2>&1: the warnings it
+		// writes on stderr land above the export.
+		var v any
+		if err := yaml.Unmarshal([]byte(c), &v); err != nil {
+			panic(err)
+		}
+		out, err := json.MarshalIndent(v, "", "    ")
+		if err != nil {
+			panic(err)
+		}
+		return "Warning: v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice\n" +
+			"Warning: short name \"ep\" is deprecated\n" + string(out) + "\n"
 	}},
 	{Name: "configmap-key-config", Base: "iptables-mini/cluster/kube-proxy-configmap.yaml", Apply: func(c string) string {
 		// A ConfigMap whose key is "config", with the user's own

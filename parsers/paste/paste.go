@@ -19,6 +19,7 @@ const (
 	ReasonLog            = "kube-proxy log"      // a log line around a logged payload (removed)
 	ReasonSystemctl      = "systemctl status"    // the unit's status above the log lines systemctl status shows (removed)
 	ReasonCurl           = "curl progress meter" // the lines of curl's progress meter among what it fetched (removed)
+	ReasonWarning        = "kubectl warning"     // a "Warning: ..." line kubectl writes on stderr before its output (removed)
 	ReasonPS             = "ps listing"          // ps's header and columns before kube-proxy's command line (removed, or changed to the command), and grep's own line
 	ReasonOutsideFences  = "outside code blocks" // text of a ticket around its fenced blocks (removed)
 	ReasonQuote          = "quote marker"        // "> " before the content (changed)
@@ -125,6 +126,7 @@ func Clean(data []byte, o Options) *Result {
 		l.removed = classify(bomless(l.text, i))
 	}
 	removeOutsideFences(ls)
+	removeKubectlWarnings(ls)
 	removeKubectlTables(ls)
 	removeSystemctlStatus(ls)
 	removeCurlMeter(ls)
@@ -203,7 +205,7 @@ func mayBeDamaged(data []byte, o Options) bool {
 			strings.IndexByte(t, 0x1b) >= 0, t[0] == '>', classify(t) != "",
 			strings.HasPrefix(t, "NAME") || strings.HasPrefix(t, "No resources found"), reUnit.MatchString(t),
 			strings.Contains(t, "% Total") || strings.Contains(t, "Dload"),
-			rePSHeader.MatchString(t), strings.Contains(t, "kube-proxy") && rePS.MatchString(t),
+			rePSHeader.MatchString(t), strings.HasPrefix(t, "Warning: "), strings.Contains(t, "kube-proxy") && rePS.MatchString(t),
 			o.Log && strings.IndexByte("IWEF0123456789", t[0]) >= 0 && reKlog.MatchString(t):
 			return true
 		}
@@ -600,6 +602,25 @@ var (
 	rePSHeader = regexp.MustCompile(`^\s*(?:UID|USER)\s+PID\s+(?:PPID|%CPU)\s`)
 	rePS       = regexp.MustCompile(`^\S+\s+\d+\s+(?:\d+\s+\d+\s+\S+\s+\S+\s+(?:\d+-)?\d+:\d+:\d+|[\d.]+\s+[\d.]+\s+\d+\s+\d+\s+\S+\s+\S+\s+\S+\s+\d+:\d+)\s+(\S.*)$`)
 )
+
+// removeKubectlWarnings removes the "Warning: ..." lines kubectl writes on
+// stderr (a deprecated API, an unknown field) before its output, which a
+// redirection with 2>&1 puts at the top of an export: only those before
+// the first line kept, so that a line of the content is never taken for
+// one.
+func removeKubectlWarnings(ls []line) {
+	for i := range ls {
+		l := &ls[i]
+		switch {
+		case l.removed != "" || strings.TrimSpace(l.text) == "":
+			continue
+		case strings.HasPrefix(l.text, "Warning: "):
+			l.removed = ReasonWarning
+			continue
+		}
+		return
+	}
+}
 
 // keepPSCommand keeps, of a ps listing (ps -ef | grep kube-proxy), the
 // command line of kube-proxy: ps's header and the rows of other commands
