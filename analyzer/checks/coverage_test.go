@@ -83,6 +83,11 @@ func TestVerdict(t *testing.T) {
 			path: func(t *testing.T) string {
 				return checktest.Load(t, filepath.Join(parsetest.Root(t), "testdata", "scenarios", "iptables", "export-one-service.txtar")).Dir
 			}},
+		{name: "one Service exported, IPVS", verdict: checks.VerdictInconclusive,
+			gap: "objects matching no exported Service", command: "kubectl get services,endpointslices -A",
+			path: func(t *testing.T) string {
+				return checktest.Load(t, filepath.Join(parsetest.Root(t), "testdata", "scenarios", "ipvs", "export-one-service.txtar")).Dir
+			}},
 		{name: "EndpointSlices of one namespace", verdict: checks.VerdictInconclusive,
 			gap: "endpoint-stale: not checked, as the exports hold the EndpointSlices of other namespaces only", command: "kubectl get services,endpointslices -A",
 			path: func(t *testing.T) string {

@@ -57,9 +57,9 @@ func runOrphanRules(p *Pass) {
 		if len(unexported) > 0 || unmatched > 0 {
 			what := listObjects(unexported)
 			if unmatched > 0 {
-				entries := "entries"
+				entries := "objects"
 				if unmatched == 1 {
-					entries = "entry"
+					entries = "object"
 				}
 				what = joinNonEmpty(what, fmt.Sprintf("%d %s matching no exported Service", unmatched, entries))
 			}
@@ -162,6 +162,10 @@ func runOrphanRules(p *Pass) {
 			switch {
 			case o.Service == "" && !o.Referenced && noSlices && o.Kind == view.ObjSetEntry && loopBack(o.Name):
 				unjudged++
+			case o.Service == "" && !o.Referenced && !whole && o.Kind != view.ObjChain:
+				// A set member or an address is told whose it is by the
+				// Services and endpoints, which the export may not hold.
+				unmatched++
 			case o.Service != "" && ports[o.Service] == nil:
 				leftover(o.Service, "", fmt.Sprintf("%s %s", o.Kind, o.Name), []model.Evidence{o.Evidence()})
 			case o.Service == "" && (o.Hashed || o.Kind != view.ObjChain) && !o.Referenced:
