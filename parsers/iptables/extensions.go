@@ -57,9 +57,19 @@ var generalOptions = setOf(
 	"-d", "--destination", "--dst", "-i", "--in-interface", "-o", "--out-interface", "-f", "--fragment",
 )
 
-// shortOptions are the one-letter options of a rule (iptables'
-// extensions have long options only).
-var shortOptions = setOf("-s", "-d", "-p", "-i", "-o", "-f", "-j", "-g", "-m", "-c", "-4", "-6")
+// isShortOption reports whether name is one of the one-letter options
+// of a rule (iptables' extensions have long options only): -s -d -p -i
+// -o -f -j -g -m -c -4 -6.
+func isShortOption(name string) bool {
+	if len(name) != 2 || name[0] != '-' {
+		return false
+	}
+	switch name[1] {
+	case 's', 'd', 'p', 'i', 'o', 'f', 'j', 'g', 'm', 'c', '4', '6':
+		return true
+	}
+	return false
+}
 
 // setOf returns the set of names.
 func setOf(names ...string) map[string]bool {
@@ -90,7 +100,7 @@ func checkExtensions(raw string, args []arg) string {
 			}
 			return fmt.Sprintf("option %q is a short option glued to its value, which this reader does not take (write %s %s)", clip(name), name[:2], clip(name[2:]))
 		}
-		if len(name) == 2 && !shortOptions[name] {
+		if len(name) == 2 && !isShortOption(name) {
 			return fmt.Sprintf("unknown option %q, which iptables-restore refuses", name)
 		}
 		if len(name) > 2 {
@@ -107,10 +117,11 @@ func checkExtensions(raw string, args []arg) string {
 			}
 			opts.load(val)
 		case "-j", "--jump", "-g", "--goto":
-			if targetNames[val] {
+			known := targetNames[val]
+			if known {
 				opts.load(val)
 			}
-			if targetNames[val] || i+1 == len(args) {
+			if known || i+1 == len(args) {
 				break
 			}
 			if next := raw[args[i+1].nameOff : int(args[i+1].nameOff)+int(args[i+1].nameLen)]; !generalOptions[next] {
@@ -118,7 +129,7 @@ func checkExtensions(raw string, args []arg) string {
 			}
 		case "-p", "--protocol":
 			opts.protocol = strings.ToLower(val)
-			if !protocolNames[strings.ToLower(val)] && !isNumberUpTo(val, 255) {
+			if !protocolNames[opts.protocol] && !isNumberUpTo(val, 255) {
 				msg = fmt.Sprintf("unknown protocol %q", clip(val))
 			}
 		case "--match-set", "--add-set", "--del-set", "--map-set":

@@ -282,7 +282,7 @@ func lineChain(ln string) (chain, target string, ctstate bool) {
 			ln = ln[i+1:]
 		}
 	}
-	toks, _ := tokenize(ln, nil)
+	toks, _, _ := tokenize(ln, nil)
 	words := make([]string, len(toks))
 	for i, t := range toks {
 		words[i] = ln[t.start:t.end]

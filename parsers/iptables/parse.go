@@ -521,7 +521,7 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 		p.errorf("rule without a chain name")
 		return nil
 	}
-	toks, err := tokenize(raw, p.toks[:0])
+	toks, ctrl, err := tokenize(raw, p.toks[:0])
 	p.toks = toks
 	if err != "" {
 		p.errorf("%s", err)
@@ -608,7 +608,7 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 		p.errorf("rule ends with \"!\"")
 		return nil
 	}
-	if msg := checkValues(raw, p.d.arena[r.first:], p.names); msg != "" {
+	if msg := checkValues(raw, p.d.arena[r.first:], p.names, ctrl); msg != "" {
 		p.d.arena = p.d.arena[:r.first]
 		p.errorf("%s", msg)
 		return nil
@@ -641,10 +641,14 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 // and an offline reading cannot), a probability outside [0, 1], an empty
 // DNAT or SNAT target; and what [checkExtensions] refuses.
 //
-// With names set, ports may be names (a listing printed without -n).
-func checkValues(raw string, args []arg, names bool) string {
-	if msg := checkControl(raw, args); msg != "" {
-		return msg
+// With names set, ports may be names (a listing printed without -n). ctrl
+// reports whether raw holds a control character: without one, no value
+// can hold one.
+func checkValues(raw string, args []arg, names, ctrl bool) string {
+	if ctrl {
+		if msg := checkControl(raw, args); msg != "" {
+			return msg
+		}
 	}
 	for _, a := range args {
 		name := raw[a.nameOff : int(a.nameOff)+int(a.nameLen)]
@@ -725,12 +729,37 @@ func checkPortRange(v string, names bool) string {
 	return ""
 }
 
+// Classes of the bytes of a rule, for tokenize: a byte may be of several.
+const (
+	clsSep     = 1 << iota // separates tokens: space, tab
+	clsControl             // a control character (tab included)
+	clsQuote               // '"'
+	clsEscape              // '\\'
+)
+
+// byteClass is the class of every byte (0 for the bytes of a token's
+// text).
+var byteClass = func() (t [256]uint8) {
+	for c := range 0x20 {
+		t[c] = clsControl
+	}
+	t[0x7f] = clsControl
+	t[' '] = clsSep
+	t['\t'] = clsSep | clsControl
+	t['"'] = clsQuote
+	t['\\'] = clsEscape
+	return t
+}()
+
 // tokenize splits a rule into space-separated tokens; a token starting with
-// a double quote runs to the closing unescaped quote.
-func tokenize(s string, toks []token) ([]token, string) {
+// a double quote runs to the closing unescaped quote. ctrl reports whether
+// the rule holds a control character (a tab included) anywhere.
+func tokenize(s string, toks []token) (_ []token, ctrl bool, err string) {
+	var seen uint8 // the classes of the bytes read
 	i := 0
 	for i < len(s) {
-		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		for i < len(s) && byteClass[s[i]]&clsSep != 0 {
+			seen |= byteClass[s[i]]
 			i++
 		}
 		if i >= len(s) {
@@ -739,34 +768,47 @@ func tokenize(s string, toks []token) ([]token, string) {
 		if s[i] == '"' {
 			j := i + 1
 			escaped := false
-			for j < len(s) && s[j] != '"' {
-				if s[j] == '\\' && j+1 < len(s) {
-					escaped = true
-					j++
+			for j < len(s) {
+				k := byteClass[s[j]]
+				if k&(clsQuote|clsEscape) != 0 {
+					if k&clsQuote != 0 {
+						break
+					}
+					if j+1 < len(s) {
+						escaped = true
+						j++
+						k = byteClass[s[j]]
+					}
 				}
+				seen |= k
 				j++
 			}
 			if j >= len(s) {
-				return toks, fmt.Sprintf("unterminated quote in rule at column %d", i+1)
+				return toks, false, fmt.Sprintf("unterminated quote in rule at column %d", i+1)
 			}
 			toks = append(toks, token{start: i + 1, end: j, quoted: true, escaped: escaped})
 			i = j + 1
-			if i < len(s) && s[i] != ' ' && s[i] != '\t' {
-				return toks, fmt.Sprintf("unexpected %q after quoted value at column %d", s[i], i+1)
+			if i < len(s) && byteClass[s[i]]&clsSep == 0 {
+				return toks, false, fmt.Sprintf("unexpected %q after quoted value at column %d", s[i], i+1)
 			}
 			continue
 		}
 		j := i
-		for j < len(s) && s[j] != ' ' && s[j] != '\t' {
+		for j < len(s) {
+			k := byteClass[s[j]]
+			if k&clsSep != 0 {
+				break
+			}
+			seen |= k
 			j++
 		}
 		toks = append(toks, token{start: i, end: j})
 		i = j
 	}
 	if len(toks) < 2 {
-		return toks, "rule without a chain name"
+		return toks, false, "rule without a chain name"
 	}
-	return toks, ""
+	return toks, seen&clsControl != 0, ""
 }
 
 // isOption reports whether s is an option name: "-x" or "--xyz".

@@ -318,3 +318,37 @@ COMMIT
 		}
 	}
 }
+
+// TestTokenizeControl checks that tokenize tells a rule holding a control
+// character, wherever it is (between tokens, in a token, in a quoted value,
+// after a backslash), from one without: the values of a rule without one
+// are not looked at again.
+func TestTokenizeControl(t *testing.T) {
+	for _, tc := range []struct {
+		rule string
+		want bool
+	}{
+		{`-A OUTPUT -p tcp --dport 80 -j ACCEPT`, false},
+		{`-A OUTPUT -m comment --comment "a \"b\" c\\d" -j ACCEPT`, false},
+		{"-A OUTPUT -p tcp\t--dport 80 -j ACCEPT", true},
+		{"-A OUTPUT -p tcp --dport 8\r0 -j ACCEPT", true},
+		{"-A OUTPUT -p tcp --d\x10ort 80 -j ACCEPT", true},
+		{"-A OUTPUT -j ACCEPT\x7f", true},
+		{"-A OUTPUT -m comment --comment \"a\x01b\" -j ACCEPT", true},
+		{"-A OUTPUT -m comment --comment \"a\\\x01b\" -j ACCEPT", true},
+		{"-A OUTPUT -m comment --comment \"ab\\\"\x1f\" -j ACCEPT", true},
+		{"-A OUTPUT -j ACCEPT \t", true},
+	} {
+		toks, ctrl, err := tokenize(tc.rule, nil)
+		if err != "" {
+			t.Errorf("%q: %s", tc.rule, err)
+			continue
+		}
+		if ctrl != tc.want {
+			t.Errorf("%q: control character found: %v, want %v", tc.rule, ctrl, tc.want)
+		}
+		if len(toks) < 4 {
+			t.Errorf("%q: %d tokens", tc.rule, len(toks))
+		}
+	}
+}
