@@ -104,6 +104,10 @@ type parser struct {
 	// allocation per chunk.
 	slab      []Rule
 	chainSlab []Chain
+	// ruleList holds the rule lists of chains one after the other, up to
+	// ruleList[used] (see appendRule).
+	ruleList []*Rule
+	used     int
 	// skipping is set after a table header error: its lines are ignored up
 	// to its COMMIT, so that one error is not reported many times.
 	skipping bool
@@ -443,8 +447,35 @@ func (p *parser) command(ln string) {
 	chainName, _, _ := strings.Cut(rest, " ")
 	r := p.rule(ln, chainName, counters, pk, by)
 	if r != nil {
-		r.Chain.Rules = append(r.Chain.Rules, r)
+		p.appendRule(r.Chain, r)
 	}
+}
+
+// ruleListChunk is how many rules the lists of chains are handed out from
+// at once.
+const ruleListChunk = 4096
+
+// appendRule appends r to the rules of c. A dump lists the rules of a
+// chain together: the lists of the chains are handed out one after the
+// other from a chunk, a chain's list grown in place while its rules come,
+// rather than each list allocated and grown on its own (a nat table has
+// tens of thousands of chains of a few rules). A list so handed out has
+// no room beyond its rules: an append elsewhere copies it.
+func (p *parser) appendRule(c *Chain, r *Rule) {
+	n := len(c.Rules)
+	if n > 0 && (p.used == 0 || &c.Rules[n-1] != &p.ruleList[p.used-1]) {
+		// Not the last list handed out.
+		c.Rules = append(c.Rules, r)
+		return
+	}
+	if p.used == len(p.ruleList) {
+		// The chunk is full: the list moves to the next one.
+		next := make([]*Rule, max(ruleListChunk, 2*n+1))
+		p.ruleList, p.used = next, copy(next, c.Rules)
+	}
+	p.ruleList[p.used] = r
+	p.used++
+	c.Rules = p.ruleList[p.used-n-1 : p.used : p.used]
 }
 
 // insert handles "-I CHAIN [N] ...", stored as the rule's "-A" form.
