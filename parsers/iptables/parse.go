@@ -166,7 +166,7 @@ func (p *parser) run() {
 }
 
 func (p *parser) parseLine(ln string) {
-	trimmed := strings.TrimLeft(ln, " \t")
+	trimmed := trimBlanks(ln)
 	if p.lenient && trimmed != "" {
 		p.lax.lastLine = p.line
 	}
@@ -291,14 +291,25 @@ func (p *parser) openTable(name string) {
 	}
 	// Size the chain index for the table's chain headers: a large nat
 	// table has tens of thousands.
-	body := p.rest
-	if i := strings.Index(body, "\nCOMMIT"); i >= 0 {
-		body = body[:i]
-	}
-	t := &Table{Name: name, Line: p.line, Dump: p.d, chains: make(map[string]*Chain, strings.Count(body, "\n:")+1), Comments: p.pending}
+	t := &Table{Name: name, Line: p.line, Dump: p.d, chains: make(map[string]*Chain, chainHeaders(p.rest)+1), Comments: p.pending}
 	p.pending = nil
 	p.d.Tables = append(p.d.Tables, t)
 	p.table = t
+}
+
+// chainHeaders counts the chain headers at the start of text, the lines
+// after a table's header: iptables-save lists them all there.
+func chainHeaders(text string) int {
+	n := 0
+	for len(text) > 0 && text[0] == ':' {
+		n++
+		i := strings.IndexByte(text, '\n')
+		if i < 0 {
+			break
+		}
+		text = text[i+1:]
+	}
+	return n
 }
 
 // chainHeader reads ":NAME POLICY [packets:bytes]".
@@ -343,11 +354,21 @@ func (p *parser) chainHeader(ln string) {
 // field returns the first field of s, separated by spaces or tabs, and
 // what follows it.
 func field(s string) (f, rest string) {
-	s = strings.TrimLeft(s, " \t")
-	if i := strings.IndexAny(s, " \t"); i >= 0 {
-		return s[:i], s[i:]
+	s = trimBlanks(s)
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' || s[i] == '\t' {
+			return s[:i], s[i:]
+		}
 	}
 	return s, ""
+}
+
+// trimBlanks returns s without its leading spaces and tabs.
+func trimBlanks(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	return s
 }
 
 // ensureChain returns the open table's chain called name, creating it.
@@ -380,10 +401,20 @@ func checkChainName(name string) string {
 	switch {
 	case len(name) > 28:
 		return fmt.Sprintf("chain name %q is longer than 28 characters", clip(name))
-	case strings.HasPrefix(name, "-") || strings.HasPrefix(name, "!") || strings.ContainsAny(name, " \t\r"):
+	case strings.HasPrefix(name, "-") || strings.HasPrefix(name, "!") || hasBlank(name):
 		return fmt.Sprintf("invalid chain name %q", clip(name))
 	}
 	return ""
+}
+
+// hasBlank reports whether s holds a space, a tab or a carriage return.
+func hasBlank(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == ' ' || c == '\t' || c == '\r' {
+			return true
+		}
+	}
+	return false
 }
 
 // command reads a rule line "[p:b] -A CHAIN ..." or a restore command.
@@ -402,7 +433,7 @@ func (p *parser) command(ln string) {
 			return
 		}
 		counters = true
-		ln = strings.TrimLeft(ln[end+1:], " \t")
+		ln = trimBlanks(ln[end+1:])
 	}
 	cmd, rest, _ := strings.Cut(ln, " ")
 	rest = strings.TrimLeft(rest, " ")

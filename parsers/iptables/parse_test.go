@@ -480,3 +480,22 @@ func TestRuleLists(t *testing.T) {
 		}
 	}
 }
+
+// TestChainHeaders checks the count of the chain headers that open a
+// table, which sizes its chain index.
+func TestChainHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want int
+	}{
+		{"", 0},
+		{"COMMIT\n", 0},
+		{":A - [0:0]\n:B - [0:0]\n-A A -j B\n:C - [0:0]\nCOMMIT\n", 2},
+		{":A - [0:0]\n:B - [0:0]", 2},
+		{"-N A\n:B - [0:0]\n", 0},
+	} {
+		if got := chainHeaders(tc.text); got != tc.want {
+			t.Errorf("chainHeaders(%q) = %d, want %d", tc.text, got, tc.want)
+		}
+	}
+}
