@@ -1,6 +1,7 @@
 package iptables
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -86,13 +87,85 @@ func setOf(names ...string) map[string]bool {
 // or target loaded before it takes (see [optionState.checkLongOption]), a
 // module it has no extension for, a target that is none followed by
 // options, a value outside what the option takes.
-func checkExtensions(raw string, args []arg) string {
+//
+// Rules of the same shape (see [shapes]) take the same options: once one
+// is found right, the others' values only are checked.
+func checkExtensions(raw string, args []arg, sh *shapes) string {
+	if sh == nil {
+		return checkOptions(raw, args, false)
+	}
+	key := sh.key(raw, args)
+	if _, ok := sh.right[string(key)]; ok {
+		return checkOptions(raw, args, true)
+	}
+	msg := checkOptions(raw, args, false)
+	if msg == "" && len(sh.right) < maxShapes {
+		sh.right[string(key)] = struct{}{}
+	}
+	return msg
+}
+
+// maxShapes bounds the shapes a parse remembers: kube-proxy's rules have
+// a few dozen.
+const maxShapes = 4096
+
+// shapes are the shapes of the rules of a dump whose options
+// checkOptions found right. The shape of a rule is what checkOptions
+// reads of it besides the values it checks one by one: the names of its
+// options, in order, and the values of "-m", "-p" and "-j" (of a "-j"
+// to a chain, only that it is none of iptables' targets: no target's
+// name holds a '-', most chains' names do).
+type shapes struct {
+	right map[string]struct{}
+	buf   []byte
+}
+
+func newShapes() *shapes { return &shapes{right: map[string]struct{}{}} }
+
+// key returns the shape of a rule, written unambiguously (every string
+// after its length); it is valid until the next call.
+func (sh *shapes) key(raw string, args []arg) []byte {
+	b := sh.buf[:0]
+	for _, a := range args {
+		name := raw[a.nameOff : int(a.nameOff)+int(a.nameLen)]
+		b = append(b, byte(len(name)))
+		b = append(b, name...)
+		var val string
+		switch {
+		case name == "-m" || name == "-p" || name == "--match" || name == "--protocol":
+			val = raw[a.valOff : int(a.valOff)+int(a.valLen)]
+		case name == "-j" || name == "-g" || name == "--jump" || name == "--goto":
+			val = raw[a.valOff : int(a.valOff)+int(a.valLen)]
+			if strings.IndexByte(val, '-') >= 0 {
+				val = "-" // a chain
+			}
+		default:
+			continue
+		}
+		b = binary.AppendUvarint(b, uint64(len(val)))
+		b = append(b, val...)
+	}
+	sh.buf = b
+	return b
+}
+
+// checkOptions is checkExtensions; with valuesOnly, of a rule of a shape
+// found right, it checks only the values that are not of its shape.
+func checkOptions(raw string, args []arg, valuesOnly bool) string {
 	statistic := false
 	var opts optionState
 	for i, a := range args {
 		name := raw[a.nameOff : int(a.nameOff)+int(a.nameLen)]
 		val := raw[a.valOff : int(a.valOff)+int(a.valLen)]
-		if len(name) > 2 && name[1] != '-' {
+		if valuesOnly {
+			switch name {
+			case "-m", "--match":
+				statistic = statistic || val == "statistic"
+				continue
+			case "-j", "--jump", "-g", "--goto", "-p", "--protocol":
+				continue
+			}
+		} else if len(name) > 2 && name[1] != '-' {
 			// getopt reads "-mcomment" as "-m comment": iptables-save
 			// never prints it so.
 			if mod := name[2:]; name[1] == 'm' && !matchModules[mod] {
@@ -100,10 +173,10 @@ func checkExtensions(raw string, args []arg) string {
 			}
 			return fmt.Sprintf("option %q is a short option glued to its value, which this reader does not take (write %s %s)", clip(name), name[:2], clip(name[2:]))
 		}
-		if len(name) == 2 && !isShortOption(name) {
+		if !valuesOnly && len(name) == 2 && !isShortOption(name) {
 			return fmt.Sprintf("unknown option %q, which iptables-restore refuses", name)
 		}
-		if len(name) > 2 {
+		if !valuesOnly && len(name) > 2 {
 			if msg := opts.checkLongOption(name); msg != "" {
 				return msg
 			}

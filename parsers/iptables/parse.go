@@ -119,6 +119,8 @@ type parser struct {
 	// names is set while a listing's rule with names printed in place of
 	// ports is read: they are kept unresolved, not refused.
 	names bool
+	// shapes are the shapes of the rules whose options were found right.
+	shapes *shapes
 	// chain is the chain of the last rule read: a dump lists the rules
 	// of a chain together, and finding the next rule's chain by name in
 	// a large table is the costly part of reading a short rule.
@@ -670,7 +672,10 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 		p.errorf("rule ends with \"!\"")
 		return nil
 	}
-	if msg := checkValues(raw, p.d.arena[r.first:], p.names, ctrl); msg != "" {
+	if p.shapes == nil {
+		p.shapes = newShapes()
+	}
+	if msg := checkValues(raw, p.d.arena[r.first:], p.names, ctrl, p.shapes); msg != "" {
 		p.d.arena = p.d.arena[:r.first]
 		p.errorf("%s", msg)
 		return nil
@@ -705,8 +710,9 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 //
 // With names set, ports may be names (a listing printed without -n). ctrl
 // reports whether raw holds a control character: without one, no value
-// can hold one.
-func checkValues(raw string, args []arg, names, ctrl bool) string {
+// can hold one. sh, if not nil, are the shapes of the rules read before
+// (see [checkExtensions]).
+func checkValues(raw string, args []arg, names, ctrl bool, sh *shapes) string {
 	if ctrl {
 		if msg := checkControl(raw, args); msg != "" {
 			return msg
@@ -744,7 +750,7 @@ func checkValues(raw string, args []arg, names, ctrl bool) string {
 			return fmt.Sprintf("%s: %s, which iptables-restore refuses", name, msg)
 		}
 	}
-	return checkExtensions(raw, args)
+	return checkExtensions(raw, args, sh)
 }
 
 // checkPrefix checks the length of an address's prefix ("10.0.0.0/33").
@@ -929,6 +935,9 @@ func guessFamily(r *Rule) Family {
 }
 
 func parseCounters(s string) (uint64, uint64, bool) {
+	if s == "[0:0]" {
+		return 0, 0, true // a dump without -c
+	}
 	if len(s) < 5 || s[0] != '[' || s[len(s)-1] != ']' {
 		return 0, 0, false
 	}
