@@ -284,6 +284,21 @@ func checkSetFlags(val string) string {
 // checkNATRange checks a DNAT or SNAT range: [ADDR[-ADDR]][:PORT[-PORT]],
 // an IPv6 address in brackets when a port follows.
 func checkNATRange(val string) string {
+	if isAddrPort4(val) {
+		return "" // as kube-proxy writes it
+	}
+	return checkNATRangeOf(val)
+}
+
+// isAddrPort4 reports whether val is an IPv4 address and a port, the
+// range checkNATRange sees most.
+func isAddrPort4(val string) bool {
+	addr, port, ok := strings.Cut(val, ":")
+	return ok && isDottedQuad(addr) && isNumberUpTo(port, 65535)
+}
+
+// checkNATRangeOf is checkNATRange of any range.
+func checkNATRangeOf(val string) string {
 	v := strings.Trim(val, `"`)
 	if v == "" {
 		return "empty address"
@@ -328,6 +343,30 @@ func checkPortSpan(v, sep string) string {
 		}
 	}
 	return ""
+}
+
+// isDottedQuad reports whether s is an IPv4 address written as four
+// decimal numbers from 0 to 255 without leading zeros, which
+// netip.ParseAddr takes (it takes no other IPv4 form).
+func isDottedQuad(s string) bool {
+	for f := range 4 {
+		n, i := 0, 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' && i < 3 {
+			n = n*10 + int(s[i]-'0')
+			i++
+		}
+		if i == 0 || n > 255 || i > 1 && s[0] == '0' {
+			return false
+		}
+		s = s[i:]
+		if f < 3 {
+			if s == "" || s[0] != '.' {
+				return false
+			}
+			s = s[1:]
+		}
+	}
+	return s == ""
 }
 
 // isNumberUpTo reports whether s is a decimal number from 0 to max.

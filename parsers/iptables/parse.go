@@ -738,6 +738,9 @@ func checkValues(raw string, args []arg, names, ctrl bool, sh *shapes) string {
 				}
 			}
 		case "--probability":
+			if isDecimalFraction(val) {
+				break // as kube-proxy writes it
+			}
 			if f, err := strconv.ParseFloat(val, 64); err != nil || !(f >= 0 && f <= 1) {
 				msg = fmt.Sprintf("probability %q is not a number from 0 to 1", clip(val))
 			}
@@ -751,6 +754,23 @@ func checkValues(raw string, args []arg, names, ctrl bool, sh *shapes) string {
 		}
 	}
 	return checkExtensions(raw, args, sh)
+}
+
+// isDecimalFraction reports whether s is "0", "1" or "0." and digits: a
+// number from 0 to 1 strconv.ParseFloat takes.
+func isDecimalFraction(s string) bool {
+	if s == "0" || s == "1" {
+		return true
+	}
+	if len(s) < 3 || s[0] != '0' || s[1] != '.' {
+		return false
+	}
+	for i := 2; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // checkPrefix checks the length of an address's prefix ("10.0.0.0/33").

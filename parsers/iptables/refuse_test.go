@@ -3,6 +3,9 @@ package iptables
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -247,6 +250,59 @@ func TestShapes(t *testing.T) {
 			if got := verdict(err, 6); got != alone[j] {
 				t.Errorf("%q after %q: %q, alone: %q", b, a, got, alone[j])
 			}
+		}
+	}
+}
+
+// TestQuickValues checks the quick checks of the values kube-proxy
+// writes against the checks of any value: an IPv4 address, an address
+// and a port of DNAT, a probability.
+func TestQuickValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const chars = "0123456789.:-\"[]ab "
+	for range 200000 {
+		b := make([]byte, rng.IntN(18))
+		for i := range b {
+			if rng.IntN(4) == 0 {
+				b[i] = chars[rng.IntN(len(chars))]
+			} else {
+				b[i] = chars[rng.IntN(11)]
+			}
+		}
+		s := string(b)
+		if rng.IntN(2) == 0 {
+			// Four numbers, some past 255 or with a leading zero, and a
+			// port.
+			field := func(max int) string {
+				f := strconv.Itoa(rng.IntN(max))
+				if rng.IntN(8) == 0 {
+					f = "0" + f
+				}
+				return f
+			}
+			s = field(300) + "." + field(300) + "." + field(300) + "." + field(300)
+			if rng.IntN(4) > 0 {
+				s += ":" + field(70000)
+			}
+		}
+		if a, err := netip.ParseAddr(s); isDottedQuad(s) != (err == nil && a.Is4()) {
+			t.Errorf("isDottedQuad(%q) = %v, netip.ParseAddr: %v, %v", s, isDottedQuad(s), a, err)
+		}
+		if isAddrPort4(s) && checkNATRangeOf(s) != "" {
+			t.Errorf("%q: a quick address and port, but %s", s, checkNATRangeOf(s))
+		}
+		if f, err := strconv.ParseFloat(s, 64); isDecimalFraction(s) && (err != nil || f < 0 || f > 1) {
+			t.Errorf("%q: a quick fraction, but %v, %v", s, f, err)
+		}
+	}
+	for _, s := range []string{"0", "1", "0.5", "0.00000000001", "0.99999999999999999999"} {
+		if !isDecimalFraction(s) {
+			t.Errorf("%q: not a quick fraction", s)
+		}
+	}
+	for _, s := range []string{"10.128.0.1:8080", "0.0.0.0:0", "255.255.255.255:65535"} {
+		if !isAddrPort4(s) {
+			t.Errorf("%q: not a quick address and port", s)
 		}
 	}
 }
