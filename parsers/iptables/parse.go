@@ -121,6 +121,11 @@ type parser struct {
 	names bool
 	// shapes are the shapes of the rules whose options were found right.
 	shapes *shapes
+	// lookups counts the chains of rules looked up by name (chainNamed),
+	// misses the guesses of the chain after the last rule's that were
+	// wrong in a row: after a few, a dump whose rules are not in the
+	// order of the chains' headers is guessed in only now and then.
+	lookups, misses int
 	// chain is the chain of the last rule read: a dump lists the rules
 	// of a chain together, and finding the next rule's chain by name in
 	// a large table is the costly part of reading a short rule.
@@ -565,6 +570,24 @@ func (p *parser) deleteChain(name string) {
 	}
 }
 
+// chainNamed returns the open table's chain called name, nil for none.
+// iptables-save lists the rules of the chains in the order of their
+// headers: the chain after the last rule's in the table's list is looked
+// at before the index.
+func (p *parser) chainNamed(name string) *Chain {
+	p.lookups++
+	if c := p.chain; c != nil && c.Table == p.table && (p.misses < 8 || p.lookups%64 == 0) {
+		// c.Index() is c's place in the list unless a chain before it
+		// was deleted; names are unique in the list.
+		if i := c.Index() + 1; i < len(p.table.Chains) && p.table.Chains[i].Name == name {
+			p.misses = 0
+			return p.table.Chains[i]
+		}
+		p.misses++
+	}
+	return p.table.chains[name]
+}
+
 // newRule returns a zeroed Rule from the current chunk.
 func (p *parser) newRule() *Rule {
 	if len(p.slab) == 0 {
@@ -595,7 +618,7 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 	// lenient read, any chain) is made once the rule is read.
 	c := p.chain
 	if c == nil || c.Table != p.table || c.Name != chainName {
-		c = p.table.chains[chainName]
+		c = p.chainNamed(chainName)
 	}
 	if c == nil && !IsBuiltinChain(p.table.Name, chainName) && (!p.lenient || checkChainName(chainName) != "") {
 		p.errorf("rule for chain %s, which table %s does not declare", clip(chainName), p.table.Name)

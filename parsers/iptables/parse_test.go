@@ -499,3 +499,47 @@ func TestChainHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestRuleChainInListOrder checks the chains of rules listed in the
+// order of the chain headers, as iptables-save lists them, with chains
+// without rules between them and a chain deleted before some.
+func TestRuleChainInListOrder(t *testing.T) {
+	const dump = `*filter
+:INPUT ACCEPT [0:0]
+:A - [0:0]
+:B - [0:0]
+:C - [0:0]
+:D - [0:0]
+-A A -j ACCEPT
+-A C -j ACCEPT
+-A D -j ACCEPT
+-X B
+-A C -j DROP
+-A D -j DROP
+-A A -j DROP
+-A C -j RETURN
+-A D -j RETURN
+COMMIT
+`
+	d, err := Parse("dump", []byte(dump))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"INPUT": nil, "A": {"ACCEPT", "DROP"}, "C": {"ACCEPT", "DROP", "RETURN"}, "D": {"ACCEPT", "DROP", "RETURN"}}
+	tb := d.Table("filter")
+	if len(tb.Chains) != len(want) {
+		t.Errorf("%d chains, want %d", len(tb.Chains), len(want))
+	}
+	for _, c := range tb.Chains {
+		var got []string
+		for _, r := range c.Rules {
+			got = append(got, r.Target())
+			if r.Chain != c {
+				t.Errorf("rule %q of chain %s listed under %s", r.Raw, r.Chain.Name, c.Name)
+			}
+		}
+		if !slices.Equal(got, want[c.Name]) {
+			t.Errorf("chain %s: rules to %v, want %v", c.Name, got, want[c.Name])
+		}
+	}
+}
