@@ -1,6 +1,7 @@
 package iptables
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -57,9 +58,19 @@ var generalOptions = setOf(
 	"-d", "--destination", "--dst", "-i", "--in-interface", "-o", "--out-interface", "-f", "--fragment",
 )
 
-// shortOptions are the one-letter options of a rule (iptables'
-// extensions have long options only).
-var shortOptions = setOf("-s", "-d", "-p", "-i", "-o", "-f", "-j", "-g", "-m", "-c", "-4", "-6")
+// isShortOption reports whether name is one of the one-letter options
+// of a rule (iptables' extensions have long options only): -s -d -p -i
+// -o -f -j -g -m -c -4 -6.
+func isShortOption(name string) bool {
+	if len(name) != 2 || name[0] != '-' {
+		return false
+	}
+	switch name[1] {
+	case 's', 'd', 'p', 'i', 'o', 'f', 'j', 'g', 'm', 'c', '4', '6':
+		return true
+	}
+	return false
+}
 
 // setOf returns the set of names.
 func setOf(names ...string) map[string]bool {
@@ -76,13 +87,85 @@ func setOf(names ...string) map[string]bool {
 // or target loaded before it takes (see [optionState.checkLongOption]), a
 // module it has no extension for, a target that is none followed by
 // options, a value outside what the option takes.
-func checkExtensions(raw string, args []arg) string {
+//
+// Rules of the same shape (see [shapes]) take the same options: once one
+// is found right, the others' values only are checked.
+func checkExtensions(raw string, args []arg, sh *shapes) string {
+	if sh == nil {
+		return checkOptions(raw, args, false)
+	}
+	key := sh.key(raw, args)
+	if _, ok := sh.right[string(key)]; ok {
+		return checkOptions(raw, args, true)
+	}
+	msg := checkOptions(raw, args, false)
+	if msg == "" && len(sh.right) < maxShapes {
+		sh.right[string(key)] = struct{}{}
+	}
+	return msg
+}
+
+// maxShapes bounds the shapes a parse remembers: kube-proxy's rules have
+// a few dozen.
+const maxShapes = 4096
+
+// shapes are the shapes of the rules of a dump whose options
+// checkOptions found right. The shape of a rule is what checkOptions
+// reads of it besides the values it checks one by one: the names of its
+// options, in order, and the values of "-m", "-p" and "-j" (of a "-j"
+// to a chain, only that it is none of iptables' targets: no target's
+// name holds a '-', most chains' names do).
+type shapes struct {
+	right map[string]struct{}
+	buf   []byte
+}
+
+func newShapes() *shapes { return &shapes{right: map[string]struct{}{}} }
+
+// key returns the shape of a rule, written unambiguously (every string
+// after its length); it is valid until the next call.
+func (sh *shapes) key(raw string, args []arg) []byte {
+	b := sh.buf[:0]
+	for _, a := range args {
+		name := raw[a.nameOff : int(a.nameOff)+int(a.nameLen)]
+		b = append(b, byte(len(name)))
+		b = append(b, name...)
+		var val string
+		switch {
+		case name == "-m" || name == "-p" || name == "--match" || name == "--protocol":
+			val = raw[a.valOff : int(a.valOff)+int(a.valLen)]
+		case name == "-j" || name == "-g" || name == "--jump" || name == "--goto":
+			val = raw[a.valOff : int(a.valOff)+int(a.valLen)]
+			if strings.IndexByte(val, '-') >= 0 {
+				val = "-" // a chain
+			}
+		default:
+			continue
+		}
+		b = binary.AppendUvarint(b, uint64(len(val)))
+		b = append(b, val...)
+	}
+	sh.buf = b
+	return b
+}
+
+// checkOptions is checkExtensions; with valuesOnly, of a rule of a shape
+// found right, it checks only the values that are not of its shape.
+func checkOptions(raw string, args []arg, valuesOnly bool) string {
 	statistic := false
 	var opts optionState
 	for i, a := range args {
 		name := raw[a.nameOff : int(a.nameOff)+int(a.nameLen)]
 		val := raw[a.valOff : int(a.valOff)+int(a.valLen)]
-		if len(name) > 2 && name[1] != '-' {
+		if valuesOnly {
+			switch name {
+			case "-m", "--match":
+				statistic = statistic || val == "statistic"
+				continue
+			case "-j", "--jump", "-g", "--goto", "-p", "--protocol":
+				continue
+			}
+		} else if len(name) > 2 && name[1] != '-' {
 			// getopt reads "-mcomment" as "-m comment": iptables-save
 			// never prints it so.
 			if mod := name[2:]; name[1] == 'm' && !matchModules[mod] {
@@ -90,10 +173,10 @@ func checkExtensions(raw string, args []arg) string {
 			}
 			return fmt.Sprintf("option %q is a short option glued to its value, which this reader does not take (write %s %s)", clip(name), name[:2], clip(name[2:]))
 		}
-		if len(name) == 2 && !shortOptions[name] {
+		if !valuesOnly && len(name) == 2 && !isShortOption(name) {
 			return fmt.Sprintf("unknown option %q, which iptables-restore refuses", name)
 		}
-		if len(name) > 2 {
+		if !valuesOnly && len(name) > 2 {
 			if msg := opts.checkLongOption(name); msg != "" {
 				return msg
 			}
@@ -107,10 +190,11 @@ func checkExtensions(raw string, args []arg) string {
 			}
 			opts.load(val)
 		case "-j", "--jump", "-g", "--goto":
-			if targetNames[val] {
+			known := targetNames[val]
+			if known {
 				opts.load(val)
 			}
-			if targetNames[val] || i+1 == len(args) {
+			if known || i+1 == len(args) {
 				break
 			}
 			if next := raw[args[i+1].nameOff : int(args[i+1].nameOff)+int(args[i+1].nameLen)]; !generalOptions[next] {
@@ -118,7 +202,7 @@ func checkExtensions(raw string, args []arg) string {
 			}
 		case "-p", "--protocol":
 			opts.protocol = strings.ToLower(val)
-			if !protocolNames[strings.ToLower(val)] && !isNumberUpTo(val, 255) {
+			if !protocolNames[opts.protocol] && !isNumberUpTo(val, 255) {
 				msg = fmt.Sprintf("unknown protocol %q", clip(val))
 			}
 		case "--match-set", "--add-set", "--del-set", "--map-set":
@@ -200,6 +284,21 @@ func checkSetFlags(val string) string {
 // checkNATRange checks a DNAT or SNAT range: [ADDR[-ADDR]][:PORT[-PORT]],
 // an IPv6 address in brackets when a port follows.
 func checkNATRange(val string) string {
+	if isAddrPort4(val) {
+		return "" // as kube-proxy writes it
+	}
+	return checkNATRangeOf(val)
+}
+
+// isAddrPort4 reports whether val is an IPv4 address and a port, the
+// range checkNATRange sees most.
+func isAddrPort4(val string) bool {
+	addr, port, ok := strings.Cut(val, ":")
+	return ok && isDottedQuad(addr) && isNumberUpTo(port, 65535)
+}
+
+// checkNATRangeOf is checkNATRange of any range.
+func checkNATRangeOf(val string) string {
 	v := strings.Trim(val, `"`)
 	if v == "" {
 		return "empty address"
@@ -244,6 +343,30 @@ func checkPortSpan(v, sep string) string {
 		}
 	}
 	return ""
+}
+
+// isDottedQuad reports whether s is an IPv4 address written as four
+// decimal numbers from 0 to 255 without leading zeros, which
+// netip.ParseAddr takes (it takes no other IPv4 form).
+func isDottedQuad(s string) bool {
+	for f := range 4 {
+		n, i := 0, 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' && i < 3 {
+			n = n*10 + int(s[i]-'0')
+			i++
+		}
+		if i == 0 || n > 255 || i > 1 && s[0] == '0' {
+			return false
+		}
+		s = s[i:]
+		if f < 3 {
+			if s == "" || s[0] != '.' {
+				return false
+			}
+			s = s[1:]
+		}
+	}
+	return s == ""
 }
 
 // isNumberUpTo reports whether s is a decimal number from 0 to max.

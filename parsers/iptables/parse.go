@@ -104,6 +104,10 @@ type parser struct {
 	// allocation per chunk.
 	slab      []Rule
 	chainSlab []Chain
+	// ruleList holds the rule lists of chains one after the other, up to
+	// ruleList[used] (see appendRule).
+	ruleList []*Rule
+	used     int
 	// skipping is set after a table header error: its lines are ignored up
 	// to its COMMIT, so that one error is not reported many times.
 	skipping bool
@@ -115,6 +119,13 @@ type parser struct {
 	// names is set while a listing's rule with names printed in place of
 	// ports is read: they are kept unresolved, not refused.
 	names bool
+	// shapes are the shapes of the rules whose options were found right.
+	shapes *shapes
+	// lookups counts the chains of rules looked up by name (chainNamed),
+	// misses the guesses of the chain after the last rule's that were
+	// wrong in a row: after a few, a dump whose rules are not in the
+	// order of the chains' headers is guessed in only now and then.
+	lookups, misses int
 	// chain is the chain of the last rule read: a dump lists the rules
 	// of a chain together, and finding the next rule's chain by name in
 	// a large table is the costly part of reading a short rule.
@@ -162,7 +173,7 @@ func (p *parser) run() {
 }
 
 func (p *parser) parseLine(ln string) {
-	trimmed := strings.TrimLeft(ln, " \t")
+	trimmed := trimBlanks(ln)
 	if p.lenient && trimmed != "" {
 		p.lax.lastLine = p.line
 	}
@@ -287,14 +298,25 @@ func (p *parser) openTable(name string) {
 	}
 	// Size the chain index for the table's chain headers: a large nat
 	// table has tens of thousands.
-	body := p.rest
-	if i := strings.Index(body, "\nCOMMIT"); i >= 0 {
-		body = body[:i]
-	}
-	t := &Table{Name: name, Line: p.line, Dump: p.d, chains: make(map[string]*Chain, strings.Count(body, "\n:")+1), Comments: p.pending}
+	t := &Table{Name: name, Line: p.line, Dump: p.d, chains: make(map[string]*Chain, chainHeaders(p.rest)+1), Comments: p.pending}
 	p.pending = nil
 	p.d.Tables = append(p.d.Tables, t)
 	p.table = t
+}
+
+// chainHeaders counts the chain headers at the start of text, the lines
+// after a table's header: iptables-save lists them all there.
+func chainHeaders(text string) int {
+	n := 0
+	for len(text) > 0 && text[0] == ':' {
+		n++
+		i := strings.IndexByte(text, '\n')
+		if i < 0 {
+			break
+		}
+		text = text[i+1:]
+	}
+	return n
 }
 
 // chainHeader reads ":NAME POLICY [packets:bytes]".
@@ -339,11 +361,21 @@ func (p *parser) chainHeader(ln string) {
 // field returns the first field of s, separated by spaces or tabs, and
 // what follows it.
 func field(s string) (f, rest string) {
-	s = strings.TrimLeft(s, " \t")
-	if i := strings.IndexAny(s, " \t"); i >= 0 {
-		return s[:i], s[i:]
+	s = trimBlanks(s)
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' || s[i] == '\t' {
+			return s[:i], s[i:]
+		}
 	}
 	return s, ""
+}
+
+// trimBlanks returns s without its leading spaces and tabs.
+func trimBlanks(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	return s
 }
 
 // ensureChain returns the open table's chain called name, creating it.
@@ -376,10 +408,20 @@ func checkChainName(name string) string {
 	switch {
 	case len(name) > 28:
 		return fmt.Sprintf("chain name %q is longer than 28 characters", clip(name))
-	case strings.HasPrefix(name, "-") || strings.HasPrefix(name, "!") || strings.ContainsAny(name, " \t\r"):
+	case strings.HasPrefix(name, "-") || strings.HasPrefix(name, "!") || hasBlank(name):
 		return fmt.Sprintf("invalid chain name %q", clip(name))
 	}
 	return ""
+}
+
+// hasBlank reports whether s holds a space, a tab or a carriage return.
+func hasBlank(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == ' ' || c == '\t' || c == '\r' {
+			return true
+		}
+	}
+	return false
 }
 
 // command reads a rule line "[p:b] -A CHAIN ..." or a restore command.
@@ -398,7 +440,7 @@ func (p *parser) command(ln string) {
 			return
 		}
 		counters = true
-		ln = strings.TrimLeft(ln[end+1:], " \t")
+		ln = trimBlanks(ln[end+1:])
 	}
 	cmd, rest, _ := strings.Cut(ln, " ")
 	rest = strings.TrimLeft(rest, " ")
@@ -443,8 +485,35 @@ func (p *parser) command(ln string) {
 	chainName, _, _ := strings.Cut(rest, " ")
 	r := p.rule(ln, chainName, counters, pk, by)
 	if r != nil {
-		r.Chain.Rules = append(r.Chain.Rules, r)
+		p.appendRule(r.Chain, r)
 	}
+}
+
+// ruleListChunk is how many rules the lists of chains are handed out from
+// at once.
+const ruleListChunk = 4096
+
+// appendRule appends r to the rules of c. A dump lists the rules of a
+// chain together: the lists of the chains are handed out one after the
+// other from a chunk, a chain's list grown in place while its rules come,
+// rather than each list allocated and grown on its own (a nat table has
+// tens of thousands of chains of a few rules). A list so handed out has
+// no room beyond its rules: an append elsewhere copies it.
+func (p *parser) appendRule(c *Chain, r *Rule) {
+	n := len(c.Rules)
+	if n > 0 && (p.used == 0 || &c.Rules[n-1] != &p.ruleList[p.used-1]) {
+		// Not the last list handed out.
+		c.Rules = append(c.Rules, r)
+		return
+	}
+	if p.used == len(p.ruleList) {
+		// The chunk is full: the list moves to the next one.
+		next := make([]*Rule, max(ruleListChunk, 2*n+1))
+		p.ruleList, p.used = next, copy(next, c.Rules)
+	}
+	p.ruleList[p.used] = r
+	p.used++
+	c.Rules = p.ruleList[p.used-n-1 : p.used : p.used]
 }
 
 // insert handles "-I CHAIN [N] ...", stored as the rule's "-A" form.
@@ -501,6 +570,24 @@ func (p *parser) deleteChain(name string) {
 	}
 }
 
+// chainNamed returns the open table's chain called name, nil for none.
+// iptables-save lists the rules of the chains in the order of their
+// headers: the chain after the last rule's in the table's list is looked
+// at before the index.
+func (p *parser) chainNamed(name string) *Chain {
+	p.lookups++
+	if c := p.chain; c != nil && c.Table == p.table && (p.misses < 8 || p.lookups%64 == 0) {
+		// c.Index() is c's place in the list unless a chain before it
+		// was deleted; names are unique in the list.
+		if i := c.Index() + 1; i < len(p.table.Chains) && p.table.Chains[i].Name == name {
+			p.misses = 0
+			return p.table.Chains[i]
+		}
+		p.misses++
+	}
+	return p.table.chains[name]
+}
+
 // newRule returns a zeroed Rule from the current chunk.
 func (p *parser) newRule() *Rule {
 	if len(p.slab) == 0 {
@@ -521,7 +608,7 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 		p.errorf("rule without a chain name")
 		return nil
 	}
-	toks, err := tokenize(raw, p.toks[:0])
+	toks, ctrl, err := tokenize(raw, p.toks[:0])
 	p.toks = toks
 	if err != "" {
 		p.errorf("%s", err)
@@ -531,7 +618,7 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 	// lenient read, any chain) is made once the rule is read.
 	c := p.chain
 	if c == nil || c.Table != p.table || c.Name != chainName {
-		c = p.table.chains[chainName]
+		c = p.chainNamed(chainName)
 	}
 	if c == nil && !IsBuiltinChain(p.table.Name, chainName) && (!p.lenient || checkChainName(chainName) != "") {
 		p.errorf("rule for chain %s, which table %s does not declare", clip(chainName), p.table.Name)
@@ -608,7 +695,10 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 		p.errorf("rule ends with \"!\"")
 		return nil
 	}
-	if msg := checkValues(raw, p.d.arena[r.first:], p.names); msg != "" {
+	if p.shapes == nil {
+		p.shapes = newShapes()
+	}
+	if msg := checkValues(raw, p.d.arena[r.first:], p.names, ctrl, p.shapes); msg != "" {
 		p.d.arena = p.d.arena[:r.first]
 		p.errorf("%s", msg)
 		return nil
@@ -641,10 +731,15 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 // and an offline reading cannot), a probability outside [0, 1], an empty
 // DNAT or SNAT target; and what [checkExtensions] refuses.
 //
-// With names set, ports may be names (a listing printed without -n).
-func checkValues(raw string, args []arg, names bool) string {
-	if msg := checkControl(raw, args); msg != "" {
-		return msg
+// With names set, ports may be names (a listing printed without -n). ctrl
+// reports whether raw holds a control character: without one, no value
+// can hold one. sh, if not nil, are the shapes of the rules read before
+// (see [checkExtensions]).
+func checkValues(raw string, args []arg, names, ctrl bool, sh *shapes) string {
+	if ctrl {
+		if msg := checkControl(raw, args); msg != "" {
+			return msg
+		}
 	}
 	for _, a := range args {
 		name := raw[a.nameOff : int(a.nameOff)+int(a.nameLen)]
@@ -666,6 +761,9 @@ func checkValues(raw string, args []arg, names bool) string {
 				}
 			}
 		case "--probability":
+			if isDecimalFraction(val) {
+				break // as kube-proxy writes it
+			}
 			if f, err := strconv.ParseFloat(val, 64); err != nil || !(f >= 0 && f <= 1) {
 				msg = fmt.Sprintf("probability %q is not a number from 0 to 1", clip(val))
 			}
@@ -678,7 +776,24 @@ func checkValues(raw string, args []arg, names bool) string {
 			return fmt.Sprintf("%s: %s, which iptables-restore refuses", name, msg)
 		}
 	}
-	return checkExtensions(raw, args)
+	return checkExtensions(raw, args, sh)
+}
+
+// isDecimalFraction reports whether s is "0", "1" or "0." and digits: a
+// number from 0 to 1 strconv.ParseFloat takes.
+func isDecimalFraction(s string) bool {
+	if s == "0" || s == "1" {
+		return true
+	}
+	if len(s) < 3 || s[0] != '0' || s[1] != '.' {
+		return false
+	}
+	for i := 2; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // checkPrefix checks the length of an address's prefix ("10.0.0.0/33").
@@ -725,12 +840,37 @@ func checkPortRange(v string, names bool) string {
 	return ""
 }
 
+// Classes of the bytes of a rule, for tokenize: a byte may be of several.
+const (
+	clsSep     = 1 << iota // separates tokens: space, tab
+	clsControl             // a control character (tab included)
+	clsQuote               // '"'
+	clsEscape              // '\\'
+)
+
+// byteClass is the class of every byte (0 for the bytes of a token's
+// text).
+var byteClass = func() (t [256]uint8) {
+	for c := range 0x20 {
+		t[c] = clsControl
+	}
+	t[0x7f] = clsControl
+	t[' '] = clsSep
+	t['\t'] = clsSep | clsControl
+	t['"'] = clsQuote
+	t['\\'] = clsEscape
+	return t
+}()
+
 // tokenize splits a rule into space-separated tokens; a token starting with
-// a double quote runs to the closing unescaped quote.
-func tokenize(s string, toks []token) ([]token, string) {
+// a double quote runs to the closing unescaped quote. ctrl reports whether
+// the rule holds a control character (a tab included) anywhere.
+func tokenize(s string, toks []token) (_ []token, ctrl bool, err string) {
+	var seen uint8 // the classes of the bytes read
 	i := 0
 	for i < len(s) {
-		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		for i < len(s) && byteClass[s[i]]&clsSep != 0 {
+			seen |= byteClass[s[i]]
 			i++
 		}
 		if i >= len(s) {
@@ -739,34 +879,47 @@ func tokenize(s string, toks []token) ([]token, string) {
 		if s[i] == '"' {
 			j := i + 1
 			escaped := false
-			for j < len(s) && s[j] != '"' {
-				if s[j] == '\\' && j+1 < len(s) {
-					escaped = true
-					j++
+			for j < len(s) {
+				k := byteClass[s[j]]
+				if k&(clsQuote|clsEscape) != 0 {
+					if k&clsQuote != 0 {
+						break
+					}
+					if j+1 < len(s) {
+						escaped = true
+						j++
+						k = byteClass[s[j]]
+					}
 				}
+				seen |= k
 				j++
 			}
 			if j >= len(s) {
-				return toks, fmt.Sprintf("unterminated quote in rule at column %d", i+1)
+				return toks, false, fmt.Sprintf("unterminated quote in rule at column %d", i+1)
 			}
 			toks = append(toks, token{start: i + 1, end: j, quoted: true, escaped: escaped})
 			i = j + 1
-			if i < len(s) && s[i] != ' ' && s[i] != '\t' {
-				return toks, fmt.Sprintf("unexpected %q after quoted value at column %d", s[i], i+1)
+			if i < len(s) && byteClass[s[i]]&clsSep == 0 {
+				return toks, false, fmt.Sprintf("unexpected %q after quoted value at column %d", s[i], i+1)
 			}
 			continue
 		}
 		j := i
-		for j < len(s) && s[j] != ' ' && s[j] != '\t' {
+		for j < len(s) {
+			k := byteClass[s[j]]
+			if k&clsSep != 0 {
+				break
+			}
+			seen |= k
 			j++
 		}
 		toks = append(toks, token{start: i, end: j})
 		i = j
 	}
 	if len(toks) < 2 {
-		return toks, "rule without a chain name"
+		return toks, false, "rule without a chain name"
 	}
-	return toks, ""
+	return toks, seen&clsControl != 0, ""
 }
 
 // isOption reports whether s is an option name: "-x" or "--xyz".
@@ -825,6 +978,9 @@ func guessFamily(r *Rule) Family {
 }
 
 func parseCounters(s string) (uint64, uint64, bool) {
+	if s == "[0:0]" {
+		return 0, 0, true // a dump without -c
+	}
 	if len(s) < 5 || s[0] != '[' || s[len(s)-1] != ']' {
 		return 0, 0, false
 	}

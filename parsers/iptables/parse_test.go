@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
@@ -315,6 +316,230 @@ COMMIT
 		}
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s KUBE-A: rules to %v, want %v", tc.table, got, tc.want)
+		}
+	}
+}
+
+// TestTokenizeControl checks that tokenize tells a rule holding a control
+// character, wherever it is (between tokens, in a token, in a quoted value,
+// after a backslash), from one without: the values of a rule without one
+// are not looked at again.
+func TestTokenizeControl(t *testing.T) {
+	for _, tc := range []struct {
+		rule string
+		want bool
+	}{
+		{`-A OUTPUT -p tcp --dport 80 -j ACCEPT`, false},
+		{`-A OUTPUT -m comment --comment "a \"b\" c\\d" -j ACCEPT`, false},
+		{"-A OUTPUT -p tcp\t--dport 80 -j ACCEPT", true},
+		{"-A OUTPUT -p tcp --dport 8\r0 -j ACCEPT", true},
+		{"-A OUTPUT -p tcp --d\x10ort 80 -j ACCEPT", true},
+		{"-A OUTPUT -j ACCEPT\x7f", true},
+		{"-A OUTPUT -m comment --comment \"a\x01b\" -j ACCEPT", true},
+		{"-A OUTPUT -m comment --comment \"a\\\x01b\" -j ACCEPT", true},
+		{"-A OUTPUT -m comment --comment \"ab\\\"\x1f\" -j ACCEPT", true},
+		{"-A OUTPUT -j ACCEPT \t", true},
+	} {
+		toks, ctrl, err := tokenize(tc.rule, nil)
+		if err != "" {
+			t.Errorf("%q: %s", tc.rule, err)
+			continue
+		}
+		if ctrl != tc.want {
+			t.Errorf("%q: control character found: %v, want %v", tc.rule, ctrl, tc.want)
+		}
+		if len(toks) < 4 {
+			t.Errorf("%q: %d tokens", tc.rule, len(toks))
+		}
+	}
+}
+
+// tokenizeBytes is tokenize written byte by byte, for TestTokenizeBytes.
+func tokenizeBytes(s string) (toks []token, ctrl bool, err string) {
+	for i := range len(s) {
+		ctrl = ctrl || s[i] < 0x20 || s[i] == 0x7f
+	}
+	i := 0
+	for i < len(s) {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		if i >= len(s) {
+			break
+		}
+		if s[i] == '"' {
+			j := i + 1
+			escaped := false
+			for j < len(s) && s[j] != '"' {
+				if s[j] == '\\' && j+1 < len(s) {
+					escaped = true
+					j++
+				}
+				j++
+			}
+			if j >= len(s) {
+				return toks, false, fmt.Sprintf("unterminated quote in rule at column %d", i+1)
+			}
+			toks = append(toks, token{start: i + 1, end: j, quoted: true, escaped: escaped})
+			i = j + 1
+			if i < len(s) && s[i] != ' ' && s[i] != '\t' {
+				return toks, false, fmt.Sprintf("unexpected %q after quoted value at column %d", s[i], i+1)
+			}
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] != ' ' && s[j] != '\t' {
+			j++
+		}
+		toks = append(toks, token{start: i, end: j})
+		i = j
+	}
+	if len(toks) < 2 {
+		return toks, false, "rule without a chain name"
+	}
+	return toks, ctrl, ""
+}
+
+// TestTokenizeBytes checks tokenize, which reads a rule through a table
+// of byte classes, against tokenizeBytes on random rules of the bytes
+// that matter (separators, quotes, backslashes, control characters, DEL,
+// bytes with the high bit set).
+func TestTokenizeBytes(t *testing.T) {
+	alphabet := []byte{' ', ' ', ' ', '\t', '"', '"', '\\', 'a', 'b', '-', '!', 0, 0x01, 0x1f, '\r', 0x7f, 0x80, 0xa0, 0xff, 0x21, 0x5b, 0x5d}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := range 50000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			if rng.IntN(3) == 0 {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				b[i] = 'a' + byte(rng.IntN(26))
+			}
+		}
+		s := string(b)
+		if n%2 == 0 {
+			s = "-A C " + s
+		}
+		toks, ctrl, err := tokenize(s, nil)
+		wtoks, wctrl, werr := tokenizeBytes(s)
+		if err != werr || !slices.Equal(toks, wtoks) || err == "" && ctrl != wctrl {
+			t.Fatalf("%q: tokenize: %v %v %q, byte by byte: %v %v %q", s, toks, ctrl, err, wtoks, wctrl, werr)
+		}
+	}
+}
+
+// TestRuleLists checks the rule lists of chains whose rules come together,
+// interleaved, inserted, flushed, and past the chunks the lists are
+// handed out from: every chain holds its rules, in order.
+func TestRuleLists(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("*filter\n:INPUT ACCEPT [0:0]\n:A - [0:0]\n:B - [0:0]\n:C - [0:0]\n")
+	want := map[string][]string{}
+	add := func(chain, rule string) {
+		fmt.Fprintf(&b, "-A %s %s\n", chain, rule)
+		want[chain] = append(want[chain], "-A "+chain+" "+rule)
+	}
+	for i := range 3 * ruleListChunk {
+		add("A", fmt.Sprintf("-m comment --comment a%d -j ACCEPT", i))
+	}
+	for i := range 5 {
+		add("B", fmt.Sprintf("-m comment --comment b%d -j ACCEPT", i))
+		add("C", fmt.Sprintf("-m comment --comment c%d -j ACCEPT", i))
+	}
+	b.WriteString("-I B 2 -j DROP\n")
+	want["B"] = slices.Insert(want["B"], 1, "-A B -j DROP")
+	add("B", "-j RETURN")
+	b.WriteString("-F C\n")
+	want["C"] = nil
+	add("C", "-j RETURN")
+	for i := range ruleListChunk {
+		add("A", fmt.Sprintf("-m comment --comment A%d -j ACCEPT", i))
+		if i%1000 == 0 {
+			add("C", fmt.Sprintf("-m comment --comment C%d -j ACCEPT", i))
+		}
+	}
+	add("INPUT", "-j A")
+	b.WriteString("COMMIT\n")
+	d, err := Parse("dump.txt", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range d.Tables[0].Chains {
+		var got []string
+		for _, r := range c.Rules {
+			got = append(got, r.Raw)
+		}
+		if !slices.Equal(got, want[c.Name]) {
+			t.Errorf("chain %s: %d rules, want %d", c.Name, len(got), len(want[c.Name]))
+			for i := range min(len(got), len(want[c.Name])) {
+				if got[i] != want[c.Name][i] {
+					t.Errorf("chain %s: rule %d is %q, want %q", c.Name, i, got[i], want[c.Name][i])
+					break
+				}
+			}
+		}
+	}
+}
+
+// TestChainHeaders checks the count of the chain headers that open a
+// table, which sizes its chain index.
+func TestChainHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want int
+	}{
+		{"", 0},
+		{"COMMIT\n", 0},
+		{":A - [0:0]\n:B - [0:0]\n-A A -j B\n:C - [0:0]\nCOMMIT\n", 2},
+		{":A - [0:0]\n:B - [0:0]", 2},
+		{"-N A\n:B - [0:0]\n", 0},
+	} {
+		if got := chainHeaders(tc.text); got != tc.want {
+			t.Errorf("chainHeaders(%q) = %d, want %d", tc.text, got, tc.want)
+		}
+	}
+}
+
+// TestRuleChainInListOrder checks the chains of rules listed in the
+// order of the chain headers, as iptables-save lists them, with chains
+// without rules between them and a chain deleted before some.
+func TestRuleChainInListOrder(t *testing.T) {
+	const dump = `*filter
+:INPUT ACCEPT [0:0]
+:A - [0:0]
+:B - [0:0]
+:C - [0:0]
+:D - [0:0]
+-A A -j ACCEPT
+-A C -j ACCEPT
+-A D -j ACCEPT
+-X B
+-A C -j DROP
+-A D -j DROP
+-A A -j DROP
+-A C -j RETURN
+-A D -j RETURN
+COMMIT
+`
+	d, err := Parse("dump", []byte(dump))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"INPUT": nil, "A": {"ACCEPT", "DROP"}, "C": {"ACCEPT", "DROP", "RETURN"}, "D": {"ACCEPT", "DROP", "RETURN"}}
+	tb := d.Table("filter")
+	if len(tb.Chains) != len(want) {
+		t.Errorf("%d chains, want %d", len(tb.Chains), len(want))
+	}
+	for _, c := range tb.Chains {
+		var got []string
+		for _, r := range c.Rules {
+			got = append(got, r.Target())
+			if r.Chain != c {
+				t.Errorf("rule %q of chain %s listed under %s", r.Raw, r.Chain.Name, c.Name)
+			}
+		}
+		if !slices.Equal(got, want[c.Name]) {
+			t.Errorf("chain %s: rules to %v, want %v", c.Name, got, want[c.Name])
 		}
 	}
 }

@@ -1,11 +1,16 @@
 package iptables
 
 import (
+	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/proxyscan/proxyscan/internal/netnstest"
+	"github.com/proxyscan/proxyscan/parsers"
 )
 
 // refused are rules with values iptables-restore refuses, in the table
@@ -142,6 +147,162 @@ func TestRefusedValuesRestore(t *testing.T) {
 	for _, tc := range accepted {
 		if out, err := ns.Try([]byte(dumpOf(tc.table, tc.rule)), tool(tc.v6), "--test"); err != nil {
 			t.Errorf("%s refused %q: %v: %s", tool(tc.v6), tc.rule, err, out)
+		}
+	}
+}
+
+// shapeRules are rules of a few shapes (see shapes) whose options are
+// right or not depending on the values of their shape (-m, -p, -j) or
+// on the values checked one by one, for TestShapes.
+var shapeRules = []string{
+	"-A OUTPUT -p tcp -j KUBE-X",
+	"-A OUTPUT -p tcp -j FOO",
+	"-A OUTPUT -p tcp -j KUBE-X --to-destination 10.0.0.1",
+	"-A OUTPUT -p tcp -j FOO --to-destination 10.0.0.1",
+	"-A OUTPUT -p tcp -j DNAT --to-destination 10.0.0.1",
+	"-A OUTPUT -p tcp -g DNAT --to-destination 10.0.0.1",
+	"-A OUTPUT -p udp -j DNAT --to-destination 10.0.0.1:x",
+	"-A OUTPUT -p tcp -j KUBE-X -m comment --comment x",
+	"-A OUTPUT -p tcp -j FOO -p udp",
+	"-A OUTPUT -p tcp --dport 80 -j ACCEPT",
+	"-A OUTPUT -p udp --dport 80 -j ACCEPT",
+	"-A OUTPUT -p TCP --dport 80 -j ACCEPT",
+	"-A OUTPUT -p icmp --dport 80 -j ACCEPT",
+	"-A OUTPUT -p tcp --dport 99999 -j ACCEPT",
+	"-A OUTPUT -p tcx --dport 80 -j ACCEPT",
+	"-A OUTPUT -m tcp -p udp --dport 80 -j ACCEPT",
+	"-A OUTPUT -m udp -p udp --dport 80 -j ACCEPT",
+	"-A OUTPUT -m statistic --mode random --probability 0.5 -j KUBE-X",
+	"-A OUTPUT -m statistic --mode randon --probability 0.5 -j KUBE-X",
+	"-A OUTPUT -m comment --mode random --probability 0.5 -j KUBE-X",
+	"-A OUTPUT -m statistic --mode nth --every 2 -j KUBE-X",
+	"-A OUTPUT -m mark --mark 0x4000/0x4000 -j RETURN",
+	"-A OUTPUT -m mark --mark 0x4000/0x4g00 -j RETURN",
+	"-A OUTPUT -m connmark --mark 0x4000/0x4000 -j RETURN",
+	"-A OUTPUT -j MARK --set-xmark 0x4000/0x4000",
+	"-A OUTPUT -j MARK --set-xmark 0x4000/0x40o0",
+	"-A OUTPUT -j CONNMARK --set-xmark 0x4000/0x4000",
+	"-A OUTPUT -j KUBE-X --set-xmark 0x4000/0x4000",
+	"-A OUTPUT -m conntrack --ctstate INVALID -j DROP",
+	"-A OUTPUT -m conntrack --ctstate INVALIX -j DROP",
+	"-A OUTPUT -m state --ctstate INVALID -j DROP",
+	"-A OUTPUT -p tcp -j REJECT --reject-with tcp-reset",
+	"-A OUTPUT -p tcp -j REJECT --reject-with tcp-resex",
+	"-A OUTPUT -m set --match-set S dst,dst -j ACCEPT",
+	"-A OUTPUT -m set --match-set S dst,dsx -j ACCEPT",
+	"-A OUTPUT -m addrtype --dst-type LOCAL -j ACCEPT",
+	"-A OUTPUT -m addrtype --dst-type LOCXL -j ACCEPT",
+	"-A OUTPUT -p tcp -j REDIRECT --to-ports 80",
+	"-A OUTPUT -p tcp -j REDIRECT --to-ports 8x",
+	"-A OUTPUT -p tcp -j MASQUERADE --to-ports 80",
+	"-A OUTPUT -m comnent --comment x -j ACCEPT",
+	"-A OUTPUT -mcomment --comment x -j ACCEPT",
+	"-A OUTPUT -w 10.0.0.0/8 -j ACCEPT",
+	"-A OUTPUT -p tcp --dpor 80 -j ACCEPT",
+	"-A OUTPUT -p tcp --dport=80 -j ACCEPT",
+}
+
+// TestShapes checks that what the parser makes of a rule (read, or
+// refused with a message) does not depend on the rules read before it,
+// whose shapes it remembers: every pair of the rules above and of
+// those of TestRefusedValues, one after the other in a dump, against the
+// second alone.
+func TestShapes(t *testing.T) {
+	rules := append([]string(nil), shapeRules...)
+	for _, tc := range refused {
+		if tc.table == "filter" && !tc.v6 {
+			rules = append(rules, tc.rule)
+		}
+	}
+	for _, tc := range accepted {
+		if tc.table == "filter" && !tc.v6 {
+			rules = append(rules, tc.rule)
+		}
+	}
+	dump := func(rules ...string) []byte {
+		return []byte("*filter\n:OUTPUT ACCEPT [0:0]\n:KUBE-X - [0:0]\n:FOO - [0:0]\n" + strings.Join(rules, "\n") + "\nCOMMIT\n")
+	}
+	// A rule's verdict: the error at its line, "" for none.
+	verdict := func(err error, line int) string {
+		if err == nil {
+			return ""
+		}
+		var list parsers.ErrorList
+		if !errors.As(err, &list) {
+			t.Fatalf("not an error list: %v", err)
+		}
+		prefix := fmt.Sprintf("dump.txt:%d: ", line)
+		for _, e := range list {
+			if msg, ok := strings.CutPrefix(e.Error(), prefix); ok {
+				return msg
+			}
+		}
+		return ""
+	}
+	alone := make([]string, len(rules))
+	for i, r := range rules {
+		_, err := Parse("dump.txt", dump(r))
+		alone[i] = verdict(err, 5)
+	}
+	for _, a := range rules {
+		for j, b := range rules {
+			_, err := Parse("dump.txt", dump(a, b))
+			if got := verdict(err, 6); got != alone[j] {
+				t.Errorf("%q after %q: %q, alone: %q", b, a, got, alone[j])
+			}
+		}
+	}
+}
+
+// TestQuickValues checks the quick checks of the values kube-proxy
+// writes against the checks of any value: an IPv4 address, an address
+// and a port of DNAT, a probability.
+func TestQuickValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const chars = "0123456789.:-\"[]ab "
+	for range 200000 {
+		b := make([]byte, rng.IntN(18))
+		for i := range b {
+			if rng.IntN(4) == 0 {
+				b[i] = chars[rng.IntN(len(chars))]
+			} else {
+				b[i] = chars[rng.IntN(11)]
+			}
+		}
+		s := string(b)
+		if rng.IntN(2) == 0 {
+			// Four numbers, some past 255 or with a leading zero, and a
+			// port.
+			field := func(max int) string {
+				f := strconv.Itoa(rng.IntN(max))
+				if rng.IntN(8) == 0 {
+					f = "0" + f
+				}
+				return f
+			}
+			s = field(300) + "." + field(300) + "." + field(300) + "." + field(300)
+			if rng.IntN(4) > 0 {
+				s += ":" + field(70000)
+			}
+		}
+		if a, err := netip.ParseAddr(s); isDottedQuad(s) != (err == nil && a.Is4()) {
+			t.Errorf("isDottedQuad(%q) = %v, netip.ParseAddr: %v, %v", s, isDottedQuad(s), a, err)
+		}
+		if isAddrPort4(s) && checkNATRangeOf(s) != "" {
+			t.Errorf("%q: a quick address and port, but %s", s, checkNATRangeOf(s))
+		}
+		if f, err := strconv.ParseFloat(s, 64); isDecimalFraction(s) && (err != nil || f < 0 || f > 1) {
+			t.Errorf("%q: a quick fraction, but %v, %v", s, f, err)
+		}
+	}
+	for _, s := range []string{"0", "1", "0.5", "0.00000000001", "0.99999999999999999999"} {
+		if !isDecimalFraction(s) {
+			t.Errorf("%q: not a quick fraction", s)
+		}
+	}
+	for _, s := range []string{"10.128.0.1:8080", "0.0.0.0:0", "255.255.255.255:65535"} {
+		if !isAddrPort4(s) {
+			t.Errorf("%q: not a quick address and port", s)
 		}
 	}
 }
