@@ -668,7 +668,7 @@ func (w *walker) step(s *state) {
 		w.err = &WorkError{Limit: w.maxWork, Table: at.Table.Name, Chain: at.Name}
 		return
 	}
-	if cr.m.Unknown() != nil {
+	if cc.rd.Unknown(cr.m) != nil {
 		// Decide the modelled matches first: a rule that fails them does
 		// not match whatever the others say.
 		if ok, _ := w.matchDet(s, cc, cr); !ok {
@@ -676,7 +676,7 @@ func (w *walker) step(s *state) {
 		}
 		st := ruleStep(cr)
 		st.Note = "rule skipped: not modelled, assumed not to match"
-		st.Warning = "match not modelled: " + strings.Join(cr.m.Unknown(), "; ")
+		st.Warning = "match not modelled: " + strings.Join(cc.rd.Unknown(cr.m), "; ")
 		s.add(st)
 		s.warn(fmt.Sprintf("%s:%d: %s", st.File, st.Line, st.Warning))
 		return

@@ -176,8 +176,7 @@ const (
 // table's [Meanings]), its target, and what indexes it.
 type Meaning struct {
 	// Rule is the rule read.
-	Rule    *Rule
-	unknown *[]string // the matches not modelled, nil when none
+	Rule *Rule
 	// first is the place in the reading's ms of the rule's nms matches:
 	// the deterministic ones (the first ndet), then the statistic and
 	// recent ones.
@@ -201,6 +200,7 @@ const (
 	mNATDest                // a DNAT rule whose destination was read
 	mRecentSet              // -m recent --set
 	mRuleTarget             // the target read is the rule's Target (a rule has one -j or -g)
+	mUnknown                // the rule has matches not modelled (Meanings.Unknown)
 )
 
 // IsGoto reports whether the rule's target is a goto (-g).
@@ -222,21 +222,23 @@ func (m *Meaning) TargetIsRules() bool { return m.flags&mRuleTarget != 0 }
 // list (-m recent --set).
 func (m *Meaning) RecentSet() bool { return m.flags&mRecentSet != 0 }
 
-// Unknown returns the matches of the rule that are not modelled, as
-// written.
-func (m *Meaning) Unknown() []string {
-	if m.unknown == nil {
+// Unknown returns the matches of m, a rule of the reading, that are not
+// modelled, as written; nil when every match is. Few rules have any: they
+// are kept beside the rules' meanings, which stay small.
+func (rd *Meanings) Unknown(m *Meaning) []string {
+	if m.flags&mUnknown == 0 {
 		return nil
 	}
-	return *m.unknown
+	return rd.unknown[m]
 }
 
-// addUnknown records a match that is not modelled.
-func (m *Meaning) addUnknown(text string) {
-	if m.unknown == nil {
-		m.unknown = new([]string)
+// addUnknown records a match of m that is not modelled.
+func (rd *Meanings) addUnknown(m *Meaning, text string) {
+	if rd.unknown == nil {
+		rd.unknown = map[*Meaning][]string{}
 	}
-	*m.unknown = append(*m.unknown, text)
+	m.flags |= mUnknown
+	rd.unknown[m] = append(rd.unknown[m], text)
 }
 
 // Comment returns the value of the rule's first --comment, "" for none.
@@ -280,6 +282,9 @@ type Meanings struct {
 	rules []Meaning
 	ms    []Match
 	exts  []MatchExt
+	// unknown holds the matches not modelled of the rules that have any
+	// (flag mUnknown).
+	unknown map[*Meaning][]string
 }
 
 // Meanings returns the typed reading of the table's rules, made on first
@@ -609,7 +614,7 @@ func (rd *Meanings) read(r *Rule, m *Meaning, sc *readScratch) {
 		case "recent":
 			rd.recent(m, sc, sc.opts)
 		case "statistic":
-			statistic(m, sc, sc.opts)
+			rd.statistic(m, sc, sc.opts)
 		case "ipvs":
 			rd.ms = append(rd.ms, rd.readIPVS(sc.opts))
 		}
@@ -645,7 +650,7 @@ func (rd *Meanings) read(r *Rule, m *Meaning, sc *readScratch) {
 			flush()
 			module = a.Value
 			if !knownModule(module) {
-				m.addUnknown("-m " + module)
+				rd.addUnknown(m, "-m "+module)
 			}
 			continue
 		case "--comment":
@@ -663,7 +668,7 @@ func (rd *Meanings) read(r *Rule, m *Meaning, sc *readScratch) {
 		}
 		x, ext := &sc.m, &sc.ext // ext is zero: readOpt fills it for the few matches that have one
 		if !readOpt(a, module, x, ext) {
-			m.addUnknown(argText(a, module))
+			rd.addUnknown(m, argText(a, module))
 			continue
 		}
 		if x.Kind == MatchInInterface || x.Kind == MatchOutInterface || x.Kind == MatchSet || ext.Ports != nil {
@@ -862,7 +867,7 @@ func readOpt(a Arg, module string, x *Match, ext *MatchExt) bool {
 // statistic reads the options of -m statistic into a MatchStatistic of
 // the rule's fork matches; options it does not model make the rule's
 // match unknown.
-func statistic(m *Meaning, sc *readScratch, opts []Arg) {
+func (rd *Meanings) statistic(m *Meaning, sc *readScratch, opts []Arg) {
 	mode, every := "", 0
 	prob, hasProb := math.NaN(), false
 	neg, known := false, true
@@ -907,7 +912,7 @@ func statistic(m *Meaning, sc *readScratch, opts []Arg) {
 		for _, o := range opts {
 			b.WriteString(" " + o.String())
 		}
-		m.addUnknown(b.String())
+		rd.addUnknown(m, b.String())
 	}
 	sc.fork = append(sc.fork, x)
 }
@@ -948,7 +953,7 @@ func (rd *Meanings) recent(m *Meaning, sc *readScratch, opts []Arg) {
 		m.flags |= mRecentSet
 	}
 	if unknown != "" {
-		m.addUnknown(unknown)
+		rd.addUnknown(m, unknown)
 	}
 	if check == 0 {
 		return // --set: always matches; records the source
