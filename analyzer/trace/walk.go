@@ -1041,11 +1041,11 @@ func (w *walker) match(s *state, cc *cchain, m *iptables.Match) (bool, string) {
 		}
 		return cc.rd.PortsContain(m, s.sport), ""
 	case iptables.MatchMark:
-		return s.mark&m.Mask == m.Value&m.Mask, ""
+		return s.mark&m.Mask() == m.Value()&m.Mask(), ""
 	case iptables.MatchSrcType:
-		return w.addrType(s.src)&m.Value != 0, ""
+		return w.addrType(s.src)&m.Value() != 0, ""
 	case iptables.MatchDstType:
-		return w.addrType(s.dst)&m.Value != 0, ""
+		return w.addrType(s.dst)&m.Value() != 0, ""
 	case iptables.MatchCtState:
 		st := uint32(iptables.CtNew)
 		if s.untracked {
@@ -1057,7 +1057,7 @@ func (w *walker) match(s *state, cc *cchain, m *iptables.Match) (bool, string) {
 		if s.masq || s.snat != "" {
 			st |= iptables.CtSNAT
 		}
-		return st&m.Value != 0, ""
+		return st&m.Value() != 0, ""
 	case iptables.MatchFragment:
 		return false, ""
 	case iptables.MatchTCPFlags:

@@ -104,16 +104,24 @@ type Match struct {
 	// several (see [Meanings.Ports]); for a MatchNATDestination, its
 	// port is Lo.
 	Port PortRange
-	// Value is the mark of a MatchMark, the bits of an address type,
-	// conntrack state, the mode of a MatchStatistic, the --seconds of a
-	// MatchRecent (an int32).
-	Value uint32
-	// Mask is the mask of a MatchMark, the check of a MatchRecent.
-	Mask uint32
-	// net is the prefix's address, masked (an IPv4 one in net[1]); the
-	// bits of the probability of a MatchStatistic in net[1].
-	net [2]uint64
+	// w holds the match's values, by kind (see [Match.Value],
+	// [Match.Mask], [Match.Prefix], [Match.Prob]): the value and mask in
+	// w[0]; the masked address of an address match in w[1] (IPv4), or in
+	// w[0] and w[1] (IPv6); the bits of the probability of a
+	// MatchStatistic in w[1].
+	w [2]uint64
 }
+
+// Value returns the mark of a MatchMark, the bits of an address type or
+// conntrack state, the mode of a MatchStatistic, the --seconds of a
+// MatchRecent (an int32).
+func (x *Match) Value() uint32 { return uint32(x.w[0]) }
+
+// Mask returns the mask of a MatchMark, the check of a MatchRecent.
+func (x *Match) Mask() uint32 { return uint32(x.w[0] >> 32) }
+
+// setValue sets the value and mask of x.
+func (x *Match) setValue(value, mask uint32) { x.w[0] = uint64(mask)<<32 | uint64(value) }
 
 // A MatchExt holds what only some kinds of match need.
 type MatchExt struct {
@@ -475,11 +483,11 @@ func (x *Match) setPrefix(p netip.Prefix) {
 	x.bits = uint8(p.Bits())
 	if a.Is6() {
 		b := a.As16()
-		x.v6, x.net = true, [2]uint64{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
+		x.v6, x.w = true, [2]uint64{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
 		return
 	}
 	b := a.As4()
-	x.net = [2]uint64{0, uint64(binary.BigEndian.Uint32(b[:]))}
+	x.w = [2]uint64{0, uint64(binary.BigEndian.Uint32(b[:]))}
 }
 
 // Prefix returns the prefix of an address match (or the address of a
@@ -487,12 +495,12 @@ func (x *Match) setPrefix(p netip.Prefix) {
 func (x *Match) Prefix() netip.Prefix {
 	if x.v6 {
 		var b [16]byte
-		binary.BigEndian.PutUint64(b[:8], x.net[0])
-		binary.BigEndian.PutUint64(b[8:], x.net[1])
+		binary.BigEndian.PutUint64(b[:8], x.w[0])
+		binary.BigEndian.PutUint64(b[8:], x.w[1])
 		return netip.PrefixFrom(netip.AddrFrom16(b), int(x.bits))
 	}
 	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], uint32(x.net[1]))
+	binary.BigEndian.PutUint32(b[:], uint32(x.w[1]))
 	return netip.PrefixFrom(netip.AddrFrom4(b), int(x.bits))
 }
 
@@ -506,7 +514,7 @@ func (x *Match) Contains(a netip.Addr) bool {
 		}
 		b := a.As4()
 		mask := ^uint32(0) << (32 - x.bits)
-		return uint64(binary.BigEndian.Uint32(b[:])&mask) == x.net[1]
+		return uint64(binary.BigEndian.Uint32(b[:])&mask) == x.w[1]
 	}
 	if !a.Is6() || a.Zone() != "" {
 		return false
@@ -517,7 +525,7 @@ func (x *Match) Contains(a netip.Addr) bool {
 	if x.bits > 64 {
 		loMask = ^uint64(0) << (128 - x.bits)
 	}
-	return hi&hiMask == x.net[0] && lo&loMask == x.net[1]
+	return hi&hiMask == x.w[0] && lo&loMask == x.w[1]
 }
 
 // SingleIP returns the one address an address match requires, if its
@@ -533,10 +541,10 @@ func (x *Match) SingleIP() (netip.Addr, bool) {
 // the one the kernel applies for --probability (see KernelProbability;
 // a value outside [0, 1] as written, NaN for one that is not a number),
 // 1/n for --every n.
-func (x *Match) Prob() float64 { return math.Float64frombits(x.net[1]) }
+func (x *Match) Prob() float64 { return math.Float64frombits(x.w[1]) }
 
 // setProb sets the probability of a MatchStatistic.
-func (x *Match) setProb(p float64) { x.net[1] = math.Float64bits(p) }
+func (x *Match) setProb(p float64) { x.w[1] = math.Float64bits(p) }
 
 // Probability returns the probability that a MatchStatistic matches,
 // negation applied.
@@ -800,7 +808,8 @@ func readOpt(a Arg, module string, x *Match, ext *MatchExt) bool {
 		if !ok {
 			return false
 		}
-		x.Kind, x.Value, x.Mask = MatchMark, v, mask
+		x.Kind = MatchMark
+		x.setValue(v, mask)
 		return true
 	case "addrtype":
 		switch a.Name {
@@ -809,7 +818,8 @@ func readOpt(a Arg, module string, x *Match, ext *MatchExt) bool {
 			if !ok {
 				return false
 			}
-			x.Kind, x.Value = MatchSrcType, bits
+			x.Kind = MatchSrcType
+			x.setValue(bits, 0)
 			if a.Name == "--dst-type" {
 				x.Kind = MatchDstType
 			}
@@ -829,7 +839,8 @@ func readOpt(a Arg, module string, x *Match, ext *MatchExt) bool {
 		if !ok {
 			return false
 		}
-		x.Kind, x.Value = MatchCtState, bits
+		x.Kind = MatchCtState
+		x.setValue(bits, 0)
 		return true
 	case "set":
 		if a.Name != "--match-set" && a.Name != "--set" {
@@ -894,14 +905,14 @@ func (rd *Meanings) statistic(m *Meaning, sc *readScratch, opts []Arg) {
 	x.setProb(prob)
 	switch {
 	case mode == "random" && hasProb:
-		x.Value = StatisticRandom
+		x.setValue(StatisticRandom, 0)
 		if prob >= 0 && prob <= 1 {
 			x.setProb(KernelProbability(prob))
 		} else {
 			known = false
 		}
 	case mode == "nth" && every > 0:
-		x.Value = StatisticNth
+		x.setValue(StatisticNth, 0)
 		x.setProb(1 / float64(every))
 	default:
 		known = false
@@ -958,7 +969,9 @@ func (rd *Meanings) recent(m *Meaning, sc *readScratch, opts []Arg) {
 	if check == 0 {
 		return // --set: always matches; records the source
 	}
-	sc.fork = append(sc.fork, Match{Kind: MatchRecent, Value: uint32(int32(seconds)), Mask: check, ext: rd.addExt(MatchExt{Text: name})})
+	x := Match{Kind: MatchRecent, ext: rd.addExt(MatchExt{Text: name})}
+	x.setValue(uint32(int32(seconds)), check)
+	sc.fork = append(sc.fork, x)
 }
 
 func (rd *Meanings) readIPVS(opts []Arg) Match {

@@ -40,17 +40,17 @@ func describe(rd *Meanings, m *Meaning) string {
 				fmt.Fprintf(&b, "%s=%d-%d", name, x.Port.Lo, x.Port.Hi)
 			}
 		case MatchMark:
-			fmt.Fprintf(&b, "mark=%#x/%#x", x.Value, x.Mask)
+			fmt.Fprintf(&b, "mark=%#x/%#x", x.Value(), x.Mask())
 		case MatchSrcType, MatchDstType, MatchCtState:
-			fmt.Fprintf(&b, "bits%d=%#x", x.Kind, x.Value)
+			fmt.Fprintf(&b, "bits%d=%#x", x.Kind, x.Value())
 		case MatchSet:
 			fmt.Fprintf(&b, "set=%s%v", rd.Ext(x).Set.Name, rd.Ext(x).Set.Src)
 		case MatchTCPFlags:
 			fmt.Fprintf(&b, "tcp=%#x/%#x", x.TCPMask, x.TCPComp)
 		case MatchStatistic:
-			fmt.Fprintf(&b, "statistic%d=%.12g", x.Value, x.Prob())
+			fmt.Fprintf(&b, "statistic%d=%.12g", x.Value(), x.Prob())
 		case MatchRecent:
-			fmt.Fprintf(&b, "recent%d=%s/%d", x.Mask, rd.Ext(x).Text, int32(x.Value))
+			fmt.Fprintf(&b, "recent%d=%s/%d", x.Mask(), rd.Ext(x).Text, int32(x.Value()))
 		case MatchIPVS:
 			fmt.Fprintf(&b, "ipvs=%+v", *rd.Ext(x).IPVS)
 		default:
@@ -248,7 +248,7 @@ func TestReadingSize(t *testing.T) {
 	if n := unsafe.Sizeof(Meaning{}); n > 24 {
 		t.Errorf("a rule's Meaning takes %d bytes, want at most 24", n)
 	}
-	if n := unsafe.Sizeof(Match{}); n > 40 {
-		t.Errorf("a Match takes %d bytes, want at most 40", n)
+	if n := unsafe.Sizeof(Match{}); n > 32 {
+		t.Errorf("a Match takes %d bytes, want at most 32", n)
 	}
 }
