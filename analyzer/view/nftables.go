@@ -1239,7 +1239,7 @@ func NFTElementEvidence(s *nft.Set, el *nft.Element) model.Evidence {
 	case len(el.Data) > 0:
 		b.WriteString(" : " + strings.Join(el.Data, " . "))
 	}
-	return model.EvidenceAt(el.Pos, b.String())
+	return model.EvidenceAt(el.Pos(), b.String())
 }
 
 // NFTRuleEvidence returns the evidence of a rule.
