@@ -194,14 +194,30 @@ func (f *facts) expect(sp *model.ServicePort, fam model.Family) *Expect {
 
 // PortsOf returns the active service ports that have an address of the
 // view's family, noting (once) when node-local information is missing.
+// The slice is the caller's to read, not to modify: most checks call it,
+// and when every active port qualifies it is [model.Snapshot.ActivePorts]'s.
 func (p *Pass) PortsOf(v *view.View) []*model.ServicePort {
-	var out []*model.ServicePort
+	active := p.Snap.ActivePorts()
+	keep := func(sp *model.ServicePort) bool {
+		_, ok := sp.ClusterIP(v.Family)
+		return ok && (p.Snap.Node.Name != "" || !sp.InternalPolicyLocal && !sp.ExternalPolicyLocal)
+	}
+	n := 0
+	for _, sp := range active {
+		if keep(sp) {
+			n++
+		}
+	}
+	if n == len(active) {
+		return active
+	}
+	out := make([]*model.ServicePort, 0, n)
 	var local []string
-	for _, sp := range p.Snap.ActivePorts() {
+	for _, sp := range active {
 		if _, ok := sp.ClusterIP(v.Family); !ok {
 			continue
 		}
-		if p.Snap.Node.Name == "" && (sp.InternalPolicyLocal || sp.ExternalPolicyLocal) {
+		if !keep(sp) {
 			local = append(local, sp.Name.String())
 			continue
 		}

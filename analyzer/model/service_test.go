@@ -135,3 +135,22 @@ func listOf(eps []*Endpoint) string {
 	}
 	return strings.Join(s, " ")
 }
+
+// TestActivePorts: the active ports are the ports not skipped, in order;
+// with none skipped they are the ports themselves, not a copy (the checks
+// ask for them many times), and appending to them leaves the ports alone.
+func TestActivePorts(t *testing.T) {
+	a, b, c := &ServicePort{}, &ServicePort{Skip: "no cluster IP"}, &ServicePort{}
+	s := &Snapshot{Ports: []*ServicePort{a, b, c}}
+	if got := s.ActivePorts(); len(got) != 2 || got[0] != a || got[1] != c {
+		t.Errorf("ActivePorts = %v, want a and c", got)
+	}
+	s.Ports = append(make([]*ServicePort, 0, 4), a, c)
+	if n := testing.AllocsPerRun(10, func() { s.ActivePorts() }); n != 0 {
+		t.Errorf("ActivePorts allocates %v times with no port skipped, want 0", n)
+	}
+	_ = append(s.ActivePorts(), b)
+	if s.Ports[:3][2] != nil {
+		t.Errorf("appending to ActivePorts changed the ports: %v", s.Ports)
+	}
+}
