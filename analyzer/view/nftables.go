@@ -175,6 +175,8 @@ type nftExtractor struct {
 	obj   map[string]*Object
 	entry map[entryKey]*Entry
 	back  map[string]*nftBackend
+	// affinitySet holds the set an endpoint chain updates, by chain.
+	affinitySet map[string]string
 	// fw holds the firewall of each destination.
 	fw map[nftDestKey]*Firewall
 	// clusterIPs holds the members of the cluster-ips set (1.30+).
@@ -214,6 +216,8 @@ func FromNFT(t *nft.Table, attr *Attribution) *View {
 		entry:  map[entryKey]*Entry{},
 		back:   map[string]*nftBackend{},
 		fw:     map[nftDestKey]*Firewall{},
+
+		affinitySet: map[string]string{},
 	}
 	for _, c := range t.Chains {
 		x.chains[c.Name] = c
@@ -803,7 +807,6 @@ func (x *nftExtractor) external(e *Entry, c *nft.Chain, origin model.Origin, dep
 
 type nftBackend struct {
 	Backend
-	affinitySet string // the set its endpoint chain updates
 }
 
 // dispatch reads a service or local chain: session affinity rules, then a
@@ -828,14 +831,16 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 	// add appends a backend balanced by rule r (whose evidence, ruleEv, the
 	// backends of one rule share); fresh backends (dnat map slots) are used
 	// as they are, those of endpoint chains (shared) copied.
-	add := func(b *nftBackend, fresh bool, share float64, ruleEv []model.Evidence) {
+	add := func(b *nftBackend, fresh bool, share float64, ruleEv *[]model.Evidence) {
 		nb := b
 		if fresh {
 			nb.evidence = ruleEv
 		} else {
 			nb = new(nftBackend)
 			*nb = *b
-			nb.evidence = append(append(make([]model.Evidence, 0, 1+len(b.evidence)), ruleEv...), b.evidence...)
+			ev := append(make([]model.Evidence, 0, 1+len(b.Evidence())), *ruleEv...)
+			ev = append(ev, b.Evidence()...)
+			nb.evidence = &ev
 		}
 		nb.Share = share
 		if share == 0 {
@@ -862,7 +867,7 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 		}
 		if slots, ng, ok := nftNumgenSlots(r); ok {
 			valid := 0
-			ruleEv := []model.Evidence{NFTRuleEvidence(r)}[:1:1]
+			ruleEv := &[]model.Evidence{NFTRuleEvidence(r)}
 			for _, s := range slots {
 				b, fresh := s.b, s.b != nil
 				if !fresh {
@@ -881,12 +886,12 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 			continue
 		}
 		if b := nftDNAT(r); b != nil && cond != condOther {
-			add(b, true, remaining, []model.Evidence{NFTRuleEvidence(r)})
+			add(b, true, remaining, &[]model.Evidence{NFTRuleEvidence(r)})
 			remaining = 0
 			continue
 		}
 		if v != nil && (v.Kind == "goto" || v.Kind == "jump") && strings.HasPrefix(v.Target, kpnames.NFTEndpoint) && cond == condAll {
-			add(x.backend(v.Target), false, remaining, []model.Evidence{NFTRuleEvidence(r)})
+			add(x.backend(v.Target), false, remaining, &[]model.Evidence{NFTRuleEvidence(r)})
 			remaining = 0
 			continue
 		}
@@ -896,7 +901,7 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 		complete := len(backs) > 0
 		for _, b := range backs {
 			set, ok := affinity[b.ID]
-			complete = complete && ok && b.ID != "" && b.affinitySet == set
+			complete = complete && ok && b.ID != "" && x.affinitySet[b.ID] == set
 		}
 		d.Affinity.Complete = complete
 		if len(sets) > 0 {
@@ -1058,13 +1063,15 @@ func (x *nftExtractor) backend(name string) *nftBackend {
 			}
 			if nb := nftDNAT(r); nb != nil && b == nil {
 				b = nb
-				b.evidence = append(b.evidence, NFTRuleEvidence(r))
+				b.evidence = &[]model.Evidence{NFTRuleEvidence(r)}
 			}
 		}
 		if b == nil {
-			b = &nftBackend{Backend: Backend{Weight: 1, Endpoint: "(no dnat in " + name + ")", evidence: []model.Evidence{NFTChainEvidence(c)}}}
+			b = &nftBackend{Backend: Backend{Weight: 1, Endpoint: "(no dnat in " + name + ")", evidence: &[]model.Evidence{NFTChainEvidence(c)}}}
 		}
-		b.affinitySet = set
+		if set != "" {
+			x.affinitySet[name] = set
+		}
 	}
 	b.ID = name
 	x.back[name] = b
@@ -1079,8 +1086,8 @@ func (x *nftExtractor) attributeEndpointChains() {
 			if o := x.obj[b.ID]; o != nil && o.Service == "" {
 				o.Service = d.Service
 			}
-			if nb := x.back[b.ID]; nb != nil && nb.affinitySet != "" {
-				if o := x.obj["@"+nb.affinitySet]; o != nil && o.Service == "" {
+			if set := x.affinitySet[b.ID]; set != "" {
+				if o := x.obj["@"+set]; o != nil && o.Service == "" {
 					o.Service = d.Service
 				}
 			}

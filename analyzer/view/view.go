@@ -278,7 +278,7 @@ type Backend struct {
 	// keeps the rule jumping to the endpoint chain instead (a large node
 	// has one backend per endpoint of every Service), and Evidence builds
 	// it from that rule.
-	evidence []model.Evidence
+	evidence *[]model.Evidence
 	jump     *iptables.Rule
 	// dnat is the endpoint chain's DNAT rule (nil: the chain has none, or
 	// is missing), found as the view reads the chain.
@@ -291,7 +291,10 @@ type Backend struct {
 // chain when it has none (nothing when it is missing).
 func (b *Backend) Evidence() []model.Evidence {
 	if b.jump == nil {
-		return b.evidence
+		if b.evidence == nil {
+			return nil
+		}
+		return *b.evidence
 	}
 	out := make([]model.Evidence, 1, 2)
 	out[0] = model.RuleEvidence(b.jump)

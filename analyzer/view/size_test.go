@@ -1,0 +1,17 @@
+package view_test
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/proxyscan/proxyscan/analyzer/view"
+)
+
+// TestBackendSize guards the room a backend takes: a view of a
+// 10,000-Service node has one per endpoint of every Service (about
+// 60,000), kept for the whole analysis.
+func TestBackendSize(t *testing.T) {
+	if n := unsafe.Sizeof(view.Backend{}); n > 104 {
+		t.Errorf("a Backend takes %d bytes, want at most 104", n)
+	}
+}
