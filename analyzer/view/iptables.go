@@ -10,11 +10,6 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
-// iptables object kinds.
-const (
-	ObjChain ObjectKind = "chain"
-)
-
 // Attribution is what the view needs from the model to name hashed chains
 // and rules without comments: for every service port, the hash of its chain
 // names, and its destinations (addresses and node port).

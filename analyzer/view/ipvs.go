@@ -15,13 +15,6 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
 )
 
-// IPVS object kinds.
-const (
-	ObjVirtualServer ObjectKind = "virtual server"
-	ObjBoundAddress  ObjectKind = "kube-ipvs0 address"
-	ObjSetEntry      ObjectKind = "ipset entry"
-)
-
 // setName is kpnames.SetName in a family.
 func setName(base string, f model.Family) string { return kpnames.SetName(base, f == model.IPv6) }
 

@@ -14,13 +14,6 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
-// nftables object kinds: affinity sets, and elements of the maps and sets
-// that hold no entries (chains are ObjChain).
-const (
-	ObjSet     ObjectKind = "set"
-	ObjElement ObjectKind = "map element"
-)
-
 // The fixed chains, sets and maps of kube-proxy's nftables mode
 // (pkg/proxy/nftables/proxier.go, v1.29-v1.37).
 const (

@@ -15,3 +15,14 @@ func TestBackendSize(t *testing.T) {
 		t.Errorf("a Backend takes %d bytes, want at most 104", n)
 	}
 }
+
+// TestObjectSize guards the room a data-plane object takes: a view of a
+// 10,000-Service iptables node has one per chain (about 67,000).
+func TestObjectSize(t *testing.T) {
+	if n := unsafe.Sizeof(view.Object{}); n > 56 {
+		t.Errorf("an Object takes %d bytes, want at most 56", n)
+	}
+	if got := view.ObjElement.String(); got != "map element" {
+		t.Errorf("ObjElement.String() = %q, want %q", got, "map element")
+	}
+}

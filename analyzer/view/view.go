@@ -336,17 +336,49 @@ type HealthCheck struct {
 	Evidence []model.Evidence
 }
 
-// ObjectKind names a kind of per-service data-plane object.
-type ObjectKind string
+// ObjectKind names a kind of per-service data-plane object. It is a
+// small number (its String is its name): a large node has an object per
+// chain.
+type ObjectKind uint8
+
+// Object kinds.
+const (
+	ObjChain         ObjectKind = iota + 1 // an iptables or nftables chain
+	ObjVirtualServer                       // an IPVS virtual server
+	ObjBoundAddress                        // an address on kube-ipvs0
+	ObjSetEntry                            // an ipset entry
+	ObjSet                                 // an nftables affinity set
+	ObjElement                             // an element of an nftables map or set that holds no entries
+)
+
+var objectKindNames = [...]string{
+	ObjChain:         "chain",
+	ObjVirtualServer: "virtual server",
+	ObjBoundAddress:  "kube-ipvs0 address",
+	ObjSetEntry:      "ipset entry",
+	ObjSet:           "set",
+	ObjElement:       "map element",
+}
+
+// String returns the kind's name ("chain", "map element"...).
+func (k ObjectKind) String() string {
+	if int(k) < len(objectKindNames) && objectKindNames[k] != "" {
+		return objectKindNames[k]
+	}
+	return "object kind " + strconv.Itoa(int(k))
+}
 
 // An Object is a per-service object of the data plane: a chain, a virtual
 // server, a map element, an ipset member, an address on kube-ipvs0.
+//
+// A large node has one per chain: the fields are ordered so that the
+// struct has no padding to speak of.
 type Object struct {
-	Kind ObjectKind
 	Name string
 	// Service is the service port name it belongs to by its name, comment
 	// or contents ("" when nothing says).
 	Service string
+	Kind    ObjectKind
 	// Hashed reports a name kube-proxy derives from the service port
 	// (KUBE-SVC-<hash>, the nft chains' <hash>-<name> prefix).
 	Hashed bool
