@@ -26,3 +26,14 @@ func TestObjectSize(t *testing.T) {
 		t.Errorf("ObjElement.String() = %q, want %q", got, "map element")
 	}
 }
+
+// TestEntrySize guards the room of an entry and a dispatch: a view of a
+// 10,000-Service node has one or two of each per service port.
+func TestEntrySize(t *testing.T) {
+	if n := unsafe.Sizeof(view.Entry{}); n > 224 {
+		t.Errorf("an Entry takes %d bytes, want at most 224", n)
+	}
+	if n := unsafe.Sizeof(view.Dispatch{}); n > 144 {
+		t.Errorf("a Dispatch takes %d bytes, want at most 144", n)
+	}
+}

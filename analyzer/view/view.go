@@ -124,21 +124,24 @@ func (v *View) ServiceEntries(name string) []*Entry {
 	return v.byService[name]
 }
 
-// An Entry is one programmed destination.
+// An Entry is one programmed destination. Its fields are ordered so that
+// the struct has no padding to speak of.
 type Entry struct {
 	Kind     Kind
 	IP       netip.Addr // invalid for NodePort entries
 	Protocol string     // lower case: tcp, udp, sctp
 	Port     int32
+	// Routed reports whether the entry's rule (or element) was followed to
+	// the dispatches of Dispatch; a routed entry may still have no
+	// dispatch for an origin, or none at all when its rule leads nowhere.
+	Routed bool
+	// Localhost reports a node port also accepted on 127.0.0.1.
+	Localhost bool
 	// Service is the service port name the entry is attributed to ("" when
 	// it could not be attributed), and How says how ("comment", "hash",
 	// "element", "address").
 	Service, How string
 	Action       Action
-	// Routed reports whether the entry's rule (or element) was followed to
-	// the dispatches of Dispatch; a routed entry may still have no
-	// dispatch for an origin, or none at all when its rule leads nowhere.
-	Routed bool
 	// Dispatch gives, for routed entries, where each origin's traffic is
 	// sent (nil: the origin's traffic is not forwarded by this entry).
 	Dispatch PerOrigin[*Dispatch]
@@ -147,8 +150,6 @@ type Entry struct {
 	via *PerOrigin[[]model.Evidence]
 	// Firewall holds the source-range filter of a load balancer entry.
 	Firewall *Firewall
-	// Localhost reports a node port also accepted on 127.0.0.1.
-	Localhost bool
 	// NodeIPs lists, for an IPVS node port, the node addresses that have a
 	// virtual server for it; Also holds the dispatches of those after the
 	// first (one virtual server per node address).
@@ -211,13 +212,13 @@ type Dispatch struct {
 	// Drops reports that traffic reaching the dispatch is dropped (no
 	// local endpoints, kube-proxy before 1.25).
 	Drops bool
-	// Scheduler is the IPVS scheduler, "random" for iptables and nftables;
-	// "" when the IPVS listing does not print it (ipvsadm -Ln --stats).
-	Scheduler string
 	// AffinityUnknown is set when the data plane does not say whether the
 	// dispatch pins clients (an IPVS listing that prints no persistence):
 	// Affinity is then nil and says nothing.
 	AffinityUnknown bool
+	// Scheduler is the IPVS scheduler, "random" for iptables and nftables;
+	// "" when the IPVS listing does not print it (ipvsadm -Ln --stats).
+	Scheduler string
 	// Hidden says what of the dispatch the listing it was read from does
 	// not print ("ipvsadm -Ln --stats prints no scheduler, persistence or
 	// weights"); "" when the data plane shows it all.
