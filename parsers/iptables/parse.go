@@ -539,9 +539,6 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 	}
 	r := p.newRule()
 	*r = Rule{Chain: c, Raw: raw, Line: p.line, first: uint32(len(p.d.arena)), targ: noTarget}
-	if counters {
-		r.counters = &[2]uint64{pk, by}
-	}
 	// toks[0] is "-A", toks[1] the chain name.
 	var cur *arg
 	neg := false
@@ -615,6 +612,10 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 	}
 	if counters {
 		p.d.Counters = true
+		if p.d.counters == nil {
+			p.d.counters = map[*Rule][2]uint64{}
+		}
+		p.d.counters[r] = [2]uint64{pk, by}
 	}
 	if c == nil {
 		r.Chain = p.ensureChain(chainName)

@@ -56,6 +56,10 @@ type Dump struct {
 	PartialReason string
 
 	arena []arg
+	// counters holds the [packets, bytes] of the rules written with a
+	// "[p:b]" prefix (iptables-save -c), which few dumps have: a rule
+	// has no field for them.
+	counters map[*Rule][2]uint64
 }
 
 // Table returns the table with the given name, or nil.
@@ -179,7 +183,6 @@ type Rule struct {
 	// Line is the 1-based line of the rule in the dump.
 	Line int
 
-	counters *[2]uint64 // [packets, bytes] of a "[p:b]" prefix, nil without
 	// first is the index of the rule's first option in its dump's arena,
 	// narg the number of options, targ the index of the target option
 	// ("-j", "-g") among them, noTarget when there is none.
@@ -196,10 +199,11 @@ func (r *Rule) arena() []arg { return r.Chain.Table.Dump.arena }
 // Counters returns the rule's packet and byte counters, and whether the
 // line had a [packets:bytes] prefix (iptables-save -c).
 func (r *Rule) Counters() (packets, bytes uint64, ok bool) {
-	if r.counters == nil {
+	if r.Chain == nil || r.Chain.Table == nil || r.Chain.Table.Dump == nil {
 		return 0, 0, false
 	}
-	return r.counters[0], r.counters[1], true
+	c, ok := r.Chain.Table.Dump.counters[r]
+	return c[0], c[1], ok
 }
 
 // An Arg is one option of a rule, in the order written: its name ("-s",
