@@ -769,7 +769,7 @@ func (w *walker) chainEnd(s *state) {
 
 // policy applies the policy of built-in chain c.
 func (w *walker) policy(s *state, c *iptables.Chain) {
-	switch c.Policy {
+	switch c.Policy() {
 	case "DROP":
 		p := c.Pos()
 		s.add(Step{Table: c.Table.Name, Chain: c.Name, Rule: "-P " + c.Name + " DROP", File: p.File, Line: p.Line, Note: "chain policy DROP"})

@@ -200,7 +200,7 @@ func (x *iptExtractor) attributeEndpointChains() {
 func chainEvidence(c *iptables.Chain) model.Evidence {
 	text := c.Header
 	if text == "" {
-		text = ":" + c.Name + " " + c.Policy
+		text = ":" + c.Name + " " + c.Policy()
 	}
 	return model.Evidence{File: c.Table.Dump.Name, Line: c.Line, Text: text}
 }

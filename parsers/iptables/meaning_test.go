@@ -253,12 +253,15 @@ func TestReadingSize(t *testing.T) {
 	}
 }
 
-// TestRuleSize guards the room a parsed rule takes (a 10,000-Service
-// node has about 216,000) and that the counters of a dump written with
+// TestRuleSize guards the room a parsed rule and chain take (a
+// 10,000-Service node has about 216,000 rules and 67,000 chains) and that the counters of a dump written with
 // -c, kept beside its rules, are still each rule's own.
 func TestRuleSize(t *testing.T) {
 	if n := unsafe.Sizeof(Rule{}); n > 40 {
 		t.Errorf("a Rule takes %d bytes, want at most 40", n)
+	}
+	if n := unsafe.Sizeof(Chain{}); n > 80 {
+		t.Errorf("a Chain takes %d bytes, want at most 80", n)
 	}
 	d, err := Parse("x", []byte("*filter\n:INPUT ACCEPT [0:0]\n:FOO - [0:0]\n[1:2] -A FOO\n[3:4] -A FOO\n-A FOO -j ACCEPT\nCOMMIT\n"))
 	if err != nil {

@@ -333,7 +333,8 @@ func (p *parser) chainHeader(ln string) {
 	if c == nil {
 		c = p.newChain(name)
 	}
-	c.Policy, c.Line, c.Header = policy, p.line, ln
+	c.Line, c.Header = p.line, ln
+	c.setPolicy(policy)
 }
 
 // field returns the first field of s, separated by spaces or tabs, and
@@ -362,10 +363,10 @@ func (p *parser) newChain(name string) *Chain {
 	}
 	c := &p.chainSlab[0]
 	p.chainSlab = p.chainSlab[1:]
-	*c = Chain{Name: name, Table: p.table, Policy: "-", idx: p.table.nchains}
+	*c = Chain{Name: name, Table: p.table, idx: p.table.nchains}
 	p.table.nchains++
 	if IsBuiltinChain(p.table.Name, name) {
-		c.Policy = "ACCEPT"
+		c.policy = policyAccept
 	}
 	p.table.chains[name] = c
 	p.table.Chains = append(p.table.Chains, c)

@@ -132,8 +132,6 @@ func (t *Table) Pos() parsers.Pos { return parsers.Pos{File: t.Dump.Name, Line: 
 type Chain struct {
 	// Name of the chain.
 	Name string
-	// Policy is ACCEPT or DROP for built-in chains and "-" for user chains.
-	Policy string
 	// Line is the line of the ":NAME POLICY [p:b]" header, 0 for a built-in
 	// chain that has no header in the input.
 	Line int
@@ -145,7 +143,44 @@ type Chain struct {
 	// Table is the table holding the chain.
 	Table *Table
 
-	idx int32 // see Index
+	idx    int32       // see Index
+	policy chainPolicy // see Policy
+}
+
+// A chainPolicy is the policy of a chain: a large nat table has tens of
+// thousands of chains, which hold it in a byte.
+type chainPolicy uint8
+
+// Chain policies.
+const (
+	policyNone   chainPolicy = iota // "-": a user chain
+	policyAccept                    // ACCEPT
+	policyDrop                      // DROP
+)
+
+// Policy returns the chain's policy: ACCEPT or DROP for a built-in
+// chain, "-" for a user chain.
+func (c *Chain) Policy() string {
+	switch c.policy {
+	case policyAccept:
+		return "ACCEPT"
+	case policyDrop:
+		return "DROP"
+	}
+	return "-"
+}
+
+// setPolicy sets the chain's policy: ACCEPT, DROP or "-" (the parser
+// accepts no other).
+func (c *Chain) setPolicy(p string) {
+	switch p {
+	case "ACCEPT":
+		c.policy = policyAccept
+	case "DROP":
+		c.policy = policyDrop
+	default:
+		c.policy = policyNone
+	}
 }
 
 // Counters returns the chain counters of its header: [0:0] when the dump
