@@ -488,7 +488,7 @@ func (x *ipvsExtractor) dispatch(s *ipvs.Service, proto string, connsKnown bool)
 		}
 		ip = ip.Unmap()
 		b := &Backend{IP: ip, Port: int32(rs.Port), Weight: clamp32(rs.Weight), Graceful: rs.Weight == 0, Connections: -1,
-			evidence: &[]model.Evidence{model.EvidenceAt(rs.Pos, rs.Raw)}}
+			evidence: oneEvidence(model.EvidenceAt(rs.Pos, rs.Raw))}
 		if !weights {
 			b.Weight, b.Graceful = WeightUnknown, false
 		}

@@ -820,7 +820,6 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 	remaining := 1.0
 	affinity := map[string]string{} // endpoint chain -> affinity set checked
 	var sets []*nft.Set
-	var backs []*nftBackend
 	// add appends a backend balanced by rule r (whose evidence, ruleEv, the
 	// backends of one rule share); fresh backends (dnat map slots) are used
 	// as they are, those of endpoint chains (shared) copied.
@@ -831,15 +830,12 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 		} else {
 			nb = new(nftBackend)
 			*nb = *b
-			ev := append(make([]model.Evidence, 0, 1+len(b.Evidence())), *ruleEv...)
-			ev = append(ev, b.Evidence()...)
-			nb.evidence = &ev
+			nb.evidence = joinEvidence(*ruleEv, b.Evidence())
 		}
 		nb.Share = share
 		if share == 0 {
 			nb.Unreachable = true
 		}
-		backs = append(backs, nb)
 		d.Backends = append(d.Backends, &nb.Backend)
 	}
 	for _, r := range c.Rules {
@@ -860,7 +856,7 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 		}
 		if slots, ng, ok := nftNumgenSlots(r); ok {
 			valid := 0
-			ruleEv := &[]model.Evidence{NFTRuleEvidence(r)}
+			ruleEv := oneEvidence(NFTRuleEvidence(r))
 			for _, s := range slots {
 				b, fresh := s.b, s.b != nil
 				if !fresh {
@@ -879,20 +875,20 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 			continue
 		}
 		if b := nftDNAT(r); b != nil && cond != condOther {
-			add(b, true, remaining, &[]model.Evidence{NFTRuleEvidence(r)})
+			add(b, true, remaining, oneEvidence(NFTRuleEvidence(r)))
 			remaining = 0
 			continue
 		}
 		if v != nil && (v.Kind == "goto" || v.Kind == "jump") && strings.HasPrefix(v.Target, kpnames.NFTEndpoint) && cond == condAll {
-			add(x.backend(v.Target), false, remaining, &[]model.Evidence{NFTRuleEvidence(r)})
+			add(x.backend(v.Target), false, remaining, oneEvidence(NFTRuleEvidence(r)))
 			remaining = 0
 			continue
 		}
 		x.v.Unrecognised = append(x.v.Unrecognised, NFTRuleEvidence(r))
 	}
 	if d.Affinity != nil {
-		complete := len(backs) > 0
-		for _, b := range backs {
+		complete := len(d.Backends) > 0
+		for _, b := range d.Backends {
 			set, ok := affinity[b.ID]
 			complete = complete && ok && b.ID != "" && x.affinitySet[b.ID] == set
 		}
@@ -1056,11 +1052,11 @@ func (x *nftExtractor) backend(name string) *nftBackend {
 			}
 			if nb := nftDNAT(r); nb != nil && b == nil {
 				b = nb
-				b.evidence = &[]model.Evidence{NFTRuleEvidence(r)}
+				b.evidence = oneEvidence(NFTRuleEvidence(r))
 			}
 		}
 		if b == nil {
-			b = &nftBackend{Backend: Backend{Weight: 1, Endpoint: "(no dnat in " + name + ")", evidence: &[]model.Evidence{NFTChainEvidence(c)}}}
+			b = &nftBackend{Backend: Backend{Weight: 1, Endpoint: "(no dnat in " + name + ")", evidence: oneEvidence(NFTChainEvidence(c))}}
 		}
 		if set != "" {
 			x.affinitySet[name] = set

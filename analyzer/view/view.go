@@ -312,6 +312,29 @@ func (b *Backend) Evidence() []model.Evidence {
 	return out
 }
 
+// oneEvidence returns a pointer to a list of ev alone (a backend's
+// evidence), made in one allocation.
+func oneEvidence(ev model.Evidence) *[]model.Evidence {
+	return joinEvidence([]model.Evidence{ev}, nil)
+}
+
+// joinEvidence returns a pointer to a new list of the evidence of a then
+// b, made in one allocation when it is short (a backend's).
+func joinEvidence(a, b []model.Evidence) *[]model.Evidence {
+	n := len(a) + len(b)
+	if n > 2 {
+		list := append(append(make([]model.Evidence, 0, n), a...), b...)
+		return &list
+	}
+	x := &struct {
+		list []model.Evidence
+		arr  [2]model.Evidence
+	}{}
+	x.list = append(append(x.arr[:0], a...), b...)
+	x.list = x.list[:n:n]
+	return &x.list
+}
+
 // Affinity is ClientIP session affinity as programmed.
 type Affinity struct {
 	// Timeout in seconds.
