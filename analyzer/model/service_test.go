@@ -154,3 +154,18 @@ func TestActivePorts(t *testing.T) {
 		t.Errorf("appending to ActivePorts changed the ports: %v", s.Ports)
 	}
 }
+
+// TestProtoLower: the protocol in lower case, without allocating for the
+// protocols kube-proxy knows.
+func TestProtoLower(t *testing.T) {
+	for proto, want := range map[corev1.Protocol]string{corev1.ProtocolTCP: "tcp", corev1.ProtocolUDP: "udp", corev1.ProtocolSCTP: "sctp", "Other": "other"} {
+		sp := &ServicePort{Protocol: proto}
+		if got := sp.ProtoLower(); got != want {
+			t.Errorf("ProtoLower of %s = %q, want %q", proto, got, want)
+		}
+	}
+	sp := &ServicePort{Protocol: corev1.ProtocolTCP}
+	if n := testing.AllocsPerRun(10, func() { sp.ProtoLower() }); n != 0 {
+		t.Errorf("ProtoLower allocates %v times, want 0", n)
+	}
+}
