@@ -276,3 +276,40 @@ func TestRuleSize(t *testing.T) {
 		t.Errorf("counters %v, want %s", got, want)
 	}
 }
+
+// TestChainIndexRoom: once a dump is parsed, its tables find their chains by
+// name in an index of a few bytes per chain, not a map; every chain is
+// found, a deleted or unknown one is not.
+func TestChainIndexRoom(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("*nat\n:PREROUTING ACCEPT [0:0]\n")
+	const n = 5000
+	for i := range n {
+		fmt.Fprintf(&b, ":KUBE-SEP-%06d - [0:0]\n", i)
+	}
+	b.WriteString("-X KUBE-SEP-000007\nCOMMIT\n")
+	d, err := Parse("x", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := d.Table("nat")
+	if tb.chains != nil || tb.index == nil {
+		t.Fatalf("the table keeps a map of its chains")
+	}
+	if per := float64(4*len(tb.index.slots)) / float64(len(tb.Chains)); per > 8 {
+		t.Errorf("the index takes %.1f bytes per chain, want at most 8", per)
+	}
+	for _, c := range tb.Chains {
+		if got := tb.Chain(c.Name); got != c {
+			t.Errorf("Chain(%s) = %v", c.Name, got)
+		}
+	}
+	for _, name := range []string{"KUBE-SEP-000007", "KUBE-SEP-999999", ""} {
+		if c := tb.Chain(name); c != nil {
+			t.Errorf("Chain(%q) = %v, want nil", name, c.Name)
+		}
+	}
+	if len(tb.Chains) != n {
+		t.Errorf("%d chains, want %d", len(tb.Chains), n)
+	}
+}

@@ -78,6 +78,9 @@ func (p *parser) finish() (*Dump, error) {
 	if p.d.Family == FamilyUnknown {
 		p.d.Family = p.family
 	}
+	for _, t := range p.d.Tables {
+		t.indexChains()
+	}
 	return p.d, nil
 }
 

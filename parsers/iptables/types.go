@@ -109,7 +109,8 @@ type Table struct {
 	// Dump is the dump holding the table.
 	Dump *Dump
 
-	chains  map[string]*Chain
+	chains  map[string]*Chain // while the dump is parsed; index after
+	index   *chainIndex
 	nchains int32                 // chains created, the bound of their indexes
 	jumps   atomic.Pointer[Jumps] // see Jumps
 	jumpsMu sync.Mutex            // held while the jumps are resolved
@@ -119,7 +120,12 @@ type Table struct {
 }
 
 // Chain returns the named chain, or nil.
-func (t *Table) Chain(name string) *Chain { return t.chains[name] }
+func (t *Table) Chain(name string) *Chain {
+	if t.index != nil {
+		return t.index.find(t.Chains, name)
+	}
+	return t.chains[name]
+}
 
 // ChainIndexes returns the bound of the indexes of the table's chains (see
 // [Chain.Index]): the size of a side table indexed by chain.
