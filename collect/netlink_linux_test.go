@@ -153,7 +153,7 @@ func netlinkView(t *testing.T, listing []byte) *nft.Ruleset {
 		for _, s := range tb.Sets {
 			s.Comment, s.Typeof, s.DataTypeof = "", "", ""
 			for i := range s.Elements {
-				s.Elements[i].Expires = 0
+				s.Elements[i].SetExpires(0)
 			}
 		}
 	}

@@ -199,11 +199,28 @@ const endpointsUnexported = "not checked, as the exports hold the EndpointSlices
 
 // PortsOf returns the active service ports that have an address of the
 // view's family, noting (once) when node-local information is missing.
+// The slice is the caller's to read, not to modify: most checks call it,
+// and when every active port qualifies it is [model.Snapshot.ActivePorts]'s.
 func (p *Pass) PortsOf(v *view.View) []*model.ServicePort {
-	var out []*model.ServicePort
-	var local, unknown []string
+	active := p.Snap.ActivePorts()
 	endpoints := slices.Contains(p.Check.Needs, NeedEndpoints)
-	for _, sp := range p.Snap.ActivePorts() {
+	keep := func(sp *model.ServicePort) bool {
+		_, ok := sp.ClusterIP(v.Family)
+		return ok && (p.Snap.Node.Name != "" || !sp.InternalPolicyLocal && !sp.ExternalPolicyLocal) &&
+			!(endpoints && sp.EndpointsUnknown)
+	}
+	n := 0
+	for _, sp := range active {
+		if keep(sp) {
+			n++
+		}
+	}
+	if n == len(active) {
+		return active
+	}
+	out := make([]*model.ServicePort, 0, n)
+	var local, unknown []string
+	for _, sp := range active {
 		if _, ok := sp.ClusterIP(v.Family); !ok {
 			continue
 		}
@@ -211,7 +228,7 @@ func (p *Pass) PortsOf(v *view.View) []*model.ServicePort {
 			unknown = append(unknown, sp.Name.String())
 			continue
 		}
-		if p.Snap.Node.Name == "" && (sp.InternalPolicyLocal || sp.ExternalPolicyLocal) {
+		if !keep(sp) {
 			local = append(local, sp.Name.String())
 			continue
 		}

@@ -95,7 +95,7 @@ func runForeignRules(p *Pass) {
 // nothing jumps to kube-proxy's KUBE-FORWARD.
 func forwardDrop(p *Pass, d *iptables.Dump) {
 	fwd := d.Chain("filter", "FORWARD")
-	if fwd == nil || fwd.Policy != "DROP" || d.Chain("nat", kpnames.KubeServices) == nil {
+	if fwd == nil || fwd.Policy() != "DROP" || d.Chain("nat", kpnames.KubeServices) == nil {
 		return
 	}
 	for _, r := range fwd.Rules {

@@ -103,7 +103,7 @@ func kubeChain(d *iptables.Dump) *iptables.Chain {
 }
 
 func chainEv(c *iptables.Chain) model.Evidence {
-	return model.EvidenceAt(c.Pos(), ":"+c.Name+" "+c.Policy)
+	return model.EvidenceAt(c.Pos(), ":"+c.Name+" "+c.Policy())
 }
 
 // commentLine returns the line of the i-th comment of a table: of its

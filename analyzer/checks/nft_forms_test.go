@@ -163,7 +163,7 @@ func nftPositions(t *testing.T, a, b *nft.Ruleset) map[string]parsers.Pos {
 			}
 			m[posKey(sa.Pos)] = sb.Pos
 			for i := range sa.Elements {
-				m[posKey(sa.Elements[i].Pos)] = sb.Elements[i].Pos
+				m[posKey(sa.Elements[i].Pos())] = sb.Elements[i].Pos()
 			}
 		}
 		for _, ca := range ta.Chains {

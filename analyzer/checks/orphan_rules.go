@@ -30,14 +30,16 @@ var orphanRules = &Check{
 
 func runOrphanRules(p *Pass) {
 	ports := servicePortByName(p.Snap)
-	all := map[string]*model.ServicePort{}
+	// The maps are made to their size: a large cluster has tens of
+	// thousands of ports.
+	all := make(map[string]*model.ServicePort, len(p.Snap.Ports))
 	for _, sp := range p.Snap.Ports {
 		all[sp.String()] = sp
 	}
 	large := largeCluster(p.Snap)
 	// Services that exist, whole: the leftovers of a deleted Service are
 	// one finding whatever the number of its ports.
-	services := map[string]bool{}
+	services := make(map[string]bool, len(p.Snap.Ports))
 	for _, sp := range p.Snap.Ports {
 		services[sp.Name.Service()] = true
 	}

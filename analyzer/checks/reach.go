@@ -433,17 +433,21 @@ func allowedSource(ranges []netip.Prefix, fam model.Family) (netip.Addr, bool) {
 // the share of new connections that reach no endpoint, or nil when they
 // all do or the target could not be traced (noted).
 func traceUnreached(p *Pass, sp *model.ServicePort, e *Expect, t reachTarget, mode string) *unreached {
-	var good endpointSet
+	var seenBuf [4]*view.Dispatch
+	seen := seenBuf[:0] // origins often share their dispatch
+	n := len(sp.Endpoints)
+	for _, d := range t.entry.Dispatch {
+		if d != nil && !slices.Contains(seen, d) {
+			seen = append(seen, d)
+			n += len(d.Backends)
+		}
+	}
+	// The list of a small set is made once, not grown.
+	good := endpointSet{list: make([]string, 0, min(n, smallEndpointSet))}
 	for _, ep := range sp.Endpoints {
 		good.add(ep.String())
 	}
-	var seenBuf [4]*view.Dispatch
-	seen := seenBuf[:0] // origins often share their dispatch
-	for _, d := range t.entry.Dispatch {
-		if d == nil || slices.Contains(seen, d) {
-			continue
-		}
-		seen = append(seen, d)
+	for _, d := range seen {
 		for _, b := range d.Backends {
 			good.add(b.Endpoint) // stale backends are endpoint-stale's
 		}
@@ -655,13 +659,16 @@ type endpointSet struct {
 	m    map[string]bool // once the list is long
 }
 
+// smallEndpointSet is the size up to which an endpointSet is a list.
+const smallEndpointSet = 16
+
 // add adds the endpoint written s.
 func (g *endpointSet) add(s string) {
 	switch {
 	case g.m != nil:
 		g.m[s] = true
 	case slices.Contains(g.list, s):
-	case len(g.list) < 16:
+	case len(g.list) < smallEndpointSet:
 		g.list = append(g.list, s)
 	default:
 		g.m = make(map[string]bool, 2*len(g.list))

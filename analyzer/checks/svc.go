@@ -121,8 +121,9 @@ type dispatchUse struct {
 
 // servicePortByName indexes active service ports by name.
 func servicePortByName(s *model.Snapshot) map[string]*model.ServicePort {
-	out := map[string]*model.ServicePort{}
-	for _, sp := range s.ActivePorts() {
+	active := s.ActivePorts()
+	out := make(map[string]*model.ServicePort, len(active))
+	for _, sp := range active {
 		out[sp.String()] = sp
 	}
 	return out

@@ -146,7 +146,17 @@ func (sp *ServicePort) Pos() parsers.Pos {
 }
 
 // ProtoLower returns the protocol in lower case ("tcp"), as rules spell it.
-func (sp *ServicePort) ProtoLower() string { return strings.ToLower(string(sp.Protocol)) }
+func (sp *ServicePort) ProtoLower() string {
+	switch sp.Protocol { // without allocating: the checks ask for every port, often
+	case corev1.ProtocolTCP:
+		return "tcp"
+	case corev1.ProtocolUDP:
+		return "udp"
+	case corev1.ProtocolSCTP:
+		return "sctp"
+	}
+	return strings.ToLower(string(sp.Protocol))
+}
 
 // ClusterIP returns the cluster IP of the given family.
 func (sp *ServicePort) ClusterIP(f Family) (netip.Addr, bool) {

@@ -135,3 +135,37 @@ func listOf(eps []*Endpoint) string {
 	}
 	return strings.Join(s, " ")
 }
+
+// TestActivePorts: the active ports are the ports not skipped, in order;
+// with none skipped they are the ports themselves, not a copy (the checks
+// ask for them many times), and appending to them leaves the ports alone.
+func TestActivePorts(t *testing.T) {
+	a, b, c := &ServicePort{}, &ServicePort{Skip: "no cluster IP"}, &ServicePort{}
+	s := &Snapshot{Ports: []*ServicePort{a, b, c}}
+	if got := s.ActivePorts(); len(got) != 2 || got[0] != a || got[1] != c {
+		t.Errorf("ActivePorts = %v, want a and c", got)
+	}
+	s.Ports = append(make([]*ServicePort, 0, 4), a, c)
+	if n := testing.AllocsPerRun(10, func() { s.ActivePorts() }); n != 0 {
+		t.Errorf("ActivePorts allocates %v times with no port skipped, want 0", n)
+	}
+	_ = append(s.ActivePorts(), b)
+	if s.Ports[:3][2] != nil {
+		t.Errorf("appending to ActivePorts changed the ports: %v", s.Ports)
+	}
+}
+
+// TestProtoLower: the protocol in lower case, without allocating for the
+// protocols kube-proxy knows.
+func TestProtoLower(t *testing.T) {
+	for proto, want := range map[corev1.Protocol]string{corev1.ProtocolTCP: "tcp", corev1.ProtocolUDP: "udp", corev1.ProtocolSCTP: "sctp", "Other": "other"} {
+		sp := &ServicePort{Protocol: proto}
+		if got := sp.ProtoLower(); got != want {
+			t.Errorf("ProtoLower of %s = %q, want %q", proto, got, want)
+		}
+	}
+	sp := &ServicePort{Protocol: corev1.ProtocolTCP}
+	if n := testing.AllocsPerRun(10, func() { sp.ProtoLower() }); n != 0 {
+		t.Errorf("ProtoLower allocates %v times, want 0", n)
+	}
+}

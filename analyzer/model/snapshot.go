@@ -252,8 +252,20 @@ func (v Version) String() string {
 }
 
 // ActivePorts returns the service ports kube-proxy programs (Skip empty).
+// The slice is the caller's to read, not to modify: it is Ports itself
+// (its capacity cut to its length) when no port is skipped, as the checks
+// call it many times over tens of thousands of ports.
 func (s *Snapshot) ActivePorts() []*ServicePort {
-	out := make([]*ServicePort, 0, len(s.Ports))
+	n := 0
+	for _, sp := range s.Ports {
+		if sp.Skip == "" {
+			n++
+		}
+	}
+	if n == len(s.Ports) {
+		return s.Ports[:n:n]
+	}
+	out := make([]*ServicePort, 0, n)
 	for _, sp := range s.Ports {
 		if sp.Skip == "" {
 			out = append(out, sp)

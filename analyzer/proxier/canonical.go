@@ -716,7 +716,7 @@ func Canonicalize(d *iptables.Dump) (*iptables.Dump, error) {
 		for _, c := range t.Chains {
 			rc := rt.chain(c.Name)
 			if c.Builtin() {
-				rc.policy = c.Policy
+				rc.policy = c.Policy()
 			}
 			for _, r := range c.Rules {
 				rt.appendLine(rc, r.Args())

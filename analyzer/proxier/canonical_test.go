@@ -255,7 +255,7 @@ func tableLines(t *iptables.Table) []string {
 	}
 	var out []string
 	for _, c := range t.Chains {
-		out = append(out, ":"+c.Name+" "+c.Policy)
+		out = append(out, ":"+c.Name+" "+c.Policy())
 	}
 	for _, c := range t.Chains {
 		for _, r := range c.Rules {

@@ -267,7 +267,7 @@ func chainHeader(c *iptables.Chain) string {
 	if c.Header != "" {
 		return c.Header
 	}
-	return ":" + c.Name + " " + c.Policy
+	return ":" + c.Name + " " + c.Policy()
 }
 
 // collectRules returns the compared rules of a chain in order.

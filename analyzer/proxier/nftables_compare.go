@@ -358,7 +358,7 @@ func compareNFTElements(f model.Family, table string, es, as *nft.Set, attr *nft
 	diff := func(kind DiffKind, s *nft.Set, e *nft.Element, text string) Difference {
 		a := attr.element(s, e)
 		return Difference{Kind: kind, Family: f, Table: table, Chain: s.Name, Rule: text,
-			Service: a.Service, Endpoint: a.Endpoint, How: a.How, Evidence: model.EvidenceAt(e.Pos, "element "+text+" of "+s.Name)}
+			Service: a.Service, Endpoint: a.Endpoint, How: a.How, Evidence: model.EvidenceAt(e.Pos(), "element "+text+" of "+s.Name)}
 	}
 	var out []Difference
 	for i := range es.Elements {

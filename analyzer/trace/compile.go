@@ -376,7 +376,7 @@ func (cp *compiled) compileChain(tix *tableIndex, c *iptables.Chain, cx *compile
 	}
 	cc := cx.newChain()
 	cc.c, cc.tix, cc.rd, cc.builtin, cc.pinned, cc.rules = c, tix, rd, builtin, pinned, cx.newRules(len(c.Rules))
-	cc.noop = len(c.Rules) == 0 && (!builtin || c.Policy != "DROP")
+	cc.noop = len(c.Rules) == 0 && (!builtin || c.Policy() != "DROP")
 	for i := range cc.rules {
 		m := &ms[i]
 		cr := &cc.rules[i]

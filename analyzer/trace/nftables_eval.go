@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"net/netip"
@@ -704,12 +705,13 @@ func (p *part) match(v nval) (match, ok bool) {
 // index of a small set is one string and a few words.
 type setIndex struct {
 	elems []nft.Element
-	// exact maps the encoded keys of the exact elements to their indexes;
-	// a set of at most smallSet exact elements (an anonymous map of a
-	// Service's endpoints) lists them in few instead: each its key's
-	// length (uvarint), its key and its index (uvarint), one after the
-	// other.
-	exact map[string]int32
+	// exact holds the encoded keys of the exact elements, sorted, with
+	// their indexes (looked up by binary search: a large set's index
+	// takes about a third of a map's room); a set of at most smallSet
+	// exact elements (an anonymous map of a Service's endpoints) lists
+	// them in few instead: each its key's length (uvarint), its key and
+	// its index (uvarint), one after the other.
+	exact *sortedKeys
 	few   string
 	// inexact holds the elements whose keys are not exact (nil when
 	// there are none).
@@ -725,14 +727,55 @@ type inexactElems struct {
 	rparts [][]part
 }
 
-// smallSet is the most exact elements a set lists rather than hashes.
+// smallSet is the most exact elements a set lists rather than sorts.
 const smallSet = 8
+
+// sortedKeys are the encoded keys of a set's exact elements, in the
+// order of their bytes, each with the index of the first element of that
+// key: the keys are written one after the other in keys.
+type sortedKeys struct {
+	keys []byte
+	ents []sortedKey
+}
+
+// A sortedKey is where a key is in sortedKeys.keys, and its element.
+type sortedKey struct{ start, end, elem int32 }
+
+// key returns the key of e.
+func (s *sortedKeys) key(e sortedKey) []byte { return s.keys[e.start:e.end] }
+
+// find returns the element of key, or -1.
+func (s *sortedKeys) find(key []byte) int32 {
+	lo, hi := 0, len(s.ents)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		switch c := bytes.Compare(s.key(s.ents[m]), key); {
+		case c == 0:
+			return s.ents[m].elem
+		case c < 0:
+			lo = m + 1
+		default:
+			hi = m
+		}
+	}
+	return -1
+}
+
+// sortKeys returns the keys written one after the other in buf, each at
+// ents' place, sorted, the first element of a key kept.
+func sortKeys(buf []byte, ents []sortedKey) *sortedKeys {
+	s := &sortedKeys{keys: slices.Clip(buf), ents: ents}
+	slices.SortStableFunc(s.ents, func(a, b sortedKey) int { return bytes.Compare(s.key(a), s.key(b)) })
+	s.ents = slices.CompactFunc(s.ents, func(a, b sortedKey) bool { return bytes.Equal(s.key(a), s.key(b)) })
+	s.ents = slices.Clip(s.ents)
+	return s
+}
 
 func newSetIndex(elems []nft.Element) *setIndex {
 	ix := &setIndex{elems: elems}
-	if len(elems) > smallSet {
-		ix.exact = make(map[string]int32, len(elems))
-	}
+	big := len(elems) > smallSet
+	var kbytes []byte // the keys of a big set, one after the other
+	var ents []sortedKey
 	// Room on the stack for a small set's keys.
 	var kbuf [64]byte
 	var fbuf [256]byte
@@ -761,16 +804,22 @@ func newSetIndex(elems []nft.Element) *setIndex {
 			}
 			ix.inexact.ranged = append(ix.inexact.ranged, int32(i))
 			ix.inexact.rparts = append(ix.inexact.rparts, slices.Clone(ps))
-		case ix.exact == nil:
+		case !big:
 			if findFew(few, key) < 0 {
 				few = binary.AppendUvarint(few, uint64(len(key)))
 				few = binary.AppendUvarint(append(few, key...), uint64(i))
 			}
 		default:
-			if _, dup := ix.exact[string(key)]; !dup {
-				ix.exact[string(key)] = int32(i)
+			if ents == nil {
+				ents = make([]sortedKey, 0, len(elems))
 			}
+			start := len(kbytes)
+			kbytes = append(kbytes, key...)
+			ents = append(ents, sortedKey{int32(start), int32(len(kbytes)), int32(i)})
 		}
+	}
+	if ents != nil {
+		ix.exact = sortKeys(kbytes, ents)
 	}
 	ix.few = string(few)
 	return ix
@@ -781,10 +830,7 @@ func (ix *setIndex) findExact(key []byte) int32 {
 	if ix.exact == nil {
 		return findFew(ix.few, key)
 	}
-	if i, ok := ix.exact[string(key)]; ok {
-		return i
-	}
-	return -1
+	return ix.exact.find(key)
 }
 
 // findFew returns the index of the exact element of encoded key listed

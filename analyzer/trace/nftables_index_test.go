@@ -3,13 +3,14 @@ package trace
 import (
 	"fmt"
 	"net/netip"
+	"runtime"
 	"testing"
 
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
 // TestSetIndexSizes checks lookups in sets small enough to be listed and
-// large enough to be hashed alike: the first of duplicate elements wins,
+// large enough to be sorted alike: the first of duplicate elements wins,
 // a range is found after the exact elements, and a value in none is not.
 func TestSetIndexSizes(t *testing.T) {
 	for _, n := range []int{3, smallSet, smallSet + 1, 40} {
@@ -22,7 +23,7 @@ func TestSetIndexSizes(t *testing.T) {
 			els = append(els, nft.Element{Key: []string{"10.0.0.1", "80"}}, nft.Element{Key: []string{"10.1.0.0/16", "80"}})
 			ix := newSetIndex(els)
 			if n > smallSet && ix.exact == nil || n <= smallSet && ix.exact != nil {
-				t.Errorf("%d elements: hashed %v", n, ix.exact != nil)
+				t.Errorf("%d elements: sorted %v", n, ix.exact != nil)
 			}
 			key := func(a string, port uint64) []nval {
 				return []nval{{kind: kAddr, addr: netip.MustParseAddr(a)}, {kind: kNum, num: port}}
@@ -132,4 +133,29 @@ func TestStateKey(t *testing.T) {
 			t.Errorf("%s changed, the key did not: %q", name, want)
 		}
 	}
+}
+
+// TestSetIndexRoom guards the room the index of a large set keeps (a
+// 10,000-Service node's service-ips map has an element per cluster IP
+// and port): its exact keys sorted in one block, not hashed.
+func TestSetIndexRoom(t *testing.T) {
+	const n = 20000
+	els := make([]nft.Element, n)
+	for i := range els {
+		els[i] = nft.Element{Key: []string{fmt.Sprintf("10.%d.%d.%d", i>>16, i>>8&255, i&255), "80"}}
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ix := newSetIndex(els)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	per := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / n
+	if per > 40 {
+		t.Errorf("the index of %d elements keeps %.0f bytes per element, want at most 40", n, per)
+	}
+	if i, _ := ix.lookup([]nval{{kind: kAddr, addr: netip.MustParseAddr("10.0.77.32")}, {kind: kNum, num: 80}}); i != 77<<8|32 {
+		t.Errorf("lookup of element %d: %d", 77<<8|32, i)
+	}
+	runtime.KeepAlive(ix)
 }

@@ -668,7 +668,7 @@ func (w *walker) step(s *state) {
 		w.err = &WorkError{Limit: w.maxWork, Table: at.Table.Name, Chain: at.Name}
 		return
 	}
-	if cr.m.Unknown() != nil {
+	if cc.rd.Unknown(cr.m) != nil {
 		// Decide the modelled matches first: a rule that fails them does
 		// not match whatever the others say.
 		if ok, _ := w.matchDet(s, cc, cr); !ok {
@@ -676,7 +676,7 @@ func (w *walker) step(s *state) {
 		}
 		st := ruleStep(cr)
 		st.Note = "rule skipped: not modelled, assumed not to match"
-		st.Warning = "match not modelled: " + strings.Join(cr.m.Unknown(), "; ")
+		st.Warning = "match not modelled: " + strings.Join(cc.rd.Unknown(cr.m), "; ")
 		s.add(st)
 		s.warn(fmt.Sprintf("%s:%d: %s", st.File, st.Line, st.Warning))
 		return
@@ -769,7 +769,7 @@ func (w *walker) chainEnd(s *state) {
 
 // policy applies the policy of built-in chain c.
 func (w *walker) policy(s *state, c *iptables.Chain) {
-	switch c.Policy {
+	switch c.Policy() {
 	case "DROP":
 		p := c.Pos()
 		s.add(Step{Table: c.Table.Name, Chain: c.Name, Rule: "-P " + c.Name + " DROP", File: p.File, Line: p.Line, Note: "chain policy DROP"})
@@ -1041,11 +1041,11 @@ func (w *walker) match(s *state, cc *cchain, m *iptables.Match) (bool, string) {
 		}
 		return cc.rd.PortsContain(m, s.sport), ""
 	case iptables.MatchMark:
-		return s.mark&m.Mask == m.Value&m.Mask, ""
+		return s.mark&m.Mask() == m.Value()&m.Mask(), ""
 	case iptables.MatchSrcType:
-		return w.addrType(s.src)&m.Value != 0, ""
+		return w.addrType(s.src)&m.Value() != 0, ""
 	case iptables.MatchDstType:
-		return w.addrType(s.dst)&m.Value != 0, ""
+		return w.addrType(s.dst)&m.Value() != 0, ""
 	case iptables.MatchCtState:
 		st := uint32(iptables.CtNew)
 		if s.untracked {
@@ -1057,7 +1057,7 @@ func (w *walker) match(s *state, cc *cchain, m *iptables.Match) (bool, string) {
 		if s.masq || s.snat != "" {
 			st |= iptables.CtSNAT
 		}
-		return st&m.Value != 0, ""
+		return st&m.Value() != 0, ""
 	case iptables.MatchFragment:
 		return false, ""
 	case iptables.MatchTCPFlags:

@@ -10,11 +10,6 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
-// iptables object kinds.
-const (
-	ObjChain ObjectKind = "chain"
-)
-
 // Attribution is what the view needs from the model to name hashed chains
 // and rules without comments: for every service port, the hash of its chain
 // names, and its destinations (addresses and node port).
@@ -205,7 +200,7 @@ func (x *iptExtractor) attributeEndpointChains() {
 func chainEvidence(c *iptables.Chain) model.Evidence {
 	text := c.Header
 	if text == "" {
-		text = ":" + c.Name + " " + c.Policy
+		text = ":" + c.Name + " " + c.Policy()
 	}
 	return model.Evidence{File: c.Table.Dump.Name, Line: c.Line, Text: text}
 }
@@ -517,7 +512,7 @@ func (x *iptExtractor) firewall(e *Entry, c *iptables.Chain, origin model.Origin
 // isLocalSourceMatch matches "-m addrtype --src-type LOCAL".
 func isLocalSourceMatch(rd *iptables.Meanings, m *iptables.Meaning) bool {
 	a, ok := rd.First(m, iptables.MatchSrcType)
-	return ok && !a.Neg && a.Value == iptables.AddrLocal
+	return ok && !a.Neg && a.Value() == iptables.AddrLocal
 }
 
 // dispatch reads a chain that balances over KUBE-SEP chains (SVC, SVL,
@@ -569,9 +564,9 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 		}
 		sep := x.target(c, i)
 		x.reference(sep)
-		if rc, ok := rd.FirstFork(m, iptables.MatchRecent); ok && rc.Mask == iptables.RecentRcheck {
+		if rc, ok := rd.FirstFork(m, iptables.MatchRecent); ok && rc.Mask() == iptables.RecentRcheck {
 			if d.Affinity == nil {
-				d.Affinity = &Affinity{Timeout: int(int32(rc.Value))}
+				d.Affinity = &Affinity{Timeout: int(int32(rc.Value()))}
 			}
 			d.Affinity.Evidence = append(d.Affinity.Evidence, model.RuleEvidence(r))
 			affinityRules++
@@ -582,7 +577,7 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 		if x.backend(b, tgt, sep) {
 			setRules++
 		}
-		if st, ok := rd.FirstFork(m, iptables.MatchStatistic); ok && st.Value == iptables.StatisticRandom {
+		if st, ok := rd.FirstFork(m, iptables.MatchStatistic); ok && st.Value() == iptables.StatisticRandom {
 			// The probability the kernel applies, which the tracer's
 			// branches take too.
 			f := st.Prob()

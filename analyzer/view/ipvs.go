@@ -15,13 +15,6 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
 )
 
-// IPVS object kinds.
-const (
-	ObjVirtualServer ObjectKind = "virtual server"
-	ObjBoundAddress  ObjectKind = "kube-ipvs0 address"
-	ObjSetEntry      ObjectKind = "ipset entry"
-)
-
 // setName is kpnames.SetName in a family.
 func setName(base string, f model.Family) string { return kpnames.SetName(base, f == model.IPv6) }
 
@@ -495,7 +488,7 @@ func (x *ipvsExtractor) dispatch(s *ipvs.Service, proto string, connsKnown bool)
 		}
 		ip = ip.Unmap()
 		b := &Backend{IP: ip, Port: int32(rs.Port), Weight: clamp32(rs.Weight), Graceful: rs.Weight == 0, Connections: -1,
-			evidence: []model.Evidence{model.EvidenceAt(rs.Pos, rs.Raw)}}
+			evidence: oneEvidence(model.EvidenceAt(rs.Pos, rs.Raw))}
 		if !weights {
 			b.Weight, b.Graceful = WeightUnknown, false
 		}

@@ -14,13 +14,6 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
-// nftables object kinds: affinity sets, and elements of the maps and sets
-// that hold no entries (chains are ObjChain).
-const (
-	ObjSet     ObjectKind = "set"
-	ObjElement ObjectKind = "map element"
-)
-
 // The fixed chains, sets and maps of kube-proxy's nftables mode
 // (pkg/proxy/nftables/proxier.go, v1.29-v1.37).
 const (
@@ -175,6 +168,8 @@ type nftExtractor struct {
 	obj   map[string]*Object
 	entry map[entryKey]*Entry
 	back  map[string]*nftBackend
+	// affinitySet holds the set an endpoint chain updates, by chain.
+	affinitySet map[string]string
 	// fw holds the firewall of each destination.
 	fw map[nftDestKey]*Firewall
 	// clusterIPs holds the members of the cluster-ips set (1.30+).
@@ -214,6 +209,8 @@ func FromNFT(t *nft.Table, attr *Attribution) *View {
 		entry:  map[entryKey]*Entry{},
 		back:   map[string]*nftBackend{},
 		fw:     map[nftDestKey]*Firewall{},
+
+		affinitySet: map[string]string{},
 	}
 	for _, c := range t.Chains {
 		x.chains[c.Name] = c
@@ -803,7 +800,6 @@ func (x *nftExtractor) external(e *Entry, c *nft.Chain, origin model.Origin, dep
 
 type nftBackend struct {
 	Backend
-	affinitySet string // the set its endpoint chain updates
 }
 
 // dispatch reads a service or local chain: session affinity rules, then a
@@ -824,24 +820,22 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 	remaining := 1.0
 	affinity := map[string]string{} // endpoint chain -> affinity set checked
 	var sets []*nft.Set
-	var backs []*nftBackend
 	// add appends a backend balanced by rule r (whose evidence, ruleEv, the
 	// backends of one rule share); fresh backends (dnat map slots) are used
 	// as they are, those of endpoint chains (shared) copied.
-	add := func(b *nftBackend, fresh bool, share float64, ruleEv []model.Evidence) {
+	add := func(b *nftBackend, fresh bool, share float64, ruleEv *[]model.Evidence) {
 		nb := b
 		if fresh {
 			nb.evidence = ruleEv
 		} else {
 			nb = new(nftBackend)
 			*nb = *b
-			nb.evidence = append(append(make([]model.Evidence, 0, 1+len(b.evidence)), ruleEv...), b.evidence...)
+			nb.evidence = joinEvidence(*ruleEv, b.Evidence())
 		}
 		nb.Share = share
 		if share == 0 {
 			nb.Unreachable = true
 		}
-		backs = append(backs, nb)
 		d.Backends = append(d.Backends, &nb.Backend)
 	}
 	for _, r := range c.Rules {
@@ -862,7 +856,7 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 		}
 		if slots, ng, ok := nftNumgenSlots(r); ok {
 			valid := 0
-			ruleEv := []model.Evidence{NFTRuleEvidence(r)}[:1:1]
+			ruleEv := oneEvidence(NFTRuleEvidence(r))
 			for _, s := range slots {
 				b, fresh := s.b, s.b != nil
 				if !fresh {
@@ -881,22 +875,22 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 			continue
 		}
 		if b := nftDNAT(r); b != nil && cond != condOther {
-			add(b, true, remaining, []model.Evidence{NFTRuleEvidence(r)})
+			add(b, true, remaining, oneEvidence(NFTRuleEvidence(r)))
 			remaining = 0
 			continue
 		}
 		if v != nil && (v.Kind == "goto" || v.Kind == "jump") && strings.HasPrefix(v.Target, kpnames.NFTEndpoint) && cond == condAll {
-			add(x.backend(v.Target), false, remaining, []model.Evidence{NFTRuleEvidence(r)})
+			add(x.backend(v.Target), false, remaining, oneEvidence(NFTRuleEvidence(r)))
 			remaining = 0
 			continue
 		}
 		x.v.Unrecognised = append(x.v.Unrecognised, NFTRuleEvidence(r))
 	}
 	if d.Affinity != nil {
-		complete := len(backs) > 0
-		for _, b := range backs {
+		complete := len(d.Backends) > 0
+		for _, b := range d.Backends {
 			set, ok := affinity[b.ID]
-			complete = complete && ok && b.ID != "" && b.affinitySet == set
+			complete = complete && ok && b.ID != "" && x.affinitySet[b.ID] == set
 		}
 		d.Affinity.Complete = complete
 		if len(sets) > 0 {
@@ -1058,13 +1052,15 @@ func (x *nftExtractor) backend(name string) *nftBackend {
 			}
 			if nb := nftDNAT(r); nb != nil && b == nil {
 				b = nb
-				b.evidence = append(b.evidence, NFTRuleEvidence(r))
+				b.evidence = oneEvidence(NFTRuleEvidence(r))
 			}
 		}
 		if b == nil {
-			b = &nftBackend{Backend: Backend{Weight: 1, Endpoint: "(no dnat in " + name + ")", evidence: []model.Evidence{NFTChainEvidence(c)}}}
+			b = &nftBackend{Backend: Backend{Weight: 1, Endpoint: "(no dnat in " + name + ")", evidence: oneEvidence(NFTChainEvidence(c))}}
 		}
-		b.affinitySet = set
+		if set != "" {
+			x.affinitySet[name] = set
+		}
 	}
 	b.ID = name
 	x.back[name] = b
@@ -1079,8 +1075,8 @@ func (x *nftExtractor) attributeEndpointChains() {
 			if o := x.obj[b.ID]; o != nil && o.Service == "" {
 				o.Service = d.Service
 			}
-			if nb := x.back[b.ID]; nb != nil && nb.affinitySet != "" {
-				if o := x.obj["@"+nb.affinitySet]; o != nil && o.Service == "" {
+			if set := x.affinitySet[b.ID]; set != "" {
+				if o := x.obj["@"+set]; o != nil && o.Service == "" {
 					o.Service = d.Service
 				}
 			}
@@ -1239,7 +1235,7 @@ func NFTElementEvidence(s *nft.Set, el *nft.Element) model.Evidence {
 	case len(el.Data) > 0:
 		b.WriteString(" : " + strings.Join(el.Data, " . "))
 	}
-	return model.EvidenceAt(el.Pos, b.String())
+	return model.EvidenceAt(el.Pos(), b.String())
 }
 
 // NFTRuleEvidence returns the evidence of a rule.

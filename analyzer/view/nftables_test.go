@@ -220,7 +220,7 @@ func TestFromNFTUnreachable(t *testing.T) {
 		if o.Referenced {
 			t.Errorf("%s %s referenced", o.Kind, o.Name)
 		}
-		names = append(names, string(o.Kind)+" "+o.Name+" "+o.Service)
+		names = append(names, o.Kind.String()+" "+o.Name+" "+o.Service)
 	}
 	want := []string{"chain " + svc + " ns/web:http", "map element 10.96.0.10 . tcp . 80 in service-ips ns/web:http"}
 	if diff := cmp.Diff(want, names); diff != "" {

@@ -133,21 +133,24 @@ func (v *View) ServiceEntries(name string) []*Entry {
 	return v.byService[name]
 }
 
-// An Entry is one programmed destination.
+// An Entry is one programmed destination. Its fields are ordered so that
+// the struct has no padding to speak of.
 type Entry struct {
 	Kind     Kind
 	IP       netip.Addr // invalid for NodePort entries
 	Protocol string     // lower case: tcp, udp, sctp
 	Port     int32
+	// Routed reports whether the entry's rule (or element) was followed to
+	// the dispatches of Dispatch; a routed entry may still have no
+	// dispatch for an origin, or none at all when its rule leads nowhere.
+	Routed bool
+	// Localhost reports a node port also accepted on 127.0.0.1.
+	Localhost bool
 	// Service is the service port name the entry is attributed to ("" when
 	// it could not be attributed), and How says how ("comment", "hash",
 	// "element", "address").
 	Service, How string
 	Action       Action
-	// Routed reports whether the entry's rule (or element) was followed to
-	// the dispatches of Dispatch; a routed entry may still have no
-	// dispatch for an origin, or none at all when its rule leads nowhere.
-	Routed bool
 	// Dispatch gives, for routed entries, where each origin's traffic is
 	// sent (nil: the origin's traffic is not forwarded by this entry).
 	Dispatch PerOrigin[*Dispatch]
@@ -156,8 +159,6 @@ type Entry struct {
 	via *PerOrigin[[]model.Evidence]
 	// Firewall holds the source-range filter of a load balancer entry.
 	Firewall *Firewall
-	// Localhost reports a node port also accepted on 127.0.0.1.
-	Localhost bool
 	// NodeIPs lists, for an IPVS node port, the node addresses that have a
 	// virtual server for it; Also holds the dispatches of those after the
 	// first (one virtual server per node address).
@@ -220,13 +221,13 @@ type Dispatch struct {
 	// Drops reports that traffic reaching the dispatch is dropped (no
 	// local endpoints, kube-proxy before 1.25).
 	Drops bool
-	// Scheduler is the IPVS scheduler, "random" for iptables and nftables;
-	// "" when the IPVS listing does not print it (ipvsadm -Ln --stats).
-	Scheduler string
 	// AffinityUnknown is set when the data plane does not say whether the
 	// dispatch pins clients (an IPVS listing that prints no persistence):
 	// Affinity is then nil and says nothing.
 	AffinityUnknown bool
+	// Scheduler is the IPVS scheduler, "random" for iptables and nftables;
+	// "" when the IPVS listing does not print it (ipvsadm -Ln --stats).
+	Scheduler string
 	// Hidden says what of the dispatch the listing it was read from does
 	// not print ("ipvsadm -Ln --stats prints no scheduler, persistence or
 	// weights"); "" when the data plane shows it all.
@@ -287,7 +288,7 @@ type Backend struct {
 	// keeps the rule jumping to the endpoint chain instead (a large node
 	// has one backend per endpoint of every Service), and Evidence builds
 	// it from that rule.
-	evidence []model.Evidence
+	evidence *[]model.Evidence
 	jump     *iptables.Rule
 	// dnat is the endpoint chain's DNAT rule (nil: the chain has none, or
 	// is missing), found as the view reads the chain.
@@ -300,7 +301,10 @@ type Backend struct {
 // chain when it has none (nothing when it is missing).
 func (b *Backend) Evidence() []model.Evidence {
 	if b.jump == nil {
-		return b.evidence
+		if b.evidence == nil {
+			return nil
+		}
+		return *b.evidence
 	}
 	out := make([]model.Evidence, 1, 2)
 	out[0] = model.RuleEvidence(b.jump)
@@ -315,6 +319,29 @@ func (b *Backend) Evidence() []model.Evidence {
 		}
 	}
 	return out
+}
+
+// oneEvidence returns a pointer to a list of ev alone (a backend's
+// evidence), made in one allocation.
+func oneEvidence(ev model.Evidence) *[]model.Evidence {
+	return joinEvidence([]model.Evidence{ev}, nil)
+}
+
+// joinEvidence returns a pointer to a new list of the evidence of a then
+// b, made in one allocation when it is short (a backend's).
+func joinEvidence(a, b []model.Evidence) *[]model.Evidence {
+	n := len(a) + len(b)
+	if n > 2 {
+		list := append(append(make([]model.Evidence, 0, n), a...), b...)
+		return &list
+	}
+	x := &struct {
+		list []model.Evidence
+		arr  [2]model.Evidence
+	}{}
+	x.list = append(append(x.arr[:0], a...), b...)
+	x.list = x.list[:n:n]
+	return &x.list
 }
 
 // Affinity is ClientIP session affinity as programmed.
@@ -342,17 +369,49 @@ type HealthCheck struct {
 	Evidence []model.Evidence
 }
 
-// ObjectKind names a kind of per-service data-plane object.
-type ObjectKind string
+// ObjectKind names a kind of per-service data-plane object. It is a
+// small number (its String is its name): a large node has an object per
+// chain.
+type ObjectKind uint8
+
+// Object kinds.
+const (
+	ObjChain         ObjectKind = iota + 1 // an iptables or nftables chain
+	ObjVirtualServer                       // an IPVS virtual server
+	ObjBoundAddress                        // an address on kube-ipvs0
+	ObjSetEntry                            // an ipset entry
+	ObjSet                                 // an nftables affinity set
+	ObjElement                             // an element of an nftables map or set that holds no entries
+)
+
+var objectKindNames = [...]string{
+	ObjChain:         "chain",
+	ObjVirtualServer: "virtual server",
+	ObjBoundAddress:  "kube-ipvs0 address",
+	ObjSetEntry:      "ipset entry",
+	ObjSet:           "set",
+	ObjElement:       "map element",
+}
+
+// String returns the kind's name ("chain", "map element"...).
+func (k ObjectKind) String() string {
+	if int(k) < len(objectKindNames) && objectKindNames[k] != "" {
+		return objectKindNames[k]
+	}
+	return "object kind " + strconv.Itoa(int(k))
+}
 
 // An Object is a per-service object of the data plane: a chain, a virtual
 // server, a map element, an ipset member, an address on kube-ipvs0.
+//
+// A large node has one per chain: the fields are ordered so that the
+// struct has no padding to speak of.
 type Object struct {
-	Kind ObjectKind
 	Name string
 	// Service is the service port name it belongs to by its name, comment
 	// or contents ("" when nothing says).
 	Service string
+	Kind    ObjectKind
 	// Hashed reports a name kube-proxy derives from the service port
 	// (KUBE-SVC-<hash>, the nft chains' <hash>-<name> prefix).
 	Hashed bool

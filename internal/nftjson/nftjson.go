@@ -238,27 +238,28 @@ func (w *jwriter) elem(e *nft.Element, keyTypes, dataTypes []string, isMap bool)
 	if isMap {
 		w.raw("[")
 	}
-	wrapped := e.Timeout != 0 || e.Expires != 0 || e.Comment != "" || e.Counter != nil
+	timeout, expires, counter := e.Timeout(), e.Expires(), e.Counter()
+	wrapped := timeout != 0 || expires != 0 || e.Comment != "" || counter != nil
 	if wrapped {
 		w.raw(`{"elem": {"val": `)
 	}
 	w.parts(e.Key, keyTypes)
 	if wrapped {
-		if e.Timeout != 0 {
+		if timeout != 0 {
 			w.key(false, "timeout")
-			w.uint(uint64(e.Timeout.Seconds()))
+			w.uint(uint64(timeout.Seconds()))
 		}
-		if e.Expires != 0 {
+		if expires != 0 {
 			w.key(false, "expires")
-			w.uint(uint64(e.Expires.Seconds()))
+			w.uint(uint64(expires.Seconds()))
 		}
 		if e.Comment != "" {
 			w.key(false, "comment")
 			w.str(e.Comment)
 		}
-		if e.Counter != nil {
+		if counter != nil {
 			w.key(false, "counter")
-			w.counterBody(e.Counter)
+			w.counterBody(counter)
 		}
 		w.raw("}}")
 	}

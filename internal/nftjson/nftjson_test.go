@@ -139,7 +139,7 @@ func clearExpires(rs *nft.Ruleset) {
 	for _, t := range rs.Tables {
 		for _, s := range t.Sets {
 			for i := range s.Elements {
-				s.Elements[i].Expires = 0
+				s.Elements[i].SetExpires(0)
 			}
 		}
 	}

@@ -23,7 +23,7 @@ func Format(d *Dump) []byte {
 			b.WriteByte(':')
 			b.WriteString(c.Name)
 			b.WriteByte(' ')
-			b.WriteString(c.Policy)
+			b.WriteString(c.Policy())
 			b.WriteString(" [")
 			pk, by := c.Counters()
 			b.WriteString(strconv.FormatUint(pk, 10))

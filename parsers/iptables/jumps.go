@@ -97,7 +97,7 @@ func (j *Jumps) lookup(name string) int32 {
 	if name == "" || IsBuiltinChain(j.t.Name, name) {
 		return -1
 	}
-	return j.place(j.t.chains[name])
+	return j.place(j.t.Chain(name))
 }
 
 // Target returns the place in the table's Chains of the user chain that

@@ -231,7 +231,7 @@ func (p *parser) policy(rest string) {
 	case policy != "ACCEPT" && policy != "DROP" || strings.TrimSpace(rest) != "":
 		p.errorf("malformed -P %s (want -P CHAIN ACCEPT or DROP)", clip(name))
 	default:
-		p.ensureChain(name).Policy = policy
+		p.ensureChain(name).setPolicy(policy)
 	}
 }
 

@@ -104,16 +104,24 @@ type Match struct {
 	// several (see [Meanings.Ports]); for a MatchNATDestination, its
 	// port is Lo.
 	Port PortRange
-	// Value is the mark of a MatchMark, the bits of an address type,
-	// conntrack state, the mode of a MatchStatistic, the --seconds of a
-	// MatchRecent (an int32).
-	Value uint32
-	// Mask is the mask of a MatchMark, the check of a MatchRecent.
-	Mask uint32
-	// net is the prefix's address, masked (an IPv4 one in net[1]); the
-	// bits of the probability of a MatchStatistic in net[1].
-	net [2]uint64
+	// w holds the match's values, by kind (see [Match.Value],
+	// [Match.Mask], [Match.Prefix], [Match.Prob]): the value and mask in
+	// w[0]; the masked address of an address match in w[1] (IPv4), or in
+	// w[0] and w[1] (IPv6); the bits of the probability of a
+	// MatchStatistic in w[1].
+	w [2]uint64
 }
+
+// Value returns the mark of a MatchMark, the bits of an address type or
+// conntrack state, the mode of a MatchStatistic, the --seconds of a
+// MatchRecent (an int32).
+func (x *Match) Value() uint32 { return uint32(x.w[0]) }
+
+// Mask returns the mask of a MatchMark, the check of a MatchRecent.
+func (x *Match) Mask() uint32 { return uint32(x.w[0] >> 32) }
+
+// setValue sets the value and mask of x.
+func (x *Match) setValue(value, mask uint32) { x.w[0] = uint64(mask)<<32 | uint64(value) }
 
 // A MatchExt holds what only some kinds of match need.
 type MatchExt struct {
@@ -176,8 +184,7 @@ const (
 // table's [Meanings]), its target, and what indexes it.
 type Meaning struct {
 	// Rule is the rule read.
-	Rule    *Rule
-	unknown *[]string // the matches not modelled, nil when none
+	Rule *Rule
 	// first is the place in the reading's ms of the rule's nms matches:
 	// the deterministic ones (the first ndet), then the statistic and
 	// recent ones.
@@ -201,6 +208,7 @@ const (
 	mNATDest                // a DNAT rule whose destination was read
 	mRecentSet              // -m recent --set
 	mRuleTarget             // the target read is the rule's Target (a rule has one -j or -g)
+	mUnknown                // the rule has matches not modelled (Meanings.Unknown)
 )
 
 // IsGoto reports whether the rule's target is a goto (-g).
@@ -222,21 +230,23 @@ func (m *Meaning) TargetIsRules() bool { return m.flags&mRuleTarget != 0 }
 // list (-m recent --set).
 func (m *Meaning) RecentSet() bool { return m.flags&mRecentSet != 0 }
 
-// Unknown returns the matches of the rule that are not modelled, as
-// written.
-func (m *Meaning) Unknown() []string {
-	if m.unknown == nil {
+// Unknown returns the matches of m, a rule of the reading, that are not
+// modelled, as written; nil when every match is. Few rules have any: they
+// are kept beside the rules' meanings, which stay small.
+func (rd *Meanings) Unknown(m *Meaning) []string {
+	if m.flags&mUnknown == 0 {
 		return nil
 	}
-	return *m.unknown
+	return rd.unknown[m]
 }
 
-// addUnknown records a match that is not modelled.
-func (m *Meaning) addUnknown(text string) {
-	if m.unknown == nil {
-		m.unknown = new([]string)
+// addUnknown records a match of m that is not modelled.
+func (rd *Meanings) addUnknown(m *Meaning, text string) {
+	if rd.unknown == nil {
+		rd.unknown = map[*Meaning][]string{}
 	}
-	*m.unknown = append(*m.unknown, text)
+	m.flags |= mUnknown
+	rd.unknown[m] = append(rd.unknown[m], text)
 }
 
 // Comment returns the value of the rule's first --comment, "" for none.
@@ -280,6 +290,9 @@ type Meanings struct {
 	rules []Meaning
 	ms    []Match
 	exts  []MatchExt
+	// unknown holds the matches not modelled of the rules that have any
+	// (flag mUnknown).
+	unknown map[*Meaning][]string
 }
 
 // Meanings returns the typed reading of the table's rules, made on first
@@ -470,11 +483,11 @@ func (x *Match) setPrefix(p netip.Prefix) {
 	x.bits = uint8(p.Bits())
 	if a.Is6() {
 		b := a.As16()
-		x.v6, x.net = true, [2]uint64{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
+		x.v6, x.w = true, [2]uint64{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
 		return
 	}
 	b := a.As4()
-	x.net = [2]uint64{0, uint64(binary.BigEndian.Uint32(b[:]))}
+	x.w = [2]uint64{0, uint64(binary.BigEndian.Uint32(b[:]))}
 }
 
 // Prefix returns the prefix of an address match (or the address of a
@@ -482,12 +495,12 @@ func (x *Match) setPrefix(p netip.Prefix) {
 func (x *Match) Prefix() netip.Prefix {
 	if x.v6 {
 		var b [16]byte
-		binary.BigEndian.PutUint64(b[:8], x.net[0])
-		binary.BigEndian.PutUint64(b[8:], x.net[1])
+		binary.BigEndian.PutUint64(b[:8], x.w[0])
+		binary.BigEndian.PutUint64(b[8:], x.w[1])
 		return netip.PrefixFrom(netip.AddrFrom16(b), int(x.bits))
 	}
 	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], uint32(x.net[1]))
+	binary.BigEndian.PutUint32(b[:], uint32(x.w[1]))
 	return netip.PrefixFrom(netip.AddrFrom4(b), int(x.bits))
 }
 
@@ -501,7 +514,7 @@ func (x *Match) Contains(a netip.Addr) bool {
 		}
 		b := a.As4()
 		mask := ^uint32(0) << (32 - x.bits)
-		return uint64(binary.BigEndian.Uint32(b[:])&mask) == x.net[1]
+		return uint64(binary.BigEndian.Uint32(b[:])&mask) == x.w[1]
 	}
 	if !a.Is6() || a.Zone() != "" {
 		return false
@@ -512,7 +525,7 @@ func (x *Match) Contains(a netip.Addr) bool {
 	if x.bits > 64 {
 		loMask = ^uint64(0) << (128 - x.bits)
 	}
-	return hi&hiMask == x.net[0] && lo&loMask == x.net[1]
+	return hi&hiMask == x.w[0] && lo&loMask == x.w[1]
 }
 
 // SingleIP returns the one address an address match requires, if its
@@ -528,10 +541,10 @@ func (x *Match) SingleIP() (netip.Addr, bool) {
 // the one the kernel applies for --probability (see KernelProbability;
 // a value outside [0, 1] as written, NaN for one that is not a number),
 // 1/n for --every n.
-func (x *Match) Prob() float64 { return math.Float64frombits(x.net[1]) }
+func (x *Match) Prob() float64 { return math.Float64frombits(x.w[1]) }
 
 // setProb sets the probability of a MatchStatistic.
-func (x *Match) setProb(p float64) { x.net[1] = math.Float64bits(p) }
+func (x *Match) setProb(p float64) { x.w[1] = math.Float64bits(p) }
 
 // Probability returns the probability that a MatchStatistic matches,
 // negation applied.
@@ -609,7 +622,7 @@ func (rd *Meanings) read(r *Rule, m *Meaning, sc *readScratch) {
 		case "recent":
 			rd.recent(m, sc, sc.opts)
 		case "statistic":
-			statistic(m, sc, sc.opts)
+			rd.statistic(m, sc, sc.opts)
 		case "ipvs":
 			rd.ms = append(rd.ms, rd.readIPVS(sc.opts))
 		}
@@ -645,7 +658,7 @@ func (rd *Meanings) read(r *Rule, m *Meaning, sc *readScratch) {
 			flush()
 			module = a.Value
 			if !knownModule(module) {
-				m.addUnknown("-m " + module)
+				rd.addUnknown(m, "-m "+module)
 			}
 			continue
 		case "--comment":
@@ -663,7 +676,7 @@ func (rd *Meanings) read(r *Rule, m *Meaning, sc *readScratch) {
 		}
 		x, ext := &sc.m, &sc.ext // ext is zero: readOpt fills it for the few matches that have one
 		if !readOpt(a, module, x, ext) {
-			m.addUnknown(argText(a, module))
+			rd.addUnknown(m, argText(a, module))
 			continue
 		}
 		if x.Kind == MatchInInterface || x.Kind == MatchOutInterface || x.Kind == MatchSet || ext.Ports != nil {
@@ -795,7 +808,8 @@ func readOpt(a Arg, module string, x *Match, ext *MatchExt) bool {
 		if !ok {
 			return false
 		}
-		x.Kind, x.Value, x.Mask = MatchMark, v, mask
+		x.Kind = MatchMark
+		x.setValue(v, mask)
 		return true
 	case "addrtype":
 		switch a.Name {
@@ -804,7 +818,8 @@ func readOpt(a Arg, module string, x *Match, ext *MatchExt) bool {
 			if !ok {
 				return false
 			}
-			x.Kind, x.Value = MatchSrcType, bits
+			x.Kind = MatchSrcType
+			x.setValue(bits, 0)
 			if a.Name == "--dst-type" {
 				x.Kind = MatchDstType
 			}
@@ -824,7 +839,8 @@ func readOpt(a Arg, module string, x *Match, ext *MatchExt) bool {
 		if !ok {
 			return false
 		}
-		x.Kind, x.Value = MatchCtState, bits
+		x.Kind = MatchCtState
+		x.setValue(bits, 0)
 		return true
 	case "set":
 		if a.Name != "--match-set" && a.Name != "--set" {
@@ -862,7 +878,7 @@ func readOpt(a Arg, module string, x *Match, ext *MatchExt) bool {
 // statistic reads the options of -m statistic into a MatchStatistic of
 // the rule's fork matches; options it does not model make the rule's
 // match unknown.
-func statistic(m *Meaning, sc *readScratch, opts []Arg) {
+func (rd *Meanings) statistic(m *Meaning, sc *readScratch, opts []Arg) {
 	mode, every := "", 0
 	prob, hasProb := math.NaN(), false
 	neg, known := false, true
@@ -889,14 +905,14 @@ func statistic(m *Meaning, sc *readScratch, opts []Arg) {
 	x.setProb(prob)
 	switch {
 	case mode == "random" && hasProb:
-		x.Value = StatisticRandom
+		x.setValue(StatisticRandom, 0)
 		if prob >= 0 && prob <= 1 {
 			x.setProb(KernelProbability(prob))
 		} else {
 			known = false
 		}
 	case mode == "nth" && every > 0:
-		x.Value = StatisticNth
+		x.setValue(StatisticNth, 0)
 		x.setProb(1 / float64(every))
 	default:
 		known = false
@@ -907,7 +923,7 @@ func statistic(m *Meaning, sc *readScratch, opts []Arg) {
 		for _, o := range opts {
 			b.WriteString(" " + o.String())
 		}
-		m.addUnknown(b.String())
+		rd.addUnknown(m, b.String())
 	}
 	sc.fork = append(sc.fork, x)
 }
@@ -948,12 +964,14 @@ func (rd *Meanings) recent(m *Meaning, sc *readScratch, opts []Arg) {
 		m.flags |= mRecentSet
 	}
 	if unknown != "" {
-		m.addUnknown(unknown)
+		rd.addUnknown(m, unknown)
 	}
 	if check == 0 {
 		return // --set: always matches; records the source
 	}
-	sc.fork = append(sc.fork, Match{Kind: MatchRecent, Value: uint32(int32(seconds)), Mask: check, ext: rd.addExt(MatchExt{Text: name})})
+	x := Match{Kind: MatchRecent, ext: rd.addExt(MatchExt{Text: name})}
+	x.setValue(uint32(int32(seconds)), check)
+	sc.fork = append(sc.fork, x)
 }
 
 func (rd *Meanings) readIPVS(opts []Arg) Match {

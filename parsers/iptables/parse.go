@@ -78,6 +78,9 @@ func (p *parser) finish() (*Dump, error) {
 	if p.d.Family == FamilyUnknown {
 		p.d.Family = p.family
 	}
+	for _, t := range p.d.Tables {
+		t.indexChains()
+	}
 	return p.d, nil
 }
 
@@ -355,7 +358,8 @@ func (p *parser) chainHeader(ln string) {
 	if c == nil {
 		c = p.newChain(name)
 	}
-	c.Policy, c.Line, c.Header = policy, p.line, ln
+	c.Line, c.Header = p.line, ln
+	c.setPolicy(policy)
 }
 
 // field returns the first field of s, separated by spaces or tabs, and
@@ -394,10 +398,10 @@ func (p *parser) newChain(name string) *Chain {
 	}
 	c := &p.chainSlab[0]
 	p.chainSlab = p.chainSlab[1:]
-	*c = Chain{Name: name, Table: p.table, Policy: "-", idx: p.table.nchains}
+	*c = Chain{Name: name, Table: p.table, idx: p.table.nchains}
 	p.table.nchains++
 	if IsBuiltinChain(p.table.Name, name) {
-		c.Policy = "ACCEPT"
+		c.policy = policyAccept
 	}
 	p.table.chains[name] = c
 	p.table.Chains = append(p.table.Chains, c)
@@ -626,9 +630,6 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 	}
 	r := p.newRule()
 	*r = Rule{Chain: c, Raw: raw, Line: p.line, first: uint32(len(p.d.arena)), targ: noTarget}
-	if counters {
-		r.counters = &[2]uint64{pk, by}
-	}
 	// toks[0] is "-A", toks[1] the chain name.
 	var cur *arg
 	neg := false
@@ -705,6 +706,10 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 	}
 	if counters {
 		p.d.Counters = true
+		if p.d.counters == nil {
+			p.d.counters = map[*Rule][2]uint64{}
+		}
+		p.d.counters[r] = [2]uint64{pk, by}
 	}
 	if c == nil {
 		r.Chain = p.ensureChain(chainName)

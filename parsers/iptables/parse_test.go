@@ -55,7 +55,7 @@ func toJSON(d *Dump) jsonDump {
 	for _, t := range d.Tables {
 		jt := jsonTable{Name: t.Name, Line: t.Line, Implicit: t.Implicit, Comments: t.Comments}
 		for _, c := range t.Chains {
-			jc := jsonChain{Name: c.Name, Policy: c.Policy, Line: c.Line}
+			jc := jsonChain{Name: c.Name, Policy: c.Policy(), Line: c.Line}
 			jc.Packets, jc.Bytes = c.Counters()
 			for _, r := range c.Rules {
 				jr := jsonRule{Line: r.Line, Target: r.Target(), Goto: r.IsGoto(), Comment: r.Comment()}

@@ -56,6 +56,10 @@ type Dump struct {
 	PartialReason string
 
 	arena []arg
+	// counters holds the [packets, bytes] of the rules written with a
+	// "[p:b]" prefix (iptables-save -c), which few dumps have: a rule
+	// has no field for them.
+	counters map[*Rule][2]uint64
 }
 
 // Table returns the table with the given name, or nil.
@@ -105,7 +109,8 @@ type Table struct {
 	// Dump is the dump holding the table.
 	Dump *Dump
 
-	chains  map[string]*Chain
+	chains  map[string]*Chain // while the dump is parsed; index after
+	index   *chainIndex
 	nchains int32                 // chains created, the bound of their indexes
 	jumps   atomic.Pointer[Jumps] // see Jumps
 	jumpsMu sync.Mutex            // held while the jumps are resolved
@@ -115,7 +120,12 @@ type Table struct {
 }
 
 // Chain returns the named chain, or nil.
-func (t *Table) Chain(name string) *Chain { return t.chains[name] }
+func (t *Table) Chain(name string) *Chain {
+	if t.index != nil {
+		return t.index.find(t.Chains, name)
+	}
+	return t.chains[name]
+}
 
 // ChainIndexes returns the bound of the indexes of the table's chains (see
 // [Chain.Index]): the size of a side table indexed by chain.
@@ -128,8 +138,6 @@ func (t *Table) Pos() parsers.Pos { return parsers.Pos{File: t.Dump.Name, Line: 
 type Chain struct {
 	// Name of the chain.
 	Name string
-	// Policy is ACCEPT or DROP for built-in chains and "-" for user chains.
-	Policy string
 	// Line is the line of the ":NAME POLICY [p:b]" header, 0 for a built-in
 	// chain that has no header in the input.
 	Line int
@@ -141,7 +149,44 @@ type Chain struct {
 	// Table is the table holding the chain.
 	Table *Table
 
-	idx int32 // see Index
+	idx    int32       // see Index
+	policy chainPolicy // see Policy
+}
+
+// A chainPolicy is the policy of a chain: a large nat table has tens of
+// thousands of chains, which hold it in a byte.
+type chainPolicy uint8
+
+// Chain policies.
+const (
+	policyNone   chainPolicy = iota // "-": a user chain
+	policyAccept                    // ACCEPT
+	policyDrop                      // DROP
+)
+
+// Policy returns the chain's policy: ACCEPT or DROP for a built-in
+// chain, "-" for a user chain.
+func (c *Chain) Policy() string {
+	switch c.policy {
+	case policyAccept:
+		return "ACCEPT"
+	case policyDrop:
+		return "DROP"
+	}
+	return "-"
+}
+
+// setPolicy sets the chain's policy: ACCEPT, DROP or "-" (the parser
+// accepts no other).
+func (c *Chain) setPolicy(p string) {
+	switch p {
+	case "ACCEPT":
+		c.policy = policyAccept
+	case "DROP":
+		c.policy = policyDrop
+	default:
+		c.policy = policyNone
+	}
 }
 
 // Counters returns the chain counters of its header: [0:0] when the dump
@@ -179,7 +224,6 @@ type Rule struct {
 	// Line is the 1-based line of the rule in the dump.
 	Line int
 
-	counters *[2]uint64 // [packets, bytes] of a "[p:b]" prefix, nil without
 	// first is the index of the rule's first option in its dump's arena,
 	// narg the number of options, targ the index of the target option
 	// ("-j", "-g") among them, noTarget when there is none.
@@ -196,10 +240,11 @@ func (r *Rule) arena() []arg { return r.Chain.Table.Dump.arena }
 // Counters returns the rule's packet and byte counters, and whether the
 // line had a [packets:bytes] prefix (iptables-save -c).
 func (r *Rule) Counters() (packets, bytes uint64, ok bool) {
-	if r.counters == nil {
+	if r.Chain == nil || r.Chain.Table == nil || r.Chain.Table.Dump == nil {
 		return 0, 0, false
 	}
-	return r.counters[0], r.counters[1], true
+	c, ok := r.Chain.Table.Dump.counters[r]
+	return c[0], c[1], ok
 }
 
 // An Arg is one option of a rule, in the order written: its name ("-s",

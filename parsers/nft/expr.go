@@ -408,17 +408,17 @@ func appendElement(b []byte, e *Element) []byte {
 		}
 		b = append(b, k...)
 	}
-	if e.Counter != nil {
+	if c := e.Counter(); c != nil {
 		b = append(b, ' ')
-		b = e.Counter.appendStmt(b)
+		b = c.appendStmt(b)
 	}
-	if e.Timeout != 0 {
+	if t := e.Timeout(); t != 0 {
 		b = append(b, " timeout "...)
-		b = appendTime(b, e.Timeout)
+		b = appendTime(b, t)
 	}
-	if e.Expires != 0 {
+	if t := e.Expires(); t != 0 {
 		b = append(b, " expires "...)
-		b = appendTime(b, e.Expires)
+		b = appendTime(b, t)
 	}
 	if e.Comment != "" {
 		b = append(b, " comment \""...)

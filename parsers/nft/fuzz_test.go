@@ -70,7 +70,7 @@ func strip(rs *Ruleset, handles bool) {
 				s.Handle = 0
 			}
 			for i := range s.Elements {
-				s.Elements[i].Pos = parsers.Pos{}
+				s.Elements[i].Where, s.Elements[i].Line = nil, 0
 			}
 		}
 		for _, c := range t.Chains {

@@ -619,7 +619,7 @@ func (c *jconv) elems(n *jnode, s *Set) error {
 			return err
 		}
 		p := strconv.AppendInt(prefix, int64(i), 10)
-		e.Pos = parsers.Pos{File: c.name, Path: string(append(p, ']'))}
+		e.Where = &parsers.Pos{File: c.name, Path: string(append(p, ']'))}
 		s.Elements = append(s.Elements, e)
 		c.pop()
 	}
@@ -670,9 +670,13 @@ func (c *jconv) elem(n *jnode, keyTypes, dataTypes []string, isMap bool) (Elemen
 				return e, err
 			}
 			if k == "timeout" {
-				e.Timeout = time.Duration(v) * time.Second
+				if v != 0 {
+					e.attrs().Timeout = time.Duration(v) * time.Second
+				}
 			} else {
-				e.Expires = time.Duration(v) * time.Second
+				if v != 0 {
+					e.attrs().Expires = time.Duration(v) * time.Second
+				}
 			}
 		}
 		var err error
@@ -688,7 +692,7 @@ func (c *jconv) elem(n *jnode, keyTypes, dataTypes []string, isMap bool) (Elemen
 			if err != nil {
 				return e, err
 			}
-			e.Counter = ctr
+			e.attrs().Counter = ctr
 		}
 		key = val
 		c.push("val")

@@ -25,7 +25,7 @@ var ignorePos = cmp.Options{
 	cmpopts.IgnoreFields(nft.Table{}, "Pos"),
 	cmpopts.IgnoreFields(nft.Chain{}, "Pos"),
 	cmpopts.IgnoreFields(nft.Set{}, "Pos"),
-	cmpopts.IgnoreFields(nft.Element{}, "Pos"),
+	cmpopts.IgnoreFields(nft.Element{}, "Where", "Line"),
 	cmpopts.IgnoreFields(nft.Rule{}, "Pos"),
 	cmpopts.IgnoreFields(nft.Object{}, "Pos"),
 }

@@ -169,14 +169,101 @@ type Element struct {
 	Key []string `json:"key"`
 	// Data holds the parts of a map element's data when it is not a
 	// verdict; Verdict the verdict of a verdict map element.
-	Data    []string      `json:"data,omitempty"`
-	Verdict *Verdict      `json:"verdict,omitempty"`
-	Comment string        `json:"comment,omitempty"`
+	Data    []string `json:"data,omitempty"`
+	Verdict *Verdict `json:"verdict,omitempty"`
+	Comment string   `json:"comment,omitempty"`
+	// Attrs holds the element's timeout, expiry and counter, nil when it
+	// has none (kube-proxy's elements have none): a large ruleset has
+	// hundreds of thousands of elements.
+	Attrs *ElementAttrs `json:"-"`
+	// Where is the element's file, and its path in a JSON ruleset; nil
+	// when not known (an anonymous set's element in a text ruleset). Line
+	// is its line in a text ruleset. See [Element.Pos].
+	Where *parsers.Pos `json:"-"`
+	Line  int32        `json:"-"`
+}
+
+// MarshalJSON renders the element with its attributes and position as
+// fields of its own (timeout, expires, counter, pos).
+func (e *Element) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Key     []string      `json:"key"`
+		Data    []string      `json:"data,omitempty"`
+		Verdict *Verdict      `json:"verdict,omitempty"`
+		Comment string        `json:"comment,omitempty"`
+		Timeout time.Duration `json:"timeout,omitempty"`
+		Expires time.Duration `json:"expires,omitempty"`
+		Counter *Counter      `json:"counter,omitempty"`
+		Pos     parsers.Pos   `json:"pos"`
+	}{e.Key, e.Data, e.Verdict, e.Comment, e.Timeout(), e.Expires(), e.Counter(), e.Pos()})
+}
+
+// ElementAttrs are the attributes of an element that few have.
+type ElementAttrs struct {
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// Expires is the remaining lifetime when the element has a timeout.
 	Expires time.Duration `json:"expires,omitempty"`
 	Counter *Counter      `json:"counter,omitempty"`
-	Pos     parsers.Pos   `json:"pos"`
+}
+
+// Timeout returns the element's timeout, 0 for none.
+func (e *Element) Timeout() time.Duration {
+	if e.Attrs == nil {
+		return 0
+	}
+	return e.Attrs.Timeout
+}
+
+// Expires returns the element's remaining lifetime, 0 for none.
+func (e *Element) Expires() time.Duration {
+	if e.Attrs == nil {
+		return 0
+	}
+	return e.Attrs.Expires
+}
+
+// Counter returns the element's counter, nil for none.
+func (e *Element) Counter() *Counter {
+	if e.Attrs == nil {
+		return nil
+	}
+	return e.Attrs.Counter
+}
+
+// SetExpires sets the element's remaining lifetime (0: none), leaving
+// Attrs nil when the element has no attribute left.
+func (e *Element) SetExpires(d time.Duration) {
+	if e.Attrs == nil && d == 0 {
+		return
+	}
+	a := *e.attrs()
+	a.Expires = d
+	if a == (ElementAttrs{}) {
+		e.Attrs = nil
+		return
+	}
+	e.Attrs = &a
+}
+
+// attrs returns the element's attributes, made on first use.
+func (e *Element) attrs() *ElementAttrs {
+	if e.Attrs == nil {
+		e.Attrs = new(ElementAttrs)
+	}
+	return e.Attrs
+}
+
+// Pos returns where the element is: its file and line in a text
+// ruleset, its file and path in a JSON one.
+func (e *Element) Pos() parsers.Pos {
+	var p parsers.Pos
+	if e.Where != nil {
+		p = *e.Where
+	}
+	if e.Line != 0 {
+		p.Line = int(e.Line)
+	}
+	return p
 }
 
 // Rule is a rule of a chain.

@@ -471,7 +471,10 @@ func convertElements(s *Set, elems []nftables.SetElement) ([]Element, error) {
 		default:
 			ends = parts
 		}
-		e := Element{Timeout: el.Timeout, Expires: el.Expires, Comment: el.Comment}
+		e := Element{Comment: el.Comment}
+		if el.Timeout != 0 || el.Expires != 0 {
+			e.Attrs = &ElementAttrs{Timeout: el.Timeout, Expires: el.Expires}
+		}
 		for k, p := range parts {
 			txt, err := rangeText(p, ends[k], s.KeyType[k])
 			if err != nil {
@@ -480,7 +483,7 @@ func convertElements(s *Set, elems []nftables.SetElement) ([]Element, error) {
 			e.Key = append(e.Key, txt)
 		}
 		if el.Counter != nil {
-			e.Counter = &Counter{Packets: el.Counter.Packets, Bytes: el.Counter.Bytes}
+			e.attrs().Counter = &Counter{Packets: el.Counter.Packets, Bytes: el.Counter.Bytes}
 		}
 		if s.IsMap {
 			if s.IsVerdictMap() {

@@ -238,7 +238,7 @@ func checkNetlink(t *testing.T, ns string, want *Ruleset, allowUnsupported int) 
 			vs.Comment, vs.Typeof, vs.DataTypeof = "", "", ""
 			vs.Elements = append([]Element(nil), s.Elements...)
 			for i := range vs.Elements {
-				vs.Elements[i].Expires = 0
+				vs.Elements[i].SetExpires(0)
 			}
 			vt.Sets = append(vt.Sets, &vs)
 		}
@@ -261,7 +261,7 @@ func checkNetlink(t *testing.T, ns string, want *Ruleset, allowUnsupported int) 
 	for _, tb := range got.Tables {
 		for _, s := range tb.Sets {
 			for i := range s.Elements {
-				s.Elements[i].Expires = 0
+				s.Elements[i].SetExpires(0)
 			}
 		}
 	}

@@ -733,10 +733,14 @@ func (p *textParser) elements(lt []token, s *Set, kind string) ([]Element, error
 // elementsOf gives the elements read of s their positions, and checks
 // their shape.
 func (p *textParser) elementsOf(els []Element, s *Set) ([]Element, error) {
+	var file *parsers.Pos // the file, which the elements share
+	if len(els) > 0 {
+		file = &parsers.Pos{File: p.name}
+	}
 	for i := range els {
-		els[i].Pos = p.pos(els[i].Pos.Line)
+		els[i].Where = file
 		if (els[i].Verdict != nil || els[i].Data != nil) != s.IsMap {
-			return nil, p.errf(els[i].Pos.Line, "element of %s %s has the wrong shape", map[bool]string{true: "map", false: "set"}[s.IsMap], s.Name)
+			return nil, p.errf(int(els[i].Line), "element of %s %s has the wrong shape", map[bool]string{true: "map", false: "set"}[s.IsMap], s.Name)
 		}
 	}
 	return els, nil
@@ -1306,7 +1310,7 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 	for {
 		e := Element{}
 		if t := p.peek(0); t != nil && named {
-			e.Pos.Line = int(t.line)
+			e.Line = int32(t.line)
 		}
 		start, nkey := len(parts), 0
 		for {
@@ -1330,7 +1334,7 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 				if !ok || c.Name != "" {
 					return nil, p.unexpected("counter")
 				}
-				e.Counter = c
+				e.attrs().Counter = c
 			case p.is("timeout") || p.is("expires"):
 				w, _ := p.word()
 				ts, _ := p.word()
@@ -1338,10 +1342,12 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 				if err != nil {
 					return nil, fmt.Errorf("bad %s %q", w, ts)
 				}
-				if w == "timeout" {
-					e.Timeout = d
-				} else {
-					e.Expires = d
+				switch {
+				case d == 0:
+				case w == "timeout":
+					e.attrs().Timeout = d
+				default:
+					e.attrs().Expires = d
 				}
 			case p.is("comment"):
 				p.i++
