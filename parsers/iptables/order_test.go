@@ -1,6 +1,9 @@
 package iptables
 
 import (
+	"cmp"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -97,5 +100,29 @@ func TestDumpOrder(t *testing.T) {
 	}
 	if len(a["KUBE-SVC-X"]) != 2 || a["KUBE-SVC-X"][0][:len("KUBE-SEP-A")] != "KUBE-SEP-A" {
 		t.Errorf("KUBE-SVC-X: %q", a["KUBE-SVC-X"])
+	}
+}
+
+// TestRadixSort orders places by line as a stable sort does, lines of
+// every magnitude included.
+func TestRadixSort(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 2, 3, 100, 5000} {
+		for _, limit := range []uint32{3, 1 << 11, 1 << 22, math.MaxUint32} {
+			lines := make([]uint32, n)
+			for i := range lines {
+				lines[i] = rnd.Uint32N(limit)
+			}
+			got := make([]int32, n)
+			for i := range got {
+				got[i] = int32(i)
+			}
+			want := slices.Clone(got)
+			slices.SortStableFunc(want, func(a, b int32) int { return cmp.Compare(lines[a], lines[b]) })
+			radixSort(got, lines)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%d places, lines below %d: %v, want %v", n, limit, got, want)
+			}
+		}
 	}
 }
