@@ -41,6 +41,9 @@ type facts struct {
 	// bareGroup gathers what is missing from data planes without any
 	// Service entry (see ReportMissing).
 	bareGroup *bareGroup
+	// portsOf holds, per view, the service ports the checks of the view
+	// read (see PortsOf).
+	portsOf map[*view.View]*viewPorts
 	// lag holds, per Service and check, the endpoints out of step with
 	// the Service's EndpointSlices that endpoint-missing and
 	// endpoint-stale reported (see foldLag).
@@ -194,23 +197,38 @@ func (f *facts) expect(sp *model.ServicePort, fam model.Family) *Expect {
 
 // PortsOf returns the active service ports that have an address of the
 // view's family, noting (once) when node-local information is missing.
+// The slice is shared by the checks of the run: it must not be changed.
 func (p *Pass) PortsOf(v *view.View) []*model.ServicePort {
-	var out []*model.ServicePort
-	var local []string
-	for _, sp := range p.Snap.ActivePorts() {
-		if _, ok := sp.ClusterIP(v.Family); !ok {
-			continue
+	vp := p.facts.portsOf[v]
+	if vp == nil {
+		vp = &viewPorts{}
+		for _, sp := range p.Snap.ActivePorts() {
+			if _, ok := sp.ClusterIP(v.Family); !ok {
+				continue
+			}
+			if p.Snap.Node.Name == "" && (sp.InternalPolicyLocal || sp.ExternalPolicyLocal) {
+				vp.local = append(vp.local, sp.Name.String())
+				continue
+			}
+			vp.ports = append(vp.ports, sp)
 		}
-		if p.Snap.Node.Name == "" && (sp.InternalPolicyLocal || sp.ExternalPolicyLocal) {
-			local = append(local, sp.Name.String())
-			continue
+		if p.facts.portsOf == nil {
+			p.facts.portsOf = map[*view.View]*viewPorts{}
 		}
-		out = append(out, sp)
+		p.facts.portsOf[v] = vp
 	}
-	if len(local) > 0 {
-		p.Note(nodeUnknown+": Local traffic policy of %s not checked", listObjects(local))
+	if len(vp.local) > 0 {
+		p.Note(nodeUnknown+": Local traffic policy of %s not checked", listObjects(vp.local))
 	}
-	return out
+	return vp.ports
+}
+
+// viewPorts is what PortsOf finds of a view, once for every check that
+// reads it: the service ports to check, and those left out for want of
+// the node's name.
+type viewPorts struct {
+	ports []*model.ServicePort
+	local []string
 }
 
 // missingInputs is [facts.missing] before the views are built: the data
