@@ -69,10 +69,12 @@ func BenchmarkExpect10k(b *testing.B) {
 // leniently beside the export, then the node assembled while the dump's
 // tables are read ahead (checks.ReadAhead), the views and the sweep, the
 // checks. On two cores the time per op is the wall time of the command
-// less its start; cpu-s/op is its CPU time. On two cores (load about 2):
-// 0.73 to 0.81 s and 1.3 to 1.4 CPU-s, against 0.90 to 1.08 s and 1.3
-// to 1.6 CPU-s when the dumps were not read ahead, the sweep took every
-// core and its packets were listed before the views.
+// less its start; cpu-s/op is its CPU time. On two cores (load 2 to 3):
+// 0.58 to 0.67 s and 1.04 to 1.19 CPU-s, against 0.64 to 0.80 s and 1.15
+// to 1.39 CPU-s when the passes over every rule of a table read its
+// chains in their declared order, and 0.90 to 1.08 s and 1.3 to 1.6
+// CPU-s when the dumps were not read ahead, the sweep took every core and
+// its packets were listed before the views.
 func BenchmarkAnalyze10k(b *testing.B) {
 	dir := benchBundle(b)
 	compact := filepath.Join(dir, "cluster-compact.json")

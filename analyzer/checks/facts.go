@@ -41,6 +41,9 @@ type facts struct {
 	// bareGroup gathers what is missing from data planes without any
 	// Service entry (see ReportMissing).
 	bareGroup *bareGroup
+	// portsOf holds, per view and whether the check reads endpoints, the
+	// service ports the checks of the view read (see PortsOf).
+	portsOf map[portsKey]*viewPorts
 	// lag holds, per Service and check, the endpoints out of step with
 	// the Service's EndpointSlices that endpoint-missing and
 	// endpoint-stale reported (see foldLag).
@@ -199,14 +202,51 @@ const endpointsUnexported = "not checked, as the exports hold the EndpointSlices
 
 // PortsOf returns the active service ports that have an address of the
 // view's family, noting (once) when node-local information is missing.
-// The slice is the caller's to read, not to modify: most checks call it,
-// and when every active port qualifies it is [model.Snapshot.ActivePorts]'s.
+// The slice is shared by the checks of the run (when every active port
+// qualifies it is [model.Snapshot.ActivePorts]'s): it must not be changed.
+// A check that reads endpoints does not get the ports whose endpoints the
+// exports do not tell (ServicePort.EndpointsUnknown), and notes them.
 func (p *Pass) PortsOf(v *view.View) []*model.ServicePort {
-	active := p.Snap.ActivePorts()
-	endpoints := slices.Contains(p.Check.Needs, NeedEndpoints)
+	key := portsKey{v, slices.Contains(p.Check.Needs, NeedEndpoints)}
+	vp := p.facts.portsOf[key]
+	if vp == nil {
+		vp = listPorts(p.Snap, v, key.endpoints)
+		if p.facts.portsOf == nil {
+			p.facts.portsOf = map[portsKey]*viewPorts{}
+		}
+		p.facts.portsOf[key] = vp
+	}
+	if len(vp.local) > 0 {
+		p.Note(nodeUnknown+": Local traffic policy of %s not checked", listObjects(vp.local))
+	}
+	if len(vp.unknown) > 0 {
+		p.Note("%s%s", endpointsUnexported, listObjects(vp.unknown))
+	}
+	return vp.ports
+}
+
+// portsKey names what PortsOf lists: the ports of a view, for checks that
+// read endpoints or not.
+type portsKey struct {
+	v         *view.View
+	endpoints bool
+}
+
+// viewPorts is what PortsOf finds of a view, once for every check that
+// reads it: the service ports to check, those left out for want of the
+// node's name, and those whose endpoints the exports do not tell.
+type viewPorts struct {
+	ports          []*model.ServicePort
+	local, unknown []string
+}
+
+// listPorts lists the active service ports of s with an address of v's
+// family, but those a check cannot judge (see PortsOf).
+func listPorts(s *model.Snapshot, v *view.View, endpoints bool) *viewPorts {
+	active := s.ActivePorts()
 	keep := func(sp *model.ServicePort) bool {
 		_, ok := sp.ClusterIP(v.Family)
-		return ok && (p.Snap.Node.Name != "" || !sp.InternalPolicyLocal && !sp.ExternalPolicyLocal) &&
+		return ok && (s.Node.Name != "" || !sp.InternalPolicyLocal && !sp.ExternalPolicyLocal) &&
 			!(endpoints && sp.EndpointsUnknown)
 	}
 	n := 0
@@ -216,31 +256,21 @@ func (p *Pass) PortsOf(v *view.View) []*model.ServicePort {
 		}
 	}
 	if n == len(active) {
-		return active
+		return &viewPorts{ports: active}
 	}
-	out := make([]*model.ServicePort, 0, n)
-	var local, unknown []string
+	vp := &viewPorts{ports: make([]*model.ServicePort, 0, n)}
 	for _, sp := range active {
-		if _, ok := sp.ClusterIP(v.Family); !ok {
-			continue
+		switch _, ok := sp.ClusterIP(v.Family); {
+		case !ok:
+		case endpoints && sp.EndpointsUnknown:
+			vp.unknown = append(vp.unknown, sp.Name.String())
+		case !keep(sp):
+			vp.local = append(vp.local, sp.Name.String())
+		default:
+			vp.ports = append(vp.ports, sp)
 		}
-		if endpoints && sp.EndpointsUnknown {
-			unknown = append(unknown, sp.Name.String())
-			continue
-		}
-		if !keep(sp) {
-			local = append(local, sp.Name.String())
-			continue
-		}
-		out = append(out, sp)
 	}
-	if len(local) > 0 {
-		p.Note(nodeUnknown+": Local traffic policy of %s not checked", listObjects(local))
-	}
-	if len(unknown) > 0 {
-		p.Note("%s%s", endpointsUnexported, listObjects(unknown))
-	}
-	return out
+	return vp
 }
 
 // missingInputs is [facts.missing] before the views are built: the data

@@ -360,10 +360,13 @@ func (p *Pass) startTraces() {
 // made to its size), the summaries when the sweep is over.
 func listPackets(s *model.Snapshot, res *resolve.Resolution, tf *traceFacts, base int32) ([]trace.Packet, map[expKey]*Expect) {
 	exp := map[expKey]*Expect{}
-	var pkts []trace.Packet
-	for _, fam := range tracedFamilies(res) {
+	fams, active := tracedFamilies(res), s.ActivePorts()
+	// A cluster IP from a pod and from the node, per service port and
+	// family: most packets (node ports and load balancers add theirs).
+	pkts := make([]trace.Packet, 0, 2*len(active)*len(fams))
+	for _, fam := range fams {
 		nodeIP := nodePortAddr(s, fam)
-		for _, sp := range s.ActivePorts() {
+		for _, sp := range active {
 			if _, ok := sp.ClusterIP(fam); !ok {
 				continue
 			}

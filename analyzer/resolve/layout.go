@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
@@ -130,7 +131,8 @@ func (r *traitRule) Comment() string {
 
 // findTraits returns the evidence of each trait in the dumps (ok false
 // where a trait is absent), reading each rule once whatever the number of
-// traits.
+// traits. A trait's evidence is its first chain or rule, the tables and
+// their chains in order.
 func findTraits(dumps []*iptables.Dump) (ev []model.Evidence, ok []bool) {
 	ev, ok = make([]model.Evidence, len(layoutTraits)), make([]bool, len(layoutTraits))
 	// One rule at a time: the traits are called through a func value, so
@@ -138,32 +140,48 @@ func findTraits(dumps []*iptables.Dump) (ev []model.Evidence, ok []bool) {
 	tr := new(traitRule)
 	for _, d := range dumps {
 		for _, t := range d.Tables {
-			var pending []int // the rule traits of this table not found yet
-			for i, lt := range layoutTraits {
-				if lt.m.rule != nil && lt.m.table == t.Name && !ok[i] {
-					pending = append(pending, i)
-				}
-			}
 			for _, c := range t.Chains {
 				for i, lt := range layoutTraits {
 					if lt.m.chain != nil && !ok[i] && lt.m.chain(c.Name) {
 						ev[i], ok[i] = model.EvidenceAt(c.Pos(), ":"+c.Name), true
 					}
 				}
-				if len(pending) == 0 {
+			}
+			// The rule traits of this table not found yet, and the place
+			// of the chain of each one's first rule found in it so far.
+			var pending []int
+			var at []int32
+			for i, lt := range layoutTraits {
+				if lt.m.rule != nil && lt.m.table == t.Name && !ok[i] {
+					pending = append(pending, i)
+					at = append(at, int32(len(t.Chains)))
+				}
+			}
+			if len(pending) == 0 {
+				continue
+			}
+			// The rules are read in the order they are written
+			// (iptables.DumpOrder): a trait found in a chain is looked
+			// for further only in the chains before it, and no chain
+			// after all the traits' is read.
+			bound := int32(len(t.Chains))
+			for _, ci := range iptables.DumpOrder(t) {
+				if ci >= bound {
 					continue
 				}
+				c := t.Chains[ci]
 				for _, r := range c.Rules {
 					*tr = traitRule{Rule: r, chain: c.Name}
-					for k := 0; k < len(pending); k++ {
-						i := pending[k]
-						if layoutTraits[i].m.rule(tr) {
-							ev[i], ok[i] = model.RuleEvidence(r), true
-							pending = append(pending[:k], pending[k+1:]...)
-							k--
+					for k, i := range pending {
+						if ci < at[k] && layoutTraits[i].m.rule(tr) {
+							ev[i], at[k] = model.RuleEvidence(r), ci
+							bound = slices.Max(at)
 						}
 					}
 				}
+			}
+			for k, i := range pending {
+				ok[i] = at[k] < int32(len(t.Chains))
 			}
 		}
 	}

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
 // TestLayout checks the release read off each bundle's rule layout, and
@@ -81,5 +83,44 @@ func TestLayoutOtherVersion(t *testing.T) {
 		return strings.HasPrefix(n, "kube-proxy 1.28 (") && strings.Contains(n, "does not write that layout")
 	}) {
 		t.Errorf("no note of the version against the layout in %q", s.Notes)
+	}
+}
+
+// TestLayoutEvidenceRulesOutOfOrder reads the traits of a nat table whose
+// rules are written in another order than its chains are declared
+// (kube-proxy's restore input): a trait's evidence is still its rule in
+// the first chain declared, and a trait found in one chain is found in
+// an earlier one written after it.
+func TestLayoutEvidenceRulesOutOfOrder(t *testing.T) {
+	const text = `*nat
+:PREROUTING ACCEPT [0:0]
+:KUBE-SVC-AAAAAAAAAAAAAAAA - [0:0]
+:KUBE-SVC-BBBBBBBBBBBBBBBB - [0:0]
+:KUBE-SVC-CCCCCCCCCCCCCCCC - [0:0]
+-A KUBE-SVC-CCCCCCCCCCCCCCCC -m comment --comment "Balancing rule 0 for ns/c:p" -j KUBE-MARK-DROP
+-A KUBE-SVC-BBBBBBBBBBBBBBBB -m comment --comment "Balancing rule 0 for ns/b:p" -j KUBE-MARK-DROP
+-A KUBE-SVC-AAAAAAAAAAAAAAAA -m comment --comment "ns/a:p cluster IP" -j KUBE-MARK-MASQ
+-A KUBE-SVC-AAAAAAAAAAAAAAAA -m comment --comment "Balancing rule 0 for ns/a:p" -j KUBE-MARK-MASQ
+COMMIT
+`
+	d, err := iptables.Parse("nat.txt", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := resolve.RecognizeLayout(&model.Snapshot{IPTables: []*iptables.Dump{d}})
+	if l == nil {
+		t.Fatal("no layout recognised")
+	}
+	lines := map[string]int{}
+	for i, tr := range l.Traits {
+		lines[strings.SplitN(tr, " (", 2)[0]] = l.Evidence[i].Line
+	}
+	// Balancing rules: the first chain's second rule, written last. Jumps to
+	// KUBE-MARK-DROP: the second chain's, declared before the third's.
+	if got := lines[`"Balancing rule" comments`]; got != 9 {
+		t.Errorf("balancing rule evidence at line %d, want 9 (traits %q)", got, l.Traits)
+	}
+	if got := lines["kube-proxy's jumps to KUBE-MARK-DROP"]; got != 7 {
+		t.Errorf("KUBE-MARK-DROP evidence at line %d, want 7 (traits %q)", got, l.Traits)
 	}
 }

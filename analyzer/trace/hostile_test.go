@@ -352,3 +352,35 @@ func TestNFTSummaryMerged(t *testing.T) {
 		t.Errorf("summary work %d at 12 levels, %d at 4: more than linear", work[12], work[4])
 	}
 }
+
+// TestValidateRulesOutOfOrder validates a table whose rules are written
+// in another order than its chains are declared (kube-proxy's restore
+// input): the jumps to chains the table does not declare are reported
+// chain by chain, in the chains' order and each chain's rules' order, then
+// the loops, as for the table written chain by chain.
+func TestValidateRulesOutOfOrder(t *testing.T) {
+	const head = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:A - [0:0]\n:B - [0:0]\n:CYC - [0:0]\n"
+	rules := map[string]string{
+		"FORWARD": "-A FORWARD -j A\n-A FORWARD -j CYC\n",
+		"A":       "-A A -j NOPE-1\n-A A -j NOPE-2\n",
+		"B":       "-A B -j NOPE-3\n",
+		"CYC":     "-A CYC -j CYC\n",
+	}
+	validate := func(order ...string) []string {
+		text := head
+		for _, c := range order {
+			text += rules[c]
+		}
+		var out []string
+		for _, p := range trace.ValidateIPTables([]*iptables.Dump{parseIPT(t, text+"COMMIT\n")}) {
+			out = append(out, p.Chain+" "+p.Rule)
+		}
+		return out
+	}
+	want := []string{"A -A A -j NOPE-1", "A -A A -j NOPE-2", "B -A B -j NOPE-3", "CYC -A CYC -j CYC"}
+	for _, order := range [][]string{{"FORWARD", "A", "B", "CYC"}, {"CYC", "B", "FORWARD", "A"}} {
+		if got := validate(order...); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("rules written %v: problems\n%q\nwant\n%q", order, got, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -216,17 +217,18 @@ func validateDump(d *iptables.Dump) []Problem {
 		}
 		// The jumps are resolved once for the table's readers.
 		jumps := t.Jumps()
-		// At most one edge per rule: sized once rather than grown.
-		nrules := 0
-		for _, c := range t.Chains {
-			nrules += len(c.Rules)
+		// The rules that jump to no chain of the table are looked at in
+		// the order they are written (Jumps.Order), each chain's in turn;
+		// what they find is listed chain by chain, as the chains are.
+		type missing struct {
+			chain int32
+			p     Problem
 		}
-		g.edges = make([]edge, 0, nrules)
-		for ci, c := range t.Chains {
-			g.beginChain()
+		var miss []missing
+		for _, ci := range jumps.Order() {
+			c := t.Chains[ci]
 			for ri, r := range c.Rules {
-				if to, ok := jumps.Target(c, ri); ok {
-					g.edges = append(g.edges, edge{from: int32(ci), to: int32(to), rule: int32(ri)})
+				if _, ok := jumps.Target(c, ri); ok {
 					continue
 				}
 				target := r.Target()
@@ -241,8 +243,27 @@ func validateDump(d *iptables.Dump) []Problem {
 					// hold the chains its rules name.
 					continue
 				}
-				out = append(out, Problem{Kind: ProblemMissingChain, Table: t.Name, Chain: c.Name, Rule: r.Raw, Pos: r.Pos(),
-					Message: fmt.Sprintf("chain %s jumps to chain %s, which table %s does not declare: iptables-restore refuses the table", c.Name, target, t.Name)})
+				miss = append(miss, missing{ci, Problem{Kind: ProblemMissingChain, Table: t.Name, Chain: c.Name, Rule: r.Raw, Pos: r.Pos(),
+					Message: fmt.Sprintf("chain %s jumps to chain %s, which table %s does not declare: iptables-restore refuses the table", c.Name, target, t.Name)}})
+			}
+		}
+		slices.SortStableFunc(miss, func(a, b missing) int { return cmp.Compare(a.chain, b.chain) })
+		for _, m := range miss {
+			out = append(out, m.p)
+		}
+		// The edges, from the resolved jumps alone. At most one edge per
+		// rule: sized once rather than grown.
+		nrules := 0
+		for _, c := range t.Chains {
+			nrules += len(c.Rules)
+		}
+		g.edges = make([]edge, 0, nrules)
+		for ci, c := range t.Chains {
+			g.beginChain()
+			for ri := range c.Rules {
+				if to, ok := jumps.Target(c, ri); ok {
+					g.edges = append(g.edges, edge{from: int32(ci), to: int32(to), rule: int32(ri)})
+				}
 			}
 		}
 		out = append(out, g.check("iptables-restore")...)

@@ -309,10 +309,12 @@ func (t *Table) Meanings() *Meanings {
 	}
 	j := t.Jumps()
 	rd := &Meanings{t: t, j: j, rules: make([]Meaning, len(j.to))}
-	listed := func(i int, c *Chain) bool { ix := c.Index(); return ix >= 0 && j.pos[ix] == int32(i) }
+	listed := func(i int32, c *Chain) bool { ix := c.Index(); return ix >= 0 && j.pos[ix] == i }
+	// The chains are taken in the order of their rules in the dump
+	// (Jumps.Order), as the rules' places are.
 	n := 0
-	for i, c := range t.Chains {
-		if listed(i, c) {
+	for _, i := range j.order {
+		if c := t.Chains[i]; listed(i, c) {
 			for _, r := range c.Rules {
 				n += maxMatches(r)
 			}
@@ -320,8 +322,8 @@ func (t *Table) Meanings() *Meanings {
 	}
 	rd.ms = make([]Match, 0, n)
 	var sc readScratch
-	for i, c := range t.Chains {
-		if listed(i, c) {
+	for _, i := range j.order {
+		if c := t.Chains[i]; listed(i, c) {
 			start := int(j.start[c.Index()])
 			for k, r := range c.Rules {
 				rd.read(r, &rd.rules[start+k], &sc)
