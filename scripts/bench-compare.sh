@@ -81,7 +81,7 @@ BEGIN {
 	printf "%-52s %8.2f %8.2f %8.0f MB %11.2fx\n", "proxyscan analyze (dump + compact JSON export)", C[1], C[3], C[2] / 1024, C[2] * 1024 / (db + cb)
 	printf "%-52s %8.2f %8.2f %8.0f MB %11.2fx\n", "proxyscan analyze (dump + indented JSON export)", J[1], J[3], J[2] / 1024, J[2] * 1024 / (db + jb)
 	printf "%-52s %8.2f %8.2f %8.0f MB %11.2fx\n", "proxyscan analyze (dump + YAML export)", Y[1], Y[3], Y[2] / 1024, Y[2] * 1024 / (db + yb)
-	printf "\nspeed-up over iptables-restore --test: compact JSON %.2fx, indented JSON %.2fx (target >= 3), YAML %.2fx (target >= 1)\n", R[1] / C[1], R[1] / J[1], R[1] / Y[1]
+	printf "\nspeed-up over iptables-restore --test: compact JSON %.2fx, indented JSON %.2fx, YAML %.2fx (target >= 3 for each)\n", R[1] / C[1], R[1] / J[1], R[1] / Y[1]
 	printf "in CPU time:                            compact JSON %.2fx, indented JSON %.2fx, YAML %.2fx\n", R[3] / C[3], R[3] / J[3], R[3] / Y[3]
 	printf "peak RSS / input (target < 3):          compact JSON %.2fx, indented JSON %.2fx, YAML %.2fx\n", C[2] * 1024 / (db + cb), J[2] * 1024 / (db + jb), Y[2] * 1024 / (db + yb)
 	split(t, T, " "); split(e, E, " ")
