@@ -44,35 +44,101 @@ type detector struct {
 }
 
 var (
-	reIPTablesTable = regexp.MustCompile(`(?m)^\*(filter|nat|mangle|raw|security)\s*$`)
-	reIPVSList      = regexp.MustCompile(`(?m)^[ \t]*(IP Virtual Server version \d|Prot LocalAddress:Port\b)`)
-	reIPVSSave      = regexp.MustCompile(`(?m)^-A (-t|-u|-f|--sctp-service|--tcp-service|--udp-service|--fwmark-service) `)
-	reIPSetSave     = regexp.MustCompile(`(?m)^create \S+ (hash|bitmap|list):\S+`)
-	reIPSetList     = regexp.MustCompile(`(?m)^Name: \S+\s*\nType: (hash|bitmap|list):`)
-	reNFTTable      = regexp.MustCompile(`(?m)^table (ip|ip6|inet|arp|bridge|netdev) \S+ \{`)
+	reIPTablesTable = guardLine(`(?m)^\*(filter|nat|mangle|raw|security)\s*$`, `*filter`, `*nat`, `*mangle`, `*raw`, `*security`)
+	reIPVSList      = guard(`(?m)^[ \t]*(IP Virtual Server version \d|Prot LocalAddress:Port\b)`, `IP Virtual Server version `, `Prot LocalAddress:Port`)
+	reIPVSSave      = guardLine(`(?m)^-A (-t|-u|-f|--sctp-service|--tcp-service|--udp-service|--fwmark-service) `, `-A -`)
+	reIPSetSave     = guardLine(`(?m)^create \S+ (hash|bitmap|list):\S+`, `create `)
+	reIPSetList     = guardLine(`(?m)^Name: \S+\s*\nType: (hash|bitmap|list):`, `Name: `)
+	reNFTTable      = guardLine(`(?m)^table (ip|ip6|inet|arp|bridge|netdev) \S+ \{`, `table `)
 	reNFTJSON       = regexp.MustCompile(`^\s*\{\s*"nftables"\s*:\s*\[`)
-	reKubeYAMLKind  = regexp.MustCompile(`(?m)^kind: *["']?([A-Za-z]+)`)
-	reKubeYAMLAPI   = regexp.MustCompile(`(?m)^(- )?apiVersion: *\S+`)
-	reKubeYAMLList  = regexp.MustCompile(`(?m)^items:\s*$`)
-	reDescribeHead  = regexp.MustCompile(`(?m)^Name:[ \t]+\S+[ \t]*\r?\nNamespace:[ \t]+\S+`)
-	reDescribeData  = regexp.MustCompile(`(?m)^Data[ \t]*\r?\n====[ \t]*\r?$`)
+	reKubeYAMLKind  = guardLine(`(?m)^kind: *["']?([A-Za-z]+)`, `kind:`)
+	reKubeYAMLAPI   = guardLine(`(?m)^(- )?apiVersion: *\S+`, `apiVersion:`, `- apiVersion:`)
+	reKubeYAMLList  = guardLine(`(?m)^items:\s*$`, `items:`)
+	reDescribeHead  = guardLine(`(?m)^Name:[ \t]+\S+[ \t]*\r?\nNamespace:[ \t]+\S+`, `Name:`)
+	reDescribeData  = guardLine(`(?m)^Data[ \t]*\r?\n====[ \t]*\r?$`, `Data`)
 	reMetrics       = regexp.MustCompile(`(?m)^(# (HELP|TYPE) \S+ |[a-z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eEInfNa]+( \d+)?$)`)
 	reKlog          = regexp.MustCompile(`(?m)^(\d{4}-\d\d-\d\dT\S+ ((stdout|stderr) [FP] )?|` + JournalPrefix + `)?[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ \S+:\d+\]`)
-	reNFTError      = regexp.MustCompile(`(?m)^(?:(?:/dev/stdin|\S+\.nft|<cmdline>):\d+:\d+(?:-\d+)?: |netlink: )Error: `)
-	reJSONLog       = regexp.MustCompile(`(?m)^(\d{4}-\d\d-\d\dT\S+ ((stdout|stderr) [FP] )?)?\{"ts":[0-9.e+]+,.*"msg":`)
-	reSysctl        = regexp.MustCompile(`(?m)^((net|kernel|vm|fs|user|dev|abi|crypto|debug)[./][A-Za-z0-9_./@+-]+( = | =$|=)|/proc/sys/[A-Za-z0-9_./@+-]+(: ?| |\t)\S)`)
-	reProcModules   = regexp.MustCompile(`(?m)^[A-Za-z0-9_-]+ \d+ (\d+|-) (-|[A-Za-z0-9_,-]+,?) (Live|Loading|Unloading) 0x`)
-	reLsmod         = regexp.MustCompile(`(?m)^Module\s+Size\s+Used by`)
-	reBuiltin       = regexp.MustCompile(`(?m)\A(#[^\n]*\n)*kernel/[A-Za-z0-9_/.-]+\.ko\s*$`)
-	reIPAddr        = regexp.MustCompile(`(?m)^\d+: \S+: <[A-Z_,-]*> mtu \d+`)
-	reIPRoute       = regexp.MustCompile(`(?m)^((unicast|local|broadcast|multicast|anycast|nat|blackhole|unreachable|prohibit|throw) )?(default|[0-9a-f.:]+(/\d+)?) (via|dev|proto|table|metric) \S+|^(blackhole|unreachable|prohibit|throw) [0-9a-f.:]+(/\d+)? *$`)
+	reNFTError      = guard(`(?m)^(?:(?:/dev/stdin|\S+\.nft|<cmdline>):\d+:\d+(?:-\d+)?: |netlink: )Error: `, `Error: `)
+	reJSONLog       = guard(`(?m)^(\d{4}-\d\d-\d\dT\S+ ((stdout|stderr) [FP] )?)?\{"ts":[0-9.e+]+,.*"msg":`, `{"ts":`)
+	reSysctl        = guard(`(?m)^((net|kernel|vm|fs|user|dev|abi|crypto|debug)[./][A-Za-z0-9_./@+-]+( = | =$|=)|/proc/sys/[A-Za-z0-9_./@+-]+(: ?| |\t)\S)`, `=`, `/proc/sys/`)
+	reProcModules   = guard(`(?m)^[A-Za-z0-9_-]+ \d+ (\d+|-) (-|[A-Za-z0-9_,-]+,?) (Live|Loading|Unloading) 0x`, ` 0x`)
+	reLsmod         = guardLine(`(?m)^Module\s+Size\s+Used by`, `Module`)
+	reBuiltin       = guard(`(?m)\A(#[^\n]*\n)*kernel/[A-Za-z0-9_/.-]+\.ko\s*$`, `.ko`)
+	reIPAddr        = guard(`(?m)^\d+: \S+: <[A-Z_,-]*> mtu \d+`, ` mtu `)
+	reIPRoute       = guard(`(?m)^((unicast|local|broadcast|multicast|anycast|nat|blackhole|unreachable|prohibit|throw) )?(default|[0-9a-f.:]+(/\d+)?) (via|dev|proto|table|metric) \S+|^(blackhole|unreachable|prohibit|throw) [0-9a-f.:]+(/\d+)? *$`, ` via `, ` dev `, ` proto `, ` table `, ` metric `, `blackhole `, `unreachable `, `prohibit `, `throw `)
 	reIPAddrBrief   = regexp.MustCompile(`^\S+ +(UP|DOWN|UNKNOWN|LOWERLAYERDOWN|DORMANT|NOTPRESENT|TESTING) +([0-9a-f.:]+/\d+ +)*[0-9a-f.:]+/\d+ *\r?$`)
-	reIPAddrOneline = regexp.MustCompile(`(?m)^\d+: \S+ +inet6? [0-9a-f.:]+(/\d+)? .*\\ +valid_lft `)
+	reIPAddrOneline = guard(`(?m)^\d+: \S+ +inet6? [0-9a-f.:]+(/\d+)? .*\\ +valid_lft `, `valid_lft`)
 	reVersion       = regexp.MustCompile(`^\s*Kubernetes v\d+\.\d+`)
-	reConntrack     = regexp.MustCompile(`(?m)^(ipv4|ipv6)?\s*\d*\s*(tcp|udp|sctp|icmp|icmpv6|dccp|gre|unknown)\s+\d+\s+\d+\s.*src=`)
-	reConntrackStat = regexp.MustCompile(`(?m)^cpu=\d+\s+found=\d+`)
-	reConntrackEnd  = regexp.MustCompile(`(?m)^conntrack v[0-9.]+ \(conntrack-tools\): \d+ flow entries have been shown\.`)
+	reConntrack     = guard(`(?m)^(ipv4|ipv6)?\s*\d*\s*(tcp|udp|sctp|icmp|icmpv6|dccp|gre|unknown)\s+\d+\s+\d+\s.*src=`, `src=`)
+	reConntrackStat = guardLine(`(?m)^cpu=\d+\s+found=\d+`, `cpu=`)
+	reConntrackEnd  = guard(`(?m)^conntrack v[0-9.]+ \(conntrack-tools\): \d+ flow entries have been shown\.`, `(conntrack-tools)`)
 )
+
+// guarded is a regexp of detection tried only on a head that holds one of
+// its literals, one of which every match holds: most heads hold none of
+// them, and bytes.Contains rules a head out far faster than the regexp
+// fails on it (a (?m)^ pattern steps through every byte of the 64 KiB a
+// head may be; heads of several kinds go through most detectors).
+type guarded struct {
+	re   *regexp.Regexp
+	lits [][]byte
+	// line: every match starts a line with one of lits ((?m)^ then the
+	// literal), so a literal elsewhere in a line does not count.
+	line bool
+}
+
+// guard compiles expr, to be tried only on text holding one of lits.
+func guard(expr string, lits ...string) *guarded {
+	g := &guarded{re: regexp.MustCompile(expr)}
+	for _, l := range lits {
+		g.lits = append(g.lits, []byte(l))
+	}
+	return g
+}
+
+// guardLine compiles expr, whose every match starts a line with one of
+// lits, to be tried only on text that has a line starting so.
+func guardLine(expr string, lits ...string) *guarded {
+	g := guard(expr, lits...)
+	g.line = true
+	return g
+}
+
+func (g *guarded) may(b []byte) bool {
+	for _, l := range g.lits {
+		if !g.line {
+			if bytes.Contains(b, l) {
+				return true
+			}
+			continue
+		}
+		if bytes.HasPrefix(b, l) {
+			return true
+		}
+		for rest := b; ; {
+			i := bytes.Index(rest, l)
+			if i < 0 {
+				break
+			}
+			if i > 0 && rest[i-1] == '\n' {
+				return true
+			}
+			rest = rest[i+1:]
+		}
+	}
+	return false
+}
+
+// Match reports whether b holds a match of the regexp.
+func (g *guarded) Match(b []byte) bool { return g.may(b) && g.re.Match(b) }
+
+// FindSubmatch is the regexp's FindSubmatch.
+func (g *guarded) FindSubmatch(b []byte) [][]byte {
+	if !g.may(b) {
+		return nil
+	}
+	return g.re.FindSubmatch(b)
+}
 
 // JournalPrefix is what journalctl and systemctl status print before each
 // line a service logged: "Feb 17 11:12:14 node-a kube-proxy[9234]: " (or

@@ -203,9 +203,9 @@ func mayBeDamaged(data []byte, o Options) bool {
 		switch last := t[len(t)-1]; {
 		case last == '\r' && o.CarriageReturns, (last == ' ' || last == '\t') && o.TrailingBlanks,
 			strings.IndexByte(t, 0x1b) >= 0, t[0] == '>', classify(t) != "",
-			strings.HasPrefix(t, "NAME") || strings.HasPrefix(t, "No resources found"), reUnit.MatchString(t),
+			strings.HasPrefix(t, "NAME") || strings.HasPrefix(t, "No resources found"), unitLine(t),
 			strings.Contains(t, "% Total") || strings.Contains(t, "Dload"),
-			rePSHeader.MatchString(t), strings.HasPrefix(t, "Warning: "), strings.Contains(t, "kube-proxy") && rePS.MatchString(t),
+			psHeader(t), strings.HasPrefix(t, "Warning: "), strings.Contains(t, "kube-proxy") && rePS.MatchString(t),
 			o.Log && strings.IndexByte("IWEF0123456789", t[0]) >= 0 && reKlog.MatchString(t):
 			return true
 		}
@@ -622,6 +622,17 @@ func removeKubectlWarnings(ls []line) {
 	}
 }
 
+// unitLine reports whether t is the first line of systemctl status (its
+// regexp is tried only on a line starting as one can: with "●", "○", "×"
+// or "*", so that a clean dump's lines cost a byte test each).
+func unitLine(t string) bool {
+	return t != "" && (t[0] == '*' || strings.HasPrefix(t, "●") || strings.HasPrefix(t, "○") || strings.HasPrefix(t, "×")) && reUnit.MatchString(t)
+}
+
+// psHeader reports whether t is the header of a ps listing (its regexp is
+// tried only on a line holding "PID").
+func psHeader(t string) bool { return strings.Contains(t, "PID") && rePSHeader.MatchString(t) }
+
 // keepPSCommand keeps, of a ps listing (ps -ef | grep kube-proxy), the
 // command line of kube-proxy: ps's header and the rows of other commands
 // (grep's own) are removed, and kube-proxy's row becomes its command.
@@ -631,7 +642,7 @@ func keepPSCommand(ls []line) {
 		if l.removed != "" {
 			continue
 		}
-		if rePSHeader.MatchString(l.text) {
+		if psHeader(l.text) {
 			l.removed = ReasonPS
 			continue
 		}

@@ -187,3 +187,21 @@ func TestHead(t *testing.T) {
 		t.Errorf("Head of a long line: %d bytes, %v", len(head), err)
 	}
 }
+
+// BenchmarkMayBeDamaged is the quick look at a clean iptables dump that
+// every lenient read of one takes: a few byte tests per line, no regexp.
+func BenchmarkMayBeDamaged(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "bundles", "iptables-healthy", "node", "iptables-save.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for len(data) < 4<<20 {
+		data = append(data, data...)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if MayBeDamaged(data, All) {
+			b.Fatal("a clean dump looks damaged")
+		}
+	}
+}
