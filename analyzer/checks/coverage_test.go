@@ -80,27 +80,19 @@ func TestVerdict(t *testing.T) {
 		// export is asked for.
 		{name: "one Service exported", verdict: checks.VerdictInconclusive,
 			gap: "orphan-rules: not checked, as the exports hold some Services only", command: "kubectl get services,endpointslices -A",
-			path: func(t *testing.T) string {
-				return checktest.Load(t, filepath.Join(parsetest.Root(t), "testdata", "scenarios", "iptables", "export-one-service.txtar")).Dir
-			}},
+			path: scenarioDir("iptables", "export-one-service")},
 		{name: "one Service exported, IPVS", verdict: checks.VerdictInconclusive,
 			gap: "objects matching no exported Service", command: "kubectl get services,endpointslices -A",
-			path: func(t *testing.T) string {
-				return checktest.Load(t, filepath.Join(parsetest.Root(t), "testdata", "scenarios", "ipvs", "export-one-service.txtar")).Dir
-			}},
+			path: scenarioDir("ipvs", "export-one-service")},
 		{name: "EndpointSlices of one namespace", verdict: checks.VerdictInconclusive,
 			gap: "endpoint-stale: not checked, as the exports hold the EndpointSlices of other namespaces only", command: "kubectl get services,endpointslices -A",
-			path: func(t *testing.T) string {
-				return checktest.Load(t, filepath.Join(parsetest.Root(t), "testdata", "scenarios", "iptables", "export-endpointslices-one-namespace.txtar")).Dir
-			}},
+			path: scenarioDir("iptables", "export-endpointslices-one-namespace")},
 		// Legacy Endpoints objects list no terminating endpoint: the
 		// endpoints kube-proxy forwards to when none is ready are not
 		// judged, and the EndpointSlices are asked for.
 		{name: "legacy Endpoints", verdict: checks.VerdictInconclusive,
 			gap: "endpoint-stale: not checked against a legacy Endpoints object: ops/drain:http is programmed with 10.88.1.80:8080, 10.88.2.80:8080", command: "kubectl get endpointslices -A",
-			path: func(t *testing.T) string {
-				return checktest.Load(t, filepath.Join(parsetest.Root(t), "testdata", "scenarios", "iptables", "legacy-endpoints-terminating.txtar")).Dir
-			}},
+			path: scenarioDir("iptables", "legacy-endpoints-terminating")},
 		// The data plane alone: the inventory of services-without-endpoints
 		// (info) is found, and the run stays inconclusive.
 		{name: "data plane alone", verdict: checks.VerdictInconclusive, gap: "no Services in the inputs", command: "kubectl get services,endpointslices",
@@ -174,6 +166,14 @@ func TestVerdict(t *testing.T) {
 				t.Errorf("no need with %q in %q", tc.command, cmds)
 			}
 		})
+	}
+}
+
+// scenarioDir returns, for a table case, the bundle of a scenario of
+// testdata/scenarios written into a temporary directory.
+func scenarioDir(mode, name string) func(t *testing.T) string {
+	return func(t *testing.T) string {
+		return checktest.Load(t, filepath.Join(parsetest.Root(t), "testdata", "scenarios", mode, name+".txtar")).Dir
 	}
 }
 
