@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
 )
@@ -84,7 +85,7 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 	need := func(n InputNeed) { c.Needs = AddNeed(c.Needs, n) }
 	mode := f.res.Mode
 	if f.res.ModeAssumed() {
-		c.Gaps = append(c.Gaps, "the proxy mode is assumed ("+mode+", kube-proxy's default): no configuration and no kube-proxy rules say which mode the node runs")
+		c.Gaps = append(c.Gaps, "the proxy mode is assumed ("+mode+", kube-proxy's default): no configuration and no kube-proxy rules say which mode the node runs"+ciliumNote(f.snap))
 		need(inputNeeds[NeedConfig])
 		need(dataPlaneNeeds[mode])
 	}
@@ -267,6 +268,27 @@ func ipvsGaps(f *facts, res *Result, chosen map[string]bool) []string {
 // coreGap reports whether the note n of check id is a gap as the note of
 // a core check that says what was not checked.
 func coreGap(id, n string) bool { return isCore(id) && strings.Contains(n, "not checked") }
+
+// ciliumNote says, for a node whose data plane holds no kube-proxy rules,
+// that its iptables rules are Cilium's (chains CILIUM_*): Cilium may then
+// replace kube-proxy, and the Services are in its eBPF maps, which no
+// input holds. It returns "" otherwise.
+func ciliumNote(s *model.Snapshot) string {
+	if len(resolve.ProgrammedModes(s)) > 0 {
+		return ""
+	}
+	for _, d := range s.IPTables {
+		for _, t := range d.Tables {
+			for _, c := range t.Chains {
+				if strings.HasPrefix(c.Name, "CILIUM_") {
+					return fmt.Sprintf("; %s holds Cilium's chains (%s) and none of kube-proxy's: Cilium may replace kube-proxy on this node (kubeProxyReplacement), "+
+						"and then the Services are in its eBPF maps, which proxyscan does not read (cilium-dbg service list shows them)", d.Name, c.Name)
+				}
+			}
+		}
+	}
+	return ""
+}
 
 // uncheckedNotes are the beginnings of the notes in which a check, core or
 // not, says what it did not report for want of an input, and that input.
