@@ -57,15 +57,12 @@ func runOrphanRules(p *Pass) {
 	unmatched := 0
 	defer func() {
 		if len(unexported) > 0 || unmatched > 0 {
-			what := listObjects(unexported)
+			var what []string
 			if unmatched > 0 {
-				entries := "objects"
-				if unmatched == 1 {
-					entries = "object"
-				}
-				what = joinNonEmpty(what, fmt.Sprintf("%d %s matching no exported Service", unmatched, entries))
+				what = append(what, plural(unmatched, "object")+" matching no exported Service")
 			}
-			p.Note("%s%s", servicesUnexported, what)
+			what = append(what, unexported...)
+			p.Note("%s%s", servicesUnexported, listObjects(what))
 		}
 	}()
 	leftover := func(service, protocol, object string, ev []model.Evidence) {
@@ -212,17 +209,6 @@ func wholeExport(s *model.Snapshot) bool {
 		}
 	}
 	return false
-}
-
-// joinNonEmpty joins the non-empty parts with ", ".
-func joinNonEmpty(parts ...string) string {
-	var out []string
-	for _, x := range parts {
-		if x != "" {
-			out = append(out, x)
-		}
-	}
-	return strings.Join(out, ", ")
 }
 
 // loopBack reports whether a set entry object ("SET MEMBER") is a member

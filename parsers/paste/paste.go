@@ -205,7 +205,7 @@ func mayBeDamaged(data []byte, o Options) bool {
 			strings.IndexByte(t, 0x1b) >= 0, t[0] == '>', classify(t) != "",
 			strings.HasPrefix(t, "NAME") || strings.HasPrefix(t, "No resources found"), unitLine(t),
 			strings.Contains(t, "% Total") || strings.Contains(t, "Dload"),
-			psHeader(t), strings.HasPrefix(t, "Warning: "), strings.Contains(t, "kube-proxy") && rePS.MatchString(t),
+			psLine(t), strings.HasPrefix(t, "Warning: "),
 			o.Log && strings.IndexByte("IWEF0123456789", t[0]) >= 0 && reKlog.MatchString(t):
 			return true
 		}
@@ -558,7 +558,7 @@ var (
 // process tree under it.
 func removeSystemctlStatus(ls []line) {
 	for i := 0; i < len(ls); i++ {
-		if ls[i].removed != "" || !reUnit.MatchString(ls[i].text) {
+		if ls[i].removed != "" || !unitLine(ls[i].text) {
 			continue
 		}
 		ls[i].removed = ReasonSystemctl
@@ -633,10 +633,28 @@ func unitLine(t string) bool {
 // tried only on a line holding "PID").
 func psHeader(t string) bool { return strings.Contains(t, "PID") && rePSHeader.MatchString(t) }
 
+// psLine reports whether t is the header of a ps listing or a row of it
+// that names kube-proxy (the regexp is tried only on a line that does).
+func psLine(t string) bool {
+	return psHeader(t) || strings.Contains(t, "kube-proxy") && rePS.MatchString(t)
+}
+
 // keepPSCommand keeps, of a ps listing (ps -ef | grep kube-proxy), the
 // command line of kube-proxy: ps's header and the rows of other commands
 // (grep's own) are removed, and kube-proxy's row becomes its command.
 func keepPSCommand(ls []line) {
+	// Most inputs hold no ps listing: a look for its header or a row of
+	// kube-proxy, cheap on each line, spares them a regexp per line.
+	listing := false
+	for i := range ls {
+		if ls[i].removed == "" && psLine(ls[i].text) {
+			listing = true
+			break
+		}
+	}
+	if !listing {
+		return
+	}
 	for i := range ls {
 		l := &ls[i]
 		if l.removed != "" {

@@ -205,3 +205,24 @@ func BenchmarkMayBeDamaged(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCleanPrompt repairs the most common paste: a whole dump with
+// the prompt and command above it. The repairs of forms the dump does not
+// hold (ps listings, systemctl status) must cost a byte test per line, not
+// a regexp.
+func BenchmarkCleanPrompt(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "bundles", "iptables-healthy", "node", "iptables-save.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for len(data) < 4<<20 {
+		data = append(data, data...)
+	}
+	data = append([]byte("[root@node-a ~]# iptables-save\n"), data...)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if r := Clean(data, All); len(r.Notes) != 1 {
+			b.Fatalf("%d notes, want the prompt's", len(r.Notes))
+		}
+	}
+}
