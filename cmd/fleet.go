@@ -43,6 +43,25 @@ type fleetOptions struct {
 	// reanalyze analyses the bundles that hold a node report from their
 	// dumps.
 	reanalyze bool
+	// together reads bundles given with loose cluster-level files all at
+	// once rather than one at a time with the loose files read once (tests
+	// compare both).
+	together bool
+}
+
+// fleetUnits splits the inputs into units (see [load.Plan]): with loose
+// cluster-level files beside several bundles, each bundle is a unit and
+// fo.load.Shared holds the loose files, read once.
+func fleetUnits(paths []string, fo *fleetOptions) ([][]string, error) {
+	if fo.together {
+		return load.Units(paths)
+	}
+	units, shared, err := load.Plan(paths, fo.load)
+	if err != nil {
+		return nil, err
+	}
+	fo.load.Shared = shared
+	return units, nil
 }
 
 // analyzeNodes loads and analyses the nodes of the inputs and returns
@@ -61,7 +80,7 @@ func analyzeNodes(paths []string, lopts load.Options, selected []*checks.Check, 
 // report, or a bundle that holds one (unless reanalyze), is read from the
 // report instead of being loaded and analysed.
 func analyzeFleet(paths []string, fo *fleetOptions) ([]*report.Node, *checks.Drift, error) {
-	units, err := load.Units(paths)
+	units, err := fleetUnits(paths, fo)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -164,7 +183,9 @@ type loaded struct {
 // it is one or a bundle that holds one, else by loading it.
 func loadUnit(unit []string, fo *fleetOptions, prints *checks.Prints) (loaded, error) {
 	var note string
-	if len(unit) == 1 {
+	// A node report was written without the loose files: the bundle is
+	// analysed from its dumps, as when read with them.
+	if len(unit) == 1 && fo.load.Shared == nil {
 		a, ok, why, err := readReport(unit[0], fo, prints)
 		if ok || err != nil {
 			return loaded{done: a}, err

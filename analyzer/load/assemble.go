@@ -181,8 +181,7 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 		// Exports given as loose files are shared by every snapshot: only
 		// now, with all ports built, can they be trimmed.
 		for _, s := range out {
-			compactObjects(s.Objects)
-			s.ObjectsChanged()
+			compactSnapshot(s, opts.Shared)
 		}
 	}
 	return out, nil
@@ -801,6 +800,30 @@ func (b *builder) pickNode(opts Options) {
 		}
 		s.Node.Zone = n.Labels[corev1.LabelTopologyZone]
 	}
+}
+
+// compactSnapshot compacts the objects of a snapshot (see
+// compactObjects). The Services of shared, which other snapshots read
+// meanwhile, are not trimmed: the snapshot's objects and ports get a
+// trimmed copy of each instead.
+func compactSnapshot(s *model.Snapshot, shared *Shared) {
+	if shared != nil && len(shared.services) > 0 {
+		copies := map[*kube.Service]*kube.Service{}
+		for i, svc := range s.Objects.Services {
+			if shared.services[svc] {
+				c := *svc
+				s.Objects.Services[i] = &c
+				copies[svc] = &c
+			}
+		}
+		for _, sp := range s.Ports {
+			if c := copies[sp.Service]; c != nil {
+				sp.Service = c
+			}
+		}
+	}
+	compactObjects(s.Objects)
+	s.ObjectsChanged()
 }
 
 // compactObjects drops, once the service ports are built, what of the

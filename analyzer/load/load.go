@@ -65,6 +65,10 @@ type Options struct {
 	// does not change what it reads of them (the rules and chains)
 	// afterwards.
 	Parsed func(dumps []*iptables.Dump)
+	// Shared, when set, holds loose files read once (see [Plan]) that
+	// apply to the paths' nodes as if given with them: the snapshots are
+	// those of reading them together.
+	Shared *Shared
 }
 
 // parseFunc parses one file of a kind into its value.
@@ -167,6 +171,9 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 	results, err := parseAll(files, opts.kube())
 	if err != nil {
 		return nil, err
+	}
+	if opts.Shared != nil {
+		results = append(results, opts.Shared.results...)
 	}
 	// A bundle that is not as its manifest says is reported as such,
 	// before what its changed files hold.

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 )
 
@@ -47,15 +46,7 @@ func Units(paths []string) ([][]string, error) {
 		}
 		bundles = append(bundles, found...)
 	}
-	sort.Strings(bundles)
-	var out [][]string
-	for i, b := range bundles {
-		if i > 0 && b == bundles[i-1] {
-			continue
-		}
-		out = append(out, []string{b})
-	}
-	return out, nil
+	return bundleUnits(bundles), nil
 }
 
 // expand returns the paths a glob pattern matches, or p when it names a

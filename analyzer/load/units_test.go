@@ -66,3 +66,57 @@ func TestUnits(t *testing.T) {
 		}
 	}
 }
+
+// TestPlan: bundles given with loose cluster-level files (exports,
+// kube-proxy configuration) are units of one bundle each, the loose files
+// read once; a loose file of a node, of no known kind, or that cannot be
+// read, a plain directory holding a bundle, a node report among the
+// bundles, or a single bundle keep every argument together.
+func TestPlan(t *testing.T) {
+	dir := t.TempDir()
+	j := func(p ...string) string { return filepath.Join(append([]string{dir}, p...)...) }
+	for _, b := range []string{"a", "b", "plain/c"} {
+		writeFile(t, j(b), "node/iptables-save.txt", []byte(miniDump))
+	}
+	export := writeFile(t, dir, "svc.yaml", []byte(miniService))
+	config := writeFile(t, dir, "config.yaml", []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: iptables\n"))
+	broken := writeFile(t, dir, "broken.yaml", []byte("apiVersion: v1\nkind: Service\nmetadata: [\n"))
+	dump := writeFile(t, dir, "iptables-save.txt", []byte(miniDump))
+	readme := writeFile(t, dir, "README.md", []byte("notes\n"))
+	writeFile(t, j("plain"), "svc.yaml", []byte(miniService))
+	writeFile(t, j("exports"), "svc.yaml", []byte(miniService))
+	report := writeFile(t, dir, "r.json", []byte(`{"kind": "proxyscan-node-report"}`))
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		units  [][]string
+		shared []string
+	}{
+		{"an export and a configuration", []string{j("b"), export, j("a"), config}, [][]string{{j("a")}, {j("b")}}, []string{export, config}},
+		{"a directory of exports", []string{j("a"), j("b"), j("exports")}, [][]string{{j("a")}, {j("b")}}, []string{"svc.yaml"}},
+		{"only bundles", []string{j("a"), j("b")}, [][]string{{j("a")}, {j("b")}}, nil},
+		{"one bundle", []string{j("a"), export}, [][]string{{j("a"), export}}, nil},
+		{"a loose dump", []string{j("a"), j("b"), export, dump}, [][]string{{j("a"), j("b"), export, dump}}, nil},
+		{"a file of no known kind", []string{j("a"), j("b"), export, readme}, [][]string{{j("a"), j("b"), export, readme}}, nil},
+		{"an export that cannot be read", []string{j("a"), j("b"), broken}, [][]string{{j("a"), j("b"), broken}}, nil},
+		{"a plain directory holding a bundle", []string{j("a"), j("b"), j("plain")}, [][]string{{j("a"), j("b"), j("plain")}}, nil},
+		{"a node report", []string{j("a"), j("b"), report, export}, [][]string{{j("a"), j("b"), report, export}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			units, shared, err := Plan(tc.args, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(units, tc.units) {
+				t.Errorf("units %v, want %v", units, tc.units)
+			}
+			var files []string
+			if shared != nil {
+				files = shared.Files()
+			}
+			if !reflect.DeepEqual(files, tc.shared) {
+				t.Errorf("shared files %v, want %v", files, tc.shared)
+			}
+		})
+	}
+}
