@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
@@ -72,7 +73,12 @@ func cpuTime() time.Duration { return benchgen.CPUTime() }
 // time per node and the heap the nodes' summaries hold once the report is
 // written, per node (live-B/node).
 func benchFleet(b *testing.B, services, n int) {
-	paths := fleetInputs(b, services, n)
+	benchFleetPaths(b, fleetInputs(b, services, n), n, false)
+}
+
+// benchFleetPaths is [benchFleet] of the n nodes of paths, read together
+// when together.
+func benchFleetPaths(b *testing.B, paths []string, n int, together bool) {
 	runtime.GC()
 	b.ResetTimer()
 	var peak uint64
@@ -81,7 +87,7 @@ func benchFleet(b *testing.B, services, n int) {
 	for b.Loop() {
 		stop := peakHeap()
 		before, after := liveHeap(func() any {
-			nodes, drift, err := analyzeNodes(paths, load.Options{Compact: true}, checks.All, defaultJobs(), nil)
+			nodes, drift, err := analyzeFleet(paths, &fleetOptions{load: load.Options{Compact: true}, checks: checks.All, jobs: defaultJobs(), together: together})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -128,6 +134,47 @@ func BenchmarkFleet10k(b *testing.B) {
 func BenchmarkFleet200(b *testing.B) {
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("bundles=%d", n), func(b *testing.B) { benchFleet(b, 200, n) })
+	}
+}
+
+// BenchmarkFleetLoose analyses 10, then 100 bundles of a node of 200
+// Services without their own exports, given with one loose export of the
+// cluster (go test -bench FleetLoose -benchtime 1x ./cmd): the bundles
+// are analysed one at a time, the export decoded once for all, and the
+// peak heap does not grow with the count. On two cores: about 11 MB of
+// peak heap for 10 bundles and 12 MB for 100 (read together, as before:
+// 58 and 330 MB).
+func BenchmarkFleetLoose(b *testing.B) {
+	for _, c := range []struct {
+		n        int
+		together bool
+	}{{10, false}, {100, false}, {10, true}, {100, true}} {
+		n := c.n
+		name := fmt.Sprintf("bundles=%d", n)
+		if c.together {
+			name += "/together"
+		}
+		b.Run(name, func(b *testing.B) {
+			paths := fleetInputs(b, 200, n)
+			for _, p := range paths {
+				if err := os.Remove(filepath.Join(p, "cluster", "cluster.json")); err != nil {
+					b.Fatal(err)
+				}
+			}
+			export := filepath.Join(b.TempDir(), "cluster.json")
+			f, err := os.Create(export)
+			if err != nil {
+				b.Fatal(err)
+			}
+			spec := benchgen.Spec{Services: 200, Endpoints: 1100, NodePortEvery: 4}
+			if err := spec.WriteJSON(f); err != nil {
+				b.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				b.Fatal(err)
+			}
+			benchFleetPaths(b, append(paths, export), n, c.together)
+		})
 	}
 }
 

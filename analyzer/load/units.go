@@ -25,7 +25,8 @@ import (
 // aside) is a bundle or a directory of bundles. Otherwise, when loose
 // files or plain directories are among the arguments, their cluster-level
 // files (exports, configuration) apply to every bundle: the arguments are
-// one unit, read together.
+// one unit, read together ([Plan] reads loose files that are all
+// cluster-level once, for units of one bundle each).
 func Units(paths []string) ([][]string, error) {
 	var args []string
 	for _, p := range paths {
