@@ -802,54 +802,51 @@ func (b *builder) pickNode(opts Options) {
 	}
 }
 
-// compactSnapshot compacts the objects of a snapshot (see
-// compactObjects). The Services of shared, which other snapshots read
-// meanwhile, are not trimmed: the snapshot's objects and ports get a
-// trimmed copy of each instead.
-func compactSnapshot(s *model.Snapshot, shared *Shared) {
-	if shared != nil && len(shared.services) > 0 {
-		copies := map[*kube.Service]*kube.Service{}
-		for i, svc := range s.Objects.Services {
-			if shared.services[svc] {
-				c := *svc
-				s.Objects.Services[i] = &c
-				copies[svc] = &c
-			}
-		}
-		for _, sp := range s.Ports {
-			if c := copies[sp.Service]; c != nil {
-				sp.Service = c
-			}
-		}
-	}
-	compactObjects(s.Objects)
-	s.ObjectsChanged()
-}
-
-// compactObjects drops, once the service ports are built, what of the
+// compactSnapshot drops, once the service ports are built, what of the
 // exports nothing reads afterwards (see [Options.Compact]): the
 // EndpointSlices and Endpoints objects (the ports hold their endpoints,
 // with their positions; their number is kept), and of the Services all
 // but their names, annotations, type, traffic distribution and cluster
 // IPs (clusterip-outside-servicecidr reads those of port-less Services
-// too): the ports hold the rest.
-func compactObjects(o *kube.Objects) {
+// too): the ports hold the rest. The Services of shared, which other
+// snapshots read meanwhile, are not trimmed: the snapshot's objects and
+// ports get the trimmed copy of each that shared holds, one for every
+// snapshot.
+func compactSnapshot(s *model.Snapshot, shared *Shared) {
+	o := s.Objects
 	if o == nil {
 		return
 	}
 	o.ReleaseEndpoints()
-	for _, svc := range o.Services {
-		// The decoder already dropped the last applied configuration.
-		ann := svc.Annotations
-		if len(ann) == 0 {
-			ann = nil
+	for i, svc := range o.Services {
+		if c := shared.compacted(svc); c != nil {
+			o.Services[i] = c
+			continue
 		}
-		svc.Service = &corev1.Service{
-			TypeMeta:   svc.TypeMeta,
-			ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace, Annotations: ann},
-			Spec: corev1.ServiceSpec{Type: svc.Spec.Type, TrafficDistribution: svc.Spec.TrafficDistribution,
-				ClusterIP: svc.Spec.ClusterIP, ClusterIPs: svc.Spec.ClusterIPs},
+		compactService(svc)
+	}
+	if shared != nil && len(shared.services) > 0 {
+		for _, sp := range s.Ports {
+			if c := shared.compacted(sp.Service); c != nil {
+				sp.Service = c
+			}
 		}
+	}
+	s.ObjectsChanged()
+}
+
+// compactService trims a Service as compactSnapshot does.
+func compactService(svc *kube.Service) {
+	// The decoder already dropped the last applied configuration.
+	ann := svc.Annotations
+	if len(ann) == 0 {
+		ann = nil
+	}
+	svc.Service = &corev1.Service{
+		TypeMeta:   svc.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace, Annotations: ann},
+		Spec: corev1.ServiceSpec{Type: svc.Spec.Type, TrafficDistribution: svc.Spec.TrafficDistribution,
+			ClusterIP: svc.Spec.ClusterIP, ClusterIPs: svc.Spec.ClusterIPs},
 	}
 }
 

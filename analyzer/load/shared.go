@@ -16,9 +16,19 @@ type Shared struct {
 	// results are the loose files as parsed, in the order of the
 	// arguments.
 	results []parsed
-	// services are the Services of the exports, which compacting a
-	// snapshot replaces with a trimmed copy instead of trimming them.
-	services map[*kube.Service]bool
+	// services maps the Services of the exports to a trimmed copy of
+	// each (see compactService), which compacting a snapshot puts in
+	// their place instead of trimming them; nil without Options.Compact.
+	services map[*kube.Service]*kube.Service
+}
+
+// compacted returns the trimmed copy of a Service of s, or nil when svc
+// is not one of s (or s is nil).
+func (s *Shared) compacted(svc *kube.Service) *kube.Service {
+	if s == nil {
+		return nil
+	}
+	return s.services[svc]
 }
 
 // Files returns the names of the loose files as the report gives them
@@ -138,14 +148,22 @@ func readShared(loose []string, opts Options) (shared *Shared, ok bool, err erro
 	if err != nil {
 		return nil, false, err
 	}
-	s := &Shared{results: results, services: map[*kube.Service]bool{}}
+	s := &Shared{results: results}
 	for _, r := range results {
 		if r.err != nil || r.value == nil || !clusterLevel(r) {
 			return nil, false, nil
 		}
+	}
+	if !opts.Compact {
+		return s, true, nil
+	}
+	s.services = map[*kube.Service]*kube.Service{}
+	for _, r := range results {
 		if o, ok := r.value.(*kube.Objects); ok {
 			for _, svc := range o.Services {
-				s.services[svc] = true
+				c := *svc
+				compactService(&c)
+				s.services[svc] = &c
 			}
 		}
 	}
