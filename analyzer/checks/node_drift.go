@@ -240,10 +240,9 @@ func sameElems(a, b *portPrint, noBackends bool) bool {
 }
 
 func entryLabel(e *view.Entry) string {
-	if !e.IP.IsValid() {
-		return fmt.Sprintf("%s %s/%d", e.Kind, e.Protocol, e.Port)
-	}
-	return fmt.Sprintf("%s %s %s/%d", e.Kind, e.IP, e.Protocol, e.Port)
+	// The entry's key is "KIND IP PROTOCOL/PORT", without the IP when it
+	// has none.
+	return e.Key()
 }
 
 // compareRow compares one service port across the nodes, reports the nodes

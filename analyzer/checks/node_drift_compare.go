@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,7 +14,11 @@ import (
 // entries and the endpoints of their dispatches, as elements in the order
 // of the views (see [uniqueElems]).
 type planePort struct {
+	// elems are the endpoints, then the entries, each in the order read
+	// (see [uniqueElems]).
 	elems []printElem
+	// entries are the entries read, until they join elems.
+	entries []printElem
 	// protocol is that of its first entry, in upper case; families are
 	// those of the views with entries of it; dispatch is the evidence of
 	// its first dispatch.
@@ -46,7 +51,8 @@ func planePorts(views []*view.View, cluster bool) map[string]*planePort {
 			if len(pl.families) == 0 || pl.families[len(pl.families)-1] != v.Family {
 				pl.families = append(pl.families, v.Family)
 			}
-			pl.elems = append(pl.elems, printElem{key: "entry " + e.Key(), label: entryLabel(e), family: v.Family, kind: e.Kind, evidence: e.Evidence})
+			label := entryLabel(e)
+			pl.entries = append(pl.entries, printElem{key: "entry " + label, label: label, family: v.Family, kind: e.Kind, evidence: e.Evidence})
 			for _, o := range model.Origins {
 				dp := e.Dispatch[o]
 				if dp == nil || cluster && dp.Policy != view.PolicyCluster {
@@ -59,11 +65,21 @@ func planePorts(views []*view.View, cluster bool) map[string]*planePort {
 					continue
 				}
 				read[dp] = true
+				// Room for the entries too (two, most often), which join
+				// the endpoints once read.
+				pl.elems = slices.Grow(pl.elems, len(dp.Backends)+2)
 				for _, b := range dp.Backends {
 					pl.elems = append(pl.elems, printElem{key: "backend " + b.Endpoint, backend: true, label: b.Endpoint, family: v.Family, b: b})
 				}
 			}
 		}
+	}
+	// Every endpoint's key sorts before every entry's: the elements are in
+	// the order of their keys when each kind was read in it, and in the
+	// order a stable sort by key keeps either way.
+	for _, pl := range ports {
+		pl.elems = append(pl.elems, pl.entries...)
+		pl.entries = nil
 	}
 	return ports
 }

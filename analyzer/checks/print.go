@@ -126,7 +126,10 @@ type printElem struct {
 // endpoint of a key, and the first entry, or the last with lastEntry (as
 // a set filled in order would).
 func uniqueElems(list []printElem, lastEntry bool) []printElem {
-	slices.SortStableFunc(list, func(a, b printElem) int { return strings.Compare(a.key, b.key) })
+	byKey := func(a, b printElem) int { return strings.Compare(a.key, b.key) }
+	if !slices.IsSortedFunc(list, byKey) {
+		slices.SortStableFunc(list, byKey)
+	}
 	out := list[:0]
 	for i := 0; i < len(list); i++ {
 		e := list[i]

@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
@@ -164,16 +165,18 @@ var netipZero netip.Addr
 
 // ServiceEvidence returns the evidence of a service port's Service object.
 func ServiceEvidence(sp *model.ServicePort) model.Evidence {
-	text := fmt.Sprintf("Service %s: port %d/%s", sp.Name.Service(), sp.Port, sp.Protocol)
-	if sp.Name.Port != "" {
-		text = fmt.Sprintf("Service %s: port %s %d/%s", sp.Name.Service(), sp.Name.Port, sp.Port, sp.Protocol)
-	}
 	if sp.Service != nil {
 		if l, ok := sp.Service.PortLine(sp.Name.Port, sp.Port); ok {
 			return model.Evidence{File: sp.Service.Pos.File, Line: l.Line, Text: l.Text}
 		}
 	}
-	return model.EvidenceAt(sp.Pos(), text)
+	// "Service NS/NAME: port [PORTNAME ]PORT/PROTOCOL", made at once (a
+	// fleet's prints make one per service port of every node).
+	n, port, proto := sp.Name, strconv.Itoa(int(sp.Port)), string(sp.Protocol)
+	if n.Port != "" {
+		return model.EvidenceAt(sp.Pos(), "Service "+n.Namespace+"/"+n.Name+": port "+n.Port+" "+port+"/"+proto)
+	}
+	return model.EvidenceAt(sp.Pos(), "Service "+n.Namespace+"/"+n.Name+": port "+port+"/"+proto)
 }
 
 // EndpointEvidence returns the evidence of an endpoint's EndpointSlice.
