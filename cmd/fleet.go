@@ -80,6 +80,20 @@ func analyzeNodes(paths []string, lopts load.Options, selected []*checks.Check, 
 // report, or a bundle that holds one (unless reanalyze), is read from the
 // report instead of being loaded and analysed.
 func analyzeFleet(paths []string, fo *fleetOptions) ([]*report.Node, *checks.Drift, error) {
+	sums, drift, err := analyzeFleetOnce(paths, fo)
+	if errors.Is(err, load.ErrReadTogether) {
+		// A loose file given with the bundles is not to be read once for
+		// all of them after all: read everything together, which reports
+		// it as it is.
+		again := *fo
+		again.together, again.load.Shared = true, nil
+		return analyzeFleetOnce(paths, &again)
+	}
+	return sums, drift, err
+}
+
+// analyzeFleetOnce is [analyzeFleet] of the units of the inputs.
+func analyzeFleetOnce(paths []string, fo *fleetOptions) ([]*report.Node, *checks.Drift, error) {
 	units, err := fleetUnits(paths, fo)
 	if err != nil {
 		return nil, nil, err

@@ -22,14 +22,16 @@ func looseFleetJSON(t *testing.T, paths []string, jobs int, together bool) (out 
 	t.Helper()
 	fo := &fleetOptions{load: load.Options{Compact: true}, checks: checks.All, jobs: jobs, together: together}
 	nodes, drift, err := analyzeFleet(paths, fo)
+	// Files is nil when the loose files were to be read together after all.
+	shared = fo.load.Shared != nil && fo.load.Shared.Files() != nil
 	if err != nil {
-		t.Fatal(err)
+		return []byte("error: " + err.Error()), shared
 	}
 	var buf bytes.Buffer
 	if err := report.RenderJSON(&buf, report.BuildNodes(report.Tool{Name: "proxyscan", Version: "v0.0.0-test"}, nodes, drift), report.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes(), fo.load.Shared != nil
+	return buf.Bytes(), shared
 }
 
 // TestFleetLooseClusterFiles: bundles given with loose exports and
@@ -37,7 +39,8 @@ func looseFleetJSON(t *testing.T, paths []string, jobs int, together bool) (out 
 // files read once for all, and the report is byte for byte the one of
 // reading every path together: with and without the bundles' own exports
 // and configuration, with a loose configuration, and on the bundles of
-// testdata. Loose files of a node keep the paths together.
+// testdata. Loose files of a node keep the paths together; a loose export
+// that cannot be read is reported as when every path is read together.
 func TestFleetLooseClusterFiles(t *testing.T) {
 	dir := t.TempDir()
 	spec := benchgen.Spec{Services: 40, Endpoints: 220, NodePortEvery: 4}
@@ -73,6 +76,8 @@ func TestFleetLooseClusterFiles(t *testing.T) {
 	config := write("config.yaml", []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: iptables\nclusterCIDR: 10.128.0.0/9\n"))
 	ipvsConfig := write("ipvs.yaml", []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: ipvs\n"))
 	dump := write("iptables-save.txt", []byte("*nat\n:KUBE-SERVICES - [0:0]\nCOMMIT\n"))
+	broken := write("broken.yaml", []byte("apiVersion: v1\nkind: Service\nmetadata: [\n"))
+	brokenNodes := write("nodes.yaml", []byte("apiVersion: v1\nkind: Node\nmetadata:\n  name: [\n"))
 	own := fleet("own", 4)
 	bare := fleet("bare", 4, "cluster/cluster.json")
 	noConfig := fleet("noconfig", 3, "cluster/cluster.json", "kube-proxy/config.yaml")
@@ -90,6 +95,8 @@ func TestFleetLooseClusterFiles(t *testing.T) {
 		{"the export of a bundle, given loose", append(own[1:], filepath.Join(own[0], "cluster", "cluster.json")), true},
 		{"testdata bundles", testBundles, true},
 		{"a loose dump", append(bare, cluster, dump), false},
+		{"an export that cannot be read", append(bare, cluster, broken), false},
+		{"a Node export that cannot be read, before another", append(bare, brokenNodes, cluster), false},
 		{"one bundle", []string{bare[0], cluster}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -67,7 +67,8 @@ type Options struct {
 	Parsed func(dumps []*iptables.Dump)
 	// Shared, when set, holds loose files read once (see [Plan]) that
 	// apply to the paths' nodes as if given with them: the snapshots are
-	// those of reading them together.
+	// those of reading them together ([ErrReadTogether] when they are
+	// not to be read so).
 	Shared *Shared
 }
 
@@ -173,6 +174,9 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		return nil, err
 	}
 	if opts.Shared != nil {
+		if err := opts.Shared.wait(); err != nil {
+			return nil, err
+		}
 		results = append(results, opts.Shared.results...)
 	}
 	// A bundle that is not as its manifest says is reported as such,

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"errors"
 	"sort"
 
 	"github.com/proxyscan/proxyscan/parsers"
@@ -10,9 +11,14 @@ import (
 // Shared is what the loose cluster-level files of a run hold (Kubernetes
 // exports, kube-proxy configuration files), read and decoded once and
 // given to every unit [Load] reads with it ([Options.Shared]), as they
-// apply to every bundle read together. Nothing loading or analysing a
-// unit changes it: units read with it may be loaded and analysed at once.
+// apply to every bundle read together. They are decoded in the
+// background, beside the first units' own files: Load waits for them
+// once its files are parsed. Nothing loading or analysing a unit changes
+// them: units read with them may be loaded and analysed at once.
 type Shared struct {
+	// done is closed once the files are parsed; then results, services
+	// and err are set.
+	done chan struct{}
 	// results are the loose files as parsed, in the order of the
 	// arguments.
 	results []parsed
@@ -20,10 +26,25 @@ type Shared struct {
 	// each (see compactService), which compacting a snapshot puts in
 	// their place instead of trimming them; nil without Options.Compact.
 	services map[*kube.Service]*kube.Service
+	// err is ErrReadTogether when a file turned out not to be
+	// cluster-level or could not be read, or proxyscan's failure.
+	err error
+}
+
+// ErrReadTogether is the error of [Load] with a [Shared] whose loose files
+// turned out not all to apply to every node, or not to be readable: the
+// run reads every argument together instead, which reports them as they
+// are.
+var ErrReadTogether = errors.New("the loose files are to be read together with the bundles")
+
+// wait waits until the files are parsed and returns their error.
+func (s *Shared) wait() error {
+	<-s.done
+	return s.err
 }
 
 // compacted returns the trimmed copy of a Service of s, or nil when svc
-// is not one of s (or s is nil).
+// is not one of s (or s is nil). The files are parsed.
 func (s *Shared) compacted(svc *kube.Service) *kube.Service {
 	if s == nil {
 		return nil
@@ -33,8 +54,12 @@ func (s *Shared) compacted(svc *kube.Service) *kube.Service {
 
 // Files returns the names of the loose files as the report gives them
 // (a file of a directory by its path in it), in the order of the
-// arguments.
+// arguments, once they are parsed; nil when they are to be read together
+// (see [ErrReadTogether]).
 func (s *Shared) Files() []string {
+	if s.wait() != nil {
+		return nil
+	}
 	out := make([]string, len(s.results))
 	for i, r := range s.results {
 		out[i] = r.f.name
@@ -45,17 +70,19 @@ func (s *Shared) Files() []string {
 // Plan splits the arguments of a run as [Units] does and, when they are
 // two or more bundles (directories of bundles and globs of them) plus
 // loose files that all apply to every node — Kubernetes exports and
-// kube-proxy configuration files, each read without error — reads and
-// decodes those loose files once: the units are then the bundles, one
-// each, to be loaded with the returned Shared in [Options.Shared], and
-// their snapshots are those [Load] gives of every argument read together.
+// kube-proxy configuration files — starts reading and decoding those
+// loose files once: the units are then the bundles, one each, to be
+// loaded with the returned Shared in [Options.Shared], and their
+// snapshots are those [Load] gives of every argument read together. When
+// a loose file turns out not to be read (it cannot be, or it holds
+// nothing of the cluster), Load returns [ErrReadTogether] instead: the
+// caller then reads every argument together.
 //
 // Otherwise shared is nil and the units are those of [Units]: loose
 // files of a node (a dump, a listing, a log), a file of no known kind, a
 // plain directory holding a bundle, a node report among the arguments or
-// a loose file that cannot be read keep every argument in one unit, read
-// together as before (an error of a loose file is then reported as Load
-// reports it).
+// a loose file that cannot be opened keep every argument in one unit,
+// read together as before.
 func Plan(paths []string, opts Options) (units [][]string, shared *Shared, err error) {
 	var args []string
 	for _, p := range paths {
@@ -92,9 +119,9 @@ func Plan(paths []string, opts Options) (units [][]string, shared *Shared, err e
 			return together, nil, nil
 		}
 	}
-	shared, ok, err := readShared(loose, opts)
-	if err != nil || !ok {
-		return together, nil, err
+	shared = readShared(loose, opts)
+	if shared == nil {
+		return together, nil, nil
 	}
 	return units, shared, nil
 }
@@ -112,11 +139,11 @@ func bundleUnits(bundles []string) [][]string {
 	return out
 }
 
-// readShared reads and parses the loose arguments as [Load] does; ok is
-// false when one of their files is not cluster-level, holds a bundle or
-// cannot be read or parsed (Load then reads every argument together and
-// says what is wrong). err is proxyscan's failure only.
-func readShared(loose []string, opts Options) (shared *Shared, ok bool, err error) {
+// readShared reads the loose arguments as [Load] does and starts parsing
+// them in the background; it returns nil when one of their files is not
+// cluster-level by its kind, holds a bundle or cannot be opened (Load
+// then reads every argument together and says what is wrong).
+func readShared(loose []string, opts Options) *Shared {
 	lim := opts.Limits
 	if lim.MaxFiles == 0 {
 		lim = DefaultLimits
@@ -126,36 +153,47 @@ func readShared(loose []string, opts Options) (shared *Shared, ok bool, err erro
 	for _, p := range loose {
 		fs, err := rd.path(p)
 		if err != nil {
-			return nil, false, nil
+			return nil
 		}
 		for _, f := range regroup(p, fs) {
 			if f.group != "" {
-				return nil, false, nil // a bundle inside a plain directory
+				return nil // a bundle inside a plain directory
 			}
 			files = append(files, f)
 		}
 	}
 	if len(files) == 0 {
-		return nil, false, nil
+		return nil
 	}
 	setStrictness(files, opts.Strict)
 	for _, f := range files {
 		if k := f.detectKind(); k != parsers.KindKube && k != parsers.KindKubeProxyConfig {
-			return nil, false, nil // a node's file: read together, without parsing it twice
+			return nil // a node's file: read together, without parsing it twice
 		}
 	}
+	s := &Shared{done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		s.err = s.parse(files, opts)
+	}()
+	return s
+}
+
+// parse parses the loose files and makes the trimmed copies of their
+// Services (with Options.Compact).
+func (s *Shared) parse(files []file, opts Options) error {
 	results, err := parseAll(files, opts.kube())
 	if err != nil {
-		return nil, false, err
+		return err
 	}
-	s := &Shared{results: results}
 	for _, r := range results {
 		if r.err != nil || r.value == nil || !clusterLevel(r) {
-			return nil, false, nil
+			return ErrReadTogether
 		}
 	}
+	s.results = results
 	if !opts.Compact {
-		return s, true, nil
+		return nil
 	}
 	s.services = map[*kube.Service]*kube.Service{}
 	for _, r := range results {
@@ -167,5 +205,5 @@ func readShared(loose []string, opts Options) (shared *Shared, ok bool, err erro
 			}
 		}
 	}
-	return s, true, nil
+	return nil
 }

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -70,8 +71,10 @@ func TestUnits(t *testing.T) {
 // TestPlan: bundles given with loose cluster-level files (exports,
 // kube-proxy configuration) are units of one bundle each, the loose files
 // read once; a loose file of a node, of no known kind, or that cannot be
-// read, a plain directory holding a bundle, a node report among the
-// bundles, or a single bundle keep every argument together.
+// opened, a plain directory holding a bundle, a node report among the
+// bundles, or a single bundle keep every argument together; an export
+// that cannot be read makes Load say that every argument is to be read
+// together.
 func TestPlan(t *testing.T) {
 	dir := t.TempDir()
 	j := func(p ...string) string { return filepath.Join(append([]string{dir}, p...)...) }
@@ -98,7 +101,7 @@ func TestPlan(t *testing.T) {
 		{"one bundle", []string{j("a"), export}, [][]string{{j("a"), export}}, nil},
 		{"a loose dump", []string{j("a"), j("b"), export, dump}, [][]string{{j("a"), j("b"), export, dump}}, nil},
 		{"a file of no known kind", []string{j("a"), j("b"), export, readme}, [][]string{{j("a"), j("b"), export, readme}}, nil},
-		{"an export that cannot be read", []string{j("a"), j("b"), broken}, [][]string{{j("a"), j("b"), broken}}, nil},
+		{"an export that cannot be read", []string{j("a"), j("b"), broken}, [][]string{{j("a")}, {j("b")}}, nil},
 		{"a plain directory holding a bundle", []string{j("a"), j("b"), j("plain")}, [][]string{{j("a"), j("b"), j("plain")}}, nil},
 		{"a node report", []string{j("a"), j("b"), report, export}, [][]string{{j("a"), j("b"), report, export}}, nil},
 	} {
@@ -116,6 +119,19 @@ func TestPlan(t *testing.T) {
 			}
 			if !reflect.DeepEqual(files, tc.shared) {
 				t.Errorf("shared files %v, want %v", files, tc.shared)
+			}
+			if shared == nil {
+				return
+			}
+			// A bundle is loaded with the shared files, or, when they are
+			// not to be read once for all, the run reads every argument
+			// together.
+			snaps, err := Load(units[0], Options{Shared: shared})
+			switch {
+			case tc.shared == nil && !errors.Is(err, ErrReadTogether):
+				t.Errorf("Load with the shared files: %v, want ErrReadTogether", err)
+			case tc.shared != nil && (err != nil || len(snaps) != 1 || len(snaps[0].Inputs) != 1+len(tc.shared)):
+				t.Errorf("Load with the shared files: %v, %d nodes", err, len(snaps))
 			}
 		})
 	}
