@@ -82,7 +82,11 @@ func TestFleetLooseClusterFiles(t *testing.T) {
 	bare := fleet("bare", 4, "cluster/cluster.json")
 	noConfig := fleet("noconfig", 3, "cluster/cluster.json", "kube-proxy/config.yaml")
 	t.Chdir(parsetest.Root(t))
-	testBundles := append(testBundles(t), filepath.Join("testdata", "fleet", "shared", "servicecidrs.yaml"))
+	cidrs := filepath.Join("testdata", "fleet", "shared", "servicecidrs.yaml")
+	testBundles := append(testBundles(t), cidrs)
+	// Their node reports were written without the loose files: the
+	// bundles are analysed from their dumps, as when read together.
+	reported := append(reportedBundles(t), cidrs)
 	for _, tc := range []struct {
 		name   string
 		paths  []string
@@ -94,6 +98,7 @@ func TestFleetLooseClusterFiles(t *testing.T) {
 		{"a loose configuration of another mode", append(bare, ipvsConfig, cluster), true},
 		{"the export of a bundle, given loose", append(own[1:], filepath.Join(own[0], "cluster", "cluster.json")), true},
 		{"testdata bundles", testBundles, true},
+		{"bundles holding node reports", reported, true},
 		{"a loose dump", append(bare, cluster, dump), false},
 		{"an export that cannot be read", append(bare, cluster, broken), false},
 		{"a Node export that cannot be read, before another", append(bare, brokenNodes, cluster), false},
