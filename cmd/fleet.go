@@ -65,6 +65,16 @@ func analyzeFleet(paths []string, fo *fleetOptions) ([]*report.Node, *checks.Dri
 	if err != nil {
 		return nil, nil, err
 	}
+	if len(units) == 1 {
+		// One unit's snapshots live until the run ends. Those of a
+		// fleet are dropped unit by unit: their text stays on the heap,
+		// freed with them (a mapping could only be freed once nothing
+		// kept of its node, summaries, prints and evidence, points into
+		// it).
+		one := *fo
+		one.load = offHeap(fo.load)
+		fo = &one
+	}
 	restore := collectLoaded()
 	defer restore()
 	shared := report.NewShared()

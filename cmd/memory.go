@@ -4,7 +4,24 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/proxyscan/proxyscan/analyzer/load"
 )
+
+// processEnds says the process ends with the command it runs (Main, not
+// a test calling a command again and again): the commands that load one
+// node (or the nodes of one unit, or the two sides of a diff) then read
+// the dumps' text outside the Go heap, never freed (load.Options.OffHeap),
+// so that it counts once in the process's peak memory rather than also
+// in the collector's heap goal.
+var processEnds bool
+
+// offHeap returns lo reading the dumps' text outside the Go heap when the
+// process ends with the run.
+func offHeap(lo load.Options) load.Options {
+	lo.OffHeap = processEnds
+	return lo
+}
 
 // checksGCPercent is the GC percent analyze loads and checks its nodes
 // at: after each collection the heap may grow by half of what the
