@@ -59,13 +59,14 @@ type Options struct {
 	// (paste damage repaired, a dump cut short or cut out read as far as
 	// it goes), every line skipped or changed reported with its input.
 	Strict bool
-	// OffHeap reads the text of large files (the dumps, and the members
-	// of archives), which the parsed values point into, into memory
-	// outside the Go heap that is never freed: it then counts once in the
+	// OffHeap reads the text of large iptables dumps, on disk or in
+	// archives, which the parsed rules point into, into memory outside
+	// the Go heap that is never freed: it then counts once in the
 	// process's memory, not also in the collector's heap goal. For a
 	// process that ends with the snapshots it loads (see
 	// internal/offheap); the others keep the text on the heap, freed with
-	// the snapshot.
+	// the snapshot. The text of the other kinds is not kept by what they
+	// parse to: it stays on the heap, freed once parsed.
 	OffHeap bool
 	// Parsed, when set, is called with the iptables dumps read, once every
 	// input is parsed and before the snapshots are assembled from them, so
@@ -283,7 +284,7 @@ func parseAll(files []file, ko kube.Options) ([]parsed, error) {
 		case k == parsers.KindKube && f.path != "" && streamExports && (f.strict || !f.det.damaged):
 			r.value, r.size, r.err = streamKube(&f, ko)
 		default:
-			data, err := f.load()
+			data, err := f.load(k)
 			r.size = int64(len(data))
 			switch {
 			case err != nil:

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/proxyscan/proxyscan/internal/benchgen"
+	"github.com/proxyscan/proxyscan/internal/offheap"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
@@ -117,9 +118,51 @@ func TestOffHeapDumpText(t *testing.T) {
 			runtime.KeepAlive(snaps)
 			return after - before
 		}
-		heap, off := held(false), held(true)
+		heap := held(false)
+		was := offheap.Mapped()
+		off := held(true)
 		if off+uint64(dump.Len())*9/10 > heap {
 			t.Errorf("%s: the snapshots hold %d bytes of the Go heap read off it, %d on it: the dump's %d bytes are not all out of the heap", filepath.Base(p), off, heap, dump.Len())
+		}
+		if got := offheap.Mapped() - was; got != int64(dump.Len()) {
+			t.Errorf("%s: %d bytes mapped, want the dump's %d", filepath.Base(p), got, dump.Len())
+		}
+	}
+}
+
+// TestOffHeapOnlyKeptText checks that with Options.OffHeap the text of an
+// nftables ruleset, whose parser copies what it keeps, and of the other
+// files of its bundle stays on the heap, freed once parsed: a mapping
+// would keep it to the end.
+func TestOffHeapOnlyKeptText(t *testing.T) {
+	offHeapMin = 1
+	defer func() { offHeapMin = defaultOffHeapMin }()
+	dir := t.TempDir()
+	spec := benchgen.Spec{Services: 1000, Endpoints: 5500, NodePortEvery: 4, Node: "n1"}
+	var ruleset bytes.Buffer
+	if err := spec.NFTRuleset(&ruleset); err != nil {
+		t.Fatal(err)
+	}
+	var export bytes.Buffer
+	if err := spec.WriteJSON(&export); err != nil {
+		t.Fatal(err)
+	}
+	files := []entry{
+		{name: "proxyscan-n1/node/nft-ruleset.txt", body: ruleset.String()},
+		{name: "proxyscan-n1/cluster/cluster.json", body: export.String()},
+		{name: "proxyscan-n1/kube-proxy/config.yaml", body: string(spec.NFTConfig())},
+	}
+	for _, e := range files {
+		writeFile(t, dir, e.name, []byte(e.body))
+	}
+	tgz := writeFile(t, dir, "n1.tgz", archive(t, files...))
+	for _, p := range []string{filepath.Join(dir, "proxyscan-n1"), tgz} {
+		was := offheap.Mapped()
+		if _, err := Load([]string{p}, Options{Compact: true, OffHeap: true}); err != nil {
+			t.Fatal(err)
+		}
+		if got := offheap.Mapped() - was; got != 0 {
+			t.Errorf("%s: %d bytes mapped for an nftables node, want none", filepath.Base(p), got)
 		}
 	}
 }

@@ -186,12 +186,13 @@ func detect(head []byte, size int64, open func() (io.Reader, func(), error)) det
 }
 
 // load returns the file's contents, reading them if they are still on
-// disk.
-func (f *file) load() ([]byte, error) {
+// disk: outside the Go heap when the file is read so (Options.OffHeap)
+// and its parsed value points into its text (kind).
+func (f *file) load(kind parsers.Kind) ([]byte, error) {
 	if f.path == "" {
 		return f.data, nil
 	}
-	if f.offheap {
+	if f.offheap && textKept(kind) {
 		if data, ok := readOffHeap(f.path); ok {
 			return data, nil
 		}
@@ -199,6 +200,12 @@ func (f *file) load() ([]byte, error) {
 	data, err := os.ReadFile(f.path)
 	return data, pathErr(err)
 }
+
+// textKept reports whether what a file of the kind parses to points into
+// its text, so that the text lives as long as it does: an iptables dump's
+// rules do (the parsers of the other kinds copy what they keep, so that
+// their text is freed once parsed).
+func textKept(kind parsers.Kind) bool { return kind == parsers.KindIPTablesSave }
 
 // offHeapMin is the size from which a file is read outside the Go heap
 // with Options.OffHeap (tests lower it).
@@ -684,7 +691,7 @@ func (a *archiveState) member(clean string, size int64, r io.Reader) error {
 		n += int64(hn)
 		f = file{data: head, skipped: true, size: size}
 		f.det = detection{done: true, kind: parsers.KindUnknown, loose: parsers.KindUnknown, unread: unreadReason(head, size)}
-	case a.rd.offheap && size >= offHeapMin:
+	case a.rd.offheap && size >= offHeapMin && whole && textKept(paste.Detect(head)):
 		var data []byte
 		data, n, err = offheap.ReadFull(io.MultiReader(bytes.NewReader(head), r), size)
 		f = file{data: data}

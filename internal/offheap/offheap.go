@@ -11,7 +11,15 @@ package offheap
 import (
 	"fmt"
 	"io"
+	"sync/atomic"
 )
+
+// mapped is the bytes of the buffers mapped and kept.
+var mapped atomic.Int64
+
+// Mapped returns the bytes of the buffers mapped so far, outside the Go
+// heap, that are kept (all of them but those ReadFull gave back).
+func Mapped() int64 { return mapped.Load() }
 
 // MinSize is the smallest buffer worth a mapping of its own, for callers
 // to tell: a mapping costs a system call and a page at least, and small
@@ -30,6 +38,7 @@ func Make(n int) []byte {
 func alloc(n int) ([]byte, bool) {
 	if n > 0 {
 		if b, err := mmap(n); err == nil {
+			mapped.Add(int64(n))
 			return b, true
 		}
 	}
@@ -44,7 +53,7 @@ func ReadFull(r io.Reader, n int64) (b []byte, read int64, err error) {
 	if n < 0 || int64(int(n)) != n {
 		return nil, 0, fmt.Errorf("a buffer of %d bytes", n)
 	}
-	b, mapped := alloc(int(n))
+	b, isMapped := alloc(int(n))
 	var one [1]byte
 	for err == nil && read <= n {
 		// Past n, one byte more tells whether r holds more.
@@ -60,8 +69,8 @@ func ReadFull(r io.Reader, n int64) (b []byte, read int64, err error) {
 		err = nil
 	}
 	if err != nil || read != n {
-		if mapped {
-			_ = munmap(b) // nothing points into it yet
+		if isMapped && munmap(b) == nil { // nothing points into it yet
+			mapped.Add(-n)
 		}
 		return nil, read, err
 	}

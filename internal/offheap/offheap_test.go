@@ -23,8 +23,11 @@ func heapAlloc() uint64 {
 // goal.
 func TestMakeIsOffHeap(t *testing.T) {
 	const n = 64 << 20
-	before := heapAlloc()
+	before, was := heapAlloc(), Mapped()
 	b := Make(n)
+	if got := Mapped() - was; got != n {
+		t.Errorf("Mapped grew by %d bytes for a buffer of %d", got, n)
+	}
 	for i := 0; i < n; i += 4096 {
 		b[i] = 1
 	}
@@ -64,7 +67,11 @@ func TestReadFull(t *testing.T) {
 		{name: "negative", r: strings.NewReader(text), n: -1, wantErr: "a buffer of -1 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			was := Mapped()
 			b, read, err := ReadFull(tc.r, tc.n)
+			if kept := Mapped() - was; kept != int64(len(b)) {
+				t.Errorf("Mapped grew by %d bytes for a buffer of %d", kept, len(b))
+			}
 			if tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr {
 					t.Fatalf("error %v, want %q", err, tc.wantErr)
