@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/binary"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -144,8 +145,9 @@ func (p *floorPacer) stop() {
 
 // inputSize returns the bytes of the files at paths, the regular files
 // below a directory included (hidden ones aside, as the loader reads
-// them), as the floor of the heap's goal: a path that cannot be read
-// counts nothing (the loader says what is wrong).
+// them), a gzip file counted as what it decompresses to (see
+// gunzippedSize), as the floor of the heap's goal: a path that cannot be
+// read counts nothing (the loader says what is wrong).
 func inputSize(paths []string) int64 {
 	var n int64
 	for _, p := range paths {
@@ -159,10 +161,34 @@ func inputSize(paths []string) int64 {
 				return nil
 			}
 			if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
-				n += info.Size()
+				n += max(info.Size(), gunzippedSize(q, info.Size()))
 			}
 			return nil
 		})
 	}
 	return n
+}
+
+// gunzippedSize returns the size the gzip file at p, of size bytes, says
+// its last member decompresses to (modulo 4 GiB: the whole file's for a
+// bundle archive, of one member), or 0 when p is not a gzip file.
+func gunzippedSize(p string, size int64) int64 {
+	const header, trailer = 10, 8
+	if size < header+trailer {
+		return 0
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var magic [2]byte
+	var isize [4]byte
+	if _, err := f.ReadAt(magic[:], 0); err != nil || magic != [2]byte{0x1f, 0x8b} {
+		return 0
+	}
+	if _, err := f.ReadAt(isize[:], size-4); err != nil {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint32(isize[:]))
 }

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -169,5 +171,21 @@ func TestInputSize(t *testing.T) {
 	}
 	if got := inputSize([]string{filepath.Join(dir, "a"), filepath.Join(dir, "loose.txt"), filepath.Join(dir, "missing")}); got != 1320 {
 		t.Errorf("inputSize = %d, want 1320", got)
+	}
+	// A gzip file counts as what it decompresses to.
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(make([]byte, 100000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tgz := filepath.Join(dir, "b.tgz")
+	if err := os.WriteFile(tgz, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := inputSize([]string{tgz}); got != 100000 {
+		t.Errorf("inputSize of a gzip file of 100000 bytes = %d", got)
 	}
 }
