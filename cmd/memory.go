@@ -56,7 +56,7 @@ func collectLoaded(floor int64) (restore func()) {
 	}
 	runtime.GC()
 	before := debug.SetGCPercent(checksGCPercent)
-	p := startFloorPacer(floor)
+	p := startFloorPacer(floor, checksGCPercent)
 	return func() {
 		p.stop()
 		debug.SetGCPercent(before)
@@ -64,8 +64,9 @@ func collectLoaded(floor int64) (restore func()) {
 }
 
 // A floorPacer gives the heap a goal of at least floor bytes: after each
-// collection it raises the GC percent above checksGCPercent as far as the
-// floor asks. The room is never less than at checksGCPercent, so the
+// collection it raises the GC percent above its base (checksGCPercent for
+// analyze) as far as the floor asks. The room is never less than at the
+// base, so the
 // collections never come back to back as under a memory limit; it is
 // larger only while what is live is under two thirds of the floor, early
 // in the loading, when collections find little to free and the heap is
@@ -74,9 +75,11 @@ func collectLoaded(floor int64) (restore func()) {
 // its checks' busiest. With the dump's text out of the heap
 // (load.Options.OffHeap) the loading's room shrank and its collections
 // came more often (12 to 15 instead of 9 to 10, 3 to 7% more CPU); with
-// the floor they are 6 to 8.
+// the floor they are 6 to 8. trace, which runs at the GC percent of the
+// environment (100 by default), has a floor of its inputs' size too.
 type floorPacer struct {
 	floor   uint64
+	base    int
 	mu      sync.Mutex
 	stopped bool
 	// samples are the live heap and the stacks and globals, which
@@ -93,10 +96,10 @@ type gcSentinel struct {
 }
 
 // startFloorPacer sets the GC percent for a heap goal of floor bytes at
-// least (none when floor is zero or less), again after every collection
-// until stop.
-func startFloorPacer(floor int64) *floorPacer {
-	p := &floorPacer{floor: uint64(max(floor, 0))}
+// least (none when floor is zero or less), and never under base, again
+// after every collection until stop.
+func startFloorPacer(floor int64, base int) *floorPacer {
+	p := &floorPacer{floor: uint64(max(floor, 0)), base: base}
 	p.samples[0].Name = "/gc/heap/live:bytes"
 	p.samples[1].Name = "/gc/scan/stack:bytes"
 	p.samples[2].Name = "/gc/scan/globals:bytes"
@@ -118,22 +121,42 @@ func (p *floorPacer) collected() {
 	}
 	metrics.Read(p.samples[:])
 	live, roots := p.samples[0].Value.Uint64(), p.samples[1].Value.Uint64()+p.samples[2].Value.Uint64()
-	debug.SetGCPercent(floorGCPercent(live, roots, p.floor))
+	debug.SetGCPercent(floorGCPercent(live, roots, p.floor, p.base))
 	runtime.SetFinalizer(&gcSentinel{}, func(*gcSentinel) { p.collected() })
 }
 
 // floorGCPercent is the GC percent that gives a heap of live bytes, with
 // roots bytes of stacks and globals, a goal of floor bytes, and never
-// less than checksGCPercent: the room the percent gives is a share of the
-// live heap and the roots together, and the runtime's least heap goal,
-// 4 MiB at a GC percent of 100, grows with the percent.
-func floorGCPercent(live, roots, floor uint64) int {
+// less than base: the room the percent gives is a share of the live heap
+// and the roots together, and the runtime's least heap goal, 4 MiB at a
+// GC percent of 100, grows with the percent.
+func floorGCPercent(live, roots, floor uint64, base int) int {
 	const leastGoal = 4 << 20
 	scanned := max(live+roots, 1)
-	if floor <= live+scanned*checksGCPercent/100 {
-		return checksGCPercent
+	if floor <= live+scanned*uint64(base)/100 {
+		return base
 	}
-	return max(checksGCPercent, int(min((floor-live)*100/scanned, floor*100/leastGoal)))
+	return max(base, int(min((floor-live)*100/scanned, floor*100/leastGoal)))
+}
+
+// heapFloor gives the heap of a command that loads the files at paths a
+// goal of at least their size (see floorPacer), at the GC percent it has;
+// the function it returns ends it. With GOGC or GOMEMLIMIT set in the
+// environment it does nothing.
+func heapFloor(paths []string) (restore func()) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	base := debug.SetGCPercent(-1)
+	debug.SetGCPercent(base)
+	if base < 0 {
+		return func() {}
+	}
+	p := startFloorPacer(inputSize(paths), base)
+	return func() {
+		p.stop()
+		debug.SetGCPercent(base)
+	}
 }
 
 // stop ends the pacing: the GC percent is the caller's again.

@@ -113,7 +113,12 @@ func TestFloorGCPercent(t *testing.T) {
 		{"little live: the least goal grows with the percent", 1 * mb, 0, 60 * mb, 1500},
 		{"nothing live", 0, 0, 60 * mb, 1500},
 	} {
-		if got := floorGCPercent(tc.live, tc.roots, tc.floor); got != tc.want {
+		if tc.floor == 0 {
+			if got := floorGCPercent(tc.live, tc.roots, tc.floor, 100); got != 100 {
+				t.Errorf("%s: floorGCPercent at a base of 100 = %d", tc.name, got)
+			}
+		}
+		if got := floorGCPercent(tc.live, tc.roots, tc.floor, checksGCPercent); got != tc.want {
 			t.Errorf("%s: floorGCPercent(%d, %d, %d) = %d, want %d", tc.name, tc.live, tc.roots, tc.floor, got, tc.want)
 		}
 	}

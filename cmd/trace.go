@@ -148,6 +148,7 @@ func traceRun(opts *TraceOptions) error {
 	default:
 		return flagErrorf("unknown --mode %q (want iptables, ipvs or nftables)", opts.Mode)
 	}
+	defer heapFloor(opts.Paths)()
 	snaps, err := load.Load(opts.Paths, offHeap(opts.loadOptions()))
 	if err != nil {
 		return err
