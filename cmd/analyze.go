@@ -197,7 +197,7 @@ func serviceRun(opts *AnalyzeOptions, threshold checks.Severity) error {
 	if opts.Output != "table" && opts.Output != "json" {
 		return flagErrorf("--service prints table or json output, not %q", opts.Output)
 	}
-	snaps, err := load.Load(opts.Paths, load.Options{Node: opts.Node, Version: opts.Version, Strict: opts.Strict})
+	snaps, err := load.Load(opts.Paths, offHeap(load.Options{Node: opts.Node, Version: opts.Version, Strict: opts.Strict}))
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func NewCmdDiff(f *Factory, runF func(*DiffOptions) error) *cobra.Command {
 // names and positions, and the checks what they read for analyze, so the
 // exports are compacted as for analyze.
 func diffLoadOptions(version string, strict bool) load.Options {
-	return load.Options{Version: version, Strict: strict, Compact: true}
+	return offHeap(load.Options{Version: version, Strict: strict, Compact: true})
 }
 
 func diffRun(opts *DiffOptions) error {

@@ -98,7 +98,21 @@ func analyzeFleetOnce(paths []string, fo *fleetOptions) ([]*report.Node, *checks
 	if err != nil {
 		return nil, nil, err
 	}
-	restore := collectLoaded()
+	var floor int64
+	if len(units) == 1 {
+		// One unit's snapshots live until the run ends. Those of a
+		// fleet are dropped unit by unit: their text stays on the heap,
+		// freed with them (a mapping could only be freed once nothing
+		// kept of its node, summaries, prints and evidence, points into
+		// it). The heap may grow to the unit's size before a
+		// collection; a fleet's units are each much smaller than the
+		// fleet.
+		one := *fo
+		one.load = offHeap(fo.load)
+		fo = &one
+		floor = inputSize(units[0])
+	}
+	restore := collectLoaded(floor)
 	defer restore()
 	shared := report.NewShared()
 	done, err := analyzeUnits(units, fo, shared)

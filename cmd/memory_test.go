@@ -1,8 +1,14 @@
 package cmd
 
 import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 // memoryLimit returns the soft memory limit without changing it.
@@ -35,7 +41,7 @@ func TestCollectLoaded(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	t.Setenv("GOGC", "")
 	limit, percent := keepGCSettings(t)
-	restore := collectLoaded()
+	restore := collectLoaded(0)
 	if got := gcPercent(); got != checksGCPercent {
 		t.Errorf("GC percent %d during the checks, want %d", got, checksGCPercent)
 	}
@@ -59,7 +65,7 @@ func TestCollectLoadedEnvironment(t *testing.T) {
 	} {
 		t.Setenv("GOMEMLIMIT", tc.gomemlimit)
 		t.Setenv("GOGC", tc.gogc)
-		restore := collectLoaded()
+		restore := collectLoaded(64 << 20)
 		if got := gcPercent(); got != percent {
 			t.Errorf("GOMEMLIMIT=%q GOGC=%q: GC percent %d during the checks, want %d as set", tc.gomemlimit, tc.gogc, got, percent)
 		}
@@ -89,5 +95,102 @@ func TestAnalyzeRestoresGCSettings(t *testing.T) {
 	}
 	if got := gcPercent(); got != percent {
 		t.Errorf("GC percent %d after analyze, want %d as before", got, percent)
+	}
+}
+
+func TestFloorGCPercent(t *testing.T) {
+	const mb = 1 << 20
+	for _, tc := range []struct {
+		name               string
+		live, roots, floor uint64
+		want               int
+	}{
+		{"no floor", 50 * mb, 1 * mb, 0, checksGCPercent},
+		{"floor under the room", 50 * mb, 1 * mb, 60 * mb, checksGCPercent},
+		{"floor at the room", 40 * mb, 0, 60 * mb, checksGCPercent},
+		{"floor over the room", 20 * mb, 0, 60 * mb, 200},
+		{"roots share the room", 20 * mb, 20 * mb, 60 * mb, 100},
+		{"little live: the least goal grows with the percent", 1 * mb, 0, 60 * mb, 1500},
+		{"nothing live", 0, 0, 60 * mb, 1500},
+	} {
+		if tc.floor == 0 {
+			if got := floorGCPercent(tc.live, tc.roots, tc.floor, 100); got != 100 {
+				t.Errorf("%s: floorGCPercent at a base of 100 = %d", tc.name, got)
+			}
+		}
+		if got := floorGCPercent(tc.live, tc.roots, tc.floor, checksGCPercent); got != tc.want {
+			t.Errorf("%s: floorGCPercent(%d, %d, %d) = %d, want %d", tc.name, tc.live, tc.roots, tc.floor, got, tc.want)
+		}
+	}
+}
+
+// TestCollectLoadedFloor checks that a floor raises the GC percent while
+// little is live, that it is checksGCPercent again once a collection
+// leaves live two thirds of the floor or more, and that the GC percent is
+// put back when the analysis is over.
+func TestCollectLoadedFloor(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	t.Setenv("GOGC", "")
+	_, percent := keepGCSettings(t)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	floor := 2*int64(ms.HeapAlloc) + 32<<20 // twice what other tests left live
+	restore := collectLoaded(floor)
+	if got := gcPercent(); got <= checksGCPercent {
+		t.Errorf("GC percent %d with %d bytes live under a floor of %d bytes, want more than %d", got, ms.HeapAlloc, floor, checksGCPercent)
+	}
+	live := make([]byte, floor*3/4-int64(ms.HeapAlloc))
+	for i := range live {
+		live[i] = 1
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for gcPercent() != checksGCPercent && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := gcPercent(); got != checksGCPercent {
+		t.Errorf("GC percent %d with %d bytes live under a floor of %d, want %d", got, len(live), floor, checksGCPercent)
+	}
+	runtime.KeepAlive(live)
+	restore()
+	runtime.GC()
+	time.Sleep(10 * time.Millisecond)
+	if got := gcPercent(); got != percent {
+		t.Errorf("GC percent %d after the analysis, want %d as before", got, percent)
+	}
+}
+
+// TestInputSize checks the floor of a run's heap: the bytes of its files,
+// those below directories included, hidden ones aside.
+func TestInputSize(t *testing.T) {
+	dir := t.TempDir()
+	for name, n := range map[string]int{"a/node/iptables-save.txt": 1000, "a/cluster/c.json": 300, "a/.hidden/x": 50, "a/.y": 7, "loose.txt": 20} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, make([]byte, n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := inputSize([]string{filepath.Join(dir, "a"), filepath.Join(dir, "loose.txt"), filepath.Join(dir, "missing")}); got != 1320 {
+		t.Errorf("inputSize = %d, want 1320", got)
+	}
+	// A gzip file counts as what it decompresses to.
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(make([]byte, 100000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tgz := filepath.Join(dir, "b.tgz")
+	if err := os.WriteFile(tgz, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := inputSize([]string{tgz}); got != 100000 {
+		t.Errorf("inputSize of a gzip file of 100000 bytes = %d", got)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 // Main runs proxyscan with args and returns the process exit code.
 func Main(args []string) int {
+	processEnds = true
 	return Run(NewFactory(System()), args)
 }
 

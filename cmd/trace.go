@@ -148,7 +148,8 @@ func traceRun(opts *TraceOptions) error {
 	default:
 		return flagErrorf("unknown --mode %q (want iptables, ipvs or nftables)", opts.Mode)
 	}
-	snaps, err := load.Load(opts.Paths, opts.loadOptions())
+	defer heapFloor(opts.Paths)()
+	snaps, err := load.Load(opts.Paths, offHeap(opts.loadOptions()))
 	if err != nil {
 		return err
 	}

@@ -278,9 +278,14 @@ func EndpointChainHash(servicePortName, protocol, endpoint string) string {
 	return hash16(servicePortName + strings.ToLower(protocol) + endpoint)
 }
 
+// hash16 returns the first 16 characters of the base32 of the sha256 of
+// s: those of its first 10 bytes (base32 writes 8 characters for every 5
+// bytes), so that the hash, kept by the hundred thousand in a large
+// node's attribution, holds 16 bytes rather than the 56 of the whole
+// sum's.
 func hash16(s string) string {
 	sum := sha256.Sum256([]byte(s))
-	return base32.StdEncoding.EncodeToString(sum[:])[:16]
+	return base32.StdEncoding.EncodeToString(sum[:10])
 }
 
 // NFTServiceChainBase returns the base of the nftables mode's per-service
@@ -305,7 +310,7 @@ const nftNameLengthMax = 256 - 16
 // kube-proxy's length limit (hashAndTruncate, v1.29-v1.37).
 func NFTHashAndTruncate(name string) string {
 	sum := sha256.Sum256([]byte(name))
-	h := base32.StdEncoding.EncodeToString(sum[:])[:8]
+	h := base32.StdEncoding.EncodeToString(sum[:5]) // the first 8 characters of the whole sum's
 	name = h + "-" + name
 	if len(name) > nftNameLengthMax {
 		name = name[:nftNameLengthMax-3] + "..."

@@ -1,6 +1,12 @@
 package kpnames
 
-import "testing"
+import (
+	"crypto/sha256"
+	"encoding/base32"
+	"fmt"
+	"runtime"
+	"testing"
+)
 
 // The expected values are chain names from real kube-proxy dumps.
 func TestChainHashes(t *testing.T) {
@@ -141,4 +147,39 @@ func TestSetName(t *testing.T) {
 			t.Errorf("NodePortSet(%s, %v) = %s, want %s", tc.proto, tc.local, got, tc.want)
 		}
 	}
+}
+
+// TestHashesAreTheSumsPrefix checks the hashes against the prefix of the
+// base32 of the whole sha256 sum, as kube-proxy computes them, and that
+// a hash allocates little more than its 16 bytes (not the 56 of the whole
+// sum's base32, which it would keep were it sliced from it).
+func TestHashesAreTheSumsPrefix(t *testing.T) {
+	for i := 0; i < 2000; i++ {
+		name := fmt.Sprintf("ns-%03d/svc-%05d:http", i%200, i)
+		sum := sha256.Sum256([]byte(name + "tcp"))
+		if got, want := PortProtoHash(name, "TCP"), base32.StdEncoding.EncodeToString(sum[:])[:16]; got != want {
+			t.Fatalf("PortProtoHash(%q) = %q, want %q", name, got, want)
+		}
+		sum = sha256.Sum256([]byte(name))
+		if got, want := NFTHashAndTruncate(name), base32.StdEncoding.EncodeToString(sum[:])[:8]+"-"+name; got != want {
+			t.Fatalf("NFTHashAndTruncate(%q) = %q, want %q", name, got, want)
+		}
+	}
+	// A hash is its string's only allocation: what it keeps.
+	const n = 20000
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("ns/svc-%05d:http", i)
+	}
+	kept := make([]string, n)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i, name := range names {
+		kept[i] = PortProtoHash(name, "tcp")
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 32 {
+		t.Errorf("a hash allocates %d bytes, want at most 32 (16 for its string)", per)
+	}
+	runtime.KeepAlive(kept)
 }

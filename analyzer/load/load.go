@@ -59,6 +59,15 @@ type Options struct {
 	// (paste damage repaired, a dump cut short or cut out read as far as
 	// it goes), every line skipped or changed reported with its input.
 	Strict bool
+	// OffHeap reads the text of large iptables dumps, on disk or in
+	// archives, which the parsed rules point into, into memory outside
+	// the Go heap that is never freed: it then counts once in the
+	// process's memory, not also in the collector's heap goal. For a
+	// process that ends with the snapshots it loads (see
+	// internal/offheap); the others keep the text on the heap, freed with
+	// the snapshot. The text of the other kinds is not kept by what they
+	// parse to: it stays on the heap, freed once parsed.
+	OffHeap bool
 	// Parsed, when set, is called with the iptables dumps read, once every
 	// input is parsed and before the snapshots are assembled from them, so
 	// that a caller may start reading the dumps in the background. Loading
@@ -157,13 +166,16 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		lim = DefaultLimits
 	}
 	var files []file
-	rd := &reader{lim: lim, ko: opts.kube()}
+	rd := &reader{lim: lim, ko: opts.kube(), offheap: opts.OffHeap}
 	for _, p := range paths {
 		fs, err := rd.path(p)
 		if err != nil {
 			return nil, err
 		}
 		files = append(files, regroup(p, fs)...)
+	}
+	for i := range files {
+		files[i].offheap = opts.OffHeap
 	}
 	if len(files) == 0 {
 		return nil, inputErrorf("no input files")
@@ -283,7 +295,7 @@ func parseAll(files []file, ko kube.Options) ([]parsed, error) {
 		case k == parsers.KindKube && f.path != "" && streamExports && (f.strict || !f.det.damaged):
 			r.value, r.size, r.err = streamKube(&f, ko)
 		default:
-			data, err := f.load()
+			data, err := f.load(k)
 			r.size = int64(len(data))
 			switch {
 			case err != nil:

@@ -27,6 +27,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/proxyscan/proxyscan/internal/offheap"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/paste"
@@ -91,6 +92,9 @@ type file struct {
 	// sum is the hex SHA-256 of an archive member, computed as it was
 	// read (files on disk are hashed when a manifest lists them).
 	sum string
+	// offheap reads a large file on disk into memory outside the Go heap
+	// (see Options.OffHeap).
+	offheap bool
 }
 
 // preParsed is a file decoded as it was read, under the name it had in its
@@ -182,13 +186,50 @@ func detect(head []byte, size int64, open func() (io.Reader, func(), error)) det
 }
 
 // load returns the file's contents, reading them if they are still on
-// disk.
-func (f *file) load() ([]byte, error) {
+// disk: outside the Go heap when the file is read so (Options.OffHeap)
+// and its parsed value points into its text (kind).
+func (f *file) load(kind parsers.Kind) ([]byte, error) {
 	if f.path == "" {
 		return f.data, nil
 	}
+	if f.offheap && textKept(kind) {
+		if data, ok := readOffHeap(f.path); ok {
+			return data, nil
+		}
+	}
 	data, err := os.ReadFile(f.path)
 	return data, pathErr(err)
+}
+
+// textKept reports whether what a file of the kind parses to points into
+// its text, so that the text lives as long as it does: an iptables dump's
+// rules do (the parsers of the other kinds copy what they keep, so that
+// their text is freed once parsed).
+func textKept(kind parsers.Kind) bool { return kind == parsers.KindIPTablesSave }
+
+// offHeapMin is the size from which a file is read outside the Go heap
+// with Options.OffHeap (tests lower it).
+var offHeapMin int64 = defaultOffHeapMin
+
+// defaultOffHeapMin is offHeapMin unless a test lowers it.
+const defaultOffHeapMin = offheap.MinSize
+
+// readOffHeap reads the file at p outside the Go heap when it is large; ok
+// is false when it is not, or when reading it fails, or it is not of the
+// size it had when opened (the caller reads it again, on the heap, and
+// reports what is wrong).
+func readOffHeap(p string) (data []byte, ok bool) {
+	fh, err := os.Open(p)
+	if err != nil {
+		return nil, false
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil || st.Size() < offHeapMin || !st.Mode().IsRegular() {
+		return nil, false
+	}
+	data, _, err = offheap.ReadFull(fh, st.Size())
+	return data, err == nil && data != nil
 }
 
 // streamKube decodes the Kubernetes export on disk at f.path as it reads
@@ -315,6 +356,9 @@ type reader struct {
 	ko  kube.Options
 	// read is the bytes read so far in the run.
 	read int64
+	// offheap reads large archive members outside the Go heap (see
+	// Options.OffHeap).
+	offheap bool
 }
 
 // take counts n more bytes read for what (an archive, a directory, a
@@ -647,6 +691,13 @@ func (a *archiveState) member(clean string, size int64, r io.Reader) error {
 		n += int64(hn)
 		f = file{data: head, skipped: true, size: size}
 		f.det = detection{done: true, kind: parsers.KindUnknown, loose: parsers.KindUnknown, unread: unreadReason(head, size)}
+	case a.rd.offheap && size >= offHeapMin && whole && textKept(paste.Detect(head)):
+		var data []byte
+		data, n, err = offheap.ReadFull(io.MultiReader(bytes.NewReader(head), r), size)
+		f = file{data: data}
+		if order, bom, ok := utf16Order(head); ok {
+			f.data, f.decoded = decodeUTF16(f.data, order, bom)
+		}
 	default:
 		buf := make([]byte, hn, size)
 		copy(buf, head)

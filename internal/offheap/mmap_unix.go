@@ -1,0 +1,14 @@
+//go:build unix
+
+package offheap
+
+import "syscall"
+
+// mmap maps n bytes of anonymous private memory, read and write: no file
+// backs it, so it cannot fault when a file is truncated under it.
+func mmap(n int) ([]byte, error) {
+	return syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+}
+
+// munmap unmaps a buffer from mmap.
+func munmap(b []byte) error { return syscall.Munmap(b) }
