@@ -326,7 +326,9 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump))
 		}
 		var dumps []*iptables.Dump
 		for _, i := range inOrder {
-			if d, ok := out[i].value.(*iptables.Dump); ok {
+			// A file that did not parse fails the load: its dump, if
+			// any, is not one to read.
+			if d, ok := out[i].value.(*iptables.Dump); ok && d != nil && out[i].err == nil {
 				dumps = append(dumps, d)
 			}
 		}

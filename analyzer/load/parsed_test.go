@@ -3,6 +3,7 @@ package load
 import (
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,5 +58,21 @@ func TestParsedBeforeExportsDecoded(t *testing.T) {
 	}
 	if len(snaps[0].Ports) == 0 {
 		t.Errorf("the export's Service has no port in the snapshot")
+	}
+}
+
+// TestParsedSkipsFailedDumps checks that a dump that did not parse is not
+// handed to Options.Parsed (the load fails), and the others are.
+func TestParsedSkipsFailedDumps(t *testing.T) {
+	dir := t.TempDir()
+	good := writeFile(t, dir, "iptables-save.txt", []byte(miniDump))
+	bad := writeFile(t, dir, "ip6tables-save.txt", []byte(strings.Replace(miniDump, "iptables-save", "ip6tables-save", 1)+"*nat\n-A NO-SUCH-CHAIN -j ACCEPT\nCOMMIT\n"))
+	var got []*iptables.Dump
+	_, err := Load([]string{good, bad}, Options{Strict: true, Parsed: func(dumps []*iptables.Dump) { got = dumps }})
+	if err == nil {
+		t.Fatal("a dump with a rule for no chain loaded strictly")
+	}
+	if len(got) != 1 || got[0] == nil || got[0].Name != good && !strings.HasSuffix(good, got[0].Name) {
+		t.Fatalf("Parsed got %v, want the dump that parsed", got)
 	}
 }
