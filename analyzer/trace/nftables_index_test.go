@@ -159,3 +159,35 @@ func TestSetIndexRoom(t *testing.T) {
 	}
 	runtime.KeepAlive(ix)
 }
+
+// TestWalkChainByName checks the chains a walk jumps to by name: those
+// it remembers are its table's, not another table's of the same name, and
+// a name not remembered (more names than it remembers, one of no chain)
+// is looked up.
+func TestWalkChainByName(t *testing.T) {
+	var text string
+	for _, tab := range []string{"a", "b"} {
+		text += "table ip " + tab + " {\n"
+		for i := range 6 {
+			text += fmt.Sprintf("\tchain c%d {\n\t\tcomment \"%s\"\n\t}\n", i, tab)
+		}
+		text += "}\n"
+	}
+	rs, err := nft.ParseText("rules.nft", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta, tb := newNFTTable(rs.Tables[0]), newNFTTable(rs.Tables[1])
+	w := &nftWalk{}
+	for round := range 3 {
+		for i := range 7 {
+			for _, nt := range []*nftTable{ta, tb, ta} {
+				name := fmt.Sprintf("c%d", i)
+				got := w.chain(nt, name)
+				if want := nt.chains[name]; got != want || i < 6 && (got == nil || got.Comment != nt.t.Name) {
+					t.Fatalf("round %d: chain %s of table %s: got %v, want %v", round, name, nt.t.Name, got, want)
+				}
+			}
+		}
+	}
+}
