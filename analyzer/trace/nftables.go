@@ -116,6 +116,40 @@ type nftWalk struct {
 	// jumps remembers the last chains jumped to (see chain).
 	jumps    [4]jumpSeen
 	nextJump uint8
+	// sets and values remember the last sets and constants of rules
+	// read (see index, value).
+	sets      [4]setSeen
+	nextSet   uint8
+	values    [4]valueSeen
+	nextValue uint8
+}
+
+// setSeen is the set a rule's set reference names, and its index.
+type setSeen struct {
+	ref *nft.SetRef
+	ix  *setIndex
+	set *nft.Set
+}
+
+// valueSeen is a rule's constant, read.
+type valueSeen struct {
+	v *nft.Value
+	p *part
+}
+
+// value returns the constant v of a rule of t, read ([nftTable.valuePart]):
+// the last few are remembered, as every endpoint's state after the DNAT
+// meets the same rules.
+func (w *nftWalk) value(t *nftTable, v *nft.Value) *part {
+	for i := range w.values {
+		if w.values[i].v == v {
+			return w.values[i].p
+		}
+	}
+	p := t.valuePart(v)
+	w.values[w.nextValue%uint8(len(w.values))] = valueSeen{v: v, p: p}
+	w.nextValue++
+	return p
 }
 
 // jumpSeen is a chain a walk jumped to, by its table and name.
