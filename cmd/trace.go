@@ -13,6 +13,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/report"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
+	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
 
 // TraceOptions are the flags and arguments of `proxyscan trace`.
@@ -255,9 +256,17 @@ func (opts *TraceOptions) loadOptions() load.Options {
 	if opts.Expected || opts.Compare {
 		return expectLoadOptions(opts.Node, opts.Version, opts.Strict)
 	}
-	// The kernel's checks of the whole ruleset (the trace's warnings) run
-	// while the snapshots are assembled.
-	return load.Options{Node: opts.Node, Version: opts.Version, Strict: opts.Strict, Compact: true, Parsed: trace.Prevalidate}
+	// The kernel's checks of the whole ruleset (the trace's warnings) and
+	// the search of the rule layout's traits run while the exports are
+	// decoded and the snapshots assembled.
+	return load.Options{Node: opts.Node, Version: opts.Version, Strict: opts.Strict, Compact: true, Parsed: readTraceAhead}
+}
+
+// readTraceAhead starts reading in the background what a trace reads of
+// the dumps, as soon as they are parsed.
+func readTraceAhead(dumps []*iptables.Dump) {
+	trace.Prevalidate(dumps)
+	resolve.ReadLayoutAhead(dumps)
 }
 
 // nodeSnapshots keeps the snapshots of the named node.

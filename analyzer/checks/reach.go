@@ -299,8 +299,11 @@ func tracedFamilies(r *resolve.Resolution) []model.Family {
 // endpoints, and the checks ask for those the views have an entry for. The sweep ([trace.Sweep]) keeps only where
 // each packet's paths end, and drops the chains it compiled when it is
 // over (an evidence trace compiles those it needs again). The checks
-// read the summaries through [Pass.prefetchTraces]. On one CPU nothing is
-// started: the packets are traced as they are asked for.
+// read the summaries through [Pass.prefetchTraces]; the first that waits
+// for them traces beside the sweep's workers until no packet is left to
+// hand out ([trace.SweepRun.Help]), rather than leave its core idle. On
+// one CPU nothing is started: the packets are traced as they are asked
+// for.
 func (p *Pass) startTraces() {
 	tf := p.tracerFacts()
 	if tf.started {
@@ -324,8 +327,14 @@ func (p *Pass) startTraces() {
 		err  error
 	}
 	done := make(chan swept, 1)
+	// sweeping gets the sweep once it is started (nil when the listing
+	// failed): the checks that wait for it trace beside its workers.
+	sweeping := make(chan *trace.SweepRun, 1)
 	tf.pending = func() {
 		tf.pending = nil // once, even when it panics
+		if run := <-sweeping; run != nil {
+			run.Help()
+		}
 		r := <-done
 		if r.err != nil {
 			// A panic of the sweep, raised again where the checks run,
@@ -340,15 +349,20 @@ func (p *Pass) startTraces() {
 	}
 	go func() {
 		var r swept
+		var run *trace.SweepRun
 		func() {
 			defer fault.Catch(&r.err)
+			defer func() { sweeping <- run }()
 			var pkts []trace.Packet
 			func() {
 				defer close(listed)
 				pkts, f.listed = listPackets(p.Snap, f.res, tf, base)
 			}()
-			r.sums, r.err = trace.Sweep(tf.dp, pkts, workers-1)
+			run = trace.StartSweep(tf.dp, pkts, workers-1)
 		}()
+		if run != nil {
+			r.sums, r.err = run.Wait()
+		}
 		done <- r
 	}()
 }

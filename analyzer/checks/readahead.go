@@ -3,6 +3,7 @@ package checks
 import (
 	"slices"
 
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 )
@@ -12,12 +13,16 @@ import (
 // the node is assembled: the typed reading of every table's rules and
 // their resolved jumps ([iptables.Table.Meanings]), which the views and
 // the tracer start from, and, when ruleset-invalid is among checks, the
-// kernel's checks of the ruleset ([trace.Prevalidate]). The node is
-// assembled meanwhile (its layout, version and service ports, on one
-// core), so that the views are built as soon as it is. The answers are
-// those the checks would compute. forget, called once the node's checks
-// ran (or its loading failed), drops a validation no check took.
+// kernel's checks of the ruleset ([trace.Prevalidate]), and the traits of
+// kube-proxy's rule layout that the node's assembly reads
+// ([resolve.ReadLayoutAhead]). The exports are decoded meanwhile, then the
+// node is assembled (its version and service ports, on one core), so that
+// the views are built as soon as it is. The answers are those the checks
+// and the assembly would compute. forget, called once the node's checks
+// ran (or its loading failed), drops a validation no check took and a
+// layout no assembly took.
 func ReadAhead(dumps []*iptables.Dump, checks []*Check) (forget func()) {
+	resolve.ReadLayoutAhead(dumps)
 	if slices.Contains(checks, rulesetInvalid) {
 		trace.Prevalidate(dumps)
 	}
@@ -26,7 +31,10 @@ func ReadAhead(dumps []*iptables.Dump, checks []*Check) (forget func()) {
 			go readTable(t)
 		}
 	}
-	return func() { trace.Forget(dumps) }
+	return func() {
+		trace.Forget(dumps)
+		resolve.ForgetLayout(dumps)
+	}
 }
 
 // readTable reads the meanings of a table's rules. A panic is left to the

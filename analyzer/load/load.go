@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"path"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/internal/fault"
@@ -68,11 +70,14 @@ type Options struct {
 	// the snapshot. The text of the other kinds is not kept by what they
 	// parse to: it stays on the heap, freed once parsed.
 	OffHeap bool
-	// Parsed, when set, is called with the iptables dumps read, once every
-	// input is parsed and before the snapshots are assembled from them, so
-	// that a caller may start reading the dumps in the background. Loading
-	// does not change what it reads of them (the rules and chains)
-	// afterwards.
+	// Parsed, when set, is called once with the iptables dumps read, as
+	// soon as every input but the Kubernetes exports is parsed (the
+	// exports may still be decoding) and before the snapshots are
+	// assembled, so that a caller may start reading the dumps in the
+	// background beside the exports' decoding. It is called on another
+	// goroutine than Load's, before Load returns, even when Load then
+	// fails (an input that did not parse). Loading does not change what it
+	// reads of the dumps (the rules and chains) afterwards.
 	Parsed func(dumps []*iptables.Dump)
 	// Shared, when set, holds loose files read once (see [Plan]) that
 	// apply to the paths' nodes as if given with them: the snapshots are
@@ -181,7 +186,7 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		return nil, inputErrorf("no input files")
 	}
 	setStrictness(files, opts.Strict)
-	results, err := parseAll(files, opts.kube())
+	results, err := parseAll(files, opts.kube(), opts.Parsed)
 	if err != nil {
 		return nil, err
 	}
@@ -225,15 +230,6 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 	if err := nothingKnown(results); err != nil {
 		return nil, err
 	}
-	if opts.Parsed != nil {
-		var dumps []*iptables.Dump
-		for _, r := range results {
-			if d, ok := r.value.(*iptables.Dump); ok {
-				dumps = append(dumps, d)
-			}
-		}
-		opts.Parsed(dumps)
-	}
 	return assemble(results, opts)
 }
 
@@ -270,7 +266,10 @@ func nothingKnown(results []parsed) error {
 // disk are read as they are parsed; Kubernetes exports on disk are
 // decoded as they are read (see streamKube), and those of archives were
 // decoded as the archive was read. The error is a worker's panic.
-func parseAll(files []file, ko kube.Options) ([]parsed, error) {
+// dumpsParsed, when not nil, is called with the iptables dumps once every
+// file but the exports is parsed, on the goroutine that parsed the last
+// one, while the exports may still be decoding.
+func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump)) ([]parsed, error) {
 	out := make([]parsed, len(files))
 	parse := func(i int) {
 		f := files[i]
@@ -339,12 +338,37 @@ func parseAll(files []file, ko kube.Options) ([]parsed, error) {
 			rest = append(rest, i)
 		}
 	}
+	// left counts the files but the exports still to parse: the one that
+	// parses the last hands the dumps to dumpsParsed.
+	var left atomic.Int64
+	inOrder := slices.Sorted(slices.Values(rest))
+	left.Store(int64(len(rest)))
+	handDumps := func() {
+		if dumpsParsed == nil {
+			return
+		}
+		var dumps []*iptables.Dump
+		for _, i := range inOrder {
+			// A file that did not parse fails the load: its dump, if
+			// any, is not one to read.
+			if d, ok := out[i].value.(*iptables.Dump); ok && d != nil && out[i].err == nil {
+				dumps = append(dumps, d)
+			}
+		}
+		dumpsParsed(dumps)
+	}
+	if len(rest) == 0 {
+		handDumps()
+	}
 	workers := runtime.GOMAXPROCS(0)
 	g := fault.Group{Name: "load.parseAll"}
 	next := make(chan int)
 	worker := func() error {
 		for i := range next {
 			parse(i)
+			if left.Add(-1) == 0 {
+				handDumps()
+			}
 		}
 		return nil
 	}

@@ -236,7 +236,7 @@ func readOffHeap(p string) (data []byte, ok bool) {
 // it, so that a large export is never in memory whole, returning the
 // objects and the bytes read.
 func streamKube(f *file, ko kube.Options) (any, int64, error) {
-	fh, err := os.Open(f.path)
+	fh, err := openExport(f.path)
 	if err != nil {
 		return nil, 0, pathErr(err)
 	}
@@ -248,6 +248,10 @@ func streamKube(f *file, ko kube.Options) (any, int64, error) {
 	}
 	return objs, cr.n, nil
 }
+
+// openExport opens an export on disk to decode it as it is read (tests
+// hold its reading back).
+var openExport = func(p string) (io.ReadCloser, error) { return os.Open(p) }
 
 // pathErr returns the error under a *fs.PathError: the caller names the
 // file.

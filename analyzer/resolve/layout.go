@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
@@ -131,61 +132,138 @@ func (r *traitRule) Comment() string {
 
 // findTraits returns the evidence of each trait in the dumps (ok false
 // where a trait is absent), reading each rule once whatever the number of
-// traits. A trait's evidence is its first chain or rule, the tables and
-// their chains in order.
+// traits. A trait's evidence is its first chain or rule, the dumps, their
+// tables and their chains in order. A dump whose traits ReadLayoutAhead
+// started finding gives that answer (every trait is a chain's or a rule's
+// of one table, so a dump's evidence does not depend on the dumps before
+// it).
 func findTraits(dumps []*iptables.Dump) (ev []model.Evidence, ok []bool) {
 	ev, ok = make([]model.Evidence, len(layoutTraits)), make([]bool, len(layoutTraits))
+	for _, d := range dumps {
+		if a, found := traitsAheadOf(d); found {
+			for i := range a.found {
+				if a.found[i] && !ok[i] {
+					ev[i], ok[i] = a.ev[i], true
+				}
+			}
+			continue
+		}
+		findDumpTraits(d, ev, ok)
+	}
+	return ev, ok
+}
+
+// traitsAhead is the finding of one dump's traits that ReadLayoutAhead
+// started.
+type traitsAhead struct {
+	done  chan struct{}
+	ended bool // without a panic
+	ev    []model.Evidence
+	found []bool
+}
+
+// layoutAhead holds the findings ReadLayoutAhead started, by dump, until
+// RecognizeLayout takes them or ForgetLayout drops them.
+var layoutAhead sync.Map
+
+// ReadLayoutAhead starts finding, in the background, the traits of
+// kube-proxy's rule layout in each of dumps, so that RecognizeLayout of a
+// snapshot holding them takes the answer (the one it would compute)
+// rather than reading the rules while the snapshot is assembled. The
+// dumps must not change afterwards.
+func ReadLayoutAhead(dumps []*iptables.Dump) {
+	for _, d := range dumps {
+		a := &traitsAhead{done: make(chan struct{})}
+		if _, loaded := layoutAhead.LoadOrStore(d, a); loaded {
+			continue
+		}
+		go func() {
+			defer close(a.done)
+			defer func() {
+				if recover() != nil {
+					a.ended = false
+				}
+			}()
+			a.ev, a.found = make([]model.Evidence, len(layoutTraits)), make([]bool, len(layoutTraits))
+			findDumpTraits(d, a.ev, a.found)
+			a.ended = true
+		}()
+	}
+}
+
+// ForgetLayout drops the findings ReadLayoutAhead started for dumps that
+// no RecognizeLayout took (a dump the snapshot did not keep), so that they
+// do not keep the dumps alive; one still running ends unread.
+func ForgetLayout(dumps []*iptables.Dump) {
+	for _, d := range dumps {
+		layoutAhead.Delete(d)
+	}
+}
+
+// traitsAheadOf takes the finding ReadLayoutAhead started for d, waiting
+// for its end; found is false when there is none or it panicked (the
+// caller then reads the dump itself, where the panic is raised again).
+func traitsAheadOf(d *iptables.Dump) (*traitsAhead, bool) {
+	v, ok := layoutAhead.LoadAndDelete(d)
+	if !ok {
+		return nil, false
+	}
+	a := v.(*traitsAhead)
+	<-a.done
+	return a, a.ended
+}
+
+// findDumpTraits sets the evidence, in ev and ok, of each trait not found
+// yet (ok false) that d holds.
+func findDumpTraits(d *iptables.Dump, ev []model.Evidence, ok []bool) {
 	// One rule at a time: the traits are called through a func value, so
 	// the rule they are given is on the heap.
 	tr := new(traitRule)
-	for _, d := range dumps {
-		for _, t := range d.Tables {
-			for _, c := range t.Chains {
-				for i, lt := range layoutTraits {
-					if lt.m.chain != nil && !ok[i] && lt.m.chain(c.Name) {
-						ev[i], ok[i] = model.EvidenceAt(c.Pos(), ":"+c.Name), true
-					}
-				}
-			}
-			// The rule traits of this table not found yet, and the place
-			// of the chain of each one's first rule found in it so far.
-			var pending []int
-			var at []int32
+	for _, t := range d.Tables {
+		for _, c := range t.Chains {
 			for i, lt := range layoutTraits {
-				if lt.m.rule != nil && lt.m.table == t.Name && !ok[i] {
-					pending = append(pending, i)
-					at = append(at, int32(len(t.Chains)))
+				if lt.m.chain != nil && !ok[i] && lt.m.chain(c.Name) {
+					ev[i], ok[i] = model.EvidenceAt(c.Pos(), ":"+c.Name), true
 				}
-			}
-			if len(pending) == 0 {
-				continue
-			}
-			// The rules are read in the order they are written
-			// (iptables.DumpOrder): a trait found in a chain is looked
-			// for further only in the chains before it, and no chain
-			// after all the traits' is read.
-			bound := int32(len(t.Chains))
-			for _, ci := range iptables.DumpOrder(t) {
-				if ci >= bound {
-					continue
-				}
-				c := t.Chains[ci]
-				for _, r := range c.Rules {
-					*tr = traitRule{Rule: r, chain: c.Name}
-					for k, i := range pending {
-						if ci < at[k] && layoutTraits[i].m.rule(tr) {
-							ev[i], at[k] = model.RuleEvidence(r), ci
-							bound = slices.Max(at)
-						}
-					}
-				}
-			}
-			for k, i := range pending {
-				ok[i] = at[k] < int32(len(t.Chains))
 			}
 		}
+		// The rule traits of this table not found yet, and the place
+		// of the chain of each one's first rule found in it so far.
+		var pending []int
+		var at []int32
+		for i, lt := range layoutTraits {
+			if lt.m.rule != nil && lt.m.table == t.Name && !ok[i] {
+				pending = append(pending, i)
+				at = append(at, int32(len(t.Chains)))
+			}
+		}
+		if len(pending) == 0 {
+			continue
+		}
+		// The rules are read in the order they are written
+		// (iptables.DumpOrder): a trait found in a chain is looked
+		// for further only in the chains before it, and no chain
+		// after all the traits' is read.
+		bound := int32(len(t.Chains))
+		for _, ci := range iptables.DumpOrder(t) {
+			if ci >= bound {
+				continue
+			}
+			c := t.Chains[ci]
+			for _, r := range c.Rules {
+				*tr = traitRule{Rule: r, chain: c.Name}
+				for k, i := range pending {
+					if ci < at[k] && layoutTraits[i].m.rule(tr) {
+						ev[i], at[k] = model.RuleEvidence(r), ci
+						bound = slices.Max(at)
+					}
+				}
+			}
+		}
+		for k, i := range pending {
+			ok[i] = at[k] < int32(len(t.Chains))
+		}
 	}
-	return ev, ok
 }
 
 // RecognizeLayout reads the release of kube-proxy's rule layout off the

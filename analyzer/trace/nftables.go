@@ -113,6 +113,67 @@ type nftWalk struct {
 	// is set once the first, reused, chunk is full.
 	states    []nftState
 	firstFull bool
+	// jumps remembers the last chains jumped to (see chain).
+	jumps    [4]jumpSeen
+	nextJump uint8
+	// sets and values remember the last sets and constants of rules
+	// read (see index, value).
+	sets      [4]setSeen
+	nextSet   uint8
+	values    [4]valueSeen
+	nextValue uint8
+}
+
+// setSeen is the set a rule's set reference names, and its index.
+type setSeen struct {
+	ref *nft.SetRef
+	ix  *setIndex
+	set *nft.Set
+}
+
+// valueSeen is a rule's constant, read.
+type valueSeen struct {
+	v *nft.Value
+	p *part
+}
+
+// value returns the constant v of a rule of t, read ([nftTable.valuePart]):
+// the last few are remembered, as every endpoint's state after the DNAT
+// meets the same rules.
+func (w *nftWalk) value(t *nftTable, v *nft.Value) *part {
+	for i := range w.values {
+		if w.values[i].v == v {
+			return w.values[i].p
+		}
+	}
+	p := t.valuePart(v)
+	w.values[w.nextValue%uint8(len(w.values))] = valueSeen{v: v, p: p}
+	w.nextValue++
+	return p
+}
+
+// jumpSeen is a chain a walk jumped to, by its table and name.
+type jumpSeen struct {
+	t    *nftTable
+	name string
+	c    *nft.Chain
+}
+
+// chain returns the chain of t called name, nil for none. A packet jumps
+// to a few chains over and over (each endpoint's state meets the same
+// filter and masquerading chains after the DNAT, from the same rules):
+// the last few found are looked at first, their names compared, which
+// for the name of the same rule is a comparison of pointers.
+func (w *nftWalk) chain(t *nftTable, name string) *nft.Chain {
+	for i := range w.jumps {
+		if j := &w.jumps[i]; j.t == t && j.name == name {
+			return j.c
+		}
+	}
+	c := t.chains[name]
+	w.jumps[w.nextJump%uint8(len(w.jumps))] = jumpSeen{t: t, name: name, c: c}
+	w.nextJump++
+	return c
 }
 
 // clone returns a copy of s carved from the walk's state arena: nothing
@@ -783,7 +844,7 @@ func (w *nftWalk) runRules(st *nftState, t *nftTable, c *nft.Chain, i, depth int
 			case rReturn:
 				out = w.addEnd(out, chainEnd{o.st, vFall})
 			case rJump, rGoto:
-				target := t.chains[o.target]
+				target := w.chain(t, o.target)
 				if target == nil {
 					o.st.warn(fmt.Sprintf("%s chain %s: %s to unknown chain %s", t.label, c.Name, o.kindName(), o.target))
 					out = w.addEnd(out, chainEnd{o.st, vDrop})

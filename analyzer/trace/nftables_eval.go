@@ -941,11 +941,20 @@ func matchParts(ps []part, vals []nval) (match, ok bool) {
 func (w *nftWalk) index(t *nftTable, e nft.Expr) (*setIndex, *nft.Set, string) {
 	switch e := e.(type) {
 	case *nft.SetRef:
+		// The last few are remembered (see nftWalk.value).
+		for i := range w.sets {
+			if j := &w.sets[i]; j.ref == e {
+				return j.ix, j.set, ""
+			}
+		}
 		s := t.sets[e.Name]
 		if s == nil {
 			return nil, nil, "unknown set @" + e.Name
 		}
-		return t.setIndex(s), s, ""
+		ix := t.setIndex(s)
+		w.sets[w.nextSet%uint8(len(w.sets))] = setSeen{ref: e, ix: ix, set: s}
+		w.nextSet++
+		return ix, s, ""
 	case *nft.AnonSet:
 		return t.anonIndex(e), nil, ""
 	}
@@ -1017,7 +1026,7 @@ func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, vals []nva
 		}
 		return w.boolBranch(st, found == want, listed)
 	case *nft.Value:
-		p := t.valuePart(r)
+		p := w.value(t, r)
 		if len(vals) != 1 {
 			return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
 		}

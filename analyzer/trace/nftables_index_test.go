@@ -159,3 +159,70 @@ func TestSetIndexRoom(t *testing.T) {
 	}
 	runtime.KeepAlive(ix)
 }
+
+// TestWalkChainByName checks the chains a walk jumps to by name: those
+// it remembers are its table's, not another table's of the same name, and
+// a name not remembered (more names than it remembers, one of no chain)
+// is looked up.
+func TestWalkChainByName(t *testing.T) {
+	var text string
+	for _, tab := range []string{"a", "b"} {
+		text += "table ip " + tab + " {\n"
+		for i := range 6 {
+			text += fmt.Sprintf("\tchain c%d {\n\t\tcomment \"%s\"\n\t}\n", i, tab)
+		}
+		text += "}\n"
+	}
+	rs, err := nft.ParseText("rules.nft", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta, tb := newNFTTable(rs.Tables[0]), newNFTTable(rs.Tables[1])
+	w := &nftWalk{}
+	for round := range 3 {
+		for i := range 7 {
+			for _, nt := range []*nftTable{ta, tb, ta} {
+				name := fmt.Sprintf("c%d", i)
+				got := w.chain(nt, name)
+				if want := nt.chains[name]; got != want || i < 6 && (got == nil || got.Comment != nt.t.Name) {
+					t.Fatalf("round %d: chain %s of table %s: got %v, want %v", round, name, nt.t.Name, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestWalkRemembersSetsAndValues checks the sets and constants a walk
+// remembers: the index and set of each set reference, the compiled
+// constant of each value, as the table gives them, for more references
+// and values than it remembers, met again and again.
+func TestWalkRemembersSetsAndValues(t *testing.T) {
+	text := "table ip t {\n"
+	for i := range 6 {
+		text += fmt.Sprintf("\tset s%d {\n\t\ttype ipv4_addr\n\t\telements = { 10.0.0.%d }\n\t}\n", i, i)
+	}
+	text += "\tchain a {\n"
+	for i := range 6 {
+		text += fmt.Sprintf("\t\tip daddr @s%d tcp dport %d accept\n", i, 80+i)
+	}
+	text += "\t}\n}\n"
+	rs, err := nft.ParseText("rules.nft", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nt := newNFTTable(rs.Tables[0])
+	w := &nftWalk{}
+	for round := range 3 {
+		for i, r := range rs.Tables[0].Chains[0].Rules {
+			ref := r.Stmts[0].(*nft.Match).Right.(*nft.SetRef)
+			ix, set, why := w.index(nt, ref)
+			if want := nt.sets[ref.Name]; why != "" || set != want || ix != nt.setIndex(want) {
+				t.Fatalf("round %d: rule %d: set %v (%q), want %v", round, i, set, why, want)
+			}
+			v := r.Stmts[1].(*nft.Match).Right.(*nft.Value)
+			if p := w.value(nt, v); p != nt.valuePart(v) || p.text != fmt.Sprint(80+i) {
+				t.Fatalf("round %d: rule %d: constant %q, want %d", round, i, p.text, 80+i)
+			}
+		}
+	}
+}

@@ -187,7 +187,7 @@ func (w *nftWalk) runMerged(st *nftState, t *nftTable, c *nft.Chain, depth int) 
 				case rReturn:
 					out = mergeEnd(out, chainEnd{o.st, vFall})
 				case rJump, rGoto:
-					target := t.chains[o.target]
+					target := w.chain(t, o.target)
 					if target == nil {
 						o.st.warn(t.label + " chain " + c.Name + ": " + o.kindName() + " to unknown chain " + o.target)
 						out = mergeEnd(out, chainEnd{o.st, vDrop})

@@ -3,6 +3,7 @@ package trace
 import (
 	"errors"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
@@ -106,46 +107,118 @@ const sweepBatch = 16
 // and dropped when it returns; dp may be traced meanwhile. A worker's
 // panic is returned as a [fault.Error], once the other workers are done.
 func Sweep(dp *Dataplane, pkts []Packet, workers int) ([]Summary, error) {
-	out := make([]Summary, len(pkts))
-	cp := &compiled{}
-	var next atomic.Int64
+	return StartSweep(dp, pkts, workers).Wait()
+}
+
+// A SweepRun is a sweep started by [StartSweep]: its workers trace in the
+// background, and a goroutine that is to wait for its summaries may trace
+// beside them meanwhile ([SweepRun.Help]).
+type SweepRun struct {
+	pkts []Packet
+	out  []Summary
+	cp   *compiled
+	dp   *Dataplane
+	next atomic.Int64
 	// stop holds the first WorkError: a data plane whose paths multiply
 	// beyond the bound for one packet does for the others too, so the
 	// packets after it are not traced.
-	var stop atomic.Pointer[WorkError]
-	g := fault.Group{Name: "trace.Sweep"}
+	stop atomic.Pointer[WorkError]
+	g    fault.Group
+	// mu guards waited, set once Wait has its workers' answer (a helper
+	// that comes later has nothing to trace), and err, a helper's panic.
+	mu      sync.Mutex
+	waited  bool
+	err     error
+	helpers sync.WaitGroup
+}
+
+// StartSweep starts the sweep of [Sweep] on workers goroutines (at least
+// one) and returns at once.
+func StartSweep(dp *Dataplane, pkts []Packet, workers int) *SweepRun {
+	s := &SweepRun{pkts: pkts, out: make([]Summary, len(pkts)), cp: &compiled{}, dp: dp, g: fault.Group{Name: "trace.Sweep"}}
 	for range max(workers, 1) {
-		g.Go(func() error {
-			sw := sweeper{dp: dp, cp: cp, w: walkerPool.Get().(*walker)}
-			sw.w.cx.carve = true
-			defer sw.w.release()
-			for {
-				lo := int(next.Add(sweepBatch)) - sweepBatch
-				if lo >= len(pkts) {
-					return nil
-				}
-				var prev []End
-				for i := lo; i < min(lo+sweepBatch, len(pkts)); i++ {
-					if e := stop.Load(); e != nil {
-						out[i] = Summary{Err: e}
-						continue
-					}
-					out[i] = sw.trace(pkts[i], prev)
-					prev = out[i].Ends
-					if out[i].Err != nil {
-						var we *WorkError
-						if errors.As(out[i].Err, &we) {
-							stop.CompareAndSwap(nil, we)
-						}
-					}
-				}
-			}
+		s.g.Go(func() error {
+			s.work()
+			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
+	return s
+}
+
+// Help traces packets of the sweep on the calling goroutine, as one more
+// worker, until none is left to hand out: a goroutine about to wait for
+// the summaries lends the sweep its core rather than leaving it idle. Its
+// panic is returned by Wait as a worker's is.
+func (s *SweepRun) Help() {
+	s.mu.Lock()
+	if s.waited {
+		s.mu.Unlock()
+		return
+	}
+	s.helpers.Add(1)
+	s.mu.Unlock()
+	defer s.helpers.Done()
+	var err error
+	func() {
+		defer fault.Catch(&err)
+		s.work()
+	}()
+	if err != nil {
+		s.mu.Lock()
+		if s.err == nil {
+			s.err = err
+		}
+		s.mu.Unlock()
+	}
+}
+
+// Wait waits for the workers and the helpers of the sweep and returns
+// the summary of each packet, in the order of the packets, or the first
+// panic of a worker or helper.
+func (s *SweepRun) Wait() ([]Summary, error) {
+	err := s.g.Wait()
+	s.mu.Lock()
+	s.waited = true
+	s.mu.Unlock()
+	s.helpers.Wait()
+	if err == nil {
+		s.mu.Lock()
+		err = s.err
+		s.mu.Unlock()
+	}
+	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return s.out, nil
+}
+
+// work traces the packets it is handed out, a batch at a time, until none
+// is left.
+func (s *SweepRun) work() {
+	sw := sweeper{dp: s.dp, cp: s.cp, w: walkerPool.Get().(*walker)}
+	sw.w.cx.carve = true
+	defer sw.w.release()
+	for {
+		lo := int(s.next.Add(sweepBatch)) - sweepBatch
+		if lo >= len(s.pkts) {
+			return
+		}
+		var prev []End
+		for i := lo; i < min(lo+sweepBatch, len(s.pkts)); i++ {
+			if e := s.stop.Load(); e != nil {
+				s.out[i] = Summary{Err: e}
+				continue
+			}
+			s.out[i] = sw.trace(s.pkts[i], prev)
+			prev = s.out[i].Ends
+			if s.out[i].Err != nil {
+				var we *WorkError
+				if errors.As(s.out[i].Err, &we) {
+					s.stop.CompareAndSwap(nil, we)
+				}
+			}
+		}
+	}
 }
 
 // sweeper is one worker of a sweep.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -165,5 +166,53 @@ func TestSweepWorkerPanic(t *testing.T) {
 	}
 	if n := started.Load(); n != 3 {
 		t.Errorf("%d workers started, want 3", n)
+	}
+}
+
+// TestSweepHelpers sweeps the bundles' packets with one worker and
+// helpers that join it (StartSweep, Help), as the checks that wait for a
+// sweep do: the summaries are those of Sweep, a helper that comes once
+// the sweep was waited for returns at once, and a helper's panic is
+// returned by Wait.
+func TestSweepHelpers(t *testing.T) {
+	snaps, err := load.Load([]string{filepath.Join(parsetest.Root(t), "testdata", "bundles", "iptables-healthy")}, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp := trace.FromSnapshot(resolve.Resolve(snaps[0], resolve.Options{}))
+	pkts := portPackets(snaps[0])
+	for len(pkts) < 200 { // several batches for the helpers to take
+		pkts = append(pkts, pkts...)
+	}
+	want, err := trace.Sweep(dp, pkts, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := trace.StartSweep(dp, pkts, 1)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(run.Help)
+	}
+	got, err := run.Wait()
+	wg.Wait()
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("with helpers: %d summaries, %v; want those of Sweep (%d)", len(got), err, len(want))
+	}
+	run.Help() // after Wait: nothing left, returns at once
+
+	// A helper that panics (no data plane) while the worker has not
+	// started: Help returns, and Wait returns the panic.
+	release := make(chan struct{})
+	fault.TestHook = func(pool string) {
+		if pool == "trace.Sweep" {
+			<-release
+		}
+	}
+	defer func() { fault.TestHook = nil }()
+	run = trace.StartSweep(nil, pkts, 1)
+	run.Help()
+	close(release)
+	if sums, err := run.Wait(); sums != nil || !fault.Is(err) {
+		t.Errorf("a helper's panic: Wait() = %d summaries, %v; want the panic", len(sums), err)
 	}
 }

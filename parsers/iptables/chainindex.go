@@ -1,14 +1,20 @@
 package iptables
 
+import "math/bits"
+
 // A chainIndex finds a table's chains by name once its dump is parsed, in
 // the room of a few bytes per chain (a large nat table has tens of
 // thousands of chains, which a map keeps in about 50 bytes each): an
 // open-addressing table of 1 + the chains' places in Table.Chains (0 for
 // an empty slot), its size a power of two at least half again their
-// number.
+// number. The bits of a slot above the place hold the top bits of its
+// chain's hash (its tag), so that a probe of another chain's slot is
+// mostly told apart without reading that chain's name: a lookup then
+// reads about one chain, not the two or three its probes meet.
 // The hash is FNV-1a, fixed: two parses of one dump are alike.
 type chainIndex struct {
-	slots []int32
+	slots []uint32
+	shift uint8 // the bits of a slot that hold the place
 }
 
 // hashName returns the FNV-1a hash of name.
@@ -27,23 +33,43 @@ func newChainIndex(chains []*Chain) *chainIndex {
 	for n < len(chains)+len(chains)/2 {
 		n *= 2
 	}
-	ix := &chainIndex{slots: make([]int32, n)}
+	ix := &chainIndex{slots: make([]uint32, n), shift: uint8(bits.Len(uint(len(chains))))}
 	mask := uint64(n - 1)
 	for i, c := range chains {
-		h := hashName(c.Name) & mask
+		hash := hashName(c.Name)
+		h := hash & mask
 		for ix.slots[h] != 0 {
 			h = (h + 1) & mask
 		}
-		ix.slots[h] = int32(i + 1)
+		ix.slots[h] = ix.tag(hash) | uint32(i+1)
 	}
 	return ix
+}
+
+// tag returns the bits of a slot above the place for a chain of the given
+// hash: its top bits (none when the places take every bit).
+func (ix *chainIndex) tag(hash uint64) uint32 {
+	if ix.shift >= 32 {
+		return 0
+	}
+	return uint32(hash>>(32+ix.shift)) << ix.shift
 }
 
 // find returns the chain of chains (those indexed) called name, or nil.
 func (ix *chainIndex) find(chains []*Chain, name string) *Chain {
 	mask := uint64(len(ix.slots) - 1)
-	for h := hashName(name) & mask; ix.slots[h] != 0; h = (h + 1) & mask {
-		if c := chains[ix.slots[h]-1]; c.Name == name {
+	hash := hashName(name)
+	tag := ix.tag(hash)
+	place := uint32(1)<<ix.shift - 1
+	if ix.shift >= 32 {
+		place = ^uint32(0)
+	}
+	for h := hash & mask; ix.slots[h] != 0; h = (h + 1) & mask {
+		s := ix.slots[h]
+		if s&^place != tag {
+			continue
+		}
+		if c := chains[s&place-1]; c.Name == name {
 			return c
 		}
 	}
