@@ -171,12 +171,17 @@ func noteSameNode(sums []*report.Node) {
 
 // sourceOf names the bundle (or first input) a node was read from.
 func sourceOf(n *report.Node) string {
-	switch {
-	case n.Bundle != "":
+	if n.Bundle != "" {
 		return n.Bundle
-	case len(n.Inputs) > 0 && n.Inputs[0].Bundle != "":
-		return n.Inputs[0].Bundle
-	case len(n.Inputs) > 0:
+	}
+	// The loose files given with the bundles come first among a node's
+	// inputs: the node is told by its bundle's.
+	for _, in := range n.Inputs {
+		if in.Bundle != "" {
+			return in.Bundle
+		}
+	}
+	if len(n.Inputs) > 0 {
 		return n.Inputs[0].Path
 	}
 	return "?"

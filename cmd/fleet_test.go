@@ -277,6 +277,9 @@ func TestFleetSameNodeTwice(t *testing.T) {
 	}{
 		{"one node twice", []string{copyBundle(t, "iptables-mini"), copyBundle(t, "iptables-mini")}, true},
 		{"two nodes", []string{copyBundle(t, "iptables-mini"), copyBundle(t, "ipvs-healthy")}, false},
+		// The loose files (here a directory of exports) come first
+		// among each node's inputs; the note names the bundles.
+		{"one node twice with loose exports", []string{bareBundle(t, "a"), bareBundle(t, "b"), testdata(t, "bundles", "iptables-mini", "cluster")}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, outputs := testFactory()
@@ -291,6 +294,23 @@ func TestFleetSameNodeTwice(t *testing.T) {
 			if tc.want && !strings.Contains(stdout, "run proxyscan diff OLD NEW") {
 				t.Errorf("the note does not point to diff")
 			}
+			if tc.want && !strings.Contains(stdout, note+filepath.Clean(tc.args[0])+", "+filepath.Clean(tc.args[1])+")") {
+				t.Errorf("the note does not name the bundles %s and %s:\n%s", tc.args[0], tc.args[1], stdout)
+			}
 		})
 	}
+}
+
+// bareBundle returns a copy of the iptables-mini bundle without its
+// cluster exports, named name.
+func bareBundle(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.CopyFS(dir, os.DirFS(testdata(t, "bundles", "iptables-mini"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "cluster")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
