@@ -86,7 +86,7 @@ func collectLoaded(floor, room int64) (restore func()) {
 // (up to floor/4 MiB times 100), and until the finalizer that follows
 // the next collection lowers it, it applies to whatever that collection
 // found live, which in a fleet of large nodes with loose files can be
-// much more (one run of BenchmarkFleetLoose10k in five with a floor of
+// much more (one run of BenchmarkFleetLoose10k in ten with a floor of
 // the units in flight peaked at 907 MB of heap instead of 375).
 type floorPacer struct {
 	floor uint64
