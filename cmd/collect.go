@@ -393,7 +393,7 @@ func humanBytes(n int64) string {
 // writeNodeReport analyses the bundle collected in dir with every check,
 // as analyze would, and writes its node report into it.
 func writeNodeReport(dir string, opts *CollectOptions) error {
-	restore := collectLoaded(0)
+	restore := collectLoaded(0, 0)
 	defer restore()
 	selected := opts.checks
 	if selected == nil {

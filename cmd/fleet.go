@@ -98,7 +98,6 @@ func analyzeFleetOnce(paths []string, fo *fleetOptions) ([]*report.Node, *checks
 	if err != nil {
 		return nil, nil, err
 	}
-	var floor int64
 	if len(units) == 1 {
 		// One unit's snapshots live until the run ends. Those of a
 		// fleet are dropped unit by unit: their text stays on the heap,
@@ -106,13 +105,12 @@ func analyzeFleetOnce(paths []string, fo *fleetOptions) ([]*report.Node, *checks
 		// kept of its node, summaries, prints and evidence, points into
 		// it). The heap may grow to the unit's size before a
 		// collection; a fleet's units are each much smaller than the
-		// fleet.
+		// fleet, whose heap gets a room instead (heapPacing).
 		one := *fo
 		one.load = offHeap(fo.load)
 		fo = &one
-		floor = inputSize(units[0])
 	}
-	restore := collectLoaded(floor)
+	restore := collectLoaded(heapPacing(units))
 	defer restore()
 	shared := report.NewShared()
 	done, err := analyzeUnits(units, fo, shared)
@@ -131,6 +129,25 @@ func analyzeFleetOnce(paths []string, fo *fleetOptions) ([]*report.Node, *checks
 	fr := checks.CompareFleet(nodes, fo.checks)
 	shared.Results(sums)
 	return sums, fr.Drift, nil
+}
+
+// fleetRoom is the room a fleet's heap gets over what the last collection
+// left live, whatever the number of its units: a fleet of small nodes,
+// whose live heap is a few megabytes (the prints, the report, the nodes in
+// flight), would otherwise get room for a fraction of a node at GC percent
+// 50 and collect several times per node; a fleet of large nodes, whose
+// heap holds more than twice the room once its first node is loaded, is
+// paced by the GC percent alone, as before.
+const fleetRoom = 16 << 20
+
+// heapPacing returns the floor of the heap's goal and its room over what
+// is live (see collectLoaded) for a run of units: one unit's heap may grow
+// to the unit's size, a fleet's to fleetRoom over what is live.
+func heapPacing(units [][]string) (floor, room int64) {
+	if len(units) == 1 {
+		return inputSize(units[0]), 0
+	}
+	return 0, fleetRoom
 }
 
 // sameNodeTail ends the note of noteSameNode, a note of the fleet rather

@@ -141,12 +141,15 @@ func BenchmarkFleet200(b *testing.B) {
 // Services without their own exports, given with one loose export of the
 // cluster (go test -bench 'FleetLoose$' -benchtime 1x ./cmd): the bundles
 // are analysed one at a time, the export decoded once for all, and the
-// peak heap does not grow with the count. On two shared cores (load 5):
-// 9-11 MB of peak heap for 10 bundles and 11-14 MB for 100 (read
+// peak heap does not grow with the count. On two shared cores (load 5),
+// before the fleet's room (see below): 9-11 MB of peak heap for 10 bundles and 11-14 MB for 100 (read
 // together, as before, the "together" runs: 28-30 and 230-235 MB). The
-// 100 take 1.9 CPU-seconds, read together 1.5: the collector, at GC
-// percent 50 over a heap of a few megabytes, runs several times a node
-// (with GOGC=100: 1.5 and 1.4; GOGC=200: 1.3 and 1.3).
+// 100 took 1.9 CPU-seconds, read together 1.5: the collector, at GC
+// percent 50 over a heap of a few megabytes, ran several times a node
+// (with GOGC=100: 1.5 and 1.4; GOGC=200: 1.3 and 1.3). With the room a
+// fleet's heap gets over what is live (fleetRoom), at load 1.5: 1.1-1.2
+// CPU-seconds and 20-21.5 MB of peak heap for the 100 (before,
+// 1.65-1.9 and 11-12; read together 1.4-1.5), 19 MB for the 10.
 func BenchmarkFleetLoose(b *testing.B) {
 	for _, c := range []struct {
 		n        int

@@ -47,16 +47,18 @@ const checksGCPercent = 50
 // it collects what the command allocated so far and sets the GC percent
 // of the loading and the checks; the function it returns puts the GC
 // percent back. With floor above zero the heap may also grow to floor
-// bytes before a collection, whatever is live (see floorPacer). With GOGC
+// bytes before a collection, whatever is live, and with room above zero
+// to room bytes over what the last collection left live (see
+// floorPacer). With GOGC
 // or GOMEMLIMIT set in the environment it does neither: the collector
 // runs as they say, as for any Go program. analyze sets no memory limit.
-func collectLoaded(floor int64) (restore func()) {
+func collectLoaded(floor, room int64) (restore func()) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
 	runtime.GC()
 	before := debug.SetGCPercent(checksGCPercent)
-	p := startFloorPacer(floor, checksGCPercent)
+	p := startFloorPacer(floor, room, checksGCPercent)
 	return func() {
 		p.stop()
 		debug.SetGCPercent(before)
@@ -77,8 +79,20 @@ func collectLoaded(floor int64) (restore func()) {
 // came more often (12 to 15 instead of 9 to 10, 3 to 7% more CPU); with
 // the floor they are 6 to 8. trace, which runs at the GC percent of the
 // environment (100 by default), has a floor of its inputs' size too.
+// analyze of a fleet sets no floor but a room (see fleetRoom): the goal
+// is then what is live plus the room, which matters while half of what
+// is live is less than the room, for a fleet of small nodes. A fleet has
+// no floor: the GC percent a floor asks for while little is live is high
+// (up to floor/4 MiB times 100), and until the finalizer that follows
+// the next collection lowers it, it applies to whatever that collection
+// found live, which in a fleet of large nodes with loose files can be
+// much more (one run of BenchmarkFleetLoose10k in ten with a floor of
+// the units in flight peaked at 907 MB of heap instead of 375).
 type floorPacer struct {
-	floor   uint64
+	floor uint64
+	// room, when not zero, raises the floor to what the last collection
+	// left live and room bytes more.
+	room    uint64
 	base    int
 	mu      sync.Mutex
 	stopped bool
@@ -96,14 +110,15 @@ type gcSentinel struct {
 }
 
 // startFloorPacer sets the GC percent for a heap goal of floor bytes at
-// least (none when floor is zero or less), and never under base, again
-// after every collection until stop.
-func startFloorPacer(floor int64, base int) *floorPacer {
-	p := &floorPacer{floor: uint64(max(floor, 0)), base: base}
+// least, and of room bytes over what is live at least (none when both are
+// zero or less), and never under base, again after every collection until
+// stop.
+func startFloorPacer(floor, room int64, base int) *floorPacer {
+	p := &floorPacer{floor: uint64(max(floor, 0)), room: uint64(max(room, 0)), base: base}
 	p.samples[0].Name = "/gc/heap/live:bytes"
 	p.samples[1].Name = "/gc/scan/stack:bytes"
 	p.samples[2].Name = "/gc/scan/globals:bytes"
-	if p.floor == 0 {
+	if p.floor == 0 && p.room == 0 {
 		p.stopped = true
 		return p
 	}
@@ -121,8 +136,17 @@ func (p *floorPacer) collected() {
 	}
 	metrics.Read(p.samples[:])
 	live, roots := p.samples[0].Value.Uint64(), p.samples[1].Value.Uint64()+p.samples[2].Value.Uint64()
-	debug.SetGCPercent(floorGCPercent(live, roots, p.floor, p.base))
+	debug.SetGCPercent(floorGCPercent(live, roots, p.floorAt(live), p.base))
 	runtime.SetFinalizer(&gcSentinel{}, func(*gcSentinel) { p.collected() })
+}
+
+// floorAt returns the floor of the heap's goal once a collection left
+// live bytes: the floor, or live and the room when that is more.
+func (p *floorPacer) floorAt(live uint64) uint64 {
+	if p.room == 0 {
+		return p.floor
+	}
+	return max(p.floor, live+p.room)
 }
 
 // floorGCPercent is the GC percent that gives a heap of live bytes, with
@@ -152,7 +176,7 @@ func heapFloor(paths []string) (restore func()) {
 	if base < 0 {
 		return func() {}
 	}
-	p := startFloorPacer(inputSize(paths), base)
+	p := startFloorPacer(inputSize(paths), 0, base)
 	return func() {
 		p.stop()
 		debug.SetGCPercent(base)

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -41,7 +42,7 @@ func TestCollectLoaded(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	t.Setenv("GOGC", "")
 	limit, percent := keepGCSettings(t)
-	restore := collectLoaded(0)
+	restore := collectLoaded(0, 0)
 	if got := gcPercent(); got != checksGCPercent {
 		t.Errorf("GC percent %d during the checks, want %d", got, checksGCPercent)
 	}
@@ -65,7 +66,7 @@ func TestCollectLoadedEnvironment(t *testing.T) {
 	} {
 		t.Setenv("GOMEMLIMIT", tc.gomemlimit)
 		t.Setenv("GOGC", tc.gogc)
-		restore := collectLoaded(64 << 20)
+		restore := collectLoaded(64<<20, 0)
 		if got := gcPercent(); got != percent {
 			t.Errorf("GOMEMLIMIT=%q GOGC=%q: GC percent %d during the checks, want %d as set", tc.gomemlimit, tc.gogc, got, percent)
 		}
@@ -136,7 +137,7 @@ func TestCollectLoadedFloor(t *testing.T) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	floor := 2*int64(ms.HeapAlloc) + 32<<20 // twice what other tests left live
-	restore := collectLoaded(floor)
+	restore := collectLoaded(floor, 0)
 	if got := gcPercent(); got <= checksGCPercent {
 		t.Errorf("GC percent %d with %d bytes live under a floor of %d bytes, want more than %d", got, ms.HeapAlloc, floor, checksGCPercent)
 	}
@@ -192,5 +193,105 @@ func TestInputSize(t *testing.T) {
 	}
 	if got := inputSize([]string{tgz}); got != 100000 {
 		t.Errorf("inputSize of a gzip file of 100000 bytes = %d", got)
+	}
+}
+
+// TestFloorAt checks the floor a pacer gives a heap once a collection
+// left some bytes live: the floor, or what is live and the room.
+func TestFloorAt(t *testing.T) {
+	const mb = 1 << 20
+	for _, tc := range []struct {
+		name              string
+		floor, room, live uint64
+		want              uint64
+	}{
+		{"floor alone", 60 * mb, 0, 50 * mb, 60 * mb},
+		{"floor alone, more live", 60 * mb, 0, 90 * mb, 60 * mb},
+		{"room alone", 0, 16 * mb, 5 * mb, 21 * mb},
+		{"room over the floor", 4 * mb, 16 * mb, 5 * mb, 21 * mb},
+		{"floor over the room", 200 * mb, 16 * mb, 100 * mb, 200 * mb},
+		{"room over the floor once more is live", 200 * mb, 16 * mb, 190 * mb, 206 * mb},
+	} {
+		p := &floorPacer{floor: tc.floor, room: tc.room}
+		if got := p.floorAt(tc.live); got != tc.want {
+			t.Errorf("%s: floorAt(%d) with floor %d and room %d = %d, want %d", tc.name, tc.live, tc.floor, tc.room, got, tc.want)
+		}
+	}
+	// A small fleet's heap: its room is more than half of what is live,
+	// so the GC percent is above the base.
+	if got := floorGCPercent(5*mb, 0, (&floorPacer{room: fleetRoom}).floorAt(5*mb), checksGCPercent); got != 320 {
+		t.Errorf("GC percent of 5 MB live with the fleet's room = %d, want 320", got)
+	}
+	// A large one's: half of what is live is more than the room.
+	if got := floorGCPercent(250*mb, 0, (&floorPacer{room: fleetRoom}).floorAt(250*mb), checksGCPercent); got != checksGCPercent {
+		t.Errorf("GC percent of 250 MB live with the fleet's room = %d, want %d", got, checksGCPercent)
+	}
+}
+
+// TestCollectLoadedRoom checks that a room raises the GC percent while
+// half of what is live is less than the room, that it is checksGCPercent
+// again once more is live, and that the GC percent is put back when the
+// analysis is over.
+func TestCollectLoadedRoom(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	t.Setenv("GOGC", "")
+	_, percent := keepGCSettings(t)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	room := int64(ms.HeapAlloc) + 16<<20 // more than half of what other tests left live
+	restore := collectLoaded(0, room)
+	if got := gcPercent(); got <= checksGCPercent {
+		t.Errorf("GC percent %d with %d bytes live and a room of %d bytes, want more than %d", got, ms.HeapAlloc, room, checksGCPercent)
+	}
+	live := make([]byte, 3*room)
+	for i := range live {
+		live[i] = 1
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for gcPercent() != checksGCPercent && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := gcPercent(); got != checksGCPercent {
+		t.Errorf("GC percent %d with %d bytes live and a room of %d, want %d", got, len(live), room, checksGCPercent)
+	}
+	runtime.KeepAlive(live)
+	restore()
+	runtime.GC()
+	time.Sleep(10 * time.Millisecond)
+	if got := gcPercent(); got != percent {
+		t.Errorf("GC percent %d after the analysis, want %d as before", got, percent)
+	}
+}
+
+// TestHeapPacing checks the floor and the room of a run's heap: one
+// unit's heap has a floor of its size, a fleet's the room of fleetRoom
+// over what is live, whatever the sizes of its units.
+func TestHeapPacing(t *testing.T) {
+	dir := t.TempDir()
+	var units [][]string
+	for i, n := range []int{300, 1000, 200} {
+		p := filepath.Join(dir, fmt.Sprintf("b%d", i), "node", "iptables-save.txt")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, make([]byte, n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		units = append(units, []string{filepath.Join(dir, fmt.Sprintf("b%d", i))})
+	}
+	for _, tc := range []struct {
+		name        string
+		units       [][]string
+		floor, room int64
+	}{
+		{"one unit", units[1:2], 1000, 0},
+		{"two units", units[:2], 0, fleetRoom},
+		{"three units", units, 0, fleetRoom},
+	} {
+		if floor, room := heapPacing(tc.units); floor != tc.floor || room != tc.room {
+			t.Errorf("%s: heapPacing = %d, %d, want %d, %d", tc.name, floor, room, tc.floor, tc.room)
+		}
 	}
 }
