@@ -125,43 +125,6 @@ func TestFloorGCPercent(t *testing.T) {
 	}
 }
 
-// TestCollectLoadedFloor checks that a floor raises the GC percent while
-// little is live, that it is checksGCPercent again once a collection
-// leaves live two thirds of the floor or more, and that the GC percent is
-// put back when the analysis is over.
-func TestCollectLoadedFloor(t *testing.T) {
-	t.Setenv("GOMEMLIMIT", "")
-	t.Setenv("GOGC", "")
-	_, percent := keepGCSettings(t)
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	floor := 2*int64(ms.HeapAlloc) + 32<<20 // twice what other tests left live
-	restore := collectLoaded(floor, 0)
-	if got := gcPercent(); got <= checksGCPercent {
-		t.Errorf("GC percent %d with %d bytes live under a floor of %d bytes, want more than %d", got, ms.HeapAlloc, floor, checksGCPercent)
-	}
-	live := make([]byte, floor*3/4-int64(ms.HeapAlloc))
-	for i := range live {
-		live[i] = 1
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for gcPercent() != checksGCPercent && time.Now().Before(deadline) {
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
-	}
-	if got := gcPercent(); got != checksGCPercent {
-		t.Errorf("GC percent %d with %d bytes live under a floor of %d, want %d", got, len(live), floor, checksGCPercent)
-	}
-	runtime.KeepAlive(live)
-	restore()
-	runtime.GC()
-	time.Sleep(10 * time.Millisecond)
-	if got := gcPercent(); got != percent {
-		t.Errorf("GC percent %d after the analysis, want %d as before", got, percent)
-	}
-}
-
 // TestInputSize checks the floor of a run's heap: the bytes of its files,
 // those below directories included, hidden ones aside.
 func TestInputSize(t *testing.T) {
@@ -228,40 +191,59 @@ func TestFloorAt(t *testing.T) {
 	}
 }
 
-// TestCollectLoadedRoom checks that a room raises the GC percent while
-// half of what is live is less than the room, that it is checksGCPercent
-// again once more is live, and that the GC percent is put back when the
-// analysis is over.
-func TestCollectLoadedRoom(t *testing.T) {
-	t.Setenv("GOMEMLIMIT", "")
-	t.Setenv("GOGC", "")
-	_, percent := keepGCSettings(t)
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	room := int64(ms.HeapAlloc) + 16<<20 // more than half of what other tests left live
-	restore := collectLoaded(0, room)
-	if got := gcPercent(); got <= checksGCPercent {
-		t.Errorf("GC percent %d with %d bytes live and a room of %d bytes, want more than %d", got, ms.HeapAlloc, room, checksGCPercent)
-	}
-	live := make([]byte, 3*room)
-	for i := range live {
-		live[i] = 1
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for gcPercent() != checksGCPercent && time.Now().Before(deadline) {
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
-	}
-	if got := gcPercent(); got != checksGCPercent {
-		t.Errorf("GC percent %d with %d bytes live and a room of %d, want %d", got, len(live), room, checksGCPercent)
-	}
-	runtime.KeepAlive(live)
-	restore()
-	runtime.GC()
-	time.Sleep(10 * time.Millisecond)
-	if got := gcPercent(); got != percent {
-		t.Errorf("GC percent %d after the analysis, want %d as before", got, percent)
+// TestCollectLoadedPacing checks that a floor, or a room over what is
+// live, raises the GC percent while little is live, that it is
+// checksGCPercent again once a collection leaves live enough (two thirds
+// of the floor; twice the room), and that the GC percent is put back when
+// the analysis is over.
+func TestCollectLoadedPacing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// pacing returns the floor and the room of a heap where live
+		// bytes are live, and how much more to make live.
+		pacing func(live int64) (floor, room, more int64)
+	}{
+		{"floor", func(live int64) (int64, int64, int64) {
+			floor := 2*live + 32<<20 // twice what other tests left live
+			return floor, 0, floor*3/4 - live
+		}},
+		{"room", func(live int64) (int64, int64, int64) {
+			room := live + 16<<20 // more than half of what other tests left live
+			return 0, room, 3 * room
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GOMEMLIMIT", "")
+			t.Setenv("GOGC", "")
+			_, percent := keepGCSettings(t)
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			floor, room, more := tc.pacing(int64(ms.HeapAlloc))
+			restore := collectLoaded(floor, room)
+			if got := gcPercent(); got <= checksGCPercent {
+				t.Errorf("GC percent %d with %d bytes live, a floor of %d and a room of %d bytes, want more than %d", got, ms.HeapAlloc, floor, room, checksGCPercent)
+			}
+			live := make([]byte, more)
+			for i := range live {
+				live[i] = 1
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for gcPercent() != checksGCPercent && time.Now().Before(deadline) {
+				runtime.GC()
+				time.Sleep(10 * time.Millisecond)
+			}
+			if got := gcPercent(); got != checksGCPercent {
+				t.Errorf("GC percent %d with %d bytes more live, want %d", got, len(live), checksGCPercent)
+			}
+			runtime.KeepAlive(live)
+			restore()
+			runtime.GC()
+			time.Sleep(10 * time.Millisecond)
+			if got := gcPercent(); got != percent {
+				t.Errorf("GC percent %d after the analysis, want %d as before", got, percent)
+			}
+		})
 	}
 }
 

@@ -1,8 +1,6 @@
 package checks
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/proxyscan/proxyscan/analyzer/load"
@@ -18,25 +16,10 @@ import (
 // after entries).
 func BenchmarkNodePrint(b *testing.B) {
 	dir := b.TempDir()
-	spec := benchgen.Default
-	write := func(name string, fn func(*os.File) error) string {
-		p := filepath.Join(dir, name)
-		f, err := os.Create(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := fn(f); err != nil {
-			b.Fatal(err)
-		}
-		f.Close()
-		return p
+	if err := benchgen.Default.WriteBundle(dir); err != nil {
+		b.Fatal(err)
 	}
-	paths := []string{
-		write("iptables-save.txt", func(f *os.File) error { return spec.IPTablesSave(f) }),
-		write("cluster.json", func(f *os.File) error { return spec.WriteJSON(f) }),
-		write("config.yaml", func(f *os.File) error { _, err := f.Write(spec.Config()); return err }),
-	}
-	snaps, err := load.Load(paths, load.Options{Compact: true})
+	snaps, err := load.Load([]string{dir}, load.Options{Compact: true})
 	if err != nil {
 		b.Fatal(err)
 	}
