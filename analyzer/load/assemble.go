@@ -79,6 +79,9 @@ type builder struct {
 	// fromNFT are the iptables dumps read from the iptables-nft tables of
 	// nft rulesets, used where no iptables dump of their family is given.
 	fromNFT []nftDumps
+	// exports counts the Kubernetes exports read: objects given twice
+	// are looked for only when there are several.
+	exports int
 }
 
 // nftDumps are the iptables dumps read from the iptables-nft tables of the
@@ -226,6 +229,7 @@ func (b *builder) add(r parsed) {
 		b.snap.IPTables = append(b.snap.IPTables, v)
 	case *kube.Objects:
 		b.snap.Objects.Merge(v)
+		b.exports++
 		for _, ig := range v.Ignored {
 			if versions, ok := readKinds[ig.Kind]; ok {
 				b.snap.Notes = append(b.snap.Notes, fmt.Sprintf("%s: %s %s of API version %q ignored: proxyscan reads %s", ig.Pos, ig.Kind, objectName(ig.Namespace, ig.Name), ig.APIVersion, "the version(s) "+versions))
@@ -440,6 +444,9 @@ func (b *builder) finish(opts Options) error {
 		return s.IPTables[i].Name < s.IPTables[j].Name
 	})
 	composeTables(s)
+	if b.exports > 1 {
+		s.Notes = append(s.Notes, dropDuplicates(s.Objects)...)
+	}
 	b.useLogs()
 	layout := resolve.RecognizeLayout(s)
 	if err := b.pickVersion(opts, layout); err != nil {

@@ -262,9 +262,10 @@ type Options struct {
 	// Lean leaves out of the objects, as each is decoded, what a reader of
 	// ports and endpoints never reads: the Services' selectors, the
 	// EndpointSlices' annotations and owner references, their endpoints'
-	// targetRef, hostname and deprecatedTopology, and every object's uid,
-	// resourceVersion and creationTimestamp. A large export holds tens of
-	// thousands of each.
+	// targetRef, hostname and deprecatedTopology, and every object's uid
+	// and creationTimestamp. A large export holds tens of thousands of
+	// each. The resourceVersion is kept: it tells which of two copies of
+	// an object, in two exports, is the newer.
 	Lean bool
 }
 
@@ -613,7 +614,7 @@ func slim(m *metav1.ObjectMeta) {
 
 // leanMeta drops the object metadata [Options.Lean] leaves out.
 func leanMeta(m *metav1.ObjectMeta) {
-	m.UID, m.ResourceVersion, m.CreationTimestamp = "", "", metav1.Time{}
+	m.UID, m.CreationTimestamp = "", metav1.Time{}
 }
 
 // leanSlice drops what [Options.Lean] leaves out of an EndpointSlice.
