@@ -13,8 +13,8 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
-// dropDuplicates keeps one copy of each Service, EndpointSlice and legacy
-// Endpoints object that several exports hold (a bundle's own export and a
+// dropDuplicates keeps one copy of each Service, EndpointSlice, legacy
+// Endpoints object and Node that several exports hold (a bundle's own export and a
 // loose one taken at another time, or two exports that overlap) and
 // returns the notes that say which copy is read. Copies of one
 // resourceVersion are the same object state: the first is kept, with no
@@ -34,6 +34,9 @@ func dropDuplicates(o *kube.Objects) []string {
 	}, &notes)
 	o.Endpoints = keepNewest(o.Endpoints, "Endpoints", func(e *kube.Endpoints) (*metav1.ObjectMeta, parsers.Pos, any) {
 		return &e.ObjectMeta, e.Pos, e.Endpoints
+	}, &notes)
+	o.Nodes = keepNewest(o.Nodes, "Node", func(n *kube.Node) (*metav1.ObjectMeta, parsers.Pos, any) {
+		return &n.ObjectMeta, n.Pos, n.Node
 	}, &notes)
 	return notes
 }

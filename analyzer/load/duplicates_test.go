@@ -138,3 +138,26 @@ func TestDuplicatesAcrossExports(t *testing.T) {
 		})
 	}
 }
+
+// TestDuplicateNode: the node's Node object given twice (a bundle's own
+// and a loose export of the Nodes) is one Node, the node's, not two Nodes
+// none of which is chosen.
+func TestDuplicateNode(t *testing.T) {
+	src := filepath.Join("..", "..", "testdata", "bundles", "iptables-healthy")
+	loose := filepath.Join(t.TempDir(), "node.yaml")
+	data, err := os.ReadFile(filepath.Join(src, "cluster", "node.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(loose, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := Load([]string{src, loose}, Options{Compact: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := snaps[0]
+	if len(s.Objects.Nodes) != 1 || s.Node.Name == "" || s.Node.Object == nil {
+		t.Errorf("%d Nodes, node %q from %q", len(s.Objects.Nodes), s.Node.Name, s.Node.NameSource)
+	}
+}
