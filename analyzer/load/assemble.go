@@ -756,6 +756,45 @@ func nodeHasAddress(n *corev1.Node, addrs []netip.Addr) bool {
 	return len(ips) == 0
 }
 
+// nodeOfMany returns, among the several Nodes of the exports (a
+// `kubectl get nodes` of the cluster), the one that is this node and why:
+// the only one named as the host of the bundle's manifest, or else the
+// only one with an address (InternalIP, ExternalIP) that ip addr shows on
+// this node's interfaces; nil when none or several are.
+func nodeOfMany(s *model.Snapshot) (*kube.Node, string) {
+	if s.Manifest != nil && s.Manifest.Host != "" {
+		var found *kube.Node
+		n := 0
+		for _, x := range s.Objects.Nodes {
+			if strings.EqualFold(x.Name, strings.TrimSpace(s.Manifest.Host)) {
+				found, n = x, n+1
+			}
+		}
+		if n == 1 {
+			return found, "the Node named as the host of manifest.json"
+		}
+	}
+	if s.Addrs == nil {
+		return nil, ""
+	}
+	addrs := s.Addrs.NodeAddresses()
+	var found *kube.Node
+	var at netip.Addr
+	n := 0
+	for _, x := range s.Objects.Nodes {
+		for _, ip := range nodeIPs(x.Node) {
+			if slices.Contains(addrs, ip) {
+				found, at, n = x, ip, n+1
+				break
+			}
+		}
+	}
+	if n != 1 {
+		return nil, ""
+	}
+	return found, fmt.Sprintf("the only Node exported with an address of this node's interfaces (%s)", at)
+}
+
 func (b *builder) pickNode(opts Options) {
 	s := b.snap
 	name, source := opts.Node, "--node flag"
@@ -767,6 +806,11 @@ func (b *builder) pickNode(opts Options) {
 			name, source = n.Name, "the only Node in the exports"
 		} else {
 			s.Notes = append(s.Notes, fmt.Sprintf("the only Node exported, %s, has none of the addresses ip addr shows: not taken as this node (pass --node NAME)", n.Name))
+		}
+	}
+	if name == "" && len(s.Objects.Nodes) > 1 {
+		if n, why := nodeOfMany(s); n != nil {
+			name, source = n.Name, why
 		}
 	}
 	s.Node.Name, s.Node.NameSource = name, source
