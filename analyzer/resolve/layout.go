@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/internal/ahead"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/kpversion"
 )
@@ -140,7 +140,7 @@ func (r *traitRule) Comment() string {
 func findTraits(dumps []*iptables.Dump) (ev []model.Evidence, ok []bool) {
 	ev, ok = make([]model.Evidence, len(layoutTraits)), make([]bool, len(layoutTraits))
 	for _, d := range dumps {
-		if a, found := traitsAheadOf(d); found {
+		if a, found := layoutAhead.Take(d); found {
 			for i := range a.found {
 				if a.found[i] && !ok[i] {
 					ev[i], ok[i] = a.ev[i], true
@@ -153,18 +153,18 @@ func findTraits(dumps []*iptables.Dump) (ev []model.Evidence, ok []bool) {
 	return ev, ok
 }
 
-// traitsAhead is the finding of one dump's traits that ReadLayoutAhead
-// started.
-type traitsAhead struct {
-	done  chan struct{}
-	ended bool // without a panic
+// traitsOfDump is the evidence of each trait one dump holds (found false
+// where it does not).
+type traitsOfDump struct {
 	ev    []model.Evidence
 	found []bool
 }
 
 // layoutAhead holds the findings ReadLayoutAhead started, by dump, until
-// RecognizeLayout takes them or ForgetLayout drops them.
-var layoutAhead sync.Map
+// RecognizeLayout takes them or ForgetLayout drops them: one that
+// panicked gives no answer, and the dump is read again where it is asked,
+// so that the panic is raised there.
+var layoutAhead ahead.Results[*iptables.Dump, traitsOfDump]
 
 // ReadLayoutAhead starts finding, in the background, the traits of
 // kube-proxy's rule layout in each of dumps, so that RecognizeLayout of a
@@ -173,21 +173,11 @@ var layoutAhead sync.Map
 // dumps must not change afterwards.
 func ReadLayoutAhead(dumps []*iptables.Dump) {
 	for _, d := range dumps {
-		a := &traitsAhead{done: make(chan struct{})}
-		if _, loaded := layoutAhead.LoadOrStore(d, a); loaded {
-			continue
-		}
-		go func() {
-			defer close(a.done)
-			defer func() {
-				if recover() != nil {
-					a.ended = false
-				}
-			}()
-			a.ev, a.found = make([]model.Evidence, len(layoutTraits)), make([]bool, len(layoutTraits))
-			findDumpTraits(d, a.ev, a.found)
-			a.ended = true
-		}()
+		layoutAhead.Start(d, func() traitsOfDump {
+			t := traitsOfDump{make([]model.Evidence, len(layoutTraits)), make([]bool, len(layoutTraits))}
+			findDumpTraits(d, t.ev, t.found)
+			return t
+		})
 	}
 }
 
@@ -196,21 +186,8 @@ func ReadLayoutAhead(dumps []*iptables.Dump) {
 // do not keep the dumps alive; one still running ends unread.
 func ForgetLayout(dumps []*iptables.Dump) {
 	for _, d := range dumps {
-		layoutAhead.Delete(d)
+		layoutAhead.Forget(d)
 	}
-}
-
-// traitsAheadOf takes the finding ReadLayoutAhead started for d, waiting
-// for its end; found is false when there is none or it panicked (the
-// caller then reads the dump itself, where the panic is raised again).
-func traitsAheadOf(d *iptables.Dump) (*traitsAhead, bool) {
-	v, ok := layoutAhead.LoadAndDelete(d)
-	if !ok {
-		return nil, false
-	}
-	a := v.(*traitsAhead)
-	<-a.done
-	return a, a.ended
 }
 
 // findDumpTraits sets the evidence, in ev and ok, of each trait not found

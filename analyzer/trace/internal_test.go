@@ -249,11 +249,11 @@ func TestForget(t *testing.T) {
 		t.Fatalf("problems %v, want one (a missing chain)", want)
 	}
 	Prevalidate([]*iptables.Dump{d})
-	if _, ok := started.Load(d); !ok {
+	if !prevalidated.Wait(d) {
 		t.Fatal("Prevalidate started nothing")
 	}
 	Forget([]*iptables.Dump{d})
-	if _, ok := started.Load(d); ok {
+	if prevalidated.Wait(d) {
 		t.Error("Forget left the validation of the dump")
 	}
 	if got := ValidateIPTables([]*iptables.Dump{d}); !reflect.DeepEqual(got, want) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/proxyscan/proxyscan/internal/ahead"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
@@ -144,31 +145,19 @@ func (g *graph) out(c int32) []edge {
 func ValidateIPTables(dumps []*iptables.Dump) []Problem {
 	var out []Problem
 	for _, d := range dumps {
-		if v, ok := started.LoadAndDelete(d); ok {
-			p := v.(*prevalidation)
-			<-p.done
-			if p.ok {
-				out = append(out, p.problems...)
-				continue
-			}
+		if problems, ok := prevalidated.Take(d); ok {
+			out = append(out, problems...)
+			continue
 		}
 		out = append(out, validateDump(d)...)
 	}
 	return out
 }
 
-// started holds the validations Prevalidate started, by dump.
-var started sync.Map // *iptables.Dump → *prevalidation
-
-// A prevalidation is the validation of one dump running in the
-// background: problems is its answer once done is closed, if ok (a
-// panic leaves it false, and the dump is validated again where it is
-// asked, so that the panic is raised there).
-type prevalidation struct {
-	done     chan struct{}
-	ok       bool
-	problems []Problem
-}
+// prevalidated holds the validations Prevalidate started, by dump: one
+// whose validation panicked gives no answer, and the dump is validated
+// again where it is asked, so that the panic is raised there.
+var prevalidated ahead.Results[*iptables.Dump, []Problem]
 
 // Prevalidate starts finding the problems of dumps in the background, so
 // that the whole-ruleset checks of a trace run while the rest of its
@@ -177,20 +166,7 @@ type prevalidation struct {
 // it. The dumps must not change afterwards.
 func Prevalidate(dumps []*iptables.Dump) {
 	for _, d := range dumps {
-		p := &prevalidation{done: make(chan struct{})}
-		if _, loaded := started.LoadOrStore(d, p); loaded {
-			continue
-		}
-		go func() {
-			defer close(p.done)
-			defer func() {
-				if recover() != nil {
-					p.ok = false
-				}
-			}()
-			p.problems = validateDump(d)
-			p.ok = true
-		}()
+		prevalidated.Start(d, func() []Problem { return validateDump(d) })
 	}
 }
 
@@ -200,7 +176,7 @@ func Prevalidate(dumps []*iptables.Dump) {
 // unread.
 func Forget(dumps []*iptables.Dump) {
 	for _, d := range dumps {
-		started.Delete(d)
+		prevalidated.Forget(d)
 	}
 }
 
