@@ -188,15 +188,8 @@ func noteSameNode(sums []*report.Node) {
 
 // sourceOf names the bundle (or first input) a node was read from.
 func sourceOf(n *report.Node) string {
-	if n.Bundle != "" {
-		return n.Bundle
-	}
-	// The loose files given with the bundles come first among a node's
-	// inputs: the node is told by its bundle's.
-	for _, in := range n.Inputs {
-		if in.Bundle != "" {
-			return in.Bundle
-		}
+	if b := n.BundlePath(); b != "" {
+		return b
 	}
 	if len(n.Inputs) > 0 {
 		return n.Inputs[0].Path

@@ -314,3 +314,62 @@ func bareBundle(t *testing.T, name string) string {
 	}
 	return dir
 }
+
+// TestFleetNamelessNodes: nodes whose inputs say no node name (a dump
+// alone in each bundle), given with a loose export, are named by their
+// bundles, in the table (five nodes: one line per verdict naming three;
+// two: each with its verdict) and in the JSON report's nodes[].bundle.
+func TestFleetNamelessNodes(t *testing.T) {
+	dump, err := os.ReadFile(testdata(t, "bundles", "iptables-mini", "node", "iptables-save.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bundles []string
+	for _, name := range []string{"a", "b", "c", "d", "e"} {
+		dir := filepath.Join(t.TempDir(), name)
+		if err := os.MkdirAll(filepath.Join(dir, "node"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "node", "iptables-save.txt"), dump, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		bundles = append(bundles, dir)
+	}
+	export := testdata(t, "bundles", "iptables-mini", "cluster", "cluster.yaml")
+	for _, tc := range []struct {
+		name, format string
+		bundles      []string
+		want         []string
+	}{
+		{"five, table", "table", bundles, []string{"(" + bundles[0] + ", " + bundles[1] + ", " + bundles[2] + " and 2 more nodes)"}},
+		{"two, table", "table", bundles[:2], []string{bundles[0] + ": ", bundles[1] + ": "}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, outputs := testFactory()
+			code := Run(f, append(append([]string{"analyze", "-o", tc.format}, tc.bundles...), export))
+			stdout, stderr := outputs()
+			if code == 2 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			// The table wraps its lines.
+			flat := strings.Join(strings.Fields(stdout), " ")
+			for _, w := range tc.want {
+				if !strings.Contains(flat, strings.Join(strings.Fields(w), " ")) {
+					t.Errorf("the report does not say %q:\n%s", w, stdout)
+				}
+			}
+		})
+	}
+	f, outputs := testFactory()
+	code := Run(f, []string{"analyze", "-o", "json", bundles[0], bundles[1], export})
+	stdout, stderr := outputs()
+	var r struct {
+		Nodes []struct{ Node, Bundle string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &r); code == 2 || err != nil {
+		t.Fatalf("exit %d, %v: %s", code, err, stderr)
+	}
+	if len(r.Nodes) != 2 || r.Nodes[0].Bundle != bundles[0] || r.Nodes[1].Bundle != bundles[1] {
+		t.Errorf("nodes %+v, want the bundles %s and %s", r.Nodes, bundles[0], bundles[1])
+	}
+}

@@ -81,7 +81,7 @@ func RenderHTML(w io.Writer, r *Report, _ Options) error {
 	}
 	if len(r.Nodes) > 0 {
 		for _, n := range r.Nodes {
-			p.Nodes = append(p.Nodes, htmlNode{Name: orDash(n.Node), Checklist: n.Checklist})
+			p.Nodes = append(p.Nodes, htmlNode{Name: orDash(n.Label()), Checklist: n.Checklist})
 		}
 	} else {
 		p.Nodes = []htmlNode{{Name: orDash(r.Node), Checklist: r.Checklist}}
@@ -129,7 +129,7 @@ func RenderHTML(w io.Writer, r *Report, _ Options) error {
 	p.Notes = append(p.Notes, r.Notes...)
 	for _, n := range r.Nodes {
 		for _, x := range n.Notes {
-			p.Notes = append(p.Notes, n.Node+": "+x)
+			p.Notes = append(p.Notes, n.Label()+": "+x)
 		}
 	}
 	for _, u := range r.Unknown {

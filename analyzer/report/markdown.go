@@ -153,7 +153,7 @@ func RenderMarkdown(w io.Writer, r *Report, _ Options) error {
 	}
 	for _, n := range r.Nodes {
 		for _, x := range n.Notes {
-			notes = append(notes, fmt.Sprintf("- %s: %s", n.Node, mdText(x)))
+			notes = append(notes, fmt.Sprintf("- %s: %s", n.Label(), mdText(x)))
 		}
 	}
 	for _, u := range r.Unknown {

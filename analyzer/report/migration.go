@@ -16,7 +16,7 @@ func migrationSection(t *theme, r *Report, width int) string {
 	}
 	for _, n := range r.Nodes {
 		if n.Migration != nil {
-			b.WriteString(renderMigration(t, n.Node, n.Migration, width))
+			b.WriteString(renderMigration(t, n.Label(), n.Migration, width))
 		}
 	}
 	return b.String()

@@ -82,6 +82,15 @@ type Report struct {
 	Checklist []ChecklistItem `json:"checklist,omitempty"`
 }
 
+// Label names the node in a report for people: its name, or, when no
+// input says it, the bundle it was read from.
+func (n *NodeReport) Label() string {
+	if n.Node == "" {
+		return n.Bundle
+	}
+	return n.Node
+}
+
 // NodeReport summarises one node of a multi-node report.
 type NodeReport struct {
 	Node             string           `json:"node"`
@@ -177,7 +186,7 @@ func BuildNodes(tool Tool, nodes []*Node, drift *checks.Drift) *Report {
 			cov := n.Result.Coverage
 			nr := NodeReport{Node: n.Name, Mode: n.Result.Mode, KubeProxyVersion: n.Version, Summary: sum, Verdict: verdict, Coverage: &cov,
 				Checks: n.Result.Statuses, Notes: n.Notes, Migration: n.Result.Migration, Checklist: n.Checklist}
-			nr.Bundle = n.bundle()
+			nr.Bundle = n.BundlePath()
 			r.Nodes = append(r.Nodes, nr)
 		}
 	}
@@ -237,7 +246,7 @@ func (r *Report) gaps() ([]string, []checks.InputNeed) {
 	covs := []*checks.Coverage{r.Coverage}
 	names := []string{""}
 	for _, n := range r.Nodes {
-		covs, names = append(covs, n.Coverage), append(names, n.Node+": ")
+		covs, names = append(covs, n.Coverage), append(names, n.Label()+": ")
 	}
 	var gaps []string
 	var needs []checks.InputNeed

@@ -110,13 +110,20 @@ func (n *Node) InputList() []model.Input {
 	return out
 }
 
-// bundle returns the bundle the node's inputs come from, that of the
-// first.
-func (n *Node) bundle() string {
-	if n.Bundle != "" || len(n.Inputs) == 0 {
+// BundlePath returns the bundle the node was read from: that of every
+// input, or else the first bundle among its inputs (loose files given
+// beside the bundles, which every node reads, come first); "" for a node
+// of loose files only.
+func (n *Node) BundlePath() string {
+	if n.Bundle != "" {
 		return n.Bundle
 	}
-	return n.Inputs[0].Bundle
+	for _, in := range n.Inputs {
+		if in.Bundle != "" {
+			return in.Bundle
+		}
+	}
+	return ""
 }
 
 // str returns the stored string equal to s.

@@ -52,7 +52,7 @@ func TestSharedNodes(t *testing.T) {
 	if &a.Inputs[0] != &b.Inputs[0] || &a.Checklist[0] != &b.Checklist[0] || &a.Notes[0] != &b.Notes[0] {
 		t.Error("inputs, checklist or notes of nodes alike are not kept once")
 	}
-	if got := b.InputList(); got[0].Bundle != "node-b" || got[1].Bundle != "node-b" || b.bundle() != "node-b" {
+	if got := b.InputList(); got[0].Bundle != "node-b" || got[1].Bundle != "node-b" || b.BundlePath() != "node-b" {
 		t.Errorf("node-b's inputs name %q, %q", got[0].Bundle, got[1].Bundle)
 	}
 	a.Notes = append(a.Notes, "another")

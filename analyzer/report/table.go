@@ -278,11 +278,7 @@ func contextLines(b *strings.Builder, t *theme, r *Report, width int) {
 			if nodesOf[v] == nil {
 				verdicts = append(verdicts, v)
 			}
-			name := n.Node
-			if name == "" {
-				name = n.Bundle // a node of no known name is its bundle
-			}
-			nodesOf[v] = append(nodesOf[v], name)
+			nodesOf[v] = append(nodesOf[v], n.Label())
 		}
 		for _, v := range verdicts {
 			paragraph(b, t.plain, fmt.Sprintf("%s: %s", plural(len(nodesOf[v]), "node"), v)+" ("+nodeList(nodesOf[v])+")", width, "", "  ")
@@ -290,7 +286,7 @@ func contextLines(b *strings.Builder, t *theme, r *Report, width int) {
 	case len(r.Nodes) > 1:
 		var nodes []string
 		for _, n := range r.Nodes {
-			nodes = append(nodes, n.Node+": "+nodeVerdict(n))
+			nodes = append(nodes, n.Label()+": "+nodeVerdict(n))
 		}
 		paragraph(b, t.plain, strings.Join(nodes, " · "), width, "", "  ")
 	}
@@ -645,7 +641,7 @@ func checkLines(b *strings.Builder, t *theme, r *Report, width int, verbose bool
 			if nodesOf[x] == nil {
 				texts = append(texts, x)
 			}
-			nodesOf[x] = append(nodesOf[x], n.Node)
+			nodesOf[x] = append(nodesOf[x], n.Label())
 		}
 	}
 	for _, x := range texts {
