@@ -18,12 +18,29 @@ const maxRanges = 8
 // written, what was skipped and changed and whether it is partial:
 // "dump.txt: 12 lines skipped: shell prompt (line 1), kubectl table (lines
 // 2-3), cut short (lines 45-54); 180 lines changed: 180 carriage return; partial: cut short: ...".
+// In a report of several nodes, what the files of one path say alike in
+// several bundles is one line naming the bundles ("(in bundles a, b, c and
+// 97 more)").
 func readingLines(r *Report) []string {
-	var out []string
+	var keys []string
+	bundlesOf := map[string][]string{}
 	for _, in := range r.Inputs {
-		if s := readingLine(in); s != "" {
-			out = append(out, in.Path+": "+s)
+		s := readingLine(in)
+		if s == "" {
+			continue
 		}
+		key := in.Path + ": " + s
+		if _, ok := bundlesOf[key]; !ok {
+			keys = append(keys, key)
+		}
+		bundlesOf[key] = append(bundlesOf[key], in.Bundle)
+	}
+	out := make([]string, 0, len(keys))
+	for _, key := range keys {
+		if bs := bundlesOf[key]; len(r.Nodes) > 1 && bs[0] != "" {
+			key += " (in " + listNames(bs, "bundle") + ")"
+		}
+		out = append(out, key)
 	}
 	return out
 }

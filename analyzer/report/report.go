@@ -243,25 +243,62 @@ const inconclusiveText = "inconclusive: no findings, but not everything that mat
 // gaps returns what was not checked (each prefixed with its node when
 // several were analysed) and the inputs that would settle it, each once.
 func (r *Report) gaps() ([]string, []checks.InputNeed) {
-	covs := []*checks.Coverage{r.Coverage}
-	names := []string{""}
-	for _, n := range r.Nodes {
-		covs, names = append(covs, n.Coverage), append(names, n.Label()+": ")
+	entries, needs := r.gapEntries()
+	gaps := make([]string, len(entries))
+	for i, e := range entries {
+		gaps[i] = e.String()
 	}
-	var gaps []string
+	return gaps, needs
+}
+
+// A gapEntry is a gap of the report's coverage and the nodes whose gap it
+// is (none: the report's own).
+type gapEntry struct {
+	nodes []string
+	text  string
+}
+
+// String is the gap as a report line: "TEXT", "NODE: TEXT", or, for a gap
+// several nodes have alike, "A, B, C and 97 more nodes: TEXT".
+func (e gapEntry) String() string {
+	if len(e.nodes) == 0 {
+		return e.text
+	}
+	return listNames(e.nodes, "node") + ": " + e.text
+}
+
+// gapEntries returns the gaps of the report and its nodes, a gap several
+// nodes have alike once with all of them, in the order first met, and
+// the inputs that would settle them.
+func (r *Report) gapEntries() ([]gapEntry, []checks.InputNeed) {
+	var out []gapEntry
 	var needs []checks.InputNeed
-	for i, c := range covs {
-		if c == nil {
-			continue
+	if r.Coverage != nil {
+		for _, g := range r.Coverage.Gaps {
+			out = append(out, gapEntry{text: g})
 		}
-		for _, g := range c.Gaps {
-			gaps = append(gaps, names[i]+g)
-		}
-		for _, n := range c.Needs {
+		for _, n := range r.Coverage.Needs {
 			needs = checks.AddNeed(needs, n)
 		}
 	}
-	return gaps, needs
+	at := map[string]int{} // a nodes' gap text -> its entry
+	for _, n := range r.Nodes {
+		if n.Coverage == nil {
+			continue
+		}
+		for _, g := range n.Coverage.Gaps {
+			if i, ok := at[g]; ok {
+				out[i].nodes = append(out[i].nodes, n.Label())
+				continue
+			}
+			at[g] = len(out)
+			out = append(out, gapEntry{nodes: []string{n.Label()}, text: g})
+		}
+		for _, x := range n.Coverage.Needs {
+			needs = checks.AddNeed(needs, x)
+		}
+	}
+	return out, needs
 }
 
 // Count returns how many findings are at or above a severity.

@@ -317,7 +317,7 @@ func allStatuses(r *Report) iter.Seq[nodeStatus] {
 		}
 		for _, n := range r.Nodes {
 			for _, s := range n.Checks {
-				if !yield(nodeStatus{n.Node, s}) {
+				if !yield(nodeStatus{n.Label(), s}) {
 					return
 				}
 			}

@@ -147,11 +147,16 @@ func gapLines(b *strings.Builder, t *theme, r *Report, width int) {
 
 // nodeList names nodes: all of them up to four, else the first three and
 // how many more.
-func nodeList(nodes []string) string {
-	if len(nodes) <= 4 {
-		return strings.Join(nodes, ", ")
+func nodeList(nodes []string) string { return listNames(nodes, "node") }
+
+// listNames names things of a kind ("node", "bundle"): all of them up to
+// four, else the first three and how many more ("a, b, c and 9 more
+// nodes").
+func listNames(names []string, kind string) string {
+	if len(names) <= 4 {
+		return strings.Join(names, ", ")
 	}
-	return fmt.Sprintf("%s and %d more nodes", strings.Join(nodes[:3], ", "), len(nodes)-3)
+	return fmt.Sprintf("%s and %d more %ss", strings.Join(names[:3], ", "), len(names)-3, kind)
 }
 
 // nodesText names the nodes a finding applies to (see nodeList).
@@ -595,11 +600,16 @@ func checkLines(b *strings.Builder, t *theme, r *Report, width int, verbose bool
 	// A note the gaps above already state, whichever check it is of, is
 	// not repeated (--verbose lists it), and checks noting the same thing
 	// on the same nodes share one line.
-	gaps, _ := r.gaps()
+	gaps, _ := r.gapEntries()
 	shown := map[string]bool{}
 	for _, g := range gaps {
-		if node, _, text, ok := splitCheckLine(g); ok {
-			shown[node+text] = true
+		if _, _, text, ok := splitCheckLine(g.text); ok {
+			if len(g.nodes) == 0 {
+				shown[text] = true
+			}
+			for _, node := range g.nodes {
+				shown[node+": "+text] = true
+			}
 		}
 	}
 	stated := func(n *note) bool {
