@@ -137,25 +137,41 @@ func CompareFleet(nodes []*FleetNode, checks []*Check) *FleetResult {
 	if len(nodes) < 2 {
 		return out
 	}
+	groups, apart := clusterGroups(nodes)
 	var passes []fleetRan
 	for _, c := range checks {
 		if c.RunFleet == nil {
 			continue
 		}
-		p := &FleetPass{Check: c, Nodes: nodes}
-		c.RunFleet(p)
-		ran := fleetRan{pass: p, counts: make([]int, len(nodes))}
-		for _, ff := range p.findings {
-			out.Results[ff.node].Findings = append(out.Results[ff.node].Findings, ff.f)
-			ran.counts[ff.node]++
+		drifts := make([]*Drift, len(groups))
+		for gi, g := range groups {
+			p := &FleetPass{Check: c, Nodes: g.nodes}
+			if len(groups) > 1 {
+				p.Note("%s", clustersNote(groups))
+			}
+			if len(g.nodes) < 2 {
+				p.Skip(fmt.Sprintf("%s is the only node of its cluster (%s) in the inputs: there is no node to compare it with", g.nodes[0].Name, g.label()))
+			} else {
+				c.RunFleet(p)
+			}
+			ran := newFleetRan(p, len(nodes))
+			for _, ff := range p.findings {
+				out.Results[ff.node].Findings = append(out.Results[ff.node].Findings, ff.f)
+				ran.counts[ff.node]++
+			}
+			passes = append(passes, ran)
+			drifts[gi] = p.drift
 		}
-		passes = append(passes, ran)
-		if p.drift != nil {
-			out.Drift = p.drift
+		if len(apart) > 0 {
+			p := &FleetPass{Check: c, Nodes: apart}
+			p.Note("%s", clustersNote(groups))
+			p.Skip(fmt.Sprintf("the inputs hold nodes of %d clusters and this node's exports do not say which it is of (no Service default/kubernetes with a uid): it was compared with none", len(groups)))
+			passes = append(passes, newFleetRan(p, len(nodes)))
+		}
+		if d := joinDrifts(nodes, groups, drifts); d != nil {
+			out.Drift = d
 		}
 	}
-	// The statuses of nodes alike may be one list: each node's is copied,
-	// set and kept once again, one node at a time.
 	var lists statusLists
 	for i, res := range out.Results {
 		res.Statuses = slices.Clone(res.Statuses)
@@ -163,7 +179,7 @@ func CompareFleet(nodes []*FleetNode, checks []*Check) *FleetResult {
 			st := &res.Statuses[j]
 			for _, ran := range passes {
 				p := ran.pass
-				if st.ID != p.Check.ID {
+				if st.ID != p.Check.ID || !ran.member[i] {
 					continue
 				}
 				st.State, st.Reason, st.Findings, st.Notes, st.NotApplicable = "ran", "", ran.counts[i], p.notes, false
@@ -183,6 +199,17 @@ func CompareFleet(nodes []*FleetNode, checks []*Check) *FleetResult {
 type fleetRan struct {
 	pass   *FleetPass
 	counts []int
+	// member marks, by node index, the nodes the pass compared (or
+	// skipped).
+	member []bool
+}
+
+func newFleetRan(p *FleetPass, n int) fleetRan {
+	ran := fleetRan{pass: p, counts: make([]int, n), member: make([]bool, n)}
+	for _, node := range p.Nodes {
+		ran.member[node.index] = true
+	}
+	return ran
 }
 
 // Report records a finding about a node; Check and Severity default to the

@@ -18,6 +18,9 @@ var nodeDrift = &Check{
 		"behind the Cluster traffic policy; the kube-proxy version, the proxy mode and the configuration fields should be " +
 		"the same. The finding names the node that differs from the others and what it lacks or has in excess. " +
 		"Differences kube-proxy makes on purpose (Local traffic policies, topology hints) are not compared. " +
+		"Nodes of different clusters (their exports' Service default/kubernetes has another uid) are compared only with the " +
+		"nodes of their own cluster; with several clusters in the inputs, a node whose exports do not say its cluster is " +
+		"compared with none. " +
 		"A difference the node's own findings already report (service-missing, nodeport-missing or external-missing for " +
 		"an entry, endpoint-missing or endpoint-stale for an endpoint of the same Service port) is shown in the drift " +
 		"matrix with the check that reports it, and is not reported a second time.",
@@ -46,12 +49,28 @@ type Drift struct {
 	Alike int         `json:"alike"`
 	// Fields lists the settings that differ between nodes.
 	Fields []DriftField `json:"fields,omitempty"`
+	// Clusters, when the nodes are of several clusters (told apart by the
+	// uid of their Service default/kubernetes), lists them: each node is
+	// compared only with the nodes of its cluster, and a row of one
+	// cluster has the state unknown for the nodes of the others.
+	Clusters []DriftCluster `json:"clusters,omitempty"`
+}
+
+// A DriftCluster is one cluster of a fleet whose nodes are of several.
+type DriftCluster struct {
+	// ID is the uid of the cluster's Service default/kubernetes.
+	ID string `json:"id"`
+	// Nodes are the nodes of the cluster, in the order of Drift.Nodes.
+	Nodes []string `json:"nodes"`
 }
 
 // A DriftPort is one service port's row of the matrix.
 type DriftPort struct {
 	Service  string `json:"service"`
 	Protocol string `json:"protocol,omitempty"`
+	// Cluster is the cluster whose nodes the row compares, when there
+	// are several (see Drift.Clusters).
+	Cluster string `json:"cluster,omitempty"`
 	// Cells has one cell per node, in the order of Drift.Nodes.
 	Cells []DriftCell `json:"cells"`
 }
@@ -99,8 +118,11 @@ type DriftField struct {
 	// Field is "kube-proxy version", "mode", or a configuration path.
 	Field string `json:"field"`
 	// Values has one value per node, in the order of Drift.Nodes ("" when
-	// the node's inputs do not say).
+	// the node's inputs do not say, or the node is of another cluster).
 	Values []string `json:"values"`
+	// Cluster is the cluster whose nodes the row compares, when there
+	// are several (see Drift.Clusters).
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // driftRow gathers what every node programs for one service port.

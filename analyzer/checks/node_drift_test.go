@@ -235,3 +235,118 @@ func TestNodeDriftAllBundles(t *testing.T) {
 		Findings []checks.Finding
 	}{fr.Drift, drift}))
 }
+
+// TestNodeDriftClusters: nodes whose exports name two clusters (two uids
+// of Service default/kubernetes) are compared only within their cluster;
+// a node alone in its cluster, or of no known cluster among several, is
+// compared with none and says why; with one cluster known, a node that
+// does not say its own is compared with it, as before.
+func TestNodeDriftClusters(t *testing.T) {
+	root := parsetest.Root(t)
+	bundle := func(name string) string { return filepath.Join(root, "testdata", "bundles", name) }
+	node := func(name string) string { return filepath.Join(root, "testdata", "fleet", "nodes", name) }
+	// noUID is a copy of fleet node-c whose export holds no uid.
+	noUID := filepath.Join(t.TempDir(), "node-c")
+	if err := os.CopyFS(noUID, os.DirFS(node("node-c"))); err != nil {
+		t.Fatal(err)
+	}
+	export := filepath.Join(noUID, "cluster", "cluster.yaml")
+	data, err := os.ReadFile(export)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = regexp.MustCompile(`(?m)^\s+uid: .*\n`).ReplaceAll(data, nil)
+	if err := os.WriteFile(export, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		dirs []string
+		// clusters lists the nodes of each cluster (none: one cluster).
+		clusters [][]string
+		// skipped maps a node to the reason node-drift gives for not
+		// comparing it.
+		skipped map[string]string
+		// findings must be among the node-drift findings.
+		findings []string
+	}{{
+		name:     "two clusters",
+		dirs:     []string{bundle("iptables-healthy"), node("node-a"), bundle("ipvs-healthy"), node("node-b")},
+		clusters: [][]string{{"east-w2", "east-w2#2"}, {"node-a", "node-b"}},
+		findings: []string{"mode is iptables on east-w2 but ipvs on east-w2#2"},
+	}, {
+		name:     "alone in its cluster",
+		dirs:     []string{bundle("iptables-healthy"), node("node-a"), node("node-b")},
+		clusters: [][]string{{"east-w2"}, {"node-a", "node-b"}},
+		skipped:  map[string]string{"east-w2": "east-w2 is the only node of its cluster"},
+	}, {
+		name:     "cluster not known among two",
+		dirs:     []string{bundle("iptables-healthy"), bundle("ipvs-healthy"), node("node-a"), node("node-b"), noUID},
+		clusters: [][]string{{"east-w2", "east-w2#2"}, {"node-a", "node-b"}},
+		skipped:  map[string]string{"node-c": "the inputs hold nodes of 2 clusters and this node's exports do not say"},
+	}, {
+		name: "one cluster known",
+		dirs: []string{node("node-a"), node("node-b"), noUID},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			fr, drift := runFleet(t, tc.dirs)
+			var got [][]string
+			for _, c := range fr.Drift.Clusters {
+				got = append(got, c.Nodes)
+			}
+			if !slices.EqualFunc(got, tc.clusters, slices.Equal) {
+				t.Errorf("clusters %v, want %v", got, tc.clusters)
+			}
+			cluster := map[string]int{}
+			for i, nodes := range tc.clusters {
+				for _, n := range nodes {
+					cluster[n] = i + 1
+				}
+			}
+			for _, f := range drift {
+				for n, c := range cluster {
+					if c != cluster[f.Node] && regexp.MustCompile(`\b`+regexp.QuoteMeta(n)+`\b`).MatchString(f.Message) {
+						t.Errorf("%s is compared with %s of another cluster: %s", f.Node, n, f.Message)
+					}
+				}
+			}
+			for _, want := range tc.findings {
+				if !slices.ContainsFunc(drift, func(f checks.Finding) bool { return strings.Contains(f.Message, want) }) {
+					t.Errorf("no finding %q", want)
+				}
+			}
+			for i, r := range fr.Results {
+				name := fr.Drift.Nodes[i]
+				for _, st := range r.Statuses {
+					if st.ID != "node-drift" {
+						continue
+					}
+					want, skip := tc.skipped[name]
+					switch {
+					case skip && (st.State != "skipped" || !strings.Contains(st.Reason, want)):
+						t.Errorf("%s: status %+v, want skipped: %s", name, st, want)
+					case !skip && st.State != "ran":
+						t.Errorf("%s: status %+v, want ran", name, st)
+					}
+				}
+			}
+			for _, row := range fr.Drift.Ports {
+				for i, c := range row.Cells {
+					if len(tc.clusters) > 0 && c.State != checks.CellUnknown && cluster[fr.Drift.Nodes[i]] != cluster[clusterNodes(fr.Drift, row.Cluster)[0]] {
+						t.Errorf("%s: cell of %s (%s) in a row of cluster %s", row.Service, fr.Drift.Nodes[i], c.State, row.Cluster)
+					}
+				}
+			}
+		})
+	}
+}
+
+// clusterNodes returns the nodes of the cluster of that id.
+func clusterNodes(d *checks.Drift, id string) []string {
+	for _, c := range d.Clusters {
+		if c.ID == id {
+			return c.Nodes
+		}
+	}
+	return nil
+}

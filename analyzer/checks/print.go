@@ -25,6 +25,12 @@ type nodePrint struct {
 	mode, modeSource string
 	// views holds, per view of the node's mode, where its entries live.
 	views []viewPrint
+	// cluster identifies the cluster of the node's exports: the UID of its
+	// default/kubernetes Service, which the API server creates once per
+	// cluster ("" when the exports do not hold it); clusterEv is where
+	// it is written.
+	cluster   string
+	clusterEv model.Evidence
 	// version is the kube-proxy version the inputs show ("" when only
 	// assumed or given), versionEv its evidence.
 	version   string
@@ -328,6 +334,7 @@ func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
 	}
 	sort.Slice(np.ports, func(a, b int) bool { return np.ports[a].service < np.ports[b].service })
 
+	np.cluster, np.clusterEv = clusterOf(s)
 	if v := s.Version; v.Known() && !strings.HasPrefix(v.Source, "assumed") && v.Source != "--version flag" {
 		np.version = v.String()
 		np.versionEv = model.Evidence{File: v.Source, Line: lineIfFile(s, v.Source), Text: "kube-proxy " + v.String()}
@@ -351,6 +358,21 @@ func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
 		}
 	}
 	return np
+}
+
+// clusterOf returns the UID of the default/kubernetes Service of a node's
+// exports, which names the cluster they come from, and where it is
+// written; "" when the exports do not hold that Service or its UID.
+func clusterOf(s *model.Snapshot) (string, model.Evidence) {
+	for _, sp := range s.Ports {
+		if sp.Name.Namespace != "default" || sp.Name.Name != "kubernetes" || sp.Service == nil || sp.Service.Service == nil {
+			continue
+		}
+		if uid := string(sp.Service.UID); uid != "" {
+			return strings.Clone(uid), model.EvidenceAt(sp.Service.Pos, "Service default/kubernetes: uid "+uid)
+		}
+	}
+	return "", model.Evidence{}
 }
 
 // configValue returns the value of a configuration field ("" when unset).
@@ -424,8 +446,9 @@ func (ps *Prints) add(np *nodePrint) *nodePrint {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	np.mode, np.modeSource, np.modeValue = ps.str(np.mode), ps.str(np.modeSource), ps.str(np.modeValue)
-	np.version = ps.str(np.version)
+	np.version, np.cluster = ps.str(np.version), ps.str(np.cluster)
 	ps.ev(&np.versionEv)
+	ps.ev(&np.clusterEv)
 	ps.evs(np.modeEv)
 	np.configAt = ps.pos(np.configAt)
 	if np.configValues != nil {

@@ -32,6 +32,8 @@ type printHead struct {
 	Mode         string                 `json:"mode,omitempty"`
 	ModeSource   string                 `json:"modeSource,omitempty"`
 	Views        []viewJSON             `json:"views,omitempty"`
+	Cluster      string                 `json:"cluster,omitempty"`
+	ClusterEv    *model.Evidence        `json:"clusterEvidence,omitempty"`
 	Version      string                 `json:"version,omitempty"`
 	VersionEv    model.Evidence         `json:"versionEvidence"`
 	ModeValue    string                 `json:"modeValue,omitempty"`
@@ -104,6 +106,9 @@ func (n *FleetNode) WritePrint(w io.Writer) error {
 	np.ensureLines()
 	head := printHead{Mode: np.mode, ModeSource: np.modeSource, Version: np.version, VersionEv: np.versionEv,
 		ModeValue: np.modeValue, ModeEv: np.modeEv, Config: np.config, ConfigValues: np.configMap(), ConfigPos: np.configPos, ConfigAt: np.configAt}
+	if np.cluster != "" {
+		head.Cluster, head.ClusterEv = np.cluster, &np.clusterEv
+	}
 	for _, v := range np.views {
 		head.Views = append(head.Views, viewJSON{Family: v.family, Source: v.source, Anchors: v.anchors})
 	}
@@ -572,6 +577,10 @@ func (ps *Prints) restoreHead(np *nodePrint, h *printHead) {
 	np.mode, np.modeSource, np.modeValue, np.version = ps.str(h.Mode), ps.str(h.ModeSource), ps.str(h.ModeValue), ps.str(h.Version)
 	np.versionEv = h.VersionEv
 	ps.ev(&np.versionEv)
+	if np.cluster = ps.str(h.Cluster); h.ClusterEv != nil {
+		np.clusterEv = *h.ClusterEv
+		ps.ev(&np.clusterEv)
+	}
 	np.modeEv = ps.evs(h.ModeEv)
 	np.config, np.configAt = h.Config, ps.pos(h.ConfigAt)
 	if h.ConfigValues != nil || h.Config {

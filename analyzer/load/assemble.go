@@ -895,7 +895,7 @@ func compactService(svc *kube.Service) {
 	}
 	svc.Service = &corev1.Service{
 		TypeMeta:   svc.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace, Annotations: ann},
+		ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: svc.Namespace, UID: svc.UID, Annotations: ann},
 		Spec: corev1.ServiceSpec{Type: svc.Spec.Type, TrafficDistribution: svc.Spec.TrafficDistribution,
 			ClusterIP: svc.Spec.ClusterIP, ClusterIPs: svc.Spec.ClusterIPs},
 	}

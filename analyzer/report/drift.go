@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -22,6 +21,9 @@ func driftTable(t *theme, r *Report, width int) string {
 	var b strings.Builder
 	b.WriteString(t.title.Render("drift between nodes"))
 	b.WriteString("\n")
+	if text := clustersText(d); text != "" {
+		paragraph(&b, t.plain, Escape(text), width, "", "  ")
+	}
 	drifted, same := splitDrift(d)
 	matrix := func(first string, rows [][]string, bad func(row, col int) bool) {
 		cols := []column{{header: first}}
@@ -55,7 +57,7 @@ func driftTable(t *theme, r *Report, width int) string {
 			return s != checks.CellOK && s != checks.CellNone && s != checks.CellUnknown
 		})
 	}
-	paragraph(&b, t.dim, fmt.Sprintf("%s programmed alike on every node", plural(same, "service port")), width, "", "  ")
+	paragraph(&b, t.dim, alikeText(d, same), width, "", "  ")
 	if len(d.Fields) > 0 {
 		var rows [][]string
 		for _, f := range d.Fields {

@@ -112,3 +112,29 @@ func TestFleetSharedInput(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetClusters: nodes of two clusters (the fleet fixture and a
+// bundle of another cluster) are listed by cluster in the drift section of
+// the table, markdown and HTML reports, and the service ports alike are
+// counted per cluster.
+func TestFleetClusters(t *testing.T) {
+	r := fleetReport(t, filepath.Join("testdata", "bundles", "iptables-healthy"))
+	if r.Drift == nil || len(r.Drift.Clusters) != 2 {
+		t.Fatalf("drift %+v, want two clusters", r.Drift)
+	}
+	for _, format := range []string{"table", "markdown", "html"} {
+		var b bytes.Buffer
+		if err := Render(&b, format, r, Options{Width: 400}); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{
+			"nodes of 2 clusters, each compared only with the nodes of its own: east-w2 (Service default/kubernetes uid " +
+				"5f2a13c1-6038-449b-b62b-11e8ddb66950); node-a, node-b, node-c (Service default/kubernetes uid ce01ad10-9066-ea10-26ab-0ca6513d1b21)",
+			"programmed alike on every node of their cluster",
+		} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("%s: no %q in:\n%s", format, want, b.String())
+			}
+		}
+	}
+}

@@ -32,10 +32,11 @@ type htmlPage struct {
 	Groups  []htmlGroup
 	Drifted []checks.DriftPort
 	Alike   []checks.DriftPort
-	// AlikeCount is how many service ports every node programs alike.
-	AlikeCount int
-	Skipped    []string
-	Notes      []string
+	// AlikeText says how many service ports every node programs alike;
+	// Clusters, which nodes each cluster holds when there are several.
+	AlikeText, Clusters string
+	Skipped             []string
+	Notes               []string
 	// Inconclusive is set, with the gaps and the inputs that would close
 	// them, when no finding is not a clean bill of health.
 	Inconclusive bool
@@ -104,15 +105,15 @@ func RenderHTML(w io.Writer, r *Report, _ Options) error {
 		}
 	}
 	if r.Drift != nil {
-		p.AlikeCount = r.Drift.Alike
+		p.Clusters = clustersText(r.Drift)
 		for _, row := range r.Drift.Ports {
 			if row.Drifted() {
 				p.Drifted = append(p.Drifted, row)
 			} else {
 				p.Alike = append(p.Alike, row)
-				p.AlikeCount++
 			}
 		}
+		p.AlikeText = alikeText(r.Drift, r.Drift.Alike+len(p.Alike))
 	}
 	for s := range allStatuses(r) {
 		who := s.status.ID
@@ -215,13 +216,16 @@ footer { max-width: 1200px; margin: 0 auto; padding: 16px 24px 32px; color: var(
 {{- if .R.Drift}}
 <section id="drift">
 <h2>Drift between nodes</h2>
+{{- if .Clusters}}
+<p>{{.Clusters}}.</p>
+{{- end}}
 <table>
 <tr><th>service port</th>{{range .R.Drift.Nodes}}<th>{{.}}</th>{{end}}</tr>
 {{- range .Drifted}}
 <tr><td><code>{{port .}}</code></td>{{range .Cells}}<td class="cell-{{.State}}">{{cell .}}</td>{{end}}</tr>
 {{- end}}
 </table>
-<p class="muted">{{plural .AlikeCount "service port"}} programmed alike on every node.</p>
+<p class="muted">{{.AlikeText}}.</p>
 {{- if .Alike}}
 <details><summary>service ports programmed alike</summary>
 <table>

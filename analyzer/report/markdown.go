@@ -97,6 +97,9 @@ func RenderMarkdown(w io.Writer, r *Report, _ Options) error {
 
 	if d := r.Drift; d != nil {
 		b.WriteString("## Drift between nodes\n\n")
+		if text := clustersText(d); text != "" {
+			b.WriteString(mdText(text) + ".\n\n")
+		}
 		drifted, same := splitDrift(d)
 		if len(drifted) > 0 {
 			b.WriteString("| service port |")
@@ -117,7 +120,7 @@ func RenderMarkdown(w io.Writer, r *Report, _ Options) error {
 			}
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "%s programmed alike on every node.\n\n", plural(same, "service port"))
+		fmt.Fprintf(&b, "%s.\n\n", alikeText(d, same))
 		if len(d.Fields) > 0 {
 			b.WriteString("| setting |")
 			for _, n := range d.Nodes {
@@ -226,6 +229,33 @@ func serviceOf(sp string) string {
 		return sp[:i]
 	}
 	return sp
+}
+
+// alikeText says how many service ports the nodes program alike, for the
+// drift section of every report.
+func alikeText(d *checks.Drift, same int) string {
+	if len(d.Clusters) > 1 {
+		return plural(same, "service port") + " programmed alike on every node of their cluster"
+	}
+	return plural(same, "service port") + " programmed alike on every node"
+}
+
+// clustersText says, when the nodes of a drift are of several clusters,
+// which nodes each holds ("" when they are of one).
+func clustersText(d *checks.Drift) string {
+	if len(d.Clusters) < 2 {
+		return ""
+	}
+	parts := make([]string, len(d.Clusters))
+	for i, c := range d.Clusters {
+		names := c.Nodes
+		more := ""
+		if len(names) > 5 {
+			names, more = names[:3], fmt.Sprintf(" and %d more", len(names)-3)
+		}
+		parts[i] = fmt.Sprintf("%s%s (Service default/kubernetes uid %s)", strings.Join(names, ", "), more, c.ID)
+	}
+	return fmt.Sprintf("nodes of %d clusters, each compared only with the nodes of its own: %s", len(d.Clusters), strings.Join(parts, "; "))
 }
 
 // splitDrift returns the drifted rows of a matrix and how many are alike.

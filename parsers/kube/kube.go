@@ -263,6 +263,7 @@ type Options struct {
 	// ports and endpoints never reads: the Services' selectors, the
 	// EndpointSlices' annotations and owner references, their endpoints'
 	// targetRef, hostname and deprecatedTopology, and every object's uid
+	// (but that of Service default/kubernetes, which names the cluster)
 	// and creationTimestamp. A large export holds tens of thousands of
 	// each. The resourceVersion is kept: it tells which of two copies of
 	// an object, in two exports, is the newer.
@@ -518,8 +519,13 @@ func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
 			if d.lean {
+				uid := o.UID
 				leanMeta(&o.ObjectMeta)
 				o.Spec.Selector = nil
+				if o.Namespace == "default" && o.Name == "kubernetes" {
+					// The one uid read: it names the cluster.
+					o.UID = uid
+				}
 			}
 			svc := &Service{Service: o, Pos: pos}
 			if !c.json {
