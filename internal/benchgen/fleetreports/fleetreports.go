@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/proxyscan/proxyscan/analyzer/checks"
 	"github.com/proxyscan/proxyscan/analyzer/load"
@@ -82,6 +83,13 @@ func Write(s benchgen.Spec, dir string, n int, tool report.Tool) error {
 		sum := *nd.sum
 		sum.Name = name
 		sum.Inputs = append([]model.Input(nil), sum.Inputs...)
+		// The findings name their node too.
+		res := *sum.Result
+		res.Findings = slices.Clone(res.Findings)
+		for j := range res.Findings {
+			res.Findings[j].Node = name
+		}
+		sum.Result = &res
 		p := filepath.Join(dir, name, load.NodeReportFile)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
