@@ -74,7 +74,7 @@ func clustersNote(groups []clusterGroup) string {
 		for j, n := range g.nodes {
 			names[j] = n.Name
 		}
-		parts[i] = fmt.Sprintf("%s (%s)", listLabels(names), g.label())
+		parts[i] = fmt.Sprintf("%s (%s)", nodeNames(names), g.label())
 	}
 	return fmt.Sprintf("the inputs hold nodes of %d clusters, told apart by the uid of their Service default/kubernetes; "+
 		"each node is compared only with the nodes of its cluster: %s", len(groups), strings.Join(parts, "; "))

@@ -16,7 +16,9 @@ var nodeDrift = &Check{
 	What: "With the bundles of several nodes, the data planes are compared with each other: every node should program the same " +
 		"entries (cluster IPs, external and load balancer IPs, node ports) for each Service port, and the same endpoints " +
 		"behind the Cluster traffic policy; the kube-proxy version, the proxy mode and the configuration fields should be " +
-		"the same. The finding names the node that differs from the others and what it lacks or has in excess. " +
+		"the same. The finding names the node that differs from the others and what it lacks or has in excess; nodes " +
+		"that differ alike (the same entries or endpoints missing or in excess, the same odd value of a setting) are named " +
+		"together in one finding. " +
 		"Differences kube-proxy makes on purpose (Local traffic policies, topology hints) are not compared. " +
 		"Nodes of different clusters (their exports' Service default/kubernetes has another uid) are compared only with the " +
 		"nodes of their own cluster; with several clusters in the inputs, a node whose exports do not say its cluster is " +
@@ -306,6 +308,7 @@ func compareRow(p *FleetPass, r *driftRow) DriftPort {
 			extra[i] = append(extra[i], e.key)
 		}
 	})
+	var drafts []driftDraft
 	for _, i := range have {
 		c := &row.Cells[i]
 		for _, k := range missing[i] {
@@ -328,9 +331,45 @@ func compareRow(p *FleetPass, r *driftRow) DriftPort {
 		default:
 			c.State = CellOK
 		}
-		c.ExplainedBy = reportRow(p, r, i, union, missing[i], extra[i], have)
+		c.ExplainedBy, drafts = reportRow(p, r, i, union, missing[i], extra[i], have, drafts)
 	}
+	reportDrafts(p, drafts)
 	return row
+}
+
+// A driftDraft is a finding of node-drift on one node before its message
+// is written: the nodes of a row that lack (or have in excess) the same
+// elements are named together in each one's finding, which the report
+// then lists once (one cause, one finding).
+type driftDraft struct {
+	node int
+	// key is the kind of difference and the elements it is about.
+	key string
+	f   Finding
+	// text writes the message, subject naming the nodes of the key.
+	text func(subject string, several bool) string
+}
+
+// reportDrafts reports the drafts of a row, each naming the nodes with the
+// same difference.
+func reportDrafts(p *FleetPass, drafts []driftDraft) {
+	alike := map[string][]string{}
+	for _, d := range drafts {
+		alike[d.key] = append(alike[d.key], p.Nodes[d.node].Name)
+	}
+	for _, d := range drafts {
+		names := alike[d.key]
+		d.f.Message = d.text(nodeNames(names), len(names) > 1)
+		p.Report(p.Nodes[d.node], d.f)
+	}
+}
+
+// pick returns one when a subject is one node, several otherwise.
+func pick(several bool, one, many string) string {
+	if several {
+		return many
+	}
+	return one
 }
 
 func countEntries(keys []string) int {
@@ -374,19 +413,23 @@ func expected(n *FleetNode, service string, e *printElem) bool {
 	return n.print.port(service).expects(e)
 }
 
-// reportRow reports what node i lacks and has in excess for a service
+// reportRow drafts what node i lacks and has in excess for a service
 // port, but what the node's own findings already report (one cause, one
-// finding), and returns the checks of those findings.
-func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, missing, extra []string, have []int) []string {
+// finding), and returns the checks of those findings and drafts with the
+// node's drafts added.
+func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, missing, extra []string, have []int, drafts []driftDraft) ([]string, []driftDraft) {
 	if len(missing) == 0 && len(extra) == 0 {
-		return nil
+		return nil, drafts
 	}
 	n := p.Nodes[i]
 	var by []string
 	missing, by = unexplained(n, r.service, missing, func(k string) *printElem { return union[k] }, by)
 	extra, by = unexplained(n, r.service, extra, func(k string) *printElem { return r.elem(i, k) }, by)
 	if len(missing) == 0 && len(extra) == 0 {
-		return by
+		return by, drafts
+	}
+	draft := func(key string, f Finding, text func(subject string, several bool) string) {
+		drafts = append(drafts, driftDraft{node: i, key: key, f: f, text: text})
 	}
 	// The node's print of the port with the lines of its evidence (nil
 	// when it does not program the port).
@@ -401,7 +444,7 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 				names = append(names, p.Nodes[j].Name)
 			}
 		}
-		return joinNames(names)
+		return nodeNames(names)
 	}
 	var missEntries, extraEntries []string
 	hasEntries := false
@@ -427,11 +470,13 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 		if len(ev) == 0 {
 			ev = nodeAnchor(n, e)
 		}
-		p.Report(n, Finding{
+		with := others([]string{k}, true)
+		draft("missing "+k, Finding{
 			Service: r.service, Protocol: r.protocol, Endpoint: e.label,
-			Message:  fmt.Sprintf("%s forward to %s, %s does not", others([]string{k}, true), e.label, n.Name),
 			Evidence: ev,
 			Advice:   "The node's kube-proxy has not programmed an endpoint its peers use: check its logs for EndpointSlice watch errors and restart it.",
+		}, func(subject string, several bool) string {
+			return fmt.Sprintf("%s forward to %s, %s %s", with, e.label, subject, pick(several, "does not", "do not"))
 		})
 	}
 	for _, k := range extra {
@@ -440,11 +485,13 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 			extraEntries = append(extraEntries, k)
 			continue
 		}
-		p.Report(n, Finding{
+		without := others([]string{k}, false)
+		draft("extra "+k, Finding{
 			Service: r.service, Protocol: r.protocol, Endpoint: e.label,
-			Message:  fmt.Sprintf("%s forwards to %s, %s do not", n.Name, e.label, others([]string{k}, false)),
 			Evidence: pp.elem(k).evidence,
 			Advice:   "The node's kube-proxy still forwards to an endpoint its peers dropped: it missed EndpointSlice updates; restart it.",
+		}, func(subject string, several bool) string {
+			return fmt.Sprintf("%s %s to %s, %s do not", subject, pick(several, "forwards", "forward"), e.label, without)
 		})
 	}
 	if len(missEntries) > 0 {
@@ -457,12 +504,13 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 		if pp != nil && pp.known {
 			ev = append(ev, pp.serviceEv)
 		}
-		what := "programmed on " + others(missEntries[:1], true) + " but not on " + n.Name
-		p.Report(n, Finding{
+		with := others(missEntries[:1], true)
+		draft("missing entries "+strings.Join(missEntries, "\n"), Finding{
 			Service: r.service, Protocol: r.protocol,
-			Message:  fmt.Sprintf("%s: no entry for %s", what, listLabels(labels)),
 			Evidence: ev,
 			Advice:   "The node's kube-proxy has not programmed a Service its peers serve: check that it runs and syncs (its logs, its sync metrics) and restart it.",
+		}, func(subject string, _ bool) string {
+			return fmt.Sprintf("programmed on %s but not on %s: no entry for %s", with, subject, listLabels(labels))
 		})
 	}
 	if len(extraEntries) > 0 {
@@ -472,14 +520,16 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 			labels = append(labels, r.elem(i, k).label)
 			ev = appendEvidence(ev, pp.elem(k).evidence...)
 		}
-		p.Report(n, Finding{
+		without := others(extraEntries[:1], false)
+		draft("extra entries "+strings.Join(extraEntries, "\n"), Finding{
 			Service: r.service, Protocol: r.protocol,
-			Message:  fmt.Sprintf("%s programs %s, which %s do not", n.Name, listLabels(labels), others(extraEntries[:1], false)),
 			Evidence: ev,
 			Advice:   "The node's kube-proxy keeps rules its peers removed: it missed Service updates; restart it.",
+		}, func(subject string, several bool) string {
+			return fmt.Sprintf("%s %s %s, which %s do not", subject, pick(several, "programs", "program"), listLabels(labels), without)
 		})
 	}
-	return by
+	return by, drafts
 }
 
 // The checks whose findings on a node explain a difference node-drift
@@ -633,6 +683,17 @@ func listLabels(labels []string) string {
 	return strings.Join(labels, ", ")
 }
 
+// nodeNames writes a list of nodes as joinNames does, but for more than
+// five, "a, b, c and 97 more nodes": a message names a few of its peers,
+// so that the findings of a fleet grow with the nodes, not with their
+// square.
+func nodeNames(names []string) string {
+	if len(names) > 5 {
+		return strings.Join(names[:3], ", ") + fmt.Sprintf(" and %d more nodes", len(names)-3)
+	}
+	return joinNames(names)
+}
+
 // joinNames writes "a", "a and b", "a, b and c".
 func joinNames(names []string) string {
 	switch len(names) {
@@ -654,15 +715,27 @@ func fieldDrift(p *FleetPass, d *Drift) {
 			return
 		}
 		d.Fields = append(d.Fields, DriftField{Field: field, Values: values})
+		// The odd nodes of one value are named together, and the others
+		// written once per value.
+		subjects, rest := map[string][]string{}, map[string]string{}
 		for _, i := range odd {
+			v := values[i]
+			subjects[v] = append(subjects[v], nodes[i].Name)
+			if _, ok := rest[v]; ok {
+				continue
+			}
 			var others [][2]string
 			for j := range nodes {
-				if j != i && values[j] != "" && values[j] != values[i] {
+				if values[j] != "" && values[j] != v {
 					others = append(others, [2]string{values[j], nodes[j].Name})
 				}
 			}
+			rest[v] = groupValues(others)
+		}
+		for _, i := range odd {
+			v := values[i]
 			p.Report(nodes[i], Finding{
-				Message:  fmt.Sprintf("%s is %s on %s but %s", field, values[i], nodes[i].Name, groupValues(others)),
+				Message:  fmt.Sprintf("%s is %s on %s but %s", field, v, nodeNames(subjects[v]), rest[v]),
 				Evidence: evidence(i),
 				Advice:   "Roll the same kube-proxy version, mode and configuration out to every node (one DaemonSet, one ConfigMap), then restart the DaemonSet.",
 			})
@@ -772,7 +845,7 @@ func groupValues(parts [][2]string) string {
 	}
 	var out []string
 	for _, v := range order {
-		out = append(out, v+" on "+joinNames(by[v]))
+		out = append(out, v+" on "+nodeNames(by[v]))
 	}
 	return strings.Join(out, ", ")
 }

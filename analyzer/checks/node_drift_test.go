@@ -350,3 +350,55 @@ func clusterNodes(d *checks.Drift, id string) []string {
 	}
 	return nil
 }
+
+// copyNode copies fleet node from into dir under the node name to.
+func copyNode(t *testing.T, dir, from, to string) string {
+	t.Helper()
+	dst := filepath.Join(dir, to)
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join(parsetest.Root(t), "testdata", "fleet", "nodes", from))); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dst, "cluster", "node.yaml")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(data), from, to)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// TestNodeDriftNamesNodesAlike: the nodes that lack (or have in excess)
+// the same entries and endpoints of a service port get one message naming
+// them all, and a message names at most a few of their peers: with six
+// healthy nodes and two stale ones, each stale node's findings name both
+// stale nodes and three healthy ones and count the rest.
+func TestNodeDriftNamesNodesAlike(t *testing.T) {
+	dir := t.TempDir()
+	var dirs []string
+	for _, n := range []string{"node-a", "node-b", "h1", "h2", "h3", "h4"} {
+		dirs = append(dirs, copyNode(t, dir, map[bool]string{true: n, false: "node-b"}[strings.HasPrefix(n, "node-")], n))
+	}
+	dirs = append(dirs, copyNode(t, dir, "node-c", "node-c"), copyNode(t, dir, "node-c", "stale2"))
+	_, drift := runFleetWith(t, dirs, without("service-missing", "endpoint-stale", "endpoint-missing"))
+	want := []string{
+		"programmed on h1, h2, h3 and 3 more nodes but not on node-c and stale2: no entry for ClusterIP 10.96.10.30 tcp/8443",
+		"node-c and stale2 forward to 10.244.3.4:8080, h1, h2, h3 and 3 more nodes do not",
+		"h1, h2, h3 and 3 more nodes forward to 10.244.3.5:8080, node-c and stale2 do not",
+	}
+	var got []string
+	for _, f := range drift {
+		got = append(got, f.Node+": "+f.Message)
+	}
+	for _, node := range []string{"node-c", "stale2"} {
+		for _, w := range want {
+			if !slices.Contains(got, node+": "+w) {
+				t.Errorf("no finding %q on %s in:\n%s", w, node, strings.Join(got, "\n"))
+			}
+		}
+	}
+	if len(got) != 2*len(want) {
+		t.Errorf("%d findings, want %d:\n%s", len(got), 2*len(want), strings.Join(got, "\n"))
+	}
+}

@@ -27,12 +27,20 @@ func clusterScoped(f *checks.Finding, kinds map[string]parsers.Kind) bool {
 	return true
 }
 
+// crossNode reports whether the check of that ID compares nodes.
+func crossNode(id string) bool {
+	c := checks.ByID(id)
+	return c != nil && c.RunFleet != nil
+}
+
 // mergeClusterScope lists once the findings that several nodes report
 // alike from the cluster objects and configuration they share (the same
-// check, severity, message, objects and evidence, the node aside): the
-// finding keeps the first node's name in Node and names every such node,
-// in the order of the nodes, in Nodes. Other findings are kept as they
-// are, in their order.
+// check, severity, message, objects and evidence, the node aside), and
+// the findings of a cross-node check that name several nodes alike (the
+// same but for the evidence, each node's own: the first node's is kept):
+// the finding keeps the first node's name in Node and names every such
+// node, in the order of the nodes, in Nodes. Other findings are kept as
+// they are, in their order.
 func mergeClusterScope(nodes []*Node) []checks.Finding {
 	var out []checks.Finding
 	at := map[string]int{}
@@ -42,12 +50,16 @@ func mergeClusterScope(nodes []*Node) []checks.Finding {
 			kinds[in.Path] = in.Kind
 		}
 		for _, f := range n.Result.Findings {
-			if len(nodes) < 2 || !clusterScoped(&f, kinds) {
+			fleet := crossNode(f.Check)
+			if len(nodes) < 2 || !fleet && !clusterScoped(&f, kinds) {
 				out = append(out, f)
 				continue
 			}
 			k := f
 			k.Node, k.Nodes = "", nil
+			if fleet {
+				k.Evidence = nil
+			}
 			key, err := json.Marshal(k)
 			if err != nil {
 				out = append(out, f)

@@ -59,6 +59,15 @@ func TestMergeClusterScope(t *testing.T) {
 			{},
 			{f("config-invalid", "bad", config), f("config-invalid", "worse", config)},
 		}, []string{"bad @n0 [n0 n2]", "worse @n2 []"}},
+		{"a cross-node check's finding naming the nodes alike, each with its own rules", [][]checks.Finding{
+			{f("node-drift", "programmed on n2 but not on n0 and n1", rules, export)},
+			{f("node-drift", "programmed on n2 but not on n0 and n1", model.Evidence{File: rules.File, Line: 80, Text: rules.Text}, export)},
+			{},
+		}, []string{"programmed on n2 but not on n0 and n1 @n0 [n0 n1]"}},
+		{"a cross-node check's findings that differ", [][]checks.Finding{
+			{f("node-drift", "mode is ipvs on n0 but iptables on n1", config)},
+			{f("node-drift", "mode is iptables on n1 but ipvs on n0", config)},
+		}, []string{"mode is ipvs on n0 but iptables on n1 @n0 []", "mode is iptables on n1 but ipvs on n0 @n1 []"}},
 		{"one node", [][]checks.Finding{
 			{f("clusterip-outside-servicecidr", "outside", export)},
 		}, []string{"outside @n0 []"}},
