@@ -53,7 +53,7 @@ func RenderMarkdown(w io.Writer, r *Report, _ Options) error {
 		}
 		b.WriteString("\n")
 	}
-	for _, g := range groupByService(r.Findings) {
+	for _, g := range groupByService(alikeOnNodes(r.Findings)) {
 		title := g.service
 		if title == "" {
 			title = "Not about one service"

@@ -162,6 +162,17 @@ func listNames(names []string, kind string) string {
 // nodesText names the nodes a finding applies to (see nodeList).
 func nodesText(f checks.Finding) string { return nodeList(f.NodeNames()) }
 
+// nodeCell names the nodes of a finding in the table's NODE column: up to
+// three, else the first and how many more ("n01 +21 more"), so that the
+// message keeps its room; the details below name more of them.
+func nodeCell(f checks.Finding) string {
+	names := f.NodeNames()
+	if len(names) <= 3 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s +%d more", names[0], len(names)-1)
+}
+
 // nodesLabel is "node NAME", or "nodes A, B, C" for a finding that
 // several nodes share.
 func nodesLabel(f checks.Finding) string {
@@ -360,9 +371,10 @@ func inputsLine(r *Report) string {
 	return fmt.Sprintf("inputs: %s (%s)", plural(len(r.Inputs), "file"), strings.Join(kinds, ", "))
 }
 
-// sortedForTable orders findings by severity, node, service and check.
+// sortedForTable orders findings by severity, node, service and check,
+// those several nodes report alike listed once (see alikeOnNodes).
 func sortedForTable(r *Report) []checks.Finding {
-	fs := append([]checks.Finding(nil), r.Findings...)
+	fs := alikeOnNodes(r.Findings)
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
 		if a.Severity != b.Severity {
@@ -406,7 +418,7 @@ func findingsTable(t *theme, fs []checks.Finding, multi bool, width int) string 
 	for i, f := range fs {
 		num.cells = append(num.cells, fmt.Sprint(i+1))
 		svc.cells = append(svc.cells, findingTitle(f))
-		node.cells = append(node.cells, orDash(nodesText(f)))
+		node.cells = append(node.cells, orDash(nodeCell(f)))
 		check.cells = append(check.cells, f.Check)
 		sev.cells = append(sev.cells, f.Severity.String())
 		m := f.Message
