@@ -202,6 +202,7 @@ func sourceOf(n *report.Node) string {
 func analyzeSnaps(snaps []*model.Snapshot, selected []*checks.Check, prints *checks.Prints, checked func()) []analyzed {
 	out := make([]analyzed, len(snaps))
 	for i, s := range snaps {
+		checksStart()
 		n := checks.AnalyzeNodeThen(s, selected, prints, checked)
 		out[i] = analyzed{node: n, sum: report.Summarize(s, n.Result())}
 		snaps[i] = nil

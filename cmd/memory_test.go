@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"testing"
 	"time"
 )
@@ -77,6 +78,108 @@ func TestCollectLoadedEnvironment(t *testing.T) {
 		if gcPercent() != percent || memoryLimit() != limit {
 			t.Errorf("GOMEMLIMIT=%q GOGC=%q: GC percent or memory limit changed after the analysis", tc.gomemlimit, tc.gogc)
 		}
+	}
+}
+
+// TestChecksStart checks that once a node is loaded the pacer of one
+// unit (one with a floor) paces the checks at unitChecksGCPercent, after
+// collections too, that a fleet's pacer (a room, no floor) keeps its
+// base, and that checksStart does nothing once the analysis is over.
+func TestChecksStart(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		floor, room int64
+		want        int
+	}{
+		{"one unit", 1, 0, unitChecksGCPercent},
+		{"fleet", 0, fleetRoom, checksGCPercent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GOMEMLIMIT", "")
+			t.Setenv("GOGC", "")
+			_, percent := keepGCSettings(t)
+			restore := collectLoaded(tc.floor, tc.room)
+			checksStart()
+			if base := pacerBase(t); base != tc.want {
+				t.Errorf("the pacer's base is %d once the node is loaded, want %d", base, tc.want)
+			}
+			if tc.floor > 0 {
+				if got := gcPercent(); got != tc.want {
+					t.Errorf("GC percent %d as the checks start, want %d at once", got, tc.want)
+				}
+				// The finalizer of the next collection keeps the new base.
+				runtime.GC()
+				time.Sleep(20 * time.Millisecond)
+				if got := gcPercent(); got != tc.want {
+					t.Errorf("GC percent %d after a collection during the checks, want %d", got, tc.want)
+				}
+			}
+			restore()
+			checksStart()
+			if got := gcPercent(); got != percent {
+				t.Errorf("GC percent %d after the analysis, want %d as before", got, percent)
+			}
+			if activePacer.Load() != nil {
+				t.Error("a pacer is left once the analysis is over")
+			}
+		})
+	}
+}
+
+// pacerBase returns the base GC percent of the running pacer.
+func pacerBase(t *testing.T) int {
+	p := activePacer.Load()
+	if p == nil {
+		t.Error("no pacer while the analysis runs")
+		return -1
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.base
+}
+
+// TestAnalyzeChecksGCPercent runs analyze of one bundle and of two, and
+// checks the GC percent the pacer keeps as the checks of a node are
+// over: that of one unit's checks (unitChecksGCPercent) for one bundle
+// alone, the fleet's for two.
+func TestAnalyzeChecksGCPercent(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	t.Setenv("GOGC", "")
+	keepGCSettings(t)
+	var mu sync.Mutex
+	var seen []int
+	unitEvent = func(event string, i int) {
+		if event == "analysed" {
+			mu.Lock()
+			seen = append(seen, pacerBase(t))
+			mu.Unlock()
+		}
+	}
+	defer func() { unitEvent = nil }()
+	b := testdata(t, "bundles", "iptables-mini")
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		one   bool
+	}{
+		{"one bundle", []string{b}, true},
+		{"two bundles", []string{b, testdata(t, "bundles", "iptables-healthy")}, false},
+	} {
+		seen = nil
+		f, _ := testFactory()
+		if code := Run(f, append([]string{"analyze", "-o", "json"}, tc.paths...)); code > 1 {
+			t.Fatalf("%s: exit code %d", tc.name, code)
+		}
+		mu.Lock()
+		if len(seen) != len(tc.paths) {
+			t.Errorf("%s: %d nodes analysed, want %d", tc.name, len(seen), len(tc.paths))
+		}
+		for _, got := range seen {
+			if (got == unitChecksGCPercent) != tc.one {
+				t.Errorf("%s: the pacer's base is %d as the checks end (one unit's checks: %d)", tc.name, got, unitChecksGCPercent)
+			}
+		}
+		mu.Unlock()
 	}
 }
 
