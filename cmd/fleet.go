@@ -47,6 +47,11 @@ type fleetOptions struct {
 	// once rather than one at a time with the loose files read once (tests
 	// compare both).
 	together bool
+	// exports lets the units share the decoding of an export that
+	// several of them hold byte for byte (see load.Exports), unless
+	// decodeEach (tests compare both).
+	exports    *load.Exports
+	decodeEach bool
 }
 
 // fleetUnits splits the inputs into units (see [load.Plan]): with loose
@@ -109,6 +114,9 @@ func analyzeFleetOnce(paths []string, fo *fleetOptions) ([]*report.Node, *checks
 		one := *fo
 		one.load = offHeap(fo.load)
 		fo = &one
+	}
+	if len(units) > 1 && !fo.decodeEach {
+		fo.exports = load.NewExports(units)
 	}
 	restore := collectLoaded(heapPacing(units))
 	defer restore()
@@ -222,9 +230,9 @@ type loaded struct {
 	forget func()
 }
 
-// loadUnit reads one unit as far as its checks: from its node report when
+// loadUnit reads unit i as far as its checks: from its node report when
 // it is one or a bundle that holds one, else by loading it.
-func loadUnit(unit []string, fo *fleetOptions, prints *checks.Prints) (loaded, error) {
+func loadUnit(i int, unit []string, fo *fleetOptions, prints *checks.Prints) (loaded, error) {
 	var note string
 	// A node report was written without the loose files: the bundle is
 	// analysed from its dumps, as when read with them.
@@ -236,6 +244,7 @@ func loadUnit(unit []string, fo *fleetOptions, prints *checks.Prints) (loaded, e
 		note = why
 	}
 	lo := fo.load
+	lo.Exports = fo.exports.Of(i)
 	forget := func() {}
 	lo.Parsed = func(dumps []*iptables.Dump) { forget = checks.ReadAhead(dumps, fo.checks) }
 	snaps, err := load.Load(unit, lo)
@@ -409,7 +418,7 @@ func analyzeUnits(units [][]string, fo *fleetOptions, shared *report.Shared) ([]
 			if unitEvent != nil {
 				unitEvent("load", i)
 			}
-			l, err := loadUnit(units[i], fo, prints)
+			l, err := loadUnit(i, units[i], fo, prints)
 			if err != nil {
 				admit <- struct{}{}
 				fail(i, err)
