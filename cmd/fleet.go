@@ -118,7 +118,7 @@ func analyzeFleetOnce(paths []string, fo *fleetOptions) ([]*report.Node, *checks
 	if len(units) > 1 && !fo.decodeEach {
 		fo.exports = load.NewExports(units)
 	}
-	restore := collectLoaded(heapPacing(units))
+	restore := collectLoadedAt(heapPacing(units))
 	defer restore()
 	shared := report.NewShared()
 	done, err := analyzeUnits(units, fo, shared)
@@ -148,14 +148,24 @@ func analyzeFleetOnce(paths []string, fo *fleetOptions) ([]*report.Node, *checks
 // paced by the GC percent alone, as before.
 const fleetRoom = 16 << 20
 
-// heapPacing returns the floor of the heap's goal and its room over what
-// is live (see collectLoaded) for a run of units: one unit's heap may grow
-// to the unit's size, a fleet's to fleetRoom over what is live.
-func heapPacing(units [][]string) (floor, room int64) {
+// fleetGCPercent is the GC percent of a fleet (of its large nodes: under
+// 40 MB live the room applies). Its heap holds, beside the nodes in flight,
+// what the fleet keeps for the run: the prints, the summaries and an
+// export shared by the bundles (see load.Exports), about 60 MB for bundles
+// of a 10,000-Service node. At checksGCPercent they got room as the nodes
+// in flight do; at 40 the room is about half of what the nodes in flight
+// hold, as for a node alone.
+const fleetGCPercent = 40
+
+// heapPacing returns the floor of the heap's goal, its room over what is
+// live and the GC percent (see collectLoadedAt) for a run of units: one
+// unit's heap may grow to the unit's size, a fleet's to fleetRoom over
+// what is live, at fleetGCPercent.
+func heapPacing(units [][]string) (floor, room int64, base int) {
 	if len(units) == 1 {
-		return inputSize(units[0]), 0
+		return inputSize(units[0]), 0, checksGCPercent
 	}
-	return 0, fleetRoom
+	return 0, fleetRoom, fleetGCPercent
 }
 
 // sameNodeTail ends the note of noteSameNode, a note of the fleet rather

@@ -267,13 +267,14 @@ func TestHeapPacing(t *testing.T) {
 		name        string
 		units       [][]string
 		floor, room int64
+		base        int
 	}{
-		{"one unit", units[1:2], 1000, 0},
-		{"two units", units[:2], 0, fleetRoom},
-		{"three units", units, 0, fleetRoom},
+		{"one unit", units[1:2], 1000, 0, checksGCPercent},
+		{"two units", units[:2], 0, fleetRoom, fleetGCPercent},
+		{"three units", units, 0, fleetRoom, fleetGCPercent},
 	} {
-		if floor, room := heapPacing(tc.units); floor != tc.floor || room != tc.room {
-			t.Errorf("%s: heapPacing = %d, %d, want %d, %d", tc.name, floor, room, tc.floor, tc.room)
+		if floor, room, base := heapPacing(tc.units); floor != tc.floor || room != tc.room || base != tc.base {
+			t.Errorf("%s: heapPacing = %d, %d, %d, want %d, %d, %d", tc.name, floor, room, base, tc.floor, tc.room, tc.base)
 		}
 	}
 }
