@@ -99,3 +99,31 @@ func TestExportsShared(t *testing.T) {
 		t.Errorf("an export is held once every unit is loaded: %s", ex.held.name)
 	}
 }
+
+// TestNewExportsNone: units holding no two files of one size, or only
+// small ones, share nothing: no export is hashed or held.
+func TestNewExportsNone(t *testing.T) {
+	dir := t.TempDir()
+	unit := func(name string, sizes ...int) []string {
+		p := filepath.Join(dir, name)
+		for i, n := range sizes {
+			writeFile(t, p, fmt.Sprintf("cluster/f%d.json", i), bytes.Repeat([]byte{' '}, n))
+		}
+		return []string{p}
+	}
+	big := minSharedExport
+	for _, tc := range []struct {
+		name  string
+		units [][]string
+		want  bool
+	}{
+		{"sizes apart", [][]string{unit("a", big, big+1), unit("b", big+2)}, false},
+		{"small files alike", [][]string{unit("c", 100), unit("d", 100)}, false},
+		{"one unit", [][]string{unit("e", big, big)}, false},
+		{"a size two units hold", [][]string{unit("f", big+5), unit("g", 10, big+5)}, true},
+	} {
+		if got := NewExports(tc.units) != nil; got != tc.want {
+			t.Errorf("%s: exports to share %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
