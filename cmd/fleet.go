@@ -118,7 +118,7 @@ func analyzeFleetOnce(paths []string, fo *fleetOptions) ([]*report.Node, *checks
 	if len(units) > 1 && !fo.decodeEach {
 		fo.exports = load.NewExports(units)
 	}
-	restore := collectLoadedAt(heapPacing(units))
+	restore := collectLoadedAt(heapPacing(units, fo.exports != nil))
 	defer restore()
 	shared := report.NewShared()
 	done, err := analyzeUnits(units, fo, shared)
@@ -148,24 +148,28 @@ func analyzeFleetOnce(paths []string, fo *fleetOptions) ([]*report.Node, *checks
 // paced by the GC percent alone, as before.
 const fleetRoom = 16 << 20
 
-// fleetGCPercent is the GC percent of a fleet (of its large nodes: under
-// 40 MB live the room applies). Its heap holds, beside the nodes in flight,
-// what the fleet keeps for the run: the prints, the summaries and an
-// export shared by the bundles (see load.Exports), about 60 MB for bundles
-// of a 10,000-Service node. At checksGCPercent they got room as the nodes
-// in flight do; at 40 the room is about half of what the nodes in flight
-// hold, as for a node alone.
-const fleetGCPercent = 40
+// sharedGCPercent is the GC percent of a fleet whose bundles may share an
+// export (see load.Exports), for its large nodes (under 40 MB live the
+// room applies). Its heap then holds, beside the nodes in flight and what
+// the fleet keeps for the run (the prints, the summaries), the objects of
+// an export for several nodes, 29 MB for bundles of a 10,000-Service
+// node: at checksGCPercent they got room as the nodes in flight do, and
+// the run peaked about 30 MB higher than when each bundle decoded its
+// own export; at 40 it peaks about as high.
+const sharedGCPercent = 40
 
 // heapPacing returns the floor of the heap's goal, its room over what is
 // live and the GC percent (see collectLoadedAt) for a run of units: one
 // unit's heap may grow to the unit's size, a fleet's to fleetRoom over
-// what is live, at fleetGCPercent.
-func heapPacing(units [][]string) (floor, room int64, base int) {
-	if len(units) == 1 {
+// what is live, at sharedGCPercent when its units may share an export.
+func heapPacing(units [][]string, sharing bool) (floor, room int64, base int) {
+	switch {
+	case len(units) == 1:
 		return inputSize(units[0]), 0, checksGCPercent
+	case sharing:
+		return 0, fleetRoom, sharedGCPercent
 	}
-	return 0, fleetRoom, fleetGCPercent
+	return 0, fleetRoom, checksGCPercent
 }
 
 // sameNodeTail ends the note of noteSameNode, a note of the fleet rather
