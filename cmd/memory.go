@@ -77,12 +77,17 @@ func checksStart() {
 // or GOMEMLIMIT set in the environment it does neither: the collector
 // runs as they say, as for any Go program. analyze sets no memory limit.
 func collectLoaded(floor, room int64) (restore func()) {
+	return collectLoadedAt(floor, room, checksGCPercent)
+}
+
+// collectLoadedAt is [collectLoaded] at a GC percent of base.
+func collectLoadedAt(floor, room int64, base int) (restore func()) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
 	runtime.GC()
-	before := debug.SetGCPercent(checksGCPercent)
-	p := startFloorPacer(floor, room, checksGCPercent)
+	before := debug.SetGCPercent(base)
+	p := startFloorPacer(floor, room, base)
 	activePacer.Store(p)
 	return func() {
 		activePacer.CompareAndSwap(p, nil)

@@ -369,14 +369,17 @@ func TestHeapPacing(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		units       [][]string
+		sharing     bool
 		floor, room int64
+		base        int
 	}{
-		{"one unit", units[1:2], 1000, 0},
-		{"two units", units[:2], 0, fleetRoom},
-		{"three units", units, 0, fleetRoom},
+		{"one unit", units[1:2], false, 1000, 0, checksGCPercent},
+		{"two units", units[:2], false, 0, fleetRoom, checksGCPercent},
+		{"three units", units, false, 0, fleetRoom, checksGCPercent},
+		{"three units sharing an export", units, true, 0, fleetRoom, sharedGCPercent},
 	} {
-		if floor, room := heapPacing(tc.units); floor != tc.floor || room != tc.room {
-			t.Errorf("%s: heapPacing = %d, %d, want %d, %d", tc.name, floor, room, tc.floor, tc.room)
+		if floor, room, base := heapPacing(tc.units, tc.sharing); floor != tc.floor || room != tc.room || base != tc.base {
+			t.Errorf("%s: heapPacing = %d, %d, %d, want %d, %d, %d", tc.name, floor, room, base, tc.floor, tc.room, tc.base)
 		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
-	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/internal/intern"
 	"github.com/proxyscan/proxyscan/parsers"
@@ -280,20 +279,23 @@ func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
 	for _, v := range f.views {
 		np.views = append(np.views, viewPrint{family: v.Family, source: v.Source, anchors: v.Anchors})
 	}
+	// The checks' expectations of a port (see Pass.Expect) hold the
+	// endpoints' selection of each family: its topology is read there,
+	// not selected again.
+	p := &Pass{Snap: s, facts: f}
 	for name, pl := range planePorts(f.views, true) {
 		pp := get(name)
 		pp.programmed, pp.protocol, pp.elems, pp.dispatch = true, pl.protocol, pl.elems, pl.dispatch
 		if sp := sps[name]; sp != nil {
 			pp.protocol = string(sp.Protocol)
 			for _, fam := range pl.families {
-				pp.topology = pp.topology || proxier.SelectEndpoints(f.res, f.res.Mode, sp, fam).Topology != ""
+				pp.topology = pp.topology || p.Expect(sp, fam).Topology != ""
 			}
 		}
 	}
 	for name := range sps {
 		get(name)
 	}
-	p := &Pass{Snap: s, facts: f}
 	for name, pp := range ports {
 		pp.elems = uniqueElems(pp.elems, true)
 		sp := sps[name]

@@ -182,9 +182,28 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 	}
 	if opts.Compact {
 		// Exports given as loose files are shared by every snapshot: only
-		// now, with all ports built, can they be trimmed.
+		// now, with all ports built, can they be trimmed. Those shared
+		// with other units (see Exports) are not: their Services have
+		// trimmed copies.
+		var held []map[*kube.Service]*kube.Service
+		for _, r := range results {
+			if r.compacted != nil {
+				held = append(held, r.compacted)
+			}
+		}
+		compacted := func(svc *kube.Service) *kube.Service {
+			if c := opts.Shared.compacted(svc); c != nil {
+				return c
+			}
+			for _, m := range held {
+				if c := m[svc]; c != nil {
+					return c
+				}
+			}
+			return nil
+		}
 		for _, s := range out {
-			compactSnapshot(s, opts.Shared)
+			compactSnapshot(s, compacted)
 		}
 	}
 	return out, nil
@@ -859,26 +878,29 @@ func (b *builder) pickNode(opts Options) {
 // with their positions; their number is kept), and of the Services all
 // but their names, annotations, type, traffic distribution and cluster
 // IPs (clusterip-outside-servicecidr reads those of port-less Services
-// too): the ports hold the rest. The Services of shared, which other
-// snapshots read meanwhile, are not trimmed: the snapshot's objects and
-// ports get the trimmed copy of each that shared holds, one for every
-// snapshot.
-func compactSnapshot(s *model.Snapshot, shared *Shared) {
+// too): the ports hold the rest. The Services of exports shared with
+// other snapshots (loose files, see Shared, or a unit's own export, see
+// Exports), which they read meanwhile, are not trimmed: the snapshot's
+// objects and ports get the trimmed copy of each that compacted returns,
+// one for every snapshot; compacted returns nil for the others.
+func compactSnapshot(s *model.Snapshot, compacted func(*kube.Service) *kube.Service) {
 	o := s.Objects
 	if o == nil {
 		return
 	}
 	o.ReleaseEndpoints()
+	copied := false
 	for i, svc := range o.Services {
-		if c := shared.compacted(svc); c != nil {
+		if c := compacted(svc); c != nil {
 			o.Services[i] = c
+			copied = true
 			continue
 		}
 		compactService(svc)
 	}
-	if shared != nil && len(shared.services) > 0 {
+	if copied {
 		for _, sp := range s.Ports {
-			if c := shared.compacted(sp.Service); c != nil {
+			if c := compacted(sp.Service); c != nil {
 				sp.Service = c
 			}
 		}

@@ -119,7 +119,7 @@ func TestFilesReadWhenParsed(t *testing.T) {
 	if err := os.Remove(dump); err != nil {
 		t.Fatal(err)
 	}
-	res, err := parseAll(files, kube.Options{}, nil)
+	res, err := parseAll(files, kube.Options{}, nil, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,6 +84,11 @@ type Options struct {
 	// those of reading them together ([ErrReadTogether] when they are
 	// not to be read so).
 	Shared *Shared
+	// Exports, when set, is the unit's view of what the units of a run
+	// share of their own Kubernetes exports (see [Exports]): an export
+	// on disk byte for byte the one another unit decoded is not decoded
+	// again.
+	Exports *UnitExports
 }
 
 // parseFunc parses one file of a kind into its value.
@@ -140,6 +145,10 @@ type parsed struct {
 	// note says why a file read leniently was not analysed after all.
 	notes []parsers.LineNote
 	note  string
+	// compacted, for an export whose objects are shared with other units
+	// (see Exports), holds the trimmed copy of each of its Services that
+	// compacting a snapshot puts in their place.
+	compacted map[*kube.Service]*kube.Service
 }
 
 // setStrictness marks the files read strictly: all with strict, else
@@ -186,7 +195,8 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		return nil, inputErrorf("no input files")
 	}
 	setStrictness(files, opts.Strict)
-	results, err := parseAll(files, opts.kube(), opts.Parsed)
+	defer opts.Exports.loaded()
+	results, err := parseAll(files, opts.kube(), opts.Parsed, opts.Exports, opts.Compact)
 	if err != nil {
 		return nil, err
 	}
@@ -265,11 +275,13 @@ func nothingKnown(results []parsed) error {
 // largest first, and once the exports are done every core does. Files on
 // disk are read as they are parsed; Kubernetes exports on disk are
 // decoded as they are read (see streamKube), and those of archives were
-// decoded as the archive was read. The error is a worker's panic.
-// dumpsParsed, when not nil, is called with the iptables dumps once every
+// decoded as the archive was read; an export on disk that ex (when not
+// nil) holds decoded already is not decoded again, and one that a later
+// unit may hold is kept in ex, with the trimmed copies of its Services
+// when compact. The error is a worker's panic. dumpsParsed, when not nil, is called with the iptables dumps once every
 // file but the exports is parsed, on the goroutine that parsed the last
 // one, while the exports may still be decoding.
-func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump)) ([]parsed, error) {
+func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump), ex *UnitExports, compact bool) ([]parsed, error) {
 	out := make([]parsed, len(files))
 	parse := func(i int) {
 		f := files[i]
@@ -292,7 +304,7 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump))
 			r.size = f.size
 			r.value, r.err = f.result()
 		case k == parsers.KindKube && f.path != "" && streamExports && (f.strict || !f.det.damaged):
-			r.value, r.size, r.err = streamKube(&f, ko)
+			r.value, r.size, r.f.sum, r.compacted, r.err = ex.decode(&f, ko, compact)
 		default:
 			data, err := f.load(k)
 			r.size = int64(len(data))

@@ -19,6 +19,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -90,7 +91,9 @@ type file struct {
 	// file, read decompressed (see compressedFile).
 	compressed string
 	// sum is the hex SHA-256 of an archive member, computed as it was
-	// read (files on disk are hashed when a manifest lists them).
+	// read, or of an export on disk hashed as it was decoded or to be told
+	// the same as one decoded before (see Exports); other files on disk
+	// are hashed when a manifest lists them.
 	sum string
 	// offheap reads a large file on disk into memory outside the Go heap
 	// (see Options.OffHeap).
@@ -234,14 +237,19 @@ func readOffHeap(p string) (data []byte, ok bool) {
 
 // streamKube decodes the Kubernetes export on disk at f.path as it reads
 // it, so that a large export is never in memory whole, returning the
-// objects and the bytes read.
-func streamKube(f *file, ko kube.Options) (any, int64, error) {
+// objects and the bytes read; sum, when not nil, is written the bytes as
+// they are read.
+func streamKube(f *file, ko kube.Options, sum hash.Hash) (any, int64, error) {
 	fh, err := openExport(f.path)
 	if err != nil {
 		return nil, 0, pathErr(err)
 	}
 	defer fh.Close()
-	cr := &countingReader{r: fh}
+	var r io.Reader = fh
+	if sum != nil {
+		r = io.TeeReader(fh, sum)
+	}
+	cr := &countingReader{r: r}
 	objs, err := kube.ParseReader(f.name, cr, ko)
 	if err != nil {
 		return objs, cr.n, pathErr(err)

@@ -182,7 +182,7 @@ func readShared(loose []string, opts Options) *Shared {
 // parse parses the loose files and makes the trimmed copies of their
 // Services (with Options.Compact).
 func (s *Shared) parse(files []file, opts Options) error {
-	results, err := parseAll(files, opts.kube(), nil)
+	results, err := parseAll(files, opts.kube(), nil, nil, false)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,129 @@
+package load
+
+import (
+	"bytes"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/internal/benchgen"
+)
+
+// TestExportsShared: units loaded one after another with an Exports share
+// the objects of exports that are byte for byte alike, under one name in
+// their bundles, and decode the others: one of the same size that differs
+// by one endpoint's address (which the next unit's export is alike to),
+// one of another size, one under another name.
+// Each snapshot holds what its own file says and names its own bundle, and
+// the export held is dropped once the last unit that may hold it is
+// loaded.
+func TestExportsShared(t *testing.T) {
+	dir := t.TempDir()
+	spec := benchgen.Spec{Services: 200, Endpoints: 800, NodePortEvery: 4}
+	if err := spec.WriteFleet(dir, 6); err != nil {
+		t.Fatal(err)
+	}
+	var units [][]string
+	for i := 1; i <= 6; i++ {
+		units = append(units, []string{filepath.Join(dir, fmt.Sprintf("node-%04d", i))})
+	}
+	export, err := os.ReadFile(filepath.Join(units[0][0], "cluster", "cluster.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(u int, name string, data []byte) {
+		p := filepath.Join(units[u][0], "cluster", "cluster.json")
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(units[u][0], "cluster", name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// node-0003 and node-0004: one address changed, same size; node-0005:
+	// another size; node-0006: the export under another name.
+	same := bytes.Replace(export, []byte(`"10.128.0.1"`), []byte(`"10.127.0.1"`), 1)
+	write(2, "cluster.json", same)
+	write(3, "cluster.json", same)
+	write(4, "cluster.json", bytes.Replace(export, []byte(`"10.128.0.1"`), []byte(`"10.127.0.10"`), 1))
+	write(5, "export.json", export)
+	ex := NewExports(units)
+	if ex == nil {
+		t.Fatal("NewExports: nil for units holding files of one size")
+	}
+	opts := Options{Compact: true}
+	previous := ""
+	changed := netip.MustParseAddr("10.127.0.1")
+	for i, u := range units {
+		alone, err := Load(u, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := opts
+		o.Exports = ex.Of(i)
+		snaps, err := Load(u, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, a := snaps[0], alone[0]
+		if len(s.Objects.Services) != len(a.Objects.Services) || len(s.Ports) != len(a.Ports) {
+			t.Fatalf("%s: %d Services, %d ports; alone %d, %d", u[0], len(s.Objects.Services), len(s.Ports), len(a.Objects.Services), len(a.Ports))
+		}
+		svc := s.Objects.Services[0]
+		if got := fmt.Sprintf("%s %v", svc.Pos, *svc.Service); got != fmt.Sprintf("%s %v", a.Objects.Services[0].Pos, *a.Objects.Services[0].Service) {
+			t.Errorf("%s: the first Service is %s, alone %v", u[0], got, a.Objects.Services[0].Pos)
+		}
+		for _, in := range s.Inputs {
+			if in.Bundle != u[0] {
+				t.Errorf("%s: input %s of bundle %s", u[0], in.Path, in.Bundle)
+			}
+		}
+		has := false
+		for _, sp := range s.Ports {
+			for _, e := range sp.Endpoints {
+				has = has || e.IP == changed
+			}
+		}
+		if want := i == 2 || i == 3; has != want {
+			t.Errorf("%s: endpoint %s: %t, want %t", u[0], changed, has, want)
+		}
+		id := fmt.Sprintf("%p", svc)
+		if shared, want := id == previous, i == 1 || i == 3; shared != want {
+			t.Errorf("%s: objects of the previous node's export: %t, want %t", u[0], shared, want)
+		}
+		previous = id
+	}
+	if ex.held != nil {
+		t.Errorf("an export is held once every unit is loaded: %s", ex.held.name)
+	}
+}
+
+// TestNewExportsNone: units holding no two files of one size, or only
+// small ones, share nothing: no export is hashed or held.
+func TestNewExportsNone(t *testing.T) {
+	dir := t.TempDir()
+	unit := func(name string, sizes ...int) []string {
+		p := filepath.Join(dir, name)
+		for i, n := range sizes {
+			writeFile(t, p, fmt.Sprintf("cluster/f%d.json", i), bytes.Repeat([]byte{' '}, n))
+		}
+		return []string{p}
+	}
+	big := minSharedExport
+	for _, tc := range []struct {
+		name  string
+		units [][]string
+		want  bool
+	}{
+		{"sizes apart", [][]string{unit("a", big, big+1), unit("b", big+2)}, false},
+		{"small files alike", [][]string{unit("c", 100), unit("d", 100)}, false},
+		{"one unit", [][]string{unit("e", big, big)}, false},
+		{"a size two units hold", [][]string{unit("f", big+5), unit("g", 10, big+5)}, true},
+	} {
+		if got := NewExports(tc.units) != nil; got != tc.want {
+			t.Errorf("%s: exports to share %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}

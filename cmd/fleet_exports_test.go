@@ -1,0 +1,105 @@
+package cmd
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/analyzer/report"
+	"github.com/proxyscan/proxyscan/internal/benchgen"
+)
+
+// ownExportsFleet writes a fleet of 5 bundles of one node spec, each with
+// its own export: those of node-0001, node-0002 and node-0005 are byte for
+// byte one export; that of node-0003 differs by one endpoint's address
+// and is of the same size; that of node-0004 differs by one address and
+// by its size. It returns the bundles.
+func ownExportsFleet(t *testing.T) []string {
+	t.Helper()
+	dir := t.TempDir()
+	spec := benchgen.Spec{Services: 300, Endpoints: 1200, NodePortEvery: 4}
+	if err := spec.WriteFleet(dir, 5); err != nil {
+		t.Fatal(err)
+	}
+	var bundles []string
+	for i := 1; i <= 5; i++ {
+		bundles = append(bundles, filepath.Join(dir, "node-000"+string(rune('0'+i))))
+	}
+	export, err := os.ReadFile(filepath.Join(bundles[0], "cluster", "cluster.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	change := func(b, old, new string) {
+		if bytes.Count(export, []byte(old)) != 1 {
+			t.Fatalf("%s is not once in the export", old)
+		}
+		p := filepath.Join(b, "cluster", "cluster.json")
+		// The bundles' files are links of one file: write a new one.
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, bytes.Replace(export, []byte(old), []byte(new), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	change(bundles[2], `"10.128.0.1"`, `"10.127.0.1"`)
+	change(bundles[3], `"10.128.0.2"`, `"10.127.0.20"`)
+	return bundles
+}
+
+// TestFleetOwnExportsShared: bundles holding byte-identical exports of
+// their own share one decoding of them, and every node's answers are
+// those of the node analysed alone, its evidence citing its own bundle's
+// file; the report is byte for byte that of each bundle decoding its own
+// export, with exports alike, differing by one object at one size, and
+// differing in size.
+func TestFleetOwnExportsShared(t *testing.T) {
+	bundles := ownExportsFleet(t)
+	opts := load.Options{Compact: true}
+	var want []string
+	for _, b := range bundles {
+		snaps, err := load.Load([]string{b}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range snaps {
+			want = append(want, alone(t, report.Summarize(s, checks.Run(s, checks.All))))
+		}
+	}
+	if want[2] == want[0] || want[3] == want[0] {
+		t.Fatal("the nodes of the changed exports answer as the others: the test tells nothing")
+	}
+	render := func(nodes []*report.Node, drift *checks.Drift) []byte {
+		var buf bytes.Buffer
+		if err := report.RenderJSON(&buf, report.BuildNodes(report.Tool{Name: "proxyscan", Version: "v0.0.0-test"}, nodes, drift), report.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	nodes, drift, err := analyzeFleet(bundles, &fleetOptions{load: opts, checks: checks.All, jobs: 1, decodeEach: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	each := render(nodes, drift)
+	for _, jobs := range fleetJobs() {
+		fo := &fleetOptions{load: opts, checks: checks.All, jobs: jobs}
+		nodes, drift, err := analyzeFleet(bundles, fo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fo.exports == nil {
+			t.Fatalf("jobs %d: the exports are not shared", jobs)
+		}
+		for i, n := range nodes {
+			if got := alone(t, n); got != want[i] {
+				t.Errorf("jobs %d: node %d (%s) differs from its analysis alone:\n%s\nwant:\n%s", jobs, i, bundles[i], got, want[i])
+			}
+		}
+		if got := render(nodes, drift); !bytes.Equal(got, each) {
+			t.Errorf("jobs %d: the report differs from that of each bundle decoding its own export:\n%s", jobs, firstDiff(got, each))
+		}
+	}
+}
