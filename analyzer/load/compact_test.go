@@ -7,9 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/kube"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
 const miniSlice = `---
@@ -140,4 +143,45 @@ func withoutObjects(ports []*model.ServicePort) []model.ServicePort {
 		out[i].Service = nil
 	}
 	return out
+}
+
+// TestClusterUIDKept: the uid of Service default/kubernetes, which names
+// the cluster a node's exports come from (node-drift compares nodes of one
+// cluster), survives lean decoding and trimming, in YAML and JSON exports;
+// no other Service keeps its uid.
+func TestClusterUIDKept(t *testing.T) {
+	dir := filepath.Join(parsetest.Root(t), "testdata", "bundles", "iptables-healthy")
+	yamlDir := t.TempDir()
+	jsonDir := t.TempDir()
+	export, err := os.ReadFile(filepath.Join(dir, "cluster", "cluster.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asJSON, err := yaml.YAMLToJSON(export)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(yamlDir, "cluster.yaml"), export, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(jsonDir, "cluster.json"), asJSON, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{yamlDir, jsonDir} {
+		for _, o := range []Options{{Compact: true}, {Lean: true}} {
+			snaps, err := Load([]string{filepath.Join(dir, "node", "iptables-save.txt"), in}, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			uids := map[string]string{}
+			for _, sp := range snaps[0].Ports {
+				if sp.Service != nil && sp.Service.Service != nil && sp.Service.UID != "" {
+					uids[sp.Name.Namespace+"/"+sp.Name.Name] = string(sp.Service.UID)
+				}
+			}
+			if len(uids) != 1 || uids["default/kubernetes"] != "5f2a13c1-6038-449b-b62b-11e8ddb66950" {
+				t.Errorf("%s, %+v: uids %v, want that of default/kubernetes only", filepath.Base(in), o, uids)
+			}
+		}
+	}
 }
