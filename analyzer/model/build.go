@@ -2,12 +2,16 @@ package model
 
 import (
 	"net/netip"
+	"runtime"
+	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 )
@@ -64,35 +68,90 @@ func BuildServicePorts(objs *kube.Objects, opts BuildOptions) []*ServicePort {
 		covered[ns] = true
 		whole = whole || key == "default/kubernetes"
 	}
-	var out []*ServicePort
-	for _, svc := range objs.Services {
-		key := svc.Namespace + "/" + svc.Name
-		ports := servicePorts(svc, opts)
-		slices := slicesBySvc[key]
-		sort.Slice(slices, func(i, j int) bool { return slices[i].Name < slices[j].Name })
-		for _, sp := range ports {
-			switch {
-			case len(slices) > 0:
-				sp.Endpoints = endpointsFromSlices(sp, slices, opts.NodeName)
-				sp.EndpointSource = EndpointSourceSlices
-			case epsBySvc[key] != nil:
-				eps := epsBySvc[key]
-				sp.Endpoints = endpointsFromLegacy(sp, eps, opts.NodeName)
-				sp.EndpointSource = EndpointSourceLegacy
-				sp.EndpointsTruncated = eps.Annotations[corev1.EndpointsOverCapacity] == "truncated"
-			case len(covered) > 0 && !whole && !covered[svc.Namespace]:
-				sp.EndpointsUnknown = true
-			}
+	for _, list := range slicesBySvc {
+		if len(list) > 1 {
+			slices.SortFunc(list, func(a, b *kube.EndpointSlice) int { return strings.Compare(a.Name, b.Name) })
 		}
-		out = append(out, ports...)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i].String(), out[j].String()
-		if a != b {
-			return a < b
+	build := func(svcs []*kube.Service) []*ServicePort {
+		var out []*ServicePort
+		for _, svc := range svcs {
+			key := svc.Namespace + "/" + svc.Name
+			ports := servicePorts(svc, opts)
+			slices := slicesBySvc[key]
+			for _, sp := range ports {
+				switch {
+				case len(slices) > 0:
+					sp.Endpoints = endpointsFromSlices(sp, slices, opts.NodeName)
+					sp.EndpointSource = EndpointSourceSlices
+				case epsBySvc[key] != nil:
+					eps := epsBySvc[key]
+					sp.Endpoints = endpointsFromLegacy(sp, eps, opts.NodeName)
+					sp.EndpointSource = EndpointSourceLegacy
+					sp.EndpointsTruncated = eps.Annotations[corev1.EndpointsOverCapacity] == "truncated"
+				case len(covered) > 0 && !whole && !covered[svc.Namespace]:
+					sp.EndpointsUnknown = true
+				}
+				_ = sp.String() // its name, for the sort below
+			}
+			out = append(out, ports...)
 		}
-		return out[i].Protocol < out[j].Protocol
+		return out
+	}
+	out := buildParts(objs.Services, build)
+	slices.SortStableFunc(out, func(a, b *ServicePort) int {
+		if c := strings.Compare(a.String(), b.String()); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a.Protocol), string(b.Protocol))
 	})
+	return out
+}
+
+// parallelServices is the number of Services from which
+// [BuildServicePorts] builds their ports on every core (a variable for
+// tests).
+var parallelServices = 2048
+
+// buildParts returns the service ports build makes of svcs, in their
+// order: for many Services, build runs on parts of them on every core
+// (it reads what is shared and writes only what it makes).
+func buildParts(svcs []*kube.Service, build func([]*kube.Service) []*ServicePort) []*ServicePort {
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 || len(svcs) < parallelServices {
+		return build(svcs)
+	}
+	// More parts than workers, taken in turn, so that a slow part does
+	// not keep the others waiting.
+	const partSize = 512
+	parts := make([][]*ServicePort, (len(svcs)+partSize-1)/partSize)
+	var next atomic.Int64
+	g := fault.Group{Name: "model.ports"}
+	for range min(workers, len(parts)) {
+		g.Go(func() error {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(parts) {
+					return nil
+				}
+				parts[i] = build(svcs[i*partSize : min((i+1)*partSize, len(svcs))])
+			}
+		})
+	}
+	if err := g.Wait(); err != nil {
+		panic(err) // a worker's panic, raised again here
+	}
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]*ServicePort, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
 	return out
 }
 
@@ -200,28 +259,32 @@ func servicePorts(svc *kube.Service, opts BuildOptions) []*ServicePort {
 // name and protocol; only addresses[0] is used; duplicates are merged, a
 // local copy winning.
 func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node string) []*Endpoint {
-	byAddr := map[string]*Endpoint{}
-	var order []string
+	// The endpoints are counted first, to be made together.
+	n := 0
 	for _, s := range slices {
-		if s.AddressType != discoveryv1.AddressTypeIPv4 && s.AddressType != discoveryv1.AddressTypeIPv6 {
+		if !sliceOfIPs(s) {
+			continue
+		}
+		for _, port := range s.Ports {
+			if portMatches(sp, port) {
+				n += len(s.Endpoints)
+			}
+		}
+	}
+	if n == 0 {
+		return []*Endpoint{}
+	}
+	block := make([]Endpoint, 0, n)
+	out := make([]*Endpoint, 0, n)
+	for _, s := range slices {
+		if !sliceOfIPs(s) {
 			continue
 		}
 		// The endpoints of a slice share a copy of its position (not the
 		// slice's own field: the slice may be released).
 		var pos *parsers.Pos
 		for _, port := range s.Ports {
-			if port.Port == nil {
-				continue
-			}
-			name := ""
-			if port.Name != nil {
-				name = *port.Name
-			}
-			proto := corev1.ProtocolTCP
-			if port.Protocol != nil {
-				proto = *port.Protocol
-			}
-			if name != sp.Name.Port || proto != sp.Protocol {
+			if !portMatches(sp, port) {
 				continue
 			}
 			for i := range s.Endpoints {
@@ -233,13 +296,14 @@ func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node str
 				if err != nil {
 					continue
 				}
-				e := &Endpoint{
+				block = append(block, Endpoint{
 					IP:          ip.Unmap(),
 					Port:        *port.Port,
 					Ready:       se.Conditions.Ready == nil || *se.Conditions.Ready,
 					Serving:     se.Conditions.Serving == nil || *se.Conditions.Serving,
 					Terminating: se.Conditions.Terminating != nil && *se.Conditions.Terminating,
-				}
+				})
+				e := &block[len(block)-1]
 				if pos == nil {
 					pos = &parsers.Pos{File: s.Pos.File, Line: s.Pos.Line, Path: s.Pos.Path}
 				}
@@ -260,24 +324,58 @@ func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node str
 						e.hints.nodes = append(e.hints.nodes, n.Name)
 					}
 				}
-				k := e.String()
-				if old, ok := byAddr[k]; ok {
-					if e.Local && !old.Local {
-						byAddr[k] = e
-					}
-					continue
-				}
-				byAddr[k] = e
-				order = append(order, k)
+				_ = e.String() // its address, for the merge
+				out = append(out, e)
 			}
 		}
 	}
-	out := make([]*Endpoint, 0, len(order))
-	for _, k := range order {
-		out = append(out, byAddr[k])
+	return mergeEndpoints(out)
+}
+
+// sliceOfIPs reports whether an EndpointSlice lists IP addresses (not
+// FQDNs, which kube-proxy ignores).
+func sliceOfIPs(s *kube.EndpointSlice) bool {
+	return s.AddressType == discoveryv1.AddressTypeIPv4 || s.AddressType == discoveryv1.AddressTypeIPv6
+}
+
+// portMatches reports whether an EndpointSlice's port is the service
+// port's: the same name and protocol, and a port number.
+func portMatches(sp *ServicePort, port discoveryv1.EndpointPort) bool {
+	if port.Port == nil {
+		return false
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
-	return out
+	name := ""
+	if port.Name != nil {
+		name = *port.Name
+	}
+	proto := corev1.ProtocolTCP
+	if port.Protocol != nil {
+		proto = *port.Protocol
+	}
+	return name == sp.Name.Port && proto == sp.Protocol
+}
+
+// mergeEndpoints sorts endpoints by address and merges those of one
+// address into the first of them that is local, or else the first.
+func mergeEndpoints(eps []*Endpoint) []*Endpoint {
+	if len(eps) == 0 {
+		return []*Endpoint{}
+	}
+	slices.SortStableFunc(eps, func(a, b *Endpoint) int { return strings.Compare(a.String(), b.String()) })
+	out := eps[:1]
+	for _, e := range eps[1:] {
+		last := &out[len(out)-1]
+		switch {
+		case e.String() != (*last).String():
+			out = append(out, e)
+		case e.Local && !(*last).Local:
+			*last = e
+		}
+	}
+	if cap(out) == len(out) {
+		return out
+	}
+	return append(make([]*Endpoint, 0, len(out)), out...) // held to the end: no room to spare
 }
 
 // endpointsFromLegacy reads a core/v1 Endpoints object, for exports that

@@ -1,0 +1,60 @@
+package model_test
+
+import (
+	"bytes"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/internal/benchgen"
+	"github.com/proxyscan/proxyscan/parsers/kube"
+)
+
+// objects decodes the export of spec as analyze does (lean).
+func objects(tb testing.TB, spec benchgen.Spec) *kube.Objects {
+	tb.Helper()
+	var buf bytes.Buffer
+	if err := spec.WriteCompactJSON(&buf); err != nil {
+		tb.Fatal(err)
+	}
+	objs, err := kube.ParseWith("cluster.json", buf.Bytes(), kube.Options{Lean: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return objs
+}
+
+// TestBuildServicePortsInParts checks that the service ports built on
+// every core, from parts of the Services, are those built on one, in the
+// same order.
+func TestBuildServicePortsInParts(t *testing.T) {
+	spec := benchgen.Spec{Services: 1500, Endpoints: 4000, NodePortEvery: 3, Node: "bench-node-1"}
+	opts := model.BuildOptions{NodeName: spec.Node}
+	restore := model.SetParallelServices(math.MaxInt)
+	want := model.BuildServicePorts(objects(t, spec), opts)
+	restore()
+	defer model.SetParallelServices(1)()
+	got := model.BuildServicePorts(objects(t, spec), opts)
+	if len(got) != len(want) || len(want) < spec.Services {
+		t.Fatalf("%d service ports built in parts, %d on one core (want at least %d)", len(got), len(want), spec.Services)
+	}
+	for i := range want {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Fatalf("service port %d: %s built in parts, %s on one core", i, got[i], want[i])
+		}
+	}
+}
+
+// BenchmarkBuildServicePorts builds the service ports and endpoints of
+// the 10,000-Service export, as the assembly of a node does.
+func BenchmarkBuildServicePorts(b *testing.B) {
+	objs := objects(b, benchgen.Default)
+	opts := model.BuildOptions{NodeName: benchgen.Default.Node}
+	b.ReportAllocs()
+	for b.Loop() {
+		if ports := model.BuildServicePorts(objs, opts); len(ports) < benchgen.Default.Services {
+			b.Fatalf("%d service ports, want at least %d", len(ports), benchgen.Default.Services)
+		}
+	}
+}
