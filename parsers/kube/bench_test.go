@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/proxyscan/proxyscan/internal/benchgen"
 	"github.com/proxyscan/proxyscan/parsers/kube"
@@ -82,3 +83,53 @@ func BenchmarkParseJSONReference(b *testing.B) { benchParse(b, false, kube.Optio
 // BenchmarkParseYAMLReference decodes the YAML export with the reference
 // decoders only (sigs.k8s.io/yaml).
 func BenchmarkParseYAMLReference(b *testing.B) { benchParse(b, true, kube.Options{Reference: true}) }
+
+func benchSplit(b *testing.B, data []byte, streamed bool) {
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for b.Loop() {
+		n, err := kube.SplitJSON(data, streamed)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n < benchgen.Default.Services {
+			b.Fatalf("%d objects split, want at least %d", n, benchgen.Default.Services)
+		}
+	}
+	reportCPU(b, cpu)
+}
+
+// reportCPU reports the CPU time per operation since cpu (cpu-ns/op),
+// which a shared machine's load moves less than the wall time.
+func reportCPU(b *testing.B, cpu time.Duration) {
+	if used := cpuTime() - cpu; used > 0 {
+		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}
+
+var (
+	compactOnce sync.Once
+	compactJSON []byte
+)
+
+// BenchmarkSplitJSON splits the JSON export, indented as kubectl prints
+// it and compact, into its items, in memory and as it is read
+// (ParseReader's path): the two should take about as long.
+func BenchmarkSplitJSON(b *testing.B) {
+	indented, _ := exports(b)
+	compactOnce.Do(func() {
+		var buf bytes.Buffer
+		if err := benchgen.Default.WriteCompactJSON(&buf); err != nil {
+			b.Fatal(err)
+		}
+		compactJSON = buf.Bytes()
+	})
+	for _, in := range []struct {
+		name string
+		data []byte
+	}{{"indented", indented}, {"compact", compactJSON}} {
+		b.Run(in.name+"/memory", func(b *testing.B) { benchSplit(b, in.data, false) })
+		b.Run(in.name+"/streamed", func(b *testing.B) { benchSplit(b, in.data, true) })
+	}
+}
