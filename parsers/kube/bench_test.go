@@ -76,6 +76,26 @@ func BenchmarkParseJSONReader(b *testing.B) {
 	}
 }
 
+// BenchmarkParseJSONLean decodes the compact JSON export lean, as it
+// reads it, as analyze and trace do.
+func BenchmarkParseJSONLean(b *testing.B) {
+	exports(b)
+	compactOnce.Do(func() { compactJSON = writeCompact(b) })
+	b.SetBytes(int64(len(compactJSON)))
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for b.Loop() {
+		o, err := kube.ParseReader("cluster.json", bytes.NewReader(compactJSON), kube.Options{Lean: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(o.Services) != benchgen.Default.Services {
+			b.Fatalf("%d Services read, want %d", len(o.Services), benchgen.Default.Services)
+		}
+	}
+	reportCPU(b, cpu)
+}
+
 // BenchmarkParseJSONReference decodes the JSON export with the reference
 // decoders only (encoding/json).
 func BenchmarkParseJSONReference(b *testing.B) { benchParse(b, false, kube.Options{Reference: true}) }
@@ -113,18 +133,21 @@ var (
 	compactJSON []byte
 )
 
+// writeCompact returns the benchmark export as compact JSON.
+func writeCompact(b *testing.B) []byte {
+	var buf bytes.Buffer
+	if err := benchgen.Default.WriteCompactJSON(&buf); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
 // BenchmarkSplitJSON splits the JSON export, indented as kubectl prints
 // it and compact, into its items, in memory and as it is read
 // (ParseReader's path): the two should take about as long.
 func BenchmarkSplitJSON(b *testing.B) {
 	indented, _ := exports(b)
-	compactOnce.Do(func() {
-		var buf bytes.Buffer
-		if err := benchgen.Default.WriteCompactJSON(&buf); err != nil {
-			b.Fatal(err)
-		}
-		compactJSON = buf.Bytes()
-	})
+	compactOnce.Do(func() { compactJSON = writeCompact(b) })
 	for _, in := range []struct {
 		name string
 		data []byte
