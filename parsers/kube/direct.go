@@ -2,6 +2,8 @@ package kube
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -289,15 +291,9 @@ func (x *direct) key(n *int, k *[]byte) bool {
 		return false
 	}
 	s := x.i + 1
-	j := s
-	for ; j < len(x.d) && x.d[j] != '"'; j++ {
-		if b := x.d[j]; b == '\\' || b < 0x20 || b >= 0x80 {
-			x.fail()
-			return false
-		}
-	}
-	if j >= len(x.d) {
-		x.fail()
+	j := plainEnd(x.d, s)
+	if j >= len(x.d) || x.d[j] != '"' {
+		x.fail() // an escape, a control or non-ASCII byte, or no end
 		return false
 	}
 	*k = x.d[s:j]
@@ -342,7 +338,7 @@ func (x *direct) strBytes() ([]byte, bool) {
 		return nil, false
 	}
 	s := x.i + 1
-	for j := s; j < len(x.d); j++ {
+	for j := plainEnd(x.d, s); j < len(x.d); j = plainEnd(x.d, j+1) {
 		switch b := x.d[j]; {
 		case b == '"':
 			x.i = j + 1
@@ -353,9 +349,35 @@ func (x *direct) strBytes() ([]byte, bool) {
 			x.fail()
 			return nil, false
 		}
+		// A byte of a UTF-8 sequence (the text was checked as a whole).
 	}
 	x.fail()
 	return nil, false
+}
+
+// plainEnd returns the offset of the first byte of d from j on that ends
+// or escapes a string, is a control character or is not ASCII (len(d)
+// when there is none), looking at eight bytes at a time.
+func plainEnd(d []byte, j int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for j+8 <= len(d) {
+		x := binary.LittleEndian.Uint64(d[j:])
+		q, b := x^('"'*ones), x^('\\'*ones)
+		// The high bit of a byte is set in (q-ones)&^q where q's byte is
+		// zero, in (x-0x20*ones)&^x where x's is under 0x20, and in x
+		// where it is not ASCII; borrows only set it in bytes after such
+		// a byte, so the lowest one is the first.
+		if m := ((q-ones)&^q | (b-ones)&^b | (x-0x20*ones)&^x | x) & highs; m != 0 {
+			return j + bits.TrailingZeros64(m)/8
+		}
+		j += 8
+	}
+	for ; j < len(d); j++ {
+		if c := d[j]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+			return j
+		}
+	}
+	return j
 }
 
 // unescape reads the rest of a string that starts at s and has its first

@@ -50,3 +50,36 @@ func TestSkipString(t *testing.T) {
 		}
 	}
 }
+
+// plainEndByte is plainEnd one byte at a time.
+func plainEndByte(d []byte, j int) int {
+	for ; j < len(d); j++ {
+		if c := d[j]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+			return j
+		}
+	}
+	return j
+}
+
+// TestPlainEnd checks that plainEnd, which looks at eight bytes at a
+// time, stops where a byte-by-byte reading does: at quotes, backslashes,
+// control characters and bytes of UTF-8 sequences, around every
+// eight-byte boundary.
+func TestPlainEnd(t *testing.T) {
+	for _, c := range []byte{'"', '\\', 0, 0x1f, 0x20, 0x21, 0x7f, 0x80, 0xc3, 0xff, 'a', '!', '#', '[', ']'} {
+		for pos := 0; pos < 20; pos++ {
+			for start := 0; start < 3; start++ {
+				d := []byte(strings.Repeat("ab", 12))
+				d[pos] = c
+				if got, want := plainEnd(d, start), plainEndByte(d, start); got != want {
+					t.Fatalf("plainEnd(%q, %d) = %d, want %d", d, start, got, want)
+				}
+				// Two such bytes: the first is found.
+				d[min(pos+1+start, len(d)-1)] = '"'
+				if got, want := plainEnd(d, start), plainEndByte(d, start); got != want {
+					t.Fatalf("plainEnd(%q, %d) = %d, want %d", d, start, got, want)
+				}
+			}
+		}
+	}
+}
