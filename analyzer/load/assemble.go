@@ -448,6 +448,9 @@ func (b *builder) finish(opts Options) error {
 		s.Notes = append(s.Notes, dropDuplicates(s.Objects)...)
 	}
 	b.useLogs()
+	// The service ports are built while the rule layout, the version, the
+	// configuration and the node they depend on are found.
+	draft := model.DraftPorts(s.Objects)
 	layout := resolve.RecognizeLayout(s)
 	if err := b.pickVersion(opts, layout); err != nil {
 		return err
@@ -457,7 +460,7 @@ func (b *builder) finish(opts Options) error {
 		return err
 	}
 	b.pickNode(opts)
-	s.BuildPorts(model.BuildOptions{
+	s.BuildPortsFrom(draft, model.BuildOptions{
 		NodeName:     s.Node.Name,
 		HonourIPMode: resolve.Enabled(resolve.LoadBalancerIPMode, s.Version.Version, resolve.ConfiguredGates(s)),
 	})

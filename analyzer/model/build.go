@@ -37,6 +37,72 @@ type BuildOptions struct {
 // Services kube-proxy skips are included with Skip set. The result is
 // sorted by service port name, then protocol.
 func BuildServicePorts(objs *kube.Objects, opts BuildOptions) []*ServicePort {
+	return buildServicePorts(objs, opts, nil)
+}
+
+// buildStats notes, as service ports are built, what makes them depend
+// on the options (see [PortsDraft]).
+type buildStats struct {
+	// merged says that endpoints of one address were merged: which one is
+	// kept depends on the node.
+	merged atomic.Bool
+	// proxyIPMode says that a load balancer's ingress has ipMode Proxy:
+	// HonourIPMode changes what it gives.
+	proxyIPMode atomic.Bool
+}
+
+// A PortsDraft is the service ports of objects built ahead, in the
+// background, before the node and the version of kube-proxy that the
+// ports depend on are known (see [DraftPorts]).
+type PortsDraft struct {
+	objs  *kube.Objects
+	done  chan struct{}
+	ports []*ServicePort
+	stats buildStats
+	err   error // a panic of the build
+}
+
+// DraftPorts starts building the service ports of objs in the
+// background, with no node and HonourIPMode off, while the caller finds
+// the options; objs must not change until [PortsDraft.Ports] returns.
+func DraftPorts(objs *kube.Objects) *PortsDraft {
+	d := &PortsDraft{objs: objs, done: make(chan struct{})}
+	go func() {
+		defer close(d.done)
+		defer func() {
+			if v := recover(); v != nil {
+				d.err = fault.Recovered(v)
+			}
+		}()
+		d.ports = buildServicePorts(objs, BuildOptions{}, &d.stats)
+	}()
+	return d
+}
+
+// Ports returns what [BuildServicePorts] returns for the draft's objects
+// and opts: the draft, its endpoints marked local for opts' node, unless
+// opts change more than that (a node chooses among endpoints of one
+// address; HonourIPMode and a load balancer of ipMode Proxy), which are
+// built again.
+func (d *PortsDraft) Ports(opts BuildOptions) []*ServicePort {
+	<-d.done
+	if d.err != nil {
+		panic(d.err) // the build's panic, raised again here
+	}
+	if opts.NodeName != "" && d.stats.merged.Load() || opts.HonourIPMode && d.stats.proxyIPMode.Load() {
+		return BuildServicePorts(d.objs, opts)
+	}
+	if opts.NodeName != "" {
+		for _, sp := range d.ports {
+			for _, e := range sp.Endpoints {
+				e.Local = e.NodeName == opts.NodeName
+			}
+		}
+	}
+	return d.ports
+}
+
+func buildServicePorts(objs *kube.Objects, opts BuildOptions, stats *buildStats) []*ServicePort {
 	slicesBySvc := map[string][]*kube.EndpointSlice{}
 	for _, s := range objs.EndpointSlices {
 		name := s.Labels[discoveryv1.LabelServiceName]
@@ -77,12 +143,12 @@ func BuildServicePorts(objs *kube.Objects, opts BuildOptions) []*ServicePort {
 		var out []*ServicePort
 		for _, svc := range svcs {
 			key := svc.Namespace + "/" + svc.Name
-			ports := servicePorts(svc, opts)
+			ports := servicePorts(svc, opts, stats)
 			slices := slicesBySvc[key]
 			for _, sp := range ports {
 				switch {
 				case len(slices) > 0:
-					sp.Endpoints = endpointsFromSlices(sp, slices, opts.NodeName)
+					sp.Endpoints = endpointsFromSlices(sp, slices, opts.NodeName, stats)
 					sp.EndpointSource = EndpointSourceSlices
 				case epsBySvc[key] != nil:
 					eps := epsBySvc[key]
@@ -155,7 +221,7 @@ func buildParts(svcs []*kube.Service, build func([]*kube.Service) []*ServicePort
 	return out
 }
 
-func servicePorts(svc *kube.Service, opts BuildOptions) []*ServicePort {
+func servicePorts(svc *kube.Service, opts BuildOptions, stats *buildStats) []*ServicePort {
 	spec := &svc.Spec
 	skip := ""
 	switch {
@@ -192,6 +258,9 @@ func servicePorts(svc *kube.Service, opts BuildOptions) []*ServicePort {
 			a, err := netip.ParseAddr(ing.IP)
 			if err != nil {
 				continue
+			}
+			if stats != nil && ing.IPMode != nil && *ing.IPMode == corev1.LoadBalancerIPModeProxy {
+				stats.proxyIPMode.Store(true)
 			}
 			if opts.HonourIPMode && ing.IPMode != nil && *ing.IPMode == corev1.LoadBalancerIPModeProxy {
 				proxyIPs = append(proxyIPs, a.Unmap())
@@ -258,7 +327,7 @@ func servicePorts(svc *kube.Service, opts BuildOptions) []*ServicePort {
 // endpoint per slice endpoint whose slice port matches the service port by
 // name and protocol; only addresses[0] is used; duplicates are merged, a
 // local copy winning.
-func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node string) []*Endpoint {
+func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node string, stats *buildStats) []*Endpoint {
 	// The endpoints are counted first, to be made together.
 	n := 0
 	for _, s := range slices {
@@ -329,7 +398,11 @@ func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node str
 			}
 		}
 	}
-	return mergeEndpoints(out)
+	merged := mergeEndpoints(out)
+	if stats != nil && len(merged) < len(out) {
+		stats.merged.Store(true)
+	}
+	return merged
 }
 
 // sliceOfIPs reports whether an EndpointSlice lists IP addresses (not

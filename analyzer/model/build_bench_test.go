@@ -58,3 +58,30 @@ func BenchmarkBuildServicePorts(b *testing.B) {
 		}
 	}
 }
+
+// TestDraftPorts checks that the service ports drafted before the node and
+// the version are known are those built knowing them: for no node, a node
+// with local endpoints, endpoints of one address in two slices (one of
+// them local), and a load balancer of ipMode Proxy with and without
+// HonourIPMode.
+func TestDraftPorts(t *testing.T) {
+	const export = `{"apiVersion":"v1","kind":"List","items":[
+{"apiVersion":"v1","kind":"Service","metadata":{"name":"lb","namespace":"n"},"spec":{"type":"LoadBalancer","clusterIP":"10.96.0.1","ports":[{"port":80,"nodePort":30080}]},"status":{"loadBalancer":{"ingress":[{"ip":"192.0.2.1","ipMode":"Proxy"},{"ip":"192.0.2.2"}]}}},
+{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"lb-a","namespace":"n","labels":{"kubernetes.io/service-name":"lb"}},"addressType":"IPv4","ports":[{"name":"","port":8080,"protocol":"TCP"}],"endpoints":[{"addresses":["10.1.0.1"],"nodeName":"node-b"},{"addresses":["10.1.0.2"],"nodeName":"node-a"}]},
+{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"lb-b","namespace":"n","labels":{"kubernetes.io/service-name":"lb"}},"addressType":"IPv4","ports":[{"name":"","port":8080,"protocol":"TCP"}],"endpoints":[{"addresses":["10.1.0.1"],"nodeName":"node-a"}]}
+]}`
+	small, err := kube.Parse("small.json", []byte(export))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := benchgen.Spec{Services: 300, Endpoints: 900, NodePortEvery: 3, Node: "bench-node-1"}
+	for name, objs := range map[string]*kube.Objects{"small": small, "generated": objects(t, spec)} {
+		for _, opts := range []model.BuildOptions{{}, {NodeName: "node-a"}, {NodeName: spec.Node}, {HonourIPMode: true}, {NodeName: "node-a", HonourIPMode: true}} {
+			want := model.BuildServicePorts(objs, opts)
+			got := model.DraftPorts(objs).Ports(opts)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s, %+v: the drafted ports differ from those built", name, opts)
+			}
+		}
+	}
+}
