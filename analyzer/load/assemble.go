@@ -82,6 +82,8 @@ type builder struct {
 	// exports counts the Kubernetes exports read: objects given twice
 	// are looked for only when there are several.
 	exports int
+	// draft is the service ports drafted of the last export added.
+	draft *model.PortsDraft
 }
 
 // nftDumps are the iptables dumps read from the iptables-nft tables of the
@@ -230,6 +232,7 @@ func (b *builder) add(r parsed) {
 	case *kube.Objects:
 		b.snap.Objects.Merge(v)
 		b.exports++
+		b.draft = r.draft
 		for _, ig := range v.Ignored {
 			if versions, ok := readKinds[ig.Kind]; ok {
 				b.snap.Notes = append(b.snap.Notes, fmt.Sprintf("%s: %s %s of API version %q ignored: proxyscan reads %s", ig.Pos, ig.Kind, objectName(ig.Namespace, ig.Name), ig.APIVersion, "the version(s) "+versions))
@@ -450,7 +453,10 @@ func (b *builder) finish(opts Options) error {
 	b.useLogs()
 	// The service ports are built while the rule layout, the version, the
 	// configuration and the node they depend on are found.
-	draft := model.DraftPorts(s.Objects)
+	draft := b.draft
+	if !draft.Claim(s.Objects) {
+		draft = model.DraftPorts(s.Objects)
+	}
 	layout := resolve.RecognizeLayout(s)
 	if err := b.pickVersion(opts, layout); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,7 +38,7 @@ type BuildOptions struct {
 // Services kube-proxy skips are included with Skip set. The result is
 // sorted by service port name, then protocol.
 func BuildServicePorts(objs *kube.Objects, opts BuildOptions) []*ServicePort {
-	return buildServicePorts(objs, opts, nil)
+	return buildServicePorts(objs, opts, nil, buildParts)
 }
 
 // buildStats notes, as service ports are built, what makes them depend
@@ -60,13 +61,43 @@ type PortsDraft struct {
 	ports []*ServicePort
 	stats buildStats
 	err   error // a panic of the build
+	taken atomic.Bool
+	// job, for a draft made ahead on one core, is its parts once they are
+	// being built: the caller that takes the draft before it is done
+	// builds the parts left beside it.
+	job atomic.Pointer[partsJob]
 }
 
 // DraftPorts starts building the service ports of objs in the
-// background, with no node and HonourIPMode off, while the caller finds
-// the options; objs must not change until [PortsDraft.Ports] returns.
+// background, on every core, with no node and HonourIPMode off, while
+// the caller finds the options; objs must not change until
+// [PortsDraft.Ports] returns.
 func DraftPorts(objs *kube.Objects) *PortsDraft {
 	d := &PortsDraft{objs: objs, done: make(chan struct{})}
+	d.start(buildParts)
+	return d
+}
+
+// DraftPortsAhead is [DraftPorts] on one core, for objects decoded before
+// the rest of a node's inputs are read (which the other cores read): the
+// draft is taken by [PortsDraft.Claim] for the objects of a node that
+// are those of objs.
+func DraftPortsAhead(objs *kube.Objects) *PortsDraft {
+	d := &PortsDraft{objs: objs, done: make(chan struct{})}
+	d.start(func(svcs []*kube.Service, build func([]*kube.Service) []*ServicePort) []*ServicePort {
+		if len(svcs) < parallelServices {
+			return build(svcs)
+		}
+		j := newPartsJob(svcs, build)
+		d.job.Store(j)
+		j.work()
+		return j.result()
+	})
+	return d
+}
+
+// start builds the draft in the background, its parts by parts.
+func (d *PortsDraft) start(parts func([]*kube.Service, func([]*kube.Service) []*ServicePort) []*ServicePort) {
 	go func() {
 		defer close(d.done)
 		defer func() {
@@ -74,9 +105,20 @@ func DraftPorts(objs *kube.Objects) *PortsDraft {
 				d.err = fault.Recovered(v)
 			}
 		}()
-		d.ports = buildServicePorts(objs, BuildOptions{}, &d.stats)
+		d.ports = buildServicePorts(d.objs, BuildOptions{}, &d.stats, parts)
 	}()
-	return d
+}
+
+// Claim reports whether the draft is of the service ports of objs, whose
+// Services, EndpointSlices and Endpoints are those it was drafted from,
+// and takes it for the caller: false when they are others, or when
+// another caller took it.
+func (d *PortsDraft) Claim(objs *kube.Objects) bool {
+	if d == nil || !slices.Equal(d.objs.Services, objs.Services) || !slices.Equal(d.objs.EndpointSlices, objs.EndpointSlices) ||
+		!slices.Equal(d.objs.Endpoints, objs.Endpoints) {
+		return false
+	}
+	return d.taken.CompareAndSwap(false, true)
 }
 
 // Ports returns what [BuildServicePorts] returns for the draft's objects
@@ -85,6 +127,9 @@ func DraftPorts(objs *kube.Objects) *PortsDraft {
 // address; HonourIPMode and a load balancer of ipMode Proxy), which are
 // built again.
 func (d *PortsDraft) Ports(opts BuildOptions) []*ServicePort {
+	if j := d.job.Load(); j != nil {
+		j.work()
+	}
 	<-d.done
 	if d.err != nil {
 		panic(d.err) // the build's panic, raised again here
@@ -102,7 +147,7 @@ func (d *PortsDraft) Ports(opts BuildOptions) []*ServicePort {
 	return d.ports
 }
 
-func buildServicePorts(objs *kube.Objects, opts BuildOptions, stats *buildStats) []*ServicePort {
+func buildServicePorts(objs *kube.Objects, opts BuildOptions, stats *buildStats, parts func([]*kube.Service, func([]*kube.Service) []*ServicePort) []*ServicePort) []*ServicePort {
 	slicesBySvc := map[string][]*kube.EndpointSlice{}
 	for _, s := range objs.EndpointSlices {
 		name := s.Labels[discoveryv1.LabelServiceName]
@@ -164,7 +209,7 @@ func buildServicePorts(objs *kube.Objects, opts BuildOptions, stats *buildStats)
 		}
 		return out
 	}
-	out := buildParts(objs.Services, build)
+	out := parts(objs.Services, build)
 	slices.SortStableFunc(out, func(a, b *ServicePort) int {
 		if c := strings.Compare(a.String(), b.String()); c != 0 {
 			return c
@@ -187,35 +232,67 @@ func buildParts(svcs []*kube.Service, build func([]*kube.Service) []*ServicePort
 	if workers < 2 || len(svcs) < parallelServices {
 		return build(svcs)
 	}
-	// More parts than workers, taken in turn, so that a slow part does
-	// not keep the others waiting.
-	const partSize = 512
-	parts := make([][]*ServicePort, (len(svcs)+partSize-1)/partSize)
-	var next atomic.Int64
+	j := newPartsJob(svcs, build)
 	g := fault.Group{Name: "model.ports"}
-	for range min(workers, len(parts)) {
+	for range min(workers, len(j.parts)) {
 		g.Go(func() error {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(parts) {
-					return nil
-				}
-				parts[i] = build(svcs[i*partSize : min((i+1)*partSize, len(svcs))])
-			}
+			j.work()
+			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
 		panic(err) // a worker's panic, raised again here
 	}
+	return j.result()
+}
+
+// partSize is the number of Services of a part: more parts than
+// workers, taken in turn, so that a slow part does not keep the others
+// waiting.
+const partSize = 512
+
+// A partsJob builds the service ports of the Services part by part, each
+// taken by the next goroutine that works on the job.
+type partsJob struct {
+	svcs  []*kube.Service
+	build func([]*kube.Service) []*ServicePort
+	parts [][]*ServicePort
+	next  atomic.Int64
+	left  sync.WaitGroup
+}
+
+func newPartsJob(svcs []*kube.Service, build func([]*kube.Service) []*ServicePort) *partsJob {
+	j := &partsJob{svcs: svcs, build: build, parts: make([][]*ServicePort, (len(svcs)+partSize-1)/partSize)}
+	j.left.Add(len(j.parts))
+	return j
+}
+
+// work builds parts until none is left to take.
+func (j *partsJob) work() {
+	for {
+		i := int(j.next.Add(1) - 1)
+		if i >= len(j.parts) {
+			return
+		}
+		func() {
+			defer j.left.Done() // a panic is the worker's to raise
+			j.parts[i] = j.build(j.svcs[i*partSize : min((i+1)*partSize, len(j.svcs))])
+		}()
+	}
+}
+
+// result waits for every part and returns their ports in order.
+func (j *partsJob) result() []*ServicePort {
+	j.left.Wait()
 	n := 0
-	for _, p := range parts {
+	for _, p := range j.parts {
 		n += len(p)
 	}
 	if n == 0 {
 		return nil
 	}
 	out := make([]*ServicePort, 0, n)
-	for _, p := range parts {
+	for _, p := range j.parts {
 		out = append(out, p...)
 	}
 	return out

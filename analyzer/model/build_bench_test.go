@@ -46,6 +46,27 @@ func TestBuildServicePortsInParts(t *testing.T) {
 	}
 }
 
+// TestDraftClaim checks that a draft is not taken for objects other than
+// those it was drafted from: one more Service, one EndpointSlice less.
+func TestDraftClaim(t *testing.T) {
+	objs := objects(t, benchgen.Spec{Services: 20, Endpoints: 40, Node: "n"})
+	more := &kube.Objects{}
+	more.Merge(objs)
+	more.Services = append(more.Services, objs.Services[0])
+	fewer := &kube.Objects{}
+	fewer.Merge(objs)
+	fewer.EndpointSlices = fewer.EndpointSlices[1:]
+	for name, other := range map[string]*kube.Objects{"more": more, "fewer": fewer} {
+		if model.DraftPortsAhead(objs).Claim(other) {
+			t.Errorf("%s: a draft taken for other objects", name)
+		}
+	}
+	var none *model.PortsDraft
+	if none.Claim(objs) {
+		t.Error("no draft taken")
+	}
+}
+
 // BenchmarkBuildServicePorts builds the service ports and endpoints of
 // the 10,000-Service export, as the assembly of a node does.
 func BenchmarkBuildServicePorts(b *testing.B) {
@@ -74,13 +95,37 @@ func TestDraftPorts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := benchgen.Spec{Services: 300, Endpoints: 900, NodePortEvery: 3, Node: "bench-node-1"}
-	for name, objs := range map[string]*kube.Objects{"small": small, "generated": objects(t, spec)} {
-		for _, opts := range []model.BuildOptions{{}, {NodeName: "node-a"}, {NodeName: spec.Node}, {HonourIPMode: true}, {NodeName: "node-a", HonourIPMode: true}} {
+	spec := benchgen.Spec{Services: 1500, Endpoints: 4000, NodePortEvery: 3, Node: "bench-node-1"}
+	generated := objects(t, spec)
+	// Built whole, and in parts of 512 Services, which the caller that
+	// takes a draft made ahead helps build.
+	for _, parts := range []int{math.MaxInt, 1} {
+		defer model.SetParallelServices(parts)()
+		draftsMatch(t, map[string]*kube.Objects{"small": small, "generated": generated}, spec.Node)
+	}
+}
+
+func draftsMatch(t *testing.T, inputs map[string]*kube.Objects, node string) {
+	t.Helper()
+	for name, objs := range inputs {
+		for _, opts := range []model.BuildOptions{{}, {NodeName: "node-a"}, {NodeName: node}, {HonourIPMode: true}, {NodeName: "node-a", HonourIPMode: true}} {
 			want := model.BuildServicePorts(objs, opts)
 			got := model.DraftPorts(objs).Ports(opts)
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s, %+v: the drafted ports differ from those built", name, opts)
+			}
+			// Drafted ahead, of the objects of a node that are the same.
+			merged := &kube.Objects{}
+			merged.Merge(objs)
+			d := model.DraftPortsAhead(objs)
+			if !d.Claim(merged) {
+				t.Fatalf("%s: the draft of an export not taken for the same objects", name)
+			}
+			if got := d.Ports(opts); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s, %+v: the ports drafted ahead differ from those built", name, opts)
+			}
+			if d.Claim(merged) {
+				t.Errorf("%s: a draft taken twice", name)
 			}
 		}
 	}
