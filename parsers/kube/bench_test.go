@@ -83,7 +83,7 @@ func BenchmarkParseJSONLean(b *testing.B) {
 	compactOnce.Do(func() { compactJSON = writeCompact(b) })
 	b.SetBytes(int64(len(compactJSON)))
 	b.ReportAllocs()
-	cpu := cpuTime()
+	cpu := benchgen.CPUTime()
 	for b.Loop() {
 		o, err := kube.ParseReader("cluster.json", bytes.NewReader(compactJSON), kube.Options{Lean: true})
 		if err != nil {
@@ -107,7 +107,7 @@ func BenchmarkParseYAMLReference(b *testing.B) { benchParse(b, true, kube.Option
 func benchSplit(b *testing.B, data []byte, streamed bool) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
-	cpu := cpuTime()
+	cpu := benchgen.CPUTime()
 	for b.Loop() {
 		n, err := kube.SplitJSON(data, streamed)
 		if err != nil {
@@ -123,7 +123,7 @@ func benchSplit(b *testing.B, data []byte, streamed bool) {
 // reportCPU reports the CPU time per operation since cpu (cpu-ns/op),
 // which a shared machine's load moves less than the wall time.
 func reportCPU(b *testing.B, cpu time.Duration) {
-	if used := cpuTime() - cpu; used > 0 {
+	if used := benchgen.CPUTime() - cpu; used > 0 {
 		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
