@@ -48,6 +48,9 @@ type facts struct {
 	// the Service's EndpointSlices that endpoint-missing and
 	// endpoint-stale reported (see foldLag).
 	lag map[string]map[string]*lagReported
+	// entries holds the entries of the lists of service ports of PortsOf
+	// in each view (see entriesOf).
+	entries map[entriesKey][][]*view.Entry
 }
 
 // expKey names what is expected of a service port in one family. The
