@@ -121,6 +121,12 @@ func (d *PortsDraft) Claim(objs *kube.Objects) bool {
 	return d.taken.CompareAndSwap(false, true)
 }
 
+// Wait waits for the draft to be built (the objects it reads may then
+// change). A draft not taken is waited for so.
+func (d *PortsDraft) Wait() {
+	<-d.done
+}
+
 // Ports returns what [BuildServicePorts] returns for the draft's objects
 // and opts: the draft, its endpoints marked local for opts' node, unless
 // opts change more than that (a node chooses among endpoints of one
