@@ -24,8 +24,9 @@ var affinityMismatch = &Check{
 
 func runAffinityMismatch(p *Pass) {
 	for _, v := range p.Views() {
-		for _, sp := range p.PortsOf(v) {
-			for _, u := range dispatches(v, sp) {
+		ports := p.PortsOf(v)
+		for i, sp := range ports {
+			for _, u := range p.dispatchesAt(v, ports, i) {
 				d := u.d
 				if len(d.Backends) == 0 {
 					continue

@@ -31,10 +31,11 @@ func runEndpointMissing(p *Pass) {
 	var lag endpointLag
 	defer lag.report(p)
 	for _, v := range p.Views() {
-		for _, sp := range p.PortsOf(v) {
+		ports := p.PortsOf(v)
+		for i, sp := range ports {
 			e := p.Expect(sp, v.Family)
 			var broken []*dnatlessChain
-			for _, u := range dispatches(v, sp) {
+			for _, u := range p.dispatchesAt(v, ports, i) {
 				if policyUnused(v, sp, u.d) {
 					continue // traffic-policy-mismatch reports the dispatch
 				}

@@ -40,9 +40,10 @@ func runEndpointStale(p *Pass) {
 	defer lag.report(p)
 	defer legacy.note(p)
 	for _, v := range p.Views() {
-		for _, sp := range p.PortsOf(v) {
+		ports := p.PortsOf(v)
+		for i, sp := range ports {
 			e := p.Expect(sp, v.Family)
-			for _, u := range dispatches(v, sp) {
+			for _, u := range p.dispatchesAt(v, ports, i) {
 				if policyUnused(v, sp, u.d) {
 					continue // traffic-policy-mismatch reports the dispatch
 				}

@@ -48,11 +48,29 @@ type facts struct {
 	// the Service's EndpointSlices that endpoint-missing and
 	// endpoint-stale reported (see foldLag).
 	lag map[string]map[string]*lagReported
+	// entries holds the entries of the lists of service ports of PortsOf
+	// in each view (see entriesOf).
+	entries map[entriesKey][][]*view.Entry
 }
 
+// expKey names what is expected of a service port in one family. The
+// family is a number, not its name: the checks look their expectations
+// up tens of thousands of times, and comparing names was most of it.
 type expKey struct {
 	sp  *model.ServicePort
-	fam model.Family
+	fam uint8
+}
+
+// expKeyOf returns the key of sp in family fam, and false for a family
+// other than IPv4 and IPv6, whose expectations are not kept.
+func expKeyOf(sp *model.ServicePort, fam model.Family) (expKey, bool) {
+	switch fam {
+	case model.IPv4:
+		return expKey{sp, 4}, true
+	case model.IPv6:
+		return expKey{sp, 6}, true
+	}
+	return expKey{}, false
 }
 
 func newFacts(s *model.Snapshot, checks []*Check) *facts {
@@ -186,7 +204,10 @@ func (f *facts) expect(sp *model.ServicePort, fam model.Family) *Expect {
 		}
 		f.listing, f.listed = nil, nil
 	}
-	k := expKey{sp, fam}
+	k, ok := expKeyOf(sp, fam)
+	if !ok {
+		return newExpect(f.res, sp, fam)
+	}
 	if e := f.exp[k]; e != nil {
 		return e
 	}

@@ -39,8 +39,9 @@ const skewTolerance = 0.005
 func runLoadBalanceSkew(p *Pass) {
 	p.prefetchTraces()
 	for _, v := range p.Views() {
-		for _, sp := range p.PortsOf(v) {
-			for _, u := range dispatches(v, sp) {
+		ports := p.PortsOf(v)
+		for i, sp := range ports {
+			for _, u := range p.dispatchesAt(v, ports, i) {
 				if slices.ContainsFunc(u.d.Backends, dnatless) {
 					// The traffic of an endpoint chain without its DNAT
 					// falls through to the next rules: endpoint-missing or

@@ -385,7 +385,9 @@ func listPackets(s *model.Snapshot, res *resolve.Resolution, tf *traceFacts, bas
 				continue
 			}
 			e := newExpect(res, sp, fam)
-			exp[expKey{sp, fam}] = e
+			if k, ok := expKeyOf(sp, fam); ok {
+				exp[k] = e
+			}
 			for _, t := range reachDests(sp, e, nodeIP) {
 				for _, from := range t.from {
 					pkts = append(pkts, trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src})

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
@@ -13,7 +14,8 @@ import (
 // the node is assembled: the typed reading of every table's rules and
 // their resolved jumps ([iptables.Table.Meanings]), which the views and
 // the tracer start from, and, when ruleset-invalid is among checks, the
-// kernel's checks of the ruleset ([trace.Prevalidate]), and the traits of
+// kernel's checks of the ruleset ([trace.Prevalidate], once the large
+// tables are read), and the traits of
 // kube-proxy's rule layout that the node's assembly reads
 // ([resolve.ReadLayoutAhead]). The exports are decoded meanwhile, then the
 // node is assembled (its version and service ports, on one core), so that
@@ -23,19 +25,46 @@ import (
 // layout no assembly took.
 func ReadAhead(dumps []*iptables.Dump, checks []*Check) (forget func()) {
 	resolve.ReadLayoutAhead(dumps)
-	if slices.Contains(checks, rulesetInvalid) {
-		trace.Prevalidate(dumps)
-	}
+	// The large tables (a nat table of tens of thousands of chains) are
+	// read one after the other, and the kernel's checks only then, on the
+	// tables' jumps resolved: the views wait for the tables, the checks'
+	// validation comes later, and each had a share of the cores while the
+	// views waited.
+	var big []*iptables.Table
 	for _, d := range dumps {
 		for _, t := range d.Tables {
-			go readTable(t)
+			if len(t.Chains) < bigTable {
+				go readTable(t)
+			} else {
+				big = append(big, t)
+			}
 		}
 	}
+	var mu sync.Mutex
+	forgotten := false
+	validate := slices.Contains(checks, rulesetInvalid)
+	go func() {
+		for _, t := range big {
+			readTable(t)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if validate && !forgotten {
+			trace.Prevalidate(dumps)
+		}
+	}()
 	return func() {
+		mu.Lock()
+		forgotten = true // a validation not started yet is not
+		mu.Unlock()
 		trace.Forget(dumps)
 		resolve.ForgetLayout(dumps)
 	}
 }
+
+// bigTable is the number of chains from which ReadAhead reads a table's
+// meanings before the kernel's checks start.
+const bigTable = 1024
 
 // readTable reads the meanings of a table's rules. A panic is left to the
 // reader that asks next, which reads them again where it is caught.

@@ -87,11 +87,50 @@ func portOf(k view.Kind, sp *model.ServicePort) int32 {
 	return sp.Port
 }
 
-// dispatches returns the distinct dispatches reachable from the forward
-// entries of a service port in a view, with the entry that leads to each.
-func dispatches(v *view.View, sp *model.ServicePort) []dispatchUse {
+// dispatchesAt returns the distinct dispatches reachable from the forward
+// entries of service port ports[i] in view v, with the entry that leads to
+// each, ports being what PortsOf returned for v: the view's entries of
+// those ports are looked up once for every check that reads them.
+func (p *Pass) dispatchesAt(v *view.View, ports []*model.ServicePort, i int) []dispatchUse {
+	return dispatchesOf(p.facts.entriesOf(v, ports)[i], ports[i])
+}
+
+// entriesKey names the entries of a list of service ports in a view: the
+// list by its first element's place, which PortsOf's lists do not share.
+type entriesKey struct {
+	v     *view.View
+	first **model.ServicePort
+	n     int
+}
+
+// entriesOf returns the entries of each of ports in v, in their order,
+// found once for each list (PortsOf returns the same list to every check
+// of a kind): a view finds entries by the port's name, and several checks
+// reading tens of thousands of ports spent most of their time there.
+func (f *facts) entriesOf(v *view.View, ports []*model.ServicePort) [][]*view.Entry {
+	if len(ports) == 0 {
+		return nil
+	}
+	k := entriesKey{v, &ports[0], len(ports)}
+	if e, ok := f.entries[k]; ok {
+		return e
+	}
+	e := make([][]*view.Entry, len(ports))
+	for i, sp := range ports {
+		e[i] = v.ServiceEntries(sp.String())
+	}
+	if f.entries == nil {
+		f.entries = map[entriesKey][][]*view.Entry{}
+	}
+	f.entries[k] = e
+	return e
+}
+
+// dispatchesOf returns the distinct dispatches reachable from the forward
+// entries of service port sp, with the entry that leads to each.
+func dispatchesOf(entries []*view.Entry, sp *model.ServicePort) []dispatchUse {
 	var out []dispatchUse
-	for _, e := range v.ServiceEntries(sp.String()) {
+	for _, e := range entries {
 		if e.Action != view.Forward || e.Protocol != sp.ProtoLower() {
 			continue
 		}

@@ -82,6 +82,9 @@ type builder struct {
 	// exports counts the Kubernetes exports read: objects given twice
 	// are looked for only when there are several.
 	exports int
+	// drafts are the service ports drafted of the exports added (see
+	// model.DraftPortsAhead).
+	drafts []*model.PortsDraft
 }
 
 // nftDumps are the iptables dumps read from the iptables-nft tables of the
@@ -249,6 +252,9 @@ func (b *builder) add(r parsed) {
 	case *kube.Objects:
 		b.snap.Objects.Merge(v)
 		b.exports++
+		if r.draft != nil {
+			b.drafts = append(b.drafts, r.draft)
+		}
 		for _, ig := range v.Ignored {
 			if versions, ok := readKinds[ig.Kind]; ok {
 				b.snap.Notes = append(b.snap.Notes, fmt.Sprintf("%s: %s %s of API version %q ignored: proxyscan reads %s", ig.Pos, ig.Kind, objectName(ig.Namespace, ig.Name), ig.APIVersion, "the version(s) "+versions))
@@ -467,6 +473,21 @@ func (b *builder) finish(opts Options) error {
 		s.Notes = append(s.Notes, dropDuplicates(s.Objects)...)
 	}
 	b.useLogs()
+	// The service ports are built while the rule layout, the version, the
+	// configuration and the node they depend on are found.
+	var draft *model.PortsDraft
+	for _, d := range b.drafts {
+		if draft == nil && d.Claim(s.Objects) {
+			draft = d
+			continue
+		}
+		// Not this node's: it must be over before the objects are
+		// compacted.
+		d.Wait()
+	}
+	if draft == nil {
+		draft = model.DraftPorts(s.Objects)
+	}
 	layout := resolve.RecognizeLayout(s)
 	if err := b.pickVersion(opts, layout); err != nil {
 		return err
@@ -476,7 +497,7 @@ func (b *builder) finish(opts Options) error {
 		return err
 	}
 	b.pickNode(opts)
-	s.BuildPorts(model.BuildOptions{
+	s.BuildPortsFrom(draft, model.BuildOptions{
 		NodeName:     s.Node.Name,
 		HonourIPMode: resolve.Enabled(resolve.LoadBalancerIPMode, s.Version.Version, resolve.ConfiguredGates(s)),
 	})

@@ -149,6 +149,9 @@ type parsed struct {
 	// (see Exports), holds the trimmed copy of each of its Services that
 	// compacting a snapshot puts in their place.
 	compacted map[*kube.Service]*kube.Service
+	// draft, for an export, is its service ports drafted as soon as it
+	// is decoded (see model.DraftPortsAhead).
+	draft *model.PortsDraft
 }
 
 // setStrictness marks the files read strictly: all with strict, else
@@ -328,6 +331,12 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump),
 					r.value, r.err = fn(f.name, data)
 				}
 			}
+		}
+		if objs, ok := r.value.(*kube.Objects); ok && objs != nil && r.err == nil {
+			// Built on the core the decoding leaves, while the dumps are
+			// parsed: the assembly takes the draft when the node's
+			// objects are this export's.
+			r.draft = model.DraftPortsAhead(objs)
 		}
 		// The parsed value keeps what it needs; drop the bytes so
 		// that a large export is freed as soon as it is decoded.

@@ -2,12 +2,17 @@ package model
 
 import (
 	"net/netip"
+	"runtime"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 )
@@ -33,6 +38,122 @@ type BuildOptions struct {
 // Services kube-proxy skips are included with Skip set. The result is
 // sorted by service port name, then protocol.
 func BuildServicePorts(objs *kube.Objects, opts BuildOptions) []*ServicePort {
+	return buildServicePorts(objs, opts, nil, buildParts)
+}
+
+// buildStats notes, as service ports are built, what makes them depend
+// on the options (see [PortsDraft]).
+type buildStats struct {
+	// merged says that endpoints of one address were merged: which one is
+	// kept depends on the node.
+	merged atomic.Bool
+	// proxyIPMode says that a load balancer's ingress has ipMode Proxy:
+	// HonourIPMode changes what it gives.
+	proxyIPMode atomic.Bool
+}
+
+// A PortsDraft is the service ports of objects built ahead, in the
+// background, before the node and the version of kube-proxy that the
+// ports depend on are known (see [DraftPorts]).
+type PortsDraft struct {
+	objs  *kube.Objects
+	done  chan struct{}
+	ports []*ServicePort
+	stats buildStats
+	err   error // a panic of the build
+	taken atomic.Bool
+	// job, for a draft made ahead on one core, is its parts once they are
+	// being built: the caller that takes the draft before it is done
+	// builds the parts left beside it.
+	job atomic.Pointer[partsJob]
+}
+
+// DraftPorts starts building the service ports of objs in the
+// background, on every core, with no node and HonourIPMode off, while
+// the caller finds the options; objs must not change until
+// [PortsDraft.Ports] returns.
+func DraftPorts(objs *kube.Objects) *PortsDraft {
+	d := &PortsDraft{objs: objs, done: make(chan struct{})}
+	d.start(buildParts)
+	return d
+}
+
+// DraftPortsAhead is [DraftPorts] on one core, for objects decoded before
+// the rest of a node's inputs are read (which the other cores read): the
+// draft is taken by [PortsDraft.Claim] for the objects of a node that
+// are those of objs.
+func DraftPortsAhead(objs *kube.Objects) *PortsDraft {
+	d := &PortsDraft{objs: objs, done: make(chan struct{})}
+	d.start(func(svcs []*kube.Service, build func([]*kube.Service) []*ServicePort) []*ServicePort {
+		if len(svcs) < parallelServices {
+			return build(svcs)
+		}
+		j := newPartsJob(svcs, build)
+		d.job.Store(j)
+		j.work()
+		return j.result()
+	})
+	return d
+}
+
+// start builds the draft in the background, its parts by parts.
+func (d *PortsDraft) start(parts func([]*kube.Service, func([]*kube.Service) []*ServicePort) []*ServicePort) {
+	go func() {
+		defer close(d.done)
+		defer func() {
+			if v := recover(); v != nil {
+				d.err = fault.Recovered(v)
+			}
+		}()
+		d.ports = buildServicePorts(d.objs, BuildOptions{}, &d.stats, parts)
+	}()
+}
+
+// Claim reports whether the draft is of the service ports of objs, whose
+// Services, EndpointSlices and Endpoints are those it was drafted from,
+// and takes it for the caller: false when they are others, or when
+// another caller took it.
+func (d *PortsDraft) Claim(objs *kube.Objects) bool {
+	if d == nil || !slices.Equal(d.objs.Services, objs.Services) || !slices.Equal(d.objs.EndpointSlices, objs.EndpointSlices) ||
+		!slices.Equal(d.objs.Endpoints, objs.Endpoints) {
+		return false
+	}
+	return d.taken.CompareAndSwap(false, true)
+}
+
+// Wait waits for the draft to be built (the objects it reads may then
+// change). A draft not taken is waited for so.
+func (d *PortsDraft) Wait() {
+	<-d.done
+}
+
+// Ports returns what [BuildServicePorts] returns for the draft's objects
+// and opts: the draft, its endpoints marked local for opts' node, unless
+// opts change more than that (a node chooses among endpoints of one
+// address; HonourIPMode and a load balancer of ipMode Proxy), which are
+// built again.
+func (d *PortsDraft) Ports(opts BuildOptions) []*ServicePort {
+	if j := d.job.Load(); j != nil {
+		j.work()
+	}
+	<-d.done
+	if d.err != nil {
+		panic(d.err) // the build's panic, raised again here
+	}
+	if opts.NodeName != "" && d.stats.merged.Load() || opts.HonourIPMode && d.stats.proxyIPMode.Load() {
+		return BuildServicePorts(d.objs, opts)
+	}
+	if opts.NodeName != "" {
+		for _, sp := range d.ports {
+			for _, e := range sp.Endpoints {
+				e.Local = e.NodeName == opts.NodeName
+			}
+		}
+	}
+	return d.ports
+}
+
+func buildServicePorts(objs *kube.Objects, opts BuildOptions, stats *buildStats, parts func([]*kube.Service, func([]*kube.Service) []*ServicePort) []*ServicePort) []*ServicePort {
 	slicesBySvc := map[string][]*kube.EndpointSlice{}
 	for _, s := range objs.EndpointSlices {
 		name := s.Labels[discoveryv1.LabelServiceName]
@@ -64,39 +185,126 @@ func BuildServicePorts(objs *kube.Objects, opts BuildOptions) []*ServicePort {
 		covered[ns] = true
 		whole = whole || key == "default/kubernetes"
 	}
-	var out []*ServicePort
-	for _, svc := range objs.Services {
-		key := svc.Namespace + "/" + svc.Name
-		ports := servicePorts(svc, opts)
-		slices := slicesBySvc[key]
-		sort.Slice(slices, func(i, j int) bool { return slices[i].Name < slices[j].Name })
-		for _, sp := range ports {
-			switch {
-			case len(slices) > 0:
-				sp.Endpoints = endpointsFromSlices(sp, slices, opts.NodeName)
-				sp.EndpointSource = EndpointSourceSlices
-			case epsBySvc[key] != nil:
-				eps := epsBySvc[key]
-				sp.Endpoints = endpointsFromLegacy(sp, eps, opts.NodeName)
-				sp.EndpointSource = EndpointSourceLegacy
-				sp.EndpointsTruncated = eps.Annotations[corev1.EndpointsOverCapacity] == "truncated"
-			case len(covered) > 0 && !whole && !covered[svc.Namespace]:
-				sp.EndpointsUnknown = true
-			}
+	for _, list := range slicesBySvc {
+		if len(list) > 1 {
+			slices.SortFunc(list, func(a, b *kube.EndpointSlice) int { return strings.Compare(a.Name, b.Name) })
 		}
-		out = append(out, ports...)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i].String(), out[j].String()
-		if a != b {
-			return a < b
+	build := func(svcs []*kube.Service) []*ServicePort {
+		var out []*ServicePort
+		for _, svc := range svcs {
+			key := svc.Namespace + "/" + svc.Name
+			ports := servicePorts(svc, opts, stats)
+			slices := slicesBySvc[key]
+			for _, sp := range ports {
+				switch {
+				case len(slices) > 0:
+					sp.Endpoints = endpointsFromSlices(sp, slices, opts.NodeName, stats)
+					sp.EndpointSource = EndpointSourceSlices
+				case epsBySvc[key] != nil:
+					eps := epsBySvc[key]
+					sp.Endpoints = endpointsFromLegacy(sp, eps, opts.NodeName)
+					sp.EndpointSource = EndpointSourceLegacy
+					sp.EndpointsTruncated = eps.Annotations[corev1.EndpointsOverCapacity] == "truncated"
+				case len(covered) > 0 && !whole && !covered[svc.Namespace]:
+					sp.EndpointsUnknown = true
+				}
+				_ = sp.String() // its name, for the sort below
+			}
+			out = append(out, ports...)
 		}
-		return out[i].Protocol < out[j].Protocol
+		return out
+	}
+	out := parts(objs.Services, build)
+	slices.SortStableFunc(out, func(a, b *ServicePort) int {
+		if c := strings.Compare(a.String(), b.String()); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a.Protocol), string(b.Protocol))
 	})
 	return out
 }
 
-func servicePorts(svc *kube.Service, opts BuildOptions) []*ServicePort {
+// parallelServices is the number of Services from which
+// [BuildServicePorts] builds their ports on every core (a variable for
+// tests).
+var parallelServices = 2048
+
+// buildParts returns the service ports build makes of svcs, in their
+// order: for many Services, build runs on parts of them on every core
+// (it reads what is shared and writes only what it makes).
+func buildParts(svcs []*kube.Service, build func([]*kube.Service) []*ServicePort) []*ServicePort {
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 || len(svcs) < parallelServices {
+		return build(svcs)
+	}
+	j := newPartsJob(svcs, build)
+	g := fault.Group{Name: "model.ports"}
+	for range min(workers, len(j.parts)) {
+		g.Go(func() error {
+			j.work()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		panic(err) // a worker's panic, raised again here
+	}
+	return j.result()
+}
+
+// partSize is the number of Services of a part: more parts than
+// workers, taken in turn, so that a slow part does not keep the others
+// waiting.
+const partSize = 512
+
+// A partsJob builds the service ports of the Services part by part, each
+// taken by the next goroutine that works on the job.
+type partsJob struct {
+	svcs  []*kube.Service
+	build func([]*kube.Service) []*ServicePort
+	parts [][]*ServicePort
+	next  atomic.Int64
+	left  sync.WaitGroup
+}
+
+func newPartsJob(svcs []*kube.Service, build func([]*kube.Service) []*ServicePort) *partsJob {
+	j := &partsJob{svcs: svcs, build: build, parts: make([][]*ServicePort, (len(svcs)+partSize-1)/partSize)}
+	j.left.Add(len(j.parts))
+	return j
+}
+
+// work builds parts until none is left to take.
+func (j *partsJob) work() {
+	for {
+		i := int(j.next.Add(1) - 1)
+		if i >= len(j.parts) {
+			return
+		}
+		func() {
+			defer j.left.Done() // a panic is the worker's to raise
+			j.parts[i] = j.build(j.svcs[i*partSize : min((i+1)*partSize, len(j.svcs))])
+		}()
+	}
+}
+
+// result waits for every part and returns their ports in order.
+func (j *partsJob) result() []*ServicePort {
+	j.left.Wait()
+	n := 0
+	for _, p := range j.parts {
+		n += len(p)
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]*ServicePort, 0, n)
+	for _, p := range j.parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func servicePorts(svc *kube.Service, opts BuildOptions, stats *buildStats) []*ServicePort {
 	spec := &svc.Spec
 	skip := ""
 	switch {
@@ -133,6 +341,9 @@ func servicePorts(svc *kube.Service, opts BuildOptions) []*ServicePort {
 			a, err := netip.ParseAddr(ing.IP)
 			if err != nil {
 				continue
+			}
+			if stats != nil && ing.IPMode != nil && *ing.IPMode == corev1.LoadBalancerIPModeProxy {
+				stats.proxyIPMode.Store(true)
 			}
 			if opts.HonourIPMode && ing.IPMode != nil && *ing.IPMode == corev1.LoadBalancerIPModeProxy {
 				proxyIPs = append(proxyIPs, a.Unmap())
@@ -199,29 +410,33 @@ func servicePorts(svc *kube.Service, opts BuildOptions) []*ServicePort {
 // endpoint per slice endpoint whose slice port matches the service port by
 // name and protocol; only addresses[0] is used; duplicates are merged, a
 // local copy winning.
-func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node string) []*Endpoint {
-	byAddr := map[string]*Endpoint{}
-	var order []string
+func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node string, stats *buildStats) []*Endpoint {
+	// The endpoints are counted first, to be made together.
+	n := 0
 	for _, s := range slices {
-		if s.AddressType != discoveryv1.AddressTypeIPv4 && s.AddressType != discoveryv1.AddressTypeIPv6 {
+		if !sliceOfIPs(s) {
+			continue
+		}
+		for _, port := range s.Ports {
+			if portMatches(sp, port) {
+				n += len(s.Endpoints)
+			}
+		}
+	}
+	if n == 0 {
+		return []*Endpoint{}
+	}
+	block := make([]Endpoint, 0, n)
+	out := make([]*Endpoint, 0, n)
+	for _, s := range slices {
+		if !sliceOfIPs(s) {
 			continue
 		}
 		// The endpoints of a slice share a copy of its position (not the
 		// slice's own field: the slice may be released).
 		var pos *parsers.Pos
 		for _, port := range s.Ports {
-			if port.Port == nil {
-				continue
-			}
-			name := ""
-			if port.Name != nil {
-				name = *port.Name
-			}
-			proto := corev1.ProtocolTCP
-			if port.Protocol != nil {
-				proto = *port.Protocol
-			}
-			if name != sp.Name.Port || proto != sp.Protocol {
+			if !portMatches(sp, port) {
 				continue
 			}
 			for i := range s.Endpoints {
@@ -233,13 +448,14 @@ func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node str
 				if err != nil {
 					continue
 				}
-				e := &Endpoint{
+				block = append(block, Endpoint{
 					IP:          ip.Unmap(),
 					Port:        *port.Port,
 					Ready:       se.Conditions.Ready == nil || *se.Conditions.Ready,
 					Serving:     se.Conditions.Serving == nil || *se.Conditions.Serving,
 					Terminating: se.Conditions.Terminating != nil && *se.Conditions.Terminating,
-				}
+				})
+				e := &block[len(block)-1]
 				if pos == nil {
 					pos = &parsers.Pos{File: s.Pos.File, Line: s.Pos.Line, Path: s.Pos.Path}
 				}
@@ -260,24 +476,62 @@ func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node str
 						e.hints.nodes = append(e.hints.nodes, n.Name)
 					}
 				}
-				k := e.String()
-				if old, ok := byAddr[k]; ok {
-					if e.Local && !old.Local {
-						byAddr[k] = e
-					}
-					continue
-				}
-				byAddr[k] = e
-				order = append(order, k)
+				_ = e.String() // its address, for the merge
+				out = append(out, e)
 			}
 		}
 	}
-	out := make([]*Endpoint, 0, len(order))
-	for _, k := range order {
-		out = append(out, byAddr[k])
+	merged := mergeEndpoints(out)
+	if stats != nil && len(merged) < len(out) {
+		stats.merged.Store(true)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
-	return out
+	return merged
+}
+
+// sliceOfIPs reports whether an EndpointSlice lists IP addresses (not
+// FQDNs, which kube-proxy ignores).
+func sliceOfIPs(s *kube.EndpointSlice) bool {
+	return s.AddressType == discoveryv1.AddressTypeIPv4 || s.AddressType == discoveryv1.AddressTypeIPv6
+}
+
+// portMatches reports whether an EndpointSlice's port is the service
+// port's: the same name and protocol, and a port number.
+func portMatches(sp *ServicePort, port discoveryv1.EndpointPort) bool {
+	if port.Port == nil {
+		return false
+	}
+	name := ""
+	if port.Name != nil {
+		name = *port.Name
+	}
+	proto := corev1.ProtocolTCP
+	if port.Protocol != nil {
+		proto = *port.Protocol
+	}
+	return name == sp.Name.Port && proto == sp.Protocol
+}
+
+// mergeEndpoints sorts endpoints by address and merges those of one
+// address into the first of them that is local, or else the first.
+func mergeEndpoints(eps []*Endpoint) []*Endpoint {
+	if len(eps) == 0 {
+		return []*Endpoint{}
+	}
+	slices.SortStableFunc(eps, func(a, b *Endpoint) int { return strings.Compare(a.String(), b.String()) })
+	out := eps[:1]
+	for _, e := range eps[1:] {
+		last := &out[len(out)-1]
+		switch {
+		case e.String() != (*last).String():
+			out = append(out, e)
+		case e.Local && !(*last).Local:
+			*last = e
+		}
+	}
+	if cap(out) == len(out) {
+		return out
+	}
+	return append(make([]*Endpoint, 0, len(out)), out...) // held to the end: no room to spare
 }
 
 // endpointsFromLegacy reads a core/v1 Endpoints object, for exports that

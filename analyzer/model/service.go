@@ -280,10 +280,18 @@ func (e *Endpoint) Family() Family { return FamilyOf(e.IP) }
 
 // JoinHostPort formats an address and port as "IP:port" or "[IP]:port".
 func JoinHostPort(ip netip.Addr, port int32) string {
-	if ip.Is6() && !ip.Is4In6() {
-		return "[" + ip.String() + "]:" + strconv.Itoa(int(port))
+	if !ip.IsValid() {
+		return ip.String() + ":" + strconv.Itoa(int(port))
 	}
-	return ip.String() + ":" + strconv.Itoa(int(port))
+	// Written in a buffer of the stack: one allocation, the string's.
+	var buf [64]byte
+	b := buf[:0]
+	if ip.Is6() && !ip.Is4In6() {
+		b = append(ip.AppendTo(append(b, '[')), ']')
+	} else {
+		b = ip.AppendTo(b)
+	}
+	return string(strconv.AppendInt(append(b, ':'), int64(port), 10))
 }
 
 // Category is the result of [Categorize]: the endpoints kube-proxy uses

@@ -92,6 +92,13 @@ func (s *Snapshot) BuildPorts(opts BuildOptions) {
 	s.portsBuilt = &opts
 }
 
+// BuildPortsFrom is [Snapshot.BuildPorts] taking the ports from a draft
+// of Objects' (see [DraftPorts]).
+func (s *Snapshot) BuildPortsFrom(d *PortsDraft, opts BuildOptions) {
+	s.Ports = d.Ports(opts)
+	s.portsBuilt = &opts
+}
+
 // PortsBuiltWith reports whether Ports are what BuildServicePorts returns
 // for Objects and opts, so that a caller needing those need not build them
 // again.

@@ -1,6 +1,11 @@
 package iptables
 
-import "math"
+import (
+	"math"
+	"runtime"
+
+	"github.com/proxyscan/proxyscan/internal/fault"
+)
 
 // Jumps holds the chain every rule of a table jumps or goes to, resolved
 // once for every reader of the table (the views, the tracer, the ruleset
@@ -115,40 +120,80 @@ func newJumps(t *Table) *Jumps {
 	for i := range j.pos {
 		j.pos[i] = -1
 	}
-	nrules := 0
 	for i, c := range t.Chains {
 		if ix := c.Index(); ix >= 0 && j.pos[ix] < 0 {
 			j.pos[ix] = int32(i)
 		}
-		nrules += len(c.Rules)
 	}
-	j.to = make([]int32, 0, nrules)
 	j.order = DumpOrder(t)
+	total := 0
+	for _, i := range j.order {
+		c := t.Chains[i]
+		if ix := c.Index(); ix >= 0 && j.pos[ix] == i {
+			j.start[ix] = int32(total)
+			total += len(c.Rules)
+		}
+	}
+	j.to = make([]int32, total)
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 || total < parallelJumps {
+		j.resolve(j.order)
+		return j
+	}
+	// The chains in order, cut where each worker's share of the rules
+	// ends: the rules are resolved on every core.
+	g := fault.Group{Name: "iptables.jumps"}
+	from, rules, parts := 0, 0, 0
+	for k, i := range j.order {
+		rules += len(t.Chains[i].Rules)
+		if rules*workers >= total*(parts+1) || k == len(j.order)-1 {
+			part := j.order[from : k+1]
+			g.Go(func() error {
+				j.resolve(part)
+				return nil
+			})
+			from, parts = k+1, parts+1
+		}
+	}
+	if err := g.Wait(); err != nil {
+		panic(err) // a worker's panic, raised again here
+	}
+	return j
+}
+
+// parallelJumps is the number of rules from which a table's jumps are
+// resolved on every core (a variable for tests).
+var parallelJumps = 20000
+
+// resolve resolves the jumps of the rules of the chains of order (places
+// in the table's chains), writing each to its place in j.to.
+func (j *Jumps) resolve(order []int32) {
 	// Rules jump to a few chains over and over, alternating with a
 	// target extension (a KUBE-SEP chain's KUBE-MARK-MASQ then DNAT): the
 	// last two targets found are remembered.
 	var last [2]string
 	lastTo := [2]int32{-1, -1}
-	for _, i := range j.order {
-		c := t.Chains[i]
-		if ix := c.Index(); ix >= 0 && j.pos[ix] == i {
-			j.start[ix] = int32(len(j.to))
-			for _, r := range c.Rules {
-				name := r.Target()
-				switch name {
-				case last[0]:
-				case last[1]:
-					last[0], last[1] = last[1], last[0]
-					lastTo[0], lastTo[1] = lastTo[1], lastTo[0]
-				default:
-					last[1], lastTo[1] = last[0], lastTo[0]
-					last[0], lastTo[0] = name, j.lookup(name)
-				}
-				j.to = append(j.to, lastTo[0])
+	for _, i := range order {
+		c := j.t.Chains[i]
+		ix := c.Index()
+		if ix < 0 || j.pos[ix] != i {
+			continue
+		}
+		to := j.to[j.start[ix]:]
+		for k, r := range c.Rules {
+			name := r.Target()
+			switch name {
+			case last[0]:
+			case last[1]:
+				last[0], last[1] = last[1], last[0]
+				lastTo[0], lastTo[1] = lastTo[1], lastTo[0]
+			default:
+				last[1], lastTo[1] = last[0], lastTo[0]
+				last[0], lastTo[0] = name, j.lookup(name)
 			}
+			to[k] = lastTo[0]
 		}
 	}
-	return j
 }
 
 // place returns the place of chain c in the table's chains, -1 when the

@@ -173,3 +173,47 @@ func BenchmarkJumps(b *testing.B) {
 		}
 	}
 }
+
+// TestJumpsInParts checks that the jumps resolved on every core, each
+// worker a part of the chains in the dump's order, are those resolved on
+// one: a dump written in another order than its chains' headers, with
+// deleted chains, verdicts, extensions and chains missing.
+func TestJumpsInParts(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-GONE - [0:0]\n")
+	const n = 400
+	for i := range n {
+		fmt.Fprintf(&b, ":KUBE-SVC-%04d - [0:0]\n:KUBE-SEP-%04d - [0:0]\n", i, i)
+	}
+	for i := n - 1; i >= 0; i-- {
+		fmt.Fprintf(&b, "-A KUBE-SERVICES -d 10.0.%d.%d/32 -j KUBE-SVC-%04d\n", i/256, i%256, i)
+		fmt.Fprintf(&b, "-A KUBE-SEP-%04d -j KUBE-MARK-MASQ\n-A KUBE-SEP-%04d -p tcp -j DNAT --to-destination 10.1.0.1:80\n", i, i)
+		fmt.Fprintf(&b, "-A KUBE-SVC-%04d -j KUBE-SEP-%04d\n-A KUBE-SVC-%04d -j KUBE-GONE\n-A KUBE-SVC-%04d -j KUBE-MISSING\n-A KUBE-SVC-%04d -j RETURN\n", i, i, i, i, i)
+	}
+	b.WriteString("-A PREROUTING -j KUBE-SERVICES\n-X KUBE-GONE\nCOMMIT\n")
+	lenient := func() *Table {
+		d, _, err := ParseLenient("dump", []byte(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Table("nat")
+	}
+	defer func(n int) { parallelJumps = n }(parallelJumps)
+	parallelJumps = 1 << 30
+	whole := newJumps(lenient())
+	parallelJumps = 1
+	tb := lenient()
+	parts := newJumps(tb)
+	if fmt.Sprint(parts.to, parts.start, parts.pos, parts.order) != fmt.Sprint(whole.to, whole.start, whole.pos, whole.order) {
+		t.Fatal("the jumps resolved in parts differ from those resolved whole")
+	}
+	resolved := 0
+	for _, to := range parts.to {
+		if to >= 0 {
+			resolved++
+		}
+	}
+	if resolved != 2*n+1 {
+		t.Errorf("%d jumps to chains resolved, want %d", resolved, 2*n+1)
+	}
+}

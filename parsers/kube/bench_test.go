@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/proxyscan/proxyscan/internal/benchgen"
 	"github.com/proxyscan/proxyscan/parsers/kube"
@@ -75,6 +76,26 @@ func BenchmarkParseJSONReader(b *testing.B) {
 	}
 }
 
+// BenchmarkParseJSONLean decodes the compact JSON export lean, as it
+// reads it, as analyze and trace do.
+func BenchmarkParseJSONLean(b *testing.B) {
+	exports(b)
+	compactOnce.Do(func() { compactJSON = writeCompact(b) })
+	b.SetBytes(int64(len(compactJSON)))
+	b.ReportAllocs()
+	cpu := benchgen.CPUTime()
+	for b.Loop() {
+		o, err := kube.ParseReader("cluster.json", bytes.NewReader(compactJSON), kube.Options{Lean: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(o.Services) != benchgen.Default.Services {
+			b.Fatalf("%d Services read, want %d", len(o.Services), benchgen.Default.Services)
+		}
+	}
+	reportCPU(b, cpu)
+}
+
 // BenchmarkParseJSONReference decodes the JSON export with the reference
 // decoders only (encoding/json).
 func BenchmarkParseJSONReference(b *testing.B) { benchParse(b, false, kube.Options{Reference: true}) }
@@ -82,3 +103,56 @@ func BenchmarkParseJSONReference(b *testing.B) { benchParse(b, false, kube.Optio
 // BenchmarkParseYAMLReference decodes the YAML export with the reference
 // decoders only (sigs.k8s.io/yaml).
 func BenchmarkParseYAMLReference(b *testing.B) { benchParse(b, true, kube.Options{Reference: true}) }
+
+func benchSplit(b *testing.B, data []byte, streamed bool) {
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	cpu := benchgen.CPUTime()
+	for b.Loop() {
+		n, err := kube.SplitJSON(data, streamed)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n < benchgen.Default.Services {
+			b.Fatalf("%d objects split, want at least %d", n, benchgen.Default.Services)
+		}
+	}
+	reportCPU(b, cpu)
+}
+
+// reportCPU reports the CPU time per operation since cpu (cpu-ns/op),
+// which a shared machine's load moves less than the wall time.
+func reportCPU(b *testing.B, cpu time.Duration) {
+	if used := benchgen.CPUTime() - cpu; used > 0 {
+		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}
+
+var (
+	compactOnce sync.Once
+	compactJSON []byte
+)
+
+// writeCompact returns the benchmark export as compact JSON.
+func writeCompact(b *testing.B) []byte {
+	var buf bytes.Buffer
+	if err := benchgen.Default.WriteCompactJSON(&buf); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkSplitJSON splits the JSON export, indented as kubectl prints
+// it and compact, into its items, in memory and as it is read
+// (ParseReader's path): the two should take about as long.
+func BenchmarkSplitJSON(b *testing.B) {
+	indented, _ := exports(b)
+	compactOnce.Do(func() { compactJSON = writeCompact(b) })
+	for _, in := range []struct {
+		name string
+		data []byte
+	}{{"indented", indented}, {"compact", compactJSON}} {
+		b.Run(in.name+"/memory", func(b *testing.B) { benchSplit(b, in.data, false) })
+		b.Run(in.name+"/streamed", func(b *testing.B) { benchSplit(b, in.data, true) })
+	}
+}

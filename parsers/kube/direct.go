@@ -2,6 +2,8 @@ package kube
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -52,6 +54,14 @@ type direct struct {
 	refs      []corev1.ObjectReference // endpoints' target references
 	epScratch []discoveryv1.Endpoint   // scratch of the endpoints being read
 	tmp       []string                 // scratch of the strings being read
+
+	// lean, as Options.Lean, reads what Lean leaves out of the objects
+	// (see leanMeta, leanSlice) as it reads everything, refusing what it
+	// refuses, but keeps nothing of it.
+	lean bool
+	// slice says an EndpointSlice is read (not a Service): Lean leaves
+	// out its annotations and owner references.
+	slice bool
 }
 
 // blocks hand out small values from larger allocations.
@@ -104,6 +114,7 @@ const maxIntern = 4096
 // service decodes data into s, reporting whether it could.
 func (x *direct) service(data []byte, s *corev1.Service) bool {
 	x.start(data)
+	x.slice = false
 	if x.object() {
 		var seen uint64
 		for n, k := 0, []byte(nil); x.key(&n, &k); {
@@ -134,6 +145,7 @@ func (x *direct) service(data []byte, s *corev1.Service) bool {
 // endpointSlice decodes data into s, reporting whether it could.
 func (x *direct) endpointSlice(data []byte, s *discoveryv1.EndpointSlice) bool {
 	x.start(data)
+	x.slice = true
 	if x.object() {
 		var seen uint64
 		for n, k := 0, []byte(nil); x.key(&n, &k); {
@@ -279,15 +291,9 @@ func (x *direct) key(n *int, k *[]byte) bool {
 		return false
 	}
 	s := x.i + 1
-	j := s
-	for ; j < len(x.d) && x.d[j] != '"'; j++ {
-		if b := x.d[j]; b == '\\' || b < 0x20 || b >= 0x80 {
-			x.fail()
-			return false
-		}
-	}
-	if j >= len(x.d) {
-		x.fail()
+	j := plainEnd(x.d, s)
+	if j >= len(x.d) || x.d[j] != '"' {
+		x.fail() // an escape, a control or non-ASCII byte, or no end
 		return false
 	}
 	*k = x.d[s:j]
@@ -332,7 +338,7 @@ func (x *direct) strBytes() ([]byte, bool) {
 		return nil, false
 	}
 	s := x.i + 1
-	for j := s; j < len(x.d); j++ {
+	for j := plainEnd(x.d, s); j < len(x.d); j = plainEnd(x.d, j+1) {
 		switch b := x.d[j]; {
 		case b == '"':
 			x.i = j + 1
@@ -343,9 +349,35 @@ func (x *direct) strBytes() ([]byte, bool) {
 			x.fail()
 			return nil, false
 		}
+		// A byte of a UTF-8 sequence (the text was checked as a whole).
 	}
 	x.fail()
 	return nil, false
+}
+
+// plainEnd returns the offset of the first byte of d from j on that ends
+// or escapes a string, is a control character or is not ASCII (len(d)
+// when there is none), looking at eight bytes at a time.
+func plainEnd(d []byte, j int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for j+8 <= len(d) {
+		x := binary.LittleEndian.Uint64(d[j:])
+		q, b := x^('"'*ones), x^('\\'*ones)
+		// The high bit of a byte is set in (q-ones)&^q where q's byte is
+		// zero, in (x-0x20*ones)&^x where x's is under 0x20, and in x
+		// where it is not ASCII; borrows only set it in bytes after such
+		// a byte, so the lowest one is the first.
+		if m := ((q-ones)&^q | (b-ones)&^b | (x-0x20*ones)&^x | x) & highs; m != 0 {
+			return j + bits.TrailingZeros64(m)/8
+		}
+		j += 8
+	}
+	for ; j < len(d); j++ {
+		if c := d[j]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+			return j
+		}
+	}
+	return j
 }
 
 // unescape reads the rest of a string that starts at s and has its first
@@ -550,6 +582,16 @@ func (x *direct) strMap(m *map[string]string, internValues bool) {
 	}
 }
 
+// skipStrMap reads a map of strings as strMap does, keeping nothing.
+func (x *direct) skipStrMap() {
+	if !x.object() {
+		return
+	}
+	for n, k := 0, []byte(nil); x.key(&n, &k); {
+		x.strBytes()
+	}
+}
+
 // strings reads an array of strings, carved from a block when short.
 func (x *direct) strings(intern bool) []string {
 	if !x.array() {
@@ -600,6 +642,10 @@ func (x *direct) meta(m *metav1.ObjectMeta) {
 			m.SelfLink = x.str()
 		case "uid":
 			x.once(&seen, 4)
+			if x.lean && (x.slice || m.Namespace != "" && m.Name != "" && !clusterService(m)) {
+				x.strBytes()
+				break
+			}
 			m.UID = types.UID(x.str())
 		case "resourceVersion":
 			x.once(&seen, 5)
@@ -627,10 +673,20 @@ func (x *direct) meta(m *metav1.ObjectMeta) {
 			x.strMap(&m.Labels, false)
 		case "annotations":
 			x.once(&seen, 11)
+			if x.lean && x.slice {
+				x.skipStrMap()
+				break
+			}
 			x.strMap(&m.Annotations, false)
 		case "ownerReferences":
 			x.once(&seen, 12)
 			if x.array() {
+				if x.lean && x.slice {
+					for n := 0; x.elem(&n); {
+						x.ownerRef(nil)
+					}
+					break
+				}
 				m.OwnerReferences = []metav1.OwnerReference{}
 				for n := 0; x.elem(&n); {
 					m.OwnerReferences = append(m.OwnerReferences, metav1.OwnerReference{})
@@ -644,35 +700,64 @@ func (x *direct) meta(m *metav1.ObjectMeta) {
 			x.fail() // managedFields included
 		}
 	}
+	if x.lean && !clusterService(m) {
+		// Lean keeps the uid of Service default/kubernetes only (read
+		// above when it came before the name and namespace).
+		m.UID = ""
+	}
 }
 
+// clusterService reports whether m is that of Service default/kubernetes,
+// whose uid names the cluster: Lean keeps it (see leanMeta).
+func clusterService(m *metav1.ObjectMeta) bool {
+	return m.Namespace == "default" && m.Name == "kubernetes"
+}
+
+// ownerRef reads an owner reference into r; with r nil, it reads it all
+// the same and keeps nothing.
 func (x *direct) ownerRef(r *metav1.OwnerReference) {
 	if !x.object() {
 		return
 	}
 	var seen uint64
 	for n, k := 0, []byte(nil); x.key(&n, &k); {
+		var bit uint
 		switch string(k) {
 		case "apiVersion":
-			x.once(&seen, 0)
-			r.APIVersion = x.istr()
+			bit = 0
 		case "kind":
-			x.once(&seen, 1)
-			r.Kind = x.istr()
+			bit = 1
 		case "name":
-			x.once(&seen, 2)
-			r.Name = x.str()
+			bit = 2
 		case "uid":
-			x.once(&seen, 3)
-			r.UID = types.UID(x.str())
+			bit = 3
 		case "controller":
-			x.once(&seen, 4)
-			r.Controller = x.boolPtr()
+			bit = 4
 		case "blockOwnerDeletion":
-			x.once(&seen, 5)
-			r.BlockOwnerDeletion = x.boolPtr()
+			bit = 5
 		default:
 			x.fail()
+			continue
+		}
+		x.once(&seen, bit)
+		switch {
+		case r == nil && bit >= 4:
+			var v bool
+			x.boolean(&v)
+		case r == nil:
+			x.strBytes()
+		case bit == 0:
+			r.APIVersion = x.istr()
+		case bit == 1:
+			r.Kind = x.istr()
+		case bit == 2:
+			r.Name = x.str()
+		case bit == 3:
+			r.UID = types.UID(x.str())
+		case bit == 4:
+			r.Controller = x.boolPtr()
+		case bit == 5:
+			r.BlockOwnerDeletion = x.boolPtr()
 		}
 	}
 }
@@ -695,6 +780,10 @@ func (x *direct) serviceSpec(s *corev1.ServiceSpec) {
 			}
 		case "selector":
 			x.once(&seen, 1)
+			if x.lean {
+				x.skipStrMap()
+				break
+			}
 			x.strMap(&s.Selector, false)
 		case "clusterIP":
 			x.once(&seen, 2)
@@ -991,10 +1080,18 @@ func (x *direct) endpoint(e *discoveryv1.Endpoint) {
 			}
 		case "hostname":
 			x.once(&seen, 2)
+			if x.lean {
+				x.strBytes()
+				break
+			}
 			e.Hostname = x.strPtr(false)
 		case "targetRef":
 			x.once(&seen, 3)
 			if x.object() {
+				if x.lean {
+					x.objectRef(nil)
+					break
+				}
 				if len(x.refs) == 0 {
 					x.refs = make([]corev1.ObjectReference, 16)
 				}
@@ -1024,33 +1121,62 @@ func (x *direct) endpoint(e *discoveryv1.Endpoint) {
 }
 
 // objectRef reads the fields of an object reference, its '{' read.
+// With r nil, it reads them all the same and keeps nothing.
 func (x *direct) objectRef(r *corev1.ObjectReference) {
 	var seen uint64
 	for n, k := 0, []byte(nil); x.key(&n, &k); {
+		var bit uint
 		switch string(k) {
 		case "kind":
-			x.once(&seen, 0)
-			r.Kind = x.istr()
+			bit = 0
 		case "namespace":
-			x.once(&seen, 1)
-			r.Namespace = x.istr()
+			bit = 1
 		case "name":
-			x.once(&seen, 2)
-			r.Name = x.str()
+			bit = 2
 		case "uid":
-			x.once(&seen, 3)
-			r.UID = types.UID(x.str())
+			bit = 3
 		case "apiVersion":
-			x.once(&seen, 4)
-			r.APIVersion = x.istr()
+			bit = 4
 		case "resourceVersion":
-			x.once(&seen, 5)
-			r.ResourceVersion = x.str()
+			bit = 5
 		case "fieldPath":
-			x.once(&seen, 6)
-			r.FieldPath = x.str()
+			bit = 6
 		default:
 			x.fail()
+			continue
+		}
+		x.once(&seen, bit)
+		switch bit {
+		case 0, 1, 4:
+			if r == nil {
+				x.strBytes()
+				break
+			}
+			v := x.istr()
+			switch bit {
+			case 0:
+				r.Kind = v
+			case 1:
+				r.Namespace = v
+			case 4:
+				r.APIVersion = v
+			}
+		default:
+			if r == nil {
+				x.strBytes()
+				break
+			}
+			v := x.str()
+			switch bit {
+			case 2:
+				r.Name = v
+			case 3:
+				r.UID = types.UID(v)
+			case 5:
+				r.ResourceVersion = v
+			case 6:
+				r.FieldPath = v
+			}
 		}
 	}
 }

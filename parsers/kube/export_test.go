@@ -1,5 +1,7 @@
 package kube
 
+import "bytes"
+
 // CheckDirect splits the export in data and decodes its Services and
 // EndpointSlices with the direct decoder and with encoding/json. It
 // returns how many of them the direct decoder read, how many there are,
@@ -32,4 +34,24 @@ func CheckDirect(name string, data []byte) (read, total int, err error) {
 		return 0, 0, err
 	}
 	return read, total, err
+}
+
+// SplitJSON splits the JSON export in data into objects without decoding
+// them, returning how many there are: from memory, or, with streamed,
+// reading it from a reader as ParseReader does (each object lets go of
+// its text at once, as a decoder keeping up would).
+func SplitJSON(data []byte, streamed bool) (int, error) {
+	n := 0
+	emit := func(c chunk) {
+		n++
+		c.blk.release()
+	}
+	if !streamed {
+		return n, splitJSON("export.json", data, emit)
+	}
+	head, rest, err := readHead(bytes.NewReader(data))
+	if err != nil {
+		return 0, err
+	}
+	return n, splitJSONFrom("export.json", head, rest, emit)
 }

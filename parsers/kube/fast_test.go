@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -74,6 +75,63 @@ func TestFastPathMatchesReference(t *testing.T) {
 		if !reflect.DeepEqual(fast, ref) {
 			t.Errorf("%s: fast path and reference decoders read different objects", name)
 		}
+	}
+}
+
+// TestLeanFastPathMatchesReference checks that the fast path reads every
+// export of the testdata lean into the same objects, or the same errors,
+// as the reference decoders, although the direct decoder keeps nothing of
+// what Lean leaves out; and that it refuses, as they do, a value of the
+// wrong type among what it leaves out.
+func TestLeanFastPathMatchesReference(t *testing.T) {
+	inputs := exportInputs(t)
+	const slice = `{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"s","namespace":"n",%s"labels":{"kubernetes.io/service-name":"a"}},"addressType":"IPv4","ports":[{"name":"","port":80,"protocol":"TCP"}],"endpoints":[{"addresses":["10.0.0.1"],%s"conditions":{"ready":true}}]}`
+	const svc = `{"apiVersion":"v1","kind":"Service","metadata":{"name":"a","namespace":"n",%s"labels":{"x":"y"}},"spec":{%s"clusterIP":"10.96.0.1","ports":[{"port":80}]}}`
+	for i, in := range []string{
+		fmt.Sprintf(slice, `"uid":"u","annotations":{"a":"b"},"ownerReferences":[{"apiVersion":"v1","kind":"Service","name":"a","uid":"u","controller":true,"blockOwnerDeletion":true}],`, `"hostname":"h","targetRef":{"kind":"Pod","namespace":"n","name":"p","uid":"u","apiVersion":"v1","resourceVersion":"1","fieldPath":"f"},`),
+		fmt.Sprintf(slice, `"uid":5,`, ``),
+		fmt.Sprintf(slice, `"annotations":{"a":5},`, ``),
+		fmt.Sprintf(slice, `"annotations":null,"ownerReferences":null,`, `"hostname":null,"targetRef":null,`),
+		fmt.Sprintf(slice, `"ownerReferences":[{"controller":"yes"}],`, ``),
+		fmt.Sprintf(slice, `"ownerReferences":[{"name":5}],`, ``),
+		fmt.Sprintf(slice, `"ownerReferences":[{"Name":"a"}],`, ``),
+		fmt.Sprintf(slice, ``, `"hostname":5,`),
+		fmt.Sprintf(slice, ``, `"targetRef":{"name":5},`),
+		fmt.Sprintf(slice, ``, `"targetRef":{"name":"a","name":"b"},`),
+		fmt.Sprintf(slice, ``, `"targetRef":{"Name":"a"},`),
+		fmt.Sprintf(slice, ``, `"targetRef":[],`),
+		fmt.Sprintf(svc, `"uid":"u","annotations":{"a":"b"},`, `"selector":{"app":"a"},`),
+		fmt.Sprintf(svc, `"uid":[],`, ``),
+		fmt.Sprintf(svc, ``, `"selector":{"app":5},`),
+		fmt.Sprintf(svc, ``, `"selector":"app",`),
+	} {
+		inputs[fmt.Sprintf("lean-%d.json", i)] = []byte(in)
+	}
+	for name, data := range inputs {
+		fast, ferr := ParseWith(name, data, Options{Lean: true})
+		ref, rerr := ParseWith(name, data, Options{Lean: true, Reference: true})
+		if (ferr == nil) != (rerr == nil) || ferr != nil && ferr.Error() != rerr.Error() {
+			t.Errorf("%s: lean fast path error %v, reference error %v", name, ferr, rerr)
+			continue
+		}
+		if !reflect.DeepEqual(fast, ref) {
+			t.Errorf("%s: lean fast path and reference decoders read different objects", name)
+		}
+	}
+}
+
+// TestLeanDirectTaken checks that the direct decoder reads lean the
+// Services and EndpointSlices of a kubectl export with every field that
+// Lean leaves out, rather than leave them to the other decoders.
+func TestLeanDirectTaken(t *testing.T) {
+	const slice = `{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"s","namespace":"n","uid":"u","annotations":{"a":"b"},"ownerReferences":[{"apiVersion":"v1","kind":"Service","name":"a","uid":"u","controller":true,"blockOwnerDeletion":true}],"labels":{"kubernetes.io/service-name":"a"}},"addressType":"IPv4","ports":[{"name":"","port":80,"protocol":"TCP"}],"endpoints":[{"addresses":["10.0.0.1"],"hostname":"h","targetRef":{"kind":"Pod","namespace":"n","name":"p","uid":"u"},"conditions":{"ready":true}}]}`
+	const svc = `{"apiVersion":"v1","kind":"Service","metadata":{"name":"a","namespace":"n","uid":"u"},"spec":{"selector":{"app":"a"},"clusterIP":"10.96.0.1","ports":[{"port":80}]}}`
+	x := &direct{lean: true, intern: map[string]string{}}
+	if !x.endpointSlice([]byte(slice), &discoveryv1.EndpointSlice{}) {
+		t.Error("the direct decoder refused the lean EndpointSlice")
+	}
+	if !x.service([]byte(svc), &corev1.Service{}) {
+		t.Error("the direct decoder refused the lean Service")
 	}
 }
 

@@ -381,6 +381,7 @@ func parse(name string, split func(emit func(chunk)) error, opts Options) (*Obje
 	for w := 0; w < workers; w++ {
 		fault.GoDraining(&g, jobs, func() error {
 			d := &decoder{fast: !opts.Reference, lean: opts.Lean}
+			d.dir.lean = opts.Lean
 			for j := range jobs {
 				blk := j.c.blk // decoding a List item replaces j.c
 				obj, err := d.decode(name, &j.c)

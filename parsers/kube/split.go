@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"regexp"
 	"strconv"
 	"strings"
@@ -1092,22 +1093,32 @@ func skipSpaces(d []byte, i int) int {
 }
 
 // skipString returns the offset after the JSON string starting at d[i]
-// (a quote), or -1 when it is not closed.
+// (a quote), or -1 when it is not closed. It looks at eight bytes at a
+// time for a quote or a backslash.
 func skipString(d []byte, i int) int {
-	for j := i + 1; ; {
-		k := bytes.IndexByte(d[j:], '"')
-		if k < 0 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	j := i + 1
+	for {
+		for j+8 <= len(d) {
+			x := binary.LittleEndian.Uint64(d[j:])
+			q, b := x^('"'*ones), x^('\\'*ones)
+			// The high bit of each byte of q (b) that is zero, and of
+			// none before the first: its lowest one is the first.
+			if m := ((q-ones)&^q | (b-ones)&^b) & highs; m != 0 {
+				j += bits.TrailingZeros64(m) / 8
+				break
+			}
+			j += 8
+		}
+		for ; j < len(d) && d[j] != '"' && d[j] != '\\'; j++ {
+		}
+		switch {
+		case j >= len(d):
 			return -1
+		case d[j] == '"':
+			return j + 1
 		}
-		j += k
-		bs := 0
-		for bs < j-i-1 && d[j-1-bs] == '\\' {
-			bs++
-		}
-		j++
-		if bs%2 == 0 {
-			return j
-		}
+		j += 2 // an escape: the byte after the backslash is not a quote that ends the string
 	}
 }
 
