@@ -59,16 +59,7 @@ func ownExportsFleet(t *testing.T) []string {
 func TestFleetOwnExportsShared(t *testing.T) {
 	bundles := ownExportsFleet(t)
 	opts := load.Options{Compact: true}
-	var want []string
-	for _, b := range bundles {
-		snaps, err := load.Load([]string{b}, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range snaps {
-			want = append(want, alone(t, report.Summarize(s, checks.Run(s, checks.All))))
-		}
-	}
+	want := aloneAll(t, bundles, opts)
 	if want[2] == want[0] || want[3] == want[0] {
 		t.Fatal("the nodes of the changed exports answer as the others: the test tells nothing")
 	}

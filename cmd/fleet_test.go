@@ -53,6 +53,23 @@ func fleetJobs() []int {
 	return []int{1, 3}
 }
 
+// aloneAll returns, for each bundle in turn, the answers of each of its
+// nodes analysed alone (see alone).
+func aloneAll(t *testing.T, bundles []string, opts load.Options) []string {
+	t.Helper()
+	var want []string
+	for _, b := range bundles {
+		snaps, err := load.Load([]string{b}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range snaps {
+			want = append(want, alone(t, report.Summarize(s, checks.Run(s, checks.All))))
+		}
+	}
+	return want
+}
+
 // alone is what a node's report says when the node is analysed by itself,
 // the cross-node checks aside.
 func alone(t *testing.T, n *report.Node) string {
@@ -97,16 +114,7 @@ func alone(t *testing.T, n *report.Node) string {
 func TestFleetSameAnswers(t *testing.T) {
 	bundles := testBundles(t)
 	opts := load.Options{Compact: true}
-	var want []string
-	for _, b := range bundles {
-		snaps, err := load.Load([]string{b}, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range snaps {
-			want = append(want, alone(t, report.Summarize(s, checks.Run(s, checks.All))))
-		}
-	}
+	want := aloneAll(t, bundles, opts)
 	for _, jobs := range fleetJobs() {
 		nodes, drift, err := analyzeNodes(bundles, opts, checks.All, jobs, nil)
 		if err != nil {

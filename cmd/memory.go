@@ -4,11 +4,9 @@ import (
 	"encoding/binary"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -246,19 +244,8 @@ func (p *floorPacer) stop() {
 func inputSize(paths []string) int64 {
 	var n int64
 	for _, p := range paths {
-		_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
-			switch {
-			case err != nil:
-				return nil
-			case d.IsDir() && q != p && strings.HasPrefix(d.Name(), "."):
-				return filepath.SkipDir
-			case d.IsDir() || strings.HasPrefix(d.Name(), ".") && q != p:
-				return nil
-			}
-			if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
-				n += max(info.Size(), gunzippedSize(q, info.Size()))
-			}
-			return nil
+		load.WalkFiles(p, func(q string, info fs.FileInfo) {
+			n += max(info.Size(), gunzippedSize(q, info.Size()))
 		})
 	}
 	return n

@@ -82,9 +82,19 @@ func NewExports(units [][]string) *Exports {
 }
 
 // unitFileSizes adds the sizes of the regular files at or below p, of
-// minSharedExport bytes or more, hidden ones aside as the loader reads
-// them, to sizes.
+// minSharedExport bytes or more, to sizes.
 func unitFileSizes(p string, sizes map[int64]bool) {
+	WalkFiles(p, func(_ string, info fs.FileInfo) {
+		if info.Size() >= minSharedExport {
+			sizes[info.Size()] = true
+		}
+	})
+}
+
+// WalkFiles calls fn with each regular file at or below p, hidden ones
+// aside as the loader reads them; what cannot be read is passed over (the
+// loader says what is wrong with it).
+func WalkFiles(p string, fn func(path string, info fs.FileInfo)) {
 	_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
 		switch {
 		case err != nil:
@@ -94,8 +104,8 @@ func unitFileSizes(p string, sizes map[int64]bool) {
 		case d.IsDir() || strings.HasPrefix(d.Name(), ".") && q != p:
 			return nil
 		}
-		if info, err := d.Info(); err == nil && info.Mode().IsRegular() && info.Size() >= minSharedExport {
-			sizes[info.Size()] = true
+		if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
+			fn(q, info)
 		}
 		return nil
 	})
