@@ -7,6 +7,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
+	"github.com/proxyscan/proxyscan/internal/fault"
 )
 
 // A planePort is what views program for one service port, the state
@@ -149,14 +150,28 @@ type PlaneChange struct {
 // policy) as node-drift compares nodes, and returns the changes, by
 // service port, entries first.
 func ComparePlanes(old, new []*view.View) []PlaneChange {
-	sides := [2]map[string]*planePort{planePorts(old, false), planePorts(new, false)}
-	names := map[string]bool{}
-	for _, side := range sides {
-		for name, pl := range side {
-			names[name] = true
+	// The two sides are read at once: a diff of two large nodes waits
+	// for them, both sides' checks done.
+	var sides [2]map[string]*planePort
+	read := func(i int, views []*view.View) {
+		side := planePorts(views, false)
+		for _, pl := range side {
 			// An entry that several views program keeps the evidence of
 			// the first.
 			pl.elems = uniqueElems(pl.elems, false)
+		}
+		sides[i] = side
+	}
+	g := fault.Group{Name: "checks.ComparePlanes"}
+	g.Go(func() error { read(0, old); return nil })
+	read(1, new)
+	if err := g.Wait(); err != nil {
+		panic(err)
+	}
+	names := map[string]bool{}
+	for _, side := range sides {
+		for name := range side {
+			names[name] = true
 		}
 	}
 	var out []PlaneChange
