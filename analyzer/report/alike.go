@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/proxyscan/proxyscan/analyzer/checks"
 	"github.com/proxyscan/proxyscan/analyzer/model"
@@ -19,6 +20,10 @@ import (
 func alikeOnNodes(fs []checks.Finding) []checks.Finding {
 	out := make([]checks.Finding, 0, len(fs))
 	at := map[string]int{}
+	// seen holds the nodes an entry of out names, once a finding was
+	// considered for it; an entry in it has Nodes and Evidence of its
+	// own (copies), so that merging never changes the report's findings.
+	seen := map[int]map[string]bool{}
 	for _, f := range fs {
 		k := f
 		k.Node, k.Nodes = "", nil
@@ -33,32 +38,39 @@ func alikeOnNodes(fs []checks.Finding) []checks.Finding {
 			continue
 		}
 		i, ok := at[string(key)]
-		if !ok || overlaps(out[i].NodeNames(), f.NodeNames()) {
+		if ok && seen[i] == nil {
+			g := &out[i]
+			names := map[string]bool{}
+			for _, n := range g.NodeNames() {
+				names[n] = true
+			}
+			seen[i] = names
+			g.Nodes = append([]string(nil), g.NodeNames()...)
+			g.Evidence = append([]model.Evidence(nil), g.Evidence...)
+		}
+		if !ok || slices.ContainsFunc(f.NodeNames(), func(n string) bool { return seen[i][n] }) {
 			at[string(key)] = len(out)
 			out = append(out, f)
 			continue
 		}
 		g := &out[i]
-		g.Nodes = append(append([]string(nil), g.NodeNames()...), f.NodeNames()...)
-		ev := append([]model.Evidence(nil), g.Evidence...)
-		for j := range ev {
-			if ev[j].Line != f.Evidence[j].Line {
-				ev[j].Line = 0
+		for _, n := range f.NodeNames() {
+			g.Nodes = append(g.Nodes, n)
+			seen[i][n] = true
+		}
+		for j := range g.Evidence {
+			if g.Evidence[j].Line != f.Evidence[j].Line {
+				g.Evidence[j].Line = 0
 			}
 		}
-		g.Evidence = ev
+	}
+	for i := range out {
+		if len(out[i].Nodes) < 2 {
+			// A finding of one node made ready to be merged into and
+			// never merged names its node as before (Nodes, as in the
+			// report, holds two nodes or more).
+			out[i].Nodes = nil
+		}
 	}
 	return out
-}
-
-// overlaps reports whether two lists of nodes share one.
-func overlaps(a, b []string) bool {
-	for _, x := range a {
-		for _, y := range b {
-			if x == y {
-				return true
-			}
-		}
-	}
-	return false
 }
