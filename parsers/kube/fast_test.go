@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -192,6 +193,10 @@ func TestYAMLToJSON(t *testing.T) {
 		{"a: 0b101\n", ""},
 		{"uid: 8c1e4a5b-1234\nb: 12ab\nc: 3-4\nd: +7x\ne: 1e5x\n", `{"uid":"8c1e4a5b-1234","b":"12ab","c":"3-4","d":"+7x","e":"1e5x"}`},
 		{"a: 1_000\n", ""},
+		{"uid: 00000000-0000-4000-8000-000000000000\nb: 0e5x\nc: 0_7-1\n", `{"uid":"00000000-0000-4000-8000-000000000000","b":"0e5x","c":"0_7-1"}`},
+		{"a: 0_x1f\n", ""},
+		{"a: -0_B1\n", ""},
+		{"a: 0.5e-3\n", ""},
 		{"--- :\n", ""},
 		{"... : x\n", ""},
 		{"a: ---\n", `{"a":"---"}`},
@@ -369,4 +374,45 @@ func TestPrintable8(t *testing.T) {
 		binary.LittleEndian.PutUint64(b[:], x&0x7f7f7f7f7f7f7f7f|0x2020202020202020&(x>>1))
 		check(b[:])
 	}
+}
+
+// TestResolvePlainAllocs checks that scalars strconv reads no number from,
+// for a reason seen without parsing, are typed without allocating (each
+// failed parse allocates its error): uids, including those starting with
+// 0, and addresses.
+func TestResolvePlainAllocs(t *testing.T) {
+	for _, s := range []string{"00000000-0000-4000-8000-000000000000", "8c1e4a5b-1234-4000-8000-000000000000", "0a1b2c3d-0000", "10.96.0.1", "-0abc", "0_1x"} {
+		b := []byte(s)
+		if n := testing.AllocsPerRun(10, func() { resolvePlain(b) }); n != 0 {
+			t.Errorf("resolvePlain(%q): %v allocations, want 0", s, n)
+		}
+	}
+}
+
+// FuzzDecimalLike checks that a scalar decimalLike rules out is read as a
+// number by none of the parses resolvePlain would make.
+func FuzzDecimalLike(f *testing.F) {
+	for _, s := range []string{"00000000-0000-4000-8000-000000000000", "0_x1f", "0x1F", "0X1p-2", "0b101", "-0b1", "-0_B1", "0o17", "0O17", "0777", "0.5e-3", "0e5", "0e+5", "0_1", "0-1", "012ab", "1e5x", "8c1e4a5b-1234", "+0", "-0", "0", "0_", "1_000", "0inf", "0nan", "+1E+5", "1e_-5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if s == "" || !(s[0] == '+' || s[0] == '-' || s[0] >= '0' && s[0] <= '9') || decimalLike([]byte(s)) {
+			return
+		}
+		plain := strings.ReplaceAll(s, "_", "")
+		if _, err := strconv.ParseInt(plain, 0, 64); err == nil {
+			t.Fatalf("%q: ruled out, but ParseInt reads %q", s, plain)
+		}
+		if _, err := strconv.ParseUint(plain, 0, 64); err == nil {
+			t.Fatalf("%q: ruled out, but ParseUint reads %q", s, plain)
+		}
+		if _, err := strconv.ParseFloat(plain, 64); err == nil {
+			t.Fatalf("%q: ruled out, but ParseFloat reads %q", s, plain)
+		}
+		for _, p := range []string{"0b", "-0b"} {
+			if bin, ok := strings.CutPrefix(plain, p); ok && isBinary(bin) {
+				t.Fatalf("%q: ruled out, but it is a binary integer", s)
+			}
+		}
+	})
 }

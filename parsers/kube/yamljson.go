@@ -445,7 +445,10 @@ func resolvePlain(s []byte) byte {
 		if !numberLike(s) || !decimalLike(s) {
 			return 's'
 		}
-		plain := string(bytes.ReplaceAll(s, []byte("_"), nil))
+		plain := string(s)
+		if bytes.IndexByte(s, '_') >= 0 {
+			plain = strings.ReplaceAll(plain, "_", "")
+		}
 		if _, err := strconv.ParseInt(plain, 0, 64); err == nil {
 			return 0
 		}
@@ -498,17 +501,28 @@ func numberLike(s []byte) bool {
 
 // decimalLike is false for s, which starts with a sign or a digit, when
 // strconv reads no number from it (with its underscores removed) for a
-// reason seen without parsing: after its sign it starts with a digit other
-// than 0 (so it has no base prefix and is no inf or nan), and then it has
-// a byte other than digits, dots, underscores and exponents, or a sign not
-// right after an exponent. Strings such as uids and pod names are then
-// resolved without three failed parses, each allocating its error.
+// reason seen without parsing: after its sign it starts with a digit,
+// without a base prefix (0x, 0o, 0b, in either case, underscores aside: it
+// is then no hex float, inf or nan either), and then it has a byte other
+// than digits, dots, underscores and exponents, or a sign not right after
+// an exponent. Strings such as uids and pod names, those starting with 0
+// included, are then resolved without three failed parses, each
+// allocating its error.
 func decimalLike(s []byte) bool {
 	if s[0] == '+' || s[0] == '-' {
 		s = s[1:]
 	}
-	if len(s) == 0 || s[0] < '1' || s[0] > '9' {
+	if len(s) == 0 || s[0] < '0' || s[0] > '9' {
 		return true
+	}
+	if s[0] == '0' {
+		rest := bytes.TrimLeft(s[1:], "_")
+		if len(rest) > 0 {
+			switch rest[0] {
+			case 'x', 'X', 'o', 'O', 'b', 'B':
+				return true
+			}
+		}
 	}
 	prev := s[0] // the previous byte other than an underscore
 	for _, b := range s[1:] {
