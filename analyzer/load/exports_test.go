@@ -1,6 +1,7 @@
 package load
 
 import (
+	"archive/zip"
 	"bytes"
 	"fmt"
 	"net/netip"
@@ -18,8 +19,17 @@ import (
 // one of another size, one under another name.
 // Each snapshot holds what its own file says and names its own bundle, and
 // the export held is dropped once the last unit that may hold it is
-// loaded.
+// loaded. The units are directories, or the same bundles as archives
+// (tgz, zip) under a top directory of their own, whose members are told
+// the held export's once read through, or decoded from the archive read
+// again when they are not.
 func TestExportsShared(t *testing.T) {
+	for _, form := range []string{"directory", "tgz", "zip"} {
+		t.Run(form, func(t *testing.T) { testExportsShared(t, form) })
+	}
+}
+
+func testExportsShared(t *testing.T, form string) {
 	dir := t.TempDir()
 	spec := benchgen.Spec{Services: 200, Endpoints: 800, NodePortEvery: 4}
 	if err := spec.WriteFleet(dir, 6); err != nil {
@@ -49,6 +59,18 @@ func TestExportsShared(t *testing.T) {
 	write(3, "cluster.json", same)
 	write(4, "cluster.json", bytes.Replace(export, []byte(`"10.128.0.1"`), []byte(`"10.127.0.10"`), 1))
 	write(5, "export.json", export)
+	if form != "directory" {
+		for i, u := range units {
+			entries := bundleEntries(t, u[0], fmt.Sprintf("proxyscan-node-%d-20260302T081500Z", i))
+			var data []byte
+			if form == "zip" {
+				data = zipArchive(t, entries)
+			} else {
+				data = archive(t, entries...)
+			}
+			units[i] = []string{writeFile(t, dir, fmt.Sprintf("node-%04d.%s", i+1, form), data)}
+		}
+	}
 	ex := NewExports(units)
 	if ex == nil {
 		t.Fatal("NewExports: nil for units holding files of one size")
@@ -98,6 +120,26 @@ func TestExportsShared(t *testing.T) {
 	if ex.held != nil {
 		t.Errorf("an export is held once every unit is loaded: %s", ex.held.name)
 	}
+}
+
+// zipArchive returns a zip archive of entries.
+func zipArchive(t *testing.T, entries []entry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, e := range entries {
+		w, err := zw.Create(e.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(e.body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // TestNewExportsNone: units holding no two files of one size, or only
