@@ -1,16 +1,23 @@
 package load
 
 import (
+	"archive/tar"
+	"archive/zip"
+	"bufio"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/proxyscan/proxyscan/parsers/kube"
+	"github.com/proxyscan/proxyscan/parsers/manifest"
+	"github.com/ulikunitz/xz"
 )
 
 // Exports lets the units of a run (see [Units] and [Plan]), loaded one
@@ -63,9 +70,9 @@ const minSharedExport = 64 << 10
 // NewExports returns the memory of the exports of units, the arguments of
 // each bundle or directory, in the order they are loaded; nil when no two
 // units hold files on disk of one size, large enough to share, and no
-// unit is a bundle archive beside another unit. The members of an
-// archive are known only as it is read (listing them first would
-// decompress it twice): an archive may hold a file of any size.
+// unit is a bundle archive beside another unit whose members' sizes are
+// not known before it is read (see archiveSizes): listing them would
+// decompress it twice, and such an archive may hold a file of any size.
 func NewExports(units [][]string) *Exports {
 	last := map[int64]int{}
 	count := map[int64]int{}
@@ -74,11 +81,11 @@ func NewExports(units [][]string) *Exports {
 		sizes := map[int64]bool{}
 		archive := false
 		for _, p := range u {
-			if isArchive(p) {
+			if isArchive, known := archiveSizes(p, sizes); isArchive && !known {
 				archive = true
-				continue
+			} else if !isArchive {
+				unitFileSizes(p, sizes)
 			}
-			unitFileSizes(p, sizes)
 		}
 		if archive {
 			lastArchive = i
@@ -100,20 +107,98 @@ func NewExports(units [][]string) *Exports {
 	return &Exports{last: last, lastArchive: lastArchive}
 }
 
-// isArchive reports whether p is a regular file that starts as a bundle
-// archive does.
-func isArchive(p string) bool {
+// archiveSizes adds to sizes those of the members of the archive at p, of
+// minSharedExport bytes or more, when they are known without decompressing
+// it: from a zip archive's directory, or from the manifest.json that
+// collect writes first in its archives (the size of each file of the
+// bundle). isArchive says p is an archive, known that its sizes were
+// added.
+func archiveSizes(p string, sizes map[int64]bool) (isArchive, known bool) {
 	f, err := os.Open(p)
 	if err != nil {
-		return false
+		return false, false
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return false
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return false, false
 	}
 	head := make([]byte, 512)
 	n, _ := io.ReadFull(f, head)
-	return archiveFormat(head[:n]) != ""
+	head = head[:n]
+	format := archiveFormat(head)
+	var r io.Reader = bufio.NewReaderSize(io.NewSectionReader(f, 0, st.Size()), 64<<10)
+	switch format {
+	case "":
+		return false, false
+	case formatZip:
+		zr, err := zip.NewReader(f, st.Size())
+		if err != nil {
+			return true, false
+		}
+		for _, zf := range zr.File {
+			if s := int64(zf.UncompressedSize64); s >= minSharedExport && zf.UncompressedSize64 < 1<<62 {
+				sizes[s] = true
+			}
+		}
+		return true, true
+	case formatGzip:
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return true, false
+		}
+		zr.Multistream(false)
+		r = zr
+	case formatXZ:
+		if dict, ok := xzDictSize(head); !ok || dict > maxXZDict {
+			return true, false
+		}
+		xr, err := xz.ReaderConfig{SingleStream: true}.NewReader(r)
+		if err != nil {
+			return true, false
+		}
+		r = xr
+	case formatTar:
+	default:
+		return true, false
+	}
+	m := firstManifest(tar.NewReader(r))
+	if m == nil {
+		return true, false
+	}
+	for _, src := range m.Sources {
+		if src.File != "" && src.Bytes >= minSharedExport {
+			sizes[src.Bytes] = true
+		}
+	}
+	return true, true
+}
+
+// firstManifest returns the manifest that is the first file of a bundle
+// archive (under its top directory or none), or nil.
+func firstManifest(tr *tar.Reader) *manifest.Manifest {
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return nil
+		}
+		if h.Typeflag == tar.TypeDir || h.Typeflag == tar.TypeXGlobalHeader {
+			continue
+		}
+		clean, err := entryName(h.Name)
+		if err != nil || h.Typeflag != tar.TypeReg || h.Size > 1<<20 || path.Base(clean) != "manifest.json" || strings.Count(clean, "/") > 1 {
+			return nil
+		}
+		data, err := io.ReadAll(io.LimitReader(tr, h.Size))
+		if err != nil {
+			return nil
+		}
+		m, err := manifest.Parse(clean, data)
+		if err != nil {
+			return nil
+		}
+		return m
+	}
 }
 
 // until returns the last unit that may hold a file of size, and whether

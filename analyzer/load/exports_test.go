@@ -3,13 +3,17 @@ package load
 import (
 	"archive/zip"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/proxyscan/proxyscan/internal/benchgen"
+	"github.com/proxyscan/proxyscan/parsers/manifest"
 )
 
 // TestExportsShared: units loaded one after another with an Exports share
@@ -143,7 +147,10 @@ func zipArchive(t *testing.T, entries []entry) []byte {
 }
 
 // TestNewExportsNone: units holding no two files of one size, or only
-// small ones, share nothing: no export is hashed or held.
+// small ones, share nothing: no export is hashed or held. The sizes of an
+// archive's members are those its manifest lists when it is its first
+// file, or those of a zip archive's directory; an archive whose members
+// are not known before it is read may hold a file of any size.
 func TestNewExportsNone(t *testing.T) {
 	dir := t.TempDir()
 	unit := func(name string, sizes ...int) []string {
@@ -152,6 +159,30 @@ func TestNewExportsNone(t *testing.T) {
 			writeFile(t, p, fmt.Sprintf("cluster/f%d.json", i), bytes.Repeat([]byte{' '}, n))
 		}
 		return []string{p}
+	}
+	// packed is a bundle archive holding a file of each size, with the
+	// manifest that collect writes first, listing them, when listed.
+	entries := func(name string, listed bool, sizes []int) []entry {
+		top := "proxyscan-" + name
+		var out []entry
+		m := &manifest.Manifest{Schema: manifest.Schema, Host: name, CollectedAt: time.Date(2026, 3, 2, 8, 15, 0, 0, time.UTC)}
+		for i, n := range sizes {
+			f := fmt.Sprintf("cluster/f%d.json", i)
+			body := bytes.Repeat([]byte{' '}, n)
+			out = append(out, entry{name: top + "/" + f, body: string(body)})
+			sum := sha256.Sum256(body)
+			m.Sources = append(m.Sources, manifest.Source{Name: f, Method: "file", Path: "/" + f, File: f, Status: "ok", Bytes: int64(n), SHA256: hex.EncodeToString(sum[:])})
+		}
+		if listed {
+			out = append([]entry{{name: top + "/manifest.json", body: string(manifest.Format(m))}}, out...)
+		}
+		return out
+	}
+	packed := func(name string, listed bool, sizes ...int) []string {
+		return []string{writeFile(t, dir, name+".tgz", archive(t, entries(name, listed, sizes)...))}
+	}
+	zipped := func(name string, sizes ...int) []string {
+		return []string{writeFile(t, dir, name+".zip", zipArchive(t, entries(name, false, sizes)))}
 	}
 	big := minSharedExport
 	for _, tc := range []struct {
@@ -163,6 +194,13 @@ func TestNewExportsNone(t *testing.T) {
 		{"small files alike", [][]string{unit("c", 100), unit("d", 100)}, false},
 		{"one unit", [][]string{unit("e", big, big)}, false},
 		{"a size two units hold", [][]string{unit("f", big+5), unit("g", 10, big+5)}, true},
+		{"archives listed apart", [][]string{packed("h", true, big), packed("i", true, big+1)}, false},
+		{"archives listed alike", [][]string{packed("j", true, big), packed("k", true, big)}, true},
+		{"an archive listed alike a directory", [][]string{unit("l", big+7), packed("m", true, big+7)}, true},
+		{"an archive not listed", [][]string{packed("n", false, big), unit("o", big+9)}, true},
+		{"zip archives apart", [][]string{zipped("p", big), zipped("q", big+1)}, false},
+		{"zip archives alike", [][]string{zipped("r", big), zipped("s", big)}, true},
+		{"one archive not listed", [][]string{packed("t", false, big)}, false},
 	} {
 		if got := NewExports(tc.units) != nil; got != tc.want {
 			t.Errorf("%s: exports to share %t, want %t", tc.name, got, tc.want)
