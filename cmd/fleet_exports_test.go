@@ -55,9 +55,21 @@ func ownExportsFleet(t *testing.T) []string {
 // those of the node analysed alone, its evidence citing its own bundle's
 // file; the report is byte for byte that of each bundle decoding its own
 // export, with exports alike, differing by one object at one size, and
-// differing in size.
+// differing in size. The bundles are directories, or archives (tgz, txz,
+// zip) as collect and support tools write them.
 func TestFleetOwnExportsShared(t *testing.T) {
+	for _, form := range []string{"directory", "tgz", "txz", "zip"} {
+		t.Run(form, func(t *testing.T) { testFleetOwnExportsShared(t, form) })
+	}
+}
+
+func testFleetOwnExportsShared(t *testing.T, form string) {
 	bundles := ownExportsFleet(t)
+	if form != "directory" {
+		for i, b := range bundles {
+			bundles[i] = packDir(t, b, form)
+		}
+	}
 	opts := load.Options{Compact: true}
 	want := aloneAll(t, bundles, opts)
 	if want[2] == want[0] || want[3] == want[0] {

@@ -1,14 +1,23 @@
 package load
 
 import (
+	"archive/tar"
+	"archive/zip"
+	"bufio"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"io/fs"
+	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/proxyscan/proxyscan/parsers/kube"
+	"github.com/proxyscan/proxyscan/parsers/manifest"
+	"github.com/ulikunitz/xz"
 )
 
 // Exports lets the units of a run (see [Units] and [Plan]), loaded one
@@ -33,7 +42,11 @@ type Exports struct {
 	// last maps the size of each file the units hold, of a size that
 	// two units or more hold, to the last unit that holds one.
 	last map[int64]int
-	held *heldExport
+	// lastArchive is the last unit that is a bundle archive, whose
+	// members' sizes are known only as it is read: it may hold a file of
+	// any size (-1 when there is none).
+	lastArchive int
+	held        *heldExport
 }
 
 // heldExport is an export decoded by one unit that a later one may hold.
@@ -56,14 +69,27 @@ const minSharedExport = 64 << 10
 
 // NewExports returns the memory of the exports of units, the arguments of
 // each bundle or directory, in the order they are loaded; nil when no two
-// units hold files on disk of one size, large enough to share.
+// units hold files on disk of one size, large enough to share, and no
+// unit is a bundle archive beside another unit whose members' sizes are
+// not known before it is read (see archiveSizes): listing them would
+// decompress it twice, and such an archive may hold a file of any size.
 func NewExports(units [][]string) *Exports {
 	last := map[int64]int{}
 	count := map[int64]int{}
+	lastArchive, archives := -1, 0
 	for i, u := range units {
 		sizes := map[int64]bool{}
+		archive := false
 		for _, p := range u {
-			unitFileSizes(p, sizes)
+			if isArchive, known := archiveSizes(p, sizes); isArchive && !known {
+				archive = true
+			} else if !isArchive {
+				unitFileSizes(p, sizes)
+			}
+		}
+		if archive {
+			lastArchive = i
+			archives++
 		}
 		for s := range sizes {
 			last[s] = i
@@ -71,14 +97,118 @@ func NewExports(units [][]string) *Exports {
 		}
 	}
 	for s, n := range count {
-		if n < 2 {
+		if n+archives < 2 {
 			delete(last, s)
 		}
 	}
-	if len(last) == 0 {
+	if len(last) == 0 && (archives == 0 || len(units) < 2) {
 		return nil
 	}
-	return &Exports{last: last}
+	return &Exports{last: last, lastArchive: lastArchive}
+}
+
+// archiveSizes adds to sizes those of the members of the archive at p, of
+// minSharedExport bytes or more, when they are known without decompressing
+// it: from a zip archive's directory, or from the manifest.json that
+// collect writes first in its archives (the size of each file of the
+// bundle). isArchive says p is an archive, known that its sizes were
+// added.
+func archiveSizes(p string, sizes map[int64]bool) (isArchive, known bool) {
+	f, err := os.Open(p)
+	if err != nil {
+		return false, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return false, false
+	}
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	format := archiveFormat(head)
+	var r io.Reader = bufio.NewReaderSize(io.NewSectionReader(f, 0, st.Size()), 64<<10)
+	switch format {
+	case "":
+		return false, false
+	case formatZip:
+		zr, err := zip.NewReader(f, st.Size())
+		if err != nil {
+			return true, false
+		}
+		for _, zf := range zr.File {
+			if s := int64(zf.UncompressedSize64); s >= minSharedExport && zf.UncompressedSize64 < 1<<62 {
+				sizes[s] = true
+			}
+		}
+		return true, true
+	case formatGzip:
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return true, false
+		}
+		zr.Multistream(false)
+		r = zr
+	case formatXZ:
+		if dict, ok := xzDictSize(head); !ok || dict > maxXZDict {
+			return true, false
+		}
+		xr, err := xz.ReaderConfig{SingleStream: true}.NewReader(r)
+		if err != nil {
+			return true, false
+		}
+		r = xr
+	case formatTar:
+	default:
+		return true, false
+	}
+	m := firstManifest(tar.NewReader(r))
+	if m == nil {
+		return true, false
+	}
+	for _, src := range m.Sources {
+		if src.File != "" && src.Bytes >= minSharedExport {
+			sizes[src.Bytes] = true
+		}
+	}
+	return true, true
+}
+
+// firstManifest returns the manifest that is the first file of a bundle
+// archive (under its top directory or none), or nil.
+func firstManifest(tr *tar.Reader) *manifest.Manifest {
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return nil
+		}
+		if h.Typeflag == tar.TypeDir || h.Typeflag == tar.TypeXGlobalHeader {
+			continue
+		}
+		clean, err := entryName(h.Name)
+		if err != nil || h.Typeflag != tar.TypeReg || h.Size > 1<<20 || path.Base(clean) != "manifest.json" || strings.Count(clean, "/") > 1 {
+			return nil
+		}
+		data, err := io.ReadAll(io.LimitReader(tr, h.Size))
+		if err != nil {
+			return nil
+		}
+		m, err := manifest.Parse(clean, data)
+		if err != nil {
+			return nil
+		}
+		return m
+	}
+}
+
+// until returns the last unit that may hold a file of size, and whether
+// it is after unit.
+func (e *Exports) until(size int64, unit int) (int, bool) {
+	until, ok := e.last[size]
+	if !ok || e.lastArchive > until {
+		until = e.lastArchive
+	}
+	return until, until > unit
 }
 
 // unitFileSizes adds the sizes of the regular files at or below p, of
@@ -139,8 +269,7 @@ func (u *UnitExports) decode(f *file, ko kube.Options, compact bool) (value any,
 	e := u.e
 	e.mu.Lock()
 	h := e.held
-	until, repeats := e.last[f.size]
-	repeats = repeats && until > u.unit
+	until, repeats := e.until(f.size, u.unit)
 	e.mu.Unlock()
 	if h != nil && h.name == f.name && h.strict == f.strict && h.size == f.size {
 		if s, err := fileSum(f.path); err == nil && s == h.sum {
@@ -158,6 +287,15 @@ func (u *UnitExports) decode(f *file, ko kube.Options, compact bool) (value any,
 		return value, size, "", nil, err
 	}
 	sum = hex.EncodeToString(hash.Sum(nil))
+	compacted = u.hold(f.name, f.strict, size, sum, objs, compact, until)
+	return objs, size, sum, compacted, nil
+}
+
+// hold keeps objs, decoded from a file of the unit named name, for the
+// units up to until; it returns the trimmed copies of their Services
+// when compact.
+func (u *UnitExports) hold(name string, strict bool, size int64, sum string, objs *kube.Objects, compact bool, until int) map[*kube.Service]*kube.Service {
+	var compacted map[*kube.Service]*kube.Service
 	if compact {
 		compacted = map[*kube.Service]*kube.Service{}
 		for _, svc := range objs.Services {
@@ -166,10 +304,65 @@ func (u *UnitExports) decode(f *file, ko kube.Options, compact bool) (value any,
 			compacted[svc] = &c
 		}
 	}
-	e.mu.Lock()
-	e.held = &heldExport{name: f.name, strict: f.strict, size: size, sum: sum, value: objs, compacted: compacted, until: until}
-	e.mu.Unlock()
-	return objs, size, sum, compacted, nil
+	u.e.mu.Lock()
+	u.e.held = &heldExport{name: name, strict: strict, size: size, sum: sum, value: objs, compacted: compacted, until: until}
+	u.e.mu.Unlock()
+	return compacted
+}
+
+// candidate returns the export held when an archive member, named clean
+// in its archive, of size bytes, may be it byte for byte: its name in the
+// bundle is not known yet (the archive's top directory is dropped once
+// every member is read), nor its SHA-256. Such a member is read through
+// rather than decoded, and told the held export's or decoded after all
+// once its name and sum are known (see archived).
+func (u *UnitExports) candidate(clean string, size int64) *heldExport {
+	if u == nil || size < minSharedExport {
+		return nil
+	}
+	u.e.mu.Lock()
+	h := u.e.held
+	u.e.mu.Unlock()
+	if h == nil || h.size != size || clean != h.name && !strings.HasSuffix(clean, "/"+h.name) {
+		return nil
+	}
+	return h
+}
+
+// archived returns what the Kubernetes export of an archive, read as the
+// archive was (see archiveExport), decodes to: the held export's objects
+// when the member is it byte for byte, with the trimmed copies of their
+// Services; the member decoded otherwise, kept when a later unit may hold
+// it.
+func (u *UnitExports) archived(f *file, compact bool) (value any, compacted map[*kube.Service]*kube.Service, err error) {
+	p := f.parsed
+	if u == nil {
+		value, err = f.result()
+		return value, nil, err
+	}
+	if h := p.shared; h != nil {
+		if h.name == f.name && h.strict == f.strict && h.size == f.size && h.sum == f.sum {
+			return h.value, h.compacted, nil
+		}
+		// Read through on a guess that did not hold: decoded now, from
+		// the archive read again.
+		p.shared = nil
+		if p.value, p.err, err = p.reread(); err != nil {
+			return nil, nil, err
+		}
+		p.reread = nil
+	}
+	value, err = f.result()
+	if u == nil || err != nil || p.value == nil || f.size < minSharedExport {
+		return value, nil, err
+	}
+	u.e.mu.Lock()
+	until, repeats := u.e.until(f.size, u.unit)
+	u.e.mu.Unlock()
+	if !repeats {
+		return value, nil, nil
+	}
+	return p.value, u.hold(f.name, f.strict, f.size, f.sum, p.value, compact, until), nil
 }
 
 // loaded drops the export held once the last unit that may hold it is

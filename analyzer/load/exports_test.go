@@ -1,14 +1,19 @@
 package load
 
 import (
+	"archive/zip"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/proxyscan/proxyscan/internal/benchgen"
+	"github.com/proxyscan/proxyscan/parsers/manifest"
 )
 
 // TestExportsShared: units loaded one after another with an Exports share
@@ -18,8 +23,17 @@ import (
 // one of another size, one under another name.
 // Each snapshot holds what its own file says and names its own bundle, and
 // the export held is dropped once the last unit that may hold it is
-// loaded.
+// loaded. The units are directories, or the same bundles as archives
+// (tgz, zip) under a top directory of their own, whose members are told
+// the held export's once read through, or decoded from the archive read
+// again when they are not.
 func TestExportsShared(t *testing.T) {
+	for _, form := range []string{"directory", "tgz", "zip"} {
+		t.Run(form, func(t *testing.T) { testExportsShared(t, form) })
+	}
+}
+
+func testExportsShared(t *testing.T, form string) {
 	dir := t.TempDir()
 	spec := benchgen.Spec{Services: 200, Endpoints: 800, NodePortEvery: 4}
 	if err := spec.WriteFleet(dir, 6); err != nil {
@@ -49,6 +63,18 @@ func TestExportsShared(t *testing.T) {
 	write(3, "cluster.json", same)
 	write(4, "cluster.json", bytes.Replace(export, []byte(`"10.128.0.1"`), []byte(`"10.127.0.10"`), 1))
 	write(5, "export.json", export)
+	if form != "directory" {
+		for i, u := range units {
+			entries := bundleEntries(t, u[0], fmt.Sprintf("proxyscan-node-%d-20260302T081500Z", i))
+			var data []byte
+			if form == "zip" {
+				data = zipArchive(t, entries)
+			} else {
+				data = archive(t, entries...)
+			}
+			units[i] = []string{writeFile(t, dir, fmt.Sprintf("node-%04d.%s", i+1, form), data)}
+		}
+	}
 	ex := NewExports(units)
 	if ex == nil {
 		t.Fatal("NewExports: nil for units holding files of one size")
@@ -100,8 +126,31 @@ func TestExportsShared(t *testing.T) {
 	}
 }
 
+// zipArchive returns a zip archive of entries.
+func zipArchive(t *testing.T, entries []entry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, e := range entries {
+		w, err := zw.Create(e.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(e.body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
 // TestNewExportsNone: units holding no two files of one size, or only
-// small ones, share nothing: no export is hashed or held.
+// small ones, share nothing: no export is hashed or held. The sizes of an
+// archive's members are those its manifest lists when it is its first
+// file, or those of a zip archive's directory; an archive whose members
+// are not known before it is read may hold a file of any size.
 func TestNewExportsNone(t *testing.T) {
 	dir := t.TempDir()
 	unit := func(name string, sizes ...int) []string {
@@ -110,6 +159,30 @@ func TestNewExportsNone(t *testing.T) {
 			writeFile(t, p, fmt.Sprintf("cluster/f%d.json", i), bytes.Repeat([]byte{' '}, n))
 		}
 		return []string{p}
+	}
+	// packed is a bundle archive holding a file of each size, with the
+	// manifest that collect writes first, listing them, when listed.
+	entries := func(name string, listed bool, sizes []int) []entry {
+		top := "proxyscan-" + name
+		var out []entry
+		m := &manifest.Manifest{Schema: manifest.Schema, Host: name, CollectedAt: time.Date(2026, 3, 2, 8, 15, 0, 0, time.UTC)}
+		for i, n := range sizes {
+			f := fmt.Sprintf("cluster/f%d.json", i)
+			body := bytes.Repeat([]byte{' '}, n)
+			out = append(out, entry{name: top + "/" + f, body: string(body)})
+			sum := sha256.Sum256(body)
+			m.Sources = append(m.Sources, manifest.Source{Name: f, Method: "file", Path: "/" + f, File: f, Status: "ok", Bytes: int64(n), SHA256: hex.EncodeToString(sum[:])})
+		}
+		if listed {
+			out = append([]entry{{name: top + "/manifest.json", body: string(manifest.Format(m))}}, out...)
+		}
+		return out
+	}
+	packed := func(name string, listed bool, sizes ...int) []string {
+		return []string{writeFile(t, dir, name+".tgz", archive(t, entries(name, listed, sizes)...))}
+	}
+	zipped := func(name string, sizes ...int) []string {
+		return []string{writeFile(t, dir, name+".zip", zipArchive(t, entries(name, false, sizes)))}
 	}
 	big := minSharedExport
 	for _, tc := range []struct {
@@ -121,6 +194,13 @@ func TestNewExportsNone(t *testing.T) {
 		{"small files alike", [][]string{unit("c", 100), unit("d", 100)}, false},
 		{"one unit", [][]string{unit("e", big, big)}, false},
 		{"a size two units hold", [][]string{unit("f", big+5), unit("g", 10, big+5)}, true},
+		{"archives listed apart", [][]string{packed("h", true, big), packed("i", true, big+1)}, false},
+		{"archives listed alike", [][]string{packed("j", true, big), packed("k", true, big)}, true},
+		{"an archive listed alike a directory", [][]string{unit("l", big+7), packed("m", true, big+7)}, true},
+		{"an archive not listed", [][]string{packed("n", false, big), unit("o", big+9)}, true},
+		{"zip archives apart", [][]string{zipped("p", big), zipped("q", big+1)}, false},
+		{"zip archives alike", [][]string{zipped("r", big), zipped("s", big)}, true},
+		{"one archive not listed", [][]string{packed("t", false, big)}, false},
 	} {
 		if got := NewExports(tc.units) != nil; got != tc.want {
 			t.Errorf("%s: exports to share %t, want %t", tc.name, got, tc.want)

@@ -183,7 +183,7 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		lim = DefaultLimits
 	}
 	var files []file
-	rd := &reader{lim: lim, ko: opts.kube(), offheap: opts.OffHeap}
+	rd := &reader{lim: lim, ko: opts.kube(), offheap: opts.OffHeap, ex: opts.Exports}
 	for _, p := range paths {
 		fs, err := rd.path(p)
 		if err != nil {
@@ -278,10 +278,11 @@ func nothingKnown(results []parsed) error {
 // largest first, and once the exports are done every core does. Files on
 // disk are read as they are parsed; Kubernetes exports on disk are
 // decoded as they are read (see streamKube), and those of archives were
-// decoded as the archive was read; an export on disk that ex (when not
-// nil) holds decoded already is not decoded again, and one that a later
-// unit may hold is kept in ex, with the trimmed copies of its Services
-// when compact. The error is a worker's panic. dumpsParsed, when not nil, is called with the iptables dumps once every
+// decoded as the archive was read (or read through, when ex may hold
+// them: see UnitExports.archived); an export that ex (when not nil) holds
+// decoded already is not decoded again, and one that a later unit may
+// hold is kept in ex, with the trimmed copies of its Services when
+// compact. The error is a worker's panic. dumpsParsed, when not nil, is called with the iptables dumps once every
 // file but the exports is parsed, on the goroutine that parsed the last
 // one, while the exports may still be decoding.
 func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump), ex *UnitExports, compact bool) ([]parsed, error) {
@@ -305,7 +306,7 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump),
 			r.size = f.size
 		case f.parsed != nil:
 			r.size = f.size
-			r.value, r.err = f.result()
+			r.value, r.compacted, r.err = ex.archived(&f, compact)
 		case k == parsers.KindKube && f.path != "" && streamExports && (f.strict || !f.det.damaged):
 			r.value, r.size, r.f.sum, r.compacted, r.err = ex.decode(&f, ko, compact)
 		default:

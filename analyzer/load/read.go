@@ -107,6 +107,11 @@ type preParsed struct {
 	name  string
 	value *kube.Objects
 	err   error
+	// shared, when set, is the export of another unit that the member,
+	// read through rather than decoded, may be byte for byte (see
+	// UnitExports.candidate); reread decodes the member when it is not.
+	shared *heldExport
+	reread func() (*kube.Objects, error, error)
 }
 
 // lazyFile returns the file at p, of the given size, to be read when it is
@@ -371,6 +376,9 @@ type reader struct {
 	// offheap reads large archive members outside the Go heap (see
 	// Options.OffHeap).
 	offheap bool
+	// ex, when set, is the unit's view of the exports the units of the
+	// run share (see Exports).
+	ex *UnitExports
 }
 
 // take counts n more bytes read for what (an archive, a directory, a
@@ -428,7 +436,14 @@ func (rd *reader) path(p string) ([]file, error) {
 			return nil, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
 		}
 		defer fh.Close()
-		return rd.archive(p, fh, st.Size(), head)
+		reopen := func() (io.ReaderAt, func(), error) {
+			fh, err := os.Open(p)
+			if err != nil {
+				return nil, nil, err
+			}
+			return fh, func() { fh.Close() }, nil
+		}
+		return rd.archive(p, fh, st.Size(), head, reopen)
 	}
 	if err := rd.take(st.Size(), p); err != nil {
 		return nil, err
@@ -527,42 +542,35 @@ func xzDictSize(data []byte) (size int64, ok bool) {
 // readArchive reads a bundle archive held in data (see [reader.archive]).
 func readArchive(name string, data []byte, lim Limits, ko kube.Options) ([]file, error) {
 	rd := &reader{lim: lim, ko: ko}
-	return rd.archive(name, bytes.NewReader(data), int64(len(data)), data)
+	reopen := func() (io.ReaderAt, func(), error) { return bytes.NewReader(data), func() {}, nil }
+	return rd.archive(name, bytes.NewReader(data), int64(len(data)), data, reopen)
 }
 
 // archive reads a bundle archive: a tar archive, compressed with gzip or
 // xz or not, or a zip archive. Its Kubernetes exports are decoded as they
 // are read (archiveExport); its other files of a known kind are read into
 // memory, and those of no known kind are skipped after their head.
-func (rd *reader) archive(name string, ra io.ReaderAt, size int64, head []byte) ([]file, error) {
+// A member that may be an export another unit decoded (see
+// UnitExports.candidate) is read through, and decoded from the archive
+// opened again by reopen when it is not.
+func (rd *reader) archive(name string, ra io.ReaderAt, size int64, head []byte, reopen func() (io.ReaderAt, func(), error)) ([]file, error) {
 	a := &archiveState{rd: rd, name: name, seen: map[string]bool{}}
-	r := bufio.NewReaderSize(io.NewSectionReader(ra, 0, size), 64<<10)
-	var err error
-	switch format := archiveFormat(head); format {
-	case formatGzip:
-		zr, zerr := gzip.NewReader(r)
-		if zerr != nil {
-			return nil, inputErrorf("%s: not a valid gzip archive: %v", name, zerr)
+	a.reread = func(clean string) (*kube.Objects, error, error) {
+		ra, done, err := reopen()
+		if err != nil {
+			return nil, nil, inputErrorf("%s: reading archive entry %q again: %v", name, clean, err)
 		}
-		zr.Multistream(false)
-		err = a.tar(zr)
-	case formatXZ:
-		if dict, ok := xzDictSize(head); !ok || dict > maxXZDict {
-			return nil, inputErrorf("%s: an xz archive whose first block is not LZMA2 with a dictionary of at most %d MiB (xz -9 uses 64): recompress it with xz -6 or gzip", name, maxXZDict>>20)
+		defer done()
+		again := &archiveState{rd: &reader{lim: rd.lim, ko: rd.ko}, name: name, seen: map[string]bool{}, want: clean}
+		if err := again.read(ra, size, head); err != nil && err != errFound {
+			return nil, nil, err
 		}
-		xr, xerr := xz.ReaderConfig{SingleStream: true}.NewReader(r)
-		if xerr != nil {
-			return nil, inputErrorf("%s: not a valid xz archive: %v", name, xerr)
+		if again.found == nil {
+			return nil, nil, inputErrorf("%s: archive entry %q is gone when read again", name, clean)
 		}
-		err = a.tar(xr)
-	case formatTar:
-		err = a.tar(r)
-	case formatZip:
-		err = a.zip(ra, size)
-	default:
-		return nil, inputErrorf("%s: a %s-compressed archive, which proxyscan does not read: recompress it with gzip (.tgz) or xz, or unpack it and give the directory", name, format)
+		return again.found.value, again.found.err, nil
 	}
-	if err != nil {
+	if err := a.read(ra, size, head); err != nil {
 		return nil, err
 	}
 	if len(a.out) == 0 {
@@ -571,12 +579,55 @@ func (rd *reader) archive(name string, ra io.ReaderAt, size int64, head []byte) 
 	return a.out, nil
 }
 
+// errFound stops reading an archive again once its member is found.
+var errFound = errors.New("found")
+
+// read reads the members of the archive ra, of size bytes, starting with
+// head.
+func (a *archiveState) read(ra io.ReaderAt, size int64, head []byte) error {
+	name := a.name
+	r := bufio.NewReaderSize(io.NewSectionReader(ra, 0, size), 64<<10)
+	var err error
+	switch format := archiveFormat(head); format {
+	case formatGzip:
+		zr, zerr := gzip.NewReader(r)
+		if zerr != nil {
+			return inputErrorf("%s: not a valid gzip archive: %v", name, zerr)
+		}
+		zr.Multistream(false)
+		err = a.tar(zr)
+	case formatXZ:
+		if dict, ok := xzDictSize(head); !ok || dict > maxXZDict {
+			return inputErrorf("%s: an xz archive whose first block is not LZMA2 with a dictionary of at most %d MiB (xz -9 uses 64): recompress it with xz -6 or gzip", name, maxXZDict>>20)
+		}
+		xr, xerr := xz.ReaderConfig{SingleStream: true}.NewReader(r)
+		if xerr != nil {
+			return inputErrorf("%s: not a valid xz archive: %v", name, xerr)
+		}
+		err = a.tar(xr)
+	case formatTar:
+		err = a.tar(r)
+	case formatZip:
+		err = a.zip(ra, size)
+	default:
+		return inputErrorf("%s: a %s-compressed archive, which proxyscan does not read: recompress it with gzip (.tgz) or xz, or unpack it and give the directory", name, format)
+	}
+	return err
+}
+
 // archiveState is an archive being read.
 type archiveState struct {
 	rd   *reader
 	name string
 	out  []file
 	seen map[string]bool
+	// reread decodes the export named clean in the archive, read again:
+	// its objects, its decoding error, and the error reading it.
+	reread func(clean string) (*kube.Objects, error, error)
+	// want, when set, names the one member to decode (the archive read
+	// again); found is what it decoded to.
+	want  string
+	found *preParsed
 }
 
 // tar reads the members of a tar archive.
@@ -664,6 +715,9 @@ func (a *archiveState) member(clean string, size int64, r io.Reader) error {
 		return inputErrorf("%s: archive entry %q appears twice", name, clean)
 	}
 	a.seen[clean] = true
+	if a.want != "" {
+		return a.wanted(clean, size, r)
+	}
 	if len(a.out) >= lim.MaxFiles {
 		return inputErrorf("%s: more than %d files in archive", name, lim.MaxFiles)
 	}
@@ -695,6 +749,14 @@ func (a *archiveState) member(clean string, size int64, r io.Reader) error {
 		}
 	case streamExports && whole && parsers.Detect(head) == parsers.KindKube &&
 		!paste.Clean(head, paste.Options{}).Significant():
+		if held := a.rd.ex.candidate(clean, size); held != nil {
+			// Hashed as it is read through; told the held export's
+			// once its name in the bundle is known.
+			n, err = io.Copy(io.Discard, io.LimitReader(r, size+1-int64(hn)))
+			n += int64(hn)
+			f = file{kind: parsers.KindKube, size: n, parsed: &preParsed{name: clean, shared: held, reread: func() (*kube.Objects, error, error) { return a.reread(clean) }}}
+			break
+		}
 		f, n, err = archiveExport(clean, head, r, size, a.rd.ko)
 	case whole && skippable(head, size):
 		// Never held whole: read through, so that the archive's size
@@ -737,6 +799,26 @@ func (a *archiveState) member(clean string, size int64, r io.Reader) error {
 	f.sum = hex.EncodeToString(h.Sum(nil))
 	a.out = append(a.out, f)
 	return nil
+}
+
+// wanted reads one member of an archive read again for the member a.want:
+// skipped when it is another, decoded when it is the one.
+func (a *archiveState) wanted(clean string, size int64, r io.Reader) error {
+	if clean != a.want {
+		_, err := io.Copy(io.Discard, r)
+		return err
+	}
+	head := make([]byte, min(size, parsers.DetectSize))
+	hn, err := io.ReadFull(r, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return inputErrorf("%s: reading archive entry %q: %v", a.name, clean, err)
+	}
+	f, _, err := archiveExport(clean, head[:hn], r, size, a.rd.ko)
+	if err != nil {
+		return inputErrorf("%s: reading archive entry %q: %v", a.name, clean, err)
+	}
+	a.found = f.parsed
+	return errFound
 }
 
 // skippable reports whether an archive member, whose head is head, is of
