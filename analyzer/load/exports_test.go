@@ -1,7 +1,6 @@
 package load
 
 import (
-	"archive/zip"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -126,24 +125,14 @@ func testExportsShared(t *testing.T, form string) {
 	}
 }
 
-// zipArchive returns a zip archive of entries.
+// zipArchive returns a zip archive of the regular files of entries.
 func zipArchive(t *testing.T, entries []entry) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
+	var zes []zipEntry
 	for _, e := range entries {
-		w, err := zw.Create(e.name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(e.body)); err != nil {
-			t.Fatal(err)
-		}
+		zes = append(zes, zipEntry{name: e.name, body: e.body})
 	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return zipOf(t, zes...)
 }
 
 // TestNewExportsNone: units holding no two files of one size, or only
