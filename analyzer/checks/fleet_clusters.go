@@ -26,8 +26,9 @@ func (g clusterGroup) label() string {
 
 // clusterGroups sorts the nodes of a fleet by cluster, as the uid of the
 // default/kubernetes Service of their exports tells it (the API server
-// creates that Service once in a cluster's life, so two uids are two
-// clusters). With one cluster or none known, every node is of one group,
+// creates that Service with the cluster, and again only if it is
+// deleted, so two uids are two clusters, or one cluster on either side
+// of such a deletion). With one cluster or none known, every node is of one group,
 // as nothing tells them apart. With several, each is a group, in the
 // order of its first node, and the nodes whose exports do not hold the
 // uid are apart: they are compared with none, as they could be of any.

@@ -25,9 +25,9 @@ type nodePrint struct {
 	// views holds, per view of the node's mode, where its entries live.
 	views []viewPrint
 	// cluster identifies the cluster of the node's exports: the UID of its
-	// default/kubernetes Service, which the API server creates once per
-	// cluster ("" when the exports do not hold it); clusterEv is where
-	// it is written.
+	// default/kubernetes Service, which the API server creates with the
+	// cluster, and again only if it is deleted ("" when the exports do not
+	// hold it); clusterEv is where it is written.
 	cluster   string
 	clusterEv model.Evidence
 	// version is the kube-proxy version the inputs show ("" when only
