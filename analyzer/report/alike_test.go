@@ -82,7 +82,7 @@ func TestAlikeOnNodes(t *testing.T) {
 	}
 	r := &Report{Nodes: nodes, Findings: fs}
 	for format, want := range map[string][]string{
-		"table":    {"n0 +4 more", "nodes n0, n1, n2 and 2 more nodes · service-missing", "    node/iptables-save.txt\n", "cluster/cluster.yaml:262"},
+		"table":    {"(1 entry below: what several nodes report alike is one)", "n0 +4 more", "nodes n0, n1, n2 and 2 more nodes · service-missing", "    node/iptables-save.txt\n", "cluster/cluster.yaml:262"},
 		"markdown": {"on nodes `n0, n1, n2 and 2 more nodes`"},
 		"html":     {"n0, n1, n2 and 2 more nodes"},
 	} {

@@ -68,12 +68,12 @@ func RenderTable(w io.Writer, r *Report, opts Options) error {
 		width = 120
 	}
 	var b strings.Builder
-	verdictLine(&b, t, r, width)
+	fs := sortedForTable(r)
+	verdictLine(&b, t, r, len(fs), width)
 	contextLines(&b, t, r, width)
 	b.WriteString("\n")
 	gapLines(&b, t, r, width)
 	if len(r.Findings) > 0 {
-		fs := sortedForTable(r)
 		multi := len(r.Nodes) > 1
 		b.WriteString(findingsTable(t, fs, multi, width))
 		b.WriteString("\n")
@@ -101,8 +101,9 @@ func verdictOf(r *Report) string {
 }
 
 // verdictLine writes the verdict with the counts of findings, coloured
-// only where they are not zero.
-func verdictLine(b *strings.Builder, t *theme, r *Report, width int) {
+// only where they are not zero, and how many entries list them when
+// findings several nodes report alike are listed once (shown).
+func verdictLine(b *strings.Builder, t *theme, r *Report, shown, width int) {
 	switch verdictOf(r) {
 	case checks.VerdictFindings:
 		sev := checks.Info
@@ -112,7 +113,15 @@ func verdictLine(b *strings.Builder, t *theme, r *Report, width int) {
 		case r.Summary.Warning > 0:
 			sev = checks.Warning
 		}
-		b.WriteString(t.sev[sev].Render("✗ findings") + ": " + counts(t, r.Summary) + "\n")
+		line := t.sev[sev].Render("✗ findings") + ": " + counts(t, r.Summary)
+		if shown < len(r.Findings) {
+			entries := fmt.Sprintf("%d entries", shown)
+			if shown == 1 {
+				entries = "1 entry"
+			}
+			line += " (" + entries + " below: what several nodes report alike is one)"
+		}
+		b.WriteString(line + "\n")
 	case checks.VerdictInconclusive:
 		text := inconclusiveText
 		if r.Summary.Info > 0 {
