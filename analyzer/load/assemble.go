@@ -929,6 +929,18 @@ func compactSnapshot(s *model.Snapshot, compacted func(*kube.Service) *kube.Serv
 	s.ObjectsChanged()
 }
 
+// trimmedCopies adds to copies, for each of services, a trimmed copy of it
+// (see compactService), for snapshots that share the services with others
+// and so may not trim them, and returns copies.
+func trimmedCopies(services []*kube.Service, copies map[*kube.Service]*kube.Service) map[*kube.Service]*kube.Service {
+	for _, svc := range services {
+		c := *svc
+		compactService(&c)
+		copies[svc] = &c
+	}
+	return copies
+}
+
 // compactService trims a Service as compactSnapshot does.
 func compactService(svc *kube.Service) {
 	// The decoder already dropped the last applied configuration.

@@ -297,12 +297,7 @@ func (u *UnitExports) decode(f *file, ko kube.Options, compact bool) (value any,
 func (u *UnitExports) hold(name string, strict bool, size int64, sum string, objs *kube.Objects, compact bool, until int) map[*kube.Service]*kube.Service {
 	var compacted map[*kube.Service]*kube.Service
 	if compact {
-		compacted = map[*kube.Service]*kube.Service{}
-		for _, svc := range objs.Services {
-			c := *svc
-			compactService(&c)
-			compacted[svc] = &c
-		}
+		compacted = trimmedCopies(objs.Services, map[*kube.Service]*kube.Service{})
 	}
 	u.e.mu.Lock()
 	u.e.held = &heldExport{name: name, strict: strict, size: size, sum: sum, value: objs, compacted: compacted, until: until}

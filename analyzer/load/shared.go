@@ -198,11 +198,7 @@ func (s *Shared) parse(files []file, opts Options) error {
 	s.services = map[*kube.Service]*kube.Service{}
 	for _, r := range results {
 		if o, ok := r.value.(*kube.Objects); ok {
-			for _, svc := range o.Services {
-				c := *svc
-				compactService(&c)
-				s.services[svc] = &c
-			}
+			trimmedCopies(o.Services, s.services)
 		}
 	}
 	return nil
