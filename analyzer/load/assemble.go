@@ -504,6 +504,15 @@ func (b *builder) finish(opts Options) error {
 	return nil
 }
 
+// listFiles names files: all of them up to four, else the first three and
+// how many more.
+func listFiles(names []string) string {
+	if len(names) > 4 {
+		return strings.Join(names[:3], ", ") + fmt.Sprintf(" and %d more", len(names)-3)
+	}
+	return strings.Join(names, ", ")
+}
+
 // composeTables makes one ruleset of the iptables dumps of a family and
 // backend that each hold other tables (iptables-save -t nat and -t filter
 // saved to two files), and says so on their inputs; dumps that share a
@@ -527,6 +536,18 @@ func composeTables(s *model.Snapshot) {
 		g := groups[k]
 		d, ok := iptables.Compose(g)
 		if !ok {
+			if len(g) > 1 {
+				// Several captures of one family for one node are as
+				// likely the dumps of several nodes, given as plain
+				// directories or loose files.
+				names := make([]string, len(g))
+				for i, x := range g {
+					names[i] = x.Name
+				}
+				s.Notes = append(s.Notes, fmt.Sprintf("%d iptables dumps of %s that hold the same tables (%s) are read as captures of one node; "+
+					"if they are of several nodes, give each node's files as a bundle (a directory holding node/, or an archive) to analyse them as a fleet",
+					len(g), k.fam, listFiles(names)))
+			}
 			out = append(out, g...)
 			continue
 		}

@@ -185,3 +185,43 @@ func TestClusterUIDKept(t *testing.T) {
 		}
 	}
 }
+
+// TestSeveralCapturesNoted: two whole dumps of one family in plain
+// directories (as a ticket's pastes of two nodes may come) are read as
+// captures of one node, and a note says so and how to give them as
+// several nodes; one dump gives no such note.
+func TestSeveralCapturesNoted(t *testing.T) {
+	dump := filepath.Join(parsetest.Root(t), "testdata", "bundles", "iptables-healthy", "node", "iptables-save.txt")
+	data, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var dirs []string
+	for _, n := range []string{"a", "b"} {
+		d := filepath.Join(dir, n)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "dump.txt"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	for _, tc := range []struct {
+		dirs []string
+		want bool
+	}{{dirs[:1], false}, {dirs, true}} {
+		snaps, err := Load(tc.dirs, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := false
+		for _, n := range snaps[0].Notes {
+			got = got || strings.Contains(n, "2 iptables dumps of IPv4 that hold the same tables (dump.txt, dump.txt) are read as captures of one node")
+		}
+		if got != tc.want {
+			t.Errorf("%d dumps: note %t, want %t: %q", len(tc.dirs), got, tc.want, snaps[0].Notes)
+		}
+	}
+}
