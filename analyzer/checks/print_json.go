@@ -611,10 +611,18 @@ func RestoreNode(base string, res *Result, p *Print) *FleetNode {
 }
 
 // BaseName is what names a node of a fleet before names are made unique:
-// its name, else the base name of the bundle of its first input.
+// its name, else the base name of the bundle of its first input that has
+// one.
 func BaseName(name string, inputs []model.Input) string {
-	if name == "" && len(inputs) > 0 && inputs[0].Bundle != "" {
-		name = baseOfPath(inputs[0].Bundle)
+	if name != "" {
+		return name
+	}
+	// The loose files read with a bundle (an export given beside it) may
+	// come first.
+	for _, in := range inputs {
+		if in.Bundle != "" {
+			return baseOfPath(in.Bundle)
+		}
 	}
 	return name
 }

@@ -103,6 +103,7 @@ type configCandidate struct {
 }
 
 func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
+	splitNote := splitPlainDirs(results)
 	groups := map[string][]parsed{}
 	for _, r := range results {
 		groups[r.f.group] = append(groups[r.f.group], r)
@@ -180,6 +181,9 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 		}
 		if g == "" && looseNote != "" {
 			b.snap.Notes = append(b.snap.Notes, looseNote)
+		}
+		if g != "" && splitNote != "" {
+			b.snap.Notes = append(b.snap.Notes, splitNote)
 		}
 		out = append(out, b.snap)
 	}
@@ -545,7 +549,7 @@ func composeTables(s *model.Snapshot) {
 					names[i] = x.Name
 				}
 				s.Notes = append(s.Notes, fmt.Sprintf("%d iptables dumps of %s that hold the same tables (%s) are read as captures of one node; "+
-					"if they are of several nodes, give each node's files as a bundle (a directory holding node/, or an archive) to analyse them as a fleet",
+					"if they are of several nodes, give each node's files in a directory of its own (or as a bundle) to analyse them as a fleet",
 					len(g), k.fam, listFiles(names)))
 			}
 			out = append(out, g...)

@@ -444,6 +444,7 @@ func regroup(arg string, fs []file) []file {
 		}
 		if !found {
 			fs[i].group = "" // loose file inside a plain directory
+			fs[i].dir = arg
 			continue
 		}
 		if best != "" {

@@ -59,6 +59,9 @@ type file struct {
 	// group is the bundle or directory the file belongs to ("" for a loose
 	// file).
 	group string
+	// dir is, for a loose file found in a plain directory (one that is no
+	// bundle), the argument that named the directory; see splitPlainDirs.
+	dir string
 	// archive is set for files read from a bundle archive.
 	archive bool
 	data    []byte

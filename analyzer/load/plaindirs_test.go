@@ -1,0 +1,137 @@
+package load
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
+)
+
+// TestPlainDirs: plain directories that each hold a capture of what the
+// others hold (a ticket's pastes of several nodes, one directory each) are
+// nodes of their own, named by their directory, with the loose export
+// applying to each; directories that hold one node's files sorted by kind
+// or family, a table each, or a bundle among them, are read as before.
+func TestPlainDirs(t *testing.T) {
+	root := filepath.Join(parsetest.Root(t), "testdata", "bundles", "iptables-healthy")
+	read := func(rel string) []byte {
+		data, err := os.ReadFile(filepath.Join(root, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	v4, v6 := read("node/iptables-save.txt"), read("node/ip6tables-save.txt")
+	export := read("cluster/cluster.yaml")
+	// A pasted grep of one node's nat rules, under its shell prompt.
+	var grep strings.Builder
+	grep.WriteString("[root@worker-1 ~]# iptables-save | grep KUBE-SVC\n")
+	for _, l := range strings.Split(string(v4), "\n") {
+		if strings.Contains(l, "KUBE-SVC") && strings.HasPrefix(l, "-A ") {
+			grep.WriteString(l + "\n")
+		}
+	}
+	table := func(name string) []byte { // one table of the IPv4 dump
+		var b strings.Builder
+		in := false
+		for _, l := range strings.SplitAfter(string(v4), "\n") {
+			if strings.HasPrefix(l, "*") {
+				in = strings.TrimSpace(l) == "*"+name
+			}
+			if in {
+				b.WriteString(l)
+			}
+			if in && strings.HasPrefix(l, "COMMIT") {
+				in = false
+			}
+		}
+		return []byte(b.String())
+	}
+	const log = "I0302 08:15:00.000000       1 server.go:100] \"Using iptables Proxier\"\n"
+
+	type files map[string]string // path under the case's directory -> content
+	for _, tc := range []struct {
+		name  string
+		files files
+		args  []string // under the case's directory; "" the directory itself
+		nodes []string // bundles of the snapshots, under the case's directory; "" none
+		names []string // each node's iptables inputs
+		note  string   // in every node's notes
+	}{
+		{name: "two nodes' dumps", files: files{"a/dump.txt": string(v4), "b/dump.txt": string(v4), "cluster.yaml": string(export)},
+			args: []string{"a", "b", "cluster.yaml"}, nodes: []string{"a", "b"}, names: []string{"dump.txt"},
+			note: "2 plain directories (DIR/a, DIR/b) each hold an iptables dump of IPv4 (table nat): each is read as a node of its own"},
+		{name: "nodes as subdirectories of one argument", files: files{"case/n1/paste.txt": grep.String(), "case/n2/paste.txt": grep.String(), "case/n3/paste.txt": grep.String(), "case/cluster.yaml": string(export)},
+			args: []string{"case"}, nodes: []string{"case/n1", "case/n2", "case/n3"}, names: []string{"n1/paste.txt"},
+			note: "3 plain directories (DIR/case/n1, DIR/case/n2, DIR/case/n3) each hold an iptables dump of IPv4 (table nat)"},
+		{name: "one node's files sorted by kind", files: files{"dumps/iptables-save.txt": string(v4), "logs/kube-proxy.log": log},
+			args: []string{"dumps", "logs"}, nodes: []string{""}, names: []string{"iptables-save.txt"}},
+		{name: "one node's families", files: files{"v4/iptables-save.txt": string(v4), "v6/ip6tables-save.txt": string(v6)},
+			args: []string{"v4", "v6"}, nodes: []string{""}, names: []string{"iptables-save.txt", "ip6tables-save.txt"}},
+		{name: "one node's tables", files: files{"nat/save.txt": string(table("nat")), "filter/save.txt": string(table("filter"))},
+			args: []string{"nat", "filter"}, nodes: []string{""}, names: []string{"save.txt + save.txt"}},
+		{name: "a bundle among them", files: files{"b1/node/iptables-save.txt": string(v4), "p/dump.txt": string(v4), "q/dump.txt": string(v4)},
+			args: []string{"b1", "p", "q"}, nodes: []string{"b1", ""}, names: []string{"node/iptables-save.txt"}},
+		{name: "loose dumps given as files", files: files{"a.txt": string(v4), "b.txt": string(v4)},
+			args: []string{"a.txt", "b.txt"}, nodes: []string{""}, names: []string{"DIR/a.txt", "DIR/b.txt"},
+			note: "2 iptables dumps of IPv4 that hold the same tables (DIR/a.txt, DIR/b.txt) are read as captures of one node; if they are of several nodes, give each node's files in a directory of its own"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for p, data := range tc.files {
+				full := filepath.Join(dir, p)
+				if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var args []string
+			for _, a := range tc.args {
+				args = append(args, filepath.Join(dir, a))
+			}
+			snaps, err := Load(args, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var nodes []string
+			for _, s := range snaps {
+				bundle := ""
+				for _, in := range s.Inputs {
+					if in.Bundle != "" {
+						bundle = strings.TrimPrefix(in.Bundle, dir+"/")
+					}
+				}
+				nodes = append(nodes, bundle)
+			}
+			if !slices.Equal(nodes, tc.nodes) {
+				t.Fatalf("nodes %q, want %q", nodes, tc.nodes)
+			}
+			for _, s := range snaps {
+				_, export := tc.files["cluster.yaml"]
+				_, export2 := tc.files["case/cluster.yaml"]
+				if (export || export2) && len(s.Objects.Services) == 0 {
+					t.Errorf("%s: no Services: the loose export does not apply to it", s.Inputs[0].Bundle)
+				}
+				var names []string
+				for _, d := range s.IPTables {
+					names = append(names, strings.ReplaceAll(d.Name, dir, "DIR"))
+				}
+				if s == snaps[0] && !slices.Equal(names, tc.names) {
+					t.Errorf("iptables inputs %q, want %q", names, tc.names)
+				}
+				notes := strings.ReplaceAll(strings.Join(s.Notes, "\n"), dir, "DIR")
+				if tc.note != "" && !strings.Contains(notes, tc.note) {
+					t.Errorf("notes lack %q:\n%s", tc.note, notes)
+				}
+				if tc.note == "" && strings.Contains(notes, "read as a node of its own") {
+					t.Errorf("notes say the directories are nodes:\n%s", notes)
+				}
+			}
+		})
+	}
+}
