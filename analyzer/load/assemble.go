@@ -85,6 +85,15 @@ type builder struct {
 	// drafts are the service ports drafted of the exports added (see
 	// model.DraftPortsAhead).
 	drafts []*model.PortsDraft
+	// prompts are the hosts the shell prompts pasted in the node's files
+	// name, with the file (see promptOf).
+	prompts []filePrompt
+}
+
+// filePrompt is the host the prompts of a file name.
+type filePrompt struct {
+	file string
+	hostPrompt
 }
 
 // nftDumps are the iptables dumps read from the iptables-nft tables of the
@@ -217,6 +226,9 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 }
 
 func (b *builder) add(r parsed) {
+	if r.prompt.host != "" {
+		b.prompts = append(b.prompts, filePrompt{r.f.name, r.prompt})
+	}
 	in := model.Input{Path: r.f.name, Kind: r.kind, Bytes: r.size, Bundle: r.f.group, Note: r.note,
 		Skipped: parsers.Ranges(r.notes, true), Changed: parsers.Ranges(r.notes, false), Encoding: r.f.decoded, Compression: r.f.compressed}
 	switch v := r.value.(type) {
@@ -860,13 +872,100 @@ func nodeOfMany(s *model.Snapshot) (*kube.Node, string) {
 	return found, fmt.Sprintf("the only Node exported with an address of this node's interfaces (%s)", at)
 }
 
+// nodeOfPrompt returns the node the shell prompts pasted in the node's
+// files name ("[root@worker-1 ~]# iptables-save": bash shows the host name
+// up to its first dot), when they all name one host and the exports know
+// it: the one Node so named (or whose name is that host's with a domain),
+// or, with no Node exported, the one node so named where the
+// EndpointSlices, Endpoints or Pods place an endpoint. prompted says a
+// host is named that no exported Node is (then the only Node exported is
+// not taken as this node either: a note says so).
+func (b *builder) nodeOfPrompt() (name, source string, prompted bool) {
+	if len(b.prompts) == 0 {
+		return "", "", false
+	}
+	p := b.prompts[0]
+	for _, q := range b.prompts[1:] {
+		if q.host != p.host {
+			return "", "", false
+		}
+	}
+	s := b.snap
+	var names []string
+	if len(s.Objects.Nodes) > 0 {
+		for _, n := range s.Objects.Nodes {
+			names = append(names, n.Name)
+		}
+	} else {
+		names = placedNodes(s.Objects)
+	}
+	match := ""
+	n := 0
+	for _, x := range names {
+		lx := strings.ToLower(x)
+		if lx == p.host || strings.HasPrefix(lx, p.host+".") {
+			if match != x {
+				n++
+			}
+			match = x
+		}
+	}
+	where := fmt.Sprintf("the shell prompt of %s (line %d)", p.file, p.line)
+	switch {
+	case n == 1 && len(s.Objects.Nodes) > 0:
+		return match, "the Node named by " + where, true
+	case n == 1:
+		return match, "the host named by " + where + ", where the exports place endpoints", true
+	case len(s.Objects.Nodes) > 0:
+		s.Notes = append(s.Notes, fmt.Sprintf("%s names host %s, which no exported Node is (or several are): not taken as this node's name (pass --node NAME)", where, p.host))
+		return "", "", true
+	}
+	return "", "", false
+}
+
+// placedNodes returns the node names the exports place endpoints or Pods
+// on, once each.
+func placedNodes(o *kube.Objects) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(n *string) {
+		if n != nil && *n != "" && !seen[*n] {
+			seen[*n] = true
+			out = append(out, *n)
+		}
+	}
+	for _, es := range o.EndpointSlices {
+		for i := range es.Endpoints {
+			add(es.Endpoints[i].NodeName)
+		}
+	}
+	for _, e := range o.Endpoints {
+		for _, ss := range e.Subsets {
+			for i := range ss.Addresses {
+				add(ss.Addresses[i].NodeName)
+			}
+			for i := range ss.NotReadyAddresses {
+				add(ss.NotReadyAddresses[i].NodeName)
+			}
+		}
+	}
+	for _, p := range o.Pods {
+		add(&p.Spec.NodeName)
+	}
+	return out
+}
+
 func (b *builder) pickNode(opts Options) {
 	s := b.snap
 	name, source := opts.Node, "--node flag"
 	if name == "" && s.Config != nil && s.Config.HostnameOverride != "" {
 		name, source = strings.ToLower(strings.TrimSpace(s.Config.HostnameOverride)), "hostnameOverride of "+s.Config.Source
 	}
-	if name == "" && len(s.Objects.Nodes) == 1 {
+	prompted := false
+	if name == "" {
+		name, source, prompted = b.nodeOfPrompt()
+	}
+	if name == "" && len(s.Objects.Nodes) == 1 && !prompted {
 		if n := s.Objects.Nodes[0]; s.Addrs == nil || nodeHasAddress(n.Node, s.Addrs.NodeAddresses()) {
 			name, source = n.Name, "the only Node in the exports"
 		} else {

@@ -59,6 +59,7 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 			r.note = fmt.Sprintf("not analysed: read as %s, %d of its lines are not one and %d are", what, bad, good)
 			return
 		}
+		r.prompt = promptOf(data, c.Notes)
 		if f := filteredBy(data, c.Notes); f != "" {
 			why := "filtered by `" + f + "` on the command line above it"
 			if d.Partial {
@@ -87,6 +88,7 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 	} else if fn := parsersByKind[r.kind]; fn != nil {
 		r.value, r.err = fn(name, in)
 	}
+	r.prompt = promptOf(data, r.notes)
 	if l, ok := r.value.(*klog.Log); ok && l != nil {
 		r.notes = append(r.notes, truncated(l)...)
 	}
@@ -106,12 +108,26 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 // command line the paste repairs removed from data that pipes its output
 // through a program keeping only some lines, or "".
 func filteredBy(data []byte, notes []parsers.LineNote) string {
+	f := ""
+	promptLines(data, notes, func(_ int, text string) bool {
+		f = paste.LineFilter(text)
+		return f == ""
+	})
+	return f
+}
+
+// promptLines calls fn with each prompt or command line the paste repairs
+// removed from data (notes say which), in order, while fn returns true.
+func promptLines(data []byte, notes []parsers.LineNote, fn func(line int, text string) bool) {
+	line, rest := 1, data
 	for _, n := range notes {
 		if n.Reason != paste.ReasonPrompt && n.Reason != paste.ReasonCommand {
 			continue
 		}
-		line, rest := 1, data
-		for line < n.Line {
+		if n.Line < line {
+			line, rest = 1, data
+		}
+		for line < n.Line && rest != nil {
 			i := bytes.IndexByte(rest, '\n')
 			if i < 0 {
 				rest = nil
@@ -119,12 +135,45 @@ func filteredBy(data []byte, notes []parsers.LineNote) string {
 			}
 			rest, line = rest[i+1:], line+1
 		}
+		if line != n.Line {
+			return
+		}
 		text, _, _ := bytes.Cut(rest, []byte("\n"))
-		if f := paste.LineFilter(string(text)); f != "" {
-			return f
+		if !fn(n.Line, string(text)) {
+			return
 		}
 	}
-	return ""
+}
+
+// promptOf returns the host the prompts data's repairs removed name
+// (paste.PromptHost): the one every such prompt names, when none runs its
+// command on another host; the zero value when there is none or they
+// disagree.
+func promptOf(data []byte, notes []parsers.LineNote) hostPrompt {
+	var out hostPrompt
+	promptLines(data, notes, func(line int, text string) bool {
+		host, remote := paste.PromptHost(text)
+		switch {
+		case remote:
+			out = hostPrompt{}
+			return false
+		case host == "":
+		case out.host == "":
+			out = hostPrompt{host: host, line: line}
+		case out.host != host:
+			out = hostPrompt{}
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+// hostPrompt is the host a file's shell prompts name, and the line of the
+// first.
+type hostPrompt struct {
+	host string
+	line int
 }
 
 // dumpParse is what iptables.ParseLenient returned.

@@ -152,6 +152,9 @@ type parsed struct {
 	// draft, for an export, is its service ports drafted as soon as it
 	// is decoded (see model.DraftPortsAhead).
 	draft *model.PortsDraft
+	// prompt is the host the shell prompts pasted above the file's lines
+	// name (see promptOf).
+	prompt hostPrompt
 }
 
 // setStrictness marks the files read strictly: all with strict, else

@@ -101,7 +101,7 @@ func splitPlainDirs(results []parsed) string {
 			f.group = d
 		}
 	}
-	return fmt.Sprintf("%d plain directories (%s) each hold %s: each is read as a node of its own, named by its directory "+
+	return fmt.Sprintf("%d plain directories (%s) each hold %s: each is read as a node of its own, its directory as its bundle "+
 		"(to read them as one node's files, give them in one directory)", len(dirs), listFiles(dirs), describeKey(common[0]))
 }
 

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,6 +132,89 @@ func TestPlainDirs(t *testing.T) {
 				if tc.note == "" && strings.Contains(notes, "read as a node of its own") {
 					t.Errorf("notes say the directories are nodes:\n%s", notes)
 				}
+			}
+		})
+	}
+}
+
+// TestPromptNode: the host the shell prompt above a pasted dump names is
+// the node's name when the exports know it (a Node of that name, or of
+// that name with a domain; with no Node exported, a node the exports place
+// endpoints on), and not when the command ran elsewhere, the prompts
+// disagree or no exported Node is that host.
+func TestPromptNode(t *testing.T) {
+	root := filepath.Join(parsetest.Root(t), "testdata", "bundles", "iptables-healthy")
+	dump, err := os.ReadFile(filepath.Join(root, "node", "iptables-save.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	export := filepath.Join(root, "cluster", "cluster.yaml") // endpoints on east-w1, east-w2, east-w3; no Node
+	nodes := func(names ...string) string {
+		var b strings.Builder
+		b.WriteString("apiVersion: v1\nkind: List\nitems:\n")
+		for _, n := range names {
+			b.WriteString("- apiVersion: v1\n  kind: Node\n  metadata: {name: " + n + "}\n")
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		name    string
+		prompts []string // one pasted file per prompt
+		nodes   string   // a Nodes export, or none
+		want    string
+		source  string
+		note    string
+	}{
+		{name: "endpoints place the host", prompts: []string{"[root@east-w2 ~]# iptables-save"},
+			want: "east-w2", source: "the host named by the shell prompt of paste-0.txt (line 1), where the exports place endpoints"},
+		{name: "a Node of that name", prompts: []string{"root@East-W3:~# iptables-save"}, nodes: nodes("east-w1", "east-w3"),
+			want: "east-w3", source: "the Node named by the shell prompt of paste-0.txt (line 1)"},
+		{name: "a Node with a domain", prompts: []string{"[ec2-user@ip-10-0-1-7 ~]$ sudo iptables-save"}, nodes: nodes("ip-10-0-1-7.ec2.internal", "ip-10-0-1-8.ec2.internal"),
+			want: "ip-10-0-1-7.ec2.internal", source: "the Node named by the shell prompt of paste-0.txt (line 1)"},
+		{name: "two files, one host", prompts: []string{"[root@east-w1 ~]# iptables-save -t nat", "[root@east-w1 ~]# ipvsadm -Ln"},
+			want: "east-w1", source: "the host named by the shell prompt of paste-0.txt (line 1), where the exports place endpoints"},
+		{name: "run through kubectl exec", prompts: []string{"east-w1 $ kubectl -n kube-system exec kube-proxy-x -- iptables-save"}},
+		{name: "hosts disagree", prompts: []string{"[root@east-w1 ~]# iptables-save -t nat", "[root@east-w2 ~]# ipvsadm -Ln"}},
+		{name: "no endpoint there", prompts: []string{"[root@bastion ~]# iptables-save"}},
+		{name: "the only Node is another", prompts: []string{"[root@east-w2 ~]# iptables-save"}, nodes: nodes("east-w1"),
+			note: "the shell prompt of paste-0.txt (line 1) names host east-w2, which no exported Node is (or several are): not taken as this node's name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := []string{export}
+			for i, p := range tc.prompts {
+				name := filepath.Join(dir, fmt.Sprintf("paste-%d.txt", i))
+				body := append([]byte(p+"\n"), dump...)
+				if strings.Contains(p, "ipvsadm") {
+					body = []byte(p + "\nIP Virtual Server version 1.2.1 (size=4096)\nProt LocalAddress:Port Scheduler Flags\n  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\nTCP  10.96.0.1:443 rr\n  -> 192.168.1.10:6443            Masq    1      0          0\n")
+				}
+				if err := os.WriteFile(name, body, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, name)
+			}
+			if tc.nodes != "" {
+				name := filepath.Join(dir, "nodes.yaml")
+				if err := os.WriteFile(name, []byte(tc.nodes), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, name)
+			}
+			snaps, err := Load(args, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(snaps) != 1 {
+				t.Fatalf("%d snapshots", len(snaps))
+			}
+			s := snaps[0]
+			source := strings.ReplaceAll(s.Node.NameSource, dir+"/", "")
+			if s.Node.Name != tc.want || tc.want != "" && source != tc.source {
+				t.Errorf("node %q (%s), want %q (%s)", s.Node.Name, source, tc.want, tc.source)
+			}
+			notes := strings.ReplaceAll(strings.Join(s.Notes, "\n"), dir+"/", "")
+			if tc.note != "" && !strings.Contains(notes, tc.note) {
+				t.Errorf("notes lack %q:\n%s", tc.note, notes)
 			}
 		})
 	}

@@ -226,3 +226,34 @@ func BenchmarkCleanPrompt(b *testing.B) {
 		}
 	}
 }
+
+// TestPromptHost: the host a prompt names, and whether its command reads
+// another host.
+func TestPromptHost(t *testing.T) {
+	for _, tc := range []struct {
+		line   string
+		host   string
+		remote bool
+	}{
+		{"[root@worker-001 ~]# iptables-save | grep KUBE", "worker-001", false},
+		{"[ec2-user@ip-10-0-1-7 ~]$ sudo ipvsadm -Ln", "ip-10-0-1-7", false},
+		{"root@Node-1:/# iptables-save", "node-1", false},
+		{"user@node-2:~$ sudo nft list ruleset", "node-2", false},
+		{"worker-3 $ iptables-save", "worker-3", false},
+		{"controlplane $ kubectl -n kube-system exec kube-proxy-x -- iptables-save", "controlplane", true},
+		{"admin@bastion:~$ ssh node-4 sudo iptables-save", "bastion", true},
+		{"[root@worker-5 ~]# crictl exec -it abc iptables-save", "worker-5", true},
+		{"[root@worker-5 ~]#", "worker-5", false},
+		{"root@localhost:~# iptables-save", "", false},
+		{"# iptables-save", "", false},
+		{"sh-4.2# iptables-save", "", false},
+		{"sh-4.2# kubectl exec ds/kube-proxy -- iptables-save", "", true},
+		{"-A KUBE-SERVICES -j KUBE-NODEPORTS", "", false},
+		{"iptables-save", "", false},
+	} {
+		host, remote := PromptHost(tc.line)
+		if host != tc.host || remote != tc.remote {
+			t.Errorf("%q: host %q remote %t, want %q %t", tc.line, host, remote, tc.host, tc.remote)
+		}
+	}
+}
