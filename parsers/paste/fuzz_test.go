@@ -8,7 +8,8 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
-// FuzzClean checks that Clean never panics, keeps the number of lines
+// FuzzClean checks that Clean never panics (nor PromptHost, whose host is
+// a name the line holds), keeps the number of lines
 // (so that positions stay those of the input), leaves removed lines empty
 // and every line it has no note for as it was, and that Detect and Head
 // never panic.
@@ -23,6 +24,7 @@ func FuzzClean(f *testing.F) {
 		"I0414 09:30:00.1       1 proxier.go:1] \"Restoring iptables\" rules=<\n\t*nat\n >\n",
 		"-A \x1b[01;31mKUBE\x1b[m-SVC-X -j Y   \r\n",
 		"$ iptables-save | grep -E 'KUBE|\\*' || true | head\n*nat\n",
+		"root@Worker-1:~# sudo ipvsadm -Ln\nworker-2 $ kubectl exec x -- nft list ruleset\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -32,6 +34,10 @@ func FuzzClean(f *testing.F) {
 			// A filter is a segment of the line it is found in.
 			if f := LineFilter(l); f != "" && !strings.Contains(l, f) {
 				t.Fatalf("LineFilter(%q) = %q, not a part of it", l, f)
+			}
+			// A prompt's host is a host name the line holds.
+			if h, _ := PromptHost(l); h != "" && (!strings.Contains(strings.ToLower(l), h) || strings.ContainsAny(h, " \t@:[]#$")) {
+				t.Fatalf("PromptHost(%q) = %q, not a host name of it", l, h)
 			}
 		}
 		if _, err := Head(bytes.NewReader(data), 1<<10, int64(len(data))); err != nil {
