@@ -125,6 +125,9 @@ func analyzeFleetOnce(paths []string, fo *fleetOptions) ([]*report.Node, *checks
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := fo.load.Shared.CheckSplit(); err != nil {
+		return nil, nil, err
+	}
 	var nodes []*checks.FleetNode
 	var sums []*report.Node
 	for _, u := range done {

@@ -112,7 +112,12 @@ type configCandidate struct {
 }
 
 func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
-	splitNote := splitPlainDirs(results)
+	var splitNote string
+	if d := opts.Shared.dirSplit(); d != nil {
+		splitNote = d.record(results)
+	} else {
+		splitNote = splitPlainDirs(results)
+	}
 	groups := map[string][]parsed{}
 	for _, r := range results {
 		groups[r.f.group] = append(groups[r.f.group], r)

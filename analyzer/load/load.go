@@ -192,7 +192,18 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, regroup(p, fs)...)
+		if d := opts.Shared.dirSplit(); d != nil {
+			// A plain directory made a unit of its own (it holds no
+			// bundle): its files are its node's, named as when read with
+			// the argument that held it.
+			for i := range fs {
+				fs[i].name = d.prefix[p] + fs[i].name
+				fs[i].group, fs[i].dir = p, p
+			}
+		} else {
+			fs = regroup(p, fs)
+		}
+		files = append(files, fs...)
 	}
 	for i := range files {
 		files[i].offheap = opts.OffHeap

@@ -2,11 +2,16 @@ package load
 
 import (
 	"fmt"
+	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
+	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
 // splitPlainDirs makes each plain directory among the inputs a node of its
@@ -82,14 +87,6 @@ func splitPlainDirs(results []parsed) string {
 	if len(common) == 0 {
 		return ""
 	}
-	// The nat table, where kube-proxy's Services are, names them best.
-	sort.Slice(common, func(i, j int) bool {
-		ni, nj := strings.HasSuffix(common[i], "\x00nat"), strings.HasSuffix(common[j], "\x00nat")
-		if ni != nj {
-			return ni
-		}
-		return common[i] < common[j]
-	})
 	for i := range results {
 		f := &results[i].f
 		if f.dir == "" {
@@ -101,8 +98,7 @@ func splitPlainDirs(results []parsed) string {
 			f.group = d
 		}
 	}
-	return fmt.Sprintf("%d plain directories (%s) each hold %s: each is read as a node of its own, its directory as its bundle "+
-		"(to read them as one node's files, give them in one directory)", len(dirs), listFiles(dirs), describeKey(common[0]))
+	return splitNoteOf(dirs)
 }
 
 // nodeLevelInDir reports whether a parsed file is a node-level file (a
@@ -126,12 +122,169 @@ func captureKeys(r parsed) []string {
 	return out
 }
 
-// describeKey names a capture key for people: "an iptables dump of IPv4
-// (table nat)", "a file of kind nft-ruleset".
-func describeKey(k string) string {
-	parts := strings.Split(k, "\x00")
-	if len(parts) == 4 {
-		return fmt.Sprintf("an iptables dump of %s (table %s)", parts[1], parts[3])
+// dirSplit is the plain directories of a run that [Plan] made units of
+// their own, as [splitPlainDirs] would make them nodes of their own when
+// every argument is read together: each is loaded alone, its files named
+// as they would be then, and the capture keys of each are gathered so
+// that, once every unit is loaded, [Shared.CheckSplit] can tell whether
+// they all hold a capture in common (else the run reads every argument
+// together, which reads them as one node).
+type dirSplit struct {
+	// prefix is, per unit, what its files' names start with when read
+	// with the argument that held it ("n001/" for case/n001 of case/).
+	prefix map[string]string
+	note   string
+
+	mu     sync.Mutex
+	common map[string]bool // capture keys every unit recorded so far holds
+	seen   int             // units recorded
+	empty  bool            // a unit held no node-level file after all
+}
+
+// nodeLevelKind reports whether a kind, told by a file's head, is a
+// node's capture: not an export, a configuration, a manifest or unknown.
+func nodeLevelKind(k parsers.Kind) bool {
+	switch k {
+	case parsers.KindKube, parsers.KindKubeProxyConfig, parsers.KindManifest, parsers.KindUnknown, "":
+		return false
 	}
-	return "a file of kind " + k
+	return true
+}
+
+// planPlainDirs returns the plain directories among the loose arguments
+// (no bundle among them) that are to be units of their own, and the loose
+// arguments that are not (files, to be shared): when two or more
+// directories hold node-level files by their heads, every directory
+// argument either holds them itself or holds only subdirectories that
+// do. It returns nil when the arguments are to be read together.
+func planPlainDirs(loose []string, lim Limits, ko kube.Options) (units []string, rest []string, split *dirSplit) {
+	prefix := map[string]string{}
+	for _, p := range loose {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, nil, nil
+		}
+		if !st.IsDir() {
+			rest = append(rest, p)
+			continue
+		}
+		rd := &reader{lim: lim, ko: ko}
+		fs, err := rd.dir(p)
+		if err != nil {
+			return nil, nil, nil
+		}
+		fs = regroup(p, fs)
+		top := false
+		sub := map[string]bool{} // subdirectory -> holds a node-level file
+		for i := range fs {
+			f := &fs[i]
+			if f.group != "" || f.archive {
+				return nil, nil, nil // a bundle inside
+			}
+			first, _, nested := strings.Cut(f.name, "/")
+			node := nodeLevelKind(f.detectKind())
+			switch {
+			case !nested && node:
+				top = true
+			case !nested:
+			default:
+				sub[first] = sub[first] || node
+			}
+		}
+		if top {
+			units = append(units, p)
+			prefix[p] = ""
+			continue
+		}
+		if len(sub) == 0 {
+			return nil, nil, nil
+		}
+		for i := range fs {
+			if !strings.Contains(fs[i].name, "/") {
+				return nil, nil, nil // a file beside the node directories
+			}
+		}
+		names := make([]string, 0, len(sub))
+		for s, node := range sub {
+			if !node {
+				return nil, nil, nil // a subdirectory of no node's capture
+			}
+			names = append(names, s)
+		}
+		sort.Strings(names)
+		for _, s := range names {
+			u := path.Join(p, s)
+			units = append(units, u)
+			prefix[u] = s + "/"
+		}
+	}
+	if len(units) < 2 {
+		return nil, nil, nil
+	}
+	sorted := slices.Clone(units)
+	sort.Strings(sorted)
+	return units, rest, &dirSplit{prefix: prefix, note: splitNoteOf(sorted)}
+}
+
+// splitNoteOf is the note of the nodes read from plain directories.
+func splitNoteOf(dirs []string) string {
+	return fmt.Sprintf("%d plain directories (%s) each hold a capture of what the others hold (the same command's output from several nodes): "+
+		"each is read as a node of its own, its directory as its bundle (to read them as one node's files, give them in one directory)",
+		len(dirs), listFiles(dirs))
+}
+
+// record gathers the capture keys of a unit's node-level files and
+// returns the note its node gets.
+func (d *dirSplit) record(results []parsed) string {
+	keys := map[string]bool{}
+	for _, r := range results {
+		if nodeLevelInDir(r) {
+			for _, k := range captureKeys(r) {
+				keys[k] = true
+			}
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.seen++
+	switch {
+	case len(keys) == 0:
+		d.empty = true
+	case d.common == nil:
+		d.common = keys
+	default:
+		for k := range d.common {
+			if !keys[k] {
+				delete(d.common, k)
+			}
+		}
+	}
+	return d.note
+}
+
+// CheckSplit returns [ErrReadTogether] when the plain directories [Plan]
+// made units of their own turn out, once all are loaded, not to hold a
+// capture in common (one node's files sorted into directories by family
+// or table, which only their contents tell): the run then reads every
+// argument together, which reads them as one node. It returns nil
+// otherwise, and for a nil Shared or one of no such directories.
+func (s *Shared) CheckSplit() error {
+	if s == nil || s.dirs == nil {
+		return nil
+	}
+	d := s.dirs
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.empty || len(d.common) == 0 || d.seen < len(d.prefix) {
+		return ErrReadTogether
+	}
+	return nil
+}
+
+// dirSplit returns the plain directories made units of their own, or nil.
+func (s *Shared) dirSplit() *dirSplit {
+	if s == nil {
+		return nil
+	}
+	return s.dirs
 }

@@ -64,10 +64,10 @@ func TestPlainDirs(t *testing.T) {
 	}{
 		{name: "two nodes' dumps", files: files{"a/dump.txt": string(v4), "b/dump.txt": string(v4), "cluster.yaml": string(export)},
 			args: []string{"a", "b", "cluster.yaml"}, nodes: []string{"a", "b"}, names: []string{"dump.txt"},
-			note: "2 plain directories (DIR/a, DIR/b) each hold an iptables dump of IPv4 (table nat): each is read as a node of its own"},
+			note: "2 plain directories (DIR/a, DIR/b) each hold a capture of what the others hold (the same command's output from several nodes): each is read as a node of its own"},
 		{name: "nodes as subdirectories of one argument", files: files{"case/n1/paste.txt": grep.String(), "case/n2/paste.txt": grep.String(), "case/n3/paste.txt": grep.String(), "case/cluster.yaml": string(export)},
 			args: []string{"case"}, nodes: []string{"case/n1", "case/n2", "case/n3"}, names: []string{"n1/paste.txt"},
-			note: "3 plain directories (DIR/case/n1, DIR/case/n2, DIR/case/n3) each hold an iptables dump of IPv4 (table nat)"},
+			note: "3 plain directories (DIR/case/n1, DIR/case/n2, DIR/case/n3) each hold a capture of what the others hold"},
 		{name: "one node's files sorted by kind", files: files{"dumps/iptables-save.txt": string(v4), "logs/kube-proxy.log": log},
 			args: []string{"dumps", "logs"}, nodes: []string{""}, names: []string{"iptables-save.txt"}},
 		{name: "one node's families", files: files{"v4/iptables-save.txt": string(v4), "v6/ip6tables-save.txt": string(v6)},

@@ -29,6 +29,9 @@ type Shared struct {
 	// err is ErrReadTogether when a file turned out not to be
 	// cluster-level or could not be read, or proxyscan's failure.
 	err error
+	// dirs, when set, are the plain directories made units of their own
+	// (see planPlainDirs).
+	dirs *dirSplit
 }
 
 // ErrReadTogether is the error of [Load] with a [Shared] whose loose files
@@ -104,6 +107,34 @@ func Plan(paths []string, opts Options) (units [][]string, shared *Shared, err e
 		} else {
 			loose = append(loose, p)
 		}
+	}
+	if len(bundles) == 0 {
+		// Plain directories of several nodes (see splitPlainDirs) are
+		// units of their own, as bundles are, when their heads say so;
+		// CheckSplit tells, once they are loaded, whether their contents
+		// agree.
+		lim := opts.Limits
+		if lim.MaxFiles == 0 {
+			lim = DefaultLimits
+		}
+		dirs, rest, split := planPlainDirs(loose, lim, opts.kube())
+		if split == nil {
+			return together, nil, nil
+		}
+		if len(rest) > 0 {
+			shared = readShared(rest, opts)
+			if shared == nil {
+				return together, nil, nil
+			}
+		} else {
+			shared = &Shared{done: make(chan struct{})}
+			close(shared.done)
+		}
+		shared.dirs = split
+		for _, d := range dirs {
+			units = append(units, []string{d})
+		}
+		return units, shared, nil
 	}
 	units = bundleUnits(bundles)
 	if len(loose) == 0 {
