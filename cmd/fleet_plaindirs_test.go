@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -71,6 +72,31 @@ func TestFleetPlainDirs(t *testing.T) {
 	copyTo(filepath.Join(healthy, "node", "iptables-save.txt"), filepath.Join(dir, "beside", "n1", "iptables-save.txt"))
 	copyTo(filepath.Join(healthy, "node", "iptables-save.txt"), filepath.Join(dir, "beside", "n2", "iptables-save.txt"))
 	copyTo(export, filepath.Join(dir, "beside", "cluster.yaml"))
+	copyTo(filepath.Join(healthy, "node", "iptables-save.txt"), filepath.Join(dir, "notes", "n1", "iptables-save.txt"))
+	copyTo(filepath.Join(healthy, "node", "iptables-save.txt"), filepath.Join(dir, "notes", "n2", "iptables-save.txt"))
+	for _, n := range []string{"n1", "n2"} {
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		data, err := os.ReadFile(filepath.Join(healthy, "node", "iptables-save.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := zw.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "gz", n), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "gz", n, "iptables-save.txt.gz"), gz.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes", "README.txt"), []byte("captured on Monday, as asked\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name  string
 		paths []string
@@ -81,7 +107,9 @@ func TestFleetPlainDirs(t *testing.T) {
 		{"their parent given", []string{filepath.Join(dir, "case"), cluster}, 3, true},
 		// Their heads are alike: the contents tell, once loaded.
 		{"one node's families in two directories", []string{filepath.Join(dir, "one"), export}, 1, true},
-		{"an export beside the node directories", []string{filepath.Join(dir, "beside")}, 2, false},
+		{"an export beside the node directories", []string{filepath.Join(dir, "beside")}, 2, true},
+		{"notes beside them", []string{filepath.Join(dir, "notes")}, 2, false},
+		{"compressed dumps", []string{filepath.Join(dir, "gz"), export}, 2, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want, _ := looseFleetJSON(t, tc.paths, 2, true)

@@ -115,8 +115,9 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 	var splitNote string
 	if d := opts.Shared.dirSplit(); d != nil {
 		splitNote = d.record(results)
-	} else {
-		splitNote = splitPlainDirs(results)
+		groupByCandidates(results, true)
+	} else if slices.ContainsFunc(results, func(r parsed) bool { return r.f.orig != "" }) {
+		splitNote = groupByCandidates(results, false)
 	}
 	groups := map[string][]parsed{}
 	for _, r := range results {

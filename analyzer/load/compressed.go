@@ -128,7 +128,7 @@ func (rd *reader) compressedFile(name, group, p string, head []byte) (f file, ok
 	if err := rd.take(int64(len(data)), p); err != nil {
 		return file{}, true, err
 	}
-	f = file{name: name, group: group, data: data, compressed: format}
+	f = file{name: name, group: group, data: data, compressed: format, disk: p}
 	if order, bom, ok := utf16Order(data); ok {
 		f.data, f.decoded = decodeUTF16(data, order, bom)
 	}

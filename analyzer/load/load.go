@@ -192,13 +192,12 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
-		if d := opts.Shared.dirSplit(); d != nil {
+		if opts.Shared.dirSplit() != nil {
 			// A plain directory made a unit of its own (it holds no
-			// bundle): its files are its node's, named as when read with
-			// the argument that held it.
+			// bundle): its files are its node's, named by their paths
+			// in it.
 			for i := range fs {
-				fs[i].name = d.prefix[p] + fs[i].name
-				fs[i].group, fs[i].dir = p, p
+				fs[i].dir = p
 			}
 		} else {
 			fs = regroup(p, fs)
@@ -213,9 +212,29 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 	}
 	setStrictness(files, opts.Strict)
 	defer opts.Exports.loaded()
+	renamed := opts.Shared.dirSplit() == nil && nameByCandidates(files)
 	results, err := parseAll(files, opts.kube(), opts.Parsed, opts.Exports, opts.Compact)
 	if err != nil {
 		return nil, err
+	}
+	if renamed && !sharesCapture(results) {
+		// The plain directories given are one node's files after all:
+		// read again under their names in the arguments.
+		var idx []int
+		var again []file
+		for i := range files {
+			if f := files[i]; f.orig != "" {
+				f.name, f.dir, f.orig, f.origDir = f.orig, f.origDir, "", ""
+				idx, again = append(idx, i), append(again, f)
+			}
+		}
+		reread, err := parseAll(again, opts.kube(), nil, opts.Exports, opts.Compact)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range idx {
+			results[i] = reread[j]
+		}
 	}
 	if opts.Shared != nil {
 		if err := opts.Shared.wait(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -14,90 +15,183 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
-// splitPlainDirs makes each plain directory among the inputs a node of its
-// own when they are several and every one holds a capture of what the
-// others hold: an iptables dump of one family with a table in common, an
-// nft ruleset, an IPVS table, ... (case-123/n001/paste.txt,
-// case-123/n002/paste.txt: the same command run on two nodes). Read into
-// one node, two captures of one table are not one ruleset, and what one
-// node lacks would be hidden by another's. Their files are then grouped
-// by directory (the directory is the node's bundle); the files given
-// outside them stay loose (the cluster-level ones apply to every node).
-// Directories that hold no node-level file (an export alone) are not
-// split, and nothing is when a bundle is among the inputs (its files are
-// the node, the loose ones join it as before) or when the directories
-// hold captures of different things (one with the iptables dump, one with
-// the logs: one node's files, sorted by kind). It returns a note on what
-// was split, "" when nothing.
-func splitPlainDirs(results []parsed) string {
-	// A directory given whose node-level files are in it is one candidate;
-	// one whose node-level files are all in subdirectories (case-123/n001/,
-	// case-123/n002/) has a candidate per subdirectory.
-	top := map[string]bool{}
-	for _, r := range results {
-		if r.f.group != "" && r.f.dir == "" {
-			return "" // a bundle among the inputs
+// Plain directories of several nodes: a ticket's captures of the same
+// commands on several nodes come as one directory per node
+// (case-123/n001/paste.txt, case-123/n002/paste.txt), given each or by
+// their parent. Read into one node, two captures of one table are not one
+// ruleset, and what one node lacks is hidden by another's: each such
+// directory is a node of its own, its directory as its bundle, its files
+// named by their paths in it.
+//
+// Which directories are candidates is told by the files' heads
+// (dirCandidates): a directory given that holds node-level files (dumps,
+// listings, logs) is one; one that holds them only in subdirectories has
+// one per subdirectory, the files beside them being exports and
+// configuration that apply to every node. Whether they are nodes is told
+// by their contents, once parsed (sharesCapture): every one must hold a
+// capture of what the others hold, an iptables dump of one family and
+// backend with a table in common, an nft ruleset, an IPVS table, a log,
+// ...; directories that hold one node's files sorted by kind, family or
+// table (dumps/ and logs/, v4/ and v6/, nat/ and filter/) have none in
+// common and are one node.
+
+// dirCandidates returns the candidate nodes among the files read from a
+// plain directory given as arg (see above), by their heads: arg itself,
+// or its subdirectories (the files beside them, exports, configuration or
+// notes, are not a node's); ok is false when arg holds a bundle, no
+// node-level file, or a subdirectory of none.
+func dirCandidates(arg string, fs []file) (cands []string, ok bool) {
+	top := false
+	sub := map[string]bool{} // subdirectory -> holds a node-level file
+	for i := range fs {
+		f := &fs[i]
+		rel, err := filepath.Rel(arg, f.disk)
+		if f.archive || f.disk == "" || err != nil {
+			return nil, false
 		}
-		if nodeLevelInDir(r) && !strings.Contains(r.f.name, "/") {
-			top[r.f.dir] = true
+		rel = filepath.ToSlash(rel)
+		if path.Base(rel) == "manifest.json" || strings.Contains("/"+rel, "/node/") {
+			return nil, false // a bundle inside
 		}
-	}
-	unit := func(f *file) string {
-		first, _, ok := strings.Cut(f.name, "/")
-		if top[f.dir] || !ok {
-			return f.dir
-		}
-		return path.Join(f.dir, first)
-	}
-	keys := map[string]map[string]bool{} // candidate -> what its node-level files capture
-	for i := range results {
-		r := &results[i]
-		if !nodeLevelInDir(*r) {
-			continue
-		}
-		d := unit(&r.f)
-		if keys[d] == nil {
-			keys[d] = map[string]bool{}
-		}
-		for _, k := range captureKeys(*r) {
-			keys[d][k] = true
+		first, _, nested := strings.Cut(rel, "/")
+		node := nodeLevelKind(f.detectKind())
+		switch {
+		case !nested && node:
+			top = true
+		case nested:
+			sub[first] = sub[first] || node
 		}
 	}
-	if len(keys) < 2 {
-		return ""
+	if top {
+		return []string{filepath.Clean(arg)}, true
 	}
-	dirs := make([]string, 0, len(keys))
-	for d := range keys {
-		dirs = append(dirs, d)
+	if len(sub) == 0 {
+		return nil, false
 	}
-	sort.Strings(dirs)
-	var common []string
-	for k := range keys[dirs[0]] {
-		all := true
-		for _, d := range dirs[1:] {
-			if !keys[d][k] {
-				all = false
-				break
-			}
+	for s, node := range sub {
+		if !node {
+			return nil, false
 		}
-		if all {
-			common = append(common, k)
+		cands = append(cands, filepath.Join(arg, s))
+	}
+	sort.Strings(cands)
+	return cands, true
+}
+
+// nodeLevelKind reports whether a kind, told by a file's head, is a
+// node's capture: not an export, a configuration, a manifest or unknown.
+func nodeLevelKind(k parsers.Kind) bool {
+	switch k {
+	case parsers.KindKube, parsers.KindKubeProxyConfig, parsers.KindManifest, parsers.KindUnknown, "":
+		return false
+	}
+	return true
+}
+
+// candidateOf returns the candidate (of the set) whose directory holds a
+// file on disk, or "".
+func candidateOf(cands map[string]bool, p string) string {
+	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+		if cands[d] {
+			return d
+		}
+		if d == "." || d == string(filepath.Separator) || d == filepath.Dir(d) {
+			return ""
 		}
 	}
-	if len(common) == 0 {
-		return ""
-	}
-	for i := range results {
-		f := &results[i].f
+}
+
+// nameByCandidates names the files of plain directories given (files
+// whose dir is the argument) by their paths in their candidate node
+// (see dirCandidates) and sets their dir to it, when every plain
+// directory given is of nodes' directories by the heads of its files, and
+// they are two nodes or more, and no bundle is among the inputs. It
+// returns whether it did (then each renamed file keeps its name in orig).
+func nameByCandidates(files []file) bool {
+	byArg := map[string][]file{}
+	var args []string
+	for _, f := range files {
+		if f.group != "" {
+			return false // a bundle among the inputs
+		}
 		if f.dir == "" {
 			continue
 		}
-		// The directory names the node, as a bundle does; the file keeps
-		// its name, as its parser gave it to what it read.
-		if d := unit(f); keys[d] != nil {
-			f.group = d
+		if byArg[f.dir] == nil {
+			args = append(args, f.dir)
+		}
+		byArg[f.dir] = append(byArg[f.dir], f)
+	}
+	cands := map[string]bool{}
+	for _, a := range args {
+		c, ok := dirCandidates(a, byArg[a])
+		if !ok {
+			return false
+		}
+		for _, x := range c {
+			cands[x] = true
 		}
 	}
+	if len(cands) < 2 {
+		return false
+	}
+	for i := range files {
+		f := &files[i]
+		if f.dir == "" {
+			continue
+		}
+		c := candidateOf(cands, f.disk)
+		if c == "" {
+			continue // an export beside the node directories
+		}
+		rel, _ := filepath.Rel(c, f.disk)
+		f.orig, f.origDir = f.name, f.dir
+		f.name, f.dir = filepath.ToSlash(rel), c
+	}
+	return true
+}
+
+// sharesCapture reports whether the candidate nodes of the files named by
+// nameByCandidates all hold a capture in common, once parsed.
+func sharesCapture(results []parsed) bool {
+	var d dirSplit
+	seen := map[string]bool{}
+	for _, r := range results {
+		if r.f.orig != "" && !seen[r.f.dir] {
+			seen[r.f.dir] = true
+		}
+	}
+	by := map[string][]parsed{}
+	for _, r := range results {
+		if r.f.orig != "" {
+			by[r.f.dir] = append(by[r.f.dir], r)
+		}
+	}
+	for _, rs := range by {
+		d.record(rs)
+	}
+	return !d.empty && len(d.common) > 0 && len(seen) >= 2
+}
+
+// groupByCandidates makes each candidate node's files a group of their
+// own (its directory as their bundle) and returns the note each node
+// gets; the files of the candidates are those with dir set and either
+// orig set (read together) or in units (read one candidate at a time).
+func groupByCandidates(results []parsed, units bool) string {
+	var dirs []string
+	seen := map[string]bool{}
+	for i := range results {
+		f := &results[i].f
+		if f.dir == "" || !units && f.orig == "" {
+			continue
+		}
+		f.group = f.dir
+		if !seen[f.dir] {
+			seen[f.dir] = true
+			dirs = append(dirs, f.dir)
+		}
+	}
+	sort.Strings(dirs)
 	return splitNoteOf(dirs)
 }
 
@@ -123,17 +217,14 @@ func captureKeys(r parsed) []string {
 }
 
 // dirSplit is the plain directories of a run that [Plan] made units of
-// their own, as [splitPlainDirs] would make them nodes of their own when
-// every argument is read together: each is loaded alone, its files named
-// as they would be then, and the capture keys of each are gathered so
-// that, once every unit is loaded, [Shared.CheckSplit] can tell whether
-// they all hold a capture in common (else the run reads every argument
+// their own (see dirCandidates): each is loaded alone, its files named by
+// their paths in it, and the capture keys of each are gathered so that,
+// once every unit is loaded, [Shared.CheckSplit] can tell whether they
+// all hold a capture in common (else the run reads every argument
 // together, which reads them as one node).
 type dirSplit struct {
-	// prefix is, per unit, what its files' names start with when read
-	// with the argument that held it ("n001/" for case/n001 of case/).
-	prefix map[string]string
-	note   string
+	units map[string]bool
+	note  string
 
 	mu     sync.Mutex
 	common map[string]bool // capture keys every unit recorded so far holds
@@ -141,28 +232,18 @@ type dirSplit struct {
 	empty  bool            // a unit held no node-level file after all
 }
 
-// nodeLevelKind reports whether a kind, told by a file's head, is a
-// node's capture: not an export, a configuration, a manifest or unknown.
-func nodeLevelKind(k parsers.Kind) bool {
-	switch k {
-	case parsers.KindKube, parsers.KindKubeProxyConfig, parsers.KindManifest, parsers.KindUnknown, "":
-		return false
-	}
-	return true
-}
-
-// planPlainDirs returns the plain directories among the loose arguments
-// (no bundle among them) that are to be units of their own, and the loose
-// arguments that are not (files, to be shared): when two or more
-// directories hold node-level files by their heads, every directory
-// argument either holds them itself or holds only subdirectories that
-// do. It returns nil when the arguments are to be read together.
-func planPlainDirs(loose []string, lim Limits, ko kube.Options) (units []string, rest []string, split *dirSplit) {
-	prefix := map[string]string{}
+// planPlainDirs returns, when the loose arguments (no bundle among them)
+// are plain directories of nodes' directories by their heads (see
+// dirCandidates), two nodes or more, and files, the candidate nodes as
+// units, the files to share (the files given and those beside the node
+// directories) with their names as when read together, and the split.
+// split is nil when the arguments are to be read together.
+func planPlainDirs(loose []string, lim Limits, ko kube.Options) (units, rest []string, names map[string]string, split *dirSplit) {
+	names = map[string]string{}
 	for _, p := range loose {
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, nil, nil
+			return nil, nil, nil, nil
 		}
 		if !st.IsDir() {
 			rest = append(rest, p)
@@ -171,59 +252,33 @@ func planPlainDirs(loose []string, lim Limits, ko kube.Options) (units []string,
 		rd := &reader{lim: lim, ko: ko}
 		fs, err := rd.dir(p)
 		if err != nil {
-			return nil, nil, nil
+			return nil, nil, nil, nil
 		}
-		fs = regroup(p, fs)
-		top := false
-		sub := map[string]bool{} // subdirectory -> holds a node-level file
-		for i := range fs {
-			f := &fs[i]
-			if f.group != "" || f.archive {
-				return nil, nil, nil // a bundle inside
-			}
-			first, _, nested := strings.Cut(f.name, "/")
-			node := nodeLevelKind(f.detectKind())
-			switch {
-			case !nested && node:
-				top = true
-			case !nested:
-			default:
-				sub[first] = sub[first] || node
-			}
+		cands, ok := dirCandidates(p, fs)
+		if !ok {
+			return nil, nil, nil, nil
 		}
-		if top {
-			units = append(units, p)
-			prefix[p] = ""
+		units = append(units, cands...)
+		if len(cands) == 1 && cands[0] == filepath.Clean(p) {
 			continue
 		}
-		if len(sub) == 0 {
-			return nil, nil, nil
-		}
-		for i := range fs {
-			if !strings.Contains(fs[i].name, "/") {
-				return nil, nil, nil // a file beside the node directories
+		for _, f := range fs {
+			if rel, _ := filepath.Rel(p, f.disk); !strings.Contains(filepath.ToSlash(rel), "/") {
+				rest = append(rest, f.disk)
+				names[f.disk] = f.name
 			}
-		}
-		names := make([]string, 0, len(sub))
-		for s, node := range sub {
-			if !node {
-				return nil, nil, nil // a subdirectory of no node's capture
-			}
-			names = append(names, s)
-		}
-		sort.Strings(names)
-		for _, s := range names {
-			u := path.Join(p, s)
-			units = append(units, u)
-			prefix[u] = s + "/"
 		}
 	}
+	sort.Strings(units)
+	units = slices.Compact(units)
 	if len(units) < 2 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
-	sorted := slices.Clone(units)
-	sort.Strings(sorted)
-	return units, rest, &dirSplit{prefix: prefix, note: splitNoteOf(sorted)}
+	set := map[string]bool{}
+	for _, u := range units {
+		set[u] = true
+	}
+	return units, rest, names, &dirSplit{units: set, note: splitNoteOf(units)}
 }
 
 // splitNoteOf is the note of the nodes read from plain directories.
@@ -275,7 +330,7 @@ func (s *Shared) CheckSplit() error {
 	d := s.dirs
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.empty || len(d.common) == 0 || d.seen < len(d.prefix) {
+	if d.empty || len(d.common) == 0 || d.seen < len(d.units) {
 		return ErrReadTogether
 	}
 	return nil

@@ -66,7 +66,7 @@ func TestPlainDirs(t *testing.T) {
 			args: []string{"a", "b", "cluster.yaml"}, nodes: []string{"a", "b"}, names: []string{"dump.txt"},
 			note: "2 plain directories (DIR/a, DIR/b) each hold a capture of what the others hold (the same command's output from several nodes): each is read as a node of its own"},
 		{name: "nodes as subdirectories of one argument", files: files{"case/n1/paste.txt": grep.String(), "case/n2/paste.txt": grep.String(), "case/n3/paste.txt": grep.String(), "case/cluster.yaml": string(export)},
-			args: []string{"case"}, nodes: []string{"case/n1", "case/n2", "case/n3"}, names: []string{"n1/paste.txt"},
+			args: []string{"case"}, nodes: []string{"case/n1", "case/n2", "case/n3"}, names: []string{"paste.txt"},
 			note: "3 plain directories (DIR/case/n1, DIR/case/n2, DIR/case/n3) each hold a capture of what the others hold"},
 		{name: "one node's files sorted by kind", files: files{"dumps/iptables-save.txt": string(v4), "logs/kube-proxy.log": log},
 			args: []string{"dumps", "logs"}, nodes: []string{""}, names: []string{"iptables-save.txt"}},

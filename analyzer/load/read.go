@@ -60,8 +60,13 @@ type file struct {
 	// file).
 	group string
 	// dir is, for a loose file found in a plain directory (one that is no
-	// bundle), the argument that named the directory; see splitPlainDirs.
-	dir string
+	// bundle), the argument that named the directory, or the candidate
+	// node that holds it (see dirCandidates); orig and origDir are its
+	// name and dir before nameByCandidates named it in its candidate.
+	dir, orig, origDir string
+	// disk is the path of a file read from disk (decompressed or decoded
+	// in memory, or to be read when parsed); "" for an archive member.
+	disk string
 	// archive is set for files read from a bundle archive.
 	archive bool
 	data    []byte
@@ -137,7 +142,7 @@ func lazyFile(name, group, p string, size int64) (file, []byte, error) {
 			return file{}, nil, err
 		}
 		text, enc := decodeUTF16(data, order, bom)
-		return file{name: name, group: group, data: text, decoded: enc}, head, nil
+		return file{name: name, group: group, data: text, decoded: enc, disk: p}, head, nil
 	}
 	det := detect(head, size, func() (io.Reader, func(), error) {
 		f, err := os.Open(p)
@@ -146,7 +151,7 @@ func lazyFile(name, group, p string, size int64) (file, []byte, error) {
 		}
 		return f, func() { f.Close() }, nil
 	})
-	return file{name: name, group: group, path: p, kind: det.kind, det: det, size: size}, head, nil
+	return file{name: name, group: group, path: p, disk: p, kind: det.kind, det: det, size: size}, head, nil
 }
 
 // A detection is what the head of a file says it is.

@@ -117,12 +117,12 @@ func Plan(paths []string, opts Options) (units [][]string, shared *Shared, err e
 		if lim.MaxFiles == 0 {
 			lim = DefaultLimits
 		}
-		dirs, rest, split := planPlainDirs(loose, lim, opts.kube())
+		dirs, rest, names, split := planPlainDirs(loose, lim, opts.kube())
 		if split == nil {
 			return together, nil, nil
 		}
 		if len(rest) > 0 {
-			shared = readShared(rest, opts)
+			shared = readShared(rest, names, opts)
 			if shared == nil {
 				return together, nil, nil
 			}
@@ -150,7 +150,7 @@ func Plan(paths []string, opts Options) (units [][]string, shared *Shared, err e
 			return together, nil, nil
 		}
 	}
-	shared = readShared(loose, opts)
+	shared = readShared(loose, nil, opts)
 	if shared == nil {
 		return together, nil, nil
 	}
@@ -170,11 +170,12 @@ func bundleUnits(bundles []string) [][]string {
 	return out
 }
 
-// readShared reads the loose arguments as [Load] does and starts parsing
-// them in the background; it returns nil when one of their files is not
+// readShared reads the loose arguments as [Load] does (a file named in
+// names is shown by that name, its path in the directory given that holds
+// it) and starts parsing them in the background; it returns nil when one of their files is not
 // cluster-level by its kind, holds a bundle or cannot be opened (Load
 // then reads every argument together and says what is wrong).
-func readShared(loose []string, opts Options) *Shared {
+func readShared(loose []string, names map[string]string, opts Options) *Shared {
 	lim := opts.Limits
 	if lim.MaxFiles == 0 {
 		lim = DefaultLimits
@@ -189,6 +190,9 @@ func readShared(loose []string, opts Options) *Shared {
 		for _, f := range regroup(p, fs) {
 			if f.group != "" {
 				return nil // a bundle inside a plain directory
+			}
+			if n, ok := names[p]; ok {
+				f.name = n // a file of a directory given, named as in it
 			}
 			files = append(files, f)
 		}
