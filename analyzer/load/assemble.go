@@ -880,7 +880,8 @@ func nodeOfMany(s *model.Snapshot) (*kube.Node, string) {
 
 // nodeOfPrompt returns the node the shell prompts pasted in the node's
 // files name ("[root@worker-1 ~]# iptables-save": bash shows the host name
-// up to its first dot), when they all name one host and the exports know
+// up to its first dot), and the journal's prefixes of its logs ("Dec 03
+// 10:01:12 worker-1 kube-proxy[1234]: ..."), when they all name one host and the exports know
 // it: the one Node so named (or whose name is that host's with a domain),
 // or, with no Node exported, the one node so named where the
 // EndpointSlices, Endpoints or Pods place an endpoint. prompted says a
@@ -917,6 +918,9 @@ func (b *builder) nodeOfPrompt() (name, source string, prompted bool) {
 		}
 	}
 	where := fmt.Sprintf("the shell prompt of %s (line %d)", p.file, p.line)
+	if p.journal {
+		where = fmt.Sprintf("the journal's lines of %s (line %d)", p.file, p.line)
+	}
 	switch {
 	case n == 1 && len(s.Objects.Nodes) > 0:
 		return match, "the Node named by " + where, true

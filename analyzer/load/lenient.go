@@ -88,7 +88,9 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 	} else if fn := parsersByKind[r.kind]; fn != nil {
 		r.value, r.err = fn(name, in)
 	}
-	r.prompt = promptOf(data, r.notes)
+	if _, ok := r.value.(*klog.Log); !ok {
+		r.prompt = promptOf(data, r.notes)
+	}
 	if l, ok := r.value.(*klog.Log); ok && l != nil {
 		r.notes = append(r.notes, truncated(l)...)
 	}
@@ -170,10 +172,12 @@ func promptOf(data []byte, notes []parsers.LineNote) hostPrompt {
 }
 
 // hostPrompt is the host a file's shell prompts name, and the line of the
-// first.
+// first; journal says it is the host the journal's prefixes of a log's
+// lines name ("Dec 03 10:01:12 worker-7 kube-proxy[1234]: ...").
 type hostPrompt struct {
-	host string
-	line int
+	host    string
+	line    int
+	journal bool
 }
 
 // dumpParse is what iptables.ParseLenient returned.

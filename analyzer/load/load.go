@@ -220,13 +220,24 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 	if renamed && !sharesCapture(results) {
 		// The plain directories given are one node's files after all:
 		// read again under their names in the arguments.
+		// (The files' bytes were dropped as they were parsed: each is
+		// read again from disk.)
 		var idx []int
 		var again []file
-		for i := range files {
-			if f := files[i]; f.orig != "" {
-				f.name, f.dir, f.orig, f.origDir = f.orig, f.origDir, "", ""
-				idx, again = append(idx, i), append(again, f)
+		for i, f := range files {
+			if f.orig == "" {
+				continue
 			}
+			fs, err := (&reader{lim: lim, ko: opts.kube()}).path(f.disk)
+			if err != nil {
+				return nil, err
+			}
+			if len(fs) != 1 {
+				return nil, fault.Errorf("reading %s again: %d files", f.disk, len(fs))
+			}
+			g := fs[0]
+			g.name, g.dir, g.group, g.named, g.strict = f.orig, f.origDir, "", f.named, f.strict
+			idx, again = append(idx, i), append(again, g)
 		}
 		reread, err := parseAll(again, opts.kube(), nil, opts.Exports, opts.Compact)
 		if err != nil {
@@ -364,6 +375,11 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump),
 				if fn := parsersByKind[k]; fn != nil {
 					r.value, r.err = fn(f.name, data)
 				}
+			}
+		}
+		if l, ok := r.value.(*klog.Log); ok && l != nil && r.err == nil {
+			if hosts, lines := l.Hosts(); len(hosts) == 1 {
+				r.prompt = hostPrompt{host: strings.ToLower(hosts[0]), line: lines[0], journal: true}
 			}
 		}
 		if objs, ok := r.value.(*kube.Objects); ok && objs != nil && r.err == nil {

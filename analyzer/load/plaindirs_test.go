@@ -1,6 +1,8 @@
 package load
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,6 +53,17 @@ func TestPlainDirs(t *testing.T) {
 		}
 		return []byte(b.String())
 	}
+	gz := func(data []byte) string {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		if _, err := w.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
 	const log = "I0302 08:15:00.000000       1 server.go:100] \"Using iptables Proxier\"\n"
 
 	type files map[string]string // path under the case's directory -> content
@@ -72,6 +85,8 @@ func TestPlainDirs(t *testing.T) {
 			args: []string{"dumps", "logs"}, nodes: []string{""}, names: []string{"iptables-save.txt"}},
 		{name: "one node's families", files: files{"v4/iptables-save.txt": string(v4), "v6/ip6tables-save.txt": string(v6)},
 			args: []string{"v4", "v6"}, nodes: []string{""}, names: []string{"iptables-save.txt", "ip6tables-save.txt"}},
+		{name: "one node's families, compressed", files: files{"v4/iptables-save.txt.gz": gz(v4), "v6/ip6tables-save.txt.gz": gz(v6)},
+			args: []string{"v4", "v6"}, nodes: []string{""}, names: []string{"iptables-save.txt.gz", "ip6tables-save.txt.gz"}},
 		{name: "one node's tables", files: files{"nat/save.txt": string(table("nat")), "filter/save.txt": string(table("filter"))},
 			args: []string{"nat", "filter"}, nodes: []string{""}, names: []string{"save.txt + save.txt"}},
 		{name: "a bundle among them", files: files{"b1/node/iptables-save.txt": string(v4), "p/dump.txt": string(v4), "q/dump.txt": string(v4)},
@@ -173,6 +188,8 @@ func TestPromptNode(t *testing.T) {
 			want: "ip-10-0-1-7.ec2.internal", source: "the Node named by the shell prompt of paste-0.txt (line 1)"},
 		{name: "two files, one host", prompts: []string{"[root@east-w1 ~]# iptables-save -t nat", "[root@east-w1 ~]# ipvsadm -Ln"},
 			want: "east-w1", source: "the host named by the shell prompt of paste-0.txt (line 1), where the exports place endpoints"},
+		{name: "a journal's host", prompts: []string{"journal:east-w3"},
+			want: "east-w3", source: "the host named by the journal's lines of paste-0.txt (line 1), where the exports place endpoints"},
 		{name: "run through kubectl exec", prompts: []string{"east-w1 $ kubectl -n kube-system exec kube-proxy-x -- iptables-save"}},
 		{name: "hosts disagree", prompts: []string{"[root@east-w1 ~]# iptables-save -t nat", "[root@east-w2 ~]# ipvsadm -Ln"}},
 		{name: "no endpoint there", prompts: []string{"[root@bastion ~]# iptables-save"}},
@@ -185,6 +202,9 @@ func TestPromptNode(t *testing.T) {
 			for i, p := range tc.prompts {
 				name := filepath.Join(dir, fmt.Sprintf("paste-%d.txt", i))
 				body := append([]byte(p+"\n"), dump...)
+				if host, ok := strings.CutPrefix(p, "journal:"); ok {
+					body = []byte("Dec 03 10:01:12 " + host + " kube-proxy[1234]: I1203 10:01:12.123456    1234 server.go:100] \"Using iptables Proxier\"\n")
+				}
 				if strings.Contains(p, "ipvsadm") {
 					body = []byte(p + "\nIP Virtual Server version 1.2.1 (size=4096)\nProt LocalAddress:Port Scheduler Flags\n  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\nTCP  10.96.0.1:443 rr\n  -> 192.168.1.10:6443            Masq    1      0          0\n")
 				}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -73,6 +74,8 @@ type Entry struct {
 	Wrapper Wrapper `json:"wrapper,omitempty"`
 	Stream  string  `json:"stream,omitempty"`
 	Partial bool    `json:"partial,omitempty"`
+	// Host is the host the journal's prefix names (WrapperJournal).
+	Host string `json:"host,omitempty"`
 	// Truncated is true when a line of the entry was cut by whatever
 	// printed it, ending in "…" (systemctl status shortens log lines to
 	// the terminal's width): the rest of that line is not known.
@@ -154,6 +157,7 @@ type logical struct {
 	time      time.Time
 	partial   bool
 	content   string
+	host      string
 }
 
 // Parse parses a kube-proxy log read from the file called name. Lines in no
@@ -238,7 +242,7 @@ func (e *Entry) setWrap(name string, ln *logical) {
 	e.Pos = parsers.Pos{File: name, Line: ln.line}
 	e.EndLine = ln.end
 	e.Raw = strings.Join(ln.raw, "\n")
-	e.Wrapper, e.Stream, e.Partial = ln.wrapper, ln.stream, ln.partial
+	e.Wrapper, e.Stream, e.Partial, e.Host = ln.wrapper, ln.stream, ln.partial, ln.host
 	if !ln.time.IsZero() {
 		e.Time = ln.time
 	}
@@ -289,7 +293,7 @@ func unwrap(name string, data []byte, count *int) ([]logical, error) {
 		if ts, content, ok := timestampLine(raw); ok {
 			ln.wrapper, ln.time, ln.content = WrapperTimestamps, ts, content
 		} else if content, ok := JournalLine(raw); ok {
-			ln.wrapper, ln.content = WrapperJournal, content
+			ln.wrapper, ln.content, ln.host = WrapperJournal, content, journalHost(raw[:len(raw)-len(content)])
 		}
 		out = append(out, ln)
 	}
@@ -379,6 +383,27 @@ func JournalLine(s string) (string, bool) {
 		return "", false
 	}
 	return s[m[1]:], true
+}
+
+// journalHost returns the host of a journal line's prefix ("Feb 17
+// 11:12:14 node-a kube-proxy[9234]: "): the field before the identifier.
+func journalHost(prefix string) string {
+	f := strings.Fields(prefix)
+	if len(f) < 3 {
+		return ""
+	}
+	return f[len(f)-2]
+}
+
+// Hosts returns the hosts the journal's prefixes of the log's lines name,
+// once each, in the order of their first line, with that line.
+func (l *Log) Hosts() (hosts []string, lines []int) {
+	for _, e := range l.Entries {
+		if e.Host != "" && !slices.Contains(hosts, e.Host) {
+			hosts, lines = append(hosts, e.Host), append(lines, e.Pos.Line)
+		}
+	}
+	return hosts, lines
 }
 
 // timestampLine splits the "TIMESTAMP " prefix of kubectl logs --timestamps.
