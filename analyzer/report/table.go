@@ -367,9 +367,19 @@ func header(r *Report) string {
 	return "proxyscan analyze · " + strings.Join(parts, " · ")
 }
 
+// inputsLine counts the files given by kind: a loose file read with every
+// node of a fleet (an export beside the bundles) is one file.
 func inputsLine(r *Report) string {
 	counts := map[string]int{}
+	seen := map[[2]string]bool{}
+	files := 0
 	for _, in := range r.Inputs {
+		k := [2]string{in.Bundle, in.Path}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		files++
 		counts[string(in.Kind)]++
 	}
 	var kinds []string
@@ -377,7 +387,7 @@ func inputsLine(r *Report) string {
 		kinds = append(kinds, fmt.Sprintf("%s ×%d", k, n))
 	}
 	sort.Strings(kinds)
-	return fmt.Sprintf("inputs: %s (%s)", plural(len(r.Inputs), "file"), strings.Join(kinds, ", "))
+	return fmt.Sprintf("inputs: %s (%s)", plural(files, "file"), strings.Join(kinds, ", "))
 }
 
 // sortedForTable orders findings by severity, node, service and check,
