@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
@@ -200,11 +202,21 @@ func runServiceUnreachable(p *Pass) {
 	p.prefetchTraces()
 	for _, v := range p.Views() {
 		nodeIP := nodePortAddr(p.Snap, v.Family)
-		for _, sp := range p.PortsOf(v) {
-			if p.facts.services[sp.String()] {
-				continue // another check's finding already explains it
+		ports := p.PortsOf(v)
+		// What each port is expected to do, nil for a port another
+		// check's finding already explains.
+		exps := make([]*Expect, len(ports))
+		for i, sp := range ports {
+			if !p.facts.services[sp.String()] {
+				exps[i] = p.Expect(sp, v.Family)
 			}
-			e := p.Expect(sp, v.Family)
+		}
+		reaching := reachingPorts(p, v, ports, exps, nodeIP, mode)
+		for i, sp := range ports {
+			e := exps[i]
+			if e == nil || reaching != nil && reaching[i] {
+				continue
+			}
 			var lost []*unreached
 			for _, t := range reachTargets(v, sp, e, nodeIP) {
 				if u := traceUnreached(p, sp, e, t, mode); u != nil {
@@ -214,6 +226,117 @@ func runServiceUnreachable(p *Pass) {
 			reportUnreached(p, v, sp, lost)
 		}
 	}
+}
+
+// reachingParallelFrom is the number of service ports of a view from
+// which reachingPorts looks at them on every core (a variable for the
+// tests).
+var reachingParallelFrom = 512
+
+// reachingPorts tells, on every core, the service ports (of exps not nil)
+// whose every traced packet reaches an endpoint on every path, as their
+// sweep's summaries tell: those traceUnreached finds nothing for, with no
+// note, and that need not be looked at again one after the other. It
+// changes nothing it reads (the summaries are looked up, never traced,
+// an endpoint's address compared as a value, not written), so that the
+// ports are read side by side; a port it is unsure of (a packet not
+// swept, an error, a path that reaches no endpoint even with a share
+// within the tolerance, one not written as the tracer writes) is left
+// to the pass one after the other, as a worker's panic leaves its ports.
+// nil when the ports are too few or there is one core, or no sweep ran.
+func reachingPorts(p *Pass, v *view.View, ports []*model.ServicePort, exps []*Expect, nodeIP netip.Addr, mode string) []bool {
+	workers := runtime.GOMAXPROCS(0)
+	tf := p.facts.tracer
+	if workers < 2 || len(ports) < reachingParallelFrom || tf == nil || !tf.started || tf.pending != nil {
+		return nil
+	}
+	v.Lookup(view.ClusterIP, netip.Addr{}, "", 0) // the view's index, built before it is shared
+	out := make([]bool, len(ports))
+	const chunk = 64
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { _ = recover() }() // the pass one after the other raises it again
+			for {
+				lo := int(next.Add(chunk)) - chunk
+				if lo >= len(ports) {
+					return
+				}
+				for i := lo; i < min(lo+chunk, len(ports)); i++ {
+					if exps[i] != nil {
+						out[i] = reachesEndpoints(tf, v, ports[i], exps[i], nodeIP, mode)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// reachesEndpoints reports whether every packet traceUnreached traces for
+// sp was swept and reaches one of its endpoints on every path that is not
+// conditional, reading what it would without changing anything.
+func reachesEndpoints(tf *traceFacts, v *view.View, sp *model.ServicePort, e *Expect, nodeIP netip.Addr, mode string) bool {
+	for _, t := range reachTargets(v, sp, e, nodeIP) {
+		var room [16]netip.AddrPort
+		good := room[:0]
+		for _, ep := range sp.Endpoints {
+			// An endpoint written otherwise than AddrPort writes it
+			// (an IPv6 address, a port out of range) is left to the
+			// pass that compares what is written.
+			if !ep.IP.Is4() || ep.Port < 0 || ep.Port > 65535 {
+				return false
+			}
+			good = append(good, netip.AddrPortFrom(ep.IP, uint16(ep.Port)))
+		}
+		var seenBuf [4]*view.Dispatch
+		seen := seenBuf[:0]
+		for _, d := range t.entry.Dispatch {
+			if d == nil || slices.Contains(seen, d) {
+				continue
+			}
+			seen = append(seen, d)
+			for _, b := range d.Backends {
+				// A backend not written as the tracer writes a
+				// destination is no path's destination.
+				if ap, ok := endpointAddr(b.Endpoint); ok {
+					good = append(good, ap)
+				}
+			}
+		}
+		for _, from := range t.from {
+			if t.entry.Routed && t.entry.Dispatch[from] == nil {
+				continue
+			}
+			pkt := trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src}
+			i, ok := tf.lookup(pkt)
+			if !ok || int(i) >= len(tf.sums) || tf.sums[i].Err != nil {
+				return false
+			}
+			for _, end := range tf.sums[i].Ends {
+				if end.Conditional {
+					continue
+				}
+				switch end.Verdict() {
+				case trace.VerdictDNAT:
+					if !end.Destination.Addr().IsValid() || !slices.Contains(good, end.Destination) {
+						return false
+					}
+				case trace.VerdictLocal:
+					if mode != model.ModeIPVS {
+						return false
+					}
+				default:
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // reachTargets returns the destinations of a service port to trace: those
