@@ -365,20 +365,26 @@ func reachTargets(v *view.View, sp *model.ServicePort, e *Expect, nodeIP netip.A
 	return out
 }
 
+// fromInside and fromOutside are the origins a destination is traced
+// from, shared by the targets (read only).
+var (
+	fromInside  = []model.Origin{model.FromPod, model.FromNode}
+	fromOutside = []model.Origin{model.FromExternal}
+)
+
 // reachDests returns the destinations of a service port that have
 // endpoints under their policy, whether or not the data plane has an
 // entry for them: what [reachTargets] picks from.
 func reachDests(sp *model.ServicePort, e *Expect, nodeIP netip.Addr) []reachTarget {
 	var targets []reachTarget
 	if cip, ok := sp.ClusterIP(e.Family); ok && e.HasInternal {
-		targets = append(targets, reachTarget{kind: view.ClusterIP, ip: cip, port: sp.Port,
-			from: []model.Origin{model.FromPod, model.FromNode}})
+		targets = append(make([]reachTarget, 0, 2), reachTarget{kind: view.ClusterIP, ip: cip, port: sp.Port, from: fromInside})
 	}
 	if !e.HasExternal {
 		return targets
 	}
 	for _, d := range e.ExternalDests() {
-		t := reachTarget{kind: d.Kind, ip: d.entryIP, port: sp.Port, from: []model.Origin{model.FromExternal}}
+		t := reachTarget{kind: d.Kind, ip: d.entryIP, port: sp.Port, from: fromOutside}
 		if d.Kind == view.NodePort {
 			if !nodeIP.IsValid() {
 				continue
