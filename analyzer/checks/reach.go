@@ -502,11 +502,21 @@ func (p *Pass) startTraces() {
 // for it. The index of tf gets the packets' places in sums (from base,
 // made to its size), the summaries when the sweep is over.
 func listPackets(s *model.Snapshot, res *resolve.Resolution, tf *traceFacts, base int32) ([]trace.Packet, map[expKey]*Expect) {
-	exp := map[expKey]*Expect{}
 	fams, active := tracedFamilies(res), s.ActivePorts()
 	// A cluster IP from a pod and from the node, per service port and
 	// family: most packets (node ports and load balancers add theirs).
-	pkts := make([]trace.Packet, 0, 2*len(active)*len(fams))
+	// (The ports of a family without cluster IPs, the IPv6 ports of an
+	// IPv4 node, have none: the room is made for those that have.)
+	n := 0
+	for _, fam := range fams {
+		for _, sp := range active {
+			if _, ok := sp.ClusterIP(fam); ok {
+				n++
+			}
+		}
+	}
+	pkts := make([]trace.Packet, 0, 2*n)
+	exp := make(map[expKey]*Expect, n)
 	for _, fam := range fams {
 		nodeIP := nodePortAddr(s, fam)
 		for _, sp := range active {
