@@ -37,7 +37,15 @@ var loadBalanceSkew = &Check{
 const skewTolerance = 0.005
 
 func runLoadBalanceSkew(p *Pass) {
-	p.prefetchTraces()
+	// The dispatches to look at are read of the views before the sweep
+	// is waited for: while the sweep's other workers trace its last
+	// packets, rather than on one core once it is over.
+	type use struct {
+		v  *view.View
+		sp *model.ServicePort
+		u  dispatchUse
+	}
+	var uses []use
 	for _, v := range p.Views() {
 		ports := p.PortsOf(v)
 		for i, sp := range ports {
@@ -48,36 +56,41 @@ func runLoadBalanceSkew(p *Pass) {
 					// endpoint-stale report the chain.
 					continue
 				}
-				if u.d.Hidden != "" {
-					p.Note("weights of the virtual servers not checked: %s", u.d.Hidden)
-				}
-				d, tr := tracedDispatch(p, v, u)
-				msg := skewMessage(d)
-				if msg == "" {
-					continue
-				}
-				f := Finding{Service: sp.String(), Protocol: string(sp.Protocol), Message: msg,
-					Advice: "Restart kube-proxy on the node so that it rewrites the chain; if the skew returns, find what else edits kube-proxy's rules."}
-				if n := liveBackends(d); tr != nil && n > 0 && skewed(d.Backends, n) {
-					// kube-proxy's chain is even: the traffic is shifted
-					// before it, by rules the trace met.
-					f.Message = fmt.Sprintf("new connections %s to %s reach the endpoints unevenly: %s instead of %.1f%% each, "+
-						"although %s gives each the same share: a rule outside kube-proxy's chains takes part of them before it",
-						fromText(tr.From), destText(u.entry.Kind, u.entry.IP, sp), shares(d), 100/float64(n), d.ID)
-					f.Evidence = foreignSteps(p, *tr, d)
-					f.Advice = "Find the rule of the evidence that is not kube-proxy's (another tool's DNAT or mark, a leftover of an " +
-						"experiment) and remove it; kube-proxy's own chains are even."
-				}
-				f.Evidence = append(f.Evidence, u.d.Evidence...)
-				for _, b := range u.d.Backends {
-					if ev := b.Evidence(); len(ev) > 0 && !hasEvidence(f.Evidence, ev[0]) {
-						f.Evidence = append(f.Evidence, ev[0]) // the balancing rule
-					}
-				}
-				// A chain cut short balances over the endpoints it lists.
-				p.ReportAbsence(v, f)
+				uses = append(uses, use{v: v, sp: sp, u: u})
 			}
 		}
+	}
+	p.prefetchTraces()
+	for _, x := range uses {
+		v, sp, u := x.v, x.sp, x.u
+		if u.d.Hidden != "" {
+			p.Note("weights of the virtual servers not checked: %s", u.d.Hidden)
+		}
+		d, tr := tracedDispatch(p, v, u)
+		msg := skewMessage(d)
+		if msg == "" {
+			continue
+		}
+		f := Finding{Service: sp.String(), Protocol: string(sp.Protocol), Message: msg,
+			Advice: "Restart kube-proxy on the node so that it rewrites the chain; if the skew returns, find what else edits kube-proxy's rules."}
+		if n := liveBackends(d); tr != nil && n > 0 && skewed(d.Backends, n) {
+			// kube-proxy's chain is even: the traffic is shifted
+			// before it, by rules the trace met.
+			f.Message = fmt.Sprintf("new connections %s to %s reach the endpoints unevenly: %s instead of %.1f%% each, "+
+				"although %s gives each the same share: a rule outside kube-proxy's chains takes part of them before it",
+				fromText(tr.From), destText(u.entry.Kind, u.entry.IP, sp), shares(d), 100/float64(n), d.ID)
+			f.Evidence = foreignSteps(p, *tr, d)
+			f.Advice = "Find the rule of the evidence that is not kube-proxy's (another tool's DNAT or mark, a leftover of an " +
+				"experiment) and remove it; kube-proxy's own chains are even."
+		}
+		f.Evidence = append(f.Evidence, u.d.Evidence...)
+		for _, b := range u.d.Backends {
+			if ev := b.Evidence(); len(ev) > 0 && !hasEvidence(f.Evidence, ev[0]) {
+				f.Evidence = append(f.Evidence, ev[0]) // the balancing rule
+			}
+		}
+		// A chain cut short balances over the endpoints it lists.
+		p.ReportAbsence(v, f)
 	}
 }
 
