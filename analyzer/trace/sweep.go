@@ -265,8 +265,9 @@ func (sw *sweeper) trace(pkt Packet, prev []End) Summary {
 		var res *Result
 		if sw.dp.Mode == model.ModeNFTables {
 			// The result's room is the sweeper's: its ends are read
-			// before the next packet.
-			clear(sw.res.Paths[:cap(sw.res.Paths)])
+			// before the next packet, whose walk writes its paths over
+			// the last ones (they are not cleared first: see
+			// walkNFTWith).
 			sw.res = Result{Paths: sw.res.Paths[:0]}
 			if sw.nft == nil {
 				sw.nft = nftScratchPool.Get().(*nftScratch)
