@@ -441,13 +441,16 @@ var readNFT ahead.Results[*nft.Table, *nftTable]
 
 // ReadNFTAhead starts reading in the background what the engine reads of
 // the tables of rulesets (their chains and sets indexed, their constants
-// and anonymous sets compiled), as soon as they are parsed, so that it
+// and anonymous sets compiled) and finding the rulesets' problems (see
+// ValidateNFT), as soon as they are parsed, so that it
 // runs while the rest of a node's inputs are decoded and assembled: the
 // first trace or sweep of a data plane holding a table takes its reading,
-// waiting for its end, rather than reading the table then. The rulesets
-// must not change afterwards.
+// waiting for its end, rather than reading the table then, and the first
+// validation of a ruleset its problems. The rulesets must not change
+// afterwards.
 func ReadNFTAhead(rulesets []*nft.Ruleset) {
 	for _, rs := range rulesets {
+		prevalidatedNFT.Start(rs, func() []Problem { return validateRuleset(rs) })
 		for _, t := range rs.Tables {
 			switch t.Family {
 			case nftables.TableFamilyINet, nftables.TableFamilyIPv4, nftables.TableFamilyIPv6:
@@ -457,11 +460,12 @@ func ReadNFTAhead(rulesets []*nft.Ruleset) {
 	}
 }
 
-// ForgetNFT drops the readings [ReadNFTAhead] started of the tables of
-// rulesets that no trace took, so that they do not keep the tables
+// ForgetNFT drops the readings and validations [ReadNFTAhead] started of
+// rulesets that no trace or validation took, so that they do not keep the tables
 // alive; one still running ends unread.
 func ForgetNFT(rulesets []*nft.Ruleset) {
 	for _, rs := range rulesets {
+		prevalidatedNFT.Forget(rs)
 		for _, t := range rs.Tables {
 			readNFT.Forget(t)
 		}

@@ -284,3 +284,40 @@ func TestReadNFTAhead(t *testing.T) {
 		t.Error("a reading forgotten is still held")
 	}
 }
+
+// TestReadNFTAheadValidates checks the validation ReadNFTAhead starts: the
+// next validation of the ruleset takes it, with the problems it finds of
+// the ruleset itself; one not taken is forgotten.
+func TestReadNFTAheadValidates(t *testing.T) {
+	text := "table ip t {\n\tchain pre {\n\t\ttype filter hook prerouting priority 0; policy accept;\n" +
+		"\t\tjump nowhere\n\t}\n}\n"
+	parse := func() *nft.Ruleset {
+		rs, err := nft.ParseText("rules.nft", []byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	want := ValidateNFT([]*nft.Ruleset{parse()})
+	if len(want) != 1 || want[0].Kind != ProblemMissingChain {
+		t.Fatalf("validated without reading ahead: %+v", want)
+	}
+	rs := parse()
+	ReadNFTAhead([]*nft.Ruleset{rs})
+	if !prevalidatedNFT.Wait(rs) {
+		t.Fatal("no validation of the ruleset started")
+	}
+	if got := ValidateNFT([]*nft.Ruleset{rs}); !reflect.DeepEqual(got, want) {
+		t.Errorf("validated ahead: %+v, want %+v", got, want)
+	}
+	if prevalidatedNFT.Wait(rs) {
+		t.Error("the validation ahead was not taken")
+	}
+	ForgetNFT([]*nft.Ruleset{rs})
+	rs = parse()
+	ReadNFTAhead([]*nft.Ruleset{rs})
+	ForgetNFT([]*nft.Ruleset{rs})
+	if prevalidatedNFT.Wait(rs) || readNFT.Wait(rs.Tables[0]) {
+		t.Error("a validation or reading forgotten is still held")
+	}
+}
