@@ -378,7 +378,7 @@ var (
 func reachDests(sp *model.ServicePort, e *Expect, nodeIP netip.Addr) []reachTarget {
 	var targets []reachTarget
 	if cip, ok := sp.ClusterIP(e.Family); ok && e.HasInternal {
-		targets = append(make([]reachTarget, 0, 2), reachTarget{kind: view.ClusterIP, ip: cip, port: sp.Port, from: fromInside})
+		targets = append(targets, reachTarget{kind: view.ClusterIP, ip: cip, port: sp.Port, from: fromInside})
 	}
 	if !e.HasExternal {
 		return targets
