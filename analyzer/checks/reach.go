@@ -895,26 +895,45 @@ func outcome(p trace.Path) string {
 // one entry and origin, and the packet traced; false when the entry's
 // packet is not traced (mode without an engine, unmodelled rules).
 func tracedEnds(p *Pass, v *view.View, e *view.Entry, o model.Origin) ([]trace.End, trace.Packet, bool) {
+	ends, pkt, ok, _ := tracedEndsWith(e, o, func() netip.Addr { return nodePortAddr(p.Snap, v.Family) },
+		func(pkt trace.Packet) (trace.Summary, bool) {
+			p.prefetchTraces()
+			return p.traced(pkt), true
+		})
+	return ends, pkt, ok
+}
+
+// tracedEndsWith is tracedEnds with the node port address and the
+// packet's summary asked of nodeIP and look; sure is false when look has
+// no summary for the packet, or there is no nodeIP to ask for a node
+// port's (nothing else is said then).
+func tracedEndsWith(e *view.Entry, o model.Origin, nodeIP func() netip.Addr,
+	look func(trace.Packet) (trace.Summary, bool)) (ends []trace.End, pkt trace.Packet, ok, sure bool) {
 	ip := e.IP
 	if e.Kind == view.NodePort {
-		ip = nodePortAddr(p.Snap, v.Family)
+		if nodeIP == nil {
+			return nil, trace.Packet{}, false, false
+		}
+		ip = nodeIP()
 	}
 	if !ip.IsValid() {
-		return nil, trace.Packet{}, false
+		return nil, trace.Packet{}, false, true
 	}
-	pkt := trace.Packet{Dst: netip.AddrPortFrom(ip, uint16(e.Port)), Proto: e.Protocol, From: o}
+	pkt = trace.Packet{Dst: netip.AddrPortFrom(ip, uint16(e.Port)), Proto: e.Protocol, From: o}
 	if e.Firewall != nil {
-		return nil, pkt, false // the source decides; shares are read from the rules
+		return nil, pkt, false, true // the source decides; shares are read from the rules
 	}
-	p.prefetchTraces()
-	to := p.traced(pkt)
+	to, found := look(pkt)
+	if !found {
+		return nil, pkt, false, false
+	}
 	if to.Err != nil || to.Warned {
-		return nil, pkt, false
+		return nil, pkt, false, true
 	}
 	for _, end := range to.Ends {
 		if end.Warned {
-			return nil, pkt, false
+			return nil, pkt, false, true
 		}
 	}
-	return to.Ends, pkt, true
+	return to.Ends, pkt, true, true
 }
