@@ -19,6 +19,7 @@ import (
 	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
 // analyzed is what is kept of one node once analysed: the node for the
@@ -263,8 +264,10 @@ func loadUnit(i int, unit []string, fo *fleetOptions, prints *checks.Prints) (lo
 	}
 	lo := fo.load
 	lo.Exports = fo.exports.Of(i)
-	forget := func() {}
-	lo.Parsed = func(dumps []*iptables.Dump) { forget = checks.ReadAhead(dumps, fo.checks) }
+	forgetDumps, forgetNFT := func() {}, func() {}
+	lo.Parsed = func(dumps []*iptables.Dump) { forgetDumps = checks.ReadAhead(dumps, fo.checks) }
+	lo.ParsedNFT = func(rulesets []*nft.Ruleset) { forgetNFT = checks.ReadNFTAhead(rulesets, fo.checks) }
+	forget := func() { forgetDumps(); forgetNFT() }
 	snaps, err := load.Load(unit, lo)
 	if err != nil {
 		forget()

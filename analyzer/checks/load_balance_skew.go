@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
@@ -37,7 +40,15 @@ var loadBalanceSkew = &Check{
 const skewTolerance = 0.005
 
 func runLoadBalanceSkew(p *Pass) {
-	p.prefetchTraces()
+	// The dispatches to look at are read of the views before the sweep
+	// is waited for: while the sweep's other workers trace its last
+	// packets, rather than on one core once it is over.
+	type use struct {
+		v  *view.View
+		sp *model.ServicePort
+		u  dispatchUse
+	}
+	var uses []use
 	for _, v := range p.Views() {
 		ports := p.PortsOf(v)
 		for i, sp := range ports {
@@ -48,37 +59,102 @@ func runLoadBalanceSkew(p *Pass) {
 					// endpoint-stale report the chain.
 					continue
 				}
-				if u.d.Hidden != "" {
-					p.Note("weights of the virtual servers not checked: %s", u.d.Hidden)
-				}
-				d, tr := tracedDispatch(p, v, u)
-				msg := skewMessage(d)
-				if msg == "" {
-					continue
-				}
-				f := Finding{Service: sp.String(), Protocol: string(sp.Protocol), Message: msg,
-					Advice: "Restart kube-proxy on the node so that it rewrites the chain; if the skew returns, find what else edits kube-proxy's rules."}
-				if n := liveBackends(d); tr != nil && n > 0 && skewed(d.Backends, n) {
-					// kube-proxy's chain is even: the traffic is shifted
-					// before it, by rules the trace met.
-					f.Message = fmt.Sprintf("new connections %s to %s reach the endpoints unevenly: %s instead of %.1f%% each, "+
-						"although %s gives each the same share: a rule outside kube-proxy's chains takes part of them before it",
-						fromText(tr.From), destText(u.entry.Kind, u.entry.IP, sp), shares(d), 100/float64(n), d.ID)
-					f.Evidence = foreignSteps(p, *tr, d)
-					f.Advice = "Find the rule of the evidence that is not kube-proxy's (another tool's DNAT or mark, a leftover of an " +
-						"experiment) and remove it; kube-proxy's own chains are even."
-				}
-				f.Evidence = append(f.Evidence, u.d.Evidence...)
-				for _, b := range u.d.Backends {
-					if ev := b.Evidence(); len(ev) > 0 && !hasEvidence(f.Evidence, ev[0]) {
-						f.Evidence = append(f.Evidence, ev[0]) // the balancing rule
-					}
-				}
-				// A chain cut short balances over the endpoints it lists.
-				p.ReportAbsence(v, f)
+				uses = append(uses, use{v: v, sp: sp, u: u})
 			}
 		}
 	}
+	p.prefetchTraces()
+	// The dispatches whose traced shares agree with the rules' and that
+	// nothing is said of are told apart on every core first.
+	even := evenDispatches(p, len(uses), func(i int) dispatchUse { return uses[i].u })
+	for i, x := range uses {
+		if even != nil && even[i] {
+			continue
+		}
+		v, sp, u := x.v, x.sp, x.u
+		if u.d.Hidden != "" {
+			p.Note("weights of the virtual servers not checked: %s", u.d.Hidden)
+		}
+		d, tr := tracedDispatch(p, v, u)
+		msg := skewMessage(d)
+		if msg == "" {
+			continue
+		}
+		f := Finding{Service: sp.String(), Protocol: string(sp.Protocol), Message: msg,
+			Advice: "Restart kube-proxy on the node so that it rewrites the chain; if the skew returns, find what else edits kube-proxy's rules."}
+		if n := liveBackends(d); tr != nil && n > 0 && skewed(d.Backends, n) {
+			// kube-proxy's chain is even: the traffic is shifted
+			// before it, by rules the trace met.
+			f.Message = fmt.Sprintf("new connections %s to %s reach the endpoints unevenly: %s instead of %.1f%% each, "+
+				"although %s gives each the same share: a rule outside kube-proxy's chains takes part of them before it",
+				fromText(tr.From), destText(u.entry.Kind, u.entry.IP, sp), shares(d), 100/float64(n), d.ID)
+			f.Evidence = foreignSteps(p, *tr, d)
+			f.Advice = "Find the rule of the evidence that is not kube-proxy's (another tool's DNAT or mark, a leftover of an " +
+				"experiment) and remove it; kube-proxy's own chains are even."
+		}
+		f.Evidence = append(f.Evidence, u.d.Evidence...)
+		for _, b := range u.d.Backends {
+			if ev := b.Evidence(); len(ev) > 0 && !hasEvidence(f.Evidence, ev[0]) {
+				f.Evidence = append(f.Evidence, ev[0]) // the balancing rule
+			}
+		}
+		// A chain cut short balances over the endpoints it lists.
+		p.ReportAbsence(v, f)
+	}
+}
+
+// evenDispatches tells, on every core, the dispatches use(0..n-1) whose
+// shares the sweep's summaries find as the rules read them and that
+// skewMessage has nothing to say of (with no note to make): those the
+// loop of runLoadBalanceSkew does nothing for. It changes nothing it
+// reads (the summaries are looked up, never traced; a node port's
+// dispatch, whose address is asked of the snapshot, is left to the loop),
+// and a dispatch it is unsure of is left to the loop, as a worker's
+// panic leaves its share. nil when the dispatches are too few or there is
+// one core, or no sweep ran.
+func evenDispatches(p *Pass, n int, use func(i int) dispatchUse) []bool {
+	workers := runtime.GOMAXPROCS(0)
+	tf := p.facts.tracer
+	if workers < 2 || n < reachingParallelFrom || tf == nil || !tf.started || tf.pending != nil {
+		return nil
+	}
+	look := func(pkt trace.Packet) (trace.Summary, bool) {
+		i, ok := tf.lookup(pkt)
+		if !ok || int(i) >= len(tf.sums) {
+			return trace.Summary{}, false
+		}
+		return tf.sums[i], true
+	}
+	ends := func(e *view.Entry, o model.Origin) ([]trace.End, trace.Packet, bool, bool) {
+		return tracedEndsWith(e, o, nil, look)
+	}
+	out := make([]bool, n)
+	const chunk = 64
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { _ = recover() }() // the loop raises it again
+			for {
+				lo := int(next.Add(chunk)) - chunk
+				if lo >= n {
+					return
+				}
+				for i := lo; i < min(lo+chunk, n); i++ {
+					u := use(i)
+					if u.d.Hidden != "" {
+						continue
+					}
+					d, _, sure := tracedDispatchWith(u, ends)
+					out[i] = sure && d == u.d && skewMessage(d) == ""
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // tracedDispatch returns the dispatch with the shares the tracer finds for
@@ -86,6 +162,17 @@ func runLoadBalanceSkew(p *Pass) {
 // agree with the shares read from the rules (or when the entry is not
 // traced), else a copy carrying the traced shares and the packet traced.
 func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trace.Packet) {
+	d, pkt, _ := tracedDispatchWith(u, func(e *view.Entry, o model.Origin) ([]trace.End, trace.Packet, bool, bool) {
+		ends, pkt, ok := tracedEnds(p, v, e, o)
+		return ends, pkt, ok, true
+	})
+	return d, pkt
+}
+
+// tracedDispatchWith is tracedDispatch with the traced ends of an entry
+// asked of ends; sure is false when ends was not sure of them (nothing
+// else is said then).
+func tracedDispatchWith(u dispatchUse, tracedEnds func(*view.Entry, model.Origin) ([]trace.End, trace.Packet, bool, bool)) (_ *view.Dispatch, _ *trace.Packet, sure bool) {
 	origin, found := model.Origin(0), false
 	for _, o := range model.Origins {
 		if u.entry.Dispatch[o] == u.d {
@@ -94,7 +181,7 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trac
 		}
 	}
 	if !found {
-		return u.d, nil // IPVS: the virtual server of another node address
+		return u.d, nil, true // IPVS: the virtual server of another node address
 	}
 	// The endpoints in the order the backends first name them; a long
 	// list is indexed (kube-proxy lists an endpoint once: the list is
@@ -110,7 +197,7 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trac
 			continue
 		}
 		if b.Share < 0 {
-			return u.d, nil // shares the rules do not say (IPVS schedulers)
+			return u.d, nil, true // shares the rules do not say (IPVS schedulers)
 		}
 		i := epPlace(eps, index, b.Endpoint)
 		if i < 0 {
@@ -123,9 +210,12 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trac
 		eps[i].count++
 		eps[i].read += b.Share
 	}
-	ends, pkt, ok := tracedEnds(p, v, u.entry, origin)
+	ends, pkt, ok, sure := tracedEnds(u.entry, origin)
+	if !sure {
+		return u.d, nil, false
+	}
 	if !ok {
-		return u.d, nil
+		return u.d, nil, true
 	}
 	// The share traced to an endpoint is that of the destination written
 	// as the endpoint is: the paths' shares are added in the order of the
@@ -161,7 +251,7 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trac
 	if reached < total-skewTolerance {
 		// Part of the traffic never gets to the dispatch: lost before it
 		// (service-unreachable's finding), not spread unevenly by it.
-		return u.d, nil
+		return u.d, nil, true
 	}
 	agree := true
 	for _, e := range eps {
@@ -170,7 +260,7 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trac
 		}
 	}
 	if agree {
-		return u.d, nil
+		return u.d, nil, true
 	}
 	d := *u.d
 	d.Backends = make([]*view.Backend, len(u.d.Backends))
@@ -182,7 +272,7 @@ func tracedDispatch(p *Pass, v *view.View, u dispatchUse) (*view.Dispatch, *trac
 		}
 		d.Backends[i] = &c
 	}
-	return &d, &pkt
+	return &d, &pkt, true
 }
 
 // epShare is the share of one endpoint of a dispatch: the number of its

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
@@ -200,11 +202,21 @@ func runServiceUnreachable(p *Pass) {
 	p.prefetchTraces()
 	for _, v := range p.Views() {
 		nodeIP := nodePortAddr(p.Snap, v.Family)
-		for _, sp := range p.PortsOf(v) {
-			if p.facts.services[sp.String()] {
-				continue // another check's finding already explains it
+		ports := p.PortsOf(v)
+		// What each port is expected to do, nil for a port another
+		// check's finding already explains.
+		exps := make([]*Expect, len(ports))
+		for i, sp := range ports {
+			if !p.facts.services[sp.String()] {
+				exps[i] = p.Expect(sp, v.Family)
 			}
-			e := p.Expect(sp, v.Family)
+		}
+		reaching := reachingPorts(p, v, ports, exps, nodeIP, mode)
+		for i, sp := range ports {
+			e := exps[i]
+			if e == nil || reaching != nil && reaching[i] {
+				continue
+			}
 			var lost []*unreached
 			for _, t := range reachTargets(v, sp, e, nodeIP) {
 				if u := traceUnreached(p, sp, e, t, mode); u != nil {
@@ -214,6 +226,117 @@ func runServiceUnreachable(p *Pass) {
 			reportUnreached(p, v, sp, lost)
 		}
 	}
+}
+
+// reachingParallelFrom is the number of service ports of a view from
+// which reachingPorts looks at them on every core (a variable for the
+// tests).
+var reachingParallelFrom = 512
+
+// reachingPorts tells, on every core, the service ports (of exps not nil)
+// whose every traced packet reaches an endpoint on every path, as their
+// sweep's summaries tell: those traceUnreached finds nothing for, with no
+// note, and that need not be looked at again one after the other. It
+// changes nothing it reads (the summaries are looked up, never traced,
+// an endpoint's address compared as a value, not written), so that the
+// ports are read side by side; a port it is unsure of (a packet not
+// swept, an error, a path that reaches no endpoint even with a share
+// within the tolerance, one not written as the tracer writes) is left
+// to the pass one after the other, as a worker's panic leaves its ports.
+// nil when the ports are too few or there is one core, or no sweep ran.
+func reachingPorts(p *Pass, v *view.View, ports []*model.ServicePort, exps []*Expect, nodeIP netip.Addr, mode string) []bool {
+	workers := runtime.GOMAXPROCS(0)
+	tf := p.facts.tracer
+	if workers < 2 || len(ports) < reachingParallelFrom || tf == nil || !tf.started || tf.pending != nil {
+		return nil
+	}
+	v.Lookup(view.ClusterIP, netip.Addr{}, "", 0) // the view's index, built before it is shared
+	out := make([]bool, len(ports))
+	const chunk = 64
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { _ = recover() }() // the pass one after the other raises it again
+			for {
+				lo := int(next.Add(chunk)) - chunk
+				if lo >= len(ports) {
+					return
+				}
+				for i := lo; i < min(lo+chunk, len(ports)); i++ {
+					if exps[i] != nil {
+						out[i] = reachesEndpoints(tf, v, ports[i], exps[i], nodeIP, mode)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// reachesEndpoints reports whether every packet traceUnreached traces for
+// sp was swept and reaches one of its endpoints on every path that is not
+// conditional, reading what it would without changing anything.
+func reachesEndpoints(tf *traceFacts, v *view.View, sp *model.ServicePort, e *Expect, nodeIP netip.Addr, mode string) bool {
+	for _, t := range reachTargets(v, sp, e, nodeIP) {
+		var room [16]netip.AddrPort
+		good := room[:0]
+		for _, ep := range sp.Endpoints {
+			// An endpoint written otherwise than AddrPort writes it
+			// (an IPv6 address, a port out of range) is left to the
+			// pass that compares what is written.
+			if !ep.IP.Is4() || ep.Port < 0 || ep.Port > 65535 {
+				return false
+			}
+			good = append(good, netip.AddrPortFrom(ep.IP, uint16(ep.Port)))
+		}
+		var seenBuf [4]*view.Dispatch
+		seen := seenBuf[:0]
+		for _, d := range t.entry.Dispatch {
+			if d == nil || slices.Contains(seen, d) {
+				continue
+			}
+			seen = append(seen, d)
+			for _, b := range d.Backends {
+				// A backend not written as the tracer writes a
+				// destination is no path's destination.
+				if ap, ok := endpointAddr(b.Endpoint); ok {
+					good = append(good, ap)
+				}
+			}
+		}
+		for _, from := range t.from {
+			if t.entry.Routed && t.entry.Dispatch[from] == nil {
+				continue
+			}
+			pkt := trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src}
+			i, ok := tf.lookup(pkt)
+			if !ok || int(i) >= len(tf.sums) || tf.sums[i].Err != nil {
+				return false
+			}
+			for _, end := range tf.sums[i].Ends {
+				if end.Conditional {
+					continue
+				}
+				switch end.Verdict() {
+				case trace.VerdictDNAT:
+					if !end.Destination.Addr().IsValid() || !slices.Contains(good, end.Destination) {
+						return false
+					}
+				case trace.VerdictLocal:
+					if mode != model.ModeIPVS {
+						return false
+					}
+				default:
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // reachTargets returns the destinations of a service port to trace: those
@@ -242,20 +365,26 @@ func reachTargets(v *view.View, sp *model.ServicePort, e *Expect, nodeIP netip.A
 	return out
 }
 
+// fromInside and fromOutside are the origins a destination is traced
+// from, shared by the targets (read only).
+var (
+	fromInside  = []model.Origin{model.FromPod, model.FromNode}
+	fromOutside = []model.Origin{model.FromExternal}
+)
+
 // reachDests returns the destinations of a service port that have
 // endpoints under their policy, whether or not the data plane has an
 // entry for them: what [reachTargets] picks from.
 func reachDests(sp *model.ServicePort, e *Expect, nodeIP netip.Addr) []reachTarget {
 	var targets []reachTarget
 	if cip, ok := sp.ClusterIP(e.Family); ok && e.HasInternal {
-		targets = append(targets, reachTarget{kind: view.ClusterIP, ip: cip, port: sp.Port,
-			from: []model.Origin{model.FromPod, model.FromNode}})
+		targets = append(targets, reachTarget{kind: view.ClusterIP, ip: cip, port: sp.Port, from: fromInside})
 	}
 	if !e.HasExternal {
 		return targets
 	}
 	for _, d := range e.ExternalDests() {
-		t := reachTarget{kind: d.Kind, ip: d.entryIP, port: sp.Port, from: []model.Origin{model.FromExternal}}
+		t := reachTarget{kind: d.Kind, ip: d.entryIP, port: sp.Port, from: fromOutside}
 		if d.Kind == view.NodePort {
 			if !nodeIP.IsValid() {
 				continue
@@ -373,11 +502,21 @@ func (p *Pass) startTraces() {
 // for it. The index of tf gets the packets' places in sums (from base,
 // made to its size), the summaries when the sweep is over.
 func listPackets(s *model.Snapshot, res *resolve.Resolution, tf *traceFacts, base int32) ([]trace.Packet, map[expKey]*Expect) {
-	exp := map[expKey]*Expect{}
 	fams, active := tracedFamilies(res), s.ActivePorts()
 	// A cluster IP from a pod and from the node, per service port and
 	// family: most packets (node ports and load balancers add theirs).
-	pkts := make([]trace.Packet, 0, 2*len(active)*len(fams))
+	// (The ports of a family without cluster IPs, the IPv6 ports of an
+	// IPv4 node, have none: the room is made for those that have.)
+	n := 0
+	for _, fam := range fams {
+		for _, sp := range active {
+			if _, ok := sp.ClusterIP(fam); ok {
+				n++
+			}
+		}
+	}
+	pkts := make([]trace.Packet, 0, 2*n)
+	exp := make(map[expKey]*Expect, n)
 	for _, fam := range fams {
 		nodeIP := nodePortAddr(s, fam)
 		for _, sp := range active {
@@ -756,26 +895,45 @@ func outcome(p trace.Path) string {
 // one entry and origin, and the packet traced; false when the entry's
 // packet is not traced (mode without an engine, unmodelled rules).
 func tracedEnds(p *Pass, v *view.View, e *view.Entry, o model.Origin) ([]trace.End, trace.Packet, bool) {
+	ends, pkt, ok, _ := tracedEndsWith(e, o, func() netip.Addr { return nodePortAddr(p.Snap, v.Family) },
+		func(pkt trace.Packet) (trace.Summary, bool) {
+			p.prefetchTraces()
+			return p.traced(pkt), true
+		})
+	return ends, pkt, ok
+}
+
+// tracedEndsWith is tracedEnds with the node port address and the
+// packet's summary asked of nodeIP and look; sure is false when look has
+// no summary for the packet, or there is no nodeIP to ask for a node
+// port's (nothing else is said then).
+func tracedEndsWith(e *view.Entry, o model.Origin, nodeIP func() netip.Addr,
+	look func(trace.Packet) (trace.Summary, bool)) (ends []trace.End, pkt trace.Packet, ok, sure bool) {
 	ip := e.IP
 	if e.Kind == view.NodePort {
-		ip = nodePortAddr(p.Snap, v.Family)
+		if nodeIP == nil {
+			return nil, trace.Packet{}, false, false
+		}
+		ip = nodeIP()
 	}
 	if !ip.IsValid() {
-		return nil, trace.Packet{}, false
+		return nil, trace.Packet{}, false, true
 	}
-	pkt := trace.Packet{Dst: netip.AddrPortFrom(ip, uint16(e.Port)), Proto: e.Protocol, From: o}
+	pkt = trace.Packet{Dst: netip.AddrPortFrom(ip, uint16(e.Port)), Proto: e.Protocol, From: o}
 	if e.Firewall != nil {
-		return nil, pkt, false // the source decides; shares are read from the rules
+		return nil, pkt, false, true // the source decides; shares are read from the rules
 	}
-	p.prefetchTraces()
-	to := p.traced(pkt)
+	to, found := look(pkt)
+	if !found {
+		return nil, pkt, false, false
+	}
 	if to.Err != nil || to.Warned {
-		return nil, pkt, false
+		return nil, pkt, false, true
 	}
 	for _, end := range to.Ends {
 		if end.Warned {
-			return nil, pkt, false
+			return nil, pkt, false, true
 		}
 	}
-	return to.Ends, pkt, true
+	return to.Ends, pkt, true, true
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
 // ReadAhead starts reading in the background, as soon as a node's dumps
@@ -71,4 +72,19 @@ const bigTable = 1024
 func readTable(t *iptables.Table) {
 	defer func() { _ = recover() }()
 	t.Meanings()
+}
+
+// ReadNFTAhead starts reading in the background, as soon as a node's
+// nftables rulesets are parsed (see load.Options.ParsedNFT), what the
+// engine reads of their tables ([trace.ReadNFTAhead]) when one of checks
+// traces packets: the node's sweep then starts from it, on the core the
+// exports' decoding and the node's assembly leave idle, rather than
+// reading the tables beside the views. forget, called once the node's
+// checks ran (or its loading failed), drops a reading no trace took.
+func ReadNFTAhead(rulesets []*nft.Ruleset, checks []*Check) (forget func()) {
+	if len(rulesets) == 0 || !slices.ContainsFunc(checks, func(c *Check) bool { return c == serviceUnreachable || c == loadBalanceSkew }) {
+		return func() {}
+	}
+	trace.ReadNFTAhead(rulesets)
+	return func() { trace.ForgetNFT(rulesets) }
 }

@@ -41,6 +41,15 @@ func TestScenarios(t *testing.T) {
 				if !reflect.DeepEqual(all, one) {
 					t.Errorf("on one CPU the findings differ:\n%v\nwant\n%v", one, all)
 				}
+				// service-unreachable looks at the ports that reach
+				// their endpoints on every core first, from many ports
+				// on: the same findings from the first port on.
+				restore := checks.SetReachingParallelFrom(1)
+				early := checktest.Run(t, file, checks.All)
+				restore()
+				if !reflect.DeepEqual(all, early) {
+					t.Errorf("with the ports read on every core the findings differ:\n%v\nwant\n%v", early, all)
+				}
 			}
 			for _, f := range all {
 				if f.Advice != "" && !strings.HasSuffix(f.Advice, ".") {

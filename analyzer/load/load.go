@@ -79,6 +79,10 @@ type Options struct {
 	// fails (an input that did not parse). Loading does not change what it
 	// reads of the dumps (the rules and chains) afterwards.
 	Parsed func(dumps []*iptables.Dump)
+	// ParsedNFT, when set, is called as Parsed is (at the same time, on
+	// the same goroutine, after it), with the nftables rulesets read.
+	// Loading does not change them afterwards.
+	ParsedNFT func(rulesets []*nft.Ruleset)
 	// Shared, when set, holds loose files read once (see [Plan]) that
 	// apply to the paths' nodes as if given with them: the snapshots are
 	// those of reading them together ([ErrReadTogether] when they are
@@ -213,7 +217,7 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 	setStrictness(files, opts.Strict)
 	defer opts.Exports.loaded()
 	renamed := opts.Shared.dirSplit() == nil && nameByCandidates(files)
-	results, err := parseAll(files, opts.kube(), opts.Parsed, opts.Exports, opts.Compact)
+	results, err := parseAll(files, opts.kube(), opts.parsed(), opts.Exports, opts.Compact)
 	if err != nil {
 		return nil, err
 	}
@@ -326,10 +330,10 @@ func nothingKnown(results []parsed) error {
 // them: see UnitExports.archived); an export that ex (when not nil) holds
 // decoded already is not decoded again, and one that a later unit may
 // hold is kept in ex, with the trimmed copies of its Services when
-// compact. The error is a worker's panic. dumpsParsed, when not nil, is called with the iptables dumps once every
+// compact. The error is a worker's panic. dumpsParsed, when not nil, is called with the iptables dumps and the nftables rulesets once every
 // file but the exports is parsed, on the goroutine that parsed the last
 // one, while the exports may still be decoding.
-func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump), ex *UnitExports, compact bool) ([]parsed, error) {
+func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump, []*nft.Ruleset), ex *UnitExports, compact bool) ([]parsed, error) {
 	out := make([]parsed, len(files))
 	parse := func(i int) {
 		f := files[i]
@@ -419,14 +423,25 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump),
 			return
 		}
 		var dumps []*iptables.Dump
+		var rulesets []*nft.Ruleset
 		for _, i := range inOrder {
 			// A file that did not parse fails the load: its dump, if
 			// any, is not one to read.
-			if d, ok := out[i].value.(*iptables.Dump); ok && d != nil && out[i].err == nil {
-				dumps = append(dumps, d)
+			if out[i].err != nil {
+				continue
+			}
+			switch v := out[i].value.(type) {
+			case *iptables.Dump:
+				if v != nil {
+					dumps = append(dumps, v)
+				}
+			case *nft.Ruleset:
+				if v != nil {
+					rulesets = append(rulesets, v)
+				}
 			}
 		}
-		dumpsParsed(dumps)
+		dumpsParsed(dumps, rulesets)
 	}
 	if len(rest) == 0 {
 		handDumps()
@@ -461,6 +476,23 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump),
 		return nil, err
 	}
 	return out, nil
+}
+
+// parsed returns what parseAll calls once the inputs but the exports are
+// parsed: Parsed with the dumps, then ParsedNFT with the nftables
+// rulesets; nil when neither is set.
+func (o Options) parsed() func([]*iptables.Dump, []*nft.Ruleset) {
+	if o.Parsed == nil && o.ParsedNFT == nil {
+		return nil
+	}
+	return func(dumps []*iptables.Dump, rulesets []*nft.Ruleset) {
+		if o.Parsed != nil {
+			o.Parsed(dumps)
+		}
+		if o.ParsedNFT != nil {
+			o.ParsedNFT(rulesets)
+		}
+	}
 }
 
 // regroup assigns the files read from one argument to bundles: a directory

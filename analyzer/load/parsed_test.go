@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
 // heldReader reads r once held is closed, or fails after a while.
@@ -74,5 +75,39 @@ func TestParsedSkipsFailedDumps(t *testing.T) {
 	}
 	if len(got) != 1 || got[0] == nil || got[0].Name != good && !strings.HasSuffix(good, got[0].Name) {
 		t.Fatalf("Parsed got %v, want the dump that parsed", got)
+	}
+}
+
+// TestParsedNFT checks that Options.ParsedNFT gets the nftables rulesets
+// read, once, after Parsed (with no dump), and that they are the
+// snapshot's.
+func TestParsedNFT(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "node/nft-ruleset.txt", []byte(nftListing))
+	var order []string
+	var got []*nft.Ruleset
+	opts := Options{
+		Parsed: func(dumps []*iptables.Dump) {
+			order = append(order, "Parsed")
+			if len(dumps) != 0 {
+				t.Errorf("Parsed got %d dumps, want none", len(dumps))
+			}
+		},
+		ParsedNFT: func(rs []*nft.Ruleset) { order, got = append(order, "ParsedNFT"), rs },
+	}
+	snaps, err := Load([]string{dir}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(order, " ") != "Parsed ParsedNFT" {
+		t.Errorf("called %v, want Parsed then ParsedNFT", order)
+	}
+	if len(got) != 1 || len(snaps) != 1 || len(snaps[0].NFT) != 1 || snaps[0].NFT[0] != got[0] {
+		t.Fatalf("ParsedNFT got %d rulesets; want the snapshot's one", len(got))
+	}
+	// Either alone is called.
+	got = nil
+	if _, err := Load([]string{dir}, Options{ParsedNFT: func(rs []*nft.Ruleset) { got = rs }}); err != nil || len(got) != 1 {
+		t.Errorf("ParsedNFT alone: %d rulesets, %v; want one", len(got), err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/nftables"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/internal/ahead"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
@@ -273,6 +274,36 @@ func (sc *nftScratch) release(states int, w *nftWalk) {
 	nftScratchPool.Put(sc)
 }
 
+// keep takes back w's buffers and memo for the next walk, as release
+// does, without clearing what they hold (the memo is emptied).
+func (sc *nftScratch) keep(w *nftWalk) {
+	sc.kbuf = w.kbuf
+	sc.enteredFew = w.enteredFew[:0]
+	sc.memo, sc.memoEnts = nil, nil
+	if len(w.memoEnts) <= maxPooledMemo {
+		clear(w.memo)
+		sc.memo, sc.memoEnts = w.memo, w.memoEnts[:0]
+	}
+	sc.drawBuf, sc.mapDrawBuf = w.drawBuf[:0], w.mapDrawBuf[:0]
+}
+
+// putBack clears every chunk of sc (kept by walks that did not clear
+// them, see keep) and returns it to the pool.
+func (sc *nftScratch) putBack() {
+	clear(sc.arena[:cap(sc.arena)])
+	clear(sc.outs[:cap(sc.outs)])
+	clear(sc.ends[:cap(sc.ends)])
+	clear(sc.vals[:cap(sc.vals)])
+	clear(sc.vars[:cap(sc.vars)])
+	clear(sc.ptrs[:cap(sc.ptrs)])
+	clear(sc.states[:cap(sc.states)])
+	clear(sc.memoEnts[:cap(sc.memoEnts)])
+	clear(sc.enteredFew[:cap(sc.enteredFew)])
+	clear(sc.drawBuf[:cap(sc.drawBuf)])
+	clear(sc.mapDrawBuf[:cap(sc.mapDrawBuf)])
+	nftScratchPool.Put(sc)
+}
+
 // clearUsed clears what a walk used of first, the first chunk of one of
 // its arenas, whose last chunk is last: the part it carved when last is
 // first, else all of it.
@@ -389,7 +420,11 @@ func nftTables(dp *Dataplane, v4 bool) []*nftTable {
 				continue
 			}
 			seen[k] = true
-			out = append(out, newNFTTable(t))
+			if nt, ok := readNFT.Take(t); ok {
+				out = append(out, nt)
+			} else {
+				out = append(out, newNFTTable(t))
+			}
 		}
 	}
 	return out
@@ -397,6 +432,44 @@ func nftTables(dp *Dataplane, v4 bool) []*nftTable {
 
 func isJSONRuleset(rs *nft.Ruleset) bool {
 	return len(rs.Tables) > 0 && strings.HasPrefix(rs.Tables[0].Pos.Path, "$")
+}
+
+// readNFT holds the readings of tables [ReadNFTAhead] started, by table:
+// one whose reading panicked gives none, and the table is read again
+// where it is asked, so that the panic is raised there.
+var readNFT ahead.Results[*nft.Table, *nftTable]
+
+// ReadNFTAhead starts reading in the background what the engine reads of
+// the tables of rulesets (their chains and sets indexed, their constants
+// and anonymous sets compiled) and finding the rulesets' problems (see
+// ValidateNFT), as soon as they are parsed, so that it
+// runs while the rest of a node's inputs are decoded and assembled: the
+// first trace or sweep of a data plane holding a table takes its reading,
+// waiting for its end, rather than reading the table then, and the first
+// validation of a ruleset its problems. The rulesets must not change
+// afterwards.
+func ReadNFTAhead(rulesets []*nft.Ruleset) {
+	for _, rs := range rulesets {
+		prevalidatedNFT.Start(rs, func() []Problem { return validateRuleset(rs) })
+		for _, t := range rs.Tables {
+			switch t.Family {
+			case nftables.TableFamilyINet, nftables.TableFamilyIPv4, nftables.TableFamilyIPv6:
+				readNFT.Start(t, func() *nftTable { return newNFTTable(t) })
+			}
+		}
+	}
+}
+
+// ForgetNFT drops the readings and validations [ReadNFTAhead] started of
+// rulesets that no trace or validation took, so that they do not keep the tables
+// alive; one still running ends unread.
+func ForgetNFT(rulesets []*nft.Ruleset) {
+	for _, rs := range rulesets {
+		prevalidatedNFT.Forget(rs)
+		for _, t := range rs.Tables {
+			readNFT.Forget(t)
+		}
+	}
 }
 
 func newNFTTable(t *nft.Table) *nftTable {
@@ -486,6 +559,17 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 // walkNFT is traceNFT writing into res, whose paths' room it reuses (a
 // sweep's worker reads the result before its next packet).
 func walkNFT(dp *Dataplane, pkt Packet, opts Options, res *Result) error {
+	return walkNFTWith(dp, pkt, opts, res, nftScratchPool.Get().(*nftScratch), true)
+}
+
+// walkNFTWith is walkNFT walking with the arenas of sc, which the walk
+// hands back to sc when it ends: cleared and put back in the pool when
+// pool is set, else kept as they are for the next walk of the same
+// goroutine (a sweep's worker, which drops sc when it is done): nothing
+// of a walk's result points into them, and clearing them for each of
+// tens of thousands of packets cost the collector's write barriers while
+// it marks.
+func walkNFTWith(dp *Dataplane, pkt Packet, opts Options, res *Result, sc *nftScratch, pool bool) error {
 	dst := pkt.Dst.Addr().Unmap()
 	v4 := dst.Is4()
 	if len(dp.NFT) == 0 {
@@ -497,11 +581,14 @@ func walkNFT(dp *Dataplane, pkt Packet, opts Options, res *Result) error {
 	if done == nil {
 		done = make([]Path, 0, 8)
 	}
-	sc := nftScratchPool.Get().(*nftScratch)
 	w := &nftWalk{dp: dp, opts: opts, hooks: ix.hooks, arena: sc.arena[:0], outs: sc.outs[:0], ends: sc.ends[:0], vals: sc.vals[:0], vars: sc.vars[:0], ptrs: sc.ptrs[:0],
 		drawBuf: sc.drawBuf, mapDrawBuf: sc.mapDrawBuf,
 		states: sc.states[:0], memo: sc.memo, memoEnts: sc.memoEnts, kbuf: sc.kbuf, enteredFew: sc.enteredFew, done: done, maxWork: opts.maxWork(dp)}
 	defer func() {
+		if !pool {
+			sc.keep(w)
+			return
+		}
 		used := len(w.states)
 		if w.firstFull {
 			used = cap(sc.states)

@@ -76,3 +76,19 @@ func BenchmarkSweepNFT(b *testing.B) {
 	dp, pkts := benchNFT(b)
 	benchSweep(b, func() *trace.Dataplane { return dp }, pkts)
 }
+
+// BenchmarkReadNFTAhead reads the tables of a 10,000-service nftables
+// ruleset as trace.ReadNFTAhead does ahead of analyze's sweep (one op is
+// the ruleset's reading, taken by a trace of one packet).
+func BenchmarkReadNFTAhead(b *testing.B) {
+	dp, pkts := benchNFT(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		rs := dp.NFT
+		trace.ReadNFTAhead(rs)
+		fresh := &trace.Dataplane{Mode: dp.Mode, NFT: rs, Local: dp.Local, PodCIDRs: dp.PodCIDRs}
+		if _, err := trace.Trace(fresh, pkts[0], trace.Options{Summary: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

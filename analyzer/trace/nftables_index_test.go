@@ -3,6 +3,7 @@ package trace
 import (
 	"fmt"
 	"net/netip"
+	"reflect"
 	"runtime"
 	"testing"
 
@@ -224,5 +225,99 @@ func TestWalkRemembersSetsAndValues(t *testing.T) {
 				t.Fatalf("round %d: rule %d: constant %q, want %d", round, i, p.text, 80+i)
 			}
 		}
+	}
+}
+
+// TestReadNFTAhead checks the tables read ahead: a trace takes them (the
+// same tables, not read again) and traces as it does without them; a
+// reading not taken is forgotten; a table read ahead that panicked is
+// read again where the trace asks.
+func TestReadNFTAhead(t *testing.T) {
+	text := "table ip t {\n\tchain pre {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n" +
+		"\t\tip daddr 10.96.0.1 tcp dport 80 dnat to 10.0.0.1:8080\n\t}\n}\n"
+	parse := func() *nft.Ruleset {
+		rs, err := nft.ParseText("rules.nft", []byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	pkt := Packet{Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp"}
+	trace := func(rs *nft.Ruleset) (*Dataplane, *Result) {
+		dp := &Dataplane{Mode: "nftables", NFT: []*nft.Ruleset{rs}}
+		res, err := Trace(dp, pkt, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dp, res
+	}
+	_, want := trace(parse())
+	if len(want.Paths) != 1 || want.Paths[0].Destination != "10.0.0.1:8080" {
+		t.Fatalf("traced without reading ahead: %+v", want.Paths)
+	}
+
+	rs := parse()
+	ReadNFTAhead([]*nft.Ruleset{rs})
+	if !readNFT.Wait(rs.Tables[0]) {
+		t.Fatal("no reading of the table started")
+	}
+	ForgetNFT([]*nft.Ruleset{rs})
+	// The reading ahead, as ReadNFTAhead starts it, of a table the
+	// test knows.
+	var read *nftTable
+	readNFT.Start(rs.Tables[0], func() *nftTable { read = newNFTTable(rs.Tables[0]); return read })
+	dp, got := trace(rs)
+	if !reflect.DeepEqual(got.Paths, want.Paths) {
+		t.Errorf("traced with the table read ahead: %+v, want %+v", got.Paths, want.Paths)
+	}
+	if readNFT.Wait(rs.Tables[0]) {
+		t.Error("the reading ahead was not taken")
+	}
+	if ix := dp.nftIdx[true]; ix == nil || len(ix.tables) != 1 || ix.tables[0] != read {
+		t.Error("the trace read the table again")
+	}
+
+	rs = parse()
+	ReadNFTAhead([]*nft.Ruleset{rs})
+	ForgetNFT([]*nft.Ruleset{rs})
+	if readNFT.Wait(rs.Tables[0]) {
+		t.Error("a reading forgotten is still held")
+	}
+}
+
+// TestReadNFTAheadValidates checks the validation ReadNFTAhead starts: the
+// next validation of the ruleset takes it, with the problems it finds of
+// the ruleset itself; one not taken is forgotten.
+func TestReadNFTAheadValidates(t *testing.T) {
+	text := "table ip t {\n\tchain pre {\n\t\ttype filter hook prerouting priority 0; policy accept;\n" +
+		"\t\tjump nowhere\n\t}\n}\n"
+	parse := func() *nft.Ruleset {
+		rs, err := nft.ParseText("rules.nft", []byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	want := ValidateNFT([]*nft.Ruleset{parse()})
+	if len(want) != 1 || want[0].Kind != ProblemMissingChain {
+		t.Fatalf("validated without reading ahead: %+v", want)
+	}
+	rs := parse()
+	ReadNFTAhead([]*nft.Ruleset{rs})
+	if !prevalidatedNFT.Wait(rs) {
+		t.Fatal("no validation of the ruleset started")
+	}
+	if got := ValidateNFT([]*nft.Ruleset{rs}); !reflect.DeepEqual(got, want) {
+		t.Errorf("validated ahead: %+v, want %+v", got, want)
+	}
+	if prevalidatedNFT.Wait(rs) {
+		t.Error("the validation ahead was not taken")
+	}
+	ForgetNFT([]*nft.Ruleset{rs})
+	rs = parse()
+	ReadNFTAhead([]*nft.Ruleset{rs})
+	ForgetNFT([]*nft.Ruleset{rs})
+	if prevalidatedNFT.Wait(rs) || readNFT.Wait(rs.Tables[0]) {
+		t.Error("a validation or reading forgotten is still held")
 	}
 }

@@ -198,6 +198,11 @@ func (s *SweepRun) work() {
 	sw := sweeper{dp: s.dp, cp: s.cp, w: walkerPool.Get().(*walker)}
 	sw.w.cx.carve = true
 	defer sw.w.release()
+	defer func() {
+		if sw.nft != nil {
+			sw.nft.putBack()
+		}
+	}()
 	for {
 		lo := int(s.next.Add(sweepBatch)) - sweepBatch
 		if lo >= len(s.pkts) {
@@ -228,6 +233,9 @@ type sweeper struct {
 	w     *walker
 	arena []End  // where the ends of the next summaries go
 	res   Result // the last result of an nftables walk
+	// nft holds the arenas of the worker's nftables walks, kept from one
+	// walk to the next without being cleared (see walkNFTWith).
+	nft *nftScratch
 	// problemsRead and hasProblems cache whether the data plane has
 	// problems (Dataplane.validate), which every summary tells.
 	problemsRead, hasProblems bool
@@ -257,10 +265,14 @@ func (sw *sweeper) trace(pkt Packet, prev []End) Summary {
 		var res *Result
 		if sw.dp.Mode == model.ModeNFTables {
 			// The result's room is the sweeper's: its ends are read
-			// before the next packet.
-			clear(sw.res.Paths[:cap(sw.res.Paths)])
+			// before the next packet, whose walk writes its paths over
+			// the last ones (they are not cleared first: see
+			// walkNFTWith).
 			sw.res = Result{Paths: sw.res.Paths[:0]}
-			if err := walkNFT(sw.dp, pkt, opts, &sw.res); err != nil {
+			if sw.nft == nil {
+				sw.nft = nftScratchPool.Get().(*nftScratch)
+			}
+			if err := walkNFTWith(sw.dp, pkt, opts, &sw.res, sw.nft, false); err != nil {
 				return Summary{Err: err}
 			}
 			res = &sw.res

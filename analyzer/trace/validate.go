@@ -305,48 +305,64 @@ func ValidateSets(dumps []*iptables.Dump, sets []*ipset.Dump) []Problem {
 func ValidateNFT(rulesets []*nft.Ruleset) []Problem {
 	var out []Problem
 	for _, rs := range rulesets {
-		for _, t := range rs.Tables {
-			label := nft.FamilyName(t.Family) + " " + t.Name
-			index := make(map[string]int32, len(t.Chains))
-			for i, c := range t.Chains {
-				index[c.Name] = int32(i)
-			}
-			g := newGraph(label, len(t.Chains), func(i int32) string { return t.Chains[i].Name },
-				func(i int) bool { return t.Chains[i].IsBase() }, true)
-			g.ruleAt = func(e edge) (string, parsers.Pos) {
-				r := t.Chains[e.from].Rules[e.rule]
-				return r.Raw, r.Pos
-			}
-			sets := map[string]*nft.Set{}
-			for _, s := range t.Sets {
-				sets[s.Name] = s
-			}
-			for ci, c := range t.Chains {
-				g.beginChain()
-				for ri, r := range c.Rules {
-					seen := map[string]bool{}
-					for _, target := range nftTargets(r, sets) {
-						if seen[target] {
-							continue
-						}
-						seen[target] = true
-						to, ok := index[target]
-						if !ok && t.Cut {
-							// A listing cut short in the table need
-							// not hold the chains its rules name.
-							continue
-						}
-						if !ok {
-							out = append(out, Problem{Kind: ProblemMissingChain, Table: label, Chain: c.Name, Rule: r.Raw, Pos: r.Pos,
-								Message: fmt.Sprintf("chain %s jumps to chain %s, which table %s does not have: nft refuses the ruleset", c.Name, target, label)})
-							continue
-						}
-						g.edges = append(g.edges, edge{from: int32(ci), to: to, rule: int32(ri)})
+		if problems, ok := prevalidatedNFT.Take(rs); ok {
+			out = append(out, problems...)
+			continue
+		}
+		out = append(out, validateRuleset(rs)...)
+	}
+	return out
+}
+
+// prevalidatedNFT holds the validations [ReadNFTAhead] started, by
+// ruleset, as prevalidated does for dumps.
+var prevalidatedNFT ahead.Results[*nft.Ruleset, []Problem]
+
+// validateRuleset returns the problems of one nft ruleset (see
+// ValidateNFT).
+func validateRuleset(rs *nft.Ruleset) []Problem {
+	var out []Problem
+	for _, t := range rs.Tables {
+		label := nft.FamilyName(t.Family) + " " + t.Name
+		index := make(map[string]int32, len(t.Chains))
+		for i, c := range t.Chains {
+			index[c.Name] = int32(i)
+		}
+		g := newGraph(label, len(t.Chains), func(i int32) string { return t.Chains[i].Name },
+			func(i int) bool { return t.Chains[i].IsBase() }, true)
+		g.ruleAt = func(e edge) (string, parsers.Pos) {
+			r := t.Chains[e.from].Rules[e.rule]
+			return r.Raw, r.Pos
+		}
+		sets := map[string]*nft.Set{}
+		for _, s := range t.Sets {
+			sets[s.Name] = s
+		}
+		for ci, c := range t.Chains {
+			g.beginChain()
+			for ri, r := range c.Rules {
+				seen := map[string]bool{}
+				for _, target := range nftTargets(r, sets) {
+					if seen[target] {
+						continue
 					}
+					seen[target] = true
+					to, ok := index[target]
+					if !ok && t.Cut {
+						// A listing cut short in the table need
+						// not hold the chains its rules name.
+						continue
+					}
+					if !ok {
+						out = append(out, Problem{Kind: ProblemMissingChain, Table: label, Chain: c.Name, Rule: r.Raw, Pos: r.Pos,
+							Message: fmt.Sprintf("chain %s jumps to chain %s, which table %s does not have: nft refuses the ruleset", c.Name, target, label)})
+						continue
+					}
+					g.edges = append(g.edges, edge{from: int32(ci), to: to, rule: int32(ri)})
 				}
 			}
-			out = append(out, g.check("nft")...)
 		}
+		out = append(out, g.check("nft")...)
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package nft
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -702,6 +703,13 @@ func (p *textParser) elements(lt []token, s *Set, kind string) ([]Element, error
 			continue
 		}
 		n := len(toks)
+		if cap(toks)-n < len(line) {
+			// The tokens of a large set's elements (tens of thousands
+			// of lines) grow by doubling, not by the quarter append
+			// grows a large slice by: that took five times their
+			// room, per set, in copies.
+			toks = slices.Grow(toks, max(n, len(line)))
+		}
 		var err error
 		if toks, err = lexLine(toks, line, p.line); err != nil {
 			toks = toks[:n]
@@ -1318,7 +1326,7 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 			if !ok || !check(v, keyTypes, nkey) {
 				return nil, p.unexpected("element key")
 			}
-			parts = append(parts, v)
+			parts = append(doubled(parts), v)
 			nkey++
 			if !p.is(".") {
 				break
@@ -1374,7 +1382,7 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 					if !ok || !check(v, dataTypes, ndata) {
 						return nil, p.unexpected("element data")
 					}
-					parts = append(parts, v)
+					parts = append(doubled(parts), v)
 					ndata++
 					if !p.is(".") {
 						break
@@ -1383,6 +1391,7 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 				}
 			}
 		}
+		els, spans = doubled(els), doubled(spans)
 		els = append(els, e)
 		spans = append(spans, elementSpan{start: int32(start), key: int32(nkey), data: int32(len(parts) - start - nkey)})
 		switch {
@@ -1395,6 +1404,17 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 			return nil, p.unexpected("',' or '}'")
 		}
 	}
+}
+
+// doubled returns s with room for one more element: twice its room when
+// full, rather than the quarter append adds to a large slice, so that
+// the scratch of a set of tens of thousands of elements is copied a few
+// times, not dozens (five times its final size in copies).
+func doubled[T any](s []T) []T {
+	if len(s) == cap(s) && len(s) >= 256 {
+		return slices.Grow(s, len(s))
+	}
+	return s
 }
 
 // elementSpan is where the key and data parts of an element are in the
