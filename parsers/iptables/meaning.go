@@ -4,8 +4,11 @@ import (
 	"encoding/binary"
 	"math"
 	"net/netip"
+	"runtime"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // A MatchKind is the kind of a typed match of a rule.
@@ -308,30 +311,102 @@ func (t *Table) Meanings() *Meanings {
 		return m
 	}
 	j := t.Jumps()
+	rd := t.readMeanings(j, len(j.to) >= splitRead && runtime.GOMAXPROCS(0) >= 2)
+	t.meanings.Store(rd)
+	return rd
+}
+
+// readMeanings reads the rules of the table, whose jumps are j, in two
+// halves at once when split is set.
+func (t *Table) readMeanings(j *Jumps, split bool) *Meanings {
 	rd := &Meanings{t: t, j: j, rules: make([]Meaning, len(j.to))}
 	listed := func(i int32, c *Chain) bool { ix := c.Index(); return ix >= 0 && j.pos[ix] == i }
 	// The chains are taken in the order of their rules in the dump
 	// (Jumps.Order), as the rules' places are.
-	n := 0
-	for _, i := range j.order {
+	// bound[k] bounds the matches of the chains of j.order[:k].
+	bound := make([]int, len(j.order)+1)
+	for k, i := range j.order {
+		bound[k+1] = bound[k]
 		if c := t.Chains[i]; listed(i, c) {
 			for _, r := range c.Rules {
-				n += maxMatches(r)
+				bound[k+1] += maxMatches(r)
 			}
 		}
 	}
-	rd.ms = make([]Match, 0, n)
-	var sc readScratch
-	for _, i := range j.order {
-		if c := t.Chains[i]; listed(i, c) {
-			start := int(j.start[c.Index()])
-			for k, r := range c.Rules {
-				rd.read(r, &rd.rules[start+k], &sc)
+	n := bound[len(j.order)]
+	all := make([]Match, 0, n)
+	rd.ms = all
+	readChains := func(rd *Meanings, order []int32) {
+		var sc readScratch
+		for _, i := range order {
+			if c := t.Chains[i]; listed(i, c) {
+				start := int(j.start[c.Index()])
+				for k, r := range c.Rules {
+					rd.read(r, &rd.rules[start+k], &sc)
+				}
 			}
 		}
 	}
-	t.meanings.Store(rd)
+	if !split {
+		readChains(rd, j.order)
+		return rd
+	}
+	// A large table (the nat table of tens of thousands of Services) is
+	// read in two halves at once, the chains of the second into the
+	// same block of matches after the bound of the first's, then moved
+	// down: the reading is the one a single pass makes.
+	half := sort.SearchInts(bound, n/2)
+	second := &Meanings{t: t, j: j, rules: rd.rules, ms: all[bound[half]:bound[half]:n]}
+	rd.ms = all[:0:bound[half]]
+	var wg sync.WaitGroup
+	wg.Go(func() { readChains(second, j.order[half:]) })
+	readChains(rd, j.order[:half])
+	wg.Wait()
+	rd.mergeSecond(second, j.order[half:], all)
 	return rd
+}
+
+// splitRead is the number of rules from which [Table.Meanings] reads a
+// table in two halves at once.
+const splitRead = 8192
+
+// mergeSecond appends to rd the reading of the chains of order, made
+// into second after rd's: their rules' matches and extensions follow
+// rd's, as a single pass over both would have placed them.
+// all is the block both were read into, the first half's at its start.
+func (rd *Meanings) mergeSecond(second *Meanings, order []int32, all []Match) {
+	base, extBase := uint32(len(rd.ms)), uint32(len(rd.exts))
+	j := rd.j
+	for _, i := range order {
+		if c := rd.t.Chains[i]; c.Index() >= 0 && j.pos[c.Index()] == i {
+			start := int(j.start[c.Index()])
+			for k := range c.Rules {
+				rd.rules[start+k].first += base
+			}
+		}
+	}
+	if extBase > 0 {
+		for k := range second.ms {
+			if second.ms[k].ext != 0 {
+				second.ms[k].ext += extBase
+			}
+		}
+	}
+	if n := len(rd.ms) + len(second.ms); n <= cap(all) && cap(rd.ms) > 0 && &rd.ms[:1][0] == &all[:1][0] {
+		// The first half's matches are where the block starts: the
+		// second's move down after them (copy moves overlapping ones).
+		copy(all[len(rd.ms):n], second.ms)
+		rd.ms = all[:n]
+	} else {
+		rd.ms = append(rd.ms[:len(rd.ms):len(rd.ms)], second.ms...)
+	}
+	rd.exts = append(rd.exts, second.exts...)
+	for m, texts := range second.unknown {
+		if rd.unknown == nil {
+			rd.unknown = map[*Meaning][]string{}
+		}
+		rd.unknown[m] = texts
+	}
 }
 
 // MeaningsRead reports whether the table's rules were read already

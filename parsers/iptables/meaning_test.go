@@ -3,6 +3,8 @@ package iptables
 import (
 	"fmt"
 	"math"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -90,63 +92,67 @@ func describe(rd *Meanings, m *Meaning) string {
 	return b.String()
 }
 
+// meaningCases are rules of every kind of match and target, and their
+// reading as describe prints it.
+var meaningCases = []struct{ rule, want string }{
+	{`-d 10.96.0.10/32 -p tcp -m comment --comment "ns/dns:tcp cluster IP" -m tcp --dport 53 -j KUBE-SVC-A`,
+		`[dst=10.96.0.10/32 proto=6 dport=53-53] [] target14 "KUBE-SVC-A" dst32=10.96.0.10 dport=53 comment="ns/dns:tcp cluster IP"`},
+	{`! -s 10.244.0.0/16 -d 10.0.0.1/255.255.255.0 -j KUBE-MARK-MASQ`,
+		`[!src=10.244.0.0/16 dst=10.0.0.0/24] [] target14 "KUBE-MARK-MASQ"`},
+	{`-d ::ffff:10.0.0.1 -i cni0 ! -o eth+ -p udp -j ACCEPT`,
+		`[dst=10.0.0.1/32 iface=cni0 !iface=eth+ proto=17] [] target1 "ACCEPT" dst32=10.0.0.1`},
+	{`-p tcp -m multiport --dports 80,443 -m multiport --sports 1000:2000 -j DROP`,
+		`[proto=6 dport=[{80 80} {443 443}] sport=1000-2000] [] target2 "DROP"`},
+	{`-p tcp -m tcp --dport 80 -m tcp --dport 81 -j DROP`,
+		`[proto=6 dport=80-80 dport=81-81] [] target2 "DROP"`},
+	{`-p sctp -m multiport --ports 5000: -j REJECT`,
+		`[proto=132 ports=5000-65535] [] target3 "REJECT"`},
+	{`-m mark ! --mark 0x4000/0x4000 -j RETURN`,
+		`[!mark=0x4000/0x4000] [] target4 "RETURN"`},
+	{`-m addrtype --src-type LOCAL -m addrtype --dst-type local,MULTICAST -j KUBE-EXT-A`,
+		`[bits8=0x1 bits9=0x9] [] target14 "KUBE-EXT-A"`},
+	{`-m conntrack --ctstate INVALID,DNAT -j DROP`,
+		`[bits10=0x48] [] target2 "DROP"`},
+	{`-m set --match-set KUBE-CLUSTER-IP dst,dst -p tcp --syn -g KUBE-MARK-MASQ`,
+		`[set=KUBE-CLUSTER-IP[false false] proto=6 tcp=0x17/0x2] [] target14 "KUBE-MARK-MASQ" goto`},
+	{`-m comment --comment "ns/a:p -> 10.0.0.1:80" -m recent --name KUBE-SEP-A --mask 255.255.255.255 --rsource --rcheck --seconds 10800 --reap -j KUBE-SEP-A`,
+		`[] [recent1=KUBE-SEP-A/10800] target14 "KUBE-SEP-A" comment="ns/a:p -> 10.0.0.1:80"`},
+	{`-m statistic --mode random --probability 0.33333333349 -j KUBE-SEP-A`,
+		`[] [statistic1=0.333333333333] target14 "KUBE-SEP-A"`},
+	{`-m statistic --mode random --probability 0.20000000019 -j KUBE-SEP-A`,
+		`[] [statistic1=0.2] target14 "KUBE-SEP-A"`},
+	{`-m statistic --mode nth --every 4 --packet 0 -j KUBE-SEP-B`,
+		`[] [statistic2=0.25] target14 "KUBE-SEP-B"`},
+	{`-m statistic --mode random ! --probability 0.25000000000 -j KUBE-SEP-B`,
+		`[] [!statistic1=0.25] target14 "KUBE-SEP-B"`},
+	{`-m statistic --mode nth --every 2 --packet 0 --probability 0.5 -j KUBE-SEP-B`,
+		`[] [statistic2=0.5] target14 "KUBE-SEP-B"`},
+	{`-p tcp -m recent --set --name KUBE-SEP-A --mask 255.255.255.255 --rsource -m tcp -j DNAT --to-destination 10.88.1.4:53`,
+		`[proto=6] [] target5 "DNAT" to=10.88.1.4:53 recent-set`},
+	{`-m recent --update --seconds x --hitcount 2 --rttl --name L -j DROP`,
+		`[] [recent2=L/0] target2 "DROP"`},
+	{`-p tcp -j DNAT --to-destination [::ffff:10.0.0.1]:8080`,
+		`[proto=6] [] target5 "DNAT" to=10.0.0.1:8080`},
+	{`-p tcp -j DNAT --to-destination 10.0.0.1-10.0.0.9:80`,
+		`[proto=6] [] target5 "DNAT"`},
+	{`-m ipvs --ipvs --vaddr 10.0.0.1/32 ! --vport 80 --vproto tcp --vdir ORIGINAL -j ACCEPT`,
+		`[ipvs={Property:true PropertyNeg:false VAddr:10.0.0.1/32 VAddrNeg:false VPort:80 VPortNeg:true VProto:6 VProtoNeg:false Unknown:[--vdir ORIGINAL]}] [] target1 "ACCEPT"`},
+	{`-p icmp -m icmp --icmp-type 8 -m quota --quota 5 -m limit --limit 5/s -d bogus --limit-burst 80 -j LOG`,
+		`[proto=1] [] target10 "LOG" unknown=["-m icmp --icmp-type 8" "-m quota" "-m quota --quota 5" "-m limit -d bogus"]`},
+	{`-p tcp -m tcp --tcp-flags SYN -j MARK --set-xmark 0x1/0x1`,
+		`[proto=6 kind18] [] target9 "MARK"`},
+	{`-f -m physdev --physdev-is-bridged -j CT --notrack`,
+		`[kind13 kind12] [] target12 "CT"`},
+	{`-p tcp -m comment --comment x -j NFQUEUE`,
+		`[proto=6] [] target13 "NFQUEUE" comment="x"`},
+	{`-s 10.0.0.0/8`, `[src=10.0.0.0/8] [] target0 ""`},
+	{`-p tcp -j KUBE-A -j KUBE-B`, `[proto=6] [] target14 "KUBE-A"`},
+}
+
 // TestMeanings reads every kind of match and target once, as the views
 // and the tracer use them.
 func TestMeanings(t *testing.T) {
-	for _, tc := range []struct{ rule, want string }{
-		{`-d 10.96.0.10/32 -p tcp -m comment --comment "ns/dns:tcp cluster IP" -m tcp --dport 53 -j KUBE-SVC-A`,
-			`[dst=10.96.0.10/32 proto=6 dport=53-53] [] target14 "KUBE-SVC-A" dst32=10.96.0.10 dport=53 comment="ns/dns:tcp cluster IP"`},
-		{`! -s 10.244.0.0/16 -d 10.0.0.1/255.255.255.0 -j KUBE-MARK-MASQ`,
-			`[!src=10.244.0.0/16 dst=10.0.0.0/24] [] target14 "KUBE-MARK-MASQ"`},
-		{`-d ::ffff:10.0.0.1 -i cni0 ! -o eth+ -p udp -j ACCEPT`,
-			`[dst=10.0.0.1/32 iface=cni0 !iface=eth+ proto=17] [] target1 "ACCEPT" dst32=10.0.0.1`},
-		{`-p tcp -m multiport --dports 80,443 -m multiport --sports 1000:2000 -j DROP`,
-			`[proto=6 dport=[{80 80} {443 443}] sport=1000-2000] [] target2 "DROP"`},
-		{`-p tcp -m tcp --dport 80 -m tcp --dport 81 -j DROP`,
-			`[proto=6 dport=80-80 dport=81-81] [] target2 "DROP"`},
-		{`-p sctp -m multiport --ports 5000: -j REJECT`,
-			`[proto=132 ports=5000-65535] [] target3 "REJECT"`},
-		{`-m mark ! --mark 0x4000/0x4000 -j RETURN`,
-			`[!mark=0x4000/0x4000] [] target4 "RETURN"`},
-		{`-m addrtype --src-type LOCAL -m addrtype --dst-type local,MULTICAST -j KUBE-EXT-A`,
-			`[bits8=0x1 bits9=0x9] [] target14 "KUBE-EXT-A"`},
-		{`-m conntrack --ctstate INVALID,DNAT -j DROP`,
-			`[bits10=0x48] [] target2 "DROP"`},
-		{`-m set --match-set KUBE-CLUSTER-IP dst,dst -p tcp --syn -g KUBE-MARK-MASQ`,
-			`[set=KUBE-CLUSTER-IP[false false] proto=6 tcp=0x17/0x2] [] target14 "KUBE-MARK-MASQ" goto`},
-		{`-m comment --comment "ns/a:p -> 10.0.0.1:80" -m recent --name KUBE-SEP-A --mask 255.255.255.255 --rsource --rcheck --seconds 10800 --reap -j KUBE-SEP-A`,
-			`[] [recent1=KUBE-SEP-A/10800] target14 "KUBE-SEP-A" comment="ns/a:p -> 10.0.0.1:80"`},
-		{`-m statistic --mode random --probability 0.33333333349 -j KUBE-SEP-A`,
-			`[] [statistic1=0.333333333333] target14 "KUBE-SEP-A"`},
-		{`-m statistic --mode random --probability 0.20000000019 -j KUBE-SEP-A`,
-			`[] [statistic1=0.2] target14 "KUBE-SEP-A"`},
-		{`-m statistic --mode nth --every 4 --packet 0 -j KUBE-SEP-B`,
-			`[] [statistic2=0.25] target14 "KUBE-SEP-B"`},
-		{`-m statistic --mode random ! --probability 0.25000000000 -j KUBE-SEP-B`,
-			`[] [!statistic1=0.25] target14 "KUBE-SEP-B"`},
-		{`-m statistic --mode nth --every 2 --packet 0 --probability 0.5 -j KUBE-SEP-B`,
-			`[] [statistic2=0.5] target14 "KUBE-SEP-B"`},
-		{`-p tcp -m recent --set --name KUBE-SEP-A --mask 255.255.255.255 --rsource -m tcp -j DNAT --to-destination 10.88.1.4:53`,
-			`[proto=6] [] target5 "DNAT" to=10.88.1.4:53 recent-set`},
-		{`-m recent --update --seconds x --hitcount 2 --rttl --name L -j DROP`,
-			`[] [recent2=L/0] target2 "DROP"`},
-		{`-p tcp -j DNAT --to-destination [::ffff:10.0.0.1]:8080`,
-			`[proto=6] [] target5 "DNAT" to=10.0.0.1:8080`},
-		{`-p tcp -j DNAT --to-destination 10.0.0.1-10.0.0.9:80`,
-			`[proto=6] [] target5 "DNAT"`},
-		{`-m ipvs --ipvs --vaddr 10.0.0.1/32 ! --vport 80 --vproto tcp --vdir ORIGINAL -j ACCEPT`,
-			`[ipvs={Property:true PropertyNeg:false VAddr:10.0.0.1/32 VAddrNeg:false VPort:80 VPortNeg:true VProto:6 VProtoNeg:false Unknown:[--vdir ORIGINAL]}] [] target1 "ACCEPT"`},
-		{`-p icmp -m icmp --icmp-type 8 -m quota --quota 5 -m limit --limit 5/s -d bogus --limit-burst 80 -j LOG`,
-			`[proto=1] [] target10 "LOG" unknown=["-m icmp --icmp-type 8" "-m quota" "-m quota --quota 5" "-m limit -d bogus"]`},
-		{`-p tcp -m tcp --tcp-flags SYN -j MARK --set-xmark 0x1/0x1`,
-			`[proto=6 kind18] [] target9 "MARK"`},
-		{`-f -m physdev --physdev-is-bridged -j CT --notrack`,
-			`[kind13 kind12] [] target12 "CT"`},
-		{`-p tcp -m comment --comment x -j NFQUEUE`,
-			`[proto=6] [] target13 "NFQUEUE" comment="x"`},
-		{`-s 10.0.0.0/8`, `[src=10.0.0.0/8] [] target0 ""`},
-		{`-p tcp -j KUBE-A -j KUBE-B`, `[proto=6] [] target14 "KUBE-A"`},
-	} {
+	for _, tc := range meaningCases {
 		d, err := Parse("rules.txt", []byte("*filter\n:X - [0:0]\n-A X "+tc.rule+"\nCOMMIT\n"))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.rule, err)
@@ -311,5 +317,59 @@ func TestChainIndexRoom(t *testing.T) {
 	}
 	if len(tb.Chains) != n {
 		t.Errorf("%d chains, want %d", len(tb.Chains), n)
+	}
+}
+
+// TestMeaningsSplit reads a table in two halves at once as a large one
+// is: the reading is the one a single pass makes, the matches, their
+// extensions and the matches not modelled of each rule in the same
+// places, wherever the halves meet.
+func TestMeaningsSplit(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("*filter\n")
+	const chains = 40
+	for i := range chains {
+		fmt.Fprintf(&b, ":C%d - [0:0]\n", i)
+	}
+	for i := range chains {
+		// Chains of different lengths, some empty, each with a different
+		// mix of the rules.
+		for k := range (i * 7) % 23 {
+			fmt.Fprintf(&b, "-A C%d %s\n", i, meaningCases[(i+k*5)%len(meaningCases)].rule)
+		}
+	}
+	b.WriteString("COMMIT\n")
+	d, err := Parse("rules.txt", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := d.Table("filter")
+	j := tab.Jumps()
+	one := tab.readMeanings(j, false)
+	two := tab.readMeanings(j, true)
+	if len(two.ms) != len(one.ms) || len(two.exts) != len(one.exts) || len(two.unknown) != len(one.unknown) {
+		t.Fatalf("split reading: %d matches, %d extensions, %d rules with unknown matches; want %d, %d, %d",
+			len(two.ms), len(two.exts), len(two.unknown), len(one.ms), len(one.exts), len(one.unknown))
+	}
+	for _, c := range tab.Chains {
+		_, ms1 := one.Chain(c)
+		_, ms2 := two.Chain(c)
+		for i := range ms1 {
+			if ms1[i] != ms2[i] {
+				t.Errorf("%s rule %d: split reading %+v, want %+v", c.Name, i, ms2[i], ms1[i])
+			}
+			if got, want := describe(two, &ms2[i]), describe(one, &ms1[i]); got != want {
+				t.Errorf("%s rule %d: split reading %s, want %s", c.Name, i, got, want)
+			}
+			if !slices.Equal(two.unknown[&ms2[i]], one.unknown[&ms1[i]]) {
+				t.Errorf("%s rule %d: unknown %q, want %q", c.Name, i, two.unknown[&ms2[i]], one.unknown[&ms1[i]])
+			}
+		}
+	}
+	if !slices.Equal(two.ms, one.ms) {
+		t.Error("split reading: the block of matches differs")
+	}
+	if !reflect.DeepEqual(two.exts, one.exts) {
+		t.Error("split reading: the extensions differ")
 	}
 }
