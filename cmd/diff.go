@@ -87,27 +87,8 @@ func diffRun(opts *DiffOptions) error {
 	if !known {
 		return flagErrorf("unknown output format %q (want one of %s)", opts.Output, strings.Join(report.DiffFormats, ", "))
 	}
-	lo := diffLoadOptions(opts.Version, opts.Strict)
-	// Both sides load at once; the old side's error, when both fail, is
-	// the one reported.
-	var oldSnaps, newSnaps []*model.Snapshot
-	var oldErr, newErr error
-	g := fault.Group{Name: "diff-load"}
-	g.Go(func() error { oldSnaps, oldErr = load.Load([]string{opts.Old}, lo); return nil })
-	newSnaps, newErr = load.Load([]string{opts.New}, lo)
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	if oldErr != nil {
-		return oldErr
-	}
-	if newErr != nil {
-		return newErr
-	}
-	if err := load.Unread(opts.Old, oldSnaps); err != nil {
-		return err
-	}
-	if err := load.Unread(opts.New, newSnaps); err != nil {
+	oldSnaps, newSnaps, err := loadSides(opts.Old, opts.New, diffLoadOptions(opts.Version, opts.Strict))
+	if err != nil {
 		return err
 	}
 	res := diff.Compare(opts.Tool, oldSnaps, newSnaps, diff.Options{})
@@ -120,4 +101,36 @@ func diffRun(opts *DiffOptions) error {
 		return errDifferences
 	}
 	return nil
+}
+
+// loadSides loads the two sides of a diff at once with lo; the old side's
+// error, when both fail, is the one returned. An export the new side holds
+// byte for byte as the old side does (two nodes of one cluster, or one
+// node while the cluster did not change) is decoded once, by the old
+// side, while the new side parses its other files (see load.Exports).
+func loadSides(old, new string, lo load.Options) (oldSnaps, newSnaps []*model.Snapshot, err error) {
+	exports := load.NewExports([][]string{{old}, {new}})
+	exports.Together()
+	olo, nlo := lo, lo
+	olo.Exports, nlo.Exports = exports.Of(0), exports.Of(1)
+	var oldErr, newErr error
+	g := fault.Group{Name: "diff-load"}
+	g.Go(func() error { oldSnaps, oldErr = load.Load([]string{old}, olo); return nil })
+	newSnaps, newErr = load.Load([]string{new}, nlo)
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	if oldErr != nil {
+		return nil, nil, oldErr
+	}
+	if newErr != nil {
+		return nil, nil, newErr
+	}
+	if err := load.Unread(old, oldSnaps); err != nil {
+		return nil, nil, err
+	}
+	if err := load.Unread(new, newSnaps); err != nil {
+		return nil, nil, err
+	}
+	return oldSnaps, newSnaps, nil
 }

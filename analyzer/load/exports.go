@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/manifest"
 	"github.com/ulikunitz/xz"
@@ -47,6 +48,13 @@ type Exports struct {
 	// any size (-1 when there is none).
 	lastArchive int
 	held        *heldExport
+	// holders lists, per size in last, the units that hold a file of
+	// it, in order.
+	holders map[int64][]int
+	// passed, set by Together, is closed for each unit once its exports
+	// are decoded (by passedOnce).
+	passed     []chan struct{}
+	passedOnce []sync.Once
 }
 
 // heldExport is an export decoded by one unit that a later one may hold.
@@ -76,6 +84,7 @@ const minSharedExport = 64 << 10
 func NewExports(units [][]string) *Exports {
 	last := map[int64]int{}
 	count := map[int64]int{}
+	holders := map[int64][]int{}
 	lastArchive, archives := -1, 0
 	for i, u := range units {
 		sizes := map[int64]bool{}
@@ -94,17 +103,60 @@ func NewExports(units [][]string) *Exports {
 		for s := range sizes {
 			last[s] = i
 			count[s]++
+			holders[s] = append(holders[s], i)
 		}
 	}
 	for s, n := range count {
 		if n+archives < 2 {
 			delete(last, s)
+			delete(holders, s)
 		}
 	}
 	if len(last) == 0 && (archives == 0 || len(units) < 2) {
 		return nil
 	}
-	return &Exports{last: last, lastArchive: lastArchive}
+	return &Exports{last: last, lastArchive: lastArchive, holders: holders}
+}
+
+// Together says that the units are loaded at once rather than one after
+// another (the two sides of a diff), each by one call of [Load] with its
+// [UnitExports]. A unit holding a file on disk of the size of one an
+// earlier unit's directory holds then waits, before decoding it, until
+// that unit's exports are decoded, and takes their objects when the files
+// are alike byte for byte: it hashes its file and parses its other files
+// meanwhile. Without it, a unit decodes its export when the export held is
+// not yet decoded. An archive's members are not waited for: their sizes
+// are known only once it is read. Together does nothing on a nil Exports,
+// and is to be called before the units load.
+func (e *Exports) Together() {
+	if e == nil {
+		return
+	}
+	units := 0
+	for _, us := range e.holders {
+		units = max(units, us[len(us)-1]+1)
+	}
+	e.passed = make([]chan struct{}, units)
+	e.passedOnce = make([]sync.Once, units)
+	for i := range e.passed {
+		e.passed[i] = make(chan struct{})
+	}
+}
+
+// earlier returns what unit must wait for before it decodes a file of
+// size: the signals of the earlier units that hold a file of that size,
+// when the units are loaded together.
+func (e *Exports) earlier(unit int, size int64) []chan struct{} {
+	if e.passed == nil {
+		return nil
+	}
+	var out []chan struct{}
+	for _, v := range e.holders[size] {
+		if v < unit {
+			out = append(out, e.passed[v])
+		}
+	}
+	return out
 }
 
 // archiveSizes adds to sizes those of the members of the archive at p, of
@@ -256,6 +308,15 @@ type UnitExports struct {
 	unit int
 }
 
+// decoded says that the unit's exports are decoded (or will not be): the
+// units loaded together with it that wait for them go on.
+func (u *UnitExports) decoded() {
+	if u == nil || u.unit >= len(u.e.passed) {
+		return
+	}
+	u.e.passedOnce[u.unit].Do(func() { close(u.e.passed[u.unit]) })
+}
+
 // decode decodes an export on disk read as a stream (see streamKube), or
 // gives the objects held when the file is theirs byte for byte; sum is
 // then the file's hex SHA-256 (and when it was hashed as it was decoded),
@@ -267,12 +328,33 @@ func (u *UnitExports) decode(f *file, ko kube.Options, compact bool) (value any,
 		return value, size, "", nil, err
 	}
 	e := u.e
+	// Loaded together, a unit hashes its file while the earlier units
+	// that may hold it decode theirs.
+	var own string
+	var ownErr error
+	if waits := e.earlier(u.unit, f.size); len(waits) > 0 {
+		g := fault.Group{Name: "load.exports"}
+		g.Go(func() error { own, ownErr = fileSum(f.path); return nil })
+		for _, c := range waits {
+			<-c
+		}
+		if err := g.Wait(); err != nil {
+			return nil, 0, "", nil, err
+		}
+		if ownErr != nil {
+			own = ""
+		}
+	}
 	e.mu.Lock()
 	h := e.held
 	until, repeats := e.until(f.size, u.unit)
 	e.mu.Unlock()
 	if h != nil && h.name == f.name && h.strict == f.strict && h.size == f.size {
-		if s, err := fileSum(f.path); err == nil && s == h.sum {
+		s, err := own, ownErr
+		if s == "" && err == nil {
+			s, err = fileSum(f.path)
+		}
+		if err == nil && s == h.sum {
 			return h.value, h.size, s, h.compacted, nil
 		}
 	}

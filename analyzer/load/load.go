@@ -178,6 +178,7 @@ func setStrictness(files []file, strict bool) {
 // its own; loose files form one more; Kubernetes exports and configuration
 // given as loose files apply to every node.
 func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
+	defer opts.Exports.decoded()
 	lim := opts.Limits
 	if lim.MaxFiles == 0 {
 		lim = DefaultLimits
@@ -404,6 +405,7 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump),
 	for _, i := range kube {
 		parse(i)
 	}
+	ex.decoded()
 	for w := 1; w < workers; w++ {
 		fault.GoDraining(&g, next, worker)
 	}
