@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -205,9 +206,10 @@ func TestNewExportsNone(t *testing.T) {
 // (the two sides of a diff) share the objects of an export the later one
 // holds byte for byte, which the earlier one decodes while the later one
 // waits; a unit whose export is of the same size but differs decodes its
-// own. The earlier unit's export is held back until the later unit opens
-// its own to decode it, or a while: a later unit that does not wait
-// decodes its own export beside the earlier one. Each snapshot is the one
+// own at once, once the sums are known, without waiting for the earlier
+// one's to be decoded. The earlier unit's export is held back until the
+// later unit opens its own to decode it, or a while: a later unit that
+// does not wait decodes its own export beside the earlier one. Each snapshot is the one
 // of loading its unit alone, naming its own bundle.
 func TestExportsTogether(t *testing.T) {
 	dir := t.TempDir()
@@ -237,6 +239,7 @@ func TestExportsTogether(t *testing.T) {
 		saved := openExport
 		laterOpened := make(chan struct{})
 		var once sync.Once
+		var openedFirst atomic.Bool
 		openExport = func(p string) (io.ReadCloser, error) {
 			f, err := saved(p)
 			if err != nil || !strings.HasPrefix(p, units[0][0]+string(filepath.Separator)) {
@@ -245,6 +248,7 @@ func TestExportsTogether(t *testing.T) {
 			}
 			select {
 			case <-laterOpened:
+				openedFirst.Store(true)
 			case <-time.After(300 * time.Millisecond):
 			}
 			return f, nil
@@ -298,6 +302,9 @@ func TestExportsTogether(t *testing.T) {
 		}
 		if shared := snaps[0][0].Objects.Services[0] == snaps[1][0].Objects.Services[0]; shared != tc.shared {
 			t.Errorf("node-0001 and node-%04d loaded together share their export's objects: %t, want %t", tc.other, shared, tc.shared)
+		}
+		if first := openedFirst.Load(); first == tc.shared {
+			t.Errorf("node-%04d opened its export to decode it while node-0001's was held back: %t, want %t", tc.other, first, !tc.shared)
 		}
 		if ex.held != nil {
 			t.Errorf("an export is held once both units are loaded: %s", ex.held.name)

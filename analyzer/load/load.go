@@ -308,7 +308,7 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump),
 		case f.parsed != nil:
 			r.size = f.size
 			r.value, r.compacted, r.err = ex.archived(&f, compact)
-		case k == parsers.KindKube && f.path != "" && streamExports && (f.strict || !f.det.damaged):
+		case k == parsers.KindKube && streamed(&f):
 			r.value, r.size, r.f.sum, r.compacted, r.err = ex.decode(&f, ko, compact)
 		default:
 			data, err := f.load(k)
@@ -402,6 +402,7 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump),
 		}
 		close(next)
 	}()
+	ex.hashAhead(files, kube)
 	for _, i := range kube {
 		parse(i)
 	}
@@ -414,6 +415,12 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump),
 		return nil, err
 	}
 	return out, nil
+}
+
+// streamed reports whether a Kubernetes export is decoded as it is read
+// from disk (see streamKube).
+func streamed(f *file) bool {
+	return f.path != "" && streamExports && (f.strict || !f.det.damaged)
 }
 
 // regroup assigns the files read from one argument to bundles: a directory
