@@ -103,7 +103,12 @@ func BenchmarkAnalyze10k(b *testing.B) {
 // "shared", their exports alike byte for byte (two nodes of one cluster,
 // or one node while the cluster did not change), which the sides decode
 // once; "apart", the new side's export differs by one endpoint's address
-// (same size), and each side decodes its own.
+// (same size), and each side decodes its own. On two shared cores (load 4
+// to 5, 4 runs): shared 1.85 CPU-s, 427 MB and 1.73 million allocations
+// per op, apart 2.08 CPU-s, 471 MB and 2.07 million; each side decoding
+// its own export and the comparison rebuilding each side's data plane
+// after both sides' checks, as before, 2.06 to 2.17 CPU-s, 507 MB and 2.54
+// million allocations per op, whether the exports were alike or not.
 func BenchmarkDiff10k(b *testing.B) {
 	old := benchBundle(b)
 	for _, c := range []struct {
