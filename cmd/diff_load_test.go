@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,5 +116,26 @@ func TestDiffSharedExport(t *testing.T) {
 		if tc.changes != "" && !strings.Contains(string(b), tc.changes) {
 			t.Errorf("node-0001 and node-%04d: no %s in %s", tc.other, tc.changes, b)
 		}
+	}
+}
+
+// TestDiffHeapFloor: diff paces its collector with a floor of both sides'
+// inputs, ended once the diff is written.
+func TestDiffHeapFloor(t *testing.T) {
+	saved := diffHeap
+	t.Cleanup(func() { diffHeap = saved })
+	var got []string
+	ended := false
+	diffHeap = func(paths []string) func() {
+		got = paths
+		return func() { ended = true }
+	}
+	old, new := testdata(t, "bundles", "iptables-healthy"), testdata(t, "diff", "after")
+	f, _ := testFactory()
+	if code := Run(f, []string{"diff", old, new, "-o", "json"}); code != 1 {
+		t.Fatalf("exit code %d, want 1", code)
+	}
+	if !slices.Equal(got, []string{old, new}) || !ended {
+		t.Errorf("the heap's floor was of %q (ended: %t), want of both sides' inputs, ended", got, ended)
 	}
 }
