@@ -152,43 +152,113 @@ type PlaneChange struct {
 func ComparePlanes(old, new []*view.View) []PlaneChange {
 	// The two sides are read at once: a diff of two large nodes waits
 	// for them, both sides' checks done.
-	var sides [2]map[string]*planePort
-	read := func(i int, views []*view.View) {
-		side := planePorts(views, false)
-		for _, pl := range side {
-			// An entry that several views program keeps the evidence of
-			// the first.
-			pl.elems = uniqueElems(pl.elems, false)
-		}
-		sides[i] = side
-	}
+	var sides [2]*Plane
 	g := fault.Group{Name: "checks.ComparePlanes"}
-	g.Go(func() error { read(0, old); return nil })
-	read(1, new)
+	g.Go(func() error { sides[0] = ReadPlane(old); return nil })
+	sides[1] = ReadPlane(new)
 	if err := g.Wait(); err != nil {
 		panic(err)
 	}
-	names := map[string]bool{}
-	for _, side := range sides {
-		for name := range side {
-			names[name] = true
+	return ComparePlaneOf(sides[0], sides[1])
+}
+
+// A Plane is what one snapshot's views program per service port, read
+// for [ComparePlaneOf]: a diff reads each side's as soon as its checks
+// are done.
+type Plane struct {
+	ports map[string]*planePort
+}
+
+// ReadPlane reads what views program per service port (see
+// [ComparePlanes]). The evidence of an endpoint is read only once it is
+// found to differ.
+func ReadPlane(views []*view.View) *Plane {
+	side := planePorts(views, false)
+	for _, pl := range side {
+		// An entry that several views program keeps the evidence of the
+		// first.
+		pl.elems = sortedUnique(pl.elems)
+	}
+	return &Plane{ports: side}
+}
+
+// sortedUnique sorts elements by key and keeps the first of each key,
+// as uniqueElems(list, false) does, but leaves an endpoint's evidence
+// unread (in b).
+func sortedUnique(list []printElem) []printElem {
+	byKey := func(a, b printElem) int { return strings.Compare(a.key, b.key) }
+	if !slices.IsSortedFunc(list, byKey) {
+		slices.SortStableFunc(list, byKey)
+	}
+	out := list[:0]
+	for i := 0; i < len(list); i++ {
+		if i > 0 && list[i].key == list[i-1].key {
+			continue
+		}
+		out = append(out, list[i])
+	}
+	return out
+}
+
+// ComparePlaneOf compares two planes read by [ReadPlane] as
+// [ComparePlanes] compares their views: for each service port, by name,
+// the elements only one side programs, entries first, then endpoints,
+// each in key order. Each side's elements are sorted by key, and are
+// walked together.
+func ComparePlaneOf(old, new *Plane) []PlaneChange {
+	names := make([]string, 0, len(new.ports))
+	for name := range new.ports {
+		names = append(names, name)
+	}
+	for name := range old.ports {
+		if new.ports[name] == nil {
+			names = append(names, name)
 		}
 	}
-	var out []PlaneChange
-	for _, name := range sortedKeys(names) {
-		sets := make([][]printElem, 2)
-		for i, side := range sides {
-			if pl := side[name]; pl != nil {
-				sets[i] = pl.elems
+	sort.Strings(names)
+	var out, backends []PlaneChange
+	change := func(name string, e *printElem, isOld bool) PlaneChange {
+		ev := e.evidence
+		if e.b != nil {
+			ev = e.b.Evidence()
+		}
+		subject := strings.TrimPrefix(e.key, "entry ")
+		if e.backend {
+			subject = e.label
+		}
+		return PlaneChange{Service: name, Backend: e.backend, Subject: subject, Old: isOld, Evidence: ev}
+	}
+	for _, name := range names {
+		var a, b []printElem
+		if pl := old.ports[name]; pl != nil {
+			a = pl.elems
+		}
+		if pl := new.ports[name]; pl != nil {
+			b = pl.elems
+		}
+		backends = backends[:0]
+		add := func(c PlaneChange) {
+			if c.Backend {
+				backends = append(backends, c)
+			} else {
+				out = append(out, c)
 			}
 		}
-		comparePort(sets, []int{0, 1}, false, func(e *printElem, in, _ []int) {
-			subject := strings.TrimPrefix(e.key, "entry ")
-			if e.backend {
-				subject = e.label
+		i, j := 0, 0
+		for i < len(a) || j < len(b) {
+			switch {
+			case j == len(b) || i < len(a) && a[i].key < b[j].key:
+				add(change(name, &a[i], true))
+				i++
+			case i == len(a) || b[j].key < a[i].key:
+				add(change(name, &b[j], false))
+				j++
+			default:
+				i++
+				j++
 			}
-			out = append(out, PlaneChange{Service: name, Backend: e.backend, Subject: subject, Old: in[0] == 0, Evidence: e.evidence})
-		})
+		}
+		out = append(out, backends...)
 	}
 	return out
 }

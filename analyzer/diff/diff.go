@@ -13,6 +13,7 @@ package diff
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -246,11 +247,24 @@ func (c *comparer) pair(o, n *model.Snapshot) {
 	}
 	// One view per side: the checks run on the views compared. The sides
 	// are prepared and checked at once, each on the cores the other
-	// leaves idle.
+	// leaves idle; each then reads what its views program per service
+	// port, and indexes its service ports, while the other may still
+	// run its checks.
 	var op, np *checks.Prepared
 	var or, nr *checks.Result
-	both(func() { op = checks.Prepare(o, c.checks); or = op.Run() },
-		func() { np = checks.Prepare(n, c.checks); nr = np.Run() })
+	var oPlane, nPlane *checks.Plane
+	var oPorts, nPorts map[string]*model.ServicePort
+	both(func() {
+		op = checks.Prepare(o, c.checks)
+		or = op.Run()
+		_, _, views := op.Views()
+		oPlane, oPorts = checks.ReadPlane(views), portIndex(o)
+	}, func() {
+		np = checks.Prepare(n, c.checks)
+		nr = np.Run()
+		_, _, views := np.Views()
+		nPlane, nPorts = checks.ReadPlane(views), portIndex(n)
+	})
 	oMode, oSrc, oViews := op.Views()
 	nMode, nSrc, nViews := np.Views()
 	c.node = n.Node.Name
@@ -282,8 +296,8 @@ func (c *comparer) pair(o, n *model.Snapshot) {
 		c.add(*versionChange)
 	}
 	removed := c.services(o, n)
-	c.ports(o, n, removed)
-	c.dataPlane(o, n, oMode, nMode, oViews, nViews, removed)
+	c.ports(oPorts, nPorts, removed)
+	c.dataPlane(o, n, oMode, nMode, oPlane, nPlane, len(oViews), len(nViews), removed)
 	c.findings(or, nr)
 }
 
@@ -489,17 +503,30 @@ func portSig(sp *model.ServicePort) map[string]string {
 	return sig
 }
 
-// ports compares the service ports and their endpoints of Services on
-// both sides.
-func (c *comparer) ports(o, n *model.Snapshot, gone map[string]bool) {
-	index := func(s *model.Snapshot) map[string]*model.ServicePort {
-		out := map[string]*model.ServicePort{}
-		for _, sp := range s.Ports {
-			out[sp.String()] = sp
-		}
-		return out
+// portIndex maps the names of a snapshot's service ports to them (the
+// last of a name).
+func portIndex(s *model.Snapshot) map[string]*model.ServicePort {
+	out := make(map[string]*model.ServicePort, len(s.Ports))
+	for _, sp := range s.Ports {
+		out[sp.String()] = sp
 	}
-	op, np := index(o), index(n)
+	return out
+}
+
+// samePort reports whether two service ports hold the same values of
+// what portSig describes (and of the affinity's timeout, which it
+// describes only with ClientIP affinity): their signatures are then equal.
+func samePort(a, b *model.ServicePort) bool {
+	return a.Port == b.Port && a.Protocol == b.Protocol && a.NodePort == b.NodePort &&
+		a.ExternalPolicyLocal == b.ExternalPolicyLocal && a.InternalPolicyLocal == b.InternalPolicyLocal &&
+		a.AffinityClientIP == b.AffinityClientIP && a.AffinityTimeout == b.AffinityTimeout && a.Skip == b.Skip &&
+		slices.Equal(a.ClusterIPs, b.ClusterIPs) && slices.Equal(a.ExternalIPs, b.ExternalIPs) &&
+		slices.Equal(a.LoadBalancerVIPs, b.LoadBalancerVIPs)
+}
+
+// ports compares the service ports and their endpoints of Services on
+// both sides, given by name (see portIndex).
+func (c *comparer) ports(op, np map[string]*model.ServicePort, gone map[string]bool) {
 	for _, k := range sortedKeys(op) {
 		sp := op[k]
 		if gone[sp.Name.Service()] {
@@ -509,6 +536,10 @@ func (c *comparer) ports(o, n *model.Snapshot, gone map[string]bool) {
 		if nsp == nil {
 			c.add(Change{Kind: ServicePortRemoved, Service: k, Old: k, Message: "service port " + k + " removed",
 				OldEvidence: []model.Evidence{checks.ServiceEvidence(sp)}})
+			continue
+		}
+		if samePort(sp, nsp) {
+			c.endpoints(k, sp, nsp)
 			continue
 		}
 		os, ns := portSig(sp), portSig(nsp)
@@ -546,7 +577,26 @@ func epState(e *model.Endpoint) string {
 	return strings.Join(s, ", ")
 }
 
+// sameEndpoints reports whether two lists of endpoints are the same
+// endpoints in the same states, in the same order: they then differ in
+// nothing endpoints compares.
+func sameEndpoints(a, b []*model.Endpoint) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i, x := range a {
+		y := b[i]
+		if x.IP != y.IP || x.Port != y.Port || x.Ready != y.Ready || x.Serving != y.Serving || x.Terminating != y.Terminating {
+			return false
+		}
+	}
+	return true
+}
+
 func (c *comparer) endpoints(name string, o, n *model.ServicePort) {
+	if sameEndpoints(o.Endpoints, n.Endpoints) {
+		return
+	}
 	index := func(sp *model.ServicePort) map[string]*model.Endpoint {
 		out := map[string]*model.Endpoint{}
 		for _, e := range sp.Endpoints {
@@ -573,23 +623,24 @@ func (c *comparer) endpoints(name string, o, n *model.ServicePort) {
 	}
 }
 
-// dataPlane compares the entries and backends of each service port.
-func (c *comparer) dataPlane(o, n *model.Snapshot, oMode, nMode string, oViews, nViews []*view.View, gone map[string]bool) {
+// dataPlane compares the entries and backends of each service port, read
+// from each side's views (oViews and nViews of them).
+func (c *comparer) dataPlane(o, n *model.Snapshot, oMode, nMode string, oPlane, nPlane *checks.Plane, oViews, nViews int, gone map[string]bool) {
 	switch {
-	case len(oViews) == 0 && len(nViews) == 0:
+	case oViews == 0 && nViews == 0:
 		c.note("neither side has a data plane proxyscan can read (old: %s mode, new: %s mode): the data planes were not compared", oMode, nMode)
 		return
-	case len(oViews) == 0:
+	case oViews == 0:
 		c.note("the data plane of the old side (%s mode) could not be compared: %s", oMode, noViewReason(o, oMode))
 		return
-	case len(nViews) == 0:
+	case nViews == 0:
 		c.note("the data plane of the new side (%s mode) could not be compared: %s", nMode, noViewReason(n, nMode))
 		return
 	}
 	if oMode != nMode {
 		c.note("the mode changed: entries and backends are compared in mode-neutral form (%s rules before, %s after)", oMode, nMode)
 	}
-	for _, ch := range checks.ComparePlanes(oViews, nViews) {
+	for _, ch := range checks.ComparePlaneOf(oPlane, nPlane) {
 		if sp, _ := model.ParseServicePortName(ch.Service); gone[sp.Service()] {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/manifest"
 	"github.com/ulikunitz/xz"
@@ -47,6 +49,34 @@ type Exports struct {
 	// any size (-1 when there is none).
 	lastArchive int
 	held        *heldExport
+	// holders lists, per size in last, the units that hold a file of
+	// it, in order.
+	holders map[int64][]int
+	// together, set by Together, is what each unit tells the units
+	// loaded with it.
+	together []*togetherUnit
+}
+
+// togetherUnit is what a unit loaded together with others tells them
+// (see [Exports.Together]).
+type togetherUnit struct {
+	// sums are the files of the unit that a later unit may hold, with
+	// their SHA-256, once hashed is closed.
+	sums   []fileSummed
+	hashed chan struct{}
+	// passed is closed once the unit's exports are decoded.
+	passed                 chan struct{}
+	hashedOnce, passedOnce sync.Once
+	// loaded is set (under Exports.mu) once the unit is loaded.
+	loaded bool
+}
+
+// fileSummed is a file of a unit, with the hex SHA-256 of its bytes.
+type fileSummed struct {
+	path, name string
+	strict     bool
+	size       int64
+	sum        string
 }
 
 // heldExport is an export decoded by one unit that a later one may hold.
@@ -76,6 +106,7 @@ const minSharedExport = 64 << 10
 func NewExports(units [][]string) *Exports {
 	last := map[int64]int{}
 	count := map[int64]int{}
+	holders := map[int64][]int{}
 	lastArchive, archives := -1, 0
 	for i, u := range units {
 		sizes := map[int64]bool{}
@@ -94,17 +125,140 @@ func NewExports(units [][]string) *Exports {
 		for s := range sizes {
 			last[s] = i
 			count[s]++
+			holders[s] = append(holders[s], i)
 		}
 	}
 	for s, n := range count {
 		if n+archives < 2 {
 			delete(last, s)
+			delete(holders, s)
 		}
 	}
 	if len(last) == 0 && (archives == 0 || len(units) < 2) {
 		return nil
 	}
-	return &Exports{last: last, lastArchive: lastArchive}
+	return &Exports{last: last, lastArchive: lastArchive, holders: holders}
+}
+
+// Together says that the units are loaded at once rather than one after
+// another (the two sides of a diff), each by one call of [Load] with its
+// [UnitExports]. A unit first hashes, beside its decoding, the exports on
+// disk that a later unit's directory holds a file of the size of; a later
+// unit, before it decodes such a file, hashes it too, and when an earlier
+// unit's export is alike (the same name in its bundle, strictness, size
+// and SHA-256) waits until that unit's exports are decoded and takes
+// their objects; it parses its other files meanwhile. An export that
+// differs is decoded at once. Without Together, a unit decodes its export
+// when the export held is not yet decoded. An archive's members are not
+// waited for: their sizes are known only once it is read. Together does
+// nothing on a nil Exports, and is to be called before the units load.
+func (e *Exports) Together() {
+	if e == nil {
+		return
+	}
+	units := 0
+	for _, us := range e.holders {
+		units = max(units, us[len(us)-1]+1)
+	}
+	e.together = make([]*togetherUnit, units)
+	for i := range e.together {
+		e.together[i] = &togetherUnit{hashed: make(chan struct{}), passed: make(chan struct{})}
+	}
+}
+
+// laterHolds reports whether a unit after unit holds a file of size.
+func (e *Exports) laterHolds(unit int, size int64) bool {
+	us := e.holders[size]
+	return len(us) > 0 && us[len(us)-1] > unit
+}
+
+// hashAhead, for a unit loaded together with others, hashes beside its
+// decoding the exports of files (those listed in kube, which it decodes
+// as a stream) that a later unit may hold, and tells those units their
+// sums once all are hashed.
+func (u *UnitExports) hashAhead(files []file, kube []int) {
+	if u == nil || u.unit >= len(u.e.together) {
+		return
+	}
+	t := u.e.together[u.unit]
+	var todo []fileSummed
+	for _, i := range kube {
+		f := &files[i]
+		if streamed(f) && f.size >= minSharedExport && u.e.laterHolds(u.unit, f.size) {
+			todo = append(todo, fileSummed{path: f.path, name: f.name, strict: f.strict, size: f.size})
+		}
+	}
+	if len(todo) == 0 {
+		t.hashedOnce.Do(func() { close(t.hashed) })
+		return
+	}
+	go func() {
+		defer t.hashedOnce.Do(func() { close(t.hashed) })
+		for i := range todo {
+			if sum, err := fileSum(todo[i].path); err == nil {
+				todo[i].sum = sum
+			}
+		}
+		t.sums = todo
+	}()
+}
+
+// ownSum returns the SHA-256 that hashAhead read of the unit's file at p,
+// waiting for it; "" when it did not.
+func (u *UnitExports) ownSum(p string) string {
+	if u == nil || u.unit >= len(u.e.together) {
+		return ""
+	}
+	t := u.e.together[u.unit]
+	<-t.hashed
+	for _, x := range t.sums {
+		if x.path == p {
+			return x.sum
+		}
+	}
+	return ""
+}
+
+// alikeEarlier returns, for a unit loaded together with others, the
+// signal of an earlier unit whose export of f's name, strictness and size
+// is alike f byte for byte, closed once that unit's exports are decoded;
+// nil when there is none (or the units are not loaded together). sum is
+// f's SHA-256 when it was read to tell.
+func (u *UnitExports) alikeEarlier(f *file) (passed chan struct{}, sum string, err error) {
+	e := u.e
+	if u.unit >= len(e.together) {
+		return nil, "", nil
+	}
+	var earlier []*togetherUnit
+	for _, v := range e.holders[f.size] {
+		if v < u.unit {
+			earlier = append(earlier, e.together[v])
+		}
+	}
+	if len(earlier) == 0 {
+		return nil, "", nil
+	}
+	// The file is hashed while the earlier units hash theirs.
+	g := fault.Group{Name: "load.exports"}
+	var sumErr error
+	g.Go(func() error { sum, sumErr = fileSum(f.path); return nil })
+	for _, t := range earlier {
+		<-t.hashed
+	}
+	if err := g.Wait(); err != nil {
+		return nil, "", err
+	}
+	if sumErr != nil {
+		return nil, "", nil
+	}
+	for _, t := range earlier {
+		for _, x := range t.sums {
+			if x.sum != "" && x.sum == sum && x.name == f.name && x.strict == f.strict && x.size == f.size {
+				return t.passed, sum, nil
+			}
+		}
+	}
+	return nil, sum, nil
 }
 
 // archiveSizes adds to sizes those of the members of the archive at p, of
@@ -256,6 +410,17 @@ type UnitExports struct {
 	unit int
 }
 
+// decoded says that the unit's exports are decoded (or will not be): the
+// units loaded together with it that wait for them go on.
+func (u *UnitExports) decoded() {
+	if u == nil || u.unit >= len(u.e.together) {
+		return
+	}
+	t := u.e.together[u.unit]
+	t.hashedOnce.Do(func() { close(t.hashed) })
+	t.passedOnce.Do(func() { close(t.passed) })
+}
+
 // decode decodes an export on disk read as a stream (see streamKube), or
 // gives the objects held when the file is theirs byte for byte; sum is
 // then the file's hex SHA-256 (and when it was hashed as it was decoded),
@@ -267,12 +432,25 @@ func (u *UnitExports) decode(f *file, ko kube.Options, compact bool) (value any,
 		return value, size, "", nil, err
 	}
 	e := u.e
+	// Loaded together, a unit waits for an earlier unit's export alike
+	// its own to be decoded.
+	passed, own, err := u.alikeEarlier(f)
+	if err != nil {
+		return nil, 0, "", nil, err
+	}
+	if passed != nil {
+		<-passed
+	}
 	e.mu.Lock()
 	h := e.held
 	until, repeats := e.until(f.size, u.unit)
 	e.mu.Unlock()
 	if h != nil && h.name == f.name && h.strict == f.strict && h.size == f.size {
-		if s, err := fileSum(f.path); err == nil && s == h.sum {
+		s, err := own, error(nil)
+		if s == "" {
+			s, err = fileSum(f.path)
+		}
+		if err == nil && s == h.sum {
 			return h.value, h.size, s, h.compacted, nil
 		}
 	}
@@ -280,13 +458,21 @@ func (u *UnitExports) decode(f *file, ko kube.Options, compact bool) (value any,
 		value, size, err = streamKube(f, ko, nil)
 		return value, size, "", nil, err
 	}
-	hash := sha256.New()
-	value, size, err = streamKube(f, ko, hash)
+	// Loaded together, the unit hashed its file beside (see hashAhead).
+	var tee hash.Hash
+	if u.unit >= len(e.together) {
+		tee = sha256.New()
+	}
+	value, size, err = streamKube(f, ko, tee)
 	objs, ok := value.(*kube.Objects)
 	if err != nil || !ok || objs == nil || size != f.size {
 		return value, size, "", nil, err
 	}
-	sum = hex.EncodeToString(hash.Sum(nil))
+	if tee != nil {
+		sum = hex.EncodeToString(tee.Sum(nil))
+	} else if sum = u.ownSum(f.path); sum == "" {
+		return objs, size, "", nil, nil
+	}
 	compacted = u.hold(f.name, f.strict, size, sum, objs, compact, until)
 	return objs, size, sum, compacted, nil
 }
@@ -300,9 +486,26 @@ func (u *UnitExports) hold(name string, strict bool, size int64, sum string, obj
 		compacted = trimmedCopies(objs.Services, map[*kube.Service]*kube.Service{})
 	}
 	u.e.mu.Lock()
-	u.e.held = &heldExport{name: name, strict: strict, size: size, sum: sum, value: objs, compacted: compacted, until: until}
+	if !u.e.allLoaded(u.unit, until) {
+		u.e.held = &heldExport{name: name, strict: strict, size: size, sum: sum, value: objs, compacted: compacted, until: until}
+	}
 	u.e.mu.Unlock()
 	return compacted
+}
+
+// allLoaded reports whether the units after unit, up to until, are all
+// loaded already: units loaded together may be done before an earlier
+// one's export is decoded (theirs differed). Called with mu held.
+func (e *Exports) allLoaded(unit, until int) bool {
+	if e.together == nil {
+		return false
+	}
+	for v := unit + 1; v <= until; v++ {
+		if v >= len(e.together) || !e.together[v].loaded {
+			return false
+		}
+	}
+	return true
 }
 
 // candidate returns the export held when an archive member, named clean
@@ -369,6 +572,9 @@ func (u *UnitExports) loaded() {
 	u.e.mu.Lock()
 	if h := u.e.held; h != nil && h.until <= u.unit {
 		u.e.held = nil
+	}
+	if u.unit < len(u.e.together) {
+		u.e.together[u.unit].loaded = true
 	}
 	u.e.mu.Unlock()
 }

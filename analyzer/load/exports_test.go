@@ -5,12 +5,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/internal/benchgen"
 	"github.com/proxyscan/proxyscan/parsers/manifest"
 )
@@ -193,6 +198,116 @@ func TestNewExportsNone(t *testing.T) {
 	} {
 		if got := NewExports(tc.units) != nil; got != tc.want {
 			t.Errorf("%s: exports to share %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestExportsTogether: two units loaded at once with an Exports told so
+// (the two sides of a diff) share the objects of an export the later one
+// holds byte for byte, which the earlier one decodes while the later one
+// waits; a unit whose export is of the same size but differs decodes its
+// own at once, once the sums are known, without waiting for the earlier
+// one's to be decoded. The earlier unit's export is held back until the
+// later unit opens its own to decode it, or a while: a later unit that
+// does not wait decodes its own export beside the earlier one. Each snapshot is the one
+// of loading its unit alone, naming its own bundle.
+func TestExportsTogether(t *testing.T) {
+	dir := t.TempDir()
+	spec := benchgen.Spec{Services: 200, Endpoints: 800, NodePortEvery: 4}
+	if err := spec.WriteFleet(dir, 3); err != nil {
+		t.Fatal(err)
+	}
+	node := func(i int) string { return filepath.Join(dir, fmt.Sprintf("node-%04d", i)) }
+	p := filepath.Join(node(3), "cluster", "cluster.json")
+	export, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fleet's files are links to one: node-0003's is replaced.
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, bytes.Replace(export, []byte(`"10.128.0.1"`), []byte(`"10.127.0.1"`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed := netip.MustParseAddr("10.127.0.1")
+	for _, tc := range []struct {
+		other  int
+		shared bool
+	}{{2, true}, {3, false}} {
+		units := [][]string{{node(1)}, {node(tc.other)}}
+		saved := openExport
+		laterOpened := make(chan struct{})
+		var once sync.Once
+		var openedFirst atomic.Bool
+		openExport = func(p string) (io.ReadCloser, error) {
+			f, err := saved(p)
+			if err != nil || !strings.HasPrefix(p, units[0][0]+string(filepath.Separator)) {
+				once.Do(func() { close(laterOpened) })
+				return f, err
+			}
+			select {
+			case <-laterOpened:
+				openedFirst.Store(true)
+			case <-time.After(300 * time.Millisecond):
+			}
+			return f, nil
+		}
+		ex := NewExports(units)
+		ex.Together()
+		opts := Options{Compact: true}
+		snaps := make([][]*model.Snapshot, 2)
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i, u := range units {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				o := opts
+				o.Exports = ex.Of(i)
+				snaps[i], errs[i] = Load(u, o)
+			}()
+		}
+		wg.Wait()
+		openExport = saved
+		for i, u := range units {
+			if errs[i] != nil {
+				t.Fatalf("%s: %v", u[0], errs[i])
+			}
+			alone, err := Load(u, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, a := snaps[i][0], alone[0]
+			if len(s.Objects.Services) != len(a.Objects.Services) || len(s.Ports) != len(a.Ports) {
+				t.Fatalf("%s: %d Services, %d ports; alone %d, %d", u[0], len(s.Objects.Services), len(s.Ports), len(a.Objects.Services), len(a.Ports))
+			}
+			if got, want := fmt.Sprintf("%s %v", s.Objects.Services[0].Pos, *s.Objects.Services[0].Service), fmt.Sprintf("%s %v", a.Objects.Services[0].Pos, *a.Objects.Services[0].Service); got != want {
+				t.Errorf("%s: the first Service is %s, alone %s", u[0], got, want)
+			}
+			for _, in := range s.Inputs {
+				if in.Bundle != u[0] {
+					t.Errorf("%s: input %s of bundle %s", u[0], in.Path, in.Bundle)
+				}
+			}
+			has := false
+			for _, sp := range s.Ports {
+				for _, e := range sp.Endpoints {
+					has = has || e.IP == changed
+				}
+			}
+			if want := i == 1 && tc.other == 3; has != want {
+				t.Errorf("%s: endpoint %s: %t, want %t", u[0], changed, has, want)
+			}
+		}
+		if shared := snaps[0][0].Objects.Services[0] == snaps[1][0].Objects.Services[0]; shared != tc.shared {
+			t.Errorf("node-0001 and node-%04d loaded together share their export's objects: %t, want %t", tc.other, shared, tc.shared)
+		}
+		if first := openedFirst.Load(); first == tc.shared {
+			t.Errorf("node-%04d opened its export to decode it while node-0001's was held back: %t, want %t", tc.other, first, !tc.shared)
+		}
+		if ex.held != nil {
+			t.Errorf("an export is held once both units are loaded: %s", ex.held.name)
 		}
 	}
 }

@@ -185,6 +185,7 @@ func setStrictness(files []file, strict bool) {
 // its own; loose files form one more; Kubernetes exports and configuration
 // given as loose files apply to every node.
 func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
+	defer opts.Exports.decoded()
 	lim := opts.Limits
 	if lim.MaxFiles == 0 {
 		lim = DefaultLimits
@@ -355,7 +356,7 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump, 
 		case f.parsed != nil:
 			r.size = f.size
 			r.value, r.compacted, r.err = ex.archived(&f, compact)
-		case k == parsers.KindKube && f.path != "" && streamExports && (f.strict || !f.det.damaged):
+		case k == parsers.KindKube && streamed(&f):
 			r.value, r.size, r.f.sum, r.compacted, r.err = ex.decode(&f, ko, compact)
 		default:
 			data, err := f.load(k)
@@ -465,9 +466,11 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump, 
 		}
 		close(next)
 	}()
+	ex.hashAhead(files, kube)
 	for _, i := range kube {
 		parse(i)
 	}
+	ex.decoded()
 	for w := 1; w < workers; w++ {
 		fault.GoDraining(&g, next, worker)
 	}
@@ -493,6 +496,12 @@ func (o Options) parsed() func([]*iptables.Dump, []*nft.Ruleset) {
 			o.ParsedNFT(rulesets)
 		}
 	}
+}
+
+// streamed reports whether a Kubernetes export is decoded as it is read
+// from disk (see streamKube).
+func streamed(f *file) bool {
+	return f.path != "" && streamExports && (f.strict || !f.det.damaged)
 }
 
 // regroup assigns the files read from one argument to bundles: a directory
