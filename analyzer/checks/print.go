@@ -424,8 +424,10 @@ type Prints struct {
 	// read from node reports, by fingerprint (see [Prints.ReadPrint]).
 	byPorts map[string][]*portPrint
 	byLines map[string][][]int32
-	// buf is the encoding of the print being added (see encode).
-	buf []byte
+	// buf is the encoding of the print being added (see encode),
+	// lineBuf the lines of one of its ports.
+	buf     []byte
+	lineBuf []int32
 	// shared is what nodes alike share beyond their service ports,
 	// statuses the lists of check statuses of their results.
 	shared   shared
@@ -476,11 +478,13 @@ func (ps *Prints) add(np *nodePrint) *nodePrint {
 		v.anchors = internMap(ps, ps.shared.anchors, anchors, encodeEvidence)
 	}
 	np.lines = make([][]int32, len(np.ports))
+	hashes := make([]uint64, len(np.ports))
 	for i, pp := range np.ports {
-		np.lines[i] = pp.takeLines()
+		ps.lineBuf = pp.appendLines(ps.lineBuf[:0])
+		np.lines[i], hashes[i] = ps.lines(ps.lineBuf)
 		np.ports[i] = ps.port(pp)
 	}
-	np.lines = ps.lineList(np.lines)
+	np.lines = ps.lineList(np.lines, hashes)
 	np.ports = ps.portList(np.ports)
 	return np
 }
@@ -580,10 +584,9 @@ func (pp *portPrint) texts() map[string]string {
 	return m
 }
 
-// takeLines returns the lines of the print's evidence, in the order of
-// lineSlots.
-func (pp *portPrint) takeLines() []int32 {
-	out := make([]int32, 0, pp.slotCount())
+// appendLines appends the lines of the print's evidence to out, in the
+// order of lineSlots.
+func (pp *portPrint) appendLines(out []int32) []int32 {
 	for i := range pp.elems {
 		for _, e := range pp.elems[i].evidence {
 			out = append(out, int32(e.Line))
