@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"hash/maphash"
@@ -425,9 +424,10 @@ type Prints struct {
 	// read from node reports, by fingerprint (see [Prints.ReadPrint]).
 	byPorts map[string][]*portPrint
 	byLines map[string][][]int32
-	// buf and cmp are the encodings of the print being added and of a
-	// stored one (see encode).
-	buf, cmp []byte
+	// buf is the encoding of the print being added (see encode),
+	// lineBuf the lines of one of its ports.
+	buf     []byte
+	lineBuf []int32
 	// shared is what nodes alike share beyond their service ports,
 	// statuses the lists of check statuses of their results.
 	shared   shared
@@ -478,37 +478,37 @@ func (ps *Prints) add(np *nodePrint) *nodePrint {
 		v.anchors = internMap(ps, ps.shared.anchors, anchors, encodeEvidence)
 	}
 	np.lines = make([][]int32, len(np.ports))
+	hashes := make([]uint64, len(np.ports))
 	for i, pp := range np.ports {
-		// The evidence slices are the views' (and may be findings'):
-		// the lines are taken out of copies.
-		for j := range pp.elems {
-			pp.elems[j].evidence = append([]model.Evidence(nil), pp.elems[j].evidence...)
-		}
-		pp.dispatch = append([]model.Evidence(nil), pp.dispatch...)
-		slots := pp.lineSlots()
-		lines := make([]int32, len(slots))
-		for j, l := range slots {
-			lines[j], *l = int32(*l), 0
-		}
-		np.lines[i] = lines
+		ps.lineBuf = pp.appendLines(ps.lineBuf[:0])
+		np.lines[i], hashes[i] = ps.lines(ps.lineBuf)
 		np.ports[i] = ps.port(pp)
 	}
-	np.lines = ps.lineList(np.lines)
+	np.lines = ps.lineList(np.lines, hashes)
 	np.ports = ps.portList(np.ports)
 	return np
 }
 
-// port returns the stored print equal to pp, storing pp when there is
-// none.
+// port returns the stored print equal to pp but for the lines of its
+// evidence, storing pp, its lines left out (zero), when there is none. pp
+// is compared as it is, encoded once: only a print stored is copied.
 func (ps *Prints) port(pp *portPrint) *portPrint {
-	b := ps.encode(ps.buf[:0], pp)
+	b := ps.encodePort(ps.buf[:0], pp, false)
 	ps.buf = b
 	h := maphash.Bytes(ps.seed, b)
 	for _, x := range ps.ports[h] {
-		ps.cmp = ps.encode(ps.cmp[:0], x)
-		if bytes.Equal(ps.cmp, b) {
+		if samePort(x, pp) {
 			return x
 		}
+	}
+	// The evidence slices are the views' (and may be findings'): the
+	// lines are left out of copies.
+	for j := range pp.elems {
+		pp.elems[j].evidence = append([]model.Evidence(nil), pp.elems[j].evidence...)
+	}
+	pp.dispatch = append([]model.Evidence(nil), pp.dispatch...)
+	for _, l := range pp.lineSlots() {
+		*l = 0
 	}
 	pp.service = ps.str(pp.service)
 	pp.protocol = ps.str(pp.protocol)
@@ -584,10 +584,76 @@ func (pp *portPrint) texts() map[string]string {
 	return m
 }
 
+// appendLines appends the lines of the print's evidence to out, in the
+// order of lineSlots.
+func (pp *portPrint) appendLines(out []int32) []int32 {
+	for i := range pp.elems {
+		for _, e := range pp.elems[i].evidence {
+			out = append(out, int32(e.Line))
+		}
+	}
+	for _, e := range pp.dispatch {
+		out = append(out, int32(e.Line))
+	}
+	out = append(out, int32(pp.serviceEv.Line))
+	for _, x := range pp.endpoints {
+		out = append(out, int32(x.ev.Line))
+	}
+	return out
+}
+
+// samePort reports whether two port prints encode alike, the lines of
+// their evidence left out (see encode).
+func samePort(a, b *portPrint) bool {
+	if a.service != b.service || a.programmed != b.programmed || a.protocol != b.protocol || a.topology != b.topology ||
+		a.known != b.known || !sameEvidence(a.serviceEv, b.serviceEv) ||
+		len(a.elems) != len(b.elems) || len(a.dispatch) != len(b.dispatch) || len(a.endpoints) != len(b.endpoints) ||
+		len(a.expected) != len(b.expected) || len(a.unexpected) != len(b.unexpected) {
+		return false
+	}
+	for i := range a.elems {
+		x, y := &a.elems[i], &b.elems[i]
+		if x.key != y.key || x.label != y.label || x.backend != y.backend || x.family != y.family || x.kind != y.kind ||
+			!sameEvidenceList(x.evidence, y.evidence) {
+			return false
+		}
+	}
+	if !sameEvidenceList(a.dispatch, b.dispatch) {
+		return false
+	}
+	for i := range a.endpoints {
+		if a.endpoints[i].label != b.endpoints[i].label || !sameEvidence(a.endpoints[i].ev, b.endpoints[i].ev) {
+			return false
+		}
+	}
+	return slices.Equal(a.expected, b.expected) && slices.Equal(a.unexpected, b.unexpected)
+}
+
+// sameEvidence reports whether two evidences are alike but for their
+// lines.
+func sameEvidence(a, b model.Evidence) bool {
+	return a.File == b.File && a.Path == b.Path && a.Text == b.Text
+}
+
+func sameEvidenceList(a, b []model.Evidence) bool {
+	return slices.EqualFunc(a, b, sameEvidence)
+}
+
 // encode writes what makes two port prints equal.
-func (ps *Prints) encode(b []byte, pp *portPrint) []byte {
+func (ps *Prints) encode(b []byte, pp *portPrint) []byte { return ps.encodePort(b, pp, true) }
+
+// encodePort writes what makes two port prints equal; without lines, the
+// lines of its evidence are written as zero, as those of a stored print
+// are.
+func (ps *Prints) encodePort(b []byte, pp *portPrint, lines bool) []byte {
 	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
 	num := func(n int) { b = binary.AppendVarint(b, int64(n)) }
+	line := func(n int) {
+		if !lines {
+			n = 0
+		}
+		num(n)
+	}
 	flag := func(f bool) {
 		if f {
 			b = append(b, 1)
@@ -595,7 +661,7 @@ func (ps *Prints) encode(b []byte, pp *portPrint) []byte {
 			b = append(b, 0)
 		}
 	}
-	ev := func(e model.Evidence) { str(e.File); num(e.Line); str(e.Path); str(e.Text) }
+	ev := func(e model.Evidence) { str(e.File); line(e.Line); str(e.Path); str(e.Text) }
 	evs := func(list []model.Evidence) {
 		num(len(list))
 		for _, e := range list {

@@ -29,20 +29,35 @@ type shared struct {
 	key []byte
 }
 
-// lineList returns the stored list of lines equal to lines, storing it
-// (each port's lines shared with equal ones) when there is none.
-func (ps *Prints) lineList(lines [][]int32) [][]int32 {
-	sh := &ps.shared
+// lines returns the stored lines equal to l, storing a copy when there
+// are none, and their hash.
+func (ps *Prints) lines(l []int32) ([]int32, uint64) {
+	h := hashLines(ps.seed, l)
+	for _, x := range ps.shared.lines[h] {
+		if slices.Equal(x, l) {
+			return x, h
+		}
+	}
+	c := slices.Clone(l)
+	if c == nil {
+		c = []int32{}
+	}
+	ps.shared.lines[h] = append(ps.shared.lines[h], c)
+	return c, h
+}
+
+// lineList returns the stored list of lines equal to lines, whose lines
+// are stored ones (see [Prints.lines]) of those hashes, storing it when
+// there is none.
+func (ps *Prints) lineList(lines [][]int32, hashes []uint64) [][]int32 {
 	var all maphash.Hash
 	all.SetSeed(ps.seed)
-	for i, l := range lines {
-		h := hashLines(ps.seed, l)
-		lines[i] = internIn(sh.lines, h, l, slices.Equal[[]int32])
-		var b [8]byte
+	var b [8]byte
+	for _, h := range hashes {
 		binary.LittleEndian.PutUint64(b[:], h)
 		all.Write(b[:])
 	}
-	return internIn(sh.lineLists, all.Sum64(), lines, func(a, b [][]int32) bool { return slices.EqualFunc(a, b, slices.Equal[[]int32]) })
+	return internIn(ps.shared.lineLists, all.Sum64(), lines, func(a, b [][]int32) bool { return slices.EqualFunc(a, b, slices.Equal[[]int32]) })
 }
 
 // portList returns the stored list of service ports equal to ports, whose

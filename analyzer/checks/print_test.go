@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
@@ -70,5 +72,69 @@ func TestPrintsShared(t *testing.T) {
 			t.Errorf("%s: lines %d on node-a and %d on node-c", pp.service, la, lc)
 		}
 		break
+	}
+}
+
+// TestSamePort: two port prints are the same exactly when their encodings,
+// the lines of their evidence left out, are: a print added to a fleet's is
+// compared with the stored ones rather than encoded again.
+func TestSamePort(t *testing.T) {
+	base := func() *portPrint {
+		ev := func(text string, line int) model.Evidence {
+			return model.Evidence{File: "node/iptables-save.txt", Line: line, Text: text}
+		}
+		return &portPrint{service: "default/web:http", programmed: true, protocol: "TCP", known: true,
+			elems: []printElem{
+				{key: "backend 10.0.0.1:80", label: "10.0.0.1:80", backend: true, family: model.IPv4, evidence: []model.Evidence{ev("-A SEP", 10), ev("-A SEP -j DNAT", 11)}},
+				{key: "entry ClusterIP 10.96.0.1 tcp/80", label: "ClusterIP 10.96.0.1 tcp/80", family: model.IPv4, kind: view.ClusterIP, evidence: []model.Evidence{ev("-A SVC", 3)}},
+			},
+			dispatch:   []model.Evidence{ev("-A SVC -j SEP", 4)},
+			serviceEv:  model.Evidence{File: "cluster/cluster.json", Line: 7, Text: "Service default/web"},
+			endpoints:  []labelled{{"10.0.0.2:80", model.Evidence{File: "cluster/cluster.json", Line: 9}}},
+			expected:   []famLabel{{model.IPv4, "10.0.0.2:80"}},
+			unexpected: []famLabel{{model.IPv4, "10.0.0.3:80"}},
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(pp *portPrint)
+		same   bool
+	}{
+		{"alike", func(*portPrint) {}, true},
+		{"other lines", func(pp *portPrint) {
+			pp.elems[0].evidence[1].Line, pp.dispatch[0].Line, pp.serviceEv.Line, pp.endpoints[0].ev.Line = 1, 2, 3, 4
+		}, true},
+		{"expected dropped", func(pp *portPrint) { pp.expected = pp.expected[:0] }, false},
+		{"service", func(pp *portPrint) { pp.service += "s" }, false},
+		{"programmed", func(pp *portPrint) { pp.programmed = false }, false},
+		{"protocol", func(pp *portPrint) { pp.protocol = "UDP" }, false},
+		{"topology", func(pp *portPrint) { pp.topology = true }, false},
+		{"known", func(pp *portPrint) { pp.known = false }, false},
+		{"elem key", func(pp *portPrint) { pp.elems[1].key += " " }, false},
+		{"elem label", func(pp *portPrint) { pp.elems[0].label = "x" }, false},
+		{"elem backend", func(pp *portPrint) { pp.elems[1].backend = true }, false},
+		{"elem family", func(pp *portPrint) { pp.elems[0].family = model.IPv6 }, false},
+		{"elem kind", func(pp *portPrint) { pp.elems[1].kind = view.NodePort }, false},
+		{"elem evidence text", func(pp *portPrint) { pp.elems[0].evidence[1].Text += " " }, false},
+		{"elem evidence file", func(pp *portPrint) { pp.elems[0].evidence[0].File = "x" }, false},
+		{"elem evidence path", func(pp *portPrint) { pp.elems[0].evidence[0].Path = "x" }, false},
+		{"elem evidence dropped", func(pp *portPrint) { pp.elems[0].evidence = pp.elems[0].evidence[:1] }, false},
+		{"elem dropped", func(pp *portPrint) { pp.elems = pp.elems[:1] }, false},
+		{"dispatch", func(pp *portPrint) { pp.dispatch = nil }, false},
+		{"service evidence", func(pp *portPrint) { pp.serviceEv.Text = "" }, false},
+		{"endpoint label", func(pp *portPrint) { pp.endpoints[0].label = "x" }, false},
+		{"endpoint evidence", func(pp *portPrint) { pp.endpoints[0].ev.File = "x" }, false},
+		{"expected", func(pp *portPrint) { pp.expected[0].family = model.IPv6 }, false},
+		{"unexpected", func(pp *portPrint) { pp.unexpected = nil }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := base(), base()
+			tc.change(b)
+			ps := &Prints{}
+			enc := string(ps.encodePort(nil, a, false)) == string(ps.encodePort(nil, b, false))
+			if got := samePort(a, b); got != tc.same || enc != tc.same {
+				t.Errorf("samePort %t, encodings alike %t, want %t", got, enc, tc.same)
+			}
+		})
 	}
 }

@@ -55,6 +55,10 @@ type Exports struct {
 	// together, set by Together, is what each unit tells the units
 	// loaded with it.
 	together []*togetherUnit
+	// oneFile maps the sizes in last whose files are all one file on disk
+	// (hard links, or one path given twice: see sameFile) to it, as it
+	// was when the units were listed.
+	oneFile map[int64]fs.FileInfo
 }
 
 // togetherUnit is what a unit loaded together with others tells them
@@ -90,6 +94,17 @@ type heldExport struct {
 	compacted map[*kube.Service]*kube.Service
 	// until is the last unit that may hold it.
 	until int
+	// info is the file decoded, as it was before it was read (nil when
+	// not known): a unit's file that is the same file on disk, unchanged,
+	// is the export held without hashing it.
+	info fs.FileInfo
+}
+
+// sameFile reports whether a and b are one file on disk, unchanged
+// between the two: the same device and inode, size and time of
+// modification.
+func sameFile(a, b fs.FileInfo) bool {
+	return a != nil && b != nil && os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 // minSharedExport is the size under which an export is decoded by each
@@ -108,6 +123,9 @@ func NewExports(units [][]string) *Exports {
 	count := map[int64]int{}
 	holders := map[int64][]int{}
 	lastArchive, archives := -1, 0
+	// files holds, per size, the file of that size when every file on
+	// disk of it is that one (nil once two differ).
+	files := map[int64]fs.FileInfo{}
 	for i, u := range units {
 		sizes := map[int64]bool{}
 		archive := false
@@ -115,7 +133,12 @@ func NewExports(units [][]string) *Exports {
 			if isArchive, known := archiveSizes(p, sizes); isArchive && !known {
 				archive = true
 			} else if !isArchive {
-				unitFileSizes(p, sizes)
+				unitFileSizes(p, sizes, files)
+			} else {
+				// The members of an archive are no file on disk.
+				for s := range sizes {
+					files[s] = nil
+				}
 			}
 		}
 		if archive {
@@ -137,7 +160,13 @@ func NewExports(units [][]string) *Exports {
 	if len(last) == 0 && (archives == 0 || len(units) < 2) {
 		return nil
 	}
-	return &Exports{last: last, lastArchive: lastArchive, holders: holders}
+	oneFile := map[int64]fs.FileInfo{}
+	for s := range last {
+		if fi := files[s]; fi != nil && archives == 0 {
+			oneFile[s] = fi
+		}
+	}
+	return &Exports{last: last, lastArchive: lastArchive, holders: holders, oneFile: oneFile}
 }
 
 // Together says that the units are loaded at once rather than one after
@@ -366,11 +395,19 @@ func (e *Exports) until(size int64, unit int) (int, bool) {
 }
 
 // unitFileSizes adds the sizes of the regular files at or below p, of
-// minSharedExport bytes or more, to sizes.
-func unitFileSizes(p string, sizes map[int64]bool) {
+// minSharedExport bytes or more, to sizes; files maps each size to its
+// file while every file of it seen is that one, to nil once two differ.
+func unitFileSizes(p string, sizes map[int64]bool, files map[int64]fs.FileInfo) {
 	WalkFiles(p, func(_ string, info fs.FileInfo) {
-		if info.Size() >= minSharedExport {
-			sizes[info.Size()] = true
+		s := info.Size()
+		if s < minSharedExport {
+			return
+		}
+		sizes[s] = true
+		if fi, seen := files[s]; !seen {
+			files[s] = info
+		} else if !sameFile(fi, info) {
+			files[s] = nil
 		}
 	})
 }
@@ -444,14 +481,23 @@ func (u *UnitExports) decode(f *file, ko kube.Options, compact bool) (value any,
 	e.mu.Lock()
 	h := e.held
 	until, repeats := e.until(f.size, u.unit)
+	one := e.oneFile[f.size]
 	e.mu.Unlock()
+	// The file as it is before it is read: when it is the file of the
+	// export held, unchanged, it is that export without hashing it.
+	info, _ := os.Stat(f.path)
 	if h != nil && h.name == f.name && h.strict == f.strict && h.size == f.size {
-		s, err := own, error(nil)
-		if s == "" {
-			s, err = fileSum(f.path)
+		if sameFile(h.info, info) {
+			return h.value, h.size, h.sum, h.compacted, nil
 		}
-		if err == nil && s == h.sum {
-			return h.value, h.size, s, h.compacted, nil
+		if h.sum != "" {
+			s, err := own, error(nil)
+			if s == "" {
+				s, err = fileSum(f.path)
+			}
+			if err == nil && s == h.sum {
+				return h.value, h.size, s, h.compacted, nil
+			}
 		}
 	}
 	if !repeats {
@@ -459,9 +505,13 @@ func (u *UnitExports) decode(f *file, ko kube.Options, compact bool) (value any,
 		return value, size, "", nil, err
 	}
 	// Loaded together, the unit hashed its file beside (see hashAhead).
+	// Loaded one after another, it hashes its file as it decodes it, but
+	// when every file of its size in the run is this one: the units
+	// after it tell theirs is the export held without its sum.
 	var tee hash.Hash
-	if u.unit >= len(e.together) {
+	if u.unit >= len(e.together) && !sameFile(one, info) {
 		tee = sha256.New()
+		hashes.Add(1)
 	}
 	value, size, err = streamKube(f, ko, tee)
 	objs, ok := value.(*kube.Objects)
@@ -470,24 +520,34 @@ func (u *UnitExports) decode(f *file, ko kube.Options, compact bool) (value any,
 	}
 	if tee != nil {
 		sum = hex.EncodeToString(tee.Sum(nil))
-	} else if sum = u.ownSum(f.path); sum == "" {
-		return objs, size, "", nil, nil
+	} else if u.unit < len(e.together) {
+		if sum = u.ownSum(f.path); sum == "" {
+			return objs, size, "", nil, nil
+		}
 	}
-	compacted = u.hold(f.name, f.strict, size, sum, objs, compact, until)
+	if after, err := os.Stat(f.path); err != nil || !sameFile(info, after) {
+		// Changed as it was read: it is no file a later unit can be
+		// told is the same.
+		info = nil
+		if sum == "" {
+			return objs, size, "", nil, nil
+		}
+	}
+	compacted = u.hold(f.name, f.strict, size, sum, info, objs, compact, until)
 	return objs, size, sum, compacted, nil
 }
 
 // hold keeps objs, decoded from a file of the unit named name, for the
 // units up to until; it returns the trimmed copies of their Services
 // when compact.
-func (u *UnitExports) hold(name string, strict bool, size int64, sum string, objs *kube.Objects, compact bool, until int) map[*kube.Service]*kube.Service {
+func (u *UnitExports) hold(name string, strict bool, size int64, sum string, info fs.FileInfo, objs *kube.Objects, compact bool, until int) map[*kube.Service]*kube.Service {
 	var compacted map[*kube.Service]*kube.Service
 	if compact {
 		compacted = trimmedCopies(objs.Services, map[*kube.Service]*kube.Service{})
 	}
 	u.e.mu.Lock()
 	if !u.e.allLoaded(u.unit, until) {
-		u.e.held = &heldExport{name: name, strict: strict, size: size, sum: sum, value: objs, compacted: compacted, until: until}
+		u.e.held = &heldExport{name: name, strict: strict, size: size, sum: sum, info: info, value: objs, compacted: compacted, until: until}
 	}
 	u.e.mu.Unlock()
 	return compacted
@@ -560,7 +620,7 @@ func (u *UnitExports) archived(f *file, compact bool) (value any, compacted map[
 	if !repeats {
 		return value, nil, nil
 	}
-	return p.value, u.hold(f.name, f.strict, f.size, f.sum, p.value, compact, until), nil
+	return p.value, u.hold(f.name, f.strict, f.size, f.sum, nil, p.value, compact, until), nil
 }
 
 // loaded drops the export held once the last unit that may hold it is

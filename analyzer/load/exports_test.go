@@ -311,3 +311,85 @@ func TestExportsTogether(t *testing.T) {
 		}
 	}
 }
+
+// TestExportsOneFile: units whose exports are one file on disk (hard
+// links, or one path given twice) share its objects without hashing it;
+// a copy of it, the same bytes in another file, is hashed and shares
+// them too, and a file changed after the units were listed is hashed
+// and decoded anew.
+func TestExportsOneFile(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// copyLast makes the last unit's export a copy; touch changes
+		// the mtime of the last unit's export, a hard link, after the
+		// units are listed.
+		copyLast, touch bool
+		hashes          int64
+		shared          []bool
+	}{
+		{name: "hard links", hashes: 0, shared: []bool{false, true, true}},
+		{name: "a copy", copyLast: true, hashes: 2, shared: []bool{false, true, true}},
+		{name: "touched", touch: true, hashes: 0, shared: []bool{false, true, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			spec := benchgen.Spec{Services: 200, Endpoints: 800, NodePortEvery: 4}
+			if err := spec.WriteFleet(dir, 3); err != nil {
+				t.Fatal(err)
+			}
+			var units [][]string
+			first := filepath.Join(dir, "node-0001", "cluster", "cluster.json")
+			for i := 1; i <= 3; i++ {
+				u := filepath.Join(dir, fmt.Sprintf("node-%04d", i))
+				units = append(units, []string{u})
+				if i == 1 {
+					continue
+				}
+				p := filepath.Join(u, "cluster", "cluster.json")
+				if err := os.Remove(p); err != nil {
+					t.Fatal(err)
+				}
+				if i == 3 && tc.copyLast {
+					data, err := os.ReadFile(first)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(p, data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				} else if err := os.Link(first, p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ex := NewExports(units)
+			if ex == nil {
+				t.Fatal("NewExports: nil")
+			}
+			before := hashes.Load()
+			previous := ""
+			for i, u := range units {
+				if i == 2 && tc.touch {
+					later := time.Now().Add(time.Hour)
+					if err := os.Chtimes(first, later, later); err != nil {
+						t.Fatal(err)
+					}
+				}
+				snaps, err := Load(u, Options{Compact: true, Exports: ex.Of(i)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				id := fmt.Sprintf("%p", snaps[0].Objects.Services[0])
+				if got := id == previous; got != tc.shared[i] {
+					t.Errorf("unit %d: objects of the previous unit's export: %t, want %t", i, got, tc.shared[i])
+				}
+				previous = id
+				if in := snaps[0].Objects.Services[0].Pos.File; !strings.Contains(in, "cluster") {
+					t.Errorf("unit %d: first Service at %s", i, in)
+				}
+			}
+			if got := hashes.Load() - before; got != tc.hashes {
+				t.Errorf("files hashed: %d, want %d", got, tc.hashes)
+			}
+		})
+	}
+}
