@@ -7,8 +7,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
@@ -128,33 +126,14 @@ func evenDispatches(p *Pass, n int, use func(i int) dispatchUse) []bool {
 	ends := func(e *view.Entry, o model.Origin) ([]trace.End, trace.Packet, bool, bool) {
 		return tracedEndsWith(e, o, nil, look)
 	}
-	out := make([]bool, n)
-	const chunk = 64
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { _ = recover() }() // the loop raises it again
-			for {
-				lo := int(next.Add(chunk)) - chunk
-				if lo >= n {
-					return
-				}
-				for i := lo; i < min(lo+chunk, n); i++ {
-					u := use(i)
-					if u.d.Hidden != "" {
-						continue
-					}
-					d, _, sure := tracedDispatchWith(u, ends)
-					out[i] = sure && d == u.d && skewMessage(d) == ""
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return out
+	return sweptFlags(n, func(i int) bool {
+		u := use(i)
+		if u.d.Hidden != "" {
+			return false
+		}
+		d, _, sure := tracedDispatchWith(u, ends)
+		return sure && d == u.d && skewMessage(d) == ""
+	})
 }
 
 // tracedDispatch returns the dispatch with the shares the tracer finds for

@@ -251,24 +251,33 @@ func reachingPorts(p *Pass, v *view.View, ports []*model.ServicePort, exps []*Ex
 		return nil
 	}
 	v.Lookup(view.ClusterIP, netip.Addr{}, "", 0) // the view's index, built before it is shared
-	out := make([]bool, len(ports))
+	return sweptFlags(len(ports), func(i int) bool {
+		return exps[i] != nil && reachesEndpoints(tf, v, ports[i], exps[i], nodeIP, mode)
+	})
+}
+
+// sweptFlags returns fn(i) for i in 0..n-1, computed on every core in
+// chunks of 64: fn must change nothing it reads (it reads the sweep's
+// summaries and the views side by side). A worker that panics leaves the
+// rest of its chunk false: the caller's pass one after the other looks at
+// those again, and raises the panic where it is caught.
+func sweptFlags(n int, fn func(i int) bool) []bool {
+	out := make([]bool, n)
 	const chunk = 64
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range workers {
+	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { _ = recover() }() // the pass one after the other raises it again
+			defer func() { _ = recover() }()
 			for {
 				lo := int(next.Add(chunk)) - chunk
-				if lo >= len(ports) {
+				if lo >= n {
 					return
 				}
-				for i := lo; i < min(lo+chunk, len(ports)); i++ {
-					if exps[i] != nil {
-						out[i] = reachesEndpoints(tf, v, ports[i], exps[i], nodeIP, mode)
-					}
+				for i := lo; i < min(lo+chunk, n); i++ {
+					out[i] = fn(i)
 				}
 			}
 		}()
