@@ -97,29 +97,12 @@ func testExportsShared(t *testing.T, form string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, a := snaps[0], alone[0]
-		if len(s.Objects.Services) != len(a.Objects.Services) || len(s.Ports) != len(a.Ports) {
-			t.Fatalf("%s: %d Services, %d ports; alone %d, %d", u[0], len(s.Objects.Services), len(s.Ports), len(a.Objects.Services), len(a.Ports))
-		}
-		svc := s.Objects.Services[0]
-		if got := fmt.Sprintf("%s %v", svc.Pos, *svc.Service); got != fmt.Sprintf("%s %v", a.Objects.Services[0].Pos, *a.Objects.Services[0].Service) {
-			t.Errorf("%s: the first Service is %s, alone %v", u[0], got, a.Objects.Services[0].Pos)
-		}
-		for _, in := range s.Inputs {
-			if in.Bundle != u[0] {
-				t.Errorf("%s: input %s of bundle %s", u[0], in.Path, in.Bundle)
-			}
-		}
-		has := false
-		for _, sp := range s.Ports {
-			for _, e := range sp.Endpoints {
-				has = has || e.IP == changed
-			}
-		}
+		s := snaps[0]
+		has := likeAlone(t, u[0], s, alone[0], changed)
 		if want := i == 2 || i == 3; has != want {
 			t.Errorf("%s: endpoint %s: %t, want %t", u[0], changed, has, want)
 		}
-		id := fmt.Sprintf("%p", svc)
+		id := fmt.Sprintf("%p", s.Objects.Services[0])
 		if shared, want := id == previous, i == 1 || i == 3; shared != want {
 			t.Errorf("%s: objects of the previous node's export: %t, want %t", u[0], shared, want)
 		}
@@ -278,24 +261,7 @@ func TestExportsTogether(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, a := snaps[i][0], alone[0]
-			if len(s.Objects.Services) != len(a.Objects.Services) || len(s.Ports) != len(a.Ports) {
-				t.Fatalf("%s: %d Services, %d ports; alone %d, %d", u[0], len(s.Objects.Services), len(s.Ports), len(a.Objects.Services), len(a.Ports))
-			}
-			if got, want := fmt.Sprintf("%s %v", s.Objects.Services[0].Pos, *s.Objects.Services[0].Service), fmt.Sprintf("%s %v", a.Objects.Services[0].Pos, *a.Objects.Services[0].Service); got != want {
-				t.Errorf("%s: the first Service is %s, alone %s", u[0], got, want)
-			}
-			for _, in := range s.Inputs {
-				if in.Bundle != u[0] {
-					t.Errorf("%s: input %s of bundle %s", u[0], in.Path, in.Bundle)
-				}
-			}
-			has := false
-			for _, sp := range s.Ports {
-				for _, e := range sp.Endpoints {
-					has = has || e.IP == changed
-				}
-			}
+			has := likeAlone(t, u[0], snaps[i][0], alone[0], changed)
 			if want := i == 1 && tc.other == 3; has != want {
 				t.Errorf("%s: endpoint %s: %t, want %t", u[0], changed, has, want)
 			}
@@ -392,4 +358,31 @@ func TestExportsOneFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// likeAlone checks that the snapshot s of bundle is the one a of loading
+// it alone (its Services and ports, its first Service as decoded, every
+// input of its own bundle) and returns whether it has an endpoint at
+// addr.
+func likeAlone(t *testing.T, bundle string, s, a *model.Snapshot, addr netip.Addr) bool {
+	t.Helper()
+	if len(s.Objects.Services) != len(a.Objects.Services) || len(s.Ports) != len(a.Ports) {
+		t.Fatalf("%s: %d Services, %d ports; alone %d, %d", bundle, len(s.Objects.Services), len(s.Ports), len(a.Objects.Services), len(a.Ports))
+	}
+	if got, want := fmt.Sprintf("%s %v", s.Objects.Services[0].Pos, *s.Objects.Services[0].Service), fmt.Sprintf("%s %v", a.Objects.Services[0].Pos, *a.Objects.Services[0].Service); got != want {
+		t.Errorf("%s: the first Service is %s, alone %s", bundle, got, want)
+	}
+	for _, in := range s.Inputs {
+		if in.Bundle != bundle {
+			t.Errorf("%s: input %s of bundle %s", bundle, in.Path, in.Bundle)
+		}
+	}
+	for _, sp := range s.Ports {
+		for _, e := range sp.Endpoints {
+			if e.IP == addr {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -154,23 +154,17 @@ func nameByCandidates(files []file) bool {
 // sharesCapture reports whether the candidate nodes of the files named by
 // nameByCandidates all hold a capture in common, once parsed.
 func sharesCapture(results []parsed) bool {
-	var d dirSplit
-	seen := map[string]bool{}
-	for _, r := range results {
-		if r.f.orig != "" && !seen[r.f.dir] {
-			seen[r.f.dir] = true
-		}
-	}
 	by := map[string][]parsed{}
 	for _, r := range results {
 		if r.f.orig != "" {
 			by[r.f.dir] = append(by[r.f.dir], r)
 		}
 	}
+	var d dirSplit
 	for _, rs := range by {
 		d.record(rs)
 	}
-	return !d.empty && len(d.common) > 0 && len(seen) >= 2
+	return len(by) >= 2 && !d.empty && len(d.common) > 0
 }
 
 // groupByCandidates makes each candidate node's files a group of their
