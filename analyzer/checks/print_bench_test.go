@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/internal/benchgen"
 )
 
@@ -15,17 +16,7 @@ import (
 // fmt, a Service's evidence text formatted twice, and endpoints sorted
 // after entries).
 func BenchmarkNodePrint(b *testing.B) {
-	dir := b.TempDir()
-	if err := benchgen.Default.WriteBundle(dir); err != nil {
-		b.Fatal(err)
-	}
-	snaps, err := load.Load([]string{dir}, load.Options{Compact: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := snaps[0]
-	f := newFacts(s, All)
-	run(s, f, All)
+	s, f := analysedBenchNode(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -42,6 +33,23 @@ func BenchmarkNodePrint(b *testing.B) {
 // before it was compared, the stored print encoded again to compare it,
 // and each port's lines allocated before they were found stored).
 func BenchmarkPrintsAdd(b *testing.B) {
+	s, f := analysedBenchNode(b)
+	ps := NewPrints()
+	ps.add(newNodePrint(s, f))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		np := newNodePrint(s, f)
+		b.StartTimer()
+		ps.add(np)
+	}
+}
+
+// analysedBenchNode loads the generated benchmark node (benchgen.Default)
+// and runs every check on it: what a node's print is built from.
+func analysedBenchNode(b *testing.B) (*model.Snapshot, *facts) {
+	b.Helper()
 	dir := b.TempDir()
 	if err := benchgen.Default.WriteBundle(dir); err != nil {
 		b.Fatal(err)
@@ -53,14 +61,5 @@ func BenchmarkPrintsAdd(b *testing.B) {
 	s := snaps[0]
 	f := newFacts(s, All)
 	run(s, f, All)
-	ps := NewPrints()
-	ps.add(newNodePrint(s, f))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		b.StopTimer()
-		np := newNodePrint(s, f)
-		b.StartTimer()
-		ps.add(np)
-	}
+	return s, f
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -383,4 +384,79 @@ func TestValidateRulesOutOfOrder(t *testing.T) {
 			t.Errorf("rules written %v: problems\n%q\nwant\n%q", order, got, want)
 		}
 	}
+}
+
+// manyStatesNFT returns a ruleset whose forward base chain draws one of n
+// chains a0..a(n-1), each of which marks the packet with its number and
+// jumps to chain x jumps times: x is entered in n states, each of them
+// jumps times. x drops the packets of odd marks, and counts the others
+// eight times.
+func manyStatesNFT(n, jumps int) string {
+	var b strings.Builder
+	b.WriteString("table ip t {\n\tchain entry {\n\t\ttype filter hook forward priority filter; policy accept;\n\t\tnumgen random mod " + fmt.Sprint(n) + " vmap { ")
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%d : jump a%d", i, i)
+	}
+	b.WriteString(" }\n\t}\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "\tchain a%d {\n\t\tmeta mark set %d\n", i, i)
+		for range jumps {
+			b.WriteString("\t\tjump x\n")
+		}
+		b.WriteString("\t}\n")
+	}
+	b.WriteString("\tchain x {\n\t\tmeta mark & 0x1 == 0x1 drop\n" + strings.Repeat("\t\tcounter\n", 8) + "\t}\n}\n")
+	return b.String()
+}
+
+// TestNFTSummaryManyStates enters one chain in more states than a
+// summary's walk compares one by one: its summary ends as the full trace
+// does, and entering the chain again in each state costs the walk little
+// (the chain is not walked again).
+func TestNFTSummaryManyStates(t *testing.T) {
+	pkt := trace.Packet{Src: netip.MustParseAddr("10.244.0.5"), Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp", From: model.FromPod}
+	for _, n := range []int{4, 40} {
+		work := map[int]int{}
+		for _, jumps := range []int{1, 3} {
+			dp := &trace.Dataplane{Mode: "nftables", NFT: []*nft.Ruleset{parseNFT(t, manyStatesNFT(n, jumps))}, Local: testLocal}
+			sum, err := trace.Trace(dp, pkt, trace.Options{Summary: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			work[jumps] = trace.LastWork()
+			full, err := trace.Trace(dp, pkt, trace.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := verdictTotals(sum), verdictTotals(full); a != b {
+				t.Errorf("%d states, %d jumps: the summary ends in\n%s\nthe trace with steps in\n%s", n, jumps, a, b)
+			}
+			if got := endsText(sum); got != "0.500000000 DROP 10.96.0.1:80\n0.500000000 ACCEPT 10.96.0.1:80\n" {
+				t.Errorf("%d states, %d jumps: the summary ends in\n%s", n, jumps, got)
+			}
+		}
+		// A walk of x costs up to nine rules and its ends; a state's
+		// later entries only the ends.
+		if extra := work[3] - work[1]; extra > 3*n+8 {
+			t.Errorf("%d states: %d rules evaluated with 1 jump, %d with 3: x walked again", n, work[1], work[3])
+		}
+	}
+}
+
+// verdictTotals returns the probability of each verdict and destination
+// of res's paths, one a line, in order, to 9 digits.
+func verdictTotals(res *trace.Result) string {
+	total := map[string]float64{}
+	for _, p := range res.Paths {
+		total[string(p.Verdict)+" "+p.Destination] += p.Probability
+	}
+	var lines []string
+	for k, v := range total {
+		lines = append(lines, fmt.Sprintf("%s %.9f", k, v))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
 }

@@ -76,13 +76,18 @@ type nftTable struct {
 // nftWalk is the walk of one packet.
 type nftWalk struct {
 	dp    *Dataplane
+	ix    *nftIndex // of dp, for the packet's family
 	pkt   Packet
 	opts  Options
 	hooks map[string][]nftBase
 	done  []Path
 	// warnings for the whole result.
 	warnings []string
-	// arena holds the statement outcomes of the walk (see one1).
+	// oneBranch and oneOut hold the last outcome of one of a statement
+	// and of a rule (see one1, out1).
+	oneBranch [1]branch
+	oneOut    [1]ruleOut
+	// arena holds the statement outcomes of the walk that fork.
 	arena []branch
 	outs  []ruleOut
 	ends  []chainEnd
@@ -106,6 +111,11 @@ type nftWalk struct {
 	memo     map[memoKey]int32
 	memoEnts []memoEntry
 	kbuf     []byte // scratch of the states' keys
+	// memoHashed is set once memo holds the entries; until then each
+	// chain of enteredFew lists its entries, the last one in memoHeads
+	// at the chain's place (-1 for none).
+	memoHashed bool
+	memoHeads  []int32
 	// enteredFew, then entered, hold the chains entered (see
 	// enteredBefore).
 	enteredFew []*nft.Chain
@@ -127,9 +137,10 @@ type nftWalk struct {
 
 // setSeen is the set a rule's set reference names, and its index.
 type setSeen struct {
-	ref *nft.SetRef
-	ix  *setIndex
-	set *nft.Set
+	ref     *nft.SetRef
+	ix      *setIndex
+	set     *nft.Set
+	dynamic bool // rules add to set from the packet path
 }
 
 // valueSeen is a rule's constant, read.
@@ -226,8 +237,9 @@ type nftScratch struct {
 	memo     map[memoKey]int32
 	memoEnts []memoEntry
 	kbuf     []byte
-	// enteredFew is the walk's, cleared.
+	// enteredFew is the walk's, cleared, and memoHeads the walk's.
 	enteredFew []*nft.Chain
+	memoHeads  []int32
 	// drawBuf and mapDrawBuf are the walk's.
 	drawBuf    []draw
 	mapDrawBuf []mapDraw
@@ -255,7 +267,7 @@ var nftScratchPool = sync.Pool{New: func() any {
 func (sc *nftScratch) release(states int, w *nftWalk) {
 	sc.memo, sc.memoEnts, sc.kbuf = nil, nil, w.kbuf
 	clear(w.enteredFew)
-	sc.enteredFew = w.enteredFew[:0]
+	sc.enteredFew, sc.memoHeads = w.enteredFew[:0], w.memoHeads[:0]
 	if len(w.memoEnts) <= maxPooledMemo {
 		clear(w.memo)
 		clear(w.memoEnts)
@@ -278,7 +290,7 @@ func (sc *nftScratch) release(states int, w *nftWalk) {
 // does, without clearing what they hold (the memo is emptied).
 func (sc *nftScratch) keep(w *nftWalk) {
 	sc.kbuf = w.kbuf
-	sc.enteredFew = w.enteredFew[:0]
+	sc.enteredFew, sc.memoHeads = w.enteredFew[:0], w.memoHeads[:0]
 	sc.memo, sc.memoEnts = nil, nil
 	if len(w.memoEnts) <= maxPooledMemo {
 		clear(w.memo)
@@ -319,29 +331,29 @@ func clearUsed[T any](first, last []T) {
 type nftState struct {
 	prob     float64
 	src, dst netip.Addr
-	dport    uint16
-	proto    string
-	iif, oif string
 	mark     uint32
 	ctmark   uint32
-	dnat     string // destination after DNAT ("" when none)
+	nsteps   int // rules met (steps are not kept for a summary)
+	dport    uint16
+	natDone  [2]bool // by natIdx: destination, source
 	masq     bool
+	// merged reports a state that stands for several ways through the
+	// rules that reached the same state (see mergeState): its steps are
+	// those of the most probable.
+	merged   bool
+	proto    string
+	iif, oif string
+	dnat     string // destination after DNAT ("" when none)
 	snat     string
+	hook     string
 	conds    []string
 	steps    []Step
 	warnings []string
-	nsteps   int     // rules met (steps are not kept for a summary)
-	natDone  [2]bool // by natIdx: destination, source
 	updated  map[string]bool
-	hook     string
 	// hops are the hooks entered (not in a summary), why what the next
 	// one is entered for.
 	hops []Hop
 	why  string
-	// merged reports a state that stands for several ways through the
-	// rules that reached the same state (see mergeState): its steps are
-	// those of the most probable.
-	merged bool
 }
 
 // cloneInto makes c, a copy of s, share nothing with s that either may
@@ -559,7 +571,7 @@ func traceNFT(dp *Dataplane, pkt Packet, opts Options) (*Result, error) {
 // walkNFT is traceNFT writing into res, whose paths' room it reuses (a
 // sweep's worker reads the result before its next packet).
 func walkNFT(dp *Dataplane, pkt Packet, opts Options, res *Result) error {
-	return walkNFTWith(dp, pkt, opts, res, nftScratchPool.Get().(*nftScratch), true)
+	return walkNFTWith(dp, pkt, opts, res, nftScratchPool.Get().(*nftScratch), true, nil)
 }
 
 // walkNFTWith is walkNFT walking with the arenas of sc, which the walk
@@ -568,22 +580,36 @@ func walkNFT(dp *Dataplane, pkt Packet, opts Options, res *Result) error {
 // goroutine (a sweep's worker, which drops sc when it is done): nothing
 // of a walk's result points into them, and clearing them for each of
 // tens of thousands of packets cost the collector's write barriers while
-// it marks.
-func walkNFTWith(dp *Dataplane, pkt Packet, opts Options, res *Result, sc *nftScratch, pool bool) error {
+// it marks. ixs, when not nil, is the caller's room for dp's indexes by
+// family (see nftIndexOf; [1] for IPv4), kept from one walk to the next.
+func walkNFTWith(dp *Dataplane, pkt Packet, opts Options, res *Result, sc *nftScratch, pool bool, ixs *[2]*nftIndex) error {
 	dst := pkt.Dst.Addr().Unmap()
 	v4 := dst.Is4()
 	if len(dp.NFT) == 0 {
 		return fmt.Errorf("trace: no nftables ruleset captured")
 	}
-	ix := nftIndexOf(dp, v4)
+	var ix *nftIndex
+	fam := 0
+	if v4 {
+		fam = 1
+	}
+	if ixs != nil {
+		ix = ixs[fam]
+	}
+	if ix == nil {
+		ix = nftIndexOf(dp, v4)
+		if ixs != nil {
+			ixs[fam] = ix
+		}
+	}
 	tables := ix.tables
 	done := res.Paths[:0]
 	if done == nil {
 		done = make([]Path, 0, 8)
 	}
-	w := &nftWalk{dp: dp, opts: opts, hooks: ix.hooks, arena: sc.arena[:0], outs: sc.outs[:0], ends: sc.ends[:0], vals: sc.vals[:0], vars: sc.vars[:0], ptrs: sc.ptrs[:0],
+	w := &nftWalk{dp: dp, opts: opts, ix: ix, hooks: ix.hooks, arena: sc.arena[:0], outs: sc.outs[:0], ends: sc.ends[:0], vals: sc.vals[:0], vars: sc.vars[:0], ptrs: sc.ptrs[:0],
 		drawBuf: sc.drawBuf, mapDrawBuf: sc.mapDrawBuf,
-		states: sc.states[:0], memo: sc.memo, memoEnts: sc.memoEnts, kbuf: sc.kbuf, enteredFew: sc.enteredFew, done: done, maxWork: opts.maxWork(dp)}
+		states: sc.states[:0], memo: sc.memo, memoEnts: sc.memoEnts, kbuf: sc.kbuf, enteredFew: sc.enteredFew, memoHeads: sc.memoHeads, done: done, maxWork: opts.maxWork(dp)}
 	defer func() {
 		if !pool {
 			sc.keep(w)
@@ -704,12 +730,8 @@ func (w *nftWalk) choose(pkt Packet, tables []*nftTable, v4 bool) Packet {
 // podSource returns the pod source address of the family, chosen once per
 // data plane.
 func (w *nftWalk) podSource(tables []*nftTable, v4 bool) netip.Addr {
-	ix := nftIndexOf(w.dp, v4)
-	nftIndexMu.Lock()
-	defer nftIndexMu.Unlock()
-	if !ix.podSrcDone {
-		ix.podSrc, ix.podSrcDone = podSource(w.dp, tables, v4), true
-	}
+	ix := w.ix
+	ix.podSrcOnce.Do(func() { ix.podSrc = podSource(w.dp, tables, v4) })
 	return ix.podSrc
 }
 
@@ -1073,7 +1095,7 @@ type nftIndex struct {
 	warns  []string
 	// podSrc is the pod source address chosen for the family, once.
 	podSrc     netip.Addr
-	podSrcDone bool
+	podSrcOnce sync.Once
 }
 
 var nftIndexMu sync.Mutex

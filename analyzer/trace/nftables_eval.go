@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -64,7 +65,7 @@ func (w *nftWalk) evalRule(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule)
 			forked = bs
 			break
 		}
-		b := bs[0]
+		b := &bs[0]
 		if b.note != "" {
 			notes = append(notes, b.note)
 		}
@@ -92,42 +93,43 @@ func (w *nftWalk) evalRule(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule)
 		w.step(st, t, c, r, notes, warns)
 		return w.out1(ruleOut{st: st, kind: rContinue})
 	}
-	out := carve(&w.outs, len(forked))
-	var run func(st *nftState, i int, bs []branch, notes []string, warns []string)
-	run = func(st *nftState, i int, bs []branch, notes, warns []string) {
-		if i == len(r.Stmts) {
-			w.step(st, t, c, r, notes, warns)
-			out = append(out, ruleOut{st: st, kind: rContinue})
-			return
+	// Statement i forked: its branches go on one by one.
+	return w.runForks(st, t, c, r, i, forked, notes, warns, carve(&w.outs, len(forked)))
+}
+
+// runForks goes on with the statements of rule r from statement i for
+// st, bs the branches of statement i when it was evaluated (nil when
+// not), and appends their outcomes to out.
+func (w *nftWalk) runForks(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule, i int, bs []branch, notes, warns []string, out []ruleOut) []ruleOut {
+	if i == len(r.Stmts) {
+		w.step(st, t, c, r, notes, warns)
+		return append(out, ruleOut{st: st, kind: rContinue})
+	}
+	if bs == nil {
+		bs = w.evalStmt(st, t, r.Stmts[i])
+	}
+	for _, b := range bs {
+		n, ws := notes, warns
+		if b.note != "" {
+			n = append(n[:len(n):len(n)], b.note)
 		}
-		if bs == nil {
-			bs = w.evalStmt(st, t, r.Stmts[i])
+		if b.warn != "" {
+			ws = append(ws[:len(ws):len(ws)], b.warn)
+			b.st.warn(b.warn)
 		}
-		for _, b := range bs {
-			n, ws := notes, warns
-			if b.note != "" {
-				n = append(n[:len(n):len(n)], b.note)
-			}
-			if b.warn != "" {
-				ws = append(ws[:len(ws):len(ws)], b.warn)
-				b.st.warn(b.warn)
-			}
-			switch {
-			case b.pass:
-				run(b.st, i+1, nil, n, ws)
-			case b.end == rNoMatch:
-				if len(ws) > 0 {
-					w.step(b.st, t, c, r, n, ws)
-				}
-				out = append(out, ruleOut{st: b.st, kind: rNoMatch})
-			default:
+		switch {
+		case b.pass:
+			out = w.runForks(b.st, t, c, r, i+1, nil, n, ws, out)
+		case b.end == rNoMatch:
+			if len(ws) > 0 {
 				w.step(b.st, t, c, r, n, ws)
-				out = append(out, ruleOut{st: b.st, kind: b.end, target: b.target})
 			}
+			out = append(out, ruleOut{st: b.st, kind: rNoMatch})
+		default:
+			w.step(b.st, t, c, r, n, ws)
+			out = append(out, ruleOut{st: b.st, kind: b.end, target: b.target})
 		}
 	}
-	// Statement i forked: its branches go on one by one.
-	run(st, i, forked, notes, warns)
 	return out
 }
 
@@ -139,8 +141,13 @@ func (w *nftWalk) nvals(n int) []nval { return carve(&w.vals, n) }
 // arena (the values of a key, read during the walk only).
 func (w *nftWalk) variants(n int) []variant { return carve(&w.vars, n) }
 
-// out1 returns o as a slice of one, carved from the walk's arena.
-func (w *nftWalk) out1(o ruleOut) []ruleOut { return carveOne(&w.outs, o) }
+// out1 returns o as a slice of one, the walk's own: it is read before
+// the walk evaluates the next rule (as a range over the outcomes of a
+// rule reads its one element before the loop's body runs).
+func (w *nftWalk) out1(o ruleOut) []ruleOut {
+	w.oneOut[0] = o
+	return w.oneOut[:]
+}
 
 // carve returns an empty slice of capacity n carved from the end of
 // *arena, starting a new chunk when it has less room: appending to the
@@ -175,9 +182,17 @@ func (w *nftWalk) step(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule, not
 	st.steps = append(st.steps, s)
 }
 
-// one1 returns b as a slice of one, carved from the walk's arena (the
-// slices are never appended to in place: their capacity is their length).
-func (w *nftWalk) one1(b branch) []branch { return carveOne(&w.arena, b) }
+// one1 returns b as a slice of one, the walk's own: it is read before
+// the walk evaluates the next statement (the slices are never appended
+// to in place: their capacity is their length). A walk's branches and
+// outcomes of one are most of them, and the walk is on its caller's
+// stack: writing them there spares the arena's room (the stores still
+// pass the collector's write barriers while it marks: the compiler does
+// not know where w is).
+func (w *nftWalk) one1(b branch) []branch {
+	w.oneBranch[0] = b
+	return w.oneBranch[:]
+}
 
 func (w *nftWalk) passed(st *nftState) []branch { return w.one1(branch{st: st, pass: true}) }
 func (w *nftWalk) ended(st *nftState, kind int) []branch {
@@ -306,49 +321,72 @@ func protoNum(proto string) uint64 {
 	return protoNums[proto]
 }
 
-// evalKey returns the values of expression e for st.
-func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
+// Outcomes of scalar.
+const (
+	sOne    = iota // one value
+	sAbsent        // a header the packet does not have
+	sWhy           // not modelled: why says what
+	sNot           // not a selector of one value: see evalKey
+)
+
+// scalar sets *v to the value of e for st when e selects one value (a
+// header field, a meta, ct or fib key, a bitwise operation on one), as
+// evalKey would return it, without the room evalKey's result keeps for
+// several values; it returns sNot for the expressions it leaves to
+// evalKey.
+func (w *nftWalk) scalar(st *nftState, e nft.Expr, v *nval) (res int, why string) {
 	switch e := e.(type) {
 	case *nft.Payload:
-		return payloadVal(st, e)
+		return payloadVal(st, e, v)
 	case *nft.Meta:
 		switch e.Key {
 		case "l4proto", "protocol":
 			if e.Key == "protocol" {
 				if st.is4() {
-					return one(nval{kind: kStr, str: "ip"})
+					*v = nval{kind: kStr, str: "ip"}
+					return sOne, ""
 				}
-				return one(nval{kind: kStr, str: "ip6"})
+				*v = nval{kind: kStr, str: "ip6"}
+				return sOne, ""
 			}
-			return one(nval{kind: kNum, num: protoNum(st.proto)})
+			*v = nval{kind: kNum, num: protoNum(st.proto)}
+			return sOne, ""
 		case "mark":
-			return one(nval{kind: kNum, num: uint64(st.mark)})
+			*v = nval{kind: kNum, num: uint64(st.mark)}
+			return sOne, ""
 		case "nfproto":
 			if st.is4() {
-				return one(nval{kind: kStr, str: "ipv4"})
+				*v = nval{kind: kStr, str: "ipv4"}
+				return sOne, ""
 			}
-			return one(nval{kind: kStr, str: "ipv6"})
+			*v = nval{kind: kStr, str: "ipv6"}
+			return sOne, ""
 		case "iifname":
 			if st.hook == "output" || st.hook == "postrouting" && st.iif == "" {
-				return one(nval{kind: kStr, str: ""})
+				*v = nval{kind: kStr, str: ""}
+				return sOne, ""
 			}
-			return one(nval{kind: kStr, str: st.iif})
+			*v = nval{kind: kStr, str: st.iif}
+			return sOne, ""
 		case "oifname":
 			if st.oif != "" {
-				return one(nval{kind: kStr, str: st.oif})
+				*v = nval{kind: kStr, str: st.oif}
+				return sOne, ""
 			}
 			if st.hook == "prerouting" || st.hook == "input" {
-				return one(nval{kind: kStr, str: ""})
+				*v = nval{kind: kStr, str: ""}
+				return sOne, ""
 			}
 		}
-		return selResult{why: "not modelled: " + nft.ExprString(e)}
+		return sWhy, "not modelled: " + nft.ExprString(e)
 	case *nft.Ct:
 		if e.Dir != "" {
 			break
 		}
 		switch e.Key {
 		case "state":
-			return one(nval{kind: kFlags, flags: ctFlagsNew})
+			*v = nval{kind: kFlags, flags: ctFlagsNew}
+			return sOne, ""
 		case "status":
 			dnat, snat := st.dnat != "", st.masq || st.snat != ""
 			var fl []string
@@ -360,11 +398,14 @@ func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 			case snat:
 				fl = ctStatusBoth[1:2:2]
 			}
-			return one(nval{kind: kFlags, flags: fl})
+			*v = nval{kind: kFlags, flags: fl}
+			return sOne, ""
 		case "mark":
-			return one(nval{kind: kNum, num: uint64(st.ctmark)})
+			*v = nval{kind: kNum, num: uint64(st.ctmark)}
+			return sOne, ""
 		case "direction":
-			return one(nval{kind: kStr, str: "original"})
+			*v = nval{kind: kStr, str: "original"}
+			return sOne, ""
 		}
 	case *nft.Fib:
 		if e.Result != "type" || len(e.Flags) == 0 {
@@ -377,20 +418,105 @@ func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 		case "saddr":
 			a = st.src
 		default:
-			return selResult{why: "not modelled: " + nft.ExprString(e)}
+			return sWhy, "not modelled: " + nft.ExprString(e)
 		}
 		for _, f := range e.Flags[1:] {
 			if f != "iif" && f != "oif" {
-				return selResult{why: "not modelled: " + nft.ExprString(e)}
+				return sWhy, "not modelled: " + nft.ExprString(e)
 			}
 		}
 		switch {
 		case w.dp.IsLocal(a):
-			return one(nval{kind: kStr, str: "local"})
+			*v = nval{kind: kStr, str: "local"}
 		case a.IsMulticast():
-			return one(nval{kind: kStr, str: "multicast"})
+			*v = nval{kind: kStr, str: "multicast"}
+		default:
+			*v = nval{kind: kStr, str: "unicast"}
 		}
-		return one(nval{kind: kStr, str: "unicast"})
+		return sOne, ""
+	case *nft.Binop:
+		var l nval
+		lres, lwhy := w.scalar(st, e.Left, &l)
+		if lres == sNot {
+			// Several values, or their lack.
+			switch k := w.evalKey(st, e.Left); {
+			case k.absent:
+				return sAbsent, ""
+			case k.why != "":
+				return sWhy, k.why
+			case k.isOne:
+				l, lres = k.one, sOne
+			}
+		}
+		switch lres {
+		case sAbsent, sWhy:
+			return lres, lwhy
+		}
+		r, ok := e.Right.(*nft.Value)
+		n, ok2 := parseNum(textOf(r, ok))
+		if lres != sOne || !ok || !ok2 || l.kind != kNum {
+			break
+		}
+		x := l.num
+		switch e.Op {
+		case "&":
+			x &= n
+		case "|":
+			x |= n
+		case "^":
+			x ^= n
+		case "<<":
+			x <<= n
+		case ">>":
+			x >>= n
+		}
+		*v = nval{kind: kNum, num: x}
+		return sOne, ""
+	case *nft.Numgen, *nft.Concat:
+		return sNot, ""
+	}
+	return sWhy, "not modelled: " + nft.ExprString(e)
+}
+
+// maxKeyParts is the most parts of a concatenation keyVals reads.
+const maxKeyParts = 8
+
+// keyVals returns the values of e for st when e selects one value, or is
+// a concatenation of such selectors (the keys of a large node's verdict
+// maps and sets), in buf: what evalKey would return as its one value or
+// its one variant's values, without carving them from the walk's arena.
+// It returns sNot for the expressions it leaves to evalKey.
+func (w *nftWalk) keyVals(st *nftState, e nft.Expr, buf *[maxKeyParts]nval) ([]nval, int, string) {
+	c, ok := e.(*nft.Concat)
+	if !ok {
+		res, why := w.scalar(st, e, &buf[0])
+		return buf[:1], res, why
+	}
+	if len(c.Parts) > len(buf) {
+		return nil, sNot, ""
+	}
+	for i, p := range c.Parts {
+		// As evalKey: the first part absent or not modelled is the
+		// concatenation's answer.
+		if res, why := w.scalar(st, p, &buf[i]); res != sOne {
+			return nil, res, why
+		}
+	}
+	return buf[:len(c.Parts)], sOne, ""
+}
+
+// evalKey returns the values of expression e for st.
+func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
+	var v nval
+	switch res, why := w.scalar(st, e, &v); res {
+	case sOne:
+		return one(v)
+	case sAbsent:
+		return selResult{absent: true}
+	case sWhy:
+		return selResult{why: why}
+	}
+	switch e := e.(type) {
 	case *nft.Numgen:
 		if e.Mod == 0 {
 			break
@@ -406,34 +532,22 @@ func (w *nftWalk) evalKey(st *nftState, e nft.Expr) selResult {
 			vars[i] = variant{vals: vals[i : i+1 : i+1], weight: 1 / float64(e.Mod), note: note}
 		}
 		return selResult{vars: vars}
-	case *nft.Binop:
-		l := w.evalKey(st, e.Left)
-		r, ok := e.Right.(*nft.Value)
-		if l.absent || l.why != "" {
-			return l
-		}
-		n, ok2 := parseNum(textOf(r, ok))
-		if !ok || !ok2 || !l.isOne || l.one.kind != kNum {
-			break
-		}
-		v := l.one.num
-		switch e.Op {
-		case "&":
-			v &= n
-		case "|":
-			v |= n
-		case "^":
-			v ^= n
-		case "<<":
-			v <<= n
-		case ">>":
-			v >>= n
-		}
-		return one(nval{kind: kNum, num: v})
 	case *nft.Concat:
 		vals := w.nvals(len(e.Parts))
 		res := selResult{vars: carveOne(&w.vars, variant{weight: 1})}
 		for _, p := range e.Parts {
+			if vals != nil {
+				// Parts of one value each, so far: the common case.
+				switch r, why := w.scalar(st, p, &v); r {
+				case sOne:
+					vals = append(vals, v)
+					continue
+				case sAbsent:
+					return selResult{absent: true}
+				case sWhy:
+					return selResult{why: why}
+				}
+			}
 			pr := w.evalKey(st, p)
 			if pr.absent || pr.why != "" {
 				return pr
@@ -475,32 +589,37 @@ func textOf(v *nft.Value, ok bool) string {
 	return v.Text
 }
 
-func payloadVal(st *nftState, e *nft.Payload) selResult {
+// payloadVal sets *v to the value of header field e for st (see scalar).
+func payloadVal(st *nftState, e *nft.Payload, v *nval) (res int, why string) {
 	switch e.Proto {
 	case "ip", "ip6":
 		if (e.Proto == "ip") != st.is4() {
-			return selResult{absent: true}
+			return sAbsent, ""
 		}
 		switch e.Field {
 		case "saddr":
-			return one(nval{kind: kAddr, addr: st.src})
+			*v = nval{kind: kAddr, addr: st.src}
+			return sOne, ""
 		case "daddr":
-			return one(nval{kind: kAddr, addr: st.dst})
+			*v = nval{kind: kAddr, addr: st.dst}
+			return sOne, ""
 		case "protocol", "nexthdr":
-			return one(nval{kind: kNum, num: protoNum(st.proto)})
+			*v = nval{kind: kNum, num: protoNum(st.proto)}
+			return sOne, ""
 		}
 	case "th", "tcp", "udp", "sctp":
 		if e.Proto != "th" && e.Proto != st.proto {
-			return selResult{absent: true}
+			return sAbsent, ""
 		}
 		switch e.Field {
 		case "dport":
-			return one(nval{kind: kNum, num: uint64(st.dport)})
+			*v = nval{kind: kNum, num: uint64(st.dport)}
+			return sOne, ""
 		case "sport":
-			return selResult{why: "not modelled: " + nft.ExprString(e) + " (the source port is chosen by the client)"}
+			return sWhy, "not modelled: " + nft.ExprString(e) + " (the source port is chosen by the client)"
 		}
 	}
-	return selResult{why: "not modelled: " + nft.ExprString(e)}
+	return sWhy, "not modelled: " + nft.ExprString(e)
 }
 
 // ---- constants ----
@@ -736,6 +855,37 @@ const smallSet = 8
 type sortedKeys struct {
 	keys []byte
 	ents []sortedKey
+	// absent is a Bloom filter of the keys of a large set (nil for a
+	// smaller one): two bits of each key's hash (see keyBits) are set.
+	// A key one of whose bits is clear is in none of the elements: the
+	// lookups of a packet's walk through a large node are most of them
+	// of keys that are not (an endpoint's address in the set of cluster
+	// IPs, in the hairpin connections), and are answered without the
+	// binary search's reads all over the keys.
+	absent []uint64
+}
+
+// minFiltered is the fewest keys a set's Bloom filter is made for.
+const minFiltered = 512
+
+// filterSeed seeds the hashes of sortedKeys.absent.
+var filterSeed = maphash.MakeSeed()
+
+// keyBits returns the two bits of key in a filter of mask+1 bits.
+func keyBits(key []byte, mask uint64) (uint64, uint64) {
+	h := maphash.Bytes(filterSeed, key)
+	return h & mask, (h >> 32) & mask
+}
+
+// filterMask returns the mask of the bits of the filter of n keys: from
+// 8 to 16 bits a key (two of which are set), a few percent of keys not
+// in the set passing.
+func filterMask(n int) uint64 {
+	bits := uint64(64)
+	for bits < uint64(n)*8 {
+		bits <<= 1
+	}
+	return bits - 1
 }
 
 // A sortedKey is where a key is in sortedKeys.keys, and its element.
@@ -746,6 +896,12 @@ func (s *sortedKeys) key(e sortedKey) []byte { return s.keys[e.start:e.end] }
 
 // find returns the element of key, or -1.
 func (s *sortedKeys) find(key []byte) int32 {
+	if s.absent != nil {
+		a, b := keyBits(key, uint64(len(s.absent))*64-1)
+		if s.absent[a/64]&(1<<(a%64)) == 0 || s.absent[b/64]&(1<<(b%64)) == 0 {
+			return -1
+		}
+	}
 	lo, hi := 0, len(s.ents)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -768,6 +924,15 @@ func sortKeys(buf []byte, ents []sortedKey) *sortedKeys {
 	slices.SortStableFunc(s.ents, func(a, b sortedKey) int { return bytes.Compare(s.key(a), s.key(b)) })
 	s.ents = slices.CompactFunc(s.ents, func(a, b sortedKey) bool { return bytes.Equal(s.key(a), s.key(b)) })
 	s.ents = slices.Clip(s.ents)
+	if len(s.ents) >= minFiltered {
+		mask := filterMask(len(s.ents))
+		s.absent = make([]uint64, (mask+1)/64)
+		for _, e := range s.ents {
+			a, b := keyBits(s.key(e), mask)
+			s.absent[a/64] |= 1 << (a % 64)
+			s.absent[b/64] |= 1 << (b % 64)
+		}
+	}
 	return s
 }
 
@@ -937,33 +1102,44 @@ func matchParts(ps []part, vals []nval) (match, ok bool) {
 	return true, true
 }
 
-// index returns the index of a named set of t, or of an anonymous set.
-func (w *nftWalk) index(t *nftTable, e nft.Expr) (*setIndex, *nft.Set, string) {
+// index returns the index of a named set of t, or of an anonymous set;
+// dynamic reports a named set rules add to from the packet path.
+func (w *nftWalk) index(t *nftTable, e nft.Expr) (ix *setIndex, set *nft.Set, dynamic bool, why string) {
 	switch e := e.(type) {
 	case *nft.SetRef:
 		// The last few are remembered (see nftWalk.value).
 		for i := range w.sets {
 			if j := &w.sets[i]; j.ref == e {
-				return j.ix, j.set, ""
+				return j.ix, j.set, j.dynamic, ""
 			}
 		}
 		s := t.sets[e.Name]
 		if s == nil {
-			return nil, nil, "unknown set @" + e.Name
+			return nil, nil, false, "unknown set @" + e.Name
 		}
 		ix := t.setIndex(s)
-		w.sets[w.nextSet%uint8(len(w.sets))] = setSeen{ref: e, ix: ix, set: s}
+		dyn := t.dynamic[s.Name]
+		w.sets[w.nextSet%uint8(len(w.sets))] = setSeen{ref: e, ix: ix, set: s, dynamic: dyn}
 		w.nextSet++
-		return ix, s, ""
+		return ix, s, dyn, ""
 	case *nft.AnonSet:
-		return t.anonIndex(e), nil, ""
+		return t.anonIndex(e), nil, false, ""
 	}
-	return nil, nil, "not modelled: " + nft.ExprString(e)
+	return nil, nil, false, "not modelled: " + nft.ExprString(e)
 }
 
 // ---- statements ----
 
 func (w *nftWalk) evalMatch(st *nftState, t *nftTable, m *nft.Match) []branch {
+	var buf [maxKeyParts]nval
+	switch vals, res, why := w.keyVals(st, m.Left, &buf); res {
+	case sOne:
+		return w.matchValue(st, t, m, vals, "")
+	case sAbsent:
+		return w.ended(st, rNoMatch)
+	case sWhy:
+		return w.unknown(st, why+"; assumed not to match")
+	}
 	key := w.evalKey(st, m.Left)
 	if key.absent {
 		return w.ended(st, rNoMatch)
@@ -991,7 +1167,7 @@ func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, vals []nva
 	want := m.Op != nft.OpNeq
 	switch r := m.Right.(type) {
 	case *nft.SetRef, *nft.AnonSet:
-		ix, set, why := w.index(t, r)
+		ix, set, dynamic, why := w.index(t, r)
 		if why != "" {
 			return w.unknown(st, why+"; assumed not to match")
 		}
@@ -1000,10 +1176,10 @@ func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, vals []nva
 			return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
 		}
 		found := i >= 0
-		if set != nil && t.dynamic[set.Name] && !found && m.Op != nft.OpNeq && m.Op != nft.OpEq && m.Op != nft.OpIn {
+		if dynamic && !found && m.Op != nft.OpNeq && m.Op != nft.OpEq && m.Op != nft.OpIn {
 			return w.unknown(st, "not modelled: "+nft.StmtString(m)+"; assumed not to match")
 		}
-		if set != nil && t.dynamic[set.Name] && !found {
+		if dynamic && !found {
 			if st.updated[set.Name] {
 				return w.boolBranch(st, want, "entry added by this packet")
 			}
@@ -1021,7 +1197,7 @@ func (w *nftWalk) matchValue(st *nftState, t *nftTable, m *nft.Match, vals []nva
 			return out
 		}
 		listed := ""
-		if set != nil && t.dynamic[set.Name] && found {
+		if dynamic && found {
 			listed = "affinity entry listed"
 		}
 		return w.boolBranch(st, found == want, listed)
@@ -1079,11 +1255,7 @@ type draw struct {
 func (w *nftWalk) draws(st *nftState, key selResult, ix *setIndex) ([]draw, string) {
 	if key.isOne {
 		vals := [1]nval{key.one}
-		i, ok := ix.lookup(vals[:])
-		if !ok {
-			return nil, "cannot compare the key with the elements"
-		}
-		return append(w.drawBuf[:0], draw{elem: i, weight: 1}), ""
+		return w.drawOne(ix, vals[:])
 	}
 	// The walk's buffer: the draws are read before the next lookup.
 	out := w.drawBuf[:0]
@@ -1116,6 +1288,15 @@ next:
 	return out, ""
 }
 
+// drawOne is draws of a key of one value (of each of its parts).
+func (w *nftWalk) drawOne(ix *setIndex, vals []nval) ([]draw, string) {
+	i, ok := ix.lookup(vals)
+	if !ok {
+		return nil, "cannot compare the key with the elements"
+	}
+	return append(w.drawBuf[:0], draw{elem: i, weight: 1}), ""
+}
+
 func (w *nftWalk) probNote(note string, weight float64, n int) string {
 	if note == "" || weight == 1 || w.opts.Summary {
 		return ""
@@ -1146,18 +1327,33 @@ type mapDraw struct {
 // probability, when there are several). When the lookup cannot be made,
 // done holds the branches that end the rule.
 func (w *nftWalk) mapDraws(st *nftState, t *nftTable, key, data nft.Expr, stmt nft.Stmt) (ix *setIndex, out []mapDraw, done []branch) {
-	k := w.evalKey(st, key)
+	var buf [maxKeyParts]nval
+	vals, res, why := w.keyVals(st, key, &buf)
+	var k selResult
+	switch res {
+	case sAbsent:
+		k.absent = true
+	case sWhy:
+		k.why = why
+	case sNot:
+		k = w.evalKey(st, key)
+	}
 	if k.absent {
 		return nil, nil, w.ended(st, rNoMatch)
 	}
 	if k.why != "" {
 		return nil, nil, w.unknown(st, k.why+"; assumed not to match")
 	}
-	ix, _, why := w.index(t, data)
+	ix, _, _, why = w.index(t, data)
 	if why != "" {
 		return nil, nil, w.unknown(st, why+"; assumed not to match")
 	}
-	ds, why := w.draws(st, k, ix)
+	var ds []draw
+	if res == sOne {
+		ds, why = w.drawOne(ix, vals)
+	} else {
+		ds, why = w.draws(st, k, ix)
+	}
 	if why != "" {
 		return nil, nil, w.unknown(st, "not modelled: "+nft.StmtString(stmt)+": "+why+"; assumed not to match")
 	}

@@ -5,26 +5,33 @@ import (
 	"net/netip"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
-// TestSetIndexSizes checks lookups in sets small enough to be listed and
-// large enough to be sorted alike: the first of duplicate elements wins,
-// a range is found after the exact elements, and a value in none is not.
+// TestSetIndexSizes checks lookups in sets small enough to be listed,
+// large enough to be sorted, and to be filtered alike: the first of
+// duplicate elements wins, a range is found after the exact elements, and
+// a value in none is not.
 func TestSetIndexSizes(t *testing.T) {
-	for _, n := range []int{3, smallSet, smallSet + 1, 40} {
+	for _, n := range []int{3, smallSet, smallSet + 1, 40, minFiltered + 2} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			// addr is the address of the i-th element (from 1).
+			addr := func(i int) string { return fmt.Sprintf("10.0.%d.%d", i>>8, i&255) }
 			var els []nft.Element
 			for i := range n - 2 {
-				els = append(els, nft.Element{Key: []string{fmt.Sprintf("10.0.0.%d", i+1), "80"}})
+				els = append(els, nft.Element{Key: []string{addr(i + 1), "80"}})
 			}
 			// A duplicate of the first element, and a range.
 			els = append(els, nft.Element{Key: []string{"10.0.0.1", "80"}}, nft.Element{Key: []string{"10.1.0.0/16", "80"}})
 			ix := newSetIndex(els)
 			if n > smallSet && ix.exact == nil || n <= smallSet && ix.exact != nil {
 				t.Errorf("%d elements: sorted %v", n, ix.exact != nil)
+			}
+			if filtered := ix.exact != nil && ix.exact.absent != nil; filtered != (n-1 >= minFiltered) {
+				t.Errorf("%d elements: filtered %v", n, filtered)
 			}
 			key := func(a string, port uint64) []nval {
 				return []nval{{kind: kAddr, addr: netip.MustParseAddr(a)}, {kind: kNum, num: port}}
@@ -34,7 +41,8 @@ func TestSetIndexSizes(t *testing.T) {
 				want int
 			}{
 				{key("10.0.0.1", 80), 0},
-				{key(fmt.Sprintf("10.0.0.%d", n-2), 80), n - 3},
+				{key(addr(n-2), 80), n - 3},
+				{key(addr(n/2), 80), n/2 - 1},
 				{key("10.1.2.3", 80), n - 1},
 				{key("10.0.0.1", 81), -1},
 				{key("10.2.0.1", 80), -1},
@@ -200,7 +208,11 @@ func TestWalkChainByName(t *testing.T) {
 func TestWalkRemembersSetsAndValues(t *testing.T) {
 	text := "table ip t {\n"
 	for i := range 6 {
-		text += fmt.Sprintf("\tset s%d {\n\t\ttype ipv4_addr\n\t\telements = { 10.0.0.%d }\n\t}\n", i, i)
+		flags := ""
+		if i%2 == 0 {
+			flags = "\t\tflags dynamic\n"
+		}
+		text += fmt.Sprintf("\tset s%d {\n\t\ttype ipv4_addr\n%s\t\telements = { 10.0.0.%d }\n\t}\n", i, flags, i)
 	}
 	text += "\tchain a {\n"
 	for i := range 6 {
@@ -216,9 +228,9 @@ func TestWalkRemembersSetsAndValues(t *testing.T) {
 	for round := range 3 {
 		for i, r := range rs.Tables[0].Chains[0].Rules {
 			ref := r.Stmts[0].(*nft.Match).Right.(*nft.SetRef)
-			ix, set, why := w.index(nt, ref)
-			if want := nt.sets[ref.Name]; why != "" || set != want || ix != nt.setIndex(want) {
-				t.Fatalf("round %d: rule %d: set %v (%q), want %v", round, i, set, why, want)
+			ix, set, dynamic, why := w.index(nt, ref)
+			if want := nt.sets[ref.Name]; why != "" || set != want || ix != nt.setIndex(want) || dynamic != (i%2 == 0) {
+				t.Fatalf("round %d: rule %d: set %v (%q, dynamic %v), want %v", round, i, set, why, dynamic, want)
 			}
 			v := r.Stmts[1].(*nft.Match).Right.(*nft.Value)
 			if p := w.value(nt, v); p != nt.valuePart(v) || p.text != fmt.Sprint(80+i) {
@@ -319,5 +331,63 @@ func TestReadNFTAheadValidates(t *testing.T) {
 	ForgetNFT([]*nft.Ruleset{rs})
 	if prevalidatedNFT.Wait(rs) || readNFT.Wait(rs.Tables[0]) {
 		t.Error("a validation or reading forgotten is still held")
+	}
+}
+
+// TestKeyValsIsEvalKey checks that keyVals reads the keys it reads as
+// evalKey does (their one value, or their one variant's values), that a
+// part absent or not modelled is the concatenation's answer, and that it
+// leaves to evalKey the keys of several values and the concatenations of
+// more parts than it holds.
+func TestKeyValsIsEvalKey(t *testing.T) {
+	keys := []string{
+		"ip daddr", "th dport", "udp dport", "tcp sport", "meta mark & 0x4000", "ct status",
+		"ip saddr . ip daddr . meta l4proto . th dport",
+		"ip daddr . udp dport", "ip daddr . tcp sport . th dport",
+		"ip daddr . numgen random mod 2", "numgen inc mod 3",
+		"meta mark . meta mark . meta mark . meta mark . meta mark . meta mark . meta mark . meta mark . meta mark",
+	}
+	values := []string{
+		"10.0.0.1", "80", "80", "80", "0x4000", "dnat",
+		"10.0.0.1 . 10.0.0.2 . tcp . 80",
+		"10.0.0.1 . 80", "10.0.0.1 . 80 . 80",
+		"10.0.0.1 . 1", "1",
+		"1 . 1 . 1 . 1 . 1 . 1 . 1 . 1 . 1",
+	}
+	var text string
+	for i, k := range keys {
+		text += fmt.Sprintf("\t\t%s %s counter\n", k, values[i])
+	}
+	rs, err := nft.ParseText("rules.nft", []byte("table ip t {\n\tchain c {\n"+text+"\t}\n}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &nftState{prob: 1, src: netip.MustParseAddr("10.0.0.1"), dst: netip.MustParseAddr("10.96.0.1"), dport: 80, proto: "tcp",
+		mark: 0x4001, dnat: "10.1.0.1:8080", hook: "forward"}
+	w := &nftWalk{dp: &Dataplane{}}
+	for i, r := range rs.Tables[0].Chains[0].Rules {
+		m, isMatch := r.Stmts[0].(*nft.Match)
+		if !isMatch {
+			t.Fatalf("%s: not read as a match: %s", keys[i], r.Raw)
+		}
+		e := m.Left
+		var buf [maxKeyParts]nval
+		vals, res, why := w.keyVals(st, e, &buf)
+		want := w.evalKey(st, e)
+		var ok bool
+		switch res {
+		case sOne:
+			ok = !want.absent && want.why == "" && (want.isOne && reflect.DeepEqual(vals, []nval{want.one}) ||
+				!want.isOne && len(want.vars) == 1 && want.vars[0].weight == 1 && want.vars[0].note == "" && reflect.DeepEqual(vals, want.vars[0].vals))
+		case sAbsent:
+			ok = want.absent
+		case sWhy:
+			ok = why != "" && why == want.why
+		case sNot:
+			ok = !want.absent && want.why == "" && (len(want.vars) > 1 || strings.Count(keys[i], " . ") >= maxKeyParts)
+		}
+		if !ok {
+			t.Errorf("%s: keyVals %v (%d, %q), evalKey %+v", keys[i], vals, res, why, want)
+		}
 	}
 }

@@ -27,7 +27,8 @@ import (
 type memoKey uint64
 
 // memoEntry is the ends of chain c entered at depth in state st; next is
-// the entry of the same key entered before, or -1.
+// the entry of the same key (of the same chain, while the memo lists the
+// entries by chain) entered before, or -1.
 type memoEntry struct {
 	c     *nft.Chain
 	depth int
@@ -41,52 +42,62 @@ var memoSeed = maphash.MakeSeed()
 
 // runChainMerged is runChain for a summary.
 func (w *nftWalk) runChainMerged(st *nftState, t *nftTable, c *nft.Chain, depth int) []chainEnd {
-	if !w.enteredBefore(c) {
+	slot, before := w.enteredBefore(c)
+	if !before {
 		// A chain entered once is not kept: the walk of a packet to a
 		// Service enters a few chains once per endpoint, each in
 		// another state, and the memo spares the walks whose paths
 		// multiply, which enter chains again and again.
-		// Nothing of the caller reads st after the call: the chain is
-		// walked from st itself, made fresh, and its ends are scaled
-		// in place by what st was.
-		caller := *st
-		st.prob, st.nsteps = 1, 0
-		if st.steps != nil {
-			st.steps = make([]Step, 0, 8)
-		}
-		ends := w.runMerged(st, t, c, depth)
-		for _, e := range ends {
-			w.scale(e.st, &caller)
-		}
-		w.nwork += len(ends)
-		return ends
+		return w.walkFresh(st, t, c, depth, nil)
 	}
-	w.kbuf = st.appendKey(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(w.kbuf[:0], uint32(depth)),
-		uint64(uintptr(unsafe.Pointer(c)))))
-	k := memoKey(maphash.Bytes(memoSeed, w.kbuf))
 	var ends []chainEnd
-	head, ok := w.memo[k]
-	if ok {
-		ok = false
-		for i := head; i >= 0; i = w.memoEnts[i].next {
-			if e := &w.memoEnts[i]; e.c == c && e.depth == depth && e.st.same(st) {
-				ends, ok = e.ends, true
+	found := false
+	if slot >= 0 && !w.memoHashed {
+		// The entries of a chain of a walk that entered few chains, few
+		// times, are listed by chain (see memoHeads): the state is
+		// compared with each rather than hashed.
+		n := 0
+		for i := w.memoHeads[slot]; i >= 0; i = w.memoEnts[i].next {
+			if e := &w.memoEnts[i]; e.depth == depth && e.st.same(st) {
+				ends, found = e.ends, true
 				break
 			}
+			n++
+		}
+		if !found {
+			e := memoEntry{c: c, depth: depth, st: w.snapshot(st)}
+			out := w.walkFresh(st, t, c, depth, &e.ends)
+			w.addMemo(e, slot)
+			if n >= maxMemoList {
+				w.hashMemo()
+			}
+			return out
 		}
 	} else {
-		head = -1
-	}
-	if !ok {
-		// The state the chain is entered in, kept to tell the entries
-		// of a key apart: the walk changes its copy in place.
-		was := w.snapshot(st)
-		ends = w.runMerged(w.fresh(st), t, c, depth)
-		if w.memo == nil {
-			w.memo = map[memoKey]int32{}
+		if !w.memoHashed {
+			w.hashMemo()
 		}
-		w.memo[k] = int32(len(w.memoEnts))
-		w.memoEnts = append(w.memoEnts, memoEntry{c: c, depth: depth, st: was, ends: ends, next: head})
+		k := w.memoKeyOf(c, depth, st)
+		head, ok := w.memo[k]
+		if ok {
+			for i := head; i >= 0; i = w.memoEnts[i].next {
+				if e := &w.memoEnts[i]; e.c == c && e.depth == depth && e.st.same(st) {
+					ends, found = e.ends, true
+					break
+				}
+			}
+		} else {
+			head = -1
+		}
+		if !found {
+			// The state the chain is entered in, kept to tell the entries
+			// of a key apart: the walk changes st in place.
+			e := memoEntry{c: c, depth: depth, st: w.snapshot(st), next: head}
+			out := w.walkFresh(st, t, c, depth, &e.ends)
+			w.memo[k] = int32(len(w.memoEnts))
+			w.memoEnts = append(w.memoEnts, e)
+			return out
+		}
 	}
 	out := w.endBuf(len(ends))[:len(ends)]
 	for i, e := range ends {
@@ -98,18 +109,97 @@ func (w *nftWalk) runChainMerged(st *nftState, t *nftTable, c *nft.Chain, depth 
 	return out
 }
 
+// walkFresh walks chain c from st itself, made fresh (with the
+// probability 1, no rules met and, with steps, none of its own), and
+// returns the chain's ends scaled in place by what st was: nothing of
+// the caller reads st after the call. When memo is not nil, it is set to
+// copies of the ends as the chain gave them, before they are scaled.
+func (w *nftWalk) walkFresh(st *nftState, t *nftTable, c *nft.Chain, depth int, memo *[]chainEnd) []chainEnd {
+	caller := *st
+	st.prob, st.nsteps = 1, 0
+	if st.steps != nil {
+		st.steps = make([]Step, 0, 8)
+	}
+	ends := w.runMerged(st, t, c, depth)
+	if memo != nil && len(ends) > 0 {
+		kept := w.endBuf(len(ends))[:len(ends)]
+		for i, e := range ends {
+			kept[i] = chainEnd{st: w.clone(e.st), kind: e.kind}
+		}
+		*memo = kept
+	}
+	for _, e := range ends {
+		w.scale(e.st, &caller)
+	}
+	w.nwork += len(ends)
+	return ends
+}
+
+// maxMemoList is the most entries of one chain the memo lists before it
+// hashes the states of every entry.
+const maxMemoList = 16
+
+// addMemo adds e, the ends of the chain listed at slot of enteredFew, to
+// the memo: to the chain's list, or hashed when the walk that made them
+// turned the memo to hashing (see hashMemo).
+func (w *nftWalk) addMemo(e memoEntry, slot int) {
+	i := int32(len(w.memoEnts))
+	if w.memoHashed {
+		k := w.memoKeyOf(e.c, e.depth, e.st)
+		head, ok := w.memo[k]
+		if !ok {
+			head = -1
+		}
+		e.next = head
+		w.memo[k] = i
+	} else {
+		e.next = w.memoHeads[slot]
+		w.memoHeads[slot] = i
+	}
+	w.memoEnts = append(w.memoEnts, e)
+}
+
+// hashMemo turns the memo from lists by chain to a hash of the states:
+// each entry is chained to the entry of its key entered before it.
+func (w *nftWalk) hashMemo() {
+	w.memoHashed = true
+	if w.memo == nil {
+		w.memo = map[memoKey]int32{}
+	}
+	for i := range w.memoEnts {
+		e := &w.memoEnts[i]
+		k := w.memoKeyOf(e.c, e.depth, e.st)
+		head, ok := w.memo[k]
+		if !ok {
+			head = -1
+		}
+		e.next = head
+		w.memo[k] = int32(i)
+	}
+}
+
+// memoKeyOf returns the key of chain c entered at depth in state st.
+func (w *nftWalk) memoKeyOf(c *nft.Chain, depth int, st *nftState) memoKey {
+	w.kbuf = st.appendKey(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(w.kbuf[:0], uint32(depth)),
+		uint64(uintptr(unsafe.Pointer(c)))))
+	return memoKey(maphash.Bytes(memoSeed, w.kbuf))
+}
+
 // enteredBefore reports whether the walk entered c before, and records
-// that it did.
-func (w *nftWalk) enteredBefore(c *nft.Chain) bool {
+// that it did; slot is where c is listed in enteredFew (and its memo
+// entries' list in memoHeads), -1 once the walk entered too many chains
+// to list them.
+func (w *nftWalk) enteredBefore(c *nft.Chain) (slot int, before bool) {
 	if w.entered == nil {
 		// The few chains of a packet's walk are listed, the many of a
 		// walk whose paths multiply hashed.
-		if slices.Contains(w.enteredFew, c) {
-			return true
+		if i := slices.Index(w.enteredFew, c); i >= 0 {
+			return i, true
 		}
 		if len(w.enteredFew) < maxEnteredFew {
 			w.enteredFew = append(w.enteredFew, c)
-			return false
+			w.memoHeads = append(w.memoHeads, -1)
+			return len(w.enteredFew) - 1, false
 		}
 		w.entered = make(map[*nft.Chain]struct{}, 2*maxEnteredFew)
 		for _, x := range w.enteredFew {
@@ -117,29 +207,18 @@ func (w *nftWalk) enteredBefore(c *nft.Chain) bool {
 		}
 	}
 	if _, ok := w.entered[c]; ok {
-		return true
+		return -1, true
 	}
 	w.entered[c] = struct{}{}
-	return false
+	return -1, false
 }
 
 // maxEnteredFew is the most chains enteredBefore lists.
 const maxEnteredFew = 32
 
-// fresh returns the state a chain entered by st is walked from: st with
-// the probability 1, no rules met and, with steps, none of its own (the
-// chain's ends are applied to st by scale).
-func (w *nftWalk) fresh(st *nftState) *nftState {
-	one := w.clone(st)
-	one.prob, one.nsteps = 1, 0
-	if one.steps != nil {
-		one.steps = make([]Step, 0, 8)
-	}
-	return one
-}
-
-// scale applies s, an end of a chain walked from fresh(st), to st: the
-// probabilities multiplied, the rules met and the steps added.
+// scale applies s, an end of a chain walked from st made fresh (with
+// the probability 1, no rules met and, with steps, none of its own), to
+// st: the probabilities multiplied, the rules met and the steps added.
 func (w *nftWalk) scale(s, st *nftState) {
 	s.prob *= st.prob
 	s.nsteps += st.nsteps

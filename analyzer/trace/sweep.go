@@ -234,8 +234,10 @@ type sweeper struct {
 	arena []End  // where the ends of the next summaries go
 	res   Result // the last result of an nftables walk
 	// nft holds the arenas of the worker's nftables walks, kept from one
-	// walk to the next without being cleared (see walkNFTWith).
-	nft *nftScratch
+	// walk to the next without being cleared (see walkNFTWith), and
+	// nftIx the data plane's indexes, by family, once the walks read them.
+	nft   *nftScratch
+	nftIx [2]*nftIndex
 	// problemsRead and hasProblems cache whether the data plane has
 	// problems (Dataplane.validate), which every summary tells.
 	problemsRead, hasProblems bool
@@ -272,7 +274,7 @@ func (sw *sweeper) trace(pkt Packet, prev []End) Summary {
 			if sw.nft == nil {
 				sw.nft = nftScratchPool.Get().(*nftScratch)
 			}
-			if err := walkNFTWith(sw.dp, pkt, opts, &sw.res, sw.nft, false); err != nil {
+			if err := walkNFTWith(sw.dp, pkt, opts, &sw.res, sw.nft, false, &sw.nftIx); err != nil {
 				return Summary{Err: err}
 			}
 			res = &sw.res

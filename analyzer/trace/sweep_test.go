@@ -1,6 +1,7 @@
 package trace_test
 
 import (
+	"bytes"
 	"net/netip"
 	"path/filepath"
 	"reflect"
@@ -8,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/google/nftables"
 
 	"github.com/proxyscan/proxyscan/analyzer/checktest"
 	"github.com/proxyscan/proxyscan/analyzer/load"
@@ -18,6 +21,7 @@ import (
 	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/internal/netnstest"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/nft"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
@@ -215,4 +219,41 @@ func TestSweepHelpers(t *testing.T) {
 	if sums, err := run.Wait(); sums != nil || !fault.Is(err) {
 		t.Errorf("a helper's panic: Wait() = %d summaries, %v; want the panic", len(sums), err)
 	}
+}
+
+// TestSweepNFTGenerated sweeps a generated nftables node (kube-proxy's
+// tables for Services of several endpoints, some of them NodePorts) from
+// every origin and compares each packet's summary with its trace's.
+func TestSweepNFTGenerated(t *testing.T) {
+	spec := benchgen.Spec{Services: 120, Endpoints: 600, NodePortEvery: 3, Node: "n1"}
+	if !testing.Short() {
+		spec = benchgen.Spec{Services: 1500, Endpoints: 8000, NodePortEvery: 3, Node: "n1"}
+	}
+	var buf bytes.Buffer
+	if err := spec.NFTRuleset(&buf); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := nft.ParseText("nft-ruleset.txt", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := netip.MustParseAddr(benchgen.NodeIP)
+	dp := &trace.Dataplane{Mode: model.ModeNFTables, NFT: []*nft.Ruleset{rs}, Local: []netip.Addr{node, netip.MustParseAddr("127.0.0.1")},
+		PodCIDRs: []netip.Prefix{netip.MustParsePrefix("10.128.0.0/24")}}
+	table := rs.Table(nftables.TableFamilyIPv4, "kube-proxy")
+	var pkts []trace.Packet
+	for _, e := range table.Set("service-ips").Elements {
+		for _, from := range []model.Origin{model.FromPod, model.FromNode} {
+			pkts = append(pkts, trace.Packet{Dst: netip.AddrPortFrom(netip.MustParseAddr(e.Key[0]), 80), Proto: "tcp", From: from})
+		}
+	}
+	for _, e := range table.Set("service-nodeports").Elements {
+		for _, from := range []model.Origin{model.FromExternal, model.FromPod, model.FromNode} {
+			pkts = append(pkts, trace.Packet{Dst: netip.MustParseAddrPort(benchgen.NodeIP + ":" + e.Key[1]), Proto: "tcp", From: from})
+		}
+	}
+	if len(pkts) < 3*spec.Services {
+		t.Fatalf("%d packets for %d Services", len(pkts), spec.Services)
+	}
+	checkSweep(t, "benchgen nftables", dp, pkts, 2)
 }

@@ -143,13 +143,19 @@ func (g *graph) out(c int32) []edge {
 // and, in dumps of the nf_tables backend, jumps nested deeper than
 // [NFTJumpStackSize].
 func ValidateIPTables(dumps []*iptables.Dump) []Problem {
+	return validateEach(dumps, &prevalidated, validateDump)
+}
+
+// validateEach returns the problems of each item, those validated ahead
+// (in done) taken, the others found now.
+func validateEach[K comparable](items []K, done *ahead.Results[K, []Problem], validate func(K) []Problem) []Problem {
 	var out []Problem
-	for _, d := range dumps {
-		if problems, ok := prevalidated.Take(d); ok {
+	for _, it := range items {
+		if problems, ok := done.Take(it); ok {
 			out = append(out, problems...)
 			continue
 		}
-		out = append(out, validateDump(d)...)
+		out = append(out, validate(it)...)
 	}
 	return out
 }
@@ -303,15 +309,7 @@ func ValidateSets(dumps []*iptables.Dump, sets []*ipset.Dump) []Problem {
 // reachable from a base chain, and jumps nested deeper than
 // [NFTJumpStackSize].
 func ValidateNFT(rulesets []*nft.Ruleset) []Problem {
-	var out []Problem
-	for _, rs := range rulesets {
-		if problems, ok := prevalidatedNFT.Take(rs); ok {
-			out = append(out, problems...)
-			continue
-		}
-		out = append(out, validateRuleset(rs)...)
-	}
-	return out
+	return validateEach(rulesets, &prevalidatedNFT, validateRuleset)
 }
 
 // prevalidatedNFT holds the validations [ReadNFTAhead] started, by
