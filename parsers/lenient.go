@@ -85,3 +85,22 @@ func CountLines(rs []LineRange) int {
 	}
 	return n
 }
+
+// ReasonText is the reason of the lines of words a lenient reader skips
+// around a pasted listing ("Hi, here is the output:" above it, "Thanks!"
+// below it, outside any table), which hold no rule or part of one.
+const ReasonText = "text, not a rule"
+
+// DottedDigits reports whether a word holds a digit, a dot and a digit: an
+// IPv4 address or a part of one, which words pasted around a listing
+// (see ReasonText) do not hold.
+func DottedDigits(w string) bool {
+	for i := 1; i+1 < len(w); i++ {
+		if w[i] == '.' && isDigit(w[i-1]) && isDigit(w[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }

@@ -70,6 +70,9 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 		r.value = d
 		return
 	}
+	if binaryUnknown(&r.f, r.kind) {
+		return // no line of it is read: none is repaired
+	}
 	in := data
 	if c := paste.Clean(data, paste.Options{LineNumbers: r.f.det.kind == parsers.KindUnknown}); c.Significant() {
 		in, r.notes = c.Data, c.Notes
@@ -82,6 +85,13 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 	} else if fn := lenientNoted[r.kind]; fn != nil {
 		var notes []parsers.LineNote
 		r.value, notes, r.err = fn(name, in)
+		if words, listing := wordsAndListing(in, notes); r.err == nil && words > listing {
+			// Notes quoting a bit of a listing are no listing.
+			what := r.kind
+			r.kind, r.value = parsers.KindUnknown, nil
+			r.note = fmt.Sprintf("not analysed: read as %s, %d of its lines are words and %d are the listing's", what, words, listing)
+			return
+		}
 		r.notes = append(r.notes, notes...)
 	} else if fn := lenientParsers[r.kind]; fn != nil {
 		r.value, r.err = fn(name, in)
@@ -280,7 +290,8 @@ func unread(notes []parsers.LineNote) int {
 	n := 0
 	for _, x := range notes {
 		switch x.Reason {
-		case iptables.ReasonNotUnderstood, iptables.ReasonTableNotKnown, iptables.ReasonCutShort, iptables.ReasonNotDetermined:
+		case iptables.ReasonNotUnderstood, iptables.ReasonTableNotKnown, iptables.ReasonCutShort, iptables.ReasonNotDetermined,
+			iptables.ReasonText: // a file mostly of words is no dump
 			n++
 		}
 	}
@@ -303,4 +314,24 @@ func understood(d *iptables.Dump) int {
 		}
 	}
 	return n
+}
+
+// wordsAndListing counts the lines of a listing read leniently that were
+// skipped as words around it (parsers.ReasonText) and its other lines that
+// are not blank.
+func wordsAndListing(data []byte, notes []parsers.LineNote) (words, listing int) {
+	for _, n := range notes {
+		if n.Reason == parsers.ReasonText {
+			words++
+		}
+	}
+	if words == 0 {
+		return 0, 0
+	}
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(l)) > 0 {
+			listing++
+		}
+	}
+	return words, listing - words
 }

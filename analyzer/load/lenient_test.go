@@ -39,6 +39,20 @@ func TestLenientLoad(t *testing.T) {
 			"kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"0.002\"} 3\n" +
 			"kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"+Inf\"} 5\n",
 			kind: parsers.KindMetrics, skipped: "1-1 shell prompt", changed: "5-5 metrics cut short", strict: "metrics.txt:1"},
+		// Words around a dump (6 lines) are text: the dump is whole.
+		{name: "greeting.txt", content: "Hi, here is the output you asked for:\n\n" + miniDump + "\nThanks!\n",
+			kind: parsers.KindIPTablesSave, skipped: "1-1 text, not a rule; 10-10 text, not a rule", strict: "greeting.txt:1: unexpected line"},
+		// The same around an nft listing.
+		{name: "greeting-nft.txt", content: "Hi, here is the nft output:\n\n" + nftListing + "\nThanks!\n",
+			kind: parsers.KindNFTText, skipped: fmt.Sprintf("1-1 text, not a rule; %d-%d text, not a rule", strings.Count(nftListing, "\n")+4, strings.Count(nftListing, "\n")+4),
+			strict: "greeting-nft.txt:1"},
+		// Notes quoting a bit of an nft listing are no listing.
+		{name: "notes-nft.txt", content: "Hi team\nthis is what we see on the node\nafter the upgrade of last week\nit looks empty to us\nplease advise\n\n" +
+			"table ip kube-proxy {\n\tchain services {\n\t}\n}\n",
+			kind: parsers.KindUnknown, note: "read as nft-ruleset, 5 of its lines are words and 4 are the listing's", strict: "notes-nft.txt:1"},
+		// Notes quoting a rule are no dump: their words are not rules.
+		{name: "notes.txt", content: "Notes from the call\nThe rule that looked odd was\n-A KUBE-SERVICES -j KUBE-SVC-X\nwe will try again tomorrow\n",
+			kind: parsers.KindUnknown, note: "read as an iptables dump, 3 of its lines are not one and 1 are", strict: "nothing in these inputs is kube-proxy data"},
 		{name: "prose.txt", content: "*nat\nthe service is down since\nthe upgrade yesterday and\nthe rules look wrong\n",
 			kind: parsers.KindUnknown, note: "read as an iptables dump, 3 of its lines are not one and 1 are", strict: "prose.txt:2: unexpected line"},
 	} {
@@ -157,5 +171,30 @@ func TestCleanDumpEarlyParse(t *testing.T) {
 				t.Errorf("early parse %+v %v %v, want %+v %v %v", early.d, early.notes, early.err, d, notes, err)
 			}
 		})
+	}
+}
+
+// TestWordsAndListing counts the words skipped around a listing and the
+// listing's own lines: a file of more words than listing is no listing.
+func TestWordsAndListing(t *testing.T) {
+	text := func(lines ...int) []parsers.LineNote {
+		var out []parsers.LineNote
+		for _, l := range lines {
+			out = append(out, parsers.LineNote{Line: l, Reason: parsers.ReasonText, Skipped: true})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		data           string
+		notes          []parsers.LineNote
+		words, listing int
+	}{
+		{"Hi\n\ntable ip t {\n}\nThanks\n", text(1, 5), 2, 2},
+		{"notes\nmore notes\ntable ip t {\n}\nand more\n", text(1, 2, 5), 3, 2},
+		{"table ip t {\n}\n", nil, 0, 0},
+	} {
+		if w, l := wordsAndListing([]byte(tc.data), tc.notes); w != tc.words || l != tc.listing {
+			t.Errorf("%q: %d words, %d of the listing; want %d, %d", tc.data, w, l, tc.words, tc.listing)
+		}
 	}
 }

@@ -26,6 +26,10 @@ const (
 	ReasonTableNotRead = "table not read"
 	// ReasonStrayCommit: a COMMIT outside a table.
 	ReasonStrayCommit = "COMMIT outside a table"
+	// ReasonText: a line of words outside any table ("Hi, here is the
+	// output:" above a pasted dump, "thanks" below it), which holds no
+	// rule or part of one (see isText).
+	ReasonText = parsers.ReasonText
 )
 
 // The unexported names are the ones the parser uses.
@@ -436,4 +440,21 @@ func (p *parser) lenientEnd() {
 	if len(why) > 0 {
 		p.d.Partial, p.d.PartialReason = true, strings.Join(why, "; ")
 	}
+}
+
+// isText reports whether a line outside any table is words of the person
+// who pasted the dump rather than a rule or a rule's part cut by a
+// terminal's wrapping: no word starts with '-' (an option, a command),
+// names a kube-proxy chain, holds an address (10.96.0.10, a prefix's '/',
+// two colons of an IPv6 address), a quote (a comment's end) or '='.
+func isText(ln string) bool {
+	for _, w := range strings.Fields(ln) {
+		switch {
+		case w[0] == '-', strings.Contains(w, "KUBE-"), strings.ContainsAny(w, `"'/=`):
+			return false
+		case strings.Count(w, ":") > 1, parsers.DottedDigits(w):
+			return false
+		}
+	}
+	return true
 }

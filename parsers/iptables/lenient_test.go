@@ -273,3 +273,75 @@ func TestTableOf(t *testing.T) {
 		}
 	}
 }
+
+// TestLenientText: words pasted around a dump (a greeting above it, a
+// thank-you below) are skipped as text, not rules: the dump is whole.
+// Words inside a table, or a rule's part a terminal wrapped onto a line
+// of its own, may have held a rule: they are not understood, and the
+// dump is partial.
+func TestLenientText(t *testing.T) {
+	clean, err := os.ReadFile(filepath.Join(parsetest.Root(t), "testdata", "bundles", "iptables-mini", "node", "iptables-save.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump := string(clean)
+	lines := strings.Count(dump, "\n")
+	for _, tc := range []struct {
+		name    string
+		text    string
+		partial bool
+		skipped []string // "line reason"
+	}{
+		{"a greeting and thanks", "Hi team, here is the output you asked for:\n\n" + dump + "\nThanks, let me know if you need more!\n", false,
+			[]string{"1 " + ReasonText, strconv.Itoa(lines+4) + " " + ReasonText}},
+		{"words inside a table", strings.Replace(dump, "*nat\n", "*nat\nsee the rules below\n", 1), true,
+			[]string{"? " + ReasonNotUnderstood}},
+		{"a rule's end wrapped", "-A KUBE-SERVICES -d 10.96.0.1/32 -p tcp -m tcp --dport 443 -j KUBE-SVC-NPX46M4PTMTKRN6Y\n" +
+			"-A KUBE-SERVICES -d 10.96.0.10/32 -p tcp -m comment --comment \"kube-system/kube-dns:dns-tcp\n" +
+			"cluster IP\" -m tcp --dport 53 -j KUBE-SVC-ERIFXISQEP7F7OF4\n", true,
+			[]string{"2 " + ReasonTableNotKnown, "3 " + ReasonCutShort}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, notes, err := ParseLenient("paste.txt", []byte(tc.text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Partial != tc.partial {
+				t.Errorf("partial %v (%q), want %v", d.Partial, d.PartialReason, tc.partial)
+			}
+			var got []string
+			for _, n := range notes {
+				l := strconv.Itoa(n.Line)
+				if tc.skipped[0][0] == '?' {
+					l = "?"
+				}
+				got = append(got, l+" "+n.Reason)
+			}
+			if strings.Join(got, "; ") != strings.Join(tc.skipped, "; ") {
+				t.Errorf("skipped %q, want %q", got, tc.skipped)
+			}
+		})
+	}
+}
+
+// TestIsText tells words from rules and their parts.
+func TestIsText(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want bool
+	}{
+		{"Hi team, here is the output you asked for:", true},
+		{"thanks, let me know if you need more", true},
+		{"Output of node-a (after the upgrade)", true},
+		{"-A KUBE-SERVICES -j KUBE-NODEPORTS", false},
+		{"cluster IP\" -m tcp --dport 53 -j KUBE-SVC-ERIFXISQEP7F7OF4", false},
+		{"KUBE-SVC-ERIFXISQEP7F7OF4", false},
+		{"10.96.0.10/32 tcp dpt:53", false},
+		{"fd00::10 tcp", false},
+		{"mark match 0x4000/0x4000", false},
+	} {
+		if got := isText(tc.line); got != tc.want {
+			t.Errorf("isText(%q) = %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}

@@ -229,6 +229,11 @@ func (p *parser) parseLine(ln string) {
 		}
 		p.command(trimmed)
 	default:
+		if p.lenient && p.table == nil && isText(trimmed) {
+			// Around the dump, not in a table: it held no rule.
+			p.skip(ReasonText, "")
+			return
+		}
 		p.errorf("unexpected line %q", clip(trimmed))
 	}
 }

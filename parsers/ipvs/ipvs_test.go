@@ -373,3 +373,43 @@ func TestTrailingBlanksLost(t *testing.T) {
 		t.Fatalf("only %d listings have trailing blanks", n)
 	}
 }
+
+// TestParseLenientWords: words pasted above and below a listing (a
+// greeting, thanks) are skipped as text, not a rule, and the listing is
+// whole; ipvsadm's own lines (its banner, the timeout line) and lines
+// with addresses or numbers are never taken for words.
+func TestParseLenientWords(t *testing.T) {
+	listing := "IP Virtual Server version 1.2.1 (size=4096)\nProt LocalAddress:Port Scheduler Flags\n" +
+		"  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n" +
+		"TCP  10.96.0.1:443 rr\n  -> 192.168.10.10:6443           Masq    1      0          0\n"
+	in := "Hi, here is ipvsadm from the node:\n\n" + listing + "\nThanks, let me know!\n"
+	d, notes, err := ParseLenient("t", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.PartialReason != "" || len(d.Services) != 1 {
+		t.Errorf("partial %q, %d services", d.PartialReason, len(d.Services))
+	}
+	var got []string
+	for _, n := range notes {
+		got = append(got, fmt.Sprintf("%d %s", n.Line, n.Reason))
+	}
+	if want := []string{"1 " + parsers.ReasonText, "9 " + parsers.ReasonText}; strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("skipped %q, want %q", got, want)
+	}
+	for _, tc := range []struct {
+		line string
+		want bool
+	}{
+		{"Hi, here is ipvsadm from the node:", true},
+		{"IP Virtual Server version 1.2.1 (size=4096)", false},
+		{"Timeout (tcp tcpfin udp): 900 120 300", false},
+		{"TCP  10.96.0.1:443 rr", false},
+		{"  -> 192.168.10.10:6443           Masq    1      0          0", false},
+		{"we have 3 nodes", false},
+	} {
+		if got := isText(tc.line); got != tc.want {
+			t.Errorf("isText(%q) = %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}

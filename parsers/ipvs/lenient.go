@@ -43,7 +43,9 @@ const (
 // listing not pasted).
 func ParseLenient(name string, data []byte) (*Dump, []parsers.LineNote, error) {
 	lines := strings.Split(string(data), "\n")
+	words := textAround(lines)
 	notes, orig := servicePorts(lines)
+	notes = append(notes, words...)
 	skipped := map[int]bool{}
 	unresolved := 0
 	for round := 0; ; round++ {
@@ -199,7 +201,7 @@ func (d *Dump) restoreRaw(orig map[int]string) {
 func skippedCount(notes []parsers.LineNote) int {
 	n := 0
 	for _, x := range notes {
-		if x.Skipped {
+		if x.Skipped && x.Reason != parsers.ReasonText { // words held no entry
 			n++
 		}
 	}
@@ -257,4 +259,71 @@ func sortNotes(n []parsers.LineNote) {
 			n[j], n[j-1] = n[j-1], n[j]
 		}
 	}
+}
+
+// textAround blanks the lines of words pasted above and below a listing
+// ("Hi, here is the output:", "Thanks!": see isText), from its first line
+// and its last up to the first line that is not words (blank lines aside),
+// and returns their notes (parsers.ReasonText).
+func textAround(lines []string) []parsers.LineNote {
+	var notes []parsers.LineNote
+	blank := func(i int) bool { return strings.TrimSpace(lines[i]) == "" }
+	take := func(i int) bool {
+		if blank(i) {
+			return true
+		}
+		if !isText(lines[i]) {
+			return false
+		}
+		notes = append(notes, parsers.LineNote{Line: i + 1, Reason: parsers.ReasonText, Skipped: true})
+		lines[i] = ""
+		return true
+	}
+	first := 0
+	for first < len(lines) && take(first) {
+		first++
+	}
+	last := len(lines) - 1
+	for last > first && take(last) {
+		last--
+	}
+	return notes
+}
+
+// isText reports whether a line is words of the person who pasted a
+// listing rather than a line of it: no word is a protocol or a column of
+// ipvsadm's (TCP, UDP, SCTP, FWM, Prot, IP, ->, Masq, ...), a flag, an
+// address (a digit, a dot, a digit; a colon followed by a digit) or a
+// number of a counter, and it has a letter.
+func isText(line string) bool {
+	t := strings.TrimLeft(line, " \t")
+	if skippable(line) || strings.HasPrefix(t, versionPrefix) || strings.HasPrefix(t, timeoutPrefix) ||
+		strings.HasPrefix(t, "Prot ") || strings.HasPrefix(t, "IPVS connection entries") {
+		return false // ipvsadm's own lines
+	}
+	letter := false
+	for _, w := range strings.Fields(line) {
+		if strings.Trim(w, "0123456789") == "" {
+			return false // a number: a counter, a weight
+		}
+		switch strings.ToUpper(strings.Trim(w, ",.!?():")) {
+		case "TCP", "UDP", "SCTP", "FWM", "PROT", "IP", "->", "MASQ", "ROUTE", "LOCAL", "TUNNEL", "PERSISTENT", "WEIGHT", "ACTIVECONN", "INACTCONN":
+			return false
+		}
+		if w[0] == '-' || w[0] == '[' {
+			return false
+		}
+		for i := 0; i < len(w); i++ {
+			c := w[i]
+			switch {
+			case c >= '0' && c <= '9':
+				if i+1 < len(w) && (w[i+1] == '.' || w[i+1] == ':') || i > 0 && w[i-1] == ':' {
+					return false
+				}
+			case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+				letter = true
+			}
+		}
+	}
+	return letter
 }

@@ -215,3 +215,34 @@ func (p *textParser) cutElements(toks []token, s *Set, kind string) ([]Element, 
 	}
 	return els, nil
 }
+
+// nftWords are the words of nft's syntax a line of rules or declarations
+// holds (statements, selectors, verdicts, block keywords): a line of words
+// outside any table with none of them, and none of its punctuation, is
+// text pasted around the listing (see isText).
+var nftWords = map[string]bool{
+	"table": true, "chain": true, "set": true, "map": true, "flowtable": true, "type": true,
+	"hook": true, "priority": true, "policy": true, "elements": true, "flags": true,
+	"ip": true, "ip6": true, "inet": true, "tcp": true, "udp": true, "sctp": true, "th": true,
+	"meta": true, "ct": true, "fib": true, "numgen": true, "iifname": true, "oifname": true,
+	"jump": true, "goto": true, "accept": true, "drop": true, "reject": true, "return": true,
+	"dnat": true, "snat": true, "masquerade": true, "counter": true, "vmap": true,
+	"daddr": true, "saddr": true, "dport": true, "sport": true, "mark": true, "comment": true,
+}
+
+// isText reports whether a line outside any table is words of the person
+// who pasted the listing: no word of nft's syntax (nftWords), no brace,
+// quote, semicolon, '@', '$' or '=', and no address (a digit, a dot, a
+// digit; two colons).
+func isText(line string) bool {
+	if strings.ContainsAny(line, "{}\";@$=") {
+		return false
+	}
+	for _, w := range strings.Fields(line) {
+		lw := strings.ToLower(strings.Trim(w, ",.!?():"))
+		if nftWords[lw] || strings.Count(w, ":") > 1 || parsers.DottedDigits(w) {
+			return false
+		}
+	}
+	return true
+}

@@ -244,7 +244,8 @@ func walk(rs *Ruleset, rule, elem func(string)) {
 
 // FuzzParseTextLenient checks that ParseTextLenient never panics, fails
 // only with an error at a line, reads what ParseText reads the same and
-// whole, notes lines of the input only, and returns a ruleset whose text
+// whole, notes lines of the input only (cut short, or words around the
+// listing), and returns a ruleset whose text
 // reads back strictly to the same model.
 func FuzzParseTextLenient(f *testing.F) {
 	parsetest.Seeds(f, "parsers/nft/*.txtar")
@@ -271,7 +272,7 @@ func FuzzParseTextLenient(f *testing.F) {
 		}
 		lines := bytes.Count(data, []byte("\n")) + 1
 		for _, n := range notes {
-			if n.Line < 1 || n.Line > lines || !n.Skipped || n.Reason != ReasonCutShort {
+			if n.Line < 1 || n.Line > lines || !n.Skipped || n.Reason != ReasonCutShort && n.Reason != parsers.ReasonText {
 				t.Fatalf("note %+v of a %d-line input", n, lines)
 			}
 		}
@@ -301,4 +302,64 @@ func FuzzParseTextLenient(f *testing.F) {
 			t.Fatalf("Parse(Format(x)) != x (-x +reparsed):\n%s\nformatted:\n%s", cmp.Diff(rs, again), out)
 		}
 	})
+}
+
+// TestParseTextLenientWords: words pasted around a listing (a greeting
+// above it, thanks below) are skipped as text, not a rule, and the
+// listing is whole; a rule or declaration outside any table is still an
+// error, as a line ParseText refuses.
+func TestParseTextLenientWords(t *testing.T) {
+	full := healthyListing(t)
+	lines := strings.Count(full, "\n")
+	want, err := ParseText("nft.txt", []byte(full))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := "Hi, here is the nft output from the node:\n\n" + full + "\nThanks!\n"
+	got, notes, err := ParseTextLenient("nft.txt", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Partial != "" {
+		t.Errorf("partial: %s", got.Partial)
+	}
+	if len(got.Tables) != len(want.Tables) {
+		t.Errorf("%d tables, want %d", len(got.Tables), len(want.Tables))
+	}
+	var skipped []string
+	for _, n := range notes {
+		skipped = append(skipped, fmt.Sprintf("%d %s", n.Line, n.Reason))
+	}
+	if w := []string{"1 " + parsers.ReasonText, fmt.Sprintf("%d %s", lines+4, parsers.ReasonText)}; !reflect.DeepEqual(skipped, w) {
+		t.Errorf("skipped %q, want %q", skipped, w)
+	}
+	for _, bad := range []string{
+		"ip daddr 10.96.0.1 tcp dport 443 jump services\n" + full,
+		"add rule ip kube-proxy services counter\n" + full,
+	} {
+		if _, _, err := ParseTextLenient("nft.txt", []byte(bad)); err == nil {
+			t.Errorf("%q above the listing: no error", strings.SplitN(bad, "\n", 2)[0])
+		}
+	}
+}
+
+// TestIsText tells words from nft's rules and declarations.
+func TestIsText(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want bool
+	}{
+		{"Hi, here is the nft output from the node:", true},
+		{"Thanks, let me know if you need more.", true},
+		{"ip daddr 10.96.0.1 tcp dport 443 jump services", false},
+		{"table ip kube-proxy {", false},
+		{"10.96.0.10 . udp . 53 : goto service-X", false},
+		{"fd00::10", false},
+		{"}", false},
+		{"counter packets 0 bytes 0", false},
+	} {
+		if got := isText(tc.line); got != tc.want {
+			t.Errorf("isText(%q) = %v, want %v", tc.line, got, tc.want)
+		}
+	}
 }

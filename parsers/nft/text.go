@@ -46,10 +46,15 @@ func parseText(name string, data []byte, lx *laxText) (*Ruleset, error) {
 		if !ok {
 			return rs, nil
 		}
+		t := strings.TrimLeft(line, " \t")
+		if p.lax != nil && t != "" && t[0] != '#' && isText(t) {
+			// Words around the listing, outside any table.
+			p.lax.notes = append(p.lax.notes, parsers.LineNote{Line: p.line, Reason: parsers.ReasonText, Skipped: true})
+			continue
+		}
 		if p.cutHere(false) {
 			continue
 		}
-		t := strings.TrimLeft(line, " \t")
 		if t == "" || t[0] == '#' || t == "\r" {
 			continue
 		}
