@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/proxyscan/proxyscan/analyzer/checks"
@@ -247,6 +248,10 @@ type loaded struct {
 	// forget drops what was read ahead of the unit's dumps and not
 	// taken (see checks.ReadAhead), once its checks ran.
 	forget func()
+	// own is the size of the node-level files of the unit's snapshots
+	// (its dumps, logs, configuration: all but the Kubernetes exports,
+	// which units alike share).
+	own int64
 }
 
 // loadUnit reads unit i as far as its checks: from its node report when
@@ -273,7 +278,21 @@ func loadUnit(i int, unit []string, fo *fleetOptions, prints *checks.Prints) (lo
 		forget()
 		return loaded{}, err
 	}
-	return loaded{snaps: snaps, note: note, forget: forget}, nil
+	return loaded{snaps: snaps, note: note, forget: forget, own: ownBytes(snaps)}, nil
+}
+
+// ownBytes is the size of the node-level files of snaps: all their inputs
+// but the Kubernetes exports.
+func ownBytes(snaps []*model.Snapshot) int64 {
+	var n int64
+	for _, s := range snaps {
+		for _, in := range s.Inputs {
+			if in.Kind != parsers.KindKube {
+				n += in.Bytes
+			}
+		}
+	}
+	return n
 }
 
 // finishUnit analyses the snapshots of a loaded unit, dropping them, and
@@ -409,6 +428,10 @@ func analyzeUnits(units [][]string, fo *fleetOptions, shared *report.Shared) ([]
 	p := newFleetProgress(progress, len(units))
 	defer p.stop()
 	fleet := len(units) > 1
+	// left counts the units not yet analysed: once the last is, nothing
+	// is loaded any more that a collection would make room for.
+	var left atomic.Int64
+	left.Store(int64(len(units)))
 	jobs := min(max(fo.jobs, 1), len(units))
 	next := make(chan int)
 	ready := make(chan loaded)
@@ -459,10 +482,16 @@ func analyzeUnits(units [][]string, fo *fleetOptions, shared *report.Shared) ([]
 		for l := range ready {
 			var once sync.Once
 			checked := func() { once.Do(func() { admit <- struct{}{} }) }
+			dropped := l.snaps != nil // not read from a node report
 			if !stopped() {
 				out[l.i] = finishUnit(&l, fo, prints, shared, fleet, checked)
 			}
 			checked()
+			if left.Add(-1) > 0 && fleet && dropped {
+				// What the node held is garbage now, and the heap's goal
+				// was set while it was live (see droppedCollectMin).
+				collectDropped(l.own)
+			}
 			if unitEvent != nil {
 				unitEvent("analysed", l.i)
 			}

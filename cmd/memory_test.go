@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -381,5 +382,51 @@ func TestHeapPacing(t *testing.T) {
 		if floor, room, base := heapPacing(tc.units, tc.sharing); floor != tc.floor || room != tc.room || base != tc.base {
 			t.Errorf("%s: heapPacing = %d, %d, %d, want %d, %d, %d", tc.name, floor, room, base, tc.floor, tc.room, tc.base)
 		}
+	}
+}
+
+// TestFleetCollectsDropped: a fleet starts a collection once each unit
+// but the last is analysed and dropped, when the unit's node-level files
+// are droppedCollectMin or more (lowered here to the test bundles' size);
+// not for smaller units, a unit alone, a unit read from its node report,
+// or when GOGC in the environment paces the collector.
+func TestFleetCollectsDropped(t *testing.T) {
+	keepGCSettings(t)
+	var collections atomic.Int32
+	before, least := collectAside, droppedCollectMin
+	collectAside = func() { collections.Add(1) }
+	defer func() { collectAside, droppedCollectMin = before, least }()
+	var bundles []string
+	for _, b := range []string{"iptables-mini", "iptables-healthy", "nftables-healthy"} {
+		bundles = append(bundles, testdata(t, "bundles", b))
+	}
+	reported := reportedBundles(t)
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		jobs  int
+		least int64
+		gogc  string
+		want  int32
+	}{
+		{"large units", bundles, 1, 1, "", 2},
+		{"large units, two jobs", bundles, 2, 1, "", 2},
+		{"small units", bundles, 1, 16 << 20, "", 0},
+		{"one unit", bundles[:1], 1, 1, "", 0},
+		{"node reports", reported[:3], 1, 1, "", 0},
+		{"GOGC set", bundles, 1, 1, "100", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GOMEMLIMIT", "")
+			t.Setenv("GOGC", tc.gogc)
+			droppedCollectMin = tc.least
+			collections.Store(0)
+			if _, err := fleetJSON(t, tc.paths, fleetOptions{jobs: tc.jobs}); err != nil {
+				t.Fatal(err)
+			}
+			if got := collections.Load(); got != tc.want {
+				t.Errorf("%d collections started, want %d", got, tc.want)
+			}
+		})
 	}
 }
