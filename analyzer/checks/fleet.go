@@ -137,6 +137,15 @@ func CompareFleet(nodes []*FleetNode, checks []*Check) *FleetResult {
 	if len(nodes) < 2 {
 		return out
 	}
+	// A node whose inputs say no name reports its findings under the name
+	// the fleet gives it, as node-drift does.
+	for i, n := range nodes {
+		for j := range n.res.Findings {
+			if n.res.Findings[j].Node == "" {
+				n.res.Findings[j].Node = names[i]
+			}
+		}
+	}
 	groups, apart := clusterGroups(nodes)
 	var passes []fleetRan
 	for _, c := range checks {
