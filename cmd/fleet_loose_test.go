@@ -39,8 +39,10 @@ func looseFleetJSON(t *testing.T, paths []string, jobs int, together bool) (out 
 // files read once for all, and the report is byte for byte the one of
 // reading every path together: with and without the bundles' own exports
 // and configuration, with a loose configuration, and on the bundles of
-// testdata. Loose files of a node keep the paths together; a loose export
-// that cannot be read is reported as when every path is read together.
+// testdata, and for a directory of bundles with a README and an export
+// beside them. Loose files of a node, and a file of no known kind named
+// on the command line, keep the paths together; a loose export that
+// cannot be read is reported as when every path is read together.
 func TestFleetLooseClusterFiles(t *testing.T) {
 	dir := t.TempDir()
 	spec := benchgen.Spec{Services: 40, Endpoints: 220, NodePortEvery: 4}
@@ -79,6 +81,11 @@ func TestFleetLooseClusterFiles(t *testing.T) {
 	broken := write("broken.yaml", []byte("apiVersion: v1\nkind: Service\nmetadata: [\n"))
 	brokenNodes := write("nodes.yaml", []byte("apiVersion: v1\nkind: Node\nmetadata:\n  name: [\n"))
 	own := fleet("own", 4)
+	// A ticket's folder of bundles, with notes and the export beside them.
+	fleet("folder", 3, "cluster/cluster.json")
+	folder := filepath.Join(dir, "folder")
+	write(filepath.Join("folder", "README.md"), []byte("bundles of the nodes that lost DNS\n"))
+	write(filepath.Join("folder", "cluster.yaml"), export.Bytes())
 	bare := fleet("bare", 4, "cluster/cluster.json")
 	noConfig := fleet("noconfig", 3, "cluster/cluster.json", "kube-proxy/config.yaml")
 	t.Chdir(parsetest.Root(t))
@@ -99,6 +106,8 @@ func TestFleetLooseClusterFiles(t *testing.T) {
 		{"the export of a bundle, given loose", append(own[1:], filepath.Join(own[0], "cluster", "cluster.json")), true},
 		{"testdata bundles", testBundles, true},
 		{"bundles holding node reports", reported, true},
+		{"a folder of bundles with notes and an export beside", []string{folder}, true},
+		{"the folder's bundles with its notes named", append(bare, cluster, filepath.Join(folder, "README.md")), false},
 		{"a loose dump", append(bare, cluster, dump), false},
 		{"an export that cannot be read", append(bare, cluster, broken), false},
 		{"a Node export that cannot be read, before another", append(bare, brokenNodes, cluster), false},

@@ -108,7 +108,11 @@ func TestFleetPlainDirs(t *testing.T) {
 		// Their heads are alike: the contents tell, once loaded.
 		{"one node's families in two directories", []string{filepath.Join(dir, "one"), export}, 1, true},
 		{"an export beside the node directories", []string{filepath.Join(dir, "beside")}, 2, true},
-		{"notes beside them", []string{filepath.Join(dir, "notes")}, 2, false},
+		// A file of no known kind beside them is listed once, not
+		// analysed; named on the command line, it was meant to be read:
+		// the directories are read together, as one file of theirs.
+		{"notes beside them", []string{filepath.Join(dir, "notes")}, 2, true},
+		{"notes named", []string{filepath.Join(dir, "notes", "n1"), filepath.Join(dir, "notes", "n2"), filepath.Join(dir, "notes", "README.txt")}, 2, false},
 		{"compressed dumps", []string{filepath.Join(dir, "gz"), export}, 2, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

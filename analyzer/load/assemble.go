@@ -3,7 +3,10 @@ package load
 import (
 	"fmt"
 	"github.com/google/nftables"
+	"maps"
 	"net/netip"
+	"path"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -111,13 +114,139 @@ type configCandidate struct {
 	source string
 }
 
+// joinDirBundles reads the node-level files of a directory (given, or
+// below one given) that holds one bundle, and no other (case/n1/ holding
+// n1.tgz and sysctl.txt), with that bundle's node, as the loose files
+// given with one bundle are, unless it holds a file of the kind of one of
+// them: the files of a plain directory made a node (split) that holds it,
+// and the loose files whose nearest directory holding a bundle holds that
+// one only. The files joined are named as loose files, by their paths in
+// the directory given, and noted. It returns the groups left.
+func joinDirBundles(groups map[string][]parsed, names []string, split map[string]bool) []string {
+	// one returns the bundles below dir: how many, and the last.
+	one := func(dir string) (bundle string, n int) {
+		for _, g := range names {
+			if !split[g] && below(g, dir) {
+				bundle, n = g, n+1
+			}
+		}
+		return bundle, n
+	}
+	targets := map[string][]int{} // bundle -> the files of groups[""] to join
+	var into []string             // split groups to join, and their bundle
+	for _, g := range names {
+		if b, n := one(g); split[g] && n == 1 {
+			into = append(into, g, b)
+		}
+	}
+	for i, r := range groups[""] {
+		arg := r.f.dir
+		if r.f.orig != "" {
+			arg = r.f.origDir
+		}
+		if arg == "" || r.f.disk == "" || r.value == nil || clusterLevel(r) {
+			continue
+		}
+		arg = filepath.Clean(arg) // as the paths below it are ("./case/" holds case/n1)
+		for d := filepath.Dir(r.f.disk); d == arg || below(d, arg); d = filepath.Dir(d) {
+			if b, n := one(d); n > 0 {
+				if n == 1 {
+					targets[b] = append(targets[b], i)
+				}
+				break
+			}
+			if d == arg {
+				break
+			}
+		}
+	}
+	if len(into) == 0 && len(targets) == 0 {
+		return names
+	}
+	join := func(b string, files []parsed) bool {
+		var node []parsed
+		for _, r := range files {
+			if r.value != nil && !clusterLevel(r) {
+				node = append(node, r)
+			}
+		}
+		if sharesKind(groups[b], node) != "" {
+			return false
+		}
+		for _, r := range files {
+			if r.f.orig != "" {
+				r.f.name, r.f.dir = r.f.orig, r.f.origDir
+			}
+			r.f.group = ""
+			if r.note != "" {
+				r.note += "; "
+			}
+			r.note += "read with the node of " + b
+			groups[b] = append(groups[b], r)
+		}
+		return true
+	}
+	gone := map[string]bool{}
+	for i := 0; i < len(into); i += 2 {
+		if join(into[i+1], groups[into[i]]) {
+			gone[into[i]] = true
+			delete(groups, into[i])
+		}
+	}
+	taken := map[int]bool{}
+	for _, b := range slices.Sorted(maps.Keys(targets)) {
+		files := make([]parsed, 0, len(targets[b]))
+		for _, i := range targets[b] {
+			files = append(files, groups[""][i])
+		}
+		if join(b, files) {
+			for _, i := range targets[b] {
+				taken[i] = true
+			}
+		}
+	}
+	var rest []parsed
+	for i, r := range groups[""] {
+		if !taken[i] {
+			rest = append(rest, r)
+		}
+	}
+	if len(groups[""]) > 0 {
+		groups[""] = rest
+	}
+	return slices.DeleteFunc(names, func(g string) bool { return gone[g] })
+}
+
+// below reports whether the path p is below the directory dir (both
+// clean, "." the working directory).
+func below(p, dir string) bool {
+	if dir == "." {
+		return p != "." && !filepath.IsAbs(p) && p != ".." && !strings.HasPrefix(p, ".."+string(filepath.Separator))
+	}
+	return strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// notABundle reports whether the files of a group are those of an
+// archive of which none is of a kind proxyscan reads.
+func notABundle(files []parsed) bool {
+	for _, r := range files {
+		if !r.f.archive || r.kind != parsers.KindUnknown || r.value != nil {
+			return false
+		}
+	}
+	return len(files) > 0
+}
+
 func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
+	// splitNote is the note of the nodes of plain directories (split),
+	// beside which bundles may be nodes too.
 	var splitNote string
+	var split map[string]bool
 	if d := opts.Shared.dirSplit(); d != nil {
 		splitNote = d.record(results)
-		groupByCandidates(results, true)
+		_, split = groupByCandidates(results, true)
 	} else if slices.ContainsFunc(results, func(r parsed) bool { return r.f.orig != "" }) {
-		splitNote = groupByCandidates(results, false)
+		splitNote, split = groupByCandidates(results, false)
 	}
 	groups := map[string][]parsed{}
 	for _, r := range results {
@@ -130,13 +259,45 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 		}
 	}
 	sort.Strings(names)
+	// An archive that holds nothing proxyscan reads (a ticket's logs.tgz
+	// read with bundles or a node's loose files, or the files of an
+	// archive of bundles beside them) is no node: its files are listed,
+	// saying so, named by their paths in it after its own (its path in
+	// the folder that held it, or as given), not as a bundle's files (a
+	// node's bundle is the first among its inputs).
+	var listed []parsed
+	loneNode := slices.ContainsFunc(groups[""], func(r parsed) bool { return r.value != nil && !clusterLevel(r) })
+	if kept := slices.DeleteFunc(slices.Clone(names), func(g string) bool { return notABundle(groups[g]) }); (len(kept) > 0 || loneNode) && len(kept) < len(names) {
+		for _, g := range names {
+			if slices.Contains(kept, g) {
+				continue
+			}
+			note := fmt.Sprintf("in %s, which is not a bundle: nothing in it is kube-proxy data (leave it out of the inputs)", g)
+			if slices.ContainsFunc(kept, func(k string) bool { return strings.HasPrefix(k, g+"/") }) {
+				// An archive of bundles with files beside them
+				// (a zip's __MACOSX/).
+				note = fmt.Sprintf("in %s, outside the bundles it holds", g)
+			}
+			for _, r := range groups[g] {
+				r.note = note
+				at := g // the archive, as given or as found in a folder
+				if r.f.within != "" {
+					at = r.f.within
+				}
+				r.f.name, r.f.group = path.Join(filepath.ToSlash(at), r.f.name), ""
+				listed = append(listed, r)
+			}
+		}
+		names = kept
+	}
+	names = joinDirBundles(groups, names, split)
 	// Loose files: cluster-level values (exports, configuration) apply to
 	// every node; files with no parsed value (unknown kinds) are listed
 	// with the first node; node-level files (dumps, listings, logs) join
 	// the node of the one bundle given when it holds nothing of their
 	// kinds (a sysctl listing or a conntrack table added to a bundle),
 	// and otherwise form a node of their own.
-	var shared, listed []parsed
+	var shared []parsed
 	joined := map[string]string{} // loose file joined to a bundle's node -> the bundle
 	looseNote := ""
 	if loose := groups[""]; len(loose) > 0 {
@@ -197,7 +358,7 @@ func assemble(results []parsed, opts Options) ([]*model.Snapshot, error) {
 		if g == "" && looseNote != "" {
 			b.snap.Notes = append(b.snap.Notes, looseNote)
 		}
-		if g != "" && splitNote != "" {
+		if split[g] && splitNote != "" {
 			b.snap.Notes = append(b.snap.Notes, splitNote)
 		}
 		out = append(out, b.snap)
@@ -519,6 +680,7 @@ func (b *builder) finish(opts Options) error {
 		return err
 	}
 	b.pickNode(opts)
+	splitLogHosts(s)
 	s.BuildPortsFrom(draft, model.BuildOptions{
 		NodeName:     s.Node.Name,
 		HonourIPMode: resolve.Enabled(resolve.LoadBalancerIPMode, s.Version.Version, resolve.ConfiguredGates(s)),

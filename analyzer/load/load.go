@@ -3,7 +3,9 @@ package load
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -191,6 +193,12 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		lim = DefaultLimits
 	}
 	var files []file
+	// shown are the bundles whose files' errors are given with their
+	// paths: those of several arguments, or of a folder given (read
+	// together, an error naming node/iptables-save.txt would not say of
+	// which bundle). The others are given alone: a fleet's unit is its
+	// bundle, which the caller names.
+	shown := map[string]bool{}
 	rd := &reader{lim: lim, ko: opts.kube(), offheap: opts.OffHeap, ex: opts.Exports}
 	for _, p := range paths {
 		fs, err := rd.path(p)
@@ -206,6 +214,12 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 			}
 		} else {
 			fs = regroup(p, fs)
+		}
+		folder := len(paths) == 1 && isDir(p)
+		for _, f := range fs {
+			if f.group != "" && (len(paths) > 1 || folder && f.group != p) {
+				shown[f.group] = true
+			}
 		}
 		files = append(files, fs...)
 	}
@@ -272,13 +286,25 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		if fault.Is(r.err) {
 			return nil, r.err // proxyscan's failure, not the file's
 		}
+		name := r.f.name
+		if shown[r.f.group] {
+			name = path.Join(filepath.ToSlash(r.f.group), r.f.name)
+		}
 		switch e := r.err.(type) {
 		case parsers.ErrorList:
+			for _, one := range e {
+				if one.Pos.File == r.f.name {
+					one.Pos.File = name
+				}
+			}
 			errs = append(errs, e...)
 		case *parsers.Error:
+			if e.Pos.File == r.f.name {
+				e.Pos.File = name
+			}
 			errs = append(errs, e)
 		default:
-			other = append(other, fmt.Sprintf("%s: %v", r.f.name, r.err))
+			other = append(other, fmt.Sprintf("%s: %v", name, r.err))
 		}
 	}
 	if len(other) > 0 {
@@ -317,8 +343,42 @@ func nothingKnown(results []parsed) error {
 	if len(results) > 1 {
 		verb = "are"
 	}
-	return inputErrorf("nothing in these inputs is kube-proxy data: %s%s %s of no kind proxyscan reads (iptables-save, ipvsadm, ipset, nft, kubectl exports, kube-proxy configuration, logs, metrics, node listings)",
-		strings.Join(names, ", "), more, verb)
+	const kinds = "iptables-save, ipvsadm, ipset, nft, kubectl exports, kube-proxy configuration, logs, metrics, node listings"
+	if a := oneArchive(results); a != "" {
+		// An archive given, or found among bundles, that holds
+		// nothing of a node: not a bundle (a ticket's logs.tgz).
+		var inner []string
+		for _, r := range results {
+			if strings.Contains(r.f.det.unread, nestedArchive) {
+				inner = append(inner, r.f.name)
+			}
+		}
+		if len(inner) == len(results) {
+			// An archive of bundle archives.
+			return inputErrorf("%s is not a bundle: it holds archives (%s), which proxyscan does not open inside an archive; extract it and give the directory it holds",
+				a, listFiles(inner))
+		}
+		hint := "leave it out of the inputs (move it out of the directory given, or give the bundles by name)"
+		if len(inner) > 0 {
+			hint = fmt.Sprintf("the archives in it (%s) are not opened: extract them and give them as PATHs of their own", listFiles(inner))
+		}
+		return inputErrorf("%s is not a bundle: nothing in it is kube-proxy data: %s%s %s of no kind proxyscan reads (%s); %s",
+			a, strings.Join(names, ", "), more, verb, kinds, hint)
+	}
+	return inputErrorf("nothing in these inputs is kube-proxy data: %s%s %s of no kind proxyscan reads (%s)",
+		strings.Join(names, ", "), more, verb, kinds)
+}
+
+// oneArchive returns the archive every result was read from, or "".
+func oneArchive(results []parsed) string {
+	a := ""
+	for _, r := range results {
+		if !r.f.archive || a != "" && r.f.group != a {
+			return ""
+		}
+		a = r.f.group
+	}
+	return a
 }
 
 // parseAll parses files, keeping their order. Kubernetes exports are
@@ -358,6 +418,11 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump, 
 			r.value, r.compacted, r.err = ex.archived(&f, compact)
 		case k == parsers.KindKube && streamed(&f):
 			r.value, r.size, r.f.sum, r.compacted, r.err = ex.decode(&f, ko, compact)
+		case f.path != "" && binaryUnknown(&f, k):
+			// Nothing in it is read (a core dump in a ticket's
+			// folder): it is not read into memory, as an archive's
+			// member of no known kind is not.
+			r.size = f.size
 		default:
 			data, err := f.load(k)
 			r.size = int64(len(data))
@@ -506,11 +571,44 @@ func streamed(f *file) bool {
 
 // regroup assigns the files read from one argument to bundles: a directory
 // (or archive) prefix holding manifest.json or node/ is a bundle.
+// The files of a bundle archive found in a directory given (see
+// reader.dir) are grouped already: the directory's own files are grouped
+// as if they were not there, save that a top directory is common to them
+// only if it holds the archives too.
 func regroup(arg string, fs []file) []file {
 	if len(fs) == 0 || fs[0].group == "" {
 		return fs
 	}
-	fs = stripCommonDir(fs)
+	var own []int
+	var archives []string
+	for i := range fs {
+		if fs[i].within == "" {
+			own = append(own, i)
+		} else if len(archives) == 0 || archives[len(archives)-1] != fs[i].within {
+			archives = append(archives, fs[i].within)
+		}
+	}
+	if len(archives) > 0 {
+		sub := make([]file, len(own))
+		for j, i := range own {
+			sub[j] = fs[i]
+		}
+		sub = regroupOwn(arg, sub, archives)
+		for j, i := range own {
+			fs[i] = sub[j]
+		}
+		return fs
+	}
+	return regroupOwn(arg, fs, nil)
+}
+
+// regroupOwn groups the files of one argument (see regroup); others are
+// the paths in it of the archives read beside them.
+func regroupOwn(arg string, fs []file, others []string) []file {
+	if len(fs) == 0 {
+		return fs
+	}
+	fs = stripCommonDir(fs, others)
 	roots := map[string]bool{}
 	if fs[0].archive {
 		roots[""] = true // an archive is a bundle even without a manifest
@@ -548,8 +646,9 @@ func regroup(arg string, fs []file) []file {
 }
 
 // stripCommonDir removes a single top directory shared by every entry of
-// an archive ("proxyscan-node1-20260302T081500Z/node/...").
-func stripCommonDir(fs []file) []file {
+// an archive ("proxyscan-node1-20260302T081500Z/node/...") and by the
+// other paths (of archives read beside them in a directory).
+func stripCommonDir(fs []file, others []string) []file {
 	first, _, ok := strings.Cut(fs[0].name, "/")
 	if !ok || first == "node" || first == "cluster" || first == "kube-proxy" {
 		return fs
@@ -559,8 +658,25 @@ func stripCommonDir(fs []file) []file {
 			return fs
 		}
 	}
+	for _, o := range others {
+		if !strings.HasPrefix(o, first+"/") {
+			return fs
+		}
+	}
 	for i := range fs {
 		fs[i].name = strings.TrimPrefix(fs[i].name, first+"/")
 	}
 	return fs
+}
+
+// isDir reports whether p is a directory.
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// binaryUnknown reports whether a file of the kind k is of no known kind
+// and binary by its head: there is nothing in it to read.
+func binaryUnknown(f *file, k parsers.Kind) bool {
+	return k == parsers.KindUnknown && strings.HasPrefix(f.det.unread, "binary: ")
 }

@@ -104,17 +104,15 @@ func candidateOf(cands map[string]bool, p string) string {
 // nameByCandidates names the files of plain directories given (files
 // whose dir is the argument) by their paths in their candidate node
 // (see dirCandidates) and sets their dir to it, when every plain
-// directory given is of nodes' directories by the heads of its files, and
-// they are two nodes or more, and no bundle is among the inputs. It
-// returns whether it did (then each renamed file keeps its name in orig).
+// directory given is of nodes' directories by the heads of its files (the
+// files of bundles aside: a bundle is a node of its own beside them), and
+// they are two nodes or more. It returns whether it did (then each
+// renamed file keeps its name in orig).
 func nameByCandidates(files []file) bool {
 	byArg := map[string][]file{}
 	var args []string
 	for _, f := range files {
-		if f.group != "" {
-			return false // a bundle among the inputs
-		}
-		if f.dir == "" {
+		if f.group != "" || f.dir == "" {
 			continue
 		}
 		if byArg[f.dir] == nil {
@@ -168,10 +166,11 @@ func sharesCapture(results []parsed) bool {
 }
 
 // groupByCandidates makes each candidate node's files a group of their
-// own (its directory as their bundle) and returns the note each node
-// gets; the files of the candidates are those with dir set and either
-// orig set (read together) or in units (read one candidate at a time).
-func groupByCandidates(results []parsed, units bool) string {
+// own (its directory as their bundle) and returns the note each such node
+// gets, and the groups; the files of the candidates are those with dir
+// set and either orig set (read together) or in units (read one candidate
+// at a time).
+func groupByCandidates(results []parsed, units bool) (string, map[string]bool) {
 	var dirs []string
 	seen := map[string]bool{}
 	for i := range results {
@@ -186,7 +185,7 @@ func groupByCandidates(results []parsed, units bool) string {
 		}
 	}
 	sort.Strings(dirs)
-	return splitNoteOf(dirs)
+	return splitNoteOf(dirs), seen
 }
 
 // nodeLevelInDir reports whether a parsed file is a node-level file (a
@@ -243,7 +242,7 @@ func planPlainDirs(loose []string, lim Limits, ko kube.Options) (units, rest []s
 			rest = append(rest, p)
 			continue
 		}
-		rd := &reader{lim: lim, ko: ko}
+		rd := &reader{lim: lim, ko: ko, planning: true}
 		fs, err := rd.dir(p)
 		if err != nil {
 			return nil, nil, nil, nil

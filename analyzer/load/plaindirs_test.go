@@ -73,7 +73,10 @@ func TestPlainDirs(t *testing.T) {
 		args  []string // under the case's directory; "" the directory itself
 		nodes []string // bundles of the snapshots, under the case's directory; "" none
 		names []string // each node's iptables inputs
-		note  string   // in every node's notes
+		note  string   // in every node's notes (but those of bundles)
+		// bundles are the nodes that are bundles, whose notes do not
+		// say they are plain directories.
+		bundles []string
 	}{
 		{name: "two nodes' dumps", files: files{"a/dump.txt": string(v4), "b/dump.txt": string(v4), "cluster.yaml": string(export)},
 			args: []string{"a", "b", "cluster.yaml"}, nodes: []string{"a", "b"}, names: []string{"dump.txt"},
@@ -90,7 +93,14 @@ func TestPlainDirs(t *testing.T) {
 		{name: "one node's tables", files: files{"nat/save.txt": string(table("nat")), "filter/save.txt": string(table("filter"))},
 			args: []string{"nat", "filter"}, nodes: []string{""}, names: []string{"save.txt + save.txt"}},
 		{name: "a bundle among them", files: files{"b1/node/iptables-save.txt": string(v4), "p/dump.txt": string(v4), "q/dump.txt": string(v4)},
-			args: []string{"b1", "p", "q"}, nodes: []string{"b1", ""}, names: []string{"node/iptables-save.txt"}},
+			args: []string{"b1", "p", "q"}, nodes: []string{"b1", "p", "q"}, names: []string{"node/iptables-save.txt"},
+			note: "2 plain directories (DIR/p, DIR/q) each hold a capture of what the others hold", bundles: []string{"b1"}},
+		{name: "a ticket's folder of a bundle archive and nodes' directories", files: files{"case/b1.tgz": string(archive(t, entry{name: "node/iptables-save.txt", body: string(v4)})),
+			"case/n1/paste.txt": grep.String(), "case/n2/paste.txt": grep.String(), "case/README.md": "ticket 123\r\n", "case/cluster.yaml": string(export)},
+			args: []string{"case"}, nodes: []string{"case/b1.tgz", "case/n1", "case/n2"}, names: []string{"node/iptables-save.txt"},
+			note: "2 plain directories (DIR/case/n1, DIR/case/n2) each hold a capture of what the others hold", bundles: []string{"case/b1.tgz"}},
+		{name: "a bundle and one node's families", files: files{"b1/node/iptables-save.txt": string(v4), "v4/iptables-save.txt": string(v4), "v6/ip6tables-save.txt": string(v6)},
+			args: []string{"b1", "v4", "v6"}, nodes: []string{"b1", ""}, names: []string{"node/iptables-save.txt"}},
 		{name: "loose dumps given as files", files: files{"a.txt": string(v4), "b.txt": string(v4)},
 			args: []string{"a.txt", "b.txt"}, nodes: []string{""}, names: []string{"DIR/a.txt", "DIR/b.txt"},
 			note: "2 iptables dumps of IPv4 that hold the same tables (DIR/a.txt, DIR/b.txt) are read as captures of one node; if they are of several nodes, give each node's files in a directory of its own"},
@@ -127,7 +137,7 @@ func TestPlainDirs(t *testing.T) {
 			if !slices.Equal(nodes, tc.nodes) {
 				t.Fatalf("nodes %q, want %q", nodes, tc.nodes)
 			}
-			for _, s := range snaps {
+			for i, s := range snaps {
 				_, export := tc.files["cluster.yaml"]
 				_, export2 := tc.files["case/cluster.yaml"]
 				if (export || export2) && len(s.Objects.Services) == 0 {
@@ -141,10 +151,11 @@ func TestPlainDirs(t *testing.T) {
 					t.Errorf("iptables inputs %q, want %q", names, tc.names)
 				}
 				notes := strings.ReplaceAll(strings.Join(s.Notes, "\n"), dir, "DIR")
-				if tc.note != "" && !strings.Contains(notes, tc.note) {
+				bundle := slices.Contains(tc.bundles, nodes[i])
+				if tc.note != "" && !bundle && !strings.Contains(notes, tc.note) {
 					t.Errorf("notes lack %q:\n%s", tc.note, notes)
 				}
-				if tc.note == "" && strings.Contains(notes, "read as a node of its own") {
+				if (tc.note == "" || bundle) && strings.Contains(notes, "read as a node of its own") {
 					t.Errorf("notes say the directories are nodes:\n%s", notes)
 				}
 			}

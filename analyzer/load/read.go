@@ -106,6 +106,10 @@ type file struct {
 	// offheap reads a large file on disk into memory outside the Go heap
 	// (see Options.OffHeap).
 	offheap bool
+	// within, for a member of a bundle archive found in a plain
+	// directory, is the archive's path in the directory: its files are a
+	// bundle of their own, grouped already (see reader.dir).
+	within string
 }
 
 // preParsed is a file decoded as it was read, under the name it had in its
@@ -387,7 +391,20 @@ type reader struct {
 	// ex, when set, is the unit's view of the exports the units of the
 	// run share (see Exports).
 	ex *UnitExports
+	// planning says the arguments are read to plan the run (see Plan):
+	// a directory holding a bundle archive is not read through, dir
+	// returning errArchiveInDir, as such a directory is read together
+	// with the other arguments.
+	planning bool
 }
+
+// nodeReportBeside says why a node report found in a plain directory,
+// beside a node's files, is not read.
+const nodeReportBeside = "a node report (collect --analyze), which is merged with bundles and other node reports, not read with a node's loose files: give it in a run without them"
+
+// errArchiveInDir is the error of reading, to plan the run, a directory
+// that holds a bundle archive outside its bundles.
+var errArchiveInDir = errors.New("a bundle archive in a plain directory")
 
 // take counts n more bytes read for what (an archive, a directory, a
 // file), refusing them past the run's limit.
@@ -437,27 +454,33 @@ func (rd *reader) path(p string) ([]file, error) {
 		cf.named = true
 		return []file{cf}, nil
 	}
-	if format := archiveFormat(head); format != "" {
-		// Read from the file as it is decompressed, never held whole.
-		fh, err := os.Open(p)
-		if err != nil {
-			return nil, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
-		}
-		defer fh.Close()
-		reopen := func() (io.ReaderAt, func(), error) {
-			fh, err := os.Open(p)
-			if err != nil {
-				return nil, nil, err
-			}
-			return fh, func() { fh.Close() }, nil
-		}
-		return rd.archive(p, fh, st.Size(), head, reopen)
+	if archiveFormat(head) != "" {
+		return rd.archiveFile(p, st.Size(), head)
 	}
 	if err := rd.take(st.Size(), p); err != nil {
 		return nil, err
 	}
 	f.named = true
 	return []file{f}, nil
+}
+
+// archiveFile reads the bundle archive on disk at p, of size bytes, whose
+// first bytes are head, from the file as it is decompressed, never held
+// whole (see [reader.archive]); its files are of the group p.
+func (rd *reader) archiveFile(p string, size int64, head []byte) ([]file, error) {
+	fh, err := os.Open(p)
+	if err != nil {
+		return nil, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
+	}
+	defer fh.Close()
+	reopen := func() (io.ReaderAt, func(), error) {
+		fh, err := os.Open(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		return fh, func() { fh.Close() }, nil
+	}
+	return rd.archive(p, fh, size, head, reopen)
 }
 
 // Archive formats, by their magic numbers.
@@ -907,10 +930,20 @@ func entryName(n string) (string, error) {
 	return clean, nil
 }
 
-// readDir reads every regular file below dir (links are not followed).
+// dir reads every regular file below dir (links are not followed), in
+// the order of their paths. A bundle archive in it that is not the file
+// of a bundle directory (one holding manifest.json or node/) is read as
+// the bundle it is, as when given on the command line: its files are
+// grouped under its path (see regroup), where it stands in that order.
 func (rd *reader) dir(dir string) ([]file, error) {
 	lim := rd.lim
-	var out []file
+	// Each file found, or each archive's files, in the order of paths.
+	type found struct {
+		rel string
+		fs  []file
+	}
+	var out []found
+	n := 0
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return inputErrorf("reading %s: %v", p, err)
@@ -931,9 +964,10 @@ func (rd *reader) dir(dir string) ([]file, error) {
 		if err != nil {
 			return inputErrorf("reading %s: %v", p, err)
 		}
-		if len(out) >= lim.MaxFiles {
+		if n >= lim.MaxFiles {
 			return inputErrorf("%s: more than %d files", dir, lim.MaxFiles)
 		}
+		n++
 		if info.Size() > lim.MaxFile {
 			return inputErrorf("reading %s: file is %d bytes, over the %d-byte limit", p, info.Size(), lim.MaxFile)
 		}
@@ -941,26 +975,73 @@ func (rd *reader) dir(dir string) ([]file, error) {
 			return inputErrorf("%s: more than %d bytes of files (the limit of a run, all arguments and archive members together)", dir, lim.MaxTotal)
 		}
 		rel, _ := filepath.Rel(dir, p)
-		f, head, err := lazyFile(filepath.ToSlash(rel), dir, p, info.Size())
+		rel = filepath.ToSlash(rel)
+		f, head, err := lazyFile(rel, dir, p, info.Size())
 		if err != nil {
 			return inputErrorf("reading %s: %v", p, err)
 		}
 		if IsNodeReport(head) {
-			return nil // an analysis, not a dump
+			if inBundleDir(dir, p) {
+				return nil // the bundle's analysis, not a dump
+			}
+			// Another node's analysis beside loose files (a node
+			// report is read as such only with bundles and reports):
+			// listed, saying so, not dropped without a word.
+			f.det.unread = nodeReportBeside
 		}
 		if cf, ok, err := rd.compressedFile(f.name, dir, p, head); ok {
 			if err == nil {
-				out = append(out, cf)
+				out = append(out, found{rel, []file{cf}})
 			}
 			return err
 		}
+		switch format := archiveFormat(head); {
+		case format == formatBzip2 || format == formatZstd:
+			// Not read, as a bundle or decompressed: listed, saying
+			// how to get it read, rather than stopping the run as a
+			// bundle that cannot be read does.
+			f.det.unread = fmt.Sprintf("binary: a %s-compressed archive or file, which proxyscan does not read: recompress it with gzip or xz, or unpack it", format)
+		case format != "" && !inBundleDir(dir, p):
+			if rd.planning {
+				return errArchiveInDir
+			}
+			members, err := rd.archiveFile(p, info.Size(), head)
+			if err != nil {
+				return err
+			}
+			members = regroup(p, members)
+			for i := range members {
+				members[i].within = rel
+			}
+			out = append(out, found{rel, members})
+			return nil
+		}
 		rd.read += info.Size()
-		out = append(out, f)
+		out = append(out, found{rel, []file{f}})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out, nil
+	sort.SliceStable(out, func(i, j int) bool { return out[i].rel < out[j].rel })
+	var files []file
+	for _, f := range out {
+		files = append(files, f.fs...)
+	}
+	return files, nil
+}
+
+// inBundleDir reports whether the file at p, below the directory dir
+// given, is in a bundle directory: its directory, or one between it and
+// dir, holds manifest.json or node/.
+func inBundleDir(dir, p string) bool {
+	dir = filepath.Clean(dir)
+	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+		if isBundleDir(d) {
+			return true
+		}
+		if d == dir || d == filepath.Dir(d) || len(d) < len(dir) {
+			return false
+		}
+	}
 }

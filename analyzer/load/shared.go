@@ -2,6 +2,7 @@ package load
 
 import (
 	"errors"
+	"path/filepath"
 	"sort"
 
 	"github.com/proxyscan/proxyscan/parsers"
@@ -81,11 +82,17 @@ func (s *Shared) Files() []string {
 // nothing of the cluster), Load returns [ErrReadTogether] instead: the
 // caller then reads every argument together.
 //
+// Files beside the bundles of a directory given are loose files given
+// with them, named by their paths in it; among them, a file of no known
+// kind (a README) is read once too, listed with every node and not
+// analysed.
+//
 // Otherwise shared is nil and the units are those of [Units]: loose
-// files of a node (a dump, a listing, a log), a file of no known kind, a
-// plain directory holding a bundle, a node report among the arguments or
-// a loose file that cannot be opened keep every argument in one unit,
-// read together as before.
+// files of a node (a dump, a listing, a log), a file of no known kind
+// named on the command line, a plain directory holding a bundle and a
+// node's file, a node report among the arguments or a loose file that
+// cannot be opened keep every argument in one unit, read together as
+// before.
 func Plan(paths []string, opts Options) (units [][]string, shared *Shared, err error) {
 	var args []string
 	for _, p := range paths {
@@ -97,15 +104,26 @@ func Plan(paths []string, opts Options) (units [][]string, shared *Shared, err e
 	}
 	together := [][]string{args}
 	var bundles, loose []string
+	// names holds, for a file beside the bundles of a directory given, its
+	// path in that directory (the name it has when read together).
+	names := map[string]string{}
 	for _, p := range args {
-		found, ok, err := bundlesIn(p)
+		found, beside, ok, err := bundlesIn(p)
 		if err != nil {
 			return nil, nil, err
 		}
-		if ok {
-			bundles = append(bundles, found...)
-		} else {
+		if !ok {
 			loose = append(loose, p)
+			continue
+		}
+		bundles = append(bundles, found...)
+		for _, q := range beside {
+			rel, err := filepath.Rel(p, q)
+			if err != nil {
+				return together, nil, nil
+			}
+			loose = append(loose, q)
+			names[q] = filepath.ToSlash(rel)
 		}
 	}
 	if len(bundles) == 0 {
@@ -150,7 +168,7 @@ func Plan(paths []string, opts Options) (units [][]string, shared *Shared, err e
 			return together, nil, nil
 		}
 	}
-	shared = readShared(loose, nil, opts)
+	shared = readShared(loose, names, opts)
 	if shared == nil {
 		return together, nil, nil
 	}
@@ -172,15 +190,19 @@ func bundleUnits(bundles []string) [][]string {
 
 // readShared reads the loose arguments as [Load] does (a file named in
 // names is shown by that name, its path in the directory given that holds
-// it) and starts parsing them in the background; it returns nil when one of their files is not
-// cluster-level by its kind, holds a bundle or cannot be opened (Load
-// then reads every argument together and says what is wrong).
+// it, and not named on the command line) and starts parsing them in the
+// background; it returns nil when one of their files is not cluster-level
+// by its kind (nor of no known kind, found in a directory given), holds a
+// bundle or cannot be opened (Load then reads every argument together
+// and says what is wrong).
 func readShared(loose []string, names map[string]string, opts Options) *Shared {
 	lim := opts.Limits
 	if lim.MaxFiles == 0 {
 		lim = DefaultLimits
 	}
-	rd := &reader{lim: lim, ko: opts.kube()}
+	// A directory holding a bundle archive is not read through: it is
+	// read together with the bundles.
+	rd := &reader{lim: lim, ko: opts.kube(), planning: true}
 	var files []file
 	for _, p := range loose {
 		fs, err := rd.path(p)
@@ -192,7 +214,10 @@ func readShared(loose []string, names map[string]string, opts Options) *Shared {
 				return nil // a bundle inside a plain directory
 			}
 			if n, ok := names[p]; ok {
-				f.name = n // a file of a directory given, named as in it
+				// A file of a directory given, named as in it, and not
+				// named on the command line: of no known kind, it is
+				// listed and does not make the verdict inconclusive.
+				f.name, f.named = n, false
 			}
 			files = append(files, f)
 		}
@@ -202,7 +227,16 @@ func readShared(loose []string, names map[string]string, opts Options) *Shared {
 	}
 	setStrictness(files, opts.Strict)
 	for _, f := range files {
-		if k := f.detectKind(); k != parsers.KindKube && k != parsers.KindKubeProxyConfig {
+		switch k := f.detectKind(); {
+		case k == parsers.KindKube || k == parsers.KindKubeProxyConfig:
+		case k == parsers.KindUnknown && !f.named:
+			// A file of no known kind beside the bundles or node
+			// directories of a directory given (a README, notes) is given
+			// to every node, listed once and not analysed, unless reading
+			// it finds a node's capture pasted in it (see parse). One
+			// named on the command line was meant to be read: the nodes
+			// are read together, the verdict saying it was not.
+		default:
 			return nil // a node's file: read together, without parsing it twice
 		}
 	}
@@ -222,6 +256,9 @@ func (s *Shared) parse(files []file, opts Options) error {
 		return err
 	}
 	for _, r := range results {
+		if r.err == nil && r.value == nil && r.kind == parsers.KindUnknown {
+			continue // of no known kind once read too: listed, not analysed
+		}
 		if r.err != nil || r.value == nil || !clusterLevel(r) {
 			return ErrReadTogether
 		}

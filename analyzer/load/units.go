@@ -38,11 +38,11 @@ func Units(paths []string) ([][]string, error) {
 	}
 	var bundles []string
 	for _, p := range args {
-		found, ok, err := bundlesIn(p)
+		found, beside, ok, err := bundlesIn(p)
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
+		if !ok || len(beside) > 0 {
 			return [][]string{args}, nil
 		}
 		bundles = append(bundles, found...)
@@ -70,36 +70,49 @@ func expand(p string) ([]string, error) {
 }
 
 // bundlesIn returns the bundles a path is (a bundle) or holds (a directory
-// of bundles); ok is false when it is neither.
-func bundlesIn(p string) (bundles []string, ok bool, err error) {
+// of them, at any depth), and the other regular files beside them in
+// those directories (a README, notes, an export: beside); ok is false when
+// the path is neither a bundle nor a directory holding one, or holds a
+// directory, a link or a special file that is not one.
+func bundlesIn(p string) (bundles, beside []string, ok bool, err error) {
 	st, err := os.Stat(p)
 	if err != nil {
-		return nil, false, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
+		return nil, nil, false, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
 	}
 	if !st.IsDir() {
-		return []string{p}, st.Mode().IsRegular() && unitFile(p), nil
+		return []string{p}, nil, st.Mode().IsRegular() && unitFile(p), nil
 	}
 	if isBundleDir(p) {
-		return []string{p}, true, nil
+		return []string{p}, nil, true, nil
 	}
 	entries, err := os.ReadDir(p)
 	if err != nil {
-		return nil, false, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
+		return nil, nil, false, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
 	}
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		if !e.IsDir() && !e.Type().IsRegular() {
-			return nil, false, nil
+		q := filepath.Join(p, e.Name())
+		if !e.IsDir() {
+			if !e.Type().IsRegular() {
+				return nil, nil, false, nil
+			}
+			if unitFile(q) {
+				bundles = append(bundles, q)
+			} else {
+				beside = append(beside, q)
+			}
+			continue
 		}
-		found, ok, err := bundlesIn(filepath.Join(p, e.Name()))
+		found, more, ok, err := bundlesIn(q)
 		if err != nil || !ok {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		bundles = append(bundles, found...)
+		beside = append(beside, more...)
 	}
-	return bundles, len(bundles) > 0, nil
+	return bundles, beside, len(bundles) > 0, nil
 }
 
 // isBundleDir reports whether a directory holds manifest.json or node/.

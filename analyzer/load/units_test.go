@@ -74,7 +74,9 @@ func TestUnits(t *testing.T) {
 // opened, a plain directory holding a bundle, a node report among the
 // bundles, or a single bundle keep every argument together; an export
 // that cannot be read makes Load say that every argument is to be read
-// together.
+// together. A directory of bundles with files beside them (a README, an
+// export) is its bundles, the files beside read once as loose files,
+// unless one of them is a node's file (a dump pasted in a note).
 func TestPlan(t *testing.T) {
 	dir := t.TempDir()
 	j := func(p ...string) string { return filepath.Join(append([]string{dir}, p...)...) }
@@ -87,8 +89,20 @@ func TestPlan(t *testing.T) {
 	dump := writeFile(t, dir, "iptables-save.txt", []byte(miniDump))
 	readme := writeFile(t, dir, "README.md", []byte("notes\n"))
 	writeFile(t, j("plain"), "svc.yaml", []byte(miniService))
+	writeFile(t, j("plain2/c"), "node/iptables-save.txt", []byte(miniDump))
+	writeFile(t, j("plain2"), "ip-addr.txt", []byte("1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN\n    inet 127.0.0.1/8 scope host lo\n"))
 	writeFile(t, j("exports"), "svc.yaml", []byte(miniService))
 	report := writeFile(t, dir, "r.json", []byte(`{"kind": "proxyscan-node-report"}`))
+	for _, b := range []string{"case/d", "case/zone/e"} {
+		writeFile(t, j(b), "node/iptables-save.txt", []byte(miniDump))
+	}
+	writeFile(t, j("case"), "README.md", []byte("notes\n"))
+	writeFile(t, j("case", "zone"), "svc.yaml", []byte(miniService))
+	for _, b := range []string{"pasted/f", "pasted/g"} {
+		writeFile(t, j(b), "node/iptables-save.txt", []byte(miniDump))
+	}
+	writeFile(t, j("pasted"), "notes.txt", []byte("[root@node-1 ~]# iptables-save -t nat | grep KUBE-SERVICES\n"+
+		"-A KUBE-SERVICES -d 10.96.0.10/32 -p udp -m comment --comment \"kube-system/kube-dns:dns cluster IP\" -m udp --dport 53 -j KUBE-SVC-TCOU7JCQXEZGVUNU\n"))
 	for _, tc := range []struct {
 		name   string
 		args   []string
@@ -102,8 +116,14 @@ func TestPlan(t *testing.T) {
 		{"a loose dump", []string{j("a"), j("b"), export, dump}, [][]string{{j("a"), j("b"), export, dump}}, nil},
 		{"a file of no known kind", []string{j("a"), j("b"), export, readme}, [][]string{{j("a"), j("b"), export, readme}}, nil},
 		{"an export that cannot be read", []string{j("a"), j("b"), broken}, [][]string{{j("a")}, {j("b")}}, nil},
-		{"a plain directory holding a bundle", []string{j("a"), j("b"), j("plain")}, [][]string{{j("a"), j("b"), j("plain")}}, nil},
+		{"a plain directory holding a bundle", []string{j("a"), j("b"), j("plain2")}, [][]string{{j("a"), j("b"), j("plain2")}}, nil},
+		{"a directory holding a bundle and an export", []string{j("a"), j("b"), j("plain")}, [][]string{{j("a")}, {j("b")}, {j("plain/c")}}, []string{"svc.yaml"}},
 		{"a node report", []string{j("a"), j("b"), report, export}, [][]string{{j("a"), j("b"), report, export}}, nil},
+		// Files beside the bundles of a directory given: exports, and
+		// files of no known kind (listed with every node, not analysed).
+		{"a directory of bundles with a README and an export beside", []string{j("case")}, [][]string{{j("case/d")}, {j("case/zone/e")}}, []string{"README.md", "zone/svc.yaml"}},
+		// A note that holds a pasted dump is a node's file.
+		{"a directory of bundles with a pasted dump beside", []string{j("pasted")}, [][]string{{j("pasted")}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			units, shared, err := Plan(tc.args, Options{})

@@ -97,11 +97,21 @@ const (
 // unreadReason says why a file whose head is head (of size bytes) was
 // recognised as no kind: empty, blank, binary, or text of no known kind.
 func unreadReason(head []byte, size int64) string {
+	// An archive or compressed file reaches here only as a file of a
+	// bundle (an archive's member, or a file of a bundle directory):
+	// elsewhere it is read as a bundle, or decompressed.
 	switch {
 	case size == 0:
 		return unreadEmpty
 	case int64(len(head)) >= size && len(bytes.TrimSpace(head)) == 0:
 		return unreadBlank
+	}
+	switch format := archiveFormat(head); format {
+	case "":
+	case formatTar, formatZip:
+		return fmt.Sprintf("binary: a %s archive, %s", format, nestedArchive)
+	default:
+		return fmt.Sprintf("binary: a %s-compressed archive or file, %s", format, nestedArchive)
 	}
 	if i := bytes.IndexByte(head, 0); i >= 0 {
 		return fmt.Sprintf("binary: a NUL byte at offset %d", i)
@@ -217,3 +227,7 @@ func Unread(what string, snaps []*model.Snapshot) error {
 	}
 	return inputErrorf("%s: not everything was read, so no comparison is made: %s", what, strings.Join(out, "; "))
 }
+
+// nestedArchive says why an archive or a compressed file in a bundle is
+// not read.
+const nestedArchive = "not opened inside a bundle (to read it, give it as a PATH of its own, extracted first from the archive that holds it)"

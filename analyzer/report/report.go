@@ -169,8 +169,22 @@ func Build(tool Tool, nodes []NodeResult) *Report {
 // the findings listed, each node's summary in Nodes its own.
 func BuildNodes(tool Tool, nodes []*Node, drift *checks.Drift) *Report {
 	r := &Report{SchemaVersion: SchemaVersion, Tool: tool, Findings: []checks.Finding{}, Drift: drift}
+	// A loose file of no known kind (a README beside the bundles), which
+	// every node of a fleet reads, is listed once.
+	type looseUnknown struct {
+		path, note string
+		bytes      int64
+	}
+	listed := map[looseUnknown]bool{}
 	for _, n := range nodes {
 		for _, in := range n.InputList() {
+			if in.Kind == "unknown" && in.Bundle == "" {
+				k := looseUnknown{in.Path, in.Note, in.Bytes}
+				if listed[k] {
+					continue
+				}
+				listed[k] = true
+			}
 			r.Inputs = append(r.Inputs, in)
 			if in.Kind == "unknown" {
 				r.Unknown = append(r.Unknown, in.Path)

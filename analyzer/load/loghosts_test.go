@@ -1,0 +1,70 @@
+package load
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLogHosts: a kube-proxy log whose journal prefixes name several hosts
+// is read for the node's own host when the node's name is one of them (or
+// that host's with a domain), its other hosts' entries set aside, and
+// whole otherwise; a note says which.
+func TestLogHosts(t *testing.T) {
+	line := func(host string, n int) string {
+		return "Dec 03 10:01:1" + string(rune('0'+n)) + " " + host + " kube-proxy[1234]: I1203 10:01:12.123456    1234 proxier.go:812] \"Sync failed\" retryingTime=\"30s\"\n"
+	}
+	twoHosts := line("east-w1", 1) + line("east-w2", 2) + line("east-w1", 3) + line("east-w2", 4) + line("east-w2", 5)
+	for _, tc := range []struct {
+		name, log, node string
+		// hosts of the entries read, in order
+		want string
+		note string
+	}{
+		{"the node's host", twoHosts, "east-w2", "east-w2 east-w2 east-w2",
+			"journal.txt holds kube-proxy's log of 2 hosts (east-w1 from line 1, east-w2 from line 2): only the lines of east-w2, this node's, are read; the 2 entries of the others are set aside"},
+		{"the node's host with a domain", twoHosts, "east-w1.corp.example", "east-w1 east-w1",
+			"only the lines of east-w1, this node's, are read; the 3 entries of the others are set aside"},
+		{"the node's name not known", twoHosts, "", "east-w1 east-w2 east-w1 east-w2 east-w2",
+			"journal.txt holds kube-proxy's log of 2 hosts (east-w1 from line 1, east-w2 from line 2) and the node's name is not known: its lines are all read as this node's"},
+		{"another node", twoHosts, "east-w3", "east-w1 east-w2 east-w1 east-w2 east-w2",
+			"and none of them is this node (east-w3): its lines are all read as this node's"},
+		{"one host", line("east-w1", 1) + line("east-w1", 2), "east-w2", "east-w1 east-w1", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "journal.txt")
+			if err := os.WriteFile(p, []byte(tc.log), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			snaps, err := Load([]string{p}, Options{Node: tc.node})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := snaps[0]
+			if len(s.Logs) != 1 {
+				t.Fatalf("%d logs", len(s.Logs))
+			}
+			var hosts []string
+			for _, e := range s.Logs[0].Entries {
+				hosts = append(hosts, e.Host)
+			}
+			if got := strings.Join(hosts, " "); got != tc.want {
+				t.Errorf("entries of %q, want %q", got, tc.want)
+			}
+			var noted []string
+			for _, n := range s.Notes {
+				if strings.Contains(n, "hosts (") {
+					noted = append(noted, n)
+				}
+			}
+			switch {
+			case tc.note == "" && len(noted) > 0:
+				t.Errorf("notes %q, want none of the log's hosts", noted)
+			case tc.note != "" && (len(noted) != 1 || !strings.Contains(noted[0], tc.note)):
+				t.Errorf("notes %q, want one with %q", noted, tc.note)
+			}
+		})
+	}
+}
