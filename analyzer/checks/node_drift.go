@@ -263,12 +263,6 @@ func sameElems(a, b *portPrint, noBackends bool) bool {
 	return slices.Equal(keys(a), keys(b))
 }
 
-func entryLabel(e *view.Entry) string {
-	// The entry's key is "KIND IP PROTOCOL/PORT", without the IP when it
-	// has none.
-	return e.Key()
-}
-
 // compareRow compares one service port across the nodes, reports the nodes
 // that differ from the others and returns the row of the matrix.
 func compareRow(p *FleetPass, r *driftRow) DriftPort {

@@ -8,6 +8,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/internal/fault"
+	"github.com/proxyscan/proxyscan/internal/intern"
 )
 
 // A planePort is what views program for one service port, the state
@@ -32,28 +33,45 @@ type planePort struct {
 // and the endpoints of their dispatches (those of the Cluster traffic
 // policy only, with cluster), each dispatch read once.
 func planePorts(views []*view.View, cluster bool) map[string]*planePort {
-	ports := map[string]*planePort{}
+	// A service port has an entry or more per view (most often one or
+	// two): the maps are made large enough at once.
+	entries := 0
+	for _, v := range views {
+		entries = max(entries, len(v.Entries))
+	}
+	ports := make(map[string]*planePort, entries/2)
+	// The planePorts are made in blocks, and the keys are built in buf
+	// and copied into an arena: one allocation per block, not one per
+	// port or element.
+	var block []planePort
+	var keys intern.Arena
+	var buf []byte
 	for _, v := range views {
 		// A dispatch is often that of several origins and entries: its
 		// endpoints are read once.
-		read := map[*view.Dispatch]bool{}
+		read := make(map[*view.Dispatch]bool, len(v.Entries)/2)
 		for _, e := range v.Entries {
 			if e.Service == "" {
 				continue
 			}
 			pl := ports[e.Service]
 			if pl == nil {
-				pl = &planePort{}
+				if len(block) == cap(block) {
+					block = make([]planePort, 0, 256)
+				}
+				block = block[:len(block)+1]
+				pl = &block[len(block)-1]
 				ports[e.Service] = pl
 			}
 			if pl.protocol == "" {
-				pl.protocol = strings.ToUpper(e.Protocol)
+				pl.protocol = upperProtocol(e.Protocol)
 			}
 			if len(pl.families) == 0 || pl.families[len(pl.families)-1] != v.Family {
 				pl.families = append(pl.families, v.Family)
 			}
-			label := entryLabel(e)
-			pl.entries = append(pl.entries, printElem{key: "entry " + label, label: label, family: v.Family, kind: e.Kind, evidence: e.Evidence})
+			buf = e.AppendKey(append(buf[:0], entryPrefix...))
+			key := keys.Bytes(buf)
+			pl.entries = append(pl.entries, printElem{key: key, label: key[len(entryPrefix):], family: v.Family, kind: e.Kind, evidence: e.Evidence})
 			for _, o := range model.Origins {
 				dp := e.Dispatch[o]
 				if dp == nil || cluster && dp.Policy != view.PolicyCluster {
@@ -70,7 +88,8 @@ func planePorts(views []*view.View, cluster bool) map[string]*planePort {
 				// the endpoints once read.
 				pl.elems = slices.Grow(pl.elems, len(dp.Backends)+2)
 				for _, b := range dp.Backends {
-					pl.elems = append(pl.elems, printElem{key: "backend " + b.Endpoint, backend: true, label: b.Endpoint, family: v.Family, b: b})
+					buf = append(append(buf[:0], backendPrefix...), b.Endpoint...)
+					pl.elems = append(pl.elems, printElem{key: keys.Bytes(buf), backend: true, label: b.Endpoint, family: v.Family, b: b})
 				}
 			}
 		}
@@ -83,6 +102,20 @@ func planePorts(views []*view.View, cluster bool) map[string]*planePort {
 		pl.entries = nil
 	}
 	return ports
+}
+
+// upperProtocol returns a protocol in upper case, without a copy for
+// those of Services.
+func upperProtocol(p string) string {
+	switch p {
+	case "tcp":
+		return "TCP"
+	case "udp":
+		return "UDP"
+	case "sctp":
+		return "SCTP"
+	}
+	return strings.ToUpper(p)
 }
 
 // comparePort compares what several nodes, or the two sides of a diff,

@@ -122,13 +122,47 @@ type printElem struct {
 	family   model.Family
 	kind     view.Kind
 	evidence []model.Evidence
-	// b is the backend whose evidence is read once the element is kept.
+	// b, when set, is the backend whose evidence is not read yet: a
+	// node's print reads it as it is added to a fleet's prints (see
+	// [Prints.readEvidence]), into a buffer, and copies it only when the
+	// print is stored.
 	b *view.Backend
+}
+
+// The keys of elements: an entry's is entryPrefix and its
+// [view.Entry.Key], an endpoint's backendPrefix and the endpoint.
+const (
+	entryPrefix   = "entry "
+	backendPrefix = "backend "
+)
+
+// findBackend returns the endpoint element of that label among elements
+// sorted by key (the element of key backendPrefix+label), or nil. It
+// makes no key.
+func findBackend(elems []printElem, label string) *printElem {
+	i := sort.Search(len(elems), func(i int) bool { return compareKey(elems[i].key, backendPrefix, label) >= 0 })
+	if i < len(elems) && compareKey(elems[i].key, backendPrefix, label) == 0 {
+		return &elems[i]
+	}
+	return nil
+}
+
+// compareKey compares key with prefix+label, as strings.Compare would.
+func compareKey(key, prefix, label string) int {
+	n := min(len(key), len(prefix))
+	if c := strings.Compare(key[:n], prefix[:n]); c != 0 {
+		return c
+	}
+	if len(key) < len(prefix) {
+		return -1
+	}
+	return strings.Compare(key[len(prefix):], label)
 }
 
 // uniqueElems sorts elements by key and keeps one of each: the first
 // endpoint of a key, and the first entry, or the last with lastEntry (as
-// a set filled in order would).
+// a set filled in order would). The evidence of endpoints is left unread
+// (in b).
 func uniqueElems(list []printElem, lastEntry bool) []printElem {
 	byKey := func(a, b printElem) int { return strings.Compare(a.key, b.key) }
 	if !slices.IsSortedFunc(list, byKey) {
@@ -143,9 +177,6 @@ func uniqueElems(list []printElem, lastEntry bool) []printElem {
 		}
 		if !e.backend && lastEntry {
 			e = list[j]
-		}
-		if e.b != nil {
-			e.evidence, e.b = e.b.Evidence(), nil
 		}
 		out = append(out, e)
 		i = j
@@ -261,51 +292,92 @@ func (pp *portPrint) lineSlots() []*int {
 }
 
 // newNodePrint reduces a node to its print. The traces of the checks are
-// dropped first: the print does not read them.
+// dropped first: the print does not read them. The evidence of the
+// endpoints programmed is left unread (see [printElem]) and the print's
+// strings may be the node's: the print is for [Prints.add] alone, which
+// reads and copies them.
 func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
 	f.tracer = nil
 	np := &nodePrint{mode: f.res.Mode, modeSource: f.res.ModeSource}
 	sps := servicePortByName(s)
-	ports := map[string]*portPrint{}
-	get := func(name string) *portPrint {
-		pp := ports[name]
-		if pp == nil {
-			pp = &portPrint{service: name}
-			ports[name] = pp
-		}
-		return pp
-	}
 	for _, v := range f.views {
 		np.views = append(np.views, viewPrint{family: v.Family, source: v.Source, anchors: v.Anchors})
 	}
+	// The service ports the data plane programs or the node's objects
+	// hold, sorted by name once.
+	planes := planePorts(f.views, true)
+	type source struct {
+		name string
+		pl   *planePort
+		sp   *model.ServicePort
+	}
+	srcs := make([]source, 0, max(len(planes), len(sps)))
+	for name, pl := range planes {
+		srcs = append(srcs, source{name, pl, sps[name]})
+	}
+	for name, sp := range sps {
+		if planes[name] == nil {
+			srcs = append(srcs, source{name: name, sp: sp})
+		}
+	}
+	slices.SortFunc(srcs, func(a, b source) int { return strings.Compare(a.name, b.name) })
+	// The prints are made together: Prints.add keeps a copy of those it
+	// stores, and the others are dropped at once.
+	prints := make([]portPrint, len(srcs))
+	np.ports = make([]*portPrint, len(srcs))
+	// The texts of the Services' evidence are built in buf and copied
+	// into texts, as planePorts does the elements' keys.
+	var texts intern.Arena
+	var buf []byte
 	// The checks' expectations of a port (see Pass.Expect) hold the
 	// endpoints' selection of each family: its topology is read there,
 	// not selected again.
 	p := &Pass{Snap: s, facts: f}
-	for name, pl := range planePorts(f.views, true) {
-		pp := get(name)
-		pp.programmed, pp.protocol, pp.elems, pp.dispatch = true, pl.protocol, pl.elems, pl.dispatch
-		if sp := sps[name]; sp != nil {
-			pp.protocol = string(sp.Protocol)
-			for _, fam := range pl.families {
-				pp.topology = pp.topology || p.Expect(sp, fam).Topology != ""
+	for i, src := range srcs {
+		pp := &prints[i]
+		np.ports[i] = pp
+		pp.service = src.name
+		sp := src.sp
+		// The expectations of each family, read once.
+		var exp [2]*Expect
+		expect := func(fam model.Family) *Expect {
+			i := 0
+			if fam == model.IPv6 {
+				i = 1
+			} else if fam != model.IPv4 {
+				return p.Expect(sp, fam)
+			}
+			if exp[i] == nil {
+				exp[i] = p.Expect(sp, fam)
+			}
+			return exp[i]
+		}
+		if pl := src.pl; pl != nil {
+			pp.programmed, pp.protocol, pp.elems, pp.dispatch = true, pl.protocol, uniqueElems(pl.elems, true), pl.dispatch
+			if sp != nil {
+				pp.protocol = string(sp.Protocol)
+				for _, fam := range pl.families {
+					pp.topology = pp.topology || expect(fam).Topology != ""
+				}
 			}
 		}
-	}
-	for name := range sps {
-		get(name)
-	}
-	for name, pp := range ports {
-		pp.elems = uniqueElems(pp.elems, true)
-		sp := sps[name]
 		if sp == nil {
 			continue
 		}
-		pp.known, pp.serviceEv = true, ServiceEvidence(sp)
+		pp.known, pp.serviceEv = true, serviceEvidenceIn(sp, &texts, &buf)
 		var seen map[string]bool
+		// The families of the port's endpoints: the expectations of a
+		// family select among its endpoints, and are not read (nor made)
+		// for a family of none.
+		var fams [2]bool
 		for _, ep := range sp.Endpoints {
+			if ep.Family() == model.IPv6 {
+				fams[1] = true
+			} else {
+				fams[0] = true
+			}
 			l := ep.String()
-			if pp.elem("backend "+l) != nil || seen[l] {
+			if findBackend(pp.elems, l) != nil || seen[l] {
 				continue
 			}
 			if seen == nil {
@@ -314,11 +386,14 @@ func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
 			seen[l] = true
 			pp.endpoints = append(pp.endpoints, labelled{l, EndpointEvidence(sp, ep)})
 		}
-		for _, fam := range []model.Family{model.IPv4, model.IPv6} {
-			eps := p.Expect(sp, fam).Endpoints(view.PolicyCluster)
+		for i, fam := range []model.Family{model.IPv4, model.IPv6} {
+			var eps []*model.Endpoint
+			if fams[i] {
+				eps = expect(fam).Endpoints(view.PolicyCluster)
+			}
 			for _, ep := range eps {
 				l := ep.String()
-				if e := pp.elem("backend " + l); e == nil || e.family != fam {
+				if e := findBackend(pp.elems, l); e == nil || e.family != fam {
 					pp.expected = append(pp.expected, famLabel{fam, l})
 				}
 			}
@@ -329,11 +404,6 @@ func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
 			}
 		}
 	}
-	np.ports = make([]*portPrint, 0, len(ports))
-	for _, pp := range ports {
-		np.ports = append(np.ports, pp)
-	}
-	sort.Slice(np.ports, func(a, b int) bool { return np.ports[a].service < np.ports[b].service })
 
 	np.cluster, np.clusterEv = clusterOf(s)
 	if v := s.Version; v.Known() && !strings.HasPrefix(v.Source, "assumed") && v.Source != "--version flag" {
@@ -425,9 +495,13 @@ type Prints struct {
 	byPorts map[string][]*portPrint
 	byLines map[string][][]int32
 	// buf is the encoding of the print being added (see encode),
-	// lineBuf the lines of one of its ports.
+	// lineBuf the lines of one of its ports, evBuf the evidence of its
+	// endpoints and evEnds where each element's ends in evBuf (see
+	// readEvidence).
 	buf     []byte
 	lineBuf []int32
+	evBuf   []model.Evidence
+	evEnds  []int
 	// shared is what nodes alike share beyond their service ports,
 	// statuses the lists of check statuses of their results.
 	shared   shared
@@ -480,6 +554,7 @@ func (ps *Prints) add(np *nodePrint) *nodePrint {
 	np.lines = make([][]int32, len(np.ports))
 	hashes := make([]uint64, len(np.ports))
 	for i, pp := range np.ports {
+		ps.readEvidence(pp)
 		ps.lineBuf = pp.appendLines(ps.lineBuf[:0])
 		np.lines[i], hashes[i] = ps.lines(ps.lineBuf)
 		np.ports[i] = ps.port(pp)
@@ -489,20 +564,61 @@ func (ps *Prints) add(np *nodePrint) *nodePrint {
 	return np
 }
 
+// readEvidence reads the evidence of the endpoints of a print that is
+// not read yet (see [printElem]) into a buffer of ps, which the next
+// print read reuses: [Prints.port] copies it when it stores the print.
+func (ps *Prints) readEvidence(pp *portPrint) {
+	buf, ends := ps.evBuf[:0], ps.evEnds[:0]
+	for i := range pp.elems {
+		if b := pp.elems[i].b; b != nil {
+			buf = b.AppendEvidence(buf)
+		}
+		ends = append(ends, len(buf))
+	}
+	if len(buf) > 0 {
+		from := 0
+		for i := range pp.elems {
+			if e := &pp.elems[i]; e.b != nil {
+				if to := ends[i]; to > from {
+					e.evidence = buf[from:to:to]
+				} else {
+					e.evidence = nil
+				}
+				e.b = nil
+			}
+			from = ends[i]
+		}
+	} else {
+		for i := range pp.elems {
+			pp.elems[i].b = nil
+		}
+	}
+	ps.evBuf, ps.evEnds = buf, ends
+}
+
 // port returns the stored print equal to pp but for the lines of its
-// evidence, storing pp, its lines left out (zero), when there is none. pp
-// is compared as it is, encoded once: only a print stored is copied.
+// evidence, storing a copy of pp, its lines left out (zero), when there is
+// none. pp is compared as it is, first with the port's first print (nodes
+// alike program a port alike), then by its encoding: only a print stored
+// is copied.
 func (ps *Prints) port(pp *portPrint) *portPrint {
+	ps.readEvidence(pp)
+	first := ps.byService[pp.service]
+	if first != nil && samePort(first, pp) {
+		return first
+	}
 	b := ps.encodePort(ps.buf[:0], pp, false)
 	ps.buf = b
 	h := maphash.Bytes(ps.seed, b)
 	for _, x := range ps.ports[h] {
-		if samePort(x, pp) {
+		if x != first && samePort(x, pp) {
 			return x
 		}
 	}
-	// The evidence slices are the views' (and may be findings'): the
-	// lines are left out of copies.
+	c := *pp
+	pp = &c
+	// The evidence slices are the views' or a buffer's (and may be
+	// findings'): the lines are left out of copies.
 	for j := range pp.elems {
 		pp.elems[j].evidence = append([]model.Evidence(nil), pp.elems[j].evidence...)
 	}
@@ -517,7 +633,7 @@ func (ps *Prints) port(pp *portPrint) *portPrint {
 	// they are copied into the arena, sharing those of the port's first
 	// print.
 	text := ps.texts.Str
-	if first := ps.byService[pp.service]; first != nil {
+	if first != nil {
 		have := first.texts()
 		text = func(s string) string {
 			if x, ok := have[s]; ok {

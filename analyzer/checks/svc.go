@@ -8,6 +8,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
+	"github.com/proxyscan/proxyscan/internal/intern"
 )
 
 // serviceNeeds are the inputs of the service checks.
@@ -204,18 +205,35 @@ var netipZero netip.Addr
 
 // ServiceEvidence returns the evidence of a service port's Service object.
 func ServiceEvidence(sp *model.ServicePort) model.Evidence {
+	return serviceEvidenceIn(sp, nil, nil)
+}
+
+// serviceEvidenceIn is [ServiceEvidence], its text built in *buf and
+// copied into texts when texts is not nil (a fleet's prints make one per
+// service port of every node).
+func serviceEvidenceIn(sp *model.ServicePort, texts *intern.Arena, buf *[]byte) model.Evidence {
 	if sp.Service != nil {
 		if l, ok := sp.Service.PortLine(sp.Name.Port, sp.Port); ok {
 			return model.Evidence{File: sp.Service.Pos.File, Line: l.Line, Text: l.Text}
 		}
 	}
-	// "Service NS/NAME: port [PORTNAME ]PORT/PROTOCOL", made at once (a
-	// fleet's prints make one per service port of every node).
-	n, port, proto := sp.Name, strconv.Itoa(int(sp.Port)), string(sp.Protocol)
-	if n.Port != "" {
-		return model.EvidenceAt(sp.Pos(), "Service "+n.Namespace+"/"+n.Name+": port "+n.Port+" "+port+"/"+proto)
+	// "Service NS/NAME: port [PORTNAME ]PORT/PROTOCOL".
+	n := sp.Name
+	if texts == nil {
+		port, proto := strconv.Itoa(int(sp.Port)), string(sp.Protocol)
+		if n.Port != "" {
+			return model.EvidenceAt(sp.Pos(), "Service "+n.Namespace+"/"+n.Name+": port "+n.Port+" "+port+"/"+proto)
+		}
+		return model.EvidenceAt(sp.Pos(), "Service "+n.Namespace+"/"+n.Name+": port "+port+"/"+proto)
 	}
-	return model.EvidenceAt(sp.Pos(), "Service "+n.Namespace+"/"+n.Name+": port "+port+"/"+proto)
+	b := append(append(append(append((*buf)[:0], "Service "...), n.Namespace...), '/'), n.Name...)
+	b = append(b, ": port "...)
+	if n.Port != "" {
+		b = append(append(b, n.Port...), ' ')
+	}
+	b = append(append(strconv.AppendInt(b, int64(sp.Port), 10), '/'), sp.Protocol...)
+	*buf = b
+	return model.EvidenceAt(sp.Pos(), texts.Bytes(b))
 }
 
 // EndpointEvidence returns the evidence of an endpoint's EndpointSlice.

@@ -186,10 +186,11 @@ func (e *Entry) addVia(origin model.Origin, ev model.Evidence) {
 }
 
 // Key returns "Kind IP proto/port" (no IP for node ports).
-func (e *Entry) Key() string { return string(e.appendKey(nil)) }
+func (e *Entry) Key() string { return string(e.AppendKey(nil)) }
 
-// appendKey appends the entry's Key to b.
-func (e *Entry) appendKey(b []byte) []byte {
+// AppendKey appends the entry's [Entry.Key] to b and returns the extended
+// slice.
+func (e *Entry) AppendKey(b []byte) []byte {
 	b = append(append(b, e.Kind...), ' ')
 	if e.IP.IsValid() {
 		b = append(e.IP.AppendTo(b), ' ')
@@ -306,8 +307,20 @@ func (b *Backend) Evidence() []model.Evidence {
 		}
 		return *b.evidence
 	}
-	out := make([]model.Evidence, 1, 2)
-	out[0] = model.RuleEvidence(b.jump)
+	return b.AppendEvidence(make([]model.Evidence, 0, 2))
+}
+
+// AppendEvidence appends the evidence of [Backend.Evidence] to out and
+// returns the extended slice: a caller that reads the evidence of many
+// backends in turn keeps one buffer instead of a slice per backend.
+func (b *Backend) AppendEvidence(out []model.Evidence) []model.Evidence {
+	if b.jump == nil {
+		if b.evidence == nil {
+			return out
+		}
+		return append(out, *b.evidence...)
+	}
+	out = append(out, model.RuleEvidence(b.jump))
 	if b.dnat != nil {
 		return append(out, model.RuleEvidence(b.dnat))
 	}
@@ -471,7 +484,7 @@ func (v *View) SortEntries() {
 	var buf []byte
 	ends := make([]int, len(v.Entries))
 	for i, e := range v.Entries {
-		buf = e.appendKey(buf)
+		buf = e.AppendKey(buf)
 		ends[i] = len(buf)
 	}
 	key := func(i int) []byte {

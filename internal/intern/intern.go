@@ -42,11 +42,17 @@ type Arena struct {
 
 // Str returns a copy of s in the arena.
 func (a *Arena) Str(s string) string {
-	if s == "" {
+	return a.Bytes(unsafe.Slice(unsafe.StringData(s), len(s)))
+}
+
+// Bytes returns a copy of b in the arena, as a string: a caller builds a
+// string in a buffer of its own and keeps the copy.
+func (a *Arena) Bytes(s []byte) string {
+	if len(s) == 0 {
 		return ""
 	}
 	if len(s) > arenaBlock/8 {
-		return strings.Clone(s)
+		return string(s)
 	}
 	if len(a.buf)+len(s) > cap(a.buf) {
 		a.buf = make([]byte, 0, arenaBlock)

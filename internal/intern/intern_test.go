@@ -49,3 +49,18 @@ func TestArena(t *testing.T) {
 		t.Error("long or empty strings are not copied as they are")
 	}
 }
+
+// TestArenaBytes: a string copied from a buffer keeps its text when the
+// buffer is written again.
+func TestArenaBytes(t *testing.T) {
+	var a Arena
+	buf := append([]byte(nil), "backend 10.0.0.1:80"...)
+	x := a.Bytes(buf)
+	copy(buf, "entry   ")
+	if x != "backend 10.0.0.1:80" {
+		t.Fatalf("Bytes = %q after its buffer changed", x)
+	}
+	if a.Bytes(nil) != "" || a.Bytes(make([]byte, arenaBlock)) != string(make([]byte, arenaBlock)) {
+		t.Error("long or empty buffers are not copied as they are")
+	}
+}
