@@ -140,6 +140,15 @@ const (
 // sorted by key (the element of key backendPrefix+label), or nil. It
 // makes no key.
 func findBackend(elems []printElem, label string) *printElem {
+	if len(elems) <= 8 {
+		// Most ports have a few elements: they are read in turn.
+		for i := range elems {
+			if e := &elems[i]; len(e.key) == len(backendPrefix)+len(label) && compareKey(e.key, backendPrefix, label) == 0 {
+				return e
+			}
+		}
+		return nil
+	}
 	i := sort.Search(len(elems), func(i int) bool { return compareKey(elems[i].key, backendPrefix, label) >= 0 })
 	if i < len(elems) && compareKey(elems[i].key, backendPrefix, label) == 0 {
 		return &elems[i]

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -28,6 +29,17 @@ func TestPrintsShared(t *testing.T) {
 		nodes = append(nodes, AnalyzeNode(snaps[0], All, ps))
 	}
 	a, a2, c := nodes[0].print, nodes[1].print, nodes[2].print
+	// The evidence of endpoints is read as the print is added: no print
+	// keeps a backend of a node's view.
+	for _, n := range nodes {
+		for _, pp := range n.print.ports {
+			for _, e := range pp.elems {
+				if e.b != nil || e.backend && len(e.evidence) == 0 {
+					t.Fatalf("%s: %s keeps its backend (%v) or has no evidence", pp.service, e.key, e.b != nil)
+				}
+			}
+		}
+	}
 	if len(a.ports) == 0 || len(a.ports) != len(a2.ports) {
 		t.Fatalf("%d and %d ports", len(a.ports), len(a2.ports))
 	}
@@ -136,5 +148,36 @@ func TestSamePort(t *testing.T) {
 				t.Errorf("samePort %t, encodings alike %t, want %t", got, enc, tc.same)
 			}
 		})
+	}
+}
+
+// TestFindBackend: findBackend, which makes no key, finds what findElem
+// finds with the key made, among few elements and many.
+func TestFindBackend(t *testing.T) {
+	for _, n := range []int{0, 1, 3, 8, 9, 40} {
+		var elems []printElem
+		for i := 0; i < n; i++ {
+			l := "10.0.0." + string(rune('a'+i%26)) + string(rune('0'+i/26)) + ":80"
+			elems = append(elems, printElem{key: backendPrefix + l, label: l, backend: true})
+		}
+		elems = append(elems, printElem{key: entryPrefix + "ClusterIP 10.96.0.1 tcp/80", label: "ClusterIP 10.96.0.1 tcp/80"})
+		elems = uniqueElems(elems, true)
+		var probes []string
+		for _, e := range elems {
+			probes = append(probes, e.label, e.label+"0", e.label[:len(e.label)-1])
+		}
+		probes = append(probes, "", "10.0.0.", "zzz")
+		for _, l := range probes {
+			if got, want := findBackend(elems, l), findElem(elems, backendPrefix+l); got != want {
+				t.Errorf("%d elements: findBackend(%q) = %v, want %v", len(elems), l, got, want)
+			}
+		}
+	}
+	for _, c := range []struct {
+		key, prefix, label string
+	}{{"backend a", "backend ", "a"}, {"backend", "backend ", ""}, {"backend b", "backend ", "a"}, {"entry x", "backend ", "x"}, {"a", "backend ", "x"}} {
+		if got, want := compareKey(c.key, c.prefix, c.label), strings.Compare(c.key, c.prefix+c.label); got != want {
+			t.Errorf("compareKey(%q, %q, %q) = %d, want %d", c.key, c.prefix, c.label, got, want)
+		}
 	}
 }
