@@ -570,6 +570,10 @@ func (ps *Prints) add(np *nodePrint) *nodePrint {
 	}
 	np.lines = ps.lineList(np.lines, hashes)
 	np.ports = ps.portList(np.ports)
+	// The buffer of evidence holds parts of the node's dumps: it is
+	// cleared, whole, so that it keeps none of them alive.
+	clear(ps.evBuf[:cap(ps.evBuf)])
+	ps.evBuf = ps.evBuf[:0]
 	return np
 }
 

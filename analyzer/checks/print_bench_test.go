@@ -2,6 +2,7 @@ package checks
 
 import (
 	"testing"
+	"time"
 
 	"github.com/proxyscan/proxyscan/analyzer/load"
 	"github.com/proxyscan/proxyscan/analyzer/model"
@@ -19,9 +20,11 @@ func BenchmarkNodePrint(b *testing.B) {
 	s, f := analysedBenchNode(b)
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := benchgen.CPUTime()
 	for b.Loop() {
 		newNodePrint(s, f)
 	}
+	b.ReportMetric((benchgen.CPUTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 }
 
 // BenchmarkPrintsAdd adds the print of a generated node of 10,000
@@ -38,12 +41,16 @@ func BenchmarkPrintsAdd(b *testing.B) {
 	ps.add(newNodePrint(s, f))
 	b.ReportAllocs()
 	b.ResetTimer()
+	var cpu time.Duration
 	for b.Loop() {
 		b.StopTimer()
 		np := newNodePrint(s, f)
 		b.StartTimer()
+		cpu0 := benchgen.CPUTime()
 		ps.add(np)
+		cpu += benchgen.CPUTime() - cpu0
 	}
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 }
 
 // analysedBenchNode loads the generated benchmark node (benchgen.Default)
