@@ -140,20 +140,29 @@ const (
 // sorted by key (the element of key backendPrefix+label), or nil. It
 // makes no key.
 func findBackend(elems []printElem, label string) *printElem {
+	if i := backendIndex(elems, label); i >= 0 {
+		return &elems[i]
+	}
+	return nil
+}
+
+// backendIndex is [findBackend], returning the index of the element
+// (-1 when there is none).
+func backendIndex(elems []printElem, label string) int {
 	if len(elems) <= 8 {
 		// Most ports have a few elements: they are read in turn.
 		for i := range elems {
 			if e := &elems[i]; len(e.key) == len(backendPrefix)+len(label) && compareKey(e.key, backendPrefix, label) == 0 {
-				return e
+				return i
 			}
 		}
-		return nil
+		return -1
 	}
 	i := sort.Search(len(elems), func(i int) bool { return compareKey(elems[i].key, backendPrefix, label) >= 0 })
 	if i < len(elems) && compareKey(elems[i].key, backendPrefix, label) == 0 {
-		return &elems[i]
+		return i
 	}
-	return nil
+	return -1
 }
 
 // compareKey compares key with prefix+label, as strings.Compare would.
@@ -395,19 +404,33 @@ func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
 			seen[l] = true
 			pp.endpoints = append(pp.endpoints, labelled{l, EndpointEvidence(sp, ep)})
 		}
+		// The elements that an endpoint kube-proxy would use names are
+		// marked as they are found: those of the family left unmarked
+		// are unexpected.
+		var markBuf [32]bool
+		marks := markBuf[:0]
+		if len(pp.elems) > len(markBuf) {
+			marks = make([]bool, len(pp.elems))
+		}
 		for i, fam := range []model.Family{model.IPv4, model.IPv6} {
 			var eps []*model.Endpoint
 			if fams[i] {
 				eps = expect(fam).Endpoints(view.PolicyCluster)
 			}
+			marks = marks[:len(pp.elems)]
+			clear(marks)
 			for _, ep := range eps {
 				l := ep.String()
-				if e := findBackend(pp.elems, l); e == nil || e.family != fam {
+				j := backendIndex(pp.elems, l)
+				if j >= 0 {
+					marks[j] = true
+				}
+				if j < 0 || pp.elems[j].family != fam {
 					pp.expected = append(pp.expected, famLabel{fam, l})
 				}
 			}
-			for _, e := range pp.elems {
-				if e.backend && e.family == fam && !model.Has(eps, e.label) {
+			for j, e := range pp.elems {
+				if e.backend && e.family == fam && !marks[j] {
 					pp.unexpected = append(pp.unexpected, famLabel{fam, e.label})
 				}
 			}
@@ -631,13 +654,31 @@ func (ps *Prints) port(pp *portPrint) *portPrint {
 	c := *pp
 	pp = &c
 	// The evidence slices are the views' or a buffer's (and may be
-	// findings'): the lines are left out of copies.
+	// findings'): the lines are left out of copies, which are made in
+	// one slice.
+	n := len(pp.dispatch)
 	for j := range pp.elems {
-		pp.elems[j].evidence = append([]model.Evidence(nil), pp.elems[j].evidence...)
+		n += len(pp.elems[j].evidence)
 	}
-	pp.dispatch = append([]model.Evidence(nil), pp.dispatch...)
-	for _, l := range pp.lineSlots() {
-		*l = 0
+	all := make([]model.Evidence, 0, n)
+	copyEv := func(list []model.Evidence) []model.Evidence {
+		if len(list) == 0 {
+			return nil
+		}
+		from := len(all)
+		for _, e := range list {
+			e.Line = 0
+			all = append(all, e)
+		}
+		return all[from:len(all):len(all)]
+	}
+	for j := range pp.elems {
+		pp.elems[j].evidence = copyEv(pp.elems[j].evidence)
+	}
+	pp.dispatch = copyEv(pp.dispatch)
+	pp.serviceEv.Line = 0
+	for j := range pp.endpoints {
+		pp.endpoints[j].ev.Line = 0
 	}
 	pp.service = ps.str(pp.service)
 	pp.protocol = ps.str(pp.protocol)
@@ -657,7 +698,15 @@ func (ps *Prints) port(pp *portPrint) *portPrint {
 	} else {
 		ps.byService[pp.service] = pp
 	}
-	ev := func(e *model.Evidence) { e.File, e.Path, e.Text = ps.str(e.File), ps.str(e.Path), text(e.Text) }
+	// The evidence of a port is most often in one file or two: the last
+	// file's stored copy is kept at hand.
+	var fileIn, fileOut string
+	ev := func(e *model.Evidence) {
+		if e.File != fileIn {
+			fileIn, fileOut = e.File, ps.str(e.File)
+		}
+		e.File, e.Path, e.Text = fileOut, ps.str(e.Path), text(e.Text)
+	}
 	evs := func(list []model.Evidence) []model.Evidence {
 		for i := range list {
 			ev(&list[i])

@@ -53,6 +53,26 @@ func BenchmarkPrintsAdd(b *testing.B) {
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 }
 
+// BenchmarkPrintsStore adds the print of a generated node of 10,000
+// Services to empty prints (go test -bench PrintsStore -run '^$'
+// ./analyzer/checks), as a fleet's first node is: each port's print is
+// copied and stored.
+func BenchmarkPrintsStore(b *testing.B) {
+	s, f := analysedBenchNode(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var cpu time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		np, ps := newNodePrint(s, f), NewPrints()
+		b.StartTimer()
+		cpu0 := benchgen.CPUTime()
+		ps.add(np)
+		cpu += benchgen.CPUTime() - cpu0
+	}
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+}
+
 // analysedBenchNode loads the generated benchmark node (benchgen.Default)
 // and runs every check on it: what a node's print is built from.
 func analysedBenchNode(b *testing.B) (*model.Snapshot, *facts) {

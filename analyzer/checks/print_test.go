@@ -1,7 +1,9 @@
 package checks
 
 import (
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -179,5 +181,57 @@ func TestFindBackend(t *testing.T) {
 		if got, want := compareKey(c.key, c.prefix, c.label), strings.Compare(c.key, c.prefix+c.label); got != want {
 			t.Errorf("compareKey(%q, %q, %q) = %d, want %d", c.key, c.prefix, c.label, got, want)
 		}
+	}
+}
+
+// TestPrintExpectations: the endpoints a print says kube-proxy would use
+// and does not find programmed (expected), and those programmed that it
+// would not use (unexpected), are those of the checks' expectations of
+// each family, read plainly.
+func TestPrintExpectations(t *testing.T) {
+	root := filepath.Join(parsetest.Root(t), "testdata", "fleet", "nodes")
+	dirs, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, d := range dirs {
+		snaps, err := load.Load([]string{filepath.Join(root, d.Name())}, load.Options{Compact: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := snaps[0]
+		f := newFacts(s, All)
+		run(s, f, All)
+		np := newNodePrint(s, f)
+		sps := servicePortByName(s)
+		p := &Pass{Snap: s, facts: f}
+		for _, pp := range np.ports {
+			sp := sps[pp.service]
+			if sp == nil {
+				continue
+			}
+			var expected, unexpected []famLabel
+			for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+				eps := p.Expect(sp, fam).Endpoints(view.PolicyCluster)
+				for _, ep := range eps {
+					if e := pp.elem(backendPrefix + ep.String()); e == nil || e.family != fam {
+						expected = append(expected, famLabel{fam, ep.String()})
+					}
+				}
+				for _, e := range pp.elems {
+					if e.backend && e.family == fam && !model.Has(eps, e.label) {
+						unexpected = append(unexpected, famLabel{fam, e.label})
+					}
+				}
+			}
+			if !slices.Equal(pp.expected, expected) || !slices.Equal(pp.unexpected, unexpected) {
+				t.Errorf("%s %s: expected %v, unexpected %v; want %v and %v", d.Name(), pp.service, pp.expected, pp.unexpected, expected, unexpected)
+			}
+			checked += len(expected) + len(unexpected)
+		}
+	}
+	if checked == 0 {
+		t.Error("no node expects an endpoint it does not program, or programs one it does not expect")
 	}
 }
