@@ -27,6 +27,9 @@ type planePort struct {
 	protocol string
 	families []model.Family
 	dispatch []model.Evidence
+	// fams is the first room of families (a view per family, most
+	// often).
+	fams [2]model.Family
 }
 
 // planePorts reads, per service port, what views program: its entries,
@@ -46,6 +49,23 @@ func planePorts(views []*view.View, cluster bool) map[string]*planePort {
 	var block []planePort
 	var keys intern.Arena
 	var buf []byte
+	// The first room of a port's elements and entries is cut from larger
+	// slices of elements, made as needed.
+	var slab []printElem
+	grow := func(list []printElem, n int) []printElem {
+		if cap(list)-len(list) >= n {
+			return list
+		}
+		if len(list) > 0 || n > 64 {
+			return slices.Grow(list, n)
+		}
+		if cap(slab)-len(slab) < n {
+			slab = make([]printElem, 0, 2048)
+		}
+		out := slab[len(slab) : len(slab) : len(slab)+n]
+		slab = slab[:len(slab)+n]
+		return out
+	}
 	for _, v := range views {
 		// A dispatch is often that of several origins and entries: its
 		// endpoints are read once.
@@ -61,6 +81,7 @@ func planePorts(views []*view.View, cluster bool) map[string]*planePort {
 				}
 				block = block[:len(block)+1]
 				pl = &block[len(block)-1]
+				pl.families = pl.fams[:0]
 				ports[e.Service] = pl
 			}
 			if pl.protocol == "" {
@@ -71,6 +92,9 @@ func planePorts(views []*view.View, cluster bool) map[string]*planePort {
 			}
 			buf = e.AppendKey(append(buf[:0], entryPrefix...))
 			key := keys.Bytes(buf)
+			if pl.entries == nil {
+				pl.entries = grow(nil, 2)
+			}
 			pl.entries = append(pl.entries, printElem{key: key, label: key[len(entryPrefix):], family: v.Family, kind: e.Kind, evidence: e.Evidence})
 			for _, o := range model.Origins {
 				dp := e.Dispatch[o]
@@ -86,7 +110,7 @@ func planePorts(views []*view.View, cluster bool) map[string]*planePort {
 				read[dp] = true
 				// Room for the entries too (two, most often), which join
 				// the endpoints once read.
-				pl.elems = slices.Grow(pl.elems, len(dp.Backends)+2)
+				pl.elems = grow(pl.elems, len(dp.Backends)+2)
 				for _, b := range dp.Backends {
 					buf = append(append(buf[:0], backendPrefix...), b.Endpoint...)
 					pl.elems = append(pl.elems, printElem{key: keys.Bytes(buf), backend: true, label: b.Endpoint, family: v.Family, b: b})
@@ -98,7 +122,11 @@ func planePorts(views []*view.View, cluster bool) map[string]*planePort {
 	// the order of their keys when each kind was read in it, and in the
 	// order a stable sort by key keeps either way.
 	for _, pl := range ports {
-		pl.elems = append(pl.elems, pl.entries...)
+		if len(pl.elems) == 0 {
+			pl.elems = pl.entries
+		} else {
+			pl.elems = append(pl.elems, pl.entries...)
+		}
 		pl.entries = nil
 	}
 	return ports
