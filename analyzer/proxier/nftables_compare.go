@@ -136,8 +136,8 @@ func nftSetDecl(s *nft.Set) string {
 // nftElementText is an element as nft lists it: key, comment, data.
 func nftElementText(s *nft.Set, e *nft.Element) string {
 	t := strings.Join(e.Key, " . ")
-	if e.Comment != "" {
-		t += fmt.Sprintf(" comment %q", e.Comment)
+	if e.Comment() != "" {
+		t += fmt.Sprintf(" comment %q", e.Comment())
 	}
 	switch {
 	case e.Verdict != nil:
@@ -516,8 +516,8 @@ func (a *nftAttributor) element(s *nft.Set, e *nft.Element) attribution {
 			return at
 		}
 	}
-	if a.names[e.Comment] {
-		return attribution{Service: e.Comment, How: "comment"}
+	if a.names[e.Comment()] {
+		return attribution{Service: e.Comment(), How: "comment"}
 	}
 	key := strings.Join(e.Key, " . ")
 	one := func(ss []string, how string) attribution {

@@ -471,7 +471,7 @@ func (x *nftExtractor) elementObject(s *nft.Set, el *nft.Element) *Object {
 // elementService attributes an element: by its comment, its verdict's
 // chain, else the Service owning its destination.
 func (x *nftExtractor) elementService(el *nft.Element) string {
-	if s := commentServiceName(el.Comment); s != "" {
+	if s := commentServiceName(el.Comment()); s != "" {
 		return s
 	}
 	if el.Verdict != nil && el.Verdict.Target != "" {
@@ -651,7 +651,7 @@ func (x *nftExtractor) attribute(e *Entry, el *nft.Element, target string) {
 	if e.Service != "" {
 		return
 	}
-	if s := commentServiceName(el.Comment); s != "" {
+	if s := commentServiceName(el.Comment()); s != "" {
 		e.Service, e.How = s, "comment"
 		return
 	}
@@ -809,12 +809,19 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 	if d := x.disp[c.Name]; d != nil {
 		return d
 	}
-	d := &Dispatch{ID: c.Name, Policy: PolicyCluster, Scheduler: "random", Evidence: []model.Evidence{NFTChainEvidence(c)}}
+	d := &Dispatch{ID: c.Name, Policy: PolicyCluster, Scheduler: "random"}
 	if strings.HasPrefix(c.Name, kpnames.NFTLocal) {
 		d.Policy = PolicyLocal
 	}
-	if o := x.obj[c.Name]; o != nil {
-		d.Service = o.Service
+	if o := x.obj[c.Name]; o != nil && o.ev != nil {
+		// The chain's object has its evidence: the dispatch shares it (a
+		// large node has a chain per service port).
+		d.Service, d.Evidence = o.Service, o.ev[:]
+	} else {
+		if o != nil {
+			d.Service = o.Service
+		}
+		d.Evidence = []model.Evidence{NFTChainEvidence(c)}
 	}
 	x.disp[c.Name] = d
 	remaining := 1.0
@@ -976,14 +983,29 @@ func nftNumgenSlots(r *nft.Rule) ([]nftSlot, *nft.Numgen, bool) {
 			if !ok1 || !ok2 {
 				return nil, nil, false
 			}
+			// The backends of the map are made in one allocation, and
+			// their endpoints are parts of one string: a large node has a
+			// map per service port.
 			out := make([]nftSlot, 0, len(set.Elements))
+			bs := make([]nftBackend, len(set.Elements))
+			ends := make([]int, len(set.Elements))
+			var eps []byte
 			for i := range set.Elements {
 				el := &set.Elements[i]
 				n, ok := nftIndex(el.Key)
 				if !ok || len(el.Data) != 2 {
 					return nil, nil, false
 				}
-				out = append(out, nftSlot{index: n, b: nftAddrBackend(el.Data[0], el.Data[1])})
+				eps = setAddrBackend(&bs[i], el.Data[0], el.Data[1], eps)
+				ends[i] = len(eps)
+				out = append(out, nftSlot{index: n, b: &bs[i]})
+			}
+			all, from := string(eps), 0
+			for i := range bs {
+				if bs[i].Endpoint == "" {
+					bs[i].Endpoint = all[from:ends[i]]
+				}
+				from = ends[i]
 			}
 			return out, ng, true
 		}
@@ -1017,20 +1039,31 @@ func nftDNAT(r *nft.Rule) *nftBackend {
 }
 
 func nftAddrBackend(addr, port string) *nftBackend {
-	b := &nftBackend{Backend: Backend{Weight: 1}}
+	b := new(nftBackend)
+	if ep := setAddrBackend(b, addr, port, nil); ep != nil {
+		b.Endpoint = string(ep)
+	}
+	return b
+}
+
+// setAddrBackend makes b the backend of a dnat to addr and port. When
+// its endpoint is "addr:port", as nft prints both canonically, it is
+// appended to eps for the caller to set (b.Endpoint stays ""); else it is
+// set.
+func setAddrBackend(b *nftBackend, addr, port string, eps []byte) []byte {
+	*b = nftBackend{Backend: Backend{Weight: 1}}
 	ip, err1 := netip.ParseAddr(addr)
 	n, err2 := strconv.ParseUint(port, 10, 16)
 	if err1 != nil || err2 != nil {
 		b.Endpoint = "(dnat to " + addr + " port " + port + ")"
-		return b
+		return eps
 	}
 	b.IP, b.Port = ip.Unmap(), int32(n)
 	if ip.Is4() && len(port) > 0 && port[0] != '0' {
-		b.Endpoint = addr + ":" + port // nft prints both canonically
-	} else {
-		b.Endpoint = model.JoinHostPort(b.IP, b.Port)
+		return append(append(append(eps, addr...), ':'), port...)
 	}
-	return b
+	b.Endpoint = model.JoinHostPort(b.IP, b.Port)
+	return eps
 }
 
 // backend reads an endpoint chain: its affinity set update and its dnat.
@@ -1223,8 +1256,8 @@ func NFTElementEvidence(s *nft.Set, el *nft.Element) model.Evidence {
 		}
 		b.WriteString(k)
 	}
-	if el.Comment != "" {
-		b.WriteString(` comment "` + el.Comment + `"`)
+	if el.Comment() != "" {
+		b.WriteString(` comment "` + el.Comment() + `"`)
 	}
 	switch {
 	case el.Verdict != nil:

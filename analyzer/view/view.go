@@ -425,11 +425,13 @@ type Object struct {
 	// evidence of any other object. A large node has several objects per
 	// Service; a chain's evidence is built when asked.
 	chain *iptables.Chain
-	ev    *model.Evidence
+	ev    *[1]model.Evidence
 }
 
-// evidenceOf returns a pointer to a copy of e.
-func evidenceOf(e model.Evidence) *model.Evidence { return &e }
+// evidenceOf returns a pointer to a copy of e, which is also a list of
+// one evidence that others may share (the nft view's dispatch of a chain
+// has the chain's evidence).
+func evidenceOf(e model.Evidence) *[1]model.Evidence { return &[1]model.Evidence{e} }
 
 // Evidence returns where the object is: a chain header, a virtual
 // server, an element...
@@ -438,7 +440,7 @@ func (o *Object) Evidence() model.Evidence {
 	case o.chain != nil:
 		return chainEvidence(o.chain)
 	case o.ev != nil:
-		return *o.ev
+		return o.ev[0]
 	}
 	return model.Evidence{}
 }

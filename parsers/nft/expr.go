@@ -420,9 +420,9 @@ func appendElement(b []byte, e *Element) []byte {
 		b = append(b, " expires "...)
 		b = appendTime(b, t)
 	}
-	if e.Comment != "" {
+	if c := e.Comment(); c != "" {
 		b = append(b, " comment \""...)
-		b = append(b, e.Comment...)
+		b = append(b, c...)
 		b = append(b, '"')
 	}
 	switch {

@@ -679,9 +679,12 @@ func (c *jconv) elem(n *jnode, keyTypes, dataTypes []string, isMap bool) (Elemen
 				}
 			}
 		}
-		var err error
-		if e.Comment, err = c.strField(w, "comment", false); err != nil {
+		cm, err := c.strField(w, "comment", false)
+		if err != nil {
 			return e, err
+		}
+		if cm != "" {
+			e.attrs().Comment = cm
 		}
 		if cn, err := c.field(w, "counter", jObject, false); err != nil {
 			return e, err

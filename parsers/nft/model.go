@@ -171,10 +171,9 @@ type Element struct {
 	// verdict; Verdict the verdict of a verdict map element.
 	Data    []string `json:"data,omitempty"`
 	Verdict *Verdict `json:"verdict,omitempty"`
-	Comment string   `json:"comment,omitempty"`
-	// Attrs holds the element's timeout, expiry and counter, nil when it
-	// has none (kube-proxy's elements have none): a large ruleset has
-	// hundreds of thousands of elements.
+	// Attrs holds the element's comment, timeout, expiry and counter, nil
+	// when it has none (kube-proxy's elements have none): a large ruleset
+	// has a hundred thousand elements, which are kept small.
 	Attrs *ElementAttrs `json:"-"`
 	// Where is the element's file, and its path in a JSON ruleset; nil
 	// when not known (an anonymous set's element in a text ruleset). Line
@@ -195,15 +194,24 @@ func (e *Element) MarshalJSON() ([]byte, error) {
 		Expires time.Duration `json:"expires,omitempty"`
 		Counter *Counter      `json:"counter,omitempty"`
 		Pos     parsers.Pos   `json:"pos"`
-	}{e.Key, e.Data, e.Verdict, e.Comment, e.Timeout(), e.Expires(), e.Counter(), e.Pos()})
+	}{e.Key, e.Data, e.Verdict, e.Comment(), e.Timeout(), e.Expires(), e.Counter(), e.Pos()})
 }
 
 // ElementAttrs are the attributes of an element that few have.
 type ElementAttrs struct {
+	Comment string        `json:"comment,omitempty"`
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// Expires is the remaining lifetime when the element has a timeout.
 	Expires time.Duration `json:"expires,omitempty"`
 	Counter *Counter      `json:"counter,omitempty"`
+}
+
+// Comment returns the element's comment, "" for none.
+func (e *Element) Comment() string {
+	if e.Attrs == nil {
+		return ""
+	}
+	return e.Attrs.Comment
 }
 
 // Timeout returns the element's timeout, 0 for none.

@@ -471,9 +471,9 @@ func convertElements(s *Set, elems []nftables.SetElement) ([]Element, error) {
 		default:
 			ends = parts
 		}
-		e := Element{Comment: el.Comment}
-		if el.Timeout != 0 || el.Expires != 0 {
-			e.Attrs = &ElementAttrs{Timeout: el.Timeout, Expires: el.Expires}
+		var e Element
+		if el.Comment != "" || el.Timeout != 0 || el.Expires != 0 {
+			e.Attrs = &ElementAttrs{Comment: el.Comment, Timeout: el.Timeout, Expires: el.Expires}
 		}
 		for k, p := range parts {
 			txt, err := rangeText(p, ends[k], s.KeyType[k])

@@ -418,15 +418,21 @@ func TestElementsPacked(t *testing.T) {
 // TestElementSize guards the room an element takes: the maps of a
 // 10,000-Service node hold about 130,000, kept for the whole analysis.
 func TestElementSize(t *testing.T) {
-	if n := unsafe.Sizeof(Element{}); n > 96 {
-		t.Errorf("an Element takes %d bytes, want at most 96", n)
+	if n := unsafe.Sizeof(Element{}); n > 80 {
+		t.Errorf("an Element takes %d bytes, want at most 80", n)
 	}
-	rs, err := ParseText("x", []byte("table ip t {\n\tmap m {\n\t\ttype ipv4_addr : verdict\n\t\telements = { 10.0.0.1 : drop, 10.0.0.2 timeout 1s : accept }\n\t}\n}\n"))
+	rs, err := ParseText("x", []byte("table ip t {\n\tmap m {\n\t\ttype ipv4_addr : verdict\n\t\telements = { 10.0.0.1 : drop, 10.0.0.2 timeout 1s : accept,\n\t\t\t     10.0.0.3 comment \"c\" : drop }\n\t}\n}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	els := rs.Tables[0].Set("m").Elements
-	if len(els) != 2 || els[0].Attrs != nil || els[1].Timeout() != time.Second || els[0].Pos().Line != 4 || els[0].Pos().File != "x" {
+	if len(els) != 3 || els[0].Attrs != nil || els[1].Timeout() != time.Second || els[0].Pos().Line != 4 || els[0].Pos().File != "x" {
 		t.Errorf("elements %+v", els)
+	}
+	if len(els) == 3 && (els[2].Comment() != "c" || els[1].Comment() != "" || els[2].Timeout() != 0 || els[2].Pos().Line != 5) {
+		t.Errorf("third element: comment %q, timeout %v, line %d", els[2].Comment(), els[2].Timeout(), els[2].Pos().Line)
+	}
+	if got := string(appendElement(nil, &els[2])); got != `10.0.0.3 comment "c" : drop` {
+		t.Errorf("third element prints as %q", got)
 	}
 }

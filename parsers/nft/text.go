@@ -1368,7 +1368,7 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 				if !ok {
 					return nil, p.unexpected("comment")
 				}
-				e.Comment = s
+				e.attrs().Comment = s
 			default:
 				break attrs
 			}
