@@ -324,7 +324,12 @@ func (b *Backend) Evidence() []model.Evidence {
 // oneEvidence returns a pointer to a list of ev alone (a backend's
 // evidence), made in one allocation.
 func oneEvidence(ev model.Evidence) *[]model.Evidence {
-	return joinEvidence([]model.Evidence{ev}, nil)
+	x := &struct {
+		list []model.Evidence
+		arr  [1]model.Evidence
+	}{arr: [1]model.Evidence{ev}}
+	x.list = x.arr[:]
+	return &x.list
 }
 
 // joinEvidence returns a pointer to a new list of the evidence of a then
