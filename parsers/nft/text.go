@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/google/nftables"
 
@@ -33,13 +34,16 @@ type textParser struct {
 
 // ParseText parses the text of `nft list ruleset` (or `nft -a list ruleset`).
 // name is the file name used in positions and errors.
+//
+// ParseText keeps references into data (rule texts, names and element
+// parts are slices of it): the caller must not modify data afterwards.
 func ParseText(name string, data []byte) (*Ruleset, error) {
 	return parseText(name, data, nil)
 }
 
 // parseText is ParseText, lenient when lx is set.
 func parseText(name string, data []byte, lx *laxText) (*Ruleset, error) {
-	p := &textParser{name: name, src: string(data), lax: lx}
+	p := &textParser{name: name, src: bytesToString(data), lax: lx}
 	rs := &Ruleset{}
 	for {
 		line, ok := p.next()
@@ -1409,6 +1413,16 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 			return nil, p.unexpected("',' or '}'")
 		}
 	}
+}
+
+// bytesToString returns data as a string without copying it: the ruleset
+// a listing parses to points into its text, which a large node's loader
+// may hold outside the Go heap (see ParseText).
+func bytesToString(data []byte) string {
+	if len(data) == 0 {
+		return ""
+	}
+	return unsafe.String(&data[0], len(data))
 }
 
 // doubled returns s with room for one more element: twice its room when
