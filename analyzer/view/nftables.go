@@ -221,8 +221,8 @@ func FromNFT(t *nft.Table, attr *Attribution) *View {
 	if s := x.sets["cluster-ips"]; s != nil && !s.IsMap {
 		x.clusterIPs = make(map[netip.Addr]bool, len(s.Elements))
 		for i := range s.Elements {
-			if len(s.Elements[i].Key) == 1 {
-				if a, err := netip.ParseAddr(s.Elements[i].Key[0]); err == nil {
+			if len(s.Elements[i].Key()) == 1 {
+				if a, err := netip.ParseAddr(s.Elements[i].Key()[0]); err == nil {
 					x.clusterIPs[a.Unmap()] = true
 				}
 			}
@@ -394,7 +394,7 @@ func (x *nftExtractor) firewalls() {
 		for i := range m.Elements {
 			el := &m.Elements[i]
 			x.elementObject(m, el)
-			ip, proto, port, ok := nftDest(el.Key)
+			ip, proto, port, ok := nftDest(el.Key())
 			if !ok || el.Verdict == nil || el.Verdict.Target == "" {
 				continue
 			}
@@ -428,7 +428,7 @@ func (x *nftExtractor) firewalls() {
 	for i := range fwSet.Elements {
 		el := &fwSet.Elements[i]
 		x.elementObject(fwSet, el)
-		ip, proto, port, ok := nftDest(el.Key)
+		ip, proto, port, ok := nftDest(el.Key())
 		if !ok {
 			continue
 		}
@@ -440,10 +440,11 @@ func (x *nftExtractor) firewalls() {
 		if allow != nil {
 			for j := range allow.Elements {
 				a := &allow.Elements[j]
-				if len(a.Key) != 4 || a.Key[0] != el.Key[0] || a.Key[1] != el.Key[1] || a.Key[2] != el.Key[2] {
+				ak, ek := a.Key(), el.Key()
+				if len(ak) != 4 || ak[0] != ek[0] || ak[1] != ek[1] || ak[2] != ek[2] {
 					continue
 				}
-				if p, ok := nftPrefix(a.Key[3]); ok {
+				if p, ok := nftPrefix(ak[3]); ok {
 					fw.Ranges = append(fw.Ranges, p)
 					fw.Evidence = append(fw.Evidence, NFTElementEvidence(allow, a))
 				}
@@ -481,7 +482,7 @@ func (x *nftExtractor) elementService(el *nft.Element) string {
 			}
 		}
 	}
-	if ip, proto, port, ok := nftDest(el.Key); ok {
+	if ip, proto, port, ok := nftDest(el.Key()); ok {
 		if sps := x.names.dest(ip, proto, port); len(sps) == 1 {
 			return sps[0].String()
 		}
@@ -498,7 +499,7 @@ func (x *nftExtractor) serviceEntries() {
 	}
 	for i := range m.Elements {
 		el := &m.Elements[i]
-		ip, proto, port, ok := nftDest(el.Key)
+		ip, proto, port, ok := nftDest(el.Key())
 		if !ok || !x.used[m.Name] || el.Verdict == nil || el.Verdict.Target == "" {
 			x.unusable(m, el, ok)
 			continue
@@ -527,7 +528,7 @@ func (x *nftExtractor) nodePortEntries() {
 	}
 	for i := range m.Elements {
 		el := &m.Elements[i]
-		proto, port, ok := nftProtoPort(el.Key)
+		proto, port, ok := nftProtoPort(el.Key())
 		if !ok || !x.used[m.Name] || el.Verdict == nil || el.Verdict.Target == "" {
 			x.unusable(m, el, ok)
 			continue
@@ -567,9 +568,9 @@ func (x *nftExtractor) blockEntries(name string, nodePorts bool) {
 		var port int32
 		var ok bool
 		if nodePorts {
-			proto, port, ok = nftProtoPort(el.Key)
+			proto, port, ok = nftProtoPort(el.Key())
 		} else {
-			ip, proto, port, ok = nftDest(el.Key)
+			ip, proto, port, ok = nftDest(el.Key())
 		}
 		action := x.blockAction(el.Verdict)
 		if !ok || !x.used[name] || action == "" {
@@ -963,7 +964,7 @@ func nftNumgenSlots(r *nft.Rule) ([]nftSlot, *nft.Numgen, bool) {
 			out := make([]nftSlot, 0, len(set.Elements))
 			for i := range set.Elements {
 				el := &set.Elements[i]
-				n, ok := nftIndex(el.Key)
+				n, ok := nftIndex(el.Key())
 				if !ok || el.Verdict == nil || el.Verdict.Target == "" {
 					return nil, nil, false
 				}
@@ -992,11 +993,12 @@ func nftNumgenSlots(r *nft.Rule) ([]nftSlot, *nft.Numgen, bool) {
 			var eps []byte
 			for i := range set.Elements {
 				el := &set.Elements[i]
-				n, ok := nftIndex(el.Key)
-				if !ok || len(el.Data) != 2 {
+				n, ok := nftIndex(el.Key())
+				d := el.Data()
+				if !ok || len(d) != 2 {
 					return nil, nil, false
 				}
-				eps = setAddrBackend(&bs[i], el.Data[0], el.Data[1], eps)
+				eps = setAddrBackend(&bs[i], d[0], d[1], eps)
 				ends[i] = len(eps)
 				out = append(out, nftSlot{index: n, b: &bs[i]})
 			}
@@ -1189,8 +1191,8 @@ func nftSourceFilter(r *nft.Rule, ipx string) ([]netip.Prefix, bool) {
 		}
 	case *nft.AnonSet:
 		for i := range rv.Elements {
-			if len(rv.Elements[i].Key) == 1 {
-				if p, ok := nftPrefix(rv.Elements[i].Key[0]); ok {
+			if len(rv.Elements[i].Key()) == 1 {
+				if p, ok := nftPrefix(rv.Elements[i].Key()[0]); ok {
 					out = append(out, p)
 				}
 			}
@@ -1242,7 +1244,7 @@ func nftProtoPort(key []string) (string, int32, bool) {
 }
 
 // nftElementKey formats an element's key as nft prints it.
-func nftElementKey(el *nft.Element) string { return strings.Join(el.Key, " . ") }
+func nftElementKey(el *nft.Element) string { return strings.Join(el.Key(), " . ") }
 
 // NFTElementEvidence returns the evidence of a set or map element: its key,
 // comment and data as nft prints them (the same for the text and the JSON
@@ -1250,7 +1252,7 @@ func nftElementKey(el *nft.Element) string { return strings.Join(el.Key, " . ") 
 func NFTElementEvidence(s *nft.Set, el *nft.Element) model.Evidence {
 	var b strings.Builder
 	b.Grow(96)
-	for i, k := range el.Key {
+	for i, k := range el.Key() {
 		if i > 0 {
 			b.WriteString(" . ")
 		}
@@ -1265,8 +1267,8 @@ func NFTElementEvidence(s *nft.Set, el *nft.Element) model.Evidence {
 		if el.Verdict.Target != "" {
 			b.WriteString(" " + el.Verdict.Target)
 		}
-	case len(el.Data) > 0:
-		b.WriteString(" : " + strings.Join(el.Data, " . "))
+	case len(el.Data()) > 0:
+		b.WriteString(" : " + strings.Join(el.Data(), " . "))
 	}
 	return model.EvidenceAt(el.Pos(), b.String())
 }

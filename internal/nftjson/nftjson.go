@@ -243,7 +243,7 @@ func (w *jwriter) elem(e *nft.Element, keyTypes, dataTypes []string, isMap bool)
 	if wrapped {
 		w.raw(`{"elem": {"val": `)
 	}
-	w.parts(e.Key, keyTypes)
+	w.parts(e.Key(), keyTypes)
 	if wrapped {
 		if timeout != 0 {
 			w.key(false, "timeout")
@@ -268,7 +268,7 @@ func (w *jwriter) elem(e *nft.Element, keyTypes, dataTypes []string, isMap bool)
 		if e.Verdict != nil {
 			w.verdict(e.Verdict)
 		} else {
-			w.parts(e.Data, dataTypes)
+			w.parts(e.Data(), dataTypes)
 		}
 		w.raw("]")
 	}

@@ -161,15 +161,17 @@ func (s *Set) DataDatatypes() ([]nftables.SetDatatype, bool) {
 	return datatypes(s.DataType)
 }
 
-// Element is an element of a set or map (named or anonymous).
+// Element is an element of a set or map (named or anonymous). Its key
+// and data parts are in one list (Parts, see [Element.Key] and
+// [Element.Data]): a large ruleset has a hundred thousand elements,
+// which are kept small.
 type Element struct {
-	// Key holds the key's concatenated parts as nft prints them: addresses,
-	// prefixes ("10.0.0.0/8"), ranges ("80-90"), protocol names, ports,
-	// marks, quoted strings.
-	Key []string `json:"key"`
-	// Data holds the parts of a map element's data when it is not a
-	// verdict; Verdict the verdict of a verdict map element.
-	Data    []string `json:"data,omitempty"`
+	// Parts holds the key's concatenated parts as nft prints them
+	// (addresses, prefixes "10.0.0.0/8", ranges "80-90", protocol names,
+	// ports, marks, quoted strings), then the parts of a map element's
+	// data when it is not a verdict. NKey is the number of key parts.
+	Parts []string `json:"-"`
+	// Verdict is the verdict of a verdict map element.
 	Verdict *Verdict `json:"verdict,omitempty"`
 	// Attrs holds the element's comment, timeout, expiry and counter, nil
 	// when it has none (kube-proxy's elements have none): a large ruleset
@@ -180,6 +182,41 @@ type Element struct {
 	// is its line in a text ruleset. See [Element.Pos].
 	Where *parsers.Pos `json:"-"`
 	Line  int32        `json:"-"`
+	NKey  int32        `json:"-"`
+}
+
+// NewElement returns an element of key and data parts (data nil for a
+// set's element or a verdict map's).
+func NewElement(key, data []string) Element {
+	if len(data) == 0 {
+		return Element{Parts: key, NKey: int32(len(key))}
+	}
+	parts := make([]string, 0, len(key)+len(data))
+	return Element{Parts: append(append(parts, key...), data...), NKey: int32(len(key))}
+}
+
+// setParts sets the element's key and data parts.
+func (e *Element) setParts(key, data []string) {
+	n := NewElement(key, data)
+	e.Parts, e.NKey = n.Parts, n.NKey
+}
+
+// Key returns the element's key parts. The slice is the element's: the
+// caller must not modify it or append to it.
+func (e *Element) Key() []string {
+	n := min(max(int(e.NKey), 0), len(e.Parts))
+	return e.Parts[:n:n]
+}
+
+// Data returns the parts of a map element's data when it is not a
+// verdict, nil when it has none. The slice is the element's: the caller
+// must not modify it.
+func (e *Element) Data() []string {
+	n := min(max(int(e.NKey), 0), len(e.Parts))
+	if n == len(e.Parts) {
+		return nil
+	}
+	return e.Parts[n:len(e.Parts):len(e.Parts)]
 }
 
 // MarshalJSON renders the element with its attributes and position as
@@ -194,7 +231,7 @@ func (e *Element) MarshalJSON() ([]byte, error) {
 		Expires time.Duration `json:"expires,omitempty"`
 		Counter *Counter      `json:"counter,omitempty"`
 		Pos     parsers.Pos   `json:"pos"`
-	}{e.Key, e.Data, e.Verdict, e.Comment(), e.Timeout(), e.Expires(), e.Counter(), e.Pos()})
+	}{e.Key(), e.Data(), e.Verdict, e.Comment(), e.Timeout(), e.Expires(), e.Counter(), e.Pos()})
 }
 
 // ElementAttrs are the attributes of an element that few have.

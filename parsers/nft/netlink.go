@@ -472,6 +472,7 @@ func convertElements(s *Set, elems []nftables.SetElement) ([]Element, error) {
 			ends = parts
 		}
 		var e Element
+		var key, data []string
 		if el.Comment != "" || el.Timeout != 0 || el.Expires != 0 {
 			e.Attrs = &ElementAttrs{Comment: el.Comment, Timeout: el.Timeout, Expires: el.Expires}
 		}
@@ -480,7 +481,7 @@ func convertElements(s *Set, elems []nftables.SetElement) ([]Element, error) {
 			if err != nil {
 				return nil, err
 			}
-			e.Key = append(e.Key, txt)
+			key = append(key, txt)
 		}
 		if el.Counter != nil {
 			e.attrs().Counter = &Counter{Packets: el.Counter.Packets, Bytes: el.Counter.Bytes}
@@ -509,10 +510,11 @@ func convertElements(s *Set, elems []nftables.SetElement) ([]Element, error) {
 					if err != nil {
 						return nil, err
 					}
-					e.Data = append(e.Data, txt)
+					data = append(data, txt)
 				}
 			}
 		}
+		e.setParts(key, data)
 		out = append(out, e)
 		order = append(order, sortValue(parts, s.KeyType))
 	}

@@ -394,32 +394,32 @@ func TestElementsPacked(t *testing.T) {
 			t.Errorf("elements of length %d and capacity %d, want 3 and 3", len(els), cap(els))
 		}
 		for i, e := range els {
-			if cap(e.Key) != len(e.Key) || cap(e.Data) != len(e.Data) {
-				t.Errorf("element %v: key of length %d and capacity %d, data %d and %d", e.Key, len(e.Key), cap(e.Key), len(e.Data), cap(e.Data))
+			if cap(e.Parts) != len(e.Parts) || len(e.Parts) != len(e.Key())+len(e.Data()) {
+				t.Errorf("element %v: parts of length %d and capacity %d, for a key of %d and data of %d", e.Key(), len(e.Parts), cap(e.Parts), len(e.Key()), len(e.Data()))
 			}
 			if i+1 < len(els) {
-				next := els[i+1].Key[0]
-				_ = append(e.Key, "x")
-				_ = append(e.Data, "x")
-				if els[i+1].Key[0] != next {
-					t.Errorf("appending to element %d's key changed the next one's: %v", i, els[i+1].Key)
+				next := els[i+1].Key()[0]
+				_ = append(e.Key(), "x")
+				_ = append(e.Data(), "x")
+				if els[i+1].Key()[0] != next {
+					t.Errorf("appending to element %d's key changed the next one's: %v", i, els[i+1].Key())
 				}
 			}
 		}
 	}
-	if got := lists[1][1]; got.Key[2] != "53" || got.Verdict == nil || got.Verdict.Target != "b" || got.Line != 9 || got.Data != nil {
+	if got := lists[1][1]; got.Key()[2] != "53" || got.Verdict == nil || got.Verdict.Target != "b" || got.Line != 9 || got.Data() != nil {
 		t.Errorf("second element of m: %+v", got)
 	}
-	if got := lists[2][2]; len(got.Data) != 2 || got.Data[0] != "10.0.0.3" || got.Data[1] != "8080" || got.Key[0] != "2" {
+	if got := lists[2][2]; len(got.Data()) != 2 || got.Data()[0] != "10.0.0.3" || got.Data()[1] != "8080" || got.Key()[0] != "2" {
 		t.Errorf("third element of the numgen map: %+v", got)
 	}
 }
 
-// TestElementSize guards the room an element takes: the maps of a
-// 10,000-Service node hold about 130,000, kept for the whole analysis.
+// TestElementSize guards the room an element takes: the sets and maps of
+// a 10,000-Service node hold about 100,000, kept for the whole analysis.
 func TestElementSize(t *testing.T) {
-	if n := unsafe.Sizeof(Element{}); n > 80 {
-		t.Errorf("an Element takes %d bytes, want at most 80", n)
+	if n := unsafe.Sizeof(Element{}); n > 56 {
+		t.Errorf("an Element takes %d bytes, want at most 56", n)
 	}
 	rs, err := ParseText("x", []byte("table ip t {\n\tmap m {\n\t\ttype ipv4_addr : verdict\n\t\telements = { 10.0.0.1 : drop, 10.0.0.2 timeout 1s : accept,\n\t\t\t     10.0.0.3 comment \"c\" : drop }\n\t}\n}\n"))
 	if err != nil {
@@ -434,5 +434,36 @@ func TestElementSize(t *testing.T) {
 	}
 	if got := string(appendElement(nil, &els[2])); got != `10.0.0.3 comment "c" : drop` {
 		t.Errorf("third element prints as %q", got)
+	}
+}
+
+// TestElementParts checks that an element's key and data are its parts
+// split at NKey, and that appending to either leaves the other as it is.
+func TestElementParts(t *testing.T) {
+	set := NewElement([]string{"10.0.0.1", "tcp", "80"}, nil)
+	if k, d := set.Key(), set.Data(); len(k) != 3 || k[2] != "80" || d != nil {
+		t.Errorf("set element: key %q, data %q", k, d)
+	}
+	m := NewElement([]string{"0"}, []string{"10.0.0.1", "8080"})
+	k, d := m.Key(), m.Data()
+	if len(k) != 1 || k[0] != "0" || len(d) != 2 || d[0] != "10.0.0.1" || d[1] != "8080" || m.NKey != 1 || len(m.Parts) != 3 {
+		t.Fatalf("map element: key %q, data %q", k, d)
+	}
+	_ = append(k, "x")
+	if d := m.Data(); d[0] != "10.0.0.1" {
+		t.Errorf("appending to the key changed the data: %q", d)
+	}
+	_ = append(d, "y")
+	if len(m.Parts) != 3 {
+		t.Errorf("appending to the data changed the parts: %q", m.Parts)
+	}
+	// A bad NKey (an element made by hand) gives no key beyond the parts.
+	bad := Element{Parts: []string{"a"}, NKey: 3}
+	if k, d := bad.Key(), bad.Data(); len(k) != 1 || d != nil {
+		t.Errorf("NKey past the parts: key %q, data %q", k, d)
+	}
+	neg := Element{Parts: []string{"a"}, NKey: -1}
+	if k, d := neg.Key(), neg.Data(); len(k) != 0 || len(d) != 1 {
+		t.Errorf("negative NKey: key %q, data %q", k, d)
 	}
 }

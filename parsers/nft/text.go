@@ -756,7 +756,7 @@ func (p *textParser) elementsOf(els []Element, s *Set) ([]Element, error) {
 	}
 	for i := range els {
 		els[i].Where = file
-		if (els[i].Verdict != nil || els[i].Data != nil) != s.IsMap {
+		if (els[i].Verdict != nil || els[i].Data() != nil) != s.IsMap {
 			return nil, p.errf(int(els[i].Line), "element of %s %s has the wrong shape", map[bool]string{true: "map", false: "set"}[s.IsMap], s.Name)
 		}
 	}
@@ -1182,7 +1182,7 @@ func (p *stmtParser) mapData(keyTypes, dataTypes []string) Expr {
 		return nil
 	}
 	for _, e := range els {
-		if (e.Verdict != nil) != verdict || (e.Verdict == nil && e.Data == nil) {
+		if (e.Verdict != nil) != verdict || (e.Verdict == nil && e.Data() == nil) {
 			return nil
 		}
 	}
@@ -1207,7 +1207,7 @@ func (p *stmtParser) rhs(left Expr) Expr {
 			return nil
 		}
 		for _, e := range els {
-			if e.Verdict != nil || e.Data != nil {
+			if e.Verdict != nil || e.Data() != nil {
 				return nil
 			}
 		}
@@ -1440,20 +1440,17 @@ func doubled[T any](s []T) []T {
 // parts [stmtParser.elements] gathers.
 type elementSpan struct{ start, key, data int32 }
 
-// packElements returns els made to their length, each element's Key and
-// Data slices of one copy of parts made to its length: the elements of a
-// set take no more room than they need, whatever their number.
+// packElements returns els made to their length, each element's parts a
+// slice of one copy of parts made to its length: the elements of a set
+// take no more room than they need, whatever their number.
 func packElements(els []Element, parts []string, spans []elementSpan) []Element {
 	out := make([]Element, len(els))
 	copy(out, els)
 	all := make([]string, len(parts))
 	copy(all, parts)
 	for i, sp := range spans {
-		k, d := int(sp.start), int(sp.start+sp.key)
-		out[i].Key = all[k:d:d]
-		if sp.data > 0 {
-			out[i].Data = all[d : d+int(sp.data) : d+int(sp.data)]
-		}
+		k, end := int(sp.start), int(sp.start+sp.key+sp.data)
+		out[i].Parts, out[i].NKey = all[k:end:end], sp.key
 	}
 	return out
 }
