@@ -316,7 +316,10 @@ type Rule struct {
 	// Raw is the rule as nft lists it, without indentation and without the
 	// `# handle N` annotation; for JSON input, the text rendering of the
 	// rule.
-	Raw     string `json:"raw"`
+	Raw string `json:"raw"`
+	// Stmts are the rule's statements. Rules read from text share the
+	// short statements they repeat (the same *Match, *Verdict...): a
+	// statement is not to be modified once read.
 	Stmts   []Stmt `json:"stmts"`
 	Comment string `json:"comment,omitempty"`
 	Handle  uint64 `json:"handle,omitempty"`

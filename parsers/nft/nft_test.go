@@ -467,3 +467,36 @@ func TestElementParts(t *testing.T) {
 		t.Errorf("negative NKey: key %q, data %q", k, d)
 	}
 }
+
+// TestSharedStatements checks that rules that repeat a short statement
+// share it, in one family only, and that each rule still reads as it is
+// written.
+func TestSharedStatements(t *testing.T) {
+	text := "table ip a {\n\tchain x {\n\t\tmeta l4proto tcp goto y\n\t\tmeta l4proto tcp  goto z\n\t\tmeta l4proto udp goto y\n\t}\n\tchain y {\n\t}\n\tchain z {\n\t}\n}\n" +
+		"table ip6 b {\n\tchain x {\n\t\tmeta l4proto tcp goto y\n\t}\n\tchain y {\n\t}\n}\n"
+	rs, err := ParseText("x", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := rs.Tables[0].Chain("x").Rules, rs.Tables[1].Chain("x").Rules
+	if len(a) != 3 || len(b) != 1 {
+		t.Fatalf("rules %d and %d, want 3 and 1", len(a), len(b))
+	}
+	if a[0].Stmts[0] != a[1].Stmts[0] {
+		t.Errorf("the two `meta l4proto tcp` of table a are not shared")
+	}
+	if a[0].Stmts[0] == a[2].Stmts[0] || a[0].Stmts[1] == a[1].Stmts[1] {
+		t.Errorf("different statements shared")
+	}
+	if a[0].Stmts[1] != a[2].Stmts[1] {
+		t.Errorf("the two `goto y` of table a are not shared")
+	}
+	if a[0].Stmts[0] == b[0].Stmts[0] {
+		t.Errorf("a statement of an ip table is shared with an ip6 table")
+	}
+	for i, want := range []string{"meta l4proto tcp goto y", "meta l4proto tcp goto z", "meta l4proto udp goto y"} {
+		if got := a[i].String(); got != want {
+			t.Errorf("rule %d prints as %q, want %q", i, got, want)
+		}
+	}
+}

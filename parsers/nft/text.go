@@ -30,6 +30,44 @@ type textParser struct {
 	// by every rule (see [stmtParser.elements]).
 	elToks []token
 	sp     stmtParser
+	// shared holds the short statements read, by family and printed
+	// form, so that the rules that repeat one share it (each of
+	// kube-proxy's service chains matches `meta l4proto tcp`): see
+	// [textParser.share].
+	shared  map[nftables.TableFamily]map[string]Stmt
+	printed []byte
+}
+
+// maxShared is the longest statement text that rules share: longer ones
+// (anonymous maps of addresses) are rarely alike.
+const maxShared = 64
+
+// share returns the statement read before that prints as s does in a
+// table of family fam, else s, kept for the next ones; text is s's text
+// in the listing. Statements are not modified once read, so that rules
+// may share them: a large ruleset repeats a few matches and verdicts
+// thousands of times.
+func (p *textParser) share(s Stmt, fam nftables.TableFamily, text string) Stmt {
+	if len(text) > maxShared {
+		return s
+	}
+	if _, ok := s.(*Unsupported); ok {
+		return s
+	}
+	p.printed = s.appendStmt(p.printed[:0])
+	m := p.shared[fam]
+	if old, ok := m[string(p.printed)]; ok {
+		return old
+	}
+	if m == nil {
+		if p.shared == nil {
+			p.shared = map[nftables.TableFamily]map[string]Stmt{}
+		}
+		m = map[string]Stmt{}
+		p.shared[fam] = m
+	}
+	m[string(p.printed)] = s
+	return s
 }
 
 // ParseText parses the text of `nft list ruleset` (or `nft -a list ruleset`).
@@ -800,7 +838,7 @@ func (p *textParser) rule(line string, toks []token, fam nftables.TableFamily) (
 			r.Unsupported = true
 			break
 		}
-		r.Stmts = append(r.Stmts, s)
+		r.Stmts = append(r.Stmts, p.share(s, fam, line[toks[at].off:toks[sp.i-1].end]))
 	}
 	return r, nil
 }
