@@ -1,6 +1,7 @@
 package nft
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strconv"
@@ -30,11 +31,10 @@ type textParser struct {
 	// by every rule (see [stmtParser.elements]).
 	elToks []token
 	sp     stmtParser
-	// shared holds the short statements read, by family and printed
-	// form, so that the rules that repeat one share it (each of
-	// kube-proxy's service chains matches `meta l4proto tcp`): see
-	// [textParser.share].
-	shared  map[nftables.TableFamily]map[string]Stmt
+	// shared holds short statements read, by family and text, so that
+	// the rules that repeat one share it (each of kube-proxy's service
+	// chains matches `meta l4proto tcp`): see [textParser.share].
+	shared  *[sharedSlots]sharedStmt
 	printed []byte
 }
 
@@ -42,11 +42,26 @@ type textParser struct {
 // (anonymous maps of addresses) are rarely alike.
 const maxShared = 64
 
-// share returns the statement read before that prints as s does in a
-// table of family fam, else s, kept for the next ones; text is s's text
-// in the listing. Statements are not modified once read, so that rules
-// may share them: a large ruleset repeats a few matches and verdicts
-// thousands of times.
+// sharedSlots is the number of statements [textParser.share] holds, each
+// in a slot its text's length and ends choose: a small fixed cache,
+// neither grown nor cleared, which keeps what recurs as the unique
+// statements (addresses of endpoints) pass through it, at the cost of a
+// short comparison for each statement read.
+const sharedSlots = 256
+
+// sharedStmt is a statement read and the family and text it was read
+// from.
+type sharedStmt struct {
+	fam  nftables.TableFamily
+	text string
+	s    Stmt
+}
+
+// share returns the statement read before from the same text in a table
+// of family fam and that prints as s does, else s, kept for the next
+// ones; text is s's text in the listing. Statements are not modified
+// once read, so that rules may share them: a large ruleset repeats a few
+// matches and verdicts thousands of times.
 func (p *textParser) share(s Stmt, fam nftables.TableFamily, text string) Stmt {
 	if len(text) > maxShared {
 		return s
@@ -54,19 +69,24 @@ func (p *textParser) share(s Stmt, fam nftables.TableFamily, text string) Stmt {
 	if _, ok := s.(*Unsupported); ok {
 		return s
 	}
-	p.printed = s.appendStmt(p.printed[:0])
-	m := p.shared[fam]
-	if old, ok := m[string(p.printed)]; ok {
-		return old
+	if p.shared == nil {
+		p.shared = new([sharedSlots]sharedStmt)
 	}
-	if m == nil {
-		if p.shared == nil {
-			p.shared = map[nftables.TableFamily]map[string]Stmt{}
+	n := len(text)
+	if n < 2 {
+		return s
+	}
+	slot := &p.shared[(uint(n)*37+uint(text[0])*11+uint(text[n-2])*5+uint(text[n-1]))%sharedSlots]
+	if slot.s != nil && slot.fam == fam && slot.text == text {
+		// The same text reads the same, which the printed forms confirm.
+		p.printed = slot.s.appendStmt(p.printed[:0])
+		k := len(p.printed)
+		p.printed = s.appendStmt(p.printed)
+		if bytes.Equal(p.printed[:k], p.printed[k:]) {
+			return slot.s
 		}
-		m = map[string]Stmt{}
-		p.shared[fam] = m
 	}
-	m[string(p.printed)] = s
+	*slot = sharedStmt{fam, text, s}
 	return s
 }
 
