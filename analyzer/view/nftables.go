@@ -988,9 +988,14 @@ func nftNumgenSlots(r *nft.Rule) ([]nftSlot, *nft.Numgen, bool) {
 			// their endpoints are parts of one string: a large node has a
 			// map per service port.
 			out := make([]nftSlot, 0, len(set.Elements))
+			size := 0
+			for i := range set.Elements {
+				if d := set.Elements[i].Data(); len(d) == 2 {
+					size += len(d[0]) + 1 + len(d[1])
+				}
+			}
 			bs := make([]nftBackend, len(set.Elements))
-			ends := make([]int, len(set.Elements))
-			var eps []byte
+			eps := make([]byte, 0, size)
 			for i := range set.Elements {
 				el := &set.Elements[i]
 				n, ok := nftIndex(el.Key())
@@ -999,15 +1004,15 @@ func nftNumgenSlots(r *nft.Rule) ([]nftSlot, *nft.Numgen, bool) {
 					return nil, nil, false
 				}
 				eps = setAddrBackend(&bs[i], d[0], d[1], eps)
-				ends[i] = len(eps)
 				out = append(out, nftSlot{index: n, b: &bs[i]})
 			}
-			all, from := string(eps), 0
+			all := string(eps)
 			for i := range bs {
 				if bs[i].Endpoint == "" {
-					bs[i].Endpoint = all[from:ends[i]]
+					d := set.Elements[i].Data()
+					n := len(d[0]) + 1 + len(d[1])
+					bs[i].Endpoint, all = all[:n], all[n:]
 				}
-				from = ends[i]
 			}
 			return out, ng, true
 		}

@@ -63,7 +63,8 @@ type sharedStmt struct {
 // once read, so that rules may share them: a large ruleset repeats a few
 // matches and verdicts thousands of times.
 func (p *textParser) share(s Stmt, fam nftables.TableFamily, text string) Stmt {
-	if len(text) > maxShared {
+	n := len(text)
+	if n < 2 || n > maxShared {
 		return s
 	}
 	if _, ok := s.(*Unsupported); ok {
@@ -71,10 +72,6 @@ func (p *textParser) share(s Stmt, fam nftables.TableFamily, text string) Stmt {
 	}
 	if p.shared == nil {
 		p.shared = new([sharedSlots]sharedStmt)
-	}
-	n := len(text)
-	if n < 2 {
-		return s
 	}
 	slot := &p.shared[(uint(n)*37+uint(text[0])*11+uint(text[n-2])*5+uint(text[n-1]))%sharedSlots]
 	if slot.s != nil && slot.fam == fam && slot.text == text {
