@@ -472,7 +472,8 @@ func TestElementParts(t *testing.T) {
 // share it, in one family only, and that each rule still reads as it is
 // written.
 func TestSharedStatements(t *testing.T) {
-	text := "table ip a {\n\tchain x {\n\t\tmeta l4proto tcp goto y\n\t\tmeta l4proto tcp  goto z\n\t\tmeta l4proto udp goto y\n\t}\n\tchain y {\n\t}\n\tchain z {\n\t}\n}\n" +
+	text := "table ip a {\n\tchain x {\n\t\tmeta l4proto tcp goto y\n\t\tmeta l4proto tcp  goto z\n\t\tmeta l4proto udp goto y\n\t}\n\tchain y {\n\t}\n\tchain z {\n\t}\n" +
+		"\tchain w {\n\t\ttcp dport { 80, 443 } counter packets 1 bytes 60 accept\n\t\ttcp dport { 80, 443 } counter packets 1 bytes 60 accept\n\t\ttcp dport { 80, 8443 } counter packets 2 bytes 60 accept\n\t}\n}\n" +
 		"table ip6 b {\n\tchain x {\n\t\tmeta l4proto tcp goto y\n\t}\n\tchain y {\n\t}\n}\n"
 	rs, err := ParseText("x", []byte(text))
 	if err != nil {
@@ -493,6 +494,15 @@ func TestSharedStatements(t *testing.T) {
 	}
 	if a[0].Stmts[0] == b[0].Stmts[0] {
 		t.Errorf("a statement of an ip table is shared with an ip6 table")
+	}
+	// Statements compared on their printed forms: a match of an
+	// anonymous set, a counter.
+	w := rs.Tables[0].Chain("w").Rules
+	if len(w) != 3 || w[0].Stmts[0] != w[1].Stmts[0] || w[0].Stmts[1] != w[1].Stmts[1] || w[0].Stmts[0] == w[2].Stmts[0] || w[0].Stmts[1] == w[2].Stmts[1] {
+		t.Errorf("the rules of chain w do not share their alike statements alone")
+	}
+	if len(w) == 3 && w[2].String() != "tcp dport { 80, 8443 } counter packets 2 bytes 60 accept" {
+		t.Errorf("third rule of w prints as %q", w[2].String())
 	}
 	for i, want := range []string{"meta l4proto tcp goto y", "meta l4proto tcp goto z", "meta l4proto udp goto y"} {
 		if got := a[i].String(); got != want {

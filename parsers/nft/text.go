@@ -74,17 +74,67 @@ func (p *textParser) share(s Stmt, fam nftables.TableFamily, text string) Stmt {
 		p.shared = new([sharedSlots]sharedStmt)
 	}
 	slot := &p.shared[(uint(n)*37+uint(text[0])*11+uint(text[n-2])*5+uint(text[n-1]))%sharedSlots]
-	if slot.s != nil && slot.fam == fam && slot.text == text {
-		// The same text reads the same, which the printed forms confirm.
-		p.printed = slot.s.appendStmt(p.printed[:0])
-		k := len(p.printed)
-		p.printed = s.appendStmt(p.printed)
-		if bytes.Equal(p.printed[:k], p.printed[k:]) {
-			return slot.s
-		}
+	if slot.s != nil && slot.fam == fam && slot.text == text && p.same(slot.s, s) {
+		return slot.s
 	}
 	*slot = sharedStmt{fam, text, s}
 	return s
+}
+
+// same reports whether statements a and b, read from the same text, are
+// alike: compared field by field for the verdicts and matches of
+// selectors and constants that rules repeat most, else on their printed
+// forms.
+func (p *textParser) same(a, b Stmt) bool {
+	switch x := a.(type) {
+	case *Verdict:
+		y, ok := b.(*Verdict)
+		return ok && *x == *y
+	case *Match:
+		if y, ok := b.(*Match); ok && x.Op == y.Op {
+			if l, r := sameLeaf(x.Left, y.Left), sameLeaf(x.Right, y.Right); l != 0 && r != 0 {
+				return l > 0 && r > 0
+			}
+		}
+	}
+	p.printed = a.appendStmt(p.printed[:0])
+	k := len(p.printed)
+	p.printed = b.appendStmt(p.printed)
+	return bytes.Equal(p.printed[:k], p.printed[k:])
+}
+
+// sameLeaf compares two selectors or constants: 1 when they are alike,
+// -1 when not, 0 when one is of another kind of expression.
+func sameLeaf(a, b Expr) int {
+	eq := func(ok bool) int {
+		if ok {
+			return 1
+		}
+		return -1
+	}
+	switch x := a.(type) {
+	case *Meta:
+		if y, ok := b.(*Meta); ok {
+			return eq(*x == *y)
+		}
+	case *Payload:
+		if y, ok := b.(*Payload); ok {
+			return eq(*x == *y)
+		}
+	case *Value:
+		if y, ok := b.(*Value); ok {
+			return eq(*x == *y)
+		}
+	case *SetRef:
+		if y, ok := b.(*SetRef); ok {
+			return eq(*x == *y)
+		}
+	case *Ct:
+		if y, ok := b.(*Ct); ok {
+			return eq(*x == *y)
+		}
+	}
+	return 0
 }
 
 // ParseText parses the text of `nft list ruleset` (or `nft -a list ruleset`).
