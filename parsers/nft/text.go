@@ -1477,7 +1477,9 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 				if !ok {
 					return nil, p.unexpected("comment")
 				}
-				e.attrs().Comment = s
+				if s != "" {
+					e.attrs().Comment = s
+				}
 			default:
 				break attrs
 			}
