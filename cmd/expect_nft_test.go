@@ -73,7 +73,7 @@ func nftContent(rs *nft.Ruleset) map[string][]string {
 		for _, s := range t.Sets {
 			els := []string{}
 			for _, e := range s.Elements {
-				text := strings.Join(e.Key, " . ")
+				text := strings.Join(e.Key(), " . ")
 				if e.Verdict != nil {
 					text += " : " + nft.StmtString(e.Verdict)
 				}

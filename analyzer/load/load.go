@@ -63,8 +63,8 @@ type Options struct {
 	// (paste damage repaired, a dump cut short or cut out read as far as
 	// it goes), every line skipped or changed reported with its input.
 	Strict bool
-	// OffHeap reads the text of large iptables dumps, on disk or in
-	// archives, which the parsed rules point into, into memory outside
+	// OffHeap reads the text of large iptables dumps and nft listings, on
+	// disk or in archives, which the parsed rules point into, into memory outside
 	// the Go heap that is never freed: it then counts once in the
 	// process's memory, not also in the collector's heap goal. For a
 	// process that ends with the snapshots it loads (see

@@ -223,9 +223,11 @@ func (f *file) load(kind parsers.Kind) ([]byte, error) {
 
 // textKept reports whether what a file of the kind parses to points into
 // its text, so that the text lives as long as it does: an iptables dump's
-// rules do (the parsers of the other kinds copy what they keep, so that
-// their text is freed once parsed).
-func textKept(kind parsers.Kind) bool { return kind == parsers.KindIPTablesSave }
+// rules and an nft listing's ruleset do (the parsers of the other kinds
+// copy what they keep, so that their text is freed once parsed).
+func textKept(kind parsers.Kind) bool {
+	return kind == parsers.KindIPTablesSave || kind == parsers.KindNFTText
+}
 
 // offHeapMin is the size from which a file is read outside the Go heap
 // with Options.OffHeap (tests lower it).

@@ -135,15 +135,15 @@ func nftSetDecl(s *nft.Set) string {
 
 // nftElementText is an element as nft lists it: key, comment, data.
 func nftElementText(s *nft.Set, e *nft.Element) string {
-	t := strings.Join(e.Key, " . ")
-	if e.Comment != "" {
-		t += fmt.Sprintf(" comment %q", e.Comment)
+	t := strings.Join(e.Key(), " . ")
+	if e.Comment() != "" {
+		t += fmt.Sprintf(" comment %q", e.Comment())
 	}
 	switch {
 	case e.Verdict != nil:
 		t += " : " + nft.StmtString(e.Verdict)
-	case len(e.Data) > 0:
-		t += " : " + strings.Join(e.Data, " . ")
+	case len(e.Data()) > 0:
+		t += " : " + strings.Join(e.Data(), " . ")
 	}
 	return t
 }
@@ -516,10 +516,11 @@ func (a *nftAttributor) element(s *nft.Set, e *nft.Element) attribution {
 			return at
 		}
 	}
-	if a.names[e.Comment] {
-		return attribution{Service: e.Comment, How: "comment"}
+	if a.names[e.Comment()] {
+		return attribution{Service: e.Comment(), How: "comment"}
 	}
-	key := strings.Join(e.Key, " . ")
+	ek := e.Key()
+	key := strings.Join(ek, " . ")
 	one := func(ss []string, how string) attribution {
 		if len(ss) == 1 {
 			return attribution{Service: ss[0], How: how}
@@ -527,17 +528,17 @@ func (a *nftAttributor) element(s *nft.Set, e *nft.Element) attribution {
 		return attribution{}
 	}
 	switch {
-	case s.Name == nftHairpinSet && len(e.Key) == 4:
-		at := one(a.byEP[strings.Join(e.Key[1:], " . ")], "endpoint")
-		ip, err1 := netip.ParseAddr(e.Key[1])
-		port, err2 := strconv.Atoi(e.Key[3])
+	case s.Name == nftHairpinSet && len(ek) == 4:
+		at := one(a.byEP[strings.Join(ek[1:], " . ")], "endpoint")
+		ip, err1 := netip.ParseAddr(ek[1])
+		port, err2 := strconv.Atoi(ek[3])
 		if at.Service != "" && err1 == nil && err2 == nil {
 			at.Endpoint = model.JoinHostPort(ip, int32(port))
 		}
 		return at
-	case len(e.Key) == 3:
+	case len(ek) == 3:
 		return one(a.byDest[key], "address")
-	case len(e.Key) == 2:
+	case len(ek) == 2:
 		return one(a.byNode[key], "address")
 	}
 	return attribution{}

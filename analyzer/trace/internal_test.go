@@ -141,21 +141,21 @@ func TestAppendDest(t *testing.T) {
 // else the first other element whose key matches them, else none.
 func TestSetIndex(t *testing.T) {
 	services := []nft.Element{
-		{Key: []string{"10.96.0.10", "tcp", "53"}},
-		{Key: []string{"10.96.0.10", "udp", "53"}},
-		{Key: []string{"10.96.0.10", "tcp", "53"}}, // a duplicate: never found
-		{Key: []string{"10.0.0.0/8", "tcp", "80-90"}},
-		{Key: []string{"fd00::10", "tcp", "443"}},
-		{Key: []string{"10.96.0.11", "tcp", "8080"}},
-		{Key: []string{"10.96.0.12", "0x11", "8080"}},
+		{Parts: []string{"10.96.0.10", "tcp", "53"}, NKey: 3},
+		{Parts: []string{"10.96.0.10", "udp", "53"}, NKey: 3},
+		{Parts: []string{"10.96.0.10", "tcp", "53"}, NKey: 3}, // a duplicate: never found
+		{Parts: []string{"10.0.0.0/8", "tcp", "80-90"}, NKey: 3},
+		{Parts: []string{"fd00::10", "tcp", "443"}, NKey: 3},
+		{Parts: []string{"10.96.0.11", "tcp", "8080"}, NKey: 3},
+		{Parts: []string{"10.96.0.12", "0x11", "8080"}, NKey: 3},
 	}
-	ifaces := []nft.Element{{Key: []string{"\"eth*\""}}, {Key: []string{"\"lo\""}}}
+	ifaces := []nft.Element{{Parts: []string{"\"eth*\""}, NKey: 1}, {Parts: []string{"\"lo\""}, NKey: 1}}
 	ports := []nft.Element{
-		{Key: []string{"30000-32767"}},
-		{Key: []string{"31000"}}, // exact: found before the range above
-		{Key: []string{"1", "2", "3", "4", "5", "6", "7"}},
+		{Parts: []string{"30000-32767"}, NKey: 1},
+		{Parts: []string{"31000"}, NKey: 1}, // exact: found before the range above
+		{Parts: []string{"1", "2", "3", "4", "5", "6", "7"}, NKey: 7},
 	}
-	states := []nft.Element{{Key: []string{"invalid"}}, {Key: []string{"established,related"}}}
+	states := []nft.Element{{Parts: []string{"invalid"}, NKey: 1}, {Parts: []string{"established,related"}, NKey: 2}}
 	addr := func(s string) nval { return nval{kind: kAddr, addr: netip.MustParseAddr(s)} }
 	num := func(n uint64) nval { return nval{kind: kNum, num: n} }
 	str := func(s string) nval { return nval{kind: kStr, str: s} }
@@ -204,9 +204,9 @@ func TestSetIndex(t *testing.T) {
 func scanSet(elems []nft.Element, vals []nval) (int, bool) {
 	var rest []int
 	for i, e := range elems {
-		ps := make([]part, len(e.Key))
-		exact := len(e.Key) <= maxHashParts
-		for j, k := range e.Key {
+		ps := make([]part, len(e.Key()))
+		exact := len(e.Key()) <= maxHashParts
+		for j, k := range e.Key() {
 			ps[j] = compilePart(k)
 			if _, ok := ps[j].exact(); !ok {
 				exact = false
@@ -223,8 +223,8 @@ func scanSet(elems []nft.Element, vals []nval) (int, bool) {
 		}
 	}
 	for _, i := range rest {
-		ps := make([]part, len(elems[i].Key))
-		for j, k := range elems[i].Key {
+		ps := make([]part, len(elems[i].Key()))
+		for j, k := range elems[i].Key() {
 			ps[j] = compilePart(k)
 		}
 		if m, ok := matchParts(ps, vals); !ok {

@@ -31,10 +31,10 @@ func benchNFT(tb testing.TB) (*trace.Dataplane, []trace.Packet) {
 		PodCIDRs: []netip.Prefix{netip.MustParsePrefix("10.128.0.0/24")}}
 	var pkts []trace.Packet
 	for _, s := range rs.Table(nftables.TableFamilyIPv4, "kube-proxy").Set("service-ips").Elements {
-		pkts = append(pkts, trace.Packet{Dst: netip.AddrPortFrom(netip.MustParseAddr(s.Key[0]), 80), Proto: "tcp", From: model.FromPod})
+		pkts = append(pkts, trace.Packet{Dst: netip.AddrPortFrom(netip.MustParseAddr(s.Key()[0]), 80), Proto: "tcp", From: model.FromPod})
 	}
 	for _, s := range rs.Table(nftables.TableFamilyIPv4, "kube-proxy").Set("service-nodeports").Elements {
-		pkts = append(pkts, trace.Packet{Dst: netip.MustParseAddrPort(benchgen.NodeIP + ":" + s.Key[1]), Proto: "tcp", From: model.FromExternal})
+		pkts = append(pkts, trace.Packet{Dst: netip.MustParseAddrPort(benchgen.NodeIP + ":" + s.Key()[1]), Proto: "tcp", From: model.FromExternal})
 	}
 	return dp, pkts
 }

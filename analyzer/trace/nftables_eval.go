@@ -948,10 +948,11 @@ func newSetIndex(elems []nft.Element) *setIndex {
 	key, few := kbuf[:0], fbuf[:0]
 	ps := pbuf[:0] // the compiled key of the element, kept only when not exact
 	for i, e := range elems {
-		ps = slices.Grow(ps[:0], len(e.Key))[:len(e.Key)]
-		isExact := len(e.Key) <= maxHashParts
+		ek := e.Key()
+		ps = slices.Grow(ps[:0], len(ek))[:len(ek)]
+		isExact := len(ek) <= maxHashParts
 		key = key[:0]
-		for j, k := range e.Key {
+		for j, k := range ek {
 			ps[j] = compilePart(k)
 			if !isExact {
 				continue
@@ -1068,8 +1069,9 @@ func (ix *setIndex) lookup(vals []nval) (int, bool) {
 		// Made by whichever lookup comes first, the same every time.
 		parts := make([][]part, len(ix.elems))
 		for i, e := range ix.elems {
-			parts[i] = make([]part, len(e.Key))
-			for j, k := range e.Key {
+			ek := e.Key()
+			parts[i] = make([]part, len(ek))
+			for j, k := range ek {
 				parts[i][j] = compilePart(k)
 			}
 		}
@@ -1472,7 +1474,7 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 				out = append(out, branch{st: d.st, end: rNoMatch})
 				continue
 			}
-			data := ix.elems[d.elem].Data
+			data := ix.elems[d.elem].Data()
 			switch {
 			case len(data) == 2 && n.Port == nil:
 				out = append(out, to(d.st, data[0], data[1], true, nil, d.note))

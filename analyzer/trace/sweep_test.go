@@ -244,12 +244,12 @@ func TestSweepNFTGenerated(t *testing.T) {
 	var pkts []trace.Packet
 	for _, e := range table.Set("service-ips").Elements {
 		for _, from := range []model.Origin{model.FromPod, model.FromNode} {
-			pkts = append(pkts, trace.Packet{Dst: netip.AddrPortFrom(netip.MustParseAddr(e.Key[0]), 80), Proto: "tcp", From: from})
+			pkts = append(pkts, trace.Packet{Dst: netip.AddrPortFrom(netip.MustParseAddr(e.Key()[0]), 80), Proto: "tcp", From: from})
 		}
 	}
 	for _, e := range table.Set("service-nodeports").Elements {
 		for _, from := range []model.Origin{model.FromExternal, model.FromPod, model.FromNode} {
-			pkts = append(pkts, trace.Packet{Dst: netip.MustParseAddrPort(benchgen.NodeIP + ":" + e.Key[1]), Proto: "tcp", From: from})
+			pkts = append(pkts, trace.Packet{Dst: netip.MustParseAddrPort(benchgen.NodeIP + ":" + e.Key()[1]), Proto: "tcp", From: from})
 		}
 	}
 	if len(pkts) < 3*spec.Services {

@@ -221,8 +221,8 @@ func FromNFT(t *nft.Table, attr *Attribution) *View {
 	if s := x.sets["cluster-ips"]; s != nil && !s.IsMap {
 		x.clusterIPs = make(map[netip.Addr]bool, len(s.Elements))
 		for i := range s.Elements {
-			if len(s.Elements[i].Key) == 1 {
-				if a, err := netip.ParseAddr(s.Elements[i].Key[0]); err == nil {
+			if len(s.Elements[i].Key()) == 1 {
+				if a, err := netip.ParseAddr(s.Elements[i].Key()[0]); err == nil {
 					x.clusterIPs[a.Unmap()] = true
 				}
 			}
@@ -394,7 +394,7 @@ func (x *nftExtractor) firewalls() {
 		for i := range m.Elements {
 			el := &m.Elements[i]
 			x.elementObject(m, el)
-			ip, proto, port, ok := nftDest(el.Key)
+			ip, proto, port, ok := nftDest(el.Key())
 			if !ok || el.Verdict == nil || el.Verdict.Target == "" {
 				continue
 			}
@@ -428,7 +428,7 @@ func (x *nftExtractor) firewalls() {
 	for i := range fwSet.Elements {
 		el := &fwSet.Elements[i]
 		x.elementObject(fwSet, el)
-		ip, proto, port, ok := nftDest(el.Key)
+		ip, proto, port, ok := nftDest(el.Key())
 		if !ok {
 			continue
 		}
@@ -440,10 +440,11 @@ func (x *nftExtractor) firewalls() {
 		if allow != nil {
 			for j := range allow.Elements {
 				a := &allow.Elements[j]
-				if len(a.Key) != 4 || a.Key[0] != el.Key[0] || a.Key[1] != el.Key[1] || a.Key[2] != el.Key[2] {
+				ak, ek := a.Key(), el.Key()
+				if len(ak) != 4 || ak[0] != ek[0] || ak[1] != ek[1] || ak[2] != ek[2] {
 					continue
 				}
-				if p, ok := nftPrefix(a.Key[3]); ok {
+				if p, ok := nftPrefix(ak[3]); ok {
 					fw.Ranges = append(fw.Ranges, p)
 					fw.Evidence = append(fw.Evidence, NFTElementEvidence(allow, a))
 				}
@@ -471,7 +472,7 @@ func (x *nftExtractor) elementObject(s *nft.Set, el *nft.Element) *Object {
 // elementService attributes an element: by its comment, its verdict's
 // chain, else the Service owning its destination.
 func (x *nftExtractor) elementService(el *nft.Element) string {
-	if s := commentServiceName(el.Comment); s != "" {
+	if s := commentServiceName(el.Comment()); s != "" {
 		return s
 	}
 	if el.Verdict != nil && el.Verdict.Target != "" {
@@ -481,7 +482,7 @@ func (x *nftExtractor) elementService(el *nft.Element) string {
 			}
 		}
 	}
-	if ip, proto, port, ok := nftDest(el.Key); ok {
+	if ip, proto, port, ok := nftDest(el.Key()); ok {
 		if sps := x.names.dest(ip, proto, port); len(sps) == 1 {
 			return sps[0].String()
 		}
@@ -498,7 +499,7 @@ func (x *nftExtractor) serviceEntries() {
 	}
 	for i := range m.Elements {
 		el := &m.Elements[i]
-		ip, proto, port, ok := nftDest(el.Key)
+		ip, proto, port, ok := nftDest(el.Key())
 		if !ok || !x.used[m.Name] || el.Verdict == nil || el.Verdict.Target == "" {
 			x.unusable(m, el, ok)
 			continue
@@ -527,7 +528,7 @@ func (x *nftExtractor) nodePortEntries() {
 	}
 	for i := range m.Elements {
 		el := &m.Elements[i]
-		proto, port, ok := nftProtoPort(el.Key)
+		proto, port, ok := nftProtoPort(el.Key())
 		if !ok || !x.used[m.Name] || el.Verdict == nil || el.Verdict.Target == "" {
 			x.unusable(m, el, ok)
 			continue
@@ -567,9 +568,9 @@ func (x *nftExtractor) blockEntries(name string, nodePorts bool) {
 		var port int32
 		var ok bool
 		if nodePorts {
-			proto, port, ok = nftProtoPort(el.Key)
+			proto, port, ok = nftProtoPort(el.Key())
 		} else {
-			ip, proto, port, ok = nftDest(el.Key)
+			ip, proto, port, ok = nftDest(el.Key())
 		}
 		action := x.blockAction(el.Verdict)
 		if !ok || !x.used[name] || action == "" {
@@ -651,7 +652,7 @@ func (x *nftExtractor) attribute(e *Entry, el *nft.Element, target string) {
 	if e.Service != "" {
 		return
 	}
-	if s := commentServiceName(el.Comment); s != "" {
+	if s := commentServiceName(el.Comment()); s != "" {
 		e.Service, e.How = s, "comment"
 		return
 	}
@@ -809,12 +810,19 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 	if d := x.disp[c.Name]; d != nil {
 		return d
 	}
-	d := &Dispatch{ID: c.Name, Policy: PolicyCluster, Scheduler: "random", Evidence: []model.Evidence{NFTChainEvidence(c)}}
+	d := &Dispatch{ID: c.Name, Policy: PolicyCluster, Scheduler: "random"}
 	if strings.HasPrefix(c.Name, kpnames.NFTLocal) {
 		d.Policy = PolicyLocal
 	}
-	if o := x.obj[c.Name]; o != nil {
-		d.Service = o.Service
+	if o := x.obj[c.Name]; o != nil && o.ev != nil {
+		// The chain's object has its evidence: the dispatch shares it (a
+		// large node has a chain per service port).
+		d.Service, d.Evidence = o.Service, o.ev[:]
+	} else {
+		if o != nil {
+			d.Service = o.Service
+		}
+		d.Evidence = []model.Evidence{NFTChainEvidence(c)}
 	}
 	x.disp[c.Name] = d
 	remaining := 1.0
@@ -956,7 +964,7 @@ func nftNumgenSlots(r *nft.Rule) ([]nftSlot, *nft.Numgen, bool) {
 			out := make([]nftSlot, 0, len(set.Elements))
 			for i := range set.Elements {
 				el := &set.Elements[i]
-				n, ok := nftIndex(el.Key)
+				n, ok := nftIndex(el.Key())
 				if !ok || el.Verdict == nil || el.Verdict.Target == "" {
 					return nil, nil, false
 				}
@@ -976,14 +984,35 @@ func nftNumgenSlots(r *nft.Rule) ([]nftSlot, *nft.Numgen, bool) {
 			if !ok1 || !ok2 {
 				return nil, nil, false
 			}
+			// The backends of the map are made in one allocation, and
+			// their endpoints are parts of one string: a large node has a
+			// map per service port.
 			out := make([]nftSlot, 0, len(set.Elements))
+			size := 0
+			for i := range set.Elements {
+				if d := set.Elements[i].Data(); len(d) == 2 {
+					size += len(d[0]) + 1 + len(d[1])
+				}
+			}
+			bs := make([]nftBackend, len(set.Elements))
+			eps := make([]byte, 0, size)
 			for i := range set.Elements {
 				el := &set.Elements[i]
-				n, ok := nftIndex(el.Key)
-				if !ok || len(el.Data) != 2 {
+				n, ok := nftIndex(el.Key())
+				d := el.Data()
+				if !ok || len(d) != 2 {
 					return nil, nil, false
 				}
-				out = append(out, nftSlot{index: n, b: nftAddrBackend(el.Data[0], el.Data[1])})
+				eps = setAddrBackend(&bs[i], d[0], d[1], eps)
+				out = append(out, nftSlot{index: n, b: &bs[i]})
+			}
+			all := string(eps)
+			for i := range bs {
+				if bs[i].Endpoint == "" {
+					d := set.Elements[i].Data()
+					n := len(d[0]) + 1 + len(d[1])
+					bs[i].Endpoint, all = all[:n], all[n:]
+				}
 			}
 			return out, ng, true
 		}
@@ -1017,20 +1046,31 @@ func nftDNAT(r *nft.Rule) *nftBackend {
 }
 
 func nftAddrBackend(addr, port string) *nftBackend {
-	b := &nftBackend{Backend: Backend{Weight: 1}}
+	b := new(nftBackend)
+	if ep := setAddrBackend(b, addr, port, nil); ep != nil {
+		b.Endpoint = string(ep)
+	}
+	return b
+}
+
+// setAddrBackend makes b the backend of a dnat to addr and port. When
+// its endpoint is "addr:port", as nft prints both canonically, it is
+// appended to eps for the caller to set (b.Endpoint stays ""); else it is
+// set.
+func setAddrBackend(b *nftBackend, addr, port string, eps []byte) []byte {
+	*b = nftBackend{Backend: Backend{Weight: 1}}
 	ip, err1 := netip.ParseAddr(addr)
 	n, err2 := strconv.ParseUint(port, 10, 16)
 	if err1 != nil || err2 != nil {
 		b.Endpoint = "(dnat to " + addr + " port " + port + ")"
-		return b
+		return eps
 	}
 	b.IP, b.Port = ip.Unmap(), int32(n)
 	if ip.Is4() && len(port) > 0 && port[0] != '0' {
-		b.Endpoint = addr + ":" + port // nft prints both canonically
-	} else {
-		b.Endpoint = model.JoinHostPort(b.IP, b.Port)
+		return append(append(append(eps, addr...), ':'), port...)
 	}
-	return b
+	b.Endpoint = model.JoinHostPort(b.IP, b.Port)
+	return eps
 }
 
 // backend reads an endpoint chain: its affinity set update and its dnat.
@@ -1156,8 +1196,8 @@ func nftSourceFilter(r *nft.Rule, ipx string) ([]netip.Prefix, bool) {
 		}
 	case *nft.AnonSet:
 		for i := range rv.Elements {
-			if len(rv.Elements[i].Key) == 1 {
-				if p, ok := nftPrefix(rv.Elements[i].Key[0]); ok {
+			if len(rv.Elements[i].Key()) == 1 {
+				if p, ok := nftPrefix(rv.Elements[i].Key()[0]); ok {
 					out = append(out, p)
 				}
 			}
@@ -1209,7 +1249,7 @@ func nftProtoPort(key []string) (string, int32, bool) {
 }
 
 // nftElementKey formats an element's key as nft prints it.
-func nftElementKey(el *nft.Element) string { return strings.Join(el.Key, " . ") }
+func nftElementKey(el *nft.Element) string { return strings.Join(el.Key(), " . ") }
 
 // NFTElementEvidence returns the evidence of a set or map element: its key,
 // comment and data as nft prints them (the same for the text and the JSON
@@ -1217,14 +1257,14 @@ func nftElementKey(el *nft.Element) string { return strings.Join(el.Key, " . ") 
 func NFTElementEvidence(s *nft.Set, el *nft.Element) model.Evidence {
 	var b strings.Builder
 	b.Grow(96)
-	for i, k := range el.Key {
+	for i, k := range el.Key() {
 		if i > 0 {
 			b.WriteString(" . ")
 		}
 		b.WriteString(k)
 	}
-	if el.Comment != "" {
-		b.WriteString(` comment "` + el.Comment + `"`)
+	if el.Comment() != "" {
+		b.WriteString(` comment "` + el.Comment() + `"`)
 	}
 	switch {
 	case el.Verdict != nil:
@@ -1232,8 +1272,8 @@ func NFTElementEvidence(s *nft.Set, el *nft.Element) model.Evidence {
 		if el.Verdict.Target != "" {
 			b.WriteString(" " + el.Verdict.Target)
 		}
-	case len(el.Data) > 0:
-		b.WriteString(" : " + strings.Join(el.Data, " . "))
+	case len(el.Data()) > 0:
+		b.WriteString(" : " + strings.Join(el.Data(), " . "))
 	}
 	return model.EvidenceAt(el.Pos(), b.String())
 }

@@ -112,6 +112,8 @@ func TestFromNFTDispatchShapes(t *testing.T) {
 	}{
 		{name: "dnat map (1.33+)", chain: "meta l4proto tcp dnat ip to numgen random mod 2 map { 0 : 10.0.1.1 . 8080, 1 : 10.0.1.2 . 8080 }",
 			backends: []backend{{"10.0.1.1:8080", 0.5, false}, {"10.0.1.2:8080", 0.5, false}}},
+		{name: "dnat map, an endpoint spelled by the view", chain: "meta l4proto tcp dnat ip to numgen random mod 3 map { 0 : 10.0.1.1 . 8080, 1 : 10.0.1.2 . 0, 2 : 10.0.1.33 . 80 }",
+			backends: []backend{{"10.0.1.1:8080", 1.0 / 3, false}, {"10.0.1.2:0", 1.0 / 3, false}, {"10.0.1.33:80", 1.0 / 3, false}}},
 		{name: "single dnat", chain: "meta l4proto tcp dnat to 10.0.1.1:8080", backends: []backend{{"10.0.1.1:8080", 1, false}}},
 		{name: "verdict map of endpoint chains (1.29-1.32)",
 			chain:    "ip daddr 10.96.0.10 tcp dport 80 ip saddr != 10.0.0.0/16 jump mark-for-masquerade\n\t\tnumgen random mod 2 vmap { 0 : goto " + ep("10.0.1.1") + ", 1 : goto " + ep("10.0.1.2") + " }",
@@ -158,6 +160,9 @@ func TestFromNFTDispatchShapes(t *testing.T) {
 				if e.Dispatch[o] != d {
 					t.Errorf("origin %s: another dispatch", o)
 				}
+			}
+			if len(d.Evidence) != 1 || d.Evidence[0].Text != "chain "+svc+" {" || d.Evidence[0].Line == 0 {
+				t.Errorf("dispatch evidence %+v", d.Evidence)
 			}
 			var got []backend
 			for _, b := range d.Backends {

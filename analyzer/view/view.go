@@ -337,7 +337,12 @@ func (b *Backend) AppendEvidence(out []model.Evidence) []model.Evidence {
 // oneEvidence returns a pointer to a list of ev alone (a backend's
 // evidence), made in one allocation.
 func oneEvidence(ev model.Evidence) *[]model.Evidence {
-	return joinEvidence([]model.Evidence{ev}, nil)
+	x := &struct {
+		list []model.Evidence
+		arr  [1]model.Evidence
+	}{arr: [1]model.Evidence{ev}}
+	x.list = x.arr[:]
+	return &x.list
 }
 
 // joinEvidence returns a pointer to a new list of the evidence of a then
@@ -438,11 +443,13 @@ type Object struct {
 	// evidence of any other object. A large node has several objects per
 	// Service; a chain's evidence is built when asked.
 	chain *iptables.Chain
-	ev    *model.Evidence
+	ev    *[1]model.Evidence
 }
 
-// evidenceOf returns a pointer to a copy of e.
-func evidenceOf(e model.Evidence) *model.Evidence { return &e }
+// evidenceOf returns a pointer to a copy of e, which is also a list of
+// one evidence that others may share (the nft view's dispatch of a chain
+// has the chain's evidence).
+func evidenceOf(e model.Evidence) *[1]model.Evidence { return &[1]model.Evidence{e} }
 
 // Evidence returns where the object is: a chain header, a virtual
 // server, an element...
@@ -451,7 +458,7 @@ func (o *Object) Evidence() model.Evidence {
 	case o.chain != nil:
 		return chainEvidence(o.chain)
 	case o.ev != nil:
-		return *o.ev
+		return o.ev[0]
 	}
 	return model.Evidence{}
 }

@@ -239,11 +239,11 @@ func (w *jwriter) elem(e *nft.Element, keyTypes, dataTypes []string, isMap bool)
 		w.raw("[")
 	}
 	timeout, expires, counter := e.Timeout(), e.Expires(), e.Counter()
-	wrapped := timeout != 0 || expires != 0 || e.Comment != "" || counter != nil
+	wrapped := timeout != 0 || expires != 0 || e.Comment() != "" || counter != nil
 	if wrapped {
 		w.raw(`{"elem": {"val": `)
 	}
-	w.parts(e.Key, keyTypes)
+	w.parts(e.Key(), keyTypes)
 	if wrapped {
 		if timeout != 0 {
 			w.key(false, "timeout")
@@ -253,9 +253,9 @@ func (w *jwriter) elem(e *nft.Element, keyTypes, dataTypes []string, isMap bool)
 			w.key(false, "expires")
 			w.uint(uint64(expires.Seconds()))
 		}
-		if e.Comment != "" {
+		if e.Comment() != "" {
 			w.key(false, "comment")
-			w.str(e.Comment)
+			w.str(e.Comment())
 		}
 		if counter != nil {
 			w.key(false, "counter")
@@ -268,7 +268,7 @@ func (w *jwriter) elem(e *nft.Element, keyTypes, dataTypes []string, isMap bool)
 		if e.Verdict != nil {
 			w.verdict(e.Verdict)
 		} else {
-			w.parts(e.Data, dataTypes)
+			w.parts(e.Data(), dataTypes)
 		}
 		w.raw("]")
 	}

@@ -402,7 +402,7 @@ func appendExpr(b []byte, e Expr) []byte {
 // appendElement prints an element as nft does: key, counter, timeout,
 // expires, comment, then " : " and the data.
 func appendElement(b []byte, e *Element) []byte {
-	for i, k := range e.Key {
+	for i, k := range e.Key() {
 		if i > 0 {
 			b = append(b, " . "...)
 		}
@@ -420,18 +420,18 @@ func appendElement(b []byte, e *Element) []byte {
 		b = append(b, " expires "...)
 		b = appendTime(b, t)
 	}
-	if e.Comment != "" {
+	if c := e.Comment(); c != "" {
 		b = append(b, " comment \""...)
-		b = append(b, e.Comment...)
+		b = append(b, c...)
 		b = append(b, '"')
 	}
 	switch {
 	case e.Verdict != nil:
 		b = append(b, " : "...)
 		b = e.Verdict.appendStmt(b)
-	case len(e.Data) > 0:
+	case len(e.Data()) > 0:
 		b = append(b, " : "...)
-		for i, d := range e.Data {
+		for i, d := range e.Data() {
 			if i > 0 {
 				b = append(b, " . "...)
 			}

@@ -629,6 +629,7 @@ func (c *jconv) elems(n *jnode, s *Set) error {
 // elem reads an element of a named or anonymous set or map.
 func (c *jconv) elem(n *jnode, keyTypes, dataTypes []string, isMap bool) (Element, error) {
 	var e Element
+	var data []string
 	key := n
 	if isMap {
 		if n.kind != jArray || n.n != 2 {
@@ -648,7 +649,7 @@ func (c *jconv) elem(n *jnode, keyTypes, dataTypes []string, isMap bool) (Elemen
 			if err != nil {
 				return e, err
 			}
-			e.Data = d
+			data = d
 		}
 		c.pop()
 		c.pushIdx(0)
@@ -679,9 +680,12 @@ func (c *jconv) elem(n *jnode, keyTypes, dataTypes []string, isMap bool) (Elemen
 				}
 			}
 		}
-		var err error
-		if e.Comment, err = c.strField(w, "comment", false); err != nil {
+		cm, err := c.strField(w, "comment", false)
+		if err != nil {
 			return e, err
+		}
+		if cm != "" {
+			e.attrs().Comment = cm
 		}
 		if cn, err := c.field(w, "counter", jObject, false); err != nil {
 			return e, err
@@ -702,7 +706,7 @@ func (c *jconv) elem(n *jnode, keyTypes, dataTypes []string, isMap bool) (Elemen
 	if err != nil {
 		return e, err
 	}
-	e.Key = k
+	e.setParts(k, data)
 	return e, nil
 }
 

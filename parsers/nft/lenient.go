@@ -87,7 +87,8 @@ func (p *textParser) cutOpen(what string) {
 // it holds). The ruleset is then [Ruleset.Partial], the table cut in
 // [Table.Cut], and the notes are the lines not read ([ReasonCutShort]).
 // Everything else is read as ParseText reads it: a line that does not
-// read before the last one is an error.
+// read before the last one is an error. As ParseText, it keeps references
+// into data: the caller must not modify data afterwards.
 func ParseTextLenient(name string, data []byte) (*Ruleset, []parsers.LineNote, error) {
 	lx := newLax(data)
 	rs, err := parseText(name, data, lx)

@@ -236,7 +236,7 @@ func walk(rs *Ruleset, rule, elem func(string)) {
 		}
 		for _, s := range t.Sets {
 			for _, e := range s.Elements {
-				elem(fmt.Sprintf("%s %s %s line %d: %s %v %v %s", FamilyName(t.Family), t.Name, s.Name, e.Line, e.Key, e.Data, e.Verdict, e.Comment))
+				elem(fmt.Sprintf("%s %s %s line %d: %s %v %v %s", FamilyName(t.Family), t.Name, s.Name, e.Line, e.Key(), e.Data(), e.Verdict, e.Comment()))
 			}
 		}
 	}

@@ -161,26 +161,62 @@ func (s *Set) DataDatatypes() ([]nftables.SetDatatype, bool) {
 	return datatypes(s.DataType)
 }
 
-// Element is an element of a set or map (named or anonymous).
+// Element is an element of a set or map (named or anonymous). Its key
+// and data parts are in one list (Parts, see [Element.Key] and
+// [Element.Data]): a large ruleset has a hundred thousand elements,
+// which are kept small.
 type Element struct {
-	// Key holds the key's concatenated parts as nft prints them: addresses,
-	// prefixes ("10.0.0.0/8"), ranges ("80-90"), protocol names, ports,
-	// marks, quoted strings.
-	Key []string `json:"key"`
-	// Data holds the parts of a map element's data when it is not a
-	// verdict; Verdict the verdict of a verdict map element.
-	Data    []string `json:"data,omitempty"`
+	// Parts holds the key's concatenated parts as nft prints them
+	// (addresses, prefixes "10.0.0.0/8", ranges "80-90", protocol names,
+	// ports, marks, quoted strings), then the parts of a map element's
+	// data when it is not a verdict. NKey is the number of key parts.
+	Parts []string `json:"-"`
+	// Verdict is the verdict of a verdict map element.
 	Verdict *Verdict `json:"verdict,omitempty"`
-	Comment string   `json:"comment,omitempty"`
-	// Attrs holds the element's timeout, expiry and counter, nil when it
-	// has none (kube-proxy's elements have none): a large ruleset has
-	// hundreds of thousands of elements.
+	// Attrs holds the element's comment, timeout, expiry and counter, nil
+	// when it has none (kube-proxy's elements have none): a large ruleset
+	// has a hundred thousand elements, which are kept small.
 	Attrs *ElementAttrs `json:"-"`
 	// Where is the element's file, and its path in a JSON ruleset; nil
 	// when not known (an anonymous set's element in a text ruleset). Line
 	// is its line in a text ruleset. See [Element.Pos].
 	Where *parsers.Pos `json:"-"`
 	Line  int32        `json:"-"`
+	NKey  int32        `json:"-"`
+}
+
+// NewElement returns an element of key and data parts (data nil for a
+// set's element or a verdict map's).
+func NewElement(key, data []string) Element {
+	if len(data) == 0 {
+		return Element{Parts: key, NKey: int32(len(key))}
+	}
+	parts := make([]string, 0, len(key)+len(data))
+	return Element{Parts: append(append(parts, key...), data...), NKey: int32(len(key))}
+}
+
+// setParts sets the element's key and data parts.
+func (e *Element) setParts(key, data []string) {
+	n := NewElement(key, data)
+	e.Parts, e.NKey = n.Parts, n.NKey
+}
+
+// Key returns the element's key parts. The slice is the element's: the
+// caller must not modify it or append to it.
+func (e *Element) Key() []string {
+	n := min(max(int(e.NKey), 0), len(e.Parts))
+	return e.Parts[:n:n]
+}
+
+// Data returns the parts of a map element's data when it is not a
+// verdict, nil when it has none. The slice is the element's: the caller
+// must not modify it.
+func (e *Element) Data() []string {
+	n := min(max(int(e.NKey), 0), len(e.Parts))
+	if n == len(e.Parts) {
+		return nil
+	}
+	return e.Parts[n:len(e.Parts):len(e.Parts)]
 }
 
 // MarshalJSON renders the element with its attributes and position as
@@ -195,15 +231,24 @@ func (e *Element) MarshalJSON() ([]byte, error) {
 		Expires time.Duration `json:"expires,omitempty"`
 		Counter *Counter      `json:"counter,omitempty"`
 		Pos     parsers.Pos   `json:"pos"`
-	}{e.Key, e.Data, e.Verdict, e.Comment, e.Timeout(), e.Expires(), e.Counter(), e.Pos()})
+	}{e.Key(), e.Data(), e.Verdict, e.Comment(), e.Timeout(), e.Expires(), e.Counter(), e.Pos()})
 }
 
 // ElementAttrs are the attributes of an element that few have.
 type ElementAttrs struct {
+	Comment string        `json:"comment,omitempty"`
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// Expires is the remaining lifetime when the element has a timeout.
 	Expires time.Duration `json:"expires,omitempty"`
 	Counter *Counter      `json:"counter,omitempty"`
+}
+
+// Comment returns the element's comment, "" for none.
+func (e *Element) Comment() string {
+	if e.Attrs == nil {
+		return ""
+	}
+	return e.Attrs.Comment
 }
 
 // Timeout returns the element's timeout, 0 for none.
@@ -271,7 +316,10 @@ type Rule struct {
 	// Raw is the rule as nft lists it, without indentation and without the
 	// `# handle N` annotation; for JSON input, the text rendering of the
 	// rule.
-	Raw     string `json:"raw"`
+	Raw string `json:"raw"`
+	// Stmts are the rule's statements. Rules read from text share the
+	// short statements they repeat (the same *Match, *Verdict...): a
+	// statement is not to be modified once read.
 	Stmts   []Stmt `json:"stmts"`
 	Comment string `json:"comment,omitempty"`
 	Handle  uint64 `json:"handle,omitempty"`

@@ -471,16 +471,17 @@ func convertElements(s *Set, elems []nftables.SetElement) ([]Element, error) {
 		default:
 			ends = parts
 		}
-		e := Element{Comment: el.Comment}
-		if el.Timeout != 0 || el.Expires != 0 {
-			e.Attrs = &ElementAttrs{Timeout: el.Timeout, Expires: el.Expires}
+		var e Element
+		var key, data []string
+		if el.Comment != "" || el.Timeout != 0 || el.Expires != 0 {
+			e.Attrs = &ElementAttrs{Comment: el.Comment, Timeout: el.Timeout, Expires: el.Expires}
 		}
 		for k, p := range parts {
 			txt, err := rangeText(p, ends[k], s.KeyType[k])
 			if err != nil {
 				return nil, err
 			}
-			e.Key = append(e.Key, txt)
+			key = append(key, txt)
 		}
 		if el.Counter != nil {
 			e.attrs().Counter = &Counter{Packets: el.Counter.Packets, Bytes: el.Counter.Bytes}
@@ -509,10 +510,11 @@ func convertElements(s *Set, elems []nftables.SetElement) ([]Element, error) {
 					if err != nil {
 						return nil, err
 					}
-					e.Data = append(e.Data, txt)
+					data = append(data, txt)
 				}
 			}
 		}
+		e.setParts(key, data)
 		out = append(out, e)
 		order = append(order, sortValue(parts, s.KeyType))
 	}

@@ -124,7 +124,7 @@ func TestFromSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := s.Elements[0]; e.Key[0] != "0x00004000" || e.Data[0] != "fd00::7" || e.Data[1] != "53" {
+	if e := s.Elements[0]; e.Key()[0] != "0x00004000" || e.Data()[0] != "fd00::7" || e.Data()[1] != "53" {
 		t.Errorf("data map element = %+v", e)
 	}
 

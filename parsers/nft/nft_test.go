@@ -394,39 +394,119 @@ func TestElementsPacked(t *testing.T) {
 			t.Errorf("elements of length %d and capacity %d, want 3 and 3", len(els), cap(els))
 		}
 		for i, e := range els {
-			if cap(e.Key) != len(e.Key) || cap(e.Data) != len(e.Data) {
-				t.Errorf("element %v: key of length %d and capacity %d, data %d and %d", e.Key, len(e.Key), cap(e.Key), len(e.Data), cap(e.Data))
+			if cap(e.Parts) != len(e.Parts) || len(e.Parts) != len(e.Key())+len(e.Data()) {
+				t.Errorf("element %v: parts of length %d and capacity %d, for a key of %d and data of %d", e.Key(), len(e.Parts), cap(e.Parts), len(e.Key()), len(e.Data()))
 			}
 			if i+1 < len(els) {
-				next := els[i+1].Key[0]
-				_ = append(e.Key, "x")
-				_ = append(e.Data, "x")
-				if els[i+1].Key[0] != next {
-					t.Errorf("appending to element %d's key changed the next one's: %v", i, els[i+1].Key)
+				next := els[i+1].Key()[0]
+				_ = append(e.Key(), "x")
+				_ = append(e.Data(), "x")
+				if els[i+1].Key()[0] != next {
+					t.Errorf("appending to element %d's key changed the next one's: %v", i, els[i+1].Key())
 				}
 			}
 		}
 	}
-	if got := lists[1][1]; got.Key[2] != "53" || got.Verdict == nil || got.Verdict.Target != "b" || got.Line != 9 || got.Data != nil {
+	if got := lists[1][1]; got.Key()[2] != "53" || got.Verdict == nil || got.Verdict.Target != "b" || got.Line != 9 || got.Data() != nil {
 		t.Errorf("second element of m: %+v", got)
 	}
-	if got := lists[2][2]; len(got.Data) != 2 || got.Data[0] != "10.0.0.3" || got.Data[1] != "8080" || got.Key[0] != "2" {
+	if got := lists[2][2]; len(got.Data()) != 2 || got.Data()[0] != "10.0.0.3" || got.Data()[1] != "8080" || got.Key()[0] != "2" {
 		t.Errorf("third element of the numgen map: %+v", got)
 	}
 }
 
-// TestElementSize guards the room an element takes: the maps of a
-// 10,000-Service node hold about 130,000, kept for the whole analysis.
+// TestElementSize guards the room an element takes: the sets and maps of
+// a 10,000-Service node hold about 100,000, kept for the whole analysis.
 func TestElementSize(t *testing.T) {
-	if n := unsafe.Sizeof(Element{}); n > 96 {
-		t.Errorf("an Element takes %d bytes, want at most 96", n)
+	if n := unsafe.Sizeof(Element{}); n > 56 {
+		t.Errorf("an Element takes %d bytes, want at most 56", n)
 	}
-	rs, err := ParseText("x", []byte("table ip t {\n\tmap m {\n\t\ttype ipv4_addr : verdict\n\t\telements = { 10.0.0.1 : drop, 10.0.0.2 timeout 1s : accept }\n\t}\n}\n"))
+	rs, err := ParseText("x", []byte("table ip t {\n\tmap m {\n\t\ttype ipv4_addr : verdict\n\t\telements = { 10.0.0.1 : drop, 10.0.0.2 timeout 1s : accept,\n\t\t\t     10.0.0.3 comment \"c\" : drop }\n\t}\n}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	els := rs.Tables[0].Set("m").Elements
-	if len(els) != 2 || els[0].Attrs != nil || els[1].Timeout() != time.Second || els[0].Pos().Line != 4 || els[0].Pos().File != "x" {
+	if len(els) != 3 || els[0].Attrs != nil || els[1].Timeout() != time.Second || els[0].Pos().Line != 4 || els[0].Pos().File != "x" {
 		t.Errorf("elements %+v", els)
+	}
+	if len(els) == 3 && (els[2].Comment() != "c" || els[1].Comment() != "" || els[2].Timeout() != 0 || els[2].Pos().Line != 5) {
+		t.Errorf("third element: comment %q, timeout %v, line %d", els[2].Comment(), els[2].Timeout(), els[2].Pos().Line)
+	}
+	if got := string(appendElement(nil, &els[2])); got != `10.0.0.3 comment "c" : drop` {
+		t.Errorf("third element prints as %q", got)
+	}
+}
+
+// TestElementParts checks that an element's key and data are its parts
+// split at NKey, and that appending to either leaves the other as it is.
+func TestElementParts(t *testing.T) {
+	set := NewElement([]string{"10.0.0.1", "tcp", "80"}, nil)
+	if k, d := set.Key(), set.Data(); len(k) != 3 || k[2] != "80" || d != nil {
+		t.Errorf("set element: key %q, data %q", k, d)
+	}
+	m := NewElement([]string{"0"}, []string{"10.0.0.1", "8080"})
+	k, d := m.Key(), m.Data()
+	if len(k) != 1 || k[0] != "0" || len(d) != 2 || d[0] != "10.0.0.1" || d[1] != "8080" || m.NKey != 1 || len(m.Parts) != 3 {
+		t.Fatalf("map element: key %q, data %q", k, d)
+	}
+	_ = append(k, "x")
+	if d := m.Data(); d[0] != "10.0.0.1" {
+		t.Errorf("appending to the key changed the data: %q", d)
+	}
+	_ = append(d, "y")
+	if len(m.Parts) != 3 {
+		t.Errorf("appending to the data changed the parts: %q", m.Parts)
+	}
+	// A bad NKey (an element made by hand) gives no key beyond the parts.
+	bad := Element{Parts: []string{"a"}, NKey: 3}
+	if k, d := bad.Key(), bad.Data(); len(k) != 1 || d != nil {
+		t.Errorf("NKey past the parts: key %q, data %q", k, d)
+	}
+	neg := Element{Parts: []string{"a"}, NKey: -1}
+	if k, d := neg.Key(), neg.Data(); len(k) != 0 || len(d) != 1 {
+		t.Errorf("negative NKey: key %q, data %q", k, d)
+	}
+}
+
+// TestSharedStatements checks that rules that repeat a short statement
+// share it, in one family only, and that each rule still reads as it is
+// written.
+func TestSharedStatements(t *testing.T) {
+	text := "table ip a {\n\tchain x {\n\t\tmeta l4proto tcp goto y\n\t\tmeta l4proto tcp  goto z\n\t\tmeta l4proto udp goto y\n\t}\n\tchain y {\n\t}\n\tchain z {\n\t}\n" +
+		"\tchain w {\n\t\ttcp dport { 80, 443 } counter packets 1 bytes 60 accept\n\t\ttcp dport { 80, 443 } counter packets 1 bytes 60 accept\n\t\ttcp dport { 80, 8443 } counter packets 2 bytes 60 accept\n\t}\n}\n" +
+		"table ip6 b {\n\tchain x {\n\t\tmeta l4proto tcp goto y\n\t}\n\tchain y {\n\t}\n}\n"
+	rs, err := ParseText("x", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := rs.Tables[0].Chain("x").Rules, rs.Tables[1].Chain("x").Rules
+	if len(a) != 3 || len(b) != 1 {
+		t.Fatalf("rules %d and %d, want 3 and 1", len(a), len(b))
+	}
+	if a[0].Stmts[0] != a[1].Stmts[0] {
+		t.Errorf("the two `meta l4proto tcp` of table a are not shared")
+	}
+	if a[0].Stmts[0] == a[2].Stmts[0] || a[0].Stmts[1] == a[1].Stmts[1] {
+		t.Errorf("different statements shared")
+	}
+	if a[0].Stmts[1] != a[2].Stmts[1] {
+		t.Errorf("the two `goto y` of table a are not shared")
+	}
+	if a[0].Stmts[0] == b[0].Stmts[0] {
+		t.Errorf("a statement of an ip table is shared with an ip6 table")
+	}
+	// Statements compared on their printed forms: a match of an
+	// anonymous set, a counter.
+	w := rs.Tables[0].Chain("w").Rules
+	if len(w) != 3 || w[0].Stmts[0] != w[1].Stmts[0] || w[0].Stmts[1] != w[1].Stmts[1] || w[0].Stmts[0] == w[2].Stmts[0] || w[0].Stmts[1] == w[2].Stmts[1] {
+		t.Errorf("the rules of chain w do not share their alike statements alone")
+	}
+	if len(w) == 3 && w[2].String() != "tcp dport { 80, 8443 } counter packets 2 bytes 60 accept" {
+		t.Errorf("third rule of w prints as %q", w[2].String())
+	}
+	for i, want := range []string{"meta l4proto tcp goto y", "meta l4proto tcp goto z", "meta l4proto udp goto y"} {
+		if got := a[i].String(); got != want {
+			t.Errorf("rule %d prints as %q, want %q", i, got, want)
+		}
 	}
 }

@@ -1,10 +1,12 @@
 package nft
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/google/nftables"
 
@@ -29,17 +31,124 @@ type textParser struct {
 	// by every rule (see [stmtParser.elements]).
 	elToks []token
 	sp     stmtParser
+	// shared holds short statements read, by family and text, so that
+	// the rules that repeat one share it (each of kube-proxy's service
+	// chains matches `meta l4proto tcp`): see [textParser.share].
+	shared  *[sharedSlots]sharedStmt
+	printed []byte
+}
+
+// maxShared is the longest statement text that rules share: longer ones
+// (anonymous maps of addresses) are rarely alike.
+const maxShared = 64
+
+// sharedSlots is the number of statements [textParser.share] holds, each
+// in a slot its text's length and ends choose: a small fixed cache,
+// neither grown nor cleared, which keeps what recurs as the unique
+// statements (addresses of endpoints) pass through it, at the cost of a
+// short comparison for each statement read.
+const sharedSlots = 256
+
+// sharedStmt is a statement read and the family and text it was read
+// from.
+type sharedStmt struct {
+	fam  nftables.TableFamily
+	text string
+	s    Stmt
+}
+
+// share returns the statement read before from the same text in a table
+// of family fam and that prints as s does, else s, kept for the next
+// ones; text is s's text in the listing. Statements are not modified
+// once read, so that rules may share them: a large ruleset repeats a few
+// matches and verdicts thousands of times.
+func (p *textParser) share(s Stmt, fam nftables.TableFamily, text string) Stmt {
+	n := len(text)
+	if n < 2 || n > maxShared {
+		return s
+	}
+	if _, ok := s.(*Unsupported); ok {
+		return s
+	}
+	if p.shared == nil {
+		p.shared = new([sharedSlots]sharedStmt)
+	}
+	slot := &p.shared[(uint(n)*37+uint(text[0])*11+uint(text[n-2])*5+uint(text[n-1]))%sharedSlots]
+	if slot.s != nil && slot.fam == fam && slot.text == text && p.same(slot.s, s) {
+		return slot.s
+	}
+	*slot = sharedStmt{fam, text, s}
+	return s
+}
+
+// same reports whether statements a and b, read from the same text, are
+// alike: compared field by field for the verdicts and matches of
+// selectors and constants that rules repeat most, else on their printed
+// forms.
+func (p *textParser) same(a, b Stmt) bool {
+	switch x := a.(type) {
+	case *Verdict:
+		y, ok := b.(*Verdict)
+		return ok && *x == *y
+	case *Match:
+		if y, ok := b.(*Match); ok && x.Op == y.Op {
+			if l, r := sameLeaf(x.Left, y.Left), sameLeaf(x.Right, y.Right); l != 0 && r != 0 {
+				return l > 0 && r > 0
+			}
+		}
+	}
+	p.printed = a.appendStmt(p.printed[:0])
+	k := len(p.printed)
+	p.printed = b.appendStmt(p.printed)
+	return bytes.Equal(p.printed[:k], p.printed[k:])
+}
+
+// sameLeaf compares two selectors or constants: 1 when they are alike,
+// -1 when not, 0 when one is of another kind of expression.
+func sameLeaf(a, b Expr) int {
+	eq := func(ok bool) int {
+		if ok {
+			return 1
+		}
+		return -1
+	}
+	switch x := a.(type) {
+	case *Meta:
+		if y, ok := b.(*Meta); ok {
+			return eq(*x == *y)
+		}
+	case *Payload:
+		if y, ok := b.(*Payload); ok {
+			return eq(*x == *y)
+		}
+	case *Value:
+		if y, ok := b.(*Value); ok {
+			return eq(*x == *y)
+		}
+	case *SetRef:
+		if y, ok := b.(*SetRef); ok {
+			return eq(*x == *y)
+		}
+	case *Ct:
+		if y, ok := b.(*Ct); ok {
+			return eq(*x == *y)
+		}
+	}
+	return 0
 }
 
 // ParseText parses the text of `nft list ruleset` (or `nft -a list ruleset`).
 // name is the file name used in positions and errors.
+//
+// ParseText keeps references into data (rule texts, names and element
+// parts are slices of it): the caller must not modify data afterwards.
 func ParseText(name string, data []byte) (*Ruleset, error) {
 	return parseText(name, data, nil)
 }
 
 // parseText is ParseText, lenient when lx is set.
 func parseText(name string, data []byte, lx *laxText) (*Ruleset, error) {
-	p := &textParser{name: name, src: string(data), lax: lx}
+	p := &textParser{name: name, src: bytesToString(data), lax: lx}
 	rs := &Ruleset{}
 	for {
 		line, ok := p.next()
@@ -752,7 +861,7 @@ func (p *textParser) elementsOf(els []Element, s *Set) ([]Element, error) {
 	}
 	for i := range els {
 		els[i].Where = file
-		if (els[i].Verdict != nil || els[i].Data != nil) != s.IsMap {
+		if (els[i].Verdict != nil || els[i].Data() != nil) != s.IsMap {
 			return nil, p.errf(int(els[i].Line), "element of %s %s has the wrong shape", map[bool]string{true: "map", false: "set"}[s.IsMap], s.Name)
 		}
 	}
@@ -796,7 +905,7 @@ func (p *textParser) rule(line string, toks []token, fam nftables.TableFamily) (
 			r.Unsupported = true
 			break
 		}
-		r.Stmts = append(r.Stmts, s)
+		r.Stmts = append(r.Stmts, p.share(s, fam, line[toks[at].off:toks[sp.i-1].end]))
 	}
 	return r, nil
 }
@@ -1178,7 +1287,7 @@ func (p *stmtParser) mapData(keyTypes, dataTypes []string) Expr {
 		return nil
 	}
 	for _, e := range els {
-		if (e.Verdict != nil) != verdict || (e.Verdict == nil && e.Data == nil) {
+		if (e.Verdict != nil) != verdict || (e.Verdict == nil && e.Data() == nil) {
 			return nil
 		}
 	}
@@ -1203,7 +1312,7 @@ func (p *stmtParser) rhs(left Expr) Expr {
 			return nil
 		}
 		for _, e := range els {
-			if e.Verdict != nil || e.Data != nil {
+			if e.Verdict != nil || e.Data() != nil {
 				return nil
 			}
 		}
@@ -1368,7 +1477,9 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 				if !ok {
 					return nil, p.unexpected("comment")
 				}
-				e.Comment = s
+				if s != "" {
+					e.attrs().Comment = s
+				}
 			default:
 				break attrs
 			}
@@ -1411,6 +1522,16 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 	}
 }
 
+// bytesToString returns data as a string without copying it: the ruleset
+// a listing parses to points into its text, which a large node's loader
+// may hold outside the Go heap (see ParseText).
+func bytesToString(data []byte) string {
+	if len(data) == 0 {
+		return ""
+	}
+	return unsafe.String(&data[0], len(data))
+}
+
 // doubled returns s with room for one more element: twice its room when
 // full, rather than the quarter append adds to a large slice, so that
 // the scratch of a set of tens of thousands of elements is copied a few
@@ -1426,20 +1547,17 @@ func doubled[T any](s []T) []T {
 // parts [stmtParser.elements] gathers.
 type elementSpan struct{ start, key, data int32 }
 
-// packElements returns els made to their length, each element's Key and
-// Data slices of one copy of parts made to its length: the elements of a
-// set take no more room than they need, whatever their number.
+// packElements returns els made to their length, each element's parts a
+// slice of one copy of parts made to its length: the elements of a set
+// take no more room than they need, whatever their number.
 func packElements(els []Element, parts []string, spans []elementSpan) []Element {
 	out := make([]Element, len(els))
 	copy(out, els)
 	all := make([]string, len(parts))
 	copy(all, parts)
 	for i, sp := range spans {
-		k, d := int(sp.start), int(sp.start+sp.key)
-		out[i].Key = all[k:d:d]
-		if sp.data > 0 {
-			out[i].Data = all[d : d+int(sp.data) : d+int(sp.data)]
-		}
+		k, end := int(sp.start), int(sp.start+sp.key+sp.data)
+		out[i].Parts, out[i].NKey = all[k:end:end], sp.key
 	}
 	return out
 }
