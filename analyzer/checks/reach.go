@@ -465,6 +465,7 @@ func (p *Pass) startTraces() {
 		err  error
 	}
 	done := make(chan swept, 1)
+	f.readers.Store(2) // the views, built next, and the sweep
 	// sweeping gets the sweep once it is started (nil when the listing
 	// failed): the checks that wait for it trace beside its workers.
 	sweeping := make(chan *trace.SweepRun, 1)
@@ -501,6 +502,7 @@ func (p *Pass) startTraces() {
 		if run != nil {
 			r.sums, r.err = run.Wait()
 		}
+		f.doneReading()
 		done <- r
 	}()
 }

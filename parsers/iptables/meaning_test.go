@@ -373,3 +373,38 @@ func TestMeaningsSplit(t *testing.T) {
 		t.Error("split reading: the extensions differ")
 	}
 }
+
+// TestDropMeanings checks that a dropped reading is made again, the same,
+// by the next reader, and that a reader holding the old one keeps it.
+func TestDropMeanings(t *testing.T) {
+	d, err := Parse("rules.txt", []byte("*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n"+
+		"-A PREROUTING -j KUBE-SERVICES\n-A KUBE-SERVICES -d 10.0.0.1/32 -p tcp -m tcp --dport 80 -j DNAT --to-destination 10.1.0.1:8080\nCOMMIT\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := d.Table("nat")
+	first := tab.Meanings()
+	if !tab.MeaningsRead() {
+		t.Fatal("MeaningsRead false after Meanings")
+	}
+	tab.DropMeanings()
+	if tab.MeaningsRead() {
+		t.Fatal("MeaningsRead true after DropMeanings")
+	}
+	again := tab.Meanings()
+	if again == first {
+		t.Fatal("Meanings returned the dropped reading")
+	}
+	c := tab.Chain("KUBE-SERVICES")
+	_, ms1 := first.Chain(c)
+	_, ms2 := again.Chain(c)
+	if len(ms1) != 1 || len(ms2) != 1 {
+		t.Fatalf("rules read: %d before the drop, %d after; want 1", len(ms1), len(ms2))
+	}
+	if ms1[0].Dport != 80 || ms2[0].Dport != ms1[0].Dport || ms2[0].Target != ms1[0].Target {
+		t.Errorf("reading after the drop %+v, before %+v", ms2[0], ms1[0])
+	}
+	if !slices.Equal(first.Det(&ms1[0]), again.Det(&ms2[0])) {
+		t.Errorf("matches after the drop %v, before %v", again.Det(&ms2[0]), first.Det(&ms1[0]))
+	}
+}
