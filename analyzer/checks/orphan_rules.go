@@ -134,7 +134,7 @@ func runOrphanRules(p *Pass) {
 				if ports[e.Service] != nil {
 					continue
 				}
-				leftover(e.Service, upper(e.Protocol), fmt.Sprintf("%s entry for %s", e.Action, e.Dest()), e.Evidence)
+				leftover(e.Service, upperProtocol(e.Protocol), fmt.Sprintf("%s entry for %s", e.Action, e.Dest()), e.Evidence)
 				continue
 			}
 			if !whole {
@@ -142,7 +142,7 @@ func runOrphanRules(p *Pass) {
 				continue
 			}
 			p.Report(Finding{
-				Protocol: upper(e.Protocol),
+				Protocol: upperProtocol(e.Protocol),
 				Message:  fmt.Sprintf("%s entry for %s matches no Service", e.Action, e.Dest()),
 				Evidence: e.Evidence,
 				Advice:   "If no Service uses this address any more, restart kube-proxy on the node so that a full sync removes the rule.",
@@ -228,19 +228,6 @@ func largeCluster(s *model.Snapshot) bool {
 	return n > 1000
 }
 
-func upper(proto string) string {
-	switch proto {
-	case "tcp":
-		return "TCP"
-	case "udp":
-		return "UDP"
-	case "sctp":
-		return "SCTP"
-	}
-	return proto
-}
-
-// countWord writes small counts as words ("three"), others as digits.
 // listObjects lists the objects of a finding for its message: the first
 // six, and how many more.
 func listObjects(objs []string) string {
@@ -250,6 +237,7 @@ func listObjects(objs []string) string {
 	return strings.Join(objs, ", ")
 }
 
+// countWord writes small counts as words ("three"), others as digits.
 func countWord(n int) string {
 	words := []string{"no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}
 	if n >= 0 && n < len(words) {

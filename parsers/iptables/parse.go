@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/internal/bytestr"
 )
 
 // maxErrors is how many errors Parse collects before it stops.
@@ -55,7 +55,7 @@ func ParseLenient(name string, data []byte) (*Dump, []parsers.LineNote, error) {
 func newParser(name string, data []byte, lenient bool) *parser {
 	p := &parser{
 		d:       &Dump{Name: name},
-		text:    bytesToString(data),
+		text:    bytestr.Of(data),
 		lenient: lenient,
 	}
 	p.d.arena = make([]arg, 0, len(data)/20) // kube-proxy dumps have about one option per 20 bytes
@@ -82,14 +82,6 @@ func (p *parser) finish() (*Dump, error) {
 		t.indexChains()
 	}
 	return p.d, nil
-}
-
-// bytesToString returns data as a string without copying it.
-func bytesToString(data []byte) string {
-	if len(data) == 0 {
-		return ""
-	}
-	return unsafe.String(&data[0], len(data))
 }
 
 type parser struct {

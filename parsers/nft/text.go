@@ -6,11 +6,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/google/nftables"
 
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/internal/bytestr"
 )
 
 // maxLineLen bounds one line of text input (nft prints the biggest
@@ -106,35 +106,34 @@ func (p *textParser) same(a, b Stmt) bool {
 // sameLeaf compares two selectors or constants: 1 when they are alike,
 // -1 when not, 0 when one is of another kind of expression.
 func sameLeaf(a, b Expr) int {
-	eq := func(ok bool) int {
-		if ok {
-			return 1
-		}
-		return -1
-	}
 	switch x := a.(type) {
 	case *Meta:
-		if y, ok := b.(*Meta); ok {
-			return eq(*x == *y)
-		}
+		return sameAs(x, b)
 	case *Payload:
-		if y, ok := b.(*Payload); ok {
-			return eq(*x == *y)
-		}
+		return sameAs(x, b)
 	case *Value:
-		if y, ok := b.(*Value); ok {
-			return eq(*x == *y)
-		}
+		return sameAs(x, b)
 	case *SetRef:
-		if y, ok := b.(*SetRef); ok {
-			return eq(*x == *y)
-		}
+		return sameAs(x, b)
 	case *Ct:
-		if y, ok := b.(*Ct); ok {
-			return eq(*x == *y)
-		}
+		return sameAs(x, b)
 	}
 	return 0
+}
+
+// sameAs is [sameLeaf] of x, of a comparable kind of expression, and b.
+func sameAs[T comparable, P interface {
+	*T
+	Expr
+}](x P, b Expr) int {
+	y, ok := b.(P)
+	switch {
+	case !ok:
+		return 0
+	case *x == *y:
+		return 1
+	}
+	return -1
 }
 
 // ParseText parses the text of `nft list ruleset` (or `nft -a list ruleset`).
@@ -148,7 +147,7 @@ func ParseText(name string, data []byte) (*Ruleset, error) {
 
 // parseText is ParseText, lenient when lx is set.
 func parseText(name string, data []byte, lx *laxText) (*Ruleset, error) {
-	p := &textParser{name: name, src: bytesToString(data), lax: lx}
+	p := &textParser{name: name, src: bytestr.Of(data), lax: lx}
 	rs := &Ruleset{}
 	for {
 		line, ok := p.next()
@@ -1520,16 +1519,6 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 			return nil, p.unexpected("',' or '}'")
 		}
 	}
-}
-
-// bytesToString returns data as a string without copying it: the ruleset
-// a listing parses to points into its text, which a large node's loader
-// may hold outside the Go heap (see ParseText).
-func bytesToString(data []byte) string {
-	if len(data) == 0 {
-		return ""
-	}
-	return unsafe.String(&data[0], len(data))
 }
 
 // doubled returns s with room for one more element: twice its room when

@@ -5,9 +5,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/internal/bytestr"
 )
 
 // Reasons of the notes [Clean] writes: why a line was removed or changed.
@@ -199,7 +199,7 @@ func mayBeDamaged(data []byte, o Options) bool {
 		if len(l) == 0 {
 			continue
 		}
-		t := bomless(bytesToString(l), i)
+		t := bomless(bytestr.Of(l), i)
 		switch last := t[len(t)-1]; {
 		case last == '\r' && o.CarriageReturns, (last == ' ' || last == '\t') && o.TrailingBlanks,
 			strings.IndexByte(t, 0x1b) >= 0, t[0] == '>', classify(t) != "",
@@ -217,15 +217,6 @@ func mayBeDamaged(data []byte, o Options) bool {
 		first = false
 	}
 	return false
-}
-
-// bytesToString returns b as a string without copying it; the string
-// must not outlive b's contents.
-func bytesToString(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
 }
 
 // bomless returns the text of line i without the UTF-8 byte order mark
