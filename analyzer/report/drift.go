@@ -26,10 +26,11 @@ func driftTable(t *theme, r *Report, width int) string {
 	}
 	drifted, same := splitDrift(d)
 	matrix := func(first string, rows [][]string, bad func(row, col int) bool) {
+		groups := nodeGroups(d.Nodes, rows, width)
 		cols := []column{{header: first}}
-		for i, n := range d.Nodes {
-			col := i + 1
-			cols = append(cols, column{header: n, style: func(row int) lipgloss.Style {
+		for _, g := range groups {
+			col := g.col
+			cols = append(cols, column{header: g.header, style: func(row int) lipgloss.Style {
 				if bad(row, col) {
 					return t.sev[checks.Error]
 				}
@@ -37,8 +38,9 @@ func driftTable(t *theme, r *Report, width int) string {
 			}})
 		}
 		for _, row := range rows {
-			for i := range cols {
-				cols[i].cells = append(cols[i].cells, row[i])
+			cols[0].cells = append(cols[0].cells, row[0])
+			for i, g := range groups {
+				cols[i+1].cells = append(cols[i+1].cells, row[g.col])
 			}
 		}
 		b.WriteString(fitTable(t, cols, width))
@@ -71,4 +73,58 @@ func driftTable(t *theme, r *Report, width int) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// nodeGroup is a column of the drift matrix: one node, or the nodes whose
+// cells are alike in every row, named together.
+type nodeGroup struct {
+	header string
+	// col is the column of the group's first node in the rows.
+	col int
+}
+
+// nodeGroups returns the node columns of a drift matrix of rows (a row's
+// first cell its title, then a cell per node of nodes): one per node when
+// they fit side by side in width, else one per set of nodes whose cells
+// are alike in every row ("n001, n002, n003 and 96 more nodes"), so that a
+// fleet's matrix shows how the nodes differ rather than a line per node.
+func nodeGroups(nodes []string, rows [][]string, width int) []nodeGroup {
+	one := make([]nodeGroup, len(nodes))
+	cols := []column{{}}
+	for i, n := range nodes {
+		one[i] = nodeGroup{header: n, col: i + 1}
+		c := column{header: Escape(n)}
+		for _, row := range rows {
+			c.cells = append(c.cells, Escape(row[i+1]))
+		}
+		cols = append(cols, c)
+	}
+	for _, row := range rows {
+		cols[0].cells = append(cols[0].cells, Escape(row[0]))
+	}
+	if _, ok := layout(cols, width); ok {
+		return one
+	}
+	var out []nodeGroup
+	var names [][]string
+	at := map[string]int{}
+	for i, n := range nodes {
+		var key strings.Builder
+		for _, row := range rows {
+			key.WriteString(row[i+1])
+			key.WriteByte(0)
+		}
+		g, ok := at[key.String()]
+		if !ok {
+			g = len(out)
+			at[key.String()] = g
+			out = append(out, nodeGroup{col: i + 1})
+			names = append(names, nil)
+		}
+		names[g] = append(names[g], n)
+	}
+	for i := range out {
+		out[i].header = listNames(names[i], "node")
+	}
+	return out
 }
