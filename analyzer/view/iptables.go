@@ -197,7 +197,15 @@ func (x *iptExtractor) attributeEndpointChains() {
 	}
 }
 
+// chainEvidence returns the evidence of a chain: its declaration, or,
+// for a chain the dump uses without declaring it (a grep of iptables-save
+// keeps its rules but may drop its ":NAME" line), its first rule, a line
+// the input has; a chain with neither is named as iptables-save would
+// declare it, without a line.
 func chainEvidence(c *iptables.Chain) model.Evidence {
+	if c.Header == "" && len(c.Rules) > 0 {
+		return model.RuleEvidence(c.Rules[0])
+	}
 	text := c.Header
 	if text == "" {
 		text = ":" + c.Name + " " + c.Policy()
