@@ -74,3 +74,51 @@ func TestFleetUnnamedNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetNodeLabels: the nodes of a report are named for people as
+// node-drift names them, in the summary line and the list of what was not
+// checked too: two bundles of one node name are that name and "NAME#2",
+// and a node no input names, read from no bundle (a pasted dump beside
+// the bundles), is "node 3" rather than nothing.
+func TestFleetNodeLabels(t *testing.T) {
+	dir := t.TempDir()
+	for _, b := range []string{"a", "b"} {
+		if err := os.CopyFS(filepath.Join(dir, b), os.DirFS(testdata(t, "bundles", "iptables-v1.20-mini"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dump, err := os.ReadFile(testdata(t, "bundles", "iptables-v1.20-mini", "node", "iptables-save.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "paste.txt"), append([]byte("[root@worker-3 ~]# iptables-save\n"), dump...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fo := &fleetOptions{load: load.Options{Compact: true}, checks: checks.All, jobs: 2}
+	nodes, drift, err := analyzeFleet([]string{dir}, fo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := report.BuildNodes(report.Tool{Name: "proxyscan", Version: reportVersion}, nodes, drift)
+	var got []string
+	for i := range rep.Nodes {
+		got = append(got, rep.Nodes[i].Label())
+	}
+	if want := []string{"node-a", "node-a#2", "node 3"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("node labels %q, want %q", got, want)
+	}
+	if drift == nil || strings.Join(drift.Nodes, "|") != strings.Join(got, "|") {
+		t.Errorf("node-drift names the nodes %v, the report %q", drift, got)
+	}
+	var table bytes.Buffer
+	if err := report.RenderTable(&table, rep, report.Options{Width: 200}); err != nil {
+		t.Fatal(err)
+	}
+	out := table.String()
+	if !strings.Contains(out, "node-a: ok · node-a#2: ok · node 3: ") {
+		t.Errorf("the summary line does not name the nodes apart:\n%s", out)
+	}
+	if strings.Contains(out, "\n  - : ") || strings.Contains(out, " · : ") {
+		t.Errorf("a node is listed without a name:\n%s", out)
+	}
+}

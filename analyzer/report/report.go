@@ -5,6 +5,7 @@
 package report
 
 import (
+	"fmt"
 	"github.com/proxyscan/proxyscan/analyzer/checks"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 )
@@ -83,12 +84,36 @@ type Report struct {
 }
 
 // Label names the node in a report for people: its name, or, when no
-// input says it, the bundle it was read from.
+// input says it, the bundle it was read from, or else its place among the
+// nodes ("node 3", as node-drift names it); a label that several nodes
+// would share gets "#2", "#3", ... after the first, as in node-drift.
 func (n *NodeReport) Label() string {
+	if n.label != "" {
+		return n.label
+	}
 	if n.Node == "" {
 		return n.Bundle
 	}
 	return n.Node
+}
+
+// labelNodes sets the label of each of a report's nodes (see
+// [NodeReport.Label]).
+func labelNodes(nodes []NodeReport) {
+	seen := make(map[string]int, len(nodes))
+	for i := range nodes {
+		n := &nodes[i]
+		n.label = ""
+		l := n.Label()
+		if l == "" {
+			l = fmt.Sprintf("node %d", i+1)
+		}
+		seen[l]++
+		if seen[l] > 1 {
+			l = fmt.Sprintf("%s#%d", l, seen[l])
+		}
+		n.label = l
+	}
 }
 
 // NodeReport summarises one node of a multi-node report.
@@ -105,6 +130,8 @@ type NodeReport struct {
 	Checklist        []ChecklistItem  `json:"checklist,omitempty"`
 	// Migration is the node's IPVS-to-nftables migration section.
 	Migration *checks.Migration `json:"migration,omitempty"`
+	// label names the node for people (see Label).
+	label string
 }
 
 // NodeResult is the analysis of one node, the input of [Build].
@@ -204,6 +231,7 @@ func BuildNodes(tool Tool, nodes []*Node, drift *checks.Drift) *Report {
 			r.Nodes = append(r.Nodes, nr)
 		}
 	}
+	labelNodes(r.Nodes)
 	r.Findings = append(r.Findings, mergeClusterScope(nodes)...)
 	for _, f := range r.Findings {
 		r.Summary.Add(f.Severity)
