@@ -113,8 +113,10 @@ func ParseListing(name string, data, orig []byte) (*Dump, []parsers.LineNote, er
 			olines = nil
 		}
 	}
+	words := listingText(lines)
 	segs := splitListing(lines, olines)
 	p, st := readSegments(name, segs)
+	p.lax.notes = append(p.lax.notes, words...)
 	unresolved, undetermined, noVerbose, someChains := st.unresolved, st.undetermined, st.noVerbose, st.someChains
 	var why []string
 	p.lenientEnd()
@@ -1076,4 +1078,33 @@ func numericPorts(v string) bool {
 		}
 	}
 	return v != ""
+}
+
+// listingText blanks the lines of words pasted above and below a listing
+// ("Hi, here is the output:", "Thanks!"), from its first line and its
+// last up to the first line that is not words (blank lines aside), and
+// returns their notes (ReasonText). A chain's header and the columns'
+// header are the listing's own, and a rule's row has its "opt" column
+// ("--"), which words have not (see isText).
+func listingText(lines []string) []parsers.LineNote {
+	var notes []parsers.LineNote
+	take := func(i int) bool {
+		t := strings.TrimSpace(lines[i])
+		if t == "" {
+			return true
+		}
+		if parsers.ReListingChain.MatchString(t) || parsers.ReListingHeader.MatchString(t) || !isText(t) {
+			return false
+		}
+		notes = append(notes, parsers.LineNote{Line: i + 1, Reason: ReasonText, Skipped: true})
+		lines[i] = ""
+		return true
+	}
+	first := 0
+	for first < len(lines) && take(first) {
+		first++
+	}
+	for last := len(lines) - 1; last > first && take(last); last-- {
+	}
+	return notes
 }

@@ -2,6 +2,7 @@ package iptables
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,6 +41,58 @@ func TestListingIsTheDump(t *testing.T) {
 	}
 	if a, b := tablesText(want), tablesText(got); a != b {
 		t.Errorf("the listing is not the dump:\n%s", parsetest.Diff([]byte(a), []byte(b)))
+	}
+}
+
+// TestListingWordsAround reads the same listing with the words of the
+// person who pasted it above and below (a greeting naming the node, a
+// thanks): they are skipped as text, and the listing is still the dump,
+// whole; words inside a chain's rows are not taken for text.
+func TestListingWordsAround(t *testing.T) {
+	root := parsetest.Root(t)
+	clean, err := os.ReadFile(filepath.Join(root, "testdata/bundles/iptables-mini/node/iptables-save.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listing, err := os.ReadFile(filepath.Join(root, "testdata/paste/forms/iptables-L-both-nvx.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Parse("save", clean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := "Hi team, here is what we see on worker-7:\n\n"
+	tail := "\nThanks, it started on node-2. Any idea?\n"
+	in := []byte(head + string(listing) + tail)
+	c := paste.Clean(in, paste.All)
+	got, notes, err := ParseListing("listing", c.Data, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := strings.Count(string(in), "\n")
+	var skipped []string
+	for _, n := range notes {
+		skipped = append(skipped, fmt.Sprintf("%d %s", n.Line, n.Reason))
+	}
+	if w := []string{"1 " + ReasonText, fmt.Sprintf("%d %s", last, ReasonText)}; strings.Join(skipped, "; ") != strings.Join(w, "; ") || got.Partial {
+		t.Fatalf("notes %q, want %q; partial %q", skipped, w, got.PartialReason)
+	}
+	if a, b := tablesText(want), tablesText(got); a != b {
+		t.Errorf("the listing is not the dump:\n%s", parsetest.Diff([]byte(a), []byte(b)))
+	}
+
+	// Words between two chains are in the listing: not understood.
+	second := strings.Index(string(listing), "\nChain ") + 1
+	second += strings.Index(string(listing[second:]), "\nChain ")
+	inner := string(listing[:second]) + "\nsee the rules below" + string(listing[second:])
+	c = paste.Clean([]byte(inner), paste.All)
+	got, notes, err = ParseListing("listing", c.Data, []byte(inner))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) != 1 || notes[0].Reason == ReasonText || !got.Partial {
+		t.Errorf("words inside the listing: notes %v, partial %v", notes, got.Partial)
 	}
 }
 

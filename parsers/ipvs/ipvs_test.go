@@ -407,6 +407,11 @@ func TestParseLenientWords(t *testing.T) {
 		{"TCP  10.96.0.1:443 rr", false},
 		{"  -> 192.168.10.10:6443           Masq    1      0          0", false},
 		{"we have 3 nodes", false},
+		{"Hi team, here is what we see on worker-7:", true},
+		{"It started on node-2. Any idea?", true},
+		{"the VIP 2001:db8::a stopped", false},
+		{"since 10:30 this morning", false},
+		{"kube-dns:53 is slow", false},
 	} {
 		if got := isText(tc.line); got != tc.want {
 			t.Errorf("isText(%q) = %v, want %v", tc.line, got, tc.want)

@@ -317,7 +317,10 @@ func isText(line string) bool {
 			c := w[i]
 			switch {
 			case c >= '0' && c <= '9':
-				if i+1 < len(w) && (w[i+1] == '.' || w[i+1] == ':') || i > 0 && w[i-1] == ':' {
+				// An address or a time: 10.96.0.1, 10.96.0.1:443,
+				// 2001:db8::1, 10:30; not the end of a sentence
+				// ("on worker-7:").
+				if i+2 < len(w) && (w[i+1] == '.' || w[i+1] == ':') && isAddrChar(w[i+2]) || i > 0 && w[i-1] == ':' {
 					return false
 				}
 			case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
@@ -326,4 +329,10 @@ func isText(line string) bool {
 		}
 	}
 	return letter
+}
+
+// isAddrChar reports whether c may follow a dot or a colon in an address:
+// a hexadecimal digit or a colon ("::").
+func isAddrChar(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == ':'
 }
