@@ -397,6 +397,21 @@ func TestParseLenientWords(t *testing.T) {
 	if want := []string{"1 " + parsers.ReasonText, "9 " + parsers.ReasonText}; strings.Join(got, "; ") != strings.Join(want, "; ") {
 		t.Errorf("skipped %q, want %q", got, want)
 	}
+	// A sentence naming an address, and a signature with a host name,
+	// are neither ipvsadm's nor taken for words: skipped as not
+	// understood, the listing partial for them, not the paste refused.
+	in = "Hi, the VIP 10.96.0.1:443 is down since 10:30:\n\n" + listing + "\nBob (ops, 10.0.0.7)\n"
+	d, notes, err = ParseLenient("t", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	for _, n := range notes {
+		got = append(got, fmt.Sprintf("%d %s", n.Line, n.Reason))
+	}
+	if want := []string{"1 " + ReasonNotUnderstood, "9 " + ReasonNotUnderstood}; strings.Join(got, "; ") != strings.Join(want, "; ") || len(d.Services) != 1 || d.PartialReason != "2 lines skipped (not understood, or of a service not read)" {
+		t.Errorf("skipped %q, want %q; %d services, partial %q", got, want, len(d.Services), d.PartialReason)
+	}
 	for _, tc := range []struct {
 		line string
 		want bool

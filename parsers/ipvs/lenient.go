@@ -44,6 +44,7 @@ const (
 func ParseLenient(name string, data []byte) (*Dump, []parsers.LineNote, error) {
 	lines := strings.Split(string(data), "\n")
 	words := textAround(lines)
+	words = append(words, strayAround(lines)...)
 	notes, orig := servicePorts(lines)
 	notes = append(notes, words...)
 	skipped := map[int]bool{}
@@ -56,7 +57,7 @@ func ParseLenient(name string, data []byte) (*Dump, []parsers.LineNote, error) {
 				why = append(why, fmt.Sprintf("%d lines name hosts, or services not in the table of well-known ones, in place of addresses or ports (ipvsadm -L without -n) and were not read", unresolved))
 			}
 			if n := skippedCount(notes) - unresolved; n > 0 {
-				why = append(why, fmt.Sprintf("%d lines skipped (not understood, or of a service not read)", n))
+				why = append(why, fmt.Sprintf("%d line%s skipped (not understood, or of a service not read)", n, map[bool]string{true: "s"}[n > 1]))
 			}
 			if d.Form == FormList && d.Version == "" && len(d.Services) > 0 {
 				why = append(why, "no version banner: the listing of some services (ipvsadm -Ln -t VIP:PORT), or the top of a listing not pasted")
@@ -320,7 +321,7 @@ func isText(line string) bool {
 				// An address or a time: 10.96.0.1, 10.96.0.1:443,
 				// 2001:db8::1, 10:30; not the end of a sentence
 				// ("on worker-7:").
-				if i+2 < len(w) && (w[i+1] == '.' || w[i+1] == ':') && isAddrChar(w[i+2]) || i > 0 && w[i-1] == ':' {
+				if i+2 < len(w) && (w[i+1] == '.' && isDigit(w[i+2]) || w[i+1] == ':' && isAddrChar(w[i+2])) || i > 0 && w[i-1] == ':' {
 					return false
 				}
 			case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
@@ -331,8 +332,52 @@ func isText(line string) bool {
 	return letter
 }
 
-// isAddrChar reports whether c may follow a dot or a colon in an address:
-// a hexadecimal digit or a colon ("::").
+// isAddrChar reports whether c may follow a colon in an address or a
+// time: a hexadecimal digit or a colon ("::").
 func isAddrChar(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == ':'
+	return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == ':'
+}
+
+// isDigit reports whether c is a decimal digit.
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// strayAround blanks the lines above an ipvsadm listing's first line and
+// below its last that are neither ipvsadm's nor words (textAround took
+// those): a sentence that names an address ("the VIP 10.96.0.10:53 is
+// down"), a signature. They are skipped as not understood, and the
+// listing is partial for them (they might have held what ipvsadm
+// printed), rather than the whole paste refused.
+func strayAround(lines []string) []parsers.LineNote {
+	var notes []parsers.LineNote
+	take := func(i int) bool {
+		if skippable(lines[i]) {
+			return true
+		}
+		if ipvsadmLine(lines[i]) {
+			return false
+		}
+		notes = append(notes, parsers.LineNote{Line: i + 1, Reason: ReasonNotUnderstood, Skipped: true, Detail: "not ipvsadm output: " + quoteShort(lines[i])})
+		lines[i] = ""
+		return true
+	}
+	first := 0
+	for first < len(lines) && take(first) {
+		first++
+	}
+	for last := len(lines) - 1; last > first && take(last); last-- {
+	}
+	return notes
+}
+
+// ipvsadmLine reports whether a line may be one ipvsadm prints: its
+// header lines, a service or a real server (listed or saved), the
+// timeout line.
+func ipvsadmLine(l string) bool {
+	t := strings.TrimLeft(l, " \t")
+	for _, p := range []string{versionPrefix, timeoutPrefix, "Prot ", "->", "TCP ", "UDP ", "SCTP ", "FWM ", "-A ", "-a ", "--add-service ", "--add-server ", "IPVS connection entries"} {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
 }

@@ -36,7 +36,14 @@ type laxText struct {
 	// table is the table the listing was cut in.
 	table *Table
 	notes []parsers.LineNote
+	// stray counts the lines outside any table that were not understood
+	// and skipped.
+	stray int
 }
+
+// reasonNotUnderstood is the reason of a line skipped outside any table
+// that is neither nft's nor words.
+const reasonNotUnderstood = "not understood"
 
 // skip notes the lines from..to as not read, cut short.
 func (lx *laxText) skip(from, to int, detail string) {
@@ -143,6 +150,19 @@ func newLax(data []byte) *laxText {
 // reason is the partial reason of a lenient read, "" when nothing was
 // cut.
 func (lx *laxText) reason() string {
+	cut := lx.cutReason()
+	if lx.stray == 0 {
+		return cut
+	}
+	stray := fmt.Sprintf("%d line%s outside any table not understood and skipped", lx.stray, map[bool]string{true: "s"}[lx.stray > 1])
+	if cut == "" {
+		return stray
+	}
+	return cut + "; " + stray
+}
+
+// cutReason says where and how the listing was cut, "" when it was not.
+func (lx *laxText) cutReason() string {
 	if len(lx.open) == 0 && !lx.stopSkipped {
 		return ""
 	}
@@ -229,6 +249,22 @@ var nftWords = map[string]bool{
 	"jump": true, "goto": true, "accept": true, "drop": true, "reject": true, "return": true,
 	"dnat": true, "snat": true, "masquerade": true, "counter": true, "vmap": true,
 	"daddr": true, "saddr": true, "dport": true, "sport": true, "mark": true, "comment": true,
+}
+
+// nftSyntax reports whether a line has a word of nft's syntax (nftWords),
+// a brace, quote, semicolon, '@', '$' or '=': outside any table, such a
+// line is a listing's damage (its table's line lost), not a person's
+// words.
+func nftSyntax(line string) bool {
+	if strings.ContainsAny(line, "{}\";@$=") {
+		return true
+	}
+	for _, w := range strings.Fields(line) {
+		if nftWords[strings.ToLower(strings.Trim(w, ",.!?():"))] {
+			return true
+		}
+	}
+	return false
 }
 
 // isText reports whether a line outside any table is words of the person

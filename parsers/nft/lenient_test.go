@@ -272,7 +272,7 @@ func FuzzParseTextLenient(f *testing.F) {
 		}
 		lines := bytes.Count(data, []byte("\n")) + 1
 		for _, n := range notes {
-			if n.Line < 1 || n.Line > lines || !n.Skipped || n.Reason != ReasonCutShort && n.Reason != parsers.ReasonText {
+			if n.Line < 1 || n.Line > lines || !n.Skipped || n.Reason != ReasonCutShort && n.Reason != parsers.ReasonText && n.Reason != reasonNotUnderstood {
 				t.Fatalf("note %+v of a %d-line input", n, lines)
 			}
 		}
@@ -332,6 +332,17 @@ func TestParseTextLenientWords(t *testing.T) {
 	}
 	if w := []string{"1 " + parsers.ReasonText, fmt.Sprintf("%d %s", lines+4, parsers.ReasonText)}; !reflect.DeepEqual(skipped, w) {
 		t.Errorf("skipped %q, want %q", skipped, w)
+	}
+	// A sentence naming an address is not taken for words, but it is no
+	// part of nft's syntax either: skipped as not understood, the listing
+	// partial for it, rather than the whole paste refused.
+	in = "Hi, the VIP 10.96.0.10:53 is down since 10:30:\n\n" + full
+	got, notes, err = ParseTextLenient("nft.txt", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) != 1 || notes[0].Line != 1 || notes[0].Reason != reasonNotUnderstood || got.Partial != "1 line outside any table not understood and skipped" || len(got.Tables) != len(want.Tables) {
+		t.Errorf("a sentence with an address above the listing: notes %v, partial %q, %d tables", notes, got.Partial, len(got.Tables))
 	}
 	for _, bad := range []string{
 		"ip daddr 10.96.0.1 tcp dport 443 jump services\n" + full,

@@ -174,6 +174,14 @@ func parseText(name string, data []byte, lx *laxText) (*Ruleset, error) {
 			continue
 		}
 		if toks[0].text != "table" {
+			if p.lax != nil && !nftSyntax(t) {
+				// A line outside any table without a word of nft's
+				// syntax that is not words either (isText): a
+				// sentence naming an address above the listing.
+				p.lax.notes = append(p.lax.notes, parsers.LineNote{Line: p.line, Reason: reasonNotUnderstood, Skipped: true, Detail: "outside any table: " + quoteTok(toks[0])})
+				p.lax.stray++
+				continue
+			}
 			return nil, p.errf(p.line, "expected a table, found %s", quoteTok(toks[0]))
 		}
 		tbl, err := p.table(toks)
