@@ -535,6 +535,12 @@ func (b *builder) add(r parsed) {
 		}
 		in.Note += "decoded from " + in.Encoding
 	}
+	if r.f.session != "" {
+		if in.Note != "" {
+			in.Note += "; "
+		}
+		in.Note += r.f.session
+	}
 	b.snap.Inputs = append(b.snap.Inputs, in)
 }
 

@@ -232,6 +232,7 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 	setStrictness(files, opts.Strict)
 	defer opts.Exports.loaded()
 	renamed := opts.Shared.dirSplit() == nil && nameByCandidates(files)
+	files = splitSessions(files)
 	results, err := parseAll(files, opts.kube(), opts.parsed(), opts.Exports, opts.Compact)
 	if err != nil {
 		return nil, err

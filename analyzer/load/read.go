@@ -110,6 +110,9 @@ type file struct {
 	// directory, is the archive's path in the directory: its files are a
 	// bundle of their own, grouped already (see reader.dir).
 	within string
+	// session, for a part of a terminal's transcript of several commands
+	// (see splitSessions), says which lines and commands it holds.
+	session string
 }
 
 // preParsed is a file decoded as it was read, under the name it had in its

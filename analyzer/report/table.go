@@ -368,19 +368,25 @@ func header(r *Report) string {
 }
 
 // inputsLine counts the files given by kind: a loose file read with every
-// node of a fleet (an export beside the bundles) is one file.
+// node of a fleet (an export beside the bundles) is one file, and a
+// transcript of commands whose outputs are of several kinds is one file
+// counted under each.
 func inputsLine(r *Report) string {
 	counts := map[string]int{}
-	seen := map[[2]string]bool{}
+	seen := map[[3]string]bool{}
+	seenFile := map[[2]string]bool{}
 	files := 0
 	for _, in := range r.Inputs {
-		k := [2]string{in.Bundle, in.Path}
+		k := [3]string{in.Bundle, in.Path, string(in.Kind)}
 		if seen[k] {
 			continue
 		}
 		seen[k] = true
-		files++
 		counts[string(in.Kind)]++
+		if f := [2]string{in.Bundle, in.Path}; !seenFile[f] {
+			seenFile[f] = true
+			files++
+		}
 	}
 	var kinds []string
 	for k, n := range counts {

@@ -1,0 +1,102 @@
+package load
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
+	"github.com/proxyscan/proxyscan/parsers/paste"
+)
+
+// TestSessions reads terminal transcripts of several commands, as tickets
+// paste them in one file: the outputs of commands of different kinds are
+// read as one input each, at their own lines of the file, and the outputs
+// of commands of one kind (iptables-save, then ip6tables-save) as one
+// input, as before.
+func TestSessions(t *testing.T) {
+	root := parsetest.Root(t)
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join(root, "testdata", "bundles", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	ipvsadm := read("ipvs-healthy-mini/node/ipvsadm.txt")
+	cm := read("ipvs-healthy-mini/cluster/kube-proxy-configmap.yaml")
+	save4, save6 := read("iptables-healthy/node/iptables-save.txt"), read("iptables-healthy/node/ip6tables-save.txt")
+	lines := func(s string) int { return strings.Count(s, "\n") }
+
+	t.Run("outputs of several kinds", func(t *testing.T) {
+		text := "Hi team, here is what we see on worker-7:\n\n" +
+			"[root@worker-7 ~]# ipvsadm -Ln\n" + ipvsadm + "\n" +
+			"[root@worker-7 ~]# uname -r\n6.8.0-45-generic\n\n" +
+			"[root@worker-7 ~]# kubectl -n kube-system get cm kube-proxy -o yaml\n" + cm + "\nThanks\n"
+		p := filepath.Join(t.TempDir(), "ticket.txt")
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		snaps, err := Load([]string{p}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(snaps) != 1 {
+			t.Fatalf("%d snapshots", len(snaps))
+		}
+		s := snaps[0]
+		ipvsFrom, unameFrom := 3, 3+lines(ipvsadm)+2
+		cmFrom := unameFrom + 3
+		last := cmFrom + lines(cm) + 2
+		var got []string
+		for _, in := range s.Inputs {
+			got = append(got, fmt.Sprintf("%s %s: %s", filepath.Base(in.Path), in.Kind, in.Note))
+		}
+		want := []string{
+			fmt.Sprintf("ticket.txt ipvsadm: lines 1-%d (`ipvsadm -Ln`); lines %d-%d (`uname -r`) left out: output of no kind proxyscan reads; line %d left out: words below an export", unameFrom-1, unameFrom, cmFrom-1, last),
+			fmt.Sprintf("ticket.txt kube-objects: lines %d-%d (`kubectl -n kube-system get cm kube-proxy -o yaml`)", cmFrom, last-2),
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("inputs:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if s.Config == nil || string(s.Config.Mode) != "ipvs" {
+			t.Errorf("the ConfigMap's configuration is not read: %+v", s.Config)
+		}
+		if len(s.IPVS) != 1 || len(s.IPVS[0].Services) == 0 {
+			t.Fatal("the ipvsadm listing is not read")
+		}
+		// Evidence cites the file's own lines.
+		first := s.IPVS[0].Services[0]
+		if first.Pos.Line != ipvsFrom+4 || first.Pos.File != p {
+			t.Errorf("first IPVS service at %s:%d, want %s:%d", first.Pos.File, first.Pos.Line, p, ipvsFrom+4)
+		}
+		for _, in := range s.Inputs {
+			for _, r := range in.Skipped {
+				if r.Reason != paste.ReasonPrompt && r.Reason != parsers.ReasonText {
+					t.Errorf("%s: lines %d-%d skipped: %s", in.Kind, r.From, r.To, r.Reason)
+				}
+			}
+			if in.Partial != "" {
+				t.Errorf("%s partial: %s", in.Kind, in.Partial)
+			}
+		}
+	})
+
+	t.Run("outputs of one kind", func(t *testing.T) {
+		text := "$ sudo iptables-save\n" + save4 + "$ sudo ip6tables-save\n" + save6
+		p := filepath.Join(t.TempDir(), "dumps.txt")
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		snaps, err := Load([]string{p}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(snaps[0].Inputs); n != 1 || snaps[0].Inputs[0].Note != "" {
+			t.Errorf("%d inputs (%+v), want the file read as one", n, snaps[0].Inputs)
+		}
+	})
+}
