@@ -86,6 +86,19 @@ func CountLines(rs []LineRange) int {
 	return n
 }
 
+// TakeAround calls take on the lines of a listing of n lines from its
+// first line down, then from its last line up, each time until take
+// returns false: how a lenient reader takes the lines pasted above and
+// below a listing (words, a signature), which take notes and blanks.
+func TakeAround(n int, take func(i int) bool) {
+	first := 0
+	for first < n && take(first) {
+		first++
+	}
+	for last := n - 1; last > first && take(last); last-- {
+	}
+}
+
 // ReasonText is the reason of the lines of words a lenient reader skips
 // around a pasted listing ("Hi, here is the output:" above it, "Thanks!"
 // below it, outside any table), which hold no rule or part of one.

@@ -1100,11 +1100,6 @@ func listingText(lines []string) []parsers.LineNote {
 		lines[i] = ""
 		return true
 	}
-	first := 0
-	for first < len(lines) && take(first) {
-		first++
-	}
-	for last := len(lines) - 1; last > first && take(last); last-- {
-	}
+	parsers.TakeAround(len(lines), take)
 	return notes
 }

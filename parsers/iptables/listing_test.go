@@ -18,19 +18,7 @@ import (
 // prompts and all, and finds the rules, policies and counters of the
 // iptables-save of the same tables.
 func TestListingIsTheDump(t *testing.T) {
-	root := parsetest.Root(t)
-	clean, err := os.ReadFile(filepath.Join(root, "testdata/bundles/iptables-mini/node/iptables-save.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	listing, err := os.ReadFile(filepath.Join(root, "testdata/paste/forms/iptables-L-both-nvx.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := Parse("save", clean)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want, listing := formsListing(t)
 	c := paste.Clean(listing, paste.All)
 	got, notes, err := ParseListing("listing", c.Data, listing)
 	if err != nil {
@@ -49,19 +37,7 @@ func TestListingIsTheDump(t *testing.T) {
 // thanks): they are skipped as text, and the listing is still the dump,
 // whole; words inside a chain's rows are not taken for text.
 func TestListingWordsAround(t *testing.T) {
-	root := parsetest.Root(t)
-	clean, err := os.ReadFile(filepath.Join(root, "testdata/bundles/iptables-mini/node/iptables-save.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	listing, err := os.ReadFile(filepath.Join(root, "testdata/paste/forms/iptables-L-both-nvx.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := Parse("save", clean)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want, listing := formsListing(t)
 	head := "Hi team, here is what we see on worker-7:\n\n"
 	tail := "\nThanks, it started on node-2. Any idea?\n"
 	in := []byte(head + string(listing) + tail)
@@ -94,6 +70,26 @@ func TestListingWordsAround(t *testing.T) {
 	if len(notes) != 1 || notes[0].Reason == ReasonText || !got.Partial {
 		t.Errorf("words inside the listing: notes %v, partial %v", notes, got.Partial)
 	}
+}
+
+// formsListing returns the dump of iptables-mini and the listing of its
+// three tables that iptables -L -n -v -x printed (testdata/paste/forms).
+func formsListing(t *testing.T) (*Dump, []byte) {
+	t.Helper()
+	root := parsetest.Root(t)
+	clean, err := os.ReadFile(filepath.Join(root, "testdata/bundles/iptables-mini/node/iptables-save.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listing, err := os.ReadFile(filepath.Join(root, "testdata/paste/forms/iptables-L-both-nvx.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Parse("save", clean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return want, listing
 }
 
 // tablesText is a dump's tables as iptables-save writes them, without

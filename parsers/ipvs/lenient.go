@@ -44,7 +44,6 @@ const (
 func ParseLenient(name string, data []byte) (*Dump, []parsers.LineNote, error) {
 	lines := strings.Split(string(data), "\n")
 	words := textAround(lines)
-	words = append(words, strayAround(lines)...)
 	notes, orig := servicePorts(lines)
 	notes = append(notes, words...)
 	skipped := map[int]bool{}
@@ -262,32 +261,31 @@ func sortNotes(n []parsers.LineNote) {
 	}
 }
 
-// textAround blanks the lines of words pasted above and below a listing
-// ("Hi, here is the output:", "Thanks!": see isText), from its first line
-// and its last up to the first line that is not words (blank lines aside),
-// and returns their notes (parsers.ReasonText).
+// textAround blanks the lines pasted above and below a listing, from its
+// first line and its last up to the first line ipvsadm prints (blank lines
+// and comments aside), and returns their notes: words ("Hi, here is the
+// output:", "Thanks!": see isText) are skipped as parsers.ReasonText; any
+// other line (a sentence that names an address, "the VIP 10.96.0.10:53 is
+// down"; a signature) as not understood, and the listing is partial for
+// it (it might have held what ipvsadm printed), rather than the whole
+// paste refused.
 func textAround(lines []string) []parsers.LineNote {
 	var notes []parsers.LineNote
-	blank := func(i int) bool { return strings.TrimSpace(lines[i]) == "" }
 	take := func(i int) bool {
-		if blank(i) {
+		switch {
+		case skippable(lines[i]):
 			return true
-		}
-		if !isText(lines[i]) {
+		case isText(lines[i]):
+			notes = append(notes, parsers.LineNote{Line: i + 1, Reason: parsers.ReasonText, Skipped: true})
+		case ipvsadmLine(lines[i]):
 			return false
+		default:
+			notes = append(notes, parsers.LineNote{Line: i + 1, Reason: ReasonNotUnderstood, Skipped: true, Detail: "not ipvsadm output: " + quoteShort(lines[i])})
 		}
-		notes = append(notes, parsers.LineNote{Line: i + 1, Reason: parsers.ReasonText, Skipped: true})
 		lines[i] = ""
 		return true
 	}
-	first := 0
-	for first < len(lines) && take(first) {
-		first++
-	}
-	last := len(lines) - 1
-	for last > first && take(last) {
-		last--
-	}
+	parsers.TakeAround(len(lines), take)
 	return notes
 }
 
@@ -340,34 +338,6 @@ func isAddrChar(c byte) bool {
 
 // isDigit reports whether c is a decimal digit.
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-// strayAround blanks the lines above an ipvsadm listing's first line and
-// below its last that are neither ipvsadm's nor words (textAround took
-// those): a sentence that names an address ("the VIP 10.96.0.10:53 is
-// down"), a signature. They are skipped as not understood, and the
-// listing is partial for them (they might have held what ipvsadm
-// printed), rather than the whole paste refused.
-func strayAround(lines []string) []parsers.LineNote {
-	var notes []parsers.LineNote
-	take := func(i int) bool {
-		if skippable(lines[i]) {
-			return true
-		}
-		if ipvsadmLine(lines[i]) {
-			return false
-		}
-		notes = append(notes, parsers.LineNote{Line: i + 1, Reason: ReasonNotUnderstood, Skipped: true, Detail: "not ipvsadm output: " + quoteShort(lines[i])})
-		lines[i] = ""
-		return true
-	}
-	first := 0
-	for first < len(lines) && take(first) {
-		first++
-	}
-	for last := len(lines) - 1; last > first && take(last); last-- {
-	}
-	return notes
-}
 
 // ipvsadmLine reports whether a line may be one ipvsadm prints: its
 // header lines, a service or a real server (listed or saved), the
