@@ -20,7 +20,7 @@ const maxSessionFile = 16 << 20
 // transcript of commands whose outputs are of several kinds ("$ ipvsadm
 // -Ln", its listing, then "$ kubectl get cm kube-proxy -o yaml" and the
 // ConfigMap) as one input per kind: each holds the lines of its commands'
-// outputs, at their lines in the file (the others blank), so that its
+// outputs, at their lines in the file (the lines above them blank), so that its
 // evidence cites the file's own lines, and its note says which lines and
 // commands it is. The outputs of commands of no known kind are left out
 // of every part, and the first part's note says so. A file whose
@@ -101,6 +101,12 @@ func sessionParts(f file) []file {
 	if len(parts) < 2 {
 		return nil
 	}
+	if len(parts)*len(starts) > 2*len(data)+1<<20 {
+		// Each part holds a newline for each line of the others: a file
+		// of hundreds of thousands of near-empty lines would be read
+		// many times over.
+		return nil
+	}
 	out := make([]file, 0, len(parts))
 	for i, p := range parts {
 		masked := make([]byte, 0, len(data))
@@ -110,7 +116,6 @@ func sessionParts(f file) []file {
 			masked = append(masked, text(s)...)
 			line = s.To + 1
 		}
-		masked = append(masked, bytes.Repeat([]byte{'\n'}, len(starts)-1-(line-1))...)
 		g := f
 		g.path, g.data, g.size = "", masked, int64(len(masked))
 		g.det = g.detect()
