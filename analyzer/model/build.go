@@ -116,8 +116,9 @@ func (d *PortsDraft) start(parts func([]*kube.Service, func([]*kube.Service) []*
 // Share returns a draft of d's objects for one node among several whose
 // objects are d's (units of a fleet that share an export, see
 // load.Exports): d is built once, and the [PortsDraft.Ports] of each
-// draft it shares are copies of its ports and endpoints, made for that
-// node, so that no two nodes hold one service port and d's are never
+// draft it shares are copies of its ports, made for that node, with
+// copies of the endpoints local to it (see copyPorts), so that no two
+// nodes hold one service port or a local endpoint, and d's are never
 // changed. d itself is not to be taken ([PortsDraft.Claim]) then: its
 // ports are the copies' source.
 func (d *PortsDraft) Share() *PortsDraft {
@@ -174,7 +175,7 @@ func (d *PortsDraft) Ports(opts BuildOptions) []*ServicePort {
 
 // copies returns what [PortsDraft.Ports] returns for opts, for a draft
 // shared by several nodes (see [PortsDraft.Share]): copies of the draft's
-// ports and endpoints, the endpoints marked local for opts' node, made in
+// ports, its endpoints local to opts' node copied and marked so, made in
 // a few blocks, or the ports built again when opts change more than that.
 // The draft is not changed.
 func (d *PortsDraft) copies(opts BuildOptions) []*ServicePort {
@@ -191,36 +192,56 @@ func (d *PortsDraft) copies(opts BuildOptions) []*ServicePort {
 	return copyPorts(d.ports, opts.NodeName)
 }
 
-// copyPorts returns copies of ports and of their endpoints, which are
-// marked local when they run on node (a name, or none).
+// copyPorts returns copies of ports for node (a name, or none): a port
+// with endpoints local to node gets its own list of them, in which those
+// are copies marked local; the other endpoints, never local in ports
+// drafted for no node and never changed once built, are shared, and so
+// is the list of a port without local endpoints (it has no room to grow,
+// as those built have none).
 func copyPorts(ports []*ServicePort, node string) []*ServicePort {
 	if ports == nil {
 		return nil
 	}
-	n := 0
+	isLocal := func(e *Endpoint) bool { return node != "" && e.NodeName == node }
+	lists, locals := 0, 0
 	for _, sp := range ports {
-		n += len(sp.Endpoints)
+		n := 0
+		for _, e := range sp.Endpoints {
+			if isLocal(e) {
+				n++
+			}
+		}
+		if n > 0 {
+			lists += len(sp.Endpoints)
+			locals += n
+		}
 	}
 	block := make([]ServicePort, len(ports))
 	out := make([]*ServicePort, len(ports))
-	eps := make([]Endpoint, n)
-	refs := make([]*Endpoint, n)
+	var eps []Endpoint
+	var refs []*Endpoint
+	if locals > 0 {
+		eps, refs = make([]Endpoint, locals), make([]*Endpoint, lists)
+	}
 	for i, sp := range ports {
 		block[i] = *sp
 		c := &block[i]
 		out[i] = c
-		if sp.Endpoints == nil {
+		if !slices.ContainsFunc(sp.Endpoints, isLocal) {
 			continue
 		}
-		// No room to grow, as the ports built have none.
 		list := refs[:len(sp.Endpoints):len(sp.Endpoints)]
 		refs = refs[len(sp.Endpoints):]
 		for j, e := range sp.Endpoints {
-			eps[j] = *e
-			eps[j].Local = node != "" && e.NodeName == node
-			list[j] = &eps[j]
+			if !isLocal(e) {
+				list[j] = e
+				continue
+			}
+			eps[0] = *e
+			eps[0].Local = true
+			list[j] = &eps[0]
+			eps = eps[1:]
 		}
-		eps = eps[len(sp.Endpoints):]
 		c.Endpoints = list
 	}
 	return out

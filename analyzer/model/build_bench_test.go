@@ -134,11 +134,12 @@ func draftsMatch(t *testing.T, inputs map[string]*kube.Objects, node string) {
 
 // sharedDraftsMatch checks that the drafts sharing one draft of objs, for
 // nodes of other names and options, each give the ports built for them,
-// copies that no other draft gives, and leave the shared draft as built.
+// copies that no other draft gives (their endpoints local to the node too),
+// and leave the shared draft as built.
 func sharedDraftsMatch(t *testing.T, name string, objs *kube.Objects, node string) {
 	t.Helper()
 	base := model.DraftPortsAhead(objs)
-	seen := map[any]bool{}
+	seen, local := map[any]bool{}, map[*model.Endpoint]bool{}
 	for _, opts := range []model.BuildOptions{{NodeName: "node-a"}, {NodeName: node}, {}, {NodeName: "node-b"}, {HonourIPMode: true}, {NodeName: node, HonourIPMode: true}, {NodeName: "node-a"}} {
 		merged := &kube.Objects{}
 		merged.Merge(objs)
@@ -156,10 +157,11 @@ func sharedDraftsMatch(t *testing.T, name string, objs *kube.Objects, node strin
 			}
 			seen[sp] = true
 			for _, e := range sp.Endpoints {
-				if seen[e] {
-					t.Fatalf("%s, %+v: endpoint %s of %s given twice", name, opts, e, sp)
+				// Those not local are shared, never marked local.
+				if e.Local && seen[e] || !e.Local && local[e] {
+					t.Fatalf("%s, %+v: local endpoint %s of %s given twice", name, opts, e, sp)
 				}
-				seen[e] = true
+				seen[e], local[e] = true, local[e] || e.Local
 			}
 		}
 	}
