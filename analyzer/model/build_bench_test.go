@@ -80,6 +80,23 @@ func BenchmarkBuildServicePorts(b *testing.B) {
 	}
 }
 
+// BenchmarkSharedPorts gives a node the service ports of the
+// 10,000-Service export from a draft that several nodes share (units of a
+// fleet whose exports are alike): copies of the drafted ports, with those
+// of the endpoints local to the node.
+func BenchmarkSharedPorts(b *testing.B) {
+	objs := objects(b, benchgen.Default)
+	opts := model.BuildOptions{NodeName: benchgen.Default.Node}
+	base := model.DraftPortsAhead(objs)
+	base.Wait()
+	b.ReportAllocs()
+	for b.Loop() {
+		if ports := base.Share().Ports(opts); len(ports) < benchgen.Default.Services {
+			b.Fatalf("%d service ports, want at least %d", len(ports), benchgen.Default.Services)
+		}
+	}
+}
+
 // TestDraftPorts checks that the service ports drafted before the node and
 // the version are known are those built knowing them: for no node, a node
 // with local endpoints, endpoints of one address in two slices (one of
