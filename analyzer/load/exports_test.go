@@ -390,10 +390,9 @@ func likeAlone(t *testing.T, bundle string, s, a *model.Snapshot, addr netip.Add
 
 // localFleet writes bundles of the nodes named (each with its own dump
 // and configuration) whose exports are one export's copies, byte for byte
-// alike, its NodePort Services' external traffic policy Local when
-// local, and returns their units. The export's endpoints run on
+// alike, and returns their units. The export's endpoints run on
 // bench-node-1 to bench-node-3: each of those nodes has its own.
-func localFleet(t *testing.T, nodes []string, local bool) [][]string {
+func localFleet(t *testing.T, nodes []string) [][]string {
 	t.Helper()
 	dir := t.TempDir()
 	var units [][]string
@@ -409,9 +408,6 @@ func localFleet(t *testing.T, nodes []string, local bool) [][]string {
 			data, err := os.ReadFile(p)
 			if err != nil {
 				t.Fatal(err)
-			}
-			if local {
-				data = bytes.ReplaceAll(data, []byte(`"externalTrafficPolicy": "Cluster"`), []byte(`"externalTrafficPolicy": "Local"`))
 			}
 			export = data
 		}
@@ -430,7 +426,7 @@ func localFleet(t *testing.T, nodes []string, local bool) [][]string {
 // analysis alone, none of them, nor a local endpoint, shared with another
 // node.
 func TestExportsSharedDraft(t *testing.T) {
-	units := localFleet(t, []string{"bench-node-1", "bench-node-2", "bench-node-3", "bench-node-1"}, false)
+	units := localFleet(t, []string{"bench-node-1", "bench-node-2", "bench-node-3", "bench-node-1"})
 	ex := NewExports(units)
 	if ex == nil {
 		t.Fatal("NewExports: nil for units holding exports alike")
