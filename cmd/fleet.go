@@ -154,14 +154,21 @@ func analyzeFleetOnce(paths []string, fo *fleetOptions) ([]*report.Node, *checks
 const fleetRoom = 16 << 20
 
 // sharedGCPercent is the GC percent of a fleet whose bundles may share an
-// export (see load.Exports), for its large nodes (under 40 MB live the
-// room applies). Its heap then holds, beside the nodes in flight and what
-// the fleet keeps for the run (the prints, the summaries), the objects of
-// an export for several nodes, 29 MB for bundles of a 10,000-Service
-// node: at checksGCPercent they got room as the nodes in flight do, and
-// the run peaked about 30 MB higher than when each bundle decoded its
-// own export; at 40 it peaks about as high.
-const sharedGCPercent = 40
+// export (see load.Exports), for its large nodes (under about 25 MB live
+// the room applies). Its heap then holds, beside the nodes in flight and
+// what the fleet keeps for the run (the prints, the summaries), the
+// objects of an export for several nodes, 29 MB for bundles of a
+// 10,000-Service node, and the service ports drafted from them once. At
+// 40, where such a fleet peaked about as high as when each bundle decoded
+// its own export, four bundles of that node took 19 to 21 collections,
+// which marked 2.4 to 2.7 GB in all, about a sixth of the run's CPU time;
+// at 65, 14 or 15 marking 1.6 to 1.9 GB, for a peak heap 5 to 25 MB
+// higher (80 and 100 marked hardly less and peaked higher still). The
+// room is what the fleet's target leaves: its peak resident memory is
+// to stay within 2.2 times one bundle's (see docs/design.md, "Fleets"),
+// and it is still a share of what is live, so that the memory follows
+// the nodes in flight, not the number of nodes.
+const sharedGCPercent = 65
 
 // heapPacing returns the floor of the heap's goal, its room over what is
 // live and the GC percent (see collectLoadedAt) for a run of units: one

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -103,6 +104,57 @@ func testFleetOwnExportsShared(t *testing.T, form string) {
 		}
 		if got := render(nodes, drift); !bytes.Equal(got, each) {
 			t.Errorf("jobs %d: the report differs from that of each bundle decoding its own export:\n%s", jobs, firstDiff(got, each))
+		}
+	}
+}
+
+// TestFleetSharedExportLocal: nodes of other names (and one node twice)
+// whose bundles hold one export alike share its decoding and its service
+// ports, built once, and still get their own local endpoints: with the
+// NodePort Services' external traffic policy Local, which the dumps do not
+// program, what each node is told it lacks depends on the endpoints local
+// to it, and every node answers as when analysed alone.
+func TestFleetSharedExportLocal(t *testing.T) {
+	dir := t.TempDir()
+	var bundles []string
+	var export []byte
+	for i, node := range []string{"bench-node-1", "bench-node-2", "bench-node-3", "bench-node-1"} {
+		b := filepath.Join(dir, fmt.Sprintf("node-%04d", i+1))
+		spec := benchgen.Spec{Services: 300, Endpoints: 1200, NodePortEvery: 4, Node: node}
+		if err := spec.WriteBundle(b); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(b, "cluster", "cluster.json")
+		if export == nil {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			export = bytes.ReplaceAll(data, []byte(`"externalTrafficPolicy": "Cluster"`), []byte(`"externalTrafficPolicy": "Local"`))
+		}
+		if err := os.WriteFile(p, export, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		bundles = append(bundles, b)
+	}
+	opts := load.Options{Compact: true}
+	want := aloneAll(t, bundles, opts)
+	if want[0] == want[1] || want[1] == want[2] || want[0] == want[2] {
+		t.Fatal("nodes with other local endpoints answer alike: the test tells nothing")
+	}
+	for _, jobs := range fleetJobs() {
+		fo := &fleetOptions{load: opts, checks: checks.All, jobs: jobs}
+		nodes, _, err := analyzeFleet(bundles, fo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fo.exports == nil {
+			t.Fatalf("jobs %d: the exports are not shared", jobs)
+		}
+		for i, n := range nodes {
+			if got := alone(t, n); got != want[i] {
+				t.Errorf("jobs %d: node %d (%s) differs from its analysis alone:\n%s\nwant:\n%s", jobs, i, bundles[i], got, want[i])
+			}
 		}
 	}
 }

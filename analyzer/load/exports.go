@@ -15,7 +15,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
+	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/manifest"
@@ -92,6 +94,9 @@ type heldExport struct {
 	sum       string
 	value     *kube.Objects
 	compacted map[*kube.Service]*kube.Service
+	// draft is the service ports of value, drafted once for the units
+	// given it (see UnitExports.draft), nil until the first asks.
+	draft *model.PortsDraft
 	// until is the last unit that may hold it.
 	until int
 	// info is the file decoded, as it was before it was read (nil when
@@ -621,6 +626,37 @@ func (u *UnitExports) archived(f *file, compact bool) (value any, compacted map[
 		return value, nil, nil
 	}
 	return p.value, u.hold(f.name, f.strict, f.size, f.sum, nil, p.value, compact, until), nil
+}
+
+// draft returns the draft of the service ports of objs, decoded from one
+// of the unit's exports: when they are the objects of the export held,
+// which the units alike share, a share of its draft, built once for them
+// all (see model.PortsDraft.Share); otherwise a draft of the unit's own.
+// Either is built on one core, beside the rest of the unit's files.
+func (u *UnitExports) draft(objs *kube.Objects) *model.PortsDraft {
+	if u == nil {
+		return draftPorts(objs)
+	}
+	u.e.mu.Lock()
+	defer u.e.mu.Unlock()
+	h := u.e.held
+	if h == nil || h.value != objs {
+		return draftPorts(objs)
+	}
+	if h.draft == nil {
+		h.draft = draftPorts(objs)
+	}
+	return h.draft.Share()
+}
+
+// portDrafts counts the drafts of service ports started (tests read it).
+var portDrafts atomic.Int64
+
+// draftPorts starts a draft of the service ports of objs on one core (see
+// model.DraftPortsAhead).
+func draftPorts(objs *kube.Objects) *model.PortsDraft {
+	portDrafts.Add(1)
+	return model.DraftPortsAhead(objs)
 }
 
 // loaded drops the export held once the last unit that may hold it is

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -385,4 +386,95 @@ func likeAlone(t *testing.T, bundle string, s, a *model.Snapshot, addr netip.Add
 		}
 	}
 	return false
+}
+
+// localFleet writes bundles of the nodes named (each with its own dump
+// and configuration) whose exports are one export's copies, byte for byte
+// alike, and returns their units. The export's endpoints run on
+// bench-node-1 to bench-node-3: each of those nodes has its own.
+func localFleet(t *testing.T, nodes []string) [][]string {
+	t.Helper()
+	dir := t.TempDir()
+	var units [][]string
+	var export []byte
+	for i, node := range nodes {
+		b := filepath.Join(dir, fmt.Sprintf("node-%04d", i+1))
+		spec := benchgen.Spec{Services: 300, Endpoints: 1200, NodePortEvery: 4, Node: node}
+		if err := spec.WriteBundle(b); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(b, "cluster", "cluster.json")
+		if export == nil {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			export = data
+		}
+		if err := os.WriteFile(p, export, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		units = append(units, []string{b})
+	}
+	return units
+}
+
+// TestExportsSharedDraft: units whose exports are alike build the
+// service ports of the export once, and each node gets its own copies,
+// the endpoints local to it copied and marked so: nodes of other names
+// sharing one export (and one node twice) have the service ports of their
+// analysis alone, none of them, nor a local endpoint, shared with another
+// node.
+func TestExportsSharedDraft(t *testing.T) {
+	units := localFleet(t, []string{"bench-node-1", "bench-node-2", "bench-node-3", "bench-node-1"})
+	ex := NewExports(units)
+	if ex == nil {
+		t.Fatal("NewExports: nil for units holding exports alike")
+	}
+	opts := Options{Compact: true}
+	seen := map[any]string{}
+	before := portDrafts.Load()
+	for i, u := range units {
+		alone, err := Load(u, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := opts
+		o.Exports = ex.Of(i)
+		snaps, err := Load(u, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, a := snaps[0], alone[0]
+		if !reflect.DeepEqual(s.Ports, a.Ports) {
+			t.Errorf("%s: the service ports differ from those of the node loaded alone", u[0])
+		}
+		local := 0
+		for _, sp := range s.Ports {
+			if other, ok := seen[sp]; ok {
+				t.Fatalf("%s: service port %s is %s's too", u[0], sp, other)
+			}
+			seen[sp] = u[0]
+			for _, e := range sp.Endpoints {
+				// An endpoint local to no node is shared.
+				if other, ok := seen[e]; ok && e.Local {
+					t.Fatalf("%s: local endpoint %s of %s is %s's too", u[0], e, sp, other)
+				}
+				seen[e] = u[0]
+				if e.Local {
+					local++
+					if e.NodeName != s.Node.Name {
+						t.Errorf("%s: endpoint %s of node %s is local to node %s", u[0], e, e.NodeName, s.Node.Name)
+					}
+				}
+			}
+		}
+		if local == 0 {
+			t.Errorf("%s: no local endpoint on node %s: the test tells nothing", u[0], s.Node.Name)
+		}
+	}
+	// Loaded alone, each unit drafts its own: 4; together, one more.
+	if got := portDrafts.Load() - before; got != int64(len(units)+1) {
+		t.Errorf("%d drafts of the service ports, want %d (one per unit alone, one for the units together)", got, len(units)+1)
+	}
 }

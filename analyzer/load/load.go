@@ -457,7 +457,7 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump, 
 			// Built on the core the decoding leaves, while the dumps are
 			// parsed: the assembly takes the draft when the node's
 			// objects are this export's.
-			r.draft = model.DraftPortsAhead(objs)
+			r.draft = ex.draft(objs)
 		}
 		// The parsed value keeps what it needs; drop the bytes so
 		// that a large export is freed as soon as it is decoded.

@@ -66,6 +66,10 @@ type PortsDraft struct {
 	// being built: the caller that takes the draft before it is done
 	// builds the parts left beside it.
 	job atomic.Pointer[partsJob]
+	// base, for a draft given by [PortsDraft.Share], is the draft shared,
+	// built once: this one's ports are copies of its ports (nil once
+	// they are made).
+	base *PortsDraft
 }
 
 // DraftPorts starts building the service ports of objs in the
@@ -109,6 +113,18 @@ func (d *PortsDraft) start(parts func([]*kube.Service, func([]*kube.Service) []*
 	}()
 }
 
+// Share returns a draft of d's objects for one node among several whose
+// objects are d's (units of a fleet that share an export, see
+// load.Exports): d is built once, and the [PortsDraft.Ports] of each
+// draft it shares are copies of its ports, made for that node, with
+// copies of the endpoints local to it (see copyPorts), so that no two
+// nodes hold one service port or a local endpoint, and d's are never
+// changed. d itself is not to be taken ([PortsDraft.Claim]) then: its
+// ports are the copies' source.
+func (d *PortsDraft) Share() *PortsDraft {
+	return &PortsDraft{objs: d.objs, done: d.done, base: d}
+}
+
 // Claim reports whether the draft is of the service ports of objs, whose
 // Services, EndpointSlices and Endpoints are those it was drafted from,
 // and takes it for the caller: false when they are others, or when
@@ -133,6 +149,10 @@ func (d *PortsDraft) Wait() {
 // address; HonourIPMode and a load balancer of ipMode Proxy), which are
 // built again.
 func (d *PortsDraft) Ports(opts BuildOptions) []*ServicePort {
+	if b := d.base; b != nil {
+		d.base = nil
+		return b.copies(opts)
+	}
 	if j := d.job.Load(); j != nil {
 		j.work()
 	}
@@ -151,6 +171,80 @@ func (d *PortsDraft) Ports(opts BuildOptions) []*ServicePort {
 		}
 	}
 	return d.ports
+}
+
+// copies returns what [PortsDraft.Ports] returns for opts, for a draft
+// shared by several nodes (see [PortsDraft.Share]): copies of the draft's
+// ports, its endpoints local to opts' node copied and marked so, made in
+// a few blocks, or the ports built again when opts change more than that.
+// The draft is not changed.
+func (d *PortsDraft) copies(opts BuildOptions) []*ServicePort {
+	if j := d.job.Load(); j != nil {
+		j.work()
+	}
+	<-d.done
+	if d.err != nil {
+		panic(d.err) // the build's panic, raised again here
+	}
+	if opts.NodeName != "" && d.stats.merged.Load() || opts.HonourIPMode && d.stats.proxyIPMode.Load() {
+		return BuildServicePorts(d.objs, opts)
+	}
+	return copyPorts(d.ports, opts.NodeName)
+}
+
+// copyPorts returns copies of ports for node (a name, or none): a port
+// with endpoints local to node gets its own list of them, in which those
+// are copies marked local; the other endpoints, never local in ports
+// drafted for no node and never changed once built, are shared, and so
+// is the list of a port without local endpoints (it has no room to grow,
+// as those built have none).
+func copyPorts(ports []*ServicePort, node string) []*ServicePort {
+	if ports == nil {
+		return nil
+	}
+	isLocal := func(e *Endpoint) bool { return node != "" && e.NodeName == node }
+	lists, locals := 0, 0
+	for _, sp := range ports {
+		n := 0
+		for _, e := range sp.Endpoints {
+			if isLocal(e) {
+				n++
+			}
+		}
+		if n > 0 {
+			lists += len(sp.Endpoints)
+			locals += n
+		}
+	}
+	block := make([]ServicePort, len(ports))
+	out := make([]*ServicePort, len(ports))
+	var eps []Endpoint
+	var refs []*Endpoint
+	if locals > 0 {
+		eps, refs = make([]Endpoint, locals), make([]*Endpoint, lists)
+	}
+	for i, sp := range ports {
+		block[i] = *sp
+		c := &block[i]
+		out[i] = c
+		if !slices.ContainsFunc(sp.Endpoints, isLocal) {
+			continue
+		}
+		list := refs[:len(sp.Endpoints):len(sp.Endpoints)]
+		refs = refs[len(sp.Endpoints):]
+		for j, e := range sp.Endpoints {
+			if !isLocal(e) {
+				list[j] = e
+				continue
+			}
+			eps[0] = *e
+			eps[0].Local = true
+			list[j] = &eps[0]
+			eps = eps[1:]
+		}
+		c.Endpoints = list
+	}
+	return out
 }
 
 func buildServicePorts(objs *kube.Objects, opts BuildOptions, stats *buildStats, parts func([]*kube.Service, func([]*kube.Service) []*ServicePort) []*ServicePort) []*ServicePort {

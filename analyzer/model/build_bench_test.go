@@ -80,11 +80,28 @@ func BenchmarkBuildServicePorts(b *testing.B) {
 	}
 }
 
+// BenchmarkSharedPorts gives a node the service ports of the
+// 10,000-Service export from a draft that several nodes share (units of a
+// fleet whose exports are alike): copies of the drafted ports, with those
+// of the endpoints local to the node.
+func BenchmarkSharedPorts(b *testing.B) {
+	objs := objects(b, benchgen.Default)
+	opts := model.BuildOptions{NodeName: benchgen.Default.Node}
+	base := model.DraftPortsAhead(objs)
+	base.Wait()
+	b.ReportAllocs()
+	for b.Loop() {
+		if ports := base.Share().Ports(opts); len(ports) < benchgen.Default.Services {
+			b.Fatalf("%d service ports, want at least %d", len(ports), benchgen.Default.Services)
+		}
+	}
+}
+
 // TestDraftPorts checks that the service ports drafted before the node and
 // the version are known are those built knowing them: for no node, a node
 // with local endpoints, endpoints of one address in two slices (one of
 // them local), and a load balancer of ipMode Proxy with and without
-// HonourIPMode.
+// HonourIPMode; drafted once and shared by several nodes too.
 func TestDraftPorts(t *testing.T) {
 	const export = `{"apiVersion":"v1","kind":"List","items":[
 {"apiVersion":"v1","kind":"Service","metadata":{"name":"lb","namespace":"n"},"spec":{"type":"LoadBalancer","clusterIP":"10.96.0.1","ports":[{"port":80,"nodePort":30080}]},"status":{"loadBalancer":{"ingress":[{"ip":"192.0.2.1","ipMode":"Proxy"},{"ip":"192.0.2.2"}]}}},
@@ -128,5 +145,47 @@ func draftsMatch(t *testing.T, inputs map[string]*kube.Objects, node string) {
 				t.Errorf("%s: a draft taken twice", name)
 			}
 		}
+		sharedDraftsMatch(t, name, objs, node)
+	}
+}
+
+// sharedDraftsMatch checks that the drafts sharing one draft of objs, for
+// nodes of other names and options, each give the ports built for them,
+// copies that no other draft gives (their endpoints local to the node too),
+// and leave the shared draft as built.
+func sharedDraftsMatch(t *testing.T, name string, objs *kube.Objects, node string) {
+	t.Helper()
+	base := model.DraftPortsAhead(objs)
+	seen, local := map[any]bool{}, map[*model.Endpoint]bool{}
+	for _, opts := range []model.BuildOptions{{NodeName: "node-a"}, {NodeName: node}, {}, {NodeName: "node-b"}, {HonourIPMode: true}, {NodeName: node, HonourIPMode: true}, {NodeName: "node-a"}} {
+		merged := &kube.Objects{}
+		merged.Merge(objs)
+		d := base.Share()
+		if !d.Claim(merged) {
+			t.Fatalf("%s: a shared draft not taken for the same objects", name)
+		}
+		got := d.Ports(opts)
+		if want := model.BuildServicePorts(objs, opts); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s, %+v: the ports of a shared draft differ from those built", name, opts)
+		}
+		for _, sp := range got {
+			if seen[sp] {
+				t.Fatalf("%s, %+v: service port %s given twice", name, opts, sp)
+			}
+			seen[sp] = true
+			for _, e := range sp.Endpoints {
+				// Those not local are shared, never marked local.
+				if e.Local && seen[e] || !e.Local && local[e] {
+					t.Fatalf("%s, %+v: local endpoint %s of %s given twice", name, opts, e, sp)
+				}
+				seen[e], local[e] = true, local[e] || e.Local
+			}
+		}
+	}
+	if !base.Claim(objs) {
+		t.Fatalf("%s: the shared draft was taken", name)
+	}
+	if got, want := base.Ports(model.BuildOptions{}), model.BuildServicePorts(objs, model.BuildOptions{}); !reflect.DeepEqual(got, want) {
+		t.Errorf("%s: the shared draft was changed by those sharing it", name)
 	}
 }
