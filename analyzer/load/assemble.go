@@ -91,6 +91,9 @@ type builder struct {
 	// prompts are the hosts the shell prompts pasted in the node's files
 	// name, with the file (see promptOf).
 	prompts []filePrompt
+	// unsure is set when the node's name was looked for where the
+	// exports place endpoints while Options.Only left objects out.
+	unsure bool
 }
 
 // filePrompt is the host the prompts of a file name.
@@ -680,6 +683,9 @@ func (b *builder) finish(opts Options) error {
 		return err
 	}
 	b.pickNode(opts)
+	if b.unsure {
+		return fmt.Errorf("the node's name is where the exports place endpoints: %w", ErrNotLean)
+	}
 	splitLogHosts(s)
 	s.BuildPortsFrom(draft, model.BuildOptions{
 		NodeName:     s.Node.Name,
@@ -1067,6 +1073,7 @@ func (b *builder) nodeOfPrompt() (name, source string, prompted bool) {
 		}
 	} else {
 		names = placedNodes(s.Objects)
+		b.unsure = s.Objects.Skipped > 0
 	}
 	match := ""
 	n := 0
