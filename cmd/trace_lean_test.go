@@ -220,6 +220,27 @@ func TestTraceLeanSame(t *testing.T) {
 	}
 }
 
+// TestTraceLeanFleet checks that a trace of several nodes' bundles reads
+// each node's export lean (each decides its slices from its own
+// Services), with the output of a whole reading.
+func TestTraceLeanFleet(t *testing.T) {
+	dir := t.TempDir()
+	spec := benchgen.Spec{Services: 200, Endpoints: 1100, NodePortEvery: 4}
+	if err := spec.WriteFleet(dir, 3); err != nil {
+		t.Fatal(err)
+	}
+	before := leanFallbacks.Load()
+	for _, dst := range []string{"10.96.0.135:80", "192.0.2.10:30003", "10.99.0.1:80"} {
+		pkt := trace.Packet{Dst: netip.MustParseAddrPort(dst), Proto: "tcp", From: model.FromPod}
+		traceBoth(t, "fleet", []string{dir}, pkt)
+		pkt.From = model.FromExternal
+		traceBoth(t, "fleet", []string{filepath.Join(dir, "node-0001"), filepath.Join(dir, "node-0003")}, pkt)
+	}
+	if n := leanFallbacks.Load() - before; n != 0 {
+		t.Errorf("%d traces of the fleet read the exports whole after all", n)
+	}
+}
+
 // listJSON writes objects as a v1 List, indented by indent.
 func listJSON(objects []any, indent string) ([]byte, error) {
 	list := map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]string{"resourceVersion": ""}, "items": objects}

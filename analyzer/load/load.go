@@ -217,6 +217,10 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 	shown := map[string]bool{}
 	rd := &reader{lim: lim, ko: opts.kube(), offheap: opts.OffHeap, ex: opts.Exports}
 	for _, p := range paths {
+		if opts.Only != nil {
+			// The exports of an archive are decoded as it is read.
+			rd.ko.Only = opts.Only.In("archive " + p)
+		}
 		fs, err := rd.path(p)
 		if err != nil {
 			return nil, err
@@ -418,6 +422,12 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump, 
 	out := make([]parsed, len(files))
 	parse := func(i int) {
 		f := files[i]
+		ko := ko
+		if ko.Only != nil {
+			// The exports of a bundle, or the loose ones (group ""),
+			// decide their slices from their Services (see kube.Only.In).
+			ko.Only = ko.Only.In(f.group)
+		}
 		k := f.detectKind()
 		r := parsed{f: f, kind: k}
 		if lk := layoutKind(f.name); f.group != "" && f.det.blank && emptyDump(f.name, lk) != nil {

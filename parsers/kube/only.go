@@ -32,24 +32,62 @@ import (
 // A slice is decided when the splitter meets it, from the Services kept
 // so far: kubectl lists every Service before the first slice. When a
 // Service is kept after a slice was left out, the parse fails with
-// [ErrOnlyOrder], and the caller reads the exports whole. An Only is
-// shared by the exports of one node, split one after the other, and is
-// not to be reused.
+// [ErrOnlyOrder], and the caller reads the exports whole. The exports of
+// each node are read with the Only of their scope ([Only.In]), those of
+// one scope one after the other; an Only is not to be reused.
 type Only struct {
 	// Addr and Port are the destination's address and port.
 	Addr netip.Addr
 	Port uint16
 
+	root  *Only  // the Only In was called on; nil for itself
+	scope string // see In
+
 	once sync.Once
 	addr []byte // the text of Addr; nil: every Service is kept
 
 	mu       sync.Mutex
-	kept     [][]byte // copies of the text of the Services kept
-	nss      [][]byte // the namespaces of the Services kept
-	allNS    bool     // a Service kept has no namespace found plainly
-	services int      // the Services left out
-	slices   int      // the slices left out
+	scopes   map[string]*onlyScope
+	services int // the Services left out
 	broken   bool
+}
+
+// onlyScope is what an Only found in the exports of one scope (see In).
+type onlyScope struct {
+	kept   [][]byte // copies of the text of the Services kept
+	nss    [][]byte // the namespaces of the Services kept
+	allNS  bool     // a Service kept has no namespace found plainly
+	slices int      // the slices left out
+}
+
+// In returns the Only of the exports of one scope (a node's bundle, or
+// "" for exports shared by every node) that share o's counts: the slices
+// of a scope are decided from the Services of the scope and of "", those
+// of "" from the Services of every scope.
+func (o *Only) In(scope string) *Only {
+	r := o.top()
+	return &Only{Addr: r.Addr, Port: r.Port, root: r, scope: scope}
+}
+
+// top returns the Only that holds the state.
+func (o *Only) top() *Only {
+	if o.root != nil {
+		return o.root
+	}
+	return o
+}
+
+// in returns the state of scope s (o.mu held).
+func (o *Only) in(s string) *onlyScope {
+	if o.scopes == nil {
+		o.scopes = map[string]*onlyScope{}
+	}
+	sc := o.scopes[s]
+	if sc == nil {
+		sc = &onlyScope{}
+		o.scopes[s] = sc
+	}
+	return sc
 }
 
 // ErrOnlyOrder is the error of a parse with [Options.Only] that kept a
@@ -120,27 +158,34 @@ func itemKind(data []byte, ind int) (apiVersion, kind string) {
 // keepService reports whether a Service of this text is kept, remembering
 // its text and namespaces when it is.
 func (o *Only) keepService(data []byte) bool {
-	o.init()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	// The first Service is kept whatever it is: an export whose every
-	// Service is left out would be read as one without Services.
-	if len(o.kept) > 0 && o.addr != nil && bytes.IndexByte(data, '\\') < 0 && !bytes.Contains(data, o.addr) &&
-		indexFold(data, "ffff:") < 0 && !o.nodePortIn(data) {
-		o.services++
+	r := o.top()
+	r.init()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sc := r.in(o.scope)
+	// The first Service of a scope is kept whatever it is: an export
+	// whose every Service is left out would be read as one without
+	// Services.
+	if len(sc.kept) > 0 && r.addr != nil && bytes.IndexByte(data, '\\') < 0 && !bytes.Contains(data, r.addr) &&
+		indexFold(data, "ffff:") < 0 && !r.nodePortIn(data) {
+		r.services++
 		return false
 	}
-	o.kept = append(o.kept, bytes.Clone(data))
+	sc.kept = append(sc.kept, bytes.Clone(data))
 	if nss, ok := namespaceValues(data); ok {
 		for _, ns := range nss {
-			o.nss = append(o.nss, []byte(ns))
+			sc.nss = append(sc.nss, []byte(ns))
 		}
 	} else {
-		o.allNS = true
+		sc.allNS = true
 	}
 	// A slice left out before may be this Service's, or of its
 	// namespace.
-	o.broken = o.broken || o.slices > 0
+	for name, other := range r.scopes {
+		if other.slices > 0 && (name == o.scope || name == "" || o.scope == "") {
+			r.broken = true
+		}
+	}
 	return true
 }
 
@@ -153,38 +198,56 @@ func (o *Only) keepSlice(data []byte) bool {
 	if !ok || svc == "kubernetes" {
 		return true
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.allNS {
+	r := o.top()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for name, sc := range r.scopes {
+		if name != o.scope && name != "" && o.scope != "" {
+			continue
+		}
+		if sc.keeps(data, svc) {
+			return true
+		}
+	}
+	r.in(o.scope).slices++
+	return false
+}
+
+// keeps reports whether the Services kept in the scope keep a slice of
+// this text, labelled for Service svc.
+func (sc *onlyScope) keeps(data []byte, svc string) bool {
+	if sc.allNS {
 		return true
 	}
-	for _, text := range o.kept {
+	for _, text := range sc.kept {
 		if bytes.Contains(text, []byte(svc)) {
 			return true
 		}
 	}
-	for _, ns := range o.nss {
+	for _, ns := range sc.nss {
 		if bytes.Contains(data, ns) {
 			return true
 		}
 	}
-	o.slices++
 	return false
 }
 
-// SkippedServices returns the number of Services left out so far.
+// SkippedServices returns the number of Services left out so far, in
+// every scope.
 func (o *Only) SkippedServices() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.services
+	r := o.top()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.services
 }
 
 // err returns ErrOnlyOrder when a Service kept came after a slice it may
 // own was left out.
 func (o *Only) err() error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.broken {
+	r := o.top()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.broken {
 		return ErrOnlyOrder
 	}
 	return nil
