@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/spf13/cobra"
@@ -279,16 +280,28 @@ func (opts *TraceOptions) load(pkt trace.Packet) ([]*model.Snapshot, error) {
 		return load.Load(opts.Paths, lo)
 	}
 	lo.Only = &kube.Only{Addr: pkt.Dst.Addr(), Port: pkt.Dst.Port()}
+	var mu sync.Mutex
+	var read []*iptables.Dump
+	ahead := lo.Parsed
+	lo.Parsed = func(dumps []*iptables.Dump) {
+		mu.Lock()
+		read = dumps
+		mu.Unlock()
+		if ahead != nil {
+			ahead(dumps)
+		}
+	}
 	snaps, err := load.Load(opts.Paths, lo)
 	if err == nil && leanHolds(snaps, lo.Only) || err != nil && !errors.Is(err, load.ErrNotLean) {
 		return snaps, err
 	}
 	leanFallbacks.Add(1)
-	for _, s := range snaps {
-		trace.Forget(s.IPTables)
-		resolve.ForgetLayout(s.IPTables)
-	}
-	lo.Only = nil
+	// What was read ahead of the dumps read first is not taken.
+	mu.Lock()
+	trace.Forget(read)
+	resolve.ForgetLayout(read)
+	mu.Unlock()
+	lo.Only, lo.Parsed = nil, ahead
 	return load.Load(opts.Paths, lo)
 }
 

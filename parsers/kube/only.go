@@ -27,7 +27,8 @@ import (
 //     (an export of the whole cluster), those whose label is not found
 //     plainly once, those holding a backslash, and every slice once a
 //     Service kept has no namespace found plainly;
-//   - every object of another kind.
+//   - every object of another kind, and every YAML object holding '*' or
+//     '&' (an alias or an anchor).
 //
 // A slice is decided when the splitter meets it, from the Services kept
 // so far: kubectl lists every Service before the first slice. When a
@@ -110,6 +111,11 @@ func (o *Only) keep(c *chunk) bool {
 	apiVersion, kind := c.apiVersion, c.kind
 	if c.rawItem {
 		apiVersion, kind = itemKind(c.data, c.itemIndent)
+	}
+	if !c.json && bytes.ContainsAny(c.data, "*&") {
+		// A YAML alias or anchor: decoded, so that one naming an anchor
+		// of another object is refused as before.
+		return true
 	}
 	group, version := splitAPIVersion(apiVersion)
 	switch {

@@ -59,6 +59,15 @@ func TestOnlyKeeps(t *testing.T) {
 	if err := o.err(); err != nil {
 		t.Fatal(err)
 	}
+	// A YAML object with an alias is decoded whatever it holds; a JSON one
+	// is looked at.
+	alias := "apiVersion: v1\nkind: Service\nmetadata:\n  name: db\n  namespace: bank\nspec:\n  clusterIP: *ip\n"
+	if !o.keep(&chunk{data: []byte(alias), apiVersion: "v1", kind: "Service"}) {
+		t.Errorf("a YAML Service with an alias left out")
+	}
+	if o.keep(&chunk{data: []byte(`{"metadata":{"name":"*"},"spec":{"clusterIP":"10.96.0.99"}}`), json: true, apiVersion: "v1", kind: "Service"}) {
+		t.Errorf("a JSON Service of another address kept")
+	}
 	// A Service kept after a slice was left out.
 	o.keepService([]byte(`{"metadata":{"name":"db","namespace":"bank"},"spec":{"clusterIP":"10.96.0.10"}}`))
 	if o.err() != ErrOnlyOrder {
