@@ -194,6 +194,15 @@ func TestTraceLeanSame(t *testing.T) {
 		{"slices first", map[string]func() ([]byte, error){"cluster.json": func() ([]byte, error) {
 			return listJSON(append(append([]any{}, slices...), services...), " ")
 		}}, true},
+		// Two exports of the Services: a copy left out of one may be
+		// the newer (svc-00135 moved to another cluster IP).
+		{"copies", map[string]func() ([]byte, error){"cluster.json": func() ([]byte, error) { return listJSON(objects, " ") },
+			"later.json": func() ([]byte, error) {
+				svc := services[135].(*corev1.Service).DeepCopy()
+				svc.ResourceVersion = "999999999"
+				svc.Spec.ClusterIP, svc.Spec.ClusterIPs = "10.99.9.9", []string{"10.99.9.9"}
+				return listJSON([]any{svc}, "")
+			}}, true},
 	} {
 		for name, write := range tc.files {
 			p := filepath.Join(cluster, name)

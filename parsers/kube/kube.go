@@ -145,9 +145,9 @@ type Objects struct {
 	// short after line N: ..."); "" when it does not. [Objects.Merge]
 	// does not carry it.
 	Partial string
-	// Skipped counts the Services and EndpointSlices that [Options.Only]
-	// left undecoded.
-	Skipped int
+	// SkippedServices and SkippedSlices count the Services and the
+	// EndpointSlices that [Options.Only] left undecoded.
+	SkippedServices, SkippedSlices int
 }
 
 // EndpointObjects returns how many EndpointSlices and legacy Endpoints
@@ -218,7 +218,8 @@ func (o *Objects) Merge(other *Objects) {
 	o.Raw = append(o.Raw, other.Raw...)
 	o.Ignored = append(o.Ignored, other.Ignored...)
 	o.Released += other.Released
-	o.Skipped += other.Skipped
+	o.SkippedServices += other.SkippedServices
+	o.SkippedSlices += other.SkippedSlices
 }
 
 // chunk is one object's text and where it starts.
@@ -410,12 +411,18 @@ func parse(name string, split func(emit func(chunk)) error, opts Options) (*Obje
 		}
 		close(collected)
 	}()
-	n, skipped := 0, 0
+	n, services, slices := 0, 0, 0
 	err := split(func(c chunk) {
-		if opts.Only != nil && !opts.Only.keep(&c) {
-			c.blk.release()
-			skipped++
-			return
+		if opts.Only != nil {
+			if keep, service := opts.Only.keep(&c); !keep {
+				c.blk.release()
+				if service {
+					services++
+				} else {
+					slices++
+				}
+				return
+			}
 		}
 		jobs <- job{n, c}
 		n++
@@ -431,7 +438,7 @@ func parse(name string, split func(emit func(chunk)) error, opts Options) (*Obje
 	if err != nil {
 		return nil, err
 	}
-	if n+skipped == 0 {
+	if n+services+slices == 0 {
 		return nil, parsers.ErrorList{parsers.Errorf(parsers.Pos{File: name}, "no Kubernetes object in file")}
 	}
 	objs, err := gather(results)
@@ -443,7 +450,7 @@ func parse(name string, split func(emit func(chunk)) error, opts Options) (*Obje
 			return nil, err
 		}
 	}
-	objs.Skipped = skipped
+	objs.SkippedServices, objs.SkippedSlices = services, slices
 	return objs, nil
 }
 

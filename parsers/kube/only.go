@@ -10,7 +10,8 @@ import (
 
 // Only selects, from their text and before they are decoded, the Services
 // and EndpointSlices that a reader of one destination's Service port needs
-// ([Options.Only]); the others are counted in [Objects.Skipped] and not
+// ([Options.Only]); the others are counted in [Objects.SkippedServices]
+// and [Objects.SkippedSlices] and not
 // decoded, and an error in one of them is not found. What it keeps is a
 // superset, whatever the spelling of the export:
 //
@@ -106,8 +107,9 @@ func (o *Only) init() {
 	})
 }
 
-// keep reports whether the object of chunk c is to be decoded.
-func (o *Only) keep(c *chunk) bool {
+// keep reports whether the object of chunk c is to be decoded, and
+// whether it is a Service.
+func (o *Only) keep(c *chunk) (keep, service bool) {
 	apiVersion, kind := c.apiVersion, c.kind
 	if c.rawItem {
 		apiVersion, kind = itemKind(c.data, c.itemIndent)
@@ -115,16 +117,16 @@ func (o *Only) keep(c *chunk) bool {
 	if !c.json && bytes.ContainsAny(c.data, "*&") {
 		// A YAML alias or anchor: decoded, so that one naming an anchor
 		// of another object is refused as before.
-		return true
+		return true, false
 	}
 	group, version := splitAPIVersion(apiVersion)
 	switch {
 	case kind == "Service" && (apiVersion == "" || apiVersion == "v1"):
-		return o.keepService(c.data)
+		return o.keepService(c.data), true
 	case kind == "EndpointSlice" && group == "discovery.k8s.io" && (version == "v1" || version == "v1beta1"):
-		return o.keepSlice(c.data)
+		return o.keepSlice(c.data), false
 	}
-	return true
+	return true, false
 }
 
 // itemKind finds the apiVersion and kind of a YAML List item whose dash

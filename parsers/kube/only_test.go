@@ -62,10 +62,10 @@ func TestOnlyKeeps(t *testing.T) {
 	// A YAML object with an alias is decoded whatever it holds; a JSON one
 	// is looked at.
 	alias := "apiVersion: v1\nkind: Service\nmetadata:\n  name: db\n  namespace: bank\nspec:\n  clusterIP: *ip\n"
-	if !o.keep(&chunk{data: []byte(alias), apiVersion: "v1", kind: "Service"}) {
+	if keep, _ := o.keep(&chunk{data: []byte(alias), apiVersion: "v1", kind: "Service"}); !keep {
 		t.Errorf("a YAML Service with an alias left out")
 	}
-	if o.keep(&chunk{data: []byte(`{"metadata":{"name":"*"},"spec":{"clusterIP":"10.96.0.99"}}`), json: true, apiVersion: "v1", kind: "Service"}) {
+	if keep, _ := o.keep(&chunk{data: []byte(`{"metadata":{"name":"*"},"spec":{"clusterIP":"10.96.0.99"}}`), json: true, apiVersion: "v1", kind: "Service"}); keep {
 		t.Errorf("a JSON Service of another address kept")
 	}
 	// A Service kept after a slice was left out.
