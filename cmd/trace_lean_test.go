@@ -20,10 +20,11 @@ import (
 
 // traceBoth runs `proxyscan trace` of pkt on paths with the exports read
 // lean (only the objects of the packet's Service) and read whole, and
-// fails unless the exit code, the output and the warnings are the same.
-func traceBoth(t *testing.T, name string, paths []string, pkt trace.Packet) {
+// fails unless the exit code, the output and the warnings are the same;
+// flags are given before the paths (--strict).
+func traceBoth(t *testing.T, name string, paths []string, pkt trace.Packet, flags ...string) {
 	t.Helper()
-	args := append([]string{"trace"}, paths...)
+	args := append(append([]string{"trace"}, flags...), paths...)
 	args = append(args, "--dst", pkt.Dst.String(), "--proto", pkt.Proto, "--from", pkt.From.String(), "-o", "json")
 	run := func(lean bool) string {
 		defer func(was bool) { leanTrace = was }(leanTrace)
@@ -221,8 +222,11 @@ func TestTraceLeanSame(t *testing.T) {
 			}
 		}
 		before := leanFallbacks.Load()
-		for _, p := range pkts {
+		for i, p := range pkts {
 			traceBoth(t, tc.name, []string{dir}, p)
+			if i%4 == 0 {
+				traceBoth(t, tc.name+", strict", []string{dir}, p, "--strict")
+			}
 		}
 		if fell := leanFallbacks.Load() > before; fell != tc.fallback {
 			t.Errorf("%s: read the exports whole after all: %v, want %v", tc.name, fell, tc.fallback)
