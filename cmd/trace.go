@@ -1,9 +1,12 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +17,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
 // TraceOptions are the flags and arguments of `proxyscan trace`.
@@ -150,7 +154,7 @@ func traceRun(opts *TraceOptions) error {
 		return flagErrorf("unknown --mode %q (want iptables, ipvs or nftables)", opts.Mode)
 	}
 	defer heapFloor(opts.Paths)()
-	snaps, err := load.Load(opts.Paths, offHeap(opts.loadOptions()))
+	snaps, err := opts.load(pkt)
 	if err != nil {
 		return err
 	}
@@ -260,6 +264,68 @@ func (opts *TraceOptions) loadOptions() load.Options {
 	// the search of the rule layout's traits run while the exports are
 	// decoded and the snapshots assembled.
 	return load.Options{Node: opts.Node, Version: opts.Version, Strict: opts.Strict, Compact: true, Parsed: readTraceAhead}
+}
+
+// load loads the inputs of a trace of pkt. A trace of the captured rules
+// decodes of the exports only the Services and EndpointSlices that may
+// concern pkt's destination (load.Options.Only): the service port it
+// targets and its endpoints are all the trace reads of them. When that
+// reading could give other snapshots than a whole one (load.ErrNotLean),
+// or left out what the trace would then miss (a node without rules, whose
+// address families are those of its Services; every Service of the
+// exports without a port), the exports are read whole.
+func (opts *TraceOptions) load(pkt trace.Packet) ([]*model.Snapshot, error) {
+	lo := offHeap(opts.loadOptions())
+	if opts.Expected || opts.Compare || !leanTrace {
+		return load.Load(opts.Paths, lo)
+	}
+	lo.Only = &kube.Only{Addr: pkt.Dst.Addr(), Port: pkt.Dst.Port()}
+	var mu sync.Mutex
+	var read []*iptables.Dump
+	ahead := lo.Parsed
+	lo.Parsed = func(dumps []*iptables.Dump) {
+		mu.Lock()
+		read = dumps
+		mu.Unlock()
+		if ahead != nil {
+			ahead(dumps)
+		}
+	}
+	snaps, err := load.Load(opts.Paths, lo)
+	if err == nil && leanHolds(snaps, lo.Only) || err != nil && !errors.Is(err, load.ErrNotLean) {
+		return snaps, err
+	}
+	leanFallbacks.Add(1)
+	// What was read ahead of the dumps read first is not taken.
+	mu.Lock()
+	trace.Forget(read)
+	resolve.ForgetLayout(read)
+	mu.Unlock()
+	lo.Only, lo.Parsed = nil, ahead
+	return load.Load(opts.Paths, lo)
+}
+
+// leanTrace says whether a trace of the captured rules reads the exports
+// lean (see TraceOptions.load); tests turn it off to compare.
+var leanTrace = true
+
+// leanFallbacks counts the traces whose lean reading of the exports was
+// given up for a whole one (for tests).
+var leanFallbacks atomic.Int64
+
+// leanHolds reports whether snapshots loaded with only's objects answer a
+// trace as those of the whole exports would: each node has rules of its
+// own, and service ports when the exports had Services.
+func leanHolds(snaps []*model.Snapshot, only *kube.Only) bool {
+	for _, s := range snaps {
+		if len(s.IPTables)+len(s.NFT)+len(s.IPVS) == 0 {
+			return false
+		}
+		if len(s.Ports) == 0 && only.SkippedServices() > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // readTraceAhead starts reading in the background what a trace reads of

@@ -91,6 +91,12 @@ type builder struct {
 	// prompts are the hosts the shell prompts pasted in the node's files
 	// name, with the file (see promptOf).
 	prompts []filePrompt
+	// unsure is set when the node's name was looked for where the
+	// exports place endpoints while Options.Only left objects out.
+	unsure bool
+	// serviceExports and sliceExports count the exports holding
+	// Services, and EndpointSlices, decoded or left out.
+	serviceExports, sliceExports int
 }
 
 // filePrompt is the host the prompts of a file name.
@@ -435,6 +441,12 @@ func (b *builder) add(r parsed) {
 	case *kube.Objects:
 		b.snap.Objects.Merge(v)
 		b.exports++
+		if len(v.Services)+v.SkippedServices > 0 {
+			b.serviceExports++
+		}
+		if len(v.EndpointSlices)+v.SkippedSlices > 0 {
+			b.sliceExports++
+		}
 		if r.draft != nil {
 			b.drafts = append(b.drafts, r.draft)
 		}
@@ -658,6 +670,11 @@ func (b *builder) finish(opts Options) error {
 		return s.IPTables[i].Name < s.IPTables[j].Name
 	})
 	composeTables(s)
+	if o := s.Objects; o.SkippedServices > 0 && b.serviceExports > 1 || o.SkippedSlices > 0 && b.sliceExports > 1 {
+		// A copy of an object left out in one export may be the newer
+		// of one read in another (see dropDuplicates).
+		return fmt.Errorf("objects of the node's exports were left out: %w", ErrNotLean)
+	}
 	if b.exports > 1 {
 		s.Notes = append(s.Notes, dropDuplicates(s.Objects)...)
 	}
@@ -686,6 +703,9 @@ func (b *builder) finish(opts Options) error {
 		return err
 	}
 	b.pickNode(opts)
+	if b.unsure {
+		return fmt.Errorf("the node's name is where the exports place endpoints: %w", ErrNotLean)
+	}
 	splitLogHosts(s)
 	s.BuildPortsFrom(draft, model.BuildOptions{
 		NodeName:     s.Node.Name,
@@ -1073,6 +1093,7 @@ func (b *builder) nodeOfPrompt() (name, source string, prompted bool) {
 		}
 	} else {
 		names = placedNodes(s.Objects)
+		b.unsure = s.Objects.SkippedServices+s.Objects.SkippedSlices > 0
 	}
 	match := ""
 	n := 0

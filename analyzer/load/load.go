@@ -2,6 +2,7 @@ package load
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -95,7 +96,21 @@ type Options struct {
 	// on disk byte for byte the one another unit decoded is not decoded
 	// again.
 	Exports *UnitExports
+	// Only, when set, decodes of the exports' Services and EndpointSlices
+	// only those that may concern its destination (kube.Options.Only),
+	// for a caller that reads the service port of one destination and
+	// nothing else of the others: their objects are not read, and a
+	// malformed one is not refused. Load fails with ErrNotLean when what
+	// was left out may change what it assembles (the exports' order left
+	// out a slice that a Service read needs, the node's name is found
+	// where the slices place endpoints); the caller then loads them
+	// whole.
+	Only *kube.Only
 }
+
+// ErrNotLean is the error of a Load with Options.Only whose snapshots
+// could differ from those of a whole reading of the exports.
+var ErrNotLean = errors.New("what the exports' reading left out may matter: read them whole")
 
 // parseFunc parses one file of a kind into its value.
 type parseFunc func(name string, data []byte) (any, error)
@@ -134,6 +149,7 @@ var kubeOptions kube.Options
 func (o Options) kube() kube.Options {
 	ko := kubeOptions
 	ko.Lean = o.Compact || o.Lean
+	ko.Only = o.Only
 	return ko
 }
 
@@ -201,6 +217,10 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 	shown := map[string]bool{}
 	rd := &reader{lim: lim, ko: opts.kube(), offheap: opts.OffHeap, ex: opts.Exports}
 	for _, p := range paths {
+		if opts.Only != nil {
+			// The exports of an archive are decoded as it is read.
+			rd.ko.Only = opts.Only.In("archive " + p)
+		}
 		fs, err := rd.path(p)
 		if err != nil {
 			return nil, err
@@ -286,6 +306,10 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		}
 		if fault.Is(r.err) {
 			return nil, r.err // proxyscan's failure, not the file's
+		}
+		if errors.Is(r.err, kube.ErrOnlyOrder) {
+			// The caller loads the exports whole.
+			return nil, fmt.Errorf("%s: %w: %w", r.f.name, ErrNotLean, r.err)
 		}
 		name := r.f.name
 		if shown[r.f.group] {
@@ -399,6 +423,12 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump, 
 	out := make([]parsed, len(files))
 	parse := func(i int) {
 		f := files[i]
+		ko := ko
+		if ko.Only != nil {
+			// The exports of a bundle, or the loose ones (group ""),
+			// decide their slices from their Services (see kube.Only.In).
+			ko.Only = ko.Only.In(f.group)
+		}
 		k := f.detectKind()
 		r := parsed{f: f, kind: k}
 		if lk := layoutKind(f.name); f.group != "" && f.det.blank && emptyDump(f.name, lk) != nil {
@@ -480,6 +510,16 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump, 
 			rest = append(rest, i)
 		}
 	}
+	if ko.Only != nil {
+		// The slices an export holds are decided from the Services
+		// decoded before them (see kube.Only): the exports named for
+		// Services are decoded first, so that a bundle's
+		// endpointslices.yaml (the larger) is not decoded before its
+		// services.yaml.
+		sort.SliceStable(kube, func(a, b int) bool {
+			return namedForServices(files[kube[a]].name) && !namedForServices(files[kube[b]].name)
+		})
+	}
 	// left counts the files but the exports still to parse: the one that
 	// parses the last hands the dumps to dumpsParsed.
 	var left atomic.Int64
@@ -545,6 +585,13 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump, 
 		return nil, err
 	}
 	return out, nil
+}
+
+// namedForServices reports whether the file name of an export says that
+// it holds Services (services.yaml, svc.json), not ServiceCIDRs.
+func namedForServices(name string) bool {
+	base := strings.ToLower(path.Base(filepath.ToSlash(name)))
+	return (strings.Contains(base, "service") || strings.Contains(base, "svc")) && !strings.Contains(base, "servicecidr")
 }
 
 // parsed returns what parseAll calls once the inputs but the exports are

@@ -145,6 +145,9 @@ type Objects struct {
 	// short after line N: ..."); "" when it does not. [Objects.Merge]
 	// does not carry it.
 	Partial string
+	// SkippedServices and SkippedSlices count the Services and the
+	// EndpointSlices that [Options.Only] left undecoded.
+	SkippedServices, SkippedSlices int
 }
 
 // EndpointObjects returns how many EndpointSlices and legacy Endpoints
@@ -215,6 +218,8 @@ func (o *Objects) Merge(other *Objects) {
 	o.Raw = append(o.Raw, other.Raw...)
 	o.Ignored = append(o.Ignored, other.Ignored...)
 	o.Released += other.Released
+	o.SkippedServices += other.SkippedServices
+	o.SkippedSlices += other.SkippedSlices
 }
 
 // chunk is one object's text and where it starts.
@@ -268,6 +273,10 @@ type Options struct {
 	// each. The resourceVersion is kept: it tells which of two copies of
 	// an object, in two exports, is the newer.
 	Lean bool
+	// Only, when set, decodes of the Services and EndpointSlices only
+	// those that may concern one destination (see [Only]); the objects
+	// hold no other, and count them in Skipped.
+	Only *Only
 }
 
 // Parse reads the kubectl export in data, read from the file called name.
@@ -402,8 +411,19 @@ func parse(name string, split func(emit func(chunk)) error, opts Options) (*Obje
 		}
 		close(collected)
 	}()
-	n := 0
+	n, services, slices := 0, 0, 0
 	err := split(func(c chunk) {
+		if opts.Only != nil {
+			if keep, service := opts.Only.keep(&c); !keep {
+				c.blk.release()
+				if service {
+					services++
+				} else {
+					slices++
+				}
+				return
+			}
+		}
 		jobs <- job{n, c}
 		n++
 	})
@@ -418,10 +438,20 @@ func parse(name string, split func(emit func(chunk)) error, opts Options) (*Obje
 	if err != nil {
 		return nil, err
 	}
-	if n == 0 {
+	if n+services+slices == 0 {
 		return nil, parsers.ErrorList{parsers.Errorf(parsers.Pos{File: name}, "no Kubernetes object in file")}
 	}
-	return gather(results)
+	objs, err := gather(results)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Only != nil {
+		if err := opts.Only.err(); err != nil {
+			return nil, err
+		}
+	}
+	objs.SkippedServices, objs.SkippedSlices = services, slices
+	return objs, nil
 }
 
 // checkPortProtocols refuses a Service port whose protocol is not one
