@@ -58,14 +58,44 @@ func newParser(name string, data []byte, lenient bool) *parser {
 		text:    bytestr.Of(data),
 		lenient: lenient,
 	}
-	p.d.arena = make([]arg, 0, len(data)/20) // kube-proxy dumps have about one option per 20 bytes
+	// kube-proxy dumps have about one option per 20 bytes: a small dump's
+	// options fit in its first chunk.
+	p.args = make([]arg, 0, min(argChunk, len(data)/20+64))
+	p.d.arena = [][]arg{p.args}
 	return p
 }
 
-func (p *parser) finish() (*Dump, error) {
-	if cap(p.d.arena) > len(p.d.arena)+len(p.d.arena)/4 {
-		p.d.arena = append([]arg(nil), p.d.arena...) // give back the unused capacity
+// argsStart returns the place in the arena of the next option read (see
+// Rule.first), in the last chunk: a new one when that is full.
+func (p *parser) argsStart() uint32 {
+	if len(p.args) == cap(p.args) {
+		p.args = make([]arg, 0, argChunk)
+		p.d.arena = append(p.d.arena, p.args)
 	}
+	return uint32(len(p.d.arena)-1)*argChunk + uint32(len(p.args))
+}
+
+// addArg appends an option of the rule r being read to the arena and
+// returns it. When the chunk is full, a new one is started and the rule's
+// options so far move to it: a rule's options are in one chunk.
+func (p *parser) addArg(r *Rule, a arg) *arg {
+	if len(p.args) == cap(p.args) {
+		start := int(r.first % argChunk)
+		next := append(make([]arg, 0, argChunk), p.args[start:]...)
+		p.d.arena[len(p.d.arena)-1] = p.args[:start]
+		p.args = next
+		p.d.arena = append(p.d.arena, p.args)
+		r.first = uint32(len(p.d.arena)-1) * argChunk
+	}
+	p.args = append(p.args, a)
+	return &p.args[len(p.args)-1]
+}
+
+func (p *parser) finish() (*Dump, error) {
+	if cap(p.args) > len(p.args)+len(p.args)/4 {
+		p.args = append([]arg(nil), p.args...) // give back the unused capacity
+	}
+	p.d.arena[len(p.d.arena)-1] = p.args
 	// In line order: a table without COMMIT (at its header) before the
 	// last line, cut in the middle, that it ends with.
 	p.errs.Sort()
@@ -85,7 +115,9 @@ func (p *parser) finish() (*Dump, error) {
 }
 
 type parser struct {
-	d       *Dump
+	d *Dump
+	// args is the arena's last chunk, which the options read go to.
+	args    []arg
 	text    string
 	rest    string // the text after the current line
 	line    int
@@ -626,7 +658,7 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 		return nil
 	}
 	r := p.newRule()
-	*r = Rule{Chain: c, Raw: raw, Line: p.line, first: uint32(len(p.d.arena)), targ: noTarget}
+	*r = Rule{Chain: c, Raw: raw, Line: p.line, first: p.argsStart(), targ: noTarget}
 	// toks[0] is "-A", toks[1] the chain name.
 	var cur *arg
 	neg := false
@@ -655,8 +687,7 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 				a.flags |= flagNeg
 				neg = false
 			}
-			p.d.arena = append(p.d.arena, a)
-			cur = &p.d.arena[len(p.d.arena)-1]
+			cur = p.addArg(r, a)
 			continue
 		}
 		if cur == nil {
@@ -696,8 +727,9 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 	if p.shapes == nil {
 		p.shapes = newShapes()
 	}
-	if msg := checkValues(raw, p.d.arena[r.first:], p.names, ctrl, p.shapes); msg != "" {
-		p.d.arena = p.d.arena[:r.first]
+	start := int(r.first % argChunk)
+	if msg := checkValues(raw, p.args[start:], p.names, ctrl, p.shapes); msg != "" {
+		p.args = p.args[:start]
 		p.errorf("%s", msg)
 		return nil
 	}
@@ -712,9 +744,10 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 		r.Chain = p.ensureChain(chainName)
 	}
 	p.chain = r.Chain
-	r.narg = uint16(uint32(len(p.d.arena)) - r.first)
+	r.narg = uint16(len(p.args) - start)
+	p.d.arena[len(p.d.arena)-1] = p.args
 	for i := int(r.narg) - 1; i >= 0; i-- {
-		a := p.d.arena[int(r.first)+i]
+		a := p.args[start+i]
 		if isTarget(raw[a.nameOff : int(a.nameOff)+int(a.nameLen)]) {
 			r.targ = uint16(i)
 			break

@@ -543,3 +543,54 @@ COMMIT
 		}
 	}
 }
+
+// TestArenaChunks parses a dump whose rules' options fill several of
+// the arena's chunks, rules of every length ending at and straddling their
+// ends, one rule without options among them: every rule reads back its own
+// options, as written.
+func TestArenaChunks(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("*filter\n:INPUT ACCEPT [0:0]\n:C - [0:0]\n")
+	var want []string
+	n := 0
+	for i := 0; n < 3*argChunk+17; i++ {
+		rule := "-A C"
+		k := i % 7
+		if i == argChunk/3 {
+			k = 0
+		}
+		for j := 0; j < k; j++ {
+			rule += fmt.Sprintf(" -m comment --comment r%d-%d", i, j)
+		}
+		if k > 0 {
+			rule += " -j ACCEPT"
+			n += 2*k + 1
+		}
+		b.WriteString(rule + "\n")
+		want = append(want, rule)
+	}
+	b.WriteString("COMMIT\n")
+	d, err := Parse("big", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.arena) < 4 {
+		t.Fatalf("%d chunks, want the options in 4 or more", len(d.arena))
+	}
+	rules := d.Table("filter").Chain("C").Rules
+	if len(rules) != len(want) {
+		t.Fatalf("%d rules, want %d", len(rules), len(want))
+	}
+	for i, r := range rules {
+		got := "-A C"
+		for _, a := range r.Args() {
+			got += " " + a.Name
+			if a.Value != "" {
+				got += " " + a.Value
+			}
+		}
+		if got != want[i] {
+			t.Fatalf("rule %d reads back %q, want %q", i, got, want[i])
+		}
+	}
+}

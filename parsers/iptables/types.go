@@ -55,7 +55,11 @@ type Dump struct {
 	Partial       bool
 	PartialReason string
 
-	arena []arg
+	// arena holds the rules' options in chunks of up to argChunk (a
+	// rule's options are in one chunk, see Rule.first): a large dump's
+	// options are read without a block the size of all of them that would
+	// be zeroed first and copied once its size is known.
+	arena [][]arg
 	// counters holds the [packets, bytes] of the rules written with a
 	// "[p:b]" prefix (iptables-save -c), which few dumps have: a rule
 	// has no field for them.
@@ -224,9 +228,10 @@ type Rule struct {
 	// Line is the 1-based line of the rule in the dump.
 	Line int
 
-	// first is the index of the rule's first option in its dump's arena,
-	// narg the number of options, targ the index of the target option
-	// ("-j", "-g") among them, noTarget when there is none.
+	// first is the place of the rule's first option in its dump's arena
+	// (its chunk times argChunk, plus its index in the chunk), narg the
+	// number of options, targ the index of the target option ("-j",
+	// "-g") among them, noTarget when there is none.
 	first      uint32
 	narg, targ uint16
 }
@@ -234,8 +239,15 @@ type Rule struct {
 // noTarget is Rule.targ of a rule without a target.
 const noTarget = 1<<16 - 1
 
-// arena returns the options of the dump holding r.
-func (r *Rule) arena() []arg { return r.Chain.Table.Dump.arena }
+// argChunk is the size of a chunk of a dump's arena, in options: 512 KiB.
+const argChunk = 1 << 16
+
+// arena returns the options of r.
+func (r *Rule) arena() []arg {
+	c := r.Chain.Table.Dump.arena[r.first/argChunk]
+	i := int(r.first % argChunk)
+	return c[i : i+int(r.narg)]
+}
 
 // Counters returns the rule's packet and byte counters, and whether the
 // line had a [packets:bytes] prefix (iptables-save -c).
@@ -296,7 +308,7 @@ func (r *Rule) NumArgs() int { return int(r.narg) }
 
 // Arg returns the i-th option of the rule.
 func (r *Rule) Arg(i int) Arg {
-	a := r.arena()[int(r.first)+i]
+	a := r.arena()[i]
 	out := Arg{Name: r.Raw[a.nameOff : int(a.nameOff)+int(a.nameLen)], Neg: a.flags&flagNeg != 0}
 	if a.valLen > 0 {
 		v := r.Raw[a.valOff : int(a.valOff)+int(a.valLen)]
@@ -312,7 +324,7 @@ func (r *Rule) Arg(i int) Arg {
 // "--dport"), without reading its value: a reader looking for a few
 // options skips the others cheaply.
 func (r *Rule) ArgName(i int) string {
-	a := r.arena()[int(r.first)+i]
+	a := r.arena()[i]
 	return r.Raw[a.nameOff : int(a.nameOff)+int(a.nameLen)]
 }
 
@@ -327,8 +339,7 @@ func (r *Rule) Args() []Arg {
 
 // Find returns the first option with the given name.
 func (r *Rule) Find(name string) (Arg, bool) {
-	arena := r.arena()[r.first : r.first+uint32(r.narg)]
-	for i, a := range arena {
+	for i, a := range r.arena() {
 		if int(a.nameLen) == len(name) && r.Raw[a.nameOff:int(a.nameOff)+int(a.nameLen)] == name {
 			return r.Arg(i), true
 		}
