@@ -89,19 +89,7 @@ func testFleetOwnExportsShared(t *testing.T, form string) {
 	}
 	each := render(nodes, drift)
 	for _, jobs := range fleetJobs() {
-		fo := &fleetOptions{load: opts, checks: checks.All, jobs: jobs}
-		nodes, drift, err := analyzeFleet(bundles, fo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fo.exports == nil {
-			t.Fatalf("jobs %d: the exports are not shared", jobs)
-		}
-		for i, n := range nodes {
-			if got := alone(t, n); got != want[i] {
-				t.Errorf("jobs %d: node %d (%s) differs from its analysis alone:\n%s\nwant:\n%s", jobs, i, bundles[i], got, want[i])
-			}
-		}
+		nodes, drift := sharedFleetAlone(t, bundles, opts, jobs, want)
 		if got := render(nodes, drift); !bytes.Equal(got, each) {
 			t.Errorf("jobs %d: the report differs from that of each bundle decoding its own export:\n%s", jobs, firstDiff(got, each))
 		}
@@ -143,18 +131,27 @@ func TestFleetSharedExportLocal(t *testing.T) {
 		t.Fatal("nodes with other local endpoints answer alike: the test tells nothing")
 	}
 	for _, jobs := range fleetJobs() {
-		fo := &fleetOptions{load: opts, checks: checks.All, jobs: jobs}
-		nodes, _, err := analyzeFleet(bundles, fo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fo.exports == nil {
-			t.Fatalf("jobs %d: the exports are not shared", jobs)
-		}
-		for i, n := range nodes {
-			if got := alone(t, n); got != want[i] {
-				t.Errorf("jobs %d: node %d (%s) differs from its analysis alone:\n%s\nwant:\n%s", jobs, i, bundles[i], got, want[i])
-			}
+		sharedFleetAlone(t, bundles, opts, jobs, want)
+	}
+}
+
+// sharedFleetAlone analyses bundles as a fleet of jobs units in flight,
+// checks that they shared their exports and that each node answers as
+// want, its analysis alone, says, and returns the fleet's nodes and drift.
+func sharedFleetAlone(t *testing.T, bundles []string, opts load.Options, jobs int, want []string) ([]*report.Node, *checks.Drift) {
+	t.Helper()
+	fo := &fleetOptions{load: opts, checks: checks.All, jobs: jobs}
+	nodes, drift, err := analyzeFleet(bundles, fo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fo.exports == nil {
+		t.Fatalf("jobs %d: the exports are not shared", jobs)
+	}
+	for i, n := range nodes {
+		if got := alone(t, n); got != want[i] {
+			t.Errorf("jobs %d: node %d (%s) differs from its analysis alone:\n%s\nwant:\n%s", jobs, i, bundles[i], got, want[i])
 		}
 	}
+	return nodes, drift
 }

@@ -153,14 +153,7 @@ func (d *PortsDraft) Ports(opts BuildOptions) []*ServicePort {
 		d.base = nil
 		return b.copies(opts)
 	}
-	if j := d.job.Load(); j != nil {
-		j.work()
-	}
-	<-d.done
-	if d.err != nil {
-		panic(d.err) // the build's panic, raised again here
-	}
-	if opts.NodeName != "" && d.stats.merged.Load() || opts.HonourIPMode && d.stats.proxyIPMode.Load() {
+	if d.wait(opts) {
 		return BuildServicePorts(d.objs, opts)
 	}
 	if opts.NodeName != "" {
@@ -179,6 +172,18 @@ func (d *PortsDraft) Ports(opts BuildOptions) []*ServicePort {
 // a few blocks, or the ports built again when opts change more than that.
 // The draft is not changed.
 func (d *PortsDraft) copies(opts BuildOptions) []*ServicePort {
+	if d.wait(opts) {
+		return BuildServicePorts(d.objs, opts)
+	}
+	return copyPorts(d.ports, opts.NodeName)
+}
+
+// wait waits for the draft's build (doing it here when no goroutine took
+// it yet), raises its panic again, and reports whether opts ask for the
+// ports to be built again rather than taken from the draft: a node's name
+// where the draft merged endpoints, or load balancers' IP mode honoured
+// where one has it.
+func (d *PortsDraft) wait(opts BuildOptions) (rebuild bool) {
 	if j := d.job.Load(); j != nil {
 		j.work()
 	}
@@ -186,10 +191,7 @@ func (d *PortsDraft) copies(opts BuildOptions) []*ServicePort {
 	if d.err != nil {
 		panic(d.err) // the build's panic, raised again here
 	}
-	if opts.NodeName != "" && d.stats.merged.Load() || opts.HonourIPMode && d.stats.proxyIPMode.Load() {
-		return BuildServicePorts(d.objs, opts)
-	}
-	return copyPorts(d.ports, opts.NodeName)
+	return opts.NodeName != "" && d.stats.merged.Load() || opts.HonourIPMode && d.stats.proxyIPMode.Load()
 }
 
 // copyPorts returns copies of ports for node (a name, or none): a port

@@ -151,12 +151,7 @@ func itemKind(data []byte, ind int) (apiVersion, kind string) {
 		default:
 			continue
 		}
-		if v, ok := bytes.CutPrefix(ln, []byte("apiVersion:")); ok {
-			apiVersion = yamlScalar(v)
-		} else if v, ok := bytes.CutPrefix(ln, []byte("kind:")); ok {
-			kind = yamlScalar(v)
-		}
-		if apiVersion != "" && kind != "" {
+		if kindLine(ln, &apiVersion, &kind) {
 			break
 		}
 	}

@@ -568,16 +568,22 @@ func topLevelKind(doc []byte) (apiVersion, kind string) {
 		} else {
 			ln, doc = doc, nil
 		}
-		if v, ok := bytes.CutPrefix(ln, []byte("apiVersion:")); ok {
-			apiVersion = yamlScalar(v)
-		} else if v, ok := bytes.CutPrefix(ln, []byte("kind:")); ok {
-			kind = yamlScalar(v)
-		}
-		if apiVersion != "" && kind != "" {
+		if kindLine(ln, &apiVersion, &kind) {
 			break
 		}
 	}
 	return apiVersion, kind
+}
+
+// kindLine reads a YAML object's top-level line, when it is its
+// apiVersion or kind, into them, and reports whether both are known.
+func kindLine(ln []byte, apiVersion, kind *string) bool {
+	if v, ok := bytes.CutPrefix(ln, []byte("apiVersion:")); ok {
+		*apiVersion = yamlScalar(v)
+	} else if v, ok := bytes.CutPrefix(ln, []byte("kind:")); ok {
+		*kind = yamlScalar(v)
+	}
+	return *apiVersion != "" && *kind != ""
 }
 
 func yamlScalar(v []byte) string {
