@@ -112,7 +112,7 @@ func forwardDrop(p *Pass, d *iptables.Dump) {
 	}
 	p.Report(Finding{
 		Message:  fmt.Sprintf("filter FORWARD drops by policy and has no jump to kube-proxy's KUBE-FORWARD%s: forwarded Service traffic is dropped (%s)", by, d.Name),
-		Evidence: []model.Evidence{chainEv(fwd)},
+		Evidence: []model.Evidence{model.ChainEvidence(fwd)},
 		Advice:   "Restart kube-proxy so that it re-creates its KUBE-FORWARD jump, or accept the pod CIDR's traffic in FORWARD (iptables -P FORWARD ACCEPT where the node's firewall allows it).",
 	})
 }

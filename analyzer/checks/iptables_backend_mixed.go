@@ -47,7 +47,7 @@ func runIPTablesBackendMixed(p *Pass) {
 				if kc := kubeChain(d); kc != nil {
 					p.Report(Finding{
 						Message:  fmt.Sprintf("%s warns that legacy iptables tables are present next to its kube-proxy chains (%s)", d.Name, fam),
-						Evidence: []model.Evidence{warning, chainEv(kc)},
+						Evidence: []model.Evidence{warning, model.ChainEvidence(kc)},
 						Advice:   "Capture iptables-legacy-save too (proxyscan collect does) to see what the legacy tables hold, and remove kube-proxy leftovers from the backend kube-proxy does not use.",
 					})
 					continue
@@ -67,7 +67,7 @@ func runIPTablesBackendMixed(p *Pass) {
 		if nft != nil && legacy != nil {
 			p.Report(Finding{
 				Message:  fmt.Sprintf("kube-proxy chains exist in both the nf_tables (%s) and the legacy (%s) iptables backends (%s)", nft.Name, legacy.Name, fam),
-				Evidence: []model.Evidence{chainEv(kubeChain(nft)), chainEv(kubeChain(legacy))},
+				Evidence: []model.Evidence{model.ChainEvidence(kubeChain(nft)), model.ChainEvidence(kubeChain(legacy))},
 				Advice:   "Keep kube-proxy's chains in the backend it uses and flush them from the other (kube-proxy --cleanup with that backend's binaries).",
 			})
 		}
@@ -100,10 +100,6 @@ func kubeChain(d *iptables.Dump) *iptables.Chain {
 		}
 	}
 	return nil
-}
-
-func chainEv(c *iptables.Chain) model.Evidence {
-	return model.EvidenceAt(c.Pos(), ":"+c.Name+" "+c.Policy())
 }
 
 // commentLine returns the line of the i-th comment of a table: of its

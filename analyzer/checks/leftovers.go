@@ -214,7 +214,7 @@ func iptSideOf(r *resolve.Resolution) *leftSide {
 		}
 		legacy = legacy || d.Backend == iptables.BackendLegacy
 		if c := d.Chain("nat", kpnames.KubeServices); c != nil && len(l.evidence) == 0 {
-			l.evidence = append(l.evidence, chainEv(c))
+			l.evidence = append(l.evidence, model.ChainEvidence(c))
 		}
 		for _, c := range d.Table("nat").Chains {
 			if strings.HasPrefix(c.Name, kpnames.ChainSVC) || strings.HasPrefix(c.Name, kpnames.ChainSEP) {

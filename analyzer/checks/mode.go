@@ -179,7 +179,7 @@ func modeEvidence(r *resolve.Resolution, mode string) []model.Evidence {
 	case model.ModeIPTables:
 		for _, d := range s.IPTables {
 			if c := firstServiceChain(d); c != nil && resolve.IsIPTablesMode(d) {
-				out = append(out, chainEv(c))
+				out = append(out, model.ChainEvidence(c))
 				break
 			}
 		}
@@ -196,7 +196,7 @@ func modeEvidence(r *resolve.Resolution, mode string) []model.Evidence {
 				for _, name := range []string{kpnames.IPVSFilter, kpnames.IPVSNodePort, kpnames.IPVSLoadBalancer} {
 					for _, t := range d.Tables {
 						if c := t.Chain(name); c != nil && len(out) < 3 {
-							out = append(out, chainEv(c))
+							out = append(out, model.ChainEvidence(c))
 						}
 					}
 				}

@@ -63,7 +63,7 @@ func dispatchAnchor(p *Pass, v *view.View) (model.Evidence, bool) {
 		if c == nil {
 			return model.Evidence{}, false
 		}
-		return chainEv(c), true
+		return model.ChainEvidence(c), true
 	case model.ModeNFTables, model.ModeIPVS:
 		a, ok := v.Anchors[view.ClusterIP]
 		return a, ok && a.File != ""

@@ -304,6 +304,22 @@ func EvidenceAt(p parsers.Pos, text string) Evidence {
 	return Evidence{File: p.File, Line: p.Line, Path: p.Path, Text: text}
 }
 
+// ChainEvidence returns the evidence of an iptables chain: its
+// declaration, or, for a chain the dump uses without declaring it (a grep
+// of iptables-save keeps its rules but may drop its ":NAME" line), its
+// first rule, a line the input has; a chain with neither is named as
+// iptables-save would declare it, without a line.
+func ChainEvidence(c *iptables.Chain) Evidence {
+	if c.Header == "" && len(c.Rules) > 0 {
+		return RuleEvidence(c.Rules[0])
+	}
+	text := c.Header
+	if text == "" {
+		text = ":" + c.Name + " " + c.Policy()
+	}
+	return Evidence{File: c.Table.Dump.Name, Line: c.Line, Text: text}
+}
+
 // RuleEvidence returns the evidence of an iptables rule.
 func RuleEvidence(r *iptables.Rule) Evidence {
 	return Evidence{File: r.Pos().File, Line: r.Line, Text: r.Raw}

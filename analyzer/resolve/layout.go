@@ -200,7 +200,7 @@ func findDumpTraits(d *iptables.Dump, ev []model.Evidence, ok []bool) {
 		for _, c := range t.Chains {
 			for i, lt := range layoutTraits {
 				if lt.m.chain != nil && !ok[i] && lt.m.chain(c.Name) {
-					ev[i], ok[i] = model.EvidenceAt(c.Pos(), ":"+c.Name), true
+					ev[i], ok[i] = model.ChainEvidence(c), true
 				}
 			}
 		}

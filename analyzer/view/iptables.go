@@ -110,7 +110,7 @@ func FromIPTables(d *iptables.Dump, attr *Attribution) *View {
 	if x.nat != nil {
 		for k, name := range map[Kind]string{ClusterIP: kpnames.KubeServices, ExternalIP: kpnames.KubeServices, LoadBalancerIP: kpnames.KubeServices, NodePort: kpnames.KubeNodePorts} {
 			if c := x.nat.Chain(name); c != nil {
-				x.v.Anchors[k] = chainEvidence(c)
+				x.v.Anchors[k] = model.ChainEvidence(c)
 			} else {
 				x.v.Anchors[k] = model.EvidenceAt(x.nat.Pos(), "*nat (no "+name+" chain)")
 			}
@@ -195,22 +195,6 @@ func (x *iptExtractor) attributeEndpointChains() {
 			o.Service = x.chainCommentService(x.objChains[i])
 		}
 	}
-}
-
-// chainEvidence returns the evidence of a chain: its declaration, or,
-// for a chain the dump uses without declaring it (a grep of iptables-save
-// keeps its rules but may drop its ":NAME" line), its first rule, a line
-// the input has; a chain with neither is named as iptables-save would
-// declare it, without a line.
-func chainEvidence(c *iptables.Chain) model.Evidence {
-	if c.Header == "" && len(c.Rules) > 0 {
-		return model.RuleEvidence(c.Rules[0])
-	}
-	text := c.Header
-	if text == "" {
-		text = ":" + c.Name + " " + c.Policy()
-	}
-	return model.Evidence{File: c.Table.Dump.Name, Line: c.Line, Text: text}
 }
 
 // reference marks the object of a chain (nil: none) as referenced.
@@ -475,7 +459,7 @@ func (x *iptExtractor) external(e *Entry, c *iptables.Chain, origin model.Origin
 // ranges and follows the first allowed range for external traffic.
 func (x *iptExtractor) firewall(e *Entry, c *iptables.Chain, origin model.Origin, depth int) *Dispatch {
 	if e.Firewall == nil {
-		e.Firewall = &Firewall{Evidence: []model.Evidence{chainEvidence(c)}}
+		e.Firewall = &Firewall{Evidence: []model.Evidence{model.ChainEvidence(c)}}
 	}
 	var allowed, pass string
 	rd, ms := x.rd.Chain(c)
@@ -535,7 +519,7 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 			return d
 		}
 	}
-	d := &Dispatch{ID: c.Name, Policy: PolicyCluster, Scheduler: "random", Evidence: []model.Evidence{chainEvidence(c)}}
+	d := &Dispatch{ID: c.Name, Policy: PolicyCluster, Scheduler: "random", Evidence: []model.Evidence{model.ChainEvidence(c)}}
 	if strings.HasPrefix(c.Name, kpnames.ChainSVL) || strings.HasPrefix(c.Name, kpnames.ChainXLB) {
 		d.Policy = PolicyLocal
 	}
@@ -669,7 +653,7 @@ func (x *iptExtractor) filter(f *iptables.Table) {
 	x.v.Anchors[HealthCheckPort] = model.EvidenceAt(f.Pos(), "*filter (no KUBE-NODEPORTS chain)")
 	x.v.Where[HealthCheckPort] = "filter KUBE-NODEPORTS"
 	if c := f.Chain(kpnames.KubeNodePorts); c != nil {
-		x.v.Anchors[HealthCheckPort] = chainEvidence(c)
+		x.v.Anchors[HealthCheckPort] = model.ChainEvidence(c)
 		rd, ms := frd.Chain(c)
 		for i := range ms {
 			m := &ms[i]

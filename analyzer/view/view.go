@@ -328,7 +328,7 @@ func (b *Backend) AppendEvidence(out []model.Evidence) []model.Evidence {
 		if r := dnatRule(sep); r != nil {
 			out = append(out, model.RuleEvidence(r))
 		} else {
-			out = append(out, chainEvidence(sep))
+			out = append(out, model.ChainEvidence(sep))
 		}
 	}
 	return out
@@ -456,7 +456,7 @@ func evidenceOf(e model.Evidence) *[1]model.Evidence { return &[1]model.Evidence
 func (o *Object) Evidence() model.Evidence {
 	switch {
 	case o.chain != nil:
-		return chainEvidence(o.chain)
+		return model.ChainEvidence(o.chain)
 	case o.ev != nil:
 		return o.ev[0]
 	}
