@@ -182,10 +182,16 @@ func runIPVSSchedulerMismatch(p *Pass) {
 			}
 			if i < 5 {
 				ev = append(ev, model.EvidenceAt(s.Pos, s.Raw))
-				if name == "" {
-					name = "no Service"
+				switch {
+				case name != "":
+					list = append(list, s.String()+" ("+name+")")
+				case len(p.Snap.Objects.Services) > 0:
+					list = append(list, s.String()+" (no Service)")
+				default:
+					// Without the Services, whose a virtual server is
+					// is not known, not that it has none.
+					list = append(list, s.String())
 				}
-				list = append(list, s.String()+" ("+name+")")
 			}
 		}
 		more := ""
