@@ -403,7 +403,8 @@ func (b *builder) add(r parsed) {
 		b.prompts = append(b.prompts, filePrompt{r.f.name, r.prompt})
 	}
 	in := model.Input{Path: r.f.name, Kind: r.kind, Bytes: r.size, Bundle: r.f.group, Note: r.note,
-		Skipped: parsers.Ranges(r.notes, true), Changed: parsers.Ranges(r.notes, false), Encoding: r.f.decoded, Compression: r.f.compressed}
+		Skipped: parsers.Ranges(r.notes, true), Changed: parsers.Ranges(r.notes, false), Encoding: r.f.decoded, Compression: r.f.compressed,
+		Lines: r.f.lines}
 	switch v := r.value.(type) {
 	case *kube.Objects:
 		in.Partial = v.Partial

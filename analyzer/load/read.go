@@ -113,6 +113,8 @@ type file struct {
 	// session, for a part of a terminal's transcript of several commands
 	// (see splitSessions), says which lines and commands it holds.
 	session string
+	// lines, for such a part, names the file's lines it holds.
+	lines string
 }
 
 // preParsed is a file decoded as it was read, under the name it had in its

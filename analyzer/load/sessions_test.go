@@ -85,9 +85,56 @@ func TestSessions(t *testing.T) {
 		}
 	})
 
+	t.Run("dumps of two families", func(t *testing.T) {
+		for name, text := range map[string]string{
+			"after their commands": "$ sudo iptables-save\n" + save4 + "$ sudo ip6tables-save\n" + save6,
+			"one after the other":  save4 + save6,
+		} {
+			p := filepath.Join(t.TempDir(), "dumps.txt")
+			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			snaps, err := Load([]string{p}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := snaps[0]
+			var got []string
+			for _, in := range s.Inputs {
+				got = append(got, in.Lines)
+			}
+			v4 := lines(save4)
+			if name == "after their commands" {
+				v4++
+			}
+			if want := []string{fmt.Sprintf("1-%d", v4), fmt.Sprintf("%d-%d", v4+1, strings.Count(text, "\n"))}; strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("%s: inputs of lines %q, want %q", name, got, want)
+			}
+			if len(s.IPTables) != 2 || s.IPTables[0].Family == s.IPTables[1].Family {
+				t.Errorf("%s: %d dumps, want one IPv4 and one IPv6", name, len(s.IPTables))
+			}
+			for _, in := range s.Inputs {
+				for _, r := range in.Skipped {
+					if r.Reason != paste.ReasonPrompt {
+						t.Errorf("%s: lines %d-%d skipped: %s", name, r.From, r.To, r.Reason)
+					}
+				}
+			}
+		}
+	})
+
 	t.Run("outputs of one kind", func(t *testing.T) {
-		text := "$ sudo iptables-save\n" + save4 + "$ sudo ip6tables-save\n" + save6
-		p := filepath.Join(t.TempDir(), "dumps.txt")
+		var svc, sep []string
+		for _, l := range strings.Split(save4, "\n") {
+			switch {
+			case strings.Contains(l, "KUBE-SVC-"):
+				svc = append(svc, l)
+			case strings.Contains(l, "KUBE-SEP-"):
+				sep = append(sep, l)
+			}
+		}
+		text := "$ iptables-save | grep KUBE-SVC-\n" + strings.Join(svc, "\n") + "\n$ iptables-save | grep KUBE-SEP-\n" + strings.Join(sep, "\n") + "\n"
+		p := filepath.Join(t.TempDir(), "greps.txt")
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +142,7 @@ func TestSessions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := len(snaps[0].Inputs); n != 1 || snaps[0].Inputs[0].Note != "" {
+		if n := len(snaps[0].Inputs); n != 1 || snaps[0].Inputs[0].Lines != "" {
 			t.Errorf("%d inputs (%+v), want the file read as one", n, snaps[0].Inputs)
 		}
 	})

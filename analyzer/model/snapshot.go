@@ -145,6 +145,10 @@ type Input struct {
 	// compressed alone (iptables-save.txt.gz), read decompressed: its
 	// Bytes and lines are those of the decompressed text.
 	Compression string `json:"compression,omitempty"`
+	// Lines, for one of the inputs a terminal transcript of commands of
+	// several kinds is read as (see the contract), names the file's lines
+	// it holds: "3-42" or "3-42, 90-120".
+	Lines string `json:"lines,omitempty"`
 }
 
 // Node describes the node of a snapshot.

@@ -24,24 +24,16 @@ const maxRanges = 8
 func readingLines(r *Report) []string {
 	var keys []string
 	bundlesOf := map[string][]string{}
-	// A transcript of commands of several kinds is read as one input per
-	// kind: each says its kind.
-	kinds := map[[2]string]map[parsers.Kind]bool{}
-	for _, in := range r.Inputs {
-		f := [2]string{in.Bundle, in.Path}
-		if kinds[f] == nil {
-			kinds[f] = map[parsers.Kind]bool{}
-		}
-		kinds[f][in.Kind] = true
-	}
 	for _, in := range r.Inputs {
 		s := readingLine(in)
 		if s == "" {
 			continue
 		}
+		// A transcript of commands of several kinds is read as one
+		// input per kind: each says its kind and lines.
 		name := in.Path
-		if len(kinds[[2]string{in.Bundle, in.Path}]) > 1 {
-			name += " (" + string(in.Kind) + ")"
+		if in.Lines != "" {
+			name += " (" + string(in.Kind) + ", lines " + in.Lines + ")"
 		}
 		key := name + ": " + s
 		if _, ok := bundlesOf[key]; !ok {

@@ -370,14 +370,14 @@ func header(r *Report) string {
 // inputsLine counts the files given by kind: a loose file read with every
 // node of a fleet (an export beside the bundles) is one file, and a
 // transcript of commands whose outputs are of several kinds is one file
-// counted under each.
+// counted under the kind of each of its parts.
 func inputsLine(r *Report) string {
 	counts := map[string]int{}
 	seen := map[[3]string]bool{}
 	seenFile := map[[2]string]bool{}
 	files := 0
 	for _, in := range r.Inputs {
-		k := [3]string{in.Bundle, in.Path, string(in.Kind)}
+		k := [3]string{in.Bundle, in.Path, in.Lines}
 		if seen[k] {
 			continue
 		}
