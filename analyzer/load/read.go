@@ -322,9 +322,20 @@ func (f *file) detectKind() parsers.Kind {
 
 // detect returns the detection of a file read into memory.
 func (f *file) detect() detection {
-	return detect(f.data, int64(len(f.data)), func() (io.Reader, func(), error) {
+	return detect(f.data, int64(len(f.data)), f.open)
+}
+
+// open returns a reader of the file from its start, from disk when it is
+// still there, and the function that closes it.
+func (f *file) open() (io.Reader, func(), error) {
+	if f.path == "" {
 		return bytes.NewReader(f.data), func() {}, nil
-	})
+	}
+	fh, err := os.Open(f.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fh, func() { fh.Close() }, nil
 }
 
 // kindOf returns the kind a file's detection gives when it is read

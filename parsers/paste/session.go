@@ -1,8 +1,12 @@
 package paste
 
 import (
+	"bufio"
 	"bytes"
+	"io"
 	"strings"
+
+	"github.com/proxyscan/proxyscan/parsers/internal/bytestr"
 )
 
 // A Session is the lines of a paste that one command printed, its command
@@ -24,18 +28,23 @@ type Session struct {
 // cut: configuration files and dumps hold comments of that form. It
 // returns nil when data shows fewer than two commands.
 func Sessions(data []byte) []Session {
+	ss, _ := ReadSessions(bytes.NewReader(data))
+	return ss
+}
+
+// ReadSessions is [Sessions] of what r reads, a line at a time (a line
+// may be as long as the 16 MiB of the largest paste looked at); the error
+// is r's, or that of a longer line.
+func ReadSessions(r io.Reader) ([]Session, error) {
 	var out []Session
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	line := 0
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		var l []byte
-		if i < 0 {
-			l, data = data, nil
-		} else {
-			l, data = data[:i], data[i+1:]
-		}
+	for sc.Scan() {
 		line++
-		if cmd := commandOf(string(bytes.TrimRight(l, "\r"))); cmd != "" {
+		// The line is looked at in place: most lines are no command.
+		if cmd := commandOf(bytestr.Of(bytes.TrimRight(sc.Bytes(), "\r"))); cmd != "" {
+			cmd = strings.Clone(cmd)
 			if len(out) == 0 {
 				out = append(out, Session{From: 1, Command: cmd})
 			} else {
@@ -44,11 +53,14 @@ func Sessions(data []byte) []Session {
 			}
 		}
 	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
 	if len(out) < 2 {
-		return nil
+		return nil, nil
 	}
 	out[len(out)-1].To = line
-	return out
+	return out, nil
 }
 
 // commandOf returns the command a line shows after its prompt, or as a
