@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -103,27 +102,12 @@ func testFleetOwnExportsShared(t *testing.T, form string) {
 // program, what each node is told it lacks depends on the endpoints local
 // to it, and every node answers as when analysed alone.
 func TestFleetSharedExportLocal(t *testing.T) {
-	dir := t.TempDir()
-	var bundles []string
-	var export []byte
-	for i, node := range []string{"bench-node-1", "bench-node-2", "bench-node-3", "bench-node-1"} {
-		b := filepath.Join(dir, fmt.Sprintf("node-%04d", i+1))
-		spec := benchgen.Spec{Services: 300, Endpoints: 1200, NodePortEvery: 4, Node: node}
-		if err := spec.WriteBundle(b); err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(b, "cluster", "cluster.json")
-		if export == nil {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			export = bytes.ReplaceAll(data, []byte(`"externalTrafficPolicy": "Cluster"`), []byte(`"externalTrafficPolicy": "Local"`))
-		}
-		if err := os.WriteFile(p, export, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		bundles = append(bundles, b)
+	spec := benchgen.Spec{Services: 300, Endpoints: 1200, NodePortEvery: 4}
+	bundles, err := spec.WriteNodes(t.TempDir(), []string{"bench-node-1", "bench-node-2", "bench-node-3", "bench-node-1"}, func(export []byte) []byte {
+		return bytes.ReplaceAll(export, []byte(`"externalTrafficPolicy": "Cluster"`), []byte(`"externalTrafficPolicy": "Local"`))
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	opts := load.Options{Compact: true}
 	want := aloneAll(t, bundles, opts)

@@ -394,26 +394,13 @@ func likeAlone(t *testing.T, bundle string, s, a *model.Snapshot, addr netip.Add
 // bench-node-1 to bench-node-3: each of those nodes has its own.
 func localFleet(t *testing.T, nodes []string) [][]string {
 	t.Helper()
-	dir := t.TempDir()
+	spec := benchgen.Spec{Services: 300, Endpoints: 1200, NodePortEvery: 4}
+	bundles, err := spec.WriteNodes(t.TempDir(), nodes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var units [][]string
-	var export []byte
-	for i, node := range nodes {
-		b := filepath.Join(dir, fmt.Sprintf("node-%04d", i+1))
-		spec := benchgen.Spec{Services: 300, Endpoints: 1200, NodePortEvery: 4, Node: node}
-		if err := spec.WriteBundle(b); err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(b, "cluster", "cluster.json")
-		if export == nil {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			export = data
-		}
-		if err := os.WriteFile(p, export, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	for _, b := range bundles {
 		units = append(units, []string{b})
 	}
 	return units

@@ -517,3 +517,36 @@ func (s Spec) WriteFleet(dir string, n int) error {
 	}
 	return nil
 }
+
+// WriteNodes writes a bundle for each node name into dir (node-0001,
+// node-0002...), each with its own data plane (the endpoints local to it)
+// and the export of the first, byte for byte, changed by edit when not
+// nil: nodes of one cluster whose exports are alike, as bundles collected
+// at one time hold them. It returns the bundles' paths.
+func (s Spec) WriteNodes(dir string, nodes []string, edit func(export []byte) []byte) ([]string, error) {
+	var bundles []string
+	var export []byte
+	for i, node := range nodes {
+		b := filepath.Join(dir, fmt.Sprintf("node-%04d", i+1))
+		s.Node = node
+		if err := s.WriteBundle(b); err != nil {
+			return nil, err
+		}
+		p := filepath.Join(b, "cluster", "cluster.json")
+		if export == nil {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return nil, err
+			}
+			if edit != nil {
+				data = edit(data)
+			}
+			export = data
+		}
+		if err := os.WriteFile(p, export, 0o644); err != nil {
+			return nil, err
+		}
+		bundles = append(bundles, b)
+	}
+	return bundles, nil
+}
