@@ -80,6 +80,8 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 	if r.kind == parsers.KindKube {
 		if kube.IsDescribe(in) {
 			r.note = "read from kubectl describe configmap"
+		} else if words, notes := yamlWords(in); notes != nil {
+			in, r.notes = words, append(r.notes, notes...)
 		}
 		r.value, r.err = kube.ParseWith(name, in, ko)
 	} else if fn := lenientNoted[r.kind]; fn != nil {
@@ -334,4 +336,46 @@ func wordsAndListing(data []byte, notes []parsers.LineNote) (words, listing int)
 		}
 	}
 	return words, listing - words
+}
+
+// yamlWords blanks the lines of words pasted above and below a YAML
+// export ("Hi, here is the ConfigMap:", "Thanks, Alice"), from its first
+// line and its last up to the first line of YAML (blank lines and
+// comments aside), and returns the text and their notes
+// (parsers.ReasonText); nil notes, and data as it is, when there are none
+// or the export is JSON. A line of words starts with a letter in the
+// first column and has no colon, or a space before its first: kubectl
+// writes no such line at a document's top level, and a block's lines are
+// indented.
+func yamlWords(data []byte) ([]byte, []parsers.LineNote) {
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		return data, nil
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	var notes []parsers.LineNote
+	parsers.TakeAround(len(lines), func(i int) bool {
+		l := bytes.TrimRight(lines[i], "\r")
+		switch {
+		case len(bytes.TrimSpace(l)) == 0 || l[0] == '#':
+			return true
+		case !(l[0] >= 'A' && l[0] <= 'Z' || l[0] >= 'a' && l[0] <= 'z'):
+			return false
+		}
+		if key, _, ok := bytes.Cut(l, []byte(":")); ok && !bytes.ContainsAny(key, " \t") {
+			return false // a key: YAML
+		}
+		notes = append(notes, parsers.LineNote{Line: i + 1, Reason: parsers.ReasonText, Skipped: true})
+		return true
+	})
+	if notes == nil {
+		return data, nil
+	}
+	out := bytes.Clone(data)
+	lines = bytes.Split(out, []byte("\n"))
+	for _, n := range notes {
+		for j := range lines[n.Line-1] {
+			lines[n.Line-1][j] = ' '
+		}
+	}
+	return out, notes
 }

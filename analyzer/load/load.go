@@ -449,6 +449,15 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump, 
 			r.value, r.compacted, r.err = ex.archived(&f, compact)
 		case k == parsers.KindKube && streamed(&f):
 			r.value, r.size, r.f.sum, r.compacted, r.err = ex.decode(&f, ko, compact)
+			if r.err != nil && !f.strict && parsers.IsInputError(r.err) {
+				// Paste damage past its head (words below the
+				// export) that the stream does not repair: the
+				// file is read again as a paste.
+				if data, err := f.load(k); err == nil {
+					r.value, r.compacted, r.err, r.size = nil, nil, nil, int64(len(data))
+					readLenient(&r, data, ko)
+				}
+			}
 		case f.path != "" && binaryUnknown(&f, k):
 			// Nothing in it is read (a core dump in a ticket's
 			// folder): it is not read into memory, as an archive's

@@ -24,7 +24,8 @@ const maxSessionFile = 16 << 20
 // outputs, at their lines in the file (the lines above them blank), so that its
 // evidence cites the file's own lines, and its note says which lines and
 // commands it is. The outputs of commands of no known kind are left out
-// of every part, and the first part's note says so. A file whose
+// of every part, and the first part's note says so (words pasted below an
+// export are the lenient reading's, see yamlWords). A file whose
 // commands all printed one kind (iptables-save, then ip6tables-save) is
 // read as one input, as before; so is a file whose head reads as a dump
 // or an export as it is (no prompt, no words above it), and the files of
@@ -96,16 +97,12 @@ func sessionParts(f file) []file {
 	// two dumps.
 	byKind := map[string]*part{}
 	var unknown []paste.Session
-	var words []paste.Session // lines of words, one each
 	for _, s := range ss {
 		sec := text(s)
 		k := detect(sec, int64(len(sec)), func() (io.Reader, func(), error) { return bytes.NewReader(sec), func() {}, nil }).loose
 		if k == parsers.KindUnknown {
 			unknown = append(unknown, s)
 			continue
-		}
-		if k == parsers.KindKube || k == parsers.KindKubeProxyConfig {
-			s = trimWords(s, data, starts, &words)
 		}
 		key := string(k)
 		if k == parsers.KindIPTablesSave {
@@ -158,9 +155,6 @@ func sessionParts(f file) []file {
 		g.session, g.lines = describeSessions(p.sessions), sessionLines(p.sessions)
 		if i == 0 && len(unknown) > 0 {
 			g.session += "; " + describeSessions(unknown) + " left out: output of no kind proxyscan reads"
-		}
-		if i == 0 && len(words) > 0 {
-			g.session += "; " + linesOf(words) + " left out: words below an export"
 		}
 		out = append(out, g)
 	}
@@ -218,43 +212,6 @@ func sessionLines(ss []paste.Session) string {
 		}
 	}
 	return strings.Join(lines, ", ")
-}
-
-// trimWords takes off the end of the session s of a YAML export the lines
-// of words pasted below it ("Thanks", "let me know"): a line that starts
-// with a letter and holds no colon is no line of a YAML document's top
-// level (a block's lines are indented), and would make the export
-// refused. Their lines are added to words.
-func trimWords(s paste.Session, data []byte, starts []int, words *[]paste.Session) paste.Session {
-	to := s.To
-	var taken []int
-	for to > s.From {
-		l := strings.TrimRight(string(data[starts[to-1]:starts[to]]), "\r\n")
-		switch {
-		case strings.TrimSpace(l) == "":
-		case l[0] >= 'A' && l[0] <= 'Z' || l[0] >= 'a' && l[0] <= 'z':
-			if strings.ContainsAny(l, ":\"") || l == "apiVersion" {
-				return trimmed(s, to, taken, words)
-			}
-			taken = append(taken, to)
-		default:
-			return trimmed(s, to, taken, words)
-		}
-		to--
-	}
-	return s
-}
-
-// trimmed returns s ending at line to, the lines taken added to words.
-func trimmed(s paste.Session, to int, taken []int, words *[]paste.Session) paste.Session {
-	if len(taken) == 0 {
-		return s
-	}
-	for i := len(taken) - 1; i >= 0; i-- {
-		*words = append(*words, paste.Session{From: taken[i], To: taken[i]})
-	}
-	s.To = to
-	return s
 }
 
 // dumpSessions cuts a file of iptables dumps given one after another

@@ -50,8 +50,12 @@ func TestSessions(t *testing.T) {
 			got = append(got, fmt.Sprintf("%s %s: %s", filepath.Base(in.Path), in.Kind, in.Note))
 		}
 		want := []string{
-			fmt.Sprintf("ticket.txt ipvsadm: lines 1-%d (`ipvsadm -Ln`); lines %d-%d (`uname -r`) left out: output of no kind proxyscan reads; line %d left out: words below an export", unameFrom-1, unameFrom, cmFrom-1, last),
-			fmt.Sprintf("ticket.txt kube-objects: lines %d-%d (`kubectl -n kube-system get cm kube-proxy -o yaml`)", cmFrom, last-2),
+			fmt.Sprintf("ticket.txt ipvsadm: lines 1-%d (`ipvsadm -Ln`); lines %d-%d (`uname -r`) left out: output of no kind proxyscan reads", unameFrom-1, unameFrom, cmFrom-1),
+			fmt.Sprintf("ticket.txt kube-objects: lines %d-%d (`kubectl -n kube-system get cm kube-proxy -o yaml`)", cmFrom, last),
+		}
+		// The words below the ConfigMap are skipped as words.
+		if k := s.Inputs[1]; len(k.Skipped) == 0 || k.Skipped[len(k.Skipped)-1] != (parsers.LineRange{From: last, To: last, Reason: parsers.ReasonText}) {
+			t.Errorf("the words below the export: skipped %v, want line %d skipped as words", k.Skipped, last)
 		}
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("inputs:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -165,4 +169,32 @@ func loadText(t *testing.T, name, text string) (string, []*model.Snapshot) {
 		t.Fatal(err)
 	}
 	return p, snaps
+}
+
+// TestYAMLWords: words pasted below a YAML export given as a file on
+// disk ("Thanks, Alice"), which its decoding as a stream refuses, are
+// skipped as words when the file is read again as a paste, and the export
+// is read; a bundle's export read strictly is still refused.
+func TestYAMLWords(t *testing.T) {
+	cm, err := os.ReadFile(filepath.Join(parsetest.Root(t), "testdata", "bundles", "ipvs-healthy-mini", "cluster", "kube-proxy-configmap.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(cm) + "\nThanks, Alice\n"
+	last := strings.Count(text, "\n")
+	_, snaps := loadText(t, "cm.yaml", text)
+	s := snaps[0]
+	if s.Config == nil || string(s.Config.Mode) != "ipvs" {
+		t.Fatalf("the ConfigMap is not read: %+v", s.Config)
+	}
+	if in := s.Inputs[0]; len(in.Skipped) != 1 || in.Skipped[0] != (parsers.LineRange{From: last, To: last, Reason: parsers.ReasonText}) {
+		t.Errorf("skipped %v, want line %d skipped as words", in.Skipped, last)
+	}
+	p := filepath.Join(t.TempDir(), "cm.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load([]string{p}, Options{Strict: true}); err == nil {
+		t.Error("read strictly, the words below the export are not refused")
+	}
 }
