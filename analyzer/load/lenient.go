@@ -354,18 +354,11 @@ func yamlWords(data []byte) ([]byte, []parsers.LineNote) {
 	lines := bytes.Split(data, []byte("\n"))
 	var notes []parsers.LineNote
 	parsers.TakeAround(len(lines), func(i int) bool {
-		l := bytes.TrimRight(lines[i], "\r")
-		switch {
-		case len(bytes.TrimSpace(l)) == 0 || l[0] == '#':
-			return true
-		case !(l[0] >= 'A' && l[0] <= 'Z' || l[0] >= 'a' && l[0] <= 'z'):
-			return false
+		words, blank := yamlWordsLine(lines[i])
+		if words {
+			notes = append(notes, parsers.LineNote{Line: i + 1, Reason: parsers.ReasonText, Skipped: true})
 		}
-		if key, _, ok := bytes.Cut(l, []byte(":")); ok && !bytes.ContainsAny(key, " \t") {
-			return false // a key: YAML
-		}
-		notes = append(notes, parsers.LineNote{Line: i + 1, Reason: parsers.ReasonText, Skipped: true})
-		return true
+		return words || blank
 	})
 	if notes == nil {
 		return data, nil
@@ -378,4 +371,41 @@ func yamlWords(data []byte) ([]byte, []parsers.LineNote) {
 		}
 	}
 	return out, notes
+}
+
+// yamlWordsLine tells whether a line of a YAML export is words pasted
+// around it (see yamlWords), or blank or a comment, which yamlWords
+// passes over.
+func yamlWordsLine(l []byte) (words, blank bool) {
+	l = bytes.TrimRight(l, "\r")
+	switch {
+	case len(bytes.TrimSpace(l)) == 0 || l[0] == '#':
+		return false, true
+	case !(l[0] >= 'A' && l[0] <= 'Z' || l[0] >= 'a' && l[0] <= 'z'):
+		return false, false
+	}
+	key, _, ok := bytes.Cut(l, []byte(":"))
+	return !ok || bytes.ContainsAny(key, " \t"), false // else a key: YAML
+}
+
+// yamlWordsAbove reports whether the head of a YAML export starts with a
+// line of words (see yamlWords): "Hi team, here is the ConfigMap:" reads
+// as YAML, a key of no value, which decoding the stream would pass over
+// in silence. Only whole lines of head are looked at.
+func yamlWordsAbove(head []byte) bool {
+	if t := bytes.TrimLeft(head, " \t\r\n"); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		return false
+	}
+	for len(head) > 0 {
+		l, rest, whole := bytes.Cut(head, []byte("\n"))
+		if !whole {
+			return false // cut short: read on as YAML
+		}
+		words, blank := yamlWordsLine(l)
+		if !blank {
+			return words
+		}
+		head = rest
+	}
+	return false
 }

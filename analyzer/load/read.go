@@ -205,7 +205,8 @@ func detect(head []byte, size int64, open func() (io.Reader, func(), error)) det
 		if len(head) > parsers.DetectSize {
 			head = head[:parsers.DetectSize]
 		}
-		d.damaged = d.kind == parsers.KindUnknown || paste.Clean(head, paste.Options{}).Significant()
+		d.damaged = d.kind == parsers.KindUnknown || paste.Clean(head, paste.Options{}).Significant() ||
+			d.kind == parsers.KindKube && yamlWordsAbove(head)
 	}
 	return d
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -171,30 +172,46 @@ func loadText(t *testing.T, name, text string) (string, []*model.Snapshot) {
 	return p, snaps
 }
 
-// TestYAMLWords: words pasted below a YAML export given as a file on
-// disk ("Thanks, Alice"), which its decoding as a stream refuses, are
-// skipped as words when the file is read again as a paste, and the export
-// is read; a bundle's export read strictly is still refused.
+// TestYAMLWords: words pasted above or below a YAML export given as a
+// file on disk ("Thanks, Alice", which its decoding as a stream refuses;
+// "Hi team, here is the config:", which it would read as a key of no
+// value, in silence) are skipped as words when the file is read as a
+// paste, and the export is read; a bundle's export read strictly is still
+// refused when it is not YAML.
 func TestYAMLWords(t *testing.T) {
 	cm, err := os.ReadFile(filepath.Join(parsetest.Root(t), "testdata", "bundles", "ipvs-healthy-mini", "cluster", "kube-proxy-configmap.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := string(cm) + "\nThanks, Alice\n"
-	last := strings.Count(text, "\n")
-	_, snaps := loadText(t, "cm.yaml", text)
-	s := snaps[0]
-	if s.Config == nil || string(s.Config.Mode) != "ipvs" {
-		t.Fatalf("the ConfigMap is not read: %+v", s.Config)
-	}
-	if in := s.Inputs[0]; len(in.Skipped) != 1 || in.Skipped[0] != (parsers.LineRange{From: last, To: last, Reason: parsers.ReasonText}) {
-		t.Errorf("skipped %v, want line %d skipped as words", in.Skipped, last)
-	}
-	p := filepath.Join(t.TempDir(), "cm.yaml")
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Load([]string{p}, Options{Strict: true}); err == nil {
-		t.Error("read strictly, the words below the export are not refused")
+	lines := strings.Count(string(cm), "\n")
+	for _, tc := range []struct {
+		name, above, below string
+		want               []parsers.LineRange
+		strictRefused      bool
+	}{
+		{name: "thanks below", below: "\nThanks, Alice\n",
+			want: []parsers.LineRange{{From: lines + 2, To: lines + 2, Reason: parsers.ReasonText}}, strictRefused: true},
+		{name: "greeting with a colon above", above: "Hi team, here is the config from prod:\n",
+			want: []parsers.LineRange{{From: 1, To: 1, Reason: parsers.ReasonText}}},
+		{name: "greeting above, blank line", above: "Hello\n\n",
+			want: []parsers.LineRange{{From: 1, To: 1, Reason: parsers.ReasonText}}, strictRefused: true},
+		{name: "both", above: "# from worker-3\nAs asked:\n", below: "Regards\n",
+			want: []parsers.LineRange{{From: 2, To: 2, Reason: parsers.ReasonText}, {From: lines + 3, To: lines + 3, Reason: parsers.ReasonText}}, strictRefused: true},
+		{name: "none"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := tc.above + string(cm) + tc.below
+			p, snaps := loadText(t, "cm.yaml", text)
+			s := snaps[0]
+			if s.Config == nil || string(s.Config.Mode) != "ipvs" {
+				t.Fatalf("the ConfigMap is not read: %+v", s.Config)
+			}
+			if got := s.Inputs[0].Skipped; !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("skipped %v, want %v", got, tc.want)
+			}
+			if _, err := Load([]string{p}, Options{Strict: true}); (err != nil) != tc.strictRefused {
+				t.Errorf("read strictly: error %v, want refused %v", err, tc.strictRefused)
+			}
+		})
 	}
 }
