@@ -178,6 +178,13 @@ func TestUnreadInputs(t *testing.T) {
 		{name: "a log alone asks for the dump of the mode it logs", args: []string{writeTemp(t, "journal.txt", journal)},
 			code: 1, stdout: `"command": "ipvsadm -Sn > ipvsadm-save.txt;`},
 		{name: "invalid UTF-8 named", args: []string{mini, writeTemp(t, "x.txt", "\xff\xfd\xfa garbage\n")}, stdout: `x.txt was not read: not text: invalid UTF-8`},
+		{name: "only kubectl tables and describe: what to export instead", args: []string{
+			writeTemp(t, "svc.txt", "$ kubectl get svc -A\nNAMESPACE   NAME         TYPE        CLUSTER-IP   EXTERNAL-IP   PORT(S)   AGE\ndefault     kubernetes   ClusterIP   10.96.0.1    <none>        443/TCP   41d\n"),
+			writeTemp(t, "cart.txt", "$ kubectl describe svc -n shop cart\nName:              cart\nNamespace:         shop\nIP:                10.96.44.12\nEndpoints:         10.244.1.5:8080\n")},
+			code: 2, stderr: "/cart.txt: kubectl describe output holds no objects; export them with kubectl get -o yaml\n"},
+		{name: "only a kubectl table: what to export instead", args: []string{
+			writeTemp(t, "svc.txt", "$ kubectl get svc -A\nNAMESPACE   NAME         TYPE        CLUSTER-IP   EXTERNAL-IP   PORT(S)   AGE\ndefault     kubernetes   ClusterIP   10.96.0.1    <none>        443/TCP   41d\n")},
+			code: 2, stderr: "/svc.txt: a kubectl table holds no objects; export them with kubectl get -o yaml\n"},
 		{name: "only an empty file", args: []string{writeTemp(t, "iptables-save.txt", "")}, code: 2, stderr: "nothing in these inputs is kube-proxy data: "},
 		{name: "only a binary file", args: []string{writeTemp(t, "x.bin", "\x00\x00")}, code: 2, stderr: "x.bin is of no kind proxyscan reads"},
 		{name: "UTF-16LE with BOM", args: []string{writeTemp(t, "d16.txt", utf16Text(string(dump), false, true))}, stdout: `"encoding": "UTF-16LE"`},

@@ -515,14 +515,7 @@ func (b *builder) add(r parsed) {
 	case nil:
 		switch r.kind {
 		case parsers.KindUnknown:
-			why := r.f.det.unread
-			if why == "" {
-				why = "kind not recognised"
-			}
-			if why == "kind not recognised" && hasSkip(in.Skipped, paste.ReasonKubectl) {
-				// kubectl get without -o: names and addresses, no objects.
-				why = "kind not recognised: a kubectl table holds no objects; export them with kubectl get -o yaml"
-			}
+			why := unreadWhy(r)
 			switch rest, ok := strings.CutPrefix(in.Note, "not analysed: "); {
 			case ok:
 				why = rest
@@ -1281,6 +1274,27 @@ func compactService(svc *kube.Service) {
 }
 
 // hasSkip reports whether one of the skipped ranges was skipped for reason.
+// unreadWhy returns why a file of no known kind was not read: the reason
+// its head gives (see unreadReason), or that it is kubectl get's table
+// without -o, names and addresses but no objects.
+func unreadWhy(r parsed) string {
+	why := r.f.det.unread
+	if why == "" {
+		why = "kind not recognised"
+	}
+	if why == "kind not recognised" {
+		for _, n := range r.notes {
+			if n.Reason == paste.ReasonKubectl {
+				return "kind not recognised: " + kubectlTableHint
+			}
+		}
+	}
+	return why
+}
+
+// kubectlTableHint says what to export in place of kubectl get's table.
+const kubectlTableHint = "a kubectl table holds no objects; export them with kubectl get -o yaml"
+
 func hasSkip(skipped []parsers.LineRange, reason string) bool {
 	for _, r := range skipped {
 		if r.Reason == reason {

@@ -351,13 +351,20 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 // nothing. A directory or bundle may hold unrelated files next to known
 // ones; those are listed as unknown in the report.
 func nothingKnown(results []parsed) error {
-	var names []string
+	var names, hints []string
+	hinted := map[string][]string{} // the files of each hint
 	for _, r := range results {
 		if r.kind != parsers.KindUnknown {
 			return nil
 		}
 		if len(names) < 5 {
 			names = append(names, r.f.name)
+		}
+		if h, ok := strings.CutPrefix(unreadWhy(r), "kind not recognised: "); ok {
+			if hinted[h] == nil {
+				hints = append(hints, h)
+			}
+			hinted[h] = append(hinted[h], r.f.name)
 		}
 	}
 	more := ""
@@ -390,8 +397,13 @@ func nothingKnown(results []parsed) error {
 		return inputErrorf("%s is not a bundle: nothing in it is kube-proxy data: %s%s %s of no kind proxyscan reads (%s); %s",
 			a, strings.Join(names, ", "), more, verb, kinds, hint)
 	}
-	return inputErrorf("nothing in these inputs is kube-proxy data: %s%s %s of no kind proxyscan reads (%s)",
-		strings.Join(names, ", "), more, verb, kinds)
+	hint := ""
+	for _, h := range hints {
+		// kubectl get's tables, kubectl describe: what to export instead.
+		hint += "; " + listFiles(hinted[h]) + ": " + h
+	}
+	return inputErrorf("nothing in these inputs is kube-proxy data: %s%s %s of no kind proxyscan reads (%s)%s",
+		strings.Join(names, ", "), more, verb, kinds, hint)
 }
 
 // oneArchive returns the archive every result was read from, or "".

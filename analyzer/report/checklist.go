@@ -315,6 +315,14 @@ func backupItem(s *model.Snapshot) ChecklistItem {
 		Command: "kubectl get configmap kube-proxy -n kube-system -o yaml > kube-proxy-config-backup.yaml"}
 	for _, cm := range s.Objects.ConfigMaps {
 		if cm.Namespace == "kube-system" && cm.Name == "kube-proxy" {
+			if cm.Described {
+				// Its data, but no object kubectl apply takes back.
+				it.State = StateUnknown
+				it.Value = "ConfigMap kube-system/kube-proxy described in " + cm.Pos.File
+				it.Detail = "the inputs show its data (kubectl describe), which kubectl apply cannot restore: save it with kubectl get -o yaml"
+				it.Evidence = []model.Evidence{model.EvidenceAt(cm.Pos, "ConfigMap kube-system/kube-proxy")}
+				return it
+			}
 			it.State = StateOK
 			it.Value = "ConfigMap kube-system/kube-proxy in " + cm.Pos.File
 			it.Detail = "the inputs hold a copy that can be restored with kubectl apply -f"

@@ -3,6 +3,7 @@ package report
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/proxyscan/proxyscan/analyzer/checks"
@@ -107,6 +108,15 @@ func TestChecklist(t *testing.T) {
 	}
 	if it := got["configmap-backup"]; it.State != StateUnknown {
 		t.Errorf("configmap-backup without the ConfigMap: %+v", it)
+	}
+	// kubectl describe shows the ConfigMap's data, but is no backup.
+	described, err := os.ReadFile(filepath.Join(parsetest.Root(t), "testdata", "paste", "forms", "configmap-describe.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "cluster", "kube-proxy-describe.txt"), described, 0o644)
+	if it := checklistOf(t, dir)["configmap-backup"]; it.State != StateUnknown || !strings.Contains(it.Detail, "kubectl apply cannot restore") || len(it.Evidence) != 1 {
+		t.Errorf("configmap-backup from kubectl describe: %+v", it)
 	}
 	if it := got["recovery"]; it.State != StateUnknown || it.Detail == "" {
 		t.Errorf("recovery: %+v", it)

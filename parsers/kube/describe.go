@@ -104,6 +104,7 @@ func parseDescribe(name string, data []byte) (*Objects, error) {
 				},
 				Pos:       parsers.Pos{File: name, Line: i + 1},
 				DataLines: map[string]int{},
+				Described: true,
 			}
 			objs.ConfigMaps = append(objs.ConfigMaps, cm)
 			inData = false

@@ -83,6 +83,9 @@ type ConfigMap struct {
 	*corev1.ConfigMap
 	Pos       parsers.Pos
 	DataLines map[string]int
+	// Described is set when it was read from kubectl describe output,
+	// which shows its data but is no copy kubectl apply restores.
+	Described bool
 }
 
 // Node is a Node and where it was read.
