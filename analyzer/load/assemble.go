@@ -1273,7 +1273,6 @@ func compactService(svc *kube.Service) {
 	}
 }
 
-// hasSkip reports whether one of the skipped ranges was skipped for reason.
 // unreadWhy returns why a file of no known kind was not read: the reason
 // its head gives (see unreadReason), or that it is kubectl get's table
 // without -o, names and addresses but no objects.
@@ -1294,12 +1293,3 @@ func unreadWhy(r parsed) string {
 
 // kubectlTableHint says what to export in place of kubectl get's table.
 const kubectlTableHint = "a kubectl table holds no objects; export them with kubectl get -o yaml"
-
-func hasSkip(skipped []parsers.LineRange, reason string) bool {
-	for _, r := range skipped {
-		if r.Reason == reason {
-			return true
-		}
-	}
-	return false
-}
