@@ -322,7 +322,9 @@ func (b *Backend) AppendEvidence(out []model.Evidence) []model.Evidence {
 	}
 	out = append(out, model.RuleEvidence(b.jump))
 	if b.dnat != nil {
-		return append(out, model.RuleEvidence(b.dnat))
+		// The endpoint chain is in the jump's table: its file is the
+		// jump's, not read again through the chain.
+		return append(out, model.Evidence{File: out[len(out)-1].File, Line: b.dnat.Line, Text: b.dnat.Raw})
 	}
 	if sep := b.jump.Chain.Table.Dump.Chain("nat", b.jump.Target()); sep != nil {
 		if r := dnatRule(sep); r != nil {

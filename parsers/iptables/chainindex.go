@@ -2,8 +2,9 @@ package iptables
 
 import "math/bits"
 
-// A chainIndex finds a table's chains by name once its dump is parsed, in
-// the room of a few bytes per chain (a large nat table has tens of
+// A chainIndex finds a table's chains by name, as its dump is parsed (the
+// parser adds each chain as it makes it) and afterwards, in the room of a
+// few bytes per chain (a large nat table has tens of
 // thousands of chains, which a map keeps in about 50 bytes each): an
 // open-addressing table of 1 + the chains' places in Table.Chains (0 for
 // an empty slot), its size a power of two at least half again their
@@ -15,6 +16,9 @@ import "math/bits"
 type chainIndex struct {
 	slots []uint32
 	shift uint8 // the bits of a slot that hold the place
+	// room is the number of chains the index holds at most: its slots
+	// and the bits of a place are sized for it.
+	room int
 }
 
 // hashName returns the FNV-1a hash of name.
@@ -29,21 +33,34 @@ func hashName(name string) uint64 {
 
 // newChainIndex indexes chains, whose names differ.
 func newChainIndex(chains []*Chain) *chainIndex {
+	return indexWithRoom(chains, len(chains))
+}
+
+// indexWithRoom indexes chains, whose names differ, in an index with room
+// for room chains (at least len(chains)), which [chainIndex.put] fills.
+func indexWithRoom(chains []*Chain, room int) *chainIndex {
+	room = max(room, len(chains))
 	n := 8
-	for n < len(chains)+len(chains)/2 {
+	for n < room+room/2 {
 		n *= 2
 	}
-	ix := &chainIndex{slots: make([]uint32, n), shift: uint8(bits.Len(uint(len(chains))))}
-	mask := uint64(n - 1)
+	ix := &chainIndex{slots: make([]uint32, n), shift: uint8(bits.Len(uint(room))), room: room}
 	for i, c := range chains {
-		hash := hashName(c.Name)
-		h := hash & mask
-		for ix.slots[h] != 0 {
-			h = (h + 1) & mask
-		}
-		ix.slots[h] = ix.tag(hash) | uint32(i+1)
+		ix.put(c.Name, i)
 	}
 	return ix
+}
+
+// put indexes the chain called name at place i of the chains indexed; the
+// index holds no chain of that name, and has room for place i.
+func (ix *chainIndex) put(name string, i int) {
+	mask := uint64(len(ix.slots) - 1)
+	hash := hashName(name)
+	h := hash & mask
+	for ix.slots[h] != 0 {
+		h = (h + 1) & mask
+	}
+	ix.slots[h] = ix.tag(hash) | uint32(i+1)
 }
 
 // tag returns the bits of a slot above the place for a chain of the given
@@ -76,16 +93,24 @@ func (ix *chainIndex) find(chains []*Chain, name string) *Chain {
 	return nil
 }
 
-// indexChains replaces the map of the table's chains, which the parser
-// fills, with a chainIndex of Chains, when they are the same chains.
-func (t *Table) indexChains() {
-	if len(t.chains) != len(t.Chains) {
+// addChain indexes c, the last of the table's Chains, which holds no
+// other chain of its name: in the index the table has (see Table.Chain),
+// made again with twice the room when it is full.
+func (t *Table) addChain(c *Chain) {
+	i := len(t.Chains) - 1
+	if t.index == nil || i >= t.index.room {
+		t.index = indexWithRoom(t.Chains, 2*len(t.Chains))
 		return
 	}
-	for _, c := range t.Chains {
-		if t.chains[c.Name] != c {
-			return
-		}
+	t.index.put(c.Name, i)
+}
+
+// reindexChains indexes the table's chains again, once their places in
+// Chains moved (a chain deleted).
+func (t *Table) reindexChains() {
+	room := len(t.Chains)
+	if t.index != nil {
+		room = t.index.room
 	}
-	t.index, t.chains = newChainIndex(t.Chains), nil
+	t.index = indexWithRoom(t.Chains, room)
 }

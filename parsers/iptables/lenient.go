@@ -115,11 +115,11 @@ func (p *parser) outside(ln string, read func(string)) {
 	t := p.d.Table(name)
 	made := t == nil
 	if made {
-		t = &Table{Name: name, Dump: p.d, chains: map[string]*Chain{}, Implicit: true}
+		t = &Table{Name: name, Dump: p.d, Implicit: true}
 		p.d.Tables = append(p.d.Tables, t)
 	}
 	if decl && ln[0] == ':' {
-		if c := t.chains[chain]; c != nil && c.Line > 0 {
+		if c := t.Chain(chain); c != nil && c.Line > 0 {
 			// The same chain of another table (iptables-save lists
 			// KUBE-SERVICES in filter and nat).
 			p.skip(ReasonTableNotKnown, fmt.Sprintf("chain %s is declared twice (first on line %d): it is in more than one table", clip(chain), c.Line))
@@ -201,11 +201,11 @@ func (p *parser) resolvePending() {
 		}
 		var in []*Table
 		for _, t := range p.d.Tables {
-			if t.chains[pl.chain] != nil {
+			if t.Chain(pl.chain) != nil {
 				in = append(in, t)
 			}
 		}
-		if len(in) != 1 || pl.text[0] == ':' && in[0].chains[pl.chain].Line > 0 {
+		if len(in) != 1 || pl.text[0] == ':' && in[0].Chain(pl.chain).Line > 0 {
 			why := "is in more than one table"
 			if len(in) == 0 {
 				why = "has no rule in this input that says which table it is in"

@@ -108,9 +108,6 @@ func (p *parser) finish() (*Dump, error) {
 	if p.d.Family == FamilyUnknown {
 		p.d.Family = p.family
 	}
-	for _, t := range p.d.Tables {
-		t.indexChains()
-	}
 	return p.d, nil
 }
 
@@ -353,7 +350,7 @@ func (p *parser) openTable(name string) {
 	}
 	// Size the chain index for the table's chain headers: a large nat
 	// table has tens of thousands.
-	t := &Table{Name: name, Line: p.line, Dump: p.d, chains: make(map[string]*Chain, chainHeaders(p.rest)+1), Comments: p.pending}
+	t := &Table{Name: name, Line: p.line, Dump: p.d, index: indexWithRoom(nil, chainHeaders(p.rest)+1), Comments: p.pending}
 	p.pending = nil
 	p.d.Tables = append(p.d.Tables, t)
 	p.table = t
@@ -396,7 +393,7 @@ func (p *parser) chainHeader(ln string) {
 		p.errorf("chain %s is not a built-in chain of table %s but has policy %q", name, p.table.Name, clip(policy))
 		return
 	}
-	c := p.table.chains[name]
+	c := p.table.Chain(name)
 	if c != nil && c.Line > 0 {
 		p.errorf("chain %s declared twice in table %s (first on line %d)", name, p.table.Name, c.Line)
 		return
@@ -436,7 +433,7 @@ func trimBlanks(s string) string {
 
 // ensureChain returns the open table's chain called name, creating it.
 func (p *parser) ensureChain(name string) *Chain {
-	if c := p.table.chains[name]; c != nil {
+	if c := p.table.Chain(name); c != nil {
 		return c
 	}
 	return p.newChain(name)
@@ -455,8 +452,8 @@ func (p *parser) newChain(name string) *Chain {
 	if IsBuiltinChain(p.table.Name, name) {
 		c.policy = policyAccept
 	}
-	p.table.chains[name] = c
 	p.table.Chains = append(p.table.Chains, c)
+	p.table.addChain(c)
 	return c
 }
 
@@ -528,7 +525,7 @@ func (p *parser) command(ln string) {
 			for _, c := range p.table.Chains {
 				c.Rules = nil
 			}
-		} else if c := p.table.chains[name]; c != nil {
+		} else if c := p.table.Chain(name); c != nil {
 			c.Rules = nil
 		} else {
 			p.errorf("flush of unknown chain %q", clip(name))
@@ -607,7 +604,7 @@ func (p *parser) deleteChain(name string) {
 		p.errorf("-X without a chain name")
 		return
 	}
-	c := p.table.chains[name]
+	c := p.table.Chain(name)
 	if c == nil {
 		p.errorf("delete of unknown chain %q", clip(name))
 		return
@@ -616,7 +613,6 @@ func (p *parser) deleteChain(name string) {
 		p.errorf("cannot delete built-in chain %s", name)
 		return
 	}
-	delete(p.table.chains, name)
 	p.chain = nil
 	for i, x := range p.table.Chains {
 		if x == c {
@@ -624,6 +620,7 @@ func (p *parser) deleteChain(name string) {
 			break
 		}
 	}
+	p.table.reindexChains()
 }
 
 // chainNamed returns the open table's chain called name, nil for none.
@@ -641,7 +638,7 @@ func (p *parser) chainNamed(name string) *Chain {
 		}
 		p.misses++
 	}
-	return p.table.chains[name]
+	return p.table.Chain(name)
 }
 
 // newRule returns a zeroed Rule from the current chunk.

@@ -113,8 +113,7 @@ type Table struct {
 	// Dump is the dump holding the table.
 	Dump *Dump
 
-	chains  map[string]*Chain // while the dump is parsed; index after
-	index   *chainIndex
+	index   *chainIndex           // the chains by name (see Chain)
 	nchains int32                 // chains created, the bound of their indexes
 	jumps   atomic.Pointer[Jumps] // see Jumps
 	jumpsMu sync.Mutex            // held while the jumps are resolved
@@ -125,10 +124,10 @@ type Table struct {
 
 // Chain returns the named chain, or nil.
 func (t *Table) Chain(name string) *Chain {
-	if t.index != nil {
-		return t.index.find(t.Chains, name)
+	if t.index == nil {
+		return nil
 	}
-	return t.chains[name]
+	return t.index.find(t.Chains, name)
 }
 
 // ChainIndexes returns the bound of the indexes of the table's chains (see
