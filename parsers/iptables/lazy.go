@@ -334,24 +334,27 @@ func scanPlain(ln string, nameLen int, l *lightRule) bool {
 			if j < 0 {
 				return false
 			}
+			for k := i + 1; k <= i+j; k++ {
+				if plainClass[ln[k]] == plainBad {
+					return false
+				}
+			}
 			quoted, i = true, i+1+j+1
 			if i < len(ln) && ln[i] != ' ' {
 				return false
 			}
 		} else {
-			for i < len(ln) && ln[i] != ' ' {
-				if ln[i] == '"' {
-					return false
+			for i < len(ln) {
+				if k := plainClass[ln[i]]; k != 0 {
+					if k != plainSpace {
+						return false
+					}
+					break
 				}
 				i++
 			}
 		}
 		w := ln[start:i]
-		for k := 0; k < len(w); k++ {
-			if b := w[k]; b < 0x20 || b == 0x7f || b == '\\' {
-				return false
-			}
-		}
 		option := !quoted && isOption(w)
 		bang := !quoted && w == "!"
 		switch expect {
@@ -404,3 +407,20 @@ func scanPlain(ln string, nameLen int, l *lightRule) bool {
 		prevOption, prevBang = option, bang
 	}
 }
+
+// The classes of the bytes of a plain rule's words (see scanPlain).
+const (
+	plainSpace = 1 + iota // ' ', which ends an unquoted word
+	plainQuote            // '"', which no unquoted word holds
+	plainBad              // a control character or a backslash
+)
+
+// plainClass is the class of every byte (0 for those a word may hold).
+var plainClass = func() (t [256]uint8) {
+	for c := range 0x20 {
+		t[c] = plainBad
+	}
+	t[0x7f], t['\\'] = plainBad, plainBad
+	t[' '], t['"'] = plainSpace, plainQuote
+	return t
+}()
