@@ -73,7 +73,7 @@ type lazyRules struct {
 // lightChunk is the size of a chunk of the scans of lazy rules.
 const lightChunk = 1 << 14
 
-// light returns the scan of the lazy rule r.
+// lightOf returns the scan of the lazy rule r.
 func (lz *lazyRules) lightOf(r *Rule) *lightRule {
 	return &lz.light[r.first/lightChunk][r.first%lightChunk]
 }
@@ -117,7 +117,22 @@ func (r *Rule) lazyOf() *lazyRules {
 // target among them, parsing the rules of r's chain if they are not yet.
 func (lz *lazyRules) opts(r *Rule) ([]arg, uint16) {
 	c := r.Chain
+	pr := lz.parsedChain(c)
+	// The rules of a lazy chain are consecutive in the scans.
+	sp := pr.spans[r.first-c.Rules[0].first]
+	if sp.narg == 0 {
+		return nil, sp.targ
+	}
+	a := pr.arena[sp.first/argChunk]
+	i := int(sp.first % argChunk)
+	return a[i : i+int(sp.narg)], sp.targ
+}
+
+// parsedChain returns the options of the rules of the lazy chain c,
+// parsing them the first time.
+func (lz *lazyRules) parsedChain(c *Chain) *lazyParsed {
 	lz.mu.Lock()
+	defer lz.mu.Unlock()
 	pr := lz.parsed[c]
 	if pr == nil {
 		pr = lz.parse(c)
@@ -126,14 +141,7 @@ func (lz *lazyRules) opts(r *Rule) ([]arg, uint16) {
 		}
 		lz.parsed[c] = pr
 	}
-	lz.mu.Unlock()
-	sp := pr.spans[r.first-c.Rules[0].first]
-	if sp.narg == 0 {
-		return nil, sp.targ
-	}
-	a := pr.arena[sp.first/argChunk]
-	i := int(sp.first % argChunk)
-	return a[i : i+int(sp.narg)], sp.targ
+	return pr
 }
 
 // parse parses the rules of the lazy chain c as the dump's parse would
