@@ -51,21 +51,24 @@ func benchCommand(b *testing.B, run func(io *IOStreams) error) {
 // of one packet on a node of 10,000 Services (indented JSON export):
 // loading the bundle is most of it. lean is the command as it runs,
 // decoding of the export only the objects that may concern the packet
-// (TraceOptions.load), nodeport the same for a node port; whole decodes
-// every object of the export, as before.
+// (TraceOptions.load) and parsing of the dump's per-Service chains only
+// those the packet reaches (iptables.ParseLenientLazy), nodeport the same
+// for a node port; lean-wholedump parses the whole dump; whole also
+// decodes every object of the export.
 func BenchmarkTraceOnePacket(b *testing.B) {
 	dir := benchBundle(b)
 	for _, bc := range []struct {
 		name, dst, from string
-		lean            bool
+		lean, lazy      bool
 	}{
-		{"lean", "10.96.19.136:80", "pod", true},
-		{"nodeport", "192.0.2.10:30136", "external", true},
-		{"whole", "10.96.19.136:80", "pod", false},
+		{"lean", "10.96.19.136:80", "pod", true, true},
+		{"nodeport", "192.0.2.10:30136", "external", true, true},
+		{"lean-wholedump", "10.96.19.136:80", "pod", true, false},
+		{"whole", "10.96.19.136:80", "pod", false, false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			defer func(was bool) { leanTrace = was }(leanTrace)
-			leanTrace = bc.lean
+			defer func(was, lazy bool) { leanTrace, lazyTrace = was, lazy }(leanTrace, lazyTrace)
+			leanTrace, lazyTrace = bc.lean, bc.lazy
 			benchCommand(b, func(io *IOStreams) error {
 				err := traceRun(&TraceOptions{IO: io, Paths: []string{dir}, Dst: bc.dst, Proto: "tcp", From: bc.from, Output: "json"})
 				if errors.Is(err, errFindings) {

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -40,6 +41,10 @@ type TraceOptions struct {
 	Verbose bool
 	// Strict reads every input strictly (the global --strict flag).
 	Strict bool
+
+	// lazy reads the per-Service chains of the dumps lazily (see
+	// traceRun).
+	lazy bool
 }
 
 // NewCmdTrace builds `proxyscan trace`; runF replaces traceRun in tests.
@@ -153,15 +158,67 @@ func traceRun(opts *TraceOptions) error {
 	default:
 		return flagErrorf("unknown --mode %q (want iptables, ipvs or nftables)", opts.Mode)
 	}
-	defer heapFloor(opts.Paths)()
-	snaps, err := opts.load(pkt)
-	if err != nil {
-		return err
+	if lazyTrace && leanTrace && !opts.Expected && !opts.Compare && !opts.Strict {
+		// The dumps' per-Service chains read lazily: the trace's output
+		// is held until the chains it read are known to read as a
+		// whole parse does; otherwise the trace is made again on a
+		// whole parse.
+		io := *opts.IO
+		var out, errOut bytes.Buffer
+		io.Out, io.ErrOut = &out, &errOut
+		lazy := *opts
+		lazy.IO, lazy.lazy = &io, true
+		snaps, err := lazy.run(pkt)
+		for _, s := range snaps {
+			for _, d := range s.IPTables {
+				if n, parsed := d.LazyChains(); n > 0 {
+					lazyTraces.Add(1)
+					lazyParsed.Add(int64(parsed))
+				}
+			}
+		}
+		if !lazyFailed(snaps) {
+			if _, werr := opts.IO.ErrOut.Write(errOut.Bytes()); werr != nil {
+				return fmt.Errorf("writing the warnings: %w", werr)
+			}
+			if _, werr := opts.IO.Out.Write(out.Bytes()); werr != nil {
+				return fmt.Errorf("writing the trace: %w", werr)
+			}
+			return err
+		}
+		lazyFallbacks.Add(1)
 	}
+	_, err = opts.run(pkt)
+	return err
+}
+
+// lazyFailed reports whether a dump of snaps read lazily held a line of a
+// chain read since that a whole parse reads otherwise
+// (iptables.Dump.LazyFailed).
+func lazyFailed(snaps []*model.Snapshot) bool {
+	for _, s := range snaps {
+		for _, d := range s.IPTables {
+			if d.LazyFailed() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// run loads the inputs of a trace of pkt and writes the trace; it returns
+// the snapshots loaded.
+func (opts *TraceOptions) run(pkt trace.Packet) ([]*model.Snapshot, error) {
+	defer heapFloor(opts.Paths)()
+	loaded, err := opts.load(pkt)
+	if err != nil {
+		return nil, err
+	}
+	snaps := loaded
 	if opts.Node != "" {
 		snaps = nodeSnapshots(snaps, opts.Node)
 		if len(snaps) == 0 {
-			return flagErrorf("no node %q in the inputs", opts.Node)
+			return loaded, flagErrorf("no node %q in the inputs", opts.Node)
 		}
 	}
 	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width, Verbose: opts.Verbose}
@@ -171,17 +228,17 @@ func traceRun(opts *TraceOptions) error {
 		for _, s := range snaps {
 			inc, err := incompleteFor(opts.IO, "trace", s, needRules, needServices)
 			if err != nil {
-				return err
+				return loaded, err
 			}
 			r := resolve.Resolve(s, resolve.Options{Mode: opts.Mode})
 			act, err := trace.Trace(trace.FromSnapshot(r), pkt, trace.Options{})
 			if err != nil {
-				return &FlagError{Err: err}
+				return loaded, &FlagError{Err: err}
 			}
 			trace.Annotate(s.Ports, act)
 			exp, err := traceExpected(r, pkt)
 			if err != nil {
-				return err
+				return loaded, err
 			}
 			trace.Annotate(s.Ports, exp)
 			markIncomplete(act, inc)
@@ -191,12 +248,12 @@ func traceRun(opts *TraceOptions) error {
 			cmps = append(cmps, c)
 		}
 		if err := report.RenderCompare(opts.IO.Out, opts.Output, cmps, ropts); err != nil {
-			return fmt.Errorf("writing the comparison: %w", err)
+			return loaded, fmt.Errorf("writing the comparison: %w", err)
 		}
 		if diverged {
-			return errFindings
+			return loaded, errFindings
 		}
-		return nil
+		return loaded, nil
 	}
 	var results []*trace.Result
 	reached := true
@@ -207,7 +264,7 @@ func traceRun(opts *TraceOptions) error {
 		}
 		inc, err := incompleteFor(opts.IO, "trace", s, need)
 		if err != nil {
-			return err
+			return loaded, err
 		}
 		var res *trace.Result
 		r := resolve.Resolve(s, resolve.Options{Mode: opts.Mode})
@@ -220,7 +277,7 @@ func traceRun(opts *TraceOptions) error {
 			}
 		}
 		if err != nil {
-			return err
+			return loaded, err
 		}
 		trace.Annotate(s.Ports, res)
 		markIncomplete(res, inc)
@@ -228,12 +285,12 @@ func traceRun(opts *TraceOptions) error {
 		results = append(results, res)
 	}
 	if err := report.RenderTrace(opts.IO.Out, opts.Output, results, ropts); err != nil {
-		return fmt.Errorf("writing the trace: %w", err)
+		return loaded, fmt.Errorf("writing the trace: %w", err)
 	}
 	if !reached {
-		return errFindings
+		return loaded, errFindings
 	}
-	return nil
+	return loaded, nil
 }
 
 // traceExpected traces pkt through the data plane the reference proxier
@@ -280,6 +337,7 @@ func (opts *TraceOptions) load(pkt trace.Packet) ([]*model.Snapshot, error) {
 		return load.Load(opts.Paths, lo)
 	}
 	lo.Only = &kube.Only{Addr: pkt.Dst.Addr(), Port: pkt.Dst.Port()}
+	lo.LazyChains = opts.lazy
 	var mu sync.Mutex
 	var read []*iptables.Dump
 	ahead := lo.Parsed
@@ -308,6 +366,22 @@ func (opts *TraceOptions) load(pkt trace.Packet) ([]*model.Snapshot, error) {
 // leanTrace says whether a trace of the captured rules reads the exports
 // lean (see TraceOptions.load); tests turn it off to compare.
 var leanTrace = true
+
+// lazyTrace says whether a trace of the captured rules reads the
+// per-Service chains of the dumps lazily (see traceRun); tests turn it off
+// to compare.
+var lazyTrace = true
+
+// lazyTraces counts the dumps traced with per-Service chains read lazily
+// (for tests).
+var lazyTraces atomic.Int64
+
+// lazyParsed counts the lazy chains of those dumps parsed (for tests).
+var lazyParsed atomic.Int64
+
+// lazyFallbacks counts the traces made again on a whole parse of the
+// dumps (for tests).
+var lazyFallbacks atomic.Int64
 
 // leanFallbacks counts the traces whose lean reading of the exports was
 // given up for a whole one (for tests).

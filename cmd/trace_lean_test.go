@@ -19,16 +19,16 @@ import (
 )
 
 // traceBoth runs `proxyscan trace` of pkt on paths with the exports read
-// lean (only the objects of the packet's Service) and read whole, and
-// fails unless the exit code, the output and the warnings are the same;
+// lean (only the objects of the packet's Service) and the dumps'
+// per-Service chains lazily, and with both read whole, and fails unless the exit code, the output and the warnings are the same;
 // flags are given before the paths (--strict).
 func traceBoth(t *testing.T, name string, paths []string, pkt trace.Packet, flags ...string) {
 	t.Helper()
 	args := append(append([]string{"trace"}, flags...), paths...)
 	args = append(args, "--dst", pkt.Dst.String(), "--proto", pkt.Proto, "--from", pkt.From.String(), "-o", "json")
 	run := func(lean bool) string {
-		defer func(was bool) { leanTrace = was }(leanTrace)
-		leanTrace = lean
+		defer func(was, lazy bool) { leanTrace, lazyTrace = was, lazy }(leanTrace, lazyTrace)
+		leanTrace, lazyTrace = lean, lean
 		f, outputs := testFactory()
 		code := Run(f, args)
 		stdout, stderr := outputs()
@@ -295,5 +295,171 @@ func TestTraceLeanAllocs(t *testing.T) {
 	t.Logf("lean: %d allocations, %d bytes; whole: %d allocations, %d bytes", la, lb, wa, wb)
 	if la*8 > wa || lb*10 > wb*9 {
 		t.Errorf("a lean trace allocates %d objects and %d bytes, a whole one %d and %d", la, lb, wa, wb)
+	}
+}
+
+// TestTraceLazySame checks that a trace whose dumps' per-Service chains
+// are read lazily (iptables.ParseLenientLazy: only the chains the packet
+// reaches are parsed) prints what a trace of a whole parse prints, on a
+// generated node's dump as iptables-save writes it and changed in the
+// ways a lazy reading must notice: the rules of a chain in two places,
+// an -I command, a per-Service chain reached only from a rule of no
+// Service, a dump of the nat table alone, and a damaged rule in a chain
+// the packet reaches (read again whole). A damaged rule in a chain the
+// packet does not reach is not refused: the trace says nothing of it.
+func TestTraceLazySame(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "node")
+	spec := benchgen.Spec{Services: 200, Endpoints: 1100, NodePortEvery: 4, Node: "bench-node-1"}
+	if err := spec.WriteBundle(dir); err != nil {
+		t.Fatal(err)
+	}
+	dump := filepath.Join(dir, "node", "iptables-save.txt")
+	data, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := string(data)
+	lines := strings.Split(orig, "\n")
+	// target returns the target of the first rule of chain holding text.
+	target := func(chain, text string) (int, string) {
+		for i, l := range lines {
+			if strings.HasPrefix(l, "-A "+chain+" ") && strings.Contains(l, text) {
+				f := strings.Fields(l[strings.LastIndex(l, " -j ")+1:])
+				return i, f[1]
+			}
+		}
+		t.Fatalf("no rule of %s with %q", chain, text)
+		return 0, ""
+	}
+	_, svc := target("KUBE-SERVICES", "-d 10.96.0.135/32")
+	_, sep := target(svc, "KUBE-SEP-")
+	_, other := target("KUBE-SERVICES", "-d 10.96.0.17/32")
+	_, otherSep := target(other, "KUBE-SEP-")
+	dnat, _ := target(sep, "DNAT")
+	otherDNAT, _ := target(otherSep, "DNAT")
+	edit := func(f func(ls []string) []string) string {
+		return strings.Join(f(append([]string{}, lines...)), "\n")
+	}
+	natCommit := strings.Index(orig, "*nat\n")
+	natCommit += strings.Index(orig[natCommit:], "\nCOMMIT\n") + 1
+	pkts := []trace.Packet{
+		{Dst: netip.MustParseAddrPort("10.96.0.135:80"), Proto: "tcp", From: model.FromPod},
+		{Dst: netip.MustParseAddrPort("10.96.0.17:80"), Proto: "tcp", From: model.FromNode},
+		{Dst: netip.MustParseAddrPort("192.0.2.10:30003"), Proto: "tcp", From: model.FromExternal},
+		{Dst: netip.MustParseAddrPort("203.0.113.9:8443"), Proto: "tcp", From: model.FromExternal},
+		{Dst: netip.MustParseAddrPort("10.99.0.1:80"), Proto: "tcp", From: model.FromPod},
+		{Dst: netip.MustParseAddrPort("[fd00::1]:80"), Proto: "tcp", From: model.FromPod},
+	}
+	for _, tc := range []struct {
+		name string
+		text string
+		// lazy: the dump is read lazily; fallback: a trace of the first
+		// packet is made again on a whole parse. reached: only the first
+		// packet is traced (the others do not reach the damage).
+		lazy, fallback, reached bool
+	}{
+		{"as written", orig, true, false, false},
+		{"a chain's rules in two places", edit(func(ls []string) []string {
+			moved := ls[otherDNAT]
+			ls = append(ls[:otherDNAT], ls[otherDNAT+1:]...)
+			for i, l := range ls {
+				if l == "COMMIT" && i > dnat {
+					return append(ls[:i], append([]string{moved}, ls[i:]...)...)
+				}
+			}
+			return ls
+		}), false, false, false},
+		{"an -I command", edit(func(ls []string) []string {
+			return append(ls[:dnat], append([]string{"-I " + svc + " 1 -p tcp -j KUBE-MARK-MASQ"}, ls[dnat:]...)...)
+		}), false, false, false},
+		{"a per-Service chain reached from a rule of no Service", strings.Replace(orig, "\n-A PREROUTING ",
+			"\n-A PREROUTING -d 203.0.113.9/32 -p tcp -m tcp --dport 8443 -j "+svc+"\n-A PREROUTING ", 1), true, false, false},
+		{"the nat table alone", "# Generated by iptables-save v1.8.9 (nf_tables) on Sun Mar  1 12:00:00 2026\n" + orig[strings.Index(orig, "*nat\n"):natCommit+len("COMMIT\n")], true, false, false},
+		{"a damaged rule the packet reaches", edit(func(ls []string) []string {
+			ls[dnat] = strings.Replace(ls[dnat], " -j DNAT", " --dport 99999 -j DNAT", 1)
+			return ls
+		}), true, true, true},
+	} {
+		if err := os.WriteFile(dump, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range pkts {
+			if tc.reached && i > 0 {
+				break
+			}
+			lazy, fallbacks := lazyTraces.Load(), lazyFallbacks.Load()
+			traceBoth(t, tc.name, []string{dir}, p)
+			if read := lazyTraces.Load() > lazy; read != tc.lazy {
+				t.Errorf("%s: %s: read lazily %v, want %v", tc.name, p, read, tc.lazy)
+			}
+			if fell := lazyFallbacks.Load() > fallbacks; i == 0 && fell != tc.fallback {
+				t.Errorf("%s: %s: traced again on a whole parse %v, want %v", tc.name, p, fell, tc.fallback)
+			}
+		}
+	}
+
+	// A damaged rule the packet does not reach: the lazy trace does not
+	// see it, the trace of a whole parse warns of it.
+	damaged := edit(func(ls []string) []string {
+		ls[otherDNAT] = strings.Replace(ls[otherDNAT], " -j DNAT", " --dport 99999 -j DNAT", 1)
+		return ls
+	})
+	if err := os.WriteFile(dump, []byte(damaged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"trace", dir, "--dst", "10.96.0.135:80", "-o", "json"}
+	fallbacks := lazyFallbacks.Load()
+	f, outputs := testFactory()
+	code := Run(f, args)
+	lazyOut, lazyErr := outputs()
+	if lazyFallbacks.Load() != fallbacks {
+		t.Error("a damaged rule the packet does not reach: traced again on a whole parse")
+	}
+	if err := os.WriteFile(dump, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, outputs = testFactory()
+	wantCode := Run(f, args)
+	wantOut, wantErr := outputs()
+	if code != wantCode || lazyOut != wantOut || lazyErr != wantErr {
+		t.Errorf("a damaged rule the packet does not reach: the trace differs from that of the dump without it:\nexit %d\n%s\n%s\nwant exit %d\n%s\n%s", code, lazyOut, lazyErr, wantCode, wantOut, wantErr)
+	}
+}
+
+// TestTraceLazyAllocs guards what a trace of one packet saves by reading
+// the dump's per-Service chains lazily: on a generated node of 2,000
+// Services it parses the options of a handful of them (the packet's
+// Service's and its endpoints'), not every chain's. The bytes it saves
+// (about 1 MB of 21, the rules' options; TestParseLenientLazyAllocs
+// guards them) are logged: the background work of a run (the kernel's
+// checks, the layout) makes a run's total vary as much.
+func TestTraceLazyAllocs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "node")
+	spec := benchgen.Spec{Services: 2000, Endpoints: 11000, NodePortEvery: 4, Node: "bench-node-1"}
+	if err := spec.WriteBundle(dir); err != nil {
+		t.Fatal(err)
+	}
+	measure := func(lazy bool) (allocs, bytes uint64) {
+		defer func(was bool) { lazyTrace = was }(lazyTrace)
+		lazyTrace = lazy
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		io, _, _ := Test()
+		err := traceRun(&TraceOptions{IO: io, Paths: []string{dir}, Dst: "10.96.3.135:80", Proto: "tcp", From: "pod", Output: "json"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.Mallocs - before.Mallocs, after.TotalAlloc - before.TotalAlloc
+	}
+	measure(true) // the first run sets up what every run shares
+	parsedBefore := lazyParsed.Load()
+	la, lb := measure(true)
+	parsed := lazyParsed.Load() - parsedBefore
+	wa, wb := measure(false)
+	t.Logf("lazy: %d allocations, %d bytes, %d chains parsed; whole dump: %d allocations, %d bytes", la, lb, parsed, wa, wb)
+	if parsed == 0 || parsed > 16 {
+		t.Errorf("a lazy trace of one packet parsed %d per-Service chains", parsed)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
@@ -30,7 +31,7 @@ import (
 func readLenient(r *parsed, data []byte, ko kube.Options) {
 	name := r.f.name
 	if r.kind == parsers.KindIPTablesSave {
-		c, early, listing, err := cleanDump(name, data)
+		c, early, listing, err := cleanDump(name, data, r.f.lazy)
 		if err != nil {
 			r.err = err
 			return
@@ -205,8 +206,9 @@ type dumpParse struct {
 // parse, the one readLenient would make of the cleaned data. listing
 // reports whether the cleaned data is an iptables -L listing: the whole
 // of a large dump is looked at once for it. The error is a panic of
-// either.
-func cleanDump(name string, data []byte) (c *paste.Result, early *dumpParse, listing bool, err error) {
+// either. lazy reads the rules of kube-proxy's per-Service chains of the
+// early parse lazily (iptables.ParseLenientLazy).
+func cleanDump(name string, data []byte, lazy bool) (c *paste.Result, early *dumpParse, listing bool, err error) {
 	var damaged bool
 	g := fault.Group{Name: "load.cleanDump"}
 	g.Go(func() error {
@@ -216,7 +218,11 @@ func cleanDump(name string, data []byte) (c *paste.Result, early *dumpParse, lis
 	listing = parsers.IsIPTablesListing(data)
 	if !listing {
 		early = &dumpParse{}
-		early.d, early.notes, early.err = iptables.ParseLenient(name, data)
+		if lazy {
+			early.d, early.notes, early.err = iptables.ParseLenientLazy(name, data, kpnames.IsServiceChain)
+		} else {
+			early.d, early.notes, early.err = iptables.ParseLenient(name, data)
+		}
 	}
 	if err := g.Wait(); err != nil {
 		return nil, nil, false, err

@@ -149,7 +149,7 @@ func TestCleanDumpEarlyParse(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := []byte(tc.text)
-			c, early, isListing, err := cleanDump("d.txt", data)
+			c, early, isListing, err := cleanDump("d.txt", data, false)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -86,6 +86,15 @@ type Options struct {
 	// the same goroutine, after it), with the nftables rulesets read.
 	// Loading does not change them afterwards.
 	ParsedNFT func(rulesets []*nft.Ruleset)
+	// LazyChains reads the options of the rules of kube-proxy's
+	// per-Service and per-endpoint chains (KUBE-SVC-, KUBE-SEP-, ...) of
+	// the iptables dumps read leniently when they are first asked for
+	// (iptables.ParseLenientLazy): for a caller that follows a few
+	// packets through the rules. A line of those chains that a whole
+	// parse would skip is then not noted; the dumps say so
+	// (iptables.Dump.LazyFailed) if one is read, and the caller that must
+	// answer as a whole parse loads them again without.
+	LazyChains bool
 	// Shared, when set, holds loose files read once (see [Plan]) that
 	// apply to the paths' nodes as if given with them: the snapshots are
 	// those of reading them together ([ErrReadTogether] when they are
@@ -244,7 +253,7 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		files = append(files, fs...)
 	}
 	for i := range files {
-		files[i].offheap = opts.OffHeap
+		files[i].offheap, files[i].lazy = opts.OffHeap, opts.LazyChains
 	}
 	if len(files) == 0 {
 		return nil, inputErrorf("no input files")

@@ -106,6 +106,10 @@ type file struct {
 	// offheap reads a large file on disk into memory outside the Go heap
 	// (see Options.OffHeap).
 	offheap bool
+	// lazy reads the rules of kube-proxy's per-Service chains of an
+	// iptables dump read leniently when first asked for (see
+	// Options.LazyChains).
+	lazy bool
 	// within, for a member of a bundle archive found in a plain
 	// directory, is the archive's path in the directory: its files are a
 	// bundle of their own, grouped already (see reader.dir).

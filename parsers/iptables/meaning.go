@@ -737,7 +737,7 @@ func (rd *Meanings) read(r *Rule, m *Meaning, sc *readScratch) {
 			if a.Name == "-g" || a.Name == "--goto" {
 				m.flags |= mGoto
 			}
-			if i == int(r.targ) {
+			if i == r.targIndex() {
 				m.flags |= mRuleTarget
 			}
 			i = n

@@ -150,6 +150,8 @@ type parser struct {
 	// wrong in a row: after a few, a dump whose rules are not in the
 	// order of the chains' headers is guessed in only now and then.
 	lookups, misses int
+	// lz is set by ParseLenientLazy (see lazy.go).
+	lz *lazyState
 	// chain is the chain of the last rule read: a dump lists the rules
 	// of a chain together, and finding the next rule's chain by name in
 	// a large table is the costly part of reading a short rule.
@@ -183,6 +185,8 @@ func (p *parser) run() {
 		p.rest = text
 		ln = strings.TrimRight(ln, "\r")
 		p.parseLine(ln)
+		// A lazy read takes the rules of a chain at once (lazyBlock).
+		text = p.rest
 	}
 	if len(p.errs) >= maxErrors {
 		return
@@ -497,6 +501,9 @@ func (p *parser) command(ln string) {
 	}
 	cmd, rest, _ := strings.Cut(ln, " ")
 	rest = strings.TrimLeft(rest, " ")
+	if p.lz != nil && cmd != "-A" {
+		p.lz.broken = true // restore commands: read the dump whole
+	}
 	switch cmd {
 	case "-A", "--append":
 	case "-I", "--insert":
@@ -536,8 +543,14 @@ func (p *parser) command(ln string) {
 		return
 	}
 	chainName, _, _ := strings.Cut(rest, " ")
+	if p.lz != nil && !counters && p.lazyBlock(ln, chainName) {
+		return
+	}
 	r := p.rule(ln, chainName, counters, pk, by)
 	if r != nil {
+		if r.Chain.lazy {
+			p.lz.broken = true // a lazy chain's rules are not together
+		}
 		p.appendRule(r.Chain, r)
 	}
 }

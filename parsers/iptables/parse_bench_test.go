@@ -1,6 +1,7 @@
 package iptables_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/proxyscan/proxyscan/internal/benchgen"
@@ -52,4 +53,31 @@ func benchDump(b *testing.B) []byte {
 	})
 	b.ResetTimer()
 	return data
+}
+
+// BenchmarkParseLenientLazy is BenchmarkParseLenient with kube-proxy's
+// per-Service and per-endpoint chains read lazily, as trace reads a dump:
+// their rules are scanned, not parsed.
+func BenchmarkParseLenientLazy(b *testing.B) {
+	data := benchDump(b)
+	for b.Loop() {
+		d, _, err := iptables.ParseLenientLazy("iptables-save.txt", data, perService)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n, _ := d.LazyChains(); n == 0 {
+			b.Fatal("no chain read lazily")
+		}
+	}
+}
+
+// perService reports whether name is one of kube-proxy's per-Service or
+// per-endpoint chains.
+func perService(name string) bool {
+	for _, p := range []string{"KUBE-SVC-", "KUBE-SEP-", "KUBE-SVL-", "KUBE-EXT-", "KUBE-FW-", "KUBE-XLB-"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }

@@ -64,6 +64,9 @@ type Dump struct {
 	// "[p:b]" prefix (iptables-save -c), which few dumps have: a rule
 	// has no field for them.
 	counters map[*Rule][2]uint64
+
+	// lazy holds the rules read lazily (see ParseLenientLazy).
+	lazy *lazyRules
 }
 
 // Table returns the table with the given name, or nil.
@@ -154,6 +157,9 @@ type Chain struct {
 
 	idx    int32       // see Index
 	policy chainPolicy // see Policy
+	// lazy is set when the chain's rules are read lazily (see
+	// ParseLenientLazy).
+	lazy bool
 }
 
 // A chainPolicy is the policy of a chain: a large nat table has tens of
@@ -243,6 +249,10 @@ const argChunk = 1 << 16
 
 // arena returns the options of r.
 func (r *Rule) arena() []arg {
+	if lz := r.lazyOf(); lz != nil {
+		a, _ := lz.opts(r)
+		return a
+	}
 	c := r.Chain.Table.Dump.arena[r.first/argChunk]
 	i := int(r.first % argChunk)
 	return c[i : i+int(r.narg)]
@@ -303,14 +313,32 @@ func (r *Rule) Pos() parsers.Pos { return parsers.Pos{File: r.Chain.Table.Dump.N
 
 // NumArgs returns the number of options of the rule (the leading "-A CHAIN"
 // not included).
-func (r *Rule) NumArgs() int { return int(r.narg) }
+func (r *Rule) NumArgs() int {
+	if lz := r.lazyOf(); lz != nil {
+		a, _ := lz.opts(r)
+		return len(a)
+	}
+	return int(r.narg)
+}
+
+// targIndex returns the place of the rule's target among its options,
+// noTarget when it has none.
+func (r *Rule) targIndex() int {
+	if lz := r.lazyOf(); lz != nil {
+		_, t := lz.opts(r)
+		return int(t)
+	}
+	return int(r.targ)
+}
 
 // Arg returns the i-th option of the rule.
-func (r *Rule) Arg(i int) Arg {
-	a := r.arena()[i]
-	out := Arg{Name: r.Raw[a.nameOff : int(a.nameOff)+int(a.nameLen)], Neg: a.flags&flagNeg != 0}
+func (r *Rule) Arg(i int) Arg { return argOf(r.Raw, r.arena()[i]) }
+
+// argOf returns the option a of the rule raw.
+func argOf(raw string, a arg) Arg {
+	out := Arg{Name: raw[a.nameOff : int(a.nameOff)+int(a.nameLen)], Neg: a.flags&flagNeg != 0}
 	if a.valLen > 0 {
-		v := r.Raw[a.valOff : int(a.valOff)+int(a.valLen)]
+		v := raw[a.valOff : int(a.valOff)+int(a.valLen)]
 		if a.flags&flagEscaped != 0 {
 			v = unescape(v)
 		}
@@ -329,7 +357,7 @@ func (r *Rule) ArgName(i int) string {
 
 // Args returns all options of the rule.
 func (r *Rule) Args() []Arg {
-	out := make([]Arg, r.narg)
+	out := make([]Arg, r.NumArgs())
 	for i := range out {
 		out[i] = r.Arg(i)
 	}
@@ -360,7 +388,7 @@ func (r *Rule) Value(name string) string {
 
 // HasModule reports whether the rule loads the match module ("-m name").
 func (r *Rule) HasModule(name string) bool {
-	for i := 0; i < int(r.narg); i++ {
+	for i, n := 0, r.NumArgs(); i < n; i++ {
 		if a := r.Arg(i); a.Name == "-m" || a.Name == "--match" {
 			if a.Value == name {
 				return true
@@ -375,6 +403,9 @@ func (r *Rule) HasModule(name string) bool {
 // Target returns the target of "-j" or "-g" (the last one), or "" for a
 // rule without one.
 func (r *Rule) Target() string {
+	if lz := r.lazyOf(); lz != nil {
+		return lz.lightOf(r).target(r)
+	}
 	if r.targ == noTarget {
 		return ""
 	}
@@ -383,6 +414,9 @@ func (r *Rule) Target() string {
 
 // IsGoto reports whether the rule's target is a "-g" goto.
 func (r *Rule) IsGoto() bool {
+	if r.lazyOf() != nil {
+		return false // a lazy rule has no goto
+	}
 	if r.targ == noTarget {
 		return false
 	}
@@ -393,11 +427,12 @@ func (r *Rule) IsGoto() bool {
 // TargetArgs returns the options that follow the target ("--to-destination
 // 10.0.0.1:80" after "-j DNAT", say).
 func (r *Rule) TargetArgs() []Arg {
-	if r.targ == noTarget {
+	targ, narg := r.targIndex(), r.NumArgs()
+	if targ == noTarget {
 		return nil
 	}
-	out := make([]Arg, 0, int(r.narg)-int(r.targ)-1)
-	for j := int(r.targ) + 1; j < int(r.narg); j++ {
+	out := make([]Arg, 0, narg-targ-1)
+	for j := targ + 1; j < narg; j++ {
 		out = append(out, r.Arg(j))
 	}
 	return out
@@ -409,7 +444,12 @@ func isTarget(name string) bool {
 }
 
 // Comment returns the value of the rule's "--comment" (the first one), or "".
-func (r *Rule) Comment() string { return r.Value("--comment") }
+func (r *Rule) Comment() string {
+	if lz := r.lazyOf(); lz != nil {
+		return lz.lightOf(r).comment(r)
+	}
+	return r.Value("--comment")
+}
 
 // Text returns the rule as "-A CHAIN" plus its options, without counters:
 // the same as Raw.
