@@ -2,6 +2,9 @@ package iptables
 
 import (
 	"bytes"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
@@ -139,5 +142,45 @@ func FuzzParseLenient(f *testing.F) {
 			checkMeanings(t, tb)
 		}
 		checkRoundTrip(t, "fuzz", d)
+	})
+}
+
+// FuzzParseLenientLazy checks that ParseLenientLazy never panics, fails
+// as ParseLenient does, and reads what it reads (the notes, the rules'
+// lines, targets and comments before any lazy chain is parsed, then
+// their options), unless parsing the lazy chains found a rule the scan
+// took otherwise or would note (Dump.LazyFailed), when a caller parses
+// the whole dump again.
+func FuzzParseLenientLazy(f *testing.F) {
+	parsetest.Seeds(f, "parsers/iptables/*.txtar")
+	parsetest.Seeds(f, "parsers/iptables/lenient/*.txtar")
+	f.Add(lazyDump(true))
+	f.Add(lazyDump(true, withRule(7, `-A KUBE-SEP-BBBBBBBBBBBBBBBB -p tcp -m comment --comment "ns/svc:http" -m tcp -j DNAT --to-destination 10.128.0.5:99999`)...))
+	f.Add(lazyDump(true, withRule(4, `-A KUBE-SVC-AAAAAAAAAAAAAAAA -m comment --comment "a \"quoted\" one" -j KUBE-SEP-BBBBBBBBBBBBBBBB`)...))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		full, fullNotes, fullErr := ParseLenient("fuzz.txt", data)
+		lazy, lazyNotes, lazyErr := ParseLenientLazy("fuzz.txt", data, serviceChain)
+		if fmt.Sprint(fullErr) != fmt.Sprint(lazyErr) {
+			t.Fatalf("error %v, lazily %v", fullErr, lazyErr)
+		}
+		if fullErr != nil {
+			return
+		}
+		// What the passes over every rule read, before any lazy chain is
+		// parsed, then the options, which parse them all.
+		light := dumpView(lazy, lightView)
+		options := dumpView(lazy, fullView)
+		if lazy.LazyFailed() {
+			return // the caller parses the whole dump again
+		}
+		if !reflect.DeepEqual(fullNotes, lazyNotes) {
+			t.Fatalf("notes %v, lazily %v, and the lazy chains did not fail", fullNotes, lazyNotes)
+		}
+		if a := dumpView(full, lightView); !reflect.DeepEqual(a, light) {
+			t.Fatalf("the lazy dump reads otherwise, and does not say so:\n%s\nlazily:\n%s", strings.Join(a, "\n"), strings.Join(light, "\n"))
+		}
+		if a := dumpView(full, fullView); !reflect.DeepEqual(a, options) {
+			t.Fatalf("the options of the lazy dump read otherwise, and it does not say so:\n%s\nlazily:\n%s", strings.Join(a, "\n"), strings.Join(options, "\n"))
+		}
 	})
 }

@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // serviceChain is the chains a trace reads lazily: kube-proxy's
@@ -233,5 +235,36 @@ func TestParseLenientLazyDamage(t *testing.T) {
 		if !d.LazyFailed() {
 			t.Errorf("%s: the damaged chain was read without a word", bad)
 		}
+	}
+}
+
+// TestParseLenientLazySplitUnknownFamily: a rule of a lazy chain out of
+// its chain's place, in a dump whose header does not give the family
+// (the input FuzzParseLenientLazy found), ends: the family is guessed
+// from the rule's own options, where reading them through its chain
+// parsed the lazy chain, whose parse guessed again under the lock it held.
+func TestParseLenientLazySplitUnknownFamily(t *testing.T) {
+	corpus, err := os.ReadFile(filepath.Join("testdata", "fuzz", "FuzzParseLenientLazy", "f4840659bbc22353"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, lit, _ := strings.Cut(string(corpus), "\n")
+	lit = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(lit), "[]byte("), ")")
+	text, err := strconv.Unquote(lit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() {
+		_, _, err := ParseLenientLazy("split.txt", []byte(text), serviceChain)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if _, _, want := ParseLenient("split.txt", []byte(text)); fmt.Sprint(err) != fmt.Sprint(want) {
+			t.Errorf("error %v, want %v", err, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the lazy parse does not end")
 	}
 }

@@ -787,7 +787,7 @@ func (p *parser) rule(raw, chainName string, counters bool, pk, by uint64) *Rule
 		}
 	}
 	if p.family == FamilyUnknown {
-		p.family = guessFamily(r)
+		p.family = guessFamily(raw, p.args[start:start+int(r.narg)])
 	}
 	return r
 }
@@ -1025,9 +1025,13 @@ func takesValue(name string) bool {
 	return false
 }
 
-func guessFamily(r *Rule) Family {
-	for i := 0; i < int(r.narg); i++ {
-		a := r.Arg(i)
+// guessFamily returns the family the options args of the rule raw
+// imply, read from args as parsed: not through the rule's chain, whose
+// rules may be read lazily (a rule of another chain's place, which makes
+// the dump read whole, or one a lazy chain's parse is reading).
+func guessFamily(raw string, args []arg) Family {
+	for _, o := range args {
+		a := argOf(raw, o)
 		switch a.Name {
 		case "-s", "-d", "--source", "--destination":
 			if strings.Contains(a.Value, ":") {
