@@ -266,16 +266,57 @@ func (s Spec) IPTablesSave(w io.Writer) error {
 `)
 	bw.WriteString(end)
 	bw.WriteString(hdr + "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n")
-	// Chain headers, sorted as iptables-save sorts them.
+	// iptables-save lists the chains sorted, the built-in ones first, and
+	// each chain's rules after the headers in that order: the rules are
+	// gathered by chain, then written so.
+	rules := map[string][]string{}
+	add := func(chain, rule string) { rules[chain] = append(rules[chain], rule) }
+	add("PREROUTING", `-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES`)
+	add("OUTPUT", `-A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES`)
+	add("POSTROUTING", `-A POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING`)
+	add("KUBE-MARK-MASQ", `-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000`)
+	for _, v := range svcs {
+		if v.nodePort == 0 {
+			continue
+		}
+		h := kpnames.PortProtoHash(spn(v).String(), "tcp")
+		add("KUBE-NODEPORTS", fmt.Sprintf("-A KUBE-NODEPORTS -p tcp -m comment --comment \"%s\" -m tcp --dport %d -j %s%s", spn(v), v.nodePort, kpnames.ChainEXT, h))
+	}
+	add("KUBE-POSTROUTING", `-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN`)
+	add("KUBE-POSTROUTING", `-A KUBE-POSTROUTING -j MARK --set-xmark 0x4000/0x0`)
+	add("KUBE-POSTROUTING", `-A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE --random-fully`)
+	for _, v := range svcs {
+		for _, ep := range v.eps {
+			sep := kpnames.ChainSEP + kpnames.EndpointChainHash(spn(v).String(), "tcp", ep.String()+":8080")
+			add(sep, fmt.Sprintf("-A %s -s %s/32 -m comment --comment \"%s\" -j KUBE-MARK-MASQ", sep, ep, spn(v)))
+			add(sep, fmt.Sprintf("-A %s -p tcp -m comment --comment \"%s\" -m tcp -j DNAT --to-destination %s:8080", sep, spn(v), ep))
+		}
+	}
+	for _, v := range svcs {
+		h := kpnames.PortProtoHash(spn(v).String(), "tcp")
+		add("KUBE-SERVICES", fmt.Sprintf("-A KUBE-SERVICES -d %s/32 -p tcp -m comment --comment \"%s cluster IP\" -m tcp --dport 80 -j %s%s", v.ip, spn(v), kpnames.ChainSVC, h))
+	}
+	add("KUBE-SERVICES", `-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS`)
 	var chains []string
 	for _, v := range svcs {
 		h := kpnames.PortProtoHash(spn(v).String(), "tcp")
-		chains = append(chains, kpnames.ChainSVC+h)
+		svcChain := kpnames.ChainSVC + h
+		chains = append(chains, svcChain)
 		if v.nodePort != 0 {
-			chains = append(chains, kpnames.ChainEXT+h)
+			ext := kpnames.ChainEXT + h
+			chains = append(chains, ext)
+			add(ext, fmt.Sprintf("-A %s -m comment --comment \"masquerade traffic for %s external destinations\" -j KUBE-MARK-MASQ", ext, spn(v)))
+			add(ext, fmt.Sprintf("-A %s -j %s", ext, svcChain))
 		}
-		for _, ep := range v.eps {
-			chains = append(chains, kpnames.ChainSEP+kpnames.EndpointChainHash(spn(v).String(), "tcp", ep.String()+":8080"))
+		add(svcChain, fmt.Sprintf("-A %s ! -s 10.128.0.0/9 -d %s/32 -p tcp -m comment --comment \"%s cluster IP\" -m tcp --dport 80 -j KUBE-MARK-MASQ", svcChain, v.ip, spn(v)))
+		for i, ep := range v.eps {
+			sep := kpnames.ChainSEP + kpnames.EndpointChainHash(spn(v).String(), "tcp", ep.String()+":8080")
+			chains = append(chains, sep)
+			if i < len(v.eps)-1 {
+				add(svcChain, fmt.Sprintf("-A %s -m comment --comment \"%s -> %s:8080\" -m statistic --mode random --probability %s -j %s", svcChain, spn(v), ep, probability(len(v.eps)-i), sep))
+			} else {
+				add(svcChain, fmt.Sprintf("-A %s -m comment --comment \"%s -> %s:8080\" -j %s", svcChain, spn(v), ep, sep))
+			}
 		}
 	}
 	chains = append(chains, "KUBE-MARK-MASQ", "KUBE-NODEPORTS", "KUBE-POSTROUTING", "KUBE-PROXY-CANARY", "KUBE-SERVICES")
@@ -283,51 +324,10 @@ func (s Spec) IPTablesSave(w io.Writer) error {
 	for _, c := range chains {
 		bw.WriteString(":" + c + " - [0:0]\n")
 	}
-	bw.WriteString(`-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
--A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
--A POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING
--A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000
-`)
-	for _, v := range svcs {
-		if v.nodePort == 0 {
-			continue
-		}
-		h := kpnames.PortProtoHash(spn(v).String(), "tcp")
-		fmt.Fprintf(bw, "-A KUBE-NODEPORTS -p tcp -m comment --comment \"%s\" -m tcp --dport %d -j %s%s\n", spn(v), v.nodePort, kpnames.ChainEXT, h)
-	}
-	bw.WriteString(`-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN
--A KUBE-POSTROUTING -j MARK --set-xmark 0x4000/0x0
--A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE --random-fully
-`)
-	for _, v := range svcs {
-		for _, ep := range v.eps {
-			sep := kpnames.ChainSEP + kpnames.EndpointChainHash(spn(v).String(), "tcp", ep.String()+":8080")
-			fmt.Fprintf(bw, "-A %s -s %s/32 -m comment --comment \"%s\" -j KUBE-MARK-MASQ\n-A %s -p tcp -m comment --comment \"%s\" -m tcp -j DNAT --to-destination %s:8080\n", sep, ep, spn(v), sep, spn(v), ep)
-		}
-	}
-	for _, v := range svcs {
-		h := kpnames.PortProtoHash(spn(v).String(), "tcp")
-		fmt.Fprintf(bw, "-A KUBE-SERVICES -d %s/32 -p tcp -m comment --comment \"%s cluster IP\" -m tcp --dport 80 -j %s%s\n", v.ip, spn(v), kpnames.ChainSVC, h)
-	}
-	bw.WriteString("-A KUBE-SERVICES -m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in this chain\" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n")
-	for _, v := range svcs {
-		if v.nodePort == 0 {
-			continue
-		}
-		h := kpnames.PortProtoHash(spn(v).String(), "tcp")
-		fmt.Fprintf(bw, "-A %s%s -m comment --comment \"masquerade traffic for %s external destinations\" -j KUBE-MARK-MASQ\n-A %s%s -j %s%s\n", kpnames.ChainEXT, h, spn(v), kpnames.ChainEXT, h, kpnames.ChainSVC, h)
-	}
-	for _, v := range svcs {
-		h := kpnames.PortProtoHash(spn(v).String(), "tcp")
-		svcChain := kpnames.ChainSVC + h
-		fmt.Fprintf(bw, "-A %s ! -s 10.128.0.0/9 -d %s/32 -p tcp -m comment --comment \"%s cluster IP\" -m tcp --dport 80 -j KUBE-MARK-MASQ\n", svcChain, v.ip, spn(v))
-		for i, ep := range v.eps {
-			sep := kpnames.ChainSEP + kpnames.EndpointChainHash(spn(v).String(), "tcp", ep.String()+":8080")
-			if i < len(v.eps)-1 {
-				fmt.Fprintf(bw, "-A %s -m comment --comment \"%s -> %s:8080\" -m statistic --mode random --probability %s -j %s\n", svcChain, spn(v), ep, probability(len(v.eps)-i), sep)
-			} else {
-				fmt.Fprintf(bw, "-A %s -m comment --comment \"%s -> %s:8080\" -j %s\n", svcChain, spn(v), ep, sep)
-			}
+	for _, c := range append([]string{"PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"}, chains...) {
+		for _, r := range rules[c] {
+			bw.WriteString(r)
+			bw.WriteByte('\n')
 		}
 	}
 	bw.WriteString(end)
