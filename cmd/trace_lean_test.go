@@ -275,20 +275,7 @@ func TestTraceLeanAllocs(t *testing.T) {
 	if err := spec.WriteBundle(dir); err != nil {
 		t.Fatal(err)
 	}
-	measure := func(lean bool) (allocs, bytes uint64) {
-		defer func(was bool) { leanTrace = was }(leanTrace)
-		leanTrace = lean
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		io, _, _ := Test()
-		err := traceRun(&TraceOptions{IO: io, Paths: []string{dir}, Dst: "10.96.3.135:80", Proto: "tcp", From: "pod", Output: "json"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		runtime.ReadMemStats(&after)
-		return after.Mallocs - before.Mallocs, after.TotalAlloc - before.TotalAlloc
-	}
+	measure := func(lean bool) (allocs, bytes uint64) { return traceAllocs(t, dir, &leanTrace, lean) }
 	measure(true) // the first run sets up what every run shares
 	la, lb := measure(true)
 	wa, wb := measure(false)
@@ -439,20 +426,7 @@ func TestTraceLazyAllocs(t *testing.T) {
 	if err := spec.WriteBundle(dir); err != nil {
 		t.Fatal(err)
 	}
-	measure := func(lazy bool) (allocs, bytes uint64) {
-		defer func(was bool) { lazyTrace = was }(lazyTrace)
-		lazyTrace = lazy
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		io, _, _ := Test()
-		err := traceRun(&TraceOptions{IO: io, Paths: []string{dir}, Dst: "10.96.3.135:80", Proto: "tcp", From: "pod", Output: "json"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		runtime.ReadMemStats(&after)
-		return after.Mallocs - before.Mallocs, after.TotalAlloc - before.TotalAlloc
-	}
+	measure := func(lazy bool) (allocs, bytes uint64) { return traceAllocs(t, dir, &lazyTrace, lazy) }
 	measure(true) // the first run sets up what every run shares
 	parsedBefore := lazyParsed.Load()
 	la, lb := measure(true)
@@ -462,4 +436,23 @@ func TestTraceLazyAllocs(t *testing.T) {
 	if parsed == 0 || parsed > 16 {
 		t.Errorf("a lazy trace of one packet parsed %d per-Service chains", parsed)
 	}
+}
+
+// traceAllocs returns the allocations and bytes a trace of one packet
+// into the generated node in dir makes with the switch at on (leanTrace
+// or lazyTrace), set back as it was after.
+func traceAllocs(t *testing.T, dir string, set *bool, on bool) (allocs, bytes uint64) {
+	t.Helper()
+	defer func(was bool) { *set = was }(*set)
+	*set = on
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	io, _, _ := Test()
+	err := traceRun(&TraceOptions{IO: io, Paths: []string{dir}, Dst: "10.96.3.135:80", Proto: "tcp", From: "pod", Output: "json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	return after.Mallocs - before.Mallocs, after.TotalAlloc - before.TotalAlloc
 }
