@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"os"
 	"path"
 	"path/filepath"
@@ -88,10 +89,11 @@ type Options struct {
 	ParsedNFT func(rulesets []*nft.Ruleset)
 	// LazyChains reads the options of the rules of kube-proxy's
 	// per-Service and per-endpoint chains (KUBE-SVC-, KUBE-SEP-, ...) of
-	// the iptables dumps read leniently when they are first asked for
-	// (iptables.ParseLenientLazy): for a caller that follows a few
-	// packets through the rules. A line of those chains that a whole
-	// parse would skip is then not noted; the dumps say so
+	// the iptables dumps when they are first asked for
+	// (iptables.ParseLenientLazy, and iptables.ParseLazy for a dump read
+	// strictly, a bundle's with a manifest): for a caller that follows a
+	// few packets through the rules. A line of those chains that a whole
+	// parse would skip, or refuse, is then not noted; the dumps say so
 	// (iptables.Dump.LazyFailed) if one is read, and the caller that must
 	// answer as a whole parse loads them again without.
 	LazyChains bool
@@ -500,6 +502,10 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump, 
 				r.note = fmt.Sprintf("not analysed: binary: a NUL byte at offset %d (line %d)", at, bytes.Count(data[:at], []byte("\n"))+1)
 			case !f.strict:
 				readLenient(&r, data, ko)
+			case k == parsers.KindIPTablesSave && f.lazy:
+				// Read strictly, its per-Service chains lazily (see
+				// Options.LazyChains).
+				r.value, r.err = iptables.ParseLazy(f.name, data, kpnames.IsServiceChain)
 			case k == parsers.KindKube:
 				r.value, r.err = kube.ParseWith(f.name, data, ko)
 			default:

@@ -145,7 +145,8 @@ func FuzzParseLenient(f *testing.F) {
 	})
 }
 
-// FuzzParseLenientLazy checks that ParseLenientLazy never panics, fails
+// FuzzParseLenientLazy checks that ParseLenientLazy and ParseLazy never
+// panic (see checkStrictLazy for the latter), and that ParseLenientLazy fails
 // as ParseLenient does, and reads what it reads (the notes, the rules'
 // lines, targets and comments before any lazy chain is parsed, then
 // their options), unless parsing the lazy chains found a rule the scan
@@ -158,6 +159,7 @@ func FuzzParseLenientLazy(f *testing.F) {
 	f.Add(lazyDump(true, withRule(7, `-A KUBE-SEP-BBBBBBBBBBBBBBBB -p tcp -m comment --comment "ns/svc:http" -m tcp -j DNAT --to-destination 10.128.0.5:99999`)...))
 	f.Add(lazyDump(true, withRule(4, `-A KUBE-SVC-AAAAAAAAAAAAAAAA -m comment --comment "a \"quoted\" one" -j KUBE-SEP-BBBBBBBBBBBBBBBB`)...))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkStrictLazy(t, data)
 		full, fullNotes, fullErr := ParseLenient("fuzz.txt", data)
 		lazy, lazyNotes, lazyErr := ParseLenientLazy("fuzz.txt", data, serviceChain)
 		if fmt.Sprint(fullErr) != fmt.Sprint(lazyErr) {
@@ -183,4 +185,35 @@ func FuzzParseLenientLazy(f *testing.F) {
 			t.Fatalf("the options of the lazy dump read otherwise, and it does not say so:\n%s\nlazily:\n%s", strings.Join(a, "\n"), strings.Join(options, "\n"))
 		}
 	})
+}
+
+// checkStrictLazy checks that ParseLazy fails as Parse does, or reads
+// what it reads (the rules' lines, targets and comments before any lazy
+// chain is parsed, then their options), unless parsing the lazy chains
+// found a rule Parse refuses or reads otherwise than the scan
+// (Dump.LazyFailed).
+func checkStrictLazy(t *testing.T, data []byte) {
+	t.Helper()
+	whole, err := Parse("fuzz.txt", data)
+	lazy, lazyErr := ParseLazy("fuzz.txt", data, serviceChain)
+	if lazyErr != nil {
+		if fmt.Sprint(err) != fmt.Sprint(lazyErr) {
+			t.Fatalf("strict: error %v, lazily %v", err, lazyErr)
+		}
+		return
+	}
+	light := dumpView(lazy, lightView)
+	options := dumpView(lazy, fullView)
+	if lazy.LazyFailed() {
+		return // the caller parses the whole dump again
+	}
+	if err != nil {
+		t.Fatalf("strict: Parse refuses the dump (%v), the lazy parse reads it and its chains did not fail", err)
+	}
+	if a := dumpView(whole, lightView); !reflect.DeepEqual(a, light) {
+		t.Fatalf("strict: the lazy dump reads otherwise, and does not say so:\n%s\nlazily:\n%s", strings.Join(a, "\n"), strings.Join(light, "\n"))
+	}
+	if a := dumpView(whole, fullView); !reflect.DeepEqual(a, options) {
+		t.Fatalf("strict: the options of the lazy dump read otherwise, and it does not say so:\n%s\nlazily:\n%s", strings.Join(a, "\n"), strings.Join(options, "\n"))
+	}
 }

@@ -46,6 +46,28 @@ func ParseLenientLazy(name string, data []byte, lazy func(chain string) bool) (*
 	return d, p.lax.notes, nil
 }
 
+// ParseLazy reads data as [Parse] does, the rules of the chains lazy
+// accepts read lazily as [ParseLenientLazy] reads them: a rule of such a
+// chain that Parse would refuse is not refused, and when its chain is
+// read, the dump says so ([Dump.LazyFailed]), and so it does when the
+// parse of a chain's rules disagrees with what their scan found. A
+// caller that must answer as Parse would then parses data again with
+// Parse. When anything else is unusual (an error elsewhere, a dump
+// without the family in its header, a chain's rules not together, a
+// command other than "-A"), data is read as Parse reads it.
+func ParseLazy(name string, data []byte, lazy func(chain string) bool) (*Dump, error) {
+	p := newParser(name, data, false)
+	p.lz = &lazyState{accept: lazy}
+	p.run()
+	if p.lz.chains > 0 && (p.lz.broken || len(p.errs) > 0 || p.d.Family == FamilyUnknown) {
+		return Parse(name, data)
+	}
+	if p.d.lazy != nil {
+		p.d.lazy.strict = true
+	}
+	return p.finish()
+}
+
 // lazyState is what a lazy parse records besides the dump.
 type lazyState struct {
 	accept func(chain string) bool
@@ -68,6 +90,9 @@ type lazyRules struct {
 	parsed map[*Chain]*lazyParsed
 	failed atomic.Bool
 	chains int
+	// strict is set when the dump was read as Parse reads it: a rule
+	// Parse would refuse fails its chain.
+	strict bool
 }
 
 // lightChunk is the size of a chunk of the scans of lazy rules.
@@ -155,7 +180,7 @@ func (lz *lazyRules) parse(c *Chain) *lazyParsed {
 	}
 	// The family is the dump's: the rules read are not asked theirs
 	// (their options are not c's until parsed).
-	p := &parser{d: &Dump{Name: d.Name}, lenient: true, table: c.Table, chain: c, slab: make([]Rule, len(c.Rules)), family: d.Family}
+	p := &parser{d: &Dump{Name: d.Name}, lenient: !lz.strict, table: c.Table, chain: c, slab: make([]Rule, len(c.Rules)), family: d.Family}
 	p.args = make([]arg, 0, min(argChunk, n))
 	p.d.arena = [][]arg{p.args}
 	pr := &lazyParsed{spans: make([]ruleSpan, len(c.Rules))}
@@ -164,7 +189,7 @@ func (lz *lazyRules) parse(c *Chain) *lazyParsed {
 		p.line = r.Line
 		pr.spans[i].targ = noTarget
 		got := p.rule(r.Raw, c.Name, false, 0, 0)
-		if got == nil || len(p.lax.notes) > 0 || got.Chain != c {
+		if got == nil || len(p.lax.notes) > 0 || len(p.errs) > 0 || got.Chain != c {
 			failed = true
 			continue
 		}

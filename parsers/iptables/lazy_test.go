@@ -85,15 +85,15 @@ func checkLazySame(t *testing.T, name string, data []byte) *Dump {
 	return lazy
 }
 
-// TestParseLenientLazy checks that a lazy parse reads every dump of the
-// bundles of testdata as a whole one, and that it reads lazily the
-// per-Service chains of kube-proxy's dumps.
+// TestParseLenientLazy checks that a lazy parse, lenient and strict,
+// reads every dump of the bundles of testdata as a whole one, and that
+// it reads lazily the per-Service chains of kube-proxy's dumps.
 func TestParseLenientLazy(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "bundles", "*", "node", "ip*tables-save.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lazyDumps := 0
+	lazyDumps, strictLazy := 0, 0
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -104,9 +104,16 @@ func TestParseLenientLazy(t *testing.T) {
 				lazyDumps++
 			}
 		}
+		// Read strictly, as a bundle with a manifest is.
+		checkStrictLazy(t, data)
+		if d, err := ParseLazy(f, data, serviceChain); err == nil {
+			if n, _ := d.LazyChains(); n > 0 {
+				strictLazy++
+			}
+		}
 	}
-	if lazyDumps < 3 {
-		t.Errorf("%d dumps of %d read lazily", lazyDumps, len(files))
+	if lazyDumps < 3 || strictLazy < 3 {
+		t.Errorf("%d dumps of %d read lazily, %d read strictly", lazyDumps, len(files), strictLazy)
 	}
 }
 
