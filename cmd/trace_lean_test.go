@@ -114,11 +114,7 @@ func TestTraceLeanSame(t *testing.T) {
 		t.Errorf("%d traces of testdata read the exports whole after all", n)
 	}
 
-	dir := filepath.Join(t.TempDir(), "node")
-	spec := benchgen.Spec{Services: 200, Endpoints: 1100, NodePortEvery: 4, Node: "bench-node-1"}
-	if err := spec.WriteBundle(dir); err != nil {
-		t.Fatal(err)
-	}
+	dir, spec := traceNode(t, 200)
 	// A rule of no Service before kube-proxy's: a DNAT of 203.0.113.7:8443.
 	dump := filepath.Join(dir, "node", "iptables-save.txt")
 	text, err := os.ReadFile(dump)
@@ -270,11 +266,7 @@ func listJSON(objects []any, indent string) ([]byte, error) {
 // a trace of the whole exports (about 6% and 84%: the dump's parse is the
 // most of what is left).
 func TestTraceLeanAllocs(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "node")
-	spec := benchgen.Spec{Services: 2000, Endpoints: 11000, NodePortEvery: 4, Node: "bench-node-1"}
-	if err := spec.WriteBundle(dir); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ := traceNode(t, 2000)
 	measure := func(lean bool) (allocs, bytes uint64) { return traceAllocs(t, dir, &leanTrace, lean) }
 	measure(true) // the first run sets up what every run shares
 	la, lb := measure(true)
@@ -295,11 +287,7 @@ func TestTraceLeanAllocs(t *testing.T) {
 // the packet reaches (read again whole). A damaged rule in a chain the
 // packet does not reach is not refused: the trace says nothing of it.
 func TestTraceLazySame(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "node")
-	spec := benchgen.Spec{Services: 200, Endpoints: 1100, NodePortEvery: 4, Node: "bench-node-1"}
-	if err := spec.WriteBundle(dir); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ := traceNode(t, 200)
 	dump := filepath.Join(dir, "node", "iptables-save.txt")
 	data, err := os.ReadFile(dump)
 	if err != nil {
@@ -435,11 +423,7 @@ func TestTraceLazySame(t *testing.T) {
 // guards them) are logged: the background work of a run (the kernel's
 // checks, the layout) makes a run's total vary as much.
 func TestTraceLazyAllocs(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "node")
-	spec := benchgen.Spec{Services: 2000, Endpoints: 11000, NodePortEvery: 4, Node: "bench-node-1"}
-	if err := spec.WriteBundle(dir); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ := traceNode(t, 2000)
 	measure := func(lazy bool) (allocs, bytes uint64) { return traceAllocs(t, dir, &lazyTrace, lazy) }
 	measure(true) // the first run sets up what every run shares
 	parsedBefore := lazyParsed.Load()
@@ -469,4 +453,17 @@ func traceAllocs(t *testing.T, dir string, set *bool, on bool) (allocs, bytes ui
 	}
 	runtime.ReadMemStats(&after)
 	return after.Mallocs - before.Mallocs, after.TotalAlloc - before.TotalAlloc
+}
+
+// traceNode writes the bundle of a generated node of services Services
+// (5.5 endpoints each, a NodePort Service in four) into a directory of
+// the test, and returns it and the node's spec.
+func traceNode(t *testing.T, services int) (string, benchgen.Spec) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "node")
+	spec := benchgen.Spec{Services: services, Endpoints: services * 11 / 2, NodePortEvery: 4, Node: "bench-node-1"}
+	if err := spec.WriteBundle(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir, spec
 }

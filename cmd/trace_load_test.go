@@ -12,7 +12,6 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
-	"github.com/proxyscan/proxyscan/internal/benchgen"
 )
 
 // portPackets returns a packet to every address and port of every service
@@ -109,11 +108,7 @@ func TestTraceLoadSameTraces(t *testing.T) {
 			sameTraces(t, b.Name(), []string{testdata(t, "bundles", b.Name())})
 		}
 	}
-	dir := filepath.Join(t.TempDir(), "node")
-	spec := benchgen.Spec{Services: 200, Endpoints: 1100, NodePortEvery: 4, Node: "bench-node-1"}
-	if err := spec.WriteBundle(dir); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ := traceNode(t, 200)
 	sameTraces(t, "generated", []string{dir})
 
 	// A node whose rules the kernel refuses: every trace warns of it, with
