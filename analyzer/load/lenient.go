@@ -354,7 +354,7 @@ func wordsAndListing(data []byte, notes []parsers.LineNote) (words, listing int)
 // writes no such line at a document's top level, and a block's lines are
 // indented.
 func yamlWords(data []byte) ([]byte, []parsers.LineNote) {
-	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+	if kube.IsJSON(data) {
 		return data, nil
 	}
 	lines := bytes.Split(data, []byte("\n"))
@@ -399,7 +399,7 @@ func yamlWordsLine(l []byte) (words, blank bool) {
 // as YAML, a key of no value, which decoding the stream would pass over
 // in silence. Only whole lines of head are looked at.
 func yamlWordsAbove(head []byte) bool {
-	if t := bytes.TrimLeft(head, " \t\r\n"); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+	if kube.IsJSON(head) {
 		return false
 	}
 	for len(head) > 0 {

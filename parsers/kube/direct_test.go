@@ -62,7 +62,7 @@ func compareDirect(js []byte) (taken bool, err error) {
 func TestDirectMatchesEncodingJSON(t *testing.T) {
 	for name, data := range exportInputs(t) {
 		split := splitYAML
-		if isJSON(data) {
+		if IsJSON(data) {
 			split = splitJSON
 		}
 		_ = split(name, data, func(c chunk) {
@@ -134,7 +134,7 @@ func FuzzDirect(f *testing.F) {
 	f.Add([]byte(`{"kind":"EndpointSlice","addressType":"IPv4","endpoints":[{"addresses":["10.0.0.1"],"conditions":{"ready":true},"nodeName":"n","targetRef":{"kind":"Pod","name":"p"}}],"ports":[{"name":"http","port":80,"protocol":"TCP"}]}`))
 	f.Add([]byte(`{"metadata":{"annotations":{"k":"a\"\\\/\b\f\n\r\t\u00e9"},"creationTimestamp":"2024-01-01T00:00:00Z"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !isJSON(data) {
+		if !IsJSON(data) {
 			if js, ok := yamlToJSON(nil, data); ok {
 				data = js
 			}

@@ -8,7 +8,7 @@ import "bytes"
 // and an error when it read one differently.
 func CheckDirect(name string, data []byte) (read, total int, err error) {
 	split := splitYAML
-	if isJSON(data) {
+	if IsJSON(data) {
 		split = splitJSON
 	}
 	if err := split(name, data, func(c chunk) {

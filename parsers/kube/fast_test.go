@@ -142,7 +142,7 @@ func TestLeanDirectTaken(t *testing.T) {
 func TestFastPathTaken(t *testing.T) {
 	accepted, total := 0, 0
 	for name, data := range exportInputs(t) {
-		if isJSON(data) {
+		if IsJSON(data) {
 			continue
 		}
 		err := splitYAML(name, data, func(c chunk) {

@@ -296,7 +296,7 @@ func ParseWith(name string, data []byte, opts Options) (*Objects, error) {
 	if IsDescribe(data) {
 		return parseDescribe(name, data)
 	}
-	if isJSON(data) {
+	if IsJSON(data) {
 		return parse(name, func(emit func(chunk)) error { return splitJSON(name, data, emit) }, opts)
 	}
 	return parseYAML(name, data, nil, opts)
@@ -342,7 +342,7 @@ func ParseReader(name string, r io.Reader, opts Options) (*Objects, error) {
 		}
 		return ParseWith(name, head, opts)
 	}
-	if isJSON(head) {
+	if IsJSON(head) {
 		return parse(name, func(emit func(chunk)) error { return splitJSONFrom(name, head, rest, emit) }, opts)
 	}
 	return parseYAML(name, head, rest, opts)

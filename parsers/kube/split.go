@@ -18,7 +18,9 @@ import (
 	"github.com/proxyscan/proxyscan/parsers"
 )
 
-func isJSON(data []byte) bool {
+// IsJSON reports whether data, an export, is JSON: its first character
+// but blanks (and a byte order mark) opens an object or a list.
+func IsJSON(data []byte) bool {
 	t := bytes.TrimLeft(data, " \t\r\n\ufeff")
 	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
 }

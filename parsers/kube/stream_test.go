@@ -41,7 +41,7 @@ func TestParseReaderMatchesParse(t *testing.T) {
 		for _, window := range []int{1, 2, 5, 64, 1 << 20} {
 			sameParse(t, name, data, window)
 			// Cut short, the export gives errors of truncated JSON.
-			if isJSON(data) {
+			if IsJSON(data) {
 				sameParse(t, name, data[:len(data)*2/3], window)
 			}
 		}
