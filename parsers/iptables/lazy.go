@@ -17,7 +17,7 @@ import (
 // right after its header was declared (as iptables-save writes them), and
 // each of them is plain: spaces between its words, no control character,
 // no backslash, no counters, at most one "-j" and no goto, its comment
-// and target quoted or written in one word. Their [Rule.Raw], [Rule.Line],
+// quoted or written in one word, its target written in one word. Their [Rule.Raw], [Rule.Line],
 // [Rule.Target], [Rule.IsGoto] and [Rule.Comment] are read from the line
 // as it is scanned (without the options' parse), which is what the passes
 // over every rule (jumps, the kernel's checks) read; any other reading of
@@ -62,9 +62,6 @@ func ParseLazy(name string, data []byte, lazy func(chain string) bool) (*Dump, e
 	if p.lz.chains > 0 && (p.lz.broken || len(p.errs) > 0 || p.d.Family == FamilyUnknown) {
 		return Parse(name, data)
 	}
-	if p.d.lazy != nil {
-		p.d.lazy.strict = true
-	}
 	return p.finish()
 }
 
@@ -77,6 +74,9 @@ type lazyState struct {
 	broken bool
 	// scan holds the scans of a chain's rules while they are looked at.
 	scan []lightRule
+	// declined is the last chain whose rules were looked at and not read
+	// lazily.
+	declined *Chain
 }
 
 // lazyRules is what a dump holds of its lazy chains: the scan of their
@@ -188,8 +188,12 @@ func (lz *lazyRules) parse(c *Chain) *lazyParsed {
 	for i, r := range c.Rules {
 		p.line = r.Line
 		pr.spans[i].targ = noTarget
+		// What this rule's parse notes or refuses, not an earlier one's:
+		// the rules after a refused one are read as a whole parse reads
+		// them.
+		before := len(p.lax.notes) + len(p.errs)
 		got := p.rule(r.Raw, c.Name, false, 0, 0)
-		if got == nil || len(p.lax.notes) > 0 || len(p.errs) > 0 || got.Chain != c {
+		if got == nil || len(p.lax.notes)+len(p.errs) > before || got.Chain != c {
 			failed = true
 			continue
 		}
@@ -272,9 +276,12 @@ func (p *parser) lazyBlock(ln, name string) bool {
 		return false
 	}
 	c := p.chainNamed(name)
-	if c == nil || c.Line == 0 || len(c.Rules) > 0 || c.lazy {
+	if c == nil || c.Line == 0 || len(c.Rules) > 0 || c.lazy || c == p.lz.declined {
 		return false
 	}
+	// A chain declined once is not scanned again at each of its lines
+	// (its first rule refused, it has none for the next to follow).
+	p.lz.declined = c
 	// The line and those that follow with rules of the chain, all plain.
 	scan := append(p.lz.scan[:0], lightRule{})
 	if !scanPlain(ln, len(name), &scan[0]) {
@@ -297,7 +304,7 @@ func (p *parser) lazyBlock(ln, name string) bool {
 	n := len(scan)
 	lz := p.d.lazy
 	if lz == nil {
-		lz = &lazyRules{}
+		lz = &lazyRules{strict: !p.lenient}
 		p.d.lazy = lz
 	}
 	p.lz.chains++

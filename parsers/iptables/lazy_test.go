@@ -242,6 +242,17 @@ func TestParseLenientLazyDamage(t *testing.T) {
 		if !d.LazyFailed() {
 			t.Errorf("%s: the damaged chain was read without a word", bad)
 		}
+
+		// The damaged rule first: the rule after it reads as a whole
+		// parse reads it.
+		d, _, err = ParseLenientLazy("d", lazyDump(true, withRule(6, bad)...), serviceChain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := d.Chain("nat", "KUBE-SEP-BBBBBBBBBBBBBBBB").Rules[1]
+		if after.Value("--to-destination") != "10.128.0.5:8080" || after.NumArgs() == 0 || !d.LazyFailed() {
+			t.Errorf("%s first: the rule after it reads %v, failed %v", bad, after.Args(), d.LazyFailed())
+		}
 	}
 }
 
