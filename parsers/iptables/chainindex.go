@@ -31,11 +31,6 @@ func hashName(name string) uint64 {
 	return h
 }
 
-// newChainIndex indexes chains, whose names differ.
-func newChainIndex(chains []*Chain) *chainIndex {
-	return indexWithRoom(chains, len(chains))
-}
-
 // indexWithRoom indexes chains, whose names differ, in an index with room
 // for room chains (at least len(chains)), which [chainIndex.put] fills.
 func indexWithRoom(chains []*Chain, room int) *chainIndex {

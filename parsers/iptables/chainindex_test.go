@@ -15,7 +15,7 @@ func TestChainIndexFind(t *testing.T) {
 		for i := range chains {
 			chains[i] = &Chain{Name: fmt.Sprintf("KUBE-SEP-%016X", i*7919)}
 		}
-		ix := newChainIndex(chains)
+		ix := indexWithRoom(chains, len(chains))
 		for i, c := range chains {
 			if got := ix.find(chains, c.Name); got != c {
 				t.Fatalf("%d chains: chain %d (%s) not found", n, i, c.Name)

@@ -36,7 +36,7 @@ func ParseLenientLazy(name string, data []byte, lazy func(chain string) bool) (*
 	p.lz = &lazyState{accept: lazy}
 	p.run()
 	p.lenientEnd()
-	if p.lz.chains > 0 && (p.lz.broken || len(p.lax.notes) > 0 || p.d.Partial || p.d.Family == FamilyUnknown) {
+	if p.d.lazy != nil && (p.lz.broken || len(p.lax.notes) > 0 || p.d.Partial || p.d.Family == FamilyUnknown) {
 		return ParseLenient(name, data)
 	}
 	d, err := p.finish()
@@ -59,7 +59,7 @@ func ParseLazy(name string, data []byte, lazy func(chain string) bool) (*Dump, e
 	p := newParser(name, data, false)
 	p.lz = &lazyState{accept: lazy}
 	p.run()
-	if p.lz.chains > 0 && (p.lz.broken || len(p.errs) > 0 || p.d.Family == FamilyUnknown) {
+	if p.d.lazy != nil && (p.lz.broken || len(p.errs) > 0 || p.d.Family == FamilyUnknown) {
 		return Parse(name, data)
 	}
 	return p.finish()
@@ -68,8 +68,6 @@ func ParseLazy(name string, data []byte, lazy func(chain string) bool) (*Dump, e
 // lazyState is what a lazy parse records besides the dump.
 type lazyState struct {
 	accept func(chain string) bool
-	// chains counts the chains whose rules are read lazily.
-	chains int
 	// broken is set when the dump is not as a lazy read needs it.
 	broken bool
 	// scan holds the scans of a chain's rules while they are looked at.
@@ -307,7 +305,6 @@ func (p *parser) lazyBlock(ln, name string) bool {
 		lz = &lazyRules{strict: !p.lenient}
 		p.d.lazy = lz
 	}
-	p.lz.chains++
 	lz.chains++
 	c.lazy = true
 	line := ln
