@@ -181,6 +181,9 @@ func (s *SweepRun) Wait() ([]Summary, error) {
 	s.waited = true
 	s.mu.Unlock()
 	s.helpers.Wait()
+	// Nothing traces any more: the compiled chains, which read the
+	// tables' typed reading, go with the packets.
+	s.cp, s.pkts = nil, nil
 	if err == nil {
 		s.mu.Lock()
 		err = s.err

@@ -5,10 +5,12 @@ import (
 	"net/netip"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"weak"
 
 	"github.com/google/nftables"
 
@@ -148,6 +150,38 @@ func TestSweepEvicts(t *testing.T) {
 		pkts = append(pkts, p)
 	}
 	checkSweep(t, "benchgen", dp, pkts, 2)
+}
+
+// TestSweepReleasesReading: once a sweep is waited for, it keeps nothing
+// of what it compiled, so that the tables' typed reading, which its
+// compiled chains read, goes when the table drops it (the checks drop
+// it once the sweep and the views are done, and keep the sweep's run
+// until a check takes its summaries).
+func TestSweepReleasesReading(t *testing.T) {
+	spec := benchgen.Spec{Services: 40, Endpoints: 120, NodePortEvery: 3, Node: "n1"}
+	d, err := spec.IPTablesDump()
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := netip.MustParseAddr("192.168.0.10")
+	dp := &trace.Dataplane{Mode: "iptables", IPTables: []*iptables.Dump{d}, Local: []netip.Addr{node, netip.MustParseAddr("127.0.0.1")},
+		PodCIDRs: []netip.Prefix{netip.MustParsePrefix("10.128.0.0/24")}}
+	nat := d.Table("nat")
+	reading := weak.Make(nat.Meanings())
+	run := trace.StartSweep(dp, servicePackets(d, node), 2)
+	sums, err := run.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sums) == 0 {
+		t.Fatal("no packets swept")
+	}
+	nat.DropMeanings()
+	runtime.GC()
+	if reading.Value() != nil {
+		t.Error("the nat table's typed reading is still reachable after its sweep was waited for and the table dropped it")
+	}
+	runtime.KeepAlive(run)
 }
 
 // TestSweepWorkerPanic makes the first worker of a sweep panic: Sweep
