@@ -252,18 +252,18 @@ func (c *comparer) pair(o, n *model.Snapshot) {
 	// run its checks.
 	var op, np *checks.Prepared
 	var or, nr *checks.Result
-	var oPlane, nPlane *checks.Plane
+	var oPlane, nPlane *checks.PlaneDigest
 	var oPorts, nPorts map[string]*model.ServicePort
 	both(func() {
 		op = checks.Prepare(o, c.checks)
 		or = op.Run()
 		_, _, views := op.Views()
-		oPlane, oPorts = checks.ReadPlane(views), portIndex(o)
+		oPlane, oPorts = checks.ReadPlaneDigest(views), portIndex(o)
 	}, func() {
 		np = checks.Prepare(n, c.checks)
 		nr = np.Run()
 		_, _, views := np.Views()
-		nPlane, nPorts = checks.ReadPlane(views), portIndex(n)
+		nPlane, nPorts = checks.ReadPlaneDigest(views), portIndex(n)
 	})
 	oMode, oSrc, oViews := op.Views()
 	nMode, nSrc, nViews := np.Views()
@@ -670,7 +670,7 @@ func (c *comparer) endpoints(name string, o, n *model.ServicePort) {
 
 // dataPlane compares the entries and backends of each service port, read
 // from each side's views (oViews and nViews of them).
-func (c *comparer) dataPlane(o, n *model.Snapshot, oMode, nMode string, oPlane, nPlane *checks.Plane, oViews, nViews int, gone map[string]bool) {
+func (c *comparer) dataPlane(o, n *model.Snapshot, oMode, nMode string, oPlane, nPlane *checks.PlaneDigest, oViews, nViews int, gone map[string]bool) {
 	switch {
 	case oViews == 0 && nViews == 0:
 		c.note("neither side has a data plane proxyscan can read (old: %s mode, new: %s mode): the data planes were not compared", oMode, nMode)
@@ -685,7 +685,7 @@ func (c *comparer) dataPlane(o, n *model.Snapshot, oMode, nMode string, oPlane, 
 	if oMode != nMode {
 		c.note("the mode changed: entries and backends are compared in mode-neutral form (%s rules before, %s after)", oMode, nMode)
 	}
-	for _, ch := range checks.ComparePlaneOf(oPlane, nPlane) {
+	for _, ch := range checks.ComparePlaneDigests(oPlane, nPlane) {
 		if sp, _ := model.ParseServicePortName(ch.Service); len(gone) > 0 && gone[sp.Service()] {
 			continue
 		}
