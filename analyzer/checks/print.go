@@ -323,7 +323,7 @@ func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
 	}
 	// The service ports the data plane programs or the node's objects
 	// hold, sorted by name once.
-	planes := planePorts(f.views, true)
+	planes := planePorts(f.views, true, nil)
 	type source struct {
 		name string
 		pl   *planePort

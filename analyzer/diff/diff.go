@@ -252,18 +252,18 @@ func (c *comparer) pair(o, n *model.Snapshot) {
 	// run its checks.
 	var op, np *checks.Prepared
 	var or, nr *checks.Result
-	var oPlane, nPlane *checks.Plane
+	var oPlane, nPlane *checks.PlaneDigest
 	var oPorts, nPorts map[string]*model.ServicePort
 	both(func() {
 		op = checks.Prepare(o, c.checks)
 		or = op.Run()
 		_, _, views := op.Views()
-		oPlane, oPorts = checks.ReadPlane(views), portIndex(o)
+		oPlane, oPorts = checks.ReadPlaneDigest(views), portIndex(o)
 	}, func() {
 		np = checks.Prepare(n, c.checks)
 		nr = np.Run()
 		_, _, views := np.Views()
-		nPlane, nPorts = checks.ReadPlane(views), portIndex(n)
+		nPlane, nPorts = checks.ReadPlaneDigest(views), portIndex(n)
 	})
 	oMode, oSrc, oViews := op.Views()
 	nMode, nSrc, nViews := np.Views()
@@ -416,25 +416,60 @@ func defaultNote(c *model.Config, path string) string {
 }
 
 // services compares the Services and returns the names of those removed
-// or added (their ports and rules are not listed one by one).
+// or added (their ports and rules are not listed one by one). A Service is
+// known to a side by its object or its service ports; the evidence and the
+// ports of one only a side knows are read once it is found, so that two
+// sides of the same Services build no name, evidence or list per Service.
 func (c *comparer) services(o, n *model.Snapshot) map[string]bool {
 	gone := map[string]bool{}
-	index := func(s *model.Snapshot) (map[string][]*model.ServicePort, map[string]model.Evidence) {
-		ports := map[string][]*model.ServicePort{}
-		ev := map[string]model.Evidence{}
-		for _, x := range s.Objects.Services {
-			k := x.Namespace + "/" + x.Name
-			ports[k] = nil
-			ev[k] = model.EvidenceAt(x.Pos, "Service "+k)
+	// known maps each Service of a side to its last object (-1 for a
+	// Service only its service ports name).
+	known := func(s *model.Snapshot) map[serviceKey]int {
+		out := make(map[serviceKey]int, len(s.Objects.Services))
+		for i, x := range s.Objects.Services {
+			out[keyOf(x.Namespace, x.Name)] = i
 		}
 		for _, sp := range s.Ports {
-			k := sp.Name.Service()
-			ports[k] = append(ports[k], sp)
+			k := keyOf(sp.Name.Namespace, sp.Name.Name)
+			if _, ok := out[k]; !ok {
+				out[k] = -1
+			}
 		}
-		return ports, ev
+		return out
 	}
-	op, oev := index(o)
-	np, nev := index(n)
+	oKnown, nKnown := known(o), known(n)
+	// only lists, sorted by name, the Services of a side the other does
+	// not know, with their evidence and ports.
+	type onlyService struct {
+		name  string
+		ev    model.Evidence
+		ports []*model.ServicePort
+	}
+	only := func(s *model.Snapshot, mine, theirs map[serviceKey]int) []onlyService {
+		at := map[serviceKey]int{}
+		var out []onlyService
+		for k, i := range mine {
+			if _, ok := theirs[k]; ok {
+				continue
+			}
+			x := onlyService{name: k.ns + "/" + k.name}
+			if i >= 0 {
+				x.ev = model.EvidenceAt(s.Objects.Services[i].Pos, "Service "+x.name)
+			}
+			at[k] = len(out)
+			out = append(out, x)
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		for _, sp := range s.Ports {
+			if j, ok := at[keyOf(sp.Name.Namespace, sp.Name.Name)]; ok {
+				out[j].ports = append(out[j].ports, sp)
+			}
+		}
+		sort.Slice(out, func(a, b int) bool { return out[a].name < out[b].name })
+		return out
+	}
 	describe := func(ports []*model.ServicePort) []string {
 		var out []string
 		for _, sp := range ports {
@@ -447,21 +482,31 @@ func (c *comparer) services(o, n *model.Snapshot) map[string]bool {
 		}
 		return out
 	}
-	for _, k := range sortedKeys(op) {
-		if _, ok := np[k]; !ok {
-			gone[k] = true
-			c.add(Change{Kind: ServiceRemoved, Service: k, Old: k, Message: "Service " + k + " removed", Details: describe(op[k]),
-				OldEvidence: []model.Evidence{oev[k]}})
-		}
+	for _, x := range only(o, oKnown, nKnown) {
+		gone[x.name] = true
+		c.add(Change{Kind: ServiceRemoved, Service: x.name, Old: x.name, Message: "Service " + x.name + " removed", Details: describe(x.ports),
+			OldEvidence: []model.Evidence{x.ev}})
 	}
-	for _, k := range sortedKeys(np) {
-		if _, ok := op[k]; !ok {
-			gone[k] = true
-			c.add(Change{Kind: ServiceAdded, Service: k, New: k, Message: "Service " + k + " added", Details: describe(np[k]),
-				NewEvidence: []model.Evidence{nev[k]}})
-		}
+	for _, x := range only(n, nKnown, oKnown) {
+		gone[x.name] = true
+		c.add(Change{Kind: ServiceAdded, Service: x.name, New: x.name, Message: "Service " + x.name + " added", Details: describe(x.ports),
+			NewEvidence: []model.Evidence{x.ev}})
 	}
 	return gone
+}
+
+// serviceKey is a Service's name, "namespace/name", in two parts: cut at
+// its first slash (see keyOf).
+type serviceKey struct{ ns, name string }
+
+// keyOf returns the key of the Service of a namespace and a name: two
+// Services have one key exactly when their names are the same string, a
+// namespace holding a slash (which none does) included.
+func keyOf(ns, name string) serviceKey {
+	if i := strings.IndexByte(ns, '/'); i >= 0 {
+		return serviceKey{ns[:i], ns[i+1:] + "/" + name}
+	}
+	return serviceKey{ns, name}
 }
 
 func orDash(s string) string {
@@ -529,7 +574,7 @@ func samePort(a, b *model.ServicePort) bool {
 func (c *comparer) ports(op, np map[string]*model.ServicePort, gone map[string]bool) {
 	for _, k := range sortedKeys(op) {
 		sp := op[k]
-		if gone[sp.Name.Service()] {
+		if len(gone) > 0 && gone[sp.Name.Service()] {
 			continue
 		}
 		nsp := np[k]
@@ -554,7 +599,7 @@ func (c *comparer) ports(op, np map[string]*model.ServicePort, gone map[string]b
 	}
 	for _, k := range sortedKeys(np) {
 		sp := np[k]
-		if gone[sp.Name.Service()] || op[k] != nil {
+		if op[k] != nil || len(gone) > 0 && gone[sp.Name.Service()] {
 			continue
 		}
 		c.add(Change{Kind: ServicePortAdded, Service: k, New: k, Message: "service port " + k + " added",
@@ -625,7 +670,7 @@ func (c *comparer) endpoints(name string, o, n *model.ServicePort) {
 
 // dataPlane compares the entries and backends of each service port, read
 // from each side's views (oViews and nViews of them).
-func (c *comparer) dataPlane(o, n *model.Snapshot, oMode, nMode string, oPlane, nPlane *checks.Plane, oViews, nViews int, gone map[string]bool) {
+func (c *comparer) dataPlane(o, n *model.Snapshot, oMode, nMode string, oPlane, nPlane *checks.PlaneDigest, oViews, nViews int, gone map[string]bool) {
 	switch {
 	case oViews == 0 && nViews == 0:
 		c.note("neither side has a data plane proxyscan can read (old: %s mode, new: %s mode): the data planes were not compared", oMode, nMode)
@@ -640,8 +685,8 @@ func (c *comparer) dataPlane(o, n *model.Snapshot, oMode, nMode string, oPlane, 
 	if oMode != nMode {
 		c.note("the mode changed: entries and backends are compared in mode-neutral form (%s rules before, %s after)", oMode, nMode)
 	}
-	for _, ch := range checks.ComparePlaneOf(oPlane, nPlane) {
-		if sp, _ := model.ParseServicePortName(ch.Service); gone[sp.Service()] {
+	for _, ch := range checks.ComparePlaneDigests(oPlane, nPlane) {
+		if sp, _ := model.ParseServicePortName(ch.Service); len(gone) > 0 && gone[sp.Service()] {
 			continue
 		}
 		what, kind := "entry", map[bool]string{true: EntryRemoved, false: EntryAdded}[ch.Old]

@@ -1,11 +1,18 @@
 package diff
 
 import (
+	"fmt"
 	"net/netip"
 	"reflect"
+	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
 // TestSamePort: two service ports are told the same, and their signatures
@@ -71,5 +78,48 @@ func TestSameEndpoints(t *testing.T) {
 		if len(c.r.Changes) != tc.changes {
 			t.Errorf("%s: %d changes, want %d: %+v", tc.name, len(c.r.Changes), tc.changes, c.r.Changes)
 		}
+	}
+}
+
+// TestServicesByName: a Service is added or removed by its name,
+// "namespace/name", whether a side knows it by its object or by its
+// service ports only; two Services whose names are the same string are
+// one, and a side's Services the other knows are not listed.
+func TestServicesByName(t *testing.T) {
+	snap := func(svcs [][2]string, ports ...model.ServicePortName) *model.Snapshot {
+		s := &model.Snapshot{Objects: &kube.Objects{}}
+		for i, x := range svcs {
+			s.Objects.Services = append(s.Objects.Services, &kube.Service{
+				Service: &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: x[0], Name: x[1]}},
+				Pos:     parsers.Pos{File: "cluster.json", Line: i + 1}})
+		}
+		for _, n := range ports {
+			s.Ports = append(s.Ports, &model.ServicePort{Name: n, Port: 80, Protocol: "TCP"})
+		}
+		return s
+	}
+	o := snap([][2]string{{"a", "x"}, {"a/b", "c"}, {"a", "gone"}, {"a", "gone"}}, model.ServicePortName{Namespace: "a", Name: "gone", Port: "http"},
+		model.ServicePortName{Namespace: "p", Name: "portsonly"})
+	n := snap([][2]string{{"a", "x"}, {"a", "b/c"}, {"a", "new"}})
+	c := &comparer{r: &Result{}}
+	gone := c.services(o, n)
+	var got []string
+	for _, ch := range c.r.Changes {
+		ev := ""
+		for _, e := range append(ch.OldEvidence, ch.NewEvidence...) {
+			ev += fmt.Sprintf(" %s:%d %q", e.File, e.Line, e.Text)
+		}
+		got = append(got, fmt.Sprintf("%s %s %v%s", ch.Kind, ch.Service, ch.Details, ev))
+	}
+	want := []string{
+		`service-removed a/gone [port http 80/TCP, 0 endpoints] cluster.json:4 "Service a/gone"`,
+		`service-removed p/portsonly [port - 80/TCP, 0 endpoints] :0 ""`,
+		`service-added a/new [] cluster.json:3 "Service a/new"`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(gone) != 3 || !gone["a/gone"] || !gone["p/portsonly"] || !gone["a/new"] {
+		t.Errorf("gone: %v", gone)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"archive/zip"
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,7 +19,6 @@ import (
 	"sync/atomic"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
-	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/manifest"
 	"github.com/ulikunitz/xz"
@@ -29,10 +29,12 @@ import (
 // of them hold byte for byte: a cluster exported once and copied into
 // every node's bundle, or exported on each node while the cluster did not
 // change. A unit's export on disk whose name in its bundle, size and
-// SHA-256 are those of the export held is given the objects decoded
-// from it rather than decoded again: decoding is a function of the name
-// and the bytes, so that the unit's snapshot is the one of decoding its
-// own file, its positions naming its own file in its own bundle.
+// SHA-256 are those of the export held (for units loaded together, whose
+// bytes are those of the file held: see [Exports.Together]) is given the
+// objects decoded from it rather than decoded again: decoding is a
+// function of the name and the bytes, so that the unit's snapshot is the
+// one of decoding its own file, its positions naming its own file in its
+// own bundle.
 //
 // It holds one export at a time, the last decoded that a unit still to
 // load may hold (a file of its size is in it), and drops it once that
@@ -54,6 +56,9 @@ type Exports struct {
 	// holders lists, per size in last, the units that hold a file of
 	// it, in order.
 	holders map[int64][]int
+	// archives are the units that are bundle archives, whose members are
+	// told the export held by its SHA-256 (see UnitExports.archived).
+	archives map[int]bool
 	// together, set by Together, is what each unit tells the units
 	// loaded with it.
 	together []*togetherUnit
@@ -66,23 +71,36 @@ type Exports struct {
 // togetherUnit is what a unit loaded together with others tells them
 // (see [Exports.Together]).
 type togetherUnit struct {
-	// sums are the files of the unit that a later unit may hold, with
-	// their SHA-256, once hashed is closed.
-	sums   []fileSummed
-	hashed chan struct{}
+	// listed are the exports on disk of the unit that a later unit may
+	// hold (a file of their size), once listedCh is closed.
+	listed   []*listedExport
+	listedCh chan struct{}
+	// alike maps the path of each export on disk of the unit that is an
+	// earlier unit's listed export byte for byte to it; set (under
+	// Exports.mu) before compared is closed.
+	alike    map[string]alikeExport
+	compared chan struct{}
 	// passed is closed once the unit's exports are decoded.
-	passed                 chan struct{}
-	hashedOnce, passedOnce sync.Once
+	passed                               chan struct{}
+	listedOnce, comparedOnce, passedOnce sync.Once
 	// loaded is set (under Exports.mu) once the unit is loaded.
 	loaded bool
 }
 
-// fileSummed is a file of a unit, with the hex SHA-256 of its bytes.
-type fileSummed struct {
+// listedExport is an export on disk of a unit loaded together with
+// others, listed for the later units to compare theirs with.
+type listedExport struct {
+	unit       int
 	path, name string
 	strict     bool
 	size       int64
-	sum        string
+}
+
+// alikeExport is an earlier unit's export that a unit's own is byte for
+// byte: from, and the two files as they were when compared.
+type alikeExport struct {
+	from              *listedExport
+	fromInfo, ownInfo fs.FileInfo
 }
 
 // heldExport is an export decoded by one unit that a later one may hold.
@@ -94,6 +112,10 @@ type heldExport struct {
 	sum       string
 	value     *kube.Objects
 	compacted map[*kube.Service]*kube.Service
+	// unit and path are the unit that decoded it and its file on disk
+	// ("" for an archive's member).
+	unit int
+	path string
 	// draft is the service ports of value, drafted once for the units
 	// given it (see UnitExports.draft), nil until the first asks.
 	draft *model.PortsDraft
@@ -128,6 +150,7 @@ func NewExports(units [][]string) *Exports {
 	count := map[int64]int{}
 	holders := map[int64][]int{}
 	lastArchive, archives := -1, 0
+	isArchive := map[int]bool{}
 	// files holds, per size, the file of that size when every file on
 	// disk of it is that one (nil once two differ).
 	files := map[int64]fs.FileInfo{}
@@ -135,11 +158,13 @@ func NewExports(units [][]string) *Exports {
 		sizes := map[int64]bool{}
 		archive := false
 		for _, p := range u {
-			if isArchive, known := archiveSizes(p, sizes); isArchive && !known {
+			if archived, known := archiveSizes(p, sizes); archived && !known {
 				archive = true
-			} else if !isArchive {
+				isArchive[i] = true
+			} else if !archived {
 				unitFileSizes(p, sizes, files)
 			} else {
+				isArchive[i] = true
 				// The members of an archive are no file on disk.
 				for s := range sizes {
 					files[s] = nil
@@ -171,21 +196,27 @@ func NewExports(units [][]string) *Exports {
 			oneFile[s] = fi
 		}
 	}
-	return &Exports{last: last, lastArchive: lastArchive, holders: holders, oneFile: oneFile}
+	return &Exports{last: last, lastArchive: lastArchive, holders: holders, archives: isArchive, oneFile: oneFile}
 }
 
 // Together says that the units are loaded at once rather than one after
 // another (the two sides of a diff), each by one call of [Load] with its
-// [UnitExports]. A unit first hashes, beside its decoding, the exports on
-// disk that a later unit's directory holds a file of the size of; a later
-// unit, before it decodes such a file, hashes it too, and when an earlier
-// unit's export is alike (the same name in its bundle, strictness, size
-// and SHA-256) waits until that unit's exports are decoded and takes
-// their objects; it parses its other files meanwhile. An export that
-// differs is decoded at once. Without Together, a unit decodes its export
-// when the export held is not yet decoded. An archive's members are not
-// waited for: their sizes are known only once it is read. Together does
-// nothing on a nil Exports, and is to be called before the units load.
+// [UnitExports]. A unit lists, as it starts parsing, its exports on disk
+// that a later unit's directory holds a file of the size of; a later unit
+// compares, beside its other files' parsing, each of its own exports of
+// such a size with the earlier units' listed ones of its name in its
+// bundle and strictness, byte for byte up to the first difference (one
+// file on disk is not read). An export alike waits until that unit's
+// exports are decoded and takes their objects; one that differs is
+// decoded at once, and the earlier unit does not keep its own for it
+// (nor hashes either: two exports of a node before and after a change
+// most often differ early, and are told apart by reading a little of
+// each). An archive's members are not waited for: their sizes are known
+// only once it is read; the export a later bundle archive may hold (see
+// [UnitExports.archived]) is hashed as it is decoded. Without Together, a
+// unit decodes its export when the export held is not yet decoded.
+// Together does nothing on a nil Exports, and is to be called before the
+// units load.
 func (e *Exports) Together() {
 	if e == nil {
 		return
@@ -196,7 +227,7 @@ func (e *Exports) Together() {
 	}
 	e.together = make([]*togetherUnit, units)
 	for i := range e.together {
-		e.together[i] = &togetherUnit{hashed: make(chan struct{}), passed: make(chan struct{})}
+		e.together[i] = &togetherUnit{listedCh: make(chan struct{}), compared: make(chan struct{}), passed: make(chan struct{})}
 	}
 }
 
@@ -206,93 +237,192 @@ func (e *Exports) laterHolds(unit int, size int64) bool {
 	return len(us) > 0 && us[len(us)-1] > unit
 }
 
-// hashAhead, for a unit loaded together with others, hashes beside its
-// decoding the exports of files (those listed in kube, which it decodes
-// as a stream) that a later unit may hold, and tells those units their
-// sums once all are hashed.
-func (u *UnitExports) hashAhead(files []file, kube []int) {
+// earlierHolds reports whether a unit before unit holds a file of size.
+func (e *Exports) earlierHolds(unit int, size int64) bool {
+	us := e.holders[size]
+	return len(us) > 0 && us[0] < unit
+}
+
+// laterArchive reports whether a bundle archive after unit holds a file
+// of size (its manifest or directory says so).
+func (e *Exports) laterArchive(unit int, size int64) bool {
+	for _, v := range e.holders[size] {
+		if v > unit && e.archives[v] {
+			return true
+		}
+	}
+	return false
+}
+
+// listAhead, for a unit loaded together with others, lists the exports of
+// files (those listed in kube, which it decodes as a stream) that a later
+// unit may hold, and starts comparing, beside its decoding, those that an
+// earlier unit may hold with that unit's listed exports (see
+// [Exports.Together]).
+func (u *UnitExports) listAhead(files []file, kube []int) {
 	if u == nil || u.unit >= len(u.e.together) {
 		return
 	}
-	t := u.e.together[u.unit]
-	var todo []fileSummed
+	e, t := u.e, u.e.together[u.unit]
+	var mine, theirs []*listedExport
 	for _, i := range kube {
 		f := &files[i]
-		if streamed(f) && f.size >= minSharedExport && u.e.laterHolds(u.unit, f.size) {
-			todo = append(todo, fileSummed{path: f.path, name: f.name, strict: f.strict, size: f.size})
+		if !streamed(f) || f.size < minSharedExport {
+			continue
+		}
+		x := &listedExport{unit: u.unit, path: f.path, name: f.name, strict: f.strict, size: f.size}
+		if e.laterHolds(u.unit, f.size) {
+			mine = append(mine, x)
+		}
+		if e.earlierHolds(u.unit, f.size) {
+			theirs = append(theirs, x)
 		}
 	}
-	if len(todo) == 0 {
-		t.hashedOnce.Do(func() { close(t.hashed) })
+	t.listed = mine
+	t.listedOnce.Do(func() { close(t.listedCh) })
+	if len(theirs) == 0 {
+		t.comparedOnce.Do(func() { close(t.compared) })
 		return
 	}
 	go func() {
-		defer t.hashedOnce.Do(func() { close(t.hashed) })
-		for i := range todo {
-			if sum, err := fileSum(todo[i].path); err == nil {
-				todo[i].sum = sum
+		defer t.comparedOnce.Do(func() { close(t.compared) })
+		alike := map[string]alikeExport{}
+		for _, x := range theirs {
+			if a, ok := e.alikeEarlier(x); ok {
+				alike[x.path] = a
 			}
 		}
-		t.sums = todo
+		e.mu.Lock()
+		t.alike = alike
+		e.mu.Unlock()
 	}()
 }
 
-// ownSum returns the SHA-256 that hashAhead read of the unit's file at p,
-// waiting for it; "" when it did not.
-func (u *UnitExports) ownSum(p string) string {
-	if u == nil || u.unit >= len(u.e.together) {
-		return ""
-	}
-	t := u.e.together[u.unit]
-	<-t.hashed
-	for _, x := range t.sums {
-		if x.path == p {
-			return x.sum
+// alikeEarlier returns the first export listed by a unit before x's that
+// x is byte for byte, of its name, strictness and size, waiting for
+// those units' lists.
+func (e *Exports) alikeEarlier(x *listedExport) (alikeExport, bool) {
+	for _, v := range e.holders[x.size] {
+		if v >= x.unit {
+			break
 		}
-	}
-	return ""
-}
-
-// alikeEarlier returns, for a unit loaded together with others, the
-// signal of an earlier unit whose export of f's name, strictness and size
-// is alike f byte for byte, closed once that unit's exports are decoded;
-// nil when there is none (or the units are not loaded together). sum is
-// f's SHA-256 when it was read to tell.
-func (u *UnitExports) alikeEarlier(f *file) (passed chan struct{}, sum string, err error) {
-	e := u.e
-	if u.unit >= len(e.together) {
-		return nil, "", nil
-	}
-	var earlier []*togetherUnit
-	for _, v := range e.holders[f.size] {
-		if v < u.unit {
-			earlier = append(earlier, e.together[v])
-		}
-	}
-	if len(earlier) == 0 {
-		return nil, "", nil
-	}
-	// The file is hashed while the earlier units hash theirs.
-	g := fault.Group{Name: "load.exports"}
-	var sumErr error
-	g.Go(func() error { sum, sumErr = fileSum(f.path); return nil })
-	for _, t := range earlier {
-		<-t.hashed
-	}
-	if err := g.Wait(); err != nil {
-		return nil, "", err
-	}
-	if sumErr != nil {
-		return nil, "", nil
-	}
-	for _, t := range earlier {
-		for _, x := range t.sums {
-			if x.sum != "" && x.sum == sum && x.name == f.name && x.strict == f.strict && x.size == f.size {
-				return t.passed, sum, nil
+		w := e.together[v]
+		<-w.listedCh
+		for _, y := range w.listed {
+			if y.name != x.name || y.strict != x.strict || y.size != x.size {
+				continue
+			}
+			if same, yi, xi := sameBytes(y.path, x.path); same {
+				return alikeExport{from: y, fromInfo: yi, ownInfo: xi}, true
 			}
 		}
 	}
-	return nil, sum, nil
+	return alikeExport{}, false
+}
+
+// compares counts the pairs of files compared byte for byte, and holds
+// the exports held for later units (tests read them).
+var compares, holds atomic.Int64
+
+// sameBytes reports whether the files at a and b hold the same bytes,
+// reading them side by side up to the first difference, and returns them
+// as they were when compared: a file that changed meanwhile is not the
+// other. One file on disk is not read.
+func sameBytes(a, b string) (same bool, ai, bi fs.FileInfo) {
+	fa, err := os.Open(a)
+	if err != nil {
+		return false, nil, nil
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return false, nil, nil
+	}
+	defer fb.Close()
+	if ai, err = fa.Stat(); err != nil {
+		return false, nil, nil
+	}
+	if bi, err = fb.Stat(); err != nil || ai.Size() != bi.Size() {
+		return false, nil, nil
+	}
+	if sameFile(ai, bi) {
+		return true, ai, bi
+	}
+	compares.Add(1)
+	const chunk = 256 << 10
+	buf := make([]byte, 2*chunk)
+	ba, bb := buf[:chunk], buf[chunk:]
+	for {
+		na, errA := io.ReadFull(fa, ba)
+		nb, errB := io.ReadFull(fb, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false, nil, nil
+		}
+		endA, endB := errA == io.EOF || errA == io.ErrUnexpectedEOF, errB == io.EOF || errB == io.ErrUnexpectedEOF
+		if endA && endB {
+			break
+		}
+		if errA != nil || errB != nil {
+			return false, nil, nil
+		}
+	}
+	// Changed as they were read: the bytes compared are no file's.
+	if after, err := os.Stat(a); err != nil || !sameFile(ai, after) {
+		return false, nil, nil
+	}
+	if after, err := os.Stat(b); err != nil || !sameFile(bi, after) {
+		return false, nil, nil
+	}
+	return true, ai, bi
+}
+
+// alike returns, for a unit loaded together with others, the earlier
+// unit's export that its file f is byte for byte (see listAhead), once
+// its comparisons are done; ok is false when there is none (or the units
+// are not loaded together).
+func (u *UnitExports) alike(f *file) (a alikeExport, ok bool) {
+	e := u.e
+	if u.unit >= len(e.together) || !e.earlierHolds(u.unit, f.size) {
+		return alikeExport{}, false
+	}
+	t := e.together[u.unit]
+	<-t.compared
+	e.mu.Lock()
+	a, ok = t.alike[f.path]
+	e.mu.Unlock()
+	return a, ok
+}
+
+// takenLater reports, for a unit loaded together with others, whether a
+// later unit may take its export on disk at p, of size bytes: one that
+// has not yet compared its own exports with it, or found one alike, or a
+// bundle archive.
+func (u *UnitExports) takenLater(p string, size int64) bool {
+	e := u.e
+	for _, v := range e.holders[size] {
+		if v <= u.unit {
+			continue
+		}
+		if e.archives[v] || v >= len(e.together) {
+			return true
+		}
+		t := e.together[v]
+		select {
+		case <-t.compared:
+		default:
+			return true
+		}
+		e.mu.Lock()
+		taken := false
+		for _, a := range t.alike {
+			taken = taken || a.from.unit == u.unit && a.from.path == p
+		}
+		e.mu.Unlock()
+		if taken {
+			return true
+		}
+	}
+	return false
 }
 
 // archiveSizes adds to sizes those of the members of the archive at p, of
@@ -459,14 +589,15 @@ func (u *UnitExports) decoded() {
 		return
 	}
 	t := u.e.together[u.unit]
-	t.hashedOnce.Do(func() { close(t.hashed) })
+	t.listedOnce.Do(func() { close(t.listedCh) })
+	t.comparedOnce.Do(func() { close(t.compared) })
 	t.passedOnce.Do(func() { close(t.passed) })
 }
 
 // decode decodes an export on disk read as a stream (see streamKube), or
 // gives the objects held when the file is theirs byte for byte; sum is
-// then the file's hex SHA-256 (and when it was hashed as it was decoded),
-// and compacted the trimmed copies of the objects' Services, which the
+// then the file's hex SHA-256 when it is known (it was hashed as it was
+// decoded, or to be told the held export's), and compacted the trimmed copies of the objects' Services, which the
 // objects are shared with other units.
 func (u *UnitExports) decode(f *file, ko kube.Options, compact bool) (value any, size int64, sum string, compacted map[*kube.Service]*kube.Service, err error) {
 	if u == nil || f.size < minSharedExport {
@@ -476,13 +607,11 @@ func (u *UnitExports) decode(f *file, ko kube.Options, compact bool) (value any,
 	e := u.e
 	// Loaded together, a unit waits for an earlier unit's export alike
 	// its own to be decoded.
-	passed, own, err := u.alikeEarlier(f)
-	if err != nil {
-		return nil, 0, "", nil, err
+	a, alike := u.alike(f)
+	if alike {
+		<-e.together[a.from.unit].passed
 	}
-	if passed != nil {
-		<-passed
-	}
+	together := u.unit < len(e.together)
 	e.mu.Lock()
 	h := e.held
 	until, repeats := e.until(f.size, u.unit)
@@ -495,12 +624,14 @@ func (u *UnitExports) decode(f *file, ko kube.Options, compact bool) (value any,
 		if sameFile(h.info, info) {
 			return h.value, h.size, h.sum, h.compacted, nil
 		}
-		if h.sum != "" {
-			s, err := own, error(nil)
-			if s == "" {
-				s, err = fileSum(f.path)
-			}
-			if err == nil && s == h.sum {
+		// Loaded together, the file was compared with the earlier
+		// units' exports on disk: the export held is the one it is
+		// alike, unchanged since it was decoded and compared.
+		if alike && h.unit == a.from.unit && h.path == a.from.path && sameFile(h.info, a.fromInfo) && sameFile(a.ownInfo, info) {
+			return h.value, h.size, h.sum, h.compacted, nil
+		}
+		if h.sum != "" && (!together || h.path == "") {
+			if s, err := fileSum(f.path); err == nil && s == h.sum {
 				return h.value, h.size, s, h.compacted, nil
 			}
 		}
@@ -509,12 +640,13 @@ func (u *UnitExports) decode(f *file, ko kube.Options, compact bool) (value any,
 		value, size, err = streamKube(f, ko, nil)
 		return value, size, "", nil, err
 	}
-	// Loaded together, the unit hashed its file beside (see hashAhead).
-	// Loaded one after another, it hashes its file as it decodes it, but
-	// when every file of its size in the run is this one: the units
-	// after it tell theirs is the export held without its sum.
+	// Loaded one after another, a unit hashes its file as it decodes it,
+	// but when every file of its size in the run is this one: the units
+	// after it tell theirs is the export held without its sum. Loaded
+	// together, it does for a later bundle archive only (the later units'
+	// files on disk were compared with it).
 	var tee hash.Hash
-	if u.unit >= len(e.together) && !sameFile(one, info) {
+	if !together && !sameFile(one, info) || together && e.laterArchive(u.unit, f.size) {
 		tee = sha256.New()
 		hashes.Add(1)
 	}
@@ -525,10 +657,6 @@ func (u *UnitExports) decode(f *file, ko kube.Options, compact bool) (value any,
 	}
 	if tee != nil {
 		sum = hex.EncodeToString(tee.Sum(nil))
-	} else if u.unit < len(e.together) {
-		if sum = u.ownSum(f.path); sum == "" {
-			return objs, size, "", nil, nil
-		}
 	}
 	if after, err := os.Stat(f.path); err != nil || !sameFile(info, after) {
 		// Changed as it was read: it is no file a later unit can be
@@ -538,7 +666,12 @@ func (u *UnitExports) decode(f *file, ko kube.Options, compact bool) (value any,
 			return objs, size, "", nil, nil
 		}
 	}
-	compacted = u.hold(f.name, f.strict, size, sum, info, objs, compact, until)
+	if together && sum == "" && !u.takenLater(f.path, f.size) {
+		// No later unit takes it: every one's export of its size
+		// differs.
+		return objs, size, "", nil, nil
+	}
+	compacted = u.holdFrom(f.name, f.path, f.strict, size, sum, info, objs, compact, until)
 	return objs, size, sum, compacted, nil
 }
 
@@ -546,13 +679,20 @@ func (u *UnitExports) decode(f *file, ko kube.Options, compact bool) (value any,
 // units up to until; it returns the trimmed copies of their Services
 // when compact.
 func (u *UnitExports) hold(name string, strict bool, size int64, sum string, info fs.FileInfo, objs *kube.Objects, compact bool, until int) map[*kube.Service]*kube.Service {
+	return u.holdFrom(name, "", strict, size, sum, info, objs, compact, until)
+}
+
+// holdFrom is hold of an export decoded from the file on disk at p ("" for
+// an archive's member).
+func (u *UnitExports) holdFrom(name, p string, strict bool, size int64, sum string, info fs.FileInfo, objs *kube.Objects, compact bool, until int) map[*kube.Service]*kube.Service {
 	var compacted map[*kube.Service]*kube.Service
 	if compact {
 		compacted = trimmedCopies(objs.Services, map[*kube.Service]*kube.Service{})
 	}
 	u.e.mu.Lock()
 	if !u.e.allLoaded(u.unit, until) {
-		u.e.held = &heldExport{name: name, strict: strict, size: size, sum: sum, info: info, value: objs, compacted: compacted, until: until}
+		u.e.held = &heldExport{name: name, strict: strict, size: size, sum: sum, info: info, value: objs, compacted: compacted, until: until, unit: u.unit, path: p}
+		holds.Add(1)
 	}
 	u.e.mu.Unlock()
 	return compacted

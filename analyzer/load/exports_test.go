@@ -188,17 +188,19 @@ func TestNewExportsNone(t *testing.T) {
 
 // TestExportsTogether: two units loaded at once with an Exports told so
 // (the two sides of a diff) share the objects of an export the later one
-// holds byte for byte, which the earlier one decodes while the later one
-// waits; a unit whose export is of the same size but differs decodes its
-// own at once, once the sums are known, without waiting for the earlier
-// one's to be decoded. The earlier unit's export is held back until the
+// holds byte for byte (one file on disk, or a copy of it, compared byte
+// for byte), which the earlier one decodes while the later one waits; a
+// unit whose export is of the same size but differs decodes its own at
+// once, once the two are compared, without waiting for the earlier one's
+// to be decoded, and the earlier one does not keep its own for it. No
+// export is hashed. The earlier unit's export is held back until the
 // later unit opens its own to decode it, or a while: a later unit that
-// does not wait decodes its own export beside the earlier one. Each snapshot is the one
-// of loading its unit alone, naming its own bundle.
+// does not wait decodes its own export beside the earlier one. Each
+// snapshot is the one of loading its unit alone, naming its own bundle.
 func TestExportsTogether(t *testing.T) {
 	dir := t.TempDir()
 	spec := benchgen.Spec{Services: 200, Endpoints: 800, NodePortEvery: 4}
-	if err := spec.WriteFleet(dir, 3); err != nil {
+	if err := spec.WriteFleet(dir, 4); err != nil {
 		t.Fatal(err)
 	}
 	node := func(i int) string { return filepath.Join(dir, fmt.Sprintf("node-%04d", i)) }
@@ -207,18 +209,24 @@ func TestExportsTogether(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The fleet's files are links to one: node-0003's is replaced.
-	if err := os.Remove(p); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, bytes.Replace(export, []byte(`"10.128.0.1"`), []byte(`"10.127.0.1"`), 1), 0o644); err != nil {
-		t.Fatal(err)
+	// The fleet's files are links to one: node-0003's is replaced by
+	// one that differs, node-0004's by a copy.
+	for i, data := range map[int][]byte{3: bytes.Replace(export, []byte(`"10.128.0.1"`), []byte(`"10.127.0.1"`), 1), 4: export} {
+		q := filepath.Join(node(i), "cluster", "cluster.json")
+		if err := os.Remove(q); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(q, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	changed := netip.MustParseAddr("10.127.0.1")
 	for _, tc := range []struct {
-		other  int
-		shared bool
-	}{{2, true}, {3, false}} {
+		other    int
+		shared   bool
+		compared int64
+	}{{2, true, 0}, {3, false, 1}, {4, true, 1}} {
+		hashed, compared, held := hashes.Load(), compares.Load(), holds.Load()
 		units := [][]string{{node(1)}, {node(tc.other)}}
 		saved := openExport
 		laterOpened := make(chan struct{})
@@ -275,6 +283,17 @@ func TestExportsTogether(t *testing.T) {
 		}
 		if ex.held != nil {
 			t.Errorf("an export is held once both units are loaded: %s", ex.held.name)
+		}
+		if got := hashes.Load() - hashed; got != 0 {
+			t.Errorf("node-0001 and node-%04d: %d files hashed, want none", tc.other, got)
+		}
+		if got := compares.Load() - compared; got != tc.compared {
+			t.Errorf("node-0001 and node-%04d: %d pairs of files compared byte for byte, want %d", tc.other, got, tc.compared)
+		}
+		// The later unit's export differs: it opened it before the
+		// earlier one opened its own, compared already.
+		if got, want := holds.Load()-held, map[bool]int64{true: 1, false: 0}[tc.shared]; got != want {
+			t.Errorf("node-0001 and node-%04d: %d exports held for the later unit, want %d", tc.other, got, want)
 		}
 	}
 }
@@ -463,5 +482,53 @@ func TestExportsSharedDraft(t *testing.T) {
 	// Loaded alone, each unit drafts its own: 4; together, one more.
 	if got := portDrafts.Load() - before; got != int64(len(units)+1) {
 		t.Errorf("%d drafts of the service ports, want %d (one per unit alone, one for the units together)", got, len(units)+1)
+	}
+}
+
+// TestSameBytes: two files are alike when they hold the same bytes, told
+// apart at a difference anywhere (the first byte, the last, one past a
+// chunk read), or by their sizes; one file is alike itself.
+func TestSameBytes(t *testing.T) {
+	dir := t.TempDir()
+	base := bytes.Repeat([]byte("0123456789abcdef"), (600<<10)/16)
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	flip := func(at int) []byte {
+		out := bytes.Clone(base)
+		out[at] ^= 1
+		return out
+	}
+	a := write("a", base)
+	for _, tc := range []struct {
+		name string
+		data []byte
+		same bool
+	}{
+		{"copy", base, true},
+		{"first byte", flip(0), false},
+		{"last byte", flip(len(base) - 1), false},
+		{"past a chunk", flip(256 << 10), false},
+		{"longer", append(bytes.Clone(base), 'x'), false},
+		{"shorter", base[:len(base)-1], false},
+	} {
+		b := write(tc.name, tc.data)
+		same, ai, bi := sameBytes(a, b)
+		if same != tc.same {
+			t.Errorf("%s: alike %t, want %t", tc.name, same, tc.same)
+		}
+		if same && (ai == nil || bi == nil || ai.Size() != int64(len(base))) {
+			t.Errorf("%s: the files as compared: %v, %v", tc.name, ai, bi)
+		}
+	}
+	if same, _, _ := sameBytes(a, a); !same {
+		t.Error("a file is not alike itself")
+	}
+	if same, _, _ := sameBytes(a, filepath.Join(dir, "missing")); same {
+		t.Error("a missing file is alike")
 	}
 }

@@ -608,7 +608,7 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump, 
 		}
 		close(next)
 	}()
-	ex.hashAhead(files, kube)
+	ex.listAhead(files, kube)
 	for _, i := range kube {
 		parse(i)
 	}
