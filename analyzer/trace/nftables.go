@@ -343,7 +343,7 @@ type nftState struct {
 	merged   bool
 	proto    string
 	iif, oif string
-	dnat     string // destination after DNAT ("" when none)
+	dnat     netip.AddrPort // destination after DNAT (not valid when none)
 	snat     string
 	hook     string
 	conds    []string
@@ -651,7 +651,7 @@ func walkNFTWith(dp *Dataplane, pkt Packet, opts Options, res *Result, sc *nftSc
 	default:
 		for _, s := range w.hook([]*nftState{st}, "prerouting") {
 			if !opts.Summary {
-				s.why = dp.routeWhy(s.dst, s.dnat != "")
+				s.why = dp.routeWhy(s.dst, s.dnat.IsValid())
 			}
 			if dp.IsLocal(s.dst) {
 				w.finish(w.hook([]*nftState{s}, "input"))
@@ -872,7 +872,7 @@ func (w *nftWalk) hook(in []*nftState, hook string) []*nftState {
 func (w *nftWalk) finish(sts []*nftState) {
 	for _, st := range sts {
 		switch {
-		case st.dnat != "":
+		case st.dnat.IsValid():
 			w.end(st, VerdictDNAT)
 		case w.dp.IsLocal(st.dst):
 			w.end(st, VerdictLocal)
@@ -885,8 +885,8 @@ func (w *nftWalk) finish(sts []*nftState) {
 func (w *nftWalk) end(st *nftState, v Verdict) {
 	p := Path{Probability: st.prob, Verdict: v, Masquerade: st.masq, SNAT: st.snat,
 		Conditions: st.conds, Steps: st.steps, Warnings: st.warnings, Hops: st.hops, Merged: st.merged}
-	if st.dnat != "" {
-		p.Destination = st.dnat
+	if st.dnat.IsValid() {
+		p.Destination = st.dnat.String()
 	} else {
 		p.Destination = netip.AddrPortFrom(st.dst, st.dport).String()
 	}

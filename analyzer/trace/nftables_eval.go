@@ -388,7 +388,7 @@ func (w *nftWalk) scalar(st *nftState, e nft.Expr, v *nval) (res int, why string
 			*v = nval{kind: kFlags, flags: ctFlagsNew}
 			return sOne, ""
 		case "status":
-			dnat, snat := st.dnat != "", st.masq || st.snat != ""
+			dnat, snat := st.dnat.IsValid(), st.masq || st.snat != ""
 			var fl []string
 			switch {
 			case dnat && snat:
@@ -1426,7 +1426,7 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 			lo = netip.IPv6Loopback()
 		}
 		st.dst, st.dport = lo, port
-		st.dnat = netip.AddrPortFrom(lo, port).String()
+		st.dnat = netip.AddrPortFrom(lo, port)
 		bind(st)
 		return []branch{{st: st, end: rAccept, warn: "redirect: the destination is taken as the loopback address"}}
 	case "dnat":
@@ -1456,7 +1456,7 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 			return branch{st: st, end: rNoMatch, warn: "not modelled: " + nft.StmtString(n) + "; assumed not to match"}
 		}
 		st.dst, st.dport = a.Unmap(), p
-		st.dnat = netip.AddrPortFrom(st.dst, p).String()
+		st.dnat = netip.AddrPortFrom(st.dst, p)
 		bind(st)
 		return branch{st: st, end: rAccept, note: note}
 	}

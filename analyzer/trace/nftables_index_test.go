@@ -126,7 +126,7 @@ func TestStateKey(t *testing.T) {
 		"oif":      func(s *nftState) { s.oif = "eth0" },
 		"mark":     func(s *nftState) { s.mark = 0 },
 		"ctmark":   func(s *nftState) { s.ctmark = 1 },
-		"dnat":     func(s *nftState) { s.dnat = "10.128.0.1:8080" },
+		"dnat":     func(s *nftState) { s.dnat = netip.MustParseAddrPort("10.128.0.1:8080") },
 		"masq":     func(s *nftState) { s.masq = true },
 		"snat":     func(s *nftState) { s.snat = "10.0.0.9" },
 		"natDone":  func(s *nftState) { s.natDone[1] = true },
@@ -363,7 +363,7 @@ func TestKeyValsIsEvalKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := &nftState{prob: 1, src: netip.MustParseAddr("10.0.0.1"), dst: netip.MustParseAddr("10.96.0.1"), dport: 80, proto: "tcp",
-		mark: 0x4001, dnat: "10.1.0.1:8080", hook: "forward"}
+		mark: 0x4001, dnat: netip.MustParseAddrPort("10.1.0.1:8080"), hook: "forward"}
 	w := &nftWalk{dp: &Dataplane{}}
 	for i, r := range rs.Tables[0].Chains[0].Rules {
 		m, isMatch := r.Stmts[0].(*nft.Match)

@@ -168,6 +168,9 @@ type nftExtractor struct {
 	obj   map[string]*Object
 	entry map[entryKey]*Entry
 	back  map[string]*nftBackend
+	// slots is the scratch of nftNumgenSlots, reused from one rule to
+	// the next.
+	slots []nftSlot
 	// affinitySet holds the set an endpoint chain updates, by chain.
 	affinitySet map[string]string
 	// fw holds the firewall of each destination.
@@ -206,7 +209,6 @@ func FromNFT(t *nft.Table, attr *Attribution) *View {
 		sets:   make(map[string]*nft.Set, len(t.Sets)),
 		disp:   map[string]*Dispatch{},
 		obj:    map[string]*Object{},
-		entry:  map[entryKey]*Entry{},
 		back:   map[string]*nftBackend{},
 		fw:     map[nftDestKey]*Firewall{},
 
@@ -218,6 +220,18 @@ func FromNFT(t *nft.Table, attr *Attribution) *View {
 	for _, s := range t.Sets {
 		x.sets[s.Name] = s
 	}
+	// The entries are made to their number, at most an element of each
+	// map they come from: grown by doubling, the index of a large node's
+	// entries (tens of thousands) and their list were garbage several
+	// times over as the views were built.
+	n := 0
+	for _, name := range [...]string{nftServiceIPs, nftServiceNodePort, nftNoEndpointSvcs, nftNoEndpointNPs} {
+		if s := x.sets[name]; s != nil {
+			n += len(s.Elements)
+		}
+	}
+	x.entry = make(map[entryKey]*Entry, n)
+	x.v.Entries = make([]*Entry, 0, n)
 	if s := x.sets["cluster-ips"]; s != nil && !s.IsMap {
 		x.clusterIPs = make(map[netip.Addr]bool, len(s.Elements))
 		for i := range s.Elements {
@@ -862,7 +876,9 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 			d.Affinity.Evidence = append(d.Affinity.Evidence, NFTRuleEvidence(r))
 			continue
 		}
-		if slots, ng, ok := nftNumgenSlots(r); ok {
+		if slots, ng, ok := nftNumgenSlots(r, x.slots[:0]); ok {
+			x.slots = slots
+			d.Backends = slices.Grow(d.Backends, len(slots))
 			valid := 0
 			ruleEv := oneEvidence(NFTRuleEvidence(r))
 			for _, s := range slots {
@@ -951,8 +967,10 @@ type nftSlot struct {
 }
 
 // nftNumgenSlots reads `numgen random mod N vmap { i : goto endpoint-… }`
-// and `dnat ip to numgen random mod N map { i : IP . port }`.
-func nftNumgenSlots(r *nft.Rule) ([]nftSlot, *nft.Numgen, bool) {
+// and `dnat ip to numgen random mod N map { i : IP . port }`, appending
+// the slots to out (a scratch the caller reuses: a large node has a map
+// per service port).
+func nftNumgenSlots(r *nft.Rule, out []nftSlot) ([]nftSlot, *nft.Numgen, bool) {
 	for _, s := range r.Stmts {
 		switch st := s.(type) {
 		case *nft.Vmap:
@@ -961,7 +979,7 @@ func nftNumgenSlots(r *nft.Rule) ([]nftSlot, *nft.Numgen, bool) {
 			if !ok1 || !ok2 {
 				return nil, nil, false
 			}
-			out := make([]nftSlot, 0, len(set.Elements))
+			out = slices.Grow(out, len(set.Elements))
 			for i := range set.Elements {
 				el := &set.Elements[i]
 				n, ok := nftIndex(el.Key())
@@ -987,7 +1005,7 @@ func nftNumgenSlots(r *nft.Rule) ([]nftSlot, *nft.Numgen, bool) {
 			// The backends of the map are made in one allocation, and
 			// their endpoints are parts of one string: a large node has a
 			// map per service port.
-			out := make([]nftSlot, 0, len(set.Elements))
+			out = slices.Grow(out, len(set.Elements))
 			size := 0
 			for i := range set.Elements {
 				if d := set.Elements[i].Data(); len(d) == 2 {
@@ -1255,27 +1273,34 @@ func nftElementKey(el *nft.Element) string { return strings.Join(el.Key(), " . "
 // comment and data as nft prints them (the same for the text and the JSON
 // listing).
 func NFTElementEvidence(s *nft.Set, el *nft.Element) model.Evidence {
-	var b strings.Builder
-	b.Grow(96)
-	for i, k := range el.Key() {
-		if i > 0 {
-			b.WriteString(" . ")
-		}
-		b.WriteString(k)
-	}
+	// Written on the stack, then copied once into a string of its
+	// length: a large node has an element per service port.
+	var buf [128]byte
+	b := appendParts(buf[:0], el.Key())
 	if el.Comment() != "" {
-		b.WriteString(` comment "` + el.Comment() + `"`)
+		b = append(append(append(b, ` comment "`...), el.Comment()...), '"')
 	}
 	switch {
 	case el.Verdict != nil:
-		b.WriteString(" : " + el.Verdict.Kind)
+		b = append(append(b, " : "...), el.Verdict.Kind...)
 		if el.Verdict.Target != "" {
-			b.WriteString(" " + el.Verdict.Target)
+			b = append(append(b, ' '), el.Verdict.Target...)
 		}
 	case len(el.Data()) > 0:
-		b.WriteString(" : " + strings.Join(el.Data(), " . "))
+		b = appendParts(append(b, " : "...), el.Data())
 	}
-	return model.EvidenceAt(el.Pos(), b.String())
+	return model.EvidenceAt(el.Pos(), string(b))
+}
+
+// appendParts appends parts joined by " . " to b.
+func appendParts(b []byte, parts []string) []byte {
+	for i, p := range parts {
+		if i > 0 {
+			b = append(b, " . "...)
+		}
+		b = append(b, p...)
+	}
+	return b
 }
 
 // NFTRuleEvidence returns the evidence of a rule.
