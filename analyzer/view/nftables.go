@@ -235,8 +235,8 @@ func FromNFT(t *nft.Table, attr *Attribution) *View {
 	if s := x.sets["cluster-ips"]; s != nil && !s.IsMap {
 		x.clusterIPs = make(map[netip.Addr]bool, len(s.Elements))
 		for i := range s.Elements {
-			if len(s.Elements[i].Key()) == 1 {
-				if a, err := netip.ParseAddr(s.Elements[i].Key()[0]); err == nil {
+			if s.Elements[i].NumKey() == 1 {
+				if a, err := netip.ParseAddr(s.Elements[i].Part(0)); err == nil {
 					x.clusterIPs[a.Unmap()] = true
 				}
 			}
@@ -408,7 +408,7 @@ func (x *nftExtractor) firewalls() {
 		for i := range m.Elements {
 			el := &m.Elements[i]
 			x.elementObject(m, el)
-			ip, proto, port, ok := nftDest(el.Key())
+			ip, proto, port, ok := nftDest(el.AppendKey(make([]string, 0, 4)))
 			if !ok || el.Verdict == nil || el.Verdict.Target == "" {
 				continue
 			}
@@ -442,7 +442,7 @@ func (x *nftExtractor) firewalls() {
 	for i := range fwSet.Elements {
 		el := &fwSet.Elements[i]
 		x.elementObject(fwSet, el)
-		ip, proto, port, ok := nftDest(el.Key())
+		ip, proto, port, ok := nftDest(el.AppendKey(make([]string, 0, 4)))
 		if !ok {
 			continue
 		}
@@ -496,7 +496,7 @@ func (x *nftExtractor) elementService(el *nft.Element) string {
 			}
 		}
 	}
-	if ip, proto, port, ok := nftDest(el.Key()); ok {
+	if ip, proto, port, ok := nftDest(el.AppendKey(make([]string, 0, 4))); ok {
 		if sps := x.names.dest(ip, proto, port); len(sps) == 1 {
 			return sps[0].String()
 		}
@@ -513,7 +513,7 @@ func (x *nftExtractor) serviceEntries() {
 	}
 	for i := range m.Elements {
 		el := &m.Elements[i]
-		ip, proto, port, ok := nftDest(el.Key())
+		ip, proto, port, ok := nftDest(el.AppendKey(make([]string, 0, 4)))
 		if !ok || !x.used[m.Name] || el.Verdict == nil || el.Verdict.Target == "" {
 			x.unusable(m, el, ok)
 			continue
@@ -542,7 +542,7 @@ func (x *nftExtractor) nodePortEntries() {
 	}
 	for i := range m.Elements {
 		el := &m.Elements[i]
-		proto, port, ok := nftProtoPort(el.Key())
+		proto, port, ok := nftProtoPort(el.AppendKey(make([]string, 0, 4)))
 		if !ok || !x.used[m.Name] || el.Verdict == nil || el.Verdict.Target == "" {
 			x.unusable(m, el, ok)
 			continue
@@ -582,9 +582,9 @@ func (x *nftExtractor) blockEntries(name string, nodePorts bool) {
 		var port int32
 		var ok bool
 		if nodePorts {
-			proto, port, ok = nftProtoPort(el.Key())
+			proto, port, ok = nftProtoPort(el.AppendKey(make([]string, 0, 4)))
 		} else {
-			ip, proto, port, ok = nftDest(el.Key())
+			ip, proto, port, ok = nftDest(el.AppendKey(make([]string, 0, 4)))
 		}
 		action := x.blockAction(el.Verdict)
 		if !ok || !x.used[name] || action == "" {
@@ -971,6 +971,7 @@ type nftSlot struct {
 // the slots to out (a scratch the caller reuses: a large node has a map
 // per service port).
 func nftNumgenSlots(r *nft.Rule, out []nftSlot) ([]nftSlot, *nft.Numgen, bool) {
+	var kbuf, dbuf [4]string // an element's key and data, read in place
 	for _, s := range r.Stmts {
 		switch st := s.(type) {
 		case *nft.Vmap:
@@ -982,7 +983,7 @@ func nftNumgenSlots(r *nft.Rule, out []nftSlot) ([]nftSlot, *nft.Numgen, bool) {
 			out = slices.Grow(out, len(set.Elements))
 			for i := range set.Elements {
 				el := &set.Elements[i]
-				n, ok := nftIndex(el.Key())
+				n, ok := nftIndex(el.AppendKey(kbuf[:0]))
 				if !ok || el.Verdict == nil || el.Verdict.Target == "" {
 					return nil, nil, false
 				}
@@ -1008,7 +1009,7 @@ func nftNumgenSlots(r *nft.Rule, out []nftSlot) ([]nftSlot, *nft.Numgen, bool) {
 			out = slices.Grow(out, len(set.Elements))
 			size := 0
 			for i := range set.Elements {
-				if d := set.Elements[i].Data(); len(d) == 2 {
+				if d := set.Elements[i].AppendData(dbuf[:0]); len(d) == 2 {
 					size += len(d[0]) + 1 + len(d[1])
 				}
 			}
@@ -1016,8 +1017,8 @@ func nftNumgenSlots(r *nft.Rule, out []nftSlot) ([]nftSlot, *nft.Numgen, bool) {
 			eps := make([]byte, 0, size)
 			for i := range set.Elements {
 				el := &set.Elements[i]
-				n, ok := nftIndex(el.Key())
-				d := el.Data()
+				n, ok := nftIndex(el.AppendKey(kbuf[:0]))
+				d := el.AppendData(dbuf[:0])
 				if !ok || len(d) != 2 {
 					return nil, nil, false
 				}
@@ -1027,7 +1028,7 @@ func nftNumgenSlots(r *nft.Rule, out []nftSlot) ([]nftSlot, *nft.Numgen, bool) {
 			all := string(eps)
 			for i := range bs {
 				if bs[i].Endpoint == "" {
-					d := set.Elements[i].Data()
+					d := set.Elements[i].AppendData(dbuf[:0])
 					n := len(d[0]) + 1 + len(d[1])
 					bs[i].Endpoint, all = all[:n], all[n:]
 				}
@@ -1214,8 +1215,8 @@ func nftSourceFilter(r *nft.Rule, ipx string) ([]netip.Prefix, bool) {
 		}
 	case *nft.AnonSet:
 		for i := range rv.Elements {
-			if len(rv.Elements[i].Key()) == 1 {
-				if p, ok := nftPrefix(rv.Elements[i].Key()[0]); ok {
+			if rv.Elements[i].NumKey() == 1 {
+				if p, ok := nftPrefix(rv.Elements[i].Part(0)); ok {
 					out = append(out, p)
 				}
 			}
@@ -1276,7 +1277,8 @@ func NFTElementEvidence(s *nft.Set, el *nft.Element) model.Evidence {
 	// Written on the stack, then copied once into a string of its
 	// length: a large node has an element per service port.
 	var buf [128]byte
-	b := appendParts(buf[:0], el.Key())
+	var pbuf [4]string
+	b := appendParts(buf[:0], el.AppendKey(pbuf[:0]))
 	if el.Comment() != "" {
 		b = append(append(append(b, ` comment "`...), el.Comment()...), '"')
 	}
@@ -1286,8 +1288,8 @@ func NFTElementEvidence(s *nft.Set, el *nft.Element) model.Evidence {
 		if el.Verdict.Target != "" {
 			b = append(append(b, ' '), el.Verdict.Target...)
 		}
-	case len(el.Data()) > 0:
-		b = appendParts(append(b, " : "...), el.Data())
+	case el.HasData():
+		b = appendParts(append(b, " : "...), el.AppendData(pbuf[:0]))
 	}
 	return model.EvidenceAt(el.Pos(), string(b))
 }
