@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/google/nftables"
 
@@ -89,6 +90,10 @@ type nftNames struct {
 	byHash map[string]*model.ServicePort // "HASH8", for truncated names
 	byPort map[string]*model.ServicePort // "ns/name:port proto"
 	byDest map[nftDestKey][]*model.ServicePort
+	// ports are the service ports byPort is made of, on first use: only
+	// endpoint chains' names are looked up there, and a node whose
+	// service chains dnat to maps of addresses has none.
+	ports map[string]*model.ServicePort
 }
 
 // nftDestKey is a destination: an address, a protocol and a port.
@@ -106,12 +111,11 @@ func newNFTNames(a *Attribution) *nftNames {
 	// Sized for the service ports: a large node has tens of thousands.
 	k := len(a.byHash)
 	n := &nftNames{byBase: make(map[string]*model.ServicePort, k), byHash: make(map[string]*model.ServicePort, k),
-		byPort: make(map[string]*model.ServicePort, k), byDest: make(map[nftDestKey][]*model.ServicePort, k)}
+		byDest: make(map[nftDestKey][]*model.ServicePort, k), ports: a.byHash}
 	for _, sp := range a.byHash {
 		base := kpnames.NFTServiceChainBase(sp.Name.Namespace, sp.Name.Name, sp.Name.Port, sp.ProtoLower())
 		n.byBase[base] = sp
 		n.byHash[base[:8]] = sp
-		n.byPort[sp.String()+" "+sp.ProtoLower()] = sp
 		if sp.Skip != "" {
 			continue
 		}
@@ -137,6 +141,12 @@ func (n *nftNames) service(name NFTName) (string, *model.ServicePort) {
 	var sp *model.ServicePort
 	switch {
 	case name.Endpoint != "" && name.Port != "":
+		if n.byPort == nil {
+			n.byPort = make(map[string]*model.ServicePort, len(n.ports))
+			for _, sp := range n.ports {
+				n.byPort[sp.String()+" "+sp.ProtoLower()] = sp
+			}
+		}
 		sp = n.byPort[name.Port+" "+name.Protocol]
 	case name.Endpoint == "":
 		sp = n.byBase[name.Base]
@@ -1025,7 +1035,9 @@ func nftNumgenSlots(r *nft.Rule, out []nftSlot) ([]nftSlot, *nft.Numgen, bool) {
 				eps = setAddrBackend(&bs[i], d[0], d[1], eps)
 				out = append(out, nftSlot{index: n, b: &bs[i]})
 			}
-			all := string(eps)
+			// eps, made to its size and not written again, is the
+			// endpoints' string itself rather than copied into one.
+			all := unsafe.String(unsafe.SliceData(eps), len(eps))
 			for i := range bs {
 				if bs[i].Endpoint == "" {
 					d := set.Elements[i].AppendData(dbuf[:0])
