@@ -850,7 +850,7 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 	}
 	x.disp[c.Name] = d
 	remaining := 1.0
-	affinity := map[string]string{} // endpoint chain -> affinity set checked
+	var affinity map[string]string // endpoint chain -> affinity set checked, made at the first
 	var sets []*nft.Set
 	// add appends a backend balanced by rule r (whose evidence, ruleEv, the
 	// backends of one rule share); fresh backends (dnat map slots) are used
@@ -876,6 +876,9 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 			continue // masquerade rule
 		}
 		if set, ep, ok := nftAffinityRule(r, x.ipx); ok {
+			if affinity == nil {
+				affinity = map[string]string{}
+			}
 			affinity[ep] = set
 			if s := x.sets[set]; s != nil {
 				sets = append(sets, s)
