@@ -127,8 +127,9 @@ func BenchmarkAnalyze10k(b *testing.B) {
 // configuration as loose files; go test -run '^$' -bench AnalyzeNFT10k
 // ./cmd). peak-heap-MB is what the heap's objects reached: with the
 // elements of the listing's sets and maps kept as their text in it rather
-// than lists of parts, the views' and the sweep's garbage cut, 81 to 87 MB
-// where it was 91 to 95 (see docs/design.md, "Performance").
+// than lists of parts and the views' and the sweep's garbage cut, 89.5 MiB
+// where it was 98.7 (5 runs each, load 4; see docs/design.md,
+// "Performance").
 func BenchmarkAnalyzeNFT10k(b *testing.B) {
 	dir := b.TempDir()
 	spec := benchgen.Default
