@@ -1,12 +1,12 @@
 package nft
 
 import (
-	"slices"
 	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
