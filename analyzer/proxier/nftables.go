@@ -361,7 +361,7 @@ func (in *input) nftServiceCIDRs(f model.Family) []netip.Prefix {
 				vals = []string{x.Text}
 			case *nft.AnonSet:
 				for _, e := range x.Elements {
-					vals = append(vals, e.Key()...)
+					vals = e.AppendKey(vals)
 				}
 			}
 			for _, v := range vals {

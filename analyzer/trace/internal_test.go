@@ -141,21 +141,21 @@ func TestAppendDest(t *testing.T) {
 // else the first other element whose key matches them, else none.
 func TestSetIndex(t *testing.T) {
 	services := []nft.Element{
-		{Parts: []string{"10.96.0.10", "tcp", "53"}, NKey: 3},
-		{Parts: []string{"10.96.0.10", "udp", "53"}, NKey: 3},
-		{Parts: []string{"10.96.0.10", "tcp", "53"}, NKey: 3}, // a duplicate: never found
-		{Parts: []string{"10.0.0.0/8", "tcp", "80-90"}, NKey: 3},
-		{Parts: []string{"fd00::10", "tcp", "443"}, NKey: 3},
-		{Parts: []string{"10.96.0.11", "tcp", "8080"}, NKey: 3},
-		{Parts: []string{"10.96.0.12", "0x11", "8080"}, NKey: 3},
+		nft.NewElement([]string{"10.96.0.10", "tcp", "53"}, nil),
+		nft.NewElement([]string{"10.96.0.10", "udp", "53"}, nil),
+		nft.NewElement([]string{"10.96.0.10", "tcp", "53"}, nil), // a duplicate: never found
+		nft.NewElement([]string{"10.0.0.0/8", "tcp", "80-90"}, nil),
+		nft.NewElement([]string{"fd00::10", "tcp", "443"}, nil),
+		nft.NewElement([]string{"10.96.0.11", "tcp", "8080"}, nil),
+		nft.NewElement([]string{"10.96.0.12", "0x11", "8080"}, nil),
 	}
-	ifaces := []nft.Element{{Parts: []string{"\"eth*\""}, NKey: 1}, {Parts: []string{"\"lo\""}, NKey: 1}}
+	ifaces := []nft.Element{nft.NewElement([]string{"\"eth*\""}, nil), nft.NewElement([]string{"\"lo\""}, nil)}
 	ports := []nft.Element{
-		{Parts: []string{"30000-32767"}, NKey: 1},
-		{Parts: []string{"31000"}, NKey: 1}, // exact: found before the range above
-		{Parts: []string{"1", "2", "3", "4", "5", "6", "7"}, NKey: 7},
+		nft.NewElement([]string{"30000-32767"}, nil),
+		nft.NewElement([]string{"31000"}, nil), // exact: found before the range above
+		nft.NewElement([]string{"1", "2", "3", "4", "5", "6", "7"}, nil),
 	}
-	states := []nft.Element{{Parts: []string{"invalid"}, NKey: 1}, {Parts: []string{"established,related"}, NKey: 2}}
+	states := []nft.Element{nft.NewElement([]string{"invalid"}, nil), nft.NewElement([]string{"established,related"}, nil)}
 	addr := func(s string) nval { return nval{kind: kAddr, addr: netip.MustParseAddr(s)} }
 	num := func(n uint64) nval { return nval{kind: kNum, num: n} }
 	str := func(s string) nval { return nval{kind: kStr, str: s} }

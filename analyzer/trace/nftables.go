@@ -98,6 +98,8 @@ type nftWalk struct {
 	// walk (see draws, mapDraws).
 	drawBuf    []draw
 	mapDrawBuf []mapDraw
+	// dests caches the texts of the paths' destinations (see destText).
+	dests map[netip.AddrPort]string
 	// nwork counts the rules evaluated, over every path; err is set when
 	// it passed the bound: the walk stops.
 	nwork   int
@@ -243,6 +245,8 @@ type nftScratch struct {
 	// drawBuf and mapDrawBuf are the walk's.
 	drawBuf    []draw
 	mapDrawBuf []mapDraw
+	// dests is the walks' cache of destinations' texts (see destText).
+	dests map[netip.AddrPort]string
 }
 
 // maxPooledMemo is the most entries of a walk's memo the next walk
@@ -265,7 +269,7 @@ var nftScratchPool = sync.Pool{New: func() any {
 // pool with w's memo; states is how many of the first state chunk the
 // walk used.
 func (sc *nftScratch) release(states int, w *nftWalk) {
-	sc.memo, sc.memoEnts, sc.kbuf = nil, nil, w.kbuf
+	sc.memo, sc.memoEnts, sc.kbuf, sc.dests = nil, nil, w.kbuf, w.dests
 	clear(w.enteredFew)
 	sc.enteredFew, sc.memoHeads = w.enteredFew[:0], w.memoHeads[:0]
 	if len(w.memoEnts) <= maxPooledMemo {
@@ -289,7 +293,7 @@ func (sc *nftScratch) release(states int, w *nftWalk) {
 // keep takes back w's buffers and memo for the next walk, as release
 // does, without clearing what they hold (the memo is emptied).
 func (sc *nftScratch) keep(w *nftWalk) {
-	sc.kbuf = w.kbuf
+	sc.kbuf, sc.dests = w.kbuf, w.dests
 	sc.enteredFew, sc.memoHeads = w.enteredFew[:0], w.memoHeads[:0]
 	sc.memo, sc.memoEnts = nil, nil
 	if len(w.memoEnts) <= maxPooledMemo {
@@ -343,7 +347,7 @@ type nftState struct {
 	merged   bool
 	proto    string
 	iif, oif string
-	dnat     string // destination after DNAT ("" when none)
+	dnat     netip.AddrPort // destination after DNAT (not valid when none)
 	snat     string
 	hook     string
 	conds    []string
@@ -608,7 +612,7 @@ func walkNFTWith(dp *Dataplane, pkt Packet, opts Options, res *Result, sc *nftSc
 		done = make([]Path, 0, 8)
 	}
 	w := &nftWalk{dp: dp, opts: opts, ix: ix, hooks: ix.hooks, arena: sc.arena[:0], outs: sc.outs[:0], ends: sc.ends[:0], vals: sc.vals[:0], vars: sc.vars[:0], ptrs: sc.ptrs[:0],
-		drawBuf: sc.drawBuf, mapDrawBuf: sc.mapDrawBuf,
+		drawBuf: sc.drawBuf, mapDrawBuf: sc.mapDrawBuf, dests: sc.dests,
 		states: sc.states[:0], memo: sc.memo, memoEnts: sc.memoEnts, kbuf: sc.kbuf, enteredFew: sc.enteredFew, memoHeads: sc.memoHeads, done: done, maxWork: opts.maxWork(dp)}
 	defer func() {
 		if !pool {
@@ -651,7 +655,7 @@ func walkNFTWith(dp *Dataplane, pkt Packet, opts Options, res *Result, sc *nftSc
 	default:
 		for _, s := range w.hook([]*nftState{st}, "prerouting") {
 			if !opts.Summary {
-				s.why = dp.routeWhy(s.dst, s.dnat != "")
+				s.why = dp.routeWhy(s.dst, s.dnat.IsValid())
 			}
 			if dp.IsLocal(s.dst) {
 				w.finish(w.hook([]*nftState{s}, "input"))
@@ -872,7 +876,7 @@ func (w *nftWalk) hook(in []*nftState, hook string) []*nftState {
 func (w *nftWalk) finish(sts []*nftState) {
 	for _, st := range sts {
 		switch {
-		case st.dnat != "":
+		case st.dnat.IsValid():
 			w.end(st, VerdictDNAT)
 		case w.dp.IsLocal(st.dst):
 			w.end(st, VerdictLocal)
@@ -885,15 +889,36 @@ func (w *nftWalk) finish(sts []*nftState) {
 func (w *nftWalk) end(st *nftState, v Verdict) {
 	p := Path{Probability: st.prob, Verdict: v, Masquerade: st.masq, SNAT: st.snat,
 		Conditions: st.conds, Steps: st.steps, Warnings: st.warnings, Hops: st.hops, Merged: st.merged}
-	if st.dnat != "" {
-		p.Destination = st.dnat
+	if st.dnat.IsValid() {
+		p.Destination = w.destText(st.dnat)
 	} else {
-		p.Destination = netip.AddrPortFrom(st.dst, st.dport).String()
+		p.Destination = w.destText(netip.AddrPortFrom(st.dst, st.dport))
 	}
 	if p.Steps == nil {
 		p.Steps = []Step{}
 	}
 	w.done = append(w.done, p)
+}
+
+// maxDests is the most destinations' texts the walks of a scratch keep.
+const maxDests = 1024
+
+// destText returns the text of a path's destination, from the cache the
+// walks of a scratch share: a sweep traces the packets of a service port
+// one after the other (from a pod, from the node), whose paths end at the
+// same endpoints, and the text of each was a string made for every path.
+func (w *nftWalk) destText(ap netip.AddrPort) string {
+	if s, ok := w.dests[ap]; ok {
+		return s
+	}
+	s := ap.String()
+	if w.dests == nil {
+		w.dests = make(map[netip.AddrPort]string, 64)
+	} else if len(w.dests) >= maxDests {
+		clear(w.dests)
+	}
+	w.dests[ap] = s
+	return s
 }
 
 // maxJumps is the kernel's jump stack depth (NFT_JUMP_STACK_SIZE).

@@ -388,7 +388,7 @@ func (w *nftWalk) scalar(st *nftState, e nft.Expr, v *nval) (res int, why string
 			*v = nval{kind: kFlags, flags: ctFlagsNew}
 			return sOne, ""
 		case "status":
-			dnat, snat := st.dnat != "", st.masq || st.snat != ""
+			dnat, snat := st.dnat.IsValid(), st.masq || st.snat != ""
 			var fl []string
 			switch {
 			case dnat && snat:
@@ -945,10 +945,11 @@ func newSetIndex(elems []nft.Element) *setIndex {
 	var kbuf [64]byte
 	var fbuf [256]byte
 	var pbuf [4]part
+	var ebuf [4]string
 	key, few := kbuf[:0], fbuf[:0]
 	ps := pbuf[:0] // the compiled key of the element, kept only when not exact
-	for i, e := range elems {
-		ek := e.Key()
+	for i := range elems {
+		ek := elems[i].AppendKey(ebuf[:0])
 		ps = slices.Grow(ps[:0], len(ek))[:len(ek)]
 		isExact := len(ek) <= maxHashParts
 		key = key[:0]
@@ -1068,8 +1069,9 @@ func (ix *setIndex) lookup(vals []nval) (int, bool) {
 	if all == nil {
 		// Made by whichever lookup comes first, the same every time.
 		parts := make([][]part, len(ix.elems))
-		for i, e := range ix.elems {
-			ek := e.Key()
+		var ebuf [4]string
+		for i := range ix.elems {
+			ek := ix.elems[i].AppendKey(ebuf[:0])
 			parts[i] = make([]part, len(ek))
 			for j, k := range ek {
 				parts[i][j] = compilePart(k)
@@ -1426,7 +1428,7 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 			lo = netip.IPv6Loopback()
 		}
 		st.dst, st.dport = lo, port
-		st.dnat = netip.AddrPortFrom(lo, port).String()
+		st.dnat = netip.AddrPortFrom(lo, port)
 		bind(st)
 		return []branch{{st: st, end: rAccept, warn: "redirect: the destination is taken as the loopback address"}}
 	case "dnat":
@@ -1456,7 +1458,7 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 			return branch{st: st, end: rNoMatch, warn: "not modelled: " + nft.StmtString(n) + "; assumed not to match"}
 		}
 		st.dst, st.dport = a.Unmap(), p
-		st.dnat = netip.AddrPortFrom(st.dst, p).String()
+		st.dnat = netip.AddrPortFrom(st.dst, p)
 		bind(st)
 		return branch{st: st, end: rAccept, note: note}
 	}
@@ -1469,12 +1471,13 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 			return done
 		}
 		out := carve(&w.arena, len(ds))
+		var dbuf [2]string
 		for _, d := range ds {
 			if d.elem < 0 {
 				out = append(out, branch{st: d.st, end: rNoMatch})
 				continue
 			}
-			data := ix.elems[d.elem].Data()
+			data := ix.elems[d.elem].AppendData(dbuf[:0])
 			switch {
 			case len(data) == 2 && n.Port == nil:
 				out = append(out, to(d.st, data[0], data[1], true, nil, d.note))

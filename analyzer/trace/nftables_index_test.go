@@ -22,10 +22,10 @@ func TestSetIndexSizes(t *testing.T) {
 			addr := func(i int) string { return fmt.Sprintf("10.0.%d.%d", i>>8, i&255) }
 			var els []nft.Element
 			for i := range n - 2 {
-				els = append(els, nft.Element{Parts: []string{addr(i + 1), "80"}, NKey: 2})
+				els = append(els, nft.NewElement([]string{addr(i + 1), "80"}, nil))
 			}
 			// A duplicate of the first element, and a range.
-			els = append(els, nft.Element{Parts: []string{"10.0.0.1", "80"}, NKey: 2}, nft.Element{Parts: []string{"10.1.0.0/16", "80"}, NKey: 2})
+			els = append(els, nft.NewElement([]string{"10.0.0.1", "80"}, nil), nft.NewElement([]string{"10.1.0.0/16", "80"}, nil))
 			ix := newSetIndex(els)
 			if n > smallSet && ix.exact == nil || n <= smallSet && ix.exact != nil {
 				t.Errorf("%d elements: sorted %v", n, ix.exact != nil)
@@ -64,7 +64,7 @@ func TestSetIndexSizes(t *testing.T) {
 func TestSmallSetIndexAllocs(t *testing.T) {
 	var els []nft.Element
 	for i := range smallSet {
-		els = append(els, nft.Element{Parts: []string{fmt.Sprint(i), fmt.Sprintf("10.128.0.%d", i), "8080"}, NKey: 1})
+		els = append(els, nft.NewElement([]string{fmt.Sprint(i)}, []string{fmt.Sprintf("10.128.0.%d", i), "8080"}))
 	}
 	n := testing.AllocsPerRun(20, func() { newSetIndex(els) })
 	if n > 6 {
@@ -126,7 +126,7 @@ func TestStateKey(t *testing.T) {
 		"oif":      func(s *nftState) { s.oif = "eth0" },
 		"mark":     func(s *nftState) { s.mark = 0 },
 		"ctmark":   func(s *nftState) { s.ctmark = 1 },
-		"dnat":     func(s *nftState) { s.dnat = "10.128.0.1:8080" },
+		"dnat":     func(s *nftState) { s.dnat = netip.MustParseAddrPort("10.128.0.1:8080") },
 		"masq":     func(s *nftState) { s.masq = true },
 		"snat":     func(s *nftState) { s.snat = "10.0.0.9" },
 		"natDone":  func(s *nftState) { s.natDone[1] = true },
@@ -151,7 +151,7 @@ func TestSetIndexRoom(t *testing.T) {
 	const n = 20000
 	els := make([]nft.Element, n)
 	for i := range els {
-		els[i] = nft.Element{Parts: []string{fmt.Sprintf("10.%d.%d.%d", i>>16, i>>8&255, i&255), "80"}, NKey: 2}
+		els[i] = nft.NewElement([]string{fmt.Sprintf("10.%d.%d.%d", i>>16, i>>8&255, i&255), "80"}, nil)
 	}
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -363,7 +363,7 @@ func TestKeyValsIsEvalKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := &nftState{prob: 1, src: netip.MustParseAddr("10.0.0.1"), dst: netip.MustParseAddr("10.96.0.1"), dport: 80, proto: "tcp",
-		mark: 0x4001, dnat: "10.1.0.1:8080", hook: "forward"}
+		mark: 0x4001, dnat: netip.MustParseAddrPort("10.1.0.1:8080"), hook: "forward"}
 	w := &nftWalk{dp: &Dataplane{}}
 	for i, r := range rs.Tables[0].Chains[0].Rules {
 		m, isMatch := r.Stmts[0].(*nft.Match)

@@ -368,7 +368,13 @@ func (s *nftState) appendKey(b []byte) []byte {
 		}
 	}
 	b = append(b, flags)
-	for _, f := range [...]string{s.proto, s.iif, s.oif, s.dnat, s.snat, s.hook} {
+	if s.dnat.IsValid() {
+		b = appendAddr(append(b, 1), s.dnat.Addr())
+		b = binary.LittleEndian.AppendUint16(b, s.dnat.Port())
+	} else {
+		b = append(b, 0)
+	}
+	for _, f := range [...]string{s.proto, s.iif, s.oif, s.snat, s.hook} {
 		b = appendStr(b, f)
 	}
 	for _, list := range [...][]string{s.conds, s.warnings} {

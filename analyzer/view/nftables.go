@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/google/nftables"
 
@@ -89,6 +90,10 @@ type nftNames struct {
 	byHash map[string]*model.ServicePort // "HASH8", for truncated names
 	byPort map[string]*model.ServicePort // "ns/name:port proto"
 	byDest map[nftDestKey][]*model.ServicePort
+	// ports are the service ports byPort is made of, on first use: only
+	// endpoint chains' names are looked up there, and a node whose
+	// service chains dnat to maps of addresses has none.
+	ports map[string]*model.ServicePort
 }
 
 // nftDestKey is a destination: an address, a protocol and a port.
@@ -106,12 +111,11 @@ func newNFTNames(a *Attribution) *nftNames {
 	// Sized for the service ports: a large node has tens of thousands.
 	k := len(a.byHash)
 	n := &nftNames{byBase: make(map[string]*model.ServicePort, k), byHash: make(map[string]*model.ServicePort, k),
-		byPort: make(map[string]*model.ServicePort, k), byDest: make(map[nftDestKey][]*model.ServicePort, k)}
+		byDest: make(map[nftDestKey][]*model.ServicePort, k), ports: a.byHash}
 	for _, sp := range a.byHash {
 		base := kpnames.NFTServiceChainBase(sp.Name.Namespace, sp.Name.Name, sp.Name.Port, sp.ProtoLower())
 		n.byBase[base] = sp
 		n.byHash[base[:8]] = sp
-		n.byPort[sp.String()+" "+sp.ProtoLower()] = sp
 		if sp.Skip != "" {
 			continue
 		}
@@ -137,6 +141,12 @@ func (n *nftNames) service(name NFTName) (string, *model.ServicePort) {
 	var sp *model.ServicePort
 	switch {
 	case name.Endpoint != "" && name.Port != "":
+		if n.byPort == nil {
+			n.byPort = make(map[string]*model.ServicePort, len(n.ports))
+			for _, sp := range n.ports {
+				n.byPort[sp.String()+" "+sp.ProtoLower()] = sp
+			}
+		}
 		sp = n.byPort[name.Port+" "+name.Protocol]
 	case name.Endpoint == "":
 		sp = n.byBase[name.Base]
@@ -168,6 +178,9 @@ type nftExtractor struct {
 	obj   map[string]*Object
 	entry map[entryKey]*Entry
 	back  map[string]*nftBackend
+	// slots is the scratch of nftNumgenSlots, reused from one rule to
+	// the next.
+	slots []nftSlot
 	// affinitySet holds the set an endpoint chain updates, by chain.
 	affinitySet map[string]string
 	// fw holds the firewall of each destination.
@@ -206,7 +219,6 @@ func FromNFT(t *nft.Table, attr *Attribution) *View {
 		sets:   make(map[string]*nft.Set, len(t.Sets)),
 		disp:   map[string]*Dispatch{},
 		obj:    map[string]*Object{},
-		entry:  map[entryKey]*Entry{},
 		back:   map[string]*nftBackend{},
 		fw:     map[nftDestKey]*Firewall{},
 
@@ -218,11 +230,23 @@ func FromNFT(t *nft.Table, attr *Attribution) *View {
 	for _, s := range t.Sets {
 		x.sets[s.Name] = s
 	}
+	// The entries are made to their number, at most an element of each
+	// map they come from: grown by doubling, the index of a large node's
+	// entries (tens of thousands) and their list were garbage several
+	// times over as the views were built.
+	n := 0
+	for _, name := range [...]string{nftServiceIPs, nftServiceNodePort, nftNoEndpointSvcs, nftNoEndpointNPs} {
+		if s := x.sets[name]; s != nil {
+			n += len(s.Elements)
+		}
+	}
+	x.entry = make(map[entryKey]*Entry, n)
+	x.v.Entries = make([]*Entry, 0, n)
 	if s := x.sets["cluster-ips"]; s != nil && !s.IsMap {
 		x.clusterIPs = make(map[netip.Addr]bool, len(s.Elements))
 		for i := range s.Elements {
-			if len(s.Elements[i].Key()) == 1 {
-				if a, err := netip.ParseAddr(s.Elements[i].Key()[0]); err == nil {
+			if s.Elements[i].NumKey() == 1 {
+				if a, err := netip.ParseAddr(s.Elements[i].Part(0)); err == nil {
 					x.clusterIPs[a.Unmap()] = true
 				}
 			}
@@ -394,7 +418,7 @@ func (x *nftExtractor) firewalls() {
 		for i := range m.Elements {
 			el := &m.Elements[i]
 			x.elementObject(m, el)
-			ip, proto, port, ok := nftDest(el.Key())
+			ip, proto, port, ok := nftDest(el.AppendKey(make([]string, 0, 4)))
 			if !ok || el.Verdict == nil || el.Verdict.Target == "" {
 				continue
 			}
@@ -428,7 +452,7 @@ func (x *nftExtractor) firewalls() {
 	for i := range fwSet.Elements {
 		el := &fwSet.Elements[i]
 		x.elementObject(fwSet, el)
-		ip, proto, port, ok := nftDest(el.Key())
+		ip, proto, port, ok := nftDest(el.AppendKey(make([]string, 0, 4)))
 		if !ok {
 			continue
 		}
@@ -482,7 +506,7 @@ func (x *nftExtractor) elementService(el *nft.Element) string {
 			}
 		}
 	}
-	if ip, proto, port, ok := nftDest(el.Key()); ok {
+	if ip, proto, port, ok := nftDest(el.AppendKey(make([]string, 0, 4))); ok {
 		if sps := x.names.dest(ip, proto, port); len(sps) == 1 {
 			return sps[0].String()
 		}
@@ -499,7 +523,7 @@ func (x *nftExtractor) serviceEntries() {
 	}
 	for i := range m.Elements {
 		el := &m.Elements[i]
-		ip, proto, port, ok := nftDest(el.Key())
+		ip, proto, port, ok := nftDest(el.AppendKey(make([]string, 0, 4)))
 		if !ok || !x.used[m.Name] || el.Verdict == nil || el.Verdict.Target == "" {
 			x.unusable(m, el, ok)
 			continue
@@ -528,7 +552,7 @@ func (x *nftExtractor) nodePortEntries() {
 	}
 	for i := range m.Elements {
 		el := &m.Elements[i]
-		proto, port, ok := nftProtoPort(el.Key())
+		proto, port, ok := nftProtoPort(el.AppendKey(make([]string, 0, 4)))
 		if !ok || !x.used[m.Name] || el.Verdict == nil || el.Verdict.Target == "" {
 			x.unusable(m, el, ok)
 			continue
@@ -568,9 +592,9 @@ func (x *nftExtractor) blockEntries(name string, nodePorts bool) {
 		var port int32
 		var ok bool
 		if nodePorts {
-			proto, port, ok = nftProtoPort(el.Key())
+			proto, port, ok = nftProtoPort(el.AppendKey(make([]string, 0, 4)))
 		} else {
-			ip, proto, port, ok = nftDest(el.Key())
+			ip, proto, port, ok = nftDest(el.AppendKey(make([]string, 0, 4)))
 		}
 		action := x.blockAction(el.Verdict)
 		if !ok || !x.used[name] || action == "" {
@@ -826,7 +850,7 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 	}
 	x.disp[c.Name] = d
 	remaining := 1.0
-	affinity := map[string]string{} // endpoint chain -> affinity set checked
+	var affinity map[string]string // endpoint chain -> affinity set checked, made at the first
 	var sets []*nft.Set
 	// add appends a backend balanced by rule r (whose evidence, ruleEv, the
 	// backends of one rule share); fresh backends (dnat map slots) are used
@@ -852,6 +876,9 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 			continue // masquerade rule
 		}
 		if set, ep, ok := nftAffinityRule(r, x.ipx); ok {
+			if affinity == nil {
+				affinity = map[string]string{}
+			}
 			affinity[ep] = set
 			if s := x.sets[set]; s != nil {
 				sets = append(sets, s)
@@ -862,7 +889,9 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 			d.Affinity.Evidence = append(d.Affinity.Evidence, NFTRuleEvidence(r))
 			continue
 		}
-		if slots, ng, ok := nftNumgenSlots(r); ok {
+		if slots, ng, ok := nftNumgenSlots(r, x.slots[:0]); ok {
+			x.slots = slots
+			d.Backends = slices.Grow(d.Backends, len(slots))
 			valid := 0
 			ruleEv := oneEvidence(NFTRuleEvidence(r))
 			for _, s := range slots {
@@ -951,8 +980,11 @@ type nftSlot struct {
 }
 
 // nftNumgenSlots reads `numgen random mod N vmap { i : goto endpoint-… }`
-// and `dnat ip to numgen random mod N map { i : IP . port }`.
-func nftNumgenSlots(r *nft.Rule) ([]nftSlot, *nft.Numgen, bool) {
+// and `dnat ip to numgen random mod N map { i : IP . port }`, appending
+// the slots to out (a scratch the caller reuses: a large node has a map
+// per service port).
+func nftNumgenSlots(r *nft.Rule, out []nftSlot) ([]nftSlot, *nft.Numgen, bool) {
+	var kbuf, dbuf [4]string // an element's key and data, read in place
 	for _, s := range r.Stmts {
 		switch st := s.(type) {
 		case *nft.Vmap:
@@ -961,10 +993,10 @@ func nftNumgenSlots(r *nft.Rule) ([]nftSlot, *nft.Numgen, bool) {
 			if !ok1 || !ok2 {
 				return nil, nil, false
 			}
-			out := make([]nftSlot, 0, len(set.Elements))
+			out = slices.Grow(out, len(set.Elements))
 			for i := range set.Elements {
 				el := &set.Elements[i]
-				n, ok := nftIndex(el.Key())
+				n, ok := nftIndex(el.AppendKey(kbuf[:0]))
 				if !ok || el.Verdict == nil || el.Verdict.Target == "" {
 					return nil, nil, false
 				}
@@ -987,10 +1019,10 @@ func nftNumgenSlots(r *nft.Rule) ([]nftSlot, *nft.Numgen, bool) {
 			// The backends of the map are made in one allocation, and
 			// their endpoints are parts of one string: a large node has a
 			// map per service port.
-			out := make([]nftSlot, 0, len(set.Elements))
+			out = slices.Grow(out, len(set.Elements))
 			size := 0
 			for i := range set.Elements {
-				if d := set.Elements[i].Data(); len(d) == 2 {
+				if d := set.Elements[i].AppendData(dbuf[:0]); len(d) == 2 {
 					size += len(d[0]) + 1 + len(d[1])
 				}
 			}
@@ -998,18 +1030,20 @@ func nftNumgenSlots(r *nft.Rule) ([]nftSlot, *nft.Numgen, bool) {
 			eps := make([]byte, 0, size)
 			for i := range set.Elements {
 				el := &set.Elements[i]
-				n, ok := nftIndex(el.Key())
-				d := el.Data()
+				n, ok := nftIndex(el.AppendKey(kbuf[:0]))
+				d := el.AppendData(dbuf[:0])
 				if !ok || len(d) != 2 {
 					return nil, nil, false
 				}
 				eps = setAddrBackend(&bs[i], d[0], d[1], eps)
 				out = append(out, nftSlot{index: n, b: &bs[i]})
 			}
-			all := string(eps)
+			// eps, made to its size and not written again, is the
+			// endpoints' string itself rather than copied into one.
+			all := unsafe.String(unsafe.SliceData(eps), len(eps))
 			for i := range bs {
 				if bs[i].Endpoint == "" {
-					d := set.Elements[i].Data()
+					d := set.Elements[i].AppendData(dbuf[:0])
 					n := len(d[0]) + 1 + len(d[1])
 					bs[i].Endpoint, all = all[:n], all[n:]
 				}
@@ -1196,8 +1230,8 @@ func nftSourceFilter(r *nft.Rule, ipx string) ([]netip.Prefix, bool) {
 		}
 	case *nft.AnonSet:
 		for i := range rv.Elements {
-			if len(rv.Elements[i].Key()) == 1 {
-				if p, ok := nftPrefix(rv.Elements[i].Key()[0]); ok {
+			if rv.Elements[i].NumKey() == 1 {
+				if p, ok := nftPrefix(rv.Elements[i].Part(0)); ok {
 					out = append(out, p)
 				}
 			}
@@ -1255,27 +1289,35 @@ func nftElementKey(el *nft.Element) string { return strings.Join(el.Key(), " . "
 // comment and data as nft prints them (the same for the text and the JSON
 // listing).
 func NFTElementEvidence(s *nft.Set, el *nft.Element) model.Evidence {
-	var b strings.Builder
-	b.Grow(96)
-	for i, k := range el.Key() {
-		if i > 0 {
-			b.WriteString(" . ")
-		}
-		b.WriteString(k)
-	}
+	// Written on the stack, then copied once into a string of its
+	// length: a large node has an element per service port.
+	var buf [128]byte
+	var pbuf [4]string
+	b := appendParts(buf[:0], el.AppendKey(pbuf[:0]))
 	if el.Comment() != "" {
-		b.WriteString(` comment "` + el.Comment() + `"`)
+		b = append(append(append(b, ` comment "`...), el.Comment()...), '"')
 	}
 	switch {
 	case el.Verdict != nil:
-		b.WriteString(" : " + el.Verdict.Kind)
+		b = append(append(b, " : "...), el.Verdict.Kind...)
 		if el.Verdict.Target != "" {
-			b.WriteString(" " + el.Verdict.Target)
+			b = append(append(b, ' '), el.Verdict.Target...)
 		}
-	case len(el.Data()) > 0:
-		b.WriteString(" : " + strings.Join(el.Data(), " . "))
+	case el.HasData():
+		b = appendParts(append(b, " : "...), el.AppendData(pbuf[:0]))
 	}
-	return model.EvidenceAt(el.Pos(), b.String())
+	return model.EvidenceAt(el.Pos(), string(b))
+}
+
+// appendParts appends parts joined by " . " to b.
+func appendParts(b []byte, parts []string) []byte {
+	for i, p := range parts {
+		if i > 0 {
+			b = append(b, " . "...)
+		}
+		b = append(b, p...)
+	}
+	return b
 }
 
 // NFTRuleEvidence returns the evidence of a rule.

@@ -1,5 +1,7 @@
 package nft
 
+import "github.com/google/go-cmp/cmp"
+
 // StmtCase is a statement case of stmt_test.go: a rule as nft 1.0.6 lists
 // it in a table of family Family, and its JSON statements as nft -j
 // prints them.
@@ -13,3 +15,7 @@ func StmtCases() []StmtCase {
 	}
 	return out
 }
+
+// CmpElements lets cmp compare the elements of rulesets: their parts are
+// unexported, and alike for the same parts however they were read.
+var CmpElements = cmp.AllowUnexported(Element{})

@@ -402,7 +402,9 @@ func appendExpr(b []byte, e Expr) []byte {
 // appendElement prints an element as nft does: key, counter, timeout,
 // expires, comment, then " : " and the data.
 func appendElement(b []byte, e *Element) []byte {
-	for i, k := range e.Key() {
+	it := e.iter()
+	for i := range it.nkey {
+		k, _ := it.next()
 		if i > 0 {
 			b = append(b, " . "...)
 		}
@@ -429,9 +431,13 @@ func appendElement(b []byte, e *Element) []byte {
 	case e.Verdict != nil:
 		b = append(b, " : "...)
 		b = e.Verdict.appendStmt(b)
-	case len(e.Data()) > 0:
+	case e.HasData():
 		b = append(b, " : "...)
-		for i, d := range e.Data() {
+		for i := 0; ; i++ {
+			d, ok := it.next()
+			if !ok {
+				break
+			}
 			if i > 0 {
 				b = append(b, " . "...)
 			}

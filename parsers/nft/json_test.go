@@ -26,6 +26,7 @@ var ignorePos = cmp.Options{
 	cmpopts.IgnoreFields(nft.Chain{}, "Pos"),
 	cmpopts.IgnoreFields(nft.Set{}, "Pos"),
 	cmpopts.IgnoreFields(nft.Element{}, "Where", "Line"),
+	nft.CmpElements,
 	cmpopts.IgnoreFields(nft.Rule{}, "Pos"),
 	cmpopts.IgnoreFields(nft.Object{}, "Pos"),
 }

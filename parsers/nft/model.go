@@ -1,6 +1,7 @@
 package nft
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/nftables"
 
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/internal/bytestr"
 )
 
 // Ruleset is a whole ruleset listing: its tables in listing order.
@@ -162,15 +164,9 @@ func (s *Set) DataDatatypes() ([]nftables.SetDatatype, bool) {
 }
 
 // Element is an element of a set or map (named or anonymous). Its key
-// and data parts are in one list (Parts, see [Element.Key] and
-// [Element.Data]): a large ruleset has a hundred thousand elements,
-// which are kept small.
+// and data parts are kept as one string (see [Element.Part]): a large
+// ruleset has a hundred thousand elements, which are kept small.
 type Element struct {
-	// Parts holds the key's concatenated parts as nft prints them
-	// (addresses, prefixes "10.0.0.0/8", ranges "80-90", protocol names,
-	// ports, marks, quoted strings), then the parts of a map element's
-	// data when it is not a verdict. NKey is the number of key parts.
-	Parts []string `json:"-"`
 	// Verdict is the verdict of a verdict map element.
 	Verdict *Verdict `json:"verdict,omitempty"`
 	// Attrs holds the element's comment, timeout, expiry and counter, nil
@@ -181,42 +177,263 @@ type Element struct {
 	// when not known (an anonymous set's element in a text ruleset). Line
 	// is its line in a text ruleset. See [Element.Pos].
 	Where *parsers.Pos `json:"-"`
-	Line  int32        `json:"-"`
-	NKey  int32        `json:"-"`
+	// parts holds the key's concatenated parts as nft prints them
+	// (addresses, prefixes "10.0.0.0/8", ranges "80-90", protocol names,
+	// ports, marks, quoted strings), then the parts of a map element's
+	// data when it is not a verdict: joined as nft prints them (the key's
+	// parts separated by " . ", then " : " and the data's parts separated
+	// by " . "), which in a text listing is the element's own text, not
+	// copied; or, when parts holding a separator would not split back so
+	// (n is encoded), the counts of key parts and of parts then each part's
+	// length, as uvarints, each length followed by its part.
+	parts string
+	Line  int32 `json:"-"`
+	// nkey is the number of key parts, n of parts (key and data).
+	nkey, n uint16
 }
+
+// encoded is the n of an element whose parts are encoded.
+const encoded = 1<<16 - 1
 
 // NewElement returns an element of key and data parts (data nil for a
 // set's element or a verdict map's).
 func NewElement(key, data []string) Element {
-	if len(data) == 0 {
-		return Element{Parts: key, NKey: int32(len(key))}
-	}
-	parts := make([]string, 0, len(key)+len(data))
-	return Element{Parts: append(append(parts, key...), data...), NKey: int32(len(key))}
+	var e Element
+	e.setParts(key, data)
+	return e
 }
 
 // setParts sets the element's key and data parts.
 func (e *Element) setParts(key, data []string) {
-	n := NewElement(key, data)
-	e.Parts, e.NKey = n.Parts, n.NKey
+	var b []byte
+	var ok bool
+	if b, ok = joinParts(nil, key, data); ok {
+		e.parts, e.nkey, e.n = string(b), uint16(len(key)), uint16(len(key)+len(data))
+		return
+	}
+	e.parts, e.nkey, e.n = string(encodeParts(b[:0], key, data)), 0, encoded
 }
 
-// Key returns the element's key parts. The slice is the element's: the
-// caller must not modify it or append to it.
+// joinParts appends to b the parts of key and data as nft prints them,
+// and reports whether they split back so, and are few enough to count in
+// an element's n.
+func joinParts(b []byte, key, data []string) ([]byte, bool) {
+	start := len(b)
+	for i, k := range key {
+		if i > 0 {
+			b = append(b, " . "...)
+		}
+		b = append(b, k...)
+	}
+	for i, d := range data {
+		if i == 0 {
+			b = append(b, " : "...)
+		} else {
+			b = append(b, " . "...)
+		}
+		b = append(b, d...)
+	}
+	// The text is read in place: splitsBack keeps none of it.
+	return b, len(key)+len(data) < encoded && splitsBack(bytestr.Of(b[start:]), key, data)
+}
+
+// splitsBack reports whether text, the parts of key and data joined,
+// splits into them again: no part holds a separator where the split
+// would see one.
+func splitsBack(text string, key, data []string) bool {
+	it := (&Element{parts: text, nkey: uint16(len(key)), n: uint16(len(key) + len(data))}).iter()
+	for _, list := range [2][]string{key, data} {
+		for _, want := range list {
+			if p, ok := it.next(); !ok || p != want {
+				return false
+			}
+		}
+	}
+	_, more := it.next()
+	return !more
+}
+
+// encodeParts appends to b the encoded parts of key and data (see
+// Element.parts).
+func encodeParts(b []byte, key, data []string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = binary.AppendUvarint(b, uint64(len(key)+len(data)))
+	for _, list := range [2][]string{key, data} {
+		for _, p := range list {
+			b = append(binary.AppendUvarint(b, uint64(len(p))), p...)
+		}
+	}
+	return b
+}
+
+// uvarint reads a uvarint at the start of s and returns it and its
+// width, 0 when there is none.
+func uvarint(s string) (uint64, int) {
+	var x uint64
+	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
+		c := s[i]
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				return 0, 0
+			}
+			return x | uint64(c)<<(7*i), i + 1
+		}
+		x |= uint64(c&0x7f) << (7 * i)
+	}
+	return 0, 0
+}
+
+// counts returns the number of key parts and of parts.
+func (e *Element) counts() (nkey, n int) {
+	if e.n != encoded {
+		return int(e.nkey), int(e.n)
+	}
+	k, w := uvarint(e.parts)
+	if w == 0 {
+		return 0, 0
+	}
+	m, w2 := uvarint(e.parts[w:])
+	if w2 == 0 || m > uint64(len(e.parts)) {
+		return 0, 0
+	}
+	return int(min(k, m)), int(m)
+}
+
+// partIter reads the parts of an element one after the other.
+type partIter struct {
+	s       string
+	k       int // parts read
+	n, nkey int
+	enc     bool
+}
+
+// iter returns an iterator over the element's parts, key then data.
+func (e *Element) iter() partIter {
+	it := partIter{s: e.parts, n: int(e.n), nkey: int(e.nkey)}
+	if e.n == encoded {
+		it.enc = true
+		it.nkey, it.n = e.counts()
+		for range 2 {
+			_, w := uvarint(it.s)
+			it.s = it.s[w:]
+		}
+	}
+	return it
+}
+
+// next returns the next part, false when there is none.
+func (it *partIter) next() (string, bool) {
+	if it.k >= it.n {
+		return "", false
+	}
+	it.k++
+	if it.enc {
+		l, w := uvarint(it.s)
+		if w == 0 || l > uint64(len(it.s)-w) {
+			it.k = it.n
+			return "", false
+		}
+		p := it.s[w : w+int(l)]
+		it.s = it.s[w+int(l):]
+		return p, true
+	}
+	if it.k == it.n {
+		p := it.s
+		it.s = ""
+		return p, true
+	}
+	sep := " . "
+	if it.k == it.nkey {
+		sep = " : "
+	}
+	j := strings.Index(it.s, sep)
+	if j < 0 {
+		p := it.s
+		it.s, it.k = "", it.n
+		return p, true
+	}
+	p := it.s[:j]
+	it.s = it.s[j+len(sep):]
+	return p, true
+}
+
+// NumParts returns the number of the element's parts, key and data.
+func (e *Element) NumParts() int {
+	_, n := e.counts()
+	return n
+}
+
+// NumKey returns the number of the element's key parts.
+func (e *Element) NumKey() int {
+	k, _ := e.counts()
+	return k
+}
+
+// Part returns the element's part i (the key's parts, then the data's),
+// "" when it has none.
+func (e *Element) Part(i int) string {
+	it := e.iter()
+	for k := 0; ; k++ {
+		p, ok := it.next()
+		if !ok || k == i {
+			return p
+		}
+	}
+}
+
+// AppendKey appends the element's key parts to dst and returns the
+// extended slice: into a caller's buffer, it allocates nothing.
+func (e *Element) AppendKey(dst []string) []string {
+	it := e.iter()
+	for range it.nkey {
+		p, ok := it.next()
+		if !ok {
+			break
+		}
+		dst = append(dst, p)
+	}
+	return dst
+}
+
+// AppendData appends the parts of the element's data to dst and returns
+// the extended slice (see [Element.Data]).
+func (e *Element) AppendData(dst []string) []string {
+	it := e.iter()
+	for k := 0; ; k++ {
+		p, ok := it.next()
+		if !ok {
+			return dst
+		}
+		if k >= it.nkey {
+			dst = append(dst, p)
+		}
+	}
+}
+
+// Key returns the element's key parts, in a slice of its own.
 func (e *Element) Key() []string {
-	n := min(max(int(e.NKey), 0), len(e.Parts))
-	return e.Parts[:n:n]
+	nkey, n := e.counts()
+	if n == 0 {
+		return nil
+	}
+	return e.AppendKey(make([]string, 0, nkey))
 }
 
 // Data returns the parts of a map element's data when it is not a
-// verdict, nil when it has none. The slice is the element's: the caller
-// must not modify it.
+// verdict, in a slice of its own; nil when it has none.
 func (e *Element) Data() []string {
-	n := min(max(int(e.NKey), 0), len(e.Parts))
-	if n == len(e.Parts) {
+	nkey, n := e.counts()
+	if n == nkey {
 		return nil
 	}
-	return e.Parts[n:len(e.Parts):len(e.Parts)]
+	return e.AppendData(make([]string, 0, n-nkey))
+}
+
+// HasData reports whether the element has data parts (a map element
+// whose data is not a verdict).
+func (e *Element) HasData() bool {
+	nkey, n := e.counts()
+	return n > nkey
 }
 
 // MarshalJSON renders the element with its attributes and position as

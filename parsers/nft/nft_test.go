@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,8 @@ var ignorePosHandle = cmp.Options{
 	cmpopts.IgnoreFields(Chain{}, "Pos", "Handle"),
 	cmpopts.IgnoreFields(Set{}, "Pos", "Handle"),
 	cmpopts.IgnoreFields(Element{}, "Where", "Line"),
+	cmp.AllowUnexported(Element{}),
+	cmp.AllowUnexported(Element{}),
 	cmpopts.IgnoreFields(Rule{}, "Pos", "Handle"),
 	cmpopts.IgnoreFields(Object{}, "Pos", "Handle"),
 }
@@ -40,6 +43,8 @@ var ignorePos = cmp.Options{
 	cmpopts.IgnoreFields(Chain{}, "Pos"),
 	cmpopts.IgnoreFields(Set{}, "Pos"),
 	cmpopts.IgnoreFields(Element{}, "Where", "Line"),
+	cmp.AllowUnexported(Element{}),
+	cmp.AllowUnexported(Element{}),
 	cmpopts.IgnoreFields(Rule{}, "Pos"),
 	cmpopts.IgnoreFields(Object{}, "Pos"),
 }
@@ -394,8 +399,8 @@ func TestElementsPacked(t *testing.T) {
 			t.Errorf("elements of length %d and capacity %d, want 3 and 3", len(els), cap(els))
 		}
 		for i, e := range els {
-			if cap(e.Parts) != len(e.Parts) || len(e.Parts) != len(e.Key())+len(e.Data()) {
-				t.Errorf("element %v: parts of length %d and capacity %d, for a key of %d and data of %d", e.Key(), len(e.Parts), cap(e.Parts), len(e.Key()), len(e.Data()))
+			if e.NumParts() != len(e.Key())+len(e.Data()) || e.NumKey() != len(e.Key()) {
+				t.Errorf("element %v: %d parts and %d of key, for a key of %d and data of %d", e.Key(), e.NumParts(), e.NumKey(), len(e.Key()), len(e.Data()))
 			}
 			if i+1 < len(els) {
 				next := els[i+1].Key()[0]
@@ -418,8 +423,8 @@ func TestElementsPacked(t *testing.T) {
 // TestElementSize guards the room an element takes: the sets and maps of
 // a 10,000-Service node hold about 100,000, kept for the whole analysis.
 func TestElementSize(t *testing.T) {
-	if n := unsafe.Sizeof(Element{}); n > 56 {
-		t.Errorf("an Element takes %d bytes, want at most 56", n)
+	if n := unsafe.Sizeof(Element{}); n > 48 {
+		t.Errorf("an Element takes %d bytes, want at most 48", n)
 	}
 	rs, err := ParseText("x", []byte("table ip t {\n\tmap m {\n\t\ttype ipv4_addr : verdict\n\t\telements = { 10.0.0.1 : drop, 10.0.0.2 timeout 1s : accept,\n\t\t\t     10.0.0.3 comment \"c\" : drop }\n\t}\n}\n"))
 	if err != nil {
@@ -438,33 +443,77 @@ func TestElementSize(t *testing.T) {
 }
 
 // TestElementParts checks that an element's key and data are its parts
-// split at NKey, and that appending to either leaves the other as it is.
+// split after its key's, that appending to either leaves the other as it
+// is, and that parts holding the separators nft prints between them
+// (which a split of the joined text would cut) read back as they were.
 func TestElementParts(t *testing.T) {
 	set := NewElement([]string{"10.0.0.1", "tcp", "80"}, nil)
-	if k, d := set.Key(), set.Data(); len(k) != 3 || k[2] != "80" || d != nil {
+	if k, d := set.Key(), set.Data(); len(k) != 3 || k[2] != "80" || d != nil || set.HasData() {
 		t.Errorf("set element: key %q, data %q", k, d)
 	}
 	m := NewElement([]string{"0"}, []string{"10.0.0.1", "8080"})
 	k, d := m.Key(), m.Data()
-	if len(k) != 1 || k[0] != "0" || len(d) != 2 || d[0] != "10.0.0.1" || d[1] != "8080" || m.NKey != 1 || len(m.Parts) != 3 {
+	if len(k) != 1 || k[0] != "0" || len(d) != 2 || d[0] != "10.0.0.1" || d[1] != "8080" || m.NumKey() != 1 || m.NumParts() != 3 || !m.HasData() {
 		t.Fatalf("map element: key %q, data %q", k, d)
+	}
+	if m.Part(0) != "0" || m.Part(2) != "8080" || m.Part(3) != "" || m.Part(-1) != "" {
+		t.Errorf("map element's parts: %q %q %q", m.Part(0), m.Part(2), m.Part(3))
 	}
 	_ = append(k, "x")
 	if d := m.Data(); d[0] != "10.0.0.1" {
 		t.Errorf("appending to the key changed the data: %q", d)
 	}
 	_ = append(d, "y")
-	if len(m.Parts) != 3 {
-		t.Errorf("appending to the data changed the parts: %q", m.Parts)
+	if m.NumParts() != 3 || m.Data()[1] != "8080" {
+		t.Errorf("appending to the data changed the parts: %q", m.Data())
 	}
-	// A bad NKey (an element made by hand) gives no key beyond the parts.
-	bad := Element{Parts: []string{"a"}, NKey: 3}
-	if k, d := bad.Key(), bad.Data(); len(k) != 1 || d != nil {
-		t.Errorf("NKey past the parts: key %q, data %q", k, d)
+	var buf [4]string
+	if got := m.AppendData(m.AppendKey(buf[:0])); !slices.Equal(got, []string{"0", "10.0.0.1", "8080"}) {
+		t.Errorf("appended parts %q", got)
 	}
-	neg := Element{Parts: []string{"a"}, NKey: -1}
-	if k, d := neg.Key(), neg.Data(); len(k) != 0 || len(d) != 1 {
-		t.Errorf("negative NKey: key %q, data %q", k, d)
+	for _, tc := range []struct{ key, data []string }{
+		{[]string{`"a . b"`, "c"}, []string{"x : y"}},
+		{[]string{"a .", "b"}, nil},
+		{[]string{"a", ". b"}, []string{"c"}},
+		{[]string{"a :"}, []string{" c", ""}},
+		{[]string{"", ""}, []string{""}},
+		{[]string{"a"}, []string{"b : c", "d . e"}},
+		{nil, []string{"d"}},
+		{nil, nil},
+	} {
+		e := NewElement(tc.key, tc.data)
+		if k, d := e.Key(), e.Data(); !slices.Equal(k, tc.key) || !slices.Equal(d, tc.data) || e.NumParts() != len(tc.key)+len(tc.data) {
+			t.Errorf("element of %q and %q reads back as %q and %q (%d parts)", tc.key, tc.data, k, d, e.NumParts())
+		}
+	}
+}
+
+// TestElementText checks that the elements of a text listing keep their
+// text in it rather than copies, when it is their parts as nft prints
+// them, and copy it otherwise.
+func TestElementText(t *testing.T) {
+	text := "table ip t {\n\tset s {\n\t\ttype ipv4_addr . inet_proto . inet_service\n\t\telements = { 10.0.0.1 . tcp . 80, 10.0.0.2 .  tcp . 81 }\n\t}\n" +
+		"\tchain c {\n\t\tdnat ip to numgen random mod 2 map { 0 : 10.1.0.1 . 8080, 1 : 10.1.0.2 . 8080 }\n\t}\n}\n"
+	data := []byte(text)
+	rs, err := ParseText("x", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := func(s string) bool { // s is in the listing, not a copy
+		base := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+		at := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		return at >= base && at < base+uintptr(len(data))
+	}
+	tb := rs.Tables[0]
+	els := tb.Set("s").Elements
+	if len(els) != 2 || !in(els[0].Part(0)) || !in(els[0].Part(2)) || in(els[1].Part(0)) || els[1].Part(1) != "tcp" {
+		t.Errorf("set elements: %+v", els)
+	}
+	m := tb.Chains[0].Rules[0].Stmts[0].(*NAT).Addr.(*Map).Data.(*AnonSet).Elements
+	for _, e := range m {
+		if !in(e.Part(0)) || !in(e.Part(2)) || e.Part(2) != "8080" {
+			t.Errorf("map element %q not in the listing", e.Key())
+		}
 	}
 }
 

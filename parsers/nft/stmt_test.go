@@ -57,7 +57,7 @@ var stmtCases = []struct {
 		`{"match":{"op":"==","left":{"ct":{"key":"state"}},"right":"new"}},{"match":{"op":"==","left":{"ct":{"key":"state"}},"right":{"set":["established","new"]}}},{"continue":null}`,
 		[]Stmt{
 			&Match{Left: &Ct{Key: "state"}, Op: OpEq, Right: &Value{"new"}},
-			&Match{Left: &Ct{Key: "state"}, Op: OpEq, Right: &AnonSet{[]Element{{Parts: []string{"established"}, NKey: 1}, {Parts: []string{"new"}, NKey: 1}}}},
+			&Match{Left: &Ct{Key: "state"}, Op: OpEq, Right: &AnonSet{[]Element{NewElement([]string{"established"}, nil), NewElement([]string{"new"}, nil)}}},
 			&Verdict{Kind: "continue"},
 		}},
 	{"ip", "fib saddr type local fib daddr . iif oif 3 goto service-x",
@@ -93,16 +93,16 @@ var stmtCases = []struct {
 	{"ip", "numgen random mod 2 vmap { 0 : goto endpoint-a, 1 : goto endpoint-b }",
 		`{"vmap":{"key":{"numgen":{"mode":"random","mod":2,"offset":0}},"data":{"set":[[0,{"goto":{"target":"endpoint-a"}}],[1,{"goto":{"target":"endpoint-b"}}]]}}}`,
 		[]Stmt{&Vmap{Key: &Numgen{Mode: "random", Mod: 2}, Data: &AnonSet{[]Element{
-			{Parts: []string{"0"}, NKey: 1, Verdict: &Verdict{Kind: "goto", Target: "endpoint-a"}},
-			{Parts: []string{"1"}, NKey: 1, Verdict: &Verdict{Kind: "goto", Target: "endpoint-b"}},
+			elemVerdict([]string{"0"}, nil, &Verdict{Kind: "goto", Target: "endpoint-a"}),
+			elemVerdict([]string{"1"}, nil, &Verdict{Kind: "goto", Target: "endpoint-b"}),
 		}}}}},
 	{"ip", "meta l4proto udp dnat ip to numgen random mod 2 map { 0 : 10.42.1.8 . 9898, 1 : 10.42.3.8 . 9898 }",
 		`{"match":{"op":"==","left":{"meta":{"key":"l4proto"}},"right":"udp"}},{"dnat":{"family":"ip","addr":{"map":{"key":{"numgen":{"mode":"random","mod":2,"offset":0}},"data":{"set":[[0,{"concat":["10.42.1.8",9898]}],[1,{"concat":["10.42.3.8",9898]}]]}}}}}`,
 		[]Stmt{
 			&Match{Left: &Meta{"l4proto"}, Op: OpEq, Right: &Value{"udp"}},
 			&NAT{Kind: "dnat", Family: "ip", Addr: &Map{Key: &Numgen{Mode: "random", Mod: 2}, Data: &AnonSet{[]Element{
-				{Parts: []string{"0", "10.42.1.8", "9898"}, NKey: 1},
-				{Parts: []string{"1", "10.42.3.8", "9898"}, NKey: 1},
+				NewElement([]string{"0"}, []string{"10.42.1.8", "9898"}),
+				NewElement([]string{"1"}, []string{"10.42.3.8", "9898"}),
 			}}}},
 		}},
 	{"ip", "meta l4proto tcp dnat to 10.0.0.1:80",
@@ -131,7 +131,7 @@ var stmtCases = []struct {
 		[]Stmt{&SetUpdate{Op: "add", Set: "s", Key: &Concat{[]Expr{&Payload{"ip", "saddr"}, &Payload{"tcp", "dport"}}}, Timeout: 30 * time.Second}}},
 	{"ip", "ip saddr != { 198.51.100.0/24, 203.0.113.0/25 } drop",
 		`{"match":{"op":"!=","left":{"payload":{"protocol":"ip","field":"saddr"}},"right":{"set":[{"prefix":{"addr":"198.51.100.0","len":24}},{"prefix":{"addr":"203.0.113.0","len":25}}]}}},{"drop":null}`,
-		[]Stmt{&Match{Left: &Payload{"ip", "saddr"}, Op: OpNeq, Right: &AnonSet{[]Element{{Parts: []string{"198.51.100.0/24"}, NKey: 1}, {Parts: []string{"203.0.113.0/25"}, NKey: 1}}}}, &Verdict{Kind: "drop"}}},
+		[]Stmt{&Match{Left: &Payload{"ip", "saddr"}, Op: OpNeq, Right: &AnonSet{[]Element{NewElement([]string{"198.51.100.0/24"}, nil), NewElement([]string{"203.0.113.0/25"}, nil)}}}, &Verdict{Kind: "drop"}}},
 	{"ip", "tcp dport 1000-2000 counter packets 12 bytes 3400 reject with tcp reset",
 		`{"match":{"op":"==","left":{"payload":{"protocol":"tcp","field":"dport"}},"right":{"range":[1000,2000]}}},{"counter":{"packets":12,"bytes":3400}},{"reject":{"type":"tcp reset"}}`,
 		[]Stmt{&Match{Left: &Payload{"tcp", "dport"}, Op: OpEq, Right: &Value{"1000-2000"}}, &Counter{Packets: 12, Bytes: 3400}, &Reject{Type: "tcp reset"}}},
@@ -162,8 +162,8 @@ var stmtCases = []struct {
 	{"ip", "ip daddr . tcp dport vmap { 1.2.3.4 . 80 : accept, 5.6.7.8 . 443 : drop }",
 		`{"vmap":{"key":{"concat":[{"payload":{"protocol":"ip","field":"daddr"}},{"payload":{"protocol":"tcp","field":"dport"}}]},"data":{"set":[[{"concat":["1.2.3.4",80]},{"accept":null}],[{"concat":["5.6.7.8",443]},{"drop":null}]]}}}`,
 		[]Stmt{&Vmap{Key: &Concat{[]Expr{&Payload{"ip", "daddr"}, &Payload{"tcp", "dport"}}}, Data: &AnonSet{[]Element{
-			{Parts: []string{"1.2.3.4", "80"}, NKey: 2, Verdict: &Verdict{Kind: "accept"}},
-			{Parts: []string{"5.6.7.8", "443"}, NKey: 2, Verdict: &Verdict{Kind: "drop"}},
+			elemVerdict([]string{"1.2.3.4", "80"}, nil, &Verdict{Kind: "accept"}),
+			elemVerdict([]string{"5.6.7.8", "443"}, nil, &Verdict{Kind: "drop"}),
 		}}}}},
 	{"ip", "ip length > 100 ip ttl <= 64 accept",
 		`{"match":{"op":">","left":{"payload":{"protocol":"ip","field":"length"}},"right":100}},{"match":{"op":"<=","left":{"payload":{"protocol":"ip","field":"ttl"}},"right":64}},{"accept":null}`,
@@ -182,7 +182,7 @@ func TestStatements(t *testing.T) {
 			if r.Unsupported {
 				t.Errorf("text: unsupported: %v", r.Stmts[len(r.Stmts)-1])
 			}
-			if d := cmp.Diff(tc.want, r.Stmts); d != "" {
+			if d := cmp.Diff(tc.want, r.Stmts, cmp.AllowUnexported(Element{})); d != "" {
 				t.Errorf("text %q (-want +got):\n%s", tc.text, d)
 			}
 			if got := r.String(); got != tc.text {
@@ -196,7 +196,7 @@ func TestStatements(t *testing.T) {
 				t.Fatal(err)
 			}
 			jrule := jr.Tables[0].Chains[0].Rules[0]
-			if d := cmp.Diff(tc.want, jrule.Stmts); d != "" {
+			if d := cmp.Diff(tc.want, jrule.Stmts, cmp.AllowUnexported(Element{})); d != "" {
 				t.Errorf("json (-want +got):\n%s", d)
 			}
 			if jrule.Raw != tc.text {
@@ -261,4 +261,11 @@ func TestStringers(t *testing.T) {
 	if got := ExprString(b); got != "(meta mark | 0x00000001) & 0x000000ff" {
 		t.Errorf("ExprString = %q", got)
 	}
+}
+
+// elemVerdict returns an element of key and data parts and verdict v.
+func elemVerdict(key, data []string, v *Verdict) Element {
+	e := NewElement(key, data)
+	e.Verdict = v
+	return e
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/google/nftables"
 
@@ -844,7 +845,7 @@ func (p *textParser) elements(lt []token, s *Set, kind string) ([]Element, error
 		lt = toks[n:]
 	}
 	sp := &p.sp
-	*sp = stmtParser{toks: toks, els: sp.els, parts: sp.parts, spans: sp.spans}
+	*sp = stmtParser{toks: toks, src: p.src, els: sp.els, parts: sp.parts, spans: sp.spans}
 	els, err := sp.elements(true, nil, nil)
 	if err == nil && sp.i != len(toks) {
 		err = fmt.Errorf("unexpected %s after the elements", quoteTok(toks[sp.i]))
@@ -868,7 +869,7 @@ func (p *textParser) elementsOf(els []Element, s *Set) ([]Element, error) {
 	}
 	for i := range els {
 		els[i].Where = file
-		if (els[i].Verdict != nil || els[i].Data() != nil) != s.IsMap {
+		if (els[i].Verdict != nil || els[i].HasData()) != s.IsMap {
 			return nil, p.errf(int(els[i].Line), "element of %s %s has the wrong shape", map[bool]string{true: "map", false: "set"}[s.IsMap], s.Name)
 		}
 	}
@@ -903,7 +904,7 @@ func (p *textParser) rule(line string, toks []token, fam nftables.TableFamily) (
 		n -= 2
 	}
 	sp := &p.sp
-	*sp = stmtParser{toks: toks[:n], fam: fam, els: sp.els, parts: sp.parts, spans: sp.spans}
+	*sp = stmtParser{toks: toks[:n], fam: fam, src: p.src, els: sp.els, parts: sp.parts, spans: sp.spans}
 	for sp.i < n {
 		at := sp.i
 		s := sp.stmt()
@@ -924,6 +925,10 @@ type stmtParser struct {
 	toks []token
 	i    int
 	fam  nftables.TableFamily
+	// src is the listing the tokens were read from, if known: an
+	// element whose text there is its parts as nft prints them keeps
+	// that text (see [packElements]).
+	src string
 	// els, parts and spans are the scratch of [stmtParser.elements].
 	els   []Element
 	parts []string
@@ -1294,7 +1299,7 @@ func (p *stmtParser) mapData(keyTypes, dataTypes []string) Expr {
 		return nil
 	}
 	for _, e := range els {
-		if (e.Verdict != nil) != verdict || (e.Verdict == nil && e.Data() == nil) {
+		if (e.Verdict != nil) != verdict || (e.Verdict == nil && !e.HasData()) {
 			return nil
 		}
 	}
@@ -1319,7 +1324,7 @@ func (p *stmtParser) rhs(left Expr) Expr {
 			return nil
 		}
 		for _, e := range els {
-			if e.Verdict != nil || e.Data() != nil {
+			if e.Verdict != nil || e.HasData() {
 				return nil
 			}
 		}
@@ -1522,7 +1527,7 @@ func (p *stmtParser) elements(named bool, keyTypes, dataTypes []string) ([]Eleme
 			p.i++
 		case p.isPunct("}"):
 			p.i++
-			return packElements(els, parts, spans), nil
+			return packElements(p.src, els, parts, spans), nil
 		default:
 			return nil, p.unexpected("',' or '}'")
 		}
@@ -1544,19 +1549,122 @@ func doubled[T any](s []T) []T {
 // parts [stmtParser.elements] gathers.
 type elementSpan struct{ start, key, data int32 }
 
-// packElements returns els made to their length, each element's parts a
-// slice of one copy of parts made to its length: the elements of a set
-// take no more room than they need, whatever their number.
-func packElements(els []Element, parts []string, spans []elementSpan) []Element {
+// packElements returns els made to their length, each element's parts
+// its text in src when that is its parts as nft prints them (a listing
+// read off the heap is not copied), else their joined (or encoded) text
+// in one string made for all of them: the elements of a set take no
+// more room than they need, whatever their number.
+func packElements(src string, els []Element, parts []string, spans []elementSpan) []Element {
 	out := make([]Element, len(els))
 	copy(out, els)
-	all := make([]string, len(parts))
-	copy(all, parts)
+	var arena []byte
+	// placed holds where in arena the text of an element not in src is.
+	type span struct {
+		start, end int32
+		in         bool
+	}
+	var placed []span
 	for i, sp := range spans {
-		k, end := int(sp.start), int(sp.start+sp.key+sp.data)
-		out[i].Parts, out[i].NKey = all[k:end:end], sp.key
+		k := int(sp.start)
+		key, data := parts[k:k+int(sp.key)], parts[k+int(sp.key):k+int(sp.key+sp.data)]
+		e := &out[i]
+		if t, ok := textIn(src, key, data); ok {
+			e.parts, e.nkey, e.n = t, uint16(len(key)), uint16(len(key)+len(data))
+			continue
+		}
+		if placed == nil {
+			placed = make([]span, len(spans))
+		}
+		start := len(arena)
+		var ok bool
+		if arena, ok = joinParts(arena, key, data); ok {
+			e.nkey, e.n = uint16(len(key)), uint16(len(key)+len(data))
+		} else {
+			arena, e.nkey, e.n = encodeParts(arena[:start], key, data), 0, encoded
+		}
+		placed[i] = span{start: int32(start), end: int32(len(arena)), in: true}
+	}
+	if placed != nil {
+		all := string(arena)
+		for i, pl := range placed {
+			if pl.in {
+				out[i].parts = all[pl.start:pl.end]
+			}
+		}
 	}
 	return out
+}
+
+// textIn returns the text of src that is the parts of key and data as
+// nft prints them (see Element.parts), when they are parts of src
+// written so.
+func textIn(src string, key, data []string) (string, bool) {
+	if len(key) == 0 || len(key)+len(data) >= encoded {
+		return "", false
+	}
+	last := key[len(key)-1]
+	if len(data) > 0 {
+		last = data[len(data)-1]
+	}
+	a, ok1 := offsetIn(src, key[0])
+	b, ok2 := offsetIn(src, last)
+	if !ok1 || !ok2 || b+len(last) < a {
+		return "", false
+	}
+	t := src[a : b+len(last)]
+	if !joinedAs(t, key, data) || !splitsBack(t, key, data) {
+		return "", false
+	}
+	return t, true
+}
+
+// offsetIn returns the offset of s in src when s is a part of src's
+// memory.
+func offsetIn(src, s string) (int, bool) {
+	if len(s) == 0 || len(s) > len(src) {
+		return 0, false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.StringData(src)))
+	at := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	if at < base || at-base > uintptr(len(src)-len(s)) {
+		return 0, false
+	}
+	return int(at - base), true
+}
+
+// joinedAs reports whether t is the parts of key and data joined as nft
+// prints them.
+func joinedAs(t string, key, data []string) bool {
+	next := func(sep, part string) bool {
+		if !strings.HasPrefix(t, sep) {
+			return false
+		}
+		t = t[len(sep):]
+		if !strings.HasPrefix(t, part) {
+			return false
+		}
+		t = t[len(part):]
+		return true
+	}
+	for i, k := range key {
+		sep := " . "
+		if i == 0 {
+			sep = ""
+		}
+		if !next(sep, k) {
+			return false
+		}
+	}
+	for i, d := range data {
+		sep := " . "
+		if i == 0 {
+			sep = " : "
+		}
+		if !next(sep, d) {
+			return false
+		}
+	}
+	return t == ""
 }
 
 func (p *stmtParser) unexpected(want string) error {
