@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -194,5 +195,61 @@ func TestReadPlaneDigestAllocates(t *testing.T) {
 	}
 	if digest*4 > plane {
 		t.Errorf("the digest allocated %d bytes, the plane %d: want less than a quarter", digest, plane)
+	}
+}
+
+// TestPlaneSharedDispatch: a dispatch the entries of two service ports
+// reach is read for each of them, whichever entry comes first, so that
+// the full comparison and the digests' agree, and a change of its
+// endpoints is a change of both ports.
+func TestPlaneSharedDispatch(t *testing.T) {
+	disp := func(svc string, eps ...string) *view.Dispatch {
+		d := &view.Dispatch{Service: svc, Policy: view.PolicyCluster}
+		for _, ep := range eps {
+			d.Backends = append(d.Backends, &view.Backend{Endpoint: ep})
+		}
+		return d
+	}
+	// side makes a view of the ports ns/a:http and ns/b:http, whose
+	// entries reach da and db (the same dispatch when db is nil).
+	side := func(da, db *view.Dispatch) []*view.View {
+		if db == nil {
+			db = da
+		}
+		a := &view.Entry{Kind: view.ClusterIP, IP: netip.MustParseAddr("10.96.0.1"), Protocol: "tcp", Port: 80, Service: "ns/a:http"}
+		b := &view.Entry{Kind: view.ClusterIP, IP: netip.MustParseAddr("10.96.0.2"), Protocol: "tcp", Port: 80, Service: "ns/b:http"}
+		a.Dispatch[model.Origins[0]], b.Dispatch[model.Origins[0]] = da, db
+		return []*view.View{{Family: model.IPv4, Entries: []*view.Entry{a, b}}}
+	}
+	for _, tc := range []struct {
+		name     string
+		old, new []*view.View
+		want     []string // service, endpoint, old
+	}{
+		{"b gets a dispatch of its own, alike", side(disp("ns/a:http", "10.0.0.1:80"), nil),
+			side(disp("ns/a:http", "10.0.0.1:80"), disp("ns/b:http", "10.0.0.1:80")), nil},
+		{"b reaches a's dispatch", side(disp("ns/a:http", "10.0.0.1:80"), disp("ns/b:http", "10.0.0.2:80")),
+			side(disp("ns/a:http", "10.0.0.1:80"), nil),
+			[]string{"ns/b:http 10.0.0.1:80 new", "ns/b:http 10.0.0.2:80 old"}},
+		{"the shared dispatch's endpoint changes", side(disp("ns/a:http", "10.0.0.1:80"), nil), side(disp("ns/a:http", "10.0.0.2:80"), nil),
+			[]string{"ns/a:http 10.0.0.1:80 old", "ns/a:http 10.0.0.2:80 new", "ns/b:http 10.0.0.1:80 old", "ns/b:http 10.0.0.2:80 new"}},
+	} {
+		full := ComparePlaneOf(ReadPlane(tc.old), ReadPlane(tc.new))
+		digests := ComparePlaneDigests(ReadPlaneDigest(tc.old), ReadPlaneDigest(tc.new))
+		var got []string
+		for _, c := range full {
+			age := "new"
+			if c.Old {
+				age = "old"
+			}
+			got = append(got, c.Service+" "+c.Subject+" "+age)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: full comparison %q, want %q", tc.name, got, tc.want)
+		}
+		if !reflect.DeepEqual(digests, full) {
+			t.Errorf("%s: digests' comparison\n%+v\nfull comparison\n%+v", tc.name, digests, full)
+		}
 	}
 }

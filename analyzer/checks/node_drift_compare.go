@@ -72,9 +72,13 @@ func planePorts(views []*view.View, cluster bool, only map[string]bool) map[stri
 		return out
 	}
 	for _, v := range views {
-		// A dispatch is often that of several origins and entries: its
-		// endpoints are read once.
-		read := make(map[*view.Dispatch]bool, len(v.Entries)/2)
+		// A dispatch is often that of several origins and entries of a
+		// service port: its endpoints are read once for the port. (A
+		// dispatch the entries of several service ports reach is read
+		// for each: each programs its endpoints, whichever entry comes
+		// first, and a service port's elements are the same whether the
+		// others are read or not, see ComparePlaneDigests.)
+		read := make(map[portDispatch[planePort]]bool, len(v.Entries)/2)
 		for _, e := range v.Entries {
 			if e.Service == "" || only != nil && !only[e.Service] {
 				continue
@@ -109,10 +113,10 @@ func planePorts(views []*view.View, cluster bool, only map[string]bool) map[stri
 				if pl.dispatch == nil {
 					pl.dispatch = dp.Evidence
 				}
-				if read[dp] {
+				if read[portDispatch[planePort]{pl, dp}] {
 					continue
 				}
-				read[dp] = true
+				read[portDispatch[planePort]{pl, dp}] = true
 				// Room for the entries too (two, most often), which join
 				// the endpoints once read.
 				pl.elems = grow(pl.elems, len(dp.Backends)+2)
@@ -254,6 +258,13 @@ func readPlaneOf(views []*view.View, only map[string]bool) *Plane {
 	return &Plane{ports: side}
 }
 
+// portDispatch is a dispatch as a service port's entries reach it: the
+// port (its planePort or planeSum) and the dispatch.
+type portDispatch[P any] struct {
+	port *P
+	dp   *view.Dispatch
+}
+
 // A PlaneDigest is what one snapshot's views program per service port,
 // summed up for [ComparePlaneDigests]: a digest of each service port's
 // elements (see planeSum), and the views, whose elements are read only for
@@ -299,7 +310,7 @@ func ReadPlaneDigest(views []*view.View) *PlaneDigest {
 	var block []planeSum
 	var buf []byte
 	for _, v := range views {
-		read := make(map[*view.Dispatch]bool, len(v.Entries)/2)
+		read := make(map[portDispatch[planeSum]]bool, len(v.Entries)/2)
 		for _, e := range v.Entries {
 			if e.Service == "" {
 				continue
@@ -317,10 +328,10 @@ func ReadPlaneDigest(views []*view.View) *PlaneDigest {
 			sum.add(buf)
 			for _, o := range model.Origins {
 				dp := e.Dispatch[o]
-				if dp == nil || read[dp] {
+				if dp == nil || read[portDispatch[planeSum]{sum, dp}] {
 					continue
 				}
-				read[dp] = true
+				read[portDispatch[planeSum]{sum, dp}] = true
 				for _, b := range dp.Backends {
 					buf = append(append(buf[:0], backendPrefix...), b.Endpoint...)
 					sum.add(buf)
