@@ -899,9 +899,15 @@ func (p *textParser) rule(line string, toks []token, fam nftables.TableFamily) (
 		return nil, p.errf(p.line, "unbalanced braces in rule")
 	}
 	r.Raw = strings.TrimRight(line[toks[0].off:toks[n-1].end], " \t")
-	if n >= 2 && toks[n-1].kind == tString && toks[n-2].kind == tWord && toks[n-2].text == "comment" {
+	// The rule's comment is its last. An empty one, which a listing
+	// prints as no comment at all, gives way to one before it, so that
+	// a rule reads as its printed form does.
+	for n >= 2 && toks[n-1].kind == tString && toks[n-2].kind == tWord && toks[n-2].text == "comment" {
 		r.Comment = unquote(toks[n-1].text)
 		n -= 2
+		if r.Comment != "" {
+			break
+		}
 	}
 	sp := &p.sp
 	*sp = stmtParser{toks: toks[:n], fam: fam, src: p.src, els: sp.els, parts: sp.parts, spans: sp.spans}
