@@ -492,12 +492,12 @@ func (p *Pass) startTraces() {
 		func() {
 			defer fault.Catch(&r.err)
 			defer func() { sweeping <- run }()
-			var pkts []trace.Packet
+			var pl *sweepPackets
 			func() {
 				defer close(listed)
-				pkts, f.listed = listPackets(p.Snap, f.res, tf, base)
+				pl, f.listed = listPackets(p.Snap, f.res, tf, base)
 			}()
-			run = trace.StartSweep(tf.dp, pkts, workers-1)
+			run = trace.StartSweepOf(tf.dp, len(pl.keys), pl.packet, workers-1)
 		}()
 		if run != nil {
 			r.sums, r.err = run.Wait()
@@ -507,12 +507,60 @@ func (p *Pass) startTraces() {
 	}()
 }
 
+// sweepPackets are the packets of a sweep as [listPackets] lists them:
+// the key of each, 24 bytes rather than a trace.Packet's 96 (a
+// 10,000-Service node has 20,000 of them, kept while the sweep runs
+// beside the views), and by place the few packets that have no key (a
+// load balancer's allowed source).
+type sweepPackets struct {
+	keys  []pktKey
+	other map[int]trace.Packet
+}
+
+// add appends pkt to l.
+func (l *sweepPackets) add(pkt trace.Packet) {
+	k, ok := keyOf(pkt)
+	if !ok {
+		if l.other == nil {
+			l.other = map[int]trace.Packet{}
+		}
+		l.other[len(l.keys)] = pkt
+		k = pktKey{}
+	}
+	l.keys = append(l.keys, k)
+}
+
+// packet returns the i-th packet of l.
+func (l *sweepPackets) packet(i int) trace.Packet {
+	if pkt, ok := l.other[i]; ok {
+		return pkt
+	}
+	return l.keys[i].packet()
+}
+
+// keyProtos and keyOrigins are the protocols and origins of a pktKey's
+// proto and from (see keyOf).
+var (
+	keyProtos  = [...]string{1: "tcp", 2: "udp", 3: "sctp"}
+	keyOrigins = [...]model.Origin{1: model.FromPod, 2: model.FromNode, 3: model.FromExternal}
+)
+
+// packet returns the packet whose key is k (keyOf's inverse).
+func (k pktKey) packet() trace.Packet {
+	dst := netip.AddrFrom16(k.dst)
+	if k.dst4 {
+		dst = dst.Unmap()
+	}
+	return trace.Packet{Dst: netip.AddrPortFrom(dst, k.port), Proto: keyProtos[k.proto], From: keyOrigins[k.from]}
+}
+
 // listPackets lists the packets of every service port the sweep traces,
 // Service by Service, so that the sweep traces those of one Service
 // together, with what the checks expect of each service port, computed
-// for it. The index of tf gets the packets' places in sums (from base,
-// made to its size), the summaries when the sweep is over.
-func listPackets(s *model.Snapshot, res *resolve.Resolution, tf *traceFacts, base int32) ([]trace.Packet, map[expKey]*Expect) {
+// for it; a packet listed before, by this listing or a trace the checks
+// made, is not listed again. The index of tf gets the packets' places in
+// sums (from base), the summaries when the sweep is over.
+func listPackets(s *model.Snapshot, res *resolve.Resolution, tf *traceFacts, base int32) (*sweepPackets, map[expKey]*Expect) {
 	fams, active := tracedFamilies(res), s.ActivePorts()
 	// A cluster IP from a pod and from the node, per service port and
 	// family: most packets (node ports and load balancers add theirs).
@@ -526,8 +574,11 @@ func listPackets(s *model.Snapshot, res *resolve.Resolution, tf *traceFacts, bas
 			}
 		}
 	}
-	pkts := make([]trace.Packet, 0, 2*n)
+	pl := &sweepPackets{keys: make([]pktKey, 0, 2*n)}
 	exp := make(map[expKey]*Expect, n)
+	if len(tf.index) == 0 {
+		tf.index = make(map[pktKey]int32, 2*n)
+	}
 	for _, fam := range fams {
 		nodeIP := nodePortAddr(s, fam)
 		for _, sp := range active {
@@ -540,22 +591,16 @@ func listPackets(s *model.Snapshot, res *resolve.Resolution, tf *traceFacts, bas
 			}
 			for _, t := range reachDests(sp, e, nodeIP) {
 				for _, from := range t.from {
-					pkts = append(pkts, trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src})
+					pkt := trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src}
+					if _, ok := tf.lookup(pkt); !ok {
+						tf.add(pkt, base+int32(len(pl.keys)))
+						pl.add(pkt)
+					}
 				}
 			}
 		}
 	}
-	if len(tf.index) == 0 {
-		tf.index = make(map[pktKey]int32, len(pkts))
-	}
-	unique := pkts[:0]
-	for _, pkt := range pkts {
-		if _, ok := tf.lookup(pkt); !ok {
-			tf.add(pkt, base+int32(len(unique)))
-			unique = append(unique, pkt)
-		}
-	}
-	return unique, exp
+	return pl, exp
 }
 
 // prefetchTraces waits for the traces [Pass.startTraces] started (starting
