@@ -386,10 +386,10 @@ var (
 // entry for them: what [reachTargets] picks from.
 func reachDests(sp *model.ServicePort, e *Expect, nodeIP netip.Addr) []reachTarget {
 	var targets []reachTarget
-	if cip, ok := sp.ClusterIP(e.Family); ok && e.HasInternal {
+	if cip, ok := sp.ClusterIP(e.Family); ok && e.HasInternal() {
 		targets = append(targets, reachTarget{kind: view.ClusterIP, ip: cip, port: sp.Port, from: fromInside})
 	}
-	if !e.HasExternal {
+	if !e.HasExternal() {
 		return targets
 	}
 	for _, d := range e.ExternalDests() {
@@ -838,9 +838,9 @@ func lostShare(p *Pass, ends []trace.End, good *endpointSet, mode string, pkt tr
 
 func policyOf(e *Expect, k view.Kind) view.Policy {
 	if k == view.ClusterIP {
-		return e.InternalPolicy
+		return e.InternalPolicy()
 	}
-	return e.ExternalPolicy
+	return e.ExternalPolicy()
 }
 
 func fromText(f model.Origin) string {

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
 )
 
@@ -42,5 +43,21 @@ func TestSweepPackets(t *testing.T) {
 	}
 	if n := unsafe.Sizeof(pktKey{}); n > 24 {
 		t.Errorf("a packet's key takes %d bytes, want at most 24", n)
+	}
+}
+
+// TestExpectSize guards the room of what the checks expect of a service
+// port, made for every one of the node's (10,000 on the generated node)
+// as the sweep's packets are listed: a Selection of 200 bytes, an Expect
+// of 224 (a size class of the allocator).
+func TestExpectSize(t *testing.T) {
+	if n := unsafe.Sizeof(proxier.Route{}); n > 32 {
+		t.Errorf("a Route takes %d bytes, want at most 32", n)
+	}
+	if n := unsafe.Sizeof(proxier.Selection{}); n > 200 {
+		t.Errorf("a Selection takes %d bytes, want at most 200", n)
+	}
+	if n := unsafe.Sizeof(Expect{}); n > 224 {
+		t.Errorf("an Expect takes %d bytes, want at most 224", n)
 	}
 }
