@@ -1,6 +1,8 @@
 package checks
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -52,9 +54,11 @@ const lossTolerance = 0.005
 type traceFacts struct {
 	dp *trace.Dataplane
 	// sums holds the summary of every packet traced: the sweep's, then
-	// those traced when a check asked for them. index finds a packet's by
-	// its key; other holds the few packets a key cannot (see keyOf).
+	// those traced when a check asked for them. swept finds a packet of
+	// the sweep by its key, index one traced otherwise; other holds the
+	// few packets a key cannot (see keyOf).
 	sums  []trace.Summary
+	swept sweptIndex
 	index map[pktKey]int32
 	other map[trace.Packet]int32
 	// started is set once startTraces ran; pending, set while the sweep
@@ -114,11 +118,63 @@ func keyOf(pkt trace.Packet) (pktKey, bool) {
 // lookup returns the place of pkt's summary in sums.
 func (tf *traceFacts) lookup(pkt trace.Packet) (int32, bool) {
 	if k, ok := keyOf(pkt); ok {
+		if i, ok := tf.swept.lookup(k); ok {
+			return i, true
+		}
 		i, ok := tf.index[k]
 		return i, ok
 	}
 	i, ok := tf.other[pkt]
 	return i, ok
+}
+
+// A sweptIndex finds the packets of a sweep by their keys: the keys, in
+// the order of their places in sums (from base), and their indexes
+// sorted by key, searched. It takes 28 bytes a packet where a map took
+// about 50 (20,000 packets on a 10,000-Service node, kept to the end).
+type sweptIndex struct {
+	keys   []pktKey
+	sorted []int32
+	base   int32
+}
+
+// compareKeys orders packets' keys.
+func compareKeys(a, b *pktKey) int {
+	if c := bytes.Compare(a.dst[:], b.dst[:]); c != 0 {
+		return c
+	}
+	return cmp.Or(cmp.Compare(a.port, b.port), cmp.Compare(a.proto, b.proto), cmp.Compare(a.from, b.from),
+		cmp.Compare(b2i(a.dst4), b2i(b.dst4)))
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// newSweptIndex indexes keys, whose places start at base: distinct, but
+// for the zero keys of the packets that have none (see sweepPackets),
+// which are left out (no packet's key is zero: its protocol never is).
+func newSweptIndex(keys []pktKey, base int32) sweptIndex {
+	sorted := make([]int32, 0, len(keys))
+	for i := range keys {
+		if keys[i] != (pktKey{}) {
+			sorted = append(sorted, int32(i))
+		}
+	}
+	slices.SortFunc(sorted, func(a, b int32) int { return compareKeys(&keys[a], &keys[b]) })
+	return sweptIndex{keys: keys, sorted: sorted, base: base}
+}
+
+// lookup returns the place of the packet of key k.
+func (x *sweptIndex) lookup(k pktKey) (int32, bool) {
+	j, ok := slices.BinarySearchFunc(x.sorted, &k, func(i int32, k *pktKey) int { return compareKeys(&x.keys[i], k) })
+	if !ok {
+		return 0, false
+	}
+	return x.base + x.sorted[j], true
 }
 
 // add gives pkt the place i in sums.
@@ -576,9 +632,9 @@ func listPackets(s *model.Snapshot, res *resolve.Resolution, tf *traceFacts, bas
 	}
 	pl := &sweepPackets{keys: make([]pktKey, 0, 2*n)}
 	exp := make(map[expKey]*Expect, n)
-	if len(tf.index) == 0 {
-		tf.index = make(map[pktKey]int32, 2*n)
-	}
+	// listed finds the packets listed so far, while they are listed
+	// (the index kept is made of them once they are all listed).
+	listed := make(map[pktKey]struct{}, 2*n)
 	for _, fam := range fams {
 		nodeIP := nodePortAddr(s, fam)
 		for _, sp := range active {
@@ -592,14 +648,23 @@ func listPackets(s *model.Snapshot, res *resolve.Resolution, tf *traceFacts, bas
 			for _, t := range reachDests(sp, e, nodeIP) {
 				for _, from := range t.from {
 					pkt := trace.Packet{Dst: netip.AddrPortFrom(t.ip, uint16(t.port)), Proto: sp.ProtoLower(), From: from, Src: t.src}
-					if _, ok := tf.lookup(pkt); !ok {
-						tf.add(pkt, base+int32(len(pl.keys)))
-						pl.add(pkt)
+					if _, ok := tf.lookup(pkt); ok {
+						continue
 					}
+					if k, ok := keyOf(pkt); ok {
+						if _, ok := listed[k]; ok {
+							continue
+						}
+						listed[k] = struct{}{}
+					} else {
+						tf.add(pkt, base+int32(len(pl.keys)))
+					}
+					pl.add(pkt)
 				}
 			}
 		}
 	}
+	tf.swept = newSweptIndex(pl.keys, base)
 	return pl, exp
 }
 

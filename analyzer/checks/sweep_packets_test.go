@@ -61,3 +61,46 @@ func TestExpectSize(t *testing.T) {
 		t.Errorf("an Expect takes %d bytes, want at most 224", n)
 	}
 }
+
+// TestSweptIndex checks that the index of a sweep's packets finds each
+// listed packet at its place, and no other packet, those without a key
+// included.
+func TestSweptIndex(t *testing.T) {
+	var l sweepPackets
+	var want []trace.Packet
+	for i := range 300 {
+		pkt := trace.Packet{Dst: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i / 7), byte(i)}), uint16(80+i%3)),
+			Proto: []string{"tcp", "udp", "sctp"}[i%3], From: model.Origins[i%2]}
+		if i%50 == 0 {
+			pkt.Src = netip.MustParseAddr("203.0.113.1")
+		}
+		if i%9 == 0 {
+			pkt.Dst = netip.AddrPortFrom(netip.MustParseAddr("fd00::1").Next(), uint16(i))
+		}
+		l.add(pkt)
+		want = append(want, pkt)
+	}
+	const base = 17
+	x := newSweptIndex(l.keys, base)
+	for i, pkt := range want {
+		k, ok := keyOf(pkt)
+		if !ok {
+			continue
+		}
+		if got, ok := x.lookup(k); !ok || got != base+int32(i) {
+			t.Errorf("packet %d (%v): place %d, %v; want %d", i, pkt, got, ok, base+i)
+		}
+		k.port++
+		if got, ok := x.lookup(k); ok {
+			if k2, _ := keyOf(want[got-base]); k2 != k {
+				t.Errorf("a packet not listed found at %d", got)
+			}
+		}
+	}
+	if _, ok := x.lookup(pktKey{}); ok {
+		t.Error("the zero key found")
+	}
+	if _, ok := x.lookup(pktKey{port: 1, proto: 1, from: 1, dst4: true}); ok {
+		t.Error("a packet not listed found")
+	}
+}
