@@ -472,7 +472,7 @@ func (rd *Meanings) mergeSecond(second *Meanings, order []int32, all []Match) {
 // [Table.Meanings], so that it is freed once the readers holding it let
 // it go; a later call of Meanings reads the rules again. It is for the
 // owner of a large table once its whole-table readers are done: the
-// reading of a 10,000-Service nat table is about 14 MB.
+// reading of a 10,000-Service nat table is about 11 MB.
 func (t *Table) DropMeanings() {
 	t.meaningsMu.Lock()
 	defer t.meaningsMu.Unlock()
