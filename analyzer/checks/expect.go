@@ -13,10 +13,6 @@ import (
 // and verdicts as the view spells them.
 type Expect struct {
 	proxier.Selection
-	// HasInternal: traffic to the cluster IP is forwarded to endpoints
-	// under its policy; HasExternal: the same for external destinations.
-	HasInternal, HasExternal       bool
-	InternalPolicy, ExternalPolicy view.Policy
 	// clusterAll, in IPVS mode, holds the endpoints the Cluster policy
 	// would use for a port that kube-proxy only reaches under a Local
 	// policy (Cluster is nil then), so that a virtual server written for
@@ -24,11 +20,24 @@ type Expect struct {
 	clusterAll []*model.Endpoint
 }
 
+// HasInternal reports whether traffic to the cluster IP is forwarded to
+// endpoints under its policy. What the Selection says is read, not kept
+// (an Expect is made for every service port of the node).
+func (e *Expect) HasInternal() bool { return e.Internal.Verdict == proxier.Forward }
+
+// HasExternal reports whether traffic to external destinations is
+// forwarded to endpoints under its policy.
+func (e *Expect) HasExternal() bool { return e.External.Verdict == proxier.Forward }
+
+// InternalPolicy is the policy of the traffic to the cluster IP.
+func (e *Expect) InternalPolicy() view.Policy { return viewPolicy(e.Internal.Policy) }
+
+// ExternalPolicy is the policy of the traffic to external destinations.
+func (e *Expect) ExternalPolicy() view.Policy { return viewPolicy(e.External.Policy) }
+
 func newExpect(r *resolve.Resolution, sp *model.ServicePort, fam model.Family) *Expect {
 	s := proxier.SelectEndpoints(r, r.Mode, sp, fam)
-	e := &Expect{Selection: s,
-		HasInternal: s.Internal.Verdict == proxier.Forward, HasExternal: s.External.Verdict == proxier.Forward,
-		InternalPolicy: viewPolicy(s.Internal.Policy), ExternalPolicy: viewPolicy(s.External.Policy)}
+	e := &Expect{Selection: s}
 	if s.Mode == model.ModeIPVS && !s.UsesCluster {
 		c := *sp
 		c.InternalPolicyLocal = false

@@ -224,9 +224,9 @@ func compareExpectations(t *testing.T, where string, r *resolve.Resolution, view
 			sp, kind := ports[entries[0].Service], entries[0].Kind
 			n++
 			ex := newExpect(r, sp, v.Family)
-			has, policy, origin := ex.HasExternal, ex.ExternalPolicy, model.FromExternal
+			has, policy, origin := ex.HasExternal(), ex.ExternalPolicy(), model.FromExternal
 			if kind == view.ClusterIP {
-				has, policy, origin = ex.HasInternal, ex.InternalPolicy, model.FromPod
+				has, policy, origin = ex.HasInternal(), ex.InternalPolicy(), model.FromPod
 			}
 			what := fmt.Sprintf("%s: %s %s %s", where, sp, v.Family, entries[0].Dest())
 			var fwd *view.Dispatch

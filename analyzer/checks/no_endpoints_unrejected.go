@@ -28,11 +28,11 @@ func runNoEndpointsUnrejected(p *Pass) {
 	for _, v := range p.Views() {
 		for _, sp := range p.PortsOf(v) {
 			e := p.Expect(sp, v.Family)
-			if !e.HasInternal {
+			if !e.HasInternal() {
 				cip, _ := sp.ClusterIP(v.Family)
 				checkBlocked(p, v, sp, e, view.ClusterIP, cip, model.FromPod)
 			}
-			if !e.HasExternal {
+			if !e.HasExternal() {
 				for _, d := range e.ExternalDests() {
 					checkBlocked(p, v, sp, e, d.Kind, d.entryIP, model.FromExternal)
 				}

@@ -55,7 +55,7 @@ func runServiceMissing(p *Pass) {
 	for _, v := range p.Views() {
 		for _, sp := range p.PortsOf(v) {
 			e := p.Expect(sp, v.Family)
-			if !e.HasInternal {
+			if !e.HasInternal() {
 				continue
 			}
 			cip, _ := sp.ClusterIP(v.Family)
@@ -71,7 +71,7 @@ func runServiceMissing(p *Pass) {
 				p.Report(Finding{
 					Service: sp.String(), Protocol: string(sp.Protocol),
 					Message: fmt.Sprintf("%s is %s as if the Service had no endpoints, but it has %d usable", dest, b.Action.Past(),
-						len(e.Endpoints(e.InternalPolicy))),
+						len(e.Endpoints(e.InternalPolicy()))),
 					Evidence: append(append([]model.Evidence{}, b.Evidence...), ServiceEvidence(sp)),
 					Advice:   syncAdvice(v),
 				})

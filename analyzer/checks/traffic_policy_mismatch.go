@@ -33,19 +33,19 @@ func runTrafficPolicyMismatch(p *Pass) {
 	for _, v := range p.Views() {
 		for _, sp := range p.PortsOf(v) {
 			e := p.Expect(sp, v.Family)
-			if e.HasInternal {
+			if e.HasInternal() {
 				cip, _ := sp.ClusterIP(v.Family)
 				if ent := forward(v, view.ClusterIP, cip, sp.ProtoLower(), sp.Port); ent != nil {
-					policyFinding(p, sp, ent, model.FromPod, e.InternalPolicy, "internalTrafficPolicy", sp.InternalPolicyLocal, destText(view.ClusterIP, cip, sp))
+					policyFinding(p, sp, ent, model.FromPod, e.InternalPolicy(), "internalTrafficPolicy", sp.InternalPolicyLocal, destText(view.ClusterIP, cip, sp))
 				}
 			}
-			if e.HasExternal {
+			if e.HasExternal() {
 				for _, d := range e.ExternalDests() {
 					ent := forward(v, d.Kind, d.entryIP, sp.ProtoLower(), portOf(d.Kind, sp))
 					if ent == nil {
 						continue
 					}
-					policyFinding(p, sp, ent, model.FromExternal, e.ExternalPolicy, "externalTrafficPolicy", sp.ExternalPolicyLocal, destText(d.Kind, d.entryIP, sp))
+					policyFinding(p, sp, ent, model.FromExternal, e.ExternalPolicy(), "externalTrafficPolicy", sp.ExternalPolicyLocal, destText(d.Kind, d.entryIP, sp))
 				}
 			}
 			if v.Mode == model.ModeIPVS {

@@ -54,12 +54,15 @@ func (v Verdict) String() string {
 // A Route is what kube-proxy does with one kind of traffic to a service
 // port: the traffic to its cluster IP (internal), or that to its node
 // port, external and load balancer IPs (external).
+//
+// Its fields are ordered so that it takes 32 bytes, and a [Selection],
+// made for every service port of the node, less.
 type Route struct {
-	// Policy is the traffic policy the route follows.
-	Policy Policy
 	// Endpoints are the endpoints the traffic is sent to, in endpoint
 	// order.
 	Endpoints []*model.Endpoint
+	// Policy is the traffic policy the route follows.
+	Policy Policy
 	// Verdict is Forward when the traffic is captured and sent on, else
 	// what is done with it.
 	Verdict Verdict
@@ -85,8 +88,6 @@ type Selection struct {
 	// InUse are the endpoints that get an endpoint chain: every endpoint a
 	// route may send traffic to.
 	InUse []*model.Endpoint
-	// HasEndpoints reports whether a usable endpoint exists anywhere.
-	HasEndpoints bool
 	// Topology is the topology mode that filtered Cluster ("" for none,
 	// "PreferSameZone", "PreferSameNode"; 1.21-1.23 PreferSameZone when
 	// the zone hints filtered the endpoints).
@@ -96,6 +97,8 @@ type Selection struct {
 	// (UsesClusterEndpoints and UsesLocalEndpoints of its service info,
 	// with internalTrafficPolicy ignored where kube-proxy ignores it).
 	UsesCluster, UsesLocal bool
+	// HasEndpoints reports whether a usable endpoint exists anywhere.
+	HasEndpoints bool
 }
 
 // SelectEndpoints returns what kube-proxy of the resolved version, gates

@@ -114,11 +114,13 @@ func Sweep(dp *Dataplane, pkts []Packet, workers int) ([]Summary, error) {
 // background, and a goroutine that is to wait for its summaries may trace
 // beside them meanwhile ([SweepRun.Help]).
 type SweepRun struct {
-	pkts []Packet
-	out  []Summary
-	cp   *compiled
-	dp   *Dataplane
-	next atomic.Int64
+	// n is the number of packets, packet returns the i-th.
+	n      int
+	packet func(i int) Packet
+	out    []Summary
+	cp     *compiled
+	dp     *Dataplane
+	next   atomic.Int64
 	// stop holds the first WorkError: a data plane whose paths multiply
 	// beyond the bound for one packet does for the others too, so the
 	// packets after it are not traced.
@@ -135,7 +137,15 @@ type SweepRun struct {
 // StartSweep starts the sweep of [Sweep] on workers goroutines (at least
 // one) and returns at once.
 func StartSweep(dp *Dataplane, pkts []Packet, workers int) *SweepRun {
-	s := &SweepRun{pkts: pkts, out: make([]Summary, len(pkts)), cp: &compiled{}, dp: dp, g: fault.Group{Name: "trace.Sweep"}}
+	return StartSweepOf(dp, len(pkts), func(i int) Packet { return pkts[i] }, workers)
+}
+
+// StartSweepOf is [StartSweep] of n packets, the i-th of which packet
+// returns (called once per packet, from the sweep's workers at once): a
+// caller that keeps its packets in a smaller form than [Packet] (tens of
+// thousands of them while the sweep runs) makes each as it is traced.
+func StartSweepOf(dp *Dataplane, n int, packet func(i int) Packet, workers int) *SweepRun {
+	s := &SweepRun{n: n, packet: packet, out: make([]Summary, n), cp: &compiled{}, dp: dp, g: fault.Group{Name: "trace.Sweep"}}
 	for range max(workers, 1) {
 		s.g.Go(func() error {
 			s.work()
@@ -183,7 +193,7 @@ func (s *SweepRun) Wait() ([]Summary, error) {
 	s.helpers.Wait()
 	// Nothing traces any more: the compiled chains, which read the
 	// tables' typed reading, go with the packets.
-	s.cp, s.pkts = nil, nil
+	s.cp, s.packet = nil, nil
 	if err == nil {
 		s.mu.Lock()
 		err = s.err
@@ -208,16 +218,16 @@ func (s *SweepRun) work() {
 	}()
 	for {
 		lo := int(s.next.Add(sweepBatch)) - sweepBatch
-		if lo >= len(s.pkts) {
+		if lo >= s.n {
 			return
 		}
 		var prev []End
-		for i := lo; i < min(lo+sweepBatch, len(s.pkts)); i++ {
+		for i := lo; i < min(lo+sweepBatch, s.n); i++ {
 			if e := s.stop.Load(); e != nil {
 				s.out[i] = Summary{Err: e}
 				continue
 			}
-			s.out[i] = sw.trace(s.pkts[i], prev)
+			s.out[i] = sw.trace(s.packet(i), prev)
 			prev = s.out[i].Ends
 			if s.out[i].Err != nil {
 				var we *WorkError

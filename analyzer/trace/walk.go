@@ -1064,7 +1064,7 @@ func (w *walker) match(s *state, cc *cchain, m *iptables.Match) (bool, string) {
 		if s.proto != 6 {
 			return false, ""
 		}
-		return iptables.TCPSYN&m.TCPMask == m.TCPComp, ""
+		return iptables.TCPSYN&m.TCPMask() == m.TCPComp(), ""
 	case iptables.MatchPhysdev:
 		// The packet is routed, not bridged: physdev options fail unless
 		// negated.

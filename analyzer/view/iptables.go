@@ -342,10 +342,10 @@ func protoPort(rd *iptables.Meanings, m *iptables.Meaning) (string, int32, bool)
 		return "", 0, false
 	}
 	dp, ok := rd.First(m, iptables.MatchDestPort)
-	if !ok || dp.Neg || dp.Either || dp.Port.Lo != dp.Port.Hi || rd.Ext(dp) != nil {
+	if !ok || dp.Neg || dp.Either || dp.Port().Lo != dp.Port().Hi || rd.Ext(dp) != nil {
 		return "", 0, false
 	}
-	return iptables.ProtocolName(p.Proto), int32(dp.Port.Lo), true
+	return iptables.ProtocolName(p.Proto), int32(dp.Port().Lo), true
 }
 
 // nodePorts reads nat KUBE-NODEPORTS.

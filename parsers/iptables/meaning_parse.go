@@ -178,7 +178,7 @@ func parsePortRange(part string) (PortRange, bool) {
 func setPortList(x *Match, ext *MatchExt, s string) bool {
 	if !strings.Contains(s, ",") {
 		r, ok := parsePortRange(s)
-		x.Port = r
+		x.setPort(r)
 		return ok
 	}
 	var out []PortRange
@@ -190,7 +190,7 @@ func setPortList(x *Match, ext *MatchExt, s string) bool {
 		out = append(out, r)
 	}
 	if len(out) == 1 {
-		x.Port = out[0]
+		x.setPort(out[0])
 	} else {
 		ext.Ports = out
 	}

@@ -39,7 +39,7 @@ func describe(rd *Meanings, m *Meaning) string {
 			if e := rd.Ext(x); e != nil {
 				fmt.Fprintf(&b, "%s=%v", name, e.Ports)
 			} else {
-				fmt.Fprintf(&b, "%s=%d-%d", name, x.Port.Lo, x.Port.Hi)
+				fmt.Fprintf(&b, "%s=%d-%d", name, x.Port().Lo, x.Port().Hi)
 			}
 		case MatchMark:
 			fmt.Fprintf(&b, "mark=%#x/%#x", x.Value(), x.Mask())
@@ -48,7 +48,7 @@ func describe(rd *Meanings, m *Meaning) string {
 		case MatchSet:
 			fmt.Fprintf(&b, "set=%s%v", rd.Ext(x).Set.Name, rd.Ext(x).Set.Src)
 		case MatchTCPFlags:
-			fmt.Fprintf(&b, "tcp=%#x/%#x", x.TCPMask, x.TCPComp)
+			fmt.Fprintf(&b, "tcp=%#x/%#x", x.TCPMask(), x.TCPComp())
 		case MatchStatistic:
 			fmt.Fprintf(&b, "statistic%d=%.12g", x.Value(), x.Prob())
 		case MatchRecent:
@@ -254,8 +254,8 @@ func TestReadingSize(t *testing.T) {
 	if n := unsafe.Sizeof(Meaning{}); n > 24 {
 		t.Errorf("a rule's Meaning takes %d bytes, want at most 24", n)
 	}
-	if n := unsafe.Sizeof(Match{}); n > 32 {
-		t.Errorf("a Match takes %d bytes, want at most 32", n)
+	if n := unsafe.Sizeof(Match{}); n > 24 {
+		t.Errorf("a Match takes %d bytes, want at most 24", n)
 	}
 }
 
