@@ -132,11 +132,10 @@ func TestSweepIsTrace(t *testing.T) {
 	}
 }
 
-// TestSweepEvicts sweeps a node with more Service chains than the cache
-// keeps, in an order that comes back to the Services traced first.
-func TestSweepEvicts(t *testing.T) {
-	netnstest.SkipShort(t, "large generated input")
-	spec := benchgen.Spec{Services: 1500, Endpoints: 8000, NodePortEvery: 3, Node: "n1"}
+// generatedPlane returns the iptables dump of spec, its data plane as a
+// node of address node sees it, and that address.
+func generatedPlane(t *testing.T, spec benchgen.Spec) (*iptables.Dump, *trace.Dataplane, netip.Addr) {
+	t.Helper()
 	d, err := spec.IPTablesDump()
 	if err != nil {
 		t.Fatal(err)
@@ -144,6 +143,15 @@ func TestSweepEvicts(t *testing.T) {
 	node := netip.MustParseAddr("192.168.0.10")
 	dp := &trace.Dataplane{Mode: "iptables", IPTables: []*iptables.Dump{d}, Local: []netip.Addr{node, netip.MustParseAddr("127.0.0.1")},
 		PodCIDRs: []netip.Prefix{netip.MustParsePrefix("10.128.0.0/24")}}
+	return d, dp, node
+}
+
+// TestSweepEvicts sweeps a node with more Service chains than the cache
+// keeps, in an order that comes back to the Services traced first.
+func TestSweepEvicts(t *testing.T) {
+	netnstest.SkipShort(t, "large generated input")
+	spec := benchgen.Spec{Services: 1500, Endpoints: 8000, NodePortEvery: 3, Node: "n1"}
+	d, dp, node := generatedPlane(t, spec)
 	pkts := servicePackets(d, node)
 	for _, p := range pkts[:len(pkts)/2] {
 		p.From = model.FromNode
@@ -159,13 +167,7 @@ func TestSweepEvicts(t *testing.T) {
 // until a check takes its summaries).
 func TestSweepReleasesReading(t *testing.T) {
 	spec := benchgen.Spec{Services: 40, Endpoints: 120, NodePortEvery: 3, Node: "n1"}
-	d, err := spec.IPTablesDump()
-	if err != nil {
-		t.Fatal(err)
-	}
-	node := netip.MustParseAddr("192.168.0.10")
-	dp := &trace.Dataplane{Mode: "iptables", IPTables: []*iptables.Dump{d}, Local: []netip.Addr{node, netip.MustParseAddr("127.0.0.1")},
-		PodCIDRs: []netip.Prefix{netip.MustParsePrefix("10.128.0.0/24")}}
+	d, dp, node := generatedPlane(t, spec)
 	nat := d.Table("nat")
 	reading := weak.Make(nat.Meanings())
 	run := trace.StartSweep(dp, servicePackets(d, node), 2)
