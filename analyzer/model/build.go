@@ -530,7 +530,7 @@ func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node str
 		}
 		// The endpoints of a slice share a copy of its position (not the
 		// slice's own field: the slice may be released).
-		var pos *parsers.Pos
+		var pos *endpointSource
 		for _, port := range s.Ports {
 			if !portMatches(sp, port) {
 				continue
@@ -553,9 +553,9 @@ func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node str
 				})
 				e := &block[len(block)-1]
 				if pos == nil {
-					pos = &parsers.Pos{File: s.Pos.File, Line: s.Pos.Line, Path: s.Pos.Path}
+					pos = &endpointSource{pos: parsers.Pos{File: s.Pos.File, Line: s.Pos.Line, Path: s.Pos.Path}}
 				}
-				e.pos = pos
+				e.src = pos
 				if se.NodeName != nil {
 					e.NodeName = *se.NodeName
 					e.Local = node != "" && e.NodeName == node
@@ -564,13 +564,14 @@ func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node str
 					e.Zone = *se.Zone
 				}
 				if h := se.Hints; h != nil && (len(h.ForZones) > 0 || len(h.ForNodes) > 0) {
-					e.hints = &endpointHints{}
+					hints := &endpointHints{}
 					for _, z := range h.ForZones {
-						e.hints.zones = append(e.hints.zones, z.Name)
+						hints.zones = append(hints.zones, z.Name)
 					}
 					for _, n := range h.ForNodes {
-						e.hints.nodes = append(e.hints.nodes, n.Name)
+						hints.nodes = append(hints.nodes, n.Name)
 					}
+					e.setHints(hints)
 				}
 				_ = e.String() // its address, for the merge
 				out = append(out, e)
@@ -635,7 +636,7 @@ func mergeEndpoints(eps []*Endpoint) []*Endpoint {
 // neither.
 func endpointsFromLegacy(sp *ServicePort, eps *kube.Endpoints, node string) []*Endpoint {
 	byAddr := map[string]*Endpoint{}
-	pos := &parsers.Pos{File: eps.Pos.File, Line: eps.Pos.Line, Path: eps.Pos.Path}
+	pos := &endpointSource{pos: parsers.Pos{File: eps.Pos.File, Line: eps.Pos.Line, Path: eps.Pos.Path}}
 	for _, ss := range eps.Subsets {
 		for _, port := range ss.Ports {
 			proto := port.Protocol
@@ -651,7 +652,7 @@ func endpointsFromLegacy(sp *ServicePort, eps *kube.Endpoints, node string) []*E
 					if err != nil {
 						continue
 					}
-					e := &Endpoint{IP: ip.Unmap(), Port: port.Port, Ready: ready, Serving: ready, pos: pos}
+					e := &Endpoint{IP: ip.Unmap(), Port: port.Port, Ready: ready, Serving: ready, src: pos}
 					if a.NodeName != nil {
 						e.NodeName = *a.NodeName
 						e.Local = node != "" && e.NodeName == node

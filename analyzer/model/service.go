@@ -233,9 +233,17 @@ type Endpoint struct {
 	NodeName string
 	Zone     string
 
+	// src is where the endpoint was read from and its hints: the
+	// endpoints of a slice without hints share one.
+	src *endpointSource
+	str string // String(), computed once
+}
+
+// endpointSource is the position of the object an endpoint was read from
+// and the endpoint's topology hints (nil when it has none).
+type endpointSource struct {
+	pos   parsers.Pos
 	hints *endpointHints
-	pos   *parsers.Pos
-	str   string // String(), computed once
 }
 
 // endpointHints are the topology hints of an endpoint.
@@ -243,27 +251,36 @@ type endpointHints struct{ zones, nodes []string }
 
 // ZoneHints returns the zones the endpoint's hints name (hints.forZones).
 func (e *Endpoint) ZoneHints() []string {
-	if e.hints == nil {
+	if e.src == nil || e.src.hints == nil {
 		return nil
 	}
-	return e.hints.zones
+	return e.src.hints.zones
 }
 
 // NodeHints returns the nodes the endpoint's hints name (hints.forNodes).
 func (e *Endpoint) NodeHints() []string {
-	if e.hints == nil {
+	if e.src == nil || e.src.hints == nil {
 		return nil
 	}
-	return e.hints.nodes
+	return e.src.hints.nodes
+}
+
+// setHints gives the endpoint hints h, in a source of its own.
+func (e *Endpoint) setHints(h *endpointHints) {
+	src := &endpointSource{hints: h}
+	if e.src != nil {
+		src.pos = e.src.pos
+	}
+	e.src = src
 }
 
 // Pos returns the position of the EndpointSlice (or Endpoints) object the
 // endpoint was read from.
 func (e *Endpoint) Pos() parsers.Pos {
-	if e.pos == nil {
+	if e.src == nil {
 		return parsers.Pos{}
 	}
-	return *e.pos
+	return e.src.pos
 }
 
 // String returns the endpoint as kube-proxy writes it: "IP:port", with

@@ -103,7 +103,7 @@ func TestCategorize(t *testing.T) {
 				ap := netip.MustParseAddrPort(e.addr)
 				x := &Endpoint{IP: ap.Addr(), Port: int32(ap.Port()), Ready: e.ready, Serving: e.serving, Terminating: e.terminating, Local: e.local}
 				if e.zones != nil || e.nodes != nil {
-					x.hints = &endpointHints{zones: e.zones, nodes: e.nodes}
+					x.setHints(&endpointHints{zones: e.zones, nodes: e.nodes})
 				}
 				sp.Endpoints = append(sp.Endpoints, x)
 			}

@@ -565,7 +565,7 @@ func (x *iptExtractor) dispatch(c *iptables.Chain) *Dispatch {
 			continue
 		}
 		b := &bs[len(d.Backends)]
-		b.jump = r
+		b.setJump(r)
 		if x.backend(b, tgt, sep) {
 			setRules++
 		}

@@ -487,8 +487,8 @@ func (x *ipvsExtractor) dispatch(s *ipvs.Service, proto string, connsKnown bool)
 			continue
 		}
 		ip = ip.Unmap()
-		b := &Backend{IP: ip, Port: int32(rs.Port), Weight: clamp32(rs.Weight), Graceful: rs.Weight == 0, Connections: -1,
-			evidence: oneEvidence(model.EvidenceAt(rs.Pos, rs.Raw))}
+		b := &Backend{IP: ip, Port: int32(rs.Port), Weight: clamp32(rs.Weight), Graceful: rs.Weight == 0, Connections: -1}
+		b.setEvidence(oneEvidence(model.EvidenceAt(rs.Pos, rs.Raw)))
 		if !weights {
 			b.Weight, b.Graceful = WeightUnknown, false
 		}

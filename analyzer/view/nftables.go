@@ -858,11 +858,11 @@ func (x *nftExtractor) dispatch(c *nft.Chain) *Dispatch {
 	add := func(b *nftBackend, fresh bool, share float64, ruleEv *[]model.Evidence) {
 		nb := b
 		if fresh {
-			nb.evidence = ruleEv
+			nb.setEvidence(ruleEv)
 		} else {
 			nb = new(nftBackend)
 			*nb = *b
-			nb.evidence = joinEvidence(*ruleEv, b.Evidence())
+			nb.setEvidence(joinEvidence(*ruleEv, b.Evidence()))
 		}
 		nb.Share = share
 		if share == 0 {
@@ -1126,11 +1126,12 @@ func (x *nftExtractor) backend(name string) *nftBackend {
 			}
 			if nb := nftDNAT(r); nb != nil && b == nil {
 				b = nb
-				b.evidence = oneEvidence(NFTRuleEvidence(r))
+				b.setEvidence(oneEvidence(NFTRuleEvidence(r)))
 			}
 		}
 		if b == nil {
-			b = &nftBackend{Backend: Backend{Weight: 1, Endpoint: "(no dnat in " + name + ")", evidence: oneEvidence(NFTChainEvidence(c))}}
+			b = &nftBackend{Backend: Backend{Weight: 1, Endpoint: "(no dnat in " + name + ")"}}
+			b.setEvidence(oneEvidence(NFTChainEvidence(c)))
 		}
 		if set != "" {
 			x.affinitySet[name] = set

@@ -316,11 +316,13 @@ func TestFromNFTFormsAgree(t *testing.T) {
 			for _, fam := range []nftables.TableFamily{nftables.TableFamilyIPv4, nftables.TableFamilyIPv6} {
 				a := view.FromNFT(txt.Table(fam, "kube-proxy"), attr)
 				b := view.FromNFT(js.Table(fam, "kube-proxy"), attr)
-				opts := []cmp.Option{
+				// A backend's evidence is behind an untyped pointer
+				// (Backend.ev): its lists are compared through Evidence.
+				base := []cmp.Option{
 					cmp.AllowUnexported(view.View{}, view.Entry{}, view.Backend{}, view.Object{}),
 					cmp.FilterPath(func(p cmp.Path) bool {
 						switch p.Last().String() {
-						case ".Line", ".Path", ".File", ".Source", ".byKey", ".byService":
+						case ".Line", ".Path", ".File", ".Source", ".byKey", ".byService", ".ev":
 							return true
 						}
 						return false
@@ -328,6 +330,9 @@ func TestFromNFTFormsAgree(t *testing.T) {
 					cmp.Comparer(func(x, y netip.Addr) bool { return x == y }),
 					cmp.Comparer(func(x, y netip.Prefix) bool { return x == y }),
 				}
+				opts := append(base[:len(base):len(base)], cmp.Comparer(func(x, y view.Backend) bool {
+					return cmp.Equal(x, y, base...) && cmp.Equal(x.Evidence(), y.Evidence(), base...)
+				}))
 				if diff := cmp.Diff(a, b, opts...); diff != "" {
 					t.Errorf("%s: text and JSON views differ (-text +json):\n%s", nft.FamilyName(fam), diff)
 				}

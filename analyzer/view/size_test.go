@@ -11,8 +11,8 @@ import (
 // 10,000-Service node has one per endpoint of every Service (about
 // 60,000), kept for the whole analysis.
 func TestBackendSize(t *testing.T) {
-	if n := unsafe.Sizeof(view.Backend{}); n > 104 {
-		t.Errorf("a Backend takes %d bytes, want at most 104", n)
+	if n := unsafe.Sizeof(view.Backend{}); n > 96 {
+		t.Errorf("a Backend takes %d bytes, want at most 96", n)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"net/netip"
 	"sort"
 	"strconv"
+	"unsafe"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
@@ -279,21 +280,53 @@ type Backend struct {
 	// Unreachable marks a backend that no packet can reach (a rule after an
 	// unconditional one).
 	Unreachable bool
+	// jumps tells what ev points to: an iptables rule jumping to the
+	// endpoint chain when set, a list of evidence otherwise.
+	jumps bool
 	// Share is the fraction of new connections the backend receives (its
 	// probability), or -1 when the data plane does not say (IPVS lc).
 	Share float64
 	// ID names the backend's own object (KUBE-SEP chain, endpoint chain).
 	ID string
 
-	// evidence is the IPVS and nftables views' evidence. The iptables view
-	// keeps the rule jumping to the endpoint chain instead (a large node
-	// has one backend per endpoint of every Service), and Evidence builds
-	// it from that rule.
-	evidence *[]model.Evidence
-	jump     *iptables.Rule
+	// ev is the IPVS and nftables views' evidence (a *[]model.Evidence).
+	// The iptables view keeps the rule jumping to the endpoint chain
+	// instead (an *iptables.Rule, with jumps set; a large node has one
+	// backend per endpoint of every Service), and Evidence builds it from
+	// that rule. One pointer serves both, the kinds never being mixed
+	// in a backend: see evidence, setEvidence, jump and setJump.
+	ev unsafe.Pointer
 	// dnat is the endpoint chain's DNAT rule (nil: the chain has none, or
 	// is missing), found as the view reads the chain.
 	dnat *iptables.Rule
+}
+
+// evidence returns the backend's list of evidence (nil for an iptables
+// backend, or when it has none).
+func (b *Backend) evidence() *[]model.Evidence {
+	if b.jumps {
+		return nil
+	}
+	return (*[]model.Evidence)(b.ev)
+}
+
+// setEvidence makes ev the backend's list of evidence.
+func (b *Backend) setEvidence(ev *[]model.Evidence) {
+	b.ev, b.jumps = unsafe.Pointer(ev), false
+}
+
+// jump returns the iptables rule jumping to the backend's endpoint chain
+// (nil for the other views' backends).
+func (b *Backend) jump() *iptables.Rule {
+	if !b.jumps {
+		return nil
+	}
+	return (*iptables.Rule)(b.ev)
+}
+
+// setJump makes r the rule jumping to the backend's endpoint chain.
+func (b *Backend) setJump(r *iptables.Rule) {
+	b.ev, b.jumps = unsafe.Pointer(r), r != nil
 }
 
 // Evidence returns where the backend is programmed. The slice is the
@@ -301,11 +334,12 @@ type Backend struct {
 // the jump to the endpoint chain, then the chain's DNAT rule, or the
 // chain when it has none (nothing when it is missing).
 func (b *Backend) Evidence() []model.Evidence {
-	if b.jump == nil {
-		if b.evidence == nil {
+	if b.jump() == nil {
+		ev := b.evidence()
+		if ev == nil {
 			return nil
 		}
-		return *b.evidence
+		return *ev
 	}
 	return b.AppendEvidence(make([]model.Evidence, 0, 2))
 }
@@ -314,19 +348,21 @@ func (b *Backend) Evidence() []model.Evidence {
 // returns the extended slice: a caller that reads the evidence of many
 // backends in turn keeps one buffer instead of a slice per backend.
 func (b *Backend) AppendEvidence(out []model.Evidence) []model.Evidence {
-	if b.jump == nil {
-		if b.evidence == nil {
+	jump := b.jump()
+	if jump == nil {
+		ev := b.evidence()
+		if ev == nil {
 			return out
 		}
-		return append(out, *b.evidence...)
+		return append(out, *ev...)
 	}
-	out = append(out, model.RuleEvidence(b.jump))
+	out = append(out, model.RuleEvidence(jump))
 	if b.dnat != nil {
 		// The endpoint chain is in the jump's table: its file is the
 		// jump's, not read again through the chain.
 		return append(out, model.Evidence{File: out[len(out)-1].File, Line: b.dnat.Line, Text: b.dnat.Raw})
 	}
-	if sep := b.jump.Chain.Table.Dump.Chain("nat", b.jump.Target()); sep != nil {
+	if sep := jump.Chain.Table.Dump.Chain("nat", jump.Target()); sep != nil {
 		if r := dnatRule(sep); r != nil {
 			out = append(out, model.RuleEvidence(r))
 		} else {
