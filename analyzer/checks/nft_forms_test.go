@@ -171,9 +171,9 @@ func nftPositions(t *testing.T, a, b *nft.Ruleset) map[string]parsers.Pos {
 			if cb == nil || len(cb.Rules) != len(ca.Rules) {
 				t.Fatalf("chain %s changed in the conversion", ca.Name)
 			}
-			m[posKey(ca.Pos)] = cb.Pos
+			m[posKey(ca.Pos())] = cb.Pos()
 			for i := range ca.Rules {
-				m[posKey(ca.Rules[i].Pos)] = cb.Rules[i].Pos
+				m[posKey(ca.Rules[i].Pos())] = cb.Rules[i].Pos()
 			}
 		}
 	}

@@ -303,7 +303,7 @@ func unallocatedDropRules(p *Pass) ([]model.Evidence, bool) {
 		}
 		for _, r := range c.Rules {
 			if r.Comment == kpnames.NFTUnallocatedComment {
-				out = append(out, model.EvidenceAt(r.Pos, r.Raw))
+				out = append(out, model.EvidenceAt(r.Pos(), r.Raw))
 			}
 		}
 	}

@@ -333,7 +333,7 @@ func compareNFTRules(f model.Family, table string, ec, ac *nft.Chain, attr *nftA
 	diff := func(kind DiffKind, c *nft.Chain, r *nft.Rule, note string) Difference {
 		a := attr.rule(c.Name, r)
 		return Difference{Kind: kind, Family: f, Table: table, Chain: c.Name, Rule: r.String(),
-			Service: a.Service, Endpoint: a.Endpoint, How: a.How, Note: note, Evidence: model.EvidenceAt(r.Pos, r.String())}
+			Service: a.Service, Endpoint: a.Endpoint, How: a.How, Note: note, Evidence: model.EvidenceAt(r.Pos(), r.String())}
 	}
 	var out []Difference
 	for _, i := range missing {
@@ -379,7 +379,7 @@ func compareNFTElements(f model.Family, table string, es, as *nft.Set, attr *nft
 	return out
 }
 
-func nftChainEvidence(c *nft.Chain) model.Evidence { return model.EvidenceAt(c.Pos, nftChainDecl(c)) }
+func nftChainEvidence(c *nft.Chain) model.Evidence { return model.EvidenceAt(c.Pos(), nftChainDecl(c)) }
 
 // nftAttributor names the service port (and endpoint) an nftables object
 // belongs to: by the hashed base of its name, the chains its rules and

@@ -848,7 +848,7 @@ func (w *nftWalk) hook(in []*nftState, hook string) []*nftState {
 				case vFall:
 					if b.c.Policy != nil && *b.c.Policy == nftables.ChainPolicyDrop {
 						e.st.steps = append(e.st.steps, Step{Table: b.t.label, Chain: b.c.Name, Rule: "policy drop",
-							File: b.c.Pos.File, Line: b.c.Pos.Line, Path: b.c.Pos.Path, Note: "chain policy DROP"})
+							File: b.c.Pos().File, Line: b.c.Pos().Line, Path: b.c.Pos().Path, Note: "chain policy DROP"})
 						w.end(e.st, VerdictDrop)
 						continue
 					}

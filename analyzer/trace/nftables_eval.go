@@ -174,7 +174,8 @@ func (w *nftWalk) step(st *nftState, t *nftTable, c *nft.Chain, r *nft.Rule, not
 	if w.opts.Summary {
 		return
 	}
-	s := Step{Table: t.label, Chain: c.Name, Rule: r.Raw, File: r.Pos.File, Line: r.Pos.Line, Path: r.Pos.Path,
+	pos := r.Pos()
+	s := Step{Table: t.label, Chain: c.Name, Rule: r.Raw, File: pos.File, Line: pos.Line, Path: pos.Path,
 		Note: strings.Join(notes, "; ")}
 	if len(warns) > 0 {
 		s.Warning = strings.Join(warns, "; ")

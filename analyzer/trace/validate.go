@@ -330,7 +330,7 @@ func validateRuleset(rs *nft.Ruleset) []Problem {
 			func(i int) bool { return t.Chains[i].IsBase() }, true)
 		g.ruleAt = func(e edge) (string, parsers.Pos) {
 			r := t.Chains[e.from].Rules[e.rule]
-			return r.Raw, r.Pos
+			return r.Raw, r.Pos()
 		}
 		sets := map[string]*nft.Set{}
 		for _, s := range t.Sets {
@@ -352,7 +352,7 @@ func validateRuleset(rs *nft.Ruleset) []Problem {
 						continue
 					}
 					if !ok {
-						out = append(out, Problem{Kind: ProblemMissingChain, Table: label, Chain: c.Name, Rule: r.Raw, Pos: r.Pos,
+						out = append(out, Problem{Kind: ProblemMissingChain, Table: label, Chain: c.Name, Rule: r.Raw, Pos: r.Pos(),
 							Message: fmt.Sprintf("chain %s jumps to chain %s, which table %s does not have: nft refuses the ruleset", c.Name, target, label)})
 						continue
 					}

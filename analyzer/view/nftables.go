@@ -1322,7 +1322,7 @@ func appendParts(b []byte, parts []string) []byte {
 }
 
 // NFTRuleEvidence returns the evidence of a rule.
-func NFTRuleEvidence(r *nft.Rule) model.Evidence { return model.EvidenceAt(r.Pos, r.Raw) }
+func NFTRuleEvidence(r *nft.Rule) model.Evidence { return model.EvidenceAt(r.Pos(), r.Raw) }
 
 // NFTChainEvidence returns the evidence of a chain: its header, with the
 // hook and priority of a base chain.
@@ -1335,7 +1335,7 @@ func NFTChainEvidence(c *nft.Chain) model.Evidence {
 		}
 		text += "; }"
 	}
-	return model.EvidenceAt(c.Pos, text)
+	return model.EvidenceAt(c.Pos(), text)
 }
 
 // NFTSetEvidence returns the evidence of a set or map: its header with its

@@ -130,7 +130,7 @@ func nftSegment(rs *nft.Ruleset, t *nft.Table, f Family, xt map[string]int) *lis
 		if c.Policy != nil {
 			policy = strings.ToUpper(nft.PolicyName(*c.Policy))
 		}
-		s.rows = append(s.rows, listingLine{line: rs.Line(c.Pos), text: ":" + c.Name + " " + policy + " [0:0]"})
+		s.rows = append(s.rows, listingLine{line: rs.Line(c.Pos()), text: ":" + c.Name + " " + policy + " [0:0]"})
 	}
 	for _, c := range chains {
 		for _, r := range c.Rules {
@@ -141,11 +141,11 @@ func nftSegment(rs *nft.Ruleset, t *nft.Table, f Family, xt map[string]int) *lis
 			} else {
 				text, detail = nftRule(c.Name, w, f)
 			}
-			line := rs.Line(r.Pos)
+			line := rs.Line(r.Pos())
 			row := listingLine{line: line, text: text}
 			if detail != "" {
-				if r.Pos.Path != "" {
-					detail = r.Pos.Path + ": " + detail
+				if r.Pos().Path != "" {
+					detail = r.Pos().Path + ": " + detail
 					for k := 0; k+2 < len(w); k++ {
 						if w[k] == "xt" && !nftHidden[w[k+1]+" "+w[k+2]] {
 							xt[w[k+1]+" "+w[k+2]]++

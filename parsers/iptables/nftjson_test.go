@@ -75,12 +75,12 @@ func checkNFTJSONFamily(t *testing.T, name string, js, save []byte, f Family) (r
 			for k, r := range c.Rules {
 				words, err := nft.RuleWords(r)
 				if err != nil {
-					t.Fatalf("%s: %v", r.Pos, err)
+					t.Fatalf("%s: %v", r.Pos(), err)
 				}
 				if _, detail := nftRule(c.Name, words, f); detail != "" {
 					left++
 					if !strings.Contains(" "+strings.Join(words, " ")+" ", " xt ") {
-						t.Errorf("%s: %s left unread (%s), though nft's JSON shows all of it: %s", r.Pos, key, detail, w[k])
+						t.Errorf("%s: %s left unread (%s), though nft's JSON shows all of it: %s", r.Pos(), key, detail, w[k])
 					}
 					continue
 				}
@@ -90,7 +90,7 @@ func checkNFTJSONFamily(t *testing.T, name string, js, save []byte, f Family) (r
 					continue
 				}
 				if g[j] != w[k] {
-					t.Errorf("%s: %s\n got %s\nwant %s", key, r.Pos, g[j], w[k])
+					t.Errorf("%s: %s\n got %s\nwant %s", key, r.Pos(), g[j], w[k])
 				}
 				j++
 			}

@@ -74,12 +74,12 @@ func strip(rs *Ruleset, handles bool) {
 			}
 		}
 		for _, c := range t.Chains {
-			c.Pos = parsers.Pos{}
+			c.Where, c.Line = nil, 0
 			if handles {
 				c.Handle = 0
 			}
 			for _, r := range c.Rules {
-				r.Pos, r.Raw = parsers.Pos{}, ""
+				r.Where, r.Line, r.Raw = nil, 0, ""
 				if handles {
 					r.Handle = 0
 				}

@@ -410,7 +410,8 @@ func (c *jconv) chain(n *jnode) error {
 	if err != nil {
 		return err
 	}
-	ch := &Chain{Name: name, Pos: c.itemPos()}
+	ch := &Chain{Name: name}
+	ch.SetPos(c.itemPos())
 	if ch.Handle, err = c.uintField(n, "handle", 64); err != nil {
 		return err
 	}
@@ -910,7 +911,8 @@ func (c *jconv) rule(n *jnode) error {
 	if ch == nil {
 		return c.errf("chain %s is not listed before its rules", cn)
 	}
-	r := &Rule{Pos: c.itemPos()}
+	r := &Rule{}
+	r.SetPos(c.itemPos())
 	c.curFamily = t.Family
 	if r.Handle, err = c.uintField(n, "handle", 64); err != nil {
 		return err

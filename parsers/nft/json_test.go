@@ -23,11 +23,11 @@ import (
 var ignorePos = cmp.Options{
 	cmpopts.IgnoreFields(nft.Ruleset{}, "ItemLines"),
 	cmpopts.IgnoreFields(nft.Table{}, "Pos"),
-	cmpopts.IgnoreFields(nft.Chain{}, "Pos"),
+	cmpopts.IgnoreFields(nft.Chain{}, "Where", "Line"),
 	cmpopts.IgnoreFields(nft.Set{}, "Pos"),
 	cmpopts.IgnoreFields(nft.Element{}, "Where", "Line"),
 	nft.CmpElements,
-	cmpopts.IgnoreFields(nft.Rule{}, "Pos"),
+	cmpopts.IgnoreFields(nft.Rule{}, "Where", "Line"),
 	cmpopts.IgnoreFields(nft.Object{}, "Pos"),
 }
 
@@ -59,8 +59,8 @@ func FuzzParseJSON(f *testing.F) {
 		for _, tb := range rs.Tables {
 			for _, c := range tb.Chains {
 				for _, r := range c.Rules {
-					if n := rs.Line(r.Pos); n < 1 || n > lines {
-						t.Fatalf("%s: line %d of a %d-line input", r.Pos, n, lines)
+					if n := rs.Line(r.Pos()); n < 1 || n > lines {
+						t.Fatalf("%s: line %d of a %d-line input", r.Pos(), n, lines)
 					}
 				}
 			}
@@ -127,11 +127,11 @@ func TestJSONItemLines(t *testing.T) {
 			}
 			tb := rs.Tables[0]
 			c := tb.Chains[0]
-			got := [3]int{rs.Line(tb.Pos), rs.Line(c.Pos), rs.Line(c.Rules[0].Pos)}
+			got := [3]int{rs.Line(tb.Pos), rs.Line(c.Pos()), rs.Line(c.Rules[0].Pos())}
 			if got != tc.want {
 				t.Errorf("lines of table, chain, rule = %v, want %v\n%s", got, tc.want, in)
 			}
-			if s := c.Rules[0].Pos.String(); s != "in.json:$.nftables[2]" {
+			if s := c.Rules[0].Pos().String(); s != "in.json:$.nftables[2]" {
 				t.Errorf("rule position %s", s)
 			}
 			if n := rs.Line(parsers.Pos{File: "in.json", Path: "$.nftables[3].rule"}); n != 0 {

@@ -231,7 +231,7 @@ func walk(rs *Ruleset, rule, elem func(string)) {
 	for _, t := range rs.Tables {
 		for _, c := range t.Chains {
 			for _, r := range c.Rules {
-				rule(fmt.Sprintf("%s %s %s line %d: %s", FamilyName(t.Family), t.Name, c.Name, r.Pos.Line, r.Raw))
+				rule(fmt.Sprintf("%s %s %s line %d: %s", FamilyName(t.Family), t.Name, c.Name, r.Pos().Line, r.Raw))
 			}
 		}
 		for _, s := range t.Sets {

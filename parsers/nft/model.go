@@ -90,7 +90,44 @@ type Chain struct {
 	Flags    []string              `json:"flags,omitempty"` // "offload"
 	Handle   uint64                `json:"handle,omitempty"`
 	Rules    []*Rule               `json:"rules,omitempty"`
-	Pos      parsers.Pos           `json:"pos"`
+	// Where is the chain's file, and its path in a JSON ruleset; Line is
+	// its line in a text ruleset. A text ruleset's chains and rules share
+	// one Where. See [Chain.Pos].
+	Where *parsers.Pos `json:"-"`
+	Line  int32        `json:"-"`
+}
+
+// Pos returns where the chain is: its file and line in a text ruleset,
+// its file and path in a JSON one.
+func (c *Chain) Pos() parsers.Pos { return posOf(c.Where, c.Line) }
+
+// SetPos sets where the chain is.
+func (c *Chain) SetPos(p parsers.Pos) { c.Where, c.Line = splitPos(p) }
+
+// posOf returns the position of a file (and path) and a line.
+func posOf(where *parsers.Pos, line int32) parsers.Pos {
+	var p parsers.Pos
+	if where != nil {
+		p = *where
+	}
+	if line != 0 {
+		p.Line = int(line)
+	}
+	return p
+}
+
+// splitPos returns p as a file (and path) and a line, nil for the zero
+// position; a line that does not fit an int32 is kept in the file's.
+func splitPos(p parsers.Pos) (*parsers.Pos, int32) {
+	if p == (parsers.Pos{}) {
+		return nil, 0
+	}
+	if p.Line > 0 && p.Line <= 1<<31-1 {
+		line := int32(p.Line)
+		p.Line = 0
+		return &p, line
+	}
+	return &p, 0
 }
 
 // IsBase reports whether c is a base chain (attached to a hook).
@@ -541,8 +578,28 @@ type Rule struct {
 	Comment string `json:"comment,omitempty"`
 	Handle  uint64 `json:"handle,omitempty"`
 	// Unsupported reports that the rule holds an [Unsupported] statement.
-	Unsupported bool        `json:"unsupported,omitempty"`
-	Pos         parsers.Pos `json:"pos"`
+	Unsupported bool `json:"unsupported,omitempty"`
+	// Line is the rule's line in a text ruleset.
+	Line int32 `json:"-"`
+	// Where is the rule's file, and its path in a JSON ruleset, shared
+	// by the rules and chains of a text ruleset. See [Rule.Pos].
+	Where *parsers.Pos `json:"-"`
+}
+
+// Pos returns where the rule is: its file and line in a text ruleset,
+// its file and path in a JSON one.
+func (r *Rule) Pos() parsers.Pos { return posOf(r.Where, r.Line) }
+
+// SetPos sets where the rule is.
+func (r *Rule) SetPos(p parsers.Pos) { r.Where, r.Line = splitPos(p) }
+
+// MarshalJSON renders the rule with its position.
+func (r *Rule) MarshalJSON() ([]byte, error) {
+	type plain Rule
+	return json.Marshal(struct {
+		*plain
+		Pos parsers.Pos `json:"pos"`
+	}{(*plain)(r), r.Pos()})
 }
 
 // Counter returns the rule's first anonymous counter statement, or nil.
@@ -616,6 +673,7 @@ func (c *Chain) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(struct {
 		*plain
-		Policy string `json:"policy,omitempty"`
-	}{(*plain)(c), pol})
+		Pos    parsers.Pos `json:"pos"`
+		Policy string      `json:"policy,omitempty"`
+	}{(*plain)(c), c.Pos(), pol})
 }

@@ -27,12 +27,12 @@ import (
 var ignorePosHandle = cmp.Options{
 	cmpopts.IgnoreFields(Ruleset{}, "ItemLines"),
 	cmpopts.IgnoreFields(Table{}, "Pos", "Handle"),
-	cmpopts.IgnoreFields(Chain{}, "Pos", "Handle"),
+	cmpopts.IgnoreFields(Chain{}, "Where", "Line", "Handle"),
 	cmpopts.IgnoreFields(Set{}, "Pos", "Handle"),
 	cmpopts.IgnoreFields(Element{}, "Where", "Line"),
 	cmp.AllowUnexported(Element{}),
 	cmp.AllowUnexported(Element{}),
-	cmpopts.IgnoreFields(Rule{}, "Pos", "Handle"),
+	cmpopts.IgnoreFields(Rule{}, "Where", "Line", "Handle"),
 	cmpopts.IgnoreFields(Object{}, "Pos", "Handle"),
 }
 
@@ -40,12 +40,12 @@ var ignorePosHandle = cmp.Options{
 var ignorePos = cmp.Options{
 	cmpopts.IgnoreFields(Ruleset{}, "ItemLines"),
 	cmpopts.IgnoreFields(Table{}, "Pos"),
-	cmpopts.IgnoreFields(Chain{}, "Pos"),
+	cmpopts.IgnoreFields(Chain{}, "Where", "Line"),
 	cmpopts.IgnoreFields(Set{}, "Pos"),
 	cmpopts.IgnoreFields(Element{}, "Where", "Line"),
 	cmp.AllowUnexported(Element{}),
 	cmp.AllowUnexported(Element{}),
-	cmpopts.IgnoreFields(Rule{}, "Pos"),
+	cmpopts.IgnoreFields(Rule{}, "Where", "Line"),
 	cmpopts.IgnoreFields(Object{}, "Pos"),
 }
 
@@ -99,7 +99,7 @@ func checkSameRuleset(t *testing.T, text, js []byte) *Ruleset {
 		for _, c := range tb.Chains {
 			for _, r := range c.Rules {
 				if r.Unsupported {
-					t.Errorf("%s: unsupported statement in %q", r.Pos, r.Raw)
+					t.Errorf("%s: unsupported statement in %q", r.Pos(), r.Raw)
 				}
 			}
 		}
@@ -557,5 +557,38 @@ func TestSharedStatements(t *testing.T) {
 		if got := a[i].String(); got != want {
 			t.Errorf("rule %d prints as %q, want %q", i, got, want)
 		}
+	}
+}
+
+// TestChainRuleSize guards the room a chain and a rule take (a
+// 10,000-Service node has 12,500 chains and 17,500 rules), and that the
+// chains and rules of a text ruleset share their file.
+func TestChainRuleSize(t *testing.T) {
+	if n := unsafe.Sizeof(Chain{}); n > 176 {
+		t.Errorf("a Chain takes %d bytes, want at most 176", n)
+	}
+	if n := unsafe.Sizeof(Rule{}); n > 80 {
+		t.Errorf("a Rule takes %d bytes, want at most 80", n)
+	}
+	rs, err := ParseText("x", []byte("table ip t {\n\tchain a {\n\t\tcounter\n\t\taccept\n\t}\n\tchain b {\n\t\tdrop\n\t}\n}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := rs.Tables[0].Chains[0], rs.Tables[0].Chains[1]
+	want := []parsers.Pos{{File: "x", Line: 2}, {File: "x", Line: 3}, {File: "x", Line: 4}, {File: "x", Line: 6}, {File: "x", Line: 7}}
+	got := []parsers.Pos{a.Pos(), a.Rules[0].Pos(), a.Rules[1].Pos(), b.Pos(), b.Rules[0].Pos()}
+	if !slices.Equal(got, want) {
+		t.Errorf("positions %v, want %v", got, want)
+	}
+	if a.Where != b.Rules[0].Where || a.Rules[0].Where != a.Rules[1].Where {
+		t.Errorf("the chains and rules do not share their file")
+	}
+	var r Rule
+	r.SetPos(parsers.Pos{File: "f", Path: "$.nftables[3]"})
+	if p := r.Pos(); p != (parsers.Pos{File: "f", Path: "$.nftables[3]"}) {
+		t.Errorf("JSON position %v", p)
+	}
+	if r.SetPos(parsers.Pos{}); r.Where != nil || r.Pos() != (parsers.Pos{}) {
+		t.Errorf("zero position kept as %v", r.Where)
 	}
 }

@@ -32,6 +32,8 @@ type textParser struct {
 	// by every rule (see [stmtParser.elements]).
 	elToks []token
 	sp     stmtParser
+	// file is the Where of the chains and rules read.
+	file *parsers.Pos
 	// shared holds short statements read, by family and text, so that
 	// the rules that repeat one share it (each of kube-proxy's service
 	// chains matches `meta l4proto tcp`): see [textParser.share].
@@ -209,6 +211,15 @@ func (p *textParser) errf(line int, format string, args ...any) error {
 }
 
 func (p *textParser) pos(line int) parsers.Pos { return parsers.Pos{File: p.name, Line: line} }
+
+// fileWhere returns the file, which the chains and rules read share as
+// their Where.
+func (p *textParser) fileWhere() *parsers.Pos {
+	if p.file == nil {
+		p.file = &parsers.Pos{File: p.name}
+	}
+	return p.file
+}
 
 // next returns the next line.
 func (p *textParser) next() (string, bool) {
@@ -419,7 +430,7 @@ func (p *textParser) chain(toks []token, fam nftables.TableFamily) (*Chain, erro
 	if err != nil {
 		return nil, err
 	}
-	c := &Chain{Name: name, Handle: handle, Pos: p.pos(start)}
+	c := &Chain{Name: name, Handle: handle, Where: p.fileWhere(), Line: int32(start)}
 	for {
 		line, ok := p.next()
 		if !ok {
@@ -878,7 +889,7 @@ func (p *textParser) elementsOf(els []Element, s *Set) ([]Element, error) {
 
 // rule reads one rule line.
 func (p *textParser) rule(line string, toks []token, fam nftables.TableFamily) (*Rule, error) {
-	r := &Rule{Pos: p.pos(p.line)}
+	r := &Rule{Where: p.fileWhere(), Line: int32(p.line)}
 	n := len(toks)
 	if toks[n-1].kind == tComment {
 		r.Handle = handleOf(toks[n-1])

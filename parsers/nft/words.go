@@ -52,7 +52,7 @@ func Words(s string) ([]string, error) {
 // prints for an xt match or target it does not translate ("xt", "match",
 // "recent") when it is one, else "unsupported-json" and the JSON.
 func RuleWords(r *Rule) ([]string, error) {
-	if r.Pos.Path == "" {
+	if r.Where == nil || r.Where.Path == "" {
 		return Words(r.Raw)
 	}
 	var out []string
@@ -63,7 +63,7 @@ func RuleWords(r *Rule) ([]string, error) {
 		}
 		w, err := Words(string(s.appendStmt(nil)))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.Pos, err)
+			return nil, fmt.Errorf("%s: %w", r.Pos(), err)
 		}
 		out = append(out, w...)
 	}
