@@ -71,62 +71,45 @@ func planePorts(views []*view.View, cluster bool, only map[string]bool) map[stri
 		slab = slab[:len(slab)+n]
 		return out
 	}
-	for _, v := range views {
-		// A dispatch is often that of several origins and entries of a
-		// service port: its endpoints are read once for the port. (A
-		// dispatch the entries of several service ports reach is read
-		// for each: each programs its endpoints, whichever entry comes
-		// first, and a service port's elements are the same whether the
-		// others are read or not, see ComparePlaneDigests.)
-		read := make(map[portDispatch[planePort]]bool, len(v.Entries)/2)
-		for _, e := range v.Entries {
-			if e.Service == "" || only != nil && !only[e.Service] {
-				continue
+	walkPlane(views, cluster, only, func(v *view.View, e *view.Entry) *planePort {
+		pl := ports[e.Service]
+		if pl == nil {
+			if len(block) == cap(block) {
+				block = make([]planePort, 0, 256)
 			}
-			pl := ports[e.Service]
-			if pl == nil {
-				if len(block) == cap(block) {
-					block = make([]planePort, 0, 256)
-				}
-				block = block[:len(block)+1]
-				pl = &block[len(block)-1]
-				pl.families = pl.fams[:0]
-				ports[e.Service] = pl
-			}
-			if pl.protocol == "" {
-				pl.protocol = upperProtocol(e.Protocol)
-			}
-			if len(pl.families) == 0 || pl.families[len(pl.families)-1] != v.Family {
-				pl.families = append(pl.families, v.Family)
-			}
-			buf = e.AppendKey(append(buf[:0], entryPrefix...))
-			key := keys.Bytes(buf)
-			if pl.entries == nil {
-				pl.entries = grow(nil, 2)
-			}
-			pl.entries = append(pl.entries, printElem{key: key, label: key[len(entryPrefix):], family: v.Family, kind: e.Kind, evidence: e.Evidence})
-			for _, o := range model.Origins {
-				dp := e.Dispatch[o]
-				if dp == nil || cluster && dp.Policy != view.PolicyCluster {
-					continue
-				}
-				if pl.dispatch == nil {
-					pl.dispatch = dp.Evidence
-				}
-				if read[portDispatch[planePort]{pl, dp}] {
-					continue
-				}
-				read[portDispatch[planePort]{pl, dp}] = true
-				// Room for the entries too (two, most often), which join
-				// the endpoints once read.
-				pl.elems = grow(pl.elems, len(dp.Backends)+2)
-				for _, b := range dp.Backends {
-					buf = append(append(buf[:0], backendPrefix...), b.Endpoint...)
-					pl.elems = append(pl.elems, printElem{key: keys.Bytes(buf), backend: true, label: b.Endpoint, family: v.Family, b: b})
-				}
-			}
+			block = block[:len(block)+1]
+			pl = &block[len(block)-1]
+			pl.families = pl.fams[:0]
+			ports[e.Service] = pl
 		}
-	}
+		if pl.protocol == "" {
+			pl.protocol = upperProtocol(e.Protocol)
+		}
+		if len(pl.families) == 0 || pl.families[len(pl.families)-1] != v.Family {
+			pl.families = append(pl.families, v.Family)
+		}
+		buf = e.AppendKey(append(buf[:0], entryPrefix...))
+		key := keys.Bytes(buf)
+		if pl.entries == nil {
+			pl.entries = grow(nil, 2)
+		}
+		pl.entries = append(pl.entries, printElem{key: key, label: key[len(entryPrefix):], family: v.Family, kind: e.Kind, evidence: e.Evidence})
+		return pl
+	}, func(pl *planePort, v *view.View, dp *view.Dispatch, fresh bool) {
+		if pl.dispatch == nil {
+			pl.dispatch = dp.Evidence
+		}
+		if !fresh {
+			return
+		}
+		// Room for the entries too (two, most often), which join the
+		// endpoints once read.
+		pl.elems = grow(pl.elems, len(dp.Backends)+2)
+		for _, b := range dp.Backends {
+			buf = append(append(buf[:0], backendPrefix...), b.Endpoint...)
+			pl.elems = append(pl.elems, printElem{key: keys.Bytes(buf), backend: true, label: b.Endpoint, family: v.Family, b: b})
+		}
+	})
 	// Every endpoint's key sorts before every entry's: the elements are in
 	// the order of their keys when each kind was read in it, and in the
 	// order a stable sort by key keeps either way.
@@ -265,6 +248,38 @@ type portDispatch[P any] struct {
 	dp   *view.Dispatch
 }
 
+// walkPlane walks what views program per service port, as [ReadPlane]
+// and [ReadPlaneDigest] read it: port is called for each entry of a
+// service port (of those only names, with only) and returns what stands
+// for the port; dispatch for each dispatch its entries reach (of the
+// Cluster traffic policy only, with cluster), fresh the first time the
+// port reaches it in a view. A dispatch is often that of several origins
+// and entries of a service port: its endpoints are read once for the
+// port. (A dispatch the entries of several service ports reach is read
+// for each: each programs its endpoints, whichever entry comes first, and
+// a service port's elements are the same whether the others are read or
+// not, see ComparePlaneDigests.)
+func walkPlane[P any](views []*view.View, cluster bool, only map[string]bool, port func(*view.View, *view.Entry) *P, dispatch func(*P, *view.View, *view.Dispatch, bool)) {
+	for _, v := range views {
+		read := make(map[portDispatch[P]]bool, len(v.Entries)/2)
+		for _, e := range v.Entries {
+			if e.Service == "" || only != nil && !only[e.Service] {
+				continue
+			}
+			pl := port(v, e)
+			for _, o := range model.Origins {
+				dp := e.Dispatch[o]
+				if dp == nil || cluster && dp.Policy != view.PolicyCluster {
+					continue
+				}
+				k := portDispatch[P]{pl, dp}
+				dispatch(pl, v, dp, !read[k])
+				read[k] = true
+			}
+		}
+	}
+}
+
 // A PlaneDigest is what one snapshot's views program per service port,
 // summed up for [ComparePlaneDigests]: a digest of each service port's
 // elements (see planeSum), and the views, whose elements are read only for
@@ -309,36 +324,28 @@ func ReadPlaneDigest(views []*view.View) *PlaneDigest {
 	ports := make(map[string]*planeSum, entries/2)
 	var block []planeSum
 	var buf []byte
-	for _, v := range views {
-		read := make(map[portDispatch[planeSum]]bool, len(v.Entries)/2)
-		for _, e := range v.Entries {
-			if e.Service == "" {
-				continue
+	walkPlane(views, false, nil, func(v *view.View, e *view.Entry) *planeSum {
+		sum := ports[e.Service]
+		if sum == nil {
+			if len(block) == cap(block) {
+				block = make([]planeSum, 0, 1024)
 			}
-			sum := ports[e.Service]
-			if sum == nil {
-				if len(block) == cap(block) {
-					block = make([]planeSum, 0, 1024)
-				}
-				block = block[:len(block)+1]
-				sum = &block[len(block)-1]
-				ports[e.Service] = sum
-			}
-			buf = e.AppendKey(append(buf[:0], entryPrefix...))
-			sum.add(buf)
-			for _, o := range model.Origins {
-				dp := e.Dispatch[o]
-				if dp == nil || read[portDispatch[planeSum]{sum, dp}] {
-					continue
-				}
-				read[portDispatch[planeSum]{sum, dp}] = true
-				for _, b := range dp.Backends {
-					buf = append(append(buf[:0], backendPrefix...), b.Endpoint...)
-					sum.add(buf)
-				}
-			}
+			block = block[:len(block)+1]
+			sum = &block[len(block)-1]
+			ports[e.Service] = sum
 		}
-	}
+		buf = e.AppendKey(append(buf[:0], entryPrefix...))
+		sum.add(buf)
+		return sum
+	}, func(sum *planeSum, _ *view.View, dp *view.Dispatch, fresh bool) {
+		if !fresh {
+			return
+		}
+		for _, b := range dp.Backends {
+			buf = append(append(buf[:0], backendPrefix...), b.Endpoint...)
+			sum.add(buf)
+		}
+	})
 	return &PlaneDigest{views: views, ports: ports}
 }
 
