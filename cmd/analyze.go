@@ -76,7 +76,7 @@ func NewCmdAnalyze(f *Factory, runF func(*AnalyzeOptions) error) *cobra.Command 
 		},
 	}
 	fl := c.Flags()
-	fl.StringVarP(&opts.Output, "output", "o", "table", "output format: "+strings.Join(report.Formats(), ", ")+" (default table on a terminal, json otherwise)")
+	fl.StringVarP(&opts.Output, "output", "o", "", "output format: "+strings.Join(report.Formats(), ", ")+" (default table on a terminal, json otherwise)")
 	fl.StringVar(&opts.FailOn, "fail-on", "error", "lowest severity that makes the exit status 1: error, warning, info or never; inconclusive fails on errors and on a verdict that is not conclusive (no finding, but inputs missing)")
 	fl.StringSliceVar(&opts.Only, "only", nil, "run only these checks (comma-separated IDs)")
 	fl.StringSliceVar(&opts.Skip, "skip", nil, "do not run these checks (comma-separated IDs)")

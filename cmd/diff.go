@@ -61,7 +61,7 @@ func NewCmdDiff(f *Factory, runF func(*DiffOptions) error) *cobra.Command {
 		},
 	}
 	fl := c.Flags()
-	fl.StringVarP(&opts.Output, "output", "o", "table", "output format: "+strings.Join(report.DiffFormats, ", ")+" (default table on a terminal, json otherwise)")
+	fl.StringVarP(&opts.Output, "output", "o", "", "output format: "+strings.Join(report.DiffFormats, ", ")+" (default table on a terminal, json otherwise)")
 	fl.StringVar(&opts.Version, "version", "", "kube-proxy version to assume on both sides, e.g. 1.28 (default: from the inputs)")
 	fl.BoolVar(&opts.NoColor, "no-color", false, "disable colour (NO_COLOR is honoured too)")
 	registerCompletions(c, map[string]cobra.CompletionFunc{

@@ -19,7 +19,8 @@ type IOStreams struct {
 	OutTTY, ErrTTY bool
 	// Width is the terminal width (0 when unknown).
 	Width int
-	// NoColorEnv reports NO_COLOR set in the environment.
+	// NoColorEnv reports NO_COLOR set to a value other than the empty
+	// string in the environment.
 	NoColorEnv bool
 }
 
@@ -35,9 +36,14 @@ func System() *IOStreams {
 	} else if c, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil {
 		s.Width = c
 	}
-	_, s.NoColorEnv = os.LookupEnv("NO_COLOR")
+	s.NoColorEnv = noColorEnv(os.Getenv("NO_COLOR"))
 	return s
 }
+
+// noColorEnv reports whether a value of NO_COLOR turns colour off: any
+// value but the empty string does (no-color.org), so that NO_COLOR= left
+// empty by a script does not.
+func noColorEnv(v string) bool { return v != "" }
 
 // Test returns streams backed by buffers, not terminals.
 func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer) {

@@ -118,5 +118,15 @@ func newRootCmd(f *Factory) (*cobra.Command, *ProfileOptions) {
 		NewCmdVersion(f),
 		NewCmdDocs(f, nil),
 	)
+	// The completion command is made runnable (its help, as before) so
+	// that cobra refuses an argument that names no shell it has a
+	// subcommand for ("unknown command", exit 2) rather than print the
+	// help and exit 0. Its scripts are written to the streams set here.
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	root.InitDefaultCompletionCmd()
+	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
+		c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+	}
 	return root, prof
 }

@@ -131,3 +131,28 @@ func TestFailOn(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletionShells checks that the completion command writes the
+// script of each shell it knows and refuses one it does not with a usage
+// error (cobra alone printed the help and exited 0).
+func TestCompletionShells(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{[]string{"completion", "bash"}, 0, "# bash completion", ""},
+		{[]string{"completion", "zsh"}, 0, "#compdef proxyscan", ""},
+		{[]string{"completion"}, 0, "Generate the autocompletion script", ""},
+		{[]string{"completion", "tcsh"}, 2, "", `unknown command "tcsh" for "proxyscan completion"`},
+	} {
+		f, outputs := testFactory()
+		code := Run(f, tc.args)
+		stdout, stderr := outputs()
+		if code != tc.code || !strings.Contains(stdout, tc.stdout) || !strings.Contains(stderr, tc.stderr) {
+			t.Errorf("%v: exit %d, stdout %.80q, stderr %q; want exit %d, stdout with %q, stderr with %q",
+				tc.args, code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
+		}
+	}
+}

@@ -85,7 +85,7 @@ func NewCmdTrace(f *Factory, runF func(*TraceOptions) error) *cobra.Command {
 	fl.StringVar(&opts.Src, "src", "", "source address (default: a pod address of the node, a node address, or 192.0.2.200 from outside)")
 	fl.StringVar(&opts.From, "from", "pod", "where the packet enters: pod (a pod on the node), node (the node itself) or external")
 	fl.StringVar(&opts.Iface, "iface", "", "interface the packet arrives on (default: a pod veth, or eth0 from outside)")
-	fl.StringVarP(&opts.Output, "output", "o", "table", "output format: table or json (default table on a terminal, json otherwise)")
+	fl.StringVarP(&opts.Output, "output", "o", "", "output format: table or json (default table on a terminal, json otherwise)")
 	fl.StringVar(&opts.Node, "node", "", "name of the node to trace on, when PATH holds several")
 	fl.StringVar(&opts.Version, "version", "", "kube-proxy version to assume for --expected and --compare, e.g. 1.28")
 	fl.StringVar(&opts.Mode, "mode", "", "proxy mode to trace: iptables, ipvs or nftables (default: the mode programmed on the node)")
