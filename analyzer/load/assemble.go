@@ -693,6 +693,7 @@ func (b *builder) finish(opts Options) error {
 		return err
 	}
 	noteLayout(s, layout)
+	noteNewerRelease(s)
 	if err := b.pickConfig(); err != nil {
 		return err
 	}
@@ -993,6 +994,18 @@ func noteLayout(s *model.Snapshot, layout *resolve.Layout) {
 	if v := s.Version; !layout.Mixed() && !strings.HasPrefix(v.Source, "assumed") && v.Major == 1 && !layout.Allows(v.Minor) {
 		s.Notes = append(s.Notes, fmt.Sprintf("kube-proxy %s (%s) does not write that layout: the rules may be left from another release", v.MinorString(), v.Source))
 	}
+}
+
+// noteNewerRelease says when the node's kube-proxy is newer than the newest
+// release proxyscan knows: its rules and configuration are read as that
+// release's, and a change of layout or behaviour since is not known.
+func noteNewerRelease(s *model.Snapshot) {
+	v := s.Version
+	if v.Major != 1 || v.Minor <= kpversion.NewestMinor {
+		return
+	}
+	s.Notes = append(s.Notes, fmt.Sprintf("kube-proxy %s (%s) is newer than the newest release proxyscan knows (1.%d): its rules and configuration are read as 1.%d's, and a finding may reflect a change made after it rather than a fault",
+		v.MinorString(), v.Source, kpversion.NewestMinor, kpversion.NewestMinor))
 }
 
 // nodeIPs returns n's InternalIP and ExternalIP addresses.

@@ -256,7 +256,8 @@ func FuzzReadArchive(f *testing.F) {
 
 // TestVersionSources checks where the version comes from: the version file
 // when it names a release, else the other inputs (a development build's
-// v0.0.0 is not taken for release 0.0), else the newest, assumed.
+// v0.0.0 is not taken for release 0.0), else the newest, assumed; and that
+// a release newer than the newest known is said to be read as that one.
 func TestVersionSources(t *testing.T) {
 	node := `apiVersion: v1
 kind: Node
@@ -269,12 +270,16 @@ status:
 	for _, tc := range []struct {
 		name, version, source, note string
 		files                       map[string]string
+		absent                      string
 	}{
-		{"release", "v1.30.2", "kube-proxy/version.txt", "", map[string]string{"kube-proxy/version.txt": "Kubernetes v1.30.2\n", "cluster/node.yaml": node}},
+		{"release", "v1.30.2", "kube-proxy/version.txt", "", map[string]string{"kube-proxy/version.txt": "Kubernetes v1.30.2\n", "cluster/node.yaml": node}, "newer than the newest"},
+		{"newest release", "v1.37.2", "kube-proxy/version.txt", "", map[string]string{"kube-proxy/version.txt": "Kubernetes v1.37.2\n"}, "newer than the newest"},
+		{"newer release", "v1.40.1", "kube-proxy/version.txt", "kube-proxy 1.40 (kube-proxy/version.txt) is newer than the newest release proxyscan knows (1.37): its rules and configuration are read as 1.37's",
+			map[string]string{"kube-proxy/version.txt": "Kubernetes v1.40.1\n"}, ""},
 		{"development build", "v1.31.4", "kubelet version of Node node-a", "is not a release",
-			map[string]string{"kube-proxy/version.txt": "Kubernetes v0.0.0-master+0a1b2c3d\n", "cluster/node.yaml": node}},
+			map[string]string{"kube-proxy/version.txt": "Kubernetes v0.0.0-master+0a1b2c3d\n", "cluster/node.yaml": node}, ""},
 		{"development build alone", "v1.37.0", "assumed: newest supported", "is not a release",
-			map[string]string{"kube-proxy/version.txt": "Kubernetes v0.0.0-master+0a1b2c3d\n"}},
+			map[string]string{"kube-proxy/version.txt": "Kubernetes v0.0.0-master+0a1b2c3d\n"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -292,6 +297,9 @@ status:
 			}
 			if tc.note != "" && !strings.Contains(strings.Join(s.Notes, "\n"), tc.note) {
 				t.Errorf("notes %q lack %q", s.Notes, tc.note)
+			}
+			if tc.absent != "" && strings.Contains(strings.Join(s.Notes, "\n"), tc.absent) {
+				t.Errorf("notes %q hold %q", s.Notes, tc.absent)
 			}
 		})
 	}
