@@ -110,10 +110,12 @@ func expectRun(opts *ExpectOptions) error {
 		if _, err := incompleteFor(opts.IO, "expect", s, needServices); err != nil {
 			return err
 		}
-		dp, err := proxier.Expect(resolve.Resolve(s, ropts), popts)
+		res := resolve.Resolve(s, ropts)
+		dp, err := proxier.Expect(res, popts)
 		if err != nil {
 			return &FlagError{Err: err}
 		}
+		warnAssumed(opts.IO, res)
 		if opts.Dir != "" {
 			dir := opts.Dir
 			if len(snaps) > 1 {
@@ -137,6 +139,23 @@ func expectRun(opts *ExpectOptions) error {
 		}
 	}
 	return nil
+}
+
+// warnAssumed says on stderr what the expected rules of a node rest on that
+// its inputs do not tell: no Service (the rules are kube-proxy's own
+// chains alone), a proxy mode or a kube-proxy version assumed.
+func warnAssumed(io *IOStreams, res *resolve.Resolution) {
+	s := res.Snap
+	node := report.Escape(nodeLabel(s))
+	if len(s.Objects.Services) == 0 {
+		fmt.Fprintf(io.ErrOut, "proxyscan: warning: expect: node %s: no Service in the inputs, so the rules printed hold none, only kube-proxy's own chains; add the cluster's Services and EndpointSlices (kubectl get services,endpointslices -A -o yaml)\n", node)
+	}
+	if res.ModeOrigin == resolve.Assumed {
+		fmt.Fprintf(io.ErrOut, "proxyscan: warning: expect: node %s: proxy mode %s %s; add the kube-proxy configuration or use --mode\n", node, res.Mode, report.Escape(res.ModeSource))
+	}
+	if strings.HasPrefix(res.Version.Source, resolve.Assumed) {
+		fmt.Fprintf(io.ErrOut, "proxyscan: warning: expect: node %s: kube-proxy %s (%s); add kube-proxy/version.txt or use --version\n", node, res.Version.MinorString(), report.Escape(res.Version.Source))
+	}
 }
 
 // expectLoadOptions are the options of loading the inputs of expect: the

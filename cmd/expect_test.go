@@ -208,3 +208,60 @@ func TestAnalyzeService(t *testing.T) {
 		})
 	}
 }
+
+// TestExpectWarnsAssumed checks that expect says on stderr what its rules
+// rest on that the inputs do not tell (no Service, the mode or the version
+// assumed), and says nothing when the inputs tell all three.
+func TestExpectWarnsAssumed(t *testing.T) {
+	only := func(parts ...string) string {
+		dir := t.TempDir()
+		b, err := os.ReadFile(testdata(t, append([]string{"bundles", "iptables-mini"}, parts...)...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, parts[len(parts)-1]), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	dumpOnly, exportOnly := only("node", "iptables-save.txt"), only("cluster", "cluster.yaml")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"whole bundle", []string{testdata(t, "bundles", "iptables-mini")}, nil},
+		{"dump only", []string{dumpOnly}, []string{
+			"no Service in the inputs, so the rules printed hold none",
+			"kube-proxy 1.37 (assumed: newest supported); add kube-proxy/version.txt or use --version",
+		}},
+		{"export only", []string{exportOnly}, []string{
+			"proxy mode iptables assumed (kube-proxy's default); add the kube-proxy configuration or use --mode",
+			"kube-proxy 1.37 (assumed: newest supported); add kube-proxy/version.txt or use --version",
+		}},
+		{"dump only, mode and version given", []string{dumpOnly, "--mode", "iptables", "--version", "1.30"}, []string{
+			"no Service in the inputs, so the rules printed hold none",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, stdio := testFactory()
+			if code := Run(f, append([]string{"expect"}, tc.args...)); code != 0 {
+				_, errOut := stdio()
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			_, errOut := stdio()
+			lines := strings.Split(strings.TrimSpace(errOut), "\n")
+			if errOut == "" {
+				lines = nil
+			}
+			if len(lines) != len(tc.want) {
+				t.Fatalf("stderr has %d lines, want %d:\n%s", len(lines), len(tc.want), errOut)
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(lines[i], w) || !strings.HasPrefix(lines[i], "proxyscan: warning: expect: node ") {
+					t.Errorf("stderr line %d: %q, want one with %q", i+1, lines[i], w)
+				}
+			}
+		})
+	}
+}
