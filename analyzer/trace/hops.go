@@ -39,6 +39,8 @@ func (dp *Dataplane) localWhy(a netip.Addr) string {
 		return "is bound to kube-ipvs0 (assumed: no ip addr in the inputs)"
 	case dp.Expected && slices.Contains(dp.Bound, a):
 		return "is bound to kube-ipvs0 (the expected rules bind it)"
+	case slices.Contains(dp.NodeAddrs, a):
+		return "is an address of the node"
 	case dp.isVirtualServer(a):
 		return "is bound to kube-ipvs0"
 	}

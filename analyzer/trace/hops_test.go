@@ -46,6 +46,11 @@ func TestHops(t *testing.T) {
 		{name: "ipvs node", bundle: "ipvs-healthy", dst: "10.112.0.10:53", proto: "udp", from: model.FromNode,
 			want: []string{"OUTPUT@0: sent by the node itself", "IPVS@5: ", "OUTPUT@7: IPVS sends the packet on", "POSTROUTING@8: the packet leaves "},
 			deny: "leaves on lo"},
+		// A node port's virtual servers are on the node's own addresses,
+		// which are not kube-ipvs0's.
+		{name: "ipvs node port", bundle: "ipvs-healthy", dst: "172.20.8.12:30943", from: model.FromExternal,
+			want: []string{"INPUT@", ": routing decision: 172.20.8.12 is an address of the node\n"},
+			deny: "bound to kube-ipvs0"},
 		{name: "ipvs assumed", bundle: "ipvs-healthy-mini", dst: "10.96.0.10:53", proto: "udp", noAddrs: true,
 			want: []string{"INPUT@3: routing decision: 10.96.0.10 is bound to kube-ipvs0 (assumed: no ip addr in the inputs)\n"}},
 		{name: "nftables", bundle: "nftables-healthy", dst: "10.112.0.10:53", proto: "udp",

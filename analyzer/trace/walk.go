@@ -3,6 +3,7 @@ package trace
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -480,12 +481,7 @@ func (w *walker) choosePacket(pkt Packet) Packet {
 				}
 			}
 		case model.FromNode:
-			for _, a := range w.dp.Local {
-				if a.Is4() == dst.Is4() && !a.IsLoopback() && !a.IsLinkLocalUnicast() && !w.isVIP(a) {
-					pkt.Src = a
-					break
-				}
-			}
+			pkt.Src = w.nodeSource(dst)
 			if !pkt.Src.IsValid() {
 				w.warnOnce("no address of the node is known: the node source address is made up")
 				if dst.Is4() {
@@ -513,10 +509,30 @@ func (w *walker) choosePacket(pkt Packet) Packet {
 	return pkt
 }
 
-// isVIP reports an address IPVS serves (bound on kube-ipvs0 rather than
-// a node address).
+// nodeSource returns the address a packet to dst leaves the node from:
+// one of the node's own addresses of dst's family, else one of its local
+// addresses that IPVS does not serve on kube-ipvs0 (not loopback or
+// link-local); the zero Addr when there is none.
+func (w *walker) nodeSource(dst netip.Addr) netip.Addr {
+	usable := func(a netip.Addr) bool { return a.Is4() == dst.Is4() && !a.IsLoopback() && !a.IsLinkLocalUnicast() }
+	for _, a := range w.dp.NodeAddrs {
+		if usable(a) {
+			return a
+		}
+	}
+	for _, a := range w.dp.Local {
+		if usable(a) && !w.isVIP(a) {
+			return a
+		}
+	}
+	return netip.Addr{}
+}
+
+// isVIP reports an address IPVS serves bound on kube-ipvs0: a virtual
+// server's address that is not one of the node's own (a node port's
+// virtual servers are on those).
 func (w *walker) isVIP(a netip.Addr) bool {
-	return w.ipvsMode && w.dp.isVirtualServer(a)
+	return w.ipvsMode && w.dp.isVirtualServer(a) && !slices.Contains(w.dp.NodeAddrs, a)
 }
 
 // run advances s until it ends, forking onto w.work.
