@@ -2,6 +2,8 @@ package checks
 
 import (
 	"fmt"
+	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
@@ -15,7 +17,8 @@ var orphanRules = &Check{
 	Title:    "rules, chains or entries that belong to no existing service",
 	What: "The data plane holds kube-proxy objects — per-service chains, rules in the dispatch chains, virtual " +
 		"servers, `kube-ipvs0` addresses, ipset members, map elements — for a Service (or Service port) that does " +
-		"not exist in the exports, or objects nothing leads to any more. When the exports are not of the whole cluster " +
+		"not exist in the exports, entries of an existing Service port for a destination it does not have (a cluster IP, " +
+		"external IP or node port it had before), or objects nothing leads to any more. When the exports are not of the whole cluster " +
 		"(they lack the Service default/kubernetes, which every cluster has: one Service or one namespace exported), " +
 		"the objects of Services they do not hold are not judged, and the run says so.",
 	Why: "Rules of a deleted Service keep capturing traffic to its old IPs (which the API server may give to a new " +
@@ -128,10 +131,38 @@ func runOrphanRules(p *Pass) {
 			p.Note("%s of %s not checked: %s", plural(unjudged, "member"), kpnames.SetLoopBack, needHints[NeedEndpoints])
 		}
 	}()
+	// Entries of an existing port for a destination it no longer has (an
+	// external IP removed, a cluster IP or node port changed) are one
+	// finding per port: one change of the Service.
+	stale := map[string]*Finding{}
+	var staleOrder []string
+	defer func() {
+		for _, name := range staleOrder {
+			f := stale[name]
+			what := "that destination"
+			if len(f.Objects) > 1 {
+				what = "those destinations"
+			}
+			f.Message = fmt.Sprintf("kube-proxy's rules still send %s to Service port %s, which does not have %s (it has %s)",
+				listObjects(f.Objects), name, what, strings.Join(portDests(ports[name]), ", "))
+			f.Advice = "Traffic to the old destination still reaches the Service's endpoints (and would capture a Service the address or port is given to next): restart kube-proxy on the node so that a full sync removes the rule."
+			p.Report(*f)
+		}
+	}()
 	for _, v := range p.Views() {
 		for _, e := range v.Entries {
 			if e.Service != "" {
-				if ports[e.Service] != nil {
+				if sp := ports[e.Service]; sp != nil {
+					if !hasDest(sp, e, v.Family) {
+						f := stale[e.Service]
+						if f == nil {
+							f = &Finding{Service: e.Service, Protocol: upperProtocol(e.Protocol)}
+							stale[e.Service] = f
+							staleOrder = append(staleOrder, e.Service)
+						}
+						f.Objects = append(f.Objects, e.Dest())
+						f.Evidence = append(f.Evidence, e.Evidence...)
+					}
 					continue
 				}
 				leftover(e.Service, upperProtocol(e.Protocol), fmt.Sprintf("%s entry for %s", e.Action, e.Dest()), e.Evidence)
@@ -192,6 +223,48 @@ func runOrphanRules(p *Pass) {
 			}
 		}
 	}
+}
+
+// hasDest reports whether service port sp has the destination of entry e,
+// an entry of a view of family fam attributed to it: its cluster IP,
+// one of its external or load balancer IPs (at its port), or its node
+// port. The view's kind of an entry is read off the rules (a comment, a
+// chain): an address of another kind of the port counts too.
+func hasDest(sp *model.ServicePort, e *view.Entry, fam model.Family) bool {
+	if e.Kind == view.NodePort {
+		return e.Port == sp.NodePort
+	}
+	if e.Port != sp.Port {
+		return false
+	}
+	ip := e.IP.Unmap()
+	if c, ok := sp.ClusterIP(fam); ok && c == ip {
+		return true
+	}
+	// An ingress IP of ipMode Proxy is programmed by the releases (and
+	// gate settings) that do not honour ipMode: its entry is not judged.
+	return slices.Contains(sp.ExternalIPs, ip) || slices.Contains(sp.LoadBalancerVIPs, ip) || slices.Contains(sp.ProxyIPs, ip)
+}
+
+// portDests lists the destinations a service port has, for messages.
+func portDests(sp *model.ServicePort) []string {
+	var out []string
+	for _, a := range sp.ClusterIPs {
+		out = append(out, "cluster IP "+netip.AddrPortFrom(a, uint16(sp.Port)).String())
+	}
+	for _, a := range sp.ExternalIPs {
+		out = append(out, "external IP "+netip.AddrPortFrom(a, uint16(sp.Port)).String())
+	}
+	for _, a := range sp.LoadBalancerVIPs {
+		out = append(out, "load balancer IP "+netip.AddrPortFrom(a, uint16(sp.Port)).String())
+	}
+	if sp.NodePort != 0 {
+		out = append(out, fmt.Sprintf("node port %d", sp.NodePort))
+	}
+	if len(out) == 0 {
+		out = append(out, "no destination")
+	}
+	return out
 }
 
 // servicesUnexported begins the note of the Services orphan-rules does not
