@@ -137,6 +137,13 @@ var judgedTrue = map[string]bool{
 	// rules are the node's iptables rules: they are live in the kernel,
 	// and their stale endpoint is one.
 	"iptables/iptables-backend-mixed without table nat of node/iptables-save.txt: endpoint-stale": true,
+	// The load balancer entry of a Local-policy port that bypasses its
+	// firewall chain is judged by external-missing only when the node and
+	// its endpoints are known; without them, the firewall chain no rule
+	// reaches is still a kube-proxy chain nothing references.
+	"iptables/lb-source-ranges-bypassed without cluster/node.yaml: orphan-rules":                                    true,
+	"iptables/lb-source-ranges-bypassed without EndpointSlice objects of cluster/cluster.yaml: orphan-rules":        true,
+	"iptables/lb-source-ranges-bypassed without all but the data plane, the ConfigMap and the export: orphan-rules": true,
 }
 
 // nodeEvidence keys a piece of evidence in the node's own files (rules,

@@ -675,10 +675,18 @@ func (x *iptExtractor) filter(f *iptables.Table) {
 				continue
 			}
 			e := x.entryFor(LoadBalancerIP, ip, proto, port)
+			// The filter rule drops the traffic to the load balancer IP
+			// that the nat rules did not DNAT: the sources a firewall
+			// chain did not let through. An entry whose outside traffic
+			// is DNATed without passing such a chain admits every source,
+			// and the rule drops none of it.
+			reached := e.Firewall != nil
 			if e.Firewall == nil {
 				e.Firewall = &Firewall{}
 			}
-			e.Firewall.DefaultDrop = true
+			if reached || e.Dispatch[model.FromExternal] == nil {
+				e.Firewall.DefaultDrop = true
+			}
 			e.Firewall.Evidence = append(e.Firewall.Evidence, model.RuleEvidence(r))
 			x.attribute(e, ms[i].Comment(), "", ip)
 			if e.Action == "" {
