@@ -8,6 +8,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 )
 
@@ -218,6 +219,10 @@ func runOrphanRules(p *Pass) {
 				if large && v.Mode == model.ModeIPTables {
 					f.Severity = Info
 					f.Message += " (large-cluster mode deletes stale chains at most once per sync period)"
+				}
+				if res := p.facts.res; o.Kind == view.ObjChain && strings.HasPrefix(o.Name, kpnames.ChainXLB) && res != nil && !res.Has(resolve.StaleXLBChainsDeleted) {
+					f.Advice = fmt.Sprintf("kube-proxy up to 1.23 wrote KUBE-XLB chains and up to 1.27 deleted them when stale; kube-proxy %s (%s) does not: once nothing jumps to it, delete it by hand (iptables -t nat -F %s; iptables -t nat -X %s).",
+						res.Version.MinorString(), res.Version.Source, o.Name, o.Name)
 				}
 				p.ReportAbsence(v, f)
 			}

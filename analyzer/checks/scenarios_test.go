@@ -9,6 +9,8 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/checks"
 	"github.com/proxyscan/proxyscan/analyzer/checktest"
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
 // TestScenarios runs every check on every scenario of testdata/scenarios
@@ -119,5 +121,34 @@ func TestRulesetInvalidAlone(t *testing.T) {
 	}
 	if n < 2 {
 		t.Fatalf("%d scenarios, want the ruleset-invalid and healthy ones", n)
+	}
+}
+
+// TestOrphanXLBAdvice checks the advice about a KUBE-XLB chain nothing
+// references: kube-proxy up to 1.27 deletes it when stale (restart it),
+// 1.28 and later leave it (delete it by hand).
+func TestOrphanXLBAdvice(t *testing.T) {
+	file := filepath.Join(parsetest.Root(t), "testdata", "scenarios", "iptables", "orphan-chain-xlb-left.txtar")
+	for _, tc := range []struct {
+		version, want string
+	}{
+		{"", "kube-proxy 1.37 (kube-proxy/version.txt) does not: once nothing jumps to it, delete it by hand (iptables -t nat -F KUBE-XLB-3B5O6DIIKSXDYUHS; iptables -t nat -X KUBE-XLB-3B5O6DIIKSXDYUHS)."},
+		{"1.26", "kube-proxy deletes unreferenced chains of its own at its next full sync"},
+	} {
+		s := checktest.Load(t, file)
+		s.Options.Version = tc.version
+		snaps, err := load.Load([]string{s.Dir}, s.Options)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var advice []string
+		for _, f := range checks.Run(snaps[0], checks.All).Findings {
+			if f.Check == "orphan-rules" && strings.Contains(f.Message, "KUBE-XLB-") {
+				advice = append(advice, f.Advice)
+			}
+		}
+		if len(advice) != 1 || !strings.Contains(advice[0], tc.want) {
+			t.Errorf("version %q: advice %q, want one with %q", tc.version, advice, tc.want)
+		}
 	}
 }

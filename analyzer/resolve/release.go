@@ -239,6 +239,10 @@ const (
 	// of, where 1.10-1.18 wrote "ns/svc:" (1.19+, pkg/proxy/types.go
 	// ServicePortName.String with fmtPortName).
 	ServicePortNameWithoutColon
+	// StaleXLBChainsDeleted: the iptables proxier's deletion of its stale
+	// chains deletes KUBE-XLB chains too (a service chain prefix up to
+	// 1.23, a name kept for that cleanup in 1.24-1.27, gone in 1.28).
+	StaleXLBChainsDeleted
 	numBehaviours
 )
 
@@ -311,6 +315,7 @@ var behaviours = [numBehaviours]behaviourSpan{
 	ServiceTopologyFilter:              {name: "ServiceTopologyFilter", since: 21, until: 22, gate: "ServiceTopology"},
 	HintsIgnoreUnready:                 {name: "HintsIgnoreUnready", since: 23},
 	ServicePortNameWithoutColon:        {name: "ServicePortNameWithoutColon", since: 19},
+	StaleXLBChainsDeleted:              {name: "StaleXLBChainsDeleted", until: 28},
 }
 
 // String returns the behaviour's name.
