@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/internal/intern"
 )
@@ -47,6 +48,25 @@ func forward(v *view.View, k view.Kind, ip netip.Addr, proto string, port int32)
 				return e
 			}
 		}
+	}
+	return nil
+}
+
+// entryOf returns the entry of an external destination (kind k) that
+// programs what kube-proxy does with its traffic: the forward entry, or,
+// when the port has usable endpoints but its external route rejects (in
+// IPVS mode of 1.21-1.23, externalTrafficPolicy Local without a local
+// endpoint: a virtual server without real servers), the reject entry
+// kube-proxy writes in its place. A route that drops still has its
+// forward entry (the KUBE-EXT or KUBE-XLB chain, the external chain of
+// nftables mode, which send the node's own traffic on). Whether the
+// verdict is right is no-endpoints-unrejected's to judge.
+func entryOf(v *view.View, e *Expect, k view.Kind, ip netip.Addr, proto string, port int32) *view.Entry {
+	if ent := forward(v, k, ip, proto, port); ent != nil || e.External.Verdict != proxier.Reject {
+		return ent
+	}
+	if b := blocked(v, k, ip, proto, port); b != nil && b.Action == view.Reject {
+		return b
 	}
 	return nil
 }
