@@ -183,7 +183,7 @@ func migration(f *facts) *Migration {
 	var fallback []string
 	for _, v := range f.views {
 		for _, sp := range s.ActivePorts() {
-			if _, ok := sp.ClusterIP(v.Family); !ok || !(sp.InternalPolicyLocal || sp.ExternalPolicyLocal) || s.Node.Name == "" {
+			if _, ok := sp.ClusterIP(v.Family); !ok || !(sp.InternalPolicyLocal || sp.ExternalPolicyLocal) || !s.Node.Known() {
 				continue
 			}
 			sel := proxier.SelectEndpoints(f.res, model.ModeIPVS, sp, v.Family)
