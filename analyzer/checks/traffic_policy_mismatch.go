@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
@@ -89,6 +90,17 @@ func checkHealthCheck(p *Pass, v *view.View, sp *model.ServicePort) {
 	}
 	for _, h := range v.HealthChecks {
 		if h.Port == sp.HealthCheckNodePort {
+			return
+		}
+	}
+	if v.Mode == model.ModeIPTables && versionAssumed(p.Snap) && !p.withheld(v) {
+		// Without filter KUBE-NODEPORTS, which kube-proxy creates from
+		// 1.21, the rules do not tell an older release that accepts no
+		// health check node port (resolve.RecognizeLayout reads its
+		// absence as such in a whole dump of iptables mode).
+		if d := p.Resolution().IPTables(v.Family); d == nil || d.Chain("filter", kpnames.KubeNodePorts) == nil {
+			p.Note(versionUnchecked+"health check node port %d of %s is not accepted in %s, which kube-proxy writes from 1.21 only, and the rules do not say whether the node's is older",
+				sp.HealthCheckNodePort, sp.String(), where(v, view.HealthCheckPort))
 			return
 		}
 	}
