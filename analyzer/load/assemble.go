@@ -500,6 +500,13 @@ func (b *builder) add(r parsed) {
 		b.one(&in, b.snap.Healthz != nil)
 		b.snap.Healthz = v
 	case *klog.Log:
+		if why := otherLog(v, r.unit); why != "" {
+			// Not kube-proxy's: its errors are not kube-proxy's, and
+			// the checks of kube-proxy's log are skipped as without one.
+			in.Kind = parsers.KindUnknown
+			in.Note = "unknown kind of file (another program's log, not kube-proxy's: " + why + "): not analysed"
+			break
+		}
 		b.snap.Logs = append(b.snap.Logs, v)
 	case *conntrack.Dump:
 		if b.snap.Conntrack == nil {
