@@ -28,10 +28,19 @@ var externalMissing = &Check{
 }
 
 func runExternalMissing(p *Pass) {
+	var unjudged []string
+	defer func() { noteUnjudged(p, unjudged) }()
 	for _, v := range p.Views() {
 		for _, sp := range p.PortsOf(v) {
 			e := p.Expect(sp, v.Family)
 			if !e.HasEndpoints {
+				if endpointsUnknown(p.Snap, sp) {
+					for _, d := range e.ExternalDests() {
+						if d.Kind != view.NodePort {
+							checkProgrammed(p, v, sp, d.Kind, d.entryIP, sp.Port, &unjudged)
+						}
+					}
+				}
 				continue
 			}
 			ranges := sp.SourceRangesOf(v.Family)

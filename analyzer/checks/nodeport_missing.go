@@ -29,6 +29,8 @@ var nodePortMissing = &Check{
 }
 
 func runNodePortMissing(p *Pass) {
+	var unjudged []string
+	defer func() { noteUnjudged(p, unjudged) }()
 	for _, v := range p.Views() {
 		anyNodePort := false
 		for _, sp := range p.PortsOf(v) {
@@ -38,6 +40,9 @@ func runNodePortMissing(p *Pass) {
 			anyNodePort = true
 			e := p.Expect(sp, v.Family)
 			if !e.HasEndpoints {
+				if endpointsUnknown(p.Snap, sp) && v.NodePorts {
+					checkProgrammed(p, v, sp, view.NodePort, netipZero, sp.NodePort, &unjudged)
+				}
 				continue
 			}
 			if ent := entryOf(v, e, view.NodePort, netipZero, sp.ProtoLower(), sp.NodePort); ent != nil {
