@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
@@ -75,7 +76,7 @@ func policyFinding(p *Pass, sp *model.ServicePort, ent *view.Entry, origin model
 	p.Report(Finding{
 		Service: sp.String(), Protocol: string(sp.Protocol),
 		Message:  msg,
-		Evidence: append(append(append(append([]model.Evidence{}, ent.Evidence...), ent.Via(origin)...), d.Evidence...), ServiceEvidence(sp)),
+		Evidence: appendNew(appendNew(appendNew(append([]model.Evidence{}, ent.Evidence...), ent.Via(origin)...), d.Evidence...), ServiceEvidence(sp)),
 		Advice:   "Restart kube-proxy on the node so that it rewrites the Service's rules for its current traffic policy.",
 	})
 }
@@ -110,6 +111,17 @@ func checkHealthCheck(p *Pass, v *view.View, sp *model.ServicePort) {
 		Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, view.HealthCheckPort)},
 		Advice:   "Load balancers probe this port to find the nodes with local endpoints; restart kube-proxy on the node so that it writes the rule.",
 	})
+}
+
+// appendNew appends to list the evidence of more it does not hold yet: in
+// IPVS mode an entry and its dispatch are the same virtual server.
+func appendNew(list []model.Evidence, more ...model.Evidence) []model.Evidence {
+	for _, e := range more {
+		if !slices.Contains(list, e) {
+			list = append(list, e)
+		}
+	}
+	return list
 }
 
 func hasHealthChecks(v *view.View) bool { return len(v.HealthChecks) > 0 }
