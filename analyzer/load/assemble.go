@@ -522,6 +522,10 @@ func (b *builder) add(r parsed) {
 	case nil:
 		switch r.kind {
 		case parsers.KindUnknown:
+			if r.f.det.prefixes && path.Base(r.f.name) == boundFile && in.Note == "" {
+				in.Note = boundNote // no input the checks need: no gap
+				break
+			}
 			why := unreadWhy(r)
 			switch rest, ok := strings.CutPrefix(in.Note, "not analysed: "); {
 			case ok:

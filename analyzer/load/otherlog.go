@@ -1,7 +1,9 @@
 package load
 
 import (
+	"bytes"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -68,4 +70,33 @@ func otherLog(l *klog.Log, unit string) string {
 		}
 	}
 	return "its journal lines are tagged " + strings.Join(ids, ", ")
+}
+
+// boundFile is the name of the list of the addresses kube-proxy binds to
+// kube-ipvs0 that proxyscan expect --mode ipvs --dir writes beside the
+// dumps (proxier's ipvsFileBound).
+const boundFile = "kube-ipvs0.txt"
+
+// boundNote is the note of that list given to analyze: it is what
+// kube-proxy would bind, not what the node has bound, and no input kind.
+const boundNote = "unknown kind of file (the addresses proxyscan expect lists as bound to kube-ipvs0, not a capture of the node: " +
+	"ip addr show dev kube-ipvs0 gives those): not analysed"
+
+// prefixLines reports whether every line of head (of a file of size
+// bytes; a last line cut by the head's end aside) is an address prefix,
+// and there is one at least.
+func prefixLines(head []byte, size int64) bool {
+	if int64(len(head)) < size {
+		if i := bytes.LastIndexByte(head, '\n'); i >= 0 {
+			head = head[:i]
+		}
+	}
+	n := 0
+	for _, l := range bytes.Split(bytes.TrimRight(head, "\n"), []byte("\n")) {
+		if _, err := netip.ParsePrefix(string(bytes.TrimSpace(l))); err != nil {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,6 +49,43 @@ func TestOtherProgramsLogs(t *testing.T) {
 				}
 				if in.Kind != want || in.Note != tc.note || in.Unread != "" {
 					t.Errorf("input %s: kind %s, note %q, unread %q; want kind %s, note %q", in.Path, in.Kind, in.Note, in.Unread, want, tc.note)
+				}
+			}
+		})
+	}
+}
+
+// TestExpectBoundList: the kube-ipvs0.txt that proxyscan expect --mode
+// ipvs --dir writes beside the dumps is no capture and no input kind: a
+// note says so and it leaves the verdict alone; the same lines under
+// another name, or a file of that name holding something else, are a file
+// not read (a coverage gap).
+func TestExpectBoundList(t *testing.T) {
+	root := parsetest.Root(t)
+	dump := filepath.Join(root, "testdata", "bundles", "iptables-mini", "node", "iptables-save.txt")
+	for _, tc := range []struct {
+		name, text string
+		note       bool
+	}{
+		{"kube-ipvs0.txt", "10.96.0.1/32\n10.96.0.10/32\nfd00:10:96::a/128\n", true},
+		{"addresses.txt", "10.96.0.1/32\n10.96.0.10/32\n", false},
+		{"kube-ipvs0.txt", "10.96.0.1/32\nsomething else\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), tc.name)
+			if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			snaps, err := Load([]string{dump, path}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range snaps[0].Inputs {
+				if in.Path != path {
+					continue
+				}
+				if got := in.Note == boundNote && in.Unread == ""; got != tc.note || !tc.note && in.Unread == "" {
+					t.Errorf("note %q, unread %q; want the note of expect's list %v, else unread", in.Note, in.Unread, tc.note)
 				}
 			}
 		})
