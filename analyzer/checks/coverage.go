@@ -300,6 +300,7 @@ var uncheckedNotes = []struct {
 	{modulesUnchecked, wholeModulesNeed},
 	{legacyEndpointsUnchecked, endpointSlicesNeed},
 	{endpointsUnexported, inputNeeds[NeedEndpoints]},
+	{endpointsNotHeld, inputNeeds[NeedEndpoints]},
 	{servicesUnexported, inputNeeds[NeedServices]},
 }
 

@@ -371,3 +371,42 @@ func TestNotApplicable(t *testing.T) {
 		})
 	}
 }
+
+// TestServicesWithoutEndpointSlices: service-missing run alone on Services
+// exported without their EndpointSlices is no clean bill of health when
+// the data plane rejects a port (whether it has usable endpoints is not
+// known: a gap asks for the EndpointSlices), and it reports a port with
+// neither a forward nor a reject entry.
+func TestServicesWithoutEndpointSlices(t *testing.T) {
+	sel, err := checks.Select(checks.All, checks.Options{Only: []string{"service-missing"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		scenario string
+		findings int
+	}{
+		{"healthy-services-only.txtar", 0},
+		{"service-missing-services-only.txtar", 1},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			dir := checktest.Load(t, filepath.Join(parsetest.Root(t), "testdata", "scenarios", "iptables", tc.scenario)).Dir
+			snaps, err := load.Load([]string{dir}, load.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := checks.Run(snaps[0], sel)
+			if len(res.Findings) != tc.findings {
+				t.Errorf("%d findings, want %d: %+v", len(res.Findings), tc.findings, res.Findings)
+			}
+			gap := strings.Join(res.Coverage.Gaps, "\n")
+			if res.Coverage.Complete || !strings.Contains(gap, "service-missing: not checked, as the exports hold no EndpointSlices") ||
+				!strings.Contains(gap, "whether shop/cart:http, rejected or dropped by the data plane, should rather be forwarded") {
+				t.Errorf("coverage %+v, want the gap of shop/cart's endpoints", res.Coverage)
+			}
+			if len(res.Coverage.Needs) == 0 || !strings.Contains(res.Coverage.Needs[0].Command, "endpointslices") {
+				t.Errorf("needs %+v, want the EndpointSlices", res.Coverage.Needs)
+			}
+		})
+	}
+}

@@ -15,7 +15,9 @@ var externalMissing = &Check{
 	What: "A Service's `spec.externalIPs` entry or LoadBalancer ingress IP (ipMode VIP) has usable endpoints, " +
 		"but the data plane has no entry forwarding it, or it does not restrict it to `loadBalancerSourceRanges`. In " +
 		"IPVS mode the address must also be bound to `kube-ipvs0` (unless it is a node address) and listed in " +
-		"`KUBE-EXTERNAL-IP` (`-LOCAL` for externalTrafficPolicy Local) or `KUBE-LOAD-BALANCER`.",
+		"`KUBE-EXTERNAL-IP` (`-LOCAL` for externalTrafficPolicy Local) or `KUBE-LOAD-BALANCER`. In IPVS mode of " +
+		"1.21-1.23 the address of an externalTrafficPolicy Local port without a local endpoint has a virtual server " +
+		"without real servers, which rejects its traffic: that is its entry.",
 	Why: "Traffic that a load balancer or a router sends to this node for the IP is not forwarded: clients outside " +
 		"the cluster see timeouts while in-cluster traffic through the cluster IP works. A missing source-range filter " +
 		"exposes the Service to every source.",
@@ -26,10 +28,19 @@ var externalMissing = &Check{
 }
 
 func runExternalMissing(p *Pass) {
+	var unjudged []string
+	defer func() { noteUnjudged(p, unjudged) }()
 	for _, v := range p.Views() {
 		for _, sp := range p.PortsOf(v) {
 			e := p.Expect(sp, v.Family)
 			if !e.HasEndpoints {
+				if endpointsUnknown(p.Snap, sp) {
+					for _, d := range e.ExternalDests() {
+						if d.Kind != view.NodePort {
+							checkProgrammed(p, v, sp, d.Kind, d.entryIP, sp.Port, &unjudged)
+						}
+					}
+				}
 				continue
 			}
 			ranges := sp.SourceRangesOf(v.Family)
@@ -38,7 +49,7 @@ func runExternalMissing(p *Pass) {
 					continue
 				}
 				ip := d.entryIP
-				ent := forward(v, d.Kind, ip, sp.ProtoLower(), sp.Port)
+				ent := entryOf(v, e, d.Kind, ip, sp.ProtoLower(), sp.Port)
 				if ent == nil {
 					also, alsoEv := ipvsAlso(p, v, sp, d.Kind, ip)
 					dest := destText(d.Kind, ip, sp)
@@ -53,7 +64,7 @@ func runExternalMissing(p *Pass) {
 				if v.Mode == model.ModeIPVS {
 					reportIPVSMissing(p, v, sp, d.Kind, ip, ent)
 				}
-				if d.Kind == view.LoadBalancerIP && len(ranges) > 0 {
+				if d.Kind == view.LoadBalancerIP && len(ranges) > 0 && ent.Action == view.Forward {
 					checkFirewall(p, v, sp, ent, ip, ranges)
 				}
 			}

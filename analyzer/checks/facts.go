@@ -270,7 +270,11 @@ func (p *Pass) PortsOf(v *view.View) []*model.ServicePort {
 		p.facts.portsOf[key] = vp
 	}
 	if len(vp.local) > 0 {
-		p.Note(nodeUnknown+": Local traffic policy of %s not checked", listObjects(vp.local))
+		if n := p.Snap.Node; n.Unmatched {
+			p.Note(nodeUnknown+": %s names no node of the exports, so which endpoints are local is not known: Local traffic policy of %s not checked", n.Name, listObjects(vp.local))
+		} else {
+			p.Note(nodeUnknown+": Local traffic policy of %s not checked", listObjects(vp.local))
+		}
 	}
 	if len(vp.unknown) > 0 {
 		p.Note("%s%s", endpointsUnexported, listObjects(vp.unknown))
@@ -299,7 +303,7 @@ func listPorts(s *model.Snapshot, v *view.View, endpoints bool) *viewPorts {
 	active := s.ActivePorts()
 	keep := func(sp *model.ServicePort) bool {
 		_, ok := sp.ClusterIP(v.Family)
-		return ok && (s.Node.Name != "" || !sp.InternalPolicyLocal && !sp.ExternalPolicyLocal) &&
+		return ok && (s.Node.Known() || !sp.InternalPolicyLocal && !sp.ExternalPolicyLocal) &&
 			!(endpoints && sp.EndpointsUnknown)
 	}
 	n := 0

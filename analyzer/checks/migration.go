@@ -22,6 +22,10 @@ type Migration struct {
 	Ready bool `json:"ready"`
 	// Items are ordered blockers first, then changes, then notes.
 	Items []MigrationItem `json:"items"`
+	// Unknown names what could block the move but is not in the inputs
+	// ("kube-proxy's version", "the node's kernel version"): Ready then
+	// says that no blocker is known, not that none exists.
+	Unknown []string `json:"unknown,omitempty"`
 }
 
 // Migration impacts, most serious first.
@@ -59,6 +63,9 @@ func migration(f *facts) *Migration {
 	c := s.Config
 
 	// Blockers: the release and the kernel.
+	if versionAssumed(s) {
+		m.Unknown = append(m.Unknown, "kube-proxy's version")
+	}
 	switch v := s.Version; {
 	case !v.Known():
 	case !resolve.InRelease(resolve.NFTablesMode, v.Version):
@@ -75,6 +82,7 @@ func migration(f *facts) *Migration {
 				Evidence: []model.Evidence{model.EvidenceAt(s.Node.Object.Pos, "Node "+s.Node.Name+": kernelVersion "+s.Node.Object.Status.NodeInfo.KernelVersion)}})
 		}
 	} else {
+		m.Unknown = append(m.Unknown, "the node's kernel version")
 		add(MigrationItem{Topic: "kernel", Impact: ImpactInfo,
 			Summary: "nftables mode needs Linux 5.13 or newer (and nft 1.0.1+ in the kube-proxy image); the node's kernel version is not in the inputs"})
 	}
@@ -183,7 +191,7 @@ func migration(f *facts) *Migration {
 	var fallback []string
 	for _, v := range f.views {
 		for _, sp := range s.ActivePorts() {
-			if _, ok := sp.ClusterIP(v.Family); !ok || !(sp.InternalPolicyLocal || sp.ExternalPolicyLocal) || s.Node.Name == "" {
+			if _, ok := sp.ClusterIP(v.Family); !ok || !(sp.InternalPolicyLocal || sp.ExternalPolicyLocal) || !s.Node.Known() {
 				continue
 			}
 			sel := proxier.SelectEndpoints(f.res, model.ModeIPVS, sp, v.Family)

@@ -91,6 +91,15 @@ func TestMigration(t *testing.T) {
 			}
 		})
 	}
+	// What could block the move but is not in the inputs.
+	for scenario, want := range map[string][]string{
+		"ipvs/healthy":                    nil,
+		"ipvs/healthy-no-version-no-node": {"kube-proxy's version", "the node's kernel version"},
+	} {
+		if m := migrationOf(t, scenario); !m.Ready || !cmp.Equal(m.Unknown, want) {
+			t.Errorf("%s: ready %v, unknown %q; want ready, unknown %q", scenario, m.Ready, m.Unknown, want)
+		}
+	}
 	if m := migrationOf(t, "iptables/healthy"); m != nil {
 		t.Errorf("iptables-mode node has a migration section: %+v", m)
 	}

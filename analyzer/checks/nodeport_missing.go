@@ -17,7 +17,9 @@ var nodePortMissing = &Check{
 		"forward its node port (`KUBE-NODEPORTS` in iptables mode, a virtual server per node IP in IPVS mode, " +
 		"`service-nodeports` in nftables mode), or the node ports are not reachable at all. In IPVS mode each node " +
 		"address kube-proxy serves node ports on needs its own virtual server, and the port a member of " +
-		"`KUBE-NODE-PORT-<PROTO>` for its traffic to be masqueraded.",
+		"`KUBE-NODE-PORT-<PROTO>` for its traffic to be masqueraded. In IPVS mode of 1.21-1.23 the node port of an " +
+		"externalTrafficPolicy Local port without a local endpoint has a virtual server without real servers, which " +
+		"rejects its traffic (there is no fallback to the cluster endpoints before 1.24): that is its entry.",
 	Why: "Load balancers and clients that target <node IP>:<node port> get no answer from this node; load balancer " +
 		"health checks fail and the node is taken out of rotation, or traffic is black-holed.",
 	Fix: "Check the kube-proxy logs of the node and `nodePortAddresses` in its configuration (node ports are only " +
@@ -27,6 +29,8 @@ var nodePortMissing = &Check{
 }
 
 func runNodePortMissing(p *Pass) {
+	var unjudged []string
+	defer func() { noteUnjudged(p, unjudged) }()
 	for _, v := range p.Views() {
 		anyNodePort := false
 		for _, sp := range p.PortsOf(v) {
@@ -36,9 +40,12 @@ func runNodePortMissing(p *Pass) {
 			anyNodePort = true
 			e := p.Expect(sp, v.Family)
 			if !e.HasEndpoints {
+				if endpointsUnknown(p.Snap, sp) && v.NodePorts {
+					checkProgrammed(p, v, sp, view.NodePort, netipZero, sp.NodePort, &unjudged)
+				}
 				continue
 			}
-			if ent := forward(v, view.NodePort, netipZero, sp.ProtoLower(), sp.NodePort); ent != nil {
+			if ent := entryOf(v, e, view.NodePort, netipZero, sp.ProtoLower(), sp.NodePort); ent != nil {
 				if v.Mode == model.ModeIPVS {
 					reportIPVSMissing(p, v, sp, view.NodePort, netipZero, ent)
 					checkNodePortAddresses(p, v, sp, ent)

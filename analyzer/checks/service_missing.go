@@ -16,7 +16,11 @@ var serviceMissing = &Check{
 		"The data plane has none, or rejects the cluster IP as if the Service had no endpoints. In IPVS mode the " +
 		"virtual server is not enough: the address must also be bound to `kube-ipvs0` (so that packets to it are " +
 		"delivered locally, where IPVS sees them) and listed in ipset `KUBE-CLUSTER-IP` (or `KUBE-IPVS-FILTER` " +
-		"rejects new connections to it); the finding says which of the three is missing.",
+		"rejects new connections to it); the finding says which of the three is missing. When the exports do not hold " +
+		"the Service's endpoints (Services exported without their EndpointSlices), the port must still have a forward " +
+		"or a reject entry, as kube-proxy programs every service port whatever its endpoints: one with neither is " +
+		"reported, one that is rejected is noted as not judged (so are node ports and external IPs by " +
+		"nodeport-missing and external-missing).",
 	Why: "Pods and nodes that connect to the cluster IP get no answer (or a reject): the Service is down on this node " +
 		"even though its pods are healthy. This is the classic sign of a kube-proxy that stopped syncing, " +
 		"failed its last restore, or runs in another mode than its configuration says.",
@@ -52,10 +56,16 @@ func syncPending(p *Pass, f model.Family) (string, []model.Evidence) {
 }
 
 func runServiceMissing(p *Pass) {
+	var unjudged []string
+	defer func() { noteUnjudged(p, unjudged) }()
 	for _, v := range p.Views() {
 		for _, sp := range p.PortsOf(v) {
 			e := p.Expect(sp, v.Family)
 			if !e.HasInternal() {
+				if endpointsUnknown(p.Snap, sp) {
+					cip, _ := sp.ClusterIP(v.Family)
+					checkProgrammed(p, v, sp, view.ClusterIP, cip, sp.Port, &unjudged)
+				}
 				continue
 			}
 			cip, _ := sp.ClusterIP(v.Family)

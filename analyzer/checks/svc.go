@@ -3,10 +3,13 @@ package checks
 import (
 	"fmt"
 	"net/netip"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/internal/intern"
 )
@@ -49,6 +52,82 @@ func forward(v *view.View, k view.Kind, ip netip.Addr, proto string, port int32)
 		}
 	}
 	return nil
+}
+
+// entryOf returns the entry of an external destination (kind k) that
+// programs what kube-proxy does with its traffic: the forward entry, or,
+// when the port has usable endpoints but its external route rejects (in
+// IPVS mode of 1.21-1.23, externalTrafficPolicy Local without a local
+// endpoint: a virtual server without real servers), the reject entry
+// kube-proxy writes in its place. A route that drops still has its
+// forward entry (the KUBE-EXT or KUBE-XLB chain, the external chain of
+// nftables mode, which send the node's own traffic on). Whether the
+// verdict is right is no-endpoints-unrejected's to judge.
+func entryOf(v *view.View, e *Expect, k view.Kind, ip netip.Addr, proto string, port int32) *view.Entry {
+	if ent := forward(v, k, ip, proto, port); ent != nil || e.External.Verdict != proxier.Reject {
+		return ent
+	}
+	if b := blocked(v, k, ip, proto, port); b != nil && b.Action == view.Reject {
+		return b
+	}
+	return nil
+}
+
+// endpointsUnknown reports whether the exports do not tell the endpoints
+// of sp: they hold no EndpointSlices or Endpoints at all, or none of its
+// namespace while they hold other namespaces' (EndpointsUnknown). Its
+// Expect then takes it to have none.
+func endpointsUnknown(s *model.Snapshot, sp *model.ServicePort) bool {
+	return sp.EndpointsUnknown || s.Objects.EndpointObjects() == 0
+}
+
+// endpointsNotHeld begins the note of the service ports whose endpoints
+// the exports do not hold and that the data plane rejects or drops:
+// whether it should forward them is not known. Coverage turns it into a
+// gap.
+const endpointsNotHeld = "not checked, as the exports hold no EndpointSlices of their Services (add the output of kubectl get endpointslices -A -o yaml): "
+
+// checkProgrammed verifies, for a port whose endpoints the exports do not
+// tell (endpointsUnknown), that its destination of kind k has an entry at
+// all: kube-proxy programs every service port, forwarding it to its
+// endpoints or rejecting it for want of them (dropping it for want of
+// local ones), so that a destination without any entry is missing
+// whatever the endpoints. A forward entry is judged as any (its IPVS
+// addresses and sets); a reject or drop entry may be right or not, and
+// its port is added to unjudged (see noteUnjudged).
+func checkProgrammed(p *Pass, v *view.View, sp *model.ServicePort, k view.Kind, ip netip.Addr, port int32, unjudged *[]string) {
+	proto := sp.ProtoLower()
+	if ent := forward(v, k, ip, proto, port); ent != nil {
+		if v.Mode == model.ModeIPVS && k != view.NodePort {
+			reportIPVSMissing(p, v, sp, k, ip, ent)
+		}
+		return
+	}
+	if blocked(v, k, ip, proto, port) != nil {
+		if !slices.Contains(*unjudged, sp.String()) {
+			*unjudged = append(*unjudged, sp.String())
+		}
+		return
+	}
+	dest := destText(k, ip, sp)
+	p.ReportMissing(v, sp.String()+" "+dest, Finding{
+		Service: sp.String(), Protocol: string(sp.Protocol),
+		Message: fmt.Sprintf("no entry for %s in %s (%s), neither forwarding nor rejecting it: kube-proxy programs every service port, "+
+			"whatever its endpoints (which the exports do not hold)", dest, where(v, k), v.Family),
+		Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, k)},
+		Advice:   syncAdvice(v),
+	})
+}
+
+// noteUnjudged notes, once for a check, the service ports whose endpoints
+// the exports do not hold and that the data plane rejects or drops.
+func noteUnjudged(p *Pass, unjudged []string) {
+	if len(unjudged) == 0 {
+		return
+	}
+	sort.Strings(unjudged)
+	p.Note("%swhether %s, rejected or dropped by the data plane, should rather be forwarded (they may have usable endpoints)",
+		endpointsNotHeld, listObjects(unjudged))
 }
 
 // blocked returns the reject or drop entry of a destination.

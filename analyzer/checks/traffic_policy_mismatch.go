@@ -2,7 +2,9 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
@@ -74,7 +76,7 @@ func policyFinding(p *Pass, sp *model.ServicePort, ent *view.Entry, origin model
 	p.Report(Finding{
 		Service: sp.String(), Protocol: string(sp.Protocol),
 		Message:  msg,
-		Evidence: append(append(append(append([]model.Evidence{}, ent.Evidence...), ent.Via(origin)...), d.Evidence...), ServiceEvidence(sp)),
+		Evidence: appendNew(appendNew(appendNew(append([]model.Evidence{}, ent.Evidence...), ent.Via(origin)...), d.Evidence...), ServiceEvidence(sp)),
 		Advice:   "Restart kube-proxy on the node so that it rewrites the Service's rules for its current traffic policy.",
 	})
 }
@@ -92,12 +94,34 @@ func checkHealthCheck(p *Pass, v *view.View, sp *model.ServicePort) {
 			return
 		}
 	}
+	if v.Mode == model.ModeIPTables && versionAssumed(p.Snap) && !p.withheld(v) {
+		// Without filter KUBE-NODEPORTS, which kube-proxy creates from
+		// 1.21, the rules do not tell an older release that accepts no
+		// health check node port (resolve.RecognizeLayout reads its
+		// absence as such in a whole dump of iptables mode).
+		if d := p.Resolution().IPTables(v.Family); d == nil || d.Chain("filter", kpnames.KubeNodePorts) == nil {
+			p.Note(versionUnchecked+"health check node port %d of %s is not accepted in %s, which kube-proxy writes from 1.21 only, and the rules do not say whether the node's is older",
+				sp.HealthCheckNodePort, sp.String(), where(v, view.HealthCheckPort))
+			return
+		}
+	}
 	p.ReportMissing(v, fmt.Sprintf("%s health check node port %d", sp.String(), sp.HealthCheckNodePort), Finding{
 		Service: sp.String(), Protocol: string(sp.Protocol), Severity: Warning,
 		Message:  fmt.Sprintf("health check node port %d of the externalTrafficPolicy Local Service is not accepted in %s", sp.HealthCheckNodePort, where(v, view.HealthCheckPort)),
 		Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, view.HealthCheckPort)},
 		Advice:   "Load balancers probe this port to find the nodes with local endpoints; restart kube-proxy on the node so that it writes the rule.",
 	})
+}
+
+// appendNew appends to list the evidence of more it does not hold yet: in
+// IPVS mode an entry and its dispatch are the same virtual server.
+func appendNew(list []model.Evidence, more ...model.Evidence) []model.Evidence {
+	for _, e := range more {
+		if !slices.Contains(list, e) {
+			list = append(list, e)
+		}
+	}
+	return list
 }
 
 func hasHealthChecks(v *view.View) bool { return len(v.HealthChecks) > 0 }

@@ -500,6 +500,13 @@ func (b *builder) add(r parsed) {
 		b.one(&in, b.snap.Healthz != nil)
 		b.snap.Healthz = v
 	case *klog.Log:
+		if why := otherLog(v, r.unit); why != "" {
+			// Not kube-proxy's: its errors are not kube-proxy's, and
+			// the checks of kube-proxy's log are skipped as without one.
+			in.Kind = parsers.KindUnknown
+			in.Note = "unknown kind of file (another program's log, not kube-proxy's: " + why + "): not analysed"
+			break
+		}
 		b.snap.Logs = append(b.snap.Logs, v)
 	case *conntrack.Dump:
 		if b.snap.Conntrack == nil {
@@ -515,6 +522,10 @@ func (b *builder) add(r parsed) {
 	case nil:
 		switch r.kind {
 		case parsers.KindUnknown:
+			if r.f.det.prefixes && path.Base(r.f.name) == boundFile && in.Note == "" {
+				in.Note = boundNote // no input the checks need: no gap
+				break
+			}
 			why := unreadWhy(r)
 			switch rest, ok := strings.CutPrefix(in.Note, "not analysed: "); {
 			case ok:
@@ -1129,6 +1140,51 @@ func (b *builder) nodeOfPrompt() (name, source string, prompted bool) {
 	return "", "", false
 }
 
+// matchGivenNode says, in a note, when the node's name, given by --node
+// or hostnameOverride, is known to the exports nowhere though they name
+// nodes: no Node is so named, nor the node of any endpoint or Pod (a typo,
+// or a name of another form, such as a fully qualified one). Which
+// endpoints are local is then not known: the node is marked Unmatched, and
+// the checks leave the Local traffic policies out.
+func (b *builder) matchGivenNode() {
+	s := b.snap
+	name := s.Node.Name
+	var names []string
+	for _, n := range s.Objects.Nodes {
+		names = append(names, n.Name)
+	}
+	for _, n := range placedNodes(s.Objects) {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 || slices.Contains(names, name) {
+		return
+	}
+	s.Node.Unmatched = true
+	// The names that differ from it only in case or by a domain.
+	var alike []string
+	ln := strings.ToLower(name)
+	for _, x := range names {
+		lx := strings.ToLower(x)
+		if lx == ln || strings.HasPrefix(lx, ln+".") || strings.HasPrefix(ln, lx+".") {
+			alike = append(alike, x)
+		}
+	}
+	slices.Sort(names)
+	known := strings.Join(names, ", ")
+	if len(names) > 5 {
+		known = strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
+	}
+	what := "Nodes and endpoints of the exports are on " + known
+	if len(alike) > 0 {
+		what = "the exports know " + strings.Join(alike, ", ") + ", which differs in case or domain only"
+	}
+	s.Notes = append(s.Notes, fmt.Sprintf("node %s (%s) is neither a Node of the exports nor the node of any endpoint (%s): "+
+		"which endpoints are local is not known, and the Local traffic policies are not checked (check the name; kube-proxy "+
+		"names its node by hostnameOverride, else the host name)", name, s.Node.NameSource, what))
+}
+
 // placedNodes returns the node names the exports place endpoints or Pods
 // on, once each.
 func placedNodes(o *kube.Objects) []string {
@@ -1184,6 +1240,9 @@ func (b *builder) pickNode(opts Options) {
 		}
 	}
 	s.Node.Name, s.Node.NameSource = name, source
+	if opts.Node != "" || strings.HasPrefix(source, "hostnameOverride") {
+		b.matchGivenNode()
+	}
 	// The interfaces say which addresses are the node's (what addrtype
 	// LOCAL matches) whether or not the Node is known by name.
 	addrsOfInterfaces := func() {

@@ -106,6 +106,7 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 	}
 	if l, ok := r.value.(*klog.Log); ok && l != nil {
 		r.notes = append(r.notes, truncated(l)...)
+		r.unit = journalUnit(data, r.notes)
 	}
 	if l, ok := r.value.(*modules.List); ok && l != nil {
 		var why []string

@@ -188,6 +188,9 @@ type parsed struct {
 	// prompt is the host the shell prompts pasted above the file's lines
 	// name (see promptOf).
 	prompt hostPrompt
+	// unit, for a log, is the unit the journalctl command pasted above
+	// its lines names (-u kubelet), or "".
+	unit string
 }
 
 // setStrictness marks the files read strictly: all with strict, else

@@ -250,3 +250,84 @@ func TestPromptNode(t *testing.T) {
 		})
 	}
 }
+
+// TestGivenNodeUnmatched: a node name given by --node or hostnameOverride
+// that the exports know of nowhere (no Node, no endpoint's node) though
+// they name nodes is said in a note, and the node is marked Unmatched, so
+// that the checks do not take its endpoints for remote ones; a name they
+// know, or exports that name no node, are taken as they are.
+func TestGivenNodeUnmatched(t *testing.T) {
+	root := filepath.Join(parsetest.Root(t), "testdata", "bundles", "iptables-healthy")
+	dump := filepath.Join(root, "node", "iptables-save.txt")
+	export := filepath.Join(root, "cluster", "cluster.yaml") // endpoints on east-w1, east-w2, east-w3; no Node
+	for _, tc := range []struct {
+		name      string
+		node      string // --node
+		override  string // hostnameOverride of a configuration
+		nodes     string // a Node named so
+		services  bool   // the export's Services only (no node named)
+		unmatched bool
+		note      string
+	}{
+		{name: "an endpoint's node", node: "east-w2"},
+		{name: "a typo", node: "node-a", unmatched: true,
+			note: "node node-a (--node flag) is neither a Node of the exports nor the node of any endpoint (Nodes and endpoints of the exports are on east-w1, east-w2, east-w3)"},
+		{name: "a domain too many", node: "east-w2.example.com", unmatched: true,
+			note: "(the exports know east-w2, which differs in case or domain only)"},
+		{name: "a Node of that name", node: "edge-1", nodes: "edge-1"},
+		{name: "hostnameOverride", override: "node-b", unmatched: true,
+			note: "node node-b (hostnameOverride of config.yaml) is neither a Node of the exports"},
+		{name: "no node named", node: "node-a", services: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := []string{dump, export}
+			if tc.services {
+				args = []string{dump, writeServicesOnly(t, dir)}
+			}
+			if tc.nodes != "" {
+				name := filepath.Join(dir, "nodes.yaml")
+				if err := os.WriteFile(name, []byte("apiVersion: v1\nkind: Node\nmetadata: {name: "+tc.nodes+"}\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, name)
+			}
+			if tc.override != "" {
+				name := filepath.Join(dir, "config.yaml")
+				cfg := "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: iptables\nhostnameOverride: " + tc.override + "\n"
+				if err := os.WriteFile(name, []byte(cfg), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, name)
+			}
+			snaps, err := Load(args, Options{Node: tc.node})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := snaps[0]
+			if s.Node.Unmatched != tc.unmatched || s.Node.Known() == tc.unmatched {
+				t.Errorf("node %q unmatched %v known %v, want unmatched %v", s.Node.Name, s.Node.Unmatched, s.Node.Known(), tc.unmatched)
+			}
+			notes := strings.ReplaceAll(strings.Join(s.Notes, "\n"), dir+"/", "")
+			switch {
+			case tc.note != "" && !strings.Contains(notes, tc.note):
+				t.Errorf("notes lack %q:\n%s", tc.note, notes)
+			case tc.note == "" && strings.Contains(notes, "is neither a Node"):
+				t.Errorf("unexpected note:\n%s", notes)
+			}
+		})
+	}
+}
+
+// writeServicesOnly writes an export of one Service, without
+// EndpointSlices, into dir and returns the file's path.
+func writeServicesOnly(t *testing.T, dir string) string {
+	t.Helper()
+	name := filepath.Join(dir, "services.yaml")
+	svc := "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\n" +
+		"spec: {type: ClusterIP, clusterIP: 10.96.10.10, clusterIPs: [10.96.10.10], ports: [{name: http, port: 80, protocol: TCP}]}\n"
+	if err := os.WriteFile(name, []byte(svc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}

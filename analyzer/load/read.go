@@ -181,6 +181,10 @@ type detection struct {
 	// comments.
 	unread string
 	blank  bool
+	// prefixes says that every whole line of the head is an address
+	// prefix ("10.96.0.1/32"), as in the list of the addresses bound to
+	// kube-ipvs0 that proxyscan expect writes.
+	prefixes bool
 }
 
 // detect returns the kinds of a file from its head, the first bytes of
@@ -204,6 +208,7 @@ func detect(head []byte, size int64, open func() (io.Reader, func(), error)) det
 	d.blank = int64(len(head)) >= size && blankOrComments(head)
 	if d.loose == parsers.KindUnknown {
 		d.unread = unreadReason(head, size)
+		d.prefixes = prefixLines(head, size)
 	}
 	if d.loose != parsers.KindUnknown && d.loose != parsers.KindIPTablesSave {
 		if len(head) > parsers.DetectSize {

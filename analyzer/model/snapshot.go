@@ -156,6 +156,11 @@ type Node struct {
 	// Name is the node name ("" when unknown); NameSource says how it was
 	// found.
 	Name, NameSource string
+	// Unmatched reports a name given (--node, hostnameOverride) that the
+	// exports know of nowhere, though they name nodes: neither a Node nor
+	// the node of an endpoint or Pod is so named. Which endpoints are
+	// local is then not known (see [Node.Known]).
+	Unmatched bool
 	// Addresses are the node's IP addresses (status.addresses, ip addr).
 	Addresses []netip.Addr
 	// Local holds every address of the node's interfaces (from ip addr),
@@ -168,6 +173,10 @@ type Node struct {
 	// Object is the Node object, when exported.
 	Object *kube.Node
 }
+
+// Known reports whether the node is known by a name the exports can
+// place endpoints on: a name, and not one they know of nowhere.
+func (n *Node) Known() bool { return n.Name != "" && !n.Unmatched }
 
 // IsLocal reports whether a is one of the node's addresses.
 func (n *Node) IsLocal(a netip.Addr) bool {

@@ -31,9 +31,17 @@ func renderMigration(t *theme, node string, m *checks.Migration, width int) stri
 	if node != "" {
 		head += " · node " + node
 	}
-	if m.Ready {
+	switch {
+	case m.Ready && len(m.Unknown) > 0:
+		are := " is"
+		if len(m.Unknown) > 1 {
+			are = " are"
+		}
+		head += ": no blocker known (" + strings.Join(m.Unknown, " and ") + are + " not in the inputs), " +
+			plural(count(m, checks.ImpactChange), "change") + " to plan"
+	case m.Ready:
 		head += ": nothing blocks it, " + plural(count(m, checks.ImpactChange), "change") + " to plan"
-	} else {
+	default:
 		head += ": " + plural(count(m, checks.ImpactBlocker), "blocker")
 	}
 	paragraph(&b, t.title, head, width, "", "  ")

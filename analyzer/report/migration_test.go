@@ -49,4 +49,16 @@ func TestMigrationSection(t *testing.T) {
 	if strings.Index(out, "Migration ipvs") < strings.Index(out, "[1]") {
 		t.Error("the migration section comes before the findings' details")
 	}
+	// Nothing known blocks the move, but what could is not in the inputs.
+	unknown := *r
+	m := *r.Migration
+	m.Unknown = []string{"kube-proxy's version", "the node's kernel version"}
+	unknown.Migration = &m
+	buf.Reset()
+	if err := RenderTable(&buf, &unknown, Options{Width: 200}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Migration ipvs → nftables: no blocker known (kube-proxy's version and the node's kernel version are not in the inputs), 5 changes to plan"; !strings.Contains(buf.String(), want) {
+		t.Errorf("table output lacks %q:\n%s", want, buf.String())
+	}
 }

@@ -86,6 +86,30 @@ var layoutTraits = []layoutTrait{
 	{"separate pod source and destination conntrack rules in KUBE-FORWARD", ForwardConntrackOneRule, false, ruleIn("filter", func(r *traitRule) bool {
 		return r.chain == kpnames.KubeForward && r.Comment() == "kubernetes forwarding conntrack pod source rule"
 	})},
+	{"no filter KUBE-NODEPORTS", HealthCheckNodePortsAccepted, false, traitMatch{dump: noFilterNodePorts}},
+}
+
+// noFilterNodePorts finds, in a whole dump of iptables mode (per-service
+// chains in nat), a filter table with kube-proxy's chains but no
+// KUBE-NODEPORTS: from 1.21 kube-proxy creates that chain at every sync
+// (iptablesJumpChains: the health check node ports are accepted in it),
+// whether or not a Service has a health check node port. The evidence is
+// the filter table's header.
+func noFilterNodePorts(d *iptables.Dump) (model.Evidence, bool) {
+	if d.Partial {
+		return model.Evidence{}, false
+	}
+	filter, nat := d.Table("filter"), d.Table("nat")
+	if filter == nil || nat == nil || filter.Chain(kpnames.KubeNodePorts) != nil ||
+		filter.Chain(kpnames.KubeServices) == nil && filter.Chain(kpnames.KubeForward) == nil {
+		return model.Evidence{}, false
+	}
+	for _, c := range nat.Chains {
+		if strings.HasPrefix(c.Name, kpnames.ChainSVC) || strings.HasPrefix(c.Name, kpnames.ChainSEP) {
+			return model.EvidenceAt(filter.Pos(), "*filter (no "+kpnames.KubeNodePorts+" chain)"), true
+		}
+	}
+	return model.Evidence{}, false
 }
 
 // ruleIn returns a trait's table and rule match (the trait's fields).
@@ -106,11 +130,13 @@ func chainNamed(prefixes ...string) traitMatch {
 	}}
 }
 
-// traitMatch is how a trait is found.
+// traitMatch is how a trait is found: a chain by its name, a rule of one
+// table, or something of a whole dump (dump, with its evidence).
 type traitMatch struct {
 	chain func(name string) bool
 	table string
 	rule  func(r *traitRule) bool
+	dump  func(d *iptables.Dump) (model.Evidence, bool)
 }
 
 // traitRule is a rule the traits look at, in its chain: its comment, which
@@ -196,6 +222,11 @@ func findDumpTraits(d *iptables.Dump, ev []model.Evidence, ok []bool) {
 	// One rule at a time: the traits are called through a func value, so
 	// the rule they are given is on the heap.
 	tr := new(traitRule)
+	for i, lt := range layoutTraits {
+		if lt.m.dump != nil && !ok[i] {
+			ev[i], ok[i] = lt.m.dump(d)
+		}
+	}
 	for _, t := range d.Tables {
 		for _, c := range t.Chains {
 			for i, lt := range layoutTraits {

@@ -21,7 +21,7 @@ func TestLayout(t *testing.T) {
 		oldest, newest int // 0, 0: no old layout
 	}{
 		{"iptables-v1.18-mini", 10, 18},
-		{"iptables-v1.20-mini", 10, 21},
+		{"iptables-v1.20-mini", 10, 20}, // no filter KUBE-NODEPORTS: 1.20 or older
 		{"iptables-v1.22-mini", 10, 22},
 		{"iptables-v1.23-mini", 10, 23},
 		{"iptables-v1.24-mini", 24, 24},
@@ -122,5 +122,59 @@ COMMIT
 	}
 	if got := lines["kube-proxy's jumps to KUBE-MARK-DROP"]; got != 7 {
 		t.Errorf("KUBE-MARK-DROP evidence at line %d, want 7 (traits %q)", got, l.Traits)
+	}
+}
+
+// TestLayoutNoFilterNodePorts: a whole dump of iptables mode whose filter
+// table holds kube-proxy's chains but no KUBE-NODEPORTS, which kube-proxy
+// creates from 1.21, is of 1.20 or older; a dump without its filter
+// table, one of IPVS mode and one of 1.21 or newer do not say so.
+func TestLayoutNoFilterNodePorts(t *testing.T) {
+	const trait = "no filter KUBE-NODEPORTS (up to 1.20)"
+	natOnly := func(dir string) {
+		p := filepath.Join(dir, "node", "iptables-save.txt")
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		i := strings.Index(text, "*nat\n")
+		j := strings.Index(text[i:], "COMMIT\n")
+		if i < 0 || j < 0 {
+			t.Fatalf("%s: no nat table", p)
+		}
+		if err := os.WriteFile(p, []byte(text[i:i+j+len("COMMIT\n")]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name, bundle string
+		change       func(dir string)
+		want         bool
+	}{
+		{name: "1.20", bundle: "iptables-v1.20-mini", want: true},
+		{name: "1.18", bundle: "iptables-v1.18-mini", want: true},
+		{name: "1.20 nat table only", bundle: "iptables-v1.20-mini", change: natOnly},
+		{name: "1.22", bundle: "iptables-v1.22-mini"},
+		{name: "current", bundle: "iptables-mini"},
+		{name: "ipvs mode", bundle: "ipvs-healthy-mini"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyWithout(t, bundle(t, tc.bundle), func(string, string) bool { return false })
+			if tc.change != nil {
+				tc.change(dir)
+			}
+			l := resolve.RecognizeLayout(loadOne(t, dir))
+			var traits []string
+			if l != nil {
+				traits = l.Traits
+			}
+			if got := slices.Contains(traits, trait); got != tc.want {
+				t.Fatalf("traits %q: %q found %v, want %v", traits, trait, got, tc.want)
+			}
+			if tc.want && (l.Newest > 20 || l.Evidence[len(l.Evidence)-1].Text != "*filter (no KUBE-NODEPORTS chain)") {
+				t.Errorf("layout %s, evidence %v", l.Range(), l.Evidence[len(l.Evidence)-1])
+			}
+		})
 	}
 }

@@ -205,6 +205,11 @@ func (p *parser) resolvePending() {
 				in = append(in, t)
 			}
 		}
+		if len(in) == 0 && len(p.d.Tables) == 1 && (pl.text[0] != '-' || !strings.HasPrefix(pl.text, "-P ") || IsBuiltinChain(p.d.Tables[0].Name, pl.chain)) {
+			// The lines of one table (iptables -t nat -S): a built-in
+			// chain's policy, or a chain no rule uses, is that table's.
+			in = p.d.Tables
+		}
 		if len(in) != 1 || pl.text[0] == ':' && in[0].Chain(pl.chain).Line > 0 {
 			why := "is in more than one table"
 			if len(in) == 0 {

@@ -45,3 +45,38 @@ func TestJournal(t *testing.T) {
 		t.Errorf("short-iso entry %+v", l.Entries[2])
 	}
 }
+
+// TestIdentifiers reads the programs the journal's prefixes name, once
+// each, and counts the entries without a prefix.
+func TestIdentifiers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []string
+		ids  []string
+		bare int
+	}{
+		{"kubelet", []string{
+			"Apr 14 09:29:01 node-a kubelet[812]: I0414 09:29:01.101200     812 kubelet.go:2461] \"SyncLoop (PLEG): event for pod\"",
+			"2026-04-14T09:29:21+0000 node-a kubelet[812]: E0414 09:29:21.120458     812 pod_workers.go:1298] \"Error syncing pod, skipping\"",
+		}, []string{"kubelet"}, 0},
+		{"two programs", []string{
+			"Apr 14 09:29:01 node-a kube-proxy[9234]: I0414 09:29:01.101200    9234 server.go:650] \"Using iptables Proxier\"",
+			"Apr 14 09:29:02 node-a kubelet[812]: I0414 09:29:02.101200     812 kubelet.go:2461] \"SyncLoop (PLEG): event for pod\"",
+			"Apr 14 09:29:03 node-a kube-proxy[9234]: I0414 09:29:03.101200    9234 proxier.go:800] \"Syncing iptables rules\"",
+		}, []string{"kube-proxy", "kubelet"}, 0},
+		{"no journal", []string{
+			"I0414 09:29:01.101200       1 server.go:650] \"Using iptables Proxier\"",
+		}, nil, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := Parse("j.txt", []byte(strings.Join(tc.in, "\n")+"\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids, bare := l.Identifiers()
+			if strings.Join(ids, ",") != strings.Join(tc.ids, ",") || bare != tc.bare {
+				t.Errorf("identifiers %q, %d bare; want %q, %d", ids, bare, tc.ids, tc.bare)
+			}
+		})
+	}
+}

@@ -395,6 +395,40 @@ func journalHost(prefix string) string {
 	return f[len(f)-2]
 }
 
+// Identifiers returns the identifiers (the unit's program, without its
+// process id: "kube-proxy", "kubelet") the journal's prefixes of the log's
+// entries name, once each, in the order of their first entry, and the
+// number of entries that have no such prefix.
+func (l *Log) Identifiers() (ids []string, bare int) {
+	for _, e := range l.Entries {
+		if e.Wrapper != WrapperJournal {
+			bare++
+			continue
+		}
+		line, _, _ := strings.Cut(e.Raw, "\n")
+		m := reJournal.FindString(line)
+		if id := journalIdentifier(m); id != "" && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids, bare
+}
+
+// journalIdentifier returns the identifier of a journal line's prefix
+// ("Feb 17 11:12:14 node-a kube-proxy[9234]: "): its last field, without
+// the colon and the process id.
+func journalIdentifier(prefix string) string {
+	f := strings.Fields(prefix)
+	if len(f) == 0 {
+		return ""
+	}
+	id := strings.TrimSuffix(f[len(f)-1], ":")
+	if i := strings.IndexByte(id, '['); i >= 0 {
+		id = id[:i]
+	}
+	return id
+}
+
 // Hosts returns the hosts the journal's prefixes of the log's lines name,
 // once each, in the order of their first line, with that line.
 func (l *Log) Hosts() (hosts []string, lines []int) {
