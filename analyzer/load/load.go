@@ -203,7 +203,7 @@ func setStrictness(files []file, strict bool) {
 	for i := range files {
 		f := &files[i]
 		f.strict = strict || collected[f.group]
-		if f.path == "" && f.parsed == nil {
+		if f.path == "" && f.parsed == nil && !f.special {
 			f.det = f.detect()
 		}
 	}
@@ -277,6 +277,14 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		var again []file
 		for i, f := range files {
 			if f.orig == "" {
+				continue
+			}
+			if f.special {
+				// Never opened: listed as before, under its name in
+				// the arguments.
+				g := f
+				g.name, g.dir, g.group = f.orig, f.origDir, ""
+				idx, again = append(idx, i), append(again, g)
 				continue
 			}
 			fs, err := (&reader{lim: lim, ko: opts.kube()}).path(f.disk)

@@ -3,6 +3,7 @@ package load
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,18 +74,30 @@ func expand(p string) ([]string, error) {
 // of them, at any depth), and the other regular files beside them in
 // those directories (a README, notes, an export: beside); ok is false when
 // the path is neither a bundle nor a directory holding one, or holds a
-// directory, a link or a special file that is not one.
+// directory, a special file or a link that leads nowhere that is not one.
+// Symbolic links are followed, as the loader follows them (see walkTree):
+// a directory of links to bundles is a directory of bundles.
 func bundlesIn(p string) (bundles, beside []string, ok bool, err error) {
 	st, err := os.Stat(p)
 	if err != nil {
 		return nil, nil, false, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
 	}
+	return bundlesBelow(p, st, nil)
+}
+
+// bundlesBelow is bundlesIn of p, of the info st, below the directories
+// up (a link to one of them is a loop, which the loader reports).
+func bundlesBelow(p string, st fs.FileInfo, up []fs.FileInfo) (bundles, beside []string, ok bool, err error) {
 	if !st.IsDir() {
 		return []string{p}, nil, st.Mode().IsRegular() && unitFile(p), nil
 	}
 	if isBundleDir(p) {
 		return []string{p}, nil, true, nil
 	}
+	if onPath(up, st) {
+		return nil, nil, false, nil
+	}
+	up = append(up[:len(up):len(up)], st)
 	entries, err := os.ReadDir(p)
 	if err != nil {
 		return nil, nil, false, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
@@ -94,8 +107,12 @@ func bundlesIn(p string) (bundles, beside []string, ok bool, err error) {
 			continue
 		}
 		q := filepath.Join(p, e.Name())
-		if !e.IsDir() {
-			if !e.Type().IsRegular() {
+		est, err := os.Stat(q)
+		if err != nil {
+			return nil, nil, false, nil // the loader says what it is
+		}
+		if !est.IsDir() {
+			if !est.Mode().IsRegular() {
 				return nil, nil, false, nil
 			}
 			if unitFile(q) {
@@ -105,7 +122,7 @@ func bundlesIn(p string) (bundles, beside []string, ok bool, err error) {
 			}
 			continue
 		}
-		found, more, ok, err := bundlesIn(q)
+		found, more, ok, err := bundlesBelow(q, est, up)
 		if err != nil || !ok {
 			return nil, nil, false, err
 		}
