@@ -236,6 +236,15 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(fs) == 0 && isDir(p) {
+			// A directory given that holds no file: with other PATHs,
+			// an input not read, which the verdict says; alone, nothing
+			// to read.
+			if len(paths) == 1 {
+				return nil, inputErrorf("%s: no input files: the directory holds none (hidden ones aside)", p)
+			}
+			fs = []file{emptyDir(p)}
+		}
 		if opts.Shared.dirSplit() != nil {
 			// A plain directory made a unit of its own (it holds no
 			// bundle): its files are its node's, named by their paths
@@ -258,7 +267,7 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		files[i].offheap, files[i].lazy = opts.OffHeap, opts.LazyChains
 	}
 	if len(files) == 0 {
-		return nil, inputErrorf("no input files")
+		return nil, inputErrorf("no input files in %s", strings.Join(paths, ", "))
 	}
 	setStrictness(files, opts.Strict)
 	defer opts.Exports.loaded()
@@ -759,6 +768,14 @@ func stripCommonDir(fs []file, others []string) []file {
 		fs[i].name = strings.TrimPrefix(fs[i].name, first+"/")
 	}
 	return fs
+}
+
+// emptyDir returns the input that stands for the directory p given on
+// the command line that holds no file: named, unread, so that the verdict
+// is not ok for a PATH that gave nothing.
+func emptyDir(p string) file {
+	return file{name: p, kind: parsers.KindUnknown, named: true, skipped: true, special: true,
+		det: detection{done: true, kind: parsers.KindUnknown, loose: parsers.KindUnknown, unread: "an empty directory: it holds no file (hidden ones aside)"}}
 }
 
 // isDir reports whether p is a directory.
