@@ -158,6 +158,7 @@ func traceRun(opts *TraceOptions) error {
 	default:
 		return flagErrorf("unknown --mode %q (want iptables, ipvs or nftables)", opts.Mode)
 	}
+	opts.Paths = oncePaths(opts.IO, "trace", opts.Paths)
 	if lazyTrace && leanTrace && !opts.Expected && !opts.Compare && !opts.Strict {
 		// The dumps' per-Service chains read lazily: the trace's output
 		// is held until the chains it read are known to read as a
