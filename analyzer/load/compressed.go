@@ -13,6 +13,9 @@ import (
 	"strings"
 
 	"github.com/ulikunitz/xz"
+
+	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/paste"
 )
 
 // A compressed file is one file compressed with gzip or xz
@@ -368,11 +371,19 @@ func (rd *reader) compressedFile(name, group, p string, head []byte) (f file, ok
 	}
 	defer c.Close()
 	format := archiveFormat(head)
-	data, err := io.ReadAll(io.LimitReader(r, rd.lim.MaxFile+1))
+	// The text's head tells its kind, and so the most of it that is
+	// read (see kindLimits).
+	text, _ := r.Peek(parsers.DetectSize)
+	kind := paste.Detect(text)
+	limit := kindLimit(kind, rd.lim)
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return file{}, true, inputErrorf("reading %s: corrupt or truncated %s file after %d bytes of text: %v", p, format, len(data), err)
 	}
-	if int64(len(data)) > rd.lim.MaxFile {
+	if int64(len(data)) > limit {
+		if limit < rd.lim.MaxFile {
+			return file{}, true, inputErrorf("reading %s: %s", p, kindOver(kind, fmt.Sprintf("it decompresses to more than %d bytes", limit), limit))
+		}
 		return file{}, true, inputErrorf("reading %s: decompresses to more than the %d-byte limit of a file", p, rd.lim.MaxFile)
 	}
 	if err := rd.take(int64(len(data)), p); err != nil {

@@ -45,6 +45,9 @@ type Limits struct {
 	MaxTotal int64
 	// MaxFile is the largest single file.
 	MaxFile int64
+	// MaxKind is the largest file of each kind small by nature (a
+	// sysctl or module listing, ...); nil stands for kindLimits.
+	MaxKind map[parsers.Kind]int64
 }
 
 // DefaultLimits are generous for real bundles (a 10,000-service node is
@@ -472,6 +475,9 @@ func (rd *reader) path(p string) ([]file, error) {
 	if err != nil {
 		return nil, inputErrorf("reading %s: %v", p, err)
 	}
+	if why := overKind(f.det.loose, st.Size(), lim); why != "" {
+		return nil, inputErrorf("reading %s: %s", p, why)
+	}
 	if IsNodeReport(head) {
 		return nil, inputErrorf("%s is a node report: it is merged with bundles and other node reports, not read with loose dump files (give the bundles, or the dumps of one node)", p)
 	}
@@ -797,6 +803,11 @@ func (a *archiveState) member(clean string, size int64, r io.Reader) error {
 	var f file
 	var n int64
 	whole := int64(hn) == min(size, parsers.DetectSize)
+	if whole {
+		if why := overKind(paste.Detect(head), size, lim); why != "" {
+			return inputErrorf("%s: archive entry %q: %s", name, clean, why)
+		}
+	}
 	switch {
 	case err != nil && err != io.ErrUnexpectedEOF && err != io.EOF:
 	case IsNodeReport(head):
@@ -997,6 +1008,9 @@ func (rd *reader) dir(dir string) ([]file, error) {
 		f, head, err := lazyFile(rel, dir, p, info.Size())
 		if err != nil {
 			return inputErrorf("reading %s: %v", p, err)
+		}
+		if why := overKind(f.det.loose, info.Size(), lim); why != "" {
+			return inputErrorf("reading %s: %s", p, why)
 		}
 		if IsNodeReport(head) {
 			if inBundleDir(dir, p) {
