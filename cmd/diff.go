@@ -1,7 +1,9 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,6 +13,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/report"
 	"github.com/proxyscan/proxyscan/internal/fault"
+	"github.com/proxyscan/proxyscan/parsers"
 )
 
 // DiffOptions are the flags and arguments of `proxyscan diff`.
@@ -119,6 +122,37 @@ func diffRun(opts *DiffOptions) error {
 	return nil
 }
 
+// onSide names the side of a diff, the PATH p, in its error: a file of a
+// parse error that is not named by its path as given (a bundle's file,
+// node/sysctl.txt) is given with it (p/node/sysctl.txt:2), as in a fleet;
+// another error that does not name p is prefixed with it.
+func onSide(p string, err error) error {
+	if fault.Is(err) {
+		return err
+	}
+	name := func(f string) string {
+		if f == p || strings.HasPrefix(f, p+string(filepath.Separator)) || strings.HasPrefix(f, p+"/") || filepath.IsAbs(f) {
+			return f
+		}
+		return filepath.Join(p, f)
+	}
+	var list parsers.ErrorList
+	var one *parsers.Error
+	switch {
+	case errors.As(err, &list):
+		for _, e := range list {
+			e.Pos.File = name(e.Pos.File)
+		}
+		return err
+	case errors.As(err, &one):
+		one.Pos.File = name(one.Pos.File)
+		return err
+	case strings.Contains(err.Error(), p):
+		return err
+	}
+	return fmt.Errorf("%s: %w", p, err)
+}
+
 // loadSides loads the two sides of a diff at once with lo; the old side's
 // error, when both fail, is the one returned. An export the new side holds
 // byte for byte as the old side does (two nodes of one cluster, or one
@@ -137,10 +171,10 @@ func loadSides(old, new string, lo load.Options) (oldSnaps, newSnaps []*model.Sn
 		return nil, nil, err
 	}
 	if oldErr != nil {
-		return nil, nil, oldErr
+		return nil, nil, onSide(old, oldErr)
 	}
 	if newErr != nil {
-		return nil, nil, newErr
+		return nil, nil, onSide(new, newErr)
 	}
 	if err := load.Unread(old, oldSnaps); err != nil {
 		return nil, nil, err

@@ -102,6 +102,7 @@ func expectRun(opts *ExpectOptions) error {
 	default:
 		return flagErrorf("invalid --family %q (want IPv4 or IPv6)", opts.Family)
 	}
+	opts.Paths = oncePaths(opts.IO, "expect", opts.Paths)
 	snaps, err := load.Load(opts.Paths, offHeap(expectLoadOptions(opts.Node, opts.Version, opts.Strict)))
 	if err != nil {
 		return err

@@ -87,6 +87,7 @@ func analyzeNodes(paths []string, lopts load.Options, selected []*checks.Check, 
 // report, or a bundle that holds one (unless reanalyze), is read from the
 // report instead of being loaded and analysed.
 func analyzeFleet(paths []string, fo *fleetOptions) ([]*report.Node, *checks.Drift, error) {
+	paths, repeats := load.SamePaths(paths)
 	sums, drift, err := analyzeFleetOnce(paths, fo)
 	if errors.Is(err, load.ErrReadTogether) {
 		// A loose file given with the bundles is not to be read once for
@@ -94,9 +95,40 @@ func analyzeFleet(paths []string, fo *fleetOptions) ([]*report.Node, *checks.Dri
 		// it as it is.
 		again := *fo
 		again.together, again.load.Shared = true, nil
-		return analyzeFleetOnce(paths, &again)
+		sums, drift, err = analyzeFleetOnce(paths, &again)
+	}
+	if err == nil {
+		noteRepeats(sums, repeats)
 	}
 	return sums, drift, err
+}
+
+// noteRepeats notes each file or directory given more than once (read
+// once) on the nodes read from it, or on the first node when none is
+// (a loose file, a directory of bundles).
+func noteRepeats(sums []*report.Node, repeats []load.Repeat) {
+	for _, r := range repeats {
+		noted := false
+		for _, n := range sums {
+			if b := n.BundlePath(); b != "" && filepath.Clean(b) == filepath.Clean(r.Path) {
+				n.Notes = append(n.Notes, r.Note())
+				noted = true
+			}
+		}
+		if !noted && len(sums) > 0 {
+			sums[0].Notes = append(sums[0].Notes, r.Note())
+		}
+	}
+}
+
+// oncePaths returns the paths with each file or directory given more than
+// once kept once (see load.SamePaths), warning on stderr for each repeat.
+func oncePaths(io *IOStreams, command string, paths []string) []string {
+	kept, repeats := load.SamePaths(paths)
+	for _, r := range repeats {
+		fmt.Fprintf(io.ErrOut, "proxyscan: warning: %s: %s\n", command, report.Escape(r.Note()))
+	}
+	return kept
 }
 
 // analyzeFleetOnce is [analyzeFleet] of the units of the inputs.

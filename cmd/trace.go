@@ -158,6 +158,7 @@ func traceRun(opts *TraceOptions) error {
 	default:
 		return flagErrorf("unknown --mode %q (want iptables, ipvs or nftables)", opts.Mode)
 	}
+	opts.Paths = oncePaths(opts.IO, "trace", opts.Paths)
 	if lazyTrace && leanTrace && !opts.Expected && !opts.Compare && !opts.Strict {
 		// The dumps' per-Service chains read lazily: the trace's output
 		// is held until the chains it read are known to read as a
@@ -231,7 +232,11 @@ func (opts *TraceOptions) run(pkt trace.Packet) ([]*model.Snapshot, error) {
 				return loaded, err
 			}
 			r := resolve.Resolve(s, resolve.Options{Mode: opts.Mode})
-			act, err := trace.Trace(trace.FromSnapshot(r), pkt, trace.Options{})
+			dp := trace.FromSnapshot(r)
+			if err := noRules(s, dp, pkt); err != nil {
+				return loaded, err
+			}
+			act, err := trace.Trace(dp, pkt, trace.Options{})
 			if err != nil {
 				return loaded, &FlagError{Err: err}
 			}
@@ -271,7 +276,11 @@ func (opts *TraceOptions) run(pkt trace.Packet) ([]*model.Snapshot, error) {
 		if opts.Expected {
 			res, err = traceExpected(r, pkt)
 		} else {
-			res, err = trace.Trace(trace.FromSnapshot(r), pkt, trace.Options{})
+			dp := trace.FromSnapshot(r)
+			if err := noRules(s, dp, pkt); err != nil {
+				return loaded, err
+			}
+			res, err = trace.Trace(dp, pkt, trace.Options{})
 			if err != nil {
 				err = &FlagError{Err: err}
 			}
@@ -291,6 +300,30 @@ func (opts *TraceOptions) run(pkt trace.Packet) ([]*model.Snapshot, error) {
 		return loaded, errFindings
 	}
 	return loaded, nil
+}
+
+// noRules returns an input error (exit 2) when the captured data plane dp
+// of node s lacks the rules a trace of pkt walks in its mode (see
+// trace.Dataplane.Missing): a trace without them would show the packet
+// untouched, which no input says.
+func noRules(s *model.Snapshot, dp *trace.Dataplane, pkt trace.Packet) error {
+	what := dp.Missing(pkt)
+	if what == "" {
+		return nil
+	}
+	return load.InputError(fmt.Errorf("trace: node %s: no %s in the inputs, and a trace of the captured rules of the %s mode rests on it: add it, or give --expected to trace the rules kube-proxy should have programmed",
+		nodeWhere(s), strings.TrimPrefix(strings.TrimPrefix(what, "an "), "a "), dp.Mode))
+}
+
+// nodeWhere names a node for messages: its name, and the bundle it was
+// read from, if any.
+func nodeWhere(s *model.Snapshot) string {
+	for _, in := range s.Inputs {
+		if in.Bundle != "" {
+			return nodeLabel(s) + " (" + in.Bundle + ")"
+		}
+	}
+	return nodeLabel(s)
 }
 
 // traceExpected traces pkt through the data plane the reference proxier

@@ -563,13 +563,14 @@ func (b *builder) add(r parsed) {
 
 // unreadInput returns why a file of no known kind makes the verdict
 // inconclusive, or "" when it does not: a file named on the command line,
-// or a file at a place of a bundle's layout that is not empty (collect
+// one of a directory that could not be read at all (file.special), or a
+// file at a place of a bundle's layout that is not empty (collect
 // writes empty files: an empty log, a sample without flows), was meant
 // to be read; other files of a directory or bundle (a README, notes) may
 // be unrelated.
 func unreadInput(f file, why string) string {
 	switch {
-	case f.named:
+	case f.named || f.special:
 		return why
 	case f.group == "" || layoutKind(f.name) == "":
 		return ""

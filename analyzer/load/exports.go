@@ -13,7 +13,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -548,20 +547,17 @@ func unitFileSizes(p string, sizes map[int64]bool, files map[int64]fs.FileInfo) 
 }
 
 // WalkFiles calls fn with each regular file at or below p, hidden ones
-// aside as the loader reads them; what cannot be read is passed over (the
-// loader says what is wrong with it).
+// aside and through symbolic links, as the loader reads them (see
+// walkTree); what cannot be read is passed over (the loader says what is
+// wrong with it).
 func WalkFiles(p string, fn func(path string, info fs.FileInfo)) {
-	_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return nil
-		case d.IsDir() && q != p && strings.HasPrefix(d.Name(), "."):
-			return filepath.SkipDir
-		case d.IsDir() || strings.HasPrefix(d.Name(), ".") && q != p:
-			return nil
-		}
-		if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
-			fn(q, info)
+	if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+		fn(p, st)
+		return
+	}
+	_ = walkTree(p, func(q string, t treeFile) error {
+		if t.info != nil {
+			fn(q, t.info)
 		}
 		return nil
 	})

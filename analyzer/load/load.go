@@ -206,7 +206,7 @@ func setStrictness(files []file, strict bool) {
 	for i := range files {
 		f := &files[i]
 		f.strict = strict || collected[f.group]
-		if f.path == "" && f.parsed == nil {
+		if f.path == "" && f.parsed == nil && !f.special {
 			f.det = f.detect()
 		}
 	}
@@ -239,6 +239,15 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(fs) == 0 && isDir(p) {
+			// A directory given that holds no file: with other PATHs,
+			// an input not read, which the verdict says; alone, nothing
+			// to read.
+			if len(paths) == 1 {
+				return nil, inputErrorf("%s: no input files: the directory holds none (hidden ones aside)", p)
+			}
+			fs = []file{emptyDir(p)}
+		}
 		if opts.Shared.dirSplit() != nil {
 			// A plain directory made a unit of its own (it holds no
 			// bundle): its files are its node's, named by their paths
@@ -261,7 +270,7 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		files[i].offheap, files[i].lazy = opts.OffHeap, opts.LazyChains
 	}
 	if len(files) == 0 {
-		return nil, inputErrorf("no input files")
+		return nil, inputErrorf("no input files in %s", strings.Join(paths, ", "))
 	}
 	setStrictness(files, opts.Strict)
 	defer opts.Exports.loaded()
@@ -280,6 +289,14 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		var again []file
 		for i, f := range files {
 			if f.orig == "" {
+				continue
+			}
+			if f.special {
+				// Never opened: listed as before, under its name in
+				// the arguments.
+				g := f
+				g.name, g.dir, g.group = f.orig, f.origDir, ""
+				idx, again = append(idx, i), append(again, g)
 				continue
 			}
 			fs, err := (&reader{lim: lim, ko: opts.kube()}).path(f.disk)
@@ -754,6 +771,14 @@ func stripCommonDir(fs []file, others []string) []file {
 		fs[i].name = strings.TrimPrefix(fs[i].name, first+"/")
 	}
 	return fs
+}
+
+// emptyDir returns the input that stands for the directory p given on
+// the command line that holds no file: named, unread, so that the verdict
+// is not ok for a PATH that gave nothing.
+func emptyDir(p string) file {
+	return file{name: p, kind: parsers.KindUnknown, named: true, skipped: true, special: true,
+		det: detection{done: true, kind: parsers.KindUnknown, loose: parsers.KindUnknown, unread: "an empty directory: it holds no file (hidden ones aside)"}}
 }
 
 // isDir reports whether p is a directory.

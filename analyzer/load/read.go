@@ -45,6 +45,9 @@ type Limits struct {
 	MaxTotal int64
 	// MaxFile is the largest single file.
 	MaxFile int64
+	// MaxKind is the largest file of each kind small by nature (a
+	// sysctl or module listing, ...); nil stands for kindLimits.
+	MaxKind map[parsers.Kind]int64
 }
 
 // DefaultLimits are generous for real bundles (a 10,000-service node is
@@ -90,6 +93,11 @@ type file struct {
 	// named says the file was named on the command line: when it is not
 	// understood, the run's verdict cannot be ok.
 	named bool
+	// special says the file of a directory could not be read at all (a
+	// named pipe, a socket, a device, a link that leads nowhere or in a
+	// loop: det.unread says which), and was never opened: as a file named
+	// on the command line, it was meant to be read, whatever its name.
+	special bool
 	// skipped says an archive member of no known kind was skipped after
 	// its head (data holds the head only; size is its size).
 	skipped bool
@@ -472,6 +480,9 @@ func (rd *reader) path(p string) ([]file, error) {
 	if err != nil {
 		return nil, inputErrorf("reading %s: %v", p, err)
 	}
+	if why := overKind(f.det.loose, st.Size(), lim); why != "" {
+		return nil, inputErrorf("reading %s: %s", p, why)
+	}
 	if IsNodeReport(head) {
 		return nil, inputErrorf("%s is a node report: it is merged with bundles and other node reports, not read with loose dump files (give the bundles, or the dumps of one node)", p)
 	}
@@ -797,6 +808,11 @@ func (a *archiveState) member(clean string, size int64, r io.Reader) error {
 	var f file
 	var n int64
 	whole := int64(hn) == min(size, parsers.DetectSize)
+	if whole {
+		if why := overKind(paste.Detect(head), size, lim); why != "" {
+			return inputErrorf("%s: archive entry %q: %s", name, clean, why)
+		}
+	}
 	switch {
 	case err != nil && err != io.ErrUnexpectedEOF && err != io.EOF:
 	case IsNodeReport(head):
@@ -958,11 +974,14 @@ func entryName(n string) (string, error) {
 	return clean, nil
 }
 
-// dir reads every regular file below dir (links are not followed), in
-// the order of their paths. A bundle archive in it that is not the file
-// of a bundle directory (one holding manifest.json or node/) is read as
-// the bundle it is, as when given on the command line: its files are
-// grouped under its path (see regroup), where it stands in that order.
+// dir reads every regular file below dir, through symbolic links (see
+// walkTree), in the order of their paths. A file it does not read — a
+// named pipe, a socket, a device, a link that leads nowhere or in a loop —
+// is listed, unread, with why (see file.special). A bundle archive in it
+// that is not the file of a bundle directory (one holding manifest.json
+// or node/) is read as the bundle it is, as when given on the command
+// line: its files are grouped under its path (see regroup), where it
+// stands in that order.
 func (rd *reader) dir(dir string) ([]file, error) {
 	lim := rd.lim
 	// Each file found, or each archive's files, in the order of paths.
@@ -972,29 +991,18 @@ func (rd *reader) dir(dir string) ([]file, error) {
 	}
 	var out []found
 	n := 0
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return inputErrorf("reading %s: %v", p, err)
-		}
-		if d.IsDir() {
-			if p != dir && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if strings.HasPrefix(d.Name(), ".") {
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil // links, sockets, devices: never followed
-		}
-		info, err := d.Info()
-		if err != nil {
-			return inputErrorf("reading %s: %v", p, err)
-		}
+	err := walkTree(dir, func(p string, t treeFile) error {
 		if n >= lim.MaxFiles {
 			return inputErrorf("%s: more than %d files", dir, lim.MaxFiles)
 		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if t.info == nil {
+			n++
+			out = append(out, found{rel, []file{unreadFile(rel, dir, p, t.unread)}})
+			return nil
+		}
+		info := t.info
 		n++
 		if info.Size() > lim.MaxFile {
 			return inputErrorf("reading %s: file is %d bytes, over the %d-byte limit", p, info.Size(), lim.MaxFile)
@@ -1002,11 +1010,12 @@ func (rd *reader) dir(dir string) ([]file, error) {
 		if rd.read+info.Size() > lim.MaxTotal {
 			return inputErrorf("%s: more than %d bytes of files (the limit of a run, all arguments and archive members together)", dir, lim.MaxTotal)
 		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
 		f, head, err := lazyFile(rel, dir, p, info.Size())
 		if err != nil {
 			return inputErrorf("reading %s: %v", p, err)
+		}
+		if why := overKind(f.det.loose, info.Size(), lim); why != "" {
+			return inputErrorf("reading %s: %s", p, why)
 		}
 		if IsNodeReport(head) {
 			if inBundleDir(dir, p) {
@@ -1057,6 +1066,14 @@ func (rd *reader) dir(dir string) ([]file, error) {
 		files = append(files, f.fs...)
 	}
 	return files, nil
+}
+
+// unreadFile returns the file of the directory dir at p, named rel, that
+// is not read, for the reason why (see walkTree): listed, unread, and
+// never opened.
+func unreadFile(rel, dir, p, why string) file {
+	return file{name: rel, group: dir, disk: p, kind: parsers.KindUnknown, skipped: true, special: true,
+		det: detection{done: true, kind: parsers.KindUnknown, loose: parsers.KindUnknown, unread: why}}
 }
 
 // inBundleDir reports whether the file at p, below the directory dir

@@ -2,9 +2,12 @@ package load
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -73,18 +76,30 @@ func expand(p string) ([]string, error) {
 // of them, at any depth), and the other regular files beside them in
 // those directories (a README, notes, an export: beside); ok is false when
 // the path is neither a bundle nor a directory holding one, or holds a
-// directory, a link or a special file that is not one.
+// directory, a special file or a link that leads nowhere that is not one.
+// Symbolic links are followed, as the loader follows them (see walkTree):
+// a directory of links to bundles is a directory of bundles.
 func bundlesIn(p string) (bundles, beside []string, ok bool, err error) {
 	st, err := os.Stat(p)
 	if err != nil {
 		return nil, nil, false, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
 	}
+	return bundlesBelow(p, st, nil)
+}
+
+// bundlesBelow is bundlesIn of p, of the info st, below the directories
+// up (a link to one of them is a loop, which the loader reports).
+func bundlesBelow(p string, st fs.FileInfo, up []fs.FileInfo) (bundles, beside []string, ok bool, err error) {
 	if !st.IsDir() {
 		return []string{p}, nil, st.Mode().IsRegular() && unitFile(p), nil
 	}
 	if isBundleDir(p) {
 		return []string{p}, nil, true, nil
 	}
+	if onPath(up, st) {
+		return nil, nil, false, nil
+	}
+	up = append(up[:len(up):len(up)], st)
 	entries, err := os.ReadDir(p)
 	if err != nil {
 		return nil, nil, false, inputErrorf("reading %s: %v", p, errors.Unwrap(err))
@@ -94,8 +109,12 @@ func bundlesIn(p string) (bundles, beside []string, ok bool, err error) {
 			continue
 		}
 		q := filepath.Join(p, e.Name())
-		if !e.IsDir() {
-			if !e.Type().IsRegular() {
+		est, err := os.Stat(q)
+		if err != nil {
+			return nil, nil, false, nil // the loader says what it is
+		}
+		if !est.IsDir() {
+			if !est.Mode().IsRegular() {
 				return nil, nil, false, nil
 			}
 			if unitFile(q) {
@@ -105,7 +124,7 @@ func bundlesIn(p string) (bundles, beside []string, ok bool, err error) {
 			}
 			continue
 		}
-		found, more, ok, err := bundlesIn(q)
+		found, more, ok, err := bundlesBelow(q, est, up)
 		if err != nil || !ok {
 			return nil, nil, false, err
 		}
@@ -147,4 +166,71 @@ func fileHead(p string, n int) []byte {
 	head := make([]byte, n)
 	k, _ := io.ReadFull(f, head)
 	return head[:k]
+}
+
+// A Repeat is a file or directory named more than once on the command
+// line (see SamePaths).
+type Repeat struct {
+	// Path is the argument read; Again the others that name the same file
+	// (the same path, ./path, a link to it), in their order.
+	Path  string
+	Again []string
+	// Dir says it is a directory.
+	Dir bool
+}
+
+// Note says, for the report, that the arguments of r are one input.
+func (r Repeat) Note() string {
+	what := "file"
+	if r.Dir {
+		what = "directory"
+	}
+	var others []string
+	for _, a := range r.Again {
+		if a != r.Path && !slices.Contains(others, a) {
+			others = append(others, a)
+		}
+	}
+	if len(others) == 0 {
+		return fmt.Sprintf("%s is given %d times: the same %s, read once", r.Path, len(r.Again)+1, what)
+	}
+	return fmt.Sprintf("%s is given again as %s: the same %s, read once", r.Path, strings.Join(others, ", "), what)
+}
+
+// SamePaths returns the arguments with each file or directory that
+// several of them name (the same path twice, path and ./path, a link and
+// what it leads to: the same device and inode) kept once, at its first
+// place, and what was dropped. Arguments that name no file (glob patterns,
+// missing files) are kept as they are: Units and Load say what they are.
+func SamePaths(paths []string) (kept []string, repeats []Repeat) {
+	var infos []fs.FileInfo
+	at := map[int]int{} // index in kept: index in repeats
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		dup := -1
+		if err == nil {
+			for i, fi := range infos {
+				if fi != nil && os.SameFile(fi, st) {
+					dup = i
+					break
+				}
+			}
+		}
+		if dup < 0 {
+			kept = append(kept, p)
+			if err != nil {
+				st = nil
+			}
+			infos = append(infos, st)
+			continue
+		}
+		r, ok := at[dup]
+		if !ok {
+			r = len(repeats)
+			at[dup] = r
+			repeats = append(repeats, Repeat{Path: kept[dup], Dir: st.IsDir()})
+		}
+		repeats[r].Again = append(repeats[r].Again, p)
+	}
+	return kept, repeats
 }

@@ -75,6 +75,9 @@ func mismatch(src manifest.Source, r *parsed) string {
 	if r == nil {
 		return fmt.Sprintf("source %s wrote %s, which is not in the bundle", src.Name, src.File)
 	}
+	if r.f.special {
+		return fmt.Sprintf("%s, which source %s wrote, is %s", src.File, src.Name, r.f.det.unread)
+	}
 	size := r.f.size
 	if r.f.path == "" && !r.f.skipped && r.f.parsed == nil {
 		size = r.size

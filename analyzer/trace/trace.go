@@ -594,3 +594,38 @@ var lastWork atomic.Int64
 // over all its paths: a measure of its cost that does not depend on the
 // machine.
 func LastWork() int { return int(lastWork.Load()) }
+
+// Missing says which input of dp's mode a trace of pkt rests on that dp
+// does not hold, or "" when it holds it: the packet's family's iptables
+// dump in iptables mode, an IPVS table in IPVS mode (its iptables side is
+// walked when there, with a warning when not), an nftables ruleset in
+// nftables mode. Without it nothing would be walked, and the trace would
+// show an untouched packet that no rule says anything of.
+func (dp *Dataplane) Missing(pkt Packet) string {
+	switch dp.Mode {
+	case model.ModeIPTables:
+		fam := iptables.IPv4
+		if pkt.Dst.Addr().Unmap().Is6() {
+			fam = iptables.IPv6
+		}
+		for _, d := range dp.IPTables {
+			if d.Family == fam || d.Family == iptables.FamilyUnknown {
+				return ""
+			}
+		}
+		save := "iptables-save"
+		if fam == iptables.IPv6 {
+			save = "ip6tables-save"
+		}
+		return fmt.Sprintf("an %s iptables dump (%s)", fam, save)
+	case model.ModeIPVS:
+		if len(dp.IPVS) == 0 {
+			return "an IPVS table (ipvsadm -Ln)"
+		}
+	case model.ModeNFTables:
+		if len(dp.NFT) == 0 {
+			return "an nftables ruleset (nft list ruleset)"
+		}
+	}
+	return ""
+}

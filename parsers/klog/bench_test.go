@@ -3,6 +3,7 @@ package klog
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"testing"
 )
 
@@ -51,4 +52,28 @@ func BenchmarkParseAndMatch100k(b *testing.B) {
 		}
 		l.Matches()
 	}
+}
+
+// BenchmarkParseLive parses a log of 100,000 lines; live-B/text-B is what
+// the parsed log holds for each byte of its text, once the text is
+// dropped.
+func BenchmarkParseLive(b *testing.B) {
+	data := largeLog(100000)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	var live float64
+	for range b.N {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		l, err := Parse("log", data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		live = float64(after.HeapAlloc-before.HeapAlloc) / float64(len(data))
+		runtime.KeepAlive(l)
+	}
+	b.ReportMetric(live, "live-B/text-B")
 }

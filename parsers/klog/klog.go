@@ -250,22 +250,28 @@ func (e *Entry) setWrap(name string, ln *logical) {
 
 // unwrap splits data into logical lines, removing CRI and kubectl
 // timestamp prefixes and joining CRI partial records.
+//
+// The lines are substrings of one copy of data, and the logical lines are
+// sized for every line at once: what the entries keep of them (their raw
+// lines, messages, values) points into that copy rather than into a
+// string made for each line.
 func unwrap(name string, data []byte, count *int) ([]logical, error) {
-	var out []logical
+	out := make([]logical, 0, bytes.Count(data, []byte("\n"))+1)
 	var part *logical
 	lineNo := 0
-	for len(data) > 0 {
-		var b []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			b, data = data[:i], data[i+1:]
+	text := string(data)
+	for len(text) > 0 {
+		var b string
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			b, text = text[:i], text[i+1:]
 		} else {
-			b, data = data, nil
+			b, text = text, ""
 		}
 		lineNo++
 		if len(b) > MaxLineLength {
 			return nil, parsers.Errorf(parsers.Pos{File: name, Line: lineNo}, "line of %d bytes exceeds the limit of %d", len(b), MaxLineLength)
 		}
-		raw := strings.TrimSuffix(string(b), "\r")
+		raw := strings.TrimSuffix(b, "\r")
 		if ts, stream, tag, content, ok := criLine(raw); ok {
 			if part != nil && part.stream == stream {
 				part.end = lineNo

@@ -3,6 +3,7 @@ package sysctl
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/parsers"
@@ -48,26 +49,30 @@ const MaxLineLength = 64 << 10
 // numbers). Any other line that is neither an entry nor a sysctl diagnostic
 // is an error naming its line; all such errors are returned together.
 func Parse(name string, data []byte) (*Listing, error) {
-	l := &Listing{File: name, Entries: []Entry{}}
-	var errs parsers.ErrorList
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	// The entries' keys, values and raw lines are substrings of one copy
+	// of the text, sized for every line at once: a listing holds about
+	// its text's size in entries, where a string and an entry grown by
+	// appending for each line took three and a half times it.
+	l := &Listing{File: name, Entries: make([]Entry, 0, bytes.Count(data, []byte("\n"))+1)}
+	var errs parsers.ErrorList
+	text := string(data)
 	lineNo := 0
-	for len(data) > 0 {
-		var line []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
+	for len(text) > 0 {
+		var line string
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
 		} else {
-			line, data = data, nil
+			line, text = text, ""
 		}
 		lineNo++
 		pos := parsers.Pos{File: name, Line: lineNo}
-		line = bytes.TrimSuffix(line, []byte("\r"))
+		line = strings.TrimSuffix(line, "\r")
 		if len(line) > MaxLineLength {
 			errs.Add(pos, "line of %d bytes exceeds the limit of %d", len(line), MaxLineLength)
 			continue
 		}
-		text := string(line)
-		trimmed := strings.TrimSpace(text)
+		trimmed := strings.TrimSpace(line)
 		if trimmed == "" || trimmed[0] == '#' || trimmed[0] == ';' {
 			continue
 		}
@@ -80,8 +85,9 @@ func Parse(name string, data []byte) (*Listing, error) {
 			errs.Add(pos, "%v", err)
 			continue
 		}
-		l.Entries = append(l.Entries, Entry{Key: key, Value: value, Pos: pos, Raw: text})
+		l.Entries = append(l.Entries, Entry{Key: key, Value: value, Pos: pos, Raw: line})
 	}
+	l.Entries = slices.Clip(l.Entries)
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
@@ -163,10 +169,15 @@ func checkKey(key string) error {
 	// Components are separated by dots; a slash inside a component stands
 	// for a dot of the /proc/sys name (eth0/100), so it cannot start or end
 	// one, and the top-level directory (net, kernel, ...) has none.
-	for i, c := range strings.Split(key, ".") {
+	for i, rest := 0, key; ; i++ {
+		c, more, found := strings.Cut(rest, ".")
 		if c == "" || c[0] == '/' || c[len(c)-1] == '/' || strings.Contains(c, "//") || i == 0 && strings.Contains(c, "/") {
 			return fmt.Errorf("invalid sysctl key %q", truncate(key))
 		}
+		if !found {
+			break
+		}
+		rest = more
 	}
 	for i := 0; i < len(key); i++ {
 		c := key[i]

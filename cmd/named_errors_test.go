@@ -1,0 +1,50 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestErrorsNameTheInput: an error of a diff names the side it is of,
+// whichever order the sides are given in (the file of a bundle with the
+// bundle's path, as in a fleet); a directory given that holds no file is
+// named: alone (or as a side of diff) an input error, beside other PATHs
+// an input not read, and the verdict says so.
+func TestErrorsNameTheInput(t *testing.T) {
+	good := packDir(t, copyBundle(t, "iptables-mini"), "tgz")
+	bad := packDir(t, changedBundle(t, "iptables-mini", map[string]string{"node/sysctl.txt": "net.ipv4.ip_forward = 1\nthis is garbage\n"}), "tgz")
+	empty := filepath.Join(t.TempDir(), "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name           string
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{name: "diff, the bad side new", args: []string{"diff", "-o", "json", good, bad}, code: 2, stderr: "proxyscan: " + bad + "/node/sysctl.txt:2: not a sysctl entry"},
+		{name: "diff, the bad side old", args: []string{"diff", "-o", "json", bad, good}, code: 2, stderr: "proxyscan: " + bad + "/node/sysctl.txt:2: not a sysctl entry"},
+		{name: "an empty directory alone", args: []string{"analyze", "-o", "json", empty}, code: 2, stderr: "proxyscan: " + empty + ": no input files: the directory holds none"},
+		{name: "diff with an empty side", args: []string{"diff", "-o", "json", empty, good}, code: 2, stderr: "proxyscan: " + empty + ": no input files"},
+		{name: "an empty directory beside a bundle", args: []string{"analyze", "-o", "json", "--fail-on", "inconclusive", empty, good}, code: 1,
+			stdout: empty + " was not read: an empty directory: it holds no file (hidden ones aside)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, outputs := testFactory()
+			code := Run(f, tc.args)
+			stdout, stderr := outputs()
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
+			}
+			if tc.stdout != "" && !strings.Contains(stdout, tc.stdout) {
+				t.Errorf("stdout does not contain %q:\n%s", tc.stdout, stdout)
+			}
+			if tc.stderr != "" && !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stderr does not contain %q:\n%s", tc.stderr, stderr)
+			}
+		})
+	}
+}
