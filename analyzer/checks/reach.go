@@ -31,7 +31,8 @@ var serviceUnreachable = &Check{
 		"that runs before or after kube-proxy's (a host firewall, another table at a higher priority), sent to an " +
 		"address that is no endpoint by a rule that shadows kube-proxy's, or never rewritten at all. The finding " +
 		"gives the share of connections lost and the rules the lost packet met; the destinations of one service port " +
-		"lost at the same rule are one finding that lists them.",
+		"lost at the same rule are one finding that lists them. The packets of a hook that does not jump to " +
+		"kube-proxy's rules are hook-jump-missing's.",
 	Why: "The Service looks programmed (its entries, chains and endpoints are all there) but clients time out or are " +
 		"refused on this node, for all connections or only for the share that lands on the affected endpoints. " +
 		"The rules of the other checks are correct, so nothing else points at the cause.",
@@ -268,6 +269,7 @@ func runServiceUnreachable(p *Pass) {
 			}
 		}
 		reaching := reachingPorts(p, v, ports, exps, nodeIP, mode)
+		broken := p.facts.hookBroken[v.Family]
 		for i, sp := range ports {
 			e := exps[i]
 			if e == nil || reaching != nil && reaching[i] {
@@ -275,6 +277,13 @@ func runServiceUnreachable(p *Pass) {
 			}
 			var lost []*unreached
 			for _, t := range reachTargets(v, sp, e, nodeIP) {
+				if len(broken) > 0 {
+					// hook-jump-missing's finding lists these packets.
+					t.from = slices.DeleteFunc(slices.Clone(t.from), func(o model.Origin) bool { return slices.Contains(broken, o) })
+					if len(t.from) == 0 {
+						continue
+					}
+				}
 				if u := traceUnreached(p, sp, e, t, mode); u != nil {
 					lost = append(lost, u)
 				}
