@@ -5,6 +5,8 @@ package checks
 var All = []*Check{
 	serviceMissing,
 	nodePortMissing,
+	hookJumpMissing,
+	masqueradeMissing,
 	externalMissing,
 	endpointStale,
 	endpointMissing,

@@ -44,6 +44,9 @@ type facts struct {
 	// bareGroup gathers what is missing from data planes without any
 	// Service entry (see ReportMissing).
 	bareGroup *bareGroup
+	// hookBroken holds, per family, the origins whose packets no hook
+	// sends to kube-proxy's service rules (hook-jump-missing's findings).
+	hookBroken map[model.Family][]model.Origin
 	// portsOf holds, per view and whether the check reads endpoints, the
 	// service ports the checks of the view read (see PortsOf).
 	portsOf map[portsKey]*viewPorts

@@ -31,7 +31,9 @@ var serviceUnreachable = &Check{
 		"that runs before or after kube-proxy's (a host firewall, another table at a higher priority), sent to an " +
 		"address that is no endpoint by a rule that shadows kube-proxy's, or never rewritten at all. The finding " +
 		"gives the share of connections lost and the rules the lost packet met; the destinations of one service port " +
-		"lost at the same rule are one finding that lists them.",
+		"lost at the same rule are one finding that lists them, and the service ports whose lost packets one rule " +
+		"drops or rejects are one finding that leads with that rule and lists them. The packets of a hook that does " +
+		"not jump to kube-proxy's rules are hook-jump-missing's.",
 	Why: "The Service looks programmed (its entries, chains and endpoints are all there) but clients time out or are " +
 		"refused on this node, for all connections or only for the share that lands on the affected endpoints. " +
 		"The rules of the other checks are correct, so nothing else points at the cause.",
@@ -268,6 +270,8 @@ func runServiceUnreachable(p *Pass) {
 			}
 		}
 		reaching := reachingPorts(p, v, ports, exps, nodeIP, mode)
+		var pending []pendingUnreached
+		broken := p.facts.hookBroken[v.Family]
 		for i, sp := range ports {
 			e := exps[i]
 			if e == nil || reaching != nil && reaching[i] {
@@ -275,12 +279,85 @@ func runServiceUnreachable(p *Pass) {
 			}
 			var lost []*unreached
 			for _, t := range reachTargets(v, sp, e, nodeIP) {
+				if len(broken) > 0 {
+					// hook-jump-missing's finding lists these packets.
+					t.from = slices.DeleteFunc(slices.Clone(t.from), func(o model.Origin) bool { return slices.Contains(broken, o) })
+					if len(t.from) == 0 {
+						continue
+					}
+				}
 				if u := traceUnreached(p, sp, e, t, mode); u != nil {
 					lost = append(lost, u)
 				}
 			}
-			reportUnreached(p, v, sp, lost)
+			pending = append(pending, unreachedFindings(sp, lost)...)
 		}
+		reportCauses(p, v, pending)
+	}
+}
+
+// pendingUnreached is a finding of service-unreachable for one service
+// port, with the rule that ended every lost packet of it when that rule
+// dropped or rejected them all ("" otherwise): findings of several service
+// ports that share that rule are one cause.
+type pendingUnreached struct {
+	f     Finding
+	rule  string
+	cause string // how the packets ended, with the rule
+	dests int
+	lost  string // the destinations and their shares, for the one finding
+}
+
+// reportCauses reports the findings of a view: those of two service ports
+// or more lost at the same dropping or rejecting rule are one finding that
+// leads with the rule and lists the service ports; the others as they are.
+func reportCauses(p *Pass, v *view.View, pending []pendingUnreached) {
+	count := map[string]int{}
+	for _, u := range pending {
+		if u.rule != "" {
+			count[u.rule]++
+		}
+	}
+	done := map[string]bool{}
+	for i, u := range pending {
+		if u.rule == "" || count[u.rule] < 2 {
+			p.ReportAbsence(v, u.f)
+			continue
+		}
+		if done[u.rule] {
+			continue
+		}
+		done[u.rule] = true
+		f := Finding{
+			Evidence: slices.Clone(u.f.Evidence[:1]),
+			Advice: "A rule that is not kube-proxy's (a host firewall, another tool) stops the service traffic kube-proxy " +
+				"sends to its endpoints: allow the pod and service ranges in it or order its rules after kube-proxy's. " +
+				"When the rule is kube-proxy's, a rule before it is missing. proxyscan trace shows every path of the packet.",
+		}
+		ports, dests := 0, 0
+		protocol := ""
+		for _, w := range pending[i:] {
+			if w.rule != u.rule {
+				continue
+			}
+			ports++
+			dests += w.dests
+			f.Objects = append(f.Objects, w.f.Service+": "+w.lost)
+			switch {
+			case protocol == "":
+				protocol = w.f.Protocol
+			case protocol != w.f.Protocol:
+				protocol = "mixed"
+			}
+		}
+		if protocol != "mixed" {
+			f.Protocol = protocol
+		}
+		verb, rule, _ := strings.Cut(u.cause, " by ")
+		verb = map[string]string{"dropped": "drops", "rejected": "rejects"}[verb]
+		f.Message = fmt.Sprintf("one rule, %s, %s the new connections to %d service ports (%d destinations) before they reach their "+
+			"usable endpoints, although kube-proxy's entries exist", rule, verb, ports, dests)
+		p.ReportAbsence(v, f)
 	}
 }
 
@@ -813,7 +890,7 @@ type unreached struct {
 // connections do not reach. Destinations lost at the same rule, with as
 // many usable endpoints, share one cause: they are one finding that lists
 // them as its objects.
-func reportUnreached(p *Pass, v *view.View, sp *model.ServicePort, lost []*unreached) {
+func unreachedFindings(sp *model.ServicePort, lost []*unreached) []pendingUnreached {
 	type group struct {
 		key     string
 		members []*unreached
@@ -831,6 +908,7 @@ func reportUnreached(p *Pass, v *view.View, sp *model.ServicePort, lost []*unrea
 		}
 		groups[i].members = append(groups[i].members, u)
 	}
+	var out []pendingUnreached
 	for _, g := range groups {
 		first := g.members[0]
 		f := Finding{
@@ -871,8 +949,24 @@ func reportUnreached(p *Pass, v *view.View, sp *model.ServicePort, lost []*unrea
 		}
 		f.Evidence = append(f.Evidence, ServiceEvidence(sp))
 		// A partial dump may lack the rules the packet would have met.
-		p.ReportAbsence(v, f)
+		pu := pendingUnreached{f: f, dests: len(g.members)}
+		var shares []string
+		same := true
+		for _, u := range g.members {
+			shares = append(shares, u.dest+" "+u.shares)
+			for _, o := range u.outcomes {
+				same = same && o == first.outcomes[0]
+			}
+		}
+		pu.lost = strings.Join(shares, "; ")
+		if ev := first.evidence; same && len(ev) > 0 && (strings.HasPrefix(first.outcomes[0], "dropped by ") ||
+			strings.HasPrefix(first.outcomes[0], "rejected by ")) {
+			pu.rule = fmt.Sprintf("%s:%d:%s", ev[0].File, ev[0].Line, ev[0].Path)
+			pu.cause = first.outcomes[0]
+		}
+		out = append(out, pu)
 	}
+	return out
 }
 
 // lostShare returns the share of new connections of res that reach no
