@@ -300,6 +300,8 @@ var uncheckedNotes = []struct {
 	{modulesUnchecked, wholeModulesNeed},
 	{legacyEndpointsUnchecked, endpointSlicesNeed},
 	{endpointsUnexported, inputNeeds[NeedEndpoints]},
+	{endpointsCut, wholeExportNeed},
+	{servicesCut, wholeExportNeed},
 	{servicesUnexported, inputNeeds[NeedServices]},
 }
 

@@ -303,3 +303,8 @@ func plural(n int, word string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
+
+// wholeExportNeed is how to get the Services and EndpointSlices whole when
+// an export given is cut short.
+var wholeExportNeed = InputNeed{"the cluster's Services and EndpointSlices, as a file rather than pasted",
+	"kubectl get services,endpointslices -A -o yaml > cluster.yaml"}

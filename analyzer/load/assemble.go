@@ -408,6 +408,9 @@ func (b *builder) add(r parsed) {
 	switch v := r.value.(type) {
 	case *kube.Objects:
 		in.Partial = v.Partial
+		if v.Partial != "" {
+			b.snap.ExportCuts = append(b.snap.ExportCuts, model.CutOf(r.f.name, v))
+		}
 	case *ipset.Dump:
 		in.Partial = v.PartialReason
 	case *ipvs.Dump:
@@ -672,6 +675,7 @@ func (b *builder) finish(opts Options) error {
 	if b.exports > 1 {
 		s.Notes = append(s.Notes, dropDuplicates(s.Objects)...)
 	}
+	s.SettleCuts()
 	b.useLogs()
 	// The service ports are built while the rule layout, the version, the
 	// configuration and the node they depend on are found.
