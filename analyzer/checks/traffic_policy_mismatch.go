@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
@@ -91,6 +92,10 @@ func checkHealthCheck(p *Pass, v *view.View, sp *model.ServicePort) {
 		if h.Port == sp.HealthCheckNodePort {
 			return
 		}
+	}
+	if sets && setMayHide(p.Snap, v.IPVS.Set(kpnames.SetHealthCheckNodePort)) {
+		p.ReportSetAbsence(v, Finding{Service: sp.String()}, kpnames.SetHealthCheckNodePort)
+		return
 	}
 	p.ReportMissing(v, fmt.Sprintf("%s health check node port %d", sp.String(), sp.HealthCheckNodePort), Finding{
 		Service: sp.String(), Protocol: string(sp.Protocol), Severity: Warning,

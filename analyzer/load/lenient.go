@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
@@ -117,6 +118,101 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 		}
 		l.Partial = strings.Join(why, "; ")
 	}
+	if d, ok := r.value.(*ipset.Dump); ok && d != nil {
+		setsPartial(d, data, r.notes)
+	}
+}
+
+// setsPartial makes an ipset listing pasted under its command line
+// partial where that command shows less than every set whole: `ipset save
+// KUBE-CLUSTER-IP` (or list, -L, -S) names the sets it prints, which it
+// prints whole, and the sets it does not name are not in it; a filter
+// (`ipset list | grep 10.96`) may have dropped any line, of every set.
+func setsPartial(d *ipset.Dump, data []byte, notes []parsers.LineNote) {
+	var why []string
+	if cmd, named := namedSets(data, notes); len(named) > 0 {
+		what := "set " + named[0]
+		if len(named) > 1 {
+			what = "sets " + strings.Join(named, ", ")
+		}
+		why = append(why, fmt.Sprintf("the command line above it (`%s`) names %s: the other sets are not in it", cmd, what))
+	}
+	if f := filteredBy(data, notes); f != "" {
+		filtered := "filtered by `" + f + "` on the command line above it"
+		why = append(why, filtered)
+		for _, s := range d.Sets {
+			if s.Partial == "" {
+				s.Partial = filtered
+			}
+		}
+	}
+	if len(why) == 0 {
+		return
+	}
+	if d.PartialReason != "" {
+		why = append([]string{d.PartialReason}, why...)
+	}
+	d.PartialReason = strings.Join(why, "; ")
+}
+
+// namedSets returns the first ipset command of the prompt or command lines
+// the paste repairs removed from data that prints some sets by name
+// (`ipset save KUBE-CLUSTER-IP`, `ipset -L KUBE-NODE-PORT-TCP`), and those
+// names; "" and nil when there is none.
+func namedSets(data []byte, notes []parsers.LineNote) (cmd string, sets []string) {
+	promptLines(data, notes, func(_ int, text string) bool {
+		cmd, sets = ipsetCommand(text)
+		return len(sets) == 0
+	})
+	return cmd, sets
+}
+
+// ipsetListCommands are ipset's commands that print sets, the sets named
+// after them or all.
+var ipsetListCommands = map[string]bool{
+	"save": true, "-S": true, "-save": true, "--save": true,
+	"list": true, "-L": true, "-list": true, "--list": true,
+}
+
+// ipsetArgOptions are ipset's options that take a value.
+var ipsetArgOptions = map[string]bool{
+	"-o": true, "-output": true, "--output": true, "-f": true, "-file": true, "--file": true,
+}
+
+// ipsetCommand returns the ipset command of a prompt or command line's
+// first command (what a prompt leaves of the line: the words from
+// "ipset" on) and the sets it names, when it prints sets.
+func ipsetCommand(line string) (string, []string) {
+	first, _, _ := strings.Cut(line, "|")
+	words := strings.Fields(first)
+	at := slices.IndexFunc(words, func(w string) bool { return w == "ipset" || strings.HasSuffix(w, "/ipset") })
+	if at < 0 {
+		return "", nil
+	}
+	words = words[at:]
+	listing := false
+	var sets []string
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == ";" || w == "&&" || strings.HasPrefix(w, ">") || strings.HasPrefix(w, "2>"):
+			i = len(words)
+			continue
+		case ipsetListCommands[w] && !listing:
+			listing = true
+		case ipsetArgOptions[w]:
+			i++
+		case strings.HasPrefix(w, "-"):
+		case listing:
+			sets = append(sets, strings.Trim(w, `'"`))
+		default:
+			return "", nil // another command (create, add, ...)
+		}
+	}
+	if !listing || len(sets) == 0 {
+		return "", nil
+	}
+	return strings.TrimSpace(strings.Join(words, " ")), sets
 }
 
 // filteredBy returns the filter (paste.LineFilter) of the first prompt or

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -195,6 +196,30 @@ func TestWordsAndListing(t *testing.T) {
 	} {
 		if w, l := wordsAndListing([]byte(tc.data), tc.notes); w != tc.words || l != tc.listing {
 			t.Errorf("%q: %d words, %d of the listing; want %d, %d", tc.data, w, l, tc.words, tc.listing)
+		}
+	}
+}
+
+// TestIPSetCommand: the ipset commands that print some sets by name, and
+// those that print every set or none.
+func TestIPSetCommand(t *testing.T) {
+	for _, tc := range []struct {
+		line, cmd string
+		sets      []string
+	}{
+		{"[root@node-a ~]# ipset save KUBE-CLUSTER-IP", "ipset save KUBE-CLUSTER-IP", []string{"KUBE-CLUSTER-IP"}},
+		{"admin@node-a:~$ sudo ipset list KUBE-NODE-PORT-TCP", "ipset list KUBE-NODE-PORT-TCP", []string{"KUBE-NODE-PORT-TCP"}},
+		{"# /usr/sbin/ipset -L KUBE-LOOP-BACK -o save", "/usr/sbin/ipset -L KUBE-LOOP-BACK -o save", []string{"KUBE-LOOP-BACK"}},
+		{"$ ipset -S KUBE-CLUSTER-IP KUBE-EXTERNAL-IP | head", "ipset -S KUBE-CLUSTER-IP KUBE-EXTERNAL-IP", []string{"KUBE-CLUSTER-IP", "KUBE-EXTERNAL-IP"}},
+		{"[root@node-a ~]# ipset save", "", nil},
+		{"[root@node-a ~]# ipset list -t", "", nil},
+		{"[root@node-a ~]# ipset save > /tmp/ipset.txt", "", nil},
+		{"[root@node-a ~]# ipset add KUBE-CLUSTER-IP 10.96.0.1,tcp:443", "", nil},
+		{"[root@node-a ~]# iptables-save", "", nil},
+	} {
+		cmd, sets := ipsetCommand(tc.line)
+		if cmd != tc.cmd || !slices.Equal(sets, tc.sets) {
+			t.Errorf("ipsetCommand(%q) = %q, %q; want %q, %q", tc.line, cmd, sets, tc.cmd, tc.sets)
 		}
 	}
 }
