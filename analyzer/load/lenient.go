@@ -121,6 +121,157 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 	if d, ok := r.value.(*ipset.Dump); ok && d != nil {
 		setsPartial(d, data, r.notes)
 	}
+	if rs, ok := r.value.(*nft.Ruleset); ok && rs != nil && r.kind == parsers.KindNFTText {
+		rulesetPartial(rs, data, r.notes)
+	}
+}
+
+// rulesetPartial makes an nft listing partial, and its kube-proxy tables
+// [nft.Table.Cut], where it shows less than whole tables: the command
+// line above it lists one chain, set or map (`nft list chain ip
+// kube-proxy services`), or is filtered (`nft list ruleset | grep
+// 10.96`); or a kube-proxy table of it holds no chain (kube-proxy's
+// always holds some), or rules that look up a set or map it does not
+// declare (nft refuses such a ruleset: a listing of part of the table).
+func rulesetPartial(rs *nft.Ruleset, data []byte, notes []parsers.LineNote) {
+	var why []string
+	cmd, what := nftCommand(data, notes)
+	if cmd != "" {
+		why = append(why, fmt.Sprintf("the command line above it (`%s`) lists %s only", cmd, what))
+	}
+	if f := filteredBy(data, notes); f != "" {
+		why = append(why, "filtered by `"+f+"` on the command line above it")
+	}
+	partial := len(why) > 0
+	for _, t := range rs.Tables {
+		if t.Name != kpnames.NFTTable {
+			continue
+		}
+		label := "table " + nft.FamilyName(t.Family) + " " + t.Name
+		switch undeclared := undeclaredSets(t); {
+		case partial:
+		case len(t.Chains) == 0:
+			why = append(why, label+" holds no chain, which kube-proxy's always holds: it is a listing of part of the table")
+		case undeclared != "":
+			why = append(why, fmt.Sprintf("%s looks up %s, which it does not declare: it is a listing of part of the table", label, undeclared))
+		default:
+			continue
+		}
+		t.Cut = true
+	}
+	if len(why) == 0 {
+		return
+	}
+	if rs.Partial != "" {
+		why = append([]string{rs.Partial}, why...)
+	}
+	rs.Partial = strings.Join(why, "; ")
+}
+
+// undeclaredSets names the first set or map the rules of table t look up
+// (@name) that t does not declare, or "".
+func undeclaredSets(t *nft.Table) string {
+	declared := make(map[string]bool, len(t.Sets))
+	for _, s := range t.Sets {
+		declared[s.Name] = true
+	}
+	for _, c := range t.Chains {
+		for _, r := range c.Rules {
+			for rest := unquoted(r.Raw); ; {
+				i := strings.IndexByte(rest, '@')
+				if i < 0 {
+					break
+				}
+				rest = rest[i+1:]
+				// kube-proxy's names hold slashes (affinity-X-ns/name/tcp/port).
+				n := strings.IndexAny(rest, " \t,;{}()")
+				if n < 0 {
+					n = len(rest)
+				}
+				if name := rest[:n]; name != "" && !declared[name] {
+					what := "set " + name
+					if strings.Contains(r.Raw, "map @"+name) {
+						what = "map " + name
+					}
+					return what
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// unquoted returns s without its double-quoted strings (comments).
+func unquoted(s string) string {
+	if !strings.Contains(s, `"`) {
+		return s
+	}
+	var b strings.Builder
+	in := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			in = !in
+		case c == '\\' && in:
+			i++
+		case !in:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// nftCommand returns the first nft command of the prompt or command lines
+// the paste repairs removed from data that lists part of a table (`nft
+// list chain ip kube-proxy services`: a chain, set, map or the chains,
+// sets or maps without their contents), and what it lists ("chain
+// services"); "" when there is none (`nft list ruleset`, `nft list table
+// ip kube-proxy` list whole tables).
+func nftCommand(data []byte, notes []parsers.LineNote) (cmd, what string) {
+	promptLines(data, notes, func(_ int, text string) bool {
+		cmd, what = nftListCommand(text)
+		return cmd == ""
+	})
+	return cmd, what
+}
+
+// nftListCommand returns the nft list command of a prompt or command
+// line's first command (the words from "nft" on) and what it lists, when
+// it lists part of a table (see nftCommand).
+func nftListCommand(line string) (string, string) {
+	first, _, _ := strings.Cut(line, "|")
+	words := strings.Fields(first)
+	at := slices.IndexFunc(words, func(w string) bool { return w == "nft" || strings.HasSuffix(w, "/nft") })
+	if at < 0 {
+		return "", ""
+	}
+	words = words[at:]
+	var args []string
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		if w == ";" || w == "&&" || strings.HasPrefix(w, ">") || strings.HasPrefix(w, "2>") {
+			words = words[:i]
+			break
+		}
+		if !strings.HasPrefix(w, "-") {
+			args = append(args, w)
+		}
+	}
+	if len(args) < 2 || args[0] != "list" {
+		return "", ""
+	}
+	switch kind := args[1]; kind {
+	case "ruleset", "table", "tables":
+		return "", ""
+	case "chain", "set", "map", "flowtable", "meter":
+		name := ""
+		if n := len(args); n >= 3 {
+			name = " " + args[n-1]
+		}
+		return strings.Join(words, " "), kind + name
+	default: // chains, sets, maps, counters, ...: without what the rules hold
+		return strings.Join(words, " "), "the " + kind
+	}
 }
 
 // setsPartial makes an ipset listing pasted under its command line

@@ -10,6 +10,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/nft"
 	"github.com/proxyscan/proxyscan/parsers/paste"
 )
 
@@ -220,6 +221,45 @@ func TestIPSetCommand(t *testing.T) {
 		cmd, sets := ipsetCommand(tc.line)
 		if cmd != tc.cmd || !slices.Equal(sets, tc.sets) {
 			t.Errorf("ipsetCommand(%q) = %q, %q; want %q, %q", tc.line, cmd, sets, tc.cmd, tc.sets)
+		}
+	}
+}
+
+// TestNFTListCommand: the nft commands that list part of a table, and
+// those that list whole tables.
+func TestNFTListCommand(t *testing.T) {
+	for _, tc := range []struct{ line, cmd, what string }{
+		{"root@east-w2:~# nft list map ip kube-proxy service-ips", "nft list map ip kube-proxy service-ips", "map service-ips"},
+		{"[root@node-a ~]# sudo nft -a list chain ip kube-proxy services", "nft -a list chain ip kube-proxy services", "chain services"},
+		{"$ nft list set ip kube-proxy cluster-ips | head -20", "nft list set ip kube-proxy cluster-ips", "set cluster-ips"},
+		{"# nft list chains", "nft list chains", "the chains"},
+		{"root@east-w2:~# nft list ruleset", "", ""},
+		{"root@east-w2:~# nft list table ip kube-proxy", "", ""},
+		{"root@east-w2:~# nft -j list ruleset > /tmp/r.json", "", ""},
+		{"root@east-w2:~# iptables-save", "", ""},
+	} {
+		if cmd, what := nftListCommand(tc.line); cmd != tc.cmd || what != tc.what {
+			t.Errorf("nftListCommand(%q) = %q, %q; want %q, %q", tc.line, cmd, what, tc.cmd, tc.what)
+		}
+	}
+}
+
+// TestUndeclaredSets: a rule of a kube-proxy table that looks up a set or
+// map the table does not declare (names with slashes, as kube-proxy's
+// are), but not a name in a comment.
+func TestUndeclaredSets(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"table ip kube-proxy {\n\tchain services {\n\t\tip daddr . meta l4proto . th dport vmap @service-ips\n\t}\n}\n", "map service-ips"},
+		{"table ip kube-proxy {\n\tset affinity-X-shop/web/tcp/http {\n\t\ttype ipv4_addr\n\t}\n\tchain c {\n\t\tip saddr @affinity-X-shop/web/tcp/http goto d\n\t}\n\tchain d {\n\t}\n}\n", ""},
+		{"table ip kube-proxy {\n\tchain c {\n\t\tcounter comment \"mail admin@example.com\"\n\t}\n}\n", ""},
+		{"table ip kube-proxy {\n\tchain c {\n\t\tip saddr @allowed accept\n\t}\n}\n", "set allowed"},
+	} {
+		rs, err := nft.ParseText("t", []byte(tc.text))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.text, err)
+		}
+		if got := undeclaredSets(rs.Tables[0]); got != tc.want {
+			t.Errorf("undeclaredSets(%q) = %q, want %q", tc.text, got, tc.want)
 		}
 	}
 }
