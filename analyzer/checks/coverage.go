@@ -302,6 +302,8 @@ var uncheckedNotes = []struct {
 	{endpointsUnexported, inputNeeds[NeedEndpoints]},
 	{endpointsCut, wholeExportNeed},
 	{servicesCut, wholeExportNeed},
+	{metricsUnchecked, wholeMetricsNeed},
+	{sysctlsUnchecked, wholeSysctlsNeed},
 	{servicesUnexported, inputNeeds[NeedServices]},
 }
 

@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers/ipaddr"
+	"github.com/proxyscan/proxyscan/parsers/paste"
 )
 
 // Conntrack table fill levels: at 90% of nf_conntrack_max the table is as
@@ -47,6 +49,16 @@ var sysctlUnsafe = &Check{
 	Run: runSysctlUnsafe,
 }
 
+// sysctlsUnchecked begins the note of the kernel settings sysctl-unsafe
+// reads that a filtered sysctl listing does not show (they may be set on
+// the node): coverage turns it into a gap.
+const sysctlsUnchecked = "not checked, as the sysctl listing is filtered: "
+
+// wholeSysctlsNeed is how to get the node's kernel settings when the
+// listing given is filtered.
+var wholeSysctlsNeed = InputNeed{"the node's kernel settings, unfiltered",
+	"sysctl -a > sysctl.txt (on the node)"}
+
 func runSysctlUnsafe(p *Pass) {
 	s := p.Snap
 	l := s.Sysctls
@@ -55,9 +67,22 @@ func runSysctlUnsafe(p *Pass) {
 		return
 	}
 	mode, _ := p.Mode()
+	// The keys read that the listing does not show: a listing filtered
+	// on its way into the inputs may lack them only there.
+	var unseen []string
+	defer func() {
+		if len(unseen) > 0 {
+			p.Note("%s%s is partial (filtered by `%s` on the command line above it), and does not show %s", sysctlsUnchecked, l.File, l.Filter, strings.Join(unseen, ", "))
+		}
+	}()
 	get := func(key string) (int64, model.Evidence, bool) {
 		e, ok := l.Get(key)
 		if !ok {
+			// A filter that keeps the key's line (grep net.ipv4) proves it
+			// absent.
+			if l.Filter != "" && !paste.FilterKeeps(l.Filter, key) && !slices.Contains(unseen, key) {
+				unseen = append(unseen, key)
+			}
 			return 0, model.Evidence{}, false
 		}
 		n, err := strconv.ParseInt(strings.TrimSpace(e.Value), 10, 64)

@@ -417,6 +417,10 @@ func (b *builder) add(r parsed) {
 		in.Partial = v.PartialReason
 	case *modules.List:
 		in.Partial = v.Partial
+	case *metrics.Page:
+		in.Partial = filteredReason(v.Filter)
+	case *sysctl.Listing:
+		in.Partial = filteredReason(v.Filter)
 	case *nft.Ruleset:
 		in.Partial = v.Partial
 		if t := iptablesNFTTables(v); t != "" && in.Note == "" {
@@ -1306,3 +1310,12 @@ func unreadWhy(r parsed) string {
 
 // kubectlTableHint says what to export in place of kubectl get's table.
 const kubectlTableHint = "a kubectl table holds no objects; export them with kubectl get -o yaml"
+
+// filteredReason is the partial reason of a page or listing pasted under
+// a command line that pipes it through filter ("" for none).
+func filteredReason(filter string) string {
+	if filter == "" {
+		return ""
+	}
+	return "filtered by `" + filter + "` on the command line above it"
+}

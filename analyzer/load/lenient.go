@@ -19,6 +19,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/modules"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 	"github.com/proxyscan/proxyscan/parsers/paste"
+	"github.com/proxyscan/proxyscan/parsers/sysctl"
 )
 
 // readLenient parses a file that is read leniently into r: its paste
@@ -120,6 +121,12 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 	}
 	if d, ok := r.value.(*ipset.Dump); ok && d != nil {
 		setsPartial(d, data, r.notes)
+	}
+	if pg, ok := r.value.(*metrics.Page); ok && pg != nil {
+		pg.Filter = filteredBy(data, r.notes)
+	}
+	if l, ok := r.value.(*sysctl.Listing); ok && l != nil {
+		l.Filter = filteredBy(data, r.notes)
 	}
 	if rs, ok := r.value.(*nft.Ruleset); ok && rs != nil && r.kind == parsers.KindNFTText {
 		rulesetPartial(rs, data, r.notes)
