@@ -176,7 +176,7 @@ func rulesetPartial(rs *nft.Ruleset, data []byte, notes []parsers.LineNote) {
 }
 
 // undeclaredSets names the first set or map the rules of table t look up
-// (@name) that t does not declare, or "".
+// (@name, outside quoted comments) that t does not declare, or "".
 func undeclaredSets(t *nft.Table) string {
 	declared := make(map[string]bool, len(t.Sets))
 	for _, s := range t.Sets {
@@ -184,48 +184,40 @@ func undeclaredSets(t *nft.Table) string {
 	}
 	for _, c := range t.Chains {
 		for _, r := range c.Rules {
-			for rest := unquoted(r.Raw); ; {
-				i := strings.IndexByte(rest, '@')
-				if i < 0 {
-					break
-				}
-				rest = rest[i+1:]
-				// kube-proxy's names hold slashes (affinity-X-ns/name/tcp/port).
-				n := strings.IndexAny(rest, " \t,;{}()")
-				if n < 0 {
-					n = len(rest)
-				}
-				if name := rest[:n]; name != "" && !declared[name] {
-					what := "set " + name
-					if strings.Contains(r.Raw, "map @"+name) {
-						what = "map " + name
+			raw := r.Raw
+			if strings.IndexByte(raw, '@') < 0 {
+				continue
+			}
+			quoted := false
+			for i := 0; i < len(raw); i++ {
+				switch raw[i] {
+				case '"':
+					quoted = !quoted
+				case '\\':
+					if quoted {
+						i++
 					}
-					return what
+				case '@':
+					if quoted {
+						continue
+					}
+					// kube-proxy's names hold slashes (affinity-X-ns/name/tcp/port).
+					rest := raw[i+1:]
+					n := strings.IndexAny(rest, " \t,;{}()")
+					if n < 0 {
+						n = len(rest)
+					}
+					if name := rest[:n]; name != "" && !declared[name] {
+						if strings.Contains(raw, "map @"+name) {
+							return "map " + name
+						}
+						return "set " + name
+					}
 				}
 			}
 		}
 	}
 	return ""
-}
-
-// unquoted returns s without its double-quoted strings (comments).
-func unquoted(s string) string {
-	if !strings.Contains(s, `"`) {
-		return s
-	}
-	var b strings.Builder
-	in := false
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"':
-			in = !in
-		case c == '\\' && in:
-			i++
-		case !in:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
 }
 
 // nftCommand returns the first nft command of the prompt or command lines
