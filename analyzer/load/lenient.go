@@ -80,6 +80,11 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 	if c := paste.Clean(data, paste.Options{LineNumbers: r.f.det.kind == parsers.KindUnknown}); c.Significant() {
 		in, r.notes = c.Data, c.Notes
 	}
+	if r.kind == parsers.KindUnknown && r.note == "" {
+		if why := cutBeforeKind(in); why != "" {
+			r.note = "not analysed: " + why
+		}
+	}
 	if r.kind == parsers.KindKube {
 		if kube.IsDescribe(in) {
 			r.note = "read from kubectl describe configmap"
@@ -363,6 +368,38 @@ func ipsetCommand(line string) (string, []string) {
 		return "", nil
 	}
 	return strings.TrimSpace(strings.Join(words, " ")), sets
+}
+
+// cutBeforeKind says why a file of no kind recognised is a Kubernetes
+// object cut short before its kind: line ("" when it is not one): its
+// first line is apiVersion: at the top level, it has no kind: line there
+// (kubectl prints the keys sorted, so kind: follows apiVersion: and a
+// ConfigMap's data:), and it ends in the middle of a line or with a key
+// without a value, which kubectl never prints.
+func cutBeforeKind(data []byte) string {
+	lines := bytes.Split(bytes.TrimRight(data, " \t"), []byte("\n"))
+	n := len(lines)
+	for n > 0 && len(bytes.TrimSpace(lines[n-1])) == 0 {
+		n--
+	}
+	first := 0
+	for first < n && len(bytes.TrimSpace(lines[first])) == 0 {
+		first++
+	}
+	if n == 0 || first == n || !bytes.HasPrefix(lines[first], []byte("apiVersion:")) {
+		return ""
+	}
+	for _, l := range lines[first:n] {
+		if bytes.HasPrefix(l, []byte("kind:")) || bytes.Equal(l, []byte("---")) {
+			return ""
+		}
+	}
+	last := bytes.TrimRight(lines[n-1], " \t\r")
+	unterminated := n == len(lines) && !bytes.HasSuffix(data, []byte("\n"))
+	if !unterminated && !bytes.HasSuffix(last, []byte(":")) {
+		return ""
+	}
+	return fmt.Sprintf("cut short in line %d: a Kubernetes object (apiVersion: on line %d) ends there before its kind: line (kubectl prints the keys sorted: a ConfigMap's data: before kind:), so its kind is not known", n, first+1)
 }
 
 // filteredBy returns the filter (paste.LineFilter) of the first prompt or

@@ -263,3 +263,24 @@ func TestUndeclaredSets(t *testing.T) {
 		}
 	}
 }
+
+// TestCutBeforeKind: a paste of an object cut before its kind: line (a
+// ConfigMap cut in its data) is told cut short; a whole object, words,
+// or one cut after its kind: line are not.
+func TestCutBeforeKind(t *testing.T) {
+	const head = "apiVersion: v1\ndata:\n  config.conf: |-\n    apiVersion: kubeproxy.config.k8s.io/v1alpha1\n    mode: ip"
+	for _, tc := range []struct {
+		data string
+		want bool
+	}{
+		{head, true},                            // cut in the middle of a line
+		{"\n" + head + "vs\n    ipvs:\n", true}, // cut on a key without a value
+		{head + "vs\n", false},                  // ends with a newline, on a value: not told
+		{head + "vs\nkind: ConfigMap\nmetadata:\n  name: kube-proxy\n", false},
+		{"Hi, here is the config:\n" + head, false},
+	} {
+		if got := cutBeforeKind([]byte(tc.data)) != ""; got != tc.want {
+			t.Errorf("cutBeforeKind(%q) = %q, want cut %t", tc.data, cutBeforeKind([]byte(tc.data)), tc.want)
+		}
+	}
+}
