@@ -18,7 +18,8 @@ var orphanRules = &Check{
 		"servers, `kube-ipvs0` addresses, ipset members, map elements — for a Service (or Service port) that does " +
 		"not exist in the exports, or objects nothing leads to any more. When the exports are not of the whole cluster " +
 		"(they lack the Service default/kubernetes, which every cluster has: one Service or one namespace exported), " +
-		"the objects of Services they do not hold are not judged, and the run says so.",
+		"the objects of Services they do not hold are not judged, and the run says so; nor are those of the Services " +
+		"that may lie after the cut of an export cut short.",
 	Why: "Rules of a deleted Service keep capturing traffic to its old IPs (which the API server may give to a new " +
 		"Service), and leftovers show that kube-proxy's cleanup did not run: a crashed sync, a second kube-proxy, " +
 		"or rules restored from a backup.",

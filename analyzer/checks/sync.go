@@ -315,7 +315,8 @@ var syncFailures = &Check{
 		"back to a full one), `..._nftables_sync_failures_total`; and logs them (\"Failed to execute " +
 		"iptables-restore\", \"Sync failed\", xtables lock timeouts, nftables transaction errors). The counters are " +
 		"cumulative since kube-proxy started. A \"Sync failed\" line that follows a failure of a named kind is " +
-		"reported with it, not on its own.",
+		"reported with it, not on its own. On a page filtered on its way into the inputs (`curl .../metrics | grep " +
+		"sync_proxy_rules_last`), a counter the page does not show is noted as not checked, not taken as 0.",
 	Why: "A failed sync leaves the previous rules in place until the retry after `syncPeriod`; repeated failures " +
 		"freeze the data plane. The usual causes are another program holding the xtables lock, an iptables backend " +
 		"mismatch between kube-proxy's image and the node, a missing kernel module, or something deleting " +

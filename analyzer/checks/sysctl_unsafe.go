@@ -38,7 +38,8 @@ var sysctlUnsafe = &Check{
 		"the dump lacks the KUBE-FIREWALL rule that blocks incoming localnet connections; " +
 		"`conntrack.tcpBeLiberal` configured but `nf_conntrack_tcp_be_liberal` still 0; and `ipvs.strictARP` off " +
 		"while load balancer IPs sit on kube-ipvs0 in a subnet of the node (or MetalLB runs), with `arp_ignore` 0 " +
-		"the node answers ARP for every one of them.",
+		"the node answers ARP for every one of them. A listing filtered on its way into the inputs (`sysctl -a | " +
+		"grep ip_forward`) is judged on what it shows: the keys it does not show are noted as not checked.",
 	Why: "These settings are outside kube-proxy's rules, so the rules look right while traffic fails: timeouts " +
 		"through node ports, connections reset under load, pods that reach a Service only from some nodes, or load " +
 		"balancer IPs announced by the wrong node.",
