@@ -301,6 +301,10 @@ var uncheckedNotes = []struct {
 	{legacyEndpointsUnchecked, endpointSlicesNeed},
 	{endpointsUnexported, inputNeeds[NeedEndpoints]},
 	{endpointsNotHeld, inputNeeds[NeedEndpoints]},
+	{endpointsCut, wholeExportNeed},
+	{servicesCut, wholeExportNeed},
+	{metricsUnchecked, wholeMetricsNeed},
+	{sysctlsUnchecked, wholeSysctlsNeed},
 	{servicesUnexported, inputNeeds[NeedServices]},
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 )
@@ -82,13 +83,16 @@ func checkFirewall(p *Pass, v *view.View, sp *model.ServicePort, ent *view.Entry
 		return
 	}
 	dest := destText(view.LoadBalancerIP, ip, sp)
+	// In IPVS mode the entry's firewall is its member of
+	// KUBE-LOAD-BALANCER-FW, its ranges those of -SOURCE-CIDR.
+	fwSets := []string{kpnames.SetLoadBalancerFW, kpnames.SetLoadBalancerSrcCIDR}
 	if ent.Firewall == nil || !ent.Firewall.DefaultDrop {
-		p.ReportAbsence(v, Finding{
+		p.ReportSetAbsence(v, Finding{
 			Service: sp.String(), Protocol: string(sp.Protocol),
 			Message:  fmt.Sprintf("%s is not restricted to its loadBalancerSourceRanges %v: every source is admitted", dest, ranges),
 			Evidence: append(append([]model.Evidence{}, ent.Evidence...), ServiceEvidence(sp)),
 			Advice:   syncAdvice(v),
-		})
+		}, fwSets...)
 		return
 	}
 	have := map[netip.Prefix]bool{}
@@ -97,12 +101,12 @@ func checkFirewall(p *Pass, v *view.View, sp *model.ServicePort, ent *view.Entry
 	}
 	for _, r := range ranges {
 		if !have[r] {
-			p.ReportAbsence(v, Finding{
+			p.ReportSetAbsence(v, Finding{
 				Service: sp.String(), Protocol: string(sp.Protocol),
 				Message:  fmt.Sprintf("source range %s of %s is not admitted by the firewall rules", r, dest),
 				Evidence: append(append([]model.Evidence{}, ent.Firewall.Evidence...), ServiceEvidence(sp)),
 				Advice:   syncAdvice(v),
-			})
+			}, fwSets...)
 		}
 	}
 }

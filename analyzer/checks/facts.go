@@ -251,6 +251,12 @@ func (f *facts) expect(sp *model.ServicePort, fam model.Family) *Expect {
 	return e
 }
 
+// endpointsCut begins the note of the service ports a check that reads
+// endpoints leaves out because an export cut short may hold more of their
+// endpoint objects after the cut (model.ExportCut): coverage turns it
+// into a gap.
+const endpointsCut = "not checked, as their EndpointSlices may lie after the cut of an export cut short"
+
 // endpointsUnexported begins the note of the service ports a check that
 // reads endpoints leaves out because the export of the endpoints was of
 // other namespaces: coverage turns it into a gap.
@@ -282,6 +288,9 @@ func (p *Pass) PortsOf(v *view.View) []*model.ServicePort {
 	if len(vp.unknown) > 0 {
 		p.Note("%s%s", endpointsUnexported, listObjects(vp.unknown))
 	}
+	for _, c := range vp.cut {
+		p.Note("%s (%s): %s", endpointsCut, c.file, listObjects(c.ports))
+	}
 	return vp.ports
 }
 
@@ -298,16 +307,32 @@ type portsKey struct {
 type viewPorts struct {
 	ports          []*model.ServicePort
 	local, unknown []string
+	// cut are those whose endpoint objects may lie after the cut of an
+	// export cut short, by export.
+	cut []cutPorts
+}
+
+// cutPorts are the service ports whose endpoint objects may lie after the
+// cut of the export file.
+type cutPorts struct {
+	file  string
+	ports []string
 }
 
 // listPorts lists the active service ports of s with an address of v's
 // family, but those a check cannot judge (see PortsOf).
 func listPorts(s *model.Snapshot, v *view.View, endpoints bool) *viewPorts {
 	active := s.ActivePorts()
+	cut := func(sp *model.ServicePort) *model.ExportCut {
+		if !endpoints || len(s.ExportCuts) == 0 {
+			return nil
+		}
+		return s.EndpointsCut(sp.Name.Namespace, sp.Name.Name)
+	}
 	keep := func(sp *model.ServicePort) bool {
 		_, ok := sp.ClusterIP(v.Family)
 		return ok && (s.Node.Known() || !sp.InternalPolicyLocal && !sp.ExternalPolicyLocal) &&
-			!(endpoints && sp.EndpointsUnknown)
+			!(endpoints && sp.EndpointsUnknown) && cut(sp) == nil
 	}
 	n := 0
 	for _, sp := range active {
@@ -324,6 +349,14 @@ func listPorts(s *model.Snapshot, v *view.View, endpoints bool) *viewPorts {
 		case !ok:
 		case endpoints && sp.EndpointsUnknown:
 			vp.unknown = append(vp.unknown, sp.Name.String())
+		case cut(sp) != nil:
+			c := cut(sp)
+			i := slices.IndexFunc(vp.cut, func(x cutPorts) bool { return x.file == c.File })
+			if i < 0 {
+				i = len(vp.cut)
+				vp.cut = append(vp.cut, cutPorts{file: c.File})
+			}
+			vp.cut[i].ports = append(vp.cut[i].ports, sp.Name.String())
 		case !keep(sp):
 			vp.local = append(vp.local, sp.Name.String())
 		default:

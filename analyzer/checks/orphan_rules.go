@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
@@ -21,7 +22,8 @@ var orphanRules = &Check{
 		"not exist in the exports, entries of an existing Service port for a destination it does not have (a cluster IP, " +
 		"external IP or node port it had before), or objects nothing leads to any more. When the exports are not of the whole cluster " +
 		"(they lack the Service default/kubernetes, which every cluster has: one Service or one namespace exported), " +
-		"the objects of Services they do not hold are not judged, and the run says so.",
+		"the objects of Services they do not hold are not judged, and the run says so; nor are those of the Services " +
+		"that may lie after the cut of an export cut short.",
 	Why: "Rules of a deleted Service keep capturing traffic to its old IPs (which the API server may give to a new " +
 		"Service), and leftovers show that kube-proxy's cleanup did not run: a crashed sync, a second kube-proxy, " +
 		"or rules restored from a backup.",
@@ -56,26 +58,52 @@ func runOrphanRules(p *Pass) {
 	// An export without default/kubernetes, which every cluster has, is
 	// of some namespaces or Services: the objects of the Services it does
 	// not hold are not judged.
-	whole := wholeExport(p.Snap)
+	// An export cut short may hold more Services after the cut
+	// (model.ExportCut): the objects of those are not judged either.
+	exported := wholeExport(p.Snap)
+	cutAll := p.Snap.ServicesCut()
+	whole := exported && cutAll == nil
 	var unexported []string
 	unmatched := 0
+	cut := map[string][]string{} // by export cut short
+	var cuts []string
 	defer func() {
-		if len(unexported) > 0 || unmatched > 0 {
+		if len(unexported) > 0 || unmatched > 0 && !exported {
 			var what []string
-			if unmatched > 0 {
+			if unmatched > 0 && !exported {
 				what = append(what, plural(unmatched, "object")+" matching no exported Service")
 			}
 			what = append(what, unexported...)
 			p.Note("%s%s", servicesUnexported, listObjects(what))
 		}
+		for _, file := range cuts {
+			sort.Strings(cut[file])
+			p.Note("%s (%s): %s", servicesCut, file, listObjects(cut[file]))
+		}
+		if unmatched > 0 && exported {
+			p.Note("%s (%s): %s", servicesCut, cutAll.File, plural(unmatched, "object")+" matching no exported Service")
+		}
 	}()
 	leftover := func(service, protocol, object string, ev []model.Evidence) {
 		key := service
-		if n, ok := model.ParseServicePortName(service); ok && !services[n.Service()] {
-			key = n.Service()
-			if !whole {
-				if !contains(unexported, key) {
-					unexported = append(unexported, key)
+		if n, ok := model.ParseServicePortName(service); ok {
+			if !services[n.Service()] {
+				key = n.Service()
+				if !exported {
+					if !contains(unexported, key) {
+						unexported = append(unexported, key)
+					}
+					return
+				}
+			}
+			// The Service, or the port of the last one read, may lie
+			// after the cut.
+			if c := p.Snap.ServiceCut(n.Namespace, n.Name); c != nil {
+				if cut[c.File] == nil {
+					cuts = append(cuts, c.File)
+				}
+				if !contains(cut[c.File], key) {
+					cut[c.File] = append(cut[c.File], key)
 				}
 				return
 			}
@@ -276,6 +304,11 @@ func portDests(sp *model.ServicePort) []string {
 // judge because the export is not of the whole cluster: coverage turns it
 // into a gap.
 const servicesUnexported = "not checked, as the exports hold some Services only (not default/kubernetes, which every cluster has): whether the rules of Services they do not hold are left over: "
+
+// servicesCut begins the note of the Services orphan-rules does not judge
+// because they may lie after the cut of an export cut short
+// (model.ExportCut): coverage turns it into a gap.
+const servicesCut = "not checked whether the rules of Services the exports do not hold are left over, as they may lie after the cut of an export cut short"
 
 // wholeExport reports whether the Services of the exports are those of the
 // whole cluster, as kubectl get services -A prints them: they include

@@ -185,13 +185,50 @@ func (p *Pass) absenceWithheld(v *view.View, byMode bool) string {
 	return ""
 }
 
+// ReportSetAbsence is ReportAbsence for a finding that, in IPVS mode,
+// also rests on members missing from the ipsets named (base names, as
+// kpnames has them): when an ipset listing may not show them (a listing
+// cut short, filtered, or of some sets only; setMayHide), the finding is
+// noted as not checked instead.
+func (p *Pass) ReportSetAbsence(v *view.View, f Finding, sets ...string) {
+	if v.IPVS != nil && v.IPVS.HasSets {
+		for _, set := range sets {
+			if setMayHide(p.Snap, v.IPVS.Set(set)) {
+				p.withhold(f, partialSetsName(p.Snap)+" is partial, and what this check found missing may only be outside it")
+				return
+			}
+		}
+	}
+	p.ReportAbsence(v, f)
+}
+
+// partialSetsName names the ipset listings that are partial.
+func partialSetsName(s *model.Snapshot) string {
+	var names []string
+	for _, in := range s.Inputs {
+		if in.Partial != "" && (in.Kind == parsers.KindIPSetList || in.Kind == parsers.KindIPSetSave) {
+			names = append(names, in.Path)
+		}
+	}
+	if len(names) == 0 {
+		return "the ipset listing"
+	}
+	return strings.Join(names, ", ")
+}
+
 // reportAbsence is ReportAbsence; byMode is as for absenceWithheld.
 func (p *Pass) reportAbsence(v *view.View, f Finding, byMode bool) {
 	why := p.absenceWithheld(v, byMode)
-	if why == "" {
-		p.Report(f)
+	if why != "" {
+		p.withhold(f, why)
 		return
 	}
+	p.Report(f)
+}
+
+// withhold notes what f is about as not checked, for the reason why (see
+// noteUncovered).
+func (p *Pass) withhold(f Finding, why string) {
 	what := f.Service // "" for rules of no Service
 	if p.uncovered == nil {
 		p.uncovered = map[string]map[string]bool{}
@@ -303,3 +340,8 @@ func plural(n int, word string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
+
+// wholeExportNeed is how to get the Services and EndpointSlices whole when
+// an export given is cut short.
+var wholeExportNeed = InputNeed{"the cluster's Services and EndpointSlices, as a file rather than pasted",
+	"kubectl get services,endpointslices -A -o yaml > cluster.yaml"}

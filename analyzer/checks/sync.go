@@ -3,12 +3,14 @@ package checks
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/klog"
 	"github.com/proxyscan/proxyscan/parsers/metrics"
+	"github.com/proxyscan/proxyscan/parsers/paste"
 )
 
 // slowSync is the sync duration p99 from which syncs count as slow: the
@@ -104,11 +106,51 @@ var syncSlow = &Check{
 	Run: runSyncSlow,
 }
 
+// metricsUnchecked begins the note of a check that reads series a
+// filtered /metrics page does not show (they may be on the node's page):
+// coverage turns it into a gap.
+const metricsUnchecked = "not checked, as the /metrics page is filtered: "
+
+// wholeMetricsNeed is how to get kube-proxy's whole /metrics page when the
+// one given is filtered.
+var wholeMetricsNeed = InputNeed{"kube-proxy's whole /metrics page, unfiltered",
+	"curl -s http://127.0.0.1:10249/metrics > metrics.txt (on the node)"}
+
+// series is a series of kube-proxy's /metrics page a check reads, and
+// whether a family of the page shows it.
+type series struct {
+	names []string // any of them
+	has   func(*metrics.FamilyView) bool
+}
+
+// unseenSeries notes, for a /metrics page filtered on its way into the
+// inputs, which of the series a check reads none of the page's families
+// shows and the filter may have dropped: what the check would judge of
+// them is not checked. On a whole page, or one whose filter keeps the
+// series (grep kubeproxy), a series kube-proxy does not export is nothing
+// to judge.
+func unseenSeries(p *Pass, v *metrics.View, of ...series) {
+	pg := p.Snap.Metrics
+	if pg == nil || pg.Filter == "" {
+		return
+	}
+	var unseen []string
+	for _, s := range of {
+		if !slices.ContainsFunc(v.Families, s.has) && !slices.ContainsFunc(s.names, func(n string) bool { return paste.FilterKeeps(pg.Filter, n) }) {
+			unseen = append(unseen, strings.Join(s.names, " or "))
+		}
+	}
+	if len(unseen) > 0 {
+		p.Note("%s%s is partial (filtered by `%s` on the command line above it), and does not show %s", metricsUnchecked, pg.File, pg.Filter, strings.Join(unseen, ", "))
+	}
+}
+
 func runSyncSlow(p *Pass) {
 	v := kubeProxyMetrics(p)
 	if v == nil {
 		return
 	}
+	unseenSeries(p, v, series{[]string{metrics.SyncProxyRulesDuration}, func(f *metrics.FamilyView) bool { return f.SyncDuration != nil }})
 	for _, f := range v.Families {
 		for _, h := range []struct {
 			name  string
@@ -205,6 +247,8 @@ func runSyncStale(p *Pass) {
 	} else {
 		p.Note("no collection time (healthz currentTime): only the gap between the last queued and the last successful sync is judged")
 	}
+	unseenSeries(p, v, series{[]string{metrics.SyncProxyRulesLastTimestamp}, func(f *metrics.FamilyView) bool { return f.LastSync != nil }},
+		series{[]string{metrics.SyncProxyRulesLastQueued}, func(f *metrics.FamilyView) bool { return f.LastQueued != nil }})
 	periodic := mode == model.ModeIPVS
 	maxAge := fullSyncPeriod + period + syncGrace
 	if periodic {
@@ -271,7 +315,8 @@ var syncFailures = &Check{
 		"back to a full one), `..._nftables_sync_failures_total`; and logs them (\"Failed to execute " +
 		"iptables-restore\", \"Sync failed\", xtables lock timeouts, nftables transaction errors). The counters are " +
 		"cumulative since kube-proxy started. A \"Sync failed\" line that follows a failure of a named kind is " +
-		"reported with it, not on its own.",
+		"reported with it, not on its own. On a page filtered on its way into the inputs (`curl .../metrics | grep " +
+		"sync_proxy_rules_last`), a counter the page does not show is noted as not checked, not taken as 0.",
 	Why: "A failed sync leaves the previous rules in place until the retry after `syncPeriod`; repeated failures " +
 		"freeze the data plane. The usual causes are another program holding the xtables lock, an iptables backend " +
 		"mismatch between kube-proxy's image and the node, a missing kernel module, or something deleting " +
@@ -288,6 +333,10 @@ func runSyncFailures(p *Pass) {
 		return
 	}
 	if s.Metrics != nil {
+		unseenSeries(p, s.Metrics.KubeProxy(), series{[]string{metrics.IPTablesRestoreFailures, metrics.NFTablesSyncFailures},
+			func(f *metrics.FamilyView) bool {
+				return f.IPTablesRestoreFailures != nil || f.NFTablesSyncFailures != nil
+			}})
 		for _, f := range s.Metrics.KubeProxy().Families {
 			pending := f.LastQueued != nil && f.LastSync != nil && float64(f.LastQueued.Value) > float64(f.LastSync.Value)
 			for _, c := range []struct {

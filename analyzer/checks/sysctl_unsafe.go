@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers/ipaddr"
+	"github.com/proxyscan/proxyscan/parsers/paste"
 )
 
 // Conntrack table fill levels: at 90% of nf_conntrack_max the table is as
@@ -36,7 +38,8 @@ var sysctlUnsafe = &Check{
 		"the dump lacks the KUBE-FIREWALL rule that blocks incoming localnet connections; " +
 		"`conntrack.tcpBeLiberal` configured but `nf_conntrack_tcp_be_liberal` still 0; and `ipvs.strictARP` off " +
 		"while load balancer IPs sit on kube-ipvs0 in a subnet of the node (or MetalLB runs), with `arp_ignore` 0 " +
-		"the node answers ARP for every one of them.",
+		"the node answers ARP for every one of them. A listing filtered on its way into the inputs (`sysctl -a | " +
+		"grep ip_forward`) is judged on what it shows: the keys it does not show are noted as not checked.",
 	Why: "These settings are outside kube-proxy's rules, so the rules look right while traffic fails: timeouts " +
 		"through node ports, connections reset under load, pods that reach a Service only from some nodes, or load " +
 		"balancer IPs announced by the wrong node.",
@@ -47,6 +50,16 @@ var sysctlUnsafe = &Check{
 	Run: runSysctlUnsafe,
 }
 
+// sysctlsUnchecked begins the note of the kernel settings sysctl-unsafe
+// reads that a filtered sysctl listing does not show (they may be set on
+// the node): coverage turns it into a gap.
+const sysctlsUnchecked = "not checked, as the sysctl listing is filtered: "
+
+// wholeSysctlsNeed is how to get the node's kernel settings when the
+// listing given is filtered.
+var wholeSysctlsNeed = InputNeed{"the node's kernel settings, unfiltered",
+	"sysctl -a > sysctl.txt (on the node)"}
+
 func runSysctlUnsafe(p *Pass) {
 	s := p.Snap
 	l := s.Sysctls
@@ -55,9 +68,22 @@ func runSysctlUnsafe(p *Pass) {
 		return
 	}
 	mode, _ := p.Mode()
+	// The keys read that the listing does not show: a listing filtered
+	// on its way into the inputs may lack them only there.
+	var unseen []string
+	defer func() {
+		if len(unseen) > 0 {
+			p.Note("%s%s is partial (filtered by `%s` on the command line above it), and does not show %s", sysctlsUnchecked, l.File, l.Filter, strings.Join(unseen, ", "))
+		}
+	}()
 	get := func(key string) (int64, model.Evidence, bool) {
 		e, ok := l.Get(key)
 		if !ok {
+			// A filter that keeps the key's line (grep net.ipv4) proves it
+			// absent.
+			if l.Filter != "" && !paste.FilterKeeps(l.Filter, key) && !slices.Contains(unseen, key) {
+				unseen = append(unseen, key)
+			}
 			return 0, model.Evidence{}, false
 		}
 		n, err := strconv.ParseInt(strings.TrimSpace(e.Value), 10, 64)

@@ -105,6 +105,10 @@ func checkHealthCheck(p *Pass, v *view.View, sp *model.ServicePort) {
 			return
 		}
 	}
+	if sets && setMayHide(p.Snap, v.IPVS.Set(kpnames.SetHealthCheckNodePort)) {
+		p.ReportSetAbsence(v, Finding{Service: sp.String()}, kpnames.SetHealthCheckNodePort)
+		return
+	}
 	p.ReportMissing(v, fmt.Sprintf("%s health check node port %d", sp.String(), sp.HealthCheckNodePort), Finding{
 		Service: sp.String(), Protocol: string(sp.Protocol), Severity: Warning,
 		Message:  fmt.Sprintf("health check node port %d of the externalTrafficPolicy Local Service is not accepted in %s", sp.HealthCheckNodePort, where(v, view.HealthCheckPort)),

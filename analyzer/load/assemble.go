@@ -408,12 +408,19 @@ func (b *builder) add(r parsed) {
 	switch v := r.value.(type) {
 	case *kube.Objects:
 		in.Partial = v.Partial
+		if v.Partial != "" {
+			b.snap.ExportCuts = append(b.snap.ExportCuts, model.CutOf(r.f.name, v))
+		}
 	case *ipset.Dump:
 		in.Partial = v.PartialReason
 	case *ipvs.Dump:
 		in.Partial = v.PartialReason
 	case *modules.List:
 		in.Partial = v.Partial
+	case *metrics.Page:
+		in.Partial = filteredReason(v.Filter)
+	case *sysctl.Listing:
+		in.Partial = filteredReason(v.Filter)
 	case *nft.Ruleset:
 		in.Partial = v.Partial
 		if t := iptablesNFTTables(v); t != "" && in.Note == "" {
@@ -684,6 +691,7 @@ func (b *builder) finish(opts Options) error {
 	if b.exports > 1 {
 		s.Notes = append(s.Notes, dropDuplicates(s.Objects)...)
 	}
+	s.SettleCuts()
 	b.useLogs()
 	// The service ports are built while the rule layout, the version, the
 	// configuration and the node they depend on are found.
@@ -1375,3 +1383,12 @@ func unreadWhy(r parsed) string {
 
 // kubectlTableHint says what to export in place of kubectl get's table.
 const kubectlTableHint = "a kubectl table holds no objects; export them with kubectl get -o yaml"
+
+// filteredReason is the partial reason of a page or listing pasted under
+// a command line that pipes it through filter ("" for none).
+func filteredReason(filter string) string {
+	if filter == "" {
+		return ""
+	}
+	return "filtered by `" + filter + "` on the command line above it"
+}

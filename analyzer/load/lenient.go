@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
@@ -18,6 +19,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/modules"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 	"github.com/proxyscan/proxyscan/parsers/paste"
+	"github.com/proxyscan/proxyscan/parsers/sysctl"
 )
 
 // readLenient parses a file that is read leniently into r: its paste
@@ -78,6 +80,11 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 	if c := paste.Clean(data, paste.Options{LineNumbers: r.f.det.kind == parsers.KindUnknown}); c.Significant() {
 		in, r.notes = c.Data, c.Notes
 	}
+	if r.kind == parsers.KindUnknown && r.note == "" {
+		if why := cutBeforeKind(in); why != "" {
+			r.note = "not analysed: " + why
+		}
+	}
 	if r.kind == parsers.KindKube {
 		if kube.IsDescribe(in) {
 			r.note = "read from kubectl describe configmap"
@@ -118,6 +125,282 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 		}
 		l.Partial = strings.Join(why, "; ")
 	}
+	if d, ok := r.value.(*ipset.Dump); ok && d != nil {
+		setsPartial(d, data, r.notes)
+	}
+	if pg, ok := r.value.(*metrics.Page); ok && pg != nil {
+		pg.Filter = filteredBy(data, r.notes)
+	}
+	if l, ok := r.value.(*sysctl.Listing); ok && l != nil {
+		l.Filter = filteredBy(data, r.notes)
+	}
+	if rs, ok := r.value.(*nft.Ruleset); ok && rs != nil && r.kind == parsers.KindNFTText {
+		rulesetPartial(rs, data, r.notes)
+	}
+}
+
+// rulesetPartial makes an nft listing partial, and its kube-proxy tables
+// [nft.Table.Cut], where it shows less than whole tables: the command
+// line above it lists one chain, set or map (`nft list chain ip
+// kube-proxy services`), or is filtered (`nft list ruleset | grep
+// 10.96`); or a kube-proxy table of it holds no chain (kube-proxy's
+// always holds some), or rules that look up a set or map it does not
+// declare (nft refuses such a ruleset: a listing of part of the table).
+func rulesetPartial(rs *nft.Ruleset, data []byte, notes []parsers.LineNote) {
+	var why []string
+	cmd, what := nftCommand(data, notes)
+	if cmd != "" {
+		why = append(why, fmt.Sprintf("the command line above it (`%s`) lists %s only", cmd, what))
+	}
+	if f := filteredBy(data, notes); f != "" {
+		why = append(why, "filtered by `"+f+"` on the command line above it")
+	}
+	partial := len(why) > 0
+	for _, t := range rs.Tables {
+		if t.Name != kpnames.NFTTable {
+			continue
+		}
+		label := "table " + nft.FamilyName(t.Family) + " " + t.Name
+		switch undeclared := undeclaredSets(t); {
+		case partial:
+		case len(t.Chains) == 0:
+			why = append(why, label+" holds no chain, which kube-proxy's always holds: it is a listing of part of the table")
+		case undeclared != "":
+			why = append(why, fmt.Sprintf("%s looks up %s, which it does not declare: it is a listing of part of the table", label, undeclared))
+		default:
+			continue
+		}
+		t.Cut = true
+	}
+	if len(why) == 0 {
+		return
+	}
+	if rs.Partial != "" {
+		why = append([]string{rs.Partial}, why...)
+	}
+	rs.Partial = strings.Join(why, "; ")
+}
+
+// undeclaredSets names the first set or map the rules of table t look up
+// (@name, outside quoted comments) that t does not declare, or "".
+func undeclaredSets(t *nft.Table) string {
+	declared := make(map[string]bool, len(t.Sets))
+	for _, s := range t.Sets {
+		declared[s.Name] = true
+	}
+	for _, c := range t.Chains {
+		for _, r := range c.Rules {
+			raw := r.Raw
+			if strings.IndexByte(raw, '@') < 0 {
+				continue
+			}
+			quoted := false
+			for i := 0; i < len(raw); i++ {
+				switch raw[i] {
+				case '"':
+					quoted = !quoted
+				case '\\':
+					if quoted {
+						i++
+					}
+				case '@':
+					if quoted {
+						continue
+					}
+					// kube-proxy's names hold slashes (affinity-X-ns/name/tcp/port).
+					rest := raw[i+1:]
+					n := strings.IndexAny(rest, " \t,;{}()")
+					if n < 0 {
+						n = len(rest)
+					}
+					if name := rest[:n]; name != "" && !declared[name] {
+						if strings.Contains(raw, "map @"+name) {
+							return "map " + name
+						}
+						return "set " + name
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// nftCommand returns the first nft command of the prompt or command lines
+// the paste repairs removed from data that lists part of a table (`nft
+// list chain ip kube-proxy services`: a chain, set, map or the chains,
+// sets or maps without their contents), and what it lists ("chain
+// services"); "" when there is none (`nft list ruleset`, `nft list table
+// ip kube-proxy` list whole tables).
+func nftCommand(data []byte, notes []parsers.LineNote) (cmd, what string) {
+	promptLines(data, notes, func(_ int, text string) bool {
+		cmd, what = nftListCommand(text)
+		return cmd == ""
+	})
+	return cmd, what
+}
+
+// nftListCommand returns the nft list command of a prompt or command
+// line's first command (the words from "nft" on) and what it lists, when
+// it lists part of a table (see nftCommand).
+func nftListCommand(line string) (string, string) {
+	first, _, _ := strings.Cut(line, "|")
+	words := strings.Fields(first)
+	at := slices.IndexFunc(words, func(w string) bool { return w == "nft" || strings.HasSuffix(w, "/nft") })
+	if at < 0 {
+		return "", ""
+	}
+	words = words[at:]
+	var args []string
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		if w == ";" || w == "&&" || strings.HasPrefix(w, ">") || strings.HasPrefix(w, "2>") {
+			words = words[:i]
+			break
+		}
+		if !strings.HasPrefix(w, "-") {
+			args = append(args, w)
+		}
+	}
+	if len(args) < 2 || args[0] != "list" {
+		return "", ""
+	}
+	switch kind := args[1]; kind {
+	case "ruleset", "table", "tables":
+		return "", ""
+	case "chain", "set", "map", "flowtable", "meter":
+		name := ""
+		if n := len(args); n >= 3 {
+			name = " " + args[n-1]
+		}
+		return strings.Join(words, " "), kind + name
+	default: // chains, sets, maps, counters, ...: without what the rules hold
+		return strings.Join(words, " "), "the " + kind
+	}
+}
+
+// setsPartial makes an ipset listing pasted under its command line
+// partial where that command shows less than every set whole: `ipset save
+// KUBE-CLUSTER-IP` (or list, -L, -S) names the sets it prints, which it
+// prints whole, and the sets it does not name are not in it; a filter
+// (`ipset list | grep 10.96`) may have dropped any line, of every set.
+func setsPartial(d *ipset.Dump, data []byte, notes []parsers.LineNote) {
+	var why []string
+	if cmd, named := namedSets(data, notes); len(named) > 0 {
+		what := "set " + named[0]
+		if len(named) > 1 {
+			what = "sets " + strings.Join(named, ", ")
+		}
+		why = append(why, fmt.Sprintf("the command line above it (`%s`) names %s: the other sets are not in it", cmd, what))
+	}
+	if f := filteredBy(data, notes); f != "" {
+		filtered := "filtered by `" + f + "` on the command line above it"
+		why = append(why, filtered)
+		for _, s := range d.Sets {
+			if s.Partial == "" {
+				s.Partial = filtered
+			}
+		}
+	}
+	if len(why) == 0 {
+		return
+	}
+	if d.PartialReason != "" {
+		why = append([]string{d.PartialReason}, why...)
+	}
+	d.PartialReason = strings.Join(why, "; ")
+}
+
+// namedSets returns the first ipset command of the prompt or command lines
+// the paste repairs removed from data that prints some sets by name
+// (`ipset save KUBE-CLUSTER-IP`, `ipset -L KUBE-NODE-PORT-TCP`), and those
+// names; "" and nil when there is none.
+func namedSets(data []byte, notes []parsers.LineNote) (cmd string, sets []string) {
+	promptLines(data, notes, func(_ int, text string) bool {
+		cmd, sets = ipsetCommand(text)
+		return len(sets) == 0
+	})
+	return cmd, sets
+}
+
+// ipsetListCommands are ipset's commands that print sets, the sets named
+// after them or all.
+var ipsetListCommands = map[string]bool{
+	"save": true, "-S": true, "-save": true, "--save": true,
+	"list": true, "-L": true, "-list": true, "--list": true,
+}
+
+// ipsetArgOptions are ipset's options that take a value.
+var ipsetArgOptions = map[string]bool{
+	"-o": true, "-output": true, "--output": true, "-f": true, "-file": true, "--file": true,
+}
+
+// ipsetCommand returns the ipset command of a prompt or command line's
+// first command (what a prompt leaves of the line: the words from
+// "ipset" on) and the sets it names, when it prints sets.
+func ipsetCommand(line string) (string, []string) {
+	first, _, _ := strings.Cut(line, "|")
+	words := strings.Fields(first)
+	at := slices.IndexFunc(words, func(w string) bool { return w == "ipset" || strings.HasSuffix(w, "/ipset") })
+	if at < 0 {
+		return "", nil
+	}
+	words = words[at:]
+	listing := false
+	var sets []string
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == ";" || w == "&&" || strings.HasPrefix(w, ">") || strings.HasPrefix(w, "2>"):
+			i = len(words)
+			continue
+		case ipsetListCommands[w] && !listing:
+			listing = true
+		case ipsetArgOptions[w]:
+			i++
+		case strings.HasPrefix(w, "-"):
+		case listing:
+			sets = append(sets, strings.Trim(w, `'"`))
+		default:
+			return "", nil // another command (create, add, ...)
+		}
+	}
+	if !listing || len(sets) == 0 {
+		return "", nil
+	}
+	return strings.TrimSpace(strings.Join(words, " ")), sets
+}
+
+// cutBeforeKind says why a file of no kind recognised is a Kubernetes
+// object cut short before its kind: line ("" when it is not one): its
+// first line is apiVersion: at the top level, it has no kind: line there
+// (kubectl prints the keys sorted, so kind: follows apiVersion: and a
+// ConfigMap's data:), and it ends in the middle of a line or with a key
+// without a value, which kubectl never prints.
+func cutBeforeKind(data []byte) string {
+	lines := bytes.Split(bytes.TrimRight(data, " \t"), []byte("\n"))
+	n := len(lines)
+	for n > 0 && len(bytes.TrimSpace(lines[n-1])) == 0 {
+		n--
+	}
+	first := 0
+	for first < n && len(bytes.TrimSpace(lines[first])) == 0 {
+		first++
+	}
+	if n == 0 || first == n || !bytes.HasPrefix(lines[first], []byte("apiVersion:")) {
+		return ""
+	}
+	for _, l := range lines[first:n] {
+		if bytes.HasPrefix(l, []byte("kind:")) || bytes.Equal(l, []byte("---")) {
+			return ""
+		}
+	}
+	last := bytes.TrimRight(lines[n-1], " \t\r")
+	unterminated := n == len(lines) && !bytes.HasSuffix(data, []byte("\n"))
+	if !unterminated && !bytes.HasSuffix(last, []byte(":")) {
+		return ""
+	}
+	return fmt.Sprintf("cut short in line %d: a Kubernetes object (apiVersion: on line %d) ends there before its kind: line (kubectl prints the keys sorted: a ConfigMap's data: before kind:), so its kind is not known", n, first+1)
 }
 
 // filteredBy returns the filter (paste.LineFilter) of the first prompt or

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
+	"github.com/proxyscan/proxyscan/parsers/nft"
 	"github.com/proxyscan/proxyscan/parsers/paste"
 )
 
@@ -195,6 +197,90 @@ func TestWordsAndListing(t *testing.T) {
 	} {
 		if w, l := wordsAndListing([]byte(tc.data), tc.notes); w != tc.words || l != tc.listing {
 			t.Errorf("%q: %d words, %d of the listing; want %d, %d", tc.data, w, l, tc.words, tc.listing)
+		}
+	}
+}
+
+// TestIPSetCommand: the ipset commands that print some sets by name, and
+// those that print every set or none.
+func TestIPSetCommand(t *testing.T) {
+	for _, tc := range []struct {
+		line, cmd string
+		sets      []string
+	}{
+		{"[root@node-a ~]# ipset save KUBE-CLUSTER-IP", "ipset save KUBE-CLUSTER-IP", []string{"KUBE-CLUSTER-IP"}},
+		{"admin@node-a:~$ sudo ipset list KUBE-NODE-PORT-TCP", "ipset list KUBE-NODE-PORT-TCP", []string{"KUBE-NODE-PORT-TCP"}},
+		{"# /usr/sbin/ipset -L KUBE-LOOP-BACK -o save", "/usr/sbin/ipset -L KUBE-LOOP-BACK -o save", []string{"KUBE-LOOP-BACK"}},
+		{"$ ipset -S KUBE-CLUSTER-IP KUBE-EXTERNAL-IP | head", "ipset -S KUBE-CLUSTER-IP KUBE-EXTERNAL-IP", []string{"KUBE-CLUSTER-IP", "KUBE-EXTERNAL-IP"}},
+		{"[root@node-a ~]# ipset save", "", nil},
+		{"[root@node-a ~]# ipset list -t", "", nil},
+		{"[root@node-a ~]# ipset save > /tmp/ipset.txt", "", nil},
+		{"[root@node-a ~]# ipset add KUBE-CLUSTER-IP 10.96.0.1,tcp:443", "", nil},
+		{"[root@node-a ~]# iptables-save", "", nil},
+	} {
+		cmd, sets := ipsetCommand(tc.line)
+		if cmd != tc.cmd || !slices.Equal(sets, tc.sets) {
+			t.Errorf("ipsetCommand(%q) = %q, %q; want %q, %q", tc.line, cmd, sets, tc.cmd, tc.sets)
+		}
+	}
+}
+
+// TestNFTListCommand: the nft commands that list part of a table, and
+// those that list whole tables.
+func TestNFTListCommand(t *testing.T) {
+	for _, tc := range []struct{ line, cmd, what string }{
+		{"root@east-w2:~# nft list map ip kube-proxy service-ips", "nft list map ip kube-proxy service-ips", "map service-ips"},
+		{"[root@node-a ~]# sudo nft -a list chain ip kube-proxy services", "nft -a list chain ip kube-proxy services", "chain services"},
+		{"$ nft list set ip kube-proxy cluster-ips | head -20", "nft list set ip kube-proxy cluster-ips", "set cluster-ips"},
+		{"# nft list chains", "nft list chains", "the chains"},
+		{"root@east-w2:~# nft list ruleset", "", ""},
+		{"root@east-w2:~# nft list table ip kube-proxy", "", ""},
+		{"root@east-w2:~# nft -j list ruleset > /tmp/r.json", "", ""},
+		{"root@east-w2:~# iptables-save", "", ""},
+	} {
+		if cmd, what := nftListCommand(tc.line); cmd != tc.cmd || what != tc.what {
+			t.Errorf("nftListCommand(%q) = %q, %q; want %q, %q", tc.line, cmd, what, tc.cmd, tc.what)
+		}
+	}
+}
+
+// TestUndeclaredSets: a rule of a kube-proxy table that looks up a set or
+// map the table does not declare (names with slashes, as kube-proxy's
+// are), but not a name in a comment.
+func TestUndeclaredSets(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"table ip kube-proxy {\n\tchain services {\n\t\tip daddr . meta l4proto . th dport vmap @service-ips\n\t}\n}\n", "map service-ips"},
+		{"table ip kube-proxy {\n\tset affinity-X-shop/web/tcp/http {\n\t\ttype ipv4_addr\n\t}\n\tchain c {\n\t\tip saddr @affinity-X-shop/web/tcp/http goto d\n\t}\n\tchain d {\n\t}\n}\n", ""},
+		{"table ip kube-proxy {\n\tchain c {\n\t\tcounter comment \"mail admin@example.com\"\n\t}\n}\n", ""},
+		{"table ip kube-proxy {\n\tchain c {\n\t\tip saddr @allowed accept\n\t}\n}\n", "set allowed"},
+	} {
+		rs, err := nft.ParseText("t", []byte(tc.text))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.text, err)
+		}
+		if got := undeclaredSets(rs.Tables[0]); got != tc.want {
+			t.Errorf("undeclaredSets(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}
+
+// TestCutBeforeKind: a paste of an object cut before its kind: line (a
+// ConfigMap cut in its data) is told cut short; a whole object, words,
+// or one cut after its kind: line are not.
+func TestCutBeforeKind(t *testing.T) {
+	const head = "apiVersion: v1\ndata:\n  config.conf: |-\n    apiVersion: kubeproxy.config.k8s.io/v1alpha1\n    mode: ip"
+	for _, tc := range []struct {
+		data string
+		want bool
+	}{
+		{head, true},                            // cut in the middle of a line
+		{"\n" + head + "vs\n    ipvs:\n", true}, // cut on a key without a value
+		{head + "vs\n", false},                  // ends with a newline, on a value: not told
+		{head + "vs\nkind: ConfigMap\nmetadata:\n  name: kube-proxy\n", false},
+		{"Hi, here is the config:\n" + head, false},
+	} {
+		if got := cutBeforeKind([]byte(tc.data)) != ""; got != tc.want {
+			t.Errorf("cutBeforeKind(%q) = %q, want cut %t", tc.data, cutBeforeKind([]byte(tc.data)), tc.want)
 		}
 	}
 }

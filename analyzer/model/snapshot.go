@@ -79,6 +79,9 @@ type Snapshot struct {
 	// Manifest is the bundle's manifest.json (how every source was read,
 	// when), nil for inputs that are not a collected bundle.
 	Manifest *manifest.Manifest
+	// ExportCuts say what each Kubernetes export cut short may lack (see
+	// [ExportCut]), in the order the exports were read.
+	ExportCuts []ExportCut
 
 	// portsBuilt holds the options Ports were built with from Objects by
 	// BuildPorts, nil when they were not (or Objects changed since).

@@ -29,6 +29,11 @@ type Page struct {
 	// Partial says that some histograms or summaries of the page were
 	// cut short ([ParseLenient]); their families say which.
 	Partial bool `json:"partial,omitempty"`
+	// Filter, for a page pasted under a command line that pipes it
+	// through a filter (curl .../metrics | grep sync), is that filter
+	// ("grep sync"): a series the page does not show may be on the node's
+	// page. "" otherwise.
+	Filter string `json:"filter,omitempty"`
 
 	byName  map[string]*Family
 	lenient bool               // read by ParseLenient

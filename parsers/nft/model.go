@@ -57,7 +57,9 @@ type Table struct {
 	Chains  []*Chain    `json:"chains,omitempty"` // in listing order
 	Pos     parsers.Pos `json:"pos"`
 	// Cut is set on the table a listing read with [ParseTextLenient] was
-	// cut short in: it holds what was read of it up to the cut.
+	// cut short in: it holds what was read of it up to the cut. A reader
+	// that tells the listing holds part of the table only (one chain or
+	// map listed, a filter) sets it too.
 	Cut bool `json:"cut,omitempty"`
 }
 

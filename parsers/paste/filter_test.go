@@ -23,3 +23,28 @@ func TestLineFilter(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterKeeps: a grep of one fixed pattern keeps the lines that hold
+// it; other filters keep lines no one can tell.
+func TestFilterKeeps(t *testing.T) {
+	const failures = "kubeproxy_sync_proxy_rules_iptables_restore_failures_total"
+	for _, tc := range []struct {
+		filter, word string
+		want         bool
+	}{
+		{"grep kubeproxy", failures, true},
+		{"grep -i SYNC_PROXY_RULES", failures, true},
+		{"grep sync_proxy_rules_last", failures, false},
+		{"grep 'net.ipv4'", "net.ipv4.vs.conntrack", true},
+		{"grep ip_forward", "net.ipv4.vs.conntrack", false},
+		{"grep -v kubeproxy", failures, false},
+		{"grep -E 'sync|restore'", failures, false},
+		{"grep -w kubeproxy", failures, false},
+		{"head -20", failures, false},
+		{"grep kubeproxy metrics.txt", failures, false},
+	} {
+		if got := FilterKeeps(tc.filter, tc.word); got != tc.want {
+			t.Errorf("FilterKeeps(%q, %q) = %t, want %t", tc.filter, tc.word, got, tc.want)
+		}
+	}
+}

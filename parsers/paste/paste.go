@@ -703,6 +703,43 @@ func LineFilter(line string) string {
 	return ""
 }
 
+// FilterKeeps reports whether the filter of a command line (LineFilter's
+// result) surely keeps every line that holds word: a grep of one fixed
+// pattern (options -i, -F, -E, -a, -h, -s, --color aside) that word holds,
+// a dot of the pattern standing for itself. It is false for any other
+// filter (head, sed, grep -v, a pattern with other special characters,
+// several patterns): which lines those keep is not known.
+func FilterKeeps(filter, word string) bool {
+	words := strings.Fields(filter)
+	if len(words) < 2 || words[0] == "sudo" {
+		return false
+	}
+	if prog := words[0][strings.LastIndexByte(words[0], '/')+1:]; prog != "grep" && prog != "egrep" && prog != "fgrep" {
+		return false
+	}
+	fold, pattern := false, ""
+	for _, w := range words[1:] {
+		switch {
+		case w == "-i" || w == "--ignore-case":
+			fold = true
+		case w == "-F" || w == "-E" || w == "-a" || w == "-h" || w == "-s" || strings.HasPrefix(w, "--color"):
+		case strings.HasPrefix(w, "-"):
+			return false // -v, -w, -x, -e, -o, -m, ...: not a plain match
+		case pattern != "":
+			return false // a second pattern, or a file
+		default:
+			pattern = strings.Trim(w, `'"`)
+		}
+	}
+	if pattern == "" || strings.ContainsAny(pattern, `\^$*+?()[]{}|`) {
+		return false
+	}
+	if fold {
+		return strings.Contains(strings.ToLower(word), strings.ToLower(pattern))
+	}
+	return strings.Contains(word, pattern)
+}
+
 // pipeline splits a shell command line at its pipes, not at a "|" inside
 // quotes.
 func pipeline(t string) []string {

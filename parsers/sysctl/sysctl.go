@@ -18,6 +18,11 @@ type Listing struct {
 	// Notes are the diagnostic lines sysctl prints for keys it could not
 	// read ("sysctl: permission denied on key ..."), in file order.
 	Notes []Note `json:"notes,omitempty"`
+	// Filter, for a listing pasted under a command line that pipes it
+	// through a filter (sysctl -a | grep ip_forward), is that filter
+	// ("grep ip_forward"): a key the listing does not show may be set on
+	// the node. "" otherwise.
+	Filter string `json:"filter,omitempty"`
 }
 
 // Entry is one kernel parameter and its value.
