@@ -3,7 +3,6 @@ package cmd
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 )
@@ -56,19 +55,6 @@ func TestLinksAndSpecialFiles(t *testing.T) {
 			stderr: "node/iptables-save.txt: not read (a symbolic link to /nonexistent/iptables-save.txt, which cannot be read (no such file or directory)), and the result of trace rests on it"},
 		{name: "a bundle given through a link", args: []string{"analyze", "-o", "json", "--fail-on", "inconclusive", through}, stdout: `"verdict": "ok"`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f, outputs := testFactory()
-			code := Run(f, tc.args)
-			stdout, stderr := outputs()
-			if code != tc.code {
-				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
-			}
-			if tc.stdout != "" && !strings.Contains(stdout, tc.stdout) {
-				t.Errorf("stdout does not contain %q:\n%s", tc.stdout, stdout)
-			}
-			if tc.stderr != "" && !strings.Contains(stderr, tc.stderr) {
-				t.Errorf("stderr does not contain %q:\n%s", tc.stderr, stderr)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkCLI(t, tc.args, tc.code, tc.stdout, tc.stderr) })
 	}
 }

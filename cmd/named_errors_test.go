@@ -3,7 +3,6 @@ package cmd
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -32,19 +31,6 @@ func TestErrorsNameTheInput(t *testing.T) {
 		{name: "an empty directory beside a bundle", args: []string{"analyze", "-o", "json", "--fail-on", "inconclusive", empty, good}, code: 1,
 			stdout: empty + " was not read: an empty directory: it holds no file (hidden ones aside)"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f, outputs := testFactory()
-			code := Run(f, tc.args)
-			stdout, stderr := outputs()
-			if code != tc.code {
-				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
-			}
-			if tc.stdout != "" && !strings.Contains(stdout, tc.stdout) {
-				t.Errorf("stdout does not contain %q:\n%s", tc.stdout, stdout)
-			}
-			if tc.stderr != "" && !strings.Contains(stderr, tc.stderr) {
-				t.Errorf("stderr does not contain %q:\n%s", tc.stderr, stderr)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkCLI(t, tc.args, tc.code, tc.stdout, tc.stderr) })
 	}
 }

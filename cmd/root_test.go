@@ -49,16 +49,34 @@ func testdata(t *testing.T, parts ...string) string {
 	return filepath.Join(append([]string{parsetest.Root(t), "testdata"}, parts...)...)
 }
 
+// checkCLI runs the CLI with args and checks its exit code, and that its
+// stdout and stderr hold the texts given ("" for any); it returns them.
+func checkCLI(t *testing.T, args []string, code int, stdout, stderr string) (string, string) {
+	t.Helper()
+	f, outputs := testFactory()
+	got := Run(f, args)
+	out, errOut := outputs()
+	if got != code {
+		t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", got, code, out, errOut)
+	}
+	if stdout != "" && !strings.Contains(out, stdout) {
+		t.Errorf("stdout does not contain %q:\n%s", stdout, out)
+	}
+	if stderr != "" && !strings.Contains(errOut, stderr) {
+		t.Errorf("stderr does not contain %q:\n%s", stderr, errOut)
+	}
+	return out, errOut
+}
+
 // TestExitCodes runs the CLI end to end and checks the contract's exit
 // codes.
 func TestExitCodes(t *testing.T) {
 	for _, tc := range []struct {
-		name       string
-		args       []string
-		code       int
-		stdout     string // substring expected in stdout
-		stderr     string // substring expected in stderr
-		emptyStdio bool
+		name   string
+		args   []string
+		code   int
+		stdout string // substring expected in stdout
+		stderr string // substring expected in stderr
 	}{
 		{name: "healthy bundle", args: []string{"analyze", testdata(t, "bundles", "iptables-mini"), "-o", "json"}, code: 0, stdout: `"findings": []`},
 		{name: "findings", args: []string{"analyze", scenarioDir(t, "service-missing.txtar"), "-o", "json"}, code: 1, stdout: `"check": "service-missing"`},
@@ -89,20 +107,7 @@ func TestExitCodes(t *testing.T) {
 		{name: "explain unknown", args: []string{"checks", "nope"}, code: 2, stderr: "unknown check"},
 		{name: "version", args: []string{"version"}, code: 0, stdout: "proxyscan v0.0.0-test"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f, outputs := testFactory()
-			code := Run(f, tc.args)
-			stdout, stderr := outputs()
-			if code != tc.code {
-				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
-			}
-			if tc.stdout != "" && !strings.Contains(stdout, tc.stdout) {
-				t.Errorf("stdout does not contain %q:\n%s", tc.stdout, stdout)
-			}
-			if tc.stderr != "" && !strings.Contains(stderr, tc.stderr) {
-				t.Errorf("stderr does not contain %q:\n%s", tc.stderr, stderr)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkCLI(t, tc.args, tc.code, tc.stdout, tc.stderr) })
 	}
 }
 

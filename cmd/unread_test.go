@@ -219,18 +219,7 @@ func TestUnreadInputs(t *testing.T) {
 			code: 1, stdout: `"check": "service-missing"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, outputs := testFactory()
-			code := Run(f, append([]string{"analyze", "-o", "json"}, tc.args...))
-			stdout, stderr := outputs()
-			if code != tc.code {
-				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
-			}
-			if tc.stdout != "" && !strings.Contains(stdout, tc.stdout) {
-				t.Errorf("stdout does not contain %q:\n%s", tc.stdout, stdout)
-			}
-			if tc.stderr != "" && !strings.Contains(stderr, tc.stderr) {
-				t.Errorf("stderr does not contain %q:\n%s", tc.stderr, stderr)
-			}
+			checkCLI(t, append([]string{"analyze", "-o", "json"}, tc.args...), tc.code, tc.stdout, tc.stderr)
 		})
 	}
 }

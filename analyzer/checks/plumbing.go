@@ -242,11 +242,7 @@ func hookVictims(p *Pass, v *view.View, origins []model.Origin) (objects []strin
 			if !hasOrigin(t.from, origins) {
 				continue
 			}
-			d := destText(t.kind, t.ip, sp)
-			if t.kind == view.NodePort {
-				d = fmt.Sprintf("node port %s/%s", model.JoinHostPort(t.ip, t.port), sp.ProtoLower())
-			}
-			mine = append(mine, d)
+			mine = append(mine, t.text(sp))
 		}
 		if len(mine) == 0 {
 			continue
@@ -336,11 +332,7 @@ func masqueradeVictims(p *Pass, v *view.View) (objects []string, ports int) {
 			if t.kind == view.ClusterIP {
 				continue
 			}
-			d := destText(t.kind, t.ip, sp)
-			if t.kind == view.NodePort {
-				d = fmt.Sprintf("node port %s/%s", model.JoinHostPort(t.ip, t.port), sp.ProtoLower())
-			}
-			mine = append(mine, d)
+			mine = append(mine, t.text(sp))
 		}
 		if len(mine) == 0 {
 			continue

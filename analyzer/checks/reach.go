@@ -232,6 +232,15 @@ type reachTarget struct {
 	entry *view.Entry
 }
 
+// text names the target's destination in messages: its kind and address,
+// and for a node port the node address it was traced to.
+func (t reachTarget) text(sp *model.ServicePort) string {
+	if t.kind == view.NodePort {
+		return fmt.Sprintf("node port %s/%s", model.JoinHostPort(t.ip, t.port), sp.ProtoLower())
+	}
+	return destText(t.kind, t.ip, sp)
+}
+
 // record notes the findings of a check for the checks after it.
 func (f *facts) record(fs []Finding) {
 	for _, x := range fs {
@@ -864,11 +873,7 @@ func traceUnreached(p *Pass, sp *model.ServicePort, e *Expect, t reachTarget, mo
 	for i, j := 0, len(evidence)-1; i < j; i, j = i+1, j-1 {
 		evidence[i], evidence[j] = evidence[j], evidence[i]
 	}
-	dest := destText(t.kind, t.ip, sp)
-	if t.kind == view.NodePort {
-		dest = fmt.Sprintf("node port %s/%s", model.JoinHostPort(t.ip, t.port), sp.ProtoLower())
-	}
-	return &unreached{dest: dest, endpoints: len(e.Endpoints(policyOf(e, t.kind))), lost: strings.Join(lost, "; "),
+	return &unreached{dest: t.text(sp), endpoints: len(e.Endpoints(policyOf(e, t.kind))), lost: strings.Join(lost, "; "),
 		shares: strings.Join(shares, ", "), outcomes: outcomes, evidence: evidence}
 }
 
