@@ -3,8 +3,9 @@ package klog
 import (
 	"bytes"
 	"fmt"
-	"runtime"
 	"testing"
+
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
 // largeLog builds a CRI-wrapped kube-proxy log of n lines mixing info
@@ -59,21 +60,5 @@ func BenchmarkParseAndMatch100k(b *testing.B) {
 // dropped.
 func BenchmarkParseLive(b *testing.B) {
 	data := largeLog(100000)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	var live float64
-	for range b.N {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		l, err := Parse("log", data)
-		if err != nil {
-			b.Fatal(err)
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		live = float64(after.HeapAlloc-before.HeapAlloc) / float64(len(data))
-		runtime.KeepAlive(l)
-	}
-	b.ReportMetric(live, "live-B/text-B")
+	parsetest.BenchLive(b, len(data), func() (any, error) { return Parse("log", data) })
 }

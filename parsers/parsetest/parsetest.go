@@ -14,6 +14,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -301,4 +302,28 @@ func CopyTree(tb testing.TB, from, to string, keep func(rel string, data []byte)
 	if err != nil {
 		tb.Fatalf("copying %s: %v", from, err)
 	}
+}
+
+// BenchLive runs parse b.N times, each between two collections, on a text
+// of n bytes, and reports as live-B/text-B what the value it returns holds
+// on the heap for each byte of the text, once the text is dropped.
+func BenchLive(b *testing.B, n int, parse func() (any, error)) {
+	b.Helper()
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	var live float64
+	for range b.N {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		v, err := parse()
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		live = float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+		runtime.KeepAlive(v)
+	}
+	b.ReportMetric(live, "live-B/text-B")
 }

@@ -2,9 +2,10 @@ package sysctl
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
 // listing returns a sysctl -a listing of n interfaces' keys, about 60
@@ -25,21 +26,5 @@ func listing(n int) []byte {
 // dropped.
 func BenchmarkParse(b *testing.B) {
 	data := listing(40000)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	var live float64
-	for range b.N {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		l, err := Parse("sysctl.txt", data)
-		if err != nil {
-			b.Fatal(err)
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		live = float64(after.HeapAlloc-before.HeapAlloc) / float64(len(data))
-		runtime.KeepAlive(l)
-	}
-	b.ReportMetric(live, "live-B/text-B")
+	parsetest.BenchLive(b, len(data), func() (any, error) { return Parse("sysctl.txt", data) })
 }
