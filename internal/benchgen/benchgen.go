@@ -42,6 +42,9 @@ type Spec struct {
 	NodePortEvery int
 	// Node is the node the dump belongs to; every third endpoint is local.
 	Node string
+	// Nodes are the names of Node objects the export holds after its
+	// Services and EndpointSlices (none by default).
+	Nodes []string
 }
 
 // Default is the size of the benchmarks: 10,000 Services, 55,000
@@ -158,6 +161,16 @@ func (s Spec) Objects() []any {
 			})
 		}
 		out = append(out, slice)
+	}
+	for i, name := range s.Nodes {
+		out = append(out, &corev1.Node{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
+			ObjectMeta: metav1.ObjectMeta{
+				Name: name, CreationTimestamp: ts,
+				Labels:          map[string]string{"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"},
+				ResourceVersion: strconv.Itoa(300000 + i), UID: uid(2, i),
+			},
+		})
 	}
 	return out
 }
@@ -489,8 +502,15 @@ func (s Spec) WriteBundle(dir string) error {
 
 // WriteFleet writes the bundles of n nodes into dir, one directory each
 // (node-0001, node-0002...), each under its own node name: the same
-// cluster and data plane, generated once.
+// cluster and data plane, generated once. The export holds the fleet's
+// Nodes (unless s names others), so that each node is one it knows; the
+// endpoints run on other nodes, so that the nodes are alike.
 func (s Spec) WriteFleet(dir string, n int) error {
+	if len(s.Nodes) == 0 {
+		for i := 1; i <= n; i++ {
+			s.Nodes = append(s.Nodes, fmt.Sprintf("node-%04d", i))
+		}
+	}
 	first := filepath.Join(dir, "node-0001")
 	s.Node = "node-0001"
 	if err := s.WriteBundle(first); err != nil {
