@@ -184,6 +184,11 @@ func declaration(ln string) bool {
 		strings.HasPrefix(ln, "--new-chain ") || strings.HasPrefix(ln, "--policy ")
 }
 
+// declared reports whether c is a chain its table declares on a line of its
+// own (not only one a rule used); nil, a chain the table does not have yet
+// (one of the lines of one table), is not.
+func declared(c *Chain) bool { return c != nil && c.Line > 0 }
+
 // resolvePending reads the pending declarations in the one table that has
 // their chain, and skips the others.
 func (p *parser) resolvePending() {
@@ -210,7 +215,7 @@ func (p *parser) resolvePending() {
 			// chain's policy, or a chain no rule uses, is that table's.
 			in = p.d.Tables
 		}
-		if len(in) != 1 || pl.text[0] == ':' && in[0].Chain(pl.chain).Line > 0 {
+		if len(in) != 1 || pl.text[0] == ':' && declared(in[0].Chain(pl.chain)) {
 			why := "is in more than one table"
 			if len(in) == 0 {
 				why = "has no rule in this input that says which table it is in"
