@@ -45,6 +45,12 @@ var explanations = []*explanation{
 	{cause: idIPVSModuleMissing, consequence: idModeMismatch, explains: ipvsFallback, fold: foldIPVSUnusable, note: noteIPVSUnusable},
 	// A configuration kube-proxy rejects: it exits at start, and logs it.
 	{cause: idConfigInvalid, consequence: idLogErrors, explains: startupFailure, fold: foldStartupFailure, note: noteStartupFailure},
+	// Rule syncs that fail: the last sync grows old, /healthz fails, the
+	// rules lag the EndpointSlices.
+	{cause: idSyncFailures, consequence: idSyncStale, explains: syncFailing, fold: foldSyncFailure, note: noteSyncFailure},
+	{cause: idSyncFailures, consequence: idKubeProxyUnhealthy, explains: syncFailing, fold: foldSyncFailure, note: noteSyncFailure},
+	{cause: idSyncFailures, consequence: idEndpointStale, explains: syncFailing, fold: foldSyncFailure, note: noteSyncFailure},
+	{cause: idSyncFailures, consequence: idEndpointMissing, explains: syncFailing, fold: foldSyncFailure, note: noteSyncFailure},
 	// What node-drift finds a node lacks or has in excess, that the
 	// node's own findings report: an endpoint against the Service's
 	// EndpointSlices, an entry of a Service not programmed.
@@ -120,6 +126,7 @@ func (f *facts) explain(res *Result, list []*explanation) {
 				ds = append(ds, fs[j])
 				drop[j] = true
 			}
+			res.explained = append(res.explained, ds...)
 			c := &fs[i]
 			x.fold(f, c, ds)
 			c.Checks = checkIDs(append([]Finding{*c}, ds...))
@@ -156,13 +163,17 @@ func checkIDs(fs []Finding) []string {
 
 // explainedBy returns the check of the first of a node's findings that
 // explains d, a difference node-drift finds on the node, "" when none
-// does.
-func explainedBy(findings []Finding, d *Finding) string {
-	for i := range findings {
-		c := &findings[i]
-		for _, x := range explanations {
-			if x.consequence == d.Check && x.cause == c.Check && x.explains(nil, c, d) {
-				return c.Check
+// does. The findings are res's, then those that others of res explain and
+// stand for (the rules of a Service lagging its slices, in the finding of
+// the failing syncs that explain them, whose checks name theirs).
+func explainedBy(res *Result, d *Finding) string {
+	for _, findings := range [][]Finding{res.Findings, res.explained} {
+		for i := range findings {
+			c := &findings[i]
+			for _, x := range explanations {
+				if x.consequence == d.Check && x.cause == c.Check && x.explains(nil, c, d) {
+					return c.Check
+				}
 			}
 		}
 	}

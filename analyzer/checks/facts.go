@@ -54,6 +54,9 @@ type facts struct {
 	// the Service's EndpointSlices that endpoint-missing and
 	// endpoint-stale reported (see foldLag).
 	lag map[string]map[string]*lagReported
+	// sync is the finding of sync-failures that shows the node's rule
+	// syncs failing, nil when none does (see foldSyncFailure).
+	sync *syncLead
 	// entries holds the entries of the lists of service ports of PortsOf
 	// in each view (see entriesOf).
 	entries map[entriesKey][][]*view.Entry

@@ -91,6 +91,9 @@ func detach(res *Result) {
 	for i := range res.Findings {
 		model.Detach(res.Findings[i].Evidence)
 	}
+	for i := range res.explained {
+		model.Detach(res.explained[i].Evidence)
+	}
 	if m := res.Migration; m != nil {
 		for i := range m.Items {
 			model.Detach(m.Items[i].Evidence)

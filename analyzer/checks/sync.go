@@ -332,6 +332,10 @@ func runSyncFailures(p *Pass) {
 		p.Skip("no kube-proxy /metrics page or log in the inputs")
 		return
 	}
+	var counted []Finding // the failures the /metrics page counts
+	var partial []bool    // per counted failure: of partial restores
+	failing := false      // a counted failure with a sync still pending
+	counters := false     // the page shows a failure counter
 	if s.Metrics != nil {
 		unseenSeries(p, s.Metrics.KubeProxy(), series{[]string{metrics.IPTablesRestoreFailures, metrics.NFTablesSyncFailures},
 			func(f *metrics.FamilyView) bool {
@@ -348,7 +352,11 @@ func runSyncFailures(p *Pass) {
 				{f.IPTablesPartialRestoreFailures, "partial iptables-restore runs failed and fell back to a full sync", true},
 				{f.NFTablesSyncFailures, "nftables transactions failed", false},
 			} {
-				if c.s == nil || float64(c.s.Value) <= 0 {
+				if c.s == nil {
+					continue
+				}
+				counters = counters || !c.partial
+				if float64(c.s.Value) <= 0 {
 					continue
 				}
 				fnd := Finding{
@@ -362,6 +370,7 @@ func runSyncFailures(p *Pass) {
 				case pending:
 					fnd.Message += ", and a sync is still pending"
 					fnd.Evidence = append(fnd.Evidence, scalarEvidence(f.LastQueued), scalarEvidence(f.LastSync))
+					failing = true
 				default:
 					fnd.Severity = Warning
 					if f.LastSync != nil {
@@ -369,10 +378,88 @@ func runSyncFailures(p *Pass) {
 						fnd.Evidence = append(fnd.Evidence, scalarEvidence(f.LastSync))
 					}
 				}
-				p.Report(fnd)
+				counted = append(counted, fnd)
+				partial = append(partial, c.partial)
 			}
 		}
 	}
+	logged, led := loggedSyncFailures(s)
+	lead := -1 // the logged failure the counted ones are part of
+	for i := range logged {
+		if logged[i].Severity == Error && (lead < 0 || led[i] != "" && led[lead] == "") {
+			lead = i
+		}
+	}
+	if lead < 0 && len(logged) > 0 {
+		lead = 0
+	}
+	if lead >= 0 && len(counted) > 0 {
+		// The log and the counters tell of the same failures: one
+		// finding, led by the cause the log gives.
+		c := &logged[lead]
+		if led[lead] != "" {
+			c.Message = led[lead]
+		}
+		var told []string
+		for _, d := range counted {
+			told = append(told, d.Message)
+			c.Evidence = appendEvidence(c.Evidence, d.Evidence...)
+			c.Severity = max(c.Severity, d.Severity)
+		}
+		c.Message += "; the /metrics page counts " + strings.Join(told, "; ")
+		led[lead] = c.Message
+		counted = nil
+	}
+	for i := range counted {
+		if partial[i] {
+			continue
+		}
+		counted[i].Message += "; " + syncCauseUnknown(s)
+	}
+	// The failures that explain what follows from them (see
+	// syncFailing): those a pending sync shows, or those a log shows
+	// when no counter says otherwise.
+	switch {
+	case failing && len(logged) > 0:
+		p.syncLead(logged[lead], led[lead])
+	case failing:
+		for _, c := range counted {
+			if c.Severity == Error {
+				p.syncLead(c, "")
+				break
+			}
+		}
+	case !counters && lead >= 0 && logged[lead].Severity == Error:
+		p.syncLead(logged[lead], led[lead])
+	}
+	for _, f := range counted {
+		p.Report(f)
+	}
+	for _, f := range logged {
+		p.Report(f)
+	}
+}
+
+// syncCauseUnknown says, in a finding of failures the /metrics page counts
+// that no log tells of, that their cause is not in the inputs and which
+// input would tell it.
+func syncCauseUnknown(s *model.Snapshot) string {
+	if len(s.Logs) == 0 {
+		return "their cause is unknown: kube-proxy's log names it (add kubectl -n kube-system logs POD, or the /var/log/pods file)"
+	}
+	var files []string
+	for _, l := range s.Logs {
+		files = append(files, l.File)
+	}
+	return "their cause is unknown: " + joinNames(files) + " logs none of them (add the log of the time they failed: kubectl -n kube-system logs --previous POD, or the /var/log/pods file)"
+}
+
+// loggedSyncFailures returns the findings of the failed syncs kube-proxy's
+// logs show: one per kind of failure and log, with the cause read from
+// the log, if any; led holds, for each, its message led by that cause
+// ("" when no cause is read), which it takes when the finding is made one
+// with others.
+func loggedSyncFailures(s *model.Snapshot) (out []Finding, led []string) {
 	for _, l := range s.Logs {
 		var order []string
 		by := map[string][]int{}
@@ -415,13 +502,16 @@ func runSyncFailures(p *Pass) {
 				Evidence: logEvidence(sel, 3),
 				Advice:   pat.Advice,
 			}
+			lead := ""
 			if c, ok := syncCause(l, sel); ok {
 				// A pattern that names a kind of cause gives way to the
 				// cause read; any other says what failed, then why.
 				if pat.NamesCause() {
 					f.Message = fmt.Sprintf("%s logged %s (%s): %s", l.File, times, id, c.Text)
+					lead = fmt.Sprintf("%s, so kube-proxy's rule syncs fail: %s logged it %s (%s)", c.Text, l.File, times, id)
 				} else {
 					f.Message += "; cause: " + c.Text
+					lead = fmt.Sprintf("%s, so kube-proxy's rule syncs fail: %s logged %s (%s): %s", c.Text, l.File, times, id, strings.TrimSuffix(pat.Meaning, "."))
 				}
 				f.Evidence = append(f.Evidence, model.EvidenceAt(c.Pos, c.Line))
 				f.Advice = c.Cause.Advice
@@ -435,12 +525,18 @@ func runSyncFailures(p *Pass) {
 				if len(after) > 1 {
 					what = fmt.Sprintf("%d times", len(after))
 				}
-				f.Message += fmt.Sprintf("; kube-proxy then logged \"Sync failed\" %s and retries", what)
+				then := fmt.Sprintf("; kube-proxy then logged \"Sync failed\" %s and retries", what)
+				f.Message += then
+				if lead != "" {
+					lead += then
+				}
 				f.Evidence = append(f.Evidence, logEvidence(after, 2)...)
 			}
-			p.Report(f)
+			out = append(out, f)
+			led = append(led, lead)
 		}
 	}
+	return out, led
 }
 
 // syncCause reads the cause of failed syncs from their log entries and

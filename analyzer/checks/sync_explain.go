@@ -1,0 +1,162 @@
+package checks
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+)
+
+// The checks whose findings foldSyncFailure makes one.
+const (
+	idSyncFailures = "sync-failures"
+	idSyncStale    = "sync-stale"
+)
+
+// healthzFailsPrefix begins the message of kube-proxy-unhealthy for a
+// failing /healthz.
+const healthzFailsPrefix = "kube-proxy's health check fails: "
+
+// Rule syncs that fail (sync-failures) explain what follows from them:
+// the last successful sync grows old (sync-stale), /healthz answers 503
+// once a queued change waits (kube-proxy-unhealthy), and the rules stay
+// those of the last sync that succeeded, so that they lag the
+// EndpointSlices (endpoint-stale, endpoint-missing). The failure, led by
+// the cause the log gives, is the one finding: it names each symptom in
+// its message, lists their findings' messages in objects and holds their
+// evidence (foldSyncFailure).
+
+// A syncLead is the finding of sync-failures that shows a node's rule
+// syncs failing at collection time, which explains their symptoms.
+type syncLead struct {
+	// message is the finding's message as reported; led is that message
+	// led by the cause the log gives ("" when it gives none), which the
+	// finding takes once it stands for its symptoms too.
+	message, led string
+	// told are the symptoms folded into it so far, as its message names
+	// them, and lagging the Services whose rules lag their slices.
+	told    []string
+	lagging map[string]bool
+	lagBy   []string // the checks of those Services' findings
+	seen    map[model.Evidence]bool
+}
+
+// syncLead records c, a finding of sync-failures, as the one that shows
+// the node's rule syncs failing; led is its message led by the cause.
+func (p *Pass) syncLead(c Finding, led string) {
+	if p.facts != nil {
+		p.facts.sync = &syncLead{message: c.Message, led: led}
+	}
+}
+
+// isLead reports whether c is the finding of the node's failing syncs.
+func (l *syncLead) isLead(c *Finding) bool {
+	return c.Check == idSyncFailures && (strings.HasPrefix(c.Message, l.message) || l.led != "" && strings.HasPrefix(c.Message, l.led))
+}
+
+// syncFailing reports whether c, a finding of sync-failures, shows the
+// node's rule syncs failing, and d is one of their symptoms on the node: a
+// sync overdue, a /healthz failing for a sync that waits (not only a node
+// being deleted), the rules of a Service lagging its EndpointSlices.
+func syncFailing(f *facts, c, d *Finding) bool {
+	if f == nil || f.sync == nil || d.Node != c.Node || !f.sync.isLead(c) {
+		return false
+	}
+	switch d.Check {
+	case idSyncStale:
+		return true
+	case idKubeProxyUnhealthy:
+		return strings.HasPrefix(d.Message, healthzFailsPrefix) &&
+			(strings.Contains(d.Message, " proxier") || strings.Contains(d.Message, "last update ") || strings.Contains(d.Message, "no sync ever succeeded"))
+	case idEndpointStale, idEndpointMissing:
+		return lagOf(f, d) != ""
+	}
+	return false
+}
+
+// foldSyncFailure makes the symptoms ds of the node's failing syncs part
+// of c, the finding of sync-failures that shows them failing: its message,
+// led by the cause, then names each kind of symptom; objects lists the
+// messages of ds, evidence holds theirs.
+func foldSyncFailure(f *facts, c *Finding, ds []Finding) {
+	l := f.sync
+	if l.seen == nil {
+		l.seen = map[model.Evidence]bool{}
+		for _, e := range c.Evidence {
+			l.seen[e] = true
+		}
+	}
+	for i := range ds {
+		d := &ds[i]
+		c.Objects = append(c.Objects, d.Message)
+		for _, e := range d.Evidence {
+			if !l.seen[e] {
+				l.seen[e] = true
+				c.Evidence = append(c.Evidence, e)
+			}
+		}
+		c.Severity = max(c.Severity, d.Severity)
+	}
+	switch ds[0].Check {
+	case idSyncStale:
+		l.told = append(l.told, "the last successful sync overdue (sync-stale)")
+	case idKubeProxyUnhealthy:
+		l.told = append(l.told, "/healthz failing (kube-proxy-unhealthy)")
+	default:
+		if l.lagging == nil {
+			l.lagging = map[string]bool{}
+		}
+		for i := range ds {
+			l.lagging[lagOf(f, &ds[i])] = true
+			for _, id := range append([]string{ds[i].Check}, ds[i].Checks...) {
+				if !contains(l.lagBy, id) {
+					l.lagBy = append(l.lagBy, id)
+				}
+			}
+		}
+		lag := fmt.Sprintf("the rules of %d Services behind their EndpointSlices", len(l.lagging))
+		if len(l.lagging) == 1 {
+			lag = "the rules of 1 Service behind its EndpointSlices"
+		}
+		lag += " (" + joinNames(sortedCopy(l.lagBy)) + ")"
+		if n := len(l.told); n > 0 && strings.HasPrefix(l.told[n-1], "the rules of ") {
+			l.told[n-1] = lag
+		} else {
+			l.told = append(l.told, lag)
+		}
+	}
+	msg := l.message
+	if l.led != "" {
+		msg = l.led
+	}
+	c.Message = msg + "; this leaves " + joinNames(l.told)
+}
+
+// sortedCopy returns the strings of list, sorted.
+func sortedCopy(list []string) []string {
+	out := append([]string(nil), list...)
+	sort.Strings(out)
+	return out
+}
+
+// lagOf returns the Service whose rules lag its EndpointSlices that d, a
+// finding of endpoint-stale or endpoint-missing, reports, "" for another
+// finding: one the check reported, or the one finding of both checks
+// that foldLag made of them.
+func lagOf(f *facts, d *Finding) string {
+	if svc := f.lagService(d); svc != "" {
+		return svc
+	}
+	if d.Check == idEndpointStale && contains(d.Checks, idEndpointMissing) {
+		svc, _, _ := strings.Cut(d.Service, ":")
+		return svc
+	}
+	return ""
+}
+
+// noteSyncFailure tells, in the status of a check whose findings
+// foldSyncFailure folded, that they are in sync-failures' finding.
+func noteSyncFailure([]Finding) string {
+	return "explained by kube-proxy's failing rule syncs: reported in the sync-failures finding, which lists them in its objects"
+}
