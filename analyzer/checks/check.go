@@ -196,10 +196,6 @@ type Result struct {
 	// Coverage says whether what matters for the node's mode was checked
 	// on complete inputs.
 	Coverage Coverage
-	// explained holds the findings that findings of other checks explain
-	// and stand for (see explanation): node-drift asks them about its
-	// differences too (see explainedBy).
-	explained []Finding
 }
 
 // Options select checks.

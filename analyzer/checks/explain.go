@@ -59,6 +59,7 @@ var explanations = []*explanation{
 	{cause: idServiceMissing, consequence: nodeDriftID, explains: driftEntry},
 	{cause: idNodePortMissing, consequence: nodeDriftID, explains: driftEntry},
 	{cause: idExternalMissing, consequence: nodeDriftID, explains: driftEntry},
+	{cause: idSyncFailures, consequence: nodeDriftID, explains: driftSynced},
 }
 
 // explain folds, for each explanation of list, the findings of its
@@ -126,7 +127,6 @@ func (f *facts) explain(res *Result, list []*explanation) {
 				ds = append(ds, fs[j])
 				drop[j] = true
 			}
-			res.explained = append(res.explained, ds...)
 			c := &fs[i]
 			x.fold(f, c, ds)
 			c.Checks = checkIDs(append([]Finding{*c}, ds...))
@@ -163,17 +163,13 @@ func checkIDs(fs []Finding) []string {
 
 // explainedBy returns the check of the first of a node's findings that
 // explains d, a difference node-drift finds on the node, "" when none
-// does. The findings are res's, then those that others of res explain and
-// stand for (the rules of a Service lagging its slices, in the finding of
-// the failing syncs that explain them, whose checks name theirs).
-func explainedBy(res *Result, d *Finding) string {
-	for _, findings := range [][]Finding{res.Findings, res.explained} {
-		for i := range findings {
-			c := &findings[i]
-			for _, x := range explanations {
-				if x.consequence == d.Check && x.cause == c.Check && x.explains(nil, c, d) {
-					return c.Check
-				}
+// does.
+func explainedBy(findings []Finding, d *Finding) string {
+	for i := range findings {
+		c := &findings[i]
+		for _, x := range explanations {
+			if x.consequence == d.Check && x.cause == c.Check && x.explains(nil, c, d) {
+				return c.Check
 			}
 		}
 	}

@@ -91,9 +91,6 @@ func detach(res *Result) {
 	for i := range res.Findings {
 		model.Detach(res.Findings[i].Evidence)
 	}
-	for i := range res.explained {
-		model.Detach(res.explained[i].Evidence)
-	}
 	if m := res.Migration; m != nil {
 		for i := range m.Items {
 			model.Detach(m.Items[i].Evidence)

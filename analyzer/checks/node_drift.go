@@ -566,7 +566,7 @@ func explaining(n *FleetNode, service string, e *printElem) string {
 	} else {
 		d.Objects = []string{e.label}
 	}
-	return explainedBy(n.res, &d)
+	return explainedBy(n.res.Findings, &d)
 }
 
 // sameService reports whether a node's finding c is about the service

@@ -315,7 +315,15 @@ var syncFailures = &Check{
 		"back to a full one), `..._nftables_sync_failures_total`; and logs them (\"Failed to execute " +
 		"iptables-restore\", \"Sync failed\", xtables lock timeouts, nftables transaction errors). The counters are " +
 		"cumulative since kube-proxy started. A \"Sync failed\" line that follows a failure of a named kind is " +
-		"reported with it, not on its own. On a page filtered on its way into the inputs (`curl .../metrics | grep " +
+		"reported with it, not on its own. The counters and the log tell of the same failures: with both, they are " +
+		"one finding, led by the cause the log gives (a missing kernel module or iptables extension, an iptables too " +
+		"old, an nftables feature the kernel lacks), with the log lines and the counters as evidence; counters that no " +
+		"logged failure explains say that their cause is unknown and that kube-proxy's log tells it. While the syncs " +
+		"fail (a failed sync with one still pending on the /metrics page, or, without counters, a failure the log " +
+		"shows), what follows from them is part of that finding, not reported on its own: the overdue last sync " +
+		"(`sync-stale`), /healthz failing (`kube-proxy-unhealthy`), the rules of Services lagging their EndpointSlices " +
+		"(`endpoint-stale`, `endpoint-missing`); its `objects` list the messages of the first two and each lagging " +
+		"endpoint after its Service, its `evidence` holds theirs and its `checks` names their checks. On a page filtered on its way into the inputs (`curl .../metrics | grep " +
 		"sync_proxy_rules_last`), a counter the page does not show is noted as not checked, not taken as 0.",
 	Why: "A failed sync leaves the previous rules in place until the retry after `syncPeriod`; repeated failures " +
 		"freeze the data plane. The usual causes are another program holding the xtables lock, an iptables backend " +

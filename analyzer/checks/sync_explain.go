@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -89,7 +90,7 @@ func foldSyncFailure(f *facts, c *Finding, ds []Finding) {
 	}
 	for i := range ds {
 		d := &ds[i]
-		c.Objects = append(c.Objects, d.Message)
+		c.Objects = append(c.Objects, symptomObjects(f, d)...)
 		for _, e := range d.Evidence {
 			if !l.seen[e] {
 				l.seen[e] = true
@@ -153,6 +154,77 @@ func lagOf(f *facts, d *Finding) string {
 		return svc
 	}
 	return ""
+}
+
+// symptomObjects returns the objects a symptom d of failing syncs adds to
+// their finding: the message of an overdue sync or a failing /healthz;
+// for the rules of a Service lagging its EndpointSlices, each endpoint out
+// of step, after its Service port and ": " ("kube-system/dns: 10.244.3.2:53
+// of port dns (ready, on node node-b) not programmed in KUBE-SVC-...", or
+// the message of the one endpoint of a finding without objects), which
+// node-drift reads (see driftSynced).
+func symptomObjects(f *facts, d *Finding) []string {
+	if lagOf(f, d) == "" {
+		return []string{d.Message}
+	}
+	if len(d.Objects) == 0 {
+		return []string{d.Service + ": " + d.Message}
+	}
+	out := make([]string, 0, len(d.Objects))
+	for _, o := range d.Objects {
+		out = append(out, d.Service+": "+o)
+	}
+	return out
+}
+
+// driftSynced reports whether c, a finding of sync-failures, holds among
+// its objects the endpoint that d, a difference node-drift finds, is
+// about: the rules of its Service lag the EndpointSlices because the
+// node's syncs fail (see symptomObjects).
+func driftSynced(_ *facts, c, d *Finding) bool {
+	if d.Endpoint == "" || !slices.ContainsFunc(c.Checks, func(id string) bool { return id == idEndpointStale || id == idEndpointMissing }) {
+		return false
+	}
+	name, port, _ := strings.Cut(d.Service, ":")
+	for _, o := range c.Objects {
+		svc, rest, ok := strings.Cut(o, ": ")
+		if !ok {
+			continue
+		}
+		switch svc {
+		case d.Service:
+			if strings.HasPrefix(rest, d.Endpoint+" ") || namesAddress(rest, d.Endpoint) {
+				return true
+			}
+		case name:
+			if port != "" && strings.HasPrefix(rest, d.Endpoint+" of port "+port+" ") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// namesAddress reports whether text names the address addr ("10.244.2.2:53"),
+// not one it is the start of ("10.244.2.2:530").
+func namesAddress(text, addr string) bool {
+	for i := strings.Index(text, addr); i >= 0; {
+		end := i + len(addr)
+		if end == len(text) || !isAddrByte(text[end]) {
+			return true
+		}
+		j := strings.Index(text[end:], addr)
+		if j < 0 {
+			break
+		}
+		i = end + j
+	}
+	return false
+}
+
+// isAddrByte reports whether b may continue an address.
+func isAddrByte(b byte) bool {
+	return b >= '0' && b <= '9' || b >= 'a' && b <= 'f' || b >= 'A' && b <= 'F' || b == '.' || b == ':' || b == ']'
 }
 
 // noteSyncFailure tells, in the status of a check whose findings
