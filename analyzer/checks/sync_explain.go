@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/proxyscan/proxyscan/analyzer/model"
 )
 
 // The checks whose findings foldSyncFailure makes one.
@@ -40,7 +38,9 @@ type syncLead struct {
 	told    []string
 	lagging map[string]bool
 	lagBy   []string // the checks of those Services' findings
-	seen    map[model.Evidence]bool
+	// base is how many of the finding's evidence are those of the
+	// failures, the overdue sync and /healthz (see foldSyncFailure).
+	base int
 }
 
 // syncLead records c, a finding of sync-failures, as the one that shows
@@ -82,19 +82,29 @@ func syncFailing(f *facts, c, d *Finding) bool {
 // messages of ds, evidence holds theirs.
 func foldSyncFailure(f *facts, c *Finding, ds []Finding) {
 	l := f.sync
-	if l.seen == nil {
-		l.seen = map[model.Evidence]bool{}
-		for _, e := range c.Evidence {
-			l.seen[e] = true
-		}
+	if l.base == 0 {
+		l.base = len(c.Evidence)
 	}
+	n := 0
+	for i := range ds {
+		n += len(ds[i].Evidence)
+	}
+	c.Evidence = slices.Grow(c.Evidence, n)
 	for i := range ds {
 		d := &ds[i]
 		c.Objects = append(c.Objects, symptomObjects(f, d)...)
-		for _, e := range d.Evidence {
-			if !l.seen[e] {
-				l.seen[e] = true
-				c.Evidence = append(c.Evidence, e)
+		// The symptoms share evidence with the failures (the samples of
+		// the /metrics page), the rules of one Service none with
+		// another's: only the first few are compared, in time linear in
+		// the evidence of thousands of lagging Services.
+		if d.Check == idSyncStale || d.Check == idKubeProxyUnhealthy {
+			c.Evidence = appendEvidence(c.Evidence, d.Evidence...)
+			l.base = len(c.Evidence)
+		} else {
+			for _, e := range d.Evidence {
+				if !slices.Contains(c.Evidence[:l.base], e) {
+					c.Evidence = append(c.Evidence, e)
+				}
 			}
 		}
 		c.Severity = max(c.Severity, d.Severity)
