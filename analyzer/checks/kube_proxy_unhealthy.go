@@ -69,7 +69,7 @@ func runKubeProxyUnhealthy(p *Pass) {
 			}
 		}
 		p.Report(Finding{
-			Message:  "kube-proxy's health check fails: " + strings.Join(why, ", "),
+			Message:  healthzFailsPrefix + strings.Join(why, ", "),
 			Evidence: ev,
 			Advice:   "kube-proxy reports unhealthy when a queued change waits more than twice its sync period: look at sync-stale and sync-failures, and at its log.",
 		})

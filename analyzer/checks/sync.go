@@ -429,16 +429,16 @@ func runSyncFailures(p *Pass) {
 	// when no counter says otherwise.
 	switch {
 	case failing && len(logged) > 0:
-		p.syncLead(logged[lead], led[lead])
+		p.leadSyncs(logged[lead], led[lead])
 	case failing:
 		for _, c := range counted {
 			if c.Severity == Error {
-				p.syncLead(c, "")
+				p.leadSyncs(c, "")
 				break
 			}
 		}
 	case !counters && lead >= 0 && logged[lead].Severity == Error:
-		p.syncLead(logged[lead], led[lead])
+		p.leadSyncs(logged[lead], led[lead])
 	}
 	for _, f := range counted {
 		p.Report(f)

@@ -23,8 +23,8 @@ const healthzFailsPrefix = "kube-proxy's health check fails: "
 // those of the last sync that succeeded, so that they lag the
 // EndpointSlices (endpoint-stale, endpoint-missing). The failure, led by
 // the cause the log gives, is the one finding: it names each symptom in
-// its message, lists their findings' messages in objects and holds their
-// evidence (foldSyncFailure).
+// its message, lists them in objects (each lagging endpoint after its
+// Service) and holds their evidence (foldSyncFailure).
 
 // A syncLead is the finding of sync-failures that shows a node's rule
 // syncs failing at collection time, which explains their symptoms.
@@ -43,9 +43,9 @@ type syncLead struct {
 	base int
 }
 
-// syncLead records c, a finding of sync-failures, as the one that shows
+// leadSyncs records c, a finding of sync-failures, as the one that shows
 // the node's rule syncs failing; led is its message led by the cause.
-func (p *Pass) syncLead(c Finding, led string) {
+func (p *Pass) leadSyncs(c Finding, led string) {
 	if p.facts != nil {
 		p.facts.sync = &syncLead{message: c.Message, led: led}
 	}
