@@ -36,6 +36,13 @@ type explanation struct {
 // explanations are the declared relations between checks, applied in
 // this order.
 var explanations = []*explanation{
+	// A rule naming a chain its table does not have: the endpoint it
+	// led to is not programmed, the rule forwards nowhere, the chains
+	// and sets that only the missing chain referenced are orphans.
+	{cause: idRulesetInvalid, consequence: idEndpointMissing, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
+	{cause: idRulesetInvalid, consequence: idEndpointStale, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
+	{cause: idRulesetInvalid, consequence: idAffinityMismatch, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
+	{cause: idRulesetInvalid, consequence: idOrphanRules, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
 	// The rules of a Service that lag its EndpointSlices: the usable
 	// endpoints not programmed are part of it.
 	{cause: idEndpointStale, consequence: idEndpointMissing, explains: sameLag, key: lagKey, fold: foldLag, note: noteLag},

@@ -54,6 +54,10 @@ type facts struct {
 	// the Service's EndpointSlices that endpoint-missing and
 	// endpoint-stale reported (see foldLag).
 	lag map[string]map[string]*lagReported
+	// dangling holds, by the position of the first of their rules, the
+	// chains that rules name and their table does not have, that
+	// ruleset-invalid reported (see foldDangling).
+	dangling map[evidenceKey]*dangling
 	// entries holds the entries of the lists of service ports of PortsOf
 	// in each view (see entriesOf).
 	entries map[entriesKey][][]*view.Entry

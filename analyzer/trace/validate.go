@@ -45,6 +45,9 @@ type Problem struct {
 	Table, Chain string
 	// Rule is the offending rule as written.
 	Rule string
+	// Target is, for ProblemMissingChain, the chain the rule names that
+	// the table does not have.
+	Target string
 	// Pos locates the rule.
 	Pos parsers.Pos
 	// Message says what is wrong, naming the chains.
@@ -225,7 +228,7 @@ func validateDump(d *iptables.Dump) []Problem {
 					// hold the chains its rules name.
 					continue
 				}
-				miss = append(miss, missing{ci, Problem{Kind: ProblemMissingChain, Table: t.Name, Chain: c.Name, Rule: r.Raw, Pos: r.Pos(),
+				miss = append(miss, missing{ci, Problem{Kind: ProblemMissingChain, Table: t.Name, Chain: c.Name, Rule: r.Raw, Pos: r.Pos(), Target: target,
 					Message: fmt.Sprintf("chain %s jumps to chain %s, which table %s does not declare: iptables-restore refuses the table", c.Name, target, t.Name)}})
 			}
 		}
@@ -352,7 +355,7 @@ func validateRuleset(rs *nft.Ruleset) []Problem {
 						continue
 					}
 					if !ok {
-						out = append(out, Problem{Kind: ProblemMissingChain, Table: label, Chain: c.Name, Rule: r.Raw, Pos: r.Pos(),
+						out = append(out, Problem{Kind: ProblemMissingChain, Table: label, Chain: c.Name, Rule: r.Raw, Pos: r.Pos(), Target: target,
 							Message: fmt.Sprintf("chain %s jumps to chain %s, which table %s does not have: nft refuses the ruleset", c.Name, target, label)})
 						continue
 					}
