@@ -43,6 +43,10 @@ var explanations = []*explanation{
 	{cause: idRulesetInvalid, consequence: idEndpointStale, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
 	{cause: idRulesetInvalid, consequence: idAffinityMismatch, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
 	{cause: idRulesetInvalid, consequence: idOrphanRules, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
+	// A rule of a service chain edited to jump to another endpoint's
+	// chain: that endpoint gets its share twice, the one the rule names
+	// none.
+	{cause: idLoadBalanceSkew, consequence: idEndpointMissing, explains: explainedByMisdirected, fold: foldMisdirected, note: noteMisdirected},
 	// The rules of a Service that lag its EndpointSlices: the usable
 	// endpoints not programmed are part of it.
 	{cause: idEndpointStale, consequence: idEndpointMissing, explains: sameLag, key: lagKey, fold: foldLag, note: noteLag},
