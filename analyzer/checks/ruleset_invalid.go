@@ -7,6 +7,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
+	"github.com/proxyscan/proxyscan/analyzer/view"
 )
 
 var rulesetInvalid = &Check{
@@ -36,32 +37,37 @@ func runRulesetInvalid(p *Pass) {
 	// finding: one chain is missing (a vmap and an affinity rule of a
 	// service chain name the same endpoint chain).
 	type group struct {
-		first int
-		ev    []model.Evidence
-		in    map[string]bool // the chains holding the rules
+		first, n int
+		ev       []model.Evidence
+		in       map[string]bool // the chains holding the rules
 	}
 	groups := map[[3]string]*group{}
 	var order []*group
 	for i, pr := range probs {
-		ev := model.EvidenceAt(pr.Pos, pr.Rule)
+		// The map element naming the chain, when one does, then the rule.
+		ev := []model.Evidence{model.EvidenceAt(pr.Pos, pr.Rule)}
+		if pr.Set != nil && pr.Element != nil {
+			ev = append([]model.Evidence{view.NFTElementEvidence(pr.Set, pr.Element)}, ev...)
+		}
 		if pr.Kind == trace.ProblemMissingChain && pr.Target != "" {
 			k := [3]string{pr.Pos.File, pr.Table, pr.Target}
 			if g := groups[k]; g != nil {
-				g.ev = append(g.ev, ev)
+				g.ev = appendEvidence(g.ev, ev...)
 				g.in[pr.Chain] = true
+				g.n++
 				continue
 			}
-			g := &group{first: i, ev: []model.Evidence{ev}, in: map[string]bool{pr.Chain: true}}
+			g := &group{first: i, n: 1, ev: ev, in: map[string]bool{pr.Chain: true}}
 			groups[k] = g
 			order = append(order, g)
 			continue
 		}
-		order = append(order, &group{first: i, ev: []model.Evidence{ev}})
+		order = append(order, &group{first: i, n: 1, ev: ev})
 	}
 	for _, g := range order {
 		pr := probs[g.first]
 		msg := pr.Message
-		if n := len(g.ev); n > 1 && len(g.in) == 1 {
+		if n := g.n; n > 1 && len(g.in) == 1 && pr.Set == nil {
 			msg = strings.Replace(msg, "chain "+pr.Chain+" jumps to", fmt.Sprintf("%d rules of chain %s jump to", n, pr.Chain), 1)
 		} else if n > 1 {
 			msg += fmt.Sprintf(" (and %d more rules name it)", n-1)
