@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
@@ -139,6 +140,11 @@ func foldDangling(_ *facts, c *Finding, ds []Finding) {
 	if c.Service == "" && svc != "" {
 		c.Service, c.Protocol = svc, proto
 	}
+	// The endpoint not programmed, when it is one: node-drift then
+	// leaves it to this finding (driftEndpoint).
+	if ep := missingEndpoint(ds); ep != "" && c.Endpoint == "" && c.Service == svc {
+		c.Endpoint = ep
+	}
 	// The findings of each check are folded in turn: the first says what
 	// follows, the others add to the list.
 	if strings.Contains(c.Message, danglingFollows) {
@@ -160,4 +166,27 @@ func noteDangling(leads []Finding) string {
 		what = fmt.Sprintf("the ruleset-invalid findings of the %d chains they lead to, which the tables do not have", len(leads))
 	}
 	return "findings that follow from rules naming a missing chain: reported in " + what
+}
+
+// missingEndpoint returns the endpoint the endpoint-missing findings of ds
+// name, "" when they name none or several.
+func missingEndpoint(ds []Finding) string {
+	ep := ""
+	for _, d := range ds {
+		if d.Check != idEndpointMissing || d.Endpoint == "" {
+			continue
+		}
+		if ep != "" && ep != d.Endpoint {
+			return ""
+		}
+		ep = d.Endpoint
+	}
+	return ep
+}
+
+// driftFoldedEndpoint reports whether c, a finding that holds an
+// endpoint-missing finding folded into it, names the endpoint of d, a
+// difference node-drift finds (see driftEndpoint).
+func driftFoldedEndpoint(f *facts, c, d *Finding) bool {
+	return slices.Contains(c.Checks, idEndpointMissing) && driftEndpoint(f, c, d)
 }

@@ -64,6 +64,10 @@ var explanations = []*explanation{
 	{cause: idServiceMissing, consequence: nodeDriftID, explains: driftEntry},
 	{cause: idNodePortMissing, consequence: nodeDriftID, explains: driftEntry},
 	{cause: idExternalMissing, consequence: nodeDriftID, explains: driftEntry},
+	// The endpoint-missing findings folded into a dangling reference or a
+	// misdirected rule (the lead names the endpoint).
+	{cause: idRulesetInvalid, consequence: nodeDriftID, explains: driftFoldedEndpoint},
+	{cause: idLoadBalanceSkew, consequence: nodeDriftID, explains: driftFoldedEndpoint},
 }
 
 // explain folds, for each explanation of list, the findings of its

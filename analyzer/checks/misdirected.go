@@ -74,6 +74,11 @@ func foldMisdirected(_ *facts, c *Finding, ds []Finding) {
 	}
 	c.Evidence = ev
 	c.Message = strings.Join(lead, "; ") + "; " + c.Message
+	// The endpoint not programmed, when it is one: node-drift then
+	// leaves it to this finding (driftEndpoint).
+	if ep := missingEndpoint(ds); ep != "" && c.Endpoint == "" {
+		c.Endpoint = ep
+	}
 }
 
 // noteMisdirected tells, in the status of endpoint-missing, where the
