@@ -48,7 +48,7 @@ func runEndpointMissing(p *Pass) {
 							p.Report(Finding{
 								Service: sp.String(), Protocol: string(sp.Protocol), Endpoint: ep.String(),
 								Message:  fmt.Sprintf("%s keeps %s (%s), a usable endpoint of %s, at weight 0: it gets no new connections", u.d.ID, ep.String(), epState(ep), sp.Name),
-								Evidence: append([]model.Evidence{EndpointEvidence(sp, ep)}, b.Evidence()...),
+								Evidence: append([]model.Evidence{AddressEvidence(sp, ep)}, b.Evidence()...),
 								Advice:   "kube-proxy sets weight 0 on real servers it is draining and back to 1 when the endpoint returns; restart kube-proxy on the node so that it resets the weights.",
 							})
 						}
@@ -61,13 +61,13 @@ func runEndpointMissing(p *Pass) {
 					lag.add(p, v, sp, u.d.ID, ep.String(), lagMissing, epState(ep), Finding{
 						Service: sp.String(), Protocol: string(sp.Protocol), Endpoint: ep.String(),
 						Message:  fmt.Sprintf("%s does not forward to %s (%s), a usable endpoint of %s", u.d.ID, ep.String(), epState(ep), sp.Name),
-						Evidence: append([]model.Evidence{EndpointEvidence(sp, ep)}, u.d.Evidence...),
+						Evidence: append([]model.Evidence{AddressEvidence(sp, ep)}, u.d.Evidence...),
 						Advice:   "kube-proxy has not programmed this endpoint yet: check its logs for EndpointSlice watch errors and its sync metrics, then restart it on the node.",
 					})
 				}
 			}
 			for _, c := range broken {
-				ev := append([]model.Evidence{EndpointEvidence(sp, c.ep)}, c.jumps...)
+				ev := append([]model.Evidence{AddressEvidence(sp, c.ep)}, c.jumps...)
 				if chain := c.b.Evidence(); len(chain) > 1 {
 					ev = append(ev, chain[1])
 				}

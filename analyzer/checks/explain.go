@@ -36,6 +36,17 @@ type explanation struct {
 // explanations are the declared relations between checks, applied in
 // this order.
 var explanations = []*explanation{
+	// A rule naming a chain its table does not have: the endpoint it
+	// led to is not programmed, the rule forwards nowhere, the chains
+	// and sets that only the missing chain referenced are orphans.
+	{cause: idRulesetInvalid, consequence: idEndpointMissing, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
+	{cause: idRulesetInvalid, consequence: idEndpointStale, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
+	{cause: idRulesetInvalid, consequence: idAffinityMismatch, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
+	{cause: idRulesetInvalid, consequence: idOrphanRules, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
+	// A rule of a service chain edited to jump to another endpoint's
+	// chain: that endpoint gets its share twice, the one the rule names
+	// none.
+	{cause: idLoadBalanceSkew, consequence: idEndpointMissing, explains: explainedByMisdirected, fold: foldMisdirected, note: noteMisdirected},
 	// The rules of a Service that lag its EndpointSlices: the usable
 	// endpoints not programmed are part of it.
 	{cause: idEndpointStale, consequence: idEndpointMissing, explains: sameLag, key: lagKey, fold: foldLag, note: noteLag},
@@ -60,6 +71,10 @@ var explanations = []*explanation{
 	{cause: idNodePortMissing, consequence: nodeDriftID, explains: driftEntry},
 	{cause: idExternalMissing, consequence: nodeDriftID, explains: driftEntry},
 	{cause: idSyncFailures, consequence: nodeDriftID, explains: driftSynced},
+	// The endpoint-missing findings folded into a dangling reference or a
+	// misdirected rule (the lead names the endpoint).
+	{cause: idRulesetInvalid, consequence: nodeDriftID, explains: driftFoldedEndpoint},
+	{cause: idLoadBalanceSkew, consequence: nodeDriftID, explains: driftFoldedEndpoint},
 }
 
 // explain folds, for each explanation of list, the findings of its

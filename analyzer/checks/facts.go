@@ -57,6 +57,10 @@ type facts struct {
 	// sync is the finding of sync-failures that shows the node's rule
 	// syncs failing, nil when none does (see foldSyncFailure).
 	sync *syncLead
+	// dangling holds, by the position of the first of their rules, the
+	// chains that rules name and their table does not have, that
+	// ruleset-invalid reported (see foldDangling).
+	dangling map[evidenceKey]*dangling
 	// entries holds the entries of the lists of service ports of PortsOf
 	// in each view (see entriesOf).
 	entries map[entriesKey][][]*view.Entry

@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/view"
@@ -66,10 +67,21 @@ func checkBlocked(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, k vie
 		if e.HasEndpoints {
 			why = "has no endpoints on this node and a Local traffic policy"
 		}
+		msg := fmt.Sprintf("nothing %ss %s although the Service %s", want, dest, why)
+		ev := []model.Evidence{ServiceEvidence(sp), blockAnchor(v, k)}
+		if w, ok := v.BlockWhere[k]; ok {
+			msg += ": " + blockAbsent(v, w, k, ip, sp.ProtoLower(), port)
+			if f := forward(v, k, ip, sp.ProtoLower(), port); f != nil {
+				msg += ", and its entry in " + where(v, k) + " forwards its traffic instead"
+				ev = append(ev, f.Evidence...)
+			} else {
+				msg += ", so its traffic " + unblockedFate(k, want)
+			}
+		}
 		p.ReportMissing(v, fmt.Sprintf("%s %s (to %s)", sp.String(), dest, want), Finding{
 			Service: sp.String(), Protocol: string(sp.Protocol),
-			Message:  fmt.Sprintf("nothing %ss %s although the Service %s", want, dest, why),
-			Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, k)},
+			Message:  msg,
+			Evidence: ev,
 			Advice:   syncAdvice(v),
 		})
 		return
@@ -82,4 +94,41 @@ func checkBlocked(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, k vie
 			Advice:   "The rule reflects an older state of the Service's endpoints; restart kube-proxy on the node if it persists.",
 		})
 	}
+}
+
+// blockAnchor points at where the reject or drop entries of kind k live
+// (the no-endpoint map, the filter chain), else where its entries do.
+func blockAnchor(v *view.View, k view.Kind) model.Evidence {
+	if e, ok := v.BlockAnchors[k]; ok {
+		return e
+	}
+	return anchor(v, k)
+}
+
+// blockAbsent says that w, where the reject or drop of a destination
+// lives, has none for it: the element an nftables map lacks, as nft lists
+// its key, or the rule an iptables chain lacks.
+func blockAbsent(v *view.View, w string, k view.Kind, ip netip.Addr, proto string, port int32) string {
+	if v.Mode != model.ModeNFTables {
+		return w + " has no rule for it"
+	}
+	key := proto + " . " + strconv.Itoa(int(port))
+	if k != view.NodePort {
+		key = ip.String() + " . " + key
+	}
+	return w + " has no element " + key
+}
+
+// unblockedFate says what becomes of the traffic to a destination of kind
+// k that kube-proxy would reject or drop (want) and that no rule of its
+// matches.
+func unblockedFate(k view.Kind, want view.Action) string {
+	if k == view.NodePort {
+		return "matches no rule of kube-proxy's and is delivered to the node itself as to any other port"
+	}
+	s := "matches no rule of kube-proxy's and is routed on as to any other address"
+	if want == view.Reject {
+		s += " (clients wait for a timeout instead of being refused)"
+	}
+	return s
 }

@@ -25,6 +25,8 @@ func TestDriftExplaining(t *testing.T) {
 	missing6 := Finding{Check: "service-missing", Service: "shop/sessions", Message: "no entry for cluster IP [fd00:96::30]:8443/tcp in the service-ips map (IPv6)"}
 	nodePort := Finding{Check: "nodeport-missing", Service: "shop/front:http", Message: "no entry for node port 30080/tcp in the service-nodeports map (IPv4)"}
 	other := Finding{Check: "load-balance-skew", Service: "shop/web:http", Endpoint: "10.244.3.4:8080", Message: "10.244.3.4:8080 gets 90%"}
+	misdirected := Finding{Check: "load-balance-skew", Service: "shop/web:http", Endpoint: "10.244.3.4:8080", Checks: []string{"endpoint-missing", "load-balance-skew"}}
+	dangling := Finding{Check: "ruleset-invalid", Service: "shop/web:http", Endpoint: "10.244.3.4:8080", Checks: []string{"endpoint-missing", "ruleset-invalid"}}
 	tests := []struct {
 		name     string
 		findings []Finding
@@ -40,6 +42,9 @@ func TestDriftExplaining(t *testing.T) {
 		{"a finding of the Service's ports, another port", []Finding{ports}, "kube-system/dns:dns-tcp", ep("10.244.3.2:53"), ""},
 		{"one endpoint, IPv6", []Finding{one}, "shop/api:grpc", ep("[fd00:10:244::5]:9000"), "endpoint-missing"},
 		{"a check of another kind", []Finding{other}, "shop/web:http", ep("10.244.3.4:8080"), ""},
+		{"a misdirected rule holding endpoint-missing", []Finding{misdirected}, "shop/web:http", ep("10.244.3.4:8080"), "load-balance-skew"},
+		{"a missing chain holding endpoint-missing", []Finding{dangling}, "shop/web:http", ep("10.244.3.4:8080"), "ruleset-invalid"},
+		{"a missing chain holding endpoint-missing, another endpoint", []Finding{dangling}, "shop/web:http", ep("10.244.3.5:8080"), ""},
 		{"an endpoint finding for an entry", []Finding{lag}, "shop/web:http", entry("ClusterIP 10.244.3.5 tcp/8080"), ""},
 		{"Service not programmed", []Finding{missing}, "shop/sessions", entry("ClusterIP 10.96.10.30 tcp/8443"), "service-missing"},
 		{"Service not programmed, IPv6", []Finding{missing6}, "shop/sessions", entry("ClusterIP fd00:96::30 tcp/8443"), "service-missing"},

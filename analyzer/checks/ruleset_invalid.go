@@ -1,10 +1,13 @@
 package checks
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/trace"
+	"github.com/proxyscan/proxyscan/analyzer/view"
 )
 
 var rulesetInvalid = &Check{
@@ -30,10 +33,58 @@ var rulesetInvalid = &Check{
 func runRulesetInvalid(p *Pass) {
 	ipt, nft := rulesetProblems(p)
 	probs := slices.Concat(ipt, nft) // a copy: the tracer's are shared
-	for _, pr := range probs {
+	// The rules of one table that name the same missing chain are one
+	// finding: one chain is missing (a vmap and an affinity rule of a
+	// service chain name the same endpoint chain).
+	type group struct {
+		first, n int
+		ev       []model.Evidence
+		in       map[string]bool // the chains holding the rules
+	}
+	groups := map[[3]string]*group{}
+	var order []*group
+	for i, pr := range probs {
+		// The map element naming the chain, when one does, then the rule.
+		ev := []model.Evidence{model.EvidenceAt(pr.Pos, pr.Rule)}
+		if pr.Set != nil && pr.Element != nil {
+			ev = append([]model.Evidence{view.NFTElementEvidence(pr.Set, pr.Element)}, ev...)
+		}
+		if pr.Kind == trace.ProblemMissingChain && pr.Target != "" {
+			k := [3]string{pr.Pos.File, pr.Table, pr.Target}
+			if g := groups[k]; g != nil {
+				g.ev = appendEvidence(g.ev, ev...)
+				g.in[pr.Chain] = true
+				g.n++
+				continue
+			}
+			g := &group{first: i, n: 1, ev: ev, in: map[string]bool{pr.Chain: true}}
+			groups[k] = g
+			order = append(order, g)
+			continue
+		}
+		order = append(order, &group{first: i, n: 1, ev: ev})
+	}
+	for _, g := range order {
+		pr := probs[g.first]
+		msg := pr.Message
+		if n := g.n; n > 1 && len(g.in) == 1 && pr.Set == nil {
+			msg = strings.Replace(msg, "chain "+pr.Chain+" jumps to", fmt.Sprintf("%d rules of chain %s jump to", n, pr.Chain), 1)
+		} else if n > 1 {
+			msg += fmt.Sprintf(" (and %d more rules name it)", n-1)
+		}
+		if pr.Kind == trace.ProblemMissingChain && pr.Target != "" {
+			if p.facts.dangling == nil {
+				p.facts.dangling = map[evidenceKey]*dangling{}
+			}
+			d := &dangling{target: pr.Target, rules: map[evidenceKey]bool{}}
+			for _, e := range g.ev {
+				d.rules[evKeyOf(e)] = true
+			}
+			p.facts.dangling[evKeyOf(g.ev[0])] = d
+		}
 		p.Report(Finding{
-			Message:  pr.Message,
-			Evidence: []model.Evidence{model.EvidenceAt(pr.Pos, pr.Rule)},
+			Message:  msg,
+			Evidence: g.ev,
 			Advice:   rulesetAdvice[pr.Kind],
 		})
 	}

@@ -317,6 +317,18 @@ func serviceEvidenceIn(sp *model.ServicePort, texts *intern.Arena, buf *[]byte) 
 
 // EndpointEvidence returns the evidence of an endpoint's EndpointSlice.
 func EndpointEvidence(sp *model.ServicePort, ep *model.Endpoint) model.Evidence {
+	return model.EvidenceAt(ep.Pos(), endpointText(sp, ep))
+}
+
+// AddressEvidence is the evidence of an endpoint at the line of its
+// address in the EndpointSlice (see [model.Endpoint.AddressPos]), with the
+// text of [EndpointEvidence].
+func AddressEvidence(sp *model.ServicePort, ep *model.Endpoint) model.Evidence {
+	return model.EvidenceAt(ep.AddressPos(), endpointText(sp, ep))
+}
+
+// endpointText describes an endpoint of sp with its state and node.
+func endpointText(sp *model.ServicePort, ep *model.Endpoint) string {
 	state := []string{}
 	if ep.Ready {
 		state = append(state, "ready")
@@ -334,7 +346,7 @@ func EndpointEvidence(sp *model.ServicePort, ep *model.Endpoint) model.Evidence 
 	if ep.NodeName != "" {
 		where = " on node " + ep.NodeName
 	}
-	return model.EvidenceAt(ep.Pos(), fmt.Sprintf("EndpointSlice of %s: %s (%s)%s", sp.Name.Service(), ep.String(), strings.Join(state, ", "), where))
+	return fmt.Sprintf("EndpointSlice of %s: %s (%s)%s", sp.Name.Service(), ep.String(), strings.Join(state, ", "), where)
 }
 
 // Dest is an external destination of a service port.

@@ -529,12 +529,14 @@ func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node str
 			continue
 		}
 		// The endpoints of a slice share a copy of its position (not the
-		// slice's own field: the slice may be released).
-		var pos *endpointSource
+		// slice's own field: the slice may be released), one for each of
+		// its ports, which knows the line of each endpoint's address.
 		for _, port := range s.Ports {
 			if !portMatches(sp, port) {
 				continue
 			}
+			var pos *endpointSource
+			start := len(block)
 			for i := range s.Endpoints {
 				se := &s.Endpoints[i]
 				if len(se.Addresses) == 0 {
@@ -556,6 +558,19 @@ func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node str
 					pos = &endpointSource{pos: parsers.Pos{File: s.Pos.File, Line: s.Pos.Line, Path: s.Pos.Path}}
 				}
 				e.src = pos
+				var line int32
+				if i < len(s.AddressLines) {
+					line = s.AddressLines[i]
+				}
+				if line > 0 {
+					if pos.lines == nil {
+						pos.lines = make([]int32, 0, len(s.Endpoints))
+					}
+					for len(pos.lines) < len(block)-1-start {
+						pos.lines = append(pos.lines, 0)
+					}
+					pos.lines = append(pos.lines, line)
+				}
 				if se.NodeName != nil {
 					e.NodeName = *se.NodeName
 					e.Local = node != "" && e.NodeName == node
@@ -572,9 +587,15 @@ func endpointsFromSlices(sp *ServicePort, slices []*kube.EndpointSlice, node str
 						hints.nodes = append(hints.nodes, n.Name)
 					}
 					e.setHints(hints)
+					if line > 0 {
+						e.src.run, e.src.lines = block[len(block)-1:len(block):len(block)], []int32{line}
+					}
 				}
 				_ = e.String() // its address, for the merge
 				out = append(out, e)
+			}
+			if pos != nil && pos.lines != nil {
+				pos.run = block[start:len(block):len(block)]
 			}
 		}
 	}

@@ -244,6 +244,11 @@ type Endpoint struct {
 type endpointSource struct {
 	pos   parsers.Pos
 	hints *endpointHints
+	// run holds the endpoints read with this source, when the lines of
+	// their addresses are known; lines gives the line of each one's
+	// address (0: unknown).
+	run   []Endpoint
+	lines []int32
 }
 
 // endpointHints are the topology hints of an endpoint.
@@ -281,6 +286,24 @@ func (e *Endpoint) Pos() parsers.Pos {
 		return parsers.Pos{}
 	}
 	return e.src.pos
+}
+
+// AddressPos returns the position of the endpoint's address in the
+// EndpointSlice it was read from (a YAML export), else that of the object,
+// as Pos.
+func (e *Endpoint) AddressPos() parsers.Pos {
+	p := e.Pos()
+	if s := e.src; s != nil {
+		for i := range s.run {
+			if &s.run[i] == e {
+				if i < len(s.lines) && s.lines[i] > 0 {
+					p.Line = int(s.lines[i])
+				}
+				break
+			}
+		}
+	}
+	return p
 }
 
 // String returns the endpoint as kube-proxy writes it: "IP:port", with

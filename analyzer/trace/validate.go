@@ -45,6 +45,12 @@ type Problem struct {
 	Table, Chain string
 	// Rule is the offending rule as written.
 	Rule string
+	// Target is, for ProblemMissingChain, the chain the rule names that
+	// the table does not have; Set and Element, when an element of a
+	// named verdict map the rule looks up names it, that map and element.
+	Target  string
+	Set     *nft.Set
+	Element *nft.Element
 	// Pos locates the rule.
 	Pos parsers.Pos
 	// Message says what is wrong, naming the chains.
@@ -225,7 +231,7 @@ func validateDump(d *iptables.Dump) []Problem {
 					// hold the chains its rules name.
 					continue
 				}
-				miss = append(miss, missing{ci, Problem{Kind: ProblemMissingChain, Table: t.Name, Chain: c.Name, Rule: r.Raw, Pos: r.Pos(),
+				miss = append(miss, missing{ci, Problem{Kind: ProblemMissingChain, Table: t.Name, Chain: c.Name, Rule: r.Raw, Pos: r.Pos(), Target: target,
 					Message: fmt.Sprintf("chain %s jumps to chain %s, which table %s does not declare: iptables-restore refuses the table", c.Name, target, t.Name)}})
 			}
 		}
@@ -340,7 +346,8 @@ func validateRuleset(rs *nft.Ruleset) []Problem {
 			g.beginChain()
 			for ri, r := range c.Rules {
 				seen := map[string]bool{}
-				for _, target := range nftTargets(r, sets) {
+				for _, tg := range nftTargets(r, sets) {
+					target := tg.chain
 					if seen[target] {
 						continue
 					}
@@ -352,8 +359,13 @@ func validateRuleset(rs *nft.Ruleset) []Problem {
 						continue
 					}
 					if !ok {
-						out = append(out, Problem{Kind: ProblemMissingChain, Table: label, Chain: c.Name, Rule: r.Raw, Pos: r.Pos(),
-							Message: fmt.Sprintf("chain %s jumps to chain %s, which table %s does not have: nft refuses the ruleset", c.Name, target, label)})
+						msg := fmt.Sprintf("chain %s jumps to chain %s, which table %s does not have: nft refuses the ruleset", c.Name, target, label)
+						if tg.set != nil {
+							msg = fmt.Sprintf("an element of map %s, which chain %s looks up, goes to chain %s, which table %s does not have: nft refuses the ruleset",
+								tg.set.Name, c.Name, target, label)
+						}
+						out = append(out, Problem{Kind: ProblemMissingChain, Table: label, Chain: c.Name, Rule: r.Raw, Pos: r.Pos(), Target: target,
+							Set: tg.set, Element: tg.el, Message: msg})
 						continue
 					}
 					g.edges = append(g.edges, edge{from: int32(ci), to: to, rule: int32(ri)})
@@ -367,12 +379,16 @@ func validateRuleset(rs *nft.Ruleset) []Problem {
 
 // nftTargets returns the chains rule r jumps or goes to, in its verdict
 // and in its verdict maps (named ones from sets).
-func nftTargets(r *nft.Rule, sets map[string]*nft.Set) []string {
-	var out []string
-	elems := func(es []nft.Element) {
-		for _, e := range es {
-			if v := e.Verdict; v != nil && v.Target != "" && (v.Kind == "jump" || v.Kind == "goto") {
-				out = append(out, v.Target)
+func nftTargets(r *nft.Rule, sets map[string]*nft.Set) []nftTarget {
+	var out []nftTarget
+	elems := func(set *nft.Set, es []nft.Element) {
+		for i := range es {
+			if v := es[i].Verdict; v != nil && v.Target != "" && (v.Kind == "jump" || v.Kind == "goto") {
+				t := nftTarget{chain: v.Target}
+				if set != nil {
+					t.set, t.el = set, &es[i]
+				}
+				out = append(out, t)
 			}
 		}
 	}
@@ -380,20 +396,29 @@ func nftTargets(r *nft.Rule, sets map[string]*nft.Set) []string {
 		switch s := s.(type) {
 		case *nft.Verdict:
 			if s.Target != "" && (s.Kind == "jump" || s.Kind == "goto") {
-				out = append(out, s.Target)
+				out = append(out, nftTarget{chain: s.Target})
 			}
 		case *nft.Vmap:
 			switch d := s.Data.(type) {
 			case *nft.AnonSet:
-				elems(d.Elements)
+				elems(nil, d.Elements)
 			case *nft.SetRef:
 				if set := sets[strings.TrimPrefix(d.Name, "@")]; set != nil {
-					elems(set.Elements)
+					elems(set, set.Elements)
 				}
 			}
 		}
 	}
 	return out
+}
+
+// nftTarget is a chain a rule jumps or goes to, with the element of the
+// named verdict map that names it (nil set and el when the rule itself or
+// an anonymous map does).
+type nftTarget struct {
+	chain string
+	set   *nft.Set
+	el    *nft.Element
 }
 
 // check finds the loops reachable from the base chains of g and, when the

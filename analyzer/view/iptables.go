@@ -638,6 +638,19 @@ func dnatRule(c *iptables.Chain) *iptables.Rule {
 // and the load balancer firewall drops.
 func (x *iptExtractor) filter(f *iptables.Table) {
 	frd := f.Meanings()
+	// Rejects and drops of cluster IPs live in filter KUBE-SERVICES,
+	// those of external IPs, load balancer IPs and node ports in filter
+	// KUBE-EXTERNAL-SERVICES.
+	x.v.BlockAnchors, x.v.BlockWhere = map[Kind]model.Evidence{}, map[Kind]string{}
+	for k, name := range map[Kind]string{ClusterIP: kpnames.KubeServices, ExternalIP: kpnames.KubeExternalServices,
+		LoadBalancerIP: kpnames.KubeExternalServices, NodePort: kpnames.KubeExternalServices} {
+		x.v.BlockWhere[k] = "filter " + name
+		if c := f.Chain(name); c != nil {
+			x.v.BlockAnchors[k] = model.ChainEvidence(c)
+		} else {
+			x.v.BlockAnchors[k] = model.EvidenceAt(f.Pos(), "*filter (no "+name+" chain)")
+		}
+	}
 	if c := f.Chain(kpnames.KubeServices); c != nil {
 		rd, ms := frd.Chain(c)
 		for i := range ms {

@@ -377,29 +377,48 @@ func (x *nftExtractor) objects() {
 	}
 }
 
-// anchors says where entries live.
+// anchors says where entries live: the forward entries in the
+// service-ips and service-nodeports maps, the reject and drop entries in
+// no-endpoint-services and no-endpoint-nodeports.
 func (x *nftExtractor) anchors() {
 	x.v.Anchors = map[Kind]model.Evidence{}
 	x.v.Where = map[Kind]string{}
+	x.v.BlockAnchors = map[Kind]model.Evidence{}
+	x.v.BlockWhere = map[Kind]string{}
+	ips := []Kind{ClusterIP, ExternalIP, LoadBalancerIP}
 	for _, k := range []struct {
-		kinds []Kind
-		m     string
-	}{{[]Kind{ClusterIP, ExternalIP, LoadBalancerIP}, nftServiceIPs}, {[]Kind{NodePort}, nftServiceNodePort}} {
-		ev, where := x.mapAnchor(k.m)
+		kinds  []Kind
+		m      string
+		lookup []string // the chains that should look m up
+		anchor map[Kind]model.Evidence
+		where  map[Kind]string
+	}{
+		{ips, nftServiceIPs, []string{"services"}, x.v.Anchors, x.v.Where},
+		{[]Kind{NodePort}, nftServiceNodePort, []string{"services"}, x.v.Anchors, x.v.Where},
+		{ips, nftNoEndpointSvcs, []string{"service-endpoints-check", "endpoints-check"}, x.v.BlockAnchors, x.v.BlockWhere},
+		{[]Kind{NodePort}, nftNoEndpointNPs, []string{"nodeport-endpoints-check", "endpoints-check"}, x.v.BlockAnchors, x.v.BlockWhere},
+	} {
+		ev, where := x.mapAnchor(k.m, k.lookup)
 		for _, kind := range k.kinds {
-			x.v.Anchors[kind], x.v.Where[kind] = ev, where
+			k.anchor[kind], k.where[kind] = ev, where
 		}
 	}
 }
 
-func (x *nftExtractor) mapAnchor(name string) (model.Evidence, string) {
+// mapAnchor returns the evidence and the name of the map name, where
+// entries of its kinds live; a map that no rule reached from a base chain
+// looks up is pointed at by the first of the lookup chains that the table
+// has, where the rule looking it up belongs.
+func (x *nftExtractor) mapAnchor(name string, lookup []string) (model.Evidence, string) {
 	s := x.sets[name]
 	switch {
 	case s == nil:
 		return model.EvidenceAt(x.t.Pos, x.tableText()+" (no "+name+" map)"), "the " + name + " map (absent)"
 	case !x.used[name]:
-		if c := x.chains["services"]; c != nil {
-			return NFTChainEvidence(c), "the " + name + " map (no rule reached from a base chain looks it up)"
+		for _, l := range lookup {
+			if c := x.chains[l]; c != nil {
+				return NFTChainEvidence(c), "the " + name + " map (no rule reached from a base chain looks it up)"
+			}
 		}
 		return NFTSetEvidence(s), "the " + name + " map (no rule reached from a base chain looks it up)"
 	}

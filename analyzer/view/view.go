@@ -97,6 +97,13 @@ type View struct {
 	// Where names, for messages, where entries of each kind live ("nat
 	// KUBE-SERVICES", "the service-ips map", "the IPVS table").
 	Where map[Kind]string
+	// BlockAnchors point at where the reject and drop entries of each kind
+	// live (the filter chain, the no-endpoint map), so that a finding about
+	// a missing one can say where it should have been; BlockWhere names
+	// them for messages. A kind without one (IPVS mode) has only its
+	// Anchors and Where.
+	BlockAnchors map[Kind]model.Evidence
+	BlockWhere   map[Kind]string
 	// IPVS holds what an IPVS-mode data plane programs besides its virtual
 	// servers (kube-ipvs0 addresses, ipsets, the filter rules); nil in the
 	// other modes.

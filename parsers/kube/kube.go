@@ -69,6 +69,9 @@ func (s *Service) PortLine(name string, port int32) (LineText, bool) {
 type EndpointSlice struct {
 	*discoveryv1.EndpointSlice
 	Pos parsers.Pos
+	// AddressLines gives, for each endpoint of a slice read from YAML, the
+	// line of its first address (0 when not found); nil for JSON.
+	AddressLines []int32
 }
 
 // Endpoints is a legacy core/v1 Endpoints object and where it was read.
@@ -578,7 +581,11 @@ func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 			if d.lean {
 				leanSlice(s)
 			}
-			return &EndpointSlice{EndpointSlice: s, Pos: pos}, nil
+			es := &EndpointSlice{EndpointSlice: s, Pos: pos}
+			if !c.json {
+				es.AddressLines = addressLines(c.data, c.line)
+			}
+			return es, nil
 		}
 	case c.kind == "EndpointSlice" && group == "discovery.k8s.io" && version == "v1":
 		o := &discoveryv1.EndpointSlice{}
@@ -587,7 +594,11 @@ func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 			if d.lean {
 				leanSlice(o)
 			}
-			return &EndpointSlice{EndpointSlice: o, Pos: pos}, nil
+			es := &EndpointSlice{EndpointSlice: o, Pos: pos}
+			if !c.json {
+				es.AddressLines = addressLines(c.data, c.line)
+			}
+			return es, nil
 		}
 	case c.kind == "Endpoints" && core:
 		//lint:ignore SA1019 exports of older clusters hold Endpoints, and checks read them

@@ -1194,3 +1194,58 @@ func nextLine(s []byte) (line, rest []byte) {
 	}
 	return s, nil
 }
+
+// addressLines returns, for each item of the top-level endpoints list of
+// an EndpointSlice document, the line of its first address: the first
+// item under its addresses key, or the key's own line when the addresses
+// are written inline (0 when the item has none).
+func addressLines(doc []byte, firstLine int) []int32 {
+	var out []int32
+	inEndpoints := false
+	itemIndent := -1
+	addrIndent := -1 // the indent of the current item's addresses key, while its list is read
+	for n, rest := 0, doc; rest != nil; n++ {
+		var ln []byte
+		ln, rest = nextLine(rest)
+		t := bytes.TrimLeft(ln, " ")
+		if len(t) == 0 || t[0] == '#' {
+			continue
+		}
+		indent := len(ln) - len(t)
+		item := bytes.HasPrefix(t, []byte("- "))
+		if indent == 0 && !item {
+			inEndpoints = bytes.Equal(bytes.TrimSpace(t), []byte("endpoints:"))
+			itemIndent, addrIndent = -1, -1
+			continue
+		}
+		if !inEndpoints {
+			continue
+		}
+		if item && (itemIndent < 0 || indent == itemIndent) {
+			itemIndent, addrIndent = indent, -1
+			out = append(out, 0)
+			t, indent = t[2:], indent+2
+		} else if addrIndent >= 0 {
+			if item && indent >= addrIndent && out[len(out)-1] == 0 {
+				out[len(out)-1] = int32(firstLine + n)
+			}
+			if indent > addrIndent || item && indent == addrIndent {
+				continue
+			}
+			addrIndent = -1
+		}
+		if len(out) == 0 || out[len(out)-1] != 0 {
+			continue
+		}
+		key, val, ok := bytes.Cut(t, []byte(":"))
+		if !ok || !bytes.Equal(bytes.TrimSpace(key), []byte("addresses")) {
+			continue
+		}
+		if v := bytes.TrimSpace(val); len(v) > 0 {
+			out[len(out)-1] = int32(firstLine + n)
+		} else {
+			addrIndent = indent
+		}
+	}
+	return out
+}
