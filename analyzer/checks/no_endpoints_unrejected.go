@@ -69,7 +69,7 @@ func checkBlocked(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, k vie
 		p.ReportMissing(v, fmt.Sprintf("%s %s (to %s)", sp.String(), dest, want), Finding{
 			Service: sp.String(), Protocol: string(sp.Protocol),
 			Message:  fmt.Sprintf("nothing %ss %s although the Service %s", want, dest, why),
-			Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, k)},
+			Evidence: []model.Evidence{ServiceEvidence(sp), missingAnchor(p, v, k, ip, sp.ProtoLower(), port)},
 			Advice:   syncAdvice(v),
 		})
 		return
