@@ -196,10 +196,6 @@ func parse(name string, data []byte, keep bool) (*Log, error) {
 	} else {
 		text = string(data)
 	}
-	lines, err := unwrap(name, text, &l.Lines)
-	if err != nil {
-		return nil, err
-	}
 	var k *keeper
 	if keep {
 		k = &keeper{}
@@ -234,8 +230,7 @@ func parse(name string, data []byte, keep bool) (*Log, error) {
 		cur, curLines = nil, curLines[:0]
 	}
 	known := 0
-	for i := range lines {
-		ln := &lines[i]
+	handle := func(ln *logical) {
 		if spare == nil {
 			spare = new(Entry)
 		}
@@ -246,14 +241,14 @@ func parse(name string, data []byte, keep bool) (*Log, error) {
 			e.setWrap(name, ln)
 			cur, curLines = e, append(curLines[:0], payload)
 			known++
-			continue
+			return
 		}
 		if e, ok := jsonEntry(ln.content); ok {
 			flush()
 			e.setWrap(name, ln)
 			add(e)
 			known++
-			continue
+			return
 		}
 		if msg, ok := nftError(ln.content); ok {
 			flush()
@@ -261,7 +256,7 @@ func parse(name string, data []byte, keep bool) (*Log, error) {
 			cur.setWrap(name, ln)
 			curLines = append(curLines[:0], ln.content)
 			known++
-			continue
+			return
 		}
 		if cur != nil && (cur.Format == FormatKlog || cur.Format == FormatNFT) && (ln.wrapper == cur.Wrapper) {
 			// Continuation of a multi-line klog entry.
@@ -270,16 +265,19 @@ func parse(name string, data []byte, keep bool) (*Log, error) {
 			cur.Partial = cur.Partial || ln.partial
 			cur.Truncated = cur.Truncated || strings.HasSuffix(ln.content, "…")
 			curLines = append(curLines, ln.content)
-			continue
+			return
 		}
 		flush()
 		if strings.TrimSpace(ln.content) == "" {
-			continue
+			return
 		}
 		e := &Entry{Format: FormatText, Message: ln.content, Text: ln.content}
 		e.setWrap(name, ln)
 		add(e)
 		l.Unrecognized++
+	}
+	if err := unwrap(name, text, &l.Lines, handle); err != nil {
+		return nil, err
 	}
 	flush()
 	if known == 0 {
@@ -299,15 +297,15 @@ func (e *Entry) setWrap(name string, ln *logical) {
 	}
 }
 
-// unwrap splits data into logical lines, removing CRI and kubectl
-// timestamp prefixes and joining CRI partial records.
+// unwrap splits text into logical lines, removing CRI and kubectl
+// timestamp prefixes and joining CRI partial records, and hands each to
+// emit in turn, which must not keep it (one line at a time is held, not
+// every line of a log of hundreds of megabytes).
 //
-// The lines are substrings of one copy of data, and the logical lines are
-// sized for every line at once: what the entries keep of them (their raw
-// lines, messages, values) points into that copy rather than into a
-// string made for each line.
-func unwrap(name string, text string, count *int) ([]logical, error) {
-	out := make([]logical, 0, strings.Count(text, "\n")+1)
+// The lines are substrings of text: what the entries keep of them (their
+// raw lines, messages, values) points into it rather than into a string
+// made for each line.
+func unwrap(name string, text string, count *int, emit func(*logical)) error {
 	var part *logical
 	lineNo := 0
 	for len(text) > 0 {
@@ -319,7 +317,7 @@ func unwrap(name string, text string, count *int) ([]logical, error) {
 		}
 		lineNo++
 		if len(b) > MaxLineLength {
-			return nil, parsers.Errorf(parsers.Pos{File: name, Line: lineNo}, "line of %d bytes exceeds the limit of %d", len(b), MaxLineLength)
+			return parsers.Errorf(parsers.Pos{File: name, Line: lineNo}, "line of %d bytes exceeds the limit of %d", len(b), MaxLineLength)
 		}
 		raw := strings.TrimSuffix(b, "\r")
 		if ts, stream, tag, content, ok := criLine(raw); ok {
@@ -330,19 +328,19 @@ func unwrap(name string, text string, count *int) ([]logical, error) {
 			} else {
 				if part != nil {
 					part.partial = true
-					out = append(out, *part)
+					emit(part)
 				}
 				part = &logical{line: lineNo, end: lineNo, raw: []string{raw}, wrapper: WrapperCRI, stream: stream, time: ts, content: content}
 			}
 			if tag == 'F' {
-				out = append(out, *part)
+				emit(part)
 				part = nil
 			}
 			continue
 		}
 		if part != nil {
 			part.partial = true
-			out = append(out, *part)
+			emit(part)
 			part = nil
 		}
 		ln := logical{line: lineNo, end: lineNo, raw: []string{raw}, content: raw}
@@ -351,14 +349,14 @@ func unwrap(name string, text string, count *int) ([]logical, error) {
 		} else if content, ok := JournalLine(raw); ok {
 			ln.wrapper, ln.content, ln.host = WrapperJournal, content, journalHost(raw[:len(raw)-len(content)])
 		}
-		out = append(out, ln)
+		emit(&ln)
 	}
 	if part != nil {
 		part.partial = true
-		out = append(out, *part)
+		emit(part)
 	}
 	*count = lineNo
-	return out, nil
+	return nil
 }
 
 // parseTimestamp parses an RFC 3339 timestamp as CRI and kubectl print it.
