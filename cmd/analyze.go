@@ -199,7 +199,7 @@ func serviceRun(opts *AnalyzeOptions, threshold checks.Severity) error {
 	}
 	snaps, err := load.Load(opts.Paths, offHeap(load.Options{Node: opts.Node, Version: opts.Version, Strict: opts.Strict}))
 	if err != nil {
-		return err
+		return inSingle(opts.Paths, err)
 	}
 	var reps []*proxier.ServiceReport
 	diffs := 0

@@ -130,6 +130,22 @@ func onSide(p string, err error) error {
 	if fault.Is(err) {
 		return err
 	}
+	if inPath(p, err) {
+		return err
+	}
+	if strings.Contains(err.Error(), p) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", p, err)
+}
+
+// inPath names the PATH p, a bundle (a directory or an archive) or a
+// file, in a parse error of one of its files: a file not named by its
+// path as given (a bundle's member, node/sysctl.txt) is given with it
+// (p/node/sysctl.txt:2), as a fleet and diff name it. It renames the
+// files of err in place and reports whether err is a parse error; another
+// error is left as it is.
+func inPath(p string, err error) bool {
 	name := func(f string) string {
 		if f == p || strings.HasPrefix(f, p+string(filepath.Separator)) || strings.HasPrefix(f, p+"/") || filepath.IsAbs(f) {
 			return f
@@ -143,14 +159,24 @@ func onSide(p string, err error) error {
 		for _, e := range list {
 			e.Pos.File = name(e.Pos.File)
 		}
-		return err
+		return true
 	case errors.As(err, &one):
 		one.Pos.File = name(one.Pos.File)
-		return err
-	case strings.Contains(err.Error(), p):
+		return true
+	}
+	return false
+}
+
+// inSingle names the one PATH of paths in a parse error of its files (see
+// inPath): analyze, trace and expect of a single bundle name the bundle
+// in an error of its member as diff and a fleet do. With several PATHs,
+// err is returned as it is (a fleet names each bundle itself).
+func inSingle(paths []string, err error) error {
+	if err == nil || len(paths) != 1 || fault.Is(err) {
 		return err
 	}
-	return fmt.Errorf("%s: %w", p, err)
+	inPath(paths[0], err)
+	return err
 }
 
 // loadSides loads the two sides of a diff at once with lo; the old side's

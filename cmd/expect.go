@@ -105,7 +105,7 @@ func expectRun(opts *ExpectOptions) error {
 	opts.Paths = oncePaths(opts.IO, "expect", opts.Paths)
 	snaps, err := load.Load(opts.Paths, offHeap(expectLoadOptions(opts.Node, opts.Version, opts.Strict)))
 	if err != nil {
-		return err
+		return inSingle(opts.Paths, err)
 	}
 	for _, s := range snaps {
 		if _, err := incompleteFor(opts.IO, "expect", s, needServices); err != nil {

@@ -42,7 +42,8 @@ func TestGeneratorFailureIsInternal(t *testing.T) {
 
 // TestExpectRefusesProtocol checks that expect blames the export, at the
 // Service port's line, for a protocol kube-proxy cannot program, rather
-// than the file it would have generated.
+// than the file it would have generated, naming the bundle before the
+// export's place in it.
 func TestExpectRefusesProtocol(t *testing.T) {
 	dir := copyBundle(t, "ipvs-healthy-mini")
 	replaceInFile(t, filepath.Join(dir, "cluster", "cluster.yaml"), "      protocol: TCP\n      targetPort: 6443", "      protocol: FROB\n      targetPort: 6443")
@@ -50,7 +51,7 @@ func TestExpectRefusesProtocol(t *testing.T) {
 		f, outputs := testFactory()
 		code := Run(f, []string{"expect", dir, "--mode", mode})
 		_, stderr := outputs()
-		want := `proxyscan: cluster/cluster.yaml:23: Service default/kubernetes: port https (443): protocol "FROB" is not TCP, UDP or SCTP`
+		want := "proxyscan: " + filepath.Join(dir, "cluster", "cluster.yaml") + `:23: Service default/kubernetes: port https (443): protocol "FROB" is not TCP, UDP or SCTP`
 		if code != exitInput || !strings.HasPrefix(stderr, want) {
 			t.Errorf("--mode %s: exit %d, stderr %q; want %d, %q", mode, code, stderr, exitInput, want)
 		}

@@ -450,6 +450,8 @@ func analyzeUnits(units [][]string, fo *fleetOptions, shared *report.Shared) ([]
 	fail := func(i int, err error) {
 		if len(units) > 1 {
 			err = inBundle(units[i][0], err)
+		} else {
+			err = inSingle(units[i], err)
 		}
 		mu.Lock()
 		errs[i], failed = err, true

@@ -213,7 +213,7 @@ func (opts *TraceOptions) run(pkt trace.Packet) ([]*model.Snapshot, error) {
 	defer heapFloor(opts.Paths)()
 	loaded, err := opts.load(pkt)
 	if err != nil {
-		return nil, err
+		return nil, inSingle(opts.Paths, err)
 	}
 	snaps := loaded
 	if opts.Node != "" {

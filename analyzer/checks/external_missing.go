@@ -57,7 +57,7 @@ func runExternalMissing(p *Pass) {
 					p.ReportMissing(v, sp.String()+" "+dest, Finding{
 						Service: sp.String(), Protocol: string(sp.Protocol),
 						Message:  fmt.Sprintf("no entry for %s in %s%s", dest, where(v, d.Kind), also),
-						Evidence: append([]model.Evidence{ServiceEvidence(sp), anchor(v, d.Kind)}, alsoEv...),
+						Evidence: append([]model.Evidence{ServiceEvidence(sp), missingAnchor(p, v, d.Kind, ip, sp.ProtoLower(), sp.Port)}, alsoEv...),
 						Advice:   syncAdvice(v),
 					})
 					continue

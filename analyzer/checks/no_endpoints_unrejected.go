@@ -68,7 +68,7 @@ func checkBlocked(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, k vie
 			why = "has no endpoints on this node and a Local traffic policy"
 		}
 		msg := fmt.Sprintf("nothing %ss %s although the Service %s", want, dest, why)
-		ev := []model.Evidence{ServiceEvidence(sp), blockAnchor(v, k)}
+		ev := []model.Evidence{ServiceEvidence(sp), blockAnchor(p, v, k, ip, sp.ProtoLower(), port)}
 		if w, ok := v.BlockWhere[k]; ok {
 			msg += ": " + blockAbsent(v, w, k, ip, sp.ProtoLower(), port)
 			if f := forward(v, k, ip, sp.ProtoLower(), port); f != nil {
@@ -97,12 +97,14 @@ func checkBlocked(p *Pass, v *view.View, sp *model.ServicePort, e *Expect, k vie
 }
 
 // blockAnchor points at where the reject or drop entries of kind k live
-// (the no-endpoint map, the filter chain), else where its entries do.
-func blockAnchor(v *view.View, k view.Kind) model.Evidence {
+// (the no-endpoint map, the filter chain), else where its entries do, or
+// the place its virtual server would have in an ipvsadm listing (see
+// missingAnchor).
+func blockAnchor(p *Pass, v *view.View, k view.Kind, ip netip.Addr, proto string, port int32) model.Evidence {
 	if e, ok := v.BlockAnchors[k]; ok {
 		return e
 	}
-	return anchor(v, k)
+	return missingAnchor(p, v, k, ip, proto, port)
 }
 
 // blockAbsent says that w, where the reject or drop of a destination

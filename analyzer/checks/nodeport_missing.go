@@ -56,7 +56,7 @@ func runNodePortMissing(p *Pass) {
 			p.ReportMissing(v, sp.String()+" "+dest, Finding{
 				Service: sp.String(), Protocol: string(sp.Protocol),
 				Message:  fmt.Sprintf("no entry for %s in %s (%s)", dest, where(v, view.NodePort), v.Family),
-				Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, view.NodePort)},
+				Evidence: []model.Evidence{ServiceEvidence(sp), missingAnchor(p, v, view.NodePort, netipZero, sp.ProtoLower(), sp.NodePort)},
 				Advice:   syncAdvice(v),
 			})
 		}

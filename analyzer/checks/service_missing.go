@@ -92,7 +92,7 @@ func runServiceMissing(p *Pass) {
 			p.ReportMissing(v, sp.String()+" "+dest, Finding{
 				Service: sp.String(), Protocol: string(sp.Protocol),
 				Message:  fmt.Sprintf("no entry for %s in %s (%s)%s%s", dest, where(v, view.ClusterIP), v.Family, also, pending),
-				Evidence: append(append([]model.Evidence{ServiceEvidence(sp), anchor(v, view.ClusterIP)}, alsoEv...), pendingEv...),
+				Evidence: append(append([]model.Evidence{ServiceEvidence(sp), missingAnchor(p, v, view.ClusterIP, cip, proto, sp.Port)}, alsoEv...), pendingEv...),
 				Advice:   syncAdvice(v),
 			})
 		}

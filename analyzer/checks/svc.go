@@ -114,7 +114,7 @@ func checkProgrammed(p *Pass, v *view.View, sp *model.ServicePort, k view.Kind, 
 		Service: sp.String(), Protocol: string(sp.Protocol),
 		Message: fmt.Sprintf("no entry for %s in %s (%s), neither forwarding nor rejecting it: kube-proxy programs every service port, "+
 			"whatever its endpoints (which the exports do not hold)", dest, where(v, k), v.Family),
-		Evidence: []model.Evidence{ServiceEvidence(sp), anchor(v, k)},
+		Evidence: []model.Evidence{ServiceEvidence(sp), missingAnchor(p, v, k, ip, proto, port)},
 		Advice:   syncAdvice(v),
 	})
 }

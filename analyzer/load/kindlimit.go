@@ -12,9 +12,10 @@ import (
 // each line as a value several times the line's size, so that a file of
 // such a kind near the size limit of any file (a highly compressible
 // archive member of 900 MiB) would take many gigabytes: past its kind's
-// limit a file is an input error naming it, before it is read. The dumps,
-// exports, logs, route tables and conntrack tables grow with the cluster
-// and are bounded by Limits alone.
+// limit a file is an input error naming it, before it is read. kube-proxy's
+// logs grow with time rather than with the cluster, and have a limit of
+// their own (maxLog). The dumps, exports, route tables and conntrack
+// tables grow with the cluster and are bounded by Limits alone.
 var kindLimits = map[parsers.Kind]int64{
 	parsers.KindSysctl:          64 << 20,
 	parsers.KindModules:         16 << 20,
@@ -26,7 +27,15 @@ var kindLimits = map[parsers.Kind]int64{
 	parsers.KindKubeProxyConfig: 16 << 20,
 	parsers.KindManifest:        16 << 20,
 	parsers.KindMetrics:         64 << 20,
+	parsers.KindLog:             maxLog,
 }
+
+// maxLog is the largest kube-proxy log read: a journald or container log
+// excerpt of kube-proxy is a few megabytes for days at the default
+// verbosity and tens of megabytes for a day at -v=4, where every sync logs
+// its rules; past 256 MiB it is several components' logs, or weeks of
+// them, of which the time of the problem is what to give.
+const maxLog = 256 << 20
 
 // kindNames name the kinds of kindLimits in errors.
 var kindNames = map[parsers.Kind]string{
@@ -40,6 +49,7 @@ var kindNames = map[parsers.Kind]string{
 	parsers.KindKubeProxyConfig: "kube-proxy configuration",
 	parsers.KindManifest:        "bundle manifest",
 	parsers.KindMetrics:         "kube-proxy metrics page",
+	parsers.KindLog:             "kube-proxy log",
 }
 
 // kindLimit returns the largest file read of the kind k within the
@@ -70,6 +80,10 @@ func overKind(k parsers.Kind, size int64, l Limits) string {
 // kindOver says that a file whose head reads as the kind k is over lim,
 // its kind's limit, as size says.
 func kindOver(k parsers.Kind, size string, lim int64) string {
+	if k == parsers.KindLog {
+		return fmt.Sprintf("its head reads as a %s (%s), and %s, over the %d-byte limit of that kind (kube-proxy logs a few megabytes a day, tens at -v=4: give the time of the problem, journalctl -u kube-proxy --since ... --until ..., or check it is the file meant)",
+			kindNames[k], k, size, lim)
+	}
 	return fmt.Sprintf("its head reads as a %s (%s), and %s, over the %d-byte limit of that kind (such a file is a few megabytes at most: is it the file meant, or several concatenated?)",
 		kindNames[k], k, size, lim)
 }

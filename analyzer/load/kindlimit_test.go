@@ -72,3 +72,31 @@ func TestKindLimits(t *testing.T) {
 		t.Errorf("limit of a dump %d, want that of any file", got)
 	}
 }
+
+// TestLogLimit: a kube-proxy log has a limit of its own (256 MiB by
+// default), and one over it is an input error naming it that says how to
+// cut it; the loader keeps of a log read only the entries its readers use
+// (klog.ParseKept).
+func TestLogLimit(t *testing.T) {
+	if got := kindLimit(parsers.KindLog, DefaultLimits); got != 256<<20 {
+		t.Errorf("default limit of a kube-proxy log %d, want 256 MiB", got)
+	}
+	line := "I0302 08:15:32.663987       1 proxier.go:1573] \"SyncProxyRules complete\" ipFamily=\"IPv4\" elapsed=\"12ms\"\n"
+	log := strings.Repeat(line, 100)
+	lim := Limits{MaxFiles: 100, MaxTotal: 1 << 30, MaxFile: 1 << 30, MaxKind: map[parsers.Kind]int64{parsers.KindLog: 4096}}
+	dir := t.TempDir()
+	writeFile(t, dir, "b/node/iptables-save.txt", []byte(miniDump))
+	p := writeFile(t, dir, "b/kube-proxy/log.txt", []byte(log))
+	_, err := Load([]string{dir + "/b"}, Options{Limits: lim})
+	want := "its head reads as a kube-proxy log (kube-proxy-log), and it is 10400 bytes, over the 4096-byte limit of that kind (kube-proxy logs a few megabytes a day, tens at -v=4: give the time of the problem, journalctl -u kube-proxy --since ... --until ..., or check it is the file meant)"
+	if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), want) {
+		t.Errorf("want an input error naming %s and saying %q, got %v", p, want, err)
+	}
+	snaps, err := Load([]string{dir + "/b"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snaps) != 1 || len(snaps[0].Logs) != 1 || !snaps[0].Logs[0].Kept() || len(snaps[0].Logs[0].Entries) != 1 || snaps[0].Logs[0].Lines != 100 {
+		t.Errorf("the log read: %+v", snaps[0].Logs)
+	}
+}

@@ -146,7 +146,7 @@ var parsersByKind = map[parsers.Kind]parseFunc{
 	parsers.KindModules:         func(n string, d []byte) (any, error) { return modules.Parse(n, d) },
 	parsers.KindMetrics:         func(n string, d []byte) (any, error) { return metrics.Parse(n, d) },
 	parsers.KindHealthz:         func(n string, d []byte) (any, error) { return healthz.Parse(n, d) },
-	parsers.KindLog:             func(n string, d []byte) (any, error) { return klog.Parse(n, d) },
+	parsers.KindLog:             func(n string, d []byte) (any, error) { return klog.ParseKept(n, d) },
 	parsers.KindConntrack:       func(n string, d []byte) (any, error) { return conntrack.Parse(n, d) },
 	parsers.KindConntrackStats:  func(n string, d []byte) (any, error) { return conntrack.ParseStats(n, d) },
 }

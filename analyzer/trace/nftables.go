@@ -897,6 +897,7 @@ func (w *nftWalk) end(st *nftState, v Verdict) {
 	if p.Steps == nil {
 		p.Steps = []Step{}
 	}
+	noteUnmasqueraded(&p, w.pkt, st.mark)
 	w.done = append(w.done, p)
 }
 

@@ -1407,7 +1407,10 @@ func (w *nftWalk) evalNAT(st *nftState, t *nftTable, n *nft.NAT) []branch {
 	case "masquerade":
 		st.masq = true
 		bind(st)
-		return w.ended(st, rAccept)
+		if w.opts.Summary {
+			return w.ended(st, rAccept)
+		}
+		return w.one1(branch{st: st, end: rAccept, note: masqueradeNote})
 	case "snat":
 		if v, ok := n.Addr.(*nft.Value); ok && n.Port == nil {
 			st.snat = v.Text
@@ -1515,8 +1518,16 @@ func (w *nftWalk) evalMangle(st *nftState, m *nft.Mangle) []branch {
 	if !ok {
 		return []branch{{st: st, pass: true, warn: "not modelled: " + nft.StmtString(m) + " (ignored)"}}
 	}
+	before := *target
 	*target = v
-	return w.passed(st)
+	if w.opts.Summary {
+		return w.passed(st)
+	}
+	note := markNote(before, v)
+	if target == &st.ctmark {
+		note = "conntrack " + note
+	}
+	return w.one1(branch{st: st, pass: true, note: note})
 }
 
 // markValue evaluates the value of a mark statement: a constant, the

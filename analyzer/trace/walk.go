@@ -273,6 +273,7 @@ type walker struct {
 	cp       *compiled
 	epoch    uint32           // of the walk, for the cache's eviction
 	dumps    []*iptables.Dump // the dumps of the packet's family
+	pkt      Packet           // the packet walked, its source and interface chosen
 	stages   *stageTable      // their built-in chains
 	ipvsMode bool
 	opts     Options
@@ -372,6 +373,7 @@ func (w *walker) walk(dp *Dataplane, cp *compiled, pkt Packet, opts Options, ipv
 	}
 	w.stages = cp.stageTable(dp, w.dumps)
 	pkt = w.choosePacket(pkt)
+	w.pkt = pkt
 	s := w.newState()
 	*s = state{
 		src: pkt.Src.Unmap(), dst: dst, dport: pkt.Dst.Port(), sport: defaultSourcePort,
@@ -876,6 +878,9 @@ func (w *walker) target(s *state, cc *cchain, cr *crule) {
 		return
 	case iptables.TargetMasquerade:
 		s.masq = true
+		if !s.summary {
+			s.last().Note = joinNote(s.last().Note, masqueradeNote)
+		}
 		w.endHook(s)
 		return
 	case iptables.TargetMark:
@@ -1010,7 +1015,7 @@ func (w *walker) mark(s *state, cr *crule) {
 	if s.summary {
 		return
 	}
-	s.last().Note = joinNote(s.last().Note, "mark 0x"+strconv.FormatUint(uint64(before), 16)+" -> 0x"+strconv.FormatUint(uint64(s.mark), 16))
+	s.last().Note = joinNote(s.last().Note, markNote(before, s.mark))
 }
 
 // matchDet evaluates the deterministic matches of cr, a rule of cc.
@@ -1200,7 +1205,7 @@ func (w *walker) finish(s *state) {
 
 // path returns the path of an ended state s.
 func (w *walker) path(s *state, verdict Verdict) Path {
-	return Path{
+	p := Path{
 		Probability: s.prob,
 		Verdict:     verdict,
 		Destination: netip.AddrPortFrom(s.dst, s.dport).String(),
@@ -1212,4 +1217,6 @@ func (w *walker) path(s *state, verdict Verdict) Path {
 		Hops:        s.hops,
 		Merged:      s.merged,
 	}
+	noteUnmasqueraded(&p, w.pkt, s.mark)
+	return p
 }

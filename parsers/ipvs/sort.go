@@ -119,3 +119,25 @@ func cmpAddr(fam1 uint16, a net.IP, fam2 uint16, b net.IP) int32 {
 	}
 	return 0
 }
+
+// NewVirtualServer returns the service of a virtual server by address
+// (not a firewall mark), without real servers: one to look for in a table
+// (see Dump.Before), as ipvsadm -A would add it.
+func NewVirtualServer(family, proto uint16, ip net.IP, port uint16) *Service {
+	return newServiceFromSpec(proto, family, ip, port)
+}
+
+// Before returns the first service of d, in the order listed, that the
+// service s sorts before with ipvsadm's comparison (ipvs_cmp_services),
+// or nil when s sorts after every one: where a listing of d would have
+// printed s, had the kernel held it. s need not be in d. The comparison is
+// not transitive (see Sort), so for addresses that compare "backwards"
+// this is where the first such comparison would put it.
+func (d *Dump) Before(s *Service) *Service {
+	for _, o := range d.Services {
+		if cmpServices(s, o) < 0 {
+			return o
+		}
+	}
+	return nil
+}

@@ -95,3 +95,29 @@ func TestSortGoldens(t *testing.T) {
 		}
 	}
 }
+
+// TestBefore checks where a service missing from a sorted table would be
+// listed: before the first service it compares below, nil after the last.
+func TestBefore(t *testing.T) {
+	d := &Dump{}
+	for _, a := range []string{"198.18.0.11", "10.0.1.31", "10.100.0.1", "10.100.28.49"} {
+		d.Services = append(d.Services, svcAt(a))
+	}
+	for _, tc := range []struct{ addr, want string }{
+		{"198.18.0.1", "198.18.0.11:80/TCP"},
+		{"10.0.0.5", "10.0.1.31:80/TCP"},
+		{"10.100.26.59", "10.100.28.49:80/TCP"},
+		{"10.200.0.1", ""},
+	} {
+		got := ""
+		if s := d.Before(svcAt(tc.addr)); s != nil {
+			got = s.String()
+		}
+		if got != tc.want {
+			t.Errorf("Before(%s) = %q, want %q", tc.addr, got, tc.want)
+		}
+	}
+	if s := (&Dump{}).Before(svcAt("10.0.0.1")); s != nil {
+		t.Errorf("Before in an empty table = %v, want nil", s)
+	}
+}

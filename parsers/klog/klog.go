@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/proxyscan/proxyscan/parsers"
 )
@@ -57,6 +58,8 @@ type Log struct {
 	Lines int `json:"lines"`
 	// Unrecognized counts the entries of format FormatText.
 	Unrecognized int `json:"unrecognized"`
+	// kept: read by ParseKept, which keeps only some entries.
+	kept bool
 }
 
 // Entry is one log entry, possibly spanning several lines.
@@ -165,12 +168,51 @@ type logical struct {
 // that lines following a klog entry are its continuation lines; the log is
 // rejected only when no line at all is a kube-proxy log line, or a line is
 // longer than [MaxLineLength].
-func Parse(name string, data []byte) (*Log, error) {
-	l := &Log{File: name, Entries: []*Entry{}}
+func Parse(name string, data []byte) (*Log, error) { return parse(name, data, false) }
+
+// ParseKept parses a log as [Parse] does, but keeps of its entries only
+// those a reading of the log looks at (see [Log.Kept]): those that match a
+// pattern of [Known] and the three that follow each ([Log.CauseAt] reads
+// them), the start-up lines (kube-proxy's version, the proxier it uses,
+// the command line k3s logs), the lines cut short with "…", and the first
+// entry of each host, of each journal identifier and without the journal's
+// prefix ([Log.Hosts], [Log.Identifiers]). Lines and Unrecognized count
+// every line and entry, as Parse does. The kept entries hold copies of
+// their text, not data: a log of hundreds of megabytes leaves a few
+// kilobytes, where Parse keeps several times its size.
+func ParseKept(name string, data []byte) (*Log, error) { return parse(name, data, true) }
+
+// Kept reports whether l was read by [ParseKept].
+func (l *Log) Kept() bool { return l.kept }
+
+func parse(name string, data []byte, keep bool) (*Log, error) {
+	l := &Log{File: name, Entries: []*Entry{}, kept: keep}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	lines, err := unwrap(name, data, &l.Lines)
-	if err != nil {
-		return nil, err
+	var text string
+	if keep {
+		// The kept entries are detached (see keeper.add): nothing of
+		// the lines outlives the parse.
+		text = unsafe.String(unsafe.SliceData(data), len(data))
+	} else {
+		text = string(data)
+	}
+	var k *keeper
+	if keep {
+		k = &keeper{}
+	}
+	// spare is an entry ParseKept did not keep, whose memory the next
+	// klog entry takes.
+	var spare *Entry
+	add := func(e *Entry) {
+		if k == nil {
+			l.Entries = append(l.Entries, e)
+			return
+		}
+		if k.add(e) {
+			l.Entries = append(l.Entries, e)
+		} else {
+			spare = e
+		}
 	}
 	var cur *Entry
 	var curLines []string
@@ -184,33 +226,37 @@ func Parse(name string, data []byte) (*Log, error) {
 		case FormatNFT:
 			cur.Text = strings.Join(curLines, "\n")
 		}
-		l.Entries = append(l.Entries, cur)
-		cur, curLines = nil, nil
+		add(cur)
+		cur, curLines = nil, curLines[:0]
 	}
 	known := 0
-	for i := range lines {
-		ln := &lines[i]
-		if e, payload, ok := klogHeader(ln.content); ok {
+	handle := func(ln *logical) {
+		if spare == nil {
+			spare = new(Entry)
+		}
+		if payload, ok := klogHeaderInto(ln.content, spare); ok {
+			e := spare
+			spare = nil
 			flush()
 			e.setWrap(name, ln)
-			cur, curLines = e, []string{payload}
+			cur, curLines = e, append(curLines[:0], payload)
 			known++
-			continue
+			return
 		}
 		if e, ok := jsonEntry(ln.content); ok {
 			flush()
 			e.setWrap(name, ln)
-			l.Entries = append(l.Entries, e)
+			add(e)
 			known++
-			continue
+			return
 		}
 		if msg, ok := nftError(ln.content); ok {
 			flush()
 			cur = &Entry{Format: FormatNFT, Severity: Error, Message: msg}
 			cur.setWrap(name, ln)
-			curLines = []string{ln.content}
+			curLines = append(curLines[:0], ln.content)
 			known++
-			continue
+			return
 		}
 		if cur != nil && (cur.Format == FormatKlog || cur.Format == FormatNFT) && (ln.wrapper == cur.Wrapper) {
 			// Continuation of a multi-line klog entry.
@@ -219,16 +265,19 @@ func Parse(name string, data []byte) (*Log, error) {
 			cur.Partial = cur.Partial || ln.partial
 			cur.Truncated = cur.Truncated || strings.HasSuffix(ln.content, "…")
 			curLines = append(curLines, ln.content)
-			continue
+			return
 		}
 		flush()
 		if strings.TrimSpace(ln.content) == "" {
-			continue
+			return
 		}
 		e := &Entry{Format: FormatText, Message: ln.content, Text: ln.content}
 		e.setWrap(name, ln)
-		l.Entries = append(l.Entries, e)
+		add(e)
 		l.Unrecognized++
+	}
+	if err := unwrap(name, text, &l.Lines, handle); err != nil {
+		return nil, err
 	}
 	flush()
 	if known == 0 {
@@ -248,18 +297,17 @@ func (e *Entry) setWrap(name string, ln *logical) {
 	}
 }
 
-// unwrap splits data into logical lines, removing CRI and kubectl
-// timestamp prefixes and joining CRI partial records.
+// unwrap splits text into logical lines, removing CRI and kubectl
+// timestamp prefixes and joining CRI partial records, and hands each to
+// emit in turn, which must not keep it (one line at a time is held, not
+// every line of a log of hundreds of megabytes).
 //
-// The lines are substrings of one copy of data, and the logical lines are
-// sized for every line at once: what the entries keep of them (their raw
-// lines, messages, values) points into that copy rather than into a
-// string made for each line.
-func unwrap(name string, data []byte, count *int) ([]logical, error) {
-	out := make([]logical, 0, bytes.Count(data, []byte("\n"))+1)
+// The lines are substrings of text: what the entries keep of them (their
+// raw lines, messages, values) points into it rather than into a string
+// made for each line.
+func unwrap(name string, text string, count *int, emit func(*logical)) error {
 	var part *logical
 	lineNo := 0
-	text := string(data)
 	for len(text) > 0 {
 		var b string
 		if i := strings.IndexByte(text, '\n'); i >= 0 {
@@ -269,7 +317,7 @@ func unwrap(name string, data []byte, count *int) ([]logical, error) {
 		}
 		lineNo++
 		if len(b) > MaxLineLength {
-			return nil, parsers.Errorf(parsers.Pos{File: name, Line: lineNo}, "line of %d bytes exceeds the limit of %d", len(b), MaxLineLength)
+			return parsers.Errorf(parsers.Pos{File: name, Line: lineNo}, "line of %d bytes exceeds the limit of %d", len(b), MaxLineLength)
 		}
 		raw := strings.TrimSuffix(b, "\r")
 		if ts, stream, tag, content, ok := criLine(raw); ok {
@@ -280,19 +328,19 @@ func unwrap(name string, data []byte, count *int) ([]logical, error) {
 			} else {
 				if part != nil {
 					part.partial = true
-					out = append(out, *part)
+					emit(part)
 				}
 				part = &logical{line: lineNo, end: lineNo, raw: []string{raw}, wrapper: WrapperCRI, stream: stream, time: ts, content: content}
 			}
 			if tag == 'F' {
-				out = append(out, *part)
+				emit(part)
 				part = nil
 			}
 			continue
 		}
 		if part != nil {
 			part.partial = true
-			out = append(out, *part)
+			emit(part)
 			part = nil
 		}
 		ln := logical{line: lineNo, end: lineNo, raw: []string{raw}, content: raw}
@@ -301,14 +349,14 @@ func unwrap(name string, data []byte, count *int) ([]logical, error) {
 		} else if content, ok := JournalLine(raw); ok {
 			ln.wrapper, ln.content, ln.host = WrapperJournal, content, journalHost(raw[:len(raw)-len(content)])
 		}
-		out = append(out, ln)
+		emit(&ln)
 	}
 	if part != nil {
 		part.partial = true
-		out = append(out, *part)
+		emit(part)
 	}
 	*count = lineNo
-	return out, nil
+	return nil
 }
 
 // parseTimestamp parses an RFC 3339 timestamp as CRI and kubectl print it.
@@ -461,9 +509,20 @@ func timestampLine(s string) (time.Time, string, bool) {
 
 // klogHeader parses "Lmmdd hh:mm:ss.uuuuuu threadid file:line] payload".
 func klogHeader(s string) (*Entry, string, bool) {
+	var e Entry
+	payload, ok := klogHeaderInto(s, &e)
+	if !ok {
+		return nil, "", false
+	}
+	return &e, payload, true
+}
+
+// klogHeaderInto is klogHeader filling e, which it overwrites whole when
+// s has a klog header and leaves alone otherwise.
+func klogHeaderInto(s string, e *Entry) (string, bool) {
 	// Minimal header: "I0302 08:15:00.123456 1 a.go:1]" is 32 bytes.
 	if len(s) < 30 {
-		return nil, "", false
+		return "", false
 	}
 	var sev Severity
 	switch s[0] {
@@ -476,17 +535,17 @@ func klogHeader(s string) (*Entry, string, bool) {
 	case 'F':
 		sev = Fatal
 	default:
-		return nil, "", false
+		return "", false
 	}
 	if !digits(s[1:5]) || s[5] != ' ' || !digits(s[6:8]) || s[8] != ':' || !digits(s[9:11]) || s[11] != ':' || !digits(s[12:14]) || s[14] != '.' {
-		return nil, "", false
+		return "", false
 	}
 	i := 15
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
 	}
 	if i == 15 || i >= len(s) || s[i] != ' ' {
-		return nil, "", false
+		return "", false
 	}
 	header := s[1:i]
 	for i < len(s) && s[i] == ' ' {
@@ -497,24 +556,25 @@ func klogHeader(s string) (*Entry, string, bool) {
 		j++
 	}
 	if j == i || j >= len(s) || s[j] != ' ' {
-		return nil, "", false
+		return "", false
 	}
 	pid, err := strconv.Atoi(s[i:j])
 	if err != nil {
-		return nil, "", false
+		return "", false
 	}
 	k := strings.IndexByte(s[j+1:], ']')
 	if k < 0 {
-		return nil, "", false
+		return "", false
 	}
 	src := s[j+1 : j+1+k]
 	colon := strings.LastIndexByte(src, ':')
 	if colon <= 0 || !digits(src[colon+1:]) || strings.ContainsAny(src, " \t") {
-		return nil, "", false
+		return "", false
 	}
 	payload := s[j+1+k+1:]
 	payload = strings.TrimPrefix(payload, " ")
-	return &Entry{Format: FormatKlog, Severity: sev, Header: header, PID: pid, Source: src}, payload, true
+	*e = Entry{Format: FormatKlog, Severity: sev, Header: header, PID: pid, Source: src}
+	return payload, true
 }
 
 func digits(s string) bool {

@@ -287,8 +287,10 @@ var Known = []Pattern{
 // Match returns the first pattern of [Known] that matches the entry, or
 // nil. Entries of unknown format are matched too, so that the
 // continuation of a stack trace or a pasted error still counts.
-func Match(e *Entry) *Pattern {
-	lower := strings.ToLower(e.Text)
+func Match(e *Entry) *Pattern { return matchLower(e, strings.ToLower(e.Text)) }
+
+// matchLower is Match with the entry's text lower-cased.
+func matchLower(e *Entry, lower string) *Pattern {
 	for i := range Known {
 		p := &Known[i]
 		if !p.hinted(lower) {

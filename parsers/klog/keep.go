@@ -1,0 +1,150 @@
+package klog
+
+import (
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// followKept is how many entries after one that matches a pattern
+// ParseKept keeps: those Log.CauseAt reads for the cause of a failed sync
+// (checks read the three that follow).
+const followKept = 3
+
+// keeper decides, entry by entry in file order, which entries ParseKept
+// keeps, and detaches those from the parsed text.
+type keeper struct {
+	follow int // entries still kept after the last match
+	// followHost: entries of each host still kept after its last match.
+	followHost map[string]int
+	hosts      map[string]bool // the hosts of the entries kept
+	ids        map[string]bool // the journal identifiers of the entries kept
+	bare       bool            // an entry without the journal's prefix is kept
+	lowerBuf   []byte
+}
+
+// add reports whether e is kept, and if so detaches it.
+func (k *keeper) add(e *Entry) bool {
+	keep := false
+	// The entries that follow a match: the next ones of the log, and
+	// those of the match's host (and without a host), which follow it
+	// once the loader set the other hosts' entries aside.
+	if k.follow > 0 {
+		keep = true
+		k.follow--
+	}
+	for h, n := range k.followHost {
+		if n > 0 && (e.Host == h || e.Host == "") {
+			keep = true
+			k.followHost[h] = n - 1
+		}
+	}
+	if k.matches(e) {
+		keep, k.follow = true, followKept
+		if e.Host != "" {
+			if k.followHost == nil {
+				k.followHost = map[string]int{}
+			}
+			k.followHost[e.Host] = followKept
+		}
+	}
+	keep = startupLine(e) || e.Truncated || keep
+	if e.Host != "" && !k.hosts[e.Host] {
+		if k.hosts == nil {
+			k.hosts = map[string]bool{}
+		}
+		k.hosts[e.Host], keep = true, true
+	}
+	if e.Wrapper == WrapperJournal {
+		line, _, _ := strings.Cut(e.Raw, "\n")
+		if id := journalIdentifier(reJournal.FindString(line)); id != "" && !k.ids[id] {
+			if k.ids == nil {
+				k.ids = map[string]bool{}
+			}
+			k.ids[id], keep = true, true
+		}
+	} else if !k.bare {
+		k.bare, keep = true, true
+	}
+	if keep {
+		e.detach()
+	}
+	return keep
+}
+
+// matches reports whether a pattern of Known matches e, as Match does,
+// lower-casing its text into a buffer of k's rather than a new string.
+func (k *keeper) matches(e *Entry) bool {
+	var lower string
+	if ascii(e.Text) {
+		k.lowerBuf = k.lowerBuf[:0]
+		for i := 0; i < len(e.Text); i++ {
+			c := e.Text[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			k.lowerBuf = append(k.lowerBuf, c)
+		}
+		// Read by matchLower only, before the buffer is written again.
+		lower = unsafe.String(unsafe.SliceData(k.lowerBuf), len(k.lowerBuf))
+	} else {
+		lower = strings.ToLower(e.Text)
+	}
+	return matchLower(e, lower) != nil
+}
+
+// ascii reports whether s is all ASCII (where lower-casing its bytes is
+// what strings.ToLower does).
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// startupLine reports whether e is a line kube-proxy (or k3s) logs as it
+// starts that readers of the log look for: its version ("Version info"
+// with version=..., "Version: v1.x"), the proxier it uses ("Using
+// iptables Proxier"), the command line k3s logs (msg="Running kube-proxy
+// ...").
+func startupLine(e *Entry) bool {
+	m := e.Message
+	return m == "Version info" || strings.HasPrefix(m, "Version: v") ||
+		strings.HasPrefix(m, "Using ") && strings.Contains(m, "Proxier") ||
+		strings.Contains(e.Raw, `msg="Running kube-proxy `)
+}
+
+// detach gives e copies of its strings, which point into the parsed text
+// until then: one allocation holds them all. (Stream is one of two
+// constants and Pos.File the caller's name: neither is in the text.)
+func (e *Entry) detach() {
+	fields := []*string{&e.Raw, &e.Text, &e.Message, &e.Header, &e.Source, &e.Logger, &e.Host}
+	n := 0
+	for _, f := range fields {
+		n += len(*f)
+	}
+	for _, x := range e.KV {
+		n += len(x.Key) + len(x.Value)
+	}
+	buf := make([]byte, 0, n)
+	cp := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		at := len(buf)
+		buf = append(buf, s...)
+		return unsafe.String(&buf[at], len(s))
+	}
+	for _, f := range fields {
+		*f = cp(*f)
+	}
+	if e.KV != nil {
+		kv := make([]KV, len(e.KV))
+		for i, x := range e.KV {
+			kv[i] = KV{Key: cp(x.Key), Value: cp(x.Value)}
+		}
+		e.KV = kv
+	}
+}
