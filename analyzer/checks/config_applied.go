@@ -106,7 +106,7 @@ func runConfigNotApplied(p *Pass) {
 				rules = append(rules, formEvidence(form))
 			}
 		}
-		if shown.Bit >= 0 && shown.Bit != want.Bit {
+		if shown.Bit >= 0 && !slices.Contains(shown.Bits, want.Bit) {
 			diffs = append(diffs, fmt.Sprintf("the rules show masqueradeBit %d (mark %s) where the configuration says %d (mark %s) (%s)",
 				shown.Bit, proxier.MarkText(shown.Bit), want.Bit, proxier.MarkText(want.Bit), v.Family))
 			field(section + ".masqueradeBit")
@@ -353,8 +353,12 @@ func runClusterCIDRUncovered(p *Pass) {
 			cidrs = append(cidrs, d.String())
 		}
 	}
-	msg := fmt.Sprintf("clusterCIDR %s does not cover the pods: %s %s outside it, so kube-proxy treats the traffic of the pods in them",
-		strings.Join(cidrs, ", "), plural(len(outside), "pod range"), strings.Join(ranges, ", "))
+	them := "them"
+	if len(outside) == 1 {
+		them = "it"
+	}
+	msg := fmt.Sprintf("clusterCIDR %s does not cover the pods: %s %s outside it, so kube-proxy treats the traffic of the pods in %s",
+		strings.Join(cidrs, ", "), plural(len(outside), "pod range"), strings.Join(ranges, ", "), them)
 	if len(addrs) > 0 {
 		msg += " (endpoints " + strings.Join(addrs, ", ") + ")"
 	}

@@ -101,10 +101,13 @@ type MasqueradeShown struct {
 	// ClusterIP with endpoints, or no detector in iptables and nftables
 	// mode, which then write no rule).
 	Forms []MasqueradeForm
-	// Bit is the mark bit the mark-for-masquerade rule sets (iptables and
-	// IPVS mode) or the masquerading rule tests (nftables mode), -1 when
-	// no such rule holds one mark bit; MarkRule is that rule, at MarkPos.
+	// Bit is the mark bit the first mark-for-masquerade rule sets (iptables
+	// and IPVS mode) or the masquerading rule tests (nftables mode), -1
+	// when no such rule holds one mark bit; MarkRule is that rule, at
+	// MarkPos. Bits are the bits of every such rule: kubelet (up to 1.27)
+	// writes its own MARK rule to KUBE-MARK-MASQ, with its own bit.
 	Bit      int32
+	Bits     []int32
 	MarkRule string
 	MarkPos  parsers.Pos
 }
@@ -159,8 +162,7 @@ func ShownMasquerade(r *resolve.Resolution, mode string, fam model.Family) (show
 			}
 			mark, _, _ := strings.Cut(v, "/")
 			if b, ok := markBit(mark); ok {
-				shown.Bit, shown.MarkRule, shown.MarkPos = b, rule.Raw, rule.Pos()
-				break
+				shown.mark(b, rule.Raw, rule.Pos())
 			}
 		}
 	}
@@ -227,8 +229,7 @@ func shownNFT(t *nft.Table, fam model.Family, shown *MasqueradeShown) {
 			}
 			mark, _, _ := strings.Cut(rest, " ")
 			if b, ok := markBit(mark); ok {
-				shown.Bit, shown.MarkRule, shown.MarkPos = b, rule.Raw, rule.Pos()
-				break
+				shown.mark(b, rule.Raw, rule.Pos())
 			}
 		}
 	}
@@ -270,6 +271,14 @@ func (s *MasqueradeShown) add(f MasqueradeForm, raw string, pos parsers.Pos) {
 	}
 	f.Rule, f.Pos, f.Count = raw, pos, 1
 	s.Forms = append(s.Forms, f)
+}
+
+// mark records the mark bit of a rule.
+func (s *MasqueradeShown) mark(bit int32, raw string, pos parsers.Pos) {
+	if s.Bit < 0 {
+		s.Bit, s.MarkRule, s.MarkPos = bit, raw, pos
+	}
+	s.Bits = append(s.Bits, bit)
 }
 
 // markBit returns the bit of a mark that has exactly one ("0x4000",
