@@ -20,6 +20,8 @@ var All = []*Check{
 	iptablesBackendMixed,
 	foreignRules,
 	configInvalid,
+	configNotApplied,
+	clusterCIDRUncovered,
 	ipvsSchedulerInvalid,
 	ipvsSchedulerMismatch,
 	ipvsModuleMissing,

@@ -306,6 +306,7 @@ var uncheckedNotes = []struct {
 	{metricsUnchecked, wholeMetricsNeed},
 	{sysctlsUnchecked, wholeSysctlsNeed},
 	{servicesUnexported, inputNeeds[NeedServices]},
+	{podCIDRUnchecked, podCIDRNeed},
 }
 
 // settingsIPVSNeed is how to get the IPVS table with what kube-proxy sets

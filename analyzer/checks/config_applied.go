@@ -1,0 +1,372 @@
+package checks
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/proxier"
+	"github.com/proxyscan/proxyscan/parsers/kpconfig"
+)
+
+var configNotApplied = &Check{
+	ID:       "config-not-applied",
+	Severity: Warning,
+	Title:    "kube-proxy runs with other settings than its configuration",
+	What: "The rules kube-proxy programmed show some of the settings it runs with: the local-traffic detector " +
+		"(`detectLocalMode` with `clusterCIDR`, the node's podCIDR or an interface) in the `! -s CIDR` or `! -i IFACE` " +
+		"of the ClusterIP masquerade rules (iptables mode's `cluster IP` rules to `KUBE-MARK-MASQ`, IPVS mode's " +
+		"`KUBE-CLUSTER-IP` rule, nftables mode's `ip saddr != CIDR` or `iifname !=` rules that mark for masquerade), " +
+		"`masqueradeAll` in those rules having no such match, and `masqueradeBit` in the mark `KUBE-MARK-MASQ` sets " +
+		"(`--set-xmark 0x4000/0x4000`) or nftables mode's `masquerading` chain tests. The finding says which of " +
+		"them differ from what the configuration given (the ConfigMap, the --config file, the flags) makes of them, " +
+		"with the configuration's lines and one rule, counting the rules alike. detectLocalMode NodeCIDR is " +
+		"compared only when the Node object gives the node's podCIDRs; otherwise the comparison is a gap.",
+	Why: "kube-proxy reads its configuration only when it starts: an edited ConfigMap changes nothing until the " +
+		"kube-proxy pods are restarted, and the next restart (a node reboot, an upgrade) suddenly applies it. The " +
+		"detector decides which ClusterIP traffic is masqueraded: a wrong clusterCIDR masquerades pod traffic " +
+		"needlessly (the endpoints see the node's address, not the pod's, which breaks NetworkPolicies by source " +
+		"and client-IP logging) or leaves traffic from outside the pod network unmasqueraded (its replies bypass " +
+		"the node and the connections break). The running settings may be the right ones: the configuration is " +
+		"then what will break at the next restart.",
+	Fix: "Decide which settings are right. If the configuration is, restart kube-proxy so that it reads it " +
+		"(`kubectl -n kube-system rollout restart ds/kube-proxy`); if the running settings are, write them into " +
+		"the ConfigMap (`kubectl -n kube-system edit configmap kube-proxy`) so that the next restart keeps them.",
+	Needs: []Need{NeedConfig, NeedDataplane},
+	Modes: []string{model.ModeIPTables, model.ModeIPVS, model.ModeNFTables},
+	Run:   runConfigNotApplied,
+}
+
+// podCIDRUnchecked begins the note of a comparison that needs the node's
+// podCIDRs, which no input gives: coverage makes it a gap.
+const podCIDRUnchecked = "not checked, as no input gives the node's podCIDRs (its Node object): "
+
+// podCIDRNeed is how to get the node's podCIDRs.
+var podCIDRNeed = InputNeed{"the node's Node object (its spec.podCIDRs)", "kubectl get node NODE -o yaml > node.yaml"}
+
+// restartAdvice ends the findings of settings kube-proxy has not read.
+const restartAdvice = "kube-proxy reads its configuration only at start: restart it (kubectl -n kube-system rollout restart ds/kube-proxy) or fix "
+
+func runConfigNotApplied(p *Pass) {
+	c := p.Snap.Config
+	if errs := kpconfig.Validate(c.Effective, p.Snap.Version.Version); len(errs) > 0 {
+		// kube-proxy does not start with it: config-invalid says so, and
+		// why the rules are of another configuration.
+		p.Note("not compared: kube-proxy %s rejects the configuration (config-invalid): the rules are those of a configuration it started with before", minorOf(p))
+		return
+	}
+	res := p.Resolution()
+	var diffs []string
+	var evidence []model.Evidence
+	fields := map[string]bool{}
+	field := func(path string) {
+		if !fields[path] {
+			fields[path] = true
+			ev := configEvidence(c, path)
+			if strings.HasSuffix(ev.Text, ": ") {
+				ev.Text += `""` // written empty
+			}
+			evidence = append(evidence, ev)
+		}
+	}
+	var rules []model.Evidence
+	// The views themselves, not Pass.Views: a family without a data plane
+	// shows no settings, and its service ports are not this check's.
+	for _, v := range p.facts.views {
+		if !slices.Contains(p.Check.Modes, v.Mode) {
+			continue
+		}
+		shown, ok := proxier.ShownMasquerade(res, v.Mode, v.Family)
+		if !ok {
+			continue
+		}
+		want := proxier.ConfiguredMasquerade(res, v.Mode, v.Family)
+		section := "iptables"
+		if v.Mode == model.ModeNFTables {
+			section = "nftables"
+		}
+		if form, ok := mainForm(shown.Forms); ok {
+			switch {
+			case string(c.DetectLocalMode) == "NodeCIDR" && !want.All && !hasFamily(p.Snap.Node.PodCIDRs, v.Family):
+				p.Note(podCIDRUnchecked+"whether the %s rules detect local traffic by it (detectLocalMode NodeCIDR)", v.Family)
+			case form.All != want.All || !form.All && form.Local != want.Local:
+				diffs = append(diffs, fmt.Sprintf("the rules show %s where the configuration says %s (%s)",
+					shownText(p.Snap, form), configuredText(c, want, section), v.Family))
+				if form.All != want.All {
+					field(section + ".masqueradeAll")
+				}
+				if !want.All {
+					field("detectLocalMode")
+					for _, f := range detectorFields(c) {
+						field(f)
+					}
+				}
+				rules = append(rules, formEvidence(form))
+			}
+		}
+		if shown.Bit >= 0 && !slices.Contains(shown.Bits, want.Bit) {
+			diffs = append(diffs, fmt.Sprintf("the rules show masqueradeBit %d (mark %s) where the configuration says %d (mark %s) (%s)",
+				shown.Bit, proxier.MarkText(shown.Bit), want.Bit, proxier.MarkText(want.Bit), v.Family))
+			field(section + ".masqueradeBit")
+			rules = append(rules, model.EvidenceAt(shown.MarkPos, shown.MarkRule))
+		}
+	}
+	if len(diffs) == 0 {
+		return
+	}
+	p.Report(Finding{
+		Message: fmt.Sprintf("kube-proxy runs with other settings than the configuration given (%s): %s; %s",
+			configWhere(c), strings.Join(diffs, "; "), restartAdvice+configName(c)),
+		Evidence: append(evidence, rules...),
+		Advice: "If the configuration is right, restart kube-proxy so that it reads it (kubectl -n kube-system rollout restart ds/kube-proxy); " +
+			"if the running settings are, write them into " + c.Source + " so that the next restart keeps them.",
+	})
+}
+
+// mainForm returns the form of most ClusterIP masquerade rules (the first
+// of those with as many).
+func mainForm(forms []proxier.MasqueradeForm) (proxier.MasqueradeForm, bool) {
+	best := -1
+	for i, f := range forms {
+		if best < 0 || f.Count > forms[best].Count {
+			best = i
+		}
+	}
+	if best < 0 {
+		return proxier.MasqueradeForm{}, false
+	}
+	return forms[best], true
+}
+
+// formEvidence is the first rule of a form, with the count of the rules
+// alike.
+func formEvidence(f proxier.MasqueradeForm) model.Evidence {
+	text := f.Rule
+	if f.Count > 1 {
+		text += fmt.Sprintf(" (and %s alike)", plural(f.Count-1, "rule"))
+	}
+	return model.EvidenceAt(f.Pos, text)
+}
+
+// hasFamily reports whether a prefix of family fam is among pfxs.
+func hasFamily(pfxs []netip.Prefix, fam model.Family) bool {
+	return slices.ContainsFunc(pfxs, func(x netip.Prefix) bool { return model.FamilyOf(x.Addr()) == fam })
+}
+
+// configWhere names the configuration and where it starts:
+// "ConfigMap kube-system/kube-proxy, cluster/kube-proxy-configmap.yaml:4".
+func configWhere(c *model.Config) string {
+	if c.Pos.File == "" {
+		return c.Source
+	}
+	if c.Pos.File == c.Source {
+		return c.Pos.String()
+	}
+	return c.Source + ", " + c.Pos.String()
+}
+
+// configName names the configuration in advice: "the ConfigMap", else
+// its source ("kube-proxy/config.yaml", "the command line").
+func configName(c *model.Config) string {
+	switch {
+	case strings.HasPrefix(c.Source, "ConfigMap"):
+		return "the ConfigMap"
+	case strings.HasPrefix(c.Source, "command line"):
+		return "the command line"
+	}
+	return c.Source
+}
+
+// detectorFields lists the configuration fields the detector of
+// detectLocalMode reads.
+func detectorFields(c *model.Config) []string {
+	switch string(c.DetectLocalMode) {
+	case "", "ClusterCIDR":
+		return []string{"clusterCIDR"}
+	case "BridgeInterface":
+		return []string{"detectLocal.bridgeInterface"}
+	case "InterfaceNamePrefix":
+		return []string{"detectLocal.interfaceNamePrefix"}
+	}
+	return nil
+}
+
+// shownText says what settings a form of the masquerade rules shows:
+// "clusterCIDR 10.32.1.0/24 (NodeCIDR: the node's podCIDR)".
+func shownText(snap *model.Snapshot, f proxier.MasqueradeForm) string {
+	switch {
+	case f.All:
+		return "masqueradeAll true"
+	case f.Local.CIDR.IsValid() && slices.Contains(snap.Node.PodCIDRs, f.Local.CIDR):
+		return "local traffic detected by source " + f.Local.CIDR.String() + " (detectLocalMode NodeCIDR: the node's podCIDR)"
+	case f.Local.CIDR.IsValid():
+		return "clusterCIDR " + f.Local.CIDR.String() + " (local traffic detected by source " + f.Local.CIDR.String() + ")"
+	case strings.HasSuffix(f.Local.Interface, "+"):
+		return "local traffic detected by input interface " + f.Local.Interface + " (detectLocalMode InterfaceNamePrefix " + strings.TrimSuffix(f.Local.Interface, "+") + ")"
+	case f.Local.Interface != "":
+		return "local traffic detected by input interface " + f.Local.Interface + " (detectLocalMode BridgeInterface " + f.Local.Interface + ")"
+	}
+	return "no local-traffic detector (ClusterIP traffic of every source masqueraded)"
+}
+
+// configuredText says what the configuration makes of the settings a
+// form shows: "detectLocalMode ClusterCIDR with clusterCIDR 10.244.0.0/16".
+func configuredText(c *model.Config, want proxier.MasqueradeSettings, section string) string {
+	if want.All {
+		return section + ".masqueradeAll true"
+	}
+	mode := string(c.DetectLocalMode)
+	if mode == "" {
+		mode = "ClusterCIDR"
+	}
+	text := "detectLocalMode " + mode
+	switch {
+	case mode == "ClusterCIDR" && strings.TrimSpace(c.ClusterCIDR) != "":
+		text += " with clusterCIDR " + strings.TrimSpace(c.ClusterCIDR)
+	case mode == "ClusterCIDR":
+		text += " without a clusterCIDR"
+	case mode == "NodeCIDR" && want.Local.CIDR.IsValid():
+		text += " (the node's podCIDR " + want.Local.CIDR.String() + ")"
+	case want.Local.Interface != "":
+		text += " (input interface " + want.Local.Interface + ")"
+	}
+	if !want.Local.Implemented() {
+		text += ": no local-traffic detector"
+	}
+	return text
+}
+
+var clusterCIDRUncovered = &Check{
+	ID:       "cluster-cidr-uncovered",
+	Severity: Warning,
+	Title:    "clusterCIDR does not cover the pods",
+	What: "With detectLocalMode ClusterCIDR (the default) kube-proxy tells the traffic of the cluster's pods apart by " +
+		"its source: the first `clusterCIDR` of each IP family. Some Node objects give pod ranges (spec.podCIDRs) " +
+		"outside it: the finding names the configuration's CIDR, the pod ranges outside it with their Nodes, and a " +
+		"few endpoint addresses in those ranges. Nothing is said with masqueradeAll (every ClusterIP connection is " +
+		"masqueraded anyway) or another detectLocalMode; without Node objects the check notes that it could not " +
+		"compare.",
+	Why: "kube-proxy treats the traffic of pods outside the clusterCIDR as coming from outside the cluster: their " +
+		"connections to cluster IPs are masqueraded (the endpoints see the node's address instead of the pod's, " +
+		"which defeats NetworkPolicies by source and client-IP logging), and in iptables and nftables mode their " +
+		"traffic to the external and load balancer IPs of externalTrafficPolicy Local Services is not " +
+		"short-circuited to the cluster's endpoints and is dropped on nodes without a local endpoint. A " +
+		"clusterCIDR that is too narrow is a classic left-over of growing the pod network.",
+	Fix: "Set clusterCIDR in the kube-proxy ConfigMap to the cluster's pod CIDR(s) (one per IP family, the range the " +
+		"controller manager's --cluster-cidr allocates from), or use detectLocalMode NodeCIDR, then restart kube-proxy " +
+		"(`kubectl -n kube-system rollout restart ds/kube-proxy`).",
+	Needs: []Need{NeedConfig},
+	Run:   runClusterCIDRUncovered,
+}
+
+// uncoveredShown bounds the pod ranges and addresses a finding of
+// cluster-cidr-uncovered names.
+const uncoveredShown = 3
+
+func runClusterCIDRUncovered(p *Pass) {
+	c := p.Snap.Config
+	if mode := string(c.DetectLocalMode); mode != "" && mode != "ClusterCIDR" || strings.TrimSpace(c.ClusterCIDR) == "" {
+		return // another detector, or none (config-invalid says so)
+	}
+	mode, _ := p.Mode()
+	res := p.Resolution()
+	type uncovered struct {
+		node string
+		pfx  netip.Prefix
+		ev   model.Evidence
+	}
+	var nodes int
+	var outside []uncovered
+	detectors := map[model.Family]netip.Prefix{}
+	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+		want := proxier.ConfiguredMasquerade(res, mode, fam)
+		if want.All {
+			return // every ClusterIP connection is masqueraded
+		}
+		if want.Local.CIDR.IsValid() {
+			detectors[fam] = want.Local.CIDR
+		}
+	}
+	if p.Snap.Objects != nil {
+		for _, n := range p.Snap.Objects.Nodes {
+			cidrs := n.Spec.PodCIDRs
+			if len(cidrs) == 0 && n.Spec.PodCIDR != "" {
+				cidrs = []string{n.Spec.PodCIDR}
+			}
+			if len(cidrs) > 0 {
+				nodes++
+			}
+			for _, s := range cidrs {
+				pfx, err := netip.ParsePrefix(s)
+				if err != nil {
+					continue
+				}
+				pfx = pfx.Masked()
+				d, ok := detectors[model.FamilyOf(pfx.Addr())]
+				if !ok || d.Bits() <= pfx.Bits() && d.Contains(pfx.Addr()) {
+					continue // no detector of the family, or covered
+				}
+				outside = append(outside, uncovered{n.Name, pfx,
+					model.EvidenceAt(n.Pos, fmt.Sprintf("Node %s: podCIDRs %s", n.Name, strings.Join(cidrs, ", ")))})
+			}
+		}
+	}
+	if nodes == 0 {
+		p.Note("not checked, as no input gives the Nodes' podCIDRs (kubectl get nodes -o yaml): whether clusterCIDR %s covers the pods", strings.TrimSpace(c.ClusterCIDR))
+		return
+	}
+	if len(outside) == 0 {
+		return
+	}
+	var ranges []string
+	evidence := []model.Evidence{configEvidence(c, "clusterCIDR")}
+	for i, u := range outside {
+		if i < uncoveredShown {
+			ranges = append(ranges, u.pfx.String()+" (Node "+u.node+")")
+			evidence = append(evidence, u.ev)
+		}
+	}
+	if len(outside) > uncoveredShown {
+		ranges = append(ranges, fmt.Sprintf("and %d more", len(outside)-uncoveredShown))
+	}
+	// A few endpoints in those ranges: the pods whose traffic is taken for
+	// traffic from outside.
+	var addrs []string
+	seen := map[netip.Addr]bool{}
+	for _, sp := range p.Snap.ActivePorts() {
+		for _, e := range sp.Endpoints {
+			if len(addrs) == uncoveredShown || seen[e.IP] {
+				continue
+			}
+			if slices.ContainsFunc(outside, func(u uncovered) bool { return u.pfx.Contains(e.IP) }) {
+				seen[e.IP] = true
+				addrs = append(addrs, e.IP.String())
+			}
+		}
+	}
+	slices.SortFunc(addrs, func(a, b string) int { return netip.MustParseAddr(a).Compare(netip.MustParseAddr(b)) })
+	var cidrs []string
+	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+		if d, ok := detectors[fam]; ok {
+			cidrs = append(cidrs, d.String())
+		}
+	}
+	them := "them"
+	if len(outside) == 1 {
+		them = "it"
+	}
+	msg := fmt.Sprintf("clusterCIDR %s does not cover the pods: %s %s outside it, so kube-proxy treats the traffic of the pods in %s",
+		strings.Join(cidrs, ", "), plural(len(outside), "pod range"), strings.Join(ranges, ", "), them)
+	if len(addrs) > 0 {
+		msg += " (endpoints " + strings.Join(addrs, ", ") + ")"
+	}
+	msg += " as coming from outside the cluster: their connections to cluster IPs are masqueraded"
+	p.Report(Finding{
+		Message:  msg,
+		Evidence: evidence,
+		Advice: "Set clusterCIDR in " + configName(c) + " to the cluster's pod CIDR(s), one per IP family, or use detectLocalMode NodeCIDR; " +
+			"then restart kube-proxy (kubectl -n kube-system rollout restart ds/kube-proxy).",
+	})
+}
