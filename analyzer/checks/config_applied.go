@@ -12,7 +12,7 @@ import (
 )
 
 var configNotApplied = &Check{
-	ID:       "config-not-applied",
+	ID:       idConfigNotApplied,
 	Severity: Warning,
 	Title:    "kube-proxy runs with other settings than its configuration",
 	What: "The rules kube-proxy programmed show some of the settings it runs with: the local-traffic detector " +
@@ -239,7 +239,7 @@ func configuredText(c *model.Config, want proxier.MasqueradeSettings, section st
 }
 
 var clusterCIDRUncovered = &Check{
-	ID:       "cluster-cidr-uncovered",
+	ID:       idClusterCIDRUncovered,
 	Severity: Warning,
 	Title:    "clusterCIDR does not cover the pods",
 	What: "With detectLocalMode ClusterCIDR (the default) kube-proxy tells the traffic of the cluster's pods apart by " +
@@ -369,4 +369,46 @@ func runClusterCIDRUncovered(p *Pass) {
 		Advice: "Set clusterCIDR in " + configName(c) + " to the cluster's pod CIDR(s), one per IP family, or use detectLocalMode NodeCIDR; " +
 			"then restart kube-proxy (kubectl -n kube-system rollout restart ds/kube-proxy).",
 	})
+}
+
+// The IDs of the checks of the configuration kube-proxy runs with.
+const (
+	idConfigNotApplied     = "config-not-applied"
+	idClusterCIDRUncovered = "cluster-cidr-uncovered"
+)
+
+// configuredCIDR is what the message of config-not-applied says when the
+// configuration given detects local traffic by a clusterCIDR (see
+// configuredText).
+const configuredCIDR = "with clusterCIDR "
+
+// wrongCIDRNotApplied reports whether c, a finding of config-not-applied,
+// explains d, one of cluster-cidr-uncovered on the same node: the rules
+// detect local traffic otherwise than by the clusterCIDR the configuration
+// gives, and that clusterCIDR does not cover the pods. Both come of one
+// configuration, not applied and wrong: restarting kube-proxy, the remedy
+// config-not-applied offers first, would apply it.
+func wrongCIDRNotApplied(_ *facts, c, d *Finding) bool {
+	return c.Node == d.Node && strings.Contains(c.Message, configuredCIDR)
+}
+
+// foldWrongCIDR adds to c, the finding of config-not-applied, that the
+// configuration's clusterCIDR does not cover the pods (ds, the findings of
+// cluster-cidr-uncovered), with their evidence, and advises fixing the
+// configuration before kube-proxy restarts.
+func foldWrongCIDR(_ *facts, c *Finding, ds []Finding) {
+	for _, d := range ds {
+		c.Evidence = appendEvidence(c.Evidence, d.Evidence...)
+		c.Severity = max(c.Severity, d.Severity)
+		c.Message += "; and the configuration given is wrong: " + d.Message + " once kube-proxy restarts with it"
+	}
+	c.Advice = "Fix clusterCIDR in the configuration before kube-proxy restarts (a node reboot or a rollout of the DaemonSet restarts it): " +
+		"set it to the cluster's pod CIDR(s), one per IP family, or use detectLocalMode NodeCIDR (the rules show what the running kube-proxy uses); " +
+		"then restart kube-proxy (kubectl -n kube-system rollout restart ds/kube-proxy)."
+}
+
+// noteWrongCIDR tells, in the status of cluster-cidr-uncovered, that its
+// finding is part of config-not-applied's.
+func noteWrongCIDR([]Finding) string {
+	return "the clusterCIDR that does not cover the pods is that of a configuration kube-proxy has not applied: reported in the config-not-applied finding"
 }

@@ -56,6 +56,9 @@ var explanations = []*explanation{
 	{cause: idIPVSModuleMissing, consequence: idModeMismatch, explains: ipvsFallback, fold: foldIPVSUnusable, note: noteIPVSUnusable},
 	// A configuration kube-proxy rejects: it exits at start, and logs it.
 	{cause: idConfigInvalid, consequence: idLogErrors, explains: startupFailure, fold: foldStartupFailure, note: noteStartupFailure},
+	// A configuration not applied whose clusterCIDR does not cover the
+	// pods: restarting kube-proxy would apply it.
+	{cause: idConfigNotApplied, consequence: idClusterCIDRUncovered, explains: wrongCIDRNotApplied, fold: foldWrongCIDR, note: noteWrongCIDR},
 	// Rule syncs that fail: the last sync grows old, /healthz fails, the
 	// rules lag the EndpointSlices.
 	{cause: idSyncFailures, consequence: idSyncStale, explains: syncFailing, fold: foldSyncFailure, note: noteSyncFailure},
