@@ -36,3 +36,44 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseKept checks that ParseKept never panics, fails where Parse
+// fails, keeps entries that Parse reads alike (position, lines and text)
+// in order, and that what it keeps outlives the input's bytes.
+func FuzzParseKept(f *testing.F) {
+	parsetest.Seeds(f, "parsers/klog/*.txtar")
+	f.Add([]byte("Feb 17 11:12:14 node-a kube-proxy[9234]: E0217 11:12:14.123456    9234 proxier.go:1520] \"Failed to execute iptables-restore\" err=<\nFeb 17 11:12:14 node-a kube-proxy[9234]: \tunknown option \"--xor-mark\"\nFeb 17 11:12:14 node-a kube-proxy[9234]:  > ipFamily=\"IPv4\"\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		all, errAll := Parse("log", data)
+		own := append([]byte(nil), data...)
+		kept, err := ParseKept("log", own)
+		if (err == nil) != (errAll == nil) {
+			t.Fatalf("ParseKept error %v, Parse error %v", err, errAll)
+		}
+		if err != nil {
+			if !parsers.IsInputError(err) {
+				t.Fatalf("not an input error: %v", err)
+			}
+			return
+		}
+		for i := range own {
+			own[i] = 'x' // the kept entries hold copies
+		}
+		if kept.Lines != all.Lines {
+			t.Fatalf("%d lines kept, %d read", kept.Lines, all.Lines)
+		}
+		j := 0
+		for _, e := range kept.Entries {
+			for j < len(all.Entries) && all.Entries[j].Pos.Line < e.Pos.Line {
+				j++
+			}
+			if j == len(all.Entries) {
+				t.Fatalf("kept entry at line %d that Parse does not read", e.Pos.Line)
+			}
+			a := all.Entries[j]
+			if a.Pos.Line != e.Pos.Line || a.EndLine != e.EndLine || a.Raw != e.Raw || a.Message != e.Message {
+				t.Fatalf("kept entry at line %d differs from Parse's: %q, %q", e.Pos.Line, e.Raw, a.Raw)
+			}
+		}
+	})
+}

@@ -507,18 +507,9 @@ func timestampLine(s string) (time.Time, string, bool) {
 	return ts, s[i+1:], true
 }
 
-// klogHeader parses "Lmmdd hh:mm:ss.uuuuuu threadid file:line] payload".
-func klogHeader(s string) (*Entry, string, bool) {
-	var e Entry
-	payload, ok := klogHeaderInto(s, &e)
-	if !ok {
-		return nil, "", false
-	}
-	return &e, payload, true
-}
-
-// klogHeaderInto is klogHeader filling e, which it overwrites whole when
-// s has a klog header and leaves alone otherwise.
+// klogHeaderInto parses "Lmmdd hh:mm:ss.uuuuuu threadid file:line]
+// payload" into e, which it overwrites whole when s has a klog header and
+// leaves alone otherwise, and returns the payload.
 func klogHeaderInto(s string, e *Entry) (string, bool) {
 	// Minimal header: "I0302 08:15:00.123456 1 a.go:1]" is 32 bytes.
 	if len(s) < 30 {
