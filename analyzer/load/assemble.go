@@ -880,6 +880,8 @@ func (b *builder) pickConfig() error {
 			if mode(c.cfg) != mode(read) {
 				s.Notes = append(s.Notes, fmt.Sprintf("%s (%s) sets mode %q but %s sets %q; using %s",
 					c.source, c.cfg.Pos, mode(c.cfg), cfg.Source, mode(read), cfg.Source))
+			} else if n := configDiffNote(read, c.cfg, cfg.Source, c.source, s.Version.Version); n != "" {
+				s.Notes = append(s.Notes, n)
 			}
 		}
 	}

@@ -1,0 +1,96 @@
+package load
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/proxyscan/proxyscan/parsers/kpconfig"
+	"github.com/proxyscan/proxyscan/parsers/kpversion"
+)
+
+// configsShown is how many settings a note of configurations that differ
+// names.
+const configsShown = 6
+
+// configDiffNote says, when the configuration other (from source) sets
+// something else than the one used (read, from used) once both are
+// defaulted for kube-proxy v, which settings differ and which configuration
+// the checks read: two ConfigMaps of kube-proxy given (one edited since,
+// or of another cluster) are two answers to one question, and the checks
+// answer with one. It returns "" when they are alike.
+func configDiffNote(read, other *kpconfig.Config, used, source string, v kpversion.Version) string {
+	diff := configDiff(read, other, v)
+	if len(diff) == 0 {
+		return ""
+	}
+	names := diff
+	more := ""
+	if len(names) > configsShown {
+		names, more = names[:configsShown], fmt.Sprintf(" and %d more", len(diff)-configsShown)
+	}
+	return fmt.Sprintf("%s (%s) and %s (%s) set %s%s otherwise; the checks read %s (%s): give the configuration kube-proxy runs with alone to check it",
+		used, read.Pos, source, other.Pos, strings.Join(names, ", "), more, used, read.Pos)
+}
+
+// configDiff returns the settings, by their paths in the configuration
+// ("iptables.masqueradeBit"), that a and b set otherwise once both are
+// defaulted for kube-proxy v, in order.
+func configDiff(a, b *kpconfig.Config, v kpversion.Version) []string {
+	x, y := a.Clone(), b.Clone()
+	kpconfig.Defaults(x, v)
+	kpconfig.Defaults(y, v)
+	mx, errX := settings(x)
+	my, errY := settings(y)
+	if errX != nil || errY != nil {
+		if !reflect.DeepEqual(x.Config, y.Config) {
+			return []string{"their settings"}
+		}
+		return nil
+	}
+	var out []string
+	diffPaths("", mx, my, &out)
+	slices.Sort(out)
+	return out
+}
+
+// settings returns the configuration's settings as its JSON form decodes
+// into maps.
+func settings(c *kpconfig.Config) (map[string]any, error) {
+	data, err := json.Marshal(&c.Config)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(data, &m)
+}
+
+// diffPaths appends to out the paths below prefix where a and b differ.
+func diffPaths(prefix string, a, b any, out *[]string) {
+	ma, okA := a.(map[string]any)
+	mb, okB := b.(map[string]any)
+	if !okA || !okB {
+		if !reflect.DeepEqual(a, b) {
+			*out = append(*out, prefix)
+		}
+		return
+	}
+	for k, va := range ma {
+		diffPaths(settingPath(prefix, k), va, mb[k], out)
+	}
+	for k, vb := range mb {
+		if _, ok := ma[k]; !ok {
+			diffPaths(settingPath(prefix, k), nil, vb, out)
+		}
+	}
+}
+
+// settingPath is the path of key below prefix.
+func settingPath(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
