@@ -23,15 +23,7 @@ import (
 // The findings of each case are compared with testdata/syncgroup/CASE.golden
 // (go test -run TestSyncFailuresGrouping -update rewrites them).
 func TestSyncFailuresGrouping(t *testing.T) {
-	root := parsetest.Root(t)
-	a, err := txtar.ParseFile(filepath.Join(root, "testdata", "syncgroup", "pieces.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pieces := map[string][]byte{}
-	for _, f := range a.Files {
-		pieces[f.Name] = f.Data
-	}
+	root, pieces := syncPieces(t)
 	const (
 		metrics = "kube-proxy/metrics.txt"
 		log     = "kube-proxy/log.txt"
@@ -151,15 +143,7 @@ func moveEndpoint(t *testing.T, path string) {
 // endpoints, so node-drift reports no finding of its own and names
 // sync-failures in the cells.
 func TestSyncFailuresFleet(t *testing.T) {
-	root := parsetest.Root(t)
-	a, err := txtar.ParseFile(filepath.Join(root, "testdata", "syncgroup", "pieces.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pieces := map[string][]byte{}
-	for _, f := range a.Files {
-		pieces[f.Name] = f.Data
-	}
+	root, pieces := syncPieces(t)
 	var dirs []string
 	for _, failing := range []bool{false, true} {
 		dir := t.TempDir()
@@ -213,4 +197,20 @@ func TestSyncFailuresFleet(t *testing.T) {
 			t.Errorf("%s: the failing node's cell is explained by %v, want sync-failures", row.Service, c.ExplainedBy)
 		}
 	}
+}
+
+// syncPieces returns the repository's root and the files of
+// testdata/syncgroup/pieces.txtar by name, which the cases put together.
+func syncPieces(t *testing.T) (root string, pieces map[string][]byte) {
+	t.Helper()
+	root = parsetest.Root(t)
+	a, err := txtar.ParseFile(filepath.Join(root, "testdata", "syncgroup", "pieces.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pieces = map[string][]byte{}
+	for _, f := range a.Files {
+		pieces[f.Name] = f.Data
+	}
+	return root, pieces
 }
