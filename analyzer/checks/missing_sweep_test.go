@@ -144,6 +144,19 @@ var judgedTrue = map[string]bool{
 	"iptables/lb-source-ranges-bypassed without cluster/node.yaml: orphan-rules":                                    true,
 	"iptables/lb-source-ranges-bypassed without EndpointSlice objects of cluster/cluster.yaml: orphan-rules":        true,
 	"iptables/lb-source-ranges-bypassed without all but the data plane, the ConfigMap and the export: orphan-rules": true,
+	// A Service port without endpoints whose reject entry was deleted has
+	// neither a forward nor a reject entry; without its EndpointSlices,
+	// that is what service-missing reports of it (whose evidence is where
+	// the forward entries live, no-endpoints-unrejected's where the
+	// reject entries do).
+	"nftables/no-endpoints-unrejected without every optional input: service-missing":                          true,
+	"nftables/no-endpoints-unrejected without EndpointSlice objects of cluster/cluster.yaml: service-missing": true,
+	"iptables/no-endpoints-unrejected without EndpointSlice objects of cluster/cluster.yaml: service-missing": true,
+	// A rule of a service chain jumping to another endpoint's chain
+	// leaves the chain of the endpoint it names unreferenced: with the
+	// EndpointSlices, part of the load-balance-skew finding of that rule;
+	// without them, a KUBE-SEP chain nothing jumps to.
+	"iptables/load-balance-misdirected without EndpointSlice objects of cluster/cluster.yaml: orphan-rules": true,
 }
 
 // nodeEvidence keys a piece of evidence in the node's own files (rules,

@@ -385,3 +385,20 @@ func hasKubeChains(d *iptables.Dump) bool {
 	}
 	return false
 }
+
+// ipvsSet returns the name of the first ipset of the snapshot's listings
+// that kube-proxy's IPVS mode creates (KUBE-CLUSTER-IP, KUBE-6-CLUSTER-IP,
+// ...), "" when none is. Only IPVS mode makes them: a listing holding one,
+// with no rules or configuration to tell the mode, shows it.
+func ipvsSet(s *model.Snapshot) string {
+	for _, d := range s.IPSets {
+		for _, set := range d.Sets {
+			for _, base := range kpnames.IPVSSets {
+				if set.Name == base || set.Name == kpnames.SetName(base, true) {
+					return set.Name
+				}
+			}
+		}
+	}
+	return ""
+}

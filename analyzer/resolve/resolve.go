@@ -129,6 +129,9 @@ func Resolve(s *model.Snapshot, o Options) *Resolution {
 			"inferred from the data plane: kube-proxy's iptables-mode chains, without a Service (nat "+kpnames.KubeServices+" in "+iptablesSkeleton(s)+")"
 	case logged != "":
 		r.Mode, r.ModeOrigin, r.ModeSource = logged, Inferred, loggedSource
+	case ipvsSet(s) != "":
+		r.Mode, r.ModeOrigin, r.ModeSource = model.ModeIPVS, Inferred,
+			"inferred from the ipset listing: kube-proxy's IPVS-mode set "+ipvsSet(s)
 	default:
 		r.Mode, r.ModeOrigin, r.ModeSource = model.ModeIPTables, Assumed, "assumed (kube-proxy's default)"
 	}

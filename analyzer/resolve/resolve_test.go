@@ -72,7 +72,9 @@ func loadOne(t *testing.T, path string) *model.Snapshot {
 }
 
 // TestMode checks how the mode is decided: a flag, else the configuration,
-// else the one mode the data plane shows, else iptables.
+// else the one mode the data plane shows, else the proxier kube-proxy
+// logged, else IPVS when an ipset listing holds IPVS mode's sets, else
+// iptables.
 func TestMode(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -104,6 +106,14 @@ func TestMode(t *testing.T) {
 			return withLog(t, copyWithout(t, bundle(t, "nftables-healthy"), only("cluster/cluster.yaml")), "Using ipvs Proxier")
 		},
 			mode: model.ModeIPVS, origin: resolve.Inferred, source: `logged by kube-proxy ("Using ipvs Proxier" at kube-proxy/kube-proxy.log:2)`},
+		{name: "an ipset listing alone", path: func(t *testing.T) string {
+			return copyWithout(t, bundle(t, "ipvs-healthy"), only("cluster/cluster.yaml", "node/ipset"))
+		},
+			mode: model.ModeIPVS, origin: resolve.Inferred, source: "inferred from the ipset listing: kube-proxy's IPVS-mode set KUBE-6-CLUSTER-IP"},
+		{name: "the log wins over an ipset listing", path: func(t *testing.T) string {
+			return withLog(t, copyWithout(t, bundle(t, "ipvs-healthy"), only("cluster/cluster.yaml", "node/ipset")), "Using iptables Proxier")
+		},
+			mode: model.ModeIPTables, origin: resolve.Inferred, source: `logged by kube-proxy ("Using iptables Proxier" at kube-proxy/kube-proxy.log:2)`},
 		{name: "the log of a mode the resolver does not know", path: func(t *testing.T) string {
 			return withLog(t, copyWithout(t, bundle(t, "nftables-healthy"), only("cluster/cluster.yaml")), "Using userspace Proxier")
 		},
