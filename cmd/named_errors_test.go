@@ -16,6 +16,7 @@ func TestErrorsNameTheInput(t *testing.T) {
 	good := packDir(t, copyBundle(t, "iptables-mini"), "tgz")
 	bad := packDir(t, changedBundle(t, "iptables-mini", map[string]string{"node/sysctl.txt": "net.ipv4.ip_forward = 1\nthis is garbage\n"}), "tgz")
 	badDir := changedBundle(t, "iptables-mini", map[string]string{"node/sysctl.txt": "net.ipv4.ip_forward = 1\nthis is garbage\n"})
+	badCM := packDir(t, changedBundle(t, "iptables-mini", map[string]string{"cluster/kube-proxy-configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kube-proxy\n  namespace: kube-system\ndata:\n  config.conf: |\n    apiVersion: kubeproxy.config.k8s.io/v1alpha1\n    kind: KubeProxyConfiguration\n    mode: [iptables\n"}), "tgz")
 	empty := filepath.Join(t.TempDir(), "empty")
 	if err := os.Mkdir(empty, 0o755); err != nil {
 		t.Fatal(err)
@@ -34,6 +35,8 @@ func TestErrorsNameTheInput(t *testing.T) {
 		{name: "trace of a bundle archive", args: []string{"trace", "-o", "json", "--strict", bad, "--dst", "10.96.0.1:443"}, code: 2, stderr: "proxyscan: " + bad + "/node/sysctl.txt:2: not a sysctl entry"},
 		{name: "trace of a bundle directory", args: []string{"trace", "-o", "json", "--strict", badDir, "--dst", "10.96.0.1:443"}, code: 2, stderr: "proxyscan: " + badDir + "/node/sysctl.txt:2: not a sysctl entry"},
 		{name: "expect of a bundle archive", args: []string{"expect", bad}, code: 2, stderr: "proxyscan: " + bad + "/node/sysctl.txt:2: not a sysctl entry"},
+		{name: "analyze of a bundle whose ConfigMap's configuration is malformed", args: []string{"analyze", "-o", "json", badCM}, code: 2,
+			stderr: "proxyscan: " + badCM + "/cluster/kube-proxy-configmap.yaml:10: in config.conf of the kube-proxy ConfigMap: malformed YAML"},
 		{name: "an empty directory alone", args: []string{"analyze", "-o", "json", empty}, code: 2, stderr: "proxyscan: " + empty + ": no input files: the directory holds none"},
 		{name: "diff with an empty side", args: []string{"diff", "-o", "json", empty, good}, code: 2, stderr: "proxyscan: " + empty + ": no input files"},
 		{name: "an empty directory beside a bundle", args: []string{"analyze", "-o", "json", "--fail-on", "inconclusive", empty, good}, code: 1,

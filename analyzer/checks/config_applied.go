@@ -397,6 +397,11 @@ func wrongCIDRNotApplied(_ *facts, c, d *Finding) bool {
 // cluster-cidr-uncovered), with their evidence, and advises fixing the
 // configuration before kube-proxy restarts.
 func foldWrongCIDR(_ *facts, c *Finding, ds []Finding) {
+	// Restarting kube-proxy, which the message offers first, would apply
+	// the wrong clusterCIDR: the message keeps only why the rules differ.
+	if i := strings.LastIndex(c.Message, "; "+restartAdvice); i >= 0 {
+		c.Message = c.Message[:i] + "; " + strings.TrimSuffix(restartAdvice, ": restart it (kubectl -n kube-system rollout restart ds/kube-proxy) or fix ")
+	}
 	for _, d := range ds {
 		c.Evidence = appendEvidence(c.Evidence, d.Evidence...)
 		c.Severity = max(c.Severity, d.Severity)

@@ -88,7 +88,7 @@ func TestConfigNotApplied(t *testing.T) {
 		{name: "iptables clusterCIDR", base: "iptables-mini",
 			edits: []edit{{cfg, "clusterCIDR: 10.244.0.0/16", "clusterCIDR: 10.32.0.0/16"}},
 			want: []string{
-				"config-not-applied: kube-proxy runs with other settings than the configuration given (kube-proxy/config.yaml:1): the rules show clusterCIDR 10.244.0.0/16 (local traffic detected by source 10.244.0.0/16) where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.32.0.0/16 (IPv4); kube-proxy reads its configuration only at start: restart it (kubectl -n kube-system rollout restart ds/kube-proxy) or fix kube-proxy/config.yaml",
+				"config-not-applied: kube-proxy runs with other settings than the configuration given (kube-proxy/config.yaml:1): the rules show clusterCIDR 10.244.0.0/16 (local traffic detected by source 10.244.0.0/16) where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.32.0.0/16 (IPv4); kube-proxy reads its configuration only at start; and the configuration given is wrong",
 				"config-not-applied: ; and the configuration given is wrong: clusterCIDR 10.32.0.0/16 does not cover the pods: 1 pod range 10.244.1.0/24 (Node node-a) outside it",
 			}},
 		{name: "iptables masqueradeBit", base: "iptables-mini",

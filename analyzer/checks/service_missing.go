@@ -78,13 +78,22 @@ func runServiceMissing(p *Pass) {
 			}
 			dest := destText(view.ClusterIP, cip, sp)
 			if b := blocked(v, view.ClusterIP, cip, proto, sp.Port); b != nil {
-				p.Report(Finding{
+				f := Finding{
 					Service: sp.String(), Protocol: string(sp.Protocol),
 					Message: fmt.Sprintf("%s is %s as if the Service had no endpoints, but it has %d usable", dest, b.Action.Past(),
 						len(e.Endpoints(e.InternalPolicy()))),
 					Evidence: append(append([]model.Evidence{}, b.Evidence...), ServiceEvidence(sp)),
 					Advice:   syncAdvice(v),
-				})
+				}
+				if v.Mode == model.ModeIPVS {
+					// A virtual server without real servers: the absence
+					// of their lines, which a listing cut or filtered
+					// (ipvsadm -Ln | grep IP shows no real server) may
+					// only not show.
+					p.ReportAbsence(v, f)
+				} else {
+					p.Report(f)
+				}
 				continue
 			}
 			also, alsoEv := ipvsAlso(p, v, sp, view.ClusterIP, cip)

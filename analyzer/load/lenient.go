@@ -128,6 +128,15 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 	if d, ok := r.value.(*ipset.Dump); ok && d != nil {
 		setsPartial(d, data, r.notes)
 	}
+	if d, ok := r.value.(*ipvs.Dump); ok && d != nil {
+		if f := filteredBy(data, r.notes); f != "" {
+			why := "filtered by `" + f + "` on the command line above it"
+			if d.PartialReason != "" {
+				why = d.PartialReason + "; " + why
+			}
+			d.PartialReason = why
+		}
+	}
 	if pg, ok := r.value.(*metrics.Page); ok && pg != nil {
 		pg.Filter = filteredBy(data, r.notes)
 	}
