@@ -8,6 +8,8 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/proxier"
+	"github.com/proxyscan/proxyscan/analyzer/view"
+	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/kpconfig"
 )
 
@@ -87,7 +89,11 @@ func runConfigNotApplied(p *Pass) {
 		if v.Mode == model.ModeNFTables {
 			section = "nftables"
 		}
-		if form, ok := mainForm(shown.Forms); ok {
+		form, ok := mainForm(shown.Forms)
+		if !ok && v.Mode != model.ModeIPVS {
+			form, ok = noMasqueradeForm(p, v)
+		}
+		if ok {
 			switch {
 			case string(c.DetectLocalMode) == "NodeCIDR" && !want.All && !hasFamily(p.Snap.Node.PodCIDRs, v.Family):
 				p.Note(podCIDRUnchecked+"whether the %s rules detect local traffic by it (detectLocalMode NodeCIDR)", v.Family)
@@ -144,10 +150,47 @@ func mainForm(forms []proxier.MasqueradeForm) (proxier.MasqueradeForm, bool) {
 // alike.
 func formEvidence(f proxier.MasqueradeForm) model.Evidence {
 	text := f.Rule
-	if f.Count > 1 {
+	switch {
+	case f.None && f.Count > 1:
+		text += fmt.Sprintf(" (a cluster IP entry without a masquerade rule, and %d more alike)", f.Count-1)
+	case f.None:
+		text += " (a cluster IP entry without a masquerade rule)"
+	case f.Count > 1:
 		text += fmt.Sprintf(" (and %s alike)", plural(f.Count-1, "rule"))
 	}
 	return model.EvidenceAt(f.Pos, text)
+}
+
+// noMasqueradeForm returns the form of a data plane of iptables or
+// nftables mode without any ClusterIP masquerade rule, which is what
+// kube-proxy writes without a local-traffic detector and without
+// masqueradeAll: no rule at all. It is told only from a whole data plane
+// (not a grep or a listing of part of the table, where the rule may only
+// be out of sight) that forwards some cluster IP, the entries kube-proxy
+// writes the rule beside; the form's rule is the first such entry.
+func noMasqueradeForm(p *Pass, v *view.View) (proxier.MasqueradeForm, bool) {
+	if p.absenceWithheld(v, false) != "" {
+		return proxier.MasqueradeForm{}, false
+	}
+	var first *view.Entry
+	count := 0
+	for _, sp := range p.PortsOf(v) {
+		cip, ok := sp.ClusterIP(v.Family)
+		if !ok {
+			continue
+		}
+		if ent := forward(v, view.ClusterIP, cip, sp.ProtoLower(), sp.Port); ent != nil && len(ent.Evidence) > 0 {
+			if first == nil {
+				first = ent
+			}
+			count++
+		}
+	}
+	if first == nil {
+		return proxier.MasqueradeForm{}, false
+	}
+	e := first.Evidence[0]
+	return proxier.MasqueradeForm{None: true, Rule: e.Text, Pos: parsers.Pos{File: e.File, Line: e.Line, Path: e.Path}, Count: count}, true
 }
 
 // hasFamily reports whether a prefix of family fam is among pfxs.
@@ -197,6 +240,8 @@ func detectorFields(c *model.Config) []string {
 // "clusterCIDR 10.32.1.0/24 (NodeCIDR: the node's podCIDR)".
 func shownText(snap *model.Snapshot, f proxier.MasqueradeForm) string {
 	switch {
+	case f.None:
+		return "no ClusterIP masquerade rule (no local-traffic detector, masqueradeAll false)"
 	case f.All:
 		return "masqueradeAll true"
 	case f.Local.CIDR.IsValid() && slices.Contains(snap.Node.PodCIDRs, f.Local.CIDR):

@@ -37,6 +37,24 @@ func editedBundle(t *testing.T, base string, edits []edit) string {
 				t.Fatal(err)
 			}
 			continue
+		case "-": // drop every line holding e.new
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kept []string
+			for _, ln := range strings.SplitAfter(string(b), "\n") {
+				if !strings.Contains(ln, e.new) {
+					kept = append(kept, ln)
+				}
+			}
+			if len(kept) == len(strings.SplitAfter(string(b), "\n")) {
+				t.Fatalf("no line of %s holds %q", e.file, e.new)
+			}
+			if err := os.WriteFile(path, []byte(strings.Join(kept, "")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -91,6 +109,10 @@ func TestConfigNotApplied(t *testing.T) {
 				"config-not-applied: kube-proxy runs with other settings than the configuration given (kube-proxy/config.yaml:1): the rules show clusterCIDR 10.244.0.0/16 (local traffic detected by source 10.244.0.0/16) where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.32.0.0/16 (IPv4); kube-proxy reads its configuration only at start; and the configuration given is wrong",
 				"config-not-applied: ; and the configuration given is wrong: clusterCIDR 10.32.0.0/16 does not cover the pods: 1 pod range 10.244.1.0/24 (Node node-a) outside it",
 			}},
+		{name: "iptables rules without a detector, the configuration with one", base: "iptables-mini",
+			edits: []edit{{"node/iptables-save.txt", "-", "! -s 10.244.0.0/16 -d"}},
+			want: []string{"config-not-applied: the rules show no ClusterIP masquerade rule (no local-traffic detector, masqueradeAll false) " +
+				"where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.244.0.0/16 (IPv4)"}},
 		{name: "iptables masqueradeBit", base: "iptables-mini",
 			edits: []edit{{cfg, "masqueradeBit: 14", "masqueradeBit: 13"}},
 			want:  []string{"config-not-applied: the rules show masqueradeBit 14 (mark 0x4000) where the configuration says 13 (mark 0x2000) (IPv4)"}},

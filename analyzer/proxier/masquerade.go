@@ -86,6 +86,12 @@ func ConfiguredMasquerade(r *resolve.Resolution, mode string, fam model.Family) 
 type MasqueradeForm struct {
 	All   bool
 	Local LocalTraffic
+	// None marks the form of a data plane of iptables or nftables mode
+	// that has no ClusterIP masquerade rule where kube-proxy would write
+	// one beside each cluster IP entry: no local-traffic detector and not
+	// masqueradeAll. Rule and Pos are then a cluster IP entry's, Count
+	// how many entries it has.
+	None bool
 	// Rule is the first rule of the form, at Pos; Count how many rules
 	// have it.
 	Rule  string
