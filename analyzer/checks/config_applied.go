@@ -122,6 +122,18 @@ func runConfigNotApplied(p *Pass) {
 	if len(diffs) == 0 {
 		return
 	}
+	if c.Source == "command line" && c.Read == nil {
+		// The flags of a running process are what it runs with: a
+		// restart reads them again, and the rules are not its own.
+		p.Report(Finding{
+			Message: fmt.Sprintf("the rules show other settings than the kube-proxy command line given (%s): %s; the flags of a running kube-proxy are what it runs with, so these rules were written by another kube-proxy (an earlier one, or that of another node) or another tool",
+				configWhere(c), strings.Join(diffs, "; ")),
+			Evidence: append(evidence, rules...),
+			Advice: "Check that the command line and the rules come from the same node and time (ps -o lstart,args -C kube-proxy; iptables-save or nft list ruleset on that node); " +
+				"if they do, look for another writer of kube-proxy's rules (a second kube-proxy, a CNI replacing it).",
+		})
+		return
+	}
 	p.Report(Finding{
 		Message: fmt.Sprintf("kube-proxy runs with other settings than the configuration given (%s): %s; %s",
 			configWhere(c), strings.Join(diffs, "; "), restartAdvice+configName(c)),

@@ -113,6 +113,12 @@ func TestConfigNotApplied(t *testing.T) {
 			edits: []edit{{"node/iptables-save.txt", "-", "! -s 10.244.0.0/16 -d"}},
 			want: []string{"config-not-applied: the rules show no ClusterIP masquerade rule (no local-traffic detector, masqueradeAll false) " +
 				"where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.244.0.0/16 (IPv4)"}},
+		{name: "the command line of the running kube-proxy", base: "iptables-mini",
+			edits: []edit{{cfg, "", ""}, {"cluster/kube-proxy-configmap.yaml", "", ""},
+				{"kube-proxy/cmdline.txt", "+", "/usr/local/bin/kube-proxy --proxy-mode=iptables --cluster-cidr=10.32.0.0/16 --hostname-override=node-a\n"}},
+			want: []string{"config-not-applied: the rules show other settings than the kube-proxy command line given (command line, kube-proxy/cmdline.txt:1): " +
+				"the rules show clusterCIDR 10.244.0.0/16 (local traffic detected by source 10.244.0.0/16) where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.32.0.0/16 (IPv4); " +
+				"the flags of a running kube-proxy are what it runs with"}},
 		{name: "iptables masqueradeBit", base: "iptables-mini",
 			edits: []edit{{cfg, "masqueradeBit: 14", "masqueradeBit: 13"}},
 			want:  []string{"config-not-applied: the rules show masqueradeBit 14 (mark 0x4000) where the configuration says 13 (mark 0x2000) (IPv4)"}},

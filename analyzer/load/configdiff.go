@@ -37,7 +37,8 @@ func configDiffNote(read, other *kpconfig.Config, used, source string, v kpversi
 
 // configDiff returns the settings, by their paths in the configuration
 // ("iptables.masqueradeBit"), that a and b set otherwise once both are
-// defaulted for kube-proxy v, in order.
+// defaulted for kube-proxy v, in order: of those the mode of a reads, an
+// empty IPVS scheduler being round robin.
 func configDiff(a, b *kpconfig.Config, v kpversion.Version) []string {
 	x, y := a.Clone(), b.Clone()
 	kpconfig.Defaults(x, v)
@@ -52,8 +53,43 @@ func configDiff(a, b *kpconfig.Config, v kpversion.Version) []string {
 	}
 	var out []string
 	diffPaths("", mx, my, &out)
+	mode := string(x.Config.Mode)
+	if mode == "" {
+		mode = "iptables" // kube-proxy's default on Linux
+	}
+	out = slices.DeleteFunc(out, func(path string) bool {
+		section, _, _ := strings.Cut(path, ".")
+		return !sectionApplies(section, mode) || path == "ipvs.scheduler" && sameScheduler(x.Config.IPVS.Scheduler, y.Config.IPVS.Scheduler)
+	})
 	slices.Sort(out)
 	return out
+}
+
+// sectionApplies reports whether kube-proxy in mode reads a section of its
+// configuration: each mode its own, IPVS mode the iptables one too (its
+// masquerade settings), no Linux mode the winkernel one.
+func sectionApplies(section, mode string) bool {
+	switch section {
+	case "iptables":
+		return mode == "iptables" || mode == "ipvs"
+	case "ipvs", "nftables":
+		return mode == section
+	case "winkernel":
+		return false
+	}
+	return true
+}
+
+// sameScheduler reports whether two IPVS schedulers are one: an empty
+// one is round robin.
+func sameScheduler(a, b string) bool {
+	norm := func(s string) string {
+		if s == "" {
+			return "rr"
+		}
+		return s
+	}
+	return norm(a) == norm(b)
 }
 
 // settings returns the configuration's settings as its JSON form decodes

@@ -14,7 +14,7 @@ import (
 // with the settings they set otherwise once defaulted, and not noted when
 // they set the same (a default written out is no difference).
 func TestConfigDiffNote(t *testing.T) {
-	const base = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: iptables\n"
+	const base = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n"
 	v, err := kpversion.ParseString("v1.37.0")
 	if err != nil {
 		t.Fatal(err)
@@ -25,6 +25,9 @@ func TestConfigDiffNote(t *testing.T) {
 	}{
 		{name: "alike", a: "clusterCIDR: 10.244.0.0/16\n", b: "clusterCIDR: 10.244.0.0/16\n"},
 		{name: "a default written out", a: "iptables:\n  masqueradeBit: 14\n", b: ""},
+		{name: "another mode's section", a: "ipvs:\n  scheduler: lc\nnftables:\n  masqueradeBit: 13\n", b: ""},
+		{name: "an empty scheduler is rr", a: "mode: ipvs\nipvs:\n  scheduler: rr\n", b: "mode: ipvs\nipvs:\n  scheduler: \"\"\n"},
+		{name: "the scheduler of IPVS mode", a: "mode: ipvs\nipvs:\n  scheduler: lc\n", b: "mode: ipvs\n", want: "set ipvs.scheduler otherwise"},
 		{name: "clusterCIDR", a: "clusterCIDR: 10.244.0.0/16\n", b: "clusterCIDR: 10.32.0.0/16\ndetectLocalMode: NodeCIDR\n",
 			want: "a.yaml (a.yaml:1) and b.yaml (b.yaml:1) set clusterCIDR, detectLocalMode otherwise; the checks read a.yaml (a.yaml:1)"},
 		{name: "more than shown", a: "",
