@@ -24,6 +24,11 @@ type explanation struct {
 	// findings are then paired through an index, in time linear in their
 	// number (a node whose every Service lags has thousands of each).
 	key func(f *facts, x *Finding) string
+	// keys, when set instead, are the keys a finding may share with
+	// another (a cause offers each of its own, a consequence each it
+	// could be explained by): a consequence is offered, in their order,
+	// the causes that share one of its keys.
+	keys func(f *facts, x *Finding) []string
 	// fold writes into the cause finding c what the consequences ds it
 	// explains add to it (nil for node-drift's: its differences are not
 	// reported at all).
@@ -39,14 +44,14 @@ var explanations = []*explanation{
 	// A rule naming a chain its table does not have: the endpoint it
 	// led to is not programmed, the rule forwards nowhere, the chains
 	// and sets that only the missing chain referenced are orphans.
-	{cause: idRulesetInvalid, consequence: idEndpointMissing, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
-	{cause: idRulesetInvalid, consequence: idEndpointStale, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
-	{cause: idRulesetInvalid, consequence: idAffinityMismatch, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
-	{cause: idRulesetInvalid, consequence: idOrphanRules, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
+	{cause: idRulesetInvalid, consequence: idEndpointMissing, explains: explainedByDangling, keys: danglingKeys, fold: foldDangling, note: noteDangling},
+	{cause: idRulesetInvalid, consequence: idEndpointStale, explains: explainedByDangling, keys: danglingKeys, fold: foldDangling, note: noteDangling},
+	{cause: idRulesetInvalid, consequence: idAffinityMismatch, explains: explainedByDangling, keys: danglingKeys, fold: foldDangling, note: noteDangling},
+	{cause: idRulesetInvalid, consequence: idOrphanRules, explains: explainedByDangling, keys: danglingKeys, fold: foldDangling, note: noteDangling},
 	// A rule of a service chain edited to jump to another endpoint's
 	// chain: that endpoint gets its share twice, the one the rule names
 	// none.
-	{cause: idLoadBalanceSkew, consequence: idEndpointMissing, explains: explainedByMisdirected, fold: foldMisdirected, note: noteMisdirected},
+	{cause: idLoadBalanceSkew, consequence: idEndpointMissing, explains: explainedByMisdirected, key: misdirectedKey, fold: foldMisdirected, note: noteMisdirected},
 	// The rules of a Service that lag its EndpointSlices: the usable
 	// endpoints not programmed are part of it.
 	{cause: idEndpointStale, consequence: idEndpointMissing, explains: sameLag, key: lagKey, fold: foldLag, note: noteLag},
@@ -89,10 +94,19 @@ func (f *facts) explain(res *Result, list []*explanation) {
 			continue
 		}
 		fs := res.Findings
-		var all []int // the findings of the cause
-		var keyed map[string]int
+		keysOf := x.keys
 		if x.key != nil {
-			keyed = map[string]int{}
+			keysOf = func(f *facts, d *Finding) []string {
+				if k := x.key(f, d); k != "" {
+					return []string{k}
+				}
+				return nil
+			}
+		}
+		var all []int // the findings of the cause
+		var keyed map[string][]int
+		if keysOf != nil {
+			keyed = map[string][]int{}
 		}
 		for i := range fs {
 			if fs[i].Check != x.cause {
@@ -100,9 +114,9 @@ func (f *facts) explain(res *Result, list []*explanation) {
 			}
 			all = append(all, i)
 			if keyed != nil {
-				if k := x.key(f, &fs[i]); k != "" {
-					if _, ok := keyed[k]; !ok {
-						keyed[k] = i
+				for _, k := range keysOf(f, &fs[i]) {
+					if l := keyed[k]; len(l) == 0 || l[len(l)-1] != i {
+						keyed[k] = append(l, i)
 					}
 				}
 			}
@@ -112,17 +126,22 @@ func (f *facts) explain(res *Result, list []*explanation) {
 		}
 		var causes []int
 		by := map[int][]int{} // cause → its consequences
+		var candidates []int
 		for j := range fs {
 			if fs[j].Check != x.consequence {
 				continue
 			}
-			candidates := all
+			candidates = all
 			if keyed != nil {
-				i, ok := keyed[x.key(f, &fs[j])]
-				if !ok {
+				candidates = candidates[:0:0]
+				for _, k := range keysOf(f, &fs[j]) {
+					candidates = append(candidates, keyed[k]...)
+				}
+				if len(candidates) == 0 {
 					continue
 				}
-				candidates = []int{i}
+				slices.Sort(candidates)
+				candidates = slices.Compact(candidates)
 			}
 			for _, i := range candidates {
 				if x.explains(f, &fs[i], &fs[j]) {
