@@ -29,6 +29,12 @@ type explanation struct {
 	// could be explained by): a consequence is offered, in their order,
 	// the causes that share one of its keys.
 	keys func(f *facts, x *Finding) []string
+	// split, for a cause that explains one endpoint, takes from a
+	// consequence finding that lists several endpoints of a Service out
+	// of step with its EndpointSlices (see endpointLag) those the cause
+	// explains: the consequence finding keeps the others (see
+	// splitExplained).
+	split bool
 	// fold writes into the cause finding c what the consequences ds it
 	// explains add to it (nil for node-drift's: its differences are not
 	// reported at all).
@@ -39,19 +45,23 @@ type explanation struct {
 }
 
 // explanations are the declared relations between checks, applied in
-// this order.
+// this order: the causes that explain one endpoint (a dangling reference,
+// a misdirected rule) first, each taking its endpoint out of the finding
+// that lists the endpoints of its Service out of step with the
+// EndpointSlices; then the causes that explain a Service's endpoints as a
+// whole (its rules lag, syncs fail), which take what is left.
 var explanations = []*explanation{
 	// A rule naming a chain its table does not have: the endpoint it
 	// led to is not programmed, the rule forwards nowhere, the chains
 	// and sets that only the missing chain referenced are orphans.
-	{cause: idRulesetInvalid, consequence: idEndpointMissing, explains: explainedByDangling, keys: danglingKeys, fold: foldDangling, note: noteDangling},
-	{cause: idRulesetInvalid, consequence: idEndpointStale, explains: explainedByDangling, keys: danglingKeys, fold: foldDangling, note: noteDangling},
+	{cause: idRulesetInvalid, consequence: idEndpointMissing, explains: explainedByDangling, keys: danglingKeys, split: true, fold: foldDangling, note: noteDangling},
+	{cause: idRulesetInvalid, consequence: idEndpointStale, explains: explainedByDangling, keys: danglingKeys, split: true, fold: foldDangling, note: noteDangling},
 	{cause: idRulesetInvalid, consequence: idAffinityMismatch, explains: explainedByDangling, keys: danglingKeys, fold: foldDangling, note: noteDangling},
 	{cause: idRulesetInvalid, consequence: idOrphanRules, explains: explainedByDangling, keys: danglingKeys, fold: foldDangling, note: noteDangling},
 	// A rule of a service chain edited to jump to another endpoint's
 	// chain: that endpoint gets its share twice, the one the rule names
 	// none.
-	{cause: idLoadBalanceSkew, consequence: idEndpointMissing, explains: explainedByMisdirected, key: misdirectedKey, fold: foldMisdirected, note: noteMisdirected},
+	{cause: idLoadBalanceSkew, consequence: idEndpointMissing, explains: explainedByMisdirected, key: misdirectedKey, split: true, fold: foldMisdirected, note: noteMisdirected},
 	// The rules of a Service that lag its EndpointSlices: the usable
 	// endpoints not programmed are part of it.
 	{cause: idEndpointStale, consequence: idEndpointMissing, explains: sameLag, key: lagKey, fold: foldLag, note: noteLag},
@@ -124,40 +134,54 @@ func (f *facts) explain(res *Result, list []*explanation) {
 		if len(all) == 0 {
 			continue
 		}
-		var causes []int
-		by := map[int][]int{} // cause → its consequences
-		var candidates []int
-		for j := range fs {
-			if fs[j].Check != x.consequence {
-				continue
-			}
-			candidates = all
+		explainer := func(d *Finding) int {
+			candidates := all
 			if keyed != nil {
-				candidates = candidates[:0:0]
-				for _, k := range keysOf(f, &fs[j]) {
+				candidates = nil
+				for _, k := range keysOf(f, d) {
 					candidates = append(candidates, keyed[k]...)
-				}
-				if len(candidates) == 0 {
-					continue
 				}
 				slices.Sort(candidates)
 				candidates = slices.Compact(candidates)
 			}
 			for _, i := range candidates {
-				if x.explains(f, &fs[i], &fs[j]) {
-					if by[i] == nil {
-						causes = append(causes, i)
-					}
-					by[i] = append(by[i], j)
-					break
+				if x.explains(f, &fs[i], d) {
+					return i
 				}
+			}
+			return -1
+		}
+		var causes []int
+		by := map[int][]int{} // cause → its consequences
+		add := func(i, j int) {
+			if by[i] == nil {
+				causes = append(causes, i)
+			}
+			by[i] = append(by[i], j)
+		}
+		drop := map[int]bool{}
+		for j, n := 0, len(fs); j < n; j++ {
+			if fs[j].Check != x.consequence {
+				continue
+			}
+			if x.split {
+				if took, gone := f.splitExplained(&fs[j], explainer); len(took) > 0 {
+					for _, t := range took {
+						fs = append(fs, t.d)
+						add(t.cause, len(fs)-1)
+					}
+					drop[j] = gone
+					continue
+				}
+			}
+			if i := explainer(&fs[j]); i >= 0 {
+				add(i, j)
 			}
 		}
 		if len(causes) == 0 {
 			continue
 		}
 		var leads []Finding
-		drop := map[int]bool{}
 		for _, i := range causes {
 			var ds []Finding
 			for _, j := range by[i] {
