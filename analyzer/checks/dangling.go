@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
@@ -189,4 +190,55 @@ func missingEndpoint(ds []Finding) string {
 // difference node-drift finds (see driftEndpoint).
 func driftFoldedEndpoint(f *facts, c, d *Finding) bool {
 	return slices.Contains(c.Checks, idEndpointMissing) && driftEndpoint(f, c, d)
+}
+
+// danglingKeys are the keys through which findings are paired with the
+// dangling references that may explain them (see explainedByDangling):
+// for c, a finding of ruleset-invalid, the positions of the rules naming
+// the missing chain and that chain's name, hash or service port; for a
+// finding of another check, the positions of its evidence and the chain
+// names its endpoint or service port would have.
+func danglingKeys(f *facts, x *Finding) []string {
+	if x.Check == idRulesetInvalid {
+		g := f.danglingOf(x)
+		if g == nil {
+			return nil
+		}
+		keys := make([]string, 0, len(g.rules)+2)
+		for k := range g.rules {
+			keys = append(keys, k.String())
+		}
+		keys = append(keys, "chain "+g.target)
+		if prefix, hash, ok := kpnames.SplitServiceChain(g.target); ok && prefix != kpnames.ChainSEP {
+			keys = append(keys, "hash "+hash)
+		}
+		if n, ok := view.ParseNFTName(g.target); ok && n.Port != "" {
+			keys = append(keys, "port "+n.Port)
+		}
+		return keys
+	}
+	keys := make([]string, 0, len(x.Evidence)+4)
+	for _, e := range x.Evidence {
+		keys = append(keys, evKeyOf(e).String())
+	}
+	if x.Service == "" {
+		return keys
+	}
+	switch x.Check {
+	case idEndpointMissing:
+		if x.Endpoint != "" && x.Protocol != "" {
+			keys = append(keys, "chain "+kpnames.ChainSEP+kpnames.EndpointChainHash(x.Service, x.Protocol, x.Endpoint), "port "+x.Service)
+		}
+	case idOrphanRules:
+		for _, proto := range []string{"tcp", "udp", "sctp"} {
+			keys = append(keys, "hash "+kpnames.PortProtoHash(x.Service, proto))
+		}
+		keys = append(keys, "port "+x.Service)
+	}
+	return keys
+}
+
+// String spells the key of a piece of evidence for an index of strings.
+func (k evidenceKey) String() string {
+	return "at " + k.file + "\x00" + k.path + "\x00" + strconv.Itoa(k.line)
 }

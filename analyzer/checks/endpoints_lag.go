@@ -128,10 +128,7 @@ func (l *endpointLag) add(p *Pass, v *view.View, sp *model.ServicePort, dispatch
 func (l *endpointLag) report(p *Pass) {
 	for _, svc := range l.order {
 		items := l.by[svc]
-		f := items[0].alone
-		if len(items) > 1 || len(items[0].dispatches) > 1 {
-			f = lagFinding(svc, items, p.Check.ID)
-		}
+		f := lagReport(svc, items, p.Check.ID)
 		p.Report(f)
 		for _, it := range items {
 			// Other checks (service-unreachable) leave alone the ports a
@@ -335,4 +332,65 @@ func staleState(sp *model.ServicePort, d *view.Dispatch, b *view.Backend) string
 		return epState(ep) + ", other endpoints being ready"
 	}
 	return epState(ep)
+}
+
+// lagPart is one endpoint taken out of the finding of a Service's
+// endpoints out of step with its slices: its own finding, and the cause
+// finding (its index) that explains it.
+type lagPart struct {
+	d     Finding
+	cause int
+}
+
+// splitExplained takes out of d, a finding that lists several endpoints
+// of a Service out of step with its EndpointSlices, those that explainer
+// (the index of the cause finding that explains a finding, -1 for none)
+// finds a cause for, each as the finding it would be alone. d is rewritten
+// for the endpoints left (message, objects, evidence), and what facts
+// record of it with it; gone reports that none is left. took is nil when
+// d is no such finding or no cause explains any of its endpoints alone.
+func (f *facts) splitExplained(d *Finding, explainer func(*Finding) int) (took []lagPart, gone bool) {
+	svc := f.lagService(d)
+	if svc == "" {
+		return nil, false
+	}
+	r := f.lag[svc][d.Check]
+	if len(r.items) < 2 {
+		return nil, false
+	}
+	var rest []*lagItem
+	for _, it := range r.items {
+		one := lagReport(svc, []*lagItem{it}, d.Check)
+		one.Check, one.Node = d.Check, d.Node
+		if one.Severity == 0 {
+			one.Severity = d.Severity
+		}
+		if i := explainer(&one); i >= 0 {
+			took = append(took, lagPart{d: one, cause: i})
+			continue
+		}
+		rest = append(rest, it)
+	}
+	if len(took) == 0 {
+		return nil, false
+	}
+	if len(rest) == 0 {
+		delete(f.lag[svc], d.Check)
+		return took, true
+	}
+	left := lagReport(svc, rest, d.Check)
+	left.Check, left.Node, left.Severity = d.Check, d.Node, d.Severity
+	*d = left
+	f.lag[svc][d.Check] = &lagReported{items: rest, service: left.Service, message: left.Message}
+	return took, false
+}
+
+// lagReport is the finding of a Service's endpoints out of step with its
+// slices that check reports: the finding of the one endpoint and dispatch
+// as it is, or one listing every endpoint.
+func lagReport(svc string, items []*lagItem, check string) Finding {
+	if len(items) > 1 || len(items[0].dispatches) > 1 {
+		return lagFinding(svc, items, check)
+	}
+	return items[0].alone
 }

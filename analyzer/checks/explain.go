@@ -24,6 +24,17 @@ type explanation struct {
 	// findings are then paired through an index, in time linear in their
 	// number (a node whose every Service lags has thousands of each).
 	key func(f *facts, x *Finding) string
+	// keys, when set instead, are the keys a finding may share with
+	// another (a cause offers each of its own, a consequence each it
+	// could be explained by): a consequence is offered, in their order,
+	// the causes that share one of its keys.
+	keys func(f *facts, x *Finding) []string
+	// split, for a cause that explains one endpoint, takes from a
+	// consequence finding that lists several endpoints of a Service out
+	// of step with its EndpointSlices (see endpointLag) those the cause
+	// explains: the consequence finding keeps the others (see
+	// splitExplained).
+	split bool
 	// fold writes into the cause finding c what the consequences ds it
 	// explains add to it (nil for node-drift's: its differences are not
 	// reported at all).
@@ -34,19 +45,23 @@ type explanation struct {
 }
 
 // explanations are the declared relations between checks, applied in
-// this order.
+// this order: the causes that explain one endpoint (a dangling reference,
+// a misdirected rule) first, each taking its endpoint out of the finding
+// that lists the endpoints of its Service out of step with the
+// EndpointSlices; then the causes that explain a Service's endpoints as a
+// whole (its rules lag, syncs fail), which take what is left.
 var explanations = []*explanation{
 	// A rule naming a chain its table does not have: the endpoint it
 	// led to is not programmed, the rule forwards nowhere, the chains
 	// and sets that only the missing chain referenced are orphans.
-	{cause: idRulesetInvalid, consequence: idEndpointMissing, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
-	{cause: idRulesetInvalid, consequence: idEndpointStale, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
-	{cause: idRulesetInvalid, consequence: idAffinityMismatch, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
-	{cause: idRulesetInvalid, consequence: idOrphanRules, explains: explainedByDangling, fold: foldDangling, note: noteDangling},
+	{cause: idRulesetInvalid, consequence: idEndpointMissing, explains: explainedByDangling, keys: danglingKeys, split: true, fold: foldDangling, note: noteDangling},
+	{cause: idRulesetInvalid, consequence: idEndpointStale, explains: explainedByDangling, keys: danglingKeys, split: true, fold: foldDangling, note: noteDangling},
+	{cause: idRulesetInvalid, consequence: idAffinityMismatch, explains: explainedByDangling, keys: danglingKeys, fold: foldDangling, note: noteDangling},
+	{cause: idRulesetInvalid, consequence: idOrphanRules, explains: explainedByDangling, keys: danglingKeys, fold: foldDangling, note: noteDangling},
 	// A rule of a service chain edited to jump to another endpoint's
 	// chain: that endpoint gets its share twice, the one the rule names
 	// none.
-	{cause: idLoadBalanceSkew, consequence: idEndpointMissing, explains: explainedByMisdirected, fold: foldMisdirected, note: noteMisdirected},
+	{cause: idLoadBalanceSkew, consequence: idEndpointMissing, explains: explainedByMisdirected, key: misdirectedKey, split: true, fold: foldMisdirected, note: noteMisdirected},
 	// The rules of a Service that lag its EndpointSlices: the usable
 	// endpoints not programmed are part of it.
 	{cause: idEndpointStale, consequence: idEndpointMissing, explains: sameLag, key: lagKey, fold: foldLag, note: noteLag},
@@ -89,10 +104,19 @@ func (f *facts) explain(res *Result, list []*explanation) {
 			continue
 		}
 		fs := res.Findings
-		var all []int // the findings of the cause
-		var keyed map[string]int
+		keysOf := x.keys
 		if x.key != nil {
-			keyed = map[string]int{}
+			keysOf = func(f *facts, d *Finding) []string {
+				if k := x.key(f, d); k != "" {
+					return []string{k}
+				}
+				return nil
+			}
+		}
+		var all []int // the findings of the cause
+		var keyed map[string][]int
+		if keysOf != nil {
+			keyed = map[string][]int{}
 		}
 		for i := range fs {
 			if fs[i].Check != x.cause {
@@ -100,9 +124,9 @@ func (f *facts) explain(res *Result, list []*explanation) {
 			}
 			all = append(all, i)
 			if keyed != nil {
-				if k := x.key(f, &fs[i]); k != "" {
-					if _, ok := keyed[k]; !ok {
-						keyed[k] = i
+				for _, k := range keysOf(f, &fs[i]) {
+					if l := keyed[k]; len(l) == 0 || l[len(l)-1] != i {
+						keyed[k] = append(l, i)
 					}
 				}
 			}
@@ -110,35 +134,54 @@ func (f *facts) explain(res *Result, list []*explanation) {
 		if len(all) == 0 {
 			continue
 		}
+		explainer := func(d *Finding) int {
+			candidates := all
+			if keyed != nil {
+				candidates = nil
+				for _, k := range keysOf(f, d) {
+					candidates = append(candidates, keyed[k]...)
+				}
+				slices.Sort(candidates)
+				candidates = slices.Compact(candidates)
+			}
+			for _, i := range candidates {
+				if x.explains(f, &fs[i], d) {
+					return i
+				}
+			}
+			return -1
+		}
 		var causes []int
 		by := map[int][]int{} // cause → its consequences
-		for j := range fs {
+		add := func(i, j int) {
+			if by[i] == nil {
+				causes = append(causes, i)
+			}
+			by[i] = append(by[i], j)
+		}
+		drop := map[int]bool{}
+		for j, n := 0, len(fs); j < n; j++ {
 			if fs[j].Check != x.consequence {
 				continue
 			}
-			candidates := all
-			if keyed != nil {
-				i, ok := keyed[x.key(f, &fs[j])]
-				if !ok {
+			if x.split {
+				if took, gone := f.splitExplained(&fs[j], explainer); len(took) > 0 {
+					for _, t := range took {
+						fs = append(fs, t.d)
+						add(t.cause, len(fs)-1)
+					}
+					drop[j] = gone
 					continue
 				}
-				candidates = []int{i}
 			}
-			for _, i := range candidates {
-				if x.explains(f, &fs[i], &fs[j]) {
-					if by[i] == nil {
-						causes = append(causes, i)
-					}
-					by[i] = append(by[i], j)
-					break
-				}
+			if i := explainer(&fs[j]); i >= 0 {
+				add(i, j)
 			}
 		}
 		if len(causes) == 0 {
 			continue
 		}
 		var leads []Finding
-		drop := map[int]bool{}
 		for _, i := range causes {
 			var ds []Finding
 			for _, j := range by[i] {

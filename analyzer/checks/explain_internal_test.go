@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
 )
 
 // TestExplanationIDs: every declared explanation names two checks that
@@ -127,5 +129,57 @@ func TestExplainKeyed(t *testing.T) {
 	}
 	if !reflect.DeepEqual(keyed.Findings, plain.Findings) || len(keyed.Findings) != n+1 {
 		t.Errorf("keyed and plain pairing differ (%d and %d findings)", len(keyed.Findings), len(plain.Findings))
+	}
+}
+
+// TestExplainDanglingAndMisdirectedIndexed: the findings that dangling
+// references and misdirected rules explain are paired with them through
+// an index: on a node with thousands of dangling chains each consequence
+// is offered the few causes it shares a key with, not every one.
+func TestExplainDanglingAndMisdirectedIndexed(t *testing.T) {
+	const n = 2000
+	f := &facts{dangling: map[evidenceKey]*dangling{}}
+	var fs []Finding
+	for i := 0; i < n; i++ {
+		rule := evidenceKey{file: "node/iptables-save.txt", line: 10 + i}
+		target := "KUBE-SEP-" + strconv.Itoa(i)
+		f.dangling[rule] = &dangling{target: target, rules: map[evidenceKey]bool{rule: true}}
+		ev := model.Evidence{File: rule.file, Line: rule.line, Text: "-A KUBE-SVC-X -j " + target}
+		fs = append(fs, Finding{Check: idRulesetInvalid, Message: "dangling " + strconv.Itoa(i), Evidence: []model.Evidence{ev}},
+			Finding{Check: idEndpointStale, Message: "stale " + strconv.Itoa(i), Evidence: []model.Evidence{ev}})
+	}
+	for i := 0; i < n; i++ {
+		svc := "ns/s" + strconv.Itoa(i) + ":http"
+		fs = append(fs, Finding{Check: idLoadBalanceSkew, Service: svc, Message: "skew"},
+			Finding{Check: idEndpointMissing, Service: svc, Protocol: "TCP", Endpoint: "10.0.0.1:80", Message: "missing"})
+	}
+	res := &Result{Findings: fs, Statuses: []Status{{ID: idEndpointStale}, {ID: idEndpointMissing}}}
+	calls := 0
+	var list []*explanation
+	for _, x := range explanations {
+		if x.consequence == idEndpointStale && x.cause == idRulesetInvalid || x.cause == idLoadBalanceSkew && x.fold != nil {
+			y := *x
+			y.explains = func(f *facts, c, d *Finding) bool { calls++; return x.explains(f, c, d) }
+			list = append(list, &y)
+		}
+	}
+	if len(list) != 2 {
+		t.Fatalf("found %d of the two explanations", len(list))
+	}
+	f.explain(res, list)
+	if calls > 2*n {
+		t.Errorf("%d calls of explains for %d consequences, want at most one each", calls, 2*n)
+	}
+	stale := 0
+	for _, x := range res.Findings {
+		if x.Check == idEndpointStale {
+			stale++
+		}
+		if x.Check == idRulesetInvalid && !strings.Contains(x.Message, "stale") {
+			t.Fatalf("%s: the endpoint-stale finding quoting its rule is not folded", x.Message)
+		}
+	}
+	if stale != 0 {
+		t.Errorf("%d endpoint-stale findings left, want all folded", stale)
 	}
 }

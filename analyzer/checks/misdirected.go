@@ -86,3 +86,8 @@ func foldMisdirected(_ *facts, c *Finding, ds []Finding) {
 func noteMisdirected([]Finding) string {
 	return "endpoints whose rule in the service chain jumps to another endpoint's chain: reported in the load-balance-skew finding that quotes the rule"
 }
+
+// misdirectedKey is the Service port a finding of load-balance-skew or
+// endpoint-missing is about: a misdirected rule explains only findings of
+// its own (see explainedByMisdirected).
+func misdirectedKey(_ *facts, x *Finding) string { return x.Service }
