@@ -69,7 +69,9 @@ func runRulesetInvalid(p *Pass) {
 		msg := pr.Message
 		if n := g.n; n > 1 && len(g.in) == 1 && pr.Set == nil {
 			msg = strings.Replace(msg, "chain "+pr.Chain+" jumps to", fmt.Sprintf("%d rules of chain %s jump to", n, pr.Chain), 1)
-		} else if n > 1 {
+		} else if n == 2 {
+			msg += " (and 1 more rule names it)"
+		} else if n > 2 {
 			msg += fmt.Sprintf(" (and %d more rules name it)", n-1)
 		}
 		if pr.Kind == trace.ProblemMissingChain && pr.Target != "" {

@@ -322,7 +322,7 @@ var syncFailures = &Check{
 		"fail (a failed sync with one still pending on the /metrics page, or, without counters, a failure the log " +
 		"shows), what follows from them is part of that finding, not reported on its own: the overdue last sync " +
 		"(`sync-stale`), /healthz failing (`kube-proxy-unhealthy`), the rules of Services lagging their EndpointSlices " +
-		"(`endpoint-stale`, `endpoint-missing`); its `objects` list the messages of the first two and each lagging " +
+		"(`endpoint-stale`, `endpoint-missing`), each of the IP families whose syncs fail (the counters' ip_family, the log's ipFamily); its `objects` list the messages of the first two and each lagging " +
 		"endpoint after its Service, its `evidence` holds theirs and its `checks` names their checks. On a page filtered on its way into the inputs (`curl .../metrics | grep " +
 		"sync_proxy_rules_last`), a counter the page does not show is noted as not checked, not taken as 0.",
 	Why: "A failed sync leaves the previous rules in place until the retry after `syncPeriod`; repeated failures " +
@@ -340,10 +340,12 @@ func runSyncFailures(p *Pass) {
 		p.Skip("no kube-proxy /metrics page or log in the inputs")
 		return
 	}
-	var counted []Finding // the failures the /metrics page counts
-	var partial []bool    // per counted failure: of partial restores
-	failing := false      // a counted failure with a sync still pending
-	counters := false     // the page shows a failure counter
+	var counted []Finding    // the failures the /metrics page counts
+	var partial []bool       // per counted failure: of partial restores
+	failing := -1            // the first counted failure with a sync still pending
+	var failingFams []string // the families of those
+	allFailing := false      // one of those is of all families
+	counters := false        // the page shows a failure counter
 	if s.Metrics != nil {
 		unseenSeries(p, s.Metrics.KubeProxy(), series{[]string{metrics.IPTablesRestoreFailures, metrics.NFTablesSyncFailures},
 			func(f *metrics.FamilyView) bool {
@@ -378,7 +380,13 @@ func runSyncFailures(p *Pass) {
 				case pending:
 					fnd.Message += ", and a sync is still pending"
 					fnd.Evidence = append(fnd.Evidence, scalarEvidence(f.LastQueued), scalarEvidence(f.LastSync))
-					failing = true
+					if failing < 0 {
+						failing = len(counted)
+					}
+					if f.IPFamily == "" {
+						allFailing = true
+					}
+					failingFams = addFamily(failingFams, f.IPFamily)
 				default:
 					fnd.Severity = Warning
 					if f.LastSync != nil {
@@ -391,7 +399,7 @@ func runSyncFailures(p *Pass) {
 			}
 		}
 	}
-	logged, led := loggedSyncFailures(s)
+	logged, led, loggedFams := loggedSyncFailures(s)
 	lead := -1 // the logged failure the counted ones are part of
 	for i := range logged {
 		if logged[i].Severity == Error && (lead < 0 || led[i] != "" && led[lead] == "") {
@@ -427,18 +435,18 @@ func runSyncFailures(p *Pass) {
 	// The failures that explain what follows from them (see
 	// syncFailing): those a pending sync shows, or those a log shows
 	// when no counter says otherwise.
+	if allFailing {
+		failingFams = nil
+	}
+	// The lead is the failure a pending sync shows, whatever severity
+	// the finding will be reported with (the check's own when unset).
 	switch {
-	case failing && len(logged) > 0:
-		p.leadSyncs(logged[lead], led[lead])
-	case failing:
-		for _, c := range counted {
-			if c.Severity == Error {
-				p.leadSyncs(c, "")
-				break
-			}
-		}
+	case failing >= 0 && len(logged) > 0:
+		p.leadSyncs(logged[lead], led[lead], failingFams)
+	case failing >= 0:
+		p.leadSyncs(counted[failing], "", failingFams)
 	case !counters && lead >= 0 && logged[lead].Severity == Error:
-		p.leadSyncs(logged[lead], led[lead])
+		p.leadSyncs(logged[lead], led[lead], loggedFams[lead])
 	}
 	for _, f := range counted {
 		p.Report(f)
@@ -466,8 +474,9 @@ func syncCauseUnknown(s *model.Snapshot) string {
 // logs show: one per kind of failure and log, with the cause read from
 // the log, if any; led holds, for each, its message led by that cause
 // ("" when no cause is read), which it takes when the finding is made one
-// with others.
-func loggedSyncFailures(s *model.Snapshot) (out []Finding, led []string) {
+// with others; fams holds, for each, the IP families its entries name
+// (ipFamily), nil when one names none (all families).
+func loggedSyncFailures(s *model.Snapshot) (out []Finding, led []string, fams [][]string) {
 	for _, l := range s.Logs {
 		var order []string
 		by := map[string][]int{}
@@ -500,6 +509,13 @@ func loggedSyncFailures(s *model.Snapshot) (out []Finding, led []string) {
 				sel = append(sel, ms[i])
 			}
 			pat := sel[0].Pattern
+			var fam []string
+			for _, m := range sel {
+				v, _ := m.Entry.Get("ipFamily")
+				if fam = addFamily(fam, v); fam == nil {
+					break
+				}
+			}
 			times := "once"
 			if len(sel) > 1 {
 				times = fmt.Sprintf("%d times", len(sel))
@@ -521,7 +537,9 @@ func loggedSyncFailures(s *model.Snapshot) (out []Finding, led []string) {
 					f.Message += "; cause: " + c.Text
 					lead = fmt.Sprintf("%s, so kube-proxy's rule syncs fail: %s logged %s (%s): %s", c.Text, l.File, times, id, strings.TrimSuffix(pat.Meaning, "."))
 				}
-				f.Evidence = append(f.Evidence, model.EvidenceAt(c.Pos, c.Line))
+				if ev := model.EvidenceAt(c.Pos, c.Line); !citesLine(f.Evidence, ev) {
+					f.Evidence = append(f.Evidence, ev)
+				}
 				f.Advice = c.Cause.Advice
 			}
 			if fl := followers[id]; len(fl) > 0 {
@@ -542,9 +560,37 @@ func loggedSyncFailures(s *model.Snapshot) (out []Finding, led []string) {
 			}
 			out = append(out, f)
 			led = append(led, lead)
+			fams = append(fams, fam)
 		}
 	}
-	return out, led
+	return out, led, fams
+}
+
+// addFamily adds the IP family fam ("IPv4", "IPv6") to the families of
+// failing syncs fams; a family not named ("") stands for all of them,
+// which nil is (the caller stops adding).
+func addFamily(fams []string, fam string) []string {
+	if fam == "" {
+		return nil
+	}
+	if fams == nil {
+		return []string{fam}
+	}
+	if !contains(fams, fam) {
+		fams = append(fams, fam)
+	}
+	return fams
+}
+
+// citesLine reports whether list cites the line of file that ev cites
+// (for evidence without a line, ev itself).
+func citesLine(list []model.Evidence, ev model.Evidence) bool {
+	for _, e := range list {
+		if e == ev || ev.Line > 0 && e.File == ev.File && e.Line == ev.Line {
+			return true
+		}
+	}
+	return false
 }
 
 // syncCause reads the cause of failed syncs from their log entries and

@@ -2,9 +2,12 @@ package checks
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/proxyscan/proxyscan/analyzer/model"
 )
 
 // The checks whose findings foldSyncFailure makes one.
@@ -41,14 +44,25 @@ type syncLead struct {
 	// base is how many of the finding's evidence are those of the
 	// failures, the overdue sync and /healthz (see foldSyncFailure).
 	base int
+	// families are the IP families whose syncs fail ("IPv4", "IPv6"),
+	// nil for all of them: the symptoms of another family are its own.
+	families []string
 }
 
 // leadSyncs records c, a finding of sync-failures, as the one that shows
-// the node's rule syncs failing; led is its message led by the cause.
-func (p *Pass) leadSyncs(c Finding, led string) {
+// the node's rule syncs failing; led is its message led by the cause,
+// families the IP families whose syncs fail (nil for all).
+func (p *Pass) leadSyncs(c Finding, led string, families []string) {
 	if p.facts != nil {
-		p.facts.sync = &syncLead{message: c.Message, led: led}
+		p.facts.sync = &syncLead{message: c.Message, led: led, families: families}
 	}
+}
+
+// failing reports whether the syncs of the IP family fam fail ("" or
+// "all families": the family of every proxier, which fails when any
+// does).
+func (l *syncLead) failing(fam string) bool {
+	return l.families == nil || fam == "" || fam == "all families" || contains(l.families, fam)
 }
 
 // isLead reports whether c is the finding of the node's failing syncs.
@@ -64,16 +78,77 @@ func syncFailing(f *facts, c, d *Finding) bool {
 	if f == nil || f.sync == nil || d.Node != c.Node || !f.sync.isLead(c) {
 		return false
 	}
+	l := f.sync
 	switch d.Check {
 	case idSyncStale:
-		return true
+		return l.failing(staleFamily(d.Message))
 	case idKubeProxyUnhealthy:
-		return strings.HasPrefix(d.Message, healthzFailsPrefix) &&
-			(strings.Contains(d.Message, " proxier") || strings.Contains(d.Message, "last update ") || strings.Contains(d.Message, "no sync ever succeeded"))
+		if !strings.HasPrefix(d.Message, healthzFailsPrefix) {
+			return false
+		}
+		for _, fam := range []string{"IPv4", "IPv6"} {
+			if !l.failing(fam) && strings.Contains(d.Message, fam) {
+				// The proxier of a family that syncs fine is unhealthy:
+				// its own fault.
+				return false
+			}
+		}
+		return strings.Contains(d.Message, " proxier") || strings.Contains(d.Message, "last update ") || strings.Contains(d.Message, "no sync ever succeeded")
 	case idEndpointStale, idEndpointMissing:
-		return lagOf(f, d) != ""
+		if lagOf(f, d) == "" {
+			return false
+		}
+		for _, fam := range lagFamilies(f, d) {
+			if !l.failing(fam) {
+				return false
+			}
+		}
+		return true
 	}
 	return false
+}
+
+// staleFamily returns the IP family a message of sync-stale ends with
+// ("... (IPv6)"), "" when it names none.
+func staleFamily(msg string) string {
+	i := strings.LastIndex(msg, " (")
+	if i < 0 || !strings.HasSuffix(msg, ")") {
+		return ""
+	}
+	return msg[i+2 : len(msg)-1]
+}
+
+// lagFamilies returns the IP families of the endpoints out of step that
+// d, a finding of endpoint-stale or endpoint-missing about the rules of a
+// Service lagging its slices, lists ("" for an endpoint of no address
+// read).
+func lagFamilies(f *facts, d *Finding) []string {
+	svc := lagOf(f, d)
+	var fams []string
+	for _, id := range []string{idEndpointMissing, idEndpointStale} {
+		r := f.lag[svc][id]
+		if r == nil || id != d.Check && !contains(d.Checks, id) {
+			continue
+		}
+		for _, it := range r.items {
+			fam := ""
+			if ap, err := netip.ParseAddrPort(it.endpoint); err == nil {
+				fam = "IPv4"
+				if ap.Addr().Unmap().Is6() {
+					fam = "IPv6"
+				}
+			} else if a, err := netip.ParseAddr(it.endpoint); err == nil {
+				fam = "IPv4"
+				if a.Unmap().Is6() {
+					fam = "IPv6"
+				}
+			}
+			if !contains(fams, fam) {
+				fams = append(fams, fam)
+			}
+		}
+	}
+	return fams
 }
 
 // foldSyncFailure makes the symptoms ds of the node's failing syncs part
@@ -98,7 +173,20 @@ func foldSyncFailure(f *facts, c *Finding, ds []Finding) {
 		// another's: only the first few are compared, in time linear in
 		// the evidence of thousands of lagging Services.
 		if d.Check == idSyncStale || d.Check == idKubeProxyUnhealthy {
-			c.Evidence = appendEvidence(c.Evidence, d.Evidence...)
+			// Each line once: the collection time of sync-stale and the
+			// body of /healthz are one line of healthz.json, cited as the
+			// body (which holds the collection time too).
+			for _, e := range d.Evidence {
+				i := slices.IndexFunc(c.Evidence, func(x model.Evidence) bool {
+					return x == e || e.Line > 0 && x.File == e.File && x.Line == e.Line
+				})
+				switch {
+				case i < 0:
+					c.Evidence = append(c.Evidence, e)
+				case d.Check == idKubeProxyUnhealthy && c.Evidence[i].Path == "$.currentTime":
+					c.Evidence[i] = e
+				}
+			}
 			l.base = len(c.Evidence)
 		} else {
 			for _, e := range d.Evidence {

@@ -20,7 +20,9 @@ import (
 // together: together they are one sync-failures finding led by the cause
 // the log gives, which stands for the symptoms it explains; each alone is
 // reported on its own as before, and the bundle without them is silent.
-// The findings of each case are compared with testdata/syncgroup/CASE.golden
+// On a dual-stack node (bundles/iptables-healthy) whose IPv6 syncs fail,
+// the lag of IPv4 rules is its own finding. The finding of the failing
+// syncs cites each line of kube-proxy's inputs once. The findings of each case are compared with testdata/syncgroup/CASE.golden
 // (go test -run TestSyncFailuresGrouping -update rewrites them).
 func TestSyncFailuresGrouping(t *testing.T) {
 	root, pieces := syncPieces(t)
@@ -29,9 +31,16 @@ func TestSyncFailuresGrouping(t *testing.T) {
 		log     = "kube-proxy/log.txt"
 		healthz = "kube-proxy/healthz.json"
 		lag     = "lagging rules"
+		// The dual-stack bundle: the IPv4 rules of media/web lag its
+		// EndpointSlice, the IPv6 rules of media/web6 lag theirs.
+		lag4 = "lagging IPv4 rules"
+		lag6 = "lagging IPv6 rules"
 	)
 	for _, tc := range []struct {
 		name string
+		// bundle is the bundle of testdata/bundles the pieces are laid
+		// over, iptables-mini when empty.
+		bundle string
 		// with maps each input of the bundle to the piece it holds; lag
 		// makes the rules of kube-system/dns lag its EndpointSlice.
 		with map[string]string
@@ -48,6 +57,19 @@ func TestSyncFailuresGrouping(t *testing.T) {
 		{name: "log-and-lag", with: map[string]string{log: "log.txt", lag: ""}, findings: 1,
 			checks: []string{"endpoint-missing", "endpoint-stale", "sync-failures"}},
 		{name: "recovered-and-lag", with: map[string]string{metrics: "metrics-recovered.txt", log: "log.txt", lag: ""}, findings: 2},
+		{name: "metrics-and-lag", with: map[string]string{metrics: "metrics-failing.txt", lag: ""}, findings: 1,
+			checks: []string{"endpoint-missing", "endpoint-stale", "sync-failures"}},
+		{name: "metrics-healthz-and-lag", with: map[string]string{metrics: "metrics-failing.txt", healthz: "healthz-unhealthy.json", lag: ""}, findings: 1,
+			checks: []string{"endpoint-missing", "endpoint-stale", "kube-proxy-unhealthy", "sync-failures", "sync-stale"}},
+		{name: "dualstack-ipv6-failing-ipv4-lag", bundle: "iptables-healthy",
+			with:     map[string]string{metrics: "metrics-failing-ipv6.txt", log: "log-ipv6.txt", healthz: "healthz-ipv6-unhealthy.json", lag4: ""},
+			findings: 2, checks: []string{"kube-proxy-unhealthy", "sync-failures", "sync-stale"}},
+		{name: "dualstack-ipv6-failing-ipv6-lag", bundle: "iptables-healthy",
+			with:     map[string]string{metrics: "metrics-failing-ipv6.txt", log: "log-ipv6.txt", healthz: "healthz-ipv6-unhealthy.json", lag6: ""},
+			findings: 1, checks: []string{"endpoint-missing", "endpoint-stale", "kube-proxy-unhealthy", "sync-failures", "sync-stale"}},
+		{name: "dualstack-ipv6-failing-both-lag", bundle: "iptables-healthy",
+			with:     map[string]string{metrics: "metrics-failing-ipv6.txt", log: "log-ipv6.txt", healthz: "healthz-ipv6-unhealthy.json", lag4: "", lag6: ""},
+			findings: 2, checks: []string{"endpoint-missing", "endpoint-stale", "kube-proxy-unhealthy", "sync-failures", "sync-stale"}},
 		{name: "metrics-alone", with: map[string]string{metrics: "metrics-failing.txt"}, findings: 1},
 		{name: "log-alone", with: map[string]string{log: "log.txt"}, findings: 1},
 		{name: "healthz-alone", with: map[string]string{healthz: "healthz-unhealthy.json"}, findings: 1},
@@ -56,12 +78,23 @@ func TestSyncFailuresGrouping(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "testdata", "bundles", "iptables-mini"))); err != nil {
+			bundle := tc.bundle
+			if bundle == "" {
+				bundle = "iptables-mini"
+			}
+			if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "testdata", "bundles", bundle))); err != nil {
 				t.Fatal(err)
 			}
 			for input, piece := range tc.with {
-				if input == lag {
+				switch input {
+				case lag:
 					moveEndpoint(t, filepath.Join(dir, "cluster", "cluster.yaml"))
+					continue
+				case lag4:
+					moveAddress(t, filepath.Join(dir, "cluster", "cluster.yaml"), "10.88.1.60", "10.88.1.99")
+					continue
+				case lag6:
+					moveAddress(t, filepath.Join(dir, "cluster", "cluster.yaml"), "fd88:0:0:2::61", "fd88:0:0:2::99")
 					continue
 				}
 				data, ok := pieces[piece]
@@ -107,8 +140,19 @@ func TestSyncFailuresGrouping(t *testing.T) {
 			}
 			var grouped []string
 			for _, f := range all {
-				if f.Check == "sync-failures" {
-					grouped = f.Checks
+				if f.Check != "sync-failures" {
+					continue
+				}
+				grouped = f.Checks
+				// Each line of kube-proxy's inputs once (a line of the
+				// EndpointSlices is cited per port of the endpoint).
+				cited := map[string]bool{}
+				for _, e := range f.Evidence {
+					k := fmt.Sprintf("%s:%d", e.File, e.Line)
+					if strings.HasPrefix(e.File, "kube-proxy/") && cited[k] {
+						t.Errorf("the sync-failures finding cites %s more than once", k)
+					}
+					cited[k] = true
 				}
 			}
 			if strings.Join(grouped, ",") != strings.Join(tc.checks, ",") {
@@ -124,13 +168,20 @@ func TestSyncFailuresGrouping(t *testing.T) {
 // bundle, which still balance to 10.244.2.2, lag them.
 func moveEndpoint(t *testing.T, path string) {
 	t.Helper()
+	moveAddress(t, path, "10.244.2.2", "10.244.3.2")
+}
+
+// moveAddress moves the endpoint address addr to another, to, in the
+// EndpointSlices of the export at path, which must list it once.
+func moveAddress(t *testing.T, path, addr, to string) {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const from, to = "    - 10.244.2.2\n", "    - 10.244.3.2\n"
+	from, to := "    - "+addr+"\n", "    - "+to+"\n"
 	if strings.Count(string(data), from) != 1 {
-		t.Fatalf("%s does not list the endpoint 10.244.2.2 once", path)
+		t.Fatalf("%s does not list the endpoint %s once", path, addr)
 	}
 	if err := os.WriteFile(path, []byte(strings.Replace(string(data), from, to, 1)), 0o644); err != nil {
 		t.Fatal(err)
