@@ -93,8 +93,14 @@ func (f *facts) dataplaneInputs() []string {
 // one finding that lists the objects (see reportBare) instead of being
 // reported on its own.
 func (p *Pass) ReportMissing(v *view.View, object string, f Finding) {
+	p.ReportMissingIn(v, object, f)
+}
+
+// ReportMissingIn is [Pass.ReportMissing] for a finding that rests only on
+// what the given iptables tables lack (see [Pass.ReportAbsenceIn]).
+func (p *Pass) ReportMissingIn(v *view.View, object string, f Finding, tables ...string) {
 	if !p.facts.bare(v) {
-		p.ReportAbsence(v, f)
+		p.ReportAbsenceIn(v, f, tables...)
 		return
 	}
 	g := p.facts.bareGroup

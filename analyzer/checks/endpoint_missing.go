@@ -77,14 +77,14 @@ func runEndpointMissing(p *Pass) {
 				if len(c.dispatches) > 1 {
 					sends = "send"
 				}
-				p.ReportAbsence(v, Finding{
+				p.ReportAbsenceIn(v, Finding{
 					Service: sp.String(), Protocol: string(sp.Protocol), Endpoint: c.ep.String(),
 					Message: fmt.Sprintf("%s, the chain of %s (%s), a usable endpoint of %s, has no DNAT rule: the new connections %s %s to it "+
 						"fall through to the next rules of the chain, and the endpoint gets none", c.b.ID, c.ep.String(), epState(c.ep), sp.Name, strings.Join(c.dispatches, " and "), sends),
 					Evidence: ev,
 					Advice: "kube-proxy never writes an endpoint chain without its DNAT rule, and its periodic syncs only rewrite the chains of changed " +
 						"Services: something deleted the rule. Restart kube-proxy on the node (a full sync rewrites every chain) and find what edits its rules.",
-				})
+				}, "nat")
 			}
 		}
 	}

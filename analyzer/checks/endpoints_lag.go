@@ -91,7 +91,7 @@ type endpointLag struct {
 // What rests on an absence from a dump that is partial is left to
 // ReportAbsence, which notes it as not checked.
 func (l *endpointLag) add(p *Pass, v *view.View, sp *model.ServicePort, dispatch, endpoint string, fault lagFault, state string, alone Finding) {
-	if fault == lagMissing && p.withheld(v) {
+	if fault == lagMissing && p.withheld(v) && !p.tablesHeld(v, natOnly) {
 		p.ReportAbsence(v, alone)
 		return
 	}

@@ -54,12 +54,12 @@ func runExternalMissing(p *Pass) {
 				if ent == nil {
 					also, alsoEv := ipvsAlso(p, v, sp, d.Kind, ip)
 					dest := destText(d.Kind, ip, sp)
-					p.ReportMissing(v, sp.String()+" "+dest, Finding{
+					p.ReportMissingIn(v, sp.String()+" "+dest, Finding{
 						Service: sp.String(), Protocol: string(sp.Protocol),
 						Message:  fmt.Sprintf("no entry for %s in %s%s", dest, where(v, d.Kind), also),
 						Evidence: append([]model.Evidence{ServiceEvidence(sp), missingAnchor(p, v, d.Kind, ip, sp.ProtoLower(), sp.Port)}, alsoEv...),
 						Advice:   syncAdvice(v),
-					})
+					}, "nat")
 					continue
 				}
 				if v.Mode == model.ModeIPVS {

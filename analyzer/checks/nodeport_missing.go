@@ -53,12 +53,12 @@ func runNodePortMissing(p *Pass) {
 				continue
 			}
 			dest := destText(view.NodePort, netipZero, sp)
-			p.ReportMissing(v, sp.String()+" "+dest, Finding{
+			p.ReportMissingIn(v, sp.String()+" "+dest, Finding{
 				Service: sp.String(), Protocol: string(sp.Protocol),
 				Message:  fmt.Sprintf("no entry for %s in %s (%s)", dest, where(v, view.NodePort), v.Family),
 				Evidence: []model.Evidence{ServiceEvidence(sp), missingAnchor(p, v, view.NodePort, netipZero, sp.ProtoLower(), sp.NodePort)},
 				Advice:   syncAdvice(v),
-			})
+			}, "nat")
 		}
 		if anyNodePort && !v.NodePorts && p.facts.bare(v) {
 			continue // the node ports are among the objects of the data plane without Services

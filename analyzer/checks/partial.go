@@ -28,6 +28,12 @@ type partialInput struct {
 	// where the Service entries are: an empty nat KUBE-SERVICES is still
 	// known to be empty.
 	natWhole bool
+	// tablesWhole is set for a dump partial only by the tables it does
+	// not hold (iptables-save -t nat, iptables -t nat -L -n -v), which
+	// are lacks: what its own tables lack is absent (see
+	// [Pass.ReportAbsenceIn]).
+	tablesWhole bool
+	lacks       []string
 }
 
 // wholeRulesetNeed is how to get the whole nft ruleset when the listing
@@ -123,9 +129,13 @@ func partialDumps(f *facts) map[model.Family]*partialInput {
 			continue
 		}
 		if d.Partial {
-			add(fam, &partialInput{Name: d.Name, Reason: d.PartialReason})
+			p := &partialInput{Name: d.Name, Reason: d.PartialReason}
+			if d.TablesWhole {
+				p.tablesWhole, p.lacks, p.natWhole = true, lackedTables(d), d.Table("nat") != nil
+			}
+			add(fam, p)
 		} else if why := missingTables(d); why != "" {
-			add(fam, &partialInput{Name: d.Name, Reason: why, natWhole: d.Table("nat") != nil})
+			add(fam, &partialInput{Name: d.Name, Reason: why, natWhole: d.Table("nat") != nil, tablesWhole: true, lacks: lackedTables(d)})
 		}
 	}
 	if f.res.Mode == model.ModeIPVS {
@@ -150,16 +160,26 @@ func missingTables(d *iptables.Dump) string {
 	if len(d.Tables) == 0 {
 		return ""
 	}
+	missing := lackedTables(d)
+	if len(missing) == 0 {
+		return ""
+	}
+	return "it holds no " + strings.Join(missing, " or ") + " table, where kube-proxy writes its rules too (printed with iptables-save -t, or a table left out)"
+}
+
+// natOnly are the tables of a finding that rests on the nat table alone
+// (see [Pass.ReportAbsenceIn]).
+var natOnly = []string{"nat"}
+
+// lackedTables returns those of kubeProxyIPTables that d does not hold.
+func lackedTables(d *iptables.Dump) []string {
 	var missing []string
 	for _, t := range kubeProxyIPTables {
 		if d.Table(t) == nil {
 			missing = append(missing, t)
 		}
 	}
-	if len(missing) == 0 {
-		return ""
-	}
-	return "it holds no " + strings.Join(missing, " or ") + " table, where kube-proxy writes its rules too (printed with iptables-save -t, or a table left out)"
+	return missing
 }
 
 // ReportAbsence reports a finding that rests on something the view's data
@@ -169,6 +189,36 @@ func missingTables(d *iptables.Dump) string {
 // programmed by the mode the node really runs: either way the finding is
 // not reported, and what it is about is noted as not checked instead.
 func (p *Pass) ReportAbsence(v *view.View, f Finding) { p.reportAbsence(v, f, true) }
+
+// ReportAbsenceIn is [Pass.ReportAbsence] for a finding that, in iptables
+// mode, rests only on what the given tables lack (a Service's entry in
+// nat KUBE-SERVICES, an endpoint's jump in its KUBE-SVC chain): a dump
+// partial only by other tables it does not hold (iptables-save -t nat,
+// iptables -t nat -L -n -v) holds these whole, and the finding is
+// reported.
+func (p *Pass) ReportAbsenceIn(v *view.View, f Finding, tables ...string) {
+	if p.tablesHeld(v, tables) {
+		p.Report(f)
+		return
+	}
+	p.ReportAbsence(v, f)
+}
+
+// tablesHeld reports whether the iptables-mode dump of v, partial only by
+// tables it does not hold, holds each of tables whole, on a node whose
+// mode is not assumed.
+func (p *Pass) tablesHeld(v *view.View, tables []string) bool {
+	d := p.facts.partial[v.Family]
+	if len(tables) == 0 || d == nil || !d.tablesWhole || v.Mode != model.ModeIPTables || p.facts.res.ModeAssumed() {
+		return false
+	}
+	for _, t := range tables {
+		if slices.Contains(d.lacks, t) {
+			return false
+		}
+	}
+	return true
+}
 
 // absenceWithheld says why the findings of absence of v are withheld, or
 // "" when they are reported. byMode is false for a finding about the given

@@ -98,12 +98,12 @@ func runServiceMissing(p *Pass) {
 			}
 			also, alsoEv := ipvsAlso(p, v, sp, view.ClusterIP, cip)
 			pending, pendingEv := syncPending(p, v.Family)
-			p.ReportMissing(v, sp.String()+" "+dest, Finding{
+			p.ReportMissingIn(v, sp.String()+" "+dest, Finding{
 				Service: sp.String(), Protocol: string(sp.Protocol),
 				Message:  fmt.Sprintf("no entry for %s in %s (%s)%s%s", dest, where(v, view.ClusterIP), v.Family, also, pending),
 				Evidence: append(append([]model.Evidence{ServiceEvidence(sp), missingAnchor(p, v, view.ClusterIP, cip, proto, sp.Port)}, alsoEv...), pendingEv...),
 				Advice:   syncAdvice(v),
-			})
+			}, "nat")
 		}
 	}
 }

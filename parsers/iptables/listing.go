@@ -103,7 +103,8 @@ type listingLine struct {
 // (ReasonUnresolved), and the dump is [Dump.Partial], saying why: names
 // not resolved, rules skipped, a listing without -v (which does not show
 // the interfaces rules match), a listing of some chains only, or without
-// one of the tables kube-proxy programs (filter and nat).
+// one of the tables kube-proxy programs (filter and nat); a listing partial
+// only by the tables it does not hold is also [Dump.TablesWhole].
 func ParseListing(name string, data, orig []byte) (*Dump, []parsers.LineNote, error) {
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	var olines []string
@@ -139,6 +140,7 @@ func ParseListing(name string, data, orig []byte) (*Dump, []parsers.LineNote, er
 			absent = append(absent, t)
 		}
 	}
+	tablesOnly := len(why) == 0 && len(absent) > 0 && len(d.Tables) > 0
 	if len(absent) > 0 && len(d.Tables) > 0 {
 		why = append(why, fmt.Sprintf("table %s not listed (iptables -L lists one table, filter unless -t says another)", strings.Join(absent, " and ")))
 	}
@@ -155,6 +157,7 @@ func ParseListing(name string, data, orig []byte) (*Dump, []parsers.LineNote, er
 		}
 	}
 	d.Partial, d.PartialReason = len(why) > 0, strings.Join(why, "; ")
+	d.TablesWhole = tablesOnly && len(why) == 1
 	sort.SliceStable(p.lax.notes, func(i, j int) bool { return p.lax.notes[i].Line < p.lax.notes[j].Line })
 	return d, p.lax.notes, nil
 }

@@ -54,6 +54,11 @@ type Dump struct {
 	// PartialReason says which, for a report.
 	Partial       bool
 	PartialReason string
+	// TablesWhole is set on a Partial dump whose tables are each whole:
+	// what makes it partial is only the tables it does not hold (an
+	// iptables -L -n -v listing of one table, every rule of it read as
+	// printed). What such a dump's tables lack is absent from the node.
+	TablesWhole bool
 
 	// arena holds the rules' options in chunks of up to argChunk (a
 	// rule's options are in one chunk, see Rule.first): a large dump's
