@@ -987,21 +987,24 @@ func (b *builder) pickVersion(opts Options, layout *resolve.Layout) error {
 			}
 		}
 	}
-	for _, n := range s.Objects.Nodes {
-		//lint:ignore SA1019 the Nodes of older clusters still report it, and an export may hold them
-		if v := n.Status.NodeInfo.KubeProxyVersion; v != "" && set(v, "status.nodeInfo.kubeProxyVersion of Node "+n.Name) {
-			return nil
-		}
+	nodes := versionNodes(s.Objects.Nodes, opts.Node)
+	//lint:ignore SA1019 the Nodes of older clusters still report it, and an export may hold them
+	kubeProxyVersion := func(n *kube.Node) string { return n.Status.NodeInfo.KubeProxyVersion }
+	if n, ok := b.nodesVersion(nodes, "kube-proxy versions", kubeProxyVersion); n != nil && ok &&
+		set(kubeProxyVersion(n), "status.nodeInfo.kubeProxyVersion of Node "+n.Name) {
+		return nil
 	}
-	for _, n := range s.Objects.Nodes {
-		if v := n.Status.NodeInfo.KubeletVersion; v != "" && set(v, "kubelet version of Node "+n.Name) {
-			note := "kube-proxy version taken from the kubelet version of node " + n.Name
-			if b.version == nil {
-				note += "; add kube-proxy/version.txt to be exact"
-			}
-			s.Notes = append(s.Notes, note)
-			return nil
+	kubeletVersion := func(n *kube.Node) string { return n.Status.NodeInfo.KubeletVersion }
+	if n, ok := b.nodesVersion(nodes, "kubelet versions", kubeletVersion); n != nil && ok && set(kubeletVersion(n), "kubelet version of Node "+n.Name) {
+		note := "kube-proxy version taken from the kubelet version of node " + n.Name
+		if len(nodes) > 1 {
+			note = fmt.Sprintf("kube-proxy version taken from the kubelet version of the %d Nodes exported, all %s", len(nodes), s.Version.Version.MinorString())
 		}
+		if b.version == nil {
+			note += "; add kube-proxy/version.txt to be exact"
+		}
+		s.Notes = append(s.Notes, note)
+		return nil
 	}
 	if layout.Old() && !layout.Mixed() {
 		v := kpversion.V(layout.Newest)
@@ -1013,6 +1016,49 @@ func (b *builder) pickVersion(opts Options, layout *resolve.Layout) error {
 	s.Version.Source = "assumed: newest supported"
 	s.Notes = append(s.Notes, "no kube-proxy version in the inputs; assuming "+model.Newest.Version.MinorString()+" (use --version)")
 	return nil
+}
+
+// versionNodes returns the Nodes whose versions may be the node's: the
+// one --node names when it is exported, else every Node exported.
+func versionNodes(nodes []*kube.Node, name string) []*kube.Node {
+	if name != "" {
+		for _, n := range nodes {
+			if n.Name == name {
+				return []*kube.Node{n}
+			}
+		}
+	}
+	return nodes
+}
+
+// nodesVersion returns the first of nodes that reports a version (read by
+// of), and whether the others that report one report its minor release:
+// Nodes of several releases (a cluster being upgraded) do not say which
+// the node runs, and that is noted (what says is "kubelet versions").
+func (b *builder) nodesVersion(nodes []*kube.Node, what string, of func(*kube.Node) string) (*kube.Node, bool) {
+	var first *kube.Node
+	var minor kpversion.Version
+	var seen []string
+	agree := true
+	for _, n := range nodes {
+		v, err := kpversion.ParseString(of(n))
+		if err != nil || v.Major != 1 {
+			continue
+		}
+		if first == nil {
+			first, minor = n, v
+		} else if v.Minor != minor.Minor {
+			agree = false
+		}
+		if len(seen) < 4 {
+			seen = append(seen, n.Name+" "+of(n))
+		}
+	}
+	if !agree {
+		b.snap.Notes = append(b.snap.Notes, fmt.Sprintf("the Nodes exported report %s of several releases (%s): none is taken as this node's kube-proxy (pass --node NAME or --version, or add kube-proxy/version.txt)",
+			what, strings.Join(seen, ", ")))
+	}
+	return first, agree
 }
 
 // noteLayout names the rule layout of an older kube-proxy release the

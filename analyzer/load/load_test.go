@@ -280,14 +280,25 @@ status:
 			map[string]string{"kube-proxy/version.txt": "Kubernetes v0.0.0-master+0a1b2c3d\n", "cluster/node.yaml": node}, ""},
 		{"development build alone", "v1.37.0", "assumed: newest supported", "is not a release",
 			map[string]string{"kube-proxy/version.txt": "Kubernetes v0.0.0-master+0a1b2c3d\n"}, ""},
+		{"Nodes of one release", "v1.31.4", "kubelet version of Node node-a", "kubelet version of the 2 Nodes exported, all 1.31",
+			map[string]string{"cluster/node.yaml": node + "---\n" + strings.NewReplacer("node-a", "node-b", "v1.31.4", "v1.31.2").Replace(node)}, ""},
+		{"Nodes of several releases", "v1.37.0", "assumed: newest supported",
+			"the Nodes exported report kubelet versions of several releases (node-a v1.31.4, node-b v1.30.2): none is taken",
+			map[string]string{"cluster/node.yaml": node + "---\n" + strings.NewReplacer("node-a", "node-b", "v1.31.4", "v1.30.2").Replace(node)}, "taken from the kubelet"},
+		{"the Node named by --node", "v1.30.2", "kubelet version of Node node-b", "",
+			map[string]string{"cluster/node.yaml": node + "---\n" + strings.NewReplacer("node-a", "node-b", "v1.31.4", "v1.30.2").Replace(node),
+				"node": "node-b"}, "several releases"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeFile(t, dir, "node/iptables-save.txt", []byte(miniDump))
+			opts := Options{Node: tc.files["node"]}
 			for name, content := range tc.files {
-				writeFile(t, dir, name, []byte(content))
+				if name != "node" {
+					writeFile(t, dir, name, []byte(content))
+				}
 			}
-			snaps, err := Load([]string{dir}, Options{})
+			snaps, err := Load([]string{dir}, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
