@@ -96,8 +96,9 @@ func runLoadBalanceSkew(p *Pass) {
 				f.Evidence = append(f.Evidence, ev[0]) // the balancing rule
 			}
 		}
-		// A chain cut short balances over the endpoints it lists.
-		p.ReportAbsence(v, f)
+		// A chain cut short balances over the endpoints it lists; the
+		// chains are in nat.
+		p.ReportAbsenceIn(v, f, natOnly...)
 	}
 }
 

@@ -128,14 +128,17 @@ func partialDumps(f *facts) map[model.Family]*partialInput {
 		if d == nil {
 			continue
 		}
+		// Beside a dump of the other backend, the tables a dump lacks
+		// may be the other backend's, and its own left over.
+		alone := !otherBackend(f.snap, d)
 		if d.Partial {
 			p := &partialInput{Name: d.Name, Reason: d.PartialReason}
-			if d.TablesWhole {
+			if d.TablesWhole && alone {
 				p.tablesWhole, p.lacks, p.natWhole = true, lackedTables(d), d.Table("nat") != nil
 			}
 			add(fam, p)
 		} else if why := missingTables(d); why != "" {
-			add(fam, &partialInput{Name: d.Name, Reason: why, natWhole: d.Table("nat") != nil, tablesWhole: true, lacks: lackedTables(d)})
+			add(fam, &partialInput{Name: d.Name, Reason: why, natWhole: d.Table("nat") != nil, tablesWhole: alone, lacks: lackedTables(d)})
 		}
 	}
 	if f.res.Mode == model.ModeIPVS {
@@ -170,6 +173,17 @@ func missingTables(d *iptables.Dump) string {
 // natOnly are the tables of a finding that rests on the nat table alone
 // (see [Pass.ReportAbsenceIn]).
 var natOnly = []string{"nat"}
+
+// otherBackend reports whether s holds an iptables dump of d's family
+// from another backend than d's (nf_tables and legacy).
+func otherBackend(s *model.Snapshot, d *iptables.Dump) bool {
+	for _, x := range s.IPTables {
+		if x.Family == d.Family && x.Backend != d.Backend {
+			return true
+		}
+	}
+	return false
+}
 
 // lackedTables returns those of kubeProxyIPTables that d does not hold.
 func lackedTables(d *iptables.Dump) []string {
