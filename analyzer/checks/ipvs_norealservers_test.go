@@ -57,6 +57,12 @@ func TestIPVSWithoutRealServers(t *testing.T) {
 				"TCP  192.168.10.11:31080 rr\n  -> 10.244.1.6:8080              Masq    0"}},
 			want: []string{"nodeport-missing: node port 31080/tcp is rejected as if the Service had no endpoints, but it has 1 usable: " +
 				"its virtual server is listed with every real server at weight 0"}},
+		// Another node address whose virtual server has no real server.
+		{name: "node port on two addresses, one at weight 0",
+			edits: []edit{{save, "", ""}, {table, "TCP  192.168.10.11:31080 rr\n  -> 10.244.1.6:8080              Masq    1",
+				"TCP  10.10.0.11:31080 rr\nTCP  192.168.10.11:31080 rr\n  -> 10.244.1.6:8080              Masq    0"}},
+			want: []string{"nodeport-missing: node port 31080/tcp is rejected as if the Service had no endpoints, but it has 1 usable: " +
+				"its virtual servers are listed without real servers or with every one at weight 0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := editedBundle(t, "ipvs-healthy-mini", tc.edits)

@@ -170,9 +170,16 @@ func reportRejected(p *Pass, v *view.View, sp *model.ServicePort, k view.Kind, i
 	if len(b.Evidence) > 1 {
 		vs = "its virtual servers are"
 	}
-	if b.NoRealServers {
+	empty := !b.Routed // some virtual server of a node port's addresses has no real server
+	for _, d := range b.Also {
+		empty = empty || len(d.Backends) == 0
+	}
+	switch {
+	case b.NoRealServers:
 		f.Message += ": " + vs + " listed without real servers"
-	} else {
+	case empty:
+		f.Message += ": " + vs + " listed without real servers or with every one at weight 0"
+	default:
 		f.Message += ": " + vs + " listed with every real server at weight 0"
 	}
 	p.ReportAbsence(v, f)
