@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/view"
@@ -24,7 +25,11 @@ var configNotApplied = &Check{
 		"`masqueradeAll` in those rules having no such match, and `masqueradeBit` in the mark `KUBE-MARK-MASQ` sets " +
 		"(`--set-xmark 0x4000/0x4000`) or nftables mode's `masquerading` chain tests. The finding says which of " +
 		"them differ from what the configuration given (the ConfigMap, the --config file, the flags) makes of them, " +
-		"with the configuration's lines and one rule, counting the rules alike. detectLocalMode NodeCIDR is " +
+		"with the configuration's lines and one rule, counting the rules alike. A whole data plane without any ClusterIP " +
+		"masquerade rule shows, in iptables and nftables mode (beside cluster IPs that forward), no local-traffic " +
+		"detector and masqueradeAll false, as kube-proxy then writes none; in IPVS mode (beside cluster IP virtual " +
+		"servers), a form no configuration gives, as kube-proxy writes the `KUBE-CLUSTER-IP` rule whatever its settings " +
+		"(`src,dst` without a detector); a dump cut short or grepped shows nothing. detectLocalMode NodeCIDR is " +
 		"compared only when the Node object gives the node's podCIDRs; otherwise the comparison is a gap.",
 	Why: "kube-proxy reads its configuration only when it starts: an edited ConfigMap changes nothing until the " +
 		"kube-proxy pods are restarted, and the next restart (a node reboot, an upgrade) suddenly applies it. The " +
@@ -90,16 +95,19 @@ func runConfigNotApplied(p *Pass) {
 			section = "nftables"
 		}
 		form, ok := mainForm(shown.Forms)
-		if !ok && v.Mode != model.ModeIPVS {
+		if !ok {
 			form, ok = noMasqueradeForm(p, v)
 		}
+		// IPVS mode writes its KUBE-CLUSTER-IP rule whatever the settings:
+		// none differs from every configuration.
+		ipvsNone := form.None && v.Mode == model.ModeIPVS
 		if ok {
 			switch {
-			case string(c.DetectLocalMode) == "NodeCIDR" && !want.All && !hasFamily(p.Snap.Node.PodCIDRs, v.Family):
+			case string(c.DetectLocalMode) == "NodeCIDR" && !want.All && !hasFamily(p.Snap.Node.PodCIDRs, v.Family) && !ipvsNone:
 				p.Note(podCIDRUnchecked+"whether the %s rules detect local traffic by it (detectLocalMode NodeCIDR)", v.Family)
-			case form.All != want.All || !form.All && form.Local != want.Local:
+			case ipvsNone || form.All != want.All || !form.All && form.Local != want.Local:
 				diffs = append(diffs, fmt.Sprintf("the rules show %s where the configuration says %s (%s)",
-					shownText(p.Snap, form), configuredText(c, want, section), v.Family))
+					shownText(p.Snap, v.Mode, form), configuredText(c, want, section), v.Family))
 				if form.All != want.All {
 					field(section + ".masqueradeAll")
 				}
@@ -173,16 +181,31 @@ func formEvidence(f proxier.MasqueradeForm) model.Evidence {
 	return model.EvidenceAt(f.Pos, text)
 }
 
-// noMasqueradeForm returns the form of a data plane of iptables or
-// nftables mode without any ClusterIP masquerade rule, which is what
-// kube-proxy writes without a local-traffic detector and without
-// masqueradeAll: no rule at all. It is told only from a whole data plane
-// (not a grep or a listing of part of the table, where the rule may only
-// be out of sight) that forwards some cluster IP, the entries kube-proxy
-// writes the rule beside; the form's rule is the first such entry.
+// noMasqueradeForm returns the form of a data plane without any ClusterIP
+// masquerade rule. In iptables and nftables mode it is what kube-proxy
+// writes without a local-traffic detector and without masqueradeAll: no
+// rule at all, beside each cluster IP entry that forwards. In IPVS mode
+// kube-proxy writes its KUBE-CLUSTER-IP rule with every configuration (with
+// "src,dst" and no source match when it has no detector) as soon as the set
+// has a member, which every cluster IP with a virtual server is, whatever
+// its endpoints: its absence is a form no configuration gives. It is told
+// only from a whole data plane (not a grep or a listing of part of the
+// table, where the rule may only be out of sight, nor a dump without its
+// nat or filter table, nor beside an IPVS listing that may be partial)
+// that has such cluster IP entries; the form's rule is the first of them.
 func noMasqueradeForm(p *Pass, v *view.View) (proxier.MasqueradeForm, bool) {
 	if p.absenceWithheld(v, false) != "" {
 		return proxier.MasqueradeForm{}, false
+	}
+	entry := forward
+	if v.Mode == model.ModeIPVS {
+		// The dump the rule would be in must be whole and kube-proxy's
+		// (its nat KUBE-SERVICES, where the rule goes, is there).
+		d := p.Resolution().IPTablesOf(model.ModeIPVS, v.Family)
+		if d == nil || d.Partial || missingTables(d) != "" || d.Chain("nat", kpnames.KubeServices) == nil {
+			return proxier.MasqueradeForm{}, false
+		}
+		entry = (*view.View).Find
 	}
 	var first *view.Entry
 	count := 0
@@ -191,7 +214,7 @@ func noMasqueradeForm(p *Pass, v *view.View) (proxier.MasqueradeForm, bool) {
 		if !ok {
 			continue
 		}
-		if ent := forward(v, view.ClusterIP, cip, sp.ProtoLower(), sp.Port); ent != nil && len(ent.Evidence) > 0 {
+		if ent := entry(v, view.ClusterIP, cip, sp.ProtoLower(), sp.Port); ent != nil && len(ent.Evidence) > 0 {
 			if first == nil {
 				first = ent
 			}
@@ -250,8 +273,11 @@ func detectorFields(c *model.Config) []string {
 
 // shownText says what settings a form of the masquerade rules shows:
 // "clusterCIDR 10.32.1.0/24 (NodeCIDR: the node's podCIDR)".
-func shownText(snap *model.Snapshot, f proxier.MasqueradeForm) string {
+func shownText(snap *model.Snapshot, mode string, f proxier.MasqueradeForm) string {
 	switch {
+	case f.None && mode == model.ModeIPVS:
+		return "no KUBE-CLUSTER-IP masquerade rule in nat KUBE-SERVICES (IPVS mode writes one at every sync whatever its settings: " +
+			"`! -s CIDR` or `! -i IFACE` with a local-traffic detector, `src,dst` without one, `dst,dst` alone with masqueradeAll)"
 	case f.None:
 		return "no ClusterIP masquerade rule (no local-traffic detector, masqueradeAll false)"
 	case f.All:

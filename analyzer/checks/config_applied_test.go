@@ -86,6 +86,16 @@ status:
     type: InternalIP
 `
 
+// ipvsIPT is the iptables-save dump of the IPVS bundles, ipvsClusterIPRule
+// the KUBE-CLUSTER-IP masquerade rule of ipvs-healthy-mini (detectLocalMode
+// ClusterCIDR) and ipvsClusterIPNoDetector the one kube-proxy writes in its
+// place without a local-traffic detector.
+const (
+	ipvsIPT                 = "node/iptables-save.txt"
+	ipvsClusterIPRule       = "-A KUBE-SERVICES ! -s 10.244.0.0/16 -m comment --comment \"Kubernetes service cluster ip + port for masquerade purpose\" -m set --match-set KUBE-CLUSTER-IP dst,dst -j KUBE-MARK-MASQ\n"
+	ipvsClusterIPNoDetector = "-A KUBE-SERVICES -m comment --comment \"Kubernetes service cluster ip + port for masquerade purpose\" -m set --match-set KUBE-CLUSTER-IP src,dst -j KUBE-MARK-MASQ\n"
+)
+
 // TestConfigNotApplied runs config-not-applied and cluster-cidr-uncovered
 // on the testdata bundles with their configuration edited: each mode's form
 // of the masquerade rules against a configuration saying otherwise. A
@@ -150,6 +160,36 @@ func TestConfigNotApplied(t *testing.T) {
 		{name: "ipvs masqueradeAll", base: "ipvs-healthy-mini",
 			edits: []edit{{cfg, "masqueradeAll: false", "masqueradeAll: true"}},
 			want:  []string{"config-not-applied: where the configuration says iptables.masqueradeAll true (IPv4)"}},
+		// IPVS mode's KUBE-CLUSTER-IP rule in each form kube-proxy writes
+		// (proxier's IPVS generator), and none at all in a whole dump,
+		// which no configuration gives.
+		{name: "ipvs rules without a detector, the configuration with one", base: "ipvs-healthy-mini",
+			edits: []edit{{ipvsIPT, ipvsClusterIPRule, ipvsClusterIPNoDetector}},
+			want: []string{"config-not-applied: the rules show no local-traffic detector (ClusterIP traffic of every source masqueraded) " +
+				"where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.244.0.0/16 (IPv4)"}},
+		{name: "ipvs rules without a detector, the configuration without one", base: "ipvs-healthy-mini",
+			edits: []edit{{ipvsIPT, ipvsClusterIPRule, ipvsClusterIPNoDetector}, {cfg, "clusterCIDR: 10.244.0.0/16\n", ""}}},
+		{name: "ipvs interface, the configuration with clusterCIDR", base: "ipvs-healthy-mini",
+			edits: []edit{{ipvsIPT, "-A KUBE-SERVICES ! -s 10.244.0.0/16 ", "-A KUBE-SERVICES ! -i veth+ "}},
+			want: []string{"config-not-applied: the rules show local traffic detected by input interface veth+ (detectLocalMode InterfaceNamePrefix veth) " +
+				"where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.244.0.0/16 (IPv4)"}},
+		{name: "ipvs interface, the configuration with it", base: "ipvs-healthy-mini",
+			edits: []edit{{ipvsIPT, "-A KUBE-SERVICES ! -s 10.244.0.0/16 ", "-A KUBE-SERVICES ! -i veth+ "},
+				{cfg, "detectLocalMode: ClusterCIDR", "detectLocal:\n  interfaceNamePrefix: veth\ndetectLocalMode: InterfaceNamePrefix"}}},
+		{name: "ipvs without the KUBE-CLUSTER-IP rule", base: "ipvs-healthy-mini",
+			edits: []edit{{ipvsIPT, ipvsClusterIPRule, ""}},
+			want: []string{"config-not-applied: the rules show no KUBE-CLUSTER-IP masquerade rule in nat KUBE-SERVICES (IPVS mode writes one at every sync whatever its settings: " +
+				"`! -s CIDR` or `! -i IFACE` with a local-traffic detector, `src,dst` without one, `dst,dst` alone with masqueradeAll) " +
+				"where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.244.0.0/16 (IPv4)"}},
+		{name: "ipvs without the KUBE-CLUSTER-IP rule, the configuration without a detector", base: "ipvs-healthy-mini",
+			edits: []edit{{ipvsIPT, ipvsClusterIPRule, ""}, {cfg, "clusterCIDR: 10.244.0.0/16\n", ""}},
+			want: []string{"config-not-applied: the rules show no KUBE-CLUSTER-IP masquerade rule in nat KUBE-SERVICES " +
+				"(IPVS mode writes one at every sync whatever its settings: `! -s CIDR` or `! -i IFACE` with a local-traffic detector, `src,dst` without one, `dst,dst` alone with masqueradeAll) " +
+				"where the configuration says detectLocalMode ClusterCIDR without a clusterCIDR: no local-traffic detector (IPv4)"}},
+		// The rule may be after the cut of a dump cut short.
+		{name: "ipvs without the KUBE-CLUSTER-IP rule, in a dump cut short", base: "ipvs-healthy-mini",
+			edits: []edit{{ipvsIPT, ipvsClusterIPRule, ""},
+				{ipvsIPT, "-A KUBE-SERVICES -m set --match-set KUBE-LOAD-BALANCER dst,dst -j ACCEPT\nCOMMIT\n", "-A KUBE-SERVICES -m set --match-set KUBE-LOAD-BALANCER dst,dst -j ACCEPT\n"}}},
 		{name: "nftables interface, both families", base: "nftables-healthy",
 			edits: []edit{{cfg, "  interfaceNamePrefix: \"\"\ndetectLocalMode: ClusterCIDR", "  interfaceNamePrefix: cali\ndetectLocalMode: InterfaceNamePrefix"}},
 			want: []string{"config-not-applied: the rules show clusterCIDR 10.88.0.0/16 (local traffic detected by source 10.88.0.0/16) where the configuration says detectLocalMode InterfaceNamePrefix (input interface cali+) (IPv4); " +

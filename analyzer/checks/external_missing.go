@@ -18,7 +18,9 @@ var externalMissing = &Check{
 		"IPVS mode the address must also be bound to `kube-ipvs0` (unless it is a node address) and listed in " +
 		"`KUBE-EXTERNAL-IP` (`-LOCAL` for externalTrafficPolicy Local) or `KUBE-LOAD-BALANCER`. In IPVS mode of " +
 		"1.21-1.23 the address of an externalTrafficPolicy Local port without a local endpoint has a virtual server " +
-		"without real servers, which rejects its traffic: that is its entry.",
+		"without real servers, which rejects its traffic: that is its entry. Otherwise a virtual server listed without " +
+		"real servers (or with every one at weight 0) is not missing: it rejects the traffic as if the Service had no " +
+		"endpoints, and is reported so, as service-missing reports a cluster IP in that state.",
 	Why: "Traffic that a load balancer or a router sends to this node for the IP is not forwarded: clients outside " +
 		"the cluster see timeouts while in-cluster traffic through the cluster IP works. A missing source-range filter " +
 		"exposes the Service to every source.",
@@ -51,6 +53,12 @@ func runExternalMissing(p *Pass) {
 				}
 				ip := d.entryIP
 				ent := entryOf(v, e, d.Kind, ip, sp.ProtoLower(), sp.Port)
+				if ent == nil && v.Mode == model.ModeIPVS {
+					if b := blocked(v, d.Kind, ip, sp.ProtoLower(), sp.Port); b != nil {
+						reportRejected(p, v, sp, d.Kind, ip, b, len(e.Endpoints(e.ExternalPolicy())))
+						continue
+					}
+				}
 				if ent == nil {
 					also, alsoEv := ipvsAlso(p, v, sp, d.Kind, ip)
 					dest := destText(d.Kind, ip, sp)

@@ -19,7 +19,10 @@ var nodePortMissing = &Check{
 		"address kube-proxy serves node ports on needs its own virtual server, and the port a member of " +
 		"`KUBE-NODE-PORT-<PROTO>` for its traffic to be masqueraded. In IPVS mode of 1.21-1.23 the node port of an " +
 		"externalTrafficPolicy Local port without a local endpoint has a virtual server without real servers, which " +
-		"rejects its traffic (there is no fallback to the cluster endpoints before 1.24): that is its entry.",
+		"rejects its traffic (there is no fallback to the cluster endpoints before 1.24): that is its entry. Otherwise " +
+		"a virtual server listed without real servers (or with every one at weight 0) is not missing: it rejects the " +
+		"traffic as if the Service had no endpoints, and is reported so, as service-missing reports a cluster IP in " +
+		"that state.",
 	Why: "Load balancers and clients that target <node IP>:<node port> get no answer from this node; load balancer " +
 		"health checks fail and the node is taken out of rotation, or traffic is black-holed.",
 	Fix: "Check the kube-proxy logs of the node and `nodePortAddresses` in its configuration (node ports are only " +
@@ -51,6 +54,12 @@ func runNodePortMissing(p *Pass) {
 					checkNodePortAddresses(p, v, sp, ent)
 				}
 				continue
+			}
+			if v.Mode == model.ModeIPVS {
+				if b := blocked(v, view.NodePort, netipZero, sp.ProtoLower(), sp.NodePort); b != nil {
+					reportRejected(p, v, sp, view.NodePort, netipZero, b, len(e.Endpoints(e.ExternalPolicy())))
+					continue
+				}
 			}
 			dest := destText(view.NodePort, netipZero, sp)
 			p.ReportMissingIn(v, sp.String()+" "+dest, Finding{

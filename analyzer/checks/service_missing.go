@@ -13,7 +13,8 @@ var serviceMissing = &Check{
 	Title:    "a service port has no cluster IP entry in the data plane",
 	What: "The Service port has usable endpoints, so kube-proxy should forward its cluster IP: " +
 		"a rule in nat `KUBE-SERVICES` (iptables), a virtual server (IPVS) or a `service-ips` element (nftables). " +
-		"The data plane has none, or rejects the cluster IP as if the Service had no endpoints. In IPVS mode the " +
+		"The data plane has none, or rejects the cluster IP as if the Service had no endpoints (in IPVS mode, a virtual " +
+		"server listed without real servers, or with every one at weight 0: the finding says which). In IPVS mode the " +
 		"virtual server is not enough: the address must also be bound to `kube-ipvs0` (so that packets to it are " +
 		"delivered locally, where IPVS sees them) and listed in ipset `KUBE-CLUSTER-IP` (or `KUBE-IPVS-FILTER` " +
 		"rejects new connections to it); the finding says which of the three is missing. When the exports do not hold " +
@@ -78,22 +79,7 @@ func runServiceMissing(p *Pass) {
 			}
 			dest := destText(view.ClusterIP, cip, sp)
 			if b := blocked(v, view.ClusterIP, cip, proto, sp.Port); b != nil {
-				f := Finding{
-					Service: sp.String(), Protocol: string(sp.Protocol),
-					Message: fmt.Sprintf("%s is %s as if the Service had no endpoints, but it has %d usable", dest, b.Action.Past(),
-						len(e.Endpoints(e.InternalPolicy()))),
-					Evidence: append(append([]model.Evidence{}, b.Evidence...), ServiceEvidence(sp)),
-					Advice:   syncAdvice(v),
-				}
-				if v.Mode == model.ModeIPVS {
-					// A virtual server without real servers: the absence
-					// of their lines, which a listing cut or filtered
-					// (ipvsadm -Ln | grep IP shows no real server) may
-					// only not show.
-					p.ReportAbsence(v, f)
-				} else {
-					p.Report(f)
-				}
+				reportRejected(p, v, sp, view.ClusterIP, cip, b, len(e.Endpoints(e.InternalPolicy())))
 				continue
 			}
 			also, alsoEv := ipvsAlso(p, v, sp, view.ClusterIP, cip)

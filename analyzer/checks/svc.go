@@ -146,6 +146,45 @@ func blocked(v *view.View, k view.Kind, ip netip.Addr, proto string, port int32)
 	return nil
 }
 
+// reportRejected reports a destination of sp of kind k that the data
+// plane rejects or drops (b, its entry) as kube-proxy does a port without
+// endpoints, while the port has usable ones. In IPVS mode it is a virtual
+// server listed without real servers ([view.Entry.NoRealServers]) or with
+// every one at weight 0, whatever the kind of destination: the virtual
+// server is there, and what lacks is its endpoints. The finding then rests
+// on the absence of lines of real servers, which a listing cut or filtered
+// (ipvsadm -Ln | grep IP shows no real server) may only not show.
+func reportRejected(p *Pass, v *view.View, sp *model.ServicePort, k view.Kind, ip netip.Addr, b *view.Entry, usable int) {
+	f := Finding{
+		Service: sp.String(), Protocol: string(sp.Protocol),
+		Message: fmt.Sprintf("%s is %s as if the Service had no endpoints, but it has %d usable", destText(k, ip, sp), b.Action.Past(),
+			usable),
+		Evidence: append(append([]model.Evidence{}, b.Evidence...), ServiceEvidence(sp)),
+		Advice:   syncAdvice(v),
+	}
+	if v.Mode != model.ModeIPVS {
+		p.Report(f)
+		return
+	}
+	vs := "its virtual server is"
+	if len(b.Evidence) > 1 {
+		vs = "its virtual servers are"
+	}
+	empty := !b.Routed // some virtual server of a node port's addresses has no real server
+	for _, d := range b.Also {
+		empty = empty || len(d.Backends) == 0
+	}
+	switch {
+	case b.NoRealServers:
+		f.Message += ": " + vs + " listed without real servers"
+	case empty:
+		f.Message += ": " + vs + " listed without real servers or with every one at weight 0"
+	default:
+		f.Message += ": " + vs + " listed with every real server at weight 0"
+	}
+	p.ReportAbsence(v, f)
+}
+
 // destText formats a destination for messages.
 func destText(k view.Kind, ip netip.Addr, sp *model.ServicePort) string {
 	switch k {

@@ -86,11 +86,17 @@ func ConfiguredMasquerade(r *resolve.Resolution, mode string, fam model.Family) 
 type MasqueradeForm struct {
 	All   bool
 	Local LocalTraffic
-	// None marks the form of a data plane of iptables or nftables mode
-	// that has no ClusterIP masquerade rule where kube-proxy would write
-	// one beside each cluster IP entry: no local-traffic detector and not
-	// masqueradeAll. Rule and Pos are then a cluster IP entry's, Count
-	// how many entries it has.
+	// None marks the form of a data plane that has no ClusterIP masquerade
+	// rule where kube-proxy would write one: beside each cluster IP entry
+	// in iptables and nftables mode, which is their form without a
+	// local-traffic detector and without masqueradeAll; for the members
+	// of KUBE-CLUSTER-IP (every cluster IP with a virtual server) in IPVS
+	// mode, which writes its rule with every configuration ("src,dst"
+	// without a detector), so that no configuration gives this form there.
+	// Rule and Pos are then a cluster IP entry's, Count how many entries
+	// it has. ShownMasquerade does not return it: only a whole data plane
+	// shows it, which the checks tell (a dump cut short or grepped may
+	// hold the rule out of sight).
 	None bool
 	// Rule is the first rule of the form, at Pos; Count how many rules
 	// have it.

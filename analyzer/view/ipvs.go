@@ -527,6 +527,8 @@ func (x *ipvsExtractor) setAction(e *Entry, d *Dispatch) {
 		e.Action = Reject
 		if len(d.Backends) > 0 {
 			e.Routed, e.Dispatch = true, PerOrigin[*Dispatch]{d, d, d}
+		} else {
+			e.NoRealServers = true
 		}
 		return
 	}
@@ -618,6 +620,9 @@ func (x *ipvsExtractor) finishNodePorts() {
 		for i, d := range ds {
 			if i != main {
 				e.Also = append(e.Also, d)
+			}
+			if len(d.Backends) > 0 {
+				e.NoRealServers = false // another node address's virtual server has real servers
 			}
 		}
 	}

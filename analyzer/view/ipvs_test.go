@@ -282,3 +282,45 @@ add KUBE-NODE-PORT-TCP 32998
 		t.Errorf("unreferenced objects (-want +got):\n%s", diff)
 	}
 }
+
+// TestFromIPVSNoRealServers checks the state of virtual servers listed
+// without real servers, of every kind: set on the entry when none of its
+// virtual servers has one, not for real servers at weight 0 nor for a node
+// port with real servers on another node address.
+func TestFromIPVSNoRealServers(t *testing.T) {
+	s := snapshot(t, "ipvs-healthy-mini")
+	in := input(s, model.IPv4)
+	in.NodeIPs = append(in.NodeIPs, netip.MustParseAddr("192.168.10.12"))
+	in.Table = mustIPVS(t, `IP Virtual Server version 1.2.1 (size=4096)
+Prot LocalAddress:Port Scheduler Flags
+  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn
+TCP  192.168.10.11:30051 rr
+TCP  192.168.10.12:30051 rr
+  -> 10.244.2.11:50051            Masq    1      0          0
+TCP  192.168.10.11:31080 rr
+TCP  192.168.10.12:31080 rr
+TCP  192.168.10.100:443 rr
+TCP  203.0.113.20:80 rr
+  -> 10.244.1.6:8080              Masq    1      0          0
+TCP  10.96.10.20:80 rr
+TCP  10.96.10.30:8443 rr persistent 600
+  -> 10.244.1.7:8443              Masq    0      0          0
+`)
+	v := view.FromIPVS(in)
+	got := map[string]string{}
+	for _, e := range v.Entries {
+		got[e.Key()] = fmt.Sprintf("%s routed=%v none=%v", e.Action, e.Routed, e.NoRealServers)
+	}
+	want := map[string]string{
+		"NodePort tcp/30051":                 "forward routed=true none=false",
+		"NodePort tcp/31080":                 "reject routed=false none=true",
+		"ExternalIP 192.168.10.100 tcp/443":  "reject routed=false none=true",
+		"LoadBalancerIP 203.0.113.20 tcp/80": "forward routed=true none=false",
+		"ClusterIP 10.96.10.20 tcp/80":       "reject routed=false none=true",
+		// Its real server is listed, at weight 0.
+		"ClusterIP 10.96.10.30 tcp/8443": "reject routed=true none=false",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

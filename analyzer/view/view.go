@@ -154,6 +154,13 @@ type Entry struct {
 	Routed bool
 	// Localhost reports a node port also accepted on 127.0.0.1.
 	Localhost bool
+	// NoRealServers reports, in IPVS mode, that the entry's virtual servers
+	// are listed without any real server (every one of a node port's): what
+	// kube-proxy programs for a service port without endpoints, and IPVS
+	// rejects the traffic. The entry's Action is Reject, and it is not
+	// Routed. A virtual server whose real servers are all at weight 0
+	// rejects too, but has them.
+	NoRealServers bool
 	// Service is the service port name the entry is attributed to ("" when
 	// it could not be attributed), and How says how ("comment", "hash",
 	// "element", "address").
