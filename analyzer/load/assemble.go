@@ -1,7 +1,6 @@
 package load
 
 import (
-	"errors"
 	"fmt"
 	"github.com/google/nftables"
 	"maps"
@@ -859,15 +858,9 @@ func (b *builder) pickConfig() error {
 		}
 		c, err := kpconfig.Decode(cm.Pos.File, []byte(cm.Data[key]), opts)
 		if err != nil {
-			// The error names the ConfigMap's file and line itself, and
-			// stays one error with a position, which a caller names the
-			// bundle in (a wrapping error would keep the text it was
-			// made with).
-			if pe := (*parsers.Error)(nil); errors.As(err, &pe) {
-				pe.Msg = "in " + key + " of the kube-proxy ConfigMap: " + pe.Msg
-				return pe
-			}
-			return fmt.Errorf("reading %s of the kube-proxy ConfigMap: %w", key, err)
+			// The error names the ConfigMap's file and line, the context
+			// in its message (see positioned).
+			return positioned(cm.Pos.File, fmt.Errorf("in %s of the kube-proxy ConfigMap: %w", key, err))
 		}
 		c.ConfigMapKey, c.ConfigMapNote = key, why
 		b.configs = append(b.configs, configCandidate{c, "ConfigMap kube-system/kube-proxy"})
