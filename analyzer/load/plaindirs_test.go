@@ -197,9 +197,11 @@ func TestPromptNode(t *testing.T) {
 		// whose Local-policy chains forward to endpoints on east-w2);
 		// noExport gives no export.
 		bare, noExport bool
-		want           string
-		source         string
-		note           string
+		// addrs, when set, is the ip addr listing of the node.
+		addrs  string
+		want   string
+		source string
+		note   string
 	}{
 		{name: "endpoints place the host", prompts: []string{"[root@east-w2 ~]# iptables-save"},
 			want: "east-w2", source: "the host named by the shell prompt of paste-0.txt (line 1), where the exports place endpoints"},
@@ -224,6 +226,13 @@ func TestPromptNode(t *testing.T) {
 		{name: "the rules show another node than a Node of that name", prompts: []string{"[root@east-w3 ~]# iptables-save"}, nodes: nodes("east-w2", "east-w3"),
 			want: "east-w2", source: "the endpoints of its rules' Local-policy chains are on node east-w2 (by the exports)",
 			note: "names host east-w3, but the endpoints of its rules' Local-policy chains are on node east-w2"},
+		{name: "the interfaces show another Node", prompts: []string{"[root@east-w3 ~]# iptables-save"}, bare: true,
+			nodes: "apiVersion: v1\nkind: List\nitems:\n" +
+				"- apiVersion: v1\n  kind: Node\n  metadata: {name: east-w1}\n  status: {addresses: [{type: InternalIP, address: 192.168.10.11}]}\n" +
+				"- apiVersion: v1\n  kind: Node\n  metadata: {name: east-w3}\n  status: {addresses: [{type: InternalIP, address: 192.168.10.13}]}\n",
+			addrs: "2: eth0: <BROADCAST,UP,LOWER_UP> mtu 1500 qdisc pfifo_fast state UP group default qlen 1000\n    link/ether 02:42:0a:00:00:01 brd ff:ff:ff:ff:ff:ff\n    inet 192.168.10.11/24 scope global eth0\n       valid_lft forever preferred_lft forever\n",
+			want:  "east-w1", source: "its interfaces hold 192.168.10.11, the address of Node east-w1",
+			note: "names host east-w3, but its interfaces hold 192.168.10.11, the address of Node east-w1: the node is taken to be east-w1, not east-w3"},
 		{name: "the only Node is another", prompts: []string{"[root@east-w2 ~]# iptables-save"}, nodes: nodes("east-w1"),
 			note: "the shell prompt of paste-0.txt (line 1) names host east-w2, which no exported Node is (or several are): not taken as this node's name"},
 	} {
@@ -246,6 +255,13 @@ func TestPromptNode(t *testing.T) {
 					body = []byte(p + "\nIP Virtual Server version 1.2.1 (size=4096)\nProt LocalAddress:Port Scheduler Flags\n  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\nTCP  10.96.0.1:443 rr\n  -> 192.168.1.10:6443            Masq    1      0          0\n")
 				}
 				if err := os.WriteFile(name, body, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, name)
+			}
+			if tc.addrs != "" {
+				name := filepath.Join(dir, "ip-addr.txt")
+				if err := os.WriteFile(name, []byte(tc.addrs), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				args = append(args, name)
