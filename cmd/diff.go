@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -130,8 +129,8 @@ func onSide(p string, err error) error {
 	if fault.Is(err) {
 		return err
 	}
-	if inPath(p, err) {
-		return err
+	if named, ok := inPath(p, err); ok {
+		return named
 	}
 	if strings.Contains(err.Error(), p) {
 		return err
@@ -143,29 +142,71 @@ func onSide(p string, err error) error {
 // file, in a parse error of one of its files: a file not named by its
 // path as given (a bundle's member, node/sysctl.txt) is given with it
 // (p/node/sysctl.txt:2), as a fleet and diff name it. It renames the
-// files of err in place and reports whether err is a parse error; another
-// error is left as it is.
-func inPath(p string, err error) bool {
+// files of every positioned error err holds (wrapped, in lists, or
+// both) in place, and returns err with its whole text rebuilt with the
+// new names: a wrapper made with fmt.Errorf keeps the text it was made
+// with, which still names the old files. It reports whether err holds a
+// parse error; another error is returned as it is.
+func inPath(p string, err error) (error, bool) {
 	name := func(f string) string {
 		if f == p || strings.HasPrefix(f, p+string(filepath.Separator)) || strings.HasPrefix(f, p+"/") || filepath.IsAbs(f) {
 			return f
 		}
 		return filepath.Join(p, f)
 	}
-	var list parsers.ErrorList
-	var one *parsers.Error
-	switch {
-	case errors.As(err, &list):
-		for _, e := range list {
-			e.Pos.File = name(e.Pos.File)
+	old := err.Error()
+	found := false
+	var pairs []string // each renamed error's text before and after
+	walkErrors(err, func(e error) {
+		pe, ok := e.(*parsers.Error)
+		if !ok {
+			return
 		}
-		return true
-	case errors.As(err, &one):
-		one.Pos.File = name(one.Pos.File)
-		return true
+		found = true
+		before := pe.Error()
+		pe.Pos.File = name(pe.Pos.File)
+		if after := pe.Error(); after != before {
+			pairs = append(pairs, before, after)
+		}
+	})
+	if !found {
+		return err, false
 	}
-	return false
+	if len(pairs) == 0 {
+		return err, true
+	}
+	want := strings.NewReplacer(pairs...).Replace(old)
+	if err.Error() == want {
+		return err, true // every wrapper writes its text when asked
+	}
+	return &renamedError{msg: want, err: err}, true
 }
+
+// walkErrors calls fn with err and every error it wraps, depth first.
+func walkErrors(err error, fn func(error)) {
+	if err == nil {
+		return
+	}
+	fn(err)
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		walkErrors(u.Unwrap(), fn)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			walkErrors(e, fn)
+		}
+	}
+}
+
+// renamedError is an error whose text names files under the PATH given
+// (see inPath); it wraps the error it renames.
+type renamedError struct {
+	msg string
+	err error
+}
+
+func (e *renamedError) Error() string { return e.msg }
+func (e *renamedError) Unwrap() error { return e.err }
 
 // inSingle names the one PATH of paths in a parse error of its files (see
 // inPath): analyze, trace and expect of a single bundle name the bundle
@@ -175,8 +216,8 @@ func inSingle(paths []string, err error) error {
 	if err == nil || len(paths) != 1 || fault.Is(err) {
 		return err
 	}
-	inPath(paths[0], err)
-	return err
+	named, _ := inPath(paths[0], err)
+	return named
 }
 
 // loadSides loads the two sides of a diff at once with lo; the old side's

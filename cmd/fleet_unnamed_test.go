@@ -79,7 +79,8 @@ func TestFleetUnnamedNodes(t *testing.T) {
 // node-drift names them, in the summary line and the list of what was not
 // checked too: two bundles of one node name are that name and "NAME#2",
 // and a node no input names, read from no bundle (a pasted dump beside
-// the bundles), is "node 3" rather than nothing.
+// the bundles, under a prompt that names no host), is "node 3" rather
+// than nothing.
 func TestFleetNodeLabels(t *testing.T) {
 	dir := t.TempDir()
 	for _, b := range []string{"a", "b"} {
@@ -91,7 +92,7 @@ func TestFleetNodeLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "paste.txt"), append([]byte("[root@worker-3 ~]# iptables-save\n"), dump...), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "paste.txt"), append([]byte("sh-4.2# iptables-save\n"), dump...), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	fo := &fleetOptions{load: load.Options{Compact: true}, checks: checks.All, jobs: 2}

@@ -16,9 +16,13 @@ var nodeDrift = &Check{
 	What: "With the bundles of several nodes, the data planes are compared with each other: every node should program the same " +
 		"entries (cluster IPs, external and load balancer IPs, node ports) for each Service port, and the same endpoints " +
 		"behind the Cluster traffic policy; the kube-proxy version, the proxy mode and the configuration fields should be " +
-		"the same. The finding names the node that differs from the others and what it lacks or has in excess; nodes " +
+		"the same. The finding names the node that is out of line and what it lacks or has in excess; nodes " +
 		"that differ alike (the same entries or endpoints missing or in excess, the same odd value of a setting) are named " +
-		"together in one finding. " +
+		"together in one finding. Each node's own exports decide which side is out of line when they hold the Service: " +
+		"the nodes that lack an entry its Service defines or an endpoint its EndpointSlices say to use, and those that " +
+		"program one they do not, however many they are (most nodes of a fleet may lag behind the EndpointSlices one " +
+		"healthy node follows), and the finding says the exports decide; when no node's exports do, the finding names " +
+		"the fewer nodes and states the split without taking a side. " +
 		"Differences kube-proxy makes on purpose (Local traffic policies, topology hints) are not compared. " +
 		"Nodes of different clusters (their exports' Service default/kubernetes has another uid) are compared only with the " +
 		"nodes of their own cluster; with several clusters in the inputs, a node whose exports do not say its cluster is " +
@@ -292,9 +296,12 @@ func compareRow(p *FleetPass, r *driftRow) DriftPort {
 	// union holds the elements that differ, as the first node programs
 	// them.
 	union := map[string]*printElem{}
+	// decided holds the keys of the elements the exports decide on.
+	decided := map[string]bool{}
 	comparePort(r.nodes, have, r.noBackends, func(e *printElem, in, out []int) {
 		union[e.key] = e
-		lacking, excess := oddNodes(p, r, e, in, out)
+		lacking, excess, byExports := oddNodes(p, r, e, in, out)
+		decided[e.key] = byExports
 		for _, i := range lacking {
 			missing[i] = append(missing[i], e.key)
 		}
@@ -325,7 +332,7 @@ func compareRow(p *FleetPass, r *driftRow) DriftPort {
 		default:
 			c.State = CellOK
 		}
-		c.ExplainedBy, drafts = reportRow(p, r, i, union, missing[i], extra[i], have, drafts)
+		c.ExplainedBy, drafts = reportRow(p, r, i, union, decided, missing[i], extra[i], have, drafts)
 	}
 	reportDrafts(p, drafts)
 	return row
@@ -377,41 +384,42 @@ func countEntries(keys []string) int {
 }
 
 // oddNodes decides which nodes are out of line for an element some nodes
-// program (in) and others do not (out): the minority; on a tie, the nodes
-// whose own Services and EndpointSlices disagree with what they program.
-func oddNodes(p *FleetPass, r *driftRow, e *printElem, in, out []int) (lacking, excess []int) {
-	switch {
-	case len(in) > len(out):
-		return out, nil
-	case len(in) < len(out):
-		return nil, in
-	}
+// program (in) and others do not (out). Each node's own objects (its
+// exports, read for its version and mode) decide for it when they hold
+// the service port (see [portPrint.expects]): the nodes that lack the
+// element while their objects say to program it, and those that program
+// it while they say not to, however many they are (most nodes of a fleet
+// may lag behind the EndpointSlices one healthy node follows); decided is
+// then set. When no node's objects find one out of line, the minority
+// (on a tie, the nodes that lack it) is named, the finding stating the
+// split without taking a side.
+func oddNodes(p *FleetPass, r *driftRow, e *printElem, in, out []int) (lacking, excess []int, decided bool) {
 	for _, i := range out {
-		if expected(p.Nodes[i], r.service, e) {
+		if p.Nodes[i].print.port(r.service).expects(e) {
 			lacking = append(lacking, i)
 		}
 	}
 	for _, i := range in {
-		if !expected(p.Nodes[i], r.service, e) {
+		if pp := p.Nodes[i].print.port(r.service); pp != nil && pp.known && !pp.expects(e) {
 			excess = append(excess, i)
 		}
 	}
-	if len(lacking) == 0 && len(excess) == 0 {
-		return out, nil
+	if len(lacking) > 0 || len(excess) > 0 {
+		return lacking, excess, true
 	}
-	return lacking, excess
-}
-
-// expected reports whether a node's own inputs say it should program e.
-func expected(n *FleetNode, service string, e *printElem) bool {
-	return n.print.port(service).expects(e)
+	if len(in) < len(out) {
+		return nil, in, false
+	}
+	return out, nil, false
 }
 
 // reportRow drafts what node i lacks and has in excess for a service
 // port, but what the node's own findings already report (one cause, one
 // finding), and returns the checks of those findings and drafts with the
 // node's drafts added.
-func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, missing, extra []string, have []int, drafts []driftDraft) ([]string, []driftDraft) {
+// decided holds the elements the exports decide on; the message of
+// another states the split without taking a side (see [oddNodes]).
+func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, decided map[string]bool, missing, extra []string, have []int, drafts []driftDraft) ([]string, []driftDraft) {
 	if len(missing) == 0 && len(extra) == 0 {
 		return nil, drafts
 	}
@@ -428,7 +436,9 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 	// The node's print of the port with the lines of its evidence (nil
 	// when it does not program the port).
 	pp := n.print.full(r.service)
-	others := func(keys []string, with bool) string {
+	// others names the other nodes that program the element of key (with)
+	// or do not, and whether they are several.
+	others := func(keys []string, with bool) (string, bool) {
 		var names []string
 		for _, j := range have {
 			if j == i {
@@ -438,7 +448,7 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 				names = append(names, p.Nodes[j].Name)
 			}
 		}
-		return nodeNames(names)
+		return nodeNames(names), len(names) > 1
 	}
 	var missEntries, extraEntries []string
 	hasEntries := false
@@ -464,13 +474,18 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 		if len(ev) == 0 {
 			ev = nodeAnchor(n, e)
 		}
-		with := others([]string{k}, true)
+		with, withSeveral := others([]string{k}, true)
+		advice := "The node's kube-proxy has not programmed an endpoint its peers use: check its logs for EndpointSlice watch errors and restart it."
+		if !decided[k] {
+			advice = undecidedAdvice
+		}
 		draft("missing "+k, Finding{
 			Service: r.service, Protocol: r.protocol, Endpoint: e.label,
 			Evidence: ev,
-			Advice:   "The node's kube-proxy has not programmed an endpoint its peers use: check its logs for EndpointSlice watch errors and restart it.",
+			Advice:   advice,
 		}, func(subject string, several bool) string {
-			return fmt.Sprintf("%s forward to %s, %s %s", with, e.label, subject, pick(several, "does not", "do not"))
+			return fmt.Sprintf("%s %s to %s, %s %s%s", with, pick(withSeveral, "forwards", "forward"), e.label, subject, pick(several, "does not", "do not"),
+				driftWhy(decided[k], true, true))
 		})
 	}
 	for _, k := range extra {
@@ -479,13 +494,18 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 			extraEntries = append(extraEntries, k)
 			continue
 		}
-		without := others([]string{k}, false)
+		without, withoutSeveral := others([]string{k}, false)
+		advice := "The node's kube-proxy still forwards to an endpoint its peers dropped: it missed EndpointSlice updates; restart it."
+		if !decided[k] {
+			advice = undecidedAdvice
+		}
 		draft("extra "+k, Finding{
 			Service: r.service, Protocol: r.protocol, Endpoint: e.label,
 			Evidence: pp.elem(k).evidence,
-			Advice:   "The node's kube-proxy still forwards to an endpoint its peers dropped: it missed EndpointSlice updates; restart it.",
+			Advice:   advice,
 		}, func(subject string, several bool) string {
-			return fmt.Sprintf("%s %s to %s, %s do not", subject, pick(several, "forwards", "forward"), e.label, without)
+			return fmt.Sprintf("%s %s to %s, %s %s%s", subject, pick(several, "forwards", "forward"), e.label, without, pick(withoutSeveral, "does not", "do not"),
+				driftWhy(decided[k], true, false))
 		})
 	}
 	if len(missEntries) > 0 {
@@ -498,13 +518,18 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 		if pp != nil && pp.known {
 			ev = append(ev, pp.serviceEv)
 		}
-		with := others(missEntries[:1], true)
+		with, _ := others(missEntries[:1], true)
+		advice := "The node's kube-proxy has not programmed a Service its peers serve: check that it runs and syncs (its logs, its sync metrics) and restart it."
+		if !decided[missEntries[0]] {
+			advice = undecidedAdvice
+		}
 		draft("missing entries "+strings.Join(missEntries, "\n"), Finding{
 			Service: r.service, Protocol: r.protocol,
 			Evidence: ev,
-			Advice:   "The node's kube-proxy has not programmed a Service its peers serve: check that it runs and syncs (its logs, its sync metrics) and restart it.",
+			Advice:   advice,
 		}, func(subject string, _ bool) string {
-			return fmt.Sprintf("programmed on %s but not on %s: no entry for %s", with, subject, listLabels(labels))
+			return fmt.Sprintf("programmed on %s but not on %s: no entry for %s%s", with, subject, listLabels(labels),
+				driftWhy(decided[missEntries[0]], false, true))
 		})
 	}
 	if len(extraEntries) > 0 {
@@ -514,16 +539,44 @@ func reportRow(p *FleetPass, r *driftRow, i int, union map[string]*printElem, mi
 			labels = append(labels, r.elem(i, k).label)
 			ev = appendEvidence(ev, pp.elem(k).evidence...)
 		}
-		without := others(extraEntries[:1], false)
+		without, withoutSeveral := others(extraEntries[:1], false)
+		advice := "The node's kube-proxy keeps rules its peers removed: it missed Service updates; restart it."
+		if !decided[extraEntries[0]] {
+			advice = undecidedAdvice
+		}
 		draft("extra entries "+strings.Join(extraEntries, "\n"), Finding{
 			Service: r.service, Protocol: r.protocol,
 			Evidence: ev,
-			Advice:   "The node's kube-proxy keeps rules its peers removed: it missed Service updates; restart it.",
+			Advice:   advice,
 		}, func(subject string, several bool) string {
-			return fmt.Sprintf("%s %s %s, which %s do not", subject, pick(several, "programs", "program"), listLabels(labels), without)
+			return fmt.Sprintf("%s %s %s, which %s %s%s", subject, pick(several, "programs", "program"), listLabels(labels), without, pick(withoutSeveral, "does not", "do not"),
+				driftWhy(decided[extraEntries[0]], false, false))
 		})
 	}
 	return by, drafts
+}
+
+// undecidedAdvice is the advice of a difference no node's exports decide.
+const undecidedAdvice = "No node's exports tell which nodes are right (they do not hold the Service, or each node follows its own): compare with the cluster " +
+	"(`kubectl get service,endpointslices -n NAMESPACE`), then restart the kube-proxy of the nodes that differ from it."
+
+// driftWhy writes what decides which nodes a difference names: the
+// exports, whose EndpointSlices (for an endpoint) or Service (for an
+// entry) the nodes named fail to follow (lacking what they list, or
+// having what they do not), or, when nothing decides, that the split is
+// stated as it is.
+func driftWhy(decided, endpoint, lacking bool) string {
+	switch {
+	case !decided:
+		return "; no node's exports say which side is right"
+	case endpoint && lacking:
+		return "; the exports' EndpointSlices say to forward to it"
+	case endpoint:
+		return "; the exports' EndpointSlices do not say to forward to it"
+	case lacking:
+		return "; the exports' Service defines it"
+	}
+	return "; the exports' Service does not define it"
 }
 
 // The checks whose findings on a node explain a difference node-drift

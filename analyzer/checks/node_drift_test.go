@@ -63,9 +63,9 @@ func without(ids ...string) []*checks.Check {
 // reports nothing more; without those checks, node-drift reports each
 // difference itself.
 func TestNodeDriftFleet(t *testing.T) {
-	sessions := struct{ service, endpoint, re string }{"shop/sessions", "", `^programmed on node-a and node-b but not on node-c: no entry for ClusterIP 10\.96\.10\.30 tcp/8443$`}
-	staleEP := struct{ service, endpoint, re string }{"shop/web:http", "10.244.3.4:8080", `^node-c forwards to 10\.244\.3\.4:8080, node-a and node-b do not$`}
-	newEP := struct{ service, endpoint, re string }{"shop/web:http", "10.244.3.5:8080", `^node-a and node-b forward to 10\.244\.3\.5:8080, node-c does not$`}
+	sessions := struct{ service, endpoint, re string }{"shop/sessions", "", `^programmed on node-a and node-b but not on node-c: no entry for ClusterIP 10\.96\.10\.30 tcp/8443; the exports' Service defines it$`}
+	staleEP := struct{ service, endpoint, re string }{"shop/web:http", "10.244.3.4:8080", `^node-c forwards to 10\.244\.3\.4:8080, node-a and node-b do not; the exports' EndpointSlices do not say to forward to it$`}
+	newEP := struct{ service, endpoint, re string }{"shop/web:http", "10.244.3.5:8080", `^node-a and node-b forward to 10\.244\.3\.5:8080, node-c does not; the exports' EndpointSlices say to forward to it$`}
 	tests := []struct {
 		name   string
 		checks []*checks.Check
@@ -383,9 +383,9 @@ func TestNodeDriftNamesNodesAlike(t *testing.T) {
 	dirs = append(dirs, copyNode(t, dir, "node-c", "node-c"), copyNode(t, dir, "node-c", "stale2"))
 	_, drift := runFleetWith(t, dirs, without("service-missing", "endpoint-stale", "endpoint-missing"))
 	want := []string{
-		"programmed on h1, h2, h3 and 3 more nodes but not on node-c and stale2: no entry for ClusterIP 10.96.10.30 tcp/8443",
-		"node-c and stale2 forward to 10.244.3.4:8080, h1, h2, h3 and 3 more nodes do not",
-		"h1, h2, h3 and 3 more nodes forward to 10.244.3.5:8080, node-c and stale2 do not",
+		"programmed on h1, h2, h3 and 3 more nodes but not on node-c and stale2: no entry for ClusterIP 10.96.10.30 tcp/8443; the exports' Service defines it",
+		"node-c and stale2 forward to 10.244.3.4:8080, h1, h2, h3 and 3 more nodes do not; the exports' EndpointSlices do not say to forward to it",
+		"h1, h2, h3 and 3 more nodes forward to 10.244.3.5:8080, node-c and stale2 do not; the exports' EndpointSlices say to forward to it",
 	}
 	var got []string
 	for _, f := range drift {
@@ -400,5 +400,69 @@ func TestNodeDriftNamesNodesAlike(t *testing.T) {
 	}
 	if len(got) != 2*len(want) {
 		t.Errorf("%d findings, want %d:\n%s", len(got), 2*len(want), strings.Join(got, "\n"))
+	}
+}
+
+// TestNodeDriftMajorityStale: when most nodes lag behind the
+// EndpointSlices and the Services (three copies of the stale node-c) and
+// one follows them (node-a), the exports decide: node-drift names the
+// stale nodes, says the exports decide, and names nothing on node-a, in
+// its findings as in its matrix. Without exports, the split is stated
+// without taking a side.
+func TestNodeDriftMajorityStale(t *testing.T) {
+	dir := t.TempDir()
+	dirs := []string{copyNode(t, dir, "node-a", "node-a")}
+	for _, n := range []string{"node-c", "stale2", "stale3"} {
+		dirs = append(dirs, copyNode(t, dir, "node-c", n))
+	}
+	fr, drift := runFleetWith(t, dirs, without("service-missing", "endpoint-stale", "endpoint-missing"))
+	want := []string{
+		"programmed on node-a but not on node-c, stale2 and stale3: no entry for ClusterIP 10.96.10.30 tcp/8443; the exports' Service defines it",
+		"node-c, stale2 and stale3 forward to 10.244.3.4:8080, node-a does not; the exports' EndpointSlices do not say to forward to it",
+		"node-a forwards to 10.244.3.5:8080, node-c, stale2 and stale3 do not; the exports' EndpointSlices say to forward to it",
+	}
+	var got []string
+	for _, f := range drift {
+		got = append(got, f.Node+": "+f.Message)
+		if f.Node == "node-a" {
+			t.Errorf("the healthy node is named: %s", f.Message)
+		}
+	}
+	for _, node := range []string{"node-c", "stale2", "stale3"} {
+		for _, w := range want {
+			if !slices.Contains(got, node+": "+w) {
+				t.Errorf("no finding %q on %s in:\n%s", w, node, strings.Join(got, "\n"))
+			}
+		}
+	}
+	for _, row := range fr.Drift.Ports {
+		if s := row.Cells[0].State; s != checks.CellOK {
+			t.Errorf("%s: node-a is %s in the matrix, want ok", row.Service, s)
+		}
+	}
+	// With every check, the stale nodes' own findings report each
+	// difference: node-drift adds none, and names none on node-a.
+	_, drift = runFleet(t, dirs)
+	for _, f := range drift {
+		t.Errorf("node-drift with every check: %s: %s", f.Node, f.Message)
+	}
+
+	// Without exports, nothing decides: the minority is named, the
+	// message taking no side.
+	for _, d := range dirs {
+		for _, f := range []string{"cluster.yaml", "kube-proxy-configmap.yaml", "node.yaml"} {
+			if err := os.Remove(filepath.Join(d, "cluster", f)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	_, drift = runFleetWith(t, dirs, without("service-missing", "endpoint-stale", "endpoint-missing"))
+	if len(drift) == 0 {
+		t.Fatal("no node-drift finding without exports")
+	}
+	for _, f := range drift {
+		if f.Node != "node-a" || !strings.HasSuffix(f.Message, "; no node's exports say which side is right") {
+			t.Errorf("without exports: %s: %s", f.Node, f.Message)
+		}
 	}
 }

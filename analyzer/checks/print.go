@@ -4,12 +4,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/maphash"
+	"net/netip"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/internal/intern"
 	"github.com/proxyscan/proxyscan/parsers"
@@ -216,15 +219,20 @@ type famLabel struct {
 func (pp *portPrint) elem(key string) *printElem { return findElem(pp.elems, key) }
 
 // expects reports whether the node's own objects say it should program an
-// element (see [expected]).
+// element (see [expected]): an entry of a Service they hold, but one the
+// node programs that the Service does not define; an endpoint kube-proxy
+// would use under the Cluster policy.
 func (pp *portPrint) expects(e *printElem) bool {
 	if pp == nil || !pp.known {
 		return false
 	}
-	if !e.backend {
-		return true
-	}
 	fl := famLabel{e.family, e.label}
+	if !e.backend {
+		if own := pp.elem(e.key); own != nil {
+			return !slices.Contains(pp.unexpected, fl)
+		}
+		return slices.Contains(pp.expected, fl)
+	}
 	if own := pp.elem(e.key); own != nil && own.backend && own.family == e.family {
 		for _, x := range pp.unexpected {
 			if x == fl {
@@ -239,6 +247,99 @@ func (pp *portPrint) expects(e *printElem) bool {
 		}
 	}
 	return false
+}
+
+// clusterEndpoints returns the endpoints kube-proxy would use under the
+// Cluster policy for the entries of a port it programs: those of the
+// traffic to its cluster IP when that policy is Cluster, else those of
+// the traffic to its external destinations (a port without any, of a
+// ClusterIP Service, has none whatever its external policy says).
+func clusterEndpoints(x *Expect) []*model.Endpoint {
+	if x.Internal.Verdict == proxier.Forward && x.InternalPolicy() == view.PolicyCluster {
+		return x.Internal.Endpoints
+	}
+	if x.External.Verdict == proxier.Forward && x.ExternalPolicy() == view.PolicyCluster && len(x.ExternalDests()) > 0 {
+		return x.External.Endpoints
+	}
+	return nil
+}
+
+// definesEntry reports whether a Service port defines an entry of that
+// label ("ClusterIP 10.96.0.10 udp/53", "NodePort tcp/30080", "NodePort
+// 192.168.1.10 tcp/30080"): its protocol, and the cluster IP, external IP
+// or load balancer IP and port, or node port, of the Service. A label of
+// another kind or form is taken as defined.
+func definesEntry(sp *model.ServicePort, label string) bool {
+	f := strings.Fields(label)
+	if len(f) < 2 || len(f) > 3 {
+		return true
+	}
+	proto, portText, ok := strings.Cut(f[len(f)-1], "/")
+	port, err := strconv.Atoi(portText)
+	if !ok || err != nil {
+		return true
+	}
+	if sp.Skip != "" || proto != sp.ProtoLower() {
+		return false
+	}
+	if view.Kind(f[0]) == view.NodePort {
+		return int32(port) == sp.NodePort
+	}
+	var ips []netip.Addr
+	switch view.Kind(f[0]) {
+	case view.ClusterIP:
+		ips = sp.ClusterIPs
+	case view.ExternalIP:
+		ips = sp.ExternalIPs
+	case view.LoadBalancerIP:
+		ips = sp.LoadBalancerVIPs
+	default:
+		return true
+	}
+	if len(f) != 3 {
+		return true
+	}
+	ip, err := netip.ParseAddr(f[1])
+	return err != nil || int32(port) == sp.Port && slices.Contains(ips, ip)
+}
+
+// appendEntriesOf appends to list the entries of a family that a Service
+// port defines (see [definesEntry]) and elems, sorted by key, do not hold,
+// as labels of that family; buf is room to build their keys in.
+func appendEntriesOf(list []famLabel, sp *model.ServicePort, fam model.Family, elems []printElem, buf *[]byte) []famLabel {
+	if sp.Skip != "" {
+		return list
+	}
+	proto := sp.ProtoLower()
+	add := func(kind view.Kind, ip netip.Addr, port int32) {
+		b := append(append((*buf)[:0], entryPrefix...), kind...)
+		b = append(b, ' ')
+		if ip.IsValid() {
+			b = append(ip.AppendTo(b), ' ')
+		}
+		b = strconv.AppendInt(append(append(b, proto...), '/'), int64(port), 10)
+		*buf = b
+		if findElem(elems, string(b)) != nil {
+			return
+		}
+		fl := famLabel{fam, string(b[len(entryPrefix):])}
+		if !slices.Contains(list, fl) {
+			list = append(list, fl)
+		}
+	}
+	if ip, ok := sp.ClusterIP(fam); ok {
+		add(view.ClusterIP, ip, sp.Port)
+	}
+	for _, ip := range sp.ExternalIPsOf(fam) {
+		add(view.ExternalIP, ip, sp.Port)
+	}
+	for _, ip := range sp.LoadBalancerVIPsOf(fam) {
+		add(view.LoadBalancerIP, ip, sp.Port)
+	}
+	if sp.NodePort != 0 {
+		add(view.NodePort, netip.Addr{}, sp.NodePort)
+	}
+	return list
 }
 
 // endpoint returns the evidence of the node's endpoint of that label.
@@ -415,7 +516,7 @@ func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
 		for i, fam := range []model.Family{model.IPv4, model.IPv6} {
 			var eps []*model.Endpoint
 			if fams[i] {
-				eps = expect(fam).Endpoints(view.PolicyCluster)
+				eps = clusterEndpoints(expect(fam))
 			}
 			marks = marks[:len(pp.elems)]
 			clear(marks)
@@ -434,6 +535,17 @@ func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
 					pp.unexpected = append(pp.unexpected, famLabel{fam, e.label})
 				}
 			}
+		}
+		// The entries programmed that the Service does not define (a
+		// cluster IP or node port it no longer has) are unexpected too,
+		// and those it defines that are not programmed expected.
+		for _, e := range pp.elems {
+			if !e.backend && !definesEntry(sp, e.label) {
+				pp.unexpected = append(pp.unexpected, famLabel{e.family, e.label})
+			}
+		}
+		for _, v := range np.views {
+			pp.expected = appendEntriesOf(pp.expected, sp, v.family, pp.elems, &buf)
 		}
 	}
 

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -213,7 +214,7 @@ func TestPrintExpectations(t *testing.T) {
 			}
 			var expected, unexpected []famLabel
 			for _, fam := range []model.Family{model.IPv4, model.IPv6} {
-				eps := p.Expect(sp, fam).Endpoints(view.PolicyCluster)
+				eps := clusterEndpoints(p.Expect(sp, fam))
 				for _, ep := range eps {
 					if e := pp.elem(backendPrefix + ep.String()); e == nil || e.family != fam {
 						expected = append(expected, famLabel{fam, ep.String()})
@@ -222,6 +223,34 @@ func TestPrintExpectations(t *testing.T) {
 				for _, e := range pp.elems {
 					if e.backend && e.family == fam && !model.Has(eps, e.label) {
 						unexpected = append(unexpected, famLabel{fam, e.label})
+					}
+				}
+			}
+			// The entries: those programmed that the Service does not
+			// define, and those it defines that are not programmed, in
+			// each family of the node's views.
+			for _, e := range pp.elems {
+				if !e.backend && !definesEntry(sp, e.label) {
+					unexpected = append(unexpected, famLabel{e.family, e.label})
+				}
+			}
+			for _, v := range np.views {
+				var labels []string
+				if ip, ok := sp.ClusterIP(v.family); ok {
+					labels = append(labels, fmt.Sprintf("ClusterIP %s %s/%d", ip, strings.ToLower(string(sp.Protocol)), sp.Port))
+				}
+				for _, ip := range sp.ExternalIPsOf(v.family) {
+					labels = append(labels, fmt.Sprintf("ExternalIP %s %s/%d", ip, strings.ToLower(string(sp.Protocol)), sp.Port))
+				}
+				for _, ip := range sp.LoadBalancerVIPsOf(v.family) {
+					labels = append(labels, fmt.Sprintf("LoadBalancerIP %s %s/%d", ip, strings.ToLower(string(sp.Protocol)), sp.Port))
+				}
+				if sp.NodePort != 0 {
+					labels = append(labels, fmt.Sprintf("NodePort %s/%d", strings.ToLower(string(sp.Protocol)), sp.NodePort))
+				}
+				for _, l := range labels {
+					if fl := (famLabel{v.family, l}); pp.elem(entryPrefix+l) == nil && !slices.Contains(expected, fl) && sp.Skip == "" {
+						expected = append(expected, fl)
 					}
 				}
 			}

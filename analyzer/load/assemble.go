@@ -1,7 +1,6 @@
 package load
 
 import (
-	"errors"
 	"fmt"
 	"github.com/google/nftables"
 	"maps"
@@ -15,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/parsers"
@@ -859,15 +859,9 @@ func (b *builder) pickConfig() error {
 		}
 		c, err := kpconfig.Decode(cm.Pos.File, []byte(cm.Data[key]), opts)
 		if err != nil {
-			// The error names the ConfigMap's file and line itself, and
-			// stays one error with a position, which a caller names the
-			// bundle in (a wrapping error would keep the text it was
-			// made with).
-			if pe := (*parsers.Error)(nil); errors.As(err, &pe) {
-				pe.Msg = "in " + key + " of the kube-proxy ConfigMap: " + pe.Msg
-				return pe
-			}
-			return fmt.Errorf("reading %s of the kube-proxy ConfigMap: %w", key, err)
+			// The error names the ConfigMap's file and line, the context
+			// in its message (see positioned).
+			return positioned(cm.Pos.File, fmt.Errorf("in %s of the kube-proxy ConfigMap: %w", key, err))
 		}
 		c.ConfigMapKey, c.ConfigMapNote = key, why
 		b.configs = append(b.configs, configCandidate{c, "ConfigMap kube-system/kube-proxy"})
@@ -1129,8 +1123,19 @@ func nodeOfMany(s *model.Snapshot) (*kube.Node, string) {
 			return found, "the Node named as the host of manifest.json"
 		}
 	}
-	if s.Addrs == nil {
+	found, at := nodeOfAddrs(s)
+	if found == nil {
 		return nil, ""
+	}
+	return found, fmt.Sprintf("the only Node exported with an address of this node's interfaces (%s)", at)
+}
+
+// nodeOfAddrs returns the only exported Node with an address (InternalIP,
+// ExternalIP) that ip addr shows on this node's interfaces, and that
+// address; nil when none or several are.
+func nodeOfAddrs(s *model.Snapshot) (*kube.Node, netip.Addr) {
+	if s.Addrs == nil {
+		return nil, netip.Addr{}
 	}
 	addrs := s.Addrs.NodeAddresses()
 	var found *kube.Node
@@ -1145,20 +1150,23 @@ func nodeOfMany(s *model.Snapshot) (*kube.Node, string) {
 		}
 	}
 	if n != 1 {
-		return nil, ""
+		return nil, netip.Addr{}
 	}
-	return found, fmt.Sprintf("the only Node exported with an address of this node's interfaces (%s)", at)
+	return found, at
 }
 
 // nodeOfPrompt returns the node the shell prompts pasted in the node's
 // files name ("[root@worker-1 ~]# iptables-save": bash shows the host name
 // up to its first dot), and the journal's prefixes of its logs ("Dec 03
-// 10:01:12 worker-1 kube-proxy[1234]: ..."), when they all name one host and the exports know
-// it: the one Node so named (or whose name is that host's with a domain),
-// or, with no Node exported, the one node so named where the
-// EndpointSlices, Endpoints or Pods place an endpoint. prompted says a
-// host is named that no exported Node is (then the only Node exported is
-// not taken as this node either: a note says so).
+// 10:01:12 worker-1 kube-proxy[1234]: ..."), when they all name one host:
+// the one Node so named (or whose name is that host's with a domain);
+// with no Node exported, the one node so named where the EndpointSlices,
+// Endpoints or Pods place an endpoint, else the host itself, which
+// nothing else names. A host that is not the node the rules show (see
+// [nodeOfRules]) is not believed: a note says so, and the node the rules
+// show is returned. prompted says a host is named that no exported Node
+// is (then the only Node exported is not taken as this node either: a
+// note says so).
 func (b *builder) nodeOfPrompt() (name, source string, prompted bool) {
 	if len(b.prompts) == 0 {
 		return "", "", false
@@ -1182,8 +1190,7 @@ func (b *builder) nodeOfPrompt() (name, source string, prompted bool) {
 	match := ""
 	n := 0
 	for _, x := range names {
-		lx := strings.ToLower(x)
-		if lx == p.host || strings.HasPrefix(lx, p.host+".") {
+		if sameHost(p.host, x) {
 			if match != x {
 				n++
 			}
@@ -1194,6 +1201,11 @@ func (b *builder) nodeOfPrompt() (name, source string, prompted bool) {
 	if p.journal {
 		where = fmt.Sprintf("the journal's lines of %s (line %d)", p.file, p.line)
 	}
+	if rules, why := nodeOfRules(s); rules != "" && !sameHost(p.host, rules) {
+		s.Notes = append(s.Notes, fmt.Sprintf("%s names host %s, but %s: the node is taken to be %s, not %s (pass --node NAME to choose)",
+			where, p.host, why, rules, p.host))
+		return rules, why, true
+	}
 	switch {
 	case n == 1 && len(s.Objects.Nodes) > 0:
 		return match, "the Node named by " + where, true
@@ -1202,8 +1214,127 @@ func (b *builder) nodeOfPrompt() (name, source string, prompted bool) {
 	case len(s.Objects.Nodes) > 0:
 		s.Notes = append(s.Notes, fmt.Sprintf("%s names host %s, which no exported Node is (or several are): not taken as this node's name (pass --node NAME)", where, p.host))
 		return "", "", true
+	case n == 0:
+		return p.host, "the host named by " + where, true
 	}
 	return "", "", false
+}
+
+// sameHost reports whether a host name, as a shell prompt shows it (up
+// to its first dot, in lower case), names the node: its name, or its
+// name with a domain.
+func sameHost(host, node string) bool {
+	host, node = strings.ToLower(host), strings.ToLower(node)
+	return host == node || strings.HasPrefix(node, host+".") || strings.HasPrefix(host, node+".")
+}
+
+// nodeOfRules returns the node the node's own data shows it is, and how:
+// the one node the exports place every endpoint of the rules' Local
+// policy chains on (an iptables dump's KUBE-SVL and KUBE-XLB chains jump
+// only to the node's own endpoints), else the only exported Node with an
+// address of this node's interfaces; "" when they show none, or several.
+func nodeOfRules(s *model.Snapshot) (name, why string) {
+	if n := localEndpointsNode(s); n != "" {
+		return n, "the endpoints of its rules' Local-policy chains are on node " + n + " (by the exports)"
+	}
+	if len(s.Objects.Nodes) > 0 {
+		if n, at := nodeOfAddrs(s); n != nil {
+			return n.Name, fmt.Sprintf("its interfaces hold %s, the address of Node %s", at, n.Name)
+		}
+	}
+	return "", ""
+}
+
+// localEndpointsNode returns the node the exports' EndpointSlices place
+// every endpoint of the Local-policy chains of the node's iptables dumps
+// on, when there is one such node: "" when the chains forward to no
+// endpoint the exports place, or to endpoints of several nodes.
+func localEndpointsNode(s *model.Snapshot) string {
+	if len(s.IPTables) == 0 || len(s.Objects.EndpointSlices) == 0 {
+		return ""
+	}
+	// The endpoint chains the Local-policy chains jump to.
+	local := map[string]bool{}
+	var nats []*iptables.Table
+	for _, d := range s.IPTables {
+		for _, t := range d.Tables {
+			if t.Name != "nat" {
+				continue
+			}
+			nats = append(nats, t)
+			for _, c := range t.Chains {
+				if !strings.HasPrefix(c.Name, kpnames.ChainSVL) && !strings.HasPrefix(c.Name, kpnames.ChainXLB) {
+					continue
+				}
+				for _, r := range c.Rules {
+					if tg := r.Target(); strings.HasPrefix(tg, kpnames.ChainSEP) {
+						local[tg] = true
+					}
+				}
+			}
+		}
+	}
+	if len(local) == 0 {
+		return ""
+	}
+	nodeOf := map[netip.Addr]string{}
+	for _, es := range s.Objects.EndpointSlices {
+		for i := range es.Endpoints {
+			ep := &es.Endpoints[i]
+			if ep.NodeName == nil || *ep.NodeName == "" {
+				continue
+			}
+			for _, a := range ep.Addresses {
+				if ip, err := netip.ParseAddr(a); err == nil {
+					nodeOf[ip.Unmap()] = *ep.NodeName
+				}
+			}
+		}
+	}
+	node := ""
+	for _, t := range nats {
+		for _, c := range t.Chains {
+			if !local[c.Name] {
+				continue
+			}
+			for _, r := range c.Rules {
+				if r.Target() != "DNAT" {
+					continue
+				}
+				ip, ok := dnatAddr(r.Raw)
+				if !ok {
+					continue
+				}
+				n, ok := nodeOf[ip]
+				switch {
+				case !ok:
+				case node == "":
+					node = n
+				case node != n:
+					return ""
+				}
+			}
+		}
+	}
+	return node
+}
+
+// dnatAddr returns the address of a DNAT rule's --to-destination
+// ("10.244.1.5:8080", "[fd00::5]:8080").
+func dnatAddr(raw string) (netip.Addr, bool) {
+	f := strings.Fields(raw)
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] != "--to-destination" {
+			continue
+		}
+		if ap, err := netip.ParseAddrPort(f[i+1]); err == nil {
+			return ap.Addr().Unmap(), true
+		}
+		if ip, err := netip.ParseAddr(strings.Trim(f[i+1], "[]")); err == nil {
+			return ip.Unmap(), true
+		}
+	}
+	return netip.Addr{}, false
 }
 
 // matchGivenNode says, in a note, when the node's name, given by --node
@@ -1306,7 +1437,7 @@ func (b *builder) pickNode(opts Options) {
 		}
 	}
 	s.Node.Name, s.Node.NameSource = name, source
-	if opts.Node != "" || strings.HasPrefix(source, "hostnameOverride") {
+	if opts.Node != "" || strings.HasPrefix(source, "hostnameOverride") || prompted && name != "" && !strings.Contains(source, "where the exports place") {
 		b.matchGivenNode()
 	}
 	// The interfaces say which addresses are the node's (what addrtype

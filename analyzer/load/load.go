@@ -330,7 +330,7 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		return nil, err
 	}
 	var errs parsers.ErrorList
-	var other []string
+	var other fileErrors
 	for _, r := range results {
 		if r.err == nil {
 			continue
@@ -346,25 +346,22 @@ func Load(paths []string, opts Options) ([]*model.Snapshot, error) {
 		if shown[r.f.group] {
 			name = path.Join(filepath.ToSlash(r.f.group), r.f.name)
 		}
-		switch e := r.err.(type) {
-		case parsers.ErrorList:
-			for _, one := range e {
-				if one.Pos.File == r.f.name {
-					one.Pos.File = name
-				}
+		// The errors name the file by its name in its bundle, renamed
+		// here when the bundle is to be shown, and by the caller when
+		// it names the one bundle given.
+		for _, one := range positioned(r.f.name, r.err) {
+			if one.Pos.File == r.f.name {
+				one.Pos.File = name
 			}
-			errs = append(errs, e...)
-		case *parsers.Error:
-			if e.Pos.File == r.f.name {
-				e.Pos.File = name
+			if one.Pos.Line == 0 && one.Pos.Path == "" && !parsers.IsInputError(r.err) {
+				other = append(other, one)
+				continue
 			}
-			errs = append(errs, e)
-		default:
-			other = append(other, fmt.Sprintf("%s: %v", name, r.err))
+			errs = append(errs, one)
 		}
 	}
 	if len(other) > 0 {
-		return nil, inputErrorf("%s", strings.Join(other, "; "))
+		return nil, other
 	}
 	if len(errs) > 0 {
 		errs.Sort()

@@ -166,8 +166,12 @@ func TestPlainDirs(t *testing.T) {
 // TestPromptNode: the host the shell prompt above a pasted dump names is
 // the node's name when the exports know it (a Node of that name, or of
 // that name with a domain; with no Node exported, a node the exports place
-// endpoints on), and not when the command ran elsewhere, the prompts
-// disagree or no exported Node is that host.
+// endpoints on), or when nothing else names the node (no Node exported,
+// no endpoint there, or no export at all); not when the command ran
+// elsewhere, the prompts disagree or no exported Node is that host. A
+// host that is not the node the rules show (their Local-policy chains
+// forward to endpoints of another node) is not believed: a note says so
+// and the rules' node is taken.
 func TestPromptNode(t *testing.T) {
 	root := filepath.Join(parsetest.Root(t), "testdata", "bundles", "iptables-healthy")
 	dump, err := os.ReadFile(filepath.Join(root, "node", "iptables-save.txt"))
@@ -183,36 +187,67 @@ func TestPromptNode(t *testing.T) {
 		}
 		return b.String()
 	}
+	// bare is a dump without Local-policy chains: it shows no node.
+	bare := []byte("*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n-A PREROUTING -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES\nCOMMIT\n")
 	for _, tc := range []struct {
 		name    string
 		prompts []string // one pasted file per prompt
 		nodes   string   // a Nodes export, or none
-		want    string
-		source  string
-		note    string
+		// bare pastes the dump without Local-policy chains (else one
+		// whose Local-policy chains forward to endpoints on east-w2);
+		// noExport gives no export.
+		bare, noExport bool
+		// addrs, when set, is the ip addr listing of the node.
+		addrs  string
+		want   string
+		source string
+		note   string
 	}{
 		{name: "endpoints place the host", prompts: []string{"[root@east-w2 ~]# iptables-save"},
 			want: "east-w2", source: "the host named by the shell prompt of paste-0.txt (line 1), where the exports place endpoints"},
-		{name: "a Node of that name", prompts: []string{"root@East-W3:~# iptables-save"}, nodes: nodes("east-w1", "east-w3"),
+		{name: "a Node of that name", prompts: []string{"root@East-W3:~# iptables-save"}, nodes: nodes("east-w1", "east-w3"), bare: true,
 			want: "east-w3", source: "the Node named by the shell prompt of paste-0.txt (line 1)"},
-		{name: "a Node with a domain", prompts: []string{"[ec2-user@ip-10-0-1-7 ~]$ sudo iptables-save"}, nodes: nodes("ip-10-0-1-7.ec2.internal", "ip-10-0-1-8.ec2.internal"),
+		{name: "a Node with a domain", prompts: []string{"[ec2-user@ip-10-0-1-7 ~]$ sudo iptables-save"}, nodes: nodes("ip-10-0-1-7.ec2.internal", "ip-10-0-1-8.ec2.internal"), bare: true,
 			want: "ip-10-0-1-7.ec2.internal", source: "the Node named by the shell prompt of paste-0.txt (line 1)"},
-		{name: "two files, one host", prompts: []string{"[root@east-w1 ~]# iptables-save -t nat", "[root@east-w1 ~]# ipvsadm -Ln"},
+		{name: "two files, one host", prompts: []string{"[root@east-w1 ~]# iptables-save -t nat", "[root@east-w1 ~]# ipvsadm -Ln"}, bare: true,
 			want: "east-w1", source: "the host named by the shell prompt of paste-0.txt (line 1), where the exports place endpoints"},
 		{name: "a journal's host", prompts: []string{"journal:east-w3"},
 			want: "east-w3", source: "the host named by the journal's lines of paste-0.txt (line 1), where the exports place endpoints"},
 		{name: "run through kubectl exec", prompts: []string{"east-w1 $ kubectl -n kube-system exec kube-proxy-x -- iptables-save"}},
 		{name: "hosts disagree", prompts: []string{"[root@east-w1 ~]# iptables-save -t nat", "[root@east-w2 ~]# ipvsadm -Ln"}},
-		{name: "no endpoint there", prompts: []string{"[root@bastion ~]# iptables-save"}},
+		{name: "no endpoint there", prompts: []string{"[root@bastion ~]# iptables-save"}, bare: true,
+			want: "bastion", source: "the host named by the shell prompt of paste-0.txt (line 1)",
+			note: "node bastion (the host named by the shell prompt of paste-0.txt (line 1)) is neither a Node of the exports nor the node of any endpoint"},
+		{name: "no export", prompts: []string{"[root@bastion ~]# iptables-save"}, bare: true, noExport: true,
+			want: "bastion", source: "the host named by the shell prompt of paste-0.txt (line 1)"},
+		{name: "the rules show another node", prompts: []string{"[root@east-w1 ~]# iptables-save"},
+			want: "east-w2", source: "the endpoints of its rules' Local-policy chains are on node east-w2 (by the exports)",
+			note: "the shell prompt of paste-0.txt (line 1) names host east-w1, but the endpoints of its rules' Local-policy chains are on node east-w2 (by the exports): the node is taken to be east-w2, not east-w1"},
+		{name: "the rules show another node than a Node of that name", prompts: []string{"[root@east-w3 ~]# iptables-save"}, nodes: nodes("east-w2", "east-w3"),
+			want: "east-w2", source: "the endpoints of its rules' Local-policy chains are on node east-w2 (by the exports)",
+			note: "names host east-w3, but the endpoints of its rules' Local-policy chains are on node east-w2"},
+		{name: "the interfaces show another Node", prompts: []string{"[root@east-w3 ~]# iptables-save"}, bare: true,
+			nodes: "apiVersion: v1\nkind: List\nitems:\n" +
+				"- apiVersion: v1\n  kind: Node\n  metadata: {name: east-w1}\n  status: {addresses: [{type: InternalIP, address: 192.168.10.11}]}\n" +
+				"- apiVersion: v1\n  kind: Node\n  metadata: {name: east-w3}\n  status: {addresses: [{type: InternalIP, address: 192.168.10.13}]}\n",
+			addrs: "2: eth0: <BROADCAST,UP,LOWER_UP> mtu 1500 qdisc pfifo_fast state UP group default qlen 1000\n    link/ether 02:42:0a:00:00:01 brd ff:ff:ff:ff:ff:ff\n    inet 192.168.10.11/24 scope global eth0\n       valid_lft forever preferred_lft forever\n",
+			want:  "east-w1", source: "its interfaces hold 192.168.10.11, the address of Node east-w1",
+			note: "names host east-w3, but its interfaces hold 192.168.10.11, the address of Node east-w1: the node is taken to be east-w1, not east-w3"},
 		{name: "the only Node is another", prompts: []string{"[root@east-w2 ~]# iptables-save"}, nodes: nodes("east-w1"),
 			note: "the shell prompt of paste-0.txt (line 1) names host east-w2, which no exported Node is (or several are): not taken as this node's name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			args := []string{export}
+			if tc.noExport {
+				args = nil
+			}
 			for i, p := range tc.prompts {
 				name := filepath.Join(dir, fmt.Sprintf("paste-%d.txt", i))
 				body := append([]byte(p+"\n"), dump...)
+				if tc.bare {
+					body = append([]byte(p+"\n"), bare...)
+				}
 				if host, ok := strings.CutPrefix(p, "journal:"); ok {
 					body = []byte("Dec 03 10:01:12 " + host + " kube-proxy[1234]: I1203 10:01:12.123456    1234 server.go:100] \"Using iptables Proxier\"\n")
 				}
@@ -220,6 +255,13 @@ func TestPromptNode(t *testing.T) {
 					body = []byte(p + "\nIP Virtual Server version 1.2.1 (size=4096)\nProt LocalAddress:Port Scheduler Flags\n  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\nTCP  10.96.0.1:443 rr\n  -> 192.168.1.10:6443            Masq    1      0          0\n")
 				}
 				if err := os.WriteFile(name, body, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, name)
+			}
+			if tc.addrs != "" {
+				name := filepath.Join(dir, "ip-addr.txt")
+				if err := os.WriteFile(name, []byte(tc.addrs), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				args = append(args, name)
