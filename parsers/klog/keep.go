@@ -45,7 +45,12 @@ func (k *keeper) add(e *Entry) bool {
 			if k.followHost == nil {
 				k.followHost = map[string]int{}
 			}
-			k.followHost[e.Host] = followKept
+			if _, ok := k.followHost[e.Host]; ok {
+				k.followHost[e.Host] = followKept
+			} else {
+				// The keys outlive the line (see ParseKeptReader).
+				k.followHost[strings.Clone(e.Host)] = followKept
+			}
 		}
 	}
 	keep = startupLine(e) || e.Truncated || keep
@@ -53,7 +58,7 @@ func (k *keeper) add(e *Entry) bool {
 		if k.hosts == nil {
 			k.hosts = map[string]bool{}
 		}
-		k.hosts[e.Host], keep = true, true
+		k.hosts[strings.Clone(e.Host)], keep = true, true
 	}
 	if e.Wrapper == WrapperJournal {
 		line, _, _ := strings.Cut(e.Raw, "\n")
@@ -61,7 +66,7 @@ func (k *keeper) add(e *Entry) bool {
 			if k.ids == nil {
 				k.ids = map[string]bool{}
 			}
-			k.ids[id], keep = true, true
+			k.ids[strings.Clone(id)], keep = true, true
 		}
 	} else if !k.bare {
 		k.bare, keep = true, true
