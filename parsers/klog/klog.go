@@ -80,6 +80,10 @@ type Entry struct {
 	Partial bool    `json:"partial,omitempty"`
 	// Host is the host the journal's prefix names (WrapperJournal).
 	Host string `json:"host,omitempty"`
+	// Pod and Container are the pod and container kubectl logs --prefix
+	// names before the line ("[pod/kube-proxy-7xk2p/kube-proxy] ").
+	Pod       string `json:"pod,omitempty"`
+	Container string `json:"container,omitempty"`
 	// Truncated is true when a line of the entry was cut by whatever
 	// printed it, ending in "…" (systemctl status shortens log lines to
 	// the terminal's width): the rest of that line is not known.
@@ -162,6 +166,7 @@ type logical struct {
 	partial   bool
 	content   string
 	host      string
+	pod, ctr  string
 }
 
 // Parse parses a kube-proxy log read from the file called name. Lines in no
@@ -176,8 +181,9 @@ func Parse(name string, data []byte) (*Log, error) { return parse(name, data, fa
 // pattern of [Known] and the three that follow each ([Log.CauseAt] reads
 // them), the start-up lines (kube-proxy's version, the proxier it uses,
 // the command line k3s logs), the lines cut short with "…", and the first
-// entry of each host, of each journal identifier and without the journal's
-// prefix ([Log.Hosts], [Log.Identifiers]). Lines and Unrecognized count
+// entry of each host, of each pod's container kubectl logs --prefix names,
+// of each journal identifier and without the journal's prefix
+// ([Log.Hosts], [Log.Pods], [Log.Identifiers]). Lines and Unrecognized count
 // every line and entry, as Parse does. The kept entries hold copies of
 // their text, not data: a log of hundreds of megabytes leaves a few
 // kilobytes, where Parse keeps several times its size.
@@ -285,7 +291,8 @@ func parseLines(name string, src lineSource, keep bool) (*Log, error) {
 			known++
 			return
 		}
-		if cur != nil && (cur.Format == FormatKlog || cur.Format == FormatNFT) && (ln.wrapper == cur.Wrapper) {
+		if cur != nil && (cur.Format == FormatKlog || cur.Format == FormatNFT) && ln.wrapper == cur.Wrapper &&
+			ln.pod == cur.Pod && ln.ctr == cur.Container {
 			// Continuation of a multi-line klog entry.
 			cur.EndLine = ln.end
 			cur.Raw += "\n" + strings.Join(ln.raw, "\n")
@@ -330,6 +337,7 @@ func (e *Entry) setWrap(name string, ln *logical) {
 	e.EndLine = ln.end
 	e.Raw = strings.Join(ln.raw, "\n")
 	e.Wrapper, e.Stream, e.Partial, e.Host = ln.wrapper, ln.stream, ln.partial, ln.host
+	e.Pod, e.Container = ln.pod, ln.ctr
 	if !ln.time.IsZero() {
 		e.Time = ln.time
 	}
@@ -401,9 +409,12 @@ func unwrap(name string, src lineSource, count *int, emit func(*logical), hold f
 		}
 		ln := &next
 		*ln = logical{line: lineNo, end: lineNo, raw: append(next.raw[:0], raw), content: raw}
-		if ts, content, ok := timestampLine(raw); ok {
+		if pod, ctr, content, ok := kubectlPrefix(raw); ok {
+			ln.pod, ln.ctr, ln.content = pod, ctr, content
+		}
+		if ts, content, ok := timestampLine(ln.content); ok {
 			ln.wrapper, ln.time, ln.content = WrapperTimestamps, ts, content
-		} else if content, ok := JournalLine(raw); ok {
+		} else if content, ok := JournalLine(raw); ok && ln.pod == "" {
 			ln.wrapper, ln.content, ln.host = WrapperJournal, content, journalHost(raw[:len(raw)-len(content)])
 		}
 		emit(ln)
@@ -549,6 +560,41 @@ func (l *Log) Hosts() (hosts []string, lines []int) {
 		}
 	}
 	return hosts, lines
+}
+
+// kubectlPrefix splits the "[pod/NAME/CONTAINER] " prefix kubectl logs
+// --prefix writes before each line.
+func kubectlPrefix(s string) (pod, container, rest string, ok bool) {
+	if !strings.HasPrefix(s, "[pod/") {
+		return "", "", "", false
+	}
+	end := strings.Index(s, "] ")
+	if end < 0 {
+		if !strings.HasSuffix(s, "]") {
+			return "", "", "", false
+		}
+		end = len(s) - 1 // an empty line
+	}
+	pod, container, ok = strings.Cut(s[len("[pod/"):end], "/")
+	if !ok || pod == "" || container == "" || strings.ContainsAny(pod+container, "/[] \t") {
+		return "", "", "", false
+	}
+	return pod, container, s[min(len(s), end+2):], true
+}
+
+// Pods returns the pods and containers kubectl logs --prefix names before
+// the log's lines ("kube-proxy-7xk2p/kube-proxy"), once each, in the order
+// of their first line, with that line.
+func (l *Log) Pods() (pods []string, lines []int) {
+	for _, e := range l.Entries {
+		if e.Pod == "" {
+			continue
+		}
+		if p := e.Pod + "/" + e.Container; !slices.Contains(pods, p) {
+			pods, lines = append(pods, p), append(lines, e.Pos.Line)
+		}
+	}
+	return pods, lines
 }
 
 // timestampLine splits the "TIMESTAMP " prefix of kubectl logs --timestamps.
