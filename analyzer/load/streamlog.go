@@ -30,8 +30,9 @@ var errNotPlain = errors.New("the log is not read as it is parsed")
 // strictly or leniently. It reports false, having set nothing, for a
 // file it does not read so: one in memory, one whose head does not read
 // as a log strictly (paste damage at its top), and one that fails to
-// parse, holds a NUL byte or, read leniently, any line paste repairs
-// (the caller reads those whole, and says why as it does).
+// parse, holds a NUL byte or, read leniently, a line paste may repair
+// (paste.MayBeDamaged): the caller reads those whole, and says why as it
+// does, having read part of them twice.
 func readLogStreamed(r *parsed, f *file, k parsers.Kind) bool {
 	if !streamLogs || k != parsers.KindLog || f.det.kind != parsers.KindLog || f.det.unread != "" ||
 		f.parsed != nil || f.skipped || f.path == "" && f.zpath == "" {
