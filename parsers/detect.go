@@ -57,9 +57,9 @@ var (
 	reDescribeHead  = guardLine(`(?m)^Name:[ \t]+\S+[ \t]*\r?\nNamespace:[ \t]+\S+`, `Name:`)
 	reDescribeData  = guardLine(`(?m)^Data[ \t]*\r?\n====[ \t]*\r?$`, `Data`)
 	reMetrics       = regexp.MustCompile(`(?m)^(# (HELP|TYPE) \S+ |[a-z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eEInfNa]+( \d+)?$)`)
-	reKlog          = regexp.MustCompile(`(?m)^(\d{4}-\d\d-\d\dT\S+ ((stdout|stderr) [FP] )?|` + JournalPrefix + `)?[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ \S+:\d+\]`)
+	reKlog          = regexp.MustCompile(`(?m)^(` + KubectlPrefix + `)?(\d{4}-\d\d-\d\dT\S+ ((stdout|stderr) [FP] )?|` + JournalPrefix + `)?[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ \S+:\d+\]`)
 	reNFTError      = guard(`(?m)^(?:(?:/dev/stdin|\S+\.nft|<cmdline>):\d+:\d+(?:-\d+)?: |netlink: )Error: `, `Error: `)
-	reJSONLog       = guard(`(?m)^(\d{4}-\d\d-\d\dT\S+ ((stdout|stderr) [FP] )?)?\{"ts":[0-9.e+]+,.*"msg":`, `{"ts":`)
+	reJSONLog       = guard(`(?m)^(`+KubectlPrefix+`)?(\d{4}-\d\d-\d\dT\S+ ((stdout|stderr) [FP] )?)?\{"ts":[0-9.e+]+,.*"msg":`, `{"ts":`)
 	reSysctl        = guard(`(?m)^((net|kernel|vm|fs|user|dev|abi|crypto|debug)[./][A-Za-z0-9_./@+-]+( = | =$|=)|/proc/sys/[A-Za-z0-9_./@+-]+(: ?| |\t)\S)`, `=`, `/proc/sys/`)
 	reProcModules   = guard(`(?m)^[A-Za-z0-9_-]+ \d+ (\d+|-) (-|[A-Za-z0-9_,-]+,?) (Live|Loading|Unloading) 0x`, ` 0x`)
 	reLsmod         = guardLine(`(?m)^Module\s+Size\s+Used by`, `Module`)
@@ -139,6 +139,10 @@ func (g *guarded) FindSubmatch(b []byte) [][]byte {
 	}
 	return g.re.FindSubmatch(b)
 }
+
+// KubectlPrefix is what kubectl logs --prefix prints before each line:
+// "[pod/kube-proxy-7xk2p/kube-proxy] ".
+const KubectlPrefix = `\[pod/[^/\]\s]+/[^/\]\s]+\] `
 
 // JournalPrefix is what journalctl and systemctl status print before each
 // line a service logged: "Feb 17 11:12:14 node-a kube-proxy[9234]: " (or

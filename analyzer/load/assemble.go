@@ -723,6 +723,7 @@ func (b *builder) finish(opts Options) error {
 		return fmt.Errorf("the node's name is where the exports place endpoints: %w", ErrNotLean)
 	}
 	splitLogHosts(s)
+	splitLogPods(s)
 	s.BuildPortsFrom(draft, model.BuildOptions{
 		NodeName:     s.Node.Name,
 		HonourIPMode: resolve.Enabled(resolve.LoadBalancerIPMode, s.Version.Version, resolve.ConfiguredGates(s)),

@@ -376,6 +376,11 @@ func (rd *reader) compressedFile(name, group, p string, head []byte) (f file, ok
 	text, _ := r.Peek(parsers.DetectSize)
 	kind := paste.Detect(text)
 	limit := kindLimit(kind, rd.lim)
+	if kind == parsers.KindLog && streamLogs {
+		if f, ok, err := rd.compressedLog(name, group, p, head, r, text, limit); ok {
+			return f, true, err
+		}
+	}
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return file{}, true, inputErrorf("reading %s: corrupt or truncated %s file after %d bytes of text: %v", p, format, len(data), err)
@@ -409,4 +414,44 @@ func isCompressedFile(p string, head []byte) bool {
 // compressedNote is the note of an input read from a compressed file.
 func compressedNote(format string) string {
 	return fmt.Sprintf("decompressed from %s", format)
+}
+
+// compressedLog reads the kube-proxy log compressed alone at p (shown as
+// name, of group), whose head is head, from r, its text, whose head is
+// text, within limit, the most of it read: its text is counted and left
+// on disk, to be decompressed again as it is parsed (see readLogStreamed),
+// when its head reads as a log strictly. ok is false, having read nothing
+// of r, for a text decoded from UTF-16; the other texts read as that of
+// a file compressed alone read whole.
+func (rd *reader) compressedLog(name, group, p string, head []byte, r io.Reader, text []byte, limit int64) (f file, ok bool, err error) {
+	if _, _, utf16 := utf16Order(text); utf16 {
+		return file{}, false, nil
+	}
+	format := archiveFormat(head)
+	text = slices.Clone(text)
+	n, err := io.Copy(io.Discard, io.LimitReader(r, limit+1))
+	if err != nil {
+		return file{}, true, inputErrorf("reading %s: corrupt or truncated %s file after %d bytes of text: %v", p, format, n, err)
+	}
+	if n > limit {
+		if limit < rd.lim.MaxFile {
+			return file{}, true, inputErrorf("reading %s: %s", p, kindOver(parsers.KindLog, fmt.Sprintf("it decompresses to more than %d bytes", limit), limit))
+		}
+		return file{}, true, inputErrorf("reading %s: decompresses to more than the %d-byte limit of a file", p, rd.lim.MaxFile)
+	}
+	if err := rd.take(n, p); err != nil {
+		return file{}, true, err
+	}
+	fl := file{name: name, group: group, compressed: format, disk: p, zpath: p, zhead: slices.Clone(head), size: n}
+	fl.det = detect(text, n, fl.open)
+	if d := fl.det; d.kind != parsers.KindLog || d.loose != parsers.KindLog || d.damaged || d.unread != "" {
+		// Read whole, as its text is read leniently (paste damage
+		// at its head).
+		data, err := fl.load(parsers.KindLog)
+		if err != nil {
+			return file{}, true, inputErrorf("reading %s: corrupt or truncated %s file: %v", p, format, err)
+		}
+		fl.zpath, fl.zhead, fl.data, fl.det = "", nil, data, detection{}
+	}
+	return fl, true, nil
 }

@@ -92,6 +92,18 @@ func TestLogLimit(t *testing.T) {
 	if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), want) {
 		t.Errorf("want an input error naming %s and saying %q, got %v", p, want, err)
 	}
+	// Compressed alone, it is read no further than the limit, parsed as
+	// it is read or read whole.
+	gz := writeFile(t, dir, "c/log.txt.gz", compress(t, formatGzip, []byte(log)))
+	want = "reading " + gz + ": its head reads as a kube-proxy log (kube-proxy-log), and it decompresses to more than 4096 bytes, over the 4096-byte limit of that kind"
+	for _, streamed := range []bool{true, false} {
+		streamLogs = streamed
+		_, err = Load([]string{gz}, Options{Limits: lim})
+		streamLogs = true
+		if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("streamed %t: want an input error saying %q, got %v", streamed, want, err)
+		}
+	}
 	snaps, err := Load([]string{dir + "/b"}, Options{})
 	if err != nil {
 		t.Fatal(err)

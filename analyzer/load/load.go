@@ -206,7 +206,7 @@ func setStrictness(files []file, strict bool) {
 	for i := range files {
 		f := &files[i]
 		f.strict = strict || collected[f.group]
-		if f.path == "" && f.parsed == nil && !f.special {
+		if f.path == "" && f.zpath == "" && f.parsed == nil && !f.special {
 			f.det = f.detect()
 		}
 	}
@@ -481,7 +481,11 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump, 
 			out[i] = r
 			return
 		}
+		// A log on disk is read as it is parsed (when its text reads
+		// as it is: see readLogStreamed).
+		logged := readLogStreamed(&r, &f, k)
 		switch {
+		case logged:
 		case f.skipped:
 			r.size = f.size
 		case f.parsed != nil:

@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
@@ -71,4 +72,55 @@ func ownHost(hosts []string, node string) string {
 		own = h
 	}
 	return own
+}
+
+// proxyContainer is the name of kube-proxy's container in the DaemonSet
+// kubeadm and most distributions deploy.
+const proxyContainer = "kube-proxy"
+
+// splitLogPods reads, of a log kubectl logs --prefix wrote
+// ("[pod/kube-proxy-7xk2p/kube-proxy] I1205 ..."), the lines of kube-proxy's
+// containers: when some of its containers are named kube-proxy and others
+// not (a sidecar, kubectl logs --all-containers), the entries of the
+// others are set aside and a note says so. A log of several kube-proxy
+// pods (kubectl logs -l k8s-app=kube-proxy --prefix), which are pods of
+// several nodes, is read whole, and a note says its lines may not all be
+// this node's; so is one of several containers none of which is named
+// kube-proxy. Lines without the prefix stay.
+func splitLogPods(s *model.Snapshot) {
+	for _, l := range s.Logs {
+		pods, lines := l.Pods()
+		if len(pods) < 2 {
+			continue
+		}
+		var proxy, other []string
+		for i, p := range pods {
+			where := fmt.Sprintf("%s from line %d", p, lines[i])
+			if _, c, _ := strings.Cut(p, "/"); c == proxyContainer {
+				proxy = append(proxy, where)
+			} else {
+				other = append(other, where)
+			}
+		}
+		switch {
+		case len(proxy) == 0:
+			s.Notes = append(s.Notes, fmt.Sprintf("%s holds the log of %d containers (%s), none of them named %s: their lines are all read as kube-proxy's on this node, which they may not be; give kube-proxy's alone (kubectl logs -n kube-system POD -c CONTAINER)",
+				l.File, len(pods), listFiles(other), proxyContainer))
+			continue
+		case len(other) > 0:
+			kept := make([]*klog.Entry, 0, len(l.Entries))
+			for _, e := range l.Entries {
+				if e.Pod == "" || e.Container == proxyContainer {
+					kept = append(kept, e)
+				}
+			}
+			l.Entries = kept
+			s.Notes = append(s.Notes, fmt.Sprintf("%s holds the log of %d containers (%s): only the lines of %s's (%s) are read; those of the others are set aside",
+				l.File, len(pods), listFiles(append(slices.Clone(proxy), other...)), proxyContainer, listFiles(proxy)))
+		}
+		if len(proxy) > 1 {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s holds kube-proxy's log of %d pods (%s): their lines are all read as this node's, which they may not all be (each kube-proxy pod runs on a node of its own); give each pod's log (kubectl logs -n kube-system POD) with its node's files",
+				l.File, len(proxy), listFiles(proxy)))
+		}
+	}
 }

@@ -68,3 +68,73 @@ func TestLogHosts(t *testing.T) {
 		})
 	}
 }
+
+// TestLogPods: a log kubectl logs --prefix wrote is read with its prefixes
+// removed; of several containers, those of kube-proxy's alone when some
+// are named kube-proxy, all otherwise, and a log of several kube-proxy
+// pods whole: a note says which.
+func TestLogPods(t *testing.T) {
+	line := func(pod, ctr string, n int) string {
+		return "[pod/" + pod + "/" + ctr + "] I1205 10:00:0" + string(rune('0'+n)) + ".000000       1 proxier.go:805] \"Syncing iptables rules\"\n"
+	}
+	restore := "[pod/kube-proxy-7xk2p/kube-proxy] E1205 10:00:01.000000       1 proxier.go:1520] \"Failed to execute iptables-restore\" err=<\n" +
+		"[pod/kube-proxy-7xk2p/kube-proxy] \texit status 2: Warning: Extension MASQUERADE revision 0 not supported, missing kernel module?\n" +
+		"[pod/kube-proxy-7xk2p/kube-proxy]  > ipFamily=\"IPv4\"\n"
+	for _, tc := range []struct {
+		name, log string
+		// pod/container of the entries read, in order
+		want  string
+		notes []string
+	}{
+		{"one pod", line("kube-proxy-7xk2p", "kube-proxy", 1) + restore + line("kube-proxy-7xk2p", "kube-proxy", 2) + "trailing garbage\n",
+			"kube-proxy-7xk2p/kube-proxy kube-proxy-7xk2p/kube-proxy kube-proxy-7xk2p/kube-proxy /", nil},
+		{"a sidecar", line("kube-proxy-7xk2p", "kube-proxy", 1) + line("kube-proxy-7xk2p", "sidecar", 2) + restore + line("kube-proxy-7xk2p", "sidecar", 3),
+			"kube-proxy-7xk2p/kube-proxy kube-proxy-7xk2p/kube-proxy",
+			[]string{"log.txt holds the log of 2 containers (kube-proxy-7xk2p/kube-proxy from line 1, kube-proxy-7xk2p/sidecar from line 2): only the lines of kube-proxy's (kube-proxy-7xk2p/kube-proxy from line 1) are read; those of the others are set aside"}},
+		{"two pods", line("kube-proxy-7xk2p", "kube-proxy", 1) + line("kube-proxy-q9z4c", "kube-proxy", 2) + restore,
+			"kube-proxy-7xk2p/kube-proxy kube-proxy-q9z4c/kube-proxy kube-proxy-7xk2p/kube-proxy",
+			[]string{"log.txt holds kube-proxy's log of 2 pods (kube-proxy-7xk2p/kube-proxy from line 1, kube-proxy-q9z4c/kube-proxy from line 2): their lines are all read as this node's, which they may not all be"}},
+		{"two pods and a sidecar", line("kube-proxy-7xk2p", "kube-proxy", 1) + line("kube-proxy-q9z4c", "kube-proxy", 2) + line("kube-proxy-q9z4c", "sidecar", 3) + restore,
+			"kube-proxy-7xk2p/kube-proxy kube-proxy-q9z4c/kube-proxy kube-proxy-7xk2p/kube-proxy",
+			[]string{"only the lines of kube-proxy's (kube-proxy-7xk2p/kube-proxy from line 1, kube-proxy-q9z4c/kube-proxy from line 2) are read", "holds kube-proxy's log of 2 pods"}},
+		{"no kube-proxy container", line("proxy-1", "proxy", 1) + line("proxy-2", "proxy", 2),
+			"proxy-1/proxy proxy-2/proxy",
+			[]string{"log.txt holds the log of 2 containers (proxy-1/proxy from line 1, proxy-2/proxy from line 2), none of them named kube-proxy"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "log.txt")
+			if err := os.WriteFile(p, []byte(tc.log), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			snaps, err := Load([]string{p}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := snaps[0]
+			if len(s.Logs) != 1 {
+				t.Fatalf("%d logs", len(s.Logs))
+			}
+			var pods []string
+			for _, e := range s.Logs[0].Entries {
+				pods = append(pods, e.Pod+"/"+e.Container)
+			}
+			if got := strings.Join(pods, " "); got != tc.want {
+				t.Errorf("entries of %q, want %q", got, tc.want)
+			}
+			var noted []string
+			for _, n := range s.Notes {
+				if strings.Contains(n, "containers (") || strings.Contains(n, "pods (") {
+					noted = append(noted, n)
+				}
+			}
+			if len(noted) != len(tc.notes) {
+				t.Fatalf("notes %q, want %d", noted, len(tc.notes))
+			}
+			for i, want := range tc.notes {
+				if !strings.Contains(noted[i], want) {
+					t.Errorf("note %q, want one with %q", noted[i], want)
+				}
+			}
+		})
+	}
+}

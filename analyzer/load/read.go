@@ -106,6 +106,12 @@ type file struct {
 	// compressed names the compression (gzip, xz) of a single compressed
 	// file, read decompressed (see compressedFile).
 	compressed string
+	// zpath, for a kube-proxy log compressed alone, is the file on disk
+	// whose text is decompressed again when it is parsed, rather than
+	// held in data (see compressedLog); zhead is its head, which tells
+	// its compression, and size the size of its text.
+	zpath string
+	zhead []byte
 	// sum is the hex SHA-256 of an archive member, computed as it was
 	// read, or of an export on disk hashed as it was decoded or to be told
 	// the same as one decoded before (see Exports); other files on disk
@@ -232,6 +238,14 @@ func detect(head []byte, size int64, open func() (io.Reader, func(), error)) det
 // disk: outside the Go heap when the file is read so (Options.OffHeap)
 // and its parsed value points into its text (kind).
 func (f *file) load(kind parsers.Kind) ([]byte, error) {
+	if f.zpath != "" {
+		rc, err := f.openText()
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		return io.ReadAll(rc)
+	}
 	if f.path == "" {
 		return f.data, nil
 	}
@@ -346,6 +360,13 @@ func (f *file) detect() detection {
 // open returns a reader of the file from its start, from disk when it is
 // still there, and the function that closes it.
 func (f *file) open() (io.Reader, func(), error) {
+	if f.zpath != "" {
+		rc, err := f.openText()
+		if err != nil {
+			return nil, nil, err
+		}
+		return rc, func() { rc.Close() }, nil
+	}
 	if f.path == "" {
 		return bytes.NewReader(f.data), func() {}, nil
 	}
@@ -367,7 +388,7 @@ func (d detection) kindOf(strict bool) parsers.Kind {
 
 // length returns the file's size.
 func (f *file) length() int64 {
-	if f.path != "" || f.parsed != nil {
+	if f.path != "" || f.zpath != "" || f.parsed != nil {
 		return f.size
 	}
 	return int64(len(f.data))

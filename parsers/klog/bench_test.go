@@ -3,7 +3,12 @@ package klog
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
@@ -119,4 +124,123 @@ func BenchmarkParseLiveQuiet50MB(b *testing.B) {
 func BenchmarkParseKeptLiveQuiet50MB(b *testing.B) {
 	data := quietLog(50 << 20)
 	parsetest.BenchLive(b, len(data), func() (any, error) { return ParseKept("log", data) })
+}
+
+// quietReader reads as quietLog's text of n bytes, generated as it is
+// read: a log of any size that is never in memory.
+type quietReader struct {
+	n, i           int    // bytes left, entries made
+	line           []byte // what is left to read of the entry made
+	stamp, lineBuf []byte
+}
+
+// appendPadded appends n in width digits, zeros first.
+func appendPadded(b []byte, n, width int) []byte {
+	var d [20]byte
+	s := strconv.AppendInt(d[:0], int64(n), 10)
+	for range width - len(s) {
+		b = append(b, '0')
+	}
+	return append(b, s...)
+}
+
+func (q *quietReader) Read(p []byte) (int, error) {
+	if q.n <= 0 {
+		return 0, io.EOF
+	}
+	for len(q.line) == 0 {
+		// quietLog's lines, made without fmt: what the parse
+		// allocates is what is measured.
+		i := q.i
+		q.i++
+		ts := q.stamp[:0]
+		ts = append(ts, "2026-03-02T08:"...)
+		ts = appendPadded(ts, (i/60)%60, 2)
+		ts = append(ts, ':')
+		ts = appendPadded(ts, i%60, 2)
+		ts = append(ts, '.')
+		ts = appendPadded(ts, i%1000000000, 9)
+		ts = append(ts, 'Z')
+		q.stamp = ts
+		l := q.lineBuf[:0]
+		if i%1000 == 999 {
+			l = append(append(l, ts...), " stderr F E0302 08:15:31.002091       1 proxier.go:1388] \"Failed to execute iptables-restore\" err=<\n"...)
+			l = append(append(l, ts...), " stderr F \texit status 1: iptables-restore: line "...)
+			l = append(strconv.AppendInt(l, int64(i), 10), " failed\n"...)
+			l = append(append(l, ts...), " stderr F  > ipFamily=\"IPv4\"\n"...)
+		} else {
+			l = append(append(l, ts...), " stderr F I0302 08:15:32.663987       1 proxier.go:1573] \"SyncProxyRules complete\" ipFamily=\"IPv4\" elapsed=\""...)
+			l = append(strconv.AppendInt(l, int64(i%97), 10), "ms\"\n"...)
+		}
+		q.line, q.lineBuf = l, l
+	}
+	n := copy(p[:min(len(p), q.n)], q.line)
+	q.line, q.n = q.line[n:], q.n-n
+	return n, nil
+}
+
+// streamedAlloc parses a streamed log of n bytes with ParseKeptReader and
+// returns the bytes it allocated (the generator's own allocations
+// included) and the peak heap in use seen while it ran.
+func streamedAlloc(t testing.TB, n int) (alloc, peak uint64) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	stop := make(chan struct{})
+	peaks := make(chan uint64)
+	go func() {
+		var top uint64
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		for {
+			metrics.Read(s)
+			top = max(top, s[0].Value.Uint64())
+			select {
+			case <-stop:
+				peaks <- top
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	l, err := ParseKeptReader("log", &quietReader{n: n})
+	close(stop)
+	peak = <-peaks
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Lines == 0 {
+		t.Fatal("no line read")
+	}
+	return after.TotalAlloc - before.TotalAlloc, peak - min(peak, before.HeapAlloc)
+}
+
+// BenchmarkParseKeptReader200MB reads a generated log of 200 MB through
+// ParseKeptReader, as the loader reads a log on disk or compressed:
+// alloc-B is what it allocates in all (the generator's lines included),
+// peak-heap-B the most the heap grew by while it read.
+func BenchmarkParseKeptReader200MB(b *testing.B) {
+	const n = 200 << 20
+	b.SetBytes(n)
+	var alloc, peak uint64
+	for b.Loop() {
+		alloc, peak = streamedAlloc(b, n)
+	}
+	b.ReportMetric(float64(alloc), "alloc-B")
+	b.ReportMetric(float64(peak), "peak-heap-B")
+}
+
+// TestParseKeptReaderBounded: reading a log as a stream holds a buffer
+// and the kept entries, not the text: it allocates less than a quarter of
+// the text's size, and the heap grows by less than 8 MiB, where reading
+// the text into memory first allocates all of it.
+func TestParseKeptReaderBounded(t *testing.T) {
+	n := 64 << 20
+	if testing.Short() {
+		n = 16 << 20
+	}
+	alloc, peak := streamedAlloc(t, n)
+	if alloc > uint64(n/4) || peak > 8<<20 {
+		t.Errorf("reading a streamed log of %d bytes allocated %d bytes and grew the heap by %d, want under %d and 8 MiB", n, alloc, peak, n/4)
+	}
 }

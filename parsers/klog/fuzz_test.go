@@ -1,8 +1,12 @@
 package klog
 
 import (
+	"bytes"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
@@ -74,6 +78,26 @@ func FuzzParseKept(f *testing.F) {
 			if a.Pos.Line != e.Pos.Line || a.EndLine != e.EndLine || a.Raw != e.Raw || a.Message != e.Message {
 				t.Fatalf("kept entry at line %d differs from Parse's: %q, %q", e.Pos.Line, e.Raw, a.Raw)
 			}
+		}
+	})
+}
+
+// FuzzParseKeptReader checks that ParseKeptReader, reading through a
+// small buffer in reads of any size, parses as ParseKept does and fails
+// as it fails.
+func FuzzParseKeptReader(f *testing.F) {
+	parsetest.Seeds(f, "parsers/klog/*.txtar")
+	f.Add([]byte("\xef\xbb\xbf2026-03-02T08:15:31.002091000Z stderr P E0302 08:15:31.002091       1 proxier.go:1388] \"Failed\" err=<\n2026-03-02T08:15:31.002091000Z stderr F \tx\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want, wantErr := ParseKept("log", append([]byte(nil), data...))
+		// A buffer of a few bytes, read in halves: lines cross reads.
+		size := 1 + len(data)%17
+		got, err := parseKeptReader("log", iotest.HalfReader(bytes.NewReader(data)), size)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Fatalf("ParseKeptReader error %v, ParseKept error %v", err, wantErr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("ParseKeptReader's log differs from ParseKept's")
 		}
 	})
 }

@@ -15,12 +15,24 @@ const followKept = 3
 // keeps, and detaches those from the parsed text.
 type keeper struct {
 	follow int // entries still kept after the last match
-	// followHost: entries of each host still kept after its last match.
-	followHost map[string]int
-	hosts      map[string]bool // the hosts of the entries kept
+	// followHost: entries of each host (or pod's container) still kept
+	// after its last match.
+	followHost map[source]int
+	hosts      map[source]bool // the hosts and pods' containers of the entries kept
 	ids        map[string]bool // the journal identifiers of the entries kept
 	bare       bool            // an entry without the journal's prefix is kept
 	lowerBuf   []byte
+}
+
+// source is where an entry comes from: the host the journal's prefix
+// names, or the pod and container kubectl logs --prefix names.
+type source struct{ host, pod, container string }
+
+func (e *Entry) source() source { return source{e.Host, e.Pod, e.Container} }
+
+// clone returns a copy of s that holds no text of a line.
+func (s source) clone() source {
+	return source{strings.Clone(s.host), strings.Clone(s.pod), strings.Clone(s.container)}
 }
 
 // add reports whether e is kept, and if so detaches it.
@@ -33,27 +45,33 @@ func (k *keeper) add(e *Entry) bool {
 		keep = true
 		k.follow--
 	}
+	src := e.source()
 	for h, n := range k.followHost {
-		if n > 0 && (e.Host == h || e.Host == "") {
+		if n > 0 && (src == h || src == source{}) {
 			keep = true
 			k.followHost[h] = n - 1
 		}
 	}
 	if k.matches(e) {
 		keep, k.follow = true, followKept
-		if e.Host != "" {
+		if src != (source{}) {
 			if k.followHost == nil {
-				k.followHost = map[string]int{}
+				k.followHost = map[source]int{}
 			}
-			k.followHost[e.Host] = followKept
+			if _, ok := k.followHost[src]; ok {
+				k.followHost[src] = followKept
+			} else {
+				// The keys outlive the line (see ParseKeptReader).
+				k.followHost[src.clone()] = followKept
+			}
 		}
 	}
 	keep = startupLine(e) || e.Truncated || keep
-	if e.Host != "" && !k.hosts[e.Host] {
+	if src != (source{}) && !k.hosts[src] {
 		if k.hosts == nil {
-			k.hosts = map[string]bool{}
+			k.hosts = map[source]bool{}
 		}
-		k.hosts[e.Host], keep = true, true
+		k.hosts[src.clone()], keep = true, true
 	}
 	if e.Wrapper == WrapperJournal {
 		line, _, _ := strings.Cut(e.Raw, "\n")
@@ -61,7 +79,7 @@ func (k *keeper) add(e *Entry) bool {
 			if k.ids == nil {
 				k.ids = map[string]bool{}
 			}
-			k.ids[id], keep = true, true
+			k.ids[strings.Clone(id)], keep = true, true
 		}
 	} else if !k.bare {
 		k.bare, keep = true, true
@@ -120,7 +138,7 @@ func startupLine(e *Entry) bool {
 // until then: one allocation holds them all. (Stream is one of two
 // constants and Pos.File the caller's name: neither is in the text.)
 func (e *Entry) detach() {
-	fields := []*string{&e.Raw, &e.Text, &e.Message, &e.Header, &e.Source, &e.Logger, &e.Host}
+	fields := []*string{&e.Raw, &e.Text, &e.Message, &e.Header, &e.Source, &e.Logger, &e.Host, &e.Pod, &e.Container}
 	n := 0
 	for _, f := range fields {
 		n += len(*f)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 	"slices"
@@ -79,6 +80,10 @@ type Entry struct {
 	Partial bool    `json:"partial,omitempty"`
 	// Host is the host the journal's prefix names (WrapperJournal).
 	Host string `json:"host,omitempty"`
+	// Pod and Container are the pod and container kubectl logs --prefix
+	// names before the line ("[pod/kube-proxy-7xk2p/kube-proxy] ").
+	Pod       string `json:"pod,omitempty"`
+	Container string `json:"container,omitempty"`
 	// Truncated is true when a line of the entry was cut by whatever
 	// printed it, ending in "…" (systemctl status shortens log lines to
 	// the terminal's width): the rest of that line is not known.
@@ -161,6 +166,7 @@ type logical struct {
 	partial   bool
 	content   string
 	host      string
+	pod, ctr  string
 }
 
 // Parse parses a kube-proxy log read from the file called name. Lines in no
@@ -175,8 +181,9 @@ func Parse(name string, data []byte) (*Log, error) { return parse(name, data, fa
 // pattern of [Known] and the three that follow each ([Log.CauseAt] reads
 // them), the start-up lines (kube-proxy's version, the proxier it uses,
 // the command line k3s logs), the lines cut short with "…", and the first
-// entry of each host, of each journal identifier and without the journal's
-// prefix ([Log.Hosts], [Log.Identifiers]). Lines and Unrecognized count
+// entry of each host, of each pod's container kubectl logs --prefix names,
+// of each journal identifier and without the journal's prefix
+// ([Log.Hosts], [Log.Pods], [Log.Identifiers]). Lines and Unrecognized count
 // every line and entry, as Parse does. The kept entries hold copies of
 // their text, not data: a log of hundreds of megabytes leaves a few
 // kilobytes, where Parse keeps several times its size.
@@ -186,7 +193,6 @@ func ParseKept(name string, data []byte) (*Log, error) { return parse(name, data
 func (l *Log) Kept() bool { return l.kept }
 
 func parse(name string, data []byte, keep bool) (*Log, error) {
-	l := &Log{File: name, Entries: []*Entry{}, kept: keep}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	var text string
 	if keep {
@@ -196,6 +202,27 @@ func parse(name string, data []byte, keep bool) (*Log, error) {
 	} else {
 		text = string(data)
 	}
+	return parseLines(name, &textLines{text: text}, keep)
+}
+
+// ParseKeptReader is [ParseKept] reading the log from r as it parses it:
+// one buffer of lines is held at a time (the kept entries are copied out
+// of it), not the whole text, so that a log of hundreds of megabytes, or
+// a stream decompressing to that, is read in a few hundred kilobytes. An
+// error of r ends the parse and is returned, wrapped.
+func ParseKeptReader(name string, r io.Reader) (*Log, error) {
+	return parseKeptReader(name, r, readerBuffer)
+}
+
+// parseKeptReader is ParseKeptReader reading into a buffer of size bytes
+// at first (tests make it small).
+func parseKeptReader(name string, r io.Reader, size int) (*Log, error) {
+	return parseLines(name, &readerLines{r: r, buf: make([]byte, max(size, 1))}, true)
+}
+
+// parseLines parses the lines src yields; keep is ParseKept's.
+func parseLines(name string, src lineSource, keep bool) (*Log, error) {
+	l := &Log{File: name, Entries: []*Entry{}, kept: keep}
 	var k *keeper
 	if keep {
 		k = &keeper{}
@@ -216,13 +243,19 @@ func parse(name string, data []byte, keep bool) (*Log, error) {
 	}
 	var cur *Entry
 	var curLines []string
+	// kvs is the buffer of the key/values of the klog entries ParseKept
+	// reads (detach copies those of the entries kept).
+	var kvs *[]KV
+	if keep {
+		kvs = new([]KV)
+	}
 	flush := func() {
 		if cur == nil {
 			return
 		}
 		switch cur.Format {
 		case FormatKlog:
-			finishKlog(cur, curLines)
+			finishKlog(cur, curLines, kvs)
 		case FormatNFT:
 			cur.Text = strings.Join(curLines, "\n")
 		}
@@ -258,7 +291,8 @@ func parse(name string, data []byte, keep bool) (*Log, error) {
 			known++
 			return
 		}
-		if cur != nil && (cur.Format == FormatKlog || cur.Format == FormatNFT) && (ln.wrapper == cur.Wrapper) {
+		if cur != nil && (cur.Format == FormatKlog || cur.Format == FormatNFT) && ln.wrapper == cur.Wrapper &&
+			ln.pod == cur.Pod && ln.ctr == cur.Container {
 			// Continuation of a multi-line klog entry.
 			cur.EndLine = ln.end
 			cur.Raw += "\n" + strings.Join(ln.raw, "\n")
@@ -276,7 +310,18 @@ func parse(name string, data []byte, keep bool) (*Log, error) {
 		add(e)
 		l.Unrecognized++
 	}
-	if err := unwrap(name, text, &l.Lines, handle); err != nil {
+	// hold copies what the entry being read holds of the lines, before
+	// a reader's buffer takes the lines that follow.
+	hold := func() {
+		if cur == nil {
+			return
+		}
+		cur.detach()
+		for i := range curLines {
+			curLines[i] = strings.Clone(curLines[i])
+		}
+	}
+	if err := unwrap(name, src, &l.Lines, handle, hold); err != nil {
 		return nil, err
 	}
 	flush()
@@ -292,32 +337,49 @@ func (e *Entry) setWrap(name string, ln *logical) {
 	e.EndLine = ln.end
 	e.Raw = strings.Join(ln.raw, "\n")
 	e.Wrapper, e.Stream, e.Partial, e.Host = ln.wrapper, ln.stream, ln.partial, ln.host
+	e.Pod, e.Container = ln.pod, ln.ctr
 	if !ln.time.IsZero() {
 		e.Time = ln.time
 	}
 }
 
-// unwrap splits text into logical lines, removing CRI and kubectl
-// timestamp prefixes and joining CRI partial records, and hands each to
-// emit in turn, which must not keep it (one line at a time is held, not
-// every line of a log of hundreds of megabytes).
+// unwrap splits the lines of src into logical lines, removing CRI and
+// kubectl timestamp prefixes and joining CRI partial records, and hands
+// each to emit in turn, which must not keep it (one line at a time is
+// held, not every line of a log of hundreds of megabytes). hold is called
+// before the lines emitted so far are overwritten (see [lineSource]): what
+// the caller keeps of them past emit it copies then.
 //
-// The lines are substrings of text: what the entries keep of them (their
-// raw lines, messages, values) points into it rather than into a string
-// made for each line.
-func unwrap(name string, text string, count *int, emit func(*logical)) error {
+// The lines are substrings of src's text: what the entries keep of them
+// (their raw lines, messages, values) points into it rather than into a
+// string made for each line.
+func unwrap(name string, src lineSource, count *int, emit func(*logical), hold func()) error {
+	// part is the CRI record being joined, when its last part is still
+	// to come; next is the logical line made of the next lines (part
+	// when it is set).
 	var part *logical
+	var next logical
+	src.onOverwrite(func() {
+		if part != nil {
+			for i := range part.raw {
+				part.raw[i] = strings.Clone(part.raw[i])
+			}
+			part.content = strings.Clone(part.content)
+		}
+		hold()
+	})
 	lineNo := 0
-	for len(text) > 0 {
-		var b string
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			b, text = text[:i], text[i+1:]
-		} else {
-			b, text = text, ""
+	for {
+		b, over, ok, err := src.next()
+		if err != nil {
+			return fmt.Errorf("reading %s after line %d: %w", name, lineNo, err)
+		}
+		if !ok {
+			break
 		}
 		lineNo++
-		if len(b) > MaxLineLength {
-			return parsers.Errorf(parsers.Pos{File: name, Line: lineNo}, "line of %d bytes exceeds the limit of %d", len(b), MaxLineLength)
+		if over > 0 {
+			return parsers.Errorf(parsers.Pos{File: name, Line: lineNo}, "line of %d bytes exceeds the limit of %d", over, MaxLineLength)
 		}
 		raw := strings.TrimSuffix(b, "\r")
 		if ts, stream, tag, content, ok := criLine(raw); ok {
@@ -330,7 +392,9 @@ func unwrap(name string, text string, count *int, emit func(*logical)) error {
 					part.partial = true
 					emit(part)
 				}
-				part = &logical{line: lineNo, end: lineNo, raw: []string{raw}, wrapper: WrapperCRI, stream: stream, time: ts, content: content}
+				// emit keeps no logical line: one is reused.
+				next = logical{line: lineNo, end: lineNo, raw: append(next.raw[:0], raw), wrapper: WrapperCRI, stream: stream, time: ts, content: content}
+				part = &next
 			}
 			if tag == 'F' {
 				emit(part)
@@ -343,13 +407,17 @@ func unwrap(name string, text string, count *int, emit func(*logical)) error {
 			emit(part)
 			part = nil
 		}
-		ln := logical{line: lineNo, end: lineNo, raw: []string{raw}, content: raw}
-		if ts, content, ok := timestampLine(raw); ok {
+		ln := &next
+		*ln = logical{line: lineNo, end: lineNo, raw: append(next.raw[:0], raw), content: raw}
+		if pod, ctr, content, ok := kubectlPrefix(raw); ok {
+			ln.pod, ln.ctr, ln.content = pod, ctr, content
+		}
+		if ts, content, ok := timestampLine(ln.content); ok {
 			ln.wrapper, ln.time, ln.content = WrapperTimestamps, ts, content
-		} else if content, ok := JournalLine(raw); ok {
+		} else if content, ok := JournalLine(raw); ok && ln.pod == "" {
 			ln.wrapper, ln.content, ln.host = WrapperJournal, content, journalHost(raw[:len(raw)-len(content)])
 		}
-		emit(&ln)
+		emit(ln)
 	}
 	if part != nil {
 		part.partial = true
@@ -494,6 +562,41 @@ func (l *Log) Hosts() (hosts []string, lines []int) {
 	return hosts, lines
 }
 
+// kubectlPrefix splits the "[pod/NAME/CONTAINER] " prefix kubectl logs
+// --prefix writes before each line.
+func kubectlPrefix(s string) (pod, container, rest string, ok bool) {
+	if !strings.HasPrefix(s, "[pod/") {
+		return "", "", "", false
+	}
+	end := strings.Index(s, "] ")
+	if end < 0 {
+		if !strings.HasSuffix(s, "]") {
+			return "", "", "", false
+		}
+		end = len(s) - 1 // an empty line
+	}
+	pod, container, ok = strings.Cut(s[len("[pod/"):end], "/")
+	if !ok || pod == "" || container == "" || strings.ContainsAny(pod+container, "/[] \t") {
+		return "", "", "", false
+	}
+	return pod, container, s[min(len(s), end+2):], true
+}
+
+// Pods returns the pods and containers kubectl logs --prefix names before
+// the log's lines ("kube-proxy-7xk2p/kube-proxy"), once each, in the order
+// of their first line, with that line.
+func (l *Log) Pods() (pods []string, lines []int) {
+	for _, e := range l.Entries {
+		if e.Pod == "" {
+			continue
+		}
+		if p := e.Pod + "/" + e.Container; !slices.Contains(pods, p) {
+			pods, lines = append(pods, p), append(lines, e.Pos.Line)
+		}
+	}
+	return pods, lines
+}
+
 // timestampLine splits the "TIMESTAMP " prefix of kubectl logs --timestamps.
 func timestampLine(s string) (time.Time, string, bool) {
 	i := strings.IndexByte(s, ' ')
@@ -581,7 +684,10 @@ func digits(s string) bool {
 }
 
 // finishKlog fills message, key/values and text from the payload lines.
-func finishKlog(e *Entry, lines []string) {
+// The key/values are appended to (*kvs)[:0] when kvs is not nil (a
+// buffer reused while the entries not kept are dropped: a kept entry
+// copies them), else to a slice of their own.
+func finishKlog(e *Entry, lines []string, kvs *[]KV) {
 	text := strings.Join(lines, "\n")
 	e.Text = text
 	if strings.HasPrefix(text, `"`) {
@@ -590,7 +696,11 @@ func finishKlog(e *Entry, lines []string) {
 				rest := text[len(q):]
 				if rest == "" || rest[0] == ' ' || rest[0] == '\n' {
 					e.Message, e.Structured = msg, true
-					e.KV = parseKVs(rest)
+					if kvs == nil {
+						e.KV = parseKVs(nil, rest)
+					} else if *kvs = parseKVs((*kvs)[:0], rest); len(*kvs) > 0 {
+						e.KV = *kvs
+					}
 					if v, ok := e.Get("logger"); ok {
 						e.Logger = v
 					}
@@ -603,9 +713,9 @@ func finishKlog(e *Entry, lines []string) {
 }
 
 // parseKVs parses klog's " key=value key2=<\n\tline\n > key3=[...]" form.
-// Parsing stops at the first token that is not a key/value pair.
-func parseKVs(s string) []KV {
-	var kvs []KV
+// Parsing stops at the first token that is not a key/value pair. The
+// pairs are appended to kvs.
+func parseKVs(kvs []KV, s string) []KV {
 	for {
 		s = strings.TrimLeft(s, " ")
 		if s == "" {

@@ -184,3 +184,50 @@ func TestRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestKubectlPrefix: the "[pod/NAME/CONTAINER] " kubectl logs --prefix
+// writes is removed before a line is read, its pod and container kept, and
+// a log of such lines is told a kube-proxy log; a line that only looks
+// like one is read as it is.
+func TestKubectlPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		line                 string
+		pod, container, rest string
+		ok                   bool
+	}{
+		{`[pod/kube-proxy-7xk2p/kube-proxy] I1205 10:00:00.000000       1 proxier.go:805] "Syncing iptables rules"`,
+			"kube-proxy-7xk2p", "kube-proxy", `I1205 10:00:00.000000       1 proxier.go:805] "Syncing iptables rules"`, true},
+		{`[pod/kube-proxy-7xk2p/kube-proxy] 2026-12-05T10:00:00.123456789Z I1205 10:00:00.000000       1 proxier.go:805] "x"`,
+			"kube-proxy-7xk2p", "kube-proxy", `2026-12-05T10:00:00.123456789Z I1205 10:00:00.000000       1 proxier.go:805] "x"`, true},
+		{`[pod/kube-proxy-7xk2p/kube-proxy]`, "kube-proxy-7xk2p", "kube-proxy", "", true},
+		{`[pod/kube-proxy-7xk2p/kube-proxy] `, "kube-proxy-7xk2p", "kube-proxy", "", true},
+		{`[pod/kube-proxy-7xk2p] I1205 10:00:00.000000       1 proxier.go:805] "x"`, "", "", "", false},
+		{`[pod//kube-proxy] x`, "", "", "", false},
+		{`[pod/a/b/c] x`, "", "", "", false},
+		{`[pod/a b/c] x`, "", "", "", false},
+		{`[deployment/kube-proxy/kube-proxy] x`, "", "", "", false},
+		{`[pod/kube-proxy-7xk2p/kube-proxy]I1205`, "", "", "", false},
+		{`[root@node-1 ~]# kubectl logs`, "", "", "", false},
+	} {
+		pod, ctr, rest, ok := kubectlPrefix(tc.line)
+		if pod != tc.pod || ctr != tc.container || rest != tc.rest || ok != tc.ok {
+			t.Errorf("kubectlPrefix(%q) = %q, %q, %q, %t; want %q, %q, %q, %t", tc.line, pod, ctr, rest, ok, tc.pod, tc.container, tc.rest, tc.ok)
+		}
+	}
+	for _, log := range []string{
+		"[pod/kube-proxy-7xk2p/kube-proxy] I1205 10:00:00.000000       1 proxier.go:805] \"Syncing iptables rules\"\n",
+		"[pod/kube-proxy-7xk2p/kube-proxy] 2026-12-05T10:00:00.123456789Z E1205 10:00:00.000000       1 proxier.go:805] \"x\"\ntrailing garbage\n",
+		"[pod/kube-proxy-7xk2p/kube-proxy] {\"ts\":1733392800000.123,\"caller\":\"app/server.go:677\",\"msg\":\"Version info\",\"v\":0,\"version\":\"v1.31.4\"}\n",
+	} {
+		if k := parsers.Detect([]byte(log)); k != parsers.KindLog {
+			t.Errorf("Detect(%q) = %q, want %q", log, k, parsers.KindLog)
+		}
+		l, err := Parse("log", []byte(log))
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", log, err)
+		}
+		if e := l.Entries[0]; e.Pod != "kube-proxy-7xk2p" || e.Container != "kube-proxy" || e.Format == FormatText || e.Raw != strings.Split(log, "\n")[0] {
+			t.Errorf("Parse(%q): first entry %+v", log, e)
+		}
+	}
+}

@@ -4,7 +4,8 @@
 // cluster/cluster-compact.json (the same objects unindented, as an API
 // client reads them), cluster/cluster.yaml and kube-proxy/config.yaml; with
 // -bundles N, N node bundles of that cluster instead; with -reports N, the
-// node reports of N nodes of that cluster.
+// node reports of N nodes of that cluster; with -log-mb N, a kube-proxy
+// log of N megabytes too (kube-proxy/kube-proxy.log).
 package main
 
 import (
@@ -27,6 +28,7 @@ func main() {
 	mode := flag.String("mode", "iptables", "proxy mode of the node: iptables or nftables")
 	bundles := flag.Int("bundles", 0, "write this many node bundles (node-0001...), each under its own node name, instead (iptables mode)")
 	reports := flag.Int("reports", 0, "write the node reports (collect --analyze) of this many nodes (node-0001/node-report.json...) instead, one in a hundred lacking a Service (iptables mode)")
+	logMB := flag.Int("log-mb", 0, "write a kube-proxy log of this many megabytes as kube-proxy/kube-proxy.log too")
 	version := flag.String("tool-version", "v0.1.0-dev", "with -reports: the proxyscan version the reports name (analyze merges only its own)")
 	flag.Parse()
 	if *out == "" {
@@ -58,6 +60,12 @@ func main() {
 		delete(files, "node/iptables-save.txt")
 		files["node/nft-ruleset.txt"] = spec.NFTRuleset
 		files["kube-proxy/config.yaml"] = func(w io.Writer) error { _, err := w.Write(spec.NFTConfig()); return err }
+	}
+	if *logMB > 0 {
+		files["kube-proxy/kube-proxy.log"] = func(w io.Writer) error { return benchgen.WriteLog(w, int64(*logMB)<<20) }
+	}
+	switch *mode {
+	case "iptables", "nftables":
 	default:
 		fmt.Fprintf(os.Stderr, "benchgen: unknown mode %q (want iptables or nftables)\n", *mode)
 		os.Exit(2)
