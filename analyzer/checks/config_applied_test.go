@@ -311,6 +311,9 @@ func TestSecondConfiguration(t *testing.T) {
 		{"masqueradeBit", edit{cm, "masqueradeBit: 14", "masqueradeBit: 13"}, checks.VerdictInconclusive,
 			"config-not-applied, masquerade-missing, service-missing: checked against kube-proxy/config.yaml:1 only: " +
 				"ConfigMap kube-system/kube-proxy, cluster/kube-proxy-configmap.yaml:4 sets iptables.masqueradeBit otherwise"},
+		{"mode", edit{cm, "    mode: iptables", "    mode: ipvs"}, checks.VerdictInconclusive,
+			"mode-mismatch, mode-unsupported, nodeport-missing, service-missing: checked against kube-proxy/config.yaml:1 only: " +
+				"ConfigMap kube-system/kube-proxy, cluster/kube-proxy-configmap.yaml:4 sets mode otherwise"},
 		{"oomScoreAdj", edit{cm, "oomScoreAdj: -999", "oomScoreAdj: -998"}, checks.VerdictOK, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

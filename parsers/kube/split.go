@@ -1231,7 +1231,7 @@ func jsonAddressLines(doc []byte, firstLine int) []int32 {
 				j++
 			}
 			str = doc[i+1 : min(j, len(doc))]
-			if addrs >= 0 && depth == addrs && out[len(out)-1] == 0 {
+			if addrs >= 0 && depth == addrs && len(out) > 0 && out[len(out)-1] == 0 {
 				out[len(out)-1] = int32(line)
 			}
 			i = j
