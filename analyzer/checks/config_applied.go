@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
@@ -12,6 +13,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/view"
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/kpconfig"
+	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
 var configNotApplied = &Check{
@@ -50,6 +52,44 @@ var configNotApplied = &Check{
 // podCIDRs, which no input gives: coverage makes it a gap.
 const podCIDRUnchecked = "not checked, as no input gives the node's podCIDRs (its Node object): "
 
+// podCIDRNodeUnchosen begins the note of a comparison that needs the
+// node's podCIDRs when Nodes are exported but none is known as the
+// node's: coverage makes it a gap, closed by naming the node.
+const podCIDRNodeUnchosen = "not checked, as no Node exported is known as this node's (pass --node NAME): "
+
+// nodesShown bounds the Nodes a note names.
+const nodesShown = 5
+
+// exportedNodes says which Nodes the exports hold, for a note asking
+// which one is the node's: "the Nodes exported are node-a, node-b", with
+// the name given when none is so named; "" without Nodes.
+func exportedNodes(s *model.Snapshot) string {
+	if s.Objects == nil || len(s.Objects.Nodes) == 0 {
+		return ""
+	}
+	var names []string
+	for _, n := range s.Objects.Nodes {
+		names = append(names, n.Name)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	if len(names) > nodesShown {
+		names = append(names[:nodesShown], fmt.Sprintf("and %d more", len(names)-nodesShown))
+	}
+	text := "the Nodes exported are " + strings.Join(names, ", ")
+	if len(s.Objects.Nodes) == 1 {
+		text = "the Node exported is " + names[0]
+	}
+	if s.Node.Name != "" {
+		by := ""
+		if s.Node.NameSource != "" {
+			by = " (" + s.Node.NameSource + ")"
+		}
+		text += "; the node's name " + s.Node.Name + by + " is none of them"
+	}
+	return text
+}
+
 // podCIDRNeed is how to get the node's podCIDRs.
 var podCIDRNeed = InputNeed{"the node's Node object (its spec.podCIDRs)", "kubectl get node NODE -o yaml > node.yaml"}
 
@@ -79,6 +119,7 @@ func runConfigNotApplied(p *Pass) {
 		}
 	}
 	var rules []model.Evidence
+	nodeCited := false
 	// The views themselves, not Pass.Views: a family without a data plane
 	// shows no settings, and its service ports are not this check's.
 	for _, v := range p.facts.views {
@@ -104,10 +145,16 @@ func runConfigNotApplied(p *Pass) {
 		if ok {
 			switch {
 			case string(c.DetectLocalMode) == "NodeCIDR" && !want.All && !hasFamily(p.Snap.Node.PodCIDRs, v.Family) && !ipvsNone:
-				p.Note(podCIDRUnchecked+"whether the %s rules detect local traffic by it (detectLocalMode NodeCIDR)", v.Family)
+				if nodes := exportedNodes(p.Snap); len(nodes) > 0 && p.Snap.Node.Object == nil {
+					// The Nodes are exported, but which one is this node's
+					// is not known.
+					p.Note(podCIDRNodeUnchosen+"whether the %s rules detect local traffic by the node's podCIDR (detectLocalMode NodeCIDR); %s", v.Family, nodes)
+				} else {
+					p.Note(podCIDRUnchecked+"whether the %s rules detect local traffic by it (detectLocalMode NodeCIDR)", v.Family)
+				}
 			case ipvsNone || form.All != want.All || !form.All && form.Local != want.Local:
-				diffs = append(diffs, fmt.Sprintf("the rules show %s where the configuration says %s (%s)",
-					shownText(p.Snap, v.Mode, form), configuredText(c, want, section), v.Family))
+				diffs = append(diffs, fmt.Sprintf("%s where the configuration says %s (%s)",
+					shownText(p.Snap, form, v.Mode, v.Family), configuredText(c, want, section), v.Family))
 				if form.All != want.All {
 					field(section + ".masqueradeAll")
 				}
@@ -116,6 +163,13 @@ func runConfigNotApplied(p *Pass) {
 					for _, f := range detectorFields(c) {
 						field(f)
 					}
+				}
+				// The node's podCIDRs, when they are what the configuration
+				// or the rules detect local traffic by.
+				if n := p.Snap.Node.Object; n != nil && !nodeCited &&
+					(!want.All && string(c.DetectLocalMode) == "NodeCIDR" || form.Local.CIDR.IsValid() && slices.Contains(p.Snap.Node.PodCIDRs, form.Local.CIDR)) {
+					nodeCited = true
+					evidence = append(evidence, podCIDRsEvidence(n))
 				}
 				rules = append(rules, formEvidence(form))
 			}
@@ -228,6 +282,16 @@ func noMasqueradeForm(p *Pass, v *view.View) (proxier.MasqueradeForm, bool) {
 	return proxier.MasqueradeForm{None: true, Rule: e.Text, Pos: parsers.Pos{File: e.File, Line: e.Line, Path: e.Path}, Count: count}, true
 }
 
+// podCIDRsEvidence cites the pod ranges of Node n at their line (its
+// spec.podCIDRs, else spec.podCIDR): "Node node-a: podCIDRs 10.244.1.0/24".
+func podCIDRsEvidence(n *kube.Node) model.Evidence {
+	cidrs := n.Spec.PodCIDRs
+	if len(cidrs) == 0 && n.Spec.PodCIDR != "" {
+		cidrs = []string{n.Spec.PodCIDR}
+	}
+	return model.EvidenceAt(n.PodCIDRsPos(), fmt.Sprintf("Node %s: podCIDRs %s", n.Name, strings.Join(cidrs, ", ")))
+}
+
 // hasFamily reports whether a prefix of family fam is among pfxs.
 func hasFamily(pfxs []netip.Prefix, fam model.Family) bool {
 	return slices.ContainsFunc(pfxs, func(x netip.Prefix) bool { return model.FamilyOf(x.Addr()) == fam })
@@ -271,27 +335,61 @@ func detectorFields(c *model.Config) []string {
 	return nil
 }
 
-// shownText says what settings a form of the masquerade rules shows:
-// "clusterCIDR 10.32.1.0/24 (NodeCIDR: the node's podCIDR)".
-func shownText(snap *model.Snapshot, mode string, f proxier.MasqueradeForm) string {
+// shownText says what settings a form of the masquerade rules of mode
+// and family fam shows, and which configuration would write it: "the
+// rules' local-traffic detector matches 10.32.1.0/24 (`! -s
+// 10.32.1.0/24`, as detectLocalMode NodeCIDR writes it with the node's
+// podCIDR)". The CIDR a detector matches is what the rules say, not a
+// clusterCIDR: detectLocalMode NodeCIDR matches the node's podCIDR, and
+// rules left by an earlier configuration an old clusterCIDR.
+func shownText(snap *model.Snapshot, f proxier.MasqueradeForm, mode string, fam model.Family) string {
 	switch {
 	case f.None && mode == model.ModeIPVS:
-		return "no KUBE-CLUSTER-IP masquerade rule in nat KUBE-SERVICES (IPVS mode writes one at every sync whatever its settings: " +
+		return "the rules show no KUBE-CLUSTER-IP masquerade rule in nat KUBE-SERVICES (IPVS mode writes one at every sync whatever its settings: " +
 			"`! -s CIDR` or `! -i IFACE` with a local-traffic detector, `src,dst` without one, `dst,dst` alone with masqueradeAll)"
 	case f.None:
-		return "no ClusterIP masquerade rule (no local-traffic detector, masqueradeAll false)"
+		return "the rules show no ClusterIP masquerade rule (no local-traffic detector, masqueradeAll false)"
 	case f.All:
-		return "masqueradeAll true"
-	case f.Local.CIDR.IsValid() && slices.Contains(snap.Node.PodCIDRs, f.Local.CIDR):
-		return "local traffic detected by source " + f.Local.CIDR.String() + " (detectLocalMode NodeCIDR: the node's podCIDR)"
+		return "the rules show masqueradeAll true"
 	case f.Local.CIDR.IsValid():
-		return "clusterCIDR " + f.Local.CIDR.String() + " (local traffic detected by source " + f.Local.CIDR.String() + ")"
+		cidr := f.Local.CIDR.String()
+		text := "the rules' local-traffic detector matches " + cidr + " (`" + detectorMatch(mode, fam, "", cidr) + "`, as "
+		if slices.Contains(snap.Node.PodCIDRs, f.Local.CIDR) {
+			return text + "detectLocalMode NodeCIDR writes it with the node's podCIDR)"
+		}
+		return text + "detectLocalMode ClusterCIDR with clusterCIDR " + cidr + " writes it)"
 	case strings.HasSuffix(f.Local.Interface, "+"):
-		return "local traffic detected by input interface " + f.Local.Interface + " (detectLocalMode InterfaceNamePrefix " + strings.TrimSuffix(f.Local.Interface, "+") + ")"
+		prefix := strings.TrimSuffix(f.Local.Interface, "+")
+		return "the rules' local-traffic detector matches input interfaces " + f.Local.Interface + " (`" + detectorMatch(mode, fam, f.Local.Interface, "") +
+			"`, as detectLocalMode InterfaceNamePrefix with interfaceNamePrefix " + prefix + " writes it)"
 	case f.Local.Interface != "":
-		return "local traffic detected by input interface " + f.Local.Interface + " (detectLocalMode BridgeInterface " + f.Local.Interface + ")"
+		return "the rules' local-traffic detector matches input interface " + f.Local.Interface + " (`" + detectorMatch(mode, fam, f.Local.Interface, "") +
+			"`, as detectLocalMode BridgeInterface with bridgeInterface " + f.Local.Interface + " writes it)"
 	}
-	return "no local-traffic detector (ClusterIP traffic of every source masqueraded)"
+	return "the rules show no local-traffic detector (ClusterIP traffic of every source masqueraded)"
+}
+
+// detectorMatch is the match of a local-traffic detector as mode writes
+// it in the masquerade rules of family fam: "! -s 10.244.0.0/16",
+// "! -i veth+", "ip saddr != 10.244.0.0/16", `iifname != "veth*"`; iface
+// is spelt as iptables spells it (a prefix ending in "+").
+func detectorMatch(mode string, fam model.Family, iface, cidr string) string {
+	if mode != model.ModeNFTables {
+		if iface != "" {
+			return "! -i " + iface
+		}
+		return "! -s " + cidr
+	}
+	if iface != "" {
+		if p, ok := strings.CutSuffix(iface, "+"); ok {
+			iface = p + "*"
+		}
+		return "iifname != " + strconv.Quote(iface)
+	}
+	if fam == model.IPv6 {
+		return "ip6 saddr != " + cidr
+	}
+	return "ip saddr != " + cidr
 }
 
 // configuredText says what the configuration makes of the settings a
@@ -391,8 +489,7 @@ func runClusterCIDRUncovered(p *Pass) {
 				if !ok || d.Bits() <= pfx.Bits() && d.Contains(pfx.Addr()) {
 					continue // no detector of the family, or covered
 				}
-				outside = append(outside, uncovered{n.Name, pfx,
-					model.EvidenceAt(n.Pos, fmt.Sprintf("Node %s: podCIDRs %s", n.Name, strings.Join(cidrs, ", ")))})
+				outside = append(outside, uncovered{n.Name, pfx, podCIDRsEvidence(n)})
 			}
 		}
 	}

@@ -1,8 +1,10 @@
 package checks_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,11 +114,14 @@ func TestConfigNotApplied(t *testing.T) {
 		want  []string
 		// note is a substring of a note of config-not-applied.
 		note string
+		// evidence is a position ("file:line") config-not-applied's
+		// finding cites.
+		evidence string
 	}{
 		{name: "iptables clusterCIDR", base: "iptables-mini",
 			edits: []edit{{cfg, "clusterCIDR: 10.244.0.0/16", "clusterCIDR: 10.32.0.0/16"}},
 			want: []string{
-				"config-not-applied: kube-proxy runs with other settings than the configuration given (kube-proxy/config.yaml:1): the rules show clusterCIDR 10.244.0.0/16 (local traffic detected by source 10.244.0.0/16) where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.32.0.0/16 (IPv4); kube-proxy reads its configuration only at start; and the configuration given is wrong",
+				"config-not-applied: kube-proxy runs with other settings than the configuration given (kube-proxy/config.yaml:1): the rules' local-traffic detector matches 10.244.0.0/16 (`! -s 10.244.0.0/16`, as detectLocalMode ClusterCIDR with clusterCIDR 10.244.0.0/16 writes it) where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.32.0.0/16 (IPv4); kube-proxy reads its configuration only at start; and the configuration given is wrong",
 				"config-not-applied: ; and the configuration given is wrong: clusterCIDR 10.32.0.0/16 does not cover the pods: 1 pod range 10.244.1.0/24 (Node node-a) outside it",
 			}},
 		{name: "iptables rules without a detector, the configuration with one", base: "iptables-mini",
@@ -127,7 +132,7 @@ func TestConfigNotApplied(t *testing.T) {
 			edits: []edit{{cfg, "", ""}, {"cluster/kube-proxy-configmap.yaml", "", ""},
 				{"kube-proxy/cmdline.txt", "+", "/usr/local/bin/kube-proxy --proxy-mode=iptables --cluster-cidr=10.32.0.0/16 --hostname-override=node-a\n"}},
 			want: []string{"config-not-applied: the rules show other settings than the kube-proxy command line given (command line, kube-proxy/cmdline.txt:1): " +
-				"the rules show clusterCIDR 10.244.0.0/16 (local traffic detected by source 10.244.0.0/16) where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.32.0.0/16 (IPv4); " +
+				"the rules' local-traffic detector matches 10.244.0.0/16 (`! -s 10.244.0.0/16`, as detectLocalMode ClusterCIDR with clusterCIDR 10.244.0.0/16 writes it) where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.32.0.0/16 (IPv4); " +
 				"the flags of a running kube-proxy are what it runs with"}},
 		{name: "iptables masqueradeBit", base: "iptables-mini",
 			edits: []edit{{cfg, "masqueradeBit: 14", "masqueradeBit: 13"}},
@@ -137,10 +142,22 @@ func TestConfigNotApplied(t *testing.T) {
 				"-A KUBE-MARK-MASQ -j MARK --set-xmark 0x8000/0x8000\n-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000\n"}}},
 		{name: "iptables masqueradeAll", base: "iptables-mini",
 			edits: []edit{{cfg, "masqueradeAll: false", "masqueradeAll: true"}},
-			want:  []string{"config-not-applied: the rules show clusterCIDR 10.244.0.0/16 (local traffic detected by source 10.244.0.0/16) where the configuration says iptables.masqueradeAll true (IPv4)"}},
+			want:  []string{"config-not-applied: the rules' local-traffic detector matches 10.244.0.0/16 (`! -s 10.244.0.0/16`, as detectLocalMode ClusterCIDR with clusterCIDR 10.244.0.0/16 writes it) where the configuration says iptables.masqueradeAll true (IPv4)"}},
 		{name: "iptables NodeCIDR", base: "iptables-mini",
 			edits: []edit{{cfg, "detectLocalMode: ClusterCIDR", "detectLocalMode: NodeCIDR"}},
 			want:  []string{"config-not-applied: where the configuration says detectLocalMode NodeCIDR (the node's podCIDR 10.244.1.0/24) (IPv4)"}},
+		{name: "iptables NodeCIDR, the Node's podCIDRs cited", base: "iptables-mini",
+			edits:    []edit{{cfg, "detectLocalMode: ClusterCIDR", "detectLocalMode: NodeCIDR"}},
+			want:     []string{"config-not-applied: the rules' local-traffic detector matches 10.244.0.0/16 (`! -s 10.244.0.0/16`, as detectLocalMode ClusterCIDR with clusterCIDR 10.244.0.0/16 writes it) where the configuration says detectLocalMode NodeCIDR (the node's podCIDR 10.244.1.0/24) (IPv4)"},
+			evidence: "cluster/node.yaml:20"},
+		{name: "iptables rules detecting by the node's podCIDR", base: "iptables-mini",
+			edits:    slices.Repeat([]edit{{"node/iptables-save.txt", "! -s 10.244.0.0/16", "! -s 10.244.1.0/24"}}, 9), // every rule
+			want:     []string{"config-not-applied: the rules' local-traffic detector matches 10.244.1.0/24 (`! -s 10.244.1.0/24`, as detectLocalMode NodeCIDR writes it with the node's podCIDR) where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.244.0.0/16 (IPv4)"},
+			evidence: "cluster/node.yaml:20"},
+		{name: "iptables NodeCIDR, several Nodes and none chosen", base: "iptables-mini",
+			edits: []edit{{cfg, "detectLocalMode: ClusterCIDR", "detectLocalMode: NodeCIDR"}, {"node/ip-addr.txt", "", ""},
+				{"cluster/node-z.yaml", "+", secondNode}},
+			note: "not checked, as no Node exported is known as this node's (pass --node NAME): whether the IPv4 rules detect local traffic by the node's podCIDR (detectLocalMode NodeCIDR); the Nodes exported are node-a, node-z"},
 		{name: "iptables NodeCIDR without the Node", base: "iptables-mini",
 			edits: []edit{{cfg, "detectLocalMode: ClusterCIDR", "detectLocalMode: NodeCIDR"}, {"cluster/node.yaml", "", ""}},
 			note:  "not checked, as no input gives the node's podCIDRs (its Node object): whether the IPv4 rules detect local traffic by it"},
@@ -150,12 +167,12 @@ func TestConfigNotApplied(t *testing.T) {
 		{name: "iptables 1.20 KUBE-SERVICES form", base: "iptables-v1.20-mini",
 			edits: []edit{{cfg, "clusterCIDR: 10.244.0.0/16", "clusterCIDR: 10.32.0.0/16"}},
 			want: []string{
-				"config-not-applied: the rules show clusterCIDR 10.244.0.0/16 (local traffic detected by source 10.244.0.0/16) where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.32.0.0/16 (IPv4)",
+				"config-not-applied: the rules' local-traffic detector matches 10.244.0.0/16 (`! -s 10.244.0.0/16`, as detectLocalMode ClusterCIDR with clusterCIDR 10.244.0.0/16 writes it) where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.32.0.0/16 (IPv4)",
 				"config-not-applied: ; and the configuration given is wrong: clusterCIDR 10.32.0.0/16",
 			}},
 		{name: "ipvs clusterCIDR and masqueradeBit", base: "ipvs-healthy-mini",
 			edits: []edit{{cfg, "clusterCIDR: 10.244.0.0/16", "clusterCIDR: 10.244.0.0/17"}, {cfg, "masqueradeBit: 14", "masqueradeBit: 15"}},
-			want: []string{"config-not-applied: the rules show clusterCIDR 10.244.0.0/16 (local traffic detected by source 10.244.0.0/16) where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.244.0.0/17 (IPv4); " +
+			want: []string{"config-not-applied: the rules' local-traffic detector matches 10.244.0.0/16 (`! -s 10.244.0.0/16`, as detectLocalMode ClusterCIDR with clusterCIDR 10.244.0.0/16 writes it) where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.244.0.0/17 (IPv4); " +
 				"the rules show masqueradeBit 14 (mark 0x4000) where the configuration says 15 (mark 0x8000) (IPv4)"}},
 		{name: "ipvs masqueradeAll", base: "ipvs-healthy-mini",
 			edits: []edit{{cfg, "masqueradeAll: false", "masqueradeAll: true"}},
@@ -171,7 +188,7 @@ func TestConfigNotApplied(t *testing.T) {
 			edits: []edit{{ipvsIPT, ipvsClusterIPRule, ipvsClusterIPNoDetector}, {cfg, "clusterCIDR: 10.244.0.0/16\n", ""}}},
 		{name: "ipvs interface, the configuration with clusterCIDR", base: "ipvs-healthy-mini",
 			edits: []edit{{ipvsIPT, "-A KUBE-SERVICES ! -s 10.244.0.0/16 ", "-A KUBE-SERVICES ! -i veth+ "}},
-			want: []string{"config-not-applied: the rules show local traffic detected by input interface veth+ (detectLocalMode InterfaceNamePrefix veth) " +
+			want: []string{"config-not-applied: the rules' local-traffic detector matches input interfaces veth+ (`! -i veth+`, as detectLocalMode InterfaceNamePrefix with interfaceNamePrefix veth writes it) " +
 				"where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.244.0.0/16 (IPv4)"}},
 		{name: "ipvs interface, the configuration with it", base: "ipvs-healthy-mini",
 			edits: []edit{{ipvsIPT, "-A KUBE-SERVICES ! -s 10.244.0.0/16 ", "-A KUBE-SERVICES ! -i veth+ "},
@@ -192,14 +209,14 @@ func TestConfigNotApplied(t *testing.T) {
 				{ipvsIPT, "-A KUBE-SERVICES -m set --match-set KUBE-LOAD-BALANCER dst,dst -j ACCEPT\nCOMMIT\n", "-A KUBE-SERVICES -m set --match-set KUBE-LOAD-BALANCER dst,dst -j ACCEPT\n"}}},
 		{name: "nftables interface, both families", base: "nftables-healthy",
 			edits: []edit{{cfg, "  interfaceNamePrefix: \"\"\ndetectLocalMode: ClusterCIDR", "  interfaceNamePrefix: cali\ndetectLocalMode: InterfaceNamePrefix"}},
-			want: []string{"config-not-applied: the rules show clusterCIDR 10.88.0.0/16 (local traffic detected by source 10.88.0.0/16) where the configuration says detectLocalMode InterfaceNamePrefix (input interface cali+) (IPv4); " +
-				"the rules show clusterCIDR fd88::/56 (local traffic detected by source fd88::/56) where the configuration says detectLocalMode InterfaceNamePrefix (input interface cali+) (IPv6)"}},
+			want: []string{"config-not-applied: the rules' local-traffic detector matches 10.88.0.0/16 (`ip saddr != 10.88.0.0/16`, as detectLocalMode ClusterCIDR with clusterCIDR 10.88.0.0/16 writes it) where the configuration says detectLocalMode InterfaceNamePrefix (input interface cali+) (IPv4); " +
+				"the rules' local-traffic detector matches fd88::/56 (`ip6 saddr != fd88::/56`, as detectLocalMode ClusterCIDR with clusterCIDR fd88::/56 writes it) where the configuration says detectLocalMode InterfaceNamePrefix (input interface cali+) (IPv6)"}},
 		{name: "nftables masqueradeBit", base: "nftables-healthy",
 			edits: []edit{{cfg, "nftables:\n  masqueradeAll: false\n  masqueradeBit: 14", "nftables:\n  masqueradeAll: false\n  masqueradeBit: 12"}},
 			want:  []string{"config-not-applied: the rules show masqueradeBit 14 (mark 0x4000) where the configuration says 12 (mark 0x1000) (IPv4)"}},
 		{name: "nftables 1.29 per-service form", base: "nftables-v1.29",
 			edits: []edit{{cfg, "clusterCIDR: 10.88.0.0/16,fd88::/56", "clusterCIDR: 10.88.0.0/16,fd89::/56"}},
-			want: []string{"config-not-applied: the rules show clusterCIDR fd88::/56 (local traffic detected by source fd88::/56) where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.88.0.0/16,fd89::/56 (IPv6)",
+			want: []string{"config-not-applied: the rules' local-traffic detector matches fd88::/56 (`ip6 saddr != fd88::/56`, as detectLocalMode ClusterCIDR with clusterCIDR fd88::/56 writes it) where the configuration says detectLocalMode ClusterCIDR with clusterCIDR 10.88.0.0/16,fd89::/56 (IPv6)",
 				"config-not-applied: ; and the configuration given is wrong: clusterCIDR 10.88.0.0/16, fd89::/56 does not cover the pods"}},
 		{name: "a Node's pods outside clusterCIDR", base: "iptables-mini",
 			edits: []edit{{"cluster/node-z.yaml", "+", secondNode}},
@@ -257,6 +274,19 @@ func TestConfigNotApplied(t *testing.T) {
 					notes = st.Notes
 				}
 			}
+			if tc.evidence != "" {
+				var cited []string
+				for _, f := range res.Findings {
+					for _, e := range f.Evidence {
+						if f.Check == "config-not-applied" {
+							cited = append(cited, fmt.Sprintf("%s:%d", e.File, e.Line))
+						}
+					}
+				}
+				if !slices.Contains(cited, tc.evidence) {
+					t.Errorf("config-not-applied cites %q, want %s among them", cited, tc.evidence)
+				}
+			}
 			if tc.note != "" && !strings.Contains(strings.Join(notes, "\n"), tc.note) {
 				t.Errorf("notes %q, want one with %q", notes, tc.note)
 			}
@@ -302,5 +332,44 @@ func TestConfigNotAppliedSilent(t *testing.T) {
 	}
 	if n < 5 {
 		t.Fatalf("%d bundles", n)
+	}
+}
+
+// TestSecondConfiguration checks that a second kube-proxy configuration
+// given (the ConfigMap besides the --config file the checks read) that
+// sets otherwise a setting the checks read makes the run inconclusive,
+// naming the checks, both configurations and the settings, while one
+// that differs only in settings no check reads leaves it ok.
+func TestSecondConfiguration(t *testing.T) {
+	const cm = "cluster/kube-proxy-configmap.yaml"
+	for _, tc := range []struct {
+		name    string
+		edit    edit
+		verdict string
+		gap     string
+	}{
+		{"masqueradeBit", edit{cm, "masqueradeBit: 14", "masqueradeBit: 13"}, checks.VerdictInconclusive,
+			"config-not-applied, masquerade-missing, service-missing: checked against kube-proxy/config.yaml:1 only: " +
+				"ConfigMap kube-system/kube-proxy, cluster/kube-proxy-configmap.yaml:4 sets iptables.masqueradeBit otherwise"},
+		{"mode", edit{cm, "    mode: iptables", "    mode: ipvs"}, checks.VerdictInconclusive,
+			"mode-mismatch, mode-unsupported, nodeport-missing, service-missing: checked against kube-proxy/config.yaml:1 only: " +
+				"ConfigMap kube-system/kube-proxy, cluster/kube-proxy-configmap.yaml:4 sets mode otherwise"},
+		{"oomScoreAdj", edit{cm, "oomScoreAdj: -999", "oomScoreAdj: -998"}, checks.VerdictOK, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := editedBundle(t, "iptables-mini", []edit{tc.edit})
+			snaps, err := load.Load([]string{dir}, load.Options{Compact: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := checks.Run(snaps[0], checks.All)
+			if v := res.Verdict(); v != tc.verdict {
+				t.Errorf("verdict %s, want %s; gaps %q", v, tc.verdict, res.Coverage.Gaps)
+			}
+			gaps := strings.Join(res.Coverage.Gaps, "\n")
+			if tc.gap == "" && gaps != "" || !strings.Contains(gaps, tc.gap) {
+				t.Errorf("gaps %q, want one with %q", res.Coverage.Gaps, tc.gap)
+			}
+		})
 	}
 }

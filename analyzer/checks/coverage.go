@@ -163,6 +163,10 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 			}
 		}
 	}
+	if gaps := otherConfigGaps(f, res, chosen); len(gaps) > 0 {
+		c.Gaps = append(c.Gaps, gaps...)
+		need(aloneConfigNeed)
+	}
 	if gap := hiddenListingGap(f); gap != "" {
 		c.Gaps = append(c.Gaps, gap)
 		need(settingsIPVSNeed)
@@ -307,6 +311,7 @@ var uncheckedNotes = []struct {
 	{sysctlsUnchecked, wholeSysctlsNeed},
 	{servicesUnexported, inputNeeds[NeedServices]},
 	{podCIDRUnchecked, podCIDRNeed},
+	{podCIDRNodeUnchosen, nodeNeed},
 }
 
 // settingsIPVSNeed is how to get the IPVS table with what kube-proxy sets

@@ -884,8 +884,10 @@ func (b *builder) pickConfig() error {
 			if mode(c.cfg) != mode(read) {
 				s.Notes = append(s.Notes, fmt.Sprintf("%s (%s) sets mode %q but %s sets %q; using %s",
 					c.source, c.cfg.Pos, mode(c.cfg), cfg.Source, mode(read), cfg.Source))
-			} else if n := configDiffNote(read, c.cfg, cfg.Source, c.source, s.Version.Version); n != "" {
-				s.Notes = append(s.Notes, n)
+				cfg.Others = append(cfg.Others, model.OtherConfig{Source: c.source, Pos: c.cfg.Pos, Differ: []string{"mode"}})
+			} else if diff := configDiff(read, c.cfg, s.Version.Version); len(diff) > 0 {
+				s.Notes = append(s.Notes, configDiffNote(diff, read, c.cfg, cfg.Source, c.source))
+				cfg.Others = append(cfg.Others, model.OtherConfig{Source: c.source, Pos: c.cfg.Pos, Differ: diff})
 			}
 		}
 	}

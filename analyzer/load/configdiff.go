@@ -15,17 +15,13 @@ import (
 // names.
 const configsShown = 6
 
-// configDiffNote says, when the configuration other (from source) sets
-// something else than the one used (read, from used) once both are
-// defaulted for kube-proxy v, which settings differ and which configuration
-// the checks read: two ConfigMaps of kube-proxy given (one edited since,
-// or of another cluster) are two answers to one question, and the checks
-// answer with one. It returns "" when they are alike.
-func configDiffNote(read, other *kpconfig.Config, used, source string, v kpversion.Version) string {
-	diff := configDiff(read, other, v)
-	if len(diff) == 0 {
-		return ""
-	}
+// configDiffNote says, of the configuration other (from source) that sets
+// the settings diff (configDiff) otherwise than the one used (read, from
+// used), which settings differ and which configuration the checks read:
+// two ConfigMaps of kube-proxy given (one edited since, or of another
+// cluster) are two answers to one question, and the checks answer with
+// one (coverage makes the settings they read a gap).
+func configDiffNote(diff []string, read, other *kpconfig.Config, used, source string) string {
 	names := diff
 	more := ""
 	if len(names) > configsShown {

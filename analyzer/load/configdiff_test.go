@@ -43,7 +43,10 @@ func TestConfigDiffNote(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := configDiffNote(a, b, "a.yaml", "b.yaml", v)
+			got := ""
+			if diff := configDiff(a, b, v); len(diff) > 0 {
+				got = configDiffNote(diff, a, b, "a.yaml", "b.yaml")
+			}
 			if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
 				t.Errorf("note %q, want %q", got, tc.want)
 			}

@@ -241,6 +241,13 @@ func copyPorts(ports []*ServicePort, node string) []*ServicePort {
 			}
 			eps[0] = *e
 			eps[0].Local = true
+			if s := e.src; s != nil && s.run != nil {
+				// The copy is not in its source's run: a source of its
+				// own keeps the line of its address.
+				if p := e.AddressPos(); p.Line != s.pos.Line {
+					eps[0].src = &endpointSource{pos: s.pos, hints: s.hints, run: eps[0:1:1], lines: []int32{int32(p.Line)}}
+				}
+			}
 			list[j] = &eps[0]
 			eps = eps[1:]
 		}

@@ -210,6 +210,22 @@ type Config struct {
 	// Source describes it: "kube-proxy/config.yaml", "ConfigMap
 	// kube-system/kube-proxy", "command line".
 	Source string
+	// Others are the other configurations given that set something else
+	// (two ConfigMaps, or a --config file and a ConfigMap): the checks
+	// read this one only.
+	Others []OtherConfig
+}
+
+// An OtherConfig is a kube-proxy configuration given besides the one the
+// checks read, and the settings it sets otherwise.
+type OtherConfig struct {
+	// Source and Pos say where it is, as Config's.
+	Source string
+	Pos    parsers.Pos
+	// Differ are the settings, by their paths ("iptables.masqueradeBit"),
+	// that it sets otherwise once both are defaulted, sorted: of those the
+	// mode of the configuration read reads, "mode" when the modes differ.
+	Differ []string
 }
 
 // FieldPos returns the position of a field (where it was written, or the

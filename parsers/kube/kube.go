@@ -69,8 +69,9 @@ func (s *Service) PortLine(name string, port int32) (LineText, bool) {
 type EndpointSlice struct {
 	*discoveryv1.EndpointSlice
 	Pos parsers.Pos
-	// AddressLines gives, for each endpoint of a slice read from YAML, the
-	// line of its first address (0 when not found); nil for JSON.
+	// AddressLines gives, for each endpoint of the slice, the line of its
+	// first address (0 when not found); nil for a slice of compact JSON,
+	// written on one line, where it is the object's line.
 	AddressLines []int32
 }
 
@@ -95,6 +96,19 @@ type ConfigMap struct {
 type Node struct {
 	*corev1.Node
 	Pos parsers.Pos
+	// PodCIDRLine is the line of its spec.podCIDRs key (else of
+	// spec.podCIDR), 0 when it has neither or it is not known.
+	PodCIDRLine int
+}
+
+// PodCIDRsPos returns the position of the Node's podCIDRs (its
+// spec.podCIDRs, else spec.podCIDR), else that of the object.
+func (n *Node) PodCIDRsPos() parsers.Pos {
+	p := n.Pos
+	if n.PodCIDRLine > 0 {
+		p.Line = n.PodCIDRLine
+	}
+	return p
 }
 
 // Pod is a Pod and where it was read.
@@ -582,9 +596,7 @@ func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 				leanSlice(s)
 			}
 			es := &EndpointSlice{EndpointSlice: s, Pos: pos}
-			if !c.json {
-				es.AddressLines = addressLines(c.data, c.line)
-			}
+			es.AddressLines = chunkAddressLines(c)
 			return es, nil
 		}
 	case c.kind == "EndpointSlice" && group == "discovery.k8s.io" && version == "v1":
@@ -595,9 +607,7 @@ func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 				leanSlice(o)
 			}
 			es := &EndpointSlice{EndpointSlice: o, Pos: pos}
-			if !c.json {
-				es.AddressLines = addressLines(c.data, c.line)
-			}
+			es.AddressLines = chunkAddressLines(c)
 			return es, nil
 		}
 	case c.kind == "Endpoints" && core:
@@ -617,7 +627,7 @@ func (d *decoder) decode(name string, c *chunk) (any, *parsers.Error) {
 		o := &corev1.Node{}
 		if err = d.unmarshal(c, o); err == nil {
 			slim(&o.ObjectMeta)
-			return &Node{Node: o, Pos: pos}, nil
+			return &Node{Node: o, Pos: pos, PodCIDRLine: podCIDRLine(c.data, c.line, c.json)}, nil
 		}
 	case c.kind == "Pod" && core:
 		o := &corev1.Pod{}

@@ -1195,6 +1195,72 @@ func nextLine(s []byte) (line, rest []byte) {
 	return s, nil
 }
 
+// chunkAddressLines returns the line of each endpoint's first address of
+// the EndpointSlice chunk c (see addressLines and jsonAddressLines).
+func chunkAddressLines(c *chunk) []int32 {
+	if c.json {
+		return jsonAddressLines(c.data, c.line)
+	}
+	return addressLines(c.data, c.line)
+}
+
+// jsonAddressLines returns, for each object of the top-level endpoints
+// array of an EndpointSlice in JSON, the line of the first string of its
+// addresses array (0 when it has none). A slice written on one line
+// (compact JSON, kubectl's -o json piped through jq -c) returns nil: every
+// address is on the object's line, which its position already gives.
+func jsonAddressLines(doc []byte, firstLine int) []int32 {
+	if bytes.IndexByte(doc, '\n') < 0 {
+		return nil
+	}
+	var out []int32
+	line := firstLine
+	depth := 0
+	endpoints, addrs := -1, -1 // the depth inside the endpoints array, inside the current addresses array
+	var str, key []byte        // the last string read, the last key
+	for i := 0; i < len(doc); i++ {
+		switch doc[i] {
+		case '\n':
+			line++
+		case '"':
+			j := i + 1
+			for j < len(doc) && doc[j] != '"' {
+				if doc[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			str = doc[i+1 : min(j, len(doc))]
+			if addrs >= 0 && depth == addrs && len(out) > 0 && out[len(out)-1] == 0 {
+				out[len(out)-1] = int32(line)
+			}
+			i = j
+		case ':':
+			key = str
+		case '{', '[':
+			depth++
+			switch {
+			case doc[i] == '[' && depth == 2 && string(key) == "endpoints":
+				endpoints = depth
+			case doc[i] == '{' && endpoints >= 0 && depth == endpoints+1:
+				out = append(out, 0)
+			case doc[i] == '[' && endpoints >= 0 && depth == endpoints+2 && string(key) == "addresses":
+				addrs = depth
+			}
+			key = nil
+		case '}', ']':
+			if depth == addrs {
+				addrs = -1
+			}
+			if depth == endpoints {
+				endpoints = -1
+			}
+			depth--
+		}
+	}
+	return out
+}
+
 // addressLines returns, for each item of the top-level endpoints list of
 // an EndpointSlice document, the line of its first address: the first
 // item under its addresses key, or the key's own line when the addresses
@@ -1248,4 +1314,64 @@ func addressLines(doc []byte, firstLine int) []int32 {
 		}
 	}
 	return out
+}
+
+// podCIDRLine returns the line of the spec.podCIDRs key of a Node
+// document (else of spec.podCIDR), 0 when it has neither: in YAML the key
+// one level below the top-level spec key, in JSON the first key so named
+// (a string holding the name escapes its quotes).
+func podCIDRLine(doc []byte, firstLine int, isJSON bool) int {
+	if isJSON {
+		for _, key := range []string{`"podCIDRs"`, `"podCIDR"`} {
+			for from := 0; ; {
+				i := bytes.Index(doc[from:], []byte(key))
+				if i < 0 {
+					break
+				}
+				i += from
+				if i > 0 && doc[i-1] == '\\' {
+					from = i + len(key)
+					continue
+				}
+				return firstLine + bytes.Count(doc[:i], []byte("\n"))
+			}
+		}
+		return 0
+	}
+	single, plural := 0, 0
+	inSpec := false
+	keyIndent := -1
+	for n, rest := 0, doc; rest != nil; n++ {
+		var ln []byte
+		ln, rest = nextLine(rest)
+		t := bytes.TrimLeft(ln, " ")
+		if len(t) == 0 || t[0] == '#' {
+			continue
+		}
+		indent := len(ln) - len(t)
+		if indent == 0 {
+			inSpec = bytes.Equal(bytes.TrimSpace(t), []byte("spec:"))
+			keyIndent = -1
+			continue
+		}
+		if !inSpec {
+			continue
+		}
+		if keyIndent < 0 {
+			keyIndent = indent
+		}
+		if indent != keyIndent {
+			continue
+		}
+		switch key, _, _ := bytes.Cut(t, []byte(":")); string(bytes.TrimSpace(key)) {
+		case "podCIDRs":
+			plural = firstLine + n
+		case "podCIDR":
+			single = firstLine + n
+		}
+	}
+	if plural > 0 {
+		return plural
+	}
+	return single
 }
