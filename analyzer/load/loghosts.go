@@ -48,22 +48,25 @@ func splitLogHosts(s *model.Snapshot) {
 			}
 		}
 		l.Entries = kept
-		s.Notes = append(s.Notes, fmt.Sprintf("%s holds kube-proxy's log of %d hosts (%s): only the lines of %s, this node's, are read; the %d entries of the others are set aside",
-			l.File, len(hosts), listed, own, others))
+		entries := fmt.Sprintf("the %d entries", others)
+		if others == 1 {
+			entries = "the 1 entry"
+		}
+		s.Notes = append(s.Notes, fmt.Sprintf("%s holds kube-proxy's log of %d hosts (%s): only the lines of %s, this node's, are read; %s of the others are set aside",
+			l.File, len(hosts), listed, own, entries))
 	}
 }
 
-// ownHost returns the one host of hosts that names the node (the node's
-// name, or that name up to its first dot), "" when none or several do.
+// ownHost returns the one host of hosts that names the node (see
+// sameHost: the node's name, that name up to its first dot, or that name
+// with a domain), "" when none or several do.
 func ownHost(hosts []string, node string) string {
 	if node == "" {
 		return ""
 	}
-	name := strings.ToLower(node)
 	own := ""
 	for _, h := range hosts {
-		lh := strings.ToLower(h)
-		if name != lh && !strings.HasPrefix(name, lh+".") {
+		if !sameHost(h, node) {
 			continue
 		}
 		if own != "" {

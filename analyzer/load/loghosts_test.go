@@ -26,6 +26,8 @@ func TestLogHosts(t *testing.T) {
 			"journal.txt holds kube-proxy's log of 2 hosts (east-w1 from line 1, east-w2 from line 2): only the lines of east-w2, this node's, are read; the 2 entries of the others are set aside"},
 		{"the node's host with a domain", twoHosts, "east-w1.corp.example", "east-w1 east-w1",
 			"only the lines of east-w1, this node's, are read; the 3 entries of the others are set aside"},
+		{"the node's host with a domain, the node without", line("east-w2.corp.example", 1) + line("east-w9", 2) + line("east-w2.corp.example", 3), "east-w2",
+			"east-w2.corp.example east-w2.corp.example", "only the lines of east-w2.corp.example, this node's, are read; the 1 entry of the others are set aside"},
 		{"the node's name not known", twoHosts, "", "east-w1 east-w2 east-w1 east-w2 east-w2",
 			"journal.txt holds kube-proxy's log of 2 hosts (east-w1 from line 1, east-w2 from line 2) and the node's name is not known: its lines are all read as this node's"},
 		{"another node", twoHosts, "east-w3", "east-w1 east-w2 east-w1 east-w2 east-w2",
