@@ -126,6 +126,10 @@ func runConfigNotApplied(p *Pass) {
 		if !slices.Contains(p.Check.Modes, v.Mode) {
 			continue
 		}
+		if why := p.interfacesHidden(v); why != "" {
+			p.Note("%s", why)
+			continue
+		}
 		shown, ok := proxier.ShownMasquerade(res, v.Mode, v.Family)
 		if !ok {
 			continue

@@ -256,6 +256,10 @@ func hookVictims(p *Pass, v *view.View, origins []model.Origin) (objects []strin
 
 func runMasqueradeMissing(p *Pass) {
 	for _, v := range p.Views() {
+		if why := p.interfacesHidden(v); why != "" {
+			p.Note("%s", why)
+			continue
+		}
 		var missing []proxier.PlumbingRule
 		var evidence []model.Evidence
 		var bypassed []string // per missing rule, the rule that ends the chain before it

@@ -268,6 +268,10 @@ func runServiceUnreachable(p *Pass) {
 	}
 	p.prefetchTraces()
 	for _, v := range p.Views() {
+		if why := p.interfacesHidden(v); why != "" {
+			p.Note("%s", why)
+			continue
+		}
 		nodeIP := nodePortAddr(p.Snap, v.Family)
 		ports := p.PortsOf(v)
 		// What each port is expected to do, nil for a port another

@@ -33,6 +33,10 @@ var trafficPolicyMismatch = &Check{
 
 func runTrafficPolicyMismatch(p *Pass) {
 	for _, v := range p.Views() {
+		if why := p.interfacesHidden(v); why != "" {
+			p.Note("%s", why)
+			continue
+		}
 		for _, sp := range p.PortsOf(v) {
 			e := p.Expect(sp, v.Family)
 			if e.HasInternal() {

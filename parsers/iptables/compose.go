@@ -37,6 +37,7 @@ func Compose(dumps []*Dump) (d *Dump, ok bool) {
 			out.Tool = x.Tool
 		}
 		out.Counters = out.Counters && x.Counters
+		out.HidesInterfaces = out.HidesInterfaces || x.HidesInterfaces
 		if x.Partial {
 			out.Partial = true
 			partial = append(partial, x.Name+": "+x.PartialReason)

@@ -158,6 +158,7 @@ func ParseListing(name string, data, orig []byte) (*Dump, []parsers.LineNote, er
 	}
 	d.Partial, d.PartialReason = len(why) > 0, strings.Join(why, "; ")
 	d.TablesWhole = tablesOnly && len(why) == 1
+	d.HidesInterfaces = noVerbose > 0
 	sort.SliceStable(p.lax.notes, func(i, j int) bool { return p.lax.notes[i].Line < p.lax.notes[j].Line })
 	return d, p.lax.notes, nil
 }

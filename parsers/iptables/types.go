@@ -59,6 +59,12 @@ type Dump struct {
 	// iptables -L -n -v listing of one table, every rule of it read as
 	// printed). What such a dump's tables lack is absent from the node.
 	TablesWhole bool
+	// HidesInterfaces is set on a listing printed without -v (iptables -L
+	// -n), which does not show the interfaces rules match (-i, -o): a rule
+	// read from it may hold a condition on an interface that it does not
+	// show, which kube-proxy's local-traffic detectors (detectLocalMode
+	// BridgeInterface, InterfaceNamePrefix) write.
+	HidesInterfaces bool
 
 	// arena holds the rules' options in chunks of up to argChunk (a
 	// rule's options are in one chunk, see Rule.first): a large dump's
