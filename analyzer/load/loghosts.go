@@ -7,6 +7,7 @@ import (
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/klog"
+	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
 // splitLogHosts reads, of a kube-proxy log whose journal prefixes name
@@ -77,6 +78,26 @@ func ownHost(hosts []string, node string) string {
 	return own
 }
 
+// ownPod returns the exported Pod, among those a log's entries name
+// (pods as Log.Pods lists them, "POD/CONTAINER"), that runs on the node,
+// when the node's name is known and exactly one of them does.
+func ownPod(s *model.Snapshot, pods []string) *kube.Pod {
+	if s.Node.Name == "" {
+		return nil
+	}
+	var own *kube.Pod
+	for _, p := range s.Objects.Pods {
+		if p.Spec.NodeName != s.Node.Name || !slices.ContainsFunc(pods, func(x string) bool { return strings.HasPrefix(x, p.Name+"/") }) {
+			continue
+		}
+		if own != nil {
+			return nil
+		}
+		own = p
+	}
+	return own
+}
+
 // proxyContainer is the name of kube-proxy's container in the DaemonSet
 // kubeadm and most distributions deploy.
 const proxyContainer = "kube-proxy"
@@ -122,7 +143,19 @@ func splitLogPods(s *model.Snapshot) {
 				l.File, len(pods), listFiles(append(slices.Clone(proxy), other...)), proxyContainer, listFiles(proxy)))
 		}
 		if len(proxy) > 1 {
-			s.Notes = append(s.Notes, fmt.Sprintf("%s holds kube-proxy's log of %d pods (%s): their lines are all read as this node's, which they may not all be (each kube-proxy pod runs on a node of its own); give each pod's log (kubectl logs -n kube-system POD) with its node's files",
+			if own := ownPod(s, pods); own != nil {
+				kept := make([]*klog.Entry, 0, len(l.Entries))
+				for _, e := range l.Entries {
+					if e.Pod == "" || e.Pod == own.Name {
+						kept = append(kept, e)
+					}
+				}
+				l.Entries = kept
+				s.Notes = append(s.Notes, fmt.Sprintf("%s holds kube-proxy's log of %d pods (%s): only the lines of %s, the pod the exports place on this node (%s), are read; those of the others are set aside",
+					l.File, len(proxy), listFiles(proxy), own.Name, own.Pos))
+				continue
+			}
+			s.Notes = append(s.Notes, fmt.Sprintf("%s holds kube-proxy's log of %d pods (%s): their lines are all read as this node's, which they may not all be (each kube-proxy pod runs on a node of its own); give each pod's log (kubectl logs -n kube-system POD) with its node's files, or export the kube-proxy Pods (kubectl get pods -n kube-system -o yaml) with the node's name known",
 				l.File, len(proxy), listFiles(proxy)))
 		}
 	}

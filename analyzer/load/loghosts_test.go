@@ -99,16 +99,33 @@ func TestLogPods(t *testing.T) {
 		{"two pods and a sidecar", line("kube-proxy-7xk2p", "kube-proxy", 1) + line("kube-proxy-q9z4c", "kube-proxy", 2) + line("kube-proxy-q9z4c", "sidecar", 3) + restore,
 			"kube-proxy-7xk2p/kube-proxy kube-proxy-q9z4c/kube-proxy kube-proxy-7xk2p/kube-proxy",
 			[]string{"only the lines of kube-proxy's (kube-proxy-7xk2p/kube-proxy from line 1, kube-proxy-q9z4c/kube-proxy from line 2) are read", "holds kube-proxy's log of 2 pods"}},
+		{"two pods, this node's exported", line("kube-proxy-7xk2p", "kube-proxy", 1) + line("kube-proxy-q9z4c", "kube-proxy", 2) + restore,
+			"kube-proxy-q9z4c/kube-proxy",
+			[]string{"log.txt holds kube-proxy's log of 2 pods (kube-proxy-7xk2p/kube-proxy from line 1, kube-proxy-q9z4c/kube-proxy from line 2): only the lines of kube-proxy-q9z4c, the pod the exports place on this node ("}},
 		{"no kube-proxy container", line("proxy-1", "proxy", 1) + line("proxy-2", "proxy", 2),
 			"proxy-1/proxy proxy-2/proxy",
 			[]string{"log.txt holds the log of 2 containers (proxy-1/proxy from line 1, proxy-2/proxy from line 2), none of them named kube-proxy"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "log.txt")
+			dir := t.TempDir()
+			p := filepath.Join(dir, "log.txt")
 			if err := os.WriteFile(p, []byte(tc.log), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			snaps, err := Load([]string{p}, Options{})
+			paths, opts := []string{p}, Options{}
+			if strings.Contains(tc.name, "exported") {
+				// The kube-proxy Pods of two nodes, and the node's name.
+				pods := ""
+				for _, pn := range [][2]string{{"kube-proxy-7xk2p", "node-a"}, {"kube-proxy-q9z4c", "node-b"}} {
+					pods += "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + pn[0] + "\n  namespace: kube-system\nspec:\n  nodeName: " + pn[1] + "\n  containers:\n  - name: kube-proxy\n    image: registry.k8s.io/kube-proxy:v1.31.2\n"
+				}
+				pp := filepath.Join(dir, "pods.yaml")
+				if err := os.WriteFile(pp, []byte(pods), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				paths, opts = append(paths, pp), Options{Node: "node-b"}
+			}
+			snaps, err := Load(paths, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
