@@ -128,6 +128,13 @@ func partialDumps(f *facts) map[model.Family]*partialInput {
 		if d == nil {
 			continue
 		}
+		if d.Backend == iptables.BackendLegacy && kubeChain(d) == nil && !hasBackend(f.snap, fam, iptables.BackendNFT) {
+			// kube-proxy writes with its image's iptables, nf_tables on
+			// most nodes: an empty legacy backend says nothing of it.
+			add(fam, &partialInput{Name: d.Name, Reason: "it is iptables-legacy-save output and holds no rule of kube-proxy's, " +
+				"which may be in the nf_tables backend it does not show (iptables-nft-save)"})
+			continue
+		}
 		// Beside a dump of the other backend, the tables a dump lacks
 		// may be the other backend's, and its own left over.
 		alone := !otherBackend(f.snap, d)
