@@ -126,8 +126,7 @@ func runConfigNotApplied(p *Pass) {
 		if !slices.Contains(p.Check.Modes, v.Mode) {
 			continue
 		}
-		if why := p.interfacesHidden(v); why != "" {
-			p.Note("%s", why)
+		if p.interfacesHidden(v) {
 			continue
 		}
 		shown, ok := proxier.ShownMasquerade(res, v.Mode, v.Family)

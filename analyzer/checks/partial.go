@@ -177,21 +177,22 @@ func missingTables(d *iptables.Dump) string {
 	return "it holds no " + strings.Join(missing, " or ") + " table, where kube-proxy writes its rules too (printed with iptables-save -t, or a table left out)"
 }
 
-// interfacesHidden says, when the iptables dump of v's data plane is a
-// listing without -v (see [iptables.Dump.HidesInterfaces]), that what
-// the check reads of its rules may rest on a condition on an interface
-// the listing does not show; "" otherwise. The checks that read the
-// paths rules give traffic by its origin (a local-traffic detector)
-// note it and read nothing of that data plane.
-func (p *Pass) interfacesHidden(v *view.View) string {
+// interfacesHidden reports whether the iptables dump of v's data plane is
+// a listing without -v (see [iptables.Dump.HidesInterfaces]), noting it:
+// what the check would read of its rules may rest on a condition on an
+// interface the listing does not show. The checks that read the paths
+// rules give traffic by its origin (a local-traffic detector) then read
+// nothing of that data plane.
+func (p *Pass) interfacesHidden(v *view.View) bool {
 	if v.Mode == model.ModeNFTables {
-		return ""
+		return false
 	}
 	d := p.facts.res.IPTablesOf(v.Mode, v.Family)
 	if d == nil || !d.HidesInterfaces {
-		return ""
+		return false
 	}
-	return fmt.Sprintf("%s is listed without -v, which does not show the interfaces rules match (-i, -o): its %s rules were not read for this check (list them with iptables -L -n -v, or give iptables-save)", d.Name, v.Family)
+	p.Note("%s is listed without -v, which does not show the interfaces rules match (-i, -o): its %s rules were not read for this check (list them with iptables -L -n -v, or give iptables-save)", d.Name, v.Family)
+	return true
 }
 
 // natOnly are the tables of a finding that rests on the nat table alone

@@ -256,8 +256,7 @@ func hookVictims(p *Pass, v *view.View, origins []model.Origin) (objects []strin
 
 func runMasqueradeMissing(p *Pass) {
 	for _, v := range p.Views() {
-		if why := p.interfacesHidden(v); why != "" {
-			p.Note("%s", why)
+		if p.interfacesHidden(v) {
 			continue
 		}
 		var missing []proxier.PlumbingRule

@@ -268,8 +268,7 @@ func runServiceUnreachable(p *Pass) {
 	}
 	p.prefetchTraces()
 	for _, v := range p.Views() {
-		if why := p.interfacesHidden(v); why != "" {
-			p.Note("%s", why)
+		if p.interfacesHidden(v) {
 			continue
 		}
 		nodeIP := nodePortAddr(p.Snap, v.Family)

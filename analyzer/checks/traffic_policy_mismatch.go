@@ -33,8 +33,7 @@ var trafficPolicyMismatch = &Check{
 
 func runTrafficPolicyMismatch(p *Pass) {
 	for _, v := range p.Views() {
-		if why := p.interfacesHidden(v); why != "" {
-			p.Note("%s", why)
+		if p.interfacesHidden(v) {
 			continue
 		}
 		for _, sp := range p.PortsOf(v) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math/bits"
 	"regexp"
 	"strconv"
@@ -1137,14 +1138,8 @@ func portLines(doc []byte, firstLine int) []LineText {
 	inSpec, inPorts := false, false
 	portsIndent := -1
 	cur := -1
-	for n, rest := 0, doc; rest != nil; n++ {
-		var ln []byte
-		ln, rest = nextLine(rest)
-		t := bytes.TrimLeft(ln, " ")
-		if len(t) == 0 || t[0] == '#' {
-			continue
-		}
-		indent := len(ln) - len(t)
+	for n, l := range blockLines(doc) {
+		t, indent := l.text, l.indent
 		if indent == 0 {
 			inSpec = bytes.HasPrefix(t, []byte("spec:"))
 			inPorts = false
@@ -1188,6 +1183,32 @@ func portLines(doc []byte, firstLine int) []LineText {
 
 // nextLine returns the first line of s (without its newline) and the rest,
 // nil after the last line.
+// blockLine is a line of a YAML document in block style that holds a key
+// or an item: its text from its first character, and its indent.
+type blockLine struct {
+	text   []byte
+	indent int
+}
+
+// blockLines yields the lines of a YAML document in block style that hold
+// a key or an item, with their number from 0: blank and comment lines are
+// skipped.
+func blockLines(doc []byte) iter.Seq2[int, blockLine] {
+	return func(yield func(int, blockLine) bool) {
+		for n, rest := 0, doc; rest != nil; n++ {
+			var ln []byte
+			ln, rest = nextLine(rest)
+			t := bytes.TrimLeft(ln, " ")
+			if len(t) == 0 || t[0] == '#' {
+				continue
+			}
+			if !yield(n, blockLine{t, len(ln) - len(t)}) {
+				return
+			}
+		}
+	}
+}
+
 func nextLine(s []byte) (line, rest []byte) {
 	if i := bytes.IndexByte(s, '\n'); i >= 0 {
 		return s[:i], s[i+1:]
@@ -1270,14 +1291,8 @@ func addressLines(doc []byte, firstLine int) []int32 {
 	inEndpoints := false
 	itemIndent := -1
 	addrIndent := -1 // the indent of the current item's addresses key, while its list is read
-	for n, rest := 0, doc; rest != nil; n++ {
-		var ln []byte
-		ln, rest = nextLine(rest)
-		t := bytes.TrimLeft(ln, " ")
-		if len(t) == 0 || t[0] == '#' {
-			continue
-		}
-		indent := len(ln) - len(t)
+	for n, l := range blockLines(doc) {
+		t, indent := l.text, l.indent
 		item := bytes.HasPrefix(t, []byte("- "))
 		if indent == 0 && !item {
 			inEndpoints = bytes.Equal(bytes.TrimSpace(t), []byte("endpoints:"))
@@ -1341,14 +1356,8 @@ func podCIDRLine(doc []byte, firstLine int, isJSON bool) int {
 	single, plural := 0, 0
 	inSpec := false
 	keyIndent := -1
-	for n, rest := 0, doc; rest != nil; n++ {
-		var ln []byte
-		ln, rest = nextLine(rest)
-		t := bytes.TrimLeft(ln, " ")
-		if len(t) == 0 || t[0] == '#' {
-			continue
-		}
-		indent := len(ln) - len(t)
+	for n, l := range blockLines(doc) {
+		t, indent := l.text, l.indent
 		if indent == 0 {
 			inSpec = bytes.Equal(bytes.TrimSpace(t), []byte("spec:"))
 			keyIndent = -1
