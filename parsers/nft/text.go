@@ -158,7 +158,8 @@ func parseText(name string, data []byte, lx *laxText) (*Ruleset, error) {
 			return rs, nil
 		}
 		t := strings.TrimLeft(line, " \t")
-		if p.lax != nil && t != "" && t[0] != '#' && isText(t) {
+		blank := t == "" || t[0] == '#' || t == "\r"
+		if p.lax != nil && !blank && isText(t) {
 			// Words around the listing, outside any table.
 			p.lax.notes = append(p.lax.notes, parsers.LineNote{Line: p.line, Reason: parsers.ReasonText, Skipped: true})
 			continue
@@ -166,7 +167,7 @@ func parseText(name string, data []byte, lx *laxText) (*Ruleset, error) {
 		if p.cutHere(false) {
 			continue
 		}
-		if t == "" || t[0] == '#' || t == "\r" {
+		if blank {
 			continue
 		}
 		toks, err := p.lex(line)
