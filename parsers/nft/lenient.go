@@ -132,7 +132,7 @@ func newLax(data []byte) *laxText {
 			s = ""
 		}
 		line++
-		if strings.TrimSpace(text) != "" {
+		if strings.TrimLeft(text, blanks) != "" {
 			lx.end, last = line, text
 		}
 	}

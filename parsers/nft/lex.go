@@ -24,6 +24,9 @@ type token struct {
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' }
 
+// blanks holds the bytes isBlank accepts.
+const blanks = " \t\r\v\f"
+
 func isPunct(c byte) bool {
 	switch c {
 	case '{', '}', ',', ';', '(', ')':

@@ -157,8 +157,10 @@ func parseText(name string, data []byte, lx *laxText) (*Ruleset, error) {
 		if !ok {
 			return rs, nil
 		}
-		t := strings.TrimLeft(line, " \t")
-		blank := t == "" || t[0] == '#' || t == "\r"
+		// Blank as the lexer sees it (isBlank), so that a strict and a
+		// lenient read skip the same lines.
+		t := strings.TrimLeft(line, blanks)
+		blank := t == "" || t[0] == '#'
 		if p.lax != nil && !blank && isText(t) {
 			// Words around the listing, outside any table.
 			p.lax.notes = append(p.lax.notes, parsers.LineNote{Line: p.line, Reason: parsers.ReasonText, Skipped: true})
