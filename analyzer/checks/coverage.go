@@ -171,13 +171,10 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 		c.Gaps = append(c.Gaps, gap)
 		need(settingsIPVSNeed)
 	}
-	if gaps, ipvsTable := partialGaps(f); len(gaps) > 0 {
+	if gaps, needs := partialGaps(f); len(gaps) > 0 {
 		c.Gaps = append(c.Gaps, gaps...)
-		if ipvsTable {
-			need(wholeIPVSNeed)
-		}
-		if !ipvsTable || len(gaps) > 1 {
-			need(wholeDumpNeed)
+		for _, n := range needs {
+			need(n)
 		}
 	}
 	if gaps := partialRulesetGaps(f); len(gaps) > 0 {

@@ -34,7 +34,15 @@ type partialInput struct {
 	// [Pass.ReportAbsenceIn]).
 	tablesWhole bool
 	lacks       []string
+	// otherBackend is set for an empty dump of one iptables backend,
+	// whose gap asks for the other backend's dump.
+	otherBackend bool
 }
+
+// nftBackendNeed is how to get the rules of the nf_tables backend when
+// the dump given is iptables-legacy-save's.
+var nftBackendNeed = InputNeed{"the node's iptables rules in the nf_tables backend",
+	"iptables-nft-save > iptables-nft-save.txt; ip6tables-nft-save > ip6tables-nft-save.txt (on the node, as root)"}
 
 // wholeRulesetNeed is how to get the whole nft ruleset when the listing
 // given is cut short.
@@ -132,7 +140,7 @@ func partialDumps(f *facts) map[model.Family]*partialInput {
 			// kube-proxy writes with its image's iptables, nf_tables on
 			// most nodes: an empty legacy backend says nothing of it.
 			add(fam, &partialInput{Name: d.Name, Reason: "it is iptables-legacy-save output and holds no rule of kube-proxy's, " +
-				"which may be in the nf_tables backend it does not show (iptables-nft-save)"})
+				"which may be in the nf_tables backend it does not show (iptables-nft-save)", otherBackend: true})
 			continue
 		}
 		// Beside a dump of the other backend, the tables a dump lacks
@@ -404,7 +412,7 @@ func setMayHide(s *model.Snapshot, set *ipset.Set) bool {
 
 // partialGaps are the coverage gaps of partial dumps, and whether one is
 // an IPVS listing.
-func partialGaps(f *facts) (out []string, ipvsTable bool) {
+func partialGaps(f *facts) (out []string, needs []InputNeed) {
 	seen := map[*partialInput]bool{}
 	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
 		d := f.partial[fam]
@@ -412,14 +420,19 @@ func partialGaps(f *facts) (out []string, ipvsTable bool) {
 			continue
 		}
 		seen[d] = true
-		if d.ipvs {
-			ipvsTable = true
+		switch {
+		case d.ipvs:
+			needs = AddNeed(needs, wholeIPVSNeed)
 			out = append(out, fmt.Sprintf("%s is partial: %s; what it does not hold was not checked", d.Name, d.Reason))
 			continue
+		case d.otherBackend:
+			needs = AddNeed(needs, nftBackendNeed)
+		default:
+			needs = AddNeed(needs, wholeDumpNeed)
 		}
 		out = append(out, fmt.Sprintf("%s (%s) is partial: %s; what it does not hold was not checked", d.Name, fam, d.Reason))
 	}
-	return out, ipvsTable
+	return out, needs
 }
 
 // plural returns "1 service port", "2 service ports".
