@@ -436,6 +436,11 @@ func parseSave(name string, lines []line) (*Dump, error) {
 }
 
 func (p *parser) addEntry(s *Set, l line, elem string, f []string, q []bool) {
+	// Only a quoted field holds a blank, and ipset quotes no element.
+	if strings.ContainsAny(elem, " \t") {
+		p.errorf(l.Pos, "element %s holds a blank, which no element of ipset's does", strconv.Quote(elem))
+		return
+	}
 	e, msg := parseEntry(s, elem)
 	if msg == "" {
 		e.Options, msg = parseEntryOptions(f, q)
