@@ -312,6 +312,27 @@ func (p *Prepared) Views() (mode, source string, views []*view.View) {
 	return p.f.res.Mode, p.f.res.ModeSource, p.f.views
 }
 
+// PartialFamilies returns, by family, why the data plane read for the
+// node's mode may not hold all that kube-proxy programs in that family
+// ("FILE is partial: REASON"): the dump or listing read for it was cut
+// short, filtered, or holds some of kube-proxy's tables only, so that
+// what it lacks may only be outside it. These are the families whose
+// findings of absence the checks withhold (see [Pass.ReportAbsence]).
+func (p *Prepared) PartialFamilies() map[model.Family]string {
+	from := p.f.partial
+	if p.f.res.Mode == model.ModeNFTables {
+		from = p.f.nftPartial
+	}
+	if len(from) == 0 {
+		return nil
+	}
+	out := make(map[model.Family]string, len(from))
+	for fam, in := range from {
+		out[fam] = in.Name + " is partial: " + in.Reason
+	}
+	return out
+}
+
 // Run runs the checks (once) and returns their findings, as [Run] does.
 func (p *Prepared) Run() *Result { return run(p.snap, p.f, p.checks) }
 
