@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 )
 
@@ -319,9 +320,22 @@ func (p *Prepared) Views() (mode, source string, views []*view.View) {
 // what it lacks may only be outside it. These are the families whose
 // findings of absence the checks withhold (see [Pass.ReportAbsence]).
 func (p *Prepared) PartialFamilies() map[model.Family]string {
-	from := p.f.partial
-	if p.f.res.Mode == model.ModeNFTables {
-		from = p.f.nftPartial
+	return partialFamilies(p.f)
+}
+
+// PartialFamilies is [Prepared.PartialFamilies] of a resolved snapshot,
+// without its views.
+func PartialFamilies(r *resolve.Resolution) map[model.Family]string {
+	f := &facts{snap: r.Snap, res: r}
+	f.partial, f.nftPartial = partialDumps(f), partialRuleset(f)
+	return partialFamilies(f)
+}
+
+// partialFamilies is PartialFamilies of f's partial inputs.
+func partialFamilies(f *facts) map[model.Family]string {
+	from := f.partial
+	if f.res.Mode == model.ModeNFTables {
+		from = f.nftPartial
 	}
 	if len(from) == 0 {
 		return nil
