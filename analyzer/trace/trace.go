@@ -164,6 +164,11 @@ type Result struct {
 	// incomplete inputs: each input of the node that was not read, or was
 	// read only in part, and why.
 	IncompleteInputs []string `json:"incompleteInputs,omitempty"`
+	// Undetermined, when set, says why no path's end is a verdict: no
+	// path reached an endpoint through the rules the inputs show, and the
+	// data plane of the packet's family is partial (a dump cut short or
+	// filtered), so that the rules the walk would meet may lie outside it.
+	Undetermined string `json:"undetermined,omitempty"`
 }
 
 // A Dataplane is everything the tracer reads for one node.
