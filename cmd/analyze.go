@@ -14,6 +14,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/report"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
+	"github.com/proxyscan/proxyscan/parsers"
 )
 
 // AnalyzeOptions are the flags and arguments of `proxyscan analyze`.
@@ -204,10 +205,15 @@ func serviceRun(opts *AnalyzeOptions, threshold checks.Severity) error {
 	var reps []*proxier.ServiceReport
 	diffs := 0
 	for _, s := range snaps {
-		rep, err := proxier.ServiceDiff(resolve.Resolve(s, resolve.Options{}), opts.Service, proxier.Options{})
+		if _, err := incompleteFor(opts.IO, "analyze --service", s, needRules, needServices); err != nil {
+			return err
+		}
+		res := resolve.Resolve(s, resolve.Options{})
+		rep, err := proxier.ServiceDiff(res, opts.Service, proxier.Options{})
 		if err != nil {
 			return &FlagError{Err: err}
 		}
+		withholdOutside(rep, lackedOf(res), partialSets(s))
 		reps = append(reps, rep)
 		diffs += len(rep.Differences)
 	}
@@ -218,6 +224,92 @@ func serviceRun(opts *AnalyzeOptions, threshold checks.Severity) error {
 		return errFindings
 	}
 	return nil
+}
+
+// lackedOf returns, by family, why the data plane of the resolved
+// node's mode may not hold all kube-proxy programs there: the dump or
+// listing read for it is partial (see [checks.PartialFamilies]), or the
+// inputs hold none of that family while they hold one of the other (a
+// listing of one nft table, a dump of one family).
+func lackedOf(res *resolve.Resolution) map[model.Family]string {
+	out := checks.PartialFamilies(res)
+	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+		other := model.IPv6
+		if fam == model.IPv6 {
+			other = model.IPv4
+		}
+		if out[fam] == "" && !res.Captured(fam) && res.Captured(other) {
+			if out == nil {
+				out = map[model.Family]string{}
+			}
+			out[fam] = "no " + string(fam) + " data plane in the inputs"
+		}
+	}
+	return out
+}
+
+// withholdOutside leaves out of a Service's comparison what it finds
+// missing that may only lie outside a partial input: a rule, chain or
+// element missing in a family whose data plane is partial (partial, see
+// [checks.PartialFamilies]: a dump or listing cut short, filtered, or of
+// some tables only; or not given, see lackedOf), a set or set member missing when an ipset listing is
+// partial (sets names it). Each family or listing with something left out
+// gets a line in the report's NotChecked.
+func withholdOutside(rep *proxier.ServiceReport, partial map[model.Family]string, sets string) {
+	if len(partial) == 0 && sets == "" {
+		return
+	}
+	type why struct {
+		fam  model.Family
+		sets bool
+	}
+	left := map[why]int{}
+	kept := rep.Differences[:0]
+	for _, d := range rep.Differences {
+		if !strings.HasPrefix(string(d.Kind), "missing-") {
+			kept = append(kept, d)
+			continue
+		}
+		switch {
+		case partial[d.Family] != "":
+			left[why{fam: d.Family}]++
+		case sets != "" && (d.Kind == proxier.MissingSet || d.Kind == proxier.MissingSetEntry):
+			left[why{sets: true}]++
+		default:
+			kept = append(kept, d)
+			continue
+		}
+	}
+	rep.Differences = kept
+	for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+		if n := left[why{fam: fam}]; n > 0 {
+			rep.NotChecked = append(rep.NotChecked, fmt.Sprintf("%s: %s; not listed: %s that may only be outside what the inputs show",
+				fam, partial[fam], pluralOf(n, "missing rule, chain or element", "missing rules, chains or elements")))
+		}
+	}
+	if n := left[why{sets: true}]; n > 0 {
+		rep.NotChecked = append(rep.NotChecked, fmt.Sprintf("%s is partial; not listed: %s that may only be outside what it shows",
+			sets, pluralOf(n, "missing set or set member", "missing sets or set members")))
+	}
+}
+
+// partialSets names the ipset listings of s that are partial, or "".
+func partialSets(s *model.Snapshot) string {
+	var names []string
+	for _, in := range s.Inputs {
+		if in.Partial != "" && (in.Kind == parsers.KindIPSetList || in.Kind == parsers.KindIPSetSave) {
+			names = append(names, in.Path)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// pluralOf returns "1 "+one, or n and many.
+func pluralOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // defaultJobs is how many bundles analyze loads and analyses at once

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -223,6 +224,7 @@ func (opts *TraceOptions) run(pkt trace.Packet) ([]*model.Snapshot, error) {
 		}
 	}
 	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width, Verbose: opts.Verbose}
+	var undetermined []string
 	if opts.Compare {
 		var cmps []*trace.Comparison
 		diverged := false
@@ -248,12 +250,20 @@ func (opts *TraceOptions) run(pkt trace.Packet) ([]*model.Snapshot, error) {
 			trace.Annotate(s.Ports, exp)
 			markIncomplete(act, inc)
 			markIncomplete(exp, inc)
+			if why := undeterminedWalk(r, dp, act); why != "" {
+				act.Undetermined = why
+				act.Warnings = append(act.Warnings, "no verdict: "+why)
+				undetermined = append(undetermined, fmt.Sprintf("node %s: %s", nodeWhere(s), why))
+			}
 			c := trace.Compare(act, exp)
-			diverged = diverged || c.Diverged
+			diverged = diverged || c.Diverged && act.Undetermined == ""
 			cmps = append(cmps, c)
 		}
 		if err := report.RenderCompare(opts.IO.Out, opts.Output, cmps, ropts); err != nil {
 			return loaded, fmt.Errorf("writing the comparison: %w", err)
+		}
+		if len(undetermined) > 0 {
+			return loaded, undeterminedError(undetermined)
 		}
 		if diverged {
 			return loaded, errFindings
@@ -272,11 +282,12 @@ func (opts *TraceOptions) run(pkt trace.Packet) ([]*model.Snapshot, error) {
 			return loaded, err
 		}
 		var res *trace.Result
+		var dp *trace.Dataplane
 		r := resolve.Resolve(s, resolve.Options{Mode: opts.Mode})
 		if opts.Expected {
 			res, err = traceExpected(r, pkt)
 		} else {
-			dp := trace.FromSnapshot(r)
+			dp = trace.FromSnapshot(r)
 			if err := noRules(s, dp, pkt); err != nil {
 				return loaded, err
 			}
@@ -290,16 +301,87 @@ func (opts *TraceOptions) run(pkt trace.Packet) ([]*model.Snapshot, error) {
 		}
 		trace.Annotate(s.Ports, res)
 		markIncomplete(res, inc)
-		reached = reached && res.Reached()
+		if dp != nil {
+			if why := undeterminedWalk(r, dp, res); why != "" {
+				res.Undetermined = why
+				res.Warnings = append(res.Warnings, "no verdict: "+why)
+				undetermined = append(undetermined, fmt.Sprintf("node %s: %s", nodeWhere(s), why))
+			}
+		}
+		reached = reached && (res.Reached() || res.Undetermined != "")
 		results = append(results, res)
 	}
 	if err := report.RenderTrace(opts.IO.Out, opts.Output, results, ropts); err != nil {
 		return loaded, fmt.Errorf("writing the trace: %w", err)
 	}
+	if len(undetermined) > 0 {
+		return loaded, undeterminedError(undetermined)
+	}
 	if !reached {
 		return loaded, errFindings
 	}
 	return loaded, nil
+}
+
+// undeterminedError is the input error (exit 2) of a trace written
+// whose walks give no verdict, one line of why per node.
+func undeterminedError(why []string) error {
+	return load.InputError(fmt.Errorf("trace: %s: give the whole dump (as a file rather than pasted) for a verdict", strings.Join(why, "; ")))
+}
+
+// undeterminedWalk says why a trace of the captured rules res gives no
+// verdict, or "": no path reached an endpoint through the rules the
+// inputs show, and the data plane of the packet's family is partial (cut
+// short, filtered, some tables only) or not given, so that the rules the
+// walk would meet (a jump from a built-in chain, a Service's chains) may
+// lie outside it. The chains of the family's iptables dumps that hold
+// rules the walk never entered are named: a fragment that holds a
+// Service's rules, but not the jump that leads to them, shows them.
+func undeterminedWalk(r *resolve.Resolution, dp *trace.Dataplane, res *trace.Result) string {
+	if res.Reached() {
+		return ""
+	}
+	fam := model.IPv4
+	if res.Packet.Dst.Addr().Unmap().Is6() {
+		fam = model.IPv6
+	}
+	partial := lackedOf(r)[fam]
+	if partial == "" {
+		return ""
+	}
+	if i := strings.Index(partial, " is partial: "); i >= 0 {
+		partial = partial[:i] + " is partial" // the reason is among the incomplete inputs
+	}
+	why := "no path reached an endpoint through the rules the inputs show, and " + partial +
+		": the walk could not enter the chains it lacks, and the rules it would meet may lie outside it"
+	entered := map[string]bool{}
+	for _, p := range res.Paths {
+		for _, st := range p.Steps {
+			entered[st.Table+" "+st.Chain] = true
+		}
+	}
+	var never []string
+	for _, d := range dp.IPTables {
+		if model.Family(d.Family) != fam {
+			continue
+		}
+		for _, t := range d.Tables {
+			for _, c := range t.Chains {
+				if len(c.Rules) > 0 && !c.Builtin() && !entered[t.Name+" "+c.Name] && !slices.Contains(never, t.Name+" "+c.Name) {
+					never = append(never, t.Name+" "+c.Name)
+				}
+			}
+		}
+	}
+	if n := len(never); n > 0 {
+		list := never[:min(n, 3)]
+		more := ""
+		if n > 3 {
+			more = fmt.Sprintf(" and %d more", n-3)
+		}
+		why += fmt.Sprintf(" (it never entered %d of the chains the inputs hold: %s%s)", n, strings.Join(list, ", "), more)
+	}
+	return why
 }
 
 // noRules returns an input error (exit 2) when the captured data plane dp

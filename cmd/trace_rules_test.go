@@ -13,6 +13,7 @@ func TestTraceWithoutRules(t *testing.T) {
 	for _, tc := range []struct {
 		name, bundle string
 		remove       []string
+		oneTable     bool // the nft listing holds table ip kube-proxy alone
 		args         []string
 		code         int
 		stderr       string
@@ -26,11 +27,20 @@ func TestTraceWithoutRules(t *testing.T) {
 			code: 2, stderr: "no IPVS table (ipvsadm -Ln) in the inputs, and a trace of the captured rules of the ipvs mode rests on it"},
 		{name: "nftables", bundle: "nftables-healthy", remove: []string{"node/nft-ruleset.txt", "node/nft-ruleset.json"}, args: []string{"--dst", "10.96.0.10:53", "--proto", "udp"},
 			code: 2, stderr: "no nftables ruleset (nft list ruleset) in the inputs, and a trace of the captured rules of the nftables mode rests on it"},
+		{name: "nftables, no table of the packet's family", bundle: "nftables-healthy", remove: []string{"node/nft-ruleset.json"}, oneTable: true, args: []string{"--dst", "[fd00:112::5a04]:80"},
+			code: 2, stderr: "no nftables table of the IPv6 family (nft list ruleset, or nft list table ip6 kube-proxy) in the inputs, and a trace of the captured rules of the nftables mode rests on it"},
+		{name: "nftables, no table of the packet's family, --compare", bundle: "nftables-healthy", remove: []string{"node/nft-ruleset.json"}, oneTable: true, args: []string{"--dst", "[fd00:112::5a04]:80", "--compare"},
+			code: 2, stderr: "no nftables table of the IPv6 family"},
+		{name: "nftables, a table of the packet's family", bundle: "nftables-healthy", remove: []string{"node/nft-ruleset.json"}, oneTable: true, args: []string{"--dst", "10.112.90.4:80"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			changes := map[string]string{}
 			for _, r := range tc.remove {
 				changes[r] = ""
+			}
+			if tc.oneTable {
+				nft := bundleFile(t, tc.bundle, "node/nft-ruleset.txt")
+				changes["node/nft-ruleset.txt"] = nft[:strings.Index(nft, "table ip6 kube-proxy")]
 			}
 			dir := changedBundle(t, tc.bundle, changes)
 			f, outputs := testFactory()

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
 )
 
@@ -310,6 +311,40 @@ func Prepare(s *model.Snapshot, checks []*Check) *Prepared {
 // the same views: a caller must not change them.
 func (p *Prepared) Views() (mode, source string, views []*view.View) {
 	return p.f.res.Mode, p.f.res.ModeSource, p.f.views
+}
+
+// PartialFamilies returns, by family, why the data plane read for the
+// node's mode may not hold all that kube-proxy programs in that family
+// ("FILE is partial: REASON"): the dump or listing read for it was cut
+// short, filtered, or holds some of kube-proxy's tables only, so that
+// what it lacks may only be outside it. These are the families whose
+// findings of absence the checks withhold (see [Pass.ReportAbsence]).
+func (p *Prepared) PartialFamilies() map[model.Family]string {
+	return partialFamilies(p.f)
+}
+
+// PartialFamilies is [Prepared.PartialFamilies] of a resolved snapshot,
+// without its views.
+func PartialFamilies(r *resolve.Resolution) map[model.Family]string {
+	f := &facts{snap: r.Snap, res: r}
+	f.partial, f.nftPartial = partialDumps(f), partialRuleset(f)
+	return partialFamilies(f)
+}
+
+// partialFamilies is PartialFamilies of f's partial inputs.
+func partialFamilies(f *facts) map[model.Family]string {
+	from := f.partial
+	if f.res.Mode == model.ModeNFTables {
+		from = f.nftPartial
+	}
+	if len(from) == 0 {
+		return nil
+	}
+	out := make(map[model.Family]string, len(from))
+	for fam, in := range from {
+		out[fam] = in.Name + " is partial: " + in.Reason
+	}
+	return out
 }
 
 // Run runs the checks (once) and returns their findings, as [Run] does.

@@ -196,6 +196,8 @@ type PlaneChange struct {
 	// new one does; Evidence is where that snapshot does.
 	Old      bool
 	Evidence []model.Evidence
+	// Family is that of the view the element was read from.
+	Family model.Family
 }
 
 // ComparePlanes compares what two snapshots' views program per service
@@ -423,7 +425,7 @@ func ComparePlaneOf(old, new *Plane) []PlaneChange {
 		if e.backend {
 			subject = e.label
 		}
-		return PlaneChange{Service: name, Backend: e.backend, Subject: subject, Old: isOld, Evidence: ev}
+		return PlaneChange{Service: name, Backend: e.backend, Subject: subject, Old: isOld, Evidence: ev, Family: e.family}
 	}
 	for _, name := range names {
 		var a, b []printElem

@@ -129,6 +129,10 @@ type Result struct {
 	Changes []Change `json:"changes"`
 	// Notes say what could not be compared.
 	Notes []string `json:"notes,omitempty"`
+	// Incomplete is set when part of a side's data plane could not be
+	// compared (the notes say which): a result without changes then says
+	// that what was compared does not differ, not that the sides do not.
+	Incomplete bool `json:"incomplete,omitempty"`
 	// Summary counts the changes by kind.
 	Summary map[string]int `json:"summary"`
 }
@@ -297,7 +301,8 @@ func (c *comparer) pair(o, n *model.Snapshot) {
 	}
 	removed := c.services(o, n)
 	c.ports(oPorts, nPorts, removed)
-	c.dataPlane(o, n, oMode, nMode, oPlane, nPlane, len(oViews), len(nViews), removed)
+	c.dataPlane(o, n, oMode, nMode, oPlane, nPlane, len(oViews), len(nViews), removed,
+		lackedFamilies(op.PartialFamilies(), oViews, nViews), lackedFamilies(np.PartialFamilies(), nViews, oViews))
 	c.findings(or, nr)
 }
 
@@ -668,25 +673,73 @@ func (c *comparer) endpoints(name string, o, n *model.ServicePort) {
 	}
 }
 
+// lackedFamilies returns, by family, why a side's data plane may not hold
+// all that kube-proxy programs there, so that what it lacks of the other
+// side's is not a change: the dump or listing of the family is partial
+// (partial, from [checks.Prepared.PartialFamilies]), or the side has no
+// data plane of a family the other side has one of (mine and theirs are
+// the two sides' views), as a listing of one table or a dump of one
+// family gives.
+func lackedFamilies(partial map[model.Family]string, mine, theirs []*view.View) map[model.Family]string {
+	var out map[model.Family]string
+	set := func(fam model.Family, why string) {
+		if out == nil {
+			out = map[model.Family]string{}
+		}
+		out[fam] = why
+	}
+	for fam, why := range partial {
+		set(fam, "its "+string(fam)+" data plane may not be whole: "+why)
+	}
+	for _, v := range theirs {
+		if out[v.Family] != "" || slices.ContainsFunc(mine, func(w *view.View) bool { return w.Family == v.Family }) {
+			continue
+		}
+		set(v.Family, "its inputs hold no "+string(v.Family)+" data plane")
+	}
+	return out
+}
+
 // dataPlane compares the entries and backends of each service port, read
-// from each side's views (oViews and nViews of them).
-func (c *comparer) dataPlane(o, n *model.Snapshot, oMode, nMode string, oPlane, nPlane *checks.PlaneDigest, oViews, nViews int, gone map[string]bool) {
+// from each side's views (oViews and nViews of them). What a side whose
+// data plane of a family may not hold all of it (oLacks, nLacks; see
+// lackedFamilies) does not show of that family is not compared: a note
+// per such side and family says so, and how many of the other side's
+// entries and backends were left out.
+func (c *comparer) dataPlane(o, n *model.Snapshot, oMode, nMode string, oPlane, nPlane *checks.PlaneDigest, oViews, nViews int, gone map[string]bool,
+	oLacks, nLacks map[model.Family]string) {
 	switch {
 	case oViews == 0 && nViews == 0:
 		c.note("neither side has a data plane proxyscan can read (old: %s mode, new: %s mode): the data planes were not compared", oMode, nMode)
+		c.r.Incomplete = true
 		return
 	case oViews == 0:
 		c.note("the data plane of the old side (%s mode) could not be compared: %s", oMode, noViewReason(o, oMode))
+		c.r.Incomplete = true
 		return
 	case nViews == 0:
 		c.note("the data plane of the new side (%s mode) could not be compared: %s", nMode, noViewReason(n, nMode))
+		c.r.Incomplete = true
 		return
 	}
 	if oMode != nMode {
 		c.note("the mode changed: entries and backends are compared in mode-neutral form (%s rules before, %s after)", oMode, nMode)
 	}
+	type leftOut struct {
+		side string
+		fam  model.Family
+	}
+	left := map[leftOut]int{}
 	for _, ch := range checks.ComparePlaneDigests(oPlane, nPlane) {
 		if sp, _ := model.ParseServicePortName(ch.Service); len(gone) > 0 && gone[sp.Service()] {
+			continue
+		}
+		if ch.Old && nLacks[ch.Family] != "" {
+			left[leftOut{"new", ch.Family}]++
+			continue
+		}
+		if !ch.Old && oLacks[ch.Family] != "" {
+			left[leftOut{"old", ch.Family}]++
 			continue
 		}
 		what, kind := "entry", map[bool]string{true: EntryRemoved, false: EntryAdded}[ch.Old]
@@ -703,6 +756,28 @@ func (c *comparer) dataPlane(o, n *model.Snapshot, oMode, nMode string, oPlane, 
 		}
 		c.add(x)
 	}
+	for _, side := range []struct {
+		name, other string
+		lacks       map[model.Family]string
+	}{{"old", "new", oLacks}, {"new", "old", nLacks}} {
+		for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+			why := side.lacks[fam]
+			if why == "" {
+				continue
+			}
+			c.r.Incomplete = true
+			c.note("the %s side: %s; what it does not show was not compared: %s only the %s side shows left out",
+				side.name, why, plural(left[leftOut{side.name, fam}], "entry or backend", "entries and backends"), side.other)
+		}
+	}
+}
+
+// plural returns "1 entry", "2 entries".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func noViewReason(s *model.Snapshot, mode string) string {
@@ -719,6 +794,10 @@ func noViewReason(s *model.Snapshot, mode string) string {
 
 // findings runs the checks on both sides and lists the findings that
 // appeared and those resolved (by check, service, endpoint and message).
+// A finding only one side reports is not listed when the other side's
+// check did not cover all it checks (a partial data plane, a family with
+// none: see partlyChecked): it may only be outside what that side shows.
+// A note says how many were left out, and why.
 func (c *comparer) findings(or, nr *checks.Result) {
 	key := func(f checks.Finding) string {
 		return strings.Join([]string{f.Check, f.Service, f.Endpoint, f.Message}, "\x00")
@@ -730,7 +809,7 @@ func (c *comparer) findings(or, nr *checks.Result) {
 		}
 		return out
 	}
-	nran := ran(nr)
+	oran, nran := ran(or), ran(nr)
 	ok, nk := map[string]checks.Finding{}, map[string]checks.Finding{}
 	for _, f := range or.Findings {
 		ok[key(f)] = f
@@ -739,6 +818,7 @@ func (c *comparer) findings(or, nr *checks.Result) {
 		nk[key(f)] = f
 	}
 	unchecked := map[string]int{}
+	partly := map[[2]string]int{} // side and check
 	for _, k := range sortedKeys(ok) {
 		f := ok[k]
 		if _, still := nk[k]; still {
@@ -746,6 +826,10 @@ func (c *comparer) findings(or, nr *checks.Result) {
 		}
 		if st := nran[f.Check]; st.State != "ran" {
 			unchecked[f.Check]++
+			continue
+		}
+		if partlyChecked(nran[f.Check]) != "" {
+			partly[[2]string{"new", f.Check}]++
 			continue
 		}
 		c.add(Change{Kind: FindingResolved, Service: f.Service, Subject: f.Check, Old: f.Severity.String(),
@@ -756,12 +840,46 @@ func (c *comparer) findings(or, nr *checks.Result) {
 		if _, before := ok[k]; before {
 			continue
 		}
+		if partlyChecked(oran[f.Check]) != "" {
+			partly[[2]string{"old", f.Check}]++
+			continue
+		}
 		c.add(Change{Kind: FindingAppeared, Service: f.Service, Subject: f.Check, New: f.Severity.String(),
 			Message: fmt.Sprintf("%s appeared: %s", f.Check, f.Message), NewEvidence: f.Evidence})
 	}
 	for _, id := range sortedKeys(unchecked) {
 		c.note("%d %s findings of the old side could not be re-checked: the check was skipped on the new side (%s)", unchecked[id], id, nran[id].Reason)
 	}
+	for _, side := range []struct{ name, other string }{{"new", "old"}, {"old", "new"}} {
+		st := nran
+		if side.name == "old" {
+			st = oran
+		}
+		ids := map[string]int{}
+		for k, n := range partly {
+			if k[0] == side.name {
+				ids[k[1]] = n
+			}
+		}
+		for _, id := range sortedKeys(ids) {
+			c.r.Incomplete = true
+			c.note("%d %s findings only the %s side reports were not compared: the check did not cover all of the %s side (%s)",
+				ids[id], id, side.other, side.name, partlyChecked(st[id]))
+		}
+	}
+}
+
+// partlyChecked returns the note of a check's status that says part of
+// what it checks was not (a partial data plane, a family without one),
+// or "".
+func partlyChecked(st checks.Status) string {
+	for _, n := range st.Notes {
+		if strings.HasPrefix(n, "not checked for ") || strings.HasPrefix(n, "no "+string(model.IPv4)+" data plane in the inputs") ||
+			strings.HasPrefix(n, "no "+string(model.IPv6)+" data plane in the inputs") {
+			return n
+		}
+	}
+	return ""
 }
 
 func sortedKeys[V any](m map[string]V) []string {

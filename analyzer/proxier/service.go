@@ -26,6 +26,11 @@ type ServiceReport struct {
 	// when not, every expected rule is missing.
 	Captured    bool         `json:"captured"`
 	Differences []Difference `json:"differences"`
+	// NotChecked says, one line per partial input, what was left out of
+	// Differences: what the comparison found missing that may only lie
+	// outside what a partial input (a dump cut short, a listing filtered)
+	// shows.
+	NotChecked []string `json:"notChecked,omitempty"`
 }
 
 // ServiceDiff compares, for a Service ("ns/name") or one of its ports

@@ -43,6 +43,9 @@ func diffTitle(r *diff.Result) string {
 }
 
 func diffSummary(r *diff.Result) string {
+	if len(r.Changes) == 0 && r.Incomplete {
+		return "no differences in what was compared (see the notes for what was not)"
+	}
 	if len(r.Changes) == 0 {
 		return "no differences"
 	}
@@ -86,7 +89,9 @@ func RenderDiffTable(w io.Writer, r *diff.Result, opts Options) error {
 		b.WriteString(dim.Render(Escape(fmt.Sprintf("node %s: old %s; new %s", unknownIfEmpty(p.Node), diffSideText(p.Old), diffSideText(p.New)))) + "\n")
 	}
 	b.WriteString("\n")
-	if len(r.Changes) == 0 {
+	if len(r.Changes) == 0 && r.Incomplete {
+		b.WriteString(chg.Bold(true).Render("? no differences in what was compared: part of a data plane was not (see the notes)") + "\n")
+	} else if len(r.Changes) == 0 {
 		b.WriteString(add.Bold(true).Render("✓ no differences") + "\n")
 	} else {
 		style := func(kind string) lipgloss.Style {

@@ -26,11 +26,16 @@ func RenderServiceTable(w io.Writer, reps []*proxier.ServiceReport, _ Options) e
 		switch {
 		case !r.Captured:
 			fmt.Fprintf(&b, "; no %s data plane in the inputs\n", r.Mode)
+		case len(r.Differences) == 0 && len(r.NotChecked) > 0:
+			b.WriteString("; no difference in what the inputs show, which is not all of it\n")
 		case len(r.Differences) == 0:
 			b.WriteString("; the captured data plane matches\n")
 			continue
 		default:
 			fmt.Fprintf(&b, "; %d differences\n", len(r.Differences))
+		}
+		for _, n := range r.NotChecked {
+			fmt.Fprintf(&b, "  not checked: %s\n", n)
 		}
 		last := ""
 		for _, d := range r.Differences {

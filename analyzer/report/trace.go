@@ -475,6 +475,10 @@ func pathEnd(r *trace.Result, p trace.Path) string {
 		s = "LOCAL: delivered to the node, " + p.Destination
 	case trace.VerdictAccept:
 		s = "ACCEPT untouched → " + p.Destination
+		if r.Undetermined != "" {
+			s = "ACCEPT untouched as far as the inputs show → " + p.Destination + ": no verdict, the rules that would rewrite it may lie outside a partial input"
+			break
+		}
 		switch r.TargetKind {
 		case trace.TargetNoService:
 			s += ": no Service has this address, kube-proxy's rules let the packet pass as it is"
@@ -487,6 +491,9 @@ func pathEnd(r *trace.Result, p trace.Path) string {
 		s = string(p.Verdict)
 		if p.Destination != "" {
 			s += " " + p.Destination
+		}
+		if r.Undetermined != "" {
+			s += " as far as the inputs show: no verdict, rules before it may lie outside a partial input"
 		}
 	}
 	if p.Masquerade {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/google/nftables"
+
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
@@ -162,6 +164,11 @@ type Result struct {
 	// incomplete inputs: each input of the node that was not read, or was
 	// read only in part, and why.
 	IncompleteInputs []string `json:"incompleteInputs,omitempty"`
+	// Undetermined, when set, says why no path's end is a verdict: no
+	// path reached an endpoint through the rules the inputs show, and the
+	// data plane of the packet's family is partial (a dump cut short or
+	// filtered), so that the rules the walk would meet may lie outside it.
+	Undetermined string `json:"undetermined,omitempty"`
 }
 
 // A Dataplane is everything the tracer reads for one node.
@@ -598,8 +605,10 @@ func LastWork() int { return int(lastWork.Load()) }
 // Missing says which input of dp's mode a trace of pkt rests on that dp
 // does not hold, or "" when it holds it: the packet's family's iptables
 // dump in iptables mode, an IPVS table in IPVS mode (its iptables side is
-// walked when there, with a warning when not), an nftables ruleset in
-// nftables mode. Without it nothing would be walked, and the trace would
+// walked when there, with a warning when not), in nftables mode a ruleset
+// holding a table of the packet's family (ip or ip6, or inet): a listing
+// of one family's table (nft list table ip kube-proxy) does not show the
+// other's. Without it nothing would be walked, and the trace would
 // show an untouched packet that no rule says anything of.
 func (dp *Dataplane) Missing(pkt Packet) string {
 	switch dp.Mode {
@@ -626,6 +635,18 @@ func (dp *Dataplane) Missing(pkt Packet) string {
 		if len(dp.NFT) == 0 {
 			return "an nftables ruleset (nft list ruleset)"
 		}
+		v4 := !pkt.Dst.Addr().Unmap().Is6()
+		for _, rs := range dp.NFT {
+			for _, t := range rs.Tables {
+				if t.Family == nftables.TableFamilyINet || t.Family == nftables.TableFamilyIPv4 && v4 || t.Family == nftables.TableFamilyIPv6 && !v4 {
+					return ""
+				}
+			}
+		}
+		if v4 {
+			return "an nftables table of the IPv4 family (nft list ruleset, or nft list table ip kube-proxy)"
+		}
+		return "an nftables table of the IPv6 family (nft list ruleset, or nft list table ip6 kube-proxy)"
 	}
 	return ""
 }
