@@ -167,7 +167,7 @@ func analyzeRun(opts *AnalyzeOptions) error {
 		return err
 	}
 	rep := report.BuildNodes(opts.Tool, nodes, drift)
-	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width, FailOn: threshold, Verbose: opts.Verbose}
+	ropts := report.Options{Color: opts.IO.ColorEnabled(opts.NoColor), Width: opts.IO.Width, FailOn: threshold, FailInconclusive: failsInconclusive(opts.FailOn), Verbose: opts.Verbose}
 	if threshold == 0 {
 		ropts.FailOn = report.NeverFail
 	}

@@ -106,6 +106,12 @@ func TestCutExport(t *testing.T) {
 		// Cut after the last EndpointSlice's ports: key.
 		{"analyze, cut on a key", strings.Join(lines[:len(lines)-7], ""), []string{"analyze", "-o", "json", "--fail-on", "inconclusive"},
 			[]string{`"partial": "cut short after line 734: the export ends with a key without a value`, `"complete": false`}, 1},
+		// SARIF and JUnit say so too: the verdict, and the gaps as
+		// notifications of level error or a case failing the run.
+		{"analyze -o sarif, cut", cut, []string{"analyze", "-o", "sarif"},
+			[]string{`"verdict": "inconclusive"`, `"level": "error"`, `"text": "coverage gap: cluster/cluster.yaml is partial: ` + reason}, 0},
+		{"analyze -o junit --fail-on inconclusive, cut", cut, []string{"analyze", "-o", "junit", "--fail-on", "inconclusive"},
+			[]string{`<property name="verdict" value="inconclusive">`, `<testcase name="coverage" classname="node-a">`, `type="inconclusive">`, `failures="1"`}, 1},
 		{"trace, cut", cut, []string{"trace", "--dst", "10.96.0.10:53", "--proto", "udp", "-o", "json"},
 			[]string{`"incompleteInputs": [`, `cluster/cluster.yaml is partial: ` + reason}, 0},
 	} {

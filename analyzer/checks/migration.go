@@ -10,6 +10,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/proxier"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
 	"github.com/proxyscan/proxyscan/analyzer/view"
+	"github.com/proxyscan/proxyscan/parsers/ipvs"
 )
 
 // Migration says what a move of an IPVS-mode node to nftables mode would
@@ -23,8 +24,9 @@ type Migration struct {
 	// Items are ordered blockers first, then changes, then notes.
 	Items []MigrationItem `json:"items"`
 	// Unknown names what could block the move but is not in the inputs
-	// ("kube-proxy's version", "the node's kernel version"): Ready then
-	// says that no blocker is known, not that none exists.
+	// ("kube-proxy's version", "the node's kernel version", "the node's
+	// IPVS table" or what a partial listing of it does not show): Ready
+	// then says that no blocker is known, not that none exists.
 	Unknown []string `json:"unknown,omitempty"`
 }
 
@@ -87,8 +89,12 @@ func migration(f *facts) *Migration {
 			Summary: "nftables mode needs Linux 5.13 or newer (and nft 1.0.1+ in the kube-proxy image); the node's kernel version is not in the inputs"})
 	}
 
-	// What the IPVS table does that nftables does not.
+	// What the IPVS table does that nftables does not: what it does not
+	// show could block or change the move too.
 	t := f.res.IPVSTable()
+	if u := ipvsUnknown(f, t); u != "" {
+		m.Unknown = append(m.Unknown, u)
+	}
 	if t != nil {
 		sched := configuredScheduler(c)
 		schedulers := map[string][]string{}
@@ -255,6 +261,33 @@ func migration(f *facts) *Migration {
 	sort.SliceStable(m.Items, func(i, j int) bool { return rank[m.Items[i].Impact] < rank[m.Items[j].Impact] })
 	m.Ready = len(m.Items) == 0 || m.Items[0].Impact != ImpactBlocker
 	return m
+}
+
+// ipvsUnknown names, for the migration's unknowns, what the IPVS table t
+// read from the inputs does not show of the node's: the table itself when
+// no input holds it, the rest of it when the listing is partial (some
+// virtual servers, or a paste cut short), the schedulers, persistence and
+// weights when the listing does not print them (ipvsadm -Ln --stats,
+// --rate, --thresholds). It returns "" when t shows the whole table.
+func ipvsUnknown(f *facts, t *ipvs.Dump) string {
+	if t == nil || t.Form == ipvs.FormTimeout {
+		return "the node's IPVS table"
+	}
+	name := t.HeaderPos.File
+	if name == "" && len(t.Services) > 0 {
+		name = t.Services[0].Pos.File
+	}
+	if t.PartialReason != "" {
+		if saved := f.res.IPVSSaved(); saved == nil || saved.PartialReason != "" {
+			return fmt.Sprintf("the whole IPVS table (%s holds part of it)", name)
+		}
+	}
+	if t.Form == ipvs.FormList {
+		if hidden := t.Columns.Hidden(); hidden != "" {
+			return fmt.Sprintf("a listing with the virtual servers' schedulers, persistence and weights (%s is an ipvsadm -Ln %s listing)", name, t.Columns.Option())
+		}
+	}
+	return ""
 }
 
 // entryDispatchList returns the dispatches of an entry: one per origin

@@ -14,7 +14,14 @@ import (
 // migrationOf analyses a scenario and returns its migration section.
 func migrationOf(t *testing.T, scenario string) *checks.Migration {
 	t.Helper()
-	s := checktest.Load(t, checktest.Files(t, "scenarios/"+scenario+".txtar")[0])
+	return migrationAt(t, "scenarios/"+scenario)
+}
+
+// migrationAt analyses the case testdata/NAME.txtar and returns its
+// migration section.
+func migrationAt(t *testing.T, name string) *checks.Migration {
+	t.Helper()
+	s := checktest.Load(t, checktest.Files(t, name+".txtar")[0])
 	snaps, err := load.Load([]string{s.Dir}, s.Options)
 	if err != nil {
 		t.Fatal(err)
@@ -91,12 +98,18 @@ func TestMigration(t *testing.T) {
 			}
 		})
 	}
-	// What could block the move but is not in the inputs.
+	// What could block the move but is not in the inputs: the version,
+	// the kernel, and the IPVS table when it is not given, given in part
+	// or in a listing that hides the virtual servers' settings.
 	for scenario, want := range map[string][]string{
-		"ipvs/healthy":                    nil,
-		"ipvs/healthy-no-version-no-node": {"kube-proxy's version", "the node's kernel version"},
+		"scenarios/ipvs/healthy":                    nil,
+		"scenarios/ipvs/healthy-no-version-no-node": {"kube-proxy's version", "the node's kernel version"},
+		"scenarios/ipvs/healthy-without-ipvs-table": {"the node's IPVS table"},
+		"partial/ipvsadm-head":                      {"the whole IPVS table (node/ipvsadm.txt holds part of it)"},
+		"scenarios/ipvs/healthy-ipvsadm-stats": {"a listing with the virtual servers' schedulers, persistence and weights " +
+			"(node/ipvsadm.txt is an ipvsadm -Ln --stats listing)"},
 	} {
-		if m := migrationOf(t, scenario); !m.Ready || !cmp.Equal(m.Unknown, want) {
+		if m := migrationAt(t, scenario); !m.Ready || !cmp.Equal(m.Unknown, want) {
 			t.Errorf("%s: ready %v, unknown %q; want ready, unknown %q", scenario, m.Ready, m.Unknown, want)
 		}
 	}

@@ -49,8 +49,8 @@ func BuildChecklist(s *model.Snapshot, res *checks.Result) []ChecklistItem {
 		versionItem(s, st),
 		podsItem(s, st),
 		modeItem(s, res, st),
-		rulesItem(s, st),
-		syncItem(s, st),
+		rulesItem(s, res, st),
+		syncItem(s, res, st),
 		backupItem(s),
 		{
 			ID: "connectivity", Title: "Test service connectivity after a change", State: StateUnknown,
@@ -224,12 +224,13 @@ func orNone(s string) string {
 	return s
 }
 
-func rulesItem(s *model.Snapshot, st map[string]checks.Status) ChecklistItem {
+func rulesItem(s *model.Snapshot, res *checks.Result, st map[string]checks.Status) ChecklistItem {
 	it := ChecklistItem{ID: "service-rules", Title: "Check that the service rules are present",
 		Command: "sudo iptables -t nat -L KUBE-SERVICES -n (ipvsadm -Ln, nft list table ip kube-proxy)"}
+	ids := []string{"service-missing", "nodeport-missing", "external-missing"}
 	total, anyRan := 0, false
 	var reasons []string
-	for _, id := range []string{"service-missing", "nodeport-missing", "external-missing"} {
+	for _, id := range ids {
 		n, ok := ran(st, id)
 		if !ok {
 			if x, found := st[id]; found && x.Reason != "" {
@@ -244,6 +245,7 @@ func rulesItem(s *model.Snapshot, st map[string]checks.Status) ChecklistItem {
 		total += n
 	}
 	ports := len(s.ActivePorts())
+	gaps := uncheckedBy(res.Coverage.Gaps, st, ids...)
 	switch {
 	case !anyRan:
 		it.State = StateUnknown
@@ -255,6 +257,12 @@ func rulesItem(s *model.Snapshot, st map[string]checks.Status) ChecklistItem {
 		it.State = StateProblem
 		it.Value = fmt.Sprintf("%d of %d service ports lack rules", total, ports)
 		it.Detail = strings.Join(reasons, ", ")
+	case len(gaps) > 0:
+		// Nothing found missing in what the inputs hold is no proof that
+		// the rest is there.
+		it.State = StateUnknown
+		it.Value = fmt.Sprintf("none found missing, not all of %d service ports checked", ports)
+		it.Detail = "not all checked: " + strings.Join(gaps, "; ")
 	default:
 		it.State = StateOK
 		it.Value = fmt.Sprintf("rules present for %d service ports", ports)
@@ -263,11 +271,65 @@ func rulesItem(s *model.Snapshot, st map[string]checks.Status) ChecklistItem {
 	return it
 }
 
-func syncItem(s *model.Snapshot, st map[string]checks.Status) ChecklistItem {
+// uncheckedBy returns what the checks ids ran without checking: their
+// notes that say what was not checked, and the coverage gaps that name
+// them ("service-missing: no ipset listing in the inputs ..."), each once;
+// a note several of them carry alike names them all.
+func uncheckedBy(gaps []string, st map[string]checks.Status, ids ...string) []string {
+	var order []string
+	by := map[string][]string{}
+	for _, id := range ids {
+		for _, text := range uncheckedParts(gaps, st[id]) {
+			if by[text] == nil {
+				order = append(order, text)
+			}
+			by[text] = append(by[text], id)
+		}
+	}
+	out := make([]string, len(order))
+	for i, text := range order {
+		out[i] = strings.Join(by[text], ", ") + ": " + text
+	}
+	return out
+}
+
+// uncheckedParts returns what a check that ran did not check: its notes
+// that say so, and the coverage gaps that name it, each once (nothing for
+// a check that did not run, which checked nothing).
+func uncheckedParts(gaps []string, x checks.Status) []string {
+	if x.State != "ran" {
+		return nil
+	}
+	var out []string
+	add := func(text string) {
+		for _, y := range out {
+			if y == text {
+				return
+			}
+		}
+		out = append(out, text)
+	}
+	for _, n := range x.Notes {
+		if strings.Contains(n, "not checked") {
+			add(n)
+		}
+	}
+	for _, g := range gaps {
+		if text, ok := strings.CutPrefix(g, x.ID+": "); ok {
+			add(text)
+		}
+	}
+	return out
+}
+
+func syncItem(s *model.Snapshot, res *checks.Result, st map[string]checks.Status) ChecklistItem {
 	it := ChecklistItem{ID: "sync", Title: "Check the metrics: rule sync under 1 s",
 		Command: "curl http://localhost:10249/metrics | grep kubeproxy_sync_proxy_rules_duration_seconds"}
 	if n, ok := ran(st, "sync-slow"); ok {
 		it.State, it.Detail = StateOK, "sync-slow found nothing"
+		if gaps := uncheckedBy(res.Coverage.Gaps, st, "sync-slow"); len(gaps) > 0 {
+			it.State, it.Detail = StateUnknown, "not all checked: "+strings.Join(gaps, "; ")
+		}
 		if n > 0 {
 			it.State, it.Detail = StateProblem, fmt.Sprintf("sync-slow: %d findings", n)
 		}

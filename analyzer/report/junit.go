@@ -66,21 +66,28 @@ func escapeText(s string) string {
 // RenderJUnit writes the report as JUnit XML: a test suite per node, a
 // test case per check (classname the node), failing with the messages and
 // evidence of its findings at or above Options.FailOn (findings below it go
-// to system-out), skipped with the reason when the check did not run.
+// to system-out), skipped with the reason when the check did not run, or
+// with what it did not check when it ran over part of its inputs. Each
+// suite's properties hold the node's verdict, coverage gaps and the inputs
+// that would close them; a node with gaps has a case "coverage" listing
+// them, skipped, or failed when Options.FailInconclusive and the node's
+// verdict is inconclusive.
 func RenderJUnit(w io.Writer, r *Report, opts Options) error {
 	type suiteIn struct {
 		node     string
 		mode     string
 		version  string
+		verdict  string
+		coverage *checks.Coverage
 		statuses []checks.Status
 	}
 	var suites []suiteIn
 	if len(r.Nodes) > 0 {
 		for _, n := range r.Nodes {
-			suites = append(suites, suiteIn{n.Node, n.Mode, n.KubeProxyVersion, n.Checks})
+			suites = append(suites, suiteIn{n.Node, n.Mode, n.KubeProxyVersion, n.Verdict, n.Coverage, n.Checks})
 		}
 	} else {
-		suites = append(suites, suiteIn{r.Node, r.Mode, r.KubeProxyVersion, r.Checks})
+		suites = append(suites, suiteIn{r.Node, r.Mode, r.KubeProxyVersion, r.Verdict, r.Coverage, r.Checks})
 	}
 	out := junitSuites{Name: "proxyscan"}
 	for _, s := range suites {
@@ -95,6 +102,19 @@ func RenderJUnit(w io.Writer, r *Report, opts Options) error {
 		}
 		if s.version != "" {
 			props = append(props, junitProp{"kubeProxyVersion", s.version})
+		}
+		if s.verdict != "" {
+			props = append(props, junitProp{"verdict", s.verdict})
+		}
+		var gaps []string
+		if s.coverage != nil {
+			gaps = s.coverage.Gaps
+			for _, g := range gaps {
+				props = append(props, junitProp{"gap", g})
+			}
+			for _, n := range s.coverage.Needs {
+				props = append(props, junitProp{"need", n.Input + ": " + n.Command})
+			}
 		}
 		if len(props) > 0 {
 			js.Properties = &junitPropsList{props}
@@ -152,6 +172,11 @@ func RenderJUnit(w io.Writer, r *Report, opts Options) error {
 				c.Failure = &junitMessage{Message: msg, Type: worst.String(), Text: escapeText(findingsText(failing))}
 				js.Failures++
 			}
+			// A check that ran over part of what it checks is no pass.
+			if parts := uncheckedParts(gaps, st); len(parts) > 0 && c.Failure == nil {
+				c.Skipped = &junitMessage{Message: "not all checked: " + strings.Join(parts, "; ")}
+				js.Skipped++
+			}
 			var outText []string
 			for _, n := range st.Notes {
 				outText = append(outText, "note: "+n)
@@ -161,6 +186,26 @@ func RenderJUnit(w io.Writer, r *Report, opts Options) error {
 			}
 			if len(outText) > 0 {
 				c.SystemOut = &junitOut{escapeText(strings.Join(outText, "\n"))}
+			}
+			js.Cases = append(js.Cases, c)
+			js.Tests++
+		}
+		// What was not checked is a case of its own: skipped, or failed
+		// when an inconclusive verdict fails the run.
+		if len(gaps) > 0 {
+			c := junitCase{Name: "coverage", Classname: name}
+			lines := append([]string(nil), gaps...)
+			for _, n := range s.coverage.Needs {
+				lines = append(lines, "add "+n.Input+": "+n.Command)
+			}
+			text := escapeText(strings.Join(lines, "\n"))
+			if opts.FailInconclusive && s.verdict == checks.VerdictInconclusive {
+				c.Failure = &junitMessage{Message: inconclusiveText, Type: checks.VerdictInconclusive, Text: text}
+				js.Failures++
+			} else {
+				c.Skipped = &junitMessage{Message: "not everything that matters was checked"}
+				c.SystemOut = &junitOut{text}
+				js.Skipped++
 			}
 			js.Cases = append(js.Cases, c)
 			js.Tests++

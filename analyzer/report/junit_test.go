@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/xml"
+	"strings"
 	"testing"
 
 	"github.com/proxyscan/proxyscan/analyzer/checks"
@@ -61,6 +62,92 @@ func TestJUnitFailOn(t *testing.T) {
 			if !found {
 				t.Errorf("a suite has no clusterip-outside-servicecidr case")
 			}
+		}
+	}
+}
+
+// TestJUnitInconclusive: an inconclusive run is no clean pass. Each suite
+// carries the node's verdict, gaps and needs as properties; a check that
+// ran over part of its inputs is skipped with what it did not check; the
+// gaps make a case "coverage", skipped, or failed (type inconclusive)
+// when an inconclusive verdict fails the run (--fail-on inconclusive).
+// A complete run has neither.
+func TestJUnitInconclusive(t *testing.T) {
+	type junitCase struct {
+		Name    string `xml:"name,attr"`
+		Skipped *struct {
+			Message string `xml:"message,attr"`
+		} `xml:"skipped"`
+		Failure *struct {
+			Type string `xml:"type,attr"`
+			Text string `xml:",chardata"`
+		} `xml:"failure"`
+	}
+	type junitDoc struct {
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Props []struct {
+				Name  string `xml:"name,attr"`
+				Value string `xml:"value,attr"`
+			} `xml:"properties>property"`
+			Cases []junitCase `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	parse := func(t *testing.T, r *Report, opts Options) junitDoc {
+		t.Helper()
+		var buf bytes.Buffer
+		if err := RenderJUnit(&buf, r, opts); err != nil {
+			t.Fatal(err)
+		}
+		var doc junitDoc
+		if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if len(doc.Suites) == 0 {
+			t.Fatal("no suite")
+		}
+		return doc
+	}
+	caseOf := func(doc junitDoc, name string) *junitCase {
+		for i, c := range doc.Suites[0].Cases {
+			if c.Name == name {
+				return &doc.Suites[0].Cases[i]
+			}
+		}
+		return nil
+	}
+	// pasted: an iptables-save cut short, verdict inconclusive.
+	r := loadReport(t, "pasted.in.json")
+	for _, failInconclusive := range []bool{false, true} {
+		doc := parse(t, r, Options{FailOn: checks.Error, FailInconclusive: failInconclusive})
+		props := map[string][]string{}
+		for _, p := range doc.Suites[0].Props {
+			props[p.Name] = append(props[p.Name], p.Value)
+		}
+		if len(props["verdict"]) != 1 || props["verdict"][0] != checks.VerdictInconclusive || len(props["gap"]) != len(r.Coverage.Gaps) || len(props["need"]) == 0 {
+			t.Errorf("fail inconclusive %v: properties %q, want the verdict, %d gaps and the needs", failInconclusive, props, len(r.Coverage.Gaps))
+		}
+		if c := caseOf(doc, "service-missing"); c == nil || c.Skipped == nil || !strings.HasPrefix(c.Skipped.Message, "not all checked: not checked for 6 service ports") {
+			t.Errorf("fail inconclusive %v: service-missing ran over part of the dump and is not skipped: %+v", failInconclusive, c)
+		}
+		c := caseOf(doc, "coverage")
+		switch {
+		case c == nil:
+			t.Errorf("fail inconclusive %v: no coverage case", failInconclusive)
+		case failInconclusive && (c.Failure == nil || c.Failure.Type != checks.VerdictInconclusive || !strings.Contains(c.Failure.Text, "is partial: cut short") || doc.Failures != 1):
+			t.Errorf("fail inconclusive: the coverage case does not fail with the gaps (%d failures): %+v", doc.Failures, c)
+		case !failInconclusive && (c.Skipped == nil || c.Failure != nil || doc.Failures != 0):
+			t.Errorf("the coverage case is not skipped (%d failures): %+v", doc.Failures, c)
+		}
+	}
+	// fleet: node-a and node-b are complete (ok), node-c has findings.
+	doc := parse(t, loadReport(t, "fleet.in.json"), Options{FailOn: checks.Error, FailInconclusive: true})
+	if c := caseOf(doc, "coverage"); c != nil {
+		t.Errorf("a complete run has a coverage case: %+v", c)
+	}
+	for _, c := range doc.Suites[0].Cases {
+		if c.Skipped != nil && strings.HasPrefix(c.Skipped.Message, "not all checked") {
+			t.Errorf("%s of a complete run is skipped: %s", c.Name, c.Skipped.Message)
 		}
 	}
 }

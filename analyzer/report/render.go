@@ -30,6 +30,10 @@ type Options struct {
 	// that have the notion (JUnit); 0 counts every finding, [NeverFail]
 	// none (the --fail-on flag).
 	FailOn checks.Severity
+	// FailInconclusive makes an inconclusive verdict a failure in formats
+	// that have the notion (JUnit), as --fail-on inconclusive makes it
+	// exit 1.
+	FailInconclusive bool
 }
 
 // NeverFail is the FailOn of --fail-on never.

@@ -36,17 +36,20 @@ type (
 		Driver sarifDriver `json:"driver"`
 	}
 	sarifDriver struct {
-		Name           string      `json:"name"`
-		Version        string      `json:"version,omitempty"`
-		InformationURI string      `json:"informationUri,omitempty"`
-		Rules          []sarifRule `json:"rules"`
+		Name           string `json:"name"`
+		Version        string `json:"version,omitempty"`
+		InformationURI string `json:"informationUri,omitempty"`
+		// Notifications describe the notifications the run reports that
+		// are not about a check (coverage gaps).
+		Notifications []sarifRule `json:"notifications,omitempty"`
+		Rules         []sarifRule `json:"rules"`
 	}
 	sarifRule struct {
 		ID                   string         `json:"id"`
 		Name                 string         `json:"name"`
 		ShortDescription     sarifText      `json:"shortDescription"`
 		FullDescription      sarifText      `json:"fullDescription"`
-		Help                 sarifText      `json:"help"`
+		Help                 *sarifText     `json:"help,omitempty"`
 		DefaultConfiguration sarifConfig    `json:"defaultConfiguration"`
 		Properties           map[string]any `json:"properties,omitempty"`
 	}
@@ -67,7 +70,8 @@ type (
 		Level      string          `json:"level"`
 	}
 	sarifDescriptor struct {
-		ID string `json:"id"`
+		ID    string `json:"id"`
+		Index *int   `json:"index,omitempty"`
 	}
 	sarifResult struct {
 		RuleID              string            `json:"ruleId"`
@@ -118,7 +122,9 @@ func sarifLevel(s checks.Severity) string {
 // their first evidence (a dump or export file and line, relative to the
 // directory proxyscan was run from when the bundle was given as a relative
 // directory), the other evidence as related locations. Skipped checks are
-// tool notifications.
+// tool notifications of level note, each coverage gap (what was not
+// checked) one of level error, and the run's properties hold the verdict
+// with the gaps and the inputs that would close them.
 func RenderSARIF(w io.Writer, r *Report, _ Options) error {
 	rules := make([]sarifRule, len(checks.All))
 	index := map[string]int{}
@@ -129,7 +135,7 @@ func RenderSARIF(w io.Writer, r *Report, _ Options) error {
 			Name:                 ruleName(c.ID),
 			ShortDescription:     sarifText{Text: c.Title},
 			FullDescription:      sarifText{Text: c.What, Markdown: c.What},
-			Help:                 sarifText{Text: "Why: " + c.Why + "\n\nFix: " + c.Fix, Markdown: "**Why.** " + c.Why + "\n\n**Fix.** " + c.Fix},
+			Help:                 &sarifText{Text: "Why: " + c.Why + "\n\nFix: " + c.Fix, Markdown: "**Why.** " + c.Why + "\n\n**Fix.** " + c.Fix},
 			DefaultConfiguration: sarifConfig{Level: sarifLevel(c.Severity)},
 		}
 		if len(c.Needs) > 0 {
@@ -160,7 +166,28 @@ func RenderSARIF(w io.Writer, r *Report, _ Options) error {
 		run.Invocations[0].ToolExecutionNotifications = append(run.Invocations[0].ToolExecutionNotifications,
 			sarifNotification{Descriptor: sarifDescriptor{ID: st.status.ID}, Message: sarifText{Text: "skipped: " + msg}, Level: "note"})
 	}
+	// What was not checked: the run's results cannot be taken as complete
+	// (SARIF 2.1.0, appendix I: a tool execution notification of level
+	// error says so), and its properties carry the verdict.
+	gaps, needs := r.gaps()
+	if len(gaps) > 0 {
+		run.Tool.Driver.Notifications = []sarifRule{coverageGapDescriptor}
+		zero := 0
+		for _, g := range gaps {
+			run.Invocations[0].ToolExecutionNotifications = append(run.Invocations[0].ToolExecutionNotifications,
+				sarifNotification{Descriptor: sarifDescriptor{ID: coverageGapDescriptor.ID, Index: &zero}, Message: sarifText{Text: "coverage gap: " + g}, Level: "error"})
+		}
+	}
 	props := map[string]any{}
+	if r.Verdict != "" {
+		props["verdict"] = r.Verdict
+	}
+	if len(gaps) > 0 {
+		props["gaps"] = gaps
+	}
+	if len(needs) > 0 {
+		props["needs"] = needs
+	}
 	if r.Node != "" {
 		props["node"] = r.Node
 	}
@@ -181,7 +208,7 @@ func RenderSARIF(w io.Writer, r *Report, _ Options) error {
 			index[f.Check] = idx
 			run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{ID: f.Check, Name: ruleName(f.Check),
 				ShortDescription: sarifText{Text: f.Check}, FullDescription: sarifText{Text: f.Check},
-				Help: sarifText{Text: "proxyscan checks " + f.Check}, DefaultConfiguration: sarifConfig{Level: sarifLevel(f.Severity)}})
+				Help: &sarifText{Text: "proxyscan checks " + f.Check}, DefaultConfiguration: sarifConfig{Level: sarifLevel(f.Severity)}})
 		}
 		res := sarifResult{RuleID: f.Check, RuleIndex: idx, Level: sarifLevel(f.Severity), Message: sarifText{Text: findingText(f)}}
 		bundle := bundles[f.Node]
@@ -215,6 +242,17 @@ func RenderSARIF(w io.Writer, r *Report, _ Options) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(sarifLog{Schema: SARIFSchema, Version: "2.1.0", Runs: []sarifRun{run}})
+}
+
+// coverageGapDescriptor describes the notifications of what a run did not
+// check (its coverage gaps).
+var coverageGapDescriptor = sarifRule{
+	ID:               "coverage-gap",
+	Name:             "CoverageGap",
+	ShortDescription: sarifText{Text: "not everything that matters was checked"},
+	FullDescription: sarifText{Text: "The inputs do not hold everything the checks need: what the message names was not checked, " +
+		"so the absence of results there says nothing. The run's properties list the inputs that would close the gap (needs)."},
+	DefaultConfiguration: sarifConfig{Level: "error"},
 }
 
 // ruleName turns "service-missing" into "ServiceMissing" (SARIF's rule

@@ -18,7 +18,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/parsetest"
 )
 
-var reportInputs = []string{"single-node", "multi-node", "clean", "fleet"}
+var reportInputs = []string{"single-node", "multi-node", "clean", "fleet", "inconclusive", "pasted"}
 
 func render(t *testing.T, format string, r *Report) []byte {
 	t.Helper()
@@ -124,11 +124,17 @@ func TestJUnitSchema(t *testing.T) {
 		t.Skip("xmllint not found: install it (Debian: apt-get install -y libxml2-utils) to validate the JUnit output")
 	}
 	xsd := filepath.Join(parsetest.Root(t), "testdata", "schemas", "junit-10.xsd")
-	for _, in := range reportInputs {
+	// The inputs, and an inconclusive one that fails the run (--fail-on
+	// inconclusive: its coverage case is a failure).
+	for _, in := range append(reportInputs[:len(reportInputs):len(reportInputs)], "pasted-failing") {
 		t.Run(in, func(t *testing.T) {
-			r := loadReport(t, in+".in.json")
+			r := loadReport(t, strings.TrimSuffix(in, "-failing")+".in.json")
+			var buf bytes.Buffer
+			if err := RenderJUnit(&buf, r, Options{FailInconclusive: strings.HasSuffix(in, "-failing")}); err != nil {
+				t.Fatal(err)
+			}
 			file := filepath.Join(t.TempDir(), in+".xml")
-			if err := os.WriteFile(file, render(t, "junit", r), 0o644); err != nil {
+			if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			out, err := exec.Command(xmllint, "--noout", "--nonet", "--schema", xsd, file).CombinedOutput()
@@ -251,6 +257,73 @@ func TestHTMLChromium(t *testing.T) {
 			}
 			if len(colors) < 16 {
 				t.Errorf("screenshot looks blank (%d colours)", len(colors))
+			}
+		})
+	}
+}
+
+// TestSARIFInconclusive: the SARIF log of an inconclusive run says so. Its
+// run's properties hold the verdict, the gaps and the inputs that would
+// close them, and each gap is a tool execution notification of level
+// error (SARIF 2.1.0, appendix I: the results cannot be taken as
+// complete) whose descriptor is the driver's coverage-gap notification. A
+// complete run has the verdict and no such notification.
+func TestSARIFInconclusive(t *testing.T) {
+	type sarifDoc struct {
+		Runs []struct {
+			Tool struct {
+				Driver struct {
+					Notifications []struct{ ID string }
+				}
+			}
+			Invocations []struct {
+				ExecutionSuccessful        bool
+				ToolExecutionNotifications []struct {
+					Descriptor struct {
+						ID    string
+						Index *int
+					}
+					Message struct{ Text string }
+					Level   string
+				}
+			}
+			Properties struct {
+				Verdict string
+				Gaps    []string
+				Needs   []struct{ Input, Command string }
+			}
+		}
+	}
+	for _, tc := range []struct {
+		in      string
+		verdict string
+	}{{"pasted", "inconclusive"}, {"inconclusive", "inconclusive"}, {"fleet", "findings"}} {
+		t.Run(tc.in, func(t *testing.T) {
+			r := loadReport(t, tc.in+".in.json")
+			var doc sarifDoc
+			if err := json.Unmarshal(render(t, "sarif", r), &doc); err != nil {
+				t.Fatal(err)
+			}
+			run := doc.Runs[0]
+			wantGaps, wantNeeds := r.gaps()
+			if run.Properties.Verdict != tc.verdict || len(run.Properties.Gaps) != len(wantGaps) || len(run.Properties.Needs) != len(wantNeeds) {
+				t.Errorf("properties %+v, want verdict %s, %d gaps, %d needs", run.Properties, tc.verdict, len(wantGaps), len(wantNeeds))
+			}
+			gaps := 0
+			for _, n := range run.Invocations[0].ToolExecutionNotifications {
+				if n.Descriptor.ID != "coverage-gap" {
+					continue
+				}
+				gaps++
+				if n.Level != "error" || n.Descriptor.Index == nil || run.Tool.Driver.Notifications[*n.Descriptor.Index].ID != "coverage-gap" || !strings.HasPrefix(n.Message.Text, "coverage gap: ") {
+					t.Errorf("gap notification %+v", n)
+				}
+			}
+			if gaps != len(wantGaps) {
+				t.Errorf("%d gap notifications for %d gaps", gaps, len(wantGaps))
+			}
+			if tc.verdict == "inconclusive" && gaps == 0 {
+				t.Error("an inconclusive run has no gap notification")
 			}
 		})
 	}
