@@ -99,6 +99,14 @@ func runConfigInvalid(p *Pass) {
 			p.Note(versionUnchecked+"kube-proxy %s rejects %s (%s), kube-proxy %s does not", minorOf(p), fe.Field, fe.KubeProxyError(), kpversion.Oldest.MinorString())
 			continue
 		}
+		if assumed && kpconfig.UnrecognizedGate(fe) {
+			// A gate that the oldest release modelled refuses too may
+			// be one of a release before it (SupportIPVSProxyMode until
+			// 1.19), or after the one assumed: which gates a release
+			// knows depends on it.
+			p.Note(versionUnchecked+"kube-proxy %s and %s refuse to start with %s (%s), a gate another release may know", kpversion.Oldest.MinorString(), minorOf(p), fe.Field, fe.KubeProxyError())
+			continue
+		}
 		what := "rejects"
 		if fe.Startup {
 			what = "refuses to start with"

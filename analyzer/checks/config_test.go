@@ -231,6 +231,13 @@ func TestConfigVersionAssumed(t *testing.T) {
 		{"value every release rejects (two rules), version assumed", 37, true, "iptables:\n  syncPeriod: -1s\n", 2, ""},
 		{"value only newer releases reject, version assumed", 37, true, "conntrack:\n  udpTimeout: -1s\n", 0, "kube-proxy 1.37 rejects conntrack.udpTimeout ("},
 		{"value only newer releases reject, on 1.37", 37, false, "conntrack:\n  udpTimeout: -1s\n", 1, ""},
+		// A gate no release modelled knows was one of an older release:
+		// refused when the version is known, noted when it is assumed.
+		{"gate removed in 1.20, on 1.37", 37, false, "featureGates:\n  SupportIPVSProxyMode: true\n", 1, ""},
+		{"gate removed in 1.20, version assumed", 37, true, "featureGates:\n  SupportIPVSProxyMode: true\n", 0,
+			"kube-proxy 1.20 and 1.37 refuse to start with featureGates.SupportIPVSProxyMode ("},
+		{"gate added in 1.37, version assumed", 36, true, "featureGates:\n  KubeProxyIPVS: true\n", 0,
+			"kube-proxy 1.20 and 1.36 refuse to start with featureGates.KubeProxyIPVS ("},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := configSnapshot(t, tc.minor, tc.body)

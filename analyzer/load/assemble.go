@@ -870,6 +870,14 @@ func (b *builder) pickConfig() error {
 			b.noteConfigKey(cm.Pos.File, key, why)
 		}
 	}
+	cmdlineSource := "command line"
+	if b.cmdline == nil {
+		var notes []string
+		if b.cmdline, notes = daemonSetCmdline(s.Objects); b.cmdline != nil {
+			cmdlineSource = "command line of DaemonSet " + dsName(s.Objects, b.cmdline)
+		}
+		s.Notes = append(s.Notes, notes...)
+	}
 	if len(b.configs) == 0 && b.cmdline == nil {
 		return nil
 	}
@@ -900,8 +908,14 @@ func (b *builder) pickConfig() error {
 			cfg.Flags = flags
 			if e, err := kpconfig.Effective(flags, read); err == nil {
 				eff = e
-				if read == nil {
-					cfg.Source, cfg.Pos = "command line", b.cmdline.Pos
+				switch {
+				case read == nil:
+					cfg.Source, cfg.Pos = cmdlineSource, b.cmdline.Pos
+				case flags.ConfigFile == "" && cmdlineSource != "command line":
+					// kube-proxy reads no configuration file: the
+					// one given is not what it runs with.
+					s.Notes = append(s.Notes, fmt.Sprintf("the %s passes no --config: kube-proxy does not read %s (%s) and runs with its flags and their defaults", cmdlineSource, cfg.Source, cfg.Pos))
+					cfg.Source, cfg.Pos, read = cmdlineSource, b.cmdline.Pos, nil
 				}
 			} else {
 				s.Notes = append(s.Notes, "merging the kube-proxy flags and configuration file: "+err.Error())

@@ -470,6 +470,9 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump, 
 			ko.Only = ko.Only.In(f.group)
 		}
 		k := f.detectKind()
+		if k == parsers.KindUnknown && layoutCmdline(&f) {
+			k = f.kind
+		}
 		r := parsed{f: f, kind: k}
 		if lk := layoutKind(f.name); f.group != "" && f.det.blank && emptyDump(f.name, lk) != nil {
 			// iptables-save, ipvsadm and ipset print nothing when
@@ -513,11 +516,13 @@ func parseAll(files []file, ko kube.Options, dumpsParsed func([]*iptables.Dump, 
 			switch {
 			case err != nil:
 				r.err = err
-			case f.det.unread == "" && bytes.IndexByte(data, 0) >= 0:
+			case f.det.unread == "" && k != parsers.KindCmdline && bytes.IndexByte(data, 0) >= 0:
 				// Text holds no NUL: one in a file whose kind its text
 				// told is damage (a bad disk, a binary spliced in), and
 				// the lines around it cannot be trusted. (A file told
-				// binary by its head says so already.)
+				// binary by its head says so already.) A command line
+				// read from /proc/PID/cmdline is the one kind whose
+				// words NULs separate.
 				at := bytes.IndexByte(data, 0)
 				r.kind = parsers.KindUnknown
 				r.note = fmt.Sprintf("not analysed: binary: a NUL byte at offset %d (line %d)", at, bytes.Count(data[:at], []byte("\n"))+1)

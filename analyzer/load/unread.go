@@ -14,6 +14,7 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
+	"github.com/proxyscan/proxyscan/parsers/kpcmdline"
 	"github.com/proxyscan/proxyscan/parsers/nft"
 )
 
@@ -85,6 +86,58 @@ func emptyDump(name string, k parsers.Kind) any {
 		return &nft.Ruleset{}
 	}
 	return nil
+}
+
+// layoutCmdline reports whether f, a file of no known kind, is the
+// command line of kube-proxy at its place in a bundle
+// (kube-proxy/cmdline.txt), NUL-separated as collect copies it from
+// /proc/PID/cmdline, that its head did not tell as one (a process found
+// by its name, kube-proxy, but started under another argv[0]). When it
+// is, f is made a file of that kind, to be read in full. Of the kinds of
+// the bundle layout, only a command line holds NULs: the layout wins
+// over the sniff for this kind alone, and only for UTF-8 text whose
+// words NULs separate; any other data there is still binary, not read.
+func layoutCmdline(f *file) bool {
+	if f.group == "" || layoutKind(f.name) != parsers.KindCmdline || f.special ||
+		!strings.HasPrefix(f.det.unread, "binary: a NUL byte") || f.length() > kpcmdline.MaxSize {
+		return false
+	}
+	var data []byte
+	switch {
+	case f.skipped && int64(len(f.data)) == f.size:
+		// An archive's member skipped after its head, which holds all
+		// of it.
+		data = f.data
+	case f.skipped:
+		return false
+	default:
+		var err error
+		if data, err = f.load(parsers.KindCmdline); err != nil {
+			return false // the read fails again, and says why, as it is parsed
+		}
+	}
+	if !nulArgv(data) {
+		return false
+	}
+	f.skipped = false
+	f.kind = parsers.KindCmdline
+	f.det.kind, f.det.loose, f.det.unread = parsers.KindCmdline, parsers.KindCmdline, ""
+	return true
+}
+
+// nulArgv reports whether data is text whose words NULs separate: valid
+// UTF-8 holding a NUL and no control byte but NUL, tab, line feed and
+// carriage return.
+func nulArgv(data []byte) bool {
+	if bytes.IndexByte(data, 0) < 0 || !utf8.Valid(data) {
+		return false
+	}
+	for _, c := range data {
+		if c < 0x20 && c != 0 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // Reasons a file is not read, as the report gives them.

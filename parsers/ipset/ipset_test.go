@@ -331,3 +331,71 @@ func TestParseLenientSaveCut(t *testing.T) {
 		}
 	}
 }
+
+// TestParseLenientHeaders reads listings whose sets lack their
+// "Members:" line: `ipset list -t` prints none (the sets are read without
+// members, partial when they have entries), and a listing cut inside a
+// set's header ends there (the set is read when its header is whole but
+// for "Members:", left out when not); Parse refuses them all.
+func TestParseLenientHeaders(t *testing.T) {
+	const (
+		ip   = "Name: KUBE-CLUSTER-IP\nType: hash:ip,port\nRevision: 6\nHeader: family inet hashsize 1024 maxelem 65536\nSize in memory: 400\nReferences: 2\nNumber of entries: 3\n"
+		lb   = "Name: KUBE-LOAD-BALANCER\nType: hash:ip,port\nRevision: 6\nHeader: family inet hashsize 1024 maxelem 65536\nSize in memory: 400\nReferences: 1\nNumber of entries: 0\n"
+		port = "Name: KUBE-NODE-PORT-TCP\nType: bitmap:port\nRevision: 3\nHeader: range 0-65535\nSize in memory: 8264\nReferences: 1\n"
+	)
+	type set struct{ name, partial string }
+	for _, tc := range []struct {
+		name, in string
+		sets     []set
+		reason   string
+	}{
+		{"terse", ip + "\n" + lb + "\n" + port, []set{
+			{"KUBE-CLUSTER-IP", "none of its 3 entries: ipset list -t lists no members"},
+			{"KUBE-LOAD-BALANCER", ""},
+			{"KUBE-NODE-PORT-TCP", "none of its entries: ipset list -t lists no members"},
+		}, "a terse listing (ipset list -t): it lists no members of its sets"},
+		{"terse, of empty sets only", lb + "\n" + strings.Replace(lb, "BALANCER", "BALANCER-FW", 1), []set{{"KUBE-LOAD-BALANCER", ""}, {"KUBE-LOAD-BALANCER-FW", ""}}, ""},
+		// One set without "Members:" at the end: `ipset list -t SET`, or
+		// a listing cut there.
+		{"a set's header, then the end", ip, []set{{"KUBE-CLUSTER-IP", "none of its entries: the listing ends in its header"}},
+			`the listing ends with the header of set KUBE-CLUSTER-IP (line 7), without its "Members:" line (cut there, or ipset list -t, which lists no members): its members are not listed, nor the sets after it`},
+		{"cut after a whole header", lb + "Members:\n\n" + port, []set{
+			{"KUBE-LOAD-BALANCER", ""},
+			{"KUBE-NODE-PORT-TCP", "none of its entries: the listing ends in its header"},
+		}, `the listing ends with the header of set KUBE-NODE-PORT-TCP (line 15), without its "Members:" line (cut there, or ipset list -t, which lists no members): its members are not listed, nor the sets after it`},
+		{"cut after an empty set's header", lb, []set{{"KUBE-LOAD-BALANCER", ""}},
+			`the listing ends with the header of set KUBE-LOAD-BALANCER (line 7), without its "Members:" line (cut there, or ipset list -t, which lists no members): the sets after it are not listed`},
+		{"cut in the header", lb + "Members:\n\n" + port[:strings.Index(port, "Size")], []set{{"KUBE-LOAD-BALANCER", ""}},
+			"the listing ends in the header of set KUBE-NODE-PORT-TCP (line 13): that set and those after it are not listed"},
+		{"cut after the name", lb + "Members:\n\nName: KUBE-NODE-PORT-TCP\n", []set{{"KUBE-LOAD-BALANCER", ""}},
+			"the listing ends in the header of set KUBE-NODE-PORT-TCP (line 10): that set and those after it are not listed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Parse("l", []byte(tc.in)); err == nil {
+				t.Error("Parse reads it")
+			}
+			d, err := ParseLenient("l", []byte(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []set
+			for _, s := range d.Sets {
+				got = append(got, set{s.Name, s.Partial})
+				if len(s.Entries) != 0 {
+					t.Errorf("set %s: %d entries", s.Name, len(s.Entries))
+				}
+			}
+			if !reflect.DeepEqual(got, tc.sets) {
+				t.Errorf("sets %q, want %q", got, tc.sets)
+			}
+			if d.PartialReason != tc.reason {
+				t.Errorf("reason %q, want %q", d.PartialReason, tc.reason)
+			}
+		})
+	}
+	// A header without "Members:" in the middle of a set's lines is
+	// still an error.
+	if _, err := ParseLenient("l", []byte(strings.Replace(ip, "Number of entries: 3\n", "Number of entries: 3\n10.96.0.1,tcp:443\n", 1))); err == nil {
+		t.Error("a member line without Members: is read")
+	}
+}

@@ -36,10 +36,14 @@ type parser struct {
 	// lenient is set by ParseLenient: a set listing fewer members than
 	// it says it has is partial rather than an error.
 	lenient bool
-	name    string
-	errs    parsers.ErrorList
-	d       *Dump
-	sets    map[string]*Set
+	// terse says a set of the listing was listed without its
+	// "Members:" line, as `ipset list -t` prints it; terseHides that one
+	// such set has entries it does not list.
+	terse, terseHides bool
+	name              string
+	errs              parsers.ErrorList
+	d                 *Dump
+	sets              map[string]*Set
 }
 
 func (p *parser) errorf(pos parsers.Pos, format string, args ...any) {
@@ -519,6 +523,13 @@ func parseListWith(name string, lines []line, lenient bool) (*Dump, error) {
 	if err := p.errs.Err(); err != nil {
 		return nil, err
 	}
+	if p.terseHides {
+		why := "a terse listing (ipset list -t): it lists no members of its sets"
+		if p.d.PartialReason != "" {
+			why += "; " + p.d.PartialReason
+		}
+		p.d.PartialReason = why
+	}
 	return p.d, nil
 }
 
@@ -540,6 +551,13 @@ func (p *parser) listBlock(lines []line, i int) int {
 			continue
 		}
 		if !fld.optional {
+			if p.lenient && i >= len(lines) {
+				// A listing cut in a set's header (a paste that
+				// stops, `ipset list | head`): the set cannot be
+				// read, and the listing ends there.
+				p.cutInHeader(name, lines[i-1].Pos.Line, false, "that set and those after it are not listed")
+				return i
+			}
 			at := lines[len(lines)-1].Pos
 			if i < len(lines) {
 				at = lines[i].Pos
@@ -548,7 +566,21 @@ func (p *parser) listBlock(lines []line, i int) int {
 			return skipBlock(lines, i)
 		}
 	}
-	if i >= len(lines) || lines[i].Text != "Members:" {
+	// terse is a header without its "Members:" line: `ipset list -t`
+	// prints none, and no member (a blank line or the next set follows,
+	// or the listing ends after a set of such a listing); cut is a
+	// listing that ends in the header, which may lack its last lines.
+	var terse, cut bool
+	switch {
+	case i < len(lines) && lines[i].Text == "Members:":
+		i++
+	case p.lenient && i < len(lines) && (lines[i].Text == "" || strings.HasPrefix(lines[i].Text, "Name: ")):
+		terse = true
+	case p.lenient && i >= len(lines) && p.terse:
+		terse = true
+	case p.lenient && i >= len(lines):
+		cut = true
+	default:
 		at := lines[len(lines)-1].Pos
 		if i < len(lines) {
 			at = lines[i].Pos
@@ -556,7 +588,6 @@ func (p *parser) listBlock(lines []line, i int) int {
 		p.errorf(at, "set %s: missing \"Members:\" line (truncated?)", name)
 		return skipBlock(lines, i)
 	}
-	i++
 	hf, hq, msg := fields(vals["Header: "])
 	var opts []Option
 	if msg == "" {
@@ -595,7 +626,25 @@ func (p *parser) listBlock(lines []line, i int) int {
 		info.Revision = -1
 	}
 	s.List = info
-	for i < len(lines) && lines[i].Text != "" && !strings.HasPrefix(lines[i].Text, "Name: ") {
+	switch {
+	case terse:
+		p.terse = true
+		switch {
+		case info.Entries > 0:
+			s.Partial = fmt.Sprintf("none of its %d entries: ipset list -t lists no members", info.Entries)
+		case info.Entries < 0:
+			s.Partial = "none of its entries: ipset list -t lists no members"
+		}
+		if s.Partial != "" {
+			p.terseHides = true
+		}
+	case cut && info.Entries == 0:
+		p.cutInHeader(name, lines[i-1].Pos.Line, true, "the sets after it are not listed")
+	case cut:
+		s.Partial = "none of its entries: the listing ends in its header"
+		p.cutInHeader(name, lines[i-1].Pos.Line, true, "its members are not listed, nor the sets after it")
+	}
+	for !terse && !cut && i < len(lines) && lines[i].Text != "" && !strings.HasPrefix(lines[i].Text, "Name: ") {
 		l := lines[i]
 		f, q, msg := fields(l.Text)
 		if msg != "" {
@@ -611,7 +660,9 @@ func (p *parser) listBlock(lines []line, i int) int {
 		p.errorf(start.Pos, "set %s listed twice (first at line %d)", s.Name, old.Pos.Line)
 		return i
 	}
-	if p.lenient && info.Entries > len(s.Entries) && len(p.errs) == 0 {
+	if terse || cut {
+		// Partial already, or listed whole (no entries).
+	} else if p.lenient && info.Entries > len(s.Entries) && len(p.errs) == 0 {
 		s.Partial = fmt.Sprintf("%d of its %d entries", len(s.Entries), info.Entries)
 		why := fmt.Sprintf("set %s lists %s", s.Name, s.Partial)
 		if i >= len(lines) {
@@ -627,6 +678,23 @@ func (p *parser) listBlock(lines []line, i int) int {
 	p.sets[s.Name] = s
 	p.d.Sets = append(p.d.Sets, s)
 	return i
+}
+
+// cutInHeader says in the dump's PartialReason that a listing read
+// leniently ends in the header of set name, at line, and what it does
+// not list: the set is read (with no member) when its header is whole but
+// for "Members:", left out when not.
+func (p *parser) cutInHeader(name string, line int, read bool, missing string) {
+	why := fmt.Sprintf("the listing ends in the header of set %s (line %d): %s", name, line, missing)
+	if read {
+		// Its header may be whole: `ipset list -t SET` lists one set
+		// without "Members:" too.
+		why = fmt.Sprintf("the listing ends with the header of set %s (line %d), without its \"Members:\" line (cut there, or ipset list -t, which lists no members): %s", name, line, missing)
+	}
+	if p.d.PartialReason != "" {
+		why = p.d.PartialReason + "; " + why
+	}
+	p.d.PartialReason = why
 }
 
 func skipBlock(lines []line, i int) int {

@@ -3,6 +3,7 @@ package kpconfig
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Stage is the maturity of a feature gate.
@@ -47,8 +48,10 @@ type Gate struct {
 // the feature-gate reference of kubernetes.io)
 // and v1.37 (whose versioned specs give the transitions of 1.31–1.36), and
 // k8s.io/component-base/logs/api/v1/kube_features.go for the logging gates.
-// kube-proxy accepts every gate of the whole Kubernetes gate registry; gates
-// not in this table are not judged.
+// The gates kube-proxy once had and no release modelled knows are in it
+// too (SupportIPVSProxyMode), so that a configuration still setting one is
+// refused as kube-proxy refuses it. kube-proxy accepts every gate of the
+// whole Kubernetes gate registry; gates not in this table are not judged.
 var Gates = []Gate{
 	{Name: "ContextualLogging", Spans: []GateSpan{{24, false, Alpha, false}, {30, true, Beta, false}}, Since: 27},
 	{Name: "EndpointSlice", Spans: []GateSpan{{17, true, Beta, false}, {21, true, GA, true}}, Gone: 25},
@@ -68,12 +71,16 @@ var Gates = []Gate{
 	{Name: "ServiceInternalTrafficPolicy", Spans: []GateSpan{{21, false, Alpha, false}, {22, true, Beta, false}, {26, true, GA, true}}, Gone: 28},
 	{Name: "ServiceTopology", Spans: []GateSpan{{17, false, Alpha, false}}, Gone: 22},
 	{Name: "ServiceTrafficDistribution", Spans: []GateSpan{{30, false, Alpha, false}, {31, true, Beta, false}, {33, true, GA, true}}, Gone: 37, LastSeen: 33, Uncertain: true},
+	// IPVS mode's gate before IPVS was GA, removed in 1.20 (kubernetes
+	// PR 94514): kubeadm configurations of that time still carry it.
+	{Name: "SupportIPVSProxyMode", Spans: []GateSpan{{8, false, Alpha, false}, {9, true, Beta, false}, {11, true, GA, false}}, Gone: 20},
 	{Name: "TopologyAwareHints", Spans: []GateSpan{{21, false, Alpha, false}, {23, false, Beta, false}, {24, true, Beta, false}, {33, true, GA, true}}, Gone: 37, LastSeen: 33, Uncertain: true},
 	{Name: "WinDSR", Spans: []GateSpan{{14, false, Alpha, false}, {33, true, Beta, false}, {34, true, GA, true}}},
 	{Name: "WinOverlay", Spans: []GateSpan{{14, false, Alpha, false}, {20, true, Beta, false}, {34, true, GA, true}}},
 }
 
-// LookupGate returns the gate named name, or nil.
+// LookupGate returns the gate named name, or nil ([Gates] is sorted by
+// name).
 func LookupGate(name string) *Gate {
 	i := sort.Search(len(Gates), func(i int) bool { return Gates[i].Name >= name })
 	if i < len(Gates) && Gates[i].Name == name {
@@ -138,10 +145,18 @@ func gateError(name string, val bool, minor int) string {
 		return ""
 	}
 	if !known {
-		return fmt.Sprintf("unrecognized feature gate: %s", name)
+		return unrecognizedGate + name
 	}
 	if s := g.At(minor); s.Locked && val != s.Default {
 		return fmt.Sprintf("cannot set feature gate %v to %v, feature is locked to %v", name, val, s.Default)
 	}
 	return ""
 }
+
+// UnrecognizedGate reports whether a validation error is featuregate's
+// refusal of a gate the release does not know.
+func UnrecognizedGate(fe FieldError) bool {
+	return strings.HasPrefix(fe.Field, "featureGates.") && strings.HasPrefix(fe.Message, unrecognizedGate)
+}
+
+const unrecognizedGate = "unrecognized feature gate: "

@@ -158,6 +158,7 @@ func TestValidate(t *testing.T) {
 		{"showHiddenMetricsForVersion previous minor", []int{37}, "showHiddenMetricsForVersion: \"1.36\"\n", nil},
 		{"unknown gate in its era", []int{30}, "featureGates:\n  ServiceTopology: true\n", []string{"4: " + kp + ".featureGates: unrecognized feature gate: ServiceTopology"}},
 		{"known gate", []int{21}, "featureGates:\n  ServiceTopology: true\n", nil},
+		{"gate removed in 1.20", minors(20, 37), "featureGates:\n  SupportIPVSProxyMode: true\n", []string{"4: " + kp + ".featureGates: unrecognized feature gate: SupportIPVSProxyMode"}},
 		{"logging format 1.28+", minors(28, 37), "logging:\n  format: xml\n", []string{"4: " + kp + ".logging.format: Unsupported log format"}},
 		{"logging split stream needs alpha gate", minors(28, 37), "logging:\n  options:\n    text:\n      splitStream: true\n",
 			[]string{"6: " + kp + ".logging.options.text.splitStream: Feature LoggingAlphaOptions is disabled"}},
@@ -217,6 +218,18 @@ func TestModes(t *testing.T) {
 	} {
 		if diff := cmp.Diff(tc.want, Modes(tc.m, tc.gates)); diff != "" {
 			t.Errorf("Modes(1.%d, %v): %s", tc.m, tc.gates, diff)
+		}
+	}
+}
+
+// TestGatesSorted: LookupGate searches Gates by name.
+func TestGatesSorted(t *testing.T) {
+	for i := range Gates {
+		if i > 0 && Gates[i-1].Name >= Gates[i].Name {
+			t.Errorf("Gates: %s before %s", Gates[i-1].Name, Gates[i].Name)
+		}
+		if LookupGate(Gates[i].Name) != &Gates[i] {
+			t.Errorf("LookupGate(%s) does not find it", Gates[i].Name)
 		}
 	}
 }

@@ -1,0 +1,82 @@
+package checks_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proxyscan/proxyscan/analyzer/checks"
+	"github.com/proxyscan/proxyscan/analyzer/load"
+	"github.com/proxyscan/proxyscan/parsers/parsetest"
+)
+
+// TestDaemonSetFlags: with no command line of the process in the inputs,
+// kube-proxy's DaemonSet says how it runs. One whose container passes no
+// --config runs kube-proxy with its flags (--proxy-mode=ipvs), not with
+// the ConfigMap exported (mode iptables): the mode is the flags', the
+// notes say where it comes from and that the ConfigMap is not read, and
+// the IPVS data plane is no mode mismatch. With --config (kubeadm's
+// DaemonSet) the ConfigMap stays the configuration.
+func TestDaemonSetFlags(t *testing.T) {
+	root := filepath.Join(parsetest.Root(t), "testdata", "bundles", "ipvs-healthy-mini")
+	read := func(rel string) string {
+		b, err := os.ReadFile(filepath.Join(root, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	cm := strings.Replace(read("cluster/kube-proxy-configmap.yaml"), "mode: ipvs", "mode: iptables", 1)
+	ds := read("cluster/kube-proxy.yaml")
+	const config = "- --config=/var/lib/kube-proxy/config.conf"
+	if !strings.Contains(ds, config) || cm == read("cluster/kube-proxy-configmap.yaml") {
+		t.Fatal("the bundle's DaemonSet or ConfigMap changed: edit this test")
+	}
+	for _, tc := range []struct {
+		name, ds, source, mode string
+		notes                  []string
+		mismatch               bool
+	}{
+		{"flags only", strings.Replace(ds, config, "- --proxy-mode=ipvs", 1), "command line of DaemonSet kube-system/kube-proxy", "ipvs",
+			[]string{"kube-proxy's flags read from the command and args of container kube-proxy of DaemonSet kube-system/kube-proxy (cluster/kube-proxy.yaml:",
+				"left out, as their values come from the pod's environment: --hostname-override=$(NODE_NAME)",
+				"the command line of DaemonSet kube-system/kube-proxy passes no --config: kube-proxy does not read ConfigMap kube-system/kube-proxy (cluster/kube-proxy-configmap.yaml:"},
+			false},
+		{"kubeadm's, with --config", ds, "ConfigMap kube-system/kube-proxy", "iptables", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			parsetest.CopyTree(t, root, dir, func(rel string, _ []byte) bool { return rel != "kube-proxy/config.yaml" && rel != "kube-proxy/log.txt" })
+			for rel, body := range map[string]string{"cluster/kube-proxy-configmap.yaml": cm, "cluster/kube-proxy.yaml": tc.ds} {
+				if err := os.WriteFile(filepath.Join(dir, rel), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			snaps, err := load.Load([]string{dir}, load.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := snaps[0]
+			if s.Config == nil || s.Config.Source != tc.source || s.Config.EffectiveMode() != tc.mode {
+				t.Fatalf("configuration %+v, want from %s with mode %s", s.Config, tc.source, tc.mode)
+			}
+			notes := strings.Join(s.Notes, "\n")
+			for _, n := range tc.notes {
+				if !strings.Contains(notes, n) {
+					t.Errorf("notes:\n%s\nwant %q", notes, n)
+				}
+			}
+			if tc.notes == nil && strings.Contains(notes, "DaemonSet") {
+				t.Errorf("notes:\n%s\nwant none of the DaemonSet", notes)
+			}
+			mismatch := false
+			for _, f := range checks.Run(s, checks.All).Findings {
+				mismatch = mismatch || f.Check == "mode-mismatch"
+			}
+			if mismatch != tc.mismatch {
+				t.Errorf("mode-mismatch reported %t, want %t", mismatch, tc.mismatch)
+			}
+		})
+	}
+}
