@@ -1,5 +1,5 @@
 // Package load reads analysis inputs — bundle archives (.tgz, .tar.xz,
-// .tar, .zip), directories and single files, in any mix — detects the kind
+// .tar.bz2, .tar.zst, .tar, .zip), directories and single files, in any mix — detects the kind
 // of every file by its content, parses it, and assembles one
 // model.Snapshot per node.
 //
@@ -14,7 +14,6 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -32,7 +31,6 @@ import (
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/paste"
-	"github.com/ulikunitz/xz"
 )
 
 // Limits bound what the loader reads.
@@ -103,7 +101,7 @@ type file struct {
 	skipped bool
 	// decoded names the encoding the file was decoded from (UTF-16).
 	decoded string
-	// compressed names the compression (gzip, xz) of a single compressed
+	// compressed names the compression (gzip, xz, bzip2, zstd) of a single compressed
 	// file, read decompressed (see compressedFile).
 	compressed string
 	// zpath, for a kube-proxy log compressed alone, is the file on disk
@@ -637,8 +635,8 @@ func readArchive(name string, data []byte, lim Limits, ko kube.Options) ([]file,
 	return rd.archive(name, bytes.NewReader(data), int64(len(data)), data, reopen)
 }
 
-// archive reads a bundle archive: a tar archive, compressed with gzip or
-// xz or not, or a zip archive. Its Kubernetes exports are decoded as they
+// archive reads a bundle archive: a tar archive, compressed with gzip,
+// xz, bzip2 or zstd or not, or a zip archive. Its Kubernetes exports are decoded as they
 // are read (archiveExport); its other files of a known kind are read into
 // memory, and those of no known kind are skipped after their head.
 // A member that may be an export another unit decoded (see
@@ -679,29 +677,19 @@ func (a *archiveState) read(ra io.ReaderAt, size int64, head []byte) error {
 	name := a.name
 	r := bufio.NewReaderSize(io.NewSectionReader(ra, 0, size), 64<<10)
 	var err error
-	switch format := archiveFormat(head); format {
-	case formatGzip:
-		zr, zerr := gzip.NewReader(r)
+	switch format := archiveFormat(head); {
+	case compressedFormat(format):
+		zr, zerr := openStream(format, head, r)
 		if zerr != nil {
-			return inputErrorf("%s: not a valid gzip archive: %v", name, zerr)
+			return inputErrorf("%s: %v", name, zerr)
 		}
-		zr.Multistream(false)
 		err = a.tar(zr)
-	case formatXZ:
-		if dict, ok := xzDictSize(head); !ok || dict > maxXZDict {
-			return inputErrorf("%s: an xz archive whose first block is not LZMA2 with a dictionary of at most %d MiB (xz -9 uses 64): recompress it with xz -6 or gzip", name, maxXZDict>>20)
-		}
-		xr, xerr := xz.ReaderConfig{SingleStream: true}.NewReader(r)
-		if xerr != nil {
-			return inputErrorf("%s: not a valid xz archive: %v", name, xerr)
-		}
-		err = a.tar(xr)
-	case formatTar:
+	case format == formatTar:
 		err = a.tar(r)
-	case formatZip:
+	case format == formatZip:
 		err = a.zip(ra, size)
 	default:
-		return inputErrorf("%s: a %s-compressed archive, which proxyscan does not read: recompress it with gzip (.tgz) or xz, or unpack it and give the directory", name, format)
+		return inputErrorf("%s: not an archive proxyscan reads", name)
 	}
 	return err
 }
@@ -1053,13 +1041,7 @@ func (rd *reader) dir(dir string) ([]file, error) {
 			}
 			return err
 		}
-		switch format := archiveFormat(head); {
-		case format == formatBzip2 || format == formatZstd:
-			// Not read, as a bundle or decompressed: listed, saying
-			// how to get it read, rather than stopping the run as a
-			// bundle that cannot be read does.
-			f.det.unread = fmt.Sprintf("binary: a %s-compressed archive or file, which proxyscan does not read: recompress it with gzip or xz, or unpack it", format)
-		case format != "" && !inBundleDir(dir, p):
+		if archiveFormat(head) != "" && !inBundleDir(dir, p) {
 			if rd.planning {
 				return errArchiveInDir
 			}
