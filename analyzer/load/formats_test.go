@@ -153,8 +153,10 @@ var cores = func() []entry {
 // TestCompressedFormats: bzip2 and zstd, made by their own programs, are
 // read as gzip and xz are: a dump or an export compressed alone is read
 // decompressed, with the same rules at the same lines as the plain file,
-// every stream of it in turn; a .tar.bz2 or .tar.zst is a bundle; in a
-// plain directory it is a bundle of its own. Hostile or broken inputs are input errors naming the file (and the
+// every stream of it in turn; a .tar.bz2 or .tar.zst is a bundle, whose
+// log is read again from the archive as it is parsed, to the same
+// snapshot as when read whole; in a plain directory it is a bundle of its
+// own. Hostile or broken inputs are input errors naming the file (and the
 // member): a path out of the bundle, a decompression bomb past the
 // limits, a stream cut short, data after the last stream, a header not of
 // the format, a zstd window over the limit (of the first frame, before
@@ -213,6 +215,19 @@ func TestCompressedFormats(t *testing.T) {
 					}
 				})
 			}
+			// The bundle's log, streamed from the archive read again, and
+			// read whole, give the same snapshot.
+			t.Run("the bundle's log read again", func(t *testing.T) {
+				defer func(m int64) { streamMemberMin = m }(streamMemberMin)
+				streamMemberMin = 1
+				var streamed []string
+				logStreamed = func(name string) { streamed = append(streamed, name) }
+				defer func() { logStreamed = nil }()
+				sameLoad(t, bundle)
+				if !reflect.DeepEqual(streamed, []string{"kube-proxy/kube-proxy.log"}) {
+					t.Errorf("logs read as they were parsed: %q, want the bundle's", streamed)
+				}
+			})
 			t.Run("in a plain directory", func(t *testing.T) {
 				d := t.TempDir()
 				writeFile(t, d, "case/sos.tar"+ext, fx.bundle)

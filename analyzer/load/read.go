@@ -110,6 +110,10 @@ type file struct {
 	// its compression, and size the size of its text.
 	zpath string
 	zhead []byte
+	// member, for a kube-proxy log of an archive, opens its text in the
+	// archive read again (decompressed again up to it), rather than it
+	// be held in data (see archiveState.member); size is its size.
+	member func() (io.ReadCloser, error)
 	// sum is the hex SHA-256 of an archive member, computed as it was
 	// read, or of an export on disk hashed as it was decoded or to be told
 	// the same as one decoded before (see Exports); other files on disk
@@ -236,7 +240,7 @@ func detect(head []byte, size int64, open func() (io.Reader, func(), error)) det
 // disk: outside the Go heap when the file is read so (Options.OffHeap)
 // and its parsed value points into its text (kind).
 func (f *file) load(kind parsers.Kind) ([]byte, error) {
-	if f.zpath != "" {
+	if f.zpath != "" || f.member != nil {
 		rc, err := f.openText()
 		if err != nil {
 			return nil, err
@@ -358,7 +362,7 @@ func (f *file) detect() detection {
 // open returns a reader of the file from its start, from disk when it is
 // still there, and the function that closes it.
 func (f *file) open() (io.Reader, func(), error) {
-	if f.zpath != "" {
+	if f.zpath != "" || f.member != nil {
 		rc, err := f.openText()
 		if err != nil {
 			return nil, nil, err
@@ -386,7 +390,7 @@ func (d detection) kindOf(strict bool) parsers.Kind {
 
 // length returns the file's size.
 func (f *file) length() int64 {
-	if f.path != "" || f.zpath != "" || f.parsed != nil {
+	if f.path != "" || f.zpath != "" || f.member != nil || f.parsed != nil {
 		return f.size
 	}
 	return int64(len(f.data))
@@ -644,6 +648,9 @@ func readArchive(name string, data []byte, lim Limits, ko kube.Options) ([]file,
 // opened again by reopen when it is not.
 func (rd *reader) archive(name string, ra io.ReaderAt, size int64, head []byte, reopen func() (io.ReaderAt, func(), error)) ([]file, error) {
 	a := &archiveState{rd: rd, name: name, seen: map[string]bool{}}
+	a.text = func(clean string, n int64) (io.ReadCloser, error) {
+		return memberText(name, clean, n, size, head, reopen)
+	}
 	a.reread = func(clean string) (*kube.Objects, error, error) {
 		ra, done, err := reopen()
 		if err != nil {
@@ -707,6 +714,9 @@ type archiveState struct {
 	// again); found is what it decoded to.
 	want  string
 	found *preParsed
+	// text opens the text of the member named clean, of size bytes, in
+	// the archive read again (see memberText); nil when it cannot be.
+	text func(clean string, size int64) (io.ReadCloser, error)
 }
 
 // tar reads the members of a tar archive.
@@ -849,6 +859,16 @@ func (a *archiveState) member(clean string, size int64, r io.Reader) error {
 		n += int64(hn)
 		f = file{data: head, skipped: true, size: size}
 		f.det = detection{done: true, kind: parsers.KindUnknown, loose: parsers.KindUnknown, unread: unreadReason(head, size)}
+	case streamLogs && a.text != nil && size >= streamMemberMin && whole && plainLog(head, size):
+		// A kube-proxy log, which is parsed as it is read (see
+		// readLogStreamed): read through, so that the archive's size is
+		// checked and the log hashed, and read again from the archive
+		// when it is parsed, never held whole.
+		n, err = io.Copy(io.Discard, io.LimitReader(r, size+1-int64(hn)))
+		n += int64(hn)
+		text := a.text
+		f = file{size: size, member: func() (io.ReadCloser, error) { return text(clean, size) }}
+		f.det = detect(head, size, f.open)
 	case a.rd.offheap && size >= offHeapMin && whole && textKept(paste.Detect(head)):
 		var data []byte
 		data, n, err = offheap.ReadFull(io.MultiReader(bytes.NewReader(head), r), size)
