@@ -7,6 +7,7 @@ require (
 	github.com/goccy/go-json v0.12.0
 	github.com/google/go-cmp v0.7.0
 	github.com/google/nftables v0.3.0
+	github.com/klauspost/compress v1.20.5
 	github.com/moby/ipvs v1.1.0
 	github.com/muesli/termenv v0.16.0
 	github.com/prometheus/client_model v0.6.2

@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
 
 	"github.com/proxyscan/proxyscan/parsers/manifest"
@@ -109,6 +110,13 @@ func packDir(t *testing.T, dir, format string) string {
 		}
 		_, _ = io.Copy(xw, &raw)
 		err = xw.Close()
+	case "tzst":
+		zw, zerr := zstd.NewWriter(&out)
+		if zerr != nil {
+			t.Fatal(zerr)
+		}
+		_, _ = io.Copy(zw, &raw)
+		err = zw.Close()
 	default:
 		out = raw
 	}
@@ -201,7 +209,11 @@ func TestUnreadInputs(t *testing.T) {
 		{name: "zip bundle", args: []string{packDir(t, mini, "zip"), "--fail-on", "inconclusive"}, stdout: `"verdict": "ok"`},
 		{name: "xz with a 4 GiB dictionary", args: []string{writeTemp(t, "evil.txz", "\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4\x46\x02\x00\x21\x01\x28\x00\x00\x00\x00\x00\x00\x00")},
 			code: 2, stderr: "evil.txz: an xz archive whose first block is not LZMA2 with a dictionary of at most 64 MiB"},
-		{name: "bzip2 bundle refused by name", args: []string{writeTemp(t, "b.tar.bz2", "BZh91AY&SY garbage")}, code: 2, stderr: "b.tar.bz2: a bzip2-compressed archive, which proxyscan does not read"},
+		{name: "tar.zst bundle", args: []string{packDir(t, mini, "tzst"), "--fail-on", "inconclusive"}, stdout: `"verdict": "ok"`},
+		{name: "tar.bz2 bundle", args: []string{testdata(t, "compressed", "bundle.tar.bz2")}, code: 1, stdout: `"path": "kube-proxy/kube-proxy.log"`},
+		{name: "bzip2 bundle cut short", args: []string{writeTemp(t, "b.tar.bz2", "BZh91AY&SY garbage")}, code: 2, stderr: "b.tar.bz2: corrupt or truncated archive after 0 files"},
+		{name: "zstd with a 256 MiB window", args: []string{writeTemp(t, "evil.tar.zst", "\x28\xb5\x2f\xfd\x00\x90\x01\x00\x00")},
+			code: 2, stderr: "evil.tar.zst: a zstd archive whose window is 256 MiB, over the 128 MiB"},
 		{name: "binary dump in a bundle", args: []string{changedBundle(t, "iptables-mini", map[string]string{"node/iptables-save.txt": "\x00\x01garbage"})},
 			stdout: `node/iptables-save.txt was not read: binary: a NUL byte at offset 0 (the bundle layout holds iptables-save here)`},
 		{name: "NUL inside a rule of a dump in a bundle", args: []string{changedBundle(t, "iptables-mini", map[string]string{"node/iptables-save.txt": strings.Replace(string(dump), "kubernetes service portals", "kubernetes service\x00portals", 1)})},

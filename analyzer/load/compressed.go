@@ -18,52 +18,47 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/paste"
 )
 
-// A compressed file is one file compressed with gzip or xz
+// A compressed file is one file compressed with gzip, xz, bzip2 or zstd
 // (iptables-save.txt.gz, as `iptables-save | gzip` writes it, or an export
-// attached as cluster.yaml.xz) rather than a compressed tar archive: it is
-// decompressed and read as the file it holds, under its own name, its
-// lines numbered as in the decompressed text.
+// attached as cluster.yaml.xz or cluster.yaml.bz2) rather than a
+// compressed tar archive: it is decompressed and read as the file it
+// holds, under its own name, its lines numbered as in the decompressed
+// text.
 
 // tarBlock is the size of a tar header.
 const tarBlock = 512
 
-// decompressor returns a reader of the text a gzip or xz stream r holds,
-// whose first bytes are head; nil when the format is another or the
-// stream's header cannot be read (the archive reader then says why, by
-// name). Only the first stream is read: what follows it is a tar
-// archive's concern (see multiStream for a file compressed alone).
+// decompressor returns a reader of the text a compressed stream r holds
+// (see openStream), whose first bytes are head; nil when the format is
+// another or the stream's header cannot be read (the archive reader then
+// says why, by name). Only the first stream of gzip and xz is read: what
+// follows it is a tar archive's concern (see multiStream for a file
+// compressed alone).
 func decompressor(format string, head []byte, r io.Reader) io.Reader {
-	switch format {
-	case formatGzip:
-		zr, err := gzip.NewReader(r)
-		if err != nil {
-			return nil
-		}
-		zr.Multistream(false)
-		return zr
-	case formatXZ:
-		if dict, ok := xzDictSize(head); !ok || dict > maxXZDict {
-			return nil
-		}
-		xr, err := xz.ReaderConfig{SingleStream: true}.NewReader(r)
-		if err != nil {
-			return nil
-		}
-		return xr
+	if !compressedFormat(format) {
+		return nil
 	}
-	return nil
+	zr, err := openStream(format, head, r)
+	if err != nil {
+		return nil
+	}
+	return zr
 }
 
-// multiStream returns a reader of the whole text of the gzip or xz file
+// multiStream returns a reader of the whole text of the compressed file
 // fh, of size bytes, whose head is head: every stream it holds, one after
-// the other, as zcat and xzcat read them (gzip -c a >f; gzip -c b >>f
-// holds two streams, as does a log rotated by appending). Data after the
-// last stream that is not one (trailing garbage) is an error when it is
-// reached; so is an xz stream whose LZMA2 dictionary is over maxXZDict,
-// before the dictionary is allocated. nil when the first stream's header
+// the other, as zcat, xzcat, bzcat and zstdcat read them (gzip -c a >f;
+// gzip -c b >>f holds two streams, as does a log rotated by appending).
+// Data after the last stream that is not one (trailing garbage) is an
+// error when it is reached; so is an xz stream whose LZMA2 dictionary is
+// over maxXZDict, or a zstd frame whose window is over maxZstdWindow,
+// before the memory is allocated. nil when the first stream's header
 // cannot be read (see decompressor).
 func multiStream(format string, head []byte, fh *os.File, size int64) io.Reader {
 	switch format {
+	case formatBzip2, formatZstd:
+		// Their decoders read the streams one after another.
+		return decompressor(format, head, bufio.NewReaderSize(io.NewSectionReader(fh, 0, size), 64<<10))
 	case formatGzip:
 		cr := &countingReader{r: fh}
 		br := bufio.NewReaderSize(cr, 64<<10)
@@ -328,14 +323,14 @@ func isTarHeader(b []byte) bool {
 
 // openCompressed opens the file at p, whose head is head, when it is a
 // single compressed file: r reads its decompressed text, and closing c
-// closes the file. ok is false for an archive, a format other than gzip
-// and xz, and a stream that breaks before a byte of it could be read: the
+// closes the file. ok is false for an archive, a format that is no
+// compression (tar, zip), and a stream that breaks before a byte of it could be read: the
 // archive reader reads or refuses those. (A text shorter than a tar block
 // whose stream is followed by a broken one is a compressed file: reading
 // it says what is wrong, by name.)
 func openCompressed(p string, head []byte) (r *bufio.Reader, c io.Closer, ok bool) {
 	format := archiveFormat(head)
-	if format != formatGzip && format != formatXZ {
+	if !compressedFormat(format) {
 		return nil, nil, false
 	}
 	fh, err := os.Open(p)

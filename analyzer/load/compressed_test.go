@@ -11,12 +11,14 @@ import (
 	"testing"
 	"unicode/utf16"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
 
 	"github.com/proxyscan/proxyscan/parsers/kube"
 )
 
-// compress returns data compressed with gzip or xz.
+// compress returns data compressed with gzip, xz or zstd (bzip2 has no
+// writer: see fixture).
 func compress(t *testing.T, format string, data []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
@@ -38,6 +40,17 @@ func compress(t *testing.T, format string, data []byte) []byte {
 			t.Fatal(err)
 		}
 		if err := xw.Close(); err != nil {
+			t.Fatal(err)
+		}
+	case formatZstd:
+		zw, err := zstd.NewWriter(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := zw.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
 			t.Fatal(err)
 		}
 	default:
@@ -249,6 +262,15 @@ func FuzzCompressedFile(f *testing.F) {
 	f.Add(compress(t, formatGzip, utf16LE(miniDump)))
 	f.Add(archive(t, entry{name: "node/iptables-save.txt", body: miniDump}))
 	f.Add(compress(t, formatGzip, make([]byte, tarBlock)))
+	// bzip2 and zstd: files of one stream and of two, a bundle, a zstd
+	// frame whose window is over the limit.
+	for _, format := range []string{formatBzip2, formatZstd} {
+		f.Add(fixture(f, format, "iptables-save.txt", []byte(miniDump)))
+		half := strings.Index(miniDump, ":KUBE-SERVICES")
+		f.Add(fixture(f, format, "two-streams.txt", []byte(miniDump[:half]), []byte(miniDump[half:])))
+		f.Add(fixture(f, format, "bundle.tar", bundleTar(f)))
+	}
+	f.Add([]byte(bigWindow))
 	lim := Limits{MaxFiles: 50, MaxTotal: 1 << 20, MaxFile: 1 << 19}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(t.TempDir(), "in.gz")

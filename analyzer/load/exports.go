@@ -5,7 +5,6 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
@@ -20,7 +19,6 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/manifest"
-	"github.com/ulikunitz/xz"
 )
 
 // Exports lets the units of a run (see [Units] and [Plan]), loaded one
@@ -459,22 +457,12 @@ func archiveSizes(p string, sizes map[int64]bool) (isArchive, known bool) {
 			}
 		}
 		return true, true
-	case formatGzip:
-		zr, err := gzip.NewReader(r)
+	case formatGzip, formatXZ, formatBzip2, formatZstd:
+		zr, err := openStream(format, head, r)
 		if err != nil {
 			return true, false
 		}
-		zr.Multistream(false)
 		r = zr
-	case formatXZ:
-		if dict, ok := xzDictSize(head); !ok || dict > maxXZDict {
-			return true, false
-		}
-		xr, err := xz.ReaderConfig{SingleStream: true}.NewReader(r)
-		if err != nil {
-			return true, false
-		}
-		r = xr
 	case formatTar:
 	default:
 		return true, false

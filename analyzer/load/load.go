@@ -206,7 +206,7 @@ func setStrictness(files []file, strict bool) {
 	for i := range files {
 		f := &files[i]
 		f.strict = strict || collected[f.group]
-		if f.path == "" && f.zpath == "" && f.parsed == nil && !f.special {
+		if f.path == "" && f.zpath == "" && f.member == nil && f.parsed == nil && !f.special {
 			f.det = f.detect()
 		}
 	}

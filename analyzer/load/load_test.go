@@ -226,13 +226,21 @@ func FuzzReadArchive(f *testing.F) {
 	f.Add(archive(t, entry{name: "node/iptables-save.txt", body: miniDump}))
 	f.Add(archive(t, entry{name: "../x", body: "x"}))
 	f.Add(archive(t, entry{name: "a", typ: tar.TypeSymlink, link: "/"}))
-	// The other formats: zip, plain tar, xz (with a 4 GiB dictionary).
+	// The other formats: zip, plain tar, xz (with a 4 GiB dictionary),
+	// below bzip2 and zstd.
 	f.Add(zeroArchive(t, "zip", 10, 0))
 	if gz, err := gzip.NewReader(bytes.NewReader(archive(t, entry{name: "node/iptables-save.txt", body: miniDump}))); err == nil {
 		plain, _ := io.ReadAll(gz)
 		f.Add(plain)
 	}
 	f.Add([]byte("\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4\x46\x02\x00\x21\x01\x28\x00\x00\x00\x00\x00\x00\x00"))
+	// bzip2 and zstd, made by their programs: a bundle, a path out of
+	// it; a zstd frame whose window is over the limit.
+	for _, format := range []string{formatBzip2, formatZstd} {
+		f.Add(fixture(f, format, "bundle.tar", bundleTar(f)))
+		f.Add(fixture(f, format, "traversal.tar", plainTar(f, entry{name: "node/../../etc/passwd", body: "root:x:0:0::/root:/bin/sh\n"})))
+	}
+	f.Add([]byte(bigWindow))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		files, err := readArchive("fuzz.tgz", data, Limits{MaxFiles: 50, MaxTotal: 1 << 20, MaxFile: 1 << 19}, kube.Options{})
 		if err != nil {

@@ -1,5 +1,5 @@
 // Package load reads analysis inputs — bundle archives (.tgz, .tar.xz,
-// .tar, .zip), directories and single files, in any mix — detects the kind
+// .tar.bz2, .tar.zst, .tar, .zip), directories and single files, in any mix — detects the kind
 // of every file by its content, parses it, and assembles one
 // model.Snapshot per node.
 //
@@ -14,7 +14,6 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -32,7 +31,6 @@ import (
 	"github.com/proxyscan/proxyscan/parsers"
 	"github.com/proxyscan/proxyscan/parsers/kube"
 	"github.com/proxyscan/proxyscan/parsers/paste"
-	"github.com/ulikunitz/xz"
 )
 
 // Limits bound what the loader reads.
@@ -103,7 +101,7 @@ type file struct {
 	skipped bool
 	// decoded names the encoding the file was decoded from (UTF-16).
 	decoded string
-	// compressed names the compression (gzip, xz) of a single compressed
+	// compressed names the compression (gzip, xz, bzip2, zstd) of a single compressed
 	// file, read decompressed (see compressedFile).
 	compressed string
 	// zpath, for a kube-proxy log compressed alone, is the file on disk
@@ -112,6 +110,10 @@ type file struct {
 	// its compression, and size the size of its text.
 	zpath string
 	zhead []byte
+	// member, for a kube-proxy log of an archive, opens its text in the
+	// archive read again (decompressed again up to it), rather than it
+	// be held in data (see archiveState.member); size is its size.
+	member func() (io.ReadCloser, error)
 	// sum is the hex SHA-256 of an archive member, computed as it was
 	// read, or of an export on disk hashed as it was decoded or to be told
 	// the same as one decoded before (see Exports); other files on disk
@@ -238,7 +240,7 @@ func detect(head []byte, size int64, open func() (io.Reader, func(), error)) det
 // disk: outside the Go heap when the file is read so (Options.OffHeap)
 // and its parsed value points into its text (kind).
 func (f *file) load(kind parsers.Kind) ([]byte, error) {
-	if f.zpath != "" {
+	if f.zpath != "" || f.member != nil {
 		rc, err := f.openText()
 		if err != nil {
 			return nil, err
@@ -360,7 +362,7 @@ func (f *file) detect() detection {
 // open returns a reader of the file from its start, from disk when it is
 // still there, and the function that closes it.
 func (f *file) open() (io.Reader, func(), error) {
-	if f.zpath != "" {
+	if f.zpath != "" || f.member != nil {
 		rc, err := f.openText()
 		if err != nil {
 			return nil, nil, err
@@ -388,7 +390,7 @@ func (d detection) kindOf(strict bool) parsers.Kind {
 
 // length returns the file's size.
 func (f *file) length() int64 {
-	if f.path != "" || f.zpath != "" || f.parsed != nil {
+	if f.path != "" || f.zpath != "" || f.member != nil || f.parsed != nil {
 		return f.size
 	}
 	return int64(len(f.data))
@@ -637,8 +639,8 @@ func readArchive(name string, data []byte, lim Limits, ko kube.Options) ([]file,
 	return rd.archive(name, bytes.NewReader(data), int64(len(data)), data, reopen)
 }
 
-// archive reads a bundle archive: a tar archive, compressed with gzip or
-// xz or not, or a zip archive. Its Kubernetes exports are decoded as they
+// archive reads a bundle archive: a tar archive, compressed with gzip,
+// xz, bzip2 or zstd or not, or a zip archive. Its Kubernetes exports are decoded as they
 // are read (archiveExport); its other files of a known kind are read into
 // memory, and those of no known kind are skipped after their head.
 // A member that may be an export another unit decoded (see
@@ -646,6 +648,9 @@ func readArchive(name string, data []byte, lim Limits, ko kube.Options) ([]file,
 // opened again by reopen when it is not.
 func (rd *reader) archive(name string, ra io.ReaderAt, size int64, head []byte, reopen func() (io.ReaderAt, func(), error)) ([]file, error) {
 	a := &archiveState{rd: rd, name: name, seen: map[string]bool{}}
+	a.text = func(clean string, n int64) (io.ReadCloser, error) {
+		return memberText(name, clean, n, size, head, reopen)
+	}
 	a.reread = func(clean string) (*kube.Objects, error, error) {
 		ra, done, err := reopen()
 		if err != nil {
@@ -679,29 +684,19 @@ func (a *archiveState) read(ra io.ReaderAt, size int64, head []byte) error {
 	name := a.name
 	r := bufio.NewReaderSize(io.NewSectionReader(ra, 0, size), 64<<10)
 	var err error
-	switch format := archiveFormat(head); format {
-	case formatGzip:
-		zr, zerr := gzip.NewReader(r)
+	switch format := archiveFormat(head); {
+	case compressedFormat(format):
+		zr, zerr := openStream(format, head, r)
 		if zerr != nil {
-			return inputErrorf("%s: not a valid gzip archive: %v", name, zerr)
+			return inputErrorf("%s: %v", name, zerr)
 		}
-		zr.Multistream(false)
 		err = a.tar(zr)
-	case formatXZ:
-		if dict, ok := xzDictSize(head); !ok || dict > maxXZDict {
-			return inputErrorf("%s: an xz archive whose first block is not LZMA2 with a dictionary of at most %d MiB (xz -9 uses 64): recompress it with xz -6 or gzip", name, maxXZDict>>20)
-		}
-		xr, xerr := xz.ReaderConfig{SingleStream: true}.NewReader(r)
-		if xerr != nil {
-			return inputErrorf("%s: not a valid xz archive: %v", name, xerr)
-		}
-		err = a.tar(xr)
-	case formatTar:
+	case format == formatTar:
 		err = a.tar(r)
-	case formatZip:
+	case format == formatZip:
 		err = a.zip(ra, size)
 	default:
-		return inputErrorf("%s: a %s-compressed archive, which proxyscan does not read: recompress it with gzip (.tgz) or xz, or unpack it and give the directory", name, format)
+		return inputErrorf("%s: not an archive proxyscan reads", name)
 	}
 	return err
 }
@@ -719,6 +714,9 @@ type archiveState struct {
 	// again); found is what it decoded to.
 	want  string
 	found *preParsed
+	// text opens the text of the member named clean, of size bytes, in
+	// the archive read again (see memberText); nil when it cannot be.
+	text func(clean string, size int64) (io.ReadCloser, error)
 }
 
 // tar reads the members of a tar archive.
@@ -861,6 +859,16 @@ func (a *archiveState) member(clean string, size int64, r io.Reader) error {
 		n += int64(hn)
 		f = file{data: head, skipped: true, size: size}
 		f.det = detection{done: true, kind: parsers.KindUnknown, loose: parsers.KindUnknown, unread: unreadReason(head, size)}
+	case streamLogs && a.text != nil && size >= streamMemberMin && whole && plainLog(head, size):
+		// A kube-proxy log, which is parsed as it is read (see
+		// readLogStreamed): read through, so that the archive's size is
+		// checked and the log hashed, and read again from the archive
+		// when it is parsed, never held whole.
+		n, err = io.Copy(io.Discard, io.LimitReader(r, size+1-int64(hn)))
+		n += int64(hn)
+		text := a.text
+		f = file{size: size, member: func() (io.ReadCloser, error) { return text(clean, size) }}
+		f.det = detect(head, size, f.open)
 	case a.rd.offheap && size >= offHeapMin && whole && textKept(paste.Detect(head)):
 		var data []byte
 		data, n, err = offheap.ReadFull(io.MultiReader(bytes.NewReader(head), r), size)
@@ -1053,13 +1061,7 @@ func (rd *reader) dir(dir string) ([]file, error) {
 			}
 			return err
 		}
-		switch format := archiveFormat(head); {
-		case format == formatBzip2 || format == formatZstd:
-			// Not read, as a bundle or decompressed: listed, saying
-			// how to get it read, rather than stopping the run as a
-			// bundle that cannot be read does.
-			f.det.unread = fmt.Sprintf("binary: a %s-compressed archive or file, which proxyscan does not read: recompress it with gzip or xz, or unpack it", format)
-		case format != "" && !inBundleDir(dir, p):
+		if archiveFormat(head) != "" && !inBundleDir(dir, p) {
 			if rd.planning {
 				return errArchiveInDir
 			}

@@ -1,6 +1,9 @@
 package load
 
 import (
+	"archive/tar"
+	"archive/zip"
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -12,9 +15,16 @@ import (
 	"github.com/proxyscan/proxyscan/parsers/paste"
 )
 
-// streamLogs reads kube-proxy's logs on disk, and those compressed alone,
-// as they are parsed rather than into memory first (tests compare both).
+// streamLogs reads kube-proxy's logs on disk, those compressed alone and
+// those of archives, as they are parsed rather than into memory first
+// (tests compare both).
 var streamLogs = true
+
+// streamMemberMin is the size from which a log of an archive is read as it
+// is parsed, from the archive read again (tests lower it): a smaller one is
+// read into memory as the archive is read, as it costs little, rather than
+// decompress the archive up to it twice.
+var streamMemberMin int64 = 1 << 20
 
 // logStreamed, when set, is called with the name of each log read as it
 // was parsed (tests).
@@ -35,7 +45,7 @@ var errNotPlain = errors.New("the log is not read as it is parsed")
 // does, having read part of them twice.
 func readLogStreamed(r *parsed, f *file, k parsers.Kind) bool {
 	if !streamLogs || k != parsers.KindLog || f.det.kind != parsers.KindLog || f.det.unread != "" ||
-		f.parsed != nil || f.skipped || f.path == "" && f.zpath == "" {
+		f.parsed != nil || f.skipped || f.path == "" && f.zpath == "" && f.member == nil {
 		return false
 	}
 	rc, err := f.openText()
@@ -63,8 +73,12 @@ func readLogStreamed(r *parsed, f *file, k parsers.Kind) bool {
 
 // openText opens the text of the file on disk: the file at f.path, or
 // what the file at f.zpath decompresses to, no more than the size it was
-// counted when read (see compressedLog).
+// counted when read (see compressedLog), or the member of an archive read
+// again (see file.member).
 func (f *file) openText() (io.ReadCloser, error) {
+	if f.member != nil {
+		return f.member()
+	}
 	if f.zpath != "" {
 		r, c, ok := openCompressed(f.zpath, f.zhead)
 		if !ok {
@@ -154,4 +168,103 @@ func (c *logCheck) lines(ls []byte) bool {
 		return true
 	}
 	return paste.MayBeDamaged(ls, paste.Options{})
+}
+
+// plainLog reports whether an archive member whose head is head, of size
+// bytes, reads as a kube-proxy log as it is: strictly, with no paste
+// damage at its head, and not in UTF-16 (see readLogStreamed).
+func plainLog(head []byte, size int64) bool {
+	if _, _, ok := utf16Order(head); ok || paste.Detect(head) != parsers.KindLog {
+		return false
+	}
+	d := detect(head, size, func() (io.Reader, func(), error) { return nil, nil, errNotPlain })
+	return d.kind == parsers.KindLog && d.loose == parsers.KindLog && !d.damaged && d.unread == ""
+}
+
+// memberText opens the text of the member clean, of n bytes, of the
+// archive name, of size bytes, whose first bytes are head, opened again
+// by reopen: the archive is read (decompressed) again up to the member,
+// whose text is read no further than the n bytes it was counted when the
+// archive was first read. Closing it closes the archive.
+func memberText(name, clean string, n, size int64, head []byte, reopen func() (io.ReaderAt, func(), error)) (io.ReadCloser, error) {
+	ra, done, err := reopen()
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading archive entry %q again: %v", name, clean, err)
+	}
+	r, c, err := findMember(ra, size, head, clean)
+	if err != nil {
+		done()
+		return nil, fmt.Errorf("%s: reading archive entry %q again: %v", name, clean, err)
+	}
+	return &memberReader{r: io.LimitReader(r, n), close: func() {
+		if c != nil {
+			c.Close()
+		}
+		done()
+	}}, nil
+}
+
+// errGone is the error of a member not found when its archive is read
+// again.
+var errGone = errors.New("the entry is gone")
+
+// findMember returns a reader of the member clean of the archive ra, of
+// size bytes, whose first bytes are head, and what closes it (nil when
+// nothing needs to).
+func findMember(ra io.ReaderAt, size int64, head []byte, clean string) (io.Reader, io.Closer, error) {
+	format := archiveFormat(head)
+	if format == formatZip {
+		zr, err := zip.NewReader(ra, size)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, zf := range zr.File {
+			if c, err := entryName(zf.Name); err == nil && c == clean && zf.Mode().IsRegular() {
+				rc, err := zf.Open()
+				if err != nil {
+					return nil, nil, err
+				}
+				return rc, rc, nil
+			}
+		}
+		return nil, nil, errGone
+	}
+	var r io.Reader = bufio.NewReaderSize(io.NewSectionReader(ra, 0, size), 64<<10)
+	switch {
+	case compressedFormat(format):
+		zr, err := openStream(format, head, r)
+		if err != nil {
+			return nil, nil, err
+		}
+		r = zr
+	case format != formatTar:
+		return nil, nil, errGone
+	}
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil, nil, errGone
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if c, err := entryName(h.Name); err == nil && c == clean && h.Typeflag == tar.TypeReg {
+			return tr, nil, nil
+		}
+	}
+}
+
+// memberReader reads an archive's member read again, and close closes
+// the archive.
+type memberReader struct {
+	r     io.Reader
+	close func()
+}
+
+func (m *memberReader) Read(p []byte) (int, error) { return m.r.Read(p) }
+
+func (m *memberReader) Close() error {
+	m.close()
+	return nil
 }

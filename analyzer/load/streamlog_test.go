@@ -1,6 +1,7 @@
 package load
 
 import (
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"io/fs"
@@ -63,8 +64,9 @@ func sameLoad(t *testing.T, paths ...string) {
 	}
 }
 
-// TestStreamedLogsDamaged: a log on disk, plain or compressed, whose text
-// is not read as it is (paste damage below its head, a NUL byte, a byte
+// TestStreamedLogsDamaged: a log on disk, plain or compressed, or in an
+// archive (read again from it as it is parsed), whose text is not read as
+// it is (paste damage below its head, a NUL byte, a byte
 // order mark further on, a line over the limit, no log line past a
 // klog-looking head) loads as when read whole.
 func TestStreamedLogsDamaged(t *testing.T) {
@@ -96,6 +98,8 @@ func TestStreamedLogsDamaged(t *testing.T) {
 		streamed[filepath.Base(name)] = true
 	}
 	defer func() { logStreamed = nil }()
+	defer func(m int64) { streamMemberMin = m }(streamMemberMin)
+	streamMemberMin = 1
 	dir := t.TempDir()
 	for name, text := range cases {
 		p := writeFile(t, dir, name, []byte(text))
@@ -111,15 +115,30 @@ func TestStreamedLogsDamaged(t *testing.T) {
 		writeFile(t, filepath.Join(bundle, "node"), "iptables-save.txt", []byte(miniDump))
 		writeFile(t, bundle, "manifest.json", []byte(`{"schema": 1, "collected_at": "2026-03-02T09:15:00Z", "sources": []}`))
 		sameLoad(t, bundle)
+		// In archives: a bundle .tgz, read strictly, a .zip and a
+		// .tar.zst of loose files, read leniently.
+		sameLoad(t, writeFile(t, dir, name+".tgz", archive(t,
+			entry{name: "manifest.json", body: `{"schema": 1, "collected_at": "2026-03-02T09:15:00Z", "sources": []}`},
+			entry{name: "node/iptables-save.txt", body: miniDump},
+			entry{name: "kube-proxy/tgz-" + name, body: text})))
+		var z bytes.Buffer
+		zw2 := zip.NewWriter(&z)
+		w, _ := zw2.Create("kube-proxy/zip-" + name)
+		w.Write([]byte(text))
+		zw2.Close()
+		sameLoad(t, writeFile(t, dir, name+".zip", z.Bytes()))
+		sameLoad(t, writeFile(t, dir, name+".tar.zst", compress(t, formatZstd, plainTar(t, entry{name: "zst-" + name, body: text}))))
 	}
 	// Those whose text reads as it is were read as they were parsed
 	// (not only read whole, to the same snapshots).
-	for _, name := range []string{"clean.log", "clean.log.gz", "cut.log.gz", "log.txt", "bom.log", "crlf.log", "cut-by-tty.log", "kubelet.log", "two-hosts.log", "trailing-blanks"} {
+	for _, name := range []string{"clean.log", "clean.log.gz", "cut.log.gz", "log.txt", "bom.log", "crlf.log", "cut-by-tty.log", "kubelet.log", "two-hosts.log", "trailing-blanks",
+		"tgz-clean.log", "tgz-crlf.log", "zip-clean.log", "zip-bom.log", "zip-kubelet.log", "zst-clean.log", "zst-cut.log"} {
 		if !streamed[name] {
 			t.Errorf("%s was not read as it was parsed", name)
 		}
 	}
-	for _, name := range []string{"prompt-end.log", "fence.log", "nul.log", "long.log", "quote.log", "prompt-end.log.gz", "nul.log.gz"} {
+	for _, name := range []string{"prompt-end.log", "fence.log", "nul.log", "long.log", "quote.log", "prompt-end.log.gz", "nul.log.gz",
+		"tgz-nul.log", "zip-prompt-end.log", "zip-nul.log", "zst-fence.log", "zst-long.log"} {
 		if streamed[name] {
 			t.Errorf("%s was read as it was parsed", name)
 		}
