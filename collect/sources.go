@@ -224,7 +224,8 @@ func (e *env) timeout(d time.Duration) time.Duration {
 			left = time.Millisecond
 		}
 		if d == 0 || left < d {
-			return left.Round(time.Millisecond)
+			// Rounded, never to 0, which would be no timeout at all.
+			return max(left.Round(time.Millisecond), time.Millisecond)
 		}
 	}
 	return d
