@@ -298,6 +298,7 @@ var uncheckedNotes = []struct {
 	need   InputNeed
 }{
 	{versionUnchecked, versionNeed},
+	{addrsUnchecked, wholeAddrsNeed},
 	{modulesUnchecked, wholeModulesNeed},
 	{legacyEndpointsUnchecked, endpointSlicesNeed},
 	{endpointsUnexported, inputNeeds[NeedEndpoints]},

@@ -416,6 +416,8 @@ func (b *builder) add(r parsed) {
 		in.Partial = v.PartialReason
 	case *ipvs.Dump:
 		in.Partial = v.PartialReason
+	case *ipaddr.Dump:
+		in.Partial = v.Partial
 	case *modules.List:
 		in.Partial = v.Partial
 	case *metrics.Page:
