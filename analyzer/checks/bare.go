@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
@@ -99,6 +100,10 @@ func (p *Pass) ReportMissing(v *view.View, object string, f Finding) {
 // ReportMissingIn is [Pass.ReportMissing] for a finding that rests only on
 // what the given iptables tables lack (see [Pass.ReportAbsenceIn]).
 func (p *Pass) ReportMissingIn(v *view.View, object string, f Finding, tables ...string) {
+	if why := p.facts.otherModeOnly(v); why != "" {
+		p.withhold(f, why)
+		return
+	}
 	if !p.facts.bare(v) {
 		p.ReportAbsenceIn(v, f, tables...)
 		return
@@ -129,6 +134,20 @@ func (p *Pass) ReportMissingIn(v *view.View, object string, f Finding, tables ..
 	case g.protocol != f.Protocol:
 		g.protocol = "mixed"
 	}
+}
+
+// otherModeOnly says why what the view of the configured mode lacks is
+// not reported when the data plane holds only the rules of another mode:
+// mode-mismatch's one finding is the cause, and the configured mode's
+// absence from the data plane is no Service's fault. It returns "" when
+// the configured mode's rules are there, or no configuration says a mode.
+func (f *facts) otherModeOnly(v *view.View) string {
+	c, prog := f.snap.Config, f.res.Programmed
+	if c == nil || len(prog) == 0 || c.EffectiveMode() != v.Mode || slices.Contains(prog, v.Mode) {
+		return ""
+	}
+	return fmt.Sprintf("the data plane holds only %s-mode rules, not those of the configured %s mode (mode-mismatch): "+
+		"what this check would find missing from %s mode is not judged", strings.Join(prog, " and "), v.Mode, v.Mode)
 }
 
 // kubeProxyPresent reports whether v's data plane holds anything of

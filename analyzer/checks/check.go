@@ -294,6 +294,17 @@ func run(snap *model.Snapshot, f *facts, checks []*Check) *Result {
 		res.Findings = append(res.Findings, p.findings...)
 		res.Statuses = append(res.Statuses, st)
 	}
+	if fnd, ok := f.unboundFinding(); ok {
+		for i, c := range checks {
+			if c.ID == fnd.Check {
+				fnd.Severity = c.Severity
+				res.Statuses[i].Findings++
+			}
+		}
+		fnd.Node = snap.Node.Name
+		f.record([]Finding{fnd})
+		res.Findings = append(res.Findings, fnd)
+	}
 	if fnd, ok := f.bareFinding(); ok {
 		for i, c := range checks {
 			if c.ID == fnd.Check {

@@ -89,6 +89,12 @@ func coverage(f *facts, res *Result, selected []*Check) Coverage {
 		need(inputNeeds[NeedConfig])
 		need(dataPlaneNeeds[mode])
 	}
+	if v := f.snap.Version; v.Doubt != "" {
+		// The rules were read as another release's than the one an input
+		// reported: what only that release writes was not asked of them.
+		c.Gaps = append(c.Gaps, fmt.Sprintf("the kube-proxy version is uncertain: %s; the rules were read as %s's, and what only the reported release writes was not checked", v.Doubt, v.MinorString()))
+		need(versionNeed)
+	}
 	chosen := map[string]bool{}
 	for _, ch := range selected {
 		chosen[ch.ID] = true
@@ -298,6 +304,7 @@ var uncheckedNotes = []struct {
 	need   InputNeed
 }{
 	{versionUnchecked, versionNeed},
+	{addrsUnchecked, wholeAddrsNeed},
 	{modulesUnchecked, wholeModulesNeed},
 	{legacyEndpointsUnchecked, endpointSlicesNeed},
 	{endpointsUnexported, inputNeeds[NeedEndpoints]},

@@ -44,6 +44,9 @@ type facts struct {
 	// bareGroup gathers what is missing from data planes without any
 	// Service entry (see ReportMissing).
 	bareGroup *bareGroup
+	// unbound gathers the IPVS destinations of a node without kube-ipvs0
+	// (see reportUnbound).
+	unbound *unboundGroup
 	// hookBroken holds, per family, the origins whose packets no hook
 	// sends to kube-proxy's service rules (hook-jump-missing's findings).
 	hookBroken map[model.Family][]model.Origin

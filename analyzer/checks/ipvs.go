@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
@@ -69,17 +70,18 @@ func ipvsMissing(p *Pass, v *view.View, sp *model.ServicePort, k view.Kind, ip n
 	}
 	var out []ipvsPart
 	proto, port := sp.ProtoLower(), portOf(k, sp)
-	if k != view.NodePort && !st.HasAddrs {
+	switch {
+	case k != view.NodePort && st.AddrsPartial != "":
+		p.Note(addrsUnchecked+"%s: whether the service addresses are bound there was not judged", st.AddrsPartial)
+	case k != view.NodePort && !st.HasAddrs:
 		p.Note("no ip addr in the inputs: service addresses are taken as bound to kube-ipvs0, as kube-proxy binds each one " +
 			"it gives a virtual server (assumed; add ip addr from the node to see the bindings)")
 	}
-	if k != view.NodePort && st.HasAddrs && !p.Resolution().IsNodeAddr(ip) {
+	// Without kube-ipvs0 at all, no address is bound: that one cause is
+	// one finding (see reportUnbound), not a part of each destination's.
+	if k != view.NodePort && st.HasAddrs && st.HasInterface && !p.Resolution().IsNodeAddr(ip) {
 		if _, ok := st.IsBound(ip); !ok {
-			what := "not bound on kube-ipvs0"
-			if !st.HasInterface {
-				what = "not bound on kube-ipvs0 (the node has no kube-ipvs0 interface)"
-			}
-			out = append(out, ipvsPart{what: what, ev: st.Interface,
+			out = append(out, ipvsPart{what: "not bound on kube-ipvs0", ev: st.Interface,
 				effect: "packets to it are not delivered locally, so they never reach the IPVS virtual server"})
 		}
 	}
@@ -158,6 +160,9 @@ func ipvsRejects(st *view.IPVSState, ip netip.Addr, proto string, port int32) bo
 // reportIPVSMissing reports the parts ipvsMissing found for a destination
 // whose virtual server exists.
 func reportIPVSMissing(p *Pass, v *view.View, sp *model.ServicePort, k view.Kind, ip netip.Addr, ent *view.Entry) {
+	if st := v.IPVS; st != nil && k != view.NodePort && st.HasAddrs && !st.HasInterface && !p.Resolution().IsNodeAddr(ip) {
+		p.reportUnbound(v, sp, k, ip, ent)
+	}
 	for _, part := range ipvsMissing(p, v, sp, k, ip) {
 		ev := []model.Evidence{ServiceEvidence(sp)}
 		if len(ent.Evidence) > 0 {
@@ -328,4 +333,90 @@ func checkIPVSLocalSets(p *Pass, v *view.View, sp *model.ServicePort) {
 			})
 		}
 	}
+}
+
+// addrsUnchecked begins the note of the IPVS destinations whose binding
+// on kube-ipvs0 an ip addr listing of part of the interfaces does not
+// show; coverage makes it a gap.
+const addrsUnchecked = "bindings on kube-ipvs0 not checked: "
+
+// wholeAddrsNeed is how to get every interface's addresses when the ip
+// addr listing given shows some only.
+var wholeAddrsNeed = InputNeed{"the addresses of every interface of the node (ip addr without a device, family or filter)",
+	"ip addr > ip-addr.txt (on the node)"}
+
+// unboundGroup gathers the IPVS destinations with a virtual server on a
+// node whose whole ip addr listing has no kube-ipvs0 interface: one cause,
+// reported as one finding of the first check that met one, listing them.
+type unboundGroup struct {
+	check    string
+	iface    model.Evidence
+	objects  []string
+	evidence []model.Evidence
+	services map[string]bool
+	protocol string
+}
+
+// reportUnbound adds a destination with a virtual server to the one
+// finding of a node without kube-ipvs0 (see unboundFinding).
+func (p *Pass) reportUnbound(v *view.View, sp *model.ServicePort, k view.Kind, ip netip.Addr, ent *view.Entry) {
+	g := p.facts.unbound
+	if g == nil {
+		g = &unboundGroup{check: p.Check.ID, iface: v.IPVS.Interface, services: map[string]bool{}}
+		p.facts.unbound = g
+	}
+	if g.check != p.Check.ID {
+		p.Note("the node has no kube-ipvs0 interface: the destinations this check finds unbound are listed in one finding of %s", g.check)
+	}
+	obj := sp.String() + " " + destText(k, ip, sp)
+	if slices.Contains(g.objects, obj) {
+		return
+	}
+	g.objects = append(g.objects, obj)
+	g.evidence = append(g.evidence, ServiceEvidence(sp))
+	if len(ent.Evidence) > 0 {
+		g.evidence = append(g.evidence, ent.Evidence[0])
+	}
+	g.services[sp.String()] = true
+	// The one finding explains the port: service-unreachable, which runs
+	// before it is reported, does not trace it again.
+	if p.facts.services == nil {
+		p.facts.fired, p.facts.services = map[string]bool{}, map[string]bool{}
+	}
+	p.facts.services[sp.String()] = true
+	switch {
+	case g.protocol == "":
+		g.protocol = string(sp.Protocol)
+	case g.protocol != string(sp.Protocol):
+		g.protocol = "mixed"
+	}
+}
+
+// unboundFinding returns the one finding of the destinations with a
+// virtual server on a node without kube-ipvs0, or false when there is
+// none.
+func (f *facts) unboundFinding() (Finding, bool) {
+	g := f.unbound
+	if g == nil || len(g.objects) == 0 {
+		return Finding{}, false
+	}
+	file := g.iface.File
+	if file == "" {
+		file = "ip addr"
+	}
+	out := Finding{
+		Check: g.check,
+		Message: fmt.Sprintf("the node has no %s interface (%s lists every interface, and not it): none of the addresses of the IPVS virtual "+
+			"servers is bound, so packets to them are not delivered locally and never reach IPVS: %s of %s have a virtual server but no binding: %s",
+			"kube-ipvs0", file, plural(len(g.objects), "destination"), plural(len(g.services), "service port"), listObjects(g.objects)),
+		Evidence: append([]model.Evidence{g.iface}, g.evidence...),
+		Objects:  g.objects,
+		Advice: "kube-proxy's IPVS mode creates the dummy interface kube-ipvs0 and binds every service address to it at each sync: " +
+			"check that kube-proxy runs and syncs on the node (its log), that nothing deletes the interface (a network manager, " +
+			"a cleanup script), and restart kube-proxy so that it creates it again.",
+	}
+	if g.protocol != "mixed" {
+		out.Protocol = g.protocol
+	}
+	return out, true
 }

@@ -32,7 +32,8 @@ var serviceUnreachable = &Check{
 		"address that is no endpoint by a rule that shadows kube-proxy's, or never rewritten at all. The finding " +
 		"gives the share of connections lost and the rules the lost packet met; the destinations of one service port " +
 		"lost at the same rule are one finding that lists them, and the service ports whose lost packets one rule " +
-		"drops or rejects are one finding that leads with that rule and lists them. The packets of a hook that does " +
+		"drops or rejects are one finding that leads with that rule and lists them (of both families for a rule of an " +
+		"inet table, which the finding names). The packets of a hook that does " +
 		"not jump to kube-proxy's rules are hook-jump-missing's.",
 	Why: "The Service looks programmed (its entries, chains and endpoints are all there) but clients time out or are " +
 		"refused on this node, for all connections or only for the share that lands on the affected endpoints. " +
@@ -267,6 +268,9 @@ func runServiceUnreachable(p *Pass) {
 		}
 	}
 	p.prefetchTraces()
+	// The findings of every family: a rule of an inet table, which both
+	// families meet, is one cause.
+	var pending []pendingUnreached
 	for _, v := range p.Views() {
 		if p.interfacesHidden(v) {
 			continue
@@ -282,7 +286,6 @@ func runServiceUnreachable(p *Pass) {
 			}
 		}
 		reaching := reachingPorts(p, v, ports, exps, nodeIP, mode)
-		var pending []pendingUnreached
 		broken := p.facts.hookBroken[v.Family]
 		for i, sp := range ports {
 			e := exps[i]
@@ -302,10 +305,13 @@ func runServiceUnreachable(p *Pass) {
 					lost = append(lost, u)
 				}
 			}
-			pending = append(pending, unreachedFindings(sp, lost)...)
+			for _, u := range unreachedFindings(sp, lost) {
+				u.v = v
+				pending = append(pending, u)
+			}
 		}
-		reportCauses(p, v, pending)
 	}
+	reportCauses(p, pending)
 }
 
 // pendingUnreached is a finding of service-unreachable for one service
@@ -313,6 +319,7 @@ func runServiceUnreachable(p *Pass) {
 // dropped or rejected them all ("" otherwise): findings of several service
 // ports that share that rule are one cause.
 type pendingUnreached struct {
+	v     *view.View // the view of the family the port was traced in
 	f     Finding
 	rule  string
 	cause string // how the packets ended, with the rule
@@ -320,20 +327,22 @@ type pendingUnreached struct {
 	lost  string // the destinations and their shares, for the one finding
 }
 
-// reportCauses reports the findings of a view: those of two service ports
-// or more lost at the same dropping or rejecting rule are one finding that
-// leads with the rule and lists the service ports; the others as they are.
-func reportCauses(p *Pass, v *view.View, pending []pendingUnreached) {
+// reportCauses reports the findings of the views: those of two service
+// ports or more lost at the same dropping or rejecting rule, in one family
+// or both (a rule of an inet table), are one finding that leads with the
+// rule and lists the service ports; the others as they are. A family whose
+// findings are withheld (a partial dump) keeps them apart.
+func reportCauses(p *Pass, pending []pendingUnreached) {
 	count := map[string]int{}
 	for _, u := range pending {
-		if u.rule != "" {
+		if u.rule != "" && !p.withheld(u.v) {
 			count[u.rule]++
 		}
 	}
 	done := map[string]bool{}
 	for i, u := range pending {
-		if u.rule == "" || count[u.rule] < 2 {
-			p.ReportAbsence(v, u.f)
+		if u.rule == "" || count[u.rule] < 2 || p.withheld(u.v) {
+			p.ReportAbsence(u.v, u.f)
 			continue
 		}
 		if done[u.rule] {
@@ -346,13 +355,20 @@ func reportCauses(p *Pass, v *view.View, pending []pendingUnreached) {
 				"sends to its endpoints: allow the pod and service ranges in it or order its rules after kube-proxy's. " +
 				"When the rule is kube-proxy's, a rule before it is missing. proxyscan trace shows every path of the packet.",
 		}
-		ports, dests := 0, 0
+		dests := 0
+		var ports []string
+		var fams []model.Family
 		protocol := ""
 		for _, w := range pending[i:] {
-			if w.rule != u.rule {
+			if w.rule != u.rule || p.withheld(w.v) {
 				continue
 			}
-			ports++
+			if !slices.Contains(ports, w.f.Service) {
+				ports = append(ports, w.f.Service)
+			}
+			if !slices.Contains(fams, w.v.Family) {
+				fams = append(fams, w.v.Family)
+			}
 			dests += w.dests
 			f.Objects = append(f.Objects, w.f.Service+": "+w.lost)
 			switch {
@@ -367,9 +383,13 @@ func reportCauses(p *Pass, v *view.View, pending []pendingUnreached) {
 		}
 		verb, rule, _ := strings.Cut(u.cause, " by ")
 		verb = map[string]string{"dropped": "drops", "rejected": "rejects"}[verb]
-		f.Message = fmt.Sprintf("one rule, %s, %s the new connections to %d service ports (%d destinations) before they reach their "+
-			"usable endpoints, although kube-proxy's entries exist", rule, verb, ports, dests)
-		p.ReportAbsence(v, f)
+		both := ""
+		if len(fams) > 1 {
+			both = ", " + strings.Join(familyNames(fams), " and ")
+		}
+		f.Message = fmt.Sprintf("one rule, %s, %s the new connections to %d service ports (%d destinations%s) before they reach their "+
+			"usable endpoints, although kube-proxy's entries exist", rule, verb, len(ports), dests, both)
+		p.ReportAbsence(u.v, f)
 	}
 }
 

@@ -17,7 +17,9 @@ var serviceMissing = &Check{
 		"server listed without real servers, or with every one at weight 0: the finding says which). In IPVS mode the " +
 		"virtual server is not enough: the address must also be bound to `kube-ipvs0` (so that packets to it are " +
 		"delivered locally, where IPVS sees them) and listed in ipset `KUBE-CLUSTER-IP` (or `KUBE-IPVS-FILTER` " +
-		"rejects new connections to it); the finding says which of the three is missing. When the exports do not hold " +
+		"rejects new connections to it); the finding says which of the three is missing (a node without `kube-ipvs0` at " +
+		"all is one finding that lists the destinations it leaves unbound; an `ip addr` of other interfaces leaves the " +
+		"bindings unjudged, a gap). When the exports do not hold " +
 		"the Service's endpoints (Services exported without their EndpointSlices), the port must still have a forward " +
 		"or a reject entry, as kube-proxy programs every service port whatever its endpoints: one with neither is " +
 		"reported, one that is rejected is noted as not judged (so are node ports and external IPs by " +

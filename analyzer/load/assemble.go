@@ -416,6 +416,8 @@ func (b *builder) add(r parsed) {
 		in.Partial = v.PartialReason
 	case *ipvs.Dump:
 		in.Partial = v.PartialReason
+	case *ipaddr.Dump:
+		in.Partial = v.Partial
 	case *modules.List:
 		in.Partial = v.Partial
 	case *metrics.Page:
@@ -1003,6 +1005,7 @@ func (b *builder) pickVersion(opts Options, layout *resolve.Layout) error {
 	kubeProxyVersion := func(n *kube.Node) string { return n.Status.NodeInfo.KubeProxyVersion }
 	if n, ok := b.nodesVersion(nodes, "kube-proxy versions", kubeProxyVersion); n != nil && ok &&
 		set(kubeProxyVersion(n), "status.nodeInfo.kubeProxyVersion of Node "+n.Name) {
+		doubtNodeVersion(s, layout)
 		return nil
 	}
 	kubeletVersion := func(n *kube.Node) string { return n.Status.NodeInfo.KubeletVersion }
@@ -1014,7 +1017,9 @@ func (b *builder) pickVersion(opts Options, layout *resolve.Layout) error {
 		if b.version == nil {
 			note += "; add kube-proxy/version.txt to be exact"
 		}
-		s.Notes = append(s.Notes, note)
+		if !doubtNodeVersion(s, layout) {
+			s.Notes = append(s.Notes, note)
+		}
 		return nil
 	}
 	if layout.Old() && !layout.Mixed() {
@@ -1070,6 +1075,26 @@ func (b *builder) nodesVersion(nodes []*kube.Node, what string, of func(*kube.No
 			what, strings.Join(seen, ", ")))
 	}
 	return first, agree
+}
+
+// doubtNodeVersion drops the version a Node reported (its kube-proxy or
+// kubelet version, which need not be the running kube-proxy's) when the
+// rules have the layout of older releases only, which it does not write:
+// the version is then the newest release that writes the layout, as with
+// no version at all, and s.Version.Doubt and a note, first of the notes
+// of the version, say why. It reports whether it did.
+func doubtNodeVersion(s *model.Snapshot, layout *resolve.Layout) bool {
+	v := s.Version
+	if !layout.Old() || layout.Mixed() || layout.Allows(v.Minor) {
+		return false
+	}
+	newest := kpversion.V(layout.Newest)
+	doubt := fmt.Sprintf("%s says %s, but the rules have the layout of kube-proxy %s, which %s does not write", v.Source, v.Version, layout.Range(), v.MinorString())
+	s.Version = model.Version{Version: newest, Source: "assumed: newest release with the rule layout of kube-proxy " + layout.Range(), Doubt: doubt}
+	s.Notes = append(s.Notes, doubt+": the node's kube-proxy may be older than its Node reports, or the rules left from another release; "+
+		"the version is not taken, and the rules are read as "+newest.MinorString()+"'s, the newest release that writes them, "+
+		"without judging what depends on the release (use --version, or add kube-proxy/version.txt)")
+	return true
 }
 
 // noteLayout names the rule layout of an older kube-proxy release the

@@ -10,6 +10,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/internal/fault"
 	"github.com/proxyscan/proxyscan/parsers"
+	"github.com/proxyscan/proxyscan/parsers/ipaddr"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
@@ -136,6 +137,9 @@ func readLenient(r *parsed, data []byte, ko kube.Options) {
 			}
 			d.PartialReason = why
 		}
+	}
+	if d, ok := r.value.(*ipaddr.Dump); ok && d != nil {
+		addrsPartial(d, data, r.notes)
 	}
 	if pg, ok := r.value.(*metrics.Page); ok && pg != nil {
 		pg.Filter = filteredBy(data, r.notes)

@@ -274,6 +274,11 @@ type Version struct {
 	// Source says how the version was found ("kube-proxy/version.txt",
 	// "assumed: newest supported").
 	Source string
+	// Doubt, when not "", says what the inputs hold against the version
+	// an input reported, which was then not taken ("status.nodeInfo.
+	// kubeProxyVersion of Node node-a says v1.21.14, but the rules have
+	// the layout of kube-proxy 1.10-1.20, which 1.21 does not write").
+	Doubt string
 }
 
 // Newest is the newest kube-proxy version proxyscan knows.

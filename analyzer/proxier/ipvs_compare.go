@@ -10,6 +10,7 @@ import (
 	"github.com/proxyscan/proxyscan/analyzer/kpnames"
 	"github.com/proxyscan/proxyscan/analyzer/model"
 	"github.com/proxyscan/proxyscan/analyzer/resolve"
+	"github.com/proxyscan/proxyscan/parsers/ipaddr"
 	"github.com/proxyscan/proxyscan/parsers/ipset"
 	"github.com/proxyscan/proxyscan/parsers/iptables"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
@@ -81,7 +82,9 @@ func capturedIPVS(r *resolve.Resolution, dp *Dataplane) {
 			dp.IPSets = d
 		}
 	}
-	if snap.Addrs != nil {
+	// A listing that does not show kube-ipvs0 (ip addr show eth0) says
+	// nothing of its bindings: they are not compared.
+	if a := snap.Addrs; a != nil && a.ShowsAddresses(ipaddr.KubeIPVSInterface, "inet") && a.ShowsAddresses(ipaddr.KubeIPVSInterface, "inet6") {
 		dp.Bound = []netip.Addr{}
 		for _, a := range snap.Addrs.KubeIPVSAddresses() {
 			dp.Bound = append(dp.Bound, a.Local)

@@ -83,6 +83,10 @@ func versionItem(s *model.Snapshot, st map[string]checks.Status) ChecklistItem {
 	it := ChecklistItem{ID: "version", Title: "Confirm the kube-proxy version", Value: s.Version.String(),
 		Command: "kubectl exec -n kube-system kube-proxy-POD -- kube-proxy --version"}
 	switch {
+	case s.Version.Doubt != "":
+		it.State = StateUnknown
+		it.Detail = "uncertain: " + s.Version.Doubt + "; " + s.Version.Source + ": add the output of kube-proxy --version"
+		return it
 	case !s.Version.Known() || strings.HasPrefix(s.Version.Source, "assumed") || s.Version.Source == "--version flag":
 		it.State = StateUnknown
 		it.Detail = "not in the inputs (" + s.Version.Source + "): add the output of kube-proxy --version"

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/proxyscan/proxyscan/analyzer/model"
+	"github.com/proxyscan/proxyscan/parsers/ipaddr"
 	"github.com/proxyscan/proxyscan/parsers/ipvs"
 )
 
@@ -157,7 +158,16 @@ func (r *Resolution) localAddresses() {
 	for _, a := range s.Node.Addresses {
 		add(a)
 	}
-	if r.Mode != model.ModeIPVS || s.Addrs != nil {
+	// shown reports whether ip addr shows what is bound to kube-ipvs0 in
+	// a's family (a listing of other interfaces does not).
+	shown := func(a netip.Addr) bool {
+		fam := "inet"
+		if !a.Is4() {
+			fam = "inet6"
+		}
+		return s.Addrs != nil && s.Addrs.ShowsAddresses(ipaddr.KubeIPVSInterface, fam)
+	}
+	if r.Mode != model.ModeIPVS || s.Addrs != nil && shown(netip.IPv4Unspecified()) && shown(netip.IPv6Unspecified()) {
 		return
 	}
 	t := r.IPVSTable()
@@ -169,14 +179,20 @@ func (r *Resolution) localAddresses() {
 			continue
 		}
 		a, ok := netip.AddrFromSlice(svc.Address)
-		if !ok || a.Unmap().IsLoopback() {
+		if !ok || a.Unmap().IsLoopback() || shown(a.Unmap()) {
 			continue
 		}
 		if add(a) {
 			r.AssumedLocal = append(r.AssumedLocal, a.Unmap())
 		}
 	}
-	if len(r.AssumedLocal) > 0 {
+	switch {
+	case len(r.AssumedLocal) == 0:
+	case s.Addrs == nil:
 		r.AssumedWhy = "no ip addr in the inputs: the addresses of the IPVS virtual servers are taken as bound to kube-ipvs0, as kube-proxy binds them"
+	default:
+		r.AssumedWhy = "ip addr does not show kube-ipvs0 (it is partial: " + s.Addrs.Partial + "): the addresses of the IPVS virtual servers it does " +
+			"not show are taken as bound to kube-ipvs0, as kube-proxy binds them"
+		r.AssumedBrief = "ip addr does not show kube-ipvs0"
 	}
 }

@@ -83,6 +83,10 @@ type Resolution struct {
 	// was not captured), and AssumedWhy says why.
 	Local, AssumedLocal []netip.Addr
 	AssumedWhy          string
+	// AssumedBrief says in a few words why AssumedLocal are assumed when
+	// it is not for want of ip addr ("ip addr does not show kube-ipvs0");
+	// "" otherwise.
+	AssumedBrief string
 	// Zone is the node's topology zone label.
 	Zone string
 

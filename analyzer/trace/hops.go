@@ -35,6 +35,8 @@ func (dp *Dataplane) localWhy(a netip.Addr) string {
 	switch {
 	case a.IsLoopback():
 		return "is a loopback address"
+	case slices.Contains(dp.AssumedLocal, a) && dp.AssumedLocalWhy != "":
+		return "is bound to kube-ipvs0 (assumed: " + dp.AssumedLocalWhy + ")"
 	case slices.Contains(dp.AssumedLocal, a):
 		return "is bound to kube-ipvs0 (assumed: no ip addr in the inputs)"
 	case dp.Expected && slices.Contains(dp.Bound, a):

@@ -194,6 +194,9 @@ type Dataplane struct {
 	// (IPVS virtual servers taken as bound to kube-ipvs0), and Bound those
 	// the expected rules bind to kube-ipvs0; both only explain the hops.
 	AssumedLocal, Bound []netip.Addr
+	// AssumedLocalWhy says in a few words why AssumedLocal are assumed
+	// ("ip addr does not show kube-ipvs0"); "" for want of ip addr.
+	AssumedLocalWhy string
 	// NodeAddrs are the node's own addresses (its Node object's and those
 	// of ip addr but kube-ipvs0's): a packet from the node leaves from one
 	// of them, and an IPVS virtual server on one (a node port) is not
@@ -254,7 +257,8 @@ func FromSnapshot(r *resolve.Resolution) *Dataplane {
 
 		NodeAddrs: r.NodeAddrs,
 
-		AssumedLocal: r.AssumedLocal,
+		AssumedLocal:    r.AssumedLocal,
+		AssumedLocalWhy: r.AssumedBrief,
 	}
 	if len(r.AssumedLocal) > 0 {
 		dp.Assumed = append(dp.Assumed, fmt.Sprintf("%s (%d addresses)", r.AssumedWhy, len(r.AssumedLocal)))

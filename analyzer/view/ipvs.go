@@ -1,6 +1,7 @@
 package view
 
 import (
+	"fmt"
 	"math"
 	"net/netip"
 	"sort"
@@ -29,6 +30,11 @@ type IPVSState struct {
 	// HasSets, HasAddrs and HasIPTables report which of the ipset, ip addr
 	// and iptables-save inputs were captured.
 	HasSets, HasAddrs, HasIPTables bool
+	// AddrsPartial, when ip addr was captured but does not show what is
+	// bound to kube-ipvs0 in the family (a listing of other interfaces,
+	// of the other family, or filtered; see
+	// [ipaddr.Dump.ShowsAddresses]), says so: HasAddrs is then false.
+	AddrsPartial string
 	// HasInterface reports that ip addr lists kube-ipvs0; Interface is the
 	// evidence of its line (of the ip addr input when it is absent).
 	HasInterface bool
@@ -329,6 +335,18 @@ func (x *ipvsExtractor) anchors() {
 func (x *ipvsExtractor) readAddrs() {
 	d := x.in.Addrs
 	if d == nil {
+		return
+	}
+	file := "the ip addr listing"
+	if len(d.Interfaces) > 0 && d.Interfaces[0].Pos.File != "" {
+		file = d.Interfaces[0].Pos.File
+	}
+	fam := "inet"
+	if x.in.Family == model.IPv6 {
+		fam = "inet6"
+	}
+	if !d.ShowsAddresses(ipaddr.KubeIPVSInterface, fam) {
+		x.st.AddrsPartial = fmt.Sprintf("%s is partial (%s), and does not show the %s addresses of %s", file, d.Partial, x.in.Family, ipaddr.KubeIPVSInterface)
 		return
 	}
 	x.st.HasAddrs = true

@@ -29,6 +29,41 @@ const Forever = 1<<32 - 1
 type Dump struct {
 	Form       Form         `json:"form"`
 	Interfaces []*Interface `json:"interfaces"`
+	// Partial, when not "", says why the listing may not show every
+	// interface of the node: it has no loopback interface, which every
+	// node has (a listing of named interfaces, `ip addr show eth0`), or
+	// the command line pasted above it selects interfaces or filters its
+	// lines. The interfaces it shows are whole unless Filtered.
+	Partial string `json:"partial,omitempty"`
+	// Filtered reports a listing whose lines may have been dropped one by
+	// one (`ip addr | grep inet`): an interface it shows may lack
+	// addresses.
+	Filtered bool `json:"filtered,omitempty"`
+	// Family, when not "", is the only address family the listing shows
+	// ("inet" for `ip -4 addr`, "inet6" for `ip -6 addr`).
+	Family string `json:"family,omitempty"`
+}
+
+// ShowsAddresses reports whether the listing shows every address of the
+// family ("inet" or "inet6") bound to the named interface, as far as it
+// tells: the interface is listed, or the listing is of every interface
+// (then it has none). It is false for a listing of other interfaces only,
+// of the other family only, or filtered line by line.
+func (d *Dump) ShowsAddresses(name, family string) bool {
+	if d.Filtered || d.Family != "" && d.Family != family {
+		return false
+	}
+	return d.Partial == "" || d.Interface(name) != nil
+}
+
+// notePartial sets Partial when the listing shows no loopback interface.
+func (d *Dump) notePartial() {
+	for _, i := range d.Interfaces {
+		if i.IsLoopback() || i.Name == "lo" {
+			return
+		}
+	}
+	d.Partial = "it lists no loopback interface (lo), which every node has: a listing of some interfaces only"
 }
 
 // Attr is one key/value attribute as printed ("mtu 1500", "qdisc noqueue").

@@ -24,6 +24,14 @@ type line = parsers.Line
 // Parse reads `ip addr`, `ip -o addr`, `ip -j addr` or `ip -br addr`
 // output, telling the forms apart by content.
 func Parse(name string, data []byte) (*Dump, error) {
+	d, err := parse(name, data)
+	if d != nil {
+		d.notePartial()
+	}
+	return d, err
+}
+
+func parse(name string, data []byte) (*Dump, error) {
 	t := bytes.TrimLeft(data, " \t\r\n")
 	if len(t) > 0 && t[0] == '[' {
 		return parseJSON(name, data)
