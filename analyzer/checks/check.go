@@ -294,18 +294,13 @@ func run(snap *model.Snapshot, f *facts, checks []*Check) *Result {
 		res.Findings = append(res.Findings, p.findings...)
 		res.Statuses = append(res.Statuses, st)
 	}
-	if fnd, ok := f.unboundFinding(); ok {
-		for i, c := range checks {
-			if c.ID == fnd.Check {
-				fnd.Severity = c.Severity
-				res.Statuses[i].Findings++
-			}
+	// The findings of one cause that several checks' notes explain, in
+	// this order: an unbound kube-ipvs0, a data plane without Services.
+	for _, cause := range []func() (Finding, bool){f.unboundFinding, f.bareFinding} {
+		fnd, ok := cause()
+		if !ok {
+			continue
 		}
-		fnd.Node = snap.Node.Name
-		f.record([]Finding{fnd})
-		res.Findings = append(res.Findings, fnd)
-	}
-	if fnd, ok := f.bareFinding(); ok {
 		for i, c := range checks {
 			if c.ID == fnd.Check {
 				fnd.Severity = c.Severity
