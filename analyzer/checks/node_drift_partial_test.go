@@ -82,3 +82,38 @@ func TestNodeDriftPartialNode(t *testing.T) {
 		})
 	}
 }
+
+// TestNodeDriftPartialNodeShows: what a node whose dump is cut short does
+// show and differs is still reported. node-c of the fleet fixture, cut
+// after the rules of shop/web:http, still forwards it to a stale endpoint;
+// what it lacks (Service shop/sessions, the endpoint 10.244.3.5:8080 its
+// peers use) may only be past the cut and is not reported.
+func TestNodeDriftPartialNodeShows(t *testing.T) {
+	src := filepath.Join(parsetest.Root(t), "testdata", "fleet", "nodes")
+	dir := t.TempDir()
+	dirs := fleetDirs(t, dir)
+	for _, d := range dirs {
+		parsetest.CopyTree(t, filepath.Join(src, filepath.Base(d)), d, nil)
+	}
+	dump := filepath.Join(dirs[2], "node", "iptables-save.txt")
+	data, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if !strings.Contains(lines[157], "shop/web:http -> 10.244.3.4:8080") {
+		t.Fatalf("line 158 of node-c's dump: %q", lines[157])
+	}
+	if err := os.WriteFile(dump, []byte(strings.Join(lines[:158], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, drift := runFleetWith(t, dirs, without("service-missing", "endpoint-missing", "endpoint-stale"))
+	var got []string
+	for _, f := range drift {
+		got = append(got, f.Node+": "+f.Message)
+	}
+	want := "node-c: node-c forwards to 10.244.3.4:8080, node-a and node-b do not; the exports' EndpointSlices do not say to forward to it"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("node-drift findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+	}
+}
