@@ -29,6 +29,9 @@ type FleetPass struct {
 	notes    []string
 	skipped  string
 	drift    *Drift
+	// gaps are the notes of the run that say what was not checked of a
+	// node, by node: its coverage lists them (see [FleetPass.Gap]).
+	gaps []fleetFinding
 }
 
 type fleetFinding struct {
@@ -169,6 +172,9 @@ func CompareFleet(nodes []*FleetNode, checks []*Check) *FleetResult {
 				out.Results[ff.node].Findings = append(out.Results[ff.node].Findings, ff.f)
 				ran.counts[ff.node]++
 			}
+			for _, g := range p.gaps {
+				addGap(out.Results[g.node], c.ID+": "+g.f.Message)
+			}
 			passes = append(passes, ran)
 			drifts[gi] = p.drift
 		}
@@ -202,6 +208,16 @@ func CompareFleet(nodes []*FleetNode, checks []*Check) *FleetResult {
 		SortFindings(res.Findings)
 	}
 	return out
+}
+
+// addGap adds a gap to a result's coverage, which is then not complete.
+// The list of gaps is copied, as results may share it.
+func addGap(res *Result, gap string) {
+	if slices.Contains(res.Coverage.Gaps, gap) {
+		return
+	}
+	res.Coverage.Gaps = append(slices.Clip(res.Coverage.Gaps), gap)
+	res.Coverage.Complete = false
 }
 
 // fleetRan is a cross-node check that ran: its pass and how many findings
@@ -244,6 +260,14 @@ func (p *FleetPass) Note(format string, args ...any) {
 		}
 	}
 	p.notes = append(p.notes, n)
+}
+
+// Gap records a note of the run (see [FleetPass.Note]) that says what
+// was not checked of node n: the node's coverage lists it as a gap.
+func (p *FleetPass) Gap(n *FleetNode, format string, args ...any) {
+	note := fmt.Sprintf(format, args...)
+	p.Note("%s", note)
+	p.gaps = append(p.gaps, fleetFinding{node: n.index, f: Finding{Message: note}})
 }
 
 // Skip marks the check as skipped with a reason (when it reports nothing).

@@ -140,6 +140,99 @@ type driftRow struct {
 	viewed []bool
 	// noBackends is set when endpoints are not comparable (topology).
 	noBackends bool
+	// gaps holds, by node, the families whose data plane the node's
+	// inputs may not hold whole, and what was left out of each.
+	gaps *driftGaps
+}
+
+// driftGaps holds, by node, the families of which the node's inputs may
+// not hold all kube-proxy programs (lacks: its dump or listing of the
+// family is partial, or holds none of a family other nodes' inputs hold),
+// and how many elements of each it lacks were for that not compared
+// (left): what may only be outside its inputs is not a difference.
+type driftGaps struct {
+	lacks []map[model.Family]string
+	left  []map[model.Family]int
+}
+
+// newDriftGaps reads the families of which the nodes' inputs may not hold
+// all kube-proxy programs; nil when the inputs of every node hold whole
+// data planes of the same families.
+func newDriftGaps(nodes []*FleetNode) *driftGaps {
+	var fams []model.Family
+	for _, n := range nodes {
+		for _, v := range n.print.views {
+			if !slices.Contains(fams, v.family) {
+				fams = append(fams, v.family)
+			}
+		}
+	}
+	g := &driftGaps{lacks: make([]map[model.Family]string, len(nodes)), left: make([]map[model.Family]int, len(nodes))}
+	found := false
+	for i, n := range nodes {
+		if len(n.print.views) == 0 {
+			continue
+		}
+		set := func(fam model.Family, why string) {
+			if g.lacks[i] == nil {
+				g.lacks[i], g.left[i] = map[model.Family]string{}, map[model.Family]int{}
+			}
+			g.lacks[i][fam] = why
+			found = true
+		}
+		for fam, why := range n.print.partial {
+			set(fam, why)
+		}
+		for _, fam := range fams {
+			if g.lacks[i][fam] == "" && !slices.ContainsFunc(n.print.views, func(v viewPrint) bool { return v.family == fam }) {
+				set(fam, "its inputs hold no "+string(fam)+" data plane, which other nodes' inputs hold")
+			}
+		}
+	}
+	if !found {
+		return nil
+	}
+	return g
+}
+
+// held returns the nodes of out whose inputs hold the family of e whole,
+// and counts e as left out for the others.
+func (g *driftGaps) held(e *printElem, out []int) []int {
+	if g == nil {
+		return out
+	}
+	var kept []int
+	for _, i := range out {
+		if g.lacks[i][e.family] != "" {
+			g.left[i][e.family]++
+			continue
+		}
+		kept = append(kept, i)
+	}
+	return kept
+}
+
+// note says, for each node and family its inputs may not hold whole,
+// that what it lacks there was not compared, and how much of what other
+// nodes program: a gap of the node's coverage.
+func (g *driftGaps) note(p *FleetPass) {
+	if g == nil {
+		return
+	}
+	for i, n := range p.Nodes {
+		for _, fam := range []model.Family{model.IPv4, model.IPv6} {
+			why := g.lacks[i][fam]
+			if why == "" {
+				continue
+			}
+			what := "entries and endpoints"
+			if g.left[i][fam] == 1 {
+				what = "entry or endpoint"
+			}
+			p.Gap(n, "not checked for node %s (%s): %s; what other nodes program and it does not show there was not compared (%d %s left out)",
+				n.Name, fam, why, g.left[i][fam], what)
+		}
+	}
 }
 
 func runNodeDrift(p *FleetPass) {
@@ -150,6 +243,7 @@ func runNodeDrift(p *FleetPass) {
 	d := &Drift{Nodes: names, Ports: []DriftPort{}}
 	rows := map[string][]*portPrint{}
 	compared := 0
+	gaps := newDriftGaps(p.Nodes)
 	for i, n := range p.Nodes {
 		if len(n.print.views) == 0 {
 			mode, _ := n.Mode()
@@ -171,6 +265,7 @@ func runNodeDrift(p *FleetPass) {
 	}
 	for _, k := range sortedKeys(rows) {
 		r := newDriftRow(p, k, rows[k])
+		r.gaps = gaps
 		if alike(p, rows[k], r.noBackends) {
 			if r.noBackends {
 				p.Note("%s: endpoints are chosen by topology hints per node: only its entries were compared", r.service)
@@ -186,6 +281,9 @@ func runNodeDrift(p *FleetPass) {
 		}
 	}
 	fieldDrift(p, d)
+	if compared >= 2 {
+		gaps.note(p)
+	}
 	if compared < 2 {
 		p.Note("fewer than two nodes have a data plane of their mode in the inputs: service ports were not compared")
 	}
@@ -299,6 +397,11 @@ func compareRow(p *FleetPass, r *driftRow) DriftPort {
 	// decided holds the keys of the elements the exports decide on.
 	decided := map[string]bool{}
 	comparePort(r.nodes, have, r.noBackends, func(e *printElem, in, out []int) {
+		// What a node whose inputs may not hold the family whole lacks
+		// is not a difference.
+		if out = r.gaps.held(e, out); len(out) == 0 {
+			return
+		}
 		union[e.key] = e
 		lacking, excess, byExports := oddNodes(p, r, e, in, out)
 		decided[e.key] = byExports

@@ -26,6 +26,11 @@ type nodePrint struct {
 	mode, modeSource string
 	// views holds, per view of the node's mode, where its entries live.
 	views []viewPrint
+	// partial holds, by family, why the data plane read for the node's
+	// mode may not hold all kube-proxy programs there ("FILE is partial:
+	// REASON", see [Prepared.PartialFamilies]): what the node lacks of
+	// such a family is not a difference node-drift reports.
+	partial map[model.Family]string
 	// cluster identifies the cluster of the node's exports: the UID of its
 	// default/kubernetes Service, which the API server creates with the
 	// cluster, and again only if it is deleted ("" when the exports do not
@@ -422,6 +427,7 @@ func newNodePrint(s *model.Snapshot, f *facts) *nodePrint {
 	for _, v := range f.views {
 		np.views = append(np.views, viewPrint{family: v.Family, source: v.Source, anchors: v.Anchors})
 	}
+	np.partial = partialFamilies(f)
 	// The service ports the data plane programs or the node's objects
 	// hold, sorted by name once.
 	planes := planePorts(f.views, true, nil)
@@ -671,6 +677,7 @@ func (ps *Prints) add(np *nodePrint) *nodePrint {
 	ps.ev(&np.clusterEv)
 	ps.evs(np.modeEv)
 	np.configAt = ps.pos(np.configAt)
+	np.partial = ps.partial(np.partial)
 	if np.configValues != nil {
 		vals := make(map[string]string, len(np.configValues))
 		for k, v := range np.configValues {
@@ -710,6 +717,18 @@ func (ps *Prints) add(np *nodePrint) *nodePrint {
 	clear(ps.evBuf[:cap(ps.evBuf)])
 	ps.evBuf = ps.evBuf[:0]
 	return np
+}
+
+// partial interns the strings of a print's partial families.
+func (ps *Prints) partial(m map[model.Family]string) map[model.Family]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[model.Family]string, len(m))
+	for fam, why := range m {
+		out[fam] = ps.str(why)
+	}
+	return out
 }
 
 // readEvidence reads the evidence of the endpoints of a print that is

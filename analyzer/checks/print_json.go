@@ -42,6 +42,10 @@ type printHead struct {
 	ConfigValues map[string]string      `json:"configValues,omitempty"`
 	ConfigPos    map[string]parsers.Pos `json:"configPositions,omitempty"`
 	ConfigAt     parsers.Pos            `json:"configAt"`
+	// Partial holds, by family, why the node's data plane of that family
+	// may not be whole (see nodePrint.partial); a print without it is
+	// of whole data planes.
+	Partial map[model.Family]string `json:"partial,omitempty"`
 }
 
 type viewJSON struct {
@@ -105,7 +109,8 @@ func (n *FleetNode) WritePrint(w io.Writer) error {
 	}
 	np.ensureLines()
 	head := printHead{Mode: np.mode, ModeSource: np.modeSource, Version: np.version, VersionEv: np.versionEv,
-		ModeValue: np.modeValue, ModeEv: np.modeEv, Config: np.config, ConfigValues: np.configMap(), ConfigPos: np.configPos, ConfigAt: np.configAt}
+		ModeValue: np.modeValue, ModeEv: np.modeEv, Config: np.config, ConfigValues: np.configMap(), ConfigPos: np.configPos, ConfigAt: np.configAt,
+		Partial: np.partial}
 	if np.cluster != "" {
 		head.Cluster, head.ClusterEv = np.cluster, &np.clusterEv
 	}
@@ -582,6 +587,7 @@ func (ps *Prints) restoreHead(np *nodePrint, h *printHead) {
 		ps.ev(&np.clusterEv)
 	}
 	np.modeEv = ps.evs(h.ModeEv)
+	np.partial = ps.partial(h.Partial)
 	np.config, np.configAt = h.Config, ps.pos(h.ConfigAt)
 	if h.ConfigValues != nil || h.Config {
 		np.configValues = make(map[string]string, len(h.ConfigValues))
