@@ -913,7 +913,7 @@ func (b *builder) pickConfig() error {
 				switch {
 				case read == nil:
 					cfg.Source, cfg.Pos = cmdlineSource, b.cmdline.Pos
-				case flags.ConfigFile == "" && cmdlineSource != "command line":
+				case flags.ConfigFile == "":
 					// kube-proxy reads no configuration file: the
 					// one given is not what it runs with.
 					s.Notes = append(s.Notes, fmt.Sprintf("the %s passes no --config: kube-proxy does not read %s (%s) and runs with its flags and their defaults", cmdlineSource, cfg.Source, cfg.Pos))
