@@ -27,6 +27,9 @@ var nodeDrift = &Check{
 		"Nodes of different clusters (their exports' Service default/kubernetes has another uid) are compared only with the " +
 		"nodes of their own cluster; with several clusters in the inputs, a node whose exports do not say its cluster is " +
 		"compared with none. " +
+		"What a node lacks in a family its input holds only in part (a dump cut short or filtered, some tables only) or " +
+		"not at all while other nodes' inputs hold it is not compared: a note names the node and the family, and the " +
+		"node's coverage lists it as not checked; what such a node does show and differs is still reported. " +
 		"A difference the node's own findings already report (service-missing, nodeport-missing or external-missing for " +
 		"an entry, endpoint-missing or endpoint-stale for an endpoint of the same Service port) is shown in the drift " +
 		"matrix with the check that reports it, and is not reported a second time.",
